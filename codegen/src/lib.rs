@@ -1,0 +1,1 @@
+//! statepack-codegen

@@ -1,0 +1,726 @@
+//! Byte-level reading and writing for generated raw types, with errors that name the
+//! field path (`recordings[2].frames[57].rot_delta`) and the byte offset.
+//!
+//! The generated code (see `docs/schema-language.md`) reads through [`ByteReader`], a
+//! bounds-checked cursor over a byte slice, and writes through [`ByteWriter`], a growable
+//! buffer. Every read is fail-closed: asking for more bytes than remain returns
+//! [`DecodeErrorKind::UnexpectedEof`]; nothing reads past the end and nothing panics.
+//! Before a list is allocated, [`ByteReader::check_count`] checks the stated element count
+//! against the bytes left, so a hostile count can never make a reader reserve more memory
+//! than the input justifies.
+//!
+//! Errors are built at the failing leaf with its byte offset, then each enclosing field and
+//! list index is added as the error travels up ([`DecodeError::in_field`],
+//! [`DecodeError::in_index`]); the cost is paid only on the error path.
+
+use std::fmt;
+
+/// One step of a field path: a named field or a list index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathSeg {
+    /// A named field of a schema type (`frames`).
+    Field(&'static str),
+    /// An element of a list field (`[57]`).
+    Index(usize),
+}
+
+/// A field path such as `recordings[2].frames[57].rot_delta`, from the outermost type down.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldPath {
+    /// Segments stored innermost first (errors are built from the leaf upwards).
+    rev: Vec<PathSeg>,
+}
+
+impl FieldPath {
+    /// An empty path: the error belongs to the top-level value itself.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Builds a path from segments given outermost first.
+    pub fn from_segments(segs: impl IntoIterator<Item = PathSeg>) -> Self {
+        let mut rev: Vec<PathSeg> = segs.into_iter().collect();
+        rev.reverse();
+        Self { rev }
+    }
+
+    /// The segments, outermost first.
+    pub fn segments(&self) -> impl Iterator<Item = &PathSeg> {
+        self.rev.iter().rev()
+    }
+
+    /// True when the path has no segments.
+    pub fn is_empty(&self) -> bool {
+        self.rev.is_empty()
+    }
+
+    fn push_outer(&mut self, seg: PathSeg) {
+        self.rev.push(seg);
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.rev.is_empty() {
+            return f.write_str("<root>");
+        }
+        let mut first = true;
+        for seg in self.segments() {
+            match seg {
+                PathSeg::Field(name) => {
+                    if !first {
+                        f.write_str(".")?;
+                    }
+                    f.write_str(name)?;
+                }
+                PathSeg::Index(i) => write!(f, "[{i}]")?,
+            }
+            first = false;
+        }
+        Ok(())
+    }
+}
+
+/// What went wrong while decoding, without the where (see [`DecodeError`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DecodeErrorKind {
+    /// The input ended inside a field.
+    #[error("input ends early: {needed} byte(s) needed, {available} left")]
+    UnexpectedEof {
+        /// Bytes the field needs.
+        needed: usize,
+        /// Bytes left in the input (or in the enclosing sized field).
+        available: usize,
+    },
+    /// Fixed contents (magic, version header) did not match.
+    #[error("expected {expected}, found {found}")]
+    BadContents {
+        /// The schema's contents, printed as text when printable, else as hex.
+        expected: String,
+        /// The bytes found, printed the same way.
+        found: String,
+    },
+    /// A count field promises more elements than the remaining bytes can hold.
+    #[error("count {count} needs at least {needed} byte(s) but only {available} left")]
+    CountTooLarge {
+        /// The count as stored.
+        count: u64,
+        /// `count` times the smallest encoded element size.
+        needed: u128,
+        /// Bytes left in the input.
+        available: usize,
+    },
+    /// A string field is not valid in its declared encoding.
+    #[error("not valid {encoding}: {detail}")]
+    BadString {
+        /// The schema's encoding (`UTF-8`, `ASCII`).
+        encoding: &'static str,
+        /// Where the first bad byte is.
+        detail: String,
+    },
+    /// An integer has no entry in its (closed) enum.
+    #[error("value {value} is not a known {enum_name}")]
+    UnknownEnum {
+        /// The enum's schema name.
+        enum_name: &'static str,
+        /// The value found.
+        value: i64,
+    },
+    /// A `valid` rule of the schema failed.
+    #[error("value {value} is not valid: {rule}")]
+    NotValid {
+        /// The value found, printed.
+        value: String,
+        /// The rule, as written in the schema.
+        rule: &'static str,
+    },
+    /// A sized field was not used up by its type.
+    #[error("{unused} byte(s) left unread at the end of a sized field")]
+    UnusedBytes {
+        /// Bytes left over.
+        unused: usize,
+    },
+    /// Bytes follow the end of the top-level type.
+    #[error("{count} trailing byte(s) after the end of the data")]
+    TrailingBytes {
+        /// How many bytes follow.
+        count: usize,
+    },
+    /// A format rule that the layout alone cannot state (checked by the format module).
+    #[error("{0}")]
+    Semantic(String),
+}
+
+/// A decode failure: what ([`DecodeErrorKind`]), where in the data ([`FieldPath`]) and at which
+/// byte offset from the start of the input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodeError {
+    /// The field the error belongs to, outermost first.
+    pub path: FieldPath,
+    /// Byte offset from the start of the input where the failing field starts (or where the
+    /// read that failed began).
+    pub offset: u64,
+    /// What went wrong.
+    pub kind: DecodeErrorKind,
+}
+
+impl DecodeError {
+    /// A new error at `offset` with an empty path; parents add their segments.
+    #[cold]
+    pub fn new(offset: u64, kind: DecodeErrorKind) -> Self {
+        Self {
+            path: FieldPath::new(),
+            offset,
+            kind,
+        }
+    }
+
+    /// An error with a full path, for format-level checks made after the raw decode.
+    #[cold]
+    pub fn at(path: FieldPath, offset: u64, kind: DecodeErrorKind) -> Self {
+        Self { path, offset, kind }
+    }
+
+    /// Adds the enclosing field name as the new outermost path segment.
+    #[cold]
+    pub fn in_field(mut self, name: &'static str) -> Self {
+        self.path.push_outer(PathSeg::Field(name));
+        self
+    }
+
+    /// Adds the enclosing list index as the new outermost path segment.
+    #[cold]
+    pub fn in_index(mut self, index: usize) -> Self {
+        self.path.push_outer(PathSeg::Index(index));
+        self
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (byte offset {}): {}",
+            self.path, self.offset, self.kind
+        )
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// What went wrong while encoding, without the where (see [`EncodeError`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EncodeErrorKind {
+    /// A value (often a derived count or length) does not fit its stored type.
+    #[error("{value} does not fit in {ty}")]
+    OutOfRange {
+        /// The value, printed.
+        value: String,
+        /// The stored type (`u8`, `u16`, ...).
+        ty: &'static str,
+    },
+    /// An optional field is present when its `if` condition is false, or absent when true.
+    #[error("field is {state} but its condition `{condition}` is {holds}")]
+    PresenceMismatch {
+        /// `present` or `absent`.
+        state: &'static str,
+        /// The schema's `if` expression.
+        condition: &'static str,
+        /// Whether the condition holds for the other fields' values.
+        holds: bool,
+    },
+    /// A list's length differs from the fixed count the schema gives it.
+    #[error("list has {found} element(s) but the schema fixes {expected}")]
+    CountMismatch {
+        /// The count the schema's expression gives.
+        expected: u64,
+        /// The list's length.
+        found: usize,
+    },
+    /// A sized field's encoding is longer than the size the schema fixes.
+    #[error("encoded size {found} does not match the fixed size {expected}")]
+    SizeMismatch {
+        /// The size the schema fixes.
+        expected: u64,
+        /// The size the value encodes to.
+        found: usize,
+    },
+    /// A switch-on value selects a different case than the value's variant.
+    #[error("switch value selects case `{selected}` but the value is `{found}`")]
+    SwitchMismatch {
+        /// The case the switch expression selects.
+        selected: String,
+        /// The variant held.
+        found: &'static str,
+    },
+    /// A `valid` rule of the schema failed for a value about to be written.
+    #[error("value {value} is not valid: {rule}")]
+    NotValid {
+        /// The value, printed.
+        value: String,
+        /// The rule, as written in the schema.
+        rule: &'static str,
+    },
+    /// A `repeat: until` list whose last element does not end the list (or an earlier one does).
+    #[error("repeat-until condition `{condition}` does not hold exactly at the last element")]
+    UntilMismatch {
+        /// The schema's `repeat-until` expression.
+        condition: &'static str,
+    },
+    /// A format rule that the layout alone cannot state (checked by the format module).
+    #[error("{0}")]
+    Semantic(String),
+}
+
+/// An encode failure: what ([`EncodeErrorKind`]) and for which field ([`FieldPath`]).
+/// Writers never wrap or truncate a value that does not fit; they return this instead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EncodeError {
+    /// The field the error belongs to, outermost first.
+    pub path: FieldPath,
+    /// What went wrong.
+    pub kind: EncodeErrorKind,
+}
+
+impl EncodeError {
+    /// A new error with an empty path; parents add their segments.
+    #[cold]
+    pub fn new(kind: EncodeErrorKind) -> Self {
+        Self {
+            path: FieldPath::new(),
+            kind,
+        }
+    }
+
+    /// An error with a full path, for format-level checks.
+    #[cold]
+    pub fn at(path: FieldPath, kind: EncodeErrorKind) -> Self {
+        Self { path, kind }
+    }
+
+    /// Adds the enclosing field name as the new outermost path segment.
+    #[cold]
+    pub fn in_field(mut self, name: &'static str) -> Self {
+        self.path.push_outer(PathSeg::Field(name));
+        self
+    }
+
+    /// Adds the enclosing list index as the new outermost path segment.
+    #[cold]
+    pub fn in_index(mut self, index: usize) -> Self {
+        self.path.push_outer(PathSeg::Index(index));
+        self
+    }
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.kind)
+    }
+}
+
+impl std::error::Error for EncodeError {}
+
+/// Prints bytes as quoted text when every byte is printable ASCII, else as spaced hex.
+pub fn show_bytes(bytes: &[u8]) -> String {
+    if !bytes.is_empty() && bytes.iter().all(|b| (0x20..0x7f).contains(b)) {
+        format!("\"{}\"", String::from_utf8_lossy(bytes))
+    } else {
+        let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02X}")).collect();
+        format!("[{}]", hex.join(" "))
+    }
+}
+
+macro_rules! read_prim {
+    ($($name:ident, $ty:ty, $n:expr, $from:ident;)*) => {$(
+        #[doc = concat!("Reads one `", stringify!($ty), "` (", stringify!($n), " bytes, ",
+                        stringify!($from), "). Errors: `UnexpectedEof` when fewer bytes remain.")]
+        #[inline]
+        pub fn $name(&mut self) -> Result<$ty, DecodeError> {
+            let bytes = self.take_array::<$n>()?;
+            Ok(<$ty>::$from(bytes))
+        }
+    )*};
+}
+
+/// A bounds-checked cursor over a byte slice, used by every generated reader.
+///
+/// Offsets in errors are absolute: a reader over a sized sub-field ([`ByteReader::sub`])
+/// reports offsets from the start of the whole input.
+#[derive(Debug, Clone)]
+pub struct ByteReader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    base: u64,
+}
+
+impl<'a> ByteReader<'a> {
+    /// A reader at the start of `buf` (offset 0).
+    pub fn new(buf: &'a [u8]) -> Self {
+        Self {
+            buf,
+            pos: 0,
+            base: 0,
+        }
+    }
+
+    /// Absolute byte offset of the next read, from the start of the whole input.
+    #[inline]
+    pub fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// Bytes left to read.
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// True when no bytes are left.
+    #[inline]
+    pub fn is_eof(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    #[cold]
+    fn eof(&self, needed: usize) -> DecodeError {
+        DecodeError::new(
+            self.offset(),
+            DecodeErrorKind::UnexpectedEof {
+                needed,
+                available: self.remaining(),
+            },
+        )
+    }
+
+    /// Takes exactly `N` bytes as an array. Errors: `UnexpectedEof`.
+    #[inline]
+    pub fn take_array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        match self.buf.get(self.pos..self.pos + N) {
+            Some(s) => {
+                self.pos += N;
+                let mut out = [0u8; N];
+                out.copy_from_slice(s);
+                Ok(out)
+            }
+            None => Err(self.eof(N)),
+        }
+    }
+
+    /// Takes exactly `n` bytes, borrowed from the input. Errors: `UnexpectedEof`.
+    #[inline]
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        if n > self.remaining() {
+            return Err(self.eof(n));
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    /// Takes every remaining byte (KS `size-eos: true`).
+    pub fn take_rest(&mut self) -> &'a [u8] {
+        let s = &self.buf[self.pos..];
+        self.pos = self.buf.len();
+        s
+    }
+
+    /// A reader over the next `n` bytes (a KS sized substream); this reader moves past them.
+    /// Errors: `UnexpectedEof`.
+    pub fn sub(&mut self, n: usize) -> Result<ByteReader<'a>, DecodeError> {
+        let base = self.offset();
+        let buf = self.take(n)?;
+        Ok(ByteReader { buf, pos: 0, base })
+    }
+
+    /// Checks fixed contents (magic numbers, version headers). Errors: `BadContents` naming
+    /// the bytes found, or `UnexpectedEof`.
+    pub fn expect(&mut self, expected: &[u8]) -> Result<(), DecodeError> {
+        let at = self.offset();
+        let avail = self.remaining().min(expected.len());
+        let found = &self.buf[self.pos..self.pos + avail];
+        if found != expected {
+            if avail < expected.len() && found == &expected[..avail] {
+                return Err(self.eof(expected.len()));
+            }
+            return Err(DecodeError::new(
+                at,
+                DecodeErrorKind::BadContents {
+                    expected: show_bytes(expected),
+                    found: show_bytes(found),
+                },
+            ));
+        }
+        self.pos += expected.len();
+        Ok(())
+    }
+
+    /// Checks a count field before anything is allocated: `count` elements of at least
+    /// `min_elem_bytes` each must fit in the bytes left. Returns the count as `usize`.
+    /// Errors: `CountTooLarge`.
+    #[inline]
+    pub fn check_count(&self, count: u64, min_elem_bytes: usize) -> Result<usize, DecodeError> {
+        let needed = count as u128 * min_elem_bytes.max(1) as u128;
+        if needed > self.remaining() as u128 {
+            return Err(self.count_error(count, needed));
+        }
+        Ok(count as usize)
+    }
+
+    #[cold]
+    fn count_error(&self, count: u64, needed: u128) -> DecodeError {
+        DecodeError::new(
+            self.offset(),
+            DecodeErrorKind::CountTooLarge {
+                count,
+                needed,
+                available: self.remaining(),
+            },
+        )
+    }
+
+    /// Checks that a sized sub-reader was used up. Errors: `UnusedBytes`.
+    pub fn finish_sub(&self) -> Result<(), DecodeError> {
+        if self.remaining() != 0 {
+            return Err(DecodeError::new(
+                self.offset(),
+                DecodeErrorKind::UnusedBytes {
+                    unused: self.remaining(),
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks that the whole input was used. Errors: `TrailingBytes`.
+    pub fn finish(&self) -> Result<(), DecodeError> {
+        if self.remaining() != 0 {
+            return Err(DecodeError::new(
+                self.offset(),
+                DecodeErrorKind::TrailingBytes {
+                    count: self.remaining(),
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    read_prim! {
+        read_u8, u8, 1, from_le_bytes;
+        read_i8, i8, 1, from_le_bytes;
+        read_u16le, u16, 2, from_le_bytes;
+        read_u16be, u16, 2, from_be_bytes;
+        read_i16le, i16, 2, from_le_bytes;
+        read_i16be, i16, 2, from_be_bytes;
+        read_u32le, u32, 4, from_le_bytes;
+        read_u32be, u32, 4, from_be_bytes;
+        read_i32le, i32, 4, from_le_bytes;
+        read_i32be, i32, 4, from_be_bytes;
+        read_u64le, u64, 8, from_le_bytes;
+        read_u64be, u64, 8, from_be_bytes;
+        read_i64le, i64, 8, from_le_bytes;
+        read_i64be, i64, 8, from_be_bytes;
+        read_f32le, f32, 4, from_le_bytes;
+        read_f32be, f32, 4, from_be_bytes;
+        read_f64le, f64, 8, from_le_bytes;
+        read_f64be, f64, 8, from_be_bytes;
+    }
+}
+
+/// Decodes bytes as a string in a schema encoding (`UTF-8` or `ASCII`), at absolute
+/// offset `at` for errors. Errors: `BadString` naming the first bad byte's offset.
+pub fn decode_str(bytes: &[u8], encoding: &'static str, at: u64) -> Result<String, DecodeError> {
+    let bad =
+        |detail: String| DecodeError::new(at, DecodeErrorKind::BadString { encoding, detail });
+    match encoding {
+        "ASCII" => {
+            if let Some(i) = bytes.iter().position(|b| *b >= 0x80) {
+                return Err(bad(format!(
+                    "byte {:#04x} at offset {}",
+                    bytes[i],
+                    at + i as u64
+                )));
+            }
+            Ok(bytes.iter().map(|&b| b as char).collect())
+        }
+        _ => match std::str::from_utf8(bytes) {
+            Ok(s) => Ok(s.to_owned()),
+            Err(e) => Err(bad(format!(
+                "invalid sequence at offset {}",
+                at + e.valid_up_to() as u64
+            ))),
+        },
+    }
+}
+
+macro_rules! write_prim {
+    ($($name:ident, $ty:ty, $to:ident;)*) => {$(
+        #[doc = concat!("Appends one `", stringify!($ty), "` (", stringify!($to), ").")]
+        #[inline]
+        pub fn $name(&mut self, v: $ty) {
+            self.buf.extend_from_slice(&v.$to());
+        }
+    )*};
+}
+
+/// A growable output buffer, used by every generated writer.
+#[derive(Debug, Clone, Default)]
+pub struct ByteWriter {
+    buf: Vec<u8>,
+}
+
+impl ByteWriter {
+    /// An empty writer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty writer with room for `n` bytes.
+    pub fn with_capacity(n: usize) -> Self {
+        Self {
+            buf: Vec::with_capacity(n),
+        }
+    }
+
+    /// Bytes written so far.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// True when nothing has been written.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// The bytes written.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.buf
+    }
+
+    /// The bytes written so far.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Appends raw bytes.
+    #[inline]
+    pub fn write_bytes(&mut self, b: &[u8]) {
+        self.buf.extend_from_slice(b);
+    }
+
+    write_prim! {
+        write_u8, u8, to_le_bytes;
+        write_i8, i8, to_le_bytes;
+        write_u16le, u16, to_le_bytes;
+        write_u16be, u16, to_be_bytes;
+        write_i16le, i16, to_le_bytes;
+        write_i16be, i16, to_be_bytes;
+        write_u32le, u32, to_le_bytes;
+        write_u32be, u32, to_be_bytes;
+        write_i32le, i32, to_le_bytes;
+        write_i32be, i32, to_be_bytes;
+        write_u64le, u64, to_le_bytes;
+        write_u64be, u64, to_be_bytes;
+        write_i64le, i64, to_le_bytes;
+        write_i64be, i64, to_be_bytes;
+        write_f32le, f32, to_le_bytes;
+        write_f32be, f32, to_be_bytes;
+        write_f64le, f64, to_le_bytes;
+        write_f64be, f64, to_be_bytes;
+    }
+}
+
+/// Converts a derived count or length to its stored integer type, refusing values that do
+/// not fit (`ty` names the stored type for the error). Errors: `OutOfRange`.
+#[inline]
+pub fn fit<T: TryFrom<u64>>(value: u64, ty: &'static str) -> Result<T, EncodeError> {
+    T::try_from(value).map_err(|_| {
+        EncodeError::new(EncodeErrorKind::OutOfRange {
+            value: value.to_string(),
+            ty,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_display_is_outermost_first() {
+        let e = DecodeError::new(70, DecodeErrorKind::Semantic("x".into()))
+            .in_field("rot_delta")
+            .in_index(57)
+            .in_field("frames")
+            .in_index(2)
+            .in_field("recordings");
+        assert_eq!(e.path.to_string(), "recordings[2].frames[57].rot_delta");
+        assert_eq!(
+            e.to_string(),
+            "recordings[2].frames[57].rot_delta (byte offset 70): x"
+        );
+    }
+
+    #[test]
+    fn reads_fail_closed() {
+        let mut r = ByteReader::new(&[1, 2, 3]);
+        assert_eq!(r.read_u16le().unwrap(), 0x0201);
+        let e = r.read_u16le().unwrap_err();
+        assert_eq!(e.offset, 2);
+        assert!(matches!(
+            e.kind,
+            DecodeErrorKind::UnexpectedEof {
+                needed: 2,
+                available: 1
+            }
+        ));
+        assert_eq!(r.read_u8().unwrap(), 3);
+        assert!(r.is_eof());
+    }
+
+    #[test]
+    fn count_guard_refuses_bombs() {
+        let r = ByteReader::new(&[0; 10]);
+        assert_eq!(r.check_count(5, 2).unwrap(), 5);
+        assert!(r.check_count(6, 2).is_err());
+        assert!(r.check_count(u64::MAX, 18).is_err());
+        assert_eq!(r.check_count(1_000_000, 0).is_err(), true);
+    }
+
+    #[test]
+    fn contents_mismatch_names_found_bytes() {
+        let mut r = ByteReader::new(b"SNAPV1.2\x00");
+        let e = r.expect(b"SNAPV1.3").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "<root> (byte offset 0): expected \"SNAPV1.3\", found \"SNAPV1.2\""
+        );
+        let mut r = ByteReader::new(b"SNAP");
+        assert!(matches!(
+            r.expect(b"SNAPV1.3").unwrap_err().kind,
+            DecodeErrorKind::UnexpectedEof { .. }
+        ));
+    }
+
+    #[test]
+    fn sub_reader_keeps_absolute_offsets() {
+        let mut r = ByteReader::new(&[0, 0, 0, 9, 9]);
+        r.take(3).unwrap();
+        let mut s = r.sub(2).unwrap();
+        s.read_u8().unwrap();
+        assert_eq!(s.offset(), 4);
+        assert_eq!(s.read_u16le().unwrap_err().offset, 4);
+    }
+
+    #[test]
+    fn fit_refuses_overflow() {
+        assert_eq!(fit::<u8>(255, "u8").unwrap(), 255);
+        assert!(fit::<u8>(256, "u8").is_err());
+    }
+
+    #[test]
+    fn strings_are_checked() {
+        assert!(decode_str(&[0xff], "UTF-8", 10).is_err());
+        assert_eq!(decode_str(b"ok", "ASCII", 0).unwrap(), "ok");
+    }
+}
