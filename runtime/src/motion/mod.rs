@@ -1,1 +1,596 @@
-//! (module being written)
+//! Motion input as one model: a [`Skeleton`] plus, per frame, one [`LocalTransform`] per bone.
+//!
+//! Every motion source is read into a [`Clip`]:
+//!
+//! - [`bvh`]: Biovision hierarchy files (own parser, [`bvh::parse_bvh`]),
+//! - [`study`]: the JSON clips of the animation keyframe-compression study
+//!   ([`study::parse_study_json`]),
+//! - [`walk`]: the study's walk clip generated in code ([`walk::study_walk_clip`]).
+//!
+//! [`load_motion_file`] picks the reader from a file's extension.
+//!
+//! # Units and conventions
+//!
+//! Distances are metres, times seconds, angles radians unless a name says degrees. Numbers are
+//! `f64` ([`glam::DVec3`], [`glam::DQuat`]). Quaternions rotate column vectors and compose like
+//! matrices: `a * b` applies `b` first.
+//!
+//! Local transforms live in the parent's space. [`forward_kinematics`] follows the study's
+//! convention: a root's world transform is its local translation and rotation; for a child `b`
+//! of parent `p`,
+//!
+//! ```text
+//! position_b = position_p + rotation_p * (translation_b ⊙ scale_p)
+//! rotation_b = rotation_p * rotation_b_local
+//! ```
+//!
+//! where `⊙` is the componentwise product and `scale_p` is the parent's *local* scale. Scale
+//! does not accumulate down the chain and never affects rotations.
+
+pub mod bvh;
+pub mod study;
+pub mod walk;
+
+use std::path::{Path, PathBuf};
+
+use glam::{DQuat, DVec3};
+use serde::{Deserialize, Serialize};
+
+pub use bvh::parse_bvh;
+pub use study::parse_study_json;
+pub use walk::{study_skeleton, study_walk_clip};
+
+/// What went wrong while reading or building motion.
+///
+/// Every variant says where (line number, JSON path, bone index or file) and what was expected.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MotionError {
+    /// A BVH file does not follow the grammar or holds a bad value.
+    #[error("BVH line {line}: expected {expected}, found {found}")]
+    Bvh {
+        /// 1-based line number in the text (one past the last line for a premature end).
+        line: usize,
+        /// What the parser wanted at that point.
+        expected: String,
+        /// What it got (shortened to a few dozen characters), or `end of file`.
+        found: String,
+    },
+    /// A study JSON clip is valid JSON but not the study's shape.
+    #[error("study JSON at {path}: expected {expected}, found {found}")]
+    StudyJson {
+        /// JSON path of the offending value, such as `translation[3][1][57]`.
+        path: String,
+        /// What the value should have been.
+        expected: String,
+        /// What it was (a JSON type, a length or a number).
+        found: String,
+    },
+    /// A study JSON clip is not valid JSON at all (the message has line and column).
+    #[error("study JSON is not valid JSON: {0}")]
+    JsonSyntax(#[from] serde_json::Error),
+    /// A skeleton is inconsistent.
+    #[error("skeleton bone {index} ({name:?}): {problem}")]
+    Skeleton {
+        /// Index of the offending bone.
+        index: usize,
+        /// Its name.
+        name: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A clip's frames or frame time do not fit its skeleton.
+    #[error("clip {clip:?}: {problem}")]
+    Clip {
+        /// The clip's name.
+        clip: String,
+        /// What is wrong with it, naming the frame and bone where there is one.
+        problem: String,
+    },
+    /// A motion file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A motion file has an extension no reader handles.
+    #[error(
+        "cannot load {}: unsupported extension {extension:?}; supported: {}",
+        path.display(),
+        SUPPORTED_EXTENSIONS
+    )]
+    UnsupportedFormat {
+        /// The file.
+        path: PathBuf,
+        /// Its extension as found (empty when it has none).
+        extension: String,
+    },
+    /// A motion file was read but its content is bad; `source` says where inside it.
+    #[error("{}: {source}", path.display())]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// The error inside the file.
+        #[source]
+        source: Box<MotionError>,
+    },
+}
+
+/// The extensions [`load_motion_file`] understands, as shown in its error message.
+pub const SUPPORTED_EXTENSIONS: &str = ".bvh (Biovision hierarchy), .json (study clip)";
+
+/// One bone of a [`Skeleton`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bone {
+    /// Name as given by the source (not required to be unique).
+    pub name: String,
+    /// Index of the parent bone, which is always smaller than this bone's index; `None` for a
+    /// root.
+    pub parent: Option<usize>,
+    /// Rest (bind) offset from the parent, in the parent's space, metres. For a root it is the
+    /// rest position in world space.
+    pub rest_translation: DVec3,
+}
+
+/// A bone hierarchy in which every parent precedes its children.
+///
+/// Built with [`Skeleton::new`], which checks the ordering, so every consumer can walk bones
+/// front to back and find each parent already done. Several roots are allowed.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Skeleton {
+    bones: Vec<Bone>,
+}
+
+impl Skeleton {
+    /// Builds a skeleton from bones listed parents first.
+    ///
+    /// # Errors
+    ///
+    /// [`MotionError::Skeleton`] naming the first bone whose parent index is not smaller than
+    /// its own index, or whose rest translation is not finite.
+    pub fn new(bones: Vec<Bone>) -> Result<Self, MotionError> {
+        for (index, bone) in bones.iter().enumerate() {
+            if let Some(parent) = bone.parent {
+                if parent >= index {
+                    return Err(MotionError::Skeleton {
+                        index,
+                        name: bone.name.clone(),
+                        problem: format!(
+                            "parent index {parent} does not precede the bone (parents must come \
+                             before their children)"
+                        ),
+                    });
+                }
+            }
+            if !bone.rest_translation.is_finite() {
+                return Err(MotionError::Skeleton {
+                    index,
+                    name: bone.name.clone(),
+                    problem: format!("rest translation {} is not finite", bone.rest_translation),
+                });
+            }
+        }
+        Ok(Self { bones })
+    }
+
+    /// The bones, parents before children.
+    pub fn bones(&self) -> &[Bone] {
+        &self.bones
+    }
+
+    /// Number of bones.
+    pub fn len(&self) -> usize {
+        self.bones.len()
+    }
+
+    /// True when the skeleton has no bones.
+    pub fn is_empty(&self) -> bool {
+        self.bones.is_empty()
+    }
+
+    /// Index of the first bone called `name`, if any.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.bones.iter().position(|b| b.name == name)
+    }
+
+    /// The rest pose: each bone's rest translation, identity rotation, unit scale.
+    pub fn rest_pose(&self) -> Vec<LocalTransform> {
+        self.bones.iter().map(LocalTransform::rest).collect()
+    }
+
+    /// Consumes the skeleton and returns its bones.
+    pub fn into_bones(self) -> Vec<Bone> {
+        self.bones
+    }
+}
+
+/// A bone's transform relative to its parent.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LocalTransform {
+    /// Offset from the parent, in the parent's space, metres.
+    pub translation: DVec3,
+    /// Rotation relative to the parent; a unit quaternion.
+    pub rotation: DQuat,
+    /// Scale factors per axis (dimensionless, 1 = unscaled). In forward kinematics a bone's
+    /// scale stretches its children's translations (see [`forward_kinematics`]).
+    pub scale: DVec3,
+}
+
+impl LocalTransform {
+    /// Zero translation, identity rotation, unit scale.
+    pub const IDENTITY: Self = Self {
+        translation: DVec3::ZERO,
+        rotation: DQuat::IDENTITY,
+        scale: DVec3::ONE,
+    };
+
+    /// The bone's rest transform: its rest translation, identity rotation, unit scale.
+    pub fn rest(bone: &Bone) -> Self {
+        Self {
+            translation: bone.rest_translation,
+            ..Self::IDENTITY
+        }
+    }
+
+    /// True when every component is finite.
+    pub fn is_finite(&self) -> bool {
+        self.translation.is_finite() && self.rotation.is_finite() && self.scale.is_finite()
+    }
+}
+
+impl Default for LocalTransform {
+    fn default() -> Self {
+        Self::IDENTITY
+    }
+}
+
+/// A bone's placement in world space, as computed by [`forward_kinematics`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WorldTransform {
+    /// Joint position, metres.
+    pub position: DVec3,
+    /// Accumulated rotation (the product of the local rotations from the root down).
+    pub rotation: DQuat,
+}
+
+/// A sampled animation: a skeleton and, per frame, one local transform per bone.
+///
+/// Frames are evenly spaced `frame_time_s` apart, frame 0 at time 0. [`Clip::new`] checks the
+/// shape; the fields stay public for easy reading, and the methods stay panic-free even if they
+/// are later edited into an inconsistent state.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Clip {
+    /// Name of the clip (from the source; a file's stem for BVH).
+    pub name: String,
+    /// The bones every frame refers to.
+    pub skeleton: Skeleton,
+    /// Time between consecutive frames, seconds (> 0).
+    pub frame_time_s: f64,
+    /// Local transforms, `[frame][bone]`; every row has `skeleton.len()` entries.
+    pub frames: Vec<Vec<LocalTransform>>,
+}
+
+impl Clip {
+    /// Builds a clip after checking that it is consistent.
+    ///
+    /// # Errors
+    ///
+    /// [`MotionError::Clip`] when `frame_time_s` is not finite and positive, when a frame does
+    /// not have exactly one transform per bone, or when a transform holds a non-finite number
+    /// (the message names frame and bone).
+    pub fn new(
+        name: impl Into<String>,
+        skeleton: Skeleton,
+        frame_time_s: f64,
+        frames: Vec<Vec<LocalTransform>>,
+    ) -> Result<Self, MotionError> {
+        let name = name.into();
+        let fail = |problem: String| MotionError::Clip {
+            clip: name.clone(),
+            problem,
+        };
+        if !(frame_time_s.is_finite() && frame_time_s > 0.0) {
+            return Err(fail(format!(
+                "frame time {frame_time_s} s is not a finite positive number"
+            )));
+        }
+        for (f, row) in frames.iter().enumerate() {
+            if row.len() != skeleton.len() {
+                return Err(fail(format!(
+                    "frame {f} has {} transforms, the skeleton has {} bones",
+                    row.len(),
+                    skeleton.len()
+                )));
+            }
+            if let Some(b) = row.iter().position(|t| !t.is_finite()) {
+                return Err(fail(format!(
+                    "frame {f}, bone {b}: transform holds a non-finite number"
+                )));
+            }
+        }
+        Ok(Self {
+            name,
+            skeleton,
+            frame_time_s,
+            frames,
+        })
+    }
+
+    /// Number of frames (may be 0).
+    pub fn frame_count(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Frames per second, `1 / frame_time_s`.
+    pub fn fps(&self) -> f64 {
+        1.0 / self.frame_time_s
+    }
+
+    /// Length of the clip in seconds: `frame_count × frame_time_s`, each frame covering one
+    /// frame time (so the study's 180-frame walk at 60 fps lasts 3.0 s; its last frame is
+    /// sampled at 2.983 s).
+    pub fn duration_s(&self) -> f64 {
+        self.frames.len() as f64 * self.frame_time_s
+    }
+
+    /// The local transforms of frame `frame`, or `None` past the end.
+    pub fn frame(&self, frame: usize) -> Option<&[LocalTransform]> {
+        self.frames.get(frame).map(Vec::as_slice)
+    }
+
+    /// World transforms of every bone at frame `frame` (one per bone, skeleton order).
+    ///
+    /// A frame index past the end holds the last frame, as playback does after a clip ends; a
+    /// clip without frames gives the skeleton's rest pose.
+    pub fn world_pose(&self, frame: usize) -> Vec<WorldTransform> {
+        let last = self.frames.len().checked_sub(1);
+        match last {
+            Some(last) => forward_kinematics(&self.skeleton, &self.frames[frame.min(last)]),
+            None => forward_kinematics(&self.skeleton, &self.skeleton.rest_pose()),
+        }
+    }
+}
+
+/// World transforms of every bone from local transforms (the study's convention, see the
+/// [module documentation](self)).
+///
+/// `locals[i]` belongs to `skeleton.bones()[i]`. The result always has `skeleton.len()`
+/// entries: a bone without a local transform (when `locals` is shorter) is taken at its rest
+/// transform, and extra entries of `locals` are ignored. Positions are metres in the space the
+/// roots live in.
+pub fn forward_kinematics(skeleton: &Skeleton, locals: &[LocalTransform]) -> Vec<WorldTransform> {
+    let mut world: Vec<WorldTransform> = Vec::with_capacity(skeleton.len());
+    for (index, bone) in skeleton.bones().iter().enumerate() {
+        let local = locals
+            .get(index)
+            .copied()
+            .unwrap_or_else(|| LocalTransform::rest(bone));
+        // Skeleton::new guarantees parent < index, so the parent is already in `world`.
+        let parent = bone
+            .parent
+            .and_then(|p| world.get(p).copied().map(|w| (p, w)));
+        let placed = match parent {
+            None => WorldTransform {
+                position: local.translation,
+                rotation: local.rotation,
+            },
+            Some((p, parent_world)) => {
+                let parent_scale = locals.get(p).map_or(DVec3::ONE, |l| l.scale);
+                WorldTransform {
+                    position: parent_world.position
+                        + parent_world.rotation * (local.translation * parent_scale),
+                    rotation: parent_world.rotation * local.rotation,
+                }
+            }
+        };
+        world.push(placed);
+    }
+    world
+}
+
+/// Reads a motion file into a [`Clip`], choosing the reader by extension (any ASCII case):
+///
+/// - `.bvh`: [`bvh::parse_bvh`]; the clip is named after the file's stem,
+/// - `.json`: [`study::parse_study_json`] (the study's clip format).
+///
+/// # Errors
+///
+/// [`MotionError::UnsupportedFormat`] for any other extension (the message lists the supported
+/// ones), [`MotionError::Io`] when the file cannot be read as UTF-8 text, and
+/// [`MotionError::InFile`] wrapping the reader's error (with line number or JSON path) when the
+/// content is bad.
+pub fn load_motion_file(path: &Path) -> Result<Clip, MotionError> {
+    let extension = path
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let kind = extension.to_ascii_lowercase();
+    if kind != "bvh" && kind != "json" {
+        return Err(MotionError::UnsupportedFormat {
+            path: path.to_owned(),
+            extension,
+        });
+    }
+    let text = std::fs::read_to_string(path).map_err(|source| MotionError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let in_file = |source: MotionError| MotionError::InFile {
+        path: path.to_owned(),
+        source: Box::new(source),
+    };
+    if kind == "bvh" {
+        let mut clip = parse_bvh(&text).map_err(in_file)?;
+        clip.name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(clip)
+    } else {
+        parse_study_json(&text).map_err(in_file)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::f64::consts::FRAC_PI_2;
+
+    fn bone(name: &str, parent: Option<usize>, rest: [f64; 3]) -> Bone {
+        Bone {
+            name: name.into(),
+            parent,
+            rest_translation: DVec3::from_array(rest),
+        }
+    }
+
+    fn close(a: DVec3, b: DVec3) -> bool {
+        (a - b).abs().max_element() < 1e-12
+    }
+
+    /// Root at (1, 0, 0) turned 90° about +Z and scaled (2, 1, 1); child one unit along the
+    /// root's +X, turned 90° about +X and scaled 3 on Z; grandchild one unit along the child's
+    /// +Z.
+    #[test]
+    fn forward_kinematics_by_hand() {
+        let skeleton = Skeleton::new(vec![
+            bone("root", None, [0.0; 3]),
+            bone("child", Some(0), [1.0, 0.0, 0.0]),
+            bone("grandchild", Some(1), [0.0, 0.0, 1.0]),
+        ])
+        .unwrap();
+        let locals = [
+            LocalTransform {
+                translation: DVec3::new(1.0, 0.0, 0.0),
+                rotation: DQuat::from_rotation_z(FRAC_PI_2),
+                scale: DVec3::new(2.0, 1.0, 1.0),
+            },
+            LocalTransform {
+                translation: DVec3::new(1.0, 0.0, 0.0),
+                rotation: DQuat::from_rotation_x(FRAC_PI_2),
+                scale: DVec3::new(1.0, 1.0, 3.0),
+            },
+            LocalTransform {
+                translation: DVec3::new(0.0, 0.0, 1.0),
+                rotation: DQuat::IDENTITY,
+                scale: DVec3::ONE,
+            },
+        ];
+        let world = forward_kinematics(&skeleton, &locals);
+        assert_eq!(world.len(), 3);
+        // Root: world = local.
+        assert!(close(world[0].position, DVec3::new(1.0, 0.0, 0.0)));
+        // Child: (1,0,0) ⊙ (2,1,1) = (2,0,0); Rz(90°) maps +X to +Y: (0,2,0); plus (1,0,0).
+        assert!(close(world[1].position, DVec3::new(1.0, 2.0, 0.0)));
+        // Grandchild: (0,0,1) ⊙ (1,1,3) = (0,0,3); Rx(90°) maps +Z to -Y: (0,-3,0); Rz(90°)
+        // maps -Y to +X: (3,0,0); plus (1,2,0).
+        assert!(close(world[2].position, DVec3::new(4.0, 2.0, 0.0)));
+        let expected = DQuat::from_rotation_z(FRAC_PI_2) * DQuat::from_rotation_x(FRAC_PI_2);
+        assert!(world[2].rotation.abs_diff_eq(expected, 1e-12));
+        // Scale does not accumulate: the root's scale only stretched the child's offset.
+    }
+
+    #[test]
+    fn forward_kinematics_tolerates_short_locals() {
+        let skeleton = Skeleton::new(vec![
+            bone("a", None, [0.0, 1.0, 0.0]),
+            bone("b", Some(0), [0.0, 0.5, 0.0]),
+        ])
+        .unwrap();
+        let world = forward_kinematics(&skeleton, &[]);
+        assert!(close(world[1].position, DVec3::new(0.0, 1.5, 0.0)));
+        let world = forward_kinematics(&skeleton, &[LocalTransform::IDENTITY; 5]);
+        assert_eq!(world.len(), 2);
+    }
+
+    #[test]
+    fn skeleton_rejects_bad_order_and_values() {
+        let err = Skeleton::new(vec![bone("a", Some(0), [0.0; 3])]).unwrap_err();
+        assert!(err.to_string().contains("parent index 0"), "{err}");
+        let err = Skeleton::new(vec![
+            bone("a", None, [0.0; 3]),
+            bone("b", Some(2), [0.0; 3]),
+            bone("c", Some(0), [0.0; 3]),
+        ])
+        .unwrap_err();
+        assert!(
+            matches!(err, MotionError::Skeleton { index: 1, .. }),
+            "{err}"
+        );
+        let err = Skeleton::new(vec![bone("a", None, [f64::NAN, 0.0, 0.0])]).unwrap_err();
+        assert!(err.to_string().contains("not finite"), "{err}");
+    }
+
+    #[test]
+    fn clip_checks_shape_and_clamps_frames() {
+        let skeleton = Skeleton::new(vec![bone("a", None, [0.0; 3])]).unwrap();
+        assert!(Clip::new("x", skeleton.clone(), 0.0, vec![]).is_err());
+        assert!(Clip::new("x", skeleton.clone(), f64::NAN, vec![]).is_err());
+        let err = Clip::new("x", skeleton.clone(), 0.1, vec![vec![]]).unwrap_err();
+        assert!(
+            err.to_string().contains("frame 0 has 0 transforms"),
+            "{err}"
+        );
+        let mut bad = LocalTransform::IDENTITY;
+        bad.scale.y = f64::INFINITY;
+        assert!(Clip::new("x", skeleton.clone(), 0.1, vec![vec![bad]]).is_err());
+
+        let empty = Clip::new("x", skeleton.clone(), 0.1, vec![]).unwrap();
+        assert_eq!(empty.frame_count(), 0);
+        assert_eq!(empty.duration_s(), 0.0);
+        assert_eq!(empty.world_pose(7).len(), 1);
+
+        let moved = LocalTransform {
+            translation: DVec3::new(0.0, 0.0, 2.0),
+            ..LocalTransform::IDENTITY
+        };
+        let clip = Clip::new(
+            "x",
+            skeleton,
+            0.5,
+            vec![vec![LocalTransform::IDENTITY], vec![moved]],
+        )
+        .unwrap();
+        assert_eq!(clip.duration_s(), 1.0);
+        assert_eq!(clip.fps(), 2.0);
+        assert_eq!(clip.world_pose(1)[0].position.z, 2.0);
+        assert_eq!(clip.world_pose(99)[0].position.z, 2.0);
+        assert!(clip.frame(2).is_none());
+    }
+
+    #[test]
+    fn load_motion_file_rejects_unknown_extensions() {
+        let err = load_motion_file(Path::new("clip.fbx")).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(".bvh") && text.contains(".json"), "{text}");
+        assert!(matches!(err, MotionError::UnsupportedFormat { .. }));
+        let err = load_motion_file(Path::new("no-extension")).unwrap_err();
+        assert!(matches!(err, MotionError::UnsupportedFormat { .. }));
+        let err = load_motion_file(Path::new("/no/such/file.bvh")).unwrap_err();
+        assert!(matches!(err, MotionError::Io { .. }), "{err}");
+    }
+
+    #[test]
+    fn load_motion_file_dispatches_on_fixtures() {
+        use crate::fixtures::fixture_for_test;
+        if let Some(path) = fixture_for_test("motion/cmu-131-01-walk.bvh") {
+            let clip = load_motion_file(&path).unwrap();
+            assert_eq!(clip.name, "cmu-131-01-walk");
+            assert_eq!(clip.skeleton.len(), 31);
+        }
+        if let Some(path) = fixture_for_test("study/study-jump.json") {
+            let clip = load_motion_file(&path).unwrap();
+            assert_eq!(clip.name, "jump");
+        }
+        if let Some(path) = fixture_for_test("motion/fox.glb") {
+            let err = load_motion_file(&path).unwrap_err();
+            assert!(
+                matches!(err, MotionError::UnsupportedFormat { .. }),
+                "{err}"
+            );
+        }
+    }
+}
