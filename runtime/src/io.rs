@@ -343,43 +343,184 @@ macro_rules! read_prim {
     )*};
 }
 
-/// A bounds-checked cursor over a byte slice, used by every generated reader.
-///
-/// Offsets in errors are absolute: a reader over a sized sub-field ([`ByteReader::sub`])
-/// reports offsets from the start of the whole input.
-#[derive(Debug, Clone)]
-pub struct ByteReader<'a> {
-    buf: &'a [u8],
-    pos: usize,
-    base: u64,
+/// Receives the structure of the data as a generated reader walks it: every field and list
+/// element is entered at its start offset and left at its end offset, leaves with their value.
+/// `statepack inspect` builds its tree this way; normal decoding uses [`NoTrace`], whose calls
+/// compile to nothing.
+pub trait Tracer {
+    /// A field or element starts at absolute byte `offset`.
+    fn enter(&mut self, seg: PathSeg, offset: u64);
+    /// The innermost open field ends at `offset`; `value` is its printed value for leaves.
+    fn leave(&mut self, offset: u64, value: Option<String>);
+    /// True when `leave` wants values (so readers skip formatting them otherwise).
+    fn wants_values(&self) -> bool;
 }
 
-impl<'a> ByteReader<'a> {
-    /// A reader at the start of `buf` (offset 0).
-    pub fn new(buf: &'a [u8]) -> Self {
+/// The tracer of plain decoding: does nothing, costs nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoTrace;
+
+impl Tracer for NoTrace {
+    #[inline(always)]
+    fn enter(&mut self, _: PathSeg, _: u64) {}
+    #[inline(always)]
+    fn leave(&mut self, _: u64, _: Option<String>) {}
+    #[inline(always)]
+    fn wants_values(&self) -> bool {
+        false
+    }
+}
+
+/// One node of a decoded file's structure: a field or list element with its byte range.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TraceNode {
+    /// Field name, or `[i]` for a list element.
+    pub name: String,
+    /// Absolute byte offset where the node starts.
+    pub start: u64,
+    /// Absolute byte offset just past the node.
+    pub end: u64,
+    /// The value, for leaves (integers, floats, strings, enum names, bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// Fields or elements inside this node.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<TraceNode>,
+}
+
+/// A [`Tracer`] that builds the tree of [`TraceNode`]s, rooted at a node named `root`.
+#[derive(Debug, Clone)]
+pub struct TreeTracer {
+    stack: Vec<TraceNode>,
+}
+
+impl TreeTracer {
+    /// A tracer whose root node is called `root_name` and starts at offset 0.
+    pub fn new(root_name: &str) -> Self {
         Self {
-            buf,
-            pos: 0,
-            base: 0,
+            stack: vec![TraceNode {
+                name: root_name.to_owned(),
+                start: 0,
+                end: 0,
+                value: None,
+                children: Vec::new(),
+            }],
         }
     }
 
-    /// Absolute byte offset of the next read, from the start of the whole input.
+    /// The finished tree; `end` is the offset where the root ends. Nodes left open by an
+    /// error are closed at the deepest offset reached.
+    pub fn finish(mut self, end: u64) -> TraceNode {
+        while self.stack.len() > 1 {
+            let mut n = self.stack.pop().expect("stack has more than one node");
+            n.end = n
+                .end
+                .max(n.children.last().map(|c| c.end).unwrap_or(n.start));
+            self.stack.last_mut().expect("root").children.push(n);
+        }
+        let mut root = self.stack.pop().expect("root node");
+        root.end = end;
+        root
+    }
+}
+
+impl Tracer for TreeTracer {
+    fn enter(&mut self, seg: PathSeg, offset: u64) {
+        let name = match seg {
+            PathSeg::Field(f) => f.to_owned(),
+            PathSeg::Index(i) => format!("[{i}]"),
+        };
+        self.stack.push(TraceNode {
+            name,
+            start: offset,
+            end: offset,
+            value: None,
+            children: Vec::new(),
+        });
+    }
+
+    fn leave(&mut self, offset: u64, value: Option<String>) {
+        if self.stack.len() > 1 {
+            let mut n = self.stack.pop().expect("stack has more than one node");
+            n.end = offset;
+            n.value = value;
+            self.stack.last_mut().expect("root").children.push(n);
+        }
+    }
+
+    fn wants_values(&self) -> bool {
+        true
+    }
+}
+
+/// A bounds-checked cursor over a byte slice, used by every generated reader.
+///
+/// Offsets are absolute from the start of the input. A sized field (KS `size` on a user type)
+/// narrows the readable range with [`ByteReader::push_limit`] and restores it with
+/// [`ByteReader::pop_limit`], so one reader (and one tracer) serves the whole decode.
+#[derive(Debug, Clone)]
+pub struct ByteReader<'a, T: Tracer = NoTrace> {
+    buf: &'a [u8],
+    pos: usize,
+    end: usize,
+    /// The tracer told about every field (see [`Tracer`]).
+    pub tracer: T,
+}
+
+impl<'a> ByteReader<'a, NoTrace> {
+    /// A reader at the start of `buf` (offset 0), without tracing.
+    pub fn new(buf: &'a [u8]) -> Self {
+        Self::with_tracer(buf, NoTrace)
+    }
+}
+
+impl<'a, T: Tracer> ByteReader<'a, T> {
+    /// A reader at the start of `buf` that reports the structure to `tracer`.
+    pub fn with_tracer(buf: &'a [u8], tracer: T) -> Self {
+        Self {
+            buf,
+            pos: 0,
+            end: buf.len(),
+            tracer,
+        }
+    }
+
+    /// Absolute byte offset of the next read, from the start of the input.
     #[inline]
     pub fn offset(&self) -> u64 {
-        self.base + self.pos as u64
+        self.pos as u64
     }
 
-    /// Bytes left to read.
+    /// Bytes left to read (inside the current sized field, if any).
     #[inline]
     pub fn remaining(&self) -> usize {
-        self.buf.len() - self.pos
+        self.end - self.pos
     }
 
-    /// True when no bytes are left.
+    /// True when no bytes are left (inside the current sized field, if any).
     #[inline]
     pub fn is_eof(&self) -> bool {
-        self.pos >= self.buf.len()
+        self.pos >= self.end
+    }
+
+    /// Tells the tracer a field or element starts here.
+    #[inline(always)]
+    pub fn enter(&mut self, seg: PathSeg) {
+        let at = self.offset();
+        self.tracer.enter(seg, at);
+    }
+
+    /// Tells the tracer the innermost field ends here; `value` is formatted only when the
+    /// tracer wants values.
+    #[inline(always)]
+    pub fn leave<V: fmt::Debug>(&mut self, value: Option<&V>) {
+        let at = self.offset();
+        if self.tracer.wants_values() {
+            let text = value.map(|v| format!("{v:?}"));
+            self.tracer.leave(at, text);
+        } else {
+            self.tracer.leave(at, None);
+        }
     }
 
     #[cold]
@@ -396,15 +537,13 @@ impl<'a> ByteReader<'a> {
     /// Takes exactly `N` bytes as an array. Errors: `UnexpectedEof`.
     #[inline]
     pub fn take_array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
-        match self.buf.get(self.pos..self.pos + N) {
-            Some(s) => {
-                self.pos += N;
-                let mut out = [0u8; N];
-                out.copy_from_slice(s);
-                Ok(out)
-            }
-            None => Err(self.eof(N)),
+        if N > self.end - self.pos {
+            return Err(self.eof(N));
         }
+        let mut out = [0u8; N];
+        out.copy_from_slice(&self.buf[self.pos..self.pos + N]);
+        self.pos += N;
+        Ok(out)
     }
 
     /// Takes exactly `n` bytes, borrowed from the input. Errors: `UnexpectedEof`.
@@ -418,23 +557,76 @@ impl<'a> ByteReader<'a> {
         Ok(s)
     }
 
+    /// Takes a byte count computed by a schema expression; a negative count is an error.
+    /// Errors: `UnexpectedEof`.
+    #[inline]
+    pub fn take_sized(&mut self, n: i128) -> Result<&'a [u8], DecodeError> {
+        let n = self.size_of(n)?;
+        self.take(n)
+    }
+
+    fn size_of(&self, n: i128) -> Result<usize, DecodeError> {
+        match usize::try_from(n) {
+            Ok(n) if n <= self.remaining() => Ok(n),
+            _ => Err(DecodeError::new(
+                self.offset(),
+                DecodeErrorKind::UnexpectedEof {
+                    needed: usize::try_from(n).unwrap_or(usize::MAX),
+                    available: self.remaining(),
+                },
+            )),
+        }
+    }
+
     /// Takes every remaining byte (KS `size-eos: true`).
     pub fn take_rest(&mut self) -> &'a [u8] {
-        let s = &self.buf[self.pos..];
-        self.pos = self.buf.len();
+        let s = &self.buf[self.pos..self.end];
+        self.pos = self.end;
         s
     }
 
-    /// A reader over the next `n` bytes (a KS sized substream); this reader moves past them.
-    /// Errors: `UnexpectedEof`.
-    pub fn sub(&mut self, n: usize) -> Result<ByteReader<'a>, DecodeError> {
-        let base = self.offset();
-        let buf = self.take(n)?;
-        Ok(ByteReader { buf, pos: 0, base })
+    /// Takes bytes up to a terminator byte and consumes the terminator (KS `strz`).
+    /// Errors: `UnexpectedEof` when no terminator is found.
+    pub fn take_until(&mut self, terminator: u8) -> Result<&'a [u8], DecodeError> {
+        match self.buf[self.pos..self.end]
+            .iter()
+            .position(|b| *b == terminator)
+        {
+            Some(i) => {
+                let s = &self.buf[self.pos..self.pos + i];
+                self.pos += i + 1;
+                Ok(s)
+            }
+            None => Err(self.eof(self.remaining() + 1)),
+        }
+    }
+
+    /// Narrows reading to the next `n` bytes (a sized field); returns the limit to give back
+    /// to [`ByteReader::pop_limit`]. Errors: `UnexpectedEof`.
+    pub fn push_limit(&mut self, n: i128) -> Result<usize, DecodeError> {
+        let n = self.size_of(n)?;
+        let old = self.end;
+        self.end = self.pos + n;
+        Ok(old)
+    }
+
+    /// Ends a sized field: checks that it was used up, then restores the outer limit.
+    /// Errors: `UnusedBytes`.
+    pub fn pop_limit(&mut self, old_end: usize) -> Result<(), DecodeError> {
+        if self.pos != self.end {
+            return Err(DecodeError::new(
+                self.offset(),
+                DecodeErrorKind::UnusedBytes {
+                    unused: self.remaining(),
+                },
+            ));
+        }
+        self.end = old_end;
+        Ok(())
     }
 
     /// Checks fixed contents (magic numbers, version headers). Errors: `BadContents` naming
-    /// the bytes found, or `UnexpectedEof`.
+    /// the bytes found, or `UnexpectedEof` when the input stops inside a matching prefix.
     pub fn expect(&mut self, expected: &[u8]) -> Result<(), DecodeError> {
         let at = self.offset();
         let avail = self.remaining().min(expected.len());
@@ -455,16 +647,17 @@ impl<'a> ByteReader<'a> {
         Ok(())
     }
 
-    /// Checks a count field before anything is allocated: `count` elements of at least
-    /// `min_elem_bytes` each must fit in the bytes left. Returns the count as `usize`.
-    /// Errors: `CountTooLarge`.
+    /// Checks a count before anything is allocated: `count` elements of at least
+    /// `min_elem_bytes` each (counted as 1 when 0) must fit in the bytes left. A negative
+    /// count is refused the same way. Returns the count as `usize`. Errors: `CountTooLarge`.
     #[inline]
-    pub fn check_count(&self, count: u64, min_elem_bytes: usize) -> Result<usize, DecodeError> {
-        let needed = count as u128 * min_elem_bytes.max(1) as u128;
+    pub fn check_count(&self, count: i128, min_elem_bytes: usize) -> Result<usize, DecodeError> {
+        let c = u64::try_from(count).unwrap_or(u64::MAX);
+        let needed = c as u128 * min_elem_bytes.max(1) as u128;
         if needed > self.remaining() as u128 {
-            return Err(self.count_error(count, needed));
+            return Err(self.count_error(c, needed));
         }
-        Ok(count as usize)
+        Ok(c as usize)
     }
 
     #[cold]
@@ -477,19 +670,6 @@ impl<'a> ByteReader<'a> {
                 available: self.remaining(),
             },
         )
-    }
-
-    /// Checks that a sized sub-reader was used up. Errors: `UnusedBytes`.
-    pub fn finish_sub(&self) -> Result<(), DecodeError> {
-        if self.remaining() != 0 {
-            return Err(DecodeError::new(
-                self.offset(),
-                DecodeErrorKind::UnusedBytes {
-                    unused: self.remaining(),
-                },
-            ));
-        }
-        Ok(())
     }
 
     /// Checks that the whole input was used. Errors: `TrailingBytes`.
@@ -633,7 +813,7 @@ impl ByteWriter {
 /// Converts a derived count or length to its stored integer type, refusing values that do
 /// not fit (`ty` names the stored type for the error). Errors: `OutOfRange`.
 #[inline]
-pub fn fit<T: TryFrom<u64>>(value: u64, ty: &'static str) -> Result<T, EncodeError> {
+pub fn fit<T: TryFrom<i128>>(value: i128, ty: &'static str) -> Result<T, EncodeError> {
     T::try_from(value).map_err(|_| {
         EncodeError::new(EncodeErrorKind::OutOfRange {
             value: value.to_string(),
@@ -683,8 +863,9 @@ mod tests {
         let r = ByteReader::new(&[0; 10]);
         assert_eq!(r.check_count(5, 2).unwrap(), 5);
         assert!(r.check_count(6, 2).is_err());
-        assert!(r.check_count(u64::MAX, 18).is_err());
-        assert_eq!(r.check_count(1_000_000, 0).is_err(), true);
+        assert!(r.check_count(u64::MAX as i128, 18).is_err());
+        assert!(r.check_count(1_000_000, 0).is_err());
+        assert!(r.check_count(-1, 1).is_err());
     }
 
     #[test]
@@ -703,19 +884,40 @@ mod tests {
     }
 
     #[test]
-    fn sub_reader_keeps_absolute_offsets() {
-        let mut r = ByteReader::new(&[0, 0, 0, 9, 9]);
+    fn limits_keep_absolute_offsets() {
+        let mut r = ByteReader::new(&[0, 0, 0, 9, 9, 7]);
         r.take(3).unwrap();
-        let mut s = r.sub(2).unwrap();
-        s.read_u8().unwrap();
-        assert_eq!(s.offset(), 4);
-        assert_eq!(s.read_u16le().unwrap_err().offset, 4);
+        let old = r.push_limit(2).unwrap();
+        r.read_u8().unwrap();
+        assert_eq!(r.offset(), 4);
+        assert_eq!(r.read_u16le().unwrap_err().offset, 4);
+        assert!(r.pop_limit(old).is_err());
+        r.read_u8().unwrap();
+        r.pop_limit(old).unwrap();
+        assert_eq!(r.read_u8().unwrap(), 7);
     }
 
     #[test]
     fn fit_refuses_overflow() {
         assert_eq!(fit::<u8>(255, "u8").unwrap(), 255);
+        assert!(fit::<u8>(-1, "u8").is_err());
         assert!(fit::<u8>(256, "u8").is_err());
+    }
+
+    #[test]
+    fn tree_tracer_records_ranges() {
+        let mut r = ByteReader::with_tracer(&[1, 2, 3], TreeTracer::new("root"));
+        r.enter(PathSeg::Field("a"));
+        let v = r.read_u8().unwrap();
+        r.leave(Some(&v));
+        r.enter(PathSeg::Field("b"));
+        let v = r.read_u16le().unwrap();
+        r.leave(Some(&v));
+        let end = r.offset();
+        let t = r.tracer.finish(end);
+        assert_eq!(t.children.len(), 2);
+        assert_eq!((t.children[1].start, t.children[1].end), (1, 3));
+        assert_eq!(t.children[1].value.as_deref(), Some("770"));
     }
 
     #[test]

@@ -1,0 +1,72 @@
+//! Schema diagnostics: every problem found in a schema, with file:line:column, the key path
+//! inside the schema (`types.frame.seq[2].if`) and a one-line fix hint.
+
+use std::fmt;
+
+/// A line (1-based) and column (1-based) in a schema file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Pos {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub col: usize,
+}
+
+/// One schema error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diag {
+    /// The schema file as given to the generator.
+    pub file: String,
+    /// Where the offending key or value starts.
+    pub pos: Pos,
+    /// Key path inside the schema, e.g. `types.frame.seq[2].if` (empty for YAML syntax errors).
+    pub key_path: String,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it, in one line.
+    pub hint: String,
+}
+
+impl Diag {
+    /// A new diagnostic.
+    pub fn new(
+        file: &str,
+        pos: Pos,
+        key_path: &str,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Self {
+        Self {
+            file: file.to_owned(),
+            pos,
+            key_path: key_path.to_owned(),
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+}
+
+impl fmt::Display for Diag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: error: {}",
+            self.file, self.pos.line, self.pos.col, self.message
+        )?;
+        if !self.key_path.is_empty() {
+            write!(f, "\n  at: {}", self.key_path)?;
+        }
+        write!(f, "\n  hint: {}", self.hint)
+    }
+}
+
+/// Renders a list of diagnostics the way the generator prints them (one blank line between).
+pub fn render(diags: &[Diag]) -> String {
+    let mut out = String::new();
+    for d in diags {
+        out.push_str(&d.to_string());
+        out.push_str("\n\n");
+    }
+    out.push_str(&format!("{} error(s)\n", diags.len()));
+    out
+}

@@ -1,0 +1,1840 @@
+//! Checks the IR and emits Rust: for every schema type a struct with a reader
+//! (`read_from`), a writer (`write_to`), `encoded_len` and `MIN_LEN`; for every enum a Rust
+//! enum; for the root type `decode`, `decode_traced` and `encode`.
+//!
+//! Generated readers go through `statepack_runtime::io::ByteReader` (bounds-checked, count
+//! guard before any allocation, field-path errors); writers go through `ByteWriter` and derive
+//! every count, length and sum from the data, refusing values that do not fit.
+
+use crate::diag::{Diag, Pos};
+use crate::expr::{BinOp, Expr, UnOp};
+use crate::ir::*;
+use crate::names::{camel, doc_attrs, field_ident, temp, temp_for, type_ident};
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::{HashMap, HashSet};
+
+/// The type of an expression or a field as seen by expressions.
+#[derive(Debug, Clone, PartialEq)]
+enum Ty {
+    Int,
+    Float,
+    Bool,
+    Str,
+    Bytes,
+    Enum(String),
+    List(Box<Ty>),
+    User(String),
+    Switch,
+    /// A conditional field (`if`): not usable in expressions.
+    Opt,
+}
+
+/// What a length-like field is derived from on write.
+#[derive(Debug, Clone)]
+enum Derived {
+    /// Number of elements of a list field.
+    Count(String),
+    /// Encoded byte length of a sized field.
+    Bytes(String),
+    /// Sum of an integer field over a list's elements.
+    Sum(String, String),
+}
+
+/// Read or write: where expression names come from.
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    Read,
+    Write,
+}
+
+struct Scope {
+    vars: Vec<(String, Ty)>,
+}
+
+impl Scope {
+    fn get(&self, n: &str) -> Option<&Ty> {
+        self.vars.iter().rev().find(|(k, _)| k == n).map(|(_, t)| t)
+    }
+}
+
+pub(crate) struct Emitter<'s> {
+    s: &'s Schema,
+    pub diags: Vec<Diag>,
+    min_len: HashMap<String, usize>,
+}
+
+fn lit_usize(v: usize) -> Literal {
+    Literal::usize_unsuffixed(v)
+}
+
+impl<'s> Emitter<'s> {
+    pub fn new(s: &'s Schema) -> Self {
+        Self {
+            s,
+            diags: Vec::new(),
+            min_len: HashMap::new(),
+        }
+    }
+
+    fn err(&mut self, pos: Pos, path: &str, msg: impl Into<String>, hint: impl Into<String>) {
+        self.diags
+            .push(Diag::new(&self.s.file, pos, path, msg, hint));
+    }
+
+    // ------------------------------------------------------------------ checks
+
+    fn check_refs(&mut self) {
+        let mut seen = HashSet::new();
+        for t in &self.s.types {
+            if !seen.insert(t.name.clone()) {
+                self.err(
+                    t.pos,
+                    &t.key_path,
+                    format!(
+                        "type `{}` is defined twice (the root type takes the name of `meta.id`)",
+                        t.name
+                    ),
+                    "rename one of the types",
+                );
+            }
+        }
+        let mut seen = HashSet::new();
+        for e in &self.s.enums {
+            if !seen.insert(camel(&e.name))
+                || self
+                    .s
+                    .types
+                    .iter()
+                    .any(|t| camel(&t.name) == camel(&e.name))
+            {
+                self.err(
+                    e.pos,
+                    &format!("enums.{}", e.name),
+                    format!("enum `{}` clashes with another type or enum name", e.name),
+                    "rename the enum",
+                );
+            }
+        }
+        for t in &self.s.types {
+            for f in &t.fields {
+                let mut names = Vec::new();
+                match &f.kind {
+                    FieldKind::User { name, .. } => names.push(name.clone()),
+                    FieldKind::Switch { cases, default, .. } => {
+                        names.extend(cases.iter().map(|(_, n)| n.clone()));
+                        names.extend(default.clone());
+                    }
+                    FieldKind::Int {
+                        enum_name: Some(e),
+                        bytes,
+                        signed,
+                        ..
+                    } => match self.s.enum_def(e) {
+                        None => self.err(
+                            f.pos,
+                            &format!("{}.enum", f.key_path),
+                            format!("unknown enum `{e}`"),
+                            hint_names("enums", self.s.enums.iter().map(|e| e.name.as_str())),
+                        ),
+                        Some(def) => {
+                            let (lo, hi) = int_range(*bytes, *signed);
+                            for v in &def.values {
+                                if v.value < lo || v.value > hi {
+                                    self.err(f.pos, &format!("{}.enum", f.key_path), format!("enum value {} = {} does not fit the field's type", v.name, v.value), "use a wider integer type for the field, or change the enum");
+                                }
+                            }
+                        }
+                    },
+                    _ => {}
+                }
+                for n in names {
+                    if self.s.type_def(&n).is_none() {
+                        let hint = hint_names(
+                            "types",
+                            self.s.types.iter().skip(1).map(|t| t.name.as_str()),
+                        );
+                        self.err(
+                            f.pos,
+                            &format!("{}.type", f.key_path),
+                            format!("unknown type `{n}`"),
+                            hint,
+                        );
+                    } else if n == self.s.id {
+                        self.err(
+                            f.pos,
+                            &format!("{}.type", f.key_path),
+                            "a field cannot hold the root type",
+                            "define a separate type for the nested structure",
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn compute_min_len(&mut self) {
+        fn go(
+            s: &Schema,
+            name: &str,
+            memo: &mut HashMap<String, usize>,
+            visiting: &mut Vec<String>,
+            cycles: &mut Vec<(String, Pos)>,
+        ) -> usize {
+            if let Some(v) = memo.get(name) {
+                return *v;
+            }
+            let Some(t) = s.type_def(name) else { return 0 };
+            if visiting.iter().any(|v| v == name) {
+                cycles.push((name.to_owned(), t.pos));
+                return 0;
+            }
+            visiting.push(name.to_owned());
+            let mut total = 0usize;
+            for f in &t.fields {
+                if f.cond.is_some() {
+                    continue;
+                }
+                let one = match &f.kind {
+                    FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
+                        *bytes as usize
+                    }
+                    FieldKind::Contents(c) => c.len(),
+                    FieldKind::Str { size: None, .. } => 1,
+                    FieldKind::Bytes(_) | FieldKind::Str { .. } => 0,
+                    FieldKind::User { name, .. } => go(s, name, memo, visiting, cycles),
+                    FieldKind::Switch { cases, default, .. } => cases
+                        .iter()
+                        .map(|(_, n)| n)
+                        .chain(default.iter())
+                        .map(|n| go(s, n, memo, visiting, cycles))
+                        .min()
+                        .unwrap_or(0),
+                };
+                let times = match &f.repeat {
+                    Repeat::None => 1,
+                    Repeat::Expr(SrcExpr {
+                        expr: Expr::Int(n), ..
+                    }) => usize::try_from(*n).unwrap_or(0),
+                    Repeat::Expr(_) | Repeat::Eos => 0,
+                    Repeat::Until(_) => 1,
+                };
+                total = total.saturating_add(one.saturating_mul(times));
+            }
+            visiting.pop();
+            memo.insert(name.to_owned(), total);
+            total
+        }
+        let mut memo = HashMap::new();
+        let mut cycles = Vec::new();
+        for t in &self.s.types {
+            go(self.s, &t.name, &mut memo, &mut Vec::new(), &mut cycles);
+        }
+        cycles.sort();
+        cycles.dedup();
+        for (name, pos) in cycles {
+            self.err(
+                pos,
+                &format!("types.{name}"),
+                format!("type `{name}` contains itself without a list or `if` in between"),
+                "break the cycle with `repeat` or `if`, or the data would be infinite",
+            );
+        }
+        self.min_len = memo;
+    }
+
+    fn derived(&mut self, t: &TypeDef) -> HashMap<String, Derived> {
+        let mut out: HashMap<String, Derived> = HashMap::new();
+        let plain_int = |f: &Field| {
+            matches!(
+                f.kind,
+                FieldKind::Int {
+                    enum_name: None,
+                    ..
+                }
+            ) && matches!(f.repeat, Repeat::None)
+                && f.cond.is_none()
+                && f.valid.is_none()
+                && f.sum_of.is_none()
+        };
+        for (gi, g) in t.fields.iter().enumerate() {
+            let consider = |name: &str, d: Derived, out: &mut HashMap<String, Derived>| {
+                if let Some(fi) = t.fields[..gi].iter().position(|f| f.id == name) {
+                    if plain_int(&t.fields[fi]) && !out.contains_key(name) && g.cond.is_none() {
+                        out.insert(name.to_owned(), d);
+                    }
+                }
+            };
+            if let Repeat::Expr(SrcExpr {
+                expr: Expr::Name(n),
+                ..
+            }) = &g.repeat
+            {
+                consider(n, Derived::Count(g.id.clone()), &mut out);
+            }
+            let size = match &g.kind {
+                FieldKind::Bytes(Size::Expr(e)) => Some(e),
+                FieldKind::Str {
+                    size: Some(Size::Expr(e)),
+                    ..
+                } => Some(e),
+                FieldKind::User {
+                    size: Some(Size::Expr(e)),
+                    ..
+                } => Some(e),
+                _ => None,
+            };
+            if let (
+                Some(SrcExpr {
+                    expr: Expr::Name(n),
+                    ..
+                }),
+                Repeat::None,
+            ) = (size, &g.repeat)
+            {
+                consider(n, Derived::Bytes(g.id.clone()), &mut out);
+            }
+        }
+        for (fi, f) in t.fields.iter().enumerate() {
+            let Some((list, field, pos)) = &f.sum_of else {
+                continue;
+            };
+            let kp = format!("{}.-sp-sum-of", f.key_path);
+            if !matches!(
+                f.kind,
+                FieldKind::Int {
+                    enum_name: None,
+                    ..
+                }
+            ) || !matches!(f.repeat, Repeat::None)
+                || f.cond.is_some()
+            {
+                self.err(
+                    *pos,
+                    &kp,
+                    "`-sp-sum-of` on a field that is not a plain integer",
+                    "use it on an unconditional, unrepeated integer field",
+                );
+                continue;
+            }
+            let Some(li) = t.fields.iter().position(|g| &g.id == list) else {
+                self.err(
+                    *pos,
+                    &kp,
+                    format!("`{list}` is not a field of this type"),
+                    "name a list field of the same type, e.g. `frames.dt_ms`",
+                );
+                continue;
+            };
+            let lf = &t.fields[li];
+            let elem_ok = match (&lf.kind, &lf.repeat, &lf.cond) {
+                (FieldKind::User { name, .. }, r, None) if !matches!(r, Repeat::None) => self
+                    .s
+                    .type_def(name)
+                    .and_then(|et| et.fields.iter().find(|x| &x.id == field))
+                    .map(|x| {
+                        matches!(
+                            x.kind,
+                            FieldKind::Int {
+                                enum_name: None,
+                                ..
+                            }
+                        ) && matches!(x.repeat, Repeat::None)
+                            && x.cond.is_none()
+                    }),
+                _ => None,
+            };
+            match elem_ok {
+                Some(true) if li > fi => {
+                    if out.contains_key(&f.id) {
+                        self.err(*pos, &kp, "this field is already a count or length of another field", "drop `-sp-sum-of`, or store the count in its own field");
+                    } else {
+                        out.insert(f.id.clone(), Derived::Sum(list.clone(), field.clone()));
+                    }
+                }
+                Some(true) => self.err(*pos, &kp, format!("`{list}` comes before this field"), "the summed list must follow the field that holds the sum"),
+                Some(false) => self.err(*pos, &kp, format!("`{list}[].{field}` is not a plain integer field"), "sum an unconditional, unrepeated integer field of the list's element type"),
+                None => self.err(*pos, &kp, format!("`{list}` is not an unconditional list of a user type with a field `{field}`"), "name a `repeat` field of a user type and one of its integer fields"),
+            }
+        }
+        out
+    }
+
+    // ------------------------------------------------------------- expressions
+
+    fn field_ty(&self, f: &Field) -> Ty {
+        if f.cond.is_some() {
+            return Ty::Opt;
+        }
+        let base = match &f.kind {
+            FieldKind::Int {
+                enum_name: Some(e), ..
+            } => Ty::Enum(e.clone()),
+            FieldKind::Int { .. } => Ty::Int,
+            FieldKind::Float { .. } => Ty::Float,
+            FieldKind::Bytes(_) | FieldKind::Contents(_) => Ty::Bytes,
+            FieldKind::Str { .. } => Ty::Str,
+            FieldKind::User { name, .. } => Ty::User(name.clone()),
+            FieldKind::Switch { .. } => Ty::Switch,
+        };
+        match f.repeat {
+            Repeat::None => base,
+            _ => Ty::List(Box::new(base)),
+        }
+    }
+
+    fn expr(&mut self, e: &SrcExpr, scope: &Scope, kp: &str) -> Option<(TokenStream, Ty)> {
+        match self.ex(&e.expr, scope) {
+            Ok(v) => Some(v),
+            Err((msg, hint)) => {
+                self.err(e.pos, kp, format!("in `{}`: {msg}", e.src), hint);
+                None
+            }
+        }
+    }
+
+    fn expect_ty(&mut self, e: &SrcExpr, scope: &Scope, kp: &str, want: Ty) -> Option<TokenStream> {
+        let (ts, ty) = self.expr(e, scope, kp)?;
+        if ty == want || (want == Ty::Float && ty == Ty::Int) {
+            Some(if want == Ty::Float && ty == Ty::Int {
+                quote!((#ts as f64))
+            } else {
+                ts
+            })
+        } else {
+            self.err(e.pos, kp, format!("`{}` is {} but {} is needed here", e.src, ty_name(&ty), ty_name(&want)), match want {
+                Ty::Bool => "write a condition, e.g. `kind == frame_kind::absolute` or `(flags & 1) != 0`",
+                Ty::Int => "write an integer expression; use `.to_i` on enum values",
+                _ => "change the expression to the needed type",
+            });
+            None
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn ex(&self, e: &Expr, scope: &Scope) -> Result<(TokenStream, Ty), (String, String)> {
+        let bad = |m: String, h: &str| Err((m, h.to_owned()));
+        Ok(match e {
+            Expr::Int(v) => {
+                let l = Literal::i128_unsuffixed(*v);
+                (quote!((#l as i128)), Ty::Int)
+            }
+            Expr::Float(v) => {
+                let l = Literal::f64_unsuffixed(*v);
+                (quote!((#l as f64)), Ty::Float)
+            }
+            Expr::Bool(b) => (quote!(#b), Ty::Bool),
+            Expr::Str(s) => (quote!(#s), Ty::Str),
+            Expr::Name(n) => {
+                let Some(ty) = scope.get(n) else {
+                    return bad(format!("`{n}` is not a field read before this point"), "expressions may use fields that come earlier in the same type (and `_` where allowed); `_parent`/`_root` are not supported");
+                };
+                let id = if n == "_" {
+                    temp("elem")
+                } else {
+                    field_ident(n)
+                };
+                match ty {
+                    Ty::Int => (quote!((#id as i128)), Ty::Int),
+                    Ty::Float => (quote!((#id as f64)), Ty::Float),
+                    Ty::Opt => {
+                        return bad(
+                            format!("`{n}` is conditional (`if`), so it may be absent"),
+                            "test the same condition instead of the optional field",
+                        )
+                    }
+                    t => (quote!(#id), t.clone()),
+                }
+            }
+            Expr::EnumRef(en, v) => {
+                let Some(def) = self.s.enum_def(en) else {
+                    return bad(format!("unknown enum `{en}`"), "name an enum from `enums`");
+                };
+                if !def.values.iter().any(|x| &x.name == v) {
+                    return bad(
+                        format!("`{v}` is not a value of `{en}`"),
+                        "use one of the names listed under the enum",
+                    );
+                }
+                let (t, vi) = (type_ident(en), type_ident(v));
+                (quote!(#t::#vi), Ty::Enum(en.clone()))
+            }
+            Expr::Attr(inner, attr) => {
+                let (ts, ty) = self.ex(inner, scope)?;
+                match (attr.as_str(), &ty) {
+                    ("to_i", Ty::Enum(_)) => (quote!(#ts.to_i()), Ty::Int),
+                    ("to_i", Ty::Int) => (ts, Ty::Int),
+                    ("length" | "size", Ty::List(_) | Ty::Bytes) => (quote!((#ts.len() as i128)), Ty::Int),
+                    ("length", Ty::Str) => (quote!((#ts.chars().count() as i128)), Ty::Int),
+                    _ => return bad(format!("`.{attr}` does not apply to {}", ty_name(&ty)), "supported: `.to_i` on enums, `.length`/`.size` on lists and bytes, `.length` on strings"),
+                }
+            }
+            Expr::Unary(op, inner) => {
+                let (ts, ty) = self.ex(inner, scope)?;
+                match (op, &ty) {
+                    (UnOp::Not, Ty::Bool) => (quote!((!#ts)), Ty::Bool),
+                    (UnOp::Neg, Ty::Int) => (quote!(#ts.wrapping_neg()), Ty::Int),
+                    (UnOp::Neg, Ty::Float) => (quote!((-#ts)), Ty::Float),
+                    (UnOp::BitNot, Ty::Int) => (quote!((!#ts)), Ty::Int),
+                    _ => {
+                        return bad(
+                            format!("this operator does not apply to {}", ty_name(&ty)),
+                            "`not` takes a condition; `-` and `~` take numbers",
+                        )
+                    }
+                }
+            }
+            Expr::Ternary(c, a, b) => {
+                let (c, ct) = self.ex(c, scope)?;
+                let (a, at) = self.ex(a, scope)?;
+                let (b, bt) = self.ex(b, scope)?;
+                if ct != Ty::Bool {
+                    return bad(
+                        "the condition of `? :` is not a condition".into(),
+                        "write a comparison before `?`",
+                    );
+                }
+                if at != bt {
+                    return bad(
+                        format!(
+                            "the branches of `? :` differ ({} and {})",
+                            ty_name(&at),
+                            ty_name(&bt)
+                        ),
+                        "make both branches the same type",
+                    );
+                }
+                (quote!((if #c { #a } else { #b })), at)
+            }
+            Expr::Binary(op, a, b) => {
+                let (mut at, mut aty) = self.ex(a, scope)?;
+                let (mut bt, mut bty) = self.ex(b, scope)?;
+                if aty == Ty::Int && bty == Ty::Float {
+                    at = quote!((#at as f64));
+                    aty = Ty::Float;
+                }
+                if aty == Ty::Float && bty == Ty::Int {
+                    bt = quote!((#bt as f64));
+                    bty = Ty::Float;
+                }
+                match op {
+                    BinOp::And | BinOp::Or => {
+                        if aty != Ty::Bool || bty != Ty::Bool {
+                            return bad(
+                                format!(
+                                    "`and`/`or` need conditions, found {} and {}",
+                                    ty_name(&aty),
+                                    ty_name(&bty)
+                                ),
+                                "compare values first, e.g. `(flags & 1) != 0 and n > 0`",
+                            );
+                        }
+                        if *op == BinOp::And {
+                            (quote!((#at && #bt)), Ty::Bool)
+                        } else {
+                            (quote!((#at || #bt)), Ty::Bool)
+                        }
+                    }
+                    _ if op.is_comparison() => {
+                        let ordered = !matches!(op, BinOp::Eq | BinOp::Ne);
+                        let ok = match (&aty, &bty) {
+                            (Ty::Int, Ty::Int) | (Ty::Float, Ty::Float) => true,
+                            (Ty::Enum(x), Ty::Enum(y)) => x == y && !ordered,
+                            (Ty::Str, Ty::Str) | (Ty::Bool, Ty::Bool) => !ordered,
+                            _ => false,
+                        };
+                        if !ok {
+                            return bad(format!("cannot compare {} with {} this way", ty_name(&aty), ty_name(&bty)), "compare an enum with a value of the same enum (`kind == frame_kind::absolute`), or use `.to_i`");
+                        }
+                        if aty == Ty::Str {
+                            at = quote!(AsRef::<str>::as_ref(&#at));
+                            bt = quote!(AsRef::<str>::as_ref(&#bt));
+                        }
+                        let o = match op {
+                            BinOp::Eq => quote!(==),
+                            BinOp::Ne => quote!(!=),
+                            BinOp::Lt => quote!(<),
+                            BinOp::Le => quote!(<=),
+                            BinOp::Gt => quote!(>),
+                            _ => quote!(>=),
+                        };
+                        (quote!((#at #o #bt)), Ty::Bool)
+                    }
+                    _ => {
+                        if aty == Ty::Float
+                            && bty == Ty::Float
+                            && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div)
+                        {
+                            let o = match op {
+                                BinOp::Add => quote!(+),
+                                BinOp::Sub => quote!(-),
+                                BinOp::Mul => quote!(*),
+                                _ => quote!(/),
+                            };
+                            return Ok((quote!((#at #o #bt)), Ty::Float));
+                        }
+                        if aty != Ty::Int || bty != Ty::Int {
+                            return bad(
+                                format!(
+                                    "arithmetic needs integers, found {} and {}",
+                                    ty_name(&aty),
+                                    ty_name(&bty)
+                                ),
+                                "use `.to_i` on enum values",
+                            );
+                        }
+                        let lit = match &**b {
+                            Expr::Int(v) => Some(*v),
+                            _ => None,
+                        };
+                        match op {
+                            BinOp::Add => (quote!(#at.wrapping_add(#bt)), Ty::Int),
+                            BinOp::Sub => (quote!(#at.wrapping_sub(#bt)), Ty::Int),
+                            BinOp::Mul => (quote!(#at.wrapping_mul(#bt)), Ty::Int),
+                            BinOp::BitAnd => (quote!((#at & #bt)), Ty::Int),
+                            BinOp::BitOr => (quote!((#at | #bt)), Ty::Int),
+                            BinOp::BitXor => (quote!((#at ^ #bt)), Ty::Int),
+                            BinOp::Div | BinOp::Mod => {
+                                match lit {
+                                    Some(v) if v != 0 => {
+                                        if *op == BinOp::Div {
+                                            (quote!(#at.wrapping_div(#bt)), Ty::Int)
+                                        } else {
+                                            (quote!(#at.wrapping_rem_euclid(#bt)), Ty::Int)
+                                        }
+                                    }
+                                    _ => return bad(
+                                        "`/` and `%` need a non-zero integer literal on the right"
+                                            .into(),
+                                        "divide by a constant, e.g. `len / 4`",
+                                    ),
+                                }
+                            }
+                            _ => match lit {
+                                Some(v) if (0..64).contains(&v) => {
+                                    let n = Literal::u32_unsuffixed(v as u32);
+                                    if *op == BinOp::Shl {
+                                        (quote!(#at.wrapping_shl(#n)), Ty::Int)
+                                    } else {
+                                        (quote!(#at.wrapping_shr(#n)), Ty::Int)
+                                    }
+                                }
+                                _ => {
+                                    return bad(
+                                        "shifts need an integer literal 0..63 on the right".into(),
+                                        "shift by a constant, e.g. `flags >> 2`",
+                                    )
+                                }
+                            },
+                        }
+                    }
+                }
+            }
+        })
+    }
+
+    // ------------------------------------------------------------------- emit
+
+    /// Emits the whole schema, or returns the diagnostics.
+    pub fn emit(mut self) -> Result<TokenStream, Vec<Diag>> {
+        self.check_refs();
+        if !self.diags.is_empty() {
+            return Err(self.diags);
+        }
+        self.compute_min_len();
+        let mut items = Vec::new();
+        for e in &self.s.enums {
+            items.push(self.emit_enum(e));
+        }
+        for (i, t) in self.s.types.iter().enumerate() {
+            if let Some(ts) = self.emit_type(t, i == 0) {
+                items.push(ts);
+            }
+        }
+        if !self.diags.is_empty() {
+            self.diags.sort_by(|a, b| a.pos.cmp(&b.pos));
+            return Err(self.diags);
+        }
+        let file = &self.s.file;
+        let id = &self.s.id;
+        Ok(quote! {
+            #[doc = " Schema file this module was generated from."]
+            pub const SCHEMA_FILE: &str = #file;
+            #[doc = " `meta.id` of the schema (the root type's name)."]
+            pub const SCHEMA_ID: &str = #id;
+            #(#items)*
+        })
+    }
+
+    fn doc_for(&self, doc: Option<&str>, pos: Pos, extra: &str) -> TokenStream {
+        let mut text = doc.map(|d| d.trim().to_owned()).unwrap_or_default();
+        if !extra.is_empty() {
+            if !text.is_empty() {
+                text.push_str("\n\n");
+            }
+            text.push_str(extra);
+        }
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&format!("Schema: `{}` line {}.", self.s.file, pos.line));
+        doc_attrs(&text)
+    }
+
+    fn emit_enum(&self, e: &EnumDef) -> TokenStream {
+        let name = type_ident(&e.name);
+        let doc = self.doc_for(
+            None,
+            e.pos,
+            &format!(
+                "Enum `{}`: a closed set; any other stored value is a decode error.",
+                e.name
+            ),
+        );
+        let variants: Vec<TokenStream> = e
+            .values
+            .iter()
+            .map(|v| {
+                let vi = type_ident(&v.name);
+                let ren = &v.name;
+                let d = doc_attrs(&format!(
+                    "{}{} (stored as {}).",
+                    v.doc
+                        .as_deref()
+                        .map(|d| format!("{} ", d.trim()))
+                        .unwrap_or_default(),
+                    v.name,
+                    v.value
+                ));
+                quote! { #d #[serde(rename = #ren)] #vi }
+            })
+            .collect();
+        let to_arms = e.values.iter().map(|v| {
+            let vi = type_ident(&v.name);
+            let l = Literal::i128_unsuffixed(v.value);
+            quote! { #name::#vi => #l }
+        });
+        let from_arms = e.values.iter().map(|v| {
+            let vi = type_ident(&v.name);
+            let l = Literal::i128_unsuffixed(v.value);
+            quote! { #l => Some(#name::#vi) }
+        });
+        let name_arms = e.values.iter().map(|v| {
+            let vi = type_ident(&v.name);
+            let n = &v.name;
+            quote! { #name::#vi => #n }
+        });
+        let en = &e.name;
+        quote! {
+            #doc
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+            pub enum #name { #(#variants,)* }
+            impl #name {
+                #[doc = " The enum's name in the schema."]
+                pub const SCHEMA_NAME: &'static str = #en;
+                #[doc = " The stored integer of this value."]
+                #[inline]
+                pub const fn to_i(self) -> i128 { match self { #(#to_arms,)* } }
+                #[doc = " The value stored as `v`, or `None` when `v` is not in the enum."]
+                #[inline]
+                pub const fn from_i(v: i128) -> Option<Self> { match v { #(#from_arms,)* _ => None } }
+                #[doc = " The value's name in the schema."]
+                pub const fn name(self) -> &'static str { match self { #(#name_arms,)* } }
+            }
+        }
+    }
+
+    fn switch_enum_name(t: &TypeDef, f: &Field) -> proc_macro2::Ident {
+        format_ident!("{}{}", camel(&t.name), camel(&f.id))
+    }
+
+    /// Switch variants: (variant ident, type name, case keys).
+    fn switch_variants(&self, f: &Field) -> Vec<(proc_macro2::Ident, String, Vec<SrcExpr>)> {
+        let FieldKind::Switch { cases, default, .. } = &f.kind else {
+            return Vec::new();
+        };
+        let mut out: Vec<(proc_macro2::Ident, String, Vec<SrcExpr>)> = Vec::new();
+        for (k, tn) in cases {
+            match out.iter_mut().find(|(_, n, _)| n == tn) {
+                Some(v) => v.2.push(k.clone()),
+                None => out.push((type_ident(tn), tn.clone(), vec![k.clone()])),
+            }
+        }
+        if let Some(d) = default {
+            if !out.iter().any(|(_, n, _)| n == d) {
+                out.push((type_ident(d), d.clone(), Vec::new()));
+            }
+        }
+        out
+    }
+
+    /// Rust type of one element (before repeat/if).
+    fn elem_rust_ty(&self, t: &TypeDef, f: &Field) -> TokenStream {
+        match &f.kind {
+            FieldKind::Int {
+                enum_name: Some(e), ..
+            } => {
+                let i = type_ident(e);
+                quote!(#i)
+            }
+            FieldKind::Int { bytes, signed, .. } => int_ty(*bytes, *signed),
+            FieldKind::Float { bytes: 4, .. } => quote!(f32),
+            FieldKind::Float { .. } => quote!(f64),
+            FieldKind::Bytes(_) => quote!(::std::vec::Vec<u8>),
+            FieldKind::Contents(_) => quote!(()),
+            FieldKind::Str { .. } => quote!(::std::string::String),
+            FieldKind::User { name, .. } => {
+                let i = type_ident(name);
+                quote!(#i)
+            }
+            FieldKind::Switch { .. } => {
+                let i = Self::switch_enum_name(t, f);
+                quote!(#i)
+            }
+        }
+    }
+
+    /// Fixed-size array length, when the field is a primitive repeated a literal number of times.
+    fn array_len(f: &Field) -> Option<usize> {
+        match (&f.kind, &f.repeat) {
+            (
+                FieldKind::Int {
+                    enum_name: None, ..
+                }
+                | FieldKind::Float { .. },
+                Repeat::Expr(SrcExpr {
+                    expr: Expr::Int(n), ..
+                }),
+            ) if (1..=32).contains(n) => Some(*n as usize),
+            _ => None,
+        }
+    }
+
+    fn fixed_elem_len(&self, f: &Field) -> Option<usize> {
+        match &f.kind {
+            FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => Some(*bytes as usize),
+            _ => None,
+        }
+    }
+
+    fn emit_type(&mut self, t: &TypeDef, is_root: bool) -> Option<TokenStream> {
+        let derived = self.derived(t);
+        let name = type_ident(&t.name);
+        let min_len = lit_usize(*self.min_len.get(&t.name).unwrap_or(&0));
+        let mut struct_fields = Vec::new();
+        let mut reads = Vec::new();
+        let mut post_read_checks = Vec::new();
+        let mut write_pre = Vec::new();
+        let mut writes = Vec::new();
+        let mut lens = Vec::new();
+        let mut ctor = Vec::new();
+        let mut extra_items = Vec::new();
+        let mut rscope = Scope { vars: Vec::new() };
+        let mut wscope = Scope { vars: Vec::new() };
+
+        // On write every derived value is computed first, so expressions anywhere may use it.
+        for f in &t.fields {
+            if let Some(d) = derived.get(&f.id) {
+                let FieldKind::Int { bytes, signed, .. } = &f.kind else {
+                    continue;
+                };
+                let id = field_ident(&f.id);
+                let rty = int_ty(*bytes, *signed);
+                let tyname = int_ty_name(*bytes, *signed);
+                let fid = &f.id;
+                let value = match d {
+                    Derived::Count(list) => {
+                        let l = field_ident(list);
+                        quote!((self.#l.len() as i128))
+                    }
+                    Derived::Bytes(target) => {
+                        let g = t.fields.iter().find(|g| &g.id == target)?;
+                        let l = field_ident(target);
+                        match &g.kind {
+                            FieldKind::User { .. } => quote!((self.#l.encoded_len() as i128)),
+                            _ => quote!((self.#l.len() as i128)),
+                        }
+                    }
+                    Derived::Sum(list, field) => {
+                        let l = field_ident(list);
+                        let fi = field_ident(field);
+                        quote!(self.#l.iter().map(|__e| __e.#fi as i128).sum::<i128>())
+                    }
+                };
+                write_pre.push(quote! {
+                    let #id: #rty = ::statepack_runtime::io::fit(#value, #tyname).map_err(|e| e.in_field(#fid))?;
+                });
+                wscope.vars.push((f.id.clone(), Ty::Int));
+            }
+        }
+
+        for f in &t.fields {
+            let id = field_ident(&f.id);
+            let fid = f.id.as_str();
+            let kp = f.key_path.clone();
+            let is_derived = derived.contains_key(&f.id);
+            let at = temp_for("at", &f.id);
+            let elem_ty = self.elem_rust_ty(t, f);
+            let arr = Self::array_len(f);
+            let full_ty = match (&f.repeat, arr) {
+                (Repeat::None, _) => elem_ty.clone(),
+                (_, Some(n)) => {
+                    let n = lit_usize(n);
+                    quote!([#elem_ty; #n])
+                }
+                _ => quote!(::std::vec::Vec<#elem_ty>),
+            };
+            let field_ty = if f.cond.is_some() {
+                quote!(::std::option::Option<#full_ty>)
+            } else {
+                full_ty.clone()
+            };
+            let is_contents = matches!(f.kind, FieldKind::Contents(_));
+            let is_leaf = matches!(
+                f.kind,
+                FieldKind::Int { .. }
+                    | FieldKind::Float { .. }
+                    | FieldKind::Str { .. }
+                    | FieldKind::Bytes(_)
+            );
+
+            if let FieldKind::Switch { .. } = &f.kind {
+                extra_items.push(self.emit_switch_enum(t, f));
+            }
+
+            // --- struct member
+            if !is_derived && !is_contents {
+                let mut extra = String::new();
+                if let Some(u) = &f.units {
+                    extra.push_str(&format!("Unit: {u}."));
+                }
+                if let Some(c) = &f.cond {
+                    extra.push_str(&format!(
+                        "{}Present only when `{}`.",
+                        if extra.is_empty() { "" } else { " " },
+                        c.src
+                    ));
+                }
+                let doc = self.doc_for(f.doc.as_deref(), f.pos, &extra);
+                let ser = if f.id.as_str() != id.to_string().trim_start_matches("r#") {
+                    let n = &f.id;
+                    quote!(#[serde(rename = #n)])
+                } else {
+                    quote!()
+                };
+                struct_fields.push(quote! { #doc #ser pub #id: #field_ty });
+                ctor.push(quote!(#id));
+            }
+
+            // --- read
+            let cond_r = match &f.cond {
+                Some(c) => Some(self.expect_ty(c, &rscope, &format!("{kp}.if"), Ty::Bool)?),
+                None => None,
+            };
+            let cond_w = match &f.cond {
+                Some(c) => Some(self.expect_ty(c, &wscope, &format!("{kp}.if"), Ty::Bool)?),
+                None => None,
+            };
+            let elem_read = self.elem_read(t, f, &rscope, Side::Read)?;
+            let wrap_field = quote!(.map_err(|e| e.in_field(#fid))?);
+            let wrap_idx = quote!(.map_err(|e| e.in_index(__i).in_field(#fid))?);
+            let valid_r = match &f.valid {
+                Some(v) => Some(self.valid_check(v, f, &rscope, Side::Read)?),
+                None => None,
+            };
+            let rule_id = temp_for("rule", &f.id);
+            let rule_const = f.valid.as_ref().map(|v| {
+                let d = v.describe();
+                quote!(let #rule_id: &'static str = #d;)
+            });
+            let leave = if is_leaf {
+                quote!(r.leave(Some(&__v));)
+            } else {
+                quote!(r.leave::<()>(None);)
+            };
+            let one_read = |wrap: &TokenStream| -> TokenStream {
+                let check = valid_r.clone().map(|c| quote! {
+                    {
+                        let __v = &__v;
+                        if !(#c) {
+                            return Err(::statepack_runtime::io::DecodeError::new(#at, ::statepack_runtime::io::DecodeErrorKind::NotValid { value: format!("{:?}", __v), rule: #rule_id }) #wrap);
+                        }
+                    }
+                }).unwrap_or_default();
+                quote! {{
+                    let __v: #elem_ty = { #elem_read } #wrap;
+                    #check
+                    #leave
+                    __v
+                }}
+            };
+            let read_value = match &f.repeat {
+                Repeat::None => one_read(&wrap_field),
+                Repeat::Expr(e) => {
+                    let count =
+                        self.expect_ty(e, &rscope, &format!("{kp}.repeat-expr"), Ty::Int)?;
+                    let body = one_read(&wrap_idx);
+                    let min = self.elem_min_len(f);
+                    if let Some(n) = arr {
+                        let n = lit_usize(n);
+                        quote! {{
+                            let mut __a: [#elem_ty; #n] = Default::default();
+                            for (__i, __slot) in __a.iter_mut().enumerate() {
+                                r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                *__slot = #body;
+                            }
+                            __a
+                        }}
+                    } else {
+                        quote! {{
+                            let __n = r.check_count(#count, #min) #wrap_field;
+                            let mut __list = ::std::vec::Vec::with_capacity(__n);
+                            for __i in 0..__n {
+                                r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                __list.push(#body);
+                            }
+                            __list
+                        }}
+                    }
+                }
+                Repeat::Eos | Repeat::Until(_) => {
+                    let body = one_read(&wrap_idx);
+                    let stop = match &f.repeat {
+                        Repeat::Until(u) => {
+                            let ety = self.field_ty(&Field {
+                                cond: None,
+                                repeat: Repeat::None,
+                                ..f.clone()
+                            });
+                            let mut s2 = Scope {
+                                vars: rscope.vars.clone(),
+                            };
+                            s2.vars.push(("_".into(), ety.clone()));
+                            let c =
+                                self.expect_ty(u, &s2, &format!("{kp}.repeat-until"), Ty::Bool)?;
+                            let bind = bind_elem(&ety, quote!((&__list[__list.len() - 1])));
+                            quote! { { #bind if #c { break; } } }
+                        }
+                        _ => quote!(),
+                    };
+                    let head = match &f.repeat {
+                        Repeat::Eos => quote!(while !r.is_eof()),
+                        _ => quote!(loop),
+                    };
+                    quote! {{
+                        let mut __list = ::std::vec::Vec::new();
+                        #head {
+                            let __i = __list.len();
+                            let __before = r.offset();
+                            r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            __list.push(#body);
+                            if r.offset() == __before {
+                                return Err(::statepack_runtime::io::DecodeError::new(__before, ::statepack_runtime::io::DecodeErrorKind::Semantic("a repeated element took no bytes, so the list would never end".into())) #wrap_idx);
+                            }
+                            #stop
+                        }
+                        __list
+                    }}
+                }
+            };
+            let rep_leave = if matches!(f.repeat, Repeat::None) {
+                quote!()
+            } else {
+                quote!(r.leave::<()>(None);)
+            };
+            let read_value = if matches!(f.repeat, Repeat::None) {
+                read_value
+            } else {
+                quote! {{ let __l = #read_value; #rep_leave __l }}
+            };
+            let read_stmt = match &cond_r {
+                Some(c) => quote! {
+                    let #id: #field_ty = if #c { r.enter(::statepack_runtime::io::PathSeg::Field(#fid)); Some(#read_value) } else { None };
+                },
+                None => quote! {
+                    r.enter(::statepack_runtime::io::PathSeg::Field(#fid));
+                    let #id: #field_ty = #read_value;
+                },
+            };
+            reads.push(quote! {
+                let #at = r.offset();
+                let _ = #at;
+                #rule_const
+                #read_stmt
+            });
+            if let Some(Derived::Sum(list, field)) = derived.get(&f.id) {
+                let l = field_ident(list);
+                let fi = field_ident(field);
+                let msg = format!("{{}} stored, but the {list}[].{field} values sum to {{}}");
+                post_read_checks.push(quote! {
+                    let __sum: i128 = #l.iter().map(|__e| __e.#fi as i128).sum();
+                    if __sum != #id as i128 {
+                        return Err(::statepack_runtime::io::DecodeError::new(#at, ::statepack_runtime::io::DecodeErrorKind::Semantic(format!(#msg, #id, __sum))).in_field(#fid));
+                    }
+                });
+            }
+            rscope.vars.push((f.id.clone(), self.field_ty(f)));
+
+            // --- write
+            let src = if is_derived {
+                quote!(#id)
+            } else {
+                quote!(self.#id)
+            };
+            if !is_derived && !is_contents {
+                let ty = self.field_ty(f);
+                let bind = match (&ty, &f.kind) {
+                    (Ty::Int | Ty::Float | Ty::Enum(_), _) => quote!(let #id = self.#id;),
+                    _ => quote!(let #id = &self.#id;),
+                };
+                write_pre.push(bind);
+                wscope.vars.push((f.id.clone(), ty));
+            }
+            let elem_write = self.elem_write(t, f, &wscope)?;
+            let valid_w = match &f.valid {
+                Some(v) => Some(self.valid_check(v, f, &wscope, Side::Write)?),
+                None => None,
+            };
+            let wcheck = valid_w.map(|c| quote! {
+                if !(#c) {
+                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: #rule_id }));
+                }
+            }).unwrap_or_default();
+            let one_write = quote! { #wcheck #elem_write; Ok(()) };
+            let wrap_w_field =
+                quote!(.map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field(#fid))?);
+            let wrap_w_idx = quote!(.map_err(|e: ::statepack_runtime::io::EncodeError| e.in_index(__i).in_field(#fid))?);
+            let body_write = match &f.repeat {
+                Repeat::None => quote! {
+                    let __v = __val;
+                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #one_write })() #wrap_w_field;
+                },
+                rep => {
+                    let count_check = match rep {
+                        Repeat::Expr(e)
+                            if arr.is_none()
+                                && !matches!(e.expr, Expr::Name(ref n) if derived.get(n).map(|d| matches!(d, Derived::Count(l) if l == &f.id)).unwrap_or(false)) =>
+                        {
+                            let c =
+                                self.expect_ty(e, &wscope, &format!("{kp}.repeat-expr"), Ty::Int)?;
+                            quote! {
+                                if (__val.len() as i128) != #c {
+                                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch { expected: u64::try_from(#c).unwrap_or(u64::MAX), found: __val.len() }).in_field(#fid));
+                                }
+                            }
+                        }
+                        _ => quote!(),
+                    };
+                    let until_check = match rep {
+                        Repeat::Until(u) => {
+                            let ety = self.field_ty(&Field {
+                                cond: None,
+                                repeat: Repeat::None,
+                                ..f.clone()
+                            });
+                            let mut s2 = Scope {
+                                vars: wscope.vars.clone(),
+                            };
+                            s2.vars.push(("_".into(), ety.clone()));
+                            let c =
+                                self.expect_ty(u, &s2, &format!("{kp}.repeat-until"), Ty::Bool)?;
+                            let bind = bind_elem(&ety, quote!(__e));
+                            let src_u = &u.src;
+                            quote! {
+                                for (__j, __e) in __val.iter().enumerate() {
+                                    #bind
+                                    if (#c) != (__j + 1 == __val.len()) {
+                                        return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::UntilMismatch { condition: #src_u }).in_index(__j).in_field(#fid));
+                                    }
+                                }
+                                if __val.is_empty() {
+                                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::UntilMismatch { condition: #src_u }).in_field(#fid));
+                                }
+                            }
+                        }
+                        _ => quote!(),
+                    };
+                    quote! {
+                        #count_check
+                        #until_check
+                        for (__i, __v) in __val.iter().enumerate() {
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #one_write })() #wrap_w_idx;
+                        }
+                    }
+                }
+            };
+            let cond_src = f.cond.as_ref().map(|c| c.src.clone()).unwrap_or_default();
+            let write_stmt = match (&cond_w, is_contents) {
+                (_, true) => {
+                    let FieldKind::Contents(bytes) = &f.kind else {
+                        unreachable!()
+                    };
+                    let b = Literal::byte_string(bytes);
+                    quote!(w.write_bytes(#b);)
+                }
+                (Some(c), _) => quote! {
+                    match (#c, &#src) {
+                        (true, Some(__val)) => { #body_write }
+                        (false, None) => {}
+                        (__holds, __opt) => return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch { state: if __opt.is_some() { "present" } else { "absent" }, condition: #cond_src, holds: __holds }).in_field(#fid)),
+                    }
+                },
+                (None, _) => quote! {
+                    { let __val = &#src; #body_write }
+                },
+            };
+            writes.push(quote! { #rule_const #write_stmt });
+
+            // --- encoded length
+            if is_derived {
+                let FieldKind::Int { bytes, .. } = &f.kind else {
+                    continue;
+                };
+                lens.push(lit_usize(*bytes as usize).into_token_stream_usize());
+            } else if let FieldKind::Contents(c) = &f.kind {
+                lens.push(lit_usize(c.len()).into_token_stream_usize());
+            } else {
+                let one = self.elem_len(f);
+                let list_len = match (&f.repeat, self.fixed_elem_len(f)) {
+                    (Repeat::None, _) => quote!({ let __v = __val; #one }),
+                    (_, Some(n)) => {
+                        let n = lit_usize(n);
+                        quote!(__val.len() * #n)
+                    }
+                    _ => quote!(__val.iter().map(|__v| #one).sum::<usize>()),
+                };
+                lens.push(match &f.cond {
+                    Some(_) => quote!(self.#id.as_ref().map_or(0, |__val| #list_len)),
+                    None => quote!({ let __val = &self.#id; #list_len }),
+                });
+            }
+        }
+
+        let doc = self.doc_for(
+            t.doc.as_deref(),
+            t.pos,
+            if is_root {
+                "The root type of the schema."
+            } else {
+                ""
+            },
+        );
+        let root_api = if is_root {
+            quote! {
+                impl #name {
+                    #[doc = " Decodes a whole file: the data must end exactly where the root type ends."]
+                    #[doc = ""]
+                    #[doc = " Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError), naming the field path and byte offset."]
+                    pub fn decode(bytes: &[u8]) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+                        let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+                        let v = Self::read_from(&mut r)?;
+                        r.finish()?;
+                        Ok(v)
+                    }
+                    #[doc = " Decodes a whole file while recording its structure (every field's byte range and value)."]
+                    #[doc = " The tree is returned even when decoding fails, up to the failing field."]
+                    pub fn decode_traced(bytes: &[u8]) -> (Result<Self, ::statepack_runtime::io::DecodeError>, ::statepack_runtime::io::TraceNode) {
+                        let mut r = ::statepack_runtime::io::ByteReader::with_tracer(bytes, ::statepack_runtime::io::TreeTracer::new(SCHEMA_ID));
+                        let v = Self::read_from(&mut r).and_then(|v| { r.finish()?; Ok(v) });
+                        let end = r.offset();
+                        (v, r.tracer.finish(end))
+                    }
+                    #[doc = " Encodes to a new byte vector; counts, lengths and sums are derived from the data."]
+                    #[doc = ""]
+                    #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit its stored type or breaks a schema rule."]
+                    pub fn encode(&self) -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
+                        let mut w = ::statepack_runtime::io::ByteWriter::with_capacity(self.encoded_len());
+                        self.write_to(&mut w)?;
+                        Ok(w.into_bytes())
+                    }
+                }
+            }
+        } else {
+            quote!()
+        };
+        Some(quote! {
+            #doc
+            #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+            pub struct #name { #(#struct_fields,)* }
+
+            impl #name {
+                #[doc = " The smallest number of bytes this type can take; list counts are checked against it before anything is allocated."]
+                pub const MIN_LEN: usize = #min_len;
+
+                #[doc = " Reads one value at the reader's position."]
+                #[doc = ""]
+                #[doc = " Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset."]
+                #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+                pub fn read_from<T: ::statepack_runtime::io::Tracer>(r: &mut ::statepack_runtime::io::ByteReader<'_, T>) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+                    #(#reads)*
+                    #(#post_read_checks)*
+                    Ok(Self { #(#ctor,)* })
+                }
+
+                #[doc = " Writes this value; counts, lengths and sums are derived from the data."]
+                #[doc = ""]
+                #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value."]
+                #[allow(unused_variables, clippy::redundant_closure_call, clippy::needless_borrow, clippy::let_unit_value)]
+                pub fn write_to(&self, w: &mut ::statepack_runtime::io::ByteWriter) -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    #(#write_pre)*
+                    #(#writes)*
+                    Ok(())
+                }
+
+                #[doc = " The number of bytes [`Self::write_to`] writes."]
+                #[allow(unused_variables, clippy::identity_op)]
+                pub fn encoded_len(&self) -> usize {
+                    0 #(+ #lens)*
+                }
+            }
+            #root_api
+            #(#extra_items)*
+        })
+    }
+
+    fn elem_min_len(&self, f: &Field) -> TokenStream {
+        match &f.kind {
+            FieldKind::User { name, .. } => {
+                let i = type_ident(name);
+                quote!(#i::MIN_LEN)
+            }
+            FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
+                lit_usize(*bytes as usize).into_token_stream_usize()
+            }
+            FieldKind::Str { size: None, .. } => quote!(1),
+            _ => quote!(0),
+        }
+    }
+
+    fn size_value(&mut self, size: &Size, scope: &Scope, kp: &str) -> Option<Option<TokenStream>> {
+        match size {
+            Size::Eos => Some(None),
+            Size::Expr(e) => Some(Some(self.expect_ty(
+                e,
+                scope,
+                &format!("{kp}.size"),
+                Ty::Int,
+            )?)),
+        }
+    }
+
+    fn elem_read(
+        &mut self,
+        _t: &TypeDef,
+        f: &Field,
+        scope: &Scope,
+        _side: Side,
+    ) -> Option<TokenStream> {
+        let kp = f.key_path.clone();
+        let at = temp_for("at", &f.id);
+        Some(match &f.kind {
+            FieldKind::Int {
+                bytes,
+                signed,
+                endian,
+                enum_name,
+            } => {
+                let m = read_method(*bytes, *signed, false, *endian);
+                match enum_name {
+                    None => quote!(r.#m()),
+                    Some(e) => {
+                        let ei = type_ident(e);
+                        quote! {{
+                            let __at = r.offset();
+                            match r.#m() {
+                                Ok(__raw) => #ei::from_i(__raw as i128).ok_or_else(|| ::statepack_runtime::io::DecodeError::new(__at, ::statepack_runtime::io::DecodeErrorKind::UnknownEnum { enum_name: #e, value: __raw as i64 })),
+                                Err(e) => Err(e),
+                            }
+                        }}
+                    }
+                }
+            }
+            FieldKind::Float { bytes, endian } => {
+                let m = read_method(*bytes, true, true, *endian);
+                quote!(r.#m())
+            }
+            FieldKind::Bytes(size) => match self.size_value(size, scope, &kp)? {
+                Some(n) => quote!(r.take_sized(#n).map(|b| b.to_vec())),
+                None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(
+                    r.take_rest().to_vec()
+                )),
+            },
+            FieldKind::Str { size, encoding } => {
+                let take = match size {
+                    None => quote!(r.take_until(0)),
+                    Some(s) => match self.size_value(s, scope, &kp)? {
+                        Some(n) => quote!(r.take_sized(#n)),
+                        None => {
+                            quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(r.take_rest()))
+                        }
+                    },
+                };
+                quote! {{
+                    let __at = r.offset();
+                    #take.and_then(|b| ::statepack_runtime::io::decode_str(b, #encoding, __at))
+                }}
+            }
+            FieldKind::Contents(c) => {
+                let b = Literal::byte_string(c);
+                quote!(r.expect(#b))
+            }
+            FieldKind::User { name, size } => {
+                let ti = type_ident(name);
+                match size {
+                    None => quote!(#ti::read_from(r)),
+                    Some(s) => match self.size_value(s, scope, &kp)? {
+                        Some(n) => quote! {
+                            r.push_limit(#n).and_then(|__old| { let __v = #ti::read_from(r)?; r.pop_limit(__old)?; Ok(__v) })
+                        },
+                        None => quote!(#ti::read_from(r)),
+                    },
+                }
+            }
+            FieldKind::Switch { on, .. } => {
+                let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
+                let sw_i = match sty {
+                    Ty::Int => sw,
+                    Ty::Enum(_) => quote!(#sw.to_i()),
+                    other => {
+                        self.err(
+                            on.pos,
+                            &format!("{kp}.type.switch-on"),
+                            format!(
+                                "`{}` is {}, not an integer or enum",
+                                on.src,
+                                ty_name(&other)
+                            ),
+                            "switch on an integer or enum field",
+                        );
+                        return None;
+                    }
+                };
+                let en = Self::switch_enum_name(_t, f);
+                let mut arms = Vec::new();
+                let mut default = quote! {
+                    Err(::statepack_runtime::io::DecodeError::new(r.offset(), ::statepack_runtime::io::DecodeErrorKind::NotValid { value: __sw.to_string(), rule: "must select one of the switch cases" }))
+                };
+                for (vi, tn, keys) in self.switch_variants(f) {
+                    let ti = type_ident(&tn);
+                    if keys.is_empty() {
+                        default = quote!(#ti::read_from(r).map(#en::#vi));
+                        continue;
+                    }
+                    let mut tests = Vec::new();
+                    for k in &keys {
+                        let (kt, kty) = self.expr(k, scope, &format!("{kp}.type.cases"))?;
+                        tests.push(match kty {
+                            Ty::Enum(_) => quote!(__sw == #kt.to_i()),
+                            _ => quote!(__sw == #kt),
+                        });
+                    }
+                    arms.push(quote!(if #(#tests)||* { #ti::read_from(r).map(#en::#vi) }));
+                }
+                if let FieldKind::Switch {
+                    default: Some(d), ..
+                } = &f.kind
+                {
+                    let ti = type_ident(d);
+                    let vi = type_ident(d);
+                    default = quote!(#ti::read_from(r).map(#en::#vi));
+                }
+                let _ = at;
+                quote! {{
+                    let __sw: i128 = #sw_i;
+                    #(#arms else)* { #default }
+                }}
+            }
+        })
+    }
+
+    fn elem_write(&mut self, t: &TypeDef, f: &Field, scope: &Scope) -> Option<TokenStream> {
+        let kp = f.key_path.clone();
+        Some(match &f.kind {
+            FieldKind::Int {
+                bytes,
+                signed,
+                endian,
+                enum_name,
+            } => {
+                let m = write_method(*bytes, *signed, false, *endian);
+                let ty = int_ty(*bytes, *signed);
+                match enum_name {
+                    None => quote!(w.#m(*__v)),
+                    Some(_) => quote!(w.#m(__v.to_i() as #ty)),
+                }
+            }
+            FieldKind::Float { bytes, endian } => {
+                let m = write_method(*bytes, true, true, *endian);
+                quote!(w.#m(*__v))
+            }
+            FieldKind::Bytes(size) => {
+                let check = self.size_check(f, size, scope, &kp, quote!(__v.len()))?;
+                quote!({ #check w.write_bytes(__v); })
+            }
+            FieldKind::Str { size, encoding } => {
+                let enc_check = if *encoding == "ASCII" {
+                    quote! {
+                        if !__v.is_ascii() {
+                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "must be ASCII" }));
+                        }
+                    }
+                } else {
+                    quote!()
+                };
+                match size {
+                    None => quote!({
+                        #enc_check
+                        if __v.as_bytes().contains(&0) {
+                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "a zero-terminated string cannot contain a zero byte" }));
+                        }
+                        w.write_bytes(__v.as_bytes());
+                        w.write_u8(0);
+                    }),
+                    Some(s) => {
+                        let check = self.size_check(f, s, scope, &kp, quote!(__v.len()))?;
+                        quote!({ #enc_check #check w.write_bytes(__v.as_bytes()); })
+                    }
+                }
+            }
+            FieldKind::Contents(_) => quote!(()),
+            FieldKind::User { size, .. } => {
+                let check = match size {
+                    Some(s) => self.size_check(f, s, scope, &kp, quote!(__v.encoded_len()))?,
+                    None => quote!(),
+                };
+                quote!({ #check __v.write_to(w)?; })
+            }
+            FieldKind::Switch { on, .. } => {
+                let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
+                let sw_i = match sty {
+                    Ty::Enum(_) => quote!(#sw.to_i()),
+                    _ => sw,
+                };
+                let en = Self::switch_enum_name(t, f);
+                let variants = self.switch_variants(f);
+                let mut all_tests = Vec::new();
+                let mut arms = Vec::new();
+                for (vi, _tn, keys) in &variants {
+                    let mut tests = Vec::new();
+                    for k in keys {
+                        let (kt, kty) = self.expr(k, scope, &format!("{kp}.type.cases"))?;
+                        tests.push(match kty {
+                            Ty::Enum(_) => quote!(__sw == #kt.to_i()),
+                            _ => quote!(__sw == #kt),
+                        });
+                    }
+                    all_tests.extend(tests.clone());
+                    arms.push((vi.clone(), tests));
+                }
+                let arms: Vec<TokenStream> = arms
+                    .into_iter()
+                    .map(|(vi, tests)| {
+                        let name = vi.to_string();
+                        let selects = if tests.is_empty() {
+                            let all = &all_tests;
+                            if all.is_empty() { quote!(true) } else { quote!(!(#(#all)||*)) }
+                        } else {
+                            quote!(#(#tests)||*)
+                        };
+                        quote! {
+                            #en::#vi(__x) => {
+                                if !(#selects) {
+                                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: __sw.to_string(), found: #name }));
+                                }
+                                __x.write_to(w)?;
+                            }
+                        }
+                    })
+                    .collect();
+                quote! {{
+                    let __sw: i128 = #sw_i;
+                    match __v { #(#arms)* }
+                }}
+            }
+        })
+    }
+
+    fn size_check(
+        &mut self,
+        f: &Field,
+        size: &Size,
+        scope: &Scope,
+        kp: &str,
+        actual: TokenStream,
+    ) -> Option<TokenStream> {
+        let derived_here = matches!(
+            size,
+            Size::Expr(SrcExpr {
+                expr: Expr::Name(_),
+                ..
+            })
+        ) && matches!(f.repeat, Repeat::None);
+        match self.size_value(size, scope, kp)? {
+            None => Some(quote!()),
+            Some(n) => {
+                // A size given by a derived field always matches; check anything else.
+                let _ = derived_here;
+                Some(quote! {
+                    if (#actual as i128) != #n {
+                        return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch { expected: u64::try_from(#n).unwrap_or(u64::MAX), found: #actual }));
+                    }
+                })
+            }
+        }
+    }
+
+    fn elem_len(&self, f: &Field) -> TokenStream {
+        match &f.kind {
+            FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
+                lit_usize(*bytes as usize).into_token_stream_usize()
+            }
+            FieldKind::Bytes(_) => quote!(__v.len()),
+            FieldKind::Str { size: None, .. } => quote!(__v.len() + 1),
+            FieldKind::Str { .. } => quote!(__v.len()),
+            FieldKind::Contents(c) => lit_usize(c.len()).into_token_stream_usize(),
+            FieldKind::User { .. } | FieldKind::Switch { .. } => quote!(__v.encoded_len()),
+        }
+    }
+
+    fn valid_check(
+        &mut self,
+        v: &Valid,
+        f: &Field,
+        scope: &Scope,
+        side: Side,
+    ) -> Option<TokenStream> {
+        if !matches!(f.repeat, Repeat::None)
+            || !matches!(
+                f.kind,
+                FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Str { .. }
+            )
+        {
+            if side == Side::Read {
+                self.err(
+                    f.pos,
+                    &format!("{}.valid", f.key_path),
+                    "`valid` is supported on single integer, float, enum and string fields",
+                    "move the rule to the element type's field, or drop it",
+                );
+            }
+            return None;
+        }
+        let kp = format!("{}.valid", f.key_path);
+        let mut s2 = Scope {
+            vars: scope.vars.clone(),
+        };
+        let ty = self.field_ty(&Field {
+            cond: None,
+            ..f.clone()
+        });
+        s2.vars.push(("_".into(), ty.clone()));
+        let val = match &ty {
+            Ty::Int => quote!((*__v as i128)),
+            Ty::Float => quote!((*__v as f64)),
+            _ => quote!((*__v)),
+        };
+        let want = match &ty {
+            Ty::Enum(_) | Ty::Str => ty.clone(),
+            Ty::Float => Ty::Float,
+            _ => Ty::Int,
+        };
+        let cmp = |me: &mut Self, e: &SrcExpr, op: TokenStream| -> Option<TokenStream> {
+            let x = me.expect_ty(e, &s2, &kp, want.clone())?;
+            Some(if want == Ty::Str {
+                quote!((AsRef::<str>::as_ref(&#val) #op #x))
+            } else {
+                quote!((#val #op #x))
+            })
+        };
+        let body = match v {
+            Valid::Eq(e) => cmp(self, e, quote!(==))?,
+            Valid::Range(a, b) => {
+                if !matches!(want, Ty::Int | Ty::Float) {
+                    self.err(
+                        f.pos,
+                        &kp,
+                        "`min`/`max` need a number field",
+                        "use `eq` or `any-of` for enums and strings",
+                    );
+                    return None;
+                }
+                let lo = match a {
+                    Some(a) => cmp(self, a, quote!(>=))?,
+                    None => quote!(true),
+                };
+                let hi = match b {
+                    Some(b) => cmp(self, b, quote!(<=))?,
+                    None => quote!(true),
+                };
+                quote!((#lo && #hi))
+            }
+            Valid::AnyOf(list) => {
+                let mut parts = Vec::new();
+                for e in list {
+                    parts.push(cmp(self, e, quote!(==))?);
+                }
+                quote!((#(#parts)||*))
+            }
+            Valid::Expr(e) => {
+                let c = self.expect_ty(e, &s2, &kp, Ty::Bool)?;
+                let bind = bind_elem(&ty, quote!(__v));
+                quote!({ #bind #c })
+            }
+        };
+        Some(body)
+    }
+
+    fn emit_switch_enum(&self, t: &TypeDef, f: &Field) -> TokenStream {
+        let en = Self::switch_enum_name(t, f);
+        let FieldKind::Switch { on, .. } = &f.kind else {
+            return quote!();
+        };
+        let doc = self.doc_for(
+            None,
+            f.pos,
+            &format!(
+                "The body of `{}.{}`, selected by `{}`.",
+                t.name, f.id, on.src
+            ),
+        );
+        let vs = self.switch_variants(f);
+        let variants = vs.iter().map(|(vi, tn, keys)| {
+            let ti = type_ident(tn);
+            let d = if keys.is_empty() {
+                " The default case (`_`).".to_string()
+            } else {
+                format!(
+                    " Selected when the switch value is {}.",
+                    keys.iter()
+                        .map(|k| format!("`{}`", k.src))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                )
+            };
+            let ren = tn.as_str();
+            quote!(#[doc = #d] #[serde(rename = #ren)] #vi(#ti))
+        });
+        let len_arms = vs
+            .iter()
+            .map(|(vi, _, _)| quote!(#en::#vi(__x) => __x.encoded_len()));
+        quote! {
+            #doc
+            #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+            pub enum #en { #(#variants,)* }
+            impl #en {
+                #[doc = " The number of bytes the selected case writes."]
+                pub fn encoded_len(&self) -> usize { match self { #(#len_arms,)* } }
+            }
+        }
+    }
+}
+
+trait UsizeLit {
+    fn into_token_stream_usize(self) -> TokenStream;
+}
+impl UsizeLit for Literal {
+    fn into_token_stream_usize(self) -> TokenStream {
+        quote!(#self)
+    }
+}
+
+/// Binds `_` (the element under test) from a reference: by value for copyable types, so
+/// expressions can use it as a number, by reference otherwise.
+fn bind_elem(ty: &Ty, reference: TokenStream) -> TokenStream {
+    let el = temp("elem");
+    match ty {
+        Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => {
+            quote! { let #el = *#reference; let _ = #el; }
+        }
+        _ => quote! { let #el = #reference; let _ = #el; },
+    }
+}
+
+fn ty_name(t: &Ty) -> String {
+    match t {
+        Ty::Int => "an integer".into(),
+        Ty::Float => "a float".into(),
+        Ty::Bool => "a condition".into(),
+        Ty::Str => "a string".into(),
+        Ty::Bytes => "bytes".into(),
+        Ty::Enum(e) => format!("a `{e}` value"),
+        Ty::List(_) => "a list".into(),
+        Ty::User(u) => format!("a `{u}`"),
+        Ty::Switch => "a switch value".into(),
+        Ty::Opt => "a conditional field".into(),
+    }
+}
+
+fn hint_names<'a>(what: &str, names: impl Iterator<Item = &'a str>) -> String {
+    let v: Vec<&str> = names.collect();
+    if v.is_empty() {
+        format!("define it under `{what}`")
+    } else {
+        format!("define it under `{what}`, or use one of: {}", v.join(", "))
+    }
+}
+
+fn int_range(bytes: u8, signed: bool) -> (i128, i128) {
+    let bits = bytes as u32 * 8;
+    if signed {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    }
+}
+
+fn int_ty(bytes: u8, signed: bool) -> TokenStream {
+    match (bytes, signed) {
+        (1, false) => quote!(u8),
+        (2, false) => quote!(u16),
+        (4, false) => quote!(u32),
+        (8, false) => quote!(u64),
+        (1, true) => quote!(i8),
+        (2, true) => quote!(i16),
+        (4, true) => quote!(i32),
+        _ => quote!(i64),
+    }
+}
+
+fn int_ty_name(bytes: u8, signed: bool) -> &'static str {
+    match (bytes, signed) {
+        (1, false) => "u8",
+        (2, false) => "u16",
+        (4, false) => "u32",
+        (8, false) => "u64",
+        (1, true) => "i8",
+        (2, true) => "i16",
+        (4, true) => "i32",
+        _ => "i64",
+    }
+}
+
+fn method(
+    prefix: &str,
+    bytes: u8,
+    signed: bool,
+    float: bool,
+    endian: Endian,
+) -> proc_macro2::Ident {
+    let base = if float {
+        format!("f{}", bytes as u32 * 8)
+    } else {
+        format!("{}{}", if signed { "i" } else { "u" }, bytes as u32 * 8)
+    };
+    let end = if bytes == 1 {
+        ""
+    } else if endian == Endian::Le {
+        "le"
+    } else {
+        "be"
+    };
+    format_ident!("{prefix}_{base}{end}")
+}
+
+fn read_method(bytes: u8, signed: bool, float: bool, endian: Endian) -> proc_macro2::Ident {
+    method("read", bytes, signed, float, endian)
+}
+
+fn write_method(bytes: u8, signed: bool, float: bool, endian: Endian) -> proc_macro2::Ident {
+    method("write", bytes, signed, float, endian)
+}

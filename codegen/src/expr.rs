@@ -1,0 +1,486 @@
+//! The Kaitai Struct expression grammar, for the subset statepack schemas use.
+//!
+//! Literals: integers (`42`, `0x2a`, `0b101`, `0o52`, `1_000`), floats (`0.5`), strings
+//! (`"a"`, `'a'`), `true`/`false`. Names: earlier fields of the same type, `_` (the current
+//! element in `repeat-until` and `valid: expr`), enum values `enum_name::value`. Operators, by
+//! increasing precedence: `? :`, `or`, `and`, `not`, comparisons (`== != < <= > >=`), `|`,
+//! `^`, `&`, `<< >>`, `+ -`, `* / %`, unary `-` and `~`, then attributes (`.to_i`, `.length`,
+//! `.size`) and parentheses.
+
+use std::fmt;
+
+/// A parsed expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// Integer literal.
+    Int(i128),
+    /// Float literal.
+    Float(f64),
+    /// String literal.
+    Str(String),
+    /// `true` / `false`.
+    Bool(bool),
+    /// A field name or `_`.
+    Name(String),
+    /// `enum_name::value`.
+    EnumRef(String, String),
+    /// Unary operator applied to an operand.
+    Unary(UnOp, Box<Expr>),
+    /// Binary operator.
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `cond ? a : b`.
+    Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `expr.attribute`.
+    Attr(Box<Expr>, String),
+}
+
+/// Unary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnOp {
+    /// `-x`
+    Neg,
+    /// `not x`
+    Not,
+    /// `~x`
+    BitNot,
+}
+
+/// Binary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Or,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    BitOr,
+    BitXor,
+    BitAnd,
+    Shl,
+    Shr,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+}
+
+impl BinOp {
+    fn power(self) -> u8 {
+        match self {
+            BinOp::Or => 2,
+            BinOp::And => 3,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 5,
+            BinOp::BitOr => 6,
+            BinOp::BitXor => 7,
+            BinOp::BitAnd => 8,
+            BinOp::Shl | BinOp::Shr => 9,
+            BinOp::Add | BinOp::Sub => 10,
+            BinOp::Mul | BinOp::Div | BinOp::Mod => 11,
+        }
+    }
+
+    /// True for `== != < <= > >=`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Int(i128),
+    Float(f64),
+    Str(String),
+    Ident(String),
+    Op(&'static str),
+}
+
+impl fmt::Display for Tok {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Tok::Int(v) => write!(f, "{v}"),
+            Tok::Float(v) => write!(f, "{v}"),
+            Tok::Str(s) => write!(f, "{s:?}"),
+            Tok::Ident(s) => write!(f, "{s}"),
+            Tok::Op(s) => write!(f, "{s}"),
+        }
+    }
+}
+
+const OPS: [&str; 25] = [
+    "::", "==", "!=", "<=", ">=", "<<", ">>", "<", ">", "+", "-", "*", "/", "%", "&", "|", "^",
+    "~", "(", ")", "?", ":", ".", "[", "]",
+];
+
+fn parse_int(text: &str) -> Option<i128> {
+    let t: String = text.chars().filter(|c| *c != '_').collect();
+    let (digits, radix) = if let Some(r) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        (r, 16)
+    } else if let Some(r) = t.strip_prefix("0b").or_else(|| t.strip_prefix("0B")) {
+        (r, 2)
+    } else if let Some(r) = t.strip_prefix("0o").or_else(|| t.strip_prefix("0O")) {
+        (r, 8)
+    } else {
+        (t.as_str(), 10)
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    i128::from_str_radix(digits, radix).ok()
+}
+
+fn lex(src: &str) -> Result<Vec<Tok>, String> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut i = 0;
+    let mut out = Vec::new();
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_digit() {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let mut is_float = false;
+            if i + 1 < chars.len() && chars[i] == '.' && chars[i + 1].is_ascii_digit() {
+                is_float = true;
+                i += 1;
+                while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '_') {
+                    i += 1;
+                }
+            }
+            let text: String = chars[start..i].iter().collect();
+            if is_float {
+                let t: String = text.chars().filter(|c| *c != '_').collect();
+                out.push(Tok::Float(
+                    t.parse().map_err(|_| format!("`{text}` is not a number"))?,
+                ));
+            } else {
+                out.push(Tok::Int(
+                    parse_int(&text).ok_or_else(|| format!("`{text}` is not an integer"))?,
+                ));
+            }
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            out.push(Tok::Ident(chars[start..i].iter().collect()));
+            continue;
+        }
+        if c == '"' || c == '\'' {
+            let mut s = String::new();
+            i += 1;
+            loop {
+                match chars.get(i) {
+                    None => return Err("unterminated string literal".into()),
+                    Some(&q) if q == c => {
+                        i += 1;
+                        break;
+                    }
+                    Some('\\') if c == '"' => {
+                        match chars.get(i + 1) {
+                            Some('n') => s.push('\n'),
+                            Some('t') => s.push('\t'),
+                            Some('0') => s.push('\0'),
+                            Some(&o) => s.push(o),
+                            None => return Err("unterminated string literal".into()),
+                        }
+                        i += 2;
+                    }
+                    Some(&o) => {
+                        s.push(o);
+                        i += 1;
+                    }
+                }
+            }
+            out.push(Tok::Str(s));
+            continue;
+        }
+        let rest: String = chars[i..chars.len().min(i + 2)].iter().collect();
+        match OPS.iter().find(|op| rest.starts_with(**op)) {
+            Some(op) => {
+                out.push(Tok::Op(op));
+                i += op.len();
+            }
+            None => return Err(format!("unexpected character `{c}`")),
+        }
+    }
+    Ok(out)
+}
+
+struct P {
+    toks: Vec<Tok>,
+    i: usize,
+    depth: usize,
+}
+
+impl P {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.i)
+    }
+    fn next(&mut self) -> Option<Tok> {
+        let t = self.toks.get(self.i).cloned();
+        self.i += 1;
+        t
+    }
+    fn eat_op(&mut self, op: &str) -> bool {
+        if matches!(self.peek(), Some(Tok::Op(o)) if *o == op) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn eat_word(&mut self, w: &str) -> bool {
+        if matches!(self.peek(), Some(Tok::Ident(o)) if o == w) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn binop(&self) -> Option<BinOp> {
+        Some(match self.peek()? {
+            Tok::Ident(w) if w == "or" => BinOp::Or,
+            Tok::Ident(w) if w == "and" => BinOp::And,
+            Tok::Op("==") => BinOp::Eq,
+            Tok::Op("!=") => BinOp::Ne,
+            Tok::Op("<") => BinOp::Lt,
+            Tok::Op("<=") => BinOp::Le,
+            Tok::Op(">") => BinOp::Gt,
+            Tok::Op(">=") => BinOp::Ge,
+            Tok::Op("|") => BinOp::BitOr,
+            Tok::Op("^") => BinOp::BitXor,
+            Tok::Op("&") => BinOp::BitAnd,
+            Tok::Op("<<") => BinOp::Shl,
+            Tok::Op(">>") => BinOp::Shr,
+            Tok::Op("+") => BinOp::Add,
+            Tok::Op("-") => BinOp::Sub,
+            Tok::Op("*") => BinOp::Mul,
+            Tok::Op("/") => BinOp::Div,
+            Tok::Op("%") => BinOp::Mod,
+            _ => return None,
+        })
+    }
+
+    fn ternary(&mut self) -> Result<Expr, String> {
+        self.depth += 1;
+        if self.depth > 64 {
+            return Err("expression nests too deeply".into());
+        }
+        let cond = self.binary(0)?;
+        let out = if self.eat_op("?") {
+            let a = self.ternary()?;
+            if !self.eat_op(":") {
+                return Err("expected `:` in a `? :` expression".into());
+            }
+            let b = self.ternary()?;
+            Expr::Ternary(Box::new(cond), Box::new(a), Box::new(b))
+        } else {
+            cond
+        };
+        self.depth -= 1;
+        Ok(out)
+    }
+
+    fn binary(&mut self, min: u8) -> Result<Expr, String> {
+        let mut lhs = if self.eat_word("not") {
+            Expr::Unary(UnOp::Not, Box::new(self.binary(4)?))
+        } else {
+            self.unary()?
+        };
+        while let Some(op) = self.binop() {
+            let p = op.power();
+            if p <= min {
+                break;
+            }
+            self.i += 1;
+            let rhs = self.binary(p)?;
+            if op.is_comparison() {
+                if let Expr::Binary(inner, _, _) = &lhs {
+                    if inner.is_comparison() {
+                        return Err("comparisons cannot be chained; use `and`".into());
+                    }
+                }
+            }
+            lhs = Expr::Binary(op, Box::new(lhs), Box::new(rhs));
+        }
+        Ok(lhs)
+    }
+
+    fn unary(&mut self) -> Result<Expr, String> {
+        if self.eat_op("-") {
+            return Ok(match self.unary()? {
+                Expr::Int(v) => Expr::Int(-v),
+                Expr::Float(v) => Expr::Float(-v),
+                e => Expr::Unary(UnOp::Neg, Box::new(e)),
+            });
+        }
+        if self.eat_op("~") {
+            return Ok(Expr::Unary(UnOp::BitNot, Box::new(self.unary()?)));
+        }
+        let mut e = self.primary()?;
+        while self.eat_op(".") {
+            match self.next() {
+                Some(Tok::Ident(a)) => e = Expr::Attr(Box::new(e), a),
+                other => {
+                    return Err(format!(
+                        "expected an attribute name after `.`, found {}",
+                        other.map(|t| format!("`{t}`")).unwrap_or("the end".into())
+                    ))
+                }
+            }
+        }
+        Ok(e)
+    }
+
+    fn primary(&mut self) -> Result<Expr, String> {
+        match self.next() {
+            Some(Tok::Int(v)) => Ok(Expr::Int(v)),
+            Some(Tok::Float(v)) => Ok(Expr::Float(v)),
+            Some(Tok::Str(s)) => Ok(Expr::Str(s)),
+            Some(Tok::Ident(w)) if w == "true" => Ok(Expr::Bool(true)),
+            Some(Tok::Ident(w)) if w == "false" => Ok(Expr::Bool(false)),
+            Some(Tok::Ident(w)) => {
+                if self.eat_op("::") {
+                    match self.next() {
+                        Some(Tok::Ident(v)) => Ok(Expr::EnumRef(w, v)),
+                        _ => Err(format!("expected a value name after `{w}::`")),
+                    }
+                } else {
+                    Ok(Expr::Name(w))
+                }
+            }
+            Some(Tok::Op("(")) => {
+                let e = self.ternary()?;
+                if !self.eat_op(")") {
+                    return Err("expected `)`".into());
+                }
+                Ok(e)
+            }
+            Some(t) => Err(format!("unexpected `{t}`")),
+            None => Err("the expression ends early".into()),
+        }
+    }
+}
+
+/// Parses a KS expression. Errors describe the first problem in plain words.
+pub fn parse(src: &str) -> Result<Expr, String> {
+    let toks = lex(src)?;
+    if toks.is_empty() {
+        return Err("the expression is empty".into());
+    }
+    let mut p = P {
+        toks,
+        i: 0,
+        depth: 0,
+    };
+    let e = p.ternary()?;
+    if let Some(t) = p.peek() {
+        return Err(format!("unexpected `{t}` after the end of the expression"));
+    }
+    Ok(e)
+}
+
+/// Parses an integer literal in KS syntax (decimal, `0x`, `0b`, `0o`, underscores allowed).
+pub fn parse_int_literal(text: &str) -> Option<i128> {
+    let t = text.trim();
+    if let Some(rest) = t.strip_prefix('-') {
+        return parse_int(rest).map(|v| -v);
+    }
+    parse_int(t)
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Int(v) => write!(f, "{v}"),
+            Expr::Float(v) => write!(f, "{v}"),
+            Expr::Str(s) => write!(f, "{s:?}"),
+            Expr::Bool(b) => write!(f, "{b}"),
+            Expr::Name(n) => write!(f, "{n}"),
+            Expr::EnumRef(e, v) => write!(f, "{e}::{v}"),
+            Expr::Unary(op, e) => match op {
+                UnOp::Neg => write!(f, "-{e}"),
+                UnOp::Not => write!(f, "not {e}"),
+                UnOp::BitNot => write!(f, "~{e}"),
+            },
+            Expr::Binary(op, a, b) => {
+                let s = match op {
+                    BinOp::Or => "or",
+                    BinOp::And => "and",
+                    BinOp::Eq => "==",
+                    BinOp::Ne => "!=",
+                    BinOp::Lt => "<",
+                    BinOp::Le => "<=",
+                    BinOp::Gt => ">",
+                    BinOp::Ge => ">=",
+                    BinOp::BitOr => "|",
+                    BinOp::BitXor => "^",
+                    BinOp::BitAnd => "&",
+                    BinOp::Shl => "<<",
+                    BinOp::Shr => ">>",
+                    BinOp::Add => "+",
+                    BinOp::Sub => "-",
+                    BinOp::Mul => "*",
+                    BinOp::Div => "/",
+                    BinOp::Mod => "%",
+                };
+                write!(f, "({a} {s} {b})")
+            }
+            Expr::Ternary(c, a, b) => write!(f, "({c} ? {a} : {b})"),
+            Expr::Attr(e, a) => write!(f, "{e}.{a}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precedence_follows_ks() {
+        let e = parse("kind != frame_kind::absolute and (kind.to_i & 0b001) != 0").unwrap();
+        assert_eq!(
+            e.to_string(),
+            "((kind != frame_kind::absolute) and ((kind.to_i & 1) != 0))"
+        );
+        assert_eq!(parse("1 + 2 * 3").unwrap().to_string(), "(1 + (2 * 3))");
+        assert_eq!(parse("a ? 1 : 2").unwrap().to_string(), "(a ? 1 : 2)");
+        assert_eq!(parse("not a == b").unwrap().to_string(), "not (a == b)");
+        assert_eq!(parse("0x10 << 2").unwrap().to_string(), "(16 << 2)");
+        assert_eq!(parse("-5").unwrap(), Expr::Int(-5));
+    }
+
+    #[test]
+    fn errors_are_words_not_panics() {
+        for bad in [
+            "",
+            "1 +",
+            "(1",
+            "a ==",
+            "a == b == c",
+            "a.",
+            "\"x",
+            "$",
+            "1 2",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+        let deep = "(".repeat(200) + "1" + &")".repeat(200);
+        assert!(parse(&deep).is_err());
+    }
+}

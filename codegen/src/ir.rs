@@ -1,0 +1,225 @@
+//! The intermediate representation: a schema after loading, in a fixed order (the root type
+//! first, then `types` in document order; enums in document order), ready for checks and emit.
+
+use crate::diag::Pos;
+use crate::expr::Expr;
+
+/// Byte order of multi-byte numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endian {
+    /// Little-endian (`le`).
+    Le,
+    /// Big-endian (`be`).
+    Be,
+}
+
+/// A loaded schema.
+#[derive(Debug, Clone)]
+pub struct Schema {
+    /// `meta.id`, snake_case; the root type's name.
+    pub id: String,
+    /// The schema file as given to the generator (used in headers and errors).
+    pub file: String,
+    /// `meta.title`, if any.
+    pub title: Option<String>,
+    /// Default byte order (`meta.endian`).
+    pub endian: Option<Endian>,
+    /// Types, the root first.
+    pub types: Vec<TypeDef>,
+    /// Enums.
+    pub enums: Vec<EnumDef>,
+}
+
+/// One user type (a `seq` of fields).
+#[derive(Debug, Clone)]
+pub struct TypeDef {
+    /// Schema name (snake_case).
+    pub name: String,
+    /// `doc`, if any.
+    pub doc: Option<String>,
+    /// Where the type is defined.
+    pub pos: Pos,
+    /// Key path of the type (`types.frame`), for errors.
+    pub key_path: String,
+    /// The fields in stream order.
+    pub fields: Vec<Field>,
+}
+
+/// One enum.
+#[derive(Debug, Clone)]
+pub struct EnumDef {
+    /// Schema name (snake_case).
+    pub name: String,
+    /// Where the enum is defined.
+    pub pos: Pos,
+    /// Values: number, name, doc.
+    pub values: Vec<EnumValue>,
+}
+
+/// One enum value.
+#[derive(Debug, Clone)]
+pub struct EnumValue {
+    /// The integer stored.
+    pub value: i128,
+    /// The name (snake_case).
+    pub name: String,
+    /// `doc`, if any.
+    pub doc: Option<String>,
+}
+
+/// An expression together with the text it was written as.
+#[derive(Debug, Clone)]
+pub struct SrcExpr {
+    /// Parsed form.
+    pub expr: Expr,
+    /// As written in the schema.
+    pub src: String,
+    /// Where it is.
+    pub pos: Pos,
+}
+
+/// One field of a `seq`.
+#[derive(Debug, Clone)]
+pub struct Field {
+    /// `id` (snake_case).
+    pub id: String,
+    /// `doc`, if any.
+    pub doc: Option<String>,
+    /// Where the field's entry starts.
+    pub pos: Pos,
+    /// Key path (`types.frame.seq[2]`), for errors.
+    pub key_path: String,
+    /// What is stored.
+    pub kind: FieldKind,
+    /// Repetition.
+    pub repeat: Repeat,
+    /// `if` condition.
+    pub cond: Option<SrcExpr>,
+    /// `valid` rule.
+    pub valid: Option<Valid>,
+    /// `-sp-units`: the unit of the stored number, for docs and tools.
+    pub units: Option<String>,
+    /// `-sp-sum-of: list.field`: this field equals the sum of `field` over the elements of
+    /// `list` (derived on write, checked on read).
+    pub sum_of: Option<(String, String, Pos)>,
+}
+
+/// How many bytes a sized field takes.
+#[derive(Debug, Clone)]
+pub enum Size {
+    /// `size: <expr>`.
+    Expr(SrcExpr),
+    /// `size-eos: true`: the rest of the enclosing stream.
+    Eos,
+}
+
+/// What a field stores.
+#[derive(Debug, Clone)]
+pub enum FieldKind {
+    /// `u1`..`u8`, `s1`..`s8` (optionally with `enum`).
+    Int {
+        /// Width in bytes (1, 2, 4, 8).
+        bytes: u8,
+        /// Signed (`sN`).
+        signed: bool,
+        /// Byte order (after the meta default is applied).
+        endian: Endian,
+        /// `enum`, if any.
+        enum_name: Option<String>,
+    },
+    /// `f4`, `f8`.
+    Float {
+        /// Width in bytes (4 or 8).
+        bytes: u8,
+        /// Byte order.
+        endian: Endian,
+    },
+    /// Raw bytes with a size.
+    Bytes(Size),
+    /// `type: str` with a size, or `type: strz` (terminated by a zero byte).
+    Str {
+        /// `None` for `strz`.
+        size: Option<Size>,
+        /// `UTF-8` or `ASCII`.
+        encoding: &'static str,
+    },
+    /// Fixed `contents` (magic, version header).
+    Contents(Vec<u8>),
+    /// A user type, optionally in a sized substream.
+    User {
+        /// The type's schema name.
+        name: String,
+        /// `size`, if any.
+        size: Option<Size>,
+    },
+    /// `type: {switch-on: ..., cases: ...}`.
+    Switch {
+        /// The switch expression.
+        on: SrcExpr,
+        /// Case keys (integer or enum value expressions) and the type each selects.
+        cases: Vec<(SrcExpr, String)>,
+        /// The `_` case, if any.
+        default: Option<String>,
+    },
+}
+
+/// Repetition of a field.
+#[derive(Debug, Clone)]
+pub enum Repeat {
+    /// Read once.
+    None,
+    /// `repeat: expr` with `repeat-expr`.
+    Expr(SrcExpr),
+    /// `repeat: eos`.
+    Eos,
+    /// `repeat: until` with `repeat-until` (`_` is the element just read).
+    Until(SrcExpr),
+}
+
+/// A `valid` rule.
+#[derive(Debug, Clone)]
+pub enum Valid {
+    /// `valid: <value>` or `valid: {eq: <value>}`.
+    Eq(SrcExpr),
+    /// `valid: {min: a, max: b}` (either may be absent).
+    Range(Option<SrcExpr>, Option<SrcExpr>),
+    /// `valid: {any-of: [...]}`.
+    AnyOf(Vec<SrcExpr>),
+    /// `valid: {expr: ...}` with `_` as the value.
+    Expr(SrcExpr),
+}
+
+impl Valid {
+    /// The rule as a readable string (used in error messages of the generated code).
+    pub fn describe(&self) -> String {
+        match self {
+            Valid::Eq(e) => format!("must equal {}", e.src),
+            Valid::Range(a, b) => match (a, b) {
+                (Some(a), Some(b)) => format!("must be in {}..={}", a.src, b.src),
+                (Some(a), None) => format!("must be at least {}", a.src),
+                (None, Some(b)) => format!("must be at most {}", b.src),
+                (None, None) => "any value".into(),
+            },
+            Valid::AnyOf(v) => format!(
+                "must be one of {}",
+                v.iter()
+                    .map(|e| e.src.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Valid::Expr(e) => format!("must satisfy {}", e.src),
+        }
+    }
+}
+
+impl Schema {
+    /// The type with this schema name.
+    pub fn type_def(&self, name: &str) -> Option<&TypeDef> {
+        self.types.iter().find(|t| t.name == name)
+    }
+
+    /// The enum with this schema name.
+    pub fn enum_def(&self, name: &str) -> Option<&EnumDef> {
+        self.enums.iter().find(|e| e.name == name)
+    }
+}

@@ -1,0 +1,1022 @@
+//! From the YAML tree to the IR: every key is recognised or reported, scalars are read with
+//! the KS expression grammar, and all problems are collected rather than stopping at the first.
+
+use crate::diag::{Diag, Pos};
+use crate::expr::{self, Expr};
+use crate::ir::*;
+use crate::yaml::{Key, Node, NodeKind};
+
+/// Keys allowed in `meta`.
+pub const META_KEYS: &[&str] = &[
+    "id",
+    "title",
+    "endian",
+    "bit-endian",
+    "encoding",
+    "file-extension",
+    "license",
+    "ks-version",
+    "ks-debug",
+    "application",
+    "xref",
+    "tags",
+];
+/// Keys allowed at the top level of a schema.
+pub const TOP_KEYS: &[&str] = &["meta", "doc", "doc-ref", "seq", "types", "enums"];
+/// Keys allowed in a type under `types`.
+pub const TYPE_KEYS: &[&str] = &["seq", "doc", "doc-ref"];
+/// Keys allowed in a `seq` entry.
+pub const FIELD_KEYS: &[&str] = &[
+    "id",
+    "type",
+    "size",
+    "size-eos",
+    "repeat",
+    "repeat-expr",
+    "repeat-until",
+    "if",
+    "enum",
+    "contents",
+    "encoding",
+    "valid",
+    "doc",
+    "doc-ref",
+];
+/// Extension keys allowed in a `seq` entry.
+pub const FIELD_SP_KEYS: &[&str] = &["-sp-units", "-sp-sum-of"];
+
+/// KS keys this generator knows but does not support yet, with the hint to give.
+const NOT_YET: &[(&str, &str)] = &[
+    (
+        "instances",
+        "instances are not supported yet; compute the value in the format module",
+    ),
+    (
+        "params",
+        "parameterised types are not supported yet; use a field of the same type instead",
+    ),
+    (
+        "imports",
+        "imports are not supported yet; define the types in this schema",
+    ),
+    (
+        "terminator",
+        "only `type: strz` (zero-terminated) is supported; use it instead of `terminator`",
+    ),
+    (
+        "pad-right",
+        "padded strings are not supported; use an exact `size`",
+    ),
+    ("include", "`include` is not supported; drop it"),
+    (
+        "consume",
+        "`consume` is not supported; `strz` always consumes its terminator",
+    ),
+    (
+        "process",
+        "`process` is not supported yet; decompress in the format module",
+    ),
+    (
+        "pos",
+        "`pos` (seeking) is not supported; fields are read in stream order",
+    ),
+    (
+        "io",
+        "`io` is not supported; fields are read from the enclosing stream",
+    ),
+    (
+        "value",
+        "value instances are not supported yet; compute the value in the format module",
+    ),
+];
+
+pub(crate) struct Lower<'a> {
+    pub file: &'a str,
+    pub diags: Vec<Diag>,
+    default_encoding: Option<&'static str>,
+    default_endian: Option<Endian>,
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn closest<'k>(word: &str, options: &[&'k str]) -> Option<&'k str> {
+    fn dist(a: &str, b: &str) -> usize {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for i in 1..=a.len() {
+            let mut cur = vec![i; b.len() + 1];
+            for j in 1..=b.len() {
+                let cost = usize::from(a[i - 1] != b[j - 1]);
+                cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    }
+    options
+        .iter()
+        .map(|o| (dist(word, o), *o))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, o)| o)
+}
+
+impl<'a> Lower<'a> {
+    pub fn new(file: &'a str) -> Self {
+        Self {
+            file,
+            diags: Vec::new(),
+            default_encoding: None,
+            default_endian: None,
+        }
+    }
+
+    fn err(&mut self, pos: Pos, path: &str, msg: impl Into<String>, hint: impl Into<String>) {
+        self.diags.push(Diag::new(self.file, pos, path, msg, hint));
+    }
+
+    fn unknown_key(&mut self, key: &Key, path: &str, allowed: &[&str], sp_allowed: &[&str]) {
+        let kp = format!("{path}.{}", key.text);
+        if let Some((_, hint)) = NOT_YET.iter().find(|(k, _)| *k == key.text) {
+            self.err(
+                key.pos,
+                &kp,
+                format!("`{}` is not supported by statepack", key.text),
+                *hint,
+            );
+            return;
+        }
+        if key.text.starts_with("-sp-") {
+            let hint = if sp_allowed.is_empty() {
+                "no extension keys are allowed here; see docs/schema-language.md".to_string()
+            } else {
+                format!("extension keys allowed here: {}", sp_allowed.join(", "))
+            };
+            self.err(
+                key.pos,
+                &kp,
+                format!("unknown extension key `{}`", key.text),
+                hint,
+            );
+            return;
+        }
+        let hint = match closest(&key.text, allowed) {
+            Some(c) => format!("did you mean `{c}`?"),
+            None => format!("keys allowed here: {}", allowed.join(", ")),
+        };
+        self.err(key.pos, &kp, format!("unknown key `{}`", key.text), hint);
+    }
+
+    fn map<'n>(&mut self, node: &'n Node, path: &str, what: &str) -> Option<&'n [(Key, Node)]> {
+        match node.as_map() {
+            Some(m) => Some(m),
+            None => {
+                self.err(
+                    node.pos,
+                    path,
+                    format!("{what} must be a mapping, found {}", node.shape()),
+                    format!("write {what} as `key: value` lines"),
+                );
+                None
+            }
+        }
+    }
+
+    fn scalar<'n>(&mut self, node: &'n Node, path: &str) -> Option<&'n str> {
+        match node.as_str() {
+            Some(s) => Some(s),
+            None => {
+                self.err(
+                    node.pos,
+                    path,
+                    format!("expected a single value, found {}", node.shape()),
+                    "write a plain value here",
+                );
+                None
+            }
+        }
+    }
+
+    fn src_expr(&mut self, node: &Node, path: &str) -> Option<SrcExpr> {
+        let text = self.scalar(node, path)?;
+        if let NodeKind::Scalar { quoted: true, .. } = &node.kind {
+            // A quoted YAML scalar is still an expression in KS; keep the text as written.
+        }
+        match expr::parse(text) {
+            Ok(expr) => Some(SrcExpr {
+                expr,
+                src: text.to_owned(),
+                pos: node.pos,
+            }),
+            Err(e) => {
+                self.err(
+                    node.pos,
+                    path,
+                    format!("bad expression `{text}`: {e}"),
+                    "expressions use the Kaitai Struct grammar, e.g. `kind == frame_kind::absolute and num > 0`",
+                );
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, node: &Node, path: &str) -> Option<bool> {
+        match self.scalar(node, path)? {
+            "true" => Some(true),
+            "false" => Some(false),
+            other => {
+                self.err(
+                    node.pos,
+                    path,
+                    format!("expected `true` or `false`, found `{other}`"),
+                    "write `true` or `false` (other YAML spellings such as `yes`/`on` are not booleans in KS)",
+                );
+                None
+            }
+        }
+    }
+
+    /// Lowers a whole schema.
+    pub fn schema(&mut self, root: &Node) -> Option<Schema> {
+        let top = self.map(root, "", "the schema")?;
+        let mut id = None;
+        let mut title = None;
+        let mut endian = None;
+        let mut root_fields = Vec::new();
+        let mut root_doc = None;
+        let mut types = Vec::new();
+        let mut enums = Vec::new();
+        let mut have_seq = false;
+        // `meta` first: its endian and encoding are defaults for every field.
+        let ordered = top
+            .iter()
+            .filter(|(k, _)| k.text == "meta")
+            .chain(top.iter().filter(|(k, _)| k.text != "meta"));
+        for (k, v) in ordered {
+            if k.text != "meta" && self.default_endian.is_none() {
+                self.default_endian = endian;
+            }
+            match k.text.as_str() {
+                "meta" => {
+                    if let Some(meta) = self.map(v, "meta", "`meta`") {
+                        for (mk, mv) in meta {
+                            let kp = format!("meta.{}", mk.text);
+                            match mk.text.as_str() {
+                                "id" => {
+                                    if let Some(s) = self.scalar(mv, &kp) {
+                                        if is_ident(s) {
+                                            id = Some(s.to_owned());
+                                        } else {
+                                            self.err(mv.pos, &kp, format!("`{s}` is not a valid id"), "ids are lower_snake_case: letters, digits and `_`, starting with a letter");
+                                        }
+                                    }
+                                }
+                                "title" => title = self.scalar(mv, &kp).map(str::to_owned),
+                                "endian" => match self.scalar(mv, &kp) {
+                                    Some("le") => endian = Some(Endian::Le),
+                                    Some("be") => endian = Some(Endian::Be),
+                                    Some(o) => self.err(mv.pos, &kp, format!("endian `{o}` is not `le` or `be`"), "write `endian: le` or `endian: be` (switch-on endianness is not supported)"),
+                                    None => {}
+                                },
+                                "bit-endian" => match self.scalar(mv, &kp) {
+                                    Some("be") | Some("le") => {}
+                                    Some(o) => self.err(mv.pos, &kp, format!("bit-endian `{o}` is not `be` or `le`"), "write `bit-endian: be` (MSB-first) or `bit-endian: le`"),
+                                    None => {}
+                                },
+                                "encoding" => {
+                                    if let Some(s) = self.scalar(mv, &kp) {
+                                        self.default_encoding = self.encoding(s, mv.pos, &kp);
+                                    }
+                                }
+                                t if META_KEYS.contains(&t) => {}
+                                _ => self.unknown_key(mk, "meta", META_KEYS, &[]),
+                            }
+                        }
+                    }
+                }
+                "doc" => root_doc = self.scalar(v, "doc").map(str::to_owned),
+                "doc-ref" => {}
+                "seq" => {
+                    have_seq = true;
+                    root_fields = self.seq(v, "seq");
+                }
+                "types" => {
+                    if let Some(m) = self.map(v, "types", "`types`") {
+                        for (tk, tv) in m {
+                            if let Some(t) = self.type_def(tk, tv) {
+                                types.push(t);
+                            }
+                        }
+                    }
+                }
+                "enums" => {
+                    if let Some(m) = self.map(v, "enums", "`enums`") {
+                        for (ek, ev) in m {
+                            if let Some(e) = self.enum_def(ek, ev) {
+                                enums.push(e);
+                            }
+                        }
+                    }
+                }
+                t if t.starts_with('-') && !t.starts_with("-sp-") => {}
+                _ => self.unknown_key(k, "", TOP_KEYS, &[]),
+            }
+        }
+        let Some(id) = id else {
+            self.err(
+                root.pos,
+                "meta.id",
+                "the schema has no `meta.id`",
+                "add `meta:` with `id: <snake_case_name>`; it names the root type",
+            );
+            return None;
+        };
+        if !have_seq {
+            self.err(
+                root.pos,
+                "seq",
+                "the schema has no top-level `seq`",
+                "add a `seq:` list of the fields of the file, in stream order",
+            );
+        }
+        let mut all = vec![TypeDef {
+            name: id.clone(),
+            doc: root_doc,
+            pos: root.pos,
+            key_path: String::new(),
+            fields: root_fields,
+        }];
+        all.extend(types);
+        Some(Schema {
+            id,
+            file: self.file.to_owned(),
+            title,
+            endian,
+            types: all,
+            enums,
+        })
+    }
+
+    fn encoding(&mut self, s: &str, pos: Pos, kp: &str) -> Option<&'static str> {
+        match s.to_ascii_uppercase().as_str() {
+            "UTF-8" | "UTF8" => Some("UTF-8"),
+            "ASCII" => Some("ASCII"),
+            _ => {
+                self.err(
+                    pos,
+                    kp,
+                    format!("encoding `{s}` is not supported"),
+                    "use `UTF-8` or `ASCII`",
+                );
+                None
+            }
+        }
+    }
+
+    fn type_def(&mut self, key: &Key, node: &Node) -> Option<TypeDef> {
+        let kp = format!("types.{}", key.text);
+        if !is_ident(&key.text) {
+            self.err(
+                key.pos,
+                &kp,
+                format!("`{}` is not a valid type name", key.text),
+                "type names are lower_snake_case",
+            );
+        }
+        let m = self.map(node, &kp, "a type")?;
+        let mut doc = None;
+        let mut fields = Vec::new();
+        for (k, v) in m {
+            match k.text.as_str() {
+                "seq" => fields = self.seq(v, &format!("{kp}.seq")),
+                "doc" => doc = self.scalar(v, &format!("{kp}.doc")).map(str::to_owned),
+                "doc-ref" => {}
+                "types" | "enums" => self.err(
+                    k.pos,
+                    &format!("{kp}.{}", k.text),
+                    format!("nested `{}` are not supported", k.text),
+                    "move the definition to the top-level section of the same name",
+                ),
+                t if t.starts_with('-') && !t.starts_with("-sp-") => {}
+                _ => self.unknown_key(k, &kp, TYPE_KEYS, &[]),
+            }
+        }
+        Some(TypeDef {
+            name: key.text.clone(),
+            doc,
+            pos: key.pos,
+            key_path: kp,
+            fields,
+        })
+    }
+
+    fn enum_def(&mut self, key: &Key, node: &Node) -> Option<EnumDef> {
+        let kp = format!("enums.{}", key.text);
+        if !is_ident(&key.text) {
+            self.err(
+                key.pos,
+                &kp,
+                format!("`{}` is not a valid enum name", key.text),
+                "enum names are lower_snake_case",
+            );
+        }
+        let m = self.map(node, &kp, "an enum")?;
+        let mut values: Vec<EnumValue> = Vec::new();
+        for (k, v) in m {
+            let vp = format!("{kp}.{}", k.text);
+            let Some(num) = expr::parse_int_literal(&k.text) else {
+                self.err(
+                    k.pos,
+                    &vp,
+                    format!("enum key `{}` is not an integer", k.text),
+                    "enum keys are the stored integers, e.g. `4: absolute`",
+                );
+                continue;
+            };
+            let (name, doc) = match &v.kind {
+                NodeKind::Scalar { text, .. } => (text.clone(), None),
+                NodeKind::Map(entries) => {
+                    let mut id = None;
+                    let mut doc = None;
+                    for (ek, ev) in entries {
+                        match ek.text.as_str() {
+                            "id" => id = ev.as_str().map(str::to_owned),
+                            "doc" => doc = ev.as_str().map(str::to_owned),
+                            "doc-ref" => {}
+                            _ => self.unknown_key(ek, &vp, &["id", "doc", "doc-ref"], &[]),
+                        }
+                    }
+                    match id {
+                        Some(id) => (id, doc),
+                        None => {
+                            self.err(
+                                v.pos,
+                                &vp,
+                                "enum value has no `id`",
+                                "write `4: absolute` or `4: {id: absolute, doc: ...}`",
+                            );
+                            continue;
+                        }
+                    }
+                }
+                NodeKind::Seq(_) => {
+                    self.err(
+                        v.pos,
+                        &vp,
+                        "enum value must be a name",
+                        "write `4: absolute`",
+                    );
+                    continue;
+                }
+            };
+            if !is_ident(&name) {
+                self.err(
+                    v.pos,
+                    &vp,
+                    format!("`{name}` is not a valid enum value name"),
+                    "enum value names are lower_snake_case",
+                );
+                continue;
+            }
+            if values.iter().any(|x| x.name == name) {
+                self.err(
+                    v.pos,
+                    &vp,
+                    format!("enum value name `{name}` is used twice"),
+                    "give each value its own name",
+                );
+                continue;
+            }
+            values.push(EnumValue {
+                value: num,
+                name,
+                doc,
+            });
+        }
+        if values.is_empty() {
+            self.err(
+                node.pos,
+                &kp,
+                "enum has no values",
+                "add `<integer>: <name>` entries",
+            );
+        }
+        Some(EnumDef {
+            name: key.text.clone(),
+            pos: key.pos,
+            values,
+        })
+    }
+
+    fn seq(&mut self, node: &Node, kp: &str) -> Vec<Field> {
+        let Some(items) = node.as_seq() else {
+            self.err(
+                node.pos,
+                kp,
+                format!("`seq` must be a list, found {}", node.shape()),
+                "write each field as a `- id: ...` list item",
+            );
+            return Vec::new();
+        };
+        let mut out: Vec<Field> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let fp = format!("{kp}[{i}]");
+            if let Some(f) = self.field(item, &fp) {
+                if out.iter().any(|o| o.id == f.id) {
+                    self.err(
+                        f.pos,
+                        &fp,
+                        format!("field id `{}` is used twice in this type", f.id),
+                        "give each field its own id",
+                    );
+                    continue;
+                }
+                out.push(f);
+            }
+        }
+        out
+    }
+
+    fn int_type(name: &str, default: Option<Endian>) -> Option<(bool, u8, Option<Endian>, bool)> {
+        // returns (is_float, bytes, endian, signed)
+        let (base, endian) = if let Some(b) = name.strip_suffix("le") {
+            (b, Some(Endian::Le))
+        } else if let Some(b) = name.strip_suffix("be") {
+            (b, Some(Endian::Be))
+        } else {
+            (name, default)
+        };
+        let (kind, width) = base.split_at(1.min(base.len()));
+        let bytes: u8 = match width {
+            "1" => 1,
+            "2" => 2,
+            "4" => 4,
+            "8" => 8,
+            _ => return None,
+        };
+        match kind {
+            "u" => Some((false, bytes, endian, false)),
+            "s" => Some((false, bytes, endian, true)),
+            "f" if bytes >= 4 => Some((true, bytes, endian, true)),
+            _ => None,
+        }
+    }
+
+    fn size_of(&mut self, m: &[(Key, Node)], fp: &str) -> Option<Size> {
+        let size = m.iter().find(|(k, _)| k.text == "size");
+        let eos = m.iter().find(|(k, _)| k.text == "size-eos");
+        match (size, eos) {
+            (Some((k, _)), Some(_)) => {
+                self.err(
+                    k.pos,
+                    &format!("{fp}.size"),
+                    "both `size` and `size-eos` are given",
+                    "keep only one of them",
+                );
+                None
+            }
+            (Some((_, v)), None) => self.src_expr(v, &format!("{fp}.size")).map(Size::Expr),
+            (None, Some((k, v))) => match self.boolean(v, &format!("{fp}.size-eos")) {
+                Some(true) => Some(Size::Eos),
+                Some(false) => None,
+                None => {
+                    let _ = k;
+                    None
+                }
+            },
+            (None, None) => None,
+        }
+    }
+
+    fn field(&mut self, node: &Node, fp: &str) -> Option<Field> {
+        let m = self.map(node, fp, "a seq entry")?;
+        let get = |name: &str| m.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
+        for (k, _) in m {
+            let t = k.text.as_str();
+            if !(FIELD_KEYS.contains(&t)
+                || FIELD_SP_KEYS.contains(&t)
+                || (t.starts_with('-') && !t.starts_with("-sp-")))
+            {
+                self.unknown_key(k, fp, FIELD_KEYS, FIELD_SP_KEYS);
+            }
+        }
+        let id = match get("id") {
+            Some(v) => {
+                let s = self.scalar(v, &format!("{fp}.id"))?;
+                if !is_ident(s) {
+                    self.err(v.pos, &format!("{fp}.id"), format!("`{s}` is not a valid field id"), "field ids are lower_snake_case: letters, digits and `_`, starting with a letter");
+                    return None;
+                }
+                s.to_owned()
+            }
+            None => {
+                self.err(
+                    node.pos,
+                    fp,
+                    "field has no `id`",
+                    "add `id: <snake_case_name>`; unnamed fields are not supported",
+                );
+                return None;
+            }
+        };
+        let doc = get("doc").and_then(|v| v.as_str()).map(str::to_owned);
+        let units = get("-sp-units")
+            .and_then(|v| self.scalar(v, &format!("{fp}.-sp-units")))
+            .map(str::to_owned);
+        let sum_of = match get("-sp-sum-of") {
+            Some(v) => {
+                let kp = format!("{fp}.-sp-sum-of");
+                let s = self.scalar(v, &kp)?;
+                match s.split_once('.') {
+                    Some((a, b)) if is_ident(a) && is_ident(b) => {
+                        Some((a.to_owned(), b.to_owned(), v.pos))
+                    }
+                    _ => {
+                        self.err(
+                            v.pos,
+                            &kp,
+                            format!("`{s}` is not `<list field>.<field>`"),
+                            "write e.g. `-sp-sum-of: frames.dt_ms`",
+                        );
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        let cond = match get("if") {
+            Some(v) => Some(self.src_expr(v, &format!("{fp}.if"))?),
+            None => None,
+        };
+        let repeat = match get("repeat").map(|v| (v, v.as_str())) {
+            None => {
+                for k in ["repeat-expr", "repeat-until"] {
+                    if let Some(v) = get(k) {
+                        self.err(
+                            v.pos,
+                            &format!("{fp}.{k}"),
+                            format!("`{k}` without `repeat`"),
+                            format!("add `repeat: {}`", &k[7..]),
+                        );
+                    }
+                }
+                Repeat::None
+            }
+            Some((v, Some("expr"))) => match get("repeat-expr") {
+                Some(e) => Repeat::Expr(self.src_expr(e, &format!("{fp}.repeat-expr"))?),
+                None => {
+                    self.err(
+                        v.pos,
+                        &format!("{fp}.repeat"),
+                        "`repeat: expr` needs `repeat-expr`",
+                        "add `repeat-expr: <count expression>`",
+                    );
+                    return None;
+                }
+            },
+            Some((v, Some("until"))) => match get("repeat-until") {
+                Some(e) => Repeat::Until(self.src_expr(e, &format!("{fp}.repeat-until"))?),
+                None => {
+                    self.err(
+                        v.pos,
+                        &format!("{fp}.repeat"),
+                        "`repeat: until` needs `repeat-until`",
+                        "add `repeat-until: <condition on _>`",
+                    );
+                    return None;
+                }
+            },
+            Some((_, Some("eos"))) => Repeat::Eos,
+            Some((v, _)) => {
+                self.err(
+                    v.pos,
+                    &format!("{fp}.repeat"),
+                    "`repeat` must be `expr`, `eos` or `until`",
+                    "write one of `repeat: expr`, `repeat: eos`, `repeat: until`",
+                );
+                return None;
+            }
+        };
+        let valid = match get("valid") {
+            None => None,
+            Some(v) => Some(self.valid(v, &format!("{fp}.valid"))?),
+        };
+        let enum_name = get("enum")
+            .and_then(|v| self.scalar(v, &format!("{fp}.enum")))
+            .map(str::to_owned);
+        let size = self.size_of(m, fp);
+        let has_size = size.is_some();
+        let encoding = match get("encoding") {
+            Some(v) => {
+                let kp = format!("{fp}.encoding");
+                let s = self.scalar(v, &kp)?;
+                self.encoding(s, v.pos, &kp)
+            }
+            None => None,
+        };
+
+        let kind = if let Some(c) = get("contents") {
+            if get("type").is_some() {
+                self.err(
+                    c.pos,
+                    &format!("{fp}.contents"),
+                    "`contents` with a `type`",
+                    "drop `type`: contents are raw bytes",
+                );
+                return None;
+            }
+            FieldKind::Contents(self.contents(c, &format!("{fp}.contents"))?)
+        } else {
+            match get("type") {
+                None => match size {
+                    Some(s) => FieldKind::Bytes(s),
+                    None => {
+                        self.err(node.pos, fp, format!("field `{id}` has no `type`, `size` or `contents`"), "give it a `type` (u1, s2le, f4, str, a user type ...), or a `size` for raw bytes");
+                        return None;
+                    }
+                },
+                Some(tnode) => match &tnode.kind {
+                    NodeKind::Map(sw) => {
+                        let tp = format!("{fp}.type");
+                        let mut on = None;
+                        let mut cases = Vec::new();
+                        let mut default = None;
+                        for (sk, sv) in sw {
+                            match sk.text.as_str() {
+                                "switch-on" => on = self.src_expr(sv, &format!("{tp}.switch-on")),
+                                "cases" => {
+                                    if let Some(cm) =
+                                        self.map(sv, &format!("{tp}.cases"), "`cases`")
+                                    {
+                                        for (ck, cv) in cm {
+                                            let cp = format!("{tp}.cases.{}", ck.text);
+                                            let Some(tn) = self.scalar(cv, &cp) else {
+                                                continue;
+                                            };
+                                            if ck.text == "_" {
+                                                default = Some(tn.to_owned());
+                                                continue;
+                                            }
+                                            match expr::parse(&ck.text) {
+                                                Ok(e @ (Expr::Int(_) | Expr::EnumRef(_, _))) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
+                                                _ => self.err(ck.pos, &cp, format!("case key `{}` is not an integer or an enum value", ck.text), "case keys are integer literals, `enum_name::value`, or `_` for the default"),
+                                            }
+                                        }
+                                    }
+                                }
+                                _ => self.unknown_key(sk, &tp, &["switch-on", "cases"], &[]),
+                            }
+                        }
+                        let Some(on) = on else {
+                            self.err(
+                                tnode.pos,
+                                &tp,
+                                "a switch type needs `switch-on`",
+                                "add `switch-on: <expression>`",
+                            );
+                            return None;
+                        };
+                        if cases.is_empty() && default.is_none() {
+                            self.err(
+                                tnode.pos,
+                                &tp,
+                                "a switch type needs `cases`",
+                                "add `cases:` mapping values to type names",
+                            );
+                            return None;
+                        }
+                        if size.is_some() {
+                            self.err(
+                                tnode.pos,
+                                &tp,
+                                "`size` on a switch type is not supported",
+                                "put `size` inside the case types' fields instead",
+                            );
+                        }
+                        FieldKind::Switch { on, cases, default }
+                    }
+                    _ => {
+                        let tp = format!("{fp}.type");
+                        let t = self.scalar(tnode, &tp)?.to_owned();
+                        if let Some((is_float, bytes, endian, signed)) =
+                            Self::int_type(&t, self.default_endian)
+                        {
+                            let endian =
+                                endian.or(if bytes == 1 { Some(Endian::Le) } else { None });
+                            let endian = match endian {
+                                Some(e) => e,
+                                None => {
+                                    self.err(
+                                        tnode.pos,
+                                        &tp,
+                                        format!("`{t}` has no byte order"),
+                                        format!("set `meta.endian`, or write `{t}le` / `{t}be`"),
+                                    );
+                                    Endian::Le
+                                }
+                            };
+                            if is_float {
+                                if enum_name.is_some() {
+                                    self.err(
+                                        tnode.pos,
+                                        &tp,
+                                        "`enum` on a float",
+                                        "enums apply to integer types only",
+                                    );
+                                }
+                                FieldKind::Float { bytes, endian }
+                            } else {
+                                FieldKind::Int {
+                                    bytes,
+                                    signed,
+                                    endian,
+                                    enum_name: enum_name.clone(),
+                                }
+                            }
+                        } else if t == "str" || t == "strz" {
+                            let encoding =
+                                encoding.or(self.default_encoding).unwrap_or_else(|| {
+                                    self.err(
+                                        tnode.pos,
+                                        &tp,
+                                        "string field has no encoding",
+                                        "add `encoding: UTF-8` to the field or to `meta`",
+                                    );
+                                    "UTF-8"
+                                });
+                            if t == "str" && size.is_none() {
+                                self.err(tnode.pos, &tp, "`type: str` needs `size` or `size-eos`", "add `size: <length field>`, or use `type: strz` for a zero-terminated string");
+                            }
+                            if t == "strz" && size.is_some() {
+                                self.err(
+                                    tnode.pos,
+                                    &tp,
+                                    "`strz` with a `size` is not supported",
+                                    "use `type: str` with `size`, or `strz` alone",
+                                );
+                            }
+                            FieldKind::Str {
+                                size: if t == "str" { size } else { None },
+                                encoding,
+                            }
+                        } else if t.starts_with('b') && t[1..].parse::<u32>().is_ok() {
+                            self.err(tnode.pos, &tp, format!("bit-sized type `{t}` is not supported in byte-aligned schemas yet"), "use a whole-byte integer (u1, u2, ...) and mask the bits in an `if` expression");
+                            return None;
+                        } else if Self::int_type(&t, Some(Endian::Le)).is_none()
+                            && (t.starts_with('u') || t.starts_with('s') || t.starts_with('f'))
+                            && t.len() <= 5
+                            && t[1..2].chars().all(|c| c.is_ascii_digit())
+                        {
+                            self.err(tnode.pos, &tp, format!("`{t}` is not a KS number type"), "number types are u1 u2 u4 u8, s1 s2 s4 s8, f4 f8, with an optional le/be suffix");
+                            return None;
+                        } else {
+                            FieldKind::User { name: t, size }
+                        }
+                    }
+                },
+            }
+        };
+        if enum_name.is_some() && !matches!(kind, FieldKind::Int { .. } | FieldKind::Float { .. }) {
+            self.err(
+                node.pos,
+                &format!("{fp}.enum"),
+                "`enum` on a field that is not an integer",
+                "enums apply to integer types only",
+            );
+        }
+        if encoding.is_some() && !matches!(kind, FieldKind::Str { .. }) {
+            self.err(
+                node.pos,
+                &format!("{fp}.encoding"),
+                "`encoding` on a field that is not a string",
+                "drop `encoding`, or make the field `type: str`",
+            );
+        }
+        if has_size && matches!(kind, FieldKind::Int { .. } | FieldKind::Float { .. }) {
+            self.err(
+                node.pos,
+                &format!("{fp}.size"),
+                "`size` on a number field",
+                "number types have their own size; drop `size`",
+            );
+        }
+        Some(Field {
+            id,
+            doc,
+            pos: node.pos,
+            key_path: fp.to_owned(),
+            kind,
+            repeat,
+            cond,
+            valid,
+            units,
+            sum_of,
+        })
+    }
+
+    fn contents(&mut self, node: &Node, kp: &str) -> Option<Vec<u8>> {
+        match &node.kind {
+            NodeKind::Scalar { text, .. } => Some(text.as_bytes().to_vec()),
+            NodeKind::Seq(items) => {
+                let mut out = Vec::new();
+                for it in items {
+                    let s = self.scalar(it, kp)?;
+                    match expr::parse_int_literal(s) {
+                        Some(v) if (0..=255).contains(&v) => out.push(v as u8),
+                        Some(_) => {
+                            self.err(
+                                it.pos,
+                                kp,
+                                format!("`{s}` is not a byte"),
+                                "bytes are 0..255",
+                            );
+                            return None;
+                        }
+                        None => out.extend_from_slice(s.as_bytes()),
+                    }
+                }
+                Some(out)
+            }
+            NodeKind::Map(_) => {
+                self.err(
+                    node.pos,
+                    kp,
+                    "`contents` must be a string or a list of bytes",
+                    "write `contents: SNAPV1.3` or `contents: [0x53, 0x4e]`",
+                );
+                None
+            }
+        }
+    }
+
+    fn valid(&mut self, node: &Node, kp: &str) -> Option<Valid> {
+        match &node.kind {
+            NodeKind::Scalar { .. } => Some(Valid::Eq(self.src_expr(node, kp)?)),
+            NodeKind::Map(m) => {
+                let mut min = None;
+                let mut max = None;
+                let mut out = None;
+                for (k, v) in m {
+                    let p = format!("{kp}.{}", k.text);
+                    match k.text.as_str() {
+                        "eq" => out = Some(Valid::Eq(self.src_expr(v, &p)?)),
+                        "min" => min = Some(self.src_expr(v, &p)?),
+                        "max" => max = Some(self.src_expr(v, &p)?),
+                        "expr" => out = Some(Valid::Expr(self.src_expr(v, &p)?)),
+                        "any-of" => {
+                            let Some(items) = v.as_seq() else {
+                                self.err(
+                                    v.pos,
+                                    &p,
+                                    "`any-of` must be a list",
+                                    "write `any-of: [1, 2, 3]`",
+                                );
+                                return None;
+                            };
+                            let mut all = Vec::new();
+                            for it in items {
+                                all.push(self.src_expr(it, &p)?);
+                            }
+                            out = Some(Valid::AnyOf(all));
+                        }
+                        _ => self.unknown_key(k, kp, &["eq", "min", "max", "any-of", "expr"], &[]),
+                    }
+                }
+                if min.is_some() || max.is_some() {
+                    if out.is_some() {
+                        self.err(
+                            node.pos,
+                            kp,
+                            "`min`/`max` combined with another rule",
+                            "use one kind of rule per field",
+                        );
+                    }
+                    return Some(Valid::Range(min, max));
+                }
+                if out.is_none() {
+                    self.err(
+                        node.pos,
+                        kp,
+                        "`valid` has no rule",
+                        "use one of eq, min, max, any-of, expr",
+                    );
+                }
+                out
+            }
+            NodeKind::Seq(_) => {
+                self.err(
+                    node.pos,
+                    kp,
+                    "`valid` must be a value or a mapping",
+                    "write `valid: 4` or `valid: {any-of: [1, 2]}`",
+                );
+                None
+            }
+        }
+    }
+}
