@@ -12,12 +12,27 @@ fn main() {
             println!("cargo:rerun-if-changed={}", e.path().display());
         }
     }
-    if let Err(diags) = statepack_codegen::generate_dir("schema".as_ref(), &out, "schema") {
-        // Each diagnostic goes to the build output as an error line; then the build stops.
-        for line in diags.lines() {
-            println!("cargo:warning={line}");
+    match statepack_codegen::generate_dir("schema".as_ref(), &out, "schema") {
+        Ok(files) => {
+            // One module per schema, so a new schema file needs no Rust edit to appear.
+            let mut index = String::new();
+            for f in files {
+                let stem = f.trim_end_matches(".rs");
+                index.push_str(&format!(
+                    "#[doc = \"Raw types of `schema/{stem}.ksy`.\"]\n\
+                     #[allow(clippy::all, unused_parens, unused_braces)]\n\
+                     pub mod {stem} {{ include!(concat!(env!(\"OUT_DIR\"), \"/{f}\")); }}\n"
+                ));
+            }
+            std::fs::write(out.join("mod.rs"), index).expect("OUT_DIR is writable");
         }
-        eprintln!("{diags}");
-        std::process::exit(1);
+        Err(diags) => {
+            // Each diagnostic goes to the build output; then the build stops.
+            for line in diags.lines() {
+                println!("cargo:warning={line}");
+            }
+            eprintln!("{diags}");
+            std::process::exit(1);
+        }
     }
 }

@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use statepack::formats::snap;
 use statepack::runtime::io::TraceNode;
 use statepack::runtime::motion::{self, Clip};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -167,8 +168,10 @@ fn run(cli: Cli) -> Result<()> {
             let bytes = read_file(&file)?;
             let Detected::Snap = detect(&bytes, &file)?;
             let (res, tree) = snap::SnapV13::decode_traced(&bytes);
-            println!("{} ({} bytes, SNAP v1.3)", file.display(), bytes.len());
-            print_tree(&tree, 0, max_items);
+            emit_stdout(|out| {
+                writeln!(out, "{} ({} bytes, SNAP v1.3)", file.display(), bytes.len())?;
+                print_tree(out, &tree, 0, max_items)
+            })?;
             match res {
                 Ok(raw) => {
                     snap::reconstruct(&raw)
@@ -184,8 +187,8 @@ fn run(cli: Cli) -> Result<()> {
             let Detected::Snap = detect(&bytes, &file)?;
             let raw = snap::SnapV13::decode(&bytes)
                 .with_context(|| format!("cannot decode {}", file.display()))?;
-            println!("{}", serde_json::to_string_pretty(&raw)?);
-            Ok(())
+            let text = serde_json::to_string_pretty(&raw)?;
+            emit_stdout(|out| writeln!(out, "{text}"))
         }
         Cmd::Encode {
             format: Format::Snap,
@@ -271,31 +274,50 @@ fn check_bounds(errs: &[snap::RecordingError]) -> Result<()> {
     Ok(())
 }
 
-fn print_tree(n: &TraceNode, depth: usize, max_items: usize) {
+fn print_tree(
+    out: &mut impl Write,
+    n: &TraceNode,
+    depth: usize,
+    max_items: usize,
+) -> io::Result<()> {
     let indent = "  ".repeat(depth);
     let value = n
         .value
         .as_deref()
         .map(|v| format!(" = {v}"))
         .unwrap_or_default();
-    println!(
+    writeln!(
+        out,
         "{:>8}..{:<8} {:>6} B  {indent}{}{value}",
         n.start,
         n.end,
         n.end - n.start,
         n.name
-    );
+    )?;
     let list = n.children.first().is_some_and(|c| c.name.starts_with('['));
     let shown = if list { max_items } else { usize::MAX };
     for c in n.children.iter().take(shown) {
-        print_tree(c, depth + 1, max_items);
+        print_tree(out, c, depth + 1, max_items)?;
     }
     if n.children.len() > shown {
-        println!(
+        writeln!(
+            out,
             "{:>26}  {indent}  ... {} more",
             "",
             n.children.len() - shown
-        );
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes long output to stdout; a reader that goes away early (`| head`) is not an error.
+fn emit_stdout(
+    f: impl FnOnce(&mut io::BufWriter<io::StdoutLock<'_>>) -> io::Result<()>,
+) -> Result<()> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    match f(&mut out).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
     }
 }
 
