@@ -86,27 +86,18 @@ impl SnapV13 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let __at_version = r.offset();
-        let _ = __at_version;
         r.enter(::statepack_runtime::io::PathSeg::Field("version"));
-        let version: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                r.expect(b"SNAPV1.3").map(|_| b"SNAPV1.3".to_vec())
-            }
-                .map_err(|e| e.in_field("version"))?;
+        let version: () = {
+            let __v: () = { r.expect(b"SNAPV1.3") }.map_err(|e| e.in_field("version"))?;
             r.leave::<()>(None);
             __v
         };
-        let __at_num_recordings = r.offset();
-        let _ = __at_num_recordings;
         r.enter(::statepack_runtime::io::PathSeg::Field("num_recordings"));
         let num_recordings: u8 = {
             let __v: u8 = { r.read_u8() }.map_err(|e| e.in_field("num_recordings"))?;
             r.leave(Some(&__v));
             __v
         };
-        let __at_recordings = r.offset();
-        let _ = __at_recordings;
         r.enter(::statepack_runtime::io::PathSeg::Field("recordings"));
         let recordings: ::std::vec::Vec<Recording> = {
             let __l = {
@@ -253,16 +244,12 @@ impl Recording {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let __at_len_map_name = r.offset();
-        let _ = __at_len_map_name;
         r.enter(::statepack_runtime::io::PathSeg::Field("len_map_name"));
         let len_map_name: u8 = {
             let __v: u8 = { r.read_u8() }.map_err(|e| e.in_field("len_map_name"))?;
             r.leave(Some(&__v));
             __v
         };
-        let __at_map_name = r.offset();
-        let _ = __at_map_name;
         r.enter(::statepack_runtime::io::PathSeg::Field("map_name"));
         let map_name: ::std::string::String = {
             let __v: ::std::string::String = {
@@ -280,8 +267,6 @@ impl Recording {
             r.leave(Some(&__v));
             __v
         };
-        let __at_num_frames = r.offset();
-        let _ = __at_num_frames;
         r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
         let num_frames: u16 = {
             let __v: u16 = { r.read_u16le() }.map_err(|e| e.in_field("num_frames"))?;
@@ -289,7 +274,6 @@ impl Recording {
             __v
         };
         let __at_total_duration_ms = r.offset();
-        let _ = __at_total_duration_ms;
         r.enter(::statepack_runtime::io::PathSeg::Field("total_duration_ms"));
         let total_duration_ms: u32 = {
             let __v: u32 = { r.read_u32le() }
@@ -297,8 +281,6 @@ impl Recording {
             r.leave(Some(&__v));
             __v
         };
-        let __at_frames = r.offset();
-        let _ = __at_frames;
         r.enter(::statepack_runtime::io::PathSeg::Field("frames"));
         let frames: ::std::vec::Vec<Frame> = {
             let __l = {
@@ -502,8 +484,6 @@ impl Frame {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let __at_kind = r.offset();
-        let _ = __at_kind;
         r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
         let kind: FrameKind = {
             let __v: FrameKind = {
@@ -528,16 +508,12 @@ impl Frame {
             r.leave(Some(&__v));
             __v
         };
-        let __at_dt_ms = r.offset();
-        let _ = __at_dt_ms;
         r.enter(::statepack_runtime::io::PathSeg::Field("dt_ms"));
         let dt_ms: u16 = {
             let __v: u16 = { r.read_u16le() }.map_err(|e| e.in_field("dt_ms"))?;
             r.leave(Some(&__v));
             __v
         };
-        let __at_cframe = r.offset();
-        let _ = __at_cframe;
         let cframe: ::std::option::Option<Cframe> = if (kind == FrameKind::Absolute) {
             r.enter(::statepack_runtime::io::PathSeg::Field("cframe"));
             Some({
@@ -549,8 +525,6 @@ impl Frame {
         } else {
             None
         };
-        let __at_pos_delta = r.offset();
-        let _ = __at_pos_delta;
         let pos_delta: ::std::option::Option<[i16; 3]> = if ((kind
             != FrameKind::Absolute) && ((kind.to_i() & (1 as i128)) != (0 as i128)))
         {
@@ -575,8 +549,6 @@ impl Frame {
         } else {
             None
         };
-        let __at_rot_delta = r.offset();
-        let _ = __at_rot_delta;
         let rot_delta: ::std::option::Option<[i16; 3]> = if ((kind
             != FrameKind::Absolute) && ((kind.to_i() & (2 as i128)) != (0 as i128)))
         {
@@ -794,32 +766,24 @@ impl Cframe {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let __at_x = r.offset();
-        let _ = __at_x;
         r.enter(::statepack_runtime::io::PathSeg::Field("x"));
         let x: f32 = {
             let __v: f32 = { r.read_f32le() }.map_err(|e| e.in_field("x"))?;
             r.leave(Some(&__v));
             __v
         };
-        let __at_y = r.offset();
-        let _ = __at_y;
         r.enter(::statepack_runtime::io::PathSeg::Field("y"));
         let y: f32 = {
             let __v: f32 = { r.read_f32le() }.map_err(|e| e.in_field("y"))?;
             r.leave(Some(&__v));
             __v
         };
-        let __at_z_bits = r.offset();
-        let _ = __at_z_bits;
         r.enter(::statepack_runtime::io::PathSeg::Field("z_bits"));
         let z_bits: u32 = {
             let __v: u32 = { r.read_u32le() }.map_err(|e| e.in_field("z_bits"))?;
             r.leave(Some(&__v));
             __v
         };
-        let __at_q = r.offset();
-        let _ = __at_q;
         r.enter(::statepack_runtime::io::PathSeg::Field("q"));
         let q: [i16; 3] = {
             let __l = {

@@ -1056,9 +1056,11 @@ impl<'s> Emitter<'s> {
                     let #id: #field_ty = #read_value;
                 },
             };
+            // The field's start offset is kept only where an error after the read needs it.
+            let keep_at = f.valid.is_some() || matches!(derived.get(&f.id), Some(Derived::Sum(..)));
+            let at_stmt = if keep_at { quote!(let #at = r.offset();) } else { quote!() };
             reads.push(quote! {
-                let #at = r.offset();
-                let _ = #at;
+                #at_stmt
                 #rule_const
                 #read_stmt
             });
