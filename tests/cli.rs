@@ -1,0 +1,299 @@
+//! The `statepack` command-line tool, run as a process: demo, import, inspect, decode,
+//! encode, verify and sample on SNAP v1.3 files, and its refusal of other versions.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BVH: &str = "motion/cmu-131-01-walk.bvh";
+
+/// A fresh directory under the system temp dir, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let dir = std::env::temp_dir().join(format!(
+            "statepack-cli-{name}-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    fn path(&self, file: &str) -> PathBuf {
+        self.0.join(file)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs the tool with `args` in `dir`.
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_statepack"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run the statepack binary")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs and requires success, returning stdout.
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let o = run(dir, args);
+    assert!(
+        o.status.success(),
+        "statepack {args:?} failed ({:?})\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        stdout(&o),
+        stderr(&o)
+    );
+    stdout(&o)
+}
+
+/// Checks the demo's table: a header row and one SNAP v1.3 row with 9 cells.
+fn assert_demo_table(out: &str) {
+    assert!(
+        out.contains("| format | bytes | bytes/frame |"),
+        "no table header:\n{out}"
+    );
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("| SNAP v1.3 |"))
+        .unwrap_or_else(|| panic!("no SNAP row:\n{out}"));
+    let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+    assert_eq!(cells.len(), 9, "{row}");
+    let bytes: usize = cells[1].parse().unwrap();
+    assert!(bytes > 9, "{row}");
+    assert!(out.contains("verified:"), "{out}");
+}
+
+#[test]
+fn demo_without_arguments_prints_the_table() {
+    let dir = TempDir::new("demo");
+    let out = ok(&dir.0, &["demo", "--out", "walk.snap"]);
+    assert_demo_table(&out);
+    assert!(out.contains("30 joints, 180 frames"), "{out}");
+    // The size in the table is the size of the file it wrote.
+    let written = std::fs::read(dir.path("walk.snap")).unwrap();
+    assert!(
+        out.contains(&format!("| SNAP v1.3 | {} |", written.len())),
+        "{out}"
+    );
+    let out = ok(&dir.0, &["demo"]);
+    assert_demo_table(&out);
+}
+
+#[test]
+fn demo_on_the_cmu_walk() {
+    let Some(bvh) = statepack_runtime::fixtures::fixture_for_test(BVH) else {
+        return;
+    };
+    let dir = TempDir::new("demo-bvh");
+    let out = ok(&dir.0, &["demo", "--input", bvh.to_str().unwrap()]);
+    assert_demo_table(&out);
+    assert!(out.contains("31 joints"), "{out}");
+}
+
+#[test]
+fn import_inspect_decode_encode_verify_sample() {
+    let Some(bvh) = statepack_runtime::fixtures::fixture_for_test(BVH) else {
+        return;
+    };
+    let bvh = bvh.to_str().unwrap();
+    let dir = TempDir::new("pipeline");
+
+    let out = ok(&dir.0, &["import", "--format", "snap", bvh, "-o", "x.snap"]);
+    assert!(out.contains("31 recordings"), "{out}");
+    let x = std::fs::read(dir.path("x.snap")).unwrap();
+    assert_eq!(&x[..8], b"SNAPV1.3");
+    assert_eq!(x[8], 31);
+    assert!(out.contains(&format!("({} bytes)", x.len())), "{out}");
+    // The file is what the library writes for the same input.
+    let clip = statepack_runtime::motion::load_motion_file(Path::new(bvh)).unwrap();
+    let lib = statepack::formats::snap::import_clip(
+        &clip,
+        statepack::formats::snap::DEFAULT_STUDS_PER_METRE,
+    )
+    .unwrap()
+    .finish()
+    .unwrap();
+    assert_eq!(x, lib);
+
+    // inspect: a tree with byte ranges.
+    let out = ok(&dir.0, &["inspect", "x.snap"]);
+    assert!(
+        out.contains(&format!("({} bytes, SNAP v1.3)", x.len())),
+        "{out}"
+    );
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().any(|w| w == name))
+            .unwrap_or_else(|| panic!("no `{name}` line:\n{out}"))
+            .to_owned()
+    };
+    let version = line("version");
+    assert!(version.trim_start().starts_with("0..8 "), "{version}");
+    let count = line("num_recordings");
+    assert!(count.trim_start().starts_with("8..9 "), "{count}");
+    assert!(count.ends_with("= 31"), "{count}");
+    let recs = line("recordings");
+    assert!(
+        recs.trim_start().starts_with(&format!("9..{} ", x.len())),
+        "{recs}"
+    );
+    let name_len = line("len_map_name");
+    assert!(name_len.trim_start().starts_with("9..10 "), "{name_len}");
+    assert!(out.contains("... 27 more"), "{out}");
+
+    // decode > x.json, then encode gives the same bytes.
+    let json = ok(&dir.0, &["decode", "x.snap"]);
+    std::fs::write(dir.path("x.json"), &json).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["recordings"].as_array().unwrap().len(), 31);
+    assert_eq!(v["recordings"][0]["frames"][0]["kind"], "absolute");
+    ok(
+        &dir.0,
+        &["encode", "--format", "snap", "x.json", "-o", "y.snap"],
+    );
+    let y = std::fs::read(dir.path("y.snap")).unwrap();
+    assert!(x == y, "y.snap differs from x.snap");
+
+    // verify against the source motion.
+    let out = ok(&dir.0, &["verify", "x.snap", "--against", bvh]);
+    assert!(out.contains("worst:"), "{out}");
+    assert_eq!(
+        out.lines()
+            .filter(|l| !l.starts_with("recording") && !l.starts_with("worst"))
+            .count(),
+        31,
+        "{out}"
+    );
+
+    // sample at 1000 ms: one state per recording.
+    let out = ok(&dir.0, &["sample", "x.snap", "--at", "1000"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let states = v.as_array().unwrap();
+    assert_eq!(states.len(), 31);
+    let names: Vec<&str> = clip
+        .skeleton
+        .bones()
+        .iter()
+        .map(|b| b.name.as_str())
+        .collect();
+    for (s, name) in states.iter().zip(&names) {
+        assert_eq!(s["recording"], *name);
+        assert_eq!(s["at_ms"], 1000.0);
+        let p = s["pos_studs"].as_array().unwrap();
+        assert_eq!(p.len(), 3);
+        assert!(p.iter().all(|c| c.as_f64().unwrap().is_finite()));
+        let q: Vec<f64> = s["rot_xyzw"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_f64().unwrap())
+            .collect();
+        assert_eq!(q.len(), 4);
+        let len = q.iter().map(|c| c * c).sum::<f64>().sqrt();
+        assert!((len - 1.0).abs() < 1e-5, "{q:?}");
+    }
+    // The sampled state matches the library's reader.
+    let decoded = statepack::formats::snap::read(&x).unwrap();
+    let (p, _) = decoded[0].sample_at(1000.0).unwrap();
+    let got: Vec<f32> = states[0]["pos_studs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_f64().unwrap() as f32)
+        .collect();
+    assert_eq!(got, [p.x, p.y, p.z]);
+}
+
+#[test]
+fn other_versions_are_refused() {
+    let dir = TempDir::new("version");
+    ok(&dir.0, &["demo", "--out", "good.snap"]);
+    let mut b = std::fs::read(dir.path("good.snap")).unwrap();
+    b[..8].copy_from_slice(b"SNAPV1.2");
+    std::fs::write(dir.path("old.snap"), &b).unwrap();
+    for cmd in ["inspect", "decode", "sample"] {
+        let mut args = vec![cmd, "old.snap"];
+        if cmd == "sample" {
+            args.extend(["--at", "0"]);
+        }
+        let o = run(&dir.0, &args);
+        assert!(!o.status.success(), "{cmd} accepted SNAPV1.2");
+        let err = stderr(&o);
+        assert!(err.contains("SNAPV1.2"), "{cmd}: {err}");
+        assert!(err.contains("version"), "{cmd}: {err}");
+    }
+    // Damage after the header: inspect prints what it could read, then fails naming the field.
+    let mut b = std::fs::read(dir.path("good.snap")).unwrap();
+    b.truncate(b.len() - 1);
+    std::fs::write(dir.path("short.snap"), &b).unwrap();
+    let o = run(&dir.0, &["inspect", "short.snap"]);
+    assert!(!o.status.success());
+    assert!(stdout(&o).contains("num_recordings"), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(err.contains("byte offset"), "{err}");
+    assert!(err.contains("recordings[29].frames[179]"), "{err}");
+    // Not a SNAP file at all.
+    std::fs::write(dir.path("junk.bin"), b"hello world").unwrap();
+    let o = run(&dir.0, &["inspect", "junk.bin"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("unknown format"), "{}", stderr(&o));
+}
+
+/// `encode` documents that it writes the file `decode` printed, byte for byte. A raw file
+/// whose absolute frame holds a non-finite X is accepted by `decode` (the raw layer stores
+/// any f32), so its JSON must encode back to the same bytes, or `decode` must refuse it.
+#[test]
+fn decode_output_encodes_back_for_non_finite_floats() {
+    let dir = TempDir::new("nonfinite");
+    for (name, x) in [("nan", f32::NAN), ("inf", f32::INFINITY)] {
+        let mut b = b"SNAPV1.3".to_vec();
+        b.push(1); // one recording
+        b.push(0); // empty name
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
+        b.push(0b100);
+        b.extend_from_slice(&0u16.to_le_bytes());
+        b.extend_from_slice(&x.to_le_bytes());
+        b.extend_from_slice(&0f32.to_le_bytes());
+        b.extend_from_slice(&(3f32.to_bits() | 3).to_le_bytes());
+        b.extend_from_slice(&[0; 6]);
+        let file = format!("{name}.snap");
+        std::fs::write(dir.path(&file), &b).unwrap();
+        let o = run(&dir.0, &["decode", &file]);
+        if !o.status.success() {
+            // Refusing is acceptable, with the field named.
+            assert!(stderr(&o).contains("cframe"), "{}", stderr(&o));
+            continue;
+        }
+        let json = format!("{name}.json");
+        std::fs::write(dir.path(&json), &o.stdout).unwrap();
+        let out = format!("{name}.2.snap");
+        let o = run(&dir.0, &["encode", "--format", "snap", &json, "-o", &out]);
+        assert!(
+            o.status.success(),
+            "decode printed JSON that encode refuses ({name}): {}",
+            stderr(&o)
+        );
+        assert!(
+            std::fs::read(dir.path(&out)).unwrap() == b,
+            "{name}: bytes differ"
+        );
+    }
+}
