@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! statepack: compact binary formats for game state, written once as schemas.
 //!
 //! - [`generated`]: raw types generated from `schema/*.ksy` (read + write, lossless).

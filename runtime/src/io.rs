@@ -926,3 +926,167 @@ mod tests {
         assert_eq!(decode_str(b"ok", "ASCII", 0).unwrap(), "ok");
     }
 }
+
+/// Lossless JSON form of float fields, for `#[serde(with = "...")]` on generated members.
+///
+/// Finite values are JSON numbers (an `f32` goes through `f64` exactly, and the shortest
+/// printed form reads back to the same bits). Non-finite values, which JSON numbers cannot
+/// hold, are strings: `"inf"`, `"-inf"`, `"NaN"` for the canonical quiet NaN, and
+/// `"nan:0x…"` with the exact bit pattern for any other NaN. So `statepack decode` followed by
+/// `statepack encode` gives back the same bytes for every stored float. Works on the member
+/// shapes the generator emits: `f32`, `f64`, and `Option`, `Vec` or fixed arrays of them.
+pub mod float_json {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    /// The JSON shape of a float member.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(untagged)]
+    pub enum Repr {
+        /// A finite value.
+        Num(f64),
+        /// `inf`, `-inf`, `NaN` or `nan:0x<bits>`.
+        Text(String),
+        /// A list or array.
+        List(Vec<Repr>),
+        /// An absent optional member.
+        Null,
+    }
+
+    /// A member type with a lossless JSON form.
+    pub trait FloatRepr: Sized {
+        /// To the JSON shape.
+        fn to_repr(&self) -> Repr;
+        /// From the JSON shape. Errors: a message naming what was expected.
+        fn from_repr(r: Repr) -> Result<Self, String>;
+    }
+
+    macro_rules! float_repr {
+        ($t:ty, $bits:ty, $canon:expr, $hexw:expr) => {
+            impl FloatRepr for $t {
+                fn to_repr(&self) -> Repr {
+                    let v = *self;
+                    if v.is_finite() {
+                        Repr::Num(v as f64)
+                    } else if v == <$t>::INFINITY {
+                        Repr::Text("inf".into())
+                    } else if v == <$t>::NEG_INFINITY {
+                        Repr::Text("-inf".into())
+                    } else if v.to_bits() == $canon {
+                        Repr::Text("NaN".into())
+                    } else {
+                        Repr::Text(format!("nan:{:#0w$x}", v.to_bits(), w = $hexw))
+                    }
+                }
+                fn from_repr(r: Repr) -> Result<Self, String> {
+                    match r {
+                        Repr::Num(n) => {
+                            let v = n as $t;
+                            if v.is_finite() {
+                                Ok(v)
+                            } else {
+                                Err(format!("{n} is out of range for {}", stringify!($t)))
+                            }
+                        }
+                        Repr::Text(t) => match t.as_str() {
+                            "inf" => Ok(<$t>::INFINITY),
+                            "-inf" => Ok(<$t>::NEG_INFINITY),
+                            "NaN" => Ok(<$t>::from_bits($canon)),
+                            s => s
+                                .strip_prefix("nan:0x")
+                                .and_then(|h| <$bits>::from_str_radix(h, 16).ok())
+                                .map(<$t>::from_bits)
+                                .filter(|v| v.is_nan())
+                                .ok_or_else(|| {
+                                    format!("`{s}` is not a number, inf, -inf, NaN or nan:0x<bits>")
+                                }),
+                        },
+                        other => Err(format!("expected a number, found {other:?}")),
+                    }
+                }
+            }
+        };
+    }
+    float_repr!(f32, u32, 0x7fc0_0000, 10);
+    float_repr!(f64, u64, 0x7ff8_0000_0000_0000, 18);
+
+    impl<T: FloatRepr> FloatRepr for Option<T> {
+        fn to_repr(&self) -> Repr {
+            self.as_ref().map_or(Repr::Null, T::to_repr)
+        }
+        fn from_repr(r: Repr) -> Result<Self, String> {
+            match r {
+                Repr::Null => Ok(None),
+                r => T::from_repr(r).map(Some),
+            }
+        }
+    }
+
+    impl<T: FloatRepr> FloatRepr for Vec<T> {
+        fn to_repr(&self) -> Repr {
+            Repr::List(self.iter().map(T::to_repr).collect())
+        }
+        fn from_repr(r: Repr) -> Result<Self, String> {
+            match r {
+                Repr::List(items) => items.into_iter().map(T::from_repr).collect(),
+                other => Err(format!("expected a list, found {other:?}")),
+            }
+        }
+    }
+
+    impl<T: FloatRepr, const N: usize> FloatRepr for [T; N] {
+        fn to_repr(&self) -> Repr {
+            Repr::List(self.iter().map(T::to_repr).collect())
+        }
+        fn from_repr(r: Repr) -> Result<Self, String> {
+            let v: Vec<T> = Vec::from_repr(r)?;
+            let n = v.len();
+            v.try_into()
+                .map_err(|_| format!("expected {N} values, found {n}"))
+        }
+    }
+
+    /// `serialize_with` entry point.
+    pub fn serialize<T: FloatRepr, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+        v.to_repr().serialize(s)
+    }
+
+    /// `deserialize_with` entry point. Errors: the value's shape or text is not a float form.
+    pub fn deserialize<'de, T: FloatRepr, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+        T::from_repr(Repr::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn every_special_value_round_trips_bit_exactly() {
+            let f32s = [
+                0.0f32,
+                -0.0,
+                1.5,
+                f32::MIN_POSITIVE,
+                f32::MAX,
+                -216.12019,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                f32::NAN,
+                f32::from_bits(0x7fc0_0001),
+                f32::from_bits(0xffc0_0000),
+                f32::from_bits(1),
+            ];
+            for v in f32s {
+                let json = serde_json::to_string(&v.to_repr()).unwrap();
+                let back = f32::from_repr(serde_json::from_str(&json).unwrap()).unwrap();
+                assert_eq!(back.to_bits(), v.to_bits(), "{json}");
+            }
+            let arr = [f64::NAN, 2.0, f64::NEG_INFINITY];
+            let json = serde_json::to_string(&arr.to_repr()).unwrap();
+            assert_eq!(json, "[\"NaN\",2.0,\"-inf\"]");
+            let back = <[f64; 3]>::from_repr(serde_json::from_str(&json).unwrap()).unwrap();
+            assert_eq!(back.map(f64::to_bits), arr.map(f64::to_bits));
+            assert!(f32::from_repr(Repr::Text("nan:0x3f800000".into())).is_err());
+            assert!(f32::from_repr(Repr::Num(1e300)).is_err());
+        }
+    }
+}

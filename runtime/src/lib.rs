@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! statepack-runtime: the hand-written half of statepack.
 //!
 //! Generated raw types (from `schema/*.ksy`) read and write bytes through [`io`]; everything a

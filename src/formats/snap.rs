@@ -364,8 +364,9 @@ pub fn all_absolute_size(file: &SnapV13) -> usize {
 /// Turns a motion clip into one recording per joint: world position (metres times
 /// `studs_per_metre`) and world rotation after forward kinematics, dt from the clip's frame
 /// time rounded so that the running total stays on the clip's clock (frame 0 has dt 0).
-/// Errors: more than 255 joints, more than 65 535 frames, a non-positive or non-finite
-/// `studs_per_metre`, or any encode error.
+/// Errors: more than 255 joints, a non-positive or non-finite `studs_per_metre`, or an encode
+/// error of [`Recorder::add_recording`]. More than 65 535 frames is reported by
+/// [`Recorder::finish`] (`recordings[r].num_frames`).
 pub fn import_clip(clip: &Clip, studs_per_metre: f64) -> Result<Recorder, SnapError> {
     if !(studs_per_metre.is_finite() && studs_per_metre > 0.0) {
         return Err(SnapError::Input(format!(
@@ -422,9 +423,13 @@ pub struct RecordingError {
     pub max_pos_error_studs: f64,
     /// Largest angle between decoded and source rotations, in degrees.
     pub max_rot_error_deg: f64,
-    /// Largest allowed position error at this recording's positions, in studs
-    /// ([`statepack_runtime::delta::chain_pos_error_bound`]).
+    /// Largest allowed position error over this recording's positions, in studs
+    /// ([`statepack_runtime::delta::chain_pos_error_bound`], which grows with the distance from
+    /// the origin).
     pub pos_bound_studs: f64,
+    /// Frames whose position error exceeds the bound at that frame's own position, or whose
+    /// rotation error exceeds [`statepack_runtime::delta::CHAIN_ROT_ERROR_BOUND_RAD`].
+    pub frames_over_bound: usize,
 }
 
 /// Compares decoded recordings with the clip they were imported from (recordings matched to
@@ -462,6 +467,7 @@ pub fn verify_against_clip(
             max_pos_error_studs: 0.0,
             max_rot_error_deg: 0.0,
             pos_bound_studs: 0.0,
+            frames_over_bound: 0,
         };
         for (f, frame) in rec.frames.iter().enumerate() {
             let src_pos = poses[f][b].position * studs_per_metre;
