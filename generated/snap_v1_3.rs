@@ -84,40 +84,41 @@ impl SnapV13 {
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
-        r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        r.enter(::statepack_runtime::io::PathSeg::Field("version"));
+        __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
         let version: () = {
-            let __v: () = { r.expect(b"SNAPV1.3") }.map_err(|e| e.in_field("version"))?;
-            r.leave::<()>(None);
+            let __v: () = { __r.expect(b"SNAPV1.3") }
+                .map_err(|e| e.in_field("version"))?;
+            __r.leave::<()>(None);
             __v
         };
-        r.enter(::statepack_runtime::io::PathSeg::Field("num_recordings"));
+        __r.enter(::statepack_runtime::io::PathSeg::Field("num_recordings"));
         let num_recordings: u8 = {
-            let __v: u8 = { r.read_u8() }.map_err(|e| e.in_field("num_recordings"))?;
-            r.leave(Some(&__v));
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("num_recordings"))?;
+            __r.leave(Some(&__v));
             __v
         };
-        r.enter(::statepack_runtime::io::PathSeg::Field("recordings"));
+        __r.enter(::statepack_runtime::io::PathSeg::Field("recordings"));
         let recordings: ::std::vec::Vec<Recording> = {
             let __l = {
-                let __n = r
+                let __n = __r
                     .check_count((num_recordings as i128), Recording::MIN_LEN)
                     .map_err(|e| e.in_field("recordings"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
                 for __i in 0..__n {
-                    r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
-                            let __v: Recording = { Recording::read_from(r) }
+                            let __v: Recording = { Recording::read_from(__r) }
                                 .map_err(|e| e.in_index(__i).in_field("recordings"))?;
-                            r.leave::<()>(None);
+                            __r.leave::<()>(None);
                             __v
                         });
                 }
                 __list
             };
-            r.leave::<()>(None);
+            __r.leave::<()>(None);
             __l
         };
         Ok(Self { recordings })
@@ -133,7 +134,7 @@ impl SnapV13 {
     )]
     pub fn write_to(
         &self,
-        w: &mut ::statepack_runtime::io::ByteWriter,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let num_recordings: u8 = ::statepack_runtime::io::fit(
                 (self.recordings.len() as i128),
@@ -141,12 +142,12 @@ impl SnapV13 {
             )
             .map_err(|e| e.in_field("num_recordings"))?;
         let recordings = &self.recordings;
-        w.write_bytes(b"SNAPV1.3");
+        __w.write_bytes(b"SNAPV1.3");
         {
             let __val = &num_recordings;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                w.write_u8(*__v);
+                __w.write_u8(*__v);
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -158,7 +159,7 @@ impl SnapV13 {
             for (__i, __v) in __val.iter().enumerate() {
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
-                        __v.write_to(w)?;
+                        __v.write_to(__w)?;
                     };
                     Ok(())
                 })()
@@ -242,20 +243,20 @@ impl Recording {
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
-        r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        r.enter(::statepack_runtime::io::PathSeg::Field("len_map_name"));
+        __r.enter(::statepack_runtime::io::PathSeg::Field("len_map_name"));
         let len_map_name: u8 = {
-            let __v: u8 = { r.read_u8() }.map_err(|e| e.in_field("len_map_name"))?;
-            r.leave(Some(&__v));
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len_map_name"))?;
+            __r.leave(Some(&__v));
             __v
         };
-        r.enter(::statepack_runtime::io::PathSeg::Field("map_name"));
+        __r.enter(::statepack_runtime::io::PathSeg::Field("map_name"));
         let map_name: ::std::string::String = {
             let __v: ::std::string::String = {
                 {
-                    let __at = r.offset();
-                    r.take_sized((len_map_name as i128))
+                    let __at = __r.offset();
+                    __r.take_sized((len_map_name as i128))
                         .and_then(|b| ::statepack_runtime::io::decode_str(
                             b,
                             "UTF-8",
@@ -264,43 +265,43 @@ impl Recording {
                 }
             }
                 .map_err(|e| e.in_field("map_name"))?;
-            r.leave(Some(&__v));
+            __r.leave(Some(&__v));
             __v
         };
-        r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
+        __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
         let num_frames: u16 = {
-            let __v: u16 = { r.read_u16le() }.map_err(|e| e.in_field("num_frames"))?;
-            r.leave(Some(&__v));
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_frames"))?;
+            __r.leave(Some(&__v));
             __v
         };
-        let __at_total_duration_ms = r.offset();
-        r.enter(::statepack_runtime::io::PathSeg::Field("total_duration_ms"));
+        let __at_total_duration_ms = __r.offset();
+        __r.enter(::statepack_runtime::io::PathSeg::Field("total_duration_ms"));
         let total_duration_ms: u32 = {
-            let __v: u32 = { r.read_u32le() }
+            let __v: u32 = { __r.read_u32le() }
                 .map_err(|e| e.in_field("total_duration_ms"))?;
-            r.leave(Some(&__v));
+            __r.leave(Some(&__v));
             __v
         };
-        r.enter(::statepack_runtime::io::PathSeg::Field("frames"));
+        __r.enter(::statepack_runtime::io::PathSeg::Field("frames"));
         let frames: ::std::vec::Vec<Frame> = {
             let __l = {
-                let __n = r
+                let __n = __r
                     .check_count((num_frames as i128), Frame::MIN_LEN)
                     .map_err(|e| e.in_field("frames"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
                 for __i in 0..__n {
-                    r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
-                            let __v: Frame = { Frame::read_from(r) }
+                            let __v: Frame = { Frame::read_from(__r) }
                                 .map_err(|e| e.in_index(__i).in_field("frames"))?;
-                            r.leave::<()>(None);
+                            __r.leave::<()>(None);
                             __v
                         });
                 }
                 __list
             };
-            r.leave::<()>(None);
+            __r.leave::<()>(None);
             __l
         };
         let __sum: i128 = frames.iter().map(|__e| __e.dt_ms as i128).sum();
@@ -331,7 +332,7 @@ impl Recording {
     )]
     pub fn write_to(
         &self,
-        w: &mut ::statepack_runtime::io::ByteWriter,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let len_map_name: u8 = ::statepack_runtime::io::fit(
                 (self.map_name.len() as i128),
@@ -354,7 +355,7 @@ impl Recording {
             let __val = &len_map_name;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                w.write_u8(*__v);
+                __w.write_u8(*__v);
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -375,7 +376,7 @@ impl Recording {
                             }),
                         );
                     }
-                    w.write_bytes(__v.as_bytes());
+                    __w.write_bytes(__v.as_bytes());
                 };
                 Ok(())
             })()
@@ -387,7 +388,7 @@ impl Recording {
             let __val = &num_frames;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                w.write_u16le(*__v);
+                __w.write_u16le(*__v);
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -398,7 +399,7 @@ impl Recording {
             let __val = &total_duration_ms;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                w.write_u32le(*__v);
+                __w.write_u32le(*__v);
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -410,7 +411,7 @@ impl Recording {
             for (__i, __v) in __val.iter().enumerate() {
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
-                        __v.write_to(w)?;
+                        __v.write_to(__w)?;
                     };
                     Ok(())
                 })()
@@ -482,14 +483,14 @@ impl Frame {
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
-        r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
+        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
         let kind: FrameKind = {
             let __v: FrameKind = {
                 {
-                    let __at = r.offset();
-                    match r.read_u8() {
+                    let __at = __r.offset();
+                    match __r.read_u8() {
                         Ok(__raw) => {
                             FrameKind::from_i(__raw as i128)
                                 .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
@@ -505,21 +506,21 @@ impl Frame {
                 }
             }
                 .map_err(|e| e.in_field("kind"))?;
-            r.leave(Some(&__v));
+            __r.leave(Some(&__v));
             __v
         };
-        r.enter(::statepack_runtime::io::PathSeg::Field("dt_ms"));
+        __r.enter(::statepack_runtime::io::PathSeg::Field("dt_ms"));
         let dt_ms: u16 = {
-            let __v: u16 = { r.read_u16le() }.map_err(|e| e.in_field("dt_ms"))?;
-            r.leave(Some(&__v));
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("dt_ms"))?;
+            __r.leave(Some(&__v));
             __v
         };
         let cframe: ::std::option::Option<Cframe> = if (kind == FrameKind::Absolute) {
-            r.enter(::statepack_runtime::io::PathSeg::Field("cframe"));
+            __r.enter(::statepack_runtime::io::PathSeg::Field("cframe"));
             Some({
-                let __v: Cframe = { Cframe::read_from(r) }
+                let __v: Cframe = { Cframe::read_from(__r) }
                     .map_err(|e| e.in_field("cframe"))?;
-                r.leave::<()>(None);
+                __r.leave::<()>(None);
                 __v
             })
         } else {
@@ -528,22 +529,22 @@ impl Frame {
         let pos_delta: ::std::option::Option<[i16; 3]> = if ((kind
             != FrameKind::Absolute) && ((kind.to_i() & (1 as i128)) != (0 as i128)))
         {
-            r.enter(::statepack_runtime::io::PathSeg::Field("pos_delta"));
+            __r.enter(::statepack_runtime::io::PathSeg::Field("pos_delta"));
             Some({
                 let __l = {
                     let mut __a: [i16; 3] = Default::default();
                     for (__i, __slot) in __a.iter_mut().enumerate() {
-                        r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                         *__slot = {
-                            let __v: i16 = { r.read_i16le() }
+                            let __v: i16 = { __r.read_i16le() }
                                 .map_err(|e| e.in_index(__i).in_field("pos_delta"))?;
-                            r.leave(Some(&__v));
+                            __r.leave(Some(&__v));
                             __v
                         };
                     }
                     __a
                 };
-                r.leave::<()>(None);
+                __r.leave::<()>(None);
                 __l
             })
         } else {
@@ -552,22 +553,22 @@ impl Frame {
         let rot_delta: ::std::option::Option<[i16; 3]> = if ((kind
             != FrameKind::Absolute) && ((kind.to_i() & (2 as i128)) != (0 as i128)))
         {
-            r.enter(::statepack_runtime::io::PathSeg::Field("rot_delta"));
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rot_delta"));
             Some({
                 let __l = {
                     let mut __a: [i16; 3] = Default::default();
                     for (__i, __slot) in __a.iter_mut().enumerate() {
-                        r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                         *__slot = {
-                            let __v: i16 = { r.read_i16le() }
+                            let __v: i16 = { __r.read_i16le() }
                                 .map_err(|e| e.in_index(__i).in_field("rot_delta"))?;
-                            r.leave(Some(&__v));
+                            __r.leave(Some(&__v));
                             __v
                         };
                     }
                     __a
                 };
-                r.leave::<()>(None);
+                __r.leave::<()>(None);
                 __l
             })
         } else {
@@ -592,7 +593,7 @@ impl Frame {
     )]
     pub fn write_to(
         &self,
-        w: &mut ::statepack_runtime::io::ByteWriter,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let kind = self.kind;
         let dt_ms = self.dt_ms;
@@ -603,7 +604,7 @@ impl Frame {
             let __val = &self.kind;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                w.write_u8(__v.to_i() as u8);
+                __w.write_u8(__v.to_i() as u8);
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("kind"))?;
@@ -612,7 +613,7 @@ impl Frame {
             let __val = &self.dt_ms;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                w.write_u16le(*__v);
+                __w.write_u16le(*__v);
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("dt_ms"))?;
@@ -622,7 +623,7 @@ impl Frame {
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
-                        __v.write_to(w)?;
+                        __v.write_to(__w)?;
                     };
                     Ok(())
                 })()
@@ -650,7 +651,7 @@ impl Frame {
             (true, Some(__val)) => {
                 for (__i, __v) in __val.iter().enumerate() {
                     (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                        w.write_i16le(*__v);
+                        __w.write_i16le(*__v);
                         Ok(())
                     })()
                         .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -678,7 +679,7 @@ impl Frame {
             (true, Some(__val)) => {
                 for (__i, __v) in __val.iter().enumerate() {
                     (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                        w.write_i16le(*__v);
+                        __w.write_i16le(*__v);
                         Ok(())
                     })()
                         .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -764,42 +765,42 @@ impl Cframe {
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
-        r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        r.enter(::statepack_runtime::io::PathSeg::Field("x"));
+        __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
         let x: f32 = {
-            let __v: f32 = { r.read_f32le() }.map_err(|e| e.in_field("x"))?;
-            r.leave(Some(&__v));
+            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
+            __r.leave(Some(&__v));
             __v
         };
-        r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
         let y: f32 = {
-            let __v: f32 = { r.read_f32le() }.map_err(|e| e.in_field("y"))?;
-            r.leave(Some(&__v));
+            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
+            __r.leave(Some(&__v));
             __v
         };
-        r.enter(::statepack_runtime::io::PathSeg::Field("z_bits"));
+        __r.enter(::statepack_runtime::io::PathSeg::Field("z_bits"));
         let z_bits: u32 = {
-            let __v: u32 = { r.read_u32le() }.map_err(|e| e.in_field("z_bits"))?;
-            r.leave(Some(&__v));
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("z_bits"))?;
+            __r.leave(Some(&__v));
             __v
         };
-        r.enter(::statepack_runtime::io::PathSeg::Field("q"));
+        __r.enter(::statepack_runtime::io::PathSeg::Field("q"));
         let q: [i16; 3] = {
             let __l = {
                 let mut __a: [i16; 3] = Default::default();
                 for (__i, __slot) in __a.iter_mut().enumerate() {
-                    r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     *__slot = {
-                        let __v: i16 = { r.read_i16le() }
+                        let __v: i16 = { __r.read_i16le() }
                             .map_err(|e| e.in_index(__i).in_field("q"))?;
-                        r.leave(Some(&__v));
+                        __r.leave(Some(&__v));
                         __v
                     };
                 }
                 __a
             };
-            r.leave::<()>(None);
+            __r.leave::<()>(None);
             __l
         };
         Ok(Self { x, y, z_bits, q })
@@ -815,7 +816,7 @@ impl Cframe {
     )]
     pub fn write_to(
         &self,
-        w: &mut ::statepack_runtime::io::ByteWriter,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let x = self.x;
         let y = self.y;
@@ -825,7 +826,7 @@ impl Cframe {
             let __val = &self.x;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                w.write_f32le(*__v);
+                __w.write_f32le(*__v);
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("x"))?;
@@ -834,7 +835,7 @@ impl Cframe {
             let __val = &self.y;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                w.write_f32le(*__v);
+                __w.write_f32le(*__v);
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("y"))?;
@@ -843,7 +844,7 @@ impl Cframe {
             let __val = &self.z_bits;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                w.write_u32le(*__v);
+                __w.write_u32le(*__v);
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -854,7 +855,7 @@ impl Cframe {
             let __val = &self.q;
             for (__i, __v) in __val.iter().enumerate() {
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    w.write_i16le(*__v);
+                    __w.write_i16le(*__v);
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {

@@ -85,10 +85,10 @@ impl<'s> Emitter<'s> {
     // ------------------------------------------------------------------ checks
 
     fn check_refs(&mut self) {
-        let mut seen = HashSet::new();
+        let mut seen: HashMap<String, &str> = HashMap::new();
         for t in &self.s.types {
-            if !seen.insert(t.name.clone()) {
-                self.err(
+            match seen.get(&camel(&t.name)) {
+                Some(first) if *first == t.name => self.err(
                     t.pos,
                     &t.key_path,
                     format!(
@@ -96,9 +96,23 @@ impl<'s> Emitter<'s> {
                         t.name
                     ),
                     "rename one of the types",
-                );
+                ),
+                Some(first) => self.err(
+                    t.pos,
+                    &t.key_path,
+                    format!(
+                        "types `{first}` and `{}` both become the Rust type `{}`",
+                        t.name,
+                        camel(&t.name)
+                    ),
+                    "rename one of the types",
+                ),
+                None => {
+                    seen.insert(camel(&t.name), &t.name);
+                }
             }
         }
+        self.check_rust_names();
         let mut seen = HashSet::new();
         for e in &self.s.enums {
             if !seen.insert(camel(&e.name))
@@ -132,7 +146,7 @@ impl<'s> Emitter<'s> {
                         ..
                     } => match self.s.enum_def(e) {
                         None => self.err(
-                            f.pos,
+                            f.pos_of("enum"),
                             &format!("{}.enum", f.key_path),
                             format!("unknown enum `{e}`"),
                             hint_names("enums", self.s.enums.iter().map(|e| e.name.as_str())),
@@ -141,7 +155,7 @@ impl<'s> Emitter<'s> {
                             let (lo, hi) = int_range(*bytes, *signed);
                             for v in &def.values {
                                 if v.value < lo || v.value > hi {
-                                    self.err(f.pos, &format!("{}.enum", f.key_path), format!("enum value {} = {} does not fit the field's type", v.name, v.value), "use a wider integer type for the field, or change the enum");
+                                    self.err(f.pos_of("enum"), &format!("{}.enum", f.key_path), format!("enum value {} = {} does not fit the field's type", v.name, v.value), "use a wider integer type for the field, or change the enum");
                                 }
                             }
                         }
@@ -155,19 +169,116 @@ impl<'s> Emitter<'s> {
                             self.s.types.iter().skip(1).map(|t| t.name.as_str()),
                         );
                         self.err(
-                            f.pos,
+                            f.pos_of("type"),
                             &format!("{}.type", f.key_path),
                             format!("unknown type `{n}`"),
                             hint,
                         );
                     } else if n == self.s.id {
                         self.err(
-                            f.pos,
+                            f.pos_of("type"),
                             &format!("{}.type", f.key_path),
                             "a field cannot hold the root type",
                             "define a separate type for the nested structure",
                         );
                     }
+                }
+            }
+        }
+    }
+
+    /// Names that the generated code cannot use for its own items: `Self` is a keyword, and
+    /// the others are names every generated module uses unqualified (`Result<Self, _>`,
+    /// `Default::default()`, `AsRef::<str>`, the tracer parameter `T`).
+    fn check_rust_names(&mut self) {
+        const RESERVED: &[&str] = &["Self", "Result", "Default", "AsRef", "T"];
+        let reserved = |name: &str| RESERVED.contains(&camel(name).as_str());
+        for t in &self.s.types {
+            if reserved(&t.name) {
+                let kp = if t.key_path.is_empty() {
+                    "meta.id"
+                } else {
+                    &t.key_path
+                };
+                self.err(
+                    t.pos,
+                    kp,
+                    format!(
+                        "type `{}` would become the Rust type `{}`, a name Rust or the generated code already uses",
+                        t.name,
+                        camel(&t.name)
+                    ),
+                    "rename the type",
+                );
+            }
+            let mut members: HashMap<String, &str> = HashMap::new();
+            for f in &t.fields {
+                let rust = field_ident(&f.id).to_string();
+                if let Some(first) = members.insert(rust.clone(), &f.id) {
+                    self.err(
+                        f.pos_of("id"),
+                        &format!("{}.id", f.key_path),
+                        format!(
+                            "fields `{first}` and `{}` both become the Rust member `{rust}`",
+                            f.id
+                        ),
+                        "rename one of the fields",
+                    );
+                }
+                if !matches!(f.kind, FieldKind::Switch { .. }) {
+                    continue;
+                }
+                let en = Self::switch_enum_name(t, f).to_string();
+                if let Some(other) = self.s.types.iter().find(|o| camel(&o.name) == en) {
+                    self.err(
+                        f.pos_of("type"),
+                        &format!("{}.type", f.key_path),
+                        format!(
+                            "the cases of `{}.{}` become the Rust enum `{en}`, which is also the name of type `{}`",
+                            t.name, f.id, other.name
+                        ),
+                        "rename the field or the type",
+                    );
+                }
+            }
+        }
+        for e in &self.s.enums {
+            if reserved(&e.name) {
+                self.err(
+                    e.pos,
+                    &format!("enums.{}", e.name),
+                    format!(
+                        "enum `{}` would become the Rust type `{}`, a name Rust or the generated code already uses",
+                        e.name,
+                        camel(&e.name)
+                    ),
+                    "rename the enum",
+                );
+            }
+            let mut seen: HashMap<String, &str> = HashMap::new();
+            for v in &e.values {
+                let vp = format!("enums.{}.{}", e.name, v.value);
+                let rust = camel(&v.name);
+                if rust == "Self" {
+                    self.err(
+                        v.pos,
+                        &vp,
+                        format!(
+                            "enum value `{}` would become `Self`, a Rust keyword",
+                            v.name
+                        ),
+                        "rename the value",
+                    );
+                } else if let Some(first) = seen.insert(rust.clone(), &v.name) {
+                    self.err(
+                        v.pos,
+                        &vp,
+                        format!(
+                            "enum values `{first}` and `{}` both become the Rust variant `{rust}`",
+                            v.name
+                        ),
+                        "rename one of the values",
+                    );
                 }
             }
         }
@@ -948,16 +1059,17 @@ impl<'s> Emitter<'s> {
                 quote!(let #rule_id: &'static str = #d;)
             });
             let leave = if is_leaf {
-                quote!(r.leave(Some(&__v));)
+                quote!(__r.leave(Some(&__v));)
             } else {
-                quote!(r.leave::<()>(None);)
+                quote!(__r.leave::<()>(None);)
             };
             let one_read = |wrap: &TokenStream| -> TokenStream {
                 let check = valid_r.clone().map(|c| quote! {
                     {
                         let __v = &__v;
                         if !(#c) {
-                            return Err(::statepack_runtime::io::DecodeError::new(#at, ::statepack_runtime::io::DecodeErrorKind::NotValid { value: format!("{:?}", __v), rule: #rule_id }) #wrap);
+                            // `valid` is refused on repeated fields, so the path is the field's.
+                            return Err(::statepack_runtime::io::DecodeError::new(#at, ::statepack_runtime::io::DecodeErrorKind::NotValid { value: format!("{:?}", __v), rule: #rule_id }).in_field(#fid));
                         }
                     }
                 }).unwrap_or_default();
@@ -980,17 +1092,17 @@ impl<'s> Emitter<'s> {
                         quote! {{
                             let mut __a: [#elem_ty; #n] = Default::default();
                             for (__i, __slot) in __a.iter_mut().enumerate() {
-                                r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                                 *__slot = #body;
                             }
                             __a
                         }}
                     } else {
                         quote! {{
-                            let __n = r.check_count(#count, #min) #wrap_field;
+                            let __n = __r.check_count(#count, #min) #wrap_field;
                             let mut __list = ::std::vec::Vec::with_capacity(__n);
                             for __i in 0..__n {
-                                r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                                 __list.push(#body);
                             }
                             __list
@@ -1018,18 +1130,18 @@ impl<'s> Emitter<'s> {
                         _ => quote!(),
                     };
                     let head = match &f.repeat {
-                        Repeat::Eos => quote!(while !r.is_eof()),
+                        Repeat::Eos => quote!(while !__r.is_eof()),
                         _ => quote!(loop),
                     };
                     quote! {{
                         let mut __list = ::std::vec::Vec::new();
                         #head {
                             let __i = __list.len();
-                            let __before = r.offset();
-                            r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            let __before = __r.offset();
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list.push(#body);
-                            if r.offset() == __before {
-                                return Err(::statepack_runtime::io::DecodeError::new(__before, ::statepack_runtime::io::DecodeErrorKind::Semantic("a repeated element took no bytes, so the list would never end".into())) #wrap_idx);
+                            if __r.offset() == __before {
+                                return Err(::statepack_runtime::io::DecodeError::new(__before, ::statepack_runtime::io::DecodeErrorKind::Semantic("a repeated element took no bytes, so the list would never end".into())).in_index(__i).in_field(#fid));
                             }
                             #stop
                         }
@@ -1040,7 +1152,7 @@ impl<'s> Emitter<'s> {
             let rep_leave = if matches!(f.repeat, Repeat::None) {
                 quote!()
             } else {
-                quote!(r.leave::<()>(None);)
+                quote!(__r.leave::<()>(None);)
             };
             let read_value = if matches!(f.repeat, Repeat::None) {
                 read_value
@@ -1049,16 +1161,20 @@ impl<'s> Emitter<'s> {
             };
             let read_stmt = match &cond_r {
                 Some(c) => quote! {
-                    let #id: #field_ty = if #c { r.enter(::statepack_runtime::io::PathSeg::Field(#fid)); Some(#read_value) } else { None };
+                    let #id: #field_ty = if #c { __r.enter(::statepack_runtime::io::PathSeg::Field(#fid)); Some(#read_value) } else { None };
                 },
                 None => quote! {
-                    r.enter(::statepack_runtime::io::PathSeg::Field(#fid));
+                    __r.enter(::statepack_runtime::io::PathSeg::Field(#fid));
                     let #id: #field_ty = #read_value;
                 },
             };
             // The field's start offset is kept only where an error after the read needs it.
             let keep_at = f.valid.is_some() || matches!(derived.get(&f.id), Some(Derived::Sum(..)));
-            let at_stmt = if keep_at { quote!(let #at = r.offset();) } else { quote!() };
+            let at_stmt = if keep_at {
+                quote!(let #at = __r.offset();)
+            } else {
+                quote!()
+            };
             reads.push(quote! {
                 #at_stmt
                 #rule_const
@@ -1172,7 +1288,7 @@ impl<'s> Emitter<'s> {
                         unreachable!()
                     };
                     let b = Literal::byte_string(bytes);
-                    quote!(w.write_bytes(#b);)
+                    quote!(__w.write_bytes(#b);)
                 }
                 (Some(c), _) => quote! {
                     match (#c, &#src) {
@@ -1267,7 +1383,7 @@ impl<'s> Emitter<'s> {
                 #[doc = ""]
                 #[doc = " Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset."]
                 #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-                pub fn read_from<T: ::statepack_runtime::io::Tracer>(r: &mut ::statepack_runtime::io::ByteReader<'_, T>) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+                pub fn read_from<T: ::statepack_runtime::io::Tracer>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T>) -> Result<Self, ::statepack_runtime::io::DecodeError> {
                     #(#reads)*
                     #(#post_read_checks)*
                     Ok(Self { #(#ctor,)* })
@@ -1277,7 +1393,7 @@ impl<'s> Emitter<'s> {
                 #[doc = ""]
                 #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value."]
                 #[allow(unused_variables, clippy::redundant_closure_call, clippy::needless_borrow, clippy::let_unit_value)]
-                pub fn write_to(&self, w: &mut ::statepack_runtime::io::ByteWriter) -> Result<(), ::statepack_runtime::io::EncodeError> {
+                pub fn write_to(&self, __w: &mut ::statepack_runtime::io::ByteWriter) -> Result<(), ::statepack_runtime::io::EncodeError> {
                     #(#write_pre)*
                     #(#writes)*
                     Ok(())
@@ -1338,12 +1454,12 @@ impl<'s> Emitter<'s> {
             } => {
                 let m = read_method(*bytes, *signed, false, *endian);
                 match enum_name {
-                    None => quote!(r.#m()),
+                    None => quote!(__r.#m()),
                     Some(e) => {
                         let ei = type_ident(e);
                         quote! {{
-                            let __at = r.offset();
-                            match r.#m() {
+                            let __at = __r.offset();
+                            match __r.#m() {
                                 Ok(__raw) => #ei::from_i(__raw as i128).ok_or_else(|| ::statepack_runtime::io::DecodeError::new(__at, ::statepack_runtime::io::DecodeErrorKind::UnknownEnum { enum_name: #e, value: __raw as i64 })),
                                 Err(e) => Err(e),
                             }
@@ -1353,42 +1469,44 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::Float { bytes, endian } => {
                 let m = read_method(*bytes, true, true, *endian);
-                quote!(r.#m())
+                quote!(__r.#m())
             }
             FieldKind::Bytes(size) => match self.size_value(size, scope, &kp)? {
-                Some(n) => quote!(r.take_sized(#n).map(|b| b.to_vec())),
+                Some(n) => quote!(__r.take_sized(#n).map(|b| b.to_vec())),
                 None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(
-                    r.take_rest().to_vec()
+                    __r.take_rest().to_vec()
                 )),
             },
             FieldKind::Str { size, encoding } => {
                 let take = match size {
-                    None => quote!(r.take_until(0)),
+                    None => quote!(__r.take_until(0)),
                     Some(s) => match self.size_value(s, scope, &kp)? {
-                        Some(n) => quote!(r.take_sized(#n)),
+                        Some(n) => quote!(__r.take_sized(#n)),
                         None => {
-                            quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(r.take_rest()))
+                            quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(
+                                __r.take_rest()
+                            ))
                         }
                     },
                 };
                 quote! {{
-                    let __at = r.offset();
+                    let __at = __r.offset();
                     #take.and_then(|b| ::statepack_runtime::io::decode_str(b, #encoding, __at))
                 }}
             }
             FieldKind::Contents(c) => {
                 let b = Literal::byte_string(c);
-                quote!(r.expect(#b))
+                quote!(__r.expect(#b))
             }
             FieldKind::User { name, size } => {
                 let ti = type_ident(name);
                 match size {
-                    None => quote!(#ti::read_from(r)),
+                    None => quote!(#ti::read_from(__r)),
                     Some(s) => match self.size_value(s, scope, &kp)? {
                         Some(n) => quote! {
-                            r.push_limit(#n).and_then(|__old| { let __v = #ti::read_from(r)?; r.pop_limit(__old)?; Ok(__v) })
+                            __r.push_limit(#n).and_then(|__old| { let __v = #ti::read_from(__r)?; __r.pop_limit(__old)?; Ok(__v) })
                         },
-                        None => quote!(#ti::read_from(r)),
+                        None => quote!(#ti::read_from(__r)),
                     },
                 }
             }
@@ -1414,12 +1532,12 @@ impl<'s> Emitter<'s> {
                 let en = Self::switch_enum_name(_t, f);
                 let mut arms = Vec::new();
                 let mut default = quote! {
-                    Err(::statepack_runtime::io::DecodeError::new(r.offset(), ::statepack_runtime::io::DecodeErrorKind::NotValid { value: __sw.to_string(), rule: "must select one of the switch cases" }))
+                    Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::NotValid { value: __sw.to_string(), rule: "must select one of the switch cases" }))
                 };
                 for (vi, tn, keys) in self.switch_variants(f) {
                     let ti = type_ident(&tn);
                     if keys.is_empty() {
-                        default = quote!(#ti::read_from(r).map(#en::#vi));
+                        default = quote!(#ti::read_from(__r).map(#en::#vi));
                         continue;
                     }
                     let mut tests = Vec::new();
@@ -1430,7 +1548,7 @@ impl<'s> Emitter<'s> {
                             _ => quote!(__sw == #kt),
                         });
                     }
-                    arms.push(quote!(if #(#tests)||* { #ti::read_from(r).map(#en::#vi) }));
+                    arms.push(quote!(if #(#tests)||* { #ti::read_from(__r).map(#en::#vi) }));
                 }
                 if let FieldKind::Switch {
                     default: Some(d), ..
@@ -1438,7 +1556,7 @@ impl<'s> Emitter<'s> {
                 {
                     let ti = type_ident(d);
                     let vi = type_ident(d);
-                    default = quote!(#ti::read_from(r).map(#en::#vi));
+                    default = quote!(#ti::read_from(__r).map(#en::#vi));
                 }
                 let _ = at;
                 quote! {{
@@ -1461,17 +1579,17 @@ impl<'s> Emitter<'s> {
                 let m = write_method(*bytes, *signed, false, *endian);
                 let ty = int_ty(*bytes, *signed);
                 match enum_name {
-                    None => quote!(w.#m(*__v)),
-                    Some(_) => quote!(w.#m(__v.to_i() as #ty)),
+                    None => quote!(__w.#m(*__v)),
+                    Some(_) => quote!(__w.#m(__v.to_i() as #ty)),
                 }
             }
             FieldKind::Float { bytes, endian } => {
                 let m = write_method(*bytes, true, true, *endian);
-                quote!(w.#m(*__v))
+                quote!(__w.#m(*__v))
             }
             FieldKind::Bytes(size) => {
                 let check = self.size_check(f, size, scope, &kp, quote!(__v.len()))?;
-                quote!({ #check w.write_bytes(__v); })
+                quote!({ #check __w.write_bytes(__v); })
             }
             FieldKind::Str { size, encoding } => {
                 let enc_check = if *encoding == "ASCII" {
@@ -1489,12 +1607,12 @@ impl<'s> Emitter<'s> {
                         if __v.as_bytes().contains(&0) {
                             return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "a zero-terminated string cannot contain a zero byte" }));
                         }
-                        w.write_bytes(__v.as_bytes());
-                        w.write_u8(0);
+                        __w.write_bytes(__v.as_bytes());
+                        __w.write_u8(0);
                     }),
                     Some(s) => {
                         let check = self.size_check(f, s, scope, &kp, quote!(__v.len()))?;
-                        quote!({ #enc_check #check w.write_bytes(__v.as_bytes()); })
+                        quote!({ #enc_check #check __w.write_bytes(__v.as_bytes()); })
                     }
                 }
             }
@@ -1504,7 +1622,7 @@ impl<'s> Emitter<'s> {
                     Some(s) => self.size_check(f, s, scope, &kp, quote!(__v.encoded_len()))?,
                     None => quote!(),
                 };
-                quote!({ #check __v.write_to(w)?; })
+                quote!({ #check __v.write_to(__w)?; })
             }
             FieldKind::Switch { on, .. } => {
                 let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
@@ -1543,7 +1661,7 @@ impl<'s> Emitter<'s> {
                                 if !(#selects) {
                                     return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: __sw.to_string(), found: #name }));
                                 }
-                                __x.write_to(w)?;
+                                __x.write_to(__w)?;
                             }
                         }
                     })
@@ -1613,7 +1731,7 @@ impl<'s> Emitter<'s> {
         {
             if side == Side::Read {
                 self.err(
-                    f.pos,
+                    f.pos_of("valid"),
                     &format!("{}.valid", f.key_path),
                     "`valid` is supported on single integer, float, enum and string fields",
                     "move the rule to the element type's field, or drop it",
@@ -1653,7 +1771,7 @@ impl<'s> Emitter<'s> {
             Valid::Range(a, b) => {
                 if !matches!(want, Ty::Int | Ty::Float) {
                     self.err(
-                        f.pos,
+                        f.pos_of("valid"),
                         &kp,
                         "`min`/`max` need a number field",
                         "use `eq` or `any-of` for enums and strings",

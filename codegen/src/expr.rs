@@ -161,9 +161,10 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
             let text: String = chars[start..i].iter().collect();
             if is_float {
                 let t: String = text.chars().filter(|c| *c != '_').collect();
-                out.push(Tok::Float(
-                    t.parse().map_err(|_| format!("`{text}` is not a number"))?,
-                ));
+                match t.parse::<f64>() {
+                    Ok(v) if v.is_finite() => out.push(Tok::Float(v)),
+                    _ => return Err(format!("`{text}` is not a finite number")),
+                }
             } else {
                 out.push(Tok::Int(
                     parse_int(&text).ok_or_else(|| format!("`{text}` is not an integer"))?,
@@ -377,11 +378,25 @@ impl P {
     }
 }
 
+/// The most tokens one expression may have.
+const MAX_TOKENS: usize = 1024;
+/// The deepest an expression tree may nest.
+const MAX_DEPTH: usize = 64;
+
 /// Parses a KS expression. Errors describe the first problem in plain words.
 pub fn parse(src: &str) -> Result<Expr, String> {
     let toks = lex(src)?;
     if toks.is_empty() {
         return Err("the expression is empty".into());
+    }
+    // Parsing, checking and emitting recurse over the tree: the token count bounds the
+    // parser (a prefix chain like `-~-~x` recurses once per operator) and the depth check
+    // below bounds everything after it (`a + b + c ...` nests one level per operator).
+    if toks.len() > MAX_TOKENS {
+        return Err(format!(
+            "the expression is too long ({} tokens; at most {MAX_TOKENS})",
+            toks.len()
+        ));
     }
     let mut p = P {
         toks,
@@ -392,7 +407,33 @@ pub fn parse(src: &str) -> Result<Expr, String> {
     if let Some(t) = p.peek() {
         return Err(format!("unexpected `{t}` after the end of the expression"));
     }
+    if depth(&e) > MAX_DEPTH {
+        return Err(format!(
+            "expression nests too deeply (more than {MAX_DEPTH} levels of operators)"
+        ));
+    }
     Ok(e)
+}
+
+/// The depth of an expression tree, counted without recursion.
+fn depth(e: &Expr) -> usize {
+    let mut deepest = 0;
+    let mut todo = vec![(e, 1usize)];
+    while let Some((e, d)) = todo.pop() {
+        deepest = deepest.max(d);
+        match e {
+            Expr::Unary(_, a) | Expr::Attr(a, _) => todo.push((a, d + 1)),
+            Expr::Binary(_, a, b) => todo.extend([(&**a, d + 1), (&**b, d + 1)]),
+            Expr::Ternary(c, a, b) => todo.extend([(&**c, d + 1), (&**a, d + 1), (&**b, d + 1)]),
+            Expr::Int(_)
+            | Expr::Float(_)
+            | Expr::Str(_)
+            | Expr::Bool(_)
+            | Expr::Name(_)
+            | Expr::EnumRef(_, _) => {}
+        }
+    }
+    deepest
 }
 
 /// Parses an integer literal in KS syntax (decimal, `0x`, `0b`, `0o`, underscores allowed).

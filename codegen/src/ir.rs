@@ -65,6 +65,8 @@ pub struct EnumValue {
     pub name: String,
     /// `doc`, if any.
     pub doc: Option<String>,
+    /// Where the value's name is written.
+    pub pos: Pos,
 }
 
 /// An expression together with the text it was written as.
@@ -89,6 +91,8 @@ pub struct Field {
     pub pos: Pos,
     /// Key path (`types.frame.seq[2]`), for errors.
     pub key_path: String,
+    /// Where each key's value starts (`type`, `enum`, ...), for errors about one key.
+    pub value_pos: Vec<(String, Pos)>,
     /// What is stored.
     pub kind: FieldKind,
     /// Repetition.
@@ -209,6 +213,16 @@ impl Valid {
             ),
             Valid::Expr(e) => format!("must satisfy {}", e.src),
         }
+    }
+}
+
+impl Field {
+    /// Where the value of `key` starts, or the entry's start when the key is absent.
+    pub fn pos_of(&self, key: &str) -> Pos {
+        self.value_pos
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or(self.pos, |(_, p)| *p)
     }
 }
 

@@ -141,7 +141,11 @@ impl<'a> Lower<'a> {
     }
 
     fn unknown_key(&mut self, key: &Key, path: &str, allowed: &[&str], sp_allowed: &[&str]) {
-        let kp = format!("{path}.{}", key.text);
+        let kp = if path.is_empty() {
+            key.text.clone()
+        } else {
+            format!("{path}.{}", key.text)
+        };
         if let Some((_, hint)) = NOT_YET.iter().find(|(k, _)| *k == key.text) {
             self.err(
                 key.pos,
@@ -252,6 +256,8 @@ impl<'a> Lower<'a> {
         let mut types = Vec::new();
         let mut enums = Vec::new();
         let mut have_seq = false;
+        // Set when `meta` or its `id` is present but wrong (already reported).
+        let mut id_reported = false;
         // `meta` first: its endian and encoding are defaults for every field.
         let ordered = top
             .iter()
@@ -263,11 +269,14 @@ impl<'a> Lower<'a> {
             }
             match k.text.as_str() {
                 "meta" => {
-                    if let Some(meta) = self.map(v, "meta", "`meta`") {
+                    let meta = self.map(v, "meta", "`meta`");
+                    id_reported |= meta.is_none();
+                    if let Some(meta) = meta {
                         for (mk, mv) in meta {
                             let kp = format!("meta.{}", mk.text);
                             match mk.text.as_str() {
                                 "id" => {
+                                    id_reported = true;
                                     if let Some(s) = self.scalar(mv, &kp) {
                                         if is_ident(s) {
                                             id = Some(s.to_owned());
@@ -328,6 +337,9 @@ impl<'a> Lower<'a> {
             }
         }
         let Some(id) = id else {
+            if id_reported {
+                return None;
+            }
             self.err(
                 root.pos,
                 "meta.id",
@@ -496,6 +508,7 @@ impl<'a> Lower<'a> {
                 value: num,
                 name,
                 doc,
+                pos: v.pos,
             });
         }
         if values.is_empty() {
@@ -551,7 +564,7 @@ impl<'a> Lower<'a> {
         } else {
             (name, default)
         };
-        let (kind, width) = base.split_at(1.min(base.len()));
+        let (kind, width) = base.split_at_checked(1)?;
         let bytes: u8 = match width {
             "1" => 1,
             "2" => 2,
@@ -567,7 +580,8 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn size_of(&mut self, m: &[(Key, Node)], fp: &str) -> Option<Size> {
+    /// The field's size, if it has one; `Err` when the size keys are wrong (already reported).
+    fn size_of(&mut self, m: &[(Key, Node)], fp: &str) -> Result<Option<Size>, ()> {
         let size = m.iter().find(|(k, _)| k.text == "size");
         let eos = m.iter().find(|(k, _)| k.text == "size-eos");
         match (size, eos) {
@@ -578,18 +592,18 @@ impl<'a> Lower<'a> {
                     "both `size` and `size-eos` are given",
                     "keep only one of them",
                 );
-                None
+                Err(())
             }
-            (Some((_, v)), None) => self.src_expr(v, &format!("{fp}.size")).map(Size::Expr),
-            (None, Some((k, v))) => match self.boolean(v, &format!("{fp}.size-eos")) {
-                Some(true) => Some(Size::Eos),
-                Some(false) => None,
-                None => {
-                    let _ = k;
-                    None
-                }
+            (Some((_, v)), None) => match self.src_expr(v, &format!("{fp}.size")) {
+                Some(e) => Ok(Some(Size::Expr(e))),
+                None => Err(()),
             },
-            (None, None) => None,
+            (None, Some((_, v))) => match self.boolean(v, &format!("{fp}.size-eos")) {
+                Some(true) => Ok(Some(Size::Eos)),
+                Some(false) => Ok(None),
+                None => Err(()),
+            },
+            (None, None) => Ok(None),
         }
     }
 
@@ -709,13 +723,13 @@ impl<'a> Lower<'a> {
         let enum_name = get("enum")
             .and_then(|v| self.scalar(v, &format!("{fp}.enum")))
             .map(str::to_owned);
-        let size = self.size_of(m, fp);
+        let size = self.size_of(m, fp).ok()?;
         let has_size = size.is_some();
         let encoding = match get("encoding") {
             Some(v) => {
                 let kp = format!("{fp}.encoding");
                 let s = self.scalar(v, &kp)?;
-                self.encoding(s, v.pos, &kp)
+                Some(self.encoding(s, v.pos, &kp)?)
             }
             None => None,
         };
@@ -743,6 +757,7 @@ impl<'a> Lower<'a> {
                 Some(tnode) => match &tnode.kind {
                     NodeKind::Map(sw) => {
                         let tp = format!("{fp}.type");
+                        let reported = self.diags.len();
                         let mut on = None;
                         let mut cases = Vec::new();
                         let mut default = None;
@@ -772,22 +787,28 @@ impl<'a> Lower<'a> {
                                 _ => self.unknown_key(sk, &tp, &["switch-on", "cases"], &[]),
                             }
                         }
+                        // A `switch-on` or `cases` whose problems were reported above is not
+                        // reported again as missing.
                         let Some(on) = on else {
-                            self.err(
-                                tnode.pos,
-                                &tp,
-                                "a switch type needs `switch-on`",
-                                "add `switch-on: <expression>`",
-                            );
+                            if !sw.iter().any(|(k, _)| k.text == "switch-on") {
+                                self.err(
+                                    tnode.pos,
+                                    &tp,
+                                    "a switch type needs `switch-on`",
+                                    "add `switch-on: <expression>`",
+                                );
+                            }
                             return None;
                         };
                         if cases.is_empty() && default.is_none() {
-                            self.err(
-                                tnode.pos,
-                                &tp,
-                                "a switch type needs `cases`",
-                                "add `cases:` mapping values to type names",
-                            );
+                            if self.diags.len() == reported {
+                                self.err(
+                                    tnode.pos,
+                                    &tp,
+                                    "a switch type needs `cases`",
+                                    "add `cases:` mapping values to type names",
+                                );
+                            }
                             return None;
                         }
                         if size.is_some() {
@@ -870,7 +891,7 @@ impl<'a> Lower<'a> {
                         } else if Self::int_type(&t, Some(Endian::Le)).is_none()
                             && (t.starts_with('u') || t.starts_with('s') || t.starts_with('f'))
                             && t.len() <= 5
-                            && t[1..2].chars().all(|c| c.is_ascii_digit())
+                            && t.as_bytes().get(1).is_some_and(u8::is_ascii_digit)
                         {
                             self.err(tnode.pos, &tp, format!("`{t}` is not a KS number type"), "number types are u1 u2 u4 u8, s1 s2 s4 s8, f4 f8, with an optional le/be suffix");
                             return None;
@@ -881,9 +902,11 @@ impl<'a> Lower<'a> {
                 },
             }
         };
+        // These point at the offending key's value, not at the start of the entry.
+        let at = |key: &str| get(key).map_or(node.pos, |v| v.pos);
         if enum_name.is_some() && !matches!(kind, FieldKind::Int { .. } | FieldKind::Float { .. }) {
             self.err(
-                node.pos,
+                at("enum"),
                 &format!("{fp}.enum"),
                 "`enum` on a field that is not an integer",
                 "enums apply to integer types only",
@@ -891,16 +914,21 @@ impl<'a> Lower<'a> {
         }
         if encoding.is_some() && !matches!(kind, FieldKind::Str { .. }) {
             self.err(
-                node.pos,
+                at("encoding"),
                 &format!("{fp}.encoding"),
                 "`encoding` on a field that is not a string",
                 "drop `encoding`, or make the field `type: str`",
             );
         }
         if has_size && matches!(kind, FieldKind::Int { .. } | FieldKind::Float { .. }) {
+            let key = if get("size").is_some() {
+                "size"
+            } else {
+                "size-eos"
+            };
             self.err(
-                node.pos,
-                &format!("{fp}.size"),
+                at(key),
+                &format!("{fp}.{key}"),
                 "`size` on a number field",
                 "number types have their own size; drop `size`",
             );
@@ -910,6 +938,7 @@ impl<'a> Lower<'a> {
             doc,
             pos: node.pos,
             key_path: fp.to_owned(),
+            value_pos: m.iter().map(|(k, v)| (k.text.clone(), v.pos)).collect(),
             kind,
             repeat,
             cond,

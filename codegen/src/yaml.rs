@@ -164,6 +164,11 @@ pub fn load(text: &str, file: &str) -> Result<Node, Vec<Diag>> {
                 _ => continue,
             },
         };
+        // The key path of a key about to be read, for the duplicate-key error.
+        let map_path = match stack.last() {
+            Some(Frame::Map(_, _, None)) => key_path(&stack),
+            _ => String::new(),
+        };
         match stack.last_mut() {
             None => root = Some(node),
             Some(Frame::Seq(_, items)) => items.push(node),
@@ -171,10 +176,15 @@ pub fn load(text: &str, file: &str) -> Result<Node, Vec<Diag>> {
                 None => match node.kind {
                     NodeKind::Scalar { text, .. } => {
                         if let Some((first, _)) = items.iter().find(|(k, _)| k.text == text) {
+                            let path = if map_path.is_empty() {
+                                text.clone()
+                            } else {
+                                format!("{map_path}.{text}")
+                            };
                             diags.push(Diag::new(
                                 file,
                                 node.pos,
-                                &text,
+                                &path,
                                 format!(
                                     "duplicate key `{text}` (first at line {})",
                                     first.pos.line
@@ -217,6 +227,24 @@ pub fn load(text: &str, file: &str) -> Result<Node, Vec<Diag>> {
             "start with a `meta:` section holding at least `id:`",
         )]
     })
+}
+
+/// The key path (`types.frame.seq[2]`) of the innermost open node.
+fn key_path(stack: &[Frame]) -> String {
+    let mut out = String::new();
+    for frame in stack {
+        match frame {
+            Frame::Map(_, _, Some(key)) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(&key.text);
+            }
+            Frame::Map(_, _, None) => {}
+            Frame::Seq(_, items) => out.push_str(&format!("[{}]", items.len())),
+        }
+    }
+    out
 }
 
 enum Frame {

@@ -1,0 +1,10 @@
+meta:
+  id: enum_value_list
+seq:
+  - id: a
+    type: u1
+    enum: kind
+enums:
+  kind:
+    0: zero
+    1: [one, uno]

@@ -1,0 +1,10 @@
+meta:
+  id: enum_value_name_bad
+seq:
+  - id: a
+    type: u1
+    enum: kind
+enums:
+  kind:
+    0: zero
+    1: One

@@ -1,0 +1,6 @@
+meta:
+  id: contents_mapping
+seq:
+  - id: magic
+    contents:
+      text: SNAP

@@ -1,0 +1,6 @@
+meta:
+  id: contents_with_type
+seq:
+  - id: magic
+    type: u4le
+    contents: SNAP

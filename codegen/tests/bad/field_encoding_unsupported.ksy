@@ -1,0 +1,6 @@
+meta:
+  id: field_encoding
+seq:
+  - id: name
+    type: strz
+    encoding: Latin-1

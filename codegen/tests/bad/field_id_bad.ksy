@@ -1,0 +1,5 @@
+meta:
+  id: field_id_bad
+seq:
+  - id: numFrames
+    type: u1

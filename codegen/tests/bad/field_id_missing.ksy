@@ -1,0 +1,4 @@
+meta:
+  id: field_id_missing
+seq:
+  - type: u1

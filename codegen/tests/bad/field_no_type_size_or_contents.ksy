@@ -1,0 +1,5 @@
+meta:
+  id: no_type
+seq:
+  - id: a
+    doc: Forgot the type.

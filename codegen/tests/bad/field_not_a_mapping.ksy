@@ -1,0 +1,4 @@
+meta:
+  id: field_not_mapping
+seq:
+  - a

@@ -1,0 +1,6 @@
+meta:
+  id: repeat_bad
+seq:
+  - id: a
+    type: u1
+    repeat: 4

@@ -1,0 +1,5 @@
+meta:
+  id: size_eos_yes
+seq:
+  - id: a
+    size-eos: yes

@@ -1,0 +1,6 @@
+meta:
+  id: field_unknown
+seq:
+  - id: a
+    type: u1
+    checksum: crc32

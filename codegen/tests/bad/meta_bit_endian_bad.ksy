@@ -1,0 +1,6 @@
+meta:
+  id: bit_endian_bad
+  bit-endian: msb
+seq:
+  - id: a
+    type: u1

@@ -1,0 +1,5 @@
+meta:
+  id: My-Format
+seq:
+  - id: a
+    type: u1

@@ -1,0 +1,5 @@
+meta:
+  title: No id
+seq:
+  - id: a
+    type: u1

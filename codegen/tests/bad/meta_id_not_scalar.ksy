@@ -1,0 +1,5 @@
+meta:
+  id: [a, b]
+seq:
+  - id: a
+    type: u1

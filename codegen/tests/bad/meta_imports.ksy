@@ -1,0 +1,7 @@
+meta:
+  id: meta_imports
+  imports:
+    - common
+seq:
+  - id: a
+    type: u1

@@ -1,0 +1,4 @@
+meta: my_format
+seq:
+  - id: a
+    type: u1

@@ -1,0 +1,5 @@
+meta:
+  id: bit_sized
+seq:
+  - id: flag
+    type: b1

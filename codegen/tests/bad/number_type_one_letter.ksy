@@ -1,0 +1,5 @@
+meta:
+  id: one_letter_type
+seq:
+  - id: a
+    type: u

@@ -1,0 +1,6 @@
+meta:
+  id: number_with_size
+seq:
+  - id: a
+    type: u1
+    size: 2

@@ -1,0 +1,5 @@
+meta:
+  id: str_no_encoding
+seq:
+  - id: name
+    type: strz

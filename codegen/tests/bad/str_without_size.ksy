@@ -1,0 +1,6 @@
+meta:
+  id: str_without_size
+  encoding: UTF-8
+seq:
+  - id: name
+    type: str

@@ -1,0 +1,13 @@
+meta:
+  id: switch_bad_case_key
+seq:
+  - id: kind
+    type: u1
+  - id: body
+    type:
+      switch-on: kind
+      cases:
+        kind + 1: empty
+types:
+  empty:
+    seq: []

@@ -1,0 +1,7 @@
+meta:
+  id: no_seq
+types:
+  a:
+    seq:
+      - id: x
+        type: u1

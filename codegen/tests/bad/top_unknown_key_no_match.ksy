@@ -1,0 +1,8 @@
+meta:
+  id: unknown_top
+seq:
+  - id: a
+    type: u1
+structures:
+  b:
+    seq: []

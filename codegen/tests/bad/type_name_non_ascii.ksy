@@ -1,0 +1,5 @@
+meta:
+  id: non_ascii_type
+seq:
+  - id: a
+    type: ébe

@@ -1,0 +1,6 @@
+meta:
+  id: complex_key
+seq:
+  - id: a
+    ? [type]
+    : u1

@@ -1,0 +1,1 @@
+# a schema with nothing but a comment

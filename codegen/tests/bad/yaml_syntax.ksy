@@ -1,0 +1,5 @@
+meta:
+  id: yaml_syntax
+seq:
+  - id: a
+    type: "u1

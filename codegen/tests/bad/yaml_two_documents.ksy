@@ -1,0 +1,8 @@
+meta:
+  id: two_documents
+seq:
+  - id: a
+    type: u1
+---
+meta:
+  id: other

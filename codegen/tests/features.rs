@@ -1,0 +1,670 @@
+//! The schema language, key by key: small valid schemas that together use every supported
+//! key must generate Rust that parses (`syn::parse_file`), with the items, members and calls
+//! each key stands for. Compiling and running such code is tested with the root crate.
+
+use quote::ToTokens;
+use syn::{Fields, File, ImplItem, Item};
+
+/// Generates `text` (named `features/<name>.ksy`) and parses the result.
+fn generate(name: &str, text: &str) -> (String, File) {
+    let file = format!("features/{name}.ksy");
+    let code = statepack_codegen::generate(text, &file)
+        .unwrap_or_else(|d| panic!("{name} was refused:\n{}", statepack_codegen::render(&d)));
+    let parsed = syn::parse_file(&code).unwrap_or_else(|e| panic!("{name}: {e}\n{code}"));
+    (code, parsed)
+}
+
+/// Tokens with all whitespace and trailing commas removed, so fragments do not depend on
+/// formatting.
+fn compact(text: &str) -> String {
+    let s: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    s.replace(",)", ")").replace(",]", "]").replace(",}", "}")
+}
+
+fn tokens(t: &impl ToTokens) -> String {
+    compact(&t.to_token_stream().to_string())
+}
+
+/// Members of `struct name` as (member, compact type, compact attributes).
+fn members(file: &File, name: &str) -> Vec<(String, String, String)> {
+    for item in &file.items {
+        if let Item::Struct(s) = item {
+            if s.ident == name {
+                let Fields::Named(named) = &s.fields else {
+                    panic!("{name} has no named fields");
+                };
+                return named
+                    .named
+                    .iter()
+                    .map(|f| {
+                        let attrs: String = f.attrs.iter().map(tokens).collect();
+                        (f.ident.as_ref().unwrap().to_string(), tokens(&f.ty), attrs)
+                    })
+                    .collect();
+            }
+        }
+    }
+    panic!("no struct {name}");
+}
+
+fn member_names(file: &File, name: &str) -> Vec<String> {
+    members(file, name).into_iter().map(|m| m.0).collect()
+}
+
+fn member_type(file: &File, name: &str, member: &str) -> String {
+    members(file, name)
+        .into_iter()
+        .find(|m| m.0 == member)
+        .unwrap_or_else(|| panic!("{name} has no member {member}"))
+        .1
+}
+
+/// Variants of `enum name`.
+fn variants(file: &File, name: &str) -> Vec<String> {
+    for item in &file.items {
+        if let Item::Enum(e) = item {
+            if e.ident == name {
+                return e.variants.iter().map(|v| v.ident.to_string()).collect();
+            }
+        }
+    }
+    panic!("no enum {name}");
+}
+
+/// The compact tokens of `impl ty { fn method }` or `impl ty { const method }`.
+fn item_in_impl(file: &File, ty: &str, method: &str) -> String {
+    for item in &file.items {
+        let Item::Impl(imp) = item else { continue };
+        if tokens(&imp.self_ty) != ty {
+            continue;
+        }
+        for it in &imp.items {
+            match it {
+                ImplItem::Fn(f) if f.sig.ident == method => return tokens(f),
+                ImplItem::Const(c) if c.ident == method => return tokens(&c.expr),
+                _ => {}
+            }
+        }
+    }
+    panic!("no {ty}::{method}");
+}
+
+#[track_caller]
+fn has(haystack: &str, fragment: &str) {
+    let (h, f) = (compact(haystack), compact(fragment));
+    assert!(h.contains(&f), "`{f}` not found in:\n{h}");
+}
+
+#[track_caller]
+fn lacks(haystack: &str, fragment: &str) {
+    let (h, f) = (compact(haystack), compact(fragment));
+    assert!(!h.contains(&f), "`{f}` unexpectedly found in:\n{h}");
+}
+
+const LISTS: &str = r#"
+meta:
+  id: lists
+  endian: le
+seq:
+  - id: num_items
+    type: u2
+  - id: items
+    type: u2be
+    repeat: expr
+    repeat-expr: num_items
+  - id: triple
+    type: s2
+    repeat: expr
+    repeat-expr: 3
+  - id: binary_count
+    type: u1
+    repeat: expr
+    repeat-expr: 0b11
+  - id: decimal_count
+    type: u1
+    repeat: expr
+    repeat-expr: 010
+  - id: names
+    type: strz
+    encoding: ASCII
+    repeat: until
+    repeat-until: _.length == 0
+  - id: rest
+    type: u4
+    repeat: eos
+"#;
+
+#[test]
+fn repeat_expr_until_and_eos() {
+    let (_, f) = generate("lists", LISTS);
+    // The count is derived from `items` on write, so it is not a member.
+    assert_eq!(
+        member_names(&f, "Lists"),
+        [
+            "items",
+            "triple",
+            "binary_count",
+            "decimal_count",
+            "names",
+            "rest"
+        ]
+    );
+    assert_eq!(member_type(&f, "Lists", "items"), "::std::vec::Vec<u16>");
+    // A literal count on a number type is a fixed array; `0b11` and `010` are KS literals
+    // (3 and decimal 10), not YAML's.
+    assert_eq!(member_type(&f, "Lists", "triple"), "[i16;3]");
+    assert_eq!(member_type(&f, "Lists", "binary_count"), "[u8;3]");
+    assert_eq!(member_type(&f, "Lists", "decimal_count"), "[u8;10]");
+    assert_eq!(
+        member_type(&f, "Lists", "names"),
+        "::std::vec::Vec<::std::string::String>"
+    );
+    assert_eq!(member_type(&f, "Lists", "rest"), "::std::vec::Vec<u32>");
+
+    let read = item_in_impl(&f, "Lists", "read_from");
+    has(&read, "__r.check_count((num_items as i128), 2)");
+    has(&read, "__r.read_u16be()");
+    has(&read, "__r.read_i16le()");
+    has(&read, "__r.take_until(0)");
+    has(&read, "while !__r.is_eof()");
+    has(&read, "__r.read_u32le()");
+    has(
+        &read,
+        "if ((__elem.chars().count() as i128) == (0 as i128)) { break; }",
+    );
+    has(&read, "a repeated element took no bytes");
+
+    let write = item_in_impl(&f, "Lists", "write_to");
+    has(
+        &write,
+        "let num_items: u16 = ::statepack_runtime::io::fit((self.items.len() as i128), \"u16\")",
+    );
+    has(&write, "__w.write_u16be(*__v)");
+    has(&write, "UntilMismatch");
+    has(&write, "is_ascii()");
+    // Fixed arrays have their length in the type: no count check on write.
+    lacks(&write, "CountMismatch");
+
+    // 2 (count) + 6 + 3 + 10 (arrays) + 1 (one `until` element, a strz of at least 1 byte).
+    assert_eq!(item_in_impl(&f, "Lists", "MIN_LEN"), "22");
+}
+
+const SWITCH: &str = r#"
+meta:
+  id: switch_demo
+  endian: be
+seq:
+  - id: kind
+    type: u1
+    enum: kind
+  - id: body
+    type:
+      switch-on: kind
+      cases:
+        kind::point: point
+        kind::line: line
+        _: blob
+  - id: tag
+    type: u1
+  - id: payload
+    type:
+      switch-on: tag
+      cases:
+        1: point
+        0x2: line
+        3: point
+types:
+  point:
+    seq:
+      - id: x
+        type: f4
+      - id: y
+        type: f4
+  line:
+    seq:
+      - id: a
+        type: point
+      - id: b
+        type: point
+  blob:
+    seq:
+      - id: data
+        type: u4
+enums:
+  kind:
+    0: point
+    1: line
+    7: other
+"#;
+
+#[test]
+fn switch_on_enum_and_integer_with_default() {
+    let (_, f) = generate("switch", SWITCH);
+    assert_eq!(
+        member_names(&f, "SwitchDemo"),
+        ["kind", "body", "tag", "payload"]
+    );
+    assert_eq!(member_type(&f, "SwitchDemo", "body"), "SwitchDemoBody");
+    assert_eq!(variants(&f, "SwitchDemoBody"), ["Point", "Line", "Blob"]);
+    // Two keys selecting the same type share one variant.
+    assert_eq!(variants(&f, "SwitchDemoPayload"), ["Point", "Line"]);
+    assert_eq!(variants(&f, "Kind"), ["Point", "Line", "Other"]);
+
+    let read = item_in_impl(&f, "SwitchDemo", "read_from");
+    has(&read, "let __sw: i128 = kind.to_i();");
+    has(
+        &read,
+        "if __sw == Kind::Point.to_i() { Point::read_from(__r).map(SwitchDemoBody::Point) }",
+    );
+    has(
+        &read,
+        "else { Blob::read_from(__r).map(SwitchDemoBody::Blob) }",
+    );
+    has(
+        &read,
+        "if __sw == (1 as i128) || __sw == (3 as i128) { Point::read_from(__r).map(SwitchDemoPayload::Point) }",
+    );
+    has(&read, "if __sw == (2 as i128)");
+    // Without `_`, a value no case names is an error.
+    has(&read, "must select one of the switch cases");
+
+    let write = item_in_impl(&f, "SwitchDemo", "write_to");
+    has(&write, "SwitchMismatch");
+    // The default variant is right when no other case's key matches.
+    has(
+        &write,
+        "if !(!(__sw == Kind::Point.to_i() || __sw == Kind::Line.to_i()))",
+    );
+
+    // Nested types: a line is two points; a switch takes its smallest case.
+    assert_eq!(item_in_impl(&f, "Point", "MIN_LEN"), "8");
+    assert_eq!(item_in_impl(&f, "Line", "MIN_LEN"), "16");
+    assert_eq!(item_in_impl(&f, "SwitchDemo", "MIN_LEN"), "14");
+    has(
+        &item_in_impl(&f, "Line", "read_from"),
+        "Point::read_from(__r)",
+    );
+    has(&item_in_impl(&f, "Point", "read_from"), "__r.read_f32be()");
+    has(
+        &item_in_impl(&f, "SwitchDemoBody", "encoded_len"),
+        "SwitchDemoBody::Line(__x) => __x.encoded_len()",
+    );
+}
+
+const SIZES: &str = r#"
+meta:
+  id: sizes
+  endian: le
+  encoding: UTF-8
+seq:
+  - id: len_header
+    type: u4
+  - id: header
+    type: header
+    size: len_header
+  - id: len_name
+    type: u1
+  - id: name
+    type: str
+    size: len_name
+  - id: padding
+    size: 4
+  - id: label
+    type: strz
+  - id: trailer
+    type: trailer
+    size-eos: true
+types:
+  header:
+    seq:
+      - id: version
+        type: u2
+      - id: flags
+        type: u2
+  trailer:
+    seq:
+      - id: tail
+        size-eos: true
+"#;
+
+#[test]
+fn sizes_substreams_and_strings() {
+    let (_, f) = generate("sizes", SIZES);
+    // Length fields named by a later `size` are derived, so not members.
+    assert_eq!(
+        member_names(&f, "Sizes"),
+        ["header", "name", "padding", "label", "trailer"]
+    );
+    assert_eq!(member_type(&f, "Sizes", "padding"), "::std::vec::Vec<u8>");
+    assert_eq!(member_type(&f, "Sizes", "name"), "::std::string::String");
+    assert_eq!(member_type(&f, "Trailer", "tail"), "::std::vec::Vec<u8>");
+
+    let read = item_in_impl(&f, "Sizes", "read_from");
+    // A sized user type is read from a substream of exactly that many bytes.
+    has(&read, "__r.push_limit((len_header as i128))");
+    has(&read, "__r.pop_limit(__old)");
+    has(&read, "__r.take_sized((len_name as i128))");
+    has(&read, "decode_str(b, \"UTF-8\", __at)");
+    has(&read, "__r.take_sized((4 as i128))");
+    has(&read, "__r.take_until(0)");
+    has(&item_in_impl(&f, "Trailer", "read_from"), "__r.take_rest()");
+
+    let write = item_in_impl(&f, "Sizes", "write_to");
+    has(
+        &write,
+        "::statepack_runtime::io::fit((self.header.encoded_len() as i128), \"u32\")",
+    );
+    has(
+        &write,
+        "::statepack_runtime::io::fit((self.name.len() as i128), \"u8\")",
+    );
+    // A literal size is checked, not derived.
+    has(&write, "if (__v.len() as i128) != (4 as i128)");
+    has(&write, "SizeMismatch");
+    has(
+        &write,
+        "a zero-terminated string cannot contain a zero byte",
+    );
+    has(&item_in_impl(&f, "Sizes", "encoded_len"), "__v.len() + 1");
+    // Strings and bytes may be empty; the derived lengths take their bytes.
+    assert_eq!(item_in_impl(&f, "Sizes", "MIN_LEN"), "10");
+}
+
+const CHECKS: &str = r#"
+meta:
+  id: checks
+  endian: le
+  encoding: ASCII
+seq:
+  - id: magic
+    contents: [0x53, 0x50, "k!"]
+  - id: version_text
+    contents: v1
+  - id: version
+    type: u1
+    valid: 4
+  - id: level
+    type: s2
+    valid:
+      min: -5
+      max: 10
+  - id: mode
+    type: u1
+    enum: mode
+    valid:
+      any-of: [mode::fast, mode::safe]
+  - id: even
+    type: u4
+    valid:
+      expr: _ % 2 == 0
+  - id: ratio
+    type: f4
+    valid:
+      min: 0
+      max: 1.5
+  - id: code
+    type: str
+    size: 3
+    valid:
+      eq: '"abc"'
+enums:
+  mode:
+    1: fast
+    2: safe
+    3: risky
+"#;
+
+#[test]
+fn contents_and_valid_rules() {
+    let (_, f) = generate("checks", CHECKS);
+    // Contents are checked and written back, never stored.
+    assert_eq!(
+        member_names(&f, "Checks"),
+        ["version", "level", "mode", "even", "ratio", "code"]
+    );
+    let read = item_in_impl(&f, "Checks", "read_from");
+    has(&read, "__r.expect(b\"SPk!\")");
+    has(&read, "__r.expect(b\"v1\")");
+    has(&read, "\"must equal 4\"");
+    has(&read, "\"must be in -5..=10\"");
+    has(&read, "\"must be one of mode::fast, mode::safe\"");
+    has(&read, "\"must satisfy _ % 2 == 0\"");
+    has(&read, "\"must be in 0..=1.5\"");
+    has(&read, "\"must equal \\\"abc\\\"\"");
+    has(&read, "((*__v as i128) == (4 as i128))");
+    has(&read, "((*__v as i128) >= (-5 as i128))");
+    has(&read, "((*__v) == Mode::Fast) || ((*__v) == Mode::Safe)");
+    has(&read, "(__elem as i128).wrapping_rem_euclid((2 as i128))");
+    // An integer bound on a float field is compared as a float.
+    has(&read, "((*__v as f64) >= ((0 as i128) as f64))");
+    has(&read, "AsRef::<str>::as_ref(&(*__v)) == \"abc\"");
+    has(&read, "NotValid");
+
+    let write = item_in_impl(&f, "Checks", "write_to");
+    has(&write, "__w.write_bytes(b\"SPk!\")");
+    has(&write, "__w.write_bytes(b\"v1\")");
+    has(&write, "NotValid");
+    has(&write, "must be ASCII");
+    // 4 + 2 (contents) + 1 + 2 + 1 + 4 + 4; a sized string counts as possibly empty.
+    assert_eq!(item_in_impl(&f, "Checks", "MIN_LEN"), "18");
+}
+
+const CONDITIONS: &str = r#"
+meta:
+  id: conditions
+  title: Conditions and names
+  endian: be
+  bit-endian: be
+  file-extension: cnd
+  license: MIT
+  ks-version: 0.11
+  application: tests
+  xref: {}
+  tags: [test]
+doc: |
+  The root type.
+doc-ref: https://example.com/conditions
+-tool-hint: ignored by Kaitai and by statepack
+seq:
+  - id: flags
+    type: u1
+  - id: extra_ms
+    type: u4le
+    if: (flags & 0b1) != 0 and flags >> 1 < 3
+    -sp-units: ms
+    doc: Extra time.
+  - id: type
+    type: u2
+    -x-note: ignored
+  - id: self
+    type: s8
+  - id: total
+    type: u4
+    -sp-sum-of: parts.size_bytes
+  - id: parts
+    type: part
+    repeat: eos
+types:
+  part:
+    doc-ref: https://example.com/part
+    seq:
+      - id: size_bytes
+        type: u2
+      - id: data
+        size: "size_bytes * 2 + (size_bytes > 4 ? 1 : 0) - size_bytes / 2"
+"#;
+
+#[test]
+fn conditions_names_docs_and_sums() {
+    let (code, f) = generate("conditions", CONDITIONS);
+    // `total` is derived from the parts, so it is not a member.
+    assert_eq!(
+        member_names(&f, "Conditions"),
+        ["flags", "extra_ms", "r#type", "self_", "parts"]
+    );
+    let m = members(&f, "Conditions");
+    assert_eq!(m[1].1, "::std::option::Option<u32>");
+    assert_eq!(m[2].1, "u16");
+    assert_eq!(m[3].1, "i64");
+    // Serde keeps the schema's names.
+    lacks(&m[2].2, "serde(rename");
+    has(&m[3].2, "#[serde(rename = \"self\")]");
+    // Docs carry the schema doc, the unit, the condition and the schema line.
+    has(&m[1].2, "Extra time.");
+    has(
+        &m[1].2,
+        "Unit: ms. Present only when `(flags & 0b1) != 0 and flags >> 1 < 3`.",
+    );
+    has(&m[1].2, "Schema: `features/conditions.ksy` line 20.");
+
+    let read = item_in_impl(&f, "Conditions", "read_from");
+    has(&read, "__r.read_u32le()");
+    has(&read, "__r.read_u16be()");
+    has(&read, "__r.read_i64be()");
+    has(&read, "(((flags as i128) & (1 as i128)) != (0 as i128))");
+    has(&read, "(flags as i128).wrapping_shr(1)");
+    has(&read, "stored, but the parts[].size_bytes values sum to");
+
+    let write = item_in_impl(&f, "Conditions", "write_to");
+    has(&write, "PresenceMismatch");
+    has(
+        &write,
+        "self.parts.iter().map(|__e| __e.size_bytes as i128).sum::<i128>()",
+    );
+
+    let part = item_in_impl(&f, "Part", "read_from");
+    has(&part, "(size_bytes as i128).wrapping_mul((2 as i128))");
+    has(&part, "(size_bytes as i128).wrapping_div((2 as i128))");
+    has(&part, "if ((size_bytes as i128) > (4 as i128))");
+    // A size given by a larger expression is checked on write, so `size_bytes` stays.
+    assert_eq!(member_names(&f, "Part"), ["size_bytes", "data"]);
+    has(&item_in_impl(&f, "Part", "write_to"), "SizeMismatch");
+
+    assert!(code
+        .starts_with("// @generated by statepack-codegen 0.1.0 from features/conditions.ksy.\n"));
+    has(
+        &code,
+        "pub const SCHEMA_FILE: &str = \"features/conditions.ksy\";",
+    );
+    has(&code, "pub const SCHEMA_ID: &str = \"conditions\";");
+    has(&code, "The root type of the schema.");
+}
+
+const ENUMS: &str = r#"
+meta:
+  id: enums_demo
+seq:
+  - id: temperature
+    type: s1
+    enum: temperature
+  - id: wide
+    type: u8le
+    enum: wide
+  - id: heat
+    type: u1
+    if: temperature == temperature::hot or temperature.to_i < -1 + 1
+enums:
+  temperature:
+    -1: cold
+    0:
+      id: mild
+      doc: Neither hot nor cold.
+      doc-ref: https://example.com/mild
+    0x7f: hot
+  wide:
+    0xffff_ffff_ffff_ffff: max
+    0: zero
+"#;
+
+#[test]
+fn enums_at_the_edges_of_their_types() {
+    let (_, f) = generate("enums", ENUMS);
+    assert_eq!(variants(&f, "Temperature"), ["Cold", "Mild", "Hot"]);
+    assert_eq!(variants(&f, "Wide"), ["Max", "Zero"]);
+    let from = item_in_impl(&f, "Temperature", "from_i");
+    has(&from, "-1 => Some(Temperature::Cold)");
+    has(&from, "127 => Some(Temperature::Hot)");
+    has(&from, "_ => None");
+    has(
+        &item_in_impl(&f, "Wide", "to_i"),
+        "Wide::Max => 18446744073709551615",
+    );
+    has(
+        &item_in_impl(&f, "Temperature", "SCHEMA_NAME"),
+        "\"temperature\"",
+    );
+    assert_eq!(member_type(&f, "EnumsDemo", "temperature"), "Temperature");
+    let read = item_in_impl(&f, "EnumsDemo", "read_from");
+    has(&read, "Temperature::from_i(__raw as i128)");
+    has(&read, "UnknownEnum");
+    has(&read, "__r.read_u64le()");
+    has(&read, "(temperature == Temperature::Hot)");
+    has(
+        &read,
+        "(temperature.to_i() < (-1 as i128).wrapping_add((1 as i128)))",
+    );
+    has(
+        &item_in_impl(&f, "EnumsDemo", "write_to"),
+        "__w.write_i8(__v.to_i() as i8)",
+    );
+}
+
+const NAMES: &str = r#"
+meta:
+  id: names
+  endian: le
+seq:
+  - id: r
+    type: u1
+  - id: w
+    type: f4
+  - id: type
+    type: u1
+  - id: self
+    type: u1
+  - id: data
+    size: r + type
+"#;
+
+#[test]
+fn field_names_that_are_rust_words() {
+    let (_, f) = generate("names", NAMES);
+    assert_eq!(
+        member_names(&f, "Names"),
+        ["r", "w", "r#type", "self_", "data"]
+    );
+    // The reader and writer are `__r` and `__w`, names no field can have, so fields called
+    // `r` or `w` (a quaternion's w) do not shadow them.
+    let read = item_in_impl(&f, "Names", "read_from");
+    has(
+        &read,
+        "(__r: &mut ::statepack_runtime::io::ByteReader<'_, T>)",
+    );
+    has(&read, "let r: u8 =");
+    has(&read, "let w: f32 =");
+    has(
+        &read,
+        "__r.take_sized((r as i128).wrapping_add((r#type as i128)))",
+    );
+    let write = item_in_impl(&f, "Names", "write_to");
+    has(
+        &write,
+        "(&self, __w: &mut ::statepack_runtime::io::ByteWriter)",
+    );
+    has(&write, "__w.write_f32le(*__v)");
+}
+
+#[test]
+fn generation_is_deterministic() {
+    for (name, text) in [
+        ("lists", LISTS),
+        ("switch", SWITCH),
+        ("sizes", SIZES),
+        ("checks", CHECKS),
+        ("conditions", CONDITIONS),
+        ("enums", ENUMS),
+        ("names", NAMES),
+    ] {
+        assert_eq!(generate(name, text).0, generate(name, text).0, "{name}");
+    }
+}
