@@ -742,10 +742,12 @@ pub struct Cframe {
     /// Unit: stud.
     ///
     /// Schema: `schema/snap_v1_3.ksy` line 85.
+    #[serde(with = "::statepack_runtime::io::float_json")]
     pub x: f32,
     /// Unit: stud.
     ///
     /// Schema: `schema/snap_v1_3.ksy` line 88.
+    #[serde(with = "::statepack_runtime::io::float_json")]
     pub y: f32,
     /// Bit pattern of Z as an f32, whose two least-significant bits hold the index
     /// (0 = x, 1 = y, 2 = z, 3 = w) of the quaternion component that was dropped.

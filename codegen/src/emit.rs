@@ -1033,7 +1033,14 @@ impl<'s> Emitter<'s> {
                 } else {
                     quote!()
                 };
-                struct_fields.push(quote! { #doc #ser pub #id: #field_ty });
+                // JSON numbers cannot hold NaN or infinities: floats use the runtime's
+                // lossless form so that decode -> JSON -> encode keeps every bit.
+                let float_json = if matches!(f.kind, FieldKind::Float { .. }) {
+                    quote!(#[serde(with = "::statepack_runtime::io::float_json")])
+                } else {
+                    quote!()
+                };
+                struct_fields.push(quote! { #doc #ser #float_json pub #id: #field_ty });
                 ctor.push(quote!(#id));
             }
 
