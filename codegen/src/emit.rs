@@ -457,11 +457,8 @@ impl<'s> Emitter<'s> {
             };
             match elem_ok {
                 Some(true) if li > fi => {
-                    if out.contains_key(&f.id) {
-                        self.err(*pos, &kp, "this field is already a count or length of another field", "drop `-sp-sum-of`, or store the count in its own field");
-                    } else {
-                        out.insert(f.id.clone(), Derived::Sum(list.clone(), field.clone()));
-                    }
+                    // A sum field is never a count or length (those need no `-sp-sum-of`).
+                    out.insert(f.id.clone(), Derived::Sum(list.clone(), field.clone()));
                 }
                 Some(true) => self.err(*pos, &kp, format!("`{list}` comes before this field"), "the summed list must follow the field that holds the sum"),
                 Some(false) => self.err(*pos, &kp, format!("`{list}[].{field}` is not a plain integer field"), "sum an unconditional, unrepeated integer field of the list's element type"),
@@ -1519,7 +1516,7 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::Switch { on, .. } => {
                 let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
-                let sw_i = match sty {
+                let sw_i = match sty.clone() {
                     Ty::Int => sw,
                     Ty::Enum(_) => quote!(#sw.to_i()),
                     other => {
@@ -1536,6 +1533,7 @@ impl<'s> Emitter<'s> {
                         return None;
                     }
                 };
+                self.check_case_keys(f, &sty);
                 let en = Self::switch_enum_name(_t, f);
                 let mut arms = Vec::new();
                 let mut default = quote! {
@@ -1572,6 +1570,55 @@ impl<'s> Emitter<'s> {
                 }}
             }
         })
+    }
+
+    /// Case keys of a switch on an enum must be values of that enum, and no value may
+    /// select two cases (`1` and `0x1` are the same key).
+    fn check_case_keys(&mut self, f: &Field, switch_ty: &Ty) {
+        let FieldKind::Switch { cases, .. } = &f.kind else {
+            return;
+        };
+        let kp = format!("{}.type.cases", f.key_path);
+        let mut seen: Vec<(i128, &str)> = Vec::new();
+        for (k, _) in cases {
+            let value = match &k.expr {
+                Expr::Int(v) => Some(*v),
+                Expr::EnumRef(e, v) => {
+                    if let Ty::Enum(se) = switch_ty {
+                        if se != e {
+                            self.err(
+                                k.pos,
+                                &kp,
+                                format!(
+                                    "case key `{}` is a `{e}` value but the switch is on a `{se}`",
+                                    k.src
+                                ),
+                                format!("use values of `{se}` as case keys"),
+                            );
+                        }
+                    }
+                    self.s
+                        .enum_def(e)
+                        .and_then(|d| d.values.iter().find(|x| &x.name == v))
+                        .map(|x| x.value)
+                }
+                _ => None,
+            };
+            if let Some(v) = value {
+                match seen.iter().find(|(x, _)| *x == v) {
+                    Some((_, first)) => self.err(
+                        k.pos,
+                        &kp,
+                        format!(
+                            "case key `{}` selects the same value ({v}) as `{first}`",
+                            k.src
+                        ),
+                        "give each case a different value",
+                    ),
+                    None => seen.push((v, &k.src)),
+                }
+            }
+        }
     }
 
     fn elem_write(&mut self, t: &TypeDef, f: &Field, scope: &Scope) -> Option<TokenStream> {
