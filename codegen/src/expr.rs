@@ -48,23 +48,41 @@ pub enum UnOp {
 /// Binary operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BinOp {
+    /// `or`
     Or,
+    /// `and`
     And,
+    /// `==`
     Eq,
+    /// `!=`
     Ne,
+    /// `<`
     Lt,
+    /// `<=`
     Le,
+    /// `>`
     Gt,
+    /// `>=`
     Ge,
+    /// `|`
     BitOr,
+    /// `^`
     BitXor,
+    /// `&`
     BitAnd,
+    /// `<<`
     Shl,
+    /// `>>`
     Shr,
+    /// `+`
     Add,
+    /// `-`
     Sub,
+    /// `*`
     Mul,
+    /// `/`
     Div,
+    /// `%`
     Mod,
 }
 

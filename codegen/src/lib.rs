@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! statepack-codegen: turns a schema (a documented subset of Kaitai Struct `.ksy`, plus
 //! `-sp-` extension keys) into Rust reader and writer types.
 //!

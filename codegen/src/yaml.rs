@@ -21,7 +21,12 @@ pub struct Node {
 #[derive(Debug, Clone)]
 pub enum NodeKind {
     /// A scalar as written; `quoted` is true for single- or double-quoted scalars.
-    Scalar { text: String, quoted: bool },
+    Scalar {
+        /// The text as written (quotes removed, escapes resolved).
+        text: String,
+        /// True for single- or double-quoted scalars.
+        quoted: bool,
+    },
     /// A sequence.
     Seq(Vec<Node>),
     /// A mapping with its keys in document order (keys are always scalars here).
