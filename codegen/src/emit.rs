@@ -760,7 +760,7 @@ impl<'s> Emitter<'s> {
             }
         }
         if !self.diags.is_empty() {
-            self.diags.sort_by(|a, b| a.pos.cmp(&b.pos));
+            self.diags.sort_by_key(|x| x.pos);
             return Err(self.diags);
         }
         let file = &self.s.file;

@@ -33,7 +33,7 @@ pub fn load_schema(text: &str, file: &str) -> Result<ir::Schema, Vec<Diag>> {
         Some(s) if lower.diags.is_empty() => Ok(s),
         _ => {
             let mut d = lower.diags;
-            d.sort_by(|a, b| a.pos.cmp(&b.pos));
+            d.sort_by_key(|x| x.pos);
             Err(d)
         }
     }

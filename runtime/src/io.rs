@@ -1067,7 +1067,7 @@ pub mod float_json {
                 1.5,
                 f32::MIN_POSITIVE,
                 f32::MAX,
-                -216.12019,
+                f32::from_bits(0xC358_1EC5),
                 f32::INFINITY,
                 f32::NEG_INFINITY,
                 f32::NAN,

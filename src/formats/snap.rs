@@ -140,24 +140,27 @@ pub struct RecorderStats {
 /// assert_eq!(back[0].frames.len(), 120);
 /// assert_eq!(back[0].total_duration_ms, 119 * 16);
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Recorder {
     file: SnapV13,
     stats: RecorderStats,
 }
 
-impl Default for SnapV13 {
+impl Default for Recorder {
     fn default() -> Self {
-        SnapV13 {
-            recordings: Vec::new(),
-        }
+        Self::new()
     }
 }
 
 impl Recorder {
     /// An empty file.
     pub fn new() -> Self {
-        Self::default()
+        Self {
+            file: SnapV13 {
+                recordings: Vec::new(),
+            },
+            stats: RecorderStats::default(),
+        }
     }
 
     /// Encodes one recording. Errors (`SnapError::Encode`, with the field path of the
