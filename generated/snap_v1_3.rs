@@ -63,6 +63,12 @@ impl FrameKind {
         }
     }
 }
+impl ::core::fmt::Display for FrameKind {
+    /// The schema name and the stored integer, e.g. `absolute (4)`.
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        write!(f, "{} ({})", self.name(), self.to_i())
+    }
+}
 /// A SNAP v1.3 file: an 8-byte version header, a recording count, then the recordings.
 /// Positions are in studs, times in milliseconds, little-endian throughout.
 /// Semantics (CFrame compression, delta frames) live in statepack-runtime; see
@@ -506,7 +512,7 @@ impl Frame {
                 }
             }
                 .map_err(|e| e.in_field("kind"))?;
-            __r.leave(Some(&__v));
+            __r.leave(Some(&::statepack_runtime::io::Shown(&__v)));
             __v
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("dt_ms"));

@@ -849,6 +849,12 @@ impl<'s> Emitter<'s> {
                 #[doc = " The value's name in the schema."]
                 pub const fn name(self) -> &'static str { match self { #(#name_arms,)* } }
             }
+            impl ::core::fmt::Display for #name {
+                #[doc = " The schema name and the stored integer, e.g. `absolute (4)`."]
+                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    write!(f, "{} ({})", self.name(), self.to_i())
+                }
+            }
         }
     }
 
@@ -1062,7 +1068,16 @@ impl<'s> Emitter<'s> {
                 let d = v.describe();
                 quote!(let #rule_id: &'static str = #d;)
             });
-            let leave = if is_leaf {
+            let leave = if matches!(
+                f.kind,
+                FieldKind::Int {
+                    enum_name: Some(_),
+                    ..
+                }
+            ) {
+                // Enum values are traced by their schema name and stored integer.
+                quote!(__r.leave(Some(&::statepack_runtime::io::Shown(&__v)));)
+            } else if is_leaf {
                 quote!(__r.leave(Some(&__v));)
             } else {
                 quote!(__r.leave::<()>(None);)

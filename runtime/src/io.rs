@@ -321,6 +321,16 @@ impl fmt::Display for EncodeError {
 
 impl std::error::Error for EncodeError {}
 
+/// Shows a value through its `Display` form where a `Debug` value is expected (the tracer
+/// prints enum values as `absolute (4)` this way).
+pub struct Shown<'a, T: fmt::Display>(pub &'a T);
+
+impl<T: fmt::Display> fmt::Debug for Shown<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self.0, f)
+    }
+}
+
 /// Prints bytes as quoted text when every byte is printable ASCII, else as spaced hex.
 pub fn show_bytes(bytes: &[u8]) -> String {
     if !bytes.is_empty() && bytes.iter().all(|b| (0x20..0x7f).contains(b)) {
