@@ -355,6 +355,14 @@ impl<'s> Emitter<'s> {
     }
 
     fn derived(&mut self, t: &TypeDef) -> HashMap<String, Derived> {
+        let mut out = Self::counts_and_lengths(t);
+        self.sums(t, &mut out);
+        out
+    }
+
+    /// The fields of `t` that hold a later field's count or byte length: not struct members,
+    /// computed on write.
+    fn counts_and_lengths(t: &TypeDef) -> HashMap<String, Derived> {
         let mut out: HashMap<String, Derived> = HashMap::new();
         let plain_int = |f: &Field| {
             matches!(
@@ -406,6 +414,11 @@ impl<'s> Emitter<'s> {
                 consider(n, Derived::Bytes(g.id.clone()), &mut out);
             }
         }
+        out
+    }
+
+    /// Adds the `-sp-sum-of` fields of `t` to `out`, reporting the ones that cannot be derived.
+    fn sums(&mut self, t: &TypeDef, out: &mut HashMap<String, Derived>) {
         for (fi, f) in t.fields.iter().enumerate() {
             let Some((list, field, pos)) = &f.sum_of else {
                 continue;
@@ -439,33 +452,36 @@ impl<'s> Emitter<'s> {
             };
             let lf = &t.fields[li];
             let elem_ok = match (&lf.kind, &lf.repeat, &lf.cond) {
-                (FieldKind::User { name, .. }, r, None) if !matches!(r, Repeat::None) => self
-                    .s
-                    .type_def(name)
-                    .and_then(|et| et.fields.iter().find(|x| &x.id == field))
-                    .map(|x| {
-                        matches!(
+                (FieldKind::User { name, .. }, r, None) if !matches!(r, Repeat::None) => {
+                    self.s.type_def(name).and_then(|et| {
+                        let x = et.fields.iter().find(|x| &x.id == field)?;
+                        let plain = matches!(
                             x.kind,
                             FieldKind::Int {
                                 enum_name: None,
                                 ..
                             }
                         ) && matches!(x.repeat, Repeat::None)
-                            && x.cond.is_none()
-                    }),
+                            && x.cond.is_none();
+                        // A derived field of the element is not a member to sum.
+                        let stored =
+                            x.sum_of.is_none() && !Self::counts_and_lengths(et).contains_key(field);
+                        Some((plain, stored))
+                    })
+                }
                 _ => None,
             };
             match elem_ok {
-                Some(true) if li > fi => {
+                Some((true, true)) if li > fi => {
                     // A sum field is never a count or length (those need no `-sp-sum-of`).
                     out.insert(f.id.clone(), Derived::Sum(list.clone(), field.clone()));
                 }
-                Some(true) => self.err(*pos, &kp, format!("`{list}` comes before this field"), "the summed list must follow the field that holds the sum"),
-                Some(false) => self.err(*pos, &kp, format!("`{list}[].{field}` is not a plain integer field"), "sum an unconditional, unrepeated integer field of the list's element type"),
+                Some((true, true)) => self.err(*pos, &kp, format!("`{list}` comes before this field"), "the summed list must follow the field that holds the sum"),
+                Some((true, false)) => self.err(*pos, &kp, format!("`{list}[].{field}` is derived on write (a count, length or sum), so the elements do not store it"), "sum a stored integer field of the list's element type"),
+                Some((false, _)) => self.err(*pos, &kp, format!("`{list}[].{field}` is not a plain integer field"), "sum an unconditional, unrepeated integer field of the list's element type"),
                 None => self.err(*pos, &kp, format!("`{list}` is not an unconditional list of a user type with a field `{field}`"), "name a `repeat` field of a user type and one of its integer fields"),
             }
         }
-        out
     }
 
     // ------------------------------------------------------------- expressions
@@ -1701,9 +1717,16 @@ impl<'s> Emitter<'s> {
                 };
                 let en = Self::switch_enum_name(t, f);
                 let variants = self.switch_variants(f);
+                let default = match &f.kind {
+                    FieldKind::Switch { default, .. } => default.clone(),
+                    _ => None,
+                };
                 let mut all_tests = Vec::new();
                 let mut arms = Vec::new();
-                for (vi, _tn, keys) in &variants {
+                for (vi, tn, keys) in &variants {
+                    // The `_` type may also be a case type: that variant is right for its own
+                    // keys and for every value no case names.
+                    let is_default = default.as_deref() == Some(tn.as_str());
                     let mut tests = Vec::new();
                     for k in keys {
                         let (kt, kty) = self.expr(k, scope, &format!("{kp}.type.cases"))?;
@@ -1713,15 +1736,17 @@ impl<'s> Emitter<'s> {
                         });
                     }
                     all_tests.extend(tests.clone());
-                    arms.push((vi.clone(), tests));
+                    arms.push((vi.clone(), tests, is_default));
                 }
                 let arms: Vec<TokenStream> = arms
                     .into_iter()
-                    .map(|(vi, tests)| {
+                    .map(|(vi, tests, is_default)| {
                         let name = vi.to_string();
+                        let all = &all_tests;
                         let selects = if tests.is_empty() {
-                            let all = &all_tests;
                             if all.is_empty() { quote!(true) } else { quote!(!(#(#all)||*)) }
+                        } else if is_default {
+                            quote!((#(#tests)||*) || !(#(#all)||*))
                         } else {
                             quote!(#(#tests)||*)
                         };
@@ -1875,7 +1900,7 @@ impl<'s> Emitter<'s> {
 
     fn emit_switch_enum(&self, t: &TypeDef, f: &Field) -> TokenStream {
         let en = Self::switch_enum_name(t, f);
-        let FieldKind::Switch { on, .. } = &f.kind else {
+        let FieldKind::Switch { on, default, .. } = &f.kind else {
             return quote!();
         };
         let doc = self.doc_for(
@@ -1893,11 +1918,16 @@ impl<'s> Emitter<'s> {
                 " The default case (`_`).".to_string()
             } else {
                 format!(
-                    " Selected when the switch value is {}.",
+                    " Selected when the switch value is {}{}.",
                     keys.iter()
                         .map(|k| format!("`{}`", k.src))
                         .collect::<Vec<_>>()
-                        .join(" or ")
+                        .join(" or "),
+                    if default.as_deref() == Some(tn.as_str()) {
+                        ", or by the default case (`_`)"
+                    } else {
+                        ""
+                    }
                 )
             };
             let ren = tn.as_str();
