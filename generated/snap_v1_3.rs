@@ -163,6 +163,7 @@ impl SnapV13 {
         {
             let __val = &self.recordings;
             for (__i, __v) in __val.iter().enumerate() {
+                let __before = __w.len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -172,6 +173,7 @@ impl SnapV13 {
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
                         e.in_index(__i).in_field("recordings")
                     })?;
+                let _ = __before;
             }
         }
         Ok(())
@@ -415,6 +417,7 @@ impl Recording {
         {
             let __val = &self.frames;
             for (__i, __v) in __val.iter().enumerate() {
+                let __before = __w.len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -424,6 +427,7 @@ impl Recording {
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
                         e.in_index(__i).in_field("frames")
                     })?;
+                let _ = __before;
             }
         }
         Ok(())
@@ -503,7 +507,7 @@ impl Frame {
                                     __at,
                                     ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
                                         enum_name: "frame_kind",
-                                        value: __raw as i64,
+                                        value: __raw as i128,
                                     },
                                 ))
                         }
@@ -656,6 +660,7 @@ impl Frame {
         ) {
             (true, Some(__val)) => {
                 for (__i, __v) in __val.iter().enumerate() {
+                    let __before = __w.len();
                     (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                         __w.write_i16le(*__v);
                         Ok(())
@@ -663,6 +668,7 @@ impl Frame {
                         .map_err(|e: ::statepack_runtime::io::EncodeError| {
                             e.in_index(__i).in_field("pos_delta")
                         })?;
+                    let _ = __before;
                 }
             }
             (false, None) => {}
@@ -684,6 +690,7 @@ impl Frame {
         ) {
             (true, Some(__val)) => {
                 for (__i, __v) in __val.iter().enumerate() {
+                    let __before = __w.len();
                     (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                         __w.write_i16le(*__v);
                         Ok(())
@@ -691,6 +698,7 @@ impl Frame {
                         .map_err(|e: ::statepack_runtime::io::EncodeError| {
                             e.in_index(__i).in_field("rot_delta")
                         })?;
+                    let _ = __before;
                 }
             }
             (false, None) => {}
@@ -862,6 +870,7 @@ impl Cframe {
         {
             let __val = &self.q;
             for (__i, __v) in __val.iter().enumerate() {
+                let __before = __w.len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     __w.write_i16le(*__v);
                     Ok(())
@@ -869,6 +878,7 @@ impl Cframe {
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
                         e.in_index(__i).in_field("q")
                     })?;
+                let _ = __before;
             }
         }
         Ok(())

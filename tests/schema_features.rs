@@ -634,6 +634,27 @@ mod lists_features {
     }
 
     #[test]
+    fn empty_eos_element_is_refused_on_write() {
+        // With chunk_len 0 every chunk is empty; a reader would stop the `repeat: eos` list
+        // at once, so the writer must not produce it.
+        let bad = Lists {
+            chunked: Chunked {
+                chunk_len: 0,
+                chunks: vec![vec![], vec![]],
+            },
+            ..sample()
+        };
+        assert_encode_err(
+            bad.encode(),
+            "chunked.chunks[0]",
+            EncodeErrorKind::Semantic(
+                "an element of a `repeat: eos` list encodes to no bytes, so it could not be read back"
+                    .into(),
+            ),
+        );
+    }
+
+    #[test]
     fn counts_on_read() {
         // 200 items need 400 bytes; 40 are left after the count.
         let mut b = BYTES;

@@ -155,7 +155,7 @@ fn unknown_frame_bitfields() {
         assert!(
             matches!(
                 e.kind,
-                DecodeErrorKind::UnknownEnum { enum_name: "frame_kind", value: v } if v == i64::from(value)
+                DecodeErrorKind::UnknownEnum { enum_name: "frame_kind", value: v } if v == i128::from(value)
             ),
             "{e}"
         );

@@ -1307,11 +1307,24 @@ impl<'s> Emitter<'s> {
                         }
                         _ => quote!(),
                     };
+                    // A reader stops a `repeat: eos` list at an element that takes no bytes, so
+                    // such an element could not be read back: refuse it.
+                    let empty_check = if matches!(rep, Repeat::Eos) {
+                        quote! {
+                            if __w.len() == __before {
+                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic("an element of a `repeat: eos` list encodes to no bytes, so it could not be read back".into())).in_index(__i).in_field(#fid));
+                            }
+                        }
+                    } else {
+                        quote! { let _ = __before; }
+                    };
                     quote! {
                         #count_check
                         #until_check
                         for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.len();
                             (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #one_write })() #wrap_w_idx;
+                            #empty_check
                         }
                     }
                 }
@@ -1495,7 +1508,7 @@ impl<'s> Emitter<'s> {
                         quote! {{
                             let __at = __r.offset();
                             match __r.#m() {
-                                Ok(__raw) => #ei::from_i(__raw as i128).ok_or_else(|| ::statepack_runtime::io::DecodeError::new(__at, ::statepack_runtime::io::DecodeErrorKind::UnknownEnum { enum_name: #e, value: __raw as i64 })),
+                                Ok(__raw) => #ei::from_i(__raw as i128).ok_or_else(|| ::statepack_runtime::io::DecodeError::new(__at, ::statepack_runtime::io::DecodeErrorKind::UnknownEnum { enum_name: #e, value: __raw as i128 })),
                                 Err(e) => Err(e),
                             }
                         }}

@@ -124,7 +124,7 @@ pub enum DecodeErrorKind {
         /// The enum's schema name.
         enum_name: &'static str,
         /// The value found.
-        value: i64,
+        value: i128,
     },
     /// A `valid` rule of the schema failed.
     #[error("value {value} is not valid: {rule}")]
