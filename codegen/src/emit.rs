@@ -1148,17 +1148,7 @@ impl<'s> Emitter<'s> {
                     let body = one_read(&wrap_idx);
                     let stop = match &f.repeat {
                         Repeat::Until(u) => {
-                            let ety = self.field_ty(&Field {
-                                cond: None,
-                                repeat: Repeat::None,
-                                ..f.clone()
-                            });
-                            let mut s2 = Scope {
-                                vars: rscope.vars.clone(),
-                            };
-                            s2.vars.push(("_".into(), ety.clone()));
-                            let c =
-                                self.expect_ty(u, &s2, &format!("{kp}.repeat-until"), Ty::Bool)?;
+                            let (ety, c) = self.until_cond(f, u, &rscope)?;
                             let bind = bind_elem(&ety, quote!((&__list[__list.len() - 1])));
                             quote! { { #bind if #c { break; } } }
                         }
@@ -1280,17 +1270,7 @@ impl<'s> Emitter<'s> {
                     };
                     let until_check = match rep {
                         Repeat::Until(u) => {
-                            let ety = self.field_ty(&Field {
-                                cond: None,
-                                repeat: Repeat::None,
-                                ..f.clone()
-                            });
-                            let mut s2 = Scope {
-                                vars: wscope.vars.clone(),
-                            };
-                            s2.vars.push(("_".into(), ety.clone()));
-                            let c =
-                                self.expect_ty(u, &s2, &format!("{kp}.repeat-until"), Ty::Bool)?;
+                            let (ety, c) = self.until_cond(f, u, &wscope)?;
                             let bind = bind_elem(&ety, quote!(__e));
                             let src_u = &u.src;
                             quote! {
@@ -1456,6 +1436,27 @@ impl<'s> Emitter<'s> {
             #root_api
             #(#extra_items)*
         })
+    }
+
+    /// The `repeat-until` condition of `f`, checked with `_` bound to one element: the
+    /// element's type and the condition's code.
+    fn until_cond(&mut self, f: &Field, u: &SrcExpr, scope: &Scope) -> Option<(Ty, TokenStream)> {
+        let ety = self.field_ty(&Field {
+            cond: None,
+            repeat: Repeat::None,
+            ..f.clone()
+        });
+        let mut with_elem = Scope {
+            vars: scope.vars.clone(),
+        };
+        with_elem.vars.push(("_".into(), ety.clone()));
+        let c = self.expect_ty(
+            u,
+            &with_elem,
+            &format!("{}.repeat-until", f.key_path),
+            Ty::Bool,
+        )?;
+        Some((ety, c))
     }
 
     fn elem_min_len(&self, f: &Field) -> TokenStream {
