@@ -249,6 +249,13 @@ fn other_versions_are_refused() {
     let err = stderr(&o);
     assert!(err.contains("byte offset"), "{err}");
     assert!(err.contains("recordings[29].frames[179]"), "{err}");
+    // Cut inside the header: still recognised, and the error says where the input ends.
+    std::fs::write(dir.path("cut.snap"), b"SNA").unwrap();
+    let o = run(&dir.0, &["inspect", "cut.snap"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("version (byte offset 0)"), "{err}");
+    assert!(err.contains("input ends early"), "{err}");
     // Not a SNAP file at all.
     std::fs::write(dir.path("junk.bin"), b"hello world").unwrap();
     let o = run(&dir.0, &["inspect", "junk.bin"]);
@@ -296,4 +303,70 @@ fn decode_output_encodes_back_for_non_finite_floats() {
             "{name}: bytes differ"
         );
     }
+}
+
+/// `verify` fails (exit code) when any frame is outside its bound, e.g. when the file was
+/// imported at another scale than the one `verify` is given.
+#[test]
+fn verify_fails_outside_the_bounds() {
+    let Some(bvh) = statepack_runtime::fixtures::fixture_for_test(BVH) else {
+        return;
+    };
+    let bvh = bvh.to_str().unwrap();
+    let dir = TempDir::new("verify-scale");
+    ok(
+        &dir.0,
+        &[
+            "import",
+            "--format",
+            "snap",
+            bvh,
+            "-o",
+            "x.snap",
+            "--studs-per-metre",
+            "10",
+        ],
+    );
+    let o = run(&dir.0, &["verify", "x.snap", "--against", bvh]);
+    assert!(
+        !o.status.success(),
+        "verify accepted a file at another scale"
+    );
+    assert!(stdout(&o).contains("over the bound"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("outside the documented bounds"),
+        "{}",
+        stderr(&o)
+    );
+    ok(
+        &dir.0,
+        &[
+            "verify",
+            "x.snap",
+            "--against",
+            bvh,
+            "--studs-per-metre",
+            "10",
+        ],
+    );
+}
+
+/// `encode` refuses raw JSON that breaks a rule the layout cannot state (here: a first frame
+/// that is a delta), naming the field.
+#[test]
+fn encode_refuses_a_delta_first_frame() {
+    let dir = TempDir::new("encode-rules");
+    let json = r#"{"recordings":[{"map_name":"a","frames":[{"kind":"delta_none","dt_ms":0,"cframe":null,"pos_delta":null,"rot_delta":null}]}]}"#;
+    std::fs::write(dir.path("bad.json"), json).unwrap();
+    let o = run(
+        &dir.0,
+        &["encode", "--format", "snap", "bad.json", "-o", "bad.snap"],
+    );
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("recordings[0].frames[0].kind"), "{err}");
+    assert!(
+        !dir.path("bad.snap").exists(),
+        "an invalid file was written"
+    );
 }

@@ -48,10 +48,10 @@ pub struct Sample {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SnapError {
     /// The bytes are not a valid SNAP v1.3 file.
-    #[error("decode: {0}")]
+    #[error(transparent)]
     Decode(#[from] DecodeError),
     /// The recordings cannot be written (a value does not fit, a sample is not finite).
-    #[error("encode: {0}")]
+    #[error(transparent)]
     Encode(#[from] EncodeError),
     /// A motion clip cannot be turned into recordings.
     #[error("{0}")]
@@ -445,6 +445,7 @@ pub fn verify_against_clip(
 ) -> Result<Vec<RecordingError>, SnapError> {
     let n = clip.frame_count();
     let poses: Vec<_> = (0..n).map(|f| clip.world_pose(f)).collect();
+    let rot_bound_deg = statepack_runtime::delta::CHAIN_ROT_ERROR_BOUND_RAD.to_degrees();
     let mut out = Vec::with_capacity(decoded.len());
     for rec in decoded {
         let b = clip
@@ -477,13 +478,13 @@ pub fn verify_against_clip(
             let src_rot: DQuat = poses[f][b].rotation;
             let dp = (frame.pos_studs.as_dvec3() - src_pos).length();
             let dr = angle_between_rad(frame.rot.as_dquat(), src_rot).to_degrees();
+            let bound = statepack_runtime::delta::chain_pos_error_bound(src_pos.as_vec3());
             e.max_pos_error_studs = e.max_pos_error_studs.max(dp);
             e.max_rot_error_deg = e.max_rot_error_deg.max(dr);
-            e.pos_bound_studs =
-                e.pos_bound_studs
-                    .max(statepack_runtime::delta::chain_pos_error_bound(
-                        src_pos.as_vec3(),
-                    ));
+            e.pos_bound_studs = e.pos_bound_studs.max(bound);
+            if dp > bound || dr > rot_bound_deg {
+                e.frames_over_bound += 1;
+            }
         }
         out.push(e);
     }

@@ -86,7 +86,7 @@ enum Cmd {
         /// The motion file it was imported from.
         #[arg(long)]
         against: PathBuf,
-        /// Studs per metre used at import.
+        /// Studs per metre used at import (must be the same value).
         #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE)]
         studs_per_metre: f64,
     },
@@ -106,7 +106,8 @@ enum Detected {
 }
 
 fn detect(bytes: &[u8], path: &Path) -> Result<Detected> {
-    if bytes.starts_with(b"SNAP") {
+    // A file cut inside the header is still recognised, so the decoder can say where it ends.
+    if bytes.starts_with(b"SNAP") || snap::VERSION_HEADER.starts_with(bytes) {
         return Ok(Detected::Snap);
     }
     bail!(
@@ -187,6 +188,9 @@ fn run(cli: Cli) -> Result<()> {
             let Detected::Snap = detect(&bytes, &file)?;
             let raw = snap::SnapV13::decode(&bytes)
                 .with_context(|| format!("cannot decode {}", file.display()))?;
+            // Only valid files are printed, so whatever `decode` prints, `encode` writes back.
+            snap::reconstruct(&raw)
+                .with_context(|| format!("{} is not a valid SNAP file", file.display()))?;
             let text = serde_json::to_string_pretty(&raw)?;
             emit_stdout(|out| writeln!(out, "{text}"))
         }
@@ -200,6 +204,10 @@ fn run(cli: Cli) -> Result<()> {
             let raw: snap::SnapV13 = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not SNAP v1.3 raw JSON", input.display()))?;
             let bytes = raw.encode()?;
+            // The rules the layout cannot state (first frame absolute, finite keyframes) hold
+            // for what is written too.
+            snap::reconstruct(&raw)
+                .with_context(|| format!("{} would not be a valid SNAP file", output.display()))?;
             std::fs::write(&output, &bytes)
                 .with_context(|| format!("cannot write {}", output.display()))?;
             println!("wrote {} ({} bytes)", output.display(), bytes.len());
@@ -221,8 +229,13 @@ fn run(cli: Cli) -> Result<()> {
                 "recording", "max pos (studs)", "max rot (deg)", "pos bound"
             );
             for e in &errs {
+                let mark = if e.frames_over_bound > 0 {
+                    format!("  {} frame(s) over the bound", e.frames_over_bound)
+                } else {
+                    String::new()
+                };
                 println!(
-                    "{:<24} {:>16.3e} {:>16.3e} {:>14.3e}",
+                    "{:<24} {:>16.3e} {:>16.3e} {:>14.3e}{mark}",
                     e.name, e.max_pos_error_studs, e.max_rot_error_deg, e.pos_bound_studs
                 );
             }
