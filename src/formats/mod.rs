@@ -1,3 +1,53 @@
 //! One module per format: the semantic API (recorders, readers, players) over the generated
 //! raw types and the runtime's quantizers and delta chains.
+//!
+//! [`FORMATS`] lists every format with the same few entry points, so tools and checks that
+//! apply to all formats (the CLI's `inspect`/`decode`, the Kaitai oracle, fuzzing, truncation
+//! and mutation sweeps, the allocation bound) iterate over it. A new format joins them by
+//! adding one [`FormatSpec`] here.
+
+use statepack_runtime::io::{DecodeError, TraceNode};
+
 pub mod snap;
+
+/// The entry points every format provides, for format-independent tools and checks.
+#[derive(Debug, Clone, Copy)]
+pub struct FormatSpec {
+    /// Short name used on the command line (`snap`).
+    pub name: &'static str,
+    /// Human name with version (`SNAP v1.3`).
+    pub title: &'static str,
+    /// Stem of the schema file in `schema/` and of the generated module (`snap_v1_3`).
+    pub schema: &'static str,
+    /// True when `bytes` start like this format (a prefix of the header counts, so a file
+    /// cut inside its header is still recognised and its decoder can say where it ends).
+    pub detect: fn(&[u8]) -> bool,
+    /// Raw decode (the generated layer only). Errors name the field path and byte offset.
+    pub decode_raw: fn(&[u8]) -> Result<(), DecodeError>,
+    /// Raw decode recording every field's byte range and value, as `inspect` prints it.
+    pub decode_traced: fn(&[u8]) -> (Result<(), DecodeError>, TraceNode),
+    /// Full decode: raw layer plus the format's own rules and reconstruction.
+    pub decode_full: fn(&[u8]) -> Result<(), DecodeError>,
+    /// Raw decode then encode: for any input that decodes, the bytes that encoding gives.
+    pub reencode: fn(&[u8]) -> Result<Vec<u8>, String>,
+    /// The raw layer as JSON (what `statepack decode` prints), for valid files.
+    pub to_json: fn(&[u8]) -> Result<serde_json::Value, String>,
+    /// Bytes from the raw layer's JSON (what `statepack encode` writes).
+    pub from_json: fn(&serde_json::Value) -> Result<Vec<u8>, String>,
+    /// Sample files built in code (spec goldens and writer output), name and bytes; the
+    /// seed of every sweep, fuzz corpus and oracle run.
+    pub samples: fn() -> Vec<(String, Vec<u8>)>,
+}
+
+/// Every format statepack implements.
+pub const FORMATS: &[FormatSpec] = &[snap::FORMAT];
+
+/// The format whose header `bytes` start with, if any.
+pub fn detect(bytes: &[u8]) -> Option<&'static FormatSpec> {
+    FORMATS.iter().find(|f| (f.detect)(bytes))
+}
+
+/// The format with this command-line name, if any.
+pub fn by_name(name: &str) -> Option<&'static FormatSpec> {
+    FORMATS.iter().find(|f| f.name == name)
+}

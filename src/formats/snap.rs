@@ -490,3 +490,93 @@ pub fn verify_against_clip(
     }
     Ok(out)
 }
+
+/// SNAP v1.3 in the format registry ([`crate::formats::FORMATS`]).
+pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
+    name: "snap",
+    title: "SNAP v1.3",
+    schema: "snap_v1_3",
+    detect: |b| b.starts_with(b"SNAP") || VERSION_HEADER.starts_with(b),
+    decode_raw: |b| SnapV13::decode(b).map(|_| ()),
+    decode_traced: |b| {
+        let (r, t) = SnapV13::decode_traced(b);
+        (r.map(|_| ()), t)
+    },
+    decode_full: |b| {
+        let raw = SnapV13::decode(b)?;
+        reconstruct(&raw).map(|_| ())
+    },
+    reencode: |b| {
+        let raw = SnapV13::decode(b).map_err(|e| e.to_string())?;
+        raw.encode().map_err(|e| e.to_string())
+    },
+    to_json: |b| {
+        let raw = SnapV13::decode(b).map_err(|e| e.to_string())?;
+        reconstruct(&raw).map_err(|e| e.to_string())?;
+        serde_json::to_value(&raw).map_err(|e| e.to_string())
+    },
+    from_json: |v| {
+        let raw: SnapV13 = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+        reconstruct(&raw).map_err(|e| e.to_string())?;
+        raw.encode().map_err(|e| e.to_string())
+    },
+    samples: sample_files,
+};
+
+/// SNAP sample files built in code: the spec's example CFrame as a one-frame file (the
+/// golden bytes of `docs/formats/snap.md`), a file with every frame shape and a large-motion
+/// absolute frame, and the demo's file (the study walk, 30 recordings × 180 frames).
+pub fn sample_files() -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    // The spec's example: orientation -13.207°, 58.252°, 0° applied Y, X, Z.
+    let rot = Quat::from_rotation_y(58.252f32.to_radians())
+        * Quat::from_rotation_x((-13.207f32).to_radians());
+    let mut rec = Recorder::new();
+    let example = Sample {
+        dt_ms: 0,
+        pos_studs: Vec3::new(-86.98088, 447.52756, -216.12019),
+        rot,
+    };
+    if rec.add_recording("Workspace", &[example]).is_ok() {
+        if let Ok(b) = rec.finish() {
+            out.push(("spec-example-cframe".to_owned(), b));
+        }
+    }
+    // Every frame shape: still frames, position-only, rotation-only, both, a jump.
+    let mut samples = Vec::new();
+    let mut pos = Vec3::new(10.0, 5.0, -3.0);
+    let mut q = Quat::IDENTITY;
+    for i in 0..130u32 {
+        match i % 5 {
+            1 => pos.x += 0.25,
+            2 => q = q * Quat::from_rotation_y(0.05),
+            3 => {
+                pos.z -= 0.5;
+                q = q * Quat::from_rotation_x(-0.03);
+            }
+            4 if i % 25 == 4 => pos.y += 50.0,
+            _ => {}
+        }
+        samples.push(Sample {
+            dt_ms: if i == 0 { 0 } else { 16 + i % 2 },
+            pos_studs: pos,
+            rot: q,
+        });
+    }
+    let mut rec = Recorder::new();
+    if rec.add_recording("Shapes", &samples).is_ok() && rec.add_recording("", &samples[..1]).is_ok()
+    {
+        if let Ok(b) = rec.finish() {
+            out.push(("every-frame-shape".to_owned(), b));
+        }
+    }
+    if let Ok(rec) = import_clip(
+        &statepack_runtime::motion::walk::study_walk_clip(),
+        DEFAULT_STUDS_PER_METRE,
+    ) {
+        if let Ok(b) = rec.finish() {
+            out.push(("study-walk".to_owned(), b));
+        }
+    }
+    out
+}

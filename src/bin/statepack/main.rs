@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use statepack::formats::snap;
+use statepack::formats::{self, snap, FormatSpec};
 use statepack::runtime::io::TraceNode;
 use statepack::runtime::motion::{self, Clip};
 use std::io::{self, Write};
@@ -25,6 +25,14 @@ struct Cli {
 enum Format {
     /// SNAP v1.3 snapshot recordings (schema/snap_v1_3.ksy).
     Snap,
+}
+
+impl Format {
+    fn spec(self) -> &'static FormatSpec {
+        match self {
+            Format::Snap => &snap::FORMAT,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -67,6 +75,10 @@ enum Cmd {
     Decode {
         /// The file.
         file: PathBuf,
+        /// Print the structure instead: every field with its start and end byte offset and
+        /// its value (leaves), counts and lengths included.
+        #[arg(long)]
+        offsets: bool,
     },
     /// Write a file from the JSON that `decode` prints (byte-identical to the decoded file).
     Encode {
@@ -100,21 +112,25 @@ enum Cmd {
     },
 }
 
-/// What a file's first bytes say it is.
-enum Detected {
-    Snap,
+/// The format a file's first bytes say it is. Errors: no known header.
+fn detect(bytes: &[u8], path: &Path) -> Result<&'static FormatSpec> {
+    formats::detect(bytes).ok_or_else(|| {
+        let known: Vec<&str> = formats::FORMATS.iter().map(|f| f.schema).collect();
+        anyhow::anyhow!(
+            "{}: unknown format (first bytes {}); known formats: {}",
+            path.display(),
+            statepack::runtime::io::show_bytes(&bytes[..bytes.len().min(8)]),
+            known.join(", ")
+        )
+    })
 }
 
-fn detect(bytes: &[u8], path: &Path) -> Result<Detected> {
-    // A file cut inside the header is still recognised, so the decoder can say where it ends.
-    if bytes.starts_with(b"SNAP") || snap::VERSION_HEADER.starts_with(bytes) {
-        return Ok(Detected::Snap);
+/// `verify` and `sample` know SNAP's timeline; other formats add theirs here.
+fn require_snap(fmt: &FormatSpec) -> Result<()> {
+    if fmt.name != snap::FORMAT.name {
+        bail!("this command does not support {} files yet", fmt.title);
     }
-    bail!(
-        "{}: unknown format (first bytes {}); known headers: SNAPV1.3",
-        path.display(),
-        statepack::runtime::io::show_bytes(&bytes[..bytes.len().min(8)])
-    )
+    Ok(())
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>> {
@@ -167,47 +183,59 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Inspect { file, max_items } => {
             let bytes = read_file(&file)?;
-            let Detected::Snap = detect(&bytes, &file)?;
-            let (res, tree) = snap::SnapV13::decode_traced(&bytes);
+            let fmt = detect(&bytes, &file)?;
+            let (res, tree) = (fmt.decode_traced)(&bytes);
             emit_stdout(|out| {
-                writeln!(out, "{} ({} bytes, SNAP v1.3)", file.display(), bytes.len())?;
+                writeln!(
+                    out,
+                    "{} ({} bytes, {})",
+                    file.display(),
+                    bytes.len(),
+                    fmt.title
+                )?;
                 print_tree(out, &tree, 0, max_items)
             })?;
-            match res {
-                Ok(raw) => {
-                    snap::reconstruct(&raw)
-                        .with_context(|| format!("{} is not a valid SNAP file", file.display()))?;
-                    Ok(())
-                }
-                Err(e) => Err(anyhow::Error::new(e))
-                    .with_context(|| format!("{} is not a valid SNAP file", file.display())),
-            }
+            res.and_then(|()| (fmt.decode_full)(&bytes))
+                .with_context(|| format!("{} is not a valid {} file", file.display(), fmt.title))
         }
-        Cmd::Decode { file } => {
+        Cmd::Decode { file, offsets } => {
             let bytes = read_file(&file)?;
-            let Detected::Snap = detect(&bytes, &file)?;
-            let raw = snap::SnapV13::decode(&bytes)
-                .with_context(|| format!("cannot decode {}", file.display()))?;
-            // Only valid files are printed, so whatever `decode` prints, `encode` writes back.
-            snap::reconstruct(&raw)
-                .with_context(|| format!("{} is not a valid SNAP file", file.display()))?;
-            let text = serde_json::to_string_pretty(&raw)?;
+            let fmt = detect(&bytes, &file)?;
+            let value = if offsets {
+                let (res, tree) = (fmt.decode_traced)(&bytes);
+                res.and_then(|()| (fmt.decode_full)(&bytes))
+                    .with_context(|| {
+                        format!("{} is not a valid {} file", file.display(), fmt.title)
+                    })?;
+                serde_json::to_value(&tree)?
+            } else {
+                // Only valid files are printed, so whatever `decode` prints, `encode` writes back.
+                (fmt.to_json)(&bytes).map_err(|e| {
+                    anyhow::anyhow!("{} is not a valid {} file: {e}", file.display(), fmt.title)
+                })?
+            };
+            let text = serde_json::to_string_pretty(&value)?;
             emit_stdout(|out| writeln!(out, "{text}"))
         }
         Cmd::Encode {
-            format: Format::Snap,
+            format,
             input,
             output,
         } => {
+            let fmt = format.spec();
             let text = std::fs::read_to_string(&input)
                 .with_context(|| format!("cannot read {}", input.display()))?;
-            let raw: snap::SnapV13 = serde_json::from_str(&text)
-                .with_context(|| format!("{} is not SNAP v1.3 raw JSON", input.display()))?;
-            let bytes = raw.encode()?;
-            // The rules the layout cannot state (first frame absolute, finite keyframes) hold
-            // for what is written too.
-            snap::reconstruct(&raw)
-                .with_context(|| format!("{} would not be a valid SNAP file", output.display()))?;
+            let value: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not JSON", input.display()))?;
+            // `from_json` also checks the rules the layout cannot state (for SNAP: first frame
+            // absolute, finite keyframes), so no invalid file is written.
+            let bytes = (fmt.from_json)(&value).map_err(|e| {
+                anyhow::anyhow!(
+                    "{} is not valid {} raw JSON: {e}",
+                    input.display(),
+                    fmt.title
+                )
+            })?;
             std::fs::write(&output, &bytes)
                 .with_context(|| format!("cannot write {}", output.display()))?;
             println!("wrote {} ({} bytes)", output.display(), bytes.len());
@@ -219,7 +247,7 @@ fn run(cli: Cli) -> Result<()> {
             studs_per_metre,
         } => {
             let bytes = read_file(&file)?;
-            let Detected::Snap = detect(&bytes, &file)?;
+            require_snap(detect(&bytes, &file)?)?;
             let decoded =
                 snap::read(&bytes).with_context(|| format!("cannot decode {}", file.display()))?;
             let clip = load_motion(&against)?;
@@ -249,7 +277,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Sample { file, at } => {
             let bytes = read_file(&file)?;
-            let Detected::Snap = detect(&bytes, &file)?;
+            require_snap(detect(&bytes, &file)?)?;
             let decoded =
                 snap::read(&bytes).with_context(|| format!("cannot decode {}", file.display()))?;
             let states: Vec<serde_json::Value> = decoded
