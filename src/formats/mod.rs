@@ -10,6 +10,9 @@ use statepack_runtime::io::{DecodeError, TraceNode};
 
 pub mod snap;
 
+/// A traced raw decode: the result and the tree of every field read.
+pub type TracedDecode = (Result<(), DecodeError>, TraceNode);
+
 /// The entry points every format provides, for format-independent tools and checks.
 #[derive(Debug, Clone, Copy)]
 pub struct FormatSpec {
@@ -25,7 +28,7 @@ pub struct FormatSpec {
     /// Raw decode (the generated layer only). Errors name the field path and byte offset.
     pub decode_raw: fn(&[u8]) -> Result<(), DecodeError>,
     /// Raw decode recording every field's byte range and value, as `inspect` prints it.
-    pub decode_traced: fn(&[u8]) -> (Result<(), DecodeError>, TraceNode),
+    pub decode_traced: fn(&[u8]) -> TracedDecode,
     /// Full decode: raw layer plus the format's own rules and reconstruction.
     pub decode_full: fn(&[u8]) -> Result<(), DecodeError>,
     /// Raw decode then encode: for any input that decodes, the bytes that encoding gives.

@@ -534,7 +534,8 @@ pub fn sample_files() -> Vec<(String, Vec<u8>)> {
     let mut rec = Recorder::new();
     let example = Sample {
         dt_ms: 0,
-        pos_studs: Vec3::new(-86.98088, 447.52756, -216.12019),
+        // The spec's position, as the f32 values it prints.
+        pos_studs: Vec3::new(-86.98088, 447.527_56, f32::from_bits(0xC358_1EC5)),
         rot,
     };
     if rec.add_recording("Workspace", &[example]).is_ok() {
@@ -549,10 +550,10 @@ pub fn sample_files() -> Vec<(String, Vec<u8>)> {
     for i in 0..130u32 {
         match i % 5 {
             1 => pos.x += 0.25,
-            2 => q = q * Quat::from_rotation_y(0.05),
+            2 => q *= Quat::from_rotation_y(0.05),
             3 => {
                 pos.z -= 0.5;
-                q = q * Quat::from_rotation_x(-0.03);
+                q *= Quat::from_rotation_x(-0.03);
             }
             4 if i % 25 == 4 => pos.y += 50.0,
             _ => {}
