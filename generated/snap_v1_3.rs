@@ -96,7 +96,7 @@ impl SnapV13 {
         let version: () = {
             let __v: () = { __r.expect(b"SNAPV1.3") }
                 .map_err(|e| e.in_field("version"))?;
-            __r.leave::<()>(None);
+            __r.leave(Some(b"SNAPV1.3"));
             __v
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("num_recordings"));
@@ -516,7 +516,14 @@ impl Frame {
                 }
             }
                 .map_err(|e| e.in_field("kind"))?;
-            __r.leave(Some(&::statepack_runtime::io::Shown(&__v)));
+            __r.leave(
+                Some(
+                    &::statepack_runtime::io::TraceValue::Enum {
+                        name: __v.name(),
+                        value: __v.to_i(),
+                    },
+                ),
+            );
             __v
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("dt_ms"));

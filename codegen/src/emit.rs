@@ -1092,7 +1092,11 @@ impl<'s> Emitter<'s> {
                 }
             ) {
                 // Enum values are traced by their schema name and stored integer.
-                quote!(__r.leave(Some(&::statepack_runtime::io::Shown(&__v)));)
+                quote!(__r.leave(Some(&::statepack_runtime::io::TraceValue::Enum { name: __v.name(), value: __v.to_i() }));)
+            } else if let FieldKind::Contents(c) = &f.kind {
+                // Fixed contents are traced with the bytes they matched.
+                let b = Literal::byte_string(c);
+                quote!(__r.leave(Some(#b));)
             } else if is_leaf {
                 quote!(__r.leave(Some(&__v));)
             } else {

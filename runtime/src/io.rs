@@ -321,16 +321,6 @@ impl fmt::Display for EncodeError {
 
 impl std::error::Error for EncodeError {}
 
-/// Shows a value through its `Display` form where a `Debug` value is expected (the tracer
-/// prints enum values as `absolute (4)` this way).
-pub struct Shown<'a, T: fmt::Display>(pub &'a T);
-
-impl<T: fmt::Display> fmt::Debug for Shown<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self.0, f)
-    }
-}
-
 /// Prints bytes as quoted text when every byte is printable ASCII, else as spaced hex.
 pub fn show_bytes(bytes: &[u8]) -> String {
     if !bytes.is_empty() && bytes.iter().all(|b| (0x20..0x7f).contains(b)) {
@@ -353,6 +343,113 @@ macro_rules! read_prim {
     )*};
 }
 
+/// A leaf's value as a generated reader found it, typed, so that tools can compare it exactly
+/// (the Kaitai oracle compares integers exactly and floats by bit pattern) and print it
+/// (its `Display` form is what `statepack inspect` shows).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TraceValue {
+    /// An integer field of any width, signed or not.
+    Int(i128),
+    /// An `f4` field.
+    F32(f32),
+    /// An `f8` field.
+    F64(f64),
+    /// A string field, decoded.
+    Str(String),
+    /// Raw bytes, or the bytes of a fixed `contents` field.
+    Bytes(Vec<u8>),
+    /// An enum field: the value's schema name and the stored integer.
+    Enum {
+        /// The value's name in the schema (`absolute`).
+        name: &'static str,
+        /// The stored integer.
+        value: i128,
+    },
+}
+
+impl fmt::Display for TraceValue {
+    /// Integers in decimal, floats in their shortest exact form (`1.0542928`), strings quoted
+    /// and escaped, bytes as quoted text when printable else as hex, enums as `absolute (4)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TraceValue::Int(v) => write!(f, "{v}"),
+            TraceValue::F32(v) => write!(f, "{v:?}"),
+            TraceValue::F64(v) => write!(f, "{v:?}"),
+            TraceValue::Str(v) => write!(f, "{v:?}"),
+            TraceValue::Bytes(v) => f.write_str(&show_bytes(v)),
+            TraceValue::Enum { name, value } => write!(f, "{name} ({value})"),
+        }
+    }
+}
+
+/// A value a generated reader can report to a [`Tracer`] (see [`ByteReader::leave`]).
+pub trait TraceLeaf {
+    /// The typed value.
+    fn trace_value(&self) -> TraceValue;
+}
+
+macro_rules! trace_int {
+    ($($t:ty),*) => {$(
+        impl TraceLeaf for $t {
+            #[inline]
+            fn trace_value(&self) -> TraceValue {
+                TraceValue::Int(*self as i128)
+            }
+        }
+    )*};
+}
+trace_int!(u8, u16, u32, u64, i8, i16, i32, i64);
+
+impl TraceLeaf for f32 {
+    fn trace_value(&self) -> TraceValue {
+        TraceValue::F32(*self)
+    }
+}
+
+impl TraceLeaf for f64 {
+    fn trace_value(&self) -> TraceValue {
+        TraceValue::F64(*self)
+    }
+}
+
+impl TraceLeaf for String {
+    fn trace_value(&self) -> TraceValue {
+        TraceValue::Str(self.clone())
+    }
+}
+
+impl TraceLeaf for Vec<u8> {
+    fn trace_value(&self) -> TraceValue {
+        TraceValue::Bytes(self.clone())
+    }
+}
+
+impl TraceLeaf for [u8] {
+    fn trace_value(&self) -> TraceValue {
+        TraceValue::Bytes(self.to_vec())
+    }
+}
+
+impl<const N: usize> TraceLeaf for [u8; N] {
+    fn trace_value(&self) -> TraceValue {
+        TraceValue::Bytes(self.to_vec())
+    }
+}
+
+impl TraceLeaf for TraceValue {
+    fn trace_value(&self) -> TraceValue {
+        self.clone()
+    }
+}
+
+/// Nodes that are not leaves (user types, lists) are left with `leave::<()>(None)`; the unit
+/// value itself is never reported.
+impl TraceLeaf for () {
+    fn trace_value(&self) -> TraceValue {
+        TraceValue::Bytes(Vec::new())
+    }
+}
+
 /// Receives the structure of the data as a generated reader walks it: every field and list
 /// element is entered at its start offset and left at its end offset, leaves with their value.
 /// `statepack inspect` builds its tree this way; normal decoding uses [`NoTrace`], whose calls
@@ -360,9 +457,9 @@ macro_rules! read_prim {
 pub trait Tracer {
     /// A field or element starts at absolute byte `offset`.
     fn enter(&mut self, seg: PathSeg, offset: u64);
-    /// The innermost open field ends at `offset`; `value` is its printed value for leaves.
-    fn leave(&mut self, offset: u64, value: Option<String>);
-    /// True when `leave` wants values (so readers skip formatting them otherwise).
+    /// The innermost open field ends at `offset`; `value` is its value for leaves.
+    fn leave(&mut self, offset: u64, value: Option<TraceValue>);
+    /// True when `leave` wants values (so readers skip building them otherwise).
     fn wants_values(&self) -> bool;
 }
 
@@ -374,7 +471,7 @@ impl Tracer for NoTrace {
     #[inline(always)]
     fn enter(&mut self, _: PathSeg, _: u64) {}
     #[inline(always)]
-    fn leave(&mut self, _: u64, _: Option<String>) {}
+    fn leave(&mut self, _: u64, _: Option<TraceValue>) {}
     #[inline(always)]
     fn wants_values(&self) -> bool {
         false
@@ -390,9 +487,13 @@ pub struct TraceNode {
     pub start: u64,
     /// Absolute byte offset just past the node.
     pub end: u64,
-    /// The value, for leaves (integers, floats, strings, enum names, bytes).
+    /// The value, for leaves (integers, floats, strings, enum names, bytes), as printed: the
+    /// `Display` form of [`TraceNode::typed`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// The same value, typed (not part of the JSON form, which prints `value`).
+    #[serde(skip)]
+    pub typed: Option<TraceValue>,
     /// Fields or elements inside this node.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<TraceNode>,
@@ -413,6 +514,7 @@ impl TreeTracer {
                 start: 0,
                 end: 0,
                 value: None,
+                typed: None,
                 children: Vec::new(),
             }],
         }
@@ -445,15 +547,17 @@ impl Tracer for TreeTracer {
             start: offset,
             end: offset,
             value: None,
+            typed: None,
             children: Vec::new(),
         });
     }
 
-    fn leave(&mut self, offset: u64, value: Option<String>) {
+    fn leave(&mut self, offset: u64, value: Option<TraceValue>) {
         if self.stack.len() > 1 {
             let mut n = self.stack.pop().expect("stack has more than one node");
             n.end = offset;
-            n.value = value;
+            n.value = value.as_ref().map(TraceValue::to_string);
+            n.typed = value;
             self.stack.last_mut().expect("root").children.push(n);
         }
     }
@@ -520,14 +624,14 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         self.tracer.enter(seg, at);
     }
 
-    /// Tells the tracer the innermost field ends here; `value` is formatted only when the
+    /// Tells the tracer the innermost field ends here; `value` is converted only when the
     /// tracer wants values.
     #[inline(always)]
-    pub fn leave<V: fmt::Debug>(&mut self, value: Option<&V>) {
+    pub fn leave<V: TraceLeaf + ?Sized>(&mut self, value: Option<&V>) {
         let at = self.offset();
         if self.tracer.wants_values() {
-            let text = value.map(|v| format!("{v:?}"));
-            self.tracer.leave(at, text);
+            let typed = value.map(TraceLeaf::trace_value);
+            self.tracer.leave(at, typed);
         } else {
             self.tracer.leave(at, None);
         }
@@ -928,6 +1032,7 @@ mod tests {
         assert_eq!(t.children.len(), 2);
         assert_eq!((t.children[1].start, t.children[1].end), (1, 3));
         assert_eq!(t.children[1].value.as_deref(), Some("770"));
+        assert_eq!(t.children[1].typed, Some(TraceValue::Int(770)));
     }
 
     #[test]

@@ -1,0 +1,780 @@
+//! An independent oracle: Kaitai Struct's official compiler (npm `kaitai-struct-compiler`,
+//! pinned in `oracle/package-lock.json`) compiles every `schema/*.ksy` to JavaScript, and the
+//! parsers it generates read the same files as our generated readers. Both must agree on every
+//! field and list element: its start and end byte offset and, for leaves, its value (integers
+//! exactly, floats by bit pattern, strings, bytes, enum integers and names).
+//!
+//! The Kaitai side runs in `oracle/kaitai_trace.js` (Node.js); `npm ci` installs the pinned
+//! packages into `oracle/node_modules` when they are missing or older than the lock file.
+//! Without `node`/`npm` the tests print why they skipped, except under `CI=true`, where that is
+//! a failure. See `docs/oracle.md`.
+//!
+//! A format joins by being in [`statepack::formats::FORMATS`]: its `samples()` and seeded
+//! mutations of them that still decode are its corpus. Files a format's writers make from
+//! real input, or random valid files, go in the [`EXTRAS`] table.
+
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use serde_json::{json, Value};
+use statepack::formats::{FormatSpec, FORMATS};
+use statepack_runtime::io::{TraceNode, TraceValue};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Extra corpus files per format (by `FormatSpec::name`), beyond its `samples()`.
+const EXTRAS: &[(&str, fn() -> Vec<(String, Vec<u8>)>)] = &[("snap", snap_extras)];
+
+/// Seeded mutants of each format's samples that still decode, added to its corpus.
+const MUTANTS_PER_FORMAT: usize = 24;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn oracle_dir() -> PathBuf {
+    root().join("oracle")
+}
+
+fn under_ci() -> bool {
+    std::env::var("CI")
+        .map(|v| v.trim() == "1" || v.trim().eq_ignore_ascii_case("true"))
+        .unwrap_or(false)
+}
+
+// ---------------------------------------------------------------------------------------
+// Setup: Node.js and the pinned packages
+
+/// 64-bit FNV-1a: a stamp of the lock file's exact bytes (not a security measure).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+fn tool_version(tool: &str) -> Option<String> {
+    let out = Command::new(tool).arg("--version").output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+static SETUP: Mutex<Option<bool>> = Mutex::new(None);
+
+/// True when the oracle can run: `node` and `npm` exist and `oracle/node_modules` matches the
+/// lock (installed with `npm ci` when missing or stale). False after printing why it skipped;
+/// under CI a missing tool panics instead.
+fn oracle_ready() -> bool {
+    let mut state = SETUP.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(ready) = *state {
+        return ready;
+    }
+    let ready = setup();
+    *state = Some(ready);
+    ready
+}
+
+fn setup() -> bool {
+    let (node, npm) = (tool_version("node"), tool_version("npm"));
+    let (Some(node), Some(npm)) = (node, npm) else {
+        let msg = "skipped: the Kaitai oracle needs `node` and `npm` (Node.js 18 or newer) on PATH";
+        if under_ci() {
+            panic!("{msg}; under CI the oracle must run");
+        }
+        eprintln!("{msg}");
+        return false;
+    };
+    let dir = oracle_dir();
+    let lock = std::fs::read(dir.join("package-lock.json")).expect("oracle/package-lock.json");
+    let manifest = std::fs::read(dir.join("package.json")).expect("oracle/package.json");
+    let stamp = format!("{:016x} {:016x}\n", fnv1a(&lock), fnv1a(&manifest));
+    let stamp_path = dir.join("node_modules").join(".statepack-stamp");
+    let current = std::fs::read_to_string(&stamp_path).ok();
+    if current.as_deref() != Some(stamp.as_str()) {
+        eprintln!("oracle: node {node}, npm {npm}: running `npm ci` in oracle/");
+        let out = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&dir)
+            .output()
+            .expect("run npm ci");
+        assert!(
+            out.status.success(),
+            "`npm ci` in oracle/ failed ({}):\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::write(&stamp_path, &stamp).expect("write the install stamp");
+    }
+    true
+}
+
+/// Runs `oracle/kaitai_trace.js --batch` on a request and returns its answer.
+fn kaitai(request: &Value) -> Value {
+    let mut child = Command::new("node")
+        .arg(oracle_dir().join("kaitai_trace.js"))
+        .arg("--batch")
+        .current_dir(oracle_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start node");
+    let body = serde_json::to_vec(request).expect("request JSON");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || stdin.write_all(&body));
+    let out = child.wait_with_output().expect("wait for node");
+    writer
+        .join()
+        .expect("writer thread")
+        .expect("write request");
+    assert!(
+        out.status.success(),
+        "oracle/kaitai_trace.js failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the oracle's answer is JSON")
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for c in bytes.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= c.len() {
+                s.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
+fn schema_files() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("schema"))
+        .expect("schema/")
+        .map(|e| e.expect("schema/ entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ksy"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn schema_path(f: &FormatSpec) -> PathBuf {
+    root().join("schema").join(format!("{}.ksy", f.schema))
+}
+
+// ---------------------------------------------------------------------------------------
+// Comparison
+
+/// Kaitai's name for a field in generated JavaScript: `len_map_name` -> `lenMapName`.
+fn kaitai_name(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for (i, part) in id.split('_').enumerate() {
+        let mut cs = part.chars();
+        match (i, cs.next()) {
+            (0, Some(c)) => {
+                out.push(c);
+                out.extend(cs);
+            }
+            (_, Some(c)) => {
+                out.extend(c.to_uppercase());
+                out.extend(cs);
+            }
+            (_, None) => {}
+        }
+    }
+    out
+}
+
+/// An f32 widened to f64 as JavaScript's `DataView.getFloat32` does: exact for every value;
+/// a NaN keeps its sign and payload and comes out quiet (a double cannot say whether the
+/// float's NaN was signalling, see docs/oracle.md).
+fn widen_f32_bits(bits: u32) -> u64 {
+    let f = f32::from_bits(bits);
+    if f.is_nan() {
+        let sign = u64::from(bits >> 31) << 63;
+        let payload = u64::from(bits & 0x007f_ffff) | 0x0040_0000;
+        sign | (0x7ff << 52) | (payload << 29)
+    } else {
+        f64::from(f).to_bits()
+    }
+}
+
+/// Figures for one file.
+#[derive(Default, Debug, Clone, Copy)]
+struct Counts {
+    /// Nodes (fields and list elements) whose start and end offsets were compared.
+    nodes: usize,
+    /// Leaf values compared.
+    values: usize,
+    /// Enum values whose name was compared too.
+    enum_names: usize,
+}
+
+struct Cmp<'a> {
+    counts: Counts,
+    problems: Vec<String>,
+    file: &'a str,
+}
+
+impl Cmp<'_> {
+    fn problem(&mut self, path: &str, what: String) {
+        if self.problems.len() < 20 {
+            self.problems.push(format!("{}: {path}: {what}", self.file));
+        } else if self.problems.len() == 20 {
+            self.problems
+                .push(format!("{}: ... more disagreements not shown", self.file));
+        }
+    }
+
+    fn value(&mut self, path: &str, ours: &TraceValue, theirs: Option<&Value>) {
+        let Some(theirs) = theirs else {
+            return self.problem(path, format!("we read {ours}, Kaitai reports no value"));
+        };
+        let num = theirs
+            .get("num")
+            .and_then(Value::as_str)
+            .and_then(|h| u64::from_str_radix(h, 16).ok());
+        let int_ok = |v: i128, num: Option<u64>| -> Result<(), String> {
+            let Some(bits) = num else {
+                return Err(format!("we read the integer {v}, Kaitai reports {theirs}"));
+            };
+            // JavaScript numbers are doubles: exact up to 2^53, rounded to nearest beyond.
+            let expected = (v as f64).to_bits();
+            if bits == expected {
+                Ok(())
+            } else {
+                Err(format!(
+                    "we read {v}, Kaitai reads {}",
+                    f64::from_bits(bits)
+                ))
+            }
+        };
+        let outcome = match ours {
+            TraceValue::Int(v) => int_ok(*v, num),
+            TraceValue::Enum { name, value } => int_ok(*value, num).and_then(|()| {
+                let theirs_name = theirs.get("enum").and_then(Value::as_str);
+                // Kaitai's JavaScript enum constants are the schema names in upper case.
+                if theirs_name == Some(name.to_uppercase().as_str()) {
+                    self.counts.enum_names += 1;
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "we read {name} ({value}), Kaitai's enum name is {theirs_name:?}"
+                    ))
+                }
+            }),
+            TraceValue::F32(f) => match num {
+                Some(bits) if bits == widen_f32_bits(f.to_bits()) => Ok(()),
+                _ => Err(format!(
+                    "we read the f32 {f:?} ({:#010x}), Kaitai reports {theirs}",
+                    f.to_bits()
+                )),
+            },
+            TraceValue::F64(f) => {
+                let ok = match num {
+                    Some(bits) if f.is_nan() => {
+                        // Same sign and payload; the quiet bit may differ (see widen_f32_bits).
+                        let quiet = 1u64 << 51;
+                        f64::from_bits(bits).is_nan() && (bits | quiet) == (f.to_bits() | quiet)
+                    }
+                    Some(bits) => bits == f.to_bits(),
+                    None => false,
+                };
+                if ok {
+                    Ok(())
+                } else {
+                    Err(format!("we read the f64 {f:?}, Kaitai reports {theirs}"))
+                }
+            }
+            TraceValue::Str(s) => match theirs.get("str").and_then(Value::as_str) {
+                Some(t) if t == s => Ok(()),
+                _ => Err(format!("we read {s:?}, Kaitai reports {theirs}")),
+            },
+            TraceValue::Bytes(b) => {
+                let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+                match theirs.get("bytes").and_then(Value::as_str) {
+                    Some(t) if t == hex => Ok(()),
+                    _ => Err(format!("we read bytes {hex}, Kaitai reports {theirs}")),
+                }
+            }
+        };
+        match outcome {
+            Ok(()) => self.counts.values += 1,
+            Err(e) => self.problem(path, e),
+        }
+    }
+
+    fn node(&mut self, path: &str, ours: &TraceNode, theirs: &Value) {
+        let start = theirs.get("start").and_then(Value::as_u64);
+        let end = theirs.get("end").and_then(Value::as_u64);
+        if start != Some(ours.start) || end != Some(ours.end) {
+            self.problem(
+                path,
+                format!(
+                    "we read bytes {}..{}, Kaitai reads {}..{}",
+                    ours.start,
+                    ours.end,
+                    start.map_or("?".into(), |v| v.to_string()),
+                    end.map_or("?".into(), |v| v.to_string())
+                ),
+            );
+        } else {
+            self.counts.nodes += 1;
+        }
+        match (&ours.typed, theirs.get("value")) {
+            (Some(v), t) => self.value(path, v, t),
+            (None, Some(t)) => {
+                self.problem(path, format!("Kaitai reads the value {t}, we read none"))
+            }
+            (None, None) => {}
+        }
+        let empty = Vec::new();
+        let theirs_children = theirs
+            .get("children")
+            .and_then(Value::as_array)
+            .unwrap_or(&empty);
+        let name_of = |v: &Value| {
+            v.get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_owned()
+        };
+        for (i, ours_child) in ours.children.iter().enumerate() {
+            let child_path = if ours_child.name.starts_with('[') {
+                format!("{path}{}", ours_child.name)
+            } else if path.is_empty() {
+                ours_child.name.clone()
+            } else {
+                format!("{path}.{}", ours_child.name)
+            };
+            let want = if ours_child.name.starts_with('[') {
+                ours_child.name.clone()
+            } else {
+                kaitai_name(&ours_child.name)
+            };
+            match theirs_children.get(i) {
+                Some(t) if name_of(t) == want => self.node(&child_path, ours_child, t),
+                Some(t) => {
+                    return self.problem(
+                        &child_path,
+                        format!("we read field `{want}` here, Kaitai reads `{}`", name_of(t)),
+                    )
+                }
+                None => return self.problem(&child_path, "Kaitai has no such field here".into()),
+            }
+        }
+        if theirs_children.len() > ours.children.len() {
+            let extra: Vec<String> = theirs_children[ours.children.len()..]
+                .iter()
+                .map(name_of)
+                .collect();
+            self.problem(path, format!("Kaitai reads more: {}", extra.join(", ")));
+        }
+    }
+}
+
+/// Compares our traced decode of `bytes` with Kaitai's tree: the counts, or the disagreements.
+fn compare(file: &str, ours: &TraceNode, theirs: &Value) -> Result<Counts, Vec<String>> {
+    let mut c = Cmp {
+        counts: Counts::default(),
+        problems: Vec::new(),
+        file,
+    };
+    c.node("", ours, theirs);
+    if c.problems.is_empty() {
+        Ok(c.counts)
+    } else {
+        Err(c.problems)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Corpus
+
+/// A small seeded generator (xorshift64*), so the corpus is the same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Seeded mutations of the format's samples (one to four bytes replaced) that its raw
+/// decoder still accepts: valid files with values no writer chose.
+fn mutants(f: &FormatSpec, samples: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u8>)> {
+    let mut rng = Rng(0x5eed_0f_0a_c1e5 ^ fnv1a(f.name.as_bytes()));
+    let mut out = Vec::new();
+    // Small samples only, when there are some: a mutant of a large file adds little but time.
+    let small: Vec<&(String, Vec<u8>)> = samples
+        .iter()
+        .filter(|(_, b)| !b.is_empty() && b.len() <= 16 * 1024)
+        .collect();
+    let candidates = if small.is_empty() {
+        samples.iter().filter(|(_, b)| !b.is_empty()).collect()
+    } else {
+        small
+    };
+    if candidates.is_empty() {
+        return out;
+    }
+    for attempt in 0..MUTANTS_PER_FORMAT * 40 {
+        if out.len() == MUTANTS_PER_FORMAT {
+            break;
+        }
+        let (name, bytes) = candidates[attempt % candidates.len()];
+        let mut b = bytes.clone();
+        let flips = 1 + rng.below(4);
+        for _ in 0..flips {
+            let at = rng.below(b.len());
+            b[at] = rng.next() as u8;
+        }
+        if b != *bytes && (f.decode_raw)(&b).is_ok() {
+            out.push((format!("{name}~mutant{}", out.len()), b));
+        }
+    }
+    out
+}
+
+fn corpus(f: &FormatSpec) -> Vec<(String, Vec<u8>)> {
+    let mut files = (f.samples)();
+    let extra: Vec<_> = EXTRAS
+        .iter()
+        .filter(|(name, _)| *name == f.name)
+        .flat_map(|(_, make)| make())
+        .collect();
+    let m = mutants(f, &files);
+    files.extend(extra);
+    files.extend(m);
+    files
+}
+
+/// SNAP: the CMU walk imported by the writers (first 240 frames, every joint), and random
+/// valid raw files (proptest strategies, fixed seed) with any float bit pattern, any frame
+/// kind in any order, and names of any Unicode text.
+fn snap_extras() -> Vec<(String, Vec<u8>)> {
+    use statepack::formats::snap;
+    let mut out = Vec::new();
+    if let Some(path) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
+    {
+        let text = std::fs::read_to_string(&path).expect("read the BVH fixture");
+        let mut clip = statepack_runtime::motion::bvh::parse_bvh(&text).expect("parse the BVH");
+        clip.frames.truncate(240);
+        let bytes = snap::import_clip(&clip, snap::DEFAULT_STUDS_PER_METRE)
+            .and_then(|r| r.finish())
+            .expect("import the walk");
+        out.push(("cmu-131-01-walk-240-frames".to_owned(), bytes));
+    }
+
+    // Every kind of f32 in the position fields: zeros of both signs, the smallest subnormal,
+    // infinities, a quiet and a signalling NaN with payloads, a negative NaN.
+    let specials = [
+        0.0f32.to_bits(),
+        0x8000_0000,
+        0x0000_0001,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_1234,
+        0x7f80_0001,
+        0xffc0_0000,
+    ];
+    let frames: Vec<snap::Frame> = specials
+        .iter()
+        .zip(specials.iter().rev())
+        .map(|(&x, &y)| snap::Frame {
+            kind: snap::FrameKind::Absolute,
+            dt_ms: 1,
+            cframe: Some(snap::Cframe {
+                x: f32::from_bits(x),
+                y: f32::from_bits(y),
+                z_bits: x ^ y,
+                q: [i16::MIN, 0, i16::MAX],
+            }),
+            pos_delta: None,
+            rot_delta: None,
+        })
+        .collect();
+    let special = snap::SnapV13 {
+        recordings: vec![snap::Recording {
+            map_name: "ünïcødé ✓".to_owned(),
+            frames,
+        }],
+    };
+    out.push((
+        "special-floats".to_owned(),
+        special.encode().expect("the special-floats file encodes"),
+    ));
+
+    let cframe = (any::<u32>(), any::<u32>(), any::<u32>(), any::<[i16; 3]>()).prop_map(
+        |(x, y, z_bits, q)| snap::Cframe {
+            x: f32::from_bits(x),
+            y: f32::from_bits(y),
+            z_bits,
+            q,
+        },
+    );
+    let frame = (
+        0u8..5,
+        any::<u16>(),
+        cframe,
+        any::<[i16; 3]>(),
+        any::<[i16; 3]>(),
+    )
+        .prop_map(|(k, dt_ms, cframe, p, r)| {
+            let kind = snap::FrameKind::from_i(i128::from(k)).expect("0..5 are frame kinds");
+            let delta = k != 4;
+            snap::Frame {
+                kind,
+                dt_ms,
+                cframe: (!delta).then_some(cframe),
+                pos_delta: (delta && k & 1 != 0).then_some(p),
+                rot_delta: (delta && k & 2 != 0).then_some(r),
+            }
+        });
+    let recording = ("\\PC{0,12}", prop::collection::vec(frame, 0..40))
+        .prop_map(|(map_name, frames)| snap::Recording { map_name, frames });
+    let file =
+        prop::collection::vec(recording, 0..5).prop_map(|recordings| snap::SnapV13 { recordings });
+
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::deterministic_rng(RngAlgorithm::ChaCha),
+    );
+    for i in 0..16 {
+        let value = file
+            .new_tree(&mut runner)
+            .expect("generate a SNAP file")
+            .current();
+        let bytes = value.encode().expect("random SNAP files encode");
+        out.push((format!("random-{i}"), bytes));
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// Tests
+
+#[test]
+fn every_schema_compiles_with_kaitai() {
+    if !oracle_ready() {
+        return;
+    }
+    let schemas = schema_files();
+    assert!(!schemas.is_empty(), "no schema/*.ksy found");
+    let request = json!({
+        "schemas": schemas.iter().map(|p| json!({"path": p, "files": []})).collect::<Vec<_>>()
+    });
+    let answer = kaitai(&request);
+    eprintln!("oracle: {}", answer["versions"]);
+    assert_eq!(
+        answer["versions"]["compiler"], "0.11.0",
+        "the pinned compiler"
+    );
+    assert_eq!(
+        answer["versions"]["runtime"], "0.11.0",
+        "the pinned runtime"
+    );
+    let mut failures = Vec::new();
+    for s in answer["schemas"].as_array().expect("schemas") {
+        let path = s["path"].as_str().unwrap_or("?");
+        match s.get("compile_error") {
+            Some(e) => failures.push(format!(
+                "{path}: kaitai-struct-compiler refuses it:\n{}",
+                e.as_str().unwrap_or_default()
+            )),
+            None => eprintln!("compiled {path} -> {}", s["generated"]),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    for f in FORMATS {
+        assert!(
+            schemas.contains(&schema_path(f)),
+            "format {} has no schema/{}.ksy",
+            f.name,
+            f.schema
+        );
+    }
+}
+
+#[test]
+fn kaitai_reads_every_file_as_we_do() {
+    if !oracle_ready() {
+        return;
+    }
+    let t0 = Instant::now();
+    let corpora: Vec<(&FormatSpec, Vec<(String, Vec<u8>)>)> =
+        FORMATS.iter().map(|f| (f, corpus(f))).collect();
+    let request = json!({
+        "schemas": corpora.iter().map(|(f, files)| json!({
+            "path": schema_path(f),
+            "files": files.iter().map(|(name, b)| json!({"name": name, "base64": base64(b)})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>()
+    });
+    let answer = kaitai(&request);
+    let schemas = answer["schemas"].as_array().expect("schemas");
+    assert_eq!(schemas.len(), corpora.len());
+
+    let mut problems = Vec::new();
+    let (mut files_total, mut totals) = (0usize, Counts::default());
+    for ((f, files), s) in corpora.iter().zip(schemas) {
+        if let Some(e) = s.get("compile_error") {
+            problems.push(format!(
+                "{}: kaitai-struct-compiler refuses it:\n{e}",
+                f.schema
+            ));
+            continue;
+        }
+        let theirs = s["files"].as_array().expect("files");
+        assert_eq!(theirs.len(), files.len());
+        let mut fmt_counts = Counts::default();
+        for ((name, bytes), t) in files.iter().zip(theirs) {
+            let label = format!("{}/{name}", f.name);
+            let (res, ours) = (f.decode_traced)(bytes);
+            if let Err(e) = res {
+                panic!("{label}: the corpus file does not decode: {e}");
+            }
+            if let Some(e) = t.get("error") {
+                problems.push(format!("{label}: Kaitai's parser fails: {e}"));
+                continue;
+            }
+            match compare(&label, &ours, &t["tree"]) {
+                Ok(c) => {
+                    eprintln!(
+                        "{label}: {} bytes, {} fields and elements, {} values ({} enum names) agree",
+                        bytes.len(),
+                        c.nodes,
+                        c.values,
+                        c.enum_names
+                    );
+                    if c.nodes == 0 || c.values == 0 {
+                        problems.push(format!("{label}: nothing was compared"));
+                    }
+                    fmt_counts.nodes += c.nodes;
+                    fmt_counts.values += c.values;
+                    fmt_counts.enum_names += c.enum_names;
+                }
+                Err(p) => problems.extend(p),
+            }
+        }
+        eprintln!(
+            "{}: {} files, {} fields and elements, {} values ({} enum names) compared with Kaitai",
+            f.title,
+            files.len(),
+            fmt_counts.nodes,
+            fmt_counts.values,
+            fmt_counts.enum_names
+        );
+        files_total += files.len();
+        totals.nodes += fmt_counts.nodes;
+        totals.values += fmt_counts.values;
+        totals.enum_names += fmt_counts.enum_names;
+    }
+    eprintln!(
+        "oracle: {files_total} files, {} fields and elements, {} values compared in {:.1} s",
+        totals.nodes,
+        totals.values,
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(
+        problems.is_empty(),
+        "Kaitai disagrees:\n{}",
+        problems.join("\n")
+    );
+    assert!(
+        files_total > 0 && totals.values > 0,
+        "the oracle compared nothing"
+    );
+}
+
+/// The comparison itself finds disagreements: a changed value, a shifted offset, a missing
+/// field and a renamed one are each reported.
+#[test]
+fn the_comparison_sees_disagreements() {
+    if !oracle_ready() {
+        return;
+    }
+    let f = &FORMATS[0];
+    let (name, bytes) = (f.samples)().into_iter().next().expect("a sample");
+    let answer = kaitai(
+        &json!({"schemas": [{"path": schema_path(f), "files": [{"name": name, "base64": base64(&bytes)}]}]}),
+    );
+    let theirs = &answer["schemas"][0]["files"][0]["tree"];
+    let (res, ours) = (f.decode_traced)(&bytes);
+    res.expect("the sample decodes");
+    compare("as is", &ours, theirs).expect("the sample agrees");
+
+    // Find the first leaf and the first node with children, in our tree.
+    fn first_leaf(n: &mut TraceNode) -> Option<&mut TraceNode> {
+        if n.typed.is_some() {
+            return Some(n);
+        }
+        n.children.iter_mut().find_map(first_leaf)
+    }
+    let mut changed = ours.clone();
+    let leaf = first_leaf(&mut changed).expect("a leaf");
+    leaf.typed = Some(match leaf.typed.take().expect("typed") {
+        TraceValue::Int(v) => TraceValue::Int(v + 1),
+        TraceValue::Bytes(mut b) => {
+            b.push(0);
+            TraceValue::Bytes(b)
+        }
+        other => TraceValue::Str(format!("{other}!")),
+    });
+    assert!(compare("value", &changed, theirs).is_err());
+
+    let mut shifted = ours.clone();
+    first_leaf(&mut shifted).expect("a leaf").end += 1;
+    assert!(compare("offset", &shifted, theirs).is_err());
+
+    let mut missing = ours.clone();
+    missing.children.pop();
+    assert!(compare("missing", &missing, theirs).is_err());
+
+    let mut renamed = ours.clone();
+    renamed.children[0].name.push('x');
+    assert!(compare("renamed", &renamed, theirs).is_err());
+
+    let mut float = TraceNode {
+        name: "x".into(),
+        start: 0,
+        end: 4,
+        value: None,
+        typed: Some(TraceValue::F32(f32::from_bits(0x7f80_0001))),
+        children: Vec::new(),
+    };
+    let quiet = json!({"name": "x", "start": 0, "end": 4, "value": {"num": "7ff8000020000000"}});
+    compare("snan", &float, &quiet).expect("a signalling NaN arrives quiet");
+    float.typed = Some(TraceValue::F32(f32::from_bits(0x7fc0_0002)));
+    assert!(compare("other nan", &float, &quiet).is_err());
+}
+
+#[test]
+fn kaitai_names_and_stamps() {
+    assert_eq!(kaitai_name("len_map_name"), "lenMapName");
+    assert_eq!(kaitai_name("z_bits"), "zBits");
+    assert_eq!(kaitai_name("q"), "q");
+    assert_eq!(kaitai_name("pos_1"), "pos1");
+    assert_eq!(base64(b"Ma"), "TWE=");
+    assert_eq!(base64(b"Man"), "TWFu");
+    assert_eq!(base64(b"M"), "TQ==");
+    assert_eq!(widen_f32_bits(1.5f32.to_bits()), 1.5f64.to_bits());
+    assert_eq!(widen_f32_bits(0x8000_0000), (-0.0f64).to_bits());
+    assert_ne!(fnv1a(b"a"), fnv1a(b"b"));
+}
