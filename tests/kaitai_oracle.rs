@@ -17,7 +17,7 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::{json, Value};
-use statepack::formats::{FormatSpec, FORMATS};
+use statepack::formats::{FormatSpec, TracedDecode, FORMATS};
 use statepack_runtime::io::{TraceNode, TraceValue};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -158,10 +158,11 @@ fn base64(bytes: &[u8]) -> String {
     s
 }
 
-fn schema_files() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("schema"))
-        .expect("schema/")
-        .map(|e| e.expect("schema/ entry").path())
+/// The `.ksy` files of a folder of the project, sorted.
+fn schema_files(dir: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+        .expect("the schema folder")
+        .map(|e| e.expect("a schema folder entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "ksy"))
         .collect();
     v.sort();
@@ -209,7 +210,7 @@ fn widen_f32_bits(bits: u32) -> u64 {
     }
 }
 
-/// Figures for one file.
+/// Figures for one file (or a sum of files).
 #[derive(Default, Debug, Clone, Copy)]
 struct Counts {
     /// Nodes (fields and list elements) whose start and end offsets were compared.
@@ -218,6 +219,151 @@ struct Counts {
     values: usize,
     /// Enum values whose name was compared too.
     enum_names: usize,
+    /// 64-bit integers beyond 2^53, which JavaScript numbers hold rounded: compared with our
+    /// value rounded the same way.
+    rounded: usize,
+    /// Negative `s8` values that the Kaitai JavaScript runtime 0.11 misreads (see
+    /// [`kaitai_js_s8`]): compared with the value its formula gives.
+    s8_runtime_defect: usize,
+}
+
+impl Counts {
+    fn add(&mut self, o: Counts) {
+        self.nodes += o.nodes;
+        self.values += o.values;
+        self.enum_names += o.enum_names;
+        self.rounded += o.rounded;
+        self.s8_runtime_defect += o.s8_runtime_defect;
+    }
+}
+
+impl std::fmt::Display for Counts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} fields and elements (offsets), {} values ({} enum names) agree",
+            self.nodes, self.values, self.enum_names
+        )?;
+        if self.rounded > 0 {
+            write!(
+                f,
+                "; {} 64-bit values beyond 2^53 compared rounded",
+                self.rounded
+            )?;
+        }
+        if self.s8_runtime_defect > 0 {
+            write!(
+                f,
+                "; {} negative s8 values misread by Kaitai's JavaScript runtime",
+                self.s8_runtime_defect
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// What `KaitaiStream.readS8le`/`readS8be` of the JavaScript runtime 0.11.0 return for a
+/// negative `v`: the formula `-(2^32 * (hi ^ 0xffffffff) + (lo ^ 0xffffffff)) - 1` with
+/// JavaScript's 32-bit signed `^`, which goes wrong when the low word's top bit is clear
+/// (`-2^32` reads as `0`). The runtime's own pull request #16 proposes the fix.
+fn kaitai_js_s8(v: i64) -> f64 {
+    let bits = v as u64;
+    let (hi, lo) = ((bits >> 32) as u32, bits as u32);
+    let x = |w: u32| f64::from(!(w as i32));
+    -(4_294_967_296.0 * x(hi) + x(lo)) - 1.0
+}
+
+/// How a value matched.
+enum Match {
+    /// Exactly.
+    Exact,
+    /// An enum: its integer exactly, and its name.
+    EnumName,
+    /// A 64-bit integer beyond 2^53, rounded as JavaScript rounds it.
+    Rounded,
+    /// A negative `s8` as the Kaitai JavaScript runtime misreads it.
+    S8RuntimeDefect,
+}
+
+/// Compares our value of a leaf `width` bytes wide with Kaitai's (`num`: the bits of its
+/// JavaScript number, when it is one).
+fn compare_value(
+    width: u64,
+    ours: &TraceValue,
+    theirs: &Value,
+    num: Option<u64>,
+) -> Result<Match, String> {
+    let int = |v: i128| -> Result<Match, String> {
+        let Some(bits) = num else {
+            return Err(format!("we read the integer {v}, Kaitai reports {theirs}"));
+        };
+        // JavaScript numbers are doubles: exact up to 2^53, rounded to nearest beyond.
+        if bits == (v as f64).to_bits() {
+            return Ok(if v.unsigned_abs() > 1 << 53 {
+                Match::Rounded
+            } else {
+                Match::Exact
+            });
+        }
+        if width == 8 && v < 0 && bits == kaitai_js_s8(v as i64).to_bits() {
+            return Ok(Match::S8RuntimeDefect);
+        }
+        Err(format!(
+            "we read {v}, Kaitai reads {}",
+            f64::from_bits(bits)
+        ))
+    };
+    match ours {
+        TraceValue::Int(v) => int(*v),
+        TraceValue::Enum { name, value } => {
+            let m = int(*value)?;
+            let theirs_name = theirs.get("enum").and_then(Value::as_str);
+            // Kaitai's JavaScript enum constants are the schema names in upper case.
+            if theirs_name != Some(name.to_uppercase().as_str()) {
+                return Err(format!(
+                    "we read {name} ({value}), Kaitai's enum name is {theirs_name:?}"
+                ));
+            }
+            Ok(match m {
+                Match::Exact => Match::EnumName,
+                other => other,
+            })
+        }
+        TraceValue::F32(f) => match num {
+            Some(bits) if bits == widen_f32_bits(f.to_bits()) => Ok(Match::Exact),
+            _ => Err(format!(
+                "we read the f32 {f:?} ({:#010x}), Kaitai reports {theirs}",
+                f.to_bits()
+            )),
+        },
+        TraceValue::F64(f) => {
+            let ok = match num {
+                Some(bits) if f.is_nan() => {
+                    // Same sign and payload; the quiet bit may differ (see widen_f32_bits).
+                    let quiet = 1u64 << 51;
+                    f64::from_bits(bits).is_nan() && (bits | quiet) == (f.to_bits() | quiet)
+                }
+                Some(bits) => bits == f.to_bits(),
+                None => false,
+            };
+            if ok {
+                Ok(Match::Exact)
+            } else {
+                Err(format!("we read the f64 {f:?}, Kaitai reports {theirs}"))
+            }
+        }
+        TraceValue::Str(s) => match theirs.get("str").and_then(Value::as_str) {
+            Some(t) if t == s => Ok(Match::Exact),
+            _ => Err(format!("we read {s:?}, Kaitai reports {theirs}")),
+        },
+        TraceValue::Bytes(b) => {
+            let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+            match theirs.get("bytes").and_then(Value::as_str) {
+                Some(t) if t == hex => Ok(Match::Exact),
+                _ => Err(format!("we read bytes {hex}, Kaitai reports {theirs}")),
+            }
+        }
+    }
 }
 
 struct Cmp<'a> {
@@ -236,7 +382,8 @@ impl Cmp<'_> {
         }
     }
 
-    fn value(&mut self, path: &str, ours: &TraceValue, theirs: Option<&Value>) {
+    /// Compares a leaf's value; `width` is its size in bytes.
+    fn value(&mut self, path: &str, width: u64, ours: &TraceValue, theirs: Option<&Value>) {
         let Some(theirs) = theirs else {
             return self.problem(path, format!("we read {ours}, Kaitai reports no value"));
         };
@@ -244,72 +391,16 @@ impl Cmp<'_> {
             .get("num")
             .and_then(Value::as_str)
             .and_then(|h| u64::from_str_radix(h, 16).ok());
-        let int_ok = |v: i128, num: Option<u64>| -> Result<(), String> {
-            let Some(bits) = num else {
-                return Err(format!("we read the integer {v}, Kaitai reports {theirs}"));
-            };
-            // JavaScript numbers are doubles: exact up to 2^53, rounded to nearest beyond.
-            let expected = (v as f64).to_bits();
-            if bits == expected {
-                Ok(())
-            } else {
-                Err(format!(
-                    "we read {v}, Kaitai reads {}",
-                    f64::from_bits(bits)
-                ))
-            }
-        };
-        let outcome = match ours {
-            TraceValue::Int(v) => int_ok(*v, num),
-            TraceValue::Enum { name, value } => int_ok(*value, num).and_then(|()| {
-                let theirs_name = theirs.get("enum").and_then(Value::as_str);
-                // Kaitai's JavaScript enum constants are the schema names in upper case.
-                if theirs_name == Some(name.to_uppercase().as_str()) {
-                    self.counts.enum_names += 1;
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "we read {name} ({value}), Kaitai's enum name is {theirs_name:?}"
-                    ))
-                }
-            }),
-            TraceValue::F32(f) => match num {
-                Some(bits) if bits == widen_f32_bits(f.to_bits()) => Ok(()),
-                _ => Err(format!(
-                    "we read the f32 {f:?} ({:#010x}), Kaitai reports {theirs}",
-                    f.to_bits()
-                )),
-            },
-            TraceValue::F64(f) => {
-                let ok = match num {
-                    Some(bits) if f.is_nan() => {
-                        // Same sign and payload; the quiet bit may differ (see widen_f32_bits).
-                        let quiet = 1u64 << 51;
-                        f64::from_bits(bits).is_nan() && (bits | quiet) == (f.to_bits() | quiet)
-                    }
-                    Some(bits) => bits == f.to_bits(),
-                    None => false,
-                };
-                if ok {
-                    Ok(())
-                } else {
-                    Err(format!("we read the f64 {f:?}, Kaitai reports {theirs}"))
+        match compare_value(width, ours, theirs, num) {
+            Ok(m) => {
+                self.counts.values += 1;
+                match m {
+                    Match::Exact => {}
+                    Match::EnumName => self.counts.enum_names += 1,
+                    Match::Rounded => self.counts.rounded += 1,
+                    Match::S8RuntimeDefect => self.counts.s8_runtime_defect += 1,
                 }
             }
-            TraceValue::Str(s) => match theirs.get("str").and_then(Value::as_str) {
-                Some(t) if t == s => Ok(()),
-                _ => Err(format!("we read {s:?}, Kaitai reports {theirs}")),
-            },
-            TraceValue::Bytes(b) => {
-                let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-                match theirs.get("bytes").and_then(Value::as_str) {
-                    Some(t) if t == hex => Ok(()),
-                    _ => Err(format!("we read bytes {hex}, Kaitai reports {theirs}")),
-                }
-            }
-        };
-        match outcome {
-            Ok(()) => self.counts.values += 1,
             Err(e) => self.problem(path, e),
         }
     }
@@ -332,7 +423,7 @@ impl Cmp<'_> {
             self.counts.nodes += 1;
         }
         match (&ours.typed, theirs.get("value")) {
-            (Some(v), t) => self.value(path, v, t),
+            (Some(v), t) => self.value(path, ours.end - ours.start, v, t),
             (None, Some(t)) => {
                 self.problem(path, format!("Kaitai reads the value {t}, we read none"))
             }
@@ -419,8 +510,12 @@ impl Rng {
 
 /// Seeded mutations of the format's samples (one to four bytes replaced) that its raw
 /// decoder still accepts: valid files with values no writer chose.
-fn mutants(f: &FormatSpec, samples: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u8>)> {
-    let mut rng = Rng(0x5eed_0f_0a_c1e5 ^ fnv1a(f.name.as_bytes()));
+fn mutants(
+    seed_name: &str,
+    decodes: impl Fn(&[u8]) -> bool,
+    samples: &[(String, Vec<u8>)],
+) -> Vec<(String, Vec<u8>)> {
+    let mut rng = Rng(0x5eed_0f_0a_c1e5 ^ fnv1a(seed_name.as_bytes()));
     let mut out = Vec::new();
     // Small samples only, when there are some: a mutant of a large file adds little but time.
     let small: Vec<&(String, Vec<u8>)> = samples
@@ -446,7 +541,7 @@ fn mutants(f: &FormatSpec, samples: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u8
             let at = rng.below(b.len());
             b[at] = rng.next() as u8;
         }
-        if b != *bytes && (f.decode_raw)(&b).is_ok() {
+        if b != *bytes && decodes(&b) {
             out.push((format!("{name}~mutant{}", out.len()), b));
         }
     }
@@ -460,7 +555,7 @@ fn corpus(f: &FormatSpec) -> Vec<(String, Vec<u8>)> {
         .filter(|(name, _)| *name == f.name)
         .flat_map(|(_, make)| make())
         .collect();
-    let m = mutants(f, &files);
+    let m = mutants(f.name, |b| (f.decode_raw)(b).is_ok(), &files);
     files.extend(extra);
     files.extend(m);
     files
@@ -568,18 +663,351 @@ fn snap_extras() -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// The test-only schemas of `tests/schemas/`, which use every feature the generator has,
+/// generated by `build.rs`.
+#[allow(dead_code, clippy::all)]
+mod features {
+    include!(concat!(env!("OUT_DIR"), "/test_schemas/mod.rs"));
+}
+
+fn traced<T>((r, t): (Result<T, statepack_runtime::io::DecodeError>, TraceNode)) -> TracedDecode {
+    (r.map(|_| ()), t)
+}
+
+/// A feature schema (`tests/schemas/<stem>.ksy`), its traced decode and files made here.
+type FeatureSchema = (
+    &'static str,
+    fn(&[u8]) -> TracedDecode,
+    fn() -> Vec<(String, Vec<u8>)>,
+);
+
+/// The feature schemas the oracle reads files of (seeded mutants are added to each).
+const FEATURE_SCHEMAS: &[FeatureSchema] = &[
+    (
+        "numbers_le",
+        |b| traced(features::numbers_le::NumbersLe::decode_traced(b)),
+        numbers_le_files,
+    ),
+    (
+        "numbers_be",
+        |b| traced(features::numbers_be::NumbersBe::decode_traced(b)),
+        numbers_be_files,
+    ),
+    (
+        "lists",
+        |b| traced(features::lists::Lists::decode_traced(b)),
+        lists_files,
+    ),
+    (
+        "text",
+        |b| traced(features::text::Text::decode_traced(b)),
+        text_files,
+    ),
+    (
+        "records",
+        |b| traced(features::records::Records::decode_traced(b)),
+        records_files,
+    ),
+];
+
+/// Extreme and ordinary values of every number type (the extremes include 64-bit values
+/// beyond 2^53 and negative `s8` values that Kaitai's JavaScript runtime misreads).
+macro_rules! numbers_files {
+    ($name:ident, $ty:path) => {
+        fn $name() -> Vec<(String, Vec<u8>)> {
+            use $ty as N;
+            let extremes = N {
+                a_u1: u8::MAX,
+                a_s1: i8::MIN,
+                a_u2: u16::MAX,
+                a_s2: i16::MIN,
+                a_u4: u32::MAX,
+                a_s4: i32::MIN,
+                a_u8: u64::MAX,
+                a_s8: i64::MIN,
+                a_f4: f32::MAX,
+                a_f8: f64::MIN_POSITIVE,
+                b_u2: 0x8001,
+                b_s2: i16::MAX,
+                b_u4: 0x8000_0001,
+                b_s4: -1,
+                b_u8: (1 << 53) + 1,
+                b_s8: -(1 << 32),
+                b_f4: f32::from_bits(0xff80_0001),
+                b_f8: f64::NEG_INFINITY,
+            };
+            let ordinary = N {
+                a_u1: 1,
+                a_s1: -2,
+                a_u2: 300,
+                a_s2: -300,
+                a_u4: 70_000,
+                a_s4: -70_000,
+                a_u8: 1 << 40,
+                a_s8: -(1 << 40) - 1,
+                a_f4: -0.1,
+                a_f8: std::f64::consts::PI,
+                b_u2: 2,
+                b_s2: -3,
+                b_u4: 4,
+                b_s4: -5,
+                b_u8: 6,
+                b_s8: -7,
+                b_f4: 0.5,
+                b_f8: -0.0,
+            };
+            vec![
+                ("extremes".into(), extremes.encode().expect("encode")),
+                ("ordinary".into(), ordinary.encode().expect("encode")),
+            ]
+        }
+    };
+}
+numbers_files!(numbers_le_files, features::numbers_le::NumbersLe);
+numbers_files!(numbers_be_files, features::numbers_be::NumbersBe);
+
+fn lists_files() -> Vec<(String, Vec<u8>)> {
+    use features::lists::{Chunked, Lists, Op};
+    let full = Lists {
+        items: vec![1, 0xffff, 7],
+        vec3: [1.0, -0.0, f32::from_bits(0x7fc0_0001)],
+        num_pairs: 2,
+        pairs: vec![-128, 127, 0, -1],
+        mirror: vec![9, 8, 7],
+        until_zero: vec![0x1234, 0xff00, 0],
+        ops: vec![Op::Push, Op::Pop, Op::Push, Op::Stop],
+        names: vec!["a".into(), "bc".into(), String::new()],
+        chunked: Chunked {
+            chunk_len: 2,
+            chunks: vec![vec![1, 2], vec![3, 4], vec![0, 0]],
+        },
+        tail: vec![0xbeef, 1],
+    };
+    let empty = Lists {
+        items: Vec::new(),
+        vec3: [0.0; 3],
+        num_pairs: 0,
+        pairs: Vec::new(),
+        mirror: Vec::new(),
+        until_zero: vec![0],
+        ops: vec![Op::Stop],
+        names: vec![String::new()],
+        chunked: Chunked {
+            chunk_len: 0,
+            chunks: Vec::new(),
+        },
+        tail: Vec::new(),
+    };
+    vec![
+        ("full".into(), full.encode().expect("encode")),
+        ("empty".into(), empty.encode().expect("encode")),
+    ]
+}
+
+fn text_files() -> Vec<(String, Vec<u8>)> {
+    use features::text::{Note, Rest, Text};
+    let a = Text {
+        title: "Grüße ✓".into(),
+        code: "xyz".into(),
+        label: "λ label".into(),
+        ascii_label: "plain".into(),
+        blob: vec![0, 1, 0xfe, 0xff],
+        pad: vec![0xaa, 0xbb],
+        note: Note {
+            lang: "en".into(),
+            body: "a note".into(),
+        },
+        rest: Rest {
+            check: 0x0102,
+            data: vec![5, 6, 7],
+        },
+    };
+    let b = Text {
+        title: String::new(),
+        code: "abc".into(),
+        label: String::new(),
+        ascii_label: String::new(),
+        blob: Vec::new(),
+        pad: vec![0, 0],
+        note: Note {
+            lang: "en".into(),
+            body: String::new(),
+        },
+        rest: Rest {
+            check: 0,
+            data: Vec::new(),
+        },
+    };
+    vec![
+        ("text".into(), a.encode().expect("encode")),
+        ("empty-text".into(), b.encode().expect("encode")),
+    ]
+}
+
+fn records_files() -> Vec<(String, Vec<u8>)> {
+    use features::records::{
+        Blob, Circle, Entry, EntryBody, Header, Kind, Label, Mode, Point, Records, RecordsShape,
+        Rect,
+    };
+    let entries = vec![
+        Entry {
+            dt_ms: 10,
+            kind: Kind::Point,
+            body: EntryBody::Point(Point { x: -1, y: 2 }),
+            weight: None,
+        },
+        Entry {
+            dt_ms: 20,
+            kind: Kind::Label,
+            body: EntryBody::Label(Label { text: "lbl".into() }),
+            weight: None,
+        },
+        Entry {
+            dt_ms: 30,
+            kind: Kind::Blob,
+            body: EntryBody::Blob(Blob {
+                data: vec![1, 2, 3],
+            }),
+            weight: Some(4),
+        },
+        Entry {
+            dt_ms: 40,
+            kind: Kind::HeavyBlob,
+            body: EntryBody::Blob(Blob { data: Vec::new() }),
+            weight: Some(5),
+        },
+    ];
+    let with_extra = Records {
+        version: 2,
+        revision: 0x0102,
+        flags: 1,
+        level: -100,
+        mode: Mode::Safe,
+        scale: 2.5,
+        extra_ms: Some(77),
+        entries,
+        header: Header {
+            id: 7,
+            count: 0x0102,
+        },
+        shape_tag: 2,
+        shape: RecordsShape::Rect(Rect { w: 3, h: 4 }),
+        // (2 << 1) + 1 - 4 / 4 = 4 bytes of data.
+        packed: 0x2c,
+        data: vec![9, 8, 7, 6],
+    };
+    let plain = Records {
+        version: 2,
+        revision: 0x0102,
+        flags: 0x0e,
+        level: 100,
+        mode: Mode::Fast,
+        scale: 0.0,
+        extra_ms: None,
+        entries: Vec::new(),
+        header: Header { id: 0, count: 0 },
+        shape_tag: 3,
+        shape: RecordsShape::Circle(Circle { radius: 0xffff }),
+        packed: 0,
+        data: Vec::new(),
+    };
+    vec![
+        ("with-extra".into(), with_extra.encode().expect("encode")),
+        ("plain".into(), plain.encode().expect("encode")),
+    ]
+}
+
 // ---------------------------------------------------------------------------------------
 // Tests
+
+/// One schema and the files to compare on it.
+struct Suite {
+    /// Shown in messages (`SNAP v1.3`, `tests/schemas/lists.ksy`).
+    title: String,
+    /// Prefix of each file's label (`snap`, `lists`).
+    short: String,
+    schema: PathBuf,
+    files: Vec<(String, Vec<u8>)>,
+    decode_traced: fn(&[u8]) -> TracedDecode,
+}
+
+/// Runs Kaitai on every suite's files and compares each with our traced decode. Prints the
+/// figures per file and per suite; fails on any disagreement and when nothing was compared.
+fn check_suites(suites: &[Suite]) {
+    let t0 = Instant::now();
+    let request = json!({
+        "schemas": suites.iter().map(|s| json!({
+            "path": s.schema,
+            "files": s.files.iter().map(|(name, b)| json!({"name": name, "base64": base64(b)})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>()
+    });
+    let answer = kaitai(&request);
+    let answers = answer["schemas"].as_array().expect("schemas");
+    assert_eq!(answers.len(), suites.len());
+
+    let mut problems = Vec::new();
+    let (mut files_total, mut totals) = (0usize, Counts::default());
+    for (suite, s) in suites.iter().zip(answers) {
+        if let Some(e) = s.get("compile_error") {
+            problems.push(format!(
+                "{}: kaitai-struct-compiler refuses it:\n{e}",
+                suite.schema.display()
+            ));
+            continue;
+        }
+        let theirs = s["files"].as_array().expect("files");
+        assert_eq!(theirs.len(), suite.files.len());
+        let mut sum = Counts::default();
+        for ((name, bytes), t) in suite.files.iter().zip(theirs) {
+            let label = format!("{}/{name}", suite.short);
+            let (res, ours) = (suite.decode_traced)(bytes);
+            if let Err(e) = res {
+                panic!("{label}: the corpus file does not decode: {e}");
+            }
+            if let Some(e) = t.get("error") {
+                problems.push(format!("{label}: Kaitai's parser fails: {e}"));
+                continue;
+            }
+            match compare(&label, &ours, &t["tree"]) {
+                Ok(c) => {
+                    eprintln!("{label}: {} bytes, {c}", bytes.len());
+                    if c.nodes == 0 || c.values == 0 {
+                        problems.push(format!("{label}: nothing was compared"));
+                    }
+                    sum.add(c);
+                }
+                Err(p) => problems.extend(p),
+            }
+        }
+        eprintln!("{}: {} files: {sum}", suite.title, suite.files.len());
+        files_total += suite.files.len();
+        totals.add(sum);
+    }
+    eprintln!(
+        "oracle: {files_total} files: {totals}; {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(
+        problems.is_empty(),
+        "Kaitai disagrees:\n{}",
+        problems.join("\n")
+    );
+    assert!(
+        files_total > 0 && totals.values > 0,
+        "the oracle compared nothing"
+    );
+}
 
 #[test]
 fn every_schema_compiles_with_kaitai() {
     if !oracle_ready() {
         return;
     }
-    let schemas = schema_files();
+    let schemas = schema_files("schema");
     assert!(!schemas.is_empty(), "no schema/*.ksy found");
+    let features = schema_files("tests/schemas");
     let request = json!({
-        "schemas": schemas.iter().map(|p| json!({"path": p, "files": []})).collect::<Vec<_>>()
+        "schemas": schemas.iter().chain(&features).map(|p| json!({"path": p, "files": []})).collect::<Vec<_>>()
     });
     let answer = kaitai(&request);
     eprintln!("oracle: {}", answer["versions"]);
@@ -614,93 +1042,45 @@ fn every_schema_compiles_with_kaitai() {
 }
 
 #[test]
-fn kaitai_reads_every_file_as_we_do() {
+fn kaitai_reads_every_format_file_as_we_do() {
     if !oracle_ready() {
         return;
     }
-    let t0 = Instant::now();
-    let corpora: Vec<(&FormatSpec, Vec<(String, Vec<u8>)>)> =
-        FORMATS.iter().map(|f| (f, corpus(f))).collect();
-    let request = json!({
-        "schemas": corpora.iter().map(|(f, files)| json!({
-            "path": schema_path(f),
-            "files": files.iter().map(|(name, b)| json!({"name": name, "base64": base64(b)})).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>()
-    });
-    let answer = kaitai(&request);
-    let schemas = answer["schemas"].as_array().expect("schemas");
-    assert_eq!(schemas.len(), corpora.len());
+    let suites: Vec<Suite> = FORMATS
+        .iter()
+        .map(|f| Suite {
+            title: f.title.to_owned(),
+            short: f.name.to_owned(),
+            schema: schema_path(f),
+            files: corpus(f),
+            decode_traced: f.decode_traced,
+        })
+        .collect();
+    check_suites(&suites);
+}
 
-    let mut problems = Vec::new();
-    let (mut files_total, mut totals) = (0usize, Counts::default());
-    for ((f, files), s) in corpora.iter().zip(schemas) {
-        if let Some(e) = s.get("compile_error") {
-            problems.push(format!(
-                "{}: kaitai-struct-compiler refuses it:\n{e}",
-                f.schema
-            ));
-            continue;
-        }
-        let theirs = s["files"].as_array().expect("files");
-        assert_eq!(theirs.len(), files.len());
-        let mut fmt_counts = Counts::default();
-        for ((name, bytes), t) in files.iter().zip(theirs) {
-            let label = format!("{}/{name}", f.name);
-            let (res, ours) = (f.decode_traced)(bytes);
-            if let Err(e) = res {
-                panic!("{label}: the corpus file does not decode: {e}");
-            }
-            if let Some(e) = t.get("error") {
-                problems.push(format!("{label}: Kaitai's parser fails: {e}"));
-                continue;
-            }
-            match compare(&label, &ours, &t["tree"]) {
-                Ok(c) => {
-                    eprintln!(
-                        "{label}: {} bytes, {} fields and elements, {} values ({} enum names) agree",
-                        bytes.len(),
-                        c.nodes,
-                        c.values,
-                        c.enum_names
-                    );
-                    if c.nodes == 0 || c.values == 0 {
-                        problems.push(format!("{label}: nothing was compared"));
-                    }
-                    fmt_counts.nodes += c.nodes;
-                    fmt_counts.values += c.values;
-                    fmt_counts.enum_names += c.enum_names;
-                }
-                Err(p) => problems.extend(p),
-            }
-        }
-        eprintln!(
-            "{}: {} files, {} fields and elements, {} values ({} enum names) compared with Kaitai",
-            f.title,
-            files.len(),
-            fmt_counts.nodes,
-            fmt_counts.values,
-            fmt_counts.enum_names
-        );
-        files_total += files.len();
-        totals.nodes += fmt_counts.nodes;
-        totals.values += fmt_counts.values;
-        totals.enum_names += fmt_counts.enum_names;
+#[test]
+fn kaitai_reads_the_feature_schemas_as_we_do() {
+    if !oracle_ready() {
+        return;
     }
-    eprintln!(
-        "oracle: {files_total} files, {} fields and elements, {} values compared in {:.1} s",
-        totals.nodes,
-        totals.values,
-        t0.elapsed().as_secs_f64()
-    );
-    assert!(
-        problems.is_empty(),
-        "Kaitai disagrees:\n{}",
-        problems.join("\n")
-    );
-    assert!(
-        files_total > 0 && totals.values > 0,
-        "the oracle compared nothing"
-    );
+    let suites: Vec<Suite> = FEATURE_SCHEMAS
+        .iter()
+        .map(|(stem, decode_traced, make)| {
+            let decode = *decode_traced;
+            let mut files = make();
+            let m = mutants(stem, |b| decode(b).0.is_ok(), &files);
+            files.extend(m);
+            Suite {
+                title: format!("tests/schemas/{stem}.ksy"),
+                short: (*stem).to_owned(),
+                schema: root().join("tests/schemas").join(format!("{stem}.ksy")),
+                files,
+                decode_traced: decode,
+            }
+        })
+        .collect();
+    check_suites(&suites);
 }
 
 /// The comparison itself finds disagreements: a changed value, a shifted offset, a missing
@@ -777,4 +1157,8 @@ fn kaitai_names_and_stamps() {
     assert_eq!(widen_f32_bits(1.5f32.to_bits()), 1.5f64.to_bits());
     assert_eq!(widen_f32_bits(0x8000_0000), (-0.0f64).to_bits());
     assert_ne!(fnv1a(b"a"), fnv1a(b"b"));
+    // The JavaScript runtime's s8 formula: right for -1, wrong for -2^32 and i64::MIN.
+    assert_eq!(kaitai_js_s8(-1), -1.0);
+    assert_eq!(kaitai_js_s8(-(1 << 32)), 0.0);
+    assert_ne!(kaitai_js_s8(i64::MIN), i64::MIN as f64);
 }

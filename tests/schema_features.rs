@@ -555,7 +555,7 @@ mod text_features {
 
 // ---------------------------------------------------------------------------------------
 // Lists: `repeat: expr` with a derived count, a literal count (a fixed array) and a checked
-// expression count (arithmetic, `.length`); `repeat: until` on integers, enums and strings;
+// expression count (arithmetic, `.size`); `repeat: until` on integers, enums and strings;
 // `repeat: eos` at the top level and inside a sized substream.
 // ---------------------------------------------------------------------------------------
 
@@ -590,7 +590,7 @@ mod lists_features {
         0x00, 0x00, 0x80, 0x3e,                         // 13 vec3[2] = 0.25
         1,                                              // 17 num_pairs (a member: used in `num_pairs * 2`)
         0xff, 0x05,                                     // 18 pairs = [-1, 5]
-        7, 8,                                           // 20 mirror (items.length elements)
+        7, 8,                                           // 20 mirror (items.size elements)
         0x0a, 0x0b, 0x00, 0x00,                         // 22 until_zero = [0x0a0b, 0] (u2 be)
         0x01, 0x10, 0x00,                               // 26 ops = [push, pop, stop]
         b'a', b'b', 0, 0,                               // 29 names = ["ab", ""]

@@ -588,9 +588,11 @@ impl<'s> Emitter<'s> {
                 match (attr.as_str(), &ty) {
                     ("to_i", Ty::Enum(_)) => (quote!(#ts.to_i()), Ty::Int),
                     ("to_i", Ty::Int) => (ts, Ty::Int),
-                    ("length" | "size", Ty::List(_) | Ty::Bytes) => (quote!((#ts.len() as i128)), Ty::Int),
+                    ("size", Ty::List(_) | Ty::Bytes) | ("length", Ty::Bytes) => (quote!((#ts.len() as i128)), Ty::Int),
                     ("length", Ty::Str) => (quote!((#ts.chars().count() as i128)), Ty::Int),
-                    _ => return bad(format!("`.{attr}` does not apply to {}", ty_name(&ty)), "supported: `.to_i` on enums, `.length`/`.size` on lists and bytes, `.length` on strings"),
+                    // Kaitai Struct's compiler refuses `.length` on a list: keep schemas it accepts.
+                    ("length", Ty::List(_)) => return bad(format!("`.length` does not apply to {} (Kaitai Struct counts a list with `.size`)", ty_name(&ty)), "use `.size` for the number of elements"),
+                    _ => return bad(format!("`.{attr}` does not apply to {}", ty_name(&ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
                 }
             }
             Expr::Unary(op, inner) => {

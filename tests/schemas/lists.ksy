@@ -23,7 +23,7 @@ seq:
   - id: mirror
     type: u1
     repeat: expr
-    repeat-expr: items.length
+    repeat-expr: items.size
   - id: until_zero
     type: u2be
     repeat: until
