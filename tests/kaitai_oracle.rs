@@ -26,7 +26,10 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 /// Extra corpus files per format (by `FormatSpec::name`), beyond its `samples()`.
-const EXTRAS: &[(&str, fn() -> Vec<(String, Vec<u8>)>)] = &[("snap", snap_extras)];
+const EXTRAS: &[(&str, MakeFiles)] = &[("snap", snap_extras)];
+
+/// Makes corpus files: (name, bytes).
+type MakeFiles = fn() -> Vec<(String, Vec<u8>)>;
 
 /// Seeded mutants of each format's samples that still decode, added to its corpus.
 const MUTANTS_PER_FORMAT: usize = 24;
@@ -515,7 +518,7 @@ fn mutants(
     decodes: impl Fn(&[u8]) -> bool,
     samples: &[(String, Vec<u8>)],
 ) -> Vec<(String, Vec<u8>)> {
-    let mut rng = Rng(0x5eed_0f_0a_c1e5 ^ fnv1a(seed_name.as_bytes()));
+    let mut rng = Rng(0x5eed_0f0a_c1e5 ^ fnv1a(seed_name.as_bytes()));
     let mut out = Vec::new();
     // Small samples only, when there are some: a mutant of a large file adds little but time.
     let small: Vec<&(String, Vec<u8>)> = samples
@@ -675,11 +678,7 @@ fn traced<T>((r, t): (Result<T, statepack_runtime::io::DecodeError>, TraceNode))
 }
 
 /// A feature schema (`tests/schemas/<stem>.ksy`), its traced decode and files made here.
-type FeatureSchema = (
-    &'static str,
-    fn(&[u8]) -> TracedDecode,
-    fn() -> Vec<(String, Vec<u8>)>,
-);
+type FeatureSchema = (&'static str, fn(&[u8]) -> TracedDecode, MakeFiles);
 
 /// The feature schemas the oracle reads files of (seeded mutants are added to each).
 const FEATURE_SCHEMAS: &[FeatureSchema] = &[
