@@ -1,0 +1,491 @@
+//! Allocation bound: decoding any input, with `decode_raw` or `decode_full`, allocates at most
+//! `K × input length + C` bytes, for every format in [`statepack::formats::FORMATS`].
+//!
+//! A counting global allocator wraps `System` and adds up the bytes requested by the thread
+//! under measurement: the peak of live bytes and the total of every allocation (a `realloc`
+//! counts its new size in full, and for the peak the old block is freed only after the new one
+//! is counted, as when the allocator copies). Measurements take a lock, so they run one at a
+//! time whatever the test threads, and allocations of other threads are not counted.
+//! The bound is asserted on the total, which is never below the peak.
+//!
+//! It holds on every sample and fixture file, every prefix of the small samples, seeded random
+//! inputs and the classic bombs (`tests/hostile_formats/mod.rs`): every count and length at
+//! its maximum over a tiny buffer, nested counts, and the largest inputs made only of the
+//! smallest elements, which are the ones that reach `K`. No SNAP field is a u32 length or
+//! count; the 4 GiB bombs use the test schema `tests/schemas/hostile_u4.ksy`, whose lengths
+//! and counts are all u4.
+
+include!(concat!(env!("OUT_DIR"), "/test_schemas/mod.rs"));
+
+mod hostile_formats;
+
+use hostile_formats::{inputs, plug, NamedFile, Rng};
+use statepack::formats::{FormatSpec, FORMATS};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Mutex;
+
+// ---------------------------------------------------------------------------------------
+// The bounds
+
+/// `K × len + C` bytes, with `K = num / den` bytes of memory per input byte.
+#[derive(Debug, Clone, Copy)]
+struct Bound {
+    num: usize,
+    den: usize,
+    c: usize,
+}
+
+impl Bound {
+    fn limit(&self, len: usize) -> usize {
+        (self.num * len).div_ceil(self.den) + self.c
+    }
+}
+
+/// SNAP v1.3: `K = 92 / 3 ≈ 30.67`, `C = 512`.
+///
+/// Every list is allocated only after its count has been checked against the bytes left
+/// times the element's smallest encoded size, so memory grows with the bytes that were
+/// actually read, at most by the largest ratio of in-memory size to smallest stored size:
+///
+/// - a frame takes at least 3 bytes (a timing-only delta frame) and becomes a 44-byte raw
+///   `Frame` (`decode_raw`), plus a 48-byte `DecodedFrame` (`decode_full`, which keeps the
+///   raw file alive while it reconstructs): 92 bytes per 3 stored bytes;
+/// - a recording takes at least 7 bytes and becomes a 48-byte `Recording` plus a 56-byte
+///   `DecodedRecording`: 104 per 7 ≈ 14.9; its name takes as many bytes as it stores, twice
+///   (raw and decoded), ratio 2;
+/// - lists are allocated at their exact length, so nothing is lost to growth.
+///
+/// `C` is one error value: its path (at most five segments), its message and the strings
+/// that format it. The most measured is 450 bytes, for an 8-byte input whose header is shown
+/// in hex, 205 bytes above `K × 8`.
+const SNAP: Bound = Bound {
+    num: 92,
+    den: 3,
+    c: 512,
+};
+
+/// The test schema `hostile_u4`: `K = 6`, `C = 512`. An `item` takes at least 4 bytes (its
+/// u4 name length) and becomes a 24-byte `Item` (a `Vec<u8>` of its name) in the `items`
+/// list; names, blob, text, bytes and words take at most one byte of memory per stored byte.
+const HOSTILE_U4: Bound = Bound {
+    num: 6,
+    den: 1,
+    c: 512,
+};
+
+/// The bound of a format. Panics for a format without one.
+fn bound(f: &FormatSpec) -> Bound {
+    match f.name {
+        "snap" => SNAP,
+        other => panic!("format `{other}` has no allocation bound in tests/hostile_alloc.rs"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The counting allocator
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+static TOTAL: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// True on the thread under measurement, while it is measured.
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn counting() -> bool {
+    COUNTING.try_with(Cell::get).unwrap_or(false)
+}
+
+fn grow(n: usize) {
+    let live = LIVE.fetch_add(n, Relaxed) + n;
+    PEAK.fetch_max(live, Relaxed);
+    TOTAL.fetch_add(n, Relaxed);
+}
+
+fn shrink(n: usize) {
+    let _ = LIVE.fetch_update(Relaxed, Relaxed, |l| Some(l.saturating_sub(n)));
+}
+
+// SAFETY: every call is forwarded to `System` unchanged; the counters only observe.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() && counting() {
+            grow(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() && counting() {
+            grow(layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        if counting() {
+            shrink(layout.size());
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() && counting() {
+            grow(new_size);
+            shrink(layout.size());
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Held while measuring: one measurement at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Bytes allocated by one measured call.
+#[derive(Debug, Clone, Copy)]
+struct Usage {
+    peak: usize,
+    total: usize,
+}
+
+/// Runs `f` (which must drop what it allocates) and counts its allocations.
+fn measure<R>(f: impl FnOnce() -> R) -> (R, Usage) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    LIVE.store(0, Relaxed);
+    PEAK.store(0, Relaxed);
+    TOTAL.store(0, Relaxed);
+    COUNTING.with(|c| c.set(true));
+    let r = f();
+    COUNTING.with(|c| c.set(false));
+    let usage = Usage {
+        peak: PEAK.load(Relaxed),
+        total: TOTAL.load(Relaxed),
+    };
+    (r, usage)
+}
+
+// ---------------------------------------------------------------------------------------
+// Checks
+
+/// The largest figures seen by one test, for its report.
+#[derive(Debug, Default)]
+struct Worst {
+    cases: usize,
+    /// Largest total / len, and the input.
+    ratio: (f64, String),
+    /// Largest total - K × len, and the input.
+    above_k: (i64, String),
+}
+
+impl Worst {
+    fn report(&self, title: &str) {
+        eprintln!(
+            "{title}: {} decodes; most bytes per input byte {:.2} ({}); most above K x len {} ({})",
+            self.cases, self.ratio.0, self.ratio.1, self.above_k.0, self.above_k.1
+        );
+    }
+}
+
+/// Decodes `input` with `decode` and asserts the bound on what it allocated. Returns whether
+/// decoding succeeded, and what it allocated.
+fn check_bound(
+    title: &str,
+    b: Bound,
+    name: &str,
+    input: &[u8],
+    decode: impl FnOnce(&[u8]) -> bool,
+    worst: &mut Worst,
+) -> (bool, Usage) {
+    let (ok, u) = measure(|| decode(input));
+    let limit = b.limit(input.len());
+    assert!(
+        u.peak <= u.total && u.total <= limit,
+        "{title}: {name} ({} bytes, decoded: {ok}): {} bytes allocated (peak {}), bound {limit}",
+        input.len(),
+        u.total,
+        u.peak
+    );
+    worst.cases += 1;
+    let ratio = u.total as f64 / input.len().max(1) as f64;
+    if ratio > worst.ratio.0 {
+        worst.ratio = (ratio, format!("{name}, {} bytes", input.len()));
+    }
+    let above = u.total as i64 - (b.num * input.len() / b.den) as i64;
+    if worst.above_k.1.is_empty() || above > worst.above_k.0 {
+        worst.above_k = (above, format!("{name}, {} bytes", input.len()));
+    }
+    (ok, u)
+}
+
+/// Checks `decode_raw` and `decode_full` of `f` on each input; returns how many decoded in
+/// full.
+fn check_format(f: &FormatSpec, files: &[NamedFile], worst: &mut Worst) -> usize {
+    let b = bound(f);
+    let mut ok = 0;
+    for (name, bytes) in files {
+        check_bound(
+            f.title,
+            b,
+            name,
+            bytes,
+            |i| (f.decode_raw)(i).is_ok(),
+            worst,
+        );
+        let (full, _) = check_bound(
+            f.title,
+            b,
+            name,
+            bytes,
+            |i| (f.decode_full)(i).is_ok(),
+            worst,
+        );
+        ok += usize::from(full);
+    }
+    ok
+}
+
+/// The counter sees allocations, reallocations and frees of the measured thread.
+#[test]
+fn the_counter_counts() {
+    let ((), u) = measure(|| {
+        let mut v = vec![0u8; 1000];
+        v.resize(3000, 1);
+        drop(v);
+        let a = vec![0u64; 100];
+        let b = vec![0u64; 100];
+        drop((a, b));
+    });
+    assert!(u.total >= 1000 + 3000 + 1600, "{u:?}");
+    assert!(u.peak >= 3000 && u.peak < u.total, "{u:?}");
+    // Nothing allocated, nothing counted.
+    let ((), u) = measure(|| {});
+    assert_eq!((u.peak, u.total), (0, 0));
+}
+
+/// The sizes behind SNAP's `K` are at most what its reasoning assumes on this target.
+#[test]
+fn snap_k_matches_the_in_memory_sizes() {
+    use statepack::formats::snap::{DecodedFrame, DecodedRecording, Frame, Recording};
+    use statepack::generated::snap_v1_3 as raw;
+    assert_eq!(raw::Frame::MIN_LEN, 3);
+    assert_eq!(raw::Recording::MIN_LEN, 7);
+    let per_frame = size_of::<Frame>() + size_of::<DecodedFrame>();
+    let per_recording = size_of::<Recording>() + size_of::<DecodedRecording>();
+    assert!(
+        per_frame * SNAP.den <= SNAP.num * 3,
+        "{per_frame} bytes per frame"
+    );
+    assert!(
+        per_recording * SNAP.den <= SNAP.num * 7,
+        "{per_recording} per recording"
+    );
+    const { assert!(2 * SNAP.den <= SNAP.num, "names") };
+}
+
+#[test]
+fn every_sample_and_fixture_file_is_within_the_bound() {
+    let mut worst = Worst::default();
+    for f in FORMATS {
+        let files = inputs(f);
+        let ok = check_format(f, &files, &mut worst);
+        assert_eq!(ok, files.len(), "{}: every sample decodes", f.title);
+    }
+    worst.report("samples and fixture files");
+    // Decoding does allocate: the counter is not asleep.
+    assert!(worst.ratio.0 > 1.0);
+}
+
+#[test]
+fn every_prefix_of_the_small_samples_is_within_the_bound() {
+    let mut worst = Worst::default();
+    for f in FORMATS {
+        for (name, bytes) in (f.samples)() {
+            if bytes.len() > 4096 {
+                continue;
+            }
+            let cuts: Vec<NamedFile> = (0..=bytes.len())
+                .map(|len| (format!("{name} cut to {len} bytes"), bytes[..len].to_vec()))
+                .collect();
+            check_format(f, &cuts, &mut worst);
+        }
+    }
+    worst.report("prefixes");
+    assert!(worst.cases > 1000);
+}
+
+/// Seeded random inputs: random bytes of every short length, a sample's header followed by
+/// random bytes, samples with 1 to 8 random bytes changed, and splices of two samples.
+#[test]
+fn random_inputs_are_within_the_bound() {
+    let mut worst = Worst::default();
+    let mut rng = Rng::new(0x5eed_a110c);
+    for f in FORMATS {
+        let samples = (f.samples)();
+        let mut files: Vec<NamedFile> = Vec::new();
+        for i in 0..2000 {
+            let n = i % 80;
+            files.push((format!("random {i}"), rng.bytes(n)));
+        }
+        for i in 0..2000 {
+            let (_, s) = &samples[rng.below(samples.len())];
+            let keep = rng.below(s.len().min(24) + 1);
+            let mut b = s[..keep].to_vec();
+            let n = rng.below(600);
+            b.extend(rng.bytes(n));
+            files.push((format!("header of {keep} bytes + random {i}"), b));
+        }
+        for i in 0..2000 {
+            let (name, s) = &samples[rng.below(samples.len())];
+            let mut b = s.clone();
+            for _ in 0..=rng.below(8) {
+                let p = rng.below(b.len());
+                b[p] = rng.next_u64() as u8;
+            }
+            files.push((format!("{name} with random changes {i}"), b));
+        }
+        for i in 0..500 {
+            let (_, a) = &samples[rng.below(samples.len())];
+            let (_, c) = &samples[rng.below(samples.len())];
+            let (x, y) = (rng.below(a.len()), rng.below(c.len()));
+            let mut b = a[..x].to_vec();
+            b.extend_from_slice(&c[y..]);
+            files.push((format!("splice {i}"), b));
+        }
+        check_format(f, &files, &mut worst);
+    }
+    worst.report("random inputs");
+}
+
+#[test]
+fn the_classic_bombs_are_within_the_bound() {
+    for f in FORMATS {
+        let b = bound(f);
+        let mut worst = Worst::default();
+        for (name, bytes) in (plug(f).bombs)() {
+            let (raw_ok, u_raw) = measure(|| (f.decode_raw)(&bytes).is_ok());
+            let (full_ok, u_full) = measure(|| (f.decode_full)(&bytes).is_ok());
+            eprintln!(
+                "{}: {name} ({} bytes): raw {} peak {} total {}, full {} peak {} total {}, \
+                 bound {}",
+                f.title,
+                bytes.len(),
+                if raw_ok { "ok" } else { "error" },
+                u_raw.peak,
+                u_raw.total,
+                if full_ok { "ok" } else { "error" },
+                u_full.peak,
+                u_full.total,
+                b.limit(bytes.len())
+            );
+            check_format(f, &[(name, bytes)], &mut worst);
+        }
+        worst.report(&format!("{} bombs", f.title));
+        // The smallest-element bombs come close to K: the bound is not loose.
+        assert!(
+            worst.ratio.0 * b.den as f64 >= 0.9 * b.num as f64,
+            "{}: the bombs reach only {:.2} bytes per input byte",
+            f.title,
+            worst.ratio.0
+        );
+    }
+}
+
+/// SNAP's count bombs are refused by the count guard before anything is allocated for them.
+#[test]
+fn snap_count_bombs_are_refused_before_allocation() {
+    let f = statepack::formats::by_name("snap").expect("snap is registered");
+    for (name, bytes) in hostile_formats::snap::count_bombs() {
+        let (r, u) = measure(|| (f.decode_full)(&bytes).map_err(|e| e.to_string()));
+        let e = r.expect_err(&name);
+        assert!(
+            e.contains("count") || e.contains("input ends early"),
+            "{name}: {e}"
+        );
+        // Only the error itself: its path and its message.
+        assert!(u.total <= SNAP.c, "{name}: {} bytes for `{e}`", u.total);
+    }
+}
+
+/// Lengths and counts of 4 GiB (u4 at its maximum) in the test schema `hostile_u4`, over
+/// tiny buffers and nested, and the valid file of the smallest items.
+#[test]
+fn four_gib_lengths_and_counts_are_within_the_bound() {
+    use hostile_u4::HostileU4;
+    let max = u32::MAX.to_le_bytes();
+    let zero = 0u32.to_le_bytes();
+    let two = 2u32.to_le_bytes();
+    let eight = 8u32.to_le_bytes();
+    let cat = |parts: &[&[u8]]| parts.concat();
+    let mut many_items = cat(&[&zero, &zero, &zero, &10_000u32.to_le_bytes()]);
+    many_items.extend(std::iter::repeat_n(0u8, 4 * 10_000));
+    many_items.extend_from_slice(&4u32.to_le_bytes());
+    many_items.extend_from_slice(&zero);
+    let cases: Vec<(&str, Vec<u8>, bool)> = vec![
+        ("blob of 4 GiB", cat(&[&max, b"abcd"]), false),
+        ("text of 4 GiB", cat(&[&zero, &max, b"abcd"]), false),
+        ("4 Gi bytes", cat(&[&zero, &zero, &max, b"abcd"]), false),
+        (
+            "4 Gi items",
+            cat(&[&zero, &zero, &zero, &max, &[0; 8]]),
+            false,
+        ),
+        (
+            "2 items of 4 GiB names",
+            cat(&[&zero, &zero, &zero, &two, &max, &max]),
+            false,
+        ),
+        (
+            "body of 4 GiB",
+            cat(&[&zero, &zero, &zero, &zero, &max, &[0; 8]]),
+            false,
+        ),
+        (
+            "body of 8 bytes claiming 4 Gi words",
+            cat(&[&zero, &zero, &zero, &zero, &eight, &max, &[0; 4]]),
+            false,
+        ),
+        ("10 000 empty items", many_items, true),
+    ];
+    let mut worst = Worst::default();
+    for (name, bytes, valid) in cases {
+        let (ok, u) = check_bound(
+            "hostile_u4",
+            HOSTILE_U4,
+            name,
+            &bytes,
+            |i| HostileU4::decode(i).is_ok(),
+            &mut worst,
+        );
+        assert_eq!(ok, valid, "{name}");
+        if valid {
+            // The smallest items come close to K: the bound is not loose.
+            assert!(
+                u.total * HOSTILE_U4.den >= bytes.len() * HOSTILE_U4.num * 9 / 10,
+                "{name}: {u:?} for {} bytes",
+                bytes.len()
+            );
+        } else {
+            let e = HostileU4::decode(&bytes).unwrap_err();
+            assert!(
+                matches!(
+                    e.kind,
+                    statepack_runtime::io::DecodeErrorKind::CountTooLarge { .. }
+                        | statepack_runtime::io::DecodeErrorKind::UnexpectedEof { .. }
+                ),
+                "{name}: {e}"
+            );
+        }
+    }
+    worst.report("hostile_u4");
+}
