@@ -11,7 +11,9 @@
 //!
 //! A format joins by being in [`statepack::formats::FORMATS`]: its `samples()` and seeded
 //! mutations of them that still decode are its corpus. Files a format's writers make from
-//! real input, or random valid files, go in the [`EXTRAS`] table.
+//! real input, or random valid files, go in the [`EXTRAS`] table. The feature schemas of
+//! `tests/schemas/` are compiled too, and those in [`FEATURE_SCHEMAS`] read, so that every
+//! construct the generator supports is checked, not only those today's formats use.
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -83,11 +85,11 @@ fn oracle_ready() -> bool {
 fn setup() -> bool {
     let (node, npm) = (tool_version("node"), tool_version("npm"));
     let (Some(node), Some(npm)) = (node, npm) else {
-        let msg = "skipped: the Kaitai oracle needs `node` and `npm` (Node.js 18 or newer) on PATH";
+        let msg = "the Kaitai oracle needs `node` and `npm` (Node.js 18 or newer) on PATH";
         if under_ci() {
             panic!("{msg}; under CI the oracle must run");
         }
-        eprintln!("{msg}");
+        eprintln!("skipped: {msg}");
         return false;
     };
     let dir = oracle_dir();
@@ -564,8 +566,8 @@ fn corpus(f: &FormatSpec) -> Vec<(String, Vec<u8>)> {
     files
 }
 
-/// SNAP: the CMU walk imported by the writers (first 240 frames, every joint), and random
-/// valid raw files (proptest strategies, fixed seed) with any float bit pattern, any frame
+/// SNAP: the CMU walk imported by the writers (first 240 frames, every joint), a file of
+/// special floats (zeros, subnormal, infinities, NaNs), and random valid raw files (proptest strategies, fixed seed) with any float bit pattern, any frame
 /// kind in any order, and names of any Unicode text.
 fn snap_extras() -> Vec<(String, Vec<u8>)> {
     use statepack::formats::snap;
