@@ -467,6 +467,14 @@ fn four_gib_lengths_and_counts_are_within_the_bound() {
             |i| HostileU4::decode(i).is_ok(),
             &mut worst,
         );
+        eprintln!(
+            "hostile_u4: {name} ({} bytes): {} peak {} total {}, bound {}",
+            bytes.len(),
+            if ok { "ok" } else { "error" },
+            u.peak,
+            u.total,
+            HOSTILE_U4.limit(bytes.len())
+        );
         assert_eq!(ok, valid, "{name}");
         if valid {
             // The smallest items come close to K: the bound is not loose.

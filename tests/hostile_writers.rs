@@ -187,18 +187,24 @@ fn rotation_deltas_at_0_2_rad() {
             assert_faithful(&s, &decoded);
         }
     }
-    // 0.2 rad exactly (as close as an f32 quaternion gets) is within the delta range: the
-    // codes are at most 32 767 and decode to the given rotation.
+    // Just below 0.2 rad, the largest code: ±32 767, never a wrapped −32 768.
+    for (angle, code) in [(0.2 - 1e-6, i16::MAX), (-(0.2 - 1e-6), -i16::MAX)] {
+        let mut s = still(2, 16);
+        s[1].rot = Quat::from_axis_angle(Vec3::Y, angle);
+        let (raw, decoded) = write_and_read(&s);
+        assert_eq!(raw.recordings[0].frames[1].rot_delta, Some([0, code, 0]));
+        assert_faithful(&s, &decoded);
+    }
+    // 0.2 as an f32 is 0.2000000030 rad, past the limit by less than the quaternion's own
+    // rounding: either shape may be written, and it reads back within the bound.
     for angle in [0.2f32, -0.2] {
         let mut s = still(2, 16);
         s[1].rot = Quat::from_axis_angle(Vec3::Y, angle);
         let (raw, decoded) = write_and_read(&s);
         let f = &raw.recordings[0].frames[1];
-        if let Some(code) = f.rot_delta {
-            assert!(code[1].unsigned_abs() >= 32_760, "{code:?}");
-            assert_eq!([code[0], code[2]], [0, 0]);
-        } else {
-            assert_eq!(f.kind, FrameKind::Absolute);
+        match f.rot_delta {
+            Some(code) => assert_eq!(code, [0, angle.signum() as i16 * i16::MAX, 0]),
+            None => assert_eq!(f.kind, FrameKind::Absolute),
         }
         assert_faithful(&s, &decoded);
     }
