@@ -258,12 +258,13 @@ fn check_format(f: &FormatSpec, files: &[NamedFile], worst: &mut Worst) -> usize
 /// The counter sees allocations, reallocations and frees of the measured thread.
 #[test]
 fn the_counter_counts() {
+    use std::hint::black_box;
     let ((), u) = measure(|| {
-        let mut v = vec![0u8; 1000];
+        let mut v = black_box(vec![0u8; 1000]);
         v.resize(3000, 1);
-        drop(v);
-        let a = vec![0u64; 100];
-        let b = vec![0u64; 100];
+        drop(black_box(v));
+        let a = black_box(vec![0u64; 100]);
+        let b = black_box(vec![0u64; 100]);
         drop((a, b));
     });
     assert!(u.total >= 1000 + 3000 + 1600, "{u:?}");
