@@ -516,7 +516,9 @@ pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
         serde_json::to_value(&raw).map_err(|e| e.to_string())
     },
     from_json: |v| {
-        let raw: SnapV13 = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+        // serde_path_to_error names the field a bad value sits in (`recordings[0].frames[3].dt_ms`).
+        let raw: SnapV13 = serde_path_to_error::deserialize(v.clone())
+            .map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
         reconstruct(&raw).map_err(|e| e.to_string())?;
         raw.encode().map_err(|e| e.to_string())
     },
