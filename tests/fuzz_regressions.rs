@@ -1,8 +1,9 @@
 //! Fuzzing support (`fuzz/`, cargo-fuzz):
 //!
-//! - inputs the fuzz targets once failed on, inline, each checked against the same properties
-//!   the targets check (no panic; what decodes re-encodes to the same bytes; what fully
-//!   decodes survives the JSON round trip);
+//! - inputs found by fuzzing, inline, each checked against the same properties the decoder
+//!   targets check (no panic; what decodes re-encodes to the same bytes; what fully decodes
+//!   survives the JSON round trip) and against the outcome expected of it. An input a target
+//!   fails on is minimised (`cargo fuzz tmin`) and added here;
 //! - the same properties on every format's sample files, the seeds of the fuzz corpora;
 //! - the seeding step itself (ignored by default, as it writes files):
 //!   `cargo test --test fuzz_regressions -- --ignored --exact seed_fuzz_corpora` writes every
@@ -11,6 +12,7 @@
 //!   `STATEPACK_FUZZ_CORPUS=<dir>` writes under another folder.
 
 use statepack::formats::{FormatSpec, FORMATS};
+use statepack_runtime::io::DecodeError;
 use std::path::{Path, PathBuf};
 
 /// The properties of the `decode_raw` and `decode_full` fuzz targets, for one input.
@@ -52,6 +54,103 @@ fn check_full(f: &FormatSpec, data: &[u8]) {
         "{}: the JSON round trip changed the bytes",
         f.name
     );
+}
+
+/// Where a decode of a fuzz input must end: accepted, or refused at this field path and byte
+/// offset.
+type Outcome = Option<(&'static str, u64)>;
+
+/// Small inputs the fuzzer built from the seeds, one per way a file can end: valid files
+/// with no frames, a NaN position (raw-valid, refused by the full decode), a delta first
+/// frame, an unknown frame kind, a wrong total duration, a non-UTF-8 name, trailing bytes, a
+/// count larger than the input and a cut inside a delta. (name, bytes, raw outcome, full
+/// outcome.)
+const FOUND: &[(&str, &[u8], Outcome, Outcome)] = &[
+    ("no recordings", b"SNAPV1.3\x00", None, None),
+    (
+        "two empty recordings",
+        b"SNAPV1.3\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+        None,
+        None,
+    ),
+    (
+        "map names with control bytes",
+        b"SNAPV1.3\x02\x06S\x00\x01\x07\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00",
+        None,
+        None,
+    ),
+    (
+        "NaN x in an absolute frame",
+        b"SNAPV1.3\x01\x09Workspace\x01\x00\x00\x00\x00\x00\x04\x00\x00\x7f\xff\xff\xff\xff\xff\x1e\xc3\x58\xf8\xff\x3c\x24\xd7\xff\xff\xff\x07",
+        None,
+        Some(("recordings[0].frames[0].cframe", 28)),
+    ),
+    (
+        "first frame a delta",
+        b"SNAPV1.3\x01\x09Workspace\x01\x00\x00\x00\x00\x00\x01\x00\x00\x24\xf3\xe3\x3d\x2a\x07",
+        None,
+        Some(("recordings[0].frames[0].kind", 25)),
+    ),
+    (
+        "unknown frame kind",
+        b"SNAPV1.3\x02\x06ShapQs\x08\x00e\x00\x20\x41\x00\x00\xa0\x40\x03\x00\xfe\xff\xe6\xe6\xe6\xe6\xe6\xe6\x81\x00\x68\x00\x00\x00\x00\x00\x01\x2d",
+        Some(("recordings[0].frames[1].kind", 25)),
+        Some(("recordings[0].frames[1].kind", 25)),
+    ),
+    (
+        "total duration not the sum of dt",
+        b"SNAPV1.3\x07\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x2a\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00\x62\x00\x00\x00\x00\x01\xb5\x00\x00\x00\x00\x00\x00\x00\x00\x01\x33\x01",
+        Some(("recordings[3].total_duration_ms", 39)),
+        Some(("recordings[3].total_duration_ms", 39)),
+    ),
+    (
+        "map name not UTF-8",
+        b"SNAPV1.3\x01\x06ork\xff\xff\x07",
+        Some(("recordings[0].map_name", 10)),
+        Some(("recordings[0].map_name", 10)),
+    ),
+    (
+        "one trailing byte",
+        b"SNAPV1.3\x01\x02\x00\x00\x00\x00\x00\x00\x00\x00\x07",
+        Some(("<root>", 18)),
+        Some(("<root>", 18)),
+    ),
+    (
+        "frame count larger than the input",
+        b"SNAPV1.3\x02\x00\xff\xff\xff\xfc\x00\xff\xff\xff\xff\xff\x00\x00\x00",
+        Some(("recordings[0].frames", 16)),
+        Some(("recordings[0].frames", 16)),
+    ),
+    (
+        "cut inside a rotation delta",
+        b"SNAPV1.3\x01\x09Work'P\x09=*\x07\x00\xf8\xcd\xec\x7b\x00\x00\x00\x00\x00\x11\x00\x00\x10\x00\x01\x11\x00\x00\x04\x02\x00\x00\x00\x00\x10\x07",
+        Some(("recordings[0].frames[5].rot_delta[2]", 47)),
+        Some(("recordings[0].frames[5].rot_delta[2]", 47)),
+    ),
+];
+
+fn assert_outcome(what: &str, name: &str, got: Result<(), DecodeError>, want: Outcome) {
+    match (got, want) {
+        (Ok(()), None) => {}
+        (Err(e), Some((path, offset))) => {
+            assert_eq!(
+                (e.path.to_string().as_str(), e.offset),
+                (path, offset),
+                "{name}: {what}: {e}"
+            );
+        }
+        (got, want) => panic!("{name}: {what}: got {got:?}, want {want:?}"),
+    }
+}
+
+#[test]
+fn inputs_found_by_fuzzing() {
+    let snap = statepack::formats::by_name("snap").unwrap();
+    for &(name, bytes, raw, full) in FOUND {
+        assert_outcome("decode_raw", name, (snap.decode_raw)(bytes), raw);
+        assert_outcome("decode_full", name, (snap.decode_full)(bytes), full);
+        check_decoders(bytes);
+    }
 }
 
 #[test]
