@@ -11,49 +11,19 @@
 //!   schemas (`schema/`, `tests/schemas/`, `codegen/tests/bad/`) into `fuzz/corpus/generate/`.
 //!   `STATEPACK_FUZZ_CORPUS=<dir>` writes under another folder.
 
-use statepack::formats::{FormatSpec, FORMATS};
+#[path = "../fuzz/properties.rs"]
+mod properties;
+
+use statepack::formats::FORMATS;
 use statepack_runtime::io::DecodeError;
 use std::path::{Path, PathBuf};
 
 /// The properties of the `decode_raw` and `decode_full` fuzz targets, for one input.
 fn check_decoders(data: &[u8]) {
     for f in FORMATS {
-        check_raw(f, data);
-        check_full(f, data);
+        properties::check_raw(f, data);
+        properties::check_full(f, data);
     }
-}
-
-fn check_raw(f: &FormatSpec, data: &[u8]) {
-    let raw = (f.decode_raw)(data);
-    let (traced, _tree) = (f.decode_traced)(data);
-    assert_eq!(
-        raw, traced,
-        "{}: decode_raw and decode_traced disagree",
-        f.name
-    );
-    match raw {
-        Ok(()) => {
-            let bytes = (f.reencode)(data)
-                .unwrap_or_else(|e| panic!("{}: decoded input fails to re-encode: {e}", f.name));
-            assert_eq!(bytes, data, "{}: re-encoding changed the bytes", f.name);
-        }
-        Err(_) => assert!((f.reencode)(data).is_err(), "{}", f.name),
-    }
-}
-
-fn check_full(f: &FormatSpec, data: &[u8]) {
-    if (f.decode_full)(data).is_err() {
-        return;
-    }
-    assert_eq!((f.decode_raw)(data), Ok(()), "{}", f.name);
-    let json = (f.to_json)(data).unwrap_or_else(|e| panic!("{}: no JSON view: {e}", f.name));
-    let bytes = (f.from_json)(&json)
-        .unwrap_or_else(|e| panic!("{}: the JSON view does not encode: {e}", f.name));
-    assert_eq!(
-        bytes, data,
-        "{}: the JSON round trip changed the bytes",
-        f.name
-    );
 }
 
 /// Where a decode of a fuzz input must end: accepted, or refused at this field path and byte

@@ -7,43 +7,16 @@
 //! - Input that does not decode is refused by `reencode` too.
 #![no_main]
 
+// Each target checks one of the shared properties.
+#[allow(dead_code)]
+#[path = "../properties.rs"]
+mod properties;
+
 use libfuzzer_sys::fuzz_target;
 use statepack::formats::FORMATS;
 
 fuzz_target!(|data: &[u8]| {
     for f in FORMATS {
-        let raw = (f.decode_raw)(data);
-        let (traced, _tree) = (f.decode_traced)(data);
-        assert_eq!(
-            raw, traced,
-            "{}: decode_raw and decode_traced disagree",
-            f.name
-        );
-        match raw {
-            Ok(()) => {
-                let bytes = (f.reencode)(data).unwrap_or_else(|e| {
-                    panic!("{}: decoded input fails to re-encode: {e}", f.name)
-                });
-                assert!(
-                    bytes == data,
-                    "{}: re-encoding changed the bytes ({} in, {} out)",
-                    f.name,
-                    data.len(),
-                    bytes.len()
-                );
-                assert_eq!((f.decode_raw)(&bytes), Ok(()), "{}", f.name);
-                assert_eq!(
-                    (f.reencode)(&bytes).as_deref(),
-                    Ok(&bytes[..]),
-                    "{}",
-                    f.name
-                );
-            }
-            Err(_) => assert!(
-                (f.reencode)(data).is_err(),
-                "{}: reencode accepts input that decode_raw refuses",
-                f.name
-            ),
-        }
+        properties::check_raw(f, data);
     }
 });
