@@ -7,13 +7,17 @@
 //! - [`io`]: bounds-checked byte reader and writer, field-path errors with byte offsets.
 //! - [`quant`]: quantizers (smallest-three, axis-angle) with their steps and worst-case errors.
 //! - [`delta`]: absolute/delta chains, closed-loop against what the decoder reconstructs.
+//! - [`replay_xform`]: RPLY v3 transform quantizers (axis-angle, yaw) and closed-loop deltas.
+//! - [`chunk`]: splitting a blob into storage chunks and joining them back, checksum-verified.
 //! - [`curve`]: interpolation (lerp, nlerp with hemisphere check).
 //! - [`motion`]: motion input (BVH, the study's JSON clips, the study's walk generated in code)
 //!   as one skeleton + local transforms model, with forward kinematics.
 //! - [`fixtures`]: finds the real input files that tests, benches and the demo read in place.
+pub mod chunk;
 pub mod curve;
 pub mod delta;
 pub mod fixtures;
 pub mod io;
 pub mod motion;
 pub mod quant;
+pub mod replay_xform;
