@@ -8,6 +8,9 @@
 
 use statepack_runtime::io::{DecodeError, TraceNode};
 
+pub mod rply;
+pub mod rply_crowd;
+pub mod rply_samples;
 pub mod snap;
 
 /// A traced raw decode: the result and the tree of every field read.
@@ -43,7 +46,7 @@ pub struct FormatSpec {
 }
 
 /// Every format statepack implements.
-pub const FORMATS: &[FormatSpec] = &[snap::FORMAT];
+pub const FORMATS: &[FormatSpec] = &[snap::FORMAT, rply::FORMAT];
 
 /// The format whose header `bytes` start with, if any.
 pub fn detect(bytes: &[u8]) -> Option<&'static FormatSpec> {
