@@ -77,10 +77,10 @@ fn tiny_replay_plays_back() {
     let b = tiny();
     let mut p = Player::open(&b).unwrap();
     assert_eq!(p.header().tick_count, 4);
-    assert_eq!(p.strings(), ["part:Block"]);
+    assert_eq!(&*p.strings()[0], "part:Block");
     p.seek(2).unwrap();
     let e = &p.state().entities[&1];
-    assert_eq!(e.descriptor, "part:Block");
+    assert_eq!(&*e.descriptor, "part:Block");
     assert_eq!(e.xform.pos, Some(DVec3::new(1.25, 2.0, 3.0)));
     p.seek(4).unwrap();
     let yaw =

@@ -95,13 +95,13 @@ pub enum PropValue {
     /// Tag 1, f64.
     Number(f64),
     /// Tag 2, a string (stored as a string id).
-    String(String),
+    String(Arc<str>),
     /// Tag 3, a colour as bytes 0..=255 per channel (see [`PropValue::color3`]).
     Color3([u8; 3]),
     /// Tag 4, three f32.
     Vector3([f32; 3]),
     /// Tag 5, an enum item's name (stored as a string id).
-    Enum(String),
+    Enum(Arc<str>),
 }
 
 /// A colour channel in `[0, 1]` as its byte, round(c × 255); anything else is an error
@@ -131,10 +131,10 @@ impl PropValue {
         match self {
             PropValue::Bool(b) => json!(b),
             PropValue::Number(n) => json!({ "Number": jf(*n) }),
-            PropValue::String(s) => json!(s),
+            PropValue::String(s) => json!(&**s),
             PropValue::Color3(c) => json!({ "Color3": c }),
             PropValue::Vector3(v) => json!({ "Vector3": v.map(|x| jf(f64::from(x))) }),
-            PropValue::Enum(s) => json!({ "Enum": s }),
+            PropValue::Enum(s) => json!({ "Enum": &**s }),
         }
     }
 }
@@ -777,7 +777,7 @@ pub struct Header {
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnimState {
     /// The animation asset id.
-    pub anim_id: String,
+    pub anim_id: Arc<str>,
     /// Fade-in time in seconds.
     pub fade_s: f64,
     /// Current speed.
@@ -792,7 +792,7 @@ pub struct EntityState {
     /// Entity id.
     pub id: u16,
     /// Descriptor string.
-    pub descriptor: String,
+    pub descriptor: Arc<str>,
     /// Parent entity id, 0 for none.
     pub parent: u16,
     /// Tick of its SPAWN.
@@ -800,7 +800,7 @@ pub struct EntityState {
     /// Reconstructed transform and delta base.
     pub xform: XformState,
     /// Last value of every property written.
-    pub props: BTreeMap<String, PropValue>,
+    pub props: BTreeMap<Arc<str>, PropValue>,
     /// Tracks playing, by handle.
     pub anims: BTreeMap<u8, AnimState>,
     /// The last snapshot decoded for it.
@@ -813,9 +813,9 @@ pub struct EventRecord {
     /// Tick of the event.
     pub tick: u32,
     /// Event name.
-    pub name: String,
-    /// Decoded JSON payload.
-    pub payload: serde_json::Value,
+    pub name: Arc<str>,
+    /// The JSON payload's text (checked to be JSON when played).
+    pub payload: Arc<str>,
 }
 
 /// Custom channel bytes as played.
@@ -824,7 +824,7 @@ pub struct CustomRecord {
     /// Tick of the payload.
     pub tick: u32,
     /// Channel name.
-    pub channel: String,
+    pub channel: Arc<str>,
     /// The bytes.
     pub data: Vec<u8>,
 }
@@ -852,10 +852,10 @@ impl State {
             .values()
             .map(|e| {
                 let props: serde_json::Map<String, serde_json::Value> =
-                    e.props.iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
+                    e.props.iter().map(|(k, v)| (k.to_string(), v.to_json())).collect();
                 json!({
                     "id": e.id,
-                    "descriptor": e.descriptor,
+                    "descriptor": &*e.descriptor,
                     "parent": e.parent,
                     "spawn_tick": e.spawn_tick,
                     "position_studs": e.xform.pos.map(|p| [f(p.x), f(p.y), f(p.z)]),
@@ -863,7 +863,7 @@ impl State {
                     "yaw_only": matches!(e.xform.base, statepack_runtime::replay_xform::RotBase::Yaw(_)),
                     "props": props,
                     "animations": e.anims.iter().map(|(h, a)| json!({
-                        "handle": h, "anim_id": a.anim_id, "fade_s": f(a.fade_s),
+                        "handle": h, "anim_id": &*a.anim_id, "fade_s": f(a.fade_s),
                         "speed": f(a.speed), "started_tick": a.started_tick,
                     })).collect::<Vec<_>>(),
                     "snapshot": e.snapshot.as_ref().map(|s| json!({
@@ -877,10 +877,11 @@ impl State {
             "tick": self.tick,
             "entities": entities,
             "recent_events": self.recent_events.iter().map(|e| json!({
-                "tick": e.tick, "name": e.name, "payload": e.payload,
+                "tick": e.tick, "name": &*e.name,
+                "payload": serde_json::from_str::<serde_json::Value>(&e.payload).unwrap_or(serde_json::Value::Null),
             })).collect::<Vec<_>>(),
             "recent_custom": self.recent_custom.iter().map(|c| json!({
-                "tick": c.tick, "channel": c.channel, "bytes": c.data.len(),
+                "tick": c.tick, "channel": &*c.channel, "bytes": c.data.len(),
             })).collect::<Vec<_>>(),
         })
     }
@@ -904,7 +905,8 @@ struct Checkpoint {
 pub struct Player<'a> {
     bytes: &'a [u8],
     header: Header,
-    strings: Vec<String>,
+    strings: Vec<Arc<str>>,
+    json_ok: Vec<bool>,
     keyframes: Vec<raw::Keyframe>,
     op_start: usize,
     op_end: usize,
@@ -912,6 +914,7 @@ pub struct Player<'a> {
     marker_tick: u32,
     state: State,
     checkpoints: HashMap<usize, Checkpoint>,
+    checkpoint_cost: usize,
     ops_applied: u64,
     strict: bool,
     last_full: HashMap<u16, u32>,
@@ -955,7 +958,7 @@ impl<'a> Player<'a> {
         let mut strings = Vec::with_capacity(n);
         for i in 0..n {
             let s = raw::Str16::read_from(&mut r).map_err(|e| e.in_index(i).in_field("strings"))?;
-            strings.push(s.value);
+            strings.push(Arc::from(s.value));
         }
         let n = r
             .check_count(i128::from(keyframe_count), raw::Keyframe::MIN_LEN)
@@ -1037,6 +1040,7 @@ impl<'a> Player<'a> {
                 keyframe_count,
                 op_bytes,
             },
+            json_ok: vec![false; strings.len()],
             strings,
             keyframes,
             op_start,
@@ -1045,6 +1049,7 @@ impl<'a> Player<'a> {
             marker_tick: 0,
             state: State::default(),
             checkpoints: HashMap::new(),
+            checkpoint_cost: 0,
             ops_applied: 0,
             strict: false,
             last_full: HashMap::new(),
@@ -1069,7 +1074,7 @@ impl<'a> Player<'a> {
     }
 
     /// The string table (id i is `strings()[i - 1]`).
-    pub fn strings(&self) -> &[String] {
+    pub fn strings(&self) -> &[Arc<str>] {
         &self.strings
     }
 
@@ -1088,7 +1093,7 @@ impl<'a> Player<'a> {
         self.ops_applied
     }
 
-    fn string(&self, id: u16, path: &[PathSeg], at: usize) -> Result<String, DecodeError> {
+    fn string(&self, id: u16, path: &[PathSeg], at: usize) -> Result<Arc<str>, DecodeError> {
         if id == 0 || usize::from(id) > self.strings.len() {
             return Err(sem(
                 path,
@@ -1150,21 +1155,29 @@ impl<'a> Player<'a> {
         }
     }
 
-    /// Restores the saved state of keyframe `k`, building the saved states up to it first.
+    /// Moves to the position of keyframe `k`'s marker with the state just before it, minus
+    /// transforms: from its saved state, else from the latest saved one before it (or the
+    /// start), saving the keyframes passed on the way while the budget allows.
     fn restore_keyframe(&mut self, k: usize) -> Result<(), RplyError> {
-        if !self.checkpoints.contains_key(&k) {
-            // Start from the latest saved keyframe before k, else from the beginning.
-            let from = (0..k).rev().find(|j| self.checkpoints.contains_key(j));
-            match from {
-                Some(j) => self.load_checkpoint(j),
-                None => self.reset(),
-            }
-            let first = from.map_or(0, |j| j + 1);
-            for m in first..=k {
-                self.build_checkpoint(m)?;
+        if self.checkpoints.contains_key(&k) {
+            self.load_checkpoint(k);
+            return Ok(());
+        }
+        let from = (0..k).rev().find(|j| self.checkpoints.contains_key(j));
+        match from {
+            Some(j) => self.load_checkpoint(j),
+            None => self.reset(),
+        }
+        for m in from.map_or(0, |j| j + 1)..=k {
+            self.build_checkpoint(m, true)?;
+        }
+        if self.checkpoints.contains_key(&k) {
+            self.load_checkpoint(k);
+        } else {
+            for e in self.state.entities.values_mut() {
+                e.xform = XformState::default();
             }
         }
-        self.load_checkpoint(k);
         Ok(())
     }
 
@@ -1175,9 +1188,11 @@ impl<'a> Player<'a> {
         self.marker_tick = self.keyframes[k].tick.saturating_sub(1);
     }
 
-    /// Plays to just before keyframe `m`'s marker, checks the index offset and saves the
-    /// state without transforms.
-    fn build_checkpoint(&mut self, m: usize) -> Result<(), RplyError> {
+    /// Plays to just before keyframe `m`'s marker, checks the index offset and, when `store`
+    /// and the budget allows, saves the state without transforms. The budget keeps the saved
+    /// entity copies at most one per 8 bytes of the file, so memory stays linear in the input
+    /// however many keyframes and entities a file declares.
+    fn build_checkpoint(&mut self, m: usize, store: bool) -> Result<(), RplyError> {
         let kf = self.keyframes[m].clone();
         if kf.tick > 0 {
             self.play_to(kf.tick - 1)?;
@@ -1198,6 +1213,11 @@ impl<'a> Player<'a> {
             )
             .into());
         }
+        let cost = self.state.entities.len() + 1;
+        if !store || self.checkpoint_cost + cost > self.bytes.len() / 8 {
+            return Ok(());
+        }
+        self.checkpoint_cost += cost;
         let mut state = self.state.clone();
         for e in state.entities.values_mut() {
             e.xform = XformState::default();
@@ -1231,7 +1251,7 @@ impl<'a> Player<'a> {
                 }
             }
             let op = Op::read_from(&mut r).map_err(|e| e.in_field("ops"))?;
-            self.apply(&op, at)?;
+            self.apply(op, at)?;
             self.ops_applied += 1;
         }
         self.cursor = r.offset() as usize;
@@ -1243,7 +1263,7 @@ impl<'a> Player<'a> {
         Ok(())
     }
 
-    fn apply(&mut self, op: &Op, at: usize) -> Result<(), RplyError> {
+    fn apply(&mut self, op: Op, at: usize) -> Result<(), RplyError> {
         let path = |f: &'static str| [PathSeg::Field("ops"), PathSeg::Field(f)];
         let tick = self.marker_tick;
         let live = |s: &Self, id: u16, f: &'static str| -> Result<(), DecodeError> {
@@ -1257,7 +1277,7 @@ impl<'a> Player<'a> {
                 ))
             }
         };
-        match &op.body {
+        match op.body {
             OpBody::OpTick(t) => {
                 if t.tick <= self.marker_tick || t.tick > self.header.tick_count {
                     return Err(sem(
@@ -1407,14 +1427,18 @@ impl<'a> Player<'a> {
             }
             OpBody::OpEvent(e) => {
                 let name = self.string(e.name_str, &path("name_str"), at + 1)?;
-                let text = self.string(e.payload_str, &path("payload_str"), at + 3)?;
-                let payload: serde_json::Value = serde_json::from_str(&text).map_err(|err| {
-                    sem(
-                        &path("payload_str"),
-                        at + 3,
-                        format!("event payload is not JSON: {err}"),
-                    )
-                })?;
+                let payload = self.string(e.payload_str, &path("payload_str"), at + 3)?;
+                let k = usize::from(e.payload_str) - 1;
+                if !self.json_ok[k] {
+                    serde_json::from_str::<serde::de::IgnoredAny>(&payload).map_err(|err| {
+                        sem(
+                            &path("payload_str"),
+                            at + 3,
+                            format!("event payload is not JSON: {err}"),
+                        )
+                    })?;
+                    self.json_ok[k] = true;
+                }
                 self.state.recent_events.push(EventRecord {
                     tick,
                     name,
@@ -1426,7 +1450,7 @@ impl<'a> Player<'a> {
                 self.state.recent_custom.push(CustomRecord {
                     tick,
                     channel,
-                    data: c.data.clone(),
+                    data: c.data,
                 });
             }
             OpBody::OpSnapshot(s) => {
@@ -1460,10 +1484,9 @@ impl<'a> Player<'a> {
     pub fn verify_all(&mut self) -> Result<u64, RplyError> {
         self.reset();
         self.strict = true;
-        self.checkpoints.clear();
         let before = self.ops_applied;
         for m in 0..self.keyframes.len() {
-            self.build_checkpoint(m)?;
+            self.build_checkpoint(m, false)?;
             let kt = self.keyframes[m].tick;
             self.play_to(kt)?;
             for e in self.state.entities.values() {
