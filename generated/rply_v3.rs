@@ -7,7 +7,7 @@ pub const SCHEMA_FILE: &str = "schema/rply_v3.ksy";
 pub const SCHEMA_ID: &str = "rply_v3";
 /// Enum `opcode`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 701.
+/// Schema: `schema/rply_v3.ksy` line 703.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Opcode {
     /// tick (stored as 0).
@@ -119,7 +119,7 @@ impl ::core::fmt::Display for Opcode {
 }
 /// Enum `prop_type`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 715.
+/// Schema: `schema/rply_v3.ksy` line 717.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PropType {
     /// bool (stored as 0).
@@ -189,7 +189,7 @@ impl ::core::fmt::Display for PropType {
 }
 /// Enum `part_kind`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 722.
+/// Schema: `schema/rply_v3.ksy` line 724.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PartKind {
     /// part (stored as 0).
@@ -259,7 +259,7 @@ impl ::core::fmt::Display for PartKind {
 }
 /// Enum `effect_class`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 729.
+/// Schema: `schema/rply_v3.ksy` line 731.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum EffectClass {
     /// attachment (stored as 1).
@@ -359,7 +359,7 @@ impl ::core::fmt::Display for EffectClass {
 }
 /// Enum `value_tag`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 741.
+/// Schema: `schema/rply_v3.ksy` line 743.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ValueTag {
     /// bool (stored as 0).
@@ -459,7 +459,7 @@ impl ::core::fmt::Display for ValueTag {
 }
 /// Enum `joint_kind`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 753.
+/// Schema: `schema/rply_v3.ksy` line 755.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum JointKind {
     /// weld (stored as 1).
@@ -4105,8 +4105,10 @@ impl OpXformD {
 pub struct OpSnapshot {
     /// Schema: `schema/rply_v3.ksy` line 314.
     pub entity_id: u16,
+    /// The snapshot, boxed so that the op type stays small.
+    ///
     /// Schema: `schema/rply_v3.ksy` line 319.
-    pub snapshot: Snapshot,
+    pub snapshot: ::std::boxed::Box<Snapshot>,
 }
 impl OpSnapshot {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
@@ -4131,14 +4133,15 @@ impl OpSnapshot {
             __v
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("snapshot"));
-        let snapshot: Snapshot = {
-            let __v: Snapshot = {
+        let snapshot: ::std::boxed::Box<Snapshot> = {
+            let __v: ::std::boxed::Box<Snapshot> = {
                 __r.push_limit((byte_len as i128))
                     .and_then(|__old| {
                         let __v = Snapshot::read_from(__r)?;
                         __r.pop_limit(__old)?;
                         Ok(__v)
                     })
+                    .map(::std::boxed::Box::new)
             }
                 .map_err(|e| e.in_field("snapshot"))?;
             __r.leave::<()>(None);
@@ -4234,36 +4237,36 @@ impl OpSnapshot {
 }
 /// A geometry snapshot, version 10.
 ///
-/// Schema: `schema/rply_v3.ksy` line 322.
+/// Schema: `schema/rply_v3.ksy` line 324.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Snapshot {
-    /// Schema: `schema/rply_v3.ksy` line 325.
+    /// Schema: `schema/rply_v3.ksy` line 327.
     pub version: u8,
     /// 1 when the entity is a Model (a rig block follows), 0 for a single part.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 328.
+    /// Schema: `schema/rply_v3.ksy` line 330.
     pub is_model: u8,
-    /// Schema: `schema/rply_v3.ksy` line 333.
+    /// Schema: `schema/rply_v3.ksy` line 335.
     pub name: Str16,
     /// Unique dotted path of the instance when recorded.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 335.
+    /// Schema: `schema/rply_v3.ksy` line 337.
     pub source_key: Str16,
     /// Slash path of the root part inside the entity.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 338.
+    /// Schema: `schema/rply_v3.ksy` line 340.
     pub root_path: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 343.
+    /// Schema: `schema/rply_v3.ksy` line 345.
     pub union_keys: ::std::vec::Vec<Str16>,
-    /// Schema: `schema/rply_v3.ksy` line 349.
+    /// Schema: `schema/rply_v3.ksy` line 351.
     pub mesh_ids: ::std::vec::Vec<Str16>,
     /// Present only when `is_model == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 353.
+    /// Schema: `schema/rply_v3.ksy` line 355.
     pub rig: ::std::option::Option<Rig>,
-    /// Schema: `schema/rply_v3.ksy` line 358.
+    /// Schema: `schema/rply_v3.ksy` line 360.
     pub parts: ::std::vec::Vec<Part>,
-    /// Schema: `schema/rply_v3.ksy` line 364.
+    /// Schema: `schema/rply_v3.ksy` line 366.
     pub joints: ::std::vec::Vec<Joint>,
 }
 impl Snapshot {
@@ -4801,14 +4804,14 @@ impl Snapshot {
 }
 /// A model's rig block.
 ///
-/// Schema: `schema/rply_v3.ksy` line 368.
+/// Schema: `schema/rply_v3.ksy` line 370.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Rig {
-    /// Schema: `schema/rply_v3.ksy` line 371.
+    /// Schema: `schema/rply_v3.ksy` line 373.
     pub has_humanoid: u8,
     /// Present only when `has_humanoid == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 375.
+    /// Schema: `schema/rply_v3.ksy` line 377.
     pub humanoid: ::std::option::Option<Humanoid>,
 }
 impl Rig {
@@ -4946,28 +4949,28 @@ impl Rig {
 }
 /// Humanoid rig type, clothing, body colours and character meshes.
 ///
-/// Schema: `schema/rply_v3.ksy` line 378.
+/// Schema: `schema/rply_v3.ksy` line 380.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Humanoid {
     /// Enum.HumanoidRigType value (0 R6, 1 R15).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 381.
+    /// Schema: `schema/rply_v3.ksy` line 383.
     pub rig_type: u8,
-    /// Schema: `schema/rply_v3.ksy` line 384.
-    pub shirt: Str16,
     /// Schema: `schema/rply_v3.ksy` line 386.
-    pub pants: Str16,
+    pub shirt: Str16,
     /// Schema: `schema/rply_v3.ksy` line 388.
-    pub shirt_graphic: Str16,
+    pub pants: Str16,
     /// Schema: `schema/rply_v3.ksy` line 390.
+    pub shirt_graphic: Str16,
+    /// Schema: `schema/rply_v3.ksy` line 392.
     pub has_body_colors: u8,
     /// Head, torso, left arm, right arm, left leg, right leg.
     ///
     /// Present only when `has_body_colors == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 394.
+    /// Schema: `schema/rply_v3.ksy` line 396.
     pub body_colors: ::std::option::Option<::std::vec::Vec<Color3>>,
-    /// Schema: `schema/rply_v3.ksy` line 402.
+    /// Schema: `schema/rply_v3.ksy` line 404.
     pub char_meshes: ::std::vec::Vec<CharacterMesh>,
 }
 impl Humanoid {
@@ -5305,20 +5308,20 @@ impl Humanoid {
 }
 /// One CharacterMesh.
 ///
-/// Schema: `schema/rply_v3.ksy` line 406.
+/// Schema: `schema/rply_v3.ksy` line 408.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CharacterMesh {
     /// Enum.BodyPart value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 409.
+    /// Schema: `schema/rply_v3.ksy` line 411.
     pub body_part: u8,
-    /// Schema: `schema/rply_v3.ksy` line 412.
-    #[serde(with = "::statepack_runtime::io::float_json")]
-    pub mesh_id: f64,
     /// Schema: `schema/rply_v3.ksy` line 414.
     #[serde(with = "::statepack_runtime::io::float_json")]
-    pub base_texture_id: f64,
+    pub mesh_id: f64,
     /// Schema: `schema/rply_v3.ksy` line 416.
+    #[serde(with = "::statepack_runtime::io::float_json")]
+    pub base_texture_id: f64,
+    /// Schema: `schema/rply_v3.ksy` line 418.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub overlay_texture_id: f64,
 }
@@ -5464,80 +5467,80 @@ impl CharacterMesh {
 }
 /// One BasePart of the snapshot; the root part comes first.
 ///
-/// Schema: `schema/rply_v3.ksy` line 418.
+/// Schema: `schema/rply_v3.ksy` line 420.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Part {
-    /// Schema: `schema/rply_v3.ksy` line 421.
+    /// Schema: `schema/rply_v3.ksy` line 423.
     pub kind: PartKind,
     /// 1-based index into `union_keys`.
     ///
     /// Present only when `kind == part_kind::union`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 424.
+    /// Schema: `schema/rply_v3.ksy` line 426.
     pub union_key_index: ::std::option::Option<u16>,
-    /// Schema: `schema/rply_v3.ksy` line 428.
+    /// Schema: `schema/rply_v3.ksy` line 430.
     pub name: Str16,
     /// Slash path of the wrappers between the entity and the part.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 430.
+    /// Schema: `schema/rply_v3.ksy` line 432.
     pub parent_path: Str16,
     /// Position relative to the root part.
     ///
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 433.
+    /// Schema: `schema/rply_v3.ksy` line 435.
     pub offset: Vec3,
     /// Rotation relative to the root part, axis-angle.
     ///
     /// Unit: pi/32767 rad.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 437.
+    /// Schema: `schema/rply_v3.ksy` line 439.
     pub rot: [i16; 3],
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 443.
+    /// Schema: `schema/rply_v3.ksy` line 445.
     pub size: Vec3,
-    /// Schema: `schema/rply_v3.ksy` line 446.
+    /// Schema: `schema/rply_v3.ksy` line 448.
     pub color: Color3,
     /// Enum.Material value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 448.
+    /// Schema: `schema/rply_v3.ksy` line 450.
     pub material: u16,
     /// Unit: 1/255.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 451.
+    /// Schema: `schema/rply_v3.ksy` line 453.
     pub transparency: u8,
     /// Unit: 1/255.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 454.
+    /// Schema: `schema/rply_v3.ksy` line 456.
     pub reflectance: u8,
     /// Enum.PartType value for parts, else 0.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 457.
+    /// Schema: `schema/rply_v3.ksy` line 459.
     pub shape: u8,
     /// Top, bottom, left, right, front, back Enum.SurfaceType values.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 460.
+    /// Schema: `schema/rply_v3.ksy` line 462.
     pub surfaces: [u8; 6],
     /// Present only when `kind == part_kind::mesh_part`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 465.
+    /// Schema: `schema/rply_v3.ksy` line 467.
     pub mesh: ::std::option::Option<MeshPartInfo>,
-    /// Schema: `schema/rply_v3.ksy` line 468.
+    /// Schema: `schema/rply_v3.ksy` line 470.
     pub has_special_mesh: u8,
     /// Present only when `has_special_mesh == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 472.
+    /// Schema: `schema/rply_v3.ksy` line 474.
     pub special_mesh: ::std::option::Option<SpecialMesh>,
-    /// Schema: `schema/rply_v3.ksy` line 475.
+    /// Schema: `schema/rply_v3.ksy` line 477.
     pub has_surface_appearance: u8,
     /// Present only when `has_surface_appearance == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 479.
+    /// Schema: `schema/rply_v3.ksy` line 481.
     pub surface_appearance: ::std::option::Option<SurfaceAppearance>,
-    /// Schema: `schema/rply_v3.ksy` line 484.
+    /// Schema: `schema/rply_v3.ksy` line 486.
     pub decals: ::std::vec::Vec<Decal>,
-    /// Schema: `schema/rply_v3.ksy` line 490.
+    /// Schema: `schema/rply_v3.ksy` line 492.
     pub effects: ::std::vec::Vec<Effect>,
 }
 impl Part {
@@ -6373,16 +6376,16 @@ impl Part {
 }
 /// A MeshPart's mesh and texture.
 ///
-/// Schema: `schema/rply_v3.ksy` line 494.
+/// Schema: `schema/rply_v3.ksy` line 496.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MeshPartInfo {
-    /// Schema: `schema/rply_v3.ksy` line 497.
-    pub mesh_id: Str16,
     /// Schema: `schema/rply_v3.ksy` line 499.
+    pub mesh_id: Str16,
+    /// Schema: `schema/rply_v3.ksy` line 501.
     pub texture_id: Str16,
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 501.
+    /// Schema: `schema/rply_v3.ksy` line 503.
     pub mesh_size: Vec3,
 }
 impl MeshPartInfo {
@@ -6508,22 +6511,22 @@ impl MeshPartInfo {
 }
 /// A SpecialMesh child (this project's layout, after the reference implementation).
 ///
-/// Schema: `schema/rply_v3.ksy` line 504.
+/// Schema: `schema/rply_v3.ksy` line 506.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SpecialMesh {
     /// Enum.MeshType value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 507.
+    /// Schema: `schema/rply_v3.ksy` line 509.
     pub mesh_type: u8,
-    /// Schema: `schema/rply_v3.ksy` line 510.
-    pub mesh_id: Str16,
     /// Schema: `schema/rply_v3.ksy` line 512.
-    pub texture_id: Str16,
+    pub mesh_id: Str16,
     /// Schema: `schema/rply_v3.ksy` line 514.
-    pub scale: Vec3,
+    pub texture_id: Str16,
     /// Schema: `schema/rply_v3.ksy` line 516.
-    pub offset: Vec3,
+    pub scale: Vec3,
     /// Schema: `schema/rply_v3.ksy` line 518.
+    pub offset: Vec3,
+    /// Schema: `schema/rply_v3.ksy` line 520.
     pub vertex_color: Vec3,
 }
 impl SpecialMesh {
@@ -6729,22 +6732,22 @@ impl SpecialMesh {
 }
 /// A SurfaceAppearance child (this project's layout, after the reference implementation).
 ///
-/// Schema: `schema/rply_v3.ksy` line 520.
+/// Schema: `schema/rply_v3.ksy` line 522.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SurfaceAppearance {
-    /// Schema: `schema/rply_v3.ksy` line 523.
-    pub color_map: Str16,
     /// Schema: `schema/rply_v3.ksy` line 525.
-    pub normal_map: Str16,
+    pub color_map: Str16,
     /// Schema: `schema/rply_v3.ksy` line 527.
-    pub metalness_map: Str16,
+    pub normal_map: Str16,
     /// Schema: `schema/rply_v3.ksy` line 529.
+    pub metalness_map: Str16,
+    /// Schema: `schema/rply_v3.ksy` line 531.
     pub roughness_map: Str16,
     /// Enum.AlphaMode value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 531.
+    /// Schema: `schema/rply_v3.ksy` line 533.
     pub alpha_mode: u8,
-    /// Schema: `schema/rply_v3.ksy` line 534.
+    /// Schema: `schema/rply_v3.ksy` line 536.
     pub color: Color3,
 }
 impl SurfaceAppearance {
@@ -6952,30 +6955,30 @@ impl SurfaceAppearance {
 }
 /// A Decal or Texture child (this project's layout, after the reference implementation).
 ///
-/// Schema: `schema/rply_v3.ksy` line 536.
+/// Schema: `schema/rply_v3.ksy` line 538.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Decal {
-    /// Schema: `schema/rply_v3.ksy` line 539.
+    /// Schema: `schema/rply_v3.ksy` line 541.
     pub is_texture: u8,
     /// Enum.NormalId value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 543.
+    /// Schema: `schema/rply_v3.ksy` line 545.
     pub face: u8,
-    /// Schema: `schema/rply_v3.ksy` line 546.
+    /// Schema: `schema/rply_v3.ksy` line 548.
     pub texture: Str16,
     /// Unit: 1/255.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 548.
+    /// Schema: `schema/rply_v3.ksy` line 550.
     pub transparency: u8,
-    /// Schema: `schema/rply_v3.ksy` line 551.
-    pub color: Color3,
     /// Schema: `schema/rply_v3.ksy` line 553.
+    pub color: Color3,
+    /// Schema: `schema/rply_v3.ksy` line 555.
     pub z_index: u8,
     /// StudsPerTileU, StudsPerTileV, OffsetStudsU, OffsetStudsV.
     ///
     /// Present only when `is_texture == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 555.
+    /// Schema: `schema/rply_v3.ksy` line 557.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub tiling: ::std::option::Option<[f32; 4]>,
 }
@@ -7251,18 +7254,18 @@ impl Decal {
 }
 /// An attachment or effect on the part or on one of its attachments.
 ///
-/// Schema: `schema/rply_v3.ksy` line 561.
+/// Schema: `schema/rply_v3.ksy` line 563.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Effect {
-    /// Schema: `schema/rply_v3.ksy` line 564.
+    /// Schema: `schema/rply_v3.ksy` line 566.
     pub class: EffectClass,
     /// 0 = the part, else the 1-based index of an earlier attachment in this list.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 567.
+    /// Schema: `schema/rply_v3.ksy` line 569.
     pub parent_index: u8,
-    /// Schema: `schema/rply_v3.ksy` line 570.
+    /// Schema: `schema/rply_v3.ksy` line 572.
     pub name: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 574.
+    /// Schema: `schema/rply_v3.ksy` line 576.
     pub props: ::std::vec::Vec<EffectProp>,
 }
 impl Effect {
@@ -7468,16 +7471,16 @@ impl Effect {
 }
 /// One property of an effect.
 ///
-/// Schema: `schema/rply_v3.ksy` line 578.
+/// Schema: `schema/rply_v3.ksy` line 580.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EffectProp {
     /// 1-based index into the class's property list (docs/formats/rply.md).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 581.
+    /// Schema: `schema/rply_v3.ksy` line 583.
     pub prop_index: u8,
-    /// Schema: `schema/rply_v3.ksy` line 584.
+    /// Schema: `schema/rply_v3.ksy` line 586.
     pub tag: ValueTag,
-    /// Schema: `schema/rply_v3.ksy` line 587.
+    /// Schema: `schema/rply_v3.ksy` line 589.
     pub value: EffectPropValue,
 }
 impl EffectProp {
@@ -7746,7 +7749,7 @@ impl EffectProp {
 }
 /// The body of `effect_prop.value`, selected by `tag`.
 ///
-/// Schema: `schema/rply_v3.ksy` line 587.
+/// Schema: `schema/rply_v3.ksy` line 589.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum EffectPropValue {
     /// Selected when the switch value is `value_tag::bool`.
@@ -7791,10 +7794,10 @@ impl EffectPropValue {
 }
 /// A number, f32.
 ///
-/// Schema: `schema/rply_v3.ksy` line 602.
+/// Schema: `schema/rply_v3.ksy` line 604.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct F32Value {
-    /// Schema: `schema/rply_v3.ksy` line 605.
+    /// Schema: `schema/rply_v3.ksy` line 607.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub value: f32,
 }
@@ -7856,13 +7859,13 @@ impl F32Value {
 }
 /// Two f32 (a Vector2, or a NumberRange's min and max).
 ///
-/// Schema: `schema/rply_v3.ksy` line 607.
+/// Schema: `schema/rply_v3.ksy` line 609.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Vec2 {
-    /// Schema: `schema/rply_v3.ksy` line 610.
+    /// Schema: `schema/rply_v3.ksy` line 612.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub x: f32,
-    /// Schema: `schema/rply_v3.ksy` line 612.
+    /// Schema: `schema/rply_v3.ksy` line 614.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub y: f32,
 }
@@ -7947,10 +7950,10 @@ impl Vec2 {
 }
 /// A NumberSequence.
 ///
-/// Schema: `schema/rply_v3.ksy` line 614.
+/// Schema: `schema/rply_v3.ksy` line 616.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NumberSequence {
-    /// Schema: `schema/rply_v3.ksy` line 619.
+    /// Schema: `schema/rply_v3.ksy` line 621.
     pub keys: ::std::vec::Vec<NumberKey>,
 }
 impl NumberSequence {
@@ -8048,16 +8051,16 @@ impl NumberSequence {
 }
 /// One NumberSequence keypoint.
 ///
-/// Schema: `schema/rply_v3.ksy` line 623.
+/// Schema: `schema/rply_v3.ksy` line 625.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NumberKey {
-    /// Schema: `schema/rply_v3.ksy` line 626.
-    #[serde(with = "::statepack_runtime::io::float_json")]
-    pub time: f32,
     /// Schema: `schema/rply_v3.ksy` line 628.
     #[serde(with = "::statepack_runtime::io::float_json")]
-    pub value: f32,
+    pub time: f32,
     /// Schema: `schema/rply_v3.ksy` line 630.
+    #[serde(with = "::statepack_runtime::io::float_json")]
+    pub value: f32,
+    /// Schema: `schema/rply_v3.ksy` line 632.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub envelope: f32,
 }
@@ -8167,10 +8170,10 @@ impl NumberKey {
 }
 /// A ColorSequence.
 ///
-/// Schema: `schema/rply_v3.ksy` line 632.
+/// Schema: `schema/rply_v3.ksy` line 634.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ColorSequence {
-    /// Schema: `schema/rply_v3.ksy` line 637.
+    /// Schema: `schema/rply_v3.ksy` line 639.
     pub keys: ::std::vec::Vec<ColorKey>,
 }
 impl ColorSequence {
@@ -8268,13 +8271,13 @@ impl ColorSequence {
 }
 /// One ColorSequence keypoint.
 ///
-/// Schema: `schema/rply_v3.ksy` line 641.
+/// Schema: `schema/rply_v3.ksy` line 643.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ColorKey {
-    /// Schema: `schema/rply_v3.ksy` line 644.
+    /// Schema: `schema/rply_v3.ksy` line 646.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub time: f32,
-    /// Schema: `schema/rply_v3.ksy` line 646.
+    /// Schema: `schema/rply_v3.ksy` line 648.
     pub color: Color3,
 }
 impl ColorKey {
@@ -8361,18 +8364,18 @@ impl ColorKey {
 }
 /// One joint between two parts of the snapshot.
 ///
-/// Schema: `schema/rply_v3.ksy` line 648.
+/// Schema: `schema/rply_v3.ksy` line 650.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Joint {
-    /// Schema: `schema/rply_v3.ksy` line 651.
+    /// Schema: `schema/rply_v3.ksy` line 653.
     pub kind: JointKind,
-    /// Schema: `schema/rply_v3.ksy` line 654.
+    /// Schema: `schema/rply_v3.ksy` line 656.
     pub name: Str16,
     /// 1-based index of the part the joint is parented to.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 656.
+    /// Schema: `schema/rply_v3.ksy` line 658.
     pub holder_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 659.
+    /// Schema: `schema/rply_v3.ksy` line 661.
     pub body: JointBody,
 }
 impl Joint {
@@ -8590,7 +8593,7 @@ impl Joint {
 }
 /// The body of `joint.body`, selected by `kind`.
 ///
-/// Schema: `schema/rply_v3.ksy` line 659.
+/// Schema: `schema/rply_v3.ksy` line 661.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum JointBody {
     /// Selected when the switch value is `joint_kind::weld` or `joint_kind::motor6d`.
@@ -8611,16 +8614,16 @@ impl JointBody {
 }
 /// Part indices and the C0/C1 offsets of a Weld or Motor6D.
 ///
-/// Schema: `schema/rply_v3.ksy` line 667.
+/// Schema: `schema/rply_v3.ksy` line 669.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JointCframes {
-    /// Schema: `schema/rply_v3.ksy` line 670.
-    pub part0_index: u16,
     /// Schema: `schema/rply_v3.ksy` line 672.
-    pub part1_index: u16,
+    pub part0_index: u16,
     /// Schema: `schema/rply_v3.ksy` line 674.
-    pub c0: Cframe,
+    pub part1_index: u16,
     /// Schema: `schema/rply_v3.ksy` line 676.
+    pub c0: Cframe,
+    /// Schema: `schema/rply_v3.ksy` line 678.
     pub c1: Cframe,
 }
 impl JointCframes {
@@ -8763,16 +8766,16 @@ impl JointCframes {
 }
 /// Part indices and attachment names of an AnimationConstraint or RigidConstraint.
 ///
-/// Schema: `schema/rply_v3.ksy` line 678.
+/// Schema: `schema/rply_v3.ksy` line 680.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JointAttachments {
-    /// Schema: `schema/rply_v3.ksy` line 681.
-    pub part0_index: u16,
     /// Schema: `schema/rply_v3.ksy` line 683.
-    pub attachment0_name: Str16,
+    pub part0_index: u16,
     /// Schema: `schema/rply_v3.ksy` line 685.
-    pub part1_index: u16,
+    pub attachment0_name: Str16,
     /// Schema: `schema/rply_v3.ksy` line 687.
+    pub part1_index: u16,
+    /// Schema: `schema/rply_v3.ksy` line 689.
     pub attachment1_name: Str16,
 }
 impl JointAttachments {
@@ -8921,16 +8924,16 @@ impl JointAttachments {
 }
 /// A position (3 x f32) and an axis-angle rotation (3 x i16, pi maps to 32767).
 ///
-/// Schema: `schema/rply_v3.ksy` line 689.
+/// Schema: `schema/rply_v3.ksy` line 691.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Cframe {
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 692.
+    /// Schema: `schema/rply_v3.ksy` line 694.
     pub pos: Vec3,
     /// Unit: pi/32767 rad.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 695.
+    /// Schema: `schema/rply_v3.ksy` line 697.
     pub rot: [i16; 3],
 }
 impl Cframe {

@@ -319,6 +319,8 @@ types:
       - id: snapshot
         type: snapshot
         size: byte_len
+        -sp-box: true
+        doc: The snapshot, boxed so that the op type stays small.
   snapshot:
     doc: A geometry snapshot, version 10.
     seq:

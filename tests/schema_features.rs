@@ -1480,3 +1480,43 @@ mod records_features {
         }
     }
 }
+
+/// `-sp-box`: the member is a `Box` of its type; the bytes are those of the unboxed field,
+/// alone, under `if` and inside a sized substream.
+mod boxed_features {
+    use crate::boxed::{Big, Boxed};
+
+    fn big(a: u32) -> Box<Big> {
+        Box::new(Big {
+            a,
+            b: [a as u16; 8],
+        })
+    }
+
+    #[test]
+    fn boxed_members_round_trip_with_unboxed_bytes() {
+        let v = Boxed {
+            flags: 1,
+            always: big(7),
+            maybe: Some(big(8)),
+            sized: big(9),
+        };
+        let b = v.encode().unwrap();
+        // flags, always (4 + 16), maybe (20), len_sized (derived: 20), sized (20).
+        assert_eq!(b.len(), 1 + 20 + 20 + 1 + 20);
+        assert_eq!(b[41], 20);
+        assert_eq!(&b[1..5], &7u32.to_le_bytes());
+        assert_eq!(Boxed::decode(&b).unwrap(), v);
+        let none = Boxed {
+            flags: 0,
+            maybe: None,
+            ..v.clone()
+        };
+        let b = none.encode().unwrap();
+        assert_eq!(Boxed::decode(&b).unwrap(), none);
+        // Serde sees through the box.
+        let json = serde_json::to_value(&none).unwrap();
+        assert_eq!(json["always"]["a"], 7);
+        assert!(std::mem::size_of::<Boxed>() < std::mem::size_of::<Big>() * 2);
+    }
+}

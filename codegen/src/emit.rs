@@ -917,7 +917,11 @@ impl<'s> Emitter<'s> {
             FieldKind::Str { .. } => quote!(::std::string::String),
             FieldKind::User { name, .. } => {
                 let i = type_ident(name);
-                quote!(#i)
+                if f.boxed {
+                    quote!(::std::boxed::Box<#i>)
+                } else {
+                    quote!(#i)
+                }
             }
             FieldKind::Switch { .. } => {
                 let i = Self::switch_enum_name(t, f);
@@ -1555,7 +1559,7 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::User { name, size } => {
                 let ti = type_ident(name);
-                match size {
+                let read = match size {
                     None => quote!(#ti::read_from(__r)),
                     Some(s) => match self.size_value(s, scope, &kp)? {
                         Some(n) => quote! {
@@ -1563,6 +1567,11 @@ impl<'s> Emitter<'s> {
                         },
                         None => quote!(#ti::read_from(__r)),
                     },
+                };
+                if f.boxed {
+                    quote!(#read.map(::std::boxed::Box::new))
+                } else {
+                    read
                 }
             }
             FieldKind::Switch { on, .. } => {

@@ -106,6 +106,9 @@ pub struct Field {
     /// `-sp-sum-of: list.field`: this field equals the sum of `field` over the elements of
     /// `list` (derived on write, checked on read).
     pub sum_of: Option<(String, String, Pos)>,
+    /// `-sp-box: true`: the member is a `Box` of its user type (keeps large, rarely present
+    /// types out of the size of the enclosing struct or switch enum). Bytes are unchanged.
+    pub boxed: bool,
 }
 
 /// How many bytes a sized field takes.

@@ -43,7 +43,7 @@ pub const FIELD_KEYS: &[&str] = &[
     "doc-ref",
 ];
 /// Extension keys allowed in a `seq` entry.
-pub const FIELD_SP_KEYS: &[&str] = &["-sp-units", "-sp-sum-of"];
+pub const FIELD_SP_KEYS: &[&str] = &["-sp-units", "-sp-sum-of", "-sp-box"];
 
 /// KS keys this generator knows but does not support yet, with the hint to give.
 const NOT_YET: &[(&str, &str)] = &[
@@ -663,6 +663,10 @@ impl<'a> Lower<'a> {
             }
             None => None,
         };
+        let boxed = match get("-sp-box") {
+            Some(v) => Some((self.boolean(v, &format!("{fp}.-sp-box"))?, v.pos)),
+            None => None,
+        };
         let cond = match get("if") {
             Some(v) => Some(self.src_expr(v, &format!("{fp}.if"))?),
             None => None,
@@ -933,7 +937,18 @@ impl<'a> Lower<'a> {
                 "number types have their own size; drop `size`",
             );
         }
+        if let Some((true, at)) = boxed {
+            if !matches!(kind, FieldKind::User { .. }) || !matches!(repeat, Repeat::None) {
+                self.err(
+                    at,
+                    &format!("{fp}.-sp-box"),
+                    "`-sp-box` applies only to a single (not repeated) field of a user type",
+                    "drop `-sp-box`, or use it on a field whose `type` names a type from `types`",
+                );
+            }
+        }
         Some(Field {
+            boxed: matches!(boxed, Some((true, _))),
             id,
             doc,
             pos: node.pos,

@@ -678,7 +678,7 @@ impl Recorder {
             Opcode::Snapshot,
             OpBody::OpSnapshot(raw::OpSnapshot {
                 entity_id: id,
-                snapshot: snapshot.clone(),
+                snapshot: Box::new(snapshot.clone()),
             }),
         )
     }
@@ -1459,7 +1459,7 @@ impl<'a> Player<'a> {
                     .entities
                     .get_mut(&s.entity_id)
                     .expect("live")
-                    .snapshot = Some(Arc::new(s.snapshot.clone()));
+                    .snapshot = Some(Arc::from(s.snapshot));
             }
         }
         Ok(())
