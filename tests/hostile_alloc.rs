@@ -66,6 +66,32 @@ const SNAP: Bound = Bound {
     c: 512,
 };
 
+/// RPLY v3: `K = 128`, `C = 4096`.
+///
+/// The worst case is the op stream read by the raw layer (`decode_raw`): an op takes at least
+/// one byte (TICK_NEXT) and becomes a 48-byte `Op` (the SNAPSHOT payload is boxed with
+/// `-sp-box`, so the largest variant is a transform), in a `repeat: eos` list whose count is
+/// not stored and which therefore grows by doubling: every reallocation counts, so the list
+/// allocates up to about 2.6 x 48 = 126 bytes in total per op byte (measured: 125.8 for
+/// 100 000 TICK_NEXT ops). Everything else is smaller per stored byte: a string takes at least
+/// 2 bytes and becomes a 24-byte `Str16` (12); a keyframe 8 bytes, 8; a part at least 53
+/// bytes, 408 (7.7); an effect property 3 bytes, 40 (13.3).
+///
+/// `decode_full` reads the same ops one at a time through the player and keeps only the
+/// state: strings are shared (`Arc<str>`), so a SPAWN (7 bytes) costs one 200-byte
+/// `EntityState` and its share of a B-tree node (about 360 bytes in all), an EVENT (5 bytes)
+/// a 40-byte record, whatever the length of the strings they name; a JSON payload is checked
+/// once per string, without building it; `verify` keeps no keyframe checkpoints. Measured at
+/// most 45.8 bytes per input byte (65 535 spawns sharing one 60 000-byte descriptor).
+///
+/// `C` covers one error value and the player's fixed state; the most measured is 2 258 bytes
+/// (a SNAPSHOT whose length runs past the end of the file).
+const RPLY: Bound = Bound {
+    num: 128,
+    den: 1,
+    c: 4096,
+};
+
 /// The test schema `hostile_u4`: `K = 6`, `C = 512`. An `item` takes at least 4 bytes (its
 /// u4 name length) and becomes a 24-byte `Item` (a `Vec<u8>` of its name) in the `items`
 /// list; names, blob, text, bytes and words take at most one byte of memory per stored byte.
@@ -79,6 +105,7 @@ const HOSTILE_U4: Bound = Bound {
 fn bound(f: &FormatSpec) -> Bound {
     match f.name {
         "snap" => SNAP,
+        "rply" => RPLY,
         other => panic!("format `{other}` has no allocation bound in tests/hostile_alloc.rs"),
     }
 }

@@ -1517,10 +1517,10 @@ impl<'a> Player<'a> {
     }
 }
 
-/// Full check of a replay: raw decode (every op and payload, counts against the file),
-/// then [`Player::verify_all`]. Returns the number of ops.
+/// Full check of a replay: [`Player::open`] (header, counts against the file, string table,
+/// keyframe index) then [`Player::verify_all`], which reads every op and payload through the
+/// generated readers and applies every rule. Returns the number of ops.
 pub fn verify(bytes: &[u8]) -> Result<u64, RplyError> {
-    RplyV3::decode(bytes)?;
     let mut p = Player::open(bytes)?;
     p.verify_all()
 }

@@ -28,12 +28,20 @@ pub struct Plug {
 }
 
 /// Every format's plug.
-pub const PLUGS: &[Plug] = &[Plug {
-    format: "snap",
-    fixture_files: snap::fixture_files,
-    bombs: snap::bombs,
-    prefixes_fail: true,
-}];
+pub const PLUGS: &[Plug] = &[
+    Plug {
+        format: "snap",
+        fixture_files: snap::fixture_files,
+        bombs: snap::bombs,
+        prefixes_fail: true,
+    },
+    Plug {
+        format: "rply",
+        fixture_files: rply::fixture_files,
+        bombs: rply::bombs,
+        prefixes_fail: true,
+    },
+];
 
 /// The plug of `f`. Panics (failing the test) when the format has none.
 pub fn plug(f: &FormatSpec) -> &'static Plug {
@@ -94,6 +102,8 @@ impl Rng {
 }
 
 /// SNAP v1.3.
+pub mod rply;
+
 pub mod snap {
     use super::NamedFile;
     use statepack::formats::snap::{import_clip, DEFAULT_STUDS_PER_METRE, VERSION_HEADER};
