@@ -28,7 +28,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 /// Extra corpus files per format (by `FormatSpec::name`), beyond its `samples()`.
-const EXTRAS: &[(&str, MakeFiles)] = &[("snap", snap_extras)];
+const EXTRAS: &[(&str, MakeFiles)] = &[("snap", snap_extras), ("rply", rply_extras)];
 
 /// Makes corpus files: (name, bytes).
 type MakeFiles = fn() -> Vec<(String, Vec<u8>)>;
@@ -564,6 +564,66 @@ fn corpus(f: &FormatSpec) -> Vec<(String, Vec<u8>)> {
     files.extend(extra);
     files.extend(m);
     files
+}
+
+/// RPLY: the CMU walk as a crowd (4 walkers x 300 ticks, keyframes every 100, with their
+/// rig snapshots), the same with zero thresholds and every tick a keyframe (every transform a
+/// full XFORM), and raw files with special floats in every f32/f64 field the op stream has.
+fn rply_extras() -> Vec<(String, Vec<u8>)> {
+    use statepack::formats::rply_crowd::{record_crowd, CrowdOptions};
+    use statepack_runtime::replay_xform::Thresholds;
+    let mut out = Vec::new();
+    if let Some(path) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
+    {
+        let clip = statepack_runtime::motion::load_motion_file(&path).expect("read the walk");
+        let mut opts = CrowdOptions {
+            characters: 4,
+            ticks: 300,
+            keyframe_every: 100,
+            ..CrowdOptions::default()
+        };
+        let c = record_crowd(&clip, &opts).expect("record the crowd");
+        out.push(("cmu-131-01-walk-4x300".to_owned(), c.bytes));
+        opts.keyframe_every = 1;
+        opts.thresholds = Thresholds {
+            pos_threshold_studs: 0.0,
+            rot_threshold_rad: 0.0,
+        };
+        opts.ticks = 60;
+        let c = record_crowd(&clip, &opts).expect("record the crowd");
+        out.push(("cmu-131-01-walk-4x60-all-full".to_owned(), c.bytes));
+    }
+    // Special floats: XFORM positions, PROP numbers and vectors, the header's start time.
+    let specials = [
+        0x8000_0000u32,
+        0x0000_0001,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_1234,
+        0x7f80_0001,
+    ];
+    let mut ops = vec![1u8, 1, 0, 1, 0, 0, 0];
+    for w in specials.windows(3) {
+        ops.extend_from_slice(&[3, 1, 0, 1]);
+        for &bits in w {
+            ops.extend_from_slice(&bits.to_le_bytes());
+        }
+        ops.extend_from_slice(&[4, 1, 0, 1, 0, 1]);
+        ops.extend_from_slice(&(u64::from(w[0]) << 32 | 0x7ff0_0000_0000_0001).to_le_bytes());
+        ops.extend_from_slice(&[4, 1, 0, 1, 0, 4]);
+        for &bits in w {
+            ops.extend_from_slice(&bits.to_le_bytes());
+        }
+    }
+    let mut b = b"RPLY".to_vec();
+    b.extend_from_slice(&[3, 15, 0, 0, 0, 0]);
+    b.extend_from_slice(&f64::NAN.to_le_bytes());
+    b.extend_from_slice(&[0, 0, 0, 0, 1, 0, 0, 0]);
+    b.extend_from_slice(&(ops.len() as u32).to_le_bytes());
+    b.extend_from_slice(&[1, 0, b'x']);
+    b.extend_from_slice(&ops);
+    out.push(("special-floats".to_owned(), b));
+    out
 }
 
 /// SNAP: the CMU walk imported by the writers (first 240 frames, every joint), a file of
