@@ -62,24 +62,46 @@ pub struct Crowd {
     pub stats: RecorderStats,
 }
 
-/// Root world transform of `clip` at time `t_s` (looped with horizontal travel carried
-/// over), in studs.
-pub fn root_at(clip: &Clip, t_s: f64, studs_per_metre: f64) -> (DVec3, DQuat) {
-    let n = clip.frames.len().max(1);
-    let frame_f = (t_s / clip.frame_time_s).round().max(0.0) as usize;
-    let (cycle, frame) = (frame_f / n, frame_f % n);
-    let root = |f: usize| forward_kinematics(&clip.skeleton, &clip.frames[f])[0];
-    let w = root(frame.min(clip.frames.len().saturating_sub(1)));
-    let travel = if n > 1 {
-        let d = root(n - 1).position - root(0).position;
-        DVec3::new(d.x, 0.0, d.z)
-    } else {
-        DVec3::ZERO
-    };
-    (
-        (w.position + travel * cycle as f64) * studs_per_metre,
-        w.rotation,
-    )
+/// The root joint's world transform per frame of a clip, for sampling it looped.
+#[derive(Debug, Clone)]
+pub struct RootTrack {
+    frames: Vec<(DVec3, DQuat)>,
+    frame_time_s: f64,
+    travel: DVec3,
+}
+
+impl RootTrack {
+    /// Forward kinematics of the root joint (bone 0) at every frame.
+    pub fn new(clip: &Clip) -> Self {
+        let frames: Vec<(DVec3, DQuat)> = (0..clip.frames.len())
+            .map(|f| {
+                let w = forward_kinematics(&clip.skeleton, &clip.frames[f])[0];
+                (w.position, w.rotation)
+            })
+            .collect();
+        let travel = match (frames.first(), frames.last()) {
+            (Some(a), Some(b)) if frames.len() > 1 => DVec3::new(b.0.x - a.0.x, 0.0, b.0.z - a.0.z),
+            _ => DVec3::ZERO,
+        };
+        Self {
+            frames,
+            frame_time_s: clip.frame_time_s,
+            travel,
+        }
+    }
+
+    /// Root transform at `t_s` seconds (nearest frame; looped with the horizontal travel of
+    /// each cycle carried over), position scaled by `studs_per_metre`.
+    pub fn at(&self, t_s: f64, studs_per_metre: f64) -> (DVec3, DQuat) {
+        let n = self.frames.len();
+        if n == 0 {
+            return (DVec3::ZERO, DQuat::IDENTITY);
+        }
+        let frame_f = (t_s / self.frame_time_s).round().max(0.0) as usize;
+        let (cycle, frame) = (frame_f / n, frame_f % n);
+        let (p, q) = self.frames[frame];
+        ((p + self.travel * cycle as f64) * studs_per_metre, q)
+    }
 }
 
 /// The rig snapshot of a clip's skeleton (rest pose) for character `name`.
@@ -133,6 +155,7 @@ pub fn record_crowd(clip: &Clip, opts: &CrowdOptions) -> Result<Crowd, RplyError
         thresholds: opts.thresholds,
     });
     let clip_s = clip.frames.len() as f64 * clip.frame_time_s;
+    let track = RootTrack::new(clip);
     let mut ids = Vec::with_capacity(opts.characters);
     for c in 0..opts.characters {
         let id = rec.spawn(&format!("char:{}", 1000 + c), None)?;
@@ -149,7 +172,7 @@ pub fn record_crowd(clip: &Clip, opts: &CrowdOptions) -> Result<Crowd, RplyError
         let mut row = Vec::with_capacity(ids.len());
         for (c, &id) in ids.iter().enumerate() {
             let phase = clip_s * c as f64 / opts.characters.max(1) as f64;
-            let (p, q) = root_at(clip, f64::from(t) * dt + phase, opts.studs_per_metre);
+            let (p, q) = track.at(f64::from(t) * dt + phase, opts.studs_per_metre);
             let p = p + DVec3::new(c as f64 * opts.spacing_studs, 0.0, 0.0);
             rec.transform(id, p, q)?;
             row.push((p, q));

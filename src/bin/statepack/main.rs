@@ -9,6 +9,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod rply;
+
 #[derive(Parser)]
 #[command(
     name = "statepack",
@@ -25,12 +27,15 @@ struct Cli {
 enum Format {
     /// SNAP v1.3 snapshot recordings (schema/snap_v1_3.ksy).
     Snap,
+    /// RPLY v3 op-stream replays (schema/rply_v3.ksy).
+    Rply,
 }
 
 impl Format {
     fn spec(self) -> &'static FormatSpec {
         match self {
             Format::Snap => &snap::FORMAT,
+            Format::Rply => &formats::rply::FORMAT,
         }
     }
 }
@@ -91,24 +96,57 @@ enum Cmd {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Compare a recording file with the motion it was made from: worst errors per recording.
+    /// Check a file. SNAP: compare with the motion it was made from (worst errors per
+    /// recording). RPLY: every rule of the player, raw round trip, seeks equal to playing.
     Verify {
         /// The recording file.
         file: PathBuf,
-        /// The motion file it was imported from.
+        /// The motion file it was imported from (SNAP only).
         #[arg(long)]
-        against: PathBuf,
+        against: Option<PathBuf>,
         /// Studs per metre used at import (must be the same value).
         #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE)]
         studs_per_metre: f64,
     },
-    /// Print the decoded state at a time as JSON (SNAP: milliseconds from the start).
+    /// Print the decoded state at a time as JSON (SNAP: milliseconds from the start; RPLY:
+    /// a tick, the player's state there).
     Sample {
         /// The file.
         file: PathBuf,
-        /// The time, in the format's unit (SNAP: ms).
+        /// The time, in the format's unit (SNAP: ms, RPLY: tick).
         #[arg(long)]
         at: f64,
+    },
+    /// Record a crowd of walkers as an RPLY v3 replay and report size, error, playback and
+    /// seek figures (docs/formats/rply.md).
+    RplyCrowd {
+        /// Motion file (.bvh or study .json); default: the CMU walk fixture.
+        #[arg(long)]
+        motion: Option<PathBuf>,
+        /// Characters.
+        #[arg(long, default_value_t = 20)]
+        characters: usize,
+        /// Seconds recorded.
+        #[arg(long, default_value_t = 600.0)]
+        seconds: f64,
+        /// Ticks per second.
+        #[arg(long, default_value_t = 15)]
+        tick_rate: u8,
+        /// Keyframe interval in ticks.
+        #[arg(long, default_value_t = formats::rply::DEFAULT_KEYFRAME_EVERY)]
+        keyframe_every: u32,
+        /// Position threshold in studs.
+        #[arg(long, default_value_t = 0.05)]
+        pos_threshold: f64,
+        /// Rotation threshold in degrees.
+        #[arg(long, default_value_t = 0.5)]
+        rot_threshold_deg: f64,
+        /// Random seeks timed.
+        #[arg(long, default_value_t = 200)]
+        seeks: usize,
+        /// Also write the replay here.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -125,7 +163,7 @@ fn detect(bytes: &[u8], path: &Path) -> Result<&'static FormatSpec> {
     })
 }
 
-/// `verify` and `sample` know SNAP's timeline; other formats add theirs here.
+/// `verify` and `sample` know SNAP's and RPLY's timelines; other formats add theirs here.
 fn require_snap(fmt: &FormatSpec) -> Result<()> {
     if fmt.name != snap::FORMAT.name {
         bail!("this command does not support {} files yet", fmt.title);
@@ -181,6 +219,12 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
+        Cmd::Import {
+            format: Format::Rply,
+            motion,
+            output,
+            studs_per_metre,
+        } => rply::import(&load_motion(&motion)?, &output, studs_per_metre),
         Cmd::Inspect { file, max_items } => {
             let bytes = read_file(&file)?;
             let fmt = detect(&bytes, &file)?;
@@ -247,7 +291,17 @@ fn run(cli: Cli) -> Result<()> {
             studs_per_metre,
         } => {
             let bytes = read_file(&file)?;
-            require_snap(detect(&bytes, &file)?)?;
+            let fmt = detect(&bytes, &file)?;
+            if fmt.name == formats::rply::FORMAT.name {
+                if against.is_some() {
+                    bail!("RPLY verify checks the file itself; --against applies to SNAP");
+                }
+                return rply::verify(&bytes, &file.display().to_string());
+            }
+            require_snap(fmt)?;
+            let Some(against) = against else {
+                bail!("SNAP verify needs --against <motion file>");
+            };
             let decoded =
                 snap::read(&bytes).with_context(|| format!("cannot decode {}", file.display()))?;
             let clip = load_motion(&against)?;
@@ -277,7 +331,11 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Sample { file, at } => {
             let bytes = read_file(&file)?;
-            require_snap(detect(&bytes, &file)?)?;
+            let fmt = detect(&bytes, &file)?;
+            if fmt.name == formats::rply::FORMAT.name {
+                return rply::sample(&bytes, at);
+            }
+            require_snap(fmt)?;
             let decoded =
                 snap::read(&bytes).with_context(|| format!("cannot decode {}", file.display()))?;
             let states: Vec<serde_json::Value> = decoded
@@ -294,6 +352,42 @@ fn run(cli: Cli) -> Result<()> {
                 .collect();
             println!("{}", serde_json::to_string_pretty(&states)?);
             Ok(())
+        }
+        Cmd::RplyCrowd {
+            motion,
+            characters,
+            seconds,
+            tick_rate,
+            keyframe_every,
+            pos_threshold,
+            rot_threshold_deg,
+            seeks,
+            out,
+        } => {
+            let path = match motion {
+                Some(p) => p,
+                None => statepack::runtime::fixtures::fixture_path("motion/cmu-131-01-walk.bvh")
+                    .map_err(|e| anyhow::anyhow!("{e}"))?,
+            };
+            let clip = load_motion(&path)?;
+            let opts = formats::rply_crowd::CrowdOptions {
+                characters,
+                ticks: (seconds * f64::from(tick_rate)).round() as u32,
+                tick_rate,
+                keyframe_every,
+                thresholds: statepack::runtime::replay_xform::Thresholds {
+                    pos_threshold_studs: pos_threshold,
+                    rot_threshold_rad: rot_threshold_deg.to_radians(),
+                },
+                ..Default::default()
+            };
+            rply::crowd_report(
+                &clip,
+                &path.display().to_string(),
+                opts,
+                seeks.max(1),
+                out.as_deref(),
+            )
         }
     }
 }
@@ -425,7 +519,11 @@ fn demo(input: Option<&Path>, studs_per_metre: f64, out: Option<&Path>) -> Resul
         enc_s * 1e3,
         dec_s * 1e3
     );
+    rply::demo_row(&clip, studs_per_metre)?;
     println!();
+    println!(
+        "RPLY row: the same clip as 20 walkers for 60 s at 15 Hz; a frame is one entity-tick, all-absolute is every transform a full XFORM, delta frames are XFORM_D ops among the transforms given, encode is recording and decode is playing every tick (docs/formats/rply.md)"
+    );
     println!(
         "frames: {} ({} absolute, of which {} forced by large motion; {} delta)",
         stats.frames, stats.absolute, stats.forced_absolute, stats.delta
