@@ -33,6 +33,10 @@ pub struct CrowdOptions {
     pub keyframe_every: u32,
     /// Delta thresholds.
     pub thresholds: Thresholds,
+    /// Record an upright root (as a character's HumanoidRootPart is): the clip root's
+    /// position with a rotation about world up only, facing the direction the clip travels
+    /// over one cycle. When false, the clip root's full rotation (hips, with their sway).
+    pub upright_root: bool,
 }
 
 impl Default for CrowdOptions {
@@ -45,6 +49,7 @@ impl Default for CrowdOptions {
             studs_per_metre: 1.0 / 0.28,
             keyframe_every: super::rply::DEFAULT_KEYFRAME_EVERY,
             thresholds: Thresholds::default(),
+            upright_root: false,
         }
     }
 }
@@ -88,6 +93,16 @@ impl RootTrack {
             frame_time_s: clip.frame_time_s,
             travel,
         }
+    }
+
+    /// The rotation about world up facing the clip's travel over one cycle (identity when
+    /// it does not travel). Facing is −Z, as for a CFrame's LookVector.
+    pub fn heading(&self) -> DQuat {
+        let d = self.travel;
+        if d.length() < 1e-9 {
+            return DQuat::IDENTITY;
+        }
+        DQuat::from_rotation_y((-d.x).atan2(-d.z))
     }
 
     /// Root transform at `t_s` seconds (nearest frame; looped with the horizontal travel of
@@ -156,6 +171,7 @@ pub fn record_crowd(clip: &Clip, opts: &CrowdOptions) -> Result<Crowd, RplyError
     });
     let clip_s = clip.frames.len() as f64 * clip.frame_time_s;
     let track = RootTrack::new(clip);
+    let heading = track.heading();
     let mut ids = Vec::with_capacity(opts.characters);
     for c in 0..opts.characters {
         let id = rec.spawn(&format!("char:{}", 1000 + c), None)?;
@@ -173,6 +189,7 @@ pub fn record_crowd(clip: &Clip, opts: &CrowdOptions) -> Result<Crowd, RplyError
         for (c, &id) in ids.iter().enumerate() {
             let phase = clip_s * c as f64 / opts.characters.max(1) as f64;
             let (p, q) = track.at(f64::from(t) * dt + phase, opts.studs_per_metre);
+            let q = if opts.upright_root { heading } else { q };
             let p = p + DVec3::new(c as f64 * opts.spacing_studs, 0.0, 0.0);
             rec.transform(id, p, q)?;
             row.push((p, q));

@@ -144,6 +144,10 @@ enum Cmd {
         /// Random seeks timed.
         #[arg(long, default_value_t = 200)]
         seeks: usize,
+        /// Record an upright root (HumanoidRootPart-like: heading only) instead of the
+        /// clip root's full rotation.
+        #[arg(long)]
+        upright_root: bool,
         /// Also write the replay here.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -362,6 +366,7 @@ fn run(cli: Cli) -> Result<()> {
             pos_threshold,
             rot_threshold_deg,
             seeks,
+            upright_root,
             out,
         } => {
             let path = match motion {
@@ -379,6 +384,7 @@ fn run(cli: Cli) -> Result<()> {
                     pos_threshold_studs: pos_threshold,
                     rot_threshold_rad: rot_threshold_deg.to_radians(),
                 },
+                upright_root,
                 ..Default::default()
             };
             rply::crowd_report(

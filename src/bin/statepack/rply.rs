@@ -168,13 +168,14 @@ pub fn crowd_report(
         clip.duration_s()
     );
     println!(
-        "crowd: {} characters x {} ticks at {} Hz ({:.0} s), {} studs apart, keyframe every {} ticks",
+        "crowd: {} characters x {} ticks at {} Hz ({:.0} s), {} studs apart, keyframe every {} ticks, root rotation: {}",
         opts.characters,
         opts.ticks,
         opts.tick_rate,
         f64::from(opts.ticks) / f64::from(opts.tick_rate),
         opts.spacing_studs,
-        opts.keyframe_every
+        opts.keyframe_every,
+        if opts.upright_root { "upright (heading only)" } else { "the clip root's full rotation" }
     );
     let t0 = Instant::now();
     let crowd = record_crowd(clip, &opts)?;
