@@ -915,6 +915,7 @@ pub struct Player<'a> {
     state: State,
     checkpoints: HashMap<usize, Checkpoint>,
     checkpoint_cost: usize,
+    skip_xforms: bool,
     ops_applied: u64,
     strict: bool,
     last_full: HashMap<u16, u32>,
@@ -1050,6 +1051,7 @@ impl<'a> Player<'a> {
             state: State::default(),
             checkpoints: HashMap::new(),
             checkpoint_cost: 0,
+            skip_xforms: false,
             ops_applied: 0,
             strict: false,
             last_full: HashMap::new(),
@@ -1195,7 +1197,11 @@ impl<'a> Player<'a> {
     fn build_checkpoint(&mut self, m: usize, store: bool) -> Result<(), RplyError> {
         let kf = self.keyframes[m].clone();
         if kf.tick > 0 {
-            self.play_to(kf.tick - 1)?;
+            // The saved state drops transforms, so they are skipped, not reconstructed.
+            self.skip_xforms = !self.strict;
+            let r = self.play_to(kf.tick - 1);
+            self.skip_xforms = false;
+            r?;
         }
         let expected = self.op_start + kf.offset as usize;
         if self.cursor != expected {
@@ -1250,6 +1256,13 @@ impl<'a> Player<'a> {
                     break;
                 }
             }
+            if self.skip_xforms && (opcode == 3 || opcode == 11) {
+                if let Some(len) = self.skippable_xform(at, opcode) {
+                    r.take(len)?;
+                    self.ops_applied += 1;
+                    continue;
+                }
+            }
             let op = Op::read_from(&mut r).map_err(|e| e.in_field("ops"))?;
             self.apply(op, at)?;
             self.ops_applied += 1;
@@ -1261,6 +1274,42 @@ impl<'a> Player<'a> {
         self.state.recent_events.retain(|e| e.tick >= min_tick);
         self.state.recent_custom.retain(|c| c.tick >= min_tick);
         Ok(())
+    }
+
+    /// The length of the XFORM or XFORM_D at `at` when it is well formed, lies inside the
+    /// op stream and names a live entity; `None` sends it through the full reader, which
+    /// reports what is wrong. Used while building keyframe states, whose transforms are
+    /// dropped (the keyframe's own full XFORMs set them).
+    fn skippable_xform(&self, at: usize, opcode: u8) -> Option<usize> {
+        let b = &self.bytes[..self.op_end];
+        let (id, head, len) = if opcode == 3 {
+            let m = *b.get(at + 3)?;
+            if m & 0xf8 != 0 || m & 6 == 6 {
+                return None;
+            }
+            let id = u16::from_le_bytes([*b.get(at + 1)?, *b.get(at + 2)?]);
+            let len =
+                12 * usize::from(m & 1) + 6 * usize::from(m >> 1 & 1) + 2 * usize::from(m >> 2 & 1);
+            (id, 4, len)
+        } else {
+            let first = *b.get(at + 1)?;
+            let (id, head) = if first == 255 {
+                (u16::from_le_bytes([*b.get(at + 2)?, *b.get(at + 3)?]), 5)
+            } else {
+                (u16::from(first), 3)
+            };
+            let m = *b.get(at + head - 1)?;
+            if m & 0xf0 != 0 || m & 3 == 3 || m & 12 == 12 {
+                return None;
+            }
+            let len = 3 * usize::from(m & 1)
+                + 6 * usize::from(m >> 1 & 1)
+                + usize::from(m >> 2 & 1)
+                + 3 * usize::from(m >> 3 & 1);
+            (id, head, len)
+        };
+        let total = head + len;
+        (at + total <= b.len() && self.state.entities.contains_key(&id)).then_some(total)
     }
 
     fn apply(&mut self, op: Op, at: usize) -> Result<(), RplyError> {
