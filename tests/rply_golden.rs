@@ -385,3 +385,67 @@ fn chunked_storage_round_trip() {
         3 * 1024 * 1024
     );
 }
+
+#[test]
+fn effect_property_lists() {
+    use raw::EffectClass as C;
+    assert_eq!(rply::effect_property_name(C::Sound, 9), Some("RollOffMode"));
+    assert_eq!(
+        rply::effect_property_name(C::Attachment, 1),
+        Some("Position")
+    );
+    assert_eq!(
+        rply::effect_property_name(C::ParticleEmitter, 31),
+        Some("FlipbookStartRandom")
+    );
+    assert_eq!(rply::effect_property_name(C::SurfaceLight, 7), Some("Face"));
+    assert_eq!(rply::effect_property_name(C::Beam, 0), None);
+    assert_eq!(rply::effect_property_name(C::Sparkles, 4), None);
+    let lens: Vec<usize> = rply::EFFECT_PROPERTIES.iter().map(|l| l.len()).collect();
+    assert_eq!(lens, [2, 9, 31, 19, 16, 6, 6, 3, 5, 7, 7]);
+}
+
+/// Masks the reference player would read ambiguously are refused by the raw layer: XFORM
+/// with both rotations (2 and 4), XFORM_D with both position sizes (1 and 2) or both
+/// rotation kinds (4 and 8), and unknown bits.
+#[test]
+fn ambiguous_masks_are_refused() {
+    let good = tiny();
+    // The XFORM of tick 1 starts at op offset 8: opcode, id (2), mask.
+    let xform_mask = 30 + 12 + 8 + 8 + 3;
+    assert_eq!(good[xform_mask], 5);
+    for m in [6u8, 7, 8, 0x85] {
+        let mut b = good.clone();
+        b[xform_mask] = m;
+        let e = RplyV3::decode(&b).unwrap_err().to_string();
+        assert!(e.contains("mask") && e.contains("not valid"), "{m}: {e}");
+    }
+    let delta_mask = 30 + 12 + 8 + 7 + 1 + 18 + 1 + 2;
+    assert_eq!(good[delta_mask], 1);
+    for m in [3u8, 12, 16] {
+        let mut b = good.clone();
+        b[delta_mask] = m;
+        let e = RplyV3::decode(&b).unwrap_err().to_string();
+        assert!(e.contains("mask") && e.contains("not valid"), "{m}: {e}");
+    }
+}
+
+/// Where the reference implementation wraps a u16 silently, the recorder refuses.
+#[test]
+fn u16_limits_are_errors() {
+    let mut rec = Recorder::new(RecorderOptions::default());
+    for _ in 0..65_535 {
+        rec.spawn("part:Ball", None).unwrap();
+    }
+    let e = rec.spawn("part:Ball", None).unwrap_err().to_string();
+    assert!(e.contains("entity ids exhausted"), "{e}");
+    let mut rec = Recorder::new(RecorderOptions {
+        keyframe_every: 1,
+        ..RecorderOptions::default()
+    });
+    for _ in 0..65_536 {
+        rec.begin_tick().unwrap();
+    }
+    let e = rec.finish().unwrap_err().to_string();
+    assert!(e.contains("65536 keyframes"), "{e}");
+}

@@ -51,6 +51,140 @@ pub const DEFAULT_KEYFRAME_EVERY: u32 = 300;
 /// Most strings a table can hold (ids are u16, 0 means none).
 pub const MAX_STRINGS: usize = 65_535;
 
+/// Each effect class's property list (classes 1..=11 in `schema/rply_v3.ksy`'s
+/// `effect_class` order); an effect property's `prop_index` is 1-based into its class's list.
+/// This is the reference implementation's list, which the spec names but does not give
+/// (docs/formats/rply.md, "SNAPSHOT blocks this project defines").
+pub const EFFECT_PROPERTIES: [&[&str]; 11] = [
+    &["Position", "Orientation"],
+    &[
+        "SoundId",
+        "Volume",
+        "PlaybackSpeed",
+        "Looped",
+        "Playing",
+        "TimePosition",
+        "RollOffMinDistance",
+        "RollOffMaxDistance",
+        "RollOffMode",
+    ],
+    &[
+        "Texture",
+        "Enabled",
+        "Rate",
+        "Lifetime",
+        "Speed",
+        "Size",
+        "Transparency",
+        "Color",
+        "Squash",
+        "LightEmission",
+        "LightInfluence",
+        "Rotation",
+        "RotSpeed",
+        "SpreadAngle",
+        "Acceleration",
+        "Drag",
+        "EmissionDirection",
+        "Orientation",
+        "Shape",
+        "ShapeStyle",
+        "ShapeInOut",
+        "ShapePartial",
+        "ZOffset",
+        "Brightness",
+        "LockedToPart",
+        "VelocityInheritance",
+        "TimeScale",
+        "FlipbookLayout",
+        "FlipbookMode",
+        "FlipbookFramerate",
+        "FlipbookStartRandom",
+    ],
+    &[
+        "Attachment0",
+        "Attachment1",
+        "Texture",
+        "TextureLength",
+        "TextureMode",
+        "TextureSpeed",
+        "Color",
+        "Transparency",
+        "Width0",
+        "Width1",
+        "CurveSize0",
+        "CurveSize1",
+        "Segments",
+        "LightEmission",
+        "LightInfluence",
+        "FaceCamera",
+        "ZOffset",
+        "Enabled",
+        "Brightness",
+    ],
+    &[
+        "Attachment0",
+        "Attachment1",
+        "Texture",
+        "TextureLength",
+        "TextureMode",
+        "Color",
+        "Transparency",
+        "Lifetime",
+        "MinLength",
+        "MaxLength",
+        "WidthScale",
+        "LightEmission",
+        "LightInfluence",
+        "FaceCamera",
+        "Enabled",
+        "Brightness",
+    ],
+    &[
+        "Enabled",
+        "Size",
+        "Heat",
+        "Color",
+        "SecondaryColor",
+        "TimeScale",
+    ],
+    &[
+        "Enabled",
+        "Size",
+        "Opacity",
+        "RiseVelocity",
+        "Color",
+        "TimeScale",
+    ],
+    &["Enabled", "SparkleColor", "TimeScale"],
+    &["Enabled", "Brightness", "Color", "Range", "Shadows"],
+    &[
+        "Enabled",
+        "Brightness",
+        "Color",
+        "Range",
+        "Shadows",
+        "Angle",
+        "Face",
+    ],
+    &[
+        "Enabled",
+        "Brightness",
+        "Color",
+        "Range",
+        "Shadows",
+        "Angle",
+        "Face",
+    ],
+];
+
+/// The name of property `prop_index` (1-based) of an effect class, or `None` when the index
+/// is outside the class's list (such a property is kept as stored and ignored on rebuild).
+pub fn effect_property_name(class: raw::EffectClass, prop_index: u8) -> Option<&'static str> {
+    let list = EFFECT_PROPERTIES[class.to_i() as usize - 1];
+    list.get(usize::from(prop_index).checked_sub(1)?).copied()
+}
+
 /// Errors of the RPLY semantic layer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RplyError {
