@@ -78,6 +78,13 @@ fn assert_demo_table(out: &str) {
     let bytes: usize = cells[1].parse().unwrap();
     assert!(bytes > 9, "{row}");
     assert!(out.contains("verified:"), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("| RPLY v3"))
+        .unwrap_or_else(|| panic!("no RPLY row:\n{out}"));
+    let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+    assert_eq!(cells.len(), 9, "{row}");
+    assert!(cells[1].parse::<usize>().unwrap() > 30, "{row}");
 }
 
 #[test]
@@ -369,4 +376,66 @@ fn encode_refuses_a_delta_first_frame() {
         !dir.path("bad.snap").exists(),
         "an invalid file was written"
     );
+}
+
+/// RPLY v3 through the CLI: import, inspect, decode/encode byte-identical, verify, sample.
+#[test]
+fn rply_import_inspect_decode_encode_verify_sample() {
+    let Some(bvh) = statepack_runtime::fixtures::fixture_for_test(BVH) else {
+        return;
+    };
+    let bvh = bvh.to_str().unwrap();
+    let dir = TempDir::new("rply");
+    let out = ok(&dir.0, &["import", "--format", "rply", bvh, "-o", "x.rply"]);
+    assert!(out.contains("1 entity, 124 ticks at 15 Hz"), "{out}");
+    let x = std::fs::read(dir.path("x.rply")).unwrap();
+    assert_eq!(&x[..5], b"RPLY\x03");
+    let out = ok(&dir.0, &["inspect", "x.rply"]);
+    assert!(
+        out.contains("RPLY v3") && out.contains("opcode = snapshot (14)"),
+        "{out}"
+    );
+    let json = ok(&dir.0, &["decode", "x.rply"]);
+    std::fs::write(dir.path("x.json"), &json).unwrap();
+    ok(
+        &dir.0,
+        &["encode", "--format", "rply", "x.json", "-o", "y.rply"],
+    );
+    assert!(
+        x == std::fs::read(dir.path("y.rply")).unwrap(),
+        "y.rply differs from x.rply"
+    );
+    let out = ok(&dir.0, &["verify", "x.rply"]);
+    assert!(
+        out.contains("valid RPLY v3: 124 ticks") && out.contains("raw round trip identical"),
+        "{out}"
+    );
+    let out = ok(&dir.0, &["sample", "x.rply", "--at", "30"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["tick"], 30);
+    assert_eq!(v["entities"][0]["descriptor"], "char:1000");
+    assert_eq!(v["entities"][0]["snapshot"]["parts"], 31);
+    assert!(v["entities"][0]["position_studs"][0].is_number());
+    // Refusals: a fractional tick, a tick past the end, a damaged file, --against.
+    assert!(!run(&dir.0, &["sample", "x.rply", "--at", "1.5"])
+        .status
+        .success());
+    let o = run(&dir.0, &["sample", "x.rply", "--at", "999"]);
+    assert!(
+        stderr(&o).contains("past the replay's last tick 124"),
+        "{}",
+        stderr(&o)
+    );
+    let mut bad = x.clone();
+    bad[4] = 2;
+    std::fs::write(dir.path("bad.rply"), &bad).unwrap();
+    let o = run(&dir.0, &["verify", "bad.rply"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("version 2"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!run(&dir.0, &["verify", "x.rply", "--against", bvh])
+        .status
+        .success());
 }
