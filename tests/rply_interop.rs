@@ -478,7 +478,10 @@ fn fb_character_snapshot() -> Vec<u8> {
 /// A replay shaped as the reference writes it: a character with a tool, 258 debris parts
 /// (ids past 254 use the wide compact id), 620 ticks with keyframes at 1, 301 and 601, an
 /// idle gap, events, a custom channel, properties of every kind and animations.
-fn fb_replay() -> (Vec<u8>, Vec<Vec<(u16, DVec3, DQuat)>>) {
+/// Per tick, the (entity, position, rotation) given to the recorder.
+type Source = Vec<Vec<(u16, DVec3, DQuat)>>;
+
+fn fb_replay() -> (Vec<u8>, Source) {
     let mut r = FbRecorder::new();
     let ch = r.spawn("char:1001", 0, Some(fb_character_snapshot()));
     r.prop_number(ch, "Humanoid/Health", 100.0);

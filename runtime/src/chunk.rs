@@ -79,6 +79,9 @@ pub fn crc32(bytes: &[u8]) -> u32 {
     c ^ 0xFFFF_FFFF
 }
 
+/// Chunks as (key, bytes), in order.
+pub type Chunks = Vec<(String, Vec<u8>)>;
+
 /// The key of chunk `i` (1-based) of `key`: `<key>/<i>`.
 pub fn chunk_key(key: &str, i: usize) -> String {
     format!("{key}/{i}")
@@ -95,7 +98,7 @@ pub fn split(
     key: &str,
     blob: &[u8],
     chunk_bytes: usize,
-) -> Result<(Vec<(String, Vec<u8>)>, ChunkMeta), ChunkError> {
+) -> Result<(Chunks, ChunkMeta), ChunkError> {
     if chunk_bytes == 0 {
         return Err(ChunkError::ZeroChunkSize);
     }

@@ -1716,7 +1716,7 @@ pub fn save_chunks(
     key: &str,
     replay: &[u8],
     chunk_bytes: usize,
-) -> Result<(Vec<(String, Vec<u8>)>, serde_json::Value), RplyError> {
+) -> Result<(chunk::Chunks, serde_json::Value), RplyError> {
     let p = Player::open(replay)?;
     let h = *p.header();
     let (chunks, meta) = chunk::split(key, replay, chunk_bytes)?;
