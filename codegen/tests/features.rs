@@ -668,3 +668,39 @@ fn generation_is_deterministic() {
         assert_eq!(generate(name, text).0, generate(name, text).0, "{name}");
     }
 }
+
+const BOXED: &str = r#"
+meta:
+  id: boxed
+  endian: le
+seq:
+  - id: flags
+    type: u1
+  - id: always
+    type: big
+    -sp-box: true
+  - id: maybe
+    type: big
+    if: flags != 0
+    -sp-box: true
+  - id: plain
+    type: big
+types:
+  big:
+    seq:
+      - id: a
+        type: u4
+"#;
+
+#[test]
+fn sp_box_boxes_the_member_only() {
+    let (code, f) = generate("boxed", BOXED);
+    let m = members(&f, "Boxed");
+    assert_eq!(m[1].1, "::std::boxed::Box<Big>");
+    assert_eq!(m[2].1, "::std::option::Option<::std::boxed::Box<Big>>");
+    assert_eq!(m[3].1, "Big");
+    assert!(
+        compact(&code).contains("Big::read_from(__r).map(::std::boxed::Box::new)"),
+        "{code}"
+    );
+}

@@ -110,6 +110,7 @@ const VALUES: &[&str] = &[
     "[0x53, 300]",
     "-sp-sum-of",
     "frames.kind",
+    "-sp-box",
 ];
 
 /// Whole lines worth inserting somewhere.
@@ -128,6 +129,7 @@ const LINES: &[&str] = &[
     "    encoding: ASCII",
     "    -sp-sum-of: recordings.len_map_name",
     "    -sp-units: ms",
+    "    -sp-box: true",
     "    -sp-other: 1",
     "    instances: {}",
     "    process: zlib",
