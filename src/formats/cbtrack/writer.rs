@@ -545,9 +545,10 @@ fn clip<T>(v: &[T], frame: impl Fn(&T) -> u32, start: u32, end: u32) -> std::ops
     lo..hi.max(lo)
 }
 
-/// Drops the middle of every three keys in a row with the same value.
+/// Drops the middle of every three keys in a row with the same value, and a last key equal to
+/// the one before it.
 fn drop_middle_equal<K: Clone>(keys: &mut Vec<K>, same: impl Fn(&K, &K) -> bool) {
-    if keys.len() < 3 {
+    if keys.len() < 2 {
         return;
     }
     let mut out: Vec<K> = Vec::with_capacity(keys.len());
@@ -558,6 +559,11 @@ fn drop_middle_equal<K: Clone>(keys: &mut Vec<K>, same: impl Fn(&K, &K) -> bool)
         } else {
             out.push(k.clone());
         }
+    }
+    // A last key equal to the one before adds nothing: a reader holds the value after it.
+    let n = out.len();
+    if n >= 2 && same(&out[n - 1], &out[n - 2]) {
+        out.pop();
     }
     *keys = out;
 }
