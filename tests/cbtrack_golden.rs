@@ -89,7 +89,10 @@ fn example_reads_back_the_spec_values() {
     let step = 1.0 / 8.0;
     let k0 = u.transforms[0];
     assert_eq!(k0.pos.map(|v| v as f64 * step), [724.0, 220.5, 800.0]);
-    assert_eq!(smallest3::front(cbtrack::key_rotation(&k0, 12)).to_array(), [0.0, 0.0, 1.0]);
+    assert_eq!(
+        smallest3::front(cbtrack::key_rotation(&k0, 12)).to_array(),
+        [0.0, 0.0, 1.0]
+    );
     let k2 = u.transforms[2];
     assert_eq!(k2.offset, 420);
     assert_eq!(k2.pos.map(|v| v as f64 * step), [784.0, 221.25, 800.0]);

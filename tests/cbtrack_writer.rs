@@ -22,7 +22,9 @@ fn small_match_writes_reads_and_is_within_tolerance() {
     assert!(v.worst_unit <= 0.5, "{v:?}");
     assert!(v.worst_piece <= 0.5, "{v:?}");
     assert!(v.worst_projectile <= 0.5, "{v:?}");
-    assert!(st.transform_keys > 0 && st.pose_keys > 0 && st.projectile_keys > 0 && st.team_keys > 0);
+    assert!(
+        st.transform_keys > 0 && st.pose_keys > 0 && st.projectile_keys > 0 && st.team_keys > 0
+    );
     assert!(st.terrain_rows > 0);
     let t = Track::open(&bytes).unwrap();
     assert_eq!(t.num_windows(), 3);
@@ -30,7 +32,11 @@ fn small_match_writes_reads_and_is_within_tolerance() {
     for k in 0..t.num_windows() {
         let w = t.window(k).unwrap();
         for u in &w.units {
-            assert_eq!(u.transforms[0].offset, u.first as u32, "window {k} unit {}", u.serial);
+            assert_eq!(
+                u.transforms[0].offset, u.first as u32,
+                "window {k} unit {}",
+                u.serial
+            );
             assert!(!u.status.is_empty());
             for p in &u.poses {
                 for a in 0..3 {
@@ -72,12 +78,19 @@ fn player_seeks_reading_only_terrain_chunks_in_between() {
     let mut p = Player::new(&bytes).unwrap();
     let start = p.sample(0.0).unwrap();
     let end = p.sample(180.0).unwrap();
-    assert_eq!(p.reads.main, 2, "only the first and the last window's main chunks");
+    assert_eq!(
+        p.reads.main, 2,
+        "only the first and the last window's main chunks"
+    );
     assert!(!end.terrain.is_empty());
     // backward lands where forward started
     let back = p.sample(0.0).unwrap();
     for &(x, z, hgt) in &back.terrain {
-        let orig = start.terrain.iter().find(|t| t.0 == x && t.1 == z).map(|t| t.2);
+        let orig = start
+            .terrain
+            .iter()
+            .find(|t| t.0 == x && t.1 == z)
+            .map(|t| t.2);
         assert_eq!(orig.unwrap_or(30.0), hgt, "point {x},{z}");
     }
 }
@@ -85,7 +98,12 @@ fn player_seeks_reading_only_terrain_chunks_in_between() {
 #[test]
 fn middle_of_three_equal_keys_is_dropped_and_a_standing_unit_has_one_key() {
     let mut out = std::io::Cursor::new(Vec::new());
-    let params = FileParams { first_frame: 0, last_frame: 100, window_length: 100, ..FileParams::default() };
+    let params = FileParams {
+        first_frame: 0,
+        last_frame: 100,
+        window_length: 100,
+        ..FileParams::default()
+    };
     let mut w = ThinningWriter::new(&mut out, params, &Info::default(), &[]).unwrap();
     let rot = DQuat::IDENTITY;
     let u = UnitInput {
@@ -94,11 +112,26 @@ fn middle_of_three_equal_keys_is_dropped_and_a_standing_unit_has_one_key() {
         radius: 10.0,
         first_frame: 0,
         last_frame: 100,
-        samples: (0..=100).map(|f| UnitSample { frame: f, pos: DVec3::new(10.0, 0.0, 5.0), rot }).collect(),
-        status: vec![StatusSample { frame: 0, health: 1.0, build: 1.0, flags: 1 }],
+        samples: (0..=100)
+            .map(|f| UnitSample {
+                frame: f,
+                pos: DVec3::new(10.0, 0.0, 5.0),
+                rot,
+            })
+            .collect(),
+        status: vec![StatusSample {
+            frame: 0,
+            health: 1.0,
+            build: 1.0,
+            flags: 1,
+        }],
         ..Default::default()
     };
-    w.push(&WindowInput { units: vec![u], ..Default::default() }).unwrap();
+    w.push(&WindowInput {
+        units: vec![u],
+        ..Default::default()
+    })
+    .unwrap();
     w.finish().unwrap();
     let bytes = out.into_inner();
     let win = Track::open(&bytes).unwrap().window(0).unwrap();
@@ -108,21 +141,44 @@ fn middle_of_three_equal_keys_is_dropped_and_a_standing_unit_has_one_key() {
 #[test]
 fn health_is_clamped_and_status_within_one_step() {
     let mut out = std::io::Cursor::new(Vec::new());
-    let params = FileParams { first_frame: 0, last_frame: 10, window_length: 10, ..FileParams::default() };
+    let params = FileParams {
+        first_frame: 0,
+        last_frame: 10,
+        window_length: 10,
+        ..FileParams::default()
+    };
     let mut w = ThinningWriter::new(&mut out, params, &Info::default(), &[]).unwrap();
     let u = UnitInput {
         serial: 0,
         radius: 10.0,
         first_frame: 0,
         last_frame: 10,
-        samples: vec![UnitSample { frame: 0, pos: DVec3::ZERO, rot: DQuat::IDENTITY }],
+        samples: vec![UnitSample {
+            frame: 0,
+            pos: DVec3::ZERO,
+            rot: DQuat::IDENTITY,
+        }],
         status: vec![
-            StatusSample { frame: 0, health: 1.3, build: 1.0, flags: 1 },
-            StatusSample { frame: 10, health: -0.2, build: 1.0, flags: 1 },
+            StatusSample {
+                frame: 0,
+                health: 1.3,
+                build: 1.0,
+                flags: 1,
+            },
+            StatusSample {
+                frame: 10,
+                health: -0.2,
+                build: 1.0,
+                flags: 1,
+            },
         ],
         ..Default::default()
     };
-    w.push(&WindowInput { units: vec![u], ..Default::default() }).unwrap();
+    w.push(&WindowInput {
+        units: vec![u],
+        ..Default::default()
+    })
+    .unwrap();
     w.finish().unwrap();
     let win = Track::open(out.get_ref()).unwrap().window(0).unwrap();
     let s = &win.units[0].status;
@@ -132,7 +188,12 @@ fn health_is_clamped_and_status_within_one_step() {
 #[test]
 fn a_value_that_does_not_fit_is_an_error_not_a_wrap() {
     let mut out = std::io::Cursor::new(Vec::new());
-    let params = FileParams { first_frame: 0, last_frame: 10, window_length: 10, ..FileParams::default() };
+    let params = FileParams {
+        first_frame: 0,
+        last_frame: 10,
+        window_length: 10,
+        ..FileParams::default()
+    };
     let mut w = ThinningWriter::new(&mut out, params, &Info::default(), &[]).unwrap();
     // 2,097,152 elmos is 16,777,216 steps of 1/8
     let u = UnitInput {
@@ -140,28 +201,66 @@ fn a_value_that_does_not_fit_is_an_error_not_a_wrap() {
         radius: 10.0,
         first_frame: 0,
         last_frame: 10,
-        samples: vec![UnitSample { frame: 0, pos: DVec3::new(2_097_152.0, 0.0, 0.0), rot: DQuat::IDENTITY }],
+        samples: vec![UnitSample {
+            frame: 0,
+            pos: DVec3::new(2_097_152.0, 0.0, 0.0),
+            rot: DQuat::IDENTITY,
+        }],
         ..Default::default()
     };
-    let e = w.push(&WindowInput { units: vec![u], ..Default::default() }).unwrap_err();
+    let e = w
+        .push(&WindowInput {
+            units: vec![u],
+            ..Default::default()
+        })
+        .unwrap_err();
     assert!(e.to_string().contains("beyond 16,777,215"), "{e}");
 }
 
 #[test]
 fn a_target_outside_the_window_is_refused() {
     let mut out = std::io::Cursor::new(Vec::new());
-    let params = FileParams { first_frame: 0, last_frame: 10, window_length: 10, ..FileParams::default() };
+    let params = FileParams {
+        first_frame: 0,
+        last_frame: 10,
+        window_length: 10,
+        ..FileParams::default()
+    };
     let mut w = ThinningWriter::new(&mut out, params, &Info::default(), &[]).unwrap();
     let u = UnitInput {
         serial: 0,
         radius: 10.0,
         first_frame: 0,
         last_frame: 10,
-        samples: vec![UnitSample { frame: 0, pos: DVec3::ZERO, rot: DQuat::IDENTITY }],
-        targets: vec![(1, vec![TargetInputKey { frame: 2, kind: 1, reference: 99, power15: 0, pos: None }])],
+        samples: vec![UnitSample {
+            frame: 0,
+            pos: DVec3::ZERO,
+            rot: DQuat::IDENTITY,
+        }],
+        status: vec![StatusSample {
+            frame: 0,
+            health: 1.0,
+            build: 1.0,
+            flags: 0,
+        }],
+        targets: vec![(
+            1,
+            vec![TargetInputKey {
+                frame: 2,
+                kind: 1,
+                reference: 99,
+                power15: 0,
+                pos: None,
+            }],
+        )],
         ..Default::default()
     };
-    let e = w.push(&WindowInput { units: vec![u], ..Default::default() }).unwrap_err();
+    let e = w
+        .push(&WindowInput {
+            units: vec![u],
+            ..Default::default()
+        })
+        .unwrap_err();
     assert!(e.to_string().contains("not in window 0"), "{e}");
 }
 
@@ -169,7 +268,13 @@ fn a_target_outside_the_window_is_refused() {
 fn a_failed_tolerance_check_names_the_sample() {
     // a position tolerance so small that the 1/8 elmo rounding of the file cannot meet it
     let mut out = std::io::Cursor::new(Vec::new());
-    let params = FileParams { first_frame: 0, last_frame: 10, window_length: 10, tolerance: 0.01, ..FileParams::default() };
+    let params = FileParams {
+        first_frame: 0,
+        last_frame: 10,
+        window_length: 10,
+        tolerance: 0.01,
+        ..FileParams::default()
+    };
     let mut w = ThinningWriter::new(&mut out, params, &Info::default(), &[]).unwrap();
     let u = UnitInput {
         unit_id: 42,
@@ -177,26 +282,81 @@ fn a_failed_tolerance_check_names_the_sample() {
         radius: 10.0,
         first_frame: 0,
         last_frame: 10,
-        samples: vec![UnitSample { frame: 0, pos: DVec3::new(0.06, 0.0, 0.0), rot: DQuat::IDENTITY }],
+        samples: vec![UnitSample {
+            frame: 0,
+            pos: DVec3::new(0.06, 0.0, 0.0),
+            rot: DQuat::IDENTITY,
+        }],
+        status: vec![StatusSample {
+            frame: 0,
+            health: 1.0,
+            build: 1.0,
+            flags: 0,
+        }],
         ..Default::default()
     };
-    let e = w.push(&WindowInput { units: vec![u], ..Default::default() }).unwrap_err();
+    let e = w
+        .push(&WindowInput {
+            units: vec![u],
+            ..Default::default()
+        })
+        .unwrap_err();
     assert!(matches!(e, WriteError::Tolerance(_)));
-    assert!(e.to_string().contains("unit 42 (serial 3) at frame 0"), "{e}");
+    assert!(
+        e.to_string().contains("unit 42 (serial 3) at frame 0"),
+        "{e}"
+    );
 }
 
 #[test]
 fn team_numbers_exact_thinned_and_rules_parameter_not_set() {
     let mut out = std::io::Cursor::new(Vec::new());
-    let params = FileParams { first_frame: 0, last_frame: 100, window_length: 50, ..FileParams::default() };
+    let params = FileParams {
+        first_frame: 0,
+        last_frame: 100,
+        window_length: 50,
+        ..FileParams::default()
+    };
     let mut w = ThinningWriter::new(&mut out, params.clone(), &Info::default(), &[]).unwrap();
-    let metal = TeamInput { team: 0, code: 0, samples: (0..=50).map(|f| (f, f as f32 * 2.0 + 0.1 * (f % 2) as f32)).collect() };
-    let storage = TeamInput { team: 0, code: 1, samples: (0..=50).map(|f| (f, if f < 20 { 100.0 } else { 150.0 })).collect() };
-    let param = TeamInput { team: 0, code: 256, samples: (10..=50).map(|f| (f, 3.0)).collect() };
-    let zero = TeamInput { team: 1, code: 16, samples: (0..=50).map(|f| (f, 0.0)).collect() };
-    w.push(&WindowInput { teams: vec![metal, storage, param.clone(), zero.clone()], ..Default::default() }).unwrap();
-    let param2 = TeamInput { team: 0, code: 256, samples: (50..=100).map(|f| (f, 3.0)).collect() };
-    w.push(&WindowInput { teams: vec![param2], ..Default::default() }).unwrap();
+    let metal = TeamInput {
+        team: 0,
+        code: 0,
+        samples: (0..=50)
+            .map(|f| (f, f as f32 * 2.0 + 0.1 * (f % 2) as f32))
+            .collect(),
+    };
+    let storage = TeamInput {
+        team: 0,
+        code: 1,
+        samples: (0..=50)
+            .map(|f| (f, if f < 20 { 100.0 } else { 150.0 }))
+            .collect(),
+    };
+    let param = TeamInput {
+        team: 0,
+        code: 256,
+        samples: (10..=50).map(|f| (f, 3.0)).collect(),
+    };
+    let zero = TeamInput {
+        team: 1,
+        code: 16,
+        samples: (0..=50).map(|f| (f, 0.0)).collect(),
+    };
+    w.push(&WindowInput {
+        teams: vec![metal, storage, param.clone(), zero.clone()],
+        ..Default::default()
+    })
+    .unwrap();
+    let param2 = TeamInput {
+        team: 0,
+        code: 256,
+        samples: (50..=100).map(|f| (f, 3.0)).collect(),
+    };
+    w.push(&WindowInput {
+        teams: vec![param2],
+        ..Default::default()
+    })
+    .unwrap();
     w.finish().unwrap();
     let t = Track::open(out.get_ref()).unwrap();
     let w0 = t.window(0).unwrap();
@@ -238,13 +398,32 @@ fn piece_angles_follow_the_engine_order_and_stay_continuous() {
 #[test]
 fn terrain_rules_one_row_per_point_rounding_and_height_before() {
     let mut out = std::io::Cursor::new(Vec::new());
-    let params = FileParams { first_frame: 0, last_frame: 20, window_length: 10, ..FileParams::default() };
+    let params = FileParams {
+        first_frame: 0,
+        last_frame: 20,
+        window_length: 10,
+        ..FileParams::default()
+    };
     let mut w = ThinningWriter::new(&mut out, params, &Info::default(), &[]).unwrap();
-    let c = |frame, after| TerrainChange { frame, x: 5, z: 6, map_height: 10.0, after };
+    let c = |frame, after| TerrainChange {
+        frame,
+        x: 5,
+        z: 6,
+        map_height: 10.0,
+        after,
+    };
     // two rows at frame 3 (the last wins), one that rounds to nothing
-    w.push(&WindowInput { terrain: vec![c(3, 9.0), c(3, 8.0), c(4, 8.01)], ..Default::default() }).unwrap();
+    w.push(&WindowInput {
+        terrain: vec![c(3, 9.0), c(3, 8.0), c(4, 8.01)],
+        ..Default::default()
+    })
+    .unwrap();
     // the recorder's own height before is not used: rule 3 takes 8.0 from the row before
-    w.push(&WindowInput { terrain: vec![c(10, 7.0), c(15, 6.5)], ..Default::default() }).unwrap();
+    w.push(&WindowInput {
+        terrain: vec![c(10, 7.0), c(15, 6.5)],
+        ..Default::default()
+    })
+    .unwrap();
     w.finish().unwrap();
     let t = Track::open(out.get_ref()).unwrap();
     let r0 = t.terrain(0).unwrap();

@@ -117,6 +117,7 @@ impl<'a> Track<'a> {
             ));
         }
         let chunk_area = raw.header_size as usize + 16 * raw.index.len();
+        check_chunk_ranges(&raw, chunk_area as u64, bytes.len() as u64)?;
         Ok(Self {
             raw,
             bytes,
@@ -169,8 +170,13 @@ impl<'a> Track<'a> {
         at: u64,
     ) -> Result<Vec<u8>, DecodeError> {
         let z = self.chunk_bytes(block, len, path.clone(), at)?;
-        columns::inflate(z, LUA_MAX as usize)
-            .map_err(|m| semantic(path, block as u64 * 64, format!("chunk does not decompress: {m}")))
+        columns::inflate(z, LUA_MAX as usize).map_err(|m| {
+            semantic(
+                path,
+                block as u64 * 64,
+                format!("chunk does not decompress: {m}"),
+            )
+        })
     }
 
     /// The decompressed bytes of the info chunk.
@@ -254,9 +260,7 @@ impl<'a> Track<'a> {
     pub fn window(&self, k: usize) -> Result<MainWindow, DecodeError> {
         let b = self.main_bytes(k)?;
         let (start, end) = self.header().window_span(k);
-        MainWindow::from_chunk(&b, k, start, end).map_err(|e| {
-            e.in_index(k).in_field("windows")
-        })
+        MainWindow::from_chunk(&b, k, start, end).map_err(|e| e.in_index(k).in_field("windows"))
     }
 
     /// Window `k`'s terrain rows (empty when the window has no terrain chunk). Frames in the
@@ -297,6 +301,69 @@ impl<'a> Track<'a> {
             )
         })
     }
+}
+
+/// Every chunk lies in the chunk area and no two chunks share a byte: each is its own zlib
+/// stream (so each stored byte is inflated once).
+fn check_chunk_ranges(raw: &CbtrackV1, area: u64, len: u64) -> Result<(), DecodeError> {
+    let mut r: Vec<(u64, u64, FieldPath, u64)> = Vec::with_capacity(2 + 2 * raw.index.len());
+    r.push((
+        raw.info_block as u64 * 64,
+        raw.info_len as u64,
+        fpath(&[PathSeg::Field("info_block")]),
+        36,
+    ));
+    r.push((
+        raw.features_block as u64 * 64,
+        raw.features_len as u64,
+        fpath(&[PathSeg::Field("features_block")]),
+        44,
+    ));
+    for (k, e) in raw.index.iter().enumerate() {
+        let at = raw.header_size as u64 + 16 * k as u64;
+        r.push((
+            e.main_block as u64 * 64,
+            e.main_len as u64,
+            Track::index_path(k, "main_block"),
+            at,
+        ));
+        if e.terrain_len > 0 {
+            r.push((
+                e.terrain_block as u64 * 64,
+                e.terrain_len as u64,
+                Track::index_path(k, "terrain_block"),
+                at + 8,
+            ));
+        }
+    }
+    for (start, n, path, at) in &r {
+        if *start < area || start + n > len || *n == 0 {
+            return Err(semantic(
+                path.clone(),
+                *at,
+                format!(
+                    "chunk {start}..{} is empty or outside the chunk area {area}..{len}",
+                    start + n
+                ),
+            ));
+        }
+    }
+    r.sort_by_key(|x| x.0);
+    for w in r.windows(2) {
+        if w[0].0 + w[0].1 > w[1].0 {
+            return Err(semantic(
+                w[1].2.clone(),
+                w[1].3,
+                format!(
+                    "chunk at {} overlaps the chunk at {}..{}",
+                    w[1].0,
+                    w[0].0,
+                    w[0].0 + w[0].1
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn in_chunk(e: DecodeError, name: &'static str) -> DecodeError {
@@ -438,10 +505,7 @@ impl Header {
 
     /// The window holding `frame`, or `None` outside the track.
     pub fn window_of(&self, frame: f64) -> Option<usize> {
-        if !frame.is_finite()
-            || frame < self.first_frame as f64
-            || frame > self.last_frame as f64
-        {
+        if !frame.is_finite() || frame < self.first_frame as f64 || frame > self.last_frame as f64 {
             return None;
         }
         let k = ((frame - self.first_frame as f64) / self.window_length as f64).floor() as usize;
@@ -510,7 +574,10 @@ fn strings(lens: &[u16], bytes: &[u8], what: &'static str) -> Result<Vec<String>
             return Err(semantic(
                 fpath(&[PathSeg::Field(what), PathSeg::Index(i)]),
                 0,
-                format!("string {i} needs bytes {at}..{end}, the bytes column has {}", bytes.len()),
+                format!(
+                    "string {i} needs bytes {at}..{end}, the bytes column has {}",
+                    bytes.len()
+                ),
             ));
         };
         out.push(String::from_utf8(b.to_vec()).map_err(|e| {
@@ -529,7 +596,10 @@ fn put_strings(v: &[String]) -> Result<(Vec<u16>, Vec<u8>), EncodeError> {
     let mut lens = Vec::with_capacity(v.len());
     let mut bytes = Vec::new();
     for s in v {
-        lens.push(u16::try_from(s.len()).map_err(|_| enc(format!("string of {} bytes does not fit u16", s.len())))?);
+        lens.push(
+            u16::try_from(s.len())
+                .map_err(|_| enc(format!("string of {} bytes does not fit u16", s.len())))?,
+        );
         bytes.extend_from_slice(s.as_bytes());
     }
     Ok((lens, bytes))
@@ -1019,7 +1089,12 @@ impl MainWindow {
     ///
     /// Errors: the directory or a column set is bad, per-entry columns disagree in length, key
     /// columns do not match the counts, or an escape has no wide value.
-    pub fn from_chunk(bytes: &[u8], index: usize, start: u32, end: u32) -> Result<Self, DecodeError> {
+    pub fn from_chunk(
+        bytes: &[u8],
+        index: usize,
+        start: u32,
+        end: u32,
+    ) -> Result<Self, DecodeError> {
         let c = parse_chunk(bytes)?;
         let u = raw::UnitsColumns::from_chunk(&c)?;
         let t = raw::TransformKeysColumns::from_chunk(&c)?;
@@ -1079,7 +1154,7 @@ impl MainWindow {
                 ("rot_c", t.rot_c.len()),
             ],
         )?;
-        let _ns = check_sum(
+        let ns_total = check_sum(
             "status_keys",
             "units.status_count",
             (0..nu).map(|i| cnt16(&u.status_count, i)),
@@ -1096,7 +1171,7 @@ impl MainWindow {
             (0..nu).map(|i| u.target_track_count.get(i).copied().unwrap_or(0) as usize),
             &[("weapon", g.weapon.len()), ("key_count", g.key_count.len())],
         )?;
-        let _ngk = check_sum(
+        let ngk = check_sum(
             "target_tracks",
             "target_tracks.key_count",
             (0..ng).map(|i| cnt16(&g.key_count, i)),
@@ -1133,7 +1208,7 @@ impl MainWindow {
             (0..nu).map(|i| cnt16(&u.queue_count, i)),
             &[("time", q.time.len()), ("item_count", q.item_count.len())],
         )?;
-        let _nqi = check_sum(
+        let nqi = check_sum(
             "build_queue",
             "build_queue.item_count",
             (0..nq).map(|i| q.item_count.get(i).copied().unwrap_or(0) as usize),
@@ -1177,17 +1252,145 @@ impl MainWindow {
         ];
         let nn = nlens.iter().map(|l| l.1).max().unwrap_or(0);
         check_lens("team_numbers", nn, &nlens)?;
-        let _nnk = check_sum(
+        let nnk = check_sum(
             "team_numbers",
             "team_numbers.key_count",
             (0..nn).map(|i| cnt16(&nc.key_count, i)),
             &[("time", nc.time.len()), ("value", nc.value.len())],
         )?;
 
+        // Spec rules that also keep memory in step with the stored bytes: every unit has at
+        // least one transform key and one status key, every track and projectile at least one
+        // key, and keys and items have their time (or definition) column.
+        let need = |ok: bool,
+                    set: &'static str,
+                    col: &'static str,
+                    msg: &str|
+         -> Result<(), DecodeError> {
+            if ok {
+                Ok(())
+            } else {
+                Err(semantic(
+                    fpath(&[PathSeg::Field(set), PathSeg::Field(col)]),
+                    0,
+                    msg.to_owned(),
+                ))
+            }
+        };
+        for i in 0..nu {
+            need(
+                cnt16(&u.transform_count, i) >= 1,
+                "units",
+                "transform_count",
+                &format!("unit {i} has no transform key (every unit has at least one)"),
+            )?;
+            need(
+                cnt16(&u.status_count, i) >= 1,
+                "units",
+                "status_count",
+                &format!("unit {i} has no status key (every unit has at least one)"),
+            )?;
+        }
+        for i in 0..ng {
+            need(
+                cnt16(&g.key_count, i) >= 1,
+                "target_tracks",
+                "key_count",
+                &format!("target track {i} has no key"),
+            )?;
+        }
+        for i in 0..np {
+            need(
+                cnt16(&p.key_count, i) >= 1,
+                "pose_tracks",
+                "key_count",
+                &format!("pose track {i} has no key"),
+            )?;
+        }
+        for i in 0..nj {
+            need(
+                cnt16(&j.key_count, i) >= 1,
+                "projectiles",
+                "key_count",
+                &format!("projectile {i} has no key"),
+            )?;
+        }
+        for i in 0..nn {
+            need(
+                cnt16(&nc.key_count, i) >= 1,
+                "team_numbers",
+                "key_count",
+                &format!("team number track {i} has no key"),
+            )?;
+        }
+        need(
+            nt == 0 || t.time.len() == nt,
+            "transform_keys",
+            "time",
+            "keys without their time column",
+        )?;
+        need(
+            ns_total == 0 || s.time.len() == ns_total,
+            "status_keys",
+            "time",
+            "keys without their time column",
+        )?;
+        need(
+            ngk == 0 || g.time.len() == ngk,
+            "target_tracks",
+            "time",
+            "keys without their time column",
+        )?;
+        need(
+            npk == 0 || p.time.len() == npk,
+            "pose_tracks",
+            "time",
+            "keys without their time column",
+        )?;
+        need(
+            nq == 0 || q.time.len() == nq,
+            "build_queue",
+            "time",
+            "keys without their time column",
+        )?;
+        need(
+            nqi == 0 || q.def.len() == nqi,
+            "build_queue",
+            "def",
+            "items without their definition column",
+        )?;
+        need(
+            njk == 0 || j.time.len() == njk,
+            "projectiles",
+            "time",
+            "keys without their time column",
+        )?;
+        need(
+            nnk == 0 || nc.time.len() == nnk,
+            "team_numbers",
+            "time",
+            "keys without their time column",
+        )?;
+
         let zeros = vec![0i16; nt.max(npk).max(njk)];
-        let mut tpos = Escape3::new([&t.x, &t.y, &t.z], [&t.x_wide, &t.y_wide, &t.z_wide], nt, &zeros);
-        let mut pang = Escape3::new([&p.ax, &p.ay, &p.az], [&p.ax_wide, &p.ay_wide, &p.az_wide], npk, &zeros);
-        let mut poff = Escape3::new([&p.ox, &p.oy, &p.oz], [&p.ox_wide, &p.oy_wide, &p.oz_wide], npk, &zeros);
+        let mut tpos = Escape3::new(
+            [&t.x, &t.y, &t.z],
+            [&t.x_wide, &t.y_wide, &t.z_wide],
+            nt,
+            &zeros,
+        );
+        let mut pang = Escape3::new(
+            [&p.ax, &p.ay, &p.az],
+            [&p.ax_wide, &p.ay_wide, &p.az_wide],
+            npk,
+            &zeros,
+        );
+        let mut poff = Escape3::new(
+            [&p.ox, &p.oy, &p.oz],
+            [&p.ox_wide, &p.oy_wide, &p.oz_wide],
+            npk,
+            &zeros,
+        );
         let mut v3 = [Vec::new(), Vec::new(), Vec::new()];
         let mut w3 = [Vec::new(), Vec::new(), Vec::new()];
         let mut r3 = [Vec::new(), Vec::new(), Vec::new()];
@@ -1320,8 +1523,18 @@ impl MainWindow {
                 queue,
             });
         }
-        let mut ppos = Escape3::new([&j.x, &j.y, &j.z], [&j.x_wide, &j.y_wide, &j.z_wide], njk, &zeros);
-        let mut pvel = Escape3::new([&j.vx, &j.vy, &j.vz], [&j.vx_wide, &j.vy_wide, &j.vz_wide], njk, &zeros);
+        let mut ppos = Escape3::new(
+            [&j.x, &j.y, &j.z],
+            [&j.x_wide, &j.y_wide, &j.z_wide],
+            njk,
+            &zeros,
+        );
+        let mut pvel = Escape3::new(
+            [&j.vx, &j.vy, &j.vz],
+            [&j.vx_wide, &j.vy_wide, &j.vz_wide],
+            njk,
+            &zeros,
+        );
         let mut ji = 0;
         let mut projectiles = Vec::with_capacity(nj);
         for i in 0..nj {
@@ -1422,13 +1635,28 @@ impl MainWindow {
         let mut q = raw::BuildQueueColumns::default();
         let mut j = raw::ProjectilesColumns::default();
         let mut n = raw::TeamNumbersColumns::default();
-        let (mut tx, mut ty, mut tz) = (EscapeEncoder::default(), EscapeEncoder::default(), EscapeEncoder::default());
-        let mut pa = [EscapeEncoder::default(), EscapeEncoder::default(), EscapeEncoder::default()];
-        let mut po = [EscapeEncoder::default(), EscapeEncoder::default(), EscapeEncoder::default()];
+        let (mut tx, mut ty, mut tz) = (
+            EscapeEncoder::default(),
+            EscapeEncoder::default(),
+            EscapeEncoder::default(),
+        );
+        let mut pa = [
+            EscapeEncoder::default(),
+            EscapeEncoder::default(),
+            EscapeEncoder::default(),
+        ];
+        let mut po = [
+            EscapeEncoder::default(),
+            EscapeEncoder::default(),
+            EscapeEncoder::default(),
+        ];
         let (mut any_g, mut any_p, mut any_q) = (false, false, false);
         for (ui, x) in self.units.iter().enumerate() {
             if x.serial > LUA_MAX {
-                return Err(enc(format!("units[{ui}].serial {} is above 16,777,215", x.serial)));
+                return Err(enc(format!(
+                    "units[{ui}].serial {} is above 16,777,215",
+                    x.serial
+                )));
             }
             u.unit_id.push(x.unit_id);
             u.serial.push(x.serial);
@@ -1437,25 +1665,32 @@ impl MainWindow {
             u.flags.push(x.flags);
             u.first.push(x.first);
             u.last.push(x.last);
-            u.transform_count.push(fit16(x.transforms.len(), "transform keys")?);
+            u.transform_count
+                .push(fit16(x.transforms.len(), "transform keys")?);
             u.status_count.push(fit16(x.status.len(), "status keys")?);
             u.target_track_count.push(
                 u8::try_from(x.targets.len()).map_err(|_| enc("more than 255 target tracks"))?,
             );
-            u.pose_track_count.push(fit16(x.poses.len(), "pose tracks")?);
+            u.pose_track_count
+                .push(fit16(x.poses.len(), "pose tracks")?);
             u.queue_count.push(fit16(x.queue.len(), "queue keys")?);
             any_g |= !x.targets.is_empty();
             any_p |= !x.poses.is_empty();
             any_q |= !x.queue.is_empty();
             let fr: Vec<u32> = x.transforms.iter().map(|k| k.offset).collect();
-            time_encode(&fr, 0, &mut t.time).map_err(|e| codec(e, format!("units[{ui}].transforms")))?;
+            time_encode(&fr, 0, &mut t.time)
+                .map_err(|e| codec(e, format!("units[{ui}].transforms")))?;
             for (enc3, ax) in [(&mut tx, 0), (&mut ty, 1), (&mut tz, 2)] {
                 let v: Vec<i32> = x.transforms.iter().map(|k| k.pos[ax]).collect();
-                enc3.curve(&v).map_err(|e| codec(e, format!("units[{ui}].transforms.pos")))?;
+                enc3.curve(&v)
+                    .map_err(|e| codec(e, format!("units[{ui}].transforms.pos")))?;
             }
             for k in &x.transforms {
                 if k.rot_dropped > 3 {
-                    return Err(enc(format!("units[{ui}]: dropped component {} is not 0..=3", k.rot_dropped)));
+                    return Err(enc(format!(
+                        "units[{ui}]: dropped component {} is not 0..=3",
+                        k.rot_dropped
+                    )));
                 }
                 t.rot_dropped.push(k.rot_dropped);
             }
@@ -1464,18 +1699,29 @@ impl MainWindow {
                 wrap_encode(&v, col);
             }
             let fr: Vec<u32> = x.status.iter().map(|k| k.offset).collect();
-            time_encode(&fr, 0, &mut s.time).map_err(|e| codec(e, format!("units[{ui}].status")))?;
-            wrap_encode(&x.status.iter().map(|k| k.health).collect::<Vec<_>>(), &mut s.health);
-            wrap_encode(&x.status.iter().map(|k| k.build).collect::<Vec<_>>(), &mut s.build);
+            time_encode(&fr, 0, &mut s.time)
+                .map_err(|e| codec(e, format!("units[{ui}].status")))?;
+            wrap_encode(
+                &x.status.iter().map(|k| k.health).collect::<Vec<_>>(),
+                &mut s.health,
+            );
+            wrap_encode(
+                &x.status.iter().map(|k| k.build).collect::<Vec<_>>(),
+                &mut s.build,
+            );
             s.flags.extend(x.status.iter().map(|k| k.flags));
             for tr in &x.targets {
                 g.weapon.push(tr.weapon);
                 g.key_count.push(fit16(tr.keys.len(), "target keys")?);
                 let fr: Vec<u32> = tr.keys.iter().map(|k| k.offset).collect();
-                time_encode(&fr, 0, &mut g.time).map_err(|e| codec(e, format!("units[{ui}].targets")))?;
+                time_encode(&fr, 0, &mut g.time)
+                    .map_err(|e| codec(e, format!("units[{ui}].targets")))?;
                 for k in &tr.keys {
                     if k.reference > LUA_MAX {
-                        return Err(enc(format!("units[{ui}]: target reference {} above 16,777,215", k.reference)));
+                        return Err(enc(format!(
+                            "units[{ui}]: target reference {} above 16,777,215",
+                            k.reference
+                        )));
                     }
                     g.kind.push(k.kind);
                     g.reference.push(k.reference);
@@ -1483,14 +1729,26 @@ impl MainWindow {
                     match (k.kind >= 128, k.pos) {
                         (true, Some(pp)) => {
                             if pp.iter().any(|v| v.unsigned_abs() > LUA_MAX) {
-                                return Err(enc(format!("units[{ui}]: target position beyond 16,777,215 steps")));
+                                return Err(enc(format!(
+                                    "units[{ui}]: target position beyond 16,777,215 steps"
+                                )));
                             }
                             g.x.push(pp[0]);
                             g.y.push(pp[1]);
                             g.z.push(pp[2]);
                         }
-                        (true, None) => return Err(enc(format!("units[{ui}]: target kind {} needs a position", k.kind))),
-                        (false, Some(_)) => return Err(enc(format!("units[{ui}]: target kind {} has no position", k.kind))),
+                        (true, None) => {
+                            return Err(enc(format!(
+                                "units[{ui}]: target kind {} needs a position",
+                                k.kind
+                            )))
+                        }
+                        (false, Some(_)) => {
+                            return Err(enc(format!(
+                                "units[{ui}]: target kind {} has no position",
+                                k.kind
+                            )))
+                        }
                         (false, None) => {}
                     }
                 }
@@ -1499,21 +1757,30 @@ impl MainWindow {
                 p.piece.push(tr.piece);
                 p.key_count.push(fit16(tr.keys.len(), "pose keys")?);
                 let fr: Vec<u32> = tr.keys.iter().map(|k| k.offset).collect();
-                time_encode(&fr, 0, &mut p.time).map_err(|e| codec(e, format!("units[{ui}].poses")))?;
+                time_encode(&fr, 0, &mut p.time)
+                    .map_err(|e| codec(e, format!("units[{ui}].poses")))?;
                 for ax in 0..3 {
                     let v: Vec<i32> = tr.keys.iter().map(|k| k.angles[ax]).collect();
-                    pa[ax].curve(&v).map_err(|e| codec(e, format!("units[{ui}].poses.angles")))?;
+                    pa[ax]
+                        .curve(&v)
+                        .map_err(|e| codec(e, format!("units[{ui}].poses.angles")))?;
                     let v: Vec<i32> = tr.keys.iter().map(|k| k.offsets[ax]).collect();
-                    po[ax].curve(&v).map_err(|e| codec(e, format!("units[{ui}].poses.offsets")))?;
+                    po[ax]
+                        .curve(&v)
+                        .map_err(|e| codec(e, format!("units[{ui}].poses.offsets")))?;
                 }
             }
             let fr: Vec<u32> = x.queue.iter().map(|k| k.offset).collect();
             time_encode(&fr, 0, &mut q.time).map_err(|e| codec(e, format!("units[{ui}].queue")))?;
             for k in &x.queue {
-                q.item_count.push(u8::try_from(k.items.len()).map_err(|_| enc("more than 255 queue items"))?);
+                q.item_count.push(
+                    u8::try_from(k.items.len()).map_err(|_| enc("more than 255 queue items"))?,
+                );
                 for it in &k.items {
                     if it.x.unsigned_abs() > LUA_MAX || it.z.unsigned_abs() > LUA_MAX {
-                        return Err(enc(format!("units[{ui}]: queue position beyond 16,777,215 steps")));
+                        return Err(enc(format!(
+                            "units[{ui}]: queue position beyond 16,777,215 steps"
+                        )));
                     }
                     q.def.push(it.def);
                     q.x.push(it.x);
@@ -1535,14 +1802,27 @@ impl MainWindow {
         (t.y, t.y_wide) = (ty.narrow, ty.wide);
         (t.z, t.z_wide) = (tz.narrow, tz.wide);
         let [a0, a1, a2] = pa;
-        (p.ax, p.ax_wide, p.ay, p.ay_wide, p.az, p.az_wide) = (a0.narrow, a0.wide, a1.narrow, a1.wide, a2.narrow, a2.wide);
+        (p.ax, p.ax_wide, p.ay, p.ay_wide, p.az, p.az_wide) =
+            (a0.narrow, a0.wide, a1.narrow, a1.wide, a2.narrow, a2.wide);
         let [o0, o1, o2] = po;
-        (p.ox, p.ox_wide, p.oy, p.oy_wide, p.oz, p.oz_wide) = (o0.narrow, o0.wide, o1.narrow, o1.wide, o2.narrow, o2.wide);
-        let mut jp = [EscapeEncoder::default(), EscapeEncoder::default(), EscapeEncoder::default()];
-        let mut jv = [EscapeEncoder::default(), EscapeEncoder::default(), EscapeEncoder::default()];
+        (p.ox, p.ox_wide, p.oy, p.oy_wide, p.oz, p.oz_wide) =
+            (o0.narrow, o0.wide, o1.narrow, o1.wide, o2.narrow, o2.wide);
+        let mut jp = [
+            EscapeEncoder::default(),
+            EscapeEncoder::default(),
+            EscapeEncoder::default(),
+        ];
+        let mut jv = [
+            EscapeEncoder::default(),
+            EscapeEncoder::default(),
+            EscapeEncoder::default(),
+        ];
         for (pi, x) in self.projectiles.iter().enumerate() {
             if x.serial > LUA_MAX {
-                return Err(enc(format!("projectiles[{pi}].serial {} is above 16,777,215", x.serial)));
+                return Err(enc(format!(
+                    "projectiles[{pi}].serial {} is above 16,777,215",
+                    x.serial
+                )));
             }
             j.serial.push(x.serial);
             j.weapon.push(x.weapon);
@@ -1556,19 +1836,27 @@ impl MainWindow {
             time_encode(&fr, 0, &mut j.time).map_err(|e| codec(e, format!("projectiles[{pi}]")))?;
             for ax in 0..3 {
                 let v: Vec<i32> = x.keys.iter().map(|k| k.pos[ax]).collect();
-                jp[ax].curve(&v).map_err(|e| codec(e, format!("projectiles[{pi}].pos")))?;
+                jp[ax]
+                    .curve(&v)
+                    .map_err(|e| codec(e, format!("projectiles[{pi}].pos")))?;
                 let v: Vec<i32> = x.keys.iter().map(|k| k.vel[ax]).collect();
-                jv[ax].curve(&v).map_err(|e| codec(e, format!("projectiles[{pi}].vel")))?;
+                jv[ax]
+                    .curve(&v)
+                    .map_err(|e| codec(e, format!("projectiles[{pi}].vel")))?;
             }
         }
         let [a0, a1, a2] = jp;
-        (j.x, j.x_wide, j.y, j.y_wide, j.z, j.z_wide) = (a0.narrow, a0.wide, a1.narrow, a1.wide, a2.narrow, a2.wide);
+        (j.x, j.x_wide, j.y, j.y_wide, j.z, j.z_wide) =
+            (a0.narrow, a0.wide, a1.narrow, a1.wide, a2.narrow, a2.wide);
         let [o0, o1, o2] = jv;
-        (j.vx, j.vx_wide, j.vy, j.vy_wide, j.vz, j.vz_wide) = (o0.narrow, o0.wide, o1.narrow, o1.wide, o2.narrow, o2.wide);
+        (j.vx, j.vx_wide, j.vy, j.vy_wide, j.vz, j.vz_wide) =
+            (o0.narrow, o0.wide, o1.narrow, o1.wide, o2.narrow, o2.wide);
         let mut last: Option<(u8, u16)> = None;
         for (ti, x) in self.teams.iter().enumerate() {
             if last.is_some_and(|l| (x.team, x.code) <= l) {
-                return Err(enc(format!("teams[{ti}]: tracks are not in rising order of team and code, each once")));
+                return Err(enc(format!(
+                    "teams[{ti}]: tracks are not in rising order of team and code, each once"
+                )));
             }
             last = Some((x.team, x.code));
             n.team.push(x.team);
@@ -1631,13 +1919,21 @@ impl TerrainRow {
         let mut prev: Option<(u32, u16, u16)> = None;
         for (i, r) in rows.iter().enumerate() {
             if r.frame < f || prev.is_some_and(|p| (r.frame, r.z, r.x) <= p) {
-                return Err(enc(format!("terrain row {i}: rows are sorted by frame, z, x, one per point and frame")));
+                return Err(enc(format!(
+                    "terrain row {i}: rows are sorted by frame, z, x, one per point and frame"
+                )));
             }
             prev = Some((r.frame, r.z, r.x));
             let dt = r.frame - f;
             let ch = r.after as i64 - r.before as i64;
             let dh = r.before as i64 - h;
-            if dt > 65535 || ch == 0 || ch.unsigned_abs() > LUA_MAX as u64 || dh.unsigned_abs() > LUA_MAX as u64 || r.before.unsigned_abs() > LUA_MAX || r.after.unsigned_abs() > LUA_MAX {
+            if dt > 65535
+                || ch == 0
+                || ch.unsigned_abs() > LUA_MAX as u64
+                || dh.unsigned_abs() > LUA_MAX as u64
+                || r.before.unsigned_abs() > LUA_MAX
+                || r.after.unsigned_abs() > LUA_MAX
+            {
                 return Err(enc(format!("terrain row {i}: a value does not fit (time {dt}, change {ch}, height difference {dh})")));
             }
             c.time.push(dt as u16);
@@ -1927,7 +2223,11 @@ impl MainWindow {
                             kind: if known { k.kind } else { 0 },
                             reference: if known { k.reference } else { 0 },
                             power: k.power,
-                            pos_elmos: if known { k.pos.map(|p| p.map(|v| v as f64 * ps)) } else { None },
+                            pos_elmos: if known {
+                                k.pos.map(|p| p.map(|v| v as f64 * ps))
+                            } else {
+                                None
+                            },
                         })
                     })
                     .collect();
@@ -2113,7 +2413,13 @@ impl<'a> Player<'a> {
         if !self.started {
             self.started = true;
             // Rows on the first frame itself are in place at the first frame.
-            if self.track.raw.index.first().is_some_and(|e| e.terrain_len > 0) {
+            if self
+                .track
+                .raw
+                .index
+                .first()
+                .is_some_and(|e| e.terrain_len > 0)
+            {
                 let rows = self.track.terrain(0)?;
                 self.reads.terrain += 1;
                 for r in rows.iter().filter(|r| r.frame == self.header.first_frame) {
@@ -2175,7 +2481,11 @@ pub fn worked_example_window() -> MainWindow {
             flags: 2,
             first: 0,
             last: 900,
-            transforms: vec![k(0, 5792, 1764, 0), k(300, 5792, 1764, 0), k(420, 6272, 1770, 1447)],
+            transforms: vec![
+                k(0, 5792, 1764, 0),
+                k(300, 5792, 1764, 0),
+                k(420, 6272, 1770, 1447),
+            ],
             status: vec![StatusKey {
                 offset: 0,
                 health: 65535,

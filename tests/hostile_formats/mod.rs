@@ -28,12 +28,25 @@ pub struct Plug {
 }
 
 /// Every format's plug.
-pub const PLUGS: &[Plug] = &[Plug {
-    format: "snap",
-    fixture_files: snap::fixture_files,
-    bombs: snap::bombs,
-    prefixes_fail: true,
-}];
+pub const PLUGS: &[Plug] = &[
+    Plug {
+        format: "snap",
+        fixture_files: snap::fixture_files,
+        bombs: snap::bombs,
+        prefixes_fail: true,
+    },
+    Plug {
+        format: "cbtrack",
+        fixture_files: cbtrack::fixture_files,
+        bombs: cbtrack::bombs,
+        // The chunk area is kept as bytes to the end of the file, so a prefix cut inside it
+        // still decodes raw; decode_full then finds a chunk outside the file.
+        prefixes_fail: false,
+    },
+];
+
+/// CBTK v1.
+pub mod cbtrack;
 
 /// The plug of `f`. Panics (failing the test) when the format has none.
 pub fn plug(f: &FormatSpec) -> &'static Plug {

@@ -225,7 +225,11 @@ impl MatchSpec {
                 let x = 200.0 + (i * 97 % 7000) as f64;
                 let z = 300.0 + (i * 53 % 7000) as f64;
                 let (d, c) = smallest3::encode(DQuat::from_rotation_y(i as f64 * 0.7), 16);
-                let last = if i % 3 == 0 { self.frames / 2 + i } else { self.frames - 1 };
+                let last = if i % 3 == 0 {
+                    self.frames / 2 + i
+                } else {
+                    self.frames - 1
+                };
                 Feature {
                     feature_id: i as u16,
                     def: 0,
@@ -247,7 +251,11 @@ impl MatchSpec {
 
     /// Root position (elmos) and rotation of unit `i` at `frame`.
     fn root(&self, i: u32, frame: u32) -> (DVec3, DQuat) {
-        let base = DVec3::new(400.0 + (i % 40) as f64 * 160.0, 30.0, 400.0 + (i / 40 % 40) as f64 * 160.0);
+        let base = DVec3::new(
+            400.0 + (i % 40) as f64 * 160.0,
+            30.0,
+            400.0 + (i / 40 % 40) as f64 * 160.0,
+        );
         let t = (frame - self.spawn(i)) as f64;
         match &self.clip {
             Some(c) => {
@@ -259,24 +267,40 @@ impl MatchSpec {
                     scale: DVec3::ONE,
                 });
                 // loop: carry the root's displacement over a whole loop forward
-                let first = c.frame(0).and_then(|r| r.first()).map_or(DVec3::ZERO, |r| r.translation);
-                let lastf = c.frame(c.frame_count().saturating_sub(1)).and_then(|r| r.first()).map_or(DVec3::ZERO, |r| r.translation);
+                let first = c
+                    .frame(0)
+                    .and_then(|r| r.first())
+                    .map_or(DVec3::ZERO, |r| r.translation);
+                let lastf = c
+                    .frame(c.frame_count().saturating_sub(1))
+                    .and_then(|r| r.first())
+                    .map_or(DVec3::ZERO, |r| r.translation);
                 let mut disp = lastf - first;
                 disp.y = 0.0;
                 let heading = DQuat::from_rotation_y((i % 8) as f64 * 0.785);
                 let p = root.translation - DVec3::new(first.x, 0.0, first.z) + disp * loops as f64;
-                (base + heading * (p * self.elmos_per_metre), heading * root.rotation)
+                (
+                    base + heading * (p * self.elmos_per_metre),
+                    heading * root.rotation,
+                )
             }
             None => {
                 // drive in a circle, stopping for a while every 400 frames
                 let phase = t % 400.0;
-                let moving = if phase < 250.0 { t - (t / 400.0).floor() * 150.0 } else { (t / 400.0).floor() * 250.0 + 250.0 };
+                let moving = if phase < 250.0 {
+                    t - (t / 400.0).floor() * 150.0
+                } else {
+                    (t / 400.0).floor() * 250.0 + 250.0
+                };
                 let a = moving * 0.004 + i as f64;
                 let r = 120.0;
                 let p = base + DVec3::new(r * a.cos(), 2.0 * (a * 3.0).sin(), r * a.sin());
                 let yaw = -a;
                 let pitch = 0.05 * (a * 5.0).sin();
-                (p, DQuat::from_rotation_y(yaw) * DQuat::from_rotation_x(pitch))
+                (
+                    p,
+                    DQuat::from_rotation_y(yaw) * DQuat::from_rotation_x(pitch),
+                )
             }
         }
     }
@@ -308,8 +332,16 @@ impl MatchSpec {
                 let yaw = 0.8 * (t * 0.01 + i as f64).sin() + (t * 0.0007);
                 out.push((0, DQuat::from_rotation_y(yaw), DVec3::ZERO));
                 let pitch = 0.2 * (t * 0.013 + i as f64).sin();
-                let recoil = if (frame + i) % self.fire_every < 3 { -1.5 } else { 0.0 };
-                out.push((1, DQuat::from_rotation_x(pitch), DVec3::new(0.0, 0.0, recoil)));
+                let recoil = if (frame + i) % self.fire_every < 3 {
+                    -1.5
+                } else {
+                    0.0
+                };
+                out.push((
+                    1,
+                    DQuat::from_rotation_x(pitch),
+                    DVec3::new(0.0, 0.0, recoil),
+                ));
             }
         }
     }
@@ -330,7 +362,11 @@ impl MatchSpec {
         let (p, _) = self.root(owner, fired);
         let a = j as f64 * 2.4;
         let speed = 4.0 + (j % 5) as f64;
-        let v = DVec3::new(a.cos() * speed, 0.5 * GRAVITY * self.flight as f64, a.sin() * speed);
+        let v = DVec3::new(
+            a.cos() * speed,
+            0.5 * GRAVITY * self.flight as f64,
+            a.sin() * speed,
+        );
         let last = (fired + self.flight).min(self.frames - 1);
         Some((owner, fired, last, p + DVec3::new(0.0, 20.0, 0.0), v))
     }
@@ -360,7 +396,11 @@ impl MatchSpec {
             };
             for f in a..=b {
                 let (p, q) = self.root(i, f);
-                u.samples.push(UnitSample { frame: f, pos: p, rot: q });
+                u.samples.push(UnitSample {
+                    frame: f,
+                    pos: p,
+                    rot: q,
+                });
                 let hit = ((f - s) / 500) as f64;
                 let health = (1.0 - 0.1 * hit).max(0.2) + 0.0002 * ((f - s) % 500) as f64;
                 u.status.push(StatusSample {
@@ -371,11 +411,19 @@ impl MatchSpec {
                 });
             }
             if self.has_pieces(i) {
-                let every = if self.clip.is_some() { 1 } else { self.piece_every };
+                let every = if self.clip.is_some() {
+                    1
+                } else {
+                    self.piece_every
+                };
                 let mut pin: Vec<PieceInput> = pieces
                     .iter()
                     .enumerate()
-                    .map(|(k, p)| PieceInput { piece: k as u16, reach: p.1, samples: Vec::new() })
+                    .map(|(k, p)| PieceInput {
+                        piece: k as u16,
+                        reach: p.1,
+                        samples: Vec::new(),
+                    })
                     .collect();
                 for f in a..=b {
                     if (f - s) % every != 0 && f != a && f != b {
@@ -384,7 +432,11 @@ impl MatchSpec {
                     self.piece_sample(i, f, &mut ps);
                     for &(k, q, o) in &ps {
                         if let Some(p) = pin.get_mut(k as usize) {
-                            p.samples.push(PieceSample { frame: f, rot: q, offset: o });
+                            p.samples.push(PieceSample {
+                                frame: f,
+                                rot: q,
+                                offset: o,
+                            });
                         }
                     }
                 }
@@ -400,17 +452,35 @@ impl MatchSpec {
                     kind: if k % 3 == 2 { 0 } else { 128 },
                     reference: 0,
                     power15: 0,
-                    pos: if k % 3 == 2 { None } else { Some(DVec3::new(1000.0 + k as f64 * 8.0, 25.0, 2000.0 - i as f64)) },
+                    pos: if k % 3 == 2 {
+                        None
+                    } else {
+                        Some(DVec3::new(1000.0 + k as f64 * 8.0, 25.0, 2000.0 - i as f64))
+                    },
                 });
                 f += 300;
             }
             u.targets.push((1, keys));
             if i % 10 == 3 && self.features > 0 {
-                u.targets.push((0, vec![TargetInputKey { frame: s + 40, kind: 18, reference: i % self.features, power15: 15, pos: None }]));
+                u.targets.push((
+                    0,
+                    vec![TargetInputKey {
+                        frame: s + 40,
+                        kind: 18,
+                        reference: i % self.features,
+                        power15: 15,
+                        pos: None,
+                    }],
+                ));
                 let mut f = s + 10;
                 while f <= d {
                     let n = ((f - s) / 600 % 3) as u16;
-                    u.queue.push((f, (0..n).map(|q| (1, 500.0 + q as f64 * 48.0, 600.0, (q % 4) as u8)).collect()));
+                    u.queue.push((
+                        f,
+                        (0..n)
+                            .map(|q| (1, 500.0 + q as f64 * 48.0, 600.0, (q % 4) as u8))
+                            .collect(),
+                    ));
                     f += 600;
                 }
             }
@@ -420,7 +490,9 @@ impl MatchSpec {
         let j0 = (lo.saturating_sub(self.flight)) / self.fire_every.max(1);
         let j1 = hi / self.fire_every.max(1);
         for j in j0..=j1 {
-            let Some((owner, fired, last, p0, v0)) = self.projectile(j) else { continue };
+            let Some((owner, fired, last, p0, v0)) = self.projectile(j) else {
+                continue;
+            };
             if fired > end || last < start {
                 continue;
             }
@@ -436,12 +508,19 @@ impl MatchSpec {
             for f in lo.max(fired)..=hi.min(last) {
                 let t = (f - fired) as f64;
                 let g = DVec3::new(0.0, -GRAVITY, 0.0);
-                p.samples.push(ProjectileSample { frame: f, pos: p0 + v0 * t + g * (0.5 * t * t), vel: v0 + g * t });
+                p.samples.push(ProjectileSample {
+                    frame: f,
+                    pos: p0 + v0 * t + g * (0.5 * t * t),
+                    vel: v0 + g * t,
+                });
             }
             if self.crater_every > 0 && j % self.crater_every == 0 && last < self.frames - 1 {
                 let t = (last - fired) as f64;
                 let land = p0 + v0 * t;
-                let (cx, cz) = ((land.x / 8.0).round().max(0.0) as u16, (land.z / 8.0).round().max(0.0) as u16);
+                let (cx, cz) = (
+                    (land.x / 8.0).round().max(0.0) as u16,
+                    (land.z / 8.0).round().max(0.0) as u16,
+                );
                 for dz in 0..3u16 {
                     for dx in 0..3u16 {
                         let depth = if dx == 1 && dz == 1 { 1.0 } else { 0.375 };
@@ -461,15 +540,36 @@ impl MatchSpec {
         }
         // team numbers: metal held (thinned), storage (exact), energy held, a rules parameter
         for team in 0..2u8 {
-            let mut metal = TeamInput { team, code: 0, samples: Vec::new() };
-            let mut storage = TeamInput { team, code: 1, samples: Vec::new() };
-            let mut energy = TeamInput { team, code: 16, samples: Vec::new() };
-            let mut supply = TeamInput { team, code: RULES_PARAM_BASE, samples: Vec::new() };
+            let mut metal = TeamInput {
+                team,
+                code: 0,
+                samples: Vec::new(),
+            };
+            let mut storage = TeamInput {
+                team,
+                code: 1,
+                samples: Vec::new(),
+            };
+            let mut energy = TeamInput {
+                team,
+                code: 16,
+                samples: Vec::new(),
+            };
+            let mut supply = TeamInput {
+                team,
+                code: RULES_PARAM_BASE,
+                samples: Vec::new(),
+            };
             for f in lo..=hi {
                 let t = f as f64;
-                metal.samples.push((f, (500.0 + 3.0 * t - 900.0 * (t / 300.0).floor() % 4000.0).max(0.0) as f32));
+                metal.samples.push((
+                    f,
+                    (500.0 + 3.0 * t - 900.0 * (t / 300.0).floor() % 4000.0).max(0.0) as f32,
+                ));
                 storage.samples.push((f, (1000 + 500 * (f / 2000)) as f32));
-                energy.samples.push((f, (2000.0 + 800.0 * (t * 0.002 + team as f64).sin()) as f32));
+                energy
+                    .samples
+                    .push((f, (2000.0 + 800.0 * (t * 0.002 + team as f64).sin()) as f32));
                 if f >= 30 {
                     supply.samples.push((f, (f / 450 + 2) as f32));
                 }
@@ -521,28 +621,59 @@ impl MatchSpec {
 
 /// Measures every sample of `input` in `[start, end]` against window `w`, keeping the worst
 /// of each kind in `st` (no tolerance is applied here).
-pub fn measure(h: &Header, w: &MainWindow, input: &WindowInput, start: u32, end: u32, st: &mut Stats) {
+pub fn measure(
+    h: &Header,
+    w: &MainWindow,
+    input: &WindowInput,
+    start: u32,
+    end: u32,
+    st: &mut Stats,
+) {
     let ps = h.pos_step();
     for u in &input.units {
-        let Some(wu) = w.units.iter().find(|x| x.serial == u.serial) else { continue };
-        for x in u.samples.iter().filter(|x| x.frame >= start && x.frame <= end && x.frame >= u.first_frame && x.frame <= u.last_frame) {
+        let Some(wu) = w.units.iter().find(|x| x.serial == u.serial) else {
+            continue;
+        };
+        for x in u.samples.iter().filter(|x| {
+            x.frame >= start
+                && x.frame <= end
+                && x.frame >= u.first_frame
+                && x.frame <= u.last_frame
+        }) {
             let (p, q) = wu.transform_at((x.frame - start) as f64, h.rotation_bits);
             st.unit_samples += 1;
-            st.worst_unit = st.worst_unit.max((p * ps).distance(x.pos) + u.radius * smallest3::angle_between(q, x.rot));
+            st.worst_unit = st
+                .worst_unit
+                .max((p * ps).distance(x.pos) + u.radius * smallest3::angle_between(q, x.rot));
         }
         for pc in &u.pieces {
             let tr = wu.poses.iter().find(|t| t.piece == pc.piece);
-            for x in pc.samples.iter().filter(|x| x.frame >= start && x.frame <= end && x.frame >= u.first_frame && x.frame <= u.last_frame) {
+            for x in pc.samples.iter().filter(|x| {
+                x.frame >= start
+                    && x.frame <= end
+                    && x.frame >= u.first_frame
+                    && x.frame <= u.last_frame
+            }) {
                 let (a, o) = tr.map_or(([0.0; 3], [0.0; 3]), |t| t.at((x.frame - start) as f64));
                 let rot = angles_rotation(a.map(|v| v / COB_PER_RAD));
                 st.piece_samples += 1;
-                st.worst_piece = st.worst_piece.max((DVec3::from(o) * ps).distance(x.offset) + pc.reach * smallest3::angle_between(rot, x.rot));
+                st.worst_piece = st.worst_piece.max(
+                    (DVec3::from(o) * ps).distance(x.offset)
+                        + pc.reach * smallest3::angle_between(rot, x.rot),
+                );
             }
         }
     }
     for p in &input.projectiles {
-        let Some(wp) = w.projectiles.iter().find(|x| x.serial == p.serial) else { continue };
-        for x in p.samples.iter().filter(|x| x.frame >= start && x.frame <= end && x.frame >= p.first_frame && x.frame <= p.last_frame) {
+        let Some(wp) = w.projectiles.iter().find(|x| x.serial == p.serial) else {
+            continue;
+        };
+        for x in p.samples.iter().filter(|x| {
+            x.frame >= start
+                && x.frame <= end
+                && x.frame >= p.first_frame
+                && x.frame <= p.last_frame
+        }) {
             let (pos, vel) = wp.at((x.frame - start) as f64, ps, h.vel_step());
             st.projectile_samples += 1;
             st.worst_projectile = st.worst_projectile.max(pos.distance(x.pos));

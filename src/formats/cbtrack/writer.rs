@@ -106,7 +106,9 @@ pub fn position_shift_for(tolerance: f64) -> u8 {
 /// sqrt(3) / 8 at most a quarter of the tolerance. Returns the shift.
 pub fn velocity_shift_for(tolerance: f64, window_length: u32) -> u8 {
     (0..=24u8)
-        .find(|s| window_length as f64 * (1.0 / (1u64 << s) as f64) * 3f64.sqrt() / 8.0 <= tolerance / 4.0)
+        .find(|s| {
+            window_length as f64 * (1.0 / (1u64 << s) as f64) * 3f64.sqrt() / 8.0 <= tolerance / 4.0
+        })
         .unwrap_or(24)
 }
 
@@ -167,7 +169,8 @@ impl<'w, W: Write + Seek> FileWriter<'w, W> {
                 params.window_length, params.rotation_bits, params.first_frame, params.last_frame
             )));
         }
-        let num_windows = windows_for(params.first_frame, params.last_frame, params.window_length) as usize;
+        let num_windows =
+            windows_for(params.first_frame, params.last_frame, params.window_length) as usize;
         let start = (HEADER_SIZE + 16 * num_windows) as u64;
         out.seek(SeekFrom::Start(0))?;
         out.write_all(&vec![0u8; start as usize])?;
@@ -179,7 +182,8 @@ impl<'w, W: Write + Seek> FileWriter<'w, W> {
             index: Vec::with_capacity(num_windows),
             info: (0, 0),
             features: (0, 0),
-            num_features: u32::try_from(features.len()).map_err(|_| WriteError::Input("too many features".into()))?,
+            num_features: u32::try_from(features.len())
+                .map_err(|_| WriteError::Input("too many features".into()))?,
             main_bytes: 0,
             terrain_bytes: 0,
             largest_main: 0,
@@ -230,7 +234,10 @@ impl<'w, W: Write + Seek> FileWriter<'w, W> {
     /// Errors: more windows than the frame span has, a chunk that does not fit, I/O.
     pub fn push_window(&mut self, main: &[u8], terrain: Option<&[u8]>) -> Result<(), WriteError> {
         if self.index.len() >= self.num_windows {
-            return Err(WriteError::Input(format!("more than {} windows", self.num_windows)));
+            return Err(WriteError::Input(format!(
+                "more than {} windows",
+                self.num_windows
+            )));
         }
         let (mb, ml) = self.chunk(main)?;
         self.main_bytes += ml as u64;
@@ -271,7 +278,9 @@ impl<'w, W: Write + Seek> FileWriter<'w, W> {
             (self.num_windows as u32, "number of windows"),
         ] {
             if v > LUA_MAX {
-                return Err(WriteError::Encode(enc(format!("{what} {v} is above 16,777,215"))));
+                return Err(WriteError::Encode(enc(format!(
+                    "{what} {v} is above 16,777,215"
+                ))));
             }
         }
         let p = &self.params;
@@ -540,8 +549,16 @@ fn round_steps(v: f64, step: f64, what: &str) -> Result<i32, WriteError> {
 fn clip<T>(v: &[T], frame: impl Fn(&T) -> u32, start: u32, end: u32) -> std::ops::Range<usize> {
     let lo = v.partition_point(|s| frame(s) < start);
     let hi = v.partition_point(|s| frame(s) <= end);
-    let lo = if lo > 0 && (lo == v.len() || frame(&v[lo]) != start) { lo - 1 } else { lo };
-    let hi = if hi < v.len() && (hi == 0 || frame(&v[hi - 1]) != end) { hi + 1 } else { hi };
+    let lo = if lo > 0 && (lo == v.len() || frame(&v[lo]) != start) {
+        lo - 1
+    } else {
+        lo
+    };
+    let hi = if hi < v.len() && (hi == 0 || frame(&v[hi - 1]) != end) {
+        hi + 1
+    } else {
+        hi
+    };
     lo..hi.max(lo)
 }
 
@@ -694,7 +711,8 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             Some(TerrainRow::to_chunk(&rows, start)?)
         };
         // Read the window back from its bytes, as a reader will, and measure every sample.
-        let back = MainWindow::from_chunk(&main, k, start, end).map_err(|e| WriteError::ReadBack(k, e))?;
+        let back =
+            MainWindow::from_chunk(&main, k, start, end).map_err(|e| WriteError::ReadBack(k, e))?;
         self.check(input, &back, start, end)?;
         self.file.push_window(&main, terrain.as_deref())?;
         self.stats.windows += 1;
@@ -709,7 +727,11 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             self.stats.queue_keys += u.queue.len() as u64;
         }
         self.stats.projectile_entries += back.projectiles.len() as u64;
-        self.stats.projectile_keys += back.projectiles.iter().map(|p| p.keys.len() as u64).sum::<u64>();
+        self.stats.projectile_keys += back
+            .projectiles
+            .iter()
+            .map(|p| p.keys.len() as u64)
+            .sum::<u64>();
         self.stats.team_keys += back.teams.iter().map(|t| t.keys.len() as u64).sum::<u64>();
         for u in &input.units {
             self.units_seen = self.units_seen.max(u.serial + 1);
@@ -738,7 +760,13 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
         Ok((len, self.stats, sb))
     }
 
-    fn build(&mut self, input: &WindowInput, k: usize, start: u32, end: u32) -> Result<MainWindow, WriteError> {
+    fn build(
+        &mut self,
+        input: &WindowInput,
+        k: usize,
+        start: u32,
+        end: u32,
+    ) -> Result<MainWindow, WriteError> {
         let h = self.header.clone();
         let ps = h.pos_step();
         let bits = h.rotation_bits;
@@ -749,15 +777,28 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             .filter(|u| u.first_frame <= end && u.last_frame >= start)
             .collect();
         units.sort_by_key(|u| u.serial);
-        let unit_index: HashMap<u32, usize> = units.iter().enumerate().map(|(i, u)| (u.serial, i)).collect();
+        let unit_index: HashMap<u32, usize> = units
+            .iter()
+            .enumerate()
+            .map(|(i, u)| (u.serial, i))
+            .collect();
         let mut projs: Vec<&ProjectileInput> = input
             .projectiles
             .iter()
             .filter(|p| p.first_frame <= end && p.last_frame >= start)
             .collect();
         projs.sort_by_key(|p| p.serial);
-        let proj_index: HashMap<u32, usize> = projs.iter().enumerate().map(|(i, p)| (p.serial, i)).collect();
-        let mut out = MainWindow { index: k, start, end, ..Default::default() };
+        let proj_index: HashMap<u32, usize> = projs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.serial, i))
+            .collect();
+        let mut out = MainWindow {
+            index: k,
+            start,
+            end,
+            ..Default::default()
+        };
         for u in &units {
             let first = u.first_frame.max(start);
             let last = u.last_frame.min(end);
@@ -773,9 +814,14 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             let r = clip(&u.samples, |s| s.frame, first, last);
             let s = &u.samples[r];
             if s.is_empty() {
-                return Err(WriteError::Input(path("has no transform sample in its window")));
+                return Err(WriteError::Input(path(
+                    "has no transform sample in its window",
+                )));
             }
-            self.stats.unit_samples += s.iter().filter(|x| x.frame >= start && x.frame <= end).count() as u64;
+            self.stats.unit_samples += s
+                .iter()
+                .filter(|x| x.frame >= start && x.frame <= end)
+                .count() as u64;
             let mut rp = Vec::with_capacity(s.len());
             let mut rq = Vec::with_capacity(s.len());
             for x in s {
@@ -812,7 +858,11 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                 rot: rq[i].1.map(|v| v as i16),
             };
             let interp = |i: usize, j: usize, f: u32| -> TransformKey {
-                let t = if s[j].frame == s[i].frame { 0.0 } else { (f - s[i].frame) as f64 / (s[j].frame - s[i].frame) as f64 };
+                let t = if s[j].frame == s[i].frame {
+                    0.0
+                } else {
+                    (f - s[i].frame) as f64 / (s[j].frame - s[i].frame) as f64
+                };
                 let pa = DVec3::from(rp[i].map(|v| v as f64));
                 let pb = DVec3::from(rp[j].map(|v| v as f64));
                 let p = pa + (pb - pa) * t;
@@ -825,15 +875,32 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     rot: c.map(|v| v as i16),
                 }
             };
-            edge_keys(&keys, |i| s[i].frame, first, last, &mut tk, key_of, interp, |a, b| a.pos == b.pos && a.rot == b.rot && a.rot_dropped == b.rot_dropped);
-            drop_middle_equal(&mut tk, |a, b| a.pos == b.pos && a.rot == b.rot && a.rot_dropped == b.rot_dropped);
+            edge_keys(
+                &keys,
+                |i| s[i].frame,
+                first,
+                last,
+                &mut tk,
+                key_of,
+                interp,
+                |a, b| a.pos == b.pos && a.rot == b.rot && a.rot_dropped == b.rot_dropped,
+            );
+            drop_middle_equal(&mut tk, |a, b| {
+                a.pos == b.pos && a.rot == b.rot && a.rot_dropped == b.rot_dropped
+            });
             // ---- status: within one step of 65,535; flags exact
             let r = clip(&u.status, |s| s.frame, first, last);
             let ss = &u.status[r];
             let mut sk: Vec<StatusKey> = Vec::new();
-            if !ss.is_empty() {
+            if ss.is_empty() {
+                return Err(WriteError::Input(path(
+                    "has no status sample in its window (every unit has a status key)",
+                )));
+            }
+            {
                 let q16 = |v: f64| (v.clamp(0.0, 1.0) * 65535.0).round() as u16;
-                let rv: Vec<(u16, u16)> = ss.iter().map(|x| (q16(x.health), q16(x.build))).collect();
+                let rv: Vec<(u16, u16)> =
+                    ss.iter().map(|x| (q16(x.health), q16(x.build))).collect();
                 let forced = |i: usize| {
                     let f = ss[i].frame;
                     f <= first || f >= last || (i > 0 && ss[i].flags != ss[i - 1].flags)
@@ -849,9 +916,18 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                             && ss[i].flags == ss[a].flags
                     })
                 });
-                let key_of = |i: usize| StatusKey { offset: ss[i].frame.saturating_sub(start), health: rv[i].0, build: rv[i].1, flags: ss[i].flags };
+                let key_of = |i: usize| StatusKey {
+                    offset: ss[i].frame.saturating_sub(start),
+                    health: rv[i].0,
+                    build: rv[i].1,
+                    flags: ss[i].flags,
+                };
                 let interp = |i: usize, j: usize, f: u32| {
-                    let t = if ss[j].frame == ss[i].frame { 0.0 } else { (f - ss[i].frame) as f64 / (ss[j].frame - ss[i].frame) as f64 };
+                    let t = if ss[j].frame == ss[i].frame {
+                        0.0
+                    } else {
+                        (f - ss[i].frame) as f64 / (ss[j].frame - ss[i].frame) as f64
+                    };
                     StatusKey {
                         offset: f - start,
                         health: lerp(rv[i].0 as f64, rv[j].0 as f64, t).round() as u16,
@@ -859,8 +935,19 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                         flags: ss[i].flags,
                     }
                 };
-                edge_keys(&keys, |i| ss[i].frame, first, last, &mut sk, key_of, interp, |a, b| a.health == b.health && a.build == b.build && a.flags == b.flags);
-                drop_middle_equal(&mut sk, |a, b| a.health == b.health && a.build == b.build && a.flags == b.flags);
+                edge_keys(
+                    &keys,
+                    |i| ss[i].frame,
+                    first,
+                    last,
+                    &mut sk,
+                    key_of,
+                    interp,
+                    |a, b| a.health == b.health && a.build == b.build && a.flags == b.flags,
+                );
+                drop_middle_equal(&mut sk, |a, b| {
+                    a.health == b.health && a.build == b.build && a.flags == b.flags
+                });
             }
             // ---- targets: held values; a key at the window's first offset when one is held
             let mut targets = Vec::new();
@@ -885,14 +972,22 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                             round_steps(p.y, ps, &path("target y"))?,
                             round_steps(p.z, ps, &path("target z"))?,
                         ]),
-                        (true, None) => return Err(WriteError::Input(path("has a position target without a position"))),
+                        (true, None) => {
+                            return Err(WriteError::Input(path(
+                                "has a position target without a position",
+                            )))
+                        }
                         _ => None,
                     };
                     let key = TargetKey {
                         offset: f - start,
                         kind: x.kind,
                         reference,
-                        power: if *weapon == 0 { x.power15.min(15) * 17 } else { 0 },
+                        power: if *weapon == 0 {
+                            x.power15.min(15) * 17
+                        } else {
+                            0
+                        },
                         pos,
                     };
                     if out_keys.last().is_some_and(|l| l.offset == key.offset) {
@@ -901,7 +996,10 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     out_keys.push(key);
                 }
                 if !out_keys.is_empty() && !(out_keys.len() == 1 && out_keys[0].kind == 0) {
-                    targets.push(TargetTrack { weapon: *weapon, keys: out_keys });
+                    targets.push(TargetTrack {
+                        weapon: *weapon,
+                        keys: out_keys,
+                    });
                 }
             }
             // ---- pieces: six values linear; offset distance + reach x angle
@@ -912,7 +1010,10 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                 if ps_.is_empty() {
                     continue;
                 }
-                self.stats.piece_samples += ps_.iter().filter(|x| x.frame >= start && x.frame <= end).count() as u64;
+                self.stats.piece_samples += ps_
+                    .iter()
+                    .filter(|x| x.frame >= start && x.frame <= end)
+                    .count() as u64;
                 // continuous angles from the start of the recording's slice
                 let mut prev = None;
                 let mut ang = Vec::with_capacity(ps_.len());
@@ -940,9 +1041,14 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     let (fa, fb) = (ps_[a].frame as f64, ps_[b].frame as f64);
                     (a + 1..b).all(|i| {
                         let t = (ps_[i].frame as f64 - fa) / (fb - fa);
-                        let an = [0, 1, 2].map(|x| lerp(ra[a][x] as f64, ra[b][x] as f64, t) / COB_PER_RAD);
-                        let of = DVec3::from([0, 1, 2].map(|x| lerp(ro[a][x] as f64, ro[b][x] as f64, t) * ps));
-                        of.distance(ps_[i].offset) + reach * smallest3::angle_between(angles_rotation(an), ps_[i].rot) <= tol
+                        let an = [0, 1, 2]
+                            .map(|x| lerp(ra[a][x] as f64, ra[b][x] as f64, t) / COB_PER_RAD);
+                        let of = DVec3::from(
+                            [0, 1, 2].map(|x| lerp(ro[a][x] as f64, ro[b][x] as f64, t) * ps),
+                        );
+                        of.distance(ps_[i].offset)
+                            + reach * smallest3::angle_between(angles_rotation(an), ps_[i].rot)
+                            <= tol
                     })
                 });
                 #[derive(Clone)]
@@ -952,16 +1058,35 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     o: [i32; 3],
                 }
                 let mut pk: Vec<PK> = Vec::new();
-                let key_of = |i: usize| PK { offset: ps_[i].frame.saturating_sub(start), a: ra[i], o: ro[i] };
+                let key_of = |i: usize| PK {
+                    offset: ps_[i].frame.saturating_sub(start),
+                    a: ra[i],
+                    o: ro[i],
+                };
                 let interp = |i: usize, j: usize, f: u32| {
-                    let t = if ps_[j].frame == ps_[i].frame { 0.0 } else { (f - ps_[i].frame) as f64 / (ps_[j].frame - ps_[i].frame) as f64 };
+                    let t = if ps_[j].frame == ps_[i].frame {
+                        0.0
+                    } else {
+                        (f - ps_[i].frame) as f64 / (ps_[j].frame - ps_[i].frame) as f64
+                    };
                     PK {
                         offset: f - start,
-                        a: [0, 1, 2].map(|x| lerp(ra[i][x] as f64, ra[j][x] as f64, t).round() as i64),
-                        o: [0, 1, 2].map(|x| lerp(ro[i][x] as f64, ro[j][x] as f64, t).round() as i32),
+                        a: [0, 1, 2]
+                            .map(|x| lerp(ra[i][x] as f64, ra[j][x] as f64, t).round() as i64),
+                        o: [0, 1, 2]
+                            .map(|x| lerp(ro[i][x] as f64, ro[j][x] as f64, t).round() as i32),
                     }
                 };
-                edge_keys(&keys, |i| ps_[i].frame, first, last, &mut pk, key_of, interp, |a, b| a.a == b.a && a.o == b.o);
+                edge_keys(
+                    &keys,
+                    |i| ps_[i].frame,
+                    first,
+                    last,
+                    &mut pk,
+                    key_of,
+                    interp,
+                    |a, b| a.a == b.a && a.o == b.o,
+                );
                 drop_middle_equal(&mut pk, |a, b| a.a == b.a && a.o == b.o);
                 if pk.iter().all(|x| x.a == [0; 3] && x.o == [0; 3]) {
                     continue; // at rest for the whole window: no track
@@ -974,26 +1099,47 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     for i in 0..3 {
                         let v = x.a[i] - shift[i];
                         if v.unsigned_abs() > LUA_MAX as u64 {
-                            return Err(WriteError::Encode(enc(path(&format!("piece {} angle {v} is beyond 16,777,215 within one window", pc.piece)))));
+                            return Err(WriteError::Encode(enc(path(&format!(
+                                "piece {} angle {v} is beyond 16,777,215 within one window",
+                                pc.piece
+                            )))));
                         }
                         a[i] = v as i32;
                     }
-                    keys_out.push(PoseKey { offset: x.offset, angles: a, offsets: x.o });
+                    keys_out.push(PoseKey {
+                        offset: x.offset,
+                        angles: a,
+                        offsets: x.o,
+                    });
                 }
-                poses.push(PoseTrack { piece: pc.piece, keys: keys_out });
+                poses.push(PoseTrack {
+                    piece: pc.piece,
+                    keys: keys_out,
+                });
             }
             poses.sort_by_key(|p| p.piece);
             // ---- build queue: held values
             let mut queue: Vec<QueueKey> = Vec::new();
             let held = u.queue.iter().rposition(|x| x.0 <= first);
-            for (f, items) in u.queue[held.unwrap_or(0)..].iter().take_while(|x| x.0 <= last) {
+            for (f, items) in u.queue[held.unwrap_or(0)..]
+                .iter()
+                .take_while(|x| x.0 <= last)
+            {
                 let items = items
                     .iter()
                     .map(|&(def, x, z, facing)| {
-                        Ok(QueueItem { def, x: round_steps(x, ps, &path("queue x"))?, z: round_steps(z, ps, &path("queue z"))?, facing })
+                        Ok(QueueItem {
+                            def,
+                            x: round_steps(x, ps, &path("queue x"))?,
+                            z: round_steps(z, ps, &path("queue z"))?,
+                            facing,
+                        })
                     })
                     .collect::<Result<Vec<_>, WriteError>>()?;
-                let key = QueueKey { offset: f.max(&first) - start, items };
+                let key = QueueKey {
+                    offset: f.max(&first) - start,
+                    items,
+                };
                 if queue.last().is_some_and(|l| l.offset == key.offset) {
                     queue.pop();
                 }
@@ -1028,12 +1174,23 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             if s.is_empty() {
                 return Err(WriteError::Input(path("has no sample in its window")));
             }
-            self.stats.projectile_samples += s.iter().filter(|x| x.frame >= start && x.frame <= end).count() as u64;
+            self.stats.projectile_samples += s
+                .iter()
+                .filter(|x| x.frame >= start && x.frame <= end)
+                .count() as u64;
             let mut rp = Vec::with_capacity(s.len());
             let mut rv = Vec::with_capacity(s.len());
             for x in s {
-                rp.push([round_steps(x.pos.x, ps, &path("x"))?, round_steps(x.pos.y, ps, &path("y"))?, round_steps(x.pos.z, ps, &path("z"))?]);
-                rv.push([round_steps(x.vel.x, vs, &path("vx"))?, round_steps(x.vel.y, vs, &path("vy"))?, round_steps(x.vel.z, vs, &path("vz"))?]);
+                rp.push([
+                    round_steps(x.pos.x, ps, &path("x"))?,
+                    round_steps(x.pos.y, ps, &path("y"))?,
+                    round_steps(x.pos.z, ps, &path("z"))?,
+                ]);
+                rv.push([
+                    round_steps(x.vel.x, vs, &path("vx"))?,
+                    round_steps(x.vel.y, vs, &path("vy"))?,
+                    round_steps(x.vel.z, vs, &path("vz"))?,
+                ]);
             }
             let pv = |i: usize| DVec3::from(rp[i].map(|v| v as f64)) * ps;
             let vv = |i: usize| DVec3::from(rv[i].map(|v| v as f64)) * vs;
@@ -1049,20 +1206,41 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                 })
             });
             let mut pk: Vec<ProjectileKey> = Vec::new();
-            let key_of = |i: usize| ProjectileKey { offset: s[i].frame.saturating_sub(start), pos: rp[i], vel: rv[i] };
+            let key_of = |i: usize| ProjectileKey {
+                offset: s[i].frame.saturating_sub(start),
+                pos: rp[i],
+                vel: rv[i],
+            };
             let interp = |i: usize, j: usize, f: u32| {
                 let n = (s[j].frame - s[i].frame) as f64;
-                let t = if n == 0.0 { 0.0 } else { (f - s[i].frame) as f64 / n };
+                let t = if n == 0.0 {
+                    0.0
+                } else {
+                    (f - s[i].frame) as f64 / n
+                };
                 let pp = hermite(pv(i), vv(i), pv(j), vv(j), n, t) / ps;
                 let v = hermite_velocity(pv(i), vv(i), pv(j), vv(j), n, t) / vs;
                 ProjectileKey {
                     offset: f - start,
-                    pos: [pp.x.round() as i32, pp.y.round() as i32, pp.z.round() as i32],
+                    pos: [
+                        pp.x.round() as i32,
+                        pp.y.round() as i32,
+                        pp.z.round() as i32,
+                    ],
                     vel: [v.x.round() as i32, v.y.round() as i32, v.z.round() as i32],
                 }
             };
             // a projectile always has a key at both ends: never skip the edge key
-            edge_keys(&keys, |i| s[i].frame, first, last, &mut pk, key_of, interp, |_, _| false);
+            edge_keys(
+                &keys,
+                |i| s[i].frame,
+                first,
+                last,
+                &mut pk,
+                key_of,
+                interp,
+                |_, _| false,
+            );
             let mut flags = 0;
             if p.first_frame < start {
                 flags |= 1;
@@ -1075,7 +1253,10 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                 weapon: p.weapon,
                 team: p.team,
                 flags,
-                owner: p.owner.and_then(|o| unit_index.get(&o)).map_or(NO_OWNER, |&i| i as u16),
+                owner: p
+                    .owner
+                    .and_then(|o| unit_index.get(&o))
+                    .map_or(NO_OWNER, |&i| i as u16),
                 first: (first - start) as u16,
                 last: (last - start) as u16,
                 keys: pk,
@@ -1086,7 +1267,10 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
         teams.sort_by_key(|t| (t.team, t.code));
         for w in teams.windows(2) {
             if (w[0].team, w[0].code) == (w[1].team, w[1].code) {
-                return Err(WriteError::Input(format!("two tracks for team {} code {}", w[0].team, w[0].code)));
+                return Err(WriteError::Input(format!(
+                    "two tracks for team {} code {}",
+                    w[0].team, w[0].code
+                )));
             }
         }
         for tr in teams {
@@ -1096,9 +1280,13 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                 continue;
             }
             if let Some(x) = s.iter().find(|x| !x.1.is_finite()) {
-                return Err(WriteError::Input(format!("team {} code {} at frame {}: value {} is not finite", tr.team, tr.code, x.0, x.1)));
+                return Err(WriteError::Input(format!(
+                    "team {} code {} at frame {}: value {} is not finite",
+                    tr.team, tr.code, x.0, x.1
+                )));
             }
-            self.stats.team_samples += s.iter().filter(|x| x.0 >= start && x.0 <= end).count() as u64;
+            self.stats.team_samples +=
+                s.iter().filter(|x| x.0 >= start && x.0 <= end).count() as u64;
             let exact = is_exact_code(tr.code);
             let forced = |i: usize| s[i].0 <= start || s[i].0 >= end;
             let keys = select_keys(s.len(), &forced, &mut |a, b| {
@@ -1116,24 +1304,53 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             let mut tk: Vec<(u32, f32)> = Vec::new();
             let first_frame = s[0].0.max(start);
             let interp = |i: usize, j: usize, f: u32| {
-                let t = if s[j].0 == s[i].0 { 0.0 } else { (f - s[i].0) as f64 / (s[j].0 - s[i].0) as f64 };
+                let t = if s[j].0 == s[i].0 {
+                    0.0
+                } else {
+                    (f - s[i].0) as f64 / (s[j].0 - s[i].0) as f64
+                };
                 (f - start, lerp(s[i].1 as f64, s[j].1 as f64, t) as f32)
             };
-            edge_keys(&keys, |i| s[i].0, first_frame, end, &mut tk, |i| (s[i].0.saturating_sub(start), s[i].1), interp, |a, b| a.1 == b.1 && tr.code < RULES_PARAM_BASE);
+            edge_keys(
+                &keys,
+                |i| s[i].0,
+                first_frame,
+                end,
+                &mut tk,
+                |i| (s[i].0.saturating_sub(start), s[i].1),
+                interp,
+                |a, b| a.1 == b.1 && tr.code < RULES_PARAM_BASE,
+            );
             drop_middle_equal(&mut tk, |a, b| a.1 == b.1);
             if tr.code < RULES_PARAM_BASE && tk.iter().all(|x| x.1 == 0.0) {
                 continue;
             }
-            out.teams.push(TeamTrack { team: tr.team, code: tr.code, keys: tk });
+            out.teams.push(TeamTrack {
+                team: tr.team,
+                code: tr.code,
+                keys: tk,
+            });
         }
         Ok(out)
     }
 
-    fn terrain_rows(&mut self, ch: &[TerrainChange], k: usize, start: u32, end: u32) -> Result<Vec<TerrainRow>, WriteError> {
+    fn terrain_rows(
+        &mut self,
+        ch: &[TerrainChange],
+        k: usize,
+        start: u32,
+        end: u32,
+    ) -> Result<Vec<TerrainRow>, WriteError> {
         let ps = self.header.pos_step();
         let mut v: Vec<&TerrainChange> = ch
             .iter()
-            .filter(|c| if k == 0 { c.frame >= start && c.frame <= end } else { c.frame > start && c.frame <= end })
+            .filter(|c| {
+                if k == 0 {
+                    c.frame >= start && c.frame <= end
+                } else {
+                    c.frame > start && c.frame <= end
+                }
+            })
             .collect();
         // rule 1: one row per point and frame (the last change recorded wins)
         v.sort_by_key(|c| (c.frame, c.z, c.x));
@@ -1141,7 +1358,9 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
         let mut i = 0;
         while i < v.len() {
             let mut j = i;
-            while j + 1 < v.len() && (v[j + 1].frame, v[j + 1].z, v[j + 1].x) == (v[i].frame, v[i].z, v[i].x) {
+            while j + 1 < v.len()
+                && (v[j + 1].frame, v[j + 1].z, v[j + 1].x) == (v[i].frame, v[i].z, v[i].x)
+            {
                 j += 1;
             }
             let c = v[j];
@@ -1154,7 +1373,13 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             // rule 2: a change that rounds to nothing is not written
             if after != before {
                 // rule 3: before is the after of the point's previous row
-                rows.push(TerrainRow { frame: c.frame, x: c.x, z: c.z, before, after });
+                rows.push(TerrainRow {
+                    frame: c.frame,
+                    x: c.x,
+                    z: c.z,
+                    before,
+                    after,
+                });
                 self.terrain_written.insert(key, after);
             } else {
                 self.terrain_written.entry(key).or_insert(before);
@@ -1165,15 +1390,28 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
     }
 
     /// Measures every recorded sample in `[start, end]` against the window read back.
-    fn check(&mut self, input: &WindowInput, w: &MainWindow, start: u32, end: u32) -> Result<(), WriteError> {
+    fn check(
+        &mut self,
+        input: &WindowInput,
+        w: &MainWindow,
+        start: u32,
+        end: u32,
+    ) -> Result<(), WriteError> {
         let h = &self.header;
         let tol = h.tolerance_elmos as f64;
         let ps = h.pos_step();
         let bits = h.rotation_bits;
         let by_serial: HashMap<u32, &Unit> = w.units.iter().map(|u| (u.serial, u)).collect();
         for u in &input.units {
-            let Some(wu) = by_serial.get(&u.serial) else { continue };
-            for x in u.samples.iter().filter(|x| x.frame >= start && x.frame <= end && x.frame >= u.first_frame && x.frame <= u.last_frame) {
+            let Some(wu) = by_serial.get(&u.serial) else {
+                continue;
+            };
+            for x in u.samples.iter().filter(|x| {
+                x.frame >= start
+                    && x.frame <= end
+                    && x.frame >= u.first_frame
+                    && x.frame <= u.last_frame
+            }) {
                 let t = (x.frame - start) as f64;
                 let (p, q) = wu.transform_at(t, bits);
                 let e = (p * ps).distance(x.pos) + u.radius * smallest3::angle_between(q, x.rot);
@@ -1185,9 +1423,16 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     )));
                 }
             }
-            for x in u.status.iter().filter(|x| x.frame >= start && x.frame <= end && x.frame >= u.first_frame && x.frame <= u.last_frame) {
+            for x in u.status.iter().filter(|x| {
+                x.frame >= start
+                    && x.frame <= end
+                    && x.frame >= u.first_frame
+                    && x.frame <= u.last_frame
+            }) {
                 let (hh, bb, fl) = wu.status_at((x.frame - start) as f64);
-                let e = (hh - x.health.clamp(0.0, 1.0) * 65535.0).abs().max((bb - x.build.clamp(0.0, 1.0) * 65535.0).abs());
+                let e = (hh - x.health.clamp(0.0, 1.0) * 65535.0)
+                    .abs()
+                    .max((bb - x.build.clamp(0.0, 1.0) * 65535.0).abs());
                 self.stats.worst_status_steps = self.stats.worst_status_steps.max(e);
                 if e > 1.0 || fl != x.flags {
                     return Err(WriteError::Tolerance(format!(
@@ -1198,10 +1443,17 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             }
             for pc in &u.pieces {
                 let tr = wu.poses.iter().find(|t| t.piece == pc.piece);
-                for x in pc.samples.iter().filter(|x| x.frame >= start && x.frame <= end && x.frame >= u.first_frame && x.frame <= u.last_frame) {
-                    let (a, o) = tr.map_or(([0.0; 3], [0.0; 3]), |t| t.at((x.frame - start) as f64));
+                for x in pc.samples.iter().filter(|x| {
+                    x.frame >= start
+                        && x.frame <= end
+                        && x.frame >= u.first_frame
+                        && x.frame <= u.last_frame
+                }) {
+                    let (a, o) =
+                        tr.map_or(([0.0; 3], [0.0; 3]), |t| t.at((x.frame - start) as f64));
                     let rot = angles_rotation(a.map(|v| v / COB_PER_RAD));
-                    let e = (DVec3::from(o) * ps).distance(x.offset) + pc.reach * smallest3::angle_between(rot, x.rot);
+                    let e = (DVec3::from(o) * ps).distance(x.offset)
+                        + pc.reach * smallest3::angle_between(rot, x.rot);
                     self.stats.worst_piece = self.stats.worst_piece.max(e);
                     if e > tol {
                         return Err(WriteError::Tolerance(format!(
@@ -1214,12 +1466,22 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
         }
         let pby: HashMap<u32, &Projectile> = w.projectiles.iter().map(|p| (p.serial, p)).collect();
         for p in &input.projectiles {
-            let Some(wp) = pby.get(&p.serial) else { continue };
-            for x in p.samples.iter().filter(|x| x.frame >= start && x.frame <= end && x.frame >= p.first_frame && x.frame <= p.last_frame) {
+            let Some(wp) = pby.get(&p.serial) else {
+                continue;
+            };
+            for x in p.samples.iter().filter(|x| {
+                x.frame >= start
+                    && x.frame <= end
+                    && x.frame >= p.first_frame
+                    && x.frame <= p.last_frame
+            }) {
                 let (pos, vel) = wp.at((x.frame - start) as f64, ps, h.vel_step());
                 let e = pos.distance(x.pos);
                 self.stats.worst_projectile = self.stats.worst_projectile.max(e);
-                self.stats.worst_projectile_velocity = self.stats.worst_projectile_velocity.max(vel.distance(x.vel));
+                self.stats.worst_projectile_velocity = self
+                    .stats
+                    .worst_projectile_velocity
+                    .max(vel.distance(x.vel));
                 if e > tol {
                     return Err(WriteError::Tolerance(format!(
                         "projectile serial {} at frame {}: {e:.8} elmos from the track, tolerance {tol}",
@@ -1229,7 +1491,10 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             }
         }
         for tr in &input.teams {
-            let wt = w.teams.iter().find(|t| t.team == tr.team && t.code == tr.code);
+            let wt = w
+                .teams
+                .iter()
+                .find(|t| t.team == tr.team && t.code == tr.code);
             for x in tr.samples.iter().filter(|x| x.0 >= start && x.0 <= end) {
                 let v = match wt {
                     Some(t) => t.at((x.0 - start) as f64),
@@ -1242,7 +1507,13 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     Some(v) if is_exact_code(tr.code) => v == s,
                     Some(v) => {
                         let allow = h.value_allowance(s);
-                        let ratio = if allow > 0.0 { (v - s).abs() / allow } else if v == s { 0.0 } else { f64::INFINITY };
+                        let ratio = if allow > 0.0 {
+                            (v - s).abs() / allow
+                        } else if v == s {
+                            0.0
+                        } else {
+                            f64::INFINITY
+                        };
                         self.stats.worst_team_ratio = self.stats.worst_team_ratio.max(ratio);
                         ratio <= 1.0
                     }
@@ -1297,7 +1568,11 @@ fn edge_keys<K: Clone>(
     interp: impl Fn(usize, usize, u32) -> K,
     same: impl Fn(&K, &K) -> bool,
 ) {
-    let inside: Vec<usize> = keys.iter().copied().filter(|&i| frame(i) >= first && frame(i) <= last).collect();
+    let inside: Vec<usize> = keys
+        .iter()
+        .copied()
+        .filter(|&i| frame(i) >= first && frame(i) <= last)
+        .collect();
     // value at `first` when no key sits there
     if inside.first().is_none_or(|&i| frame(i) != first) {
         let before = keys.iter().copied().rfind(|&i| frame(i) < first);
