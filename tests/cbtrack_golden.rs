@@ -136,3 +136,68 @@ fn step_rules_give_the_spec_values() {
     assert_eq!(writer::rotation_bits_for(0.5, 85.0), 12);
     assert_eq!(writer::rotation_bits_for(0.5, 130.0), 13);
 }
+
+#[test]
+fn the_stated_header_size_is_a_minimum() {
+    let small = cbtrack::matchgen::small_sample_file();
+    let longer = cbtrack::with_header_extra(&small, 3, 0xEE).unwrap();
+    assert_eq!(longer.len(), small.len() + 192);
+    let a = Track::open(&small).unwrap();
+    let b = Track::open(&longer).unwrap();
+    assert_eq!(b.raw.header_size, 96 + 192);
+    for k in 0..a.num_windows() {
+        assert_eq!(a.window(k).unwrap(), b.window(k).unwrap());
+    }
+    cbtrack::decode_all(&longer).unwrap();
+}
+
+#[test]
+fn magic_and_version_are_named_with_the_value_found() {
+    let mut b = cbtrack::worked_example_file();
+    b[0] = b'X';
+    let e = Track::open(&b).unwrap_err().to_string();
+    assert!(e.contains("magic") && e.contains("XBTK"), "{e}");
+    let mut b = cbtrack::worked_example_file();
+    b[4] = 2;
+    let e = Track::open(&b).unwrap_err().to_string();
+    assert!(e.contains("format_version") && e.contains('2'), "{e}");
+}
+
+#[test]
+fn a_bad_chunk_is_an_error_for_its_window_only() {
+    let small = cbtrack::matchgen::small_sample_file();
+    let t = Track::open(&small).unwrap();
+    let e = t.raw.index[1].clone();
+    let mut bad = small.clone();
+    let at = e.main_block as usize * 64 + e.main_len as usize / 2;
+    bad[at] ^= 0x55;
+    let t = Track::open(&bad).unwrap();
+    assert!(t.window(1).is_err());
+    t.window(0).unwrap();
+    t.window(2).unwrap();
+    t.info().unwrap();
+    t.features().unwrap();
+}
+
+#[test]
+fn unknown_column_ids_and_types_are_skipped() {
+    use statepack_runtime::columns::ChunkBuilder;
+    let w = cbtrack::worked_example_window();
+    let sets = w.to_column_sets().unwrap();
+    let mut b = ChunkBuilder::new();
+    sets.0.put(&mut b).unwrap();
+    sets.1.put(&mut b).unwrap();
+    sets.2.put(&mut b).unwrap();
+    b.put::<u32>(999, "unknown", &[1, 2, 3]).unwrap();
+    let mut bytes = cbtrack::build_chunk(b).unwrap();
+    assert_eq!(MainWindow::from_chunk(&bytes, 0, 0, 900).unwrap(), w);
+    // change column 999's type code to 9 (no such type): still read, still skipped
+    let n = u32::from_le_bytes(bytes[0..4].try_into().unwrap()) as usize;
+    for i in 0..n {
+        let e = 4 + 12 * i;
+        if u16::from_le_bytes([bytes[e], bytes[e + 1]]) == 999 {
+            bytes[e + 2] = 9;
+        }
+    }
+    assert_eq!(MainWindow::from_chunk(&bytes, 0, 0, 900).unwrap(), w);
+}

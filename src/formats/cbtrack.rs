@@ -2519,6 +2519,27 @@ pub fn worked_example_file() -> Vec<u8> {
     out.into_inner()
 }
 
+/// The same track with `blocks` x 64 bytes of unknown header fields after byte 96, as a later
+/// writer may add: the header size grows and every block number moves on by `blocks`.
+///
+/// Errors: the input is not a track, or the header would pass 65,535 bytes.
+pub fn with_header_extra(bytes: &[u8], blocks: u32, fill: u8) -> Result<Vec<u8>, String> {
+    let mut raw = CbtrackV1::decode(bytes).map_err(|e| e.to_string())?;
+    let extra = 64 * blocks as usize;
+    raw.header_size = u16::try_from(raw.header_size as usize + extra)
+        .map_err(|_| "header over 65,535 bytes".to_string())?;
+    raw.header_extra.extend(std::iter::repeat_n(fill, extra));
+    raw.info_block += blocks;
+    raw.features_block += blocks;
+    for e in &mut raw.index {
+        e.main_block += blocks;
+        if e.terrain_len > 0 {
+            e.terrain_block += blocks;
+        }
+    }
+    raw.encode().map_err(|e| e.to_string())
+}
+
 /// The registry entry.
 pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
     name: "cbtrack",
