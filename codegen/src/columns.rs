@@ -99,7 +99,10 @@ pub fn lower(node: &Node, file: &str, diags: &mut Vec<Diag>) -> Vec<ColumnSet> {
         err(
             node.pos,
             path,
-            format!("`-sp-column-sets` must be a mapping, found {}", node.shape()),
+            format!(
+                "`-sp-column-sets` must be a mapping, found {}",
+                node.shape()
+            ),
             "write one `name:` entry per column set, each with `columns:`",
         );
         return Vec::new();
@@ -250,7 +253,10 @@ fn lower_column(
                     err(
                         v.pos,
                         &kp,
-                        format!("column type `{}` cannot be stored in a column chunk", text.unwrap_or("?")),
+                        format!(
+                            "column type `{}` cannot be stored in a column chunk",
+                            text.unwrap_or("?")
+                        ),
                         "column types are u1, u2, s2, u4, s4 and f4",
                     )
                 }
