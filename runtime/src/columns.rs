@@ -448,9 +448,7 @@ impl EscapeEncoder {
                 });
             }
             match prev {
-                Some(p) if (v as i64 - p as i64).abs() <= 32767 => {
-                    self.narrow.push((v - p) as i16)
-                }
+                Some(p) if (v as i64 - p as i64).abs() <= 32767 => self.narrow.push((v - p) as i16),
                 _ => {
                     self.narrow.push(ESCAPE);
                     self.wide.push(v);

@@ -58,7 +58,11 @@ pub fn encode(q: DQuat, bits: u8) -> (u8, [i32; 3]) {
 /// squares sum past 1 give a dropped component of 0 and the result is normalized.
 pub fn decode(dropped: u8, n: [i32; 3], bits: u8) -> DQuat {
     let scale = std::f64::consts::FRAC_1_SQRT_2 / max_code(bits) as f64;
-    let k = [n[0] as f64 * scale, n[1] as f64 * scale, n[2] as f64 * scale];
+    let k = [
+        n[0] as f64 * scale,
+        n[1] as f64 * scale,
+        n[2] as f64 * scale,
+    ];
     let s = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
     let d = (1.0 - s).max(0.0).sqrt();
     let drop = dropped.min(3) as usize;
@@ -149,7 +153,9 @@ mod tests {
     fn rounding_within_bound_at_every_width() {
         let mut s = 12345u64;
         let mut rnd = || {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
         };
         for bits in 8..=16u8 {

@@ -79,7 +79,9 @@ mod tests {
 
     #[test]
     fn corner_is_kept_and_every_sample_fits() {
-        let v: Vec<f64> = (0..50).map(|i| if i < 20 { 0.0 } else { (i - 20) as f64 }).collect();
+        let v: Vec<f64> = (0..50)
+            .map(|i| if i < 20 { 0.0 } else { (i - 20) as f64 })
+            .collect();
         let k = run(&v, 0.1, &[]);
         assert_eq!(k, vec![0, 20, 49]);
         let v: Vec<f64> = (0..200).map(|i| (i as f64 * 0.1).sin() * 10.0).collect();
