@@ -9,6 +9,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod cbtrack;
+
 #[derive(Parser)]
 #[command(
     name = "statepack",
@@ -25,12 +27,15 @@ struct Cli {
 enum Format {
     /// SNAP v1.3 snapshot recordings (schema/snap_v1_3.ksy).
     Snap,
+    /// CBTK v1 columnar replay tracks (schema/cbtrack_v1.ksy).
+    Cbtrack,
 }
 
 impl Format {
     fn spec(self) -> &'static FormatSpec {
         match self {
             Format::Snap => &snap::FORMAT,
+            Format::Cbtrack => &formats::cbtrack::FORMAT,
         }
     }
 }
@@ -62,6 +67,25 @@ enum Cmd {
         /// Studs per metre (default: 1 stud = 0.28 m).
         #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE)]
         studs_per_metre: f64,
+        /// CBTK: characters in the crowd, each a unit driven by the motion.
+        #[arg(long, default_value_t = 24)]
+        crowd: u32,
+        /// CBTK: frames of the match (30 per second).
+        #[arg(long, default_value_t = 9000)]
+        frames: u32,
+        /// CBTK: elmos per metre of motion input.
+        #[arg(long, default_value_t = 16.0)]
+        elmos_per_metre: f64,
+    },
+    /// CBTK: write the synthetic match of the spec's larger benchmark size (82,496 frames) and
+    /// print the time, peak memory, keys and bytes. Run it in release.
+    CbtrackScale {
+        /// Output file.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
     },
     /// Print a file's structure as a tree with byte offsets and sizes (format from its header).
     Inspect {
@@ -101,12 +125,23 @@ enum Cmd {
         /// Studs per metre used at import (must be the same value).
         #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE)]
         studs_per_metre: f64,
+        /// CBTK: crowd size used at import.
+        #[arg(long, default_value_t = 24)]
+        crowd: u32,
+        /// CBTK: frames used at import.
+        #[arg(long, default_value_t = 9000)]
+        frames: u32,
+        /// CBTK: elmos per metre used at import.
+        #[arg(long, default_value_t = 16.0)]
+        elmos_per_metre: f64,
     },
-    /// Print the decoded state at a time as JSON (SNAP: milliseconds from the start).
+    /// Print the decoded state at a time as JSON (SNAP: milliseconds from the start; CBTK: a
+    /// simulation frame, fractions allowed, with every unit, projectile, team number, feature
+    /// and terrain point).
     Sample {
         /// The file.
         file: PathBuf,
-        /// The time, in the format's unit (SNAP: ms).
+        /// The time, in the format's unit (SNAP: ms; CBTK: frame).
         #[arg(long)]
         at: f64,
     },
@@ -159,10 +194,27 @@ fn run(cli: Cli) -> Result<()> {
             out,
         } => demo(input.as_deref(), studs_per_metre, out.as_deref()),
         Cmd::Import {
+            format: Format::Cbtrack,
+            motion,
+            output,
+            crowd,
+            frames,
+            elmos_per_metre,
+            ..
+        } => cbtrack::import(
+            load_motion(&motion)?,
+            &output,
+            crowd,
+            frames,
+            elmos_per_metre,
+        ),
+        Cmd::CbtrackScale { output, quiet } => cbtrack::scale(&output, quiet),
+        Cmd::Import {
             format: Format::Snap,
             motion,
             output,
             studs_per_metre,
+            ..
         } => {
             let clip = load_motion(&motion)?;
             let rec = snap::import_clip(&clip, studs_per_metre)?;
@@ -245,8 +297,20 @@ fn run(cli: Cli) -> Result<()> {
             file,
             against,
             studs_per_metre,
+            crowd,
+            frames,
+            elmos_per_metre,
         } => {
             let bytes = read_file(&file)?;
+            if detect(&bytes, &file)?.name == formats::cbtrack::FORMAT.name {
+                return cbtrack::verify(
+                    &bytes,
+                    load_motion(&against)?,
+                    crowd,
+                    frames,
+                    elmos_per_metre,
+                );
+            }
             require_snap(detect(&bytes, &file)?)?;
             let decoded =
                 snap::read(&bytes).with_context(|| format!("cannot decode {}", file.display()))?;
@@ -277,6 +341,9 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Sample { file, at } => {
             let bytes = read_file(&file)?;
+            if detect(&bytes, &file)?.name == formats::cbtrack::FORMAT.name {
+                return cbtrack::sample(&bytes, at);
+            }
             require_snap(detect(&bytes, &file)?)?;
             let decoded =
                 snap::read(&bytes).with_context(|| format!("cannot decode {}", file.display()))?;
@@ -425,6 +492,7 @@ fn demo(input: Option<&Path>, studs_per_metre: f64, out: Option<&Path>) -> Resul
         enc_s * 1e3,
         dec_s * 1e3
     );
+    println!("{}", cbtrack::demo_row(&clip)?);
     println!();
     println!(
         "frames: {} ({} absolute, of which {} forced by large motion; {} delta)",

@@ -799,6 +799,9 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             end,
             ..Default::default()
         };
+        // A frame on a window edge is in both windows; samples are counted in the first.
+        let last_frame = h.last_frame;
+        let counted = move |f: u32| f >= start && (f < end || end == last_frame);
         for u in &units {
             let first = u.first_frame.max(start);
             let last = u.last_frame.min(end);
@@ -818,10 +821,7 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     "has no transform sample in its window",
                 )));
             }
-            self.stats.unit_samples += s
-                .iter()
-                .filter(|x| x.frame >= start && x.frame <= end)
-                .count() as u64;
+            self.stats.unit_samples += s.iter().filter(|x| counted(x.frame)).count() as u64;
             let mut rp = Vec::with_capacity(s.len());
             let mut rq = Vec::with_capacity(s.len());
             for x in s {
@@ -1010,10 +1010,7 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                 if ps_.is_empty() {
                     continue;
                 }
-                self.stats.piece_samples += ps_
-                    .iter()
-                    .filter(|x| x.frame >= start && x.frame <= end)
-                    .count() as u64;
+                self.stats.piece_samples += ps_.iter().filter(|x| counted(x.frame)).count() as u64;
                 // continuous angles from the start of the recording's slice
                 let mut prev = None;
                 let mut ang = Vec::with_capacity(ps_.len());
@@ -1174,10 +1171,7 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             if s.is_empty() {
                 return Err(WriteError::Input(path("has no sample in its window")));
             }
-            self.stats.projectile_samples += s
-                .iter()
-                .filter(|x| x.frame >= start && x.frame <= end)
-                .count() as u64;
+            self.stats.projectile_samples += s.iter().filter(|x| counted(x.frame)).count() as u64;
             let mut rp = Vec::with_capacity(s.len());
             let mut rv = Vec::with_capacity(s.len());
             for x in s {
@@ -1285,8 +1279,7 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     tr.team, tr.code, x.0, x.1
                 )));
             }
-            self.stats.team_samples +=
-                s.iter().filter(|x| x.0 >= start && x.0 <= end).count() as u64;
+            self.stats.team_samples += s.iter().filter(|x| counted(x.0)).count() as u64;
             let exact = is_exact_code(tr.code);
             let forced = |i: usize| s[i].0 <= start || s[i].0 >= end;
             let keys = select_keys(s.len(), &forced, &mut |a, b| {
