@@ -83,7 +83,7 @@ impl MatchSpec {
             spawn_every: 60,
             lifetime: 5_100,
             units: 1_367,
-            piece_every: 1,
+            piece_every: 2,
             posed_percent: 62,
             fire_every: 7,
             flight: 41,

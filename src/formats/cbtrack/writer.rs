@@ -534,14 +534,46 @@ pub struct Stats {
     pub worst_team_ratio: f64,
 }
 
-fn round_steps(v: f64, step: f64, what: &str) -> Result<i32, WriteError> {
+/// `v` in whole steps. `what` names the value in the error (built only on error).
+fn round_steps<S: AsRef<str>>(
+    v: f64,
+    step: f64,
+    what: impl FnOnce() -> S,
+) -> Result<i32, WriteError> {
     let r = (v / step).round();
     if !r.is_finite() || r.abs() > LUA_MAX as f64 {
         return Err(WriteError::Encode(enc(format!(
-            "{what} {v} is {r} steps, beyond 16,777,215"
+            "{} {v} is {r} steps, beyond 16,777,215",
+            what().as_ref()
         ))));
     }
     Ok(r as i32)
+}
+
+/// Whether `dist + length x angle(a, b) <= tol`, without an arc cosine: the angle between two
+/// unit quaternions is at most `lim` exactly when `|a . b| >= cos(lim / 2)`.
+#[inline]
+fn within(dist: f64, length: f64, a: DQuat, b: DQuat, tol: f64) -> bool {
+    if dist > tol {
+        return false;
+    }
+    let d = a.dot(b).abs();
+    if length <= 0.0 {
+        return true;
+    }
+    let lim = (tol - dist) / length;
+    if lim >= std::f64::consts::PI {
+        return true;
+    }
+    // Rounding: fall back to the exact measure near the limit.
+    let c = (lim / 2.0).cos();
+    if d >= c + 1e-12 {
+        return true;
+    }
+    if d <= c - 1e-12 {
+        return false;
+    }
+    dist + length * smallest3::angle_between(a, b) <= tol
 }
 
 /// Index bounds of samples belonging to window `[start, end]`: the samples in it plus the
@@ -826,9 +858,9 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             let mut rq = Vec::with_capacity(s.len());
             for x in s {
                 let p = [
-                    round_steps(x.pos.x, ps, &path("position x"))?,
-                    round_steps(x.pos.y, ps, &path("position y"))?,
-                    round_steps(x.pos.z, ps, &path("position z"))?,
+                    round_steps(x.pos.x, ps, || path("position x"))?,
+                    round_steps(x.pos.y, ps, || path("position y"))?,
+                    round_steps(x.pos.z, ps, || path("position z"))?,
                 ];
                 rp.push(p);
                 let (d, c) = smallest3::encode(x.rot, bits);
@@ -847,7 +879,7 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     let t = (s[i].frame as f64 - fa) / (fb - fa);
                     let p = pa + (pb - pa) * t;
                     let q = nlerp_d(rq[a].2, rq[b].2, t);
-                    p.distance(s[i].pos) + radius * smallest3::angle_between(q, s[i].rot) <= tol
+                    within(p.distance(s[i].pos), radius, q, s[i].rot.normalize(), tol)
                 })
             });
             let mut tk: Vec<TransformKey> = Vec::new();
@@ -968,9 +1000,9 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     };
                     let pos = match (x.kind >= 128, x.pos) {
                         (true, Some(p)) => Some([
-                            round_steps(p.x, ps, &path("target x"))?,
-                            round_steps(p.y, ps, &path("target y"))?,
-                            round_steps(p.z, ps, &path("target z"))?,
+                            round_steps(p.x, ps, || path("target x"))?,
+                            round_steps(p.y, ps, || path("target y"))?,
+                            round_steps(p.z, ps, || path("target z"))?,
                         ]),
                         (true, None) => {
                             return Err(WriteError::Input(path(
@@ -1024,9 +1056,9 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                 for (x, a) in ps_.iter().zip(&ang) {
                     ra.push(a.map(|v| (v * COB_PER_RAD).round() as i64));
                     ro.push([
-                        round_steps(x.offset.x, ps, &path("piece offset x"))?,
-                        round_steps(x.offset.y, ps, &path("piece offset y"))?,
-                        round_steps(x.offset.z, ps, &path("piece offset z"))?,
+                        round_steps(x.offset.x, ps, || path("piece offset x"))?,
+                        round_steps(x.offset.y, ps, || path("piece offset y"))?,
+                        round_steps(x.offset.z, ps, || path("piece offset z"))?,
                     ]);
                 }
                 let reach = pc.reach;
@@ -1043,9 +1075,13 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                         let of = DVec3::from(
                             [0, 1, 2].map(|x| lerp(ro[a][x] as f64, ro[b][x] as f64, t) * ps),
                         );
-                        of.distance(ps_[i].offset)
-                            + reach * smallest3::angle_between(angles_rotation(an), ps_[i].rot)
-                            <= tol
+                        within(
+                            of.distance(ps_[i].offset),
+                            reach,
+                            angles_rotation(an),
+                            ps_[i].rot.normalize(),
+                            tol,
+                        )
                     })
                 });
                 #[derive(Clone)]
@@ -1127,8 +1163,8 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     .map(|&(def, x, z, facing)| {
                         Ok(QueueItem {
                             def,
-                            x: round_steps(x, ps, &path("queue x"))?,
-                            z: round_steps(z, ps, &path("queue z"))?,
+                            x: round_steps(x, ps, || path("queue x"))?,
+                            z: round_steps(z, ps, || path("queue z"))?,
                             facing,
                         })
                     })
@@ -1176,14 +1212,14 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             let mut rv = Vec::with_capacity(s.len());
             for x in s {
                 rp.push([
-                    round_steps(x.pos.x, ps, &path("x"))?,
-                    round_steps(x.pos.y, ps, &path("y"))?,
-                    round_steps(x.pos.z, ps, &path("z"))?,
+                    round_steps(x.pos.x, ps, || path("x"))?,
+                    round_steps(x.pos.y, ps, || path("y"))?,
+                    round_steps(x.pos.z, ps, || path("z"))?,
                 ]);
                 rv.push([
-                    round_steps(x.vel.x, vs, &path("vx"))?,
-                    round_steps(x.vel.y, vs, &path("vy"))?,
-                    round_steps(x.vel.z, vs, &path("vz"))?,
+                    round_steps(x.vel.x, vs, || path("vx"))?,
+                    round_steps(x.vel.y, vs, || path("vy"))?,
+                    round_steps(x.vel.z, vs, || path("vz"))?,
                 ]);
             }
             let pv = |i: usize| DVec3::from(rp[i].map(|v| v as f64)) * ps;
@@ -1360,9 +1396,9 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             let key = (c.x, c.z);
             let before = match self.terrain_written.get(&key) {
                 Some(&b) => b,
-                None => round_steps(c.map_height, ps, "terrain map height")?,
+                None => round_steps(c.map_height, ps, || "terrain map height")?,
             };
-            let after = round_steps(c.after, ps, "terrain height")?;
+            let after = round_steps(c.after, ps, || "terrain height")?;
             // rule 2: a change that rounds to nothing is not written
             if after != before {
                 // rule 3: before is the after of the point's previous row
