@@ -201,3 +201,30 @@ fn unknown_column_ids_and_types_are_skipped() {
     }
     assert_eq!(MainWindow::from_chunk(&bytes, 0, 0, 900).unwrap(), w);
 }
+
+#[test]
+fn chunks_that_overlap_or_leave_the_file_are_refused() {
+    let small = cbtrack::matchgen::small_sample_file();
+    let t = Track::open(&small).unwrap();
+    let mut raw = t.raw.clone();
+    raw.index[1].main_block = raw.index[0].main_block;
+    let e = Track::open(&raw.encode().unwrap()).unwrap_err();
+    assert!(e.to_string().contains("overlaps"), "{e}");
+    assert!(e.path.to_string().starts_with("index["), "{e}");
+    let mut raw = t.raw.clone();
+    raw.info_block = 1; // inside the header
+    let e = Track::open(&raw.encode().unwrap()).unwrap_err();
+    assert_eq!(e.path.to_string(), "info_block");
+}
+
+#[test]
+fn the_window_count_must_follow_from_the_frames() {
+    let small = cbtrack::matchgen::small_sample_file();
+    let mut raw = Track::open(&small).unwrap().raw.clone();
+    raw.last_frame = 240; // 4 windows of 60 would be needed
+    let e = Track::open(&raw.encode().unwrap()).unwrap_err();
+    assert_eq!(e.path.to_string(), "num_windows");
+    assert_eq!(cbtrack::windows_for(0, 900, 900), 1);
+    assert_eq!(cbtrack::windows_for(0, 901, 900), 2);
+    assert_eq!(cbtrack::windows_for(5, 5, 900), 1);
+}

@@ -629,6 +629,31 @@ mod tests {
     }
 
     #[test]
+    fn chunk_size_limit_and_trailing_zeros() {
+        // 4 + 12 + 16,777,200 + 4 = 16,777,220 bytes: over the limit
+        let mut b = ChunkBuilder::new();
+        b.put::<u8>(1, "c", &vec![0u8; 16_777_200]).unwrap();
+        assert!(b.finish().is_err());
+        let mut b = ChunkBuilder::new();
+        b.put::<u8>(1, "c", &vec![0u8; 16_777_192]).unwrap();
+        let (dir, data) = b.finish().unwrap();
+        assert_eq!(4 + 12 + data.len(), 16_777_212);
+        let _ = dir;
+        // the 4 trailing bytes must be zero
+        let mut bytes = vec![1, 0, 0, 0, 1, 0, 1, 0, 16, 0, 0, 0, 1, 0, 0, 0];
+        bytes.extend_from_slice(&[7, 0, 0, 0, 0, 0, 0, 0]);
+        let dir = vec![DirEntry {
+            id: 1,
+            code: 1,
+            offset: 16,
+            count: 1,
+        }];
+        assert!(ColumnChunk::new(&bytes, dir.clone()).is_ok());
+        bytes[23] = 1;
+        assert!(ColumnChunk::new(&bytes, dir).is_err());
+    }
+
+    #[test]
     fn inflate_limits_and_checksum() {
         let data = vec![7u8; 100_000];
         let z = deflate(&data, 9);
