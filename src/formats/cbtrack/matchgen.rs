@@ -630,6 +630,8 @@ pub fn measure(
     st: &mut Stats,
 ) {
     let ps = h.pos_step();
+    // a frame on a window edge is measured in both windows and counted in the first
+    let once = |f: u32| u64::from(f < end || end == h.last_frame);
     for u in &input.units {
         let Some(wu) = w.units.iter().find(|x| x.serial == u.serial) else {
             continue;
@@ -641,7 +643,7 @@ pub fn measure(
                 && x.frame <= u.last_frame
         }) {
             let (p, q) = wu.transform_at((x.frame - start) as f64, h.rotation_bits);
-            st.unit_samples += 1;
+            st.unit_samples += once(x.frame);
             st.worst_unit = st
                 .worst_unit
                 .max((p * ps).distance(x.pos) + u.radius * smallest3::angle_between(q, x.rot));
@@ -656,7 +658,7 @@ pub fn measure(
             }) {
                 let (a, o) = tr.map_or(([0.0; 3], [0.0; 3]), |t| t.at((x.frame - start) as f64));
                 let rot = angles_rotation(a.map(|v| v / COB_PER_RAD));
-                st.piece_samples += 1;
+                st.piece_samples += once(x.frame);
                 st.worst_piece = st.worst_piece.max(
                     (DVec3::from(o) * ps).distance(x.offset)
                         + pc.reach * smallest3::angle_between(rot, x.rot),
@@ -675,7 +677,7 @@ pub fn measure(
                 && x.frame <= p.last_frame
         }) {
             let (pos, vel) = wp.at((x.frame - start) as f64, ps, h.vel_step());
-            st.projectile_samples += 1;
+            st.projectile_samples += once(x.frame);
             st.worst_projectile = st.worst_projectile.max(pos.distance(x.pos));
             st.worst_projectile_velocity = st.worst_projectile_velocity.max(vel.distance(x.vel));
         }
