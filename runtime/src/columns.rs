@@ -151,7 +151,7 @@ impl<'a> ColumnChunk<'a> {
                 continue;
             };
             let off = e.offset as u64;
-            if off % 4 != 0 || off < dir_end {
+            if !off.is_multiple_of(4) || off < dir_end {
                 return Err(chunk_err(
                     entry_path(i, "offset"),
                     at + 4,
@@ -572,7 +572,7 @@ mod tests {
         wrap_decode(&s, &mut back);
         assert_eq!(back, vals);
         // signed reading: 0xFFFF is -1
-        assert_eq!(back.iter().map(|&v| v as i16).nth(0), Some(0));
+        assert_eq!(back.iter().map(|&v| v as i16).next(), Some(0));
     }
 
     #[test]

@@ -1107,7 +1107,7 @@ impl MainWindow {
         Self::from_columns(&u, &t, &s, &g, &p, &q, &j, &n, index, start, end)
     }
 
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
     fn from_columns(
         u: &raw::UnitsColumns,
         t: &raw::TransformKeysColumns,

@@ -153,8 +153,9 @@ pub fn bombs() -> Vec<NamedFile> {
     // many windows pointing at one chunk
     let mut h = header(4000, 3_999_000);
     let main = chunk_with(|_| {});
-    let mut area = vec![0u8; (64 - (96 + 16 * 4000) % 64) % 64];
-    let block = ((96 + 16 * 4000 + area.len()) / 64) as u32;
+    let head = 96 + 16 * h.index.len();
+    let mut area = vec![0u8; (64 - head % 64) % 64];
+    let block = ((head + area.len()) / 64) as u32;
     area.extend_from_slice(&main);
     for e in &mut h.index {
         e.main_block = block;

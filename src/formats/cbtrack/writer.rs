@@ -384,6 +384,9 @@ pub struct TargetInputKey {
     pub pos: Option<DVec3>,
 }
 
+/// One recorded build queue item: unit definition, position x and z in elmos, facing 0..=3.
+pub type QueueItemElmos = (u16, f64, f64, u8);
+
 /// A recorded unit.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct UnitInput {
@@ -410,7 +413,7 @@ pub struct UnitInput {
     /// Pieces.
     pub pieces: Vec<PieceInput>,
     /// Build queue changes (frame, the whole queue; positions in elmos as x, z).
-    pub queue: Vec<(u32, Vec<(u16, f64, f64, u8)>)>,
+    pub queue: Vec<(u32, Vec<QueueItemElmos>)>,
 }
 
 /// One recorded projectile sample.
@@ -1027,7 +1030,7 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     }
                     out_keys.push(key);
                 }
-                if !out_keys.is_empty() && !(out_keys.len() == 1 && out_keys[0].kind == 0) {
+                if !(out_keys.is_empty() || out_keys.len() == 1 && out_keys[0].kind == 0) {
                     targets.push(TargetTrack {
                         weapon: *weapon,
                         keys: out_keys,
