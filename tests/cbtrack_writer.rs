@@ -434,3 +434,58 @@ fn terrain_rules_one_row_per_point_rounding_and_height_before() {
     assert_eq!(r1.len(), 1);
     assert_eq!((r1[0].frame, r1[0].before, r1[0].after), (15, 64, 52));
 }
+
+#[test]
+fn values_at_the_limit_are_written_and_read_back() {
+    // 16,777,215 steps of 1/8 elmo is the largest position a column may hold.
+    let edge = 16_777_215.0 / 8.0;
+    let mut out = std::io::Cursor::new(Vec::new());
+    let params = FileParams {
+        first_frame: 0,
+        last_frame: 10,
+        window_length: 10,
+        ..FileParams::default()
+    };
+    let mut w = ThinningWriter::new(&mut out, params, &Info::default(), &[]).unwrap();
+    let u = UnitInput {
+        // serial 16,777,214 makes 16,777,215 units, the most the header may count
+        serial: 16_777_214,
+        radius: 10.0,
+        first_frame: 0,
+        last_frame: 10,
+        samples: vec![
+            UnitSample {
+                frame: 0,
+                pos: DVec3::new(edge, -edge, 0.0),
+                rot: DQuat::IDENTITY,
+            },
+            UnitSample {
+                frame: 10,
+                pos: DVec3::new(-edge, edge, 0.0),
+                rot: DQuat::IDENTITY,
+            },
+        ],
+        status: vec![StatusSample {
+            frame: 0,
+            health: 1.0,
+            build: 1.0,
+            flags: 1,
+        }],
+        ..Default::default()
+    };
+    w.push(&WindowInput {
+        units: vec![u],
+        ..Default::default()
+    })
+    .unwrap();
+    w.finish().unwrap();
+    let win = Track::open(out.get_ref()).unwrap().window(0).unwrap();
+    let k = &win.units[0].transforms;
+    assert_eq!(k[0].pos[..2], [16_777_215, -16_777_215]);
+    assert_eq!(k[1].pos[..2], [-16_777_215, 16_777_215]);
+    assert_eq!(win.units[0].serial, 16_777_214);
+    assert_eq!(
+        Track::open(out.get_ref()).unwrap().raw.num_units,
+        16_777_215
+    );
+}
