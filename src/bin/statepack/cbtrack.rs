@@ -108,6 +108,29 @@ pub fn section_table(bytes: &[u8]) -> Result<Vec<(&'static str, u64, u64)>> {
 /// Prints the report of a written track.
 pub fn report(len: u64, st: &Stats, sb: &SectionBytes) {
     let raw = raw_bytes(st);
+    println!("| curve | samples | keys kept | keys written |");
+    println!("|---|---|---|---|");
+    println!(
+        "| unit transform | {} | {} | {} |",
+        st.unit_samples, st.kept_transform, st.transform_keys
+    );
+    println!(
+        "| unit status | {} | {} | {} |",
+        st.unit_samples, st.kept_status, st.status_keys
+    );
+    println!(
+        "| piece pose | {} | {} | {} |",
+        st.piece_samples, st.kept_pose, st.pose_keys
+    );
+    println!(
+        "| projectile | {} | {} | {} |",
+        st.projectile_samples, st.kept_projectile, st.projectile_keys
+    );
+    println!(
+        "| team number | {} | {} | {} |",
+        st.team_samples, st.kept_team, st.team_keys
+    );
+    println!();
     println!("| what | count |");
     println!("|---|---|");
     println!("| windows | {} |", st.windows);

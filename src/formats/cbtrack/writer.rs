@@ -499,6 +499,17 @@ pub struct Stats {
     pub unit_samples: u64,
     /// Transform keys written.
     pub transform_keys: u64,
+    /// Transform keys thinning kept, over the match (a key on a window edge counted once,
+    /// keys added at window edges not counted).
+    pub kept_transform: u64,
+    /// Status keys kept, counted as `kept_transform`.
+    pub kept_status: u64,
+    /// Pose keys kept (before tracks at rest are left out), counted as `kept_transform`.
+    pub kept_pose: u64,
+    /// Projectile keys kept, counted as `kept_transform`.
+    pub kept_projectile: u64,
+    /// Team number keys kept (before zero tracks are left out), counted as `kept_transform`.
+    pub kept_team: u64,
     /// Status keys written.
     pub status_keys: u64,
     /// Target tracks and keys written.
@@ -537,6 +548,41 @@ pub struct Stats {
     pub worst_team_ratio: f64,
 }
 
+impl Stats {
+    /// Adds the counts of `o` and keeps the larger of each worst error.
+    pub fn merge(&mut self, o: &Stats) {
+        self.windows += o.windows;
+        self.unit_entries += o.unit_entries;
+        self.unit_samples += o.unit_samples;
+        self.transform_keys += o.transform_keys;
+        self.kept_transform += o.kept_transform;
+        self.kept_status += o.kept_status;
+        self.kept_pose += o.kept_pose;
+        self.kept_projectile += o.kept_projectile;
+        self.kept_team += o.kept_team;
+        self.status_keys += o.status_keys;
+        self.target_keys += o.target_keys;
+        self.piece_samples += o.piece_samples;
+        self.pose_tracks += o.pose_tracks;
+        self.pose_keys += o.pose_keys;
+        self.queue_keys += o.queue_keys;
+        self.projectile_samples += o.projectile_samples;
+        self.projectile_entries += o.projectile_entries;
+        self.projectile_keys += o.projectile_keys;
+        self.team_samples += o.team_samples;
+        self.team_keys += o.team_keys;
+        self.terrain_rows += o.terrain_rows;
+        self.worst_unit = self.worst_unit.max(o.worst_unit);
+        self.worst_piece = self.worst_piece.max(o.worst_piece);
+        self.worst_projectile = self.worst_projectile.max(o.worst_projectile);
+        self.worst_projectile_velocity = self
+            .worst_projectile_velocity
+            .max(o.worst_projectile_velocity);
+        self.worst_status_steps = self.worst_status_steps.max(o.worst_status_steps);
+        self.worst_team_ratio = self.worst_team_ratio.max(o.worst_team_ratio);
+    }
+}
+
 /// `v` in whole steps. `what` names the value in the error (built only on error).
 fn round_steps<S: AsRef<str>>(
     v: f64,
@@ -554,13 +600,14 @@ fn round_steps<S: AsRef<str>>(
 }
 
 /// Whether `dist + length x angle(a, b) <= tol`, without an arc cosine: the angle between two
-/// unit quaternions is at most `lim` exactly when `|a . b| >= cos(lim / 2)`.
+/// unit quaternions is at most `lim` exactly when `|a . b| >= cos(lim / 2)`, and
+/// `1 - x²/2 <= cos x <= 1 - x²/2 + x⁴/24` decides nearly every case without a cosine. `b` is
+/// only computed when the distance leaves room for an angle.
 #[inline]
-fn within(dist: f64, length: f64, a: DQuat, b: DQuat, tol: f64) -> bool {
+fn within(dist: f64, length: f64, a: DQuat, b: impl FnOnce() -> DQuat, tol: f64) -> bool {
     if dist > tol {
         return false;
     }
-    let d = a.dot(b).abs();
     if length <= 0.0 {
         return true;
     }
@@ -568,15 +615,40 @@ fn within(dist: f64, length: f64, a: DQuat, b: DQuat, tol: f64) -> bool {
     if lim >= std::f64::consts::PI {
         return true;
     }
-    // Rounding: fall back to the exact measure near the limit.
-    let c = (lim / 2.0).cos();
-    if d >= c + 1e-12 {
+    let b = b();
+    let d = a.dot(b).abs();
+    let x = lim / 2.0;
+    let x2 = x * x;
+    let lower = 1.0 - x2 / 2.0;
+    let upper = lower + x2 * x2 / 24.0;
+    const EPS: f64 = 1e-12;
+    if d >= upper + EPS {
         return true;
     }
-    if d <= c - 1e-12 {
+    if d <= lower - EPS {
         return false;
     }
+    // Close to the limit: the exact measure.
     dist + length * smallest3::angle_between(a, b) <= tol
+}
+
+/// `dist + length x angle(a, b)` when it may be more than `worst`, else `None` (decided
+/// without an arc cosine as in [`within`]).
+#[inline]
+fn error_above(dist: f64, length: f64, a: DQuat, b: DQuat, worst: f64) -> Option<f64> {
+    if dist <= worst && length > 0.0 {
+        let x = (worst - dist) / length / 2.0;
+        if x < std::f64::consts::FRAC_PI_2 {
+            let x2 = x * x;
+            let upper = 1.0 - x2 / 2.0 + x2 * x2 / 24.0;
+            if a.dot(b).abs() >= upper + 1e-12 {
+                return None;
+            }
+        } else {
+            return None;
+        }
+    }
+    Some(dist + length * smallest3::angle_between(a, b))
 }
 
 /// Index bounds of samples belonging to window `[start, end]`: the samples in it plus the
@@ -837,7 +909,8 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
         // A frame on a window edge is in both windows; samples are counted in the first.
         let last_frame = h.last_frame;
         let counted = move |f: u32| f >= start && (f < end || end == last_frame);
-        for u in &units {
+        // Units are thinned in parallel (each unit on its own), in order of serial number.
+        let build_unit = |u: &UnitInput, st: &mut Stats| -> Result<Unit, WriteError> {
             let first = u.first_frame.max(start);
             let last = u.last_frame.min(end);
             let mut flags = 0;
@@ -856,7 +929,7 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     "has no transform sample in its window",
                 )));
             }
-            self.stats.unit_samples += s.iter().filter(|x| counted(x.frame)).count() as u64;
+            st.unit_samples += s.iter().filter(|x| counted(x.frame)).count() as u64;
             let mut rp = Vec::with_capacity(s.len());
             let mut rq = Vec::with_capacity(s.len());
             for x in s {
@@ -882,9 +955,16 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     let t = (s[i].frame as f64 - fa) / (fb - fa);
                     let p = pa + (pb - pa) * t;
                     let q = nlerp_d(rq[a].2, rq[b].2, t);
-                    within(p.distance(s[i].pos), radius, q, s[i].rot.normalize(), tol)
+                    within(
+                        p.distance(s[i].pos),
+                        radius,
+                        q,
+                        || s[i].rot.normalize(),
+                        tol,
+                    )
                 })
             });
+            st.kept_transform += keys.iter().filter(|&&i| counted(s[i].frame)).count() as u64;
             let mut tk: Vec<TransformKey> = Vec::new();
             let key_of = |i: usize| TransformKey {
                 offset: s[i].frame.saturating_sub(start),
@@ -951,6 +1031,7 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                             && ss[i].flags == ss[a].flags
                     })
                 });
+                st.kept_status += keys.iter().filter(|&&i| counted(ss[i].frame)).count() as u64;
                 let key_of = |i: usize| StatusKey {
                     offset: ss[i].frame.saturating_sub(start),
                     health: rv[i].0,
@@ -1045,7 +1126,7 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                 if ps_.is_empty() {
                     continue;
                 }
-                self.stats.piece_samples += ps_.iter().filter(|x| counted(x.frame)).count() as u64;
+                st.piece_samples += ps_.iter().filter(|x| counted(x.frame)).count() as u64;
                 // continuous angles from the start of the recording's slice
                 let mut prev = None;
                 let mut ang = Vec::with_capacity(ps_.len());
@@ -1081,12 +1162,13 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                         within(
                             of.distance(ps_[i].offset),
                             reach,
-                            angles_rotation(an),
                             ps_[i].rot.normalize(),
+                            || angles_rotation(an),
                             tol,
                         )
                     })
                 });
+                st.kept_pose += keys.iter().filter(|&&i| counted(ps_[i].frame)).count() as u64;
                 #[derive(Clone)]
                 struct PK {
                     offset: u32,
@@ -1184,7 +1266,7 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             if queue.len() == 1 && queue[0].items.is_empty() {
                 queue.clear();
             }
-            out.units.push(Unit {
+            Ok(Unit {
                 unit_id: u.unit_id,
                 serial: u.serial,
                 def: u.def,
@@ -1197,7 +1279,44 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                 targets,
                 poses,
                 queue,
-            });
+            })
+        };
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
+        let per = units.len().div_ceil(threads).max(16);
+        let parts: Vec<Result<(Vec<Unit>, Stats), WriteError>> = if units.len() <= per {
+            let mut st = Stats::default();
+            vec![units
+                .iter()
+                .map(|u| build_unit(u, &mut st))
+                .collect::<Result<Vec<_>, _>>()
+                .map(|v| (v, st))]
+        } else {
+            std::thread::scope(|sc| {
+                let handles: Vec<_> = units
+                    .chunks(per)
+                    .map(|c| {
+                        let build_unit = &build_unit;
+                        sc.spawn(move || {
+                            let mut st = Stats::default();
+                            c.iter()
+                                .map(|u| build_unit(u, &mut st))
+                                .collect::<Result<Vec<_>, _>>()
+                                .map(|v| (v, st))
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
+            })
+        };
+        for part in parts {
+            let (v, st) = part?;
+            out.units.extend(v);
+            self.stats.merge(&st);
         }
         // ---- projectiles: cubic with velocity as slope
         let vs = h.vel_step();
@@ -1238,6 +1357,8 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     hermite(pv(a), vv(a), pv(b), vv(b), n, t).distance(s[i].pos) <= tol
                 })
             });
+            self.stats.kept_projectile +=
+                keys.iter().filter(|&&i| counted(s[i].frame)).count() as u64;
             let mut pk: Vec<ProjectileKey> = Vec::new();
             let key_of = |i: usize| ProjectileKey {
                 offset: s[i].frame.saturating_sub(start),
@@ -1333,6 +1454,7 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     }
                 })
             });
+            self.stats.kept_team += keys.iter().filter(|&&i| counted(s[i].0)).count() as u64;
             let mut tk: Vec<(u32, f32)> = Vec::new();
             let first_frame = s[0].0.max(start);
             let interp = |i: usize, j: usize, f: u32| {
@@ -1446,7 +1568,15 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             }) {
                 let t = (x.frame - start) as f64;
                 let (p, q) = wu.transform_at(t, bits);
-                let e = (p * ps).distance(x.pos) + u.radius * smallest3::angle_between(q, x.rot);
+                let Some(e) = error_above(
+                    (p * ps).distance(x.pos),
+                    u.radius,
+                    q,
+                    x.rot.normalize(),
+                    self.stats.worst_unit,
+                ) else {
+                    continue;
+                };
                 self.stats.worst_unit = self.stats.worst_unit.max(e);
                 if e > tol {
                     return Err(WriteError::Tolerance(format!(
@@ -1484,8 +1614,15 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     let (a, o) =
                         tr.map_or(([0.0; 3], [0.0; 3]), |t| t.at((x.frame - start) as f64));
                     let rot = angles_rotation(a.map(|v| v / COB_PER_RAD));
-                    let e = (DVec3::from(o) * ps).distance(x.offset)
-                        + pc.reach * smallest3::angle_between(rot, x.rot);
+                    let Some(e) = error_above(
+                        (DVec3::from(o) * ps).distance(x.offset),
+                        pc.reach,
+                        rot,
+                        x.rot.normalize(),
+                        self.stats.worst_piece,
+                    ) else {
+                        continue;
+                    };
                     self.stats.worst_piece = self.stats.worst_piece.max(e);
                     if e > tol {
                         return Err(WriteError::Tolerance(format!(
