@@ -1556,10 +1556,8 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
         let ps = h.pos_step();
         let bits = h.rotation_bits;
         let by_serial: HashMap<u32, &Unit> = w.units.iter().map(|u| (u.serial, u)).collect();
-        for u in &input.units {
-            let Some(wu) = by_serial.get(&u.serial) else {
-                continue;
-            };
+        // Units are measured in parallel, as they were thinned.
+        let check_unit = |u: &UnitInput, wu: &Unit, st: &mut Stats| -> Result<(), WriteError> {
             for x in u.samples.iter().filter(|x| {
                 x.frame >= start
                     && x.frame <= end
@@ -1573,11 +1571,11 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     u.radius,
                     q,
                     x.rot.normalize(),
-                    self.stats.worst_unit,
+                    st.worst_unit,
                 ) else {
                     continue;
                 };
-                self.stats.worst_unit = self.stats.worst_unit.max(e);
+                st.worst_unit = st.worst_unit.max(e);
                 if e > tol {
                     return Err(WriteError::Tolerance(format!(
                         "unit {} (serial {}) at frame {}: {e:.8} elmos from the track, tolerance {tol}",
@@ -1595,7 +1593,7 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                 let e = (hh - x.health.clamp(0.0, 1.0) * 65535.0)
                     .abs()
                     .max((bb - x.build.clamp(0.0, 1.0) * 65535.0).abs());
-                self.stats.worst_status_steps = self.stats.worst_status_steps.max(e);
+                st.worst_status_steps = st.worst_status_steps.max(e);
                 if e > 1.0 || fl != x.flags {
                     return Err(WriteError::Tolerance(format!(
                         "unit {} (serial {}) status at frame {}: {e:.3} steps from the track (or flags differ)",
@@ -1619,11 +1617,11 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                         pc.reach,
                         rot,
                         x.rot.normalize(),
-                        self.stats.worst_piece,
+                        st.worst_piece,
                     ) else {
                         continue;
                     };
-                    self.stats.worst_piece = self.stats.worst_piece.max(e);
+                    st.worst_piece = st.worst_piece.max(e);
                     if e > tol {
                         return Err(WriteError::Tolerance(format!(
                             "unit {} (serial {}) piece {} at frame {}: {e:.8} elmos from the track, tolerance {tol}",
@@ -1632,6 +1630,37 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
                     }
                 }
             }
+            Ok(())
+        };
+        let pairs: Vec<(&UnitInput, &Unit)> = input
+            .units
+            .iter()
+            .filter_map(|u| by_serial.get(&u.serial).map(|wu| (u, *wu)))
+            .collect();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
+        let per = pairs.len().div_ceil(threads).max(16);
+        let parts: Vec<(Result<(), WriteError>, Stats)> = std::thread::scope(|sc| {
+            let handles: Vec<_> = pairs
+                .chunks(per)
+                .map(|c| {
+                    let check_unit = &check_unit;
+                    sc.spawn(move || {
+                        let mut st = Stats::default();
+                        let r = c.iter().try_for_each(|(u, wu)| check_unit(u, wu, &mut st));
+                        (r, st)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        for (r, st) in parts {
+            r?;
+            self.stats.merge(&st);
         }
         let pby: HashMap<u32, &Projectile> = w.projectiles.iter().map(|p| (p.serial, p)).collect();
         for p in &input.projectiles {
