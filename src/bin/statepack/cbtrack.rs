@@ -10,6 +10,23 @@ use statepack::runtime::motion::Clip;
 use std::path::Path;
 use std::time::Instant;
 
+/// A motion file for a crowd: `.gltf` / `.glb` (first skin and animation, sampled at 30 frames
+/// per second) or whatever `motion::load_motion_file` reads (`.bvh`, study `.json`).
+///
+/// Errors: the file cannot be read as motion.
+pub fn load_any(path: &Path) -> Result<Clip> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if ext == "gltf" || ext == "glb" {
+        return statepack::runtime::motion::gltf::load_gltf(path, 1.0 / 30.0)
+            .with_context(|| format!("cannot load motion {}", path.display()));
+    }
+    statepack::runtime::motion::load_motion_file(path)
+        .with_context(|| format!("cannot load motion {}", path.display()))
+}
+
 /// Bytes of one recorded sample in a plain dump, for the ratio to raw: a u32 frame, the ids
 /// and every value as f32. Unit: frame, unit id (u16), position (3), rotation (4) = 34;
 /// status: frame, id, health, build, flags (u8) = 15; piece: frame, unit, piece (u16),

@@ -202,7 +202,7 @@ fn run(cli: Cli) -> Result<()> {
             elmos_per_metre,
             ..
         } => cbtrack::import(
-            load_motion(&motion)?,
+            cbtrack::load_any(&motion)?,
             &output,
             crowd,
             frames,
@@ -305,7 +305,7 @@ fn run(cli: Cli) -> Result<()> {
             if detect(&bytes, &file)?.name == formats::cbtrack::FORMAT.name {
                 return cbtrack::verify(
                     &bytes,
-                    load_motion(&against)?,
+                    cbtrack::load_any(&against)?,
                     crowd,
                     frames,
                     elmos_per_metre,
