@@ -63,7 +63,7 @@ fn ok(dir: &Path, args: &[&str]) -> String {
     stdout(&o)
 }
 
-/// Checks the demo's table: a header row and one SNAP v1.3 row with 9 cells.
+/// Checks the demo's table: a header row, one SNAP v1.3 row and one CBTK v1 row with 9 cells.
 fn assert_demo_table(out: &str) {
     assert!(
         out.contains("| format | bytes | bytes/frame |"),
@@ -77,6 +77,13 @@ fn assert_demo_table(out: &str) {
     assert_eq!(cells.len(), 9, "{row}");
     let bytes: usize = cells[1].parse().unwrap();
     assert!(bytes > 9, "{row}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("| CBTK v1 "))
+        .unwrap_or_else(|| panic!("no CBTK row:\n{out}"));
+    let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+    assert_eq!(cells.len(), 9, "{row}");
+    assert!(cells[1].parse::<usize>().unwrap() > 96, "{row}");
     assert!(out.contains("verified:"), "{out}");
     let row = out
         .lines()
@@ -438,4 +445,55 @@ fn rply_import_inspect_decode_encode_verify_sample() {
     assert!(!run(&dir.0, &["verify", "x.rply", "--against", bvh])
         .status
         .success());
+}
+
+/// CBTK: import a small crowd from the CMU walk, then inspect, decode/encode, sample, verify.
+#[test]
+fn cbtrack_import_sample_verify() {
+    let Some(bvh) = statepack_runtime::fixtures::fixture_for_test(BVH) else {
+        return;
+    };
+    let bvh = bvh.to_str().unwrap();
+    let dir = TempDir::new("cbtrack");
+    let args = ["--crowd", "2", "--frames", "120"];
+    let mut import = vec!["import", "--format", "cbtrack", bvh, "-o", "c.cbtrack"];
+    import.extend(args);
+    let out = ok(&dir.0, &import);
+    assert!(out.contains("| raw / track |"), "{out}");
+    let x = std::fs::read(dir.path("c.cbtrack")).unwrap();
+    assert_eq!(&x[..4], b"CBTK");
+    assert!(!dir.path("c.cbtrack.part").exists());
+
+    let out = ok(&dir.0, &["inspect", "c.cbtrack"]);
+    assert!(out.contains("CBTK v1"), "{out}");
+    let json = ok(&dir.0, &["decode", "c.cbtrack"]);
+    std::fs::write(dir.path("c.json"), &json).unwrap();
+    ok(
+        &dir.0,
+        &["encode", "--format", "cbtrack", "c.json", "-o", "d.cbtrack"],
+    );
+    assert!(std::fs::read(dir.path("d.cbtrack")).unwrap() == x);
+
+    let out = ok(&dir.0, &["sample", "c.cbtrack", "--at", "60.5"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["frame"], 60.5);
+    assert_eq!(v["units"].as_array().unwrap().len(), 2);
+    assert!(v["units"][0]["pieces"].as_array().unwrap().len() > 1);
+
+    let mut verify = vec!["verify", "c.cbtrack", "--against", bvh];
+    verify.extend(args);
+    let out = ok(&dir.0, &verify);
+    assert!(out.contains("verified:"), "{out}");
+    let worst: f64 = out
+        .lines()
+        .find(|l| l.starts_with("furthest unit sample"))
+        .and_then(|l| l.split(": ").nth(1))
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(worst <= 0.5, "{out}");
+    // a frame outside the track is an error
+    let o = run(&dir.0, &["sample", "c.cbtrack", "--at", "500"]);
+    assert!(!o.status.success());
 }

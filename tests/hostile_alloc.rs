@@ -92,6 +92,29 @@ const RPLY: Bound = Bound {
     c: 4096,
 };
 
+/// CBTK v1: `K = 61 000`, `C = 256 KiB`.
+///
+/// The raw layer keeps the chunk area as bytes (one copy of the input). Decoding in full
+/// inflates one chunk at a time and drops it before the next. zlib can expand data at most
+/// about 1 032 to 1 (a 258-byte match in a couple of bits), so a chunk of `n` bytes inflates to
+/// at most 1 032 n, and the output buffer grows by doubling (at most twice that in total).
+/// The reader refuses chunks that share bytes, so every stored byte is inflated once.
+/// The decoded chunk's columns take at most as many bytes as the chunk, and the semantic
+/// structs built from them take at most 56 bytes per stored byte: a `TeamInfo` (56 bytes)
+/// per byte of the u8 team id column is the worst (a `Feature`, 40 bytes per byte of a u8
+/// column, is next). Every unit, track and key needs a count or a time value of its own
+/// (the reader refuses keys without a time column, units without a transform and a status
+/// key, tracks without a key), so counts cannot claim memory without bytes. That is
+/// 1 032 x (2 + 1 + 56) + 1 = 60 889 per input byte; `K` rounds up. The bomb of 4 000 000
+/// teams (4 MB of zeros in about 3.9 KB) reaches about 56 600. `C` covers one zlib
+/// inflate state (about 43 KiB with its window, allocated per chunk, and every chunk has
+/// at least its 16-byte index entry or header field) and the error values.
+const CBTRACK: Bound = Bound {
+    num: 61_000,
+    den: 1,
+    c: 256 * 1024,
+};
+
 /// The test schema `hostile_u4`: `K = 6`, `C = 512`. An `item` takes at least 4 bytes (its
 /// u4 name length) and becomes a 24-byte `Item` (a `Vec<u8>` of its name) in the `items`
 /// list; names, blob, text, bytes and words take at most one byte of memory per stored byte.
@@ -106,6 +129,7 @@ fn bound(f: &FormatSpec) -> Bound {
     match f.name {
         "snap" => SNAP,
         "rply" => RPLY,
+        "cbtrack" => CBTRACK,
         other => panic!("format `{other}` has no allocation bound in tests/hostile_alloc.rs"),
     }
 }

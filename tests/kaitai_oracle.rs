@@ -28,7 +28,11 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 /// Extra corpus files per format (by `FormatSpec::name`), beyond its `samples()`.
-const EXTRAS: &[(&str, MakeFiles)] = &[("snap", snap_extras), ("rply", rply_extras)];
+const EXTRAS: &[(&str, MakeFiles)] = &[
+    ("snap", snap_extras),
+    ("rply", rply_extras),
+    ("cbtrack", cbtrack_extras),
+];
 
 /// Makes corpus files: (name, bytes).
 type MakeFiles = fn() -> Vec<(String, Vec<u8>)>;
@@ -623,6 +627,35 @@ fn rply_extras() -> Vec<(String, Vec<u8>)> {
     b.extend_from_slice(&[1, 0, b'x']);
     b.extend_from_slice(&ops);
     out.push(("special-floats".to_owned(), b));
+    out
+}
+
+/// CBTK: a crowd of three characters from the CMU walk (5 bones, 150 frames, windows of 50),
+/// and the small sample with two blocks of unknown header fields (header size 224).
+fn cbtrack_extras() -> Vec<(String, Vec<u8>)> {
+    use statepack::formats::cbtrack;
+    let mut out = Vec::new();
+    if let Some(path) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
+    {
+        let text = std::fs::read_to_string(&path).expect("read the BVH fixture");
+        let mut clip = statepack_runtime::motion::bvh::parse_bvh(&text).expect("parse the BVH");
+        clip.frames.truncate(150);
+        let sk = statepack_runtime::motion::Skeleton::new(clip.skeleton.bones()[..5].to_vec())
+            .expect("a prefix");
+        let frames = clip.frames.iter().map(|r| r[..5].to_vec()).collect();
+        let clip = statepack_runtime::motion::Clip::new("walk", sk, clip.frame_time_s, frames)
+            .expect("a cut");
+        let mut spec = cbtrack::matchgen::MatchSpec::crowd(clip, 3, 150);
+        spec.window_length = 50;
+        let mut cur = std::io::Cursor::new(Vec::new());
+        spec.write(&mut cur, |_, _| {}).expect("write the crowd");
+        out.push(("cmu-131-01-walk-crowd".to_owned(), cur.into_inner()));
+    }
+    let small = cbtrack::matchgen::small_sample_file();
+    out.push((
+        "small-header-224".to_owned(),
+        cbtrack::with_header_extra(&small, 2, 0x5a).expect("a longer header"),
+    ));
     out
 }
 

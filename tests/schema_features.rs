@@ -1520,3 +1520,77 @@ mod boxed_features {
         assert!(std::mem::size_of::<Boxed>() < std::mem::size_of::<Big>() * 2);
     }
 }
+
+/// `-sp-column-sets`: typed structs over a column chunk, columns listed by id, missing
+/// columns empty, unknown type codes skipped, a wrong known type an error, and `put` leaving
+/// empty columns out.
+#[test]
+fn column_sets_read_and_write_typed_columns() {
+    use columns::{Columns, ReadingsColumns, ThingsColumns};
+    use statepack_runtime::columns::{ChunkBuilder, ColumnChunk, DirEntry};
+    assert_eq!(
+        ThingsColumns::COLUMNS,
+        &[(1, 2, "half"), (2, 3, "signed_half"), (3, 1, "small")]
+    );
+    assert_eq!(
+        ReadingsColumns::COLUMNS,
+        &[(256, 4, "big"), (257, 5, "signed_big"), (65535, 6, "value")]
+    );
+    let things = ThingsColumns {
+        small: vec![1, 2],
+        half: vec![65535, 0],
+        signed_half: vec![-32768, 32767],
+    };
+    let readings = ReadingsColumns {
+        big: vec![u32::MAX],
+        signed_big: vec![],
+        value: vec![f32::NAN, -0.0],
+    };
+    let mut b = ChunkBuilder::new();
+    things.put(&mut b).unwrap();
+    readings.put(&mut b).unwrap();
+    assert!(things.put(&mut b).is_err(), "a column id added twice");
+    let (dir, data) = b.finish().unwrap();
+    // the generated raw layer writes the directory; the chunk reads back through it
+    let body = Columns {
+        entries: dir
+            .iter()
+            .map(|e| columns::Entry {
+                id: e.id,
+                type_code: e.code,
+                offset: e.offset,
+                count: e.count,
+            })
+            .collect(),
+        data,
+    };
+    let bytes = body.encode().unwrap();
+    let raw = Columns::decode(&bytes).unwrap();
+    let entries: Vec<DirEntry> = raw
+        .entries
+        .iter()
+        .map(|e| DirEntry {
+            id: e.id,
+            code: e.type_code,
+            offset: e.offset,
+            count: e.count,
+        })
+        .collect();
+    assert_eq!(entries.len(), 5, "the empty column is left out");
+    let chunk = ColumnChunk::new(&bytes, entries.clone()).unwrap();
+    assert_eq!(ThingsColumns::from_chunk(&chunk).unwrap(), things);
+    let r = ReadingsColumns::from_chunk(&chunk).unwrap();
+    assert_eq!(r.big, readings.big);
+    assert!(r.signed_big.is_empty());
+    assert!(r.value[0].is_nan() && r.value[1].to_bits() == (-0.0f32).to_bits());
+    // an unknown type code is skipped; another known type is an error naming the column
+    let mut e2 = entries.clone();
+    e2[0].code = 40;
+    let c2 = ColumnChunk::new(&bytes, e2).unwrap();
+    assert!(ThingsColumns::from_chunk(&c2).unwrap().half.is_empty());
+    let mut e3 = entries;
+    e3[0].code = 3;
+    let c3 = ColumnChunk::new(&bytes, e3).unwrap();
+    let err = ThingsColumns::from_chunk(&c3).unwrap_err();
+    assert_eq!(err.path.to_string(), "things.half");
+}

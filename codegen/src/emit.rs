@@ -777,6 +777,15 @@ impl<'s> Emitter<'s> {
                 items.push(ts);
             }
         }
+        let taken: Vec<String> = (self.s.types.iter().map(|t| t.name.clone()))
+            .chain(self.s.enums.iter().map(|e| e.name.clone()))
+            .collect();
+        self.diags.extend(crate::columns::check_names(
+            &self.s.column_sets,
+            &taken,
+            &self.s.file,
+        ));
+        items.push(crate::columns::emit(&self.s.column_sets, &self.s.file));
         if !self.diags.is_empty() {
             self.diags.sort_by_key(|x| x.pos);
             return Err(self.diags);

@@ -28,6 +28,8 @@ pub struct Schema {
     pub types: Vec<TypeDef>,
     /// Enums.
     pub enums: Vec<EnumDef>,
+    /// `-sp-column-sets`: typed column sets (see `crate::columns`).
+    pub column_sets: Vec<crate::columns::ColumnSet>,
 }
 
 /// One user type (a `seq` of fields).

@@ -23,6 +23,8 @@ pub const META_KEYS: &[&str] = &[
 ];
 /// Keys allowed at the top level of a schema.
 pub const TOP_KEYS: &[&str] = &["meta", "doc", "doc-ref", "seq", "types", "enums"];
+/// Extension keys allowed at the top level of a schema.
+pub const TOP_SP_KEYS: &[&str] = &["-sp-column-sets"];
 /// Keys allowed in a type under `types`.
 pub const TYPE_KEYS: &[&str] = &["seq", "doc", "doc-ref"];
 /// Keys allowed in a `seq` entry.
@@ -256,6 +258,7 @@ impl<'a> Lower<'a> {
         let mut types = Vec::new();
         let mut enums = Vec::new();
         let mut have_seq = false;
+        let mut column_sets = Vec::new();
         // Set when `meta` or its `id` is present but wrong (already reported).
         let mut id_reported = false;
         // `meta` first: its endian and encoding are defaults for every field.
@@ -332,8 +335,11 @@ impl<'a> Lower<'a> {
                         }
                     }
                 }
+                "-sp-column-sets" => {
+                    column_sets = crate::columns::lower(v, self.file, &mut self.diags);
+                }
                 t if t.starts_with('-') && !t.starts_with("-sp-") => {}
-                _ => self.unknown_key(k, "", TOP_KEYS, &[]),
+                _ => self.unknown_key(k, "", TOP_KEYS, TOP_SP_KEYS),
             }
         }
         let Some(id) = id else {
@@ -371,6 +377,7 @@ impl<'a> Lower<'a> {
             endian,
             types: all,
             enums,
+            column_sets,
         })
     }
 

@@ -42,6 +42,59 @@ pub fn nlerp(a: Quat, b: Quat, t: f32) -> Quat {
     }
 }
 
+/// Normalized blend of two rotations in `f64`: `b` is negated first when the dot product is
+/// negative, the two are mixed in proportion `t` (0 gives `a`) and scaled back to unit length.
+/// This is how CBTK v1 reads a rotation between two transform keys.
+pub fn nlerp_d(a: glam::DQuat, b: glam::DQuat, t: f64) -> glam::DQuat {
+    let b = if a.dot(b) < 0.0 { -b } else { b };
+    let v = a * (1.0 - t) + b * t;
+    let l = v.length();
+    if l > 0.0 {
+        v * (1.0 / l)
+    } else {
+        a
+    }
+}
+
+/// The cubic Hermite of CBTK v1's projectiles: position at the fraction `s` (0..=1) between
+/// keys `n` frames apart, with positions `p0`, `p1` and velocities (per frame) `v0`, `v1` as
+/// the slopes: `(2s³-3s²+1)p0 + (s³-2s²+s)n v0 + (-2s³+3s²)p1 + (s³-s²)n v1`.
+pub fn hermite(
+    p0: glam::DVec3,
+    v0: glam::DVec3,
+    p1: glam::DVec3,
+    v1: glam::DVec3,
+    n: f64,
+    s: f64,
+) -> glam::DVec3 {
+    let s2 = s * s;
+    let s3 = s2 * s;
+    p0 * (2.0 * s3 - 3.0 * s2 + 1.0)
+        + v0 * ((s3 - 2.0 * s2 + s) * n)
+        + p1 * (-2.0 * s3 + 3.0 * s2)
+        + v1 * ((s3 - s2) * n)
+}
+
+/// The velocity (per frame) of [`hermite`] at `s`: its derivative by `s`, divided by `n`.
+pub fn hermite_velocity(
+    p0: glam::DVec3,
+    v0: glam::DVec3,
+    p1: glam::DVec3,
+    v1: glam::DVec3,
+    n: f64,
+    s: f64,
+) -> glam::DVec3 {
+    if n <= 0.0 {
+        return v0;
+    }
+    let s2 = s * s;
+    (p0 * (6.0 * s2 - 6.0 * s)
+        + v0 * ((3.0 * s2 - 4.0 * s + 1.0) * n)
+        + p1 * (-6.0 * s2 + 6.0 * s)
+        + v1 * ((3.0 * s2 - 2.0 * s) * n))
+        / n
+}
+
 #[cfg(test)]
 // The spec example's decimal digits are kept as printed, beyond f32 precision.
 #[allow(clippy::excessive_precision)]

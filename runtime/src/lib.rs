@@ -12,8 +12,13 @@
 //! - [`curve`]: interpolation (lerp, nlerp with hemisphere check).
 //! - [`motion`]: motion input (BVH, the study's JSON clips, the study's walk generated in code)
 //!   as one skeleton + local transforms model, with forward kinematics.
+//! - [`columns`]: column chunks (directory, typed columns), zlib framing and the column
+//!   codecs (time, difference with an escape, wrapping difference) of CBTK v1.
+//! - [`smallest3`]: smallest-three rotations at 8 to 16 bits with the CBTK v1 scaling.
+//! - [`thin`]: tolerance-driven key selection.
 //! - [`fixtures`]: finds the real input files that tests, benches and the demo read in place.
 pub mod chunk;
+pub mod columns;
 pub mod curve;
 pub mod delta;
 pub mod fixtures;
@@ -21,3 +26,5 @@ pub mod io;
 pub mod motion;
 pub mod quant;
 pub mod replay_xform;
+pub mod smallest3;
+pub mod thin;

@@ -8,6 +8,7 @@
 
 use statepack_runtime::io::{DecodeError, TraceNode};
 
+pub mod cbtrack;
 pub mod rply;
 pub mod rply_crowd;
 pub mod rply_samples;
@@ -46,7 +47,7 @@ pub struct FormatSpec {
 }
 
 /// Every format statepack implements.
-pub const FORMATS: &[FormatSpec] = &[snap::FORMAT, rply::FORMAT];
+pub const FORMATS: &[FormatSpec] = &[snap::FORMAT, rply::FORMAT, cbtrack::FORMAT];
 
 /// The format whose header `bytes` start with, if any.
 pub fn detect(bytes: &[u8]) -> Option<&'static FormatSpec> {

@@ -41,7 +41,18 @@ pub const PLUGS: &[Plug] = &[
         bombs: rply::bombs,
         prefixes_fail: true,
     },
+    Plug {
+        format: "cbtrack",
+        fixture_files: cbtrack::fixture_files,
+        bombs: cbtrack::bombs,
+        // The chunk area is kept as bytes to the end of the file, so a prefix cut inside it
+        // still decodes raw; decode_full then finds a chunk outside the file.
+        prefixes_fail: false,
+    },
 ];
+
+/// CBTK v1.
+pub mod cbtrack;
 
 /// The plug of `f`. Panics (failing the test) when the format has none.
 pub fn plug(f: &FormatSpec) -> &'static Plug {

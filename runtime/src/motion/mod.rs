@@ -28,6 +28,7 @@
 //! does not accumulate down the chain and never affects rotations.
 
 pub mod bvh;
+pub mod gltf;
 pub mod study;
 pub mod walk;
 

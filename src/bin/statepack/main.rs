@@ -9,6 +9,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod cbtrack;
 mod rply;
 
 #[derive(Parser)]
@@ -29,6 +30,8 @@ enum Format {
     Snap,
     /// RPLY v3 op-stream replays (schema/rply_v3.ksy).
     Rply,
+    /// CBTK v1 columnar replay tracks (schema/cbtrack_v1.ksy).
+    Cbtrack,
 }
 
 impl Format {
@@ -36,6 +39,7 @@ impl Format {
         match self {
             Format::Snap => &snap::FORMAT,
             Format::Rply => &formats::rply::FORMAT,
+            Format::Cbtrack => &formats::cbtrack::FORMAT,
         }
     }
 }
@@ -67,6 +71,25 @@ enum Cmd {
         /// Studs per metre (default: 1 stud = 0.28 m).
         #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE)]
         studs_per_metre: f64,
+        /// CBTK: characters in the crowd, each a unit driven by the motion.
+        #[arg(long, default_value_t = 24)]
+        crowd: u32,
+        /// CBTK: frames of the match (30 per second).
+        #[arg(long, default_value_t = 9000)]
+        frames: u32,
+        /// CBTK: elmos per metre of motion input.
+        #[arg(long, default_value_t = 16.0)]
+        elmos_per_metre: f64,
+    },
+    /// CBTK: write the synthetic match of the spec's larger benchmark size (82,496 frames) and
+    /// print the time, peak memory, keys and bytes. Run it in release.
+    CbtrackScale {
+        /// Output file.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
     },
     /// Print a file's structure as a tree with byte offsets and sizes (format from its header).
     Inspect {
@@ -101,19 +124,29 @@ enum Cmd {
     Verify {
         /// The recording file.
         file: PathBuf,
-        /// The motion file it was imported from (SNAP only).
+        /// The motion file it was imported from (SNAP and CBTK).
         #[arg(long)]
         against: Option<PathBuf>,
         /// Studs per metre used at import (must be the same value).
         #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE)]
         studs_per_metre: f64,
+        /// CBTK: crowd size used at import.
+        #[arg(long, default_value_t = 24)]
+        crowd: u32,
+        /// CBTK: frames used at import.
+        #[arg(long, default_value_t = 9000)]
+        frames: u32,
+        /// CBTK: elmos per metre used at import.
+        #[arg(long, default_value_t = 16.0)]
+        elmos_per_metre: f64,
     },
     /// Print the decoded state at a time as JSON (SNAP: milliseconds from the start; RPLY:
-    /// a tick, the player's state there).
+    /// a tick, the player's state there; CBTK: a simulation frame, fractions allowed, with
+    /// every unit, projectile, team number, feature and terrain point).
     Sample {
         /// The file.
         file: PathBuf,
-        /// The time, in the format's unit (SNAP: ms, RPLY: tick).
+        /// The time, in the format's unit (SNAP: ms; RPLY: tick; CBTK: frame).
         #[arg(long)]
         at: f64,
     },
@@ -201,10 +234,27 @@ fn run(cli: Cli) -> Result<()> {
             out,
         } => demo(input.as_deref(), studs_per_metre, out.as_deref()),
         Cmd::Import {
+            format: Format::Cbtrack,
+            motion,
+            output,
+            crowd,
+            frames,
+            elmos_per_metre,
+            ..
+        } => cbtrack::import(
+            cbtrack::load_any(&motion)?,
+            &output,
+            crowd,
+            frames,
+            elmos_per_metre,
+        ),
+        Cmd::CbtrackScale { output, quiet } => cbtrack::scale(&output, quiet),
+        Cmd::Import {
             format: Format::Snap,
             motion,
             output,
             studs_per_metre,
+            ..
         } => {
             let clip = load_motion(&motion)?;
             let rec = snap::import_clip(&clip, studs_per_metre)?;
@@ -228,6 +278,7 @@ fn run(cli: Cli) -> Result<()> {
             motion,
             output,
             studs_per_metre,
+            ..
         } => rply::import(&load_motion(&motion)?, &output, studs_per_metre),
         Cmd::Inspect { file, max_items } => {
             let bytes = read_file(&file)?;
@@ -293,6 +344,9 @@ fn run(cli: Cli) -> Result<()> {
             file,
             against,
             studs_per_metre,
+            crowd,
+            frames,
+            elmos_per_metre,
         } => {
             let bytes = read_file(&file)?;
             let fmt = detect(&bytes, &file)?;
@@ -301,6 +355,18 @@ fn run(cli: Cli) -> Result<()> {
                     bail!("RPLY verify checks the file itself; --against applies to SNAP");
                 }
                 return rply::verify(&bytes, &file.display().to_string());
+            }
+            if fmt.name == formats::cbtrack::FORMAT.name {
+                let Some(against) = against else {
+                    bail!("CBTK verify needs --against <motion file>");
+                };
+                return cbtrack::verify(
+                    &bytes,
+                    cbtrack::load_any(&against)?,
+                    crowd,
+                    frames,
+                    elmos_per_metre,
+                );
             }
             require_snap(fmt)?;
             let Some(against) = against else {
@@ -338,6 +404,9 @@ fn run(cli: Cli) -> Result<()> {
             let fmt = detect(&bytes, &file)?;
             if fmt.name == formats::rply::FORMAT.name {
                 return rply::sample(&bytes, at);
+            }
+            if fmt.name == formats::cbtrack::FORMAT.name {
+                return cbtrack::sample(&bytes, at);
             }
             require_snap(fmt)?;
             let decoded =
@@ -526,6 +595,7 @@ fn demo(input: Option<&Path>, studs_per_metre: f64, out: Option<&Path>) -> Resul
         dec_s * 1e3
     );
     rply::demo_row(&clip, studs_per_metre)?;
+    println!("{}", cbtrack::demo_row(&clip)?);
     println!();
     println!(
         "RPLY row: the same clip as 20 walkers for 60 s at 15 Hz; a frame is one entity-tick, all-absolute is every transform a full XFORM, delta frames are XFORM_D ops among the transforms given, encode is recording and decode is playing every tick (docs/formats/rply.md)"

@@ -1,0 +1,672 @@
+//! Column chunks: typed columns behind a directory, zlib framing, and the column codecs.
+//!
+//! A column chunk (after decompression) is a `u32` column count, one 12-byte directory entry
+//! per column (`u16` id, `u16` type code, `u32` offset from the chunk start, `u32` count), the
+//! data of every column starting on a multiple of 4 bytes, and 4 zero bytes at the end. Type
+//! codes: 1 u8, 2 u16, 3 s16, 4 u32, 5 s32, 6 f32, all little-endian. The generated raw layer
+//! reads and writes the directory; [`ColumnChunk`] checks it against the chunk's bytes and
+//! hands out columns by id, and [`ChunkBuilder`] lays columns out. Both follow the CBTK v1
+//! spec's "Chunks" section; the codecs below follow "How a column stores values".
+//!
+//! Codecs (each works on one curve at a time; columns hold the curves end to end):
+//! - time: `u16` frames since the previous key ([`time_encode`], [`time_decode`]);
+//! - difference with an escape: an `s16` narrow column with one value per key and an `s32`
+//!   wide column for escaped keys (narrow value -32,768); the first key of every curve is
+//!   escaped and a wide value is within ±16,777,215 ([`EscapeEncoder`], [`EscapeDecoder`]);
+//! - wrapping difference: `u16` differences modulo 65,536 from a running value that starts at
+//!   0 for each curve, read as signed when the field is signed ([`wrap_encode`],
+//!   [`wrap_decode`]).
+
+use crate::io::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, FieldPath, PathSeg};
+
+/// The largest value the engine's 32-bit-float Lua holds exactly as a whole number below
+/// 2^24; the spec's limit for stored values, wide values, chunk sizes and header fields.
+pub const LUA_MAX: u32 = 16_777_215;
+
+/// The escape value of a narrow difference column.
+pub const ESCAPE: i16 = i16::MIN;
+
+/// One type a column can hold, with its type code and little-endian width.
+pub trait ColumnValue: Copy + Default {
+    /// Type code stored in the directory (1 u8, 2 u16, 3 s16, 4 u32, 5 s32, 6 f32).
+    const CODE: u16;
+    /// Bytes per value.
+    const SIZE: usize;
+    /// Reads one value from exactly `SIZE` bytes.
+    fn from_le(b: &[u8]) -> Self;
+    /// Appends the value's bytes.
+    fn put_le(self, out: &mut Vec<u8>);
+}
+
+macro_rules! column_value {
+    ($t:ty, $code:expr) => {
+        impl ColumnValue for $t {
+            const CODE: u16 = $code;
+            const SIZE: usize = std::mem::size_of::<$t>();
+            #[inline]
+            fn from_le(b: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(b);
+                <$t>::from_le_bytes(a)
+            }
+            #[inline]
+            fn put_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        }
+    };
+}
+column_value!(u8, 1);
+column_value!(u16, 2);
+column_value!(i16, 3);
+column_value!(u32, 4);
+column_value!(i32, 5);
+column_value!(f32, 6);
+
+/// Bytes per value of a type code, or `None` for a code the format does not define.
+pub fn code_size(code: u16) -> Option<usize> {
+    match code {
+        1 => Some(1),
+        2 | 3 => Some(2),
+        4..=6 => Some(4),
+        _ => None,
+    }
+}
+
+/// One directory entry as stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirEntry {
+    /// Column id.
+    pub id: u16,
+    /// Type code (see [`ColumnValue::CODE`]).
+    pub code: u16,
+    /// Offset of the data from the start of the decompressed chunk, in bytes.
+    pub offset: u32,
+    /// Number of values.
+    pub count: u32,
+}
+
+fn chunk_err(path: FieldPath, offset: u64, msg: String) -> DecodeError {
+    DecodeError::at(path, offset, DecodeErrorKind::Semantic(msg))
+}
+
+fn entry_path(i: usize, field: &'static str) -> FieldPath {
+    FieldPath::from_segments([
+        PathSeg::Field("directory"),
+        PathSeg::Field("columns"),
+        PathSeg::Index(i),
+        PathSeg::Field(field),
+    ])
+}
+
+/// A decompressed chunk whose directory has been checked against its bytes.
+#[derive(Debug, Clone)]
+pub struct ColumnChunk<'a> {
+    bytes: &'a [u8],
+    entries: Vec<DirEntry>,
+}
+
+impl<'a> ColumnChunk<'a> {
+    /// Checks `entries` (as the raw layer read them from the start of `bytes`) against the
+    /// chunk: ids strictly rising, every column of a known type 4-byte aligned, after the
+    /// directory and ending at or before the 4 trailing zero bytes, which must be there.
+    /// Columns of an unknown type code are kept but never read. Offsets in errors are
+    /// offsets into the decompressed chunk.
+    ///
+    /// Errors: the first rule broken, naming the directory entry.
+    pub fn new(bytes: &'a [u8], entries: Vec<DirEntry>) -> Result<Self, DecodeError> {
+        let dir_end = 4u64 + 12 * entries.len() as u64;
+        let len = bytes.len() as u64;
+        if len > LUA_MAX as u64 {
+            return Err(chunk_err(
+                FieldPath::new(),
+                0,
+                format!("decompressed chunk is {len} bytes, more than {LUA_MAX}"),
+            ));
+        }
+        if len < dir_end + 4 || bytes[bytes.len() - 4..] != [0, 0, 0, 0] {
+            return Err(chunk_err(
+                FieldPath::from_segments([PathSeg::Field("data")]),
+                len.saturating_sub(4),
+                "chunk does not end with 4 zero bytes after its directory".into(),
+            ));
+        }
+        let data_end = len - 4;
+        let mut prev: Option<u16> = None;
+        for (i, e) in entries.iter().enumerate() {
+            let at = 4 + 12 * i as u64;
+            if prev.is_some_and(|p| e.id <= p) {
+                return Err(chunk_err(
+                    entry_path(i, "id"),
+                    at,
+                    format!(
+                        "column id {} does not rise above {} (ids are listed once, in rising order)",
+                        e.id,
+                        prev.unwrap_or(0)
+                    ),
+                ));
+            }
+            prev = Some(e.id);
+            let Some(size) = code_size(e.code) else {
+                continue;
+            };
+            let off = e.offset as u64;
+            if !off.is_multiple_of(4) || off < dir_end {
+                return Err(chunk_err(
+                    entry_path(i, "offset"),
+                    at + 4,
+                    format!(
+                        "column {} starts at {off}, which is not a multiple of 4 after the directory (ends at {dir_end})",
+                        e.id
+                    ),
+                ));
+            }
+            let end = off + e.count as u64 * size as u64;
+            if end > data_end {
+                return Err(chunk_err(
+                    entry_path(i, "count"),
+                    at + 8,
+                    format!(
+                        "column {} has {} values of {size} bytes from offset {off}, past the data's end at {data_end}",
+                        e.id, e.count
+                    ),
+                ));
+            }
+        }
+        Ok(Self { bytes, entries })
+    }
+
+    /// The directory entries, in stored order.
+    pub fn entries(&self) -> &[DirEntry] {
+        &self.entries
+    }
+
+    /// The chunk's bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The values of column `id` as `T`. A column that is not listed, or that has a type code
+    /// the format does not define, gives an empty list (the spec: a missing column has no
+    /// values; readers skip unknown types). `path` names the column in errors.
+    ///
+    /// Errors: the column is listed with another known type than `T`.
+    pub fn column<T: ColumnValue>(
+        &self,
+        id: u16,
+        path: &'static str,
+    ) -> Result<Vec<T>, DecodeError> {
+        let Ok(i) = self.entries.binary_search_by_key(&id, |e| e.id) else {
+            return Ok(Vec::new());
+        };
+        let e = self.entries[i];
+        if code_size(e.code).is_none() {
+            return Ok(Vec::new());
+        }
+        if e.code != T::CODE {
+            return Err(chunk_err(
+                FieldPath::from_segments([PathSeg::Field(path)]),
+                4 + 12 * i as u64 + 2,
+                format!(
+                    "column {id} has type code {}, the format defines it as type code {}",
+                    e.code,
+                    T::CODE
+                ),
+            ));
+        }
+        let start = e.offset as usize;
+        let n = e.count as usize;
+        let raw = &self.bytes[start..start + n * T::SIZE];
+        Ok(raw.chunks_exact(T::SIZE).map(T::from_le).collect())
+    }
+}
+
+/// Lays columns out into a chunk body: a directory sorted by id, 4-byte aligned data and the
+/// 4 trailing zero bytes. Empty columns are left out, as the spec asks of writers.
+#[derive(Debug, Default, Clone)]
+pub struct ChunkBuilder {
+    cols: Vec<(u16, u16, u32, Vec<u8>)>,
+}
+
+impl ChunkBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds column `id` with `values` (nothing when `values` is empty). `path` names the
+    /// column in errors.
+    ///
+    /// Errors: the id was already added, or the count does not fit in u32.
+    pub fn put<T: ColumnValue>(
+        &mut self,
+        id: u16,
+        path: &'static str,
+        values: &[T],
+    ) -> Result<(), EncodeError> {
+        if values.is_empty() {
+            return Ok(());
+        }
+        let perr = |kind| EncodeError::at(FieldPath::from_segments([PathSeg::Field(path)]), kind);
+        if self.cols.iter().any(|c| c.0 == id) {
+            return Err(perr(EncodeErrorKind::Semantic(format!(
+                "column {id} added twice"
+            ))));
+        }
+        let count = u32::try_from(values.len()).map_err(|_| {
+            perr(EncodeErrorKind::OutOfRange {
+                value: values.len().to_string(),
+                ty: "u32",
+            })
+        })?;
+        let mut data = Vec::with_capacity(values.len() * T::SIZE);
+        for v in values {
+            v.put_le(&mut data);
+        }
+        self.cols.push((id, T::CODE, count, data));
+        Ok(())
+    }
+
+    /// True when no column was added.
+    pub fn is_empty(&self) -> bool {
+        self.cols.is_empty()
+    }
+
+    /// The directory and the bytes after it (column data, padding, 4 zero bytes), with
+    /// offsets counted from the start of the whole chunk.
+    ///
+    /// Errors: the whole chunk would be longer than 16,777,215 bytes.
+    pub fn finish(mut self) -> Result<(Vec<DirEntry>, Vec<u8>), EncodeError> {
+        self.cols.sort_by_key(|c| c.0);
+        let dir_end = 4 + 12 * self.cols.len();
+        let data_len: usize = self.cols.iter().map(|c| c.3.len().div_ceil(4) * 4).sum();
+        let total = dir_end + data_len + 4;
+        if total > LUA_MAX as usize {
+            return Err(EncodeError::new(EncodeErrorKind::Semantic(format!(
+                "decompressed chunk would be {total} bytes, more than {LUA_MAX}"
+            ))));
+        }
+        let mut entries = Vec::with_capacity(self.cols.len());
+        let mut data = Vec::with_capacity(data_len + 4);
+        for (id, code, count, bytes) in self.cols {
+            entries.push(DirEntry {
+                id,
+                code,
+                offset: (dir_end + data.len()) as u32,
+                count,
+            });
+            data.extend_from_slice(&bytes);
+            while data.len() % 4 != 0 {
+                data.push(0);
+            }
+        }
+        data.extend_from_slice(&[0; 4]);
+        Ok((entries, data))
+    }
+}
+
+/// Compresses a chunk body as one zlib stream (RFC 1950) at `level` (0..=9).
+pub fn deflate(bytes: &[u8], level: u32) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::ZlibEncoder::new(
+        Vec::with_capacity(bytes.len() / 2 + 64),
+        flate2::Compression::new(level.min(9)),
+    );
+    // Writing into a Vec cannot fail.
+    let _ = e.write_all(bytes);
+    e.finish().unwrap_or_default()
+}
+
+/// Decompresses one zlib stream, refusing a result longer than `limit` bytes before it is
+/// produced (so a small bomb cannot allocate more than `limit`), a stream that does not end
+/// or has bytes after it, and a bad checksum. The spec's limit is [`LUA_MAX`].
+///
+/// Errors: a message saying what was wrong.
+pub fn inflate(bytes: &[u8], limit: usize) -> Result<Vec<u8>, String> {
+    use flate2::{Decompress, FlushDecompress, Status};
+    let mut d = Decompress::new(true);
+    let mut out: Vec<u8> = Vec::with_capacity((bytes.len() * 4).clamp(64, limit.max(64)));
+    loop {
+        if out.len() == out.capacity() {
+            if out.len() >= limit {
+                return Err(format!("decompresses to more than {limit} bytes"));
+            }
+            let grow = out.len().max(4096).min(limit - out.len());
+            out.reserve_exact(grow);
+        }
+        let before_in = d.total_in();
+        let before_out = d.total_out();
+        let inp = &bytes[d.total_in() as usize..];
+        let st = d
+            .decompress_vec(inp, &mut out, FlushDecompress::Finish)
+            .map_err(|e| format!("not a valid zlib stream: {e}"))?;
+        match st {
+            Status::StreamEnd => break,
+            _ => {
+                if d.total_in() == before_in
+                    && d.total_out() == before_out
+                    && out.len() < out.capacity()
+                {
+                    return Err("zlib stream ends early".into());
+                }
+            }
+        }
+    }
+    if (d.total_in() as usize) != bytes.len() {
+        return Err(format!(
+            "{} byte(s) after the end of the zlib stream",
+            bytes.len() - d.total_in() as usize
+        ));
+    }
+    Ok(out)
+}
+
+/// Adler-32 of `bytes` (the checksum a zlib stream ends with).
+pub fn adler32(bytes: &[u8]) -> u32 {
+    let (mut a, mut b) = (1u32, 0u32);
+    for chunk in bytes.chunks(5552) {
+        for &x in chunk {
+            a += x as u32;
+            b += a;
+        }
+        a %= 65521;
+        b %= 65521;
+    }
+    (b << 16) | a
+}
+
+/// A value that does not fit its column, or a key order the codec cannot store.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CodecError {
+    /// A value is outside what the column can store.
+    #[error("{what} {value} does not fit: {rule}")]
+    DoesNotFit {
+        /// What the value is (`time`, `wide value`, ...).
+        what: &'static str,
+        /// The value.
+        value: i64,
+        /// The limit broken.
+        rule: &'static str,
+    },
+}
+
+/// Time column of one curve: frames since the previous key, the first since `start` (all
+/// frames as offsets in one window). Appends to `out`.
+///
+/// Errors: keys not strictly rising after the first, or a gap over 65,535.
+pub fn time_encode(frames: &[u32], start: u32, out: &mut Vec<u16>) -> Result<(), CodecError> {
+    let mut prev = start;
+    for (i, &f) in frames.iter().enumerate() {
+        let d = f as i64 - prev as i64;
+        if d < 0 || (i > 0 && d == 0) || d > 65535 {
+            return Err(CodecError::DoesNotFit {
+                what: "time",
+                value: d,
+                rule: "keys of one curve rise, one per frame, at most 65,535 frames apart",
+            });
+        }
+        out.push(d as u16);
+        prev = f;
+    }
+    Ok(())
+}
+
+/// Reads one curve's times (offsets in the window) from a time column.
+pub fn time_decode(times: &[u16]) -> Vec<u32> {
+    let mut acc = 0u32;
+    times
+        .iter()
+        .map(|&t| {
+            acc += t as u32;
+            acc
+        })
+        .collect()
+}
+
+/// Writer of a difference-with-escape column pair (narrow `s16`, wide `s32`).
+#[derive(Debug, Default, Clone)]
+pub struct EscapeEncoder {
+    /// The narrow column, one value per key.
+    pub narrow: Vec<i16>,
+    /// The wide column, one value per escaped key.
+    pub wide: Vec<i32>,
+}
+
+impl EscapeEncoder {
+    /// Appends one curve: its first key escaped, later keys as differences when the difference
+    /// is within ±32,767, escaped otherwise.
+    ///
+    /// Errors: a value outside ±16,777,215 (what a wide value may hold).
+    pub fn curve(&mut self, values: &[i32]) -> Result<(), CodecError> {
+        let mut prev: Option<i32> = None;
+        for &v in values {
+            if v.unsigned_abs() > LUA_MAX {
+                return Err(CodecError::DoesNotFit {
+                    what: "value",
+                    value: v as i64,
+                    rule: "a wide value is between -16,777,215 and 16,777,215",
+                });
+            }
+            match prev {
+                Some(p) if (v as i64 - p as i64).abs() <= 32767 => self.narrow.push((v - p) as i16),
+                _ => {
+                    self.narrow.push(ESCAPE);
+                    self.wide.push(v);
+                }
+            }
+            prev = Some(v);
+        }
+        Ok(())
+    }
+}
+
+/// Reader of a difference-with-escape column pair, one curve at a time.
+#[derive(Debug, Clone)]
+pub struct EscapeDecoder<'a> {
+    narrow: &'a [i16],
+    wide: &'a [i32],
+    ni: usize,
+    wi: usize,
+}
+
+impl<'a> EscapeDecoder<'a> {
+    /// A reader at the start of both columns.
+    pub fn new(narrow: &'a [i16], wide: &'a [i32]) -> Self {
+        Self {
+            narrow,
+            wide,
+            ni: 0,
+            wi: 0,
+        }
+    }
+
+    /// Reads the next curve of `n` keys into `out` (cleared first). The running value starts
+    /// at 0 for each curve (a writer escapes the first key, so it is never used).
+    ///
+    /// Errors: the narrow or the wide column runs out (a message naming which).
+    pub fn curve(&mut self, n: usize, out: &mut Vec<i32>) -> Result<(), &'static str> {
+        out.clear();
+        if self.narrow.len() - self.ni < n {
+            return Err("narrow column has fewer values than the keys");
+        }
+        let mut acc: i64 = 0;
+        for &d in &self.narrow[self.ni..self.ni + n] {
+            if d == ESCAPE {
+                let Some(&w) = self.wide.get(self.wi) else {
+                    return Err("wide column has fewer values than the escapes");
+                };
+                self.wi += 1;
+                acc = w as i64;
+            } else {
+                acc += d as i64;
+            }
+            out.push(acc.clamp(i32::MIN as i64, i32::MAX as i64) as i32);
+        }
+        self.ni += n;
+        Ok(())
+    }
+}
+
+/// Appends one curve as a wrapping difference column (`u16`, running value from 0, modulo
+/// 65,536). `values` are the stored 16-bit patterns (a signed value as its two's complement).
+pub fn wrap_encode(values: &[u16], out: &mut Vec<u16>) {
+    let mut prev = 0u16;
+    for &v in values {
+        out.push(v.wrapping_sub(prev));
+        prev = v;
+    }
+}
+
+/// Reads one curve of a wrapping difference column back to its 16-bit patterns.
+pub fn wrap_decode(stored: &[u16], out: &mut Vec<u16>) {
+    out.clear();
+    let mut acc = 0u16;
+    for &d in stored {
+        acc = acc.wrapping_add(d);
+        out.push(acc);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_round_trip_and_first_key_escaped() {
+        let mut e = EscapeEncoder::default();
+        e.curve(&[5792, 5792, 6272]).unwrap();
+        e.curve(&[-100_000, 0, 40_000, 40_001]).unwrap();
+        assert_eq!(e.narrow, vec![ESCAPE, 0, 480, ESCAPE, ESCAPE, ESCAPE, 1]);
+        assert_eq!(e.wide, vec![5792, -100_000, 0, 40_000]);
+        let mut d = EscapeDecoder::new(&e.narrow, &e.wide);
+        let mut out = Vec::new();
+        d.curve(3, &mut out).unwrap();
+        assert_eq!(out, vec![5792, 5792, 6272]);
+        d.curve(4, &mut out).unwrap();
+        assert_eq!(out, vec![-100_000, 0, 40_000, 40_001]);
+        assert!(d.curve(1, &mut out).is_err());
+    }
+
+    #[test]
+    fn escape_refuses_over_lua_limit() {
+        let mut e = EscapeEncoder::default();
+        assert!(e.curve(&[16_777_215, -16_777_215]).is_ok());
+        assert!(e.curve(&[16_777_216]).is_err());
+        assert!(e.curve(&[-16_777_216]).is_err());
+    }
+
+    #[test]
+    fn narrow_edges() {
+        let mut e = EscapeEncoder::default();
+        e.curve(&[0, 32767, 0, -32767, -65535]).unwrap();
+        assert_eq!(e.narrow, vec![ESCAPE, 32767, -32767, -32767, ESCAPE]);
+        assert_eq!(e.wide, vec![0, -65535]);
+    }
+
+    #[test]
+    fn wrapping_every_pair_round_trips() {
+        let vals: Vec<u16> = (0..=65535u32).step_by(251).map(|v| v as u16).collect();
+        let mut s = Vec::new();
+        wrap_encode(&vals, &mut s);
+        let mut back = Vec::new();
+        wrap_decode(&s, &mut back);
+        assert_eq!(back, vals);
+        // signed reading: 0xFFFF is -1
+        assert_eq!(back.iter().map(|&v| v as i16).next(), Some(0));
+    }
+
+    #[test]
+    fn time_rules() {
+        let mut o = Vec::new();
+        time_encode(&[0, 300, 420], 0, &mut o).unwrap();
+        assert_eq!(o, vec![0, 300, 120]);
+        assert_eq!(time_decode(&o), vec![0, 300, 420]);
+        assert!(time_encode(&[5, 5], 0, &mut o).is_err());
+        assert!(time_encode(&[0, 65536], 0, &mut o).is_err());
+    }
+
+    #[test]
+    fn builder_layout_and_chunk_checks() {
+        let mut b = ChunkBuilder::new();
+        b.put::<u8>(23, "c23", &[3, 3, 3]).unwrap();
+        b.put::<u16>(1, "c1", &[7983]).unwrap();
+        b.put::<i32>(9, "c9", &[]).unwrap();
+        assert!(b.put::<u8>(1, "c1", &[1]).is_err());
+        let (dir, data) = b.finish().unwrap();
+        assert_eq!(dir.len(), 2);
+        assert_eq!(dir[0].id, 1);
+        assert_eq!(dir[0].offset, 28);
+        assert_eq!(dir[1].offset, 32);
+        let mut bytes = vec![2, 0, 0, 0];
+        for e in &dir {
+            bytes.extend_from_slice(&e.id.to_le_bytes());
+            bytes.extend_from_slice(&e.code.to_le_bytes());
+            bytes.extend_from_slice(&e.offset.to_le_bytes());
+            bytes.extend_from_slice(&e.count.to_le_bytes());
+        }
+        bytes.extend_from_slice(&data);
+        assert_eq!(bytes.len(), 28 + 4 + 4 + 4);
+        let c = ColumnChunk::new(&bytes, dir.clone()).unwrap();
+        assert_eq!(c.column::<u16>(1, "c1").unwrap(), vec![7983]);
+        assert_eq!(c.column::<u8>(23, "c23").unwrap(), vec![3, 3, 3]);
+        assert!(c.column::<u32>(5, "c5").unwrap().is_empty());
+        assert!(c.column::<i16>(1, "c1").is_err());
+        // unknown type code: skipped
+        let mut d2 = dir.clone();
+        d2[0].code = 77;
+        let c = ColumnChunk::new(&bytes, d2).unwrap();
+        assert!(c.column::<u16>(1, "c1").unwrap().is_empty());
+        // misaligned, past the end, ids not rising
+        let mut d3 = dir.clone();
+        d3[1].offset = 30;
+        assert!(ColumnChunk::new(&bytes, d3).is_err());
+        let mut d4 = dir.clone();
+        d4[1].count = 5;
+        assert!(ColumnChunk::new(&bytes, d4).is_err());
+        let mut d5 = dir;
+        d5[1].id = 1;
+        assert!(ColumnChunk::new(&bytes, d5).is_err());
+    }
+
+    #[test]
+    fn chunk_size_limit_and_trailing_zeros() {
+        // 4 + 12 + 16,777,200 + 4 = 16,777,220 bytes: over the limit
+        let mut b = ChunkBuilder::new();
+        b.put::<u8>(1, "c", &vec![0u8; 16_777_200]).unwrap();
+        assert!(b.finish().is_err());
+        let mut b = ChunkBuilder::new();
+        b.put::<u8>(1, "c", &vec![0u8; 16_777_192]).unwrap();
+        let (dir, data) = b.finish().unwrap();
+        assert_eq!(4 + 12 + data.len(), 16_777_212);
+        let _ = dir;
+        // the 4 trailing bytes must be zero
+        let mut bytes = vec![1, 0, 0, 0, 1, 0, 1, 0, 16, 0, 0, 0, 1, 0, 0, 0];
+        bytes.extend_from_slice(&[7, 0, 0, 0, 0, 0, 0, 0]);
+        let dir = vec![DirEntry {
+            id: 1,
+            code: 1,
+            offset: 16,
+            count: 1,
+        }];
+        assert!(ColumnChunk::new(&bytes, dir.clone()).is_ok());
+        bytes[23] = 1;
+        assert!(ColumnChunk::new(&bytes, dir).is_err());
+    }
+
+    #[test]
+    fn inflate_limits_and_checksum() {
+        let data = vec![7u8; 100_000];
+        let z = deflate(&data, 9);
+        assert_eq!(inflate(&z, 100_000).unwrap(), data);
+        assert!(inflate(&z, 99_999).is_err());
+        let mut bad = z.clone();
+        let n = bad.len();
+        bad[n - 1] ^= 1;
+        assert!(inflate(&bad, 200_000).is_err());
+        assert!(inflate(&z[..n - 2], 200_000).is_err());
+        let mut extra = z;
+        extra.push(0);
+        assert!(inflate(&extra, 200_000).is_err());
+        assert_eq!(adler32(b"Wikipedia"), 0x11E6_0398);
+    }
+}

@@ -1,0 +1,338 @@
+//! The CLI's CBTK v1 commands: import a motion file as a crowd match, sample a frame, verify
+//! against the recording, the scale run, and the demo row.
+
+use anyhow::{bail, Context, Result};
+use statepack::formats::cbtrack::matchgen::MatchSpec;
+use statepack::formats::cbtrack::writer::{SectionBytes, Stats};
+use statepack::formats::cbtrack::{self, Player, Track};
+use statepack::runtime::columns::{deflate, ChunkBuilder};
+use statepack::runtime::motion::Clip;
+use std::path::Path;
+use std::time::Instant;
+
+/// A motion file for a crowd: `.gltf` / `.glb` (first skin and animation, sampled at 30 frames
+/// per second) or whatever `motion::load_motion_file` reads (`.bvh`, study `.json`).
+///
+/// Errors: the file cannot be read as motion.
+pub fn load_any(path: &Path) -> Result<Clip> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if ext == "gltf" || ext == "glb" {
+        return statepack::runtime::motion::gltf::load_gltf(path, 1.0 / 30.0)
+            .with_context(|| format!("cannot load motion {}", path.display()));
+    }
+    statepack::runtime::motion::load_motion_file(path)
+        .with_context(|| format!("cannot load motion {}", path.display()))
+}
+
+/// Bytes of one recorded sample in a plain dump, for the ratio to raw: a u32 frame, the ids
+/// and every value as f32. Unit: frame, unit id (u16), position (3), rotation (4) = 34;
+/// status: frame, id, health, build, flags (u8) = 15; piece: frame, unit, piece (u16),
+/// rotation as three angles and offset (6) = 32; projectile: frame, serial (u32), position
+/// and velocity (6) = 32; team number: frame, team (u8), code (u16), value = 11.
+pub fn raw_bytes(st: &Stats) -> u64 {
+    st.unit_samples * (34 + 15)
+        + st.piece_samples * 32
+        + st.projectile_samples * 32
+        + st.team_samples * 11
+}
+
+/// Writes to `path` through a temporary file that is renamed only when the whole track was
+/// written and checked, so a failed check leaves no file.
+fn write_track(
+    spec: &MatchSpec,
+    path: &Path,
+    progress: impl FnMut(usize, usize),
+) -> Result<(u64, Stats, SectionBytes)> {
+    let tmp = path.with_extension("cbtrack.part");
+    let file =
+        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    let res = spec.write(&mut out, progress);
+    let res = res.and_then(|r| {
+        use std::io::Write;
+        out.flush()?;
+        Ok(r)
+    });
+    drop(out);
+    match res {
+        Ok(r) => {
+            std::fs::rename(&tmp, path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Ok(r)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            bail!("no file written: {e}")
+        }
+    }
+}
+
+/// The crowd match a motion file makes (the same for `import` and `verify`).
+pub fn crowd_spec(clip: Clip, crowd: u32, frames: u32, elmos_per_metre: f64) -> MatchSpec {
+    let mut s = MatchSpec::crowd(clip, crowd, frames);
+    s.elmos_per_metre = elmos_per_metre;
+    s
+}
+
+/// Each section's columns compressed on their own at level 9, summed over the windows (as
+/// the spec's tables do), and the sum of the columns before compression.
+pub fn section_table(bytes: &[u8]) -> Result<Vec<(&'static str, u64, u64)>> {
+    let t = Track::open(bytes)?;
+    let names = [
+        "unit entries",
+        "transform keys",
+        "status keys",
+        "target tracks",
+        "pose tracks",
+        "build queues",
+        "projectiles",
+        "team numbers",
+    ];
+    let mut sums = vec![(0u64, 0u64); names.len()];
+    for k in 0..t.num_windows() {
+        let w = t.window(k)?;
+        let sets = w.to_column_sets()?;
+        let mut add = |i: usize, put: &dyn Fn(&mut ChunkBuilder)| -> Result<()> {
+            let mut b = ChunkBuilder::new();
+            put(&mut b);
+            if b.is_empty() {
+                return Ok(());
+            }
+            let body = cbtrack::build_chunk(b)?;
+            sums[i].0 += body.len() as u64;
+            sums[i].1 += deflate(&body, 9).len() as u64;
+            Ok(())
+        };
+        add(0, &|b| sets.0.put(b).expect("fresh builder"))?;
+        add(1, &|b| sets.1.put(b).expect("fresh builder"))?;
+        add(2, &|b| sets.2.put(b).expect("fresh builder"))?;
+        add(3, &|b| sets.3.put(b).expect("fresh builder"))?;
+        add(4, &|b| sets.4.put(b).expect("fresh builder"))?;
+        add(5, &|b| sets.5.put(b).expect("fresh builder"))?;
+        add(6, &|b| sets.6.put(b).expect("fresh builder"))?;
+        add(7, &|b| sets.7.put(b).expect("fresh builder"))?;
+    }
+    Ok(names
+        .iter()
+        .zip(sums)
+        .map(|(n, (a, b))| (*n, a, b))
+        .collect())
+}
+
+/// Prints the report of a written track.
+pub fn report(len: u64, st: &Stats, sb: &SectionBytes) {
+    let raw = raw_bytes(st);
+    println!("| curve | samples | keys kept | keys written |");
+    println!("|---|---|---|---|");
+    println!(
+        "| unit transform | {} | {} | {} |",
+        st.unit_samples, st.kept_transform, st.transform_keys
+    );
+    println!(
+        "| unit status | {} | {} | {} |",
+        st.unit_samples, st.kept_status, st.status_keys
+    );
+    println!(
+        "| piece pose | {} | {} | {} |",
+        st.piece_samples, st.kept_pose, st.pose_keys
+    );
+    println!(
+        "| projectile | {} | {} | {} |",
+        st.projectile_samples, st.kept_projectile, st.projectile_keys
+    );
+    println!(
+        "| team number | {} | {} | {} |",
+        st.team_samples, st.kept_team, st.team_keys
+    );
+    println!();
+    println!("| what | count |");
+    println!("|---|---|");
+    println!("| windows | {} |", st.windows);
+    println!(
+        "| unit samples / transform keys written | {} / {} |",
+        st.unit_samples, st.transform_keys
+    );
+    println!("| unit entries | {} |", st.unit_entries);
+    println!("| status keys written | {} |", st.status_keys);
+    println!("| target keys written | {} |", st.target_keys);
+    println!(
+        "| piece samples / pose tracks / pose keys written | {} / {} / {} |",
+        st.piece_samples, st.pose_tracks, st.pose_keys
+    );
+    println!("| build queue keys written | {} |", st.queue_keys);
+    println!(
+        "| projectile samples / entries / keys written | {} / {} / {} |",
+        st.projectile_samples, st.projectile_entries, st.projectile_keys
+    );
+    println!(
+        "| team number samples / keys written | {} / {} |",
+        st.team_samples, st.team_keys
+    );
+    println!("| terrain rows written | {} |", st.terrain_rows);
+    println!();
+    println!("| section | bytes |");
+    println!("|---|---|");
+    println!("| header and index | {} |", sb.header_and_index);
+    println!("| info chunk | {} |", sb.info);
+    println!("| features chunk | {} |", sb.features);
+    println!(
+        "| main chunks ({} before compression) | {} |",
+        sb.main_raw, sb.main
+    );
+    println!("| terrain chunks | {} |", sb.terrain);
+    println!("| largest main chunk, decompressed | {} |", sb.largest_main);
+    println!("| track (padding to 64-byte blocks included) | {len} |");
+    println!("| raw samples (see raw_bytes) | {raw} |");
+    println!("| raw / track | {:.2} |", raw as f64 / len.max(1) as f64);
+    println!();
+    println!(
+        "furthest samples: unit {:.8} elmo, piece {:.8} elmo, projectile {:.8} elmo, health/build {:.3} steps, team number {:.4} of its allowance; projectile velocity {:.4} elmo/frame (no tolerance)",
+        st.worst_unit, st.worst_piece, st.worst_projectile, st.worst_status_steps, st.worst_team_ratio, st.worst_projectile_velocity
+    );
+}
+
+/// `import --format cbtrack`.
+pub fn import(
+    clip: Clip,
+    output: &Path,
+    crowd: u32,
+    frames: u32,
+    elmos_per_metre: f64,
+) -> Result<()> {
+    let spec = crowd_spec(clip, crowd, frames, elmos_per_metre);
+    let t0 = Instant::now();
+    let (len, st, sb) = write_track(&spec, output, |_, _| {})?;
+    let secs = t0.elapsed().as_secs_f64();
+    println!(
+        "wrote {} ({len} bytes) in {secs:.2} s: {crowd} characters, {} pieces each, {frames} frames, tolerance {} elmo",
+        output.display(),
+        spec.pieces().len(),
+        spec.tolerance
+    );
+    report(len, &st, &sb);
+    let bytes = std::fs::read(output)?;
+    println!();
+    println!("| section, compressed on its own per window | before | after |");
+    println!("|---|---|---|");
+    for (n, a, b) in section_table(&bytes)? {
+        println!("| {n} | {a} | {b} |");
+    }
+    Ok(())
+}
+
+/// `sample FILE --at FRAME`: the full state as JSON.
+pub fn sample(bytes: &[u8], at: f64) -> Result<()> {
+    let mut p = Player::new(bytes)?;
+    let s = p.sample(at)?;
+    let text = serde_json::to_string_pretty(&s)?;
+    use std::io::Write;
+    match writeln!(std::io::stdout().lock(), "{text}") {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// `verify FILE --against MOTION`: every recorded sample against the file.
+pub fn verify(
+    bytes: &[u8],
+    clip: Clip,
+    crowd: u32,
+    frames: u32,
+    elmos_per_metre: f64,
+) -> Result<()> {
+    let spec = crowd_spec(clip, crowd, frames, elmos_per_metre);
+    let h = Track::open(bytes)?.header();
+    let st = spec.verify(bytes)?;
+    let tol = h.tolerance_elmos as f64;
+    println!(
+        "samples measured: {} unit, {} piece, {} projectile",
+        st.unit_samples, st.piece_samples, st.projectile_samples
+    );
+    println!(
+        "furthest unit sample from the track: {:.8} elmo",
+        st.worst_unit
+    );
+    println!("furthest piece sample: {:.8} elmo", st.worst_piece);
+    println!(
+        "furthest projectile sample: {:.8} elmo",
+        st.worst_projectile
+    );
+    println!(
+        "worst projectile velocity: {:.8} elmo per frame (no tolerance)",
+        st.worst_projectile_velocity
+    );
+    println!("tolerance: {tol} elmo");
+    if st.worst_unit > tol || st.worst_piece > tol || st.worst_projectile > tol {
+        bail!("a recorded sample is further from the track than the tolerance");
+    }
+    println!("verified: every recorded sample is within the tolerance");
+    Ok(())
+}
+
+/// Peak resident set size of this process in bytes (Linux `VmHWM`), if known.
+pub fn peak_rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// `cbtrack-scale`: the synthetic match of the spec's BAR size, written window by window.
+pub fn scale(output: &Path, quiet: bool) -> Result<()> {
+    let spec = MatchSpec::bar_scale();
+    let bar = indicatif::ProgressBar::new(0);
+    if quiet {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:40}] {pos}/{len} windows ({eta} left)",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let t0 = Instant::now();
+    let (len, st, sb) = write_track(&spec, output, |done, n| {
+        bar.set_length(n as u64);
+        bar.set_position(done as u64);
+    })?;
+    let secs = t0.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    println!(
+        "scale run: {} frames, {} units, written to {} in {secs:.2} s (scan, thin, check and write), peak memory {} bytes",
+        spec.frames,
+        spec.units,
+        output.display(),
+        peak_rss().map_or("unknown".into(), |v| v.to_string())
+    );
+    report(len, &st, &sb);
+    Ok(())
+}
+
+/// The demo row: the motion as a crowd of 4 over 600 frames (windows of 300).
+pub fn demo_row(clip: &Clip) -> Result<String> {
+    let mut spec = crowd_spec(clip.clone(), 4, 600, 16.0);
+    spec.window_length = 300;
+    let t0 = Instant::now();
+    let mut cur = std::io::Cursor::new(Vec::new());
+    let (len, st, _) = spec.write(&mut cur, |_, _| {})?;
+    let enc = t0.elapsed().as_secs_f64();
+    let bytes = cur.into_inner();
+    let t1 = Instant::now();
+    cbtrack::decode_all(&bytes)?;
+    let dec = t1.elapsed().as_secs_f64();
+    let v = spec.verify(&bytes)?;
+    Ok(format!(
+        "| CBTK v1 (crowd of 4, 600 frames) | {len} | {:.2} | {:.3} of raw samples | {} keys for {} samples | {:.4} elmo | piece {:.4} elmo | {:.2} ms | {:.2} ms |",
+        len as f64 / spec.frames as f64,
+        len as f64 / raw_bytes(&st).max(1) as f64,
+        st.transform_keys + st.pose_keys + st.projectile_keys,
+        st.unit_samples + st.piece_samples + st.projectile_samples,
+        v.worst_unit,
+        v.worst_piece,
+        enc * 1e3,
+        dec * 1e3
+    ))
+}

@@ -1,0 +1,200 @@
+//! CBTK v1: files from the real fixtures and the allocation bombs.
+
+use super::NamedFile;
+use statepack::formats::cbtrack::matchgen::MatchSpec;
+use statepack::formats::cbtrack::{build_chunk, CbtrackV1, WindowEntry};
+use statepack_runtime::columns::{deflate, ChunkBuilder};
+use statepack_runtime::motion::{Clip, Skeleton};
+
+/// The first `bones` bones and `frames` frames of `clip`.
+fn cut(clip: &Clip, bones: usize, frames: usize) -> Clip {
+    let skeleton = Skeleton::new(clip.skeleton.bones()[..bones].to_vec()).expect("a prefix");
+    let rows = clip
+        .frames
+        .iter()
+        .take(frames)
+        .map(|r| r[..bones].to_vec())
+        .collect();
+    Clip::new(clip.name.clone(), skeleton, clip.frame_time_s, rows).expect("a cut")
+}
+
+/// A crowd of 2 characters from the CMU walk (`motion/cmu-131-01-walk.bvh`, its first 4
+/// bones and 120 frames) over 100 frames in windows of 40.
+pub fn fixture_files() -> Vec<NamedFile> {
+    let Some(path) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
+    else {
+        return Vec::new();
+    };
+    let clip = statepack_runtime::motion::load_motion_file(&path).expect("read the walk");
+    let mut spec = MatchSpec::crowd(cut(&clip, 4, 120), 2, 100);
+    spec.window_length = 40;
+    spec.fire_every = 30;
+    spec.features = 2;
+    let mut out = std::io::Cursor::new(Vec::new());
+    spec.write(&mut out, |_, _| {}).expect("write the crowd");
+    vec![(
+        "cmu-131-01-walk crowd of 2, 4 bones, 100 frames".into(),
+        out.into_inner(),
+    )]
+}
+
+/// A header for `windows` windows over frames 0..=`last` (window length 1 000).
+fn header(windows: usize, last: u32) -> CbtrackV1 {
+    CbtrackV1 {
+        format_version: 1,
+        header_size: 96,
+        recorder_version: 4,
+        frames_per_second: 30,
+        first_frame: 0,
+        last_frame: last,
+        window_length: 1000,
+        tolerance: 0.5,
+        position_shift: 3,
+        velocity_shift: 11,
+        rotation_bits: 12,
+        sample_interval: 1,
+        info_block: 0,
+        info_len: 0,
+        features_block: 0,
+        features_len: 0,
+        num_units: 0,
+        num_projectiles: 0,
+        num_features: 0,
+        game_id: vec![0; 16],
+        resource_tolerance: 0.5,
+        resource_fraction: 0.0,
+        reserved: vec![0; 8],
+        header_extra: Vec::new(),
+        index: vec![
+            WindowEntry {
+                main_block: 0,
+                main_len: 0,
+                terrain_block: 0,
+                terrain_len: 0
+            };
+            windows
+        ],
+        chunks: Vec::new(),
+    }
+}
+
+/// A one-window file whose info, features and main chunk are `info`, `features`, `main`
+/// (compressed bodies; features and main first, then info, so small chunks pad least).
+fn file(info: &[u8], features: &[u8], main: &[u8]) -> Vec<u8> {
+    let mut h = header(1, 10);
+    let mut area = Vec::new();
+    let base = 96 + 16;
+    let mut place = |z: &[u8]| {
+        let pos = base + area.len();
+        let pad = (64 - pos % 64) % 64;
+        area.extend(std::iter::repeat_n(0u8, pad));
+        let block = (base + area.len()) / 64;
+        area.extend_from_slice(z);
+        (block as u32, z.len() as u32)
+    };
+    (h.features_block, h.features_len) = place(features);
+    let (b, l) = place(main);
+    h.index[0].main_block = b;
+    h.index[0].main_len = l;
+    (h.info_block, h.info_len) = place(info);
+    h.chunks = area;
+    h.encode().expect("a valid layout")
+}
+
+fn empty_chunk() -> Vec<u8> {
+    deflate(&build_chunk(ChunkBuilder::new()).unwrap(), 9)
+}
+
+fn chunk_with(f: impl FnOnce(&mut ChunkBuilder)) -> Vec<u8> {
+    let mut b = ChunkBuilder::new();
+    f(&mut b);
+    deflate(&build_chunk(b).unwrap(), 9)
+}
+
+/// Counts at their maximum over tiny buffers, a chunk that inflates past the spec's limit,
+/// and the largest decodes made of the smallest elements (a u8 column that makes one entry
+/// per byte, compressed 1000 to 1 by zlib).
+pub fn bombs() -> Vec<NamedFile> {
+    let mut out = Vec::new();
+    let mut h = header(0, 0).encode().unwrap();
+    h[24..28].copy_from_slice(&16_777_215u32.to_le_bytes());
+    out.push(("16,777,215 windows in a 96-byte header".into(), h));
+    let mut h = header(1, 10).encode().unwrap();
+    h[6..8].copy_from_slice(&65535u16.to_le_bytes());
+    out.push(("header size 65,535 over 112 bytes".into(), h));
+    // a directory claiming u32::MAX columns
+    let mut body = vec![0xFF, 0xFF, 0xFF, 0xFF];
+    body.extend_from_slice(&[0; 12]);
+    out.push((
+        "4,294,967,295 columns in a 16-byte chunk".into(),
+        file(&empty_chunk(), &empty_chunk(), &deflate(&body, 9)),
+    ));
+    // a chunk inflating to 17,000,000 zero bytes
+    out.push((
+        "main chunk inflating past 16,777,215 bytes".into(),
+        file(
+            &empty_chunk(),
+            &empty_chunk(),
+            &deflate(&vec![0u8; 17_000_000], 9),
+        ),
+    ));
+    // 60,000 units with 65,535 transform keys each and no key columns
+    out.push((
+        "60,000 units x 65,535 keys without key columns".into(),
+        file(
+            &empty_chunk(),
+            &empty_chunk(),
+            &chunk_with(|b| {
+                b.put::<u16>(8, "t", &vec![65535; 60_000]).unwrap();
+                b.put::<u16>(9, "s", &vec![65535; 60_000]).unwrap();
+            }),
+        ),
+    ));
+    // many windows pointing at one chunk
+    let mut h = header(4000, 3_999_000);
+    let main = chunk_with(|_| {});
+    let head = 96 + 16 * h.index.len();
+    let mut area = vec![0u8; (64 - head % 64) % 64];
+    let block = ((head + area.len()) / 64) as u32;
+    area.extend_from_slice(&main);
+    for e in &mut h.index {
+        e.main_block = block;
+        e.main_len = main.len() as u32;
+    }
+    h.info_block = block;
+    h.info_len = main.len() as u32;
+    h.features_block = block;
+    h.features_len = main.len() as u32;
+    h.chunks = area;
+    out.push((
+        "4,000 windows sharing one chunk".into(),
+        h.encode().unwrap(),
+    ));
+    // the largest valid decodes per byte: one feature per byte of a u8 column, one team per
+    // byte of the team id column, one terrain-free window of one unit
+    out.push((
+        "1,000,000 features from a u8 column".into(),
+        file(
+            &empty_chunk(),
+            &chunk_with(|b| b.put::<u8>(131, "flags", &vec![0; 1_000_000]).unwrap()),
+            &empty_chunk(),
+        ),
+    ));
+    out.push((
+        "4,000,000 teams from a u8 column".into(),
+        file(
+            &chunk_with(|b| b.put::<u8>(172, "team_ids", &vec![0; 4_000_000]).unwrap()),
+            &empty_chunk(),
+            &empty_chunk(),
+        ),
+    ));
+    out.push((
+        "1,000,000 strings of length 0".into(),
+        file(
+            &chunk_with(|b| b.put::<u16>(162, "lens", &vec![0; 1_000_000]).unwrap()),
+            &empty_chunk(),
+            &empty_chunk(),
+        ),
+    ));
+    out
+}
