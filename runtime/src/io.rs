@@ -577,6 +577,9 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     buf: &'a [u8],
     pos: usize,
     end: usize,
+    /// Bits of the last fetched byte not read yet (the low `nbits` bits of `bits`).
+    bits: u8,
+    nbits: u8,
     /// The tracer told about every field (see [`Tracer`]).
     pub tracer: T,
 }
@@ -595,8 +598,71 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             buf,
             pos: 0,
             end: buf.len(),
+            bits: 0,
+            nbits: 0,
             tracer,
         }
+    }
+
+    /// Bits consumed from the start of the input (a bit field's exact position).
+    #[inline]
+    pub fn bit_offset(&self) -> u64 {
+        self.pos as u64 * 8 - u64::from(self.nbits)
+    }
+
+    /// Reads a `width`-bit (1..=64) unsigned big-endian bit field, most significant bit first
+    /// (KS `bN` with `bit-endian: be`). The byte offset ([`ByteReader::offset`]) counts a
+    /// partly read byte as read, as Kaitai Struct does. Errors: `UnexpectedEof` (in whole
+    /// bytes), before anything is consumed.
+    #[inline]
+    pub fn read_bits_be(&mut self, width: u32) -> Result<u64, DecodeError> {
+        debug_assert!((1..=64).contains(&width));
+        let avail = (self.end - self.pos) as u64 * 8 + u64::from(self.nbits);
+        if u64::from(width) > avail {
+            let need_bits = u64::from(width) - u64::from(self.nbits);
+            return Err(self.eof(need_bits.div_ceil(8) as usize));
+        }
+        let mut out = 0u64;
+        let mut need = width;
+        while need > 0 {
+            if self.nbits == 0 {
+                self.bits = self.buf[self.pos];
+                self.pos += 1;
+                self.nbits = 8;
+            }
+            let take = need.min(u32::from(self.nbits));
+            let shift = u32::from(self.nbits) - take;
+            // take <= 8: both shifts stay far below the operand widths.
+            let chunk = (u64::from(self.bits) >> shift) & ((1u64 << take) - 1);
+            out = (out << take) | chunk;
+            self.nbits -= take as u8;
+            self.bits &= ((1u16 << self.nbits) - 1) as u8;
+            need -= take;
+        }
+        Ok(out)
+    }
+
+    /// Drops the unread bits of a partly read byte so the next read starts on a byte (KS
+    /// `alignToByte`, which the generator emits where Kaitai Struct's compiler does). The
+    /// dropped bits must be zero, so that decoding then encoding gives back the same bytes.
+    /// Errors: `Semantic` naming the padding.
+    #[inline]
+    pub fn align_to_byte(&mut self) -> Result<(), DecodeError> {
+        if self.nbits > 0 {
+            let pad = self.bits;
+            self.nbits = 0;
+            self.bits = 0;
+            if pad != 0 {
+                return Err(DecodeError::new(
+                    self.offset() - 1,
+                    DecodeErrorKind::Semantic(format!(
+                        "padding bits to the byte boundary are not zero (byte {:#04x})",
+                        self.buf[self.pos - 1]
+                    )),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Absolute byte offset of the next read, from the start of the input.
@@ -614,7 +680,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     /// True when no bytes are left (inside the current sized field, if any).
     #[inline]
     pub fn is_eof(&self) -> bool {
-        self.pos >= self.end
+        self.pos >= self.end && self.nbits == 0
     }
 
     /// Tells the tracer a field or element starts here.
@@ -727,6 +793,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     /// Ends a sized field: checks that it was used up, then restores the outer limit.
     /// Errors: `UnusedBytes`.
     pub fn pop_limit(&mut self, old_end: usize) -> Result<(), DecodeError> {
+        self.align_to_byte()?;
         if self.pos != self.end {
             return Err(DecodeError::new(
                 self.offset(),
@@ -787,7 +854,8 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     }
 
     /// Checks that the whole input was used. Errors: `TrailingBytes`.
-    pub fn finish(&self) -> Result<(), DecodeError> {
+    pub fn finish(&mut self) -> Result<(), DecodeError> {
+        self.align_to_byte()?;
         if self.remaining() != 0 {
             return Err(DecodeError::new(
                 self.offset(),
@@ -852,6 +920,7 @@ macro_rules! write_prim {
         #[doc = concat!("Appends one `", stringify!($ty), "` (", stringify!($to), ").")]
         #[inline]
         pub fn $name(&mut self, v: $ty) {
+            self.align_to_byte();
             self.buf.extend_from_slice(&v.$to());
         }
     )*};
@@ -861,6 +930,9 @@ macro_rules! write_prim {
 #[derive(Debug, Clone, Default)]
 pub struct ByteWriter {
     buf: Vec<u8>,
+    /// Pending bits of an unfinished byte (the low `nbits` bits).
+    bits: u8,
+    nbits: u8,
 }
 
 impl ByteWriter {
@@ -873,12 +945,58 @@ impl ByteWriter {
     pub fn with_capacity(n: usize) -> Self {
         Self {
             buf: Vec::with_capacity(n),
+            bits: 0,
+            nbits: 0,
         }
     }
 
-    /// Bytes written so far.
+    /// Bytes written so far (an unfinished byte of bit fields counts as written).
     pub fn len(&self) -> usize {
-        self.buf.len()
+        self.buf.len() + usize::from(self.nbits > 0)
+    }
+
+    /// Bits written so far.
+    pub fn bit_len(&self) -> u64 {
+        self.buf.len() as u64 * 8 + u64::from(self.nbits)
+    }
+
+    /// Appends the low `width` bits (1..=64) of `value`, most significant first (KS `bN`,
+    /// `bit-endian: be`). Errors: `OutOfRange` when `value` does not fit in `width` bits.
+    pub fn write_bits_be(&mut self, value: u64, width: u32) -> Result<(), EncodeError> {
+        if !(1..=64).contains(&width) || (width < 64 && value >> width != 0) {
+            return Err(EncodeError::new(EncodeErrorKind::OutOfRange {
+                value: value.to_string(),
+                ty: "a bit field of this width",
+            }));
+        }
+        let mut left = width;
+        while left > 0 {
+            let room = 8 - u32::from(self.nbits);
+            let take = left.min(room);
+            // take <= 8 and left - take < 64: every shift is narrower than its operand.
+            let chunk = ((value >> (left - take)) & ((1u64 << take) - 1)) as u16;
+            let acc = (u16::from(self.bits) << take) | chunk;
+            left -= take;
+            if u32::from(self.nbits) + take == 8 {
+                self.buf.push(acc as u8);
+                self.bits = 0;
+                self.nbits = 0;
+            } else {
+                self.bits = acc as u8;
+                self.nbits += take as u8;
+            }
+        }
+        Ok(())
+    }
+
+    /// Pads an unfinished byte with zero bits (KS alignment before a byte-aligned field).
+    #[inline]
+    pub fn align_to_byte(&mut self) {
+        if self.nbits > 0 {
+            self.buf.push(self.bits << (8 - self.nbits));
+            self.bits = 0;
+            self.nbits = 0;
+        }
     }
 
     /// True when nothing has been written.
@@ -886,8 +1004,9 @@ impl ByteWriter {
         self.buf.is_empty()
     }
 
-    /// The bytes written.
-    pub fn into_bytes(self) -> Vec<u8> {
+    /// The bytes written (an unfinished byte is padded with zero bits).
+    pub fn into_bytes(mut self) -> Vec<u8> {
+        self.align_to_byte();
         self.buf
     }
 
@@ -899,6 +1018,7 @@ impl ByteWriter {
     /// Appends raw bytes.
     #[inline]
     pub fn write_bytes(&mut self, b: &[u8]) {
+        self.align_to_byte();
         self.buf.extend_from_slice(b);
     }
 
@@ -1203,5 +1323,40 @@ pub mod float_json {
             assert!(f32::from_repr(Repr::Text("nan:0x3f800000".into())).is_err());
             assert!(f32::from_repr(Repr::Num(1e300)).is_err());
         }
+    }
+}
+
+#[cfg(test)]
+mod bit_field_tests {
+    use super::*;
+
+    #[test]
+    fn bit_fields_round_trip_through_byte_reader_and_writer() {
+        let mut w = ByteWriter::new();
+        w.write_bits_be(0b101, 3).unwrap();
+        w.write_bits_be(0x3_ffff, 18).unwrap();
+        w.write_bits_be(u64::MAX, 64).unwrap();
+        assert!(w.write_bits_be(4, 2).is_err());
+        assert_eq!(w.bit_len(), 85);
+        w.write_u8(0x7e);
+        let b = w.into_bytes();
+        assert_eq!(b.len(), 12);
+        let mut r = ByteReader::new(&b);
+        assert_eq!(r.read_bits_be(3).unwrap(), 0b101);
+        assert_eq!(r.offset(), 1);
+        assert_eq!(r.read_bits_be(18).unwrap(), 0x3_ffff);
+        assert_eq!(r.read_bits_be(64).unwrap(), u64::MAX);
+        assert_eq!(r.bit_offset(), 85);
+        r.align_to_byte().unwrap();
+        assert_eq!(r.read_u8().unwrap(), 0x7e);
+        r.finish().unwrap();
+        // Past the end: refused before anything is consumed.
+        let mut r = ByteReader::new(&b[..2]);
+        assert!(r.read_bits_be(17).is_err());
+        assert_eq!(r.read_bits_be(16).unwrap() >> 13, 0b101);
+        // Padding must be zero.
+        let mut r = ByteReader::new(&[0b1010_0001]);
+        r.read_bits_be(3).unwrap();
+        assert!(r.align_to_byte().is_err());
     }
 }

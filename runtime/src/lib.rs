@@ -5,12 +5,15 @@
 //! layout alone cannot say lives in the other modules:
 //!
 //! - [`io`]: bounds-checked byte reader and writer, field-path errors with byte offsets.
+//! - [`bits`]: MSB-first bit writer/reader, LEB128 varints (byte- and bit-aligned), offset
+//!   binary.
 //! - [`quant`]: quantizers (smallest-three, axis-angle) with their steps and worst-case errors.
 //! - [`delta`]: absolute/delta chains, closed-loop against what the decoder reconstructs.
 //! - [`curve`]: interpolation (lerp, nlerp with hemisphere check).
 //! - [`motion`]: motion input (BVH, the study's JSON clips, the study's walk generated in code)
 //!   as one skeleton + local transforms model, with forward kinematics.
 //! - [`fixtures`]: finds the real input files that tests, benches and the demo read in place.
+pub mod bits;
 pub mod curve;
 pub mod delta;
 pub mod fixtures;
