@@ -357,6 +357,10 @@ fn compare_value(
                 Err(format!("we read the f64 {f:?}, Kaitai reports {theirs}"))
             }
         }
+        TraceValue::Bool(b) => match theirs.get("bool").and_then(Value::as_bool) {
+            Some(t) if t == *b => Ok(Match::Exact),
+            _ => Err(format!("we read the bit {b}, Kaitai reports {theirs}")),
+        },
         TraceValue::Str(s) => match theirs.get("str").and_then(Value::as_str) {
             Some(t) if t == s => Ok(Match::Exact),
             _ => Err(format!("we read {s:?}, Kaitai reports {theirs}")),

@@ -348,8 +348,10 @@ macro_rules! read_prim {
 /// (its `Display` form is what `statepack inspect` shows).
 #[derive(Debug, Clone, PartialEq)]
 pub enum TraceValue {
-    /// An integer field of any width, signed or not.
+    /// An integer field of any width, signed or not (bit fields included).
     Int(i128),
+    /// A one-bit field (`b1`), which Kaitai Struct reads as a boolean.
+    Bool(bool),
     /// An `f4` field.
     F32(f32),
     /// An `f8` field.
@@ -373,6 +375,7 @@ impl fmt::Display for TraceValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TraceValue::Int(v) => write!(f, "{v}"),
+            TraceValue::Bool(v) => write!(f, "{v}"),
             TraceValue::F32(v) => write!(f, "{v:?}"),
             TraceValue::F64(v) => write!(f, "{v:?}"),
             TraceValue::Str(v) => write!(f, "{v:?}"),
@@ -399,6 +402,13 @@ macro_rules! trace_int {
     )*};
 }
 trace_int!(u8, u16, u32, u64, i8, i16, i32, i64);
+
+impl TraceLeaf for bool {
+    #[inline]
+    fn trace_value(&self) -> TraceValue {
+        TraceValue::Bool(*self)
+    }
+}
 
 impl TraceLeaf for f32 {
     fn trace_value(&self) -> TraceValue {
@@ -837,6 +847,19 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         let needed = c as u128 * min_elem_bytes.max(1) as u128;
         if needed > self.remaining() as u128 {
             return Err(self.count_error(c, needed));
+        }
+        Ok(c as usize)
+    }
+
+    /// [`ByteReader::check_count`] for a list of bit fields: `count` elements of `width_bits`
+    /// bits each must fit in the bits left. Errors: `CountTooLarge` (in whole bytes).
+    #[inline]
+    pub fn check_count_bits(&self, count: i128, width_bits: u32) -> Result<usize, DecodeError> {
+        let c = u64::try_from(count).unwrap_or(u64::MAX);
+        let needed_bits = c as u128 * u128::from(width_bits.max(1));
+        let avail_bits = self.remaining() as u128 * 8 + u128::from(self.nbits);
+        if needed_bits > avail_bits {
+            return Err(self.count_error(c, needed_bits.div_ceil(8)));
         }
         Ok(c as usize)
     }
