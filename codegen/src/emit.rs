@@ -1400,6 +1400,7 @@ impl<'s> Emitter<'s> {
             } else {
                 let one = self.elem_len(f);
                 let list_len = match (&f.repeat, self.fixed_elem_len(f)) {
+                    _ if f.varint => quote!(::statepack_runtime::bits::leb128_len(*__val)),
                     (Repeat::None, _) => quote!({ let __v = __val; #one }),
                     (_, Some(n)) => {
                         let n = lit_usize(n);
