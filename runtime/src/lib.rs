@@ -7,6 +7,8 @@
 //! - [`io`]: bounds-checked byte reader and writer, field-path errors with byte offsets.
 //! - [`bits`]: MSB-first bit writer/reader, LEB128 varints (byte- and bit-aligned), offset
 //!   binary.
+//! - [`netquant`]: world snapshot quantizers (grid-origin positions, smallest-three at 10
+//!   bits, symmetric fixed point, clamps of NaN/Inf and ranges).
 //! - [`quant`]: quantizers (smallest-three, axis-angle) with their steps and worst-case errors.
 //! - [`delta`]: absolute/delta chains, closed-loop against what the decoder reconstructs.
 //! - [`curve`]: interpolation (lerp, nlerp with hemisphere check).
@@ -19,4 +21,5 @@ pub mod delta;
 pub mod fixtures;
 pub mod io;
 pub mod motion;
+pub mod netquant;
 pub mod quant;
