@@ -1572,8 +1572,14 @@ mod bits_features {
         assert_eq!((f("flags").start, f("flags").end), (0, 1));
         assert_eq!((f("has_extra").start, f("has_extra").end), (1, 1));
         assert_eq!((f("small").start, f("small").end), (1, 2));
-        assert_eq!(f("small").typed, Some(statepack_runtime::io::TraceValue::Int(2043)));
-        assert_eq!(f("has_extra").typed, Some(statepack_runtime::io::TraceValue::Bool(true)));
+        assert_eq!(
+            f("small").typed,
+            Some(statepack_runtime::io::TraceValue::Int(2043))
+        );
+        assert_eq!(
+            f("has_extra").typed,
+            Some(statepack_runtime::io::TraceValue::Bool(true))
+        );
         assert_eq!((f("tail_byte").start, f("tail_byte").end), (7, 8));
         assert_eq!(f("bit_varint").children.len(), 2);
         assert_eq!((f("bit_varint").start, f("bit_varint").end), (9, 11));
@@ -1615,7 +1621,10 @@ mod bits_features {
         let mut huge = b[..11].to_vec();
         huge.extend([0xff; 10]);
         huge.extend(&b[13..]);
-        assert_eq!(Bits::decode(&huge).unwrap_err().path.to_string(), "byte_varint");
+        assert_eq!(
+            Bits::decode(&huge).unwrap_err().path.to_string(),
+            "byte_varint"
+        );
     }
 
     #[test]

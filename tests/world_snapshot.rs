@@ -616,3 +616,12 @@ fn small_swarm_run_is_within_bounds() {
     // Losses force full records to be re-sent beyond the first tick.
     assert!(r.full_records > 6 * 6, "{}", r.full_records);
 }
+
+#[test]
+fn record_struct_size_used_by_the_allocation_bound() {
+    // tests/hostile_alloc.rs derives the world snapshot's K from this size.
+    assert_eq!(
+        std::mem::size_of::<statepack::generated::world_snapshot::EntityRecord>(),
+        136
+    );
+}

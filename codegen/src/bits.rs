@@ -24,12 +24,7 @@ pub(crate) fn bit_type(t: &str) -> Option<Option<u8>> {
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    Some(
-        digits
-            .parse::<u8>()
-            .ok()
-            .filter(|w| (1..=64).contains(w)),
-    )
+    Some(digits.parse::<u8>().ok().filter(|w| (1..=64).contains(w)))
 }
 
 /// True for the LEB128 stop condition `_ < 128` (also written `_ <= 127`).

@@ -1279,7 +1279,9 @@ impl<'s> Emitter<'s> {
             if !is_derived && !is_contents {
                 let ty = self.field_ty(f);
                 let bind = match (&ty, &f.kind) {
-                    (Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool, _) => quote!(let #id = self.#id;),
+                    (Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool, _) => {
+                        quote!(let #id = self.#id;)
+                    }
                     _ => quote!(let #id = &self.#id;),
                 };
                 write_pre.push(bind);

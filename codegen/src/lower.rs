@@ -43,12 +43,7 @@ pub const FIELD_KEYS: &[&str] = &[
     "doc-ref",
 ];
 /// Extension keys allowed in a `seq` entry.
-pub const FIELD_SP_KEYS: &[&str] = &[
-    "-sp-units",
-    "-sp-sum-of",
-    "-sp-offset-binary",
-    "-sp-varint",
-];
+pub const FIELD_SP_KEYS: &[&str] = &["-sp-units", "-sp-sum-of", "-sp-offset-binary", "-sp-varint"];
 
 /// KS keys this generator knows but does not support yet, with the hint to give.
 const NOT_YET: &[(&str, &str)] = &[
@@ -141,7 +136,13 @@ impl<'a> Lower<'a> {
         }
     }
 
-    pub(crate) fn err(&mut self, pos: Pos, path: &str, msg: impl Into<String>, hint: impl Into<String>) {
+    pub(crate) fn err(
+        &mut self,
+        pos: Pos,
+        path: &str,
+        msg: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
         self.diags.push(Diag::new(self.file, pos, path, msg, hint));
     }
 

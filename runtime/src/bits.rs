@@ -444,7 +444,13 @@ mod tests {
                 let vals: Vec<u64> = if width == 64 {
                     vec![0, 1, u64::MAX, 0x8000_0000_0000_0000, 0x0123_4567_89ab_cdef]
                 } else {
-                    vec![0, 1, (1u64 << width) - 1, (1u64 << (width - 1)), 0x5555_5555_5555_5555 & ((1u64 << width) - 1)]
+                    vec![
+                        0,
+                        1,
+                        (1u64 << width) - 1,
+                        (1u64 << (width - 1)),
+                        0x5555_5555_5555_5555 & ((1u64 << width) - 1),
+                    ]
                 };
                 for v in vals {
                     let mut w = BitWriter::new();
@@ -536,7 +542,17 @@ mod tests {
 
     #[test]
     fn varints_both_forms() {
-        let vals = [0u64, 1, 127, 128, 300, 16_383, 16_384, u32::MAX as u64, u64::MAX];
+        let vals = [
+            0u64,
+            1,
+            127,
+            128,
+            300,
+            16_383,
+            16_384,
+            u32::MAX as u64,
+            u64::MAX,
+        ];
         for &v in &vals {
             let mut bytes = Vec::new();
             push_varint(&mut bytes, v);

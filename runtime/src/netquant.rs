@@ -194,7 +194,9 @@ pub fn from_smallest_three(index: u8, codes: [u16; 3]) -> DQuat {
         f64::from(c.min(QUAT_CODE_MAX)) / f64::from(QUAT_CODE_MAX) * (2.0 * INV_SQRT2) - INV_SQRT2
     };
     let kept = codes.map(dec);
-    let d = (1.0 - kept.iter().map(|c| c * c).sum::<f64>()).max(0.0).sqrt();
+    let d = (1.0 - kept.iter().map(|c| c * c).sum::<f64>())
+        .max(0.0)
+        .sqrt();
     let mut v = [0.0; 4];
     let mut k = 0;
     for (i, slot) in v.iter_mut().enumerate() {
@@ -247,10 +249,20 @@ mod tests {
         let p = DVec3::new(f64::NAN, f64::INFINITY, f64::NEG_INFINITY);
         assert_eq!(
             origin_for_pos(p),
-            DVec3::new(0.0, (1.0e12f64 / 65_536.0).floor() * 65_536.0, -(1.0e12f64 / 65_536.0).ceil() * 65_536.0)
+            DVec3::new(
+                0.0,
+                (1.0e12f64 / 65_536.0).floor() * 65_536.0,
+                -(1.0e12f64 / 65_536.0).ceil() * 65_536.0
+            )
         );
-        assert_eq!(quantize_velocity(DVec3::new(f64::NAN, f64::INFINITY, -1e9)), [0, 131_071, -131_071]);
-        assert_eq!(quantize_omega(DVec3::new(f64::NEG_INFINITY, 25.0, f64::NAN)), [-2047, 2047, 0]);
+        assert_eq!(
+            quantize_velocity(DVec3::new(f64::NAN, f64::INFINITY, -1e9)),
+            [0, 131_071, -131_071]
+        );
+        assert_eq!(
+            quantize_omega(DVec3::new(f64::NEG_INFINITY, 25.0, f64::NAN)),
+            [-2047, 2047, 0]
+        );
         assert_eq!(quantize_mass_kg(f64::NAN), 0);
         assert_eq!(quantize_mass_kg(-3.0), 0);
         assert_eq!(quantize_mass_kg(1e9), 65_535);
@@ -259,8 +271,14 @@ mod tests {
         assert_eq!(quantize_cd0(0.00012), 12);
         assert_eq!(quantize_pct(f64::NAN), 0);
         assert_eq!(quantize_pct(1.5), 100);
-        assert_eq!(smallest_three(DQuat::from_xyzw(f64::NAN, 0.0, 0.0, 1.0)), (3, [512, 512, 512]));
-        assert_eq!(smallest_three(DQuat::from_xyzw(0.0, 0.0, 0.0, 0.0)), (3, [512, 512, 512]));
+        assert_eq!(
+            smallest_three(DQuat::from_xyzw(f64::NAN, 0.0, 0.0, 1.0)),
+            (3, [512, 512, 512])
+        );
+        assert_eq!(
+            smallest_three(DQuat::from_xyzw(0.0, 0.0, 0.0, 0.0)),
+            (3, [512, 512, 512])
+        );
     }
 
     #[test]
@@ -268,7 +286,10 @@ mod tests {
         for i in -2000..=2000 {
             let v = i as f64 * 0.999_7;
             let c = quantize_symmetric(v, VEL_MAX_MPS, VEL_BITS);
-            assert!((dequantize_symmetric(c, VEL_MAX_MPS, VEL_BITS) - v).abs() <= VEL_ERROR_BOUND_MPS + 1e-12);
+            assert!(
+                (dequantize_symmetric(c, VEL_MAX_MPS, VEL_BITS) - v).abs()
+                    <= VEL_ERROR_BOUND_MPS + 1e-12
+            );
         }
         assert!((VEL_ERROR_BOUND_MPS - 0.007_629_4).abs() < 1e-6);
         assert!((OMEGA_ERROR_BOUND_RAD_S - 0.004_885_2).abs() < 1e-6);

@@ -28,12 +28,24 @@ pub struct Plug {
 }
 
 /// Every format's plug.
-pub const PLUGS: &[Plug] = &[Plug {
-    format: "snap",
-    fixture_files: snap::fixture_files,
-    bombs: snap::bombs,
-    prefixes_fail: true,
-}];
+pub const PLUGS: &[Plug] = &[
+    Plug {
+        format: "snap",
+        fixture_files: snap::fixture_files,
+        bombs: snap::bombs,
+        prefixes_fail: true,
+    },
+    Plug {
+        format: "wsnap",
+        fixture_files: wsnap::fixture_files,
+        bombs: wsnap::bombs,
+        // A zstd body is `size-eos` bytes in the raw layer, so a cut compressed snapshot
+        // still decodes raw (the full decode refuses it).
+        prefixes_fail: false,
+    },
+];
+
+pub mod wsnap;
 
 /// The plug of `f`. Panics (failing the test) when the format has none.
 pub fn plug(f: &FormatSpec) -> &'static Plug {
