@@ -1293,6 +1293,8 @@ fn the_comparison_sees_disagreements() {
         name: "x".into(),
         start: 0,
         end: 4,
+        start_bit: 0,
+        end_bit: 32,
         value: None,
         typed: Some(TraceValue::F32(f32::from_bits(0x7f80_0001))),
         children: Vec::new(),

@@ -471,6 +471,18 @@ pub trait Tracer {
     fn leave(&mut self, offset: u64, value: Option<TraceValue>);
     /// True when `leave` wants values (so readers skip building them otherwise).
     fn wants_values(&self) -> bool;
+    /// [`Tracer::enter`] with the exact bit offset as well (bit fields start inside bytes).
+    #[inline(always)]
+    fn enter_at(&mut self, seg: PathSeg, offset: u64, bit_offset: u64) {
+        let _ = bit_offset;
+        self.enter(seg, offset);
+    }
+    /// [`Tracer::leave`] with the exact bit offset as well.
+    #[inline(always)]
+    fn leave_at(&mut self, offset: u64, bit_offset: u64, value: Option<TraceValue>) {
+        let _ = bit_offset;
+        self.leave(offset, value);
+    }
 }
 
 /// The tracer of plain decoding: does nothing, costs nothing.
@@ -497,6 +509,14 @@ pub struct TraceNode {
     pub start: u64,
     /// Absolute byte offset just past the node.
     pub end: u64,
+    /// Absolute bit offset where the node starts (`start × 8` unless it is inside a bit
+    /// field run; [`TraceNode::start`] then counts a partly read byte as read, as Kaitai
+    /// Struct does).
+    #[serde(skip)]
+    pub start_bit: u64,
+    /// Absolute bit offset just past the node.
+    #[serde(skip)]
+    pub end_bit: u64,
     /// The value, for leaves (integers, floats, strings, enum names, bytes), as printed: the
     /// `Display` form of [`TraceNode::typed`].
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -523,6 +543,8 @@ impl TreeTracer {
                 name: root_name.to_owned(),
                 start: 0,
                 end: 0,
+                start_bit: 0,
+                end_bit: 0,
                 value: None,
                 typed: None,
                 children: Vec::new(),
@@ -538,16 +560,28 @@ impl TreeTracer {
             n.end = n
                 .end
                 .max(n.children.last().map(|c| c.end).unwrap_or(n.start));
+            n.end_bit = n
+                .end_bit
+                .max(n.children.last().map(|c| c.end_bit).unwrap_or(n.start_bit));
             self.stack.last_mut().expect("root").children.push(n);
         }
         let mut root = self.stack.pop().expect("root node");
         root.end = end;
+        root.end_bit = end * 8;
         root
     }
 }
 
 impl Tracer for TreeTracer {
     fn enter(&mut self, seg: PathSeg, offset: u64) {
+        self.enter_at(seg, offset, offset * 8);
+    }
+
+    fn leave(&mut self, offset: u64, value: Option<TraceValue>) {
+        self.leave_at(offset, offset * 8, value);
+    }
+
+    fn enter_at(&mut self, seg: PathSeg, offset: u64, bit_offset: u64) {
         let name = match seg {
             PathSeg::Field(f) => f.to_owned(),
             PathSeg::Index(i) => format!("[{i}]"),
@@ -556,16 +590,19 @@ impl Tracer for TreeTracer {
             name,
             start: offset,
             end: offset,
+            start_bit: bit_offset,
+            end_bit: bit_offset,
             value: None,
             typed: None,
             children: Vec::new(),
         });
     }
 
-    fn leave(&mut self, offset: u64, value: Option<TraceValue>) {
+    fn leave_at(&mut self, offset: u64, bit_offset: u64, value: Option<TraceValue>) {
         if self.stack.len() > 1 {
             let mut n = self.stack.pop().expect("stack has more than one node");
             n.end = offset;
+            n.end_bit = bit_offset;
             n.value = value.as_ref().map(TraceValue::to_string);
             n.typed = value;
             self.stack.last_mut().expect("root").children.push(n);
@@ -697,7 +734,8 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     #[inline(always)]
     pub fn enter(&mut self, seg: PathSeg) {
         let at = self.offset();
-        self.tracer.enter(seg, at);
+        let bit = self.bit_offset();
+        self.tracer.enter_at(seg, at, bit);
     }
 
     /// Tells the tracer the innermost field ends here; `value` is converted only when the
@@ -705,11 +743,12 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     #[inline(always)]
     pub fn leave<V: TraceLeaf + ?Sized>(&mut self, value: Option<&V>) {
         let at = self.offset();
+        let bit = self.bit_offset();
         if self.tracer.wants_values() {
             let typed = value.map(TraceLeaf::trace_value);
-            self.tracer.leave(at, typed);
+            self.tracer.leave_at(at, bit, typed);
         } else {
-            self.tracer.leave(at, None);
+            self.tracer.leave_at(at, bit, None);
         }
     }
 

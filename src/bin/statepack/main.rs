@@ -9,6 +9,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod wsnap;
+
 #[derive(Parser)]
 #[command(
     name = "statepack",
@@ -101,6 +103,11 @@ enum Cmd {
         /// Studs per metre used at import (must be the same value).
         #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE)]
         studs_per_metre: f64,
+    },
+    /// World snapshot (MsgWorldSnapshot) commands: the bot swarm simulation, sample files.
+    Wsnap {
+        #[command(subcommand)]
+        cmd: wsnap::WsnapCmd,
     },
     /// Print the decoded state at a time as JSON (SNAP: milliseconds from the start).
     Sample {
@@ -195,6 +202,15 @@ fn run(cli: Cli) -> Result<()> {
                 )?;
                 print_tree(out, &tree, 0, max_items)
             })?;
+            if let Err(e) = wsnap::inspect_decompressed(&bytes, &mut |t| {
+                emit_stdout(|out| {
+                    writeln!(out, "decompressed body, as the raw message it stands for:")?;
+                    print_tree(out, t, 0, max_items)
+                })
+                .map_err(io::Error::other)
+            }) {
+                eprintln!("cannot show the decompressed body: {e:#}");
+            }
             res.and_then(|()| (fmt.decode_full)(&bytes))
                 .with_context(|| format!("{} is not a valid {} file", file.display(), fmt.title))
         }
@@ -275,6 +291,7 @@ fn run(cli: Cli) -> Result<()> {
             println!("worst: {worst_p:.3e} studs, {worst_r:.3e} degrees");
             check_bounds(&errs)
         }
+        Cmd::Wsnap { cmd } => wsnap::run(cmd),
         Cmd::Sample { file, at } => {
             let bytes = read_file(&file)?;
             require_snap(detect(&bytes, &file)?)?;
@@ -323,9 +340,20 @@ fn print_tree(
         .as_deref()
         .map(|v| format!(" = {v}"))
         .unwrap_or_default();
+    // Inside a run of bit fields the exact bit range follows the byte range.
+    let bits = if n.start_bit != n.start * 8 || n.end_bit != n.end * 8 {
+        format!(
+            "  (bits {}..{}, {} b)",
+            n.start_bit,
+            n.end_bit,
+            n.end_bit - n.start_bit
+        )
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "{:>8}..{:<8} {:>6} B  {indent}{}{value}",
+        "{:>8}..{:<8} {:>6} B  {indent}{}{value}{bits}",
         n.start,
         n.end,
         n.end - n.start,
@@ -425,6 +453,7 @@ fn demo(input: Option<&Path>, studs_per_metre: f64, out: Option<&Path>) -> Resul
         enc_s * 1e3,
         dec_s * 1e3
     );
+    wsnap::demo_row(&mut io::stdout())?;
     println!();
     println!(
         "frames: {} ({} absolute, of which {} forced by large motion; {} delta)",
