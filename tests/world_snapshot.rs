@@ -625,3 +625,20 @@ fn record_struct_size_used_by_the_allocation_bound() {
         136
     );
 }
+
+#[test]
+fn budget_deferred_entities_are_not_starved() {
+    let (ents, pos) = world(40);
+    let mut peer = Peer::new(view(24 + 24 + 42 + 10 * 31));
+    let mut w = SnapshotWriter::new();
+    let mut client = ClientDecoder::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for tick in 0..12 {
+        peer.receive_ack(&client.acks);
+        let (b, _) = peer.assemble(tick, &ents, &pos, &mut w, false).unwrap();
+        client.apply(&b).unwrap();
+        seen.extend(decode(&b).unwrap().records.iter().map(|r| r.entity_index));
+    }
+    assert_eq!(seen.len(), 40, "every entity in interest is sent within 12 ticks");
+    assert_eq!(client.entities.len(), 40, "the client keeps deferred entities");
+}

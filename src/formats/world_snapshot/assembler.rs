@@ -2,7 +2,10 @@
 //! its snapshot and stitch them.
 //!
 //! - Interest: entities within the peer's interest radius (3-D distance) are candidates;
-//!   relevance is `1 / (1 + distance / 1 km)`, the peer's own entity first.
+//!   relevance is `1 / (1 + distance / 1 km)`, the peer's own entity first. The priority of
+//!   a candidate is its relevance times the ticks since it was last sent to this peer (ticks
+//!   since the peer joined, for one never sent), so entities the budget defers gain priority
+//!   each tick and nothing starves.
 //! - Budget: candidates are taken in relevance order while the snapshot (header + origin
 //!   table + records, each record measured with [`estimate_record_bytes`] before it is
 //!   written) stays within the peer's byte budget; the rest are deferred to a later tick.
@@ -47,6 +50,8 @@ pub struct Peer {
     /// Viewpoint and budget.
     pub view: PeerView,
     sent: HashMap<u32, Sent>,
+    last_sent: HashMap<u32, u32>,
+    joined: Option<u32>,
 }
 
 /// What one assembled snapshot holds.
@@ -72,6 +77,8 @@ impl Peer {
         Self {
             view,
             sent: HashMap::new(),
+            last_sent: HashMap::new(),
+            joined: None,
         }
     }
 
@@ -105,16 +112,19 @@ impl Peer {
     ) -> Result<(Vec<u8>, AssembleStats), SnapshotError> {
         writer.clear();
         let mut stats = AssembleStats::default();
+        let joined = *self.joined.get_or_insert(tick);
         let mut cand: Vec<(f64, usize)> = entities
             .iter()
             .zip(positions)
             .enumerate()
             .filter_map(|(i, (e, p))| {
                 let d = p.distance(self.view.position_m);
+                let last = self.last_sent.get(&e.entity_index).copied().unwrap_or(joined.saturating_sub(1));
+                let age = f64::from(tick.saturating_sub(last).max(1));
                 if Some(e.entity_index) == self.view.own_entity {
                     Some((f64::INFINITY, i))
                 } else if d <= self.view.interest_radius_m {
-                    Some((1.0 / (1.0 + d / 1000.0), i))
+                    Some((age / (1.0 + d / 1000.0), i))
                 } else {
                     None
                 }
@@ -138,6 +148,7 @@ impl Peer {
         gone.sort_unstable();
         for g in gone {
             self.sent.remove(&g);
+            self.last_sent.remove(&g);
             writer.push_despawn(g);
             stats.despawned += 1;
         }
@@ -166,6 +177,7 @@ impl Peer {
             writer.push_record(e.origin, e.blob(kind))?;
             used += need;
             stats.records += 1;
+            self.last_sent.insert(e.entity_index, tick);
             let entry = self.sent.entry(e.entity_index).or_default();
             if entry.generation != e.generation {
                 entry.confirmed = false;
