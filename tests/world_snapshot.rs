@@ -639,6 +639,14 @@ fn budget_deferred_entities_are_not_starved() {
         client.apply(&b).unwrap();
         seen.extend(decode(&b).unwrap().records.iter().map(|r| r.entity_index));
     }
-    assert_eq!(seen.len(), 40, "every entity in interest is sent within 12 ticks");
-    assert_eq!(client.entities.len(), 40, "the client keeps deferred entities");
+    assert_eq!(
+        seen.len(),
+        40,
+        "every entity in interest is sent within 12 ticks"
+    );
+    assert_eq!(
+        client.entities.len(),
+        40,
+        "the client keeps deferred entities"
+    );
 }

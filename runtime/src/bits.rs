@@ -129,6 +129,13 @@ impl BitWriter {
         Self { buf, acc: 0, n: 0 }
     }
 
+    /// Forgets everything written, keeping the buffer.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.acc = 0;
+        self.n = 0;
+    }
+
     /// Bits written so far.
     #[inline]
     pub fn bit_len(&self) -> u64 {

@@ -669,24 +669,30 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             let need_bits = u64::from(width) - u64::from(self.nbits);
             return Err(self.eof(need_bits.div_ceil(8) as usize));
         }
-        let mut out = 0u64;
-        let mut need = width;
-        while need > 0 {
-            if self.nbits == 0 {
-                self.bits = self.buf[self.pos];
-                self.pos += 1;
-                self.nbits = 8;
-            }
-            let take = need.min(u32::from(self.nbits));
-            let shift = u32::from(self.nbits) - take;
-            // take <= 8: both shifts stay far below the operand widths.
-            let chunk = (u64::from(self.bits) >> shift) & ((1u64 << take) - 1);
-            out = (out << take) | chunk;
-            self.nbits -= take as u8;
-            self.bits &= ((1u16 << self.nbits) - 1) as u8;
-            need -= take;
+        if width <= 32 {
+            Ok(self.take_bits32(width))
+        } else {
+            let hi = self.take_bits32(width - 32);
+            Ok((hi << 32) | self.take_bits32(32))
         }
-        Ok(out)
+    }
+
+    /// Takes `width` (1..=32) bits that are known to be there: the pending bits (at most 7)
+    /// and whole bytes go through a u64 accumulator of at most 39 bits.
+    #[inline(always)]
+    fn take_bits32(&mut self, width: u32) -> u64 {
+        let mut acc = u64::from(self.bits);
+        let mut n = u32::from(self.nbits);
+        while n < width {
+            acc = (acc << 8) | u64::from(self.buf[self.pos]);
+            self.pos += 1;
+            n += 8;
+        }
+        n -= width;
+        let v = acc >> n;
+        self.bits = (acc & ((1u64 << n) - 1)) as u8;
+        self.nbits = n as u8;
+        v
     }
 
     /// Drops the unread bits of a partly read byte so the next read starts on a byte (KS
@@ -1012,6 +1018,15 @@ impl ByteWriter {
         }
     }
 
+    /// A writer appending to `buf` (whose bytes stay in front).
+    pub fn from_vec(buf: Vec<u8>) -> Self {
+        Self {
+            buf,
+            bits: 0,
+            nbits: 0,
+        }
+    }
+
     /// Bytes written so far (an unfinished byte of bit fields counts as written).
     pub fn len(&self) -> usize {
         self.buf.len() + usize::from(self.nbits > 0)
@@ -1031,24 +1046,27 @@ impl ByteWriter {
                 ty: "a bit field of this width",
             }));
         }
-        let mut left = width;
-        while left > 0 {
-            let room = 8 - u32::from(self.nbits);
-            let take = left.min(room);
-            // take <= 8 and left - take < 64: every shift is narrower than its operand.
-            let chunk = ((value >> (left - take)) & ((1u64 << take) - 1)) as u16;
-            let acc = (u16::from(self.bits) << take) | chunk;
-            left -= take;
-            if u32::from(self.nbits) + take == 8 {
-                self.buf.push(acc as u8);
-                self.bits = 0;
-                self.nbits = 0;
-            } else {
-                self.bits = acc as u8;
-                self.nbits += take as u8;
-            }
+        if width <= 32 {
+            self.put_bits32(value, width);
+        } else {
+            self.put_bits32(value >> 32, width - 32);
+            self.put_bits32(value & 0xffff_ffff, 32);
         }
         Ok(())
+    }
+
+    /// Appends `width` (1..=32) bits of `value` (already checked to fit) through a u64
+    /// accumulator of at most 39 bits: the pending bits (at most 7) and the new ones.
+    #[inline(always)]
+    fn put_bits32(&mut self, value: u64, width: u32) {
+        let acc = (u64::from(self.bits) << width) | value;
+        let mut n = u32::from(self.nbits) + width;
+        while n >= 8 {
+            n -= 8;
+            self.buf.push((acc >> n) as u8);
+        }
+        self.bits = (acc & ((1u64 << n) - 1)) as u8;
+        self.nbits = n as u8;
     }
 
     /// Pads an unfinished byte with zero bits (KS alignment before a byte-aligned field).

@@ -119,7 +119,11 @@ impl Peer {
             .enumerate()
             .filter_map(|(i, (e, p))| {
                 let d = p.distance(self.view.position_m);
-                let last = self.last_sent.get(&e.entity_index).copied().unwrap_or(joined.saturating_sub(1));
+                let last = self
+                    .last_sent
+                    .get(&e.entity_index)
+                    .copied()
+                    .unwrap_or(joined.saturating_sub(1));
                 let age = f64::from(tick.saturating_sub(last).max(1));
                 if Some(e.entity_index) == self.view.own_entity {
                     Some((f64::INFINITY, i))

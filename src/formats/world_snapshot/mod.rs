@@ -202,15 +202,18 @@ pub fn encode_blob_into(
     out: &mut Vec<u8>,
 ) -> usize {
     let rec = record_of(state, origin, kind, 0);
-    let mut w = ByteWriter::with_capacity(48);
+    let start = out.len();
+    let mut w = ByteWriter::from_vec(std::mem::take(out));
     // Every field of `rec` is in range by construction (quantizers clamp), so this cannot
     // fail; the origin index 0 is the one byte dropped below.
-    if rec.write_to(&mut w).is_err() {
+    let ok = rec.write_to(&mut w).is_ok();
+    *out = w.into_bytes();
+    if !ok {
+        out.truncate(start);
         return 0;
     }
-    let bytes = w.into_bytes();
-    out.extend_from_slice(&bytes[1..]);
-    bytes.len() - 1
+    out.remove(start);
+    out.len() - start
 }
 
 /// The blob of `state` as a new vector (see [`encode_blob_into`]).
@@ -336,12 +339,20 @@ impl SnapshotWriter {
         self.despawns.clear();
     }
 
-    /// The origin-table index `origin` has or would get (origins compare bit for bit).
+    /// The origin-table index `origin` has or would get (origins compare bit for bit; the
+    /// most recent origin is tried first, as neighbours share cells).
     #[inline]
     pub fn origin_index(&self, origin: DVec3) -> u32 {
+        let key = origin.to_array().map(f64::to_bits);
+        let last = self.origins.len().wrapping_sub(1);
+        if let Some(o) = self.origins.last() {
+            if o.to_array().map(f64::to_bits) == key {
+                return last as u32;
+            }
+        }
         self.origins
             .iter()
-            .position(|o| o.to_array().map(f64::to_bits) == origin.to_array().map(f64::to_bits))
+            .position(|o| o.to_array().map(f64::to_bits) == key)
             .unwrap_or(self.origins.len()) as u32
     }
 
@@ -386,6 +397,9 @@ impl SnapshotWriter {
     /// index varints).
     fn tlv_block(&self) -> Vec<u8> {
         let mut out = Vec::new();
+        if self.despawns.is_empty() {
+            return out;
+        }
         let mut value = Vec::new();
         let flush = |out: &mut Vec<u8>, value: &mut Vec<u8>| {
             if !value.is_empty() {
@@ -413,7 +427,19 @@ impl SnapshotWriter {
         if body_len > MAX_BODY_BYTES {
             return Err(SnapshotError::TooLarge(body_len));
         }
-        let mut body = Vec::with_capacity(body_len);
+        let header = |flags: u8, out: &mut Vec<u8>| {
+            out.push(MSG_TYPE);
+            out.push(flags);
+            out.extend_from_slice(&(self.origins.len() as u16).to_le_bytes());
+            out.extend_from_slice(&tick.to_le_bytes());
+            out.extend_from_slice(&self.records.to_le_bytes());
+            out.extend_from_slice(&(self.stream.len() as u32).to_le_bytes());
+            out.extend_from_slice(&(tlv.len() as u32).to_le_bytes());
+            out.extend_from_slice(&(body_len as u32).to_le_bytes());
+        };
+        // Raw: header and body written once, straight into the message.
+        let mut body = Vec::with_capacity(HEADER_BYTES + body_len);
+        header(0, &mut body);
         for o in &self.origins {
             for c in o.to_array() {
                 body.extend_from_slice(&c.to_le_bytes());
@@ -421,26 +447,17 @@ impl SnapshotWriter {
         }
         body.extend_from_slice(&self.stream);
         body.extend_from_slice(&tlv);
-        let mut flags = 0u8;
         if compress {
-            if let Ok(frame) = zstd::bulk::compress(&body, ZSTD_LEVEL) {
-                if frame.len() < body.len() {
-                    body = frame;
-                    flags = FLAG_ZSTD;
+            if let Ok(frame) = zstd::bulk::compress(&body[HEADER_BYTES..], ZSTD_LEVEL) {
+                if frame.len() < body_len {
+                    let mut out = Vec::with_capacity(HEADER_BYTES + frame.len());
+                    header(FLAG_ZSTD, &mut out);
+                    out.extend_from_slice(&frame);
+                    return Ok(out);
                 }
             }
         }
-        let mut out = Vec::with_capacity(HEADER_BYTES + body.len());
-        out.push(MSG_TYPE);
-        out.push(flags);
-        out.extend_from_slice(&(self.origins.len() as u16).to_le_bytes());
-        out.extend_from_slice(&tick.to_le_bytes());
-        out.extend_from_slice(&self.records.to_le_bytes());
-        out.extend_from_slice(&(self.stream.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(tlv.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(body_len as u32).to_le_bytes());
-        out.extend_from_slice(&body);
-        Ok(out)
+        Ok(body)
     }
 }
 
