@@ -851,7 +851,7 @@ pub fn sample_entity(i: u32, own: bool) -> EntityState {
             engine_fail_flags: (i % 32) as u8,
             throttle: 0.8,
             fuel: 0.55,
-            ab_engaged: i % 2 == 0,
+            ab_engaged: i.is_multiple_of(2),
             player_owned: own,
         },
     }
