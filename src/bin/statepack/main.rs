@@ -27,12 +27,15 @@ struct Cli {
 enum Format {
     /// SNAP v1.3 snapshot recordings (schema/snap_v1_3.ksy).
     Snap,
+    /// MsgWorldSnapshot (schema/world_snapshot.ksy); `encode` only.
+    Wsnap,
 }
 
 impl Format {
     fn spec(self) -> &'static FormatSpec {
         match self {
             Format::Snap => &snap::FORMAT,
+            Format::Wsnap => &formats::world_snapshot::FORMAT,
         }
     }
 }
@@ -166,11 +169,14 @@ fn run(cli: Cli) -> Result<()> {
             out,
         } => demo(input.as_deref(), studs_per_metre, out.as_deref()),
         Cmd::Import {
-            format: Format::Snap,
+            format,
             motion,
             output,
             studs_per_metre,
         } => {
+            if !matches!(format, Format::Snap) {
+                bail!("import makes SNAP files; world snapshots come from `statepack wsnap write`");
+            }
             let clip = load_motion(&motion)?;
             let rec = snap::import_clip(&clip, studs_per_metre)?;
             let bytes = rec.finish()?;
