@@ -9,8 +9,9 @@
 //!   writer (`formats::world_snapshot::handcoded`); `quantize_only` is the quantization
 //!   alone, the part both share.
 //! - `stitch` (per peer snapshot of 128 records): `snapshot_writer` stitches the pre-encoded
-//!   blobs (origin-index varint, copy, origin dedup, header); `baseline_memcpy` copies the
-//!   same blob bytes into a preallocated buffer.
+//!   blobs (origin-index varint, copy, origin dedup, header); `one_pass` is `stitch` over the
+//!   known records (origins first, then one copy into a message of the exact size);
+//!   `baseline_memcpy` copies the same blob bytes into a preallocated buffer.
 //! - `decode` (per record, a 128-record stream): `generated` is the generated reader,
 //!   `baseline_hand_written` the hand-written bit reader.
 //!
@@ -278,6 +279,25 @@ fn bench_stitch(c: &mut Criterion) {
             }
             black_box(w.finish(1, false).expect("finish").len())
         })
+    });
+    let pairs: Vec<(glam::DVec3, &[u8])> = enc
+        .iter()
+        .zip(&blobs)
+        .map(|(e, b)| (e.origin, *b))
+        .collect();
+    assert_eq!(
+        ws::stitch(1, &pairs, &[]).expect("stitch"),
+        {
+            w.clear();
+            for (o, b) in &pairs {
+                w.push_record(*o, b).expect("stitch");
+            }
+            w.finish(1, false).expect("finish")
+        },
+        "one-pass and incremental stitching differ"
+    );
+    g.bench_function("one_pass", |b| {
+        b.iter(|| black_box(ws::stitch(1, &pairs, &[]).expect("stitch")).len())
     });
     let mut buf = Vec::with_capacity(total + 1024);
     g.bench_function("baseline_memcpy", |b| {

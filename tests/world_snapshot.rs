@@ -650,3 +650,27 @@ fn budget_deferred_entities_are_not_starved() {
         "the client keeps deferred entities"
     );
 }
+
+#[test]
+fn one_pass_stitch_equals_the_incremental_writer() {
+    let ents: Vec<EncodedEntity> = (0..300u32)
+        .map(|i| EncodedEntity::new(&sample_entity(i * 53, i == 0)))
+        .collect();
+    let pairs: Vec<(DVec3, &[u8])> = ents
+        .iter()
+        .map(|e| (e.origin, e.blob(BlobKind::DELTA)))
+        .collect();
+    let mut w = SnapshotWriter::new();
+    for (o, b) in &pairs {
+        w.push_record(*o, b).unwrap();
+    }
+    for d in [1u32, 200, 1 << 30] {
+        w.push_despawn(d);
+    }
+    let a = w.finish(42, false).unwrap();
+    assert_eq!(ws::stitch(42, &pairs, &[1, 200, 1 << 30]).unwrap(), a);
+    assert!(
+        decode(&a).unwrap().origins.len() > 128,
+        "origin indices above 127 take two bytes"
+    );
+}

@@ -461,6 +461,69 @@ impl SnapshotWriter {
     }
 }
 
+/// Stitches a whole raw snapshot in one pass over known records: the origin indices are
+/// found first, then header, origin table and records (varint + blob) are written once into a
+/// message of the exact size. Gives the same bytes as [`SnapshotWriter`] with the same records
+/// and no compression. Errors: [`SnapshotError::TooManyOrigins`], [`SnapshotError::TooLarge`].
+pub fn stitch(
+    tick: u32,
+    records: &[(DVec3, &[u8])],
+    despawns: &[u32],
+) -> Result<Vec<u8>, SnapshotError> {
+    let mut origins: Vec<[u64; 3]> = Vec::new();
+    let mut idx: Vec<u32> = Vec::with_capacity(records.len());
+    let mut stream_len = 0usize;
+    for (o, blob) in records {
+        let key = o.to_array().map(f64::to_bits);
+        let i = match origins.last() {
+            Some(l) if *l == key => origins.len() - 1,
+            _ => match origins.iter().position(|x| *x == key) {
+                Some(i) => i,
+                None => {
+                    if origins.len() == usize::from(u16::MAX) {
+                        return Err(SnapshotError::TooManyOrigins);
+                    }
+                    origins.push(key);
+                    origins.len() - 1
+                }
+            },
+        };
+        idx.push(i as u32);
+        stream_len += leb128_len(i as u64) + blob.len();
+    }
+    let mut tail = SnapshotWriter::new();
+    tail.despawns.extend_from_slice(despawns);
+    let tlv = tail.tlv_block();
+    let body_len = origins.len() * 24 + stream_len + tlv.len();
+    if body_len > MAX_BODY_BYTES {
+        return Err(SnapshotError::TooLarge(body_len));
+    }
+    let mut out = Vec::with_capacity(HEADER_BYTES + body_len);
+    out.push(MSG_TYPE);
+    out.push(0);
+    out.extend_from_slice(&(origins.len() as u16).to_le_bytes());
+    out.extend_from_slice(&tick.to_le_bytes());
+    out.extend_from_slice(&(records.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(stream_len as u32).to_le_bytes());
+    out.extend_from_slice(&(tlv.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(body_len as u32).to_le_bytes());
+    for o in &origins {
+        for c in o {
+            out.extend_from_slice(&f64::from_bits(*c).to_le_bytes());
+        }
+    }
+    for ((_, blob), i) in records.iter().zip(idx) {
+        if i < 128 {
+            out.push(i as u8);
+        } else {
+            statepack_runtime::bits::push_varint(&mut out, u64::from(i));
+        }
+        out.extend_from_slice(blob);
+    }
+    out.extend_from_slice(&tlv);
+    Ok(out)
+}
+
 fn semantic(at: u64, msg: String) -> DecodeError {
     DecodeError::new(at, DecodeErrorKind::Semantic(msg))
 }
