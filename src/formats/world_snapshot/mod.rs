@@ -367,7 +367,11 @@ impl SnapshotWriter {
             }
             self.origins.push(origin);
         }
-        statepack_runtime::bits::push_varint(&mut self.stream, u64::from(idx));
+        if idx < 128 {
+            self.stream.push(idx as u8);
+        } else {
+            statepack_runtime::bits::push_varint(&mut self.stream, u64::from(idx));
+        }
         self.stream.extend_from_slice(blob);
         self.records += 1;
         Ok(())
