@@ -152,7 +152,11 @@ pub fn record_of(
     let (rot_dropped, rot) = nq::smallest_three(state.orientation);
     let v = nq::quantize_velocity(state.velocity_mps);
     let own = kind.own;
-    let w = nq::quantize_omega(state.omega_rad_s);
+    let w = if own {
+        nq::quantize_omega(state.omega_rad_s)
+    } else {
+        [0; 3]
+    };
     let l = &state.loadout;
     let s = &state.status;
     let gen_present = kind.full || kind.gen_present;
