@@ -11,6 +11,8 @@
 //! - `stitch` (per peer snapshot of 128 records): `snapshot_writer` stitches the pre-encoded
 //!   blobs (origin-index varint, copy, origin dedup, header); `one_pass` is `stitch` over the
 //!   known records (origins first, then one copy into a message of the exact size);
+//!   `one_pass_by_origin_id` the same with tick-wide origin ids into a reused message buffer
+//!   (`stitch_by_id`);
 //!   `baseline_memcpy` copies the same blob bytes into a preallocated buffer.
 //! - `decode` (per record, a 128-record stream): `generated` is the generated reader,
 //!   `baseline_hand_written` the hand-written bit reader.
@@ -298,6 +300,22 @@ fn bench_stitch(c: &mut Criterion) {
     );
     g.bench_function("one_pass", |b| {
         b.iter(|| black_box(ws::stitch(1, &pairs, &[]).expect("stitch")).len())
+    });
+    let (tick_origins, ids) = ws::tick_origins(&enc);
+    let by_id: Vec<(u32, &[u8])> = ids.iter().copied().zip(blobs.iter().copied()).collect();
+    let mut scratch = Vec::new();
+    let mut msg = Vec::new();
+    ws::stitch_by_id(1, &tick_origins, &by_id, &mut scratch, &mut msg).expect("stitch");
+    assert_eq!(
+        msg,
+        ws::stitch(1, &pairs, &[]).expect("stitch"),
+        "stitching by origin id differs"
+    );
+    g.bench_function("one_pass_by_origin_id", |b| {
+        b.iter(|| {
+            ws::stitch_by_id(1, &tick_origins, &by_id, &mut scratch, &mut msg).expect("stitch");
+            black_box(msg.len())
+        })
     });
     let mut buf = Vec::with_capacity(total + 1024);
     g.bench_function("baseline_memcpy", |b| {

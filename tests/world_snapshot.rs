@@ -674,3 +674,27 @@ fn one_pass_stitch_equals_the_incremental_writer() {
         "origin indices above 127 take two bytes"
     );
 }
+
+#[test]
+fn stitching_by_origin_id_gives_the_same_bytes() {
+    let ents: Vec<EncodedEntity> = (0..300u32)
+        .map(|i| EncodedEntity::new(&sample_entity(i * 53, i == 0)))
+        .collect();
+    let (table, ids) = ws::tick_origins(&ents);
+    assert!(table.len() > 128);
+    // Every other entity, in reverse: the snapshot's table differs from the tick's.
+    let picked: Vec<usize> = (0..300).rev().step_by(2).collect();
+    let pairs: Vec<(DVec3, &[u8])> = picked
+        .iter()
+        .map(|&i| (ents[i].origin, ents[i].blob(BlobKind::DELTA)))
+        .collect();
+    let by_id: Vec<(u32, &[u8])> = picked
+        .iter()
+        .map(|&i| (ids[i], ents[i].blob(BlobKind::DELTA)))
+        .collect();
+    let (mut scratch, mut a) = (Vec::new(), vec![1, 2, 3]);
+    ws::stitch_by_id(9, &table, &by_id, &mut scratch, &mut a).unwrap();
+    assert_eq!(a, ws::stitch(9, &pairs, &[]).unwrap());
+    decode(&a).unwrap();
+    assert!(ws::stitch_by_id(9, &table[..1], &by_id, &mut scratch, &mut a).is_err());
+}
