@@ -851,7 +851,7 @@ impl CbtrackV1 {
         {
             let __val = &self.index;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -1456,7 +1456,7 @@ impl ColumnDirectory {
         {
             let __val = &self.columns;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;

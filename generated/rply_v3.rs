@@ -852,7 +852,7 @@ impl RplyV3 {
         {
             let __val = &self.strings;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -868,7 +868,7 @@ impl RplyV3 {
         {
             let __val = &self.keyframes;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -1229,7 +1229,7 @@ impl OpStream {
                 let mut __list = ::std::vec::Vec::new();
                 while !__r.is_eof() {
                     let __i = __list.len();
-                    let __before = __r.offset();
+                    let __before = __r.bit_offset();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -1238,10 +1238,10 @@ impl OpStream {
                             __r.leave::<()>(None);
                             __v
                         });
-                    if __r.offset() == __before {
+                    if __r.bit_offset() == __before {
                         return Err(
                             ::statepack_runtime::io::DecodeError::new(
-                                    __before,
+                                    __r.offset(),
                                     ::statepack_runtime::io::DecodeErrorKind::Semantic(
                                         "a repeated element took no bytes, so the list would never end"
                                             .into(),
@@ -1276,7 +1276,7 @@ impl OpStream {
         {
             let __val = &self.ops;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -1286,7 +1286,7 @@ impl OpStream {
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
                         e.in_index(__i).in_field("ops")
                     })?;
-                if __w.len() == __before {
+                if __w.bit_len() == __before {
                     return Err(
                         ::statepack_runtime::io::EncodeError::new(
                                 ::statepack_runtime::io::EncodeErrorKind::Semantic(
@@ -2184,7 +2184,7 @@ impl OpXform {
         match ((((mask as i128) & (1 as i128)) != (0 as i128)), &self.pos) {
             (true, Some(__val)) => {
                 for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.len();
+                    let __before = __w.bit_len();
                     (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                         __w.write_f32le(*__v);
                         Ok(())
@@ -2210,7 +2210,7 @@ impl OpXform {
         match ((((mask as i128) & (2 as i128)) != (0 as i128)), &self.rot) {
             (true, Some(__val)) => {
                 for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.len();
+                    let __before = __w.bit_len();
                     (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                         __w.write_i16le(*__v);
                         Ok(())
@@ -3957,7 +3957,7 @@ impl OpXformD {
         match ((((mask as i128) & (1 as i128)) != (0 as i128)), &self.pos8) {
             (true, Some(__val)) => {
                 for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.len();
+                    let __before = __w.bit_len();
                     (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                         __w.write_i8(*__v);
                         Ok(())
@@ -3983,7 +3983,7 @@ impl OpXformD {
         match ((((mask as i128) & (2 as i128)) != (0 as i128)), &self.pos16) {
             (true, Some(__val)) => {
                 for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.len();
+                    let __before = __w.bit_len();
                     (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                         __w.write_i16le(*__v);
                         Ok(())
@@ -4032,7 +4032,7 @@ impl OpXformD {
         match ((((mask as i128) & (8 as i128)) != (0 as i128)), &self.rot) {
             (true, Some(__val)) => {
                 for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.len();
+                    let __before = __w.bit_len();
                     (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                         __w.write_i8(*__v);
                         Ok(())
@@ -4614,7 +4614,7 @@ impl Snapshot {
         {
             let __val = &self.union_keys;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -4641,7 +4641,7 @@ impl Snapshot {
         {
             let __val = &self.mesh_ids;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -4693,7 +4693,7 @@ impl Snapshot {
         {
             let __val = &self.parts;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -4720,7 +4720,7 @@ impl Snapshot {
         {
             let __val = &self.joints;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -5200,7 +5200,7 @@ impl Humanoid {
                     );
                 }
                 for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.len();
+                    let __before = __w.bit_len();
                     (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                         {
                             __v.write_to(__w)?;
@@ -5239,7 +5239,7 @@ impl Humanoid {
         {
             let __val = &self.char_meshes;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -5965,7 +5965,7 @@ impl Part {
         {
             let __val = &self.rot;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     __w.write_i16le(*__v);
                     Ok(())
@@ -6043,7 +6043,7 @@ impl Part {
         {
             let __val = &self.surfaces;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     __w.write_u8(*__v);
                     Ok(())
@@ -6186,7 +6186,7 @@ impl Part {
         {
             let __val = &self.decals;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -6213,7 +6213,7 @@ impl Part {
         {
             let __val = &self.effects;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -7179,7 +7179,7 @@ impl Decal {
         match (((is_texture as i128) == (1 as i128)), &self.tiling) {
             (true, Some(__val)) => {
                 for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.len();
+                    let __before = __w.bit_len();
                     (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                         __w.write_f32le(*__v);
                         Ok(())
@@ -7423,7 +7423,7 @@ impl Effect {
         {
             let __val = &self.props;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -8024,7 +8024,7 @@ impl NumberSequence {
         {
             let __val = &self.keys;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -8244,7 +8244,7 @@ impl ColorSequence {
         {
             let __val = &self.keys;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -9001,7 +9001,7 @@ impl Cframe {
         {
             let __val = &self.rot;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     __w.write_i16le(*__v);
                     Ok(())

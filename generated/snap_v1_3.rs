@@ -163,7 +163,7 @@ impl SnapV13 {
         {
             let __val = &self.recordings;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -417,7 +417,7 @@ impl Recording {
         {
             let __val = &self.frames;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         __v.write_to(__w)?;
@@ -667,7 +667,7 @@ impl Frame {
         ) {
             (true, Some(__val)) => {
                 for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.len();
+                    let __before = __w.bit_len();
                     (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                         __w.write_i16le(*__v);
                         Ok(())
@@ -697,7 +697,7 @@ impl Frame {
         ) {
             (true, Some(__val)) => {
                 for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.len();
+                    let __before = __w.bit_len();
                     (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                         __w.write_i16le(*__v);
                         Ok(())
@@ -877,7 +877,7 @@ impl Cframe {
         {
             let __val = &self.q;
             for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.len();
+                let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     __w.write_i16le(*__v);
                     Ok(())

@@ -497,3 +497,69 @@ fn cbtrack_import_sample_verify() {
     let o = run(&dir.0, &["sample", "c.cbtrack", "--at", "500"]);
     assert!(!o.status.success());
 }
+
+/// World snapshot: `wsnap write` makes a snapshot, `inspect` shows its bit fields with bit
+/// ranges (and a compressed body decompressed), `decode`/`encode` give back the same bytes,
+/// `wsnap sim` prints the table, `import` refuses the format.
+#[test]
+fn world_snapshot_write_inspect_decode_encode_and_sim() {
+    let d = TempDir::new("wsnap");
+    let dir = &d.0;
+    for (file, zstd) in [("w.wsnap", false), ("z.wsnap", true)] {
+        let mut args = vec!["wsnap", "write", "-o", file, "--clients", "4"];
+        if zstd {
+            args.push("--zstd");
+        }
+        ok(dir, &args);
+        let tree = ok(dir, &["inspect", file]);
+        assert!(tree.contains("MsgWorldSnapshot"), "{tree}");
+        if zstd {
+            assert!(
+                tree.contains("flags = 1") && tree.contains("decompressed body"),
+                "{tree}"
+            );
+        }
+        // The first record's first bit field: 24 + 24 (one origin) + 2 varint bytes = byte 50.
+        assert!(
+            tree.contains("full = false  (bits 400..401, 1 b)"),
+            "{tree}"
+        );
+        let json = ok(dir, &["decode", file]);
+        std::fs::write(d.path("w.json"), json).unwrap();
+        ok(
+            dir,
+            &["encode", "--format", "wsnap", "w.json", "-o", "again.wsnap"],
+        );
+        assert_eq!(
+            std::fs::read(d.path(file)).unwrap(),
+            std::fs::read(d.path("again.wsnap")).unwrap()
+        );
+    }
+    let table = ok(
+        dir,
+        &[
+            "wsnap",
+            "sim",
+            "--clients",
+            "4",
+            "--hz",
+            "10",
+            "--seconds",
+            "0.5",
+        ],
+    );
+    assert!(
+        table.contains("old fixed records (88 / 64 B)") && table.contains("worst position error"),
+        "{table}"
+    );
+    let o = run(
+        dir,
+        &["import", "--format", "wsnap", "x.bvh", "-o", "x.wsnap"],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("world snapshots come from `statepack wsnap write`"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -92,6 +92,24 @@ const RPLY: Bound = Bound {
     c: 4096,
 };
 
+/// MsgWorldSnapshot: `K = 1536`, `C = 4096`.
+///
+/// A raw body allocates at most 24 bytes of memory per body byte: the smallest stitched
+/// record takes 25 bytes and becomes a 136-byte `EntityRecord` in a `repeat: eos` list, whose
+/// capacities add up to at most 4 times its length (doubling, one past a power of two), so
+/// 4 × 136 / 25 = 21.8, plus at most one copy of the body when it was compressed (the
+/// decompressed frame and the raw message rebuilt from it, 2 bytes per body byte); one-byte
+/// despawn entries (8-byte `EntityRef`s, then 4-byte indices) stay below that. A zstd body may
+/// be at most [`MAX_ZSTD_RATIO`](statepack::formats::world_snapshot::MAX_ZSTD_RATIO) = 64
+/// times its frame, so `K = 64 × 24 = 1536` bytes per input byte; the low-entropy record bomb
+/// reaches 1491. `C` covers an error value and zstd's own context (measured: under 300 bytes
+/// counted on this thread).
+const WSNAP: Bound = Bound {
+    num: 1536,
+    den: 1,
+    c: 4096,
+};
+
 /// CBTK v1: `K = 61 000`, `C = 256 KiB`.
 ///
 /// The raw layer keeps the chunk area as bytes (one copy of the input). Decoding in full
@@ -130,6 +148,7 @@ fn bound(f: &FormatSpec) -> Bound {
         "snap" => SNAP,
         "rply" => RPLY,
         "cbtrack" => CBTRACK,
+        "wsnap" => WSNAP,
         other => panic!("format `{other}` has no allocation bound in tests/hostile_alloc.rs"),
     }
 }

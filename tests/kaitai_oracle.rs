@@ -32,6 +32,7 @@ const EXTRAS: &[(&str, MakeFiles)] = &[
     ("snap", snap_extras),
     ("rply", rply_extras),
     ("cbtrack", cbtrack_extras),
+    ("wsnap", wsnap_extras),
 ];
 
 /// Makes corpus files: (name, bytes).
@@ -361,6 +362,10 @@ fn compare_value(
                 Err(format!("we read the f64 {f:?}, Kaitai reports {theirs}"))
             }
         }
+        TraceValue::Bool(b) => match theirs.get("bool").and_then(Value::as_bool) {
+            Some(t) if t == *b => Ok(Match::Exact),
+            _ => Err(format!("we read the bit {b}, Kaitai reports {theirs}")),
+        },
         TraceValue::Str(s) => match theirs.get("str").and_then(Value::as_str) {
             Some(t) if t == s => Ok(Match::Exact),
             _ => Err(format!("we read {s:?}, Kaitai reports {theirs}")),
@@ -761,6 +766,154 @@ fn snap_extras() -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// World snapshot: what one client of the bot swarm receives over its first ticks (full
+/// records, own entity, deltas; raw bodies, since Kaitai reads a zstd body as bytes), and
+/// random valid raw snapshots: random codes in every field at every width, every record kind,
+/// varints of every length, despawn lists and unknown TLVs.
+fn wsnap_extras() -> Vec<(String, Vec<u8>)> {
+    use statepack::formats::world_snapshot::{self as ws, sim};
+    use statepack::generated::world_snapshot as g;
+    let mut out = Vec::new();
+    let cfg_states: Vec<_> = (0..12).map(|i| sim::bot_state(i, 1.5, true, 1)).collect();
+    let enc: Vec<_> = cfg_states.iter().map(ws::EncodedEntity::new).collect();
+    let pos: Vec<_> = cfg_states.iter().map(|s| s.position_m).collect();
+    let mut peer = ws::assembler::Peer::new(ws::assembler::PeerView {
+        own_entity: Some(3),
+        position_m: pos[3],
+        interest_radius_m: 1.0e6,
+        budget_bytes: usize::MAX,
+    });
+    let mut w = ws::SnapshotWriter::new();
+    for tick in 0..2 {
+        let (b, _) = peer
+            .assemble(tick, &enc, &pos, &mut w, false)
+            .expect("assemble");
+        out.push((format!("swarm-client-3-tick-{tick}"), b));
+    }
+    let mut seed = 0x5eed_0004_u64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for f in 0..8 {
+        let origins: Vec<glam::DVec3> = (0..1 + next(4))
+            .map(|i| glam::DVec3::new(i as f64 * 65_536.0, -(next(1 << 40) as f64), 6.4e6))
+            .collect();
+        let mut records = Vec::new();
+        for _ in 0..next(30) {
+            let full = next(2) == 1;
+            let gen_present = full || next(2) == 1;
+            let own = next(3) == 0;
+            let big = |bits: u32, n: &mut dyn FnMut(u64) -> u64| {
+                let w = n(u64::from(bits)).max(1);
+                n(1 << w)
+            };
+            let s22 = |n: &mut dyn FnMut(u64) -> u64| n(1 << 22) as i32 - (1 << 21);
+            let s18 = |n: &mut dyn FnMut(u64) -> u64| n(1 << 18) as i32 - (1 << 17);
+            let s12 = |n: &mut dyn FnMut(u64) -> u64| n(1 << 12) as i16 - (1 << 11);
+            records.push(g::EntityRecord {
+                origin_index: next(origins.len() as u64),
+                entity_index: big(32, &mut next),
+                full,
+                gen_present,
+                omega_present: own,
+                generation: gen_present.then(|| next(1 << 16) as u16),
+                type_index: full.then(|| big(32, &mut next)),
+                faction_index: full.then(|| next(1 << 16) as u16),
+                pos_x: s22(&mut next),
+                pos_y: s22(&mut next),
+                pos_z: s22(&mut next),
+                rot_dropped: next(4) as u8,
+                rot_a: next(1024) as u16,
+                rot_b: next(1024) as u16,
+                rot_c: next(1024) as u16,
+                vel_x: s18(&mut next),
+                vel_y: s18(&mut next),
+                vel_z: s18(&mut next),
+                omega_x: own.then(|| s12(&mut next)),
+                omega_y: own.then(|| s12(&mut next)),
+                omega_z: own.then(|| s12(&mut next)),
+                selected_station: own.then(|| next(256) as u8),
+                station_rounds: own.then(|| next(1 << 16) as u16),
+                weapon_flags: own.then(|| next(256) as u8),
+                payload_mass_kg: own.then(|| next(1 << 16) as u16),
+                payload_cd0: own.then(|| next(1 << 16) as u16),
+                damage_level: next(8) as u8,
+                engine_fail_flags: next(32) as u8,
+                throttle_pct: next(101) as u8,
+                fuel_pct: next(101) as u8,
+                ab_engaged: next(2) == 1,
+                player_owned: next(2) == 1,
+                align: vec![],
+            });
+        }
+        let despawns: Vec<u32> = (0..next(5)).map(|_| next(1 << 32) as u32).collect();
+        let mut raw = ws::raw_snapshot(f, &origins, records, &despawns).expect("raw snapshot");
+        if f % 3 == 0 {
+            let tlvs = raw.tlvs.as_mut().expect("tlvs");
+            tlvs.entries.push(g::Tlv {
+                tlv_type: 9,
+                len: 3,
+                despawn: None,
+                value: Some(vec![1, 2, 3]),
+            });
+            raw.tlv_bytes += 6;
+            raw.uncompressed_bytes += 6;
+        }
+        out.push((
+            format!("random-{f}"),
+            raw.encode().expect("random snapshot encodes"),
+        ));
+    }
+    out
+}
+
+/// Bit fields at every phase, offset binary, conditional bits, both varint forms.
+fn bits_files() -> Vec<(String, Vec<u8>)> {
+    use features::bits::{Bits, Item};
+    let mut out = Vec::new();
+    for (i, (bv, yv)) in [
+        (0u64, 0u64),
+        (127, 128),
+        (300, 16_384),
+        (u32::MAX as u64, 1 << 40),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let n = i as u8;
+        let v = Bits {
+            flags: n % 8,
+            has_extra: i % 2 == 0,
+            small: [-2048i16, 2047, -1, 0][i],
+            count: n * 3,
+            codes: (0..n * 3).map(|k| k * 7 % 32).collect(),
+            extra: (i % 2 == 0).then_some([0u32, (1 << 20) - 1, 5, 6][i]),
+            tail_byte: 0xa5 ^ n,
+            lead: n % 8,
+            bit_varint: bv,
+            byte_varint: yv,
+            items: vec![
+                Item {
+                    sign: true,
+                    mag: 1023 - u16::from(n),
+                    align: vec![],
+                },
+                Item {
+                    sign: false,
+                    mag: u16::from(n),
+                    align: vec![],
+                },
+            ],
+            wide: [0u32, u32::MAX, 0x8000_0001, 12345][i],
+        };
+        out.push((format!("bits-{i}"), v.encode().expect("encode")));
+    }
+    out
+}
+
 /// The test-only schemas of `tests/schemas/`, which use every feature the generator has,
 /// generated by `build.rs`.
 #[allow(dead_code, clippy::all)]
@@ -801,6 +954,11 @@ const FEATURE_SCHEMAS: &[FeatureSchema] = &[
         "records",
         |b| traced(features::records::Records::decode_traced(b)),
         records_files,
+    ),
+    (
+        "bits",
+        |b| traced(features::bits::Bits::decode_traced(b)),
+        bits_files,
     ),
 ];
 
@@ -1229,6 +1387,8 @@ fn the_comparison_sees_disagreements() {
         name: "x".into(),
         start: 0,
         end: 4,
+        start_bit: 0,
+        end_bit: 32,
         value: None,
         typed: Some(TraceValue::F32(f32::from_bits(0x7f80_0001))),
         children: Vec::new(),

@@ -1594,3 +1594,200 @@ fn column_sets_read_and_write_typed_columns() {
     let err = ThingsColumns::from_chunk(&c3).unwrap_err();
     assert_eq!(err.path.to_string(), "things.half");
 }
+// ---------------------------------------------------------------------------------------
+// Bits: `b1`..`b64` most significant bit first, offset binary, alignment before a
+// byte-aligned field, a `size: 0` pad at the end of a type, and LEB128 varints continuing the
+// bit stream and on a byte boundary.
+// ---------------------------------------------------------------------------------------
+
+mod bits_features {
+    use super::*;
+    use crate::bits::{Bits, Item};
+
+    /// Bytes from a string of `0`/`1` (other characters ignored), built without the
+    /// generated code; the last byte is padded with zero bits.
+    fn from_bits(s: &str) -> Vec<u8> {
+        let bits: Vec<u8> = s.bytes().filter(|c| *c == b'0' || *c == b'1').collect();
+        bits.chunks(8)
+            .map(|c| {
+                let mut b = 0u8;
+                for (i, x) in c.iter().enumerate() {
+                    b |= (x - b'0') << (7 - i);
+                }
+                b
+            })
+            .collect()
+    }
+
+    fn sample() -> Bits {
+        Bits {
+            flags: 0b101,
+            has_extra: true,
+            small: -5,
+            count: 2,
+            codes: vec![31, 1],
+            extra: Some(0xabcde),
+            tail_byte: 0x7e,
+            lead: 0b011,
+            bit_varint: 300,
+            byte_varint: 300,
+            items: vec![
+                Item {
+                    sign: true,
+                    mag: 1023,
+                    align: vec![],
+                },
+                Item {
+                    sign: false,
+                    mag: 5,
+                    align: vec![],
+                },
+            ],
+            wide: 0xdead_beef,
+        }
+    }
+
+    fn sample_bytes() -> Vec<u8> {
+        let mut b = from_bits(
+            "101 1 011111111011 0010 11111 00001 10101011110011011110", // small = -5 -> 2043
+        );
+        b.push(0x7e);
+        b.extend(from_bits("011 10101100 00000010")); // 300 = AC 02, continuing the bits
+        b.extend([0xac, 0x02]);
+        b.extend(from_bits("1 1111111111"));
+        b.extend(from_bits("0 0000000101"));
+        b.extend([0xde, 0xad, 0xbe, 0xef]);
+        b
+    }
+
+    #[test]
+    fn hand_written_bytes_decode_and_encode_back() {
+        let bytes = sample_bytes();
+        assert_eq!(bytes.len(), 7 + 1 + 3 + 2 + 2 + 2 + 4);
+        let v = Bits::decode(&bytes).unwrap();
+        assert_eq!(v, sample());
+        assert_eq!(v.encode().unwrap(), bytes);
+        assert_eq!(v.encoded_len(), bytes.len());
+        assert_eq!(Bits::MIN_LEN, 13); // 101 bits without padding, rounded up
+    }
+
+    #[test]
+    fn trace_offsets_count_a_partly_read_byte_as_read() {
+        let bytes = sample_bytes();
+        let (r, tree) = Bits::decode_traced(&bytes);
+        r.unwrap();
+        let f = |name: &str| {
+            tree.children
+                .iter()
+                .find(|c| c.name == name)
+                .unwrap_or_else(|| panic!("{name}"))
+        };
+        assert_eq!((f("flags").start, f("flags").end), (0, 1));
+        assert_eq!((f("has_extra").start, f("has_extra").end), (1, 1));
+        assert_eq!((f("small").start, f("small").end), (1, 2));
+        assert_eq!(
+            f("small").typed,
+            Some(statepack_runtime::io::TraceValue::Int(2043))
+        );
+        assert_eq!(
+            f("has_extra").typed,
+            Some(statepack_runtime::io::TraceValue::Bool(true))
+        );
+        assert_eq!((f("tail_byte").start, f("tail_byte").end), (7, 8));
+        assert_eq!(f("bit_varint").children.len(), 2);
+        assert_eq!((f("bit_varint").start, f("bit_varint").end), (9, 11));
+    }
+
+    #[test]
+    fn absent_conditional_bits_and_empty_lists() {
+        let mut v = sample();
+        v.extra = None;
+        v.has_extra = false;
+        v.codes = vec![];
+        v.count = 0;
+        let b = v.encode().unwrap();
+        assert_eq!(Bits::decode(&b).unwrap(), v);
+        assert_eq!(&b[..3], &from_bits("101 0 011111111011 0000")[..]);
+    }
+
+    #[test]
+    fn nonzero_padding_is_refused_on_read() {
+        let mut b = sample_bytes();
+        b[6] |= 1; // the last padding bit before tail_byte
+        let e = Bits::decode(&b).unwrap_err();
+        assert_eq!(e.path.to_string(), "tail_byte");
+        assert_eq!(e.offset, 6);
+    }
+
+    #[test]
+    fn varints_must_be_shortest() {
+        // byte_varint 300 written as AC 82 00: three groups, the last zero.
+        let v = sample();
+        let b = v.encode().unwrap();
+        let mut long = b[..11].to_vec();
+        long.extend([0xac, 0x82, 0x00]);
+        long.extend(&b[13..]);
+        let e = Bits::decode(&long).unwrap_err();
+        assert_eq!(e.path.to_string(), "byte_varint");
+        assert_eq!(e.offset, 11);
+        // Eleven groups never read past the tenth.
+        let mut huge = b[..11].to_vec();
+        huge.extend([0xff; 10]);
+        huge.extend(&b[13..]);
+        assert_eq!(
+            Bits::decode(&huge).unwrap_err().path.to_string(),
+            "byte_varint"
+        );
+    }
+
+    #[test]
+    fn writers_refuse_values_wider_than_their_bits() {
+        let mut v = sample();
+        v.small = 2048;
+        assert_eq!(v.encode().unwrap_err().path.to_string(), "small");
+        let mut v = sample();
+        v.small = -2049;
+        assert!(v.encode().is_err());
+        let mut v = sample();
+        v.flags = 8;
+        assert_eq!(v.encode().unwrap_err().path.to_string(), "flags");
+        let mut v = sample();
+        v.items[1].mag = 1024;
+        assert_eq!(v.encode().unwrap_err().path.to_string(), "items[1].mag");
+        let mut v = sample();
+        v.codes = vec![0; 3];
+        assert_eq!(v.encode().unwrap_err().path.to_string(), "codes");
+        let mut v = sample();
+        v.count = 16;
+        assert_eq!(v.encode().unwrap_err().path.to_string(), "count");
+    }
+
+    #[test]
+    fn every_prefix_fails_closed() {
+        let b = sample_bytes();
+        for n in 0..b.len() {
+            assert!(Bits::decode(&b[..n]).is_err(), "prefix {n}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn random_values_round_trip(
+            flags in 0u8..8, small in -2048i16..2048, codes in vec(0u8..32, 0..15),
+            extra in proptest::option::of(0u32..(1 << 20)), tail in any::<u8>(), lead in 0u8..8,
+            bv in any::<u64>(), yv in any::<u64>(), sign in any::<bool>(), mag in 0u16..1024,
+            wide in any::<u32>(),
+        ) {
+            let v = Bits {
+                flags, has_extra: extra.is_some(), small, count: codes.len() as u8, codes, extra, tail_byte: tail, lead,
+                bit_varint: bv, byte_varint: yv,
+                items: vec![Item { sign, mag, align: vec![] }, Item { sign: !sign, mag, align: vec![] }],
+                wide,
+            };
+            let b = v.encode().unwrap();
+            prop_assert_eq!(b.len(), v.encoded_len());
+            prop_assert_eq!(Bits::decode(&b).unwrap(), v);
+        }
+    }
+}

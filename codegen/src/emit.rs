@@ -306,12 +306,14 @@ impl<'s> Emitter<'s> {
                 if f.cond.is_some() {
                     continue;
                 }
+                // In bits: bit fields count their width; everything else whole bytes.
                 let one = match &f.kind {
                     FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
-                        *bytes as usize
+                        *bytes as usize * 8
                     }
-                    FieldKind::Contents(c) => c.len(),
-                    FieldKind::Str { size: None, .. } => 1,
+                    FieldKind::Bits { width, .. } => *width as usize,
+                    FieldKind::Contents(c) => c.len() * 8,
+                    FieldKind::Str { size: None, .. } => 8,
                     FieldKind::Bytes(_) | FieldKind::Str { .. } => 0,
                     FieldKind::User { name, .. } => go(s, name, memo, visiting, cycles),
                     FieldKind::Switch { cases, default, .. } => cases
@@ -341,6 +343,9 @@ impl<'s> Emitter<'s> {
         for t in &self.s.types {
             go(self.s, &t.name, &mut memo, &mut Vec::new(), &mut cycles);
         }
+        // Types end on a byte boundary, so the least whole bytes is the bits rounded up.
+        let memo: HashMap<String, usize> =
+            memo.into_iter().map(|(k, v)| (k, v.div_ceil(8))).collect();
         cycles.sort();
         cycles.dedup();
         for (name, pos) in cycles {
@@ -490,7 +495,15 @@ impl<'s> Emitter<'s> {
         if f.cond.is_some() {
             return Ty::Opt;
         }
+        if f.varint {
+            return Ty::Int;
+        }
         let base = match &f.kind {
+            FieldKind::Bits {
+                width: 1,
+                offset_binary: false,
+            } => Ty::Bool,
+            FieldKind::Bits { .. } => Ty::Int,
             FieldKind::Int {
                 enum_name: Some(e), ..
             } => Ty::Enum(e.clone()),
@@ -919,6 +932,10 @@ impl<'s> Emitter<'s> {
                 quote!(#i)
             }
             FieldKind::Int { bytes, signed, .. } => int_ty(*bytes, *signed),
+            FieldKind::Bits {
+                width,
+                offset_binary,
+            } => crate::bits::bits_rust_ty(*width, *offset_binary),
             FieldKind::Float { bytes: 4, .. } => quote!(f32),
             FieldKind::Float { .. } => quote!(f64),
             FieldKind::Bytes(_) => quote!(::std::vec::Vec<u8>),
@@ -1013,15 +1030,29 @@ impl<'s> Emitter<'s> {
             }
         }
 
+        // Kaitai Struct's alignment rule (see crate::bits): a field that is not a bit field
+        // and follows one in this seq starts on the next byte.
+        let mut unaligned = false;
+        // The bit phase (bits past the last byte boundary) where it is known statically.
+        let mut phase: Option<u32> = Some(0);
+        let has_bits = t.fields.iter().any(crate::bits::is_bit_field);
         for f in &t.fields {
             let id = field_ident(&f.id);
             let fid = f.id.as_str();
             let kp = f.key_path.clone();
+            let bit_field = crate::bits::is_bit_field(f);
+            if unaligned && !bit_field {
+                reads.push(quote!(__r.align_to_byte().map_err(|e| e.in_field(#fid))?;));
+                writes.push(quote!(__w.align_to_byte();));
+            }
+            unaligned = bit_field;
+            phase = crate::bits::phase_after(phase, f);
             let is_derived = derived.contains_key(&f.id);
             let at = temp_for("at", &f.id);
             let elem_ty = self.elem_rust_ty(t, f);
             let arr = Self::array_len(f);
             let full_ty = match (&f.repeat, arr) {
+                _ if f.varint => quote!(u64),
                 (Repeat::None, _) => elem_ty.clone(),
                 (_, Some(n)) => {
                     let n = lit_usize(n);
@@ -1038,6 +1069,7 @@ impl<'s> Emitter<'s> {
             let is_leaf = matches!(
                 f.kind,
                 FieldKind::Int { .. }
+                    | FieldKind::Bits { .. }
                     | FieldKind::Float { .. }
                     | FieldKind::Str { .. }
                     | FieldKind::Bytes(_)
@@ -1108,6 +1140,12 @@ impl<'s> Emitter<'s> {
             ) {
                 // Enum values are traced by their schema name and stored integer.
                 quote!(__r.leave(Some(&::statepack_runtime::io::TraceValue::Enum { name: __v.name(), value: __v.to_i() }));)
+            } else if let FieldKind::Bits {
+                width,
+                offset_binary,
+            } = &f.kind
+            {
+                crate::bits::bits_leave(*width, *offset_binary)
             } else if let FieldKind::Contents(c) = &f.kind {
                 // Fixed contents are traced with the bytes they matched.
                 let b = Literal::byte_string(c);
@@ -1135,12 +1173,20 @@ impl<'s> Emitter<'s> {
                 }}
             };
             let read_value = match &f.repeat {
+                _ if f.varint => crate::bits::varint_read(f, fid),
                 Repeat::None => one_read(&wrap_field),
                 Repeat::Expr(e) => {
                     let count =
                         self.expect_ty(e, &rscope, &format!("{kp}.repeat-expr"), Ty::Int)?;
                     let body = one_read(&wrap_idx);
                     let min = self.elem_min_len(f);
+                    let check = match &f.kind {
+                        FieldKind::Bits { width, .. } => {
+                            let w = u32::from(*width);
+                            quote!(__r.check_count_bits(#count, #w))
+                        }
+                        _ => quote!(__r.check_count(#count, #min)),
+                    };
                     if let Some(n) = arr {
                         let n = lit_usize(n);
                         quote! {{
@@ -1153,7 +1199,7 @@ impl<'s> Emitter<'s> {
                         }}
                     } else {
                         quote! {{
-                            let __n = __r.check_count(#count, #min) #wrap_field;
+                            let __n = #check #wrap_field;
                             let mut __list = ::std::vec::Vec::with_capacity(__n);
                             for __i in 0..__n {
                                 __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
@@ -1181,11 +1227,11 @@ impl<'s> Emitter<'s> {
                         let mut __list = ::std::vec::Vec::new();
                         #head {
                             let __i = __list.len();
-                            let __before = __r.offset();
+                            let __before = __r.bit_offset();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list.push(#body);
-                            if __r.offset() == __before {
-                                return Err(::statepack_runtime::io::DecodeError::new(__before, ::statepack_runtime::io::DecodeErrorKind::Semantic("a repeated element took no bytes, so the list would never end".into())).in_index(__i).in_field(#fid));
+                            if __r.bit_offset() == __before {
+                                return Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::Semantic("a repeated element took no bytes, so the list would never end".into())).in_index(__i).in_field(#fid));
                             }
                             #stop
                         }
@@ -1193,12 +1239,12 @@ impl<'s> Emitter<'s> {
                     }}
                 }
             };
-            let rep_leave = if matches!(f.repeat, Repeat::None) {
+            let rep_leave = if matches!(f.repeat, Repeat::None) || f.varint {
                 quote!()
             } else {
                 quote!(__r.leave::<()>(None);)
             };
-            let read_value = if matches!(f.repeat, Repeat::None) {
+            let read_value = if matches!(f.repeat, Repeat::None) || f.varint {
                 read_value
             } else {
                 quote! {{ let __l = #read_value; #rep_leave __l }}
@@ -1246,7 +1292,9 @@ impl<'s> Emitter<'s> {
             if !is_derived && !is_contents {
                 let ty = self.field_ty(f);
                 let bind = match (&ty, &f.kind) {
-                    (Ty::Int | Ty::Float | Ty::Enum(_), _) => quote!(let #id = self.#id;),
+                    (Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool, _) => {
+                        quote!(let #id = self.#id;)
+                    }
                     _ => quote!(let #id = &self.#id;),
                 };
                 write_pre.push(bind);
@@ -1267,6 +1315,12 @@ impl<'s> Emitter<'s> {
                 quote!(.map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field(#fid))?);
             let wrap_w_idx = quote!(.map_err(|e: ::statepack_runtime::io::EncodeError| e.in_index(__i).in_field(#fid))?);
             let body_write = match &f.repeat {
+                _ if f.varint => {
+                    let put = crate::bits::varint_write(f);
+                    quote! {
+                        (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #put; Ok(()) })() #wrap_w_field;
+                    }
+                }
                 Repeat::None => quote! {
                     let __v = __val;
                     (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #one_write })() #wrap_w_field;
@@ -1310,7 +1364,7 @@ impl<'s> Emitter<'s> {
                     // such an element could not be read back: refuse it.
                     let empty_check = if matches!(rep, Repeat::Eos) {
                         quote! {
-                            if __w.len() == __before {
+                            if __w.bit_len() == __before {
                                 return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic("an element of a `repeat: eos` list encodes to no bytes, so it could not be read back".into())).in_index(__i).in_field(#fid));
                             }
                         }
@@ -1321,7 +1375,7 @@ impl<'s> Emitter<'s> {
                         #count_check
                         #until_check
                         for (__i, __v) in __val.iter().enumerate() {
-                            let __before = __w.len();
+                            let __before = __w.bit_len();
                             (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #one_write })() #wrap_w_idx;
                             #empty_check
                         }
@@ -1361,6 +1415,7 @@ impl<'s> Emitter<'s> {
             } else {
                 let one = self.elem_len(f);
                 let list_len = match (&f.repeat, self.fixed_elem_len(f)) {
+                    _ if f.varint => quote!(::statepack_runtime::bits::leb128_len(*__val)),
                     (Repeat::None, _) => quote!({ let __v = __val; #one }),
                     (_, Some(n)) => {
                         let n = lit_usize(n);
@@ -1375,6 +1430,34 @@ impl<'s> Emitter<'s> {
             }
         }
 
+        if unaligned && phase != Some(0) {
+            let kp = if t.key_path.is_empty() {
+                "seq".to_owned()
+            } else {
+                format!("{}.seq", t.key_path)
+            };
+            let last = t.fields.last().map_or(t.pos, |f| f.pos);
+            self.err(
+                last,
+                &kp,
+                format!(
+                    "type `{}` may end inside a byte (its bit fields do not add up to whole bytes)",
+                    t.name
+                ),
+                crate::bits::unaligned_end_hint(),
+            );
+        }
+        // A type with bit fields measures itself by writing: its padding depends on where
+        // each bit field falls.
+        let len_body = if has_bits {
+            quote! {
+                let mut __w = ::statepack_runtime::io::ByteWriter::new();
+                let _ = self.write_to(&mut __w);
+                __w.len()
+            }
+        } else {
+            quote!(0 #(+ #lens)*)
+        };
         let doc = self.doc_for(
             t.doc.as_deref(),
             t.pos,
@@ -1449,7 +1532,7 @@ impl<'s> Emitter<'s> {
                 #[doc = " The number of bytes [`Self::write_to`] writes."]
                 #[allow(unused_variables, clippy::identity_op)]
                 pub fn encoded_len(&self) -> usize {
-                    0 #(+ #lens)*
+                    #len_body
                 }
             }
             #root_api
@@ -1539,6 +1622,10 @@ impl<'s> Emitter<'s> {
                 let m = read_method(*bytes, true, true, *endian);
                 quote!(__r.#m())
             }
+            FieldKind::Bits {
+                width,
+                offset_binary,
+            } => crate::bits::bits_read(*width, *offset_binary),
             FieldKind::Bytes(size) => match self.size_value(size, scope, &kp)? {
                 Some(n) => quote!(__r.take_sized(#n).map(|b| b.to_vec())),
                 None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(
@@ -1710,6 +1797,10 @@ impl<'s> Emitter<'s> {
                 let m = write_method(*bytes, true, true, *endian);
                 quote!(__w.#m(*__v))
             }
+            FieldKind::Bits {
+                width,
+                offset_binary,
+            } => crate::bits::bits_write(*width, *offset_binary),
             FieldKind::Bytes(size) => {
                 let check = self.size_check(f, size, scope, &kp, quote!(__v.len()))?;
                 quote!({ #check __w.write_bytes(__v); })
@@ -1840,6 +1931,8 @@ impl<'s> Emitter<'s> {
             FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
                 lit_usize(*bytes as usize).into_token_stream_usize()
             }
+            // Never used: a type with bit fields measures itself by writing (see emit_type).
+            FieldKind::Bits { .. } => quote!(0usize),
             FieldKind::Bytes(_) => quote!(__v.len()),
             FieldKind::Str { size: None, .. } => quote!(__v.len() + 1),
             FieldKind::Str { .. } => quote!(__v.len()),

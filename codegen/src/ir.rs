@@ -111,6 +111,9 @@ pub struct Field {
     /// `-sp-box: true`: the member is a `Box` of its user type (keeps large, rarely present
     /// types out of the size of the enclosing struct or switch enum). Bytes are unchanged.
     pub boxed: bool,
+    /// `-sp-varint: leb128`: the list of LEB128 groups (`u1` or `b8` elements with
+    /// `repeat-until: _ < 128`) is one unsigned number (`u64`) in the generated type.
+    pub varint: bool,
 }
 
 /// How many bytes a sized field takes.
@@ -135,6 +138,14 @@ pub enum FieldKind {
         endian: Endian,
         /// `enum`, if any.
         enum_name: Option<String>,
+    },
+    /// `b1`..`b64`: a bit field, most significant bit first (`bit-endian: be`).
+    Bits {
+        /// Width in bits (1..=64).
+        width: u8,
+        /// `-sp-offset-binary: true`: the stored code is `value + 2^(width-1)` and the field
+        /// holds the signed value.
+        offset_binary: bool,
     },
     /// `f4`, `f8`.
     Float {

@@ -10,6 +10,7 @@
 //!
 //! The key-by-key reference is `docs/schema-language.md`.
 
+mod bits;
 pub mod columns;
 pub mod diag;
 mod emit;

@@ -45,7 +45,13 @@ pub const FIELD_KEYS: &[&str] = &[
     "doc-ref",
 ];
 /// Extension keys allowed in a `seq` entry.
-pub const FIELD_SP_KEYS: &[&str] = &["-sp-units", "-sp-sum-of", "-sp-box"];
+pub const FIELD_SP_KEYS: &[&str] = &[
+    "-sp-units",
+    "-sp-sum-of",
+    "-sp-box",
+    "-sp-offset-binary",
+    "-sp-varint",
+];
 
 /// KS keys this generator knows but does not support yet, with the hint to give.
 const NOT_YET: &[(&str, &str)] = &[
@@ -138,7 +144,13 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn err(&mut self, pos: Pos, path: &str, msg: impl Into<String>, hint: impl Into<String>) {
+    pub(crate) fn err(
+        &mut self,
+        pos: Pos,
+        path: &str,
+        msg: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
         self.diags.push(Diag::new(self.file, pos, path, msg, hint));
     }
 
@@ -193,7 +205,7 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn scalar<'n>(&mut self, node: &'n Node, path: &str) -> Option<&'n str> {
+    pub(crate) fn scalar<'n>(&mut self, node: &'n Node, path: &str) -> Option<&'n str> {
         match node.as_str() {
             Some(s) => Some(s),
             None => {
@@ -231,7 +243,7 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn boolean(&mut self, node: &Node, path: &str) -> Option<bool> {
+    pub(crate) fn boolean(&mut self, node: &Node, path: &str) -> Option<bool> {
         match self.scalar(node, path)? {
             "true" => Some(true),
             "false" => Some(false),
@@ -296,8 +308,9 @@ impl<'a> Lower<'a> {
                                     None => {}
                                 },
                                 "bit-endian" => match self.scalar(mv, &kp) {
-                                    Some("be") | Some("le") => {}
-                                    Some(o) => self.err(mv.pos, &kp, format!("bit-endian `{o}` is not `be` or `le`"), "write `bit-endian: be` (MSB-first) or `bit-endian: le`"),
+                                    Some("be") => {}
+                                    Some("le") => self.err(mv.pos, &kp, "bit-endian `le` (least significant bit first) is not supported", "write `bit-endian: be`: bit fields are read and written most significant bit first"),
+                                    Some(o) => self.err(mv.pos, &kp, format!("bit-endian `{o}` is not `be` or `le`"), "write `bit-endian: be` (MSB-first)"),
                                     None => {}
                                 },
                                 "encoding" => {
@@ -896,9 +909,17 @@ impl<'a> Lower<'a> {
                                 size: if t == "str" { size } else { None },
                                 encoding,
                             }
-                        } else if t.starts_with('b') && t[1..].parse::<u32>().is_ok() {
-                            self.err(tnode.pos, &tp, format!("bit-sized type `{t}` is not supported in byte-aligned schemas yet"), "use a whole-byte integer (u1, u2, ...) and mask the bits in an `if` expression");
-                            return None;
+                        } else if let Some(width) = crate::bits::bit_type(&t) {
+                            match width {
+                                Some(w) => FieldKind::Bits {
+                                    width: w,
+                                    offset_binary: false,
+                                },
+                                None => {
+                                    self.err(tnode.pos, &tp, format!("`{t}` is not a bit type of 1 to 64 bits"), "bit types are b1 .. b64 (the `be` bit order of `meta.bit-endian`)");
+                                    return None;
+                                }
+                            }
                         } else if Self::int_type(&t, Some(Endian::Le)).is_none()
                             && (t.starts_with('u') || t.starts_with('s') || t.starts_with('f'))
                             && t.len() <= 5
@@ -954,6 +975,7 @@ impl<'a> Lower<'a> {
                 );
             }
         }
+        let (kind, varint) = self.bit_keys(m, fp, kind, &repeat)?;
         Some(Field {
             boxed: matches!(boxed, Some((true, _))),
             id,
@@ -967,6 +989,7 @@ impl<'a> Lower<'a> {
             valid,
             units,
             sum_of,
+            varint,
         })
     }
 

@@ -704,3 +704,58 @@ fn sp_box_boxes_the_member_only() {
         "{code}"
     );
 }
+
+const BITS: &str = r#"
+meta:
+  id: bits
+  endian: le
+seq:
+  - id: flag
+    type: b1
+  - id: code
+    type: b22
+    -sp-offset-binary: true
+  - id: n
+    type: b9
+    if: flag
+  - id: tail
+    type: u1
+  - id: groups
+    type: b8
+    repeat: until
+    repeat-until: _ < 128
+    -sp-varint: leb128
+  - id: align
+    size: 0
+"#;
+
+#[test]
+fn bit_fields_offset_binary_varints_and_alignment() {
+    let (_, f) = generate("bits", BITS);
+    assert_eq!(member_type(&f, "Bits", "flag"), "bool");
+    assert_eq!(member_type(&f, "Bits", "code"), "i32");
+    assert_eq!(member_type(&f, "Bits", "n"), "::std::option::Option<u16>");
+    assert_eq!(member_type(&f, "Bits", "groups"), "u64");
+    let read = item_in_impl(&f, "Bits", "read_from");
+    has(&read, "__r.read_bits_be(22u32)");
+    has(&read, "from_offset_binary(__b, 22u32)");
+    // Kaitai Struct's rule: `tail` (a byte field after bits) and `align` start on a byte;
+    // `groups` (bits after a byte field) does not realign.
+    has(
+        &read,
+        r#"__r.align_to_byte().map_err(|e| e.in_field("tail"))?;"#,
+    );
+    has(
+        &read,
+        r#"__r.align_to_byte().map_err(|e| e.in_field("align"))?;"#,
+    );
+    lacks(&read, r#"e.in_field("groups"))?; __r.enter"#);
+    let write = item_in_impl(&f, "Bits", "write_to");
+    has(&write, "to_offset_binary(*__v as i64, 22u32)");
+    has(&write, "__w.align_to_byte();");
+    // A type with bit fields measures itself by writing.
+    has(
+        &item_in_impl(&f, "Bits", "encoded_len"),
+        "self.write_to(&mut __w)",
+    );
+}

@@ -348,8 +348,10 @@ macro_rules! read_prim {
 /// (its `Display` form is what `statepack inspect` shows).
 #[derive(Debug, Clone, PartialEq)]
 pub enum TraceValue {
-    /// An integer field of any width, signed or not.
+    /// An integer field of any width, signed or not (bit fields included).
     Int(i128),
+    /// A one-bit field (`b1`), which Kaitai Struct reads as a boolean.
+    Bool(bool),
     /// An `f4` field.
     F32(f32),
     /// An `f8` field.
@@ -373,6 +375,7 @@ impl fmt::Display for TraceValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TraceValue::Int(v) => write!(f, "{v}"),
+            TraceValue::Bool(v) => write!(f, "{v}"),
             TraceValue::F32(v) => write!(f, "{v:?}"),
             TraceValue::F64(v) => write!(f, "{v:?}"),
             TraceValue::Str(v) => write!(f, "{v:?}"),
@@ -399,6 +402,13 @@ macro_rules! trace_int {
     )*};
 }
 trace_int!(u8, u16, u32, u64, i8, i16, i32, i64);
+
+impl TraceLeaf for bool {
+    #[inline]
+    fn trace_value(&self) -> TraceValue {
+        TraceValue::Bool(*self)
+    }
+}
 
 impl TraceLeaf for f32 {
     fn trace_value(&self) -> TraceValue {
@@ -461,6 +471,18 @@ pub trait Tracer {
     fn leave(&mut self, offset: u64, value: Option<TraceValue>);
     /// True when `leave` wants values (so readers skip building them otherwise).
     fn wants_values(&self) -> bool;
+    /// [`Tracer::enter`] with the exact bit offset as well (bit fields start inside bytes).
+    #[inline(always)]
+    fn enter_at(&mut self, seg: PathSeg, offset: u64, bit_offset: u64) {
+        let _ = bit_offset;
+        self.enter(seg, offset);
+    }
+    /// [`Tracer::leave`] with the exact bit offset as well.
+    #[inline(always)]
+    fn leave_at(&mut self, offset: u64, bit_offset: u64, value: Option<TraceValue>) {
+        let _ = bit_offset;
+        self.leave(offset, value);
+    }
 }
 
 /// The tracer of plain decoding: does nothing, costs nothing.
@@ -487,6 +509,14 @@ pub struct TraceNode {
     pub start: u64,
     /// Absolute byte offset just past the node.
     pub end: u64,
+    /// Absolute bit offset where the node starts (`start × 8` unless it is inside a bit
+    /// field run; [`TraceNode::start`] then counts a partly read byte as read, as Kaitai
+    /// Struct does).
+    #[serde(skip)]
+    pub start_bit: u64,
+    /// Absolute bit offset just past the node.
+    #[serde(skip)]
+    pub end_bit: u64,
     /// The value, for leaves (integers, floats, strings, enum names, bytes), as printed: the
     /// `Display` form of [`TraceNode::typed`].
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -513,6 +543,8 @@ impl TreeTracer {
                 name: root_name.to_owned(),
                 start: 0,
                 end: 0,
+                start_bit: 0,
+                end_bit: 0,
                 value: None,
                 typed: None,
                 children: Vec::new(),
@@ -528,16 +560,28 @@ impl TreeTracer {
             n.end = n
                 .end
                 .max(n.children.last().map(|c| c.end).unwrap_or(n.start));
+            n.end_bit = n
+                .end_bit
+                .max(n.children.last().map(|c| c.end_bit).unwrap_or(n.start_bit));
             self.stack.last_mut().expect("root").children.push(n);
         }
         let mut root = self.stack.pop().expect("root node");
         root.end = end;
+        root.end_bit = end * 8;
         root
     }
 }
 
 impl Tracer for TreeTracer {
     fn enter(&mut self, seg: PathSeg, offset: u64) {
+        self.enter_at(seg, offset, offset * 8);
+    }
+
+    fn leave(&mut self, offset: u64, value: Option<TraceValue>) {
+        self.leave_at(offset, offset * 8, value);
+    }
+
+    fn enter_at(&mut self, seg: PathSeg, offset: u64, bit_offset: u64) {
         let name = match seg {
             PathSeg::Field(f) => f.to_owned(),
             PathSeg::Index(i) => format!("[{i}]"),
@@ -546,16 +590,19 @@ impl Tracer for TreeTracer {
             name,
             start: offset,
             end: offset,
+            start_bit: bit_offset,
+            end_bit: bit_offset,
             value: None,
             typed: None,
             children: Vec::new(),
         });
     }
 
-    fn leave(&mut self, offset: u64, value: Option<TraceValue>) {
+    fn leave_at(&mut self, offset: u64, bit_offset: u64, value: Option<TraceValue>) {
         if self.stack.len() > 1 {
             let mut n = self.stack.pop().expect("stack has more than one node");
             n.end = offset;
+            n.end_bit = bit_offset;
             n.value = value.as_ref().map(TraceValue::to_string);
             n.typed = value;
             self.stack.last_mut().expect("root").children.push(n);
@@ -577,6 +624,9 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     buf: &'a [u8],
     pos: usize,
     end: usize,
+    /// Bits of the last fetched byte not read yet (the low `nbits` bits of `bits`).
+    bits: u8,
+    nbits: u8,
     /// The tracer told about every field (see [`Tracer`]).
     pub tracer: T,
 }
@@ -595,8 +645,77 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             buf,
             pos: 0,
             end: buf.len(),
+            bits: 0,
+            nbits: 0,
             tracer,
         }
+    }
+
+    /// Bits consumed from the start of the input (a bit field's exact position).
+    #[inline]
+    pub fn bit_offset(&self) -> u64 {
+        self.pos as u64 * 8 - u64::from(self.nbits)
+    }
+
+    /// Reads a `width`-bit (1..=64) unsigned big-endian bit field, most significant bit first
+    /// (KS `bN` with `bit-endian: be`). The byte offset ([`ByteReader::offset`]) counts a
+    /// partly read byte as read, as Kaitai Struct does. Errors: `UnexpectedEof` (in whole
+    /// bytes), before anything is consumed.
+    #[inline]
+    pub fn read_bits_be(&mut self, width: u32) -> Result<u64, DecodeError> {
+        debug_assert!((1..=64).contains(&width));
+        let avail = (self.end - self.pos) as u64 * 8 + u64::from(self.nbits);
+        if u64::from(width) > avail {
+            let need_bits = u64::from(width) - u64::from(self.nbits);
+            return Err(self.eof(need_bits.div_ceil(8) as usize));
+        }
+        if width <= 32 {
+            Ok(self.take_bits32(width))
+        } else {
+            let hi = self.take_bits32(width - 32);
+            Ok((hi << 32) | self.take_bits32(32))
+        }
+    }
+
+    /// Takes `width` (1..=32) bits that are known to be there: the pending bits (at most 7)
+    /// and whole bytes go through a u64 accumulator of at most 39 bits.
+    #[inline(always)]
+    fn take_bits32(&mut self, width: u32) -> u64 {
+        let mut acc = u64::from(self.bits);
+        let mut n = u32::from(self.nbits);
+        while n < width {
+            acc = (acc << 8) | u64::from(self.buf[self.pos]);
+            self.pos += 1;
+            n += 8;
+        }
+        n -= width;
+        let v = acc >> n;
+        self.bits = (acc & ((1u64 << n) - 1)) as u8;
+        self.nbits = n as u8;
+        v
+    }
+
+    /// Drops the unread bits of a partly read byte so the next read starts on a byte (KS
+    /// `alignToByte`, which the generator emits where Kaitai Struct's compiler does). The
+    /// dropped bits must be zero, so that decoding then encoding gives back the same bytes.
+    /// Errors: `Semantic` naming the padding.
+    #[inline]
+    pub fn align_to_byte(&mut self) -> Result<(), DecodeError> {
+        if self.nbits > 0 {
+            let pad = self.bits;
+            self.nbits = 0;
+            self.bits = 0;
+            if pad != 0 {
+                return Err(DecodeError::new(
+                    self.offset() - 1,
+                    DecodeErrorKind::Semantic(format!(
+                        "padding bits to the byte boundary are not zero (byte {:#04x})",
+                        self.buf[self.pos - 1]
+                    )),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Absolute byte offset of the next read, from the start of the input.
@@ -614,14 +733,15 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     /// True when no bytes are left (inside the current sized field, if any).
     #[inline]
     pub fn is_eof(&self) -> bool {
-        self.pos >= self.end
+        self.pos >= self.end && self.nbits == 0
     }
 
     /// Tells the tracer a field or element starts here.
     #[inline(always)]
     pub fn enter(&mut self, seg: PathSeg) {
         let at = self.offset();
-        self.tracer.enter(seg, at);
+        let bit = self.bit_offset();
+        self.tracer.enter_at(seg, at, bit);
     }
 
     /// Tells the tracer the innermost field ends here; `value` is converted only when the
@@ -629,11 +749,12 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     #[inline(always)]
     pub fn leave<V: TraceLeaf + ?Sized>(&mut self, value: Option<&V>) {
         let at = self.offset();
+        let bit = self.bit_offset();
         if self.tracer.wants_values() {
             let typed = value.map(TraceLeaf::trace_value);
-            self.tracer.leave(at, typed);
+            self.tracer.leave_at(at, bit, typed);
         } else {
-            self.tracer.leave(at, None);
+            self.tracer.leave_at(at, bit, None);
         }
     }
 
@@ -727,6 +848,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     /// Ends a sized field: checks that it was used up, then restores the outer limit.
     /// Errors: `UnusedBytes`.
     pub fn pop_limit(&mut self, old_end: usize) -> Result<(), DecodeError> {
+        self.align_to_byte()?;
         if self.pos != self.end {
             return Err(DecodeError::new(
                 self.offset(),
@@ -774,6 +896,19 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         Ok(c as usize)
     }
 
+    /// [`ByteReader::check_count`] for a list of bit fields: `count` elements of `width_bits`
+    /// bits each must fit in the bits left. Errors: `CountTooLarge` (in whole bytes).
+    #[inline]
+    pub fn check_count_bits(&self, count: i128, width_bits: u32) -> Result<usize, DecodeError> {
+        let c = u64::try_from(count).unwrap_or(u64::MAX);
+        let needed_bits = c as u128 * u128::from(width_bits.max(1));
+        let avail_bits = self.remaining() as u128 * 8 + u128::from(self.nbits);
+        if needed_bits > avail_bits {
+            return Err(self.count_error(c, needed_bits.div_ceil(8)));
+        }
+        Ok(c as usize)
+    }
+
     #[cold]
     fn count_error(&self, count: u64, needed: u128) -> DecodeError {
         DecodeError::new(
@@ -787,7 +922,8 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     }
 
     /// Checks that the whole input was used. Errors: `TrailingBytes`.
-    pub fn finish(&self) -> Result<(), DecodeError> {
+    pub fn finish(&mut self) -> Result<(), DecodeError> {
+        self.align_to_byte()?;
         if self.remaining() != 0 {
             return Err(DecodeError::new(
                 self.offset(),
@@ -852,6 +988,7 @@ macro_rules! write_prim {
         #[doc = concat!("Appends one `", stringify!($ty), "` (", stringify!($to), ").")]
         #[inline]
         pub fn $name(&mut self, v: $ty) {
+            self.align_to_byte();
             self.buf.extend_from_slice(&v.$to());
         }
     )*};
@@ -861,6 +998,9 @@ macro_rules! write_prim {
 #[derive(Debug, Clone, Default)]
 pub struct ByteWriter {
     buf: Vec<u8>,
+    /// Pending bits of an unfinished byte (the low `nbits` bits).
+    bits: u8,
+    nbits: u8,
 }
 
 impl ByteWriter {
@@ -873,12 +1013,70 @@ impl ByteWriter {
     pub fn with_capacity(n: usize) -> Self {
         Self {
             buf: Vec::with_capacity(n),
+            bits: 0,
+            nbits: 0,
         }
     }
 
-    /// Bytes written so far.
+    /// A writer appending to `buf` (whose bytes stay in front).
+    pub fn from_vec(buf: Vec<u8>) -> Self {
+        Self {
+            buf,
+            bits: 0,
+            nbits: 0,
+        }
+    }
+
+    /// Bytes written so far (an unfinished byte of bit fields counts as written).
     pub fn len(&self) -> usize {
-        self.buf.len()
+        self.buf.len() + usize::from(self.nbits > 0)
+    }
+
+    /// Bits written so far.
+    pub fn bit_len(&self) -> u64 {
+        self.buf.len() as u64 * 8 + u64::from(self.nbits)
+    }
+
+    /// Appends the low `width` bits (1..=64) of `value`, most significant first (KS `bN`,
+    /// `bit-endian: be`). Errors: `OutOfRange` when `value` does not fit in `width` bits.
+    pub fn write_bits_be(&mut self, value: u64, width: u32) -> Result<(), EncodeError> {
+        if !(1..=64).contains(&width) || (width < 64 && value >> width != 0) {
+            return Err(EncodeError::new(EncodeErrorKind::OutOfRange {
+                value: value.to_string(),
+                ty: "a bit field of this width",
+            }));
+        }
+        if width <= 32 {
+            self.put_bits32(value, width);
+        } else {
+            self.put_bits32(value >> 32, width - 32);
+            self.put_bits32(value & 0xffff_ffff, 32);
+        }
+        Ok(())
+    }
+
+    /// Appends `width` (1..=32) bits of `value` (already checked to fit) through a u64
+    /// accumulator of at most 39 bits: the pending bits (at most 7) and the new ones.
+    #[inline(always)]
+    fn put_bits32(&mut self, value: u64, width: u32) {
+        let acc = (u64::from(self.bits) << width) | value;
+        let mut n = u32::from(self.nbits) + width;
+        while n >= 8 {
+            n -= 8;
+            self.buf.push((acc >> n) as u8);
+        }
+        self.bits = (acc & ((1u64 << n) - 1)) as u8;
+        self.nbits = n as u8;
+    }
+
+    /// Pads an unfinished byte with zero bits (KS alignment before a byte-aligned field).
+    #[inline]
+    pub fn align_to_byte(&mut self) {
+        if self.nbits > 0 {
+            self.buf.push(self.bits << (8 - self.nbits));
+            self.bits = 0;
+            self.nbits = 0;
+        }
     }
 
     /// True when nothing has been written.
@@ -886,8 +1084,9 @@ impl ByteWriter {
         self.buf.is_empty()
     }
 
-    /// The bytes written.
-    pub fn into_bytes(self) -> Vec<u8> {
+    /// The bytes written (an unfinished byte is padded with zero bits).
+    pub fn into_bytes(mut self) -> Vec<u8> {
+        self.align_to_byte();
         self.buf
     }
 
@@ -899,6 +1098,7 @@ impl ByteWriter {
     /// Appends raw bytes.
     #[inline]
     pub fn write_bytes(&mut self, b: &[u8]) {
+        self.align_to_byte();
         self.buf.extend_from_slice(b);
     }
 
@@ -1203,5 +1403,40 @@ pub mod float_json {
             assert!(f32::from_repr(Repr::Text("nan:0x3f800000".into())).is_err());
             assert!(f32::from_repr(Repr::Num(1e300)).is_err());
         }
+    }
+}
+
+#[cfg(test)]
+mod bit_field_tests {
+    use super::*;
+
+    #[test]
+    fn bit_fields_round_trip_through_byte_reader_and_writer() {
+        let mut w = ByteWriter::new();
+        w.write_bits_be(0b101, 3).unwrap();
+        w.write_bits_be(0x3_ffff, 18).unwrap();
+        w.write_bits_be(u64::MAX, 64).unwrap();
+        assert!(w.write_bits_be(4, 2).is_err());
+        assert_eq!(w.bit_len(), 85);
+        w.write_u8(0x7e);
+        let b = w.into_bytes();
+        assert_eq!(b.len(), 12);
+        let mut r = ByteReader::new(&b);
+        assert_eq!(r.read_bits_be(3).unwrap(), 0b101);
+        assert_eq!(r.offset(), 1);
+        assert_eq!(r.read_bits_be(18).unwrap(), 0x3_ffff);
+        assert_eq!(r.read_bits_be(64).unwrap(), u64::MAX);
+        assert_eq!(r.bit_offset(), 85);
+        r.align_to_byte().unwrap();
+        assert_eq!(r.read_u8().unwrap(), 0x7e);
+        r.finish().unwrap();
+        // Past the end: refused before anything is consumed.
+        let mut r = ByteReader::new(&b[..2]);
+        assert!(r.read_bits_be(17).is_err());
+        assert_eq!(r.read_bits_be(16).unwrap() >> 13, 0b101);
+        // Padding must be zero.
+        let mut r = ByteReader::new(&[0b1010_0001]);
+        r.read_bits_be(3).unwrap();
+        assert!(r.align_to_byte().is_err());
     }
 }

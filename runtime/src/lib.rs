@@ -5,6 +5,10 @@
 //! layout alone cannot say lives in the other modules:
 //!
 //! - [`io`]: bounds-checked byte reader and writer, field-path errors with byte offsets.
+//! - [`bits`]: MSB-first bit writer/reader, LEB128 varints (byte- and bit-aligned), offset
+//!   binary.
+//! - [`netquant`]: world snapshot quantizers (grid-origin positions, smallest-three at 10
+//!   bits, symmetric fixed point, clamps of NaN/Inf and ranges).
 //! - [`quant`]: quantizers (smallest-three, axis-angle) with their steps and worst-case errors.
 //! - [`delta`]: absolute/delta chains, closed-loop against what the decoder reconstructs.
 //! - [`replay_xform`]: RPLY v3 transform quantizers (axis-angle, yaw) and closed-loop deltas.
@@ -17,6 +21,7 @@
 //! - [`smallest3`]: smallest-three rotations at 8 to 16 bits with the CBTK v1 scaling.
 //! - [`thin`]: tolerance-driven key selection.
 //! - [`fixtures`]: finds the real input files that tests, benches and the demo read in place.
+pub mod bits;
 pub mod chunk;
 pub mod columns;
 pub mod curve;
@@ -24,6 +29,7 @@ pub mod delta;
 pub mod fixtures;
 pub mod io;
 pub mod motion;
+pub mod netquant;
 pub mod quant;
 pub mod replay_xform;
 pub mod smallest3;

@@ -13,6 +13,7 @@ pub mod rply;
 pub mod rply_crowd;
 pub mod rply_samples;
 pub mod snap;
+pub mod world_snapshot;
 
 /// A traced raw decode: the result and the tree of every field read.
 pub type TracedDecode = (Result<(), DecodeError>, TraceNode);
@@ -47,7 +48,12 @@ pub struct FormatSpec {
 }
 
 /// Every format statepack implements.
-pub const FORMATS: &[FormatSpec] = &[snap::FORMAT, rply::FORMAT, cbtrack::FORMAT];
+pub const FORMATS: &[FormatSpec] = &[
+    snap::FORMAT,
+    rply::FORMAT,
+    cbtrack::FORMAT,
+    world_snapshot::FORMAT,
+];
 
 /// The format whose header `bytes` start with, if any.
 pub fn detect(bytes: &[u8]) -> Option<&'static FormatSpec> {

@@ -49,10 +49,19 @@ pub const PLUGS: &[Plug] = &[
         // still decodes raw; decode_full then finds a chunk outside the file.
         prefixes_fail: false,
     },
+    Plug {
+        format: "wsnap",
+        fixture_files: wsnap::fixture_files,
+        bombs: wsnap::bombs,
+        // A zstd body is `size-eos` bytes in the raw layer, so a cut compressed snapshot
+        // still decodes raw (the full decode refuses it).
+        prefixes_fail: false,
+    },
 ];
 
 /// CBTK v1.
 pub mod cbtrack;
+pub mod wsnap;
 
 /// The plug of `f`. Panics (failing the test) when the format has none.
 pub fn plug(f: &FormatSpec) -> &'static Plug {

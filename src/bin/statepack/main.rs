@@ -11,6 +11,7 @@ use std::time::Instant;
 
 mod cbtrack;
 mod rply;
+mod wsnap;
 
 #[derive(Parser)]
 #[command(
@@ -32,6 +33,8 @@ enum Format {
     Rply,
     /// CBTK v1 columnar replay tracks (schema/cbtrack_v1.ksy).
     Cbtrack,
+    /// MsgWorldSnapshot (schema/world_snapshot.ksy); `encode` only.
+    Wsnap,
 }
 
 impl Format {
@@ -40,6 +43,7 @@ impl Format {
             Format::Snap => &snap::FORMAT,
             Format::Rply => &formats::rply::FORMAT,
             Format::Cbtrack => &formats::cbtrack::FORMAT,
+            Format::Wsnap => &formats::world_snapshot::FORMAT,
         }
     }
 }
@@ -150,6 +154,11 @@ enum Cmd {
         #[arg(long)]
         at: f64,
     },
+    /// World snapshot (MsgWorldSnapshot) commands: the bot swarm simulation, sample files.
+    Wsnap {
+        #[command(subcommand)]
+        cmd: wsnap::WsnapCmd,
+    },
     /// Record a crowd of walkers as an RPLY v3 replay and report size, error, playback and
     /// seek figures (docs/formats/rply.md).
     RplyCrowd {
@@ -250,6 +259,12 @@ fn run(cli: Cli) -> Result<()> {
         ),
         Cmd::CbtrackScale { output, quiet } => cbtrack::scale(&output, quiet),
         Cmd::Import {
+            format: Format::Wsnap,
+            ..
+        } => bail!(
+            "import makes SNAP, RPLY and CBTK files; world snapshots come from `statepack wsnap write`"
+        ),
+        Cmd::Import {
             format: Format::Snap,
             motion,
             output,
@@ -294,6 +309,15 @@ fn run(cli: Cli) -> Result<()> {
                 )?;
                 print_tree(out, &tree, 0, max_items)
             })?;
+            if let Err(e) = wsnap::inspect_decompressed(&bytes, &mut |t| {
+                emit_stdout(|out| {
+                    writeln!(out, "decompressed body, as the raw message it stands for:")?;
+                    print_tree(out, t, 0, max_items)
+                })
+                .map_err(io::Error::other)
+            }) {
+                eprintln!("cannot show the decompressed body: {e:#}");
+            }
             res.and_then(|()| (fmt.decode_full)(&bytes))
                 .with_context(|| format!("{} is not a valid {} file", file.display(), fmt.title))
         }
@@ -399,6 +423,7 @@ fn run(cli: Cli) -> Result<()> {
             println!("worst: {worst_p:.3e} studs, {worst_r:.3e} degrees");
             check_bounds(&errs)
         }
+        Cmd::Wsnap { cmd } => wsnap::run(cmd),
         Cmd::Sample { file, at } => {
             let bytes = read_file(&file)?;
             let fmt = detect(&bytes, &file)?;
@@ -492,9 +517,20 @@ fn print_tree(
         .as_deref()
         .map(|v| format!(" = {v}"))
         .unwrap_or_default();
+    // Inside a run of bit fields the exact bit range follows the byte range.
+    let bits = if n.start_bit != n.start * 8 || n.end_bit != n.end * 8 {
+        format!(
+            "  (bits {}..{}, {} b)",
+            n.start_bit,
+            n.end_bit,
+            n.end_bit - n.start_bit
+        )
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "{:>8}..{:<8} {:>6} B  {indent}{}{value}",
+        "{:>8}..{:<8} {:>6} B  {indent}{}{value}{bits}",
         n.start,
         n.end,
         n.end - n.start,
@@ -596,6 +632,7 @@ fn demo(input: Option<&Path>, studs_per_metre: f64, out: Option<&Path>) -> Resul
     );
     rply::demo_row(&clip, studs_per_metre)?;
     println!("{}", cbtrack::demo_row(&clip)?);
+    wsnap::demo_row(&mut io::stdout())?;
     println!();
     println!(
         "RPLY row: the same clip as 20 walkers for 60 s at 15 Hz; a frame is one entity-tick, all-absolute is every transform a full XFORM, delta frames are XFORM_D ops among the transforms given, encode is recording and decode is playing every tick (docs/formats/rply.md)"

@@ -1,0 +1,368 @@
+//! Speed of the world snapshot codec, each measurement next to its baseline in the same run.
+//!
+//! Input: 128 flying bots of the swarm model (`formats::world_snapshot::sim::bot_state`), one
+//! tick. Groups:
+//!
+//! - `encode_full` / `encode_delta` (per entity): `generated` quantizes and writes the blob
+//!   through the generated writer (`encode_blob`, what the server runs);
+//!   `baseline_hand_written` quantizes the same way and writes with the hand-written bit
+//!   writer (`formats::world_snapshot::handcoded`); `quantize_only` is the quantization
+//!   alone, the part both share.
+//! - `stitch` (per peer snapshot of 128 records): `snapshot_writer` stitches the pre-encoded
+//!   blobs (origin-index varint, copy, origin dedup, header); `one_pass` is `stitch` over the
+//!   known records (origins first, then one copy into a message of the exact size);
+//!   `one_pass_by_origin_id` the same with tick-wide origin ids into a reused message buffer
+//!   (`stitch_by_id`);
+//!   `baseline_memcpy` copies the same blob bytes into a preallocated buffer.
+//! - `decode` (per record, a 128-record stream): `generated` is the generated reader,
+//!   `baseline_hand_written` the hand-written bit reader.
+//!
+//! - `deku_delta` (per record): the steady-state delta records (entity index below 128, so
+//!   its varint is one byte) as a `deku` derive (bitvec underneath), encode and decode, next
+//!   to the generated and hand-written code on the same records: the comparison behind the
+//!   choice of the runtime's own bit reader and writer for generated code.
+//!
+//! Before timing, both encoders' bytes and both decoders' records are compared, so a broken
+//! variant stops the run. Figures: `docs/performance.md`.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use statepack::formats::world_snapshot::{
+    self as ws, handcoded, record_of, sim, BlobKind, EncodedEntity, EntityState, SnapshotWriter,
+};
+use statepack_runtime::bits::BitWriter;
+use statepack_runtime::netquant as nq;
+
+/// The delta record without origin index as a deku derive: the same bits, MSB first.
+mod dk {
+    use deku::prelude::*;
+
+    #[derive(Debug, Clone, PartialEq, DekuRead, DekuWrite)]
+    #[deku(endian = "big")]
+    pub struct Delta {
+        pub idx: u8,
+        #[deku(bits = 1)]
+        pub full: u8,
+        #[deku(bits = 1)]
+        pub gen_present: u8,
+        #[deku(bits = 1)]
+        pub omega_present: u8,
+        #[deku(bits = 22)]
+        pub pos_x: u32,
+        #[deku(bits = 22)]
+        pub pos_y: u32,
+        #[deku(bits = 22)]
+        pub pos_z: u32,
+        #[deku(bits = 2)]
+        pub rot_dropped: u8,
+        #[deku(bits = 10)]
+        pub rot_a: u16,
+        #[deku(bits = 10)]
+        pub rot_b: u16,
+        #[deku(bits = 10)]
+        pub rot_c: u16,
+        #[deku(bits = 18)]
+        pub vel_x: u32,
+        #[deku(bits = 18)]
+        pub vel_y: u32,
+        #[deku(bits = 18)]
+        pub vel_z: u32,
+        #[deku(bits = 3)]
+        pub damage_level: u8,
+        #[deku(bits = 5)]
+        pub engine_fail_flags: u8,
+        #[deku(bits = 7)]
+        pub throttle_pct: u8,
+        #[deku(bits = 7)]
+        pub fuel_pct: u8,
+        #[deku(bits = 1)]
+        pub ab_engaged: u8,
+        #[deku(bits = 1)]
+        pub player_owned: u8,
+        #[deku(bits = 5)]
+        pub pad: u8,
+    }
+
+    /// From the generated record (offset binary codes as stored).
+    pub fn from_record(r: &statepack::generated::world_snapshot::EntityRecord) -> Delta {
+        let ob = |v: i32, w: u32| (v + (1 << (w - 1))) as u32;
+        Delta {
+            idx: r.entity_index as u8,
+            full: 0,
+            gen_present: 0,
+            omega_present: 0,
+            pos_x: ob(r.pos_x, 22),
+            pos_y: ob(r.pos_y, 22),
+            pos_z: ob(r.pos_z, 22),
+            rot_dropped: r.rot_dropped,
+            rot_a: r.rot_a,
+            rot_b: r.rot_b,
+            rot_c: r.rot_c,
+            vel_x: ob(r.vel_x, 18),
+            vel_y: ob(r.vel_y, 18),
+            vel_z: ob(r.vel_z, 18),
+            damage_level: r.damage_level,
+            engine_fail_flags: r.engine_fail_flags,
+            throttle_pct: r.throttle_pct,
+            fuel_pct: r.fuel_pct,
+            ab_engaged: u8::from(r.ab_engaged),
+            player_owned: u8::from(r.player_owned),
+            pad: 0,
+        }
+    }
+}
+
+fn bench_deku(c: &mut Criterion) {
+    use deku::{DekuContainerRead, DekuContainerWrite};
+    let states = states();
+    let recs: Vec<_> = states
+        .iter()
+        .map(|s| record_of(s, nq::origin_for_pos(s.position_m), BlobKind::DELTA, 0))
+        .collect();
+    let dk: Vec<dk::Delta> = recs.iter().map(dk::from_record).collect();
+    let blobs: Vec<Vec<u8>> = states
+        .iter()
+        .map(|s| ws::encode_blob(s, nq::origin_for_pos(s.position_m), BlobKind::DELTA))
+        .collect();
+    for (d, b) in dk.iter().zip(&blobs) {
+        assert_eq!(
+            &d.to_bytes().expect("deku writes"),
+            b,
+            "deku and generated bytes differ"
+        );
+        let (_, back) = dk::Delta::from_bytes((b, 0)).expect("deku reads");
+        assert_eq!(&back, d);
+    }
+    // Stitched records with origin index 0, for the record decoders.
+    let stream: Vec<u8> = blobs
+        .iter()
+        .flat_map(|b| std::iter::once(0u8).chain(b.iter().copied()))
+        .collect();
+    let mut g = c.benchmark_group("deku_delta");
+    g.throughput(Throughput::Elements(dk.len() as u64));
+    g.bench_function("encode_deku", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for d in &dk {
+                n += black_box(d.to_bytes().expect("deku")).len();
+            }
+            n
+        })
+    });
+    g.bench_function("encode_generated", |b| {
+        let mut out = statepack_runtime::io::ByteWriter::with_capacity(64 * 128);
+        b.iter(|| {
+            out = statepack_runtime::io::ByteWriter::with_capacity(64 * 128);
+            for r in &recs {
+                r.write_to(&mut out).expect("write");
+            }
+            black_box(out.len())
+        })
+    });
+    g.bench_function("encode_hand_written", |b| {
+        let mut w = BitWriter::with_capacity(64 * 128);
+        b.iter(|| {
+            w.clear();
+            for r in &recs {
+                handcoded::write_record(&mut w, r);
+            }
+            black_box(w.bit_len())
+        })
+    });
+    g.bench_function("decode_deku", |b| {
+        b.iter(|| {
+            let mut n = 0u32;
+            for blob in &blobs {
+                let (_, d) = dk::Delta::from_bytes((blob, 0)).expect("deku");
+                n += black_box(d).pos_x;
+            }
+            n
+        })
+    });
+    g.bench_function("decode_generated", |b| {
+        b.iter(|| black_box(ws::decode_stream(&stream).expect("decode")).len())
+    });
+    g.bench_function("decode_hand_written", |b| {
+        b.iter(|| black_box(handcoded::read_stream(&stream).expect("decode")).len())
+    });
+    g.finish();
+}
+
+fn states() -> Vec<EntityState> {
+    (0..128).map(|i| sim::bot_state(i, 2.0, true, 1)).collect()
+}
+
+fn check(states: &[EntityState]) {
+    for s in states {
+        let origin = nq::origin_for_pos(s.position_m);
+        for kind in [BlobKind::FULL, BlobKind::DELTA, BlobKind::FULL.own()] {
+            let gen = ws::encode_blob(s, origin, kind);
+            let mut w = BitWriter::new();
+            handcoded::write_blob(&mut w, &record_of(s, origin, kind, 0));
+            assert_eq!(
+                gen,
+                w.into_bytes(),
+                "hand-written and generated blobs differ"
+            );
+        }
+    }
+}
+
+fn bench_encode(c: &mut Criterion) {
+    let states = states();
+    check(&states);
+    for (name, kind) in [
+        ("encode_full", BlobKind::FULL),
+        ("encode_delta", BlobKind::DELTA),
+    ] {
+        let mut g = c.benchmark_group(name);
+        g.throughput(Throughput::Elements(states.len() as u64));
+        let origins: Vec<_> = states
+            .iter()
+            .map(|s| nq::origin_for_pos(s.position_m))
+            .collect();
+        g.bench_function("generated", |b| {
+            let mut out = Vec::with_capacity(64 * 128);
+            b.iter(|| {
+                out.clear();
+                for (s, o) in states.iter().zip(&origins) {
+                    ws::encode_blob_into(s, *o, kind, &mut out);
+                }
+                black_box(out.len())
+            })
+        });
+        g.bench_function("baseline_hand_written", |b| {
+            let mut w = BitWriter::with_capacity(64 * 128);
+            b.iter(|| {
+                w.clear();
+                for (s, o) in states.iter().zip(&origins) {
+                    handcoded::write_blob(&mut w, &record_of(s, *o, kind, 0));
+                }
+                black_box(w.bit_len())
+            })
+        });
+        g.bench_function("quantize_only", |b| {
+            b.iter(|| {
+                let mut n = 0u64;
+                for (s, o) in states.iter().zip(&origins) {
+                    n += black_box(record_of(s, *o, kind, 0)).pos_x as u64;
+                }
+                n
+            })
+        });
+        g.finish();
+    }
+}
+
+fn bench_stitch(c: &mut Criterion) {
+    let states = states();
+    let enc: Vec<EncodedEntity> = states.iter().map(EncodedEntity::new).collect();
+    let blobs: Vec<&[u8]> = enc
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            e.blob(if i == 0 {
+                BlobKind::DELTA.own()
+            } else {
+                BlobKind::DELTA
+            })
+        })
+        .collect();
+    let total: usize = blobs.iter().map(|b| b.len()).sum();
+    let mut g = c.benchmark_group("stitch");
+    g.throughput(Throughput::Bytes(total as u64));
+    let mut w = SnapshotWriter::new();
+    g.bench_function("snapshot_writer", |b| {
+        b.iter(|| {
+            w.clear();
+            for (e, blob) in enc.iter().zip(&blobs) {
+                w.push_record(e.origin, blob).expect("stitch");
+            }
+            black_box(w.finish(1, false).expect("finish").len())
+        })
+    });
+    let pairs: Vec<(glam::DVec3, &[u8])> = enc
+        .iter()
+        .zip(&blobs)
+        .map(|(e, b)| (e.origin, *b))
+        .collect();
+    assert_eq!(
+        ws::stitch(1, &pairs, &[]).expect("stitch"),
+        {
+            w.clear();
+            for (o, b) in &pairs {
+                w.push_record(*o, b).expect("stitch");
+            }
+            w.finish(1, false).expect("finish")
+        },
+        "one-pass and incremental stitching differ"
+    );
+    g.bench_function("one_pass", |b| {
+        b.iter(|| black_box(ws::stitch(1, &pairs, &[]).expect("stitch")).len())
+    });
+    let (tick_origins, ids) = ws::tick_origins(&enc);
+    let by_id: Vec<(u32, &[u8])> = ids.iter().copied().zip(blobs.iter().copied()).collect();
+    let mut scratch = Vec::new();
+    let mut msg = Vec::new();
+    ws::stitch_by_id(1, &tick_origins, &by_id, &mut scratch, &mut msg).expect("stitch");
+    assert_eq!(
+        msg,
+        ws::stitch(1, &pairs, &[]).expect("stitch"),
+        "stitching by origin id differs"
+    );
+    g.bench_function("one_pass_by_origin_id", |b| {
+        b.iter(|| {
+            ws::stitch_by_id(1, &tick_origins, &by_id, &mut scratch, &mut msg).expect("stitch");
+            black_box(msg.len())
+        })
+    });
+    let mut buf = Vec::with_capacity(total + 1024);
+    g.bench_function("baseline_memcpy", |b| {
+        b.iter(|| {
+            buf.clear();
+            for blob in &blobs {
+                buf.extend_from_slice(blob);
+            }
+            black_box(buf.len())
+        })
+    });
+    g.finish();
+}
+
+fn bench_decode(c: &mut Criterion) {
+    let states = states();
+    let mut bw = BitWriter::new();
+    let mut recs = Vec::new();
+    for (i, s) in states.iter().enumerate() {
+        let kind = if i == 0 {
+            BlobKind::FULL.own()
+        } else {
+            BlobKind::DELTA
+        };
+        let r = record_of(s, nq::origin_for_pos(s.position_m), kind, (i % 3) as u32);
+        handcoded::write_record(&mut bw, &r);
+        recs.push(r);
+    }
+    let stream = bw.into_bytes();
+    assert_eq!(ws::decode_stream(&stream).expect("generated decode"), recs);
+    assert_eq!(handcoded::read_stream(&stream).expect("hand decode"), recs);
+    let mut g = c.benchmark_group("decode");
+    g.throughput(Throughput::Elements(recs.len() as u64));
+    g.bench_function("generated", |b| {
+        b.iter(|| black_box(ws::decode_stream(&stream).expect("decode")).len())
+    });
+    g.bench_function("baseline_hand_written", |b| {
+        b.iter(|| black_box(handcoded::read_stream(&stream).expect("decode")).len())
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_encode,
+    bench_stitch,
+    bench_decode,
+    bench_deku
+);
+criterion_main!(benches);
