@@ -10,10 +10,13 @@
 //! - [`curve`]: interpolation (lerp, nlerp with hemisphere check).
 //! - [`motion`]: motion input (BVH, the study's JSON clips, the study's walk generated in code)
 //!   as one skeleton + local transforms model, with forward kinematics.
+//! - [`keyframe`]: the animation keyframe-compression study's pipeline (constant channels,
+//!   keyframe reduction, quantisation, forward-kinematics error).
 //! - [`fixtures`]: finds the real input files that tests, benches and the demo read in place.
 pub mod curve;
 pub mod delta;
 pub mod fixtures;
 pub mod io;
+pub mod keyframe;
 pub mod motion;
 pub mod quant;
