@@ -9,6 +9,8 @@
 use statepack_runtime::io::{DecodeError, TraceNode};
 
 pub mod snap;
+pub mod study_report;
+pub mod study_tracks;
 
 /// A traced raw decode: the result and the tree of every field read.
 pub type TracedDecode = (Result<(), DecodeError>, TraceNode);
@@ -43,7 +45,7 @@ pub struct FormatSpec {
 }
 
 /// Every format statepack implements.
-pub const FORMATS: &[FormatSpec] = &[snap::FORMAT];
+pub const FORMATS: &[FormatSpec] = &[snap::FORMAT, study_tracks::FORMAT];
 
 /// The format whose header `bytes` start with, if any.
 pub fn detect(bytes: &[u8]) -> Option<&'static FormatSpec> {

@@ -1,5 +1,7 @@
 //! `statepack`: the command-line tool. Run `statepack --help` for the commands.
 
+mod clip;
+
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use statepack::formats::{self, snap, FormatSpec};
@@ -37,6 +39,11 @@ impl Format {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Animation clips: keyframe compression with the study's pipeline, and the study's tables.
+    Clip {
+        #[command(subcommand)]
+        cmd: clip::ClipCmd,
+    },
     /// Encode a motion clip, decode it, verify it and print a table of size, error and speed.
     Demo {
         /// Motion file (.bvh or study .json); default: the study's walk, generated in code.
@@ -153,6 +160,7 @@ fn main() -> std::process::ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
+        Cmd::Clip { cmd } => clip::run(cmd),
         Cmd::Demo {
             input,
             studs_per_metre,
