@@ -12,7 +12,8 @@
 //!   bytes where the study writes 0 (the study keeps the value only in memory);
 //! - a track with a single key is written as a constant record (it means the same thing);
 //! - a channel missing from a file reads as the identity (translation 0, scale 1, rotation
-//!   identity); a channel present twice is refused.
+//!   identity); scalar records must come in increasing id order and rotation records in
+//!   increasing bone order (so none appears twice), as the study writes them.
 
 use crate::generated::study_tracks as raw;
 use statepack_runtime::io::{
@@ -498,7 +499,7 @@ pub fn reconstruct_tracks(file: &StudyTracks) -> Result<DecodedTracks, DecodeErr
         }),
         StudyTracksBody::FloatBody(b) => {
             let (nf, nb) = (usize::from(b.num_frames), usize::from(b.num_bones));
-            let mut seen = vec![false; b.scalars.len().min(nb * 6)];
+            let mut seen: Option<usize> = None;
             let mut scalars = Vec::with_capacity(b.scalars.len());
             for (i, r) in b.scalars.iter().enumerate() {
                 let path = || {
@@ -521,7 +522,7 @@ pub fn reconstruct_tracks(file: &StudyTracks) -> Result<DecodedTracks, DecodeErr
                 )?);
                 offset += r.encoded_len();
             }
-            let mut seen_r = vec![false; b.rotations.len().min(nb)];
+            let mut seen_r: Option<usize> = None;
             let mut rotations = Vec::with_capacity(b.rotations.len());
             for (i, r) in b.rotations.iter().enumerate() {
                 let path = || {
@@ -563,7 +564,7 @@ pub fn reconstruct_tracks(file: &StudyTracks) -> Result<DecodedTracks, DecodeErr
         }
         StudyTracksBody::QuantizedBody(b) => {
             let (nf, nb) = (usize::from(b.num_frames), usize::from(b.num_bones));
-            let mut seen = vec![false; b.scalars.len().min(nb * 6)];
+            let mut seen: Option<usize> = None;
             let mut scalars = Vec::with_capacity(b.scalars.len());
             for (i, r) in b.scalars.iter().enumerate() {
                 let path = || {
@@ -595,7 +596,7 @@ pub fn reconstruct_tracks(file: &StudyTracks) -> Result<DecodedTracks, DecodeErr
                 )?);
                 offset += r.encoded_len();
             }
-            let mut seen_r = vec![false; b.rotations.len().min(nb)];
+            let mut seen_r: Option<usize> = None;
             let mut rotations = Vec::with_capacity(b.rotations.len());
             for (i, r) in b.rotations.iter().enumerate() {
                 let path = || {
@@ -643,7 +644,7 @@ pub fn reconstruct_tracks(file: &StudyTracks) -> Result<DecodedTracks, DecodeErr
 fn scalar_keys(
     id: u16,
     nb: usize,
-    seen: &mut Vec<bool>,
+    seen: &mut Option<usize>,
     frames: Vec<usize>,
     values: Vec<f64>,
     nf: usize,
@@ -658,16 +659,19 @@ fn scalar_keys(
             format!("channel id {id} is not below 6 × {nb} bones"),
         ));
     }
-    if seen.len() <= id {
-        seen.resize(id + 1, false);
+    // Records come in increasing order, so no id appears twice and nothing is allocated.
+    if let Some(prev) = *seen {
+        if id <= prev {
+            return Err(semantic(
+                path(),
+                offset,
+                format!(
+                    "channel id {id} does not follow {prev}: records must be in increasing order"
+                ),
+            ));
+        }
     }
-    if std::mem::replace(&mut seen[id], true) {
-        return Err(semantic(
-            path(),
-            offset,
-            format!("channel id {id} appears twice"),
-        ));
-    }
+    *seen = Some(id);
     check_frames(&frames, nf, &path, offset)?;
     let (bone, rest) = (id / 6, id % 6);
     Ok(ScalarKeys {
@@ -687,7 +691,7 @@ fn scalar_keys(
 fn rotation_keys(
     bone: u16,
     nb: usize,
-    seen: &mut Vec<bool>,
+    seen: &mut Option<usize>,
     frames: Vec<usize>,
     q: Vec<Quat4>,
     nf: usize,
@@ -702,16 +706,17 @@ fn rotation_keys(
             format!("bone {bone} is not below the bone count {nb}"),
         ));
     }
-    if seen.len() <= bone {
-        seen.resize(bone + 1, false);
+    // Records come in increasing order, so no id appears twice and nothing is allocated.
+    if let Some(prev) = *seen {
+        if bone <= prev {
+            return Err(semantic(
+                path(),
+                offset,
+                format!("bone {bone} does not follow {prev}: records must be in increasing order"),
+            ));
+        }
     }
-    if std::mem::replace(&mut seen[bone], true) {
-        return Err(semantic(
-            path(),
-            offset,
-            format!("bone {bone} has two rotation records"),
-        ));
-    }
+    *seen = Some(bone);
     check_frames(&frames, nf, &path, offset)?;
     if q.iter().flatten().any(|x| !x.is_finite()) {
         return Err(semantic(path(), offset, "rotation is not finite".into()));

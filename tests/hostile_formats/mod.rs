@@ -28,12 +28,22 @@ pub struct Plug {
 }
 
 /// Every format's plug.
-pub const PLUGS: &[Plug] = &[Plug {
-    format: "snap",
-    fixture_files: snap::fixture_files,
-    bombs: snap::bombs,
-    prefixes_fail: true,
-}];
+pub const PLUGS: &[Plug] = &[
+    Plug {
+        format: "snap",
+        fixture_files: snap::fixture_files,
+        bombs: snap::bombs,
+        prefixes_fail: true,
+    },
+    Plug {
+        format: "study-tracks",
+        fixture_files: study_tracks::fixture_files,
+        bombs: study_tracks::bombs,
+        prefixes_fail: true,
+    },
+];
+
+pub mod study_tracks;
 
 /// The plug of `f`. Panics (failing the test) when the format has none.
 pub fn plug(f: &FormatSpec) -> &'static Plug {
