@@ -28,7 +28,8 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 /// Extra corpus files per format (by `FormatSpec::name`), beyond its `samples()`.
-const EXTRAS: &[(&str, MakeFiles)] = &[("snap", snap_extras)];
+const EXTRAS: &[(&str, MakeFiles)] =
+    &[("snap", snap_extras), ("study-tracks", study_tracks_extras)];
 
 /// Makes corpus files: (name, bytes).
 type MakeFiles = fn() -> Vec<(String, Vec<u8>)>;
@@ -569,6 +570,31 @@ fn corpus(f: &FormatSpec) -> Vec<(String, Vec<u8>)> {
 /// SNAP: the CMU walk imported by the writers (first 240 frames, every joint), a file of
 /// special floats (zeros, subnormal, infinities, NaNs), and random valid raw files (proptest strategies, fixed seed) with any float bit pattern, any frame
 /// kind in any order, and names of any Unicode text.
+/// The study's clips as the study's rows 4 and 6 write them (float32 linear keys and
+/// quantised cubic keys at 1 mm), and the jump raw.
+fn study_tracks_extras() -> Vec<(String, Vec<u8>)> {
+    use statepack::formats::study_tracks::{encode_plan, encode_raw};
+    use statepack_runtime::keyframe::{plan, PlanOptions};
+    let mut out = Vec::new();
+    for name in ["walk", "jump", "mocap"] {
+        let Some(path) =
+            statepack_runtime::fixtures::fixture_for_test(&format!("study/study-{name}.json"))
+        else {
+            continue;
+        };
+        let clip = statepack_runtime::motion::load_motion_file(&path).expect("read a study clip");
+        for (label, cubic, quant) in [("linear", false, false), ("quantized-cubic", true, true)] {
+            let bytes = encode_plan(&plan(&clip, PlanOptions::at_mm(1.0, cubic, quant)))
+                .expect("encode a study clip");
+            out.push((format!("study-{name}-{label}"), bytes));
+        }
+        if name == "jump" {
+            out.push(("study-jump-raw".to_owned(), encode_raw(&clip).expect("raw")));
+        }
+    }
+    out
+}
+
 fn snap_extras() -> Vec<(String, Vec<u8>)> {
     use statepack::formats::snap;
     let mut out = Vec::new();
