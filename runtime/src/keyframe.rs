@@ -232,7 +232,9 @@ pub fn reconstruct_quat(n: usize, keys: &[usize], key_q: &[Quat4], cubic: bool) 
         reconstruct(n, keys, &kv, cubic)
     };
     let (cx, cy, cz, cw) = (comp(0), comp(1), comp(2), comp(3));
-    (0..n).map(|f| qnorm(&[cx[f], cy[f], cz[f], cw[f]])).collect()
+    (0..n)
+        .map(|f| qnorm(&[cx[f], cy[f], cz[f], cw[f]]))
+        .collect()
 }
 
 /// Keyframe reduction by refinement: start with the first and last of `n` frames, call `err`

@@ -155,7 +155,9 @@ pub fn clip_table(clip: &Clip) -> Result<ClipTable, EncodeError> {
         err_mm: None,
         err_deg: None,
     }];
-    let specs: [(u8, &str, Option<(f64, f64)>, bool, bool, bool); 6] = [
+    /// Row number, label, tolerance (m, deg), cubic, quantise, drop constants.
+    type RowSpec = (u8, &'static str, Option<(f64, f64)>, bool, bool, bool);
+    let specs: [RowSpec; 6] = [
         (
             2,
             "+ constant-channel removal (lossless)",

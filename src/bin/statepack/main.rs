@@ -445,5 +445,6 @@ fn demo(input: Option<&Path>, studs_per_metre: f64, out: Option<&Path>) -> Resul
     );
     check_bounds(&errs)?;
     println!("verified: every frame of every recording is within the documented bounds");
+    clip::demo_rows(&clip)?;
     Ok(())
 }
