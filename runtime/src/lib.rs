@@ -10,9 +10,12 @@
 //! - [`curve`]: interpolation (lerp, nlerp with hemisphere check).
 //! - [`motion`]: motion input (BVH, the study's JSON clips, the study's walk generated in code)
 //!   as one skeleton + local transforms model, with forward kinematics.
+//! - [`anim`]: statepack's animation clip codec (tolerance-driven keys, per-track bit widths,
+//!   world-space verification) and its decoder.
 //! - [`keyframe`]: the animation keyframe-compression study's pipeline (constant channels,
 //!   keyframe reduction, quantisation, forward-kinematics error).
 //! - [`fixtures`]: finds the real input files that tests, benches and the demo read in place.
+pub mod anim;
 pub mod curve;
 pub mod delta;
 pub mod fixtures;

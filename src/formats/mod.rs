@@ -8,6 +8,7 @@
 
 use statepack_runtime::io::{DecodeError, TraceNode};
 
+pub mod anim_clip;
 pub mod snap;
 pub mod study_report;
 pub mod study_tracks;
@@ -45,7 +46,7 @@ pub struct FormatSpec {
 }
 
 /// Every format statepack implements.
-pub const FORMATS: &[FormatSpec] = &[snap::FORMAT, study_tracks::FORMAT];
+pub const FORMATS: &[FormatSpec] = &[snap::FORMAT, study_tracks::FORMAT, anim_clip::FORMAT];
 
 /// The format whose header `bytes` start with, if any.
 pub fn detect(bytes: &[u8]) -> Option<&'static FormatSpec> {

@@ -41,8 +41,15 @@ pub const PLUGS: &[Plug] = &[
         bombs: study_tracks::bombs,
         prefixes_fail: true,
     },
+    Plug {
+        format: "anim-clip",
+        fixture_files: anim_clip::fixture_files,
+        bombs: anim_clip::bombs,
+        prefixes_fail: true,
+    },
 ];
 
+pub mod anim_clip;
 pub mod study_tracks;
 
 /// The plug of `f`. Panics (failing the test) when the format has none.
