@@ -7,7 +7,7 @@ pub const SCHEMA_FILE: &str = "schema/anim_clip.ksy";
 pub const SCHEMA_ID: &str = "anim_clip";
 /// Enum `track_kind`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/anim_clip.ksy` line 118.
+/// Schema: `schema/anim_clip.ksy` line 124.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum TrackKind {
     /// Identity rotation, zero translation or unit scale. default_value (stored as 0).
@@ -64,8 +64,7 @@ impl ::core::fmt::Display for TrackKind {
 /// bit stream at the end, in track order (bone by bone: rotation, translation, scale).
 /// Per animated track the stream holds the key frame gaps minus one of keys 1 to
 /// num_keys - 2 (`index_bits` each; key 0 is frame 0 and the last key is frame
-/// num_frames - 1), then per key every component (`bits` each), least significant bit
-/// first. Distances are metres, times frames of `sample_rate` per second.
+/// num_frames - 1), then the values as `coding` says, least significant bit first. Distances are metres, times frames of `sample_rate` per second.
 /// Semantics live in statepack-runtime's `anim` module; see docs/formats/anim_clip.md.
 ///
 /// The root type of the schema.
@@ -75,28 +74,28 @@ impl ::core::fmt::Display for TrackKind {
 pub struct AnimClip {
     /// Layout version, 1.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 21.
+    /// Schema: `schema/anim_clip.ksy` line 20.
     pub version: u8,
     /// Bit 0 set when keys are reconstructed with cubic Hermite curves, else linearly.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 25.
+    /// Schema: `schema/anim_clip.ksy` line 24.
     pub flags: u8,
     /// Frame count (at least 1).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 28.
+    /// Schema: `schema/anim_clip.ksy` line 27.
     pub num_frames: u16,
     /// Frames per second.
     ///
     /// Unit: frames/s.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 33.
+    /// Schema: `schema/anim_clip.ksy` line 32.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub sample_rate: f32,
-    /// Schema: `schema/anim_clip.ksy` line 40.
+    /// Schema: `schema/anim_clip.ksy` line 39.
     pub bones: ::std::vec::Vec<BoneTracks>,
     /// Key frame gaps and quantised values of every animated track.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 47.
+    /// Schema: `schema/anim_clip.ksy` line 46.
     pub bits: ::std::vec::Vec<u8>,
 }
 impl AnimClip {
@@ -465,20 +464,20 @@ impl AnimClip {
 }
 /// The three tracks of one bone.
 ///
-/// Schema: `schema/anim_clip.ksy` line 51.
+/// Schema: `schema/anim_clip.ksy` line 50.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BoneTracks {
     /// Local rotation; constants and animated tracks have 4 components (x, y, z, w) or 3 (x, y, z with w >= 0 implied).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 54.
+    /// Schema: `schema/anim_clip.ksy` line 53.
     pub rotation: Track,
     /// Local translation in metres, 3 components.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 57.
+    /// Schema: `schema/anim_clip.ksy` line 56.
     pub translation: Track,
     /// Local scale, 3 components.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 60.
+    /// Schema: `schema/anim_clip.ksy` line 59.
     pub scale: Track,
 }
 impl BoneTracks {
@@ -599,14 +598,14 @@ impl BoneTracks {
             }
     }
 }
-/// Schema: `schema/anim_clip.ksy` line 63.
+/// Schema: `schema/anim_clip.ksy` line 62.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Track {
     /// What follows.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 65.
+    /// Schema: `schema/anim_clip.ksy` line 64.
     pub kind: TrackKind,
-    /// Schema: `schema/anim_clip.ksy` line 69.
+    /// Schema: `schema/anim_clip.ksy` line 68.
     pub body: TrackBody,
 }
 impl Track {
@@ -774,7 +773,7 @@ impl Track {
 }
 /// The body of `track.body`, selected by `kind`.
 ///
-/// Schema: `schema/anim_clip.ksy` line 69.
+/// Schema: `schema/anim_clip.ksy` line 68.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum TrackBody {
     /// Selected when the switch value is `track_kind::default_value`.
@@ -799,7 +798,7 @@ impl TrackBody {
 }
 /// No data; the identity for the track's role.
 ///
-/// Schema: `schema/anim_clip.ksy` line 76.
+/// Schema: `schema/anim_clip.ksy` line 75.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DefaultTrack {}
 impl DefaultTrack {
@@ -837,10 +836,10 @@ impl DefaultTrack {
 }
 /// One value at every frame.
 ///
-/// Schema: `schema/anim_clip.ksy` line 79.
+/// Schema: `schema/anim_clip.ksy` line 78.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ConstantTrack {
-    /// Schema: `schema/anim_clip.ksy` line 85.
+    /// Schema: `schema/anim_clip.ksy` line 84.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub values: ::std::vec::Vec<f32>,
 }
@@ -942,23 +941,30 @@ impl ConstantTrack {
 }
 /// Keys in the bit stream.
 ///
-/// Schema: `schema/anim_clip.ksy` line 89.
+/// Schema: `schema/anim_clip.ksy` line 88.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AnimatedTrack {
     /// Key count, at least 2 (at most num_frames).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 95.
+    /// Schema: `schema/anim_clip.ksy` line 94.
     pub num_keys: u16,
     /// Bits of each stored key frame gap (0 to 16).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 98.
+    /// Schema: `schema/anim_clip.ksy` line 97.
     pub index_bits: u8,
-    /// Schema: `schema/anim_clip.ksy` line 101.
+    /// Bit 0 set when values are stored as deltas: per component with a non-zero width,
+    /// the first key's value, then per group of 8 deltas a 5-bit width and the zigzag
+    /// deltas at that width (component-major). Clear: per key every component (key-major).
+    /// Other bits must be 0.
+    ///
+    /// Schema: `schema/anim_clip.ksy` line 100.
+    pub coding: u8,
+    /// Schema: `schema/anim_clip.ksy` line 107.
     pub components: ::std::vec::Vec<Component>,
 }
 impl AnimatedTrack {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
-    pub const MIN_LEN: usize = 4;
+    pub const MIN_LEN: usize = 5;
     /// Reads one value at the reader's position.
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
@@ -981,6 +987,12 @@ impl AnimatedTrack {
         __r.enter(::statepack_runtime::io::PathSeg::Field("index_bits"));
         let index_bits: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("index_bits"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("coding"));
+        let coding: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("coding"))?;
             __r.leave(Some(&__v));
             __v
         };
@@ -1009,6 +1021,7 @@ impl AnimatedTrack {
         Ok(Self {
             num_keys,
             index_bits,
+            coding,
             components,
         })
     }
@@ -1032,6 +1045,7 @@ impl AnimatedTrack {
             .map_err(|e| e.in_field("num_components"))?;
         let num_keys = self.num_keys;
         let index_bits = self.index_bits;
+        let coding = self.coding;
         let components = &self.components;
         {
             let __val = &num_components;
@@ -1064,6 +1078,17 @@ impl AnimatedTrack {
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| {
                     e.in_field("index_bits")
+                })?;
+        }
+        {
+            let __val = &self.coding;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                __w.write_u8(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("coding")
                 })?;
         }
         {
@@ -1103,6 +1128,13 @@ impl AnimatedTrack {
                 }
             }
             + {
+                let __val = &self.coding;
+                {
+                    let __v = __val;
+                    1
+                }
+            }
+            + {
                 let __val = &self.components;
                 __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
             }
@@ -1110,20 +1142,20 @@ impl AnimatedTrack {
 }
 /// Quantisation of one component.
 ///
-/// Schema: `schema/anim_clip.ksy` line 105.
+/// Schema: `schema/anim_clip.ksy` line 111.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Component {
     /// Bits per value (0 to 24); 0 holds `lo` at every key.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 108.
+    /// Schema: `schema/anim_clip.ksy` line 114.
     pub bits: u8,
     /// Low end of the range, IEEE 754 binary16 bits.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 111.
+    /// Schema: `schema/anim_clip.ksy` line 117.
     pub lo: u16,
     /// Extent of the range, binary16 bits; value = lo + q / (2^bits - 1) * extent.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 114.
+    /// Schema: `schema/anim_clip.ksy` line 120.
     pub extent: u16,
 }
 impl Component {

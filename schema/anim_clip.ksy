@@ -11,8 +11,7 @@ doc: |
   bit stream at the end, in track order (bone by bone: rotation, translation, scale).
   Per animated track the stream holds the key frame gaps minus one of keys 1 to
   num_keys - 2 (`index_bits` each; key 0 is frame 0 and the last key is frame
-  num_frames - 1), then per key every component (`bits` each), least significant bit
-  first. Distances are metres, times frames of `sample_rate` per second.
+  num_frames - 1), then the values as `coding` says, least significant bit first. Distances are metres, times frames of `sample_rate` per second.
   Semantics live in statepack-runtime's `anim` module; see docs/formats/anim_clip.md.
 seq:
   - id: magic
@@ -98,6 +97,13 @@ types:
       - id: index_bits
         type: u1
         doc: Bits of each stored key frame gap (0 to 16).
+      - id: coding
+        type: u1
+        doc: |
+          Bit 0 set when values are stored as deltas: per component with a non-zero width,
+          the first key's value, then per group of 8 deltas a 5-bit width and the zigzag
+          deltas at that width (component-major). Clear: per key every component (key-major).
+          Other bits must be 0.
       - id: components
         type: component
         repeat: expr

@@ -65,6 +65,9 @@ pub struct AnimatedTrack {
     pub extent: Vec<f32>,
     /// Quantised values, key-major (`key × comps + comp`).
     pub q: Vec<u32>,
+    /// Values are stored as deltas between consecutive keys ([`delta_value_bits`]) rather
+    /// than as they are.
+    pub delta: bool,
 }
 
 impl AnimatedTrack {
@@ -717,11 +720,89 @@ fn bits_for(v: u64) -> u8 {
 }
 
 /// Bytes a track adds to the container (descriptor plus bit stream), for choosing widths.
-fn animated_cost_bits(keys: usize, comps: usize, bits_sum: usize, index_bits: u8) -> usize {
-    // kind + comps + num_keys(2) + index_bits(1) + per comp (bits 1 + lo 2 + extent 2).
-    (1 + 1 + 2 + 1 + comps * 5) * 8
-        + keys.saturating_sub(2) * usize::from(index_bits)
-        + keys * bits_sum
+/// Keys per group of deltas sharing one width.
+pub const DELTA_GROUP: usize = 8;
+/// Bits of a delta group's width field.
+pub const DELTA_WIDTH_BITS: u8 = 5;
+
+/// Zigzag code of a signed delta (0, −1, 1, −2, … → 0, 1, 2, 3, …).
+pub fn zigzag(d: i64) -> u64 {
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
+/// Inverse of [`zigzag`].
+pub fn unzigzag(z: u64) -> i64 {
+    ((z >> 1) as i64) ^ -((z & 1) as i64)
+}
+
+/// For component `c`: the widths of its delta groups (each the bits of the largest zigzag
+/// delta in the group).
+pub fn delta_widths(q: &[u32], comps: usize, c: usize) -> Vec<u8> {
+    let k = q.len() / comps.max(1);
+    let deltas: Vec<u64> = (1..k)
+        .map(|i| zigzag(i64::from(q[i * comps + c]) - i64::from(q[(i - 1) * comps + c])))
+        .collect();
+    deltas
+        .chunks(DELTA_GROUP)
+        .map(|g| bits_for(g.iter().copied().max().unwrap_or(0)))
+        .collect()
+}
+
+/// Stream bits of a track's values stored plainly: every key, every component at its width.
+pub fn plain_value_bits(keys: usize, bits: &[u8]) -> usize {
+    keys * bits.iter().map(|&b| usize::from(b)).sum::<usize>()
+}
+
+/// Stream bits of a track's values stored as deltas: per component with a non-zero width,
+/// the first key's value at that width, then per group of [`DELTA_GROUP`] deltas a
+/// [`DELTA_WIDTH_BITS`]-bit width and the zigzag deltas at that width. Component-major.
+pub fn delta_value_bits(q: &[u32], comps: usize, bits: &[u8]) -> usize {
+    let k = q.len() / comps.max(1);
+    let mut total = 0;
+    for c in 0..comps {
+        if bits[c] == 0 {
+            continue;
+        }
+        total += usize::from(bits[c]);
+        let widths = delta_widths(q, comps, c);
+        for (g, w) in widths.iter().enumerate() {
+            let len = (k - 1 - g * DELTA_GROUP).min(DELTA_GROUP);
+            total += usize::from(DELTA_WIDTH_BITS) + len * usize::from(*w);
+        }
+    }
+    total
+}
+
+/// Width of the stored key-frame gaps: the bits of the largest gap minus one between keys
+/// 0 to `k − 2` (the last key is implied).
+pub fn index_bits(frames: &[u16]) -> u8 {
+    let k = frames.len();
+    if k <= 2 {
+        return 0;
+    }
+    let max_gap = frames[..k - 1]
+        .windows(2)
+        .map(|p| p[1] - p[0] - 1)
+        .max()
+        .unwrap_or(0);
+    bits_for(u64::from(max_gap))
+}
+
+/// Descriptor bytes of an animated track: kind, components, key count (2), gap width,
+/// coding flags, per component width, lo and extent (5).
+pub fn animated_descriptor_len(comps: usize) -> usize {
+    1 + 1 + 2 + 1 + 1 + comps * 5
+}
+
+/// Stream bits of an animated track (gaps and values).
+pub fn animated_stream_bits(a: &AnimatedTrack) -> usize {
+    let ib = index_bits(&a.frames);
+    let values = if a.delta {
+        delta_value_bits(&a.q, a.comps, &a.bits)
+    } else {
+        plain_value_bits(a.frames.len(), &a.bits)
+    };
+    a.frames.len().saturating_sub(2) * usize::from(ib) + values
 }
 
 fn encode_track(role: Role, s: &Samples, tol: f64, cubic: bool) -> Track {
@@ -780,7 +861,7 @@ fn encode_track(role: Role, s: &Samples, tol: f64, cubic: bool) -> Track {
             }
         })
         .collect();
-    let mut best: Option<(usize, Vec<u8>, Vec<usize>)> = None;
+    let mut best: Option<(usize, AnimatedTrack)> = None;
     for extra in 0..6u8 {
         let bits: Vec<u8> = base
             .iter()
@@ -820,40 +901,46 @@ fn encode_track(role: Role, s: &Samples, tol: f64, cubic: bool) -> Track {
             continue;
         }
         let keys = fit_track(role, comps, &s.v, &qv, tol, cubic);
-        let max_gap = keys.windows(2).map(|w| w[1] - w[0] - 1).max().unwrap_or(0);
-        let index_bits = if keys.len() > 2 {
-            bits_for(max_gap as u64)
-        } else {
-            0
-        };
-        let cost = animated_cost_bits(
-            keys.len(),
-            comps,
-            bits.iter().map(|&b| usize::from(b)).sum(),
-            index_bits,
-        );
+        let track = make_animated(s, comps, &keys, &bits, &lo, &extent);
+        let cost = animated_descriptor_len(comps) * 8 + animated_stream_bits(&track);
         if best.as_ref().is_none_or(|b| cost < b.0) {
-            best = Some((cost, bits, keys));
+            best = Some((cost, track));
         }
     }
-    let (_, bits, keys) = best.unwrap_or_else(|| {
-        let bits = vec![MAX_BITS; comps];
-        (0, bits, (0..n).collect())
-    });
+    match best {
+        Some((_, t)) => Track::Animated(t),
+        None => {
+            let bits = vec![MAX_BITS; comps];
+            let keys: Vec<usize> = (0..n).collect();
+            Track::Animated(make_animated(s, comps, &keys, &bits, &lo, &extent))
+        }
+    }
+}
+
+fn make_animated(
+    s: &Samples,
+    comps: usize,
+    keys: &[usize],
+    bits: &[u8],
+    lo: &[f32],
+    extent: &[f32],
+) -> AnimatedTrack {
     let mut q = Vec::with_capacity(keys.len() * comps);
-    for &k in &keys {
+    for &k in keys {
         for c in 0..comps {
             q.push(quant(s.v[k][c], bits[c], lo[c], extent[c]));
         }
     }
-    Track::Animated(AnimatedTrack {
+    let delta = delta_value_bits(&q, comps, bits) < plain_value_bits(keys.len(), bits);
+    AnimatedTrack {
         comps,
         frames: keys.iter().map(|&k| k as u16).collect(),
-        bits,
-        lo,
-        extent,
+        bits: bits.to_vec(),
+        lo: lo.to_vec(),
+        extent: extent.to_vec(),
         q,
-    })
+        delta,
+    }
 }
 
 /// What [`encode`] found.
@@ -878,6 +965,39 @@ pub enum AnimError {
     Tolerance(f64),
 }
 
+/// The three tracks of bone `b` with share `alpha × mult[role]`.
+fn encode_bone(
+    b: usize,
+    s: &[Samples; 3],
+    lev: &(Vec<f64>, Vec<f64>),
+    alpha: f64,
+    mult: [f64; 3],
+    cubic: bool,
+) -> BoneTracks {
+    let tol = |a: f64, lever: f64| {
+        if lever > 0.0 {
+            a / lever
+        } else {
+            f64::INFINITY
+        }
+    };
+    BoneTracks {
+        rotation: encode_track(
+            Role::Rotation,
+            &s[0],
+            tol(alpha * mult[0], lev.0[b]).min(4.0),
+            cubic,
+        ),
+        translation: encode_track(Role::Translation, &s[1], alpha * mult[1], cubic),
+        scale: encode_track(
+            Role::Scale,
+            &s[2],
+            tol(alpha * mult[2], lev.1[b]).min(1e6),
+            cubic,
+        ),
+    }
+}
+
 fn build(
     clip: &Clip,
     samples: &[[Samples; 3]],
@@ -889,29 +1009,83 @@ fn build(
     let bones = samples
         .iter()
         .enumerate()
-        .map(|(b, s)| {
-            let rot_tol = if lev.0[b] > 0.0 {
-                alpha / lev.0[b]
-            } else {
-                f64::INFINITY
-            };
-            let scl_tol = if lev.1[b] > 0.0 {
-                alpha / lev.1[b]
-            } else {
-                f64::INFINITY
-            };
-            BoneTracks {
-                rotation: encode_track(Role::Rotation, &s[0], rot_tol.min(4.0), cubic),
-                translation: encode_track(Role::Translation, &s[1], alpha, cubic),
-                scale: encode_track(Role::Scale, &s[2], scl_tol.min(1e6), cubic),
-            }
-        })
+        .map(|(b, s)| encode_bone(b, s, lev, alpha, [1.0; 3], cubic))
         .collect();
     EncodedClip {
         sample_rate: clip.fps() as f32,
         num_frames: clip.frame_count() as u16,
         interp,
         bones,
+    }
+}
+
+fn track_size(t: &Track) -> usize {
+    let one = EncodedClip {
+        sample_rate: 1.0,
+        num_frames: 1,
+        interp: Interp::Linear,
+        bones: vec![BoneTracks {
+            rotation: t.clone(),
+            translation: Track::Default,
+            scale: Track::Default,
+        }],
+    };
+    encoded_size(&one)
+}
+
+fn slot_mut(bt: &mut BoneTracks, role: usize) -> &mut Track {
+    match role {
+        0 => &mut bt.rotation,
+        1 => &mut bt.translation,
+        _ => &mut bt.scale,
+    }
+}
+
+/// Greedy refinement of the per-track shares: loosen one animated track at a time and keep
+/// the change when the clip stays within the tolerance and gets smaller. The worst error is a
+/// maximum over joints and frames, so most tracks have slack the uniform share leaves unused.
+#[allow(clippy::too_many_arguments)]
+fn refine(
+    clip: &Clip,
+    samples: &[[Samples; 3]],
+    lev: &(Vec<f64>, Vec<f64>),
+    alpha: f64,
+    enc: &mut EncodedClip,
+    err: &mut f64,
+    metric: Metric,
+) {
+    let cubic = enc.interp == Interp::Cubic;
+    let nb = samples.len();
+    let mut mult = vec![[1.0f64; 3]; nb];
+    for factor in [2.0, 1.5, 1.25, 1.1] {
+        for b in 0..nb {
+            for role in 0..3 {
+                let cur = [
+                    &enc.bones[b].rotation,
+                    &enc.bones[b].translation,
+                    &enc.bones[b].scale,
+                ][role];
+                if !matches!(cur, Track::Animated(_)) {
+                    continue;
+                }
+                let before = track_size(cur);
+                let mut m = mult[b];
+                m[role] *= factor;
+                let cand = encode_bone(b, &samples[b], lev, alpha, m, cubic);
+                let new_t = [&cand.rotation, &cand.translation, &cand.scale][role].clone();
+                if track_size(&new_t) >= before {
+                    continue;
+                }
+                let old = std::mem::replace(slot_mut(&mut enc.bones[b], role), new_t);
+                let e = world_error(clip, &Decoder::new(enc).decompress(), metric.shell_m);
+                if e <= metric.tolerance_m {
+                    mult[b] = m;
+                    *err = e;
+                } else {
+                    *slot_mut(&mut enc.bones[b], role) = old;
+                }
+            }
+        }
     }
 }
 
@@ -925,20 +1099,8 @@ pub fn encoded_size(e: &EncodedClip) -> usize {
                 Track::Default => 1,
                 Track::Constant(v) => 2 + 4 * v.len(),
                 Track::Animated(a) => {
-                    let max_gap = a
-                        .frames
-                        .windows(2)
-                        .map(|w| w[1] - w[0] - 1)
-                        .max()
-                        .unwrap_or(0);
-                    let ib = if a.frames.len() > 2 {
-                        bits_for(u64::from(max_gap))
-                    } else {
-                        0
-                    };
-                    bits += a.frames.len().saturating_sub(2) * usize::from(ib)
-                        + a.frames.len() * a.bits.iter().map(|&x| usize::from(x)).sum::<usize>();
-                    1 + 1 + 2 + 1 + a.comps * 5
+                    bits += animated_stream_bits(a);
+                    animated_descriptor_len(a.comps)
                 }
             };
         }
@@ -1015,6 +1177,7 @@ pub fn encode(
                 hi = mid;
             }
         }
+        refine(clip, &samples, &lev, lo_a, &mut enc, &mut err, metric);
         let size = encoded_size(&enc);
         if best.as_ref().is_none_or(|b| size < b.0) {
             best = Some((

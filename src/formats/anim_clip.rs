@@ -36,12 +36,20 @@ impl BitWriter {
         if bits == 0 {
             return;
         }
-        self.acc |= u64::from(v & ((1u64 << bits) - 1) as u32) << self.n;
+        self.acc |= (u64::from(v) & ((1u64 << bits) - 1)) << self.n;
         self.n += u32::from(bits);
         while self.n >= 8 {
             self.out.push(self.acc as u8);
             self.acc >>= 8;
             self.n -= 8;
+        }
+    }
+    fn put64(&mut self, v: u64, bits: u8) {
+        if bits > 32 {
+            self.put(v as u32, 32);
+            self.put((v >> 32) as u32, bits - 32);
+        } else {
+            self.put(v as u32, bits);
         }
     }
     fn finish(mut self) -> Vec<u8> {
@@ -61,6 +69,15 @@ struct BitReader<'a> {
 impl BitReader<'_> {
     fn left(&self) -> usize {
         self.b.len() * 8 - self.pos
+    }
+    fn get64(&mut self, bits: u8) -> Option<u64> {
+        if bits > 32 {
+            let lo = u64::from(self.get(32)?);
+            let hi = u64::from(self.get(bits - 32)?);
+            Some(lo | (hi << 32))
+        } else {
+            self.get(bits).map(u64::from)
+        }
     }
     fn get(&mut self, bits: u8) -> Option<u32> {
         let bits = usize::from(bits);
@@ -128,25 +145,42 @@ pub fn to_raw(e: &EncodedClip) -> Result<AnimClip, EncodeError> {
                             "key frames must increase from 0 to the last frame".into(),
                         ));
                     }
-                    let max_gap = a.frames[..k - 1]
-                        .windows(2)
-                        .map(|p| p[1] - p[0] - 1)
-                        .max()
-                        .unwrap_or(0);
-                    let index_bits = (16 - max_gap.leading_zeros()) as u8;
+                    let index_bits = anim::index_bits(&a.frames);
                     for p in a.frames[..k - 1].windows(2) {
                         w.put(u32::from(p[1] - p[0] - 1), index_bits);
                     }
-                    if a.bits.iter().any(|&x| x > anim::MAX_BITS) || a.bits.iter().all(|&x| x == 0)
+                    if a.bits.len() != a.comps
+                        || a.q.len() != k * a.comps
+                        || a.bits.iter().any(|&x| x > anim::MAX_BITS)
+                        || a.bits.iter().all(|&x| x == 0)
                     {
                         return Err(enc_err(
                             path(),
-                            "component widths must be 0..=24 and not all 0".into(),
+                            "component widths must be 0..=24, not all 0, one per component".into(),
                         ));
                     }
-                    for kk in 0..k {
+                    if a.delta {
                         for c in 0..a.comps {
-                            w.put(a.q[kk * a.comps + c], a.bits[c]);
+                            if a.bits[c] == 0 {
+                                continue;
+                            }
+                            w.put(a.q[c], a.bits[c]);
+                            let widths = anim::delta_widths(&a.q, a.comps, c);
+                            for (g, &width) in widths.iter().enumerate() {
+                                w.put(u32::from(width), anim::DELTA_WIDTH_BITS);
+                                let first = 1 + g * anim::DELTA_GROUP;
+                                for i in first..(first + anim::DELTA_GROUP).min(k) {
+                                    let d = i64::from(a.q[i * a.comps + c])
+                                        - i64::from(a.q[(i - 1) * a.comps + c]);
+                                    w.put64(anim::zigzag(d), width);
+                                }
+                            }
+                        }
+                    } else {
+                        for kk in 0..k {
+                            for c in 0..a.comps {
+                                w.put(a.q[kk * a.comps + c], a.bits[c]);
+                            }
                         }
                     }
                     raw::Track {
@@ -156,6 +190,7 @@ pub fn to_raw(e: &EncodedClip) -> Result<AnimClip, EncodeError> {
                                 enc_err(path(), format!("{k} keys do not fit in u16"))
                             })?,
                             index_bits,
+                            coding: u8::from(a.delta),
                             components: (0..a.comps)
                                 .map(|c| raw::Component {
                                     bits: a.bits[c],
@@ -297,22 +332,48 @@ pub fn from_raw(file: &AnimClip) -> Result<EncodedClip, DecodeError> {
                             "component widths must be 0..=24 and not all 0".into(),
                         ));
                     }
-                    let need = (k - 2) * usize::from(a.index_bits) + k * per_key;
-                    if need > r.left() {
+                    if a.coding > 1 {
+                        return Err(dec_err(
+                            path(),
+                            offset,
+                            format!("coding {} is not 0 or 1", a.coding),
+                        ));
+                    }
+                    let delta = a.coding == 1;
+                    let animated_comps = bits.iter().filter(|&&x| x > 0).count();
+                    // The fewest bits the track can take: every key costs at least one bit
+                    // (plain) or 5/8 bit per animated component (deltas).
+                    let least = (k - 2) * usize::from(a.index_bits)
+                        + if delta {
+                            per_key
+                                + (k - 1).div_ceil(anim::DELTA_GROUP)
+                                    * usize::from(anim::DELTA_WIDTH_BITS)
+                                    * animated_comps
+                        } else {
+                            k * per_key
+                        };
+                    if least > r.left() {
                         return Err(dec_err(
                             path(),
                             offset,
                             format!(
-                                "the bit stream has {} bits left, the track needs {need}",
+                                "the bit stream has {} bits left, the track needs at least {least}",
                                 r.left()
                             ),
                         ));
                     }
+                    let short = |what: &str| {
+                        dec_err(
+                            path(),
+                            offset,
+                            format!("the bit stream ends inside the track's {what}"),
+                        )
+                    };
                     let mut frames = Vec::with_capacity(k);
                     frames.push(0u16);
                     let mut f = 0u32;
                     for _ in 0..k - 2 {
-                        f += r.get(a.index_bits).unwrap_or(0) + 1;
+                        f += r.get(a.index_bits).ok_or_else(|| short("key frames"))? + 1;
                         if f >= u32::from(nf) - 1 {
                             return Err(dec_err(
                                 path(),
@@ -326,10 +387,41 @@ pub fn from_raw(file: &AnimClip) -> Result<EncodedClip, DecodeError> {
                         frames.push(f as u16);
                     }
                     frames.push(nf - 1);
-                    let mut q = Vec::with_capacity(k * comps);
-                    for _ in 0..k {
-                        for &bb in &bits {
-                            q.push(r.get(bb).unwrap_or(0));
+                    let mut q = vec![0u32; k * comps];
+                    if delta {
+                        for (c, &bb) in bits.iter().enumerate() {
+                            if bb == 0 {
+                                continue;
+                            }
+                            let max = (1i64 << bb) - 1;
+                            let mut v = i64::from(r.get(bb).ok_or_else(|| short("values"))?);
+                            q[c] = v as u32;
+                            let mut i = 1;
+                            while i < k {
+                                let width = r
+                                    .get(anim::DELTA_WIDTH_BITS)
+                                    .ok_or_else(|| short("values"))?
+                                    as u8;
+                                if width > bb + 1 {
+                                    return Err(dec_err(path(), offset, format!("a delta width of {width} bits exceeds the component's {bb} bits + 1")));
+                                }
+                                for _ in 0..anim::DELTA_GROUP.min(k - i) {
+                                    v += anim::unzigzag(
+                                        r.get64(width).ok_or_else(|| short("values"))?,
+                                    );
+                                    if !(0..=max).contains(&v) {
+                                        return Err(dec_err(path(), offset, format!("a delta takes component {c} to {v}, outside 0..={max}")));
+                                    }
+                                    q[i * comps + c] = v as u32;
+                                    i += 1;
+                                }
+                            }
+                        }
+                    } else {
+                        for kk in 0..k {
+                            for (c, &bb) in bits.iter().enumerate() {
+                                q[kk * comps + c] = r.get(bb).ok_or_else(|| short("values"))?;
+                            }
                         }
                     }
                     let lo: Vec<f32> = a.components.iter().map(|c| f16_from_bits(c.lo)).collect();
@@ -345,6 +437,7 @@ pub fn from_raw(file: &AnimClip) -> Result<EncodedClip, DecodeError> {
                         lo,
                         extent,
                         q,
+                        delta,
                     })
                 }
             };

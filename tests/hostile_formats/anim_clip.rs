@@ -66,6 +66,7 @@ fn animated(b: &mut Vec<u8>, keys: u16) {
     b.push(3);
     b.extend_from_slice(&keys.to_le_bytes());
     b.push(0);
+    b.push(0);
     for bits in [1u8, 0, 0] {
         b.push(bits);
         b.extend_from_slice(&0u16.to_le_bytes());
@@ -96,7 +97,19 @@ pub fn bombs() -> Vec<NamedFile> {
     let len = (usize::from(u16::MAX)).div_ceil(8);
     b.extend_from_slice(&(len as u32).to_le_bytes());
     b.extend(std::iter::repeat_n(0x55u8, len));
-    out.push(("one track of 65 535 one-bit keys".to_owned(), b));
+    out.push(("one track of 65 535 one-bit keys".to_owned(), b.clone()));
+    // The same keys delta-coded: one 5-bit zero width per 8 keys.
+    let at = 4 + 1 + 1 + 2 + 4 + 2 + 1 + 1 + 2 + 1;
+    b[at] = 1;
+    out.push(("one track of 65 535 delta-coded keys".to_owned(), b.clone()));
+    // The fewest bits 65 535 keys can take: one component, deltas all zero (one 5-bit
+    // width per 8 keys).
+    let bits = 1 + usize::from(u16::MAX - 1).div_ceil(8) * 5;
+    let len = bits.div_ceil(8);
+    b.truncate(at + 1 + 15 + 2);
+    b.extend_from_slice(&(len as u32).to_le_bytes());
+    b.extend(std::iter::repeat_n(0u8, len));
+    out.push(("one track of 65 535 zero deltas".to_owned(), b));
     // 21 845 bones, each with three one-bit animated tracks of 2 keys... as many descriptors
     // as fit: the smallest bone is 3 default tracks (3 bytes).
     let mut b = header(2, u16::MAX);
