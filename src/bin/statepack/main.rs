@@ -1,6 +1,7 @@
 //! `statepack`: the command-line tool. Run `statepack --help` for the commands.
 
 mod clip;
+mod plot;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
