@@ -244,6 +244,10 @@ enum Unpacked {
         comps: usize,
         frames: Vec<f32>,
         values: Vec<[f32; 4]>,
+        /// Buckets of equal length over the clip: for each, the segment holding its start.
+        lut: Vec<u16>,
+        /// Buckets per frame.
+        per_frame: f32,
     },
 }
 
@@ -285,10 +289,26 @@ fn unpack(track: &Track, default: [f32; 4]) -> Unpacked {
                 }
                 values.push(v);
             }
+            // Two buckets per key: a random access starts at most a couple of keys before
+            // its segment, and the table grows with the keys, not with the frame count.
+            let last = f32::from(a.frames[n - 1]).max(1.0);
+            let buckets = (2 * n).min(a.frames[n - 1] as usize + 1).max(1);
+            let per_frame = buckets as f32 / (last + 1.0);
+            let mut lut = Vec::with_capacity(buckets);
+            let mut i = 0usize;
+            for bkt in 0..buckets {
+                let start = bkt as f32 / per_frame;
+                while i + 2 < n && f32::from(a.frames[i + 1]) <= start {
+                    i += 1;
+                }
+                lut.push(i as u16);
+            }
             Unpacked::Keys {
                 comps: a.comps,
                 frames: a.frames.iter().map(|&f| f32::from(f)).collect(),
                 values,
+                lut,
+                per_frame,
             }
         }
     }
@@ -397,10 +417,20 @@ impl Decoder {
                 comps,
                 frames,
                 values,
+                lut,
+                per_frame,
             } => {
                 let n = frames.len();
                 let i = if search {
-                    frames.partition_point(|&f| f <= x).clamp(1, n - 1) - 1
+                    let b = ((x * per_frame) as usize).min(lut.len() - 1);
+                    let mut i = usize::from(lut[b]).min(n - 2);
+                    while i > 0 && frames[i] > x {
+                        i -= 1;
+                    }
+                    while i + 2 < n && frames[i + 1] <= x {
+                        i += 1;
+                    }
+                    i
                 } else {
                     let mut i = (*seg as usize).min(n - 2);
                     if frames[i] > x {
