@@ -415,7 +415,7 @@ tracks = [
         assert_eq!(c.frame_count(), 2);
         assert!((c.fps() - 30.0).abs() < 1e-9);
         assert_eq!(c.frames[1][0].translation, DVec3::new(0.0, 1.0, 0.0));
-        assert!((c.frames[1][1].rotation.z - 0.70710678).abs() < 1e-6);
+        assert!((c.frames[1][1].rotation.z - std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-6);
         let e = parse_acl_sjson(
             "clip = { num_samples = 1 sample_rate = 1 }\nbones = [ { name = 1 } ]",
             1.0,

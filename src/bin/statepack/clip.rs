@@ -200,7 +200,7 @@ fn compress(
     interp: Option<Interp>,
     out: &Path,
 ) -> Result<()> {
-    if !(mm.is_finite() && mm > 0.0) || !(shell_cm.is_finite() && shell_cm >= 0.0) {
+    if !(mm.is_finite() && mm > 0.0 && shell_cm.is_finite() && shell_cm >= 0.0) {
         bail!("--tolerance-mm must be positive and --shell-cm not negative");
     }
     let metric = Metric {
