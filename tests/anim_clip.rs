@@ -168,3 +168,55 @@ fn bad_files_name_the_track() {
         .to_string()
         .contains("left over"));
 }
+
+#[test]
+fn writers_refuse_what_does_not_fit() {
+    use statepack_runtime::anim::{AnimatedTrack, BoneTracks, EncodedClip, Track};
+    let track = |frames: Vec<u16>, bits: Vec<u8>| AnimatedTrack {
+        comps: 3,
+        q: vec![0; frames.len() * 3],
+        frames,
+        bits,
+        lo: vec![0.0; 3],
+        extent: vec![1.0; 3],
+        delta: false,
+    };
+    let clip = |t: AnimatedTrack| EncodedClip {
+        sample_rate: 30.0,
+        num_frames: 10,
+        interp: Interp::Linear,
+        bones: vec![BoneTracks {
+            rotation: Track::Default,
+            translation: Track::Animated(t),
+            scale: Track::Default,
+        }],
+    };
+    assert!(anim_clip::encode(&clip(track(vec![0, 4, 9], vec![8, 8, 8]))).is_ok());
+    let e = anim_clip::encode(&clip(track(vec![0, 4, 4, 9], vec![8, 8, 8]))).unwrap_err();
+    assert!(e.to_string().contains("bones[0].translation"), "{e}");
+    assert!(
+        anim_clip::encode(&clip(track(vec![0, 4, 8], vec![8, 8, 8]))).is_err(),
+        "last key is not the last frame"
+    );
+    assert!(
+        anim_clip::encode(&clip(track(vec![0, 9], vec![25, 8, 8]))).is_err(),
+        "width above 24"
+    );
+    assert!(
+        anim_clip::encode(&clip(track(vec![0, 9], vec![0, 0, 0]))).is_err(),
+        "all widths zero"
+    );
+}
+
+#[test]
+fn study_writer_refuses_what_does_not_fit() {
+    use statepack::formats::study_tracks::{f16_bits, f16_value};
+    assert_eq!(f16_bits(1.0).unwrap(), 0x3c00);
+    assert_eq!(f16_value(f16_bits(0.95).unwrap()), 0.9501953125);
+    assert!(f16_bits(70000.0).is_err());
+    assert!(f16_bits(f64::NAN).is_err());
+    let mut c = walk(2);
+    c.frames = vec![c.frames[0].clone(); 70_000];
+    let e = statepack::formats::study_tracks::encode_raw(&c).unwrap_err();
+    assert!(e.to_string().contains("frame count 70000"), "{e}");
+}
