@@ -470,39 +470,45 @@ fn study_compress(path: &Path, mm: f64, cubic: bool, quantize: bool, out: &Path)
     Ok(())
 }
 
-/// The demo's animation-clip table: the clip through the study's pipeline (quantised cubic
-/// keys at 1 mm) into the study's track container, decoded back from the bytes.
+/// The demo's animation-clip table: the clip through statepack's codec (1 mm on joints and on
+/// a 3 cm shell) and through the study's pipeline at 1 mm, every error decoded from the bytes.
 pub fn demo_rows(clip: &Clip) -> Result<()> {
     let raw = study_tracks::encode_raw(clip)?;
     let secs = clip.duration_s();
     println!();
     println!("| format | bytes | B/s | vs raw float32 | gzip | worst joint (mm, from the file) | worst rot (deg) |");
     println!("|---|---|---|---|---|---|---|");
-    let c = anim_clip::compress(
-        clip,
-        Metric {
-            tolerance_m: 0.001,
-            shell_m: 0.0,
-        },
-        None,
-    )
-    .map_err(anyhow::Error::msg)?;
-    let frames = statepack::runtime::anim::Decoder::new(&anim_clip::read(&c.bytes)?).decompress();
-    let from_file = Clip {
-        frames,
-        ..clip.clone()
-    };
-    let e = fk_error(clip, &from_file);
-    println!(
-        "| statepack clip, 1 mm world tolerance | {} | {:.0} | {:.1}x ({} B) | {} | {:.2} | {:.3} |",
-        c.bytes.len(),
-        c.bytes.len() as f64 / secs,
-        raw.len() as f64 / c.bytes.len() as f64,
-        raw.len(),
-        gzip_len(&c.bytes),
-        e.max_m * 1000.0,
-        e.max_deg
-    );
+    for (label, shell_m) in [
+        ("statepack clip, 1 mm on joints", 0.0),
+        ("statepack clip, 1 mm on a 3 cm shell", 0.03),
+    ] {
+        let c = anim_clip::compress(
+            clip,
+            Metric {
+                tolerance_m: 0.001,
+                shell_m,
+            },
+            None,
+        )
+        .map_err(anyhow::Error::msg)?;
+        let frames =
+            statepack::runtime::anim::Decoder::new(&anim_clip::read(&c.bytes)?).decompress();
+        let from_file = Clip {
+            frames,
+            ..clip.clone()
+        };
+        let e = fk_error(clip, &from_file);
+        println!(
+            "| {label} | {} | {:.0} | {:.1}x ({} B) | {} | {:.2} | {:.3} |",
+            c.bytes.len(),
+            c.bytes.len() as f64 / secs,
+            raw.len() as f64 / c.bytes.len() as f64,
+            raw.len(),
+            gzip_len(&c.bytes),
+            e.max_m * 1000.0,
+            e.max_deg
+        );
+    }
     for (label, cubic, quant) in [
         ("study tracks, linear float32 keys, 1 mm", false, false),
         ("study tracks, cubic quantised keys, 1 mm", true, true),
