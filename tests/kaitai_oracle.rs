@@ -28,8 +28,11 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 /// Extra corpus files per format (by `FormatSpec::name`), beyond its `samples()`.
-const EXTRAS: &[(&str, MakeFiles)] =
-    &[("snap", snap_extras), ("study-tracks", study_tracks_extras)];
+const EXTRAS: &[(&str, MakeFiles)] = &[
+    ("snap", snap_extras),
+    ("study-tracks", study_tracks_extras),
+    ("anim-clip", anim_clip_extras),
+];
 
 /// Makes corpus files: (name, bytes).
 type MakeFiles = fn() -> Vec<(String, Vec<u8>)>;
@@ -570,6 +573,61 @@ fn corpus(f: &FormatSpec) -> Vec<(String, Vec<u8>)> {
 /// SNAP: the CMU walk imported by the writers (first 240 frames, every joint), a file of
 /// special floats (zeros, subnormal, infinities, NaNs), and random valid raw files (proptest strategies, fixed seed) with any float bit pattern, any frame
 /// kind in any order, and names of any Unicode text.
+/// Real motion compressed into statepack clips: the Fox's Walk (glTF, 1 unit = 1 cm) at
+/// 7.23 mm, the first 120 frames of the CMU walk at 1 mm on joints and at 0.2 mm on a 3 cm
+/// shell (plain and delta-coded values both appear).
+fn anim_clip_extras() -> Vec<(String, Vec<u8>)> {
+    use statepack::formats::anim_clip::compress;
+    use statepack_runtime::anim::Metric;
+    let mut out = Vec::new();
+    if let Some(p) = statepack_runtime::fixtures::fixture_for_test("motion/fox.glb") {
+        let bytes = std::fs::read(&p).expect("read the fox");
+        let opts = statepack_runtime::motion::gltf::GltfOptions {
+            animation: Some("Walk".into()),
+            metres_per_unit: 0.01,
+            fps: None,
+        };
+        let clip =
+            statepack_runtime::motion::gltf::parse_gltf(&bytes, None, &opts).expect("fox walk");
+        let c = compress(
+            &clip,
+            Metric {
+                tolerance_m: 0.00723,
+                shell_m: 0.0,
+            },
+            None,
+        )
+        .expect("compress");
+        out.push(("fox-walk-7mm".to_owned(), c.bytes));
+    }
+    if let Some(p) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") {
+        let mut clip = statepack_runtime::motion::load_motion_file(&p).expect("read the walk");
+        clip.frames.truncate(120);
+        for (name, m) in [
+            (
+                "cmu-walk-120-frames-1mm",
+                Metric {
+                    tolerance_m: 0.001,
+                    shell_m: 0.0,
+                },
+            ),
+            (
+                "cmu-walk-120-frames-shell",
+                Metric {
+                    tolerance_m: 0.0002,
+                    shell_m: 0.03,
+                },
+            ),
+        ] {
+            out.push((
+                name.to_owned(),
+                compress(&clip, m, None).expect("compress").bytes,
+            ));
+        }
+    }
+    out
+}
+
 /// The study's clips as the study's rows 4 and 6 write them (float32 linear keys and
 /// quantised cubic keys at 1 mm), and the jump raw.
 fn study_tracks_extras() -> Vec<(String, Vec<u8>)> {
