@@ -8,6 +8,7 @@
 
 use statepack_runtime::io::{DecodeError, TraceNode};
 
+pub mod acl_compare;
 pub mod anim_clip;
 pub mod snap;
 pub mod study_report;

@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use statepack::formats::{anim_clip, study_report, study_tracks};
+use statepack::formats::{acl_compare, anim_clip, study_report, study_tracks};
 use statepack::runtime::anim::{Interp, Metric};
 use statepack::runtime::keyframe::{fk_error, gzip_len, plan, PlanOptions};
 use statepack::runtime::motion::{self, Clip};
@@ -287,117 +287,10 @@ fn sweep(clip: &Clip, shell_cm: f64, plot_path: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-/// One clip of the comparison: label, preparation, metric, ACL's bytes and error.
-struct AclRow {
-    label: &'static str,
-    clip: Clip,
-    metric: Metric,
-    acl_bytes: usize,
-    acl_error: &'static str,
-}
-
-fn fixture(rel: &str) -> Result<PathBuf> {
-    statepack::runtime::fixtures::fixture_path(rel).map_err(|e| anyhow::anyhow!("{e}"))
-}
-
-fn acl_rows() -> Result<Vec<AclRow>> {
-    let walk = load(&fixture("motion/cmu-131-01-walk.bvh")?)?;
-    let mut walk60 = walk.clone();
-    walk60.frames = walk.frames.iter().step_by(2).cloned().collect();
-    walk60.frame_time_s *= 2.0;
-    let c104 = load(&fixture("motion/cmu-104-30.acl.sjson")?)?;
-    let fox = std::fs::read(fixture("motion/fox.glb")?)?;
-    let fx = |n: &str| {
-        motion::gltf::parse_gltf(
-            &fox,
-            None,
-            &motion::gltf::GltfOptions {
-                animation: Some(n.into()),
-                metres_per_unit: 0.01,
-                fps: None,
-            },
-        )
-    };
-    let cesium = load(&fixture("motion/cesium-man.gltf")?)?;
-    let j = |mm: f64| Metric {
-        tolerance_m: mm / 1000.0,
-        shell_m: 0.0,
-    };
-    let sh = |mm: f64| Metric {
-        tolerance_m: mm / 1000.0,
-        shell_m: 0.03,
-    };
-    Ok(vec![
-        AclRow {
-            label: "cmu-131-01-walk, 60 fps (every 2nd frame), 31 bones",
-            clip: walk60.clone(),
-            metric: j(7.22),
-            acl_bytes: 15_429,
-            acl_error: "7.22 mm joint",
-        },
-        AclRow {
-            label: "cmu-131-01-walk, 120 fps",
-            clip: walk,
-            metric: j(7.25),
-            acl_bytes: 20_262,
-            acl_error: "7.25 mm joint",
-        },
-        AclRow {
-            label: "cmu-131-01-walk, 60 fps, 3 cm shell",
-            clip: walk60,
-            metric: sh(0.17),
-            acl_bytes: 46_403,
-            acl_error: "0.17 mm shell (0.11 mm joint)",
-        },
-        AclRow {
-            label: "cmu-104-30 (44 bones, 24 fps), 3 cm shell",
-            clip: c104.clone(),
-            metric: sh(0.225),
-            acl_bytes: 24_377,
-            acl_error: "0.225 mm shell",
-        },
-        AclRow {
-            label: "cmu-104-30, joints",
-            clip: c104,
-            metric: j(7.23),
-            acl_bytes: 11_978,
-            acl_error: "7.23 mm joint",
-        },
-        AclRow {
-            label: "fox Walk (1 unit = 1 cm, 24 fps)",
-            clip: fx("Walk")?,
-            metric: j(7.23),
-            acl_bytes: 1_442,
-            acl_error: "7.23 mm joint",
-        },
-        AclRow {
-            label: "fox Run",
-            clip: fx("Run")?,
-            metric: j(7.14),
-            acl_bytes: 1_906,
-            acl_error: "7.14 mm joint",
-        },
-        AclRow {
-            label: "fox Survey",
-            clip: fx("Survey")?,
-            metric: j(5.98),
-            acl_bytes: 1_675,
-            acl_error: "5.98 mm joint",
-        },
-        AclRow {
-            label: "cesium-man (24 fps)",
-            clip: cesium,
-            metric: j(7.19),
-            acl_bytes: 2_221,
-            acl_error: "7.19 mm joint",
-        },
-    ])
-}
-
 fn versus_acl() -> Result<()> {
     println!("| clip | frames | raw bytes | ACL 2.1 bytes | ACL worst error | statepack bytes | statepack worst error (decoded) | vs ACL | keys |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    for r in acl_rows()? {
+    for r in acl_compare::rows().map_err(anyhow::Error::msg)? {
         let c = anim_clip::compress(&r.clip, r.metric, None).map_err(anyhow::Error::msg)?;
         let frames =
             statepack::runtime::anim::Decoder::new(&anim_clip::read(&c.bytes)?).decompress();
