@@ -28,12 +28,18 @@ struct Cli {
 enum Format {
     /// SNAP v1.3 snapshot recordings (schema/snap_v1_3.ksy).
     Snap,
+    /// The keyframe-compression study's track container (schema/study_tracks.ksy).
+    StudyTracks,
+    /// statepack animation clips (schema/anim_clip.ksy).
+    AnimClip,
 }
 
 impl Format {
     fn spec(self) -> &'static FormatSpec {
         match self {
             Format::Snap => &snap::FORMAT,
+            Format::StudyTracks => &formats::study_tracks::FORMAT,
+            Format::AnimClip => &formats::anim_clip::FORMAT,
         }
     }
 }
@@ -168,11 +174,14 @@ fn run(cli: Cli) -> Result<()> {
             out,
         } => demo(input.as_deref(), studs_per_metre, out.as_deref()),
         Cmd::Import {
-            format: Format::Snap,
+            format,
             motion,
             output,
             studs_per_metre,
         } => {
+            if !matches!(format, Format::Snap) {
+                bail!("import writes SNAP; for animation clips use `statepack clip compress` or `statepack clip study-compress`");
+            }
             let clip = load_motion(&motion)?;
             let rec = snap::import_clip(&clip, studs_per_metre)?;
             let bytes = rec.finish()?;
