@@ -1250,6 +1250,51 @@ mod tests {
     }
 
     #[test]
+    fn one_and_two_frame_clips_and_bad_tolerances() {
+        let walk = crate::motion::walk::study_walk_clip();
+        for n in [1, 2, 3] {
+            let mut clip = walk.clone();
+            clip.frames.truncate(n);
+            let metric = Metric {
+                tolerance_m: 0.0001,
+                shell_m: 0.01,
+            };
+            let (enc, rep) = encode(&clip, metric, None).unwrap();
+            assert_eq!(enc.num_frames as usize, n);
+            let dec = Decoder::new(&enc).decompress();
+            assert_eq!(dec.len(), n);
+            assert!(
+                world_error(&clip, &dec, 0.01) <= 0.0001,
+                "{n} frames: {rep:?}"
+            );
+        }
+        let clip = walk.clone();
+        for t in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let m = Metric {
+                tolerance_m: t,
+                shell_m: 0.0,
+            };
+            assert!(matches!(
+                encode(&clip, m, None),
+                Err(AnimError::Tolerance(_))
+            ));
+        }
+        let mut empty = walk;
+        empty.frames.clear();
+        assert!(matches!(
+            encode(
+                &empty,
+                Metric {
+                    tolerance_m: 0.001,
+                    shell_m: 0.0
+                },
+                None
+            ),
+            Err(AnimError::Shape(_))
+        ));
+    }
+
+    #[test]
     fn the_study_walk_is_within_tolerance_for_both_metrics() {
         let mut clip = crate::motion::walk::study_walk_clip();
         clip.frames.truncate(60);
