@@ -563,3 +563,59 @@ fn world_snapshot_write_inspect_decode_encode_and_sim() {
         stderr(&o)
     );
 }
+
+/// `clip compress`, `clip study`, `clip sweep --plot` and the registry commands on both
+/// animation formats.
+#[test]
+fn clip_commands() {
+    let Some(walk) = statepack_runtime::fixtures::fixture_for_test("study/study-walk.json") else {
+        return;
+    };
+    let walk = walk.to_str().expect("a UTF-8 path").to_owned();
+    let dir = TempDir::new("clip");
+    let d = &dir.0;
+    let out = ok(
+        d,
+        &[
+            "clip",
+            "compress",
+            &walk,
+            "--tolerance-mm",
+            "2",
+            "-o",
+            "w.clip",
+        ],
+    );
+    assert!(out.contains("worst error decoded from the file"), "{out}");
+    let json = ok(d, &["decode", "w.clip"]);
+    std::fs::write(dir.path("w.json"), json).unwrap();
+    ok(
+        d,
+        &["encode", "--format", "anim-clip", "w.json", "-o", "w2.clip"],
+    );
+    assert_eq!(
+        std::fs::read(dir.path("w.clip")).unwrap(),
+        std::fs::read(dir.path("w2.clip")).unwrap()
+    );
+    assert!(ok(d, &["inspect", "w.clip"]).contains("statepack animation clip v1"));
+    let out = ok(d, &["clip", "study-compress", &walk, "-o", "w.strk"]);
+    assert!(out.contains("6688 bytes"), "{out}");
+    assert!(ok(d, &["inspect", "w.strk"]).contains("quantized_keys"));
+    let out = ok(d, &["clip", "study"]);
+    assert!(out.contains("177/180 scalar channels constant"), "{out}");
+    assert!(out.contains("24068"), "{out}");
+    let out = ok(
+        d,
+        &["clip", "sweep", &walk, "--every", "3", "--plot", "s.png"],
+    );
+    assert!(out.contains("cubic"), "{out}");
+    assert!(std::fs::read(dir.path("s.png"))
+        .unwrap()
+        .starts_with(b"\x89PNG\r\n\x1a\n"));
+    let o = run(d, &["import", "--format", "anim-clip", &walk, "-o", "x"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("clip compress"),
+        "{}",
+        stderr(&o)
+    );
+}

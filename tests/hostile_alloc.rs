@@ -142,6 +142,46 @@ const HOSTILE_U4: Bound = Bound {
     c: 512,
 };
 
+/// The study's track container: `K = 24`, `C = 1024`.
+///
+/// Lists are allocated after the count guard, at their exact length. The largest ratio of
+/// memory to stored bytes comes from the smallest records, each kept twice by `decode_full`
+/// (the raw record and its decoded keys):
+///
+/// - a quantised constant scalar takes 6 bytes and becomes a 48-byte `ScalarQ` plus a
+///   `ScalarKeys` (72 bytes) with two one-element vectors (8 + 8 bytes): 136 per 6 ≈ 22.7;
+/// - a float32 constant scalar: 8 bytes, 40 + 88 = 128 per 8 = 16;
+/// - a packed constant rotation: 8 bytes, about 40 + 56 + 8 + 32 = 136 per 8 = 17;
+/// - a key: 4 bytes (quantised scalar: 4 raw + 16 decoded) or 6 bytes (packed rotation:
+///   8 raw + 40 decoded), ratio at most 8;
+/// - raw values: 4 bytes stored, kept as f32 in the raw file and copied once: ratio 2.
+///
+/// Record order is checked against the previous id, so no table of seen ids is allocated.
+/// `C` is one error value and its strings.
+const STUDY_TRACKS: Bound = Bound {
+    num: 24,
+    den: 1,
+    c: 1024,
+};
+
+/// statepack animation clips: `K = 500`, `C = 1024`.
+///
+/// The stream's length is checked against the fewest bits a track's keys can take before
+/// they are allocated (a track whose widths are all zero is refused). The cheapest keys are
+/// delta-coded with one non-zero-width component and all deltas zero: one 5-bit width per
+/// 8 keys, so 12.8 keys per stream byte. A key becomes a u16 frame and one u32 per component
+/// (three: 14 bytes) in the unpacked clip, and in the decoder an f32 frame, four f32 values
+/// and two u16 entries of the random-access table (24 bytes): 12.8 × 38 ≈ 486 per byte,
+/// measured 458.2 on the bomb of 65 535 zero deltas (plain keys take at least a bit each:
+/// 8 × 38 = 304). A bone of three default tracks takes
+/// 3 bytes and becomes a raw `BoneTracks`, a model `BoneTracks` and three decoder tracks:
+/// measured 264 per byte. `C` is one error value.
+const ANIM_CLIP: Bound = Bound {
+    num: 500,
+    den: 1,
+    c: 1024,
+};
+
 /// The bound of a format. Panics for a format without one.
 fn bound(f: &FormatSpec) -> Bound {
     match f.name {
@@ -149,6 +189,8 @@ fn bound(f: &FormatSpec) -> Bound {
         "rply" => RPLY,
         "cbtrack" => CBTRACK,
         "wsnap" => WSNAP,
+        "study-tracks" => STUDY_TRACKS,
+        "anim-clip" => ANIM_CLIP,
         other => panic!("format `{other}` has no allocation bound in tests/hostile_alloc.rs"),
     }
 }

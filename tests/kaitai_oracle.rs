@@ -33,6 +33,8 @@ const EXTRAS: &[(&str, MakeFiles)] = &[
     ("rply", rply_extras),
     ("cbtrack", cbtrack_extras),
     ("wsnap", wsnap_extras),
+    ("study-tracks", study_tracks_extras),
+    ("anim-clip", anim_clip_extras),
 ];
 
 /// Makes corpus files: (name, bytes).
@@ -667,6 +669,86 @@ fn cbtrack_extras() -> Vec<(String, Vec<u8>)> {
 /// SNAP: the CMU walk imported by the writers (first 240 frames, every joint), a file of
 /// special floats (zeros, subnormal, infinities, NaNs), and random valid raw files (proptest strategies, fixed seed) with any float bit pattern, any frame
 /// kind in any order, and names of any Unicode text.
+/// Real motion compressed into statepack clips: the Fox's Walk (glTF, 1 unit = 1 cm) at
+/// 7.23 mm, the first 120 frames of the CMU walk at 1 mm on joints and at 0.2 mm on a 3 cm
+/// shell (plain and delta-coded values both appear).
+fn anim_clip_extras() -> Vec<(String, Vec<u8>)> {
+    use statepack::formats::anim_clip::compress;
+    use statepack_runtime::anim::Metric;
+    let mut out = Vec::new();
+    if let Some(p) = statepack_runtime::fixtures::fixture_for_test("motion/fox.glb") {
+        let bytes = std::fs::read(&p).expect("read the fox");
+        let opts = statepack_runtime::motion::gltf::GltfOptions {
+            animation: Some("Walk".into()),
+            metres_per_unit: 0.01,
+            fps: None,
+        };
+        let clip =
+            statepack_runtime::motion::gltf::parse_gltf(&bytes, None, &opts).expect("fox walk");
+        let c = compress(
+            &clip,
+            Metric {
+                tolerance_m: 0.00723,
+                shell_m: 0.0,
+            },
+            None,
+        )
+        .expect("compress");
+        out.push(("fox-walk-7mm".to_owned(), c.bytes));
+    }
+    if let Some(p) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") {
+        let mut clip = statepack_runtime::motion::load_motion_file(&p).expect("read the walk");
+        clip.frames.truncate(120);
+        for (name, m) in [
+            (
+                "cmu-walk-120-frames-1mm",
+                Metric {
+                    tolerance_m: 0.001,
+                    shell_m: 0.0,
+                },
+            ),
+            (
+                "cmu-walk-120-frames-shell",
+                Metric {
+                    tolerance_m: 0.0002,
+                    shell_m: 0.03,
+                },
+            ),
+        ] {
+            out.push((
+                name.to_owned(),
+                compress(&clip, m, None).expect("compress").bytes,
+            ));
+        }
+    }
+    out
+}
+
+/// The study's clips as the study's rows 4 and 6 write them (float32 linear keys and
+/// quantised cubic keys at 1 mm), and the jump raw.
+fn study_tracks_extras() -> Vec<(String, Vec<u8>)> {
+    use statepack::formats::study_tracks::{encode_plan, encode_raw};
+    use statepack_runtime::keyframe::{plan, PlanOptions};
+    let mut out = Vec::new();
+    for name in ["walk", "jump", "mocap"] {
+        let Some(path) =
+            statepack_runtime::fixtures::fixture_for_test(&format!("study/study-{name}.json"))
+        else {
+            continue;
+        };
+        let clip = statepack_runtime::motion::load_motion_file(&path).expect("read a study clip");
+        for (label, cubic, quant) in [("linear", false, false), ("quantized-cubic", true, true)] {
+            let bytes = encode_plan(&plan(&clip, PlanOptions::at_mm(1.0, cubic, quant)))
+                .expect("encode a study clip");
+            out.push((format!("study-{name}-{label}"), bytes));
+        }
+        if name == "jump" {
+            out.push(("study-jump-raw".to_owned(), encode_raw(&clip).expect("raw")));
+        }
+    }
+    out
+}
+
 fn snap_extras() -> Vec<(String, Vec<u8>)> {
     use statepack::formats::snap;
     let mut out = Vec::new();

@@ -20,7 +20,12 @@
 //!   codecs (time, difference with an escape, wrapping difference) of CBTK v1.
 //! - [`smallest3`]: smallest-three rotations at 8 to 16 bits with the CBTK v1 scaling.
 //! - [`thin`]: tolerance-driven key selection.
+//! - [`anim`]: statepack's animation clip codec (tolerance-driven keys, per-track bit widths,
+//!   world-space verification) and its decoder.
+//! - [`keyframe`]: the animation keyframe-compression study's pipeline (constant channels,
+//!   keyframe reduction, quantisation, forward-kinematics error).
 //! - [`fixtures`]: finds the real input files that tests, benches and the demo read in place.
+pub mod anim;
 pub mod bits;
 pub mod chunk;
 pub mod columns;
@@ -28,6 +33,7 @@ pub mod curve;
 pub mod delta;
 pub mod fixtures;
 pub mod io;
+pub mod keyframe;
 pub mod motion;
 pub mod netquant;
 pub mod quant;

@@ -8,11 +8,15 @@
 
 use statepack_runtime::io::{DecodeError, TraceNode};
 
+pub mod acl_compare;
+pub mod anim_clip;
 pub mod cbtrack;
 pub mod rply;
 pub mod rply_crowd;
 pub mod rply_samples;
 pub mod snap;
+pub mod study_report;
+pub mod study_tracks;
 pub mod world_snapshot;
 
 /// A traced raw decode: the result and the tree of every field read.
@@ -53,6 +57,8 @@ pub const FORMATS: &[FormatSpec] = &[
     rply::FORMAT,
     cbtrack::FORMAT,
     world_snapshot::FORMAT,
+    study_tracks::FORMAT,
+    anim_clip::FORMAT,
 ];
 
 /// The format whose header `bytes` start with, if any.

@@ -57,10 +57,24 @@ pub const PLUGS: &[Plug] = &[
         // still decodes raw (the full decode refuses it).
         prefixes_fail: false,
     },
+    Plug {
+        format: "study-tracks",
+        fixture_files: study_tracks::fixture_files,
+        bombs: study_tracks::bombs,
+        prefixes_fail: true,
+    },
+    Plug {
+        format: "anim-clip",
+        fixture_files: anim_clip::fixture_files,
+        bombs: anim_clip::bombs,
+        prefixes_fail: true,
+    },
 ];
 
+pub mod anim_clip;
 /// CBTK v1.
 pub mod cbtrack;
+pub mod study_tracks;
 pub mod wsnap;
 
 /// The plug of `f`. Panics (failing the test) when the format has none.

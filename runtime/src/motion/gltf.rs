@@ -1,424 +1,406 @@
-//! glTF 2.0 skinned animation (`.gltf` with embedded or external buffers, `.glb`) as a
-//! [`Clip`]: the first skin's joints become the bones (parents first), the first animation is
-//! sampled at a fixed rate.
+//! Reader for glTF 2.0 skins and animations (`.gltf` with embedded or side-by-side buffers,
+//! `.glb`), through the `gltf` crate.
 //!
-//! A small reader of its own over `serde_json`: the JSON document, base64 data URIs, buffers
-//! next to the file, the GLB container; float accessors only (glTF requires floats for
-//! animation outputs of translation and scale, and allows normalized integers for rotation,
-//! which are refused here with a message). Channels interpolate as their sampler says:
-//! `LINEAR` (nlerp for rotations, with the sign check), `STEP`, and `CUBICSPLINE` read as
-//! linear between its values (the tangents are ignored; stated in the error-free path, not an
-//! error). Units are the file's, metres by the glTF convention. A joint whose parent is not a
-//! joint is a root; the transforms of nodes above the skeleton are not applied.
+//! The first skin's joints become the [`Skeleton`], parents first (joints are ordered by their
+//! depth in the node tree, ties in skin order; a joint's parent bone is its nearest ancestor
+//! node that is also a joint). Static transforms of the nodes above a root joint (an armature,
+//! a Z-up fix) are folded into that root's local transform, so world positions match the
+//! scene's. One animation becomes one [`Clip`]: every channel that targets a joint's
+//! translation, rotation or scale is sampled at a fixed rate from the animation's first to its
+//! last key time; joints without a channel hold their node's transform. Samplers:
+//!
+//! - `STEP`: the value of the key at or before the time;
+//! - `LINEAR`: linear interpolation (rotations: spherical, on the shorter arc);
+//! - `CUBICSPLINE`: the glTF Hermite spline (tangents times the key interval; rotations are
+//!   normalised after evaluation).
+//!
+//! Times before the first key hold the first value, after the last the last value. Distances
+//! are multiplied by `metres_per_unit` (the Khronos Fox is in centimetres: 0.01). Scale follows
+//! statepack's motion model (a bone's scale stretches its children's offsets and does not
+//! accumulate), which equals glTF's own rule while scales are 1, as in the fixtures.
 
-use super::{Bone, Clip, LocalTransform, Skeleton};
-use glam::{DMat4, DQuat, DVec3};
-use serde_json::Value;
 use std::path::Path;
 
-/// Why a glTF file cannot be read as a clip.
-#[derive(Debug, thiserror::Error)]
-pub enum GltfError {
-    /// The file cannot be read.
-    #[error("cannot read {path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// The document is not what glTF 2.0 says, at the JSON path given.
-    #[error("glTF at {path}: {problem}")]
-    Shape {
-        /// JSON path (`accessors[3].count`).
-        path: String,
-        /// What is wrong.
-        problem: String,
-    },
-    /// The clip built from the file is inconsistent.
-    #[error(transparent)]
-    Motion(#[from] super::MotionError),
-}
+use glam::{DMat4, DQuat, DVec3};
+use gltf::animation::util::ReadOutputs;
+use gltf::animation::{Interpolation, Property};
 
-fn shape(path: impl Into<String>, problem: impl Into<String>) -> GltfError {
-    GltfError::Shape {
-        path: path.into(),
-        problem: problem.into(),
+use super::{Bone, Clip, LocalTransform, MotionError, Skeleton};
+
+fn err(problem: String) -> MotionError {
+    MotionError::Clip {
+        clip: "glTF".into(),
+        problem,
     }
 }
 
-fn base64_decode(s: &str, path: &str) -> Result<Vec<u8>, GltfError> {
+/// What to read from a glTF file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GltfOptions {
+    /// Animation by name, or `None` for the first.
+    pub animation: Option<String>,
+    /// Metres per file unit.
+    pub metres_per_unit: f64,
+    /// Sampling rate in frames per second; `None` uses the animation's own key rate (one
+    /// over the median interval between keys, rounded to a whole number).
+    pub fps: Option<f64>,
+}
+
+impl Default for GltfOptions {
+    fn default() -> Self {
+        Self {
+            animation: None,
+            metres_per_unit: 1.0,
+            fps: None,
+        }
+    }
+}
+
+fn decode_base64(s: &str) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    let (mut acc, mut bits) = (0u32, 0u32);
+    let (mut acc, mut n) = (0u32, 0u32);
     for c in s.bytes() {
         let v = match c {
             b'A'..=b'Z' => c - b'A',
             b'a'..=b'z' => c - b'a' + 26,
             b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => break,
-            b'\r' | b'\n' => continue,
-            _ => return Err(shape(path, format!("byte {c:#04x} is not base64"))),
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' | b'\n' | b'\r' | b' ' => continue,
+            _ => return None,
         };
-        acc = (acc << 6) | v as u32;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
+        acc = (acc << 6) | u32::from(v);
+        n += 6;
+        if n >= 8 {
+            n -= 8;
+            out.push((acc >> n) as u8);
+            acc &= (1 << n) - 1;
         }
     }
-    Ok(out)
+    Some(out)
 }
 
-struct Doc {
-    json: Value,
-    buffers: Vec<Vec<u8>>,
+/// The names of the animations in a glTF file, in file order (`""` for unnamed ones).
+///
+/// # Errors
+///
+/// [`MotionError::Clip`] when the bytes are not glTF.
+pub fn animation_names(bytes: &[u8]) -> Result<Vec<String>, MotionError> {
+    let g = gltf::Gltf::from_slice(bytes).map_err(|e| err(format!("not glTF: {e}")))?;
+    Ok(g.animations()
+        .map(|a| a.name().unwrap_or("").to_owned())
+        .collect())
 }
 
-fn get<'a>(v: &'a Value, key: &str, path: &str) -> Result<&'a Value, GltfError> {
-    v.get(key)
-        .ok_or_else(|| shape(format!("{path}.{key}"), "missing"))
-}
-
-fn uint(v: &Value, key: &str, path: &str) -> Result<usize, GltfError> {
-    get(v, key, path)?
-        .as_u64()
-        .map(|x| x as usize)
-        .ok_or_else(|| shape(format!("{path}.{key}"), "not a whole number"))
-}
-
-impl Doc {
-    fn load(bytes: &[u8], dir: &Path) -> Result<Self, GltfError> {
-        let (json_bytes, bin) = if bytes.starts_with(b"glTF") {
-            let mut at = 12usize;
-            let mut json = None;
-            let mut bin = None;
-            while at + 8 <= bytes.len() {
-                let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
-                let kind = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap());
-                let Some(data) = bytes.get(at + 8..at + 8 + len) else {
-                    return Err(shape("glb", format!("chunk at {at} runs past the file")));
-                };
-                match kind {
-                    0x4E4F_534A => json = Some(data.to_vec()),
-                    0x004E_4942 => bin = Some(data.to_vec()),
-                    _ => {}
+/// Reads one animation of a glTF file (see the [module documentation](self)). `dir` is where
+/// relative buffer URIs are looked up (`None`: only embedded buffers).
+///
+/// # Errors
+///
+/// [`MotionError::Clip`] when the bytes are not glTF, a buffer cannot be loaded, there is no
+/// skin or no such animation, an accessor is malformed, or the rate is not positive.
+pub fn parse_gltf(
+    bytes: &[u8],
+    dir: Option<&Path>,
+    opts: &GltfOptions,
+) -> Result<Clip, MotionError> {
+    let g = gltf::Gltf::from_slice(bytes).map_err(|e| err(format!("not glTF: {e}")))?;
+    let mut buffers: Vec<Vec<u8>> = Vec::new();
+    for b in g.buffers() {
+        let data = match b.source() {
+            gltf::buffer::Source::Bin => g
+                .blob
+                .clone()
+                .ok_or_else(|| err("buffer 0 refers to a missing GLB binary chunk".into()))?,
+            gltf::buffer::Source::Uri(uri) => {
+                if let Some(rest) = uri.strip_prefix("data:") {
+                    let b64 = rest.split_once(";base64,").map(|(_, d)| d).ok_or_else(|| {
+                        err(format!(
+                            "buffer {}: only base64 data URIs are supported",
+                            b.index()
+                        ))
+                    })?;
+                    decode_base64(b64)
+                        .ok_or_else(|| err(format!("buffer {}: bad base64", b.index())))?
+                } else {
+                    let d = dir.ok_or_else(|| {
+                        err(format!(
+                            "buffer {} is an external file ({uri}) and no folder was given",
+                            b.index()
+                        ))
+                    })?;
+                    std::fs::read(d.join(uri))
+                        .map_err(|e| err(format!("buffer {} ({uri}): {e}", b.index())))?
                 }
-                at += 8 + len;
             }
-            (json.ok_or_else(|| shape("glb", "no JSON chunk"))?, bin)
-        } else {
-            (bytes.to_vec(), None)
         };
-        let json: Value =
-            serde_json::from_slice(&json_bytes).map_err(|e| shape("", format!("not JSON: {e}")))?;
-        let mut buffers = Vec::new();
-        let mut bin = bin;
-        for (i, b) in json
-            .get("buffers")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            let p = format!("buffers[{i}]");
-            let data = match b.get("uri").and_then(Value::as_str) {
-                Some(uri) if uri.starts_with("data:") => {
-                    let comma = uri
-                        .find(',')
-                        .ok_or_else(|| shape(&p, "data URI without a comma"))?;
-                    base64_decode(&uri[comma + 1..], &p)?
-                }
-                Some(uri) => {
-                    let f = dir.join(uri);
-                    std::fs::read(&f).map_err(|source| GltfError::Io {
-                        path: f.display().to_string(),
-                        source,
-                    })?
-                }
-                None => bin
-                    .take()
-                    .ok_or_else(|| shape(&p, "no uri and no GLB binary chunk"))?,
-            };
-            if data.len() < uint(b, "byteLength", &p)? {
-                return Err(shape(&p, "shorter than its byteLength"));
-            }
-            buffers.push(data);
+        if data.len() < b.length() {
+            return Err(err(format!(
+                "buffer {} holds {} bytes, {} declared",
+                b.index(),
+                data.len(),
+                b.length()
+            )));
         }
-        Ok(Self { json, buffers })
+        buffers.push(data);
     }
-
-    /// The float values of accessor `i`, `n` per element.
-    fn floats(&self, i: usize, n: usize) -> Result<Vec<f64>, GltfError> {
-        let p = format!("accessors[{i}]");
-        let a = self
-            .json
-            .get("accessors")
-            .and_then(|x| x.get(i))
-            .ok_or_else(|| shape(&p, "missing"))?;
-        if uint(a, "componentType", &p)? != 5126 {
-            return Err(shape(&p, "only float accessors are read"));
+    let skin = g
+        .skins()
+        .next()
+        .ok_or_else(|| err("the file has no skin".into()))?;
+    let node_count = g.nodes().count();
+    let mut parent_of = vec![None; node_count];
+    for n in g.nodes() {
+        for c in n.children() {
+            parent_of[c.index()] = Some(n.index());
         }
-        let count = uint(a, "count", &p)?;
-        let bv_i = uint(a, "bufferView", &p)?;
-        let bp = format!("bufferViews[{bv_i}]");
-        let bv = self
-            .json
-            .get("bufferViews")
-            .and_then(|x| x.get(bv_i))
-            .ok_or_else(|| shape(&bp, "missing"))?;
-        let buf = self
-            .buffers
-            .get(uint(bv, "buffer", &bp)?)
-            .ok_or_else(|| shape(&bp, "no such buffer"))?;
-        let base = bv.get("byteOffset").and_then(Value::as_u64).unwrap_or(0) as usize
-            + a.get("byteOffset").and_then(Value::as_u64).unwrap_or(0) as usize;
-        let stride = bv
-            .get("byteStride")
-            .and_then(Value::as_u64)
-            .map_or(4 * n, |s| s as usize);
-        let mut out = Vec::with_capacity(count.min(buf.len() / 4 + 1) * n);
-        for e in 0..count {
-            for c in 0..n {
-                let at = base + e * stride + 4 * c;
-                let b = buf
-                    .get(at..at + 4)
-                    .ok_or_else(|| shape(&p, "runs past its buffer"))?;
-                out.push(f32::from_le_bytes(b.try_into().unwrap()) as f64);
-            }
-        }
-        Ok(out)
     }
-}
-
-fn rest_of(node: &Value) -> LocalTransform {
-    let arr = |k: &str| -> Option<Vec<f64>> {
-        node.get(k)
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_f64).collect())
+    let nodes: Vec<gltf::Node> = g.nodes().collect();
+    let local_of = |i: usize| {
+        let (t, r, s) = nodes[i].transform().decomposed();
+        (
+            DVec3::from_array(t.map(f64::from)),
+            DQuat::from_array(r.map(f64::from)).normalize(),
+            DVec3::from_array(s.map(f64::from)),
+        )
     };
-    if let Some(m) = arr("matrix").filter(|m| m.len() == 16) {
-        let (s, r, t) = DMat4::from_cols_slice(&m).to_scale_rotation_translation();
-        return LocalTransform {
-            translation: t,
+    let depth = |mut i: usize| {
+        let mut d = 0;
+        while let Some(p) = parent_of[i] {
+            d += 1;
+            i = p;
+            if d > node_count {
+                break;
+            }
+        }
+        d
+    };
+    let mut joints: Vec<usize> = skin.joints().map(|j| j.index()).collect();
+    joints.sort_by_key(|&j| depth(j)); // stable: ties keep skin order
+    let mut bone_of = vec![None; node_count];
+    for (b, &j) in joints.iter().enumerate() {
+        bone_of[j] = Some(b);
+    }
+    let m = opts.metres_per_unit;
+    let mut bones = Vec::with_capacity(joints.len());
+    let mut base = Vec::with_capacity(joints.len());
+    for &j in &joints {
+        // Nearest joint ancestor; static transforms of non-joint ancestors of a root.
+        let mut p = parent_of[j];
+        let mut above = DMat4::IDENTITY;
+        let mut parent_bone = None;
+        while let Some(pi) = p {
+            if let Some(b) = bone_of[pi] {
+                parent_bone = Some(b);
+                break;
+            }
+            let (t, r, s) = local_of(pi);
+            above = DMat4::from_scale_rotation_translation(s, r, t * m) * above;
+            p = parent_of[pi];
+        }
+        let (t, r, s) = local_of(j);
+        let mut lt = LocalTransform {
+            translation: t * m,
             rotation: r,
             scale: s,
         };
-    }
-    let t = arr("translation").filter(|v| v.len() == 3);
-    let r = arr("rotation").filter(|v| v.len() == 4);
-    let s = arr("scale").filter(|v| v.len() == 3);
-    LocalTransform {
-        translation: t.map_or(DVec3::ZERO, |v| DVec3::new(v[0], v[1], v[2])),
-        rotation: r.map_or(DQuat::IDENTITY, |v| {
-            DQuat::from_xyzw(v[0], v[1], v[2], v[3]).normalize()
-        }),
-        scale: s.map_or(DVec3::ONE, |v| DVec3::new(v[0], v[1], v[2])),
-    }
-}
-
-/// One animation channel: the bone, what it drives, key times and values.
-struct Channel {
-    bone: usize,
-    path: u8, // 0 translation, 1 rotation, 2 scale
-    step: bool,
-    times: Vec<f64>,
-    values: Vec<f64>,
-    width: usize,
-    cubic: bool,
-}
-
-impl Channel {
-    fn value(&self, k: usize) -> &[f64] {
-        let w = self.width;
-        let k = if self.cubic { 3 * k + 1 } else { k };
-        &self.values[k * w..k * w + w]
-    }
-
-    fn apply(&self, t: f64, lt: &mut LocalTransform) {
-        let n = self.times.len();
-        if n == 0 {
-            return;
+        if parent_bone.is_none() {
+            lt = fold(above, lt);
         }
-        let j = self.times.partition_point(|&x| x <= t);
-        let (a, b, s) = if j == 0 {
-            (0, 0, 0.0)
-        } else if j >= n {
-            (n - 1, n - 1, 0.0)
-        } else {
-            let (ta, tb) = (self.times[j - 1], self.times[j]);
-            let s = if tb > ta { (t - ta) / (tb - ta) } else { 0.0 };
-            (j - 1, j, if self.step { 0.0 } else { s })
-        };
-        let (va, vb) = (self.value(a), self.value(b));
-        match self.path {
-            1 => {
-                let qa = DQuat::from_xyzw(va[0], va[1], va[2], va[3]).normalize();
-                let qb = DQuat::from_xyzw(vb[0], vb[1], vb[2], vb[3]).normalize();
-                lt.rotation = crate::curve::nlerp_d(qa, qb, s);
-            }
-            p => {
-                let v = DVec3::new(va[0], va[1], va[2]).lerp(DVec3::new(vb[0], vb[1], vb[2]), s);
-                if p == 0 {
-                    lt.translation = v;
-                } else {
-                    lt.scale = v;
-                }
-            }
-        }
-    }
-}
-
-/// Reads a `.gltf` or `.glb` file: its first skin and first animation, sampled every
-/// `frame_time_s` seconds from 0 to the last key.
-///
-/// Errors: the file cannot be read, is not glTF 2.0 of the shape above (named by JSON path), or
-/// has no skin or no animation.
-pub fn load_gltf(path: &Path, frame_time_s: f64) -> Result<Clip, GltfError> {
-    let bytes = std::fs::read(path).map_err(|source| GltfError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
-    let doc = Doc::load(&bytes, path.parent().unwrap_or(Path::new(".")))?;
-    let nodes = get(&doc.json, "nodes", "")?
-        .as_array()
-        .ok_or_else(|| shape("nodes", "not a list"))?;
-    let skin = doc
-        .json
-        .get("skins")
-        .and_then(|s| s.get(0))
-        .ok_or_else(|| shape("skins", "no skin"))?;
-    let joints: Vec<usize> = get(skin, "joints", "skins[0]")?
-        .as_array()
-        .ok_or_else(|| shape("skins[0].joints", "not a list"))?
-        .iter()
-        .map(|j| j.as_u64().map(|x| x as usize))
-        .collect::<Option<_>>()
-        .ok_or_else(|| shape("skins[0].joints", "not node indices"))?;
-    let mut parent_of = vec![None; nodes.len()];
-    for (i, n) in nodes.iter().enumerate() {
-        for c in n
-            .get("children")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(c) = c.as_u64().map(|c| c as usize).filter(|&c| c < nodes.len()) {
-                parent_of[c] = Some(i);
-            }
-        }
-    }
-    // Order joints parents first: roots (no joint parent) then their joint children.
-    let is_joint = |n: usize| joints.contains(&n);
-    let mut order: Vec<usize> = joints
-        .iter()
-        .copied()
-        .filter(|&j| j < nodes.len() && !parent_of[j].is_some_and(is_joint))
-        .collect();
-    let mut k = 0;
-    while k < order.len() {
-        let n = order[k];
-        for c in nodes[n]
-            .get("children")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(c) = c.as_u64().map(|c| c as usize) {
-                if is_joint(c) && !order.contains(&c) {
-                    order.push(c);
-                }
-            }
-        }
-        k += 1;
-    }
-    let bone_of = |n: usize| order.iter().position(|&x| x == n);
-    let rest: Vec<LocalTransform> = order.iter().map(|&n| rest_of(&nodes[n])).collect();
-    let bones: Vec<Bone> = order
-        .iter()
-        .enumerate()
-        .map(|(i, &n)| Bone {
-            name: nodes[n]
-                .get("name")
-                .and_then(Value::as_str)
-                .map_or_else(|| format!("node{n}"), str::to_owned),
-            parent: parent_of[n].and_then(bone_of),
-            rest_translation: rest[i].translation,
-        })
-        .collect();
-    let skeleton = Skeleton::new(bones)?;
-    let anim = doc
-        .json
-        .get("animations")
-        .and_then(|a| a.get(0))
-        .ok_or_else(|| shape("animations", "no animation"))?;
-    let samplers = get(anim, "samplers", "animations[0]")?;
-    let mut channels = Vec::new();
-    for (ci, c) in get(anim, "channels", "animations[0]")?
-        .as_array()
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let p = format!("animations[0].channels[{ci}]");
-        let target = get(c, "target", &p)?;
-        let Some(bone) = target
-            .get("node")
-            .and_then(Value::as_u64)
-            .and_then(|n| bone_of(n as usize))
-        else {
-            continue; // a node that is not a joint
-        };
-        let (path, width) = match target.get("path").and_then(Value::as_str) {
-            Some("translation") => (0, 3),
-            Some("rotation") => (1, 4),
-            Some("scale") => (2, 3),
-            _ => continue, // morph weights
-        };
-        let si = uint(c, "sampler", &p)?;
-        let sp = format!("animations[0].samplers[{si}]");
-        let s = samplers.get(si).ok_or_else(|| shape(&sp, "missing"))?;
-        let interp = s
-            .get("interpolation")
-            .and_then(Value::as_str)
-            .unwrap_or("LINEAR");
-        let times = doc.floats(uint(s, "input", &sp)?, 1)?;
-        let values = doc.floats(uint(s, "output", &sp)?, width)?;
-        let cubic = interp == "CUBICSPLINE";
-        let need = times.len() * width * if cubic { 3 } else { 1 };
-        if values.len() < need {
-            return Err(shape(&sp, "fewer output values than key times"));
-        }
-        channels.push(Channel {
-            bone,
-            path,
-            step: interp == "STEP",
-            times,
-            values,
-            width,
-            cubic,
+        bones.push(Bone {
+            name: nodes[j].name().unwrap_or("").to_owned(),
+            parent: parent_bone,
+            rest_translation: lt.translation,
         });
+        base.push((above, lt));
     }
-    let end = channels
-        .iter()
-        .filter_map(|c| c.times.last().copied())
-        .fold(0.0f64, f64::max);
-    let n = (end / frame_time_s).floor() as usize + 1;
-    let mut frames = Vec::with_capacity(n);
-    for f in 0..n {
-        let t = f as f64 * frame_time_s;
-        let mut row = rest.clone();
-        for c in &channels {
-            c.apply(t, &mut row[c.bone]);
+    let skeleton = Skeleton::new(bones)?;
+    let anim = match &opts.animation {
+        None => g.animations().next(),
+        Some(name) => g.animations().find(|a| a.name() == Some(name.as_str())),
+    }
+    .ok_or_else(|| match &opts.animation {
+        None => err("the file has no animation".into()),
+        Some(n) => err(format!("no animation is called {n:?}")),
+    })?;
+    let name = anim.name().unwrap_or("").to_owned();
+    // Channels: (bone, property, interpolation, times, values as [f64; 4]).
+    type Chan = (usize, Property, Interpolation, Vec<f64>, Vec<[f64; 4]>);
+    let mut chans: Vec<Chan> = Vec::new();
+    let (mut t0, mut t1) = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut intervals = Vec::new();
+    for c in anim.channels() {
+        let node = c.target().node().index();
+        let Some(b) = bone_of[node] else { continue };
+        let reader = c.reader(|buf| buffers.get(buf.index()).map(Vec::as_slice));
+        let times: Vec<f64> = reader
+            .read_inputs()
+            .ok_or_else(|| err(format!("channel of node {node}: no input accessor")))?
+            .map(f64::from)
+            .collect();
+        let values: Vec<[f64; 4]> = match reader.read_outputs() {
+            Some(ReadOutputs::Translations(it)) => it
+                .map(|v| {
+                    [
+                        f64::from(v[0]) * m,
+                        f64::from(v[1]) * m,
+                        f64::from(v[2]) * m,
+                        0.0,
+                    ]
+                })
+                .collect(),
+            Some(ReadOutputs::Scales(it)) => it
+                .map(|v| [f64::from(v[0]), f64::from(v[1]), f64::from(v[2]), 0.0])
+                .collect(),
+            Some(ReadOutputs::Rotations(r)) => r.into_f32().map(|v| v.map(f64::from)).collect(),
+            _ => continue,
+        };
+        let interp = c.sampler().interpolation();
+        let need = if interp == Interpolation::CubicSpline {
+            times.len() * 3
+        } else {
+            times.len()
+        };
+        if times.is_empty()
+            || values.len() != need
+            || times.windows(2).any(|w| w[1] < w[0])
+            || times.iter().any(|t| !t.is_finite())
+            || values.iter().flatten().any(|v| !v.is_finite())
+        {
+            return Err(err(format!(
+                "channel of node {node}: {} times and {} values do not make a sampler",
+                times.len(),
+                values.len()
+            )));
         }
-        frames.push(row);
+        t0 = t0.min(times[0]);
+        t1 = t1.max(times[times.len() - 1]);
+        intervals.extend(times.windows(2).map(|w| w[1] - w[0]).filter(|d| *d > 0.0));
+        chans.push((b, c.target().property(), interp, times, values));
     }
-    let name = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Ok(Clip::new(name, skeleton, frame_time_s, frames)?)
+    let fps = match opts.fps {
+        Some(f) => f,
+        None => {
+            intervals.sort_by(f64::total_cmp);
+            match intervals.get(intervals.len() / 2) {
+                Some(d) => (1.0 / d).round().max(1.0),
+                None => 30.0,
+            }
+        }
+    };
+    if !(fps.is_finite() && fps > 0.0) {
+        return Err(err(format!("sampling rate {fps} is not positive")));
+    }
+    if !t0.is_finite() {
+        t0 = 0.0;
+        t1 = 0.0;
+    }
+    let n = ((t1 - t0) * fps + 1e-6).floor() as usize + 1;
+    if n > 1_000_000 {
+        return Err(err(format!("{n} frames at {fps} fps is too long")));
+    }
+    let mut frames = vec![base.iter().map(|(_, lt)| *lt).collect::<Vec<_>>(); n];
+    // Animated values are the joint's own local values; roots get the static transform above.
+    let mut raw: Vec<Vec<LocalTransform>> = vec![
+        joints
+            .iter()
+            .map(|&j| {
+                let (t, r, s) = local_of(j);
+                LocalTransform {
+                    translation: t * m,
+                    rotation: r,
+                    scale: s,
+                }
+            })
+            .collect();
+        n
+    ];
+    for (b, prop, interp, times, values) in &chans {
+        for (f, row) in raw.iter_mut().enumerate() {
+            let t = t0 + f as f64 / fps;
+            let v = sample(times, values, *interp, t, *prop == Property::Rotation);
+            match prop {
+                Property::Translation => row[*b].translation = DVec3::new(v[0], v[1], v[2]),
+                Property::Scale => row[*b].scale = DVec3::new(v[0], v[1], v[2]),
+                Property::Rotation => row[*b].rotation = DQuat::from_array(v).normalize(),
+                Property::MorphTargetWeights => {}
+            }
+        }
+    }
+    for (f, row) in raw.iter().enumerate() {
+        for (b, lt) in row.iter().enumerate() {
+            frames[f][b] = if skeleton.bones()[b].parent.is_none() {
+                fold(base[b].0, *lt)
+            } else {
+                *lt
+            };
+        }
+    }
+    Clip::new(name, skeleton, 1.0 / fps, frames)
+}
+
+/// `above × local` as a local transform (translation, rotation and scale of the product).
+fn fold(above: DMat4, lt: LocalTransform) -> LocalTransform {
+    let m = above * DMat4::from_scale_rotation_translation(lt.scale, lt.rotation, lt.translation);
+    let (s, r, t) = m.to_scale_rotation_translation();
+    LocalTransform {
+        translation: t,
+        rotation: r.normalize(),
+        scale: s,
+    }
+}
+
+fn sample(
+    times: &[f64],
+    values: &[[f64; 4]],
+    interp: Interpolation,
+    t: f64,
+    rotation: bool,
+) -> [f64; 4] {
+    let cubic = interp == Interpolation::CubicSpline;
+    let val = |k: usize| if cubic { values[3 * k + 1] } else { values[k] };
+    let n = times.len();
+    if t <= times[0] {
+        return val(0);
+    }
+    if t >= times[n - 1] {
+        return val(n - 1);
+    }
+    let k = times.partition_point(|&x| x <= t) - 1;
+    let (ta, tb) = (times[k], times[k + 1]);
+    let dt = tb - ta;
+    let u = if dt > 0.0 { (t - ta) / dt } else { 0.0 };
+    match interp {
+        Interpolation::Step => val(k),
+        Interpolation::Linear => {
+            let (a, b) = (val(k), val(k + 1));
+            if rotation {
+                DQuat::from_array(a)
+                    .normalize()
+                    .slerp(DQuat::from_array(b).normalize(), u)
+                    .to_array()
+            } else {
+                let mut o = [0.0; 4];
+                for c in 0..4 {
+                    o[c] = a[c] + (b[c] - a[c]) * u;
+                }
+                o
+            }
+        }
+        Interpolation::CubicSpline => {
+            let (p0, m0) = (values[3 * k + 1], values[3 * k + 2]);
+            let (p1, m1) = (values[3 * (k + 1) + 1], values[3 * (k + 1)]);
+            let (u2, u3) = (u * u, u * u * u);
+            let mut o = [0.0; 4];
+            for c in 0..4 {
+                o[c] = (2.0 * u3 - 3.0 * u2 + 1.0) * p0[c]
+                    + (u3 - 2.0 * u2 + u) * dt * m0[c]
+                    + (-2.0 * u3 + 3.0 * u2) * p1[c]
+                    + (u3 - u2) * dt * m1[c];
+            }
+            o
+        }
+    }
 }
 
 #[cfg(test)]
@@ -426,31 +408,60 @@ mod tests {
     use super::*;
 
     #[test]
-    fn base64_round_trip() {
-        assert_eq!(base64_decode("TWFu", "").unwrap(), b"Man");
-        assert_eq!(base64_decode("TWE=", "").unwrap(), b"Ma");
-        assert!(base64_decode("T*E=", "").is_err());
+    fn samplers_step_linear_cubic() {
+        let times = [0.0, 1.0];
+        let lin = [[0.0, 0.0, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0]];
+        assert_eq!(
+            sample(&times, &lin, Interpolation::Step, 0.5, false)[0],
+            0.0
+        );
+        assert_eq!(
+            sample(&times, &lin, Interpolation::Linear, 0.25, false)[0],
+            0.5
+        );
+        assert_eq!(
+            sample(&times, &lin, Interpolation::Linear, 7.0, false)[0],
+            2.0
+        );
+        // in-tangent, value, out-tangent per key: a straight line of slope 2 stays straight.
+        let cub = [
+            [2.0, 0.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0, 0.0],
+            [2.0, 0.0, 0.0, 0.0],
+            [2.0, 0.0, 0.0, 0.0],
+            [2.0, 0.0, 0.0, 0.0],
+            [2.0, 0.0, 0.0, 0.0],
+        ];
+        assert!(
+            (sample(&times, &cub, Interpolation::CubicSpline, 0.25, false)[0] - 0.5).abs() < 1e-12
+        );
+        assert_eq!(decode_base64("QUJD").unwrap(), b"ABC");
     }
 
     #[test]
-    fn fixtures_load() {
-        for (f, min_bones) in [
-            ("motion/cesium-man.gltf", 19),
-            ("motion/fox.glb", 20),
-            ("motion/rigged-simple.gltf", 2),
-        ] {
-            let Some(p) = crate::fixtures::fixture_for_test(f) else {
-                return;
+    fn reads_the_fixtures() {
+        use crate::fixtures::fixture_for_test;
+        if let Some(p) = fixture_for_test("motion/fox.glb") {
+            let bytes = std::fs::read(&p).unwrap();
+            assert_eq!(animation_names(&bytes).unwrap(), ["Survey", "Walk", "Run"]);
+            let opts = GltfOptions {
+                animation: Some("Walk".into()),
+                metres_per_unit: 0.01,
+                fps: None,
             };
-            let c = load_gltf(&p, 1.0 / 30.0).unwrap();
-            assert!(c.skeleton.len() >= min_bones, "{f}: {}", c.skeleton.len());
-            assert!(c.frame_count() > 1, "{f}");
-            for row in &c.frames {
-                for t in row {
-                    assert!(t.is_finite());
-                    assert!((t.rotation.length() - 1.0).abs() < 1e-6);
-                }
-            }
+            let c = parse_gltf(&bytes, None, &opts).unwrap();
+            assert_eq!(c.skeleton.len(), 24);
+            assert_eq!((c.frame_count(), c.fps()), (18, 24.0));
+        }
+        if let Some(p) = fixture_for_test("motion/cesium-man.gltf") {
+            let c = parse_gltf(&std::fs::read(&p).unwrap(), None, &GltfOptions::default()).unwrap();
+            assert_eq!(c.skeleton.len(), 19);
+            assert_eq!((c.frame_count(), c.fps()), (49, 24.0));
+        }
+        if let Some(p) = fixture_for_test("motion/rigged-simple.gltf") {
+            let c = parse_gltf(&std::fs::read(&p).unwrap(), None, &GltfOptions::default()).unwrap();
+            assert_eq!(c.skeleton.len(), 2);
+            assert!(c.frame_count() > 40);
         }
     }
 }

@@ -5,6 +5,9 @@
 //! - [`bvh`]: Biovision hierarchy files (own parser, [`bvh::parse_bvh`]),
 //! - [`study`]: the JSON clips of the animation keyframe-compression study
 //!   ([`study::parse_study_json`]),
+//! - [`acl`]: the Animation Compression Library's `.acl.sjson` clips (own parser,
+//!   [`acl::parse_acl_sjson`]),
+//! - [`gltf`]: glTF 2.0 skins and animations ([`gltf::parse_gltf`], resampled to a fixed rate),
 //! - [`walk`]: the study's walk clip generated in code ([`walk::study_walk_clip`]).
 //!
 //! [`load_motion_file`] picks the reader from a file's extension.
@@ -27,6 +30,7 @@
 //! where `⊙` is the componentwise product and `scale_p` is the parent's *local* scale. Scale
 //! does not accumulate down the chain and never affects rotations.
 
+pub mod acl;
 pub mod bvh;
 pub mod gltf;
 pub mod study;
@@ -121,7 +125,13 @@ pub enum MotionError {
 }
 
 /// The extensions [`load_motion_file`] understands, as shown in its error message.
-pub const SUPPORTED_EXTENSIONS: &str = ".bvh (Biovision hierarchy), .json (study clip)";
+pub const SUPPORTED_EXTENSIONS: &str =
+    ".bvh (Biovision hierarchy), .json (study clip), .sjson (ACL clip, centimetres), \
+     .gltf/.glb (first animation, metres)";
+
+/// Metres per unit of `.acl.sjson` clips read by [`load_motion_file`] (the CMU conversions
+/// are in centimetres).
+pub const ACL_METRES_PER_UNIT: f64 = 0.01;
 
 /// One bone of a [`Skeleton`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -395,7 +405,10 @@ pub fn forward_kinematics(skeleton: &Skeleton, locals: &[LocalTransform]) -> Vec
 /// Reads a motion file into a [`Clip`], choosing the reader by extension (any ASCII case):
 ///
 /// - `.bvh`: [`bvh::parse_bvh`]; the clip is named after the file's stem,
-/// - `.json`: [`study::parse_study_json`] (the study's clip format).
+/// - `.json`: [`study::parse_study_json`] (the study's clip format),
+/// - `.sjson`: [`acl::parse_acl_sjson`] with [`ACL_METRES_PER_UNIT`],
+/// - `.gltf`, `.glb`: [`gltf::parse_gltf`] with [`gltf::GltfOptions::default`] (first
+///   animation, 1 unit = 1 m, the animation's own key rate; buffers relative to the file).
 ///
 /// # Errors
 ///
@@ -409,20 +422,45 @@ pub fn load_motion_file(path: &Path) -> Result<Clip, MotionError> {
         .map(|e| e.to_string_lossy().into_owned())
         .unwrap_or_default();
     let kind = extension.to_ascii_lowercase();
-    if kind != "bvh" && kind != "json" {
+    if !matches!(kind.as_str(), "bvh" | "json" | "sjson" | "gltf" | "glb") {
         return Err(MotionError::UnsupportedFormat {
             path: path.to_owned(),
             extension,
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|source| MotionError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
     let in_file = |source: MotionError| MotionError::InFile {
         path: path.to_owned(),
         source: Box::new(source),
     };
+    if kind == "gltf" || kind == "glb" {
+        let bytes = std::fs::read(path).map_err(|source| MotionError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut clip = gltf::parse_gltf(&bytes, path.parent(), &gltf::GltfOptions::default())
+            .map_err(in_file)?;
+        if clip.name.is_empty() {
+            clip.name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+        }
+        return Ok(clip);
+    }
+    let text = std::fs::read_to_string(path).map_err(|source| MotionError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    if kind == "sjson" {
+        let mut clip = acl::parse_acl_sjson(&text, ACL_METRES_PER_UNIT).map_err(in_file)?;
+        if clip.name.is_empty() {
+            clip.name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+        }
+        return Ok(clip);
+    }
     if kind == "bvh" {
         let mut clip = parse_bvh(&text).map_err(in_file)?;
         clip.name = path
@@ -587,11 +625,13 @@ mod tests {
             assert_eq!(clip.name, "jump");
         }
         if let Some(path) = fixture_for_test("motion/fox.glb") {
-            let err = load_motion_file(&path).unwrap_err();
-            assert!(
-                matches!(err, MotionError::UnsupportedFormat { .. }),
-                "{err}"
-            );
+            let clip = load_motion_file(&path).unwrap();
+            assert_eq!(clip.name, "Survey");
         }
+        let err = load_motion_file(Path::new("clip.fbx")).unwrap_err();
+        assert!(
+            matches!(err, MotionError::UnsupportedFormat { .. }),
+            "{err}"
+        );
     }
 }

@@ -10,17 +10,25 @@ use statepack::runtime::motion::Clip;
 use std::path::Path;
 use std::time::Instant;
 
-/// A motion file for a crowd: `.gltf` / `.glb` (first skin and animation, sampled at 30 frames
-/// per second) or whatever `motion::load_motion_file` reads (`.bvh`, study `.json`).
+/// A motion file for a crowd: `.gltf` / `.glb` (first skin and animation, 1 unit = 1 metre,
+/// resampled at 30 frames per second, the simulation's rate) or whatever
+/// `motion::load_motion_file` reads (`.bvh`, study `.json`, `.acl.sjson`).
 ///
 /// Errors: the file cannot be read as motion.
 pub fn load_any(path: &Path) -> Result<Clip> {
+    use statepack::runtime::motion::gltf::{parse_gltf, GltfOptions};
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     if ext == "gltf" || ext == "glb" {
-        return statepack::runtime::motion::gltf::load_gltf(path, 1.0 / 30.0)
+        let bytes =
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let opts = GltfOptions {
+            fps: Some(30.0),
+            ..GltfOptions::default()
+        };
+        return parse_gltf(&bytes, path.parent(), &opts)
             .with_context(|| format!("cannot load motion {}", path.display()));
     }
     statepack::runtime::motion::load_motion_file(path)

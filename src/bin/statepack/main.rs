@@ -1,5 +1,8 @@
 //! `statepack`: the command-line tool. Run `statepack --help` for the commands.
 
+mod clip;
+mod plot;
+
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use statepack::formats::{self, snap, FormatSpec};
@@ -35,6 +38,10 @@ enum Format {
     Cbtrack,
     /// MsgWorldSnapshot (schema/world_snapshot.ksy); `encode` only.
     Wsnap,
+    /// The keyframe-compression study's track container (schema/study_tracks.ksy).
+    StudyTracks,
+    /// statepack animation clips (schema/anim_clip.ksy).
+    AnimClip,
 }
 
 impl Format {
@@ -44,12 +51,19 @@ impl Format {
             Format::Rply => &formats::rply::FORMAT,
             Format::Cbtrack => &formats::cbtrack::FORMAT,
             Format::Wsnap => &formats::world_snapshot::FORMAT,
+            Format::StudyTracks => &formats::study_tracks::FORMAT,
+            Format::AnimClip => &formats::anim_clip::FORMAT,
         }
     }
 }
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Animation clips: keyframe compression with the study's pipeline, and the study's tables.
+    Clip {
+        #[command(subcommand)]
+        cmd: clip::ClipCmd,
+    },
     /// Encode a motion clip, decode it, verify it and print a table of size, error and speed.
     Demo {
         /// Motion file (.bvh or study .json); default: the study's walk, generated in code.
@@ -237,6 +251,7 @@ fn main() -> std::process::ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
+        Cmd::Clip { cmd } => clip::run(cmd),
         Cmd::Demo {
             input,
             studs_per_metre,
@@ -263,6 +278,12 @@ fn run(cli: Cli) -> Result<()> {
             ..
         } => bail!(
             "import makes SNAP, RPLY and CBTK files; world snapshots come from `statepack wsnap write`"
+        ),
+        Cmd::Import {
+            format: Format::StudyTracks | Format::AnimClip,
+            ..
+        } => bail!(
+            "import writes SNAP, RPLY and CBTK; for animation clips use `statepack clip compress` or `statepack clip study-compress`"
         ),
         Cmd::Import {
             format: Format::Snap,
@@ -648,5 +669,6 @@ fn demo(input: Option<&Path>, studs_per_metre: f64, out: Option<&Path>) -> Resul
     );
     check_bounds(&errs)?;
     println!("verified: every frame of every recording is within the documented bounds");
+    clip::demo_rows(&clip)?;
     Ok(())
 }

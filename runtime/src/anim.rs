@@ -1,0 +1,1313 @@
+//! statepack's animation clip codec: tolerance-driven keyframe selection with per-track bit
+//! widths, verified in world space.
+//!
+//! A clip ([`Clip`]) is encoded into an [`EncodedClip`]: per bone three tracks (rotation,
+//! translation, scale), each [`Track::Default`] (identity rotation, zero translation, unit
+//! scale), [`Track::Constant`] or [`Track::Animated`]. An animated track keeps a subset of the
+//! frames as keys; each key's components are quantised over the track's own range with a bit
+//! width chosen per component; frames between keys are reconstructed linearly or with
+//! non-uniform Catmull-Rom Hermite curves (one choice per clip). Rotations are hemisphere-aligned
+//! quaternions stored with three components (`w = √(1 − x² − y² − z²)`, when every frame of the
+//! track has `w ≥` [`DROP_W_MIN`] after choosing the track's sign) or four (renormalised).
+//!
+//! # How the tolerance is kept
+//!
+//! The user gives a world-space tolerance ([`Metric`]): the worst joint displacement, or the
+//! worst displacement of virtual vertices on a shell of radius `shell_m` around each joint
+//! (along the joint's three axes, as the Animation Compression Library measures). The encoder
+//! turns it into per-track tolerances through each bone's lever (the largest distance from the
+//! joint to any descendant joint over the clip, at least `shell_m`): a rotation error `θ`
+//! moves the descendants by at most `θ × lever`. One factor `α` scales every track's share;
+//! [`encode`] searches the largest `α` whose decoded clip, measured after forward kinematics
+//! over every frame, is within the tolerance. Fitting is done on quantised values, so the
+//! measured error is the error of what the decoder reconstructs (up to f32 arithmetic, which
+//! the format layer verifies again from the bytes).
+
+use glam::{DVec3, Quat, Vec3};
+
+use crate::motion::{forward_kinematics, Clip, LocalTransform};
+
+/// Smallest `w` for which a rotation track is stored with three components.
+pub const DROP_W_MIN: f64 = 0.05;
+/// Largest bit width of a quantised component.
+pub const MAX_BITS: u8 = 24;
+
+/// What the tolerance bounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Metric {
+    /// Worst allowed error, metres.
+    pub tolerance_m: f64,
+    /// Radius of the virtual-vertex shell, metres; 0 measures joint positions only.
+    pub shell_m: f64,
+}
+
+/// Reconstruction between keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interp {
+    /// Straight lines (quaternions: per component, then `w` or renormalisation).
+    Linear,
+    /// Hermite segments with non-uniform Catmull-Rom tangents.
+    Cubic,
+}
+
+/// An animated track: keys and their quantised components.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnimatedTrack {
+    /// Components per key: 3 (translation, scale, rotation without `w`) or 4 (rotation).
+    pub comps: usize,
+    /// Key frames, ascending, first 0 and last `num_frames − 1`.
+    pub frames: Vec<u16>,
+    /// Bits per component, 0..=[`MAX_BITS`].
+    pub bits: Vec<u8>,
+    /// Per component: the low end of the range (as stored: an f16 value).
+    pub lo: Vec<f32>,
+    /// Per component: the range's extent (as stored: an f16 value, ≥ 0).
+    pub extent: Vec<f32>,
+    /// Quantised values, key-major (`key × comps + comp`).
+    pub q: Vec<u32>,
+    /// Values are stored as deltas between consecutive keys ([`delta_value_bits`]) rather
+    /// than as they are.
+    pub delta: bool,
+}
+
+impl AnimatedTrack {
+    /// The value of component `c` of key `k`.
+    pub fn value(&self, k: usize, c: usize) -> f32 {
+        dequant(
+            self.q[k * self.comps + c],
+            self.bits[c],
+            self.lo[c],
+            self.extent[c],
+        )
+    }
+}
+
+/// One track of a bone.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Track {
+    /// Identity rotation, zero translation or unit scale.
+    Default,
+    /// One value at every frame: 3 components (translation, scale) or 4 (rotation x, y, z, w).
+    Constant(Vec<f32>),
+    /// Keys.
+    Animated(AnimatedTrack),
+}
+
+/// The three tracks of a bone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoneTracks {
+    /// Local rotation.
+    pub rotation: Track,
+    /// Local translation, metres.
+    pub translation: Track,
+    /// Local scale.
+    pub scale: Track,
+}
+
+/// An encoded clip, as the container stores it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EncodedClip {
+    /// Frames per second.
+    pub sample_rate: f32,
+    /// Frame count (≥ 1).
+    pub num_frames: u16,
+    /// Reconstruction between keys.
+    pub interp: Interp,
+    /// One entry per bone, skeleton order.
+    pub bones: Vec<BoneTracks>,
+}
+
+/// Dequantises `q` of `bits` bits over `[lo, lo + extent]`.
+#[inline]
+pub fn dequant(q: u32, bits: u8, lo: f32, extent: f32) -> f32 {
+    if bits == 0 {
+        lo
+    } else {
+        let max = ((1u64 << bits) - 1) as f32;
+        lo + q as f32 / max * extent
+    }
+}
+
+fn quant(v: f64, bits: u8, lo: f32, extent: f32) -> u32 {
+    if bits == 0 || extent <= 0.0 {
+        return 0;
+    }
+    let max = ((1u64 << bits) - 1) as f64;
+    ((v - f64::from(lo)) / f64::from(extent) * max)
+        .round()
+        .clamp(0.0, max) as u32
+}
+
+/// The f16 value at or below `v` (so a range starting there covers `v`).
+pub fn f16_floor(v: f64) -> f32 {
+    let h = half_round(v);
+    if f64::from(h) > v {
+        next_down_f16(h)
+    } else {
+        h
+    }
+}
+
+/// The f16 value at or above `v`.
+pub fn f16_ceil(v: f64) -> f32 {
+    let h = half_round(v);
+    if f64::from(h) < v {
+        -next_down_f16(-h)
+    } else {
+        h
+    }
+}
+
+fn half_round(v: f64) -> f32 {
+    f16_from_bits(f16_to_bits(v))
+}
+
+fn next_down_f16(h: f32) -> f32 {
+    let b = f16_to_bits(f64::from(h));
+    let nb = if h > 0.0 {
+        b - 1
+    } else if h == 0.0 {
+        0x8001
+    } else {
+        b + 1
+    };
+    f16_from_bits(nb)
+}
+
+/// IEEE 754 binary16 bits of `v`, rounded to nearest (saturating to ±65504).
+pub fn f16_to_bits(v: f64) -> u16 {
+    let sign: u16 = if v.is_sign_negative() { 0x8000 } else { 0 };
+    let a = v.abs().min(65504.0);
+    if a.is_nan() || a < 2f64.powi(-25) {
+        return sign;
+    }
+    let e = (a.log2().floor() as i32).max(-14);
+    let mut m = (a / 2f64.powi(e - 10)).round() as u32;
+    let mut e = e;
+    if m >= 2048 {
+        m /= 2;
+        e += 1;
+    }
+    if m < 1024 {
+        return sign | m as u16;
+    }
+    if e > 15 {
+        return sign | 0x7bff;
+    }
+    sign | (((e + 15) as u16) << 10) | ((m - 1024) as u16)
+}
+
+/// The value of binary16 bits (infinity and NaN map to ±65504 and 0, so decoding stays
+/// finite).
+pub fn f16_from_bits(b: u16) -> f32 {
+    let sign = if b & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let e = i32::from((b >> 10) & 0x1f);
+    let m = f32::from(b & 0x3ff);
+    match e {
+        0 => sign * m * 2f32.powi(-24),
+        31 if m == 0.0 => sign * 65504.0,
+        31 => 0.0,
+        _ => sign * (1024.0 + m) * 2f32.powi(e - 25),
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// Decoding
+
+/// A local transform in `f32`, as the decoder produces it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pose32 {
+    /// Translation, metres.
+    pub translation: Vec3,
+    /// Rotation (unit).
+    pub rotation: Quat,
+    /// Scale.
+    pub scale: Vec3,
+}
+
+impl Pose32 {
+    /// As the `f64` transform of the motion model.
+    pub fn to_local(self) -> LocalTransform {
+        LocalTransform {
+            translation: self.translation.as_dvec3(),
+            rotation: self.rotation.as_dquat(),
+            scale: self.scale.as_dvec3(),
+        }
+    }
+}
+
+/// One track unpacked for sampling: key frames and dequantised key values.
+#[derive(Debug, Clone, PartialEq)]
+enum Unpacked {
+    Fixed([f32; 4]),
+    Keys {
+        comps: usize,
+        frames: Vec<f32>,
+        values: Vec<[f32; 4]>,
+        /// Buckets of equal length over the clip: for each, the segment holding its start.
+        lut: Vec<u16>,
+        /// Buckets per frame.
+        per_frame: f32,
+    },
+}
+
+/// A decoder: every track unpacked into key arrays, sampled at any time.
+///
+/// Random access finds each track's segment by binary search; [`Decoder::sample_cursor`]
+/// keeps one cursor per track for sequential playback.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decoder {
+    sample_rate: f32,
+    last_frame: f32,
+    cubic: bool,
+    tracks: Vec<[Unpacked; 3]>,
+}
+
+/// Per-track positions for sequential sampling with [`Decoder::sample_cursor`].
+#[derive(Debug, Clone, Default)]
+pub struct Cursor {
+    at: Vec<[u32; 3]>,
+}
+
+fn unpack(track: &Track, default: [f32; 4]) -> Unpacked {
+    match track {
+        Track::Default => Unpacked::Fixed(default),
+        Track::Constant(v) => {
+            let mut o = default;
+            for (slot, x) in o.iter_mut().zip(v) {
+                *slot = *x;
+            }
+            Unpacked::Fixed(o)
+        }
+        Track::Animated(a) => {
+            let n = a.frames.len();
+            let mut values = Vec::with_capacity(n);
+            for k in 0..n {
+                let mut v = [0.0f32; 4];
+                for (c, slot) in v.iter_mut().enumerate().take(a.comps.min(4)) {
+                    *slot = a.value(k, c);
+                }
+                values.push(v);
+            }
+            // Two buckets per key: a random access starts at most a couple of keys before
+            // its segment, and the table grows with the keys, not with the frame count.
+            let last = f32::from(a.frames[n - 1]).max(1.0);
+            let buckets = (2 * n).min(a.frames[n - 1] as usize + 1).max(1);
+            let per_frame = buckets as f32 / (last + 1.0);
+            let mut lut = Vec::with_capacity(buckets);
+            let mut i = 0usize;
+            for bkt in 0..buckets {
+                let start = bkt as f32 / per_frame;
+                while i + 2 < n && f32::from(a.frames[i + 1]) <= start {
+                    i += 1;
+                }
+                lut.push(i as u16);
+            }
+            Unpacked::Keys {
+                comps: a.comps,
+                frames: a.frames.iter().map(|&f| f32::from(f)).collect(),
+                values,
+                lut,
+                per_frame,
+            }
+        }
+    }
+}
+
+#[inline]
+fn hermite(p0: [f32; 4], p1: [f32; 4], m0: [f32; 4], m1: [f32; 4], u: f32) -> [f32; 4] {
+    let u2 = u * u;
+    let u3 = u2 * u;
+    let h00 = 2.0 * u3 - 3.0 * u2 + 1.0;
+    let h10 = u3 - 2.0 * u2 + u;
+    let h01 = -2.0 * u3 + 3.0 * u2;
+    let h11 = u3 - u2;
+    let mut o = [0.0; 4];
+    for c in 0..4 {
+        o[c] = h00 * p0[c] + h10 * m0[c] + h01 * p1[c] + h11 * m1[c];
+    }
+    o
+}
+
+#[inline]
+fn slope(frames: &[f32], values: &[[f32; 4]], i: usize) -> [f32; 4] {
+    let last = frames.len() - 1;
+    let (a, b) = if i == 0 {
+        (0, 1)
+    } else if i == last {
+        (last - 1, last)
+    } else {
+        (i - 1, i + 1)
+    };
+    let dt = frames[b] - frames[a];
+    let mut o = [0.0; 4];
+    for c in 0..4 {
+        o[c] = (values[b][c] - values[a][c]) / dt;
+    }
+    o
+}
+
+#[inline]
+fn eval_segment(frames: &[f32], values: &[[f32; 4]], i: usize, x: f32, cubic: bool) -> [f32; 4] {
+    let (t0, t1) = (frames[i], frames[i + 1]);
+    let h = t1 - t0;
+    let u = ((x - t0) / h).clamp(0.0, 1.0);
+    let (p0, p1) = (values[i], values[i + 1]);
+    if cubic {
+        let s0 = slope(frames, values, i);
+        let s1 = slope(frames, values, i + 1);
+        hermite(p0, p1, s0.map(|s| s * h), s1.map(|s| s * h), u)
+    } else {
+        let mut o = [0.0; 4];
+        for c in 0..4 {
+            o[c] = p0[c] + (p1[c] - p0[c]) * u;
+        }
+        o
+    }
+}
+
+impl Decoder {
+    /// Unpacks every track of `clip`.
+    pub fn new(clip: &EncodedClip) -> Self {
+        let tracks = clip
+            .bones
+            .iter()
+            .map(|b| {
+                [
+                    unpack(&b.rotation, [0.0, 0.0, 0.0, 1.0]),
+                    unpack(&b.translation, [0.0; 4]),
+                    unpack(&b.scale, [1.0, 1.0, 1.0, 0.0]),
+                ]
+            })
+            .collect();
+        Self {
+            sample_rate: clip.sample_rate,
+            last_frame: f32::from(clip.num_frames.saturating_sub(1)),
+            cubic: clip.interp == Interp::Cubic,
+            tracks,
+        }
+    }
+
+    /// Number of bones.
+    pub fn num_bones(&self) -> usize {
+        self.tracks.len()
+    }
+
+    /// A cursor for [`Decoder::sample_cursor`], at the start.
+    pub fn cursor(&self) -> Cursor {
+        Cursor {
+            at: vec![[0; 3]; self.tracks.len()],
+        }
+    }
+
+    fn frame_of(&self, t_s: f32) -> f32 {
+        let x = t_s * self.sample_rate;
+        if x.is_nan() {
+            0.0
+        } else {
+            x.clamp(0.0, self.last_frame)
+        }
+    }
+
+    #[inline]
+    fn value(&self, u: &Unpacked, x: f32, seg: &mut u32, search: bool) -> ([f32; 4], usize) {
+        match u {
+            Unpacked::Fixed(v) => (*v, 4),
+            Unpacked::Keys {
+                comps,
+                frames,
+                values,
+                lut,
+                per_frame,
+            } => {
+                let n = frames.len();
+                let i = if search {
+                    let b = ((x * per_frame) as usize).min(lut.len() - 1);
+                    let mut i = usize::from(lut[b]).min(n - 2);
+                    while i > 0 && frames[i] > x {
+                        i -= 1;
+                    }
+                    while i + 2 < n && frames[i + 1] <= x {
+                        i += 1;
+                    }
+                    i
+                } else {
+                    let mut i = (*seg as usize).min(n - 2);
+                    if frames[i] > x {
+                        i = frames.partition_point(|&f| f <= x).clamp(1, n - 1) - 1;
+                    }
+                    while i + 2 < n && frames[i + 1] <= x {
+                        i += 1;
+                    }
+                    i
+                };
+                *seg = i as u32;
+                (eval_segment(frames, values, i, x, self.cubic), *comps)
+            }
+        }
+    }
+
+    fn pose(&self, x: f32, out: &mut [Pose32], cursor: Option<&mut Cursor>, search: bool) {
+        let mut dummy = [0u32; 3];
+        let mut cur = cursor;
+        for (b, (tr, o)) in self.tracks.iter().zip(out.iter_mut()).enumerate() {
+            let seg: &mut [u32; 3] = match cur.as_deref_mut() {
+                Some(c) if b < c.at.len() => &mut c.at[b],
+                _ => &mut dummy,
+            };
+            let (r, comps) = self.value(&tr[0], x, &mut seg[0], search);
+            o.rotation = if comps == 3 {
+                let w = (1.0 - (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]))
+                    .max(0.0)
+                    .sqrt();
+                Quat::from_xyzw(r[0], r[1], r[2], w)
+            } else {
+                let l2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3];
+                if l2 > 0.0 {
+                    let inv = 1.0 / l2.sqrt();
+                    Quat::from_xyzw(r[0] * inv, r[1] * inv, r[2] * inv, r[3] * inv)
+                } else {
+                    Quat::IDENTITY
+                }
+            };
+            let (t, _) = self.value(&tr[1], x, &mut seg[1], search);
+            o.translation = Vec3::new(t[0], t[1], t[2]);
+            let (s, _) = self.value(&tr[2], x, &mut seg[2], search);
+            o.scale = Vec3::new(s[0], s[1], s[2]);
+        }
+    }
+
+    /// The local pose at time `t_s` seconds (clamped to the clip), by binary search in every
+    /// track; `out` gets one transform per bone (extra entries are left alone).
+    pub fn sample(&self, t_s: f32, out: &mut [Pose32]) {
+        self.pose(self.frame_of(t_s), out, None, true);
+    }
+
+    /// Like [`Decoder::sample`], starting each track's search at the cursor's segment and
+    /// stepping forward (binary search only when time went backwards).
+    pub fn sample_cursor(&self, t_s: f32, cursor: &mut Cursor, out: &mut [Pose32]) {
+        self.pose(self.frame_of(t_s), out, Some(cursor), false);
+    }
+
+    /// The pose at frame index `frame` (clamped).
+    pub fn sample_frame(&self, frame: usize, out: &mut [Pose32]) {
+        let x = (frame as f32).min(self.last_frame);
+        self.pose(x, out, None, true);
+    }
+
+    /// Every frame, as local transforms of the motion model (`[frame][bone]`).
+    pub fn decompress(&self) -> Vec<Vec<LocalTransform>> {
+        let n = self.last_frame as usize + 1;
+        let mut out = Vec::with_capacity(n);
+        let mut pose = vec![
+            Pose32 {
+                translation: Vec3::ZERO,
+                rotation: Quat::IDENTITY,
+                scale: Vec3::ONE
+            };
+            self.tracks.len()
+        ];
+        let mut cursor = self.cursor();
+        for f in 0..n {
+            self.pose(f as f32, &mut pose, Some(&mut cursor), false);
+            out.push(pose.iter().map(|p| p.to_local()).collect());
+        }
+        out
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// Error metrics
+
+/// Worst world-space error of `decoded` against `original` over every frame and joint:
+/// the joint displacement, and with `shell_m > 0` also the displacement of the three points
+/// `shell_m` along each joint's local axes. Metres.
+pub fn world_error(original: &Clip, decoded: &[Vec<LocalTransform>], shell_m: f64) -> f64 {
+    let mut worst = 0.0f64;
+    for (a, b) in original.frames.iter().zip(decoded) {
+        let wa = forward_kinematics(&original.skeleton, a);
+        let wb = forward_kinematics(&original.skeleton, b);
+        for (ja, jb) in wa.iter().zip(&wb) {
+            worst = worst.max((ja.position - jb.position).length());
+            if shell_m > 0.0 {
+                for axis in [DVec3::X, DVec3::Y, DVec3::Z] {
+                    let pa = ja.position + ja.rotation * (axis * shell_m);
+                    let pb = jb.position + jb.rotation * (axis * shell_m);
+                    worst = worst.max((pa - pb).length());
+                }
+            }
+        }
+    }
+    worst
+}
+
+// ----------------------------------------------------------------------------------------
+// Encoding
+
+/// Per-bone levers: the largest distance from the joint to any descendant over the clip
+/// (rotation lever, at least `shell_m`), and the largest child offset (scale lever).
+fn levers(clip: &Clip, shell_m: f64) -> (Vec<f64>, Vec<f64>) {
+    let nb = clip.skeleton.len();
+    let bones = clip.skeleton.bones();
+    let mut rot = vec![shell_m; nb];
+    let mut scl = vec![0.0f64; nb];
+    for row in &clip.frames {
+        let w = forward_kinematics(&clip.skeleton, row);
+        for d in 0..nb {
+            let mut a = bones[d].parent;
+            if let Some(p) = a {
+                scl[p] = scl[p].max(row[d].translation.length());
+            }
+            while let Some(p) = a {
+                rot[p] = rot[p].max((w[d].position - w[p].position).length());
+                a = bones[p].parent;
+            }
+        }
+    }
+    (rot, scl)
+}
+
+/// Per-frame samples of one track, in the form that is stored (rotation: aligned, sign
+/// chosen; three or four components).
+struct Samples {
+    comps: usize,
+    v: Vec<[f64; 4]>,
+}
+
+fn rotation_samples(clip: &Clip, bone: usize) -> Samples {
+    let mut q: Vec<[f64; 4]> = clip
+        .frames
+        .iter()
+        .map(|r| r[bone].rotation.normalize().to_array())
+        .collect();
+    for f in 1..q.len() {
+        let d: f64 = (0..4).map(|c| q[f - 1][c] * q[f][c]).sum();
+        if d < 0.0 {
+            q[f] = q[f].map(|x| -x);
+        }
+    }
+    let min_w = q.iter().map(|x| x[3]).fold(f64::INFINITY, f64::min);
+    let max_w = q.iter().map(|x| x[3]).fold(f64::NEG_INFINITY, f64::max);
+    if -max_w > min_w {
+        for x in &mut q {
+            *x = x.map(|c| -c);
+        }
+    }
+    let min_w = q.iter().map(|x| x[3]).fold(f64::INFINITY, f64::min);
+    Samples {
+        comps: if min_w >= DROP_W_MIN { 3 } else { 4 },
+        v: q,
+    }
+}
+
+fn vec_samples(clip: &Clip, bone: usize, scale: bool) -> Samples {
+    Samples {
+        comps: 3,
+        v: clip
+            .frames
+            .iter()
+            .map(|r| {
+                let v = if scale {
+                    r[bone].scale
+                } else {
+                    r[bone].translation
+                };
+                [v.x, v.y, v.z, 0.0]
+            })
+            .collect(),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Role {
+    Rotation,
+    Translation,
+    Scale,
+}
+
+/// Error of a reconstructed value against the sample: rotation angle (radians) or distance.
+fn err_of(role: Role, comps: usize, rec: &[f64; 4], orig: &[f64; 4]) -> f64 {
+    match role {
+        Role::Rotation => {
+            let q = if comps == 3 {
+                let w = (1.0 - (rec[0] * rec[0] + rec[1] * rec[1] + rec[2] * rec[2]))
+                    .max(0.0)
+                    .sqrt();
+                [rec[0], rec[1], rec[2], w]
+            } else {
+                let l = (rec.iter().map(|x| x * x).sum::<f64>()).sqrt();
+                if l > 0.0 {
+                    rec.map(|x| x / l)
+                } else {
+                    [0.0, 0.0, 0.0, 1.0]
+                }
+            };
+            let d: f64 = (0..4).map(|c| q[c] * orig[c]).sum();
+            2.0 * d.abs().min(1.0).acos()
+        }
+        Role::Translation => {
+            ((rec[0] - orig[0]).powi(2) + (rec[1] - orig[1]).powi(2) + (rec[2] - orig[2]).powi(2))
+                .sqrt()
+        }
+        Role::Scale => (0..3).map(|c| (rec[c] - orig[c]).abs()).fold(0.0, f64::max),
+    }
+}
+
+fn seg_eval(keys: &[usize], kv: &[[f64; 4]], i: usize, f: usize, cubic: bool) -> [f64; 4] {
+    let (t0, t1) = (keys[i], keys[i + 1]);
+    let h = (t1 - t0) as f64;
+    let u = (f - t0) as f64 / h;
+    let (p0, p1) = (kv[i], kv[i + 1]);
+    if !cubic {
+        let mut o = [0.0; 4];
+        for c in 0..4 {
+            o[c] = p0[c] + (p1[c] - p0[c]) * u;
+        }
+        return o;
+    }
+    let last = keys.len() - 1;
+    let sl = |j: usize, c: usize| {
+        let (a, b) = if j == 0 {
+            (0, 1)
+        } else if j == last {
+            (last - 1, last)
+        } else {
+            (j - 1, j + 1)
+        };
+        (kv[b][c] - kv[a][c]) / (keys[b] - keys[a]) as f64
+    };
+    let u2 = u * u;
+    let u3 = u2 * u;
+    let mut o = [0.0; 4];
+    for c in 0..4 {
+        let m0 = sl(i, c) * h;
+        let m1 = sl(i + 1, c) * h;
+        o[c] = (2.0 * u3 - 3.0 * u2 + 1.0) * p0[c]
+            + (u3 - 2.0 * u2 + u) * m0
+            + (-2.0 * u3 + 3.0 * u2) * p1[c]
+            + (u3 - u2) * m1;
+    }
+    o
+}
+
+/// Refinement fit on quantised values `qv` (one per frame) against `orig`: keys at both ends,
+/// then the worst frame until every frame is within `tol`. Errors are recomputed only on the
+/// segments an insertion changes.
+fn fit_track(
+    role: Role,
+    comps: usize,
+    orig: &[[f64; 4]],
+    qv: &[[f64; 4]],
+    tol: f64,
+    cubic: bool,
+) -> Vec<usize> {
+    let n = orig.len();
+    if n <= 2 {
+        return (0..n).collect();
+    }
+    let mut keys = vec![0, n - 1];
+    let mut kv = vec![qv[0], qv[n - 1]];
+    let mut err = vec![0.0f64; n];
+    let recompute = |keys: &[usize], kv: &[[f64; 4]], err: &mut [f64], s0: usize, s1: usize| {
+        for i in s0..s1 {
+            for f in keys[i]..=keys[i + 1] {
+                let r = seg_eval(keys, kv, i, f, cubic);
+                err[f] = err_of(role, comps, &r, &orig[f]);
+            }
+        }
+    };
+    recompute(&keys, &kv, &mut err, 0, 1);
+    loop {
+        let (mut wi, mut worst) = (0, -1.0);
+        for (f, &e) in err.iter().enumerate() {
+            if e > worst {
+                worst = e;
+                wi = f;
+            }
+        }
+        if worst <= tol || keys.len() >= n {
+            return keys;
+        }
+        let at = keys.partition_point(|&k| k < wi);
+        if at < keys.len() && keys[at] == wi {
+            // A key's own error is its quantisation error: no insertion can lower it.
+            return keys;
+        }
+        keys.insert(at, wi);
+        kv.insert(at, qv[wi]);
+        let segs = keys.len() - 1;
+        let (s0, s1) = if cubic {
+            (at.saturating_sub(2), (at + 2).min(segs))
+        } else {
+            (at - 1, (at + 1).min(segs))
+        };
+        recompute(&keys, &kv, &mut err, s0, s1);
+    }
+}
+
+fn bits_for(v: u64) -> u8 {
+    (64 - v.leading_zeros()) as u8
+}
+
+/// Bytes a track adds to the container (descriptor plus bit stream), for choosing widths.
+/// Keys per group of deltas sharing one width.
+pub const DELTA_GROUP: usize = 8;
+/// Bits of a delta group's width field.
+pub const DELTA_WIDTH_BITS: u8 = 5;
+
+/// Zigzag code of a signed delta (0, −1, 1, −2, … → 0, 1, 2, 3, …).
+pub fn zigzag(d: i64) -> u64 {
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
+/// Inverse of [`zigzag`].
+pub fn unzigzag(z: u64) -> i64 {
+    ((z >> 1) as i64) ^ -((z & 1) as i64)
+}
+
+/// For component `c`: the widths of its delta groups (each the bits of the largest zigzag
+/// delta in the group).
+pub fn delta_widths(q: &[u32], comps: usize, c: usize) -> Vec<u8> {
+    let k = q.len() / comps.max(1);
+    let deltas: Vec<u64> = (1..k)
+        .map(|i| zigzag(i64::from(q[i * comps + c]) - i64::from(q[(i - 1) * comps + c])))
+        .collect();
+    deltas
+        .chunks(DELTA_GROUP)
+        .map(|g| bits_for(g.iter().copied().max().unwrap_or(0)))
+        .collect()
+}
+
+/// Stream bits of a track's values stored plainly: every key, every component at its width.
+pub fn plain_value_bits(keys: usize, bits: &[u8]) -> usize {
+    keys * bits.iter().map(|&b| usize::from(b)).sum::<usize>()
+}
+
+/// Stream bits of a track's values stored as deltas: per component with a non-zero width,
+/// the first key's value at that width, then per group of [`DELTA_GROUP`] deltas a
+/// [`DELTA_WIDTH_BITS`]-bit width and the zigzag deltas at that width. Component-major.
+pub fn delta_value_bits(q: &[u32], comps: usize, bits: &[u8]) -> usize {
+    let k = q.len() / comps.max(1);
+    let mut total = 0;
+    for (c, &b) in bits.iter().enumerate().take(comps) {
+        if b == 0 {
+            continue;
+        }
+        total += usize::from(b);
+        let widths = delta_widths(q, comps, c);
+        for (g, w) in widths.iter().enumerate() {
+            let len = (k - 1 - g * DELTA_GROUP).min(DELTA_GROUP);
+            total += usize::from(DELTA_WIDTH_BITS) + len * usize::from(*w);
+        }
+    }
+    total
+}
+
+/// Width of the stored key-frame gaps: the bits of the largest gap minus one between keys
+/// 0 to `k − 2` (the last key is implied).
+pub fn index_bits(frames: &[u16]) -> u8 {
+    let k = frames.len();
+    if k <= 2 {
+        return 0;
+    }
+    let max_gap = frames[..k - 1]
+        .windows(2)
+        .map(|p| p[1] - p[0] - 1)
+        .max()
+        .unwrap_or(0);
+    bits_for(u64::from(max_gap))
+}
+
+/// Descriptor bytes of an animated track: kind, components, key count (2), gap width,
+/// coding flags, per component width, lo and extent (5).
+pub fn animated_descriptor_len(comps: usize) -> usize {
+    1 + 1 + 2 + 1 + 1 + comps * 5
+}
+
+/// Stream bits of an animated track (gaps and values).
+pub fn animated_stream_bits(a: &AnimatedTrack) -> usize {
+    let ib = index_bits(&a.frames);
+    let values = if a.delta {
+        delta_value_bits(&a.q, a.comps, &a.bits)
+    } else {
+        plain_value_bits(a.frames.len(), &a.bits)
+    };
+    a.frames.len().saturating_sub(2) * usize::from(ib) + values
+}
+
+fn encode_track(role: Role, s: &Samples, tol: f64, cubic: bool) -> Track {
+    let n = s.v.len();
+    let comps = s.comps;
+    let first = s.v[0];
+    let default: [f64; 4] = match role {
+        Role::Rotation => [0.0, 0.0, 0.0, 1.0],
+        Role::Translation => [0.0; 4],
+        Role::Scale => [1.0, 1.0, 1.0, 0.0],
+    };
+    let comp_err = |a: &[f64; 4], b: &[f64; 4]| err_of(role, 4, a, b);
+    let as_f32 = |v: &[f64; 4]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+    if s.v.iter().all(|x| comp_err(&default, x) <= tol) {
+        return Track::Default;
+    }
+    // Constant: the f32 value of the first frame, checked as stored.
+    let c32: Vec<f32> = match role {
+        Role::Rotation => as_f32(&first),
+        _ => as_f32(&first)[..3].to_vec(),
+    };
+    let mut c64 = [0.0f64; 4];
+    for (i, x) in c32.iter().enumerate() {
+        c64[i] = f64::from(*x);
+    }
+    if role == Role::Rotation {
+        let l = c64.iter().map(|x| x * x).sum::<f64>().sqrt();
+        c64 = c64.map(|x| x / l);
+    }
+    if s.v.iter().all(|x| comp_err(&c64, x) <= tol) {
+        return Track::Constant(c32);
+    }
+    // Per component range, stored as f16 bounds that cover every sample.
+    let mut lo = vec![0f32; comps];
+    let mut extent = vec![0f32; comps];
+    for c in 0..comps {
+        let mn = s.v.iter().map(|x| x[c]).fold(f64::INFINITY, f64::min);
+        let mx = s.v.iter().map(|x| x[c]).fold(f64::NEG_INFINITY, f64::max);
+        lo[c] = f16_floor(mn);
+        extent[c] = f16_ceil(mx - f64::from(lo[c]));
+    }
+    // Candidate widths: the fewest bits whose half step is within the tolerance (per
+    // component, scaled for the role), and a few more.
+    let scale_tol = match role {
+        Role::Rotation => tol / 4.0, // a component error e moves the rotation by about 2e
+        _ => tol / 2.0,
+    };
+    let base: Vec<u8> = (0..comps)
+        .map(|c| {
+            let e = f64::from(extent[c]);
+            if e <= 0.0 {
+                0
+            } else {
+                let steps = (e / (2.0 * scale_tol)).max(1.0);
+                (bits_for(steps.ceil() as u64)).min(MAX_BITS)
+            }
+        })
+        .collect();
+    let mut best: Option<(usize, AnimatedTrack)> = None;
+    for extra in 0..6u8 {
+        let bits: Vec<u8> = base
+            .iter()
+            .zip(&extent)
+            .map(|(&b, &e)| {
+                if e <= 0.0 {
+                    0
+                } else {
+                    (b + extra).min(MAX_BITS)
+                }
+            })
+            .collect();
+        let qv: Vec<[f64; 4]> =
+            s.v.iter()
+                .map(|x| {
+                    let mut o = [0.0; 4];
+                    for c in 0..comps {
+                        o[c] = f64::from(dequant(
+                            quant(x[c], bits[c], lo[c], extent[c]),
+                            bits[c],
+                            lo[c],
+                            extent[c],
+                        ));
+                    }
+                    if comps == 3 && role != Role::Rotation {
+                        o[3] = 0.0;
+                    }
+                    o
+                })
+                .collect();
+        // Quantisation alone must be within the tolerance at every frame.
+        if qv
+            .iter()
+            .zip(&s.v)
+            .any(|(q, o)| err_of(role, comps, q, o) > tol)
+        {
+            continue;
+        }
+        let keys = fit_track(role, comps, &s.v, &qv, tol, cubic);
+        let track = make_animated(s, comps, &keys, &bits, &lo, &extent);
+        let cost = animated_descriptor_len(comps) * 8 + animated_stream_bits(&track);
+        if best.as_ref().is_none_or(|b| cost < b.0) {
+            best = Some((cost, track));
+        }
+    }
+    match best {
+        Some((_, t)) => Track::Animated(t),
+        None => {
+            let bits = vec![MAX_BITS; comps];
+            let keys: Vec<usize> = (0..n).collect();
+            Track::Animated(make_animated(s, comps, &keys, &bits, &lo, &extent))
+        }
+    }
+}
+
+fn make_animated(
+    s: &Samples,
+    comps: usize,
+    keys: &[usize],
+    bits: &[u8],
+    lo: &[f32],
+    extent: &[f32],
+) -> AnimatedTrack {
+    let mut q = Vec::with_capacity(keys.len() * comps);
+    for &k in keys {
+        for c in 0..comps {
+            q.push(quant(s.v[k][c], bits[c], lo[c], extent[c]));
+        }
+    }
+    let delta = delta_value_bits(&q, comps, bits) < plain_value_bits(keys.len(), bits);
+    AnimatedTrack {
+        comps,
+        frames: keys.iter().map(|&k| k as u16).collect(),
+        bits: bits.to_vec(),
+        lo: lo.to_vec(),
+        extent: extent.to_vec(),
+        q,
+        delta,
+    }
+}
+
+/// What [`encode`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EncodeReport {
+    /// The share factor used (metres of error allowed per bone).
+    pub alpha: f64,
+    /// The world error measured on the in-memory decode, metres.
+    pub error_m: f64,
+    /// Reconstruction chosen.
+    pub interp: Interp,
+}
+
+/// Why a clip cannot be encoded.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AnimError {
+    /// More than 65 535 frames, no frames, or a bad rate.
+    #[error("clip {0}")]
+    Shape(String),
+    /// The tolerance is not a positive finite number.
+    #[error("tolerance {0} m is not a positive finite number")]
+    Tolerance(f64),
+}
+
+/// The three tracks of bone `b` with share `alpha × mult[role]`.
+fn encode_bone(
+    b: usize,
+    s: &[Samples; 3],
+    lev: &(Vec<f64>, Vec<f64>),
+    alpha: f64,
+    mult: [f64; 3],
+    cubic: bool,
+) -> BoneTracks {
+    let tol = |a: f64, lever: f64| {
+        if lever > 0.0 {
+            a / lever
+        } else {
+            f64::INFINITY
+        }
+    };
+    BoneTracks {
+        rotation: encode_track(
+            Role::Rotation,
+            &s[0],
+            tol(alpha * mult[0], lev.0[b]).min(4.0),
+            cubic,
+        ),
+        translation: encode_track(Role::Translation, &s[1], alpha * mult[1], cubic),
+        scale: encode_track(
+            Role::Scale,
+            &s[2],
+            tol(alpha * mult[2], lev.1[b]).min(1e6),
+            cubic,
+        ),
+    }
+}
+
+fn build(
+    clip: &Clip,
+    samples: &[[Samples; 3]],
+    lev: &(Vec<f64>, Vec<f64>),
+    alpha: f64,
+    interp: Interp,
+) -> EncodedClip {
+    let cubic = interp == Interp::Cubic;
+    let bones = samples
+        .iter()
+        .enumerate()
+        .map(|(b, s)| encode_bone(b, s, lev, alpha, [1.0; 3], cubic))
+        .collect();
+    EncodedClip {
+        sample_rate: clip.fps() as f32,
+        num_frames: clip.frame_count() as u16,
+        interp,
+        bones,
+    }
+}
+
+fn track_size(t: &Track) -> usize {
+    let one = EncodedClip {
+        sample_rate: 1.0,
+        num_frames: 1,
+        interp: Interp::Linear,
+        bones: vec![BoneTracks {
+            rotation: t.clone(),
+            translation: Track::Default,
+            scale: Track::Default,
+        }],
+    };
+    encoded_size(&one)
+}
+
+fn slot_mut(bt: &mut BoneTracks, role: usize) -> &mut Track {
+    match role {
+        0 => &mut bt.rotation,
+        1 => &mut bt.translation,
+        _ => &mut bt.scale,
+    }
+}
+
+/// Greedy refinement of the per-track shares: loosen one animated track at a time and keep
+/// the change when the clip stays within the tolerance and gets smaller. The worst error is a
+/// maximum over joints and frames, so most tracks have slack the uniform share leaves unused.
+#[allow(clippy::too_many_arguments)]
+fn refine(
+    clip: &Clip,
+    samples: &[[Samples; 3]],
+    lev: &(Vec<f64>, Vec<f64>),
+    alpha: f64,
+    enc: &mut EncodedClip,
+    err: &mut f64,
+    metric: Metric,
+) {
+    let cubic = enc.interp == Interp::Cubic;
+    let nb = samples.len();
+    let mut mult = vec![[1.0f64; 3]; nb];
+    for factor in [2.0, 1.5, 1.25, 1.1] {
+        for b in 0..nb {
+            for role in 0..3 {
+                let cur = [
+                    &enc.bones[b].rotation,
+                    &enc.bones[b].translation,
+                    &enc.bones[b].scale,
+                ][role];
+                if !matches!(cur, Track::Animated(_)) {
+                    continue;
+                }
+                let before = track_size(cur);
+                let mut m = mult[b];
+                m[role] *= factor;
+                let cand = encode_bone(b, &samples[b], lev, alpha, m, cubic);
+                let new_t = [&cand.rotation, &cand.translation, &cand.scale][role].clone();
+                if track_size(&new_t) >= before {
+                    continue;
+                }
+                let old = std::mem::replace(slot_mut(&mut enc.bones[b], role), new_t);
+                let e = world_error(clip, &Decoder::new(enc).decompress(), metric.shell_m);
+                if e <= metric.tolerance_m {
+                    mult[b] = m;
+                    *err = e;
+                } else {
+                    *slot_mut(&mut enc.bones[b], role) = old;
+                }
+            }
+        }
+    }
+}
+
+/// Size in bytes of the encoded clip in the container (see `statepack::formats::anim_clip`).
+pub fn encoded_size(e: &EncodedClip) -> usize {
+    let mut bytes = 4 + 1 + 1 + 2 + 4 + 2 + 4;
+    let mut bits = 0usize;
+    for b in &e.bones {
+        for t in [&b.rotation, &b.translation, &b.scale] {
+            bytes += match t {
+                Track::Default => 1,
+                Track::Constant(v) => 2 + 4 * v.len(),
+                Track::Animated(a) => {
+                    bits += animated_stream_bits(a);
+                    animated_descriptor_len(a.comps)
+                }
+            };
+        }
+    }
+    bytes + bits.div_ceil(8)
+}
+
+/// Encodes `clip` so that the world error of its decode is within `metric` (see the
+/// [module documentation](self)). `interp` `None` tries both and keeps the smaller.
+///
+/// # Errors
+///
+/// [`AnimError`] for a clip without frames or with more than 65 535, a non-positive rate, or
+/// a tolerance that is not positive.
+pub fn encode(
+    clip: &Clip,
+    metric: Metric,
+    interp: Option<Interp>,
+) -> Result<(EncodedClip, EncodeReport), AnimError> {
+    let n = clip.frame_count();
+    if n == 0 || n > usize::from(u16::MAX) {
+        return Err(AnimError::Shape(format!(
+            "has {n} frames (1..=65535 supported)"
+        )));
+    }
+    if !(metric.tolerance_m.is_finite() && metric.tolerance_m > 0.0) {
+        return Err(AnimError::Tolerance(metric.tolerance_m));
+    }
+    let lev = levers(clip, metric.shell_m);
+    let samples: Vec<[Samples; 3]> = (0..clip.skeleton.len())
+        .map(|b| {
+            [
+                rotation_samples(clip, b),
+                vec_samples(clip, b, false),
+                vec_samples(clip, b, true),
+            ]
+        })
+        .collect();
+    let measure =
+        |e: &EncodedClip| world_error(clip, &Decoder::new(e).decompress(), metric.shell_m);
+    let modes = match interp {
+        Some(m) => vec![m],
+        None => vec![Interp::Linear, Interp::Cubic],
+    };
+    let mut best: Option<(usize, EncodedClip, EncodeReport)> = None;
+    for mode in modes {
+        // Find a passing alpha by shrinking, then bisect (in log space) towards the largest.
+        let t = metric.tolerance_m;
+        let mut hi = t * 2.0;
+        let mut ok: Option<(f64, EncodedClip, f64)> = None;
+        let mut a = t;
+        for _ in 0..40 {
+            let e = build(clip, &samples, &lev, a, mode);
+            let err = measure(&e);
+            if err <= t {
+                ok = Some((a, e, err));
+                break;
+            }
+            hi = a;
+            a /= 2.0;
+        }
+        let Some((mut lo_a, mut enc, mut err)) = ok else {
+            continue;
+        };
+        for _ in 0..8 {
+            let mid = (lo_a * hi).sqrt();
+            let e = build(clip, &samples, &lev, mid, mode);
+            let m = measure(&e);
+            if m <= t {
+                lo_a = mid;
+                enc = e;
+                err = m;
+            } else {
+                hi = mid;
+            }
+        }
+        refine(clip, &samples, &lev, lo_a, &mut enc, &mut err, metric);
+        let size = encoded_size(&enc);
+        if best.as_ref().is_none_or(|b| size < b.0) {
+            best = Some((
+                size,
+                enc,
+                EncodeReport {
+                    alpha: lo_a,
+                    error_m: err,
+                    interp: mode,
+                },
+            ));
+        }
+    }
+    best.map(|(_, e, r)| (e, r))
+        .ok_or_else(|| AnimError::Shape("could not be brought within the tolerance".into()))
+}
+
+/// Converts a decoded f64 pose row to f32 poses (for comparisons).
+pub fn to_pose32(row: &[LocalTransform]) -> Vec<Pose32> {
+    row.iter()
+        .map(|t| Pose32 {
+            translation: t.translation.as_vec3(),
+            rotation: t.rotation.as_quat(),
+            scale: t.scale.as_vec3(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f16_bounds_cover_the_value() {
+        for v in [0.0, 1e-5, 0.123456, -0.98765, 3.25, -1234.5678] {
+            assert!(f64::from(f16_floor(v)) <= v);
+            assert!(f64::from(f16_ceil(v)) >= v);
+            assert_eq!(f16_from_bits(f16_to_bits(1.0)), 1.0);
+        }
+    }
+
+    #[test]
+    fn one_and_two_frame_clips_and_bad_tolerances() {
+        let walk = crate::motion::walk::study_walk_clip();
+        for n in [1, 2, 3] {
+            let mut clip = walk.clone();
+            clip.frames.truncate(n);
+            let metric = Metric {
+                tolerance_m: 0.0001,
+                shell_m: 0.01,
+            };
+            let (enc, rep) = encode(&clip, metric, None).unwrap();
+            assert_eq!(enc.num_frames as usize, n);
+            let dec = Decoder::new(&enc).decompress();
+            assert_eq!(dec.len(), n);
+            assert!(
+                world_error(&clip, &dec, 0.01) <= 0.0001,
+                "{n} frames: {rep:?}"
+            );
+        }
+        let clip = walk.clone();
+        for t in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let m = Metric {
+                tolerance_m: t,
+                shell_m: 0.0,
+            };
+            assert!(matches!(
+                encode(&clip, m, None),
+                Err(AnimError::Tolerance(_))
+            ));
+        }
+        let mut empty = walk;
+        empty.frames.clear();
+        assert!(matches!(
+            encode(
+                &empty,
+                Metric {
+                    tolerance_m: 0.001,
+                    shell_m: 0.0
+                },
+                None
+            ),
+            Err(AnimError::Shape(_))
+        ));
+    }
+
+    #[test]
+    fn the_study_walk_is_within_tolerance_for_both_metrics() {
+        let mut clip = crate::motion::walk::study_walk_clip();
+        clip.frames.truncate(60);
+        for shell in [0.0, 0.03] {
+            let metric = Metric {
+                tolerance_m: 0.002,
+                shell_m: shell,
+            };
+            let (enc, rep) = encode(&clip, metric, None).unwrap();
+            let dec = Decoder::new(&enc).decompress();
+            let err = world_error(&clip, &dec, shell);
+            assert!(err <= 0.002, "shell {shell}: {err}");
+            assert_eq!(err, rep.error_m);
+        }
+    }
+}

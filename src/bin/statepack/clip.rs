@@ -1,0 +1,429 @@
+//! `statepack clip …`: animation clips. `compress`, `sweep` and `versus-acl` use statepack's
+//! codec (`docs/formats/anim_clip.md`); `study` and `study-compress` the keyframe-compression
+//! study's pipeline (`docs/formats/study_tracks.md`).
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use statepack::formats::{acl_compare, anim_clip, study_report, study_tracks};
+use statepack::runtime::anim::{Interp, Metric};
+use statepack::runtime::keyframe::{fk_error, gzip_len, plan, PlanOptions};
+use statepack::runtime::motion::{self, Clip};
+use std::path::{Path, PathBuf};
+
+use crate::plot;
+
+/// Reconstruction between keys.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum InterpArg {
+    /// Try both, keep the smaller file.
+    Auto,
+    /// Straight lines.
+    Linear,
+    /// Catmull-Rom Hermite curves.
+    Cubic,
+}
+
+impl InterpArg {
+    fn get(self) -> Option<Interp> {
+        match self {
+            InterpArg::Auto => None,
+            InterpArg::Linear => Some(Interp::Linear),
+            InterpArg::Cubic => Some(Interp::Cubic),
+        }
+    }
+}
+
+/// How to read the motion file.
+#[derive(Args, Clone)]
+pub struct MotionArgs {
+    /// Motion file: .bvh, study .json, ACL .sjson, .gltf or .glb.
+    pub motion: PathBuf,
+    /// glTF: the animation to read by name (default: the first).
+    #[arg(long)]
+    pub animation: Option<String>,
+    /// Metres per file unit (default: 0.01 for .sjson, 1 otherwise; the Khronos Fox is 0.01).
+    #[arg(long)]
+    pub unit_m: Option<f64>,
+    /// Keep every Nth frame (2 turns 120 fps into 60 fps).
+    #[arg(long, default_value_t = 1)]
+    pub every: usize,
+}
+
+/// The `clip` subcommands.
+#[derive(Subcommand)]
+pub enum ClipCmd {
+    /// Compress a motion file into a statepack clip within a world-space tolerance.
+    Compress {
+        #[command(flatten)]
+        input: MotionArgs,
+        /// Worst allowed error after decoding, millimetres.
+        #[arg(long, default_value_t = 1.0)]
+        tolerance_mm: f64,
+        /// Measure on virtual vertices this far from each joint (centimetres; 0: joints).
+        #[arg(long, default_value_t = 0.0)]
+        shell_cm: f64,
+        /// Reconstruction between keys.
+        #[arg(long, value_enum, default_value = "auto")]
+        interp: InterpArg,
+        /// Output file.
+        #[arg(short, long)]
+        out: PathBuf,
+    },
+    /// Size against worst error over a range of tolerances, linear and cubic keys.
+    Sweep {
+        #[command(flatten)]
+        input: MotionArgs,
+        /// Virtual-vertex shell, centimetres (0: joints).
+        #[arg(long, default_value_t = 0.0)]
+        shell_cm: f64,
+        /// Also draw the curves into this PNG (log-log: x worst error in mm, y bytes;
+        /// blue linear, orange cubic).
+        #[arg(long)]
+        plot: Option<PathBuf>,
+    },
+    /// The clips of the comparison with the Animation Compression Library, prepared as
+    /// measured there, compressed at the same worst error.
+    VersusAcl,
+    /// Print the study's tables, computed from the study's clips in the fixtures.
+    Study,
+    /// Compress a motion file with the study's pipeline into the study's track container.
+    StudyCompress {
+        /// Motion file (.bvh, study .json, .sjson, .gltf, .glb).
+        motion: PathBuf,
+        /// Keyframe tolerance, millimetres (rotations through a 0.35 m lever).
+        #[arg(long, default_value_t = 1.0)]
+        tolerance_mm: f64,
+        /// Linear keys instead of cubic Hermite.
+        #[arg(long)]
+        linear: bool,
+        /// float32 keys instead of 16-bit scalars and smallest-three rotations.
+        #[arg(long)]
+        float: bool,
+        /// Output file.
+        #[arg(short, long)]
+        out: PathBuf,
+    },
+}
+
+/// Runs a `clip` subcommand.
+pub fn run(cmd: ClipCmd) -> Result<()> {
+    match cmd {
+        ClipCmd::Study => {
+            let clips = study_report::load_study_clips().map_err(anyhow::Error::msg)?;
+            let report = study_report::study_report(&clips)?;
+            print!("{}", report.render());
+            Ok(())
+        }
+        ClipCmd::StudyCompress {
+            motion,
+            tolerance_mm,
+            linear,
+            float,
+            out,
+        } => study_compress(&motion, tolerance_mm, !linear, !float, &out),
+        ClipCmd::Compress {
+            input,
+            tolerance_mm,
+            shell_cm,
+            interp,
+            out,
+        } => {
+            let clip = load_with(&input)?;
+            compress(
+                &clip,
+                &input.motion,
+                tolerance_mm,
+                shell_cm,
+                interp.get(),
+                &out,
+            )
+        }
+        ClipCmd::Sweep {
+            input,
+            shell_cm,
+            plot,
+        } => sweep(&load_with(&input)?, shell_cm, plot.as_deref()),
+        ClipCmd::VersusAcl => versus_acl(),
+    }
+}
+
+/// Loads a motion file with the command's options.
+pub fn load_with(a: &MotionArgs) -> Result<Clip> {
+    let path = &a.motion;
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let mut clip = match ext.as_str() {
+        "gltf" | "glb" => {
+            let bytes =
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            let opts = motion::gltf::GltfOptions {
+                animation: a.animation.clone(),
+                metres_per_unit: a.unit_m.unwrap_or(1.0),
+                fps: None,
+            };
+            motion::gltf::parse_gltf(&bytes, path.parent(), &opts)
+                .with_context(|| format!("cannot load {}", path.display()))?
+        }
+        "sjson" if a.unit_m.is_some() => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            motion::acl::parse_acl_sjson(&text, a.unit_m.unwrap_or(0.01))
+                .with_context(|| format!("cannot load {}", path.display()))?
+        }
+        _ => load(path)?,
+    };
+    if a.every == 0 {
+        bail!("--every must be at least 1");
+    }
+    if a.every > 1 {
+        clip.frames = clip.frames.iter().step_by(a.every).cloned().collect();
+        clip.frame_time_s *= a.every as f64;
+    }
+    Ok(clip)
+}
+
+fn load(path: &Path) -> Result<Clip> {
+    motion::load_motion_file(path).with_context(|| format!("cannot load {}", path.display()))
+}
+
+fn raw_bytes(clip: &Clip) -> usize {
+    clip.frame_count() * clip.skeleton.len() * 40
+}
+
+fn compress(
+    clip: &Clip,
+    path: &Path,
+    mm: f64,
+    shell_cm: f64,
+    interp: Option<Interp>,
+    out: &Path,
+) -> Result<()> {
+    if !(mm.is_finite() && mm > 0.0 && shell_cm.is_finite() && shell_cm >= 0.0) {
+        bail!("--tolerance-mm must be positive and --shell-cm not negative");
+    }
+    let metric = Metric {
+        tolerance_m: mm / 1000.0,
+        shell_m: shell_cm / 100.0,
+    };
+    let t0 = std::time::Instant::now();
+    let c = anim_clip::compress(clip, metric, interp).map_err(anyhow::Error::msg)?;
+    let secs = t0.elapsed().as_secs_f64();
+    std::fs::write(out, &c.bytes).with_context(|| format!("cannot write {}", out.display()))?;
+    let back = anim_clip::read(&c.bytes)?;
+    let frames = statepack::runtime::anim::Decoder::new(&back).decompress();
+    let joint = statepack::runtime::anim::world_error(clip, &frames, 0.0);
+    let shell3 = statepack::runtime::anim::world_error(clip, &frames, 0.03);
+    println!(
+        "{}: {} bones, {} frames at {:.3} fps, {:.3} s",
+        path.display(),
+        clip.skeleton.len(),
+        clip.frame_count(),
+        clip.fps(),
+        clip.duration_s()
+    );
+    println!(
+        "wrote {}: {} bytes, {:.0} B/s, ratio {:.1}x against {} raw float32 bytes (10 per bone per frame); {:?} keys; encoded in {:.2} s",
+        out.display(),
+        c.bytes.len(),
+        c.bytes.len() as f64 / clip.duration_s(),
+        raw_bytes(clip) as f64 / c.bytes.len() as f64,
+        raw_bytes(clip),
+        c.report.interp,
+        secs
+    );
+    println!(
+        "worst error decoded from the file: joints {:.3} mm, 3 cm shell {:.3} mm (tolerance {mm} mm{})",
+        joint * 1000.0,
+        shell3 * 1000.0,
+        if shell_cm > 0.0 { format!(" on a {shell_cm} cm shell") } else { " on joints".into() }
+    );
+    Ok(())
+}
+
+/// Tolerances of `clip sweep`, millimetres.
+pub const SWEEP_TOLERANCES_MM: [f64; 8] = [0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0];
+
+fn sweep(clip: &Clip, shell_cm: f64, plot_path: Option<&Path>) -> Result<()> {
+    let secs = clip.duration_s();
+    println!("interp  tol_mm    bytes      B/s  worst_mm");
+    let mut series = Vec::new();
+    for (interp, rgb) in [
+        (Interp::Linear, [31, 119, 180]),
+        (Interp::Cubic, [255, 127, 14]),
+    ] {
+        let mut pts = Vec::new();
+        for mm in SWEEP_TOLERANCES_MM {
+            let metric = Metric {
+                tolerance_m: mm / 1000.0,
+                shell_m: shell_cm / 100.0,
+            };
+            let c = anim_clip::compress(clip, metric, Some(interp)).map_err(anyhow::Error::msg)?;
+            println!(
+                "{:<7} {:>6} {:>8} {:>8.0} {:>9.3}",
+                if interp == Interp::Cubic {
+                    "cubic"
+                } else {
+                    "linear"
+                },
+                mm,
+                c.bytes.len(),
+                c.bytes.len() as f64 / secs,
+                c.verified_error_m * 1000.0
+            );
+            pts.push((c.verified_error_m * 1000.0, c.bytes.len() as f64));
+        }
+        series.push(plot::Series { rgb, points: pts });
+    }
+    if let Some(p) = plot_path {
+        std::fs::write(p, plot::render_loglog(&series))
+            .with_context(|| format!("cannot write {}", p.display()))?;
+        println!(
+            "wrote {} (log-log: x worst error in mm, y bytes; blue linear, orange cubic)",
+            p.display()
+        );
+    }
+    Ok(())
+}
+
+fn versus_acl() -> Result<()> {
+    println!("| clip | frames | raw bytes | ACL 2.1 bytes | ACL worst error | statepack bytes | statepack worst error (decoded) | vs ACL | keys |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for r in acl_compare::rows().map_err(anyhow::Error::msg)? {
+        let c = anim_clip::compress(&r.clip, r.metric, None).map_err(anyhow::Error::msg)?;
+        let frames =
+            statepack::runtime::anim::Decoder::new(&anim_clip::read(&c.bytes)?).decompress();
+        let joint = statepack::runtime::anim::world_error(&r.clip, &frames, 0.0);
+        let ours = if r.metric.shell_m > 0.0 {
+            format!(
+                "{:.3} mm shell ({:.3} mm joint)",
+                c.verified_error_m * 1000.0,
+                joint * 1000.0
+            )
+        } else {
+            format!("{:.2} mm joint", joint * 1000.0)
+        };
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {:+.1}% | {:?} |",
+            r.label,
+            r.clip.frame_count(),
+            raw_bytes(&r.clip),
+            r.acl_bytes,
+            r.acl_error,
+            c.bytes.len(),
+            ours,
+            (c.bytes.len() as f64 / r.acl_bytes as f64 - 1.0) * 100.0,
+            c.report.interp
+        );
+    }
+    Ok(())
+}
+
+fn study_compress(path: &Path, mm: f64, cubic: bool, quantize: bool, out: &Path) -> Result<()> {
+    if !(mm.is_finite() && mm > 0.0) {
+        bail!("--tolerance-mm must be a positive number, got {mm}");
+    }
+    let clip = load(path)?;
+    let raw = study_tracks::encode_raw(&clip)?;
+    let p = plan(&clip, PlanOptions::at_mm(mm, cubic, quantize));
+    let bytes = study_tracks::encode_plan(&p)?;
+    std::fs::write(out, &bytes).with_context(|| format!("cannot write {}", out.display()))?;
+    let planned = fk_error(&clip, &p.decoded);
+    let decoded = study_tracks::read(&bytes)?;
+    let file_clip = Clip {
+        frames: decoded.to_frames(),
+        ..clip.clone()
+    };
+    let from_file = fk_error(&clip, &file_clip);
+    let secs = clip.duration_s();
+    println!(
+        "{}: {} bones, {} frames, {:.3} s",
+        path.display(),
+        clip.skeleton.len(),
+        clip.frame_count(),
+        secs
+    );
+    println!(
+        "wrote {}: {} bytes ({} gzipped), {:.1} B/s, ratio {:.2}x against {} raw float32 bytes",
+        out.display(),
+        bytes.len(),
+        gzip_len(&bytes),
+        bytes.len() as f64 / secs,
+        raw.len() as f64 / bytes.len() as f64,
+        raw.len()
+    );
+    println!(
+        "worst joint error {:.3} mm, worst rotation error {:.3} deg (decoded from the file: {:.3} mm, {:.3} deg)",
+        planned.max_m * 1000.0,
+        planned.max_deg,
+        from_file.max_m * 1000.0,
+        from_file.max_deg
+    );
+    Ok(())
+}
+
+/// The demo's animation-clip table: the clip through statepack's codec (1 mm on joints and on
+/// a 3 cm shell) and through the study's pipeline at 1 mm, every error decoded from the bytes.
+pub fn demo_rows(clip: &Clip) -> Result<()> {
+    let raw = study_tracks::encode_raw(clip)?;
+    let secs = clip.duration_s();
+    println!();
+    println!("| format | bytes | B/s | vs raw float32 | gzip | worst joint (mm, from the file) | worst rot (deg) |");
+    println!("|---|---|---|---|---|---|---|");
+    for (label, shell_m) in [
+        ("statepack clip, 1 mm on joints", 0.0),
+        ("statepack clip, 1 mm on a 3 cm shell", 0.03),
+    ] {
+        let c = anim_clip::compress(
+            clip,
+            Metric {
+                tolerance_m: 0.001,
+                shell_m,
+            },
+            None,
+        )
+        .map_err(anyhow::Error::msg)?;
+        let frames =
+            statepack::runtime::anim::Decoder::new(&anim_clip::read(&c.bytes)?).decompress();
+        let from_file = Clip {
+            frames,
+            ..clip.clone()
+        };
+        let e = fk_error(clip, &from_file);
+        println!(
+            "| {label} | {} | {:.0} | {:.1}x ({} B) | {} | {:.2} | {:.3} |",
+            c.bytes.len(),
+            c.bytes.len() as f64 / secs,
+            raw.len() as f64 / c.bytes.len() as f64,
+            raw.len(),
+            gzip_len(&c.bytes),
+            e.max_m * 1000.0,
+            e.max_deg
+        );
+    }
+    for (label, cubic, quant) in [
+        ("study tracks, linear float32 keys, 1 mm", false, false),
+        ("study tracks, cubic quantised keys, 1 mm", true, true),
+    ] {
+        let p = plan(clip, PlanOptions::at_mm(1.0, cubic, quant));
+        let bytes = study_tracks::encode_plan(&p)?;
+        let decoded = study_tracks::read(&bytes)?;
+        let from_file = Clip {
+            frames: decoded.to_frames(),
+            ..clip.clone()
+        };
+        let e = fk_error(clip, &from_file);
+        println!(
+            "| {label} | {} | {:.0} | {:.1}x ({} B) | {} | {:.2} | {:.3} |",
+            bytes.len(),
+            bytes.len() as f64 / secs,
+            raw.len() as f64 / bytes.len() as f64,
+            raw.len(),
+            gzip_len(&bytes),
+            e.max_m * 1000.0,
+            e.max_deg
+        );
+    }
+    Ok(())
+}

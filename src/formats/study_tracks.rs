@@ -1,0 +1,785 @@
+//! The keyframe track container of the animation keyframe-compression study
+//! (`schema/study_tracks.ksy`, `docs/formats/study_tracks.md`): writing a
+//! [`statepack_runtime::keyframe::Plan`] or a raw clip, and reading a file back into tracks that
+//! can be sampled at any frame.
+//!
+//! Layout decisions where the study is silent (each pinned by a test in
+//! `tests/study_tracks.rs`):
+//!
+//! - the study writes 16 zero header bytes; here they hold `STRK`, the layout, the
+//!   reconstruction flags, the rate and the counts a reader needs (the sizes stay the same);
+//! - a quantised constant scalar record stores its value as IEEE 754 binary16 bits in the two
+//!   bytes where the study writes 0 (the study keeps the value only in memory);
+//! - a track with a single key is written as a constant record (it means the same thing);
+//! - a channel missing from a file reads as the identity (translation 0, scale 1, rotation
+//!   identity); scalar records must come in increasing id order and rotation records in
+//!   increasing bone order (so none appears twice), as the study writes them.
+
+use crate::generated::study_tracks as raw;
+use statepack_runtime::io::{
+    DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, FieldPath, PathSeg,
+};
+use statepack_runtime::keyframe::{
+    dequantize_quat, qnorm, quantize_quat, reconstruct, reconstruct_quat, Plan, Quat4, ScalarKind,
+    SmallestThree,
+};
+use statepack_runtime::motion::{Clip, LocalTransform};
+
+pub use raw::{StudyTracks, StudyTracksBody, TrackLayout};
+
+/// Bytes before the first record or value: magic, layout and the body's header fields.
+pub const HEADER_LEN: usize = 16;
+/// The file signature.
+pub const MAGIC: &[u8; 4] = b"STRK";
+
+fn enc_err(path: &[PathSeg], msg: String) -> EncodeError {
+    EncodeError::at(
+        FieldPath::from_segments(path.iter().cloned()),
+        EncodeErrorKind::Semantic(msg),
+    )
+}
+
+fn u16_of(v: usize, what: &str) -> Result<u16, EncodeError> {
+    u16::try_from(v).map_err(|_| {
+        EncodeError::new(EncodeErrorKind::Semantic(format!(
+            "{what} {v} does not fit in u16"
+        )))
+    })
+}
+
+fn fps_u16(frame_time_s: f64) -> Result<u16, EncodeError> {
+    let fps = (1.0 / frame_time_s).round();
+    if (1.0..=65535.0).contains(&fps) {
+        Ok(fps as u16)
+    } else {
+        Err(EncodeError::new(EncodeErrorKind::Semantic(format!(
+            "frame rate {fps} per second does not fit in u16"
+        ))))
+    }
+}
+
+/// Converts to IEEE 754 binary16 bits (round to nearest even).
+///
+/// # Errors
+///
+/// A message when the value is not finite or its magnitude exceeds 65504 (the largest
+/// binary16 number).
+pub fn f16_bits(v: f64) -> Result<u16, String> {
+    if !v.is_finite() || v.abs() > 65504.0 {
+        return Err(format!("{v} is outside the binary16 range (|v| <= 65504)"));
+    }
+    let sign: u16 = if v.is_sign_negative() { 0x8000 } else { 0 };
+    let a = v.abs();
+    if a < 2f64.powi(-24) / 2.0 {
+        return Ok(sign);
+    }
+    // Exponent of the leading bit; subnormals use a fixed exponent of -14.
+    let e = a.log2().floor().max(-14.0) as i32;
+    let mant = a / 2f64.powi(e - 10); // in [1024, 2048) for normals
+    let mut m = mant.round_ties_even() as u32;
+    let mut e = e;
+    if m >= 2048 {
+        m /= 2;
+        e += 1;
+    }
+    if m < 1024 {
+        // Subnormal: exponent field 0.
+        return Ok(sign | m as u16);
+    }
+    let exp_field = (e + 15) as u32;
+    if exp_field >= 31 {
+        return Err(format!("{v} is outside the binary16 range"));
+    }
+    Ok(sign | ((exp_field << 10) as u16) | ((m - 1024) as u16))
+}
+
+/// The value of IEEE 754 binary16 bits (infinities and NaN included).
+pub fn f16_value(bits: u16) -> f64 {
+    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let e = i32::from((bits >> 10) & 0x1f);
+    let m = f64::from(bits & 0x3ff);
+    match e {
+        0 => sign * m * 2f64.powi(-24),
+        31 if m == 0.0 => sign * f64::INFINITY,
+        31 => f64::NAN,
+        _ => sign * (1024.0 + m) * 2f64.powi(e - 25),
+    }
+}
+
+/// The raw baseline (the study's row 1): every channel of every bone at every frame as
+/// float32, 10 values per bone per frame after a 16-byte header.
+///
+/// # Errors
+///
+/// When the frame count, bone count or rate does not fit in u16.
+pub fn encode_raw(clip: &Clip) -> Result<Vec<u8>, EncodeError> {
+    let mut values = Vec::with_capacity(clip.frame_count() * clip.skeleton.len() * 10);
+    for row in &clip.frames {
+        for t in row {
+            values.extend(t.translation.to_array().map(|x| x as f32));
+            values.extend(t.rotation.to_array().map(|x| x as f32));
+            values.extend(t.scale.to_array().map(|x| x as f32));
+        }
+    }
+    let file = StudyTracks {
+        layout: TrackLayout::Raw,
+        body: StudyTracksBody::RawBody(raw::RawBody {
+            flags: 0,
+            fps: fps_u16(clip.frame_time_s)?,
+            num_frames: u16_of(clip.frame_count(), "frame count")?,
+            num_bones: u16_of(clip.skeleton.len(), "bone count")?,
+            reserved: 0,
+            values,
+        }),
+    };
+    file.encode()
+}
+
+/// The raw file of a [`Plan`]: float32 records, or quantised records when the plan quantised.
+///
+/// # Errors
+///
+/// When a count, frame index or id does not fit in u16, or a quantised constant is outside
+/// the binary16 range (the error names the record).
+pub fn raw_from_plan(plan: &Plan) -> Result<StudyTracks, EncodeError> {
+    let clip = &plan.decoded;
+    let flags = u8::from(plan.options.cubic);
+    let fps = fps_u16(clip.frame_time_s)?;
+    let num_frames = u16_of(clip.frame_count(), "frame count")?;
+    let num_bones = u16_of(clip.skeleton.len(), "bone count")?;
+    let frames16 = |keys: &[usize]| -> Result<Vec<u16>, EncodeError> {
+        keys.iter().map(|&k| u16_of(k, "frame index")).collect()
+    };
+    if plan.options.quantize {
+        let mut scalars = Vec::with_capacity(plan.scalars.len());
+        for (i, s) in plan.scalars.iter().enumerate() {
+            let path = [PathSeg::Field("scalars"), PathSeg::Index(i)];
+            let q = s
+                .quant
+                .as_ref()
+                .ok_or_else(|| enc_err(&path, "quantised plan without quantised values".into()))?;
+            let konst = s.constant || s.keys.len() == 1;
+            scalars.push(if konst {
+                raw::ScalarQ {
+                    id: s.channel.id,
+                    num_keys: 1,
+                    constant_half: Some(f16_bits(q.dec[0]).map_err(|m| enc_err(&path, m))?),
+                    lo: None,
+                    range: None,
+                    keys: None,
+                }
+            } else {
+                let frames = frames16(&s.keys)?;
+                raw::ScalarQ {
+                    id: s.channel.id,
+                    num_keys: u16_of(s.keys.len(), "key count")?,
+                    constant_half: None,
+                    lo: Some(q.lo as f32),
+                    range: Some(q.range as f32),
+                    keys: Some(
+                        frames
+                            .into_iter()
+                            .zip(&q.enc)
+                            .map(|(frame, &value)| raw::KeyQ { frame, value })
+                            .collect(),
+                    ),
+                }
+            });
+        }
+        let mut rotations = Vec::with_capacity(plan.rotations.len());
+        for r in &plan.rotations {
+            let bone = u16_of(r.track.bone, "bone index")?;
+            let konst = r.constant || r.keys.len() == 1;
+            let packed = |k: usize| quantize_quat(&r.track.q[k]).pack();
+            rotations.push(if konst {
+                raw::RotationPacked {
+                    bone,
+                    num_keys: 1,
+                    constant_packed: Some(packed(r.keys[0])),
+                    keys: None,
+                }
+            } else {
+                raw::RotationPacked {
+                    bone,
+                    num_keys: u16_of(r.keys.len(), "key count")?,
+                    constant_packed: None,
+                    keys: Some(
+                        r.keys
+                            .iter()
+                            .map(|&k| {
+                                Ok(raw::KeyRotPacked {
+                                    frame: u16_of(k, "frame index")?,
+                                    packed: packed(k),
+                                })
+                            })
+                            .collect::<Result<_, EncodeError>>()?,
+                    ),
+                }
+            });
+        }
+        Ok(StudyTracks {
+            layout: TrackLayout::QuantizedKeys,
+            body: StudyTracksBody::QuantizedBody(raw::QuantizedBody {
+                flags,
+                fps,
+                num_frames,
+                num_bones,
+                scalars,
+                rotations,
+            }),
+        })
+    } else {
+        let mut scalars = Vec::with_capacity(plan.scalars.len());
+        for s in &plan.scalars {
+            let v = &s.channel.values;
+            let konst = s.constant || s.keys.len() == 1;
+            scalars.push(if konst {
+                raw::ScalarF32 {
+                    id: s.channel.id,
+                    num_keys: 1,
+                    constant_value: Some(v.get(s.keys[0]).copied().unwrap_or(0.0) as f32),
+                    keys: None,
+                }
+            } else {
+                raw::ScalarF32 {
+                    id: s.channel.id,
+                    num_keys: u16_of(s.keys.len(), "key count")?,
+                    constant_value: None,
+                    keys: Some(
+                        s.keys
+                            .iter()
+                            .map(|&k| {
+                                Ok(raw::KeyF32 {
+                                    frame: u16_of(k, "frame index")?,
+                                    value: v[k] as f32,
+                                })
+                            })
+                            .collect::<Result<_, EncodeError>>()?,
+                    ),
+                }
+            });
+        }
+        let mut rotations = Vec::with_capacity(plan.rotations.len());
+        for r in &plan.rotations {
+            let bone = u16_of(r.track.bone, "bone index")?;
+            let konst = r.constant || r.keys.len() == 1;
+            let f4 = |k: usize| r.track.q[k].map(|x| x as f32);
+            rotations.push(if konst {
+                raw::RotationF32 {
+                    bone,
+                    num_keys: 1,
+                    constant_q: Some(f4(r.keys[0])),
+                    keys: None,
+                }
+            } else {
+                raw::RotationF32 {
+                    bone,
+                    num_keys: u16_of(r.keys.len(), "key count")?,
+                    constant_q: None,
+                    keys: Some(
+                        r.keys
+                            .iter()
+                            .map(|&k| {
+                                Ok(raw::KeyRotF32 {
+                                    frame: u16_of(k, "frame index")?,
+                                    q: f4(k),
+                                })
+                            })
+                            .collect::<Result<_, EncodeError>>()?,
+                    ),
+                }
+            });
+        }
+        Ok(StudyTracks {
+            layout: TrackLayout::FloatKeys,
+            body: StudyTracksBody::FloatBody(raw::FloatBody {
+                flags,
+                fps,
+                num_frames,
+                num_bones,
+                scalars,
+                rotations,
+            }),
+        })
+    }
+}
+
+/// Encodes a [`Plan`] (see [`raw_from_plan`]).
+///
+/// # Errors
+///
+/// As [`raw_from_plan`].
+pub fn encode_plan(plan: &Plan) -> Result<Vec<u8>, EncodeError> {
+    raw_from_plan(plan)?.encode()
+}
+
+/// Byte sizes of a plan's records without the header, split into constant records and
+/// animated records (the study's gzip-by-record-type analysis concatenates each group).
+///
+/// # Errors
+///
+/// As [`raw_from_plan`].
+pub fn record_bytes(plan: &Plan) -> Result<(Vec<u8>, Vec<u8>), EncodeError> {
+    let file = raw_from_plan(plan)?;
+    let (mut c, mut a) = (
+        statepack_runtime::io::ByteWriter::new(),
+        statepack_runtime::io::ByteWriter::new(),
+    );
+    match &file.body {
+        StudyTracksBody::FloatBody(b) => {
+            for r in &b.scalars {
+                r.write_to(if r.num_keys == 1 { &mut c } else { &mut a })?;
+            }
+            for r in &b.rotations {
+                r.write_to(if r.num_keys == 1 { &mut c } else { &mut a })?;
+            }
+        }
+        StudyTracksBody::QuantizedBody(b) => {
+            for r in &b.scalars {
+                r.write_to(if r.num_keys == 1 { &mut c } else { &mut a })?;
+            }
+            for r in &b.rotations {
+                r.write_to(if r.num_keys == 1 { &mut c } else { &mut a })?;
+            }
+        }
+        StudyTracksBody::RawBody(_) => {}
+    }
+    Ok((c.into_bytes(), a.into_bytes()))
+}
+
+/// One decoded scalar channel: key frames and values (one key for a constant channel).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScalarKeys {
+    /// Translation or scale.
+    pub kind: ScalarKind,
+    /// Bone index.
+    pub bone: usize,
+    /// Axis 0..3.
+    pub axis: usize,
+    /// Ascending key frames.
+    pub frames: Vec<usize>,
+    /// Value per key.
+    pub values: Vec<f64>,
+}
+
+/// One decoded rotation track.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RotationKeys {
+    /// Bone index.
+    pub bone: usize,
+    /// Ascending key frames.
+    pub frames: Vec<usize>,
+    /// Rotation per key, `[x, y, z, w]`.
+    pub q: Vec<Quat4>,
+}
+
+/// A decoded study file: tracks that reconstruct any frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodedTracks {
+    /// Frames per second.
+    pub fps: u16,
+    /// Frame count.
+    pub num_frames: usize,
+    /// Bone count.
+    pub num_bones: usize,
+    /// Cubic Hermite reconstruction (flag bit 0) instead of linear.
+    pub cubic: bool,
+    /// Scalar channels present in the file.
+    pub scalars: Vec<ScalarKeys>,
+    /// Rotation tracks present in the file.
+    pub rotations: Vec<RotationKeys>,
+    /// For a raw file: every value, `[frame][bone][10]`, flattened.
+    pub raw_values: Option<Vec<f32>>,
+}
+
+impl DecodedTracks {
+    /// Every frame's local transforms, `[frame][bone]` (allocates `num_frames × num_bones`
+    /// transforms; channels missing from the file hold the identity).
+    pub fn to_frames(&self) -> Vec<Vec<LocalTransform>> {
+        let n = self.num_frames;
+        let mut frames = vec![vec![LocalTransform::IDENTITY; self.num_bones]; n];
+        if let Some(v) = &self.raw_values {
+            for (f, row) in frames.iter_mut().enumerate() {
+                for (b, t) in row.iter_mut().enumerate() {
+                    let o = (f * self.num_bones + b) * 10;
+                    let g = |i: usize| f64::from(v[o + i]);
+                    t.translation = glam::DVec3::new(g(0), g(1), g(2));
+                    t.rotation = glam::DQuat::from_xyzw(g(3), g(4), g(5), g(6));
+                    t.scale = glam::DVec3::new(g(7), g(8), g(9));
+                }
+            }
+            return frames;
+        }
+        for s in &self.scalars {
+            let rec = reconstruct(n, &s.frames, &s.values, self.cubic);
+            for (f, v) in rec.into_iter().enumerate() {
+                let t = &mut frames[f][s.bone];
+                match s.kind {
+                    ScalarKind::Translation => t.translation[s.axis] = v,
+                    ScalarKind::Scale => t.scale[s.axis] = v,
+                }
+            }
+        }
+        for r in &self.rotations {
+            let rec = if r.q.len() == 1 {
+                vec![qnorm(&r.q[0]); n]
+            } else {
+                reconstruct_quat(n, &r.frames, &r.q, self.cubic)
+            };
+            for (f, q) in rec.into_iter().enumerate() {
+                frames[f][r.bone].rotation = glam::DQuat::from_array(q);
+            }
+        }
+        frames
+    }
+}
+
+fn semantic(path: Vec<PathSeg>, offset: usize, msg: String) -> DecodeError {
+    DecodeError::at(
+        FieldPath::from_segments(path),
+        offset as u64,
+        DecodeErrorKind::Semantic(msg),
+    )
+}
+
+/// Checks one record's keys: ascending, first frame 0, last `num_frames - 1`.
+fn check_frames(
+    frames: &[usize],
+    num_frames: usize,
+    path: impl Fn() -> Vec<PathSeg>,
+    offset: usize,
+) -> Result<(), DecodeError> {
+    if frames.len() == 1 {
+        return Ok(());
+    }
+    if frames.first() != Some(&0) || frames.last() != Some(&(num_frames.wrapping_sub(1))) {
+        return Err(semantic(
+            path(),
+            offset,
+            format!(
+                "keys must start at frame 0 and end at frame {} (the clip has {num_frames} frames)",
+                num_frames.wrapping_sub(1) as isize
+            ),
+        ));
+    }
+    if let Some(i) = frames.windows(2).position(|w| w[0] >= w[1]) {
+        return Err(semantic(
+            path(),
+            offset,
+            format!(
+                "key frames must increase: key {} is at frame {}, key {} at frame {}",
+                i,
+                frames[i],
+                i + 1,
+                frames[i + 1]
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Decodes a raw file into tracks, checking what the layout cannot state: channel ids and
+/// bones below the header's bone count, each channel at most once, key frames increasing
+/// from 0 to the last frame. Allocates only in proportion to the input.
+///
+/// # Errors
+///
+/// A [`DecodeError`] naming the record (`body.scalars[3]`) and its byte offset.
+pub fn reconstruct_tracks(file: &StudyTracks) -> Result<DecodedTracks, DecodeError> {
+    let mut offset = HEADER_LEN;
+    match &file.body {
+        StudyTracksBody::RawBody(b) => Ok(DecodedTracks {
+            fps: b.fps,
+            num_frames: usize::from(b.num_frames),
+            num_bones: usize::from(b.num_bones),
+            cubic: false,
+            scalars: Vec::new(),
+            rotations: Vec::new(),
+            raw_values: Some(b.values.clone()),
+        }),
+        StudyTracksBody::FloatBody(b) => {
+            let (nf, nb) = (usize::from(b.num_frames), usize::from(b.num_bones));
+            let mut seen: Option<usize> = None;
+            let mut scalars = Vec::with_capacity(b.scalars.len());
+            for (i, r) in b.scalars.iter().enumerate() {
+                let path = || {
+                    vec![
+                        PathSeg::Field("body"),
+                        PathSeg::Field("scalars"),
+                        PathSeg::Index(i),
+                    ]
+                };
+                let (frames, values) = match (&r.constant_value, &r.keys) {
+                    (Some(v), _) => (vec![0], vec![f64::from(*v)]),
+                    (None, Some(k)) => (
+                        k.iter().map(|k| usize::from(k.frame)).collect(),
+                        k.iter().map(|k| f64::from(k.value)).collect(),
+                    ),
+                    (None, None) => (vec![0], vec![0.0]),
+                };
+                scalars.push(scalar_keys(
+                    r.id, nb, &mut seen, frames, values, nf, path, offset,
+                )?);
+                offset += r.encoded_len();
+            }
+            let mut seen_r: Option<usize> = None;
+            let mut rotations = Vec::with_capacity(b.rotations.len());
+            for (i, r) in b.rotations.iter().enumerate() {
+                let path = || {
+                    vec![
+                        PathSeg::Field("body"),
+                        PathSeg::Field("rotations"),
+                        PathSeg::Index(i),
+                    ]
+                };
+                let (frames, q): (Vec<usize>, Vec<Quat4>) = match (&r.constant_q, &r.keys) {
+                    (Some(q), _) => (vec![0], vec![q.map(f64::from)]),
+                    (None, Some(k)) => (
+                        k.iter().map(|k| usize::from(k.frame)).collect(),
+                        k.iter().map(|k| k.q.map(f64::from)).collect(),
+                    ),
+                    (None, None) => (vec![0], vec![[0.0, 0.0, 0.0, 1.0]]),
+                };
+                rotations.push(rotation_keys(
+                    r.bone,
+                    nb,
+                    &mut seen_r,
+                    frames,
+                    q,
+                    nf,
+                    path,
+                    offset,
+                )?);
+                offset += r.encoded_len();
+            }
+            Ok(DecodedTracks {
+                fps: b.fps,
+                num_frames: nf,
+                num_bones: nb,
+                cubic: b.flags & 1 != 0,
+                scalars,
+                rotations,
+                raw_values: None,
+            })
+        }
+        StudyTracksBody::QuantizedBody(b) => {
+            let (nf, nb) = (usize::from(b.num_frames), usize::from(b.num_bones));
+            let mut seen: Option<usize> = None;
+            let mut scalars = Vec::with_capacity(b.scalars.len());
+            for (i, r) in b.scalars.iter().enumerate() {
+                let path = || {
+                    vec![
+                        PathSeg::Field("body"),
+                        PathSeg::Field("scalars"),
+                        PathSeg::Index(i),
+                    ]
+                };
+                let (frames, values) = match (&r.constant_half, &r.keys) {
+                    (Some(h), _) => (vec![0], vec![f16_value(*h)]),
+                    (None, Some(k)) => {
+                        let lo = f64::from(r.lo.unwrap_or(0.0));
+                        let range = f64::from(r.range.unwrap_or(0.0));
+                        (
+                            k.iter().map(|k| usize::from(k.frame)).collect(),
+                            k.iter()
+                                .map(|k| lo + f64::from(k.value) / 65535.0 * range)
+                                .collect(),
+                        )
+                    }
+                    (None, None) => (vec![0], vec![0.0]),
+                };
+                if values.iter().any(|v| !v.is_finite()) {
+                    return Err(semantic(path(), offset, "value is not finite".into()));
+                }
+                scalars.push(scalar_keys(
+                    r.id, nb, &mut seen, frames, values, nf, path, offset,
+                )?);
+                offset += r.encoded_len();
+            }
+            let mut seen_r: Option<usize> = None;
+            let mut rotations = Vec::with_capacity(b.rotations.len());
+            for (i, r) in b.rotations.iter().enumerate() {
+                let path = || {
+                    vec![
+                        PathSeg::Field("body"),
+                        PathSeg::Field("rotations"),
+                        PathSeg::Index(i),
+                    ]
+                };
+                let deq = |p: u32| dequantize_quat(SmallestThree::unpack(p));
+                let (frames, q): (Vec<usize>, Vec<Quat4>) = match (&r.constant_packed, &r.keys) {
+                    (Some(p), _) => (vec![0], vec![deq(*p)]),
+                    (None, Some(k)) => (
+                        k.iter().map(|k| usize::from(k.frame)).collect(),
+                        k.iter().map(|k| deq(k.packed)).collect(),
+                    ),
+                    (None, None) => (vec![0], vec![[0.0, 0.0, 0.0, 1.0]]),
+                };
+                rotations.push(rotation_keys(
+                    r.bone,
+                    nb,
+                    &mut seen_r,
+                    frames,
+                    q,
+                    nf,
+                    path,
+                    offset,
+                )?);
+                offset += r.encoded_len();
+            }
+            Ok(DecodedTracks {
+                fps: b.fps,
+                num_frames: nf,
+                num_bones: nb,
+                cubic: b.flags & 1 != 0,
+                scalars,
+                rotations,
+                raw_values: None,
+            })
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn scalar_keys(
+    id: u16,
+    nb: usize,
+    seen: &mut Option<usize>,
+    frames: Vec<usize>,
+    values: Vec<f64>,
+    nf: usize,
+    path: impl Fn() -> Vec<PathSeg>,
+    offset: usize,
+) -> Result<ScalarKeys, DecodeError> {
+    let id = usize::from(id);
+    if id >= nb * 6 {
+        return Err(semantic(
+            path(),
+            offset,
+            format!("channel id {id} is not below 6 × {nb} bones"),
+        ));
+    }
+    // Records come in increasing order, so no id appears twice and nothing is allocated.
+    if let Some(prev) = *seen {
+        if id <= prev {
+            return Err(semantic(
+                path(),
+                offset,
+                format!(
+                    "channel id {id} does not follow {prev}: records must be in increasing order"
+                ),
+            ));
+        }
+    }
+    *seen = Some(id);
+    check_frames(&frames, nf, &path, offset)?;
+    let (bone, rest) = (id / 6, id % 6);
+    Ok(ScalarKeys {
+        kind: if rest < 3 {
+            ScalarKind::Translation
+        } else {
+            ScalarKind::Scale
+        },
+        bone,
+        axis: rest % 3,
+        frames,
+        values,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rotation_keys(
+    bone: u16,
+    nb: usize,
+    seen: &mut Option<usize>,
+    frames: Vec<usize>,
+    q: Vec<Quat4>,
+    nf: usize,
+    path: impl Fn() -> Vec<PathSeg>,
+    offset: usize,
+) -> Result<RotationKeys, DecodeError> {
+    let bone = usize::from(bone);
+    if bone >= nb {
+        return Err(semantic(
+            path(),
+            offset,
+            format!("bone {bone} is not below the bone count {nb}"),
+        ));
+    }
+    // Records come in increasing order, so no id appears twice and nothing is allocated.
+    if let Some(prev) = *seen {
+        if bone <= prev {
+            return Err(semantic(
+                path(),
+                offset,
+                format!("bone {bone} does not follow {prev}: records must be in increasing order"),
+            ));
+        }
+    }
+    *seen = Some(bone);
+    check_frames(&frames, nf, &path, offset)?;
+    if q.iter().flatten().any(|x| !x.is_finite()) {
+        return Err(semantic(path(), offset, "rotation is not finite".into()));
+    }
+    Ok(RotationKeys { bone, frames, q })
+}
+
+/// Decodes bytes into tracks ([`StudyTracks::decode`] then [`reconstruct_tracks`]).
+///
+/// # Errors
+///
+/// The raw layer's or [`reconstruct_tracks`]'s [`DecodeError`].
+pub fn read(bytes: &[u8]) -> Result<DecodedTracks, DecodeError> {
+    reconstruct_tracks(&StudyTracks::decode(bytes)?)
+}
+
+/// The study's track container in the format registry ([`crate::formats::FORMATS`]).
+pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
+    name: "study-tracks",
+    title: "study keyframe tracks",
+    schema: "study_tracks",
+    detect: |b| b.starts_with(MAGIC) || (!b.is_empty() && MAGIC.starts_with(b)),
+    decode_raw: |b| StudyTracks::decode(b).map(|_| ()),
+    decode_traced: |b| {
+        let (r, t) = StudyTracks::decode_traced(b);
+        (r.map(|_| ()), t)
+    },
+    decode_full: |b| read(b).map(|_| ()),
+    reencode: |b| {
+        let raw = StudyTracks::decode(b).map_err(|e| e.to_string())?;
+        raw.encode().map_err(|e| e.to_string())
+    },
+    to_json: |b| {
+        let raw = StudyTracks::decode(b).map_err(|e| e.to_string())?;
+        reconstruct_tracks(&raw).map_err(|e| e.to_string())?;
+        serde_json::to_value(&raw).map_err(|e| e.to_string())
+    },
+    from_json: |v| {
+        let raw: StudyTracks = serde_path_to_error::deserialize(v.clone())
+            .map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
+        reconstruct_tracks(&raw).map_err(|e| e.to_string())?;
+        raw.encode().map_err(|e| e.to_string())
+    },
+    samples: sample_files,
+};
+
+/// Sample files built in code from the first 24 frames of the study's walk (generated in
+/// code, no fixture needed): raw, float32 linear keys at 1 mm, quantised cubic keys at 1 mm.
+pub fn sample_files() -> Vec<(String, Vec<u8>)> {
+    use statepack_runtime::keyframe::{plan, PlanOptions};
+    let mut clip = statepack_runtime::motion::walk::study_walk_clip();
+    clip.frames.truncate(24);
+    let mut out = Vec::new();
+    if let Ok(b) = encode_raw(&clip) {
+        out.push(("walk24-raw".to_owned(), b));
+    }
+    for (name, cubic, quant) in [
+        ("walk24-linear", false, false),
+        ("walk24-quantized-cubic", true, true),
+    ] {
+        if let Ok(b) = encode_plan(&plan(&clip, PlanOptions::at_mm(1.0, cubic, quant))) {
+            out.push((name.to_owned(), b));
+        }
+    }
+    out
+}
