@@ -609,9 +609,20 @@ fn clip_commands() {
         &["clip", "sweep", &walk, "--every", "3", "--plot", "s.png"],
     );
     assert!(out.contains("cubic"), "{out}");
-    assert!(std::fs::read(dir.path("s.png"))
-        .unwrap()
-        .starts_with(b"\x89PNG\r\n\x1a\n"));
+    let png = std::fs::read(dir.path("s.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+    // The first chunk is IHDR (13 bytes): width and height big-endian, then bit depth 8 and
+    // colour type 2 (RGB).
+    assert_eq!(&png[8..16], b"\0\0\0\x0dIHDR");
+    let be = |o: usize| u32::from_be_bytes(png[o..o + 4].try_into().unwrap());
+    assert_eq!((be(16), be(20)), (900, 560));
+    assert_eq!(&png[24..26], &[8, 2]);
+    let o = run(d, &["clip", "sweep", &walk, "--plot", "s.svg"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("ending in .png"),
+        "{}",
+        stderr(&o)
+    );
     let o = run(d, &["import", "--format", "anim-clip", &walk, "-o", "x"]);
     assert!(
         !o.status.success() && stderr(&o).contains("clip compress"),

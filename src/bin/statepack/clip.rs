@@ -76,8 +76,9 @@ pub enum ClipCmd {
         /// Virtual-vertex shell, centimetres (0: joints).
         #[arg(long, default_value_t = 0.0)]
         shell_cm: f64,
-        /// Also draw the curves into this PNG (log-log: x worst error in mm, y bytes;
-        /// blue linear, orange cubic).
+        /// Also draw the curves into this PNG file (x worst error in mm, y bytes on the left
+        /// and B/s on the right, each axis logarithmic when its data spans a decade; legend
+        /// for linear and cubic keys).
         #[arg(long)]
         plot: Option<PathBuf>,
     },
@@ -246,12 +247,15 @@ fn compress(
 pub const SWEEP_TOLERANCES_MM: [f64; 8] = [0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0];
 
 fn sweep(clip: &Clip, shell_cm: f64, plot_path: Option<&Path>) -> Result<()> {
+    if let Some(p) = plot_path {
+        plot::check_png_path(p)?;
+    }
     let secs = clip.duration_s();
     println!("interp  tol_mm    bytes      B/s  worst_mm");
     let mut series = Vec::new();
-    for (interp, rgb) in [
-        (Interp::Linear, [31, 119, 180]),
-        (Interp::Cubic, [255, 127, 14]),
+    for (interp, name, rgb) in [
+        (Interp::Linear, "linear", [31, 119, 180]),
+        (Interp::Cubic, "cubic", [255, 127, 14]),
     ] {
         let mut pts = Vec::new();
         for mm in SWEEP_TOLERANCES_MM {
@@ -262,11 +266,7 @@ fn sweep(clip: &Clip, shell_cm: f64, plot_path: Option<&Path>) -> Result<()> {
             let c = anim_clip::compress(clip, metric, Some(interp)).map_err(anyhow::Error::msg)?;
             println!(
                 "{:<7} {:>6} {:>8} {:>8.0} {:>9.3}",
-                if interp == Interp::Cubic {
-                    "cubic"
-                } else {
-                    "linear"
-                },
+                name,
                 mm,
                 c.bytes.len(),
                 c.bytes.len() as f64 / secs,
@@ -274,13 +274,36 @@ fn sweep(clip: &Clip, shell_cm: f64, plot_path: Option<&Path>) -> Result<()> {
             );
             pts.push((c.verified_error_m * 1000.0, c.bytes.len() as f64));
         }
-        series.push(plot::Series { rgb, points: pts });
+        series.push(plot::Series {
+            label: format!("{name} keys"),
+            rgb,
+            points: pts,
+        });
     }
     if let Some(p) = plot_path {
-        std::fs::write(p, plot::render_loglog(&series))
-            .with_context(|| format!("cannot write {}", p.display()))?;
+        plot::render_png(
+            p,
+            &plot::Plot {
+                title: &format!(
+                    "size against worst error{} ({secs:.2} s clip)",
+                    if shell_cm > 0.0 {
+                        format!(", {shell_cm} cm shell")
+                    } else {
+                        String::new()
+                    }
+                ),
+                x_desc: if shell_cm > 0.0 {
+                    "worst shell-point error (mm)"
+                } else {
+                    "worst joint error (mm)"
+                },
+                y_desc: "compressed size (bytes)",
+                y2: Some((secs, "bytes per second of motion (B/s)")),
+                series: &series,
+            },
+        )?;
         println!(
-            "wrote {} (log-log: x worst error in mm, y bytes; blue linear, orange cubic)",
+            "wrote {} (x worst joint error in mm, y bytes and B/s; blue linear, orange cubic)",
             p.display()
         );
     }
