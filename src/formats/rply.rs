@@ -36,6 +36,21 @@ use std::sync::Arc;
 
 pub use raw::{Op, OpBody, Opcode, RplyV3};
 
+/// Length of an XFORM_D with a one-byte id (opcode, id, mask and payload) for each mask
+/// byte, 0 for the masks the schema refuses (bits above 8, both position sizes, both
+/// rotation kinds).
+const XFORM_D_LEN: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut m = 0;
+    while m < 16 {
+        if m & 3 != 3 && m & 12 != 12 {
+            t[m] = (3 + 3 * (m & 1) + 6 * (m >> 1 & 1) + (m >> 2 & 1) + 3 * (m >> 3 & 1)) as u8;
+        }
+        m += 1;
+    }
+    t
+};
+
 /// The four magic bytes ("RPLY", the u32 0x594C5052 little-endian).
 pub const MAGIC: &[u8; 4] = b"RPLY";
 /// The only format version read and written.
@@ -1392,6 +1407,12 @@ impl<'a> Player<'a> {
         }
         let mut pos = self.cursor;
         while pos < end {
+            if skip {
+                pos = self.skip_run(pos, target);
+                if pos >= end {
+                    break;
+                }
+            }
             let at = pos;
             let opcode = self.bytes[at];
             match opcode {
@@ -1457,6 +1478,47 @@ impl<'a> Player<'a> {
         self.state.recent_events.retain(|e| e.tick >= min_tick);
         self.state.recent_custom.retain(|c| c.tick >= min_tick);
         Ok(())
+    }
+
+    /// The tight part of the keyframe-state scan: from `pos`, passes TICK_NEXT markers up to
+    /// `target` and XFORM_Ds with a one-byte id, a mask the schema accepts and a live entity,
+    /// reading only the opcode, the id and the mask. Stops at the first op it does not take
+    /// (left to [`Player::play_to`]'s full path) and returns its position.
+    #[inline]
+    fn skip_run(&mut self, mut pos: usize, target: u32) -> usize {
+        let b = &self.bytes[..self.op_end];
+        let live = &self.live;
+        let last = self.header.tick_count;
+        let mut marker = self.marker_tick;
+        let mut n = 0u64;
+        while let Some(&opcode) = b.get(pos) {
+            if opcode == 11 {
+                let (Some(&id), Some(&m)) = (b.get(pos + 1), b.get(pos + 2)) else {
+                    break;
+                };
+                let len = usize::from(XFORM_D_LEN[usize::from(m)]);
+                if id == 255
+                    || len == 0
+                    || pos + len > b.len()
+                    || live[usize::from(id >> 6)] >> (id & 63) & 1 == 0
+                {
+                    break;
+                }
+                pos += len;
+            } else if opcode == 10 {
+                if marker >= target || marker >= last {
+                    break;
+                }
+                marker += 1;
+                pos += 1;
+            } else {
+                break;
+            }
+            n += 1;
+        }
+        self.marker_tick = marker;
+        self.ops_applied += n;
+        pos
     }
 
     /// Sets the live-entity bit set (one bit per u16 id, allocated on first use) from the
