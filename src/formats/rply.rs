@@ -36,6 +36,21 @@ use std::sync::Arc;
 
 pub use raw::{Op, OpBody, Opcode, RplyV3};
 
+/// Length of an XFORM_D with a one-byte id (opcode, id, mask and payload) for each mask
+/// byte, 0 for the masks the schema refuses (bits above 8, both position sizes, both
+/// rotation kinds).
+const XFORM_D_LEN: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut m = 0;
+    while m < 16 {
+        if m & 3 != 3 && m & 12 != 12 {
+            t[m] = (3 + 3 * (m & 1) + 6 * (m >> 1 & 1) + (m >> 2 & 1) + 3 * (m >> 3 & 1)) as u8;
+        }
+        m += 1;
+    }
+    t
+};
+
 /// The four magic bytes ("RPLY", the u32 0x594C5052 little-endian).
 pub const MAGIC: &[u8; 4] = b"RPLY";
 /// The only format version read and written.
@@ -1053,6 +1068,7 @@ pub struct Player<'a> {
     ops_applied: u64,
     strict: bool,
     last_full: HashMap<u16, u32>,
+    live: Vec<u64>,
 }
 
 fn sem(path: &[PathSeg], offset: usize, msg: String) -> DecodeError {
@@ -1189,6 +1205,7 @@ impl<'a> Player<'a> {
             ops_applied: 0,
             strict: false,
             last_full: HashMap::new(),
+            live: Vec::new(),
         })
     }
 
@@ -1307,12 +1324,13 @@ impl<'a> Player<'a> {
         for m in from.map_or(0, |j| j + 1)..=k {
             self.build_checkpoint(m, true)?;
         }
+        // The state in hand is keyframe k's saved state with its transforms: dropping them
+        // gives what loading the saved copy would, without cloning it.
+        for e in self.state.entities.values_mut() {
+            e.xform = XformState::default();
+        }
         if self.checkpoints.contains_key(&k) {
-            self.load_checkpoint(k);
-        } else {
-            for e in self.state.entities.values_mut() {
-                e.xform = XformState::default();
-            }
+            self.marker_tick = self.keyframes[k].tick.saturating_sub(1);
         }
         Ok(())
     }
@@ -1374,34 +1392,86 @@ impl<'a> Player<'a> {
 
     /// Applies ops up to the end of tick `target` (which must not be before the current
     /// marker's tick).
+    ///
+    /// Two kinds of op take a short path that reads their bytes in place instead of going
+    /// through the generated reader, each only when the full path would accept it: a
+    /// TICK_NEXT that does not pass the last tick, and (while keyframe states are built,
+    /// see [`Player::skippable_xform`]) a well-formed XFORM or XFORM_D of a live entity.
+    /// Every other op, and every op these conditions refuse, is read and applied in full,
+    /// so errors are the same either way.
     fn play_to(&mut self, target: u32) -> Result<(), RplyError> {
-        let mut r = ByteReader::new(&self.bytes[..self.op_end]);
-        r.take(self.cursor)?;
-        while !r.is_eof() {
-            let at = r.offset() as usize;
+        let end = self.op_end;
+        let skip = self.skip_xforms;
+        if skip {
+            self.fill_live();
+        }
+        let mut pos = self.cursor;
+        while pos < end {
+            if skip {
+                pos = self.skip_run(pos, target);
+                if pos >= end {
+                    break;
+                }
+            }
+            let at = pos;
             let opcode = self.bytes[at];
-            if opcode == 10 {
-                if self.marker_tick >= target {
-                    break;
+            match opcode {
+                10 => {
+                    if self.marker_tick >= target {
+                        break;
+                    }
+                    if self.marker_tick < self.header.tick_count {
+                        self.marker_tick += 1;
+                        self.ops_applied += 1;
+                        pos += 1;
+                        continue;
+                    }
                 }
-            } else if opcode == 0 && at + 5 <= self.op_end {
-                let t = u32::from_le_bytes(self.bytes[at + 1..at + 5].try_into().expect("4 bytes"));
-                if t > target && t > self.marker_tick {
-                    break;
+                0 if at + 5 <= end => {
+                    let t =
+                        u32::from_le_bytes(self.bytes[at + 1..at + 5].try_into().expect("4 bytes"));
+                    if t > target && t > self.marker_tick {
+                        break;
+                    }
                 }
+                3 | 11 if skip => {
+                    if let Some(len) = self.skippable_xform(at, opcode) {
+                        self.ops_applied += 1;
+                        pos += len;
+                        continue;
+                    }
+                }
+                3 | 11 if !self.strict => {
+                    if let Some((id, step, len)) = self.xform_in_place(at, opcode) {
+                        if self.state.entities.contains_key(&id) {
+                            self.apply_xform(id, &step, at)?;
+                            self.ops_applied += 1;
+                            pos += len;
+                            continue;
+                        }
+                    }
+                }
+                _ => {}
             }
-            if self.skip_xforms && (opcode == 3 || opcode == 11) {
-                if let Some(len) = self.skippable_xform(at, opcode) {
-                    r.take(len)?;
-                    self.ops_applied += 1;
-                    continue;
-                }
-            }
+            let mut r = ByteReader::new(&self.bytes[..end]);
+            r.take(at)?;
             let op = Op::read_from(&mut r).map_err(|e| e.in_field("ops"))?;
+            pos = r.offset() as usize;
             self.apply(op, at)?;
             self.ops_applied += 1;
+            if skip && (opcode == 1 || opcode == 2) {
+                // SPAWN and DESPAWN start with the entity id; keep the live set in step.
+                let id = u16::from_le_bytes([self.bytes[at + 1], self.bytes[at + 2]]);
+                let word = &mut self.live[usize::from(id >> 6)];
+                let bit = 1u64 << (id & 63);
+                if self.state.entities.contains_key(&id) {
+                    *word |= bit;
+                } else {
+                    *word &= !bit;
+                }
+            }
         }
-        self.cursor = r.offset() as usize;
+        self.cursor = pos;
         self.state.tick = Some(target);
         let window = u32::from(self.header.tick_rate.max(1));
         let min_tick = target.saturating_sub(window - 1);
@@ -1410,18 +1480,75 @@ impl<'a> Player<'a> {
         Ok(())
     }
 
+    /// The tight part of the keyframe-state scan: from `pos`, passes TICK_NEXT markers up to
+    /// `target` and XFORM_Ds with a one-byte id, a mask the schema accepts and a live entity,
+    /// reading only the opcode, the id and the mask. Stops at the first op it does not take
+    /// (left to [`Player::play_to`]'s full path) and returns its position.
+    #[inline]
+    fn skip_run(&mut self, mut pos: usize, target: u32) -> usize {
+        let b = &self.bytes[..self.op_end];
+        let live = &self.live;
+        let last = self.header.tick_count;
+        let mut marker = self.marker_tick;
+        let mut n = 0u64;
+        while let Some(&opcode) = b.get(pos) {
+            if opcode == 11 {
+                let (Some(&id), Some(&m)) = (b.get(pos + 1), b.get(pos + 2)) else {
+                    break;
+                };
+                let len = usize::from(XFORM_D_LEN[usize::from(m)]);
+                if id == 255
+                    || len == 0
+                    || pos + len > b.len()
+                    || live[usize::from(id >> 6)] >> (id & 63) & 1 == 0
+                {
+                    break;
+                }
+                pos += len;
+            } else if opcode == 10 {
+                if marker >= target || marker >= last {
+                    break;
+                }
+                marker += 1;
+                pos += 1;
+            } else {
+                break;
+            }
+            n += 1;
+        }
+        self.marker_tick = marker;
+        self.ops_applied += n;
+        pos
+    }
+
+    /// Sets the live-entity bit set (one bit per u16 id, allocated on first use) from the
+    /// current state's entities.
+    fn fill_live(&mut self) {
+        if self.live.is_empty() {
+            self.live = vec![0; 1024];
+        } else {
+            self.live.fill(0);
+        }
+        for &id in self.state.entities.keys() {
+            self.live[usize::from(id >> 6)] |= 1u64 << (id & 63);
+        }
+    }
+
     /// The length of the XFORM or XFORM_D at `at` when it is well formed, lies inside the
-    /// op stream and names a live entity; `None` sends it through the full reader, which
-    /// reports what is wrong. Used while building keyframe states, whose transforms are
-    /// dropped (the keyframe's own full XFORMs set them).
+    /// op stream and names a live entity (by the bit set [`Player::fill_live`] keeps); `None`
+    /// sends it through the full reader, which reports what is wrong. Used while building
+    /// keyframe states, whose transforms are dropped (the keyframe's own full XFORMs set
+    /// them).
+    #[inline]
     fn skippable_xform(&self, at: usize, opcode: u8) -> Option<usize> {
         let b = &self.bytes[..self.op_end];
         let (id, head, len) = if opcode == 3 {
-            let m = *b.get(at + 3)?;
+            let h = b.get(at..at + 4)?;
+            let m = h[3];
             if m & 0xf8 != 0 || m & 6 == 6 {
                 return None;
             }
-            let id = u16::from_le_bytes([*b.get(at + 1)?, *b.get(at + 2)?]);
+            let id = u16::from_le_bytes([h[1], h[2]]);
             let len =
                 12 * usize::from(m & 1) + 6 * usize::from(m >> 1 & 1) + 2 * usize::from(m >> 2 & 1);
             (id, 4, len)
@@ -1443,7 +1570,93 @@ impl<'a> Player<'a> {
             (id, head, len)
         };
         let total = head + len;
-        (at + total <= b.len() && self.state.entities.contains_key(&id)).then_some(total)
+        let live = self.live[usize::from(id >> 6)] >> (id & 63) & 1 == 1;
+        (at + total <= b.len() && live).then_some(total)
+    }
+
+    /// The entity id, step and length of the XFORM or XFORM_D at `at`, read in place, when
+    /// its mask passes the schema's check and it lies inside the op stream (what the
+    /// generated reader would return for it); `None` sends it through the full reader.
+    #[inline]
+    fn xform_in_place(&self, at: usize, opcode: u8) -> Option<(u16, XformStep, usize)> {
+        let b = &self.bytes[..self.op_end];
+        let i8s = |p: usize| [b[p] as i8, b[p + 1] as i8, b[p + 2] as i8];
+        let i16_at = |p: usize| i16::from_le_bytes([b[p], b[p + 1]]);
+        if opcode == 3 {
+            let h = b.get(at..at + 4)?;
+            let m = h[3];
+            if m & 0xf8 != 0 || m & 6 == 6 {
+                return None;
+            }
+            let id = u16::from_le_bytes([h[1], h[2]]);
+            let total = 4
+                + 12 * usize::from(m & 1)
+                + 6 * usize::from(m >> 1 & 1)
+                + 2 * usize::from(m >> 2 & 1);
+            if at + total > b.len() {
+                return None;
+            }
+            let mut p = at + 4;
+            let pos = (m & 1 != 0).then(|| {
+                let f = |q: usize| f32::from_le_bytes([b[q], b[q + 1], b[q + 2], b[q + 3]]);
+                let v = [f(p), f(p + 4), f(p + 8)];
+                p += 12;
+                v
+            });
+            let rot = (m & 2 != 0).then(|| {
+                let v = [i16_at(p), i16_at(p + 2), i16_at(p + 4)];
+                p += 6;
+                v
+            });
+            let yaw = (m & 4 != 0).then(|| i16_at(p));
+            Some((id, XformStep::Full { pos, rot, yaw }, total))
+        } else {
+            let first = *b.get(at + 1)?;
+            let (id, head) = if first == 255 {
+                (u16::from_le_bytes([*b.get(at + 2)?, *b.get(at + 3)?]), 5)
+            } else {
+                (u16::from(first), 3)
+            };
+            let m = *b.get(at + head - 1)?;
+            if m & 0xf0 != 0 || m & 3 == 3 || m & 12 == 12 {
+                return None;
+            }
+            let total = head
+                + 3 * usize::from(m & 1)
+                + 6 * usize::from(m >> 1 & 1)
+                + usize::from(m >> 2 & 1)
+                + 3 * usize::from(m >> 3 & 1);
+            if at + total > b.len() {
+                return None;
+            }
+            let mut p = at + head;
+            let pos8 = (m & 1 != 0).then(|| {
+                let v = i8s(p);
+                p += 3;
+                v
+            });
+            let pos16 = (m & 2 != 0).then(|| {
+                let v = [i16_at(p), i16_at(p + 2), i16_at(p + 4)];
+                p += 6;
+                v
+            });
+            let yaw = (m & 4 != 0).then(|| {
+                let v = b[p] as i8;
+                p += 1;
+                v
+            });
+            let rot = (m & 8 != 0).then(|| i8s(p));
+            Some((
+                id,
+                XformStep::Delta {
+                    pos8,
+                    pos16,
+                    yaw,
+                    rot,
+                },
+                total,
+            ))
+        }
     }
 
     fn apply(&mut self, op: Op, at: usize) -> Result<(), RplyError> {
