@@ -120,7 +120,12 @@ pub fn origin_for_pos(p: DVec3) -> DVec3 {
 pub fn quantize_offset(p: DVec3, origin: DVec3) -> [i32; 3] {
     let d = (clamp_position(p) - origin) / POS_STEP_M;
     let m = f64::from(POS_CODE_MAX);
-    [d.x, d.y, d.z].map(|v| round_clamped(v, -m, m) as i32)
+    // Written out per axis: `array::map` is not always inlined and shows in profiles.
+    [
+        round_clamped(d.x, -m, m) as i32,
+        round_clamped(d.y, -m, m) as i32,
+        round_clamped(d.z, -m, m) as i32,
+    ]
 }
 
 /// The position a client rebuilds: origin + codes × [`POS_STEP_M`].
@@ -147,7 +152,8 @@ pub fn dequantize_symmetric(code: i32, max: f64, bits: u32) -> f64 {
 /// Velocity codes (18 bits per axis over ±2000 m/s).
 #[inline]
 pub fn quantize_velocity(v: DVec3) -> [i32; 3] {
-    [v.x, v.y, v.z].map(|c| quantize_symmetric(c, VEL_MAX_MPS, VEL_BITS))
+    let q = |c| quantize_symmetric(c, VEL_MAX_MPS, VEL_BITS);
+    [q(v.x), q(v.y), q(v.z)]
 }
 
 /// Velocity from its codes, m/s.
@@ -160,7 +166,8 @@ pub fn dequantize_velocity(c: [i32; 3]) -> DVec3 {
 /// Angular-rate codes (12 bits per axis over ±20 rad/s).
 #[inline]
 pub fn quantize_omega(w: DVec3) -> [i32; 3] {
-    [w.x, w.y, w.z].map(|c| quantize_symmetric(c, OMEGA_MAX_RAD_S, OMEGA_BITS))
+    let q = |c| quantize_symmetric(c, OMEGA_MAX_RAD_S, OMEGA_BITS);
+    [q(w.x), q(w.y), q(w.z)]
 }
 
 /// Angular rate from its codes, rad/s.
@@ -182,7 +189,7 @@ pub fn smallest_three(q: DQuat) -> (u8, [u16; 3]) {
     let len2: f64 = v.iter().map(|c| c * c).sum();
     let v = if len2.is_finite() && len2 > 0.0 {
         let l = len2.sqrt();
-        v.map(|c| c / l)
+        [v[0] / l, v[1] / l, v[2] / l, v[3] / l]
     } else {
         [0.0, 0.0, 0.0, 1.0]
     };
@@ -336,7 +343,11 @@ mod tests {
         let m = f64::from(POS_CODE_MAX);
         for v in vals {
             for (lo, hi) in [(-m, m), (0.0, 1023.0), (0.0, 100.0), (-2047.0, 2047.0)] {
-                assert_eq!(round_clamped(v, lo, hi), old(v, lo, hi), "{v} in [{lo}, {hi}]");
+                assert_eq!(
+                    round_clamped(v, lo, hi),
+                    old(v, lo, hi),
+                    "{v} in [{lo}, {hi}]"
+                );
             }
         }
     }
