@@ -994,6 +994,16 @@ macro_rules! write_prim {
     )*};
 }
 
+/// The error of a bit field value wider than its field.
+#[cold]
+#[inline(never)]
+fn bit_field_out_of_range(value: u64) -> EncodeError {
+    EncodeError::new(EncodeErrorKind::OutOfRange {
+        value: value.to_string(),
+        ty: "a bit field of this width",
+    })
+}
+
 /// A growable output buffer, used by every generated writer.
 #[derive(Debug, Clone, Default)]
 pub struct ByteWriter {
@@ -1039,12 +1049,13 @@ impl ByteWriter {
 
     /// Appends the low `width` bits (1..=64) of `value`, most significant first (KS `bN`,
     /// `bit-endian: be`). Errors: `OutOfRange` when `value` does not fit in `width` bits.
+    ///
+    /// Inlined into the generated writers, where `width` is a constant, so the range check
+    /// and the byte loop fold per field; the error is built out of line.
+    #[inline]
     pub fn write_bits_be(&mut self, value: u64, width: u32) -> Result<(), EncodeError> {
         if !(1..=64).contains(&width) || (width < 64 && value >> width != 0) {
-            return Err(EncodeError::new(EncodeErrorKind::OutOfRange {
-                value: value.to_string(),
-                ty: "a bit field of this width",
-            }));
+            return Err(bit_field_out_of_range(value));
         }
         if width <= 32 {
             self.put_bits32(value, width);

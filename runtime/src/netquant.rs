@@ -5,7 +5,8 @@
 //! Every quantizer is total: NaN and ±infinity are replaced before any float-to-integer
 //! conversion (NaN by zero, infinities by the nearest end of the range), and out-of-range
 //! values are clamped, so encoding never fails and never wraps. Rounding is arithmetic
-//! (`f64::round`, halves away from zero); no float bit pattern reaches the wire.
+//! (halves away from zero, the result of `f64::round`, computed inline by [`round_clamped`]);
+//! no float bit pattern reaches the wire.
 //!
 //! # Worst-case errors (inputs inside the ranges)
 //!
@@ -75,6 +76,26 @@ pub fn clamp_finite(v: f64, nan: f64, lo: f64, hi: f64) -> f64 {
     }
 }
 
+/// `v` rounded to the nearest integer (halves away from zero, exactly as `f64::round`) and
+/// clamped to `[lo, hi]`; NaN gives 0 and infinities the nearest end. `lo` and `hi` must be
+/// whole numbers with magnitude below 2^52 (every quantizer's range is).
+///
+/// The value is clamped first (which commutes with rounding for whole-number bounds), then
+/// truncated toward zero and moved one step away from zero when the dropped fraction, exact
+/// in `f64`, is at least one half. This is the same integer as rounding with `f64::round`
+/// and clamping afterwards (tested over halves, near-halves and non-finite inputs), without
+/// the `round` library call that baseline x86-64 makes for every rounding.
+#[inline(always)]
+pub fn round_clamped(v: f64, lo: f64, hi: f64) -> i64 {
+    if v.is_nan() {
+        return 0;
+    }
+    let c = v.clamp(lo, hi);
+    let t = c as i64;
+    let frac = c - t as f64;
+    t + i64::from(frac >= 0.5) - i64::from(frac <= -0.5)
+}
+
 /// A position with NaN axes set to 0 and every axis clamped to ±[`POS_LIMIT_M`].
 #[inline]
 pub fn clamp_position(p: DVec3) -> DVec3 {
@@ -99,7 +120,12 @@ pub fn origin_for_pos(p: DVec3) -> DVec3 {
 pub fn quantize_offset(p: DVec3, origin: DVec3) -> [i32; 3] {
     let d = (clamp_position(p) - origin) / POS_STEP_M;
     let m = f64::from(POS_CODE_MAX);
-    [d.x, d.y, d.z].map(|v| clamp_finite(v.round(), 0.0, -m, m) as i32)
+    // Written out per axis: `array::map` is not always inlined and shows in profiles.
+    [
+        round_clamped(d.x, -m, m) as i32,
+        round_clamped(d.y, -m, m) as i32,
+        round_clamped(d.z, -m, m) as i32,
+    ]
 }
 
 /// The position a client rebuilds: origin + codes × [`POS_STEP_M`].
@@ -113,7 +139,7 @@ pub fn dequantize_position(origin: DVec3, codes: [i32; 3]) -> DVec3 {
 #[inline]
 pub fn quantize_symmetric(v: f64, max: f64, bits: u32) -> i32 {
     let n = ((1i64 << (bits - 1)) - 1) as f64;
-    clamp_finite((v / max * n).round(), 0.0, -n, n) as i32
+    round_clamped(v / max * n, -n, n) as i32
 }
 
 /// The value of a [`quantize_symmetric`] code.
@@ -126,7 +152,8 @@ pub fn dequantize_symmetric(code: i32, max: f64, bits: u32) -> f64 {
 /// Velocity codes (18 bits per axis over ±2000 m/s).
 #[inline]
 pub fn quantize_velocity(v: DVec3) -> [i32; 3] {
-    [v.x, v.y, v.z].map(|c| quantize_symmetric(c, VEL_MAX_MPS, VEL_BITS))
+    let q = |c| quantize_symmetric(c, VEL_MAX_MPS, VEL_BITS);
+    [q(v.x), q(v.y), q(v.z)]
 }
 
 /// Velocity from its codes, m/s.
@@ -139,7 +166,8 @@ pub fn dequantize_velocity(c: [i32; 3]) -> DVec3 {
 /// Angular-rate codes (12 bits per axis over ±20 rad/s).
 #[inline]
 pub fn quantize_omega(w: DVec3) -> [i32; 3] {
-    [w.x, w.y, w.z].map(|c| quantize_symmetric(c, OMEGA_MAX_RAD_S, OMEGA_BITS))
+    let q = |c| quantize_symmetric(c, OMEGA_MAX_RAD_S, OMEGA_BITS);
+    [q(w.x), q(w.y), q(w.z)]
 }
 
 /// Angular rate from its codes, rad/s.
@@ -161,7 +189,7 @@ pub fn smallest_three(q: DQuat) -> (u8, [u16; 3]) {
     let len2: f64 = v.iter().map(|c| c * c).sum();
     let v = if len2.is_finite() && len2 > 0.0 {
         let l = len2.sqrt();
-        v.map(|c| c / l)
+        [v[0] / l, v[1] / l, v[2] / l, v[3] / l]
     } else {
         [0.0, 0.0, 0.0, 1.0]
     };
@@ -179,7 +207,7 @@ pub fn smallest_three(q: DQuat) -> (u8, [u16; 3]) {
             continue;
         }
         let t = (c * sign + INV_SQRT2) / (2.0 * INV_SQRT2) * f64::from(QUAT_CODE_MAX);
-        out[k] = clamp_finite(t.round(), 0.0, 0.0, f64::from(QUAT_CODE_MAX)) as u16;
+        out[k] = round_clamped(t, 0.0, f64::from(QUAT_CODE_MAX)) as u16;
         k += 1;
     }
     (idx as u8, out)
@@ -213,20 +241,20 @@ pub fn from_smallest_three(index: u8, codes: [u16; 3]) -> DQuat {
 /// Payload mass code: kilograms rounded to 1 kg, clamped to 0..=65 535 (NaN → 0).
 #[inline]
 pub fn quantize_mass_kg(kg: f64) -> u16 {
-    clamp_finite(kg.round(), 0.0, 0.0, 65_535.0) as u16
+    round_clamped(kg, 0.0, 65_535.0) as u16
 }
 
 /// Payload Cd0 code: the coefficient in 1e-5 steps, clamped to 0..=65 535 (0 ..= 0.65535;
 /// NaN → 0).
 #[inline]
 pub fn quantize_cd0(cd0: f64) -> u16 {
-    clamp_finite((cd0 / CD0_STEP).round(), 0.0, 0.0, 65_535.0) as u16
+    round_clamped(cd0 / CD0_STEP, 0.0, 65_535.0) as u16
 }
 
 /// A fraction in [0, 1] as a whole percent 0..=100 (NaN → 0; clamped).
 #[inline]
 pub fn quantize_pct(fraction: f64) -> u8 {
-    clamp_finite((fraction * 100.0).round(), 0.0, 0.0, 100.0) as u8
+    round_clamped(fraction * 100.0, 0.0, 100.0) as u8
 }
 
 #[cfg(test)]
@@ -279,6 +307,49 @@ mod tests {
             smallest_three(DQuat::from_xyzw(0.0, 0.0, 0.0, 0.0)),
             (3, [512, 512, 512])
         );
+    }
+
+    #[test]
+    fn round_clamped_is_round_then_clamp() {
+        let old = |v: f64, lo: f64, hi: f64| clamp_finite(v.round(), 0.0, lo, hi) as i64;
+        let mut vals = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            -1.5,
+            2.5,
+            -2.5,
+            0.499_999_999_999_999_94,
+            -0.499_999_999_999_999_94,
+            1023.5,
+            1022.5,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MAX,
+            f64::MIN,
+            f64::MIN_POSITIVE,
+            4_503_599_627_370_495.5,
+            2_097_151.5,
+            -2_097_151.5,
+            2_097_152.5,
+        ];
+        for k in -3000..3000 {
+            let h = f64::from(k) + 0.5;
+            vals.extend([h, h.next_up(), h.next_down(), f64::from(k) * 0.37]);
+        }
+        let m = f64::from(POS_CODE_MAX);
+        for v in vals {
+            for (lo, hi) in [(-m, m), (0.0, 1023.0), (0.0, 100.0), (-2047.0, 2047.0)] {
+                assert_eq!(
+                    round_clamped(v, lo, hi),
+                    old(v, lo, hi),
+                    "{v} in [{lo}, {hi}]"
+                );
+            }
+        }
     }
 
     #[test]

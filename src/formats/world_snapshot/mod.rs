@@ -557,8 +557,11 @@ pub fn tick_origins(entities: &[EncodedEntity]) -> (Vec<DVec3>, Vec<u32>) {
 /// [`stitch`] for records whose origins are given as tick-wide ids into `tick_origins` (see
 /// [`tick_origins`]), written into `out` (cleared first, its buffer reused): a snapshot's own
 /// origin table is built with one array lookup per record instead of comparing origins. Same
-/// bytes as [`stitch`] without despawns. `scratch` is reused between calls.
-/// Errors: as [`stitch`]; an id outside `tick_origins` is [`SnapshotError::BadBlob`].
+/// bytes as [`stitch`] without despawns. `scratch` is reused between calls and allocates
+/// nothing once grown: it maps tick ids to local indices and then holds the local table.
+/// The record stream is written into a buffer sized once, one index byte and one blob copy
+/// per record. Errors: as [`stitch`]; an id outside `tick_origins` is
+/// [`SnapshotError::BadBlob`].
 pub fn stitch_by_id(
     tick: u32,
     tick_origins: &[DVec3],
@@ -566,24 +569,39 @@ pub fn stitch_by_id(
     scratch: &mut Vec<u32>,
     out: &mut Vec<u8>,
 ) -> Result<(), SnapshotError> {
-    // scratch[id] = local index + 1, or 0 when the origin is not in this snapshot yet.
+    // scratch[id] = local index + 1, or 0 when the origin is not in this snapshot yet;
+    // scratch[n..] = the tick ids of the snapshot's table, in local order.
+    let n = tick_origins.len();
     scratch.clear();
-    scratch.resize(tick_origins.len(), 0);
-    let mut table: Vec<u32> = Vec::new();
+    scratch.resize(n, 0);
     let mut stream_len = 0usize;
     for (id, blob) in records {
-        let slot = scratch.get_mut(*id as usize).ok_or_else(|| {
-            SnapshotError::BadBlob(format!("origin id {id} is not in the tick's table"))
-        })?;
-        if *slot == 0 {
-            if table.len() == usize::from(u16::MAX) {
-                return Err(SnapshotError::TooManyOrigins);
+        let id = *id as usize;
+        let slot = match scratch.get(id) {
+            Some(0) => {
+                let local = scratch.len() - n;
+                if local == usize::from(u16::MAX) {
+                    return Err(SnapshotError::TooManyOrigins);
+                }
+                scratch.push(id as u32);
+                scratch[id] = local as u32 + 1;
+                local as u32 + 1
             }
-            table.push(*id);
-            *slot = table.len() as u32;
-        }
-        stream_len += leb128_len(u64::from(*slot - 1)) + blob.len();
+            Some(s) => *s,
+            None => {
+                return Err(SnapshotError::BadBlob(format!(
+                    "origin id {id} is not in the tick's table"
+                )))
+            }
+        };
+        stream_len += blob.len()
+            + if slot <= 128 {
+                1
+            } else {
+                leb128_len(u64::from(slot - 1))
+            };
     }
+    let (map, table) = scratch.split_at(n);
     let body_len = table.len() * 24 + stream_len;
     if body_len > MAX_BODY_BYTES {
         return Err(SnapshotError::TooLarge(body_len));
@@ -598,19 +616,30 @@ pub fn stitch_by_id(
     out.extend_from_slice(&(stream_len as u32).to_le_bytes());
     out.extend_from_slice(&0u32.to_le_bytes());
     out.extend_from_slice(&(body_len as u32).to_le_bytes());
-    for id in &table {
+    for id in table {
         for c in tick_origins[*id as usize].to_array() {
             out.extend_from_slice(&c.to_le_bytes());
         }
     }
+    let start = out.len();
+    out.resize(start + stream_len, 0);
+    let mut rest = &mut out[start..];
     for (id, blob) in records {
-        let local = scratch[*id as usize] - 1;
-        if local < 128 {
-            out.push(local as u8);
-        } else {
-            statepack_runtime::bits::push_varint(out, u64::from(local));
+        // The local index as LEB128 (one byte below 128, at most three).
+        let mut v = map[*id as usize] - 1;
+        let mut head = 0;
+        loop {
+            let low = (v & 0x7f) as u8;
+            v >>= 7;
+            rest[head] = if v == 0 { low } else { low | 0x80 };
+            head += 1;
+            if v == 0 {
+                break;
+            }
         }
-        out.extend_from_slice(blob);
+        let (dst, tail) = std::mem::take(&mut rest).split_at_mut(head + blob.len());
+        dst[head..].copy_from_slice(blob);
+        rest = tail;
     }
     Ok(())
 }
