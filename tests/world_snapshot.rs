@@ -354,6 +354,30 @@ fn zstd_body_only_when_strictly_smaller() {
     assert_eq!(a.records, b.records);
 }
 
+/// A body that zstd shrinks more than `MAX_ZSTD_RATIO` times (thousands of identical records)
+/// is sent raw, since readers refuse such a frame; what the writer makes always decodes.
+#[test]
+fn bodies_past_the_zstd_ratio_limit_are_sent_raw() {
+    use statepack::formats::world_snapshot::MAX_ZSTD_RATIO;
+    let e = EncodedEntity::new(&plain_state(3, DVec3::new(5.0, 5.0, 5.0)));
+    let mut w = SnapshotWriter::new();
+    for _ in 0..20_000 {
+        w.push_record(e.origin, e.blob(BlobKind::DELTA)).unwrap();
+    }
+    let raw = w.finish(9, false).unwrap();
+    let frame = zstd::bulk::compress(&raw[24..], 3).unwrap();
+    assert!(
+        raw.len() - 24 > frame.len() * MAX_ZSTD_RATIO,
+        "the body must compress past the limit for this test: {} -> {}",
+        raw.len() - 24,
+        frame.len()
+    );
+    let z = w.finish(9, true).unwrap();
+    assert_eq!(z[1], 0, "sent raw");
+    assert_eq!(z, raw);
+    assert_eq!(decode(&z).unwrap().records.len(), 20_000);
+}
+
 #[test]
 fn hostile_zstd_headers_are_refused_before_decompressing() {
     let mut w = SnapshotWriter::new();

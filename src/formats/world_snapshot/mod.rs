@@ -427,7 +427,8 @@ impl SnapshotWriter {
     }
 
     /// The finished snapshot for `tick`: header, then the raw body, or the body as one zstd
-    /// frame when `compress` is set and the frame is strictly smaller (flag bit 0).
+    /// frame when `compress` is set and the frame is strictly smaller (flag bit 0) and at
+    /// least 1/[`MAX_ZSTD_RATIO`] of the body (what [`decode`] accepts).
     /// Errors: [`SnapshotError::TooLarge`].
     pub fn finish(&self, tick: u32, compress: bool) -> Result<Vec<u8>, SnapshotError> {
         let tlv = self.tlv_block();
@@ -457,7 +458,9 @@ impl SnapshotWriter {
         body.extend_from_slice(&tlv);
         if compress {
             if let Ok(frame) = zstd::bulk::compress(&body[HEADER_BYTES..], ZSTD_LEVEL) {
-                if frame.len() < body_len {
+                // Readers refuse a frame that claims more than MAX_ZSTD_RATIO times its size,
+                // so a body that compresses further than that is sent raw.
+                if frame.len() < body_len && body_len <= frame.len() * MAX_ZSTD_RATIO {
                     let mut out = Vec::with_capacity(HEADER_BYTES + frame.len());
                     header(FLAG_ZSTD, &mut out);
                     out.extend_from_slice(&frame);
