@@ -208,7 +208,12 @@ pub fn parse_gltf(
             lt = fold(above, lt);
         }
         bones.push(Bone {
-            name: nodes[j].name().unwrap_or("").to_owned(),
+            // Unnamed joints are named after their node index, so every bone has a name of
+            // its own (recordings and reports match bones by name).
+            name: match nodes[j].name() {
+                Some(n) if !n.is_empty() => n.to_owned(),
+                _ => format!("node{j}"),
+            },
             parent: parent_bone,
             rest_translation: lt.translation,
         });
@@ -457,6 +462,11 @@ mod tests {
             let c = parse_gltf(&std::fs::read(&p).unwrap(), None, &GltfOptions::default()).unwrap();
             assert_eq!(c.skeleton.len(), 19);
             assert_eq!((c.frame_count(), c.fps()), (49, 24.0));
+            // Its joints have no names: each gets its node's, and no two are the same.
+            let names: std::collections::BTreeSet<&str> =
+                c.skeleton.bones().iter().map(|b| b.name.as_str()).collect();
+            assert_eq!(names.len(), 19);
+            assert!(names.iter().all(|n| !n.is_empty()), "{names:?}");
         }
         if let Some(p) = fixture_for_test("motion/rigged-simple.gltf") {
             let c = parse_gltf(&std::fs::read(&p).unwrap(), None, &GltfOptions::default()).unwrap();
