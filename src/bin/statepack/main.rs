@@ -66,7 +66,8 @@ enum Cmd {
     },
     /// Encode a motion clip, decode it, verify it and print a table of size, error and speed.
     Demo {
-        /// Motion file (.bvh or study .json); default: the study's walk, generated in code.
+        /// Motion file (.bvh, study .json, ACL .sjson, glTF .gltf/.glb); default: the study's
+        /// walk, generated in code.
         #[arg(long)]
         input: Option<PathBuf>,
         /// Studs per metre of motion input.
@@ -81,7 +82,7 @@ enum Cmd {
         /// Output format.
         #[arg(long, value_enum)]
         format: Format,
-        /// Motion file (.bvh or study .json).
+        /// Motion file (.bvh, study .json, ACL .sjson, glTF .gltf/.glb).
         motion: PathBuf,
         /// Output file.
         #[arg(short, long)]
@@ -139,6 +140,8 @@ enum Cmd {
     },
     /// Check a file. SNAP: compare with the motion it was made from (worst errors per
     /// recording). RPLY: every rule of the player, raw round trip, seeks equal to playing.
+    /// CBTK: every recorded sample of the match rebuilt from the motion (same --crowd and
+    /// --frames as at import) against the track, to 8 digits.
     Verify {
         /// The recording file.
         file: PathBuf,
