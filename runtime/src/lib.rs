@@ -24,6 +24,8 @@
 //!   world-space verification) and its decoder.
 //! - [`keyframe`]: the animation keyframe-compression study's pipeline (constant channels,
 //!   keyframe reduction, quantisation, forward-kinematics error).
+//! - [`reflect`]: a dynamic, read-only view of any generated type by member name (used by
+//!   tools that work on every schema).
 //! - [`fixtures`]: finds the real input files that tests, benches and the demo read in place.
 pub mod anim;
 pub mod bits;
@@ -37,6 +39,7 @@ pub mod keyframe;
 pub mod motion;
 pub mod netquant;
 pub mod quant;
+pub mod reflect;
 pub mod replay_xform;
 pub mod smallest3;
 pub mod thin;
