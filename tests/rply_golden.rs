@@ -308,15 +308,16 @@ fn delta_without_base_is_an_error() {
     let id = rec.spawn("part:Ball", None).unwrap();
     rec.begin_tick().unwrap();
     let mut b = rec.finish().unwrap();
-    // Append TICK_NEXT? No: tick count is 1 and tick 1 has no marker yet; add one and an XFORM_D.
-    let extra = [10u8, 11, id as u8, 1, 1, 0, 0];
+    // The recorder ends the stream with tick 1's marker: append an XFORM_D to tick 1.
+    assert_eq!(b.last(), Some(&10));
+    let extra = [11u8, id as u8, 1, 1, 0, 0];
     b.extend_from_slice(&extra);
     let n = u32::from_le_bytes(b[26..30].try_into().unwrap()) + extra.len() as u32;
     b[26..30].copy_from_slice(&n.to_le_bytes());
     RplyV3::decode(&b).unwrap();
     let e = err_text(&b);
     assert!(
-        e.contains("position delta with no earlier full position"),
+        e.contains("position delta with no position in the entity's last XFORM"),
         "{e}"
     );
 }

@@ -134,8 +134,8 @@ pub fn from_axis_angle_vector(v: DVec3) -> DQuat {
     }
 }
 
-/// The rotation base a delta applies to.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// The rotation base a delta applies to. Equality is bitwise (a NaN base equals itself).
+#[derive(Debug, Clone, Copy, Default)]
 pub enum RotBase {
     /// No rotation sample yet (or the last full sample had none).
     #[default]
@@ -144,6 +144,17 @@ pub enum RotBase {
     Yaw(f64),
     /// Tilted: the full rotation, as reconstructed.
     Tilted(DQuat),
+}
+
+impl PartialEq for RotBase {
+    fn eq(&self, o: &Self) -> bool {
+        match (self, o) {
+            (RotBase::None, RotBase::None) => true,
+            (RotBase::Yaw(a), RotBase::Yaw(b)) => a.to_bits() == b.to_bits(),
+            (RotBase::Tilted(a), RotBase::Tilted(b)) => bits4(*a) == bits4(*b),
+            _ => false,
+        }
+    }
 }
 
 /// One transform step as stored: a full sample (XFORM) or a delta (XFORM_D).
@@ -198,9 +209,9 @@ impl XformStep {
 /// Why a step cannot be applied to the current state.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum XformError {
-    /// A position delta with no full position before it (the reference player adds it to
-    /// zero; here it is an error).
-    #[error("position delta with no earlier full position")]
+    /// A position delta whose entity's last XFORM carried no position, or that has had no
+    /// XFORM (the reference player adds it to zero; here it is an error).
+    #[error("position delta with no position in the entity's last XFORM")]
     PosDeltaWithoutBase,
     /// A yaw delta whose base is not a yaw-only sample.
     #[error("yaw delta with no earlier yaw-only sample (base: {0})")]
@@ -225,10 +236,23 @@ fn base_name(b: &RotBase) -> &'static str {
 }
 
 /// The transform state a player reconstructs for one entity, and the base of its deltas.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+///
+/// Deltas accumulate from the entity's last XFORM (spec, "OpStream"): every XFORM resets
+/// both delta bases, to what it carries. After an XFORM without a position (mask 2 or 4)
+/// a position delta has no base, after one without a rotation (mask 1) a rotation or yaw
+/// delta has none; both are errors ([`XformError`]). What is *shown* is held per component,
+/// as the reference player shows it: [`XformState::pos`] and [`XformState::shown_rot`] keep
+/// the latest value any step gave.
+///
+/// Equality is bitwise on the floating-point fields, so a state holding a NaN position
+/// (recorded raw by the reference recorder) equals its copy.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct XformState {
-    /// Position in studs, once a full sample gave one.
+    /// Position shown, in studs: the latest a full sample or a delta gave (kept when a
+    /// later full sample carries none), or `None` before any position.
     pub pos: Option<DVec3>,
+    /// True when the last XFORM carried a position, so position deltas may follow.
+    pub pos_base: bool,
     /// Rotation base of the next delta.
     pub base: RotBase,
     /// The last rotation shown (kept when a full sample carries no rotation, as the
@@ -236,9 +260,29 @@ pub struct XformState {
     pub shown_rot: Option<DQuat>,
 }
 
+fn bits3(v: DVec3) -> [u64; 3] {
+    [v.x.to_bits(), v.y.to_bits(), v.z.to_bits()]
+}
+
+fn bits4(q: DQuat) -> [u64; 4] {
+    [q.x.to_bits(), q.y.to_bits(), q.z.to_bits(), q.w.to_bits()]
+}
+
+impl PartialEq for XformState {
+    fn eq(&self, o: &Self) -> bool {
+        self.pos.map(bits3) == o.pos.map(bits3)
+            && self.pos_base == o.pos_base
+            && self.base == o.base
+            && self.shown_rot.map(bits4) == o.shown_rot.map(bits4)
+    }
+}
+
 impl XformState {
-    /// Applies one step. A full sample replaces what it carries and resets the rotation
-    /// base (to none when it carries no rotation); a delta adds to the base.
+    /// Applies one step. A full sample replaces what it carries and resets both delta bases
+    /// (a component it does not carry has no base until the next XFORM that carries it,
+    /// though its last value stays shown); a delta adds to the bases.
+    ///
+    /// Errors: both rotations in one XFORM; a delta of a component without a base.
     pub fn apply(&mut self, step: &XformStep) -> Result<(), XformError> {
         match *step {
             XformStep::Full { pos, rot, yaw } => {
@@ -252,6 +296,7 @@ impl XformState {
                         f64::from(p[2]),
                     ));
                 }
+                self.pos_base = pos.is_some();
                 self.base = match (rot, yaw) {
                     (Some(r), _) => RotBase::Tilted(dequantize_axis_angle(r)),
                     (None, Some(y)) => RotBase::Yaw(dequantize_yaw(y)),
@@ -272,7 +317,7 @@ impl XformState {
                     (None, Some(p)) => Some(p.map(f64::from)),
                     _ => None,
                 };
-                if d.is_some() && self.pos.is_none() {
+                if d.is_some() && !(self.pos_base && self.pos.is_some()) {
                     return Err(XformError::PosDeltaWithoutBase);
                 }
                 if yaw.is_some() && !matches!(self.base, RotBase::Yaw(_)) {
@@ -393,6 +438,9 @@ impl XformEncoder {
         upright: bool,
         th: &Thresholds,
     ) -> Option<Option<XformStep>> {
+        if !self.state.pos_base {
+            return None;
+        }
         let last = self.state.pos?;
         let dp = pos - last;
         let q = (dp * POS_Q).round();
@@ -592,5 +640,81 @@ mod tests {
         .unwrap();
         assert!(s.apply(&d(None, None, Some([1, 0, 0]))).is_err());
         assert!(s.apply(&d(Some([1, 2, 3]), Some(-3), None)).is_ok());
+    }
+
+    #[test]
+    fn every_xform_resets_both_delta_bases() {
+        let d = |pos8, rot| XformStep::Delta {
+            pos8,
+            pos16: None,
+            yaw: None,
+            rot,
+        };
+        let mut s = XformState::default();
+        s.apply(&XformStep::Full {
+            pos: Some([1.0, 2.0, 3.0]),
+            rot: Some([100, 0, 0]),
+            yaw: None,
+        })
+        .unwrap();
+        // Rotation only (mask 2): the position stays shown but has no delta base.
+        s.apply(&XformStep::Full {
+            pos: None,
+            rot: Some([200, 0, 0]),
+            yaw: None,
+        })
+        .unwrap();
+        assert_eq!(s.pos, Some(DVec3::new(1.0, 2.0, 3.0)));
+        assert_eq!(
+            s.apply(&d(Some([32, 0, 0]), None)),
+            Err(XformError::PosDeltaWithoutBase)
+        );
+        assert!(s.apply(&d(None, Some([1, 0, 0]))).is_ok());
+        // Yaw only (mask 4): the same for the position.
+        s.apply(&XformStep::Full {
+            pos: None,
+            rot: None,
+            yaw: Some(5),
+        })
+        .unwrap();
+        assert_eq!(
+            s.apply(&d(Some([32, 0, 0]), None)),
+            Err(XformError::PosDeltaWithoutBase)
+        );
+        // Position only (mask 1): the rotation stays shown but has no delta base.
+        s.apply(&XformStep::Full {
+            pos: Some([0.0; 3]),
+            rot: None,
+            yaw: None,
+        })
+        .unwrap();
+        assert_eq!(s.shown_rot, Some(yaw_rotation(dequantize_yaw(5))));
+        assert!(s.apply(&d(None, Some([1, 0, 0]))).is_err());
+        assert!(s.apply(&d(Some([32, 0, 0]), None)).is_ok());
+        assert_eq!(s.pos, Some(DVec3::new(1.0, 0.0, 0.0)));
+    }
+
+    #[test]
+    fn states_compare_bitwise() {
+        let mut a = XformState::default();
+        a.apply(&XformStep::Full {
+            pos: Some([f32::NAN, 1.0, 2.0]),
+            rot: None,
+            yaw: Some(0),
+        })
+        .unwrap();
+        let b = a;
+        assert_eq!(a, b);
+        let mut c = XformState::default();
+        c.apply(&XformStep::Full {
+            pos: Some([-0.0, 1.0, 2.0]),
+            rot: None,
+            yaw: Some(0),
+        })
+        .unwrap();
+        let mut z = c;
+        z.pos = Some(DVec3::new(0.0, 1.0, 2.0));
+        assert_ne!(c, z);
+        assert_ne!(a, c);
     }
 }

@@ -236,8 +236,9 @@ pub enum RplyError {
     Chunk(#[from] ChunkError),
 }
 
-/// A property value (PROP type tags 0–5).
-#[derive(Debug, Clone, PartialEq)]
+/// A property value (PROP type tags 0–5). Equality is bitwise on the floating-point
+/// kinds, so a NaN value equals its copy.
+#[derive(Debug, Clone)]
 pub enum PropValue {
     /// Tag 0, stored as one byte 0/1.
     Bool(bool),
@@ -262,6 +263,20 @@ pub fn color_byte(c: f64) -> Result<u8, RplyError> {
         )));
     }
     Ok((c * 255.0).round() as u8)
+}
+
+impl PartialEq for PropValue {
+    fn eq(&self, o: &Self) -> bool {
+        use PropValue::*;
+        match (self, o) {
+            (Bool(a), Bool(b)) => a == b,
+            (Number(a), Number(b)) => a.to_bits() == b.to_bits(),
+            (String(a), String(b)) | (Enum(a), Enum(b)) => a == b,
+            (Color3(a), Color3(b)) => a == b,
+            (Vector3(a), Vector3(b)) => a.map(f32::to_bits) == b.map(f32::to_bits),
+            _ => false,
+        }
+    }
 }
 
 impl PropValue {
@@ -833,10 +848,14 @@ impl Recorder {
     }
 
     /// The replay so far: header, string table, keyframe index, op stream. Completes the
-    /// current keyframe first; recording can continue afterwards. Errors: more than 65,535
+    /// current keyframe first and writes the current tick's marker when the tick has none
+    /// (so the stream's last marker is `tick_count`); recording can continue afterwards. Errors: more than 65,535
     /// keyframes, an op stream past 4 GiB.
     pub fn finish(&mut self) -> Result<Vec<u8>, RplyError> {
         self.complete_keyframe()?;
+        // The op stream always reaches the last tick (a bare marker when it wrote nothing),
+        // as the reference recorder's files do: that is how `verify` checks `tick_count`.
+        self.marker()?;
         let ops = self.ops.as_bytes();
         let mut w = ByteWriter::with_capacity(HEADER_LEN + ops.len() + 16 * self.strings.len());
         w.write_bytes(MAGIC);
@@ -1068,6 +1087,7 @@ pub struct Player<'a> {
     ops_applied: u64,
     strict: bool,
     last_full: HashMap<u16, u32>,
+    keyframe_holds: u64,
     live: Vec<u64>,
 }
 
@@ -1205,6 +1225,7 @@ impl<'a> Player<'a> {
             ops_applied: 0,
             strict: false,
             last_full: HashMap::new(),
+            keyframe_holds: 0,
             live: Vec::new(),
         })
     }
@@ -1324,11 +1345,6 @@ impl<'a> Player<'a> {
         for m in from.map_or(0, |j| j + 1)..=k {
             self.build_checkpoint(m, true)?;
         }
-        // The state in hand is keyframe k's saved state with its transforms: dropping them
-        // gives what loading the saved copy would, without cloning it.
-        for e in self.state.entities.values_mut() {
-            e.xform = XformState::default();
-        }
         if self.checkpoints.contains_key(&k) {
             self.marker_tick = self.keyframes[k].tick.saturating_sub(1);
         }
@@ -1349,11 +1365,7 @@ impl<'a> Player<'a> {
     fn build_checkpoint(&mut self, m: usize, store: bool) -> Result<(), RplyError> {
         let kf = self.keyframes[m].clone();
         if kf.tick > 0 {
-            // The saved state drops transforms, so they are skipped, not reconstructed.
-            self.skip_xforms = !self.strict;
-            let r = self.play_to(kf.tick - 1);
-            self.skip_xforms = false;
-            r?;
+            self.play_to(kf.tick - 1)?;
         }
         let expected = self.op_start + kf.offset as usize;
         if self.cursor != expected {
@@ -1376,10 +1388,7 @@ impl<'a> Player<'a> {
             return Ok(());
         }
         self.checkpoint_cost += cost;
-        let mut state = self.state.clone();
-        for e in state.entities.values_mut() {
-            e.xform = XformState::default();
-        }
+        let state = self.state.clone();
         self.checkpoints.insert(
             m,
             Checkpoint {
@@ -1874,30 +1883,28 @@ impl<'a> Player<'a> {
     }
 
     /// Plays the whole replay from the start with every check: the raw layout, every op
-    /// against the rules above, each keyframe index entry against the op stream, and
-    /// keyframe completeness (at the end of a keyframe tick, every live entity with a
-    /// position had a full XFORM in it). Returns the number of ops.
+    /// against the rules above, each keyframe index entry against the op stream, that the
+    /// last marker is the header's `tick_count` (the recorders here and in the reference
+    /// implementation both end the stream on its last tick, so a `tick_count` the ops never
+    /// reach is refused, naming the field) and that nothing follows it. A keyframe tick
+    /// without a full XFORM for a live entity that has a position is accepted, the entity
+    /// holding its transform (see [`Player::keyframe_holds`]). Returns the number of ops.
     pub fn verify_all(&mut self) -> Result<u64, RplyError> {
         self.reset();
         self.strict = true;
+        self.keyframe_holds = 0;
         let before = self.ops_applied;
         for m in 0..self.keyframes.len() {
             self.build_checkpoint(m, false)?;
             let kt = self.keyframes[m].tick;
             self.play_to(kt)?;
-            for e in self.state.entities.values() {
-                if e.xform.pos.is_some() && self.last_full.get(&e.id) != Some(&kt) {
-                    return Err(sem(
-                        &[PathSeg::Field("keyframes"), PathSeg::Index(m)],
-                        self.op_start - 8 * self.keyframes.len() + 8 * m,
-                        format!(
-                            "keyframe tick {kt} has no full XFORM for live entity {}",
-                            e.id
-                        ),
-                    )
-                    .into());
-                }
-            }
+            let held = self
+                .state
+                .entities
+                .values()
+                .filter(|e| e.xform.pos.is_some() && self.last_full.get(&e.id) != Some(&kt))
+                .count();
+            self.keyframe_holds += held as u64;
         }
         self.play_to(self.header.tick_count)?;
         if self.cursor != self.op_end {
@@ -1908,8 +1915,26 @@ impl<'a> Player<'a> {
             )
             .into());
         }
+        if self.marker_tick != self.header.tick_count {
+            return Err(sem(
+                &[PathSeg::Field("tick_count")],
+                18,
+                format!(
+                    "tick_count says the last tick is {}, but the op stream ends at tick {}",
+                    self.header.tick_count, self.marker_tick
+                ),
+            )
+            .into());
+        }
         self.strict = false;
         Ok(self.ops_applied - before)
+    }
+
+    /// After [`Player::verify_all`]: how many (keyframe, live entity) pairs had no full
+    /// XFORM at the keyframe, the entity holding its last transform. The spec says every
+    /// live entity has one; the reference recorder omits models that lost all their parts.
+    pub fn keyframe_holds(&self) -> u64 {
+        self.keyframe_holds
     }
 }
 

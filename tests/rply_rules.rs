@@ -1,0 +1,299 @@
+//! RPLY v3 rules where the reference implementation's files depart from the spec, on files
+//! built byte by byte: keyframes that omit a live entity (the entity holds its transform,
+//! seeking equals playing), "deltas accumulate from the last XFORM" for XFORMs that carry
+//! only a position or only a rotation, NaN transforms (compared bitwise), a `tick_count` the
+//! op stream never reaches, and seek refusing what play refuses.
+
+use glam::DVec3;
+use statepack::formats::rply::{self, Player, Recorder, RecorderOptions, State};
+
+/// Ops of a hand-built replay; keyframes are taken where [`Ops::keyframe`] is called.
+#[derive(Default)]
+struct Ops {
+    bytes: Vec<u8>,
+    keyframes: Vec<(u32, u32)>,
+}
+
+impl Ops {
+    fn spawn(&mut self, id: u16) -> &mut Self {
+        self.bytes.push(1);
+        self.bytes.extend_from_slice(&id.to_le_bytes());
+        self.bytes.extend_from_slice(&1u16.to_le_bytes());
+        self.bytes.extend_from_slice(&0u16.to_le_bytes());
+        self
+    }
+    fn next(&mut self) -> &mut Self {
+        self.bytes.push(10);
+        self
+    }
+    /// Marks the next marker as keyframe `tick`'s.
+    fn keyframe(&mut self, tick: u32) -> &mut Self {
+        self.keyframes.push((tick, self.bytes.len() as u32));
+        self
+    }
+    fn xform(
+        &mut self,
+        id: u16,
+        pos: Option<[f32; 3]>,
+        rot: Option<[i16; 3]>,
+        yaw: Option<i16>,
+    ) -> &mut Self {
+        self.bytes.push(3);
+        self.bytes.extend_from_slice(&id.to_le_bytes());
+        self.bytes.push(
+            u8::from(pos.is_some()) | u8::from(rot.is_some()) << 1 | u8::from(yaw.is_some()) << 2,
+        );
+        for v in pos.into_iter().flatten() {
+            self.bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in rot.into_iter().flatten() {
+            self.bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        if let Some(y) = yaw {
+            self.bytes.extend_from_slice(&y.to_le_bytes());
+        }
+        self
+    }
+    /// XFORM_D with an i8 position delta and/or an i8 rotation delta.
+    fn delta(&mut self, id: u8, pos8: Option<[i8; 3]>, rot: Option<[i8; 3]>) -> &mut Self {
+        self.bytes.push(11);
+        self.bytes.push(id);
+        self.bytes
+            .push(u8::from(pos8.is_some()) | u8::from(rot.is_some()) << 3);
+        for v in pos8.into_iter().chain(rot).flatten() {
+            self.bytes.push(v as u8);
+        }
+        self
+    }
+    fn file(&self, tick_count: u32) -> Vec<u8> {
+        let mut b = b"RPLY".to_vec();
+        b.push(3);
+        b.push(15);
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&0f64.to_le_bytes());
+        b.extend_from_slice(&tick_count.to_le_bytes());
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(&(self.keyframes.len() as u16).to_le_bytes());
+        b.extend_from_slice(&(self.bytes.len() as u32).to_le_bytes());
+        b.extend_from_slice(&10u16.to_le_bytes());
+        b.extend_from_slice(b"part:Block");
+        for (t, o) in &self.keyframes {
+            b.extend_from_slice(&t.to_le_bytes());
+            b.extend_from_slice(&o.to_le_bytes());
+        }
+        b.extend_from_slice(&self.bytes);
+        b
+    }
+}
+
+fn play_all(bytes: &[u8]) -> Result<Vec<State>, rply::RplyError> {
+    let mut p = Player::open(bytes)?;
+    let mut out = Vec::new();
+    while p.advance()? {
+        out.push(p.state().clone());
+    }
+    Ok(out)
+}
+
+/// Every tick reached by a fresh player's seek, by one player seeking backwards, and by one
+/// seeking forwards equals the played state.
+fn assert_seek_equals_play(bytes: &[u8]) -> Vec<State> {
+    let played = play_all(bytes).unwrap();
+    let mut back = Player::open(bytes).unwrap();
+    for t in (0..played.len()).rev() {
+        back.seek(t as u32).unwrap();
+        assert_eq!(back.state(), &played[t], "seek back to tick {t}");
+        let mut fresh = Player::open(bytes).unwrap();
+        fresh.seek(t as u32).unwrap();
+        assert_eq!(fresh.state(), &played[t], "fresh seek to tick {t}");
+    }
+    let mut fwd = Player::open(bytes).unwrap();
+    for (t, s) in played.iter().enumerate() {
+        fwd.seek(t as u32).unwrap();
+        assert_eq!(fwd.state(), s, "seek forward to tick {t}");
+    }
+    played
+}
+
+const YAW0: Option<i16> = Some(0);
+
+/// A keyframe without a full XFORM for a live entity (the reference recorder writes these
+/// for a tracked model whose parts are all gone): the entity holds its last transform when
+/// playing and when seeking, and `verify` accepts the file, counting the hold.
+#[test]
+fn keyframe_omitting_a_live_entity_holds_its_transform() {
+    let mut o = Ops::default();
+    o.spawn(1).spawn(2);
+    o.keyframe(1).next().xform(1, Some([1.0, 2.0, 3.0]), None, YAW0);
+    o.xform(2, Some([5.0, 0.0, 0.0]), None, YAW0);
+    o.next().delta(1, Some([16, 0, 0]), None).delta(2, Some([0, 0, 16]), None);
+    // Keyframe 3 has entity 2 only; entity 1 keeps (1.5, 2, 3).
+    o.keyframe(3).next().xform(2, Some([5.0, 0.0, 1.0]), None, YAW0);
+    o.next().xform(2, Some([5.0, 0.0, 2.0]), None, YAW0);
+    let b = o.file(4);
+    let played = assert_seek_equals_play(&b);
+    for t in 2..=4 {
+        let e = &played[t].entities[&1];
+        assert_eq!(e.xform.pos, Some(DVec3::new(1.5, 2.0, 3.0)), "tick {t}");
+        assert!(e.xform.shown_rot.is_some());
+    }
+    let mut p = Player::open(&b).unwrap();
+    p.verify_all().unwrap();
+    assert_eq!(p.keyframe_holds(), 1);
+}
+
+/// The held transform is also the base of the deltas that follow the keyframe (the entity
+/// is moved again after the keyframe with deltas only): playing and seeking agree.
+#[test]
+fn deltas_after_an_omitting_keyframe_continue_from_the_held_transform() {
+    let mut o = Ops::default();
+    o.spawn(1);
+    o.keyframe(1).next().xform(1, Some([0.0; 3]), Some([0, 1000, 0]), None);
+    o.next().delta(1, Some([32, 0, 0]), Some([0, 0, 10]));
+    o.keyframe(3).next();
+    o.next().delta(1, Some([32, 0, 0]), Some([0, 0, 10]));
+    let b = o.file(4);
+    let played = assert_seek_equals_play(&b);
+    assert_eq!(played[4].entities[&1].xform.pos, Some(DVec3::new(2.0, 0.0, 0.0)));
+    rply::verify(&b).unwrap();
+}
+
+/// After an XFORM with only a rotation (mask 2) or only a yaw (mask 4), a position delta
+/// has no base, as a rotation delta has none after a position-only XFORM (mask 1): each
+/// XFORM resets both delta bases. Playing, seeking and `verify` all refuse it.
+#[test]
+fn each_xform_resets_both_delta_bases() {
+    for (name, second) in [
+        ("rotation-only", (None, Some([0i16, 500, 0]), None)),
+        ("yaw-only", (None, None, Some(300i16))),
+    ] {
+        let mut o = Ops::default();
+        o.spawn(1);
+        o.keyframe(1).next().xform(1, Some([1.0, 1.0, 1.0]), Some([0, 100, 0]), None);
+        o.next().xform(1, second.0, second.1, second.2);
+        o.next().delta(1, Some([8, 0, 0]), None);
+        let b = o.file(3);
+        let e = play_all(&b).unwrap_err().to_string();
+        assert!(
+            e.contains("entity 1 at tick 3: position delta with no position in the entity's last XFORM"),
+            "{name}: {e}"
+        );
+        let v = rply::verify(&b).unwrap_err().to_string();
+        assert_eq!(v, e, "{name}");
+        let s = Player::open(&b).unwrap().seek(3).unwrap_err().to_string();
+        assert_eq!(s, e, "{name}");
+        // Tick 2 is fine: the rotation-only sample is shown, the position held.
+        let mut p = Player::open(&b).unwrap();
+        p.seek(2).unwrap();
+        assert_eq!(
+            p.state().entities[&1].xform.pos,
+            Some(DVec3::new(1.0, 1.0, 1.0))
+        );
+    }
+    // Position only, then a rotation delta.
+    let mut o = Ops::default();
+    o.spawn(1);
+    o.keyframe(1).next().xform(1, Some([1.0, 1.0, 1.0]), Some([0, 100, 0]), None);
+    o.next().xform(1, Some([2.0, 1.0, 1.0]), None, None);
+    o.next().delta(1, None, Some([1, 0, 0]));
+    let e = rply::verify(&o.file(3)).unwrap_err().to_string();
+    assert!(e.contains("rotation delta with no earlier full rotation (base: none)"), "{e}");
+    // Rotation only, then a rotation delta: accumulates from the last XFORM.
+    let mut o = Ops::default();
+    o.spawn(1);
+    o.keyframe(1).next().xform(1, Some([1.0, 1.0, 1.0]), Some([0, 100, 0]), None);
+    o.next().xform(1, None, Some([0, 500, 0]), None);
+    o.next().delta(1, None, Some([1, 0, 0]));
+    let b = o.file(3);
+    rply::verify(&b).unwrap();
+    assert_seek_equals_play(&b);
+}
+
+/// A transform recorded as raw NaN (as the reference recorder writes a NaN CFrame) is
+/// played and shown as NaN; states compare bitwise, so seeking equals playing.
+#[test]
+fn nan_transforms_compare_bitwise() {
+    let mut o = Ops::default();
+    o.spawn(1);
+    o.keyframe(1).next().xform(1, Some([0.0, 1.0, 0.0]), None, YAW0);
+    o.next().xform(1, Some([f32::NAN; 3]), None, YAW0);
+    o.keyframe(3).next().xform(1, Some([f32::NAN; 3]), None, YAW0);
+    o.next().delta(1, Some([1, 0, 0]), None);
+    let b = o.file(4);
+    let played = assert_seek_equals_play(&b);
+    assert!(played[4].entities[&1].xform.pos.unwrap().x.is_nan());
+    rply::verify(&b).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_statepack"))
+        .arg("verify")
+        .arg(write_temp("nan.rply", &b))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Seeking to a keyframe that follows a position delta with no base refuses the file as
+/// playing does (before, building the keyframe's saved state skipped the delta unchecked).
+#[test]
+fn seek_refuses_what_play_refuses() {
+    let mut o = Ops::default();
+    o.spawn(1);
+    o.keyframe(1).next().delta(1, Some([1, 0, 0]), None);
+    o.keyframe(2).next().xform(1, Some([0.0; 3]), None, YAW0);
+    let b = o.file(2);
+    let played = play_all(&b).unwrap_err().to_string();
+    assert!(played.contains("position delta"), "{played}");
+    let sought = Player::open(&b).unwrap().seek(2).unwrap_err().to_string();
+    assert_eq!(sought, played);
+    // A rotation delta on a yaw-only base, before a keyframe.
+    let mut o = Ops::default();
+    o.spawn(1);
+    o.keyframe(1).next().xform(1, Some([0.0; 3]), None, YAW0);
+    o.next().delta(1, None, Some([1, 0, 0]));
+    o.keyframe(3).next().xform(1, Some([0.0; 3]), None, YAW0);
+    let b = o.file(3);
+    let played = play_all(&b).unwrap_err().to_string();
+    let sought = Player::open(&b).unwrap().seek(3).unwrap_err().to_string();
+    assert_eq!(sought, played);
+}
+
+/// A `tick_count` past the op stream's last marker (here patched to 4 294 967 295) is
+/// refused by `verify`, naming the field and its offset; the recorder ends the stream on
+/// its last tick even when that tick wrote nothing.
+#[test]
+fn tick_count_the_ops_never_reach_is_refused() {
+    let mut rec = Recorder::new(RecorderOptions::default());
+    let id = rec.spawn("part:Block", None).unwrap();
+    rec.begin_tick().unwrap();
+    rec.transform(id, DVec3::ZERO, glam::DQuat::IDENTITY).unwrap();
+    for _ in 0..5 {
+        rec.begin_tick().unwrap(); // idle ticks: nothing to write
+    }
+    let good = rec.finish().unwrap();
+    rply::verify(&good).unwrap();
+    let mut b = good.clone();
+    b[18..22].copy_from_slice(&u32::MAX.to_le_bytes());
+    let e = rply::verify(&b).unwrap_err().to_string();
+    assert!(
+        e.contains("tick_count") && e.contains("18") && e.contains("4294967295") && e.contains("ends at tick 6"),
+        "{e}"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_statepack"))
+        .arg("verify")
+        .arg(write_temp("ticks.rply", &b))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tick_count"));
+}
+
+fn write_temp(name: &str, b: &[u8]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("statepack-rply-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, b).unwrap();
+    p
+}
