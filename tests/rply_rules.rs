@@ -297,3 +297,86 @@ fn write_temp(name: &str, b: &[u8]) -> std::path::PathBuf {
     std::fs::write(&p, b).unwrap();
     p
 }
+
+fn statepack(args: &[&std::ffi::OsStr]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_statepack"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `verify FILE.rply --against MOTION` checks every tick of the walker against the motion
+/// it was imported from, printing the worst errors, and exits non-zero when they are over
+/// the bounds (here: another studs-per-metre than at import) or when the file holds no
+/// walker.
+#[test]
+fn verify_against_the_source_motion() {
+    let Some(bvh) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
+    else {
+        return;
+    };
+    let dir = write_temp("unused", b"").parent().unwrap().to_path_buf();
+    let rply = dir.join("walk.rply");
+    let (ok, _, err) = statepack(&[
+        "import".as_ref(),
+        bvh.as_os_str(),
+        "--format".as_ref(),
+        "rply".as_ref(),
+        "-o".as_ref(),
+        rply.as_os_str(),
+    ]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = statepack(&[
+        "verify".as_ref(),
+        rply.as_os_str(),
+        "--against".as_ref(),
+        bvh.as_os_str(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("1 character(s), ticks 1..=124"), "{out}");
+    let worst = out.lines().find(|l| l.starts_with("worst:")).expect(&out);
+    let studs: f64 = worst.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!(studs > 0.0 && studs <= 0.05, "{worst}");
+    let (ok, _, err) = statepack(&[
+        "verify".as_ref(),
+        rply.as_os_str(),
+        "--against".as_ref(),
+        bvh.as_os_str(),
+        "--studs-per-metre".as_ref(),
+        "3".as_ref(),
+    ]);
+    assert!(!ok);
+    assert!(err.contains("entity-tick(s) are further from the motion"), "{err}");
+    // No walker in the file.
+    let mut o = Ops::default();
+    o.spawn(1);
+    o.keyframe(1).next().xform(1, Some([0.0; 3]), None, YAW0);
+    let other = write_temp("block.rply", &o.file(1));
+    let (ok, _, err) = statepack(&[
+        "verify".as_ref(),
+        other.as_os_str(),
+        "--against".as_ref(),
+        bvh.as_os_str(),
+    ]);
+    assert!(!ok);
+    assert!(err.contains("holds no walker crowd"), "{err}");
+}
+
+/// `verify` accepts a keyframe that omits a live entity and says so.
+#[test]
+fn verify_reports_keyframe_holds() {
+    let mut o = Ops::default();
+    o.spawn(1).spawn(2);
+    o.keyframe(1).next().xform(1, Some([0.0; 3]), None, YAW0);
+    o.xform(2, Some([1.0; 3]), None, YAW0);
+    o.keyframe(2).next().xform(2, Some([2.0; 3]), None, YAW0);
+    let f = write_temp("holds.rply", &o.file(2));
+    let (ok, out, err) = statepack(&["verify".as_ref(), f.as_os_str()]);
+    assert!(ok, "{err}");
+    assert!(out.contains("1 time(s) a keyframe has no full XFORM"), "{out}");
+}

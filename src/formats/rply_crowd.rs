@@ -160,6 +160,36 @@ pub fn rig_snapshot(
     rig.build()
 }
 
+/// Where each character of a crowd is at each tick (see the module docs).
+struct CrowdSource {
+    track: RootTrack,
+    heading: DQuat,
+    clip_s: f64,
+    opts: CrowdOptions,
+}
+
+impl CrowdSource {
+    fn new(clip: &Clip, opts: &CrowdOptions) -> Self {
+        let track = RootTrack::new(clip);
+        Self {
+            heading: track.heading(),
+            track,
+            clip_s: clip.frames.len() as f64 * clip.frame_time_s,
+            opts: *opts,
+        }
+    }
+
+    /// Character `c`'s root at tick `t` (position in studs, rotation).
+    fn at(&self, c: usize, t: u32) -> (DVec3, DQuat) {
+        let o = &self.opts;
+        let dt = 1.0 / f64::from(o.tick_rate.max(1));
+        let phase = self.clip_s * c as f64 / o.characters.max(1) as f64;
+        let (p, q) = self.track.at(f64::from(t) * dt + phase, o.studs_per_metre);
+        let q = if o.upright_root { self.heading } else { q };
+        (p + DVec3::new(c as f64 * o.spacing_studs, 0.0, 0.0), q)
+    }
+}
+
 /// Records the crowd (see the module docs).
 pub fn record_crowd(clip: &Clip, opts: &CrowdOptions) -> Result<Crowd, RplyError> {
     let mut rec = Recorder::new(RecorderOptions {
@@ -169,9 +199,7 @@ pub fn record_crowd(clip: &Clip, opts: &CrowdOptions) -> Result<Crowd, RplyError
         keyframe_every: opts.keyframe_every,
         thresholds: opts.thresholds,
     });
-    let clip_s = clip.frames.len() as f64 * clip.frame_time_s;
-    let track = RootTrack::new(clip);
-    let heading = track.heading();
+    let src = CrowdSource::new(clip, opts);
     let mut ids = Vec::with_capacity(opts.characters);
     for c in 0..opts.characters {
         let id = rec.spawn(&format!("char:{}", 1000 + c), None)?;
@@ -181,16 +209,12 @@ pub fn record_crowd(clip: &Clip, opts: &CrowdOptions) -> Result<Crowd, RplyError
         )?;
         ids.push(id);
     }
-    let dt = 1.0 / f64::from(opts.tick_rate.max(1));
     let mut source = Vec::with_capacity(opts.ticks as usize);
     for t in 1..=opts.ticks {
         rec.begin_tick()?;
         let mut row = Vec::with_capacity(ids.len());
         for (c, &id) in ids.iter().enumerate() {
-            let phase = clip_s * c as f64 / opts.characters.max(1) as f64;
-            let (p, q) = track.at(f64::from(t) * dt + phase, opts.studs_per_metre);
-            let q = if opts.upright_root { heading } else { q };
-            let p = p + DVec3::new(c as f64 * opts.spacing_studs, 0.0, 0.0);
+            let (p, q) = src.at(c, t);
             rec.transform(id, p, q)?;
             row.push((p, q));
         }
@@ -235,4 +259,119 @@ pub fn crowd_errors(crowd: &Crowd) -> Result<CrowdErrors, RplyError> {
     }
     e.ops = p.ops_applied();
     Ok(e)
+}
+
+/// What [`verify_against_clip`] found: the crowd the file holds and the worst errors of its
+/// played transforms against the motion it was recorded from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceCheck {
+    /// Characters found (entities `char:1000`, `char:1001`, ... spawned at tick 0).
+    pub characters: usize,
+    /// Ticks compared (1..=tick_count).
+    pub ticks: u32,
+    /// Whether the file's rotations are the upright root (`rply-crowd --upright-root`),
+    /// read from the file's first tick.
+    pub upright_root: bool,
+    /// Worst position error per character, studs.
+    pub max_pos_error_studs: Vec<f64>,
+    /// Worst rotation error per character, degrees.
+    pub max_rot_error_deg: Vec<f64>,
+    /// Entity-ticks whose error is over the bound.
+    pub over_bound: u64,
+    /// Position bound, studs: the default position threshold (0.05).
+    pub pos_bound_studs: f64,
+    /// Rotation bound, degrees: the largest of the default rotation threshold (0.5°), the
+    /// upright tilt (0.573° plus half a yaw step) and the delta quantization.
+    pub rot_bound_deg: f64,
+}
+
+/// Checks every tick of a walker-crowd replay (written by `import --format rply` or
+/// `rply-crowd`, default spacing 12 studs) against the motion it was recorded from, at
+/// `studs_per_metre`: the number of characters, the ticks and the tick rate come from the
+/// file, and whether the root was recorded upright from its first tick. The bounds assume
+/// the default thresholds (0.05 studs, 0.5°).
+///
+/// Errors: the file does not play ([`RplyError`]), or its entities are not such a crowd
+/// (no `char:1000` entity at tick 0, a character without a transform).
+pub fn verify_against_clip(
+    bytes: &[u8],
+    clip: &Clip,
+    studs_per_metre: f64,
+) -> Result<SourceCheck, RplyError> {
+    let mut p = Player::open(bytes)?;
+    let h = *p.header();
+    p.advance()?;
+    let mut ids = Vec::new();
+    for (c, e) in p.state().entities.values().enumerate() {
+        if *e.descriptor != *format!("char:{}", 1000 + c) || e.parent != 0 {
+            break;
+        }
+        ids.push(e.id);
+    }
+    if ids.is_empty() {
+        return Err(RplyError::Input(
+            "the replay holds no walker crowd (entities char:1000, char:1001, ... at tick 0): \
+             --against checks files written by `import --format rply` or `rply-crowd`"
+                .into(),
+        ));
+    }
+    let th = Thresholds::default();
+    let mut opts = CrowdOptions {
+        characters: ids.len(),
+        ticks: h.tick_count,
+        tick_rate: h.tick_rate,
+        studs_per_metre,
+        ..CrowdOptions::default()
+    };
+    let pos_bound_studs = th.pos_threshold_studs + 1e-6;
+    let rot_bound_rad = th
+        .rot_threshold_rad
+        .max(statepack_runtime::replay_xform::UPRIGHT_MAX_TILT_RAD)
+        .max(1.0 / 128.0)
+        + 1e-6;
+    let mut check = SourceCheck {
+        characters: ids.len(),
+        ticks: h.tick_count,
+        upright_root: false,
+        max_pos_error_studs: vec![0.0; ids.len()],
+        max_rot_error_deg: vec![0.0; ids.len()],
+        over_bound: 0,
+        pos_bound_studs,
+        rot_bound_deg: rot_bound_rad.to_degrees(),
+    };
+    let mut src = None;
+    while p.advance()? {
+        let t = p.state().tick.unwrap_or(0);
+        for (c, &id) in ids.iter().enumerate() {
+            let e = p.state().entities.get(&id).ok_or_else(|| {
+                RplyError::Input(format!("character {c} (entity {id}) is not live at tick {t}"))
+            })?;
+            let (Some(pos), Some(rot)) = (e.xform.pos, e.xform.shown_rot) else {
+                return Err(RplyError::Input(format!(
+                    "character {c} (entity {id}) has no transform at tick {t}"
+                )));
+            };
+            let src = src.get_or_insert_with(|| {
+                // Upright or the clip root's rotation: whichever the first sample is.
+                let [a, b] = [false, true].map(|u| {
+                    let o = CrowdOptions { upright_root: u, ..opts };
+                    let (_, q) = CrowdSource::new(clip, &o).at(c, t);
+                    angle_between_rad(rot, q.normalize())
+                });
+                opts.upright_root = b < a;
+                check.upright_root = opts.upright_root;
+                CrowdSource::new(clip, &opts)
+            });
+            let (sp, sq) = src.at(c, t);
+            let dp = (pos - sp).length();
+            let dr = angle_between_rad(rot, sq.normalize());
+            let pe = &mut check.max_pos_error_studs[c];
+            *pe = if dp.is_nan() { f64::NAN } else { pe.max(dp) };
+            check.max_rot_error_deg[c] = check.max_rot_error_deg[c].max(dr.to_degrees());
+            if !(dp <= pos_bound_studs && dr <= rot_bound_rad) {
+                check.over_bound += 1;
+            }
+        }
+    }
+    Ok(check)
 }

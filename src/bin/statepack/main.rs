@@ -139,13 +139,14 @@ enum Cmd {
         output: PathBuf,
     },
     /// Check a file. SNAP: compare with the motion it was made from (worst errors per
-    /// recording). RPLY: every rule of the player, raw round trip, seeks equal to playing.
+    /// recording). RPLY: every rule of the player, raw round trip, seeks equal to playing;
+    /// with --against, every tick of every walker against the motion it was recorded from.
     /// CBTK: every recorded sample of the match rebuilt from the motion (same --crowd and
     /// --frames as at import) against the track, to 8 digits.
     Verify {
         /// The recording file.
         file: PathBuf,
-        /// The motion file it was imported from (SNAP and CBTK).
+        /// The motion file it was imported from (SNAP and CBTK; RPLY optional).
         #[arg(long)]
         against: Option<PathBuf>,
         /// Studs per metre used at import (must be the same value).
@@ -399,10 +400,11 @@ fn run(cli: Cli) -> Result<()> {
             let bytes = read_file(&file)?;
             let fmt = detect(&bytes, &file)?;
             if fmt.name == formats::rply::FORMAT.name {
-                if against.is_some() {
-                    bail!("RPLY verify checks the file itself; --against applies to SNAP");
-                }
-                return rply::verify(&bytes, &file.display().to_string());
+                let name = file.display().to_string();
+                return match against {
+                    Some(a) => rply::verify_against(&bytes, &name, &load_motion(&a)?, studs_per_metre),
+                    None => rply::verify(&bytes, &name),
+                };
             }
             if fmt.name == formats::cbtrack::FORMAT.name {
                 let Some(against) = against else {
