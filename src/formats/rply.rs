@@ -29,9 +29,9 @@ use statepack_runtime::io::{
     ByteReader, ByteWriter, DecodeError, DecodeErrorKind, EncodeError, FieldPath, PathSeg,
 };
 use statepack_runtime::replay_xform::{
-    Thresholds, XformEncoder, XformError, XformState, XformStep,
+    RotBase, Thresholds, XformEncoder, XformError, XformState, XformStep,
 };
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 pub use raw::{Op, OpBody, Opcode, RplyV3};
@@ -50,6 +50,73 @@ const XFORM_D_LEN: [u8; 256] = {
     }
     t
 };
+
+/// Per-entity flags of the keyframe-state scan (see [`Player::skippable_xform`]): the
+/// entity is live, its last XFORM carried a position (position deltas may follow), a yaw
+/// (yaw deltas may follow) or a full rotation (rotation deltas may follow), and it shows a
+/// position or a rotation.
+const F_LIVE: u8 = 1;
+const F_POS: u8 = 2;
+const F_YAW: u8 = 4;
+const F_TILT: u8 = 8;
+const F_SHOWN: u8 = 16;
+
+/// The flags an XFORM_D of each mask byte needs (live, and the delta bases of what it
+/// carries); 0xFF for the masks the schema refuses, which no entity has.
+const XFORM_D_NEED: [u8; 256] = {
+    let mut t = [0xFFu8; 256];
+    let mut m = 0;
+    while m < 16 {
+        if m & 3 != 3 && m & 12 != 12 {
+            let mut f = F_LIVE;
+            if m & 3 != 0 {
+                f |= F_POS;
+            }
+            if m & 4 != 0 {
+                f |= F_YAW;
+            }
+            if m & 8 != 0 {
+                f |= F_TILT;
+            }
+            t[m] = f;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// The flags an XFORM of mask `m` (schema-valid) leaves, given the entity's `before`.
+fn flags_after_xform(before: u8, m: u8) -> u8 {
+    let mut f = F_LIVE | (before & F_SHOWN);
+    if m & 1 != 0 {
+        f |= F_POS | F_SHOWN;
+    }
+    if m & 2 != 0 {
+        f |= F_TILT | F_SHOWN;
+    }
+    if m & 4 != 0 {
+        f |= F_YAW | F_SHOWN;
+    }
+    f
+}
+
+/// The scan flags of an entity's transform state.
+fn flags_of(e: &EntityState) -> u8 {
+    let x = &e.xform;
+    let mut f = F_LIVE;
+    if x.pos_base {
+        f |= F_POS;
+    }
+    match x.base {
+        RotBase::Yaw(_) => f |= F_YAW,
+        RotBase::Tilted(_) => f |= F_TILT,
+        RotBase::None => {}
+    }
+    if x.pos.is_some() || x.shown_rot.is_some() {
+        f |= F_SHOWN;
+    }
+    f
+}
 
 /// The four magic bytes ("RPLY", the u32 0x594C5052 little-endian).
 pub const MAGIC: &[u8; 4] = b"RPLY";
@@ -1088,7 +1155,7 @@ pub struct Player<'a> {
     strict: bool,
     last_full: HashMap<u16, u32>,
     keyframe_holds: u64,
-    live: Vec<u64>,
+    flags: Vec<u8>,
 }
 
 fn sem(path: &[PathSeg], offset: usize, msg: String) -> DecodeError {
@@ -1226,7 +1293,7 @@ impl<'a> Player<'a> {
             strict: false,
             last_full: HashMap::new(),
             keyframe_holds: 0,
-            live: Vec::new(),
+            flags: Vec::new(),
         })
     }
 
@@ -1329,9 +1396,10 @@ impl<'a> Player<'a> {
         }
     }
 
-    /// Moves to the position of keyframe `k`'s marker with the state just before it, minus
-    /// transforms: from its saved state, else from the latest saved one before it (or the
-    /// start), saving the keyframes passed on the way while the budget allows.
+    /// Moves to the position of keyframe `k`'s marker with the state just before it (minus
+    /// transforms when the keyframe sets them all, see [`Player::build_checkpoint`]): from its
+    /// saved state, else from the latest saved one before it (or the start), saving the
+    /// keyframes passed on the way while the budget allows.
     fn restore_keyframe(&mut self, k: usize) -> Result<(), RplyError> {
         if self.checkpoints.contains_key(&k) {
             self.load_checkpoint(k);
@@ -1359,13 +1427,31 @@ impl<'a> Player<'a> {
     }
 
     /// Plays to just before keyframe `m`'s marker, checks the index offset and, when `store`
-    /// and the budget allows, saves the state without transforms. The budget keeps the saved
-    /// entity copies at most one per 8 bytes of the file, so memory stays linear in the input
-    /// however many keyframes and entities a file declares.
-    fn build_checkpoint(&mut self, m: usize, store: bool) -> Result<(), RplyError> {
+    /// and the budget allows, saves the state. The budget keeps the saved entity copies at
+    /// most one per 8 bytes of the file, so memory stays linear in the input however many
+    /// keyframes and entities a file declares.
+    ///
+    /// Outside [`Player::verify_all`] the way there skips transforms (checking only that
+    /// each delta has its bases, so errors are those of playing) and the saved state has
+    /// none: the keyframe's full XFORMs set them. That holds when the keyframe is
+    /// *complete*: every live entity that shows a transform gets a full XFORM with position
+    /// and rotation (mask 3 or 5) as its first transform op in the keyframe tick. The spec
+    /// asks for that, but the reference recorder omits entities (a model whose parts are
+    /// gone): for such a keyframe the way is played again with transforms, from the latest
+    /// saved state before it, and the state is saved with them, so seeking shows the held
+    /// transform exactly as playing does.
+    ///
+    /// Returns whether the state in hand holds its transforms (else they are dropped).
+    fn build_checkpoint(&mut self, m: usize, store: bool) -> Result<bool, RplyError> {
         let kf = self.keyframes[m].clone();
+        let mut exact = true;
         if kf.tick > 0 {
-            self.play_to(kf.tick - 1)?;
+            let skip = !self.strict;
+            self.skip_xforms = skip;
+            let r = self.play_to(kf.tick - 1);
+            self.skip_xforms = false;
+            r?;
+            exact = !skip;
         }
         let expected = self.op_start + kf.offset as usize;
         if self.cursor != expected {
@@ -1383,9 +1469,23 @@ impl<'a> Player<'a> {
             )
             .into());
         }
+        if !exact {
+            if self.keyframe_complete(kf.tick) {
+                for e in self.state.entities.values_mut() {
+                    e.xform = XformState::default();
+                }
+            } else {
+                match (0..m).rev().find(|j| self.checkpoints.contains_key(j)) {
+                    Some(j) => self.load_checkpoint(j),
+                    None => self.reset(),
+                }
+                self.play_to(kf.tick - 1)?;
+                exact = true;
+            }
+        }
         let cost = self.state.entities.len() + 1;
         if !store || self.checkpoint_cost + cost > self.bytes.len() / 8 {
-            return Ok(());
+            return Ok(exact);
         }
         self.checkpoint_cost += cost;
         let state = self.state.clone();
@@ -1396,7 +1496,56 @@ impl<'a> Player<'a> {
                 cursor: self.cursor,
             },
         );
-        Ok(())
+        Ok(exact)
+    }
+
+    /// Whether keyframe tick `kt`, whose marker is at the cursor, is complete (see
+    /// [`Player::build_checkpoint`]), by the scan flags; reads the tick's ops without
+    /// applying them (an op that does not read counts as incomplete, and playing reports it).
+    fn keyframe_complete(&self, kt: u32) -> bool {
+        let mut pending: HashSet<u16> = self
+            .state
+            .entities
+            .keys()
+            .copied()
+            .filter(|&id| self.flags[usize::from(id)] & F_SHOWN != 0)
+            .collect();
+        if pending.is_empty() {
+            return true;
+        }
+        let mut r = ByteReader::new(&self.bytes[..self.op_end]);
+        if r.take(self.cursor).is_err() {
+            return false;
+        }
+        match Op::read_from(&mut r).map(|o| o.body) {
+            Ok(OpBody::OpTickNext(_)) if self.marker_tick + 1 == kt => {}
+            Ok(OpBody::OpTick(t)) if t.tick == kt => {}
+            _ => return false,
+        }
+        while (r.offset() as usize) < self.op_end {
+            let Ok(op) = Op::read_from(&mut r) else {
+                return false;
+            };
+            match op.body {
+                OpBody::OpTick(_) | OpBody::OpTickNext(_) => break,
+                OpBody::OpXform(x) => {
+                    let full = x.pos.is_some() && (x.rot.is_some() != x.yaw.is_some());
+                    if pending.remove(&x.entity_id) && !full {
+                        return false;
+                    }
+                }
+                OpBody::OpXformD(x) => {
+                    if pending.contains(&x.id_wide.unwrap_or(u16::from(x.id_byte))) {
+                        return false;
+                    }
+                }
+                OpBody::OpDespawn(d) => {
+                    pending.remove(&d.entity_id);
+                }
+                _ => {}
+            }
+        }
+        pending.is_empty()
     }
 
     /// Applies ops up to the end of tick `target` (which must not be before the current
@@ -1412,7 +1561,7 @@ impl<'a> Player<'a> {
         let end = self.op_end;
         let skip = self.skip_xforms;
         if skip {
-            self.fill_live();
+            self.fill_flags();
         }
         let mut pos = self.cursor;
         while pos < end {
@@ -1444,7 +1593,7 @@ impl<'a> Player<'a> {
                     }
                 }
                 3 | 11 if skip => {
-                    if let Some(len) = self.skippable_xform(at, opcode) {
+                    if let Some(len) = self.skippable_xform(at, opcode)? {
                         self.ops_applied += 1;
                         pos += len;
                         continue;
@@ -1469,15 +1618,11 @@ impl<'a> Player<'a> {
             self.apply(op, at)?;
             self.ops_applied += 1;
             if skip && (opcode == 1 || opcode == 2) {
-                // SPAWN and DESPAWN start with the entity id; keep the live set in step.
+                // SPAWN and DESPAWN start with the entity id; keep the flags in step (a new
+                // entity has no transform yet).
                 let id = u16::from_le_bytes([self.bytes[at + 1], self.bytes[at + 2]]);
-                let word = &mut self.live[usize::from(id >> 6)];
-                let bit = 1u64 << (id & 63);
-                if self.state.entities.contains_key(&id) {
-                    *word |= bit;
-                } else {
-                    *word &= !bit;
-                }
+                self.flags[usize::from(id)] =
+                    if self.state.entities.contains_key(&id) { F_LIVE } else { 0 };
             }
         }
         self.cursor = pos;
@@ -1490,13 +1635,13 @@ impl<'a> Player<'a> {
     }
 
     /// The tight part of the keyframe-state scan: from `pos`, passes TICK_NEXT markers up to
-    /// `target` and XFORM_Ds with a one-byte id, a mask the schema accepts and a live entity,
-    /// reading only the opcode, the id and the mask. Stops at the first op it does not take
+    /// `target` and XFORM_Ds with a one-byte id, a mask the schema accepts, a live entity and
+    /// the delta bases the mask needs, reading only the opcode, the id and the mask. Stops at the first op it does not take
     /// (left to [`Player::play_to`]'s full path) and returns its position.
     #[inline]
     fn skip_run(&mut self, mut pos: usize, target: u32) -> usize {
         let b = &self.bytes[..self.op_end];
-        let live = &self.live;
+        let flags = &self.flags;
         let last = self.header.tick_count;
         let mut marker = self.marker_tick;
         let mut n = 0u64;
@@ -1506,10 +1651,8 @@ impl<'a> Player<'a> {
                     break;
                 };
                 let len = usize::from(XFORM_D_LEN[usize::from(m)]);
-                if id == 255
-                    || len == 0
-                    || pos + len > b.len()
-                    || live[usize::from(id >> 6)] >> (id & 63) & 1 == 0
+                let need = XFORM_D_NEED[usize::from(m)];
+                if id == 255 || len == 0 || pos + len > b.len() || flags[usize::from(id)] & need != need
                 {
                     break;
                 }
@@ -1530,57 +1673,100 @@ impl<'a> Player<'a> {
         pos
     }
 
-    /// Sets the live-entity bit set (one bit per u16 id, allocated on first use) from the
-    /// current state's entities.
-    fn fill_live(&mut self) {
-        if self.live.is_empty() {
-            self.live = vec![0; 1024];
+    /// Sets the scan flags (one byte per u16 id, allocated on first use) from the current
+    /// state's entities.
+    fn fill_flags(&mut self) {
+        if self.flags.is_empty() {
+            self.flags = vec![0; 1 << 16];
         } else {
-            self.live.fill(0);
+            self.flags.fill(0);
         }
-        for &id in self.state.entities.keys() {
-            self.live[usize::from(id >> 6)] |= 1u64 << (id & 63);
+        for e in self.state.entities.values() {
+            self.flags[usize::from(e.id)] = flags_of(e);
         }
     }
 
-    /// The length of the XFORM or XFORM_D at `at` when it is well formed, lies inside the
-    /// op stream and names a live entity (by the bit set [`Player::fill_live`] keeps); `None`
-    /// sends it through the full reader, which reports what is wrong. Used while building
-    /// keyframe states, whose transforms are dropped (the keyframe's own full XFORMs set
-    /// them).
+    /// While building keyframe states (whose transforms are dropped or rebuilt, see
+    /// [`Player::build_checkpoint`]): the length of the XFORM or XFORM_D at `at` when it is
+    /// well formed, lies inside the op stream and names a live entity, keeping the entity's
+    /// scan flags in step; the error playing would report when a delta lacks a base; `None`
+    /// sends the op through the full reader, which reports what is wrong.
     #[inline]
-    fn skippable_xform(&self, at: usize, opcode: u8) -> Option<usize> {
+    fn skippable_xform(&mut self, at: usize, opcode: u8) -> Result<Option<usize>, RplyError> {
         let b = &self.bytes[..self.op_end];
-        let (id, head, len) = if opcode == 3 {
-            let h = b.get(at..at + 4)?;
+        let (id, head, len, m) = if opcode == 3 {
+            let Some(h) = b.get(at..at + 4) else {
+                return Ok(None);
+            };
             let m = h[3];
             if m & 0xf8 != 0 || m & 6 == 6 {
-                return None;
+                return Ok(None);
             }
             let id = u16::from_le_bytes([h[1], h[2]]);
             let len =
                 12 * usize::from(m & 1) + 6 * usize::from(m >> 1 & 1) + 2 * usize::from(m >> 2 & 1);
-            (id, 4, len)
+            (id, 4, len, m)
         } else {
-            let first = *b.get(at + 1)?;
+            let Some(&first) = b.get(at + 1) else {
+                return Ok(None);
+            };
             let (id, head) = if first == 255 {
-                (u16::from_le_bytes([*b.get(at + 2)?, *b.get(at + 3)?]), 5)
+                let (Some(&lo), Some(&hi)) = (b.get(at + 2), b.get(at + 3)) else {
+                    return Ok(None);
+                };
+                (u16::from_le_bytes([lo, hi]), 5)
             } else {
                 (u16::from(first), 3)
             };
-            let m = *b.get(at + head - 1)?;
+            let Some(&m) = b.get(at + head - 1) else {
+                return Ok(None);
+            };
             if m & 0xf0 != 0 || m & 3 == 3 || m & 12 == 12 {
-                return None;
+                return Ok(None);
             }
             let len = 3 * usize::from(m & 1)
                 + 6 * usize::from(m >> 1 & 1)
                 + usize::from(m >> 2 & 1)
                 + 3 * usize::from(m >> 3 & 1);
-            (id, head, len)
+            (id, head, len, m)
         };
         let total = head + len;
-        let live = self.live[usize::from(id >> 6)] >> (id & 63) & 1 == 1;
-        (at + total <= b.len() && live).then_some(total)
+        let f = self.flags[usize::from(id)];
+        if at + total > b.len() || f & F_LIVE == 0 {
+            return Ok(None);
+        }
+        if opcode == 3 {
+            self.flags[usize::from(id)] = flags_after_xform(f, m);
+        } else {
+            let need = XFORM_D_NEED[usize::from(m)];
+            if f & need != need {
+                // The bases the flags describe, applied the step to: the player's own error.
+                let mut x = XformState {
+                    pos: (f & F_POS != 0).then_some(DVec3::ZERO),
+                    pos_base: f & F_POS != 0,
+                    base: if f & F_YAW != 0 {
+                        RotBase::Yaw(0.0)
+                    } else if f & F_TILT != 0 {
+                        RotBase::Tilted(DQuat::IDENTITY)
+                    } else {
+                        RotBase::None
+                    },
+                    shown_rot: None,
+                };
+                if let Some((_, step, _)) = self.xform_in_place(at, opcode) {
+                    if let Err(err) = x.apply(&step) {
+                        return Err(sem(
+                            &[PathSeg::Field("ops"), PathSeg::Field("mask")],
+                            at,
+                            format!("entity {id} at tick {}: {err}", self.marker_tick),
+                        )
+                        .into());
+                    }
+                }
+                return Ok(None);
+            }
+        }
+        Ok(Some(total))
     }
 
     /// The entity id, step and length of the XFORM or XFORM_D at `at`, read in place, when
