@@ -1215,7 +1215,14 @@ impl<'a> Player<'a> {
             return Err(sem(
                 &[PathSeg::Field("op_bytes")],
                 26,
-                format!("op_bytes says {op_bytes} but {left} byte(s) follow the keyframe index"),
+                format!(
+                    "op_bytes says {op_bytes} but {left} byte(s) follow the keyframe index{}",
+                    if op_bytes as usize > left {
+                        ""
+                    } else {
+                        " (a string table or a payload longer than its count says, as a writer that wraps counts and lengths past 65,535 leaves it, also gives this)"
+                    }
+                ),
             )
             .into());
         }
