@@ -96,7 +96,9 @@ fn json_close(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_close(a, b))
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_close(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_close(v, w)))
         }
         _ => a == b,
     }
@@ -171,7 +173,9 @@ fn buildable_joints(s: &raw::Snapshot) -> usize {
             .and_then(|i| s.parts.get(i))
             .is_some_and(|p| {
                 p.effects.iter().any(|e| {
-                    e.class == raw::EffectClass::Attachment && e.parent_index == 0 && e.name.value == name
+                    e.class == raw::EffectClass::Attachment
+                        && e.parent_index == 0
+                        && e.name.value == name
                 })
             })
     };
@@ -209,7 +213,11 @@ fn check(name: &str) -> Option<Worst> {
         assert_eq!(back.state(), &played.states[t], "{name}: seek back to {t}");
         let mut fresh = Player::open(&r.bytes).unwrap();
         fresh.seek(t as u32).unwrap();
-        assert_eq!(fresh.state(), &played.states[t], "{name}: fresh seek to {t}");
+        assert_eq!(
+            fresh.state(),
+            &played.states[t],
+            "{name}: fresh seek to {t}"
+        );
     }
 
     let mut w = Worst::default();
@@ -248,7 +256,10 @@ fn check(name: &str) -> Option<Worst> {
                 // The reference shows a position-only entity with the identity rotation.
                 (Some(fq), None) => {
                     assert!(e.xform.pos.is_some(), "{at}");
-                    assert!(angle_between_rad(quat(fq).normalize(), DQuat::IDENTITY) < 1e-9, "{at}")
+                    assert!(
+                        angle_between_rad(quat(fq).normalize(), DQuat::IDENTITY) < 1e-9,
+                        "{at}"
+                    )
                 }
                 (None, Some(_)) => panic!("{at}: rotation shown here only"),
             }
@@ -259,7 +270,10 @@ fn check(name: &str) -> Option<Worst> {
                 .collect();
             let fprops = map(&fe["props"]);
             assert!(
-                json_close(&Value::Object(props.clone()), &Value::Object(fprops.clone())),
+                json_close(
+                    &Value::Object(props.clone()),
+                    &Value::Object(fprops.clone())
+                ),
                 "{at}: properties\n here {props:?}\n there {fprops:?}"
             );
             let anims: Vec<Value> = e
@@ -289,7 +303,10 @@ fn check(name: &str) -> Option<Worst> {
         let ours: Value = serde_json::from_str(p).unwrap();
         // An empty Lua table decodes as `[]` whether it was written `{}` or `[]`.
         let empty = |v: &Value| v == &serde_json::json!([]) || v == &serde_json::json!({});
-        assert!(fp == ours || (empty(&fp) && empty(&ours)), "{name}: payload {p} vs {fp}");
+        assert!(
+            fp == ours || (empty(&fp) && empty(&ours)),
+            "{name}: payload {p} vs {fp}"
+        );
     }
     let fcu = r.fb["customs"].as_array().unwrap();
     assert_eq!(fcu.len(), played.customs.len(), "{name}: customs");
@@ -297,22 +314,41 @@ fn check(name: &str) -> Option<Worst> {
         assert_eq!(f["tick"], *t, "{name}: custom tick");
         assert_eq!(f["channel"].as_str(), Some(&**c), "{name}: custom channel");
         let hex: String = d.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(f["hex"].as_str(), Some(hex.as_str()), "{name}: custom bytes at {t}");
+        assert_eq!(
+            f["hex"].as_str(),
+            Some(hex.as_str()),
+            "{name}: custom bytes at {t}"
+        );
     }
 
     // Snapshots: what the reference's decoder found in each entity's last one.
     for (k, fs) in map(&r.fb["snapshots"]) {
         let id: u16 = k.parse().unwrap();
         let at = format!("{name} snapshot of entity {id}");
-        let s = played.snapshots.get(&id).unwrap_or_else(|| panic!("{at}: none here"));
+        let s = played
+            .snapshots
+            .get(&id)
+            .unwrap_or_else(|| panic!("{at}: none here"));
         assert_eq!(fs["bytes"], s.encoded_len(), "{at}");
         assert_eq!(fs["isModel"], s.is_model == 1, "{at}");
         // The reference rebuilds a single part (a tool, a debris part) as that part, named
         // after it; a model keeps the snapshot's name.
-        let built_name = if s.is_model == 1 { &s.name.value } else { &s.parts[0].name.value };
+        let built_name = if s.is_model == 1 {
+            &s.name.value
+        } else {
+            &s.parts[0].name.value
+        };
         assert_eq!(fs["name"].as_str(), Some(built_name.as_str()), "{at}");
-        assert_eq!(fs["source"].as_str(), Some(s.source_key.value.as_str()), "{at}");
-        assert_eq!(fs["root"].as_str(), Some(s.root_path.value.as_str()), "{at}");
+        assert_eq!(
+            fs["source"].as_str(),
+            Some(s.source_key.value.as_str()),
+            "{at}"
+        );
+        assert_eq!(
+            fs["root"].as_str(),
+            Some(s.root_path.value.as_str()),
+            "{at}"
+        );
         assert_eq!(fs["parts"], s.parts.len(), "{at}");
         // Constraint joints whose attachments the parts lack are read here and dropped
         // there (B-sample-every-op has two).
@@ -321,13 +357,21 @@ fn check(name: &str) -> Option<Worst> {
         let classes: Vec<String> = s
             .parts
             .iter()
-            .flat_map(|p| p.effects.iter().map(|e| format!("{:?}@{}", e.class, e.parent_index)))
+            .flat_map(|p| {
+                p.effects
+                    .iter()
+                    .map(|e| format!("{:?}@{}", e.class, e.parent_index))
+            })
             .collect();
         if (name, id) == ("B-sample-every-op", 2) {
             // One effect of each of the 11 classes; the reference's report counts 7 of them
             // although its decoder reads every effect's bytes and rebuilds the model
             // (`buildOk`, and the parts and joints after the effects come out right).
-            assert_eq!((fs["effects"].as_u64(), effects), (Some(7), 11), "{at}: {classes:?}");
+            assert_eq!(
+                (fs["effects"].as_u64(), effects),
+                (Some(7), 11),
+                "{at}: {classes:?}"
+            );
         } else {
             assert_eq!(fs["effects"], effects, "{at}: {classes:?}");
         }
@@ -347,7 +391,10 @@ fn check(name: &str) -> Option<Worst> {
             // The reference clamps a seek past the end; here it is an error.
             assert_eq!(
                 p.seek(t),
-                Err(rply::RplyError::TickOutOfRange { tick: t, tick_count: h.tick_count }),
+                Err(rply::RplyError::TickOutOfRange {
+                    tick: t,
+                    tick_count: h.tick_count
+                }),
                 "{name}"
             );
             continue;
@@ -362,13 +409,21 @@ fn check(name: &str) -> Option<Worst> {
             // The reference places a sought proxy with its interpolating `cframeAt`, at an
             // integer tick the held sample moved toward the next one (NaN when the next is
             // NaN); the state here is the held sample (the tick's `pos`).
-            let lerp = r.fb["ticks"][tk.as_str()][k.as_str()].get("lerpPos").map(vec3);
+            let lerp = r.fb["ticks"][tk.as_str()][k.as_str()]
+                .get("lerpPos")
+                .map(vec3);
             match (fpos, lerp, held) {
                 (Some(f), Some(l), Some(_)) => {
-                    assert!(pos_diff(f, l) <= PROXY_POS_STUDS, "{at}: seek {f} vs lerp {l}");
+                    assert!(
+                        pos_diff(f, l) <= PROXY_POS_STUDS,
+                        "{at}: seek {f} vs lerp {l}"
+                    );
                 }
                 (Some(f), None, Some(pos)) => {
-                    assert!(pos_diff(f, pos) <= PROXY_POS_STUDS, "{at}: position {pos} vs {f}");
+                    assert!(
+                        pos_diff(f, pos) <= PROXY_POS_STUDS,
+                        "{at}: position {pos} vs {f}"
+                    );
                 }
                 _ => {}
             }
@@ -379,7 +434,10 @@ fn check(name: &str) -> Option<Worst> {
                 .collect();
             let fattrs = map(&fe["attributes"]);
             assert!(
-                json_close(&Value::Object(attrs.clone()), &Value::Object(fattrs.clone())),
+                json_close(
+                    &Value::Object(attrs.clone()),
+                    &Value::Object(fattrs.clone())
+                ),
                 "{at}: attributes {attrs:?} vs {fattrs:?}"
             );
             // The reference applies `Scale` to models only (`Model:ScaleTo`).
@@ -414,11 +472,17 @@ fn check(name: &str) -> Option<Worst> {
                 let Some(e) = s.entities.get(&id) else {
                     // Despawns the reference recorder writes from a signal handler land in the
                     // tick before the scene's ("stamped t-1").
-                    assert!(played.states[t - 1].entities.contains_key(&id), "{at}: not live here");
+                    assert!(
+                        played.states[t - 1].entities.contains_key(&id),
+                        "{at}: not live here"
+                    );
                     stamped_early += 1;
                     continue;
                 };
-                let pos = e.xform.pos.unwrap_or_else(|| panic!("{at}: no position here"));
+                let pos = e
+                    .xform
+                    .pos
+                    .unwrap_or_else(|| panic!("{at}: no position here"));
                 let tp = vec3(&tv["pos"]);
                 if tp.is_nan() != pos.is_nan() {
                     // The reference recorder compares with NaN (always false): it writes no
@@ -444,7 +508,10 @@ fn check(name: &str) -> Option<Worst> {
                 if in_truth(t, e.id) {
                     continue;
                 }
-                let at = format!("{name} tick {t} entity {}: live here, not in the scene", e.id);
+                let at = format!(
+                    "{name} tick {t} entity {}: live here, not in the scene",
+                    e.id
+                );
                 if e.spawn_tick as usize == t && in_truth(t + 1, e.id) {
                     stamped_early += 1;
                 } else {
@@ -456,7 +523,10 @@ fn check(name: &str) -> Option<Worst> {
         }
     }
     if name == "A-nan" {
-        assert_eq!(nan_kept, 5, "{name}: ticks 3-5 hold (0, 1, 0), ticks 7-8 hold NaN");
+        assert_eq!(
+            nan_kept, 5,
+            "{name}: ticks 3-5 hold (0, 1, 0), ticks 7-8 hold NaN"
+        );
     }
     if name == "A-rootless" {
         assert_eq!(frozen, 13, "{name}: entity 1 from tick 8 to 20");
@@ -494,9 +564,15 @@ reference_file!(b_sample_every_op, "B-sample-every-op");
 fn files_the_reference_cannot_read_are_refused() {
     for (name, expect) in [("A-strings", "op_bytes"), ("A-bigpayload", "op_bytes")] {
         let Some(r) = load(name) else { return };
-        assert!(r.fb["error"].as_str().unwrap().contains("unknown op"), "{name}");
+        assert!(
+            r.fb["error"].as_str().unwrap().contains("unknown op"),
+            "{name}"
+        );
         let e = Player::open(&r.bytes).unwrap_err().to_string();
-        assert!(e.contains(expect) && e.contains("byte offset 26"), "{name}: {e}");
+        assert!(
+            e.contains(expect) && e.contains("byte offset 26"),
+            "{name}: {e}"
+        );
         assert!(rply::verify(&r.bytes).is_err(), "{name}");
     }
 }

@@ -124,11 +124,17 @@ const YAW0: Option<i16> = Some(0);
 fn keyframe_omitting_a_live_entity_holds_its_transform() {
     let mut o = Ops::default();
     o.spawn(1).spawn(2);
-    o.keyframe(1).next().xform(1, Some([1.0, 2.0, 3.0]), None, YAW0);
+    o.keyframe(1)
+        .next()
+        .xform(1, Some([1.0, 2.0, 3.0]), None, YAW0);
     o.xform(2, Some([5.0, 0.0, 0.0]), None, YAW0);
-    o.next().delta(1, Some([16, 0, 0]), None).delta(2, Some([0, 0, 16]), None);
+    o.next()
+        .delta(1, Some([16, 0, 0]), None)
+        .delta(2, Some([0, 0, 16]), None);
     // Keyframe 3 has entity 2 only; entity 1 keeps (1.5, 2, 3).
-    o.keyframe(3).next().xform(2, Some([5.0, 0.0, 1.0]), None, YAW0);
+    o.keyframe(3)
+        .next()
+        .xform(2, Some([5.0, 0.0, 1.0]), None, YAW0);
     o.next().xform(2, Some([5.0, 0.0, 2.0]), None, YAW0);
     let b = o.file(4);
     let played = assert_seek_equals_play(&b);
@@ -148,13 +154,18 @@ fn keyframe_omitting_a_live_entity_holds_its_transform() {
 fn deltas_after_an_omitting_keyframe_continue_from_the_held_transform() {
     let mut o = Ops::default();
     o.spawn(1);
-    o.keyframe(1).next().xform(1, Some([0.0; 3]), Some([0, 1000, 0]), None);
+    o.keyframe(1)
+        .next()
+        .xform(1, Some([0.0; 3]), Some([0, 1000, 0]), None);
     o.next().delta(1, Some([32, 0, 0]), Some([0, 0, 10]));
     o.keyframe(3).next();
     o.next().delta(1, Some([32, 0, 0]), Some([0, 0, 10]));
     let b = o.file(4);
     let played = assert_seek_equals_play(&b);
-    assert_eq!(played[4].entities[&1].xform.pos, Some(DVec3::new(2.0, 0.0, 0.0)));
+    assert_eq!(
+        played[4].entities[&1].xform.pos,
+        Some(DVec3::new(2.0, 0.0, 0.0))
+    );
     rply::verify(&b).unwrap();
 }
 
@@ -169,13 +180,17 @@ fn each_xform_resets_both_delta_bases() {
     ] {
         let mut o = Ops::default();
         o.spawn(1);
-        o.keyframe(1).next().xform(1, Some([1.0, 1.0, 1.0]), Some([0, 100, 0]), None);
+        o.keyframe(1)
+            .next()
+            .xform(1, Some([1.0, 1.0, 1.0]), Some([0, 100, 0]), None);
         o.next().xform(1, second.0, second.1, second.2);
         o.next().delta(1, Some([8, 0, 0]), None);
         let b = o.file(3);
         let e = play_all(&b).unwrap_err().to_string();
         assert!(
-            e.contains("entity 1 at tick 3: position delta with no position in the entity's last XFORM"),
+            e.contains(
+                "entity 1 at tick 3: position delta with no position in the entity's last XFORM"
+            ),
             "{name}: {e}"
         );
         let v = rply::verify(&b).unwrap_err().to_string();
@@ -193,15 +208,22 @@ fn each_xform_resets_both_delta_bases() {
     // Position only, then a rotation delta.
     let mut o = Ops::default();
     o.spawn(1);
-    o.keyframe(1).next().xform(1, Some([1.0, 1.0, 1.0]), Some([0, 100, 0]), None);
+    o.keyframe(1)
+        .next()
+        .xform(1, Some([1.0, 1.0, 1.0]), Some([0, 100, 0]), None);
     o.next().xform(1, Some([2.0, 1.0, 1.0]), None, None);
     o.next().delta(1, None, Some([1, 0, 0]));
     let e = rply::verify(&o.file(3)).unwrap_err().to_string();
-    assert!(e.contains("rotation delta with no earlier full rotation (base: none)"), "{e}");
+    assert!(
+        e.contains("rotation delta with no earlier full rotation (base: none)"),
+        "{e}"
+    );
     // Rotation only, then a rotation delta: accumulates from the last XFORM.
     let mut o = Ops::default();
     o.spawn(1);
-    o.keyframe(1).next().xform(1, Some([1.0, 1.0, 1.0]), Some([0, 100, 0]), None);
+    o.keyframe(1)
+        .next()
+        .xform(1, Some([1.0, 1.0, 1.0]), Some([0, 100, 0]), None);
     o.next().xform(1, None, Some([0, 500, 0]), None);
     o.next().delta(1, None, Some([1, 0, 0]));
     let b = o.file(3);
@@ -215,9 +237,13 @@ fn each_xform_resets_both_delta_bases() {
 fn nan_transforms_compare_bitwise() {
     let mut o = Ops::default();
     o.spawn(1);
-    o.keyframe(1).next().xform(1, Some([0.0, 1.0, 0.0]), None, YAW0);
+    o.keyframe(1)
+        .next()
+        .xform(1, Some([0.0, 1.0, 0.0]), None, YAW0);
     o.next().xform(1, Some([f32::NAN; 3]), None, YAW0);
-    o.keyframe(3).next().xform(1, Some([f32::NAN; 3]), None, YAW0);
+    o.keyframe(3)
+        .next()
+        .xform(1, Some([f32::NAN; 3]), None, YAW0);
     o.next().delta(1, Some([1, 0, 0]), None);
     let b = o.file(4);
     let played = assert_seek_equals_play(&b);
@@ -268,7 +294,8 @@ fn tick_count_the_ops_never_reach_is_refused() {
     let mut rec = Recorder::new(RecorderOptions::default());
     let id = rec.spawn("part:Block", None).unwrap();
     rec.begin_tick().unwrap();
-    rec.transform(id, DVec3::ZERO, glam::DQuat::IDENTITY).unwrap();
+    rec.transform(id, DVec3::ZERO, glam::DQuat::IDENTITY)
+        .unwrap();
     for _ in 0..5 {
         rec.begin_tick().unwrap(); // idle ticks: nothing to write
     }
@@ -278,7 +305,10 @@ fn tick_count_the_ops_never_reach_is_refused() {
     b[18..22].copy_from_slice(&u32::MAX.to_le_bytes());
     let e = rply::verify(&b).unwrap_err().to_string();
     assert!(
-        e.contains("tick_count") && e.contains("18") && e.contains("4294967295") && e.contains("ends at tick 6"),
+        e.contains("tick_count")
+            && e.contains("18")
+            && e.contains("4294967295")
+            && e.contains("ends at tick 6"),
         "{e}"
     );
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_statepack"))
@@ -351,7 +381,10 @@ fn verify_against_the_source_motion() {
         "3".as_ref(),
     ]);
     assert!(!ok);
-    assert!(err.contains("entity-tick(s) are further from the motion"), "{err}");
+    assert!(
+        err.contains("entity-tick(s) are further from the motion"),
+        "{err}"
+    );
     // No walker in the file.
     let mut o = Ops::default();
     o.spawn(1);
@@ -378,7 +411,10 @@ fn verify_reports_keyframe_holds() {
     let f = write_temp("holds.rply", &o.file(2));
     let (ok, out, err) = statepack(&["verify".as_ref(), f.as_os_str()]);
     assert!(ok, "{err}");
-    assert!(out.contains("1 time(s) a keyframe has no full XFORM"), "{out}");
+    assert!(
+        out.contains("1 time(s) a keyframe has no full XFORM"),
+        "{out}"
+    );
 }
 
 /// Random hand-built streams (not the recorder's): XFORMs of every mask, deltas of every
@@ -476,7 +512,9 @@ fn seek_equals_play_on_random_hand_built_streams() {
         if played.iter().any(|r| r.is_err()) {
             failing += 1;
         }
-        let norm = |r: Result<(), rply::RplyError>, p: &Player| r.map(|()| p.state().clone()).map_err(|e| e.to_string());
+        let norm = |r: Result<(), rply::RplyError>, p: &Player| {
+            r.map(|()| p.state().clone()).map_err(|e| e.to_string())
+        };
         for t in 0..=ticks {
             let mut fresh = Player::open(&b).unwrap();
             let got = norm(fresh.seek(t), &fresh);
@@ -492,5 +530,8 @@ fn seek_equals_play_on_random_hand_built_streams() {
             rply::verify(&b).unwrap();
         }
     }
-    assert!(failing > 20 && failing < 380, "{failing} of 400 streams fail");
+    assert!(
+        failing > 20 && failing < 380,
+        "{failing} of 400 streams fail"
+    );
 }

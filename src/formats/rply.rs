@@ -1541,10 +1541,10 @@ impl<'a> Player<'a> {
                         return false;
                     }
                 }
-                OpBody::OpXformD(x) => {
-                    if pending.contains(&x.id_wide.unwrap_or(u16::from(x.id_byte))) {
-                        return false;
-                    }
+                OpBody::OpXformD(x)
+                    if pending.contains(&x.id_wide.unwrap_or(u16::from(x.id_byte))) =>
+                {
+                    return false;
                 }
                 OpBody::OpDespawn(d) => {
                     pending.remove(&d.entity_id);
@@ -1628,8 +1628,11 @@ impl<'a> Player<'a> {
                 // SPAWN and DESPAWN start with the entity id; keep the flags in step (a new
                 // entity has no transform yet).
                 let id = u16::from_le_bytes([self.bytes[at + 1], self.bytes[at + 2]]);
-                self.flags[usize::from(id)] =
-                    if self.state.entities.contains_key(&id) { F_LIVE } else { 0 };
+                self.flags[usize::from(id)] = if self.state.entities.contains_key(&id) {
+                    F_LIVE
+                } else {
+                    0
+                };
             }
         }
         self.cursor = pos;
@@ -1659,7 +1662,10 @@ impl<'a> Player<'a> {
                 };
                 let len = usize::from(XFORM_D_LEN[usize::from(m)]);
                 let need = XFORM_D_NEED[usize::from(m)];
-                if id == 255 || len == 0 || pos + len > b.len() || flags[usize::from(id)] & need != need
+                if id == 255
+                    || len == 0
+                    || pos + len > b.len()
+                    || flags[usize::from(id)] & need != need
                 {
                     break;
                 }

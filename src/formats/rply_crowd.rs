@@ -344,7 +344,9 @@ pub fn verify_against_clip(
         let t = p.state().tick.unwrap_or(0);
         for (c, &id) in ids.iter().enumerate() {
             let e = p.state().entities.get(&id).ok_or_else(|| {
-                RplyError::Input(format!("character {c} (entity {id}) is not live at tick {t}"))
+                RplyError::Input(format!(
+                    "character {c} (entity {id}) is not live at tick {t}"
+                ))
             })?;
             let (Some(pos), Some(rot)) = (e.xform.pos, e.xform.shown_rot) else {
                 return Err(RplyError::Input(format!(
@@ -354,7 +356,10 @@ pub fn verify_against_clip(
             let src = src.get_or_insert_with(|| {
                 // Upright or the clip root's rotation: whichever the first sample is.
                 let [a, b] = [false, true].map(|u| {
-                    let o = CrowdOptions { upright_root: u, ..opts };
+                    let o = CrowdOptions {
+                        upright_root: u,
+                        ..opts
+                    };
                     let (_, q) = CrowdSource::new(clip, &o).at(c, t);
                     angle_between_rad(rot, q.normalize())
                 });

@@ -46,8 +46,8 @@ pub fn import(clip: &Clip, output: &Path, studs_per_metre: f64) -> Result<()> {
 /// byte-identical, and seeking to every keyframe tick (and the ticks either side) equal to
 /// playing there.
 pub fn verify(bytes: &[u8], name: &str) -> Result<()> {
-    let mut checked_player = Player::open(bytes)
-        .with_context(|| format!("{name} is not a valid RPLY v3 file"))?;
+    let mut checked_player =
+        Player::open(bytes).with_context(|| format!("{name} is not a valid RPLY v3 file"))?;
     let ops = checked_player
         .verify_all()
         .with_context(|| format!("{name} is not a valid RPLY v3 file"))?;
@@ -125,7 +125,12 @@ pub fn verify_against(bytes: &[u8], name: &str, clip: &Clip, studs_per_metre: f6
         "{:<12} {:>16} {:>16}",
         "character", "max pos (studs)", "max rot (deg)"
     );
-    for (i, (p, r)) in c.max_pos_error_studs.iter().zip(&c.max_rot_error_deg).enumerate() {
+    for (i, (p, r)) in c
+        .max_pos_error_studs
+        .iter()
+        .zip(&c.max_rot_error_deg)
+        .enumerate()
+    {
         println!("{:<12} {p:>16.4} {r:>16.4}", format!("char:{}", 1000 + i));
     }
     let worst_p = c.max_pos_error_studs.iter().copied().fold(0.0, f64::max);
