@@ -13,7 +13,8 @@
 //!   current tick (entities with parent, descriptor, transform, properties, playing
 //!   animations and snapshot; recent events and custom payloads).
 //! - [`verify`]: the full check of a file (raw layout, every op against the player's rules,
-//!   the keyframe index against the op stream, keyframe completeness).
+//!   the keyframe index against the op stream, the stream reaching `tick_count`); keyframes
+//!   that omit a live entity are accepted and counted ([`Player::keyframe_holds`]).
 //! - [`save_chunks`] / [`load_chunks`]: storage in 3 MiB chunks with a checksummed meta
 //!   record ([`statepack_runtime::chunk`]).
 //!
@@ -1133,9 +1134,16 @@ struct Checkpoint {
 ///
 /// Seeking restores the state saved at the nearest keyframe at or before the target
 /// (entities, properties, animations, snapshots and recent events, *without* transforms,
-/// which the keyframe's full XFORMs supply) and replays forward. A keyframe's saved state
-/// is taken the first time playback passes it, so the first seek far ahead plays the ops
-/// up to there once.
+/// which the keyframe's full XFORMs supply; *with* them when the keyframe omits a live
+/// entity, which then holds its last transform) and replays forward. A keyframe's saved
+/// state is taken the first time playback passes it, so the first seek far ahead plays the
+/// ops up to there once. Seeking and playing reach equal states and refuse the same files
+/// with the same errors.
+///
+/// Errors ([`RplyError::Decode`], with the field path and byte offset): anything the raw
+/// layer refuses, and the rules of [`Player::verify_all`] that playing checks (entity ids
+/// live, string ids in the table, markers in order, deltas with their bases, JSON event
+/// payloads, keyframe offsets).
 #[derive(Debug, Clone)]
 pub struct Player<'a> {
     bytes: &'a [u8],
@@ -1646,8 +1654,9 @@ impl<'a> Player<'a> {
 
     /// The tight part of the keyframe-state scan: from `pos`, passes TICK_NEXT markers up to
     /// `target` and XFORM_Ds with a one-byte id, a mask the schema accepts, a live entity and
-    /// the delta bases the mask needs, reading only the opcode, the id and the mask. Stops at the first op it does not take
-    /// (left to [`Player::play_to`]'s full path) and returns its position.
+    /// the delta bases the mask needs, reading only the opcode, the id and the mask. Stops at
+    /// the first op it does not take (left to [`Player::play_to`]'s full path) and returns
+    /// its position.
     #[inline]
     fn skip_run(&mut self, mut pos: usize, target: u32) -> usize {
         let b = &self.bytes[..self.op_end];
