@@ -1533,7 +1533,7 @@ impl<'a> Player<'a> {
             return false;
         }
         match Op::read_from(&mut r).map(|o| o.body) {
-            Ok(OpBody::OpTickNext(_)) if self.marker_tick + 1 == kt => {}
+            Ok(OpBody::OpTickNext(_)) if self.marker_tick.checked_add(1) == Some(kt) => {}
             Ok(OpBody::OpTick(t)) if t.tick == kt => {}
             _ => return false,
         }
