@@ -533,14 +533,14 @@ pub fn reconstruct_tracks(file: &StudyTracks) -> Result<DecodedTracks, DecodeErr
                 ));
             }
             Ok(DecodedTracks {
-            fps: b.fps,
-            num_frames: usize::from(b.num_frames),
-            num_bones: usize::from(b.num_bones),
-            cubic: false,
-            scalars: Vec::new(),
-            rotations: Vec::new(),
-            raw_values: Some(b.values.clone()),
-        })
+                fps: b.fps,
+                num_frames: usize::from(b.num_frames),
+                num_bones: usize::from(b.num_bones),
+                cubic: false,
+                scalars: Vec::new(),
+                rotations: Vec::new(),
+                raw_values: Some(b.values.clone()),
+            })
         }
         StudyTracksBody::FloatBody(b) => {
             let (nf, nb) = (usize::from(b.num_frames), usize::from(b.num_bones));
