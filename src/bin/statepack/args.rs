@@ -46,7 +46,7 @@ pub struct UnitArg {
     /// JSON 1 (metres), ACL .sjson 0.01 (centimetres), glTF 1 (metres, glTF's own unit). A
     /// figure whose height comes out outside 0.3-3 m gets a warning with the value to use
     /// (a BVH in centimetres: --unit-m 0.01).
-    #[arg(long, value_parser = positive)]
+    #[arg(long, value_parser = positive, allow_negative_numbers = true)]
     pub unit_m: Option<f64>,
 }
 

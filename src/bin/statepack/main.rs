@@ -89,7 +89,7 @@ enum Cmd {
         #[command(flatten)]
         unit: args::UnitArg,
         /// Studs per metre of motion input (a stud is Roblox's length unit).
-        #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE, value_parser = args::positive)]
+        #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE, value_parser = args::positive, allow_negative_numbers = true)]
         studs_per_metre: f64,
         /// Also write the encoded SNAP file here.
         #[arg(short, long = "output", alias = "out")]
@@ -111,7 +111,7 @@ enum Cmd {
         output: PathBuf,
         /// SNAP, RPLY: studs per metre (a stud is Roblox's length unit; default: 1 stud =
         /// 0.28 m). A file whose positions this scale pushes past float32 precision is refused.
-        #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE, value_parser = args::positive)]
+        #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE, value_parser = args::positive, allow_negative_numbers = true)]
         studs_per_metre: f64,
         /// CBTK: characters in the crowd, each a unit driven by the motion.
         #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..))]
@@ -121,7 +121,7 @@ enum Cmd {
         frames: u32,
         /// CBTK: elmos per metre of motion input (an elmo is the Recoil engine's length unit,
         /// 1/8 of a map square; 16 per metre by default).
-        #[arg(long, default_value_t = 16.0, value_parser = args::positive)]
+        #[arg(long, default_value_t = 16.0, value_parser = args::positive, allow_negative_numbers = true)]
         elmos_per_metre: f64,
     },
     /// CBTK: write the synthetic match of the spec's larger benchmark size (82,496 frames) and
@@ -177,7 +177,7 @@ enum Cmd {
         #[command(flatten)]
         unit: args::UnitArg,
         /// SNAP: studs per metre used at import (must be the same value).
-        #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE, value_parser = args::positive)]
+        #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE, value_parser = args::positive, allow_negative_numbers = true)]
         studs_per_metre: f64,
         /// CBTK: crowd size used at import (default: the units in the file's header; a
         /// different value is refused).
@@ -188,7 +188,7 @@ enum Cmd {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         frames: Option<u32>,
         /// CBTK: elmos per metre used at import (an elmo is the Recoil engine's length unit).
-        #[arg(long, default_value_t = 16.0, value_parser = args::positive)]
+        #[arg(long, default_value_t = 16.0, value_parser = args::positive, allow_negative_numbers = true)]
         elmos_per_metre: f64,
     },
     /// Print the decoded state at a time as JSON (SNAP: milliseconds from the start; RPLY:
@@ -223,7 +223,7 @@ enum Cmd {
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
         characters: u64,
         /// Seconds recorded (at least one tick).
-        #[arg(long, default_value_t = 600.0, value_parser = args::positive)]
+        #[arg(long, default_value_t = 600.0, value_parser = args::positive, allow_negative_numbers = true)]
         seconds: f64,
         /// Ticks per second (1 to 255).
         #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u8).range(1..))]
@@ -232,10 +232,10 @@ enum Cmd {
         #[arg(long, default_value_t = formats::rply::DEFAULT_KEYFRAME_EVERY, value_parser = clap::value_parser!(u32).range(1..))]
         keyframe_every: u32,
         /// Position threshold in studs.
-        #[arg(long, default_value_t = 0.05, value_parser = args::non_negative)]
+        #[arg(long, default_value_t = 0.05, value_parser = args::non_negative, allow_negative_numbers = true)]
         pos_threshold: f64,
         /// Rotation threshold in degrees.
-        #[arg(long, default_value_t = 0.5, value_parser = args::non_negative)]
+        #[arg(long, default_value_t = 0.5, value_parser = args::non_negative, allow_negative_numbers = true)]
         rot_threshold_deg: f64,
         /// Random seeks timed.
         #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]

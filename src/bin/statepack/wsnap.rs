@@ -21,7 +21,7 @@ pub enum WsnapCmd {
         #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
         hz: u32,
         /// Simulated seconds (enough for at least one snapshot).
-        #[arg(long, default_value_t = 10.0, value_parser = crate::args::positive)]
+        #[arg(long, default_value_t = 10.0, value_parser = crate::args::positive, allow_negative_numbers = true)]
         seconds: f64,
         /// Bots sit idle instead of flying.
         #[arg(long)]
@@ -30,7 +30,7 @@ pub enum WsnapCmd {
         #[arg(long)]
         budget: Option<usize>,
         /// Interest radius, metres.
-        #[arg(long, default_value_t = 1.0e6, value_parser = crate::args::positive)]
+        #[arg(long, default_value_t = 1.0e6, value_parser = crate::args::positive, allow_negative_numbers = true)]
         radius: f64,
         /// Snapshots lost per hundred (0 to 100).
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
