@@ -818,4 +818,88 @@ mod tests {
             "{err}"
         );
     }
+
+    /// A vertical chain of `n` bones, `step` units apart, one frame at rest.
+    fn column(n: usize, step: f64) -> Clip {
+        let bones = (0..n)
+            .map(|i| {
+                let rest = if i == 0 { [0.0; 3] } else { [0.0, step, 0.0] };
+                bone(&format!("b{i}"), i.checked_sub(1), rest)
+            })
+            .collect();
+        let skeleton = Skeleton::new(bones).unwrap();
+        let frames = vec![skeleton.rest_pose()];
+        Clip::new("column", skeleton, 1.0 / 30.0, frames).unwrap()
+    }
+
+    /// The figure's height is the extent of its joints; scaling lengths scales it; a figure
+    /// outside 0.3-3 m gets a warning naming the height, the unit and the option value that
+    /// brings it to human size; a small rig gets none.
+    #[test]
+    fn height_and_unit_warning() {
+        // 10 bones 19 units apart: 171 units tall.
+        let mut c = column(10, 19.0);
+        assert!((figure_height_m(&c) - 171.0).abs() < 1e-9);
+        let w = height_warning(&c, 1.0, "--unit-m").expect("171 m is not human");
+        assert!(w.contains("171.00 m tall at 1 m per file unit"), "{w}");
+        assert!(w.contains("pass --unit-m 0.01 (1.71 m tall)"), "{w}");
+        c.scale_lengths(0.01);
+        assert!((figure_height_m(&c) - 1.71).abs() < 1e-9);
+        assert_eq!(height_warning(&c, 0.01, "--unit-m"), None);
+        // 67.3 inches read as metres: inches suggested.
+        let c = column(10, 67.3 / 9.0);
+        let w = height_warning(&c, 1.0, "--unit-m").unwrap();
+        assert!(w.contains("if the file is in inches, pass --unit-m 0.0254"), "{w}");
+        // Too small: millimetres read as kilometres-ish (unit 1000 given).
+        let c = column(10, 0.0002);
+        let w = height_warning(&c, 1000.0, "--unit").unwrap();
+        assert!(w.contains("--unit"), "{w}");
+        // A three-bone rig has no expected size.
+        assert_eq!(height_warning(&column(3, 50.0), 1.0, "--unit-m"), None);
+    }
+
+    /// Units: zero, negative, NaN and infinite are refused; a BVH read with a unit is in
+    /// metres.
+    #[test]
+    fn load_with_a_unit() {
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = check_metres_per_unit("--unit-m", bad).unwrap_err();
+            assert!(e.to_string().contains("--unit-m must be a finite positive"), "{e}");
+        }
+        let dir = std::env::temp_dir().join(format!("statepack-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("two.bvh");
+        std::fs::write(
+            &path,
+            "HIERARCHY\nROOT a\n{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n  JOINT b\n  {\n    OFFSET 0 100 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n    End Site\n    {\n      OFFSET 0 0 0\n    }\n  }\n}\nMOTION\nFrames: 1\nFrame Time: 0.1\n5 90 0 0 0 0 0 0 0\n",
+        )
+        .unwrap();
+        let m = load_motion_file(&path).unwrap();
+        let cm = load_motion_file_with(
+            &path,
+            &LoadOptions {
+                metres_per_unit: Some(0.01),
+                ..LoadOptions::default()
+            },
+        )
+        .unwrap();
+        let (pm, pc) = (m.world_pose(0), cm.world_pose(0));
+        assert!(close(pm[1].position, DVec3::new(5.0, 190.0, 0.0)));
+        assert!(close(pc[1].position, DVec3::new(0.05, 1.9, 0.0)));
+        let e = load_motion_file_with(
+            &path,
+            &LoadOptions {
+                metres_per_unit: Some(0.0),
+                ..LoadOptions::default()
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(e, MotionError::Unit { .. }), "{e}");
+        // A bad file's error names the file once and the problem once.
+        std::fs::write(&path, "HIERARCHY\nROOT a\n{\n").unwrap();
+        let e = load_motion_file(&path).unwrap_err().to_string();
+        assert_eq!(e.matches("two.bvh").count(), 1, "{e}");
+        assert!(std::error::Error::source(&load_motion_file(&path).unwrap_err()).is_none());
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
