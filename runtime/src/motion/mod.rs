@@ -592,8 +592,9 @@ pub fn figure_height_m(clip: &Clip) -> f64 {
 /// A warning when a clip read with `metres_per_unit` has a figure ([`figure_height_m`], for
 /// skeletons of at least [`FIGURE_MIN_BONES`] bones) outside [`HUMAN_HEIGHT_RANGE_M`]: the
 /// computed height, the unit used, and the value of `option` (the command's unit option, such
-/// as `--unit-m`) that brings it nearest a human's 1.7 m among metres, centimetres,
-/// millimetres, inches and feet. `None` when the size looks right.
+/// as `--unit-m`) to try: the first of centimetres, millimetres, inches, feet and metres that
+/// gives a height inside the range, or else the unit that makes the figure 1.7 m tall. `None`
+/// when the size looks right.
 pub fn height_warning(clip: &Clip, metres_per_unit: f64, option: &str) -> Option<String> {
     if clip.skeleton.len() < FIGURE_MIN_BONES {
         return None;
@@ -604,31 +605,25 @@ pub fn height_warning(clip: &Clip, metres_per_unit: f64, option: &str) -> Option
         return None;
     }
     let file_units = h / metres_per_unit;
+    // The first common unit, in this order, that gives a figure of human size.
     let best = [
-        (1.0, "metres"),
         (0.01, "centimetres"),
         (0.001, "millimetres"),
         (0.0254, "inches"),
         (0.3048, "feet"),
+        (1.0, "metres"),
     ]
     .into_iter()
-    .min_by(|a, b| {
-        let d = |u: f64| (file_units * u / 1.7).ln().abs();
-        d(a.0).total_cmp(&d(b.0))
-    })
-    .expect("non-empty");
-    let hint = if (lo..=hi).contains(&(file_units * best.0)) {
-        format!(
-            "if the file is in {}, pass {option} {} ({:.2} m tall)",
-            best.1,
-            best.0,
-            file_units * best.0
-        )
-    } else {
-        format!(
+    .find(|(u, _)| (lo..=hi).contains(&(file_units * u)) && *u != metres_per_unit);
+    let hint = match best {
+        Some((u, name)) => format!(
+            "if the file is in {name}, pass {option} {u} ({:.2} m tall)",
+            file_units * u
+        ),
+        None => format!(
             "pass {option} with the file's metres per unit ({option} {:.3} makes it 1.7 m tall)",
             1.7 / file_units
-        )
+        ),
     };
     Some(format!(
         "the skeleton is {h:.2} m tall at {metres_per_unit} m per file unit, outside the {lo}-{hi} m of a human figure; {hint}"
@@ -846,10 +841,10 @@ mod tests {
         c.scale_lengths(0.01);
         assert!((figure_height_m(&c) - 1.71).abs() < 1e-9);
         assert_eq!(height_warning(&c, 0.01, "--unit-m"), None);
-        // 67.3 inches read as metres: inches suggested.
-        let c = column(10, 67.3 / 9.0);
+        // 29 units: too short in centimetres, so inches are suggested.
+        let c = column(10, 29.0 / 9.0);
         let w = height_warning(&c, 1.0, "--unit-m").unwrap();
-        assert!(w.contains("if the file is in inches, pass --unit-m 0.0254"), "{w}");
+        assert!(w.contains("if the file is in inches, pass --unit-m 0.0254 (0.74 m tall)"), "{w}");
         // Too small: millimetres read as kilometres-ish (unit 1000 given).
         let c = column(10, 0.0002);
         let w = height_warning(&c, 1000.0, "--unit").unwrap();
