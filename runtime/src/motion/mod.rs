@@ -844,7 +844,10 @@ mod tests {
         // 29 units: too short in centimetres, so inches are suggested.
         let c = column(10, 29.0 / 9.0);
         let w = height_warning(&c, 1.0, "--unit-m").unwrap();
-        assert!(w.contains("if the file is in inches, pass --unit-m 0.0254 (0.74 m tall)"), "{w}");
+        assert!(
+            w.contains("if the file is in inches, pass --unit-m 0.0254 (0.74 m tall)"),
+            "{w}"
+        );
         // Too small: millimetres read as kilometres-ish (unit 1000 given).
         let c = column(10, 0.0002);
         let w = height_warning(&c, 1000.0, "--unit").unwrap();
@@ -859,7 +862,10 @@ mod tests {
     fn load_with_a_unit() {
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             let e = check_metres_per_unit("--unit-m", bad).unwrap_err();
-            assert!(e.to_string().contains("--unit-m must be a finite positive"), "{e}");
+            assert!(
+                e.to_string().contains("--unit-m must be a finite positive"),
+                "{e}"
+            );
         }
         let dir = std::env::temp_dir().join(format!("statepack-unit-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
