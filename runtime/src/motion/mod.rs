@@ -10,7 +10,10 @@
 //! - [`gltf`]: glTF 2.0 skins and animations ([`gltf::parse_gltf`], resampled to a fixed rate),
 //! - [`walk`]: the study's walk clip generated in code ([`walk::study_walk_clip`]).
 //!
-//! [`load_motion_file`] picks the reader from a file's extension.
+//! [`load_motion_file`] picks the reader from a file's extension; [`load_motion_file_with`]
+//! also takes the file's length unit ([`LoadOptions::metres_per_unit`]; defaults per format in
+//! [`default_metres_per_unit`]: BVH, study JSON and glTF metres, ACL centimetres), and
+//! [`height_warning`] says when a figure's size suggests the unit is wrong.
 //!
 //! # Units and conventions
 //!
