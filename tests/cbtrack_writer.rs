@@ -489,3 +489,101 @@ fn values_at_the_limit_are_written_and_read_back() {
         16_777_215
     );
 }
+
+/// A NaN, infinite or zero-length rotation (of a unit or a piece), and a non-finite position,
+/// piece offset or projectile velocity, is an error naming the sample; it is never stored as
+/// the identity or a saturated code. A finite non-unit rotation is normalised and written.
+#[test]
+fn non_finite_or_zero_length_samples_are_refused() {
+    let params = FileParams {
+        first_frame: 0,
+        last_frame: 10,
+        window_length: 10,
+        ..FileParams::default()
+    };
+    let unit = |pos: DVec3, rot: DQuat, piece_rot: DQuat, offset: DVec3| UnitInput {
+        serial: 5,
+        radius: 10.0,
+        first_frame: 0,
+        last_frame: 10,
+        samples: vec![UnitSample { frame: 3, pos, rot }],
+        status: vec![StatusSample {
+            frame: 0,
+            health: 1.0,
+            build: 1.0,
+            flags: 0,
+        }],
+        pieces: vec![PieceInput {
+            piece: 0,
+            reach: 4.0,
+            samples: vec![PieceSample {
+                frame: 3,
+                rot: piece_rot,
+                offset,
+            }],
+        }],
+        ..Default::default()
+    };
+    let push = |input: WindowInput| {
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut w = ThinningWriter::new(&mut out, params.clone(), &Info::default(), &[]).unwrap();
+        w.push(&input)
+    };
+    let units = |u: UnitInput| WindowInput {
+        units: vec![u],
+        ..Default::default()
+    };
+    let id = DQuat::IDENTITY;
+    let nan = f64::NAN;
+    for (rot, what) in [
+        (DQuat::from_xyzw(nan, 0.0, 0.0, 1.0), "NaN"),
+        (DQuat::from_xyzw(0.0, f64::INFINITY, 0.0, 1.0), "infinite"),
+        (DQuat::from_xyzw(0.0, 0.0, 0.0, 0.0), "zero-length"),
+    ] {
+        let e = push(units(unit(DVec3::ZERO, rot, id, DVec3::ZERO))).unwrap_err();
+        let m = e.to_string();
+        assert!(
+            m.contains("unit serial 5 at frame 3: rotation") && m.contains("non-zero length"),
+            "{what} unit rotation: {m}"
+        );
+        let e = push(units(unit(DVec3::ZERO, id, rot, DVec3::ZERO))).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("unit serial 5 piece 0 at frame 3: rotation"),
+            "{what} piece rotation: {e}"
+        );
+    }
+    let e = push(units(unit(DVec3::new(nan, 0.0, 0.0), id, id, DVec3::ZERO))).unwrap_err();
+    assert!(e.to_string().contains("position"), "{e}");
+    let e = push(units(unit(
+        DVec3::ZERO,
+        id,
+        id,
+        DVec3::splat(f64::INFINITY),
+    )))
+    .unwrap_err();
+    assert!(e.to_string().contains("offset"), "{e}");
+    let e = push(WindowInput {
+        projectiles: vec![ProjectileInput {
+            serial: 9,
+            weapon: 0,
+            team: 0,
+            owner: None,
+            first_frame: 2,
+            last_frame: 4,
+            samples: vec![ProjectileSample {
+                frame: 2,
+                pos: DVec3::ZERO,
+                vel: DVec3::new(0.0, nan, 0.0),
+            }],
+        }],
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("projectile serial 9 at frame 2"),
+        "{e}"
+    );
+    // A finite rotation of length 2 is a direction: normalised and written.
+    push(units(unit(DVec3::ZERO, id * 2.0, id * 2.0, DVec3::ZERO))).unwrap();
+}

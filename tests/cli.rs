@@ -558,7 +558,7 @@ fn world_snapshot_write_inspect_decode_encode_and_sim() {
     );
     assert!(!o.status.success());
     assert!(
-        stderr(&o).contains("world snapshots come from `statepack wsnap write`"),
+        stderr(&o).contains("invalid value 'wsnap' for '--format <FORMAT>'"),
         "{}",
         stderr(&o)
     );
@@ -598,9 +598,25 @@ fn clip_commands() {
         std::fs::read(dir.path("w2.clip")).unwrap()
     );
     assert!(ok(d, &["inspect", "w.clip"]).contains("statepack animation clip v1"));
-    let out = ok(d, &["clip", "study-compress", &walk, "-o", "w.strk"]);
-    assert!(out.contains("6688 bytes"), "{out}");
+    // The study's pipeline misses 1 mm on the study's own walk (7.2 mm from the file): the
+    // command says so and exits non-zero; the file is kept for inspection.
+    let o = run(d, &["clip", "study-compress", &walk, "-o", "w.strk"]);
+    assert!(stdout(&o).contains("6688 bytes"), "{}", stdout(&o));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("missed the tolerance: worst joint error decoded from w.strk is 7.20")
+            && stderr(&o).contains("over 1 mm"),
+        "{}",
+        stderr(&o)
+    );
     assert!(ok(d, &["inspect", "w.strk"]).contains("quantized_keys"));
+    // (It succeeds where the joints stay within the tolerance: see
+    // `motion_units_on_every_motion_command`.) The help says which inputs it misses.
+    let help = ok(d, &["clip", "study-compress", "--help"]);
+    assert!(
+        help.contains("455.58 mm") && help.contains("exits non-zero"),
+        "{help}"
+    );
     let out = ok(d, &["clip", "study"]);
     assert!(out.contains("177/180 scalar channels constant"), "{out}");
     assert!(out.contains("24068"), "{out}");
@@ -625,8 +641,649 @@ fn clip_commands() {
     );
     let o = run(d, &["import", "--format", "anim-clip", &walk, "-o", "x"]);
     assert!(
-        !o.status.success() && stderr(&o).contains("clip compress"),
+        !o.status.success() && stderr(&o).contains("[possible values: snap, rply, cbtrack]"),
         "{}",
         stderr(&o)
     );
+}
+
+/// A standing figure of 10 joints, 170 file units tall (a chain along +Y from the hips at 90
+/// units down to the feet and up to the head), 6 frames at 30 fps with a small sway: a
+/// human-sized BVH when its unit is the centimetre.
+fn figure_bvh(hips_height: f64) -> String {
+    let mut s = String::from("HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n");
+    s.push_str("  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n");
+    // Legs: down 90 units in three joints; spine and head: up 80 units in five.
+    let down = ["LeftUpLeg", "LeftLeg", "LeftFoot"];
+    let up = ["Spine", "Spine1", "Neck", "Head", "HeadTop"];
+    let mut close = 0;
+    for (i, name) in down.iter().enumerate() {
+        let dy = if i == 0 { 0.0 } else { -45.0 };
+        s.push_str(&format!(
+            "JOINT {name}\n{{\n  OFFSET 10 {dy} 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n"
+        ));
+        close += 1;
+    }
+    s.push_str("End Site\n{\n  OFFSET 0 0 0\n}\n");
+    s.push_str(&"}\n".repeat(close));
+    close = 0;
+    for name in up {
+        s.push_str(&format!(
+            "JOINT {name}\n{{\n  OFFSET 0 16 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n"
+        ));
+        close += 1;
+    }
+    s.push_str("End Site\n{\n  OFFSET 0 0 0\n}\n");
+    s.push_str(&"}\n".repeat(close));
+    s.push_str("}\nMOTION\nFrames: 6\nFrame Time: 0.0333333\n");
+    for f in 0..6 {
+        let a = f as f64 * 2.0;
+        let mut row = vec![
+            format!("{}", f as f64),
+            format!("{hips_height}"),
+            "0".into(),
+        ];
+        row.extend(["0".into(), "0".into(), format!("{a}")]);
+        for j in 0..8 {
+            row.extend([
+                format!("{}", a * 0.5),
+                format!("{}", j as f64 * 0.3),
+                "0".into(),
+            ]);
+        }
+        s.push_str(&row.join(" "));
+        s.push('\n');
+    }
+    s
+}
+
+/// Writes the centimetre figure as `cm.bvh` into `dir`.
+fn write_cm_figure(dir: &TempDir) {
+    std::fs::write(dir.path("cm.bvh"), figure_bvh(90.0)).unwrap();
+}
+
+/// Clap's exit status for an argument error.
+const ARG_ERROR: i32 = 2;
+
+#[track_caller]
+fn assert_arg_error(dir: &Path, args: &[&str], needle: &str) {
+    let o = run(dir, args);
+    assert_eq!(
+        o.status.code(),
+        Some(ARG_ERROR),
+        "statepack {args:?}: {:?}\n{}",
+        o.status,
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+}
+
+/// Every command that reads motion takes `--unit-m`, refuses a zero, negative or NaN unit as
+/// an argument error, and warns with the computed height and the option to use when the
+/// figure comes out outside 0.3-3 m; with the right unit there is no warning and the file is
+/// in metres.
+#[test]
+fn motion_units_on_every_motion_command() {
+    let dir = TempDir::new("units");
+    let d = &dir.0;
+    write_cm_figure(&dir);
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["import", "--format", "snap", "cm.bvh", "-o", "a.snap"],
+        vec!["import", "--format", "rply", "cm.bvh", "-o", "a.rply"],
+        vec![
+            "import",
+            "--format",
+            "cbtrack",
+            "cm.bvh",
+            "-o",
+            "a.cbtrack",
+            "--crowd",
+            "1",
+            "--frames",
+            "30",
+        ],
+        vec!["demo", "--input", "cm.bvh"],
+        vec![
+            "clip",
+            "compress",
+            "cm.bvh",
+            "-o",
+            "a.clip",
+            "--tolerance-mm",
+            "5",
+        ],
+        vec!["clip", "sweep", "cm.bvh"],
+        vec![
+            "clip",
+            "study-compress",
+            "cm.bvh",
+            "-o",
+            "a.strk",
+            "--tolerance-mm",
+            "50",
+        ],
+        vec![
+            "rply-crowd",
+            "--motion",
+            "cm.bvh",
+            "--characters",
+            "1",
+            "--seconds",
+            "1",
+            "--seeks",
+            "1",
+        ],
+    ];
+    for cmd in &commands {
+        let o = run(d, cmd);
+        let err = stderr(&o);
+        assert!(
+            err.contains("warning: cm.bvh: the skeleton is 169.88 m tall at 1 m per file unit")
+                && err.contains("if the file is in centimetres, pass --unit-m 0.01 (1.70 m tall)"),
+            "{cmd:?}: {err}"
+        );
+        for bad in ["0", "-1", "nan", "inf"] {
+            let mut args = cmd.clone();
+            args.extend(["--unit-m", bad]);
+            assert_arg_error(d, &args, "--unit-m");
+        }
+        let mut args = cmd.clone();
+        args.extend(["--unit-m", "0.01"]);
+        let o = run(d, &args);
+        assert!(!stderr(&o).contains("warning"), "{args:?}: {}", stderr(&o));
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    }
+    // The unit reaches the file: verify with the same unit passes, without it fails.
+    ok(
+        d,
+        &[
+            "import", "--format", "snap", "cm.bvh", "-o", "m.snap", "--unit-m", "0.01",
+        ],
+    );
+    ok(
+        d,
+        &[
+            "verify",
+            "m.snap",
+            "--against",
+            "cm.bvh",
+            "--unit-m",
+            "0.01",
+        ],
+    );
+    let o = run(d, &["verify", "m.snap", "--against", "cm.bvh"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--unit-m 0.01"), "{}", stderr(&o));
+    // The hips sit 0.9 m up: 0.9 / 0.28 studs at the default scale.
+    let out = ok(d, &["sample", "m.snap", "--at", "0"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let y = v[0]["pos_studs"][1].as_f64().unwrap();
+    assert!((y - 0.9 / 0.28).abs() < 1e-3, "{y}");
+    // The same figure in metres needs no option and gets no warning.
+    std::fs::write(
+        dir.path("m.bvh"),
+        figure_bvh(90.0)
+            .replace("OFFSET 10 ", "OFFSET 0.1 ")
+            .replace("OFFSET 0 16 0", "OFFSET 0 0.16 0")
+            .replace("OFFSET 0.1 -45 0", "OFFSET 0.1 -0.45 0"),
+    )
+    .unwrap();
+    let o = run(d, &["import", "--format", "snap", "m.bvh", "-o", "n.snap"]);
+    assert!(
+        o.status.success() && stderr(&o).is_empty(),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// One notion of valid for CBTK: a truncated track and a track with a corrupt info chunk are
+/// refused by `inspect`, `decode`, `verify` and `sample` alike, and `encode` writes nothing
+/// that `inspect` refuses.
+#[test]
+fn cbtrack_one_notion_of_valid() {
+    let dir = TempDir::new("cbtk-valid");
+    let d = &dir.0;
+    write_cm_figure(&dir);
+    let import = [
+        "import",
+        "--format",
+        "cbtrack",
+        "cm.bvh",
+        "-o",
+        "t.cbtrack",
+        "--crowd",
+        "2",
+        "--frames",
+        "60",
+        "--unit-m",
+        "0.01",
+    ];
+    ok(d, &import);
+    let good = std::fs::read(dir.path("t.cbtrack")).unwrap();
+    // verify takes the crowd and the frames from the header.
+    let out = ok(
+        d,
+        &[
+            "verify",
+            "t.cbtrack",
+            "--against",
+            "cm.bvh",
+            "--unit-m",
+            "0.01",
+        ],
+    );
+    assert!(
+        out.contains("crowd of 2, 60 frames") && out.contains("verified:"),
+        "{out}"
+    );
+    let o = run(
+        d,
+        &[
+            "verify",
+            "t.cbtrack",
+            "--against",
+            "cm.bvh",
+            "--unit-m",
+            "0.01",
+            "--crowd",
+            "24",
+        ],
+    );
+    assert!(
+        !o.status.success() && stderr(&o).contains("header holds 2 units"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(d, &["verify", "t.cbtrack"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("--against"),
+        "{}",
+        stderr(&o)
+    );
+
+    let mut short = good.clone();
+    short.truncate(good.len() - 100);
+    let info_block = u32::from_le_bytes(good[36..40].try_into().unwrap()) as usize;
+    let mut corrupt = good.clone();
+    corrupt[info_block * 64 + 20] ^= 0xFF;
+    for (name, bytes) in [("short.cbtrack", &short), ("corrupt.cbtrack", &corrupt)] {
+        std::fs::write(dir.path(name), bytes).unwrap();
+        for args in [
+            vec!["inspect", name],
+            vec!["decode", name],
+            vec!["sample", name, "--at", "10"],
+            vec!["verify", name, "--against", "cm.bvh", "--unit-m", "0.01"],
+        ] {
+            let o = run(d, &args);
+            assert!(!o.status.success(), "{args:?} accepted {name}");
+            assert!(
+                stderr(&o).contains("is not a valid CBTK v1 file"),
+                "{args:?}: {}",
+                stderr(&o)
+            );
+        }
+    }
+    // The JSON of a valid file, with an info chunk that does not decode: encode refuses it.
+    let json = ok(d, &["decode", "t.cbtrack"]);
+    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    v["header"]["info_len"] = serde_json::json!(3);
+    std::fs::write(dir.path("bad.json"), v.to_string()).unwrap();
+    let o = run(
+        d,
+        &[
+            "encode",
+            "--format",
+            "cbtrack",
+            "bad.json",
+            "-o",
+            "bad.cbtrack",
+        ],
+    );
+    assert!(!o.status.success(), "encode wrote a file inspect refuses");
+    assert!(!dir.path("bad.cbtrack").exists());
+}
+
+/// `encode` refuses a key the layout does not have, naming its path.
+#[test]
+fn encode_refuses_unknown_keys() {
+    let dir = TempDir::new("encode-keys");
+    let d = &dir.0;
+    ok(d, &["demo", "-o", "w.snap"]);
+    let json = ok(d, &["decode", "w.snap"]);
+    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    v["recordings"][2]["team"] = serde_json::json!(3);
+    std::fs::write(dir.path("extra.json"), v.to_string()).unwrap();
+    let o = run(
+        d,
+        &["encode", "--format", "snap", "extra.json", "-o", "x.snap"],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("unknown key `recordings[2].team`"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path("x.snap").exists());
+    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    v["recordings"][0]["frames"][1]["colour"] = serde_json::json!("red");
+    std::fs::write(dir.path("extra.json"), v.to_string()).unwrap();
+    let o = run(
+        d,
+        &["encode", "--format", "snap", "extra.json", "-o", "x.snap"],
+    );
+    assert!(
+        stderr(&o).contains("unknown key `recordings[0].frames[1].colour`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// NaN, zero and out-of-range arguments are argument errors (exit 2, the option named).
+#[test]
+fn bad_numbers_are_argument_errors() {
+    let dir = TempDir::new("args");
+    let d = &dir.0;
+    ok(d, &["demo", "-o", "w.snap"]);
+    assert_arg_error(d, &["wsnap", "sim", "--clients", "0"], "--clients");
+    assert_arg_error(d, &["wsnap", "sim", "--hz", "0"], "--hz");
+    assert_arg_error(d, &["wsnap", "sim", "--loss", "200"], "--loss");
+    assert_arg_error(d, &["wsnap", "sim", "--seconds", "nan"], "--seconds");
+    assert_arg_error(d, &["rply-crowd", "--tick-rate", "0"], "--tick-rate");
+    assert_arg_error(d, &["rply-crowd", "--seconds", "0"], "--seconds");
+    assert_arg_error(d, &["rply-crowd", "--characters", "0"], "--characters");
+    assert_arg_error(d, &["sample", "w.snap", "--at", "nan"], "--at");
+    assert_arg_error(d, &["sample", "w.snap", "--at", "inf"], "--at");
+    assert_arg_error(d, &["demo", "--studs-per-metre", "0"], "--studs-per-metre");
+    assert_arg_error(
+        d,
+        &[
+            "import", "--format", "cbtrack", "x.bvh", "-o", "x", "--crowd", "0",
+        ],
+        "--crowd",
+    );
+    assert_arg_error(
+        d,
+        &[
+            "clip",
+            "compress",
+            "x.bvh",
+            "-o",
+            "x",
+            "--tolerance-mm",
+            "-1",
+        ],
+        "--tolerance-mm",
+    );
+    // A client outside the swarm is refused, naming the range.
+    let o = run(d, &["wsnap", "write", "--client", "99", "-o", "x.wsnap"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("clients are 0 to 15"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path("x.wsnap").exists());
+    // Too few ticks for a snapshot.
+    let o = run(d, &["wsnap", "sim", "--hz", "1", "--seconds", "0.5"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("no snapshot"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A studs-per-metre that pushes positions past float32 precision writes no file (on the CMU
+/// walk, 1e9 studs per metre put a frame of `LeftHip` 448 studs off).
+#[test]
+fn import_refuses_a_scale_its_verify_would_reject() {
+    let Some(bvh) = statepack_runtime::fixtures::fixture_for_test(BVH) else {
+        return;
+    };
+    let dir = TempDir::new("scale");
+    let d = &dir.0;
+    let o = run(
+        d,
+        &[
+            "import",
+            "--format",
+            "snap",
+            bvh.to_str().unwrap(),
+            "-o",
+            "x.snap",
+            "--studs-per-metre",
+            "1e9",
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no file written")
+            && stderr(&o).contains("outside the documented bounds"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path("x.snap").exists());
+}
+
+/// `sample`: negative numbers parse, and one rule for every format: a time outside the file
+/// is an error naming the range.
+#[test]
+fn sample_outside_the_file_is_an_error_for_every_format() {
+    let dir = TempDir::new("sample-range");
+    let d = &dir.0;
+    write_cm_figure(&dir);
+    let u = ["--unit-m", "0.01"];
+    let mut a = vec!["import", "--format", "snap", "cm.bvh", "-o", "x.snap"];
+    a.extend(u);
+    ok(d, &a);
+    let mut a = vec!["import", "--format", "rply", "cm.bvh", "-o", "x.rply"];
+    a.extend(u);
+    ok(d, &a);
+    let mut a = vec![
+        "import",
+        "--format",
+        "cbtrack",
+        "cm.bvh",
+        "-o",
+        "x.cbtrack",
+        "--crowd",
+        "1",
+        "--frames",
+        "30",
+    ];
+    a.extend(u);
+    ok(d, &a);
+    // The SNAP recordings end after 5 frame times of 33 or 34 ms.
+    ok(d, &["sample", "x.snap", "--at", "167"]);
+    for (file, end) in [
+        ("x.snap", "1000"),
+        ("x.rply", "1000"),
+        ("x.cbtrack", "1000"),
+    ] {
+        for at in ["-5", end] {
+            let o = run(d, &["sample", file, "--at", at]);
+            assert_eq!(o.status.code(), Some(1), "{file} --at {at}: {}", stderr(&o));
+            let err = stderr(&o);
+            assert!(
+                !err.contains("unexpected argument") && err.contains(at.trim_start_matches('-')),
+                "{file} --at {at}: {err}"
+            );
+        }
+    }
+    let o = run(d, &["sample", "x.snap", "--at", "-5"]);
+    assert!(stderr(&o).contains("from 0 to 167 ms"), "{}", stderr(&o));
+}
+
+/// A reader that closes the pipe early ends statepack without a message or a panic.
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    let dir = TempDir::new("pipe");
+    ok(&dir.0, &["demo", "-o", "w.snap"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_statepack"))
+        .args(["decode", "w.snap"])
+        .current_dir(&dir.0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // stdout is dropped here: the rest of the JSON (megabytes) meets a closed pipe.
+    let o = child.wait_with_output().unwrap();
+    assert_ne!(o.status.code(), Some(101), "panicked");
+    assert!(
+        !stderr(&o).contains("panicked") && !stderr(&o).contains("Broken pipe"),
+        "{}",
+        stderr(&o)
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert!(
+            o.status.success() || o.status.signal() == Some(libc_sigpipe()),
+            "{:?}",
+            o.status
+        );
+    }
+}
+
+#[cfg(unix)]
+fn libc_sigpipe() -> i32 {
+    13
+}
+
+/// A bad motion file's error says what is wrong once, with the file named once.
+#[test]
+fn motion_load_errors_are_not_repeated() {
+    let dir = TempDir::new("motion-err");
+    let d = &dir.0;
+    std::fs::write(dir.path("bad.bvh"), "HIERARCHY\nROOT x\n{\n").unwrap();
+    for args in [
+        vec!["import", "--format", "snap", "bad.bvh", "-o", "x.snap"],
+        vec![
+            "import",
+            "--format",
+            "cbtrack",
+            "bad.bvh",
+            "-o",
+            "x.cbtrack",
+        ],
+        vec!["clip", "compress", "bad.bvh", "-o", "x.clip"],
+        vec!["demo", "--input", "bad.bvh"],
+        vec!["import", "--format", "snap", "missing.bvh", "-o", "x.snap"],
+    ] {
+        let o = run(d, &args);
+        let err = stderr(&o);
+        assert!(!o.status.success());
+        let what = if args.contains(&"missing.bvh") {
+            "os error 2"
+        } else {
+            "BVH line 4"
+        };
+        assert_eq!(err.matches(what).count(), 1, "{args:?}: {err}");
+        let file = if args.contains(&"missing.bvh") {
+            "missing.bvh"
+        } else {
+            "bad.bvh"
+        };
+        assert_eq!(err.matches(file).count(), 1, "{args:?}: {err}");
+    }
+}
+
+/// One spelling of the output flag (`-o` / `--output`, old `--out` kept), and `import --format`
+/// offers only the formats it writes.
+#[test]
+fn output_flag_and_import_formats() {
+    let dir = TempDir::new("flags");
+    let d = &dir.0;
+    write_cm_figure(&dir);
+    ok(d, &["demo", "--output", "a.snap"]);
+    ok(d, &["demo", "--out", "b.snap"]);
+    assert!(dir.path("a.snap").exists() && dir.path("b.snap").exists());
+    for flag in ["-o", "--output", "--out"] {
+        let file = format!("c{}.clip", flag.len());
+        ok(
+            d,
+            &[
+                "clip",
+                "compress",
+                "cm.bvh",
+                "--unit-m",
+                "0.01",
+                "--tolerance-mm",
+                "5",
+                flag,
+                &file,
+            ],
+        );
+        assert!(dir.path(&file).exists());
+    }
+    let help = ok(d, &["import", "--help"]);
+    let values: Vec<&str> = help
+        .lines()
+        .map(str::trim)
+        .filter_map(|l| l.strip_prefix("- "))
+        .filter_map(|l| l.split(':').next())
+        .collect();
+    assert_eq!(values, ["snap", "rply", "cbtrack"], "{help}");
+    let o = run(d, &["import", "--format", "wsnap", "cm.bvh", "-o", "x"]);
+    assert_eq!(o.status.code(), Some(ARG_ERROR));
+    assert!(
+        stderr(&o).contains("[possible values: snap, rply, cbtrack]"),
+        "{}",
+        stderr(&o)
+    );
+    for help in [
+        ok(d, &["clip", "compress", "--help"]),
+        ok(d, &["demo", "--help"]),
+    ] {
+        assert!(help.contains("-o, --output"), "{help}");
+        assert!(!help.contains("--out "), "{help}");
+    }
+}
+
+/// The demo: SNAP's notes directly under the table before RPLY's, "elmo" defined, the study
+/// pipeline's rows labelled with whether they meet 1 mm, and exit 0.
+#[test]
+fn demo_labels_and_order() {
+    let dir = TempDir::new("demo-labels");
+    let out = ok(&dir.0, &["demo"]);
+    let at = |s: &str| out.find(s).unwrap_or_else(|| panic!("no `{s}`:\n{out}"));
+    assert!(at("SNAP row:") < at("SNAP verified:"));
+    assert!(at("SNAP verified:") < at("RPLY row:"));
+    assert!(at("RPLY row:") < at("CBTK row:"));
+    assert!(
+        out.contains("an elmo is the Recoil engine's length unit"),
+        "{out}"
+    );
+    let study: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("| study pipeline"))
+        .collect();
+    assert_eq!(study.len(), 2, "{out}");
+    for row in study {
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        let mm: f64 = cells[5].parse().unwrap();
+        let label = if mm <= 1.0 {
+            "(meets 1 mm on joints)"
+        } else {
+            "(misses 1 mm on joints)"
+        };
+        assert!(cells[0].ends_with(label), "{row}");
+    }
+}
+
+/// `.ci/run` finds the fixtures only next to the clone or through `STATEPACK_FIXTURES`: no
+/// search of the folders above and no absolute fallback.
+#[test]
+fn ci_script_looks_for_fixtures_only_next_to_the_clone() {
+    let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/run")).unwrap();
+    let code: Vec<&str> = script
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect();
+    let code = code.join("\n");
+    assert!(!code.contains("/work"), "{code}");
+    assert!(!code.contains("while "), "{code}");
+    assert!(!code.contains("export STATEPACK_FIXTURES="), "{code}");
+    assert!(code.contains("cargo test --workspace"), "{code}");
 }

@@ -211,3 +211,35 @@ fn record_type_split_and_jump_histogram() {
     let keys: Vec<usize> = r.jump_histogram.iter().map(|h| h.3).collect();
     assert_eq!(keys, [25, 160, 25, 395, 49, 205, 44]);
 }
+
+/// The raw layout holds finite numbers only: a clip built field by field with a NaN or an
+/// infinity is refused by the writer, naming frame, bone and channel, and a raw file holding
+/// one is refused by the reader with the value's path and byte offset.
+#[test]
+fn raw_layout_refuses_non_finite_values() {
+    use statepack::formats::study_tracks::{encode_raw, read, HEADER_LEN};
+    let mut clip = statepack_runtime::motion::study_walk_clip();
+    clip.frames.truncate(3);
+    let good = encode_raw(&clip).expect("a finite clip encodes");
+    read(&good).expect("and reads");
+    for bad in [f64::NAN, f64::INFINITY, 1e300] {
+        let mut c = clip.clone();
+        c.frames[2][1].rotation.y = bad;
+        let e = encode_raw(&c).expect_err("a non-finite value is refused");
+        assert!(
+            e.to_string().contains("frame 2, bone 1: rotation y"),
+            "{bad}: {e}"
+        );
+    }
+    // The same value patched into the bytes: frame 2, bone 1, channel 4 (rotation y).
+    let bones = clip.skeleton.len();
+    let i = 2 * bones * 10 + 10 + 4;
+    let at = HEADER_LEN + 4 * i;
+    let mut bytes = good.clone();
+    bytes[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    let e = read(&bytes).expect_err("a NaN in a raw file is refused");
+    let m = e.to_string();
+    assert!(m.contains(&format!("values[{i}]")), "{m}");
+    assert!(m.contains(&at.to_string()), "{m}");
+    assert!(m.contains("frame 2, bone 1: rotation y"), "{m}");
+}

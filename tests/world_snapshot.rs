@@ -546,6 +546,50 @@ fn client_cache_and_stale_generation_guard() {
     assert!(client.acks.acks(5) && client.acks.acks(1));
 }
 
+/// Snapshots that arrive late are applied by tick order: an older snapshot after a newer one
+/// does not move an entity back, a full record older than a despawn does not bring the entity
+/// back, and a despawn older than the newest record does not remove it.
+#[test]
+fn client_applies_snapshots_by_tick_order() {
+    let full_at = |x: f64, tick: u32| {
+        let e = EncodedEntity::new(&plain_state(3, DVec3::new(x, 0.0, 0.0)));
+        let mut w = SnapshotWriter::new();
+        w.push_record(e.origin, e.blob(BlobKind::FULL)).unwrap();
+        w.finish(tick, false).unwrap()
+    };
+    let despawn_at = |tick: u32| {
+        let mut w = SnapshotWriter::new();
+        w.push_despawn(3);
+        w.finish(tick, false).unwrap()
+    };
+    let x = |c: &ClientDecoder| c.entities.get(&3).map(|e| e.position_m.x.round());
+    let mut client = ClientDecoder::new();
+    client.apply(&full_at(50.0, 10)).unwrap();
+    client.apply(&full_at(12.0, 12)).unwrap();
+    assert_eq!(x(&client), Some(12.0));
+    // Tick 11 arrives after tick 12: dropped, x stays 12.
+    let rep = client.apply(&full_at(50.0, 11)).unwrap();
+    assert_eq!((rep.applied, rep.late), (0, 1));
+    assert_eq!(x(&client), Some(12.0));
+    // The same tick again changes nothing either.
+    assert_eq!(client.apply(&full_at(50.0, 12)).unwrap().late, 1);
+    // A despawn older than the newest record does not remove the entity.
+    let rep = client.apply(&despawn_at(11)).unwrap();
+    assert_eq!((rep.despawned, rep.late), (0, 1));
+    assert_eq!(x(&client), Some(12.0));
+    // Despawned at tick 14; a full record of tick 13 arriving later does not resurrect it.
+    assert_eq!(client.apply(&despawn_at(14)).unwrap().despawned, 1);
+    let rep = client.apply(&full_at(30.0, 13)).unwrap();
+    assert_eq!((rep.applied, rep.late), (0, 1));
+    assert_eq!(x(&client), None);
+    assert!(!client.cache.contains_key(&3));
+    // A newer full record spawns it again.
+    assert_eq!(client.apply(&full_at(30.0, 15)).unwrap().applied, 1);
+    assert_eq!(x(&client), Some(30.0));
+    // Every tick decoded is acked, late or not.
+    assert!((10..=15).all(|t| client.acks.acks(t)));
+}
+
 fn view(budget: usize) -> PeerView {
     PeerView {
         own_entity: Some(0),

@@ -70,3 +70,72 @@ pub fn detect(bytes: &[u8]) -> Option<&'static FormatSpec> {
 pub fn by_name(name: &str) -> Option<&'static FormatSpec> {
     FORMATS.iter().find(|f| f.name == name)
 }
+
+/// Bytes from a format's raw-layer JSON, strictly: [`FormatSpec::from_json`], then two checks
+/// it does not make on its own.
+///
+/// - Every object key of `value` must be a key of the layout. The written bytes are decoded
+///   back to JSON ([`FormatSpec::to_json`]) and every key of `value` that has no counterpart
+///   there, at the same path, is refused; the error names its path (`recordings[0].team`).
+/// - The written bytes pass the format's full decode ([`FormatSpec::decode_full`]), the check
+///   `statepack inspect` and `verify` make, so no file is written that they would refuse.
+///
+/// # Errors
+///
+/// The format's own error for JSON it cannot encode, `unknown key <path>` (with the keys the
+/// layout has there), or the full decode's error (field path and byte offset).
+pub fn from_json_strict(spec: &FormatSpec, value: &serde_json::Value) -> Result<Vec<u8>, String> {
+    let bytes = (spec.from_json)(value)?;
+    let back = (spec.to_json)(&bytes)?;
+    unknown_key(value, &back, &mut String::new())?;
+    (spec.decode_full)(&bytes).map_err(|e| {
+        format!(
+            "the bytes this JSON gives are not a valid {} file: {e}",
+            spec.title
+        )
+    })?;
+    Ok(bytes)
+}
+
+/// The first key of `given` with no counterpart in `known` at the same path, as an error.
+fn unknown_key(
+    given: &serde_json::Value,
+    known: &serde_json::Value,
+    path: &mut String,
+) -> Result<(), String> {
+    use serde_json::Value;
+    match (given, known) {
+        (Value::Object(g), Value::Object(k)) => {
+            for (key, v) in g {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+                match k.get(key) {
+                    Some(kv) => unknown_key(v, kv, path)?,
+                    None => {
+                        let mut names: Vec<&str> = k.keys().map(String::as_str).collect();
+                        names.sort_unstable();
+                        return Err(format!(
+                            "unknown key `{path}` (the layout has here: {})",
+                            names.join(", ")
+                        ));
+                    }
+                }
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        (Value::Array(g), Value::Array(k)) => {
+            for (i, (gv, kv)) in g.iter().zip(k).enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                unknown_key(gv, kv, path)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}

@@ -287,6 +287,17 @@ impl DecodedRecording {
     }
 }
 
+/// The end of a file's timeline, ms: the latest last-frame time over its recordings (0 for a
+/// file without frames). `statepack sample` takes times from 0 to this; a recording that ends
+/// earlier holds its last frame after its end ([`DecodedRecording::sample_at`]).
+pub fn last_frame_ms(recordings: &[DecodedRecording]) -> f64 {
+    recordings
+        .iter()
+        .filter_map(|r| r.frames.last())
+        .map(|f| f.time_ms as f64)
+        .fold(0.0, f64::max)
+}
+
 /// Reads a SNAP v1.3 file and reconstructs every frame.
 ///
 /// Errors (`SnapError::Decode`, each naming the field path and byte offset): a version header

@@ -106,19 +106,44 @@ pub fn f16_value(bits: u16) -> f64 {
     }
 }
 
+/// The ten channels of a bone in a raw record, in stored order.
+const RAW_CHANNELS: [&str; 10] = [
+    "translation x",
+    "translation y",
+    "translation z",
+    "rotation x",
+    "rotation y",
+    "rotation z",
+    "rotation w",
+    "scale x",
+    "scale y",
+    "scale z",
+];
+
 /// The raw baseline (the study's row 1): every channel of every bone at every frame as
 /// float32, 10 values per bone per frame after a 16-byte header.
 ///
 /// # Errors
 ///
-/// When the frame count, bone count or rate does not fit in u16.
+/// When the frame count, bone count or rate does not fit in u16, or a value is not finite as
+/// float32 (NaN, an infinity, or a finite f64 beyond float32's range): the error names the
+/// frame, the bone and the channel. (A [`Clip`] built with [`Clip::new`] has finite values;
+/// one built field by field may not.)
 pub fn encode_raw(clip: &Clip) -> Result<Vec<u8>, EncodeError> {
     let mut values = Vec::with_capacity(clip.frame_count() * clip.skeleton.len() * 10);
-    for row in &clip.frames {
-        for t in row {
+    for (f, row) in clip.frames.iter().enumerate() {
+        for (b, t) in row.iter().enumerate() {
+            let start = values.len();
             values.extend(t.translation.to_array().map(|x| x as f32));
             values.extend(t.rotation.to_array().map(|x| x as f32));
             values.extend(t.scale.to_array().map(|x| x as f32));
+            if let Some(c) = values[start..].iter().position(|v| !v.is_finite()) {
+                return Err(EncodeError::new(EncodeErrorKind::Semantic(format!(
+                    "frame {f}, bone {b}: {} is {}, not a finite float32",
+                    RAW_CHANNELS[c],
+                    values[start + c]
+                ))));
+            }
         }
     }
     let file = StudyTracks {
@@ -488,15 +513,35 @@ fn check_frames(
 pub fn reconstruct_tracks(file: &StudyTracks) -> Result<DecodedTracks, DecodeError> {
     let mut offset = HEADER_LEN;
     match &file.body {
-        StudyTracksBody::RawBody(b) => Ok(DecodedTracks {
-            fps: b.fps,
-            num_frames: usize::from(b.num_frames),
-            num_bones: usize::from(b.num_bones),
-            cubic: false,
-            scalars: Vec::new(),
-            rotations: Vec::new(),
-            raw_values: Some(b.values.clone()),
-        }),
+        StudyTracksBody::RawBody(b) => {
+            if let Some(i) = b.values.iter().position(|v| !v.is_finite()) {
+                let per_frame = usize::from(b.num_bones) * 10;
+                return Err(semantic(
+                    vec![
+                        PathSeg::Field("body"),
+                        PathSeg::Field("values"),
+                        PathSeg::Index(i),
+                    ],
+                    HEADER_LEN + 4 * i,
+                    format!(
+                        "frame {}, bone {}: {} is {}, not a finite number",
+                        i / per_frame.max(1),
+                        i % per_frame.max(1) / 10,
+                        RAW_CHANNELS[i % 10],
+                        b.values[i]
+                    ),
+                ));
+            }
+            Ok(DecodedTracks {
+                fps: b.fps,
+                num_frames: usize::from(b.num_frames),
+                num_bones: usize::from(b.num_bones),
+                cubic: false,
+                scalars: Vec::new(),
+                rotations: Vec::new(),
+                raw_values: Some(b.values.clone()),
+            })
+        }
         StudyTracksBody::FloatBody(b) => {
             let (nf, nb) = (usize::from(b.num_frames), usize::from(b.num_bones));
             let mut seen: Option<usize> = None;

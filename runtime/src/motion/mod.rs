@@ -10,7 +10,10 @@
 //! - [`gltf`]: glTF 2.0 skins and animations ([`gltf::parse_gltf`], resampled to a fixed rate),
 //! - [`walk`]: the study's walk clip generated in code ([`walk::study_walk_clip`]).
 //!
-//! [`load_motion_file`] picks the reader from a file's extension.
+//! [`load_motion_file`] picks the reader from a file's extension; [`load_motion_file_with`]
+//! also takes the file's length unit ([`LoadOptions::metres_per_unit`]; defaults per format in
+//! [`default_metres_per_unit`]: BVH, study JSON and glTF metres, ACL centimetres), and
+//! [`height_warning`] says when a figure's size suggests the unit is wrong.
 //!
 //! # Units and conventions
 //!
@@ -93,13 +96,15 @@ pub enum MotionError {
         problem: String,
     },
     /// A motion file could not be read.
-    #[error("cannot read {}: {source}", path.display())]
+    ///
+    /// The message holds the underlying error's text, so it is not repeated as a `source`
+    /// (an error chain printed in full would show it twice).
+    #[error("cannot read {}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A motion file has an extension no reader handles.
     #[error(
@@ -113,14 +118,22 @@ pub enum MotionError {
         /// Its extension as found (empty when it has none).
         extension: String,
     },
-    /// A motion file was read but its content is bad; `source` says where inside it.
-    #[error("{}: {source}", path.display())]
+    /// A motion file was read but its content is bad; `error` says where inside it (its
+    /// text is part of this message, not repeated as a `source`).
+    #[error("cannot load motion {}: {error}", path.display())]
     InFile {
         /// The file.
         path: PathBuf,
         /// The error inside the file.
-        #[source]
-        source: Box<MotionError>,
+        error: Box<MotionError>,
+    },
+    /// A length unit (metres per file unit) that is not a finite positive number.
+    #[error("{option} must be a finite positive number of metres per file unit, not {value}")]
+    Unit {
+        /// The option or field that gave the unit (`--unit-m`).
+        option: String,
+        /// The value given.
+        value: f64,
     },
 }
 
@@ -402,74 +415,243 @@ pub fn forward_kinematics(skeleton: &Skeleton, locals: &[LocalTransform]) -> Vec
     world
 }
 
+/// Reads a motion file into a [`Clip`] with the default options (each format's own length
+/// unit, the first glTF animation at its own key rate); see [`load_motion_file_with`].
+///
+/// # Errors
+///
+/// As [`load_motion_file_with`].
+pub fn load_motion_file(path: &Path) -> Result<Clip, MotionError> {
+    load_motion_file_with(path, &LoadOptions::default())
+}
+
+/// How [`load_motion_file_with`] reads a motion file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadOptions {
+    /// Metres per distance unit of the file; `None` takes the format's default
+    /// ([`default_metres_per_unit`]: BVH, study JSON and glTF metres, ACL centimetres). Must be
+    /// finite and positive.
+    pub metres_per_unit: Option<f64>,
+    /// glTF: the animation to read by name (`None`: the first). Ignored by other formats.
+    pub animation: Option<String>,
+    /// glTF: the sampling rate in frames per second (`None`: the animation's own key rate).
+    /// Ignored by other formats, which keep the file's own frames.
+    pub fps: Option<f64>,
+}
+
+/// The name of a motion file's format, from its extension (`"BVH"`, `"study JSON"`,
+/// `"ACL sjson"`, `"glTF"`), or `None` for an extension no reader handles.
+pub fn format_name(path: &Path) -> Option<&'static str> {
+    match extension_of(path).as_str() {
+        "bvh" => Some("BVH"),
+        "json" => Some("study JSON"),
+        "sjson" => Some("ACL sjson"),
+        "gltf" | "glb" => Some("glTF"),
+        _ => None,
+    }
+}
+
+/// Metres per distance unit that [`load_motion_file_with`] assumes for a file when no unit is
+/// given: 0.01 (centimetres, [`ACL_METRES_PER_UNIT`]) for `.sjson`, 1 (metres) for `.bvh`,
+/// study `.json`, `.gltf` and `.glb` (glTF's own unit is the metre).
+pub fn default_metres_per_unit(path: &Path) -> f64 {
+    if extension_of(path) == "sjson" {
+        ACL_METRES_PER_UNIT
+    } else {
+        1.0
+    }
+}
+
+/// Checks a length unit given as `option`: `Ok(value)` when it is finite and positive.
+///
+/// # Errors
+///
+/// [`MotionError::Unit`] for zero, a negative number, NaN or an infinity.
+pub fn check_metres_per_unit(option: &str, value: f64) -> Result<f64, MotionError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(MotionError::Unit {
+            option: option.to_owned(),
+            value,
+        })
+    }
+}
+
+fn extension_of(path: &Path) -> String {
+    path.extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
 /// Reads a motion file into a [`Clip`], choosing the reader by extension (any ASCII case):
 ///
 /// - `.bvh`: [`bvh::parse_bvh`]; the clip is named after the file's stem,
 /// - `.json`: [`study::parse_study_json`] (the study's clip format),
-/// - `.sjson`: [`acl::parse_acl_sjson`] with [`ACL_METRES_PER_UNIT`],
-/// - `.gltf`, `.glb`: [`gltf::parse_gltf`] with [`gltf::GltfOptions::default`] (first
-///   animation, 1 unit = 1 m, the animation's own key rate; buffers relative to the file).
+/// - `.sjson`: [`acl::parse_acl_sjson`],
+/// - `.gltf`, `.glb`: [`gltf::parse_gltf`] (buffers relative to the file).
+///
+/// Every distance (rest offsets and animated translations) is multiplied by
+/// `opts.metres_per_unit`, or by the format's default ([`default_metres_per_unit`]) when it
+/// is `None`, so the clip is in metres.
 ///
 /// # Errors
 ///
+/// [`MotionError::Unit`] for a unit that is not finite and positive,
 /// [`MotionError::UnsupportedFormat`] for any other extension (the message lists the supported
-/// ones), [`MotionError::Io`] when the file cannot be read as UTF-8 text, and
-/// [`MotionError::InFile`] wrapping the reader's error (with line number or JSON path) when the
-/// content is bad.
-pub fn load_motion_file(path: &Path) -> Result<Clip, MotionError> {
+/// ones), [`MotionError::Io`] when the file cannot be read (as UTF-8 text for the text
+/// formats), and [`MotionError::InFile`] wrapping the reader's error (with line number or JSON
+/// path) when the content is bad.
+pub fn load_motion_file_with(path: &Path, opts: &LoadOptions) -> Result<Clip, MotionError> {
     let extension = path
         .extension()
         .map(|e| e.to_string_lossy().into_owned())
         .unwrap_or_default();
     let kind = extension.to_ascii_lowercase();
-    if !matches!(kind.as_str(), "bvh" | "json" | "sjson" | "gltf" | "glb") {
+    if format_name(path).is_none() {
         return Err(MotionError::UnsupportedFormat {
             path: path.to_owned(),
             extension,
         });
     }
-    let in_file = |source: MotionError| MotionError::InFile {
+    let unit = match opts.metres_per_unit {
+        Some(u) => check_metres_per_unit("the length unit", u)?,
+        None => default_metres_per_unit(path),
+    };
+    let in_file = |error: MotionError| MotionError::InFile {
         path: path.to_owned(),
-        source: Box::new(source),
+        error: Box::new(error),
+    };
+    let stem = || {
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
     };
     if kind == "gltf" || kind == "glb" {
-        let bytes = std::fs::read(path).map_err(|source| MotionError::Io {
+        let bytes = std::fs::read(path).map_err(|error| MotionError::Io {
             path: path.to_owned(),
-            source,
+            error,
         })?;
-        let mut clip = gltf::parse_gltf(&bytes, path.parent(), &gltf::GltfOptions::default())
-            .map_err(in_file)?;
+        let gopts = gltf::GltfOptions {
+            animation: opts.animation.clone(),
+            metres_per_unit: unit,
+            fps: opts.fps,
+        };
+        let mut clip = gltf::parse_gltf(&bytes, path.parent(), &gopts).map_err(in_file)?;
         if clip.name.is_empty() {
-            clip.name = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            clip.name = stem();
         }
         return Ok(clip);
     }
-    let text = std::fs::read_to_string(path).map_err(|source| MotionError::Io {
+    let text = std::fs::read_to_string(path).map_err(|error| MotionError::Io {
         path: path.to_owned(),
-        source,
+        error,
     })?;
     if kind == "sjson" {
-        let mut clip = acl::parse_acl_sjson(&text, ACL_METRES_PER_UNIT).map_err(in_file)?;
+        let mut clip = acl::parse_acl_sjson(&text, unit).map_err(in_file)?;
         if clip.name.is_empty() {
-            clip.name = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            clip.name = stem();
         }
         return Ok(clip);
     }
-    if kind == "bvh" {
+    let mut clip = if kind == "bvh" {
         let mut clip = parse_bvh(&text).map_err(in_file)?;
-        clip.name = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        Ok(clip)
+        clip.name = stem();
+        clip
     } else {
-        parse_study_json(&text).map_err(in_file)
+        parse_study_json(&text).map_err(in_file)?
+    };
+    if unit != 1.0 {
+        clip.scale_lengths(unit);
+    }
+    Ok(clip)
+}
+
+/// The range of heights, metres, that a human-scale figure is expected to have; outside it
+/// [`height_warning`] suspects a wrong length unit.
+pub const HUMAN_HEIGHT_RANGE_M: (f64, f64) = (0.3, 3.0);
+
+/// Skeletons with fewer bones than this are not taken for a figure by [`height_warning`]
+/// (test rigs of two or three bones have no expected size).
+pub const FIGURE_MIN_BONES: usize = 8;
+
+/// The size of the figure in a clip, metres: the largest extent along one world axis of its
+/// joints in the first frame (the rest pose when there are no frames). For a standing human
+/// this is the height from the feet to the head.
+pub fn figure_height_m(clip: &Clip) -> f64 {
+    let pose = clip.world_pose(0);
+    let mut lo = DVec3::splat(f64::INFINITY);
+    let mut hi = DVec3::splat(f64::NEG_INFINITY);
+    for w in &pose {
+        lo = lo.min(w.position);
+        hi = hi.max(w.position);
+    }
+    if pose.is_empty() {
+        return 0.0;
+    }
+    (hi - lo).max_element()
+}
+
+/// A warning when a clip read with `metres_per_unit` has a figure ([`figure_height_m`], for
+/// skeletons of at least [`FIGURE_MIN_BONES`] bones) outside [`HUMAN_HEIGHT_RANGE_M`]: the
+/// computed height, the unit used, and the value of `option` (the command's unit option, such
+/// as `--unit-m`) to try: the first of centimetres, millimetres, inches, feet and metres that
+/// gives a height inside the range, or else the unit that makes the figure 1.7 m tall. `None`
+/// when the size looks right.
+pub fn height_warning(clip: &Clip, metres_per_unit: f64, option: &str) -> Option<String> {
+    if clip.skeleton.len() < FIGURE_MIN_BONES {
+        return None;
+    }
+    let h = figure_height_m(clip);
+    let (lo, hi) = HUMAN_HEIGHT_RANGE_M;
+    if !h.is_finite() || (lo..=hi).contains(&h) || h == 0.0 {
+        return None;
+    }
+    let file_units = h / metres_per_unit;
+    // The first common unit, in this order, that gives a figure of human size.
+    let best = [
+        (0.01, "centimetres"),
+        (0.001, "millimetres"),
+        (0.0254, "inches"),
+        (0.3048, "feet"),
+        (1.0, "metres"),
+    ]
+    .into_iter()
+    .find(|(u, _)| (lo..=hi).contains(&(file_units * u)) && *u != metres_per_unit);
+    let hint = match best {
+        Some((u, name)) => format!(
+            "if the file is in {name}, pass {option} {u} ({:.2} m tall)",
+            file_units * u
+        ),
+        None => format!(
+            "pass {option} with the file's metres per unit ({option} {:.3} makes it 1.7 m tall)",
+            1.7 / file_units
+        ),
+    };
+    Some(format!(
+        "the skeleton is {h:.2} m tall at {metres_per_unit} m per file unit, outside the {lo}-{hi} m of a human figure; {hint}"
+    ))
+}
+
+impl Clip {
+    /// Multiplies every distance of the clip (rest offsets and animated translations) by
+    /// `factor`, turning a clip read in some unit into metres. Rotations and scales are kept.
+    pub fn scale_lengths(&mut self, factor: f64) {
+        let bones: Vec<Bone> = self
+            .skeleton
+            .bones()
+            .iter()
+            .map(|b| Bone {
+                rest_translation: b.rest_translation * factor,
+                ..b.clone()
+            })
+            .collect();
+        self.skeleton = Skeleton { bones };
+        for row in &mut self.frames {
+            for t in row {
+                t.translation *= factor;
+            }
+        }
     }
 }
 
@@ -633,5 +815,95 @@ mod tests {
             matches!(err, MotionError::UnsupportedFormat { .. }),
             "{err}"
         );
+    }
+
+    /// A vertical chain of `n` bones, `step` units apart, one frame at rest.
+    fn column(n: usize, step: f64) -> Clip {
+        let bones = (0..n)
+            .map(|i| {
+                let rest = if i == 0 { [0.0; 3] } else { [0.0, step, 0.0] };
+                bone(&format!("b{i}"), i.checked_sub(1), rest)
+            })
+            .collect();
+        let skeleton = Skeleton::new(bones).unwrap();
+        let frames = vec![skeleton.rest_pose()];
+        Clip::new("column", skeleton, 1.0 / 30.0, frames).unwrap()
+    }
+
+    /// The figure's height is the extent of its joints; scaling lengths scales it; a figure
+    /// outside 0.3-3 m gets a warning naming the height, the unit and the option value that
+    /// brings it to human size; a small rig gets none.
+    #[test]
+    fn height_and_unit_warning() {
+        // 10 bones 19 units apart: 171 units tall.
+        let mut c = column(10, 19.0);
+        assert!((figure_height_m(&c) - 171.0).abs() < 1e-9);
+        let w = height_warning(&c, 1.0, "--unit-m").expect("171 m is not human");
+        assert!(w.contains("171.00 m tall at 1 m per file unit"), "{w}");
+        assert!(w.contains("pass --unit-m 0.01 (1.71 m tall)"), "{w}");
+        c.scale_lengths(0.01);
+        assert!((figure_height_m(&c) - 1.71).abs() < 1e-9);
+        assert_eq!(height_warning(&c, 0.01, "--unit-m"), None);
+        // 29 units: too short in centimetres, so inches are suggested.
+        let c = column(10, 29.0 / 9.0);
+        let w = height_warning(&c, 1.0, "--unit-m").unwrap();
+        assert!(
+            w.contains("if the file is in inches, pass --unit-m 0.0254 (0.74 m tall)"),
+            "{w}"
+        );
+        // Too small: millimetres read as kilometres-ish (unit 1000 given).
+        let c = column(10, 0.0002);
+        let w = height_warning(&c, 1000.0, "--unit").unwrap();
+        assert!(w.contains("--unit"), "{w}");
+        // A three-bone rig has no expected size.
+        assert_eq!(height_warning(&column(3, 50.0), 1.0, "--unit-m"), None);
+    }
+
+    /// Units: zero, negative, NaN and infinite are refused; a BVH read with a unit is in
+    /// metres.
+    #[test]
+    fn load_with_a_unit() {
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = check_metres_per_unit("--unit-m", bad).unwrap_err();
+            assert!(
+                e.to_string().contains("--unit-m must be a finite positive"),
+                "{e}"
+            );
+        }
+        let dir = std::env::temp_dir().join(format!("statepack-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("two.bvh");
+        std::fs::write(
+            &path,
+            "HIERARCHY\nROOT a\n{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n  JOINT b\n  {\n    OFFSET 0 100 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n    End Site\n    {\n      OFFSET 0 0 0\n    }\n  }\n}\nMOTION\nFrames: 1\nFrame Time: 0.1\n5 90 0 0 0 0 0 0 0\n",
+        )
+        .unwrap();
+        let m = load_motion_file(&path).unwrap();
+        let cm = load_motion_file_with(
+            &path,
+            &LoadOptions {
+                metres_per_unit: Some(0.01),
+                ..LoadOptions::default()
+            },
+        )
+        .unwrap();
+        let (pm, pc) = (m.world_pose(0), cm.world_pose(0));
+        assert!(close(pm[1].position, DVec3::new(5.0, 190.0, 0.0)));
+        assert!(close(pc[1].position, DVec3::new(0.05, 1.9, 0.0)));
+        let e = load_motion_file_with(
+            &path,
+            &LoadOptions {
+                metres_per_unit: Some(0.0),
+                ..LoadOptions::default()
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(e, MotionError::Unit { .. }), "{e}");
+        // A bad file's error names the file once and the problem once.
+        std::fs::write(&path, "HIERARCHY\nROOT a\n{\n").unwrap();
+        let e = load_motion_file(&path).unwrap_err().to_string();
+        assert_eq!(e.matches("two.bvh").count(), 1, "{e}");
+        assert!(std::error::Error::source(&load_motion_file(&path).unwrap_err()).is_none());
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

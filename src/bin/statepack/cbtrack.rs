@@ -10,29 +10,18 @@ use statepack::runtime::motion::Clip;
 use std::path::Path;
 use std::time::Instant;
 
-/// A motion file for a crowd: `.gltf` / `.glb` (first skin and animation, 1 unit = 1 metre,
-/// resampled at 30 frames per second, the simulation's rate) or whatever
-/// `motion::load_motion_file` reads (`.bvh`, study `.json`, `.acl.sjson`).
+/// A motion file for a crowd, read with the command's length unit: glTF (`.gltf` / `.glb`,
+/// first skin and animation) resampled at 30 frames per second, the simulation's rate, and
+/// every other motion format (`.bvh`, study `.json`, `.acl.sjson`) at its own frames.
 ///
-/// Errors: the file cannot be read as motion.
-pub fn load_any(path: &Path) -> Result<Clip> {
-    use statepack::runtime::motion::gltf::{parse_gltf, GltfOptions};
+/// Errors: the unit is not a finite positive number, or the file cannot be read as motion.
+pub fn load_any(path: &Path, unit: &crate::args::UnitArg) -> Result<Clip> {
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    if ext == "gltf" || ext == "glb" {
-        let bytes =
-            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let opts = GltfOptions {
-            fps: Some(30.0),
-            ..GltfOptions::default()
-        };
-        return parse_gltf(&bytes, path.parent(), &opts)
-            .with_context(|| format!("cannot load motion {}", path.display()));
-    }
-    statepack::runtime::motion::load_motion_file(path)
-        .with_context(|| format!("cannot load motion {}", path.display()))
+    let fps = (ext == "gltf" || ext == "glb").then_some(30.0);
+    crate::load_motion_with(path, unit, None, fps)
 }
 
 /// Bytes of one recorded sample in a plain dump, for the ratio to raw: a u32 frame, the ids
@@ -243,16 +232,43 @@ pub fn sample(bytes: &[u8], at: f64) -> Result<()> {
     }
 }
 
-/// `verify FILE --against MOTION`: every recorded sample against the file.
+/// `verify FILE --against MOTION`: every recorded sample against the file. The crowd size and
+/// the frames are the file header's (`num_units`, `last_frame - first_frame + 1`) unless given;
+/// a given value that differs from the header is refused, naming both.
 pub fn verify(
     bytes: &[u8],
     clip: Clip,
-    crowd: u32,
-    frames: u32,
+    crowd: Option<u32>,
+    frames: Option<u32>,
     elmos_per_metre: f64,
 ) -> Result<()> {
-    let spec = crowd_spec(clip, crowd, frames, elmos_per_metre);
     let h = Track::open(bytes)?.header();
+    let file_frames = (h.last_frame - h.first_frame).saturating_add(1);
+    if h.first_frame != 0 {
+        bail!(
+            "the track starts at frame {}; tracks imported from motion start at frame 0",
+            h.first_frame
+        );
+    }
+    let crowd = match crowd {
+        Some(c) if c != h.num_units => bail!(
+            "--crowd {c} differs from the file, whose header holds {} units (leave --crowd out to take the file's)",
+            h.num_units
+        ),
+        _ => h.num_units,
+    };
+    let frames = match frames {
+        Some(f) if f != file_frames => bail!(
+            "--frames {f} differs from the file, whose header holds {file_frames} frames (leave --frames out to take the file's)"
+        ),
+        _ => file_frames,
+    };
+    let mut spec = crowd_spec(clip, crowd, frames, elmos_per_metre);
+    spec.window_length = h.window_length;
+    println!(
+        "match from the header: crowd of {crowd}, {frames} frames, windows of {}",
+        h.window_length
+    );
     let st = spec.verify(bytes)?;
     let tol = h.tolerance_elmos as f64;
     println!(

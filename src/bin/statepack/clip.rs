@@ -7,7 +7,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use statepack::formats::{acl_compare, anim_clip, study_report, study_tracks};
 use statepack::runtime::anim::{Interp, Metric};
 use statepack::runtime::keyframe::{fk_error, gzip_len, plan, PlanOptions};
-use statepack::runtime::motion::{self, Clip};
+use statepack::runtime::motion::Clip;
 use std::path::{Path, PathBuf};
 
 use crate::plot;
@@ -41,40 +41,44 @@ pub struct MotionArgs {
     /// glTF: the animation to read by name (default: the first).
     #[arg(long)]
     pub animation: Option<String>,
-    /// Metres per file unit (default: 0.01 for .sjson, 1 otherwise; the Khronos Fox is 0.01).
-    #[arg(long)]
-    pub unit_m: Option<f64>,
+    #[command(flatten)]
+    pub unit: crate::args::UnitArg,
     /// Keep every Nth frame (2 turns 120 fps into 60 fps).
-    #[arg(long, default_value_t = 1)]
-    pub every: usize,
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub every: u64,
 }
 
 /// The `clip` subcommands.
 #[derive(Subcommand)]
 pub enum ClipCmd {
-    /// Compress a motion file into a statepack clip within a world-space tolerance.
+    /// Compress a motion file into a statepack clip within a world-space tolerance (checked
+    /// on the decoded bytes; exits 1 if the error read back from the file is over it).
+    ///
+    /// The codec meets the tolerance on every input it accepts (it keeps refining until the
+    /// error measured on the decoded bytes is within it); the command reads the file back and
+    /// exits non-zero, naming the figure, if the measured error is over the tolerance.
     Compress {
         #[command(flatten)]
         input: MotionArgs,
         /// Worst allowed error after decoding, millimetres.
-        #[arg(long, default_value_t = 1.0)]
+        #[arg(long, default_value_t = 1.0, value_parser = crate::args::positive, allow_negative_numbers = true)]
         tolerance_mm: f64,
         /// Measure on virtual vertices this far from each joint (centimetres; 0: joints).
-        #[arg(long, default_value_t = 0.0)]
+        #[arg(long, default_value_t = 0.0, value_parser = crate::args::non_negative, allow_negative_numbers = true)]
         shell_cm: f64,
         /// Reconstruction between keys.
         #[arg(long, value_enum, default_value = "auto")]
         interp: InterpArg,
         /// Output file.
-        #[arg(short, long)]
-        out: PathBuf,
+        #[arg(short, long = "output", alias = "out")]
+        output: PathBuf,
     },
     /// Size against worst error over a range of tolerances, linear and cubic keys.
     Sweep {
         #[command(flatten)]
         input: MotionArgs,
         /// Virtual-vertex shell, centimetres (0: joints).
-        #[arg(long, default_value_t = 0.0)]
+        #[arg(long, default_value_t = 0.0, value_parser = crate::args::non_negative, allow_negative_numbers = true)]
         shell_cm: f64,
         /// Also draw the curves into this PNG file (x worst error in mm, y bytes on the left
         /// and B/s on the right, each axis logarithmic when its data spans a decade; legend
@@ -87,12 +91,24 @@ pub enum ClipCmd {
     VersusAcl,
     /// Print the study's tables, computed from the study's clips in the fixtures.
     Study,
-    /// Compress a motion file with the study's pipeline into the study's track container.
+    /// Compress a motion file with the study's pipeline into the study's track container;
+    /// exits 1 when the joints miss the tolerance, as they do at 1 mm on every clip measured.
+    ///
+    /// The study's pipeline holds each track within the tolerance on its own (rotations
+    /// through a 0.35 m lever), not the joints in world space, so the joints usually come out
+    /// over it, and its cubic quantised keys break down on large rotations. At 1 mm: the
+    /// study's walk 4.69 mm (linear float32 keys) and 7.20 mm (cubic quantised); the CMU walk
+    /// 131_01 4.09 mm and 455.58 mm / 180 degrees (from `statepack demo`). The file is
+    /// written either way; the command exits non-zero when the worst joint error decoded from
+    /// the file is over the tolerance, naming it. For a world-space bound use `clip compress`.
     StudyCompress {
         /// Motion file (.bvh, study .json, .sjson, .gltf, .glb).
         motion: PathBuf,
-        /// Keyframe tolerance, millimetres (rotations through a 0.35 m lever).
-        #[arg(long, default_value_t = 1.0)]
+        #[command(flatten)]
+        unit: crate::args::UnitArg,
+        /// Keyframe tolerance, millimetres (rotations through a 0.35 m lever); the command
+        /// fails when the worst joint error from the file is above it.
+        #[arg(long, default_value_t = 1.0, value_parser = crate::args::positive, allow_negative_numbers = true)]
         tolerance_mm: f64,
         /// Linear keys instead of cubic Hermite.
         #[arg(long)]
@@ -101,8 +117,8 @@ pub enum ClipCmd {
         #[arg(long)]
         float: bool,
         /// Output file.
-        #[arg(short, long)]
-        out: PathBuf,
+        #[arg(short, long = "output", alias = "out")]
+        output: PathBuf,
     },
 }
 
@@ -117,17 +133,25 @@ pub fn run(cmd: ClipCmd) -> Result<()> {
         }
         ClipCmd::StudyCompress {
             motion,
+            unit,
             tolerance_mm,
             linear,
             float,
-            out,
-        } => study_compress(&motion, tolerance_mm, !linear, !float, &out),
+            output,
+        } => study_compress(
+            &crate::load_motion(&motion, &unit)?,
+            &motion,
+            tolerance_mm,
+            !linear,
+            !float,
+            &output,
+        ),
         ClipCmd::Compress {
             input,
             tolerance_mm,
             shell_cm,
             interp,
-            out,
+            output,
         } => {
             let clip = load_with(&input)?;
             compress(
@@ -136,7 +160,7 @@ pub fn run(cmd: ClipCmd) -> Result<()> {
                 tolerance_mm,
                 shell_cm,
                 interp.get(),
-                &out,
+                &output,
             )
         }
         ClipCmd::Sweep {
@@ -148,45 +172,21 @@ pub fn run(cmd: ClipCmd) -> Result<()> {
     }
 }
 
-/// Loads a motion file with the command's options.
+/// Loads a motion file with the command's options (length unit, glTF animation, every Nth
+/// frame).
+///
+/// Errors: a bad unit, a file that cannot be read as motion.
 pub fn load_with(a: &MotionArgs) -> Result<Clip> {
-    let path = &a.motion;
-    let ext = path
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
-    let mut clip = match ext.as_str() {
-        "gltf" | "glb" => {
-            let bytes =
-                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-            let opts = motion::gltf::GltfOptions {
-                animation: a.animation.clone(),
-                metres_per_unit: a.unit_m.unwrap_or(1.0),
-                fps: None,
-            };
-            motion::gltf::parse_gltf(&bytes, path.parent(), &opts)
-                .with_context(|| format!("cannot load {}", path.display()))?
-        }
-        "sjson" if a.unit_m.is_some() => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            motion::acl::parse_acl_sjson(&text, a.unit_m.unwrap_or(0.01))
-                .with_context(|| format!("cannot load {}", path.display()))?
-        }
-        _ => load(path)?,
-    };
-    if a.every == 0 {
+    let mut clip = crate::load_motion_with(&a.motion, &a.unit, a.animation.clone(), None)?;
+    let every = usize::try_from(a.every).context("--every is too large")?;
+    if every == 0 {
         bail!("--every must be at least 1");
     }
-    if a.every > 1 {
-        clip.frames = clip.frames.iter().step_by(a.every).cloned().collect();
-        clip.frame_time_s *= a.every as f64;
+    if every > 1 {
+        clip.frames = clip.frames.iter().step_by(every).cloned().collect();
+        clip.frame_time_s *= every as f64;
     }
     Ok(clip)
-}
-
-fn load(path: &Path) -> Result<Clip> {
-    motion::load_motion_file(path).with_context(|| format!("cannot load {}", path.display()))
 }
 
 fn raw_bytes(clip: &Clip) -> usize {
@@ -240,6 +240,19 @@ fn compress(
         shell3 * 1000.0,
         if shell_cm > 0.0 { format!(" on a {shell_cm} cm shell") } else { " on joints".into() }
     );
+    let measured = if shell_cm > 0.0 {
+        statepack::runtime::anim::world_error(clip, &frames, metric.shell_m)
+    } else {
+        joint
+    };
+    // A NaN error counts as over the tolerance.
+    if measured.is_nan() || measured > metric.tolerance_m {
+        bail!(
+            "the worst error decoded from {} is {:.3} mm, over the {mm} mm tolerance",
+            out.display(),
+            measured * 1000.0
+        );
+    }
     Ok(())
 }
 
@@ -343,11 +356,18 @@ fn versus_acl() -> Result<()> {
     Ok(())
 }
 
-fn study_compress(path: &Path, mm: f64, cubic: bool, quantize: bool, out: &Path) -> Result<()> {
+fn study_compress(
+    clip: &Clip,
+    path: &Path,
+    mm: f64,
+    cubic: bool,
+    quantize: bool,
+    out: &Path,
+) -> Result<()> {
     if !(mm.is_finite() && mm > 0.0) {
         bail!("--tolerance-mm must be a positive number, got {mm}");
     }
-    let clip = load(path)?;
+    let clip = clip.clone();
     let raw = study_tracks::encode_raw(&clip)?;
     let p = plan(&clip, PlanOptions::at_mm(mm, cubic, quantize));
     let bytes = study_tracks::encode_plan(&p)?;
@@ -383,6 +403,20 @@ fn study_compress(path: &Path, mm: f64, cubic: bool, quantize: bool, out: &Path)
         from_file.max_m * 1000.0,
         from_file.max_deg
     );
+    if from_file.max_m.is_nan() || from_file.max_m * 1000.0 > mm {
+        bail!(
+            "the study's pipeline missed the tolerance: worst joint error decoded from {} is {:.3} mm ({:.3} deg), over {mm} mm ({} keys; the pipeline bounds each track, not the joints, and its quantised cubic keys break down on large rotations; `clip compress` holds a world-space bound; the file is kept for inspection)",
+            out.display(),
+            from_file.max_m * 1000.0,
+            from_file.max_deg,
+            match (cubic, quantize) {
+                (true, true) => "cubic quantised",
+                (true, false) => "cubic float32",
+                (false, true) => "linear quantised",
+                (false, false) => "linear float32",
+            }
+        );
+    }
     Ok(())
 }
 
@@ -426,8 +460,16 @@ pub fn demo_rows(clip: &Clip) -> Result<()> {
         );
     }
     for (label, cubic, quant) in [
-        ("study tracks, linear float32 keys, 1 mm", false, false),
-        ("study tracks, cubic quantised keys, 1 mm", true, true),
+        (
+            "study pipeline, linear float32 keys, 1 mm keyframe tolerance",
+            false,
+            false,
+        ),
+        (
+            "study pipeline, cubic quantised keys, 1 mm keyframe tolerance",
+            true,
+            true,
+        ),
     ] {
         let p = plan(clip, PlanOptions::at_mm(1.0, cubic, quant));
         let bytes = study_tracks::encode_plan(&p)?;
@@ -437,8 +479,15 @@ pub fn demo_rows(clip: &Clip) -> Result<()> {
             ..clip.clone()
         };
         let e = fk_error(clip, &from_file);
+        // The study's own pipeline: its 1 mm is a per-track keyframe tolerance, so the label
+        // says whether the joints in world space met it.
+        let verdict = if e.max_m <= 0.001 {
+            "meets 1 mm on joints"
+        } else {
+            "misses 1 mm on joints"
+        };
         println!(
-            "| {label} | {} | {:.0} | {:.1}x ({} B) | {} | {:.2} | {:.3} |",
+            "| {label} ({verdict}) | {} | {:.0} | {:.1}x ({} B) | {} | {:.2} | {:.3} |",
             bytes.len(),
             bytes.len() as f64 / secs,
             raw.len() as f64 / bytes.len() as f64,

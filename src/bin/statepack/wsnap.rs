@@ -1,7 +1,7 @@
 //! `statepack wsnap ...`: the world snapshot's own commands (swarm simulation, sample files),
 //! its `demo` row, and the decompressed view for `inspect`.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Subcommand;
 use statepack::formats::world_snapshot::{self as ws, sim, BlobKind, EncodedEntity};
 use statepack::generated::world_snapshot::WorldSnapshot;
@@ -14,14 +14,14 @@ pub enum WsnapCmd {
     /// Run the deterministic bot swarm: downstream KB/s per client (old fixed records,
     /// bit-packed, zstd-framed) and worst quantization errors against the true motion.
     Sim {
-        /// Clients (one bot each).
-        #[arg(long, default_value_t = 128)]
+        /// Clients (one bot each; at least 1).
+        #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..))]
         clients: u32,
-        /// Snapshot rate, Hz.
-        #[arg(long, default_value_t = 60)]
+        /// Snapshot rate, Hz (at least 1).
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
         hz: u32,
-        /// Simulated seconds.
-        #[arg(long, default_value_t = 10.0)]
+        /// Simulated seconds (enough for at least one snapshot).
+        #[arg(long, default_value_t = 10.0, value_parser = crate::args::positive, allow_negative_numbers = true)]
         seconds: f64,
         /// Bots sit idle instead of flying.
         #[arg(long)]
@@ -30,10 +30,10 @@ pub enum WsnapCmd {
         #[arg(long)]
         budget: Option<usize>,
         /// Interest radius, metres.
-        #[arg(long, default_value_t = 1.0e6)]
+        #[arg(long, default_value_t = 1.0e6, value_parser = crate::args::positive, allow_negative_numbers = true)]
         radius: f64,
-        /// Snapshots lost per hundred.
-        #[arg(long, default_value_t = 0)]
+        /// Snapshots lost per hundred (0 to 100).
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
         loss: u32,
         /// Never compress bodies.
         #[arg(long)]
@@ -47,10 +47,10 @@ pub enum WsnapCmd {
         /// Output file.
         #[arg(short, long)]
         output: PathBuf,
-        /// Clients in the swarm.
-        #[arg(long, default_value_t = 16)]
+        /// Clients in the swarm (at least 1).
+        #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
         clients: u32,
-        /// The receiving client.
+        /// The receiving client, 0 to clients - 1.
         #[arg(long, default_value_t = 0)]
         client: u32,
         /// Ticks assembled before the one written (0: every record is full).
@@ -76,6 +76,9 @@ pub fn run(cmd: WsnapCmd) -> Result<()> {
             no_zstd,
             json,
         } => {
+            if seconds * f64::from(hz) < 1.0 {
+                bail!("--seconds {seconds} at --hz {hz} holds no snapshot; give at least one tick");
+            }
             let cfg = sim::SimConfig {
                 clients,
                 tick_hz: hz,
@@ -101,6 +104,12 @@ pub fn run(cmd: WsnapCmd) -> Result<()> {
             ticks,
             zstd,
         } => {
+            if client >= clients {
+                bail!(
+                    "--client {client} is not in the swarm: clients are 0 to {}",
+                    clients - 1
+                );
+            }
             let bytes = swarm_snapshot(clients, client, ticks, zstd)?;
             std::fs::write(&output, &bytes)
                 .with_context(|| format!("cannot write {}", output.display()))?;
@@ -157,7 +166,8 @@ pub fn inspect_decompressed(
 /// The `demo` row: the snapshot one client of a 128-bot flying swarm receives in steady
 /// state (its own entity full-sized with rates and loadout, 127 deltas), against the old
 /// fixed records (64 bytes per update), with the swarm's worst errors over one second.
-pub fn demo_row(out: &mut impl Write) -> Result<()> {
+/// Returns the row's note (blob sizes and error bounds) for the lines under the table.
+pub fn demo_row(out: &mut impl Write) -> Result<String> {
     let bytes = swarm_snapshot(128, 0, 2, false)?;
     let snap = ws::decode(&bytes)?;
     let records = snap.records.len();
@@ -188,13 +198,11 @@ pub fn demo_row(out: &mut impl Write) -> Result<()> {
         dec_s * 1e6
     )?;
     let own = EncodedEntity::new(&sim::bot_state(0, 0.0, true, 1));
-    writeln!(
-        out,
-        "\nMsgWorldSnapshot: blobs of {} B (delta) and {} B (full own entity), as the spec's goldens; error bounds {:.3} m, {:.3} deg (docs/formats/world_snapshot.md); encode = every entity's four blobs",
+    Ok(format!(
+        "MsgWorldSnapshot row: blobs of {} B (delta) and {} B (full own entity), as the spec's goldens; error bounds {:.3} m, {:.3} deg (docs/formats/world_snapshot.md); encode = every entity's four blobs",
         own.blob(BlobKind::DELTA).len(),
         own.blob(BlobKind::FULL.own()).len(),
         r.pos_bound_m,
         r.rot_bound_rad.to_degrees()
-    )?;
-    Ok(())
+    ))
 }

@@ -602,14 +602,19 @@ impl MatchSpec {
     }
 
     /// Every recorded sample measured against a track made from this match: the worst of each
-    /// kind, with the track read window by window (as `verify` does).
+    /// kind, with the track read window by window (as `verify` does). Every chunk is read,
+    /// the ones that hold no measured sample too (info, features, terrain), so a track that
+    /// does not fully decode is never reported as within its tolerance.
     ///
-    /// Errors: the track does not read.
+    /// Errors: the track, or any of its chunks, does not read.
     pub fn verify(&self, bytes: &[u8]) -> Result<Stats, DecodeError> {
         let t = Track::open(bytes)?;
         let h = t.header();
+        t.info()?;
+        t.features()?;
         let mut st = Stats::default();
         for k in 0..t.num_windows() {
+            t.terrain(k)?;
             let w = t.window(k)?;
             let (s, e) = h.window_span(k);
             let input = self.window(s, e);

@@ -488,6 +488,66 @@ pub struct WindowInput {
     pub terrain: Vec<TerrainChange>,
 }
 
+/// A rotation the writer can store: finite, and long enough to normalise (a recorded
+/// rotation need not be exactly unit length; one shorter than 1e-6 has no direction).
+fn storable_rotation(q: DQuat) -> bool {
+    q.is_finite() && q.length() >= 1e-6
+}
+
+/// Checks every recorded sample of a window before anything is thinned: positions, piece
+/// offsets and projectile velocities finite, rotations finite and not of zero length. The
+/// quantizers would otherwise store a NaN or infinite value as a wrapped or saturated code,
+/// and a zero-length rotation as the identity, without a word.
+///
+/// Errors: [`WriteError::Input`] naming the unit (serial), piece or projectile, the frame and
+/// the value.
+pub fn check_samples(input: &WindowInput) -> Result<(), WriteError> {
+    let bad = |what: String| Err(WriteError::Input(what));
+    for u in &input.units {
+        for x in &u.samples {
+            if !x.pos.is_finite() {
+                return bad(format!(
+                    "unit serial {} at frame {}: position {} is not finite",
+                    u.serial, x.frame, x.pos
+                ));
+            }
+            if !storable_rotation(x.rot) {
+                return bad(format!(
+                    "unit serial {} at frame {}: rotation {} is not a finite rotation of non-zero length",
+                    u.serial, x.frame, x.rot
+                ));
+            }
+        }
+        for p in &u.pieces {
+            for x in &p.samples {
+                if !x.offset.is_finite() {
+                    return bad(format!(
+                        "unit serial {} piece {} at frame {}: offset {} is not finite",
+                        u.serial, p.piece, x.frame, x.offset
+                    ));
+                }
+                if !storable_rotation(x.rot) {
+                    return bad(format!(
+                        "unit serial {} piece {} at frame {}: rotation {} is not a finite rotation of non-zero length",
+                        u.serial, p.piece, x.frame, x.rot
+                    ));
+                }
+            }
+        }
+    }
+    for p in &input.projectiles {
+        for x in &p.samples {
+            if !(x.pos.is_finite() && x.vel.is_finite()) {
+                return bad(format!(
+                    "projectile serial {} at frame {}: position {} or velocity {} is not finite",
+                    p.serial, x.frame, x.pos, x.vel
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Keys written and worst errors, over the windows written so far.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
@@ -804,11 +864,14 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
 
     /// Thins, lays out, writes and checks the next window.
     ///
-    /// Errors: a value that does not fit, a reference not in the window, a recorded sample
-    /// further than the tolerance (named), or I/O.
+    /// Errors: a recorded sample that is not a number the track can hold
+    /// ([`check_samples`]: a NaN or infinite position, offset or velocity, a NaN, infinite or
+    /// zero-length rotation), a value that does not fit, a reference not in the window, a
+    /// recorded sample further than the tolerance (named), or I/O.
     pub fn push(&mut self, input: &WindowInput) -> Result<(), WriteError> {
         let k = self.next_window;
         let (start, end) = self.header.window_span(k);
+        check_samples(input)?;
         let window = self.build(input, k, start, end)?;
         let main = window.to_chunk()?;
         let rows = self.terrain_rows(&input.terrain, k, start, end)?;

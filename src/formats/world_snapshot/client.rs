@@ -12,6 +12,14 @@
 //!   occupant of the slot (reordered or late) and is dropped ([`ApplyReport::stale`]).
 //! - A despawn removes the entity and its cache entry; the next record for that index must
 //!   be full.
+//! - Tick-order guard: snapshots can arrive late and out of order, so every entity index keeps
+//!   the tick of the newest snapshot that changed it (a record or a despawn,
+//!   [`ClientDecoder::last_tick`]). A record from a snapshot whose tick is not newer than that
+//!   is dropped ([`ApplyReport::late`]): a late, older snapshot never moves an entity back, and
+//!   a late full record never brings back an entity despawned at a newer tick. A despawn from
+//!   a snapshot older than the entity's newest record is dropped too (the entity was seen
+//!   alive after it). Records and despawns of the same snapshot apply in that order, as
+//!   before. The map holds one `u32` per entity index ever seen.
 
 use super::{decode, DecodedEntity, RecordView};
 use statepack_runtime::io::DecodeError;
@@ -82,6 +90,9 @@ pub struct ClientDecoder {
     pub entities: HashMap<u32, DecodedEntity>,
     /// Decoded ticks, echoed to the server.
     pub acks: AckWindow,
+    /// Per entity index, the tick of the newest snapshot whose record or despawn was applied
+    /// to it (kept after a despawn, so a late record cannot resurrect the entity).
+    pub last_tick: HashMap<u32, u32>,
 }
 
 /// What one snapshot did to the client.
@@ -95,6 +106,9 @@ pub struct ApplyReport {
     pub stale: usize,
     /// Entities despawned.
     pub despawned: usize,
+    /// Records and despawns dropped by the tick-order guard: the entity already holds the
+    /// state of a newer snapshot.
+    pub late: usize,
 }
 
 impl ClientDecoder {
@@ -103,10 +117,12 @@ impl ClientDecoder {
         Self::default()
     }
 
-    /// Decodes a snapshot and applies it. Errors: the snapshot does not decode (nothing is
-    /// applied and the tick is not acked).
+    /// Decodes a snapshot and applies it, with the guards of the
+    /// [module documentation](self) (unknown deltas, stale generations, tick order). Errors:
+    /// the snapshot does not decode (nothing is applied and the tick is not acked).
     pub fn apply(&mut self, bytes: &[u8]) -> Result<ApplyReport, DecodeError> {
         let snap = decode(bytes)?;
+        let tick = snap.tick;
         let mut rep = ApplyReport::default();
         for r in &snap.records {
             let mut e = RecordView {
@@ -115,6 +131,10 @@ impl ClientDecoder {
             }
             .entity();
             let idx = e.entity_index;
+            if self.last_tick.get(&idx).is_some_and(|&t| tick <= t) {
+                rep.late += 1;
+                continue;
+            }
             if r.full {
                 let c = CacheEntry {
                     generation: e.generation.unwrap_or(0),
@@ -140,9 +160,15 @@ impl ClientDecoder {
                 }
             }
             self.entities.insert(idx, e);
+            self.last_tick.insert(idx, tick);
             rep.applied += 1;
         }
         for d in &snap.despawns {
+            if self.last_tick.get(d).is_some_and(|&t| tick < t) {
+                rep.late += 1;
+                continue;
+            }
+            self.last_tick.insert(*d, tick);
             if self.entities.remove(d).is_some() {
                 rep.despawned += 1;
             }
