@@ -1271,19 +1271,3 @@ fn demo_labels_and_order() {
         assert!(cells[0].ends_with(label), "{row}");
     }
 }
-
-/// `.ci/run` finds the fixtures only next to the clone or through `STATEPACK_FIXTURES`: no
-/// search of the folders above and no absolute fallback.
-#[test]
-fn ci_script_looks_for_fixtures_only_next_to_the_clone() {
-    let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/run")).unwrap();
-    let code: Vec<&str> = script
-        .lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .collect();
-    let code = code.join("\n");
-    assert!(!code.contains("/work"), "{code}");
-    assert!(!code.contains("while "), "{code}");
-    assert!(!code.contains("export STATEPACK_FIXTURES="), "{code}");
-    assert!(code.contains("cargo test --workspace"), "{code}");
-}
