@@ -597,7 +597,7 @@ fn clip_commands() {
         std::fs::read(dir.path("w.clip")).unwrap(),
         std::fs::read(dir.path("w2.clip")).unwrap()
     );
-    assert!(ok(d, &["inspect", "w.clip"]).contains("statepack animation clip v1"));
+    assert!(ok(d, &["inspect", "w.clip"]).contains("statepack animation clip v2"));
     let out = ok(d, &["clip", "study-compress", &walk, "-o", "w.strk"]);
     assert!(out.contains("6688 bytes"), "{out}");
     assert!(ok(d, &["inspect", "w.strk"]).contains("quantized_keys"));

@@ -453,3 +453,114 @@ impl Decoder {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anim::{AnimatedTrack, BoneTracks};
+
+    /// A clip of one bone whose translation has keys at `frames` (values 0, 1, 4, 9, … in x).
+    fn clip(frames: &[u16], num_frames: u16, interp: Interp) -> EncodedClip {
+        let k = frames.len();
+        let q: Vec<u32> = (0..k)
+            .flat_map(|i| [(i * i) as u32, i as u32, 0])
+            .collect();
+        EncodedClip {
+            sample_rate: 10.0,
+            num_frames,
+            interp,
+            bones: vec![BoneTracks {
+                rotation: Track::Default,
+                translation: Track::Animated(AnimatedTrack {
+                    comps: 3,
+                    frames: frames.to_vec(),
+                    bits: vec![12, 12, 0],
+                    lo: vec![0.0; 3],
+                    extent: vec![4095.0, 4095.0, 0.0],
+                    q,
+                    delta: false,
+                }),
+                scale: Track::Constant(vec![2.0, 2.0, 2.0]),
+            }],
+        }
+    }
+
+    /// The segment by a plain search, and the value as the format defines it.
+    fn reference(frames: &[u16], x: f32, cubic: bool) -> f32 {
+        let t: Vec<f64> = frames.iter().map(|&f| f64::from(f)).collect();
+        let v: Vec<f64> = (0..t.len()).map(|i| (i * i) as f64).collect();
+        let n = t.len();
+        let x = f64::from(x);
+        let i = (0..n - 1).rev().find(|&i| t[i] <= x).unwrap_or(0).min(n - 2);
+        let h = t[i + 1] - t[i];
+        let u = ((x - t[i]) / h).clamp(0.0, 1.0);
+        if !cubic {
+            return (v[i] + (v[i + 1] - v[i]) * u) as f32;
+        }
+        let slope = |j: usize| {
+            let (a, b) = if j == 0 {
+                (0, 1)
+            } else if j == n - 1 {
+                (n - 2, n - 1)
+            } else {
+                (j - 1, j + 1)
+            };
+            (v[b] - v[a]) / (t[b] - t[a]) * h
+        };
+        let (m0, m1) = (slope(i), slope(i + 1));
+        let (u2, u3) = (u * u, u * u * u);
+        ((2.0 * u3 - 3.0 * u2 + 1.0) * v[i]
+            + (u3 - 2.0 * u2 + u) * m0
+            + (-2.0 * u3 + 3.0 * u2) * v[i + 1]
+            + (u3 - u2) * m1) as f32
+    }
+
+    #[test]
+    fn bucket_tables_with_steps_find_every_segment() {
+        // Keys bunched at the start and the end of a long clip: large buckets holding several
+        // keys each, so the lookup must step.
+        let frames: Vec<u16> = [0u16, 1, 2, 3, 5, 8, 13, 200, 201, 202, 990, 995, 999]
+            .to_vec();
+        for interp in [Interp::Linear, Interp::Cubic] {
+            let c = clip(&frames, 1000, interp);
+            let d = Decoder::new(&c);
+            assert!(d.heads[0].shift > 0 && d.heads[0].steps > 0, "{:?}", d.heads[0]);
+            let mut out = [Pose32::IDENTITY; 2];
+            let mut seq = [Pose32::IDENTITY; 1];
+            let mut cur = d.cursor();
+            let whole = d.decompress();
+            for i in 0..4000 {
+                let x = i as f32 * 0.25;
+                d.sample(x / 10.0, &mut out);
+                let want = reference(&frames, x, interp == Interp::Cubic);
+                let got = out[0].translation.x;
+                assert!(
+                    (got - want).abs() <= 1e-3 * want.abs().max(1.0),
+                    "{interp:?} frame {x}: {got} against {want}"
+                );
+                assert_eq!(out[0].scale, Vec3::splat(2.0));
+                assert_eq!(out[1], Pose32::IDENTITY, "entries past the bones are left alone");
+                d.sample_cursor(x / 10.0, &mut cur, &mut seq);
+                assert_eq!(seq[0], out[0], "cursor at frame {x}");
+                if i % 4 == 0 {
+                    assert_eq!(seq[0].to_local(), whole[i / 4][0]);
+                }
+            }
+            // Backwards, beyond the ends, and NaN.
+            for t in [50.0, 99.95, 0.05, -3.0, f32::NAN, 1e9] {
+                d.sample(t, &mut out);
+                d.sample_cursor(t, &mut cur, &mut seq);
+                assert_eq!(seq[0], out[0], "t = {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn working_memory_is_bounded_by_the_keys() {
+        // Two keys over 65 535 frames: the table has at most two buckets per key.
+        let c = clip(&[0, 65_534], 65_535, Interp::Cubic);
+        let d = Decoder::new(&c);
+        assert!(d.lut.len() <= 4, "{}", d.lut.len());
+        assert_eq!(d.frames.len(), 2);
+    }
+}

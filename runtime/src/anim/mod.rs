@@ -519,10 +519,10 @@ pub fn index_bits(frames: &[u16]) -> u8 {
     bits_for(u64::from(max_gap))
 }
 
-/// Descriptor bytes of an animated track: kind, components, key count (2), gap width,
-/// coding flags, per component width, lo and extent (5).
+/// Descriptor bytes of an animated track: kind, flags (component count, coding, gap width),
+/// key count (2), per component width, lo and extent (5).
 pub fn animated_descriptor_len(comps: usize) -> usize {
-    1 + 1 + 2 + 1 + 1 + comps * 5
+    1 + 1 + 2 + comps * 5
 }
 
 /// Stream bits of an animated track (gaps and values).
@@ -534,6 +534,159 @@ pub fn animated_stream_bits(a: &AnimatedTrack) -> usize {
         plain_value_bits(a.frames.len(), &a.bits)
     };
     a.frames.len().saturating_sub(2) * usize::from(ib) + values
+}
+
+/// Largest `shift` of a fixed-point constant: its grid step is `2^-shift`.
+pub const MAX_CONST_SHIFT: u8 = 60;
+/// Largest width of a fixed-point constant's zigzag codes (integers below 2^24 in magnitude,
+/// which float32 holds exactly).
+pub const MAX_CONST_WIDTH: u8 = 25;
+
+/// The share of the tolerance left by a constant's spread that rounding it to a grid may take
+/// (one part in this many).
+const CONST_GRID_SHARE: f64 = 16.0;
+
+/// `2^-shift` as f32 (exact for `shift` ≤ 126).
+fn pow2_neg(shift: u8) -> f32 {
+    f32::from_bits((127 - u32::from(shift.min(126))) << 23)
+}
+
+/// The value of a fixed-point constant's component: `unzigzag(code) × 2^-shift`.
+pub fn fixed_point_value(code: u32, shift: u8) -> f32 {
+    unzigzag(u64::from(code)) as f32 * pow2_neg(shift)
+}
+
+/// A constant's values as fixed point, when that reproduces every one bit for bit: the
+/// smallest `shift` (0..=[`MAX_CONST_SHIFT`]) at which each value is an integer multiple of
+/// `2^-shift`, the width of the largest zigzag code, and the codes. `None` when no shift does
+/// (the constant is stored as float32).
+pub fn fixed_point(values: &[f32]) -> Option<(u8, u8, Vec<u32>)> {
+    if values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    for shift in 0..=MAX_CONST_SHIFT {
+        let scale = 2f64.powi(i32::from(shift));
+        let qs: Vec<f64> = values.iter().map(|&v| f64::from(v) * scale).collect();
+        if qs.iter().any(|q| q.fract() != 0.0) {
+            continue;
+        }
+        if qs.iter().any(|q| q.abs() >= f64::from(1u32 << 24)) {
+            return None;
+        }
+        let codes: Vec<u32> = qs.iter().map(|&q| zigzag(q as i64) as u32).collect();
+        if codes
+            .iter()
+            .zip(values)
+            .any(|(&c, v)| fixed_point_value(c, shift).to_bits() != v.to_bits())
+        {
+            return None; // −0.0 has no fixed-point code
+        }
+        let width = codes.iter().map(|&c| bits_for(u64::from(c))).max().unwrap_or(0);
+        return Some((shift, width, codes));
+    }
+    None
+}
+
+/// How a constant track is stored: `Some((shift, width, codes))` for fixed point (when it
+/// reproduces the values and takes fewer bits), `None` for float32.
+pub fn constant_layout(values: &[f32]) -> Option<(u8, u8, Vec<u32>)> {
+    let (shift, width, codes) = fixed_point(values)?;
+    let fixed_bits = 3 * 8 + values.len() * usize::from(width);
+    let float_bits = (2 + 4 * values.len()) * 8;
+    (fixed_bits < float_bits).then_some((shift, width, codes))
+}
+
+/// Descriptor bytes and stream bits of a constant track (see [`constant_layout`]).
+pub fn constant_cost(values: &[f32]) -> (usize, usize) {
+    match constant_layout(values) {
+        Some((_, width, _)) => (3, values.len() * usize::from(width)),
+        None => (2 + 4 * values.len(), 0),
+    }
+}
+
+/// The value the decoder holds for a constant track, in f64 (rotations: `w` derived from
+/// three components or four renormalised).
+fn constant_value(role: Role, v: &[f32]) -> [f64; 4] {
+    let mut o = [0.0f64; 4];
+    for (slot, x) in o.iter_mut().zip(v) {
+        *slot = f64::from(*x);
+    }
+    if role == Role::Rotation {
+        if v.len() == 3 {
+            o[3] = (1.0 - (o[0] * o[0] + o[1] * o[1] + o[2] * o[2])).max(0.0).sqrt();
+        }
+        let l = o.iter().map(|x| x * x).sum::<f64>().sqrt();
+        o = if l > 0.0 {
+            o.map(|x| x / l)
+        } else {
+            [0.0, 0.0, 0.0, 1.0]
+        };
+    }
+    o
+}
+
+/// A constant within `tol` of every frame on the coarsest power-of-two grid that keeps it
+/// within its spread (the centre's worst error) plus 1/[`CONST_GRID_SHARE`] of the rest:
+/// the centre of the samples (per component midrange; for rotations the normalised mean,
+/// stored as x, y, z when its `w ≥` [`DROP_W_MIN`], else all four), each component rounded
+/// to a multiple of `2^-shift` for `shift` from 0 up. `None` when no grid up to
+/// [`MAX_CONST_SHIFT`] holds it.
+fn constant_for(role: Role, s: &Samples, tol: f64) -> Option<Vec<f32>> {
+    let mut centre = [0.0f64; 4];
+    let nc = if role == Role::Rotation {
+        for x in &s.v {
+            for c in 0..4 {
+                centre[c] += x[c];
+            }
+        }
+        let l = centre.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if !(l > 0.0) {
+            return None;
+        }
+        centre = centre.map(|x| x / l);
+        if centre[3] < 0.0 {
+            centre = centre.map(|x| -x);
+        }
+        if centre[3] >= DROP_W_MIN {
+            3
+        } else {
+            4
+        }
+    } else {
+        for c in 0..3 {
+            let mn = s.v.iter().map(|x| x[c]).fold(f64::INFINITY, f64::min);
+            let mx = s.v.iter().map(|x| x[c]).fold(f64::NEG_INFINITY, f64::max);
+            centre[c] = 0.5 * (mn + mx);
+        }
+        3
+    };
+    // The grid may add a sixteenth of what the centre leaves of the tolerance: constants are
+    // cheap, and error spent here would be taken from the animated tracks.
+    let exact = constant_value(role, &centre[..nc].iter().map(|&c| c as f32).collect::<Vec<_>>());
+    let spread = s.v.iter().map(|x| err_of(role, 4, &exact, x)).fold(0.0, f64::max);
+    if spread > tol {
+        return None;
+    }
+    let tol = spread + (tol - spread) / CONST_GRID_SHARE;
+    for shift in 0..=MAX_CONST_SHIFT {
+        let scale = 2f64.powi(i32::from(shift));
+        let qs: Vec<i64> = centre[..nc]
+            .iter()
+            .map(|&c| (c * scale).round() as i64)
+            .collect();
+        if qs.iter().any(|q| q.unsigned_abs() >= 1 << 24) {
+            return None;
+        }
+        let cand: Vec<f32> = qs
+            .iter()
+            .map(|&q| q as f32 * pow2_neg(shift))
+            .collect();
+        let rec = constant_value(role, &cand);
+        if s.v.iter().all(|x| err_of(role, 4, &rec, x) <= tol) {
+            return Some(cand);
+        }
+    }
+    None
 }
 
 fn encode_track(role: Role, s: &Samples, tol: f64, cubic: bool) -> Track {
@@ -550,20 +703,15 @@ fn encode_track(role: Role, s: &Samples, tol: f64, cubic: bool) -> Track {
     if s.v.iter().all(|x| comp_err(&default, x) <= tol) {
         return Track::Default;
     }
+    if let Some(c) = constant_for(role, s, tol) {
+        return Track::Constant(c);
+    }
     // Constant: the f32 value of the first frame, checked as stored.
     let c32: Vec<f32> = match role {
         Role::Rotation => as_f32(&first),
         _ => as_f32(&first)[..3].to_vec(),
     };
-    let mut c64 = [0.0f64; 4];
-    for (i, x) in c32.iter().enumerate() {
-        c64[i] = f64::from(*x);
-    }
-    if role == Role::Rotation {
-        let l = c64.iter().map(|x| x * x).sum::<f64>().sqrt();
-        c64 = c64.map(|x| x / l);
-    }
-    if s.v.iter().all(|x| comp_err(&c64, x) <= tol) {
+    if s.v.iter().all(|x| comp_err(&constant_value(role, &c32), x) <= tol) {
         return Track::Constant(c32);
     }
     // Per component range, stored as f16 bounds that cover every sample.
@@ -828,7 +976,11 @@ pub fn encoded_size(e: &EncodedClip) -> usize {
         for t in [&b.rotation, &b.translation, &b.scale] {
             bytes += match t {
                 Track::Default => 1,
-                Track::Constant(v) => 2 + 4 * v.len(),
+                Track::Constant(v) => {
+                    let (b, s) = constant_cost(v);
+                    bits += s;
+                    b
+                }
                 Track::Animated(a) => {
                     bits += animated_stream_bits(a);
                     animated_descriptor_len(a.comps)
