@@ -265,6 +265,15 @@ fn short_cuts_take_at_most_85_percent_of_acl() {
     for r in rows {
         let c = compress(&r.clip, r.metric, None).unwrap();
         assert!(c.verified_error_m <= r.metric.tolerance_m, "{}", r.label);
+        eprintln!(
+            "| {} | {} | {} | {} | {:.3} mm | {:.2} |",
+            r.label,
+            r.acl_bytes,
+            r.acl_error,
+            c.bytes.len(),
+            c.verified_error_m * 1000.0,
+            c.bytes.len() as f64 / r.acl_bytes as f64
+        );
         assert!(
             (c.bytes.len() as f64) <= 0.85 * r.acl_bytes as f64,
             "{}: {} bytes against ACL's {}",
@@ -272,6 +281,41 @@ fn short_cuts_take_at_most_85_percent_of_acl() {
             c.bytes.len(),
             r.acl_bytes
         );
+    }
+    // One-second cuts of the CMU walk (no ACL figure for them): printed, and checked against
+    // the tolerance and a tenth of raw float32.
+    let Some(p) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") else {
+        return;
+    };
+    let walk = statepack_runtime::motion::load_motion_file(&p).expect("read");
+    let mut w60 = walk.clone();
+    w60.frames = walk.frames.iter().step_by(2).take(60).cloned().collect();
+    w60.frame_time_s *= 2.0;
+    let mut w120 = walk;
+    w120.frames.truncate(120);
+    for (label, clip) in [("60 fps, 60 frames", w60), ("120 fps, 120 frames", w120)] {
+        for metric in [
+            Metric {
+                tolerance_m: 0.00724,
+                shell_m: 0.0,
+            },
+            Metric {
+                tolerance_m: 0.0001,
+                shell_m: 0.03,
+            },
+        ] {
+            let c = compress(&clip, metric, None).unwrap();
+            assert!(c.verified_error_m <= metric.tolerance_m);
+            let raw = clip.frame_count() * clip.skeleton.len() * 40;
+            assert!(c.bytes.len() * 10 < raw, "{label}: {} of {raw}", c.bytes.len());
+            eprintln!(
+                "| cmu-131-01-walk, first second, {label}, {} mm, shell {} cm | {} | {:.3} mm |",
+                metric.tolerance_m * 1000.0,
+                metric.shell_m * 100.0,
+                c.bytes.len(),
+                c.verified_error_m * 1000.0
+            );
+        }
     }
 }
 
