@@ -162,6 +162,19 @@ fn bad_files_name_the_track() {
     }
     let e = anim_clip::from_raw(&bad).unwrap_err().to_string();
     assert!(e.contains(&format!("bones[{cb}].translation")) && e.contains("width"), "{e}");
+    // The offset is the descriptor's: after the 14-byte header and every earlier track.
+    let at = 14
+        + raw.bones[..cb]
+            .iter()
+            .map(|t| t.rotation.encoded_len() + t.translation.encoded_len() + t.scale.encoded_len())
+            .sum::<usize>()
+        + raw.bones[cb].rotation.encoded_len();
+    assert!(e.contains(&format!("(byte offset {at})")), "{e}");
+    assert_eq!(
+        &c.bytes[at..at + 1],
+        &[3],
+        "the kind byte of a fixed-point constant"
+    );
     raw.bits.truncate(raw.bits.len() / 2);
     let e = anim_clip::from_raw(&raw).unwrap_err();
     assert!(e.to_string().contains("bit stream"), "{e}");

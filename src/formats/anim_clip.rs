@@ -301,7 +301,8 @@ pub fn from_raw(file: &AnimClip) -> Result<EncodedClip, DecodeError> {
         b: &file.bits,
         pos: 0,
     };
-    let mut offset = 16usize;
+    // Magic 4, version 1, flags 1, num_frames 2, sample_rate 4, num_bones 2.
+    let mut offset = 14usize;
     let mut bones = Vec::with_capacity(file.bones.len());
     for (b, bt) in file.bones.iter().enumerate() {
         let mut slots = [Track::Default, Track::Default, Track::Default];
