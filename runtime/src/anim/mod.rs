@@ -640,7 +640,7 @@ fn constant_for(role: Role, s: &Samples, tol: f64) -> Option<Vec<f32>> {
             }
         }
         let l = centre.iter().map(|x| x * x).sum::<f64>().sqrt();
-        if !(l > 0.0) {
+        if l.is_nan() || l <= 0.0 {
             return None;
         }
         centre = centre.map(|x| x / l);
