@@ -1,22 +1,31 @@
-//! Decoding one 31-bone pose of the CMU walk (`motion/cmu-131-01-walk.bvh` at 60 fps, every
-//! 2nd frame) from statepack clips, against the baseline of lerping two raw float32 frames
-//! (10 floats per bone, the layout the study calls raw) in the same run.
+//! Decoding one full local pose from statepack clips, against the baseline of lerping two raw
+//! float32 frames of the same clip (10 floats per bone, the layout the study calls raw) in the
+//! same run.
 //!
-//! `cargo bench --bench anim_clip`. Without the fixture the bench prints that it skipped.
+//! Clips: `motion/cmu-104-30.acl.sjson` (44 bones, 24 fps, 273 frames) and the CMU walk
+//! `motion/cmu-131-01-walk.bvh` at 60 fps (every 2nd frame; 31 bones, 498 frames), each at the
+//! two settings of the comparison with the Animation Compression Library: 0.1 mm on a 3 cm
+//! shell and 7.24 mm on joints (the encoder picks the reconstruction). Random access takes
+//! `(i × 0.7) mod (frames − 1)` frames, sequential playback advances a quarter frame per call.
+//! Each clip's bytes are printed before its group runs.
+//!
+//! `cargo bench --bench anim_clip`. Without the fixtures the bench prints that it skipped.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use glam::{Quat, Vec3};
 use statepack::formats::anim_clip;
-use statepack_runtime::anim::{Decoder, Interp, Metric, Pose32};
+use statepack_runtime::anim::{Decoder, Metric, Pose32};
+use statepack_runtime::motion::Clip;
 
-fn bench(c: &mut Criterion) {
-    let Ok(path) = statepack_runtime::fixtures::fixture_path("motion/cmu-131-01-walk.bvh") else {
-        eprintln!("skipped: fixture motion/cmu-131-01-walk.bvh not found");
-        return;
+fn load(rel: &str) -> Option<Clip> {
+    let Ok(path) = statepack_runtime::fixtures::fixture_path(rel) else {
+        eprintln!("skipped: fixture {rel} not found");
+        return None;
     };
-    let mut clip = statepack_runtime::motion::load_motion_file(&path).expect("read the walk");
-    clip.frames = clip.frames.iter().step_by(2).cloned().collect();
-    clip.frame_time_s *= 2.0;
+    Some(statepack_runtime::motion::load_motion_file(&path).expect("read the clip"))
+}
+
+fn bench_clip(c: &mut Criterion, name: &str, clip: &Clip) {
     let nb = clip.skeleton.len();
     let n = clip.frame_count();
     let fps = clip.fps() as f32;
@@ -46,7 +55,38 @@ fn bench(c: &mut Criterion) {
         scale: Vec3::ONE,
     };
     let mut out = vec![blank; nb];
-    let mut g = c.benchmark_group("pose_31_bones");
+    let settings = [
+        (
+            "0.1 mm on a 3 cm shell",
+            Metric {
+                tolerance_m: 0.0001,
+                shell_m: 0.03,
+            },
+        ),
+        (
+            "7.24 mm on joints",
+            Metric {
+                tolerance_m: 0.00724,
+                shell_m: 0.0,
+            },
+        ),
+    ];
+    let decoders: Vec<(String, Decoder, Vec<u8>)> = settings
+        .iter()
+        .map(|(label, metric)| {
+            let cl = anim_clip::compress(clip, *metric, None).expect("compress");
+            eprintln!(
+                "{name}, {label}: {} bytes, {:?} keys, worst error {:.4} mm (raw float32 {} bytes)",
+                cl.bytes.len(),
+                cl.report.interp,
+                cl.verified_error_m * 1000.0,
+                raw.len() * 4
+            );
+            let dec = Decoder::new(&anim_clip::read(&cl.bytes).expect("read"));
+            ((*label).to_owned(), dec, cl.bytes)
+        })
+        .collect();
+    let mut g = c.benchmark_group(format!("pose {name}"));
     g.bench_function("raw float32 lerp of two frames", |b| {
         let mut i = 0;
         let mut o = vec![0f32; nb * 10];
@@ -66,65 +106,42 @@ fn bench(c: &mut Criterion) {
             black_box(&o);
         })
     });
-    for (label, mm, shell) in [
-        ("7.22 mm joint", 7.22, 0.0),
-        ("0.17 mm on a 3 cm shell", 0.17, 0.03),
-    ] {
-        for interp in [Interp::Linear, Interp::Cubic] {
-            let cl = anim_clip::compress(
-                &clip,
-                Metric {
-                    tolerance_m: mm / 1000.0,
-                    shell_m: shell,
-                },
-                Some(interp),
-            )
-            .expect("compress");
-            let dec = Decoder::new(&anim_clip::read(&cl.bytes).expect("read"));
-            g.bench_function(
-                format!(
-                    "statepack {label}, {interp:?}, {} B, random access",
-                    cl.bytes.len()
-                ),
-                |b| {
-                    let mut i = 0;
-                    b.iter(|| {
-                        dec.sample(times[i % times.len()], &mut out);
-                        i += 1;
-                        black_box(&out);
-                    })
-                },
-            );
-            g.bench_function(
-                format!(
-                    "statepack {label}, {interp:?}, {} B, cursor",
-                    cl.bytes.len()
-                ),
-                |b| {
-                    let mut i = 0;
-                    let mut cur = dec.cursor();
-                    b.iter(|| {
-                        dec.sample_cursor(seq[i % seq.len()], &mut cur, &mut out);
-                        i += 1;
-                        black_box(&out);
-                    })
-                },
-            );
-        }
+    for (label, dec, bytes) in &decoders {
+        g.bench_function(format!("{label}, {} B, random access", bytes.len()), |b| {
+            let mut i = 0;
+            b.iter(|| {
+                dec.sample(times[i % times.len()], &mut out);
+                i += 1;
+                black_box(&out);
+            })
+        });
+        g.bench_function(format!("{label}, {} B, cursor", bytes.len()), |b| {
+            let mut i = 0;
+            let mut cur = dec.cursor();
+            b.iter(|| {
+                dec.sample_cursor(seq[i % seq.len()], &mut cur, &mut out);
+                i += 1;
+                black_box(&out);
+            })
+        });
     }
     g.finish();
-    let cl = anim_clip::compress(
-        &clip,
-        Metric {
-            tolerance_m: 0.00722,
-            shell_m: 0.0,
-        },
-        None,
-    )
-    .expect("compress");
-    c.bench_function("anim_clip read + unpack (whole clip)", |b| {
-        b.iter(|| Decoder::new(&anim_clip::read(black_box(&cl.bytes)).expect("read")))
-    });
+    let bytes = &decoders[1].2;
+    c.bench_function(
+        &format!("{name}: read + unpack the 7.24 mm clip ({} B)", bytes.len()),
+        |b| b.iter(|| Decoder::new(&anim_clip::read(black_box(bytes)).expect("read"))),
+    );
+}
+
+fn bench(c: &mut Criterion) {
+    if let Some(clip) = load("motion/cmu-104-30.acl.sjson") {
+        bench_clip(c, "cmu-104-30 (44 bones)", &clip);
+    }
+    if let Some(mut clip) = load("motion/cmu-131-01-walk.bvh") {
+        clip.frames = clip.frames.iter().step_by(2).cloned().collect();
+        clip.frame_time_s *= 2.0;
+        bench_clip(c, "cmu-131-01-walk 60 fps (31 bones)", &clip);
+    }
 }
 
 criterion_group! {

@@ -7,7 +7,7 @@ pub const SCHEMA_FILE: &str = "schema/anim_clip.ksy";
 pub const SCHEMA_ID: &str = "anim_clip";
 /// Enum `track_kind`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/anim_clip.ksy` line 124.
+/// Schema: `schema/anim_clip.ksy` line 143.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum TrackKind {
     /// Identity rotation, zero translation or unit scale. default_value (stored as 0).
@@ -19,6 +19,9 @@ pub enum TrackKind {
     /// Keys in the bit stream. animated (stored as 2).
     #[serde(rename = "animated")]
     Animated,
+    /// One value on a power-of-two grid, its integers in the bit stream. fixed_point_constant (stored as 3).
+    #[serde(rename = "fixed_point_constant")]
+    FixedPointConstant,
 }
 impl TrackKind {
     /// The enum's name in the schema.
@@ -30,6 +33,7 @@ impl TrackKind {
             TrackKind::DefaultValue => 0,
             TrackKind::Constant => 1,
             TrackKind::Animated => 2,
+            TrackKind::FixedPointConstant => 3,
         }
     }
     /// The value stored as `v`, or `None` when `v` is not in the enum.
@@ -39,6 +43,7 @@ impl TrackKind {
             0 => Some(TrackKind::DefaultValue),
             1 => Some(TrackKind::Constant),
             2 => Some(TrackKind::Animated),
+            3 => Some(TrackKind::FixedPointConstant),
             _ => None,
         }
     }
@@ -48,6 +53,7 @@ impl TrackKind {
             TrackKind::DefaultValue => "default_value",
             TrackKind::Constant => "constant",
             TrackKind::Animated => "animated",
+            TrackKind::FixedPointConstant => "fixed_point_constant",
         }
     }
 }
@@ -58,13 +64,16 @@ impl ::core::fmt::Display for TrackKind {
     }
 }
 /// A skeletal animation clip: per bone a rotation, a translation and a scale track, each a
-/// default (identity rotation, zero translation, unit scale), a constant, or keys whose
-/// components are quantised with per-component bit widths over an f16 range. Track
-/// descriptors are byte-aligned; every animated track's key frames and values sit in one
-/// bit stream at the end, in track order (bone by bone: rotation, translation, scale).
-/// Per animated track the stream holds the key frame gaps minus one of keys 1 to
-/// num_keys - 2 (`index_bits` each; key 0 is frame 0 and the last key is frame
-/// num_frames - 1), then the values as `coding` says, least significant bit first. Distances are metres, times frames of `sample_rate` per second.
+/// default (identity rotation, zero translation, unit scale), a constant (float32, or
+/// fixed-point values on a power-of-two grid), or keys whose components are quantised with
+/// per-component bit widths over an f16 range. Track descriptors are byte-aligned; the
+/// values of every fixed-point constant and the key frames and values of every animated
+/// track sit in one bit stream at the end, in track order (bone by bone: rotation,
+/// translation, scale), least significant bit first. Per fixed-point constant the stream
+/// holds one zigzag integer of `width` bits per component. Per animated track it holds the
+/// key frame gaps minus one of keys 1 to num_keys - 2 (`index_bits` each; key 0 is frame 0
+/// and the last key is frame num_frames - 1), then the values as `delta` says. Distances
+/// are metres, times frames of `sample_rate` per second.
 /// Semantics live in statepack-runtime's `anim` module; see docs/formats/anim_clip.md.
 ///
 /// The root type of the schema.
@@ -72,30 +81,31 @@ impl ::core::fmt::Display for TrackKind {
 /// Schema: `schema/anim_clip.ksy` line 1.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AnimClip {
-    /// Layout version, 1.
+    /// Layout version, 2 (fixed-point constants, one-byte animated track flags). Version 1
+    /// files are refused by this reader.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 20.
+    /// Schema: `schema/anim_clip.ksy` line 23.
     pub version: u8,
     /// Bit 0 set when keys are reconstructed with cubic Hermite curves, else linearly.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 24.
+    /// Schema: `schema/anim_clip.ksy` line 29.
     pub flags: u8,
     /// Frame count (at least 1).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 27.
+    /// Schema: `schema/anim_clip.ksy` line 32.
     pub num_frames: u16,
     /// Frames per second.
     ///
     /// Unit: frames/s.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 32.
+    /// Schema: `schema/anim_clip.ksy` line 37.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub sample_rate: f32,
-    /// Schema: `schema/anim_clip.ksy` line 39.
+    /// Schema: `schema/anim_clip.ksy` line 44.
     pub bones: ::std::vec::Vec<BoneTracks>,
     /// Key frame gaps and quantised values of every animated track.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 46.
+    /// Schema: `schema/anim_clip.ksy` line 51.
     pub bits: ::std::vec::Vec<u8>,
 }
 impl AnimClip {
@@ -115,13 +125,13 @@ impl AnimClip {
             __v
         };
         let __at_version = __r.offset();
-        let __rule_version: &'static str = "must equal 1";
+        let __rule_version: &'static str = "must equal 2";
         __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
         let version: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
             {
                 let __v = &__v;
-                if !(((*__v as i128) == (1 as i128))) {
+                if !(((*__v as i128) == (2 as i128))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
                                 __at_version,
@@ -254,12 +264,12 @@ impl AnimClip {
         let bones = &self.bones;
         let bits = &self.bits;
         __w.write_bytes(b"SPAC");
-        let __rule_version: &'static str = "must equal 1";
+        let __rule_version: &'static str = "must equal 2";
         {
             let __val = &self.version;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                if !(((*__v as i128) == (1 as i128))) {
+                if !(((*__v as i128) == (2 as i128))) {
                     return Err(
                         ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
                             value: format!("{:?}", __v),
@@ -464,20 +474,20 @@ impl AnimClip {
 }
 /// The three tracks of one bone.
 ///
-/// Schema: `schema/anim_clip.ksy` line 50.
+/// Schema: `schema/anim_clip.ksy` line 55.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BoneTracks {
     /// Local rotation; constants and animated tracks have 4 components (x, y, z, w) or 3 (x, y, z with w >= 0 implied).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 53.
+    /// Schema: `schema/anim_clip.ksy` line 58.
     pub rotation: Track,
     /// Local translation in metres, 3 components.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 56.
+    /// Schema: `schema/anim_clip.ksy` line 61.
     pub translation: Track,
     /// Local scale, 3 components.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 59.
+    /// Schema: `schema/anim_clip.ksy` line 64.
     pub scale: Track,
 }
 impl BoneTracks {
@@ -598,14 +608,14 @@ impl BoneTracks {
             }
     }
 }
-/// Schema: `schema/anim_clip.ksy` line 62.
+/// Schema: `schema/anim_clip.ksy` line 67.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Track {
     /// What follows.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 64.
+    /// Schema: `schema/anim_clip.ksy` line 69.
     pub kind: TrackKind,
-    /// Schema: `schema/anim_clip.ksy` line 68.
+    /// Schema: `schema/anim_clip.ksy` line 73.
     pub body: TrackBody,
 }
 impl Track {
@@ -660,6 +670,8 @@ impl Track {
                         ConstantTrack::read_from(__r).map(TrackBody::ConstantTrack)
                     } else if __sw == TrackKind::Animated.to_i() {
                         AnimatedTrack::read_from(__r).map(TrackBody::AnimatedTrack)
+                    } else if __sw == TrackKind::FixedPointConstant.to_i() {
+                        FixedPointTrack::read_from(__r).map(TrackBody::FixedPointTrack)
                     } else {
                         Err(
                             ::statepack_runtime::io::DecodeError::new(
@@ -743,6 +755,17 @@ impl Track {
                             }
                             __x.write_to(__w)?;
                         }
+                        TrackBody::FixedPointTrack(__x) => {
+                            if !(__sw == TrackKind::FixedPointConstant.to_i()) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch {
+                                        selected: __sw.to_string(),
+                                        found: "FixedPointTrack",
+                                    }),
+                                );
+                            }
+                            __x.write_to(__w)?;
+                        }
                     }
                 };
                 Ok(())
@@ -773,7 +796,7 @@ impl Track {
 }
 /// The body of `track.body`, selected by `kind`.
 ///
-/// Schema: `schema/anim_clip.ksy` line 68.
+/// Schema: `schema/anim_clip.ksy` line 73.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum TrackBody {
     /// Selected when the switch value is `track_kind::default_value`.
@@ -785,6 +808,9 @@ pub enum TrackBody {
     /// Selected when the switch value is `track_kind::animated`.
     #[serde(rename = "animated_track")]
     AnimatedTrack(AnimatedTrack),
+    /// Selected when the switch value is `track_kind::fixed_point_constant`.
+    #[serde(rename = "fixed_point_track")]
+    FixedPointTrack(FixedPointTrack),
 }
 impl TrackBody {
     /// The number of bytes the selected case writes.
@@ -793,12 +819,13 @@ impl TrackBody {
             TrackBody::DefaultTrack(__x) => __x.encoded_len(),
             TrackBody::ConstantTrack(__x) => __x.encoded_len(),
             TrackBody::AnimatedTrack(__x) => __x.encoded_len(),
+            TrackBody::FixedPointTrack(__x) => __x.encoded_len(),
         }
     }
 }
 /// No data; the identity for the track's role.
 ///
-/// Schema: `schema/anim_clip.ksy` line 75.
+/// Schema: `schema/anim_clip.ksy` line 81.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DefaultTrack {}
 impl DefaultTrack {
@@ -834,12 +861,12 @@ impl DefaultTrack {
         0
     }
 }
-/// One value at every frame.
+/// One value at every frame, float32.
 ///
-/// Schema: `schema/anim_clip.ksy` line 78.
+/// Schema: `schema/anim_clip.ksy` line 84.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ConstantTrack {
-    /// Schema: `schema/anim_clip.ksy` line 84.
+    /// Schema: `schema/anim_clip.ksy` line 90.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub values: ::std::vec::Vec<f32>,
 }
@@ -939,32 +966,28 @@ impl ConstantTrack {
             }
     }
 }
-/// Keys in the bit stream.
+/// One value at every frame, each component q * 2^-shift with q an integer stored in the
+/// bit stream as a zigzag code (0, -1, 1, -2, ... as 0, 1, 2, 3, ...) of `width` bits.
 ///
-/// Schema: `schema/anim_clip.ksy` line 88.
+/// Schema: `schema/anim_clip.ksy` line 94.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct AnimatedTrack {
-    /// Key count, at least 2 (at most num_frames).
+pub struct FixedPointTrack {
+    /// Four components (a rotation x, y, z, w, renormalised); clear, three (a rotation x, y, z with w = sqrt(1 - x^2 - y^2 - z^2), a translation or a scale).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 94.
-    pub num_keys: u16,
-    /// Bits of each stored key frame gap (0 to 16).
+    /// Schema: `schema/anim_clip.ksy` line 99.
+    pub four_components: bool,
+    /// Bits of each zigzag code, 0 to 25 (0 stores zeros).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 97.
-    pub index_bits: u8,
-    /// Bit 0 set when values are stored as deltas: per component with a non-zero width,
-    /// the first key's value, then per group of 8 deltas a 5-bit width and the zigzag
-    /// deltas at that width (component-major). Clear: per key every component (key-major).
-    /// Other bits must be 0.
+    /// Schema: `schema/anim_clip.ksy` line 102.
+    pub width: u8,
+    /// The grid step is 2^-shift (0 to 60).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 100.
-    pub coding: u8,
-    /// Schema: `schema/anim_clip.ksy` line 107.
-    pub components: ::std::vec::Vec<Component>,
+    /// Schema: `schema/anim_clip.ksy` line 105.
+    pub shift: u8,
 }
-impl AnimatedTrack {
+impl FixedPointTrack {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
-    pub const MIN_LEN: usize = 5;
+    pub const MIN_LEN: usize = 2;
     /// Reads one value at the reader's position.
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
@@ -972,27 +995,150 @@ impl AnimatedTrack {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_components"));
-        let num_components: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("num_components"))?;
+        __r.enter(::statepack_runtime::io::PathSeg::Field("four_components"));
+        let four_components: bool = {
+            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                .map_err(|e| e.in_field("four_components"))?;
             __r.leave(Some(&__v));
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
-        let num_keys: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
+        __r.enter(::statepack_runtime::io::PathSeg::Field("width"));
+        let width: u8 = {
+            let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
+                .map_err(|e| e.in_field("width"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.align_to_byte().map_err(|e| e.in_field("shift"))?;
+        __r.enter(::statepack_runtime::io::PathSeg::Field("shift"));
+        let shift: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("shift"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        Ok(Self {
+            four_components,
+            width,
+            shift,
+        })
+    }
+    /// Writes this value; counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    #[allow(
+        unused_variables,
+        clippy::redundant_closure_call,
+        clippy::needless_borrow,
+        clippy::let_unit_value
+    )]
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        let four_components = self.four_components;
+        let width = self.width;
+        let shift = self.shift;
+        {
+            let __val = &self.four_components;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                __w.write_bits_be(u64::from(*__v), 1)?;
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("four_components")
+                })?;
+        }
+        {
+            let __val = &self.width;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                __w.write_bits_be(*__v as u64, 5u32)?;
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("width"))?;
+        }
+        __w.align_to_byte();
+        {
+            let __val = &self.shift;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                __w.write_u8(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("shift"))?;
+        }
+        Ok(())
+    }
+    /// The number of bytes [`Self::write_to`] writes.
+    #[allow(unused_variables, clippy::identity_op)]
+    pub fn encoded_len(&self) -> usize {
+        let mut __w = ::statepack_runtime::io::ByteWriter::new();
+        let _ = self.write_to(&mut __w);
+        __w.len()
+    }
+}
+/// Keys in the bit stream.
+///
+/// Schema: `schema/anim_clip.ksy` line 108.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AnimatedTrack {
+    /// Four components per key (rotation x, y, z, w, renormalised after interpolation); clear, three.
+    ///
+    /// Schema: `schema/anim_clip.ksy` line 111.
+    pub four_components: bool,
+    /// Set when values are stored as deltas: per component with a non-zero width, the
+    /// first key's value, then per group of 8 deltas a 5-bit width and the zigzag deltas
+    /// at that width (component-major). Clear: per key every component (key-major).
+    ///
+    /// Schema: `schema/anim_clip.ksy` line 114.
+    pub delta: bool,
+    /// Bits of each stored key frame gap (0 to 16).
+    ///
+    /// Schema: `schema/anim_clip.ksy` line 120.
+    pub index_bits: u8,
+    /// Key count, at least 2 (at most num_frames).
+    ///
+    /// Schema: `schema/anim_clip.ksy` line 123.
+    pub num_keys: u16,
+    /// Schema: `schema/anim_clip.ksy` line 126.
+    pub components: ::std::vec::Vec<Component>,
+}
+impl AnimatedTrack {
+    /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
+    pub const MIN_LEN: usize = 3;
+    /// Reads one value at the reader's position.
+    ///
+    /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_from<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("four_components"));
+        let four_components: bool = {
+            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                .map_err(|e| e.in_field("four_components"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("delta"));
+        let delta: bool = {
+            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                .map_err(|e| e.in_field("delta"))?;
             __r.leave(Some(&__v));
             __v
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("index_bits"));
         let index_bits: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("index_bits"))?;
+            let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
+                .map_err(|e| e.in_field("index_bits"))?;
             __r.leave(Some(&__v));
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("coding"));
-        let coding: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("coding"))?;
+        __r.align_to_byte().map_err(|e| e.in_field("num_keys"))?;
+        __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
+        let num_keys: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
             __r.leave(Some(&__v));
             __v
         };
@@ -1000,7 +1146,10 @@ impl AnimatedTrack {
         let components: ::std::vec::Vec<Component> = {
             let __l = {
                 let __n = __r
-                    .check_count((num_components as i128), Component::MIN_LEN)
+                    .check_count(
+                        (if four_components { (4 as i128) } else { (3 as i128) }),
+                        Component::MIN_LEN,
+                    )
                     .map_err(|e| e.in_field("components"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
                 for __i in 0..__n {
@@ -1019,9 +1168,10 @@ impl AnimatedTrack {
             __l
         };
         Ok(Self {
-            num_keys,
+            four_components,
+            delta,
             index_bits,
-            coding,
+            num_keys,
             components,
         })
     }
@@ -1038,26 +1188,43 @@ impl AnimatedTrack {
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let num_components: u8 = ::statepack_runtime::io::fit(
-                (self.components.len() as i128),
-                "u8",
-            )
-            .map_err(|e| e.in_field("num_components"))?;
-        let num_keys = self.num_keys;
+        let four_components = self.four_components;
+        let delta = self.delta;
         let index_bits = self.index_bits;
-        let coding = self.coding;
+        let num_keys = self.num_keys;
         let components = &self.components;
         {
-            let __val = &num_components;
+            let __val = &self.four_components;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
+                __w.write_bits_be(u64::from(*__v), 1)?;
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_components")
+                    e.in_field("four_components")
                 })?;
         }
+        {
+            let __val = &self.delta;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                __w.write_bits_be(u64::from(*__v), 1)?;
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("delta"))?;
+        }
+        {
+            let __val = &self.index_bits;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                __w.write_bits_be(*__v as u64, 5u32)?;
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("index_bits")
+                })?;
+        }
+        __w.align_to_byte();
         {
             let __val = &self.num_keys;
             let __v = __val;
@@ -1070,29 +1237,21 @@ impl AnimatedTrack {
                 })?;
         }
         {
-            let __val = &self.index_bits;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("index_bits")
-                })?;
-        }
-        {
-            let __val = &self.coding;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("coding")
-                })?;
-        }
-        {
             let __val = &self.components;
+            if (__val.len() as i128)
+                != (if four_components { (4 as i128) } else { (3 as i128) })
+            {
+                return Err(
+                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                            expected: u64::try_from(
+                                    (if four_components { (4 as i128) } else { (3 as i128) }),
+                                )
+                                .unwrap_or(u64::MAX),
+                            found: __val.len(),
+                        })
+                        .in_field("components"),
+                );
+            }
             for (__i, __v) in __val.iter().enumerate() {
                 let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
@@ -1112,50 +1271,27 @@ impl AnimatedTrack {
     /// The number of bytes [`Self::write_to`] writes.
     #[allow(unused_variables, clippy::identity_op)]
     pub fn encoded_len(&self) -> usize {
-        0 + 1
-            + {
-                let __val = &self.num_keys;
-                {
-                    let __v = __val;
-                    2
-                }
-            }
-            + {
-                let __val = &self.index_bits;
-                {
-                    let __v = __val;
-                    1
-                }
-            }
-            + {
-                let __val = &self.coding;
-                {
-                    let __v = __val;
-                    1
-                }
-            }
-            + {
-                let __val = &self.components;
-                __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
-            }
+        let mut __w = ::statepack_runtime::io::ByteWriter::new();
+        let _ = self.write_to(&mut __w);
+        __w.len()
     }
 }
 /// Quantisation of one component.
 ///
-/// Schema: `schema/anim_clip.ksy` line 111.
+/// Schema: `schema/anim_clip.ksy` line 130.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Component {
     /// Bits per value (0 to 24); 0 holds `lo` at every key.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 114.
+    /// Schema: `schema/anim_clip.ksy` line 133.
     pub bits: u8,
     /// Low end of the range, IEEE 754 binary16 bits.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 117.
+    /// Schema: `schema/anim_clip.ksy` line 136.
     pub lo: u16,
     /// Extent of the range, binary16 bits; value = lo + q / (2^bits - 1) * extent.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 120.
+    /// Schema: `schema/anim_clip.ksy` line 139.
     pub extent: u16,
 }
 impl Component {

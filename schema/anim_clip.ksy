@@ -5,13 +5,16 @@ meta:
   endian: le
 doc: |
   A skeletal animation clip: per bone a rotation, a translation and a scale track, each a
-  default (identity rotation, zero translation, unit scale), a constant, or keys whose
-  components are quantised with per-component bit widths over an f16 range. Track
-  descriptors are byte-aligned; every animated track's key frames and values sit in one
-  bit stream at the end, in track order (bone by bone: rotation, translation, scale).
-  Per animated track the stream holds the key frame gaps minus one of keys 1 to
-  num_keys - 2 (`index_bits` each; key 0 is frame 0 and the last key is frame
-  num_frames - 1), then the values as `coding` says, least significant bit first. Distances are metres, times frames of `sample_rate` per second.
+  default (identity rotation, zero translation, unit scale), a constant (float32, or
+  fixed-point values on a power-of-two grid), or keys whose components are quantised with
+  per-component bit widths over an f16 range. Track descriptors are byte-aligned; the
+  values of every fixed-point constant and the key frames and values of every animated
+  track sit in one bit stream at the end, in track order (bone by bone: rotation,
+  translation, scale), least significant bit first. Per fixed-point constant the stream
+  holds one zigzag integer of `width` bits per component. Per animated track it holds the
+  key frame gaps minus one of keys 1 to num_keys - 2 (`index_bits` each; key 0 is frame 0
+  and the last key is frame num_frames - 1), then the values as `delta` says. Distances
+  are metres, times frames of `sample_rate` per second.
   Semantics live in statepack-runtime's `anim` module; see docs/formats/anim_clip.md.
 seq:
   - id: magic
@@ -19,8 +22,10 @@ seq:
     doc: File signature.
   - id: version
     type: u1
-    valid: 1
-    doc: Layout version, 1.
+    valid: 2
+    doc: |
+      Layout version, 2 (fixed-point constants, one-byte animated track flags). Version 1
+      files are refused by this reader.
   - id: flags
     type: u1
     doc: Bit 0 set when keys are reconstructed with cubic Hermite curves, else linearly.
@@ -72,42 +77,56 @@ types:
             track_kind::default_value: default_track
             track_kind::constant: constant_track
             track_kind::animated: animated_track
+            track_kind::fixed_point_constant: fixed_point_track
   default_track:
     doc: No data; the identity for the track's role.
     seq: []
   constant_track:
-    doc: One value at every frame.
+    doc: One value at every frame, float32.
     seq:
       - id: num_components
         type: u1
-        doc: 3 or 4 (derived on write).
+        doc: 3 or 4 (derived on write); a rotation of 3 has w = sqrt(1 - x^2 - y^2 - z^2).
       - id: values
         type: f4
         repeat: expr
         repeat-expr: num_components
+  fixed_point_track:
+    doc: |
+      One value at every frame, each component q * 2^-shift with q an integer stored in the
+      bit stream as a zigzag code (0, -1, 1, -2, ... as 0, 1, 2, 3, ...) of `width` bits.
+    seq:
+      - id: four_components
+        type: b1
+        doc: Four components (a rotation x, y, z, w, renormalised); clear, three (a rotation x, y, z with w = sqrt(1 - x^2 - y^2 - z^2), a translation or a scale).
+      - id: width
+        type: b5
+        doc: Bits of each zigzag code, 0 to 25 (0 stores zeros).
+      - id: shift
+        type: u1
+        doc: The grid step is 2^-shift (0 to 60).
   animated_track:
     doc: Keys in the bit stream.
     seq:
-      - id: num_components
-        type: u1
-        doc: 3 or 4 (derived on write).
+      - id: four_components
+        type: b1
+        doc: Four components per key (rotation x, y, z, w, renormalised after interpolation); clear, three.
+      - id: delta
+        type: b1
+        doc: |
+          Set when values are stored as deltas: per component with a non-zero width, the
+          first key's value, then per group of 8 deltas a 5-bit width and the zigzag deltas
+          at that width (component-major). Clear: per key every component (key-major).
+      - id: index_bits
+        type: b5
+        doc: Bits of each stored key frame gap (0 to 16).
       - id: num_keys
         type: u2
         doc: Key count, at least 2 (at most num_frames).
-      - id: index_bits
-        type: u1
-        doc: Bits of each stored key frame gap (0 to 16).
-      - id: coding
-        type: u1
-        doc: |
-          Bit 0 set when values are stored as deltas: per component with a non-zero width,
-          the first key's value, then per group of 8 deltas a 5-bit width and the zigzag
-          deltas at that width (component-major). Clear: per key every component (key-major).
-          Other bits must be 0.
       - id: components
         type: component
         repeat: expr
-        repeat-expr: num_components
+        repeat-expr: 'four_components ? 4 : 3'
   component:
     doc: Quantisation of one component.
     seq:
@@ -131,3 +150,6 @@ enums:
     2:
       id: animated
       doc: Keys in the bit stream.
+    3:
+      id: fixed_point_constant
+      doc: One value on a power-of-two grid, its integers in the bit stream.

@@ -142,16 +142,39 @@ fn bad_files_name_the_track() {
         "{e}"
     );
     assert!(e.to_string().contains("keys"), "{e}");
+    // A fixed-point constant wider than float32 holds exactly is refused.
+    let (cb, _) = raw
+        .bones
+        .iter()
+        .enumerate()
+        .find(|(_, t)| {
+            matches!(
+                t.translation.body,
+                statepack::generated::anim_clip::TrackBody::FixedPointTrack(_)
+            )
+        })
+        .expect("a fixed-point translation");
     let mut bad = raw.clone();
-    if let statepack::generated::anim_clip::TrackBody::AnimatedTrack(a) =
-        &mut bad.bones[b].rotation.body
+    if let statepack::generated::anim_clip::TrackBody::FixedPointTrack(c) =
+        &mut bad.bones[cb].translation.body
     {
-        a.coding = 2;
+        c.width = 26;
     }
-    assert!(anim_clip::from_raw(&bad)
-        .unwrap_err()
-        .to_string()
-        .contains("coding"));
+    let e = anim_clip::from_raw(&bad).unwrap_err().to_string();
+    assert!(e.contains(&format!("bones[{cb}].translation")) && e.contains("width"), "{e}");
+    // The offset is the descriptor's: after the 14-byte header and every earlier track.
+    let at = 14
+        + raw.bones[..cb]
+            .iter()
+            .map(|t| t.rotation.encoded_len() + t.translation.encoded_len() + t.scale.encoded_len())
+            .sum::<usize>()
+        + raw.bones[cb].rotation.encoded_len();
+    assert!(e.contains(&format!("(byte offset {at})")), "{e}");
+    assert_eq!(
+        &c.bytes[at..at + 1],
+        &[3],
+        "the kind byte of a fixed-point constant"
+    );
     raw.bits.truncate(raw.bits.len() / 2);
     let e = anim_clip::from_raw(&raw).unwrap_err();
     assert!(e.to_string().contains("bit stream"), "{e}");
@@ -167,6 +190,146 @@ fn bad_files_name_the_track() {
         .unwrap_err()
         .to_string()
         .contains("left over"));
+}
+
+#[test]
+fn version_1_clips_are_refused_naming_their_version() {
+    let c = compress(
+        &walk(20),
+        Metric {
+            tolerance_m: 0.001,
+            shell_m: 0.0,
+        },
+        None,
+    )
+    .unwrap();
+    assert_eq!(c.bytes[4], anim_clip::VERSION);
+    assert_eq!(anim_clip::VERSION, 2);
+    let mut old = c.bytes.clone();
+    old[4] = 1;
+    let e = read(&old).unwrap_err().to_string();
+    assert!(e.contains("version") && e.contains("version 1"), "{e}");
+    assert!(e.contains("offset 4") || e.contains("byte 4"), "{e}");
+    old[4] = 7;
+    let e = read(&old).unwrap_err().to_string();
+    assert!(e.contains("version 7"), "{e}");
+}
+
+#[test]
+fn constants_are_stored_as_fixed_point_when_that_is_exact_and_smaller() {
+    use statepack::generated::anim_clip::TrackBody;
+    use statepack_runtime::anim::{constant_layout, BoneTracks, EncodedClip, Track};
+    // 0.25, −0.5, 3 are multiples of 2^-2: codes 2, 3, 24 (zigzag of 1, −2, 12), 5 bits.
+    assert_eq!(
+        constant_layout(&[0.25, -0.5, 3.0]),
+        Some((2, 5, vec![2, 3, 24]))
+    );
+    // 0.1f32 is 13421773 × 2^-27: 25-bit codes still beat float32 for three components.
+    assert_eq!(constant_layout(&[0.1, 0.0, 0.0]).map(|l| (l.0, l.1)), Some((27, 25)));
+    // −0.0 and values finer than 2^-60 stay float32.
+    assert_eq!(constant_layout(&[-0.0, 1.0, 1.0]), None);
+    assert_eq!(constant_layout(&[1e-30, 0.0, 0.0]), None);
+    let clip = EncodedClip {
+        sample_rate: 30.0,
+        num_frames: 3,
+        interp: Interp::Linear,
+        bones: vec![
+            BoneTracks {
+                rotation: Track::Constant(vec![0.5, 0.0, 0.0]),
+                translation: Track::Constant(vec![0.25, -0.5, 3.0]),
+                scale: Track::Constant(vec![-0.0, 1.0, 1.0]),
+            },
+            BoneTracks {
+                rotation: Track::Constant(vec![0.0, 0.6, 0.0, 0.8]),
+                translation: Track::Default,
+                scale: Track::Default,
+            },
+        ],
+    };
+    let bytes = anim_clip::encode(&clip).unwrap();
+    assert_eq!(read(&bytes).unwrap(), clip);
+    let raw = AnimClip::decode(&bytes).unwrap();
+    assert!(matches!(raw.bones[0].rotation.body, TrackBody::FixedPointTrack(_)));
+    assert!(matches!(raw.bones[0].translation.body, TrackBody::FixedPointTrack(_)));
+    assert!(matches!(raw.bones[0].scale.body, TrackBody::ConstantTrack(_)));
+    // The decoder derives w of a three-component rotation and renormalises four.
+    let dec = Decoder::new(&clip);
+    let r = dec.rest_pose();
+    assert!((r[0].rotation.w - 0.75f32.sqrt()).abs() < 1e-6);
+    assert!((r[1].rotation.length() - 1.0).abs() < 1e-6);
+    // A constant rotation with 4 components elsewhere than rotation is refused.
+    let mut bad = clip.clone();
+    bad.bones[1].translation = Track::Constant(vec![0.0; 4]);
+    let e = anim_clip::encode(&bad).unwrap_err().to_string();
+    assert!(e.contains("bones[1].translation"), "{e}");
+}
+
+/// Short cuts of cmu-104-30 at ACL's worst error on them: at most 0.85 of ACL's bytes.
+#[test]
+fn short_cuts_take_at_most_85_percent_of_acl() {
+    let rows = match statepack::formats::acl_compare::short_rows() {
+        Ok(r) => r,
+        Err(e) if std::env::var_os("CI").is_none() => {
+            eprintln!("skipped: {e}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    for r in rows {
+        let c = compress(&r.clip, r.metric, None).unwrap();
+        assert!(c.verified_error_m <= r.metric.tolerance_m, "{}", r.label);
+        eprintln!(
+            "| {} | {} | {} | {} | {:.3} mm | {:.2} |",
+            r.label,
+            r.acl_bytes,
+            r.acl_error,
+            c.bytes.len(),
+            c.verified_error_m * 1000.0,
+            c.bytes.len() as f64 / r.acl_bytes as f64
+        );
+        assert!(
+            (c.bytes.len() as f64) <= 0.85 * r.acl_bytes as f64,
+            "{}: {} bytes against ACL's {}",
+            r.label,
+            c.bytes.len(),
+            r.acl_bytes
+        );
+    }
+    // One-second cuts of the CMU walk (no ACL figure for them): printed, and checked against
+    // the tolerance and a tenth of raw float32.
+    let Some(p) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") else {
+        return;
+    };
+    let walk = statepack_runtime::motion::load_motion_file(&p).expect("read");
+    let mut w60 = walk.clone();
+    w60.frames = walk.frames.iter().step_by(2).take(60).cloned().collect();
+    w60.frame_time_s *= 2.0;
+    let mut w120 = walk;
+    w120.frames.truncate(120);
+    for (label, clip) in [("60 fps, 60 frames", w60), ("120 fps, 120 frames", w120)] {
+        for metric in [
+            Metric {
+                tolerance_m: 0.00724,
+                shell_m: 0.0,
+            },
+            Metric {
+                tolerance_m: 0.0001,
+                shell_m: 0.03,
+            },
+        ] {
+            let c = compress(&clip, metric, None).unwrap();
+            assert!(c.verified_error_m <= metric.tolerance_m);
+            let raw = clip.frame_count() * clip.skeleton.len() * 40;
+            assert!(c.bytes.len() * 10 < raw, "{label}: {} of {raw}", c.bytes.len());
+            eprintln!(
+                "| cmu-131-01-walk, first second, {label}, {} mm, shell {} cm | {} | {:.3} mm |",
+                metric.tolerance_m * 1000.0,
+                metric.shell_m * 100.0,
+                c.bytes.len(),
+                c.verified_error_m * 1000.0
+            );
+        }
+    }
 }
 
 #[test]

@@ -597,7 +597,7 @@ fn clip_commands() {
         std::fs::read(dir.path("w.clip")).unwrap(),
         std::fs::read(dir.path("w2.clip")).unwrap()
     );
-    assert!(ok(d, &["inspect", "w.clip"]).contains("statepack animation clip v1"));
+    assert!(ok(d, &["inspect", "w.clip"]).contains("statepack animation clip v2"));
     // The study's pipeline misses 1 mm on the study's own walk (7.2 mm from the file): the
     // command says so and exits non-zero; the file is kept for inspection.
     let o = run(d, &["clip", "study-compress", &walk, "-o", "w.strk"]);

@@ -131,3 +131,58 @@ pub fn rows() -> Result<Vec<AclRow>, String> {
         },
     ])
 }
+
+/// Short cuts of the CMU 104-30 clip with ACL 2.1's sizes at its worst error on them (the
+/// same measurements as [`rows`]): the first 26 frames (1.1 s) and the first 48, each on
+/// joints and on a 3 cm shell. What does not shrink with a clip's length (headers, ranges,
+/// constants) weighs most here.
+///
+/// # Errors
+///
+/// A message when the fixture is missing or does not read.
+pub fn short_rows() -> Result<Vec<AclRow>, String> {
+    let c104 = load(&fixture("motion/cmu-104-30.acl.sjson")?)?;
+    let cut = |n: usize| {
+        let mut c = c104.clone();
+        c.frames.truncate(n);
+        c
+    };
+    let j = |mm: f64| Metric {
+        tolerance_m: mm / 1000.0,
+        shell_m: 0.0,
+    };
+    let sh = |mm: f64| Metric {
+        tolerance_m: mm / 1000.0,
+        shell_m: 0.03,
+    };
+    Ok(vec![
+        AclRow {
+            label: "cmu-104-30, first 26 frames, joints",
+            clip: cut(26),
+            metric: j(7.09),
+            acl_bytes: 1_713,
+            acl_error: "7.09 mm joint",
+        },
+        AclRow {
+            label: "cmu-104-30, first 26 frames, 3 cm shell",
+            clip: cut(26),
+            metric: sh(0.099),
+            acl_bytes: 3_211,
+            acl_error: "0.099 mm shell",
+        },
+        AclRow {
+            label: "cmu-104-30, first 48 frames, joints",
+            clip: cut(48),
+            metric: j(7.17),
+            acl_bytes: 2_226,
+            acl_error: "7.17 mm joint",
+        },
+        AclRow {
+            label: "cmu-104-30, first 48 frames, 3 cm shell",
+            clip: cut(48),
+            metric: sh(0.108),
+            acl_bytes: 4_722,
+            acl_error: "0.108 mm shell",
+        },
+    ])
+}

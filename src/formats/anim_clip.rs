@@ -20,6 +20,8 @@ pub use raw::AnimClip;
 
 /// The file signature.
 pub const MAGIC: &[u8; 4] = b"SPAC";
+/// The layout version this module writes and reads.
+pub const VERSION: u8 = 2;
 /// Largest stored key-gap width.
 pub const MAX_INDEX_BITS: u8 = 16;
 
@@ -129,10 +131,39 @@ pub fn to_raw(e: &EncodedClip) -> Result<AnimClip, EncodeError> {
                     kind: raw::TrackKind::DefaultValue,
                     body: raw::TrackBody::DefaultTrack(raw::DefaultTrack {}),
                 },
-                Track::Constant(v) => raw::Track {
-                    kind: raw::TrackKind::Constant,
-                    body: raw::TrackBody::ConstantTrack(raw::ConstantTrack { values: v.clone() }),
-                },
+                Track::Constant(v) => {
+                    let comps_ok = v.len() == 3 || (v.len() == 4 && name == "rotation");
+                    if !comps_ok || v.iter().any(|x| !x.is_finite()) {
+                        return Err(enc_err(
+                            path(),
+                            format!(
+                                "a constant {name} has {} components (3, or 4 for a rotation) or one that is not finite",
+                                v.len()
+                            ),
+                        ));
+                    }
+                    match anim::constant_layout(v) {
+                        Some((shift, width, codes)) => {
+                            for c in codes {
+                                w.put(c, width);
+                            }
+                            raw::Track {
+                                kind: raw::TrackKind::FixedPointConstant,
+                                body: raw::TrackBody::FixedPointTrack(raw::FixedPointTrack {
+                                    four_components: v.len() == 4,
+                                    width,
+                                    shift,
+                                }),
+                            }
+                        }
+                        None => raw::Track {
+                            kind: raw::TrackKind::Constant,
+                            body: raw::TrackBody::ConstantTrack(raw::ConstantTrack {
+                                values: v.clone(),
+                            }),
+                        },
+                    }
+                }
                 Track::Animated(a) => {
                     let k = a.frames.len();
                     if k < 2
@@ -149,14 +180,15 @@ pub fn to_raw(e: &EncodedClip) -> Result<AnimClip, EncodeError> {
                     for p in a.frames[..k - 1].windows(2) {
                         w.put(u32::from(p[1] - p[0] - 1), index_bits);
                     }
-                    if a.bits.len() != a.comps
+                    if !(a.comps == 3 || (a.comps == 4 && name == "rotation"))
+                        || a.bits.len() != a.comps
                         || a.q.len() != k * a.comps
                         || a.bits.iter().any(|&x| x > anim::MAX_BITS)
                         || a.bits.iter().all(|&x| x == 0)
                     {
                         return Err(enc_err(
                             path(),
-                            "component widths must be 0..=24, not all 0, one per component".into(),
+                            "3 components (4 for a rotation), widths 0..=24, not all 0, one per component".into(),
                         ));
                     }
                     if a.delta {
@@ -189,8 +221,9 @@ pub fn to_raw(e: &EncodedClip) -> Result<AnimClip, EncodeError> {
                             num_keys: u16::try_from(k).map_err(|_| {
                                 enc_err(path(), format!("{k} keys do not fit in u16"))
                             })?,
+                            four_components: a.comps == 4,
+                            delta: a.delta,
                             index_bits,
-                            coding: u8::from(a.delta),
                             components: (0..a.comps)
                                 .map(|c| raw::Component {
                                     bits: a.bits[c],
@@ -215,7 +248,7 @@ pub fn to_raw(e: &EncodedClip) -> Result<AnimClip, EncodeError> {
         }
     }
     Ok(AnimClip {
-        version: 1,
+        version: VERSION,
         flags: u8::from(e.interp == Interp::Cubic),
         num_frames: e.num_frames,
         sample_rate: e.sample_rate,
@@ -248,7 +281,8 @@ fn dec_err(path: Vec<PathSeg>, offset: usize, msg: String) -> DecodeError {
 ///
 /// A [`DecodeError`] naming the track (`bones[3].rotation`) and the byte offset of its
 /// descriptor: a rate that is not finite and positive, a component count other than 3 (4 is
-/// allowed for rotations), fewer than 2 or more than `num_frames` keys, widths above 16 (gaps)
+/// allowed for rotations), a float32 constant that is not finite, a fixed-point width above
+/// 25 or shift above 60, fewer than 2 or more than `num_frames` keys, widths above 16 (gaps)
 /// or 24 (values) or all zero, key frames past the last frame, a bit stream too short, or
 /// bits left over beyond the last byte's padding.
 pub fn from_raw(file: &AnimClip) -> Result<EncodedClip, DecodeError> {
@@ -267,7 +301,8 @@ pub fn from_raw(file: &AnimClip) -> Result<EncodedClip, DecodeError> {
         b: &file.bits,
         pos: 0,
     };
-    let mut offset = 16usize;
+    // Magic 4, version 1, flags 1, num_frames 2, sample_rate 4, num_bones 2.
+    let mut offset = 14usize;
     let mut bones = Vec::with_capacity(file.bones.len());
     for (b, bt) in file.bones.iter().enumerate() {
         let mut slots = [Track::Default, Track::Default, Track::Default];
@@ -287,7 +322,7 @@ pub fn from_raw(file: &AnimClip) -> Result<EncodedClip, DecodeError> {
             let track = match &t.body {
                 raw::TrackBody::DefaultTrack(_) => Track::Default,
                 raw::TrackBody::ConstantTrack(c) => {
-                    if !comps_ok(c.values.len()) || (name == "rotation" && c.values.len() != 4) {
+                    if !comps_ok(c.values.len()) {
                         return Err(dec_err(
                             path(),
                             offset,
@@ -298,6 +333,41 @@ pub fn from_raw(file: &AnimClip) -> Result<EncodedClip, DecodeError> {
                         return Err(dec_err(path(), offset, "a constant is not finite".into()));
                     }
                     Track::Constant(c.values.clone())
+                }
+                raw::TrackBody::FixedPointTrack(c) => {
+                    let comps = if c.four_components { 4 } else { 3 };
+                    if !comps_ok(comps) {
+                        return Err(dec_err(
+                            path(),
+                            offset,
+                            format!("a fixed-point constant {name} has {comps} components"),
+                        ));
+                    }
+                    if c.width > anim::MAX_CONST_WIDTH || c.shift > anim::MAX_CONST_SHIFT {
+                        return Err(dec_err(
+                            path(),
+                            offset,
+                            format!(
+                                "fixed-point width {} or shift {} is above {} or {}",
+                                c.width,
+                                c.shift,
+                                anim::MAX_CONST_WIDTH,
+                                anim::MAX_CONST_SHIFT
+                            ),
+                        ));
+                    }
+                    let mut values = Vec::with_capacity(comps);
+                    for _ in 0..comps {
+                        let code = r.get(c.width).ok_or_else(|| {
+                            dec_err(
+                                path(),
+                                offset,
+                                "the bit stream ends inside the constant's values".into(),
+                            )
+                        })?;
+                        values.push(anim::fixed_point_value(code, c.shift));
+                    }
+                    Track::Constant(values)
                 }
                 raw::TrackBody::AnimatedTrack(a) => {
                     let comps = a.components.len();
@@ -332,14 +402,7 @@ pub fn from_raw(file: &AnimClip) -> Result<EncodedClip, DecodeError> {
                             "component widths must be 0..=24 and not all 0".into(),
                         ));
                     }
-                    if a.coding > 1 {
-                        return Err(dec_err(
-                            path(),
-                            offset,
-                            format!("coding {} is not 0 or 1", a.coding),
-                        ));
-                    }
-                    let delta = a.coding == 1;
+                    let delta = a.delta;
                     let animated_comps = bits.iter().filter(|&&x| x > 0).count();
                     // The fewest bits the track can take: every key costs at least one bit
                     // (plain) or 5/8 bit per animated component (deltas).
@@ -474,8 +537,24 @@ pub fn from_raw(file: &AnimClip) -> Result<EncodedClip, DecodeError> {
 ///
 /// # Errors
 ///
-/// The raw layer's or [`from_raw`]'s error.
+/// A clip of another layout version is refused with an error at `version` (byte offset 4)
+/// that names the version found; version 1 (float32 constants, two-byte animated track
+/// headers) is no longer read: encode it again from its motion. Otherwise the raw layer's
+/// or [`from_raw`]'s error.
 pub fn read(bytes: &[u8]) -> Result<EncodedClip, DecodeError> {
+    if bytes.len() > 4 && bytes.starts_with(MAGIC) && bytes[4] != VERSION {
+        let found = bytes[4];
+        let what = if found == 1 {
+            "version 1, the layout before fixed-point constants, is no longer read; encode the clip again from its motion"
+        } else {
+            "not a layout this reader knows"
+        };
+        return Err(dec_err(
+            vec![PathSeg::Field("version")],
+            4,
+            format!("clip layout version {found}: {what} (this reader reads version {VERSION})"),
+        ));
+    }
     from_raw(&AnimClip::decode(bytes)?)
 }
 
@@ -518,7 +597,7 @@ pub fn compress(clip: &Clip, metric: Metric, interp: Option<Interp>) -> Result<C
 /// statepack animation clips in the format registry ([`crate::formats::FORMATS`]).
 pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
     name: "anim-clip",
-    title: "statepack animation clip v1",
+    title: "statepack animation clip v2",
     schema: "anim_clip",
     detect: |b| b.starts_with(MAGIC) || (!b.is_empty() && MAGIC.starts_with(b)),
     decode_raw: |b| AnimClip::decode(b).map(|_| ()),

@@ -2,7 +2,7 @@
 //! CMU walk fixture, and the allocation bombs.
 
 use super::NamedFile;
-use statepack::formats::anim_clip::{compress, MAGIC};
+use statepack::formats::anim_clip::{compress, MAGIC, VERSION};
 use statepack_runtime::anim::{Interp, Metric};
 use statepack_runtime::motion::{Clip, Skeleton};
 
@@ -52,7 +52,7 @@ pub fn fixture_files() -> Vec<NamedFile> {
 
 fn header(frames: u16, bones: u16) -> Vec<u8> {
     let mut b = MAGIC.to_vec();
-    b.push(1);
+    b.push(VERSION);
     b.push(0);
     b.extend_from_slice(&frames.to_le_bytes());
     b.extend_from_slice(&60f32.to_le_bytes());
@@ -60,13 +60,12 @@ fn header(frames: u16, bones: u16) -> Vec<u8> {
     b
 }
 
-/// Animated track descriptor with `keys` keys, no gap bits, one 1-bit component of three.
+/// Animated track descriptor with `keys` keys, no gap bits, one 1-bit component of three
+/// (flag byte 0: three components, plain values, `index_bits` 0).
 fn animated(b: &mut Vec<u8>, keys: u16) {
     b.push(2);
-    b.push(3);
+    b.push(0);
     b.extend_from_slice(&keys.to_le_bytes());
-    b.push(0);
-    b.push(0);
     for bits in [1u8, 0, 0] {
         b.push(bits);
         b.extend_from_slice(&0u16.to_le_bytes());
@@ -98,15 +97,15 @@ pub fn bombs() -> Vec<NamedFile> {
     b.extend_from_slice(&(len as u32).to_le_bytes());
     b.extend(std::iter::repeat_n(0x55u8, len));
     out.push(("one track of 65 535 one-bit keys".to_owned(), b.clone()));
-    // The same keys delta-coded: one 5-bit zero width per 8 keys.
-    let at = 4 + 1 + 1 + 2 + 4 + 2 + 1 + 1 + 2 + 1;
-    b[at] = 1;
+    // The same keys delta-coded (bit 6 of the flag byte): one 5-bit zero width per 8 keys.
+    let at = 4 + 1 + 1 + 2 + 4 + 2 + 1;
+    b[at] = 0x40;
     out.push(("one track of 65 535 delta-coded keys".to_owned(), b.clone()));
     // The fewest bits 65 535 keys can take: one component, deltas all zero (one 5-bit
     // width per 8 keys).
     let bits = 1 + usize::from(u16::MAX - 1).div_ceil(8) * 5;
     let len = bits.div_ceil(8);
-    b.truncate(at + 1 + 15 + 2);
+    b.truncate(at + 1 + 2 + 15 + 2);
     b.extend_from_slice(&(len as u32).to_le_bytes());
     b.extend(std::iter::repeat_n(0u8, len));
     out.push(("one track of 65 535 zero deltas".to_owned(), b));
@@ -116,5 +115,12 @@ pub fn bombs() -> Vec<NamedFile> {
     b.extend(std::iter::repeat_n(0u8, 3 * usize::from(u16::MAX)));
     b.extend_from_slice(&0u32.to_le_bytes());
     out.push(("65 535 bones of default tracks".to_owned(), b));
+    // Fixed-point constants of width 0 (kind 3, flag byte, shift): 3 bytes and no stream bits.
+    let mut b = header(2, 21_845);
+    for _ in 0..21_845 * 3 {
+        b.extend_from_slice(&[3, 0, 0]);
+    }
+    b.extend_from_slice(&0u32.to_le_bytes());
+    out.push(("21 845 bones of zero-width fixed-point constants".to_owned(), b));
     out
 }

@@ -23,7 +23,7 @@
 //! measured error is the error of what the decoder reconstructs (up to f32 arithmetic, which
 //! the format layer verifies again from the bytes).
 
-use glam::{DVec3, Quat, Vec3};
+use glam::DVec3;
 
 use crate::motion::{forward_kinematics, Clip, LocalTransform};
 
@@ -214,307 +214,8 @@ pub fn f16_from_bits(b: u16) -> f32 {
 // ----------------------------------------------------------------------------------------
 // Decoding
 
-/// A local transform in `f32`, as the decoder produces it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Pose32 {
-    /// Translation, metres.
-    pub translation: Vec3,
-    /// Rotation (unit).
-    pub rotation: Quat,
-    /// Scale.
-    pub scale: Vec3,
-}
-
-impl Pose32 {
-    /// As the `f64` transform of the motion model.
-    pub fn to_local(self) -> LocalTransform {
-        LocalTransform {
-            translation: self.translation.as_dvec3(),
-            rotation: self.rotation.as_dquat(),
-            scale: self.scale.as_dvec3(),
-        }
-    }
-}
-
-/// One track unpacked for sampling: key frames and dequantised key values.
-#[derive(Debug, Clone, PartialEq)]
-enum Unpacked {
-    Fixed([f32; 4]),
-    Keys {
-        comps: usize,
-        frames: Vec<f32>,
-        values: Vec<[f32; 4]>,
-        /// Buckets of equal length over the clip: for each, the segment holding its start.
-        lut: Vec<u16>,
-        /// Buckets per frame.
-        per_frame: f32,
-    },
-}
-
-/// A decoder: every track unpacked into key arrays, sampled at any time.
-///
-/// Random access finds each track's segment by binary search; [`Decoder::sample_cursor`]
-/// keeps one cursor per track for sequential playback.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Decoder {
-    sample_rate: f32,
-    last_frame: f32,
-    cubic: bool,
-    tracks: Vec<[Unpacked; 3]>,
-}
-
-/// Per-track positions for sequential sampling with [`Decoder::sample_cursor`].
-#[derive(Debug, Clone, Default)]
-pub struct Cursor {
-    at: Vec<[u32; 3]>,
-}
-
-fn unpack(track: &Track, default: [f32; 4]) -> Unpacked {
-    match track {
-        Track::Default => Unpacked::Fixed(default),
-        Track::Constant(v) => {
-            let mut o = default;
-            for (slot, x) in o.iter_mut().zip(v) {
-                *slot = *x;
-            }
-            Unpacked::Fixed(o)
-        }
-        Track::Animated(a) => {
-            let n = a.frames.len();
-            let mut values = Vec::with_capacity(n);
-            for k in 0..n {
-                let mut v = [0.0f32; 4];
-                for (c, slot) in v.iter_mut().enumerate().take(a.comps.min(4)) {
-                    *slot = a.value(k, c);
-                }
-                values.push(v);
-            }
-            // Two buckets per key: a random access starts at most a couple of keys before
-            // its segment, and the table grows with the keys, not with the frame count.
-            let last = f32::from(a.frames[n - 1]).max(1.0);
-            let buckets = (2 * n).min(a.frames[n - 1] as usize + 1).max(1);
-            let per_frame = buckets as f32 / (last + 1.0);
-            let mut lut = Vec::with_capacity(buckets);
-            let mut i = 0usize;
-            for bkt in 0..buckets {
-                let start = bkt as f32 / per_frame;
-                while i + 2 < n && f32::from(a.frames[i + 1]) <= start {
-                    i += 1;
-                }
-                lut.push(i as u16);
-            }
-            Unpacked::Keys {
-                comps: a.comps,
-                frames: a.frames.iter().map(|&f| f32::from(f)).collect(),
-                values,
-                lut,
-                per_frame,
-            }
-        }
-    }
-}
-
-#[inline]
-fn hermite(p0: [f32; 4], p1: [f32; 4], m0: [f32; 4], m1: [f32; 4], u: f32) -> [f32; 4] {
-    let u2 = u * u;
-    let u3 = u2 * u;
-    let h00 = 2.0 * u3 - 3.0 * u2 + 1.0;
-    let h10 = u3 - 2.0 * u2 + u;
-    let h01 = -2.0 * u3 + 3.0 * u2;
-    let h11 = u3 - u2;
-    let mut o = [0.0; 4];
-    for c in 0..4 {
-        o[c] = h00 * p0[c] + h10 * m0[c] + h01 * p1[c] + h11 * m1[c];
-    }
-    o
-}
-
-#[inline]
-fn slope(frames: &[f32], values: &[[f32; 4]], i: usize) -> [f32; 4] {
-    let last = frames.len() - 1;
-    let (a, b) = if i == 0 {
-        (0, 1)
-    } else if i == last {
-        (last - 1, last)
-    } else {
-        (i - 1, i + 1)
-    };
-    let dt = frames[b] - frames[a];
-    let mut o = [0.0; 4];
-    for c in 0..4 {
-        o[c] = (values[b][c] - values[a][c]) / dt;
-    }
-    o
-}
-
-#[inline]
-fn eval_segment(frames: &[f32], values: &[[f32; 4]], i: usize, x: f32, cubic: bool) -> [f32; 4] {
-    let (t0, t1) = (frames[i], frames[i + 1]);
-    let h = t1 - t0;
-    let u = ((x - t0) / h).clamp(0.0, 1.0);
-    let (p0, p1) = (values[i], values[i + 1]);
-    if cubic {
-        let s0 = slope(frames, values, i);
-        let s1 = slope(frames, values, i + 1);
-        hermite(p0, p1, s0.map(|s| s * h), s1.map(|s| s * h), u)
-    } else {
-        let mut o = [0.0; 4];
-        for c in 0..4 {
-            o[c] = p0[c] + (p1[c] - p0[c]) * u;
-        }
-        o
-    }
-}
-
-impl Decoder {
-    /// Unpacks every track of `clip`.
-    pub fn new(clip: &EncodedClip) -> Self {
-        let tracks = clip
-            .bones
-            .iter()
-            .map(|b| {
-                [
-                    unpack(&b.rotation, [0.0, 0.0, 0.0, 1.0]),
-                    unpack(&b.translation, [0.0; 4]),
-                    unpack(&b.scale, [1.0, 1.0, 1.0, 0.0]),
-                ]
-            })
-            .collect();
-        Self {
-            sample_rate: clip.sample_rate,
-            last_frame: f32::from(clip.num_frames.saturating_sub(1)),
-            cubic: clip.interp == Interp::Cubic,
-            tracks,
-        }
-    }
-
-    /// Number of bones.
-    pub fn num_bones(&self) -> usize {
-        self.tracks.len()
-    }
-
-    /// A cursor for [`Decoder::sample_cursor`], at the start.
-    pub fn cursor(&self) -> Cursor {
-        Cursor {
-            at: vec![[0; 3]; self.tracks.len()],
-        }
-    }
-
-    fn frame_of(&self, t_s: f32) -> f32 {
-        let x = t_s * self.sample_rate;
-        if x.is_nan() {
-            0.0
-        } else {
-            x.clamp(0.0, self.last_frame)
-        }
-    }
-
-    #[inline]
-    fn value(&self, u: &Unpacked, x: f32, seg: &mut u32, search: bool) -> ([f32; 4], usize) {
-        match u {
-            Unpacked::Fixed(v) => (*v, 4),
-            Unpacked::Keys {
-                comps,
-                frames,
-                values,
-                lut,
-                per_frame,
-            } => {
-                let n = frames.len();
-                let i = if search {
-                    let b = ((x * per_frame) as usize).min(lut.len() - 1);
-                    let mut i = usize::from(lut[b]).min(n - 2);
-                    while i > 0 && frames[i] > x {
-                        i -= 1;
-                    }
-                    while i + 2 < n && frames[i + 1] <= x {
-                        i += 1;
-                    }
-                    i
-                } else {
-                    let mut i = (*seg as usize).min(n - 2);
-                    if frames[i] > x {
-                        i = frames.partition_point(|&f| f <= x).clamp(1, n - 1) - 1;
-                    }
-                    while i + 2 < n && frames[i + 1] <= x {
-                        i += 1;
-                    }
-                    i
-                };
-                *seg = i as u32;
-                (eval_segment(frames, values, i, x, self.cubic), *comps)
-            }
-        }
-    }
-
-    fn pose(&self, x: f32, out: &mut [Pose32], cursor: Option<&mut Cursor>, search: bool) {
-        let mut dummy = [0u32; 3];
-        let mut cur = cursor;
-        for (b, (tr, o)) in self.tracks.iter().zip(out.iter_mut()).enumerate() {
-            let seg: &mut [u32; 3] = match cur.as_deref_mut() {
-                Some(c) if b < c.at.len() => &mut c.at[b],
-                _ => &mut dummy,
-            };
-            let (r, comps) = self.value(&tr[0], x, &mut seg[0], search);
-            o.rotation = if comps == 3 {
-                let w = (1.0 - (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]))
-                    .max(0.0)
-                    .sqrt();
-                Quat::from_xyzw(r[0], r[1], r[2], w)
-            } else {
-                let l2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3];
-                if l2 > 0.0 {
-                    let inv = 1.0 / l2.sqrt();
-                    Quat::from_xyzw(r[0] * inv, r[1] * inv, r[2] * inv, r[3] * inv)
-                } else {
-                    Quat::IDENTITY
-                }
-            };
-            let (t, _) = self.value(&tr[1], x, &mut seg[1], search);
-            o.translation = Vec3::new(t[0], t[1], t[2]);
-            let (s, _) = self.value(&tr[2], x, &mut seg[2], search);
-            o.scale = Vec3::new(s[0], s[1], s[2]);
-        }
-    }
-
-    /// The local pose at time `t_s` seconds (clamped to the clip), by binary search in every
-    /// track; `out` gets one transform per bone (extra entries are left alone).
-    pub fn sample(&self, t_s: f32, out: &mut [Pose32]) {
-        self.pose(self.frame_of(t_s), out, None, true);
-    }
-
-    /// Like [`Decoder::sample`], starting each track's search at the cursor's segment and
-    /// stepping forward (binary search only when time went backwards).
-    pub fn sample_cursor(&self, t_s: f32, cursor: &mut Cursor, out: &mut [Pose32]) {
-        self.pose(self.frame_of(t_s), out, Some(cursor), false);
-    }
-
-    /// The pose at frame index `frame` (clamped).
-    pub fn sample_frame(&self, frame: usize, out: &mut [Pose32]) {
-        let x = (frame as f32).min(self.last_frame);
-        self.pose(x, out, None, true);
-    }
-
-    /// Every frame, as local transforms of the motion model (`[frame][bone]`).
-    pub fn decompress(&self) -> Vec<Vec<LocalTransform>> {
-        let n = self.last_frame as usize + 1;
-        let mut out = Vec::with_capacity(n);
-        let mut pose = vec![
-            Pose32 {
-                translation: Vec3::ZERO,
-                rotation: Quat::IDENTITY,
-                scale: Vec3::ONE
-            };
-            self.tracks.len()
-        ];
-        let mut cursor = self.cursor();
-        for f in 0..n {
-            self.pose(f as f32, &mut pose, Some(&mut cursor), false);
-            out.push(pose.iter().map(|p| p.to_local()).collect());
-        }
-        out
-    }
-}
+mod decode;
+pub use decode::{Cursor, Decoder, Pose32};
 
 // ----------------------------------------------------------------------------------------
 // Error metrics
@@ -818,10 +519,10 @@ pub fn index_bits(frames: &[u16]) -> u8 {
     bits_for(u64::from(max_gap))
 }
 
-/// Descriptor bytes of an animated track: kind, components, key count (2), gap width,
-/// coding flags, per component width, lo and extent (5).
+/// Descriptor bytes of an animated track: kind, flags (component count, coding, gap width),
+/// key count (2), per component width, lo and extent (5).
 pub fn animated_descriptor_len(comps: usize) -> usize {
-    1 + 1 + 2 + 1 + 1 + comps * 5
+    1 + 1 + 2 + comps * 5
 }
 
 /// Stream bits of an animated track (gaps and values).
@@ -833,6 +534,159 @@ pub fn animated_stream_bits(a: &AnimatedTrack) -> usize {
         plain_value_bits(a.frames.len(), &a.bits)
     };
     a.frames.len().saturating_sub(2) * usize::from(ib) + values
+}
+
+/// Largest `shift` of a fixed-point constant: its grid step is `2^-shift`.
+pub const MAX_CONST_SHIFT: u8 = 60;
+/// Largest width of a fixed-point constant's zigzag codes (integers below 2^24 in magnitude,
+/// which float32 holds exactly).
+pub const MAX_CONST_WIDTH: u8 = 25;
+
+/// The share of the tolerance left by a constant's spread that rounding it to a grid may take
+/// (one part in this many).
+const CONST_GRID_SHARE: f64 = 16.0;
+
+/// `2^-shift` as f32 (exact for `shift` ≤ 126).
+fn pow2_neg(shift: u8) -> f32 {
+    f32::from_bits((127 - u32::from(shift.min(126))) << 23)
+}
+
+/// The value of a fixed-point constant's component: `unzigzag(code) × 2^-shift`.
+pub fn fixed_point_value(code: u32, shift: u8) -> f32 {
+    unzigzag(u64::from(code)) as f32 * pow2_neg(shift)
+}
+
+/// A constant's values as fixed point, when that reproduces every one bit for bit: the
+/// smallest `shift` (0..=[`MAX_CONST_SHIFT`]) at which each value is an integer multiple of
+/// `2^-shift`, the width of the largest zigzag code, and the codes. `None` when no shift does
+/// (the constant is stored as float32).
+pub fn fixed_point(values: &[f32]) -> Option<(u8, u8, Vec<u32>)> {
+    if values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    for shift in 0..=MAX_CONST_SHIFT {
+        let scale = 2f64.powi(i32::from(shift));
+        let qs: Vec<f64> = values.iter().map(|&v| f64::from(v) * scale).collect();
+        if qs.iter().any(|q| q.fract() != 0.0) {
+            continue;
+        }
+        if qs.iter().any(|q| q.abs() >= f64::from(1u32 << 24)) {
+            return None;
+        }
+        let codes: Vec<u32> = qs.iter().map(|&q| zigzag(q as i64) as u32).collect();
+        if codes
+            .iter()
+            .zip(values)
+            .any(|(&c, v)| fixed_point_value(c, shift).to_bits() != v.to_bits())
+        {
+            return None; // −0.0 has no fixed-point code
+        }
+        let width = codes.iter().map(|&c| bits_for(u64::from(c))).max().unwrap_or(0);
+        return Some((shift, width, codes));
+    }
+    None
+}
+
+/// How a constant track is stored: `Some((shift, width, codes))` for fixed point (when it
+/// reproduces the values and takes fewer bits), `None` for float32.
+pub fn constant_layout(values: &[f32]) -> Option<(u8, u8, Vec<u32>)> {
+    let (shift, width, codes) = fixed_point(values)?;
+    let fixed_bits = 3 * 8 + values.len() * usize::from(width);
+    let float_bits = (2 + 4 * values.len()) * 8;
+    (fixed_bits < float_bits).then_some((shift, width, codes))
+}
+
+/// Descriptor bytes and stream bits of a constant track (see [`constant_layout`]).
+pub fn constant_cost(values: &[f32]) -> (usize, usize) {
+    match constant_layout(values) {
+        Some((_, width, _)) => (3, values.len() * usize::from(width)),
+        None => (2 + 4 * values.len(), 0),
+    }
+}
+
+/// The value the decoder holds for a constant track, in f64 (rotations: `w` derived from
+/// three components or four renormalised).
+fn constant_value(role: Role, v: &[f32]) -> [f64; 4] {
+    let mut o = [0.0f64; 4];
+    for (slot, x) in o.iter_mut().zip(v) {
+        *slot = f64::from(*x);
+    }
+    if role == Role::Rotation {
+        if v.len() == 3 {
+            o[3] = (1.0 - (o[0] * o[0] + o[1] * o[1] + o[2] * o[2])).max(0.0).sqrt();
+        }
+        let l = o.iter().map(|x| x * x).sum::<f64>().sqrt();
+        o = if l > 0.0 {
+            o.map(|x| x / l)
+        } else {
+            [0.0, 0.0, 0.0, 1.0]
+        };
+    }
+    o
+}
+
+/// A constant within `tol` of every frame on the coarsest power-of-two grid that keeps it
+/// within its spread (the centre's worst error) plus 1/[`CONST_GRID_SHARE`] of the rest:
+/// the centre of the samples (per component midrange; for rotations the normalised mean,
+/// stored as x, y, z when its `w ≥` [`DROP_W_MIN`], else all four), each component rounded
+/// to a multiple of `2^-shift` for `shift` from 0 up. `None` when no grid up to
+/// [`MAX_CONST_SHIFT`] holds it.
+fn constant_for(role: Role, s: &Samples, tol: f64) -> Option<Vec<f32>> {
+    let mut centre = [0.0f64; 4];
+    let nc = if role == Role::Rotation {
+        for x in &s.v {
+            for c in 0..4 {
+                centre[c] += x[c];
+            }
+        }
+        let l = centre.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if l.is_nan() || l <= 0.0 {
+            return None;
+        }
+        centre = centre.map(|x| x / l);
+        if centre[3] < 0.0 {
+            centre = centre.map(|x| -x);
+        }
+        if centre[3] >= DROP_W_MIN {
+            3
+        } else {
+            4
+        }
+    } else {
+        for c in 0..3 {
+            let mn = s.v.iter().map(|x| x[c]).fold(f64::INFINITY, f64::min);
+            let mx = s.v.iter().map(|x| x[c]).fold(f64::NEG_INFINITY, f64::max);
+            centre[c] = 0.5 * (mn + mx);
+        }
+        3
+    };
+    // The grid may add a sixteenth of what the centre leaves of the tolerance: constants are
+    // cheap, and error spent here would be taken from the animated tracks.
+    let exact = constant_value(role, &centre[..nc].iter().map(|&c| c as f32).collect::<Vec<_>>());
+    let spread = s.v.iter().map(|x| err_of(role, 4, &exact, x)).fold(0.0, f64::max);
+    if spread > tol {
+        return None;
+    }
+    let tol = spread + (tol - spread) / CONST_GRID_SHARE;
+    for shift in 0..=MAX_CONST_SHIFT {
+        let scale = 2f64.powi(i32::from(shift));
+        let qs: Vec<i64> = centre[..nc]
+            .iter()
+            .map(|&c| (c * scale).round() as i64)
+            .collect();
+        if qs.iter().any(|q| q.unsigned_abs() >= 1 << 24) {
+            return None;
+        }
+        let cand: Vec<f32> = qs
+            .iter()
+            .map(|&q| q as f32 * pow2_neg(shift))
+            .collect();
+        let rec = constant_value(role, &cand);
+        if s.v.iter().all(|x| err_of(role, 4, &rec, x) <= tol) {
+            return Some(cand);
+        }
+    }
+    None
 }
 
 fn encode_track(role: Role, s: &Samples, tol: f64, cubic: bool) -> Track {
@@ -849,20 +703,15 @@ fn encode_track(role: Role, s: &Samples, tol: f64, cubic: bool) -> Track {
     if s.v.iter().all(|x| comp_err(&default, x) <= tol) {
         return Track::Default;
     }
+    if let Some(c) = constant_for(role, s, tol) {
+        return Track::Constant(c);
+    }
     // Constant: the f32 value of the first frame, checked as stored.
     let c32: Vec<f32> = match role {
         Role::Rotation => as_f32(&first),
         _ => as_f32(&first)[..3].to_vec(),
     };
-    let mut c64 = [0.0f64; 4];
-    for (i, x) in c32.iter().enumerate() {
-        c64[i] = f64::from(*x);
-    }
-    if role == Role::Rotation {
-        let l = c64.iter().map(|x| x * x).sum::<f64>().sqrt();
-        c64 = c64.map(|x| x / l);
-    }
-    if s.v.iter().all(|x| comp_err(&c64, x) <= tol) {
+    if s.v.iter().all(|x| comp_err(&constant_value(role, &c32), x) <= tol) {
         return Track::Constant(c32);
     }
     // Per component range, stored as f16 bounds that cover every sample.
@@ -1127,7 +976,11 @@ pub fn encoded_size(e: &EncodedClip) -> usize {
         for t in [&b.rotation, &b.translation, &b.scale] {
             bytes += match t {
                 Track::Default => 1,
-                Track::Constant(v) => 2 + 4 * v.len(),
+                Track::Constant(v) => {
+                    let (b, s) = constant_cost(v);
+                    bits += s;
+                    b
+                }
                 Track::Animated(a) => {
                     bits += animated_stream_bits(a);
                     animated_descriptor_len(a.comps)
