@@ -213,9 +213,12 @@ impl<'s> Emitter<'s> {
                             "number types are u1 u2 u4 u8, s1 s2 s4 s8, f4 f8, with an optional le/be suffix (or define a type of that name under `types`)",
                         );
                     } else if self.s.type_def(&n).is_none() {
+                        // Types as a reference from the top level spells them.
+                        let paths: Vec<String> =
+                            self.s.types.iter().skip(1).map(|t| t.scope.join("::")).collect();
                         let hint = hint_names(
                             "types",
-                            self.s.types.iter().skip(1).map(|t| t.name.as_str()),
+                            paths.iter().map(String::as_str),
                         );
                         self.err(
                             f.pos_of("type"),
@@ -1150,7 +1153,7 @@ impl<'s> Emitter<'s> {
             let n = &v.name;
             quote! { #name::#vi => #n }
         });
-        let en = &e.name;
+        let en = &e.schema_name;
         let open = self.open_enums.contains(&e.name);
         let (unlisted_variant, unlisted_to, unlisted_name, open_fns) = if open {
             (

@@ -22,7 +22,7 @@ pub enum Expr {
     Bool(bool),
     /// A field name or `_`.
     Name(String),
-    /// `enum_name::value`.
+    /// `enum_name::value`; the enum may be a path through types (`outer::animal`).
     EnumRef(String, String),
     /// Unary operator applied to an operand.
     Unary(UnOp, Box<Expr>),
@@ -375,10 +375,24 @@ impl P {
             Some(Tok::Ident(w)) if w == "false" => Ok(Expr::Bool(false)),
             Some(Tok::Ident(w)) => {
                 if self.eat_op("::") {
-                    match self.next() {
-                        Some(Tok::Ident(v)) => Ok(Expr::EnumRef(w, v)),
-                        _ => Err(format!("expected a value name after `{w}::`")),
+                    // `enum::value`, or a path through types: `outer::inner::enum::value`.
+                    let mut path = vec![w];
+                    loop {
+                        match self.next() {
+                            Some(Tok::Ident(v)) => path.push(v),
+                            _ => {
+                                return Err(format!(
+                                    "expected a name after `{}::`",
+                                    path.join("::")
+                                ))
+                            }
+                        }
+                        if !self.eat_op("::") {
+                            break;
+                        }
                     }
+                    let value = path.pop().unwrap_or_default();
+                    Ok(Expr::EnumRef(path.join("::"), value))
                 } else {
                     Ok(Expr::Name(w))
                 }

@@ -38,8 +38,15 @@ pub struct Schema {
 /// One user type (a `seq` of fields).
 #[derive(Debug, Clone)]
 pub struct TypeDef {
-    /// Schema name (snake_case).
+    /// Unique name in the schema (snake_case): the name as written for the root and
+    /// top-level types, `<outer>_<name>` (made unique) for nested ones. Rust names come from
+    /// it.
     pub name: String,
+    /// The name as written in the schema (the key under `types`; `meta.id` for the root).
+    pub schema_name: String,
+    /// Written names of the enclosing types and this one, from the top level
+    /// (`["outer", "inner"]`); empty for the root type. References resolve innermost-out.
+    pub scope: Vec<String>,
     /// `doc`, if any.
     pub doc: Option<String>,
     /// Where the type is defined.
@@ -75,8 +82,12 @@ pub struct Instance {
 /// One enum.
 #[derive(Debug, Clone)]
 pub struct EnumDef {
-    /// Schema name (snake_case).
+    /// Unique name in the schema (snake_case), as for [`TypeDef::name`].
     pub name: String,
+    /// The name as written in the schema.
+    pub schema_name: String,
+    /// [`TypeDef::scope`] of the type that defines the enum (empty for top-level enums).
+    pub scope: Vec<String>,
     /// Where the enum is defined.
     pub pos: Pos,
     /// Values: number, name, doc.

@@ -26,7 +26,7 @@ pub const TOP_KEYS: &[&str] = &["meta", "doc", "doc-ref", "seq", "types", "enums
 /// Extension keys allowed at the top level of a schema.
 pub const TOP_SP_KEYS: &[&str] = &["-sp-column-sets"];
 /// Keys allowed in a type under `types`.
-pub const TYPE_KEYS: &[&str] = &["seq", "doc", "doc-ref", "instances"];
+pub const TYPE_KEYS: &[&str] = &["seq", "doc", "doc-ref", "instances", "types", "enums"];
 /// Keys allowed in a value instance.
 pub const INSTANCE_KEYS: &[&str] = &["value", "if", "enum", "doc", "doc-ref"];
 /// Keys of positional instances (not supported yet).
@@ -349,16 +349,14 @@ impl<'a> Lower<'a> {
                 "types" => {
                     if let Some(m) = self.map(v, "types", "`types`") {
                         for (tk, tv) in m {
-                            if let Some(t) = self.type_def(tk, tv) {
-                                types.push(t);
-                            }
+                            self.type_def(tk, tv, "types", &[], &mut types, &mut enums);
                         }
                     }
                 }
                 "enums" => {
                     if let Some(m) = self.map(v, "enums", "`enums`") {
                         for (ek, ev) in m {
-                            if let Some(e) = self.enum_def(ek, ev) {
+                            if let Some(e) = self.enum_def(ek, ev, "enums", &[]) {
                                 enums.push(e);
                             }
                         }
@@ -384,16 +382,13 @@ impl<'a> Lower<'a> {
             );
             return None;
         };
-        if !have_seq {
-            self.err(
-                root.pos,
-                "seq",
-                "the schema has no top-level `seq`",
-                "add a `seq:` list of the fields of the file, in stream order",
-            );
-        }
+        // As in Kaitai Struct, a schema without a top-level `seq` has an empty root type (a
+        // schema of types for others to import, or of instances only).
+        let _ = have_seq;
         let mut all = vec![TypeDef {
             name: id.clone(),
+            schema_name: id.clone(),
+            scope: Vec::new(),
             doc: root_doc,
             pos: root.pos,
             key_path: String::new(),
@@ -429,8 +424,21 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn type_def(&mut self, key: &Key, node: &Node) -> Option<TypeDef> {
-        let kp = format!("types.{}", key.text);
+    /// Lowers one type and, after it, the types nested in it (depth first); its enums and
+    /// theirs go to `enums`. `prefix` is the key path of the `types` mapping, `outer` the
+    /// scope of the enclosing type.
+    fn type_def(
+        &mut self,
+        key: &Key,
+        node: &Node,
+        prefix: &str,
+        outer: &[String],
+        types: &mut Vec<TypeDef>,
+        enums: &mut Vec<EnumDef>,
+    ) {
+        let kp = format!("{prefix}.{}", key.text);
+        let mut scope = outer.to_vec();
+        scope.push(key.text.clone());
         if !is_ident(&key.text) {
             self.err(
                 key.pos,
@@ -439,38 +447,59 @@ impl<'a> Lower<'a> {
                 "type names are lower_snake_case",
             );
         }
-        let m = self.map(node, &kp, "a type")?;
+        let Some(m) = self.map(node, &kp, "a type") else {
+            return;
+        };
         let mut doc = None;
         let mut fields = Vec::new();
         let mut instances = Vec::new();
+        let at = types.len();
         for (k, v) in m {
             match k.text.as_str() {
                 "seq" => fields = self.seq(v, &format!("{kp}.seq")),
                 "instances" => instances = self.instances(v, &format!("{kp}.instances")),
                 "doc" => doc = self.scalar(v, &format!("{kp}.doc")).map(str::to_owned),
                 "doc-ref" => {}
-                "types" | "enums" => self.err(
-                    k.pos,
-                    &format!("{kp}.{}", k.text),
-                    format!("nested `{}` are not supported", k.text),
-                    "move the definition to the top-level section of the same name",
-                ),
+                "types" => {
+                    let np = format!("{kp}.types");
+                    if let Some(nm) = self.map(v, &np, "`types`") {
+                        for (tk, tv) in nm {
+                            self.type_def(tk, tv, &np, &scope, types, enums);
+                        }
+                    }
+                }
+                "enums" => {
+                    let np = format!("{kp}.enums");
+                    if let Some(nm) = self.map(v, &np, "`enums`") {
+                        for (ek, ev) in nm {
+                            if let Some(e) = self.enum_def(ek, ev, &np, &scope) {
+                                enums.push(e);
+                            }
+                        }
+                    }
+                }
                 t if t.starts_with('-') && !t.starts_with("-sp-") => {}
                 _ => self.unknown_key(k, &kp, TYPE_KEYS, &[]),
             }
         }
-        Some(TypeDef {
-            name: key.text.clone(),
-            doc,
-            pos: key.pos,
-            key_path: kp,
-            fields,
-            instances,
-        })
+        // The type goes before the types nested in it.
+        types.insert(
+            at,
+            TypeDef {
+                name: key.text.clone(),
+                schema_name: key.text.clone(),
+                scope,
+                doc,
+                pos: key.pos,
+                key_path: kp,
+                fields,
+                instances,
+            },
+        );
     }
 
-    fn enum_def(&mut self, key: &Key, node: &Node) -> Option<EnumDef> {
-        let kp = format!("enums.{}", key.text);
+    fn enum_def(&mut self, key: &Key, node: &Node, prefix: &str, scope: &[String]) -> Option<EnumDef> {
+        let kp = format!("{prefix}.{}", key.text);
         if !is_ident(&key.text) {
             self.err(
                 key.pos,
@@ -566,6 +595,8 @@ impl<'a> Lower<'a> {
         }
         Some(EnumDef {
             name: key.text.clone(),
+            schema_name: key.text.clone(),
+            scope: scope.to_vec(),
             pos: key.pos,
             values,
         })

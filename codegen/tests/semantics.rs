@@ -18,6 +18,9 @@ mod strict_rules;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/value_instances.rs"]
 mod value_instances;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/nested_scopes.rs"]
+mod nested_scopes;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -218,4 +221,26 @@ fn value_instances_are_computed_never_stored() {
     let mut w = v.clone();
     w.items.push(13);
     assert!(w.encode().is_err());
+}
+
+#[test]
+fn nested_types_and_enums_resolve_innermost_out() {
+    // outer.first is the nested `item` (a u2), outer.kind = cat, is_cat present; then the
+    // top-level `item` (a u1).
+    let bytes = [0x34, 0x12, 1, 9, 0x77];
+    let v = nested_scopes::NestedScopes::decode(&bytes).unwrap();
+    assert_eq!(v.a.first.inner_value, 0x1234);
+    assert_eq!(v.a.kind, nested_scopes::OuterAnimal::Cat);
+    assert_eq!(v.a.is_cat, Some(9), "`outer::animal::cat` names the nested enum");
+    assert_eq!(v.b.top_value, 0x77);
+    assert_eq!(v.encode().unwrap(), bytes);
+    // The dynamic view uses the names as written.
+    let root = nested_scopes::reflect_decode(&bytes).unwrap();
+    let a = root.member("a").unwrap();
+    let first = a.as_struct().unwrap().member("first").unwrap();
+    assert_eq!(first.as_struct().unwrap().schema_type(), "item");
+    match a.as_struct().unwrap().member("kind") {
+        Some(Value::Enum(e)) => assert_eq!((e.enum_name, e.name), ("animal", Some("cat"))),
+        other => panic!("{other:?}"),
+    };
 }
