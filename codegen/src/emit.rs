@@ -468,6 +468,8 @@ impl<'s> Emitter<'s> {
                 consider(n, Derived::Count(g.id.clone()), &mut out);
             }
             let size = match &g.kind {
+                // A terminated or padded field's size is checked, not derived.
+                _ if g.term.is_some() => None,
                 FieldKind::Bytes(Size::Expr(e)) => Some(e),
                 FieldKind::Str {
                     size: Some(Size::Expr(e)),
@@ -1415,6 +1417,25 @@ impl<'s> Emitter<'s> {
                 };
                 struct_fields.push(quote! { #doc #ser #float_json pub #id: #field_ty });
                 ctor.push(quote!(#id));
+                if f.term.is_some() {
+                    let tail = temp_for("tail", &f.id);
+                    if matches!(f.repeat, Repeat::None) {
+                        let d = format!(" The bytes `{}` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.", f.id);
+                        struct_fields.push(quote! {
+                            #[doc = #d]
+                            #[serde(default, skip_serializing_if = "Option::is_none")]
+                            pub #tail: ::std::option::Option<::std::vec::Vec<u8>>
+                        });
+                    } else {
+                        let d = format!(" For each element of `{}`, the bytes it took beyond its value when read, written back as they were; an element without an entry gets the terminator and padding the schema gives.", f.id);
+                        struct_fields.push(quote! {
+                            #[doc = #d]
+                            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+                            pub #tail: ::std::vec::Vec<::std::vec::Vec<u8>>
+                        });
+                    }
+                    ctor.push(quote!(#tail));
+                }
             }
 
             // --- read
@@ -1556,6 +1577,17 @@ impl<'s> Emitter<'s> {
             } else {
                 quote! {{ let __l = #read_value; #rep_leave __l }}
             };
+            let tail_decl = match (f.term.is_some(), matches!(f.repeat, Repeat::None)) {
+                (false, _) => quote!(),
+                (true, true) => {
+                    let tail = temp_for("tail", &f.id);
+                    quote!(let mut #tail: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;)
+                }
+                (true, false) => {
+                    let tail = temp_for("tail", &f.id);
+                    quote!(let mut #tail: ::std::vec::Vec<::std::vec::Vec<u8>> = ::std::vec::Vec::new();)
+                }
+            };
             let read_stmt = match &cond_r {
                 Some(c) => quote! {
                     let #id: #field_ty = if #c { __r.enter(::statepack_runtime::io::PathSeg::Field(#fid)); Some(#read_value) } else { None };
@@ -1575,6 +1607,7 @@ impl<'s> Emitter<'s> {
             reads.push(quote! {
                 #at_stmt
                 #rule_const
+                #tail_decl
                 #read_stmt
             });
             if let Some(Derived::Sum(list, field)) = derived.get(&f.id) {
@@ -1771,7 +1804,7 @@ impl<'s> Emitter<'s> {
         }
         // A type with bit fields measures itself by writing: its padding depends on where
         // each bit field falls.
-        let len_body = if has_bits {
+        let len_body = if has_bits || t.fields.iter().any(|f| f.term.is_some()) {
             quote! {
                 let mut __w = ::statepack_runtime::io::ByteWriter::new();
                 let _ = self.write_to(&mut __w);
@@ -1904,7 +1937,7 @@ impl<'s> Emitter<'s> {
 
     fn size_value(&mut self, size: &Size, scope: &Scope, kp: &str) -> Option<Option<TokenStream>> {
         match size {
-            Size::Eos => Some(None),
+            Size::Eos | Size::Terminator => Some(None),
             Size::Expr(e) => Some(Some(self.expect_ty(
                 e,
                 scope,
@@ -1958,6 +1991,39 @@ impl<'s> Emitter<'s> {
                 width,
                 offset_binary,
             } => crate::bits::bits_read(*width, *offset_binary),
+            FieldKind::Bytes(_) | FieldKind::Str { .. } if f.term.is_some() => {
+                let (size, str_enc) = match &f.kind {
+                    FieldKind::Bytes(s) => (Some(s), None),
+                    FieldKind::Str { size, encoding } => (size.as_ref(), Some(*encoding)),
+                    _ => (None, None),
+                };
+                let n = match size {
+                    Some(Size::Expr(_)) => {
+                        let v = self.size_value(size?, scope, &kp)??;
+                        quote!(::std::option::Option::Some(#v))
+                    }
+                    Some(Size::Eos) => quote!(::std::option::Option::Some(__r.remaining() as i128)),
+                    _ => quote!(::std::option::Option::None),
+                };
+                let term = term_tokens(f.term.as_ref()?);
+                let tail = temp_for("tail", &f.id);
+                let keep = if matches!(f.repeat, Repeat::None) {
+                    quote!(#tail = ::std::option::Option::Some(__tl.to_vec());)
+                } else {
+                    quote!(#tail.push(__tl.to_vec());)
+                };
+                let value = match str_enc {
+                    Some(enc) => quote!(::statepack_runtime::io::decode_str(__val, #enc, __at)),
+                    None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(__val.to_vec())),
+                };
+                quote! {{
+                    let __at = __r.offset();
+                    match __r.read_terminated(#n, #term) {
+                        Ok((__val, __tl)) => { #keep #value }
+                        Err(e) => Err(e),
+                    }
+                }}
+            }
             FieldKind::Bytes(size) => match self.size_value(size, scope, &kp)? {
                 Some(n) => quote!(__r.take_sized(#n).map(|b| b.to_vec())),
                 None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(
@@ -2154,6 +2220,41 @@ impl<'s> Emitter<'s> {
                 width,
                 offset_binary,
             } => crate::bits::bits_write(*width, *offset_binary),
+            FieldKind::Bytes(_) | FieldKind::Str { .. } if f.term.is_some() => {
+                let (size, is_str) = match &f.kind {
+                    FieldKind::Bytes(s) => (Some(s), false),
+                    FieldKind::Str { size, .. } => (size.as_ref(), true),
+                    _ => (None, false),
+                };
+                let n = match size {
+                    Some(Size::Expr(_)) => {
+                        let v = self.size_value(size?, scope, &kp)??;
+                        quote!(::std::option::Option::Some(#v))
+                    }
+                    _ => quote!(::std::option::Option::None),
+                };
+                let term = term_tokens(f.term.as_ref()?);
+                let tail = temp_for("tail", &f.id);
+                let tail = if matches!(f.repeat, Repeat::None) {
+                    quote!(self.#tail.as_deref())
+                } else {
+                    quote!(self.#tail.get(__i).map(|__t| __t.as_slice()))
+                };
+                let bytes = if is_str {
+                    quote!(__v.as_bytes())
+                } else {
+                    quote!(&__v[..])
+                };
+                let enc_check = match &f.kind {
+                    FieldKind::Str { encoding: "ASCII", .. } => quote! {
+                        if !__v.is_ascii() {
+                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "must be ASCII" }));
+                        }
+                    },
+                    _ => quote!(),
+                };
+                quote!({ #enc_check __w.write_terminated(#bytes, #tail, #n, #term)?; })
+            }
             FieldKind::Bytes(size) => {
                 let check = self.size_check(f, size, scope, &kp, quote!(__v.len()))?;
                 quote!({ #check __w.write_bytes(__v); })
@@ -2489,6 +2590,19 @@ fn ty_name(t: &Ty) -> String {
         Ty::User(u) => format!("a `{u}`"),
         Ty::Switch => "a switch value".into(),
         Ty::Opt => "a conditional field".into(),
+    }
+}
+
+/// The runtime's `Term` value for a field's terminator rules.
+fn term_tokens(t: &TermSpec) -> TokenStream {
+    let opt = |b: Option<u8>| match b {
+        Some(b) => quote!(::std::option::Option::Some(#b)),
+        None => quote!(::std::option::Option::None),
+    };
+    let (terminator, pad) = (opt(t.terminator), opt(t.pad_right));
+    let (include, consume, eos_error) = (t.include, t.consume, t.eos_error);
+    quote! {
+        ::statepack_runtime::io::Term { terminator: #terminator, include: #include, consume: #consume, eos_error: #eos_error, pad_right: #pad }
     }
 }
 

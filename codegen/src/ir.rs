@@ -154,6 +154,9 @@ pub struct Field {
     /// `meta.-sp-strict`): an unknown enum value, a sized type that leaves bytes unread and
     /// a switch that selects no case are decode errors.
     pub strict: bool,
+    /// Terminator and padding rules of a string or byte field, when it has any beyond a
+    /// plain `strz` or a plain size.
+    pub term: Option<TermSpec>,
 }
 
 /// How many bytes a sized field takes.
@@ -163,6 +166,24 @@ pub enum Size {
     Expr(SrcExpr),
     /// `size-eos: true`: the rest of the enclosing stream.
     Eos,
+    /// No size: the field's terminator ([`Field::term`]) ends it.
+    Terminator,
+}
+
+/// How a string or byte field ends: `terminator`, `include`, `consume`, `eos-error`,
+/// `pad-right` (and `type: strz` combined with any of them or with a size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermSpec {
+    /// The byte that ends the value (`terminator`; 0 for `strz`).
+    pub terminator: Option<u8>,
+    /// `include: true`: the terminator is part of the value.
+    pub include: bool,
+    /// `consume` (default true): the terminator is taken from the stream.
+    pub consume: bool,
+    /// `eos-error` (default true): the end of the stream before the terminator is an error.
+    pub eos_error: bool,
+    /// `pad-right`: padding byte stripped from the right of a sized value.
+    pub pad_right: Option<u8>,
 }
 
 /// What a field stores.

@@ -50,6 +50,11 @@ pub const FIELD_KEYS: &[&str] = &[
     "valid",
     "doc",
     "doc-ref",
+    "terminator",
+    "include",
+    "consume",
+    "eos-error",
+    "pad-right",
 ];
 /// Extension keys allowed in a `seq` entry.
 pub const FIELD_SP_KEYS: &[&str] = &[
@@ -72,19 +77,6 @@ const NOT_YET: &[(&str, &str)] = &[
     (
         "imports",
         "imports are not supported yet; define the types in this schema",
-    ),
-    (
-        "terminator",
-        "only `type: strz` (zero-terminated) is supported; use it instead of `terminator`",
-    ),
-    (
-        "pad-right",
-        "padded strings are not supported; use an exact `size`",
-    ),
-    ("include", "`include` is not supported; drop it"),
-    (
-        "consume",
-        "`consume` is not supported; `strz` always consumes its terminator",
     ),
     (
         "process",
@@ -890,6 +882,64 @@ impl<'a> Lower<'a> {
             None => None,
         };
 
+        // Terminator and padding keys (strings and raw bytes).
+        let mut term = None;
+        let term_keys = ["terminator", "include", "consume", "eos-error", "pad-right"];
+        if term_keys.iter().any(|k| get(k).is_some())
+            || (get("type").and_then(|t| t.as_str()) == Some("strz") && size.is_some())
+        {
+            let byte = |me: &mut Self, k: &str| -> Option<Option<u8>> {
+                match get(k) {
+                    None => Some(None),
+                    Some(v) => {
+                        let kp = format!("{fp}.{k}");
+                        let t = me.scalar(v, &kp)?;
+                        match expr::parse_int_literal(t) {
+                            Some(b) if (0..=255).contains(&b) => Some(Some(b as u8)),
+                            _ => {
+                                me.err(v.pos, &kp, format!("`{t}` is not a byte"), "write a byte value 0..255, e.g. `0` or `0x20`");
+                                None
+                            }
+                        }
+                    }
+                }
+            };
+            let flag = |me: &mut Self, k: &str, default: bool| -> Option<bool> {
+                match get(k) {
+                    None => Some(default),
+                    Some(v) => me.boolean(v, &format!("{fp}.{k}")),
+                }
+            };
+            let is_strz = get("type").and_then(|t| t.as_str()) == Some("strz");
+            let terminator = byte(self, "terminator")?.or(is_strz.then_some(0));
+            term = Some(TermSpec {
+                terminator,
+                include: flag(self, "include", false)?,
+                consume: flag(self, "consume", true)?,
+                eos_error: flag(self, "eos-error", true)?,
+                pad_right: byte(self, "pad-right")?,
+            });
+            let t = get("type").and_then(|t| t.as_str());
+            if !matches!(t, None | Some("str") | Some("strz")) || get("contents").is_some() {
+                let k = term_keys.iter().find(|k| get(k).is_some()).copied().unwrap_or("type");
+                self.err(
+                    get(k).map_or(node.pos, |v| v.pos),
+                    &format!("{fp}.{k}"),
+                    format!("`{k}` on a field that is not a string or raw bytes"),
+                    "terminators and padding apply to `str`, `strz` and raw byte fields",
+                );
+                return None;
+            }
+            if terminator.is_none() && size.is_none() {
+                self.err(
+                    node.pos,
+                    fp,
+                    "a field with `pad-right` but no `terminator` needs a `size`",
+                    "add `size`, or a `terminator`",
+                );
+                return None;
+            }
+        }
         let kind = if let Some(c) = get("contents") {
             if get("type").is_some() {
                 self.err(
@@ -905,6 +955,7 @@ impl<'a> Lower<'a> {
             match get("type") {
                 None => match size {
                     Some(s) => FieldKind::Bytes(s),
+                    None if term.is_some() => FieldKind::Bytes(Size::Terminator),
                     None => {
                         self.err(node.pos, fp, format!("field `{id}` has no `type`, `size` or `contents`"), "give it a `type` (u1, s2le, f4, str, a user type ...), or a `size` for raw bytes");
                         return None;
@@ -1026,10 +1077,10 @@ impl<'a> Lower<'a> {
                                     );
                                     "UTF-8"
                                 });
-                            if t == "str" && size.is_none() {
+                            if t == "str" && size.is_none() && term.is_none() {
                                 self.err(tnode.pos, &tp, "`type: str` needs `size` or `size-eos`", "add `size: <length field>`, or use `type: strz` for a zero-terminated string");
                             }
-                            if t == "strz" && size.is_some() {
+                            if t == "strz" && size.is_some() && term.is_none() {
                                 self.err(
                                     tnode.pos,
                                     &tp,
@@ -1038,7 +1089,7 @@ impl<'a> Lower<'a> {
                                 );
                             }
                             FieldKind::Str {
-                                size: if t == "str" { size } else { None },
+                                size: if t == "str" || term.is_some() { size } else { None },
                                 encoding,
                             }
                         } else if let Some(width) = crate::bits::bit_type(&t) {
@@ -1108,6 +1159,7 @@ impl<'a> Lower<'a> {
             None => self.strict,
         };
         Some(Field {
+            term,
             strict,
             boxed: matches!(boxed, Some((true, _))),
             id,

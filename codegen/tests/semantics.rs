@@ -21,6 +21,9 @@ mod value_instances;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/nested_scopes.rs"]
 mod nested_scopes;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/terminators.rs"]
+mod terminators;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -243,4 +246,29 @@ fn nested_types_and_enums_resolve_innermost_out() {
         Some(Value::Enum(e)) => assert_eq!((e.enum_name, e.name), ("animal", Some("cat"))),
         other => panic!("{other:?}"),
     };
+}
+
+#[test]
+fn terminators_padding_and_their_bytes_round_trip() {
+    let bytes = b"abc|hi    ok\0xyzw\0v\0end.tail";
+    let v = terminators::Terminators::decode(bytes).unwrap();
+    assert_eq!(v.name, "abc");
+    assert_eq!(v.padded, "hi", "pad-right is stripped");
+    assert_eq!(v.fixed, "ok", "the value ends at the terminator inside the size");
+    assert_eq!(v.__tail_fixed.as_deref(), Some(&b"\0xyz"[..]));
+    assert_eq!(v.words, ["w", "v"]);
+    assert_eq!(v.kept, b"end.", "`include` keeps the terminator");
+    assert_eq!(v.rest, b"tail", "`eos-error: false`: the end of the input ends the value");
+    assert_eq!(v.encode().unwrap(), bytes, "terminators, bytes after them and padding are kept");
+    // A new value without kept tails gets the schema's terminator and padding.
+    let mut w = v.clone();
+    w.__tail_fixed = None;
+    w.__tail_padded = None;
+    w.fixed = "no".into();
+    let out = w.encode().unwrap();
+    assert_eq!(&out[4..16], b"hi    no\0\0\0\0");
+    // A value containing its terminator cannot be written: a reader would stop early.
+    let mut w = v.clone();
+    w.name = "a|b".into();
+    assert!(w.encode().is_err());
 }

@@ -836,6 +836,66 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         }
     }
 
+    /// Reads a field with a terminator and/or right padding, as Kaitai Struct does; returns the
+    /// value and the *tail*: the bytes the field took beyond the value (the consumed
+    /// terminator, the bytes after it in a sized field, the stripped padding), which a writer
+    /// puts back so that decode then encode is byte-identical.
+    ///
+    /// With `size`: the field takes exactly `size` bytes; the value ends at the first
+    /// terminator (kept when `include`), or, when there is none, before the trailing
+    /// `pad_right` bytes.
+    /// Without: the value runs to the terminator, which is consumed unless `consume` is
+    /// false; at the end of the stream without a terminator it is an `UnexpectedEof` error,
+    /// or (with `eos_error` false) the value is the rest of the stream.
+    pub fn read_terminated(
+        &mut self,
+        size: Option<i128>,
+        t: Term,
+    ) -> Result<(&'a [u8], &'a [u8]), DecodeError> {
+        if let Some(n) = size {
+            let region = self.take_sized(n)?;
+            let found = t
+                .terminator
+                .and_then(|term| region.iter().position(|b| *b == term));
+            let end = match found {
+                Some(i) if t.include => i + 1,
+                Some(i) => i,
+                None => {
+                    let mut end = region.len();
+                    if let Some(p) = t.pad_right {
+                        while end > 0 && region[end - 1] == p {
+                            end -= 1;
+                        }
+                    }
+                    end
+                }
+            };
+            return Ok(region.split_at(end));
+        }
+        let term = t.terminator.unwrap_or(0);
+        self.align_to_byte()?;
+        let rest = &self.buf[self.pos..self.end];
+        match rest.iter().position(|b| *b == term) {
+            Some(i) => {
+                let (value_end, taken) = match (t.include, t.consume) {
+                    (true, true) => (i + 1, i + 1),
+                    (true, false) => (i + 1, i),
+                    (false, true) => (i, i + 1),
+                    (false, false) => (i, i),
+                };
+                let value = &rest[..value_end];
+                let tail = &rest[value_end.min(taken)..taken];
+                self.pos += taken;
+                Ok((value, tail))
+            }
+            None if !t.eos_error => {
+                self.pos = self.end;
+                Ok((rest, &rest[rest.len()..]))
+            }
+            None => Err(self.eof(self.remaining() + 1)),
+        }
+    }
+
     /// Narrows reading to the next `n` bytes (a sized field); returns the limit to give back
     /// to [`ByteReader::pop_limit`]. Errors: `UnexpectedEof`.
     pub fn push_limit(&mut self, n: i128) -> Result<usize, DecodeError> {
@@ -995,6 +1055,37 @@ pub fn decode_str(bytes: &[u8], encoding: &'static str, at: u64) -> Result<Strin
     }
 }
 
+/// How a string or byte field ends (Kaitai Struct's `terminator`, `include`, `consume`,
+/// `eos-error` and `pad-right`); see [`ByteReader::read_terminated`] and
+/// [`ByteWriter::write_terminated`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Term {
+    /// The byte that ends the value, if any (`strz`: 0).
+    pub terminator: Option<u8>,
+    /// The terminator is part of the value (`include: true`).
+    pub include: bool,
+    /// The terminator is taken from the stream (`consume`, default true).
+    pub consume: bool,
+    /// A missing terminator at the end of the stream is an error (`eos-error`, default true).
+    pub eos_error: bool,
+    /// Padding stripped from the right of a sized field (`pad-right`).
+    pub pad_right: Option<u8>,
+}
+
+impl Term {
+    /// The bytes the field takes for a value of `value_len` bytes: the value and `tail`
+    /// (as read), or, without a tail, the value, its terminator and padding to `size`.
+    pub fn encoded_len(&self, value_len: usize, tail: Option<&[u8]>, size: Option<usize>) -> usize {
+        if let Some(n) = size {
+            return n;
+        }
+        match tail {
+            Some(t) => value_len + t.len(),
+            None => value_len + usize::from(self.terminator.is_some() && self.consume && !self.include),
+        }
+    }
+}
+
 macro_rules! write_prim {
     ($($name:ident, $ty:ty, $to:ident;)*) => {$(
         #[doc = concat!("Appends one `", stringify!($ty), "` (", stringify!($to), ").")]
@@ -1125,6 +1216,82 @@ impl ByteWriter {
         self.buf.extend_from_slice(b);
     }
 
+    /// Writes a field with a terminator and/or right padding (see [`Term`]). With the `tail`
+    /// kept from reading, writes the value and the tail; without one, writes the value, its
+    /// terminator (unless `include` or not `consume`) and, in a sized field, padding up to
+    /// `size` (the `pad_right` byte, else zeros).
+    ///
+    /// Errors: `SizeMismatch` when the value and tail do not fill `size` exactly or the value
+    /// is longer than `size`; `NotValid` when the value contains the terminator (a reader
+    /// would stop there) or, with `include`, does not end with it.
+    pub fn write_terminated(
+        &mut self,
+        value: &[u8],
+        tail: Option<&[u8]>,
+        size: Option<i128>,
+        t: Term,
+    ) -> Result<(), EncodeError> {
+        if let Some(term) = t.terminator {
+            let body = if t.include {
+                match value.split_last() {
+                    Some((last, body)) if *last == term => body,
+                    // Only a sized field, or one read up to the end of the stream, may end
+                    // without its terminator.
+                    _ if size.is_some() || !t.eos_error => value,
+                    _ => {
+                        return Err(EncodeError::new(EncodeErrorKind::NotValid {
+                            value: show_bytes(value),
+                            rule: "a value that includes its terminator must end with it",
+                        }))
+                    }
+                }
+            } else {
+                value
+            };
+            if body.contains(&term) {
+                return Err(EncodeError::new(EncodeErrorKind::NotValid {
+                    value: show_bytes(value),
+                    rule: "the value contains its terminator, so a reader would stop early",
+                }));
+            }
+        }
+        let size = match size {
+            Some(n) => Some(usize::try_from(n).map_err(|_| {
+                EncodeError::new(EncodeErrorKind::SizeMismatch {
+                    expected: 0,
+                    found: value.len(),
+                })
+            })?),
+            None => None,
+        };
+        self.write_bytes(value);
+        match (tail, size) {
+            (Some(tail), Some(n)) if value.len() + tail.len() == n => self.write_bytes(tail),
+            (Some(tail), None) => self.write_bytes(tail),
+            (_, Some(n)) => {
+                if value.len() > n {
+                    return Err(EncodeError::new(EncodeErrorKind::SizeMismatch {
+                        expected: n as u64,
+                        found: value.len(),
+                    }));
+                }
+                let mut left = n - value.len();
+                if let (Some(term), false, true) = (t.terminator, t.include, left > 0) {
+                    self.buf.push(term);
+                    left -= 1;
+                }
+                let pad = t.pad_right.unwrap_or(0);
+                self.buf.extend(std::iter::repeat_n(pad, left));
+            }
+            (None, None) => {
+                if let (Some(term), false, true) = (t.terminator, t.include, t.consume) {
+                    self.buf.push(term);
+                }
+            }
+        }
+        Ok(())
+    }
+
     write_prim! {
         write_u8, u8, to_le_bytes;
         write_i8, i8, to_le_bytes;
@@ -1205,6 +1372,33 @@ mod tests {
         assert_eq!(mod_floor(-52947, 13), -52947 - (-4073 * 13));
         assert_eq!(div_floor(i128::MIN, -1), i128::MIN);
         assert_eq!(mod_floor(i128::MIN, -1), 0);
+    }
+
+    #[test]
+    fn terminated_fields_read_and_write_back() {
+        let t = Term { terminator: Some(0), include: false, consume: true, eos_error: true, pad_right: None };
+        let mut r = ByteReader::new(b"ab\0cd");
+        assert_eq!(r.read_terminated(None, t).unwrap(), (&b"ab"[..], &b"\0"[..]));
+        assert!(r.read_terminated(None, t).is_err(), "no terminator before the end");
+        let lenient = Term { eos_error: false, ..t };
+        assert_eq!(r.read_terminated(None, lenient).unwrap(), (&b"cd"[..], &b""[..]));
+        // Sized: the value ends at the terminator.
+        let padded = Term { terminator: Some(b'|'), pad_right: Some(b'@'), ..t };
+        let mut r = ByteReader::new(b"ab|x@@ab@@@@");
+        let (v, tail) = r.read_terminated(Some(6), padded).unwrap();
+        assert_eq!((v, tail), (&b"ab"[..], &b"|x@@"[..]));
+        // Padding is stripped only when there is no terminator.
+        assert_eq!(r.read_terminated(Some(6), padded).unwrap(), (&b"ab"[..], &b"@@@@"[..]));
+        let mut w = ByteWriter::new();
+        w.write_terminated(v, Some(tail), Some(6), padded).unwrap();
+        assert_eq!(w.into_bytes(), b"ab|x@@");
+        // Without a tail: terminator, then padding.
+        let mut w = ByteWriter::new();
+        w.write_terminated(b"ab", None, Some(5), padded).unwrap();
+        assert_eq!(w.into_bytes(), b"ab|@@");
+        let mut w = ByteWriter::new();
+        assert!(w.write_terminated(b"a\0b", None, None, t).is_err());
+        assert!(w.write_terminated(b"abcdef", None, Some(5), padded).is_err());
     }
 
     #[test]
