@@ -674,8 +674,14 @@ impl<'s> Emitter<'s> {
             }
             Expr::Attr(inner, attr) => {
                 let (ts, ty) = self.ex(inner, scope)?;
+                if let Ty::User(tn) = &ty {
+                    return self.member_of(&ts, tn, attr);
+                }
                 match (attr.as_str(), &ty) {
                     ("to_i", Ty::Enum(_)) => (quote!(#ts.to_i()), Ty::Int),
+                    ("to_i", Ty::Float) => (quote!((#ts as i128)), Ty::Int),
+                    ("to_i", Ty::Bool) => (quote!((#ts as i128)), Ty::Int),
+                    ("to_s", Ty::Int) => (quote!(::std::format!("{}", #ts)), Ty::Str),
                     ("to_i", Ty::Int) => (ts, Ty::Int),
                     ("size", Ty::List(_) | Ty::Bytes) | ("length", Ty::Bytes) => (quote!((#ts.len() as i128)), Ty::Int),
                     ("length", Ty::Str) => (quote!((#ts.chars().count() as i128)), Ty::Int),
@@ -859,6 +865,107 @@ impl<'s> Emitter<'s> {
                 }
             }
         })
+    }
+
+    /// `value.member` where `value` is of user type `tn`: a stored field (copied if it is a
+    /// number, borrowed otherwise), a derived count/length computed from the value, or a
+    /// value instance (its method).
+    #[allow(clippy::type_complexity)]
+    fn member_of(&self, ts: &TokenStream, tn: &str, attr: &str) -> Result<(TokenStream, Ty), (String, String)> {
+        let Some(t) = self.s.type_def(tn) else {
+            return Err((format!("unknown type `{tn}`"), String::new()));
+        };
+        if let Some(f) = t.fields.iter().find(|f| f.id == attr) {
+            let fi = field_ident(attr);
+            let derived = Self::counts_and_lengths(t);
+            if let Some(d) = derived.get(attr) {
+                let v = match d {
+                    Derived::Count(l) | Derived::Bytes(l) => {
+                        let li = field_ident(l);
+                        let user = t.fields.iter().find(|g| &g.id == l).is_some_and(|g| matches!(g.kind, FieldKind::User { .. }));
+                        if user && matches!(d, Derived::Bytes(_)) {
+                            quote!((#ts.#li.encoded_len() as i128))
+                        } else {
+                            quote!((#ts.#li.len() as i128))
+                        }
+                    }
+                    Derived::Sum(..) => return Err((format!("`{attr}` of `{tn}` is a derived sum"), "use the list's values".into())),
+                };
+                return Ok((v, Ty::Int));
+            }
+            if f.sum_of.is_some() {
+                return Err((format!("`{attr}` of `{tn}` is a derived sum"), "use the list's values".into()));
+            }
+            let fty = self.field_ty(f);
+            return Ok(match &fty {
+                Ty::Int => (quote!((#ts.#fi as i128)), Ty::Int),
+                Ty::Float => (quote!((#ts.#fi as f64)), Ty::Float),
+                Ty::Bool | Ty::Enum(_) => (quote!(#ts.#fi), fty.clone()),
+                Ty::Opt => {
+                    return Err((
+                        format!("`{attr}` of `{tn}` is conditional (`if`), so it may be absent"),
+                        "test the same condition instead".into(),
+                    ))
+                }
+                _ if matches!(f.kind, FieldKind::Contents(_)) => {
+                    return Err((format!("`{attr}` of `{tn}` is fixed contents"), "compare with the bytes themselves".into()))
+                }
+                _ => (quote!((&#ts.#fi)), fty.clone()),
+            });
+        }
+        if let Some(i) = t.instances.iter().find(|i| i.id == attr) {
+            let mi = field_ident(attr);
+            if i.cond.is_some() {
+                return Err((format!("instance `{attr}` of `{tn}` is conditional (`if`)"), "test the same condition instead".into()));
+            }
+            // The instance's type, from its expression in the scope of its own type; the key
+            // on the inlining stack stops a cycle through other types.
+            let key = format!("{tn}.{attr}");
+            if self.inlining.borrow().contains(&key) || self.inlining.borrow().len() > 64 {
+                return Err((format!("instance `{key}` depends on itself"), "compute the value from fields, not from itself".into()));
+            }
+            self.inlining.borrow_mut().push(key);
+            let ty = self.instance_ty(t, i);
+            self.inlining.borrow_mut().pop();
+            let ty = ty?;
+            let call = quote!(#ts.#mi());
+            return Ok(match ty {
+                Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_) => (call, ty),
+                other => (quote!((&#call)), other),
+            });
+        }
+        Err((
+            format!("`{tn}` has no field or instance `{attr}`"),
+            "name a field of that type".into(),
+        ))
+    }
+
+    /// The type of value instance `i` of type `t` (for member access from outside).
+    #[allow(clippy::type_complexity)]
+    fn instance_ty(&self, t: &TypeDef, i: &Instance) -> Result<Ty, (String, String)> {
+        if let Some(e) = &i.enum_name {
+            return Ok(Ty::Enum(e.clone()));
+        }
+        let mut scope = Scope { vars: Vec::new() };
+        let derived = Self::counts_and_lengths(t);
+        for f in &t.fields {
+            if derived.contains_key(&f.id) {
+                scope.vars.push((f.id.clone(), Ty::Int));
+            } else if !matches!(f.kind, FieldKind::Contents(_)) {
+                scope.vars.push((f.id.clone(), self.field_ty(f)));
+            }
+        }
+        // Instances of `t` itself are looked up while typing it.
+        let me = Emitter {
+            s: self.s,
+            diags: Vec::new(),
+            min_len: HashMap::new(),
+            open_enums: self.open_enums.clone(),
+            unread_types: HashSet::new(),
+            cur_instances: t.instances.clone(),
+            inlining: std::cell::RefCell::new(self.inlining.borrow().clone()),
+        };
+        me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)
     }
 
     /// A value instance used in an expression: its own expression, in the same scope.
