@@ -468,8 +468,10 @@ impl<'s> Emitter<'s> {
                 consider(n, Derived::Count(g.id.clone()), &mut out);
             }
             let size = match &g.kind {
-                // A terminated or padded field's size is checked, not derived.
+                // A terminated or padded field's size is checked, not derived, and so is a
+                // string's in a character set other than UTF-8 and ASCII.
                 _ if g.term.is_some() => None,
+                FieldKind::Str { encoding, .. } if !plain_encoding(encoding) => None,
                 FieldKind::Bytes(Size::Expr(e)) => Some(e),
                 FieldKind::Str {
                     size: Some(Size::Expr(e)),
@@ -1911,7 +1913,11 @@ impl<'s> Emitter<'s> {
         }
         // A type with bit fields measures itself by writing: its padding depends on where
         // each bit field falls.
-        let len_body = if has_bits || t.fields.iter().any(|f| f.term.is_some()) {
+        let len_body = if has_bits
+            || t.fields.iter().any(|f| {
+                f.term.is_some()
+                    || matches!(f.kind, FieldKind::Str { encoding, .. } if !plain_encoding(encoding))
+            }) {
             quote! {
                 let mut __w = ::statepack_runtime::io::ByteWriter::new();
                 let _ = self.write_to(&mut __w);
@@ -2347,10 +2353,12 @@ impl<'s> Emitter<'s> {
                 } else {
                     quote!(self.#tail.get(__i).map(|__t| __t.as_slice()))
                 };
-                let bytes = if is_str {
-                    quote!(__v.as_bytes())
-                } else {
-                    quote!(&__v[..])
+                let bytes = match &f.kind {
+                    FieldKind::Str { encoding, .. } if !plain_encoding(encoding) => {
+                        quote!(&::statepack_runtime::io::encode_str(__v, #encoding)?)
+                    }
+                    _ if is_str => quote!(__v.as_bytes()),
+                    _ => quote!(&__v[..]),
                 };
                 let enc_check = match &f.kind {
                     FieldKind::Str { encoding: "ASCII", .. } => quote! {
@@ -2376,6 +2384,24 @@ impl<'s> Emitter<'s> {
                 } else {
                     quote!()
                 };
+                if !plain_encoding(encoding) {
+                    // Other character sets: the encoded bytes are measured and written.
+                    let enc = *encoding;
+                    return Some(match size {
+                        None => quote!({
+                            let __b = ::statepack_runtime::io::encode_str(__v, #enc)?;
+                            if __b.contains(&0) {
+                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "a zero-terminated string cannot contain a zero byte" }));
+                            }
+                            __w.write_bytes(&__b);
+                            __w.write_u8(0);
+                        }),
+                        Some(s) => {
+                            let check = self.size_check(f, s, scope, &kp, quote!(__b.len()))?;
+                            quote!({ let __b = ::statepack_runtime::io::encode_str(__v, #enc)?; #check __w.write_bytes(&__b); })
+                        }
+                    });
+                }
                 match size {
                     None => quote!({
                         #enc_check
@@ -2700,6 +2726,11 @@ fn ty_name(t: &Ty) -> String {
     }
 }
 
+/// UTF-8 and ASCII: the string's bytes are its Rust `String`'s bytes.
+fn plain_encoding(e: &str) -> bool {
+    e == "UTF-8" || e == "ASCII"
+}
+
 /// The runtime's `Term` value for a field's terminator rules.
 fn term_tokens(t: &TermSpec) -> TokenStream {
     let opt = |b: Option<u8>| match b {
@@ -2707,9 +2738,9 @@ fn term_tokens(t: &TermSpec) -> TokenStream {
         None => quote!(::std::option::Option::None),
     };
     let (terminator, pad) = (opt(t.terminator), opt(t.pad_right));
-    let (include, consume, eos_error) = (t.include, t.consume, t.eos_error);
+    let (include, consume, eos_error, width) = (t.include, t.consume, t.eos_error, t.width);
     quote! {
-        ::statepack_runtime::io::Term { terminator: #terminator, include: #include, consume: #consume, eos_error: #eos_error, pad_right: #pad }
+        ::statepack_runtime::io::Term { terminator: #terminator, include: #include, consume: #consume, eos_error: #eos_error, pad_right: #pad, width: #width }
     }
 }
 

@@ -184,6 +184,9 @@ pub struct TermSpec {
     pub eos_error: bool,
     /// `pad-right`: padding byte stripped from the right of a sized value.
     pub pad_right: Option<u8>,
+    /// Bytes per terminator: 2 for a `strz` in UTF-16 (two zero bytes at an even offset),
+    /// else 1.
+    pub width: u8,
 }
 
 /// What a field stores.

@@ -401,19 +401,52 @@ impl<'a> Lower<'a> {
     }
 
     fn encoding(&mut self, s: &str, pos: Pos, kp: &str) -> Option<&'static str> {
-        match s.to_ascii_uppercase().as_str() {
-            "UTF-8" | "UTF8" => Some("UTF-8"),
-            "ASCII" => Some("ASCII"),
+        let up = s.to_ascii_uppercase().replace('_', "-");
+        Some(match up.as_str() {
+            "UTF-8" | "UTF8" => "UTF-8",
+            "ASCII" | "US-ASCII" => "ASCII",
+            "UTF-16LE" => "UTF-16LE",
+            "UTF-16BE" => "UTF-16BE",
+            "SJIS" | "SHIFT-JIS" | "CP932" | "MS932" => "SHIFT_JIS",
+            "IBM437" | "CP437" => "IBM437",
+            "ISO-8859-1" | "LATIN1" | "ISO8859-1" => "ISO-8859-1",
+            "ISO-8859-2" => "ISO-8859-2",
+            "ISO-8859-3" => "ISO-8859-3",
+            "ISO-8859-4" => "ISO-8859-4",
+            "ISO-8859-5" => "ISO-8859-5",
+            "ISO-8859-6" => "ISO-8859-6",
+            "ISO-8859-7" => "ISO-8859-7",
+            "ISO-8859-8" => "ISO-8859-8",
+            "ISO-8859-10" => "ISO-8859-10",
+            "ISO-8859-13" => "ISO-8859-13",
+            "ISO-8859-14" => "ISO-8859-14",
+            "ISO-8859-15" => "ISO-8859-15",
+            "ISO-8859-16" => "ISO-8859-16",
+            "WINDOWS-1250" | "CP1250" => "windows-1250",
+            "WINDOWS-1251" | "CP1251" => "windows-1251",
+            "WINDOWS-1252" | "CP1252" => "windows-1252",
+            "WINDOWS-1253" | "CP1253" => "windows-1253",
+            "WINDOWS-1254" | "CP1254" => "windows-1254",
+            "WINDOWS-1255" | "CP1255" => "windows-1255",
+            "WINDOWS-1256" | "CP1256" => "windows-1256",
+            "WINDOWS-1257" | "CP1257" => "windows-1257",
+            "WINDOWS-1258" | "CP1258" => "windows-1258",
+            "KOI8-R" => "KOI8-R",
+            "KOI8-U" => "KOI8-U",
+            "EUC-JP" => "EUC-JP",
+            "EUC-KR" => "EUC-KR",
+            "GBK" | "GB2312" => "GBK",
+            "BIG5" => "Big5",
             _ => {
                 self.err(
                     pos,
                     kp,
                     format!("encoding `{s}` is not supported"),
-                    "use `UTF-8` or `ASCII`",
+                    "use UTF-8, ASCII, UTF-16LE/BE, ISO-8859-x, windows-125x, SJIS, IBM437, KOI8-R/U, EUC-JP, EUC-KR, GBK or Big5",
                 );
-                None
+                return None;
             }
-        }
+        })
     }
 
     /// Lowers one type and, after it, the types nested in it (depth first); its enums and
@@ -885,9 +918,9 @@ impl<'a> Lower<'a> {
         // Terminator and padding keys (strings and raw bytes).
         let mut term = None;
         let term_keys = ["terminator", "include", "consume", "eos-error", "pad-right"];
-        if term_keys.iter().any(|k| get(k).is_some())
-            || (get("type").and_then(|t| t.as_str()) == Some("strz") && size.is_some())
-        {
+        let is_strz = get("type").and_then(|t| t.as_str()) == Some("strz");
+        let wide = is_strz && matches!(encoding.or(self.default_encoding), Some("UTF-16LE" | "UTF-16BE"));
+        if term_keys.iter().any(|k| get(k).is_some()) || (is_strz && (size.is_some() || wide)) {
             let byte = |me: &mut Self, k: &str| -> Option<Option<u8>> {
                 match get(k) {
                     None => Some(None),
@@ -910,7 +943,6 @@ impl<'a> Lower<'a> {
                     Some(v) => me.boolean(v, &format!("{fp}.{k}")),
                 }
             };
-            let is_strz = get("type").and_then(|t| t.as_str()) == Some("strz");
             let terminator = byte(self, "terminator")?.or(is_strz.then_some(0));
             term = Some(TermSpec {
                 terminator,
@@ -918,6 +950,7 @@ impl<'a> Lower<'a> {
                 consume: flag(self, "consume", true)?,
                 eos_error: flag(self, "eos-error", true)?,
                 pad_right: byte(self, "pad-right")?,
+                width: if wide && get("terminator").is_none() { 2 } else { 1 },
             });
             let t = get("type").and_then(|t| t.as_str());
             if !matches!(t, None | Some("str") | Some("strz")) || get("contents").is_some() {

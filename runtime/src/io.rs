@@ -854,11 +854,9 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     ) -> Result<(&'a [u8], &'a [u8]), DecodeError> {
         if let Some(n) = size {
             let region = self.take_sized(n)?;
-            let found = t
-                .terminator
-                .and_then(|term| region.iter().position(|b| *b == term));
-            let end = match found {
-                Some(i) if t.include => i + 1,
+            let w = usize::from(t.width.max(1));
+            let end = match t.find(region) {
+                Some(i) if t.include => i + w,
                 Some(i) => i,
                 None => {
                     let mut end = region.len();
@@ -872,15 +870,15 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             };
             return Ok(region.split_at(end));
         }
-        let term = t.terminator.unwrap_or(0);
         self.align_to_byte()?;
         let rest = &self.buf[self.pos..self.end];
-        match rest.iter().position(|b| *b == term) {
+        let w = usize::from(t.width.max(1));
+        match t.find(rest) {
             Some(i) => {
                 let (value_end, taken) = match (t.include, t.consume) {
-                    (true, true) => (i + 1, i + 1),
-                    (true, false) => (i + 1, i),
-                    (false, true) => (i, i + 1),
+                    (true, true) => (i + w, i + w),
+                    (true, false) => (i + w, i),
+                    (false, true) => (i, i + w),
                     (false, false) => (i, i),
                 };
                 let value = &rest[..value_end];
@@ -1035,6 +1033,42 @@ pub fn decode_str(bytes: &[u8], encoding: &'static str, at: u64) -> Result<Strin
     let bad =
         |detail: String| DecodeError::new(at, DecodeErrorKind::BadString { encoding, detail });
     match encoding {
+        "UTF-8" | "ASCII" => {}
+        "ISO-8859-1" => return Ok(bytes.iter().map(|&b| b as char).collect()),
+        "IBM437" => {
+            return Ok(bytes
+                .iter()
+                .map(|&b| if b < 0x80 { b as char } else { IBM437_HIGH[usize::from(b - 0x80)] })
+                .collect())
+        }
+        "UTF-16LE" | "UTF-16BE" => {
+            if bytes.len() % 2 != 0 {
+                return Err(bad(format!("odd length {} for UTF-16", bytes.len())));
+            }
+            let units = bytes.chunks_exact(2).map(|c| {
+                if encoding == "UTF-16LE" {
+                    u16::from_le_bytes([c[0], c[1]])
+                } else {
+                    u16::from_be_bytes([c[0], c[1]])
+                }
+            });
+            return char::decode_utf16(units)
+                .enumerate()
+                .map(|(i, c)| c.map_err(|_| bad(format!("unpaired surrogate at offset {}", at + 2 * i as u64))))
+                .collect();
+        }
+        other => {
+            let Some(enc) = encoding_rs::Encoding::for_label(other.as_bytes()) else {
+                return Err(bad("unknown encoding".into()));
+            };
+            let (text, had_errors) = enc.decode_without_bom_handling(bytes);
+            if had_errors {
+                return Err(bad("a byte sequence the encoding does not define".into()));
+            }
+            return Ok(text.into_owned());
+        }
+    }
+    match encoding {
         "ASCII" => {
             if let Some(i) = bytes.iter().position(|b| *b >= 0x80) {
                 return Err(bad(format!(
@@ -1070,6 +1104,20 @@ pub struct Term {
     pub eos_error: bool,
     /// Padding stripped from the right of a sized field (`pad-right`).
     pub pad_right: Option<u8>,
+    /// Bytes per character unit: 1, or 2 for a UTF-16 `strz`, whose terminator is two
+    /// terminator bytes at an even offset from the field's start.
+    pub width: u8,
+}
+
+impl Term {
+    /// Where the terminator starts in `bytes`, if it is there.
+    fn find(&self, bytes: &[u8]) -> Option<usize> {
+        let term = self.terminator?;
+        let w = usize::from(self.width.max(1));
+        (0..bytes.len() / w * w)
+            .step_by(w)
+            .find(|&i| bytes[i..i + w].iter().all(|b| *b == term))
+    }
 }
 
 impl Term {
@@ -1081,7 +1129,71 @@ impl Term {
         }
         match tail {
             Some(t) => value_len + t.len(),
-            None => value_len + usize::from(self.terminator.is_some() && self.consume && !self.include),
+            None => {
+                let w = usize::from(self.width.max(1));
+                value_len + if self.terminator.is_some() && self.consume && !self.include { w } else { 0 }
+            }
+        }
+    }
+}
+
+/// The upper half (0x80..=0xff) of code page 437, the original IBM PC character set.
+const IBM437_HIGH: [char; 128] = [
+    'Ç', 'ü', 'é', 'â', 'ä', 'à', 'å', 'ç', 'ê', 'ë', 'è', 'ï', 'î', 'ì', 'Ä', 'Å', //
+    'É', 'æ', 'Æ', 'ô', 'ö', 'ò', 'û', 'ù', 'ÿ', 'Ö', 'Ü', '¢', '£', '¥', '₧', 'ƒ', //
+    'á', 'í', 'ó', 'ú', 'ñ', 'Ñ', 'ª', 'º', '¿', '⌐', '¬', '½', '¼', '¡', '«', '»', //
+    '░', '▒', '▓', '│', '┤', '╡', '╢', '╖', '╕', '╣', '║', '╗', '╝', '╜', '╛', '┐', //
+    '└', '┴', '┬', '├', '─', '┼', '╞', '╟', '╚', '╔', '╩', '╦', '╠', '═', '╬', '╧', //
+    '╨', '╤', '╥', '╙', '╘', '╒', '╓', '╫', '╪', '┘', '┌', '█', '▄', '▌', '▐', '▀', //
+    'α', 'ß', 'Γ', 'π', 'Σ', 'σ', 'µ', 'τ', 'Φ', 'Θ', 'Ω', 'δ', '∞', 'φ', 'ε', '∩', //
+    '≡', '±', '≥', '≤', '⌠', '⌡', '÷', '≈', '°', '∙', '·', '√', 'ⁿ', '²', '■', '\u{a0}',
+];
+
+/// Encodes `text` in `encoding` (the names [`decode_str`] takes), for writing a string field.
+/// UTF-8 text is borrowed as it is.
+///
+/// Errors: `NotValid` when a character has no encoding in the target character set.
+pub fn encode_str<'t>(text: &'t str, encoding: &'static str) -> Result<std::borrow::Cow<'t, [u8]>, EncodeError> {
+    use std::borrow::Cow;
+    let unmappable = || {
+        EncodeError::new(EncodeErrorKind::NotValid {
+            value: format!("{text:?}"),
+            rule: "a character has no encoding in the field's character set",
+        })
+    };
+    match encoding {
+        "UTF-8" => Ok(Cow::Borrowed(text.as_bytes())),
+        "ASCII" if text.is_ascii() => Ok(Cow::Borrowed(text.as_bytes())),
+        "ASCII" => Err(unmappable()),
+        "ISO-8859-1" => text
+            .chars()
+            .map(|c| u8::try_from(u32::from(c)).map_err(|_| unmappable()))
+            .collect::<Result<Vec<u8>, _>>()
+            .map(Cow::Owned),
+        "IBM437" => text
+            .chars()
+            .map(|c| {
+                if c.is_ascii() {
+                    Ok(c as u8)
+                } else {
+                    IBM437_HIGH
+                        .iter()
+                        .position(|h| *h == c)
+                        .map(|i| 0x80 + i as u8)
+                        .ok_or_else(unmappable)
+                }
+            })
+            .collect::<Result<Vec<u8>, _>>()
+            .map(Cow::Owned),
+        "UTF-16LE" => Ok(Cow::Owned(text.encode_utf16().flat_map(u16::to_le_bytes).collect())),
+        "UTF-16BE" => Ok(Cow::Owned(text.encode_utf16().flat_map(u16::to_be_bytes).collect())),
+        other => {
+            let enc = encoding_rs::Encoding::for_label(other.as_bytes()).ok_or_else(unmappable)?;
+            let (bytes, _, had_errors) = enc.encode(text);
+            if had_errors {
+                return Err(unmappable());
+            }
+            Ok(Cow::Owned(bytes.into_owned()))
         }
     }
 }
@@ -1231,10 +1343,11 @@ impl ByteWriter {
         size: Option<i128>,
         t: Term,
     ) -> Result<(), EncodeError> {
+        let w = usize::from(t.width.max(1));
         if let Some(term) = t.terminator {
             let body = if t.include {
-                match value.split_last() {
-                    Some((last, body)) if *last == term => body,
+                match value.len().checked_sub(w).map(|k| value.split_at(k)) {
+                    Some((body, last)) if last.iter().all(|b| *b == term) => body,
                     // Only a sized field, or one read up to the end of the stream, may end
                     // without its terminator.
                     _ if size.is_some() || !t.eos_error => value,
@@ -1248,7 +1361,7 @@ impl ByteWriter {
             } else {
                 value
             };
-            if body.contains(&term) {
+            if t.find(body).is_some() {
                 return Err(EncodeError::new(EncodeErrorKind::NotValid {
                     value: show_bytes(value),
                     rule: "the value contains its terminator, so a reader would stop early",
@@ -1276,16 +1389,16 @@ impl ByteWriter {
                     }));
                 }
                 let mut left = n - value.len();
-                if let (Some(term), false, true) = (t.terminator, t.include, left > 0) {
-                    self.buf.push(term);
-                    left -= 1;
+                if let (Some(term), false, true) = (t.terminator, t.include, left >= w) {
+                    self.buf.extend(std::iter::repeat_n(term, w));
+                    left -= w;
                 }
                 let pad = t.pad_right.unwrap_or(0);
                 self.buf.extend(std::iter::repeat_n(pad, left));
             }
             (None, None) => {
                 if let (Some(term), false, true) = (t.terminator, t.include, t.consume) {
-                    self.buf.push(term);
+                    self.buf.extend(std::iter::repeat_n(term, w));
                 }
             }
         }
@@ -1375,8 +1488,25 @@ mod tests {
     }
 
     #[test]
+    fn encodings_round_trip() {
+        for (enc, bytes, text) in [
+            ("UTF-16LE", &b"a\0\xe9\0"[..], "aé"),
+            ("UTF-16BE", &b"\0a\0\xe9"[..], "aé"),
+            ("ISO-8859-1", &b"caf\xe9\x80"[..], "café\u{80}"),
+            ("IBM437", &b"\x80\xe1\xff"[..], "Çß\u{a0}"),
+            ("SHIFT_JIS", &b"\x82\xa0"[..], "あ"),
+        ] {
+            let s = decode_str(bytes, enc, 0).unwrap();
+            assert_eq!(s, text, "{enc}");
+            assert_eq!(encode_str(&s, enc).unwrap().as_ref(), bytes, "{enc}");
+        }
+        assert!(decode_str(b"a", "UTF-16LE", 0).is_err());
+        assert!(encode_str("€", "ISO-8859-1").is_err());
+    }
+
+    #[test]
     fn terminated_fields_read_and_write_back() {
-        let t = Term { terminator: Some(0), include: false, consume: true, eos_error: true, pad_right: None };
+        let t = Term { terminator: Some(0), include: false, consume: true, eos_error: true, pad_right: None, width: 1 };
         let mut r = ByteReader::new(b"ab\0cd");
         assert_eq!(r.read_terminated(None, t).unwrap(), (&b"ab"[..], &b"\0"[..]));
         assert!(r.read_terminated(None, t).is_err(), "no terminator before the end");
@@ -1396,6 +1526,13 @@ mod tests {
         let mut w = ByteWriter::new();
         w.write_terminated(b"ab", None, Some(5), padded).unwrap();
         assert_eq!(w.into_bytes(), b"ab|@@");
+        // UTF-16: a two-byte terminator at an even offset.
+        let wide = Term { width: 2, ..t };
+        let mut r = ByteReader::new(b"a\0\0b\0\0x");
+        assert_eq!(r.read_terminated(None, wide).unwrap(), (&b"a\0\0b"[..], &b"\0\0"[..]));
+        let mut w = ByteWriter::new();
+        w.write_terminated(b"a\0\0b", None, None, wide).unwrap();
+        assert_eq!(w.into_bytes(), b"a\0\0b\0\0");
         let mut w = ByteWriter::new();
         assert!(w.write_terminated(b"a\0b", None, None, t).is_err());
         assert!(w.write_terminated(b"abcdef", None, Some(5), padded).is_err());
