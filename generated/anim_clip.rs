@@ -7,7 +7,7 @@ pub const SCHEMA_FILE: &str = "schema/anim_clip.ksy";
 pub const SCHEMA_ID: &str = "anim_clip";
 /// Enum `track_kind`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/anim_clip.ksy` line 143.
+/// Schema: `schema/anim_clip.ksy` line 144.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum TrackKind {
     /// Identity rotation, zero translation or unit scale. default_value (stored as 0).
@@ -63,6 +63,15 @@ impl ::core::fmt::Display for TrackKind {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for TrackKind {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// A skeletal animation clip: per bone a rotation, a translation and a scale track, each a
 /// default (identity rotation, zero translation, unit scale), a constant (float32, or
 /// fixed-point values on a power-of-two grid), or keys whose components are quantised with
@@ -84,28 +93,28 @@ pub struct AnimClip {
     /// Layout version, 2 (fixed-point constants, one-byte animated track flags). Version 1
     /// files are refused by this reader.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 23.
+    /// Schema: `schema/anim_clip.ksy` line 24.
     pub version: u8,
     /// Bit 0 set when keys are reconstructed with cubic Hermite curves, else linearly.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 29.
+    /// Schema: `schema/anim_clip.ksy` line 30.
     pub flags: u8,
     /// Frame count (at least 1).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 32.
+    /// Schema: `schema/anim_clip.ksy` line 33.
     pub num_frames: u16,
     /// Frames per second.
     ///
     /// Unit: frames/s.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 37.
+    /// Schema: `schema/anim_clip.ksy` line 38.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub sample_rate: f32,
-    /// Schema: `schema/anim_clip.ksy` line 44.
+    /// Schema: `schema/anim_clip.ksy` line 45.
     pub bones: ::std::vec::Vec<BoneTracks>,
     /// Key frame gaps and quantised values of every animated track.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 51.
+    /// Schema: `schema/anim_clip.ksy` line 52.
     pub bits: ::std::vec::Vec<u8>,
 }
 impl AnimClip {
@@ -124,17 +133,17 @@ impl AnimClip {
             __r.leave(Some(b"SPAC"));
             __v
         };
-        let __at_version = __r.offset();
         let __rule_version: &'static str = "must equal 2";
         __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
         let version: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
             {
                 let __v = &__v;
                 if !(((*__v as i128) == (2 as i128))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_version,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_version,
@@ -153,17 +162,17 @@ impl AnimClip {
             __r.leave(Some(&__v));
             __v
         };
-        let __at_num_frames = __r.offset();
         let __rule_num_frames: &'static str = "must be at least 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
         let num_frames: u16 = {
+            let __el_at = __r.offset();
             let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_frames"))?;
             {
                 let __v = &__v;
                 if !((((*__v as i128) >= (1 as i128)) && true)) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_num_frames,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_num_frames,
@@ -472,22 +481,111 @@ impl AnimClip {
         Ok(w.into_bytes())
     }
 }
+impl ::statepack_runtime::reflect::Reflect for AnimClip {
+    fn schema_type(&self) -> &'static str {
+        "anim_clip"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "magic" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Bytes(
+                        ::std::borrow::Cow::Borrowed(&b"SPAC"[..]),
+                    ),
+                )
+            }
+            "version" => ::std::option::Option::Some(self.version.to_value()),
+            "flags" => ::std::option::Option::Some(self.flags.to_value()),
+            "num_frames" => ::std::option::Option::Some(self.num_frames.to_value()),
+            "sample_rate" => ::std::option::Option::Some(self.sample_rate.to_value()),
+            "num_bones" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int((self.bones.len() as i128)),
+                )
+            }
+            "bones" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.bones.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "len_bits" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int((self.bits.len() as i128)),
+                )
+            }
+            "bits" => ::std::option::Option::Some(self.bits.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "magic",
+            "version",
+            "flags",
+            "num_frames",
+            "sample_rate",
+            "num_bones",
+            "bones",
+            "len_bits",
+            "bits",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for AnimClip {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
+/// the end of the root type are allowed (and ignored). The result is seen through the
+/// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
+///
+/// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader.
+pub fn reflect_decode(
+    bytes: &[u8],
+) -> Result<
+    ::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>,
+    ::statepack_runtime::io::DecodeError,
+> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = AnimClip::read_from(&mut r)?;
+    Ok(::std::boxed::Box::new(v))
+}
+/// Decodes the root type at the start of `bytes` (trailing bytes allowed, as in
+/// [`reflect_decode`]) and encodes the value again. The result should equal the bytes the
+/// reader consumed (a prefix of `bytes`).
+///
+/// Errors: the decode or encode error, rendered as text.
+pub fn reflect_roundtrip(
+    bytes: &[u8],
+) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = AnimClip::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
+    v.encode().map_err(|e| format!("encode: {e}"))
+}
 /// The three tracks of one bone.
 ///
-/// Schema: `schema/anim_clip.ksy` line 55.
+/// Schema: `schema/anim_clip.ksy` line 56.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BoneTracks {
     /// Local rotation; constants and animated tracks have 4 components (x, y, z, w) or 3 (x, y, z with w >= 0 implied).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 58.
+    /// Schema: `schema/anim_clip.ksy` line 59.
     pub rotation: Track,
     /// Local translation in metres, 3 components.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 61.
+    /// Schema: `schema/anim_clip.ksy` line 62.
     pub translation: Track,
     /// Local scale, 3 components.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 64.
+    /// Schema: `schema/anim_clip.ksy` line 65.
     pub scale: Track,
 }
 impl BoneTracks {
@@ -608,14 +706,40 @@ impl BoneTracks {
             }
     }
 }
-/// Schema: `schema/anim_clip.ksy` line 67.
+impl ::statepack_runtime::reflect::Reflect for BoneTracks {
+    fn schema_type(&self) -> &'static str {
+        "bone_tracks"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "rotation" => ::std::option::Option::Some(self.rotation.to_value()),
+            "translation" => ::std::option::Option::Some(self.translation.to_value()),
+            "scale" => ::std::option::Option::Some(self.scale.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["rotation", "translation", "scale"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for BoneTracks {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Schema: `schema/anim_clip.ksy` line 68.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Track {
     /// What follows.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 69.
+    /// Schema: `schema/anim_clip.ksy` line 70.
     pub kind: TrackKind,
-    /// Schema: `schema/anim_clip.ksy` line 73.
+    /// Schema: `schema/anim_clip.ksy` line 74.
     pub body: TrackBody,
 }
 impl Track {
@@ -794,9 +918,34 @@ impl Track {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Track {
+    fn schema_type(&self) -> &'static str {
+        "track"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "kind" => ::std::option::Option::Some(self.kind.to_value()),
+            "body" => ::std::option::Option::Some(self.body.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["kind", "body"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Track {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// The body of `track.body`, selected by `kind`.
 ///
-/// Schema: `schema/anim_clip.ksy` line 73.
+/// Schema: `schema/anim_clip.ksy` line 74.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum TrackBody {
     /// Selected when the switch value is `track_kind::default_value`.
@@ -823,9 +972,19 @@ impl TrackBody {
         }
     }
 }
+impl ::statepack_runtime::reflect::ToValue for TrackBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        match self {
+            TrackBody::DefaultTrack(__x) => __x.to_value(),
+            TrackBody::ConstantTrack(__x) => __x.to_value(),
+            TrackBody::AnimatedTrack(__x) => __x.to_value(),
+            TrackBody::FixedPointTrack(__x) => __x.to_value(),
+        }
+    }
+}
 /// No data; the identity for the track's role.
 ///
-/// Schema: `schema/anim_clip.ksy` line 81.
+/// Schema: `schema/anim_clip.ksy` line 82.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DefaultTrack {}
 impl DefaultTrack {
@@ -861,12 +1020,35 @@ impl DefaultTrack {
         0
     }
 }
+impl ::statepack_runtime::reflect::Reflect for DefaultTrack {
+    fn schema_type(&self) -> &'static str {
+        "default_track"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for DefaultTrack {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One value at every frame, float32.
 ///
-/// Schema: `schema/anim_clip.ksy` line 84.
+/// Schema: `schema/anim_clip.ksy` line 85.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ConstantTrack {
-    /// Schema: `schema/anim_clip.ksy` line 90.
+    /// Schema: `schema/anim_clip.ksy` line 91.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub values: ::std::vec::Vec<f32>,
 }
@@ -966,23 +1148,58 @@ impl ConstantTrack {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for ConstantTrack {
+    fn schema_type(&self) -> &'static str {
+        "constant_track"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "num_components" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int((self.values.len() as i128)),
+                )
+            }
+            "values" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.values.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["num_components", "values"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for ConstantTrack {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One value at every frame, each component q * 2^-shift with q an integer stored in the
 /// bit stream as a zigzag code (0, -1, 1, -2, ... as 0, 1, 2, 3, ...) of `width` bits.
 ///
-/// Schema: `schema/anim_clip.ksy` line 94.
+/// Schema: `schema/anim_clip.ksy` line 95.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FixedPointTrack {
     /// Four components (a rotation x, y, z, w, renormalised); clear, three (a rotation x, y, z with w = sqrt(1 - x^2 - y^2 - z^2), a translation or a scale).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 99.
+    /// Schema: `schema/anim_clip.ksy` line 100.
     pub four_components: bool,
     /// Bits of each zigzag code, 0 to 25 (0 stores zeros).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 102.
+    /// Schema: `schema/anim_clip.ksy` line 103.
     pub width: u8,
     /// The grid step is 2^-shift (0 to 60).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 105.
+    /// Schema: `schema/anim_clip.ksy` line 106.
     pub shift: u8,
 }
 impl FixedPointTrack {
@@ -1078,30 +1295,58 @@ impl FixedPointTrack {
         __w.len()
     }
 }
+impl ::statepack_runtime::reflect::Reflect for FixedPointTrack {
+    fn schema_type(&self) -> &'static str {
+        "fixed_point_track"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "four_components" => {
+                ::std::option::Option::Some(self.four_components.to_value())
+            }
+            "width" => ::std::option::Option::Some(self.width.to_value()),
+            "shift" => ::std::option::Option::Some(self.shift.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["four_components", "width", "shift"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for FixedPointTrack {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Keys in the bit stream.
 ///
-/// Schema: `schema/anim_clip.ksy` line 108.
+/// Schema: `schema/anim_clip.ksy` line 109.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AnimatedTrack {
     /// Four components per key (rotation x, y, z, w, renormalised after interpolation); clear, three.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 111.
+    /// Schema: `schema/anim_clip.ksy` line 112.
     pub four_components: bool,
     /// Set when values are stored as deltas: per component with a non-zero width, the
     /// first key's value, then per group of 8 deltas a 5-bit width and the zigzag deltas
     /// at that width (component-major). Clear: per key every component (key-major).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 114.
+    /// Schema: `schema/anim_clip.ksy` line 115.
     pub delta: bool,
     /// Bits of each stored key frame gap (0 to 16).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 120.
+    /// Schema: `schema/anim_clip.ksy` line 121.
     pub index_bits: u8,
     /// Key count, at least 2 (at most num_frames).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 123.
+    /// Schema: `schema/anim_clip.ksy` line 124.
     pub num_keys: u16,
-    /// Schema: `schema/anim_clip.ksy` line 126.
+    /// Schema: `schema/anim_clip.ksy` line 127.
     pub components: ::std::vec::Vec<Component>,
 }
 impl AnimatedTrack {
@@ -1276,22 +1521,58 @@ impl AnimatedTrack {
         __w.len()
     }
 }
+impl ::statepack_runtime::reflect::Reflect for AnimatedTrack {
+    fn schema_type(&self) -> &'static str {
+        "animated_track"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "four_components" => {
+                ::std::option::Option::Some(self.four_components.to_value())
+            }
+            "delta" => ::std::option::Option::Some(self.delta.to_value()),
+            "index_bits" => ::std::option::Option::Some(self.index_bits.to_value()),
+            "num_keys" => ::std::option::Option::Some(self.num_keys.to_value()),
+            "components" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.components.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["four_components", "delta", "index_bits", "num_keys", "components"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for AnimatedTrack {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Quantisation of one component.
 ///
-/// Schema: `schema/anim_clip.ksy` line 130.
+/// Schema: `schema/anim_clip.ksy` line 131.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Component {
     /// Bits per value (0 to 24); 0 holds `lo` at every key.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 133.
+    /// Schema: `schema/anim_clip.ksy` line 134.
     pub bits: u8,
     /// Low end of the range, IEEE 754 binary16 bits.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 136.
+    /// Schema: `schema/anim_clip.ksy` line 137.
     pub lo: u16,
     /// Extent of the range, binary16 bits; value = lo + q / (2^bits - 1) * extent.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 139.
+    /// Schema: `schema/anim_clip.ksy` line 140.
     pub extent: u16,
 }
 impl Component {
@@ -1396,5 +1677,31 @@ impl Component {
                     2
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Component {
+    fn schema_type(&self) -> &'static str {
+        "component"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "bits" => ::std::option::Option::Some(self.bits.to_value()),
+            "lo" => ::std::option::Option::Some(self.lo.to_value()),
+            "extent" => ::std::option::Option::Some(self.extent.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["bits", "lo", "extent"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Component {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }

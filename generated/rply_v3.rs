@@ -7,7 +7,7 @@ pub const SCHEMA_FILE: &str = "schema/rply_v3.ksy";
 pub const SCHEMA_ID: &str = "rply_v3";
 /// Enum `opcode`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 703.
+/// Schema: `schema/rply_v3.ksy` line 704.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Opcode {
     /// tick (stored as 0).
@@ -117,9 +117,18 @@ impl ::core::fmt::Display for Opcode {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for Opcode {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// Enum `prop_type`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 717.
+/// Schema: `schema/rply_v3.ksy` line 718.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PropType {
     /// bool (stored as 0).
@@ -187,9 +196,18 @@ impl ::core::fmt::Display for PropType {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for PropType {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// Enum `part_kind`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 724.
+/// Schema: `schema/rply_v3.ksy` line 725.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PartKind {
     /// part (stored as 0).
@@ -257,9 +275,18 @@ impl ::core::fmt::Display for PartKind {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for PartKind {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// Enum `effect_class`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 731.
+/// Schema: `schema/rply_v3.ksy` line 732.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum EffectClass {
     /// attachment (stored as 1).
@@ -357,9 +384,18 @@ impl ::core::fmt::Display for EffectClass {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for EffectClass {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// Enum `value_tag`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 743.
+/// Schema: `schema/rply_v3.ksy` line 744.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ValueTag {
     /// bool (stored as 0).
@@ -457,9 +493,18 @@ impl ::core::fmt::Display for ValueTag {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for ValueTag {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// Enum `joint_kind`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 755.
+/// Schema: `schema/rply_v3.ksy` line 756.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum JointKind {
     /// weld (stored as 1).
@@ -515,6 +560,15 @@ impl ::core::fmt::Display for JointKind {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for JointKind {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// An RPLY v3 replay: a 30-byte header, the string table, the keyframe index and the op
 /// stream. Positions are in studs, ticks count from the recording's start at `tick_rate`
 /// per second, little-endian throughout. Semantics (tick markers, delta chains, the
@@ -527,40 +581,40 @@ impl ::core::fmt::Display for JointKind {
 pub struct RplyV3 {
     /// Format version; only 3 is read.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 16.
+    /// Schema: `schema/rply_v3.ksy` line 17.
     pub version: u8,
     /// Ticks per second of recorded time (15 by default).
     ///
     /// Unit: ticks per second.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 20.
+    /// Schema: `schema/rply_v3.ksy` line 21.
     pub tick_rate: u8,
     /// The place version the replay was recorded in; a player for another version refuses it.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 24.
+    /// Schema: `schema/rply_v3.ksy` line 25.
     pub place_version: u32,
     /// Wall-clock time of the recording's start.
     ///
     /// Unit: s since 1970-01-01 UTC.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 27.
+    /// Schema: `schema/rply_v3.ksy` line 28.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub start_unix: f64,
     /// Number of the last tick recorded (ticks run from 0 to this value).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 31.
+    /// Schema: `schema/rply_v3.ksy` line 32.
     pub tick_count: u32,
     /// The string table; ops refer to entry i (1-based) by the id i, 0 means none.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 43.
+    /// Schema: `schema/rply_v3.ksy` line 44.
     pub strings: ::std::vec::Vec<Str16>,
     /// The keyframe index, in tick order.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 48.
+    /// Schema: `schema/rply_v3.ksy` line 49.
     pub keyframes: ::std::vec::Vec<Keyframe>,
     /// The op stream, to the end of the file.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 53.
+    /// Schema: `schema/rply_v3.ksy` line 54.
     pub ops: OpStream,
 }
 impl RplyV3 {
@@ -579,17 +633,17 @@ impl RplyV3 {
             __r.leave(Some(b"RPLY"));
             __v
         };
-        let __at_version = __r.offset();
         let __rule_version: &'static str = "must equal 3";
         __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
         let version: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
             {
                 let __v = &__v;
                 if !(((*__v as i128) == (3 as i128))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_version,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_version,
@@ -1002,12 +1056,123 @@ impl RplyV3 {
         Ok(w.into_bytes())
     }
 }
+impl ::statepack_runtime::reflect::Reflect for RplyV3 {
+    fn schema_type(&self) -> &'static str {
+        "rply_v3"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "magic" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Bytes(
+                        ::std::borrow::Cow::Borrowed(&b"RPLY"[..]),
+                    ),
+                )
+            }
+            "version" => ::std::option::Option::Some(self.version.to_value()),
+            "tick_rate" => ::std::option::Option::Some(self.tick_rate.to_value()),
+            "place_version" => ::std::option::Option::Some(self.place_version.to_value()),
+            "start_unix" => ::std::option::Option::Some(self.start_unix.to_value()),
+            "tick_count" => ::std::option::Option::Some(self.tick_count.to_value()),
+            "string_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.strings.len() as i128),
+                    ),
+                )
+            }
+            "keyframe_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.keyframes.len() as i128),
+                    ),
+                )
+            }
+            "op_bytes" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.ops.encoded_len() as i128),
+                    ),
+                )
+            }
+            "strings" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.strings.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "keyframes" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.keyframes.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "ops" => ::std::option::Option::Some(self.ops.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "magic",
+            "version",
+            "tick_rate",
+            "place_version",
+            "start_unix",
+            "tick_count",
+            "string_count",
+            "keyframe_count",
+            "op_bytes",
+            "strings",
+            "keyframes",
+            "ops",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for RplyV3 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
+/// the end of the root type are allowed (and ignored). The result is seen through the
+/// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
+///
+/// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader.
+pub fn reflect_decode(
+    bytes: &[u8],
+) -> Result<
+    ::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>,
+    ::statepack_runtime::io::DecodeError,
+> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = RplyV3::read_from(&mut r)?;
+    Ok(::std::boxed::Box::new(v))
+}
+/// Decodes the root type at the start of `bytes` (trailing bytes allowed, as in
+/// [`reflect_decode`]) and encodes the value again. The result should equal the bytes the
+/// reader consumed (a prefix of `bytes`).
+///
+/// Errors: the decode or encode error, rendered as text.
+pub fn reflect_roundtrip(
+    bytes: &[u8],
+) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = RplyV3::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
+    v.encode().map_err(|e| format!("encode: {e}"))
+}
 /// A string with a u16 byte length in front.
 ///
-/// Schema: `schema/rply_v3.ksy` line 58.
+/// Schema: `schema/rply_v3.ksy` line 59.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Str16 {
-    /// Schema: `schema/rply_v3.ksy` line 64.
+    /// Schema: `schema/rply_v3.ksy` line 65.
     pub value: ::std::string::String,
 }
 impl Str16 {
@@ -1110,18 +1275,47 @@ impl Str16 {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Str16 {
+    fn schema_type(&self) -> &'static str {
+        "str16"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "len_value" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int((self.value.len() as i128)),
+                )
+            }
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["len_value", "value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Str16 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One keyframe index entry (8 bytes).
 ///
-/// Schema: `schema/rply_v3.ksy` line 67.
+/// Schema: `schema/rply_v3.ksy` line 68.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Keyframe {
     /// The keyframe's tick; every live entity has a full XFORM in it.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 70.
+    /// Schema: `schema/rply_v3.ksy` line 71.
     pub tick: u32,
     /// Byte offset inside the op stream of the keyframe tick's marker.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 73.
+    /// Schema: `schema/rply_v3.ksy` line 74.
     pub offset: u32,
 }
 impl Keyframe {
@@ -1205,12 +1399,37 @@ impl Keyframe {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Keyframe {
+    fn schema_type(&self) -> &'static str {
+        "keyframe"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "tick" => ::std::option::Option::Some(self.tick.to_value()),
+            "offset" => ::std::option::Option::Some(self.offset.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["tick", "offset"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Keyframe {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Every op, until the end of the stream.
 ///
-/// Schema: `schema/rply_v3.ksy` line 76.
+/// Schema: `schema/rply_v3.ksy` line 77.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpStream {
-    /// Schema: `schema/rply_v3.ksy` line 79.
+    /// Schema: `schema/rply_v3.ksy` line 80.
     pub ops: ::std::vec::Vec<Op>,
 }
 impl OpStream {
@@ -1312,16 +1531,46 @@ impl OpStream {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpStream {
+    fn schema_type(&self) -> &'static str {
+        "op_stream"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "ops" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.ops.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["ops"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpStream {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One op, an opcode byte and its payload.
 ///
-/// Schema: `schema/rply_v3.ksy` line 82.
+/// Schema: `schema/rply_v3.ksy` line 83.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Op {
     /// What the op does. Other values are refused.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 85.
+    /// Schema: `schema/rply_v3.ksy` line 86.
     pub opcode: Opcode,
-    /// Schema: `schema/rply_v3.ksy` line 89.
+    /// Schema: `schema/rply_v3.ksy` line 90.
     pub body: OpBody,
 }
 impl Op {
@@ -1619,9 +1868,34 @@ impl Op {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Op {
+    fn schema_type(&self) -> &'static str {
+        "op"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "opcode" => ::std::option::Option::Some(self.opcode.to_value()),
+            "body" => ::std::option::Option::Some(self.body.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["opcode", "body"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Op {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// The body of `op.body`, selected by `opcode`.
 ///
-/// Schema: `schema/rply_v3.ksy` line 89.
+/// Schema: `schema/rply_v3.ksy` line 90.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum OpBody {
     /// Selected when the switch value is `opcode::tick`.
@@ -1684,14 +1958,33 @@ impl OpBody {
         }
     }
 }
+impl ::statepack_runtime::reflect::ToValue for OpBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        match self {
+            OpBody::OpTick(__x) => __x.to_value(),
+            OpBody::OpSpawn(__x) => __x.to_value(),
+            OpBody::OpDespawn(__x) => __x.to_value(),
+            OpBody::OpXform(__x) => __x.to_value(),
+            OpBody::OpProp(__x) => __x.to_value(),
+            OpBody::OpAnimPlay(__x) => __x.to_value(),
+            OpBody::OpAnimStop(__x) => __x.to_value(),
+            OpBody::OpAnimSpeed(__x) => __x.to_value(),
+            OpBody::OpEvent(__x) => __x.to_value(),
+            OpBody::OpCustom(__x) => __x.to_value(),
+            OpBody::OpTickNext(__x) => __x.to_value(),
+            OpBody::OpXformD(__x) => __x.to_value(),
+            OpBody::OpSnapshot(__x) => __x.to_value(),
+        }
+    }
+}
 /// TICK (0), an absolute tick marker.
 ///
-/// Schema: `schema/rply_v3.ksy` line 106.
+/// Schema: `schema/rply_v3.ksy` line 107.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpTick {
     /// The tick every following op belongs to.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 109.
+    /// Schema: `schema/rply_v3.ksy` line 110.
     pub tick: u32,
 }
 impl OpTick {
@@ -1750,9 +2043,33 @@ impl OpTick {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpTick {
+    fn schema_type(&self) -> &'static str {
+        "op_tick"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "tick" => ::std::option::Option::Some(self.tick.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["tick"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpTick {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// TICK_NEXT (10), one tick after the current one; no payload.
 ///
-/// Schema: `schema/rply_v3.ksy` line 112.
+/// Schema: `schema/rply_v3.ksy` line 113.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpTickNext {}
 impl OpTickNext {
@@ -1788,22 +2105,45 @@ impl OpTickNext {
         0
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpTickNext {
+    fn schema_type(&self) -> &'static str {
+        "op_tick_next"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpTickNext {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// SPAWN (1), an entity appears.
 ///
-/// Schema: `schema/rply_v3.ksy` line 115.
+/// Schema: `schema/rply_v3.ksy` line 116.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpSpawn {
     /// The new entity's id (1-based).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 118.
+    /// Schema: `schema/rply_v3.ksy` line 119.
     pub entity_id: u16,
     /// String id of the descriptor (`char:<userId>`, `part:<Shape>`, `model:<name>`, `sub:<path>`, `asset:<id>`).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 121.
+    /// Schema: `schema/rply_v3.ksy` line 122.
     pub descriptor_str: u16,
     /// Id of the entity it is carried by, or 0 for none.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 124.
+    /// Schema: `schema/rply_v3.ksy` line 125.
     pub parent_entity_id: u16,
 }
 impl OpSpawn {
@@ -1920,12 +2260,42 @@ impl OpSpawn {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpSpawn {
+    fn schema_type(&self) -> &'static str {
+        "op_spawn"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            "descriptor_str" => {
+                ::std::option::Option::Some(self.descriptor_str.to_value())
+            }
+            "parent_entity_id" => {
+                ::std::option::Option::Some(self.parent_entity_id.to_value())
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id", "descriptor_str", "parent_entity_id"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpSpawn {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// DESPAWN (2), an entity goes away.
 ///
-/// Schema: `schema/rply_v3.ksy` line 127.
+/// Schema: `schema/rply_v3.ksy` line 128.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpDespawn {
-    /// Schema: `schema/rply_v3.ksy` line 130.
+    /// Schema: `schema/rply_v3.ksy` line 131.
     pub entity_id: u16,
 }
 impl OpDespawn {
@@ -1986,35 +2356,59 @@ impl OpDespawn {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpDespawn {
+    fn schema_type(&self) -> &'static str {
+        "op_despawn"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpDespawn {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// XFORM (3), a full transform sample.
 ///
-/// Schema: `schema/rply_v3.ksy` line 132.
+/// Schema: `schema/rply_v3.ksy` line 133.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpXform {
-    /// Schema: `schema/rply_v3.ksy` line 135.
+    /// Schema: `schema/rply_v3.ksy` line 136.
     pub entity_id: u16,
     /// 1 = position follows, 2 = full rotation follows, 4 = yaw-only rotation follows (2 and 4 never together).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 137.
+    /// Schema: `schema/rply_v3.ksy` line 138.
     pub mask: u8,
     /// Position, raw f32.
     ///
     /// Unit: stud. Present only when `(mask & 1) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 142.
+    /// Schema: `schema/rply_v3.ksy` line 143.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub pos: ::std::option::Option<[f32; 3]>,
     /// Rotation as an axis-angle vector (axis times angle), scaled so that pi maps to 32767.
     ///
     /// Unit: pi/32767 rad. Present only when `(mask & 2) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 149.
+    /// Schema: `schema/rply_v3.ksy` line 150.
     pub rot: ::std::option::Option<[i16; 3]>,
     /// Rotation about world up, atan2(-look.x, -look.z), pi maps to 32767.
     ///
     /// Unit: pi/32767 rad. Present only when `(mask & 4) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 156.
+    /// Schema: `schema/rply_v3.ksy` line 157.
     pub yaw: ::std::option::Option<i16>,
 }
 impl OpXform {
@@ -2033,10 +2427,10 @@ impl OpXform {
             __r.leave(Some(&__v));
             __v
         };
-        let __at_mask = __r.offset();
         let __rule_mask: &'static str = "must satisfy (_ & 0xf8) == 0 and (_ & 6) != 6";
         __r.enter(::statepack_runtime::io::PathSeg::Field("mask"));
         let mask: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("mask"))?;
             {
                 let __v = &__v;
@@ -2048,7 +2442,7 @@ impl OpXform {
                 }) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_mask,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_mask,
@@ -2289,20 +2683,74 @@ impl OpXform {
                 )
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpXform {
+    fn schema_type(&self) -> &'static str {
+        "op_xform"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            "mask" => ::std::option::Option::Some(self.mask.to_value()),
+            "pos" => {
+                ::std::option::Option::Some(
+                    match &self.pos {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "rot" => {
+                ::std::option::Option::Some(
+                    match &self.rot {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "yaw" => ::std::option::Option::Some(self.yaw.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id", "mask", "pos", "rot", "yaw"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpXform {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// PROP (4), a watched property changed.
 ///
-/// Schema: `schema/rply_v3.ksy` line 161.
+/// Schema: `schema/rply_v3.ksy` line 162.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpProp {
-    /// Schema: `schema/rply_v3.ksy` line 164.
+    /// Schema: `schema/rply_v3.ksy` line 165.
     pub entity_id: u16,
     /// String id of the property path (`Body/Exhaust/Enabled`, `@Attribute`, `Scale`).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 166.
+    /// Schema: `schema/rply_v3.ksy` line 167.
     pub name_str: u16,
-    /// Schema: `schema/rply_v3.ksy` line 169.
+    /// Schema: `schema/rply_v3.ksy` line 170.
     pub type_tag: PropType,
-    /// Schema: `schema/rply_v3.ksy` line 172.
+    /// Schema: `schema/rply_v3.ksy` line 173.
     pub value: OpPropValue,
 }
 impl OpProp {
@@ -2555,9 +3003,36 @@ impl OpProp {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpProp {
+    fn schema_type(&self) -> &'static str {
+        "op_prop"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            "name_str" => ::std::option::Option::Some(self.name_str.to_value()),
+            "type_tag" => ::std::option::Option::Some(self.type_tag.to_value()),
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id", "name_str", "type_tag", "value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpProp {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// The body of `op_prop.value`, selected by `type_tag`.
 ///
-/// Schema: `schema/rply_v3.ksy` line 172.
+/// Schema: `schema/rply_v3.ksy` line 173.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum OpPropValue {
     /// Selected when the switch value is `prop_type::bool`.
@@ -2588,12 +3063,23 @@ impl OpPropValue {
         }
     }
 }
+impl ::statepack_runtime::reflect::ToValue for OpPropValue {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        match self {
+            OpPropValue::PropBool(__x) => __x.to_value(),
+            OpPropValue::PropNumber(__x) => __x.to_value(),
+            OpPropValue::PropStrRef(__x) => __x.to_value(),
+            OpPropValue::Color3(__x) => __x.to_value(),
+            OpPropValue::Vec3(__x) => __x.to_value(),
+        }
+    }
+}
 /// A boolean, 0 or 1.
 ///
-/// Schema: `schema/rply_v3.ksy` line 182.
+/// Schema: `schema/rply_v3.ksy` line 183.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PropBool {
-    /// Schema: `schema/rply_v3.ksy` line 185.
+    /// Schema: `schema/rply_v3.ksy` line 186.
     pub value: u8,
 }
 impl PropBool {
@@ -2606,17 +3092,17 @@ impl PropBool {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let __at_value = __r.offset();
         let __rule_value: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
         let value: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("value"))?;
             {
                 let __v = &__v;
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_value,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_value,
@@ -2678,12 +3164,36 @@ impl PropBool {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for PropBool {
+    fn schema_type(&self) -> &'static str {
+        "prop_bool"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for PropBool {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A number, f64.
 ///
-/// Schema: `schema/rply_v3.ksy` line 189.
+/// Schema: `schema/rply_v3.ksy` line 190.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PropNumber {
-    /// Schema: `schema/rply_v3.ksy` line 192.
+    /// Schema: `schema/rply_v3.ksy` line 193.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub value: f64,
 }
@@ -2743,12 +3253,36 @@ impl PropNumber {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for PropNumber {
+    fn schema_type(&self) -> &'static str {
+        "prop_number"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for PropNumber {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A string id (a string value or an enum item's name).
 ///
-/// Schema: `schema/rply_v3.ksy` line 194.
+/// Schema: `schema/rply_v3.ksy` line 195.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PropStrRef {
-    /// Schema: `schema/rply_v3.ksy` line 197.
+    /// Schema: `schema/rply_v3.ksy` line 198.
     pub str_id: u16,
 }
 impl PropStrRef {
@@ -2809,16 +3343,40 @@ impl PropStrRef {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for PropStrRef {
+    fn schema_type(&self) -> &'static str {
+        "prop_str_ref"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "str_id" => ::std::option::Option::Some(self.str_id.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["str_id"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for PropStrRef {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A colour as three bytes, 0..255 per channel.
 ///
-/// Schema: `schema/rply_v3.ksy` line 199.
+/// Schema: `schema/rply_v3.ksy` line 200.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Color3 {
-    /// Schema: `schema/rply_v3.ksy` line 202.
+    /// Schema: `schema/rply_v3.ksy` line 203.
     pub r: u8,
-    /// Schema: `schema/rply_v3.ksy` line 204.
+    /// Schema: `schema/rply_v3.ksy` line 205.
     pub g: u8,
-    /// Schema: `schema/rply_v3.ksy` line 206.
+    /// Schema: `schema/rply_v3.ksy` line 207.
     pub b: u8,
 }
 impl Color3 {
@@ -2923,18 +3481,44 @@ impl Color3 {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Color3 {
+    fn schema_type(&self) -> &'static str {
+        "color3"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "r" => ::std::option::Option::Some(self.r.to_value()),
+            "g" => ::std::option::Option::Some(self.g.to_value()),
+            "b" => ::std::option::Option::Some(self.b.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["r", "g", "b"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Color3 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Three f32.
 ///
-/// Schema: `schema/rply_v3.ksy` line 208.
+/// Schema: `schema/rply_v3.ksy` line 209.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Vec3 {
-    /// Schema: `schema/rply_v3.ksy` line 211.
+    /// Schema: `schema/rply_v3.ksy` line 212.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub x: f32,
-    /// Schema: `schema/rply_v3.ksy` line 213.
+    /// Schema: `schema/rply_v3.ksy` line 214.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub y: f32,
-    /// Schema: `schema/rply_v3.ksy` line 215.
+    /// Schema: `schema/rply_v3.ksy` line 216.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub z: f32,
 }
@@ -3040,30 +3624,56 @@ impl Vec3 {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Vec3 {
+    fn schema_type(&self) -> &'static str {
+        "vec3"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "x" => ::std::option::Option::Some(self.x.to_value()),
+            "y" => ::std::option::Option::Some(self.y.to_value()),
+            "z" => ::std::option::Option::Some(self.z.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["x", "y", "z"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Vec3 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// ANIM_PLAY (5), an animation track starts.
 ///
-/// Schema: `schema/rply_v3.ksy` line 217.
+/// Schema: `schema/rply_v3.ksy` line 218.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpAnimPlay {
-    /// Schema: `schema/rply_v3.ksy` line 220.
+    /// Schema: `schema/rply_v3.ksy` line 221.
     pub entity_id: u16,
     /// String id of the animation asset id.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 222.
+    /// Schema: `schema/rply_v3.ksy` line 223.
     pub anim_id_str: u16,
     /// Track handle, 1..255, reused by ANIM_STOP and ANIM_SPEED.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 225.
+    /// Schema: `schema/rply_v3.ksy` line 226.
     pub handle: u8,
     /// Unit: 1/100 s.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 228.
+    /// Schema: `schema/rply_v3.ksy` line 229.
     pub fade: u8,
     /// Playback speed times 256.
     ///
     /// Unit: 1/256.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 231.
+    /// Schema: `schema/rply_v3.ksy` line 232.
     pub speed: i16,
 }
 impl OpAnimPlay {
@@ -3226,18 +3836,46 @@ impl OpAnimPlay {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpAnimPlay {
+    fn schema_type(&self) -> &'static str {
+        "op_anim_play"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            "anim_id_str" => ::std::option::Option::Some(self.anim_id_str.to_value()),
+            "handle" => ::std::option::Option::Some(self.handle.to_value()),
+            "fade" => ::std::option::Option::Some(self.fade.to_value()),
+            "speed" => ::std::option::Option::Some(self.speed.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id", "anim_id_str", "handle", "fade", "speed"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpAnimPlay {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// ANIM_STOP (6), an animation track stops.
 ///
-/// Schema: `schema/rply_v3.ksy` line 235.
+/// Schema: `schema/rply_v3.ksy` line 236.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpAnimStop {
-    /// Schema: `schema/rply_v3.ksy` line 238.
+    /// Schema: `schema/rply_v3.ksy` line 239.
     pub entity_id: u16,
-    /// Schema: `schema/rply_v3.ksy` line 240.
+    /// Schema: `schema/rply_v3.ksy` line 241.
     pub handle: u8,
     /// Unit: 1/100 s.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 242.
+    /// Schema: `schema/rply_v3.ksy` line 243.
     pub fade: u8,
 }
 impl OpAnimStop {
@@ -3346,18 +3984,44 @@ impl OpAnimStop {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpAnimStop {
+    fn schema_type(&self) -> &'static str {
+        "op_anim_stop"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            "handle" => ::std::option::Option::Some(self.handle.to_value()),
+            "fade" => ::std::option::Option::Some(self.fade.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id", "handle", "fade"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpAnimStop {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// ANIM_SPEED (7), a track's speed changes.
 ///
-/// Schema: `schema/rply_v3.ksy` line 245.
+/// Schema: `schema/rply_v3.ksy` line 246.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpAnimSpeed {
-    /// Schema: `schema/rply_v3.ksy` line 248.
+    /// Schema: `schema/rply_v3.ksy` line 249.
     pub entity_id: u16,
-    /// Schema: `schema/rply_v3.ksy` line 250.
+    /// Schema: `schema/rply_v3.ksy` line 251.
     pub handle: u8,
     /// Unit: 1/256.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 252.
+    /// Schema: `schema/rply_v3.ksy` line 253.
     pub speed: i16,
 }
 impl OpAnimSpeed {
@@ -3466,16 +4130,42 @@ impl OpAnimSpeed {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpAnimSpeed {
+    fn schema_type(&self) -> &'static str {
+        "op_anim_speed"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            "handle" => ::std::option::Option::Some(self.handle.to_value()),
+            "speed" => ::std::option::Option::Some(self.speed.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id", "handle", "speed"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpAnimSpeed {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// EVENT (8), a gameplay event.
 ///
-/// Schema: `schema/rply_v3.ksy` line 255.
+/// Schema: `schema/rply_v3.ksy` line 256.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpEvent {
-    /// Schema: `schema/rply_v3.ksy` line 258.
+    /// Schema: `schema/rply_v3.ksy` line 259.
     pub name_str: u16,
     /// String id of the JSON payload.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 260.
+    /// Schema: `schema/rply_v3.ksy` line 261.
     pub payload_str: u16,
 }
 impl OpEvent {
@@ -3561,14 +4251,39 @@ impl OpEvent {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpEvent {
+    fn schema_type(&self) -> &'static str {
+        "op_event"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "name_str" => ::std::option::Option::Some(self.name_str.to_value()),
+            "payload_str" => ::std::option::Option::Some(self.payload_str.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["name_str", "payload_str"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpEvent {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// CUSTOM (9), bytes on a named channel.
 ///
-/// Schema: `schema/rply_v3.ksy` line 263.
+/// Schema: `schema/rply_v3.ksy` line 264.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpCustom {
-    /// Schema: `schema/rply_v3.ksy` line 266.
+    /// Schema: `schema/rply_v3.ksy` line 267.
     pub channel_str: u16,
-    /// Schema: `schema/rply_v3.ksy` line 271.
+    /// Schema: `schema/rply_v3.ksy` line 272.
     pub data: ::std::vec::Vec<u8>,
 }
 impl OpCustom {
@@ -3688,42 +4403,72 @@ impl OpCustom {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpCustom {
+    fn schema_type(&self) -> &'static str {
+        "op_custom"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "channel_str" => ::std::option::Option::Some(self.channel_str.to_value()),
+            "byte_len" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int((self.data.len() as i128)),
+                )
+            }
+            "data" => ::std::option::Option::Some(self.data.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["channel_str", "byte_len", "data"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpCustom {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// XFORM_D (11), a transform delta against the entity's last reconstructed transform.
 ///
-/// Schema: `schema/rply_v3.ksy` line 273.
+/// Schema: `schema/rply_v3.ksy` line 274.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpXformD {
     /// The entity id when below 255; 255 means the id follows as a u16.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 276.
+    /// Schema: `schema/rply_v3.ksy` line 277.
     pub id_byte: u8,
     /// The entity id, when `id_byte` is 255.
     ///
     /// Present only when `id_byte == 255`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 279.
+    /// Schema: `schema/rply_v3.ksy` line 280.
     pub id_wide: ::std::option::Option<u16>,
     /// 1 = 3 x i8 position delta, 2 = 3 x i16 position delta, 4 = i8 yaw delta, 8 = 3 x i8 rotation delta (1 and 2, 4 and 8 never together).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 283.
+    /// Schema: `schema/rply_v3.ksy` line 284.
     pub mask: u8,
     /// Unit: 1/32 stud. Present only when `(mask & 1) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 288.
+    /// Schema: `schema/rply_v3.ksy` line 289.
     pub pos8: ::std::option::Option<[i8; 3]>,
     /// Unit: 1/32 stud. Present only when `(mask & 2) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 294.
+    /// Schema: `schema/rply_v3.ksy` line 295.
     pub pos16: ::std::option::Option<[i16; 3]>,
     /// Unit: 1/64 rad. Present only when `(mask & 4) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 300.
+    /// Schema: `schema/rply_v3.ksy` line 301.
     pub yaw: ::std::option::Option<i8>,
     /// Axis-angle rotation applied in the entity's own frame (last rotation times this).
     ///
     /// Unit: 1/128 rad. Present only when `(mask & 8) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 304.
+    /// Schema: `schema/rply_v3.ksy` line 305.
     pub rot: ::std::option::Option<[i8; 3]>,
 }
 impl OpXformD {
@@ -3753,10 +4498,10 @@ impl OpXformD {
         } else {
             None
         };
-        let __at_mask = __r.offset();
         let __rule_mask: &'static str = "must satisfy (_ & 0xf0) == 0 and (_ & 3) != 3 and (_ & 12) != 12";
         __r.enter(::statepack_runtime::io::PathSeg::Field("mask"));
         let mask: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("mask"))?;
             {
                 let __v = &__v;
@@ -3769,7 +4514,7 @@ impl OpXformD {
                 }) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_mask,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_mask,
@@ -4098,16 +4843,85 @@ impl OpXformD {
                 ) + self.rot.as_ref().map_or(0, |__val| __val.len() * 1)
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpXformD {
+    fn schema_type(&self) -> &'static str {
+        "op_xform_d"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "id_byte" => ::std::option::Option::Some(self.id_byte.to_value()),
+            "id_wide" => ::std::option::Option::Some(self.id_wide.to_value()),
+            "mask" => ::std::option::Option::Some(self.mask.to_value()),
+            "pos8" => {
+                ::std::option::Option::Some(
+                    match &self.pos8 {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "pos16" => {
+                ::std::option::Option::Some(
+                    match &self.pos16 {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "yaw" => ::std::option::Option::Some(self.yaw.to_value()),
+            "rot" => {
+                ::std::option::Option::Some(
+                    match &self.rot {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["id_byte", "id_wide", "mask", "pos8", "pos16", "yaw", "rot"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpXformD {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// SNAPSHOT (14), the entity's geometry.
 ///
-/// Schema: `schema/rply_v3.ksy` line 311.
+/// Schema: `schema/rply_v3.ksy` line 312.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpSnapshot {
-    /// Schema: `schema/rply_v3.ksy` line 314.
+    /// Schema: `schema/rply_v3.ksy` line 315.
     pub entity_id: u16,
     /// The snapshot, boxed so that the op type stays small.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 319.
+    /// Schema: `schema/rply_v3.ksy` line 320.
     pub snapshot: ::std::boxed::Box<Snapshot>,
 }
 impl OpSnapshot {
@@ -4235,38 +5049,70 @@ impl OpSnapshot {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpSnapshot {
+    fn schema_type(&self) -> &'static str {
+        "op_snapshot"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            "byte_len" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.snapshot.encoded_len() as i128),
+                    ),
+                )
+            }
+            "snapshot" => ::std::option::Option::Some(self.snapshot.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id", "byte_len", "snapshot"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpSnapshot {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A geometry snapshot, version 10.
 ///
-/// Schema: `schema/rply_v3.ksy` line 324.
+/// Schema: `schema/rply_v3.ksy` line 325.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Snapshot {
-    /// Schema: `schema/rply_v3.ksy` line 327.
+    /// Schema: `schema/rply_v3.ksy` line 328.
     pub version: u8,
     /// 1 when the entity is a Model (a rig block follows), 0 for a single part.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 330.
+    /// Schema: `schema/rply_v3.ksy` line 331.
     pub is_model: u8,
-    /// Schema: `schema/rply_v3.ksy` line 335.
+    /// Schema: `schema/rply_v3.ksy` line 336.
     pub name: Str16,
     /// Unique dotted path of the instance when recorded.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 337.
+    /// Schema: `schema/rply_v3.ksy` line 338.
     pub source_key: Str16,
     /// Slash path of the root part inside the entity.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 340.
+    /// Schema: `schema/rply_v3.ksy` line 341.
     pub root_path: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 345.
+    /// Schema: `schema/rply_v3.ksy` line 346.
     pub union_keys: ::std::vec::Vec<Str16>,
-    /// Schema: `schema/rply_v3.ksy` line 351.
+    /// Schema: `schema/rply_v3.ksy` line 352.
     pub mesh_ids: ::std::vec::Vec<Str16>,
     /// Present only when `is_model == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 355.
+    /// Schema: `schema/rply_v3.ksy` line 356.
     pub rig: ::std::option::Option<Rig>,
-    /// Schema: `schema/rply_v3.ksy` line 360.
+    /// Schema: `schema/rply_v3.ksy` line 361.
     pub parts: ::std::vec::Vec<Part>,
-    /// Schema: `schema/rply_v3.ksy` line 366.
+    /// Schema: `schema/rply_v3.ksy` line 367.
     pub joints: ::std::vec::Vec<Joint>,
 }
 impl Snapshot {
@@ -4279,17 +5125,17 @@ impl Snapshot {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let __at_version = __r.offset();
         let __rule_version: &'static str = "must equal 10";
         __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
         let version: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
             {
                 let __v = &__v;
                 if !(((*__v as i128) == (10 as i128))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_version,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_version,
@@ -4302,17 +5148,17 @@ impl Snapshot {
             __r.leave(Some(&__v));
             __v
         };
-        let __at_is_model = __r.offset();
         let __rule_is_model: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("is_model"));
         let is_model: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("is_model"))?;
             {
                 let __v = &__v;
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_is_model,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_is_model,
@@ -4802,16 +5648,112 @@ impl Snapshot {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Snapshot {
+    fn schema_type(&self) -> &'static str {
+        "snapshot"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "version" => ::std::option::Option::Some(self.version.to_value()),
+            "is_model" => ::std::option::Option::Some(self.is_model.to_value()),
+            "name" => ::std::option::Option::Some(self.name.to_value()),
+            "source_key" => ::std::option::Option::Some(self.source_key.to_value()),
+            "root_path" => ::std::option::Option::Some(self.root_path.to_value()),
+            "union_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.union_keys.len() as i128),
+                    ),
+                )
+            }
+            "union_keys" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.union_keys.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "mesh_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.mesh_ids.len() as i128),
+                    ),
+                )
+            }
+            "mesh_ids" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.mesh_ids.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "rig" => ::std::option::Option::Some(self.rig.to_value()),
+            "part_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int((self.parts.len() as i128)),
+                )
+            }
+            "parts" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.parts.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "joint_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int((self.joints.len() as i128)),
+                )
+            }
+            "joints" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.joints.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "version",
+            "is_model",
+            "name",
+            "source_key",
+            "root_path",
+            "union_count",
+            "union_keys",
+            "mesh_count",
+            "mesh_ids",
+            "rig",
+            "part_count",
+            "parts",
+            "joint_count",
+            "joints",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Snapshot {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A model's rig block.
 ///
-/// Schema: `schema/rply_v3.ksy` line 370.
+/// Schema: `schema/rply_v3.ksy` line 371.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Rig {
-    /// Schema: `schema/rply_v3.ksy` line 373.
+    /// Schema: `schema/rply_v3.ksy` line 374.
     pub has_humanoid: u8,
     /// Present only when `has_humanoid == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 377.
+    /// Schema: `schema/rply_v3.ksy` line 378.
     pub humanoid: ::std::option::Option<Humanoid>,
 }
 impl Rig {
@@ -4824,17 +5766,17 @@ impl Rig {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let __at_has_humanoid = __r.offset();
         let __rule_has_humanoid: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("has_humanoid"));
         let has_humanoid: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("has_humanoid"))?;
             {
                 let __v = &__v;
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_has_humanoid,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_has_humanoid,
@@ -4947,30 +5889,55 @@ impl Rig {
                 )
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Rig {
+    fn schema_type(&self) -> &'static str {
+        "rig"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "has_humanoid" => ::std::option::Option::Some(self.has_humanoid.to_value()),
+            "humanoid" => ::std::option::Option::Some(self.humanoid.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["has_humanoid", "humanoid"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Rig {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Humanoid rig type, clothing, body colours and character meshes.
 ///
-/// Schema: `schema/rply_v3.ksy` line 380.
+/// Schema: `schema/rply_v3.ksy` line 381.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Humanoid {
     /// Enum.HumanoidRigType value (0 R6, 1 R15).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 383.
+    /// Schema: `schema/rply_v3.ksy` line 384.
     pub rig_type: u8,
-    /// Schema: `schema/rply_v3.ksy` line 386.
+    /// Schema: `schema/rply_v3.ksy` line 387.
     pub shirt: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 388.
+    /// Schema: `schema/rply_v3.ksy` line 389.
     pub pants: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 390.
+    /// Schema: `schema/rply_v3.ksy` line 391.
     pub shirt_graphic: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 392.
+    /// Schema: `schema/rply_v3.ksy` line 393.
     pub has_body_colors: u8,
     /// Head, torso, left arm, right arm, left leg, right leg.
     ///
     /// Present only when `has_body_colors == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 396.
+    /// Schema: `schema/rply_v3.ksy` line 397.
     pub body_colors: ::std::option::Option<::std::vec::Vec<Color3>>,
-    /// Schema: `schema/rply_v3.ksy` line 404.
+    /// Schema: `schema/rply_v3.ksy` line 405.
     pub char_meshes: ::std::vec::Vec<CharacterMesh>,
 }
 impl Humanoid {
@@ -5008,17 +5975,17 @@ impl Humanoid {
             __r.leave::<()>(None);
             __v
         };
-        let __at_has_body_colors = __r.offset();
         let __rule_has_body_colors: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("has_body_colors"));
         let has_body_colors: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("has_body_colors"))?;
             {
                 let __v = &__v;
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_has_body_colors,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_has_body_colors,
@@ -5306,22 +6273,89 @@ impl Humanoid {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Humanoid {
+    fn schema_type(&self) -> &'static str {
+        "humanoid"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "rig_type" => ::std::option::Option::Some(self.rig_type.to_value()),
+            "shirt" => ::std::option::Option::Some(self.shirt.to_value()),
+            "pants" => ::std::option::Option::Some(self.pants.to_value()),
+            "shirt_graphic" => ::std::option::Option::Some(self.shirt_graphic.to_value()),
+            "has_body_colors" => {
+                ::std::option::Option::Some(self.has_body_colors.to_value())
+            }
+            "body_colors" => {
+                ::std::option::Option::Some(
+                    match &self.body_colors {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "char_mesh_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.char_meshes.len() as i128),
+                    ),
+                )
+            }
+            "char_meshes" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.char_meshes.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "rig_type",
+            "shirt",
+            "pants",
+            "shirt_graphic",
+            "has_body_colors",
+            "body_colors",
+            "char_mesh_count",
+            "char_meshes",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Humanoid {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One CharacterMesh.
 ///
-/// Schema: `schema/rply_v3.ksy` line 408.
+/// Schema: `schema/rply_v3.ksy` line 409.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CharacterMesh {
     /// Enum.BodyPart value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 411.
+    /// Schema: `schema/rply_v3.ksy` line 412.
     pub body_part: u8,
-    /// Schema: `schema/rply_v3.ksy` line 414.
+    /// Schema: `schema/rply_v3.ksy` line 415.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub mesh_id: f64,
-    /// Schema: `schema/rply_v3.ksy` line 416.
+    /// Schema: `schema/rply_v3.ksy` line 417.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub base_texture_id: f64,
-    /// Schema: `schema/rply_v3.ksy` line 418.
+    /// Schema: `schema/rply_v3.ksy` line 419.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub overlay_texture_id: f64,
 }
@@ -5465,82 +6499,113 @@ impl CharacterMesh {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for CharacterMesh {
+    fn schema_type(&self) -> &'static str {
+        "character_mesh"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "body_part" => ::std::option::Option::Some(self.body_part.to_value()),
+            "mesh_id" => ::std::option::Option::Some(self.mesh_id.to_value()),
+            "base_texture_id" => {
+                ::std::option::Option::Some(self.base_texture_id.to_value())
+            }
+            "overlay_texture_id" => {
+                ::std::option::Option::Some(self.overlay_texture_id.to_value())
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["body_part", "mesh_id", "base_texture_id", "overlay_texture_id"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for CharacterMesh {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One BasePart of the snapshot; the root part comes first.
 ///
-/// Schema: `schema/rply_v3.ksy` line 420.
+/// Schema: `schema/rply_v3.ksy` line 421.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Part {
-    /// Schema: `schema/rply_v3.ksy` line 423.
+    /// Schema: `schema/rply_v3.ksy` line 424.
     pub kind: PartKind,
     /// 1-based index into `union_keys`.
     ///
     /// Present only when `kind == part_kind::union`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 426.
+    /// Schema: `schema/rply_v3.ksy` line 427.
     pub union_key_index: ::std::option::Option<u16>,
-    /// Schema: `schema/rply_v3.ksy` line 430.
+    /// Schema: `schema/rply_v3.ksy` line 431.
     pub name: Str16,
     /// Slash path of the wrappers between the entity and the part.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 432.
+    /// Schema: `schema/rply_v3.ksy` line 433.
     pub parent_path: Str16,
     /// Position relative to the root part.
     ///
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 435.
+    /// Schema: `schema/rply_v3.ksy` line 436.
     pub offset: Vec3,
     /// Rotation relative to the root part, axis-angle.
     ///
     /// Unit: pi/32767 rad.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 439.
+    /// Schema: `schema/rply_v3.ksy` line 440.
     pub rot: [i16; 3],
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 445.
+    /// Schema: `schema/rply_v3.ksy` line 446.
     pub size: Vec3,
-    /// Schema: `schema/rply_v3.ksy` line 448.
+    /// Schema: `schema/rply_v3.ksy` line 449.
     pub color: Color3,
     /// Enum.Material value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 450.
+    /// Schema: `schema/rply_v3.ksy` line 451.
     pub material: u16,
     /// Unit: 1/255.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 453.
+    /// Schema: `schema/rply_v3.ksy` line 454.
     pub transparency: u8,
     /// Unit: 1/255.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 456.
+    /// Schema: `schema/rply_v3.ksy` line 457.
     pub reflectance: u8,
     /// Enum.PartType value for parts, else 0.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 459.
+    /// Schema: `schema/rply_v3.ksy` line 460.
     pub shape: u8,
     /// Top, bottom, left, right, front, back Enum.SurfaceType values.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 462.
+    /// Schema: `schema/rply_v3.ksy` line 463.
     pub surfaces: [u8; 6],
     /// Present only when `kind == part_kind::mesh_part`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 467.
+    /// Schema: `schema/rply_v3.ksy` line 468.
     pub mesh: ::std::option::Option<MeshPartInfo>,
-    /// Schema: `schema/rply_v3.ksy` line 470.
+    /// Schema: `schema/rply_v3.ksy` line 471.
     pub has_special_mesh: u8,
     /// Present only when `has_special_mesh == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 474.
+    /// Schema: `schema/rply_v3.ksy` line 475.
     pub special_mesh: ::std::option::Option<SpecialMesh>,
-    /// Schema: `schema/rply_v3.ksy` line 477.
+    /// Schema: `schema/rply_v3.ksy` line 478.
     pub has_surface_appearance: u8,
     /// Present only when `has_surface_appearance == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 481.
+    /// Schema: `schema/rply_v3.ksy` line 482.
     pub surface_appearance: ::std::option::Option<SurfaceAppearance>,
-    /// Schema: `schema/rply_v3.ksy` line 486.
+    /// Schema: `schema/rply_v3.ksy` line 487.
     pub decals: ::std::vec::Vec<Decal>,
-    /// Schema: `schema/rply_v3.ksy` line 492.
+    /// Schema: `schema/rply_v3.ksy` line 493.
     pub effects: ::std::vec::Vec<Effect>,
 }
 impl Part {
@@ -5698,17 +6763,17 @@ impl Part {
         } else {
             None
         };
-        let __at_has_special_mesh = __r.offset();
         let __rule_has_special_mesh: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("has_special_mesh"));
         let has_special_mesh: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("has_special_mesh"))?;
             {
                 let __v = &__v;
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_has_special_mesh,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_has_special_mesh,
@@ -5734,10 +6799,10 @@ impl Part {
         } else {
             None
         };
-        let __at_has_surface_appearance = __r.offset();
         let __rule_has_surface_appearance: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("has_surface_appearance"));
         let has_surface_appearance: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }
                 .map_err(|e| e.in_field("has_surface_appearance"))?;
             {
@@ -5745,7 +6810,7 @@ impl Part {
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_has_surface_appearance,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_has_surface_appearance,
@@ -6374,18 +7439,128 @@ impl Part {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Part {
+    fn schema_type(&self) -> &'static str {
+        "part"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "kind" => ::std::option::Option::Some(self.kind.to_value()),
+            "union_key_index" => {
+                ::std::option::Option::Some(self.union_key_index.to_value())
+            }
+            "name" => ::std::option::Option::Some(self.name.to_value()),
+            "parent_path" => ::std::option::Option::Some(self.parent_path.to_value()),
+            "offset" => ::std::option::Option::Some(self.offset.to_value()),
+            "rot" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.rot.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "size" => ::std::option::Option::Some(self.size.to_value()),
+            "color" => ::std::option::Option::Some(self.color.to_value()),
+            "material" => ::std::option::Option::Some(self.material.to_value()),
+            "transparency" => ::std::option::Option::Some(self.transparency.to_value()),
+            "reflectance" => ::std::option::Option::Some(self.reflectance.to_value()),
+            "shape" => ::std::option::Option::Some(self.shape.to_value()),
+            "surfaces" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.surfaces.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "mesh" => ::std::option::Option::Some(self.mesh.to_value()),
+            "has_special_mesh" => {
+                ::std::option::Option::Some(self.has_special_mesh.to_value())
+            }
+            "special_mesh" => ::std::option::Option::Some(self.special_mesh.to_value()),
+            "has_surface_appearance" => {
+                ::std::option::Option::Some(self.has_surface_appearance.to_value())
+            }
+            "surface_appearance" => {
+                ::std::option::Option::Some(self.surface_appearance.to_value())
+            }
+            "decal_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int((self.decals.len() as i128)),
+                )
+            }
+            "decals" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.decals.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "effect_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.effects.len() as i128),
+                    ),
+                )
+            }
+            "effects" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.effects.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "kind",
+            "union_key_index",
+            "name",
+            "parent_path",
+            "offset",
+            "rot",
+            "size",
+            "color",
+            "material",
+            "transparency",
+            "reflectance",
+            "shape",
+            "surfaces",
+            "mesh",
+            "has_special_mesh",
+            "special_mesh",
+            "has_surface_appearance",
+            "surface_appearance",
+            "decal_count",
+            "decals",
+            "effect_count",
+            "effects",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Part {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A MeshPart's mesh and texture.
 ///
-/// Schema: `schema/rply_v3.ksy` line 496.
+/// Schema: `schema/rply_v3.ksy` line 497.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MeshPartInfo {
-    /// Schema: `schema/rply_v3.ksy` line 499.
+    /// Schema: `schema/rply_v3.ksy` line 500.
     pub mesh_id: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 501.
+    /// Schema: `schema/rply_v3.ksy` line 502.
     pub texture_id: Str16,
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 503.
+    /// Schema: `schema/rply_v3.ksy` line 504.
     pub mesh_size: Vec3,
 }
 impl MeshPartInfo {
@@ -6509,24 +7684,50 @@ impl MeshPartInfo {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for MeshPartInfo {
+    fn schema_type(&self) -> &'static str {
+        "mesh_part_info"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "mesh_id" => ::std::option::Option::Some(self.mesh_id.to_value()),
+            "texture_id" => ::std::option::Option::Some(self.texture_id.to_value()),
+            "mesh_size" => ::std::option::Option::Some(self.mesh_size.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["mesh_id", "texture_id", "mesh_size"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for MeshPartInfo {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A SpecialMesh child (this project's layout, after the reference implementation).
 ///
-/// Schema: `schema/rply_v3.ksy` line 506.
+/// Schema: `schema/rply_v3.ksy` line 507.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SpecialMesh {
     /// Enum.MeshType value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 509.
+    /// Schema: `schema/rply_v3.ksy` line 510.
     pub mesh_type: u8,
-    /// Schema: `schema/rply_v3.ksy` line 512.
+    /// Schema: `schema/rply_v3.ksy` line 513.
     pub mesh_id: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 514.
+    /// Schema: `schema/rply_v3.ksy` line 515.
     pub texture_id: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 516.
+    /// Schema: `schema/rply_v3.ksy` line 517.
     pub scale: Vec3,
-    /// Schema: `schema/rply_v3.ksy` line 518.
+    /// Schema: `schema/rply_v3.ksy` line 519.
     pub offset: Vec3,
-    /// Schema: `schema/rply_v3.ksy` line 520.
+    /// Schema: `schema/rply_v3.ksy` line 521.
     pub vertex_color: Vec3,
 }
 impl SpecialMesh {
@@ -6730,24 +7931,53 @@ impl SpecialMesh {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for SpecialMesh {
+    fn schema_type(&self) -> &'static str {
+        "special_mesh"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "mesh_type" => ::std::option::Option::Some(self.mesh_type.to_value()),
+            "mesh_id" => ::std::option::Option::Some(self.mesh_id.to_value()),
+            "texture_id" => ::std::option::Option::Some(self.texture_id.to_value()),
+            "scale" => ::std::option::Option::Some(self.scale.to_value()),
+            "offset" => ::std::option::Option::Some(self.offset.to_value()),
+            "vertex_color" => ::std::option::Option::Some(self.vertex_color.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["mesh_type", "mesh_id", "texture_id", "scale", "offset", "vertex_color"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for SpecialMesh {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A SurfaceAppearance child (this project's layout, after the reference implementation).
 ///
-/// Schema: `schema/rply_v3.ksy` line 522.
+/// Schema: `schema/rply_v3.ksy` line 523.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SurfaceAppearance {
-    /// Schema: `schema/rply_v3.ksy` line 525.
+    /// Schema: `schema/rply_v3.ksy` line 526.
     pub color_map: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 527.
+    /// Schema: `schema/rply_v3.ksy` line 528.
     pub normal_map: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 529.
+    /// Schema: `schema/rply_v3.ksy` line 530.
     pub metalness_map: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 531.
+    /// Schema: `schema/rply_v3.ksy` line 532.
     pub roughness_map: Str16,
     /// Enum.AlphaMode value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 533.
+    /// Schema: `schema/rply_v3.ksy` line 534.
     pub alpha_mode: u8,
-    /// Schema: `schema/rply_v3.ksy` line 536.
+    /// Schema: `schema/rply_v3.ksy` line 537.
     pub color: Color3,
 }
 impl SurfaceAppearance {
@@ -6953,32 +8183,68 @@ impl SurfaceAppearance {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for SurfaceAppearance {
+    fn schema_type(&self) -> &'static str {
+        "surface_appearance"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "color_map" => ::std::option::Option::Some(self.color_map.to_value()),
+            "normal_map" => ::std::option::Option::Some(self.normal_map.to_value()),
+            "metalness_map" => ::std::option::Option::Some(self.metalness_map.to_value()),
+            "roughness_map" => ::std::option::Option::Some(self.roughness_map.to_value()),
+            "alpha_mode" => ::std::option::Option::Some(self.alpha_mode.to_value()),
+            "color" => ::std::option::Option::Some(self.color.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "color_map",
+            "normal_map",
+            "metalness_map",
+            "roughness_map",
+            "alpha_mode",
+            "color",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for SurfaceAppearance {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A Decal or Texture child (this project's layout, after the reference implementation).
 ///
-/// Schema: `schema/rply_v3.ksy` line 538.
+/// Schema: `schema/rply_v3.ksy` line 539.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Decal {
-    /// Schema: `schema/rply_v3.ksy` line 541.
+    /// Schema: `schema/rply_v3.ksy` line 542.
     pub is_texture: u8,
     /// Enum.NormalId value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 545.
+    /// Schema: `schema/rply_v3.ksy` line 546.
     pub face: u8,
-    /// Schema: `schema/rply_v3.ksy` line 548.
+    /// Schema: `schema/rply_v3.ksy` line 549.
     pub texture: Str16,
     /// Unit: 1/255.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 550.
+    /// Schema: `schema/rply_v3.ksy` line 551.
     pub transparency: u8,
-    /// Schema: `schema/rply_v3.ksy` line 553.
+    /// Schema: `schema/rply_v3.ksy` line 554.
     pub color: Color3,
-    /// Schema: `schema/rply_v3.ksy` line 555.
+    /// Schema: `schema/rply_v3.ksy` line 556.
     pub z_index: u8,
     /// StudsPerTileU, StudsPerTileV, OffsetStudsU, OffsetStudsV.
     ///
     /// Present only when `is_texture == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 557.
+    /// Schema: `schema/rply_v3.ksy` line 558.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub tiling: ::std::option::Option<[f32; 4]>,
 }
@@ -6992,17 +8258,17 @@ impl Decal {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let __at_is_texture = __r.offset();
         let __rule_is_texture: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("is_texture"));
         let is_texture: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("is_texture"))?;
             {
                 let __v = &__v;
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_is_texture,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_is_texture,
@@ -7252,20 +8518,63 @@ impl Decal {
             } + self.tiling.as_ref().map_or(0, |__val| __val.len() * 4)
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Decal {
+    fn schema_type(&self) -> &'static str {
+        "decal"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "is_texture" => ::std::option::Option::Some(self.is_texture.to_value()),
+            "face" => ::std::option::Option::Some(self.face.to_value()),
+            "texture" => ::std::option::Option::Some(self.texture.to_value()),
+            "transparency" => ::std::option::Option::Some(self.transparency.to_value()),
+            "color" => ::std::option::Option::Some(self.color.to_value()),
+            "z_index" => ::std::option::Option::Some(self.z_index.to_value()),
+            "tiling" => {
+                ::std::option::Option::Some(
+                    match &self.tiling {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["is_texture", "face", "texture", "transparency", "color", "z_index", "tiling"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Decal {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// An attachment or effect on the part or on one of its attachments.
 ///
-/// Schema: `schema/rply_v3.ksy` line 563.
+/// Schema: `schema/rply_v3.ksy` line 564.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Effect {
-    /// Schema: `schema/rply_v3.ksy` line 566.
+    /// Schema: `schema/rply_v3.ksy` line 567.
     pub class: EffectClass,
     /// 0 = the part, else the 1-based index of an earlier attachment in this list.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 569.
+    /// Schema: `schema/rply_v3.ksy` line 570.
     pub parent_index: u8,
-    /// Schema: `schema/rply_v3.ksy` line 572.
+    /// Schema: `schema/rply_v3.ksy` line 573.
     pub name: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 576.
+    /// Schema: `schema/rply_v3.ksy` line 577.
     pub props: ::std::vec::Vec<EffectProp>,
 }
 impl Effect {
@@ -7469,18 +8778,56 @@ impl Effect {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Effect {
+    fn schema_type(&self) -> &'static str {
+        "effect"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "class" => ::std::option::Option::Some(self.class.to_value()),
+            "parent_index" => ::std::option::Option::Some(self.parent_index.to_value()),
+            "name" => ::std::option::Option::Some(self.name.to_value()),
+            "prop_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int((self.props.len() as i128)),
+                )
+            }
+            "props" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.props.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["class", "parent_index", "name", "prop_count", "props"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Effect {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One property of an effect.
 ///
-/// Schema: `schema/rply_v3.ksy` line 580.
+/// Schema: `schema/rply_v3.ksy` line 581.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EffectProp {
     /// 1-based index into the class's property list (docs/formats/rply.md).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 583.
+    /// Schema: `schema/rply_v3.ksy` line 584.
     pub prop_index: u8,
-    /// Schema: `schema/rply_v3.ksy` line 586.
+    /// Schema: `schema/rply_v3.ksy` line 587.
     pub tag: ValueTag,
-    /// Schema: `schema/rply_v3.ksy` line 589.
+    /// Schema: `schema/rply_v3.ksy` line 590.
     pub value: EffectPropValue,
 }
 impl EffectProp {
@@ -7747,9 +9094,35 @@ impl EffectProp {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for EffectProp {
+    fn schema_type(&self) -> &'static str {
+        "effect_prop"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "prop_index" => ::std::option::Option::Some(self.prop_index.to_value()),
+            "tag" => ::std::option::Option::Some(self.tag.to_value()),
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["prop_index", "tag", "value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for EffectProp {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// The body of `effect_prop.value`, selected by `tag`.
 ///
-/// Schema: `schema/rply_v3.ksy` line 589.
+/// Schema: `schema/rply_v3.ksy` line 590.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum EffectPropValue {
     /// Selected when the switch value is `value_tag::bool`.
@@ -7792,12 +9165,26 @@ impl EffectPropValue {
         }
     }
 }
+impl ::statepack_runtime::reflect::ToValue for EffectPropValue {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        match self {
+            EffectPropValue::PropBool(__x) => __x.to_value(),
+            EffectPropValue::F32Value(__x) => __x.to_value(),
+            EffectPropValue::Str16(__x) => __x.to_value(),
+            EffectPropValue::Color3(__x) => __x.to_value(),
+            EffectPropValue::Vec3(__x) => __x.to_value(),
+            EffectPropValue::Vec2(__x) => __x.to_value(),
+            EffectPropValue::NumberSequence(__x) => __x.to_value(),
+            EffectPropValue::ColorSequence(__x) => __x.to_value(),
+        }
+    }
+}
 /// A number, f32.
 ///
-/// Schema: `schema/rply_v3.ksy` line 604.
+/// Schema: `schema/rply_v3.ksy` line 605.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct F32Value {
-    /// Schema: `schema/rply_v3.ksy` line 607.
+    /// Schema: `schema/rply_v3.ksy` line 608.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub value: f32,
 }
@@ -7857,15 +9244,39 @@ impl F32Value {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for F32Value {
+    fn schema_type(&self) -> &'static str {
+        "f32_value"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for F32Value {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Two f32 (a Vector2, or a NumberRange's min and max).
 ///
-/// Schema: `schema/rply_v3.ksy` line 609.
+/// Schema: `schema/rply_v3.ksy` line 610.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Vec2 {
-    /// Schema: `schema/rply_v3.ksy` line 612.
+    /// Schema: `schema/rply_v3.ksy` line 613.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub x: f32,
-    /// Schema: `schema/rply_v3.ksy` line 614.
+    /// Schema: `schema/rply_v3.ksy` line 615.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub y: f32,
 }
@@ -7948,12 +9359,37 @@ impl Vec2 {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Vec2 {
+    fn schema_type(&self) -> &'static str {
+        "vec2"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "x" => ::std::option::Option::Some(self.x.to_value()),
+            "y" => ::std::option::Option::Some(self.y.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["x", "y"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Vec2 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A NumberSequence.
 ///
-/// Schema: `schema/rply_v3.ksy` line 616.
+/// Schema: `schema/rply_v3.ksy` line 617.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NumberSequence {
-    /// Schema: `schema/rply_v3.ksy` line 621.
+    /// Schema: `schema/rply_v3.ksy` line 622.
     pub keys: ::std::vec::Vec<NumberKey>,
 }
 impl NumberSequence {
@@ -8049,18 +9485,53 @@ impl NumberSequence {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for NumberSequence {
+    fn schema_type(&self) -> &'static str {
+        "number_sequence"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int((self.keys.len() as i128)),
+                )
+            }
+            "keys" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.keys.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["count", "keys"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for NumberSequence {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One NumberSequence keypoint.
 ///
-/// Schema: `schema/rply_v3.ksy` line 625.
+/// Schema: `schema/rply_v3.ksy` line 626.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NumberKey {
-    /// Schema: `schema/rply_v3.ksy` line 628.
+    /// Schema: `schema/rply_v3.ksy` line 629.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub time: f32,
-    /// Schema: `schema/rply_v3.ksy` line 630.
+    /// Schema: `schema/rply_v3.ksy` line 631.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub value: f32,
-    /// Schema: `schema/rply_v3.ksy` line 632.
+    /// Schema: `schema/rply_v3.ksy` line 633.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub envelope: f32,
 }
@@ -8168,12 +9639,38 @@ impl NumberKey {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for NumberKey {
+    fn schema_type(&self) -> &'static str {
+        "number_key"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "time" => ::std::option::Option::Some(self.time.to_value()),
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            "envelope" => ::std::option::Option::Some(self.envelope.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["time", "value", "envelope"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for NumberKey {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A ColorSequence.
 ///
-/// Schema: `schema/rply_v3.ksy` line 634.
+/// Schema: `schema/rply_v3.ksy` line 635.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ColorSequence {
-    /// Schema: `schema/rply_v3.ksy` line 639.
+    /// Schema: `schema/rply_v3.ksy` line 640.
     pub keys: ::std::vec::Vec<ColorKey>,
 }
 impl ColorSequence {
@@ -8269,15 +9766,50 @@ impl ColorSequence {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for ColorSequence {
+    fn schema_type(&self) -> &'static str {
+        "color_sequence"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int((self.keys.len() as i128)),
+                )
+            }
+            "keys" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.keys.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["count", "keys"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for ColorSequence {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One ColorSequence keypoint.
 ///
-/// Schema: `schema/rply_v3.ksy` line 643.
+/// Schema: `schema/rply_v3.ksy` line 644.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ColorKey {
-    /// Schema: `schema/rply_v3.ksy` line 646.
+    /// Schema: `schema/rply_v3.ksy` line 647.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub time: f32,
-    /// Schema: `schema/rply_v3.ksy` line 648.
+    /// Schema: `schema/rply_v3.ksy` line 649.
     pub color: Color3,
 }
 impl ColorKey {
@@ -8362,20 +9894,45 @@ impl ColorKey {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for ColorKey {
+    fn schema_type(&self) -> &'static str {
+        "color_key"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "time" => ::std::option::Option::Some(self.time.to_value()),
+            "color" => ::std::option::Option::Some(self.color.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["time", "color"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for ColorKey {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One joint between two parts of the snapshot.
 ///
-/// Schema: `schema/rply_v3.ksy` line 650.
+/// Schema: `schema/rply_v3.ksy` line 651.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Joint {
-    /// Schema: `schema/rply_v3.ksy` line 653.
+    /// Schema: `schema/rply_v3.ksy` line 654.
     pub kind: JointKind,
-    /// Schema: `schema/rply_v3.ksy` line 656.
+    /// Schema: `schema/rply_v3.ksy` line 657.
     pub name: Str16,
     /// 1-based index of the part the joint is parented to.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 658.
+    /// Schema: `schema/rply_v3.ksy` line 659.
     pub holder_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 661.
+    /// Schema: `schema/rply_v3.ksy` line 662.
     pub body: JointBody,
 }
 impl Joint {
@@ -8591,9 +10148,36 @@ impl Joint {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Joint {
+    fn schema_type(&self) -> &'static str {
+        "joint"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "kind" => ::std::option::Option::Some(self.kind.to_value()),
+            "name" => ::std::option::Option::Some(self.name.to_value()),
+            "holder_index" => ::std::option::Option::Some(self.holder_index.to_value()),
+            "body" => ::std::option::Option::Some(self.body.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["kind", "name", "holder_index", "body"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Joint {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// The body of `joint.body`, selected by `kind`.
 ///
-/// Schema: `schema/rply_v3.ksy` line 661.
+/// Schema: `schema/rply_v3.ksy` line 662.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum JointBody {
     /// Selected when the switch value is `joint_kind::weld` or `joint_kind::motor6d`.
@@ -8612,18 +10196,26 @@ impl JointBody {
         }
     }
 }
+impl ::statepack_runtime::reflect::ToValue for JointBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        match self {
+            JointBody::JointCframes(__x) => __x.to_value(),
+            JointBody::JointAttachments(__x) => __x.to_value(),
+        }
+    }
+}
 /// Part indices and the C0/C1 offsets of a Weld or Motor6D.
 ///
-/// Schema: `schema/rply_v3.ksy` line 669.
+/// Schema: `schema/rply_v3.ksy` line 670.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JointCframes {
-    /// Schema: `schema/rply_v3.ksy` line 672.
+    /// Schema: `schema/rply_v3.ksy` line 673.
     pub part0_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 674.
+    /// Schema: `schema/rply_v3.ksy` line 675.
     pub part1_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 676.
+    /// Schema: `schema/rply_v3.ksy` line 677.
     pub c0: Cframe,
-    /// Schema: `schema/rply_v3.ksy` line 678.
+    /// Schema: `schema/rply_v3.ksy` line 679.
     pub c1: Cframe,
 }
 impl JointCframes {
@@ -8764,18 +10356,45 @@ impl JointCframes {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for JointCframes {
+    fn schema_type(&self) -> &'static str {
+        "joint_cframes"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "part0_index" => ::std::option::Option::Some(self.part0_index.to_value()),
+            "part1_index" => ::std::option::Option::Some(self.part1_index.to_value()),
+            "c0" => ::std::option::Option::Some(self.c0.to_value()),
+            "c1" => ::std::option::Option::Some(self.c1.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["part0_index", "part1_index", "c0", "c1"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for JointCframes {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Part indices and attachment names of an AnimationConstraint or RigidConstraint.
 ///
-/// Schema: `schema/rply_v3.ksy` line 680.
+/// Schema: `schema/rply_v3.ksy` line 681.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JointAttachments {
-    /// Schema: `schema/rply_v3.ksy` line 683.
+    /// Schema: `schema/rply_v3.ksy` line 684.
     pub part0_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 685.
+    /// Schema: `schema/rply_v3.ksy` line 686.
     pub attachment0_name: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 687.
+    /// Schema: `schema/rply_v3.ksy` line 688.
     pub part1_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 689.
+    /// Schema: `schema/rply_v3.ksy` line 690.
     pub attachment1_name: Str16,
 }
 impl JointAttachments {
@@ -8922,18 +10541,49 @@ impl JointAttachments {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for JointAttachments {
+    fn schema_type(&self) -> &'static str {
+        "joint_attachments"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "part0_index" => ::std::option::Option::Some(self.part0_index.to_value()),
+            "attachment0_name" => {
+                ::std::option::Option::Some(self.attachment0_name.to_value())
+            }
+            "part1_index" => ::std::option::Option::Some(self.part1_index.to_value()),
+            "attachment1_name" => {
+                ::std::option::Option::Some(self.attachment1_name.to_value())
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["part0_index", "attachment0_name", "part1_index", "attachment1_name"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for JointAttachments {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A position (3 x f32) and an axis-angle rotation (3 x i16, pi maps to 32767).
 ///
-/// Schema: `schema/rply_v3.ksy` line 691.
+/// Schema: `schema/rply_v3.ksy` line 692.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Cframe {
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 694.
+    /// Schema: `schema/rply_v3.ksy` line 695.
     pub pos: Vec3,
     /// Unit: pi/32767 rad.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 697.
+    /// Schema: `schema/rply_v3.ksy` line 698.
     pub rot: [i16; 3],
 }
 impl Cframe {
@@ -9029,5 +10679,36 @@ impl Cframe {
                 let __val = &self.rot;
                 __val.len() * 2
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Cframe {
+    fn schema_type(&self) -> &'static str {
+        "cframe"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "pos" => ::std::option::Option::Some(self.pos.to_value()),
+            "rot" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.rot.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["pos", "rot"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Cframe {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }

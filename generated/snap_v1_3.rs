@@ -7,7 +7,7 @@ pub const SCHEMA_FILE: &str = "schema/snap_v1_3.ksy";
 pub const SCHEMA_ID: &str = "snap_v1_3";
 /// Enum `frame_kind`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/snap_v1_3.ksy` line 102.
+/// Schema: `schema/snap_v1_3.ksy` line 103.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum FrameKind {
     /// Delta frame with no change (a timing-only tick). delta_none (stored as 0).
@@ -69,6 +69,15 @@ impl ::core::fmt::Display for FrameKind {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for FrameKind {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// A SNAP v1.3 file: an 8-byte version header, a recording count, then the recordings.
 /// Positions are in studs, times in milliseconds, little-endian throughout.
 /// Semantics (CFrame compression, delta frames) live in statepack-runtime; see
@@ -79,7 +88,7 @@ impl ::core::fmt::Display for FrameKind {
 /// Schema: `schema/snap_v1_3.ksy` line 1.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SnapV13 {
-    /// Schema: `schema/snap_v1_3.ksy` line 19.
+    /// Schema: `schema/snap_v1_3.ksy` line 20.
     pub recordings: ::std::vec::Vec<Recording>,
 }
 impl SnapV13 {
@@ -231,16 +240,87 @@ impl SnapV13 {
         Ok(w.into_bytes())
     }
 }
+impl ::statepack_runtime::reflect::Reflect for SnapV13 {
+    fn schema_type(&self) -> &'static str {
+        "snap_v1_3"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "version" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Bytes(
+                        ::std::borrow::Cow::Borrowed(&b"SNAPV1.3"[..]),
+                    ),
+                )
+            }
+            "num_recordings" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.recordings.len() as i128),
+                    ),
+                )
+            }
+            "recordings" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.recordings.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["version", "num_recordings", "recordings"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for SnapV13 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
+/// the end of the root type are allowed (and ignored). The result is seen through the
+/// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
+///
+/// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader.
+pub fn reflect_decode(
+    bytes: &[u8],
+) -> Result<
+    ::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>,
+    ::statepack_runtime::io::DecodeError,
+> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = SnapV13::read_from(&mut r)?;
+    Ok(::std::boxed::Box::new(v))
+}
+/// Decodes the root type at the start of `bytes` (trailing bytes allowed, as in
+/// [`reflect_decode`]) and encodes the value again. The result should equal the bytes the
+/// reader consumed (a prefix of `bytes`).
+///
+/// Errors: the decode or encode error, rendered as text.
+pub fn reflect_roundtrip(
+    bytes: &[u8],
+) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = SnapV13::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
+    v.encode().map_err(|e| format!("encode: {e}"))
+}
 /// One recording (one tracked object), with its frames in time order.
 ///
-/// Schema: `schema/snap_v1_3.ksy` line 24.
+/// Schema: `schema/snap_v1_3.ksy` line 25.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Recording {
     /// Name of the map (or track) the recording belongs to, without a terminator.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 30.
+    /// Schema: `schema/snap_v1_3.ksy` line 31.
     pub map_name: ::std::string::String,
-    /// Schema: `schema/snap_v1_3.ksy` line 42.
+    /// Schema: `schema/snap_v1_3.ksy` line 43.
     pub frames: ::std::vec::Vec<Frame>,
 }
 impl Recording {
@@ -449,40 +529,90 @@ impl Recording {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Recording {
+    fn schema_type(&self) -> &'static str {
+        "recording"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "len_map_name" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.map_name.len() as i128),
+                    ),
+                )
+            }
+            "map_name" => ::std::option::Option::Some(self.map_name.to_value()),
+            "num_frames" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int((self.frames.len() as i128)),
+                )
+            }
+            "total_duration_ms" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        self.frames.iter().map(|__e| __e.dt_ms as i128).sum::<i128>(),
+                    ),
+                )
+            }
+            "frames" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.frames.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["len_map_name", "map_name", "num_frames", "total_duration_ms", "frames"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Recording {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One frame: an absolute frame (21 bytes) or a delta frame (3, 9 or 15 bytes)
 /// depending on `kind`.
 ///
-/// Schema: `schema/snap_v1_3.ksy` line 46.
+/// Schema: `schema/snap_v1_3.ksy` line 47.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Frame {
     /// Shape of the frame. Values outside `frame_kind` are refused.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 51.
+    /// Schema: `schema/snap_v1_3.ksy` line 52.
     pub kind: FrameKind,
     /// Time since the previous frame.
     ///
     /// Unit: ms.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 55.
+    /// Schema: `schema/snap_v1_3.ksy` line 56.
     pub dt_ms: u16,
     /// Full position and orientation of an absolute frame.
     ///
     /// Present only when `kind == frame_kind::absolute`.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 59.
+    /// Schema: `schema/snap_v1_3.ksy` line 60.
     pub cframe: ::std::option::Option<Cframe>,
     /// Position change since the previous frame, per axis, in 1/4096 stud.
     ///
     /// Unit: 1/4096 stud. Present only when `kind != frame_kind::absolute and (kind.to_i & 0b001) != 0`.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 63.
+    /// Schema: `schema/snap_v1_3.ksy` line 64.
     pub pos_delta: ::std::option::Option<[i16; 3]>,
     /// Rotation since the previous frame as an axis-angle vector (axis times angle),
     /// in units of 0.2/32767 radian, in the previous frame's object space.
     ///
     /// Unit: 0.2/32767 rad. Present only when `kind != frame_kind::absolute and (kind.to_i & 0b010) != 0`.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 70.
+    /// Schema: `schema/snap_v1_3.ksy` line 71.
     pub rot_delta: ::std::option::Option<[i16; 3]>,
 }
 impl Frame {
@@ -753,31 +883,85 @@ impl Frame {
             + self.rot_delta.as_ref().map_or(0, |__val| __val.len() * 2)
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Frame {
+    fn schema_type(&self) -> &'static str {
+        "frame"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "kind" => ::std::option::Option::Some(self.kind.to_value()),
+            "dt_ms" => ::std::option::Option::Some(self.dt_ms.to_value()),
+            "cframe" => ::std::option::Option::Some(self.cframe.to_value()),
+            "pos_delta" => {
+                ::std::option::Option::Some(
+                    match &self.pos_delta {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "rot_delta" => {
+                ::std::option::Option::Some(
+                    match &self.rot_delta {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["kind", "dt_ms", "cframe", "pos_delta", "rot_delta"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Frame {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A compressed CFrame (18 bytes): position as three f32 (Z with the dropped
 /// quaternion component's index in its two least-significant bits) and the three
 /// kept quaternion components (smallest-three, scaled by 32767).
 ///
-/// Schema: `schema/snap_v1_3.ksy` line 79.
+/// Schema: `schema/snap_v1_3.ksy` line 80.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Cframe {
     /// Unit: stud.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 85.
+    /// Schema: `schema/snap_v1_3.ksy` line 86.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub x: f32,
     /// Unit: stud.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 88.
+    /// Schema: `schema/snap_v1_3.ksy` line 89.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub y: f32,
     /// Bit pattern of Z as an f32, whose two least-significant bits hold the index
     /// (0 = x, 1 = y, 2 = z, 3 = w) of the quaternion component that was dropped.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 91.
+    /// Schema: `schema/snap_v1_3.ksy` line 92.
     pub z_bits: u32,
     /// The three kept components in x, y, z, w order, times the dropped one's sign, times 32767.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 96.
+    /// Schema: `schema/snap_v1_3.ksy` line 97.
     pub q: [i16; 3],
 }
 impl Cframe {
@@ -919,5 +1103,38 @@ impl Cframe {
                 let __val = &self.q;
                 __val.len() * 2
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Cframe {
+    fn schema_type(&self) -> &'static str {
+        "cframe"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "x" => ::std::option::Option::Some(self.x.to_value()),
+            "y" => ::std::option::Option::Some(self.y.to_value()),
+            "z_bits" => ::std::option::Option::Some(self.z_bits.to_value()),
+            "q" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.q.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["x", "y", "z_bits", "q"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Cframe {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }

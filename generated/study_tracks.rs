@@ -7,7 +7,7 @@ pub const SCHEMA_FILE: &str = "schema/study_tracks.ksy";
 pub const SCHEMA_ID: &str = "study_tracks";
 /// Enum `track_layout`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/study_tracks.ksy` line 240.
+/// Schema: `schema/study_tracks.ksy` line 241.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum TrackLayout {
     /// Every channel at every frame, float32. raw (stored as 0).
@@ -57,6 +57,15 @@ impl ::core::fmt::Display for TrackLayout {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for TrackLayout {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// The track container measured by the animation keyframe-compression study: a 16-byte header,
 /// then either every channel at every frame as float32 (the raw baseline) or one record per
 /// scalar channel and one per rotation track, with float32 or quantised values.
@@ -74,9 +83,9 @@ impl ::core::fmt::Display for TrackLayout {
 pub struct StudyTracks {
     /// Which body follows. Other values are refused.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 20.
+    /// Schema: `schema/study_tracks.ksy` line 21.
     pub layout: TrackLayout,
-    /// Schema: `schema/study_tracks.ksy` line 24.
+    /// Schema: `schema/study_tracks.ksy` line 25.
     pub body: StudyTracksBody,
 }
 impl StudyTracks {
@@ -294,9 +303,41 @@ impl StudyTracks {
         Ok(w.into_bytes())
     }
 }
+impl ::statepack_runtime::reflect::Reflect for StudyTracks {
+    fn schema_type(&self) -> &'static str {
+        "study_tracks"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "magic" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Bytes(
+                        ::std::borrow::Cow::Borrowed(&b"STRK"[..]),
+                    ),
+                )
+            }
+            "layout" => ::std::option::Option::Some(self.layout.to_value()),
+            "body" => ::std::option::Option::Some(self.body.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["magic", "layout", "body"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for StudyTracks {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// The body of `study_tracks.body`, selected by `layout`.
 ///
-/// Schema: `schema/study_tracks.ksy` line 24.
+/// Schema: `schema/study_tracks.ksy` line 25.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum StudyTracksBody {
     /// Selected when the switch value is `track_layout::raw`.
@@ -319,37 +360,73 @@ impl StudyTracksBody {
         }
     }
 }
+impl ::statepack_runtime::reflect::ToValue for StudyTracksBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        match self {
+            StudyTracksBody::RawBody(__x) => __x.to_value(),
+            StudyTracksBody::FloatBody(__x) => __x.to_value(),
+            StudyTracksBody::QuantizedBody(__x) => __x.to_value(),
+        }
+    }
+}
+/// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
+/// the end of the root type are allowed (and ignored). The result is seen through the
+/// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
+///
+/// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader.
+pub fn reflect_decode(
+    bytes: &[u8],
+) -> Result<
+    ::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>,
+    ::statepack_runtime::io::DecodeError,
+> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = StudyTracks::read_from(&mut r)?;
+    Ok(::std::boxed::Box::new(v))
+}
+/// Decodes the root type at the start of `bytes` (trailing bytes allowed, as in
+/// [`reflect_decode`]) and encodes the value again. The result should equal the bytes the
+/// reader consumed (a prefix of `bytes`).
+///
+/// Errors: the decode or encode error, rendered as text.
+pub fn reflect_roundtrip(
+    bytes: &[u8],
+) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = StudyTracks::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
+    v.encode().map_err(|e| format!("encode: {e}"))
+}
 /// Every channel of every bone at every frame (the study's row 1).
 ///
-/// Schema: `schema/study_tracks.ksy` line 32.
+/// Schema: `schema/study_tracks.ksy` line 33.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RawBody {
     /// Unused by this layout; written 0.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 35.
+    /// Schema: `schema/study_tracks.ksy` line 36.
     pub flags: u8,
     /// Sampling rate.
     ///
     /// Unit: frames/s.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 38.
+    /// Schema: `schema/study_tracks.ksy` line 39.
     pub fps: u16,
     /// Frame count.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 42.
+    /// Schema: `schema/study_tracks.ksy` line 43.
     pub num_frames: u16,
     /// Bone count.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 45.
+    /// Schema: `schema/study_tracks.ksy` line 46.
     pub num_bones: u16,
     /// Written 0, ignored on read.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 48.
+    /// Schema: `schema/study_tracks.ksy` line 49.
     pub reserved: u32,
     /// Frame-major, then bone-major: translation x, y, z (metres), rotation x, y, z, w,
     /// scale x, y, z.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 51.
+    /// Schema: `schema/study_tracks.ksy` line 52.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub values: ::std::vec::Vec<f32>,
 }
@@ -578,32 +655,67 @@ impl RawBody {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for RawBody {
+    fn schema_type(&self) -> &'static str {
+        "raw_body"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "flags" => ::std::option::Option::Some(self.flags.to_value()),
+            "fps" => ::std::option::Option::Some(self.fps.to_value()),
+            "num_frames" => ::std::option::Option::Some(self.num_frames.to_value()),
+            "num_bones" => ::std::option::Option::Some(self.num_bones.to_value()),
+            "reserved" => ::std::option::Option::Some(self.reserved.to_value()),
+            "values" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.values.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["flags", "fps", "num_frames", "num_bones", "reserved", "values"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for RawBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Keyframe records with float32 values (the study's rows 2 to 5).
 ///
-/// Schema: `schema/study_tracks.ksy` line 58.
+/// Schema: `schema/study_tracks.ksy` line 59.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FloatBody {
     /// Bit 0 set when keys are reconstructed with cubic Hermite curves, else linearly.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 61.
+    /// Schema: `schema/study_tracks.ksy` line 62.
     pub flags: u8,
     /// Sampling rate of the frame indices.
     ///
     /// Unit: frames/s.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 64.
+    /// Schema: `schema/study_tracks.ksy` line 65.
     pub fps: u16,
     /// Frame count of the clip; every non-constant record's keys end at `num_frames - 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 68.
+    /// Schema: `schema/study_tracks.ksy` line 69.
     pub num_frames: u16,
     /// Bone count.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 71.
+    /// Schema: `schema/study_tracks.ksy` line 72.
     pub num_bones: u16,
-    /// Schema: `schema/study_tracks.ksy` line 80.
+    /// Schema: `schema/study_tracks.ksy` line 81.
     pub scalars: ::std::vec::Vec<ScalarF32>,
-    /// Schema: `schema/study_tracks.ksy` line 84.
+    /// Schema: `schema/study_tracks.ksy` line 85.
     pub rotations: ::std::vec::Vec<RotationF32>,
 }
 impl FloatBody {
@@ -873,32 +985,96 @@ impl FloatBody {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for FloatBody {
+    fn schema_type(&self) -> &'static str {
+        "float_body"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "flags" => ::std::option::Option::Some(self.flags.to_value()),
+            "fps" => ::std::option::Option::Some(self.fps.to_value()),
+            "num_frames" => ::std::option::Option::Some(self.num_frames.to_value()),
+            "num_bones" => ::std::option::Option::Some(self.num_bones.to_value()),
+            "num_scalars" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.scalars.len() as i128),
+                    ),
+                )
+            }
+            "num_rotations" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.rotations.len() as i128),
+                    ),
+                )
+            }
+            "scalars" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.scalars.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "rotations" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.rotations.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "flags",
+            "fps",
+            "num_frames",
+            "num_bones",
+            "num_scalars",
+            "num_rotations",
+            "scalars",
+            "rotations",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for FloatBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Keyframe records with 16-bit scalars and smallest-three rotations (the study's rows 6 and 7).
 ///
-/// Schema: `schema/study_tracks.ksy` line 88.
+/// Schema: `schema/study_tracks.ksy` line 89.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct QuantizedBody {
     /// Bit 0 set when keys are reconstructed with cubic Hermite curves, else linearly.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 91.
+    /// Schema: `schema/study_tracks.ksy` line 92.
     pub flags: u8,
     /// Sampling rate of the frame indices.
     ///
     /// Unit: frames/s.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 94.
+    /// Schema: `schema/study_tracks.ksy` line 95.
     pub fps: u16,
     /// Frame count of the clip.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 98.
+    /// Schema: `schema/study_tracks.ksy` line 99.
     pub num_frames: u16,
     /// Bone count.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 101.
+    /// Schema: `schema/study_tracks.ksy` line 102.
     pub num_bones: u16,
-    /// Schema: `schema/study_tracks.ksy` line 110.
+    /// Schema: `schema/study_tracks.ksy` line 111.
     pub scalars: ::std::vec::Vec<ScalarQ>,
-    /// Schema: `schema/study_tracks.ksy` line 114.
+    /// Schema: `schema/study_tracks.ksy` line 115.
     pub rotations: ::std::vec::Vec<RotationPacked>,
 }
 impl QuantizedBody {
@@ -1168,29 +1344,93 @@ impl QuantizedBody {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for QuantizedBody {
+    fn schema_type(&self) -> &'static str {
+        "quantized_body"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "flags" => ::std::option::Option::Some(self.flags.to_value()),
+            "fps" => ::std::option::Option::Some(self.fps.to_value()),
+            "num_frames" => ::std::option::Option::Some(self.num_frames.to_value()),
+            "num_bones" => ::std::option::Option::Some(self.num_bones.to_value()),
+            "num_scalars" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.scalars.len() as i128),
+                    ),
+                )
+            }
+            "num_rotations" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.rotations.len() as i128),
+                    ),
+                )
+            }
+            "scalars" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.scalars.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "rotations" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.rotations.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "flags",
+            "fps",
+            "num_frames",
+            "num_bones",
+            "num_scalars",
+            "num_rotations",
+            "scalars",
+            "rotations",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for QuantizedBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One scalar channel with float32 keys.
 ///
-/// Schema: `schema/study_tracks.ksy` line 118.
+/// Schema: `schema/study_tracks.ksy` line 119.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScalarF32 {
     /// Channel id (`bone * 6 + axis`, scale axes `+ 3`).
     ///
-    /// Schema: `schema/study_tracks.ksy` line 121.
+    /// Schema: `schema/study_tracks.ksy` line 122.
     pub id: u16,
     /// Key count; 1 marks a constant channel.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 124.
+    /// Schema: `schema/study_tracks.ksy` line 125.
     pub num_keys: u16,
     /// The value at every frame of a constant channel.
     ///
     /// Present only when `num_keys == 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 127.
+    /// Schema: `schema/study_tracks.ksy` line 128.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub constant_value: ::std::option::Option<f32>,
     /// Present only when `num_keys != 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 131.
+    /// Schema: `schema/study_tracks.ksy` line 132.
     pub keys: ::std::option::Option<::std::vec::Vec<KeyF32>>,
 }
 impl ScalarF32 {
@@ -1400,16 +1640,58 @@ impl ScalarF32 {
                 )
     }
 }
-/// Schema: `schema/study_tracks.ksy` line 136.
+impl ::statepack_runtime::reflect::Reflect for ScalarF32 {
+    fn schema_type(&self) -> &'static str {
+        "scalar_f32"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "id" => ::std::option::Option::Some(self.id.to_value()),
+            "num_keys" => ::std::option::Option::Some(self.num_keys.to_value()),
+            "constant_value" => {
+                ::std::option::Option::Some(self.constant_value.to_value())
+            }
+            "keys" => {
+                ::std::option::Option::Some(
+                    match &self.keys {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["id", "num_keys", "constant_value", "keys"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for ScalarF32 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Schema: `schema/study_tracks.ksy` line 137.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KeyF32 {
     /// Frame index of the key.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 138.
+    /// Schema: `schema/study_tracks.ksy` line 139.
     pub frame: u16,
     /// Value at that frame.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 141.
+    /// Schema: `schema/study_tracks.ksy` line 142.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub value: f32,
 }
@@ -1492,43 +1774,68 @@ impl KeyF32 {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for KeyF32 {
+    fn schema_type(&self) -> &'static str {
+        "key_f32"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "frame" => ::std::option::Option::Some(self.frame.to_value()),
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["frame", "value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for KeyF32 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One scalar channel with 16-bit keys over the channel's own range.
 ///
-/// Schema: `schema/study_tracks.ksy` line 144.
+/// Schema: `schema/study_tracks.ksy` line 145.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScalarQ {
     /// Channel id.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 147.
+    /// Schema: `schema/study_tracks.ksy` line 148.
     pub id: u16,
     /// Key count; 1 marks a constant channel.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 150.
+    /// Schema: `schema/study_tracks.ksy` line 151.
     pub num_keys: u16,
     /// The constant value as IEEE 754 binary16 bits (the study writes 0 here and keeps
     /// the value only in memory).
     ///
     /// Present only when `num_keys == 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 153.
+    /// Schema: `schema/study_tracks.ksy` line 154.
     pub constant_half: ::std::option::Option<u16>,
     /// Smallest key value.
     ///
     /// Present only when `num_keys != 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 159.
+    /// Schema: `schema/study_tracks.ksy` line 160.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub lo: ::std::option::Option<f32>,
     /// Largest minus smallest key value.
     ///
     /// Present only when `num_keys != 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 163.
+    /// Schema: `schema/study_tracks.ksy` line 164.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub range: ::std::option::Option<f32>,
     /// Present only when `num_keys != 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 167.
+    /// Schema: `schema/study_tracks.ksy` line 168.
     pub keys: ::std::option::Option<::std::vec::Vec<KeyQ>>,
 }
 impl ScalarQ {
@@ -1828,16 +2135,58 @@ impl ScalarQ {
                 )
     }
 }
-/// Schema: `schema/study_tracks.ksy` line 172.
+impl ::statepack_runtime::reflect::Reflect for ScalarQ {
+    fn schema_type(&self) -> &'static str {
+        "scalar_q"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "id" => ::std::option::Option::Some(self.id.to_value()),
+            "num_keys" => ::std::option::Option::Some(self.num_keys.to_value()),
+            "constant_half" => ::std::option::Option::Some(self.constant_half.to_value()),
+            "lo" => ::std::option::Option::Some(self.lo.to_value()),
+            "range" => ::std::option::Option::Some(self.range.to_value()),
+            "keys" => {
+                ::std::option::Option::Some(
+                    match &self.keys {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["id", "num_keys", "constant_half", "lo", "range", "keys"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for ScalarQ {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Schema: `schema/study_tracks.ksy` line 173.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KeyQ {
     /// Frame index of the key.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 174.
+    /// Schema: `schema/study_tracks.ksy` line 175.
     pub frame: u16,
     /// `lo + value / 65535 * range`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 177.
+    /// Schema: `schema/study_tracks.ksy` line 178.
     pub value: u16,
 }
 impl KeyQ {
@@ -1919,29 +2268,54 @@ impl KeyQ {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for KeyQ {
+    fn schema_type(&self) -> &'static str {
+        "key_q"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "frame" => ::std::option::Option::Some(self.frame.to_value()),
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["frame", "value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for KeyQ {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One rotation track with float32 quaternions.
 ///
-/// Schema: `schema/study_tracks.ksy` line 180.
+/// Schema: `schema/study_tracks.ksy` line 181.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RotationF32 {
     /// Bone index.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 183.
+    /// Schema: `schema/study_tracks.ksy` line 184.
     pub bone: u16,
     /// Key count; 1 marks a constant track.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 186.
+    /// Schema: `schema/study_tracks.ksy` line 187.
     pub num_keys: u16,
     /// The rotation (x, y, z, w) of a constant track.
     ///
     /// Present only when `num_keys == 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 189.
+    /// Schema: `schema/study_tracks.ksy` line 190.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub constant_q: ::std::option::Option<[f32; 4]>,
     /// Present only when `num_keys != 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 195.
+    /// Schema: `schema/study_tracks.ksy` line 196.
     pub keys: ::std::option::Option<::std::vec::Vec<KeyRotF32>>,
 }
 impl RotationF32 {
@@ -2155,16 +2529,69 @@ impl RotationF32 {
                 )
     }
 }
-/// Schema: `schema/study_tracks.ksy` line 200.
+impl ::statepack_runtime::reflect::Reflect for RotationF32 {
+    fn schema_type(&self) -> &'static str {
+        "rotation_f32"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "bone" => ::std::option::Option::Some(self.bone.to_value()),
+            "num_keys" => ::std::option::Option::Some(self.num_keys.to_value()),
+            "constant_q" => {
+                ::std::option::Option::Some(
+                    match &self.constant_q {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "keys" => {
+                ::std::option::Option::Some(
+                    match &self.keys {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["bone", "num_keys", "constant_q", "keys"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for RotationF32 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Schema: `schema/study_tracks.ksy` line 201.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KeyRotF32 {
     /// Frame index of the key.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 202.
+    /// Schema: `schema/study_tracks.ksy` line 203.
     pub frame: u16,
     /// Rotation x, y, z, w (hemisphere-aligned with the previous key).
     ///
-    /// Schema: `schema/study_tracks.ksy` line 205.
+    /// Schema: `schema/study_tracks.ksy` line 206.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub q: [f32; 4],
 }
@@ -2261,28 +2688,59 @@ impl KeyRotF32 {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for KeyRotF32 {
+    fn schema_type(&self) -> &'static str {
+        "key_rot_f32"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "frame" => ::std::option::Option::Some(self.frame.to_value()),
+            "q" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.q.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["frame", "q"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for KeyRotF32 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One rotation track with smallest-three quaternions packed in 32 bits.
 ///
-/// Schema: `schema/study_tracks.ksy` line 210.
+/// Schema: `schema/study_tracks.ksy` line 211.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RotationPacked {
     /// Bone index.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 213.
+    /// Schema: `schema/study_tracks.ksy` line 214.
     pub bone: u16,
     /// Key count; 1 marks a constant track.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 216.
+    /// Schema: `schema/study_tracks.ksy` line 217.
     pub num_keys: u16,
     /// The rotation of a constant track, packed as in `key_rot_packed`.
     ///
     /// Present only when `num_keys == 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 219.
+    /// Schema: `schema/study_tracks.ksy` line 220.
     pub constant_packed: ::std::option::Option<u32>,
     /// Present only when `num_keys != 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 223.
+    /// Schema: `schema/study_tracks.ksy` line 224.
     pub keys: ::std::option::Option<::std::vec::Vec<KeyRotPacked>>,
 }
 impl RotationPacked {
@@ -2492,18 +2950,60 @@ impl RotationPacked {
                 )
     }
 }
-/// Schema: `schema/study_tracks.ksy` line 228.
+impl ::statepack_runtime::reflect::Reflect for RotationPacked {
+    fn schema_type(&self) -> &'static str {
+        "rotation_packed"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "bone" => ::std::option::Option::Some(self.bone.to_value()),
+            "num_keys" => ::std::option::Option::Some(self.num_keys.to_value()),
+            "constant_packed" => {
+                ::std::option::Option::Some(self.constant_packed.to_value())
+            }
+            "keys" => {
+                ::std::option::Option::Some(
+                    match &self.keys {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["bone", "num_keys", "constant_packed", "keys"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for RotationPacked {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Schema: `schema/study_tracks.ksy` line 229.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KeyRotPacked {
     /// Frame index of the key.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 230.
+    /// Schema: `schema/study_tracks.ksy` line 231.
     pub frame: u16,
     /// Bits 30-31: index (0 = x .. 3 = w) of the dropped largest component; bits 20-29,
     /// 10-19, 0-9: the other three in x, y, z, w order, each `round((c + 1/sqrt2) / sqrt2 * 1023)`
     /// after flipping the sign so the dropped component is positive.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 233.
+    /// Schema: `schema/study_tracks.ksy` line 234.
     pub packed: u32,
 }
 impl KeyRotPacked {
@@ -2585,5 +3085,30 @@ impl KeyRotPacked {
                     4
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for KeyRotPacked {
+    fn schema_type(&self) -> &'static str {
+        "key_rot_packed"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "frame" => ::std::option::Option::Some(self.frame.to_value()),
+            "packed" => ::std::option::Option::Some(self.packed.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["frame", "packed"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for KeyRotPacked {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }

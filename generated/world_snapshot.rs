@@ -19,61 +19,61 @@ pub const SCHEMA_ID: &str = "world_snapshot";
 pub struct WorldSnapshot {
     /// Bit 0 set = the body is a zstd frame. Other bits are reserved and must be zero.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 18.
+    /// Schema: `schema/world_snapshot.ksy` line 19.
     pub flags: u8,
     /// Number of grid origins in the origin table.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 23.
+    /// Schema: `schema/world_snapshot.ksy` line 24.
     pub origin_count: u16,
     /// Server simulation tick of the snapshot.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 26.
+    /// Schema: `schema/world_snapshot.ksy` line 27.
     pub tick: u32,
     /// Number of entity records in the record stream.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 29.
+    /// Schema: `schema/world_snapshot.ksy` line 30.
     pub record_count: u32,
     /// Length of the record stream.
     ///
     /// Unit: bytes.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 32.
+    /// Schema: `schema/world_snapshot.ksy` line 33.
     pub bitstream_bytes: u32,
     /// Length of the TLV block.
     ///
     /// Unit: bytes.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 36.
+    /// Schema: `schema/world_snapshot.ksy` line 37.
     pub tlv_bytes: u32,
     /// Length of the raw body (origin table + record stream + TLV block), compressed or not.
     ///
     /// Unit: bytes.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 40.
+    /// Schema: `schema/world_snapshot.ksy` line 41.
     pub uncompressed_bytes: u32,
     /// Distinct grid origins the records refer to (raw body only).
     ///
     /// Present only when `flags == 0`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 44.
+    /// Schema: `schema/world_snapshot.ksy` line 45.
     pub origins: ::std::option::Option<::std::vec::Vec<Origin>>,
     /// The stitched record stream (raw body only).
     ///
     /// Present only when `flags == 0`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 50.
+    /// Schema: `schema/world_snapshot.ksy` line 51.
     pub records: ::std::option::Option<RecordStream>,
     /// The TLV block (raw body only).
     ///
     /// Present only when `flags == 0`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 55.
+    /// Schema: `schema/world_snapshot.ksy` line 56.
     pub tlvs: ::std::option::Option<TlvBlock>,
     /// The body as one zstd frame (compressed body only).
     ///
     /// Present only when `flags == 1`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 60.
+    /// Schema: `schema/world_snapshot.ksy` line 61.
     pub zstd_body: ::std::option::Option<::std::vec::Vec<u8>>,
 }
 impl WorldSnapshot {
@@ -92,17 +92,17 @@ impl WorldSnapshot {
             __r.leave(Some(b"W"));
             __v
         };
-        let __at_flags = __r.offset();
         let __rule_flags: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
         let flags: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
             {
                 let __v = &__v;
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_flags,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_flags,
@@ -626,24 +626,122 @@ impl WorldSnapshot {
         Ok(w.into_bytes())
     }
 }
+impl ::statepack_runtime::reflect::Reflect for WorldSnapshot {
+    fn schema_type(&self) -> &'static str {
+        "world_snapshot"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "msg_type" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Bytes(
+                        ::std::borrow::Cow::Borrowed(&b"W"[..]),
+                    ),
+                )
+            }
+            "flags" => ::std::option::Option::Some(self.flags.to_value()),
+            "origin_count" => ::std::option::Option::Some(self.origin_count.to_value()),
+            "tick" => ::std::option::Option::Some(self.tick.to_value()),
+            "record_count" => ::std::option::Option::Some(self.record_count.to_value()),
+            "bitstream_bytes" => {
+                ::std::option::Option::Some(self.bitstream_bytes.to_value())
+            }
+            "tlv_bytes" => ::std::option::Option::Some(self.tlv_bytes.to_value()),
+            "uncompressed_bytes" => {
+                ::std::option::Option::Some(self.uncompressed_bytes.to_value())
+            }
+            "origins" => {
+                ::std::option::Option::Some(
+                    match &self.origins {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "records" => ::std::option::Option::Some(self.records.to_value()),
+            "tlvs" => ::std::option::Option::Some(self.tlvs.to_value()),
+            "zstd_body" => ::std::option::Option::Some(self.zstd_body.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "msg_type",
+            "flags",
+            "origin_count",
+            "tick",
+            "record_count",
+            "bitstream_bytes",
+            "tlv_bytes",
+            "uncompressed_bytes",
+            "origins",
+            "records",
+            "tlvs",
+            "zstd_body",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for WorldSnapshot {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
+/// the end of the root type are allowed (and ignored). The result is seen through the
+/// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
+///
+/// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader.
+pub fn reflect_decode(
+    bytes: &[u8],
+) -> Result<
+    ::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>,
+    ::statepack_runtime::io::DecodeError,
+> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = WorldSnapshot::read_from(&mut r)?;
+    Ok(::std::boxed::Box::new(v))
+}
+/// Decodes the root type at the start of `bytes` (trailing bytes allowed, as in
+/// [`reflect_decode`]) and encodes the value again. The result should equal the bytes the
+/// reader consumed (a prefix of `bytes`).
+///
+/// Errors: the decode or encode error, rendered as text.
+pub fn reflect_roundtrip(
+    bytes: &[u8],
+) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = WorldSnapshot::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
+    v.encode().map_err(|e| format!("encode: {e}"))
+}
 /// A grid origin, the floor of a position onto the 65 536 m grid.
 ///
-/// Schema: `schema/world_snapshot.ksy` line 65.
+/// Schema: `schema/world_snapshot.ksy` line 66.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Origin {
     /// Unit: m.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 68.
+    /// Schema: `schema/world_snapshot.ksy` line 69.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub x: f64,
     /// Unit: m.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 71.
+    /// Schema: `schema/world_snapshot.ksy` line 72.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub y: f64,
     /// Unit: m.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 74.
+    /// Schema: `schema/world_snapshot.ksy` line 75.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub z: f64,
 }
@@ -749,12 +847,38 @@ impl Origin {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Origin {
+    fn schema_type(&self) -> &'static str {
+        "origin"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "x" => ::std::option::Option::Some(self.x.to_value()),
+            "y" => ::std::option::Option::Some(self.y.to_value()),
+            "z" => ::std::option::Option::Some(self.z.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["x", "y", "z"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Origin {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Entity records back to back, each starting on a byte.
 ///
-/// Schema: `schema/world_snapshot.ksy` line 77.
+/// Schema: `schema/world_snapshot.ksy` line 78.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RecordStream {
-    /// Schema: `schema/world_snapshot.ksy` line 80.
+    /// Schema: `schema/world_snapshot.ksy` line 81.
     pub records: ::std::vec::Vec<EntityRecord>,
 }
 impl RecordStream {
@@ -856,140 +980,170 @@ impl RecordStream {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for RecordStream {
+    fn schema_type(&self) -> &'static str {
+        "record_stream"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "records" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.records.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["records"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for RecordStream {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One stitched entity record: the origin-index varint written at stitch time, then the
 /// pre-encoded blob (entity index, flags, optional generation / type / faction, position,
 /// orientation, velocity, optional omega and loadout, byte fields, zero padding).
 ///
-/// Schema: `schema/world_snapshot.ksy` line 83.
+/// Schema: `schema/world_snapshot.ksy` line 84.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EntityRecord {
     /// Index into the origin table (byte-aligned LEB128).
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 89.
+    /// Schema: `schema/world_snapshot.ksy` line 90.
     pub origin_index: u64,
     /// Absolute entity index (byte-aligned LEB128), the same for every peer.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 95.
+    /// Schema: `schema/world_snapshot.ksy` line 96.
     pub entity_index: u64,
     /// Full record (type index, faction index and generation on the wire) or delta.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 101.
+    /// Schema: `schema/world_snapshot.ksy` line 102.
     pub full: bool,
     /// The generation is on the wire (else the client keeps its cached one).
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 104.
+    /// Schema: `schema/world_snapshot.ksy` line 105.
     pub gen_present: bool,
     /// Angular rates and the loadout block follow (the receiving peer's own entity).
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 107.
+    /// Schema: `schema/world_snapshot.ksy` line 108.
     pub omega_present: bool,
     /// Entity generation (slot reuse counter).
     ///
     /// Present only when `gen_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 110.
+    /// Schema: `schema/world_snapshot.ksy` line 111.
     pub generation: ::std::option::Option<u16>,
     /// Entity type index (bit-aligned LEB128), full records only.
     ///
     /// Present only when `full`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 114.
+    /// Schema: `schema/world_snapshot.ksy` line 115.
     pub type_index: ::std::option::Option<u64>,
     /// Faction registry index, full records only.
     ///
     /// Present only when `full`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 121.
+    /// Schema: `schema/world_snapshot.ksy` line 122.
     pub faction_index: ::std::option::Option<u16>,
     /// Position offset from the record's grid origin, in 0.125 m steps.
     ///
     /// Unit: 0.125 m.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 125.
+    /// Schema: `schema/world_snapshot.ksy` line 126.
     pub pos_x: i32,
     /// Unit: 0.125 m.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 130.
+    /// Schema: `schema/world_snapshot.ksy` line 131.
     pub pos_y: i32,
     /// Unit: 0.125 m.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 134.
+    /// Schema: `schema/world_snapshot.ksy` line 135.
     pub pos_z: i32,
     /// Index (x, y, z, w) of the dropped largest quaternion component.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 138.
+    /// Schema: `schema/world_snapshot.ksy` line 139.
     pub rot_dropped: u8,
     /// First kept component, code 0..1023 over -1/sqrt(2) .. 1/sqrt(2).
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 141.
+    /// Schema: `schema/world_snapshot.ksy` line 142.
     pub rot_a: u16,
-    /// Schema: `schema/world_snapshot.ksy` line 144.
+    /// Schema: `schema/world_snapshot.ksy` line 145.
     pub rot_b: u16,
-    /// Schema: `schema/world_snapshot.ksy` line 146.
+    /// Schema: `schema/world_snapshot.ksy` line 147.
     pub rot_c: u16,
     /// Velocity, code = round(v / 2000 m/s * 131071).
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 148.
+    /// Schema: `schema/world_snapshot.ksy` line 149.
     pub vel_x: i32,
-    /// Schema: `schema/world_snapshot.ksy` line 152.
+    /// Schema: `schema/world_snapshot.ksy` line 153.
     pub vel_y: i32,
-    /// Schema: `schema/world_snapshot.ksy` line 155.
+    /// Schema: `schema/world_snapshot.ksy` line 156.
     pub vel_z: i32,
     /// Body angular rate, code = round(w / 20 rad/s * 2047).
     ///
     /// Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 158.
+    /// Schema: `schema/world_snapshot.ksy` line 159.
     pub omega_x: ::std::option::Option<i16>,
     /// Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 163.
+    /// Schema: `schema/world_snapshot.ksy` line 164.
     pub omega_y: ::std::option::Option<i16>,
     /// Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 167.
+    /// Schema: `schema/world_snapshot.ksy` line 168.
     pub omega_z: ::std::option::Option<i16>,
     /// Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 171.
+    /// Schema: `schema/world_snapshot.ksy` line 172.
     pub selected_station: ::std::option::Option<u8>,
     /// Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 174.
+    /// Schema: `schema/world_snapshot.ksy` line 175.
     pub station_rounds: ::std::option::Option<u16>,
     /// Bit 0 = seeker locked.
     ///
     /// Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 177.
+    /// Schema: `schema/world_snapshot.ksy` line 178.
     pub weapon_flags: ::std::option::Option<u8>,
     /// Unit: kg. Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 181.
+    /// Schema: `schema/world_snapshot.ksy` line 182.
     pub payload_mass_kg: ::std::option::Option<u16>,
     /// Unit: 1e-5. Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 185.
+    /// Schema: `schema/world_snapshot.ksy` line 186.
     pub payload_cd0: ::std::option::Option<u16>,
-    /// Schema: `schema/world_snapshot.ksy` line 189.
+    /// Schema: `schema/world_snapshot.ksy` line 190.
     pub damage_level: u8,
-    /// Schema: `schema/world_snapshot.ksy` line 191.
+    /// Schema: `schema/world_snapshot.ksy` line 192.
     pub engine_fail_flags: u8,
     /// Unit: percent.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 193.
+    /// Schema: `schema/world_snapshot.ksy` line 194.
     pub throttle_pct: u8,
     /// Unit: percent.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 196.
+    /// Schema: `schema/world_snapshot.ksy` line 197.
     pub fuel_pct: u8,
-    /// Schema: `schema/world_snapshot.ksy` line 199.
+    /// Schema: `schema/world_snapshot.ksy` line 200.
     pub ab_engaged: bool,
-    /// Schema: `schema/world_snapshot.ksy` line 201.
+    /// Schema: `schema/world_snapshot.ksy` line 202.
     pub player_owned: bool,
     /// Zero padding to the next byte.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 203.
+    /// Schema: `schema/world_snapshot.ksy` line 204.
     pub align: ::std::vec::Vec<u8>,
 }
 impl EntityRecord {
@@ -2181,12 +2335,110 @@ impl EntityRecord {
         __w.len()
     }
 }
+impl ::statepack_runtime::reflect::Reflect for EntityRecord {
+    fn schema_type(&self) -> &'static str {
+        "entity_record"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "origin_index" => ::std::option::Option::Some(self.origin_index.to_value()),
+            "entity_index" => ::std::option::Option::Some(self.entity_index.to_value()),
+            "full" => ::std::option::Option::Some(self.full.to_value()),
+            "gen_present" => ::std::option::Option::Some(self.gen_present.to_value()),
+            "omega_present" => ::std::option::Option::Some(self.omega_present.to_value()),
+            "generation" => ::std::option::Option::Some(self.generation.to_value()),
+            "type_index" => ::std::option::Option::Some(self.type_index.to_value()),
+            "faction_index" => ::std::option::Option::Some(self.faction_index.to_value()),
+            "pos_x" => ::std::option::Option::Some(self.pos_x.to_value()),
+            "pos_y" => ::std::option::Option::Some(self.pos_y.to_value()),
+            "pos_z" => ::std::option::Option::Some(self.pos_z.to_value()),
+            "rot_dropped" => ::std::option::Option::Some(self.rot_dropped.to_value()),
+            "rot_a" => ::std::option::Option::Some(self.rot_a.to_value()),
+            "rot_b" => ::std::option::Option::Some(self.rot_b.to_value()),
+            "rot_c" => ::std::option::Option::Some(self.rot_c.to_value()),
+            "vel_x" => ::std::option::Option::Some(self.vel_x.to_value()),
+            "vel_y" => ::std::option::Option::Some(self.vel_y.to_value()),
+            "vel_z" => ::std::option::Option::Some(self.vel_z.to_value()),
+            "omega_x" => ::std::option::Option::Some(self.omega_x.to_value()),
+            "omega_y" => ::std::option::Option::Some(self.omega_y.to_value()),
+            "omega_z" => ::std::option::Option::Some(self.omega_z.to_value()),
+            "selected_station" => {
+                ::std::option::Option::Some(self.selected_station.to_value())
+            }
+            "station_rounds" => {
+                ::std::option::Option::Some(self.station_rounds.to_value())
+            }
+            "weapon_flags" => ::std::option::Option::Some(self.weapon_flags.to_value()),
+            "payload_mass_kg" => {
+                ::std::option::Option::Some(self.payload_mass_kg.to_value())
+            }
+            "payload_cd0" => ::std::option::Option::Some(self.payload_cd0.to_value()),
+            "damage_level" => ::std::option::Option::Some(self.damage_level.to_value()),
+            "engine_fail_flags" => {
+                ::std::option::Option::Some(self.engine_fail_flags.to_value())
+            }
+            "throttle_pct" => ::std::option::Option::Some(self.throttle_pct.to_value()),
+            "fuel_pct" => ::std::option::Option::Some(self.fuel_pct.to_value()),
+            "ab_engaged" => ::std::option::Option::Some(self.ab_engaged.to_value()),
+            "player_owned" => ::std::option::Option::Some(self.player_owned.to_value()),
+            "align" => ::std::option::Option::Some(self.align.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "origin_index",
+            "entity_index",
+            "full",
+            "gen_present",
+            "omega_present",
+            "generation",
+            "type_index",
+            "faction_index",
+            "pos_x",
+            "pos_y",
+            "pos_z",
+            "rot_dropped",
+            "rot_a",
+            "rot_b",
+            "rot_c",
+            "vel_x",
+            "vel_y",
+            "vel_z",
+            "omega_x",
+            "omega_y",
+            "omega_z",
+            "selected_station",
+            "station_rounds",
+            "weapon_flags",
+            "payload_mass_kg",
+            "payload_cd0",
+            "damage_level",
+            "engine_fail_flags",
+            "throttle_pct",
+            "fuel_pct",
+            "ab_engaged",
+            "player_owned",
+            "align",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for EntityRecord {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// TLV entries back to back.
 ///
-/// Schema: `schema/world_snapshot.ksy` line 206.
+/// Schema: `schema/world_snapshot.ksy` line 207.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TlvBlock {
-    /// Schema: `schema/world_snapshot.ksy` line 209.
+    /// Schema: `schema/world_snapshot.ksy` line 210.
     pub entries: ::std::vec::Vec<Tlv>,
 }
 impl TlvBlock {
@@ -2288,24 +2540,54 @@ impl TlvBlock {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for TlvBlock {
+    fn schema_type(&self) -> &'static str {
+        "tlv_block"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entries" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.entries.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entries"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for TlvBlock {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One TLV entry; type 1 is a despawn list, other types are kept as bytes.
 ///
-/// Schema: `schema/world_snapshot.ksy` line 212.
+/// Schema: `schema/world_snapshot.ksy` line 213.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Tlv {
-    /// Schema: `schema/world_snapshot.ksy` line 215.
+    /// Schema: `schema/world_snapshot.ksy` line 216.
     pub tlv_type: u8,
     /// Unit: bytes.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 217.
+    /// Schema: `schema/world_snapshot.ksy` line 218.
     pub len: u16,
     /// Present only when `tlv_type == 1`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 220.
+    /// Schema: `schema/world_snapshot.ksy` line 221.
     pub despawn: ::std::option::Option<Despawn>,
     /// Present only when `tlv_type != 1`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 224.
+    /// Schema: `schema/world_snapshot.ksy` line 225.
     pub value: ::std::option::Option<::std::vec::Vec<u8>>,
 }
 impl Tlv {
@@ -2517,12 +2799,39 @@ impl Tlv {
                 )
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Tlv {
+    fn schema_type(&self) -> &'static str {
+        "tlv"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "tlv_type" => ::std::option::Option::Some(self.tlv_type.to_value()),
+            "len" => ::std::option::Option::Some(self.len.to_value()),
+            "despawn" => ::std::option::Option::Some(self.despawn.to_value()),
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["tlv_type", "len", "despawn", "value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Tlv {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Entities the client should drop (no longer relevant or gone).
 ///
-/// Schema: `schema/world_snapshot.ksy` line 227.
+/// Schema: `schema/world_snapshot.ksy` line 228.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Despawn {
-    /// Schema: `schema/world_snapshot.ksy` line 230.
+    /// Schema: `schema/world_snapshot.ksy` line 231.
     pub entities: ::std::vec::Vec<EntityRef>,
 }
 impl Despawn {
@@ -2624,10 +2933,40 @@ impl Despawn {
             }
     }
 }
-/// Schema: `schema/world_snapshot.ksy` line 233.
+impl ::statepack_runtime::reflect::Reflect for Despawn {
+    fn schema_type(&self) -> &'static str {
+        "despawn"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entities" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.entities.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entities"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Despawn {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Schema: `schema/world_snapshot.ksy` line 234.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EntityRef {
-    /// Schema: `schema/world_snapshot.ksy` line 235.
+    /// Schema: `schema/world_snapshot.ksy` line 236.
     pub entity_index: u64,
 }
 impl EntityRef {
@@ -2731,5 +3070,29 @@ impl EntityRef {
                 let __val = &self.entity_index;
                 ::statepack_runtime::bits::leb128_len(*__val)
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for EntityRef {
+    fn schema_type(&self) -> &'static str {
+        "entity_ref"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_index" => ::std::option::Option::Some(self.entity_index.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_index"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for EntityRef {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }

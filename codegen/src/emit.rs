@@ -32,7 +32,7 @@ enum Ty {
 
 /// What a length-like field is derived from on write.
 #[derive(Debug, Clone)]
-enum Derived {
+pub(crate) enum Derived {
     /// Number of elements of a list field.
     Count(String),
     /// Encoded byte length of a sized field.
@@ -62,6 +62,18 @@ pub(crate) struct Emitter<'s> {
     s: &'s Schema,
     pub diags: Vec<Diag>,
     min_len: HashMap<String, usize>,
+    /// Enums that keep unknown integers (used by a field without `-sp-strict`): they get the
+    /// variant `Unlisted(i128)`.
+    open_enums: HashSet<String>,
+    /// Types read in a sized substream by a field without `-sp-strict`: they keep the bytes
+    /// they leave unread (member `__unread`) and write them back.
+    unread_types: HashSet<String>,
+    /// The value instances of the type being emitted: a name that is not a field in scope
+    /// may be one of them, and is replaced by its expression.
+    cur_instances: Vec<Instance>,
+    /// The instances whose expressions are being inlined, outermost first (a cycle is
+    /// reported, not followed).
+    inlining: std::cell::RefCell<Vec<String>>,
 }
 
 fn lit_usize(v: usize) -> Literal {
@@ -70,10 +82,49 @@ fn lit_usize(v: usize) -> Literal {
 
 impl<'s> Emitter<'s> {
     pub fn new(s: &'s Schema) -> Self {
+        let mut open_enums = HashSet::new();
+        let mut unread_types = HashSet::new();
+        for t in &s.types {
+            if !s.strict {
+                open_enums.extend(t.instances.iter().filter_map(|i| i.enum_name.clone()));
+            }
+            for f in &t.fields {
+                if f.strict {
+                    continue;
+                }
+                match &f.kind {
+                    FieldKind::Int {
+                        enum_name: Some(e), ..
+                    }
+                    | FieldKind::Bits {
+                        enum_name: Some(e), ..
+                    } => {
+                        open_enums.insert(e.clone());
+                    }
+                    FieldKind::User { name, size } if size.is_some() || f.term.is_some() => {
+                        unread_types.insert(name.clone());
+                    }
+                    FieldKind::Switch {
+                        cases,
+                        default,
+                        size: Some(_),
+                        ..
+                    } => {
+                        unread_types.extend(cases.iter().map(|(_, n)| n.clone()));
+                        unread_types.extend(default.iter().cloned());
+                    }
+                    _ => {}
+                }
+            }
+        }
         Self {
             s,
             diags: Vec::new(),
             min_len: HashMap::new(),
+            open_enums,
+            unread_types,
+            cur_instances: Vec::new(),
+            inlining: std::cell::RefCell::new(Vec::new()),
         }
     }
 
@@ -139,6 +190,26 @@ impl<'s> Emitter<'s> {
                         names.extend(cases.iter().map(|(_, n)| n.clone()));
                         names.extend(default.clone());
                     }
+                    FieldKind::Bits {
+                        enum_name: Some(e),
+                        width,
+                        ..
+                    } => match self.s.enum_def(e) {
+                        None => self.err(
+                            f.pos_of("enum"),
+                            &format!("{}.enum", f.key_path),
+                            format!("unknown enum `{e}`"),
+                            hint_names("enums", self.s.enums.iter().map(|e| e.name.as_str())),
+                        ),
+                        Some(def) => {
+                            let hi = if *width >= 64 { i128::from(u64::MAX) } else { (1i128 << width) - 1 };
+                            for v in &def.values {
+                                if v.value < 0 || v.value > hi {
+                                    self.err(f.pos_of("enum"), &format!("{}.enum", f.key_path), format!("enum value {} = {} does not fit the field's {width} bits", v.name, v.value), "use a wider bit field, or change the enum");
+                                }
+                            }
+                        }
+                    },
                     FieldKind::Int {
                         enum_name: Some(e),
                         bytes,
@@ -163,10 +234,20 @@ impl<'s> Emitter<'s> {
                     _ => {}
                 }
                 for n in names {
-                    if self.s.type_def(&n).is_none() {
+                    if self.s.type_def(&n).is_none() && looks_like_number_type(&n) {
+                        self.err(
+                            f.pos_of("type"),
+                            &format!("{}.type", f.key_path),
+                            format!("`{n}` is not a KS number type"),
+                            "number types are u1 u2 u4 u8, s1 s2 s4 s8, f4 f8, with an optional le/be suffix (or define a type of that name under `types`)",
+                        );
+                    } else if self.s.type_def(&n).is_none() {
+                        // Types as a reference from the top level spells them.
+                        let paths: Vec<String> =
+                            self.s.types.iter().skip(1).map(|t| t.scope.join("::")).collect();
                         let hint = hint_names(
                             "types",
-                            self.s.types.iter().skip(1).map(|t| t.name.as_str()),
+                            paths.iter().map(String::as_str),
                         );
                         self.err(
                             f.pos_of("type"),
@@ -228,6 +309,18 @@ impl<'s> Emitter<'s> {
                 if !matches!(f.kind, FieldKind::Switch { .. }) {
                     continue;
                 }
+                if let FieldKind::Switch { cases, .. } = &f.kind {
+                    if has_no_case(f) {
+                        if let Some((_, tn)) = cases.iter().find(|(_, tn)| camel(tn) == "NoCase") {
+                            self.err(
+                                f.pos_of("type"),
+                                &format!("{}.type", f.key_path),
+                                format!("case type `{tn}` would become the variant `NoCase`, which holds \"no case matched\""),
+                                "rename the type, add a `_` case, or set `-sp-strict: true` on the field",
+                            );
+                        }
+                    }
+                }
                 let en = Self::switch_enum_name(t, f).to_string();
                 if let Some(other) = self.s.types.iter().find(|o| camel(&o.name) == en) {
                     self.err(
@@ -259,7 +352,14 @@ impl<'s> Emitter<'s> {
             for v in &e.values {
                 let vp = format!("enums.{}.{}", e.name, v.value);
                 let rust = camel(&v.name);
-                if rust == "Self" {
+                if rust == "Unlisted" && self.open_enums.contains(&e.name) {
+                    self.err(
+                        v.pos,
+                        &vp,
+                        format!("enum value `{}` would become `Unlisted`, the variant that holds unknown integers", v.name),
+                        "rename the value, or set `-sp-strict: true` on the fields that use the enum (closed enums have no `Unlisted`)",
+                    );
+                } else if rust == "Self" {
                     self.err(
                         v.pos,
                         &vp,
@@ -397,12 +497,20 @@ impl<'s> Emitter<'s> {
                 consider(n, Derived::Count(g.id.clone()), &mut out);
             }
             let size = match &g.kind {
+                // A terminated or padded field's size is checked, not derived, and so is a
+                // string's in a character set other than UTF-8 and ASCII.
+                _ if g.term.is_some() || g.process.is_some() => None,
+                FieldKind::Str { encoding, .. } if !plain_encoding(encoding) => None,
                 FieldKind::Bytes(Size::Expr(e)) => Some(e),
                 FieldKind::Str {
                     size: Some(Size::Expr(e)),
                     ..
                 } => Some(e),
                 FieldKind::User {
+                    size: Some(Size::Expr(e)),
+                    ..
+                }
+                | FieldKind::Switch {
                     size: Some(Size::Expr(e)),
                     ..
                 } => Some(e),
@@ -500,8 +608,12 @@ impl<'s> Emitter<'s> {
         }
         let base = match &f.kind {
             FieldKind::Bits {
+                enum_name: Some(e), ..
+            } => Ty::Enum(e.clone()),
+            FieldKind::Bits {
                 width: 1,
                 offset_binary: false,
+                ..
             } => Ty::Bool,
             FieldKind::Bits { .. } => Ty::Int,
             FieldKind::Int {
@@ -562,6 +674,9 @@ impl<'s> Emitter<'s> {
             }
             Expr::Bool(b) => (quote!(#b), Ty::Bool),
             Expr::Str(s) => (quote!(#s), Ty::Str),
+            Expr::Name(n) if scope.get(n).is_none() && self.cur_instances.iter().any(|i| &i.id == n) => {
+                return self.inline_instance(n, scope);
+            }
             Expr::Name(n) => {
                 let Some(ty) = scope.get(n) else {
                     return bad(format!("`{n}` is not a field read before this point"), "expressions may use fields that come earlier in the same type (and `_` where allowed); `_parent`/`_root` are not supported");
@@ -598,8 +713,14 @@ impl<'s> Emitter<'s> {
             }
             Expr::Attr(inner, attr) => {
                 let (ts, ty) = self.ex(inner, scope)?;
+                if let Ty::User(tn) = &ty {
+                    return self.member_of(&ts, tn, attr);
+                }
                 match (attr.as_str(), &ty) {
                     ("to_i", Ty::Enum(_)) => (quote!(#ts.to_i()), Ty::Int),
+                    ("to_i", Ty::Float) => (quote!((#ts as i128)), Ty::Int),
+                    ("to_i", Ty::Bool) => (quote!((#ts as i128)), Ty::Int),
+                    ("to_s", Ty::Int) => (quote!(::std::format!("{}", #ts)), Ty::Str),
                     ("to_i", Ty::Int) => (ts, Ty::Int),
                     ("size", Ty::List(_) | Ty::Bytes) | ("length", Ty::Bytes) => (quote!((#ts.len() as i128)), Ty::Int),
                     ("length", Ty::Str) => (quote!((#ts.chars().count() as i128)), Ty::Int),
@@ -712,6 +833,13 @@ impl<'s> Emitter<'s> {
                             };
                             return Ok((quote!((#at #o #bt)), Ty::Float));
                         }
+                        if *op == BinOp::Add && aty == Ty::Str && bty == Ty::Str {
+                            // String concatenation.
+                            return Ok((
+                                quote!(::std::format!("{}{}", AsRef::<str>::as_ref(&#at), AsRef::<str>::as_ref(&#bt))),
+                                Ty::Str,
+                            ));
+                        }
                         if aty != Ty::Int || bty != Ty::Int {
                             return bad(
                                 format!(
@@ -724,6 +852,10 @@ impl<'s> Emitter<'s> {
                         }
                         let lit = match &**b {
                             Expr::Int(v) => Some(*v),
+                            Expr::Unary(UnOp::Neg, x) => match &**x {
+                                Expr::Int(v) => Some(v.wrapping_neg()),
+                                _ => None,
+                            },
                             _ => None,
                         };
                         match op {
@@ -736,10 +868,12 @@ impl<'s> Emitter<'s> {
                             BinOp::Div | BinOp::Mod => {
                                 match lit {
                                     Some(v) if v != 0 => {
+                                        // Kaitai Struct's rules: `/` rounds down, `%`
+                                        // takes the divisor's sign.
                                         if *op == BinOp::Div {
-                                            (quote!(#at.wrapping_div(#bt)), Ty::Int)
+                                            (quote!(::statepack_runtime::io::div_floor(#at, #bt)), Ty::Int)
                                         } else {
-                                            (quote!(#at.wrapping_rem_euclid(#bt)), Ty::Int)
+                                            (quote!(::statepack_runtime::io::mod_floor(#at, #bt)), Ty::Int)
                                         }
                                     }
                                     _ => return bad(
@@ -772,6 +906,324 @@ impl<'s> Emitter<'s> {
         })
     }
 
+    /// `value.member` where `value` is of user type `tn`: a stored field (copied if it is a
+    /// number, borrowed otherwise), a derived count/length computed from the value, or a
+    /// value instance (its method).
+    #[allow(clippy::type_complexity)]
+    fn member_of(&self, ts: &TokenStream, tn: &str, attr: &str) -> Result<(TokenStream, Ty), (String, String)> {
+        let Some(t) = self.s.type_def(tn) else {
+            return Err((format!("unknown type `{tn}`"), String::new()));
+        };
+        if let Some(f) = t.fields.iter().find(|f| f.id == attr) {
+            let fi = field_ident(attr);
+            let derived = Self::counts_and_lengths(t);
+            if let Some(d) = derived.get(attr) {
+                let v = match d {
+                    Derived::Count(l) | Derived::Bytes(l) => {
+                        let li = field_ident(l);
+                        let user = t.fields.iter().find(|g| &g.id == l).is_some_and(|g| matches!(g.kind, FieldKind::User { .. } | FieldKind::Switch { .. }));
+                        if user && matches!(d, Derived::Bytes(_)) {
+                            quote!((#ts.#li.encoded_len() as i128))
+                        } else {
+                            quote!((#ts.#li.len() as i128))
+                        }
+                    }
+                    Derived::Sum(..) => return Err((format!("`{attr}` of `{tn}` is a derived sum"), "use the list's values".into())),
+                };
+                return Ok((v, Ty::Int));
+            }
+            if f.sum_of.is_some() {
+                return Err((format!("`{attr}` of `{tn}` is a derived sum"), "use the list's values".into()));
+            }
+            let fty = self.field_ty(f);
+            return Ok(match &fty {
+                Ty::Int => (quote!((#ts.#fi as i128)), Ty::Int),
+                Ty::Float => (quote!((#ts.#fi as f64)), Ty::Float),
+                Ty::Bool | Ty::Enum(_) => (quote!(#ts.#fi), fty.clone()),
+                Ty::Opt => {
+                    return Err((
+                        format!("`{attr}` of `{tn}` is conditional (`if`), so it may be absent"),
+                        "test the same condition instead".into(),
+                    ))
+                }
+                _ if matches!(f.kind, FieldKind::Contents(_)) => {
+                    return Err((format!("`{attr}` of `{tn}` is fixed contents"), "compare with the bytes themselves".into()))
+                }
+                _ => (quote!((&#ts.#fi)), fty.clone()),
+            });
+        }
+        if let Some(i) = t.instances.iter().find(|i| i.id == attr) {
+            let mi = field_ident(attr);
+            if i.cond.is_some() {
+                return Err((format!("instance `{attr}` of `{tn}` is conditional (`if`)"), "test the same condition instead".into()));
+            }
+            // The instance's type, from its expression in the scope of its own type; the key
+            // on the inlining stack stops a cycle through other types.
+            let key = format!("{tn}.{attr}");
+            if self.inlining.borrow().contains(&key) || self.inlining.borrow().len() > 64 {
+                return Err((format!("instance `{key}` depends on itself"), "compute the value from fields, not from itself".into()));
+            }
+            self.inlining.borrow_mut().push(key);
+            let ty = self.instance_ty(t, i);
+            self.inlining.borrow_mut().pop();
+            let ty = ty?;
+            let call = quote!(#ts.#mi());
+            return Ok(match ty {
+                Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_) => (call, ty),
+                other => (quote!((&#call)), other),
+            });
+        }
+        Err((
+            format!("`{tn}` has no field or instance `{attr}`"),
+            "name a field of that type".into(),
+        ))
+    }
+
+    /// The type of value instance `i` of type `t` (for member access from outside).
+    #[allow(clippy::type_complexity)]
+    fn instance_ty(&self, t: &TypeDef, i: &Instance) -> Result<Ty, (String, String)> {
+        if let Some(e) = &i.enum_name {
+            return Ok(Ty::Enum(e.clone()));
+        }
+        let mut scope = Scope { vars: Vec::new() };
+        let derived = Self::counts_and_lengths(t);
+        for f in &t.fields {
+            if derived.contains_key(&f.id) {
+                scope.vars.push((f.id.clone(), Ty::Int));
+            } else if !matches!(f.kind, FieldKind::Contents(_)) {
+                scope.vars.push((f.id.clone(), self.field_ty(f)));
+            }
+        }
+        // Instances of `t` itself are looked up while typing it.
+        let me = Emitter {
+            s: self.s,
+            diags: Vec::new(),
+            min_len: HashMap::new(),
+            open_enums: self.open_enums.clone(),
+            unread_types: HashSet::new(),
+            cur_instances: t.instances.clone(),
+            inlining: std::cell::RefCell::new(self.inlining.borrow().clone()),
+        };
+        me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)
+    }
+
+    /// The runtime `Processor` of a field's `process` (and the statements that compute its
+    /// key), with expressions in `scope`.
+    fn processor(&mut self, f: &Field, scope: &Scope) -> Option<(TokenStream, TokenStream)> {
+        let kp = format!("{}.process", f.key_path);
+        Some(match f.process.as_ref()? {
+            Process::Zlib => (quote!(), quote!(::statepack_runtime::io::Processor::Zlib)),
+            Process::Xor(ProcArg::Bytes(b)) => {
+                let lit = Literal::byte_string(b);
+                (quote!(), quote!(::statepack_runtime::io::Processor::Xor(#lit)))
+            }
+            Process::Xor(ProcArg::Expr(e)) => {
+                let (ts, ty) = self.expr(e, scope, &kp)?;
+                let setup = match ty {
+                    Ty::Int => quote!(let __key = [((#ts) & 0xff) as u8];),
+                    Ty::Bytes => quote!(let __key: &[u8] = AsRef::<[u8]>::as_ref(&#ts);),
+                    other => {
+                        self.err(e.pos, &kp, format!("the xor key `{}` is {}", e.src, ty_name(&other)), "give an integer (one byte) or a byte field");
+                        return None;
+                    }
+                };
+                (setup, quote!(::statepack_runtime::io::Processor::Xor(&__key[..])))
+            }
+            Process::Rol(e) | Process::Ror(e) => {
+                let n = self.expect_ty(e, scope, &kp, Ty::Int)?;
+                let v = if matches!(f.process, Some(Process::Rol(_))) {
+                    quote!(Rol)
+                } else {
+                    quote!(Ror)
+                };
+                (quote!(), quote!(::statepack_runtime::io::Processor::#v(#n)))
+            }
+        })
+    }
+
+    /// A value instance used in an expression: its own expression, in the same scope.
+    #[allow(clippy::type_complexity)]
+    fn inline_instance(&self, n: &str, scope: &Scope) -> Result<(TokenStream, Ty), (String, String)> {
+        let Some(inst) = self.cur_instances.iter().find(|i| i.id == n) else {
+            return Err((format!("`{n}` is not an instance"), String::new()));
+        };
+        if inst.cond.is_some() {
+            return Err((
+                format!("instance `{n}` is conditional (`if`), so it may have no value"),
+                "test the same condition instead of the conditional instance".into(),
+            ));
+        }
+        let outermost = {
+            let mut stack = self.inlining.borrow_mut();
+            if stack.iter().any(|x| x == n) {
+                let chain: Vec<&str> = stack
+                    .iter()
+                    .map(String::as_str)
+                    .skip_while(|x| *x != n)
+                    .chain([n])
+                    .collect();
+                return Err((
+                    format!("instance `{n}` depends on itself ({})", chain.join(" -> ")),
+                    "compute the value from fields, not from itself".into(),
+                ));
+            }
+            stack.push(n.to_owned());
+            stack.len() == 1
+        };
+        let r = self.ex(&inst.value.expr, scope);
+        self.inlining.borrow_mut().pop();
+        let (ts, ty) = r.map_err(|(m, h)| {
+            if outermost && !m.contains("depends on itself") {
+                (format!("in instance `{n}` (`{}`): {m}", inst.value.src), h)
+            } else {
+                (m, h)
+            }
+        })?;
+        match &inst.enum_name {
+            None => Ok((ts, ty)),
+            Some(e) => self.int_as_enum(e, ts, &ty),
+        }
+    }
+
+    /// An integer seen as a value of enum `e` (`enum:` on a value instance).
+    #[allow(clippy::type_complexity)]
+    fn int_as_enum(&self, e: &str, ts: TokenStream, ty: &Ty) -> Result<(TokenStream, Ty), (String, String)> {
+        if self.s.enum_def(e).is_none() {
+            return Err((format!("unknown enum `{e}`"), "name an enum from `enums`".into()));
+        }
+        if ty != &Ty::Int {
+            return Err((
+                format!("`enum: {e}` needs an integer value, found {}", ty_name(ty)),
+                "give the instance an integer `value`".into(),
+            ));
+        }
+        if !self.open_enums.contains(e) {
+            return Err((
+                format!("`enum` on a value instance needs the open enum `{e}` (the schema sets `-sp-strict`)"),
+                "compare the integer with `.to_i` of enum values instead".into(),
+            ));
+        }
+        let ei = type_ident(e);
+        Ok((quote!(#ei::from_i_open(#ts)), Ty::Enum(e.to_owned())))
+    }
+
+    /// The methods computing `t`'s value instances, and their members for the dynamic view.
+    fn emit_instances(
+        &mut self,
+        t: &TypeDef,
+        derived: &HashMap<String, Derived>,
+    ) -> Option<(Vec<TokenStream>, Vec<(String, TokenStream)>)> {
+        let mut binds = Vec::new();
+        let mut scope = Scope { vars: Vec::new() };
+        for f in &t.fields {
+            let id = field_ident(&f.id);
+            if let Some(d) = derived.get(&f.id) {
+                let v = crate::emit_reflect::derived_value(t, d);
+                binds.push(quote!(let #id: i128 = #v;));
+                scope.vars.push((f.id.clone(), Ty::Int));
+            } else if matches!(f.kind, FieldKind::Contents(_)) {
+                continue;
+            } else {
+                let ty = self.field_ty(f);
+                binds.push(match ty {
+                    Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
+                    _ => quote!(let #id = &self.#id;),
+                });
+                scope.vars.push((f.id.clone(), ty));
+            }
+        }
+        let reserved = ["read_from", "write_to", "encoded_len", "decode", "decode_traced", "encode"];
+        let mut methods = Vec::new();
+        let mut members = Vec::new();
+        for inst in &t.instances.clone() {
+            let kp = inst.key_path.clone();
+            if reserved.contains(&inst.id.as_str()) || t.fields.iter().any(|f| f.id == inst.id) {
+                self.err(
+                    inst.pos,
+                    &kp,
+                    format!("instance `{}` has the name of a field or of a generated method", inst.id),
+                    "rename the instance",
+                );
+                continue;
+            }
+            let (ts, ty) = match self.ex(&inst.value.expr, &scope).and_then(|(ts, ty)| match &inst.enum_name {
+                None => Ok((ts, ty)),
+                Some(e) => self.int_as_enum(e, ts, &ty),
+            }) {
+                Ok(v) => v,
+                Err((msg, hint)) => {
+                    self.err(inst.value.pos, &format!("{kp}.value"), format!("in `{}`: {msg}", inst.value.src), hint);
+                    continue;
+                }
+            };
+            let (rty, body, reflect) = match &ty {
+                Ty::Int => (quote!(i128), ts, quote!(::statepack_runtime::reflect::Value::Int(__x))),
+                Ty::Float => (quote!(f64), ts, quote!(::statepack_runtime::reflect::Value::Float(__x))),
+                Ty::Bool => (quote!(bool), ts, quote!(::statepack_runtime::reflect::Value::Bool(__x))),
+                Ty::Str => (
+                    quote!(::std::string::String),
+                    quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
+                    quote!(::statepack_runtime::reflect::Value::Str(::std::borrow::Cow::Owned(__x))),
+                ),
+                Ty::Bytes => (
+                    quote!(::std::vec::Vec<u8>),
+                    quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
+                    quote!(::statepack_runtime::reflect::Value::Bytes(::std::borrow::Cow::Owned(__x))),
+                ),
+                Ty::Enum(e) => {
+                    let ei = type_ident(e);
+                    (
+                        quote!(#ei),
+                        ts,
+                        if self.open_enums.contains(e) {
+                            quote!(::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue { enum_name: #ei::SCHEMA_NAME, name: __x.listed_name(), value: __x.to_i() }))
+                        } else {
+                            quote!(::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue { enum_name: #ei::SCHEMA_NAME, name: ::std::option::Option::Some(__x.name()), value: __x.to_i() }))
+                        },
+                    )
+                }
+                other => {
+                    self.err(
+                        inst.value.pos,
+                        &format!("{kp}.value"),
+                        format!("value instances of {} are not supported yet", ty_name(other)),
+                        "give the instance a number, condition, string, bytes or enum value",
+                    );
+                    continue;
+                }
+            };
+            let mi = field_ident(&inst.id);
+            let (rty, body, reflect) = match &inst.cond {
+                None => (rty, body, quote!({ let __x = self.#mi(); #reflect })),
+                Some(c) => {
+                    let c = self.expect_ty(c, &scope, &format!("{kp}.if"), Ty::Bool)?;
+                    (
+                        quote!(::std::option::Option<#rty>),
+                        quote!(if #c { ::std::option::Option::Some(#body) } else { ::std::option::Option::None }),
+                        quote!(match self.#mi() { ::std::option::Option::Some(__x) => #reflect, ::std::option::Option::None => ::statepack_runtime::reflect::Value::Null }),
+                    )
+                }
+            };
+            let mi = field_ident(&inst.id);
+            let doc = self.doc_for(
+                inst.doc.as_deref(),
+                inst.pos,
+                &format!("Value instance: `{}` (computed from the fields, never stored).", inst.value.src),
+            );
+            methods.push(quote! {
+                #doc
+                #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+                pub fn #mi(&self) -> #rty {
+                    #(#binds)*
+                    #body
+                }
+            });
+            members.push((inst.id.clone(), reflect));
+            let _ = &mi;
+        }
+        Some((methods, members))
+    }
+
     // ------------------------------------------------------------------- emit
 
     /// Emits the whole schema, or returns the diagnostics.
@@ -784,10 +1236,14 @@ impl<'s> Emitter<'s> {
         let mut items = Vec::new();
         for e in &self.s.enums {
             items.push(self.emit_enum(e));
+            items.push(crate::emit_reflect::enum_impl(e, self.open_enums.contains(&e.name)));
         }
         for (i, t) in self.s.types.iter().enumerate() {
             if let Some(ts) = self.emit_type(t, i == 0) {
                 items.push(ts);
+            }
+            if i == 0 {
+                items.push(crate::emit_reflect::root_fns(t));
             }
         }
         let taken: Vec<String> = (self.s.types.iter().map(|t| t.name.clone()))
@@ -834,10 +1290,17 @@ impl<'s> Emitter<'s> {
         let doc = self.doc_for(
             None,
             e.pos,
-            &format!(
-                "Enum `{}`: a closed set; any other stored value is a decode error.",
-                e.name
-            ),
+            &if self.open_enums.contains(&e.name) {
+                format!(
+                    "Enum `{}`: an open set; a stored integer it does not list is kept as `Unlisted`.",
+                    e.name
+                )
+            } else {
+                format!(
+                    "Enum `{}`: a closed set; any other stored value is a decode error.",
+                    e.name
+                )
+            },
         );
         let variants: Vec<TokenStream> = e
             .values
@@ -872,22 +1335,47 @@ impl<'s> Emitter<'s> {
             let n = &v.name;
             quote! { #name::#vi => #n }
         });
-        let en = &e.name;
+        let en = &e.schema_name;
+        let open = self.open_enums.contains(&e.name);
+        let (unlisted_variant, unlisted_to, unlisted_name, open_fns) = if open {
+            (
+                quote! {
+                    #[doc = " A stored integer the enum does not list (Kaitai Struct's enums are open: the value is kept and written back)."]
+                    Unlisted(i128),
+                },
+                quote!(#name::Unlisted(__v) => __v,),
+                quote!(#name::Unlisted(_) => "unlisted",),
+                quote! {
+                    #[doc = " The value stored as `v`: a listed value, or `Unlisted(v)`."]
+                    #[inline]
+                    pub const fn from_i_open(v: i128) -> Self {
+                        match Self::from_i(v) { Some(x) => x, None => Self::Unlisted(v) }
+                    }
+                    #[doc = " The value's name in the schema, `None` for an unlisted integer."]
+                    pub const fn listed_name(self) -> Option<&'static str> {
+                        match self { Self::Unlisted(_) => None, other => Some(other.name()) }
+                    }
+                },
+            )
+        } else {
+            (quote!(), quote!(), quote!(), quote!())
+        };
         quote! {
             #doc
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-            pub enum #name { #(#variants,)* }
+            pub enum #name { #(#variants,)* #unlisted_variant }
             impl #name {
                 #[doc = " The enum's name in the schema."]
                 pub const SCHEMA_NAME: &'static str = #en;
                 #[doc = " The stored integer of this value."]
                 #[inline]
-                pub const fn to_i(self) -> i128 { match self { #(#to_arms,)* } }
+                pub const fn to_i(self) -> i128 { match self { #(#to_arms,)* #unlisted_to } }
+                #open_fns
                 #[doc = " The value stored as `v`, or `None` when `v` is not in the enum."]
                 #[inline]
                 pub const fn from_i(v: i128) -> Option<Self> { match v { #(#from_arms,)* _ => None } }
                 #[doc = " The value's name in the schema."]
-                pub const fn name(self) -> &'static str { match self { #(#name_arms,)* } }
+                pub const fn name(self) -> &'static str { match self { #(#name_arms,)* #unlisted_name } }
             }
             impl ::core::fmt::Display for #name {
                 #[doc = " The schema name and the stored integer, e.g. `absolute (4)`."]
@@ -933,8 +1421,15 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::Int { bytes, signed, .. } => int_ty(*bytes, *signed),
             FieldKind::Bits {
+                enum_name: Some(e), ..
+            } => {
+                let i = type_ident(e);
+                quote!(#i)
+            }
+            FieldKind::Bits {
                 width,
                 offset_binary,
+                ..
             } => crate::bits::bits_rust_ty(*width, *offset_binary),
             FieldKind::Float { bytes: 4, .. } => quote!(f32),
             FieldKind::Float { .. } => quote!(f64),
@@ -980,6 +1475,7 @@ impl<'s> Emitter<'s> {
     }
 
     fn emit_type(&mut self, t: &TypeDef, is_root: bool) -> Option<TokenStream> {
+        self.cur_instances = t.instances.clone();
         let derived = self.derived(t);
         let name = type_ident(&t.name);
         let min_len = lit_usize(*self.min_len.get(&t.name).unwrap_or(&0));
@@ -1013,7 +1509,9 @@ impl<'s> Emitter<'s> {
                         let g = t.fields.iter().find(|g| &g.id == target)?;
                         let l = field_ident(target);
                         match &g.kind {
-                            FieldKind::User { .. } => quote!((self.#l.encoded_len() as i128)),
+                            FieldKind::User { .. } | FieldKind::Switch { .. } => {
+                                quote!((self.#l.encoded_len() as i128))
+                            }
                             _ => quote!((self.#l.len() as i128)),
                         }
                     }
@@ -1041,7 +1539,20 @@ impl<'s> Emitter<'s> {
             let fid = f.id.as_str();
             let kp = f.key_path.clone();
             let bit_field = crate::bits::is_bit_field(f);
-            if unaligned && !bit_field {
+            if unaligned && !bit_field && !f.strict {
+                // Kaitai's rules: the padding bits may be anything; they are kept and put
+                // back on write.
+                let pad = temp_for("pad", &f.id);
+                reads.push(quote!(let #pad: u8 = __r.align_to_byte_keep();));
+                writes.push(quote!(__w.align_to_byte_with(self.#pad);));
+                let d = format!(" The padding bits before `{}` (after bit fields), as read; written back.", f.id);
+                struct_fields.push(quote! {
+                    #[doc = #d]
+                    #[serde(default)]
+                    pub #pad: u8
+                });
+                ctor.push(quote!(#pad));
+            } else if unaligned && !bit_field {
                 reads.push(quote!(__r.align_to_byte().map_err(|e| e.in_field(#fid))?;));
                 writes.push(quote!(__w.align_to_byte();));
             }
@@ -1108,6 +1619,29 @@ impl<'s> Emitter<'s> {
                 };
                 struct_fields.push(quote! { #doc #ser #float_json pub #id: #field_ty });
                 ctor.push(quote!(#id));
+                if let Some(prefix) = hidden_prefix(f) {
+                    let tail = temp_for(prefix, &f.id);
+                    if matches!(f.repeat, Repeat::None) {
+                        let d = if prefix == "tail" {
+                            format!(" The bytes `{}` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.", f.id)
+                        } else {
+                            format!(" The stored (processed) bytes of `{}` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.", f.id)
+                        };
+                        struct_fields.push(quote! {
+                            #[doc = #d]
+                            #[serde(default, skip_serializing_if = "Option::is_none")]
+                            pub #tail: ::std::option::Option<::std::vec::Vec<u8>>
+                        });
+                    } else {
+                        let d = format!(" For each element of `{}`, the bytes kept from reading (beyond the value, or as stored before `process`), written back as they were; an element without an entry is written from its value.", f.id);
+                        struct_fields.push(quote! {
+                            #[doc = #d]
+                            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+                            pub #tail: ::std::vec::Vec<::std::vec::Vec<u8>>
+                        });
+                    }
+                    ctor.push(quote!(#tail));
+                }
             }
 
             // --- read
@@ -1136,6 +1670,9 @@ impl<'s> Emitter<'s> {
                 FieldKind::Int {
                     enum_name: Some(_),
                     ..
+                } | FieldKind::Bits {
+                    enum_name: Some(_),
+                    ..
                 }
             ) {
                 // Enum values are traced by their schema name and stored integer.
@@ -1143,6 +1680,7 @@ impl<'s> Emitter<'s> {
             } else if let FieldKind::Bits {
                 width,
                 offset_binary,
+                ..
             } = &f.kind
             {
                 crate::bits::bits_leave(*width, *offset_binary)
@@ -1155,17 +1693,27 @@ impl<'s> Emitter<'s> {
             } else {
                 quote!(__r.leave::<()>(None);)
             };
+            let idx = if matches!(f.repeat, Repeat::None) {
+                quote!()
+            } else {
+                quote!(.in_index(__i))
+            };
             let one_read = |wrap: &TokenStream| -> TokenStream {
                 let check = valid_r.clone().map(|c| quote! {
                     {
                         let __v = &__v;
                         if !(#c) {
-                            // `valid` is refused on repeated fields, so the path is the field's.
-                            return Err(::statepack_runtime::io::DecodeError::new(#at, ::statepack_runtime::io::DecodeErrorKind::NotValid { value: format!("{:?}", __v), rule: #rule_id }).in_field(#fid));
+                            return Err(::statepack_runtime::io::DecodeError::new(__el_at, ::statepack_runtime::io::DecodeErrorKind::NotValid { value: format!("{:?}", __v), rule: #rule_id }) #idx .in_field(#fid));
                         }
                     }
                 }).unwrap_or_default();
+                let el_at = if valid_r.is_some() {
+                    quote!(let __el_at = __r.offset();)
+                } else {
+                    quote!()
+                };
                 quote! {{
+                    #el_at
                     let __v: #elem_ty = { #elem_read } #wrap;
                     #check
                     #leave
@@ -1249,6 +1797,17 @@ impl<'s> Emitter<'s> {
             } else {
                 quote! {{ let __l = #read_value; #rep_leave __l }}
             };
+            let tail_decl = match (hidden_prefix(f), matches!(f.repeat, Repeat::None)) {
+                (None, _) => quote!(),
+                (Some(prefix), true) => {
+                    let tail = temp_for(prefix, &f.id);
+                    quote!(let mut #tail: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;)
+                }
+                (Some(prefix), false) => {
+                    let tail = temp_for(prefix, &f.id);
+                    quote!(let mut #tail: ::std::vec::Vec<::std::vec::Vec<u8>> = ::std::vec::Vec::new();)
+                }
+            };
             let read_stmt = match &cond_r {
                 Some(c) => quote! {
                     let #id: #field_ty = if #c { __r.enter(::statepack_runtime::io::PathSeg::Field(#fid)); Some(#read_value) } else { None };
@@ -1259,7 +1818,7 @@ impl<'s> Emitter<'s> {
                 },
             };
             // The field's start offset is kept only where an error after the read needs it.
-            let keep_at = f.valid.is_some() || matches!(derived.get(&f.id), Some(Derived::Sum(..)));
+            let keep_at = matches!(derived.get(&f.id), Some(Derived::Sum(..)));
             let at_stmt = if keep_at {
                 quote!(let #at = __r.offset();)
             } else {
@@ -1268,6 +1827,7 @@ impl<'s> Emitter<'s> {
             reads.push(quote! {
                 #at_stmt
                 #rule_const
+                #tail_decl
                 #read_stmt
             });
             if let Some(Derived::Sum(list, field)) = derived.get(&f.id) {
@@ -1430,7 +1990,41 @@ impl<'s> Emitter<'s> {
             }
         }
 
-        if unaligned && phase != Some(0) {
+        if self.unread_types.contains(&t.name) {
+            struct_fields.push(quote! {
+                #[doc = " Bytes at the end of the sized field holding this value that its fields did not"]
+                #[doc = " read (Kaitai Struct skips them). Written back after the fields; empty when the"]
+                #[doc = " value filled its size or is not in a sized field."]
+                #[serde(default, skip_serializing_if = "Vec::is_empty")]
+                pub __unread: ::std::vec::Vec<u8>
+            });
+            struct_fields.push(quote! {
+                #[doc = " The bits after this value's last bit field, up to the end of that byte, when the"]
+                #[doc = " value ends inside a byte of its sized field; written back."]
+                #[serde(default)]
+                pub __unread_pad: u8
+            });
+            ctor.push(quote!(__unread: ::std::vec::Vec::new()));
+            ctor.push(quote!(__unread_pad: 0));
+            writes.push(quote!(__w.align_to_byte_with(self.__unread_pad);));
+            writes.push(quote!(__w.write_bytes(&self.__unread);));
+            lens.push(quote!(self.__unread.len()));
+        }
+        // Under Kaitai's rules a type may end inside a byte: the enclosing type goes on from
+        // that bit (a bit field) or from the next byte (anything else), as Kaitai Struct's
+        // generated code does.
+        if is_root && unaligned && phase != Some(0) && !self.s.strict {
+            // The root type ends inside a byte: the bits after its last field are kept.
+            reads.push(quote!(let __end_pad: u8 = __r.align_to_byte_keep();));
+            writes.push(quote!(__w.align_to_byte_with(self.__end_pad);));
+            struct_fields.push(quote! {
+                #[doc = " The bits after the last bit field, up to the end of its byte, as read; written back."]
+                #[serde(default)]
+                pub __end_pad: u8
+            });
+            ctor.push(quote!(__end_pad));
+        }
+        if unaligned && phase != Some(0) && self.s.strict {
             let kp = if t.key_path.is_empty() {
                 "seq".to_owned()
             } else {
@@ -1449,7 +2043,11 @@ impl<'s> Emitter<'s> {
         }
         // A type with bit fields measures itself by writing: its padding depends on where
         // each bit field falls.
-        let len_body = if has_bits {
+        let len_body = if has_bits
+            || t.fields.iter().any(|f| {
+                hidden_prefix(f).is_some()
+                    || matches!(f.kind, FieldKind::Str { encoding, .. } if !plain_encoding(encoding))
+            }) {
             quote! {
                 let mut __w = ::statepack_runtime::io::ByteWriter::new();
                 let _ = self.write_to(&mut __w);
@@ -1467,6 +2065,8 @@ impl<'s> Emitter<'s> {
                 ""
             },
         );
+        let (inst_methods, inst_members) = self.emit_instances(t, &derived)?;
+        let reflect = crate::emit_reflect::type_impls(t, &derived, &inst_members);
         let root_api = if is_root {
             quote! {
                 impl #name {
@@ -1534,8 +2134,11 @@ impl<'s> Emitter<'s> {
                 pub fn encoded_len(&self) -> usize {
                     #len_body
                 }
+
+                #(#inst_methods)*
             }
             #root_api
+            #reflect
             #(#extra_items)*
         })
     }
@@ -1577,7 +2180,7 @@ impl<'s> Emitter<'s> {
 
     fn size_value(&mut self, size: &Size, scope: &Scope, kp: &str) -> Option<Option<TokenStream>> {
         match size {
-            Size::Eos => Some(None),
+            Size::Eos | Size::Terminator => Some(None),
             Size::Expr(e) => Some(Some(self.expect_ty(
                 e,
                 scope,
@@ -1606,6 +2209,11 @@ impl<'s> Emitter<'s> {
                 let m = read_method(*bytes, *signed, false, *endian);
                 match enum_name {
                     None => quote!(__r.#m()),
+                    Some(e) if self.open_enums.contains(e) && !f.strict => {
+                        // Kaitai Struct's enums are open: an unknown integer is kept.
+                        let ei = type_ident(e);
+                        quote!(__r.#m().map(|__raw| #ei::from_i_open(__raw as i128)))
+                    }
                     Some(e) => {
                         let ei = type_ident(e);
                         quote! {{
@@ -1624,8 +2232,151 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::Bits {
                 width,
+                le,
+                enum_name: Some(e),
+                ..
+            } => {
+                let ei = type_ident(e);
+                let m = if *le { quote!(read_bits_le) } else { quote!(read_bits_be) };
+                let w = u32::from(*width);
+                if self.open_enums.contains(e) && !f.strict {
+                    quote!(__r.#m(#w).map(|__raw| #ei::from_i_open(__raw as i128)))
+                } else {
+                    quote! {{
+                        let __at = __r.offset();
+                        match __r.#m(#w) {
+                            Ok(__raw) => #ei::from_i(__raw as i128).ok_or_else(|| ::statepack_runtime::io::DecodeError::new(__at, ::statepack_runtime::io::DecodeErrorKind::UnknownEnum { enum_name: #e, value: __raw as i128 })),
+                            Err(e) => Err(e),
+                        }
+                    }}
+                }
+            }
+            FieldKind::Bits {
+                width,
                 offset_binary,
-            } => crate::bits::bits_read(*width, *offset_binary),
+                le,
+                ..
+            } => crate::bits::bits_read(*width, *offset_binary, *le),
+            FieldKind::User { name, size } if f.term.is_some() => {
+                let n = match size {
+                    Some(s @ Size::Expr(_)) => {
+                        let v = self.size_value(s, scope, &kp)??;
+                        quote!(::std::option::Option::Some(#v))
+                    }
+                    Some(Size::Eos) => quote!(::std::option::Option::Some(__r.remaining() as i128)),
+                    _ => quote!(::std::option::Option::None),
+                };
+                let term = term_tokens(f.term.as_ref()?);
+                let tail = temp_for("tail", &f.id);
+                let keep = if matches!(f.repeat, Repeat::None) {
+                    quote!(#tail = ::std::option::Option::Some(__tl.to_vec());)
+                } else {
+                    quote!(#tail.push(__tl.to_vec());)
+                };
+                let ti = type_ident(name);
+                let finish = if !f.strict {
+                    quote!({ __v.__unread_pad = __sub.align_to_byte_keep(); __v.__unread = __sub.take_rest().to_vec(); Ok(__v) })
+                } else {
+                    quote!(__sub.finish().map(|_| __v))
+                };
+                let read = quote! {
+                    __r.read_terminated(#n, #term).and_then(|(__val, __tl)| {
+                        #keep
+                        let mut __sub = ::statepack_runtime::io::ByteReader::new(__val);
+                        #[allow(unused_mut)]
+                        let mut __v = #ti::read_from(&mut __sub)?;
+                        #finish
+                    })
+                };
+                if f.boxed {
+                    quote!(#read.map(::std::boxed::Box::new))
+                } else {
+                    read
+                }
+            }
+            FieldKind::Bytes(_) | FieldKind::Str { .. } if f.term.is_some() => {
+                let (size, str_enc) = match &f.kind {
+                    FieldKind::Bytes(s) => (Some(s), None),
+                    FieldKind::Str { size, encoding } => (size.as_ref(), Some(*encoding)),
+                    _ => (None, None),
+                };
+                let n = match size {
+                    Some(Size::Expr(_)) => {
+                        let v = self.size_value(size?, scope, &kp)??;
+                        quote!(::std::option::Option::Some(#v))
+                    }
+                    Some(Size::Eos) => quote!(::std::option::Option::Some(__r.remaining() as i128)),
+                    _ => quote!(::std::option::Option::None),
+                };
+                let term = term_tokens(f.term.as_ref()?);
+                let tail = temp_for("tail", &f.id);
+                let keep = if matches!(f.repeat, Repeat::None) {
+                    quote!(#tail = ::std::option::Option::Some(__tl.to_vec());)
+                } else {
+                    quote!(#tail.push(__tl.to_vec());)
+                };
+                let value = match str_enc {
+                    Some(enc) => quote!(::statepack_runtime::io::decode_str(__val, #enc, __at)),
+                    None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(__val.to_vec())),
+                };
+                quote! {{
+                    let __at = __r.offset();
+                    match __r.read_terminated(#n, #term) {
+                        Ok((__val, __tl)) => { #keep #value }
+                        Err(e) => Err(e),
+                    }
+                }}
+            }
+            FieldKind::Bytes(_) | FieldKind::User { .. } if f.process.is_some() => {
+                let size = match &f.kind {
+                    FieldKind::Bytes(s) => s.clone(),
+                    FieldKind::User { size: Some(s), .. } => s.clone(),
+                    _ => return None,
+                };
+                let take = match self.size_value(&size, scope, &kp)? {
+                    Some(n) => quote!(__r.take_sized(#n)),
+                    None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(__r.take_rest())),
+                };
+                let (setup, proc_) = self.processor(f, scope)?;
+                let stored = temp_for("stored", &f.id);
+                let keep = if matches!(f.repeat, Repeat::None) {
+                    quote!(#stored = ::std::option::Option::Some(__s.to_vec());)
+                } else {
+                    quote!(#stored.push(__s.to_vec());)
+                };
+                let value = match &f.kind {
+                    FieldKind::User { name, .. } => {
+                        let ti = type_ident(name);
+                        let finish = if !f.strict {
+                            quote!({ __v.__unread_pad = __sub.align_to_byte_keep(); __v.__unread = __sub.take_rest().to_vec(); Ok(__v) })
+                        } else {
+                            quote!(__sub.finish().map(|_| __v))
+                        };
+                        let read = quote! {
+                            ::statepack_runtime::io::unprocess(#proc_, __s, __at).and_then(|__d| {
+                                let mut __sub = ::statepack_runtime::io::ByteReader::new(&__d);
+                                #[allow(unused_mut)]
+                                let mut __v = #ti::read_from(&mut __sub)?;
+                                #finish
+                            })
+                        };
+                        if f.boxed {
+                            quote!(#read.map(::std::boxed::Box::new))
+                        } else {
+                            read
+                        }
+                    }
+                    _ => quote!(::statepack_runtime::io::unprocess(#proc_, __s, __at)),
+                };
+                quote! {{
+                    let __at = __r.offset();
+                    #setup
+                    match #take {
+                        Ok(__s) => { #keep #value }
+                        Err(e) => Err(e),
+                    }
+                }}
+            }
             FieldKind::Bytes(size) => match self.size_value(size, scope, &kp)? {
                 Some(n) => quote!(__r.take_sized(#n).map(|b| b.to_vec())),
                 None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(
@@ -1657,6 +2408,17 @@ impl<'s> Emitter<'s> {
                 let ti = type_ident(name);
                 let read = match size {
                     None => quote!(#ti::read_from(__r)),
+                    Some(s) if !f.strict => {
+                        // Kaitai Struct skips what the type leaves unread; it is kept so that
+                        // the writer puts it back.
+                        let n = match self.size_value(s, scope, &kp)? {
+                            Some(n) => n,
+                            None => quote!((__r.remaining() as i128)),
+                        };
+                        quote! {
+                            __r.push_limit(#n).and_then(|__old| { let mut __v = #ti::read_from(__r)?; let (__pad, __rest) = __r.pop_limit_skip(__old)?; __v.__unread_pad = __pad; __v.__unread = __rest.to_vec(); Ok(__v) })
+                        }
+                    }
                     Some(s) => match self.size_value(s, scope, &kp)? {
                         Some(n) => quote! {
                             __r.push_limit(#n).and_then(|__old| { let __v = #ti::read_from(__r)?; __r.pop_limit(__old)?; Ok(__v) })
@@ -1672,19 +2434,24 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::Switch { on, .. } => {
                 let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
-                let sw_i = match sty.clone() {
-                    Ty::Int => sw,
-                    Ty::Enum(_) => quote!(#sw.to_i()),
+                let sw_decl = match sty.clone() {
+                    Ty::Int => quote!(let __sw: i128 = #sw;),
+                    Ty::Enum(_) => quote!(let __sw: i128 = #sw.to_i();),
+                    Ty::Str => quote! {
+                        let __sw_text = ::std::string::String::from(AsRef::<str>::as_ref(&#sw));
+                        let __sw: &str = __sw_text.as_str();
+                    },
+                    Ty::Bool => quote!(let __sw: bool = #sw;),
                     other => {
                         self.err(
                             on.pos,
                             &format!("{kp}.type.switch-on"),
                             format!(
-                                "`{}` is {}, not an integer or enum",
+                                "`{}` is {}, not an integer, enum, string or condition",
                                 on.src,
                                 ty_name(&other)
                             ),
-                            "switch on an integer or enum field",
+                            "switch on an integer, enum, string or condition",
                         );
                         return None;
                     }
@@ -1692,8 +2459,17 @@ impl<'s> Emitter<'s> {
                 self.check_case_keys(f, &sty);
                 let en = Self::switch_enum_name(_t, f);
                 let mut arms = Vec::new();
-                let mut default = quote! {
-                    Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::NotValid { value: __sw.to_string(), rule: "must select one of the switch cases" }))
+                let mut default = if has_no_case(f) {
+                    // Kaitai Struct: no case and no `_` reads nothing; the member holds no value.
+                    if switch_sized(f) {
+                        quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(#en::NoCase(__r.take_rest().to_vec())))
+                    } else {
+                        quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(#en::NoCase))
+                    }
+                } else {
+                    quote! {
+                        Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::NotValid { value: __sw.to_string(), rule: "must select one of the switch cases" }))
+                    }
                 };
                 for (vi, tn, keys) in self.switch_variants(f) {
                     let ti = type_ident(&tn);
@@ -1704,6 +2480,14 @@ impl<'s> Emitter<'s> {
                     let mut tests = Vec::new();
                     for k in &keys {
                         let (kt, kty) = self.expr(k, scope, &format!("{kp}.type.cases"))?;
+                        let fits = match (&sty, &kty) {
+                            (Ty::Enum(_), Ty::Enum(_)) => true,
+                            (a, b) => a == b,
+                        };
+                        if !fits {
+                            self.err(k.pos, &format!("{kp}.type.cases"), format!("case key `{}` is {} but the switch value is {}", k.src, ty_name(&kty), ty_name(&sty)), "give case keys of the switch value's type");
+                            return None;
+                        }
                         tests.push(match kty {
                             Ty::Enum(_) => quote!(__sw == #kt.to_i()),
                             _ => quote!(__sw == #kt),
@@ -1720,10 +2504,41 @@ impl<'s> Emitter<'s> {
                     default = quote!(#ti::read_from(__r).map(#en::#vi));
                 }
                 let _ = at;
-                quote! {{
-                    let __sw: i128 = #sw_i;
+                let inner = quote! {{
+                    #sw_decl
                     #(#arms else)* { #default }
-                }}
+                }};
+                let FieldKind::Switch { size, .. } = &f.kind else {
+                    return None;
+                };
+                match size {
+                    None => inner,
+                    Some(sz) => {
+                        let n = match self.size_value(sz, scope, &kp)? {
+                            Some(n) => n,
+                            None => quote!((__r.remaining() as i128)),
+                        };
+                        if f.strict {
+                            quote! {
+                                __r.push_limit(#n).and_then(|__old| { let __v = #inner?; __r.pop_limit(__old)?; Ok(__v) })
+                            }
+                        } else {
+                            // Kaitai's rules: what the case leaves unread is kept in it.
+                            let stores = self.switch_variants(f).into_iter().map(|(vi, _, _)| {
+                                quote!(#en::#vi(__x) => { __x.__unread_pad = __pad; __x.__unread = __rest.to_vec(); })
+                            });
+                            let no_case = if has_no_case(f) { quote!(#en::NoCase(_) => {}) } else { quote!() };
+                            quote! {
+                                __r.push_limit(#n).and_then(|__old| {
+                                    let mut __v = #inner?;
+                                    let (__pad, __rest) = __r.pop_limit_skip(__old)?;
+                                    match &mut __v { #(#stores)* #no_case }
+                                    Ok(__v)
+                                })
+                            }
+                        }
+                    }
+                }
             }
         })
     }
@@ -1790,6 +2605,11 @@ impl<'s> Emitter<'s> {
                 let ty = int_ty(*bytes, *signed);
                 match enum_name {
                     None => quote!(__w.#m(*__v)),
+                    Some(e) if self.open_enums.contains(e) => {
+                        // An unlisted value may not fit the stored type: refuse, never wrap.
+                        let tn = int_ty_name(*bytes, *signed);
+                        quote!(__w.#m(::statepack_runtime::io::fit::<#ty>(__v.to_i(), #tn)?))
+                    }
                     Some(_) => quote!(__w.#m(__v.to_i() as #ty)),
                 }
             }
@@ -1799,8 +2619,109 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::Bits {
                 width,
+                le,
+                enum_name: Some(_),
+                ..
+            } => {
+                let m = if *le { quote!(write_bits_le) } else { quote!(write_bits_be) };
+                let w = u32::from(*width);
+                quote!(__w.#m(::statepack_runtime::io::fit::<u64>(__v.to_i(), "this bit field")?, #w)?)
+            }
+            FieldKind::Bits {
+                width,
                 offset_binary,
-            } => crate::bits::bits_write(*width, *offset_binary),
+                le,
+                ..
+            } => crate::bits::bits_write(*width, *offset_binary, *le),
+            FieldKind::Bytes(_) | FieldKind::User { .. } if f.process.is_some() => {
+                let size = match &f.kind {
+                    FieldKind::Bytes(s) => s.clone(),
+                    FieldKind::User { size: Some(s), .. } => s.clone(),
+                    _ => return None,
+                };
+                let (setup, proc_) = self.processor(f, scope)?;
+                let stored = temp_for("stored", &f.id);
+                let kept = if matches!(f.repeat, Repeat::None) {
+                    quote!(self.#stored.as_deref())
+                } else {
+                    quote!(self.#stored.get(__i).map(|__t| __t.as_slice()))
+                };
+                let check = self.size_check(f, &size, scope, &kp, quote!(__s.len()))?;
+                let value = match &f.kind {
+                    FieldKind::User { .. } => quote! {
+                        let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                        __v.write_to(&mut __sw)?;
+                        let __d = __sw.into_bytes();
+                    },
+                    _ => quote!(let __d: &[u8] = &__v[..];),
+                };
+                quote!({
+                    #setup
+                    #value
+                    let __s = ::statepack_runtime::io::reprocess(#proc_, &__d, #kept);
+                    #check
+                    __w.write_bytes(&__s);
+                })
+            }
+            FieldKind::User { size, .. } if f.term.is_some() => {
+                let n = match size {
+                    Some(s @ Size::Expr(_)) => {
+                        let v = self.size_value(s, scope, &kp)??;
+                        quote!(::std::option::Option::Some(#v))
+                    }
+                    _ => quote!(::std::option::Option::None),
+                };
+                let term = term_tokens(f.term.as_ref()?);
+                let tail = temp_for("tail", &f.id);
+                let tail = if matches!(f.repeat, Repeat::None) {
+                    quote!(self.#tail.as_deref())
+                } else {
+                    quote!(self.#tail.get(__i).map(|__t| __t.as_slice()))
+                };
+                quote!({
+                    let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                    __v.write_to(&mut __sw)?;
+                    let __d = __sw.into_bytes();
+                    __w.write_terminated(&__d, #tail, #n, #term)?;
+                })
+            }
+            FieldKind::Bytes(_) | FieldKind::Str { .. } if f.term.is_some() => {
+                let (size, is_str) = match &f.kind {
+                    FieldKind::Bytes(s) => (Some(s), false),
+                    FieldKind::Str { size, .. } => (size.as_ref(), true),
+                    _ => (None, false),
+                };
+                let n = match size {
+                    Some(Size::Expr(_)) => {
+                        let v = self.size_value(size?, scope, &kp)??;
+                        quote!(::std::option::Option::Some(#v))
+                    }
+                    _ => quote!(::std::option::Option::None),
+                };
+                let term = term_tokens(f.term.as_ref()?);
+                let tail = temp_for("tail", &f.id);
+                let tail = if matches!(f.repeat, Repeat::None) {
+                    quote!(self.#tail.as_deref())
+                } else {
+                    quote!(self.#tail.get(__i).map(|__t| __t.as_slice()))
+                };
+                let bytes = match &f.kind {
+                    FieldKind::Str { encoding, .. } if !plain_encoding(encoding) => {
+                        quote!(&::statepack_runtime::io::encode_str(__v, #encoding)?)
+                    }
+                    _ if is_str => quote!(__v.as_bytes()),
+                    _ => quote!(&__v[..]),
+                };
+                let enc_check = match &f.kind {
+                    FieldKind::Str { encoding: "ASCII", .. } => quote! {
+                        if !__v.is_ascii() {
+                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "must be ASCII" }));
+                        }
+                    },
+                    _ => quote!(),
+                };
+                quote!({ #enc_check __w.write_terminated(#bytes, #tail, #n, #term)?; })
+            }
             FieldKind::Bytes(size) => {
                 let check = self.size_check(f, size, scope, &kp, quote!(__v.len()))?;
                 quote!({ #check __w.write_bytes(__v); })
@@ -1815,6 +2736,24 @@ impl<'s> Emitter<'s> {
                 } else {
                     quote!()
                 };
+                if !plain_encoding(encoding) {
+                    // Other character sets: the encoded bytes are measured and written.
+                    let enc = *encoding;
+                    return Some(match size {
+                        None => quote!({
+                            let __b = ::statepack_runtime::io::encode_str(__v, #enc)?;
+                            if __b.contains(&0) {
+                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "a zero-terminated string cannot contain a zero byte" }));
+                            }
+                            __w.write_bytes(&__b);
+                            __w.write_u8(0);
+                        }),
+                        Some(s) => {
+                            let check = self.size_check(f, s, scope, &kp, quote!(__b.len()))?;
+                            quote!({ let __b = ::statepack_runtime::io::encode_str(__v, #enc)?; #check __w.write_bytes(&__b); })
+                        }
+                    });
+                }
                 match size {
                     None => quote!({
                         #enc_check
@@ -1840,9 +2779,14 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::Switch { on, .. } => {
                 let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
-                let sw_i = match sty {
-                    Ty::Enum(_) => quote!(#sw.to_i()),
-                    _ => sw,
+                let sw_decl = match sty {
+                    Ty::Enum(_) => quote!(let __sw: i128 = #sw.to_i();),
+                    Ty::Str => quote! {
+                        let __sw_text = ::std::string::String::from(AsRef::<str>::as_ref(&#sw));
+                        let __sw: &str = __sw_text.as_str();
+                    },
+                    Ty::Bool => quote!(let __sw: bool = #sw;),
+                    _ => quote!(let __sw: i128 = #sw;),
                 };
                 let en = Self::switch_enum_name(t, f);
                 let variants = self.switch_variants(f);
@@ -1889,9 +2833,35 @@ impl<'s> Emitter<'s> {
                         }
                     })
                     .collect();
+                let no_case_arm = if has_no_case(f) {
+                    let all = &all_tests;
+                    let (pat, put) = if switch_sized(f) {
+                        (quote!(#en::NoCase(__b)), quote!(__w.write_bytes(__b);))
+                    } else {
+                        (quote!(#en::NoCase), quote!())
+                    };
+                    quote! {
+                        #pat => {
+                            if #(#all)||* {
+                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: __sw.to_string(), found: "no case" }));
+                            }
+                            #put
+                        }
+                    }
+                } else {
+                    quote!()
+                };
+                let size_check = match &f.kind {
+                    FieldKind::Switch { size: Some(sz), .. } => {
+                        let sz = sz.clone();
+                        self.size_check(f, &sz, scope, &kp, quote!(__v.encoded_len()))?
+                    }
+                    _ => quote!(),
+                };
                 quote! {{
-                    let __sw: i128 = #sw_i;
-                    match __v { #(#arms)* }
+                    #size_check
+                    #sw_decl
+                    match __v { #(#arms)* #no_case_arm }
                 }}
             }
         })
@@ -1948,7 +2918,7 @@ impl<'s> Emitter<'s> {
         scope: &Scope,
         side: Side,
     ) -> Option<TokenStream> {
-        if !matches!(f.repeat, Repeat::None)
+        if f.varint
             || !matches!(
                 f.kind,
                 FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Str { .. }
@@ -1958,7 +2928,7 @@ impl<'s> Emitter<'s> {
                 self.err(
                     f.pos_of("valid"),
                     &format!("{}.valid", f.key_path),
-                    "`valid` is supported on single integer, float, enum and string fields",
+                    "`valid` is supported on integer, float, enum and string fields (and their lists)",
                     "move the rule to the element type's field, or drop it",
                 );
             }
@@ -1970,6 +2940,7 @@ impl<'s> Emitter<'s> {
         };
         let ty = self.field_ty(&Field {
             cond: None,
+            repeat: Repeat::None,
             ..f.clone()
         });
         s2.vars.push(("_".into(), ty.clone()));
@@ -2067,14 +3038,31 @@ impl<'s> Emitter<'s> {
         let len_arms = vs
             .iter()
             .map(|(vi, _, _)| quote!(#en::#vi(__x) => __x.encoded_len()));
+        let vis: Vec<proc_macro2::Ident> = vs.iter().map(|(vi, _, _)| vi.clone()).collect();
+        let no_case = has_no_case(f);
+        let sized = switch_sized(f);
+        let to_value =
+            crate::emit_reflect::switch_impl(&en, &vis, no_case.then_some(sized));
+        let (no_case_variant, no_case_len) = match (no_case, sized) {
+            (true, false) => (
+                quote!(#[doc = " No case matched the switch value (and there is no `_` case): nothing was read."] NoCase,),
+                quote!(#en::NoCase => 0,),
+            ),
+            (true, true) => (
+                quote!(#[doc = " No case matched the switch value (and there is no `_` case): the sized field's bytes, raw."] NoCase(::std::vec::Vec<u8>),),
+                quote!(#en::NoCase(__b) => __b.len(),),
+            ),
+            _ => (quote!(), quote!()),
+        };
         quote! {
             #doc
             #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-            pub enum #en { #(#variants,)* }
+            pub enum #en { #(#variants,)* #no_case_variant }
             impl #en {
                 #[doc = " The number of bytes the selected case writes."]
-                pub fn encoded_len(&self) -> usize { match self { #(#len_arms,)* } }
+                pub fn encoded_len(&self) -> usize { match self { #(#len_arms,)* #no_case_len } }
             }
+            #to_value
         }
     }
 }
@@ -2113,6 +3101,54 @@ fn ty_name(t: &Ty) -> String {
         Ty::Switch => "a switch value".into(),
         Ty::Opt => "a conditional field".into(),
     }
+}
+
+/// The prefix of a field's hidden member of kept bytes: `tail` (terminator and padding),
+/// `stored` (the bytes before `process`), or none.
+fn hidden_prefix(f: &Field) -> Option<&'static str> {
+    if f.term.is_some() {
+        Some("tail")
+    } else if f.process.is_some() {
+        Some("stored")
+    } else {
+        None
+    }
+}
+
+/// UTF-8 and ASCII: the string's bytes are its Rust `String`'s bytes.
+fn plain_encoding(e: &str) -> bool {
+    e == "UTF-8" || e == "ASCII"
+}
+
+/// The runtime's `Term` value for a field's terminator rules.
+fn term_tokens(t: &TermSpec) -> TokenStream {
+    let opt = |b: Option<u8>| match b {
+        Some(b) => quote!(::std::option::Option::Some(#b)),
+        None => quote!(::std::option::Option::None),
+    };
+    let (terminator, pad) = (opt(t.terminator), opt(t.pad_right));
+    let (include, consume, eos_error, width) = (t.include, t.consume, t.eos_error, t.width);
+    quote! {
+        ::statepack_runtime::io::Term { terminator: #terminator, include: #include, consume: #consume, eos_error: #eos_error, pad_right: #pad, width: #width }
+    }
+}
+
+/// A switch with `size`: its case is read in a substream.
+fn switch_sized(f: &Field) -> bool {
+    matches!(f.kind, FieldKind::Switch { size: Some(_), .. })
+}
+
+/// A switch without `_` under Kaitai Struct's rules: a value no case names selects nothing
+/// (the variant `NoCase`), where `-sp-strict` makes it a decode error.
+fn has_no_case(f: &Field) -> bool {
+    !f.strict && matches!(f.kind, FieldKind::Switch { default: None, .. })
+}
+
+/// `u3`, `s16`, `f6le`: a name a reader would take for a mistyped number type.
+fn looks_like_number_type(t: &str) -> bool {
+    (t.starts_with('u') || t.starts_with('s') || t.starts_with('f'))
+        && t.len() <= 5
+        && t.as_bytes().get(1).is_some_and(u8::is_ascii_digit)
 }
 
 fn hint_names<'a>(what: &str, names: impl Iterator<Item = &'a str>) -> String {

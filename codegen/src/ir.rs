@@ -30,13 +30,23 @@ pub struct Schema {
     pub enums: Vec<EnumDef>,
     /// `-sp-column-sets`: typed column sets (see `crate::columns`).
     pub column_sets: Vec<crate::columns::ColumnSet>,
+    /// `meta.-sp-strict: true`: statepack's strict rules for every field (closed enums,
+    /// sized types read to their end, a switch must select a case). Off: Kaitai's rules.
+    pub strict: bool,
 }
 
 /// One user type (a `seq` of fields).
 #[derive(Debug, Clone)]
 pub struct TypeDef {
-    /// Schema name (snake_case).
+    /// Unique name in the schema (snake_case): the name as written for the root and
+    /// top-level types, `<outer>_<name>` (made unique) for nested ones. Rust names come from
+    /// it.
     pub name: String,
+    /// The name as written in the schema (the key under `types`; `meta.id` for the root).
+    pub schema_name: String,
+    /// Written names of the enclosing types and this one, from the top level
+    /// (`["outer", "inner"]`); empty for the root type. References resolve innermost-out.
+    pub scope: Vec<String>,
     /// `doc`, if any.
     pub doc: Option<String>,
     /// Where the type is defined.
@@ -45,13 +55,39 @@ pub struct TypeDef {
     pub key_path: String,
     /// The fields in stream order.
     pub fields: Vec<Field>,
+    /// Value instances (`instances` with `value`), in document order.
+    pub instances: Vec<Instance>,
+}
+
+/// A value instance: a named value computed from the type's fields, never stored in the
+/// bytes.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    /// The instance's name (snake_case).
+    pub id: String,
+    /// `doc`, if any.
+    pub doc: Option<String>,
+    /// Where the instance is defined.
+    pub pos: Pos,
+    /// Key path (`types.frame.instances.total`), for errors.
+    pub key_path: String,
+    /// `value`: the expression.
+    pub value: SrcExpr,
+    /// `if`: the instance has a value only when this holds.
+    pub cond: Option<SrcExpr>,
+    /// `enum`: the integer value is seen as a value of this enum.
+    pub enum_name: Option<String>,
 }
 
 /// One enum.
 #[derive(Debug, Clone)]
 pub struct EnumDef {
-    /// Schema name (snake_case).
+    /// Unique name in the schema (snake_case), as for [`TypeDef::name`].
     pub name: String,
+    /// The name as written in the schema.
+    pub schema_name: String,
+    /// [`TypeDef::scope`] of the type that defines the enum (empty for top-level enums).
+    pub scope: Vec<String>,
     /// Where the enum is defined.
     pub pos: Pos,
     /// Values: number, name, doc.
@@ -114,6 +150,37 @@ pub struct Field {
     /// `-sp-varint: leb128`: the list of LEB128 groups (`u1` or `b8` elements with
     /// `repeat-until: _ < 128`) is one unsigned number (`u64`) in the generated type.
     pub varint: bool,
+    /// Statepack's strict rules apply to this field (`-sp-strict`, defaulting to
+    /// `meta.-sp-strict`): an unknown enum value, a sized type that leaves bytes unread and
+    /// a switch that selects no case are decode errors.
+    pub strict: bool,
+    /// Terminator and padding rules of a string or byte field, when it has any beyond a
+    /// plain `strz` or a plain size.
+    pub term: Option<TermSpec>,
+    /// `process`: how the stored bytes of a sized byte field or user type become its value.
+    pub process: Option<Process>,
+}
+
+/// A `process` transformation (Kaitai Struct's built-in processors).
+#[derive(Debug, Clone)]
+pub enum Process {
+    /// `zlib`.
+    Zlib,
+    /// `xor(key)`: an integer (one byte) or a byte array.
+    Xor(ProcArg),
+    /// `rol(n)`: rotate every byte left by `n` bits on read.
+    Rol(SrcExpr),
+    /// `ror(n)`: rotate every byte right by `n` bits on read.
+    Ror(SrcExpr),
+}
+
+/// The key of `xor`.
+#[derive(Debug, Clone)]
+pub enum ProcArg {
+    /// An expression: an integer (its low byte is the key) or a byte field.
+    Expr(SrcExpr),
+    /// A byte-array literal (`[0xec, 0xbb]`).
+    Bytes(Vec<u8>),
 }
 
 /// How many bytes a sized field takes.
@@ -123,6 +190,27 @@ pub enum Size {
     Expr(SrcExpr),
     /// `size-eos: true`: the rest of the enclosing stream.
     Eos,
+    /// No size: the field's terminator ([`Field::term`]) ends it.
+    Terminator,
+}
+
+/// How a string or byte field ends: `terminator`, `include`, `consume`, `eos-error`,
+/// `pad-right` (and `type: strz` combined with any of them or with a size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermSpec {
+    /// The byte that ends the value (`terminator`; 0 for `strz`).
+    pub terminator: Option<u8>,
+    /// `include: true`: the terminator is part of the value.
+    pub include: bool,
+    /// `consume` (default true): the terminator is taken from the stream.
+    pub consume: bool,
+    /// `eos-error` (default true): the end of the stream before the terminator is an error.
+    pub eos_error: bool,
+    /// `pad-right`: padding byte stripped from the right of a sized value.
+    pub pad_right: Option<u8>,
+    /// Bytes per terminator: 2 for a `strz` in UTF-16 (two zero bytes at an even offset),
+    /// else 1.
+    pub width: u8,
 }
 
 /// What a field stores.
@@ -139,13 +227,18 @@ pub enum FieldKind {
         /// `enum`, if any.
         enum_name: Option<String>,
     },
-    /// `b1`..`b64`: a bit field, most significant bit first (`bit-endian: be`).
+    /// `b1`..`b64`: a bit field, most significant bit first (`bit-endian: be`) or least
+    /// significant first (`le`).
     Bits {
         /// Width in bits (1..=64).
         width: u8,
         /// `-sp-offset-binary: true`: the stored code is `value + 2^(width-1)` and the field
         /// holds the signed value.
         offset_binary: bool,
+        /// `bit-endian: le`: least significant bit first.
+        le: bool,
+        /// `enum`, if any.
+        enum_name: Option<String>,
     },
     /// `f4`, `f8`.
     Float {
@@ -180,6 +273,8 @@ pub enum FieldKind {
         cases: Vec<(SrcExpr, String)>,
         /// The `_` case, if any.
         default: Option<String>,
+        /// `size`: the selected case is read in a substream of this many bytes.
+        size: Option<Size>,
     },
 }
 

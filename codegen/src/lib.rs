@@ -3,9 +3,11 @@
 //! `-sp-` extension keys) into Rust reader and writer types.
 //!
 //! Stages: [`yaml`] loads the file keeping every node's line and column; `lower` turns the
-//! tree into the [`ir`] (the root type first, then `types` and `enums` in document order);
-//! `emit` checks names, types and expressions and emits Rust with `quote!`, formatted by
-//! prettyplease. Every problem found is collected as a [`Diag`] with file:line:column, the key
+//! tree into the [`ir`] (the root type first, then `types` and `enums` in document order,
+//! nested ones after the type that holds them); `resolve` gives nested types and enums
+//! unique names and resolves every type and enum reference with Kaitai Struct's scoping;
+//! `emit` checks names, types and expressions and emits Rust with `quote!` (its
+//! `emit_reflect` part the dynamic view), formatted by prettyplease. Every problem found is collected as a [`Diag`] with file:line:column, the key
 //! path in the schema and a one-line fix hint; a bad schema never panics the generator.
 //!
 //! The key-by-key reference is `docs/schema-language.md`.
@@ -14,10 +16,12 @@ mod bits;
 pub mod columns;
 pub mod diag;
 mod emit;
+mod emit_reflect;
 pub mod expr;
 pub mod ir;
 mod lower;
 mod names;
+mod resolve;
 pub mod yaml;
 
 pub use diag::{render, Diag, Pos};
@@ -32,7 +36,10 @@ pub fn load_schema(text: &str, file: &str) -> Result<ir::Schema, Vec<Diag>> {
     let mut lower = lower::Lower::new(file);
     let schema = lower.schema(&root);
     match schema {
-        Some(s) if lower.diags.is_empty() => Ok(s),
+        Some(mut s) if lower.diags.is_empty() => {
+            resolve::resolve(&mut s);
+            Ok(s)
+        }
         _ => {
             let mut d = lower.diags;
             d.sort_by_key(|x| x.pos);

@@ -22,11 +22,18 @@ pub const META_KEYS: &[&str] = &[
     "tags",
 ];
 /// Keys allowed at the top level of a schema.
-pub const TOP_KEYS: &[&str] = &["meta", "doc", "doc-ref", "seq", "types", "enums"];
+pub const TOP_KEYS: &[&str] = &["meta", "doc", "doc-ref", "seq", "types", "enums", "instances"];
 /// Extension keys allowed at the top level of a schema.
 pub const TOP_SP_KEYS: &[&str] = &["-sp-column-sets"];
 /// Keys allowed in a type under `types`.
-pub const TYPE_KEYS: &[&str] = &["seq", "doc", "doc-ref"];
+pub const TYPE_KEYS: &[&str] = &["meta", "seq", "doc", "doc-ref", "instances", "types", "enums"];
+/// Keys allowed in a value instance.
+pub const INSTANCE_KEYS: &[&str] = &["value", "if", "enum", "doc", "doc-ref"];
+/// Keys of positional instances (not supported yet).
+const POSITIONAL_KEYS: &[&str] = &[
+    "pos", "io", "type", "size", "size-eos", "repeat", "repeat-expr", "repeat-until", "contents",
+    "encoding", "terminator", "consume", "include", "eos-error", "pad-right", "process", "valid",
+];
 /// Keys allowed in a `seq` entry.
 pub const FIELD_KEYS: &[&str] = &[
     "id",
@@ -43,6 +50,12 @@ pub const FIELD_KEYS: &[&str] = &[
     "valid",
     "doc",
     "doc-ref",
+    "terminator",
+    "include",
+    "consume",
+    "eos-error",
+    "pad-right",
+    "process",
 ];
 /// Extension keys allowed in a `seq` entry.
 pub const FIELD_SP_KEYS: &[&str] = &[
@@ -51,14 +64,13 @@ pub const FIELD_SP_KEYS: &[&str] = &[
     "-sp-box",
     "-sp-offset-binary",
     "-sp-varint",
+    "-sp-strict",
 ];
+/// Extension keys allowed in `meta`.
+pub const META_SP_KEYS: &[&str] = &["-sp-strict"];
 
 /// KS keys this generator knows but does not support yet, with the hint to give.
 const NOT_YET: &[(&str, &str)] = &[
-    (
-        "instances",
-        "instances are not supported yet; compute the value in the format module",
-    ),
     (
         "params",
         "parameterised types are not supported yet; use a field of the same type instead",
@@ -68,33 +80,12 @@ const NOT_YET: &[(&str, &str)] = &[
         "imports are not supported yet; define the types in this schema",
     ),
     (
-        "terminator",
-        "only `type: strz` (zero-terminated) is supported; use it instead of `terminator`",
-    ),
-    (
-        "pad-right",
-        "padded strings are not supported; use an exact `size`",
-    ),
-    ("include", "`include` is not supported; drop it"),
-    (
-        "consume",
-        "`consume` is not supported; `strz` always consumes its terminator",
-    ),
-    (
-        "process",
-        "`process` is not supported yet; decompress in the format module",
-    ),
-    (
         "pos",
         "`pos` (seeking) is not supported; fields are read in stream order",
     ),
     (
         "io",
         "`io` is not supported; fields are read from the enclosing stream",
-    ),
-    (
-        "value",
-        "value instances are not supported yet; compute the value in the format module",
     ),
 ];
 
@@ -103,6 +94,10 @@ pub(crate) struct Lower<'a> {
     pub diags: Vec<Diag>,
     default_encoding: Option<&'static str>,
     default_endian: Option<Endian>,
+    /// `meta.-sp-strict`: the default of every field's `-sp-strict`.
+    strict: bool,
+    /// `bit-endian: le` in force (the schema's or the enclosing type's `meta`).
+    bit_le: bool,
 }
 
 fn is_ident(s: &str) -> bool {
@@ -141,6 +136,8 @@ impl<'a> Lower<'a> {
             diags: Vec::new(),
             default_encoding: None,
             default_endian: None,
+            strict: false,
+            bit_le: false,
         }
     }
 
@@ -160,6 +157,11 @@ impl<'a> Lower<'a> {
         } else {
             format!("{path}.{}", key.text)
         };
+        // Kaitai Struct ignores every key that starts with `-`; so does statepack, except
+        // its own `-sp-` keys, which are checked.
+        if key.text.starts_with('-') && !key.text.starts_with("-sp-") {
+            return;
+        }
         if let Some((_, hint)) = NOT_YET.iter().find(|(k, _)| *k == key.text) {
             self.err(
                 key.pos,
@@ -271,6 +273,7 @@ impl<'a> Lower<'a> {
         let mut enums = Vec::new();
         let mut have_seq = false;
         let mut column_sets = Vec::new();
+        let mut root_instances = Vec::new();
         // Set when `meta` or its `id` is present but wrong (already reported).
         let mut id_reported = false;
         // `meta` first: its endian and encoding are defaults for every field.
@@ -308,8 +311,8 @@ impl<'a> Lower<'a> {
                                     None => {}
                                 },
                                 "bit-endian" => match self.scalar(mv, &kp) {
-                                    Some("be") => {}
-                                    Some("le") => self.err(mv.pos, &kp, "bit-endian `le` (least significant bit first) is not supported", "write `bit-endian: be`: bit fields are read and written most significant bit first"),
+                                    Some("be") => self.bit_le = false,
+                                    Some("le") => self.bit_le = true,
                                     Some(o) => self.err(mv.pos, &kp, format!("bit-endian `{o}` is not `be` or `le`"), "write `bit-endian: be` (MSB-first)"),
                                     None => {}
                                 },
@@ -318,8 +321,13 @@ impl<'a> Lower<'a> {
                                         self.default_encoding = self.encoding(s, mv.pos, &kp);
                                     }
                                 }
+                                "-sp-strict" => {
+                                    if let Some(b) = self.boolean(mv, &kp) {
+                                        self.strict = b;
+                                    }
+                                }
                                 t if META_KEYS.contains(&t) => {}
-                                _ => self.unknown_key(mk, "meta", META_KEYS, &[]),
+                                _ => self.unknown_key(mk, "meta", META_KEYS, META_SP_KEYS),
                             }
                         }
                     }
@@ -333,16 +341,14 @@ impl<'a> Lower<'a> {
                 "types" => {
                     if let Some(m) = self.map(v, "types", "`types`") {
                         for (tk, tv) in m {
-                            if let Some(t) = self.type_def(tk, tv) {
-                                types.push(t);
-                            }
+                            self.type_def(tk, tv, "types", &[], &mut types, &mut enums);
                         }
                     }
                 }
                 "enums" => {
                     if let Some(m) = self.map(v, "enums", "`enums`") {
                         for (ek, ev) in m {
-                            if let Some(e) = self.enum_def(ek, ev) {
+                            if let Some(e) = self.enum_def(ek, ev, "enums", &[]) {
                                 enums.push(e);
                             }
                         }
@@ -351,6 +357,7 @@ impl<'a> Lower<'a> {
                 "-sp-column-sets" => {
                     column_sets = crate::columns::lower(v, self.file, &mut self.diags);
                 }
+                "instances" => root_instances = self.instances(v, "instances"),
                 t if t.starts_with('-') && !t.starts_with("-sp-") => {}
                 _ => self.unknown_key(k, "", TOP_KEYS, TOP_SP_KEYS),
             }
@@ -367,20 +374,18 @@ impl<'a> Lower<'a> {
             );
             return None;
         };
-        if !have_seq {
-            self.err(
-                root.pos,
-                "seq",
-                "the schema has no top-level `seq`",
-                "add a `seq:` list of the fields of the file, in stream order",
-            );
-        }
+        // As in Kaitai Struct, a schema without a top-level `seq` has an empty root type (a
+        // schema of types for others to import, or of instances only).
+        let _ = have_seq;
         let mut all = vec![TypeDef {
             name: id.clone(),
+            schema_name: id.clone(),
+            scope: Vec::new(),
             doc: root_doc,
             pos: root.pos,
             key_path: String::new(),
             fields: root_fields,
+            instances: root_instances,
         }];
         all.extend(types);
         Some(Schema {
@@ -391,27 +396,74 @@ impl<'a> Lower<'a> {
             types: all,
             enums,
             column_sets,
+            strict: self.strict,
         })
     }
 
     fn encoding(&mut self, s: &str, pos: Pos, kp: &str) -> Option<&'static str> {
-        match s.to_ascii_uppercase().as_str() {
-            "UTF-8" | "UTF8" => Some("UTF-8"),
-            "ASCII" => Some("ASCII"),
+        let up = s.to_ascii_uppercase().replace('_', "-");
+        Some(match up.as_str() {
+            "UTF-8" | "UTF8" => "UTF-8",
+            "ASCII" | "US-ASCII" => "ASCII",
+            "UTF-16LE" => "UTF-16LE",
+            "UTF-16BE" => "UTF-16BE",
+            "SJIS" | "SHIFT-JIS" | "CP932" | "MS932" => "SHIFT_JIS",
+            "IBM437" | "CP437" => "IBM437",
+            "ISO-8859-1" | "LATIN1" | "ISO8859-1" => "ISO-8859-1",
+            "ISO-8859-2" => "ISO-8859-2",
+            "ISO-8859-3" => "ISO-8859-3",
+            "ISO-8859-4" => "ISO-8859-4",
+            "ISO-8859-5" => "ISO-8859-5",
+            "ISO-8859-6" => "ISO-8859-6",
+            "ISO-8859-7" => "ISO-8859-7",
+            "ISO-8859-8" => "ISO-8859-8",
+            "ISO-8859-10" => "ISO-8859-10",
+            "ISO-8859-13" => "ISO-8859-13",
+            "ISO-8859-14" => "ISO-8859-14",
+            "ISO-8859-15" => "ISO-8859-15",
+            "ISO-8859-16" => "ISO-8859-16",
+            "WINDOWS-1250" | "CP1250" => "windows-1250",
+            "WINDOWS-1251" | "CP1251" => "windows-1251",
+            "WINDOWS-1252" | "CP1252" => "windows-1252",
+            "WINDOWS-1253" | "CP1253" => "windows-1253",
+            "WINDOWS-1254" | "CP1254" => "windows-1254",
+            "WINDOWS-1255" | "CP1255" => "windows-1255",
+            "WINDOWS-1256" | "CP1256" => "windows-1256",
+            "WINDOWS-1257" | "CP1257" => "windows-1257",
+            "WINDOWS-1258" | "CP1258" => "windows-1258",
+            "KOI8-R" => "KOI8-R",
+            "KOI8-U" => "KOI8-U",
+            "EUC-JP" => "EUC-JP",
+            "EUC-KR" => "EUC-KR",
+            "GBK" | "GB2312" => "GBK",
+            "BIG5" => "Big5",
             _ => {
                 self.err(
                     pos,
                     kp,
                     format!("encoding `{s}` is not supported"),
-                    "use `UTF-8` or `ASCII`",
+                    "use UTF-8, ASCII, UTF-16LE/BE, ISO-8859-x, windows-125x, SJIS, IBM437, KOI8-R/U, EUC-JP, EUC-KR, GBK or Big5",
                 );
-                None
+                return None;
             }
-        }
+        })
     }
 
-    fn type_def(&mut self, key: &Key, node: &Node) -> Option<TypeDef> {
-        let kp = format!("types.{}", key.text);
+    /// Lowers one type and, after it, the types nested in it (depth first); its enums and
+    /// theirs go to `enums`. `prefix` is the key path of the `types` mapping, `outer` the
+    /// scope of the enclosing type.
+    fn type_def(
+        &mut self,
+        key: &Key,
+        node: &Node,
+        prefix: &str,
+        outer: &[String],
+        types: &mut Vec<TypeDef>,
+        enums: &mut Vec<EnumDef>,
+    ) {
+        let kp = format!("{prefix}.{}", key.text);
+        let mut scope = outer.to_vec();
+        scope.push(key.text.clone());
         if !is_ident(&key.text) {
             self.err(
                 key.pos,
@@ -420,35 +472,91 @@ impl<'a> Lower<'a> {
                 "type names are lower_snake_case",
             );
         }
-        let m = self.map(node, &kp, "a type")?;
+        let Some(m) = self.map(node, &kp, "a type") else {
+            return;
+        };
+        // A type's own `meta` (`endian`, `encoding`, `bit-endian`) sets the defaults for its
+        // fields and the types nested in it.
+        let saved = (self.default_endian, self.default_encoding, self.bit_le);
+        if let Some((_, meta)) = m.iter().find(|(k, _)| k.text == "meta") {
+            let mp = format!("{kp}.meta");
+            if let Some(mm) = self.map(meta, &mp, "`meta`") {
+                for (mk, mv) in mm {
+                    let p = format!("{mp}.{}", mk.text);
+                    match mk.text.as_str() {
+                        "endian" => match self.scalar(mv, &p) {
+                            Some("le") => self.default_endian = Some(Endian::Le),
+                            Some("be") => self.default_endian = Some(Endian::Be),
+                            Some(o) => self.err(mv.pos, &p, format!("endian `{o}` is not `le` or `be`"), "write `endian: le` or `endian: be`"),
+                            None => {}
+                        },
+                        "encoding" => {
+                            if let Some(e) = self.scalar(mv, &p) {
+                                self.default_encoding = self.encoding(e, mv.pos, &p);
+                            }
+                        }
+                        "bit-endian" => match self.scalar(mv, &p) {
+                            Some("be") => self.bit_le = false,
+                            Some("le") => self.bit_le = true,
+                            Some(o) => self.err(mv.pos, &p, format!("bit-endian `{o}` is not `be` or `le`"), "write `bit-endian: be` (MSB-first)"),
+                            None => {}
+                        },
+                        _ => self.unknown_key(mk, &mp, &["endian", "encoding", "bit-endian"], &[]),
+                    }
+                }
+            }
+        }
         let mut doc = None;
         let mut fields = Vec::new();
+        let mut instances = Vec::new();
+        let at = types.len();
         for (k, v) in m {
             match k.text.as_str() {
                 "seq" => fields = self.seq(v, &format!("{kp}.seq")),
+                "instances" => instances = self.instances(v, &format!("{kp}.instances")),
                 "doc" => doc = self.scalar(v, &format!("{kp}.doc")).map(str::to_owned),
-                "doc-ref" => {}
-                "types" | "enums" => self.err(
-                    k.pos,
-                    &format!("{kp}.{}", k.text),
-                    format!("nested `{}` are not supported", k.text),
-                    "move the definition to the top-level section of the same name",
-                ),
+                "doc-ref" | "meta" => {}
+                "types" => {
+                    let np = format!("{kp}.types");
+                    if let Some(nm) = self.map(v, &np, "`types`") {
+                        for (tk, tv) in nm {
+                            self.type_def(tk, tv, &np, &scope, types, enums);
+                        }
+                    }
+                }
+                "enums" => {
+                    let np = format!("{kp}.enums");
+                    if let Some(nm) = self.map(v, &np, "`enums`") {
+                        for (ek, ev) in nm {
+                            if let Some(e) = self.enum_def(ek, ev, &np, &scope) {
+                                enums.push(e);
+                            }
+                        }
+                    }
+                }
                 t if t.starts_with('-') && !t.starts_with("-sp-") => {}
                 _ => self.unknown_key(k, &kp, TYPE_KEYS, &[]),
             }
         }
-        Some(TypeDef {
-            name: key.text.clone(),
-            doc,
-            pos: key.pos,
-            key_path: kp,
-            fields,
-        })
+        (self.default_endian, self.default_encoding, self.bit_le) = saved;
+        // The type goes before the types nested in it.
+        types.insert(
+            at,
+            TypeDef {
+                name: key.text.clone(),
+                schema_name: key.text.clone(),
+                scope,
+                doc,
+                pos: key.pos,
+                key_path: kp,
+                fields,
+                instances,
+            },
+        );
     }
 
-    fn enum_def(&mut self, key: &Key, node: &Node) -> Option<EnumDef> {
-        let kp = format!("enums.{}", key.text);
+    fn enum_def(&mut self, key: &Key, node: &Node, prefix: &str, scope: &[String]) -> Option<EnumDef> {
+        let kp = format!("{prefix}.{}", key.text);
         if !is_ident(&key.text) {
             self.err(
                 key.pos,
@@ -460,6 +568,9 @@ impl<'a> Lower<'a> {
         let m = self.map(node, &kp, "an enum")?;
         let mut values: Vec<EnumValue> = Vec::new();
         for (k, v) in m {
+            if k.text.starts_with('-') && expr::parse_int_literal(&k.text).is_none() {
+                continue;
+            }
             let vp = format!("{kp}.{}", k.text);
             let Some(num) = expr::parse_int_literal(&k.text) else {
                 self.err(
@@ -541,9 +652,87 @@ impl<'a> Lower<'a> {
         }
         Some(EnumDef {
             name: key.text.clone(),
+            schema_name: key.text.clone(),
+            scope: scope.to_vec(),
             pos: key.pos,
             values,
         })
+    }
+
+    /// Lowers an `instances` mapping (value instances; positional ones are reported).
+    fn instances(&mut self, node: &Node, kp: &str) -> Vec<Instance> {
+        let Some(m) = self.map(node, kp, "`instances`") else {
+            return Vec::new();
+        };
+        let mut out: Vec<Instance> = Vec::new();
+        for (k, v) in m {
+            let ip = format!("{kp}.{}", k.text);
+            if !is_ident(&k.text) {
+                self.err(
+                    k.pos,
+                    &ip,
+                    format!("`{}` is not a valid instance name", k.text),
+                    "instance names are lower_snake_case",
+                );
+                continue;
+            }
+            let Some(im) = self.map(v, &ip, "an instance") else {
+                continue;
+            };
+            let get = |name: &str| im.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
+            if let Some((pk, _)) = im.iter().find(|(k, _)| POSITIONAL_KEYS.contains(&k.text.as_str())) {
+                if get("value").is_none() {
+                    self.err(
+                        pk.pos,
+                        &format!("{ip}.{}", pk.text),
+                        "positional instances (read from a position of a stream) are not supported yet",
+                        "read the bytes with a `seq` field, or compute the value with `value:`",
+                    );
+                    continue;
+                }
+            }
+            for (ik, _) in im {
+                if !INSTANCE_KEYS.contains(&ik.text.as_str()) {
+                    self.unknown_key(ik, &ip, INSTANCE_KEYS, &[]);
+                }
+            }
+            let Some(vn) = get("value") else {
+                self.err(
+                    v.pos,
+                    &ip,
+                    "instance has no `value`",
+                    "add `value: <expression>`",
+                );
+                continue;
+            };
+            let Some(value) = self.src_expr(vn, &format!("{ip}.value")) else {
+                continue;
+            };
+            let cond = match get("if") {
+                Some(c) => match self.src_expr(c, &format!("{ip}.if")) {
+                    Some(c) => Some(c),
+                    None => continue,
+                },
+                None => None,
+            };
+            let enum_name = match get("enum") {
+                Some(e) => match self.scalar(e, &format!("{ip}.enum")) {
+                    Some(e) => Some(e.to_owned()),
+                    None => continue,
+                },
+                None => None,
+            };
+            out.push(Instance {
+                id: k.text.clone(),
+                doc: get("doc").and_then(|d| d.as_str()).map(str::to_owned),
+                pos: k.pos,
+                key_path: ip,
+                value,
+                cond,
+                enum_name,
+            });
+        }
+        out
     }
 
     fn seq(&mut self, node: &Node, kp: &str) -> Vec<Field> {
@@ -649,13 +838,15 @@ impl<'a> Lower<'a> {
                 s.to_owned()
             }
             None => {
-                self.err(
-                    node.pos,
-                    fp,
-                    "field has no `id`",
-                    "add `id: <snake_case_name>`; unnamed fields are not supported",
-                );
-                return None;
+                // As in Kaitai Struct, an unnamed field is `_unnamed<index>`; expressions
+                // cannot name it.
+                match fp.rsplit_once('[').and_then(|(_, i)| i.strip_suffix(']')) {
+                    Some(i) if i.bytes().all(|b| b.is_ascii_digit()) => format!("_unnamed{i}"),
+                    _ => {
+                        self.err(node.pos, fp, "field has no `id`", "add `id: <snake_case_name>`");
+                        return None;
+                    }
+                }
             }
         };
         let doc = get("doc").and_then(|v| v.as_str()).map(str::to_owned);
@@ -758,6 +949,73 @@ impl<'a> Lower<'a> {
             None => None,
         };
 
+        // Terminator and padding keys (strings and raw bytes).
+        let mut term = None;
+        let term_keys = ["terminator", "include", "consume", "eos-error", "pad-right"];
+        let is_strz = get("type").and_then(|t| t.as_str()) == Some("strz");
+        let wide = is_strz && matches!(encoding.or(self.default_encoding), Some("UTF-16LE" | "UTF-16BE"));
+        if term_keys.iter().any(|k| get(k).is_some()) || (is_strz && (size.is_some() || wide)) {
+            let byte = |me: &mut Self, k: &str| -> Option<Option<u8>> {
+                match get(k) {
+                    None => Some(None),
+                    Some(v) => {
+                        let kp = format!("{fp}.{k}");
+                        let t = me.scalar(v, &kp)?;
+                        match expr::parse_int_literal(t) {
+                            Some(b) if (0..=255).contains(&b) => Some(Some(b as u8)),
+                            _ => {
+                                me.err(v.pos, &kp, format!("`{t}` is not a byte"), "write a byte value 0..255, e.g. `0` or `0x20`");
+                                None
+                            }
+                        }
+                    }
+                }
+            };
+            let flag = |me: &mut Self, k: &str, default: bool| -> Option<bool> {
+                match get(k) {
+                    None => Some(default),
+                    Some(v) => me.boolean(v, &format!("{fp}.{k}")),
+                }
+            };
+            let terminator = byte(self, "terminator")?.or(is_strz.then_some(0));
+            term = Some(TermSpec {
+                terminator,
+                include: flag(self, "include", false)?,
+                consume: flag(self, "consume", true)?,
+                eos_error: flag(self, "eos-error", true)?,
+                pad_right: byte(self, "pad-right")?,
+                width: if wide && get("terminator").is_none() { 2 } else { 1 },
+            });
+            let t = get("type").and_then(|t| t.as_str());
+            let builtin = |t: &str| {
+                Self::int_type(t, Some(Endian::Le)).is_some() || crate::bits::bit_type(t).is_some()
+            };
+            // A user type may be terminated too: its bytes run to the terminator.
+            let user = matches!(t, Some(n) if n != "str" && n != "strz" && !builtin(n));
+            if !(matches!(t, None | Some("str") | Some("strz")) || user) || get("contents").is_some() {
+                let k = term_keys.iter().find(|k| get(k).is_some()).copied().unwrap_or("type");
+                self.err(
+                    get(k).map_or(node.pos, |v| v.pos),
+                    &format!("{fp}.{k}"),
+                    format!("`{k}` on a field that is not a string, raw bytes or a user type"),
+                    "terminators and padding apply to `str`, `strz`, raw byte fields and user types",
+                );
+                return None;
+            }
+            if terminator.is_none() && size.is_none() {
+                self.err(
+                    node.pos,
+                    fp,
+                    "a field with `pad-right` but no `terminator` needs a `size`",
+                    "add `size`, or a `terminator`",
+                );
+                return None;
+            }
+        }
+        let process = match get("process") {
+            Some(v) => Some(self.process(v, &format!("{fp}.process"))?),
+            None => None,
+        };
         let kind = if let Some(c) = get("contents") {
             if get("type").is_some() {
                 self.err(
@@ -773,6 +1031,7 @@ impl<'a> Lower<'a> {
             match get("type") {
                 None => match size {
                     Some(s) => FieldKind::Bytes(s),
+                    None if term.is_some() => FieldKind::Bytes(Size::Terminator),
                     None => {
                         self.err(node.pos, fp, format!("field `{id}` has no `type`, `size` or `contents`"), "give it a `type` (u1, s2le, f4, str, a user type ...), or a `size` for raw bytes");
                         return None;
@@ -802,8 +1061,8 @@ impl<'a> Lower<'a> {
                                                 continue;
                                             }
                                             match expr::parse(&ck.text) {
-                                                Ok(e @ (Expr::Int(_) | Expr::EnumRef(_, _))) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
-                                                _ => self.err(ck.pos, &cp, format!("case key `{}` is not an integer or an enum value", ck.text), "case keys are integer literals, `enum_name::value`, or `_` for the default"),
+                                                Ok(e @ (Expr::Int(_) | Expr::EnumRef(_, _) | Expr::Str(_) | Expr::Bool(_))) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
+                                                _ => self.err(ck.pos, &cp, format!("case key `{}` is not an integer, an enum value, a string or a condition literal", ck.text), "case keys are integer literals, `enum_name::value`, string literals (`'\"abc\"'`), `true`/`false`, or `_` for the default"),
                                             }
                                         }
                                     }
@@ -835,15 +1094,12 @@ impl<'a> Lower<'a> {
                             }
                             return None;
                         }
-                        if size.is_some() {
-                            self.err(
-                                tnode.pos,
-                                &tp,
-                                "`size` on a switch type is not supported",
-                                "put `size` inside the case types' fields instead",
-                            );
+                        FieldKind::Switch {
+                            on,
+                            cases,
+                            default,
+                            size: size.clone(),
                         }
-                        FieldKind::Switch { on, cases, default }
                     }
                     _ => {
                         let tp = format!("{fp}.type");
@@ -894,10 +1150,10 @@ impl<'a> Lower<'a> {
                                     );
                                     "UTF-8"
                                 });
-                            if t == "str" && size.is_none() {
+                            if t == "str" && size.is_none() && term.is_none() {
                                 self.err(tnode.pos, &tp, "`type: str` needs `size` or `size-eos`", "add `size: <length field>`, or use `type: strz` for a zero-terminated string");
                             }
-                            if t == "strz" && size.is_some() {
+                            if t == "strz" && size.is_some() && term.is_none() {
                                 self.err(
                                     tnode.pos,
                                     &tp,
@@ -906,7 +1162,7 @@ impl<'a> Lower<'a> {
                                 );
                             }
                             FieldKind::Str {
-                                size: if t == "str" { size } else { None },
+                                size: if t == "str" || term.is_some() { size } else { None },
                                 encoding,
                             }
                         } else if let Some(width) = crate::bits::bit_type(&t) {
@@ -914,20 +1170,17 @@ impl<'a> Lower<'a> {
                                 Some(w) => FieldKind::Bits {
                                     width: w,
                                     offset_binary: false,
+                                    le: self.bit_le,
+                                    enum_name: enum_name.clone(),
                                 },
                                 None => {
                                     self.err(tnode.pos, &tp, format!("`{t}` is not a bit type of 1 to 64 bits"), "bit types are b1 .. b64 (the `be` bit order of `meta.bit-endian`)");
                                     return None;
                                 }
                             }
-                        } else if Self::int_type(&t, Some(Endian::Le)).is_none()
-                            && (t.starts_with('u') || t.starts_with('s') || t.starts_with('f'))
-                            && t.len() <= 5
-                            && t.as_bytes().get(1).is_some_and(u8::is_ascii_digit)
-                        {
-                            self.err(tnode.pos, &tp, format!("`{t}` is not a KS number type"), "number types are u1 u2 u4 u8, s1 s2 s4 s8, f4 f8, with an optional le/be suffix");
-                            return None;
                         } else {
+                            // A name like `u3` is a user type when `types` defines it; else the
+                            // reference check reports it as a mistyped number type.
                             FieldKind::User { name: t, size }
                         }
                     }
@@ -936,7 +1189,9 @@ impl<'a> Lower<'a> {
         };
         // These point at the offending key's value, not at the start of the entry.
         let at = |key: &str| get(key).map_or(node.pos, |v| v.pos);
-        if enum_name.is_some() && !matches!(kind, FieldKind::Int { .. } | FieldKind::Float { .. }) {
+        if enum_name.is_some()
+            && !matches!(kind, FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Bits { .. })
+        {
             self.err(
                 at("enum"),
                 &format!("{fp}.enum"),
@@ -976,7 +1231,30 @@ impl<'a> Lower<'a> {
             }
         }
         let (kind, varint) = self.bit_keys(m, fp, kind, &repeat)?;
+        if process.is_some() {
+            let ok = matches!(
+                (&kind, &repeat),
+                (FieldKind::Bytes(Size::Expr(_) | Size::Eos), _)
+                    | (FieldKind::User { size: Some(_), .. }, _)
+            ) && term.is_none();
+            if !ok {
+                self.err(
+                    get("process").map_or(node.pos, |v| v.pos),
+                    &format!("{fp}.process"),
+                    "`process` applies to raw bytes or a user type with a `size` (or `size-eos`), without a terminator",
+                    "give the field a `size`, or move `process` to the field that holds the bytes",
+                );
+                return None;
+            }
+        }
+        let strict = match get("-sp-strict") {
+            Some(v) => self.boolean(v, &format!("{fp}.-sp-strict"))?,
+            None => self.strict,
+        };
         Some(Field {
+            process,
+            term,
+            strict,
             boxed: matches!(boxed, Some((true, _))),
             id,
             doc,
@@ -991,6 +1269,55 @@ impl<'a> Lower<'a> {
             sum_of,
             varint,
         })
+    }
+
+    /// `process: zlib`, `xor(key)`, `rol(n)`, `ror(n)`.
+    fn process(&mut self, node: &Node, kp: &str) -> Option<Process> {
+        let text = self.scalar(node, kp)?.trim().to_owned();
+        if text == "zlib" {
+            return Some(Process::Zlib);
+        }
+        let parsed = text.split_once('(').and_then(|(name, rest)| {
+            rest.strip_suffix(')').map(|arg| (name.trim().to_owned(), arg.trim().to_owned()))
+        });
+        let Some((name, arg)) = parsed else {
+            self.err(node.pos, kp, format!("custom processor `{text}` is not supported"), "use zlib, xor(key), rol(n) or ror(n)");
+            return None;
+        };
+        let expr = |me: &mut Self| -> Option<SrcExpr> {
+            match expr::parse(&arg) {
+                Ok(e) => Some(SrcExpr { expr: e, src: arg.clone(), pos: node.pos }),
+                Err(e) => {
+                    me.err(node.pos, kp, format!("bad argument `{arg}`: {e}"), "give an integer expression or a field name");
+                    None
+                }
+            }
+        };
+        match name.as_str() {
+            "xor" => {
+                if let Some(list) = arg.strip_prefix('[').and_then(|a| a.strip_suffix(']')) {
+                    let mut key = Vec::new();
+                    for item in list.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+                        match expr::parse_int_literal(item) {
+                            Some(b) if (0..=255).contains(&b) => key.push(b as u8),
+                            _ => {
+                                self.err(node.pos, kp, format!("`{item}` in the xor key is not a byte"), "key bytes are 0..255");
+                                return None;
+                            }
+                        }
+                    }
+                    Some(Process::Xor(ProcArg::Bytes(key)))
+                } else {
+                    Some(Process::Xor(ProcArg::Expr(expr(self)?)))
+                }
+            }
+            "rol" => Some(Process::Rol(expr(self)?)),
+            "ror" => Some(Process::Ror(expr(self)?)),
+            _ => {
+                self.err(node.pos, kp, format!("custom processor `{name}` is not supported"), "use zlib, xor(key), rol(n) or ror(n)");
+                None
+            }
+        }
     }
 
     fn contents(&mut self, node: &Node, kp: &str) -> Option<Vec<u8>> {

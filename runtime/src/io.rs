@@ -677,6 +677,36 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         }
     }
 
+    /// Reads a `width`-bit (1..=64) unsigned bit field least significant bit first (KS `bN`
+    /// with `bit-endian: le`): bits come from each byte's lowest bit up, and later bytes
+    /// hold the higher bits. Errors: `UnexpectedEof`, before anything is consumed.
+    pub fn read_bits_le(&mut self, width: u32) -> Result<u64, DecodeError> {
+        let avail = (self.end - self.pos) as u64 * 8 + u64::from(self.nbits);
+        if !(1..=64).contains(&width) || u64::from(width) > avail {
+            let need_bits = u64::from(width).saturating_sub(u64::from(self.nbits));
+            return Err(self.eof(need_bits.div_ceil(8) as usize));
+        }
+        let mut take = |w: u32| -> u64 {
+            let mut acc = u64::from(self.bits);
+            let mut n = u32::from(self.nbits);
+            while n < w {
+                acc |= u64::from(self.buf[self.pos]) << n;
+                self.pos += 1;
+                n += 8;
+            }
+            let v = if w == 64 { acc } else { acc & ((1u64 << w) - 1) };
+            self.bits = (acc >> w) as u8;
+            self.nbits = (n - w) as u8;
+            v
+        };
+        if width <= 32 {
+            Ok(take(width))
+        } else {
+            let lo = take(32);
+            Ok(lo | (take(width - 32) << 32))
+        }
+    }
+
     /// Takes `width` (1..=32) bits that are known to be there: the pending bits (at most 7)
     /// and whole bytes go through a u64 accumulator of at most 39 bits.
     #[inline(always)]
@@ -716,6 +746,18 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             }
         }
         Ok(())
+    }
+
+    /// Drops the unread bits of a partly read byte, as Kaitai Struct does before a
+    /// byte-aligned field, and returns them (the low bits of the result; zero when the
+    /// reader was on a byte boundary) so that a writer can put them back with
+    /// [`ByteWriter::align_to_byte_with`]. Unlike [`ByteReader::align_to_byte`] they may be
+    /// anything.
+    pub fn align_to_byte_keep(&mut self) -> u8 {
+        let pad = if self.nbits > 0 { self.bits } else { 0 };
+        self.bits = 0;
+        self.nbits = 0;
+        pad
     }
 
     /// Absolute byte offset of the next read, from the start of the input.
@@ -836,6 +878,64 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         }
     }
 
+    /// Reads a field with a terminator and/or right padding, as Kaitai Struct does; returns the
+    /// value and the *tail*: the bytes the field took beyond the value (the consumed
+    /// terminator, the bytes after it in a sized field, the stripped padding), which a writer
+    /// puts back so that decode then encode is byte-identical.
+    ///
+    /// With `size`: the field takes exactly `size` bytes; the value ends at the first
+    /// terminator (kept when `include`), or, when there is none, before the trailing
+    /// `pad_right` bytes.
+    /// Without: the value runs to the terminator, which is consumed unless `consume` is
+    /// false; at the end of the stream without a terminator it is an `UnexpectedEof` error,
+    /// or (with `eos_error` false) the value is the rest of the stream.
+    pub fn read_terminated(
+        &mut self,
+        size: Option<i128>,
+        t: Term,
+    ) -> Result<(&'a [u8], &'a [u8]), DecodeError> {
+        if let Some(n) = size {
+            let region = self.take_sized(n)?;
+            let w = usize::from(t.width.max(1));
+            let end = match t.find(region) {
+                Some(i) if t.include => i + w,
+                Some(i) => i,
+                None => {
+                    let mut end = region.len();
+                    if let Some(p) = t.pad_right {
+                        while end > 0 && region[end - 1] == p {
+                            end -= 1;
+                        }
+                    }
+                    end
+                }
+            };
+            return Ok(region.split_at(end));
+        }
+        self.align_to_byte()?;
+        let rest = &self.buf[self.pos..self.end];
+        let w = usize::from(t.width.max(1));
+        match t.find(rest) {
+            Some(i) => {
+                let (value_end, taken) = match (t.include, t.consume) {
+                    (true, true) => (i + w, i + w),
+                    (true, false) => (i + w, i),
+                    (false, true) => (i, i + w),
+                    (false, false) => (i, i),
+                };
+                let value = &rest[..value_end];
+                let tail = &rest[value_end.min(taken)..taken];
+                self.pos += taken;
+                Ok((value, tail))
+            }
+            None if !t.eos_error => {
+                self.pos = self.end;
+                Ok((rest, &rest[rest.len()..]))
+            }
+            None => Err(self.eof(self.remaining() + 1)),
+        }
+    }
+
     /// Narrows reading to the next `n` bytes (a sized field); returns the limit to give back
     /// to [`ByteReader::pop_limit`]. Errors: `UnexpectedEof`.
     pub fn push_limit(&mut self, n: i128) -> Result<usize, DecodeError> {
@@ -859,6 +959,18 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         }
         self.end = old_end;
         Ok(())
+    }
+
+    /// Ends a sized field the way Kaitai Struct does: the bits left in a partly read byte
+    /// and the bytes the type inside did not read are skipped and returned (a writer puts
+    /// them back after the type's fields, so decode then encode keeps them), then the outer
+    /// limit is restored. Errors: none today (the `Result` leaves room for checks).
+    pub fn pop_limit_skip(&mut self, old_end: usize) -> Result<(u8, &'a [u8]), DecodeError> {
+        let pad = self.align_to_byte_keep();
+        let rest = &self.buf[self.pos..self.end];
+        self.pos = self.end;
+        self.end = old_end;
+        Ok((pad, rest))
     }
 
     /// Checks fixed contents (magic numbers, version headers). Errors: `BadContents` naming
@@ -963,6 +1075,42 @@ pub fn decode_str(bytes: &[u8], encoding: &'static str, at: u64) -> Result<Strin
     let bad =
         |detail: String| DecodeError::new(at, DecodeErrorKind::BadString { encoding, detail });
     match encoding {
+        "UTF-8" | "ASCII" => {}
+        "ISO-8859-1" => return Ok(bytes.iter().map(|&b| b as char).collect()),
+        "IBM437" => {
+            return Ok(bytes
+                .iter()
+                .map(|&b| if b < 0x80 { b as char } else { IBM437_HIGH[usize::from(b - 0x80)] })
+                .collect())
+        }
+        "UTF-16LE" | "UTF-16BE" => {
+            if bytes.len() % 2 != 0 {
+                return Err(bad(format!("odd length {} for UTF-16", bytes.len())));
+            }
+            let units = bytes.chunks_exact(2).map(|c| {
+                if encoding == "UTF-16LE" {
+                    u16::from_le_bytes([c[0], c[1]])
+                } else {
+                    u16::from_be_bytes([c[0], c[1]])
+                }
+            });
+            return char::decode_utf16(units)
+                .enumerate()
+                .map(|(i, c)| c.map_err(|_| bad(format!("unpaired surrogate at offset {}", at + 2 * i as u64))))
+                .collect();
+        }
+        other => {
+            let Some(enc) = encoding_rs::Encoding::for_label(other.as_bytes()) else {
+                return Err(bad("unknown encoding".into()));
+            };
+            let (text, had_errors) = enc.decode_without_bom_handling(bytes);
+            if had_errors {
+                return Err(bad("a byte sequence the encoding does not define".into()));
+            }
+            return Ok(text.into_owned());
+        }
+    }
+    match encoding {
         "ASCII" => {
             if let Some(i) = bytes.iter().position(|b| *b >= 0x80) {
                 return Err(bad(format!(
@@ -980,6 +1128,180 @@ pub fn decode_str(bytes: &[u8], encoding: &'static str, at: u64) -> Result<Strin
                 at + e.valid_up_to() as u64
             ))),
         },
+    }
+}
+
+/// How a string or byte field ends (Kaitai Struct's `terminator`, `include`, `consume`,
+/// `eos-error` and `pad-right`); see [`ByteReader::read_terminated`] and
+/// [`ByteWriter::write_terminated`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Term {
+    /// The byte that ends the value, if any (`strz`: 0).
+    pub terminator: Option<u8>,
+    /// The terminator is part of the value (`include: true`).
+    pub include: bool,
+    /// The terminator is taken from the stream (`consume`, default true).
+    pub consume: bool,
+    /// A missing terminator at the end of the stream is an error (`eos-error`, default true).
+    pub eos_error: bool,
+    /// Padding stripped from the right of a sized field (`pad-right`).
+    pub pad_right: Option<u8>,
+    /// Bytes per character unit: 1, or 2 for a UTF-16 `strz`, whose terminator is two
+    /// terminator bytes at an even offset from the field's start.
+    pub width: u8,
+}
+
+impl Term {
+    /// Where the terminator starts in `bytes`, if it is there.
+    fn find(&self, bytes: &[u8]) -> Option<usize> {
+        let term = self.terminator?;
+        let w = usize::from(self.width.max(1));
+        (0..bytes.len() / w * w)
+            .step_by(w)
+            .find(|&i| bytes[i..i + w].iter().all(|b| *b == term))
+    }
+}
+
+impl Term {
+    /// The bytes the field takes for a value of `value_len` bytes: the value and `tail`
+    /// (as read), or, without a tail, the value, its terminator and padding to `size`.
+    pub fn encoded_len(&self, value_len: usize, tail: Option<&[u8]>, size: Option<usize>) -> usize {
+        if let Some(n) = size {
+            return n;
+        }
+        match tail {
+            Some(t) => value_len + t.len(),
+            None => {
+                let w = usize::from(self.width.max(1));
+                value_len + if self.terminator.is_some() && self.consume && !self.include { w } else { 0 }
+            }
+        }
+    }
+}
+
+/// A `process` transformation of a field's stored bytes (Kaitai Struct's built-in
+/// processors). Reading applies it to the stored bytes to get the value; writing applies the
+/// inverse to the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Processor<'k> {
+    /// `zlib`: the stored bytes are one zlib stream (RFC 1950) of the value.
+    Zlib,
+    /// `xor(key)`: every byte XORed with the key, repeated (a one-byte key for an integer).
+    Xor(&'k [u8]),
+    /// `rol(n)`: every byte rotated left by `n` bits on read (right on write).
+    Rol(i128),
+    /// `ror(n)`: every byte rotated right by `n` bits on read (left on write).
+    Ror(i128),
+}
+
+/// The most a zlib stream may expand: deflate's best ratio is about 1032 to 1, so no real
+/// stream of `n` bytes decompresses to more than `1032 * n` (plus slack for tiny inputs).
+fn zlib_limit(n: usize) -> usize {
+    n.saturating_mul(1032).saturating_add(1024)
+}
+
+fn rotate_all(bytes: &[u8], left: i128) -> Vec<u8> {
+    let k = left.rem_euclid(8) as u32;
+    bytes.iter().map(|b| b.rotate_left(k)).collect()
+}
+
+fn xor_all(bytes: &[u8], key: &[u8]) -> Vec<u8> {
+    if key.is_empty() {
+        return bytes.to_vec();
+    }
+    bytes.iter().zip(key.iter().cycle()).map(|(b, k)| b ^ k).collect()
+}
+
+/// The value of a processed field from its stored bytes (read side).
+///
+/// Errors: `Semantic` naming the problem for a zlib stream that is invalid, does not end,
+/// has bytes after it or decompresses past the 1032:1 limit.
+pub fn unprocess(p: Processor<'_>, stored: &[u8], at: u64) -> Result<Vec<u8>, DecodeError> {
+    Ok(match p {
+        Processor::Zlib => crate::columns::inflate(stored, zlib_limit(stored.len()))
+            .map_err(|e| DecodeError::new(at, DecodeErrorKind::Semantic(format!("process zlib: {e}"))))?,
+        Processor::Xor(key) => xor_all(stored, key),
+        Processor::Rol(n) => rotate_all(stored, n),
+        Processor::Ror(n) => rotate_all(stored, n.wrapping_neg()),
+    })
+}
+
+/// The stored bytes of a processed field (write side): the bytes read (`kept`) when they
+/// still give `value`, so that decode then encode is byte-identical (another zlib would
+/// compress differently); otherwise `value` processed anew (zlib at level 6).
+pub fn reprocess<'v>(p: Processor<'_>, value: &[u8], kept: Option<&'v [u8]>) -> std::borrow::Cow<'v, [u8]> {
+    use std::borrow::Cow;
+    if let Some(k) = kept {
+        if unprocess(p, k, 0).is_ok_and(|v| v == value) {
+            return Cow::Borrowed(k);
+        }
+    }
+    Cow::Owned(match p {
+        Processor::Zlib => crate::columns::deflate(value, 6),
+        Processor::Xor(key) => xor_all(value, key),
+        Processor::Rol(n) => rotate_all(value, n.wrapping_neg()),
+        Processor::Ror(n) => rotate_all(value, n),
+    })
+}
+
+/// The upper half (0x80..=0xff) of code page 437, the original IBM PC character set.
+const IBM437_HIGH: [char; 128] = [
+    'Ç', 'ü', 'é', 'â', 'ä', 'à', 'å', 'ç', 'ê', 'ë', 'è', 'ï', 'î', 'ì', 'Ä', 'Å', //
+    'É', 'æ', 'Æ', 'ô', 'ö', 'ò', 'û', 'ù', 'ÿ', 'Ö', 'Ü', '¢', '£', '¥', '₧', 'ƒ', //
+    'á', 'í', 'ó', 'ú', 'ñ', 'Ñ', 'ª', 'º', '¿', '⌐', '¬', '½', '¼', '¡', '«', '»', //
+    '░', '▒', '▓', '│', '┤', '╡', '╢', '╖', '╕', '╣', '║', '╗', '╝', '╜', '╛', '┐', //
+    '└', '┴', '┬', '├', '─', '┼', '╞', '╟', '╚', '╔', '╩', '╦', '╠', '═', '╬', '╧', //
+    '╨', '╤', '╥', '╙', '╘', '╒', '╓', '╫', '╪', '┘', '┌', '█', '▄', '▌', '▐', '▀', //
+    'α', 'ß', 'Γ', 'π', 'Σ', 'σ', 'µ', 'τ', 'Φ', 'Θ', 'Ω', 'δ', '∞', 'φ', 'ε', '∩', //
+    '≡', '±', '≥', '≤', '⌠', '⌡', '÷', '≈', '°', '∙', '·', '√', 'ⁿ', '²', '■', '\u{a0}',
+];
+
+/// Encodes `text` in `encoding` (the names [`decode_str`] takes), for writing a string field.
+/// UTF-8 text is borrowed as it is.
+///
+/// Errors: `NotValid` when a character has no encoding in the target character set.
+pub fn encode_str<'t>(text: &'t str, encoding: &'static str) -> Result<std::borrow::Cow<'t, [u8]>, EncodeError> {
+    use std::borrow::Cow;
+    let unmappable = || {
+        EncodeError::new(EncodeErrorKind::NotValid {
+            value: format!("{text:?}"),
+            rule: "a character has no encoding in the field's character set",
+        })
+    };
+    match encoding {
+        "UTF-8" => Ok(Cow::Borrowed(text.as_bytes())),
+        "ASCII" if text.is_ascii() => Ok(Cow::Borrowed(text.as_bytes())),
+        "ASCII" => Err(unmappable()),
+        "ISO-8859-1" => text
+            .chars()
+            .map(|c| u8::try_from(u32::from(c)).map_err(|_| unmappable()))
+            .collect::<Result<Vec<u8>, _>>()
+            .map(Cow::Owned),
+        "IBM437" => text
+            .chars()
+            .map(|c| {
+                if c.is_ascii() {
+                    Ok(c as u8)
+                } else {
+                    IBM437_HIGH
+                        .iter()
+                        .position(|h| *h == c)
+                        .map(|i| 0x80 + i as u8)
+                        .ok_or_else(unmappable)
+                }
+            })
+            .collect::<Result<Vec<u8>, _>>()
+            .map(Cow::Owned),
+        "UTF-16LE" => Ok(Cow::Owned(text.encode_utf16().flat_map(u16::to_le_bytes).collect())),
+        "UTF-16BE" => Ok(Cow::Owned(text.encode_utf16().flat_map(u16::to_be_bytes).collect())),
+        other => {
+            let enc = encoding_rs::Encoding::for_label(other.as_bytes()).ok_or_else(unmappable)?;
+            let (bytes, _, had_errors) = enc.encode(text);
+            if had_errors {
+                return Err(unmappable());
+            }
+            Ok(Cow::Owned(bytes.into_owned()))
+        }
     }
 }
 
@@ -1011,6 +1333,9 @@ pub struct ByteWriter {
     /// Pending bits of an unfinished byte (the low `nbits` bits).
     bits: u8,
     nbits: u8,
+    /// The pending bits were written least significant first (`bit-endian: le`): they are
+    /// the low bits of the byte, not the high ones.
+    bits_le: bool,
 }
 
 impl ByteWriter {
@@ -1025,6 +1350,7 @@ impl ByteWriter {
             buf: Vec::with_capacity(n),
             bits: 0,
             nbits: 0,
+            bits_le: false,
         }
     }
 
@@ -1034,6 +1360,7 @@ impl ByteWriter {
             buf,
             bits: 0,
             nbits: 0,
+            bits_le: false,
         }
     }
 
@@ -1080,9 +1407,65 @@ impl ByteWriter {
         self.nbits = n as u8;
     }
 
+    /// Appends the low `width` bits (1..=64) of `value`, least significant first (KS `bN`
+    /// with `bit-endian: le`): they fill each byte from its lowest bit up. Errors:
+    /// `OutOfRange` when `value` does not fit in `width` bits.
+    pub fn write_bits_le(&mut self, value: u64, width: u32) -> Result<(), EncodeError> {
+        if !(1..=64).contains(&width) || (width < 64 && value >> width != 0) {
+            return Err(bit_field_out_of_range(value));
+        }
+        if self.nbits == 0 {
+            self.bits_le = true;
+        }
+        let mut put = |v: u64, w: u32| {
+            let mut acc = u64::from(self.bits) | (v << self.nbits);
+            let mut n = u32::from(self.nbits) + w;
+            while n >= 8 {
+                self.buf.push(acc as u8);
+                acc >>= 8;
+                n -= 8;
+            }
+            self.bits = acc as u8;
+            self.nbits = n as u8;
+        };
+        if width <= 32 {
+            put(value, width);
+        } else {
+            put(value & 0xffff_ffff, 32);
+            put(value >> 32, width - 32);
+        }
+        Ok(())
+    }
+
+    /// Completes an unfinished byte with the bits `pad` that a reader dropped there
+    /// ([`ByteReader::align_to_byte_keep`]): the bits not written yet, in the bit order the
+    /// byte was started in. Nothing happens on a byte boundary.
+    pub fn align_to_byte_with(&mut self, pad: u8) {
+        if self.nbits == 0 {
+            return;
+        }
+        let n = u32::from(self.nbits);
+        let free_mask = ((1u16 << (8 - n)) - 1) as u8;
+        let byte = if self.bits_le {
+            self.bits | ((pad & free_mask) << n)
+        } else {
+            (self.bits << (8 - n)) | (pad & free_mask)
+        };
+        self.buf.push(byte);
+        self.bits = 0;
+        self.nbits = 0;
+        self.bits_le = false;
+    }
+
     /// Pads an unfinished byte with zero bits (KS alignment before a byte-aligned field).
     #[inline]
     pub fn align_to_byte(&mut self) {
+        if self.nbits > 0 && self.bits_le {
+            self.buf.push(self.bits);
+            self.bits = 0;
+            self.nbits = 0;
+            self.bits_le = false;
+        }
         if self.nbits > 0 {
             self.buf.push(self.bits << (8 - self.nbits));
             self.bits = 0;
@@ -1113,6 +1496,83 @@ impl ByteWriter {
         self.buf.extend_from_slice(b);
     }
 
+    /// Writes a field with a terminator and/or right padding (see [`Term`]). With the `tail`
+    /// kept from reading, writes the value and the tail; without one, writes the value, its
+    /// terminator (unless `include` or not `consume`) and, in a sized field, padding up to
+    /// `size` (the `pad_right` byte, else zeros).
+    ///
+    /// Errors: `SizeMismatch` when the value and tail do not fill `size` exactly or the value
+    /// is longer than `size`; `NotValid` when the value contains the terminator (a reader
+    /// would stop there) or, with `include`, does not end with it.
+    pub fn write_terminated(
+        &mut self,
+        value: &[u8],
+        tail: Option<&[u8]>,
+        size: Option<i128>,
+        t: Term,
+    ) -> Result<(), EncodeError> {
+        let w = usize::from(t.width.max(1));
+        if let Some(term) = t.terminator {
+            let body = if t.include {
+                match value.len().checked_sub(w).map(|k| value.split_at(k)) {
+                    Some((body, last)) if last.iter().all(|b| *b == term) => body,
+                    // Only a sized field, or one read up to the end of the stream, may end
+                    // without its terminator.
+                    _ if size.is_some() || !t.eos_error => value,
+                    _ => {
+                        return Err(EncodeError::new(EncodeErrorKind::NotValid {
+                            value: show_bytes(value),
+                            rule: "a value that includes its terminator must end with it",
+                        }))
+                    }
+                }
+            } else {
+                value
+            };
+            if t.find(body).is_some() {
+                return Err(EncodeError::new(EncodeErrorKind::NotValid {
+                    value: show_bytes(value),
+                    rule: "the value contains its terminator, so a reader would stop early",
+                }));
+            }
+        }
+        let size = match size {
+            Some(n) => Some(usize::try_from(n).map_err(|_| {
+                EncodeError::new(EncodeErrorKind::SizeMismatch {
+                    expected: 0,
+                    found: value.len(),
+                })
+            })?),
+            None => None,
+        };
+        self.write_bytes(value);
+        match (tail, size) {
+            (Some(tail), Some(n)) if value.len() + tail.len() == n => self.write_bytes(tail),
+            (Some(tail), None) => self.write_bytes(tail),
+            (_, Some(n)) => {
+                if value.len() > n {
+                    return Err(EncodeError::new(EncodeErrorKind::SizeMismatch {
+                        expected: n as u64,
+                        found: value.len(),
+                    }));
+                }
+                let mut left = n - value.len();
+                if let (Some(term), false, true) = (t.terminator, t.include, left >= w) {
+                    self.buf.extend(std::iter::repeat_n(term, w));
+                    left -= w;
+                }
+                let pad = t.pad_right.unwrap_or(0);
+                self.buf.extend(std::iter::repeat_n(pad, left));
+            }
+            (None, None) => {
+                if let (Some(term), false, true) = (t.terminator, t.include, t.consume) {
+                    self.buf.extend(std::iter::repeat_n(term, w));
+                }
+            }
+        }
+        Ok(())
+    }
+
     write_prim! {
         write_u8, u8, to_le_bytes;
         write_i8, i8, to_le_bytes;
@@ -1135,6 +1595,37 @@ impl ByteWriter {
     }
 }
 
+/// Integer division as Kaitai Struct's expression language defines it: the quotient rounded
+/// toward negative infinity (`-52947 / 13 == -4073`, `7 / -2 == -4`). Wrapping on the one
+/// overflow (`i128::MIN / -1`). Generated code divides only by non-zero constants; a zero
+/// divisor gives 0 rather than a panic.
+pub fn div_floor(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        return 0;
+    }
+    let q = a.wrapping_div(b);
+    if a.wrapping_rem(b) != 0 && ((a < 0) != (b < 0)) {
+        q.wrapping_sub(1)
+    } else {
+        q
+    }
+}
+
+/// Integer remainder as Kaitai Struct's expression language defines it: it takes the sign of
+/// the divisor, so it is never negative for a positive divisor (`-7 % 3 == 2`,
+/// `7 % -3 == -2`); `a == div_floor(a, b) * b + mod_floor(a, b)`. A zero divisor gives 0.
+pub fn mod_floor(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        return 0;
+    }
+    let r = a.wrapping_rem(b);
+    if r != 0 && ((r < 0) != (b < 0)) {
+        r.wrapping_add(b)
+    } else {
+        r
+    }
+}
+
 /// Converts a derived count or length to its stored integer type, refusing values that do
 /// not fit (`ty` names the stored type for the error). Errors: `OutOfRange`.
 #[inline]
@@ -1150,6 +1641,139 @@ pub fn fit<T: TryFrom<i128>>(value: i128, ty: &'static str) -> Result<T, EncodeE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn division_floors_like_kaitai() {
+        assert_eq!(div_floor(-52947, 13), -4073);
+        assert_eq!(div_floor(52947, 13), 4072);
+        assert_eq!(div_floor(7, -2), -4);
+        assert_eq!(div_floor(-8, 2), -4);
+        assert_eq!(mod_floor(-7, 3), 2);
+        assert_eq!(mod_floor(7, -3), -2);
+        assert_eq!(mod_floor(-52947, 13), -52947 - (-4073 * 13));
+        assert_eq!(div_floor(i128::MIN, -1), i128::MIN);
+        assert_eq!(mod_floor(i128::MIN, -1), 0);
+    }
+
+    #[test]
+    fn dropped_padding_bits_are_put_back() {
+        for byte in [0xffu8, 0xa5, 0x00] {
+            let input = [byte];
+            let mut r = ByteReader::new(&input);
+            let v = r.read_bits_be(3).unwrap();
+            let pad = r.align_to_byte_keep();
+            let mut w = ByteWriter::new();
+            w.write_bits_be(v, 3).unwrap();
+            w.align_to_byte_with(pad);
+            assert_eq!(w.into_bytes(), [byte]);
+            let mut r = ByteReader::new(&input);
+            let v = r.read_bits_le(5).unwrap();
+            let pad = r.align_to_byte_keep();
+            let mut w = ByteWriter::new();
+            w.write_bits_le(v, 5).unwrap();
+            w.align_to_byte_with(pad);
+            assert_eq!(w.into_bytes(), [byte]);
+        }
+    }
+
+    #[test]
+    fn le_bit_fields_fill_bytes_from_the_low_bit() {
+        // b3 = 5, b7 = 0x55, b6 = 0x2a, little-endian bit order: 16 bits over two bytes.
+        let mut w = ByteWriter::new();
+        w.write_bits_le(5, 3).unwrap();
+        w.write_bits_le(0x55, 7).unwrap();
+        w.write_bits_le(0x2a, 6).unwrap();
+        let bytes = w.into_bytes();
+        assert_eq!(bytes, [0xad, 0xaa]);
+        let mut r = ByteReader::new(&bytes);
+        assert_eq!(r.read_bits_le(3).unwrap(), 5);
+        assert_eq!(r.read_bits_le(7).unwrap(), 0x55);
+        assert_eq!(r.read_bits_le(6).unwrap(), 0x2a);
+        // A partial byte is padded with zero high bits.
+        let mut w = ByteWriter::new();
+        w.write_bits_le(1, 1).unwrap();
+        w.align_to_byte();
+        w.write_u8(7);
+        assert_eq!(w.into_bytes(), [0x01, 0x07]);
+        let mut r = ByteReader::new(&[0x0f; 8]);
+        assert_eq!(r.read_bits_le(64).unwrap(), 0x0f0f_0f0f_0f0f_0f0f);
+    }
+
+    #[test]
+    fn processors_invert_and_keep_stored_bytes() {
+        let v = b"hello hello hello".to_vec();
+        for p in [Processor::Zlib, Processor::Xor(&[0x15]), Processor::Xor(&[1, 2, 3]), Processor::Rol(3), Processor::Ror(11)] {
+            let stored = reprocess(p, &v, None).into_owned();
+            assert_eq!(unprocess(p, &stored, 0).unwrap(), v, "{p:?}");
+            assert!(matches!(reprocess(p, &v, Some(&stored)), std::borrow::Cow::Borrowed(_)));
+        }
+        assert_eq!(unprocess(Processor::Rol(1), &[0x81], 0).unwrap(), [0x03]);
+        assert_eq!(unprocess(Processor::Ror(1), &[0x03], 0).unwrap(), [0x81]);
+        assert!(unprocess(Processor::Zlib, b"not zlib", 0).is_err());
+        // Stored bytes that no longer give the value are not reused.
+        let stored = reprocess(Processor::Zlib, b"abc", None).into_owned();
+        assert!(matches!(reprocess(Processor::Zlib, b"abd", Some(&stored)), std::borrow::Cow::Owned(_)));
+    }
+
+    #[test]
+    fn encodings_round_trip() {
+        for (enc, bytes, text) in [
+            ("UTF-16LE", &b"a\0\xe9\0"[..], "aé"),
+            ("UTF-16BE", &b"\0a\0\xe9"[..], "aé"),
+            ("ISO-8859-1", &b"caf\xe9\x80"[..], "café\u{80}"),
+            ("IBM437", &b"\x80\xe1\xff"[..], "Çß\u{a0}"),
+            ("SHIFT_JIS", &b"\x82\xa0"[..], "あ"),
+        ] {
+            let s = decode_str(bytes, enc, 0).unwrap();
+            assert_eq!(s, text, "{enc}");
+            assert_eq!(encode_str(&s, enc).unwrap().as_ref(), bytes, "{enc}");
+        }
+        assert!(decode_str(b"a", "UTF-16LE", 0).is_err());
+        assert!(encode_str("€", "ISO-8859-1").is_err());
+    }
+
+    #[test]
+    fn terminated_fields_read_and_write_back() {
+        let t = Term { terminator: Some(0), include: false, consume: true, eos_error: true, pad_right: None, width: 1 };
+        let mut r = ByteReader::new(b"ab\0cd");
+        assert_eq!(r.read_terminated(None, t).unwrap(), (&b"ab"[..], &b"\0"[..]));
+        assert!(r.read_terminated(None, t).is_err(), "no terminator before the end");
+        let lenient = Term { eos_error: false, ..t };
+        assert_eq!(r.read_terminated(None, lenient).unwrap(), (&b"cd"[..], &b""[..]));
+        // Sized: the value ends at the terminator.
+        let padded = Term { terminator: Some(b'|'), pad_right: Some(b'@'), ..t };
+        let mut r = ByteReader::new(b"ab|x@@ab@@@@");
+        let (v, tail) = r.read_terminated(Some(6), padded).unwrap();
+        assert_eq!((v, tail), (&b"ab"[..], &b"|x@@"[..]));
+        // Padding is stripped only when there is no terminator.
+        assert_eq!(r.read_terminated(Some(6), padded).unwrap(), (&b"ab"[..], &b"@@@@"[..]));
+        let mut w = ByteWriter::new();
+        w.write_terminated(v, Some(tail), Some(6), padded).unwrap();
+        assert_eq!(w.into_bytes(), b"ab|x@@");
+        // Without a tail: terminator, then padding.
+        let mut w = ByteWriter::new();
+        w.write_terminated(b"ab", None, Some(5), padded).unwrap();
+        assert_eq!(w.into_bytes(), b"ab|@@");
+        // UTF-16: a two-byte terminator at an even offset.
+        let wide = Term { width: 2, ..t };
+        let mut r = ByteReader::new(b"a\0\0b\0\0x");
+        assert_eq!(r.read_terminated(None, wide).unwrap(), (&b"a\0\0b"[..], &b"\0\0"[..]));
+        let mut w = ByteWriter::new();
+        w.write_terminated(b"a\0\0b", None, None, wide).unwrap();
+        assert_eq!(w.into_bytes(), b"a\0\0b\0\0");
+        let mut w = ByteWriter::new();
+        assert!(w.write_terminated(b"a\0b", None, None, t).is_err());
+        assert!(w.write_terminated(b"abcdef", None, Some(5), padded).is_err());
+    }
+
+    #[test]
+    fn pop_limit_skip_returns_the_unread_rest() {
+        let mut r = ByteReader::new(&[1, 2, 3, 4, 5]);
+        let old = r.push_limit(3).unwrap();
+        assert_eq!(r.read_u8().unwrap(), 1);
+        assert_eq!(r.pop_limit_skip(old).unwrap(), (0, &[2u8, 3][..]));
+        assert_eq!(r.read_u8().unwrap(), 4);
+    }
 
     #[test]
     fn path_display_is_outermost_first() {

@@ -1,0 +1,417 @@
+//! Generated readers and writers, run: the small schemas in `tests/run/` are generated into
+//! `tests/run/<stem>.rs` (checked in; refresh with
+//! `cargo run -p statepack-codegen -- codegen/tests/run codegen/tests/run`), compiled here
+//! and exercised on hand-made bytes. One test per language rule, with exact values.
+
+use statepack_runtime::reflect::Value;
+use std::path::Path;
+
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/reflect_view.rs"]
+mod reflect_view;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/kaitai_rules.rs"]
+mod kaitai_rules;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/strict_rules.rs"]
+mod strict_rules;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/value_instances.rs"]
+mod value_instances;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/nested_scopes.rs"]
+mod nested_scopes;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/terminators.rs"]
+mod terminators;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/processed.rs"]
+mod processed;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/bits_le_enum.rs"]
+mod bits_le_enum;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/switch_str.rs"]
+mod switch_str;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/bits_padding.rs"]
+mod bits_padding;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/lists_valid.rs"]
+mod lists_valid;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/switch_sized.rs"]
+mod switch_sized;
+
+/// The checked-in generated code is what the generator makes of the schemas today.
+#[test]
+fn generated_code_is_fresh() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run");
+    let mut stale = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().and_then(|x| x.to_str()) == Some("ksy"))
+        .collect();
+    entries.sort();
+    assert!(!entries.is_empty());
+    for p in entries {
+        let name = p.file_name().unwrap().to_str().unwrap().to_owned();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let code = statepack_codegen::generate(&text, &format!("codegen/tests/run/{name}"))
+            .unwrap_or_else(|d| panic!("{name}: {}", statepack_codegen::render(&d)));
+        let rs = p.with_extension("rs");
+        if std::fs::read_to_string(&rs).ok().as_deref() != Some(code.as_str()) {
+            stale.push(name);
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale generated code for {stale:?}; run `cargo run -p statepack-codegen -- codegen/tests/run codegen/tests/run`"
+    );
+}
+
+fn int(v: Option<Value<'_>>) -> i128 {
+    match v {
+        Some(Value::Int(i)) => i,
+        other => panic!("not an integer: {other:?}"),
+    }
+}
+
+#[test]
+fn reflect_answers_every_member_by_schema_name() {
+    // magic "RV", n = 2, two items (flag + 7 bits), kind = point, x = -3, extra = 0x0102, raw.
+    let bytes = [0x52, 0x56, 2, 0x85, 0x01, 1, 0xfd, 0xff, 0x02, 0x01, 9, 8, 0xee];
+    let root = reflect_view::reflect_decode(&bytes).expect("decodes; the trailing byte is allowed");
+    assert_eq!(root.schema_type(), "reflect_view");
+    assert_eq!(
+        root.member_names(),
+        ["magic", "n", "items", "kind", "body", "extra", "raw"]
+    );
+    assert!(matches!(root.member("magic"), Some(Value::Bytes(b)) if b.as_ref() == b"RV"));
+    // `n` is derived on write (the count of `items`), not a struct member: still answered.
+    assert_eq!(int(root.member("n")), 2);
+    let Some(Value::List(items)) = root.member("items") else { panic!("items is a list") };
+    assert_eq!(items.len(), 2);
+    let first = items[0].as_struct().unwrap();
+    assert_eq!(first.schema_type(), "item");
+    assert!(matches!(first.member("flag"), Some(Value::Bool(true))));
+    assert_eq!(int(first.member("rest")), 5);
+    assert!(matches!(items[1].as_struct().unwrap().member("flag"), Some(Value::Bool(false))));
+    match root.member("kind") {
+        Some(Value::Enum(e)) => {
+            assert_eq!((e.enum_name, e.name, e.value), ("kind", Some("point"), 1));
+        }
+        other => panic!("kind: {other:?}"),
+    }
+    let body = root.member("body").unwrap();
+    let body = body.as_struct().expect("the selected case");
+    assert_eq!(body.schema_type(), "point");
+    assert_eq!(int(body.member("x")), -3);
+    assert_eq!(int(root.member("extra")), 0x0102);
+    let Some(Value::List(raw)) = root.member("raw") else { panic!("raw is a list") };
+    assert!(matches!(raw.as_slice(), [Value::Int(9), Value::Int(8)]));
+    assert!(root.member("nope").is_none());
+    // Decode then encode gives back the consumed prefix.
+    let again = reflect_view::reflect_roundtrip(&bytes).unwrap();
+    assert_eq!(again, bytes[..bytes.len() - 1]);
+}
+
+#[test]
+fn reflect_absent_conditional_member_is_null() {
+    let bytes = [0x52, 0x56, 1, 0x00, 1, 0x01, 0x00, 4, 5];
+    let root = reflect_view::reflect_decode(&bytes).unwrap();
+    assert!(matches!(root.member("extra"), Some(Value::Null)));
+    assert_eq!(int(root.member("n")), 1);
+}
+
+/// -52947 as s4le.
+const NEG: [u8; 4] = (-52947i32).to_le_bytes();
+
+fn kaitai_bytes(kind: u8, pick: u8) -> Vec<u8> {
+    let mut b = NEG.to_vec();
+    // floors (present only when `/` floors and `%` takes the divisor's sign), len_body = 4,
+    // body: `u3` reads one byte of its four.
+    b.extend_from_slice(&[0xaa, 4, 7, 0xd0, 0xd1, 0xd2, kind, pick]);
+    if pick == 1 {
+        b.push(0x33);
+    }
+    b.push(0xee);
+    b
+}
+
+#[test]
+fn integer_division_floors_and_remainder_takes_the_divisor_sign() {
+    let v = kaitai_rules::KaitaiRules::decode(&kaitai_bytes(1, 1)).unwrap();
+    assert_eq!(v.neg, -52947);
+    assert_eq!(v.floors, Some(0xaa), "the condition uses -52947 / 13 == -4073 and % == 2");
+}
+
+#[test]
+fn sized_type_that_stops_early_skips_and_keeps_the_rest() {
+    let bytes = kaitai_bytes(1, 1);
+    let v = kaitai_rules::KaitaiRules::decode(&bytes).unwrap();
+    assert_eq!(v.body.a, 7);
+    assert_eq!(v.body.__unread, [0xd0, 0xd1, 0xd2]);
+    assert_eq!(v.encode().unwrap(), bytes, "the skipped bytes are written back");
+    let root = kaitai_rules::reflect_decode(&bytes).unwrap();
+    assert_eq!(int(root.member("len_body")), 4);
+    // A type named like a number type is the user type.
+    assert_eq!(
+        int(root.member("body").unwrap().as_struct().unwrap().member("a")),
+        7
+    );
+}
+
+#[test]
+fn switch_without_matching_case_holds_nothing() {
+    let bytes = kaitai_bytes(1, 9);
+    let v = kaitai_rules::KaitaiRules::decode(&bytes).unwrap();
+    assert_eq!(v.choice, kaitai_rules::KaitaiRulesChoice::NoCase);
+    assert_eq!(v.tail, 0xee);
+    assert_eq!(v.encode().unwrap(), bytes);
+    let root = kaitai_rules::reflect_decode(&bytes).unwrap();
+    assert!(matches!(root.member("choice"), Some(Value::Null)));
+    // A `NoCase` value where the switch selects a case cannot be written.
+    let mut w = v.clone();
+    w.pick = 1;
+    assert!(w.encode().is_err());
+}
+
+#[test]
+fn enums_are_open_unknown_values_are_kept() {
+    let bytes = kaitai_bytes(5, 1);
+    let v = kaitai_rules::KaitaiRules::decode(&bytes).unwrap();
+    assert_eq!(v.kind, kaitai_rules::Animal::Unlisted(5));
+    assert_eq!(v.encode().unwrap(), bytes);
+    let root = kaitai_rules::reflect_decode(&bytes).unwrap();
+    match root.member("kind") {
+        Some(Value::Enum(e)) => assert_eq!((e.enum_name, e.name, e.value), ("animal", None, 5)),
+        other => panic!("{other:?}"),
+    }
+    // An unlisted value that does not fit the stored type is refused, never wrapped.
+    let mut w = v.clone();
+    w.kind = kaitai_rules::Animal::Unlisted(256);
+    let e = w.encode().unwrap_err().to_string();
+    assert!(e.contains("kind") && e.contains("256"), "{e}");
+    // `-` keys inside an enum value are ignored: the value is still `dog`.
+    let v = kaitai_rules::KaitaiRules::decode(&kaitai_bytes(2, 1)).unwrap();
+    assert_eq!(v.kind, kaitai_rules::Animal::Dog);
+}
+
+#[test]
+fn sp_strict_keeps_statepack_rules() {
+    // len 2, body reads 1 of 2 bytes: refused under -sp-strict.
+    let e = strict_rules::StrictRules::decode(&[2, 1, 0, 1, 1, 5, 1]).unwrap_err();
+    assert!(e.to_string().contains("body"), "{e}");
+    // Unknown enum value: refused.
+    let e = strict_rules::StrictRules::decode(&[1, 5, 9, 1, 5, 1]).unwrap_err();
+    assert!(e.to_string().contains("kind"), "{e}");
+    // A switch value no case names: refused.
+    let e = strict_rules::StrictRules::decode(&[1, 5, 1, 2, 1]).unwrap_err();
+    assert!(e.to_string().contains("choice"), "{e}");
+    // A field may opt out: `loose` keeps an unknown value.
+    let v = strict_rules::StrictRules::decode(&[1, 5, 1, 1, 5, 7]).unwrap();
+    assert_eq!(v.loose, strict_rules::Bird::Unlisted(7));
+}
+
+#[test]
+fn value_instances_are_computed_never_stored() {
+    // n = 4, so `count` (n - 1) = 3 items, then "ab".
+    let bytes = [4, 10, 11, 12, b'a', b'b'];
+    let v = value_instances::ValueInstances::decode(&bytes).unwrap();
+    assert_eq!(v.items, [10, 11, 12], "a seq field's count may be a value instance");
+    assert_eq!(v.count(), 3);
+    assert_eq!(v.double_count(), 6);
+    assert_eq!(v.greeting(), "ab!");
+    assert!(v.big());
+    assert_eq!(v.kind(), value_instances::Animal::Dog);
+    assert_eq!(v.maybe(), None);
+    assert_eq!(v.encode().unwrap(), bytes, "instances take no bytes");
+    let root = value_instances::reflect_decode(&bytes).unwrap();
+    assert_eq!(
+        root.member_names(),
+        ["n", "items", "name", "count", "double_count", "greeting", "big", "kind", "maybe"]
+    );
+    assert_eq!(int(root.member("double_count")), 6);
+    assert!(matches!(root.member("greeting"), Some(Value::Str(s)) if s == "ab!"));
+    assert!(matches!(root.member("big"), Some(Value::Bool(true))));
+    assert!(matches!(root.member("kind"), Some(Value::Enum(e)) if e.name == Some("dog")));
+    assert!(matches!(root.member("maybe"), Some(Value::Null)));
+    // Writing checks the list against the instance: a list of the wrong length is refused.
+    let mut w = v.clone();
+    w.items.push(13);
+    assert!(w.encode().is_err());
+}
+
+#[test]
+fn nested_types_and_enums_resolve_innermost_out() {
+    // outer.first is the nested `item` (a u2), outer.kind = cat, is_cat present; then the
+    // top-level `item` (a u1).
+    let bytes = [0x34, 0x12, 1, 9, 0x77];
+    let v = nested_scopes::NestedScopes::decode(&bytes).unwrap();
+    assert_eq!(v.a.first.inner_value, 0x1234);
+    assert_eq!(v.a.kind, nested_scopes::OuterAnimal::Cat);
+    assert_eq!(v.a.is_cat, Some(9), "`outer::animal::cat` names the nested enum");
+    assert_eq!(v.b.top_value, 0x77);
+    assert_eq!(v.encode().unwrap(), bytes);
+    // The dynamic view uses the names as written.
+    let root = nested_scopes::reflect_decode(&bytes).unwrap();
+    let a = root.member("a").unwrap();
+    let first = a.as_struct().unwrap().member("first").unwrap();
+    assert_eq!(first.as_struct().unwrap().schema_type(), "item");
+    match a.as_struct().unwrap().member("kind") {
+        Some(Value::Enum(e)) => assert_eq!((e.enum_name, e.name), ("animal", Some("cat"))),
+        other => panic!("{other:?}"),
+    };
+}
+
+#[test]
+fn terminators_padding_and_their_bytes_round_trip() {
+    let bytes = b"abc|hi    ok\0xyzw\0v\0end.AZ;tail";
+    let v = terminators::Terminators::decode(bytes).unwrap();
+    assert_eq!(v.name, "abc");
+    assert_eq!(v.padded, "hi", "pad-right is stripped");
+    assert_eq!(v.fixed, "ok", "the value ends at the terminator inside the size");
+    assert_eq!(v.__tail_fixed.as_deref(), Some(&b"\0xyz"[..]));
+    assert_eq!(v.words, ["w", "v"]);
+    assert_eq!(v.kept, b"end.", "`include` keeps the terminator");
+    // A user type in the bytes before its terminator; what it leaves is kept.
+    assert_eq!(v.framed.a, b'A');
+    assert_eq!(v.framed.__unread, b"Z");
+    assert_eq!(v.rest, b"tail", "`eos-error: false`: the end of the input ends the value");
+    assert_eq!(v.encode().unwrap(), bytes, "terminators, bytes after them and padding are kept");
+    // A new value without kept tails gets the schema's terminator and padding.
+    let mut w = v.clone();
+    w.__tail_fixed = None;
+    w.__tail_padded = None;
+    w.fixed = "no".into();
+    let out = w.encode().unwrap();
+    assert_eq!(&out[4..16], b"hi    no\0\0\0\0");
+    // A value containing its terminator cannot be written: a reader would stop early.
+    let mut w = v.clone();
+    w.name = "a|b".into();
+    assert!(w.encode().is_err());
+}
+
+#[test]
+fn process_zlib_xor_rol_read_and_write_back() {
+    // A zlib stream of "hello" made by another compressor setting (level 1): the writer must
+    // reuse these exact bytes, not recompress.
+    let z = {
+        use std::io::Write;
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(1));
+        e.write_all(b"hello").unwrap();
+        e.finish().unwrap()
+    };
+    let mut bytes = vec![z.len() as u8];
+    bytes.extend_from_slice(&z);
+    // key 0x0f; point x = 0x0102, y = 0x0304 xored with the key; rol(3) of [0x01, 0x80].
+    bytes.extend_from_slice(&[0x0f, 0x02 ^ 0x0f, 0x01 ^ 0x0f, 0x04 ^ 0x0f, 0x03 ^ 0x0f]);
+    bytes.extend_from_slice(&[0x01u8.rotate_right(3), 0x80u8.rotate_right(3)]);
+    let v = processed::Processed::decode(&bytes).unwrap();
+    assert_eq!(v.packed, b"hello");
+    assert_eq!((v.hidden.x, v.hidden.y), (0x0102, 0x0304));
+    assert_eq!(v.spun, [0x01, 0x80]);
+    assert_eq!(v.encode().unwrap(), bytes, "the stored bytes are reused while unchanged");
+    // A changed value is processed anew, and reads back.
+    let mut w = v.clone();
+    w.hidden.x = 7;
+    let out = w.encode().unwrap();
+    let back = processed::Processed::decode(&out).unwrap();
+    assert_eq!(back.hidden.x, 7);
+    assert_eq!(back.spun, [0x01, 0x80]);
+    // The size of a processed field is stored, not derived: a new text needs its new size.
+    let mut w = v.clone();
+    w.packed = b"other text".to_vec();
+    let e = w.encode().unwrap_err().to_string();
+    assert!(e.contains("packed"), "{e}");
+    w.__stored_packed = None;
+    let z2 = statepack_runtime::columns::deflate(b"other text", 6);
+    w.len_packed = z2.len() as u8;
+    let back = processed::Processed::decode(&w.encode().unwrap()).unwrap();
+    assert_eq!(back.packed, b"other text");
+}
+
+#[test]
+fn little_endian_bits_and_enums_on_bit_fields() {
+    // mode = 5 (run) in the low 3 bits, level = 0b10101 above it; then a byte; then a type
+    // whose own meta switches back to big-endian bits: hi = 0xa, lo = 0x3.
+    let bytes = [0b10101_101, 0x42, 0xa3];
+    let v = bits_le_enum::BitsLeEnum::decode(&bytes).unwrap();
+    assert_eq!(v.mode, bits_le_enum::Mode::Run);
+    assert_eq!(v.level, 0b10101);
+    assert_eq!(v.after, 0x42);
+    assert_eq!((v.inner.hi, v.inner.lo), (0xa, 0x3));
+    assert_eq!(v.encode().unwrap(), bytes);
+    // An unlisted value in a bit-field enum is kept (Kaitai's open enums).
+    let v = bits_le_enum::BitsLeEnum::decode(&[0b00000_111, 0, 0]).unwrap();
+    assert_eq!(v.mode, bits_le_enum::Mode::Unlisted(7));
+    assert_eq!(v.encode().unwrap(), [0b00000_111, 0, 0]);
+    // ... and one that does not fit the bits is refused on write.
+    let mut w = v.clone();
+    w.mode = bits_le_enum::Mode::Unlisted(8);
+    assert!(w.encode().is_err());
+}
+
+#[test]
+fn switch_on_a_string() {
+    let v = switch_str::SwitchStr::decode(b"cd\x01\x02").unwrap();
+    assert_eq!(v.body, switch_str::SwitchStrBody::Two(switch_str::Two { y: 1, z: 2 }));
+    assert_eq!(v.encode().unwrap(), b"cd\x01\x02");
+    let v = switch_str::SwitchStr::decode(b"ab\x07").unwrap();
+    assert!(matches!(v.body, switch_str::SwitchStrBody::One(switch_str::One { x: 7 })));
+    // No case named: nothing read (Kaitai's rule), and written back as nothing.
+    let v = switch_str::SwitchStr::decode(b"zz").unwrap();
+    assert_eq!(v.body, switch_str::SwitchStrBody::NoCase);
+    assert_eq!(v.encode().unwrap(), b"zz");
+    // A body that the tag does not select is refused on write.
+    let mut w = v.clone();
+    w.tag = "ab".into();
+    w.body = switch_str::SwitchStrBody::Two(switch_str::Two { y: 1, z: 2 });
+    assert!(w.encode().is_err());
+}
+
+#[test]
+fn padding_bits_are_kept_under_kaitai_rules() {
+    // flags = 0b101 then five non-zero padding bits; a byte; a sized type reading 3 of its 8
+    // bits; the root ends after 2 bits of the last byte.
+    let bytes = [0b101_11011, 0x42, 0b011_10101, 0b10_111111];
+    let v = bits_padding::BitsPadding::decode(&bytes).unwrap();
+    assert_eq!((v.flags, v.byte, v.inner.v, v.last), (0b101, 0x42, 0b011, 0b10));
+    assert_eq!(v.encode().unwrap(), bytes, "every skipped bit is written back");
+}
+
+#[test]
+fn valid_on_list_elements_and_unnamed_fields() {
+    let v = lists_valid::ListsValid::decode(&[0xee, 1, 2, 3]).unwrap();
+    assert_eq!(v._unnamed0, 0xee, "an unnamed field is `_unnamed<index>`, as in Kaitai");
+    assert_eq!(v.small, [1, 2, 3]);
+    let e = lists_valid::ListsValid::decode(&[0, 1, 20, 3]).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("small[1]") && text.contains("offset 2"), "{text}");
+    let mut w = v.clone();
+    w.small[2] = 10;
+    assert!(w.encode().is_err());
+    let root = lists_valid::reflect_decode(&[0xee, 1, 2, 3]).unwrap();
+    assert_eq!(root.member_names(), ["_unnamed0", "small"]);
+}
+
+#[test]
+fn sized_switch_reads_the_case_in_its_size() {
+    // code 1: `one` reads 1 of 3 bytes; the rest is kept and written back.
+    let bytes = [1, 3, 7, 8, 9, 0xee];
+    let v = switch_sized::SwitchSized::decode(&bytes).unwrap();
+    let switch_sized::SwitchSizedBody::One(one) = &v.body else { panic!("{:?}", v.body) };
+    assert_eq!((one.x, one.__unread.as_slice()), (7, &[8u8, 9][..]));
+    assert_eq!(v.tail, 0xee);
+    assert_eq!(v.encode().unwrap(), bytes);
+    // No case: the bytes are kept raw, and the dynamic view shows them.
+    let bytes = [5, 2, 0xaa, 0xbb, 0xee];
+    let v = switch_sized::SwitchSized::decode(&bytes).unwrap();
+    assert_eq!(v.body, switch_sized::SwitchSizedBody::NoCase(vec![0xaa, 0xbb]));
+    assert_eq!(v.encode().unwrap(), bytes);
+    let root = switch_sized::reflect_decode(&bytes).unwrap();
+    assert!(matches!(root.member("body"), Some(Value::Bytes(b)) if b.as_ref() == [0xaa, 0xbb]));
+    assert_eq!(int(root.member("len_body")), 2, "the size is derived from the body");
+}
