@@ -549,10 +549,10 @@ fn run(cli: Cli) -> Result<()> {
             };
             let ticks = seconds * f64::from(tick_rate);
             if !(ticks.round() >= 1.0 && ticks.round() <= f64::from(u32::MAX)) {
-                bail!(
+                args::argument_error(format!(
                     "--seconds {seconds} at --tick-rate {tick_rate} is {ticks} ticks; give at least one tick and at most {}",
                     u32::MAX
-                );
+                ));
             }
             let clip = load_motion(&path, &unit)?;
             let opts = formats::rply_crowd::CrowdOptions {
