@@ -1063,6 +1063,15 @@ fn bad_numbers_are_argument_errors() {
         &["rply-crowd", "--tick-rate", "1", "--seconds", "0.2"],
         "--tick-rate 1",
     );
+    // A budget no record fits sends nothing: a failure, not a run within every bound.
+    let o = run(d, &["wsnap", "sim", "--budget", "0", "--seconds", "0.2"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("wsnap sim --budget 0: no snapshot of the run held a record"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stdout(&o).contains("met"), "{}", stdout(&o));
 }
 
 /// A studs-per-metre that pushes positions past float32 precision writes no file (on the CMU

@@ -542,11 +542,6 @@ fn run(cli: Cli) -> Result<()> {
             upright_root,
             output,
         } => {
-            let path = match motion {
-                Some(p) => p,
-                None => statepack::runtime::fixtures::fixture_path("motion/cmu-131-01-walk.bvh")
-                    .map_err(|e| anyhow::anyhow!("{e}"))?,
-            };
             let ticks = seconds * f64::from(tick_rate);
             if !(ticks.round() >= 1.0 && ticks.round() <= f64::from(u32::MAX)) {
                 args::argument_error(format!(
@@ -554,6 +549,11 @@ fn run(cli: Cli) -> Result<()> {
                     u32::MAX
                 ));
             }
+            let path = match motion {
+                Some(p) => p,
+                None => statepack::runtime::fixtures::fixture_path("motion/cmu-131-01-walk.bvh")
+                    .map_err(|e| anyhow::anyhow!("{e}"))?,
+            };
             let clip = load_motion(&path, &unit)?;
             let opts = formats::rply_crowd::CrowdOptions {
                 characters: usize::try_from(characters).context("--characters is too large")?,

@@ -91,7 +91,12 @@ pub fn run(cmd: WsnapCmd) -> Result<()> {
                 loss_pct: loss,
                 compress: !no_zstd,
             };
-            let r = sim::run(&cfg).map_err(anyhow::Error::msg)?;
+            let r = sim::run(&cfg)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| match budget {
+                    Some(b) => format!("wsnap sim --budget {b}"),
+                    None => "wsnap sim".to_owned(),
+                })?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {
