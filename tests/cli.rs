@@ -348,7 +348,8 @@ fn verify_fails_outside_the_bounds() {
     );
     assert!(stdout(&o).contains("over the bound"), "{}", stdout(&o));
     assert!(
-        stderr(&o).contains("outside the documented bounds"),
+        stderr(&o).contains("outside the documented bounds")
+            && stderr(&o).contains("at 3.571428571428571 studs per metre (verify needs the --studs-per-metre and --unit-m that import was given)"),
         "{}",
         stderr(&o)
     );
