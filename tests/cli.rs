@@ -348,7 +348,8 @@ fn verify_fails_outside_the_bounds() {
     );
     assert!(stdout(&o).contains("over the bound"), "{}", stdout(&o));
     assert!(
-        stderr(&o).contains("outside the documented bounds"),
+        stderr(&o).contains("outside the documented bounds")
+            && stderr(&o).contains("at 3.571428571428571 studs per metre (verify needs the --studs-per-metre and --unit-m that import was given)"),
         "{}",
         stderr(&o)
     );
@@ -429,7 +430,7 @@ fn rply_import_inspect_decode_encode_verify_sample() {
         .success());
     let o = run(&dir.0, &["sample", "x.rply", "--at", "999"]);
     assert!(
-        stderr(&o).contains("past the replay's last tick 124"),
+        stderr(&o).contains("--at 999 is outside the replay, whose ticks run from 0 to 124"),
         "{}",
         stderr(&o)
     );
@@ -493,9 +494,26 @@ fn cbtrack_import_sample_verify() {
         .parse()
         .unwrap();
     assert!(worst <= 0.5, "{out}");
+    // Another scale than import's fails, naming the worst figure and the options to match.
+    let mut wrong = verify.clone();
+    wrong.extend(["--elmos-per-metre", "20"]);
+    let o = run(&dir.0, &wrong);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("elmo from the track, over the tolerance of 0.5 elmo")
+            && e.contains("--elmos-per-metre")
+            && e.contains("--unit-m"),
+        "{e}"
+    );
     // a frame outside the track is an error
     let o = run(&dir.0, &["sample", "c.cbtrack", "--at", "500"]);
-    assert!(!o.status.success());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--at 500 is outside the track, whose frames run from 0 to 119"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// World snapshot: `wsnap write` makes a snapshot, `inspect` shows its bit fields with bit
@@ -1014,21 +1032,47 @@ fn bad_numbers_are_argument_errors() {
         ],
         "--tolerance-mm",
     );
-    // A client outside the swarm is refused, naming the range.
-    let o = run(d, &["wsnap", "write", "--client", "99", "-o", "x.wsnap"]);
-    assert!(
-        !o.status.success() && stderr(&o).contains("clients are 0 to 15"),
-        "{}",
-        stderr(&o)
+    // Values that are wrong only together with another option are argument errors too
+    // (status 2), naming the range: a client outside the swarm, too few ticks.
+    assert_arg_error(
+        d,
+        &["wsnap", "write", "--client", "99", "-o", "x.wsnap"],
+        "clients are 0 to 15",
     );
     assert!(!dir.path("x.wsnap").exists());
-    // Too few ticks for a snapshot.
-    let o = run(d, &["wsnap", "sim", "--hz", "1", "--seconds", "0.5"]);
+    assert_arg_error(
+        d,
+        &[
+            "wsnap",
+            "write",
+            "--clients",
+            "4",
+            "--client",
+            "4",
+            "-o",
+            "x.wsnap",
+        ],
+        "clients are 0 to 3",
+    );
+    assert_arg_error(
+        d,
+        &["wsnap", "sim", "--hz", "1", "--seconds", "0.5"],
+        "no snapshot",
+    );
+    assert_arg_error(
+        d,
+        &["rply-crowd", "--tick-rate", "1", "--seconds", "0.2"],
+        "--tick-rate 1",
+    );
+    // A budget no record fits sends nothing: a failure, not a run within every bound.
+    let o = run(d, &["wsnap", "sim", "--budget", "0", "--seconds", "0.2"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(
-        !o.status.success() && stderr(&o).contains("no snapshot"),
+        stderr(&o).contains("wsnap sim --budget 0: no snapshot of the run held a record"),
         "{}",
         stderr(&o)
     );
+    assert!(!stdout(&o).contains("met"), "{}", stdout(&o));
 }
 
 /// A studs-per-metre that pushes positions past float32 precision writes no file (on the CMU
@@ -1110,6 +1154,21 @@ fn sample_outside_the_file_is_an_error_for_every_format() {
     }
     let o = run(d, &["sample", "x.snap", "--at", "-5"]);
     assert!(stderr(&o).contains("from 0 to 167 ms"), "{}", stderr(&o));
+    for (file, range) in [
+        ("x.rply", "ticks run from 0 to "),
+        ("x.cbtrack", "frames run from 0 to 29"),
+    ] {
+        for at in ["-5", "1000"] {
+            let o = run(d, &["sample", file, "--at", at]);
+            assert!(
+                stderr(&o).contains(range),
+                "{file} --at {at}: {}",
+                stderr(&o)
+            );
+        }
+    }
+    // RPLY is sampled at a tick: a fraction is not a value `--at` takes there.
+    assert_arg_error(d, &["sample", "x.rply", "--at", "1.5"], "whole number");
 }
 
 /// A reader that closes the pipe early ends statepack without a message or a panic.

@@ -685,6 +685,29 @@ fn small_swarm_run_is_within_bounds() {
     assert!(r.full_records > 6 * 6, "{}", r.full_records);
 }
 
+/// A budget that no record fits (here 40 bytes: the 24-byte header leaves 16, less than the
+/// smallest record) is refused instead of reporting a run in which nothing was sent as one
+/// within every bound; the smallest budget that carries records still runs.
+#[test]
+fn a_budget_that_holds_no_record_is_refused() {
+    let cfg = |budget| ws::sim::SimConfig {
+        clients: 4,
+        tick_hz: 10,
+        seconds: 1.0,
+        budget_bytes: Some(budget),
+        ..Default::default()
+    };
+    for budget in [0, 24, 40] {
+        let e = ws::sim::run(&cfg(budget)).unwrap_err();
+        assert!(
+            e.contains(&format!("a budget of {budget} bytes")) && e.contains("no room"),
+            "{e}"
+        );
+    }
+    let r = ws::sim::run(&cfg(200)).unwrap();
+    assert!(r.records_per_snapshot > 0.0, "{r:?}");
+}
+
 #[test]
 fn record_struct_size_used_by_the_allocation_bound() {
     // tests/hostile_alloc.rs derives the world snapshot's K from this size.

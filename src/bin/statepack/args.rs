@@ -39,6 +39,16 @@ pub fn non_negative(s: &str) -> Result<f64, String> {
     }
 }
 
+/// Ends the process the way the argument parser ends it for a bad value: `error: MSG` and the
+/// usage hint on stderr, exit status 2. For checks clap cannot make on one option alone (a
+/// value that must be below another option's, a product of two options).
+pub fn argument_error(msg: impl std::fmt::Display) -> ! {
+    use clap::CommandFactory;
+    crate::Cli::command()
+        .error(clap::error::ErrorKind::ValueValidation, msg)
+        .exit()
+}
+
 /// The length unit of a motion file, shared by every command that reads motion.
 #[derive(Args, Clone, Debug, Default)]
 pub struct UnitArg {

@@ -223,6 +223,10 @@ pub fn import(
 /// `sample FILE --at FRAME`: the full state as JSON.
 pub fn sample(bytes: &[u8], at: f64) -> Result<()> {
     let mut p = Player::new(bytes)?;
+    let (first, last) = (p.header().first_frame, p.header().last_frame);
+    if !(f64::from(first)..=f64::from(last)).contains(&at) {
+        bail!("--at {at} is outside the track, whose frames run from {first} to {last}");
+    }
     let s = p.sample(at)?;
     let text = serde_json::to_string_pretty(&s)?;
     use std::io::Write;
@@ -290,7 +294,16 @@ pub fn verify(
     );
     println!("tolerance: {tol} elmo");
     if st.worst_unit > tol || st.worst_piece > tol || st.worst_projectile > tol {
-        bail!("a recorded sample is further from the track than the tolerance");
+        let (what, worst) = [
+            ("unit", st.worst_unit),
+            ("piece", st.worst_piece),
+            ("projectile", st.worst_projectile),
+        ]
+        .into_iter()
+        .fold(("unit", f64::MIN), |a, b| if b.1 > a.1 { b } else { a });
+        bail!(
+            "the furthest recorded {what} sample is {worst:.8} elmo from the track, over the tolerance of {tol} elmo (verify needs the --elmos-per-metre and --unit-m that import was given: {elmos_per_metre} elmos per metre here)"
+        );
     }
     println!("verified: every recorded sample is within the tolerance");
     Ok(())

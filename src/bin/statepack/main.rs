@@ -433,7 +433,12 @@ fn run(cli: Cli) -> Result<()> {
             if fmt.name == formats::rply::FORMAT.name {
                 let name = file.display().to_string();
                 return match against {
-                    Some(a) => rply::verify_against(&bytes, &name, &load_motion(&a, &unit)?, studs_per_metre),
+                    Some(a) => rply::verify_against(
+                        &bytes,
+                        &name,
+                        &load_motion(&a, &unit)?,
+                        studs_per_metre,
+                    ),
                     None => rply::verify(&bytes, &name),
                 };
             }
@@ -492,7 +497,12 @@ fn run(cli: Cli) -> Result<()> {
                 .fold(0.0, f64::max);
             let worst_r = errs.iter().map(|e| e.max_rot_error_deg).fold(0.0, f64::max);
             println!("worst: {worst_p:.3e} studs, {worst_r:.3e} degrees");
-            check_bounds(&errs)
+            check_bounds(&errs).with_context(|| {
+                format!(
+                    "{} against the motion at {studs_per_metre} studs per metre (verify needs the --studs-per-metre and --unit-m that import was given)",
+                    file.display()
+                )
+            })
         }
         Cmd::Wsnap { cmd } => wsnap::run(cmd),
         Cmd::Sample { file, at } => {
@@ -542,18 +552,18 @@ fn run(cli: Cli) -> Result<()> {
             upright_root,
             output,
         } => {
+            let ticks = seconds * f64::from(tick_rate);
+            if !(ticks.round() >= 1.0 && ticks.round() <= f64::from(u32::MAX)) {
+                args::argument_error(format!(
+                    "--seconds {seconds} at --tick-rate {tick_rate} is {ticks} ticks; give at least one tick and at most {}",
+                    u32::MAX
+                ));
+            }
             let path = match motion {
                 Some(p) => p,
                 None => statepack::runtime::fixtures::fixture_path("motion/cmu-131-01-walk.bvh")
                     .map_err(|e| anyhow::anyhow!("{e}"))?,
             };
-            let ticks = seconds * f64::from(tick_rate);
-            if !(ticks.round() >= 1.0 && ticks.round() <= f64::from(u32::MAX)) {
-                bail!(
-                    "--seconds {seconds} at --tick-rate {tick_rate} is {ticks} ticks; give at least one tick and at most {}",
-                    u32::MAX
-                );
-            }
             let clip = load_motion(&path, &unit)?;
             let opts = formats::rply_crowd::CrowdOptions {
                 characters: usize::try_from(characters).context("--characters is too large")?,

@@ -150,10 +150,16 @@ pub fn verify_against(bytes: &[u8], name: &str, clip: &Clip, studs_per_metre: f6
 
 /// `sample FILE --at TICK`: the player's state at a tick as JSON.
 pub fn sample(bytes: &[u8], at: f64) -> Result<()> {
-    if !(at >= 0.0 && at.fract() == 0.0 && at <= f64::from(u32::MAX)) {
-        bail!("RPLY samples are taken at a tick: --at must be a whole number >= 0, not {at}");
+    if at.fract() != 0.0 {
+        crate::args::argument_error(format!(
+            "RPLY samples are taken at a tick: --at must be a whole number, not {at}"
+        ));
     }
     let mut p = Player::open(bytes)?;
+    let last = p.header().tick_count;
+    if !(0.0..=f64::from(last)).contains(&at) {
+        bail!("--at {at} is outside the replay, whose ticks run from 0 to {last}");
+    }
     p.seek(at as u32)?;
     println!("{}", serde_json::to_string_pretty(&p.state().to_json())?);
     Ok(())

@@ -1,7 +1,7 @@
 //! `statepack wsnap ...`: the world snapshot's own commands (swarm simulation, sample files),
 //! its `demo` row, and the decompressed view for `inspect`.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Subcommand;
 use statepack::formats::world_snapshot::{self as ws, sim, BlobKind, EncodedEntity};
 use statepack::generated::world_snapshot::WorldSnapshot;
@@ -77,7 +77,9 @@ pub fn run(cmd: WsnapCmd) -> Result<()> {
             json,
         } => {
             if seconds * f64::from(hz) < 1.0 {
-                bail!("--seconds {seconds} at --hz {hz} holds no snapshot; give at least one tick");
+                crate::args::argument_error(format!(
+                    "--seconds {seconds} at --hz {hz} holds no snapshot; give at least one tick"
+                ));
             }
             let cfg = sim::SimConfig {
                 clients,
@@ -89,7 +91,12 @@ pub fn run(cmd: WsnapCmd) -> Result<()> {
                 loss_pct: loss,
                 compress: !no_zstd,
             };
-            let r = sim::run(&cfg).map_err(anyhow::Error::msg)?;
+            let r = sim::run(&cfg)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| match budget {
+                    Some(b) => format!("wsnap sim --budget {b}"),
+                    None => "wsnap sim".to_owned(),
+                })?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {
@@ -105,10 +112,10 @@ pub fn run(cmd: WsnapCmd) -> Result<()> {
             zstd,
         } => {
             if client >= clients {
-                bail!(
-                    "--client {client} is not in the swarm: clients are 0 to {}",
+                crate::args::argument_error(format!(
+                    "--client {client} is not in the swarm: clients are 0 to {} (--clients {clients})",
                     clients - 1
-                );
+                ));
             }
             let bytes = swarm_snapshot(clients, client, ticks, zstd)?;
             std::fs::write(&output, &bytes)

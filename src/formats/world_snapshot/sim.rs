@@ -188,8 +188,10 @@ fn lost(client: u32, tick: u32, loss_pct: u32) -> bool {
     (h % 100) < u64::from(loss_pct)
 }
 
-/// Runs the swarm. Errors: a snapshot that the writer refuses or a client cannot decode
-/// (a bug), as text.
+/// Runs the swarm. Errors, as text: a snapshot that the writer refuses or a client cannot
+/// decode (a bug); a budget so small that no snapshot of the run held a single record (every
+/// figure of such a run would describe nothing sent: no error measured, a rate of headers
+/// only).
 pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
     let n = cfg.clients;
     let ticks = (cfg.seconds * f64::from(cfg.tick_hz)).round() as u32;
@@ -308,6 +310,15 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
                         rep.worst_omega_err_rad_s.max(w.distance(truth.omega_rad_s));
                 }
             }
+        }
+    }
+    if records == 0 {
+        if let Some(b) = cfg.budget_bytes {
+            return Err(format!(
+                "no snapshot of the run held a record: a budget of {b} bytes per snapshot leaves no room for one after the {}-byte header ({} candidates deferred); give a larger budget",
+                super::HEADER_BYTES,
+                rep.deferred
+            ));
         }
     }
     let secs = f64::from(ticks) * dt;
