@@ -161,7 +161,10 @@ fn bad_files_name_the_track() {
         c.width = 26;
     }
     let e = anim_clip::from_raw(&bad).unwrap_err().to_string();
-    assert!(e.contains(&format!("bones[{cb}].translation")) && e.contains("width"), "{e}");
+    assert!(
+        e.contains(&format!("bones[{cb}].translation")) && e.contains("width"),
+        "{e}"
+    );
     // The offset is the descriptor's: after the 14-byte header and every earlier track.
     let at = 14
         + raw.bones[..cb]
@@ -225,7 +228,10 @@ fn constants_are_stored_as_fixed_point_when_that_is_exact_and_smaller() {
         Some((2, 5, vec![2, 3, 24]))
     );
     // 0.1f32 is 13421773 × 2^-27: 25-bit codes still beat float32 for three components.
-    assert_eq!(constant_layout(&[0.1, 0.0, 0.0]).map(|l| (l.0, l.1)), Some((27, 25)));
+    assert_eq!(
+        constant_layout(&[0.1, 0.0, 0.0]).map(|l| (l.0, l.1)),
+        Some((27, 25))
+    );
     // −0.0 and values finer than 2^-60 stay float32.
     assert_eq!(constant_layout(&[-0.0, 1.0, 1.0]), None);
     assert_eq!(constant_layout(&[1e-30, 0.0, 0.0]), None);
@@ -249,9 +255,18 @@ fn constants_are_stored_as_fixed_point_when_that_is_exact_and_smaller() {
     let bytes = anim_clip::encode(&clip).unwrap();
     assert_eq!(read(&bytes).unwrap(), clip);
     let raw = AnimClip::decode(&bytes).unwrap();
-    assert!(matches!(raw.bones[0].rotation.body, TrackBody::FixedPointTrack(_)));
-    assert!(matches!(raw.bones[0].translation.body, TrackBody::FixedPointTrack(_)));
-    assert!(matches!(raw.bones[0].scale.body, TrackBody::ConstantTrack(_)));
+    assert!(matches!(
+        raw.bones[0].rotation.body,
+        TrackBody::FixedPointTrack(_)
+    ));
+    assert!(matches!(
+        raw.bones[0].translation.body,
+        TrackBody::FixedPointTrack(_)
+    ));
+    assert!(matches!(
+        raw.bones[0].scale.body,
+        TrackBody::ConstantTrack(_)
+    ));
     // The decoder derives w of a three-component rotation and renormalises four.
     let dec = Decoder::new(&clip);
     let r = dec.rest_pose();
@@ -297,7 +312,8 @@ fn short_cuts_take_at_most_85_percent_of_acl() {
     }
     // One-second cuts of the CMU walk (no ACL figure for them): printed, and checked against
     // the tolerance and a tenth of raw float32.
-    let Some(p) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") else {
+    let Some(p) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
+    else {
         return;
     };
     let walk = statepack_runtime::motion::load_motion_file(&p).expect("read");
@@ -320,7 +336,11 @@ fn short_cuts_take_at_most_85_percent_of_acl() {
             let c = compress(&clip, metric, None).unwrap();
             assert!(c.verified_error_m <= metric.tolerance_m);
             let raw = clip.frame_count() * clip.skeleton.len() * 40;
-            assert!(c.bytes.len() * 10 < raw, "{label}: {} of {raw}", c.bytes.len());
+            assert!(
+                c.bytes.len() * 10 < raw,
+                "{label}: {} of {raw}",
+                c.bytes.len()
+            );
             eprintln!(
                 "| cmu-131-01-walk, first second, {label}, {} mm, shell {} cm | {} | {:.3} mm |",
                 metric.tolerance_m * 1000.0,

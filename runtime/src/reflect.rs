@@ -84,7 +84,12 @@ impl<'a> Value<'a> {
 
     /// Wraps a list of reflectable elements.
     pub fn list_of<T: Reflect>(items: &'a [T]) -> Value<'a> {
-        Value::List(items.iter().map(|v| Value::Struct(v as &dyn Reflect)).collect())
+        Value::List(
+            items
+                .iter()
+                .map(|v| Value::Struct(v as &dyn Reflect))
+                .collect(),
+        )
     }
 }
 
@@ -175,14 +180,24 @@ mod tests {
 
     #[test]
     fn members_read_by_name() {
-        let p = Point { x: 7, name: "a".into(), tags: None };
+        let p = Point {
+            x: 7,
+            name: "a".into(),
+            tags: None,
+        };
         assert!(matches!(p.member("x"), Some(Value::Int(7))));
         assert!(matches!(p.member("name"), Some(Value::Str(s)) if s == "a"));
         assert!(matches!(p.member("tags"), Some(Value::Null)));
         assert!(p.member("y").is_none());
-        let list = [Point { x: 1, name: String::new(), tags: Some(vec![1]) }];
+        let list = [Point {
+            x: 1,
+            name: String::new(),
+            tags: Some(vec![1]),
+        }];
         let v = Value::list_of(&list);
-        let Value::List(items) = v else { panic!("a list") };
+        let Value::List(items) = v else {
+            panic!("a list")
+        };
         let inner = items[0].as_struct().expect("a struct");
         assert_eq!(inner.schema_type(), "point");
         assert!(matches!(inner.member("tags"), Some(Value::Bytes(b)) if b.as_ref() == [1]));

@@ -121,6 +121,9 @@ pub fn bombs() -> Vec<NamedFile> {
         b.extend_from_slice(&[3, 0, 0]);
     }
     b.extend_from_slice(&0u32.to_le_bytes());
-    out.push(("21 845 bones of zero-width fixed-point constants".to_owned(), b));
+    out.push((
+        "21 845 bones of zero-width fixed-point constants".to_owned(),
+        b,
+    ));
     out
 }

@@ -462,9 +462,7 @@ mod tests {
     /// A clip of one bone whose translation has keys at `frames` (values 0, 1, 4, 9, … in x).
     fn clip(frames: &[u16], num_frames: u16, interp: Interp) -> EncodedClip {
         let k = frames.len();
-        let q: Vec<u32> = (0..k)
-            .flat_map(|i| [(i * i) as u32, i as u32, 0])
-            .collect();
+        let q: Vec<u32> = (0..k).flat_map(|i| [(i * i) as u32, i as u32, 0]).collect();
         EncodedClip {
             sample_rate: 10.0,
             num_frames,
@@ -491,7 +489,11 @@ mod tests {
         let v: Vec<f64> = (0..t.len()).map(|i| (i * i) as f64).collect();
         let n = t.len();
         let x = f64::from(x);
-        let i = (0..n - 1).rev().find(|&i| t[i] <= x).unwrap_or(0).min(n - 2);
+        let i = (0..n - 1)
+            .rev()
+            .find(|&i| t[i] <= x)
+            .unwrap_or(0)
+            .min(n - 2);
         let h = t[i + 1] - t[i];
         let u = ((x - t[i]) / h).clamp(0.0, 1.0);
         if !cubic {
@@ -519,12 +521,15 @@ mod tests {
     fn bucket_tables_with_steps_find_every_segment() {
         // Keys bunched at the start and the end of a long clip: large buckets holding several
         // keys each, so the lookup must step.
-        let frames: Vec<u16> = [0u16, 1, 2, 3, 5, 8, 13, 200, 201, 202, 990, 995, 999]
-            .to_vec();
+        let frames: Vec<u16> = [0u16, 1, 2, 3, 5, 8, 13, 200, 201, 202, 990, 995, 999].to_vec();
         for interp in [Interp::Linear, Interp::Cubic] {
             let c = clip(&frames, 1000, interp);
             let d = Decoder::new(&c);
-            assert!(d.heads[0].shift > 0 && d.heads[0].steps > 0, "{:?}", d.heads[0]);
+            assert!(
+                d.heads[0].shift > 0 && d.heads[0].steps > 0,
+                "{:?}",
+                d.heads[0]
+            );
             let mut out = [Pose32::IDENTITY; 2];
             let mut seq = [Pose32::IDENTITY; 1];
             let mut cur = d.cursor();
@@ -539,7 +544,11 @@ mod tests {
                     "{interp:?} frame {x}: {got} against {want}"
                 );
                 assert_eq!(out[0].scale, Vec3::splat(2.0));
-                assert_eq!(out[1], Pose32::IDENTITY, "entries past the bones are left alone");
+                assert_eq!(
+                    out[1],
+                    Pose32::IDENTITY,
+                    "entries past the bones are left alone"
+                );
                 d.sample_cursor(x / 10.0, &mut cur, &mut seq);
                 assert_eq!(seq[0], out[0], "cursor at frame {x}");
                 if i % 4 == 0 {

@@ -581,7 +581,11 @@ pub fn fixed_point(values: &[f32]) -> Option<(u8, u8, Vec<u32>)> {
         {
             return None; // −0.0 has no fixed-point code
         }
-        let width = codes.iter().map(|&c| bits_for(u64::from(c))).max().unwrap_or(0);
+        let width = codes
+            .iter()
+            .map(|&c| bits_for(u64::from(c)))
+            .max()
+            .unwrap_or(0);
         return Some((shift, width, codes));
     }
     None
@@ -613,7 +617,9 @@ fn constant_value(role: Role, v: &[f32]) -> [f64; 4] {
     }
     if role == Role::Rotation {
         if v.len() == 3 {
-            o[3] = (1.0 - (o[0] * o[0] + o[1] * o[1] + o[2] * o[2])).max(0.0).sqrt();
+            o[3] = (1.0 - (o[0] * o[0] + o[1] * o[1] + o[2] * o[2]))
+                .max(0.0)
+                .sqrt();
         }
         let l = o.iter().map(|x| x * x).sum::<f64>().sqrt();
         o = if l > 0.0 {
@@ -662,8 +668,14 @@ fn constant_for(role: Role, s: &Samples, tol: f64) -> Option<Vec<f32>> {
     };
     // The grid may add a sixteenth of what the centre leaves of the tolerance: constants are
     // cheap, and error spent here would be taken from the animated tracks.
-    let exact = constant_value(role, &centre[..nc].iter().map(|&c| c as f32).collect::<Vec<_>>());
-    let spread = s.v.iter().map(|x| err_of(role, 4, &exact, x)).fold(0.0, f64::max);
+    let exact = constant_value(
+        role,
+        &centre[..nc].iter().map(|&c| c as f32).collect::<Vec<_>>(),
+    );
+    let spread =
+        s.v.iter()
+            .map(|x| err_of(role, 4, &exact, x))
+            .fold(0.0, f64::max);
     if spread > tol {
         return None;
     }
@@ -677,10 +689,7 @@ fn constant_for(role: Role, s: &Samples, tol: f64) -> Option<Vec<f32>> {
         if qs.iter().any(|q| q.unsigned_abs() >= 1 << 24) {
             return None;
         }
-        let cand: Vec<f32> = qs
-            .iter()
-            .map(|&q| q as f32 * pow2_neg(shift))
-            .collect();
+        let cand: Vec<f32> = qs.iter().map(|&q| q as f32 * pow2_neg(shift)).collect();
         let rec = constant_value(role, &cand);
         if s.v.iter().all(|x| err_of(role, 4, &rec, x) <= tol) {
             return Some(cand);
@@ -711,7 +720,10 @@ fn encode_track(role: Role, s: &Samples, tol: f64, cubic: bool) -> Track {
         Role::Rotation => as_f32(&first),
         _ => as_f32(&first)[..3].to_vec(),
     };
-    if s.v.iter().all(|x| comp_err(&constant_value(role, &c32), x) <= tol) {
+    if s.v
+        .iter()
+        .all(|x| comp_err(&constant_value(role, &c32), x) <= tol)
+    {
         return Track::Constant(c32);
     }
     // Per component range, stored as f16 bounds that cover every sample.
