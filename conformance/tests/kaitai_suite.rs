@@ -1,0 +1,75 @@
+//! Kaitai Struct's conformance suite against the generated Rust: every `spec/ks/*.kst` and
+//! every `formats_err/*.ksy`, compared with `conformance/failing_tests.txt`.
+//!
+//! Prints one line per test and a summary line (`cargo test -p statepack-conformance --test
+//! kaitai_suite -- --nocapture`), and writes the same report to
+//! `<target>/tmp/conformance-report.txt`. Fails when a test that is not on the list fails,
+//! or when a listed test passes. `STATEPACK_UPDATE_FAILING=1` rewrites the list from this
+//! run instead (then review the diff). See docs/conformance.md.
+
+use statepack_conformance::known::KnownFailures;
+use statepack_conformance::run::Report;
+use statepack_conformance::{Outcome, SchemaEntry};
+
+include!(concat!(env!("OUT_DIR"), "/suite.rs"));
+
+const LIST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/failing_tests.txt");
+const LIST_HEADER: &str = "\
+# Kaitai Struct conformance tests that do not pass, one `name: reason` a line (kst id, or
+# formats_err/<file>). The conformance test fails when a test missing here fails, and when
+# a test listed here passes. Regenerate with STATEPACK_UPDATE_FAILING=1 (docs/conformance.md).
+";
+
+fn under_ci() -> bool {
+    std::env::var("CI").map(|v| v.trim() == "1" || v.trim().eq_ignore_ascii_case("true")).unwrap_or(false)
+}
+
+#[test]
+fn kaitai_conformance_suite() {
+    let Some(dir) = SUITE_DIR else {
+        let msg = format!(
+            "skipped: Kaitai Struct's test suite not found at {SUITE_LOOKED_AT} (set STATEPACK_KAITAI_TESTS and rebuild)"
+        );
+        assert!(!under_ci(), "{msg}; under CI the suite must be present");
+        eprintln!("{msg}");
+        return;
+    };
+    // Every compiled module is reached through the table, so none is dead code.
+    let compiled = SCHEMAS.iter().filter(|e| matches!(e.outcome, Outcome::Compiled { .. })).count();
+    eprintln!("suite: {dir}; {} schemas, {compiled} compiled with reflection", SCHEMAS.len());
+    let report = Report::run(std::path::Path::new(dir), SCHEMAS);
+    if std::env::var("STATEPACK_UPDATE_FAILING").is_ok_and(|v| v == "1") {
+        std::fs::write(LIST, KnownFailures::render(LIST_HEADER, &report.failures())).expect("write failing_tests.txt");
+        eprintln!("rewrote {LIST}");
+    }
+    let text = std::fs::read_to_string(LIST).unwrap_or_default();
+    let known = KnownFailures::parse(&text).unwrap_or_else(|e| panic!("{LIST}: {e}"));
+    let verdict = report.verdict(&known);
+    print!("{}", verdict.text);
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("conformance-report.txt");
+    let _ = std::fs::write(&out, &verdict.text);
+    eprintln!("{}\n(report: {})", verdict.summary, out.display());
+    let mut problems = String::new();
+    for (name, reason) in &verdict.new_failures {
+        problems.push_str(&format!("  fails, not in failing_tests.txt: {name}: {reason}\n"));
+    }
+    for name in &verdict.now_passing {
+        problems.push_str(&format!("  passes, remove from failing_tests.txt: {name}\n"));
+    }
+    for name in &verdict.unknown_names {
+        problems.push_str(&format!("  failing_tests.txt names no test of the suite: {name}\n"));
+    }
+    assert!(problems.is_empty(), "conformance differs from failing_tests.txt:\n{problems}{}", verdict.summary);
+}
+
+/// The dispatch table has one row per suite schema, each naming its file.
+#[test]
+fn table_covers_the_suite_formats() {
+    let Some(dir) = SUITE_DIR else { return };
+    let on_disk = std::fs::read_dir(std::path::Path::new(dir).join("formats"))
+        .map(|rd| rd.filter_map(|e| e.ok()).filter(|e| e.path().extension().is_some_and(|x| x == "ksy")).count())
+        .unwrap_or(0);
+    assert_eq!(SCHEMAS.len(), on_disk);
+    let entry: &SchemaEntry = &SCHEMAS[0];
+    assert_eq!(entry.file, format!("formats/{}.ksy", entry.id));
+}
