@@ -57,6 +57,15 @@ impl ::core::fmt::Display for TrackKind {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for TrackKind {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// A skeletal animation clip: per bone a rotation, a translation and a scale track, each a
 /// default (identity rotation, zero translation, unit scale), a constant, or keys whose
 /// components are quantised with per-component bit widths over an f16 range. Track
@@ -462,6 +471,95 @@ impl AnimClip {
         Ok(w.into_bytes())
     }
 }
+impl ::statepack_runtime::reflect::Reflect for AnimClip {
+    fn schema_type(&self) -> &'static str {
+        "anim_clip"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "magic" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Bytes(
+                        ::std::borrow::Cow::Borrowed(&b"SPAC"[..]),
+                    ),
+                )
+            }
+            "version" => ::std::option::Option::Some(self.version.to_value()),
+            "flags" => ::std::option::Option::Some(self.flags.to_value()),
+            "num_frames" => ::std::option::Option::Some(self.num_frames.to_value()),
+            "sample_rate" => ::std::option::Option::Some(self.sample_rate.to_value()),
+            "num_bones" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.bones.len() as i128),
+                )
+            }
+            "bones" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.bones.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "len_bits" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.bits.len() as i128),
+                )
+            }
+            "bits" => ::std::option::Option::Some(self.bits.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "magic",
+            "version",
+            "flags",
+            "num_frames",
+            "sample_rate",
+            "num_bones",
+            "bones",
+            "len_bits",
+            "bits",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for AnimClip {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
+/// the end of the root type are allowed (and ignored). The result is seen through the
+/// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
+///
+/// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader.
+pub fn reflect_decode(
+    bytes: &[u8],
+) -> Result<
+    ::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>,
+    ::statepack_runtime::io::DecodeError,
+> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = AnimClip::read_from(&mut r)?;
+    Ok(::std::boxed::Box::new(v))
+}
+/// Decodes the root type at the start of `bytes` (trailing bytes allowed, as in
+/// [`reflect_decode`]) and encodes the value again. The result should equal the bytes the
+/// reader consumed (a prefix of `bytes`).
+///
+/// Errors: the decode or encode error, rendered as text.
+pub fn reflect_roundtrip(
+    bytes: &[u8],
+) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = AnimClip::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
+    v.encode().map_err(|e| format!("encode: {e}"))
+}
 /// The three tracks of one bone.
 ///
 /// Schema: `schema/anim_clip.ksy` line 50.
@@ -596,6 +694,32 @@ impl BoneTracks {
                     __v.encoded_len()
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for BoneTracks {
+    fn schema_type(&self) -> &'static str {
+        "bone_tracks"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "rotation" => ::std::option::Option::Some(self.rotation.to_value()),
+            "translation" => ::std::option::Option::Some(self.translation.to_value()),
+            "scale" => ::std::option::Option::Some(self.scale.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["rotation", "translation", "scale"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for BoneTracks {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// Schema: `schema/anim_clip.ksy` line 62.
@@ -771,6 +895,31 @@ impl Track {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Track {
+    fn schema_type(&self) -> &'static str {
+        "track"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "kind" => ::std::option::Option::Some(self.kind.to_value()),
+            "body" => ::std::option::Option::Some(self.body.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["kind", "body"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Track {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// The body of `track.body`, selected by `kind`.
 ///
 /// Schema: `schema/anim_clip.ksy` line 68.
@@ -793,6 +942,15 @@ impl TrackBody {
             TrackBody::DefaultTrack(__x) => __x.encoded_len(),
             TrackBody::ConstantTrack(__x) => __x.encoded_len(),
             TrackBody::AnimatedTrack(__x) => __x.encoded_len(),
+        }
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for TrackBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        match self {
+            TrackBody::DefaultTrack(__x) => __x.to_value(),
+            TrackBody::ConstantTrack(__x) => __x.to_value(),
+            TrackBody::AnimatedTrack(__x) => __x.to_value(),
         }
     }
 }
@@ -832,6 +990,29 @@ impl DefaultTrack {
     #[allow(unused_variables, clippy::identity_op)]
     pub fn encoded_len(&self) -> usize {
         0
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for DefaultTrack {
+    fn schema_type(&self) -> &'static str {
+        "default_track"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for DefaultTrack {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// One value at every frame.
@@ -937,6 +1118,41 @@ impl ConstantTrack {
                 let __val = &self.values;
                 __val.len() * 4
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for ConstantTrack {
+    fn schema_type(&self) -> &'static str {
+        "constant_track"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "num_components" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.values.len() as i128),
+                )
+            }
+            "values" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.values.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["num_components", "values"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for ConstantTrack {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// Keys in the bit stream.
@@ -1140,6 +1356,46 @@ impl AnimatedTrack {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for AnimatedTrack {
+    fn schema_type(&self) -> &'static str {
+        "animated_track"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "num_components" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        self.components.len() as i128,
+                    ),
+                )
+            }
+            "num_keys" => ::std::option::Option::Some(self.num_keys.to_value()),
+            "index_bits" => ::std::option::Option::Some(self.index_bits.to_value()),
+            "coding" => ::std::option::Option::Some(self.coding.to_value()),
+            "components" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.components.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["num_components", "num_keys", "index_bits", "coding", "components"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for AnimatedTrack {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Quantisation of one component.
 ///
 /// Schema: `schema/anim_clip.ksy` line 111.
@@ -1260,5 +1516,31 @@ impl Component {
                     2
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Component {
+    fn schema_type(&self) -> &'static str {
+        "component"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "bits" => ::std::option::Option::Some(self.bits.to_value()),
+            "lo" => ::std::option::Option::Some(self.lo.to_value()),
+            "extent" => ::std::option::Option::Some(self.extent.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["bits", "lo", "extent"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Component {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }

@@ -1107,6 +1107,149 @@ impl CbtrackV1 {
         Ok(w.into_bytes())
     }
 }
+impl ::statepack_runtime::reflect::Reflect for CbtrackV1 {
+    fn schema_type(&self) -> &'static str {
+        "cbtrack_v1"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "magic" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Bytes(
+                        ::std::borrow::Cow::Borrowed(&b"CBTK"[..]),
+                    ),
+                )
+            }
+            "format_version" => {
+                ::std::option::Option::Some(self.format_version.to_value())
+            }
+            "header_size" => ::std::option::Option::Some(self.header_size.to_value()),
+            "recorder_version" => {
+                ::std::option::Option::Some(self.recorder_version.to_value())
+            }
+            "frames_per_second" => {
+                ::std::option::Option::Some(self.frames_per_second.to_value())
+            }
+            "first_frame" => ::std::option::Option::Some(self.first_frame.to_value()),
+            "last_frame" => ::std::option::Option::Some(self.last_frame.to_value()),
+            "window_length" => ::std::option::Option::Some(self.window_length.to_value()),
+            "num_windows" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.index.len() as i128),
+                )
+            }
+            "tolerance" => ::std::option::Option::Some(self.tolerance.to_value()),
+            "position_shift" => {
+                ::std::option::Option::Some(self.position_shift.to_value())
+            }
+            "velocity_shift" => {
+                ::std::option::Option::Some(self.velocity_shift.to_value())
+            }
+            "rotation_bits" => ::std::option::Option::Some(self.rotation_bits.to_value()),
+            "sample_interval" => {
+                ::std::option::Option::Some(self.sample_interval.to_value())
+            }
+            "info_block" => ::std::option::Option::Some(self.info_block.to_value()),
+            "info_len" => ::std::option::Option::Some(self.info_len.to_value()),
+            "features_block" => {
+                ::std::option::Option::Some(self.features_block.to_value())
+            }
+            "features_len" => ::std::option::Option::Some(self.features_len.to_value()),
+            "num_units" => ::std::option::Option::Some(self.num_units.to_value()),
+            "num_projectiles" => {
+                ::std::option::Option::Some(self.num_projectiles.to_value())
+            }
+            "num_features" => ::std::option::Option::Some(self.num_features.to_value()),
+            "game_id" => ::std::option::Option::Some(self.game_id.to_value()),
+            "resource_tolerance" => {
+                ::std::option::Option::Some(self.resource_tolerance.to_value())
+            }
+            "resource_fraction" => {
+                ::std::option::Option::Some(self.resource_fraction.to_value())
+            }
+            "reserved" => ::std::option::Option::Some(self.reserved.to_value()),
+            "header_extra" => ::std::option::Option::Some(self.header_extra.to_value()),
+            "index" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.index.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "chunks" => ::std::option::Option::Some(self.chunks.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "magic",
+            "format_version",
+            "header_size",
+            "recorder_version",
+            "frames_per_second",
+            "first_frame",
+            "last_frame",
+            "window_length",
+            "num_windows",
+            "tolerance",
+            "position_shift",
+            "velocity_shift",
+            "rotation_bits",
+            "sample_interval",
+            "info_block",
+            "info_len",
+            "features_block",
+            "features_len",
+            "num_units",
+            "num_projectiles",
+            "num_features",
+            "game_id",
+            "resource_tolerance",
+            "resource_fraction",
+            "reserved",
+            "header_extra",
+            "index",
+            "chunks",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for CbtrackV1 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
+/// the end of the root type are allowed (and ignored). The result is seen through the
+/// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
+///
+/// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader.
+pub fn reflect_decode(
+    bytes: &[u8],
+) -> Result<
+    ::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>,
+    ::statepack_runtime::io::DecodeError,
+> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = CbtrackV1::read_from(&mut r)?;
+    Ok(::std::boxed::Box::new(v))
+}
+/// Decodes the root type at the start of `bytes` (trailing bytes allowed, as in
+/// [`reflect_decode`]) and encodes the value again. The result should equal the bytes the
+/// reader consumed (a prefix of `bytes`).
+///
+/// Errors: the decode or encode error, rendered as text.
+pub fn reflect_roundtrip(
+    bytes: &[u8],
+) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = CbtrackV1::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
+    v.encode().map_err(|e| format!("encode: {e}"))
+}
 /// Where one window's chunks are.
 ///
 /// Schema: `schema/cbtrack_v1.ksy` line 117.
@@ -1272,6 +1415,33 @@ impl WindowEntry {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for WindowEntry {
+    fn schema_type(&self) -> &'static str {
+        "window_entry"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "main_block" => ::std::option::Option::Some(self.main_block.to_value()),
+            "main_len" => ::std::option::Option::Some(self.main_len.to_value()),
+            "terrain_block" => ::std::option::Option::Some(self.terrain_block.to_value()),
+            "terrain_len" => ::std::option::Option::Some(self.terrain_len.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["main_block", "main_len", "terrain_block", "terrain_len"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for WindowEntry {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A chunk after decompression: the column directory, then the column data (each
 /// column 4-byte aligned) and 4 zero bytes, kept as bytes. Column offsets count from
 /// the start of the decompressed chunk.
@@ -1373,6 +1543,31 @@ impl ChunkBody {
                     __v.len()
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for ChunkBody {
+    fn schema_type(&self) -> &'static str {
+        "chunk_body"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "directory" => ::std::option::Option::Some(self.directory.to_value()),
+            "data" => ::std::option::Option::Some(self.data.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["directory", "data"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for ChunkBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// The column count and one 12-byte entry per column, in rising order of id.
@@ -1479,6 +1674,41 @@ impl ColumnDirectory {
                 let __val = &self.columns;
                 __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for ColumnDirectory {
+    fn schema_type(&self) -> &'static str {
+        "column_directory"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "num_columns" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.columns.len() as i128),
+                )
+            }
+            "columns" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.columns.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["num_columns", "columns"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for ColumnDirectory {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// One directory entry.
@@ -1637,6 +1867,33 @@ impl ColumnEntry {
                     4
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for ColumnEntry {
+    fn schema_type(&self) -> &'static str {
+        "column_entry"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "id" => ::std::option::Option::Some(self.id.to_value()),
+            "type_code" => ::std::option::Option::Some(self.type_code.to_value()),
+            "offset" => ::std::option::Option::Some(self.offset.to_value()),
+            "count" => ::std::option::Option::Some(self.count.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["id", "type_code", "offset", "count"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for ColumnEntry {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// Info chunk: names, teams and the map (read once).

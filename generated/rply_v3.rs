@@ -117,6 +117,15 @@ impl ::core::fmt::Display for Opcode {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for Opcode {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// Enum `prop_type`: a closed set; any other stored value is a decode error.
 ///
 /// Schema: `schema/rply_v3.ksy` line 717.
@@ -187,6 +196,15 @@ impl ::core::fmt::Display for PropType {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for PropType {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// Enum `part_kind`: a closed set; any other stored value is a decode error.
 ///
 /// Schema: `schema/rply_v3.ksy` line 724.
@@ -255,6 +273,15 @@ impl ::core::fmt::Display for PartKind {
     /// The schema name and the stored integer, e.g. `absolute (4)`.
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         write!(f, "{} ({})", self.name(), self.to_i())
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for PartKind {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
     }
 }
 /// Enum `effect_class`: a closed set; any other stored value is a decode error.
@@ -357,6 +384,15 @@ impl ::core::fmt::Display for EffectClass {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for EffectClass {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// Enum `value_tag`: a closed set; any other stored value is a decode error.
 ///
 /// Schema: `schema/rply_v3.ksy` line 743.
@@ -457,6 +493,15 @@ impl ::core::fmt::Display for ValueTag {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for ValueTag {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// Enum `joint_kind`: a closed set; any other stored value is a decode error.
 ///
 /// Schema: `schema/rply_v3.ksy` line 755.
@@ -513,6 +558,15 @@ impl ::core::fmt::Display for JointKind {
     /// The schema name and the stored integer, e.g. `absolute (4)`.
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         write!(f, "{} ({})", self.name(), self.to_i())
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for JointKind {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
     }
 }
 /// An RPLY v3 replay: a 30-byte header, the string table, the keyframe index and the op
@@ -1002,6 +1056,115 @@ impl RplyV3 {
         Ok(w.into_bytes())
     }
 }
+impl ::statepack_runtime::reflect::Reflect for RplyV3 {
+    fn schema_type(&self) -> &'static str {
+        "rply_v3"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "magic" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Bytes(
+                        ::std::borrow::Cow::Borrowed(&b"RPLY"[..]),
+                    ),
+                )
+            }
+            "version" => ::std::option::Option::Some(self.version.to_value()),
+            "tick_rate" => ::std::option::Option::Some(self.tick_rate.to_value()),
+            "place_version" => ::std::option::Option::Some(self.place_version.to_value()),
+            "start_unix" => ::std::option::Option::Some(self.start_unix.to_value()),
+            "tick_count" => ::std::option::Option::Some(self.tick_count.to_value()),
+            "string_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.strings.len() as i128),
+                )
+            }
+            "keyframe_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        self.keyframes.len() as i128,
+                    ),
+                )
+            }
+            "op_bytes" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        self.ops.encoded_len() as i128,
+                    ),
+                )
+            }
+            "strings" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.strings.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "keyframes" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.keyframes.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "ops" => ::std::option::Option::Some(self.ops.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "magic",
+            "version",
+            "tick_rate",
+            "place_version",
+            "start_unix",
+            "tick_count",
+            "string_count",
+            "keyframe_count",
+            "op_bytes",
+            "strings",
+            "keyframes",
+            "ops",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for RplyV3 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
+/// the end of the root type are allowed (and ignored). The result is seen through the
+/// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
+///
+/// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader.
+pub fn reflect_decode(
+    bytes: &[u8],
+) -> Result<
+    ::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>,
+    ::statepack_runtime::io::DecodeError,
+> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = RplyV3::read_from(&mut r)?;
+    Ok(::std::boxed::Box::new(v))
+}
+/// Decodes the root type at the start of `bytes` (trailing bytes allowed, as in
+/// [`reflect_decode`]) and encodes the value again. The result should equal the bytes the
+/// reader consumed (a prefix of `bytes`).
+///
+/// Errors: the decode or encode error, rendered as text.
+pub fn reflect_roundtrip(
+    bytes: &[u8],
+) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = RplyV3::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
+    v.encode().map_err(|e| format!("encode: {e}"))
+}
 /// A string with a u16 byte length in front.
 ///
 /// Schema: `schema/rply_v3.ksy` line 58.
@@ -1110,6 +1273,35 @@ impl Str16 {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Str16 {
+    fn schema_type(&self) -> &'static str {
+        "str16"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "len_value" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.value.len() as i128),
+                )
+            }
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["len_value", "value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Str16 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One keyframe index entry (8 bytes).
 ///
 /// Schema: `schema/rply_v3.ksy` line 67.
@@ -1203,6 +1395,31 @@ impl Keyframe {
                     4
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Keyframe {
+    fn schema_type(&self) -> &'static str {
+        "keyframe"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "tick" => ::std::option::Option::Some(self.tick.to_value()),
+            "offset" => ::std::option::Option::Some(self.offset.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["tick", "offset"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Keyframe {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// Every op, until the end of the stream.
@@ -1310,6 +1527,36 @@ impl OpStream {
                 let __val = &self.ops;
                 __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for OpStream {
+    fn schema_type(&self) -> &'static str {
+        "op_stream"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "ops" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.ops.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["ops"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpStream {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// One op, an opcode byte and its payload.
@@ -1619,6 +1866,31 @@ impl Op {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Op {
+    fn schema_type(&self) -> &'static str {
+        "op"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "opcode" => ::std::option::Option::Some(self.opcode.to_value()),
+            "body" => ::std::option::Option::Some(self.body.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["opcode", "body"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Op {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// The body of `op.body`, selected by `opcode`.
 ///
 /// Schema: `schema/rply_v3.ksy` line 89.
@@ -1681,6 +1953,25 @@ impl OpBody {
             OpBody::OpTickNext(__x) => __x.encoded_len(),
             OpBody::OpXformD(__x) => __x.encoded_len(),
             OpBody::OpSnapshot(__x) => __x.encoded_len(),
+        }
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        match self {
+            OpBody::OpTick(__x) => __x.to_value(),
+            OpBody::OpSpawn(__x) => __x.to_value(),
+            OpBody::OpDespawn(__x) => __x.to_value(),
+            OpBody::OpXform(__x) => __x.to_value(),
+            OpBody::OpProp(__x) => __x.to_value(),
+            OpBody::OpAnimPlay(__x) => __x.to_value(),
+            OpBody::OpAnimStop(__x) => __x.to_value(),
+            OpBody::OpAnimSpeed(__x) => __x.to_value(),
+            OpBody::OpEvent(__x) => __x.to_value(),
+            OpBody::OpCustom(__x) => __x.to_value(),
+            OpBody::OpTickNext(__x) => __x.to_value(),
+            OpBody::OpXformD(__x) => __x.to_value(),
+            OpBody::OpSnapshot(__x) => __x.to_value(),
         }
     }
 }
@@ -1750,6 +2041,30 @@ impl OpTick {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpTick {
+    fn schema_type(&self) -> &'static str {
+        "op_tick"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "tick" => ::std::option::Option::Some(self.tick.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["tick"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpTick {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// TICK_NEXT (10), one tick after the current one; no payload.
 ///
 /// Schema: `schema/rply_v3.ksy` line 112.
@@ -1786,6 +2101,29 @@ impl OpTickNext {
     #[allow(unused_variables, clippy::identity_op)]
     pub fn encoded_len(&self) -> usize {
         0
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for OpTickNext {
+    fn schema_type(&self) -> &'static str {
+        "op_tick_next"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpTickNext {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// SPAWN (1), an entity appears.
@@ -1920,6 +2258,36 @@ impl OpSpawn {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpSpawn {
+    fn schema_type(&self) -> &'static str {
+        "op_spawn"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            "descriptor_str" => {
+                ::std::option::Option::Some(self.descriptor_str.to_value())
+            }
+            "parent_entity_id" => {
+                ::std::option::Option::Some(self.parent_entity_id.to_value())
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id", "descriptor_str", "parent_entity_id"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpSpawn {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// DESPAWN (2), an entity goes away.
 ///
 /// Schema: `schema/rply_v3.ksy` line 127.
@@ -1984,6 +2352,30 @@ impl OpDespawn {
                     2
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for OpDespawn {
+    fn schema_type(&self) -> &'static str {
+        "op_despawn"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpDespawn {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// XFORM (3), a full transform sample.
@@ -2289,6 +2681,60 @@ impl OpXform {
                 )
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpXform {
+    fn schema_type(&self) -> &'static str {
+        "op_xform"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            "mask" => ::std::option::Option::Some(self.mask.to_value()),
+            "pos" => {
+                ::std::option::Option::Some(
+                    match &self.pos {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "rot" => {
+                ::std::option::Option::Some(
+                    match &self.rot {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "yaw" => ::std::option::Option::Some(self.yaw.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id", "mask", "pos", "rot", "yaw"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpXform {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// PROP (4), a watched property changed.
 ///
 /// Schema: `schema/rply_v3.ksy` line 161.
@@ -2555,6 +3001,33 @@ impl OpProp {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpProp {
+    fn schema_type(&self) -> &'static str {
+        "op_prop"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            "name_str" => ::std::option::Option::Some(self.name_str.to_value()),
+            "type_tag" => ::std::option::Option::Some(self.type_tag.to_value()),
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id", "name_str", "type_tag", "value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpProp {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// The body of `op_prop.value`, selected by `type_tag`.
 ///
 /// Schema: `schema/rply_v3.ksy` line 172.
@@ -2585,6 +3058,17 @@ impl OpPropValue {
             OpPropValue::PropStrRef(__x) => __x.encoded_len(),
             OpPropValue::Color3(__x) => __x.encoded_len(),
             OpPropValue::Vec3(__x) => __x.encoded_len(),
+        }
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpPropValue {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        match self {
+            OpPropValue::PropBool(__x) => __x.to_value(),
+            OpPropValue::PropNumber(__x) => __x.to_value(),
+            OpPropValue::PropStrRef(__x) => __x.to_value(),
+            OpPropValue::Color3(__x) => __x.to_value(),
+            OpPropValue::Vec3(__x) => __x.to_value(),
         }
     }
 }
@@ -2678,6 +3162,30 @@ impl PropBool {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for PropBool {
+    fn schema_type(&self) -> &'static str {
+        "prop_bool"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for PropBool {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A number, f64.
 ///
 /// Schema: `schema/rply_v3.ksy` line 189.
@@ -2741,6 +3249,30 @@ impl PropNumber {
                     8
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for PropNumber {
+    fn schema_type(&self) -> &'static str {
+        "prop_number"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for PropNumber {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// A string id (a string value or an enum item's name).
@@ -2807,6 +3339,30 @@ impl PropStrRef {
                     2
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for PropStrRef {
+    fn schema_type(&self) -> &'static str {
+        "prop_str_ref"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "str_id" => ::std::option::Option::Some(self.str_id.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["str_id"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for PropStrRef {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// A colour as three bytes, 0..255 per channel.
@@ -2921,6 +3477,32 @@ impl Color3 {
                     1
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Color3 {
+    fn schema_type(&self) -> &'static str {
+        "color3"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "r" => ::std::option::Option::Some(self.r.to_value()),
+            "g" => ::std::option::Option::Some(self.g.to_value()),
+            "b" => ::std::option::Option::Some(self.b.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["r", "g", "b"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Color3 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// Three f32.
@@ -3038,6 +3620,32 @@ impl Vec3 {
                     4
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Vec3 {
+    fn schema_type(&self) -> &'static str {
+        "vec3"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "x" => ::std::option::Option::Some(self.x.to_value()),
+            "y" => ::std::option::Option::Some(self.y.to_value()),
+            "z" => ::std::option::Option::Some(self.z.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["x", "y", "z"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Vec3 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// ANIM_PLAY (5), an animation track starts.
@@ -3226,6 +3834,34 @@ impl OpAnimPlay {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpAnimPlay {
+    fn schema_type(&self) -> &'static str {
+        "op_anim_play"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            "anim_id_str" => ::std::option::Option::Some(self.anim_id_str.to_value()),
+            "handle" => ::std::option::Option::Some(self.handle.to_value()),
+            "fade" => ::std::option::Option::Some(self.fade.to_value()),
+            "speed" => ::std::option::Option::Some(self.speed.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id", "anim_id_str", "handle", "fade", "speed"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpAnimPlay {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// ANIM_STOP (6), an animation track stops.
 ///
 /// Schema: `schema/rply_v3.ksy` line 235.
@@ -3344,6 +3980,32 @@ impl OpAnimStop {
                     1
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for OpAnimStop {
+    fn schema_type(&self) -> &'static str {
+        "op_anim_stop"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            "handle" => ::std::option::Option::Some(self.handle.to_value()),
+            "fade" => ::std::option::Option::Some(self.fade.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id", "handle", "fade"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpAnimStop {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// ANIM_SPEED (7), a track's speed changes.
@@ -3466,6 +4128,32 @@ impl OpAnimSpeed {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpAnimSpeed {
+    fn schema_type(&self) -> &'static str {
+        "op_anim_speed"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            "handle" => ::std::option::Option::Some(self.handle.to_value()),
+            "speed" => ::std::option::Option::Some(self.speed.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id", "handle", "speed"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpAnimSpeed {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// EVENT (8), a gameplay event.
 ///
 /// Schema: `schema/rply_v3.ksy` line 255.
@@ -3559,6 +4247,31 @@ impl OpEvent {
                     2
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for OpEvent {
+    fn schema_type(&self) -> &'static str {
+        "op_event"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "name_str" => ::std::option::Option::Some(self.name_str.to_value()),
+            "payload_str" => ::std::option::Option::Some(self.payload_str.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["name_str", "payload_str"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpEvent {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// CUSTOM (9), bytes on a named channel.
@@ -3686,6 +4399,36 @@ impl OpCustom {
                     __v.len()
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for OpCustom {
+    fn schema_type(&self) -> &'static str {
+        "op_custom"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "channel_str" => ::std::option::Option::Some(self.channel_str.to_value()),
+            "byte_len" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.data.len() as i128),
+                )
+            }
+            "data" => ::std::option::Option::Some(self.data.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["channel_str", "byte_len", "data"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpCustom {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// XFORM_D (11), a transform delta against the entity's last reconstructed transform.
@@ -4098,6 +4841,75 @@ impl OpXformD {
                 ) + self.rot.as_ref().map_or(0, |__val| __val.len() * 1)
     }
 }
+impl ::statepack_runtime::reflect::Reflect for OpXformD {
+    fn schema_type(&self) -> &'static str {
+        "op_xform_d"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "id_byte" => ::std::option::Option::Some(self.id_byte.to_value()),
+            "id_wide" => ::std::option::Option::Some(self.id_wide.to_value()),
+            "mask" => ::std::option::Option::Some(self.mask.to_value()),
+            "pos8" => {
+                ::std::option::Option::Some(
+                    match &self.pos8 {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "pos16" => {
+                ::std::option::Option::Some(
+                    match &self.pos16 {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "yaw" => ::std::option::Option::Some(self.yaw.to_value()),
+            "rot" => {
+                ::std::option::Option::Some(
+                    match &self.rot {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["id_byte", "id_wide", "mask", "pos8", "pos16", "yaw", "rot"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpXformD {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// SNAPSHOT (14), the entity's geometry.
 ///
 /// Schema: `schema/rply_v3.ksy` line 311.
@@ -4233,6 +5045,38 @@ impl OpSnapshot {
                     __v.encoded_len()
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for OpSnapshot {
+    fn schema_type(&self) -> &'static str {
+        "op_snapshot"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_id" => ::std::option::Option::Some(self.entity_id.to_value()),
+            "byte_len" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        self.snapshot.encoded_len() as i128,
+                    ),
+                )
+            }
+            "snapshot" => ::std::option::Option::Some(self.snapshot.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_id", "byte_len", "snapshot"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpSnapshot {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// A geometry snapshot, version 10.
@@ -4802,6 +5646,100 @@ impl Snapshot {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Snapshot {
+    fn schema_type(&self) -> &'static str {
+        "snapshot"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "version" => ::std::option::Option::Some(self.version.to_value()),
+            "is_model" => ::std::option::Option::Some(self.is_model.to_value()),
+            "name" => ::std::option::Option::Some(self.name.to_value()),
+            "source_key" => ::std::option::Option::Some(self.source_key.to_value()),
+            "root_path" => ::std::option::Option::Some(self.root_path.to_value()),
+            "union_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        self.union_keys.len() as i128,
+                    ),
+                )
+            }
+            "union_keys" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.union_keys.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "mesh_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.mesh_ids.len() as i128),
+                )
+            }
+            "mesh_ids" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.mesh_ids.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "rig" => ::std::option::Option::Some(self.rig.to_value()),
+            "part_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.parts.len() as i128),
+                )
+            }
+            "parts" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.parts.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "joint_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.joints.len() as i128),
+                )
+            }
+            "joints" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.joints.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "version",
+            "is_model",
+            "name",
+            "source_key",
+            "root_path",
+            "union_count",
+            "union_keys",
+            "mesh_count",
+            "mesh_ids",
+            "rig",
+            "part_count",
+            "parts",
+            "joint_count",
+            "joints",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Snapshot {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A model's rig block.
 ///
 /// Schema: `schema/rply_v3.ksy` line 370.
@@ -4945,6 +5883,31 @@ impl Rig {
                         __v.encoded_len()
                     },
                 )
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Rig {
+    fn schema_type(&self) -> &'static str {
+        "rig"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "has_humanoid" => ::std::option::Option::Some(self.has_humanoid.to_value()),
+            "humanoid" => ::std::option::Option::Some(self.humanoid.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["has_humanoid", "humanoid"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Rig {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// Humanoid rig type, clothing, body colours and character meshes.
@@ -5306,6 +6269,73 @@ impl Humanoid {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Humanoid {
+    fn schema_type(&self) -> &'static str {
+        "humanoid"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "rig_type" => ::std::option::Option::Some(self.rig_type.to_value()),
+            "shirt" => ::std::option::Option::Some(self.shirt.to_value()),
+            "pants" => ::std::option::Option::Some(self.pants.to_value()),
+            "shirt_graphic" => ::std::option::Option::Some(self.shirt_graphic.to_value()),
+            "has_body_colors" => {
+                ::std::option::Option::Some(self.has_body_colors.to_value())
+            }
+            "body_colors" => {
+                ::std::option::Option::Some(
+                    match &self.body_colors {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "char_mesh_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        self.char_meshes.len() as i128,
+                    ),
+                )
+            }
+            "char_meshes" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.char_meshes.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "rig_type",
+            "shirt",
+            "pants",
+            "shirt_graphic",
+            "has_body_colors",
+            "body_colors",
+            "char_mesh_count",
+            "char_meshes",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Humanoid {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One CharacterMesh.
 ///
 /// Schema: `schema/rply_v3.ksy` line 408.
@@ -5463,6 +6493,37 @@ impl CharacterMesh {
                     8
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for CharacterMesh {
+    fn schema_type(&self) -> &'static str {
+        "character_mesh"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "body_part" => ::std::option::Option::Some(self.body_part.to_value()),
+            "mesh_id" => ::std::option::Option::Some(self.mesh_id.to_value()),
+            "base_texture_id" => {
+                ::std::option::Option::Some(self.base_texture_id.to_value())
+            }
+            "overlay_texture_id" => {
+                ::std::option::Option::Some(self.overlay_texture_id.to_value())
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["body_part", "mesh_id", "base_texture_id", "overlay_texture_id"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for CharacterMesh {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// One BasePart of the snapshot; the root part comes first.
@@ -6374,6 +7435,114 @@ impl Part {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Part {
+    fn schema_type(&self) -> &'static str {
+        "part"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "kind" => ::std::option::Option::Some(self.kind.to_value()),
+            "union_key_index" => {
+                ::std::option::Option::Some(self.union_key_index.to_value())
+            }
+            "name" => ::std::option::Option::Some(self.name.to_value()),
+            "parent_path" => ::std::option::Option::Some(self.parent_path.to_value()),
+            "offset" => ::std::option::Option::Some(self.offset.to_value()),
+            "rot" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.rot.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "size" => ::std::option::Option::Some(self.size.to_value()),
+            "color" => ::std::option::Option::Some(self.color.to_value()),
+            "material" => ::std::option::Option::Some(self.material.to_value()),
+            "transparency" => ::std::option::Option::Some(self.transparency.to_value()),
+            "reflectance" => ::std::option::Option::Some(self.reflectance.to_value()),
+            "shape" => ::std::option::Option::Some(self.shape.to_value()),
+            "surfaces" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.surfaces.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "mesh" => ::std::option::Option::Some(self.mesh.to_value()),
+            "has_special_mesh" => {
+                ::std::option::Option::Some(self.has_special_mesh.to_value())
+            }
+            "special_mesh" => ::std::option::Option::Some(self.special_mesh.to_value()),
+            "has_surface_appearance" => {
+                ::std::option::Option::Some(self.has_surface_appearance.to_value())
+            }
+            "surface_appearance" => {
+                ::std::option::Option::Some(self.surface_appearance.to_value())
+            }
+            "decal_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.decals.len() as i128),
+                )
+            }
+            "decals" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.decals.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "effect_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.effects.len() as i128),
+                )
+            }
+            "effects" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.effects.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "kind",
+            "union_key_index",
+            "name",
+            "parent_path",
+            "offset",
+            "rot",
+            "size",
+            "color",
+            "material",
+            "transparency",
+            "reflectance",
+            "shape",
+            "surfaces",
+            "mesh",
+            "has_special_mesh",
+            "special_mesh",
+            "has_surface_appearance",
+            "surface_appearance",
+            "decal_count",
+            "decals",
+            "effect_count",
+            "effects",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Part {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A MeshPart's mesh and texture.
 ///
 /// Schema: `schema/rply_v3.ksy` line 496.
@@ -6507,6 +7676,32 @@ impl MeshPartInfo {
                     __v.encoded_len()
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for MeshPartInfo {
+    fn schema_type(&self) -> &'static str {
+        "mesh_part_info"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "mesh_id" => ::std::option::Option::Some(self.mesh_id.to_value()),
+            "texture_id" => ::std::option::Option::Some(self.texture_id.to_value()),
+            "mesh_size" => ::std::option::Option::Some(self.mesh_size.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["mesh_id", "texture_id", "mesh_size"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for MeshPartInfo {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// A SpecialMesh child (this project's layout, after the reference implementation).
@@ -6730,6 +7925,35 @@ impl SpecialMesh {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for SpecialMesh {
+    fn schema_type(&self) -> &'static str {
+        "special_mesh"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "mesh_type" => ::std::option::Option::Some(self.mesh_type.to_value()),
+            "mesh_id" => ::std::option::Option::Some(self.mesh_id.to_value()),
+            "texture_id" => ::std::option::Option::Some(self.texture_id.to_value()),
+            "scale" => ::std::option::Option::Some(self.scale.to_value()),
+            "offset" => ::std::option::Option::Some(self.offset.to_value()),
+            "vertex_color" => ::std::option::Option::Some(self.vertex_color.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["mesh_type", "mesh_id", "texture_id", "scale", "offset", "vertex_color"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for SpecialMesh {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A SurfaceAppearance child (this project's layout, after the reference implementation).
 ///
 /// Schema: `schema/rply_v3.ksy` line 522.
@@ -6951,6 +8175,42 @@ impl SurfaceAppearance {
                     __v.encoded_len()
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for SurfaceAppearance {
+    fn schema_type(&self) -> &'static str {
+        "surface_appearance"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "color_map" => ::std::option::Option::Some(self.color_map.to_value()),
+            "normal_map" => ::std::option::Option::Some(self.normal_map.to_value()),
+            "metalness_map" => ::std::option::Option::Some(self.metalness_map.to_value()),
+            "roughness_map" => ::std::option::Option::Some(self.roughness_map.to_value()),
+            "alpha_mode" => ::std::option::Option::Some(self.alpha_mode.to_value()),
+            "color" => ::std::option::Option::Some(self.color.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "color_map",
+            "normal_map",
+            "metalness_map",
+            "roughness_map",
+            "alpha_mode",
+            "color",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for SurfaceAppearance {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// A Decal or Texture child (this project's layout, after the reference implementation).
@@ -7252,6 +8512,49 @@ impl Decal {
             } + self.tiling.as_ref().map_or(0, |__val| __val.len() * 4)
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Decal {
+    fn schema_type(&self) -> &'static str {
+        "decal"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "is_texture" => ::std::option::Option::Some(self.is_texture.to_value()),
+            "face" => ::std::option::Option::Some(self.face.to_value()),
+            "texture" => ::std::option::Option::Some(self.texture.to_value()),
+            "transparency" => ::std::option::Option::Some(self.transparency.to_value()),
+            "color" => ::std::option::Option::Some(self.color.to_value()),
+            "z_index" => ::std::option::Option::Some(self.z_index.to_value()),
+            "tiling" => {
+                ::std::option::Option::Some(
+                    match &self.tiling {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["is_texture", "face", "texture", "transparency", "color", "z_index", "tiling"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Decal {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// An attachment or effect on the part or on one of its attachments.
 ///
 /// Schema: `schema/rply_v3.ksy` line 563.
@@ -7467,6 +8770,44 @@ impl Effect {
                 let __val = &self.props;
                 __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Effect {
+    fn schema_type(&self) -> &'static str {
+        "effect"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "class" => ::std::option::Option::Some(self.class.to_value()),
+            "parent_index" => ::std::option::Option::Some(self.parent_index.to_value()),
+            "name" => ::std::option::Option::Some(self.name.to_value()),
+            "prop_count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.props.len() as i128),
+                )
+            }
+            "props" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.props.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["class", "parent_index", "name", "prop_count", "props"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Effect {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// One property of an effect.
@@ -7747,6 +9088,32 @@ impl EffectProp {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for EffectProp {
+    fn schema_type(&self) -> &'static str {
+        "effect_prop"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "prop_index" => ::std::option::Option::Some(self.prop_index.to_value()),
+            "tag" => ::std::option::Option::Some(self.tag.to_value()),
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["prop_index", "tag", "value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for EffectProp {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// The body of `effect_prop.value`, selected by `tag`.
 ///
 /// Schema: `schema/rply_v3.ksy` line 589.
@@ -7789,6 +9156,20 @@ impl EffectPropValue {
             EffectPropValue::Vec2(__x) => __x.encoded_len(),
             EffectPropValue::NumberSequence(__x) => __x.encoded_len(),
             EffectPropValue::ColorSequence(__x) => __x.encoded_len(),
+        }
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for EffectPropValue {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        match self {
+            EffectPropValue::PropBool(__x) => __x.to_value(),
+            EffectPropValue::F32Value(__x) => __x.to_value(),
+            EffectPropValue::Str16(__x) => __x.to_value(),
+            EffectPropValue::Color3(__x) => __x.to_value(),
+            EffectPropValue::Vec3(__x) => __x.to_value(),
+            EffectPropValue::Vec2(__x) => __x.to_value(),
+            EffectPropValue::NumberSequence(__x) => __x.to_value(),
+            EffectPropValue::ColorSequence(__x) => __x.to_value(),
         }
     }
 }
@@ -7855,6 +9236,30 @@ impl F32Value {
                     4
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for F32Value {
+    fn schema_type(&self) -> &'static str {
+        "f32_value"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for F32Value {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// Two f32 (a Vector2, or a NumberRange's min and max).
@@ -7946,6 +9351,31 @@ impl Vec2 {
                     4
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Vec2 {
+    fn schema_type(&self) -> &'static str {
+        "vec2"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "x" => ::std::option::Option::Some(self.x.to_value()),
+            "y" => ::std::option::Option::Some(self.y.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["x", "y"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Vec2 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// A NumberSequence.
@@ -8047,6 +9477,41 @@ impl NumberSequence {
                 let __val = &self.keys;
                 __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for NumberSequence {
+    fn schema_type(&self) -> &'static str {
+        "number_sequence"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.keys.len() as i128),
+                )
+            }
+            "keys" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.keys.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["count", "keys"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for NumberSequence {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// One NumberSequence keypoint.
@@ -8168,6 +9633,32 @@ impl NumberKey {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for NumberKey {
+    fn schema_type(&self) -> &'static str {
+        "number_key"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "time" => ::std::option::Option::Some(self.time.to_value()),
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            "envelope" => ::std::option::Option::Some(self.envelope.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["time", "value", "envelope"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for NumberKey {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A ColorSequence.
 ///
 /// Schema: `schema/rply_v3.ksy` line 634.
@@ -8269,6 +9760,41 @@ impl ColorSequence {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for ColorSequence {
+    fn schema_type(&self) -> &'static str {
+        "color_sequence"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "count" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.keys.len() as i128),
+                )
+            }
+            "keys" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.keys.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["count", "keys"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for ColorSequence {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One ColorSequence keypoint.
 ///
 /// Schema: `schema/rply_v3.ksy` line 643.
@@ -8360,6 +9886,31 @@ impl ColorKey {
                     __v.encoded_len()
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for ColorKey {
+    fn schema_type(&self) -> &'static str {
+        "color_key"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "time" => ::std::option::Option::Some(self.time.to_value()),
+            "color" => ::std::option::Option::Some(self.color.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["time", "color"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for ColorKey {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// One joint between two parts of the snapshot.
@@ -8591,6 +10142,33 @@ impl Joint {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Joint {
+    fn schema_type(&self) -> &'static str {
+        "joint"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "kind" => ::std::option::Option::Some(self.kind.to_value()),
+            "name" => ::std::option::Option::Some(self.name.to_value()),
+            "holder_index" => ::std::option::Option::Some(self.holder_index.to_value()),
+            "body" => ::std::option::Option::Some(self.body.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["kind", "name", "holder_index", "body"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Joint {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// The body of `joint.body`, selected by `kind`.
 ///
 /// Schema: `schema/rply_v3.ksy` line 661.
@@ -8609,6 +10187,14 @@ impl JointBody {
         match self {
             JointBody::JointCframes(__x) => __x.encoded_len(),
             JointBody::JointAttachments(__x) => __x.encoded_len(),
+        }
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for JointBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        match self {
+            JointBody::JointCframes(__x) => __x.to_value(),
+            JointBody::JointAttachments(__x) => __x.to_value(),
         }
     }
 }
@@ -8762,6 +10348,33 @@ impl JointCframes {
                     __v.encoded_len()
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for JointCframes {
+    fn schema_type(&self) -> &'static str {
+        "joint_cframes"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "part0_index" => ::std::option::Option::Some(self.part0_index.to_value()),
+            "part1_index" => ::std::option::Option::Some(self.part1_index.to_value()),
+            "c0" => ::std::option::Option::Some(self.c0.to_value()),
+            "c1" => ::std::option::Option::Some(self.c1.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["part0_index", "part1_index", "c0", "c1"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for JointCframes {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// Part indices and attachment names of an AnimationConstraint or RigidConstraint.
@@ -8922,6 +10535,37 @@ impl JointAttachments {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for JointAttachments {
+    fn schema_type(&self) -> &'static str {
+        "joint_attachments"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "part0_index" => ::std::option::Option::Some(self.part0_index.to_value()),
+            "attachment0_name" => {
+                ::std::option::Option::Some(self.attachment0_name.to_value())
+            }
+            "part1_index" => ::std::option::Option::Some(self.part1_index.to_value()),
+            "attachment1_name" => {
+                ::std::option::Option::Some(self.attachment1_name.to_value())
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["part0_index", "attachment0_name", "part1_index", "attachment1_name"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for JointAttachments {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A position (3 x f32) and an axis-angle rotation (3 x i16, pi maps to 32767).
 ///
 /// Schema: `schema/rply_v3.ksy` line 691.
@@ -9029,5 +10673,36 @@ impl Cframe {
                 let __val = &self.rot;
                 __val.len() * 2
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Cframe {
+    fn schema_type(&self) -> &'static str {
+        "cframe"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "pos" => ::std::option::Option::Some(self.pos.to_value()),
+            "rot" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.rot.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["pos", "rot"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Cframe {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }

@@ -69,6 +69,15 @@ impl ::core::fmt::Display for FrameKind {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for FrameKind {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// A SNAP v1.3 file: an 8-byte version header, a recording count, then the recordings.
 /// Positions are in studs, times in milliseconds, little-endian throughout.
 /// Semantics (CFrame compression, delta frames) live in statepack-runtime; see
@@ -230,6 +239,77 @@ impl SnapV13 {
         self.write_to(&mut w)?;
         Ok(w.into_bytes())
     }
+}
+impl ::statepack_runtime::reflect::Reflect for SnapV13 {
+    fn schema_type(&self) -> &'static str {
+        "snap_v1_3"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "version" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Bytes(
+                        ::std::borrow::Cow::Borrowed(&b"SNAPV1.3"[..]),
+                    ),
+                )
+            }
+            "num_recordings" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        self.recordings.len() as i128,
+                    ),
+                )
+            }
+            "recordings" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.recordings.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["version", "num_recordings", "recordings"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for SnapV13 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
+/// the end of the root type are allowed (and ignored). The result is seen through the
+/// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
+///
+/// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader.
+pub fn reflect_decode(
+    bytes: &[u8],
+) -> Result<
+    ::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>,
+    ::statepack_runtime::io::DecodeError,
+> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = SnapV13::read_from(&mut r)?;
+    Ok(::std::boxed::Box::new(v))
+}
+/// Decodes the root type at the start of `bytes` (trailing bytes allowed, as in
+/// [`reflect_decode`]) and encodes the value again. The result should equal the bytes the
+/// reader consumed (a prefix of `bytes`).
+///
+/// Errors: the decode or encode error, rendered as text.
+pub fn reflect_roundtrip(
+    bytes: &[u8],
+) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = SnapV13::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
+    v.encode().map_err(|e| format!("encode: {e}"))
 }
 /// One recording (one tracked object), with its frames in time order.
 ///
@@ -447,6 +527,54 @@ impl Recording {
                 let __val = &self.frames;
                 __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Recording {
+    fn schema_type(&self) -> &'static str {
+        "recording"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "len_map_name" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.map_name.len() as i128),
+                )
+            }
+            "map_name" => ::std::option::Option::Some(self.map_name.to_value()),
+            "num_frames" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.frames.len() as i128),
+                )
+            }
+            "total_duration_ms" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        self.frames.iter().map(|__e| __e.dt_ms as i128).sum::<i128>(),
+                    ),
+                )
+            }
+            "frames" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.frames.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["len_map_name", "map_name", "num_frames", "total_duration_ms", "frames"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Recording {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// One frame: an absolute frame (21 bytes) or a delta frame (3, 9 or 15 bytes)
@@ -753,6 +881,60 @@ impl Frame {
             + self.rot_delta.as_ref().map_or(0, |__val| __val.len() * 2)
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Frame {
+    fn schema_type(&self) -> &'static str {
+        "frame"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "kind" => ::std::option::Option::Some(self.kind.to_value()),
+            "dt_ms" => ::std::option::Option::Some(self.dt_ms.to_value()),
+            "cframe" => ::std::option::Option::Some(self.cframe.to_value()),
+            "pos_delta" => {
+                ::std::option::Option::Some(
+                    match &self.pos_delta {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "rot_delta" => {
+                ::std::option::Option::Some(
+                    match &self.rot_delta {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["kind", "dt_ms", "cframe", "pos_delta", "rot_delta"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Frame {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// A compressed CFrame (18 bytes): position as three f32 (Z with the dropped
 /// quaternion component's index in its two least-significant bits) and the three
 /// kept quaternion components (smallest-three, scaled by 32767).
@@ -919,5 +1101,38 @@ impl Cframe {
                 let __val = &self.q;
                 __val.len() * 2
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Cframe {
+    fn schema_type(&self) -> &'static str {
+        "cframe"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "x" => ::std::option::Option::Some(self.x.to_value()),
+            "y" => ::std::option::Option::Some(self.y.to_value()),
+            "z_bits" => ::std::option::Option::Some(self.z_bits.to_value()),
+            "q" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.q.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["x", "y", "z_bits", "q"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Cframe {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }

@@ -57,6 +57,15 @@ impl ::core::fmt::Display for TrackLayout {
         write!(f, "{} ({})", self.name(), self.to_i())
     }
 }
+impl ::statepack_runtime::reflect::ToValue for TrackLayout {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+            enum_name: Self::SCHEMA_NAME,
+            name: ::std::option::Option::Some(self.name()),
+            value: self.to_i(),
+        })
+    }
+}
 /// The track container measured by the animation keyframe-compression study: a 16-byte header,
 /// then either every channel at every frame as float32 (the raw baseline) or one record per
 /// scalar channel and one per rotation track, with float32 or quantised values.
@@ -294,6 +303,38 @@ impl StudyTracks {
         Ok(w.into_bytes())
     }
 }
+impl ::statepack_runtime::reflect::Reflect for StudyTracks {
+    fn schema_type(&self) -> &'static str {
+        "study_tracks"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "magic" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Bytes(
+                        ::std::borrow::Cow::Borrowed(&b"STRK"[..]),
+                    ),
+                )
+            }
+            "layout" => ::std::option::Option::Some(self.layout.to_value()),
+            "body" => ::std::option::Option::Some(self.body.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["magic", "layout", "body"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for StudyTracks {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// The body of `study_tracks.body`, selected by `layout`.
 ///
 /// Schema: `schema/study_tracks.ksy` line 24.
@@ -318,6 +359,42 @@ impl StudyTracksBody {
             StudyTracksBody::QuantizedBody(__x) => __x.encoded_len(),
         }
     }
+}
+impl ::statepack_runtime::reflect::ToValue for StudyTracksBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        match self {
+            StudyTracksBody::RawBody(__x) => __x.to_value(),
+            StudyTracksBody::FloatBody(__x) => __x.to_value(),
+            StudyTracksBody::QuantizedBody(__x) => __x.to_value(),
+        }
+    }
+}
+/// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
+/// the end of the root type are allowed (and ignored). The result is seen through the
+/// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
+///
+/// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader.
+pub fn reflect_decode(
+    bytes: &[u8],
+) -> Result<
+    ::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>,
+    ::statepack_runtime::io::DecodeError,
+> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = StudyTracks::read_from(&mut r)?;
+    Ok(::std::boxed::Box::new(v))
+}
+/// Decodes the root type at the start of `bytes` (trailing bytes allowed, as in
+/// [`reflect_decode`]) and encodes the value again. The result should equal the bytes the
+/// reader consumed (a prefix of `bytes`).
+///
+/// Errors: the decode or encode error, rendered as text.
+pub fn reflect_roundtrip(
+    bytes: &[u8],
+) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = StudyTracks::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
+    v.encode().map_err(|e| format!("encode: {e}"))
 }
 /// Every channel of every bone at every frame (the study's row 1).
 ///
@@ -576,6 +653,41 @@ impl RawBody {
                 let __val = &self.values;
                 __val.len() * 4
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for RawBody {
+    fn schema_type(&self) -> &'static str {
+        "raw_body"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "flags" => ::std::option::Option::Some(self.flags.to_value()),
+            "fps" => ::std::option::Option::Some(self.fps.to_value()),
+            "num_frames" => ::std::option::Option::Some(self.num_frames.to_value()),
+            "num_bones" => ::std::option::Option::Some(self.num_bones.to_value()),
+            "reserved" => ::std::option::Option::Some(self.reserved.to_value()),
+            "values" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.values.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["flags", "fps", "num_frames", "num_bones", "reserved", "values"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for RawBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// Keyframe records with float32 values (the study's rows 2 to 5).
@@ -873,6 +985,68 @@ impl FloatBody {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for FloatBody {
+    fn schema_type(&self) -> &'static str {
+        "float_body"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "flags" => ::std::option::Option::Some(self.flags.to_value()),
+            "fps" => ::std::option::Option::Some(self.fps.to_value()),
+            "num_frames" => ::std::option::Option::Some(self.num_frames.to_value()),
+            "num_bones" => ::std::option::Option::Some(self.num_bones.to_value()),
+            "num_scalars" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.scalars.len() as i128),
+                )
+            }
+            "num_rotations" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        self.rotations.len() as i128,
+                    ),
+                )
+            }
+            "scalars" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.scalars.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "rotations" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.rotations.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "flags",
+            "fps",
+            "num_frames",
+            "num_bones",
+            "num_scalars",
+            "num_rotations",
+            "scalars",
+            "rotations",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for FloatBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Keyframe records with 16-bit scalars and smallest-three rotations (the study's rows 6 and 7).
 ///
 /// Schema: `schema/study_tracks.ksy` line 88.
@@ -1168,6 +1342,68 @@ impl QuantizedBody {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for QuantizedBody {
+    fn schema_type(&self) -> &'static str {
+        "quantized_body"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "flags" => ::std::option::Option::Some(self.flags.to_value()),
+            "fps" => ::std::option::Option::Some(self.fps.to_value()),
+            "num_frames" => ::std::option::Option::Some(self.num_frames.to_value()),
+            "num_bones" => ::std::option::Option::Some(self.num_bones.to_value()),
+            "num_scalars" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.scalars.len() as i128),
+                )
+            }
+            "num_rotations" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        self.rotations.len() as i128,
+                    ),
+                )
+            }
+            "scalars" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.scalars.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "rotations" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.rotations.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "flags",
+            "fps",
+            "num_frames",
+            "num_bones",
+            "num_scalars",
+            "num_rotations",
+            "scalars",
+            "rotations",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for QuantizedBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// One scalar channel with float32 keys.
 ///
 /// Schema: `schema/study_tracks.ksy` line 118.
@@ -1400,6 +1636,48 @@ impl ScalarF32 {
                 )
     }
 }
+impl ::statepack_runtime::reflect::Reflect for ScalarF32 {
+    fn schema_type(&self) -> &'static str {
+        "scalar_f32"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "id" => ::std::option::Option::Some(self.id.to_value()),
+            "num_keys" => ::std::option::Option::Some(self.num_keys.to_value()),
+            "constant_value" => {
+                ::std::option::Option::Some(self.constant_value.to_value())
+            }
+            "keys" => {
+                ::std::option::Option::Some(
+                    match &self.keys {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["id", "num_keys", "constant_value", "keys"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for ScalarF32 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Schema: `schema/study_tracks.ksy` line 136.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KeyF32 {
@@ -1490,6 +1768,31 @@ impl KeyF32 {
                     4
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for KeyF32 {
+    fn schema_type(&self) -> &'static str {
+        "key_f32"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "frame" => ::std::option::Option::Some(self.frame.to_value()),
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["frame", "value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for KeyF32 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// One scalar channel with 16-bit keys over the channel's own range.
@@ -1828,6 +2131,48 @@ impl ScalarQ {
                 )
     }
 }
+impl ::statepack_runtime::reflect::Reflect for ScalarQ {
+    fn schema_type(&self) -> &'static str {
+        "scalar_q"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "id" => ::std::option::Option::Some(self.id.to_value()),
+            "num_keys" => ::std::option::Option::Some(self.num_keys.to_value()),
+            "constant_half" => ::std::option::Option::Some(self.constant_half.to_value()),
+            "lo" => ::std::option::Option::Some(self.lo.to_value()),
+            "range" => ::std::option::Option::Some(self.range.to_value()),
+            "keys" => {
+                ::std::option::Option::Some(
+                    match &self.keys {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["id", "num_keys", "constant_half", "lo", "range", "keys"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for ScalarQ {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Schema: `schema/study_tracks.ksy` line 172.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KeyQ {
@@ -1917,6 +2262,31 @@ impl KeyQ {
                     2
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for KeyQ {
+    fn schema_type(&self) -> &'static str {
+        "key_q"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "frame" => ::std::option::Option::Some(self.frame.to_value()),
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["frame", "value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for KeyQ {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// One rotation track with float32 quaternions.
@@ -2155,6 +2525,59 @@ impl RotationF32 {
                 )
     }
 }
+impl ::statepack_runtime::reflect::Reflect for RotationF32 {
+    fn schema_type(&self) -> &'static str {
+        "rotation_f32"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "bone" => ::std::option::Option::Some(self.bone.to_value()),
+            "num_keys" => ::std::option::Option::Some(self.num_keys.to_value()),
+            "constant_q" => {
+                ::std::option::Option::Some(
+                    match &self.constant_q {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "keys" => {
+                ::std::option::Option::Some(
+                    match &self.keys {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["bone", "num_keys", "constant_q", "keys"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for RotationF32 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Schema: `schema/study_tracks.ksy` line 200.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KeyRotF32 {
@@ -2259,6 +2682,37 @@ impl KeyRotF32 {
                 let __val = &self.q;
                 __val.len() * 4
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for KeyRotF32 {
+    fn schema_type(&self) -> &'static str {
+        "key_rot_f32"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "frame" => ::std::option::Option::Some(self.frame.to_value()),
+            "q" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.q.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["frame", "q"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for KeyRotF32 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// One rotation track with smallest-three quaternions packed in 32 bits.
@@ -2492,6 +2946,48 @@ impl RotationPacked {
                 )
     }
 }
+impl ::statepack_runtime::reflect::Reflect for RotationPacked {
+    fn schema_type(&self) -> &'static str {
+        "rotation_packed"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "bone" => ::std::option::Option::Some(self.bone.to_value()),
+            "num_keys" => ::std::option::Option::Some(self.num_keys.to_value()),
+            "constant_packed" => {
+                ::std::option::Option::Some(self.constant_packed.to_value())
+            }
+            "keys" => {
+                ::std::option::Option::Some(
+                    match &self.keys {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["bone", "num_keys", "constant_packed", "keys"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for RotationPacked {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Schema: `schema/study_tracks.ksy` line 228.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KeyRotPacked {
@@ -2585,5 +3081,30 @@ impl KeyRotPacked {
                     4
                 }
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for KeyRotPacked {
+    fn schema_type(&self) -> &'static str {
+        "key_rot_packed"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "frame" => ::std::option::Option::Some(self.frame.to_value()),
+            "packed" => ::std::option::Option::Some(self.packed.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["frame", "packed"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for KeyRotPacked {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }

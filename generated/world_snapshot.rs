@@ -626,6 +626,104 @@ impl WorldSnapshot {
         Ok(w.into_bytes())
     }
 }
+impl ::statepack_runtime::reflect::Reflect for WorldSnapshot {
+    fn schema_type(&self) -> &'static str {
+        "world_snapshot"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "msg_type" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Bytes(
+                        ::std::borrow::Cow::Borrowed(&b"W"[..]),
+                    ),
+                )
+            }
+            "flags" => ::std::option::Option::Some(self.flags.to_value()),
+            "origin_count" => ::std::option::Option::Some(self.origin_count.to_value()),
+            "tick" => ::std::option::Option::Some(self.tick.to_value()),
+            "record_count" => ::std::option::Option::Some(self.record_count.to_value()),
+            "bitstream_bytes" => {
+                ::std::option::Option::Some(self.bitstream_bytes.to_value())
+            }
+            "tlv_bytes" => ::std::option::Option::Some(self.tlv_bytes.to_value()),
+            "uncompressed_bytes" => {
+                ::std::option::Option::Some(self.uncompressed_bytes.to_value())
+            }
+            "origins" => {
+                ::std::option::Option::Some(
+                    match &self.origins {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "records" => ::std::option::Option::Some(self.records.to_value()),
+            "tlvs" => ::std::option::Option::Some(self.tlvs.to_value()),
+            "zstd_body" => ::std::option::Option::Some(self.zstd_body.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "msg_type",
+            "flags",
+            "origin_count",
+            "tick",
+            "record_count",
+            "bitstream_bytes",
+            "tlv_bytes",
+            "uncompressed_bytes",
+            "origins",
+            "records",
+            "tlvs",
+            "zstd_body",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for WorldSnapshot {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
+/// the end of the root type are allowed (and ignored). The result is seen through the
+/// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
+///
+/// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader.
+pub fn reflect_decode(
+    bytes: &[u8],
+) -> Result<
+    ::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>,
+    ::statepack_runtime::io::DecodeError,
+> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = WorldSnapshot::read_from(&mut r)?;
+    Ok(::std::boxed::Box::new(v))
+}
+/// Decodes the root type at the start of `bytes` (trailing bytes allowed, as in
+/// [`reflect_decode`]) and encodes the value again. The result should equal the bytes the
+/// reader consumed (a prefix of `bytes`).
+///
+/// Errors: the decode or encode error, rendered as text.
+pub fn reflect_roundtrip(
+    bytes: &[u8],
+) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = WorldSnapshot::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
+    v.encode().map_err(|e| format!("encode: {e}"))
+}
 /// A grid origin, the floor of a position onto the 65 536 m grid.
 ///
 /// Schema: `schema/world_snapshot.ksy` line 65.
@@ -749,6 +847,32 @@ impl Origin {
             }
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Origin {
+    fn schema_type(&self) -> &'static str {
+        "origin"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "x" => ::std::option::Option::Some(self.x.to_value()),
+            "y" => ::std::option::Option::Some(self.y.to_value()),
+            "z" => ::std::option::Option::Some(self.z.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["x", "y", "z"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Origin {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Entity records back to back, each starting on a byte.
 ///
 /// Schema: `schema/world_snapshot.ksy` line 77.
@@ -854,6 +978,36 @@ impl RecordStream {
                 let __val = &self.records;
                 __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for RecordStream {
+    fn schema_type(&self) -> &'static str {
+        "record_stream"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "records" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.records.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["records"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for RecordStream {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// One stitched entity record: the origin-index varint written at stitch time, then the
@@ -2181,6 +2335,104 @@ impl EntityRecord {
         __w.len()
     }
 }
+impl ::statepack_runtime::reflect::Reflect for EntityRecord {
+    fn schema_type(&self) -> &'static str {
+        "entity_record"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "origin_index" => ::std::option::Option::Some(self.origin_index.to_value()),
+            "entity_index" => ::std::option::Option::Some(self.entity_index.to_value()),
+            "full" => ::std::option::Option::Some(self.full.to_value()),
+            "gen_present" => ::std::option::Option::Some(self.gen_present.to_value()),
+            "omega_present" => ::std::option::Option::Some(self.omega_present.to_value()),
+            "generation" => ::std::option::Option::Some(self.generation.to_value()),
+            "type_index" => ::std::option::Option::Some(self.type_index.to_value()),
+            "faction_index" => ::std::option::Option::Some(self.faction_index.to_value()),
+            "pos_x" => ::std::option::Option::Some(self.pos_x.to_value()),
+            "pos_y" => ::std::option::Option::Some(self.pos_y.to_value()),
+            "pos_z" => ::std::option::Option::Some(self.pos_z.to_value()),
+            "rot_dropped" => ::std::option::Option::Some(self.rot_dropped.to_value()),
+            "rot_a" => ::std::option::Option::Some(self.rot_a.to_value()),
+            "rot_b" => ::std::option::Option::Some(self.rot_b.to_value()),
+            "rot_c" => ::std::option::Option::Some(self.rot_c.to_value()),
+            "vel_x" => ::std::option::Option::Some(self.vel_x.to_value()),
+            "vel_y" => ::std::option::Option::Some(self.vel_y.to_value()),
+            "vel_z" => ::std::option::Option::Some(self.vel_z.to_value()),
+            "omega_x" => ::std::option::Option::Some(self.omega_x.to_value()),
+            "omega_y" => ::std::option::Option::Some(self.omega_y.to_value()),
+            "omega_z" => ::std::option::Option::Some(self.omega_z.to_value()),
+            "selected_station" => {
+                ::std::option::Option::Some(self.selected_station.to_value())
+            }
+            "station_rounds" => {
+                ::std::option::Option::Some(self.station_rounds.to_value())
+            }
+            "weapon_flags" => ::std::option::Option::Some(self.weapon_flags.to_value()),
+            "payload_mass_kg" => {
+                ::std::option::Option::Some(self.payload_mass_kg.to_value())
+            }
+            "payload_cd0" => ::std::option::Option::Some(self.payload_cd0.to_value()),
+            "damage_level" => ::std::option::Option::Some(self.damage_level.to_value()),
+            "engine_fail_flags" => {
+                ::std::option::Option::Some(self.engine_fail_flags.to_value())
+            }
+            "throttle_pct" => ::std::option::Option::Some(self.throttle_pct.to_value()),
+            "fuel_pct" => ::std::option::Option::Some(self.fuel_pct.to_value()),
+            "ab_engaged" => ::std::option::Option::Some(self.ab_engaged.to_value()),
+            "player_owned" => ::std::option::Option::Some(self.player_owned.to_value()),
+            "align" => ::std::option::Option::Some(self.align.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &[
+            "origin_index",
+            "entity_index",
+            "full",
+            "gen_present",
+            "omega_present",
+            "generation",
+            "type_index",
+            "faction_index",
+            "pos_x",
+            "pos_y",
+            "pos_z",
+            "rot_dropped",
+            "rot_a",
+            "rot_b",
+            "rot_c",
+            "vel_x",
+            "vel_y",
+            "vel_z",
+            "omega_x",
+            "omega_y",
+            "omega_z",
+            "selected_station",
+            "station_rounds",
+            "weapon_flags",
+            "payload_mass_kg",
+            "payload_cd0",
+            "damage_level",
+            "engine_fail_flags",
+            "throttle_pct",
+            "fuel_pct",
+            "ab_engaged",
+            "player_owned",
+            "align",
+        ]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for EntityRecord {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// TLV entries back to back.
 ///
 /// Schema: `schema/world_snapshot.ksy` line 206.
@@ -2286,6 +2538,36 @@ impl TlvBlock {
                 let __val = &self.entries;
                 __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for TlvBlock {
+    fn schema_type(&self) -> &'static str {
+        "tlv_block"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entries" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.entries.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entries"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for TlvBlock {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// One TLV entry; type 1 is a despawn list, other types are kept as bytes.
@@ -2517,6 +2799,33 @@ impl Tlv {
                 )
     }
 }
+impl ::statepack_runtime::reflect::Reflect for Tlv {
+    fn schema_type(&self) -> &'static str {
+        "tlv"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "tlv_type" => ::std::option::Option::Some(self.tlv_type.to_value()),
+            "len" => ::std::option::Option::Some(self.len.to_value()),
+            "despawn" => ::std::option::Option::Some(self.despawn.to_value()),
+            "value" => ::std::option::Option::Some(self.value.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["tlv_type", "len", "despawn", "value"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Tlv {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
 /// Entities the client should drop (no longer relevant or gone).
 ///
 /// Schema: `schema/world_snapshot.ksy` line 227.
@@ -2622,6 +2931,36 @@ impl Despawn {
                 let __val = &self.entities;
                 __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Despawn {
+    fn schema_type(&self) -> &'static str {
+        "despawn"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entities" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.entities.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entities"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Despawn {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
 /// Schema: `schema/world_snapshot.ksy` line 233.
@@ -2731,5 +3070,29 @@ impl EntityRef {
                 let __val = &self.entity_index;
                 ::statepack_runtime::bits::leb128_len(*__val)
             }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for EntityRef {
+    fn schema_type(&self) -> &'static str {
+        "entity_ref"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "entity_index" => ::std::option::Option::Some(self.entity_index.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["entity_index"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for EntityRef {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
     }
 }

@@ -32,7 +32,7 @@ enum Ty {
 
 /// What a length-like field is derived from on write.
 #[derive(Debug, Clone)]
-enum Derived {
+pub(crate) enum Derived {
     /// Number of elements of a list field.
     Count(String),
     /// Encoded byte length of a sized field.
@@ -784,10 +784,14 @@ impl<'s> Emitter<'s> {
         let mut items = Vec::new();
         for e in &self.s.enums {
             items.push(self.emit_enum(e));
+            items.push(crate::emit_reflect::enum_impl(e));
         }
         for (i, t) in self.s.types.iter().enumerate() {
             if let Some(ts) = self.emit_type(t, i == 0) {
                 items.push(ts);
+            }
+            if i == 0 {
+                items.push(crate::emit_reflect::root_fns(t));
             }
         }
         let taken: Vec<String> = (self.s.types.iter().map(|t| t.name.clone()))
@@ -1467,6 +1471,7 @@ impl<'s> Emitter<'s> {
                 ""
             },
         );
+        let reflect = crate::emit_reflect::type_impls(t, &derived);
         let root_api = if is_root {
             quote! {
                 impl #name {
@@ -1536,6 +1541,7 @@ impl<'s> Emitter<'s> {
                 }
             }
             #root_api
+            #reflect
             #(#extra_items)*
         })
     }
@@ -2067,6 +2073,8 @@ impl<'s> Emitter<'s> {
         let len_arms = vs
             .iter()
             .map(|(vi, _, _)| quote!(#en::#vi(__x) => __x.encoded_len()));
+        let vis: Vec<proc_macro2::Ident> = vs.iter().map(|(vi, _, _)| vi.clone()).collect();
+        let to_value = crate::emit_reflect::switch_impl(&en, &vis);
         quote! {
             #doc
             #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -2075,6 +2083,7 @@ impl<'s> Emitter<'s> {
                 #[doc = " The number of bytes the selected case writes."]
                 pub fn encoded_len(&self) -> usize { match self { #(#len_arms,)* } }
             }
+            #to_value
         }
     }
 }

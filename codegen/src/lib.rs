@@ -14,6 +14,7 @@ mod bits;
 pub mod columns;
 pub mod diag;
 mod emit;
+mod emit_reflect;
 pub mod expr;
 pub mod ir;
 mod lower;

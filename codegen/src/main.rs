@@ -1,13 +1,58 @@
 //! `statepack-codegen SCHEMA_DIR OUT_DIR`: generates every schema into OUT_DIR.
 //! The project's checked-in copy is refreshed with
 //! `cargo run -p statepack-codegen -- schema generated`.
+//!
+//! `statepack-codegen check FILE.ksy...`: checks each schema (loads, resolves and generates it
+//! without writing anything) and prints one line per file: `FILE: ok`, or `FILE: refused`
+//! followed by its diagnostics. Exits 1 when any file is refused.
 use std::path::Path;
 use std::process::ExitCode;
 
+fn check(files: &[String]) -> ExitCode {
+    let mut refused = 0usize;
+    for f in files {
+        let text = match std::fs::read_to_string(f) {
+            Ok(t) => t,
+            Err(e) => {
+                println!("{f}: refused\n  cannot read {f}: {e}");
+                refused += 1;
+                continue;
+            }
+        };
+        match statepack_codegen::generate(&text, f) {
+            Ok(_) => println!("{f}: ok"),
+            Err(d) => {
+                refused += 1;
+                println!("{f}: refused");
+                for line in statepack_codegen::render(&d).lines() {
+                    println!("  {line}");
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{} of {} schema(s) accepted",
+        files.len() - refused,
+        files.len()
+    );
+    if refused == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("check") {
+        if args.len() < 2 {
+            eprintln!("usage: statepack-codegen check FILE.ksy...");
+            return ExitCode::from(2);
+        }
+        return check(&args[1..]);
+    }
     if args.len() != 2 {
-        eprintln!("usage: statepack-codegen SCHEMA_DIR OUT_DIR\n  e.g. cargo run -p statepack-codegen -- schema generated");
+        eprintln!("usage: statepack-codegen SCHEMA_DIR OUT_DIR\n       statepack-codegen check FILE.ksy...\n  e.g. cargo run -p statepack-codegen -- schema generated");
         return ExitCode::from(2);
     }
     let (src, out) = (Path::new(&args[0]), Path::new(&args[1]));

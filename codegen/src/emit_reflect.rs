@@ -1,0 +1,156 @@
+//! Emits the dynamic view (`statepack_runtime::reflect`) of generated types: for every user
+//! type an `impl Reflect` answering by schema member name, `impl ToValue` for user types,
+//! enums and switch bodies, and for the root the module functions `reflect_decode` and
+//! `reflect_roundtrip` that tools (the conformance runner, `inspect`) call uniformly.
+//!
+//! Members answered: every `seq` field in schema order (stored fields from the struct,
+//! `contents` fields as their fixed bytes, derived counts, lengths and sums computed from the
+//! data exactly as the writer derives them). `docs/schema-language.md` ("Dynamic view") is
+//! the reference.
+
+use crate::emit::Derived;
+use crate::ir::*;
+use crate::names::{field_ident, type_ident};
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
+use std::collections::HashMap;
+
+/// `impl Reflect` and `impl ToValue` for one user type. `derived` maps each derived field of
+/// `t` (not a struct member) to what it is derived from.
+pub(crate) fn type_impls(t: &TypeDef, derived: &HashMap<String, Derived>) -> TokenStream {
+    let name = type_ident(&t.name);
+    let schema_name = &t.name;
+    let mut names = Vec::new();
+    let mut arms = Vec::new();
+    for f in &t.fields {
+        let key = f.id.as_str();
+        names.push(key.to_owned());
+        let value = member_value(t, f, derived);
+        arms.push(quote!(#key => ::std::option::Option::Some(#value)));
+    }
+    let names_lit = names.iter();
+    quote! {
+        impl ::statepack_runtime::reflect::Reflect for #name {
+            fn schema_type(&self) -> &'static str { #schema_name }
+            #[allow(unused_imports)]
+            fn member(&self, name: &str) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+                use ::statepack_runtime::reflect::ToValue as _;
+                match name {
+                    #(#arms,)*
+                    _ => ::std::option::Option::None,
+                }
+            }
+            fn member_names(&self) -> &'static [&'static str] {
+                &[#(#names_lit),*]
+            }
+        }
+        impl ::statepack_runtime::reflect::ToValue for #name {
+            fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+                ::statepack_runtime::reflect::Value::Struct(self)
+            }
+        }
+    }
+}
+
+/// The expression giving member `f` of `self` as a `Value<'_>`.
+fn member_value(t: &TypeDef, f: &Field, derived: &HashMap<String, Derived>) -> TokenStream {
+    if let FieldKind::Contents(c) = &f.kind {
+        let b = Literal::byte_string(c);
+        return quote!(::statepack_runtime::reflect::Value::Bytes(::std::borrow::Cow::Borrowed(&#b[..])));
+    }
+    if let Some(d) = derived.get(&f.id) {
+        let v = match d {
+            Derived::Count(list) => {
+                let l = field_ident(list);
+                quote!(self.#l.len() as i128)
+            }
+            Derived::Bytes(target) => {
+                let l = field_ident(target);
+                let user = t
+                    .fields
+                    .iter()
+                    .find(|g| &g.id == target)
+                    .is_some_and(|g| matches!(g.kind, FieldKind::User { .. }));
+                if user {
+                    quote!(self.#l.encoded_len() as i128)
+                } else {
+                    quote!(self.#l.len() as i128)
+                }
+            }
+            Derived::Sum(list, field) => {
+                let l = field_ident(list);
+                let fi = field_ident(field);
+                quote!(self.#l.iter().map(|__e| __e.#fi as i128).sum::<i128>())
+            }
+        };
+        return quote!(::statepack_runtime::reflect::Value::Int(#v));
+    }
+    let id = field_ident(&f.id);
+    let repeated = !matches!(f.repeat, Repeat::None) && !f.varint;
+    match (repeated, f.cond.is_some()) {
+        (false, _) => quote!(self.#id.to_value()),
+        (true, false) => quote!(::statepack_runtime::reflect::Value::List(
+            self.#id.iter().map(|__e| __e.to_value()).collect()
+        )),
+        (true, true) => quote!(match &self.#id {
+            ::std::option::Option::Some(__l) => ::statepack_runtime::reflect::Value::List(
+                __l.iter().map(|__e| __e.to_value()).collect()
+            ),
+            ::std::option::Option::None => ::statepack_runtime::reflect::Value::Null,
+        }),
+    }
+}
+
+/// `impl ToValue` for a generated enum: its schema names and stored integer.
+pub(crate) fn enum_impl(e: &EnumDef) -> TokenStream {
+    let name = type_ident(&e.name);
+    quote! {
+        impl ::statepack_runtime::reflect::ToValue for #name {
+            fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+                ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+                    enum_name: Self::SCHEMA_NAME,
+                    name: ::std::option::Option::Some(self.name()),
+                    value: self.to_i(),
+                })
+            }
+        }
+    }
+}
+
+/// `impl ToValue` for the enum holding a switch's cases: the selected case's struct.
+pub(crate) fn switch_impl(en: &proc_macro2::Ident, variants: &[proc_macro2::Ident]) -> TokenStream {
+    quote! {
+        impl ::statepack_runtime::reflect::ToValue for #en {
+            fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+                match self { #(#en::#variants(__x) => __x.to_value(),)* }
+            }
+        }
+    }
+}
+
+/// The module functions every generated schema module has, for tools that handle any schema.
+pub(crate) fn root_fns(root: &TypeDef) -> TokenStream {
+    let name = type_ident(&root.name);
+    quote! {
+        #[doc = " Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after"]
+        #[doc = " the end of the root type are allowed (and ignored). The result is seen through the"]
+        #[doc = " dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name."]
+        #[doc = ""]
+        #[doc = " Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader."]
+        pub fn reflect_decode(bytes: &[u8]) -> Result<::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>, ::statepack_runtime::io::DecodeError> {
+            let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+            let v = #name::read_from(&mut r)?;
+            Ok(::std::boxed::Box::new(v))
+        }
+        #[doc = " Decodes the root type at the start of `bytes` (trailing bytes allowed, as in"]
+        #[doc = " [`reflect_decode`]) and encodes the value again. The result should equal the bytes the"]
+        #[doc = " reader consumed (a prefix of `bytes`)."]
+        #[doc = ""]
+        #[doc = " Errors: the decode or encode error, rendered as text."]
+        pub fn reflect_roundtrip(bytes: &[u8]) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
+            let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+            let v = #name::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
+            v.encode().map_err(|e| format!("encode: {e}"))
+        }
+    }
+}
