@@ -7,6 +7,9 @@
 
 use std::collections::BTreeMap;
 
+/// How the runner's reason for a schema the generator refused starts.
+pub const REFUSED_PREFIX: &str = "refused by the generator: ";
+
 /// Parsed list: name -> reason.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct KnownFailures {
@@ -41,6 +44,20 @@ impl KnownFailures {
         self.entries.contains_key(name)
     }
 
+    /// The entries of a fresh list for this run's `failures` (name, runner's reason): tests
+    /// that pass now are dropped, new failures get the runner's reason, and a test still
+    /// failing keeps its listed (possibly hand-written) reason, except that a refusal by the
+    /// generator always takes the generator's current message.
+    pub fn updated(&self, failures: &[(String, String)]) -> Vec<(String, String)> {
+        failures
+            .iter()
+            .map(|(name, now)| {
+                let keep = self.entries.get(name).filter(|_| !now.starts_with(REFUSED_PREFIX));
+                (name.clone(), keep.cloned().unwrap_or_else(|| now.clone()))
+            })
+            .collect()
+    }
+
     /// The text of a list holding `failures` (name, reason), sorted by name, under `header`.
     pub fn render(header: &str, failures: &[(String, String)]) -> String {
         let mut sorted: Vec<&(String, String)> = failures.iter().collect();
@@ -66,6 +83,20 @@ mod tests {
         let text = KnownFailures::render("# h\n", &[("b".into(), "two\nlines".into()), ("a".into(), "r: x".into())]);
         assert_eq!(text, "# h\na: r: x\nb: two lines\n");
         assert_eq!(KnownFailures::parse(&text).unwrap().entries["a"], "r: x");
+        let k = KnownFailures::parse("a: hand-written why\nb: refused by the generator: old\ngone: fixed now\n").unwrap();
+        let fresh = k.updated(&[
+            ("a".into(), "runner's text".into()),
+            ("b".into(), "refused by the generator: new".into()),
+            ("c".into(), "new failure".into()),
+        ]);
+        assert_eq!(
+            fresh,
+            [
+                ("a".to_owned(), "hand-written why".to_owned()),
+                ("b".to_owned(), "refused by the generator: new".to_owned()),
+                ("c".to_owned(), "new failure".to_owned())
+            ]
+        );
         assert!(KnownFailures::parse("lonely\n").unwrap_err().contains("line 1"));
         assert!(KnownFailures::parse("a: x\na: y\n").unwrap_err().contains("twice"));
     }

@@ -29,7 +29,7 @@ impl Status {
     pub fn reason(&self) -> Option<String> {
         match self {
             Status::Pass => None,
-            Status::Refused(r) => Some(format!("refused by the generator: {r}")),
+            Status::Refused(r) => Some(format!("{}{r}", crate::known::REFUSED_PREFIX)),
             Status::Fail(r) => Some(r.clone()),
         }
     }
