@@ -76,3 +76,50 @@ fn table_covers_the_suite_formats() {
     let entry: &SchemaEntry = &SCHEMAS[0];
     assert_eq!(entry.file, format!("formats/{}.ksy", entry.id));
 }
+
+/// The runner fails a kst whose expectation is wrong, and says why: a wrong value, a wrong
+/// exception, an exception where the input decodes, an unknown member, a refused schema.
+/// Runs on a scratch suite holding one real input and hand-written kst files.
+#[test]
+fn runner_reports_wrong_expectations() {
+    use statepack_conformance::run::{run_kst, Status};
+    let Some(dir) = SUITE_DIR else { return };
+    let (Some(hello), Some(eof)) = (
+        SCHEMAS.iter().find(|e| e.id == "hello_world"),
+        SCHEMAS.iter().find(|e| e.id == "eof_exception_u4"),
+    ) else {
+        return;
+    };
+    if !matches!((hello.outcome, eof.outcome), (Outcome::Compiled { .. }, Outcome::Compiled { .. })) {
+        eprintln!("skipped: hello_world or eof_exception_u4 is not generated with reflection");
+        return;
+    }
+    let scratch = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("conformance-scratch");
+    std::fs::create_dir_all(scratch.join("src")).unwrap();
+    for f in ["fixed_struct.bin", "term_strz.bin"] {
+        std::fs::copy(std::path::Path::new(dir).join("src").join(f), scratch.join("src").join(f)).unwrap();
+    }
+    let run = |name: &str, kst: &str| {
+        let path = scratch.join(format!("{name}.kst"));
+        std::fs::write(&path, kst).unwrap();
+        run_kst(&scratch, SCHEMAS, &path)
+    };
+    let ok = run("ok", "id: hello_world\ndata: fixed_struct.bin\nasserts:\n  - actual: one\n    expected: 0x50\n");
+    assert_eq!(ok, Status::Pass);
+    let fail = |s: Status| match s {
+        Status::Fail(r) => r,
+        other => panic!("expected a failure, got {other:?}"),
+    };
+    let r = fail(run("value", "id: hello_world\ndata: fixed_struct.bin\nasserts:\n  - actual: one\n    expected: 0x51\n"));
+    assert_eq!(r, "`one`: got 80, expected 81");
+    let r = fail(run("member", "id: hello_world\ndata: fixed_struct.bin\nasserts:\n  - actual: two\n    expected: 1\n"));
+    assert!(r.contains("has no member `two`"), "{r}");
+    let r = fail(run("exc", "id: hello_world\ndata: fixed_struct.bin\nexception: EndOfStreamError\n"));
+    assert!(r.contains("expected EndOfStreamError, but the input decoded"), "{r}");
+    let r = fail(run("kind", "id: eof_exception_u4\ndata: term_strz.bin\nexception: ValidationNotEqualError<u4>\n"));
+    assert!(r.contains("expected ValidationNotEqualError<u4>") && r.contains("got UnexpectedEof"), "{r}");
+    if let Some(refused) = SCHEMAS.iter().find(|e| matches!(e.outcome, Outcome::Refused(_))) {
+        let s = run("refused", &format!("id: {}\ndata: fixed_struct.bin\n", refused.id));
+        assert!(matches!(s, Status::Refused(_)), "{s:?}");
+    }
+}
