@@ -3,7 +3,7 @@
 //!
 //! ```yaml
 //! # attr_bad_id.ksy: /seq/0/id:
-//! # 	error: invalid attribute ID: 'BAD', expected /^[a-z][a-z0-9_]*$/
+//! #     error: invalid attribute ID: 'BAD', expected /^[a-z][a-z0-9_]*$/
 //! #
 //! meta: ...
 //! ```

@@ -525,7 +525,7 @@ mod tests {
     #[test]
     fn numbers_in_every_radix_with_separators() {
         assert_eq!(p("0x2D_55_2D_4B"), Expr::Int(0x2D55_2D4B));
-        assert_eq!(p("0b0000_0000_0001_0010_0011_0100_0101_011"), Expr::Int(0b0000_0000_0001_0010_0011_0100_0101_011));
+        assert_eq!(p("0b0000_0000_0001_0010_0011_0100_0101_011"), Expr::Int(0x91a2b));
         assert_eq!(p("0o721"), Expr::Int(0o721));
         assert_eq!(p("-0x4150ffff312d4b43"), Expr::Int(-0x4150ffff312d4b43));
         assert_eq!(p("18446744073709551615"), Expr::Int(18446744073709551615));
