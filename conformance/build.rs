@@ -53,8 +53,9 @@ fn main() {
             let display = format!("formats/{stem}.ksy");
             let outcome = match std::fs::read_to_string(&path) {
                 Err(e) => format!("Outcome::Refused({:?})", format!("cannot read: {e}")),
-                Ok(text) => match statepack_codegen::generate(&text, &display) {
-                    Err(diags) => {
+                Ok(text) => match generate_guarded(text, &display) {
+                    Err(Failure::Crashed(why)) => format!("Outcome::Refused({why:?})"),
+                    Err(Failure::Refused(diags)) => {
                         let first = diags
                             .first()
                             .map(|d| d.to_string())
@@ -108,6 +109,51 @@ fn main() {
          pub static SCHEMAS: &[SchemaEntry] = &[\n{table}];\n"
     );
     write_if_changed(&out.join("suite.rs"), &text);
+    // A generator thread that hung is still running; end the script without waiting for it.
+    std::process::exit(0);
+}
+
+/// How generating one schema went wrong.
+enum Failure {
+    /// The generator refused it with these diagnostics.
+    Refused(Vec<statepack_codegen::Diag>),
+    /// The generator panicked or did not finish in time: what happened.
+    Crashed(String),
+}
+
+/// How long generating one schema may take before it counts as hung.
+const GENERATE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `statepack_codegen::generate` on its own thread, so that a generator panic or hang on one
+/// suite schema is recorded against that schema instead of failing the build (a hung thread
+/// is left behind and ends with the build script).
+fn generate_guarded(text: String, display: &str) -> Result<String, Failure> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let file = display.to_owned();
+    let handle = std::thread::spawn(move || {
+        let _ = tx.send(statepack_codegen::generate(&text, &file));
+    });
+    match rx.recv_timeout(GENERATE_TIMEOUT) {
+        Ok(result) => {
+            let _ = handle.join();
+            result.map_err(Failure::Refused)
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(Failure::Crashed(format!(
+            "the generator did not finish within {} s",
+            GENERATE_TIMEOUT.as_secs()
+        ))),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            let why = match handle.join() {
+                Err(p) => p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_default(),
+                Ok(()) => String::new(),
+            };
+            Err(Failure::Crashed(format!("the generator panicked: {why}")))
+        }
+    }
 }
 
 /// The suite folder and a description of where it was looked for.

@@ -10,7 +10,8 @@ use crate::known::KnownFailures;
 use crate::kst::{self, Expectation};
 use crate::{expr, kinds, Outcome, SchemaEntry};
 
-/// How long one kst may take (decode, asserts, round trip) before it counts as hung.
+/// How long one kst (decode, asserts, round trip), or generating one `formats_err` schema,
+/// may take before it counts as hung.
 pub const KST_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The result of one test.
@@ -39,20 +40,24 @@ impl Status {
 /// exception), then round-trip the input. Runs on its own thread so that a panic or a hang in
 /// generated code fails this kst only ([`KST_TIMEOUT`]).
 pub fn run_kst(suite: &Path, table: &'static [SchemaEntry], kst_file: &Path) -> Status {
-    let (tx, rx) = mpsc::channel();
     let (suite, kst_file) = (suite.to_owned(), kst_file.to_owned());
+    guarded(KST_TIMEOUT, move || run_kst_here(&suite, table, &kst_file)).unwrap_or_else(Status::Fail)
+}
+
+/// Runs `f` on its own thread. Errors: "panicked: <message>" when it panics, "did not finish
+/// within N s" when it takes longer than `timeout` (the thread is left behind; it ends with
+/// the process).
+pub fn guarded<T: Send + 'static>(timeout: Duration, f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    let (tx, rx) = mpsc::channel();
     let handle = std::thread::spawn(move || {
-        let _ = tx.send(run_kst_here(&suite, table, &kst_file));
+        let _ = tx.send(f());
     });
-    match rx.recv_timeout(KST_TIMEOUT) {
-        Ok(status) => {
+    match rx.recv_timeout(timeout) {
+        Ok(v) => {
             let _ = handle.join();
-            status
+            Ok(v)
         }
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            // The thread is left behind; the process ends with the test.
-            Status::Fail(format!("did not finish within {} s", KST_TIMEOUT.as_secs()))
-        }
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(format!("did not finish within {timeout:?}")),
         Err(mpsc::RecvTimeoutError::Disconnected) => {
             let msg = match handle.join() {
                 Err(payload) => payload
@@ -60,9 +65,9 @@ pub fn run_kst(suite: &Path, table: &'static [SchemaEntry], kst_file: &Path) -> 
                     .cloned()
                     .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
                     .unwrap_or_else(|| "a non-text panic".to_owned()),
-                Ok(()) => "the runner thread ended without a result".to_owned(),
+                Ok(()) => "the thread ended without a result".to_owned(),
             };
-            Status::Fail(format!("panicked: {msg}"))
+            Err(format!("panicked: {msg}"))
         }
     }
 }
@@ -188,7 +193,17 @@ pub fn run_err_schema(path: &Path) -> ErrResult {
         Header::Warning(_) | Header::None => Some(false),
         Header::Unclear(_) => None,
     };
-    let result = statepack_codegen::generate(&text, &name);
+    let generated = {
+        let (text, name) = (text.clone(), name.clone());
+        guarded(KST_TIMEOUT, move || statepack_codegen::generate(&text, &name))
+    };
+    let result = match generated {
+        Ok(r) => r,
+        Err(why) => {
+            let status = Status::Fail(format!("the generator {why}"));
+            return ErrResult { name, erroneous, status, note: None };
+        }
+    };
     let (status, note) = match (header, result) {
         (Header::Error(msg), Ok(_)) => (Status::Fail(format!("accepted; Kaitai refuses it: {msg}")), None),
         (Header::Error(msg), Err(diags)) => {
@@ -339,6 +354,15 @@ fn stem(p: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn guarded_reports_panics_and_hangs() {
+        assert_eq!(guarded(Duration::from_secs(5), || 7), Ok(7));
+        let e = guarded(Duration::from_secs(5), || -> u8 { panic!("boom") }).unwrap_err();
+        assert_eq!(e, "panicked: boom");
+        let e = guarded(Duration::from_millis(50), || std::thread::sleep(Duration::from_secs(2))).unwrap_err();
+        assert_eq!(e, "did not finish within 50ms");
+    }
 
     #[test]
     fn round_trip_output_must_be_a_prefix_of_the_input() {
