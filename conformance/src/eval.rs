@@ -481,10 +481,16 @@ fn equal(l: &Ev<'_>, r: &Ev<'_>, tol: f64) -> R<bool> {
     })
 }
 
-/// An enum literal `[.., enum, value]` names this value: same value name, same enum name.
+/// An enum literal `[.., enum, value]` names this value: same value name, and the literal's
+/// path ends with the enum's name (which may itself be qualified, `main_obj::animal`).
 fn enum_matches(v: &EnumValue, path: &[String]) -> bool {
-    let n = path.len();
-    n >= 2 && v.name == Some(path[n - 1].as_str()) && v.enum_name == path[n - 2]
+    let Some((value, scope)) = path.split_last() else {
+        return false;
+    };
+    let en: Vec<&str> = v.enum_name.split("::").collect();
+    v.name == Some(value.as_str())
+        && scope.len() >= en.len()
+        && scope[scope.len() - en.len()..].iter().zip(&en).all(|(a, b)| a == b)
 }
 
 /// Checks an assert: `Ok(())` when `actual` equals `expected` under the rules in the module
@@ -616,6 +622,11 @@ mod tests {
         assert!(assert_kst("pet", "root_t::animal::cat").is_err());
         assert!(assert_kst("pet", "root_t::bird::chicken").is_err());
         assert!(assert_kst("pet", "7").is_err(), "an enum never equals a bare integer");
+        let nested = EnumValue { enum_name: "main_obj::animal", name: Some("cat"), value: 4 };
+        let lit = |s: &str| s.split("::").map(str::to_owned).collect::<Vec<_>>();
+        assert!(enum_matches(&nested, &lit("enum_1::main_obj::animal::cat")));
+        assert!(!enum_matches(&nested, &lit("enum_1::animal::cat")));
+        assert!(!enum_matches(&nested, &lit("cat")));
     }
 
     #[test]
