@@ -2,8 +2,9 @@
 //! [`statepack_runtime::reflect::Reflect`], and compares an assert's `actual` with its
 //! `expected` the way Kaitai Struct's test translators do.
 //!
-//! Names resolve against the root type (`foo` is the root's member `foo`; `_root` is the root
-//! itself). Member access, indexing, `.as<type>` casts, the methods `.size`, `.length`,
+//! Names resolve against the root type (`foo` is the root's member `foo`; a bare `_root` is
+//! the root itself; `a._parent`, `a._root` and `a._io` are whatever type `a` answers for
+//! them). Member access, indexing, `.as<type>` casts, the methods `.size`, `.length`,
 //! `.to_i`, `.to_i(radix)`, `.to_s`, `.first`, `.last`, `.min`, `.max`, `.reverse`,
 //! `.substring(from, to)`, arithmetic (integer `/` rounds down and `%` takes the divisor's
 //! sign, as in Kaitai), comparisons, `and`/`or`/`not` and `c ? a : b` are understood.
@@ -155,11 +156,7 @@ impl<'a> Evaluator<'a> {
     }
 
     fn member_of(&self, s: &'a dyn Reflect, name: &str) -> R<Option<Ev<'a>>> {
-        match s.member(name) {
-            Some(v) => Ok(Some(self.lift(v))),
-            None if name == "_root" => Ok(Some(Ev::Struct(self.root))),
-            None => Ok(None),
-        }
+        Ok(s.member(name).map(|v| self.lift(v)))
     }
 }
 
@@ -192,6 +189,9 @@ fn eval_in<'a>(cx: Option<&Evaluator<'a>>, e: &Expr) -> R<Ev<'a>> {
             };
             match cx.member_of(cx.root, n)? {
                 Some(v) => v,
+                // At the top, `_root` is the value itself. Deeper down (`a._root`) only what
+                // the type answers counts: an imported type read at the top has none.
+                None if n == "_root" => Ev::Struct(cx.root),
                 None => return Err(no_member(cx.root, n)),
             }
         }
@@ -610,6 +610,7 @@ mod tests {
         assert_kst("kids[0].twin.twin.n", "-12").unwrap();
         assert_kst("kids[2].as<root_t::kid>.n", "9").unwrap();
         assert_kst("_root.kids[0].n", "-3").unwrap();
+        assert!(assert_kst("kids[0]._root", "null").unwrap_err().contains("no member `_root`"));
         assert_kst("id.to_s", "'66'").unwrap();
         assert_kst("pet.to_i", "7").unwrap();
         assert_kst("extra", "null").unwrap();
