@@ -7,7 +7,7 @@ pub const SCHEMA_FILE: &str = "schema/anim_clip.ksy";
 pub const SCHEMA_ID: &str = "anim_clip";
 /// Enum `track_kind`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/anim_clip.ksy` line 124.
+/// Schema: `schema/anim_clip.ksy` line 125.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum TrackKind {
     /// Identity rotation, zero translation or unit scale. default_value (stored as 0).
@@ -83,28 +83,28 @@ impl ::statepack_runtime::reflect::ToValue for TrackKind {
 pub struct AnimClip {
     /// Layout version, 1.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 20.
+    /// Schema: `schema/anim_clip.ksy` line 21.
     pub version: u8,
     /// Bit 0 set when keys are reconstructed with cubic Hermite curves, else linearly.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 24.
+    /// Schema: `schema/anim_clip.ksy` line 25.
     pub flags: u8,
     /// Frame count (at least 1).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 27.
+    /// Schema: `schema/anim_clip.ksy` line 28.
     pub num_frames: u16,
     /// Frames per second.
     ///
     /// Unit: frames/s.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 32.
+    /// Schema: `schema/anim_clip.ksy` line 33.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub sample_rate: f32,
-    /// Schema: `schema/anim_clip.ksy` line 39.
+    /// Schema: `schema/anim_clip.ksy` line 40.
     pub bones: ::std::vec::Vec<BoneTracks>,
     /// Key frame gaps and quantised values of every animated track.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 46.
+    /// Schema: `schema/anim_clip.ksy` line 47.
     pub bits: ::std::vec::Vec<u8>,
 }
 impl AnimClip {
@@ -562,20 +562,20 @@ pub fn reflect_roundtrip(
 }
 /// The three tracks of one bone.
 ///
-/// Schema: `schema/anim_clip.ksy` line 50.
+/// Schema: `schema/anim_clip.ksy` line 51.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BoneTracks {
     /// Local rotation; constants and animated tracks have 4 components (x, y, z, w) or 3 (x, y, z with w >= 0 implied).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 53.
+    /// Schema: `schema/anim_clip.ksy` line 54.
     pub rotation: Track,
     /// Local translation in metres, 3 components.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 56.
+    /// Schema: `schema/anim_clip.ksy` line 57.
     pub translation: Track,
     /// Local scale, 3 components.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 59.
+    /// Schema: `schema/anim_clip.ksy` line 60.
     pub scale: Track,
 }
 impl BoneTracks {
@@ -722,14 +722,14 @@ impl ::statepack_runtime::reflect::ToValue for BoneTracks {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `schema/anim_clip.ksy` line 62.
+/// Schema: `schema/anim_clip.ksy` line 63.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Track {
     /// What follows.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 64.
+    /// Schema: `schema/anim_clip.ksy` line 65.
     pub kind: TrackKind,
-    /// Schema: `schema/anim_clip.ksy` line 68.
+    /// Schema: `schema/anim_clip.ksy` line 69.
     pub body: TrackBody,
 }
 impl Track {
@@ -922,7 +922,7 @@ impl ::statepack_runtime::reflect::ToValue for Track {
 }
 /// The body of `track.body`, selected by `kind`.
 ///
-/// Schema: `schema/anim_clip.ksy` line 68.
+/// Schema: `schema/anim_clip.ksy` line 69.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum TrackBody {
     /// Selected when the switch value is `track_kind::default_value`.
@@ -956,7 +956,7 @@ impl ::statepack_runtime::reflect::ToValue for TrackBody {
 }
 /// No data; the identity for the track's role.
 ///
-/// Schema: `schema/anim_clip.ksy` line 75.
+/// Schema: `schema/anim_clip.ksy` line 76.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DefaultTrack {}
 impl DefaultTrack {
@@ -1017,10 +1017,10 @@ impl ::statepack_runtime::reflect::ToValue for DefaultTrack {
 }
 /// One value at every frame.
 ///
-/// Schema: `schema/anim_clip.ksy` line 78.
+/// Schema: `schema/anim_clip.ksy` line 79.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ConstantTrack {
-    /// Schema: `schema/anim_clip.ksy` line 84.
+    /// Schema: `schema/anim_clip.ksy` line 85.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub values: ::std::vec::Vec<f32>,
 }
@@ -1157,25 +1157,25 @@ impl ::statepack_runtime::reflect::ToValue for ConstantTrack {
 }
 /// Keys in the bit stream.
 ///
-/// Schema: `schema/anim_clip.ksy` line 88.
+/// Schema: `schema/anim_clip.ksy` line 89.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AnimatedTrack {
     /// Key count, at least 2 (at most num_frames).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 94.
+    /// Schema: `schema/anim_clip.ksy` line 95.
     pub num_keys: u16,
     /// Bits of each stored key frame gap (0 to 16).
     ///
-    /// Schema: `schema/anim_clip.ksy` line 97.
+    /// Schema: `schema/anim_clip.ksy` line 98.
     pub index_bits: u8,
     /// Bit 0 set when values are stored as deltas: per component with a non-zero width,
     /// the first key's value, then per group of 8 deltas a 5-bit width and the zigzag
     /// deltas at that width (component-major). Clear: per key every component (key-major).
     /// Other bits must be 0.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 100.
+    /// Schema: `schema/anim_clip.ksy` line 101.
     pub coding: u8,
-    /// Schema: `schema/anim_clip.ksy` line 107.
+    /// Schema: `schema/anim_clip.ksy` line 108.
     pub components: ::std::vec::Vec<Component>,
 }
 impl AnimatedTrack {
@@ -1398,20 +1398,20 @@ impl ::statepack_runtime::reflect::ToValue for AnimatedTrack {
 }
 /// Quantisation of one component.
 ///
-/// Schema: `schema/anim_clip.ksy` line 111.
+/// Schema: `schema/anim_clip.ksy` line 112.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Component {
     /// Bits per value (0 to 24); 0 holds `lo` at every key.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 114.
+    /// Schema: `schema/anim_clip.ksy` line 115.
     pub bits: u8,
     /// Low end of the range, IEEE 754 binary16 bits.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 117.
+    /// Schema: `schema/anim_clip.ksy` line 118.
     pub lo: u16,
     /// Extent of the range, binary16 bits; value = lo + q / (2^bits - 1) * extent.
     ///
-    /// Schema: `schema/anim_clip.ksy` line 120.
+    /// Schema: `schema/anim_clip.ksy` line 121.
     pub extent: u16,
 }
 impl Component {

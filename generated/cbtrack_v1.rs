@@ -18,123 +18,123 @@ pub const SCHEMA_ID: &str = "cbtrack_v1";
 pub struct CbtrackV1 {
     /// Format version; only 1 is known.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 16.
+    /// Schema: `schema/cbtrack_v1.ksy` line 17.
     pub format_version: u16,
     /// Header size in bytes, at least 96; the index starts here.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 20.
+    /// Schema: `schema/cbtrack_v1.ksy` line 21.
     pub header_size: u16,
     /// Recorder version (what a reader depends on; see the spec's table).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 26.
+    /// Schema: `schema/cbtrack_v1.ksy` line 27.
     pub recorder_version: u16,
     /// Simulation frames per second (the engine's GAME_SPEED is 30).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 29.
+    /// Schema: `schema/cbtrack_v1.ksy` line 30.
     pub frames_per_second: u16,
     /// First frame recorded.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 32.
+    /// Schema: `schema/cbtrack_v1.ksy` line 33.
     pub first_frame: u32,
     /// Last frame recorded.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 35.
+    /// Schema: `schema/cbtrack_v1.ksy` line 36.
     pub last_frame: u32,
     /// Window length in frames, 1 to 65,535.
     ///
     /// Unit: frame.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 38.
+    /// Schema: `schema/cbtrack_v1.ksy` line 39.
     pub window_length: u32,
     /// Tolerance in elmos that every recorded sample is within.
     ///
     /// Unit: elmo.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 48.
+    /// Schema: `schema/cbtrack_v1.ksy` line 49.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub tolerance: f32,
     /// The position step is 1 / 2^position_shift elmo.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 52.
+    /// Schema: `schema/cbtrack_v1.ksy` line 53.
     pub position_shift: u8,
     /// The velocity step is 1 / 2^velocity_shift elmo per frame.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 55.
+    /// Schema: `schema/cbtrack_v1.ksy` line 56.
     pub velocity_shift: u8,
     /// Rotation bits, 8 to 16.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 58.
+    /// Schema: `schema/cbtrack_v1.ksy` line 59.
     pub rotation_bits: u8,
     /// Frames between the recorder's unit samples; for information only.
     ///
     /// Unit: frame.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 64.
+    /// Schema: `schema/cbtrack_v1.ksy` line 65.
     pub sample_interval: u8,
     /// Block number of the info chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 68.
+    /// Schema: `schema/cbtrack_v1.ksy` line 69.
     pub info_block: u32,
     /// Length of the info chunk in bytes.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 71.
+    /// Schema: `schema/cbtrack_v1.ksy` line 72.
     pub info_len: u32,
     /// Block number of the features chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 75.
+    /// Schema: `schema/cbtrack_v1.ksy` line 76.
     pub features_block: u32,
     /// Length of the features chunk in bytes.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 78.
+    /// Schema: `schema/cbtrack_v1.ksy` line 79.
     pub features_len: u32,
     /// Number of units in the match.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 82.
+    /// Schema: `schema/cbtrack_v1.ksy` line 83.
     pub num_units: u32,
     /// Number of projectiles in the match.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 85.
+    /// Schema: `schema/cbtrack_v1.ksy` line 86.
     pub num_projectiles: u32,
     /// Number of features in the match.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 88.
+    /// Schema: `schema/cbtrack_v1.ksy` line 89.
     pub num_features: u32,
     /// The replay's game id, copied from the replay header.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 91.
+    /// Schema: `schema/cbtrack_v1.ksy` line 92.
     pub game_id: ::std::vec::Vec<u8>,
     /// Resource tolerance (0 before recorder version 4).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 94.
+    /// Schema: `schema/cbtrack_v1.ksy` line 95.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub resource_tolerance: f32,
     /// Resource fraction (0 before recorder version 4).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 97.
+    /// Schema: `schema/cbtrack_v1.ksy` line 98.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub resource_fraction: f32,
     /// Reserved, zero when written.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 100.
+    /// Schema: `schema/cbtrack_v1.ksy` line 101.
     pub reserved: ::std::vec::Vec<u8>,
     /// Header fields after byte 96 that a later writer may add; kept as bytes.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 103.
+    /// Schema: `schema/cbtrack_v1.ksy` line 104.
     pub header_extra: ::std::vec::Vec<u8>,
     /// One entry per window, in order.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 106.
+    /// Schema: `schema/cbtrack_v1.ksy` line 107.
     pub index: ::std::vec::Vec<WindowEntry>,
     /// The chunk area: zero padding and zlib streams, each starting at a multiple of 64
     /// bytes from the start of the file.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 111.
+    /// Schema: `schema/cbtrack_v1.ksy` line 112.
     pub chunks: ::std::vec::Vec<u8>,
 }
 impl CbtrackV1 {
@@ -1252,28 +1252,28 @@ pub fn reflect_roundtrip(
 }
 /// Where one window's chunks are.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 117.
+/// Schema: `schema/cbtrack_v1.ksy` line 118.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WindowEntry {
     /// Block number of the main chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 120.
+    /// Schema: `schema/cbtrack_v1.ksy` line 121.
     pub main_block: u32,
     /// Length of the main chunk in bytes.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 123.
+    /// Schema: `schema/cbtrack_v1.ksy` line 124.
     pub main_len: u32,
     /// Block number of the terrain chunk, or 0.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 127.
+    /// Schema: `schema/cbtrack_v1.ksy` line 128.
     pub terrain_block: u32,
     /// Length of the terrain chunk in bytes, 0 when no terrain changed.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 130.
+    /// Schema: `schema/cbtrack_v1.ksy` line 131.
     pub terrain_len: u32,
 }
 impl WindowEntry {
@@ -1446,14 +1446,14 @@ impl ::statepack_runtime::reflect::ToValue for WindowEntry {
 /// column 4-byte aligned) and 4 zero bytes, kept as bytes. Column offsets count from
 /// the start of the decompressed chunk.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 134.
+/// Schema: `schema/cbtrack_v1.ksy` line 135.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ChunkBody {
-    /// Schema: `schema/cbtrack_v1.ksy` line 140.
+    /// Schema: `schema/cbtrack_v1.ksy` line 141.
     pub directory: ColumnDirectory,
     /// Column data and the 4 trailing zero bytes.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 142.
+    /// Schema: `schema/cbtrack_v1.ksy` line 143.
     pub data: ::std::vec::Vec<u8>,
 }
 impl ChunkBody {
@@ -1572,10 +1572,10 @@ impl ::statepack_runtime::reflect::ToValue for ChunkBody {
 }
 /// The column count and one 12-byte entry per column, in rising order of id.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 145.
+/// Schema: `schema/cbtrack_v1.ksy` line 146.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ColumnDirectory {
-    /// Schema: `schema/cbtrack_v1.ksy` line 151.
+    /// Schema: `schema/cbtrack_v1.ksy` line 152.
     pub columns: ::std::vec::Vec<ColumnEntry>,
 }
 impl ColumnDirectory {
@@ -1713,26 +1713,26 @@ impl ::statepack_runtime::reflect::ToValue for ColumnDirectory {
 }
 /// One directory entry.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 155.
+/// Schema: `schema/cbtrack_v1.ksy` line 156.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ColumnEntry {
     /// Column id.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 158.
+    /// Schema: `schema/cbtrack_v1.ksy` line 159.
     pub id: u16,
     /// 1 u8, 2 u16, 3 s16, 4 u32, 5 s32, 6 f32; a reader skips other codes.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 161.
+    /// Schema: `schema/cbtrack_v1.ksy` line 162.
     pub type_code: u16,
     /// Offset of the column's data from the start of the decompressed chunk.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 164.
+    /// Schema: `schema/cbtrack_v1.ksy` line 165.
     pub offset: u32,
     /// Number of values.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 168.
+    /// Schema: `schema/cbtrack_v1.ksy` line 169.
     pub count: u32,
 }
 impl ColumnEntry {
@@ -1900,116 +1900,116 @@ impl ::statepack_runtime::reflect::ToValue for ColumnEntry {
 ///
 /// Column set `info`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 172.
+/// Schema: `schema/cbtrack_v1.ksy` line 173.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InfoColumns {
     /// Track text lengths in bytes: engine version, game, map, writing program.
     ///
-    /// Column 160, u16 (schema line 175).
+    /// Column 160, u16 (schema line 176).
     pub text_lens: ::std::vec::Vec<u16>,
     /// Track text bytes, end to end (UTF-8).
     ///
-    /// Column 161, u8 (schema line 179).
+    /// Column 161, u8 (schema line 180).
     pub text_bytes: ::std::vec::Vec<u8>,
     /// Unit definition name lengths.
     ///
-    /// Column 162, u16 (schema line 183).
+    /// Column 162, u16 (schema line 184).
     pub unit_def_lens: ::std::vec::Vec<u16>,
     /// Unit definition names, end to end.
     ///
-    /// Column 163, u8 (schema line 187).
+    /// Column 163, u8 (schema line 188).
     pub unit_def_bytes: ::std::vec::Vec<u8>,
     /// Weapon definition name lengths.
     ///
-    /// Column 164, u16 (schema line 191).
+    /// Column 164, u16 (schema line 192).
     pub weapon_def_lens: ::std::vec::Vec<u16>,
     /// Weapon definition names, end to end.
     ///
-    /// Column 165, u8 (schema line 195).
+    /// Column 165, u8 (schema line 196).
     pub weapon_def_bytes: ::std::vec::Vec<u8>,
     /// Feature definition name lengths.
     ///
-    /// Column 166, u16 (schema line 199).
+    /// Column 166, u16 (schema line 200).
     pub feature_def_lens: ::std::vec::Vec<u16>,
     /// Feature definition names, end to end.
     ///
-    /// Column 167, u8 (schema line 203).
+    /// Column 167, u8 (schema line 204).
     pub feature_def_bytes: ::std::vec::Vec<u8>,
     /// For each unit definition with posed pieces, its index in the unit definition names.
     ///
-    /// Column 168, u16 (schema line 207).
+    /// Column 168, u16 (schema line 208).
     pub posed_defs: ::std::vec::Vec<u16>,
     /// For each of those, how many posed piece names it has.
     ///
-    /// Column 169, u16 (schema line 211).
+    /// Column 169, u16 (schema line 212).
     pub posed_counts: ::std::vec::Vec<u16>,
     /// Posed piece name lengths, grouped in the order of column 168.
     ///
-    /// Column 170, u16 (schema line 215).
+    /// Column 170, u16 (schema line 216).
     pub piece_lens: ::std::vec::Vec<u16>,
     /// Posed piece names, end to end.
     ///
-    /// Column 171, u8 (schema line 219).
+    /// Column 171, u8 (schema line 220).
     pub piece_bytes: ::std::vec::Vec<u8>,
     /// Team id.
     ///
-    /// Column 172, u8 (schema line 223).
+    /// Column 172, u8 (schema line 224).
     pub team_ids: ::std::vec::Vec<u8>,
     /// Ally team of each team.
     ///
-    /// Column 173, u8 (schema line 227).
+    /// Column 173, u8 (schema line 228).
     pub team_allies: ::std::vec::Vec<u8>,
     /// Team flags; bit 0 set for an AI team.
     ///
-    /// Column 174, u8 (schema line 231).
+    /// Column 174, u8 (schema line 232).
     pub team_flags: ::std::vec::Vec<u8>,
     /// Red, green, blue of each team.
     ///
-    /// Column 175, u8 (schema line 235).
+    /// Column 175, u8 (schema line 236).
     pub team_colours: ::std::vec::Vec<u8>,
     /// Side name lengths.
     ///
-    /// Column 176, u16 (schema line 239).
+    /// Column 176, u16 (schema line 240).
     pub side_lens: ::std::vec::Vec<u16>,
     /// Side names, end to end.
     ///
-    /// Column 177, u8 (schema line 243).
+    /// Column 177, u8 (schema line 244).
     pub side_bytes: ::std::vec::Vec<u8>,
     /// Leader name lengths.
     ///
-    /// Column 178, u16 (schema line 247).
+    /// Column 178, u16 (schema line 248).
     pub leader_lens: ::std::vec::Vec<u16>,
     /// Leader names, end to end.
     ///
-    /// Column 179, u8 (schema line 251).
+    /// Column 179, u8 (schema line 252).
     pub leader_bytes: ::std::vec::Vec<u8>,
     /// Two values: the map size along x and z in elmos.
     ///
-    /// Column 180, u32 (schema line 255).
+    /// Column 180, u32 (schema line 256).
     pub map_size: ::std::vec::Vec<u32>,
     /// For each unit definition, footprint across the unit in elmos.
     ///
-    /// Column 181, u16 (schema line 259).
+    /// Column 181, u16 (schema line 260).
     pub footprint_x: ::std::vec::Vec<u16>,
     /// For each unit definition, footprint along the facing in elmos.
     ///
-    /// Column 182, u16 (schema line 263).
+    /// Column 182, u16 (schema line 264).
     pub footprint_z: ::std::vec::Vec<u16>,
     /// Team rules parameter name lengths.
     ///
-    /// Column 183, u16 (schema line 267).
+    /// Column 183, u16 (schema line 268).
     pub team_param_lens: ::std::vec::Vec<u16>,
     /// Team rules parameter names, end to end.
     ///
-    /// Column 184, u8 (schema line 271).
+    /// Column 184, u8 (schema line 272).
     pub team_param_bytes: ::std::vec::Vec<u8>,
     /// Game rules parameter name lengths.
     ///
-    /// Column 185, u16 (schema line 275).
+    /// Column 185, u16 (schema line 276).
     pub game_param_lens: ::std::vec::Vec<u16>,
     /// Game rules parameter names, end to end.
     ///
-    /// Column 186, u8 (schema line 279).
+    /// Column 186, u8 (schema line 280).
     pub game_param_bytes: ::std::vec::Vec<u8>,
 }
 impl InfoColumns {
@@ -2120,60 +2120,60 @@ impl InfoColumns {
 ///
 /// Column set `features`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 283.
+/// Schema: `schema/cbtrack_v1.ksy` line 284.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FeaturesColumns {
     /// The engine's feature id.
     ///
-    /// Column 128, u16 (schema line 286).
+    /// Column 128, u16 (schema line 287).
     pub feature_id: ::std::vec::Vec<u16>,
     /// Feature definition (index in the info chunk).
     ///
-    /// Column 129, u16 (schema line 290).
+    /// Column 129, u16 (schema line 291).
     pub def: ::std::vec::Vec<u16>,
     /// Team, 255 for none.
     ///
-    /// Column 130, u8 (schema line 294).
+    /// Column 130, u8 (schema line 295).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: there before the first frame. Bit 1: still there after the last.
     ///
-    /// Column 131, u8 (schema line 298).
+    /// Column 131, u8 (schema line 299).
     pub flags: ::std::vec::Vec<u8>,
     /// First frame it exists.
     ///
-    /// Column 132, u32 (schema line 302).
+    /// Column 132, u32 (schema line 303).
     pub first_frame: ::std::vec::Vec<u32>,
     /// Last frame it exists.
     ///
-    /// Column 133, u32 (schema line 306).
+    /// Column 133, u32 (schema line 307).
     pub last_frame: ::std::vec::Vec<u32>,
     /// Position x in position steps, plain.
     ///
-    /// Column 134, s32 (schema line 310).
+    /// Column 134, s32 (schema line 311).
     pub x: ::std::vec::Vec<i32>,
     /// Position y in position steps, plain.
     ///
-    /// Column 135, s32 (schema line 314).
+    /// Column 135, s32 (schema line 315).
     pub y: ::std::vec::Vec<i32>,
     /// Position z in position steps, plain.
     ///
-    /// Column 136, s32 (schema line 318).
+    /// Column 136, s32 (schema line 319).
     pub z: ::std::vec::Vec<i32>,
     /// Rotation: dropped component, 0 to 3 for x, y, z, w.
     ///
-    /// Column 137, u8 (schema line 322).
+    /// Column 137, u8 (schema line 323).
     pub rot_dropped: ::std::vec::Vec<u8>,
     /// Rotation: first kept component, two's complement of n, plain.
     ///
-    /// Column 138, u16 (schema line 326).
+    /// Column 138, u16 (schema line 327).
     pub rot_a: ::std::vec::Vec<u16>,
     /// Rotation: second kept component, plain.
     ///
-    /// Column 139, u16 (schema line 330).
+    /// Column 139, u16 (schema line 331).
     pub rot_b: ::std::vec::Vec<u16>,
     /// Rotation: third kept component, plain.
     ///
-    /// Column 140, u16 (schema line 334).
+    /// Column 140, u16 (schema line 335).
     pub rot_c: ::std::vec::Vec<u16>,
 }
 impl FeaturesColumns {
@@ -2242,56 +2242,56 @@ impl FeaturesColumns {
 ///
 /// Column set `units`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 338.
+/// Schema: `schema/cbtrack_v1.ksy` line 339.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct UnitsColumns {
     /// The engine's unit id.
     ///
-    /// Column 1, u16 (schema line 341).
+    /// Column 1, u16 (schema line 342).
     pub unit_id: ::std::vec::Vec<u16>,
     /// Serial number, from 0 in order of first appearance in the match.
     ///
-    /// Column 2, u32 (schema line 345).
+    /// Column 2, u32 (schema line 346).
     pub serial: ::std::vec::Vec<u32>,
     /// Unit definition.
     ///
-    /// Column 3, u16 (schema line 349).
+    /// Column 3, u16 (schema line 350).
     pub def: ::std::vec::Vec<u16>,
     /// Team.
     ///
-    /// Column 4, u8 (schema line 353).
+    /// Column 4, u8 (schema line 354).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: existed before this window. Bit 1: exists after it.
     ///
-    /// Column 5, u8 (schema line 357).
+    /// Column 5, u8 (schema line 358).
     pub flags: ::std::vec::Vec<u8>,
     /// Offset of the first frame in the window at which it exists.
     ///
-    /// Column 6, u16 (schema line 361).
+    /// Column 6, u16 (schema line 362).
     pub first: ::std::vec::Vec<u16>,
     /// Offset of the last frame in the window at which it exists.
     ///
-    /// Column 7, u16 (schema line 365).
+    /// Column 7, u16 (schema line 366).
     pub last: ::std::vec::Vec<u16>,
     /// Number of transform keys.
     ///
-    /// Column 8, u16 (schema line 369).
+    /// Column 8, u16 (schema line 370).
     pub transform_count: ::std::vec::Vec<u16>,
     /// Number of status keys.
     ///
-    /// Column 9, u16 (schema line 373).
+    /// Column 9, u16 (schema line 374).
     pub status_count: ::std::vec::Vec<u16>,
     /// Number of target tracks.
     ///
-    /// Column 10, u8 (schema line 377).
+    /// Column 10, u8 (schema line 378).
     pub target_track_count: ::std::vec::Vec<u8>,
     /// Number of pose tracks.
     ///
-    /// Column 11, u16 (schema line 381).
+    /// Column 11, u16 (schema line 382).
     pub pose_track_count: ::std::vec::Vec<u16>,
     /// Number of build queue keys.
     ///
-    /// Column 12, u16 (schema line 385).
+    /// Column 12, u16 (schema line 386).
     pub queue_count: ::std::vec::Vec<u16>,
 }
 impl UnitsColumns {
@@ -2357,52 +2357,52 @@ impl UnitsColumns {
 ///
 /// Column set `transform_keys`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 389.
+/// Schema: `schema/cbtrack_v1.ksy` line 390.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TransformKeysColumns {
     /// Frames since the previous key of the unit (the first: since the window start).
     ///
-    /// Column 16, u16 (schema line 392).
+    /// Column 16, u16 (schema line 393).
     pub time: ::std::vec::Vec<u16>,
     /// Position x, difference with an escape (position steps).
     ///
-    /// Column 17, s16 (schema line 396).
+    /// Column 17, s16 (schema line 397).
     pub x: ::std::vec::Vec<i16>,
     /// Position y, difference with an escape.
     ///
-    /// Column 18, s16 (schema line 400).
+    /// Column 18, s16 (schema line 401).
     pub y: ::std::vec::Vec<i16>,
     /// Position z, difference with an escape.
     ///
-    /// Column 19, s16 (schema line 404).
+    /// Column 19, s16 (schema line 405).
     pub z: ::std::vec::Vec<i16>,
     /// Wide values of x.
     ///
-    /// Column 20, s32 (schema line 408).
+    /// Column 20, s32 (schema line 409).
     pub x_wide: ::std::vec::Vec<i32>,
     /// Wide values of y.
     ///
-    /// Column 21, s32 (schema line 412).
+    /// Column 21, s32 (schema line 413).
     pub y_wide: ::std::vec::Vec<i32>,
     /// Wide values of z.
     ///
-    /// Column 22, s32 (schema line 416).
+    /// Column 22, s32 (schema line 417).
     pub z_wide: ::std::vec::Vec<i32>,
     /// Rotation: dropped component, 0 to 3 for x, y, z, w.
     ///
-    /// Column 23, u8 (schema line 420).
+    /// Column 23, u8 (schema line 421).
     pub rot_dropped: ::std::vec::Vec<u8>,
     /// Rotation: first kept component, wrapping difference, signed.
     ///
-    /// Column 24, u16 (schema line 424).
+    /// Column 24, u16 (schema line 425).
     pub rot_a: ::std::vec::Vec<u16>,
     /// Rotation: second kept component, wrapping difference, signed.
     ///
-    /// Column 25, u16 (schema line 428).
+    /// Column 25, u16 (schema line 429).
     pub rot_b: ::std::vec::Vec<u16>,
     /// Rotation: third kept component, wrapping difference, signed.
     ///
-    /// Column 26, u16 (schema line 432).
+    /// Column 26, u16 (schema line 433).
     pub rot_c: ::std::vec::Vec<u16>,
 }
 impl TransformKeysColumns {
@@ -2465,24 +2465,24 @@ impl TransformKeysColumns {
 ///
 /// Column set `status_keys`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 436.
+/// Schema: `schema/cbtrack_v1.ksy` line 437.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StatusKeysColumns {
     /// Frames since the previous status key of the unit.
     ///
-    /// Column 32, u16 (schema line 439).
+    /// Column 32, u16 (schema line 440).
     pub time: ::std::vec::Vec<u16>,
     /// Health fraction, 65,535 for full; wrapping difference.
     ///
-    /// Column 33, u16 (schema line 443).
+    /// Column 33, u16 (schema line 444).
     pub health: ::std::vec::Vec<u16>,
     /// Build progress, 65,535 for complete; wrapping difference.
     ///
-    /// Column 34, u16 (schema line 447).
+    /// Column 34, u16 (schema line 448).
     pub build: ::std::vec::Vec<u16>,
     /// Flags, plain; bit 0: switched on.
     ///
-    /// Column 35, u8 (schema line 451).
+    /// Column 35, u8 (schema line 452).
     pub flags: ::std::vec::Vec<u8>,
 }
 impl StatusKeysColumns {
@@ -2524,44 +2524,44 @@ impl StatusKeysColumns {
 ///
 /// Column set `target_tracks`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 455.
+/// Schema: `schema/cbtrack_v1.ksy` line 456.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TargetTracksColumns {
     /// For each track, the weapon number from 1, 0 for builder work.
     ///
-    /// Column 40, u8 (schema line 458).
+    /// Column 40, u8 (schema line 459).
     pub weapon: ::std::vec::Vec<u8>,
     /// For each track, its number of keys.
     ///
-    /// Column 41, u16 (schema line 462).
+    /// Column 41, u16 (schema line 463).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 42, u16 (schema line 466).
+    /// Column 42, u16 (schema line 467).
     pub time: ::std::vec::Vec<u16>,
     /// Kind of target.
     ///
-    /// Column 43, u8 (schema line 470).
+    /// Column 43, u8 (schema line 471).
     pub kind: ::std::vec::Vec<u8>,
     /// Reference, 0 when the kind has none.
     ///
-    /// Column 44, u32 (schema line 474).
+    /// Column 44, u32 (schema line 475).
     pub reference: ::std::vec::Vec<u32>,
     /// Build power in use, 255 for full; 0 for a weapon.
     ///
-    /// Column 45, u8 (schema line 478).
+    /// Column 45, u8 (schema line 479).
     pub power: ::std::vec::Vec<u8>,
     /// Position x in position steps, plain; one per key of kind 128 or more.
     ///
-    /// Column 46, s32 (schema line 482).
+    /// Column 46, s32 (schema line 483).
     pub x: ::std::vec::Vec<i32>,
     /// Position y.
     ///
-    /// Column 47, s32 (schema line 486).
+    /// Column 47, s32 (schema line 487).
     pub y: ::std::vec::Vec<i32>,
     /// Position z.
     ///
-    /// Column 48, s32 (schema line 490).
+    /// Column 48, s32 (schema line 491).
     pub z: ::std::vec::Vec<i32>,
 }
 impl TargetTracksColumns {
@@ -2618,68 +2618,68 @@ impl TargetTracksColumns {
 ///
 /// Column set `pose_tracks`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 494.
+/// Schema: `schema/cbtrack_v1.ksy` line 495.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PoseTracksColumns {
     /// For each track, the piece: index into the posed piece names of the unit's definition.
     ///
-    /// Column 56, u16 (schema line 497).
+    /// Column 56, u16 (schema line 498).
     pub piece: ::std::vec::Vec<u16>,
     /// For each track, its number of keys.
     ///
-    /// Column 57, u16 (schema line 501).
+    /// Column 57, u16 (schema line 502).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 58, u16 (schema line 505).
+    /// Column 58, u16 (schema line 506).
     pub time: ::std::vec::Vec<u16>,
     /// Angle about x in 65,536ths of a turn, difference with an escape.
     ///
-    /// Column 59, s16 (schema line 509).
+    /// Column 59, s16 (schema line 510).
     pub ax: ::std::vec::Vec<i16>,
     /// Angle about y, difference with an escape.
     ///
-    /// Column 60, s16 (schema line 513).
+    /// Column 60, s16 (schema line 514).
     pub ay: ::std::vec::Vec<i16>,
     /// Angle about z, difference with an escape.
     ///
-    /// Column 61, s16 (schema line 517).
+    /// Column 61, s16 (schema line 518).
     pub az: ::std::vec::Vec<i16>,
     /// Wide values of the angle about x.
     ///
-    /// Column 62, s32 (schema line 521).
+    /// Column 62, s32 (schema line 522).
     pub ax_wide: ::std::vec::Vec<i32>,
     /// Wide values of the angle about y.
     ///
-    /// Column 63, s32 (schema line 525).
+    /// Column 63, s32 (schema line 526).
     pub ay_wide: ::std::vec::Vec<i32>,
     /// Wide values of the angle about z.
     ///
-    /// Column 64, s32 (schema line 529).
+    /// Column 64, s32 (schema line 530).
     pub az_wide: ::std::vec::Vec<i32>,
     /// Offset x from the rest position in position steps, difference with an escape.
     ///
-    /// Column 65, s16 (schema line 533).
+    /// Column 65, s16 (schema line 534).
     pub ox: ::std::vec::Vec<i16>,
     /// Offset y, difference with an escape.
     ///
-    /// Column 66, s16 (schema line 537).
+    /// Column 66, s16 (schema line 538).
     pub oy: ::std::vec::Vec<i16>,
     /// Offset z, difference with an escape.
     ///
-    /// Column 67, s16 (schema line 541).
+    /// Column 67, s16 (schema line 542).
     pub oz: ::std::vec::Vec<i16>,
     /// Wide values of offset x.
     ///
-    /// Column 68, s32 (schema line 545).
+    /// Column 68, s32 (schema line 546).
     pub ox_wide: ::std::vec::Vec<i32>,
     /// Wide values of offset y.
     ///
-    /// Column 69, s32 (schema line 549).
+    /// Column 69, s32 (schema line 550).
     pub oy_wide: ::std::vec::Vec<i32>,
     /// Wide values of offset z.
     ///
-    /// Column 70, s32 (schema line 553).
+    /// Column 70, s32 (schema line 554).
     pub oz_wide: ::std::vec::Vec<i32>,
 }
 impl PoseTracksColumns {
@@ -2754,32 +2754,32 @@ impl PoseTracksColumns {
 ///
 /// Column set `build_queue`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 557.
+/// Schema: `schema/cbtrack_v1.ksy` line 558.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BuildQueueColumns {
     /// Frames since the previous queue key of the unit.
     ///
-    /// Column 72, u16 (schema line 560).
+    /// Column 72, u16 (schema line 561).
     pub time: ::std::vec::Vec<u16>,
     /// For each key, the number of items in the queue.
     ///
-    /// Column 73, u8 (schema line 564).
+    /// Column 73, u8 (schema line 565).
     pub item_count: ::std::vec::Vec<u8>,
     /// For each item, the unit definition.
     ///
-    /// Column 74, u16 (schema line 568).
+    /// Column 74, u16 (schema line 569).
     pub def: ::std::vec::Vec<u16>,
     /// For each item, position x in position steps, plain.
     ///
-    /// Column 75, s32 (schema line 572).
+    /// Column 75, s32 (schema line 573).
     pub x: ::std::vec::Vec<i32>,
     /// For each item, position z in position steps, plain.
     ///
-    /// Column 76, s32 (schema line 576).
+    /// Column 76, s32 (schema line 577).
     pub z: ::std::vec::Vec<i32>,
     /// For each item, the facing, 0 to 3.
     ///
-    /// Column 77, u8 (schema line 580).
+    /// Column 77, u8 (schema line 581).
     pub facing: ::std::vec::Vec<u8>,
 }
 impl BuildQueueColumns {
@@ -2827,92 +2827,92 @@ impl BuildQueueColumns {
 ///
 /// Column set `projectiles`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 584.
+/// Schema: `schema/cbtrack_v1.ksy` line 585.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProjectilesColumns {
     /// Serial number, from 0 in order of first appearance in the match.
     ///
-    /// Column 80, u32 (schema line 587).
+    /// Column 80, u32 (schema line 588).
     pub serial: ::std::vec::Vec<u32>,
     /// Weapon definition, 65,535 for none (debris).
     ///
-    /// Column 81, u16 (schema line 591).
+    /// Column 81, u16 (schema line 592).
     pub weapon: ::std::vec::Vec<u16>,
     /// Team, 255 for none.
     ///
-    /// Column 82, u8 (schema line 595).
+    /// Column 82, u8 (schema line 596).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: existed before this window. Bit 1: exists after it.
     ///
-    /// Column 83, u8 (schema line 599).
+    /// Column 83, u8 (schema line 600).
     pub flags: ::std::vec::Vec<u8>,
     /// The unit that fired it, index in this window's units, or 65,535.
     ///
-    /// Column 84, u16 (schema line 603).
+    /// Column 84, u16 (schema line 604).
     pub owner: ::std::vec::Vec<u16>,
     /// Offset of the first frame in the window at which it exists.
     ///
-    /// Column 85, u16 (schema line 607).
+    /// Column 85, u16 (schema line 608).
     pub first: ::std::vec::Vec<u16>,
     /// Offset of the last frame in the window at which it exists.
     ///
-    /// Column 86, u16 (schema line 611).
+    /// Column 86, u16 (schema line 612).
     pub last: ::std::vec::Vec<u16>,
     /// Number of keys.
     ///
-    /// Column 87, u16 (schema line 615).
+    /// Column 87, u16 (schema line 616).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the projectile.
     ///
-    /// Column 88, u16 (schema line 619).
+    /// Column 88, u16 (schema line 620).
     pub time: ::std::vec::Vec<u16>,
     /// Position x, difference with an escape (position steps).
     ///
-    /// Column 89, s16 (schema line 623).
+    /// Column 89, s16 (schema line 624).
     pub x: ::std::vec::Vec<i16>,
     /// Position y, difference with an escape.
     ///
-    /// Column 90, s16 (schema line 627).
+    /// Column 90, s16 (schema line 628).
     pub y: ::std::vec::Vec<i16>,
     /// Position z, difference with an escape.
     ///
-    /// Column 91, s16 (schema line 631).
+    /// Column 91, s16 (schema line 632).
     pub z: ::std::vec::Vec<i16>,
     /// Wide values of x.
     ///
-    /// Column 92, s32 (schema line 635).
+    /// Column 92, s32 (schema line 636).
     pub x_wide: ::std::vec::Vec<i32>,
     /// Wide values of y.
     ///
-    /// Column 93, s32 (schema line 639).
+    /// Column 93, s32 (schema line 640).
     pub y_wide: ::std::vec::Vec<i32>,
     /// Wide values of z.
     ///
-    /// Column 94, s32 (schema line 643).
+    /// Column 94, s32 (schema line 644).
     pub z_wide: ::std::vec::Vec<i32>,
     /// Velocity x, difference with an escape (velocity steps).
     ///
-    /// Column 95, s16 (schema line 647).
+    /// Column 95, s16 (schema line 648).
     pub vx: ::std::vec::Vec<i16>,
     /// Velocity y, difference with an escape.
     ///
-    /// Column 96, s16 (schema line 651).
+    /// Column 96, s16 (schema line 652).
     pub vy: ::std::vec::Vec<i16>,
     /// Velocity z, difference with an escape.
     ///
-    /// Column 97, s16 (schema line 655).
+    /// Column 97, s16 (schema line 656).
     pub vz: ::std::vec::Vec<i16>,
     /// Wide values of velocity x.
     ///
-    /// Column 98, s32 (schema line 659).
+    /// Column 98, s32 (schema line 660).
     pub vx_wide: ::std::vec::Vec<i32>,
     /// Wide values of velocity y.
     ///
-    /// Column 99, s32 (schema line 663).
+    /// Column 99, s32 (schema line 664).
     pub vy_wide: ::std::vec::Vec<i32>,
     /// Wide values of velocity z.
     ///
-    /// Column 100, s32 (schema line 667).
+    /// Column 100, s32 (schema line 668).
     pub vz_wide: ::std::vec::Vec<i32>,
 }
 impl ProjectilesColumns {
@@ -3005,28 +3005,28 @@ impl ProjectilesColumns {
 ///
 /// Column set `team_numbers`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 671.
+/// Schema: `schema/cbtrack_v1.ksy` line 672.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TeamNumbersColumns {
     /// For each track, the team id, 255 for the game's own.
     ///
-    /// Column 104, u8 (schema line 674).
+    /// Column 104, u8 (schema line 675).
     pub team: ::std::vec::Vec<u8>,
     /// For each track, the code of the number.
     ///
-    /// Column 105, u16 (schema line 678).
+    /// Column 105, u16 (schema line 679).
     pub code: ::std::vec::Vec<u16>,
     /// For each track, its number of keys.
     ///
-    /// Column 106, u16 (schema line 682).
+    /// Column 106, u16 (schema line 683).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 107, u16 (schema line 686).
+    /// Column 107, u16 (schema line 687).
     pub time: ::std::vec::Vec<u16>,
     /// Value, plain f32.
     ///
-    /// Column 108, f32 (schema line 690).
+    /// Column 108, f32 (schema line 691).
     pub value: ::std::vec::Vec<f32>,
 }
 impl TeamNumbersColumns {
@@ -3071,28 +3071,28 @@ impl TeamNumbersColumns {
 ///
 /// Column set `terrain_rows`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 694.
+/// Schema: `schema/cbtrack_v1.ksy` line 695.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TerrainRowsColumns {
     /// Frames since the previous row (the first: since the window start).
     ///
-    /// Column 112, u16 (schema line 697).
+    /// Column 112, u16 (schema line 698).
     pub time: ::std::vec::Vec<u16>,
     /// Heightmap x, wrapping difference from the previous row.
     ///
-    /// Column 113, u16 (schema line 701).
+    /// Column 113, u16 (schema line 702).
     pub x: ::std::vec::Vec<u16>,
     /// Heightmap z, wrapping difference from the previous row.
     ///
-    /// Column 114, u16 (schema line 705).
+    /// Column 114, u16 (schema line 706).
     pub z: ::std::vec::Vec<u16>,
     /// Height before in position steps, difference from the previous row's height before.
     ///
-    /// Column 115, s32 (schema line 709).
+    /// Column 115, s32 (schema line 710).
     pub before: ::std::vec::Vec<i32>,
     /// Height after minus height before; never 0.
     ///
-    /// Column 116, s32 (schema line 713).
+    /// Column 116, s32 (schema line 714).
     pub change: ::std::vec::Vec<i32>,
 }
 impl TerrainRowsColumns {

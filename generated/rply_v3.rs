@@ -7,7 +7,7 @@ pub const SCHEMA_FILE: &str = "schema/rply_v3.ksy";
 pub const SCHEMA_ID: &str = "rply_v3";
 /// Enum `opcode`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 703.
+/// Schema: `schema/rply_v3.ksy` line 704.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Opcode {
     /// tick (stored as 0).
@@ -128,7 +128,7 @@ impl ::statepack_runtime::reflect::ToValue for Opcode {
 }
 /// Enum `prop_type`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 717.
+/// Schema: `schema/rply_v3.ksy` line 718.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PropType {
     /// bool (stored as 0).
@@ -207,7 +207,7 @@ impl ::statepack_runtime::reflect::ToValue for PropType {
 }
 /// Enum `part_kind`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 724.
+/// Schema: `schema/rply_v3.ksy` line 725.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PartKind {
     /// part (stored as 0).
@@ -286,7 +286,7 @@ impl ::statepack_runtime::reflect::ToValue for PartKind {
 }
 /// Enum `effect_class`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 731.
+/// Schema: `schema/rply_v3.ksy` line 732.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum EffectClass {
     /// attachment (stored as 1).
@@ -395,7 +395,7 @@ impl ::statepack_runtime::reflect::ToValue for EffectClass {
 }
 /// Enum `value_tag`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 743.
+/// Schema: `schema/rply_v3.ksy` line 744.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ValueTag {
     /// bool (stored as 0).
@@ -504,7 +504,7 @@ impl ::statepack_runtime::reflect::ToValue for ValueTag {
 }
 /// Enum `joint_kind`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 755.
+/// Schema: `schema/rply_v3.ksy` line 756.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum JointKind {
     /// weld (stored as 1).
@@ -581,40 +581,40 @@ impl ::statepack_runtime::reflect::ToValue for JointKind {
 pub struct RplyV3 {
     /// Format version; only 3 is read.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 16.
+    /// Schema: `schema/rply_v3.ksy` line 17.
     pub version: u8,
     /// Ticks per second of recorded time (15 by default).
     ///
     /// Unit: ticks per second.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 20.
+    /// Schema: `schema/rply_v3.ksy` line 21.
     pub tick_rate: u8,
     /// The place version the replay was recorded in; a player for another version refuses it.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 24.
+    /// Schema: `schema/rply_v3.ksy` line 25.
     pub place_version: u32,
     /// Wall-clock time of the recording's start.
     ///
     /// Unit: s since 1970-01-01 UTC.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 27.
+    /// Schema: `schema/rply_v3.ksy` line 28.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub start_unix: f64,
     /// Number of the last tick recorded (ticks run from 0 to this value).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 31.
+    /// Schema: `schema/rply_v3.ksy` line 32.
     pub tick_count: u32,
     /// The string table; ops refer to entry i (1-based) by the id i, 0 means none.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 43.
+    /// Schema: `schema/rply_v3.ksy` line 44.
     pub strings: ::std::vec::Vec<Str16>,
     /// The keyframe index, in tick order.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 48.
+    /// Schema: `schema/rply_v3.ksy` line 49.
     pub keyframes: ::std::vec::Vec<Keyframe>,
     /// The op stream, to the end of the file.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 53.
+    /// Schema: `schema/rply_v3.ksy` line 54.
     pub ops: OpStream,
 }
 impl RplyV3 {
@@ -1167,10 +1167,10 @@ pub fn reflect_roundtrip(
 }
 /// A string with a u16 byte length in front.
 ///
-/// Schema: `schema/rply_v3.ksy` line 58.
+/// Schema: `schema/rply_v3.ksy` line 59.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Str16 {
-    /// Schema: `schema/rply_v3.ksy` line 64.
+    /// Schema: `schema/rply_v3.ksy` line 65.
     pub value: ::std::string::String,
 }
 impl Str16 {
@@ -1304,16 +1304,16 @@ impl ::statepack_runtime::reflect::ToValue for Str16 {
 }
 /// One keyframe index entry (8 bytes).
 ///
-/// Schema: `schema/rply_v3.ksy` line 67.
+/// Schema: `schema/rply_v3.ksy` line 68.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Keyframe {
     /// The keyframe's tick; every live entity has a full XFORM in it.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 70.
+    /// Schema: `schema/rply_v3.ksy` line 71.
     pub tick: u32,
     /// Byte offset inside the op stream of the keyframe tick's marker.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 73.
+    /// Schema: `schema/rply_v3.ksy` line 74.
     pub offset: u32,
 }
 impl Keyframe {
@@ -1424,10 +1424,10 @@ impl ::statepack_runtime::reflect::ToValue for Keyframe {
 }
 /// Every op, until the end of the stream.
 ///
-/// Schema: `schema/rply_v3.ksy` line 76.
+/// Schema: `schema/rply_v3.ksy` line 77.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpStream {
-    /// Schema: `schema/rply_v3.ksy` line 79.
+    /// Schema: `schema/rply_v3.ksy` line 80.
     pub ops: ::std::vec::Vec<Op>,
 }
 impl OpStream {
@@ -1561,14 +1561,14 @@ impl ::statepack_runtime::reflect::ToValue for OpStream {
 }
 /// One op, an opcode byte and its payload.
 ///
-/// Schema: `schema/rply_v3.ksy` line 82.
+/// Schema: `schema/rply_v3.ksy` line 83.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Op {
     /// What the op does. Other values are refused.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 85.
+    /// Schema: `schema/rply_v3.ksy` line 86.
     pub opcode: Opcode,
-    /// Schema: `schema/rply_v3.ksy` line 89.
+    /// Schema: `schema/rply_v3.ksy` line 90.
     pub body: OpBody,
 }
 impl Op {
@@ -1893,7 +1893,7 @@ impl ::statepack_runtime::reflect::ToValue for Op {
 }
 /// The body of `op.body`, selected by `opcode`.
 ///
-/// Schema: `schema/rply_v3.ksy` line 89.
+/// Schema: `schema/rply_v3.ksy` line 90.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum OpBody {
     /// Selected when the switch value is `opcode::tick`.
@@ -1977,12 +1977,12 @@ impl ::statepack_runtime::reflect::ToValue for OpBody {
 }
 /// TICK (0), an absolute tick marker.
 ///
-/// Schema: `schema/rply_v3.ksy` line 106.
+/// Schema: `schema/rply_v3.ksy` line 107.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpTick {
     /// The tick every following op belongs to.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 109.
+    /// Schema: `schema/rply_v3.ksy` line 110.
     pub tick: u32,
 }
 impl OpTick {
@@ -2067,7 +2067,7 @@ impl ::statepack_runtime::reflect::ToValue for OpTick {
 }
 /// TICK_NEXT (10), one tick after the current one; no payload.
 ///
-/// Schema: `schema/rply_v3.ksy` line 112.
+/// Schema: `schema/rply_v3.ksy` line 113.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpTickNext {}
 impl OpTickNext {
@@ -2128,20 +2128,20 @@ impl ::statepack_runtime::reflect::ToValue for OpTickNext {
 }
 /// SPAWN (1), an entity appears.
 ///
-/// Schema: `schema/rply_v3.ksy` line 115.
+/// Schema: `schema/rply_v3.ksy` line 116.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpSpawn {
     /// The new entity's id (1-based).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 118.
+    /// Schema: `schema/rply_v3.ksy` line 119.
     pub entity_id: u16,
     /// String id of the descriptor (`char:<userId>`, `part:<Shape>`, `model:<name>`, `sub:<path>`, `asset:<id>`).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 121.
+    /// Schema: `schema/rply_v3.ksy` line 122.
     pub descriptor_str: u16,
     /// Id of the entity it is carried by, or 0 for none.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 124.
+    /// Schema: `schema/rply_v3.ksy` line 125.
     pub parent_entity_id: u16,
 }
 impl OpSpawn {
@@ -2290,10 +2290,10 @@ impl ::statepack_runtime::reflect::ToValue for OpSpawn {
 }
 /// DESPAWN (2), an entity goes away.
 ///
-/// Schema: `schema/rply_v3.ksy` line 127.
+/// Schema: `schema/rply_v3.ksy` line 128.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpDespawn {
-    /// Schema: `schema/rply_v3.ksy` line 130.
+    /// Schema: `schema/rply_v3.ksy` line 131.
     pub entity_id: u16,
 }
 impl OpDespawn {
@@ -2380,33 +2380,33 @@ impl ::statepack_runtime::reflect::ToValue for OpDespawn {
 }
 /// XFORM (3), a full transform sample.
 ///
-/// Schema: `schema/rply_v3.ksy` line 132.
+/// Schema: `schema/rply_v3.ksy` line 133.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpXform {
-    /// Schema: `schema/rply_v3.ksy` line 135.
+    /// Schema: `schema/rply_v3.ksy` line 136.
     pub entity_id: u16,
     /// 1 = position follows, 2 = full rotation follows, 4 = yaw-only rotation follows (2 and 4 never together).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 137.
+    /// Schema: `schema/rply_v3.ksy` line 138.
     pub mask: u8,
     /// Position, raw f32.
     ///
     /// Unit: stud. Present only when `(mask & 1) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 142.
+    /// Schema: `schema/rply_v3.ksy` line 143.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub pos: ::std::option::Option<[f32; 3]>,
     /// Rotation as an axis-angle vector (axis times angle), scaled so that pi maps to 32767.
     ///
     /// Unit: pi/32767 rad. Present only when `(mask & 2) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 149.
+    /// Schema: `schema/rply_v3.ksy` line 150.
     pub rot: ::std::option::Option<[i16; 3]>,
     /// Rotation about world up, atan2(-look.x, -look.z), pi maps to 32767.
     ///
     /// Unit: pi/32767 rad. Present only when `(mask & 4) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 156.
+    /// Schema: `schema/rply_v3.ksy` line 157.
     pub yaw: ::std::option::Option<i16>,
 }
 impl OpXform {
@@ -2737,18 +2737,18 @@ impl ::statepack_runtime::reflect::ToValue for OpXform {
 }
 /// PROP (4), a watched property changed.
 ///
-/// Schema: `schema/rply_v3.ksy` line 161.
+/// Schema: `schema/rply_v3.ksy` line 162.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpProp {
-    /// Schema: `schema/rply_v3.ksy` line 164.
+    /// Schema: `schema/rply_v3.ksy` line 165.
     pub entity_id: u16,
     /// String id of the property path (`Body/Exhaust/Enabled`, `@Attribute`, `Scale`).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 166.
+    /// Schema: `schema/rply_v3.ksy` line 167.
     pub name_str: u16,
-    /// Schema: `schema/rply_v3.ksy` line 169.
+    /// Schema: `schema/rply_v3.ksy` line 170.
     pub type_tag: PropType,
-    /// Schema: `schema/rply_v3.ksy` line 172.
+    /// Schema: `schema/rply_v3.ksy` line 173.
     pub value: OpPropValue,
 }
 impl OpProp {
@@ -3030,7 +3030,7 @@ impl ::statepack_runtime::reflect::ToValue for OpProp {
 }
 /// The body of `op_prop.value`, selected by `type_tag`.
 ///
-/// Schema: `schema/rply_v3.ksy` line 172.
+/// Schema: `schema/rply_v3.ksy` line 173.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum OpPropValue {
     /// Selected when the switch value is `prop_type::bool`.
@@ -3074,10 +3074,10 @@ impl ::statepack_runtime::reflect::ToValue for OpPropValue {
 }
 /// A boolean, 0 or 1.
 ///
-/// Schema: `schema/rply_v3.ksy` line 182.
+/// Schema: `schema/rply_v3.ksy` line 183.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PropBool {
-    /// Schema: `schema/rply_v3.ksy` line 185.
+    /// Schema: `schema/rply_v3.ksy` line 186.
     pub value: u8,
 }
 impl PropBool {
@@ -3188,10 +3188,10 @@ impl ::statepack_runtime::reflect::ToValue for PropBool {
 }
 /// A number, f64.
 ///
-/// Schema: `schema/rply_v3.ksy` line 189.
+/// Schema: `schema/rply_v3.ksy` line 190.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PropNumber {
-    /// Schema: `schema/rply_v3.ksy` line 192.
+    /// Schema: `schema/rply_v3.ksy` line 193.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub value: f64,
 }
@@ -3277,10 +3277,10 @@ impl ::statepack_runtime::reflect::ToValue for PropNumber {
 }
 /// A string id (a string value or an enum item's name).
 ///
-/// Schema: `schema/rply_v3.ksy` line 194.
+/// Schema: `schema/rply_v3.ksy` line 195.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PropStrRef {
-    /// Schema: `schema/rply_v3.ksy` line 197.
+    /// Schema: `schema/rply_v3.ksy` line 198.
     pub str_id: u16,
 }
 impl PropStrRef {
@@ -3367,14 +3367,14 @@ impl ::statepack_runtime::reflect::ToValue for PropStrRef {
 }
 /// A colour as three bytes, 0..255 per channel.
 ///
-/// Schema: `schema/rply_v3.ksy` line 199.
+/// Schema: `schema/rply_v3.ksy` line 200.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Color3 {
-    /// Schema: `schema/rply_v3.ksy` line 202.
+    /// Schema: `schema/rply_v3.ksy` line 203.
     pub r: u8,
-    /// Schema: `schema/rply_v3.ksy` line 204.
+    /// Schema: `schema/rply_v3.ksy` line 205.
     pub g: u8,
-    /// Schema: `schema/rply_v3.ksy` line 206.
+    /// Schema: `schema/rply_v3.ksy` line 207.
     pub b: u8,
 }
 impl Color3 {
@@ -3507,16 +3507,16 @@ impl ::statepack_runtime::reflect::ToValue for Color3 {
 }
 /// Three f32.
 ///
-/// Schema: `schema/rply_v3.ksy` line 208.
+/// Schema: `schema/rply_v3.ksy` line 209.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Vec3 {
-    /// Schema: `schema/rply_v3.ksy` line 211.
+    /// Schema: `schema/rply_v3.ksy` line 212.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub x: f32,
-    /// Schema: `schema/rply_v3.ksy` line 213.
+    /// Schema: `schema/rply_v3.ksy` line 214.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub y: f32,
-    /// Schema: `schema/rply_v3.ksy` line 215.
+    /// Schema: `schema/rply_v3.ksy` line 216.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub z: f32,
 }
@@ -3650,28 +3650,28 @@ impl ::statepack_runtime::reflect::ToValue for Vec3 {
 }
 /// ANIM_PLAY (5), an animation track starts.
 ///
-/// Schema: `schema/rply_v3.ksy` line 217.
+/// Schema: `schema/rply_v3.ksy` line 218.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpAnimPlay {
-    /// Schema: `schema/rply_v3.ksy` line 220.
+    /// Schema: `schema/rply_v3.ksy` line 221.
     pub entity_id: u16,
     /// String id of the animation asset id.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 222.
+    /// Schema: `schema/rply_v3.ksy` line 223.
     pub anim_id_str: u16,
     /// Track handle, 1..255, reused by ANIM_STOP and ANIM_SPEED.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 225.
+    /// Schema: `schema/rply_v3.ksy` line 226.
     pub handle: u8,
     /// Unit: 1/100 s.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 228.
+    /// Schema: `schema/rply_v3.ksy` line 229.
     pub fade: u8,
     /// Playback speed times 256.
     ///
     /// Unit: 1/256.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 231.
+    /// Schema: `schema/rply_v3.ksy` line 232.
     pub speed: i16,
 }
 impl OpAnimPlay {
@@ -3864,16 +3864,16 @@ impl ::statepack_runtime::reflect::ToValue for OpAnimPlay {
 }
 /// ANIM_STOP (6), an animation track stops.
 ///
-/// Schema: `schema/rply_v3.ksy` line 235.
+/// Schema: `schema/rply_v3.ksy` line 236.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpAnimStop {
-    /// Schema: `schema/rply_v3.ksy` line 238.
+    /// Schema: `schema/rply_v3.ksy` line 239.
     pub entity_id: u16,
-    /// Schema: `schema/rply_v3.ksy` line 240.
+    /// Schema: `schema/rply_v3.ksy` line 241.
     pub handle: u8,
     /// Unit: 1/100 s.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 242.
+    /// Schema: `schema/rply_v3.ksy` line 243.
     pub fade: u8,
 }
 impl OpAnimStop {
@@ -4010,16 +4010,16 @@ impl ::statepack_runtime::reflect::ToValue for OpAnimStop {
 }
 /// ANIM_SPEED (7), a track's speed changes.
 ///
-/// Schema: `schema/rply_v3.ksy` line 245.
+/// Schema: `schema/rply_v3.ksy` line 246.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpAnimSpeed {
-    /// Schema: `schema/rply_v3.ksy` line 248.
+    /// Schema: `schema/rply_v3.ksy` line 249.
     pub entity_id: u16,
-    /// Schema: `schema/rply_v3.ksy` line 250.
+    /// Schema: `schema/rply_v3.ksy` line 251.
     pub handle: u8,
     /// Unit: 1/256.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 252.
+    /// Schema: `schema/rply_v3.ksy` line 253.
     pub speed: i16,
 }
 impl OpAnimSpeed {
@@ -4156,14 +4156,14 @@ impl ::statepack_runtime::reflect::ToValue for OpAnimSpeed {
 }
 /// EVENT (8), a gameplay event.
 ///
-/// Schema: `schema/rply_v3.ksy` line 255.
+/// Schema: `schema/rply_v3.ksy` line 256.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpEvent {
-    /// Schema: `schema/rply_v3.ksy` line 258.
+    /// Schema: `schema/rply_v3.ksy` line 259.
     pub name_str: u16,
     /// String id of the JSON payload.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 260.
+    /// Schema: `schema/rply_v3.ksy` line 261.
     pub payload_str: u16,
 }
 impl OpEvent {
@@ -4276,12 +4276,12 @@ impl ::statepack_runtime::reflect::ToValue for OpEvent {
 }
 /// CUSTOM (9), bytes on a named channel.
 ///
-/// Schema: `schema/rply_v3.ksy` line 263.
+/// Schema: `schema/rply_v3.ksy` line 264.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpCustom {
-    /// Schema: `schema/rply_v3.ksy` line 266.
+    /// Schema: `schema/rply_v3.ksy` line 267.
     pub channel_str: u16,
-    /// Schema: `schema/rply_v3.ksy` line 271.
+    /// Schema: `schema/rply_v3.ksy` line 272.
     pub data: ::std::vec::Vec<u8>,
 }
 impl OpCustom {
@@ -4433,40 +4433,40 @@ impl ::statepack_runtime::reflect::ToValue for OpCustom {
 }
 /// XFORM_D (11), a transform delta against the entity's last reconstructed transform.
 ///
-/// Schema: `schema/rply_v3.ksy` line 273.
+/// Schema: `schema/rply_v3.ksy` line 274.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpXformD {
     /// The entity id when below 255; 255 means the id follows as a u16.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 276.
+    /// Schema: `schema/rply_v3.ksy` line 277.
     pub id_byte: u8,
     /// The entity id, when `id_byte` is 255.
     ///
     /// Present only when `id_byte == 255`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 279.
+    /// Schema: `schema/rply_v3.ksy` line 280.
     pub id_wide: ::std::option::Option<u16>,
     /// 1 = 3 x i8 position delta, 2 = 3 x i16 position delta, 4 = i8 yaw delta, 8 = 3 x i8 rotation delta (1 and 2, 4 and 8 never together).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 283.
+    /// Schema: `schema/rply_v3.ksy` line 284.
     pub mask: u8,
     /// Unit: 1/32 stud. Present only when `(mask & 1) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 288.
+    /// Schema: `schema/rply_v3.ksy` line 289.
     pub pos8: ::std::option::Option<[i8; 3]>,
     /// Unit: 1/32 stud. Present only when `(mask & 2) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 294.
+    /// Schema: `schema/rply_v3.ksy` line 295.
     pub pos16: ::std::option::Option<[i16; 3]>,
     /// Unit: 1/64 rad. Present only when `(mask & 4) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 300.
+    /// Schema: `schema/rply_v3.ksy` line 301.
     pub yaw: ::std::option::Option<i8>,
     /// Axis-angle rotation applied in the entity's own frame (last rotation times this).
     ///
     /// Unit: 1/128 rad. Present only when `(mask & 8) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 304.
+    /// Schema: `schema/rply_v3.ksy` line 305.
     pub rot: ::std::option::Option<[i8; 3]>,
 }
 impl OpXformD {
@@ -4912,14 +4912,14 @@ impl ::statepack_runtime::reflect::ToValue for OpXformD {
 }
 /// SNAPSHOT (14), the entity's geometry.
 ///
-/// Schema: `schema/rply_v3.ksy` line 311.
+/// Schema: `schema/rply_v3.ksy` line 312.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpSnapshot {
-    /// Schema: `schema/rply_v3.ksy` line 314.
+    /// Schema: `schema/rply_v3.ksy` line 315.
     pub entity_id: u16,
     /// The snapshot, boxed so that the op type stays small.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 319.
+    /// Schema: `schema/rply_v3.ksy` line 320.
     pub snapshot: ::std::boxed::Box<Snapshot>,
 }
 impl OpSnapshot {
@@ -5081,36 +5081,36 @@ impl ::statepack_runtime::reflect::ToValue for OpSnapshot {
 }
 /// A geometry snapshot, version 10.
 ///
-/// Schema: `schema/rply_v3.ksy` line 324.
+/// Schema: `schema/rply_v3.ksy` line 325.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Snapshot {
-    /// Schema: `schema/rply_v3.ksy` line 327.
+    /// Schema: `schema/rply_v3.ksy` line 328.
     pub version: u8,
     /// 1 when the entity is a Model (a rig block follows), 0 for a single part.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 330.
+    /// Schema: `schema/rply_v3.ksy` line 331.
     pub is_model: u8,
-    /// Schema: `schema/rply_v3.ksy` line 335.
+    /// Schema: `schema/rply_v3.ksy` line 336.
     pub name: Str16,
     /// Unique dotted path of the instance when recorded.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 337.
+    /// Schema: `schema/rply_v3.ksy` line 338.
     pub source_key: Str16,
     /// Slash path of the root part inside the entity.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 340.
+    /// Schema: `schema/rply_v3.ksy` line 341.
     pub root_path: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 345.
+    /// Schema: `schema/rply_v3.ksy` line 346.
     pub union_keys: ::std::vec::Vec<Str16>,
-    /// Schema: `schema/rply_v3.ksy` line 351.
+    /// Schema: `schema/rply_v3.ksy` line 352.
     pub mesh_ids: ::std::vec::Vec<Str16>,
     /// Present only when `is_model == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 355.
+    /// Schema: `schema/rply_v3.ksy` line 356.
     pub rig: ::std::option::Option<Rig>,
-    /// Schema: `schema/rply_v3.ksy` line 360.
+    /// Schema: `schema/rply_v3.ksy` line 361.
     pub parts: ::std::vec::Vec<Part>,
-    /// Schema: `schema/rply_v3.ksy` line 366.
+    /// Schema: `schema/rply_v3.ksy` line 367.
     pub joints: ::std::vec::Vec<Joint>,
 }
 impl Snapshot {
@@ -5742,14 +5742,14 @@ impl ::statepack_runtime::reflect::ToValue for Snapshot {
 }
 /// A model's rig block.
 ///
-/// Schema: `schema/rply_v3.ksy` line 370.
+/// Schema: `schema/rply_v3.ksy` line 371.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Rig {
-    /// Schema: `schema/rply_v3.ksy` line 373.
+    /// Schema: `schema/rply_v3.ksy` line 374.
     pub has_humanoid: u8,
     /// Present only when `has_humanoid == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 377.
+    /// Schema: `schema/rply_v3.ksy` line 378.
     pub humanoid: ::std::option::Option<Humanoid>,
 }
 impl Rig {
@@ -5912,28 +5912,28 @@ impl ::statepack_runtime::reflect::ToValue for Rig {
 }
 /// Humanoid rig type, clothing, body colours and character meshes.
 ///
-/// Schema: `schema/rply_v3.ksy` line 380.
+/// Schema: `schema/rply_v3.ksy` line 381.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Humanoid {
     /// Enum.HumanoidRigType value (0 R6, 1 R15).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 383.
+    /// Schema: `schema/rply_v3.ksy` line 384.
     pub rig_type: u8,
-    /// Schema: `schema/rply_v3.ksy` line 386.
+    /// Schema: `schema/rply_v3.ksy` line 387.
     pub shirt: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 388.
+    /// Schema: `schema/rply_v3.ksy` line 389.
     pub pants: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 390.
+    /// Schema: `schema/rply_v3.ksy` line 391.
     pub shirt_graphic: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 392.
+    /// Schema: `schema/rply_v3.ksy` line 393.
     pub has_body_colors: u8,
     /// Head, torso, left arm, right arm, left leg, right leg.
     ///
     /// Present only when `has_body_colors == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 396.
+    /// Schema: `schema/rply_v3.ksy` line 397.
     pub body_colors: ::std::option::Option<::std::vec::Vec<Color3>>,
-    /// Schema: `schema/rply_v3.ksy` line 404.
+    /// Schema: `schema/rply_v3.ksy` line 405.
     pub char_meshes: ::std::vec::Vec<CharacterMesh>,
 }
 impl Humanoid {
@@ -6338,20 +6338,20 @@ impl ::statepack_runtime::reflect::ToValue for Humanoid {
 }
 /// One CharacterMesh.
 ///
-/// Schema: `schema/rply_v3.ksy` line 408.
+/// Schema: `schema/rply_v3.ksy` line 409.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CharacterMesh {
     /// Enum.BodyPart value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 411.
+    /// Schema: `schema/rply_v3.ksy` line 412.
     pub body_part: u8,
-    /// Schema: `schema/rply_v3.ksy` line 414.
+    /// Schema: `schema/rply_v3.ksy` line 415.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub mesh_id: f64,
-    /// Schema: `schema/rply_v3.ksy` line 416.
+    /// Schema: `schema/rply_v3.ksy` line 417.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub base_texture_id: f64,
-    /// Schema: `schema/rply_v3.ksy` line 418.
+    /// Schema: `schema/rply_v3.ksy` line 419.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub overlay_texture_id: f64,
 }
@@ -6528,80 +6528,80 @@ impl ::statepack_runtime::reflect::ToValue for CharacterMesh {
 }
 /// One BasePart of the snapshot; the root part comes first.
 ///
-/// Schema: `schema/rply_v3.ksy` line 420.
+/// Schema: `schema/rply_v3.ksy` line 421.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Part {
-    /// Schema: `schema/rply_v3.ksy` line 423.
+    /// Schema: `schema/rply_v3.ksy` line 424.
     pub kind: PartKind,
     /// 1-based index into `union_keys`.
     ///
     /// Present only when `kind == part_kind::union`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 426.
+    /// Schema: `schema/rply_v3.ksy` line 427.
     pub union_key_index: ::std::option::Option<u16>,
-    /// Schema: `schema/rply_v3.ksy` line 430.
+    /// Schema: `schema/rply_v3.ksy` line 431.
     pub name: Str16,
     /// Slash path of the wrappers between the entity and the part.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 432.
+    /// Schema: `schema/rply_v3.ksy` line 433.
     pub parent_path: Str16,
     /// Position relative to the root part.
     ///
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 435.
+    /// Schema: `schema/rply_v3.ksy` line 436.
     pub offset: Vec3,
     /// Rotation relative to the root part, axis-angle.
     ///
     /// Unit: pi/32767 rad.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 439.
+    /// Schema: `schema/rply_v3.ksy` line 440.
     pub rot: [i16; 3],
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 445.
+    /// Schema: `schema/rply_v3.ksy` line 446.
     pub size: Vec3,
-    /// Schema: `schema/rply_v3.ksy` line 448.
+    /// Schema: `schema/rply_v3.ksy` line 449.
     pub color: Color3,
     /// Enum.Material value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 450.
+    /// Schema: `schema/rply_v3.ksy` line 451.
     pub material: u16,
     /// Unit: 1/255.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 453.
+    /// Schema: `schema/rply_v3.ksy` line 454.
     pub transparency: u8,
     /// Unit: 1/255.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 456.
+    /// Schema: `schema/rply_v3.ksy` line 457.
     pub reflectance: u8,
     /// Enum.PartType value for parts, else 0.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 459.
+    /// Schema: `schema/rply_v3.ksy` line 460.
     pub shape: u8,
     /// Top, bottom, left, right, front, back Enum.SurfaceType values.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 462.
+    /// Schema: `schema/rply_v3.ksy` line 463.
     pub surfaces: [u8; 6],
     /// Present only when `kind == part_kind::mesh_part`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 467.
+    /// Schema: `schema/rply_v3.ksy` line 468.
     pub mesh: ::std::option::Option<MeshPartInfo>,
-    /// Schema: `schema/rply_v3.ksy` line 470.
+    /// Schema: `schema/rply_v3.ksy` line 471.
     pub has_special_mesh: u8,
     /// Present only when `has_special_mesh == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 474.
+    /// Schema: `schema/rply_v3.ksy` line 475.
     pub special_mesh: ::std::option::Option<SpecialMesh>,
-    /// Schema: `schema/rply_v3.ksy` line 477.
+    /// Schema: `schema/rply_v3.ksy` line 478.
     pub has_surface_appearance: u8,
     /// Present only when `has_surface_appearance == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 481.
+    /// Schema: `schema/rply_v3.ksy` line 482.
     pub surface_appearance: ::std::option::Option<SurfaceAppearance>,
-    /// Schema: `schema/rply_v3.ksy` line 486.
+    /// Schema: `schema/rply_v3.ksy` line 487.
     pub decals: ::std::vec::Vec<Decal>,
-    /// Schema: `schema/rply_v3.ksy` line 492.
+    /// Schema: `schema/rply_v3.ksy` line 493.
     pub effects: ::std::vec::Vec<Effect>,
 }
 impl Part {
@@ -7545,16 +7545,16 @@ impl ::statepack_runtime::reflect::ToValue for Part {
 }
 /// A MeshPart's mesh and texture.
 ///
-/// Schema: `schema/rply_v3.ksy` line 496.
+/// Schema: `schema/rply_v3.ksy` line 497.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MeshPartInfo {
-    /// Schema: `schema/rply_v3.ksy` line 499.
+    /// Schema: `schema/rply_v3.ksy` line 500.
     pub mesh_id: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 501.
+    /// Schema: `schema/rply_v3.ksy` line 502.
     pub texture_id: Str16,
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 503.
+    /// Schema: `schema/rply_v3.ksy` line 504.
     pub mesh_size: Vec3,
 }
 impl MeshPartInfo {
@@ -7706,22 +7706,22 @@ impl ::statepack_runtime::reflect::ToValue for MeshPartInfo {
 }
 /// A SpecialMesh child (this project's layout, after the reference implementation).
 ///
-/// Schema: `schema/rply_v3.ksy` line 506.
+/// Schema: `schema/rply_v3.ksy` line 507.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SpecialMesh {
     /// Enum.MeshType value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 509.
+    /// Schema: `schema/rply_v3.ksy` line 510.
     pub mesh_type: u8,
-    /// Schema: `schema/rply_v3.ksy` line 512.
+    /// Schema: `schema/rply_v3.ksy` line 513.
     pub mesh_id: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 514.
+    /// Schema: `schema/rply_v3.ksy` line 515.
     pub texture_id: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 516.
+    /// Schema: `schema/rply_v3.ksy` line 517.
     pub scale: Vec3,
-    /// Schema: `schema/rply_v3.ksy` line 518.
+    /// Schema: `schema/rply_v3.ksy` line 519.
     pub offset: Vec3,
-    /// Schema: `schema/rply_v3.ksy` line 520.
+    /// Schema: `schema/rply_v3.ksy` line 521.
     pub vertex_color: Vec3,
 }
 impl SpecialMesh {
@@ -7956,22 +7956,22 @@ impl ::statepack_runtime::reflect::ToValue for SpecialMesh {
 }
 /// A SurfaceAppearance child (this project's layout, after the reference implementation).
 ///
-/// Schema: `schema/rply_v3.ksy` line 522.
+/// Schema: `schema/rply_v3.ksy` line 523.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SurfaceAppearance {
-    /// Schema: `schema/rply_v3.ksy` line 525.
+    /// Schema: `schema/rply_v3.ksy` line 526.
     pub color_map: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 527.
+    /// Schema: `schema/rply_v3.ksy` line 528.
     pub normal_map: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 529.
+    /// Schema: `schema/rply_v3.ksy` line 530.
     pub metalness_map: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 531.
+    /// Schema: `schema/rply_v3.ksy` line 532.
     pub roughness_map: Str16,
     /// Enum.AlphaMode value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 533.
+    /// Schema: `schema/rply_v3.ksy` line 534.
     pub alpha_mode: u8,
-    /// Schema: `schema/rply_v3.ksy` line 536.
+    /// Schema: `schema/rply_v3.ksy` line 537.
     pub color: Color3,
 }
 impl SurfaceAppearance {
@@ -8215,30 +8215,30 @@ impl ::statepack_runtime::reflect::ToValue for SurfaceAppearance {
 }
 /// A Decal or Texture child (this project's layout, after the reference implementation).
 ///
-/// Schema: `schema/rply_v3.ksy` line 538.
+/// Schema: `schema/rply_v3.ksy` line 539.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Decal {
-    /// Schema: `schema/rply_v3.ksy` line 541.
+    /// Schema: `schema/rply_v3.ksy` line 542.
     pub is_texture: u8,
     /// Enum.NormalId value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 545.
+    /// Schema: `schema/rply_v3.ksy` line 546.
     pub face: u8,
-    /// Schema: `schema/rply_v3.ksy` line 548.
+    /// Schema: `schema/rply_v3.ksy` line 549.
     pub texture: Str16,
     /// Unit: 1/255.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 550.
+    /// Schema: `schema/rply_v3.ksy` line 551.
     pub transparency: u8,
-    /// Schema: `schema/rply_v3.ksy` line 553.
+    /// Schema: `schema/rply_v3.ksy` line 554.
     pub color: Color3,
-    /// Schema: `schema/rply_v3.ksy` line 555.
+    /// Schema: `schema/rply_v3.ksy` line 556.
     pub z_index: u8,
     /// StudsPerTileU, StudsPerTileV, OffsetStudsU, OffsetStudsV.
     ///
     /// Present only when `is_texture == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 557.
+    /// Schema: `schema/rply_v3.ksy` line 558.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub tiling: ::std::option::Option<[f32; 4]>,
 }
@@ -8557,18 +8557,18 @@ impl ::statepack_runtime::reflect::ToValue for Decal {
 }
 /// An attachment or effect on the part or on one of its attachments.
 ///
-/// Schema: `schema/rply_v3.ksy` line 563.
+/// Schema: `schema/rply_v3.ksy` line 564.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Effect {
-    /// Schema: `schema/rply_v3.ksy` line 566.
+    /// Schema: `schema/rply_v3.ksy` line 567.
     pub class: EffectClass,
     /// 0 = the part, else the 1-based index of an earlier attachment in this list.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 569.
+    /// Schema: `schema/rply_v3.ksy` line 570.
     pub parent_index: u8,
-    /// Schema: `schema/rply_v3.ksy` line 572.
+    /// Schema: `schema/rply_v3.ksy` line 573.
     pub name: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 576.
+    /// Schema: `schema/rply_v3.ksy` line 577.
     pub props: ::std::vec::Vec<EffectProp>,
 }
 impl Effect {
@@ -8812,16 +8812,16 @@ impl ::statepack_runtime::reflect::ToValue for Effect {
 }
 /// One property of an effect.
 ///
-/// Schema: `schema/rply_v3.ksy` line 580.
+/// Schema: `schema/rply_v3.ksy` line 581.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EffectProp {
     /// 1-based index into the class's property list (docs/formats/rply.md).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 583.
+    /// Schema: `schema/rply_v3.ksy` line 584.
     pub prop_index: u8,
-    /// Schema: `schema/rply_v3.ksy` line 586.
+    /// Schema: `schema/rply_v3.ksy` line 587.
     pub tag: ValueTag,
-    /// Schema: `schema/rply_v3.ksy` line 589.
+    /// Schema: `schema/rply_v3.ksy` line 590.
     pub value: EffectPropValue,
 }
 impl EffectProp {
@@ -9116,7 +9116,7 @@ impl ::statepack_runtime::reflect::ToValue for EffectProp {
 }
 /// The body of `effect_prop.value`, selected by `tag`.
 ///
-/// Schema: `schema/rply_v3.ksy` line 589.
+/// Schema: `schema/rply_v3.ksy` line 590.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum EffectPropValue {
     /// Selected when the switch value is `value_tag::bool`.
@@ -9175,10 +9175,10 @@ impl ::statepack_runtime::reflect::ToValue for EffectPropValue {
 }
 /// A number, f32.
 ///
-/// Schema: `schema/rply_v3.ksy` line 604.
+/// Schema: `schema/rply_v3.ksy` line 605.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct F32Value {
-    /// Schema: `schema/rply_v3.ksy` line 607.
+    /// Schema: `schema/rply_v3.ksy` line 608.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub value: f32,
 }
@@ -9264,13 +9264,13 @@ impl ::statepack_runtime::reflect::ToValue for F32Value {
 }
 /// Two f32 (a Vector2, or a NumberRange's min and max).
 ///
-/// Schema: `schema/rply_v3.ksy` line 609.
+/// Schema: `schema/rply_v3.ksy` line 610.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Vec2 {
-    /// Schema: `schema/rply_v3.ksy` line 612.
+    /// Schema: `schema/rply_v3.ksy` line 613.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub x: f32,
-    /// Schema: `schema/rply_v3.ksy` line 614.
+    /// Schema: `schema/rply_v3.ksy` line 615.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub y: f32,
 }
@@ -9380,10 +9380,10 @@ impl ::statepack_runtime::reflect::ToValue for Vec2 {
 }
 /// A NumberSequence.
 ///
-/// Schema: `schema/rply_v3.ksy` line 616.
+/// Schema: `schema/rply_v3.ksy` line 617.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NumberSequence {
-    /// Schema: `schema/rply_v3.ksy` line 621.
+    /// Schema: `schema/rply_v3.ksy` line 622.
     pub keys: ::std::vec::Vec<NumberKey>,
 }
 impl NumberSequence {
@@ -9516,16 +9516,16 @@ impl ::statepack_runtime::reflect::ToValue for NumberSequence {
 }
 /// One NumberSequence keypoint.
 ///
-/// Schema: `schema/rply_v3.ksy` line 625.
+/// Schema: `schema/rply_v3.ksy` line 626.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NumberKey {
-    /// Schema: `schema/rply_v3.ksy` line 628.
+    /// Schema: `schema/rply_v3.ksy` line 629.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub time: f32,
-    /// Schema: `schema/rply_v3.ksy` line 630.
+    /// Schema: `schema/rply_v3.ksy` line 631.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub value: f32,
-    /// Schema: `schema/rply_v3.ksy` line 632.
+    /// Schema: `schema/rply_v3.ksy` line 633.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub envelope: f32,
 }
@@ -9661,10 +9661,10 @@ impl ::statepack_runtime::reflect::ToValue for NumberKey {
 }
 /// A ColorSequence.
 ///
-/// Schema: `schema/rply_v3.ksy` line 634.
+/// Schema: `schema/rply_v3.ksy` line 635.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ColorSequence {
-    /// Schema: `schema/rply_v3.ksy` line 639.
+    /// Schema: `schema/rply_v3.ksy` line 640.
     pub keys: ::std::vec::Vec<ColorKey>,
 }
 impl ColorSequence {
@@ -9797,13 +9797,13 @@ impl ::statepack_runtime::reflect::ToValue for ColorSequence {
 }
 /// One ColorSequence keypoint.
 ///
-/// Schema: `schema/rply_v3.ksy` line 643.
+/// Schema: `schema/rply_v3.ksy` line 644.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ColorKey {
-    /// Schema: `schema/rply_v3.ksy` line 646.
+    /// Schema: `schema/rply_v3.ksy` line 647.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub time: f32,
-    /// Schema: `schema/rply_v3.ksy` line 648.
+    /// Schema: `schema/rply_v3.ksy` line 649.
     pub color: Color3,
 }
 impl ColorKey {
@@ -9915,18 +9915,18 @@ impl ::statepack_runtime::reflect::ToValue for ColorKey {
 }
 /// One joint between two parts of the snapshot.
 ///
-/// Schema: `schema/rply_v3.ksy` line 650.
+/// Schema: `schema/rply_v3.ksy` line 651.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Joint {
-    /// Schema: `schema/rply_v3.ksy` line 653.
+    /// Schema: `schema/rply_v3.ksy` line 654.
     pub kind: JointKind,
-    /// Schema: `schema/rply_v3.ksy` line 656.
+    /// Schema: `schema/rply_v3.ksy` line 657.
     pub name: Str16,
     /// 1-based index of the part the joint is parented to.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 658.
+    /// Schema: `schema/rply_v3.ksy` line 659.
     pub holder_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 661.
+    /// Schema: `schema/rply_v3.ksy` line 662.
     pub body: JointBody,
 }
 impl Joint {
@@ -10171,7 +10171,7 @@ impl ::statepack_runtime::reflect::ToValue for Joint {
 }
 /// The body of `joint.body`, selected by `kind`.
 ///
-/// Schema: `schema/rply_v3.ksy` line 661.
+/// Schema: `schema/rply_v3.ksy` line 662.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum JointBody {
     /// Selected when the switch value is `joint_kind::weld` or `joint_kind::motor6d`.
@@ -10200,16 +10200,16 @@ impl ::statepack_runtime::reflect::ToValue for JointBody {
 }
 /// Part indices and the C0/C1 offsets of a Weld or Motor6D.
 ///
-/// Schema: `schema/rply_v3.ksy` line 669.
+/// Schema: `schema/rply_v3.ksy` line 670.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JointCframes {
-    /// Schema: `schema/rply_v3.ksy` line 672.
+    /// Schema: `schema/rply_v3.ksy` line 673.
     pub part0_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 674.
+    /// Schema: `schema/rply_v3.ksy` line 675.
     pub part1_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 676.
+    /// Schema: `schema/rply_v3.ksy` line 677.
     pub c0: Cframe,
-    /// Schema: `schema/rply_v3.ksy` line 678.
+    /// Schema: `schema/rply_v3.ksy` line 679.
     pub c1: Cframe,
 }
 impl JointCframes {
@@ -10379,16 +10379,16 @@ impl ::statepack_runtime::reflect::ToValue for JointCframes {
 }
 /// Part indices and attachment names of an AnimationConstraint or RigidConstraint.
 ///
-/// Schema: `schema/rply_v3.ksy` line 680.
+/// Schema: `schema/rply_v3.ksy` line 681.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JointAttachments {
-    /// Schema: `schema/rply_v3.ksy` line 683.
+    /// Schema: `schema/rply_v3.ksy` line 684.
     pub part0_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 685.
+    /// Schema: `schema/rply_v3.ksy` line 686.
     pub attachment0_name: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 687.
+    /// Schema: `schema/rply_v3.ksy` line 688.
     pub part1_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 689.
+    /// Schema: `schema/rply_v3.ksy` line 690.
     pub attachment1_name: Str16,
 }
 impl JointAttachments {
@@ -10568,16 +10568,16 @@ impl ::statepack_runtime::reflect::ToValue for JointAttachments {
 }
 /// A position (3 x f32) and an axis-angle rotation (3 x i16, pi maps to 32767).
 ///
-/// Schema: `schema/rply_v3.ksy` line 691.
+/// Schema: `schema/rply_v3.ksy` line 692.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Cframe {
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 694.
+    /// Schema: `schema/rply_v3.ksy` line 695.
     pub pos: Vec3,
     /// Unit: pi/32767 rad.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 697.
+    /// Schema: `schema/rply_v3.ksy` line 698.
     pub rot: [i16; 3],
 }
 impl Cframe {

@@ -7,7 +7,7 @@ pub const SCHEMA_FILE: &str = "schema/snap_v1_3.ksy";
 pub const SCHEMA_ID: &str = "snap_v1_3";
 /// Enum `frame_kind`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/snap_v1_3.ksy` line 102.
+/// Schema: `schema/snap_v1_3.ksy` line 103.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum FrameKind {
     /// Delta frame with no change (a timing-only tick). delta_none (stored as 0).
@@ -88,7 +88,7 @@ impl ::statepack_runtime::reflect::ToValue for FrameKind {
 /// Schema: `schema/snap_v1_3.ksy` line 1.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SnapV13 {
-    /// Schema: `schema/snap_v1_3.ksy` line 19.
+    /// Schema: `schema/snap_v1_3.ksy` line 20.
     pub recordings: ::std::vec::Vec<Recording>,
 }
 impl SnapV13 {
@@ -313,14 +313,14 @@ pub fn reflect_roundtrip(
 }
 /// One recording (one tracked object), with its frames in time order.
 ///
-/// Schema: `schema/snap_v1_3.ksy` line 24.
+/// Schema: `schema/snap_v1_3.ksy` line 25.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Recording {
     /// Name of the map (or track) the recording belongs to, without a terminator.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 30.
+    /// Schema: `schema/snap_v1_3.ksy` line 31.
     pub map_name: ::std::string::String,
-    /// Schema: `schema/snap_v1_3.ksy` line 42.
+    /// Schema: `schema/snap_v1_3.ksy` line 43.
     pub frames: ::std::vec::Vec<Frame>,
 }
 impl Recording {
@@ -580,37 +580,37 @@ impl ::statepack_runtime::reflect::ToValue for Recording {
 /// One frame: an absolute frame (21 bytes) or a delta frame (3, 9 or 15 bytes)
 /// depending on `kind`.
 ///
-/// Schema: `schema/snap_v1_3.ksy` line 46.
+/// Schema: `schema/snap_v1_3.ksy` line 47.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Frame {
     /// Shape of the frame. Values outside `frame_kind` are refused.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 51.
+    /// Schema: `schema/snap_v1_3.ksy` line 52.
     pub kind: FrameKind,
     /// Time since the previous frame.
     ///
     /// Unit: ms.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 55.
+    /// Schema: `schema/snap_v1_3.ksy` line 56.
     pub dt_ms: u16,
     /// Full position and orientation of an absolute frame.
     ///
     /// Present only when `kind == frame_kind::absolute`.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 59.
+    /// Schema: `schema/snap_v1_3.ksy` line 60.
     pub cframe: ::std::option::Option<Cframe>,
     /// Position change since the previous frame, per axis, in 1/4096 stud.
     ///
     /// Unit: 1/4096 stud. Present only when `kind != frame_kind::absolute and (kind.to_i & 0b001) != 0`.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 63.
+    /// Schema: `schema/snap_v1_3.ksy` line 64.
     pub pos_delta: ::std::option::Option<[i16; 3]>,
     /// Rotation since the previous frame as an axis-angle vector (axis times angle),
     /// in units of 0.2/32767 radian, in the previous frame's object space.
     ///
     /// Unit: 0.2/32767 rad. Present only when `kind != frame_kind::absolute and (kind.to_i & 0b010) != 0`.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 70.
+    /// Schema: `schema/snap_v1_3.ksy` line 71.
     pub rot_delta: ::std::option::Option<[i16; 3]>,
 }
 impl Frame {
@@ -939,27 +939,27 @@ impl ::statepack_runtime::reflect::ToValue for Frame {
 /// quaternion component's index in its two least-significant bits) and the three
 /// kept quaternion components (smallest-three, scaled by 32767).
 ///
-/// Schema: `schema/snap_v1_3.ksy` line 79.
+/// Schema: `schema/snap_v1_3.ksy` line 80.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Cframe {
     /// Unit: stud.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 85.
+    /// Schema: `schema/snap_v1_3.ksy` line 86.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub x: f32,
     /// Unit: stud.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 88.
+    /// Schema: `schema/snap_v1_3.ksy` line 89.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub y: f32,
     /// Bit pattern of Z as an f32, whose two least-significant bits hold the index
     /// (0 = x, 1 = y, 2 = z, 3 = w) of the quaternion component that was dropped.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 91.
+    /// Schema: `schema/snap_v1_3.ksy` line 92.
     pub z_bits: u32,
     /// The three kept components in x, y, z, w order, times the dropped one's sign, times 32767.
     ///
-    /// Schema: `schema/snap_v1_3.ksy` line 96.
+    /// Schema: `schema/snap_v1_3.ksy` line 97.
     pub q: [i16; 3],
 }
 impl Cframe {

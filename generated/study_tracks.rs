@@ -7,7 +7,7 @@ pub const SCHEMA_FILE: &str = "schema/study_tracks.ksy";
 pub const SCHEMA_ID: &str = "study_tracks";
 /// Enum `track_layout`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/study_tracks.ksy` line 240.
+/// Schema: `schema/study_tracks.ksy` line 241.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum TrackLayout {
     /// Every channel at every frame, float32. raw (stored as 0).
@@ -83,9 +83,9 @@ impl ::statepack_runtime::reflect::ToValue for TrackLayout {
 pub struct StudyTracks {
     /// Which body follows. Other values are refused.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 20.
+    /// Schema: `schema/study_tracks.ksy` line 21.
     pub layout: TrackLayout,
-    /// Schema: `schema/study_tracks.ksy` line 24.
+    /// Schema: `schema/study_tracks.ksy` line 25.
     pub body: StudyTracksBody,
 }
 impl StudyTracks {
@@ -337,7 +337,7 @@ impl ::statepack_runtime::reflect::ToValue for StudyTracks {
 }
 /// The body of `study_tracks.body`, selected by `layout`.
 ///
-/// Schema: `schema/study_tracks.ksy` line 24.
+/// Schema: `schema/study_tracks.ksy` line 25.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum StudyTracksBody {
     /// Selected when the switch value is `track_layout::raw`.
@@ -398,35 +398,35 @@ pub fn reflect_roundtrip(
 }
 /// Every channel of every bone at every frame (the study's row 1).
 ///
-/// Schema: `schema/study_tracks.ksy` line 32.
+/// Schema: `schema/study_tracks.ksy` line 33.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RawBody {
     /// Unused by this layout; written 0.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 35.
+    /// Schema: `schema/study_tracks.ksy` line 36.
     pub flags: u8,
     /// Sampling rate.
     ///
     /// Unit: frames/s.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 38.
+    /// Schema: `schema/study_tracks.ksy` line 39.
     pub fps: u16,
     /// Frame count.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 42.
+    /// Schema: `schema/study_tracks.ksy` line 43.
     pub num_frames: u16,
     /// Bone count.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 45.
+    /// Schema: `schema/study_tracks.ksy` line 46.
     pub num_bones: u16,
     /// Written 0, ignored on read.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 48.
+    /// Schema: `schema/study_tracks.ksy` line 49.
     pub reserved: u32,
     /// Frame-major, then bone-major: translation x, y, z (metres), rotation x, y, z, w,
     /// scale x, y, z.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 51.
+    /// Schema: `schema/study_tracks.ksy` line 52.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub values: ::std::vec::Vec<f32>,
 }
@@ -692,30 +692,30 @@ impl ::statepack_runtime::reflect::ToValue for RawBody {
 }
 /// Keyframe records with float32 values (the study's rows 2 to 5).
 ///
-/// Schema: `schema/study_tracks.ksy` line 58.
+/// Schema: `schema/study_tracks.ksy` line 59.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FloatBody {
     /// Bit 0 set when keys are reconstructed with cubic Hermite curves, else linearly.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 61.
+    /// Schema: `schema/study_tracks.ksy` line 62.
     pub flags: u8,
     /// Sampling rate of the frame indices.
     ///
     /// Unit: frames/s.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 64.
+    /// Schema: `schema/study_tracks.ksy` line 65.
     pub fps: u16,
     /// Frame count of the clip; every non-constant record's keys end at `num_frames - 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 68.
+    /// Schema: `schema/study_tracks.ksy` line 69.
     pub num_frames: u16,
     /// Bone count.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 71.
+    /// Schema: `schema/study_tracks.ksy` line 72.
     pub num_bones: u16,
-    /// Schema: `schema/study_tracks.ksy` line 80.
+    /// Schema: `schema/study_tracks.ksy` line 81.
     pub scalars: ::std::vec::Vec<ScalarF32>,
-    /// Schema: `schema/study_tracks.ksy` line 84.
+    /// Schema: `schema/study_tracks.ksy` line 85.
     pub rotations: ::std::vec::Vec<RotationF32>,
 }
 impl FloatBody {
@@ -1049,30 +1049,30 @@ impl ::statepack_runtime::reflect::ToValue for FloatBody {
 }
 /// Keyframe records with 16-bit scalars and smallest-three rotations (the study's rows 6 and 7).
 ///
-/// Schema: `schema/study_tracks.ksy` line 88.
+/// Schema: `schema/study_tracks.ksy` line 89.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct QuantizedBody {
     /// Bit 0 set when keys are reconstructed with cubic Hermite curves, else linearly.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 91.
+    /// Schema: `schema/study_tracks.ksy` line 92.
     pub flags: u8,
     /// Sampling rate of the frame indices.
     ///
     /// Unit: frames/s.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 94.
+    /// Schema: `schema/study_tracks.ksy` line 95.
     pub fps: u16,
     /// Frame count of the clip.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 98.
+    /// Schema: `schema/study_tracks.ksy` line 99.
     pub num_frames: u16,
     /// Bone count.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 101.
+    /// Schema: `schema/study_tracks.ksy` line 102.
     pub num_bones: u16,
-    /// Schema: `schema/study_tracks.ksy` line 110.
+    /// Schema: `schema/study_tracks.ksy` line 111.
     pub scalars: ::std::vec::Vec<ScalarQ>,
-    /// Schema: `schema/study_tracks.ksy` line 114.
+    /// Schema: `schema/study_tracks.ksy` line 115.
     pub rotations: ::std::vec::Vec<RotationPacked>,
 }
 impl QuantizedBody {
@@ -1406,27 +1406,27 @@ impl ::statepack_runtime::reflect::ToValue for QuantizedBody {
 }
 /// One scalar channel with float32 keys.
 ///
-/// Schema: `schema/study_tracks.ksy` line 118.
+/// Schema: `schema/study_tracks.ksy` line 119.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScalarF32 {
     /// Channel id (`bone * 6 + axis`, scale axes `+ 3`).
     ///
-    /// Schema: `schema/study_tracks.ksy` line 121.
+    /// Schema: `schema/study_tracks.ksy` line 122.
     pub id: u16,
     /// Key count; 1 marks a constant channel.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 124.
+    /// Schema: `schema/study_tracks.ksy` line 125.
     pub num_keys: u16,
     /// The value at every frame of a constant channel.
     ///
     /// Present only when `num_keys == 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 127.
+    /// Schema: `schema/study_tracks.ksy` line 128.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub constant_value: ::std::option::Option<f32>,
     /// Present only when `num_keys != 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 131.
+    /// Schema: `schema/study_tracks.ksy` line 132.
     pub keys: ::std::option::Option<::std::vec::Vec<KeyF32>>,
 }
 impl ScalarF32 {
@@ -1678,16 +1678,16 @@ impl ::statepack_runtime::reflect::ToValue for ScalarF32 {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `schema/study_tracks.ksy` line 136.
+/// Schema: `schema/study_tracks.ksy` line 137.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KeyF32 {
     /// Frame index of the key.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 138.
+    /// Schema: `schema/study_tracks.ksy` line 139.
     pub frame: u16,
     /// Value at that frame.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 141.
+    /// Schema: `schema/study_tracks.ksy` line 142.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub value: f32,
 }
@@ -1797,41 +1797,41 @@ impl ::statepack_runtime::reflect::ToValue for KeyF32 {
 }
 /// One scalar channel with 16-bit keys over the channel's own range.
 ///
-/// Schema: `schema/study_tracks.ksy` line 144.
+/// Schema: `schema/study_tracks.ksy` line 145.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScalarQ {
     /// Channel id.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 147.
+    /// Schema: `schema/study_tracks.ksy` line 148.
     pub id: u16,
     /// Key count; 1 marks a constant channel.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 150.
+    /// Schema: `schema/study_tracks.ksy` line 151.
     pub num_keys: u16,
     /// The constant value as IEEE 754 binary16 bits (the study writes 0 here and keeps
     /// the value only in memory).
     ///
     /// Present only when `num_keys == 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 153.
+    /// Schema: `schema/study_tracks.ksy` line 154.
     pub constant_half: ::std::option::Option<u16>,
     /// Smallest key value.
     ///
     /// Present only when `num_keys != 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 159.
+    /// Schema: `schema/study_tracks.ksy` line 160.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub lo: ::std::option::Option<f32>,
     /// Largest minus smallest key value.
     ///
     /// Present only when `num_keys != 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 163.
+    /// Schema: `schema/study_tracks.ksy` line 164.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub range: ::std::option::Option<f32>,
     /// Present only when `num_keys != 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 167.
+    /// Schema: `schema/study_tracks.ksy` line 168.
     pub keys: ::std::option::Option<::std::vec::Vec<KeyQ>>,
 }
 impl ScalarQ {
@@ -2173,16 +2173,16 @@ impl ::statepack_runtime::reflect::ToValue for ScalarQ {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `schema/study_tracks.ksy` line 172.
+/// Schema: `schema/study_tracks.ksy` line 173.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KeyQ {
     /// Frame index of the key.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 174.
+    /// Schema: `schema/study_tracks.ksy` line 175.
     pub frame: u16,
     /// `lo + value / 65535 * range`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 177.
+    /// Schema: `schema/study_tracks.ksy` line 178.
     pub value: u16,
 }
 impl KeyQ {
@@ -2291,27 +2291,27 @@ impl ::statepack_runtime::reflect::ToValue for KeyQ {
 }
 /// One rotation track with float32 quaternions.
 ///
-/// Schema: `schema/study_tracks.ksy` line 180.
+/// Schema: `schema/study_tracks.ksy` line 181.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RotationF32 {
     /// Bone index.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 183.
+    /// Schema: `schema/study_tracks.ksy` line 184.
     pub bone: u16,
     /// Key count; 1 marks a constant track.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 186.
+    /// Schema: `schema/study_tracks.ksy` line 187.
     pub num_keys: u16,
     /// The rotation (x, y, z, w) of a constant track.
     ///
     /// Present only when `num_keys == 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 189.
+    /// Schema: `schema/study_tracks.ksy` line 190.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub constant_q: ::std::option::Option<[f32; 4]>,
     /// Present only when `num_keys != 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 195.
+    /// Schema: `schema/study_tracks.ksy` line 196.
     pub keys: ::std::option::Option<::std::vec::Vec<KeyRotF32>>,
 }
 impl RotationF32 {
@@ -2578,16 +2578,16 @@ impl ::statepack_runtime::reflect::ToValue for RotationF32 {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `schema/study_tracks.ksy` line 200.
+/// Schema: `schema/study_tracks.ksy` line 201.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KeyRotF32 {
     /// Frame index of the key.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 202.
+    /// Schema: `schema/study_tracks.ksy` line 203.
     pub frame: u16,
     /// Rotation x, y, z, w (hemisphere-aligned with the previous key).
     ///
-    /// Schema: `schema/study_tracks.ksy` line 205.
+    /// Schema: `schema/study_tracks.ksy` line 206.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub q: [f32; 4],
 }
@@ -2717,26 +2717,26 @@ impl ::statepack_runtime::reflect::ToValue for KeyRotF32 {
 }
 /// One rotation track with smallest-three quaternions packed in 32 bits.
 ///
-/// Schema: `schema/study_tracks.ksy` line 210.
+/// Schema: `schema/study_tracks.ksy` line 211.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RotationPacked {
     /// Bone index.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 213.
+    /// Schema: `schema/study_tracks.ksy` line 214.
     pub bone: u16,
     /// Key count; 1 marks a constant track.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 216.
+    /// Schema: `schema/study_tracks.ksy` line 217.
     pub num_keys: u16,
     /// The rotation of a constant track, packed as in `key_rot_packed`.
     ///
     /// Present only when `num_keys == 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 219.
+    /// Schema: `schema/study_tracks.ksy` line 220.
     pub constant_packed: ::std::option::Option<u32>,
     /// Present only when `num_keys != 1`.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 223.
+    /// Schema: `schema/study_tracks.ksy` line 224.
     pub keys: ::std::option::Option<::std::vec::Vec<KeyRotPacked>>,
 }
 impl RotationPacked {
@@ -2988,18 +2988,18 @@ impl ::statepack_runtime::reflect::ToValue for RotationPacked {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `schema/study_tracks.ksy` line 228.
+/// Schema: `schema/study_tracks.ksy` line 229.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KeyRotPacked {
     /// Frame index of the key.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 230.
+    /// Schema: `schema/study_tracks.ksy` line 231.
     pub frame: u16,
     /// Bits 30-31: index (0 = x .. 3 = w) of the dropped largest component; bits 20-29,
     /// 10-19, 0-9: the other three in x, y, z, w order, each `round((c + 1/sqrt2) / sqrt2 * 1023)`
     /// after flipping the sign so the dropped component is positive.
     ///
-    /// Schema: `schema/study_tracks.ksy` line 233.
+    /// Schema: `schema/study_tracks.ksy` line 234.
     pub packed: u32,
 }
 impl KeyRotPacked {

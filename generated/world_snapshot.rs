@@ -19,61 +19,61 @@ pub const SCHEMA_ID: &str = "world_snapshot";
 pub struct WorldSnapshot {
     /// Bit 0 set = the body is a zstd frame. Other bits are reserved and must be zero.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 18.
+    /// Schema: `schema/world_snapshot.ksy` line 19.
     pub flags: u8,
     /// Number of grid origins in the origin table.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 23.
+    /// Schema: `schema/world_snapshot.ksy` line 24.
     pub origin_count: u16,
     /// Server simulation tick of the snapshot.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 26.
+    /// Schema: `schema/world_snapshot.ksy` line 27.
     pub tick: u32,
     /// Number of entity records in the record stream.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 29.
+    /// Schema: `schema/world_snapshot.ksy` line 30.
     pub record_count: u32,
     /// Length of the record stream.
     ///
     /// Unit: bytes.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 32.
+    /// Schema: `schema/world_snapshot.ksy` line 33.
     pub bitstream_bytes: u32,
     /// Length of the TLV block.
     ///
     /// Unit: bytes.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 36.
+    /// Schema: `schema/world_snapshot.ksy` line 37.
     pub tlv_bytes: u32,
     /// Length of the raw body (origin table + record stream + TLV block), compressed or not.
     ///
     /// Unit: bytes.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 40.
+    /// Schema: `schema/world_snapshot.ksy` line 41.
     pub uncompressed_bytes: u32,
     /// Distinct grid origins the records refer to (raw body only).
     ///
     /// Present only when `flags == 0`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 44.
+    /// Schema: `schema/world_snapshot.ksy` line 45.
     pub origins: ::std::option::Option<::std::vec::Vec<Origin>>,
     /// The stitched record stream (raw body only).
     ///
     /// Present only when `flags == 0`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 50.
+    /// Schema: `schema/world_snapshot.ksy` line 51.
     pub records: ::std::option::Option<RecordStream>,
     /// The TLV block (raw body only).
     ///
     /// Present only when `flags == 0`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 55.
+    /// Schema: `schema/world_snapshot.ksy` line 56.
     pub tlvs: ::std::option::Option<TlvBlock>,
     /// The body as one zstd frame (compressed body only).
     ///
     /// Present only when `flags == 1`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 60.
+    /// Schema: `schema/world_snapshot.ksy` line 61.
     pub zstd_body: ::std::option::Option<::std::vec::Vec<u8>>,
 }
 impl WorldSnapshot {
@@ -726,22 +726,22 @@ pub fn reflect_roundtrip(
 }
 /// A grid origin, the floor of a position onto the 65 536 m grid.
 ///
-/// Schema: `schema/world_snapshot.ksy` line 65.
+/// Schema: `schema/world_snapshot.ksy` line 66.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Origin {
     /// Unit: m.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 68.
+    /// Schema: `schema/world_snapshot.ksy` line 69.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub x: f64,
     /// Unit: m.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 71.
+    /// Schema: `schema/world_snapshot.ksy` line 72.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub y: f64,
     /// Unit: m.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 74.
+    /// Schema: `schema/world_snapshot.ksy` line 75.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub z: f64,
 }
@@ -875,10 +875,10 @@ impl ::statepack_runtime::reflect::ToValue for Origin {
 }
 /// Entity records back to back, each starting on a byte.
 ///
-/// Schema: `schema/world_snapshot.ksy` line 77.
+/// Schema: `schema/world_snapshot.ksy` line 78.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RecordStream {
-    /// Schema: `schema/world_snapshot.ksy` line 80.
+    /// Schema: `schema/world_snapshot.ksy` line 81.
     pub records: ::std::vec::Vec<EntityRecord>,
 }
 impl RecordStream {
@@ -1014,136 +1014,136 @@ impl ::statepack_runtime::reflect::ToValue for RecordStream {
 /// pre-encoded blob (entity index, flags, optional generation / type / faction, position,
 /// orientation, velocity, optional omega and loadout, byte fields, zero padding).
 ///
-/// Schema: `schema/world_snapshot.ksy` line 83.
+/// Schema: `schema/world_snapshot.ksy` line 84.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EntityRecord {
     /// Index into the origin table (byte-aligned LEB128).
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 89.
+    /// Schema: `schema/world_snapshot.ksy` line 90.
     pub origin_index: u64,
     /// Absolute entity index (byte-aligned LEB128), the same for every peer.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 95.
+    /// Schema: `schema/world_snapshot.ksy` line 96.
     pub entity_index: u64,
     /// Full record (type index, faction index and generation on the wire) or delta.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 101.
+    /// Schema: `schema/world_snapshot.ksy` line 102.
     pub full: bool,
     /// The generation is on the wire (else the client keeps its cached one).
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 104.
+    /// Schema: `schema/world_snapshot.ksy` line 105.
     pub gen_present: bool,
     /// Angular rates and the loadout block follow (the receiving peer's own entity).
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 107.
+    /// Schema: `schema/world_snapshot.ksy` line 108.
     pub omega_present: bool,
     /// Entity generation (slot reuse counter).
     ///
     /// Present only when `gen_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 110.
+    /// Schema: `schema/world_snapshot.ksy` line 111.
     pub generation: ::std::option::Option<u16>,
     /// Entity type index (bit-aligned LEB128), full records only.
     ///
     /// Present only when `full`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 114.
+    /// Schema: `schema/world_snapshot.ksy` line 115.
     pub type_index: ::std::option::Option<u64>,
     /// Faction registry index, full records only.
     ///
     /// Present only when `full`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 121.
+    /// Schema: `schema/world_snapshot.ksy` line 122.
     pub faction_index: ::std::option::Option<u16>,
     /// Position offset from the record's grid origin, in 0.125 m steps.
     ///
     /// Unit: 0.125 m.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 125.
+    /// Schema: `schema/world_snapshot.ksy` line 126.
     pub pos_x: i32,
     /// Unit: 0.125 m.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 130.
+    /// Schema: `schema/world_snapshot.ksy` line 131.
     pub pos_y: i32,
     /// Unit: 0.125 m.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 134.
+    /// Schema: `schema/world_snapshot.ksy` line 135.
     pub pos_z: i32,
     /// Index (x, y, z, w) of the dropped largest quaternion component.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 138.
+    /// Schema: `schema/world_snapshot.ksy` line 139.
     pub rot_dropped: u8,
     /// First kept component, code 0..1023 over -1/sqrt(2) .. 1/sqrt(2).
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 141.
+    /// Schema: `schema/world_snapshot.ksy` line 142.
     pub rot_a: u16,
-    /// Schema: `schema/world_snapshot.ksy` line 144.
+    /// Schema: `schema/world_snapshot.ksy` line 145.
     pub rot_b: u16,
-    /// Schema: `schema/world_snapshot.ksy` line 146.
+    /// Schema: `schema/world_snapshot.ksy` line 147.
     pub rot_c: u16,
     /// Velocity, code = round(v / 2000 m/s * 131071).
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 148.
+    /// Schema: `schema/world_snapshot.ksy` line 149.
     pub vel_x: i32,
-    /// Schema: `schema/world_snapshot.ksy` line 152.
+    /// Schema: `schema/world_snapshot.ksy` line 153.
     pub vel_y: i32,
-    /// Schema: `schema/world_snapshot.ksy` line 155.
+    /// Schema: `schema/world_snapshot.ksy` line 156.
     pub vel_z: i32,
     /// Body angular rate, code = round(w / 20 rad/s * 2047).
     ///
     /// Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 158.
+    /// Schema: `schema/world_snapshot.ksy` line 159.
     pub omega_x: ::std::option::Option<i16>,
     /// Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 163.
+    /// Schema: `schema/world_snapshot.ksy` line 164.
     pub omega_y: ::std::option::Option<i16>,
     /// Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 167.
+    /// Schema: `schema/world_snapshot.ksy` line 168.
     pub omega_z: ::std::option::Option<i16>,
     /// Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 171.
+    /// Schema: `schema/world_snapshot.ksy` line 172.
     pub selected_station: ::std::option::Option<u8>,
     /// Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 174.
+    /// Schema: `schema/world_snapshot.ksy` line 175.
     pub station_rounds: ::std::option::Option<u16>,
     /// Bit 0 = seeker locked.
     ///
     /// Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 177.
+    /// Schema: `schema/world_snapshot.ksy` line 178.
     pub weapon_flags: ::std::option::Option<u8>,
     /// Unit: kg. Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 181.
+    /// Schema: `schema/world_snapshot.ksy` line 182.
     pub payload_mass_kg: ::std::option::Option<u16>,
     /// Unit: 1e-5. Present only when `omega_present`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 185.
+    /// Schema: `schema/world_snapshot.ksy` line 186.
     pub payload_cd0: ::std::option::Option<u16>,
-    /// Schema: `schema/world_snapshot.ksy` line 189.
+    /// Schema: `schema/world_snapshot.ksy` line 190.
     pub damage_level: u8,
-    /// Schema: `schema/world_snapshot.ksy` line 191.
+    /// Schema: `schema/world_snapshot.ksy` line 192.
     pub engine_fail_flags: u8,
     /// Unit: percent.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 193.
+    /// Schema: `schema/world_snapshot.ksy` line 194.
     pub throttle_pct: u8,
     /// Unit: percent.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 196.
+    /// Schema: `schema/world_snapshot.ksy` line 197.
     pub fuel_pct: u8,
-    /// Schema: `schema/world_snapshot.ksy` line 199.
+    /// Schema: `schema/world_snapshot.ksy` line 200.
     pub ab_engaged: bool,
-    /// Schema: `schema/world_snapshot.ksy` line 201.
+    /// Schema: `schema/world_snapshot.ksy` line 202.
     pub player_owned: bool,
     /// Zero padding to the next byte.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 203.
+    /// Schema: `schema/world_snapshot.ksy` line 204.
     pub align: ::std::vec::Vec<u8>,
 }
 impl EntityRecord {
@@ -2435,10 +2435,10 @@ impl ::statepack_runtime::reflect::ToValue for EntityRecord {
 }
 /// TLV entries back to back.
 ///
-/// Schema: `schema/world_snapshot.ksy` line 206.
+/// Schema: `schema/world_snapshot.ksy` line 207.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TlvBlock {
-    /// Schema: `schema/world_snapshot.ksy` line 209.
+    /// Schema: `schema/world_snapshot.ksy` line 210.
     pub entries: ::std::vec::Vec<Tlv>,
 }
 impl TlvBlock {
@@ -2572,22 +2572,22 @@ impl ::statepack_runtime::reflect::ToValue for TlvBlock {
 }
 /// One TLV entry; type 1 is a despawn list, other types are kept as bytes.
 ///
-/// Schema: `schema/world_snapshot.ksy` line 212.
+/// Schema: `schema/world_snapshot.ksy` line 213.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Tlv {
-    /// Schema: `schema/world_snapshot.ksy` line 215.
+    /// Schema: `schema/world_snapshot.ksy` line 216.
     pub tlv_type: u8,
     /// Unit: bytes.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 217.
+    /// Schema: `schema/world_snapshot.ksy` line 218.
     pub len: u16,
     /// Present only when `tlv_type == 1`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 220.
+    /// Schema: `schema/world_snapshot.ksy` line 221.
     pub despawn: ::std::option::Option<Despawn>,
     /// Present only when `tlv_type != 1`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 224.
+    /// Schema: `schema/world_snapshot.ksy` line 225.
     pub value: ::std::option::Option<::std::vec::Vec<u8>>,
 }
 impl Tlv {
@@ -2828,10 +2828,10 @@ impl ::statepack_runtime::reflect::ToValue for Tlv {
 }
 /// Entities the client should drop (no longer relevant or gone).
 ///
-/// Schema: `schema/world_snapshot.ksy` line 227.
+/// Schema: `schema/world_snapshot.ksy` line 228.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Despawn {
-    /// Schema: `schema/world_snapshot.ksy` line 230.
+    /// Schema: `schema/world_snapshot.ksy` line 231.
     pub entities: ::std::vec::Vec<EntityRef>,
 }
 impl Despawn {
@@ -2963,10 +2963,10 @@ impl ::statepack_runtime::reflect::ToValue for Despawn {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `schema/world_snapshot.ksy` line 233.
+/// Schema: `schema/world_snapshot.ksy` line 234.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EntityRef {
-    /// Schema: `schema/world_snapshot.ksy` line 235.
+    /// Schema: `schema/world_snapshot.ksy` line 236.
     pub entity_index: u64,
 }
 impl EntityRef {

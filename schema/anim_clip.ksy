@@ -1,5 +1,6 @@
 meta:
   id: anim_clip
+  -sp-strict: true
   title: statepack animation clip
   file-extension: clip
   endian: le

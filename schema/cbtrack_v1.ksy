@@ -1,5 +1,6 @@
 meta:
   id: cbtrack_v1
+  -sp-strict: true
   title: CBTK v1 columnar replay track
   file-extension: cbtrack
   endian: le

@@ -1,5 +1,6 @@
 meta:
   id: rply_v3
+  -sp-strict: true
   title: RPLY v3 op-stream replay
   file-extension: rply
   endian: le

@@ -1,5 +1,6 @@
 meta:
   id: snap_v1_3
+  -sp-strict: true
   title: SNAP v1.3 snapshot recording
   file-extension: snap
   endian: le

@@ -1,5 +1,6 @@
 meta:
   id: study_tracks
+  -sp-strict: true
   title: Keyframe track container of the animation keyframe-compression study
   file-extension: strk
   endian: le

@@ -1,5 +1,6 @@
 meta:
   id: world_snapshot
+  -sp-strict: true
   title: MsgWorldSnapshot (quantized, bit-packed world snapshot)
   file-extension: wsnap
   endian: le

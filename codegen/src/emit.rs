@@ -62,6 +62,12 @@ pub(crate) struct Emitter<'s> {
     s: &'s Schema,
     pub diags: Vec<Diag>,
     min_len: HashMap<String, usize>,
+    /// Enums that keep unknown integers (used by a field without `-sp-strict`): they get the
+    /// variant `Unlisted(i128)`.
+    open_enums: HashSet<String>,
+    /// Types read in a sized substream by a field without `-sp-strict`: they keep the bytes
+    /// they leave unread (member `__unread`) and write them back.
+    unread_types: HashSet<String>,
 }
 
 fn lit_usize(v: usize) -> Literal {
@@ -70,10 +76,35 @@ fn lit_usize(v: usize) -> Literal {
 
 impl<'s> Emitter<'s> {
     pub fn new(s: &'s Schema) -> Self {
+        let mut open_enums = HashSet::new();
+        let mut unread_types = HashSet::new();
+        for t in &s.types {
+            for f in &t.fields {
+                if f.strict {
+                    continue;
+                }
+                match &f.kind {
+                    FieldKind::Int {
+                        enum_name: Some(e), ..
+                    } => {
+                        open_enums.insert(e.clone());
+                    }
+                    FieldKind::User {
+                        name,
+                        size: Some(_),
+                    } => {
+                        unread_types.insert(name.clone());
+                    }
+                    _ => {}
+                }
+            }
+        }
         Self {
             s,
             diags: Vec::new(),
             min_len: HashMap::new(),
+            open_enums,
+            unread_types,
         }
     }
 
@@ -163,7 +194,14 @@ impl<'s> Emitter<'s> {
                     _ => {}
                 }
                 for n in names {
-                    if self.s.type_def(&n).is_none() {
+                    if self.s.type_def(&n).is_none() && looks_like_number_type(&n) {
+                        self.err(
+                            f.pos_of("type"),
+                            &format!("{}.type", f.key_path),
+                            format!("`{n}` is not a KS number type"),
+                            "number types are u1 u2 u4 u8, s1 s2 s4 s8, f4 f8, with an optional le/be suffix (or define a type of that name under `types`)",
+                        );
+                    } else if self.s.type_def(&n).is_none() {
                         let hint = hint_names(
                             "types",
                             self.s.types.iter().skip(1).map(|t| t.name.as_str()),
@@ -228,6 +266,18 @@ impl<'s> Emitter<'s> {
                 if !matches!(f.kind, FieldKind::Switch { .. }) {
                     continue;
                 }
+                if let FieldKind::Switch { cases, .. } = &f.kind {
+                    if has_no_case(f) {
+                        if let Some((_, tn)) = cases.iter().find(|(_, tn)| camel(tn) == "NoCase") {
+                            self.err(
+                                f.pos_of("type"),
+                                &format!("{}.type", f.key_path),
+                                format!("case type `{tn}` would become the variant `NoCase`, which holds \"no case matched\""),
+                                "rename the type, add a `_` case, or set `-sp-strict: true` on the field",
+                            );
+                        }
+                    }
+                }
                 let en = Self::switch_enum_name(t, f).to_string();
                 if let Some(other) = self.s.types.iter().find(|o| camel(&o.name) == en) {
                     self.err(
@@ -259,7 +309,14 @@ impl<'s> Emitter<'s> {
             for v in &e.values {
                 let vp = format!("enums.{}.{}", e.name, v.value);
                 let rust = camel(&v.name);
-                if rust == "Self" {
+                if rust == "Unlisted" && self.open_enums.contains(&e.name) {
+                    self.err(
+                        v.pos,
+                        &vp,
+                        format!("enum value `{}` would become `Unlisted`, the variant that holds unknown integers", v.name),
+                        "rename the value, or set `-sp-strict: true` on the fields that use the enum (closed enums have no `Unlisted`)",
+                    );
+                } else if rust == "Self" {
                     self.err(
                         v.pos,
                         &vp,
@@ -724,6 +781,10 @@ impl<'s> Emitter<'s> {
                         }
                         let lit = match &**b {
                             Expr::Int(v) => Some(*v),
+                            Expr::Unary(UnOp::Neg, x) => match &**x {
+                                Expr::Int(v) => Some(v.wrapping_neg()),
+                                _ => None,
+                            },
                             _ => None,
                         };
                         match op {
@@ -736,10 +797,12 @@ impl<'s> Emitter<'s> {
                             BinOp::Div | BinOp::Mod => {
                                 match lit {
                                     Some(v) if v != 0 => {
+                                        // Kaitai Struct's rules: `/` rounds down, `%`
+                                        // takes the divisor's sign.
                                         if *op == BinOp::Div {
-                                            (quote!(#at.wrapping_div(#bt)), Ty::Int)
+                                            (quote!(::statepack_runtime::io::div_floor(#at, #bt)), Ty::Int)
                                         } else {
-                                            (quote!(#at.wrapping_rem_euclid(#bt)), Ty::Int)
+                                            (quote!(::statepack_runtime::io::mod_floor(#at, #bt)), Ty::Int)
                                         }
                                     }
                                     _ => return bad(
@@ -784,7 +847,7 @@ impl<'s> Emitter<'s> {
         let mut items = Vec::new();
         for e in &self.s.enums {
             items.push(self.emit_enum(e));
-            items.push(crate::emit_reflect::enum_impl(e));
+            items.push(crate::emit_reflect::enum_impl(e, self.open_enums.contains(&e.name)));
         }
         for (i, t) in self.s.types.iter().enumerate() {
             if let Some(ts) = self.emit_type(t, i == 0) {
@@ -838,10 +901,17 @@ impl<'s> Emitter<'s> {
         let doc = self.doc_for(
             None,
             e.pos,
-            &format!(
-                "Enum `{}`: a closed set; any other stored value is a decode error.",
-                e.name
-            ),
+            &if self.open_enums.contains(&e.name) {
+                format!(
+                    "Enum `{}`: an open set; a stored integer it does not list is kept as `Unlisted`.",
+                    e.name
+                )
+            } else {
+                format!(
+                    "Enum `{}`: a closed set; any other stored value is a decode error.",
+                    e.name
+                )
+            },
         );
         let variants: Vec<TokenStream> = e
             .values
@@ -877,21 +947,46 @@ impl<'s> Emitter<'s> {
             quote! { #name::#vi => #n }
         });
         let en = &e.name;
+        let open = self.open_enums.contains(&e.name);
+        let (unlisted_variant, unlisted_to, unlisted_name, open_fns) = if open {
+            (
+                quote! {
+                    #[doc = " A stored integer the enum does not list (Kaitai Struct's enums are open: the value is kept and written back)."]
+                    Unlisted(i128),
+                },
+                quote!(#name::Unlisted(__v) => __v,),
+                quote!(#name::Unlisted(_) => "unlisted",),
+                quote! {
+                    #[doc = " The value stored as `v`: a listed value, or `Unlisted(v)`."]
+                    #[inline]
+                    pub const fn from_i_open(v: i128) -> Self {
+                        match Self::from_i(v) { Some(x) => x, None => Self::Unlisted(v) }
+                    }
+                    #[doc = " The value's name in the schema, `None` for an unlisted integer."]
+                    pub const fn listed_name(self) -> Option<&'static str> {
+                        match self { Self::Unlisted(_) => None, other => Some(other.name()) }
+                    }
+                },
+            )
+        } else {
+            (quote!(), quote!(), quote!(), quote!())
+        };
         quote! {
             #doc
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-            pub enum #name { #(#variants,)* }
+            pub enum #name { #(#variants,)* #unlisted_variant }
             impl #name {
                 #[doc = " The enum's name in the schema."]
                 pub const SCHEMA_NAME: &'static str = #en;
                 #[doc = " The stored integer of this value."]
                 #[inline]
-                pub const fn to_i(self) -> i128 { match self { #(#to_arms,)* } }
+                pub const fn to_i(self) -> i128 { match self { #(#to_arms,)* #unlisted_to } }
+                #open_fns
                 #[doc = " The value stored as `v`, or `None` when `v` is not in the enum."]
                 #[inline]
                 pub const fn from_i(v: i128) -> Option<Self> { match v { #(#from_arms,)* _ => None } }
                 #[doc = " The value's name in the schema."]
-                pub const fn name(self) -> &'static str { match self { #(#name_arms,)* } }
+                pub const fn name(self) -> &'static str { match self { #(#name_arms,)* #unlisted_name } }
             }
             impl ::core::fmt::Display for #name {
                 #[doc = " The schema name and the stored integer, e.g. `absolute (4)`."]
@@ -1434,6 +1529,21 @@ impl<'s> Emitter<'s> {
             }
         }
 
+        if self.unread_types.contains(&t.name) {
+            struct_fields.push(quote! {
+                #[doc = " Bytes at the end of the sized field holding this value that its fields did not"]
+                #[doc = " read (Kaitai Struct skips them). Written back after the fields; empty when the"]
+                #[doc = " value filled its size or is not in a sized field."]
+                #[serde(default, skip_serializing_if = "Vec::is_empty")]
+                pub __unread: ::std::vec::Vec<u8>
+            });
+            ctor.push(quote!(__unread: ::std::vec::Vec::new()));
+            if unaligned {
+                writes.push(quote!(__w.align_to_byte();));
+            }
+            writes.push(quote!(__w.write_bytes(&self.__unread);));
+            lens.push(quote!(self.__unread.len()));
+        }
         if unaligned && phase != Some(0) {
             let kp = if t.key_path.is_empty() {
                 "seq".to_owned()
@@ -1612,6 +1722,11 @@ impl<'s> Emitter<'s> {
                 let m = read_method(*bytes, *signed, false, *endian);
                 match enum_name {
                     None => quote!(__r.#m()),
+                    Some(e) if self.open_enums.contains(e) && !f.strict => {
+                        // Kaitai Struct's enums are open: an unknown integer is kept.
+                        let ei = type_ident(e);
+                        quote!(__r.#m().map(|__raw| #ei::from_i_open(__raw as i128)))
+                    }
                     Some(e) => {
                         let ei = type_ident(e);
                         quote! {{
@@ -1663,6 +1778,17 @@ impl<'s> Emitter<'s> {
                 let ti = type_ident(name);
                 let read = match size {
                     None => quote!(#ti::read_from(__r)),
+                    Some(s) if !f.strict => {
+                        // Kaitai Struct skips what the type leaves unread; it is kept so that
+                        // the writer puts it back.
+                        let n = match self.size_value(s, scope, &kp)? {
+                            Some(n) => n,
+                            None => quote!((__r.remaining() as i128)),
+                        };
+                        quote! {
+                            __r.push_limit(#n).and_then(|__old| { let mut __v = #ti::read_from(__r)?; __v.__unread = __r.pop_limit_skip(__old)?.to_vec(); Ok(__v) })
+                        }
+                    }
                     Some(s) => match self.size_value(s, scope, &kp)? {
                         Some(n) => quote! {
                             __r.push_limit(#n).and_then(|__old| { let __v = #ti::read_from(__r)?; __r.pop_limit(__old)?; Ok(__v) })
@@ -1698,8 +1824,13 @@ impl<'s> Emitter<'s> {
                 self.check_case_keys(f, &sty);
                 let en = Self::switch_enum_name(_t, f);
                 let mut arms = Vec::new();
-                let mut default = quote! {
-                    Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::NotValid { value: __sw.to_string(), rule: "must select one of the switch cases" }))
+                let mut default = if has_no_case(f) {
+                    // Kaitai Struct: no case and no `_` reads nothing; the member holds no value.
+                    quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(#en::NoCase))
+                } else {
+                    quote! {
+                        Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::NotValid { value: __sw.to_string(), rule: "must select one of the switch cases" }))
+                    }
                 };
                 for (vi, tn, keys) in self.switch_variants(f) {
                     let ti = type_ident(&tn);
@@ -1796,6 +1927,11 @@ impl<'s> Emitter<'s> {
                 let ty = int_ty(*bytes, *signed);
                 match enum_name {
                     None => quote!(__w.#m(*__v)),
+                    Some(e) if self.open_enums.contains(e) => {
+                        // An unlisted value may not fit the stored type: refuse, never wrap.
+                        let tn = int_ty_name(*bytes, *signed);
+                        quote!(__w.#m(::statepack_runtime::io::fit::<#ty>(__v.to_i(), #tn)?))
+                    }
                     Some(_) => quote!(__w.#m(__v.to_i() as #ty)),
                 }
             }
@@ -1895,9 +2031,21 @@ impl<'s> Emitter<'s> {
                         }
                     })
                     .collect();
+                let no_case_arm = if has_no_case(f) {
+                    let all = &all_tests;
+                    quote! {
+                        #en::NoCase => {
+                            if #(#all)||* {
+                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: __sw.to_string(), found: "no case" }));
+                            }
+                        }
+                    }
+                } else {
+                    quote!()
+                };
                 quote! {{
                     let __sw: i128 = #sw_i;
-                    match __v { #(#arms)* }
+                    match __v { #(#arms)* #no_case_arm }
                 }}
             }
         })
@@ -2074,14 +2222,23 @@ impl<'s> Emitter<'s> {
             .iter()
             .map(|(vi, _, _)| quote!(#en::#vi(__x) => __x.encoded_len()));
         let vis: Vec<proc_macro2::Ident> = vs.iter().map(|(vi, _, _)| vi.clone()).collect();
-        let to_value = crate::emit_reflect::switch_impl(&en, &vis);
+        let no_case = has_no_case(f);
+        let to_value = crate::emit_reflect::switch_impl(&en, &vis, no_case);
+        let (no_case_variant, no_case_len) = if no_case {
+            (
+                quote!(#[doc = " No case matched the switch value (and there is no `_` case): nothing was read."] NoCase,),
+                quote!(#en::NoCase => 0,),
+            )
+        } else {
+            (quote!(), quote!())
+        };
         quote! {
             #doc
             #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-            pub enum #en { #(#variants,)* }
+            pub enum #en { #(#variants,)* #no_case_variant }
             impl #en {
                 #[doc = " The number of bytes the selected case writes."]
-                pub fn encoded_len(&self) -> usize { match self { #(#len_arms,)* } }
+                pub fn encoded_len(&self) -> usize { match self { #(#len_arms,)* #no_case_len } }
             }
             #to_value
         }
@@ -2122,6 +2279,19 @@ fn ty_name(t: &Ty) -> String {
         Ty::Switch => "a switch value".into(),
         Ty::Opt => "a conditional field".into(),
     }
+}
+
+/// A switch without `_` under Kaitai Struct's rules: a value no case names selects nothing
+/// (the variant `NoCase`), where `-sp-strict` makes it a decode error.
+fn has_no_case(f: &Field) -> bool {
+    !f.strict && matches!(f.kind, FieldKind::Switch { default: None, .. })
+}
+
+/// `u3`, `s16`, `f6le`: a name a reader would take for a mistyped number type.
+fn looks_like_number_type(t: &str) -> bool {
+    (t.starts_with('u') || t.starts_with('s') || t.starts_with('f'))
+        && t.len() <= 5
+        && t.as_bytes().get(1).is_some_and(u8::is_ascii_digit)
 }
 
 fn hint_names<'a>(what: &str, names: impl Iterator<Item = &'a str>) -> String {

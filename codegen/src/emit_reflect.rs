@@ -102,14 +102,19 @@ fn member_value(t: &TypeDef, f: &Field, derived: &HashMap<String, Derived>) -> T
 }
 
 /// `impl ToValue` for a generated enum: its schema names and stored integer.
-pub(crate) fn enum_impl(e: &EnumDef) -> TokenStream {
+pub(crate) fn enum_impl(e: &EnumDef, open: bool) -> TokenStream {
     let name = type_ident(&e.name);
+    let listed = if open {
+        quote!(self.listed_name())
+    } else {
+        quote!(::std::option::Option::Some(self.name()))
+    };
     quote! {
         impl ::statepack_runtime::reflect::ToValue for #name {
             fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
                 ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
                     enum_name: Self::SCHEMA_NAME,
-                    name: ::std::option::Option::Some(self.name()),
+                    name: #listed,
                     value: self.to_i(),
                 })
             }
@@ -118,11 +123,20 @@ pub(crate) fn enum_impl(e: &EnumDef) -> TokenStream {
 }
 
 /// `impl ToValue` for the enum holding a switch's cases: the selected case's struct.
-pub(crate) fn switch_impl(en: &proc_macro2::Ident, variants: &[proc_macro2::Ident]) -> TokenStream {
+pub(crate) fn switch_impl(
+    en: &proc_macro2::Ident,
+    variants: &[proc_macro2::Ident],
+    no_case: bool,
+) -> TokenStream {
+    let none = if no_case {
+        quote!(#en::NoCase => ::statepack_runtime::reflect::Value::Null,)
+    } else {
+        quote!()
+    };
     quote! {
         impl ::statepack_runtime::reflect::ToValue for #en {
             fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
-                match self { #(#en::#variants(__x) => __x.to_value(),)* }
+                match self { #(#en::#variants(__x) => __x.to_value(),)* #none }
             }
         }
     }

@@ -30,6 +30,9 @@ pub struct Schema {
     pub enums: Vec<EnumDef>,
     /// `-sp-column-sets`: typed column sets (see `crate::columns`).
     pub column_sets: Vec<crate::columns::ColumnSet>,
+    /// `meta.-sp-strict: true`: statepack's strict rules for every field (closed enums,
+    /// sized types read to their end, a switch must select a case). Off: Kaitai's rules.
+    pub strict: bool,
 }
 
 /// One user type (a `seq` of fields).
@@ -114,6 +117,10 @@ pub struct Field {
     /// `-sp-varint: leb128`: the list of LEB128 groups (`u1` or `b8` elements with
     /// `repeat-until: _ < 128`) is one unsigned number (`u64`) in the generated type.
     pub varint: bool,
+    /// Statepack's strict rules apply to this field (`-sp-strict`, defaulting to
+    /// `meta.-sp-strict`): an unknown enum value, a sized type that leaves bytes unread and
+    /// a switch that selects no case are decode errors.
+    pub strict: bool,
 }
 
 /// How many bytes a sized field takes.

@@ -51,7 +51,10 @@ pub const FIELD_SP_KEYS: &[&str] = &[
     "-sp-box",
     "-sp-offset-binary",
     "-sp-varint",
+    "-sp-strict",
 ];
+/// Extension keys allowed in `meta`.
+pub const META_SP_KEYS: &[&str] = &["-sp-strict"];
 
 /// KS keys this generator knows but does not support yet, with the hint to give.
 const NOT_YET: &[(&str, &str)] = &[
@@ -103,6 +106,8 @@ pub(crate) struct Lower<'a> {
     pub diags: Vec<Diag>,
     default_encoding: Option<&'static str>,
     default_endian: Option<Endian>,
+    /// `meta.-sp-strict`: the default of every field's `-sp-strict`.
+    strict: bool,
 }
 
 fn is_ident(s: &str) -> bool {
@@ -141,6 +146,7 @@ impl<'a> Lower<'a> {
             diags: Vec::new(),
             default_encoding: None,
             default_endian: None,
+            strict: false,
         }
     }
 
@@ -160,6 +166,11 @@ impl<'a> Lower<'a> {
         } else {
             format!("{path}.{}", key.text)
         };
+        // Kaitai Struct ignores every key that starts with `-`; so does statepack, except
+        // its own `-sp-` keys, which are checked.
+        if key.text.starts_with('-') && !key.text.starts_with("-sp-") {
+            return;
+        }
         if let Some((_, hint)) = NOT_YET.iter().find(|(k, _)| *k == key.text) {
             self.err(
                 key.pos,
@@ -318,8 +329,13 @@ impl<'a> Lower<'a> {
                                         self.default_encoding = self.encoding(s, mv.pos, &kp);
                                     }
                                 }
+                                "-sp-strict" => {
+                                    if let Some(b) = self.boolean(mv, &kp) {
+                                        self.strict = b;
+                                    }
+                                }
                                 t if META_KEYS.contains(&t) => {}
-                                _ => self.unknown_key(mk, "meta", META_KEYS, &[]),
+                                _ => self.unknown_key(mk, "meta", META_KEYS, META_SP_KEYS),
                             }
                         }
                     }
@@ -391,6 +407,7 @@ impl<'a> Lower<'a> {
             types: all,
             enums,
             column_sets,
+            strict: self.strict,
         })
     }
 
@@ -460,6 +477,9 @@ impl<'a> Lower<'a> {
         let m = self.map(node, &kp, "an enum")?;
         let mut values: Vec<EnumValue> = Vec::new();
         for (k, v) in m {
+            if k.text.starts_with('-') && expr::parse_int_literal(&k.text).is_none() {
+                continue;
+            }
             let vp = format!("{kp}.{}", k.text);
             let Some(num) = expr::parse_int_literal(&k.text) else {
                 self.err(
@@ -920,14 +940,9 @@ impl<'a> Lower<'a> {
                                     return None;
                                 }
                             }
-                        } else if Self::int_type(&t, Some(Endian::Le)).is_none()
-                            && (t.starts_with('u') || t.starts_with('s') || t.starts_with('f'))
-                            && t.len() <= 5
-                            && t.as_bytes().get(1).is_some_and(u8::is_ascii_digit)
-                        {
-                            self.err(tnode.pos, &tp, format!("`{t}` is not a KS number type"), "number types are u1 u2 u4 u8, s1 s2 s4 s8, f4 f8, with an optional le/be suffix");
-                            return None;
                         } else {
+                            // A name like `u3` is a user type when `types` defines it; else the
+                            // reference check reports it as a mistyped number type.
                             FieldKind::User { name: t, size }
                         }
                     }
@@ -976,7 +991,12 @@ impl<'a> Lower<'a> {
             }
         }
         let (kind, varint) = self.bit_keys(m, fp, kind, &repeat)?;
+        let strict = match get("-sp-strict") {
+            Some(v) => self.boolean(v, &format!("{fp}.-sp-strict"))?,
+            None => self.strict,
+        };
         Some(Field {
+            strict,
             boxed: matches!(boxed, Some((true, _))),
             id,
             doc,

@@ -9,6 +9,12 @@ use std::path::Path;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/reflect_view.rs"]
 mod reflect_view;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/kaitai_rules.rs"]
+mod kaitai_rules;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/strict_rules.rs"]
+mod strict_rules;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -90,4 +96,94 @@ fn reflect_absent_conditional_member_is_null() {
     let root = reflect_view::reflect_decode(&bytes).unwrap();
     assert!(matches!(root.member("extra"), Some(Value::Null)));
     assert_eq!(int(root.member("n")), 1);
+}
+
+/// -52947 as s4le.
+const NEG: [u8; 4] = (-52947i32).to_le_bytes();
+
+fn kaitai_bytes(kind: u8, pick: u8) -> Vec<u8> {
+    let mut b = NEG.to_vec();
+    // floors (present only when `/` floors and `%` takes the divisor's sign), len_body = 4,
+    // body: `u3` reads one byte of its four.
+    b.extend_from_slice(&[0xaa, 4, 7, 0xd0, 0xd1, 0xd2, kind, pick]);
+    if pick == 1 {
+        b.push(0x33);
+    }
+    b.push(0xee);
+    b
+}
+
+#[test]
+fn integer_division_floors_and_remainder_takes_the_divisor_sign() {
+    let v = kaitai_rules::KaitaiRules::decode(&kaitai_bytes(1, 1)).unwrap();
+    assert_eq!(v.neg, -52947);
+    assert_eq!(v.floors, Some(0xaa), "the condition uses -52947 / 13 == -4073 and % == 2");
+}
+
+#[test]
+fn sized_type_that_stops_early_skips_and_keeps_the_rest() {
+    let bytes = kaitai_bytes(1, 1);
+    let v = kaitai_rules::KaitaiRules::decode(&bytes).unwrap();
+    assert_eq!(v.body.a, 7);
+    assert_eq!(v.body.__unread, [0xd0, 0xd1, 0xd2]);
+    assert_eq!(v.encode().unwrap(), bytes, "the skipped bytes are written back");
+    let root = kaitai_rules::reflect_decode(&bytes).unwrap();
+    assert_eq!(int(root.member("len_body")), 4);
+    // A type named like a number type is the user type.
+    assert_eq!(
+        int(root.member("body").unwrap().as_struct().unwrap().member("a")),
+        7
+    );
+}
+
+#[test]
+fn switch_without_matching_case_holds_nothing() {
+    let bytes = kaitai_bytes(1, 9);
+    let v = kaitai_rules::KaitaiRules::decode(&bytes).unwrap();
+    assert_eq!(v.choice, kaitai_rules::KaitaiRulesChoice::NoCase);
+    assert_eq!(v.tail, 0xee);
+    assert_eq!(v.encode().unwrap(), bytes);
+    let root = kaitai_rules::reflect_decode(&bytes).unwrap();
+    assert!(matches!(root.member("choice"), Some(Value::Null)));
+    // A `NoCase` value where the switch selects a case cannot be written.
+    let mut w = v.clone();
+    w.pick = 1;
+    assert!(w.encode().is_err());
+}
+
+#[test]
+fn enums_are_open_unknown_values_are_kept() {
+    let bytes = kaitai_bytes(5, 1);
+    let v = kaitai_rules::KaitaiRules::decode(&bytes).unwrap();
+    assert_eq!(v.kind, kaitai_rules::Animal::Unlisted(5));
+    assert_eq!(v.encode().unwrap(), bytes);
+    let root = kaitai_rules::reflect_decode(&bytes).unwrap();
+    match root.member("kind") {
+        Some(Value::Enum(e)) => assert_eq!((e.enum_name, e.name, e.value), ("animal", None, 5)),
+        other => panic!("{other:?}"),
+    }
+    // An unlisted value that does not fit the stored type is refused, never wrapped.
+    let mut w = v.clone();
+    w.kind = kaitai_rules::Animal::Unlisted(256);
+    let e = w.encode().unwrap_err().to_string();
+    assert!(e.contains("kind") && e.contains("256"), "{e}");
+    // `-` keys inside an enum value are ignored: the value is still `dog`.
+    let v = kaitai_rules::KaitaiRules::decode(&kaitai_bytes(2, 1)).unwrap();
+    assert_eq!(v.kind, kaitai_rules::Animal::Dog);
+}
+
+#[test]
+fn sp_strict_keeps_statepack_rules() {
+    // len 2, body reads 1 of 2 bytes: refused under -sp-strict.
+    let e = strict_rules::StrictRules::decode(&[2, 1, 0, 1, 1, 5, 1]).unwrap_err();
+    assert!(e.to_string().contains("body"), "{e}");
+    // Unknown enum value: refused.
+    let e = strict_rules::StrictRules::decode(&[1, 5, 9, 1, 5, 1]).unwrap_err();
+    assert!(e.to_string().contains("kind"), "{e}");
+    // A switch value no case names: refused.
+    let e = strict_rules::StrictRules::decode(&[1, 5, 1, 2, 1]).unwrap_err();
+    assert!(e.to_string().contains("choice"), "{e}");
+    // A field may opt out: `loose` keeps an unknown value.
+    let v = strict_rules::StrictRules::decode(&[1, 5, 1, 1, 5, 7]).unwrap();
+    assert_eq!(v.loose, strict_rules::Bird::Unlisted(7));
 }

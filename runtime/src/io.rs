@@ -861,6 +861,18 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         Ok(())
     }
 
+    /// Ends a sized field the way Kaitai Struct does: the bytes the type inside did not read
+    /// are skipped and returned (a writer puts them back after the type's fields, so decode
+    /// then encode keeps them), then the outer limit is restored.
+    /// Errors: the padding error of [`ByteReader::align_to_byte`].
+    pub fn pop_limit_skip(&mut self, old_end: usize) -> Result<&'a [u8], DecodeError> {
+        self.align_to_byte()?;
+        let rest = &self.buf[self.pos..self.end];
+        self.pos = self.end;
+        self.end = old_end;
+        Ok(rest)
+    }
+
     /// Checks fixed contents (magic numbers, version headers). Errors: `BadContents` naming
     /// the bytes found, or `UnexpectedEof` when the input stops inside a matching prefix.
     pub fn expect(&mut self, expected: &[u8]) -> Result<(), DecodeError> {
@@ -1135,6 +1147,37 @@ impl ByteWriter {
     }
 }
 
+/// Integer division as Kaitai Struct's expression language defines it: the quotient rounded
+/// toward negative infinity (`-52947 / 13 == -4073`, `7 / -2 == -4`). Wrapping on the one
+/// overflow (`i128::MIN / -1`). Generated code divides only by non-zero constants; a zero
+/// divisor gives 0 rather than a panic.
+pub fn div_floor(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        return 0;
+    }
+    let q = a.wrapping_div(b);
+    if a.wrapping_rem(b) != 0 && ((a < 0) != (b < 0)) {
+        q.wrapping_sub(1)
+    } else {
+        q
+    }
+}
+
+/// Integer remainder as Kaitai Struct's expression language defines it: it takes the sign of
+/// the divisor, so it is never negative for a positive divisor (`-7 % 3 == 2`,
+/// `7 % -3 == -2`); `a == div_floor(a, b) * b + mod_floor(a, b)`. A zero divisor gives 0.
+pub fn mod_floor(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        return 0;
+    }
+    let r = a.wrapping_rem(b);
+    if r != 0 && ((r < 0) != (b < 0)) {
+        r.wrapping_add(b)
+    } else {
+        r
+    }
+}
+
 /// Converts a derived count or length to its stored integer type, refusing values that do
 /// not fit (`ty` names the stored type for the error). Errors: `OutOfRange`.
 #[inline]
@@ -1150,6 +1193,28 @@ pub fn fit<T: TryFrom<i128>>(value: i128, ty: &'static str) -> Result<T, EncodeE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn division_floors_like_kaitai() {
+        assert_eq!(div_floor(-52947, 13), -4073);
+        assert_eq!(div_floor(52947, 13), 4072);
+        assert_eq!(div_floor(7, -2), -4);
+        assert_eq!(div_floor(-8, 2), -4);
+        assert_eq!(mod_floor(-7, 3), 2);
+        assert_eq!(mod_floor(7, -3), -2);
+        assert_eq!(mod_floor(-52947, 13), -52947 - (-4073 * 13));
+        assert_eq!(div_floor(i128::MIN, -1), i128::MIN);
+        assert_eq!(mod_floor(i128::MIN, -1), 0);
+    }
+
+    #[test]
+    fn pop_limit_skip_returns_the_unread_rest() {
+        let mut r = ByteReader::new(&[1, 2, 3, 4, 5]);
+        let old = r.push_limit(3).unwrap();
+        assert_eq!(r.read_u8().unwrap(), 1);
+        assert_eq!(r.pop_limit_skip(old).unwrap(), &[2, 3]);
+        assert_eq!(r.read_u8().unwrap(), 4);
+    }
 
     #[test]
     fn path_display_is_outermost_first() {

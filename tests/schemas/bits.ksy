@@ -1,5 +1,6 @@
 meta:
   id: bits
+  -sp-strict: true
   endian: le
   bit-endian: be
 doc: Bit fields, offset binary, alignment to the byte and LEB128 varints in both positions.

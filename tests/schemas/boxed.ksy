@@ -1,5 +1,6 @@
 meta:
   id: boxed
+  -sp-strict: true
   endian: le
 doc: A boxed member (`-sp-box`), alone, under `if` and inside a sized substream.
 seq:

@@ -1,5 +1,6 @@
 meta:
   id: columns
+  -sp-strict: true
   endian: le
 doc: A column chunk body with two column sets, every column type among them.
 seq:

@@ -1,5 +1,6 @@
 meta:
   id: hostile_u4
+  -sp-strict: true
   endian: le
   encoding: UTF-8
 doc: |

@@ -1,5 +1,6 @@
 meta:
   id: lists
+  -sp-strict: true
   endian: le
 seq:
   - id: num_items

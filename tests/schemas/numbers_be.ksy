@@ -1,5 +1,6 @@
 meta:
   id: numbers_be
+  -sp-strict: true
   title: Every number type, big-endian by default
   endian: be
 doc: |

@@ -1,5 +1,6 @@
 meta:
   id: numbers_le
+  -sp-strict: true
   title: Every number type, little-endian by default
   endian: le
 doc: |

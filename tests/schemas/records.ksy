@@ -1,5 +1,6 @@
 meta:
   id: records
+  -sp-strict: true
   endian: le
   encoding: ASCII
 doc: Validated header fields, a conditional field, a sum, and entries with switch bodies.

@@ -1,5 +1,6 @@
 meta:
   id: text
+  -sp-strict: true
   endian: be
   encoding: UTF-8
 doc: Strings, raw bytes, fixed contents and sized substreams.

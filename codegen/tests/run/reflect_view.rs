@@ -5,7 +5,7 @@
 pub const SCHEMA_FILE: &str = "codegen/tests/run/reflect_view.ksy";
 /// `meta.id` of the schema (the root type's name).
 pub const SCHEMA_ID: &str = "reflect_view";
-/// Enum `kind`: a closed set; any other stored value is a decode error.
+/// Enum `kind`: an open set; a stored integer it does not list is kept as `Unlisted`.
 ///
 /// Schema: `codegen/tests/run/reflect_view.ksy` line 40.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -16,6 +16,8 @@ pub enum Kind {
     /// other (stored as 2).
     #[serde(rename = "other")]
     Other,
+    /// A stored integer the enum does not list (Kaitai Struct's enums are open: the value is kept and written back).
+    Unlisted(i128),
 }
 impl Kind {
     /// The enum's name in the schema.
@@ -26,6 +28,22 @@ impl Kind {
         match self {
             Kind::Point => 1,
             Kind::Other => 2,
+            Kind::Unlisted(__v) => __v,
+        }
+    }
+    /// The value stored as `v`: a listed value, or `Unlisted(v)`.
+    #[inline]
+    pub const fn from_i_open(v: i128) -> Self {
+        match Self::from_i(v) {
+            Some(x) => x,
+            None => Self::Unlisted(v),
+        }
+    }
+    /// The value's name in the schema, `None` for an unlisted integer.
+    pub const fn listed_name(self) -> Option<&'static str> {
+        match self {
+            Self::Unlisted(_) => None,
+            other => Some(other.name()),
         }
     }
     /// The value stored as `v`, or `None` when `v` is not in the enum.
@@ -42,6 +60,7 @@ impl Kind {
         match self {
             Kind::Point => "point",
             Kind::Other => "other",
+            Kind::Unlisted(_) => "unlisted",
         }
     }
 }
@@ -55,7 +74,7 @@ impl ::statepack_runtime::reflect::ToValue for Kind {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
             enum_name: Self::SCHEMA_NAME,
-            name: ::std::option::Option::Some(self.name()),
+            name: self.listed_name(),
             value: self.to_i(),
         })
     }
@@ -125,22 +144,7 @@ impl ReflectView {
         __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
         let kind: Kind = {
             let __v: Kind = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            Kind::from_i(__raw as i128)
-                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                    __at,
-                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "kind",
-                                        value: __raw as i128,
-                                    },
-                                ))
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
+                __r.read_u8().map(|__raw| Kind::from_i_open(__raw as i128))
             }
                 .map_err(|e| e.in_field("kind"))?;
             __r.leave(
@@ -161,15 +165,10 @@ impl ReflectView {
                     if __sw == Kind::Point.to_i() {
                         Point::read_from(__r).map(ReflectViewBody::Point)
                     } else {
-                        Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                __r.offset(),
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: __sw.to_string(),
-                                    rule: "must select one of the switch cases",
-                                },
-                            ),
-                        )
+                        Ok::<
+                            _,
+                            ::statepack_runtime::io::DecodeError,
+                        >(ReflectViewBody::NoCase)
                     }
                 }
             }
@@ -263,7 +262,7 @@ impl ReflectView {
             let __val = &self.kind;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(__v.to_i() as u8);
+                __w.write_u8(::statepack_runtime::io::fit::<u8>(__v.to_i(), "u8")?);
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("kind"))?;
@@ -285,6 +284,16 @@ impl ReflectView {
                                 );
                             }
                             __x.write_to(__w)?;
+                        }
+                        ReflectViewBody::NoCase => {
+                            if __sw == Kind::Point.to_i() {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch {
+                                        selected: __sw.to_string(),
+                                        found: "no case",
+                                    }),
+                                );
+                            }
                         }
                     }
                 };
@@ -472,12 +481,15 @@ pub enum ReflectViewBody {
     /// Selected when the switch value is `kind::point`.
     #[serde(rename = "point")]
     Point(Point),
+    /// No case matched the switch value (and there is no `_` case): nothing was read.
+    NoCase,
 }
 impl ReflectViewBody {
     /// The number of bytes the selected case writes.
     pub fn encoded_len(&self) -> usize {
         match self {
             ReflectViewBody::Point(__x) => __x.encoded_len(),
+            ReflectViewBody::NoCase => 0,
         }
     }
 }
@@ -485,6 +497,7 @@ impl ::statepack_runtime::reflect::ToValue for ReflectViewBody {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         match self {
             ReflectViewBody::Point(__x) => __x.to_value(),
+            ReflectViewBody::NoCase => ::statepack_runtime::reflect::Value::Null,
         }
     }
 }
