@@ -13,7 +13,8 @@
 //! absolute [`FLOAT_TOLERANCE`] (Kaitai's Python and Java spec translators compare floats to
 //! six decimal places); integers, strings, booleans and byte arrays must be identical; a byte
 //! array and a list of integers compare element by element; enums compare by name (an enum
-//! literal `schema::animal::cat` matches a value of enum `animal` named `cat`); lists compare
+//! literal `schema::animal::cat` matches a value of enum `animal` named `cat`; a value the
+//! enum does not list equals its integer, as in Kaitai); lists compare
 //! element-wise with the same rules.
 
 use std::borrow::Cow;
@@ -475,6 +476,10 @@ fn equal(l: &Ev<'_>, r: &Ev<'_>, tol: f64) -> R<bool> {
             true
         }
         (Ev::Enum(a), Ev::Enum(b)) => a.enum_name == b.enum_name && a.value == b.value,
+        // A value the enum does not list stays a plain integer in Kaitai's readers.
+        (Ev::Enum(a @ EnumValue { name: None, .. }), Ev::Int(i)) | (Ev::Int(i), Ev::Enum(a @ EnumValue { name: None, .. })) => {
+            a.value == *i
+        }
         (Ev::Enum(a), Ev::EnumLit(p)) | (Ev::EnumLit(p), Ev::Enum(a)) => enum_matches(a, p),
         (Ev::EnumLit(a), Ev::EnumLit(b)) => a == b,
         (l, r) => return Err(format!("cannot compare {} with {}", l.kind(), r.kind())),
@@ -622,7 +627,11 @@ mod tests {
         assert_kst("pet", "animal::chicken").unwrap();
         assert!(assert_kst("pet", "root_t::animal::cat").is_err());
         assert!(assert_kst("pet", "root_t::bird::chicken").is_err());
-        assert!(assert_kst("pet", "7").is_err(), "an enum never equals a bare integer");
+        assert!(assert_kst("pet", "7").is_err(), "a listed enum value never equals a bare integer");
+        let unlisted = Ev::Enum(EnumValue { enum_name: "animal", name: None, value: 111 });
+        check(&unlisted, &Ev::Int(111)).unwrap();
+        assert!(check(&unlisted, &Ev::Int(112)).is_err());
+        assert!(check(&unlisted, &Ev::EnumLit(vec!["animal".into(), "dog".into()])).is_err());
         let nested = EnumValue { enum_name: "main_obj::animal", name: Some("cat"), value: 4 };
         let lit = |s: &str| s.split("::").map(str::to_owned).collect::<Vec<_>>();
         assert!(enum_matches(&nested, &lit("enum_1::main_obj::animal::cat")));
