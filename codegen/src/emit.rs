@@ -68,6 +68,12 @@ pub(crate) struct Emitter<'s> {
     /// Types read in a sized substream by a field without `-sp-strict`: they keep the bytes
     /// they leave unread (member `__unread`) and write them back.
     unread_types: HashSet<String>,
+    /// The value instances of the type being emitted: a name that is not a field in scope
+    /// may be one of them, and is replaced by its expression.
+    cur_instances: Vec<Instance>,
+    /// The instances whose expressions are being inlined, outermost first (a cycle is
+    /// reported, not followed).
+    inlining: std::cell::RefCell<Vec<String>>,
 }
 
 fn lit_usize(v: usize) -> Literal {
@@ -79,6 +85,9 @@ impl<'s> Emitter<'s> {
         let mut open_enums = HashSet::new();
         let mut unread_types = HashSet::new();
         for t in &s.types {
+            if !s.strict {
+                open_enums.extend(t.instances.iter().filter_map(|i| i.enum_name.clone()));
+            }
             for f in &t.fields {
                 if f.strict {
                     continue;
@@ -105,6 +114,8 @@ impl<'s> Emitter<'s> {
             min_len: HashMap::new(),
             open_enums,
             unread_types,
+            cur_instances: Vec::new(),
+            inlining: std::cell::RefCell::new(Vec::new()),
         }
     }
 
@@ -619,6 +630,9 @@ impl<'s> Emitter<'s> {
             }
             Expr::Bool(b) => (quote!(#b), Ty::Bool),
             Expr::Str(s) => (quote!(#s), Ty::Str),
+            Expr::Name(n) if scope.get(n).is_none() && self.cur_instances.iter().any(|i| &i.id == n) => {
+                return self.inline_instance(n, scope);
+            }
             Expr::Name(n) => {
                 let Some(ty) = scope.get(n) else {
                     return bad(format!("`{n}` is not a field read before this point"), "expressions may use fields that come earlier in the same type (and `_` where allowed); `_parent`/`_root` are not supported");
@@ -769,6 +783,13 @@ impl<'s> Emitter<'s> {
                             };
                             return Ok((quote!((#at #o #bt)), Ty::Float));
                         }
+                        if *op == BinOp::Add && aty == Ty::Str && bty == Ty::Str {
+                            // String concatenation.
+                            return Ok((
+                                quote!(::std::format!("{}{}", AsRef::<str>::as_ref(&#at), AsRef::<str>::as_ref(&#bt))),
+                                Ty::Str,
+                            ));
+                        }
                         if aty != Ty::Int || bty != Ty::Int {
                             return bad(
                                 format!(
@@ -833,6 +854,189 @@ impl<'s> Emitter<'s> {
                 }
             }
         })
+    }
+
+    /// A value instance used in an expression: its own expression, in the same scope.
+    #[allow(clippy::type_complexity)]
+    fn inline_instance(&self, n: &str, scope: &Scope) -> Result<(TokenStream, Ty), (String, String)> {
+        let Some(inst) = self.cur_instances.iter().find(|i| i.id == n) else {
+            return Err((format!("`{n}` is not an instance"), String::new()));
+        };
+        if inst.cond.is_some() {
+            return Err((
+                format!("instance `{n}` is conditional (`if`), so it may have no value"),
+                "test the same condition instead of the conditional instance".into(),
+            ));
+        }
+        let outermost = {
+            let mut stack = self.inlining.borrow_mut();
+            if stack.iter().any(|x| x == n) {
+                let chain: Vec<&str> = stack
+                    .iter()
+                    .map(String::as_str)
+                    .skip_while(|x| *x != n)
+                    .chain([n])
+                    .collect();
+                return Err((
+                    format!("instance `{n}` depends on itself ({})", chain.join(" -> ")),
+                    "compute the value from fields, not from itself".into(),
+                ));
+            }
+            stack.push(n.to_owned());
+            stack.len() == 1
+        };
+        let r = self.ex(&inst.value.expr, scope);
+        self.inlining.borrow_mut().pop();
+        let (ts, ty) = r.map_err(|(m, h)| {
+            if outermost && !m.contains("depends on itself") {
+                (format!("in instance `{n}` (`{}`): {m}", inst.value.src), h)
+            } else {
+                (m, h)
+            }
+        })?;
+        match &inst.enum_name {
+            None => Ok((ts, ty)),
+            Some(e) => self.int_as_enum(e, ts, &ty),
+        }
+    }
+
+    /// An integer seen as a value of enum `e` (`enum:` on a value instance).
+    #[allow(clippy::type_complexity)]
+    fn int_as_enum(&self, e: &str, ts: TokenStream, ty: &Ty) -> Result<(TokenStream, Ty), (String, String)> {
+        if self.s.enum_def(e).is_none() {
+            return Err((format!("unknown enum `{e}`"), "name an enum from `enums`".into()));
+        }
+        if ty != &Ty::Int {
+            return Err((
+                format!("`enum: {e}` needs an integer value, found {}", ty_name(ty)),
+                "give the instance an integer `value`".into(),
+            ));
+        }
+        if !self.open_enums.contains(e) {
+            return Err((
+                format!("`enum` on a value instance needs the open enum `{e}` (the schema sets `-sp-strict`)"),
+                "compare the integer with `.to_i` of enum values instead".into(),
+            ));
+        }
+        let ei = type_ident(e);
+        Ok((quote!(#ei::from_i_open(#ts)), Ty::Enum(e.to_owned())))
+    }
+
+    /// The methods computing `t`'s value instances, and their members for the dynamic view.
+    fn emit_instances(
+        &mut self,
+        t: &TypeDef,
+        derived: &HashMap<String, Derived>,
+    ) -> Option<(Vec<TokenStream>, Vec<(String, TokenStream)>)> {
+        let mut binds = Vec::new();
+        let mut scope = Scope { vars: Vec::new() };
+        for f in &t.fields {
+            let id = field_ident(&f.id);
+            if let Some(d) = derived.get(&f.id) {
+                let v = crate::emit_reflect::derived_value(t, d);
+                binds.push(quote!(let #id: i128 = #v;));
+                scope.vars.push((f.id.clone(), Ty::Int));
+            } else if matches!(f.kind, FieldKind::Contents(_)) {
+                continue;
+            } else {
+                let ty = self.field_ty(f);
+                binds.push(match ty {
+                    Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
+                    _ => quote!(let #id = &self.#id;),
+                });
+                scope.vars.push((f.id.clone(), ty));
+            }
+        }
+        let reserved = ["read_from", "write_to", "encoded_len", "decode", "decode_traced", "encode"];
+        let mut methods = Vec::new();
+        let mut members = Vec::new();
+        for inst in &t.instances.clone() {
+            let kp = inst.key_path.clone();
+            if reserved.contains(&inst.id.as_str()) || t.fields.iter().any(|f| f.id == inst.id) {
+                self.err(
+                    inst.pos,
+                    &kp,
+                    format!("instance `{}` has the name of a field or of a generated method", inst.id),
+                    "rename the instance",
+                );
+                continue;
+            }
+            let (ts, ty) = match self.ex(&inst.value.expr, &scope).and_then(|(ts, ty)| match &inst.enum_name {
+                None => Ok((ts, ty)),
+                Some(e) => self.int_as_enum(e, ts, &ty),
+            }) {
+                Ok(v) => v,
+                Err((msg, hint)) => {
+                    self.err(inst.value.pos, &format!("{kp}.value"), format!("in `{}`: {msg}", inst.value.src), hint);
+                    continue;
+                }
+            };
+            let (rty, body, reflect) = match &ty {
+                Ty::Int => (quote!(i128), ts, quote!(::statepack_runtime::reflect::Value::Int(__x))),
+                Ty::Float => (quote!(f64), ts, quote!(::statepack_runtime::reflect::Value::Float(__x))),
+                Ty::Bool => (quote!(bool), ts, quote!(::statepack_runtime::reflect::Value::Bool(__x))),
+                Ty::Str => (
+                    quote!(::std::string::String),
+                    quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
+                    quote!(::statepack_runtime::reflect::Value::Str(::std::borrow::Cow::Owned(__x))),
+                ),
+                Ty::Bytes => (
+                    quote!(::std::vec::Vec<u8>),
+                    quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
+                    quote!(::statepack_runtime::reflect::Value::Bytes(::std::borrow::Cow::Owned(__x))),
+                ),
+                Ty::Enum(e) => {
+                    let ei = type_ident(e);
+                    (
+                        quote!(#ei),
+                        ts,
+                        if self.open_enums.contains(e) {
+                            quote!(::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue { enum_name: #ei::SCHEMA_NAME, name: __x.listed_name(), value: __x.to_i() }))
+                        } else {
+                            quote!(::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue { enum_name: #ei::SCHEMA_NAME, name: ::std::option::Option::Some(__x.name()), value: __x.to_i() }))
+                        },
+                    )
+                }
+                other => {
+                    self.err(
+                        inst.value.pos,
+                        &format!("{kp}.value"),
+                        format!("value instances of {} are not supported yet", ty_name(other)),
+                        "give the instance a number, condition, string, bytes or enum value",
+                    );
+                    continue;
+                }
+            };
+            let mi = field_ident(&inst.id);
+            let (rty, body, reflect) = match &inst.cond {
+                None => (rty, body, quote!({ let __x = self.#mi(); #reflect })),
+                Some(c) => {
+                    let c = self.expect_ty(c, &scope, &format!("{kp}.if"), Ty::Bool)?;
+                    (
+                        quote!(::std::option::Option<#rty>),
+                        quote!(if #c { ::std::option::Option::Some(#body) } else { ::std::option::Option::None }),
+                        quote!(match self.#mi() { ::std::option::Option::Some(__x) => #reflect, ::std::option::Option::None => ::statepack_runtime::reflect::Value::Null }),
+                    )
+                }
+            };
+            let mi = field_ident(&inst.id);
+            let doc = self.doc_for(
+                inst.doc.as_deref(),
+                inst.pos,
+                &format!("Value instance: `{}` (computed from the fields, never stored).", inst.value.src),
+            );
+            methods.push(quote! {
+                #doc
+                #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+                pub fn #mi(&self) -> #rty {
+                    #(#binds)*
+                    #body
+                }
+            });
+            members.push((inst.id.clone(), reflect));
+            let _ = &mi;
+        }
+        Some((methods, members))
     }
 
     // ------------------------------------------------------------------- emit
@@ -1079,6 +1283,7 @@ impl<'s> Emitter<'s> {
     }
 
     fn emit_type(&mut self, t: &TypeDef, is_root: bool) -> Option<TokenStream> {
+        self.cur_instances = t.instances.clone();
         let derived = self.derived(t);
         let name = type_ident(&t.name);
         let min_len = lit_usize(*self.min_len.get(&t.name).unwrap_or(&0));
@@ -1581,7 +1786,8 @@ impl<'s> Emitter<'s> {
                 ""
             },
         );
-        let reflect = crate::emit_reflect::type_impls(t, &derived);
+        let (inst_methods, inst_members) = self.emit_instances(t, &derived)?;
+        let reflect = crate::emit_reflect::type_impls(t, &derived, &inst_members);
         let root_api = if is_root {
             quote! {
                 impl #name {
@@ -1649,6 +1855,8 @@ impl<'s> Emitter<'s> {
                 pub fn encoded_len(&self) -> usize {
                     #len_body
                 }
+
+                #(#inst_methods)*
             }
             #root_api
             #reflect

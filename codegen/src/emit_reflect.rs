@@ -17,7 +17,14 @@ use std::collections::HashMap;
 
 /// `impl Reflect` and `impl ToValue` for one user type. `derived` maps each derived field of
 /// `t` (not a struct member) to what it is derived from.
-pub(crate) fn type_impls(t: &TypeDef, derived: &HashMap<String, Derived>) -> TokenStream {
+///
+/// `instances` are the value instances' names and the expressions giving their `Value`
+/// (built by the emitter, which knows their types).
+pub(crate) fn type_impls(
+    t: &TypeDef,
+    derived: &HashMap<String, Derived>,
+    instances: &[(String, TokenStream)],
+) -> TokenStream {
     let name = type_ident(&t.name);
     let schema_name = &t.name;
     let mut names = Vec::new();
@@ -27,6 +34,11 @@ pub(crate) fn type_impls(t: &TypeDef, derived: &HashMap<String, Derived>) -> Tok
         names.push(key.to_owned());
         let value = member_value(t, f, derived);
         arms.push(quote!(#key => ::std::option::Option::Some(#value)));
+    }
+    for (n, v) in instances {
+        let key = n.as_str();
+        names.push(n.clone());
+        arms.push(quote!(#key => ::std::option::Option::Some(#v)));
     }
     let names_lit = names.iter();
     quote! {
@@ -59,30 +71,7 @@ fn member_value(t: &TypeDef, f: &Field, derived: &HashMap<String, Derived>) -> T
         return quote!(::statepack_runtime::reflect::Value::Bytes(::std::borrow::Cow::Borrowed(&#b[..])));
     }
     if let Some(d) = derived.get(&f.id) {
-        let v = match d {
-            Derived::Count(list) => {
-                let l = field_ident(list);
-                quote!(self.#l.len() as i128)
-            }
-            Derived::Bytes(target) => {
-                let l = field_ident(target);
-                let user = t
-                    .fields
-                    .iter()
-                    .find(|g| &g.id == target)
-                    .is_some_and(|g| matches!(g.kind, FieldKind::User { .. }));
-                if user {
-                    quote!(self.#l.encoded_len() as i128)
-                } else {
-                    quote!(self.#l.len() as i128)
-                }
-            }
-            Derived::Sum(list, field) => {
-                let l = field_ident(list);
-                let fi = field_ident(field);
-                quote!(self.#l.iter().map(|__e| __e.#fi as i128).sum::<i128>())
-            }
-        };
+        let v = derived_value(t, d);
         return quote!(::statepack_runtime::reflect::Value::Int(#v));
     }
     let id = field_ident(&f.id);
@@ -98,6 +87,34 @@ fn member_value(t: &TypeDef, f: &Field, derived: &HashMap<String, Derived>) -> T
             ),
             ::std::option::Option::None => ::statepack_runtime::reflect::Value::Null,
         }),
+    }
+}
+
+/// A derived field's value (`i128`) computed from `self`, as the writer derives it.
+pub(crate) fn derived_value(t: &TypeDef, d: &Derived) -> TokenStream {
+    match d {
+        Derived::Count(list) => {
+            let l = field_ident(list);
+            quote!((self.#l.len() as i128))
+        }
+        Derived::Bytes(target) => {
+            let l = field_ident(target);
+            let user = t
+                .fields
+                .iter()
+                .find(|g| &g.id == target)
+                .is_some_and(|g| matches!(g.kind, FieldKind::User { .. }));
+            if user {
+                quote!((self.#l.encoded_len() as i128))
+            } else {
+                quote!((self.#l.len() as i128))
+            }
+        }
+        Derived::Sum(list, field) => {
+            let l = field_ident(list);
+            let fi = field_ident(field);
+            quote!(self.#l.iter().map(|__e| __e.#fi as i128).sum::<i128>())
+        }
     }
 }
 

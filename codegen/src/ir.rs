@@ -48,6 +48,28 @@ pub struct TypeDef {
     pub key_path: String,
     /// The fields in stream order.
     pub fields: Vec<Field>,
+    /// Value instances (`instances` with `value`), in document order.
+    pub instances: Vec<Instance>,
+}
+
+/// A value instance: a named value computed from the type's fields, never stored in the
+/// bytes.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    /// The instance's name (snake_case).
+    pub id: String,
+    /// `doc`, if any.
+    pub doc: Option<String>,
+    /// Where the instance is defined.
+    pub pos: Pos,
+    /// Key path (`types.frame.instances.total`), for errors.
+    pub key_path: String,
+    /// `value`: the expression.
+    pub value: SrcExpr,
+    /// `if`: the instance has a value only when this holds.
+    pub cond: Option<SrcExpr>,
+    /// `enum`: the integer value is seen as a value of this enum.
+    pub enum_name: Option<String>,
 }
 
 /// One enum.

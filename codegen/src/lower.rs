@@ -22,11 +22,18 @@ pub const META_KEYS: &[&str] = &[
     "tags",
 ];
 /// Keys allowed at the top level of a schema.
-pub const TOP_KEYS: &[&str] = &["meta", "doc", "doc-ref", "seq", "types", "enums"];
+pub const TOP_KEYS: &[&str] = &["meta", "doc", "doc-ref", "seq", "types", "enums", "instances"];
 /// Extension keys allowed at the top level of a schema.
 pub const TOP_SP_KEYS: &[&str] = &["-sp-column-sets"];
 /// Keys allowed in a type under `types`.
-pub const TYPE_KEYS: &[&str] = &["seq", "doc", "doc-ref"];
+pub const TYPE_KEYS: &[&str] = &["seq", "doc", "doc-ref", "instances"];
+/// Keys allowed in a value instance.
+pub const INSTANCE_KEYS: &[&str] = &["value", "if", "enum", "doc", "doc-ref"];
+/// Keys of positional instances (not supported yet).
+const POSITIONAL_KEYS: &[&str] = &[
+    "pos", "io", "type", "size", "size-eos", "repeat", "repeat-expr", "repeat-until", "contents",
+    "encoding", "terminator", "consume", "include", "eos-error", "pad-right", "process", "valid",
+];
 /// Keys allowed in a `seq` entry.
 pub const FIELD_KEYS: &[&str] = &[
     "id",
@@ -59,10 +66,6 @@ pub const META_SP_KEYS: &[&str] = &["-sp-strict"];
 /// KS keys this generator knows but does not support yet, with the hint to give.
 const NOT_YET: &[(&str, &str)] = &[
     (
-        "instances",
-        "instances are not supported yet; compute the value in the format module",
-    ),
-    (
         "params",
         "parameterised types are not supported yet; use a field of the same type instead",
     ),
@@ -94,10 +97,6 @@ const NOT_YET: &[(&str, &str)] = &[
     (
         "io",
         "`io` is not supported; fields are read from the enclosing stream",
-    ),
-    (
-        "value",
-        "value instances are not supported yet; compute the value in the format module",
     ),
 ];
 
@@ -282,6 +281,7 @@ impl<'a> Lower<'a> {
         let mut enums = Vec::new();
         let mut have_seq = false;
         let mut column_sets = Vec::new();
+        let mut root_instances = Vec::new();
         // Set when `meta` or its `id` is present but wrong (already reported).
         let mut id_reported = false;
         // `meta` first: its endian and encoding are defaults for every field.
@@ -367,6 +367,7 @@ impl<'a> Lower<'a> {
                 "-sp-column-sets" => {
                     column_sets = crate::columns::lower(v, self.file, &mut self.diags);
                 }
+                "instances" => root_instances = self.instances(v, "instances"),
                 t if t.starts_with('-') && !t.starts_with("-sp-") => {}
                 _ => self.unknown_key(k, "", TOP_KEYS, TOP_SP_KEYS),
             }
@@ -397,6 +398,7 @@ impl<'a> Lower<'a> {
             pos: root.pos,
             key_path: String::new(),
             fields: root_fields,
+            instances: root_instances,
         }];
         all.extend(types);
         Some(Schema {
@@ -440,9 +442,11 @@ impl<'a> Lower<'a> {
         let m = self.map(node, &kp, "a type")?;
         let mut doc = None;
         let mut fields = Vec::new();
+        let mut instances = Vec::new();
         for (k, v) in m {
             match k.text.as_str() {
                 "seq" => fields = self.seq(v, &format!("{kp}.seq")),
+                "instances" => instances = self.instances(v, &format!("{kp}.instances")),
                 "doc" => doc = self.scalar(v, &format!("{kp}.doc")).map(str::to_owned),
                 "doc-ref" => {}
                 "types" | "enums" => self.err(
@@ -461,6 +465,7 @@ impl<'a> Lower<'a> {
             pos: key.pos,
             key_path: kp,
             fields,
+            instances,
         })
     }
 
@@ -564,6 +569,82 @@ impl<'a> Lower<'a> {
             pos: key.pos,
             values,
         })
+    }
+
+    /// Lowers an `instances` mapping (value instances; positional ones are reported).
+    fn instances(&mut self, node: &Node, kp: &str) -> Vec<Instance> {
+        let Some(m) = self.map(node, kp, "`instances`") else {
+            return Vec::new();
+        };
+        let mut out: Vec<Instance> = Vec::new();
+        for (k, v) in m {
+            let ip = format!("{kp}.{}", k.text);
+            if !is_ident(&k.text) {
+                self.err(
+                    k.pos,
+                    &ip,
+                    format!("`{}` is not a valid instance name", k.text),
+                    "instance names are lower_snake_case",
+                );
+                continue;
+            }
+            let Some(im) = self.map(v, &ip, "an instance") else {
+                continue;
+            };
+            let get = |name: &str| im.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
+            if let Some((pk, _)) = im.iter().find(|(k, _)| POSITIONAL_KEYS.contains(&k.text.as_str())) {
+                if get("value").is_none() {
+                    self.err(
+                        pk.pos,
+                        &format!("{ip}.{}", pk.text),
+                        "positional instances (read from a position of a stream) are not supported yet",
+                        "read the bytes with a `seq` field, or compute the value with `value:`",
+                    );
+                    continue;
+                }
+            }
+            for (ik, _) in im {
+                if !INSTANCE_KEYS.contains(&ik.text.as_str()) {
+                    self.unknown_key(ik, &ip, INSTANCE_KEYS, &[]);
+                }
+            }
+            let Some(vn) = get("value") else {
+                self.err(
+                    v.pos,
+                    &ip,
+                    "instance has no `value`",
+                    "add `value: <expression>`",
+                );
+                continue;
+            };
+            let Some(value) = self.src_expr(vn, &format!("{ip}.value")) else {
+                continue;
+            };
+            let cond = match get("if") {
+                Some(c) => match self.src_expr(c, &format!("{ip}.if")) {
+                    Some(c) => Some(c),
+                    None => continue,
+                },
+                None => None,
+            };
+            let enum_name = match get("enum") {
+                Some(e) => match self.scalar(e, &format!("{ip}.enum")) {
+                    Some(e) => Some(e.to_owned()),
+                    None => continue,
+                },
+                None => None,
+            };
+            out.push(Instance {
+                id: k.text.clone(),
+                doc: get("doc").and_then(|d| d.as_str()).map(str::to_owned),
+                pos: k.pos,
+                key_path: ip,
+                value,
+                cond,
+                enum_name,
+            });
+        }
+        out
     }
 
     fn seq(&mut self, node: &Node, kp: &str) -> Vec<Field> {

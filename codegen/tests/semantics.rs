@@ -15,6 +15,9 @@ mod kaitai_rules;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/strict_rules.rs"]
 mod strict_rules;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/value_instances.rs"]
+mod value_instances;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -186,4 +189,33 @@ fn sp_strict_keeps_statepack_rules() {
     // A field may opt out: `loose` keeps an unknown value.
     let v = strict_rules::StrictRules::decode(&[1, 5, 1, 1, 5, 7]).unwrap();
     assert_eq!(v.loose, strict_rules::Bird::Unlisted(7));
+}
+
+#[test]
+fn value_instances_are_computed_never_stored() {
+    // n = 4, so `count` (n - 1) = 3 items, then "ab".
+    let bytes = [4, 10, 11, 12, b'a', b'b'];
+    let v = value_instances::ValueInstances::decode(&bytes).unwrap();
+    assert_eq!(v.items, [10, 11, 12], "a seq field's count may be a value instance");
+    assert_eq!(v.count(), 3);
+    assert_eq!(v.double_count(), 6);
+    assert_eq!(v.greeting(), "ab!");
+    assert!(v.big());
+    assert_eq!(v.kind(), value_instances::Animal::Dog);
+    assert_eq!(v.maybe(), None);
+    assert_eq!(v.encode().unwrap(), bytes, "instances take no bytes");
+    let root = value_instances::reflect_decode(&bytes).unwrap();
+    assert_eq!(
+        root.member_names(),
+        ["n", "items", "name", "count", "double_count", "greeting", "big", "kind", "maybe"]
+    );
+    assert_eq!(int(root.member("double_count")), 6);
+    assert!(matches!(root.member("greeting"), Some(Value::Str(s)) if s == "ab!"));
+    assert!(matches!(root.member("big"), Some(Value::Bool(true))));
+    assert!(matches!(root.member("kind"), Some(Value::Enum(e)) if e.name == Some("dog")));
+    assert!(matches!(root.member("maybe"), Some(Value::Null)));
+    // Writing checks the list against the instance: a list of the wrong length is refused.
+    let mut w = v.clone();
+    w.items.push(13);
+    assert!(w.encode().is_err());
 }

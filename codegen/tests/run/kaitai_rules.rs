@@ -490,7 +490,7 @@ impl ::statepack_runtime::reflect::Reflect for KaitaiRules {
             "len_body" => {
                 ::std::option::Option::Some(
                     ::statepack_runtime::reflect::Value::Int(
-                        self.body.encoded_len() as i128,
+                        (self.body.encoded_len() as i128),
                     ),
                 )
             }

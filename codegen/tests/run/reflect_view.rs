@@ -441,7 +441,7 @@ impl ::statepack_runtime::reflect::Reflect for ReflectView {
             }
             "n" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.items.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int((self.items.len() as i128)),
                 )
             }
             "items" => {

@@ -460,7 +460,7 @@ impl ::statepack_runtime::reflect::Reflect for StrictRules {
             "len_body" => {
                 ::std::option::Option::Some(
                     ::statepack_runtime::reflect::Value::Int(
-                        self.body.encoded_len() as i128,
+                        (self.body.encoded_len() as i128),
                     ),
                 )
             }
