@@ -495,7 +495,7 @@ impl ::statepack_runtime::reflect::Reflect for AnimClip {
             "sample_rate" => ::std::option::Option::Some(self.sample_rate.to_value()),
             "num_bones" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.bones.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int((self.bones.len() as i128)),
                 )
             }
             "bones" => {
@@ -507,7 +507,7 @@ impl ::statepack_runtime::reflect::Reflect for AnimClip {
             }
             "len_bits" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.bits.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int((self.bits.len() as i128)),
                 )
             }
             "bits" => ::std::option::Option::Some(self.bits.to_value()),
@@ -1133,7 +1133,7 @@ impl ::statepack_runtime::reflect::Reflect for ConstantTrack {
         match name {
             "num_components" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.values.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int((self.values.len() as i128)),
                 )
             }
             "values" => {
@@ -1370,7 +1370,7 @@ impl ::statepack_runtime::reflect::Reflect for AnimatedTrack {
             "num_components" => {
                 ::std::option::Option::Some(
                     ::statepack_runtime::reflect::Value::Int(
-                        self.components.len() as i128,
+                        (self.components.len() as i128),
                     ),
                 )
             }

@@ -1140,7 +1140,7 @@ impl ::statepack_runtime::reflect::Reflect for CbtrackV1 {
             "window_length" => ::std::option::Option::Some(self.window_length.to_value()),
             "num_windows" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.index.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int((self.index.len() as i128)),
                 )
             }
             "tolerance" => ::std::option::Option::Some(self.tolerance.to_value()),
@@ -1689,7 +1689,9 @@ impl ::statepack_runtime::reflect::Reflect for ColumnDirectory {
         match name {
             "num_columns" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.columns.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.columns.len() as i128),
+                    ),
                 )
             }
             "columns" => {

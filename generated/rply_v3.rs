@@ -1081,20 +1081,22 @@ impl ::statepack_runtime::reflect::Reflect for RplyV3 {
             "tick_count" => ::std::option::Option::Some(self.tick_count.to_value()),
             "string_count" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.strings.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.strings.len() as i128),
+                    ),
                 )
             }
             "keyframe_count" => {
                 ::std::option::Option::Some(
                     ::statepack_runtime::reflect::Value::Int(
-                        self.keyframes.len() as i128,
+                        (self.keyframes.len() as i128),
                     ),
                 )
             }
             "op_bytes" => {
                 ::std::option::Option::Some(
                     ::statepack_runtime::reflect::Value::Int(
-                        self.ops.encoded_len() as i128,
+                        (self.ops.encoded_len() as i128),
                     ),
                 )
             }
@@ -1286,7 +1288,7 @@ impl ::statepack_runtime::reflect::Reflect for Str16 {
         match name {
             "len_value" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.value.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int((self.value.len() as i128)),
                 )
             }
             "value" => ::std::option::Option::Some(self.value.to_value()),
@@ -4415,7 +4417,7 @@ impl ::statepack_runtime::reflect::Reflect for OpCustom {
             "channel_str" => ::std::option::Option::Some(self.channel_str.to_value()),
             "byte_len" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.data.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int((self.data.len() as i128)),
                 )
             }
             "data" => ::std::option::Option::Some(self.data.to_value()),
@@ -5062,7 +5064,7 @@ impl ::statepack_runtime::reflect::Reflect for OpSnapshot {
             "byte_len" => {
                 ::std::option::Option::Some(
                     ::statepack_runtime::reflect::Value::Int(
-                        self.snapshot.encoded_len() as i128,
+                        (self.snapshot.encoded_len() as i128),
                     ),
                 )
             }
@@ -5665,7 +5667,7 @@ impl ::statepack_runtime::reflect::Reflect for Snapshot {
             "union_count" => {
                 ::std::option::Option::Some(
                     ::statepack_runtime::reflect::Value::Int(
-                        self.union_keys.len() as i128,
+                        (self.union_keys.len() as i128),
                     ),
                 )
             }
@@ -5678,7 +5680,9 @@ impl ::statepack_runtime::reflect::Reflect for Snapshot {
             }
             "mesh_count" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.mesh_ids.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.mesh_ids.len() as i128),
+                    ),
                 )
             }
             "mesh_ids" => {
@@ -5691,7 +5695,7 @@ impl ::statepack_runtime::reflect::Reflect for Snapshot {
             "rig" => ::std::option::Option::Some(self.rig.to_value()),
             "part_count" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.parts.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int((self.parts.len() as i128)),
                 )
             }
             "parts" => {
@@ -5703,7 +5707,7 @@ impl ::statepack_runtime::reflect::Reflect for Snapshot {
             }
             "joint_count" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.joints.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int((self.joints.len() as i128)),
                 )
             }
             "joints" => {
@@ -6304,7 +6308,7 @@ impl ::statepack_runtime::reflect::Reflect for Humanoid {
             "char_mesh_count" => {
                 ::std::option::Option::Some(
                     ::statepack_runtime::reflect::Value::Int(
-                        self.char_meshes.len() as i128,
+                        (self.char_meshes.len() as i128),
                     ),
                 )
             }
@@ -7486,7 +7490,7 @@ impl ::statepack_runtime::reflect::Reflect for Part {
             }
             "decal_count" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.decals.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int((self.decals.len() as i128)),
                 )
             }
             "decals" => {
@@ -7498,7 +7502,9 @@ impl ::statepack_runtime::reflect::Reflect for Part {
             }
             "effect_count" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.effects.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.effects.len() as i128),
+                    ),
                 )
             }
             "effects" => {
@@ -8788,7 +8794,7 @@ impl ::statepack_runtime::reflect::Reflect for Effect {
             "name" => ::std::option::Option::Some(self.name.to_value()),
             "prop_count" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.props.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int((self.props.len() as i128)),
                 )
             }
             "props" => {
@@ -9492,7 +9498,7 @@ impl ::statepack_runtime::reflect::Reflect for NumberSequence {
         match name {
             "count" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.keys.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int((self.keys.len() as i128)),
                 )
             }
             "keys" => {
@@ -9773,7 +9779,7 @@ impl ::statepack_runtime::reflect::Reflect for ColorSequence {
         match name {
             "count" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.keys.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int((self.keys.len() as i128)),
                 )
             }
             "keys" => {

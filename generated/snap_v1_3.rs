@@ -261,7 +261,7 @@ impl ::statepack_runtime::reflect::Reflect for SnapV13 {
             "num_recordings" => {
                 ::std::option::Option::Some(
                     ::statepack_runtime::reflect::Value::Int(
-                        self.recordings.len() as i128,
+                        (self.recordings.len() as i128),
                     ),
                 )
             }
@@ -542,13 +542,15 @@ impl ::statepack_runtime::reflect::Reflect for Recording {
         match name {
             "len_map_name" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.map_name.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.map_name.len() as i128),
+                    ),
                 )
             }
             "map_name" => ::std::option::Option::Some(self.map_name.to_value()),
             "num_frames" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.frames.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int((self.frames.len() as i128)),
                 )
             }
             "total_duration_ms" => {

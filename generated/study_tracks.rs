@@ -1002,13 +1002,15 @@ impl ::statepack_runtime::reflect::Reflect for FloatBody {
             "num_bones" => ::std::option::Option::Some(self.num_bones.to_value()),
             "num_scalars" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.scalars.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.scalars.len() as i128),
+                    ),
                 )
             }
             "num_rotations" => {
                 ::std::option::Option::Some(
                     ::statepack_runtime::reflect::Value::Int(
-                        self.rotations.len() as i128,
+                        (self.rotations.len() as i128),
                     ),
                 )
             }
@@ -1359,13 +1361,15 @@ impl ::statepack_runtime::reflect::Reflect for QuantizedBody {
             "num_bones" => ::std::option::Option::Some(self.num_bones.to_value()),
             "num_scalars" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(self.scalars.len() as i128),
+                    ::statepack_runtime::reflect::Value::Int(
+                        (self.scalars.len() as i128),
+                    ),
                 )
             }
             "num_rotations" => {
                 ::std::option::Option::Some(
                     ::statepack_runtime::reflect::Value::Int(
-                        self.rotations.len() as i128,
+                        (self.rotations.len() as i128),
                     ),
                 )
             }

@@ -213,9 +213,12 @@ impl<'s> Emitter<'s> {
                             "number types are u1 u2 u4 u8, s1 s2 s4 s8, f4 f8, with an optional le/be suffix (or define a type of that name under `types`)",
                         );
                     } else if self.s.type_def(&n).is_none() {
+                        // Types as a reference from the top level spells them.
+                        let paths: Vec<String> =
+                            self.s.types.iter().skip(1).map(|t| t.scope.join("::")).collect();
                         let hint = hint_names(
                             "types",
-                            self.s.types.iter().skip(1).map(|t| t.name.as_str()),
+                            paths.iter().map(String::as_str),
                         );
                         self.err(
                             f.pos_of("type"),
@@ -465,6 +468,10 @@ impl<'s> Emitter<'s> {
                 consider(n, Derived::Count(g.id.clone()), &mut out);
             }
             let size = match &g.kind {
+                // A terminated or padded field's size is checked, not derived, and so is a
+                // string's in a character set other than UTF-8 and ASCII.
+                _ if g.term.is_some() => None,
+                FieldKind::Str { encoding, .. } if !plain_encoding(encoding) => None,
                 FieldKind::Bytes(Size::Expr(e)) => Some(e),
                 FieldKind::Str {
                     size: Some(Size::Expr(e)),
@@ -669,8 +676,14 @@ impl<'s> Emitter<'s> {
             }
             Expr::Attr(inner, attr) => {
                 let (ts, ty) = self.ex(inner, scope)?;
+                if let Ty::User(tn) = &ty {
+                    return self.member_of(&ts, tn, attr);
+                }
                 match (attr.as_str(), &ty) {
                     ("to_i", Ty::Enum(_)) => (quote!(#ts.to_i()), Ty::Int),
+                    ("to_i", Ty::Float) => (quote!((#ts as i128)), Ty::Int),
+                    ("to_i", Ty::Bool) => (quote!((#ts as i128)), Ty::Int),
+                    ("to_s", Ty::Int) => (quote!(::std::format!("{}", #ts)), Ty::Str),
                     ("to_i", Ty::Int) => (ts, Ty::Int),
                     ("size", Ty::List(_) | Ty::Bytes) | ("length", Ty::Bytes) => (quote!((#ts.len() as i128)), Ty::Int),
                     ("length", Ty::Str) => (quote!((#ts.chars().count() as i128)), Ty::Int),
@@ -854,6 +867,107 @@ impl<'s> Emitter<'s> {
                 }
             }
         })
+    }
+
+    /// `value.member` where `value` is of user type `tn`: a stored field (copied if it is a
+    /// number, borrowed otherwise), a derived count/length computed from the value, or a
+    /// value instance (its method).
+    #[allow(clippy::type_complexity)]
+    fn member_of(&self, ts: &TokenStream, tn: &str, attr: &str) -> Result<(TokenStream, Ty), (String, String)> {
+        let Some(t) = self.s.type_def(tn) else {
+            return Err((format!("unknown type `{tn}`"), String::new()));
+        };
+        if let Some(f) = t.fields.iter().find(|f| f.id == attr) {
+            let fi = field_ident(attr);
+            let derived = Self::counts_and_lengths(t);
+            if let Some(d) = derived.get(attr) {
+                let v = match d {
+                    Derived::Count(l) | Derived::Bytes(l) => {
+                        let li = field_ident(l);
+                        let user = t.fields.iter().find(|g| &g.id == l).is_some_and(|g| matches!(g.kind, FieldKind::User { .. }));
+                        if user && matches!(d, Derived::Bytes(_)) {
+                            quote!((#ts.#li.encoded_len() as i128))
+                        } else {
+                            quote!((#ts.#li.len() as i128))
+                        }
+                    }
+                    Derived::Sum(..) => return Err((format!("`{attr}` of `{tn}` is a derived sum"), "use the list's values".into())),
+                };
+                return Ok((v, Ty::Int));
+            }
+            if f.sum_of.is_some() {
+                return Err((format!("`{attr}` of `{tn}` is a derived sum"), "use the list's values".into()));
+            }
+            let fty = self.field_ty(f);
+            return Ok(match &fty {
+                Ty::Int => (quote!((#ts.#fi as i128)), Ty::Int),
+                Ty::Float => (quote!((#ts.#fi as f64)), Ty::Float),
+                Ty::Bool | Ty::Enum(_) => (quote!(#ts.#fi), fty.clone()),
+                Ty::Opt => {
+                    return Err((
+                        format!("`{attr}` of `{tn}` is conditional (`if`), so it may be absent"),
+                        "test the same condition instead".into(),
+                    ))
+                }
+                _ if matches!(f.kind, FieldKind::Contents(_)) => {
+                    return Err((format!("`{attr}` of `{tn}` is fixed contents"), "compare with the bytes themselves".into()))
+                }
+                _ => (quote!((&#ts.#fi)), fty.clone()),
+            });
+        }
+        if let Some(i) = t.instances.iter().find(|i| i.id == attr) {
+            let mi = field_ident(attr);
+            if i.cond.is_some() {
+                return Err((format!("instance `{attr}` of `{tn}` is conditional (`if`)"), "test the same condition instead".into()));
+            }
+            // The instance's type, from its expression in the scope of its own type; the key
+            // on the inlining stack stops a cycle through other types.
+            let key = format!("{tn}.{attr}");
+            if self.inlining.borrow().contains(&key) || self.inlining.borrow().len() > 64 {
+                return Err((format!("instance `{key}` depends on itself"), "compute the value from fields, not from itself".into()));
+            }
+            self.inlining.borrow_mut().push(key);
+            let ty = self.instance_ty(t, i);
+            self.inlining.borrow_mut().pop();
+            let ty = ty?;
+            let call = quote!(#ts.#mi());
+            return Ok(match ty {
+                Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_) => (call, ty),
+                other => (quote!((&#call)), other),
+            });
+        }
+        Err((
+            format!("`{tn}` has no field or instance `{attr}`"),
+            "name a field of that type".into(),
+        ))
+    }
+
+    /// The type of value instance `i` of type `t` (for member access from outside).
+    #[allow(clippy::type_complexity)]
+    fn instance_ty(&self, t: &TypeDef, i: &Instance) -> Result<Ty, (String, String)> {
+        if let Some(e) = &i.enum_name {
+            return Ok(Ty::Enum(e.clone()));
+        }
+        let mut scope = Scope { vars: Vec::new() };
+        let derived = Self::counts_and_lengths(t);
+        for f in &t.fields {
+            if derived.contains_key(&f.id) {
+                scope.vars.push((f.id.clone(), Ty::Int));
+            } else if !matches!(f.kind, FieldKind::Contents(_)) {
+                scope.vars.push((f.id.clone(), self.field_ty(f)));
+            }
+        }
+        // Instances of `t` itself are looked up while typing it.
+        let me = Emitter {
+            s: self.s,
+            diags: Vec::new(),
+            min_len: HashMap::new(),
+            open_enums: self.open_enums.clone(),
+            unread_types: HashSet::new(),
+            cur_instances: t.instances.clone(),
+            inlining: std::cell::RefCell::new(self.inlining.borrow().clone()),
+        };
+        me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)
     }
 
     /// A value instance used in an expression: its own expression, in the same scope.
@@ -1150,7 +1264,7 @@ impl<'s> Emitter<'s> {
             let n = &v.name;
             quote! { #name::#vi => #n }
         });
-        let en = &e.name;
+        let en = &e.schema_name;
         let open = self.open_enums.contains(&e.name);
         let (unlisted_variant, unlisted_to, unlisted_name, open_fns) = if open {
             (
@@ -1412,6 +1526,25 @@ impl<'s> Emitter<'s> {
                 };
                 struct_fields.push(quote! { #doc #ser #float_json pub #id: #field_ty });
                 ctor.push(quote!(#id));
+                if f.term.is_some() {
+                    let tail = temp_for("tail", &f.id);
+                    if matches!(f.repeat, Repeat::None) {
+                        let d = format!(" The bytes `{}` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.", f.id);
+                        struct_fields.push(quote! {
+                            #[doc = #d]
+                            #[serde(default, skip_serializing_if = "Option::is_none")]
+                            pub #tail: ::std::option::Option<::std::vec::Vec<u8>>
+                        });
+                    } else {
+                        let d = format!(" For each element of `{}`, the bytes it took beyond its value when read, written back as they were; an element without an entry gets the terminator and padding the schema gives.", f.id);
+                        struct_fields.push(quote! {
+                            #[doc = #d]
+                            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+                            pub #tail: ::std::vec::Vec<::std::vec::Vec<u8>>
+                        });
+                    }
+                    ctor.push(quote!(#tail));
+                }
             }
 
             // --- read
@@ -1553,6 +1686,17 @@ impl<'s> Emitter<'s> {
             } else {
                 quote! {{ let __l = #read_value; #rep_leave __l }}
             };
+            let tail_decl = match (f.term.is_some(), matches!(f.repeat, Repeat::None)) {
+                (false, _) => quote!(),
+                (true, true) => {
+                    let tail = temp_for("tail", &f.id);
+                    quote!(let mut #tail: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;)
+                }
+                (true, false) => {
+                    let tail = temp_for("tail", &f.id);
+                    quote!(let mut #tail: ::std::vec::Vec<::std::vec::Vec<u8>> = ::std::vec::Vec::new();)
+                }
+            };
             let read_stmt = match &cond_r {
                 Some(c) => quote! {
                     let #id: #field_ty = if #c { __r.enter(::statepack_runtime::io::PathSeg::Field(#fid)); Some(#read_value) } else { None };
@@ -1572,6 +1716,7 @@ impl<'s> Emitter<'s> {
             reads.push(quote! {
                 #at_stmt
                 #rule_const
+                #tail_decl
                 #read_stmt
             });
             if let Some(Derived::Sum(list, field)) = derived.get(&f.id) {
@@ -1768,7 +1913,11 @@ impl<'s> Emitter<'s> {
         }
         // A type with bit fields measures itself by writing: its padding depends on where
         // each bit field falls.
-        let len_body = if has_bits {
+        let len_body = if has_bits
+            || t.fields.iter().any(|f| {
+                f.term.is_some()
+                    || matches!(f.kind, FieldKind::Str { encoding, .. } if !plain_encoding(encoding))
+            }) {
             quote! {
                 let mut __w = ::statepack_runtime::io::ByteWriter::new();
                 let _ = self.write_to(&mut __w);
@@ -1901,7 +2050,7 @@ impl<'s> Emitter<'s> {
 
     fn size_value(&mut self, size: &Size, scope: &Scope, kp: &str) -> Option<Option<TokenStream>> {
         match size {
-            Size::Eos => Some(None),
+            Size::Eos | Size::Terminator => Some(None),
             Size::Expr(e) => Some(Some(self.expect_ty(
                 e,
                 scope,
@@ -1955,6 +2104,39 @@ impl<'s> Emitter<'s> {
                 width,
                 offset_binary,
             } => crate::bits::bits_read(*width, *offset_binary),
+            FieldKind::Bytes(_) | FieldKind::Str { .. } if f.term.is_some() => {
+                let (size, str_enc) = match &f.kind {
+                    FieldKind::Bytes(s) => (Some(s), None),
+                    FieldKind::Str { size, encoding } => (size.as_ref(), Some(*encoding)),
+                    _ => (None, None),
+                };
+                let n = match size {
+                    Some(Size::Expr(_)) => {
+                        let v = self.size_value(size?, scope, &kp)??;
+                        quote!(::std::option::Option::Some(#v))
+                    }
+                    Some(Size::Eos) => quote!(::std::option::Option::Some(__r.remaining() as i128)),
+                    _ => quote!(::std::option::Option::None),
+                };
+                let term = term_tokens(f.term.as_ref()?);
+                let tail = temp_for("tail", &f.id);
+                let keep = if matches!(f.repeat, Repeat::None) {
+                    quote!(#tail = ::std::option::Option::Some(__tl.to_vec());)
+                } else {
+                    quote!(#tail.push(__tl.to_vec());)
+                };
+                let value = match str_enc {
+                    Some(enc) => quote!(::statepack_runtime::io::decode_str(__val, #enc, __at)),
+                    None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(__val.to_vec())),
+                };
+                quote! {{
+                    let __at = __r.offset();
+                    match __r.read_terminated(#n, #term) {
+                        Ok((__val, __tl)) => { #keep #value }
+                        Err(e) => Err(e),
+                    }
+                }}
+            }
             FieldKind::Bytes(size) => match self.size_value(size, scope, &kp)? {
                 Some(n) => quote!(__r.take_sized(#n).map(|b| b.to_vec())),
                 None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(
@@ -2151,6 +2333,43 @@ impl<'s> Emitter<'s> {
                 width,
                 offset_binary,
             } => crate::bits::bits_write(*width, *offset_binary),
+            FieldKind::Bytes(_) | FieldKind::Str { .. } if f.term.is_some() => {
+                let (size, is_str) = match &f.kind {
+                    FieldKind::Bytes(s) => (Some(s), false),
+                    FieldKind::Str { size, .. } => (size.as_ref(), true),
+                    _ => (None, false),
+                };
+                let n = match size {
+                    Some(Size::Expr(_)) => {
+                        let v = self.size_value(size?, scope, &kp)??;
+                        quote!(::std::option::Option::Some(#v))
+                    }
+                    _ => quote!(::std::option::Option::None),
+                };
+                let term = term_tokens(f.term.as_ref()?);
+                let tail = temp_for("tail", &f.id);
+                let tail = if matches!(f.repeat, Repeat::None) {
+                    quote!(self.#tail.as_deref())
+                } else {
+                    quote!(self.#tail.get(__i).map(|__t| __t.as_slice()))
+                };
+                let bytes = match &f.kind {
+                    FieldKind::Str { encoding, .. } if !plain_encoding(encoding) => {
+                        quote!(&::statepack_runtime::io::encode_str(__v, #encoding)?)
+                    }
+                    _ if is_str => quote!(__v.as_bytes()),
+                    _ => quote!(&__v[..]),
+                };
+                let enc_check = match &f.kind {
+                    FieldKind::Str { encoding: "ASCII", .. } => quote! {
+                        if !__v.is_ascii() {
+                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "must be ASCII" }));
+                        }
+                    },
+                    _ => quote!(),
+                };
+                quote!({ #enc_check __w.write_terminated(#bytes, #tail, #n, #term)?; })
+            }
             FieldKind::Bytes(size) => {
                 let check = self.size_check(f, size, scope, &kp, quote!(__v.len()))?;
                 quote!({ #check __w.write_bytes(__v); })
@@ -2165,6 +2384,24 @@ impl<'s> Emitter<'s> {
                 } else {
                     quote!()
                 };
+                if !plain_encoding(encoding) {
+                    // Other character sets: the encoded bytes are measured and written.
+                    let enc = *encoding;
+                    return Some(match size {
+                        None => quote!({
+                            let __b = ::statepack_runtime::io::encode_str(__v, #enc)?;
+                            if __b.contains(&0) {
+                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "a zero-terminated string cannot contain a zero byte" }));
+                            }
+                            __w.write_bytes(&__b);
+                            __w.write_u8(0);
+                        }),
+                        Some(s) => {
+                            let check = self.size_check(f, s, scope, &kp, quote!(__b.len()))?;
+                            quote!({ let __b = ::statepack_runtime::io::encode_str(__v, #enc)?; #check __w.write_bytes(&__b); })
+                        }
+                    });
+                }
                 match size {
                     None => quote!({
                         #enc_check
@@ -2486,6 +2723,24 @@ fn ty_name(t: &Ty) -> String {
         Ty::User(u) => format!("a `{u}`"),
         Ty::Switch => "a switch value".into(),
         Ty::Opt => "a conditional field".into(),
+    }
+}
+
+/// UTF-8 and ASCII: the string's bytes are its Rust `String`'s bytes.
+fn plain_encoding(e: &str) -> bool {
+    e == "UTF-8" || e == "ASCII"
+}
+
+/// The runtime's `Term` value for a field's terminator rules.
+fn term_tokens(t: &TermSpec) -> TokenStream {
+    let opt = |b: Option<u8>| match b {
+        Some(b) => quote!(::std::option::Option::Some(#b)),
+        None => quote!(::std::option::Option::None),
+    };
+    let (terminator, pad) = (opt(t.terminator), opt(t.pad_right));
+    let (include, consume, eos_error, width) = (t.include, t.consume, t.eos_error, t.width);
+    quote! {
+        ::statepack_runtime::io::Term { terminator: #terminator, include: #include, consume: #consume, eos_error: #eos_error, pad_right: #pad, width: #width }
     }
 }
 

@@ -26,7 +26,7 @@ pub(crate) fn type_impls(
     instances: &[(String, TokenStream)],
 ) -> TokenStream {
     let name = type_ident(&t.name);
-    let schema_name = &t.name;
+    let schema_name = &t.schema_name;
     let mut names = Vec::new();
     let mut arms = Vec::new();
     for f in &t.fields {

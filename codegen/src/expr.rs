@@ -22,7 +22,7 @@ pub enum Expr {
     Bool(bool),
     /// A field name or `_`.
     Name(String),
-    /// `enum_name::value`.
+    /// `enum_name::value`; the enum may be a path through types (`outer::animal`).
     EnumRef(String, String),
     /// Unary operator applied to an operand.
     Unary(UnOp, Box<Expr>),
@@ -209,14 +209,42 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
                         break;
                     }
                     Some('\\') if c == '"' => {
+                        // Kaitai Struct's escapes: C-like letters, octal `\ooo`, `\uXXXX`.
+                        let mut used = 2;
                         match chars.get(i + 1) {
                             Some('n') => s.push('\n'),
                             Some('t') => s.push('\t'),
-                            Some('0') => s.push('\0'),
+                            Some('r') => s.push('\r'),
+                            Some('a') => s.push('\u{7}'),
+                            Some('b') => s.push('\u{8}'),
+                            Some('v') => s.push('\u{b}'),
+                            Some('f') => s.push('\u{c}'),
+                            Some('e') => s.push('\u{1b}'),
+                            Some('u') => {
+                                let hex: String = chars.iter().skip(i + 2).take(4).collect();
+                                let ch = (hex.len() == 4)
+                                    .then(|| u32::from_str_radix(&hex, 16).ok())
+                                    .flatten()
+                                    .and_then(char::from_u32)
+                                    .ok_or_else(|| format!("`\\u{hex}` is not a \\u escape of four hex digits"))?;
+                                s.push(ch);
+                                used = 6;
+                            }
+                            Some(d) if d.is_digit(8) => {
+                                let oct: String = chars
+                                    .iter()
+                                    .skip(i + 1)
+                                    .take(3)
+                                    .take_while(|c| c.is_digit(8))
+                                    .collect();
+                                let v = u32::from_str_radix(&oct, 8).unwrap_or(0);
+                                s.push(char::from_u32(v).unwrap_or('\0'));
+                                used = 1 + oct.len();
+                            }
                             Some(&o) => s.push(o),
                             None => return Err("unterminated string literal".into()),
                         }
-                        i += 2;
+                        i += used;
                     }
                     Some(&o) => {
                         s.push(o);
@@ -375,10 +403,24 @@ impl P {
             Some(Tok::Ident(w)) if w == "false" => Ok(Expr::Bool(false)),
             Some(Tok::Ident(w)) => {
                 if self.eat_op("::") {
-                    match self.next() {
-                        Some(Tok::Ident(v)) => Ok(Expr::EnumRef(w, v)),
-                        _ => Err(format!("expected a value name after `{w}::`")),
+                    // `enum::value`, or a path through types: `outer::inner::enum::value`.
+                    let mut path = vec![w];
+                    loop {
+                        match self.next() {
+                            Some(Tok::Ident(v)) => path.push(v),
+                            _ => {
+                                return Err(format!(
+                                    "expected a name after `{}::`",
+                                    path.join("::")
+                                ))
+                            }
+                        }
+                        if !self.eat_op("::") {
+                            break;
+                        }
                     }
+                    let value = path.pop().unwrap_or_default();
+                    Ok(Expr::EnumRef(path.join("::"), value))
                 } else {
                     Ok(Expr::Name(w))
                 }
@@ -522,6 +564,13 @@ mod tests {
         assert_eq!(parse("not a == b").unwrap().to_string(), "not (a == b)");
         assert_eq!(parse("0x10 << 2").unwrap().to_string(), "(16 << 2)");
         assert_eq!(parse("-5").unwrap(), Expr::Int(-5));
+    }
+
+    #[test]
+    fn string_escapes_follow_ks() {
+        assert_eq!(parse(r#""\u00a3\n\101\0""#).unwrap(), Expr::Str("£\nA\0".into()));
+        assert_eq!(parse(r#"'\n'"#).unwrap(), Expr::Str("\\n".into()));
+        assert!(parse(r#""\u12""#).is_err());
     }
 
     #[test]

@@ -38,8 +38,15 @@ pub struct Schema {
 /// One user type (a `seq` of fields).
 #[derive(Debug, Clone)]
 pub struct TypeDef {
-    /// Schema name (snake_case).
+    /// Unique name in the schema (snake_case): the name as written for the root and
+    /// top-level types, `<outer>_<name>` (made unique) for nested ones. Rust names come from
+    /// it.
     pub name: String,
+    /// The name as written in the schema (the key under `types`; `meta.id` for the root).
+    pub schema_name: String,
+    /// Written names of the enclosing types and this one, from the top level
+    /// (`["outer", "inner"]`); empty for the root type. References resolve innermost-out.
+    pub scope: Vec<String>,
     /// `doc`, if any.
     pub doc: Option<String>,
     /// Where the type is defined.
@@ -75,8 +82,12 @@ pub struct Instance {
 /// One enum.
 #[derive(Debug, Clone)]
 pub struct EnumDef {
-    /// Schema name (snake_case).
+    /// Unique name in the schema (snake_case), as for [`TypeDef::name`].
     pub name: String,
+    /// The name as written in the schema.
+    pub schema_name: String,
+    /// [`TypeDef::scope`] of the type that defines the enum (empty for top-level enums).
+    pub scope: Vec<String>,
     /// Where the enum is defined.
     pub pos: Pos,
     /// Values: number, name, doc.
@@ -143,6 +154,9 @@ pub struct Field {
     /// `meta.-sp-strict`): an unknown enum value, a sized type that leaves bytes unread and
     /// a switch that selects no case are decode errors.
     pub strict: bool,
+    /// Terminator and padding rules of a string or byte field, when it has any beyond a
+    /// plain `strz` or a plain size.
+    pub term: Option<TermSpec>,
 }
 
 /// How many bytes a sized field takes.
@@ -152,6 +166,27 @@ pub enum Size {
     Expr(SrcExpr),
     /// `size-eos: true`: the rest of the enclosing stream.
     Eos,
+    /// No size: the field's terminator ([`Field::term`]) ends it.
+    Terminator,
+}
+
+/// How a string or byte field ends: `terminator`, `include`, `consume`, `eos-error`,
+/// `pad-right` (and `type: strz` combined with any of them or with a size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermSpec {
+    /// The byte that ends the value (`terminator`; 0 for `strz`).
+    pub terminator: Option<u8>,
+    /// `include: true`: the terminator is part of the value.
+    pub include: bool,
+    /// `consume` (default true): the terminator is taken from the stream.
+    pub consume: bool,
+    /// `eos-error` (default true): the end of the stream before the terminator is an error.
+    pub eos_error: bool,
+    /// `pad-right`: padding byte stripped from the right of a sized value.
+    pub pad_right: Option<u8>,
+    /// Bytes per terminator: 2 for a `strz` in UTF-16 (two zero bytes at an even offset),
+    /// else 1.
+    pub width: u8,
 }
 
 /// What a field stores.

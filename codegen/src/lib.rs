@@ -19,6 +19,7 @@ pub mod expr;
 pub mod ir;
 mod lower;
 mod names;
+mod resolve;
 pub mod yaml;
 
 pub use diag::{render, Diag, Pos};
@@ -33,7 +34,10 @@ pub fn load_schema(text: &str, file: &str) -> Result<ir::Schema, Vec<Diag>> {
     let mut lower = lower::Lower::new(file);
     let schema = lower.schema(&root);
     match schema {
-        Some(s) if lower.diags.is_empty() => Ok(s),
+        Some(mut s) if lower.diags.is_empty() => {
+            resolve::resolve(&mut s);
+            Ok(s)
+        }
         _ => {
             let mut d = lower.diags;
             d.sort_by_key(|x| x.pos);

@@ -26,7 +26,7 @@ pub const TOP_KEYS: &[&str] = &["meta", "doc", "doc-ref", "seq", "types", "enums
 /// Extension keys allowed at the top level of a schema.
 pub const TOP_SP_KEYS: &[&str] = &["-sp-column-sets"];
 /// Keys allowed in a type under `types`.
-pub const TYPE_KEYS: &[&str] = &["seq", "doc", "doc-ref", "instances"];
+pub const TYPE_KEYS: &[&str] = &["seq", "doc", "doc-ref", "instances", "types", "enums"];
 /// Keys allowed in a value instance.
 pub const INSTANCE_KEYS: &[&str] = &["value", "if", "enum", "doc", "doc-ref"];
 /// Keys of positional instances (not supported yet).
@@ -50,6 +50,11 @@ pub const FIELD_KEYS: &[&str] = &[
     "valid",
     "doc",
     "doc-ref",
+    "terminator",
+    "include",
+    "consume",
+    "eos-error",
+    "pad-right",
 ];
 /// Extension keys allowed in a `seq` entry.
 pub const FIELD_SP_KEYS: &[&str] = &[
@@ -72,19 +77,6 @@ const NOT_YET: &[(&str, &str)] = &[
     (
         "imports",
         "imports are not supported yet; define the types in this schema",
-    ),
-    (
-        "terminator",
-        "only `type: strz` (zero-terminated) is supported; use it instead of `terminator`",
-    ),
-    (
-        "pad-right",
-        "padded strings are not supported; use an exact `size`",
-    ),
-    ("include", "`include` is not supported; drop it"),
-    (
-        "consume",
-        "`consume` is not supported; `strz` always consumes its terminator",
     ),
     (
         "process",
@@ -349,16 +341,14 @@ impl<'a> Lower<'a> {
                 "types" => {
                     if let Some(m) = self.map(v, "types", "`types`") {
                         for (tk, tv) in m {
-                            if let Some(t) = self.type_def(tk, tv) {
-                                types.push(t);
-                            }
+                            self.type_def(tk, tv, "types", &[], &mut types, &mut enums);
                         }
                     }
                 }
                 "enums" => {
                     if let Some(m) = self.map(v, "enums", "`enums`") {
                         for (ek, ev) in m {
-                            if let Some(e) = self.enum_def(ek, ev) {
+                            if let Some(e) = self.enum_def(ek, ev, "enums", &[]) {
                                 enums.push(e);
                             }
                         }
@@ -384,16 +374,13 @@ impl<'a> Lower<'a> {
             );
             return None;
         };
-        if !have_seq {
-            self.err(
-                root.pos,
-                "seq",
-                "the schema has no top-level `seq`",
-                "add a `seq:` list of the fields of the file, in stream order",
-            );
-        }
+        // As in Kaitai Struct, a schema without a top-level `seq` has an empty root type (a
+        // schema of types for others to import, or of instances only).
+        let _ = have_seq;
         let mut all = vec![TypeDef {
             name: id.clone(),
+            schema_name: id.clone(),
+            scope: Vec::new(),
             doc: root_doc,
             pos: root.pos,
             key_path: String::new(),
@@ -414,23 +401,69 @@ impl<'a> Lower<'a> {
     }
 
     fn encoding(&mut self, s: &str, pos: Pos, kp: &str) -> Option<&'static str> {
-        match s.to_ascii_uppercase().as_str() {
-            "UTF-8" | "UTF8" => Some("UTF-8"),
-            "ASCII" => Some("ASCII"),
+        let up = s.to_ascii_uppercase().replace('_', "-");
+        Some(match up.as_str() {
+            "UTF-8" | "UTF8" => "UTF-8",
+            "ASCII" | "US-ASCII" => "ASCII",
+            "UTF-16LE" => "UTF-16LE",
+            "UTF-16BE" => "UTF-16BE",
+            "SJIS" | "SHIFT-JIS" | "CP932" | "MS932" => "SHIFT_JIS",
+            "IBM437" | "CP437" => "IBM437",
+            "ISO-8859-1" | "LATIN1" | "ISO8859-1" => "ISO-8859-1",
+            "ISO-8859-2" => "ISO-8859-2",
+            "ISO-8859-3" => "ISO-8859-3",
+            "ISO-8859-4" => "ISO-8859-4",
+            "ISO-8859-5" => "ISO-8859-5",
+            "ISO-8859-6" => "ISO-8859-6",
+            "ISO-8859-7" => "ISO-8859-7",
+            "ISO-8859-8" => "ISO-8859-8",
+            "ISO-8859-10" => "ISO-8859-10",
+            "ISO-8859-13" => "ISO-8859-13",
+            "ISO-8859-14" => "ISO-8859-14",
+            "ISO-8859-15" => "ISO-8859-15",
+            "ISO-8859-16" => "ISO-8859-16",
+            "WINDOWS-1250" | "CP1250" => "windows-1250",
+            "WINDOWS-1251" | "CP1251" => "windows-1251",
+            "WINDOWS-1252" | "CP1252" => "windows-1252",
+            "WINDOWS-1253" | "CP1253" => "windows-1253",
+            "WINDOWS-1254" | "CP1254" => "windows-1254",
+            "WINDOWS-1255" | "CP1255" => "windows-1255",
+            "WINDOWS-1256" | "CP1256" => "windows-1256",
+            "WINDOWS-1257" | "CP1257" => "windows-1257",
+            "WINDOWS-1258" | "CP1258" => "windows-1258",
+            "KOI8-R" => "KOI8-R",
+            "KOI8-U" => "KOI8-U",
+            "EUC-JP" => "EUC-JP",
+            "EUC-KR" => "EUC-KR",
+            "GBK" | "GB2312" => "GBK",
+            "BIG5" => "Big5",
             _ => {
                 self.err(
                     pos,
                     kp,
                     format!("encoding `{s}` is not supported"),
-                    "use `UTF-8` or `ASCII`",
+                    "use UTF-8, ASCII, UTF-16LE/BE, ISO-8859-x, windows-125x, SJIS, IBM437, KOI8-R/U, EUC-JP, EUC-KR, GBK or Big5",
                 );
-                None
+                return None;
             }
-        }
+        })
     }
 
-    fn type_def(&mut self, key: &Key, node: &Node) -> Option<TypeDef> {
-        let kp = format!("types.{}", key.text);
+    /// Lowers one type and, after it, the types nested in it (depth first); its enums and
+    /// theirs go to `enums`. `prefix` is the key path of the `types` mapping, `outer` the
+    /// scope of the enclosing type.
+    fn type_def(
+        &mut self,
+        key: &Key,
+        node: &Node,
+        prefix: &str,
+        outer: &[String],
+        types: &mut Vec<TypeDef>,
+        enums: &mut Vec<EnumDef>,
+    ) {
+        let kp = format!("{prefix}.{}", key.text);
+        let mut scope = outer.to_vec();
+        scope.push(key.text.clone());
         if !is_ident(&key.text) {
             self.err(
                 key.pos,
@@ -439,38 +472,59 @@ impl<'a> Lower<'a> {
                 "type names are lower_snake_case",
             );
         }
-        let m = self.map(node, &kp, "a type")?;
+        let Some(m) = self.map(node, &kp, "a type") else {
+            return;
+        };
         let mut doc = None;
         let mut fields = Vec::new();
         let mut instances = Vec::new();
+        let at = types.len();
         for (k, v) in m {
             match k.text.as_str() {
                 "seq" => fields = self.seq(v, &format!("{kp}.seq")),
                 "instances" => instances = self.instances(v, &format!("{kp}.instances")),
                 "doc" => doc = self.scalar(v, &format!("{kp}.doc")).map(str::to_owned),
                 "doc-ref" => {}
-                "types" | "enums" => self.err(
-                    k.pos,
-                    &format!("{kp}.{}", k.text),
-                    format!("nested `{}` are not supported", k.text),
-                    "move the definition to the top-level section of the same name",
-                ),
+                "types" => {
+                    let np = format!("{kp}.types");
+                    if let Some(nm) = self.map(v, &np, "`types`") {
+                        for (tk, tv) in nm {
+                            self.type_def(tk, tv, &np, &scope, types, enums);
+                        }
+                    }
+                }
+                "enums" => {
+                    let np = format!("{kp}.enums");
+                    if let Some(nm) = self.map(v, &np, "`enums`") {
+                        for (ek, ev) in nm {
+                            if let Some(e) = self.enum_def(ek, ev, &np, &scope) {
+                                enums.push(e);
+                            }
+                        }
+                    }
+                }
                 t if t.starts_with('-') && !t.starts_with("-sp-") => {}
                 _ => self.unknown_key(k, &kp, TYPE_KEYS, &[]),
             }
         }
-        Some(TypeDef {
-            name: key.text.clone(),
-            doc,
-            pos: key.pos,
-            key_path: kp,
-            fields,
-            instances,
-        })
+        // The type goes before the types nested in it.
+        types.insert(
+            at,
+            TypeDef {
+                name: key.text.clone(),
+                schema_name: key.text.clone(),
+                scope,
+                doc,
+                pos: key.pos,
+                key_path: kp,
+                fields,
+                instances,
+            },
+        );
     }
 
-    fn enum_def(&mut self, key: &Key, node: &Node) -> Option<EnumDef> {
-        let kp = format!("enums.{}", key.text);
+    fn enum_def(&mut self, key: &Key, node: &Node, prefix: &str, scope: &[String]) -> Option<EnumDef> {
+        let kp = format!("{prefix}.{}", key.text);
         if !is_ident(&key.text) {
             self.err(
                 key.pos,
@@ -566,6 +620,8 @@ impl<'a> Lower<'a> {
         }
         Some(EnumDef {
             name: key.text.clone(),
+            schema_name: key.text.clone(),
+            scope: scope.to_vec(),
             pos: key.pos,
             values,
         })
@@ -859,6 +915,64 @@ impl<'a> Lower<'a> {
             None => None,
         };
 
+        // Terminator and padding keys (strings and raw bytes).
+        let mut term = None;
+        let term_keys = ["terminator", "include", "consume", "eos-error", "pad-right"];
+        let is_strz = get("type").and_then(|t| t.as_str()) == Some("strz");
+        let wide = is_strz && matches!(encoding.or(self.default_encoding), Some("UTF-16LE" | "UTF-16BE"));
+        if term_keys.iter().any(|k| get(k).is_some()) || (is_strz && (size.is_some() || wide)) {
+            let byte = |me: &mut Self, k: &str| -> Option<Option<u8>> {
+                match get(k) {
+                    None => Some(None),
+                    Some(v) => {
+                        let kp = format!("{fp}.{k}");
+                        let t = me.scalar(v, &kp)?;
+                        match expr::parse_int_literal(t) {
+                            Some(b) if (0..=255).contains(&b) => Some(Some(b as u8)),
+                            _ => {
+                                me.err(v.pos, &kp, format!("`{t}` is not a byte"), "write a byte value 0..255, e.g. `0` or `0x20`");
+                                None
+                            }
+                        }
+                    }
+                }
+            };
+            let flag = |me: &mut Self, k: &str, default: bool| -> Option<bool> {
+                match get(k) {
+                    None => Some(default),
+                    Some(v) => me.boolean(v, &format!("{fp}.{k}")),
+                }
+            };
+            let terminator = byte(self, "terminator")?.or(is_strz.then_some(0));
+            term = Some(TermSpec {
+                terminator,
+                include: flag(self, "include", false)?,
+                consume: flag(self, "consume", true)?,
+                eos_error: flag(self, "eos-error", true)?,
+                pad_right: byte(self, "pad-right")?,
+                width: if wide && get("terminator").is_none() { 2 } else { 1 },
+            });
+            let t = get("type").and_then(|t| t.as_str());
+            if !matches!(t, None | Some("str") | Some("strz")) || get("contents").is_some() {
+                let k = term_keys.iter().find(|k| get(k).is_some()).copied().unwrap_or("type");
+                self.err(
+                    get(k).map_or(node.pos, |v| v.pos),
+                    &format!("{fp}.{k}"),
+                    format!("`{k}` on a field that is not a string or raw bytes"),
+                    "terminators and padding apply to `str`, `strz` and raw byte fields",
+                );
+                return None;
+            }
+            if terminator.is_none() && size.is_none() {
+                self.err(
+                    node.pos,
+                    fp,
+                    "a field with `pad-right` but no `terminator` needs a `size`",
+                    "add `size`, or a `terminator`",
+                );
+                return None;
+            }
+        }
         let kind = if let Some(c) = get("contents") {
             if get("type").is_some() {
                 self.err(
@@ -874,6 +988,7 @@ impl<'a> Lower<'a> {
             match get("type") {
                 None => match size {
                     Some(s) => FieldKind::Bytes(s),
+                    None if term.is_some() => FieldKind::Bytes(Size::Terminator),
                     None => {
                         self.err(node.pos, fp, format!("field `{id}` has no `type`, `size` or `contents`"), "give it a `type` (u1, s2le, f4, str, a user type ...), or a `size` for raw bytes");
                         return None;
@@ -995,10 +1110,10 @@ impl<'a> Lower<'a> {
                                     );
                                     "UTF-8"
                                 });
-                            if t == "str" && size.is_none() {
+                            if t == "str" && size.is_none() && term.is_none() {
                                 self.err(tnode.pos, &tp, "`type: str` needs `size` or `size-eos`", "add `size: <length field>`, or use `type: strz` for a zero-terminated string");
                             }
-                            if t == "strz" && size.is_some() {
+                            if t == "strz" && size.is_some() && term.is_none() {
                                 self.err(
                                     tnode.pos,
                                     &tp,
@@ -1007,7 +1122,7 @@ impl<'a> Lower<'a> {
                                 );
                             }
                             FieldKind::Str {
-                                size: if t == "str" { size } else { None },
+                                size: if t == "str" || term.is_some() { size } else { None },
                                 encoding,
                             }
                         } else if let Some(width) = crate::bits::bit_type(&t) {
@@ -1077,6 +1192,7 @@ impl<'a> Lower<'a> {
             None => self.strict,
         };
         Some(Field {
+            term,
             strict,
             boxed: matches!(boxed, Some((true, _))),
             id,

@@ -192,6 +192,7 @@ fn repeat_expr_until_and_eos() {
 const SWITCH: &str = r#"
 meta:
   id: switch_demo
+  -sp-strict: true
   endian: be
 seq:
   - id: kind
@@ -294,6 +295,7 @@ fn switch_on_enum_and_integer_with_default() {
 const SIZES: &str = r#"
 meta:
   id: sizes
+  -sp-strict: true
   endian: le
   encoding: UTF-8
 seq:
@@ -434,7 +436,7 @@ fn contents_and_valid_rules() {
     has(&read, "((*__v as i128) == (4 as i128))");
     has(&read, "((*__v as i128) >= (-5 as i128))");
     has(&read, "((*__v) == Mode::Fast) || ((*__v) == Mode::Safe)");
-    has(&read, "(__elem as i128).wrapping_rem_euclid((2 as i128))");
+    has(&read, "::statepack_runtime::io::mod_floor((__elem as i128), (2 as i128))");
     // An integer bound on a float field is compared as a float.
     has(&read, "((*__v as f64) >= ((0 as i128) as f64))");
     has(&read, "AsRef::<str>::as_ref(&(*__v)) == \"abc\"");
@@ -534,7 +536,7 @@ fn conditions_names_docs_and_sums() {
 
     let part = item_in_impl(&f, "Part", "read_from");
     has(&part, "(size_bytes as i128).wrapping_mul((2 as i128))");
-    has(&part, "(size_bytes as i128).wrapping_div((2 as i128))");
+    has(&part, "::statepack_runtime::io::div_floor((size_bytes as i128), (2 as i128))");
     has(&part, "if ((size_bytes as i128) > (4 as i128))");
     // A size given by a larger expression is checked on write, so `size_bytes` stays.
     assert_eq!(member_names(&f, "Part"), ["size_bytes", "data"]);
@@ -553,6 +555,7 @@ fn conditions_names_docs_and_sums() {
 const ENUMS: &str = r#"
 meta:
   id: enums_demo
+  -sp-strict: true
 seq:
   - id: temperature
     type: s1

@@ -308,7 +308,7 @@ fn pathological_inputs_are_refused_not_fatal() {
             .collect(),
         // Not text a schema could be.
         "\u{0}\u{1}\u{2}".to_string(),
-        "\u{feff}meta:\n  id: bom\n".to_string(),
+        "\u{feff}meta:\n  id: Bom\n".to_string(),
         "meta:\n  id: p\nseq:\n  - id: a\n    type: u\u{0}1\n".to_string(),
         String::new(),
     ];

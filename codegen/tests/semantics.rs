@@ -18,6 +18,12 @@ mod strict_rules;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/value_instances.rs"]
 mod value_instances;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/nested_scopes.rs"]
+mod nested_scopes;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/terminators.rs"]
+mod terminators;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -217,5 +223,52 @@ fn value_instances_are_computed_never_stored() {
     // Writing checks the list against the instance: a list of the wrong length is refused.
     let mut w = v.clone();
     w.items.push(13);
+    assert!(w.encode().is_err());
+}
+
+#[test]
+fn nested_types_and_enums_resolve_innermost_out() {
+    // outer.first is the nested `item` (a u2), outer.kind = cat, is_cat present; then the
+    // top-level `item` (a u1).
+    let bytes = [0x34, 0x12, 1, 9, 0x77];
+    let v = nested_scopes::NestedScopes::decode(&bytes).unwrap();
+    assert_eq!(v.a.first.inner_value, 0x1234);
+    assert_eq!(v.a.kind, nested_scopes::OuterAnimal::Cat);
+    assert_eq!(v.a.is_cat, Some(9), "`outer::animal::cat` names the nested enum");
+    assert_eq!(v.b.top_value, 0x77);
+    assert_eq!(v.encode().unwrap(), bytes);
+    // The dynamic view uses the names as written.
+    let root = nested_scopes::reflect_decode(&bytes).unwrap();
+    let a = root.member("a").unwrap();
+    let first = a.as_struct().unwrap().member("first").unwrap();
+    assert_eq!(first.as_struct().unwrap().schema_type(), "item");
+    match a.as_struct().unwrap().member("kind") {
+        Some(Value::Enum(e)) => assert_eq!((e.enum_name, e.name), ("animal", Some("cat"))),
+        other => panic!("{other:?}"),
+    };
+}
+
+#[test]
+fn terminators_padding_and_their_bytes_round_trip() {
+    let bytes = b"abc|hi    ok\0xyzw\0v\0end.tail";
+    let v = terminators::Terminators::decode(bytes).unwrap();
+    assert_eq!(v.name, "abc");
+    assert_eq!(v.padded, "hi", "pad-right is stripped");
+    assert_eq!(v.fixed, "ok", "the value ends at the terminator inside the size");
+    assert_eq!(v.__tail_fixed.as_deref(), Some(&b"\0xyz"[..]));
+    assert_eq!(v.words, ["w", "v"]);
+    assert_eq!(v.kept, b"end.", "`include` keeps the terminator");
+    assert_eq!(v.rest, b"tail", "`eos-error: false`: the end of the input ends the value");
+    assert_eq!(v.encode().unwrap(), bytes, "terminators, bytes after them and padding are kept");
+    // A new value without kept tails gets the schema's terminator and padding.
+    let mut w = v.clone();
+    w.__tail_fixed = None;
+    w.__tail_padded = None;
+    w.fixed = "no".into();
+    let out = w.encode().unwrap();
+    assert_eq!(&out[4..16], b"hi    no\0\0\0\0");
+    // A value containing its terminator cannot be written: a reader would stop early.
+    let mut w = v.clone();
+    w.name = "a|b".into();
     assert!(w.encode().is_err());
 }

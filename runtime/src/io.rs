@@ -836,6 +836,64 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         }
     }
 
+    /// Reads a field with a terminator and/or right padding, as Kaitai Struct does; returns the
+    /// value and the *tail*: the bytes the field took beyond the value (the consumed
+    /// terminator, the bytes after it in a sized field, the stripped padding), which a writer
+    /// puts back so that decode then encode is byte-identical.
+    ///
+    /// With `size`: the field takes exactly `size` bytes; the value ends at the first
+    /// terminator (kept when `include`), or, when there is none, before the trailing
+    /// `pad_right` bytes.
+    /// Without: the value runs to the terminator, which is consumed unless `consume` is
+    /// false; at the end of the stream without a terminator it is an `UnexpectedEof` error,
+    /// or (with `eos_error` false) the value is the rest of the stream.
+    pub fn read_terminated(
+        &mut self,
+        size: Option<i128>,
+        t: Term,
+    ) -> Result<(&'a [u8], &'a [u8]), DecodeError> {
+        if let Some(n) = size {
+            let region = self.take_sized(n)?;
+            let w = usize::from(t.width.max(1));
+            let end = match t.find(region) {
+                Some(i) if t.include => i + w,
+                Some(i) => i,
+                None => {
+                    let mut end = region.len();
+                    if let Some(p) = t.pad_right {
+                        while end > 0 && region[end - 1] == p {
+                            end -= 1;
+                        }
+                    }
+                    end
+                }
+            };
+            return Ok(region.split_at(end));
+        }
+        self.align_to_byte()?;
+        let rest = &self.buf[self.pos..self.end];
+        let w = usize::from(t.width.max(1));
+        match t.find(rest) {
+            Some(i) => {
+                let (value_end, taken) = match (t.include, t.consume) {
+                    (true, true) => (i + w, i + w),
+                    (true, false) => (i + w, i),
+                    (false, true) => (i, i + w),
+                    (false, false) => (i, i),
+                };
+                let value = &rest[..value_end];
+                let tail = &rest[value_end.min(taken)..taken];
+                self.pos += taken;
+                Ok((value, tail))
+            }
+            None if !t.eos_error => {
+                self.pos = self.end;
+                Ok((rest, &rest[rest.len()..]))
+            }
+            None => Err(self.eof(self.remaining() + 1)),
+        }
+    }
+
     /// Narrows reading to the next `n` bytes (a sized field); returns the limit to give back
     /// to [`ByteReader::pop_limit`]. Errors: `UnexpectedEof`.
     pub fn push_limit(&mut self, n: i128) -> Result<usize, DecodeError> {
@@ -975,6 +1033,42 @@ pub fn decode_str(bytes: &[u8], encoding: &'static str, at: u64) -> Result<Strin
     let bad =
         |detail: String| DecodeError::new(at, DecodeErrorKind::BadString { encoding, detail });
     match encoding {
+        "UTF-8" | "ASCII" => {}
+        "ISO-8859-1" => return Ok(bytes.iter().map(|&b| b as char).collect()),
+        "IBM437" => {
+            return Ok(bytes
+                .iter()
+                .map(|&b| if b < 0x80 { b as char } else { IBM437_HIGH[usize::from(b - 0x80)] })
+                .collect())
+        }
+        "UTF-16LE" | "UTF-16BE" => {
+            if bytes.len() % 2 != 0 {
+                return Err(bad(format!("odd length {} for UTF-16", bytes.len())));
+            }
+            let units = bytes.chunks_exact(2).map(|c| {
+                if encoding == "UTF-16LE" {
+                    u16::from_le_bytes([c[0], c[1]])
+                } else {
+                    u16::from_be_bytes([c[0], c[1]])
+                }
+            });
+            return char::decode_utf16(units)
+                .enumerate()
+                .map(|(i, c)| c.map_err(|_| bad(format!("unpaired surrogate at offset {}", at + 2 * i as u64))))
+                .collect();
+        }
+        other => {
+            let Some(enc) = encoding_rs::Encoding::for_label(other.as_bytes()) else {
+                return Err(bad("unknown encoding".into()));
+            };
+            let (text, had_errors) = enc.decode_without_bom_handling(bytes);
+            if had_errors {
+                return Err(bad("a byte sequence the encoding does not define".into()));
+            }
+            return Ok(text.into_owned());
+        }
+    }
+    match encoding {
         "ASCII" => {
             if let Some(i) = bytes.iter().position(|b| *b >= 0x80) {
                 return Err(bad(format!(
@@ -992,6 +1086,115 @@ pub fn decode_str(bytes: &[u8], encoding: &'static str, at: u64) -> Result<Strin
                 at + e.valid_up_to() as u64
             ))),
         },
+    }
+}
+
+/// How a string or byte field ends (Kaitai Struct's `terminator`, `include`, `consume`,
+/// `eos-error` and `pad-right`); see [`ByteReader::read_terminated`] and
+/// [`ByteWriter::write_terminated`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Term {
+    /// The byte that ends the value, if any (`strz`: 0).
+    pub terminator: Option<u8>,
+    /// The terminator is part of the value (`include: true`).
+    pub include: bool,
+    /// The terminator is taken from the stream (`consume`, default true).
+    pub consume: bool,
+    /// A missing terminator at the end of the stream is an error (`eos-error`, default true).
+    pub eos_error: bool,
+    /// Padding stripped from the right of a sized field (`pad-right`).
+    pub pad_right: Option<u8>,
+    /// Bytes per character unit: 1, or 2 for a UTF-16 `strz`, whose terminator is two
+    /// terminator bytes at an even offset from the field's start.
+    pub width: u8,
+}
+
+impl Term {
+    /// Where the terminator starts in `bytes`, if it is there.
+    fn find(&self, bytes: &[u8]) -> Option<usize> {
+        let term = self.terminator?;
+        let w = usize::from(self.width.max(1));
+        (0..bytes.len() / w * w)
+            .step_by(w)
+            .find(|&i| bytes[i..i + w].iter().all(|b| *b == term))
+    }
+}
+
+impl Term {
+    /// The bytes the field takes for a value of `value_len` bytes: the value and `tail`
+    /// (as read), or, without a tail, the value, its terminator and padding to `size`.
+    pub fn encoded_len(&self, value_len: usize, tail: Option<&[u8]>, size: Option<usize>) -> usize {
+        if let Some(n) = size {
+            return n;
+        }
+        match tail {
+            Some(t) => value_len + t.len(),
+            None => {
+                let w = usize::from(self.width.max(1));
+                value_len + if self.terminator.is_some() && self.consume && !self.include { w } else { 0 }
+            }
+        }
+    }
+}
+
+/// The upper half (0x80..=0xff) of code page 437, the original IBM PC character set.
+const IBM437_HIGH: [char; 128] = [
+    'Ç', 'ü', 'é', 'â', 'ä', 'à', 'å', 'ç', 'ê', 'ë', 'è', 'ï', 'î', 'ì', 'Ä', 'Å', //
+    'É', 'æ', 'Æ', 'ô', 'ö', 'ò', 'û', 'ù', 'ÿ', 'Ö', 'Ü', '¢', '£', '¥', '₧', 'ƒ', //
+    'á', 'í', 'ó', 'ú', 'ñ', 'Ñ', 'ª', 'º', '¿', '⌐', '¬', '½', '¼', '¡', '«', '»', //
+    '░', '▒', '▓', '│', '┤', '╡', '╢', '╖', '╕', '╣', '║', '╗', '╝', '╜', '╛', '┐', //
+    '└', '┴', '┬', '├', '─', '┼', '╞', '╟', '╚', '╔', '╩', '╦', '╠', '═', '╬', '╧', //
+    '╨', '╤', '╥', '╙', '╘', '╒', '╓', '╫', '╪', '┘', '┌', '█', '▄', '▌', '▐', '▀', //
+    'α', 'ß', 'Γ', 'π', 'Σ', 'σ', 'µ', 'τ', 'Φ', 'Θ', 'Ω', 'δ', '∞', 'φ', 'ε', '∩', //
+    '≡', '±', '≥', '≤', '⌠', '⌡', '÷', '≈', '°', '∙', '·', '√', 'ⁿ', '²', '■', '\u{a0}',
+];
+
+/// Encodes `text` in `encoding` (the names [`decode_str`] takes), for writing a string field.
+/// UTF-8 text is borrowed as it is.
+///
+/// Errors: `NotValid` when a character has no encoding in the target character set.
+pub fn encode_str<'t>(text: &'t str, encoding: &'static str) -> Result<std::borrow::Cow<'t, [u8]>, EncodeError> {
+    use std::borrow::Cow;
+    let unmappable = || {
+        EncodeError::new(EncodeErrorKind::NotValid {
+            value: format!("{text:?}"),
+            rule: "a character has no encoding in the field's character set",
+        })
+    };
+    match encoding {
+        "UTF-8" => Ok(Cow::Borrowed(text.as_bytes())),
+        "ASCII" if text.is_ascii() => Ok(Cow::Borrowed(text.as_bytes())),
+        "ASCII" => Err(unmappable()),
+        "ISO-8859-1" => text
+            .chars()
+            .map(|c| u8::try_from(u32::from(c)).map_err(|_| unmappable()))
+            .collect::<Result<Vec<u8>, _>>()
+            .map(Cow::Owned),
+        "IBM437" => text
+            .chars()
+            .map(|c| {
+                if c.is_ascii() {
+                    Ok(c as u8)
+                } else {
+                    IBM437_HIGH
+                        .iter()
+                        .position(|h| *h == c)
+                        .map(|i| 0x80 + i as u8)
+                        .ok_or_else(unmappable)
+                }
+            })
+            .collect::<Result<Vec<u8>, _>>()
+            .map(Cow::Owned),
+        "UTF-16LE" => Ok(Cow::Owned(text.encode_utf16().flat_map(u16::to_le_bytes).collect())),
+        "UTF-16BE" => Ok(Cow::Owned(text.encode_utf16().flat_map(u16::to_be_bytes).collect())),
+        other => {
+            let enc = encoding_rs::Encoding::for_label(other.as_bytes()).ok_or_else(unmappable)?;
+            let (bytes, _, had_errors) = enc.encode(text);
+            if had_errors {
+                return Err(unmappable());
+            }
+            Ok(Cow::Owned(bytes.into_owned()))
+        }
     }
 }
 
@@ -1125,6 +1328,83 @@ impl ByteWriter {
         self.buf.extend_from_slice(b);
     }
 
+    /// Writes a field with a terminator and/or right padding (see [`Term`]). With the `tail`
+    /// kept from reading, writes the value and the tail; without one, writes the value, its
+    /// terminator (unless `include` or not `consume`) and, in a sized field, padding up to
+    /// `size` (the `pad_right` byte, else zeros).
+    ///
+    /// Errors: `SizeMismatch` when the value and tail do not fill `size` exactly or the value
+    /// is longer than `size`; `NotValid` when the value contains the terminator (a reader
+    /// would stop there) or, with `include`, does not end with it.
+    pub fn write_terminated(
+        &mut self,
+        value: &[u8],
+        tail: Option<&[u8]>,
+        size: Option<i128>,
+        t: Term,
+    ) -> Result<(), EncodeError> {
+        let w = usize::from(t.width.max(1));
+        if let Some(term) = t.terminator {
+            let body = if t.include {
+                match value.len().checked_sub(w).map(|k| value.split_at(k)) {
+                    Some((body, last)) if last.iter().all(|b| *b == term) => body,
+                    // Only a sized field, or one read up to the end of the stream, may end
+                    // without its terminator.
+                    _ if size.is_some() || !t.eos_error => value,
+                    _ => {
+                        return Err(EncodeError::new(EncodeErrorKind::NotValid {
+                            value: show_bytes(value),
+                            rule: "a value that includes its terminator must end with it",
+                        }))
+                    }
+                }
+            } else {
+                value
+            };
+            if t.find(body).is_some() {
+                return Err(EncodeError::new(EncodeErrorKind::NotValid {
+                    value: show_bytes(value),
+                    rule: "the value contains its terminator, so a reader would stop early",
+                }));
+            }
+        }
+        let size = match size {
+            Some(n) => Some(usize::try_from(n).map_err(|_| {
+                EncodeError::new(EncodeErrorKind::SizeMismatch {
+                    expected: 0,
+                    found: value.len(),
+                })
+            })?),
+            None => None,
+        };
+        self.write_bytes(value);
+        match (tail, size) {
+            (Some(tail), Some(n)) if value.len() + tail.len() == n => self.write_bytes(tail),
+            (Some(tail), None) => self.write_bytes(tail),
+            (_, Some(n)) => {
+                if value.len() > n {
+                    return Err(EncodeError::new(EncodeErrorKind::SizeMismatch {
+                        expected: n as u64,
+                        found: value.len(),
+                    }));
+                }
+                let mut left = n - value.len();
+                if let (Some(term), false, true) = (t.terminator, t.include, left >= w) {
+                    self.buf.extend(std::iter::repeat_n(term, w));
+                    left -= w;
+                }
+                let pad = t.pad_right.unwrap_or(0);
+                self.buf.extend(std::iter::repeat_n(pad, left));
+            }
+            (None, None) => {
+                if let (Some(term), false, true) = (t.terminator, t.include, t.consume) {
+                    self.buf.extend(std::iter::repeat_n(term, w));
+                }
+            }
+        }
+        Ok(())
+    }
+
     write_prim! {
         write_u8, u8, to_le_bytes;
         write_i8, i8, to_le_bytes;
@@ -1205,6 +1485,57 @@ mod tests {
         assert_eq!(mod_floor(-52947, 13), -52947 - (-4073 * 13));
         assert_eq!(div_floor(i128::MIN, -1), i128::MIN);
         assert_eq!(mod_floor(i128::MIN, -1), 0);
+    }
+
+    #[test]
+    fn encodings_round_trip() {
+        for (enc, bytes, text) in [
+            ("UTF-16LE", &b"a\0\xe9\0"[..], "aé"),
+            ("UTF-16BE", &b"\0a\0\xe9"[..], "aé"),
+            ("ISO-8859-1", &b"caf\xe9\x80"[..], "café\u{80}"),
+            ("IBM437", &b"\x80\xe1\xff"[..], "Çß\u{a0}"),
+            ("SHIFT_JIS", &b"\x82\xa0"[..], "あ"),
+        ] {
+            let s = decode_str(bytes, enc, 0).unwrap();
+            assert_eq!(s, text, "{enc}");
+            assert_eq!(encode_str(&s, enc).unwrap().as_ref(), bytes, "{enc}");
+        }
+        assert!(decode_str(b"a", "UTF-16LE", 0).is_err());
+        assert!(encode_str("€", "ISO-8859-1").is_err());
+    }
+
+    #[test]
+    fn terminated_fields_read_and_write_back() {
+        let t = Term { terminator: Some(0), include: false, consume: true, eos_error: true, pad_right: None, width: 1 };
+        let mut r = ByteReader::new(b"ab\0cd");
+        assert_eq!(r.read_terminated(None, t).unwrap(), (&b"ab"[..], &b"\0"[..]));
+        assert!(r.read_terminated(None, t).is_err(), "no terminator before the end");
+        let lenient = Term { eos_error: false, ..t };
+        assert_eq!(r.read_terminated(None, lenient).unwrap(), (&b"cd"[..], &b""[..]));
+        // Sized: the value ends at the terminator.
+        let padded = Term { terminator: Some(b'|'), pad_right: Some(b'@'), ..t };
+        let mut r = ByteReader::new(b"ab|x@@ab@@@@");
+        let (v, tail) = r.read_terminated(Some(6), padded).unwrap();
+        assert_eq!((v, tail), (&b"ab"[..], &b"|x@@"[..]));
+        // Padding is stripped only when there is no terminator.
+        assert_eq!(r.read_terminated(Some(6), padded).unwrap(), (&b"ab"[..], &b"@@@@"[..]));
+        let mut w = ByteWriter::new();
+        w.write_terminated(v, Some(tail), Some(6), padded).unwrap();
+        assert_eq!(w.into_bytes(), b"ab|x@@");
+        // Without a tail: terminator, then padding.
+        let mut w = ByteWriter::new();
+        w.write_terminated(b"ab", None, Some(5), padded).unwrap();
+        assert_eq!(w.into_bytes(), b"ab|@@");
+        // UTF-16: a two-byte terminator at an even offset.
+        let wide = Term { width: 2, ..t };
+        let mut r = ByteReader::new(b"a\0\0b\0\0x");
+        assert_eq!(r.read_terminated(None, wide).unwrap(), (&b"a\0\0b"[..], &b"\0\0"[..]));
+        let mut w = ByteWriter::new();
+        w.write_terminated(b"a\0\0b", None, None, wide).unwrap();
+        assert_eq!(w.into_bytes(), b"a\0\0b\0\0");
+        let mut w = ByteWriter::new();
+        assert!(w.write_terminated(b"a\0b", None, None, t).is_err());
+        assert!(w.write_terminated(b"abcdef", None, Some(5), padded).is_err());
     }
 
     #[test]

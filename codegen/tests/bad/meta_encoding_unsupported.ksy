@@ -1,6 +1,6 @@
 meta:
   id: encoding_unsupported
-  encoding: UTF-16LE
+  encoding: EBCDIC
 seq:
   - id: a
     type: u1

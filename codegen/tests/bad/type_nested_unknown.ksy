@@ -1,13 +1,15 @@
 meta:
-  id: nested_types
+  id: type_nested_unknown
 seq:
   - id: a
     type: outer
+  - id: b
+    type: inner
 types:
   outer:
     seq:
       - id: x
-        type: u1
+        type: inner
     types:
       inner:
         seq:

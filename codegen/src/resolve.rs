@@ -1,0 +1,186 @@
+//! Resolves names after loading: gives nested types and enums unique names, and rewrites
+//! every type and enum reference (field `type`, switch cases, `enum`, `enum::value` in
+//! expressions) to the unique name of what it means under Kaitai Struct's scoping rules.
+//!
+//! Scoping: a name used inside type `T` is looked up among the types (or enums) nested in
+//! `T`, then in `T`'s enclosing type, and so on out to the top level (the root type's
+//! `types` and `enums`). A path `a::b` looks up `a` that way, then `b` inside `a`. The root
+//! type can be named by its `meta.id`. A name that resolves to nothing is left as written;
+//! the checks report it.
+
+use crate::expr::Expr;
+use crate::ir::*;
+use crate::names::camel;
+use std::collections::{HashMap, HashSet};
+
+/// Gives nested definitions unique names and resolves every reference in `s`.
+pub(crate) fn resolve(s: &mut Schema) {
+    let mut used: HashSet<String> = HashSet::new();
+    for t in &s.types {
+        if t.scope.len() <= 1 {
+            used.insert(camel(&t.name));
+        }
+    }
+    for e in &s.enums {
+        if e.scope.is_empty() {
+            used.insert(camel(&e.name));
+        }
+    }
+    let unique = |base: String, used: &mut HashSet<String>| -> String {
+        let mut name = base.clone();
+        let mut n = 2;
+        while used.contains(&camel(&name)) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        used.insert(camel(&name));
+        name
+    };
+    for t in s.types.iter_mut().filter(|t| t.scope.len() > 1) {
+        t.name = unique(t.scope.join("_"), &mut used);
+    }
+    for e in s.enums.iter_mut().filter(|e| !e.scope.is_empty()) {
+        e.name = unique(format!("{}_{}", e.scope.join("_"), e.schema_name), &mut used);
+    }
+
+    let types: HashMap<Vec<String>, String> = s
+        .types
+        .iter()
+        .map(|t| (t.scope.clone(), t.name.clone()))
+        .collect();
+    let enums: HashMap<(Vec<String>, String), String> = s
+        .enums
+        .iter()
+        .map(|e| ((e.scope.clone(), e.schema_name.clone()), e.name.clone()))
+        .collect();
+    let root_id = s.id.clone();
+    let find_type = |scope: &[String], written: &str| -> Option<String> {
+        let path: Vec<String> = written.split("::").map(str::to_owned).collect();
+        for k in (0..=scope.len()).rev() {
+            let mut cand = scope[..k].to_vec();
+            cand.extend(path.iter().cloned());
+            if let Some(n) = types.get(&cand) {
+                return Some(n.clone());
+            }
+        }
+        (path.len() == 1 && path[0] == root_id).then(|| root_id.clone())
+    };
+    let find_enum = |scope: &[String], written: &str| -> Option<String> {
+        let mut path: Vec<String> = written.split("::").map(str::to_owned).collect();
+        let name = path.pop()?;
+        for k in (0..=scope.len()).rev() {
+            let mut cand = scope[..k].to_vec();
+            cand.extend(path.iter().cloned());
+            if let Some(n) = enums.get(&(cand, name.clone())) {
+                return Some(n.clone());
+            }
+        }
+        None
+    };
+
+    for t in &mut s.types {
+        let scope = t.scope.clone();
+        let ty = |n: &mut String| {
+            if let Some(r) = find_type(&scope, n) {
+                *n = r;
+            }
+        };
+        let en = |n: &mut String| {
+            if let Some(r) = find_enum(&scope, n) {
+                *n = r;
+            }
+        };
+        for f in &mut t.fields {
+            match &mut f.kind {
+                FieldKind::User { name, .. } => ty(name),
+                FieldKind::Switch { cases, default, .. } => {
+                    for (_, n) in cases.iter_mut() {
+                        ty(n);
+                    }
+                    if let Some(d) = default {
+                        ty(d);
+                    }
+                }
+                FieldKind::Int {
+                    enum_name: Some(e), ..
+                } => en(e),
+                _ => {}
+            }
+            for_each_expr(f, &mut |e| rewrite_enum_refs(e, &en));
+        }
+        for i in &mut t.instances {
+            if let Some(e) = &mut i.enum_name {
+                en(e);
+            }
+            rewrite_enum_refs(&mut i.value.expr, &en);
+            if let Some(c) = &mut i.cond {
+                rewrite_enum_refs(&mut c.expr, &en);
+            }
+        }
+    }
+}
+
+/// Calls `f` on every expression of a field.
+fn for_each_expr(field: &mut Field, f: &mut dyn FnMut(&mut Expr)) {
+    if let Some(c) = &mut field.cond {
+        f(&mut c.expr);
+    }
+    match &mut field.repeat {
+        Repeat::Expr(e) | Repeat::Until(e) => f(&mut e.expr),
+        Repeat::None | Repeat::Eos => {}
+    }
+    match &mut field.valid {
+        Some(Valid::Eq(e)) | Some(Valid::Expr(e)) => f(&mut e.expr),
+        Some(Valid::Range(a, b)) => {
+            for x in [a, b].into_iter().flatten() {
+                f(&mut x.expr);
+            }
+        }
+        Some(Valid::AnyOf(v)) => {
+            for x in v {
+                f(&mut x.expr);
+            }
+        }
+        None => {}
+    }
+    match &mut field.kind {
+        FieldKind::Bytes(Size::Expr(e))
+        | FieldKind::Str {
+            size: Some(Size::Expr(e)),
+            ..
+        }
+        | FieldKind::User {
+            size: Some(Size::Expr(e)),
+            ..
+        } => f(&mut e.expr),
+        FieldKind::Switch { on, cases, .. } => {
+            f(&mut on.expr);
+            for (k, _) in cases {
+                f(&mut k.expr);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Rewrites the enum of every `enum::value` in `e` with `en` (iteratively: expressions are
+/// bounded in depth, but this needs no recursion limit at all).
+fn rewrite_enum_refs(e: &mut Expr, en: &dyn Fn(&mut String)) {
+    let mut todo = vec![e];
+    while let Some(e) = todo.pop() {
+        match e {
+            Expr::EnumRef(name, _) => en(name),
+            Expr::Unary(_, a) | Expr::Attr(a, _) => todo.push(a),
+            Expr::Binary(_, a, b) => {
+                todo.push(a);
+                todo.push(b);
+            }
+            Expr::Ternary(c, a, b) => {
+                todo.push(c);
+                todo.push(a);
+                todo.push(b);
+            }
+            Expr::Int(_) | Expr::Float(_) | Expr::Str(_) | Expr::Bool(_) | Expr::Name(_) => {}
+        }
+    }
+}

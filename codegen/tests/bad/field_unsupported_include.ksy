@@ -1,8 +1,0 @@
-meta:
-  id: field_include
-  encoding: ASCII
-seq:
-  - id: a
-    type: str
-    size: 4
-    include: true
