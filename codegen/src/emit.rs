@@ -470,7 +470,7 @@ impl<'s> Emitter<'s> {
             let size = match &g.kind {
                 // A terminated or padded field's size is checked, not derived, and so is a
                 // string's in a character set other than UTF-8 and ASCII.
-                _ if g.term.is_some() => None,
+                _ if g.term.is_some() || g.process.is_some() => None,
                 FieldKind::Str { encoding, .. } if !plain_encoding(encoding) => None,
                 FieldKind::Bytes(Size::Expr(e)) => Some(e),
                 FieldKind::Str {
@@ -968,6 +968,40 @@ impl<'s> Emitter<'s> {
             inlining: std::cell::RefCell::new(self.inlining.borrow().clone()),
         };
         me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)
+    }
+
+    /// The runtime `Processor` of a field's `process` (and the statements that compute its
+    /// key), with expressions in `scope`.
+    fn processor(&mut self, f: &Field, scope: &Scope) -> Option<(TokenStream, TokenStream)> {
+        let kp = format!("{}.process", f.key_path);
+        Some(match f.process.as_ref()? {
+            Process::Zlib => (quote!(), quote!(::statepack_runtime::io::Processor::Zlib)),
+            Process::Xor(ProcArg::Bytes(b)) => {
+                let lit = Literal::byte_string(b);
+                (quote!(), quote!(::statepack_runtime::io::Processor::Xor(#lit)))
+            }
+            Process::Xor(ProcArg::Expr(e)) => {
+                let (ts, ty) = self.expr(e, scope, &kp)?;
+                let setup = match ty {
+                    Ty::Int => quote!(let __key = [((#ts) & 0xff) as u8];),
+                    Ty::Bytes => quote!(let __key: &[u8] = AsRef::<[u8]>::as_ref(&#ts);),
+                    other => {
+                        self.err(e.pos, &kp, format!("the xor key `{}` is {}", e.src, ty_name(&other)), "give an integer (one byte) or a byte field");
+                        return None;
+                    }
+                };
+                (setup, quote!(::statepack_runtime::io::Processor::Xor(&__key[..])))
+            }
+            Process::Rol(e) | Process::Ror(e) => {
+                let n = self.expect_ty(e, scope, &kp, Ty::Int)?;
+                let v = if matches!(f.process, Some(Process::Rol(_))) {
+                    quote!(Rol)
+                } else {
+                    quote!(Ror)
+                };
+                (quote!(), quote!(::statepack_runtime::io::Processor::#v(#n)))
+            }
+        })
     }
 
     /// A value instance used in an expression: its own expression, in the same scope.
@@ -1526,17 +1560,21 @@ impl<'s> Emitter<'s> {
                 };
                 struct_fields.push(quote! { #doc #ser #float_json pub #id: #field_ty });
                 ctor.push(quote!(#id));
-                if f.term.is_some() {
-                    let tail = temp_for("tail", &f.id);
+                if let Some(prefix) = hidden_prefix(f) {
+                    let tail = temp_for(prefix, &f.id);
                     if matches!(f.repeat, Repeat::None) {
-                        let d = format!(" The bytes `{}` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.", f.id);
+                        let d = if prefix == "tail" {
+                            format!(" The bytes `{}` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.", f.id)
+                        } else {
+                            format!(" The stored (processed) bytes of `{}` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.", f.id)
+                        };
                         struct_fields.push(quote! {
                             #[doc = #d]
                             #[serde(default, skip_serializing_if = "Option::is_none")]
                             pub #tail: ::std::option::Option<::std::vec::Vec<u8>>
                         });
                     } else {
-                        let d = format!(" For each element of `{}`, the bytes it took beyond its value when read, written back as they were; an element without an entry gets the terminator and padding the schema gives.", f.id);
+                        let d = format!(" For each element of `{}`, the bytes kept from reading (beyond the value, or as stored before `process`), written back as they were; an element without an entry is written from its value.", f.id);
                         struct_fields.push(quote! {
                             #[doc = #d]
                             #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1686,14 +1724,14 @@ impl<'s> Emitter<'s> {
             } else {
                 quote! {{ let __l = #read_value; #rep_leave __l }}
             };
-            let tail_decl = match (f.term.is_some(), matches!(f.repeat, Repeat::None)) {
-                (false, _) => quote!(),
-                (true, true) => {
-                    let tail = temp_for("tail", &f.id);
+            let tail_decl = match (hidden_prefix(f), matches!(f.repeat, Repeat::None)) {
+                (None, _) => quote!(),
+                (Some(prefix), true) => {
+                    let tail = temp_for(prefix, &f.id);
                     quote!(let mut #tail: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;)
                 }
-                (true, false) => {
-                    let tail = temp_for("tail", &f.id);
+                (Some(prefix), false) => {
+                    let tail = temp_for(prefix, &f.id);
                     quote!(let mut #tail: ::std::vec::Vec<::std::vec::Vec<u8>> = ::std::vec::Vec::new();)
                 }
             };
@@ -1915,7 +1953,7 @@ impl<'s> Emitter<'s> {
         // each bit field falls.
         let len_body = if has_bits
             || t.fields.iter().any(|f| {
-                f.term.is_some()
+                hidden_prefix(f).is_some()
                     || matches!(f.kind, FieldKind::Str { encoding, .. } if !plain_encoding(encoding))
             }) {
             quote! {
@@ -2137,6 +2175,56 @@ impl<'s> Emitter<'s> {
                     }
                 }}
             }
+            FieldKind::Bytes(_) | FieldKind::User { .. } if f.process.is_some() => {
+                let size = match &f.kind {
+                    FieldKind::Bytes(s) => s.clone(),
+                    FieldKind::User { size: Some(s), .. } => s.clone(),
+                    _ => return None,
+                };
+                let take = match self.size_value(&size, scope, &kp)? {
+                    Some(n) => quote!(__r.take_sized(#n)),
+                    None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(__r.take_rest())),
+                };
+                let (setup, proc_) = self.processor(f, scope)?;
+                let stored = temp_for("stored", &f.id);
+                let keep = if matches!(f.repeat, Repeat::None) {
+                    quote!(#stored = ::std::option::Option::Some(__s.to_vec());)
+                } else {
+                    quote!(#stored.push(__s.to_vec());)
+                };
+                let value = match &f.kind {
+                    FieldKind::User { name, .. } => {
+                        let ti = type_ident(name);
+                        let finish = if !f.strict {
+                            quote!({ __v.__unread = __sub.take_rest().to_vec(); Ok(__v) })
+                        } else {
+                            quote!(__sub.finish().map(|_| __v))
+                        };
+                        let read = quote! {
+                            ::statepack_runtime::io::unprocess(#proc_, __s, __at).and_then(|__d| {
+                                let mut __sub = ::statepack_runtime::io::ByteReader::new(&__d);
+                                #[allow(unused_mut)]
+                                let mut __v = #ti::read_from(&mut __sub)?;
+                                #finish
+                            })
+                        };
+                        if f.boxed {
+                            quote!(#read.map(::std::boxed::Box::new))
+                        } else {
+                            read
+                        }
+                    }
+                    _ => quote!(::statepack_runtime::io::unprocess(#proc_, __s, __at)),
+                };
+                quote! {{
+                    let __at = __r.offset();
+                    #setup
+                    match #take {
+                        Ok(__s) => { #keep #value }
+                        Err(e) => Err(e),
+                    }
+                }}
+            }
             FieldKind::Bytes(size) => match self.size_value(size, scope, &kp)? {
                 Some(n) => quote!(__r.take_sized(#n).map(|b| b.to_vec())),
                 None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(
@@ -2333,6 +2421,36 @@ impl<'s> Emitter<'s> {
                 width,
                 offset_binary,
             } => crate::bits::bits_write(*width, *offset_binary),
+            FieldKind::Bytes(_) | FieldKind::User { .. } if f.process.is_some() => {
+                let size = match &f.kind {
+                    FieldKind::Bytes(s) => s.clone(),
+                    FieldKind::User { size: Some(s), .. } => s.clone(),
+                    _ => return None,
+                };
+                let (setup, proc_) = self.processor(f, scope)?;
+                let stored = temp_for("stored", &f.id);
+                let kept = if matches!(f.repeat, Repeat::None) {
+                    quote!(self.#stored.as_deref())
+                } else {
+                    quote!(self.#stored.get(__i).map(|__t| __t.as_slice()))
+                };
+                let check = self.size_check(f, &size, scope, &kp, quote!(__s.len()))?;
+                let value = match &f.kind {
+                    FieldKind::User { .. } => quote! {
+                        let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                        __v.write_to(&mut __sw)?;
+                        let __d = __sw.into_bytes();
+                    },
+                    _ => quote!(let __d: &[u8] = &__v[..];),
+                };
+                quote!({
+                    #setup
+                    #value
+                    let __s = ::statepack_runtime::io::reprocess(#proc_, &__d, #kept);
+                    #check
+                    __w.write_bytes(&__s);
+                })
+            }
             FieldKind::Bytes(_) | FieldKind::Str { .. } if f.term.is_some() => {
                 let (size, is_str) = match &f.kind {
                     FieldKind::Bytes(s) => (Some(s), false),
@@ -2723,6 +2841,18 @@ fn ty_name(t: &Ty) -> String {
         Ty::User(u) => format!("a `{u}`"),
         Ty::Switch => "a switch value".into(),
         Ty::Opt => "a conditional field".into(),
+    }
+}
+
+/// The prefix of a field's hidden member of kept bytes: `tail` (terminator and padding),
+/// `stored` (the bytes before `process`), or none.
+fn hidden_prefix(f: &Field) -> Option<&'static str> {
+    if f.term.is_some() {
+        Some("tail")
+    } else if f.process.is_some() {
+        Some("stored")
+    } else {
+        None
     }
 }
 

@@ -157,6 +157,30 @@ pub struct Field {
     /// Terminator and padding rules of a string or byte field, when it has any beyond a
     /// plain `strz` or a plain size.
     pub term: Option<TermSpec>,
+    /// `process`: how the stored bytes of a sized byte field or user type become its value.
+    pub process: Option<Process>,
+}
+
+/// A `process` transformation (Kaitai Struct's built-in processors).
+#[derive(Debug, Clone)]
+pub enum Process {
+    /// `zlib`.
+    Zlib,
+    /// `xor(key)`: an integer (one byte) or a byte array.
+    Xor(ProcArg),
+    /// `rol(n)`: rotate every byte left by `n` bits on read.
+    Rol(SrcExpr),
+    /// `ror(n)`: rotate every byte right by `n` bits on read.
+    Ror(SrcExpr),
+}
+
+/// The key of `xor`.
+#[derive(Debug, Clone)]
+pub enum ProcArg {
+    /// An expression: an integer (its low byte is the key) or a byte field.
+    Expr(SrcExpr),
+    /// A byte-array literal (`[0xec, 0xbb]`).
+    Bytes(Vec<u8>),
 }
 
 /// How many bytes a sized field takes.

@@ -55,6 +55,7 @@ pub const FIELD_KEYS: &[&str] = &[
     "consume",
     "eos-error",
     "pad-right",
+    "process",
 ];
 /// Extension keys allowed in a `seq` entry.
 pub const FIELD_SP_KEYS: &[&str] = &[
@@ -77,10 +78,6 @@ const NOT_YET: &[(&str, &str)] = &[
     (
         "imports",
         "imports are not supported yet; define the types in this schema",
-    ),
-    (
-        "process",
-        "`process` is not supported yet; decompress in the format module",
     ),
     (
         "pos",
@@ -973,6 +970,10 @@ impl<'a> Lower<'a> {
                 return None;
             }
         }
+        let process = match get("process") {
+            Some(v) => Some(self.process(v, &format!("{fp}.process"))?),
+            None => None,
+        };
         let kind = if let Some(c) = get("contents") {
             if get("type").is_some() {
                 self.err(
@@ -1187,11 +1188,28 @@ impl<'a> Lower<'a> {
             }
         }
         let (kind, varint) = self.bit_keys(m, fp, kind, &repeat)?;
+        if process.is_some() {
+            let ok = matches!(
+                (&kind, &repeat),
+                (FieldKind::Bytes(Size::Expr(_) | Size::Eos), _)
+                    | (FieldKind::User { size: Some(_), .. }, _)
+            ) && term.is_none();
+            if !ok {
+                self.err(
+                    get("process").map_or(node.pos, |v| v.pos),
+                    &format!("{fp}.process"),
+                    "`process` applies to raw bytes or a user type with a `size` (or `size-eos`), without a terminator",
+                    "give the field a `size`, or move `process` to the field that holds the bytes",
+                );
+                return None;
+            }
+        }
         let strict = match get("-sp-strict") {
             Some(v) => self.boolean(v, &format!("{fp}.-sp-strict"))?,
             None => self.strict,
         };
         Some(Field {
+            process,
             term,
             strict,
             boxed: matches!(boxed, Some((true, _))),
@@ -1208,6 +1226,55 @@ impl<'a> Lower<'a> {
             sum_of,
             varint,
         })
+    }
+
+    /// `process: zlib`, `xor(key)`, `rol(n)`, `ror(n)`.
+    fn process(&mut self, node: &Node, kp: &str) -> Option<Process> {
+        let text = self.scalar(node, kp)?.trim().to_owned();
+        if text == "zlib" {
+            return Some(Process::Zlib);
+        }
+        let parsed = text.split_once('(').and_then(|(name, rest)| {
+            rest.strip_suffix(')').map(|arg| (name.trim().to_owned(), arg.trim().to_owned()))
+        });
+        let Some((name, arg)) = parsed else {
+            self.err(node.pos, kp, format!("custom processor `{text}` is not supported"), "use zlib, xor(key), rol(n) or ror(n)");
+            return None;
+        };
+        let expr = |me: &mut Self| -> Option<SrcExpr> {
+            match expr::parse(&arg) {
+                Ok(e) => Some(SrcExpr { expr: e, src: arg.clone(), pos: node.pos }),
+                Err(e) => {
+                    me.err(node.pos, kp, format!("bad argument `{arg}`: {e}"), "give an integer expression or a field name");
+                    None
+                }
+            }
+        };
+        match name.as_str() {
+            "xor" => {
+                if let Some(list) = arg.strip_prefix('[').and_then(|a| a.strip_suffix(']')) {
+                    let mut key = Vec::new();
+                    for item in list.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+                        match expr::parse_int_literal(item) {
+                            Some(b) if (0..=255).contains(&b) => key.push(b as u8),
+                            _ => {
+                                self.err(node.pos, kp, format!("`{item}` in the xor key is not a byte"), "key bytes are 0..255");
+                                return None;
+                            }
+                        }
+                    }
+                    Some(Process::Xor(ProcArg::Bytes(key)))
+                } else {
+                    Some(Process::Xor(ProcArg::Expr(expr(self)?)))
+                }
+            }
+            "rol" => Some(Process::Rol(expr(self)?)),
+            "ror" => Some(Process::Ror(expr(self)?)),
+            _ => {
+                self.err(node.pos, kp, format!("custom processor `{name}` is not supported"), "use zlib, xor(key), rol(n) or ror(n)");
+                None
+            }
+        }
     }
 
     fn contents(&mut self, node: &Node, kp: &str) -> Option<Vec<u8>> {

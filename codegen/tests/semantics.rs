@@ -24,6 +24,9 @@ mod nested_scopes;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/terminators.rs"]
 mod terminators;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/processed.rs"]
+mod processed;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -271,4 +274,43 @@ fn terminators_padding_and_their_bytes_round_trip() {
     let mut w = v.clone();
     w.name = "a|b".into();
     assert!(w.encode().is_err());
+}
+
+#[test]
+fn process_zlib_xor_rol_read_and_write_back() {
+    // A zlib stream of "hello" made by another compressor setting (level 1): the writer must
+    // reuse these exact bytes, not recompress.
+    let z = {
+        use std::io::Write;
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(1));
+        e.write_all(b"hello").unwrap();
+        e.finish().unwrap()
+    };
+    let mut bytes = vec![z.len() as u8];
+    bytes.extend_from_slice(&z);
+    // key 0x0f; point x = 0x0102, y = 0x0304 xored with the key; rol(3) of [0x01, 0x80].
+    bytes.extend_from_slice(&[0x0f, 0x02 ^ 0x0f, 0x01 ^ 0x0f, 0x04 ^ 0x0f, 0x03 ^ 0x0f]);
+    bytes.extend_from_slice(&[0x01u8.rotate_right(3), 0x80u8.rotate_right(3)]);
+    let v = processed::Processed::decode(&bytes).unwrap();
+    assert_eq!(v.packed, b"hello");
+    assert_eq!((v.hidden.x, v.hidden.y), (0x0102, 0x0304));
+    assert_eq!(v.spun, [0x01, 0x80]);
+    assert_eq!(v.encode().unwrap(), bytes, "the stored bytes are reused while unchanged");
+    // A changed value is processed anew, and reads back.
+    let mut w = v.clone();
+    w.hidden.x = 7;
+    let out = w.encode().unwrap();
+    let back = processed::Processed::decode(&out).unwrap();
+    assert_eq!(back.hidden.x, 7);
+    assert_eq!(back.spun, [0x01, 0x80]);
+    // The size of a processed field is stored, not derived: a new text needs its new size.
+    let mut w = v.clone();
+    w.packed = b"other text".to_vec();
+    let e = w.encode().unwrap_err().to_string();
+    assert!(e.contains("packed"), "{e}");
+    w.__stored_packed = None;
+    let z2 = statepack_runtime::columns::deflate(b"other text", 6);
+    w.len_packed = z2.len() as u8;
+    let back = processed::Processed::decode(&w.encode().unwrap()).unwrap();
+    assert_eq!(back.packed, b"other text");
 }

@@ -1137,6 +1137,71 @@ impl Term {
     }
 }
 
+/// A `process` transformation of a field's stored bytes (Kaitai Struct's built-in
+/// processors). Reading applies it to the stored bytes to get the value; writing applies the
+/// inverse to the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Processor<'k> {
+    /// `zlib`: the stored bytes are one zlib stream (RFC 1950) of the value.
+    Zlib,
+    /// `xor(key)`: every byte XORed with the key, repeated (a one-byte key for an integer).
+    Xor(&'k [u8]),
+    /// `rol(n)`: every byte rotated left by `n` bits on read (right on write).
+    Rol(i128),
+    /// `ror(n)`: every byte rotated right by `n` bits on read (left on write).
+    Ror(i128),
+}
+
+/// The most a zlib stream may expand: deflate's best ratio is about 1032 to 1, so no real
+/// stream of `n` bytes decompresses to more than `1032 * n` (plus slack for tiny inputs).
+fn zlib_limit(n: usize) -> usize {
+    n.saturating_mul(1032).saturating_add(1024)
+}
+
+fn rotate_all(bytes: &[u8], left: i128) -> Vec<u8> {
+    let k = left.rem_euclid(8) as u32;
+    bytes.iter().map(|b| b.rotate_left(k)).collect()
+}
+
+fn xor_all(bytes: &[u8], key: &[u8]) -> Vec<u8> {
+    if key.is_empty() {
+        return bytes.to_vec();
+    }
+    bytes.iter().zip(key.iter().cycle()).map(|(b, k)| b ^ k).collect()
+}
+
+/// The value of a processed field from its stored bytes (read side).
+///
+/// Errors: `Semantic` naming the problem for a zlib stream that is invalid, does not end,
+/// has bytes after it or decompresses past the 1032:1 limit.
+pub fn unprocess(p: Processor<'_>, stored: &[u8], at: u64) -> Result<Vec<u8>, DecodeError> {
+    Ok(match p {
+        Processor::Zlib => crate::columns::inflate(stored, zlib_limit(stored.len()))
+            .map_err(|e| DecodeError::new(at, DecodeErrorKind::Semantic(format!("process zlib: {e}"))))?,
+        Processor::Xor(key) => xor_all(stored, key),
+        Processor::Rol(n) => rotate_all(stored, n),
+        Processor::Ror(n) => rotate_all(stored, n.wrapping_neg()),
+    })
+}
+
+/// The stored bytes of a processed field (write side): the bytes read (`kept`) when they
+/// still give `value`, so that decode then encode is byte-identical (another zlib would
+/// compress differently); otherwise `value` processed anew (zlib at level 6).
+pub fn reprocess<'v>(p: Processor<'_>, value: &[u8], kept: Option<&'v [u8]>) -> std::borrow::Cow<'v, [u8]> {
+    use std::borrow::Cow;
+    if let Some(k) = kept {
+        if unprocess(p, k, 0).is_ok_and(|v| v == value) {
+            return Cow::Borrowed(k);
+        }
+    }
+    Cow::Owned(match p {
+        Processor::Zlib => crate::columns::deflate(value, 6),
+        Processor::Xor(key) => xor_all(value, key),
+        Processor::Rol(n) => rotate_all(value, n.wrapping_neg()),
+        Processor::Ror(n) => rotate_all(value, n),
+    })
+}
+
 /// The upper half (0x80..=0xff) of code page 437, the original IBM PC character set.
 const IBM437_HIGH: [char; 128] = [
     'Ç', 'ü', 'é', 'â', 'ä', 'à', 'å', 'ç', 'ê', 'ë', 'è', 'ï', 'î', 'ì', 'Ä', 'Å', //
@@ -1485,6 +1550,22 @@ mod tests {
         assert_eq!(mod_floor(-52947, 13), -52947 - (-4073 * 13));
         assert_eq!(div_floor(i128::MIN, -1), i128::MIN);
         assert_eq!(mod_floor(i128::MIN, -1), 0);
+    }
+
+    #[test]
+    fn processors_invert_and_keep_stored_bytes() {
+        let v = b"hello hello hello".to_vec();
+        for p in [Processor::Zlib, Processor::Xor(&[0x15]), Processor::Xor(&[1, 2, 3]), Processor::Rol(3), Processor::Ror(11)] {
+            let stored = reprocess(p, &v, None).into_owned();
+            assert_eq!(unprocess(p, &stored, 0).unwrap(), v, "{p:?}");
+            assert!(matches!(reprocess(p, &v, Some(&stored)), std::borrow::Cow::Borrowed(_)));
+        }
+        assert_eq!(unprocess(Processor::Rol(1), &[0x81], 0).unwrap(), [0x03]);
+        assert_eq!(unprocess(Processor::Ror(1), &[0x03], 0).unwrap(), [0x81]);
+        assert!(unprocess(Processor::Zlib, b"not zlib", 0).is_err());
+        // Stored bytes that no longer give the value are not reused.
+        let stored = reprocess(Processor::Zlib, b"abc", None).into_owned();
+        assert!(matches!(reprocess(Processor::Zlib, b"abd", Some(&stored)), std::borrow::Cow::Owned(_)));
     }
 
     #[test]

@@ -63,6 +63,7 @@ impl Terminators {
                                 consume: true,
                                 eos_error: true,
                                 pad_right: ::std::option::Option::None,
+                                width: 1u8,
                             },
                         )
                     {
@@ -93,6 +94,7 @@ impl Terminators {
                                 consume: true,
                                 eos_error: true,
                                 pad_right: ::std::option::Option::Some(32u8),
+                                width: 1u8,
                             },
                         )
                     {
@@ -123,6 +125,7 @@ impl Terminators {
                                 consume: true,
                                 eos_error: true,
                                 pad_right: ::std::option::Option::None,
+                                width: 1u8,
                             },
                         )
                     {
@@ -185,6 +188,7 @@ impl Terminators {
                                 consume: true,
                                 eos_error: true,
                                 pad_right: ::std::option::Option::None,
+                                width: 1u8,
                             },
                         )
                     {
@@ -215,6 +219,7 @@ impl Terminators {
                                 consume: true,
                                 eos_error: false,
                                 pad_right: ::std::option::Option::None,
+                                width: 1u8,
                             },
                         )
                     {
@@ -278,6 +283,7 @@ impl Terminators {
                             consume: true,
                             eos_error: true,
                             pad_right: ::std::option::Option::None,
+                            width: 1u8,
                         },
                     )?;
                 };
@@ -300,6 +306,7 @@ impl Terminators {
                             consume: true,
                             eos_error: true,
                             pad_right: ::std::option::Option::Some(32u8),
+                            width: 1u8,
                         },
                     )?;
                 };
@@ -324,6 +331,7 @@ impl Terminators {
                             consume: true,
                             eos_error: true,
                             pad_right: ::std::option::Option::None,
+                            width: 1u8,
                         },
                     )?;
                 };
@@ -380,6 +388,7 @@ impl Terminators {
                             consume: true,
                             eos_error: true,
                             pad_right: ::std::option::Option::None,
+                            width: 1u8,
                         },
                     )?;
                 };
@@ -402,6 +411,7 @@ impl Terminators {
                             consume: true,
                             eos_error: false,
                             pad_right: ::std::option::Option::None,
+                            width: 1u8,
                         },
                     )?;
                 };
