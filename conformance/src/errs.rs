@@ -63,14 +63,14 @@ pub const ABOUT: &[(&str, &[&str])] = &[
     ("can't use comparison operator", &["enum", "compar", "order"]),
     ("can't compare", &["compar", "type", "is needed here", "not an integer"]),
     ("invalid key found in value instance", &["key", "value instance", "instance"]),
-    ("unknown key found", &["key"]),
+    ("unknown key found", &["key", "without `repeat`"]),
     (" id: '", &["name", "identifier", "snake", "[a-z]", "lower", "not a valid"]),
     ("expected an integer from 0 to 255", &["255", "byte"]),
-    ("duplicate", &["duplicate", "twice", "already"]),
+    ("duplicate", &["duplicate", "twice", "already", "has the name of"]),
     ("`repeat: expr` requires", &["repeat-expr"]),
     ("`repeat: until` requires", &["repeat-until"]),
     ("endianness", &["endian", "byte order"]),
-    ("unable to find enum", &["enum"]),
+    ("unable to find enum", &["enum", "is not a value of"]),
     ("unable to find type", &["type"]),
     ("unable to derive sizeof", &["sizeof", "size"]),
     ("unable to apply unary operator", &["not", "operator", "boolean", "bool"]),
@@ -85,7 +85,7 @@ pub const ABOUT: &[(&str, &[&str])] = &[
     ("mapping values are not allowed", &["yaml"]),
     ("found duplicate key", &["duplicate"]),
     ("expected eos / expr / until", &["repeat"]),
-    ("expected", &["mapping", "list", "scalar", "string", "null", "a map", "an array"]),
+    ("expected", &["mapping", "list", "scalar", "string", "null", "a map", "an array", "empty"]),
 ];
 
 /// Checks that one of `ours` (our diagnostics' messages) is about the problem Kaitai names
