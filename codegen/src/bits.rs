@@ -58,6 +58,7 @@ impl Lower<'_> {
                 FieldKind::Bits {
                     width,
                     offset_binary,
+                    ..
                 } if *width >= 2 => *offset_binary = on,
                 FieldKind::Bits { .. } => {
                     self.err(
@@ -101,7 +102,9 @@ impl Lower<'_> {
                     ..
                 } | FieldKind::Bits {
                     width: 8,
-                    offset_binary: false
+                    offset_binary: false,
+                    enum_name: None,
+                    ..
                 }
             );
             let stop_ok = matches!(repeat, Repeat::Until(u) if is_leb128_stop(&u.expr));
@@ -156,27 +159,29 @@ pub(crate) fn bits_rust_ty(width: u8, offset_binary: bool) -> TokenStream {
 }
 
 /// Reads one element of a bit field (an expression giving `Result<T, DecodeError>`).
-pub(crate) fn bits_read(width: u8, offset_binary: bool) -> TokenStream {
+pub(crate) fn bits_read(width: u8, offset_binary: bool, le: bool) -> TokenStream {
     let w = u32::from(width);
     let ty = bits_rust_ty(width, offset_binary);
+    let m = if le { quote!(read_bits_le) } else { quote!(read_bits_be) };
     match (width, offset_binary) {
-        (1, false) => quote!(__r.read_bits_be(1).map(|__b| __b != 0)),
-        (_, false) => quote!(__r.read_bits_be(#w).map(|__b| __b as #ty)),
+        (1, false) => quote!(__r.#m(1).map(|__b| __b != 0)),
+        (_, false) => quote!(__r.#m(#w).map(|__b| __b as #ty)),
         (_, true) => {
-            quote!(__r.read_bits_be(#w).map(|__b| ::statepack_runtime::bits::from_offset_binary(__b, #w) as #ty))
+            quote!(__r.#m(#w).map(|__b| ::statepack_runtime::bits::from_offset_binary(__b, #w) as #ty))
         }
     }
 }
 
 /// Writes one element `__v: &T` of a bit field (a statement-like expression with `?`).
-pub(crate) fn bits_write(width: u8, offset_binary: bool) -> TokenStream {
+pub(crate) fn bits_write(width: u8, offset_binary: bool, le: bool) -> TokenStream {
     let w = u32::from(width);
+    let m = if le { quote!(write_bits_le) } else { quote!(write_bits_be) };
     match (width, offset_binary) {
-        (1, false) => quote!(__w.write_bits_be(u64::from(*__v), 1)?),
-        (_, false) => quote!(__w.write_bits_be(*__v as u64, #w)?),
+        (1, false) => quote!(__w.#m(u64::from(*__v), 1)?),
+        (_, false) => quote!(__w.#m(*__v as u64, #w)?),
         (_, true) => quote! {{
             let __code = ::statepack_runtime::bits::to_offset_binary(*__v as i64, #w).map_err(|_| ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::OutOfRange { value: __v.to_string(), ty: "this offset-binary bit field" }))?;
-            __w.write_bits_be(__code, #w)?
+            __w.#m(__code, #w)?
         }},
     }
 }

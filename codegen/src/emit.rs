@@ -95,6 +95,9 @@ impl<'s> Emitter<'s> {
                 match &f.kind {
                     FieldKind::Int {
                         enum_name: Some(e), ..
+                    }
+                    | FieldKind::Bits {
+                        enum_name: Some(e), ..
                     } => {
                         open_enums.insert(e.clone());
                     }
@@ -181,6 +184,26 @@ impl<'s> Emitter<'s> {
                         names.extend(cases.iter().map(|(_, n)| n.clone()));
                         names.extend(default.clone());
                     }
+                    FieldKind::Bits {
+                        enum_name: Some(e),
+                        width,
+                        ..
+                    } => match self.s.enum_def(e) {
+                        None => self.err(
+                            f.pos_of("enum"),
+                            &format!("{}.enum", f.key_path),
+                            format!("unknown enum `{e}`"),
+                            hint_names("enums", self.s.enums.iter().map(|e| e.name.as_str())),
+                        ),
+                        Some(def) => {
+                            let hi = if *width >= 64 { i128::from(u64::MAX) } else { (1i128 << width) - 1 };
+                            for v in &def.values {
+                                if v.value < 0 || v.value > hi {
+                                    self.err(f.pos_of("enum"), &format!("{}.enum", f.key_path), format!("enum value {} = {} does not fit the field's {width} bits", v.name, v.value), "use a wider bit field, or change the enum");
+                                }
+                            }
+                        }
+                    },
                     FieldKind::Int {
                         enum_name: Some(e),
                         bytes,
@@ -575,8 +598,12 @@ impl<'s> Emitter<'s> {
         }
         let base = match &f.kind {
             FieldKind::Bits {
+                enum_name: Some(e), ..
+            } => Ty::Enum(e.clone()),
+            FieldKind::Bits {
                 width: 1,
                 offset_binary: false,
+                ..
             } => Ty::Bool,
             FieldKind::Bits { .. } => Ty::Int,
             FieldKind::Int {
@@ -1384,8 +1411,15 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::Int { bytes, signed, .. } => int_ty(*bytes, *signed),
             FieldKind::Bits {
+                enum_name: Some(e), ..
+            } => {
+                let i = type_ident(e);
+                quote!(#i)
+            }
+            FieldKind::Bits {
                 width,
                 offset_binary,
+                ..
             } => crate::bits::bits_rust_ty(*width, *offset_binary),
             FieldKind::Float { bytes: 4, .. } => quote!(f32),
             FieldKind::Float { .. } => quote!(f64),
@@ -1611,6 +1645,9 @@ impl<'s> Emitter<'s> {
                 FieldKind::Int {
                     enum_name: Some(_),
                     ..
+                } | FieldKind::Bits {
+                    enum_name: Some(_),
+                    ..
                 }
             ) {
                 // Enum values are traced by their schema name and stored integer.
@@ -1618,6 +1655,7 @@ impl<'s> Emitter<'s> {
             } else if let FieldKind::Bits {
                 width,
                 offset_binary,
+                ..
             } = &f.kind
             {
                 crate::bits::bits_leave(*width, *offset_binary)
@@ -2140,8 +2178,31 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::Bits {
                 width,
+                le,
+                enum_name: Some(e),
+                ..
+            } => {
+                let ei = type_ident(e);
+                let m = if *le { quote!(read_bits_le) } else { quote!(read_bits_be) };
+                let w = u32::from(*width);
+                if self.open_enums.contains(e) && !f.strict {
+                    quote!(__r.#m(#w).map(|__raw| #ei::from_i_open(__raw as i128)))
+                } else {
+                    quote! {{
+                        let __at = __r.offset();
+                        match __r.#m(#w) {
+                            Ok(__raw) => #ei::from_i(__raw as i128).ok_or_else(|| ::statepack_runtime::io::DecodeError::new(__at, ::statepack_runtime::io::DecodeErrorKind::UnknownEnum { enum_name: #e, value: __raw as i128 })),
+                            Err(e) => Err(e),
+                        }
+                    }}
+                }
+            }
+            FieldKind::Bits {
+                width,
                 offset_binary,
-            } => crate::bits::bits_read(*width, *offset_binary),
+                le,
+                ..
+            } => crate::bits::bits_read(*width, *offset_binary, *le),
             FieldKind::Bytes(_) | FieldKind::Str { .. } if f.term.is_some() => {
                 let (size, str_enc) = match &f.kind {
                     FieldKind::Bytes(s) => (Some(s), None),
@@ -2419,8 +2480,20 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::Bits {
                 width,
+                le,
+                enum_name: Some(_),
+                ..
+            } => {
+                let m = if *le { quote!(write_bits_le) } else { quote!(write_bits_be) };
+                let w = u32::from(*width);
+                quote!(__w.#m(::statepack_runtime::io::fit::<u64>(__v.to_i(), "this bit field")?, #w)?)
+            }
+            FieldKind::Bits {
+                width,
                 offset_binary,
-            } => crate::bits::bits_write(*width, *offset_binary),
+                le,
+                ..
+            } => crate::bits::bits_write(*width, *offset_binary, *le),
             FieldKind::Bytes(_) | FieldKind::User { .. } if f.process.is_some() => {
                 let size = match &f.kind {
                     FieldKind::Bytes(s) => s.clone(),

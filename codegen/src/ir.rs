@@ -227,13 +227,18 @@ pub enum FieldKind {
         /// `enum`, if any.
         enum_name: Option<String>,
     },
-    /// `b1`..`b64`: a bit field, most significant bit first (`bit-endian: be`).
+    /// `b1`..`b64`: a bit field, most significant bit first (`bit-endian: be`) or least
+    /// significant first (`le`).
     Bits {
         /// Width in bits (1..=64).
         width: u8,
         /// `-sp-offset-binary: true`: the stored code is `value + 2^(width-1)` and the field
         /// holds the signed value.
         offset_binary: bool,
+        /// `bit-endian: le`: least significant bit first.
+        le: bool,
+        /// `enum`, if any.
+        enum_name: Option<String>,
     },
     /// `f4`, `f8`.
     Float {

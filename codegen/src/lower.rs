@@ -26,7 +26,7 @@ pub const TOP_KEYS: &[&str] = &["meta", "doc", "doc-ref", "seq", "types", "enums
 /// Extension keys allowed at the top level of a schema.
 pub const TOP_SP_KEYS: &[&str] = &["-sp-column-sets"];
 /// Keys allowed in a type under `types`.
-pub const TYPE_KEYS: &[&str] = &["seq", "doc", "doc-ref", "instances", "types", "enums"];
+pub const TYPE_KEYS: &[&str] = &["meta", "seq", "doc", "doc-ref", "instances", "types", "enums"];
 /// Keys allowed in a value instance.
 pub const INSTANCE_KEYS: &[&str] = &["value", "if", "enum", "doc", "doc-ref"];
 /// Keys of positional instances (not supported yet).
@@ -96,6 +96,8 @@ pub(crate) struct Lower<'a> {
     default_endian: Option<Endian>,
     /// `meta.-sp-strict`: the default of every field's `-sp-strict`.
     strict: bool,
+    /// `bit-endian: le` in force (the schema's or the enclosing type's `meta`).
+    bit_le: bool,
 }
 
 fn is_ident(s: &str) -> bool {
@@ -135,6 +137,7 @@ impl<'a> Lower<'a> {
             default_encoding: None,
             default_endian: None,
             strict: false,
+            bit_le: false,
         }
     }
 
@@ -308,8 +311,8 @@ impl<'a> Lower<'a> {
                                     None => {}
                                 },
                                 "bit-endian" => match self.scalar(mv, &kp) {
-                                    Some("be") => {}
-                                    Some("le") => self.err(mv.pos, &kp, "bit-endian `le` (least significant bit first) is not supported", "write `bit-endian: be`: bit fields are read and written most significant bit first"),
+                                    Some("be") => self.bit_le = false,
+                                    Some("le") => self.bit_le = true,
                                     Some(o) => self.err(mv.pos, &kp, format!("bit-endian `{o}` is not `be` or `le`"), "write `bit-endian: be` (MSB-first)"),
                                     None => {}
                                 },
@@ -472,6 +475,37 @@ impl<'a> Lower<'a> {
         let Some(m) = self.map(node, &kp, "a type") else {
             return;
         };
+        // A type's own `meta` (`endian`, `encoding`, `bit-endian`) sets the defaults for its
+        // fields and the types nested in it.
+        let saved = (self.default_endian, self.default_encoding, self.bit_le);
+        if let Some((_, meta)) = m.iter().find(|(k, _)| k.text == "meta") {
+            let mp = format!("{kp}.meta");
+            if let Some(mm) = self.map(meta, &mp, "`meta`") {
+                for (mk, mv) in mm {
+                    let p = format!("{mp}.{}", mk.text);
+                    match mk.text.as_str() {
+                        "endian" => match self.scalar(mv, &p) {
+                            Some("le") => self.default_endian = Some(Endian::Le),
+                            Some("be") => self.default_endian = Some(Endian::Be),
+                            Some(o) => self.err(mv.pos, &p, format!("endian `{o}` is not `le` or `be`"), "write `endian: le` or `endian: be`"),
+                            None => {}
+                        },
+                        "encoding" => {
+                            if let Some(e) = self.scalar(mv, &p) {
+                                self.default_encoding = self.encoding(e, mv.pos, &p);
+                            }
+                        }
+                        "bit-endian" => match self.scalar(mv, &p) {
+                            Some("be") => self.bit_le = false,
+                            Some("le") => self.bit_le = true,
+                            Some(o) => self.err(mv.pos, &p, format!("bit-endian `{o}` is not `be` or `le`"), "write `bit-endian: be` (MSB-first)"),
+                            None => {}
+                        },
+                        _ => self.unknown_key(mk, &mp, &["endian", "encoding", "bit-endian"], &[]),
+                    }
+                }
+            }
+        }
         let mut doc = None;
         let mut fields = Vec::new();
         let mut instances = Vec::new();
@@ -481,7 +515,7 @@ impl<'a> Lower<'a> {
                 "seq" => fields = self.seq(v, &format!("{kp}.seq")),
                 "instances" => instances = self.instances(v, &format!("{kp}.instances")),
                 "doc" => doc = self.scalar(v, &format!("{kp}.doc")).map(str::to_owned),
-                "doc-ref" => {}
+                "doc-ref" | "meta" => {}
                 "types" => {
                     let np = format!("{kp}.types");
                     if let Some(nm) = self.map(v, &np, "`types`") {
@@ -504,6 +538,7 @@ impl<'a> Lower<'a> {
                 _ => self.unknown_key(k, &kp, TYPE_KEYS, &[]),
             }
         }
+        (self.default_endian, self.default_encoding, self.bit_le) = saved;
         // The type goes before the types nested in it.
         types.insert(
             at,
@@ -1131,6 +1166,8 @@ impl<'a> Lower<'a> {
                                 Some(w) => FieldKind::Bits {
                                     width: w,
                                     offset_binary: false,
+                                    le: self.bit_le,
+                                    enum_name: enum_name.clone(),
                                 },
                                 None => {
                                     self.err(tnode.pos, &tp, format!("`{t}` is not a bit type of 1 to 64 bits"), "bit types are b1 .. b64 (the `be` bit order of `meta.bit-endian`)");
@@ -1148,7 +1185,9 @@ impl<'a> Lower<'a> {
         };
         // These point at the offending key's value, not at the start of the entry.
         let at = |key: &str| get(key).map_or(node.pos, |v| v.pos);
-        if enum_name.is_some() && !matches!(kind, FieldKind::Int { .. } | FieldKind::Float { .. }) {
+        if enum_name.is_some()
+            && !matches!(kind, FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Bits { .. })
+        {
             self.err(
                 at("enum"),
                 &format!("{fp}.enum"),

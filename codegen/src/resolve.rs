@@ -103,6 +103,9 @@ pub(crate) fn resolve(s: &mut Schema) {
                 }
                 FieldKind::Int {
                     enum_name: Some(e), ..
+                }
+                | FieldKind::Bits {
+                    enum_name: Some(e), ..
                 } => en(e),
                 _ => {}
             }

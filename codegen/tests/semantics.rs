@@ -27,6 +27,9 @@ mod terminators;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/processed.rs"]
 mod processed;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/bits_le_enum.rs"]
+mod bits_le_enum;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -313,4 +316,25 @@ fn process_zlib_xor_rol_read_and_write_back() {
     w.len_packed = z2.len() as u8;
     let back = processed::Processed::decode(&w.encode().unwrap()).unwrap();
     assert_eq!(back.packed, b"other text");
+}
+
+#[test]
+fn little_endian_bits_and_enums_on_bit_fields() {
+    // mode = 5 (run) in the low 3 bits, level = 0b10101 above it; then a byte; then a type
+    // whose own meta switches back to big-endian bits: hi = 0xa, lo = 0x3.
+    let bytes = [0b10101_101, 0x42, 0xa3];
+    let v = bits_le_enum::BitsLeEnum::decode(&bytes).unwrap();
+    assert_eq!(v.mode, bits_le_enum::Mode::Run);
+    assert_eq!(v.level, 0b10101);
+    assert_eq!(v.after, 0x42);
+    assert_eq!((v.inner.hi, v.inner.lo), (0xa, 0x3));
+    assert_eq!(v.encode().unwrap(), bytes);
+    // An unlisted value in a bit-field enum is kept (Kaitai's open enums).
+    let v = bits_le_enum::BitsLeEnum::decode(&[0b00000_111, 0, 0]).unwrap();
+    assert_eq!(v.mode, bits_le_enum::Mode::Unlisted(7));
+    assert_eq!(v.encode().unwrap(), [0b00000_111, 0, 0]);
+    // ... and one that does not fit the bits is refused on write.
+    let mut w = v.clone();
+    w.mode = bits_le_enum::Mode::Unlisted(8);
+    assert!(w.encode().is_err());
 }

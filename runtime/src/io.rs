@@ -677,6 +677,36 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         }
     }
 
+    /// Reads a `width`-bit (1..=64) unsigned bit field least significant bit first (KS `bN`
+    /// with `bit-endian: le`): bits come from each byte's lowest bit up, and later bytes
+    /// hold the higher bits. Errors: `UnexpectedEof`, before anything is consumed.
+    pub fn read_bits_le(&mut self, width: u32) -> Result<u64, DecodeError> {
+        let avail = (self.end - self.pos) as u64 * 8 + u64::from(self.nbits);
+        if !(1..=64).contains(&width) || u64::from(width) > avail {
+            let need_bits = u64::from(width).saturating_sub(u64::from(self.nbits));
+            return Err(self.eof(need_bits.div_ceil(8) as usize));
+        }
+        let mut take = |w: u32| -> u64 {
+            let mut acc = u64::from(self.bits);
+            let mut n = u32::from(self.nbits);
+            while n < w {
+                acc |= u64::from(self.buf[self.pos]) << n;
+                self.pos += 1;
+                n += 8;
+            }
+            let v = if w == 64 { acc } else { acc & ((1u64 << w) - 1) };
+            self.bits = (acc >> w) as u8;
+            self.nbits = (n - w) as u8;
+            v
+        };
+        if width <= 32 {
+            Ok(take(width))
+        } else {
+            let lo = take(32);
+            Ok(lo | (take(width - 32) << 32))
+        }
+    }
+
     /// Takes `width` (1..=32) bits that are known to be there: the pending bits (at most 7)
     /// and whole bytes go through a u64 accumulator of at most 39 bits.
     #[inline(always)]
@@ -1291,6 +1321,9 @@ pub struct ByteWriter {
     /// Pending bits of an unfinished byte (the low `nbits` bits).
     bits: u8,
     nbits: u8,
+    /// The pending bits were written least significant first (`bit-endian: le`): they are
+    /// the low bits of the byte, not the high ones.
+    bits_le: bool,
 }
 
 impl ByteWriter {
@@ -1305,6 +1338,7 @@ impl ByteWriter {
             buf: Vec::with_capacity(n),
             bits: 0,
             nbits: 0,
+            bits_le: false,
         }
     }
 
@@ -1314,6 +1348,7 @@ impl ByteWriter {
             buf,
             bits: 0,
             nbits: 0,
+            bits_le: false,
         }
     }
 
@@ -1360,9 +1395,45 @@ impl ByteWriter {
         self.nbits = n as u8;
     }
 
+    /// Appends the low `width` bits (1..=64) of `value`, least significant first (KS `bN`
+    /// with `bit-endian: le`): they fill each byte from its lowest bit up. Errors:
+    /// `OutOfRange` when `value` does not fit in `width` bits.
+    pub fn write_bits_le(&mut self, value: u64, width: u32) -> Result<(), EncodeError> {
+        if !(1..=64).contains(&width) || (width < 64 && value >> width != 0) {
+            return Err(bit_field_out_of_range(value));
+        }
+        if self.nbits == 0 {
+            self.bits_le = true;
+        }
+        let mut put = |v: u64, w: u32| {
+            let mut acc = u64::from(self.bits) | (v << self.nbits);
+            let mut n = u32::from(self.nbits) + w;
+            while n >= 8 {
+                self.buf.push(acc as u8);
+                acc >>= 8;
+                n -= 8;
+            }
+            self.bits = acc as u8;
+            self.nbits = n as u8;
+        };
+        if width <= 32 {
+            put(value, width);
+        } else {
+            put(value & 0xffff_ffff, 32);
+            put(value >> 32, width - 32);
+        }
+        Ok(())
+    }
+
     /// Pads an unfinished byte with zero bits (KS alignment before a byte-aligned field).
     #[inline]
     pub fn align_to_byte(&mut self) {
+        if self.nbits > 0 && self.bits_le {
+            self.buf.push(self.bits);
+            self.bits = 0;
+            self.nbits = 0;
+            self.bits_le = false;
+        }
         if self.nbits > 0 {
             self.buf.push(self.bits << (8 - self.nbits));
             self.bits = 0;
@@ -1550,6 +1621,29 @@ mod tests {
         assert_eq!(mod_floor(-52947, 13), -52947 - (-4073 * 13));
         assert_eq!(div_floor(i128::MIN, -1), i128::MIN);
         assert_eq!(mod_floor(i128::MIN, -1), 0);
+    }
+
+    #[test]
+    fn le_bit_fields_fill_bytes_from_the_low_bit() {
+        // b3 = 5, b7 = 0x55, b6 = 0x2a, little-endian bit order: 16 bits over two bytes.
+        let mut w = ByteWriter::new();
+        w.write_bits_le(5, 3).unwrap();
+        w.write_bits_le(0x55, 7).unwrap();
+        w.write_bits_le(0x2a, 6).unwrap();
+        let bytes = w.into_bytes();
+        assert_eq!(bytes, [0xad, 0xaa]);
+        let mut r = ByteReader::new(&bytes);
+        assert_eq!(r.read_bits_le(3).unwrap(), 5);
+        assert_eq!(r.read_bits_le(7).unwrap(), 0x55);
+        assert_eq!(r.read_bits_le(6).unwrap(), 0x2a);
+        // A partial byte is padded with zero high bits.
+        let mut w = ByteWriter::new();
+        w.write_bits_le(1, 1).unwrap();
+        w.align_to_byte();
+        w.write_u8(7);
+        assert_eq!(w.into_bytes(), [0x01, 0x07]);
+        let mut r = ByteReader::new(&[0x0f; 8]);
+        assert_eq!(r.read_bits_le(64).unwrap(), 0x0f0f_0f0f_0f0f_0f0f);
     }
 
     #[test]
