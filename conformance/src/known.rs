@@ -10,6 +10,11 @@ use std::collections::BTreeMap;
 /// How the runner's reason for a schema the generator refused starts.
 pub const REFUSED_PREFIX: &str = "refused by the generator: ";
 
+/// How the runner's reasons start whose text is the generator's own verdict (a kst schema
+/// refused; a valid `formats_err` schema refused; an erroneous one accepted). A list update
+/// always takes the current text of these.
+pub const GENERATOR_VERDICTS: &[&str] = &[REFUSED_PREFIX, "valid for Kaitai, refused: ", "accepted; Kaitai refuses it: "];
+
 /// Parsed list: name -> reason.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct KnownFailures {
@@ -46,13 +51,14 @@ impl KnownFailures {
 
     /// The entries of a fresh list for this run's `failures` (name, runner's reason): tests
     /// that pass now are dropped, new failures get the runner's reason, and a test still
-    /// failing keeps its listed (possibly hand-written) reason, except that a refusal by the
-    /// generator always takes the generator's current message.
+    /// failing keeps its listed (possibly hand-written) reason, except that a verdict of the
+    /// generator ([`GENERATOR_VERDICTS`]) always takes the generator's current message.
     pub fn updated(&self, failures: &[(String, String)]) -> Vec<(String, String)> {
         failures
             .iter()
             .map(|(name, now)| {
-                let keep = self.entries.get(name).filter(|_| !now.starts_with(REFUSED_PREFIX));
+                let verdict = GENERATOR_VERDICTS.iter().any(|p| now.starts_with(p));
+                let keep = self.entries.get(name).filter(|_| !verdict);
                 (name.clone(), keep.cloned().unwrap_or_else(|| now.clone()))
             })
             .collect()

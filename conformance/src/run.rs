@@ -213,7 +213,9 @@ pub fn run_err_schema(path: &Path) -> ErrResult {
         (Header::Warning(_) | Header::None, Ok(_)) => (Status::Pass, None),
         (Header::Warning(_) | Header::None, Err(diags)) => {
             let first = diags.first().map(|d| d.to_string()).unwrap_or_default();
-            (Status::Fail(format!("valid for Kaitai, refused: {}", first.lines().next().unwrap_or(""))), None)
+            let line = first.lines().next().unwrap_or("");
+            let line = line.strip_prefix(&format!("{name}:")).unwrap_or(line);
+            (Status::Fail(format!("valid for Kaitai, refused: {line}")), None)
         }
         (Header::Unclear(h), _) => (Status::Pass, Some(format!("header names no error (`# {h}`): not checked"))),
     };
