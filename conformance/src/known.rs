@@ -89,18 +89,20 @@ mod tests {
         let text = KnownFailures::render("# h\n", &[("b".into(), "two\nlines".into()), ("a".into(), "r: x".into())]);
         assert_eq!(text, "# h\na: r: x\nb: two lines\n");
         assert_eq!(KnownFailures::parse(&text).unwrap().entries["a"], "r: x");
-        let k = KnownFailures::parse("a: hand-written why\nb: refused by the generator: old\ngone: fixed now\n").unwrap();
+        let k = KnownFailures::parse("a: hand-written why\nb: refused by the generator: old\ne: valid for Kaitai, refused: old\ngone: fixed now\n").unwrap();
         let fresh = k.updated(&[
             ("a".into(), "runner's text".into()),
             ("b".into(), "refused by the generator: new".into()),
             ("c".into(), "new failure".into()),
+            ("e".into(), "valid for Kaitai, refused: new".into()),
         ]);
         assert_eq!(
             fresh,
             [
                 ("a".to_owned(), "hand-written why".to_owned()),
                 ("b".to_owned(), "refused by the generator: new".to_owned()),
-                ("c".to_owned(), "new failure".to_owned())
+                ("c".to_owned(), "new failure".to_owned()),
+                ("e".to_owned(), "valid for Kaitai, refused: new".to_owned())
             ]
         );
         assert!(KnownFailures::parse("lonely\n").unwrap_err().contains("line 1"));
