@@ -101,10 +101,7 @@ impl<'s> Emitter<'s> {
                     } => {
                         open_enums.insert(e.clone());
                     }
-                    FieldKind::User {
-                        name,
-                        size: Some(_),
-                    } => {
+                    FieldKind::User { name, size } if size.is_some() || f.term.is_some() => {
                         unread_types.insert(name.clone());
                     }
                     _ => {}
@@ -2203,6 +2200,43 @@ impl<'s> Emitter<'s> {
                 le,
                 ..
             } => crate::bits::bits_read(*width, *offset_binary, *le),
+            FieldKind::User { name, size } if f.term.is_some() => {
+                let n = match size {
+                    Some(s @ Size::Expr(_)) => {
+                        let v = self.size_value(s, scope, &kp)??;
+                        quote!(::std::option::Option::Some(#v))
+                    }
+                    Some(Size::Eos) => quote!(::std::option::Option::Some(__r.remaining() as i128)),
+                    _ => quote!(::std::option::Option::None),
+                };
+                let term = term_tokens(f.term.as_ref()?);
+                let tail = temp_for("tail", &f.id);
+                let keep = if matches!(f.repeat, Repeat::None) {
+                    quote!(#tail = ::std::option::Option::Some(__tl.to_vec());)
+                } else {
+                    quote!(#tail.push(__tl.to_vec());)
+                };
+                let ti = type_ident(name);
+                let finish = if !f.strict {
+                    quote!({ __v.__unread = __sub.take_rest().to_vec(); Ok(__v) })
+                } else {
+                    quote!(__sub.finish().map(|_| __v))
+                };
+                let read = quote! {
+                    __r.read_terminated(#n, #term).and_then(|(__val, __tl)| {
+                        #keep
+                        let mut __sub = ::statepack_runtime::io::ByteReader::new(__val);
+                        #[allow(unused_mut)]
+                        let mut __v = #ti::read_from(&mut __sub)?;
+                        #finish
+                    })
+                };
+                if f.boxed {
+                    quote!(#read.map(::std::boxed::Box::new))
+                } else {
+                    read
+                }
+            }
             FieldKind::Bytes(_) | FieldKind::Str { .. } if f.term.is_some() => {
                 let (size, str_enc) = match &f.kind {
                     FieldKind::Bytes(s) => (Some(s), None),
@@ -2522,6 +2556,28 @@ impl<'s> Emitter<'s> {
                     let __s = ::statepack_runtime::io::reprocess(#proc_, &__d, #kept);
                     #check
                     __w.write_bytes(&__s);
+                })
+            }
+            FieldKind::User { size, .. } if f.term.is_some() => {
+                let n = match size {
+                    Some(s @ Size::Expr(_)) => {
+                        let v = self.size_value(s, scope, &kp)??;
+                        quote!(::std::option::Option::Some(#v))
+                    }
+                    _ => quote!(::std::option::Option::None),
+                };
+                let term = term_tokens(f.term.as_ref()?);
+                let tail = temp_for("tail", &f.id);
+                let tail = if matches!(f.repeat, Repeat::None) {
+                    quote!(self.#tail.as_deref())
+                } else {
+                    quote!(self.#tail.get(__i).map(|__t| __t.as_slice()))
+                };
+                quote!({
+                    let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                    __v.write_to(&mut __sw)?;
+                    let __d = __sw.into_bytes();
+                    __w.write_terminated(&__d, #tail, #n, #term)?;
                 })
             }
             FieldKind::Bytes(_) | FieldKind::Str { .. } if f.term.is_some() => {

@@ -985,13 +985,18 @@ impl<'a> Lower<'a> {
                 width: if wide && get("terminator").is_none() { 2 } else { 1 },
             });
             let t = get("type").and_then(|t| t.as_str());
-            if !matches!(t, None | Some("str") | Some("strz")) || get("contents").is_some() {
+            let builtin = |t: &str| {
+                Self::int_type(t, Some(Endian::Le)).is_some() || crate::bits::bit_type(t).is_some()
+            };
+            // A user type may be terminated too: its bytes run to the terminator.
+            let user = matches!(t, Some(n) if n != "str" && n != "strz" && !builtin(n));
+            if !(matches!(t, None | Some("str") | Some("strz")) || user) || get("contents").is_some() {
                 let k = term_keys.iter().find(|k| get(k).is_some()).copied().unwrap_or("type");
                 self.err(
                     get(k).map_or(node.pos, |v| v.pos),
                     &format!("{fp}.{k}"),
-                    format!("`{k}` on a field that is not a string or raw bytes"),
-                    "terminators and padding apply to `str`, `strz` and raw byte fields",
+                    format!("`{k}` on a field that is not a string, raw bytes or a user type"),
+                    "terminators and padding apply to `str`, `strz`, raw byte fields and user types",
                 );
                 return None;
             }

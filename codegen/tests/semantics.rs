@@ -256,7 +256,7 @@ fn nested_types_and_enums_resolve_innermost_out() {
 
 #[test]
 fn terminators_padding_and_their_bytes_round_trip() {
-    let bytes = b"abc|hi    ok\0xyzw\0v\0end.tail";
+    let bytes = b"abc|hi    ok\0xyzw\0v\0end.AZ;tail";
     let v = terminators::Terminators::decode(bytes).unwrap();
     assert_eq!(v.name, "abc");
     assert_eq!(v.padded, "hi", "pad-right is stripped");
@@ -264,6 +264,9 @@ fn terminators_padding_and_their_bytes_round_trip() {
     assert_eq!(v.__tail_fixed.as_deref(), Some(&b"\0xyz"[..]));
     assert_eq!(v.words, ["w", "v"]);
     assert_eq!(v.kept, b"end.", "`include` keeps the terminator");
+    // A user type in the bytes before its terminator; what it leaves is kept.
+    assert_eq!(v.framed.a, b'A');
+    assert_eq!(v.framed.__unread, b"Z");
     assert_eq!(v.rest, b"tail", "`eos-error: false`: the end of the input ends the value");
     assert_eq!(v.encode().unwrap(), bytes, "terminators, bytes after them and padding are kept");
     // A new value without kept tails gets the schema's terminator and padding.

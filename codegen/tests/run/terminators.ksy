@@ -20,6 +20,14 @@ seq:
   - id: kept
     terminator: 0x2e
     include: true
+  - id: framed
+    type: pair
+    terminator: 0x3b
   - id: rest
     terminator: 0x2e
     eos-error: false
+types:
+  pair:
+    seq:
+      - id: a
+        type: u1

@@ -33,6 +33,11 @@ pub struct Terminators {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub __tail_kept: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/terminators.ksy` line 23.
+    pub framed: Pair,
+    /// The bytes `framed` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub __tail_framed: ::std::option::Option<::std::vec::Vec<u8>>,
+    /// Schema: `codegen/tests/run/terminators.ksy` line 26.
     pub rest: ::std::vec::Vec<u8>,
     /// The bytes `rest` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -40,7 +45,7 @@ pub struct Terminators {
 }
 impl Terminators {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
-    pub const MIN_LEN: usize = 3;
+    pub const MIN_LEN: usize = 4;
     /// Reads one value at the reader's position.
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
@@ -204,6 +209,36 @@ impl Terminators {
             __r.leave(Some(&__v));
             __v
         };
+        let mut __tail_framed: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
+        __r.enter(::statepack_runtime::io::PathSeg::Field("framed"));
+        let framed: Pair = {
+            let __v: Pair = {
+                __r.read_terminated(
+                        ::std::option::Option::None,
+                        ::statepack_runtime::io::Term {
+                            terminator: ::std::option::Option::Some(59u8),
+                            include: false,
+                            consume: true,
+                            eos_error: true,
+                            pad_right: ::std::option::Option::None,
+                            width: 1u8,
+                        },
+                    )
+                    .and_then(|(__val, __tl)| {
+                        __tail_framed = ::std::option::Option::Some(__tl.to_vec());
+                        let mut __sub = ::statepack_runtime::io::ByteReader::new(__val);
+                        #[allow(unused_mut)]
+                        let mut __v = Pair::read_from(&mut __sub)?;
+                        {
+                            __v.__unread = __sub.take_rest().to_vec();
+                            Ok(__v)
+                        }
+                    })
+            }
+                .map_err(|e| e.in_field("framed"))?;
+            __r.leave::<()>(None);
+            __v
+        };
         let mut __tail_rest: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
         __r.enter(::statepack_runtime::io::PathSeg::Field("rest"));
         let rest: ::std::vec::Vec<u8> = {
@@ -245,6 +280,8 @@ impl Terminators {
             words,
             kept,
             __tail_kept,
+            framed,
+            __tail_framed,
             rest,
             __tail_rest,
         })
@@ -267,6 +304,7 @@ impl Terminators {
         let fixed = &self.fixed;
         let words = &self.words;
         let kept = &self.kept;
+        let framed = &self.framed;
         let rest = &self.rest;
         {
             let __val = &self.name;
@@ -397,6 +435,34 @@ impl Terminators {
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("kept"))?;
         }
         {
+            let __val = &self.framed;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                {
+                    let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                    __v.write_to(&mut __sw)?;
+                    let __d = __sw.into_bytes();
+                    __w.write_terminated(
+                        &__d,
+                        self.__tail_framed.as_deref(),
+                        ::std::option::Option::None,
+                        ::statepack_runtime::io::Term {
+                            terminator: ::std::option::Option::Some(59u8),
+                            include: false,
+                            consume: true,
+                            eos_error: true,
+                            pad_right: ::std::option::Option::None,
+                            width: 1u8,
+                        },
+                    )?;
+                };
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("framed")
+                })?;
+        }
+        {
             let __val = &self.rest;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
@@ -494,12 +560,13 @@ impl ::statepack_runtime::reflect::Reflect for Terminators {
                 )
             }
             "kept" => ::std::option::Option::Some(self.kept.to_value()),
+            "framed" => ::std::option::Option::Some(self.framed.to_value()),
             "rest" => ::std::option::Option::Some(self.rest.to_value()),
             _ => ::std::option::Option::None,
         }
     }
     fn member_names(&self) -> &'static [&'static str] {
-        &["name", "padded", "fixed", "words", "kept", "rest"]
+        &["name", "padded", "fixed", "words", "kept", "framed", "rest"]
     }
 }
 impl ::statepack_runtime::reflect::ToValue for Terminators {
@@ -533,4 +600,99 @@ pub fn reflect_roundtrip(
     let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
     let v = Terminators::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
     v.encode().map_err(|e| format!("encode: {e}"))
+}
+/// Schema: `codegen/tests/run/terminators.ksy` line 30.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Pair {
+    /// Schema: `codegen/tests/run/terminators.ksy` line 32.
+    pub a: u8,
+    /// Bytes at the end of the sized field holding this value that its fields did not
+    /// read (Kaitai Struct skips them). Written back after the fields; empty when the
+    /// value filled its size or is not in a sized field.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub __unread: ::std::vec::Vec<u8>,
+}
+impl Pair {
+    /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
+    pub const MIN_LEN: usize = 1;
+    /// Reads one value at the reader's position.
+    ///
+    /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_from<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("a"));
+        let a: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("a"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        Ok(Self {
+            a,
+            __unread: ::std::vec::Vec::new(),
+        })
+    }
+    /// Writes this value; counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    #[allow(
+        unused_variables,
+        clippy::redundant_closure_call,
+        clippy::needless_borrow,
+        clippy::let_unit_value
+    )]
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        let a = self.a;
+        {
+            let __val = &self.a;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                __w.write_u8(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("a"))?;
+        }
+        __w.write_bytes(&self.__unread);
+        Ok(())
+    }
+    /// The number of bytes [`Self::write_to`] writes.
+    #[allow(unused_variables, clippy::identity_op)]
+    pub fn encoded_len(&self) -> usize {
+        0
+            + {
+                let __val = &self.a;
+                {
+                    let __v = __val;
+                    1
+                }
+            } + self.__unread.len()
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Pair {
+    fn schema_type(&self) -> &'static str {
+        "pair"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "a" => ::std::option::Option::Some(self.a.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["a"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Pair {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
 }
