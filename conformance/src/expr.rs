@@ -59,25 +59,42 @@ pub enum UnOp {
 
 /// Binary operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(missing_docs)]
 pub enum BinOp {
+    /// `+` (numbers; strings concatenate).
     Add,
+    /// `-`.
     Sub,
+    /// `*`.
     Mul,
+    /// `/` (integers round down).
     Div,
+    /// `%` (the result takes the divisor's sign).
     Rem,
+    /// `<<`.
     Shl,
+    /// `>>`.
     Shr,
+    /// `&`.
     BitAnd,
+    /// `|`.
     BitOr,
+    /// `^`.
     BitXor,
+    /// `==`.
     Eq,
+    /// `!=`.
     Ne,
+    /// `<`.
     Lt,
+    /// `<=`.
     Le,
+    /// `>`.
     Gt,
+    /// `>=`.
     Ge,
+    /// `and`.
     And,
+    /// `or`.
     Or,
 }
 
