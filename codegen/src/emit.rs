@@ -2377,19 +2377,24 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::Switch { on, .. } => {
                 let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
-                let sw_i = match sty.clone() {
-                    Ty::Int => sw,
-                    Ty::Enum(_) => quote!(#sw.to_i()),
+                let sw_decl = match sty.clone() {
+                    Ty::Int => quote!(let __sw: i128 = #sw;),
+                    Ty::Enum(_) => quote!(let __sw: i128 = #sw.to_i();),
+                    Ty::Str => quote! {
+                        let __sw_text = ::std::string::String::from(AsRef::<str>::as_ref(&#sw));
+                        let __sw: &str = __sw_text.as_str();
+                    },
+                    Ty::Bool => quote!(let __sw: bool = #sw;),
                     other => {
                         self.err(
                             on.pos,
                             &format!("{kp}.type.switch-on"),
                             format!(
-                                "`{}` is {}, not an integer or enum",
+                                "`{}` is {}, not an integer, enum, string or condition",
                                 on.src,
                                 ty_name(&other)
                             ),
-                            "switch on an integer or enum field",
+                            "switch on an integer, enum, string or condition",
                         );
                         return None;
                     }
@@ -2414,6 +2419,14 @@ impl<'s> Emitter<'s> {
                     let mut tests = Vec::new();
                     for k in &keys {
                         let (kt, kty) = self.expr(k, scope, &format!("{kp}.type.cases"))?;
+                        let fits = match (&sty, &kty) {
+                            (Ty::Enum(_), Ty::Enum(_)) => true,
+                            (a, b) => a == b,
+                        };
+                        if !fits {
+                            self.err(k.pos, &format!("{kp}.type.cases"), format!("case key `{}` is {} but the switch value is {}", k.src, ty_name(&kty), ty_name(&sty)), "give case keys of the switch value's type");
+                            return None;
+                        }
                         tests.push(match kty {
                             Ty::Enum(_) => quote!(__sw == #kt.to_i()),
                             _ => quote!(__sw == #kt),
@@ -2431,7 +2444,7 @@ impl<'s> Emitter<'s> {
                 }
                 let _ = at;
                 quote! {{
-                    let __sw: i128 = #sw_i;
+                    #sw_decl
                     #(#arms else)* { #default }
                 }}
             }
@@ -2674,9 +2687,14 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::Switch { on, .. } => {
                 let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
-                let sw_i = match sty {
-                    Ty::Enum(_) => quote!(#sw.to_i()),
-                    _ => sw,
+                let sw_decl = match sty {
+                    Ty::Enum(_) => quote!(let __sw: i128 = #sw.to_i();),
+                    Ty::Str => quote! {
+                        let __sw_text = ::std::string::String::from(AsRef::<str>::as_ref(&#sw));
+                        let __sw: &str = __sw_text.as_str();
+                    },
+                    Ty::Bool => quote!(let __sw: bool = #sw;),
+                    _ => quote!(let __sw: i128 = #sw;),
                 };
                 let en = Self::switch_enum_name(t, f);
                 let variants = self.switch_variants(f);
@@ -2736,7 +2754,7 @@ impl<'s> Emitter<'s> {
                     quote!()
                 };
                 quote! {{
-                    let __sw: i128 = #sw_i;
+                    #sw_decl
                     match __v { #(#arms)* #no_case_arm }
                 }}
             }

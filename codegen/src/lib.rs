@@ -3,9 +3,11 @@
 //! `-sp-` extension keys) into Rust reader and writer types.
 //!
 //! Stages: [`yaml`] loads the file keeping every node's line and column; `lower` turns the
-//! tree into the [`ir`] (the root type first, then `types` and `enums` in document order);
-//! `emit` checks names, types and expressions and emits Rust with `quote!`, formatted by
-//! prettyplease. Every problem found is collected as a [`Diag`] with file:line:column, the key
+//! tree into the [`ir`] (the root type first, then `types` and `enums` in document order,
+//! nested ones after the type that holds them); `resolve` gives nested types and enums
+//! unique names and resolves every type and enum reference with Kaitai Struct's scoping;
+//! `emit` checks names, types and expressions and emits Rust with `quote!` (its
+//! `emit_reflect` part the dynamic view), formatted by prettyplease. Every problem found is collected as a [`Diag`] with file:line:column, the key
 //! path in the schema and a one-line fix hint; a bad schema never panics the generator.
 //!
 //! The key-by-key reference is `docs/schema-language.md`.

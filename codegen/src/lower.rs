@@ -1059,8 +1059,8 @@ impl<'a> Lower<'a> {
                                                 continue;
                                             }
                                             match expr::parse(&ck.text) {
-                                                Ok(e @ (Expr::Int(_) | Expr::EnumRef(_, _))) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
-                                                _ => self.err(ck.pos, &cp, format!("case key `{}` is not an integer or an enum value", ck.text), "case keys are integer literals, `enum_name::value`, or `_` for the default"),
+                                                Ok(e @ (Expr::Int(_) | Expr::EnumRef(_, _) | Expr::Str(_) | Expr::Bool(_))) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
+                                                _ => self.err(ck.pos, &cp, format!("case key `{}` is not an integer, an enum value, a string or a condition literal", ck.text), "case keys are integer literals, `enum_name::value`, string literals (`'\"abc\"'`), `true`/`false`, or `_` for the default"),
                                             }
                                         }
                                     }

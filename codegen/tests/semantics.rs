@@ -30,6 +30,9 @@ mod processed;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/bits_le_enum.rs"]
 mod bits_le_enum;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/switch_str.rs"]
+mod switch_str;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -339,5 +342,23 @@ fn little_endian_bits_and_enums_on_bit_fields() {
     // ... and one that does not fit the bits is refused on write.
     let mut w = v.clone();
     w.mode = bits_le_enum::Mode::Unlisted(8);
+    assert!(w.encode().is_err());
+}
+
+#[test]
+fn switch_on_a_string() {
+    let v = switch_str::SwitchStr::decode(b"cd\x01\x02").unwrap();
+    assert_eq!(v.body, switch_str::SwitchStrBody::Two(switch_str::Two { y: 1, z: 2 }));
+    assert_eq!(v.encode().unwrap(), b"cd\x01\x02");
+    let v = switch_str::SwitchStr::decode(b"ab\x07").unwrap();
+    assert!(matches!(v.body, switch_str::SwitchStrBody::One(switch_str::One { x: 7 })));
+    // No case named: nothing read (Kaitai's rule), and written back as nothing.
+    let v = switch_str::SwitchStr::decode(b"zz").unwrap();
+    assert_eq!(v.body, switch_str::SwitchStrBody::NoCase);
+    assert_eq!(v.encode().unwrap(), b"zz");
+    // A body that the tag does not select is refused on write.
+    let mut w = v.clone();
+    w.tag = "ab".into();
+    w.body = switch_str::SwitchStrBody::Two(switch_str::Two { y: 1, z: 2 });
     assert!(w.encode().is_err());
 }
