@@ -1524,7 +1524,20 @@ impl<'s> Emitter<'s> {
             let fid = f.id.as_str();
             let kp = f.key_path.clone();
             let bit_field = crate::bits::is_bit_field(f);
-            if unaligned && !bit_field {
+            if unaligned && !bit_field && !f.strict {
+                // Kaitai's rules: the padding bits may be anything; they are kept and put
+                // back on write.
+                let pad = temp_for("pad", &f.id);
+                reads.push(quote!(let #pad: u8 = __r.align_to_byte_keep();));
+                writes.push(quote!(__w.align_to_byte_with(self.#pad);));
+                let d = format!(" The padding bits before `{}` (after bit fields), as read; written back.", f.id);
+                struct_fields.push(quote! {
+                    #[doc = #d]
+                    #[serde(default)]
+                    pub #pad: u8
+                });
+                ctor.push(quote!(#pad));
+            } else if unaligned && !bit_field {
                 reads.push(quote!(__r.align_to_byte().map_err(|e| e.in_field(#fid))?;));
                 writes.push(quote!(__w.align_to_byte();));
             }
@@ -1960,14 +1973,33 @@ impl<'s> Emitter<'s> {
                 #[serde(default, skip_serializing_if = "Vec::is_empty")]
                 pub __unread: ::std::vec::Vec<u8>
             });
+            struct_fields.push(quote! {
+                #[doc = " The bits after this value's last bit field, up to the end of that byte, when the"]
+                #[doc = " value ends inside a byte of its sized field; written back."]
+                #[serde(default)]
+                pub __unread_pad: u8
+            });
             ctor.push(quote!(__unread: ::std::vec::Vec::new()));
-            if unaligned {
-                writes.push(quote!(__w.align_to_byte();));
-            }
+            ctor.push(quote!(__unread_pad: 0));
+            writes.push(quote!(__w.align_to_byte_with(self.__unread_pad);));
             writes.push(quote!(__w.write_bytes(&self.__unread);));
             lens.push(quote!(self.__unread.len()));
         }
-        if unaligned && phase != Some(0) {
+        // Under Kaitai's rules a type may end inside a byte: the enclosing type goes on from
+        // that bit (a bit field) or from the next byte (anything else), as Kaitai Struct's
+        // generated code does.
+        if is_root && unaligned && phase != Some(0) && !self.s.strict {
+            // The root type ends inside a byte: the bits after its last field are kept.
+            reads.push(quote!(let __end_pad: u8 = __r.align_to_byte_keep();));
+            writes.push(quote!(__w.align_to_byte_with(self.__end_pad);));
+            struct_fields.push(quote! {
+                #[doc = " The bits after the last bit field, up to the end of its byte, as read; written back."]
+                #[serde(default)]
+                pub __end_pad: u8
+            });
+            ctor.push(quote!(__end_pad));
+        }
+        if unaligned && phase != Some(0) && self.s.strict {
             let kp = if t.key_path.is_empty() {
                 "seq".to_owned()
             } else {
@@ -2218,7 +2250,7 @@ impl<'s> Emitter<'s> {
                 };
                 let ti = type_ident(name);
                 let finish = if !f.strict {
-                    quote!({ __v.__unread = __sub.take_rest().to_vec(); Ok(__v) })
+                    quote!({ __v.__unread_pad = __sub.align_to_byte_keep(); __v.__unread = __sub.take_rest().to_vec(); Ok(__v) })
                 } else {
                     quote!(__sub.finish().map(|_| __v))
                 };
@@ -2291,7 +2323,7 @@ impl<'s> Emitter<'s> {
                     FieldKind::User { name, .. } => {
                         let ti = type_ident(name);
                         let finish = if !f.strict {
-                            quote!({ __v.__unread = __sub.take_rest().to_vec(); Ok(__v) })
+                            quote!({ __v.__unread_pad = __sub.align_to_byte_keep(); __v.__unread = __sub.take_rest().to_vec(); Ok(__v) })
                         } else {
                             quote!(__sub.finish().map(|_| __v))
                         };
@@ -2359,7 +2391,7 @@ impl<'s> Emitter<'s> {
                             None => quote!((__r.remaining() as i128)),
                         };
                         quote! {
-                            __r.push_limit(#n).and_then(|__old| { let mut __v = #ti::read_from(__r)?; __v.__unread = __r.pop_limit_skip(__old)?.to_vec(); Ok(__v) })
+                            __r.push_limit(#n).and_then(|__old| { let mut __v = #ti::read_from(__r)?; let (__pad, __rest) = __r.pop_limit_skip(__old)?; __v.__unread_pad = __pad; __v.__unread = __rest.to_vec(); Ok(__v) })
                         }
                     }
                     Some(s) => match self.size_value(s, scope, &kp)? {

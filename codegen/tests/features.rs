@@ -711,6 +711,7 @@ fn sp_box_boxes_the_member_only() {
 const BITS: &str = r#"
 meta:
   id: bits
+  -sp-strict: true
   endian: le
 seq:
   - id: flag

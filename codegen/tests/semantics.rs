@@ -33,6 +33,9 @@ mod bits_le_enum;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/switch_str.rs"]
 mod switch_str;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/bits_padding.rs"]
+mod bits_padding;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -361,4 +364,14 @@ fn switch_on_a_string() {
     w.tag = "ab".into();
     w.body = switch_str::SwitchStrBody::Two(switch_str::Two { y: 1, z: 2 });
     assert!(w.encode().is_err());
+}
+
+#[test]
+fn padding_bits_are_kept_under_kaitai_rules() {
+    // flags = 0b101 then five non-zero padding bits; a byte; a sized type reading 3 of its 8
+    // bits; the root ends after 2 bits of the last byte.
+    let bytes = [0b101_11011, 0x42, 0b011_10101, 0b10_111111];
+    let v = bits_padding::BitsPadding::decode(&bytes).unwrap();
+    assert_eq!((v.flags, v.byte, v.inner.v, v.last), (0b101, 0x42, 0b011, 0b10));
+    assert_eq!(v.encode().unwrap(), bytes, "every skipped bit is written back");
 }

@@ -748,6 +748,18 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         Ok(())
     }
 
+    /// Drops the unread bits of a partly read byte, as Kaitai Struct does before a
+    /// byte-aligned field, and returns them (the low bits of the result; zero when the
+    /// reader was on a byte boundary) so that a writer can put them back with
+    /// [`ByteWriter::align_to_byte_with`]. Unlike [`ByteReader::align_to_byte`] they may be
+    /// anything.
+    pub fn align_to_byte_keep(&mut self) -> u8 {
+        let pad = if self.nbits > 0 { self.bits } else { 0 };
+        self.bits = 0;
+        self.nbits = 0;
+        pad
+    }
+
     /// Absolute byte offset of the next read, from the start of the input.
     #[inline]
     pub fn offset(&self) -> u64 {
@@ -949,16 +961,16 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         Ok(())
     }
 
-    /// Ends a sized field the way Kaitai Struct does: the bytes the type inside did not read
-    /// are skipped and returned (a writer puts them back after the type's fields, so decode
-    /// then encode keeps them), then the outer limit is restored.
-    /// Errors: the padding error of [`ByteReader::align_to_byte`].
-    pub fn pop_limit_skip(&mut self, old_end: usize) -> Result<&'a [u8], DecodeError> {
-        self.align_to_byte()?;
+    /// Ends a sized field the way Kaitai Struct does: the bits left in a partly read byte
+    /// and the bytes the type inside did not read are skipped and returned (a writer puts
+    /// them back after the type's fields, so decode then encode keeps them), then the outer
+    /// limit is restored. Errors: none today (the `Result` leaves room for checks).
+    pub fn pop_limit_skip(&mut self, old_end: usize) -> Result<(u8, &'a [u8]), DecodeError> {
+        let pad = self.align_to_byte_keep();
         let rest = &self.buf[self.pos..self.end];
         self.pos = self.end;
         self.end = old_end;
-        Ok(rest)
+        Ok((pad, rest))
     }
 
     /// Checks fixed contents (magic numbers, version headers). Errors: `BadContents` naming
@@ -1425,6 +1437,26 @@ impl ByteWriter {
         Ok(())
     }
 
+    /// Completes an unfinished byte with the bits `pad` that a reader dropped there
+    /// ([`ByteReader::align_to_byte_keep`]): the bits not written yet, in the bit order the
+    /// byte was started in. Nothing happens on a byte boundary.
+    pub fn align_to_byte_with(&mut self, pad: u8) {
+        if self.nbits == 0 {
+            return;
+        }
+        let n = u32::from(self.nbits);
+        let free_mask = ((1u16 << (8 - n)) - 1) as u8;
+        let byte = if self.bits_le {
+            self.bits | ((pad & free_mask) << n)
+        } else {
+            (self.bits << (8 - n)) | (pad & free_mask)
+        };
+        self.buf.push(byte);
+        self.bits = 0;
+        self.nbits = 0;
+        self.bits_le = false;
+    }
+
     /// Pads an unfinished byte with zero bits (KS alignment before a byte-aligned field).
     #[inline]
     pub fn align_to_byte(&mut self) {
@@ -1624,6 +1656,27 @@ mod tests {
     }
 
     #[test]
+    fn dropped_padding_bits_are_put_back() {
+        for byte in [0xffu8, 0xa5, 0x00] {
+            let input = [byte];
+            let mut r = ByteReader::new(&input);
+            let v = r.read_bits_be(3).unwrap();
+            let pad = r.align_to_byte_keep();
+            let mut w = ByteWriter::new();
+            w.write_bits_be(v, 3).unwrap();
+            w.align_to_byte_with(pad);
+            assert_eq!(w.into_bytes(), [byte]);
+            let mut r = ByteReader::new(&input);
+            let v = r.read_bits_le(5).unwrap();
+            let pad = r.align_to_byte_keep();
+            let mut w = ByteWriter::new();
+            w.write_bits_le(v, 5).unwrap();
+            w.align_to_byte_with(pad);
+            assert_eq!(w.into_bytes(), [byte]);
+        }
+    }
+
+    #[test]
     fn le_bit_fields_fill_bytes_from_the_low_bit() {
         // b3 = 5, b7 = 0x55, b6 = 0x2a, little-endian bit order: 16 bits over two bytes.
         let mut w = ByteWriter::new();
@@ -1718,7 +1771,7 @@ mod tests {
         let mut r = ByteReader::new(&[1, 2, 3, 4, 5]);
         let old = r.push_limit(3).unwrap();
         assert_eq!(r.read_u8().unwrap(), 1);
-        assert_eq!(r.pop_limit_skip(old).unwrap(), &[2, 3]);
+        assert_eq!(r.pop_limit_skip(old).unwrap(), (0, &[2u8, 3][..]));
         assert_eq!(r.read_u8().unwrap(), 4);
     }
 

@@ -1,5 +1,6 @@
 meta:
   id: bit_sized
+  -sp-strict: true
 seq:
   - id: flag
     type: b1

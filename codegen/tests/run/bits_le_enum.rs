@@ -88,6 +88,9 @@ pub struct BitsLeEnum {
     pub mode: Mode,
     /// Schema: `codegen/tests/run/bits_le_enum.ksy` line 8.
     pub level: u8,
+    /// The padding bits before `after` (after bit fields), as read; written back.
+    #[serde(default)]
+    pub __pad_after: u8,
     /// Schema: `codegen/tests/run/bits_le_enum.ksy` line 10.
     pub after: u8,
     /// Schema: `codegen/tests/run/bits_le_enum.ksy` line 12.
@@ -126,7 +129,7 @@ impl BitsLeEnum {
             __r.leave(Some(&__v));
             __v
         };
-        __r.align_to_byte().map_err(|e| e.in_field("after"))?;
+        let __pad_after: u8 = __r.align_to_byte_keep();
         __r.enter(::statepack_runtime::io::PathSeg::Field("after"));
         let after: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("after"))?;
@@ -140,7 +143,13 @@ impl BitsLeEnum {
             __r.leave::<()>(None);
             __v
         };
-        Ok(Self { mode, level, after, inner })
+        Ok(Self {
+            mode,
+            level,
+            __pad_after,
+            after,
+            inner,
+        })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -180,7 +189,7 @@ impl BitsLeEnum {
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("level"))?;
         }
-        __w.align_to_byte();
+        __w.align_to_byte_with(self.__pad_after);
         {
             let __val = &self.after;
             let __v = __val;

@@ -147,7 +147,9 @@ impl KaitaiRules {
                 __r.push_limit((len_body as i128))
                     .and_then(|__old| {
                         let mut __v = U3::read_from(__r)?;
-                        __v.__unread = __r.pop_limit_skip(__old)?.to_vec();
+                        let (__pad, __rest) = __r.pop_limit_skip(__old)?;
+                        __v.__unread_pad = __pad;
+                        __v.__unread = __rest.to_vec();
                         Ok(__v)
                     })
             }
@@ -576,6 +578,10 @@ pub struct U3 {
     /// value filled its size or is not in a sized field.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub __unread: ::std::vec::Vec<u8>,
+    /// The bits after this value's last bit field, up to the end of that byte, when the
+    /// value ends inside a byte of its sized field; written back.
+    #[serde(default)]
+    pub __unread_pad: u8,
 }
 impl U3 {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
@@ -596,6 +602,7 @@ impl U3 {
         Ok(Self {
             a,
             __unread: ::std::vec::Vec::new(),
+            __unread_pad: 0,
         })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
@@ -621,6 +628,7 @@ impl U3 {
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("a"))?;
         }
+        __w.align_to_byte_with(self.__unread_pad);
         __w.write_bytes(&self.__unread);
         Ok(())
     }

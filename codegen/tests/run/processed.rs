@@ -97,6 +97,7 @@ impl Processed {
                                     #[allow(unused_mut)]
                                     let mut __v = Point::read_from(&mut __sub)?;
                                     {
+                                        __v.__unread_pad = __sub.align_to_byte_keep();
                                         __v.__unread = __sub.take_rest().to_vec();
                                         Ok(__v)
                                     }
@@ -385,6 +386,10 @@ pub struct Point {
     /// value filled its size or is not in a sized field.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub __unread: ::std::vec::Vec<u8>,
+    /// The bits after this value's last bit field, up to the end of that byte, when the
+    /// value ends inside a byte of its sized field; written back.
+    #[serde(default)]
+    pub __unread_pad: u8,
 }
 impl Point {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
@@ -412,6 +417,7 @@ impl Point {
             x,
             y,
             __unread: ::std::vec::Vec::new(),
+            __unread_pad: 0,
         })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
@@ -447,6 +453,7 @@ impl Point {
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("y"))?;
         }
+        __w.align_to_byte_with(self.__unread_pad);
         __w.write_bytes(&self.__unread);
         Ok(())
     }

@@ -230,6 +230,7 @@ impl Terminators {
                         #[allow(unused_mut)]
                         let mut __v = Pair::read_from(&mut __sub)?;
                         {
+                            __v.__unread_pad = __sub.align_to_byte_keep();
                             __v.__unread = __sub.take_rest().to_vec();
                             Ok(__v)
                         }
@@ -611,6 +612,10 @@ pub struct Pair {
     /// value filled its size or is not in a sized field.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub __unread: ::std::vec::Vec<u8>,
+    /// The bits after this value's last bit field, up to the end of that byte, when the
+    /// value ends inside a byte of its sized field; written back.
+    #[serde(default)]
+    pub __unread_pad: u8,
 }
 impl Pair {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
@@ -631,6 +636,7 @@ impl Pair {
         Ok(Self {
             a,
             __unread: ::std::vec::Vec::new(),
+            __unread_pad: 0,
         })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
@@ -656,6 +662,7 @@ impl Pair {
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("a"))?;
         }
+        __w.align_to_byte_with(self.__unread_pad);
         __w.write_bytes(&self.__unread);
         Ok(())
     }
