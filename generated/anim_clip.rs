@@ -123,17 +123,17 @@ impl AnimClip {
             __r.leave(Some(b"SPAC"));
             __v
         };
-        let __at_version = __r.offset();
         let __rule_version: &'static str = "must equal 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
         let version: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
             {
                 let __v = &__v;
                 if !(((*__v as i128) == (1 as i128))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_version,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_version,
@@ -152,17 +152,17 @@ impl AnimClip {
             __r.leave(Some(&__v));
             __v
         };
-        let __at_num_frames = __r.offset();
         let __rule_num_frames: &'static str = "must be at least 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
         let num_frames: u16 = {
+            let __el_at = __r.offset();
             let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_frames"))?;
             {
                 let __v = &__v;
                 if !((((*__v as i128) >= (1 as i128)) && true)) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_num_frames,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_num_frames,

@@ -153,10 +153,10 @@ impl CbtrackV1 {
             __r.leave(Some(b"CBTK"));
             __v
         };
-        let __at_format_version = __r.offset();
         let __rule_format_version: &'static str = "must equal 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("format_version"));
         let format_version: u16 = {
+            let __el_at = __r.offset();
             let __v: u16 = { __r.read_u16le() }
                 .map_err(|e| e.in_field("format_version"))?;
             {
@@ -164,7 +164,7 @@ impl CbtrackV1 {
                 if !(((*__v as i128) == (1 as i128))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_format_version,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_format_version,
@@ -177,17 +177,17 @@ impl CbtrackV1 {
             __r.leave(Some(&__v));
             __v
         };
-        let __at_header_size = __r.offset();
         let __rule_header_size: &'static str = "must be at least 96";
         __r.enter(::statepack_runtime::io::PathSeg::Field("header_size"));
         let header_size: u16 = {
+            let __el_at = __r.offset();
             let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("header_size"))?;
             {
                 let __v = &__v;
                 if !((((*__v as i128) >= (96 as i128)) && true)) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_header_size,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_header_size,
@@ -226,10 +226,10 @@ impl CbtrackV1 {
             __r.leave(Some(&__v));
             __v
         };
-        let __at_window_length = __r.offset();
         let __rule_window_length: &'static str = "must be in 1..=65535";
         __r.enter(::statepack_runtime::io::PathSeg::Field("window_length"));
         let window_length: u32 = {
+            let __el_at = __r.offset();
             let __v: u32 = { __r.read_u32le() }
                 .map_err(|e| e.in_field("window_length"))?;
             {
@@ -239,7 +239,7 @@ impl CbtrackV1 {
                 {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_window_length,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_window_length,
@@ -276,10 +276,10 @@ impl CbtrackV1 {
             __r.leave(Some(&__v));
             __v
         };
-        let __at_rotation_bits = __r.offset();
         let __rule_rotation_bits: &'static str = "must be in 8..=16";
         __r.enter(::statepack_runtime::io::PathSeg::Field("rotation_bits"));
         let rotation_bits: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("rotation_bits"))?;
             {
                 let __v = &__v;
@@ -288,7 +288,7 @@ impl CbtrackV1 {
                 {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_rotation_bits,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_rotation_bits,

@@ -633,17 +633,17 @@ impl RplyV3 {
             __r.leave(Some(b"RPLY"));
             __v
         };
-        let __at_version = __r.offset();
         let __rule_version: &'static str = "must equal 3";
         __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
         let version: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
             {
                 let __v = &__v;
                 if !(((*__v as i128) == (3 as i128))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_version,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_version,
@@ -2427,10 +2427,10 @@ impl OpXform {
             __r.leave(Some(&__v));
             __v
         };
-        let __at_mask = __r.offset();
         let __rule_mask: &'static str = "must satisfy (_ & 0xf8) == 0 and (_ & 6) != 6";
         __r.enter(::statepack_runtime::io::PathSeg::Field("mask"));
         let mask: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("mask"))?;
             {
                 let __v = &__v;
@@ -2442,7 +2442,7 @@ impl OpXform {
                 }) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_mask,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_mask,
@@ -3092,17 +3092,17 @@ impl PropBool {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let __at_value = __r.offset();
         let __rule_value: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
         let value: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("value"))?;
             {
                 let __v = &__v;
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_value,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_value,
@@ -4498,10 +4498,10 @@ impl OpXformD {
         } else {
             None
         };
-        let __at_mask = __r.offset();
         let __rule_mask: &'static str = "must satisfy (_ & 0xf0) == 0 and (_ & 3) != 3 and (_ & 12) != 12";
         __r.enter(::statepack_runtime::io::PathSeg::Field("mask"));
         let mask: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("mask"))?;
             {
                 let __v = &__v;
@@ -4514,7 +4514,7 @@ impl OpXformD {
                 }) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_mask,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_mask,
@@ -5125,17 +5125,17 @@ impl Snapshot {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let __at_version = __r.offset();
         let __rule_version: &'static str = "must equal 10";
         __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
         let version: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
             {
                 let __v = &__v;
                 if !(((*__v as i128) == (10 as i128))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_version,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_version,
@@ -5148,17 +5148,17 @@ impl Snapshot {
             __r.leave(Some(&__v));
             __v
         };
-        let __at_is_model = __r.offset();
         let __rule_is_model: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("is_model"));
         let is_model: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("is_model"))?;
             {
                 let __v = &__v;
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_is_model,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_is_model,
@@ -5766,17 +5766,17 @@ impl Rig {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let __at_has_humanoid = __r.offset();
         let __rule_has_humanoid: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("has_humanoid"));
         let has_humanoid: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("has_humanoid"))?;
             {
                 let __v = &__v;
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_has_humanoid,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_has_humanoid,
@@ -5975,17 +5975,17 @@ impl Humanoid {
             __r.leave::<()>(None);
             __v
         };
-        let __at_has_body_colors = __r.offset();
         let __rule_has_body_colors: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("has_body_colors"));
         let has_body_colors: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("has_body_colors"))?;
             {
                 let __v = &__v;
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_has_body_colors,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_has_body_colors,
@@ -6763,17 +6763,17 @@ impl Part {
         } else {
             None
         };
-        let __at_has_special_mesh = __r.offset();
         let __rule_has_special_mesh: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("has_special_mesh"));
         let has_special_mesh: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("has_special_mesh"))?;
             {
                 let __v = &__v;
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_has_special_mesh,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_has_special_mesh,
@@ -6799,10 +6799,10 @@ impl Part {
         } else {
             None
         };
-        let __at_has_surface_appearance = __r.offset();
         let __rule_has_surface_appearance: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("has_surface_appearance"));
         let has_surface_appearance: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }
                 .map_err(|e| e.in_field("has_surface_appearance"))?;
             {
@@ -6810,7 +6810,7 @@ impl Part {
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_has_surface_appearance,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_has_surface_appearance,
@@ -8258,17 +8258,17 @@ impl Decal {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let __at_is_texture = __r.offset();
         let __rule_is_texture: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("is_texture"));
         let is_texture: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("is_texture"))?;
             {
                 let __v = &__v;
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_is_texture,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_is_texture,

@@ -92,17 +92,17 @@ impl WorldSnapshot {
             __r.leave(Some(b"W"));
             __v
         };
-        let __at_flags = __r.offset();
         let __rule_flags: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
         let flags: u8 = {
+            let __el_at = __r.offset();
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
             {
                 let __v = &__v;
                 if !((true && ((*__v as i128) <= (1 as i128)))) {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
-                                __at_flags,
+                                __el_at,
                                 ::statepack_runtime::io::DecodeErrorKind::NotValid {
                                     value: format!("{:?}", __v),
                                     rule: __rule_flags,

@@ -1678,17 +1678,27 @@ impl<'s> Emitter<'s> {
             } else {
                 quote!(__r.leave::<()>(None);)
             };
+            let idx = if matches!(f.repeat, Repeat::None) {
+                quote!()
+            } else {
+                quote!(.in_index(__i))
+            };
             let one_read = |wrap: &TokenStream| -> TokenStream {
                 let check = valid_r.clone().map(|c| quote! {
                     {
                         let __v = &__v;
                         if !(#c) {
-                            // `valid` is refused on repeated fields, so the path is the field's.
-                            return Err(::statepack_runtime::io::DecodeError::new(#at, ::statepack_runtime::io::DecodeErrorKind::NotValid { value: format!("{:?}", __v), rule: #rule_id }).in_field(#fid));
+                            return Err(::statepack_runtime::io::DecodeError::new(__el_at, ::statepack_runtime::io::DecodeErrorKind::NotValid { value: format!("{:?}", __v), rule: #rule_id }) #idx .in_field(#fid));
                         }
                     }
                 }).unwrap_or_default();
+                let el_at = if valid_r.is_some() {
+                    quote!(let __el_at = __r.offset();)
+                } else {
+                    quote!()
+                };
                 quote! {{
+                    #el_at
                     let __v: #elem_ty = { #elem_read } #wrap;
                     #check
                     #leave
@@ -1793,7 +1803,7 @@ impl<'s> Emitter<'s> {
                 },
             };
             // The field's start offset is kept only where an error after the read needs it.
-            let keep_at = f.valid.is_some() || matches!(derived.get(&f.id), Some(Derived::Sum(..)));
+            let keep_at = matches!(derived.get(&f.id), Some(Derived::Sum(..)));
             let at_stmt = if keep_at {
                 quote!(let #at = __r.offset();)
             } else {
@@ -2844,7 +2854,7 @@ impl<'s> Emitter<'s> {
         scope: &Scope,
         side: Side,
     ) -> Option<TokenStream> {
-        if !matches!(f.repeat, Repeat::None)
+        if f.varint
             || !matches!(
                 f.kind,
                 FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Str { .. }
@@ -2854,7 +2864,7 @@ impl<'s> Emitter<'s> {
                 self.err(
                     f.pos_of("valid"),
                     &format!("{}.valid", f.key_path),
-                    "`valid` is supported on single integer, float, enum and string fields",
+                    "`valid` is supported on integer, float, enum and string fields (and their lists)",
                     "move the rule to the element type's field, or drop it",
                 );
             }
@@ -2866,6 +2876,7 @@ impl<'s> Emitter<'s> {
         };
         let ty = self.field_ty(&Field {
             cond: None,
+            repeat: Repeat::None,
             ..f.clone()
         });
         s2.vars.push(("_".into(), ty.clone()));

@@ -838,13 +838,15 @@ impl<'a> Lower<'a> {
                 s.to_owned()
             }
             None => {
-                self.err(
-                    node.pos,
-                    fp,
-                    "field has no `id`",
-                    "add `id: <snake_case_name>`; unnamed fields are not supported",
-                );
-                return None;
+                // As in Kaitai Struct, an unnamed field is `_unnamed<index>`; expressions
+                // cannot name it.
+                match fp.rsplit_once('[').and_then(|(_, i)| i.strip_suffix(']')) {
+                    Some(i) if i.bytes().all(|b| b.is_ascii_digit()) => format!("_unnamed{i}"),
+                    _ => {
+                        self.err(node.pos, fp, "field has no `id`", "add `id: <snake_case_name>`");
+                        return None;
+                    }
+                }
             }
         };
         let doc = get("doc").and_then(|v| v.as_str()).map(str::to_owned);

@@ -53,7 +53,12 @@ pub fn temp(name: &str) -> Ident {
 
 /// A temporary derived from a field name.
 pub fn temp_for(prefix: &str, field: &str) -> Ident {
-    Ident::new(&format!("__{prefix}_{field}"), Span::call_site())
+    // An unnamed field (`_unnamed3`) would give a `__` inside the name, which is not snake
+    // case; it gets a trailing `_` instead.
+    match field.strip_prefix('_') {
+        Some(rest) => Ident::new(&format!("__{prefix}_{rest}_"), Span::call_site()),
+        None => Ident::new(&format!("__{prefix}_{field}"), Span::call_site()),
+    }
 }
 
 /// `#[doc = "..."]` attributes for a doc text (one attribute per line).

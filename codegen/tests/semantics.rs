@@ -36,6 +36,9 @@ mod switch_str;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/bits_padding.rs"]
 mod bits_padding;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/lists_valid.rs"]
+mod lists_valid;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -374,4 +377,19 @@ fn padding_bits_are_kept_under_kaitai_rules() {
     let v = bits_padding::BitsPadding::decode(&bytes).unwrap();
     assert_eq!((v.flags, v.byte, v.inner.v, v.last), (0b101, 0x42, 0b011, 0b10));
     assert_eq!(v.encode().unwrap(), bytes, "every skipped bit is written back");
+}
+
+#[test]
+fn valid_on_list_elements_and_unnamed_fields() {
+    let v = lists_valid::ListsValid::decode(&[0xee, 1, 2, 3]).unwrap();
+    assert_eq!(v._unnamed0, 0xee, "an unnamed field is `_unnamed<index>`, as in Kaitai");
+    assert_eq!(v.small, [1, 2, 3]);
+    let e = lists_valid::ListsValid::decode(&[0, 1, 20, 3]).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("small[1]") && text.contains("offset 2"), "{text}");
+    let mut w = v.clone();
+    w.small[2] = 10;
+    assert!(w.encode().is_err());
+    let root = lists_valid::reflect_decode(&[0xee, 1, 2, 3]).unwrap();
+    assert_eq!(root.member_names(), ["_unnamed0", "small"]);
 }

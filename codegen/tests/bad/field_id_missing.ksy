@@ -1,4 +1,0 @@
-meta:
-  id: field_id_missing
-seq:
-  - type: u1
