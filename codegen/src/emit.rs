@@ -104,6 +104,15 @@ impl<'s> Emitter<'s> {
                     FieldKind::User { name, size } if size.is_some() || f.term.is_some() => {
                         unread_types.insert(name.clone());
                     }
+                    FieldKind::Switch {
+                        cases,
+                        default,
+                        size: Some(_),
+                        ..
+                    } => {
+                        unread_types.extend(cases.iter().map(|(_, n)| n.clone()));
+                        unread_types.extend(default.iter().cloned());
+                    }
                     _ => {}
                 }
             }
@@ -498,6 +507,10 @@ impl<'s> Emitter<'s> {
                     ..
                 } => Some(e),
                 FieldKind::User {
+                    size: Some(Size::Expr(e)),
+                    ..
+                }
+                | FieldKind::Switch {
                     size: Some(Size::Expr(e)),
                     ..
                 } => Some(e),
@@ -908,7 +921,7 @@ impl<'s> Emitter<'s> {
                 let v = match d {
                     Derived::Count(l) | Derived::Bytes(l) => {
                         let li = field_ident(l);
-                        let user = t.fields.iter().find(|g| &g.id == l).is_some_and(|g| matches!(g.kind, FieldKind::User { .. }));
+                        let user = t.fields.iter().find(|g| &g.id == l).is_some_and(|g| matches!(g.kind, FieldKind::User { .. } | FieldKind::Switch { .. }));
                         if user && matches!(d, Derived::Bytes(_)) {
                             quote!((#ts.#li.encoded_len() as i128))
                         } else {
@@ -1496,7 +1509,9 @@ impl<'s> Emitter<'s> {
                         let g = t.fields.iter().find(|g| &g.id == target)?;
                         let l = field_ident(target);
                         match &g.kind {
-                            FieldKind::User { .. } => quote!((self.#l.encoded_len() as i128)),
+                            FieldKind::User { .. } | FieldKind::Switch { .. } => {
+                                quote!((self.#l.encoded_len() as i128))
+                            }
                             _ => quote!((self.#l.len() as i128)),
                         }
                     }
@@ -2446,7 +2461,11 @@ impl<'s> Emitter<'s> {
                 let mut arms = Vec::new();
                 let mut default = if has_no_case(f) {
                     // Kaitai Struct: no case and no `_` reads nothing; the member holds no value.
-                    quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(#en::NoCase))
+                    if switch_sized(f) {
+                        quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(#en::NoCase(__r.take_rest().to_vec())))
+                    } else {
+                        quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(#en::NoCase))
+                    }
                 } else {
                     quote! {
                         Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::NotValid { value: __sw.to_string(), rule: "must select one of the switch cases" }))
@@ -2485,10 +2504,41 @@ impl<'s> Emitter<'s> {
                     default = quote!(#ti::read_from(__r).map(#en::#vi));
                 }
                 let _ = at;
-                quote! {{
+                let inner = quote! {{
                     #sw_decl
                     #(#arms else)* { #default }
-                }}
+                }};
+                let FieldKind::Switch { size, .. } = &f.kind else {
+                    return None;
+                };
+                match size {
+                    None => inner,
+                    Some(sz) => {
+                        let n = match self.size_value(sz, scope, &kp)? {
+                            Some(n) => n,
+                            None => quote!((__r.remaining() as i128)),
+                        };
+                        if f.strict {
+                            quote! {
+                                __r.push_limit(#n).and_then(|__old| { let __v = #inner?; __r.pop_limit(__old)?; Ok(__v) })
+                            }
+                        } else {
+                            // Kaitai's rules: what the case leaves unread is kept in it.
+                            let stores = self.switch_variants(f).into_iter().map(|(vi, _, _)| {
+                                quote!(#en::#vi(__x) => { __x.__unread_pad = __pad; __x.__unread = __rest.to_vec(); })
+                            });
+                            let no_case = if has_no_case(f) { quote!(#en::NoCase(_) => {}) } else { quote!() };
+                            quote! {
+                                __r.push_limit(#n).and_then(|__old| {
+                                    let mut __v = #inner?;
+                                    let (__pad, __rest) = __r.pop_limit_skip(__old)?;
+                                    match &mut __v { #(#stores)* #no_case }
+                                    Ok(__v)
+                                })
+                            }
+                        }
+                    }
+                }
             }
         })
     }
@@ -2785,17 +2835,31 @@ impl<'s> Emitter<'s> {
                     .collect();
                 let no_case_arm = if has_no_case(f) {
                     let all = &all_tests;
+                    let (pat, put) = if switch_sized(f) {
+                        (quote!(#en::NoCase(__b)), quote!(__w.write_bytes(__b);))
+                    } else {
+                        (quote!(#en::NoCase), quote!())
+                    };
                     quote! {
-                        #en::NoCase => {
+                        #pat => {
                             if #(#all)||* {
                                 return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: __sw.to_string(), found: "no case" }));
                             }
+                            #put
                         }
                     }
                 } else {
                     quote!()
                 };
+                let size_check = match &f.kind {
+                    FieldKind::Switch { size: Some(sz), .. } => {
+                        let sz = sz.clone();
+                        self.size_check(f, &sz, scope, &kp, quote!(__v.encoded_len()))?
+                    }
+                    _ => quote!(),
+                };
                 quote! {{
+                    #size_check
                     #sw_decl
                     match __v { #(#arms)* #no_case_arm }
                 }}
@@ -2976,14 +3040,19 @@ impl<'s> Emitter<'s> {
             .map(|(vi, _, _)| quote!(#en::#vi(__x) => __x.encoded_len()));
         let vis: Vec<proc_macro2::Ident> = vs.iter().map(|(vi, _, _)| vi.clone()).collect();
         let no_case = has_no_case(f);
-        let to_value = crate::emit_reflect::switch_impl(&en, &vis, no_case);
-        let (no_case_variant, no_case_len) = if no_case {
-            (
+        let sized = switch_sized(f);
+        let to_value =
+            crate::emit_reflect::switch_impl(&en, &vis, no_case.then_some(sized));
+        let (no_case_variant, no_case_len) = match (no_case, sized) {
+            (true, false) => (
                 quote!(#[doc = " No case matched the switch value (and there is no `_` case): nothing was read."] NoCase,),
                 quote!(#en::NoCase => 0,),
-            )
-        } else {
-            (quote!(), quote!())
+            ),
+            (true, true) => (
+                quote!(#[doc = " No case matched the switch value (and there is no `_` case): the sized field's bytes, raw."] NoCase(::std::vec::Vec<u8>),),
+                quote!(#en::NoCase(__b) => __b.len(),),
+            ),
+            _ => (quote!(), quote!()),
         };
         quote! {
             #doc
@@ -3062,6 +3131,11 @@ fn term_tokens(t: &TermSpec) -> TokenStream {
     quote! {
         ::statepack_runtime::io::Term { terminator: #terminator, include: #include, consume: #consume, eos_error: #eos_error, pad_right: #pad, width: #width }
     }
+}
+
+/// A switch with `size`: its case is read in a substream.
+fn switch_sized(f: &Field) -> bool {
+    matches!(f.kind, FieldKind::Switch { size: Some(_), .. })
 }
 
 /// A switch without `_` under Kaitai Struct's rules: a value no case names selects nothing

@@ -103,7 +103,7 @@ pub(crate) fn derived_value(t: &TypeDef, d: &Derived) -> TokenStream {
                 .fields
                 .iter()
                 .find(|g| &g.id == target)
-                .is_some_and(|g| matches!(g.kind, FieldKind::User { .. }));
+                .is_some_and(|g| matches!(g.kind, FieldKind::User { .. } | FieldKind::Switch { .. }));
             if user {
                 quote!((self.#l.encoded_len() as i128))
             } else {
@@ -140,15 +140,18 @@ pub(crate) fn enum_impl(e: &EnumDef, open: bool) -> TokenStream {
 }
 
 /// `impl ToValue` for the enum holding a switch's cases: the selected case's struct.
+///
+/// `no_case`: `None` without a `NoCase` variant, `Some(false)` for a unit `NoCase` (nothing
+/// read: `Null`), `Some(true)` for `NoCase(bytes)` of a sized switch (the bytes).
 pub(crate) fn switch_impl(
     en: &proc_macro2::Ident,
     variants: &[proc_macro2::Ident],
-    no_case: bool,
+    no_case: Option<bool>,
 ) -> TokenStream {
-    let none = if no_case {
-        quote!(#en::NoCase => ::statepack_runtime::reflect::Value::Null,)
-    } else {
-        quote!()
+    let none = match no_case {
+        None => quote!(),
+        Some(false) => quote!(#en::NoCase => ::statepack_runtime::reflect::Value::Null,),
+        Some(true) => quote!(#en::NoCase(__b) => ::statepack_runtime::reflect::Value::Bytes(::std::borrow::Cow::Borrowed(__b.as_slice())),),
     };
     quote! {
         impl ::statepack_runtime::reflect::ToValue for #en {

@@ -273,6 +273,8 @@ pub enum FieldKind {
         cases: Vec<(SrcExpr, String)>,
         /// The `_` case, if any.
         default: Option<String>,
+        /// `size`: the selected case is read in a substream of this many bytes.
+        size: Option<Size>,
     },
 }
 

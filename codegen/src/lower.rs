@@ -1094,15 +1094,12 @@ impl<'a> Lower<'a> {
                             }
                             return None;
                         }
-                        if size.is_some() {
-                            self.err(
-                                tnode.pos,
-                                &tp,
-                                "`size` on a switch type is not supported",
-                                "put `size` inside the case types' fields instead",
-                            );
+                        FieldKind::Switch {
+                            on,
+                            cases,
+                            default,
+                            size: size.clone(),
                         }
-                        FieldKind::Switch { on, cases, default }
                     }
                     _ => {
                         let tp = format!("{fp}.type");

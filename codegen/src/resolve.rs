@@ -156,7 +156,10 @@ fn for_each_expr(field: &mut Field, f: &mut dyn FnMut(&mut Expr)) {
             size: Some(Size::Expr(e)),
             ..
         } => f(&mut e.expr),
-        FieldKind::Switch { on, cases, .. } => {
+        FieldKind::Switch { on, cases, size, .. } => {
+            if let Some(Size::Expr(e)) = size {
+                f(&mut e.expr);
+            }
             f(&mut on.expr);
             for (k, _) in cases {
                 f(&mut k.expr);

@@ -39,6 +39,9 @@ mod bits_padding;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/lists_valid.rs"]
 mod lists_valid;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/switch_sized.rs"]
+mod switch_sized;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -392,4 +395,23 @@ fn valid_on_list_elements_and_unnamed_fields() {
     assert!(w.encode().is_err());
     let root = lists_valid::reflect_decode(&[0xee, 1, 2, 3]).unwrap();
     assert_eq!(root.member_names(), ["_unnamed0", "small"]);
+}
+
+#[test]
+fn sized_switch_reads_the_case_in_its_size() {
+    // code 1: `one` reads 1 of 3 bytes; the rest is kept and written back.
+    let bytes = [1, 3, 7, 8, 9, 0xee];
+    let v = switch_sized::SwitchSized::decode(&bytes).unwrap();
+    let switch_sized::SwitchSizedBody::One(one) = &v.body else { panic!("{:?}", v.body) };
+    assert_eq!((one.x, one.__unread.as_slice()), (7, &[8u8, 9][..]));
+    assert_eq!(v.tail, 0xee);
+    assert_eq!(v.encode().unwrap(), bytes);
+    // No case: the bytes are kept raw, and the dynamic view shows them.
+    let bytes = [5, 2, 0xaa, 0xbb, 0xee];
+    let v = switch_sized::SwitchSized::decode(&bytes).unwrap();
+    assert_eq!(v.body, switch_sized::SwitchSizedBody::NoCase(vec![0xaa, 0xbb]));
+    assert_eq!(v.encode().unwrap(), bytes);
+    let root = switch_sized::reflect_decode(&bytes).unwrap();
+    assert!(matches!(root.member("body"), Some(Value::Bytes(b)) if b.as_ref() == [0xaa, 0xbb]));
+    assert_eq!(int(root.member("len_body")), 2, "the size is derived from the body");
 }
