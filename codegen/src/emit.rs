@@ -74,6 +74,12 @@ pub(crate) struct Emitter<'s> {
     /// The instances whose expressions are being inlined, outermost first (a cycle is
     /// reported, not followed).
     inlining: std::cell::RefCell<Vec<String>>,
+    /// Set while emitting an expression that can fail at run time (indexing, `.first`,
+    /// `.substring`, ...): it is emitted with `?` on a `Result<_, ExprError>`.
+    fallible: std::cell::Cell<bool>,
+    /// True while emitting a value instance's method (where `self` and `?` on `ExprError`
+    /// are available).
+    in_method: std::cell::Cell<bool>,
 }
 
 fn lit_usize(v: usize) -> Literal {
@@ -125,6 +131,8 @@ impl<'s> Emitter<'s> {
             unread_types,
             cur_instances: Vec::new(),
             inlining: std::cell::RefCell::new(Vec::new()),
+            fallible: std::cell::Cell::new(false),
+            in_method: std::cell::Cell::new(false),
         }
     }
 
@@ -633,7 +641,14 @@ impl<'s> Emitter<'s> {
     }
 
     fn expr(&mut self, e: &SrcExpr, scope: &Scope, kp: &str) -> Option<(TokenStream, Ty)> {
-        match self.ex(&e.expr, scope) {
+        let outer = self.fallible.replace(false);
+        let r = self.ex(&e.expr, scope);
+        let failing = self.fallible.replace(outer || self.fallible.get());
+        match r {
+            Ok(_) if failing && !self.in_method.get() => {
+                self.err(e.pos, kp, format!("in `{}`: indexing, `.first`, `.last`, `.min`, `.max`, `.substring`, `.to_i` of a string and `.to_s` of bytes can fail, and are supported in value instances only", e.src), "use these in a value instance (whose method returns the error), not in a field's size, count, condition or switch");
+                None
+            }
             Ok(v) => Some(v),
             Err((msg, hint)) => {
                 self.err(e.pos, kp, format!("in `{}`: {msg}", e.src), hint);
@@ -676,6 +691,9 @@ impl<'s> Emitter<'s> {
             Expr::Str(s) => (quote!(#s), Ty::Str),
             Expr::Name(n) if scope.get(n).is_none() && self.cur_instances.iter().any(|i| &i.id == n) => {
                 return self.inline_instance(n, scope);
+            }
+            Expr::Name(n) if n == "_sizeof" && scope.get(n).is_none() && self.in_method.get() => {
+                (quote!((self.encoded_len() as i128)), Ty::Int)
             }
             Expr::Name(n) => {
                 let Some(ty) = scope.get(n) else {
@@ -722,6 +740,27 @@ impl<'s> Emitter<'s> {
                     ("to_i", Ty::Bool) => (quote!((#ts as i128)), Ty::Int),
                     ("to_s", Ty::Int) => (quote!(::std::format!("{}", #ts)), Ty::Str),
                     ("to_i", Ty::Int) => (ts, Ty::Int),
+                    ("to_i", Ty::Str) => {
+                        self.fallible.set(true);
+                        (quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), 10)?), Ty::Int)
+                    }
+                    ("first" | "last" | "min" | "max", Ty::List(_) | Ty::Bytes) => {
+                        let elem = match &ty {
+                            Ty::List(e) => (**e).clone(),
+                            _ => Ty::Int,
+                        };
+                        if matches!(attr.as_str(), "min" | "max") && !matches!(elem, Ty::Int | Ty::Float | Ty::Str) {
+                            return bad(format!("`.{attr}` does not apply to {}", ty_name(&ty)), "`.min` and `.max` take lists of numbers or strings, or bytes");
+                        }
+                        self.fallible.set(true);
+                        let r = match attr.as_str() {
+                            "first" => quote!(::statepack_runtime::io::expr_at(&(#ts)[..], 0)?),
+                            "last" => quote!(::statepack_runtime::io::expr_last(&(#ts)[..])?),
+                            "min" => quote!(::statepack_runtime::io::expr_extreme(&(#ts)[..], false)?),
+                            _ => quote!(::statepack_runtime::io::expr_extreme(&(#ts)[..], true)?),
+                        };
+                        elem_value(r, elem)
+                    }
                     ("size", Ty::List(_) | Ty::Bytes) | ("length", Ty::Bytes) => (quote!((#ts.len() as i128)), Ty::Int),
                     ("length", Ty::Str) => (quote!((#ts.chars().count() as i128)), Ty::Int),
                     // Kaitai Struct's compiler refuses `.length` on a list: keep schemas it accepts.
@@ -729,6 +768,109 @@ impl<'s> Emitter<'s> {
                     _ => return bad(format!("`.{attr}` does not apply to {}", ty_name(&ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
                 }
             }
+            Expr::Index(list, index) => {
+                let (ts, ty) = self.ex(list, scope)?;
+                let (it, ity) = self.ex(index, scope)?;
+                let elem = match &ty {
+                    Ty::List(e) => (**e).clone(),
+                    Ty::Bytes => Ty::Int,
+                    _ => return bad(format!("`[]` does not apply to {}", ty_name(&ty)), "index a list or a byte array"),
+                };
+                if ity != Ty::Int {
+                    return bad(format!("the index is {}, not an integer", ty_name(&ity)), "index with an integer expression");
+                }
+                self.fallible.set(true);
+                elem_value(quote!(::statepack_runtime::io::expr_at(&(#ts)[..], #it)?), elem)
+            }
+            Expr::List(items) => {
+                if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v))) {
+                    let lits = items.iter().map(|x| match x {
+                        Expr::Int(v) => Literal::u8_unsuffixed(*v as u8),
+                        _ => Literal::u8_unsuffixed(0),
+                    });
+                    return Ok((quote!(::std::vec::Vec::<u8>::from([#(#lits),*])), Ty::Bytes));
+                }
+                let mut parts = Vec::new();
+                let mut elem: Option<Ty> = None;
+                for x in items {
+                    let (mut xt, mut xty) = self.ex(x, scope)?;
+                    if xty == Ty::Int && elem == Some(Ty::Float) {
+                        xt = quote!((#xt as f64));
+                        xty = Ty::Float;
+                    }
+                    if xty == Ty::Float && elem == Some(Ty::Int) {
+                        return bad("a list literal mixes integers and floats; write the integers as floats (`1.0`)".into(), "give every element the same type");
+                    }
+                    match &elem {
+                        Some(e) if *e != xty => return bad(format!("a list literal mixes {} and {}", ty_name(e), ty_name(&xty)), "give every element the same type"),
+                        _ => elem = Some(xty.clone()),
+                    }
+                    parts.push(match xty {
+                        Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#xt))),
+                        Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_) => xt,
+                        other => return bad(format!("list literals of {} are not supported", ty_name(&other)), "list numbers, strings, conditions or enum values"),
+                    });
+                }
+                let Some(elem) = elem else {
+                    return bad("an empty list literal has no element type".into(), "give at least one element");
+                };
+                (quote!(::std::vec::Vec::from([#(#parts),*])), Ty::List(Box::new(elem)))
+            }
+            Expr::Call(inner, m, args) => {
+                let (ts, ty) = self.ex(inner, scope)?;
+                let mut vals = Vec::new();
+                for a in args {
+                    vals.push(self.ex(a, scope)?);
+                }
+                let tys: Vec<&Ty> = vals.iter().map(|(_, t)| t).collect();
+                match (m.as_str(), &ty, tys.as_slice()) {
+                    ("substring", Ty::Str, [Ty::Int, Ty::Int]) => {
+                        let (a, b) = (&vals[0].0, &vals[1].0);
+                        self.fallible.set(true);
+                        (quote!(::statepack_runtime::io::expr_substring(AsRef::<str>::as_ref(&#ts), #a, #b)?), Ty::Str)
+                    }
+                    ("to_i", Ty::Str, [Ty::Int]) => {
+                        let r = &vals[0].0;
+                        self.fallible.set(true);
+                        (quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), #r)?), Ty::Int)
+                    }
+                    ("to_s", Ty::Bytes, [Ty::Str]) => {
+                        let Some(Expr::Str(enc)) = args.first() else {
+                            return bad("`.to_s` takes the encoding as a string literal".into(), "write e.g. `.to_s(\"UTF-8\")`");
+                        };
+                        self.fallible.set(true);
+                        (quote!(::statepack_runtime::io::expr_bytes_to_s(AsRef::<[u8]>::as_ref(&#ts), #enc)?), Ty::Str)
+                    }
+                    _ => {
+                        let shown: Vec<String> = tys.iter().map(|t| ty_name(t)).collect();
+                        return bad(format!("`.{m}({})` does not apply to {}", shown.join(", "), ty_name(&ty)), "supported: `.substring(from, to)` and `.to_i(radix)` on strings, `.to_s(encoding)` on bytes");
+                    }
+                }
+            }
+            Expr::Cast(inner, target) => {
+                let (ts, ty) = self.ex(inner, scope)?;
+                let same = match (&ty, target.as_str()) {
+                    (Ty::Bytes, "bytes") | (Ty::Str, "str") => true,
+                    (Ty::Int, t) => looks_like_number_type(t) && !t.starts_with('f'),
+                    (Ty::Float, "f4" | "f8") => true,
+                    (Ty::User(tn), t) => match (self.s.type_def(tn), self.s.type_def(t)) {
+                        (Some(a), Some(b)) => std::ptr::eq(a, b),
+                        _ => false,
+                    },
+                    _ => false,
+                };
+                if !same {
+                    return bad(format!("`.as<{target}>` cannot make {} into `{target}`", ty_name(&ty)), "`.as<>` is supported where the value already has that type (a number type for integers, the same user type)");
+                }
+                (ts, ty)
+            }
+            Expr::SizeOf(target) => match self.fixed_size_of(target) {
+                Some(n) => {
+                    let l = Literal::i128_unsuffixed(n as i128);
+                    (quote!((#l as i128)), Ty::Int)
+                }
+                None => return bad(format!("`sizeof<{target}>` needs a type of one fixed size"), "name a number type or a user type whose fields all have fixed sizes"),
+            },
             Expr::Unary(op, inner) => {
                 let (ts, ty) = self.ex(inner, scope)?;
                 match (op, &ty) {
@@ -801,6 +943,8 @@ impl<'s> Emitter<'s> {
                             (Ty::Int, Ty::Int) | (Ty::Float, Ty::Float) => true,
                             (Ty::Enum(x), Ty::Enum(y)) => x == y && !ordered,
                             (Ty::Str, Ty::Str) | (Ty::Bool, Ty::Bool) => !ordered,
+                            // Bytes compare element by element as unsigned bytes, like Kaitai.
+                            (Ty::Bytes, Ty::Bytes) => true,
                             _ => false,
                         };
                         if !ok {
@@ -809,6 +953,10 @@ impl<'s> Emitter<'s> {
                         if aty == Ty::Str {
                             at = quote!(AsRef::<str>::as_ref(&#at));
                             bt = quote!(AsRef::<str>::as_ref(&#bt));
+                        }
+                        if aty == Ty::Bytes {
+                            at = quote!(AsRef::<[u8]>::as_ref(&#at));
+                            bt = quote!(AsRef::<[u8]>::as_ref(&#bt));
                         }
                         let o = match op {
                             BinOp::Eq => quote!(==),
@@ -966,8 +1114,13 @@ impl<'s> Emitter<'s> {
             self.inlining.borrow_mut().push(key);
             let ty = self.instance_ty(t, i);
             self.inlining.borrow_mut().pop();
-            let ty = ty?;
-            let call = quote!(#ts.#mi());
+            let (ty, fallible) = ty?;
+            let call = if fallible {
+                self.fallible.set(true);
+                quote!(#ts.#mi()?)
+            } else {
+                quote!(#ts.#mi())
+            };
             return Ok(match ty {
                 Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_) => (call, ty),
                 other => (quote!((&#call)), other),
@@ -979,12 +1132,58 @@ impl<'s> Emitter<'s> {
         ))
     }
 
+    /// The fixed encoded size in bytes of a number type or a user type (`sizeof<...>`), if it
+    /// has one: every field unconditional, of fixed size and count, whole bytes in total.
+    fn fixed_size_of(&self, name: &str) -> Option<usize> {
+        fn bits(s: &Schema, name: &str, depth: usize) -> Option<usize> {
+            if depth > 64 {
+                return None;
+            }
+            let t = s.type_def(name)?;
+            let mut total = 0usize;
+            for f in &t.fields {
+                if f.cond.is_some() || f.varint {
+                    return None;
+                }
+                let lit = |z: &Size| match z {
+                    Size::Expr(SrcExpr { expr: Expr::Int(n), .. }) => usize::try_from(*n).ok(),
+                    _ => None,
+                };
+                let one = match &f.kind {
+                    FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => *bytes as usize * 8,
+                    FieldKind::Bits { width, .. } => *width as usize,
+                    FieldKind::Contents(c) => c.len() * 8,
+                    FieldKind::Bytes(z) | FieldKind::Str { size: Some(z), .. } => lit(z)?.checked_mul(8)?,
+                    FieldKind::User { size: Some(z), .. } => lit(z)?.checked_mul(8)?,
+                    FieldKind::User { name, size: None } => bits(s, name, depth + 1)?,
+                    _ => return None,
+                };
+                let times = match &f.repeat {
+                    Repeat::None => 1,
+                    Repeat::Expr(SrcExpr { expr: Expr::Int(n), .. }) => usize::try_from(*n).ok()?,
+                    _ => return None,
+                };
+                total = total.checked_add(one.checked_mul(times)?)?;
+            }
+            Some(total)
+        }
+        let number = match name {
+            "u1" | "s1" => Some(1),
+            "u2" | "s2" => Some(2),
+            "u4" | "s4" | "f4" => Some(4),
+            "u8" | "s8" | "f8" => Some(8),
+            _ => None,
+        };
+        if number.is_some() {
+            return number;
+        }
+        let b = bits(self.s, name, 0)?;
+        (b % 8 == 0).then_some(b / 8)
+    }
+
     /// The type of value instance `i` of type `t` (for member access from outside).
     #[allow(clippy::type_complexity)]
-    fn instance_ty(&self, t: &TypeDef, i: &Instance) -> Result<Ty, (String, String)> {
-        if let Some(e) = &i.enum_name {
-            return Ok(Ty::Enum(e.clone()));
-        }
+    fn instance_ty(&self, t: &TypeDef, i: &Instance) -> Result<(Ty, bool), (String, String)> {
         let mut scope = Scope { vars: Vec::new() };
         let derived = Self::counts_and_lengths(t);
         for f in &t.fields {
@@ -1003,8 +1202,18 @@ impl<'s> Emitter<'s> {
             unread_types: HashSet::new(),
             cur_instances: t.instances.clone(),
             inlining: std::cell::RefCell::new(self.inlining.borrow().clone()),
+            fallible: std::cell::Cell::new(false),
+            in_method: std::cell::Cell::new(true),
         };
-        me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)
+        let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
+        if let Some(c) = &i.cond {
+            me.ex(&c.expr, &scope)?;
+        }
+        let ty = match &i.enum_name {
+            Some(e) => Ty::Enum(e.clone()),
+            None => ty,
+        };
+        Ok((ty, me.fallible.get()))
     }
 
     /// The runtime `Processor` of a field's `process` (and the statements that compute its
@@ -1146,6 +1355,8 @@ impl<'s> Emitter<'s> {
                 );
                 continue;
             }
+            self.in_method.set(true);
+            self.fallible.set(false);
             let (ts, ty) = match self.ex(&inst.value.expr, &scope).and_then(|(ts, ty)| match &inst.enum_name {
                 None => Ok((ts, ty)),
                 Some(e) => self.int_as_enum(e, ts, &ty),
@@ -1182,6 +1393,23 @@ impl<'s> Emitter<'s> {
                         },
                     )
                 }
+                Ty::List(e) if matches!(**e, Ty::Int | Ty::Float | Ty::Str | Ty::Bool) => {
+                    let (ety, conv, item) = match &**e {
+                        Ty::Int => (quote!(i128), quote!(*__e as i128), quote!(::statepack_runtime::reflect::Value::Int(*__e))),
+                        Ty::Float => (quote!(f64), quote!(*__e as f64), quote!(::statepack_runtime::reflect::Value::Float(*__e))),
+                        Ty::Bool => (quote!(bool), quote!(*__e), quote!(::statepack_runtime::reflect::Value::Bool(*__e))),
+                        _ => (
+                            quote!(::std::string::String),
+                            quote!(::std::string::String::from(AsRef::<str>::as_ref(__e))),
+                            quote!(::statepack_runtime::reflect::Value::Str(::std::borrow::Cow::Owned(__e.clone()))),
+                        ),
+                    };
+                    (
+                        quote!(::std::vec::Vec<#ety>),
+                        quote!((#ts).iter().map(|__e| #conv).collect::<::std::vec::Vec<#ety>>()),
+                        quote!(::statepack_runtime::reflect::Value::List(__x.iter().map(|__e| #item).collect())),
+                    )
+                }
                 other => {
                     self.err(
                         inst.value.pos,
@@ -1193,6 +1421,7 @@ impl<'s> Emitter<'s> {
                 }
             };
             let mi = field_ident(&inst.id);
+            let base_reflect = reflect.clone();
             let (rty, body, reflect) = match &inst.cond {
                 None => (rty, body, quote!({ let __x = self.#mi(); #reflect })),
                 Some(c) => {
@@ -1203,6 +1432,21 @@ impl<'s> Emitter<'s> {
                         quote!(match self.#mi() { ::std::option::Option::Some(__x) => #reflect, ::std::option::Option::None => ::statepack_runtime::reflect::Value::Null }),
                     )
                 }
+            };
+            // An instance whose expression can fail returns the failure; the dynamic view
+            // shows it as null.
+            let (rty, body, reflect) = if self.fallible.replace(false) {
+                (
+                    quote!(::std::result::Result<#rty, ::statepack_runtime::io::ExprError>),
+                    quote!(::std::result::Result::Ok(#body)),
+                    if inst.cond.is_some() {
+                        quote!(match self.#mi() { ::std::result::Result::Ok(::std::option::Option::Some(__x)) => #base_reflect, _ => ::statepack_runtime::reflect::Value::Null })
+                    } else {
+                        quote!(match self.#mi() { ::std::result::Result::Ok(__x) => #base_reflect, ::std::result::Result::Err(_) => ::statepack_runtime::reflect::Value::Null })
+                    },
+                )
+            } else {
+                (rty, body, reflect)
             };
             let mi = field_ident(&inst.id);
             let doc = self.doc_for(
@@ -1221,6 +1465,7 @@ impl<'s> Emitter<'s> {
             members.push((inst.id.clone(), reflect));
             let _ = &mi;
         }
+        self.in_method.set(false);
         Some((methods, members))
     }
 
@@ -3078,6 +3323,17 @@ impl UsizeLit for Literal {
 
 /// Binds `_` (the element under test) from a reference: by value for copyable types, so
 /// expressions can use it as a number, by reference otherwise.
+/// A list element given by `reference` (a `&T` expression) as an expression value of type
+/// `elem`: numbers widened, conditions and enums copied, everything else borrowed.
+fn elem_value(reference: TokenStream, elem: Ty) -> (TokenStream, Ty) {
+    match elem {
+        Ty::Int => (quote!((*#reference as i128)), Ty::Int),
+        Ty::Float => (quote!((*#reference as f64)), Ty::Float),
+        Ty::Bool | Ty::Enum(_) => (quote!((*#reference)), elem),
+        other => (reference, other),
+    }
+}
+
 fn bind_elem(ty: &Ty, reference: TokenStream) -> TokenStream {
     let el = temp("elem");
     match ty {

@@ -176,7 +176,16 @@ fn rewrite_enum_refs(e: &mut Expr, en: &dyn Fn(&mut String)) {
     while let Some(e) = todo.pop() {
         match e {
             Expr::EnumRef(name, _) => en(name),
-            Expr::Unary(_, a) | Expr::Attr(a, _) => todo.push(a),
+            Expr::Unary(_, a) | Expr::Attr(a, _) | Expr::Cast(a, _) => todo.push(a),
+            Expr::Index(a, b) => {
+                todo.push(a);
+                todo.push(b);
+            }
+            Expr::Call(a, _, args) => {
+                todo.push(a);
+                todo.extend(args.iter_mut());
+            }
+            Expr::List(items) => todo.extend(items.iter_mut()),
             Expr::Binary(_, a, b) => {
                 todo.push(a);
                 todo.push(b);
@@ -186,7 +195,12 @@ fn rewrite_enum_refs(e: &mut Expr, en: &dyn Fn(&mut String)) {
                 todo.push(a);
                 todo.push(b);
             }
-            Expr::Int(_) | Expr::Float(_) | Expr::Str(_) | Expr::Bool(_) | Expr::Name(_) => {}
+            Expr::Int(_)
+            | Expr::Float(_)
+            | Expr::Str(_)
+            | Expr::Bool(_)
+            | Expr::Name(_)
+            | Expr::SizeOf(_) => {}
         }
     }
 }

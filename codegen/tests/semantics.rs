@@ -42,6 +42,9 @@ mod lists_valid;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/switch_sized.rs"]
 mod switch_sized;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/expr_methods.rs"]
+mod expr_methods;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -414,4 +417,53 @@ fn sized_switch_reads_the_case_in_its_size() {
     let root = switch_sized::reflect_decode(&bytes).unwrap();
     assert!(matches!(root.member("body"), Some(Value::Bytes(b)) if b.as_ref() == [0xaa, 0xbb]));
     assert_eq!(int(root.member("len_body")), 2, "the size is derived from the body");
+}
+
+#[test]
+fn expression_indexing_literals_methods_and_sizeof() {
+    // n = 2 words (5, 3), raw "ABC", digits "0123", two blocks of 3 bytes.
+    let bytes = [2, 5, 0, 3, 0, b'A', b'B', b'C', b'0', b'1', b'2', b'3', 7, 1, 0, 9, 2, 1];
+    let v = expr_methods::ExprMethods::decode(&bytes).unwrap();
+    assert_eq!(v.magic(), b"ABC");
+    assert!(v.raw_is_magic(), "bytes compare with a byte-array literal");
+    assert!(v.raw_before_magic(), "bytes order as unsigned bytes, element by element");
+    assert_eq!(v.second_word(), Ok(3));
+    assert_eq!(v.first_word(), Ok(5));
+    assert_eq!(v.last_word(), Ok(3));
+    assert_eq!(v.min_word(), Ok(3));
+    assert_eq!(v.max_word(), Ok(5));
+    assert_eq!(v.raw_max(), Ok(0x43));
+    assert_eq!(v.raw_at(), Ok(0x42));
+    assert_eq!(v.raw_text().as_deref(), Ok("ABC"));
+    assert_eq!(v.middle().as_deref(), Ok("12"));
+    assert_eq!(v.as_hex(), Ok(0x123));
+    assert_eq!(v.as_dec(), Ok(123));
+    assert_eq!(v.list(), [10, 20, 1000], "a list literal with a value above 255 is a list of integers");
+    assert_eq!(v.list_pick(), Ok(1000));
+    assert_eq!(v.names(), ["un", "deux"]);
+    assert_eq!(v.block_size(), 3);
+    assert_eq!(v.word_size(), 2);
+    assert_eq!(v.block_b(), Ok(0x0102));
+    assert_eq!(v.block_whole(), Ok(3));
+    assert_eq!(v.blocks[1].whole(), 3);
+    assert_eq!(v.encode().unwrap(), bytes, "instances take no bytes");
+
+    // A failing expression is an error of that instance, not a panic; the view shows null.
+    let short = [0, b'x', b'y', b'z', b'1', b'g', b'2', b' ', 7, 1, 0, 9, 2, 1];
+    let w = expr_methods::ExprMethods::decode(&short).unwrap();
+    assert!(w.first_word().unwrap_err().0.contains("outside a list of 0"));
+    assert!(w.last_word().is_err());
+    assert!(w.min_word().is_err());
+    assert!(w.second_word().unwrap_err().0.contains("index 1"));
+    assert!(w.as_dec().unwrap_err().0.contains("not an integer"));
+    assert_eq!(w.list_pick(), Ok(10));
+    assert!(w.raw_at().unwrap_err().0.contains("index -1"));
+    let root = expr_methods::reflect_decode(&short).unwrap();
+    assert!(matches!(root.member("first_word"), Some(Value::Null)));
+    assert_eq!(int(root.member("list_pick")), 10);
+    let full = expr_methods::reflect_decode(&bytes).unwrap();
+    assert_eq!(int(full.member("second_word")), 3);
+    let list = full.member("list");
+    assert!(matches!(&list, Some(Value::List(l)) if l.len() == 3), "{list:?}");
+    assert_eq!(expr_methods::ExprMethods::decode(&bytes).unwrap().middle().unwrap(), "12");
 }
