@@ -25,7 +25,8 @@ enum Ty {
     Enum(String),
     List(Box<Ty>),
     User(String),
-    Switch,
+    /// The body of switch field `.1` of type `.0`.
+    Switch(String, String),
     /// A conditional field (`if`): not usable in expressions.
     Opt,
 }
@@ -632,7 +633,16 @@ impl<'s> Emitter<'s> {
             FieldKind::Bytes(_) | FieldKind::Contents(_) => Ty::Bytes,
             FieldKind::Str { .. } => Ty::Str,
             FieldKind::User { name, .. } => Ty::User(name.clone()),
-            FieldKind::Switch { .. } => Ty::Switch,
+            FieldKind::Switch { .. } => {
+                let owner = self
+                    .s
+                    .types
+                    .iter()
+                    .find(|t| t.fields.iter().any(|g| g.key_path == f.key_path))
+                    .map(|t| t.name.clone())
+                    .unwrap_or_default();
+                Ty::Switch(owner, f.id.clone())
+            }
         };
         match f.repeat {
             Repeat::None => base,
@@ -859,6 +869,20 @@ impl<'s> Emitter<'s> {
                     },
                     _ => false,
                 };
+                if let Ty::Switch(owner, fid) = &ty {
+                    let field = self.s.type_def(owner).and_then(|t| t.fields.iter().find(|g| &g.id == fid).map(|g| (t, g)));
+                    if let Some((t, g)) = field {
+                        if let Some((vi, tn, _)) = self.switch_variants(g).into_iter().find(|(_, tn, _)| tn == target) {
+                            let en = Self::switch_enum_name(t, g);
+                            let msg = format!("`{}.{}` does not hold a `{}`", t.name, g.id, tn);
+                            self.fallible.set(true);
+                            return Ok((
+                                quote!((match #ts { #en::#vi(__c) => ::std::result::Result::Ok(__c), #[allow(unreachable_patterns)] _ => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) })?),
+                                Ty::User(tn),
+                            ));
+                        }
+                    }
+                }
                 if !same {
                     return bad(format!("`.as<{target}>` cannot make {} into `{target}`", ty_name(&ty)), "`.as<>` is supported where the value already has that type (a number type for integers, the same user type)");
                 }
@@ -906,6 +930,19 @@ impl<'s> Emitter<'s> {
                         "make both branches the same type",
                     );
                 }
+                // Branches may be a borrowed field and an owned computed value: strings and
+                // bytes are made owned on both sides so the two have one Rust type.
+                let (a, b) = match at {
+                    Ty::Str => (
+                        quote!(::std::string::String::from(AsRef::<str>::as_ref(&#a))),
+                        quote!(::std::string::String::from(AsRef::<str>::as_ref(&#b))),
+                    ),
+                    Ty::Bytes => (
+                        quote!(AsRef::<[u8]>::as_ref(&#a).to_vec()),
+                        quote!(AsRef::<[u8]>::as_ref(&#b).to_vec()),
+                    ),
+                    _ => (a, b),
+                };
                 (quote!((if #c { #a } else { #b })), at)
             }
             Expr::Binary(op, a, b) => {
@@ -1391,6 +1428,14 @@ impl<'s> Emitter<'s> {
                         } else {
                             quote!(::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue { enum_name: #ei::SCHEMA_NAME, name: ::std::option::Option::Some(__x.name()), value: __x.to_i() }))
                         },
+                    )
+                }
+                Ty::User(tn) => {
+                    let ti = type_ident(tn);
+                    (
+                        quote!(&#ti),
+                        quote!(::std::convert::identity::<&#ti>(#ts)),
+                        quote!(::statepack_runtime::reflect::Value::Struct(__x)),
                     )
                 }
                 Ty::List(e) if matches!(**e, Ty::Int | Ty::Float | Ty::Str | Ty::Bool) => {
@@ -3354,7 +3399,7 @@ fn ty_name(t: &Ty) -> String {
         Ty::Enum(e) => format!("a `{e}` value"),
         Ty::List(_) => "a list".into(),
         Ty::User(u) => format!("a `{u}`"),
-        Ty::Switch => "a switch value".into(),
+        Ty::Switch(..) => "a switch value".into(),
         Ty::Opt => "a conditional field".into(),
     }
 }

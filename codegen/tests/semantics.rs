@@ -422,7 +422,8 @@ fn sized_switch_reads_the_case_in_its_size() {
 #[test]
 fn expression_indexing_literals_methods_and_sizeof() {
     // n = 2 words (5, 3), raw "ABC", digits "0123", two blocks of 3 bytes.
-    let bytes = [2, 5, 0, 3, 0, b'A', b'B', b'C', b'0', b'1', b'2', b'3', 7, 1, 0, 9, 2, 1];
+    // Then two ops: code 1 (a block 4, 0x0605), code 2 (a word 0x0807).
+    let bytes = [2, 5, 0, 3, 0, b'A', b'B', b'C', b'0', b'1', b'2', b'3', 7, 1, 0, 9, 2, 1, 1, 4, 5, 6, 2, 7, 8];
     let v = expr_methods::ExprMethods::decode(&bytes).unwrap();
     assert_eq!(v.magic(), b"ABC");
     assert!(v.raw_is_magic(), "bytes compare with a byte-array literal");
@@ -446,10 +447,16 @@ fn expression_indexing_literals_methods_and_sizeof() {
     assert_eq!(v.block_b(), Ok(0x0102));
     assert_eq!(v.block_whole(), Ok(3));
     assert_eq!(v.blocks[1].whole(), 3);
+    assert_eq!(v.first_op_block().map(|b| (b.a, b.b)), Ok((4, 0x0605)), "a value instance may be a user type");
+    assert_eq!(v.first_op_a(), Ok(4), "`.as<>` picks the switch case");
+    assert_eq!(v.second_op_w(), Ok(0x0807), "a nested case type named by its path");
+    assert!(v.wrong_cast().unwrap_err().0.contains("does not hold a `block`"));
+    assert_eq!(v.pick_bytes(), [0x5a, 0x5b], "`? :` between a field and a literal");
+    assert_eq!(v.pick_text(), "0123");
     assert_eq!(v.encode().unwrap(), bytes, "instances take no bytes");
 
     // A failing expression is an error of that instance, not a panic; the view shows null.
-    let short = [0, b'x', b'y', b'z', b'1', b'g', b'2', b' ', 7, 1, 0, 9, 2, 1];
+    let short = [0, b'x', b'y', b'z', b'1', b'g', b'2', b' ', 7, 1, 0, 9, 2, 1, 1, 4, 5, 6, 2, 7, 8];
     let w = expr_methods::ExprMethods::decode(&short).unwrap();
     assert!(w.first_word().unwrap_err().0.contains("outside a list of 0"));
     assert!(w.last_word().is_err());
@@ -463,6 +470,8 @@ fn expression_indexing_literals_methods_and_sizeof() {
     assert_eq!(int(root.member("list_pick")), 10);
     let full = expr_methods::reflect_decode(&bytes).unwrap();
     assert_eq!(int(full.member("second_word")), 3);
+    assert!(matches!(full.member("first_op_block"), Some(Value::Struct(_))));
+    assert!(matches!(full.member("wrong_cast"), Some(Value::Null)));
     let list = full.member("list");
     assert!(matches!(&list, Some(Value::List(l)) if l.len() == 3), "{list:?}");
     assert_eq!(expr_methods::ExprMethods::decode(&bytes).unwrap().middle().unwrap(), "12");

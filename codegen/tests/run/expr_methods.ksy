@@ -18,7 +18,26 @@ seq:
     type: block
     repeat: expr
     repeat-expr: 2
+  - id: ops
+    type: op
+    repeat: expr
+    repeat-expr: 2
 types:
+  op:
+    seq:
+      - id: code
+        type: u1
+      - id: body
+        type:
+          switch-on: code
+          cases:
+            1: block
+            2: word
+    types:
+      word:
+        seq:
+          - id: w
+            type: u2
   block:
     seq:
       - id: a
@@ -71,3 +90,15 @@ instances:
     value: blocks[1].as<block>.b
   block_whole:
     value: blocks[0].whole
+  first_op_block:
+    value: ops[0].body.as<block>
+  first_op_a:
+    value: ops[0].body.as<block>.a
+  second_op_w:
+    value: ops[1].body.as<op::word>.w
+  wrong_cast:
+    value: ops[1].body.as<block>.a
+  pick_bytes:
+    value: 'n > 5 ? raw : [0x5a, 0x5b]'
+  pick_text:
+    value: 'n > 1 ? digits : "none"'

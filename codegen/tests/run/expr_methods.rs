@@ -18,10 +18,12 @@ pub struct ExprMethods {
     pub digits: ::std::string::String,
     /// Schema: `codegen/tests/run/expr_methods.ksy` line 17.
     pub blocks: ::std::vec::Vec<Block>,
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 21.
+    pub ops: ::std::vec::Vec<Op>,
 }
 impl ExprMethods {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
-    pub const MIN_LEN: usize = 7;
+    pub const MIN_LEN: usize = 13;
     /// Reads one value at the reader's position.
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
@@ -105,7 +107,35 @@ impl ExprMethods {
             __r.leave::<()>(None);
             __l
         };
-        Ok(Self { words, raw, digits, blocks })
+        __r.enter(::statepack_runtime::io::PathSeg::Field("ops"));
+        let ops: ::std::vec::Vec<Op> = {
+            let __l = {
+                let __n = __r
+                    .check_count((2 as i128), Op::MIN_LEN)
+                    .map_err(|e| e.in_field("ops"))?;
+                let mut __list = ::std::vec::Vec::with_capacity(__n);
+                for __i in 0..__n {
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    __list
+                        .push({
+                            let __v: Op = { Op::read_from(__r) }
+                                .map_err(|e| e.in_index(__i).in_field("ops"))?;
+                            __r.leave::<()>(None);
+                            __v
+                        });
+                }
+                __list
+            };
+            __r.leave::<()>(None);
+            __l
+        };
+        Ok(Self {
+            words,
+            raw,
+            digits,
+            blocks,
+            ops,
+        })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -126,6 +156,7 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         {
             let __val = &n;
             let __v = __val;
@@ -222,6 +253,31 @@ impl ExprMethods {
                 let _ = __before;
             }
         }
+        {
+            let __val = &self.ops;
+            if (__val.len() as i128) != (2 as i128) {
+                return Err(
+                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                            expected: u64::try_from((2 as i128)).unwrap_or(u64::MAX),
+                            found: __val.len(),
+                        })
+                        .in_field("ops"),
+                );
+            }
+            for (__i, __v) in __val.iter().enumerate() {
+                let __before = __w.bit_len();
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    {
+                        __v.write_to(__w)?;
+                    };
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_index(__i).in_field("ops")
+                    })?;
+                let _ = __before;
+            }
+        }
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
@@ -250,10 +306,14 @@ impl ExprMethods {
                 let __val = &self.blocks;
                 __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
             }
+            + {
+                let __val = &self.ops;
+                __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
+            }
     }
     /// Value instance: `[0x41, 0x42, 0x43]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 32.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 51.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn magic(&self) -> ::std::vec::Vec<u8> {
         let n: i128 = (self.words.len() as i128);
@@ -261,11 +321,12 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([65, 66, 67])).to_vec()
     }
     /// Value instance: `raw == magic` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 34.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 53.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn raw_is_magic(&self) -> bool {
         let n: i128 = (self.words.len() as i128);
@@ -273,12 +334,13 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         (AsRef::<[u8]>::as_ref(&raw)
             == AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([65, 66, 67])))
     }
     /// Value instance: `raw < [0x41, 0x42, 0x44]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 36.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 55.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn raw_before_magic(&self) -> bool {
         let n: i128 = (self.words.len() as i128);
@@ -286,12 +348,13 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         (AsRef::<[u8]>::as_ref(&raw)
             < AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([65, 66, 68])))
     }
     /// Value instance: `words[1]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 38.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 57.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn second_word(
         &self,
@@ -301,13 +364,14 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_at(&(words)[..], (1 as i128))? as i128),
         )
     }
     /// Value instance: `words.first` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 40.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 59.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn first_word(
         &self,
@@ -317,13 +381,14 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_at(&(words)[..], 0)? as i128),
         )
     }
     /// Value instance: `words.last` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 42.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 61.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn last_word(
         &self,
@@ -333,13 +398,14 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_last(&(words)[..])? as i128),
         )
     }
     /// Value instance: `words.min` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 44.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 63.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn min_word(
         &self,
@@ -349,13 +415,14 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_extreme(&(words)[..], false)? as i128),
         )
     }
     /// Value instance: `words.max` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 46.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 65.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn max_word(
         &self,
@@ -365,13 +432,14 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_extreme(&(words)[..], true)? as i128),
         )
     }
     /// Value instance: `raw.max` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 48.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 67.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn raw_max(
         &self,
@@ -381,13 +449,14 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_extreme(&(raw)[..], true)? as i128),
         )
     }
     /// Value instance: `raw[n - 1]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 50.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 69.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn raw_at(
         &self,
@@ -397,6 +466,7 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_at(
                 &(raw)[..],
@@ -406,7 +476,7 @@ impl ExprMethods {
     }
     /// Value instance: `raw.to_s("ASCII")` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 52.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 71.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn raw_text(
         &self,
@@ -419,6 +489,7 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         ::std::result::Result::Ok(
             ::std::string::String::from(
                 AsRef::<
@@ -434,7 +505,7 @@ impl ExprMethods {
     }
     /// Value instance: `digits.substring(1, 3)` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 54.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 73.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn middle(
         &self,
@@ -447,6 +518,7 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         ::std::result::Result::Ok(
             ::std::string::String::from(
                 AsRef::<
@@ -463,7 +535,7 @@ impl ExprMethods {
     }
     /// Value instance: `digits.to_i(16)` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 56.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 75.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn as_hex(
         &self,
@@ -473,6 +545,7 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         ::std::result::Result::Ok(
             ::statepack_runtime::io::expr_str_to_i(
                 AsRef::<str>::as_ref(&digits),
@@ -482,7 +555,7 @@ impl ExprMethods {
     }
     /// Value instance: `digits.to_i` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 58.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 77.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn as_dec(
         &self,
@@ -492,13 +565,14 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         ::std::result::Result::Ok(
             ::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&digits), 10)?,
         )
     }
     /// Value instance: `[10, 20, 1000]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 60.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 79.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn list(&self) -> ::std::vec::Vec<i128> {
         let n: i128 = (self.words.len() as i128);
@@ -506,6 +580,7 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         (::std::vec::Vec::from([(10 as i128), (20 as i128), (1000 as i128)]))
             .iter()
             .map(|__e| *__e as i128)
@@ -513,7 +588,7 @@ impl ExprMethods {
     }
     /// Value instance: `list[n]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 62.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 81.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn list_pick(
         &self,
@@ -523,6 +598,7 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_at(
                 &(::std::vec::Vec::from([
@@ -536,7 +612,7 @@ impl ExprMethods {
     }
     /// Value instance: `["un", "deux"]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 64.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 83.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn names(&self) -> ::std::vec::Vec<::std::string::String> {
         let n: i128 = (self.words.len() as i128);
@@ -544,6 +620,7 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         (::std::vec::Vec::from([
             ::std::string::String::from(AsRef::<str>::as_ref(&"un")),
             ::std::string::String::from(AsRef::<str>::as_ref(&"deux")),
@@ -554,7 +631,7 @@ impl ExprMethods {
     }
     /// Value instance: `sizeof<block>` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 66.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 85.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn block_size(&self) -> i128 {
         let n: i128 = (self.words.len() as i128);
@@ -562,11 +639,12 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         (3 as i128)
     }
     /// Value instance: `sizeof<u2>` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 68.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 87.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn word_size(&self) -> i128 {
         let n: i128 = (self.words.len() as i128);
@@ -574,11 +652,12 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         (2 as i128)
     }
     /// Value instance: `blocks[1].as<block>.b` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 70.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 89.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn block_b(
         &self,
@@ -588,13 +667,14 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         ::std::result::Result::Ok(
             (::statepack_runtime::io::expr_at(&(blocks)[..], (1 as i128))?.b as i128),
         )
     }
     /// Value instance: `blocks[0].whole` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 72.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 91.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn block_whole(
         &self,
@@ -604,8 +684,179 @@ impl ExprMethods {
         let raw = &self.raw;
         let digits = &self.digits;
         let blocks = &self.blocks;
+        let ops = &self.ops;
         ::std::result::Result::Ok(
             ::statepack_runtime::io::expr_at(&(blocks)[..], (0 as i128))?.whole(),
+        )
+    }
+    /// Value instance: `ops[0].body.as<block>` (computed from the fields, never stored).
+    ///
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 93.
+    #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+    pub fn first_op_block(
+        &self,
+    ) -> ::std::result::Result<&Block, ::statepack_runtime::io::ExprError> {
+        let n: i128 = (self.words.len() as i128);
+        let words = &self.words;
+        let raw = &self.raw;
+        let digits = &self.digits;
+        let blocks = &self.blocks;
+        let ops = &self.ops;
+        ::std::result::Result::Ok(
+            ::std::convert::identity::<
+                &Block,
+            >(
+                (match (&::statepack_runtime::io::expr_at(&(ops)[..], (0 as i128))?.body)
+                {
+                    OpBody::Block(__c) => ::std::result::Result::Ok(__c),
+                    #[allow(unreachable_patterns)]
+                    _ => {
+                        ::std::result::Result::Err(
+                            ::statepack_runtime::io::ExprError(
+                                ::std::string::String::from(
+                                    "`op.body` does not hold a `block`",
+                                ),
+                            ),
+                        )
+                    }
+                })?,
+            ),
+        )
+    }
+    /// Value instance: `ops[0].body.as<block>.a` (computed from the fields, never stored).
+    ///
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 95.
+    #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+    pub fn first_op_a(
+        &self,
+    ) -> ::std::result::Result<i128, ::statepack_runtime::io::ExprError> {
+        let n: i128 = (self.words.len() as i128);
+        let words = &self.words;
+        let raw = &self.raw;
+        let digits = &self.digits;
+        let blocks = &self.blocks;
+        let ops = &self.ops;
+        ::std::result::Result::Ok(
+            ((match (&::statepack_runtime::io::expr_at(&(ops)[..], (0 as i128))?.body) {
+                OpBody::Block(__c) => ::std::result::Result::Ok(__c),
+                #[allow(unreachable_patterns)]
+                _ => {
+                    ::std::result::Result::Err(
+                        ::statepack_runtime::io::ExprError(
+                            ::std::string::String::from(
+                                "`op.body` does not hold a `block`",
+                            ),
+                        ),
+                    )
+                }
+            })?
+                .a as i128),
+        )
+    }
+    /// Value instance: `ops[1].body.as<op::word>.w` (computed from the fields, never stored).
+    ///
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 97.
+    #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+    pub fn second_op_w(
+        &self,
+    ) -> ::std::result::Result<i128, ::statepack_runtime::io::ExprError> {
+        let n: i128 = (self.words.len() as i128);
+        let words = &self.words;
+        let raw = &self.raw;
+        let digits = &self.digits;
+        let blocks = &self.blocks;
+        let ops = &self.ops;
+        ::std::result::Result::Ok(
+            ((match (&::statepack_runtime::io::expr_at(&(ops)[..], (1 as i128))?.body) {
+                OpBody::OpWord(__c) => ::std::result::Result::Ok(__c),
+                #[allow(unreachable_patterns)]
+                _ => {
+                    ::std::result::Result::Err(
+                        ::statepack_runtime::io::ExprError(
+                            ::std::string::String::from(
+                                "`op.body` does not hold a `op_word`",
+                            ),
+                        ),
+                    )
+                }
+            })?
+                .w as i128),
+        )
+    }
+    /// Value instance: `ops[1].body.as<block>.a` (computed from the fields, never stored).
+    ///
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 99.
+    #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+    pub fn wrong_cast(
+        &self,
+    ) -> ::std::result::Result<i128, ::statepack_runtime::io::ExprError> {
+        let n: i128 = (self.words.len() as i128);
+        let words = &self.words;
+        let raw = &self.raw;
+        let digits = &self.digits;
+        let blocks = &self.blocks;
+        let ops = &self.ops;
+        ::std::result::Result::Ok(
+            ((match (&::statepack_runtime::io::expr_at(&(ops)[..], (1 as i128))?.body) {
+                OpBody::Block(__c) => ::std::result::Result::Ok(__c),
+                #[allow(unreachable_patterns)]
+                _ => {
+                    ::std::result::Result::Err(
+                        ::statepack_runtime::io::ExprError(
+                            ::std::string::String::from(
+                                "`op.body` does not hold a `block`",
+                            ),
+                        ),
+                    )
+                }
+            })?
+                .a as i128),
+        )
+    }
+    /// Value instance: `n > 5 ? raw : [0x5a, 0x5b]` (computed from the fields, never stored).
+    ///
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 101.
+    #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+    pub fn pick_bytes(&self) -> ::std::vec::Vec<u8> {
+        let n: i128 = (self.words.len() as i128);
+        let words = &self.words;
+        let raw = &self.raw;
+        let digits = &self.digits;
+        let blocks = &self.blocks;
+        let ops = &self.ops;
+        AsRef::<
+            [u8],
+        >::as_ref(
+                &(if ((n as i128) > (5 as i128)) {
+                    AsRef::<[u8]>::as_ref(&raw).to_vec()
+                } else {
+                    AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([90, 91]))
+                        .to_vec()
+                }),
+            )
+            .to_vec()
+    }
+    /// Value instance: `n > 1 ? digits : "none"` (computed from the fields, never stored).
+    ///
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 103.
+    #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+    pub fn pick_text(&self) -> ::std::string::String {
+        let n: i128 = (self.words.len() as i128);
+        let words = &self.words;
+        let raw = &self.raw;
+        let digits = &self.digits;
+        let blocks = &self.blocks;
+        let ops = &self.ops;
+        ::std::string::String::from(
+            AsRef::<
+                str,
+            >::as_ref(
+                &(if ((n as i128) > (1 as i128)) {
+                    ::std::string::String::from(AsRef::<str>::as_ref(&digits))
+                } else {
+                    ::std::string::String::from(AsRef::<str>::as_ref(&"none"))
+                }),
+            ),
         )
     }
 }
@@ -681,6 +932,13 @@ impl ::statepack_runtime::reflect::Reflect for ExprMethods {
                 ::std::option::Option::Some(
                     ::statepack_runtime::reflect::Value::List(
                         self.blocks.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            "ops" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.ops.iter().map(|__e| __e.to_value()).collect(),
                     ),
                 )
             }
@@ -912,6 +1170,70 @@ impl ::statepack_runtime::reflect::Reflect for ExprMethods {
                     },
                 )
             }
+            "first_op_block" => {
+                ::std::option::Option::Some(
+                    match self.first_op_block() {
+                        ::std::result::Result::Ok(__x) => {
+                            ::statepack_runtime::reflect::Value::Struct(__x)
+                        }
+                        ::std::result::Result::Err(_) => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "first_op_a" => {
+                ::std::option::Option::Some(
+                    match self.first_op_a() {
+                        ::std::result::Result::Ok(__x) => {
+                            ::statepack_runtime::reflect::Value::Int(__x)
+                        }
+                        ::std::result::Result::Err(_) => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "second_op_w" => {
+                ::std::option::Option::Some(
+                    match self.second_op_w() {
+                        ::std::result::Result::Ok(__x) => {
+                            ::statepack_runtime::reflect::Value::Int(__x)
+                        }
+                        ::std::result::Result::Err(_) => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "wrong_cast" => {
+                ::std::option::Option::Some(
+                    match self.wrong_cast() {
+                        ::std::result::Result::Ok(__x) => {
+                            ::statepack_runtime::reflect::Value::Int(__x)
+                        }
+                        ::std::result::Result::Err(_) => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "pick_bytes" => {
+                ::std::option::Option::Some({
+                    let __x = self.pick_bytes();
+                    ::statepack_runtime::reflect::Value::Bytes(
+                        ::std::borrow::Cow::Owned(__x),
+                    )
+                })
+            }
+            "pick_text" => {
+                ::std::option::Option::Some({
+                    let __x = self.pick_text();
+                    ::statepack_runtime::reflect::Value::Str(
+                        ::std::borrow::Cow::Owned(__x),
+                    )
+                })
+            }
             _ => ::std::option::Option::None,
         }
     }
@@ -922,6 +1244,7 @@ impl ::statepack_runtime::reflect::Reflect for ExprMethods {
             "raw",
             "digits",
             "blocks",
+            "ops",
             "magic",
             "raw_is_magic",
             "raw_before_magic",
@@ -943,6 +1266,12 @@ impl ::statepack_runtime::reflect::Reflect for ExprMethods {
             "word_size",
             "block_b",
             "block_whole",
+            "first_op_block",
+            "first_op_a",
+            "second_op_w",
+            "wrong_cast",
+            "pick_bytes",
+            "pick_text",
         ]
     }
 }
@@ -978,12 +1307,291 @@ pub fn reflect_roundtrip(
     let v = ExprMethods::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
     v.encode().map_err(|e| format!("encode: {e}"))
 }
-/// Schema: `codegen/tests/run/expr_methods.ksy` line 22.
+/// Schema: `codegen/tests/run/expr_methods.ksy` line 26.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Op {
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 28.
+    pub code: u8,
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 30.
+    pub body: OpBody,
+}
+impl Op {
+    /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
+    pub const MIN_LEN: usize = 3;
+    /// Reads one value at the reader's position.
+    ///
+    /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_from<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("code"));
+        let code: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("code"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
+        let body: OpBody = {
+            let __v: OpBody = {
+                {
+                    let __sw: i128 = (code as i128);
+                    if __sw == (1 as i128) {
+                        Block::read_from(__r).map(OpBody::Block)
+                    } else if __sw == (2 as i128) {
+                        OpWord::read_from(__r).map(OpBody::OpWord)
+                    } else {
+                        Ok::<_, ::statepack_runtime::io::DecodeError>(OpBody::NoCase)
+                    }
+                }
+            }
+                .map_err(|e| e.in_field("body"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        Ok(Self { code, body })
+    }
+    /// Writes this value; counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    #[allow(
+        unused_variables,
+        clippy::redundant_closure_call,
+        clippy::needless_borrow,
+        clippy::let_unit_value
+    )]
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        let code = self.code;
+        let body = &self.body;
+        {
+            let __val = &self.code;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                __w.write_u8(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("code"))?;
+        }
+        {
+            let __val = &self.body;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                {
+                    let __sw: i128 = (code as i128);
+                    match __v {
+                        OpBody::Block(__x) => {
+                            if !(__sw == (1 as i128)) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch {
+                                        selected: __sw.to_string(),
+                                        found: "Block",
+                                    }),
+                                );
+                            }
+                            __x.write_to(__w)?;
+                        }
+                        OpBody::OpWord(__x) => {
+                            if !(__sw == (2 as i128)) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch {
+                                        selected: __sw.to_string(),
+                                        found: "OpWord",
+                                    }),
+                                );
+                            }
+                            __x.write_to(__w)?;
+                        }
+                        OpBody::NoCase => {
+                            if __sw == (1 as i128) || __sw == (2 as i128) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch {
+                                        selected: __sw.to_string(),
+                                        found: "no case",
+                                    }),
+                                );
+                            }
+                        }
+                    }
+                };
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("body"))?;
+        }
+        Ok(())
+    }
+    /// The number of bytes [`Self::write_to`] writes.
+    #[allow(unused_variables, clippy::identity_op)]
+    pub fn encoded_len(&self) -> usize {
+        0
+            + {
+                let __val = &self.code;
+                {
+                    let __v = __val;
+                    1
+                }
+            }
+            + {
+                let __val = &self.body;
+                {
+                    let __v = __val;
+                    __v.encoded_len()
+                }
+            }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Op {
+    fn schema_type(&self) -> &'static str {
+        "op"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "code" => ::std::option::Option::Some(self.code.to_value()),
+            "body" => ::std::option::Option::Some(self.body.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["code", "body"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Op {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// The body of `op.body`, selected by `code`.
+///
+/// Schema: `codegen/tests/run/expr_methods.ksy` line 30.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum OpBody {
+    /// Selected when the switch value is `1`.
+    #[serde(rename = "block")]
+    Block(Block),
+    /// Selected when the switch value is `2`.
+    #[serde(rename = "op_word")]
+    OpWord(OpWord),
+    /// No case matched the switch value (and there is no `_` case): nothing was read.
+    NoCase,
+}
+impl OpBody {
+    /// The number of bytes the selected case writes.
+    pub fn encoded_len(&self) -> usize {
+        match self {
+            OpBody::Block(__x) => __x.encoded_len(),
+            OpBody::OpWord(__x) => __x.encoded_len(),
+            OpBody::NoCase => 0,
+        }
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpBody {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        match self {
+            OpBody::Block(__x) => __x.to_value(),
+            OpBody::OpWord(__x) => __x.to_value(),
+            OpBody::NoCase => ::statepack_runtime::reflect::Value::Null,
+        }
+    }
+}
+/// Schema: `codegen/tests/run/expr_methods.ksy` line 37.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OpWord {
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 39.
+    pub w: u16,
+}
+impl OpWord {
+    /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
+    pub const MIN_LEN: usize = 2;
+    /// Reads one value at the reader's position.
+    ///
+    /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_from<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("w"));
+        let w: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("w"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        Ok(Self { w })
+    }
+    /// Writes this value; counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    #[allow(
+        unused_variables,
+        clippy::redundant_closure_call,
+        clippy::needless_borrow,
+        clippy::let_unit_value
+    )]
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        let w = self.w;
+        {
+            let __val = &self.w;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                __w.write_u16le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("w"))?;
+        }
+        Ok(())
+    }
+    /// The number of bytes [`Self::write_to`] writes.
+    #[allow(unused_variables, clippy::identity_op)]
+    pub fn encoded_len(&self) -> usize {
+        0
+            + {
+                let __val = &self.w;
+                {
+                    let __v = __val;
+                    2
+                }
+            }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for OpWord {
+    fn schema_type(&self) -> &'static str {
+        "word"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "w" => ::std::option::Option::Some(self.w.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["w"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for OpWord {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Schema: `codegen/tests/run/expr_methods.ksy` line 41.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Block {
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 24.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 43.
     pub a: u8,
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 26.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 45.
     pub b: u16,
 }
 impl Block {
@@ -1066,7 +1674,7 @@ impl Block {
     }
     /// Value instance: `_sizeof` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 29.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 48.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn whole(&self) -> i128 {
         let a = self.a;
