@@ -27,8 +27,9 @@ enum Ty {
     User(String),
     /// The body of switch field `.1` of type `.0`.
     Switch(String, String),
-    /// A conditional field (`if`): not usable in expressions.
-    Opt,
+    /// A conditional field (`if`) holding the given type: usable in value instances only,
+    /// where its absence is an `ExprError`.
+    Opt(Box<Ty>),
 }
 
 /// What a length-like field is derived from on write.
@@ -609,9 +610,15 @@ impl<'s> Emitter<'s> {
     // ------------------------------------------------------------- expressions
 
     fn field_ty(&self, f: &Field) -> Ty {
+        let inner = self.field_ty_present(f);
         if f.cond.is_some() {
-            return Ty::Opt;
+            return Ty::Opt(Box::new(inner));
         }
+        inner
+    }
+
+    /// The type of a field's value when it is present.
+    fn field_ty_present(&self, f: &Field) -> Ty {
         if f.varint {
             return Ty::Int;
         }
@@ -717,10 +724,15 @@ impl<'s> Emitter<'s> {
                 match ty {
                     Ty::Int => (quote!((#id as i128)), Ty::Int),
                     Ty::Float => (quote!((#id as f64)), Ty::Float),
-                    Ty::Opt => {
+                    Ty::Opt(inner) if self.in_method.get() => {
+                        let msg = format!("`{n}` is absent (its `if` is false)");
+                        self.fallible.set(true);
+                        elem_value(quote!((match #id { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) })?), (**inner).clone())
+                    }
+                    Ty::Opt(_) => {
                         return bad(
                             format!("`{n}` is conditional (`if`), so it may be absent"),
-                            "test the same condition instead of the optional field",
+                            "test the same condition instead of the optional field (a value instance may use it: its method then returns an error when the field is absent)",
                         )
                     }
                     t => (quote!(#id), t.clone()),
@@ -941,6 +953,17 @@ impl<'s> Emitter<'s> {
                         quote!(AsRef::<[u8]>::as_ref(&#a).to_vec()),
                         quote!(AsRef::<[u8]>::as_ref(&#b).to_vec()),
                     ),
+                    // Lists of numbers widen to `i128` / `f64` elements (a `u2` field and a
+                    // literal then agree); others are copied.
+                    Ty::List(ref e) if **e == Ty::Int => (
+                        quote!((#a).iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()),
+                        quote!((#b).iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()),
+                    ),
+                    Ty::List(ref e) if **e == Ty::Float => (
+                        quote!((#a).iter().map(|__e| *__e as f64).collect::<::std::vec::Vec<f64>>()),
+                        quote!((#b).iter().map(|__e| *__e as f64).collect::<::std::vec::Vec<f64>>()),
+                    ),
+                    Ty::List(_) => (quote!((#a)[..].to_vec()), quote!((#b)[..].to_vec())),
                     _ => (a, b),
                 };
                 (quote!((if #c { #a } else { #b })), at)
@@ -1125,7 +1148,12 @@ impl<'s> Emitter<'s> {
                 Ty::Int => (quote!((#ts.#fi as i128)), Ty::Int),
                 Ty::Float => (quote!((#ts.#fi as f64)), Ty::Float),
                 Ty::Bool | Ty::Enum(_) => (quote!(#ts.#fi), fty.clone()),
-                Ty::Opt => {
+                Ty::Opt(inner) if self.in_method.get() => {
+                    let msg = format!("`{attr}` of `{tn}` is absent (its `if` is false)");
+                    self.fallible.set(true);
+                    elem_value(quote!((match &#ts.#fi { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) })?), (**inner).clone())
+                }
+                Ty::Opt(_) => {
                     return Err((
                         format!("`{attr}` of `{tn}` is conditional (`if`), so it may be absent"),
                         "test the same condition instead".into(),
@@ -1293,10 +1321,10 @@ impl<'s> Emitter<'s> {
         let Some(inst) = self.cur_instances.iter().find(|i| i.id == n) else {
             return Err((format!("`{n}` is not an instance"), String::new()));
         };
-        if inst.cond.is_some() {
+        if inst.cond.is_some() && !self.in_method.get() {
             return Err((
                 format!("instance `{n}` is conditional (`if`), so it may have no value"),
-                "test the same condition instead of the conditional instance".into(),
+                "test the same condition instead of the conditional instance (a value instance may use it: its method then returns an error when it has no value)".into(),
             ));
         }
         let outermost = {
@@ -1325,10 +1353,25 @@ impl<'s> Emitter<'s> {
                 (m, h)
             }
         })?;
-        match &inst.enum_name {
-            None => Ok((ts, ty)),
-            Some(e) => self.int_as_enum(e, ts, &ty),
+        let (ts, ty) = match &inst.enum_name {
+            None => (ts, ty),
+            Some(e) => self.int_as_enum(e, ts, &ty)?,
+        };
+        let Some(c) = &inst.cond else {
+            return Ok((ts, ty));
+        };
+        // A conditional instance used by another value instance: its value when its
+        // condition holds, else an error of the using instance.
+        let (ct, cty) = self.ex(&c.expr, scope)?;
+        if cty != Ty::Bool {
+            return Err((format!("the `if` of instance `{n}` is not a condition"), "write a comparison".into()));
         }
+        let msg = format!("instance `{n}` has no value (its `if` is false)");
+        self.fallible.set(true);
+        Ok((
+            quote!((if #ct { ::std::result::Result::Ok(#ts) } else { ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) })?),
+            ty,
+        ))
     }
 
     /// An integer seen as a value of enum `e` (`enum:` on a value instance).
@@ -3400,7 +3443,7 @@ fn ty_name(t: &Ty) -> String {
         Ty::List(_) => "a list".into(),
         Ty::User(u) => format!("a `{u}`"),
         Ty::Switch(..) => "a switch value".into(),
-        Ty::Opt => "a conditional field".into(),
+        Ty::Opt(_) => "a conditional field".into(),
     }
 }
 

@@ -423,7 +423,7 @@ fn sized_switch_reads_the_case_in_its_size() {
 fn expression_indexing_literals_methods_and_sizeof() {
     // n = 2 words (5, 3), raw "ABC", digits "0123", two blocks of 3 bytes.
     // Then two ops: code 1 (a block 4, 0x0605), code 2 (a word 0x0807).
-    let bytes = [2, 5, 0, 3, 0, b'A', b'B', b'C', b'0', b'1', b'2', b'3', 7, 1, 0, 9, 2, 1, 1, 4, 5, 6, 2, 7, 8];
+    let bytes = [2, 5, 0, 3, 0, b'A', b'B', b'C', b'0', b'1', b'2', b'3', 7, 1, 0, 9, 2, 1, 1, 4, 5, 6, 2, 7, 8, 40, 1, 2, 3];
     let v = expr_methods::ExprMethods::decode(&bytes).unwrap();
     assert_eq!(v.magic(), b"ABC");
     assert!(v.raw_is_magic(), "bytes compare with a byte-array literal");
@@ -453,6 +453,12 @@ fn expression_indexing_literals_methods_and_sizeof() {
     assert!(v.wrong_cast().unwrap_err().0.contains("does not hold a `block`"));
     assert_eq!(v.pick_bytes(), [0x5a, 0x5b], "`? :` between a field and a literal");
     assert_eq!(v.pick_text(), "0123");
+    assert_eq!(v.big_n(), Some(200));
+    assert_eq!(v.pick_words(), [5, 3], "`? :` between a `u2` list field and an integer list literal");
+    assert_eq!(v.pick_words_last(), Ok(3));
+    assert_eq!(v.big_n_plus(), Ok(201), "a conditional instance, present");
+    assert_eq!(v.tail_plus(), Ok(41), "a conditional field, present");
+    assert_eq!(v.tail_block_b(), Ok(0x0302), "a conditional user-type field, present");
     assert_eq!(v.encode().unwrap(), bytes, "instances take no bytes");
 
     // A failing expression is an error of that instance, not a panic; the view shows null.
@@ -465,6 +471,12 @@ fn expression_indexing_literals_methods_and_sizeof() {
     assert!(w.as_dec().unwrap_err().0.contains("not an integer"));
     assert_eq!(w.list_pick(), Ok(10));
     assert!(w.raw_at().unwrap_err().0.contains("index -1"));
+    assert_eq!(w.big_n(), None);
+    assert_eq!(w.pick_words(), [1000, 2000]);
+    assert_eq!(w.pick_words_last(), Ok(2000));
+    assert!(w.big_n_plus().unwrap_err().0.contains("`big_n` has no value"));
+    assert!(w.tail_plus().unwrap_err().0.contains("`tail` is absent"));
+    assert!(w.tail_block_b().is_err());
     let root = expr_methods::reflect_decode(&short).unwrap();
     assert!(matches!(root.member("first_word"), Some(Value::Null)));
     assert_eq!(int(root.member("list_pick")), 10);

@@ -22,6 +22,12 @@ seq:
     type: op
     repeat: expr
     repeat-expr: 2
+  - id: tail
+    type: u1
+    if: n > 1
+  - id: tail_block
+    type: block
+    if: n > 1
 types:
   op:
     seq:
@@ -102,3 +108,16 @@ instances:
     value: 'n > 5 ? raw : [0x5a, 0x5b]'
   pick_text:
     value: 'n > 1 ? digits : "none"'
+  big_n:
+    value: n * 100
+    if: n > 1
+  big_n_plus:
+    value: big_n + 1
+  tail_plus:
+    value: tail + 1
+  tail_block_b:
+    value: tail_block.b
+  pick_words:
+    value: 'n > 1 ? words : [1000, 2000]'
+  pick_words_last:
+    value: pick_words.last

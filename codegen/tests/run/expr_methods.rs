@@ -20,6 +20,14 @@ pub struct ExprMethods {
     pub blocks: ::std::vec::Vec<Block>,
     /// Schema: `codegen/tests/run/expr_methods.ksy` line 21.
     pub ops: ::std::vec::Vec<Op>,
+    /// Present only when `n > 1`.
+    ///
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 25.
+    pub tail: ::std::option::Option<u8>,
+    /// Present only when `n > 1`.
+    ///
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 28.
+    pub tail_block: ::std::option::Option<Block>,
 }
 impl ExprMethods {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
@@ -129,12 +137,35 @@ impl ExprMethods {
             __r.leave::<()>(None);
             __l
         };
+        let tail: ::std::option::Option<u8> = if ((n as i128) > (1 as i128)) {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tail"));
+            Some({
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("tail"))?;
+                __r.leave(Some(&__v));
+                __v
+            })
+        } else {
+            None
+        };
+        let tail_block: ::std::option::Option<Block> = if ((n as i128) > (1 as i128)) {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tail_block"));
+            Some({
+                let __v: Block = { Block::read_from(__r) }
+                    .map_err(|e| e.in_field("tail_block"))?;
+                __r.leave::<()>(None);
+                __v
+            })
+        } else {
+            None
+        };
         Ok(Self {
             words,
             raw,
             digits,
             blocks,
             ops,
+            tail,
+            tail_block,
         })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
@@ -157,6 +188,8 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         {
             let __val = &n;
             let __v = __val;
@@ -278,6 +311,54 @@ impl ExprMethods {
                 let _ = __before;
             }
         }
+        match (((n as i128) > (1 as i128)), &self.tail) {
+            (true, Some(__val)) => {
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_u8(*__v);
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("tail")
+                    })?;
+            }
+            (false, None) => {}
+            (__holds, __opt) => {
+                return Err(
+                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                            state: if __opt.is_some() { "present" } else { "absent" },
+                            condition: "n > 1",
+                            holds: __holds,
+                        })
+                        .in_field("tail"),
+                );
+            }
+        }
+        match (((n as i128) > (1 as i128)), &self.tail_block) {
+            (true, Some(__val)) => {
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    {
+                        __v.write_to(__w)?;
+                    };
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("tail_block")
+                    })?;
+            }
+            (false, None) => {}
+            (__holds, __opt) => {
+                return Err(
+                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                            state: if __opt.is_some() { "present" } else { "absent" },
+                            condition: "n > 1",
+                            holds: __holds,
+                        })
+                        .in_field("tail_block"),
+                );
+            }
+        }
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
@@ -310,10 +391,30 @@ impl ExprMethods {
                 let __val = &self.ops;
                 __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
             }
+            + self
+                .tail
+                .as_ref()
+                .map_or(
+                    0,
+                    |__val| {
+                        let __v = __val;
+                        1
+                    },
+                )
+            + self
+                .tail_block
+                .as_ref()
+                .map_or(
+                    0,
+                    |__val| {
+                        let __v = __val;
+                        __v.encoded_len()
+                    },
+                )
     }
     /// Value instance: `[0x41, 0x42, 0x43]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 51.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 57.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn magic(&self) -> ::std::vec::Vec<u8> {
         let n: i128 = (self.words.len() as i128);
@@ -322,11 +423,13 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([65, 66, 67])).to_vec()
     }
     /// Value instance: `raw == magic` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 53.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 59.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn raw_is_magic(&self) -> bool {
         let n: i128 = (self.words.len() as i128);
@@ -335,12 +438,14 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         (AsRef::<[u8]>::as_ref(&raw)
             == AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([65, 66, 67])))
     }
     /// Value instance: `raw < [0x41, 0x42, 0x44]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 55.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 61.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn raw_before_magic(&self) -> bool {
         let n: i128 = (self.words.len() as i128);
@@ -349,12 +454,14 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         (AsRef::<[u8]>::as_ref(&raw)
             < AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([65, 66, 68])))
     }
     /// Value instance: `words[1]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 57.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 63.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn second_word(
         &self,
@@ -365,13 +472,15 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_at(&(words)[..], (1 as i128))? as i128),
         )
     }
     /// Value instance: `words.first` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 59.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 65.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn first_word(
         &self,
@@ -382,13 +491,15 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_at(&(words)[..], 0)? as i128),
         )
     }
     /// Value instance: `words.last` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 61.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 67.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn last_word(
         &self,
@@ -399,13 +510,15 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_last(&(words)[..])? as i128),
         )
     }
     /// Value instance: `words.min` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 63.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 69.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn min_word(
         &self,
@@ -416,13 +529,15 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_extreme(&(words)[..], false)? as i128),
         )
     }
     /// Value instance: `words.max` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 65.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 71.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn max_word(
         &self,
@@ -433,13 +548,15 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_extreme(&(words)[..], true)? as i128),
         )
     }
     /// Value instance: `raw.max` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 67.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 73.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn raw_max(
         &self,
@@ -450,13 +567,15 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_extreme(&(raw)[..], true)? as i128),
         )
     }
     /// Value instance: `raw[n - 1]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 69.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 75.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn raw_at(
         &self,
@@ -467,6 +586,8 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_at(
                 &(raw)[..],
@@ -476,7 +597,7 @@ impl ExprMethods {
     }
     /// Value instance: `raw.to_s("ASCII")` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 71.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 77.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn raw_text(
         &self,
@@ -490,6 +611,8 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             ::std::string::String::from(
                 AsRef::<
@@ -505,7 +628,7 @@ impl ExprMethods {
     }
     /// Value instance: `digits.substring(1, 3)` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 73.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 79.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn middle(
         &self,
@@ -519,6 +642,8 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             ::std::string::String::from(
                 AsRef::<
@@ -535,7 +660,7 @@ impl ExprMethods {
     }
     /// Value instance: `digits.to_i(16)` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 75.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 81.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn as_hex(
         &self,
@@ -546,6 +671,8 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             ::statepack_runtime::io::expr_str_to_i(
                 AsRef::<str>::as_ref(&digits),
@@ -555,7 +682,7 @@ impl ExprMethods {
     }
     /// Value instance: `digits.to_i` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 77.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 83.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn as_dec(
         &self,
@@ -566,13 +693,15 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             ::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&digits), 10)?,
         )
     }
     /// Value instance: `[10, 20, 1000]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 79.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 85.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn list(&self) -> ::std::vec::Vec<i128> {
         let n: i128 = (self.words.len() as i128);
@@ -581,6 +710,8 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         (::std::vec::Vec::from([(10 as i128), (20 as i128), (1000 as i128)]))
             .iter()
             .map(|__e| *__e as i128)
@@ -588,7 +719,7 @@ impl ExprMethods {
     }
     /// Value instance: `list[n]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 81.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 87.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn list_pick(
         &self,
@@ -599,6 +730,8 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             (*::statepack_runtime::io::expr_at(
                 &(::std::vec::Vec::from([
@@ -612,7 +745,7 @@ impl ExprMethods {
     }
     /// Value instance: `["un", "deux"]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 83.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 89.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn names(&self) -> ::std::vec::Vec<::std::string::String> {
         let n: i128 = (self.words.len() as i128);
@@ -621,6 +754,8 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         (::std::vec::Vec::from([
             ::std::string::String::from(AsRef::<str>::as_ref(&"un")),
             ::std::string::String::from(AsRef::<str>::as_ref(&"deux")),
@@ -631,7 +766,7 @@ impl ExprMethods {
     }
     /// Value instance: `sizeof<block>` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 85.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 91.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn block_size(&self) -> i128 {
         let n: i128 = (self.words.len() as i128);
@@ -640,11 +775,13 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         (3 as i128)
     }
     /// Value instance: `sizeof<u2>` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 87.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 93.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn word_size(&self) -> i128 {
         let n: i128 = (self.words.len() as i128);
@@ -653,11 +790,13 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         (2 as i128)
     }
     /// Value instance: `blocks[1].as<block>.b` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 89.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 95.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn block_b(
         &self,
@@ -668,13 +807,15 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             (::statepack_runtime::io::expr_at(&(blocks)[..], (1 as i128))?.b as i128),
         )
     }
     /// Value instance: `blocks[0].whole` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 91.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 97.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn block_whole(
         &self,
@@ -685,13 +826,15 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             ::statepack_runtime::io::expr_at(&(blocks)[..], (0 as i128))?.whole(),
         )
     }
     /// Value instance: `ops[0].body.as<block>` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 93.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 99.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn first_op_block(
         &self,
@@ -702,6 +845,8 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             ::std::convert::identity::<
                 &Block,
@@ -725,7 +870,7 @@ impl ExprMethods {
     }
     /// Value instance: `ops[0].body.as<block>.a` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 95.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 101.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn first_op_a(
         &self,
@@ -736,6 +881,8 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             ((match (&::statepack_runtime::io::expr_at(&(ops)[..], (0 as i128))?.body) {
                 OpBody::Block(__c) => ::std::result::Result::Ok(__c),
@@ -755,7 +902,7 @@ impl ExprMethods {
     }
     /// Value instance: `ops[1].body.as<op::word>.w` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 97.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 103.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn second_op_w(
         &self,
@@ -766,6 +913,8 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             ((match (&::statepack_runtime::io::expr_at(&(ops)[..], (1 as i128))?.body) {
                 OpBody::OpWord(__c) => ::std::result::Result::Ok(__c),
@@ -785,7 +934,7 @@ impl ExprMethods {
     }
     /// Value instance: `ops[1].body.as<block>.a` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 99.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 105.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn wrong_cast(
         &self,
@@ -796,6 +945,8 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
             ((match (&::statepack_runtime::io::expr_at(&(ops)[..], (1 as i128))?.body) {
                 OpBody::Block(__c) => ::std::result::Result::Ok(__c),
@@ -815,7 +966,7 @@ impl ExprMethods {
     }
     /// Value instance: `n > 5 ? raw : [0x5a, 0x5b]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 101.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 107.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn pick_bytes(&self) -> ::std::vec::Vec<u8> {
         let n: i128 = (self.words.len() as i128);
@@ -824,6 +975,8 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         AsRef::<
             [u8],
         >::as_ref(
@@ -838,7 +991,7 @@ impl ExprMethods {
     }
     /// Value instance: `n > 1 ? digits : "none"` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 103.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 109.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn pick_text(&self) -> ::std::string::String {
         let n: i128 = (self.words.len() as i128);
@@ -847,6 +1000,8 @@ impl ExprMethods {
         let digits = &self.digits;
         let blocks = &self.blocks;
         let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
         ::std::string::String::from(
             AsRef::<
                 str,
@@ -857,6 +1012,173 @@ impl ExprMethods {
                     ::std::string::String::from(AsRef::<str>::as_ref(&"none"))
                 }),
             ),
+        )
+    }
+    /// Value instance: `n * 100` (computed from the fields, never stored).
+    ///
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 111.
+    #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+    pub fn big_n(&self) -> ::std::option::Option<i128> {
+        let n: i128 = (self.words.len() as i128);
+        let words = &self.words;
+        let raw = &self.raw;
+        let digits = &self.digits;
+        let blocks = &self.blocks;
+        let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
+        if ((n as i128) > (1 as i128)) {
+            ::std::option::Option::Some((n as i128).wrapping_mul((100 as i128)))
+        } else {
+            ::std::option::Option::None
+        }
+    }
+    /// Value instance: `big_n + 1` (computed from the fields, never stored).
+    ///
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 114.
+    #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+    pub fn big_n_plus(
+        &self,
+    ) -> ::std::result::Result<i128, ::statepack_runtime::io::ExprError> {
+        let n: i128 = (self.words.len() as i128);
+        let words = &self.words;
+        let raw = &self.raw;
+        let digits = &self.digits;
+        let blocks = &self.blocks;
+        let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
+        ::std::result::Result::Ok(
+            (if ((n as i128) > (1 as i128)) {
+                ::std::result::Result::Ok((n as i128).wrapping_mul((100 as i128)))
+            } else {
+                ::std::result::Result::Err(
+                    ::statepack_runtime::io::ExprError(
+                        ::std::string::String::from(
+                            "instance `big_n` has no value (its `if` is false)",
+                        ),
+                    ),
+                )
+            })?
+                .wrapping_add((1 as i128)),
+        )
+    }
+    /// Value instance: `tail + 1` (computed from the fields, never stored).
+    ///
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 116.
+    #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+    pub fn tail_plus(
+        &self,
+    ) -> ::std::result::Result<i128, ::statepack_runtime::io::ExprError> {
+        let n: i128 = (self.words.len() as i128);
+        let words = &self.words;
+        let raw = &self.raw;
+        let digits = &self.digits;
+        let blocks = &self.blocks;
+        let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
+        ::std::result::Result::Ok(
+            (*(match tail {
+                ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o),
+                ::std::option::Option::None => {
+                    ::std::result::Result::Err(
+                        ::statepack_runtime::io::ExprError(
+                            ::std::string::String::from(
+                                "`tail` is absent (its `if` is false)",
+                            ),
+                        ),
+                    )
+                }
+            })? as i128)
+                .wrapping_add((1 as i128)),
+        )
+    }
+    /// Value instance: `tail_block.b` (computed from the fields, never stored).
+    ///
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 118.
+    #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+    pub fn tail_block_b(
+        &self,
+    ) -> ::std::result::Result<i128, ::statepack_runtime::io::ExprError> {
+        let n: i128 = (self.words.len() as i128);
+        let words = &self.words;
+        let raw = &self.raw;
+        let digits = &self.digits;
+        let blocks = &self.blocks;
+        let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
+        ::std::result::Result::Ok(
+            ((match tail_block {
+                ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o),
+                ::std::option::Option::None => {
+                    ::std::result::Result::Err(
+                        ::statepack_runtime::io::ExprError(
+                            ::std::string::String::from(
+                                "`tail_block` is absent (its `if` is false)",
+                            ),
+                        ),
+                    )
+                }
+            })?
+                .b as i128),
+        )
+    }
+    /// Value instance: `n > 1 ? words : [1000, 2000]` (computed from the fields, never stored).
+    ///
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 120.
+    #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+    pub fn pick_words(&self) -> ::std::vec::Vec<i128> {
+        let n: i128 = (self.words.len() as i128);
+        let words = &self.words;
+        let raw = &self.raw;
+        let digits = &self.digits;
+        let blocks = &self.blocks;
+        let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
+        ((if ((n as i128) > (1 as i128)) {
+            (words).iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()
+        } else {
+            (::std::vec::Vec::from([(1000 as i128), (2000 as i128)]))
+                .iter()
+                .map(|__e| *__e as i128)
+                .collect::<::std::vec::Vec<i128>>()
+        }))
+            .iter()
+            .map(|__e| *__e as i128)
+            .collect::<::std::vec::Vec<i128>>()
+    }
+    /// Value instance: `pick_words.last` (computed from the fields, never stored).
+    ///
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 122.
+    #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+    pub fn pick_words_last(
+        &self,
+    ) -> ::std::result::Result<i128, ::statepack_runtime::io::ExprError> {
+        let n: i128 = (self.words.len() as i128);
+        let words = &self.words;
+        let raw = &self.raw;
+        let digits = &self.digits;
+        let blocks = &self.blocks;
+        let ops = &self.ops;
+        let tail = &self.tail;
+        let tail_block = &self.tail_block;
+        ::std::result::Result::Ok(
+            (*::statepack_runtime::io::expr_last(
+                &((if ((n as i128) > (1 as i128)) {
+                    (words)
+                        .iter()
+                        .map(|__e| *__e as i128)
+                        .collect::<::std::vec::Vec<i128>>()
+                } else {
+                    (::std::vec::Vec::from([(1000 as i128), (2000 as i128)]))
+                        .iter()
+                        .map(|__e| *__e as i128)
+                        .collect::<::std::vec::Vec<i128>>()
+                }))[..],
+            )? as i128),
         )
     }
 }
@@ -942,6 +1264,8 @@ impl ::statepack_runtime::reflect::Reflect for ExprMethods {
                     ),
                 )
             }
+            "tail" => ::std::option::Option::Some(self.tail.to_value()),
+            "tail_block" => ::std::option::Option::Some(self.tail_block.to_value()),
             "magic" => {
                 ::std::option::Option::Some({
                     let __x = self.magic();
@@ -1234,6 +1558,77 @@ impl ::statepack_runtime::reflect::Reflect for ExprMethods {
                     )
                 })
             }
+            "big_n" => {
+                ::std::option::Option::Some(
+                    match self.big_n() {
+                        ::std::option::Option::Some(__x) => {
+                            ::statepack_runtime::reflect::Value::Int(__x)
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "big_n_plus" => {
+                ::std::option::Option::Some(
+                    match self.big_n_plus() {
+                        ::std::result::Result::Ok(__x) => {
+                            ::statepack_runtime::reflect::Value::Int(__x)
+                        }
+                        ::std::result::Result::Err(_) => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "tail_plus" => {
+                ::std::option::Option::Some(
+                    match self.tail_plus() {
+                        ::std::result::Result::Ok(__x) => {
+                            ::statepack_runtime::reflect::Value::Int(__x)
+                        }
+                        ::std::result::Result::Err(_) => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "tail_block_b" => {
+                ::std::option::Option::Some(
+                    match self.tail_block_b() {
+                        ::std::result::Result::Ok(__x) => {
+                            ::statepack_runtime::reflect::Value::Int(__x)
+                        }
+                        ::std::result::Result::Err(_) => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "pick_words" => {
+                ::std::option::Option::Some({
+                    let __x = self.pick_words();
+                    ::statepack_runtime::reflect::Value::List(
+                        __x
+                            .iter()
+                            .map(|__e| ::statepack_runtime::reflect::Value::Int(*__e))
+                            .collect(),
+                    )
+                })
+            }
+            "pick_words_last" => {
+                ::std::option::Option::Some(
+                    match self.pick_words_last() {
+                        ::std::result::Result::Ok(__x) => {
+                            ::statepack_runtime::reflect::Value::Int(__x)
+                        }
+                        ::std::result::Result::Err(_) => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
             _ => ::std::option::Option::None,
         }
     }
@@ -1245,6 +1640,8 @@ impl ::statepack_runtime::reflect::Reflect for ExprMethods {
             "digits",
             "blocks",
             "ops",
+            "tail",
+            "tail_block",
             "magic",
             "raw_is_magic",
             "raw_before_magic",
@@ -1272,6 +1669,12 @@ impl ::statepack_runtime::reflect::Reflect for ExprMethods {
             "wrong_cast",
             "pick_bytes",
             "pick_text",
+            "big_n",
+            "big_n_plus",
+            "tail_plus",
+            "tail_block_b",
+            "pick_words",
+            "pick_words_last",
         ]
     }
 }
@@ -1307,12 +1710,12 @@ pub fn reflect_roundtrip(
     let v = ExprMethods::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
     v.encode().map_err(|e| format!("encode: {e}"))
 }
-/// Schema: `codegen/tests/run/expr_methods.ksy` line 26.
+/// Schema: `codegen/tests/run/expr_methods.ksy` line 32.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Op {
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 28.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 34.
     pub code: u8,
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 30.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 36.
     pub body: OpBody,
 }
 impl Op {
@@ -1469,7 +1872,7 @@ impl ::statepack_runtime::reflect::ToValue for Op {
 }
 /// The body of `op.body`, selected by `code`.
 ///
-/// Schema: `codegen/tests/run/expr_methods.ksy` line 30.
+/// Schema: `codegen/tests/run/expr_methods.ksy` line 36.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum OpBody {
     /// Selected when the switch value is `1`.
@@ -1500,10 +1903,10 @@ impl ::statepack_runtime::reflect::ToValue for OpBody {
         }
     }
 }
-/// Schema: `codegen/tests/run/expr_methods.ksy` line 37.
+/// Schema: `codegen/tests/run/expr_methods.ksy` line 43.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpWord {
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 39.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 45.
     pub w: u16,
 }
 impl OpWord {
@@ -1586,12 +1989,12 @@ impl ::statepack_runtime::reflect::ToValue for OpWord {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/expr_methods.ksy` line 41.
+/// Schema: `codegen/tests/run/expr_methods.ksy` line 47.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Block {
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 43.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 49.
     pub a: u8,
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 45.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 51.
     pub b: u16,
 }
 impl Block {
@@ -1674,7 +2077,7 @@ impl Block {
     }
     /// Value instance: `_sizeof` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/expr_methods.ksy` line 48.
+    /// Schema: `codegen/tests/run/expr_methods.ksy` line 54.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn whole(&self) -> i128 {
         let a = self.a;
