@@ -33,6 +33,8 @@ pub struct Schema {
     /// `meta.-sp-strict: true`: statepack's strict rules for every field (closed enums,
     /// sized types read to their end, a switch must select a case). Off: Kaitai's rules.
     pub strict: bool,
+    /// `meta.imports` as written (`common/header`, `/abs/name`, `../x`), with where each is.
+    pub imports: Vec<(String, crate::diag::Pos)>,
 }
 
 /// One user type (a `seq` of fields).

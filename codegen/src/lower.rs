@@ -20,6 +20,7 @@ pub const META_KEYS: &[&str] = &[
     "application",
     "xref",
     "tags",
+    "imports",
 ];
 /// Keys allowed at the top level of a schema.
 pub const TOP_KEYS: &[&str] = &["meta", "doc", "doc-ref", "seq", "types", "enums", "instances"];
@@ -74,10 +75,6 @@ const NOT_YET: &[(&str, &str)] = &[
     (
         "params",
         "parameterised types are not supported yet; use a field of the same type instead",
-    ),
-    (
-        "imports",
-        "imports are not supported yet; define the types in this schema",
     ),
     (
         "pos",
@@ -274,6 +271,7 @@ impl<'a> Lower<'a> {
         let mut have_seq = false;
         let mut column_sets = Vec::new();
         let mut root_instances = Vec::new();
+        let mut imports = Vec::new();
         // Set when `meta` or its `id` is present but wrong (already reported).
         let mut id_reported = false;
         // `meta` first: its endian and encoding are defaults for every field.
@@ -324,6 +322,17 @@ impl<'a> Lower<'a> {
                                 "-sp-strict" => {
                                     if let Some(b) = self.boolean(mv, &kp) {
                                         self.strict = b;
+                                    }
+                                }
+                                "imports" => {
+                                    if let NodeKind::Seq(items) = &mv.kind {
+                                        for (i, it) in items.iter().enumerate() {
+                                            if let Some(name) = self.scalar(it, &format!("{kp}[{i}]")) {
+                                                imports.push((name.to_owned(), it.pos));
+                                            }
+                                        }
+                                    } else {
+                                        self.err(mv.pos, &kp, format!("`imports` must be a list, found {}", mv.shape()), "write `imports: [other_schema, ../dir/third]`");
                                     }
                                 }
                                 t if META_KEYS.contains(&t) => {}
@@ -397,6 +406,7 @@ impl<'a> Lower<'a> {
             enums,
             column_sets,
             strict: self.strict,
+            imports,
         })
     }
 

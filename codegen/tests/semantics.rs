@@ -45,6 +45,9 @@ mod switch_sized;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/expr_methods.rs"]
 mod expr_methods;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/imports_main.rs"]
+mod imports_main;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -61,7 +64,7 @@ fn generated_code_is_fresh() {
     for p in entries {
         let name = p.file_name().unwrap().to_str().unwrap().to_owned();
         let text = std::fs::read_to_string(&p).unwrap();
-        let code = statepack_codegen::generate(&text, &format!("codegen/tests/run/{name}"))
+        let code = statepack_codegen::generate_at(&text, &format!("codegen/tests/run/{name}"), &p)
             .unwrap_or_else(|d| panic!("{name}: {}", statepack_codegen::render(&d)));
         let rs = p.with_extension("rs");
         if std::fs::read_to_string(&rs).ok().as_deref() != Some(code.as_str()) {
@@ -487,4 +490,27 @@ fn expression_indexing_literals_methods_and_sizeof() {
     let list = full.member("list");
     assert!(matches!(&list, Some(Value::List(l)) if l.len() == 3), "{list:?}");
     assert_eq!(expr_methods::ExprMethods::decode(&bytes).unwrap().middle().unwrap(), "12");
+}
+
+#[test]
+fn imported_types_and_enums_keep_their_own_byte_order() {
+    // The imported root type is big-endian (its own meta), the importing schema little-endian.
+    let bytes = [2, 0x01, 0x02, 9, 0x03, 0x00];
+    let v = imports_main::ImportsMain::decode(&bytes).unwrap();
+    assert_eq!(v.head.value, 0x0102, "read with the imported schema's endian");
+    assert_eq!(v.head.kind, imports_main::ImportsLibKind::Large);
+    assert_eq!(v.head.extra.flag, 9, "a nested type of the imported schema");
+    assert_eq!(v.count, 3);
+    assert!(v.is_large(), "`imports_lib::kind::large` names the imported enum");
+    assert_eq!(v.encode().unwrap(), bytes);
+}
+
+#[test]
+fn a_missing_import_names_where_it_was_looked_for() {
+    let text = "meta:\n  id: lost\n  imports:\n    - nowhere/thing\nseq:\n  - id: a\n    type: u1\n";
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run/lost.ksy");
+    let err = statepack_codegen::generate_at(text, "lost.ksy", &dir).unwrap_err();
+    let shown = statepack_codegen::render(&err);
+    assert!(shown.contains("imported schema `nowhere/thing` not found"), "{shown}");
+    assert!(shown.contains("tests/run/nowhere/thing.ksy"), "{shown}");
 }
