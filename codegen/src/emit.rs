@@ -193,6 +193,20 @@ impl<'s> Emitter<'s> {
         }
         for t in &self.s.types {
             for f in &t.fields {
+                // `params`: only a plain user-type field passes arguments today.
+                let has_params = |n: &str| self.s.type_def(n).is_some_and(|d| !d.params.is_empty());
+                let problem = match &f.kind {
+                    FieldKind::User { name, .. } if has_params(name) && (f.process.is_some() || f.term.is_some()) => Some("a type with `params` cannot be read through `process` or a terminator yet".to_owned()),
+                    FieldKind::User { .. } if f.args.is_empty() => None,
+                    FieldKind::User { name, .. } if !has_params(name) => Some(format!("type `{name}` has no `params`, so it takes no arguments")),
+                    FieldKind::Switch { cases, default, .. } if cases.iter().map(|(_, n)| n).chain(default.iter()).any(|n| has_params(n)) => Some("switch cases of a type with `params` are not supported yet".to_owned()),
+                    FieldKind::User { .. } => None,
+                    _ if !f.args.is_empty() => Some("only user types take arguments".to_owned()),
+                    _ => None,
+                };
+                if let Some(m) = problem {
+                    self.err(f.pos_of("type"), &format!("{}.type", f.key_path), m, "pass arguments to a user type with `params` in a plain field: `type: name(a, b)`");
+                }
                 let mut names = Vec::new();
                 match &f.kind {
                     FieldKind::User { name, .. } => names.push(name.clone()),
@@ -1197,6 +1211,33 @@ impl<'s> Emitter<'s> {
         ))
     }
 
+    /// The arguments of field `f` for the `params` of type `tn`, converted to the params'
+    /// member types, in `scope`; reports a count or type mismatch.
+    fn param_args(&mut self, f: &Field, tn: &str, scope: &Scope, kp: &str) -> Option<Vec<TokenStream>> {
+        let params = self.s.type_def(tn).map(|t| t.params.clone()).unwrap_or_default();
+        if params.len() != f.args.len() {
+            self.err(f.pos_of("type"), &format!("{kp}.type"), format!("type `{tn}` takes {} argument(s) but {} are given", params.len(), f.args.len()), "give one argument per entry of the type's `params`, in order: `type: name(a, b)`");
+            return None;
+        }
+        let mut out = Vec::new();
+        for (p, a) in params.iter().zip(&f.args) {
+            let (_, want) = param_rust_ty(&p.kind);
+            let (ts, ty) = self.expr(a, scope, &format!("{kp}.type"))?;
+            let ok = ty == want || (want == Ty::Float && ty == Ty::Int);
+            if !ok {
+                self.err(f.pos_of("type"), &format!("{kp}.type"), format!("argument `{}` is {} but param `{}` of `{tn}` is {}", a.src, ty_name(&ty), p.id, ty_name(&want)), "pass a value of the param's type");
+                return None;
+            }
+            out.push(match want {
+                Ty::Float => quote!(((#ts) as f64)),
+                Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
+                Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
+                _ => ts,
+            });
+        }
+        Some(out)
+    }
+
     /// The fixed encoded size in bytes of a number type or a user type (`sizeof<...>`), if it
     /// has one: every field unconditional, of fixed size and count, whole bytes in total.
     fn fixed_size_of(&self, name: &str) -> Option<usize> {
@@ -1250,6 +1291,9 @@ impl<'s> Emitter<'s> {
     #[allow(clippy::type_complexity)]
     fn instance_ty(&self, t: &TypeDef, i: &Instance) -> Result<(Ty, bool), (String, String)> {
         let mut scope = Scope { vars: Vec::new() };
+        for p in &t.params {
+            scope.vars.push((p.id.clone(), param_rust_ty(&p.kind).1));
+        }
         let derived = Self::counts_and_lengths(t);
         for f in &t.fields {
             if derived.contains_key(&f.id) {
@@ -1404,6 +1448,15 @@ impl<'s> Emitter<'s> {
     ) -> Option<(Vec<TokenStream>, Vec<(String, TokenStream)>)> {
         let mut binds = Vec::new();
         let mut scope = Scope { vars: Vec::new() };
+        for p in &t.params {
+            let id = field_ident(&p.id);
+            let (_, ty) = param_rust_ty(&p.kind);
+            binds.push(match ty {
+                Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
+                _ => quote!(let #id = &self.#id;),
+            });
+            scope.vars.push((p.id.clone(), ty));
+        }
         for f in &t.fields {
             let id = field_ident(&f.id);
             if let Some(d) = derived.get(&f.id) {
@@ -1822,6 +1875,27 @@ impl<'s> Emitter<'s> {
         let mut extra_items = Vec::new();
         let mut rscope = Scope { vars: Vec::new() };
         let mut wscope = Scope { vars: Vec::new() };
+        // `params`: given by the reading field, kept as members (for instances and the
+        // writer's own expressions); the parent's writer checks them against its arguments.
+        let mut param_args = Vec::new();
+        if is_root && !t.params.is_empty() {
+            self.err(t.pos, "params", "the root type cannot have `params` (nothing would give them)", "move the parameterised part into a type under `types`");
+        }
+        for p in &t.params {
+            let id = field_ident(&p.id);
+            let (rty, ty) = param_rust_ty(&p.kind);
+            let pdoc = self.doc_for(p.doc.as_deref(), p.pos, &format!("Parameter `{}`: given by the field that reads this type, not stored in the data.", p.id));
+            let pn = &p.id;
+            struct_fields.push(quote! { #pdoc #[serde(rename = #pn)] pub #id: #rty });
+            ctor.push(quote!(#id));
+            param_args.push(quote!(#id: #rty));
+            rscope.vars.push((p.id.clone(), ty.clone()));
+            write_pre.push(match ty {
+                Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
+                _ => quote!(let #id = &self.#id;),
+            });
+            wscope.vars.push((p.id.clone(), ty));
+        }
 
         // On write every derived value is computed first, so expressions anywhere may use it.
         for f in &t.fields {
@@ -2446,7 +2520,7 @@ impl<'s> Emitter<'s> {
                 #[doc = ""]
                 #[doc = " Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset."]
                 #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-                pub fn read_from<T: ::statepack_runtime::io::Tracer>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T>) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+                pub fn read_from<T: ::statepack_runtime::io::Tracer>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T> #(, #param_args)*) -> Result<Self, ::statepack_runtime::io::DecodeError> {
                     #(#reads)*
                     #(#post_read_checks)*
                     Ok(Self { #(#ctor,)* })
@@ -2739,8 +2813,9 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::User { name, size } => {
                 let ti = type_ident(name);
+                let args = self.param_args(f, name, scope, &kp)?;
                 let read = match size {
-                    None => quote!(#ti::read_from(__r)),
+                    None => quote!(#ti::read_from(__r #(, #args)*)),
                     Some(s) if !f.strict => {
                         // Kaitai Struct skips what the type leaves unread; it is kept so that
                         // the writer puts it back.
@@ -2749,14 +2824,14 @@ impl<'s> Emitter<'s> {
                             None => quote!((__r.remaining() as i128)),
                         };
                         quote! {
-                            __r.push_limit(#n).and_then(|__old| { let mut __v = #ti::read_from(__r)?; let (__pad, __rest) = __r.pop_limit_skip(__old)?; __v.__unread_pad = __pad; __v.__unread = __rest.to_vec(); Ok(__v) })
+                            __r.push_limit(#n).and_then(|__old| { let mut __v = #ti::read_from(__r #(, #args)*)?; let (__pad, __rest) = __r.pop_limit_skip(__old)?; __v.__unread_pad = __pad; __v.__unread = __rest.to_vec(); Ok(__v) })
                         }
                     }
                     Some(s) => match self.size_value(s, scope, &kp)? {
                         Some(n) => quote! {
-                            __r.push_limit(#n).and_then(|__old| { let __v = #ti::read_from(__r)?; __r.pop_limit(__old)?; Ok(__v) })
+                            __r.push_limit(#n).and_then(|__old| { let __v = #ti::read_from(__r #(, #args)*)?; __r.pop_limit(__old)?; Ok(__v) })
                         },
-                        None => quote!(#ti::read_from(__r)),
+                        None => quote!(#ti::read_from(__r #(, #args)*)),
                     },
                 };
                 if f.boxed {
@@ -3103,12 +3178,22 @@ impl<'s> Emitter<'s> {
                 }
             }
             FieldKind::Contents(_) => quote!(()),
-            FieldKind::User { size, .. } => {
+            FieldKind::User { size, name } => {
                 let check = match size {
                     Some(s) => self.size_check(f, s, scope, &kp, quote!(__v.encoded_len()))?,
                     None => quote!(),
                 };
-                quote!({ #check __v.write_to(__w)?; })
+                let args = self.param_args(f, name, scope, &kp)?;
+                let pchecks: Vec<TokenStream> = self.s.type_def(name).map(|td| td.params.clone()).unwrap_or_default().iter().zip(args).map(|(p, a)| {
+                    let pi = field_ident(&p.id);
+                    let pn = &p.id;
+                    quote! {
+                        if __v.#pi != #a {
+                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!("param `{}` of the value is {:?} but the schema gives {:?}", #pn, __v.#pi, #a))));
+                        }
+                    }
+                }).collect();
+                quote!({ #check #(#pchecks)* __v.write_to(__w)?; })
             }
             FieldKind::Switch { on, .. } => {
                 let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
@@ -3411,6 +3496,21 @@ impl UsizeLit for Literal {
 
 /// Binds `_` (the element under test) from a reference: by value for copyable types, so
 /// expressions can use it as a number, by reference otherwise.
+/// The member type of a param and its type in expressions.
+fn param_rust_ty(k: &ParamKind) -> (TokenStream, Ty) {
+    match k {
+        ParamKind::Int => (quote!(i128), Ty::Int),
+        ParamKind::Bool => (quote!(bool), Ty::Bool),
+        ParamKind::Float => (quote!(f64), Ty::Float),
+        ParamKind::Str => (quote!(::std::string::String), Ty::Str),
+        ParamKind::Bytes => (quote!(::std::vec::Vec<u8>), Ty::Bytes),
+        ParamKind::Enum(e) => {
+            let i = type_ident(e);
+            (quote!(#i), Ty::Enum(e.clone()))
+        }
+    }
+}
+
 /// A list element given by `reference` (a `&T` expression) as an expression value of type
 /// `elem`: numbers widened, conditions and enums copied, everything else borrowed.
 fn elem_value(reference: TokenStream, elem: Ty) -> (TokenStream, Ty) {

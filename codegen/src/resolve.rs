@@ -110,6 +110,14 @@ pub(crate) fn resolve(s: &mut Schema) {
                 _ => {}
             }
             for_each_expr(f, &mut |e| rewrite_enum_refs(e, &en, &ty));
+            for a in &mut f.args {
+                rewrite_enum_refs(&mut a.expr, &en, &ty);
+            }
+        }
+        for p in &mut t.params {
+            if let ParamKind::Enum(e) = &mut p.kind {
+                en(e);
+            }
         }
         for i in &mut t.instances {
             if let Some(e) = &mut i.enum_name {

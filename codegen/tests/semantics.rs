@@ -48,6 +48,9 @@ mod expr_methods;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/imports_main.rs"]
 mod imports_main;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/params.rs"]
+mod params;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -513,4 +516,28 @@ fn a_missing_import_names_where_it_was_looked_for() {
     let shown = statepack_codegen::render(&err);
     assert!(shown.contains("imported schema `nowhere/thing` not found"), "{shown}");
     assert!(shown.contains("tests/run/nowhere/thing.ksy"), "{shown}");
+}
+
+#[test]
+fn params_are_passed_on_read_and_checked_on_write() {
+    // len 3, kind dog, a 3-byte chunk, then two 2-byte chunks with literal arguments.
+    let bytes = [3, 2, 0xa, 0xb, 0xc, 1, 2, 3, 4];
+    let v = params::Params::decode(&bytes).unwrap();
+    assert_eq!(v.body.data, [0xa, 0xb, 0xc], "`size: size` uses the param");
+    assert_eq!(v.body.size, 3);
+    assert_eq!(v.body.who, params::Animal::Dog);
+    assert!(v.body.is_dog());
+    assert_eq!(v.body.twice(), 6);
+    assert_eq!(v.body.named(), "tag!");
+    assert_eq!(v.pairs[1].data, [3, 4]);
+    assert_eq!(v.pairs[0].label, "p");
+    assert_eq!(v.encode().unwrap(), bytes);
+
+    // The writer derives `len` from nothing here (it is a plain field), so a value whose
+    // param disagrees with what the parent passes is refused, naming the param.
+    let mut bad = v.clone();
+    bad.body.size = 4;
+    let e = bad.encode().unwrap_err();
+    assert!(e.to_string().contains("param `size`"), "{e}");
+    assert!(e.to_string().contains("body"), "{e}");
 }
