@@ -52,6 +52,33 @@ enum Side {
 
 struct Scope {
     vars: Vec<(String, Ty)>,
+    /// Where the expression's code goes (decides how a failing expression reports).
+    ctx: Ctx,
+}
+
+/// The function an expression is emitted into.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Ctx {
+    /// `read_from` (a failure is a `DecodeError` at the reader's offset).
+    Read,
+    /// `write_to` (a failure is an `EncodeError`).
+    Write,
+    /// A value instance's method (a failure is its `ExprError`).
+    Method,
+}
+
+impl Ctx {
+    /// What follows a `Result<_, ExprError>` to use its value here; `field` is the seq field
+    /// whose expression it is (named in the error).
+    fn q(self, field: Option<&str>) -> TokenStream {
+        match (self, field) {
+            (Ctx::Read, Some(f)) => quote!(.map_err(|__e| __e.decode_at(__r.offset()).in_field(#f))?),
+            (Ctx::Read, None) => quote!(.map_err(|__e| __e.decode_at(__r.offset()))?),
+            // The writer evaluates a field's expressions inside that field's error scope.
+            (Ctx::Write, _) => quote!(.map_err(::statepack_runtime::io::ExprError::encode)?),
+            (Ctx::Method, _) => quote!(?),
+        }
+    }
 }
 
 impl Scope {
@@ -82,6 +109,8 @@ pub(crate) struct Emitter<'s> {
     /// True while emitting a value instance's method (where `self` and `?` on `ExprError`
     /// are available).
     in_method: std::cell::Cell<bool>,
+    /// The seq field whose expressions are being emitted (named by their errors).
+    cur_field: std::cell::RefCell<Option<String>>,
 }
 
 fn lit_usize(v: usize) -> Literal {
@@ -135,6 +164,7 @@ impl<'s> Emitter<'s> {
             inlining: std::cell::RefCell::new(Vec::new()),
             fallible: std::cell::Cell::new(false),
             in_method: std::cell::Cell::new(false),
+            cur_field: std::cell::RefCell::new(None),
         }
     }
 
@@ -674,12 +704,10 @@ impl<'s> Emitter<'s> {
     fn expr(&mut self, e: &SrcExpr, scope: &Scope, kp: &str) -> Option<(TokenStream, Ty)> {
         let outer = self.fallible.replace(false);
         let r = self.ex(&e.expr, scope);
-        let failing = self.fallible.replace(outer || self.fallible.get());
+        // A failing form in a seq field's expression reports through the reader or writer;
+        // only a value instance's own method changes its return type for it.
+        self.fallible.set(outer || (self.fallible.get() && self.in_method.get()));
         match r {
-            Ok(_) if failing && !self.in_method.get() => {
-                self.err(e.pos, kp, format!("in `{}`: indexing, `.first`, `.last`, `.min`, `.max`, `.substring`, `.to_i` of a string and `.to_s` of bytes can fail, and are supported in value instances only", e.src), "use these in a value instance (whose method returns the error), not in a field's size, count, condition or switch");
-                None
-            }
             Ok(v) => Some(v),
             Err((msg, hint)) => {
                 self.err(e.pos, kp, format!("in `{}`: {msg}", e.src), hint);
@@ -709,6 +737,7 @@ impl<'s> Emitter<'s> {
     #[allow(clippy::type_complexity)]
     fn ex(&self, e: &Expr, scope: &Scope) -> Result<(TokenStream, Ty), (String, String)> {
         let bad = |m: String, h: &str| Err((m, h.to_owned()));
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         Ok(match e {
             Expr::Int(v) => {
                 let l = Literal::i128_unsuffixed(*v);
@@ -738,16 +767,10 @@ impl<'s> Emitter<'s> {
                 match ty {
                     Ty::Int => (quote!((#id as i128)), Ty::Int),
                     Ty::Float => (quote!((#id as f64)), Ty::Float),
-                    Ty::Opt(inner) if self.in_method.get() => {
+                    Ty::Opt(inner) => {
                         let msg = format!("`{n}` is absent (its `if` is false)");
                         self.fallible.set(true);
-                        elem_value(quote!((match #id { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) })?), (**inner).clone())
-                    }
-                    Ty::Opt(_) => {
-                        return bad(
-                            format!("`{n}` is conditional (`if`), so it may be absent"),
-                            "test the same condition instead of the optional field (a value instance may use it: its method then returns an error when the field is absent)",
-                        )
+                        elem_value(quote!((match &#id { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q), (**inner).clone())
                     }
                     t => (quote!(#id), t.clone()),
                 }
@@ -768,7 +791,7 @@ impl<'s> Emitter<'s> {
             Expr::Attr(inner, attr) => {
                 let (ts, ty) = self.ex(inner, scope)?;
                 if let Ty::User(tn) = &ty {
-                    return self.member_of(&ts, tn, attr);
+                    return self.member_of(&ts, tn, attr, scope);
                 }
                 match (attr.as_str(), &ty) {
                     ("to_i", Ty::Enum(_)) => (quote!(#ts.to_i()), Ty::Int),
@@ -778,7 +801,7 @@ impl<'s> Emitter<'s> {
                     ("to_i", Ty::Int) => (ts, Ty::Int),
                     ("to_i", Ty::Str) => {
                         self.fallible.set(true);
-                        (quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), 10)?), Ty::Int)
+                        (quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), 10) #q), Ty::Int)
                     }
                     ("first" | "last" | "min" | "max", Ty::List(_) | Ty::Bytes) => {
                         let elem = match &ty {
@@ -790,10 +813,10 @@ impl<'s> Emitter<'s> {
                         }
                         self.fallible.set(true);
                         let r = match attr.as_str() {
-                            "first" => quote!(::statepack_runtime::io::expr_at(&(#ts)[..], 0)?),
-                            "last" => quote!(::statepack_runtime::io::expr_last(&(#ts)[..])?),
-                            "min" => quote!(::statepack_runtime::io::expr_extreme(&(#ts)[..], false)?),
-                            _ => quote!(::statepack_runtime::io::expr_extreme(&(#ts)[..], true)?),
+                            "first" => quote!(::statepack_runtime::io::expr_at(&(#ts)[..], 0) #q),
+                            "last" => quote!(::statepack_runtime::io::expr_last(&(#ts)[..]) #q),
+                            "min" => quote!(::statepack_runtime::io::expr_extreme(&(#ts)[..], false) #q),
+                            _ => quote!(::statepack_runtime::io::expr_extreme(&(#ts)[..], true) #q),
                         };
                         elem_value(r, elem)
                     }
@@ -816,7 +839,7 @@ impl<'s> Emitter<'s> {
                     return bad(format!("the index is {}, not an integer", ty_name(&ity)), "index with an integer expression");
                 }
                 self.fallible.set(true);
-                elem_value(quote!(::statepack_runtime::io::expr_at(&(#ts)[..], #it)?), elem)
+                elem_value(quote!(::statepack_runtime::io::expr_at(&(#ts)[..], #it) #q), elem)
             }
             Expr::List(items) => {
                 if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v))) {
@@ -863,19 +886,19 @@ impl<'s> Emitter<'s> {
                     ("substring", Ty::Str, [Ty::Int, Ty::Int]) => {
                         let (a, b) = (&vals[0].0, &vals[1].0);
                         self.fallible.set(true);
-                        (quote!(::statepack_runtime::io::expr_substring(AsRef::<str>::as_ref(&#ts), #a, #b)?), Ty::Str)
+                        (quote!(::statepack_runtime::io::expr_substring(AsRef::<str>::as_ref(&#ts), #a, #b) #q), Ty::Str)
                     }
                     ("to_i", Ty::Str, [Ty::Int]) => {
                         let r = &vals[0].0;
                         self.fallible.set(true);
-                        (quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), #r)?), Ty::Int)
+                        (quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), #r) #q), Ty::Int)
                     }
                     ("to_s", Ty::Bytes, [Ty::Str]) => {
                         let Some(Expr::Str(enc)) = args.first() else {
                             return bad("`.to_s` takes the encoding as a string literal".into(), "write e.g. `.to_s(\"UTF-8\")`");
                         };
                         self.fallible.set(true);
-                        (quote!(::statepack_runtime::io::expr_bytes_to_s(AsRef::<[u8]>::as_ref(&#ts), #enc)?), Ty::Str)
+                        (quote!(::statepack_runtime::io::expr_bytes_to_s(AsRef::<[u8]>::as_ref(&#ts), #enc) #q), Ty::Str)
                     }
                     _ => {
                         let shown: Vec<String> = tys.iter().map(|t| ty_name(t)).collect();
@@ -903,7 +926,7 @@ impl<'s> Emitter<'s> {
                             let msg = format!("`{}.{}` does not hold a `{}`", t.name, g.id, tn);
                             self.fallible.set(true);
                             return Ok((
-                                quote!((match #ts { #en::#vi(__c) => ::std::result::Result::Ok(__c), #[allow(unreachable_patterns)] _ => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) })?),
+                                quote!((match #ts { #en::#vi(__c) => ::std::result::Result::Ok(__c), #[allow(unreachable_patterns)] _ => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
                                 Ty::User(tn),
                             ));
                         }
@@ -1132,7 +1155,8 @@ impl<'s> Emitter<'s> {
     /// number, borrowed otherwise), a derived count/length computed from the value, or a
     /// value instance (its method).
     #[allow(clippy::type_complexity)]
-    fn member_of(&self, ts: &TokenStream, tn: &str, attr: &str) -> Result<(TokenStream, Ty), (String, String)> {
+    fn member_of(&self, ts: &TokenStream, tn: &str, attr: &str, scope: &Scope) -> Result<(TokenStream, Ty), (String, String)> {
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         let Some(t) = self.s.type_def(tn) else {
             return Err((format!("unknown type `{tn}`"), String::new()));
         };
@@ -1162,16 +1186,10 @@ impl<'s> Emitter<'s> {
                 Ty::Int => (quote!((#ts.#fi as i128)), Ty::Int),
                 Ty::Float => (quote!((#ts.#fi as f64)), Ty::Float),
                 Ty::Bool | Ty::Enum(_) => (quote!(#ts.#fi), fty.clone()),
-                Ty::Opt(inner) if self.in_method.get() => {
+                Ty::Opt(inner) => {
                     let msg = format!("`{attr}` of `{tn}` is absent (its `if` is false)");
                     self.fallible.set(true);
-                    elem_value(quote!((match &#ts.#fi { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) })?), (**inner).clone())
-                }
-                Ty::Opt(_) => {
-                    return Err((
-                        format!("`{attr}` of `{tn}` is conditional (`if`), so it may be absent"),
-                        "test the same condition instead".into(),
-                    ))
+                    elem_value(quote!((match &#ts.#fi { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q), (**inner).clone())
                 }
                 _ if matches!(f.kind, FieldKind::Contents(_)) => {
                     return Err((format!("`{attr}` of `{tn}` is fixed contents"), "compare with the bytes themselves".into()))
@@ -1196,7 +1214,7 @@ impl<'s> Emitter<'s> {
             let (ty, fallible) = ty?;
             let call = if fallible {
                 self.fallible.set(true);
-                quote!(#ts.#mi()?)
+                quote!(#ts.#mi() #q)
             } else {
                 quote!(#ts.#mi())
             };
@@ -1290,7 +1308,7 @@ impl<'s> Emitter<'s> {
     /// The type of value instance `i` of type `t` (for member access from outside).
     #[allow(clippy::type_complexity)]
     fn instance_ty(&self, t: &TypeDef, i: &Instance) -> Result<(Ty, bool), (String, String)> {
-        let mut scope = Scope { vars: Vec::new() };
+        let mut scope = Scope { vars: Vec::new(), ctx: Ctx::Method };
         for p in &t.params {
             scope.vars.push((p.id.clone(), param_rust_ty(&p.kind).1));
         }
@@ -1313,6 +1331,7 @@ impl<'s> Emitter<'s> {
             inlining: std::cell::RefCell::new(self.inlining.borrow().clone()),
             fallible: std::cell::Cell::new(false),
             in_method: std::cell::Cell::new(true),
+            cur_field: std::cell::RefCell::new(None),
         };
         let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
         if let Some(c) = &i.cond {
@@ -1365,12 +1384,6 @@ impl<'s> Emitter<'s> {
         let Some(inst) = self.cur_instances.iter().find(|i| i.id == n) else {
             return Err((format!("`{n}` is not an instance"), String::new()));
         };
-        if inst.cond.is_some() && !self.in_method.get() {
-            return Err((
-                format!("instance `{n}` is conditional (`if`), so it may have no value"),
-                "test the same condition instead of the conditional instance (a value instance may use it: its method then returns an error when it has no value)".into(),
-            ));
-        }
         let outermost = {
             let mut stack = self.inlining.borrow_mut();
             if stack.iter().any(|x| x == n) {
@@ -1411,9 +1424,10 @@ impl<'s> Emitter<'s> {
             return Err((format!("the `if` of instance `{n}` is not a condition"), "write a comparison".into()));
         }
         let msg = format!("instance `{n}` has no value (its `if` is false)");
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         self.fallible.set(true);
         Ok((
-            quote!((if #ct { ::std::result::Result::Ok(#ts) } else { ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) })?),
+            quote!((if #ct { ::std::result::Result::Ok(#ts) } else { ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
             ty,
         ))
     }
@@ -1447,7 +1461,7 @@ impl<'s> Emitter<'s> {
         derived: &HashMap<String, Derived>,
     ) -> Option<(Vec<TokenStream>, Vec<(String, TokenStream)>)> {
         let mut binds = Vec::new();
-        let mut scope = Scope { vars: Vec::new() };
+        let mut scope = Scope { vars: Vec::new(), ctx: Ctx::Method };
         for p in &t.params {
             let id = field_ident(&p.id);
             let (_, ty) = param_rust_ty(&p.kind);
@@ -1873,8 +1887,8 @@ impl<'s> Emitter<'s> {
         let mut lens = Vec::new();
         let mut ctor = Vec::new();
         let mut extra_items = Vec::new();
-        let mut rscope = Scope { vars: Vec::new() };
-        let mut wscope = Scope { vars: Vec::new() };
+        let mut rscope = Scope { vars: Vec::new(), ctx: Ctx::Read };
+        let mut wscope = Scope { vars: Vec::new(), ctx: Ctx::Write };
         // `params`: given by the reading field, kept as members (for instances and the
         // writer's own expressions); the parent's writer checks them against its arguments.
         let mut param_args = Vec::new();
@@ -1944,6 +1958,7 @@ impl<'s> Emitter<'s> {
         for f in &t.fields {
             let id = field_ident(&f.id);
             let fid = f.id.as_str();
+            self.cur_field.replace(Some(f.id.clone()));
             let kp = f.key_path.clone();
             let bit_field = crate::bits::is_bit_field(f);
             if unaligned && !bit_field && !f.strict {
@@ -2472,6 +2487,7 @@ impl<'s> Emitter<'s> {
                 ""
             },
         );
+        self.cur_field.replace(None);
         let (inst_methods, inst_members) = self.emit_instances(t, &derived)?;
         let reflect = crate::emit_reflect::type_impls(t, &derived, &inst_members);
         let root_api = if is_root {
@@ -2560,6 +2576,7 @@ impl<'s> Emitter<'s> {
         });
         let mut with_elem = Scope {
             vars: scope.vars.clone(),
+            ctx: scope.ctx,
         };
         with_elem.vars.push(("_".into(), ety.clone()));
         let c = self.expect_ty(
@@ -3355,6 +3372,7 @@ impl<'s> Emitter<'s> {
         let kp = format!("{}.valid", f.key_path);
         let mut s2 = Scope {
             vars: scope.vars.clone(),
+            ctx: scope.ctx,
         };
         let ty = self.field_ty(&Field {
             cond: None,

@@ -51,6 +51,9 @@ mod imports_main;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/params.rs"]
 mod params;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/seq_exprs.rs"]
+mod seq_exprs;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -540,4 +543,31 @@ fn params_are_passed_on_read_and_checked_on_write() {
     let e = bad.encode().unwrap_err();
     assert!(e.to_string().contains("param `size`"), "{e}");
     assert!(e.to_string().contains("body"), "{e}");
+}
+
+#[test]
+fn failing_expressions_in_seq_fields_are_decode_and_encode_errors() {
+    // n 2, lens [9, 2], body 2 bytes, flag 1, opt 1, tail 1 byte, items until 2.
+    let bytes = [2, 9, 2, 0xa, 0xb, 1, 1, 0xc, 5, 2];
+    let v = seq_exprs::SeqExprs::decode(&bytes).unwrap();
+    assert_eq!(v.body, [0xa, 0xb], "`size: lens[1]`");
+    assert_eq!(v.tail, [0xc], "`size: opt` with `opt` present");
+    assert_eq!(v.items, [5, 2], "`repeat-until: _ == lens.last`");
+    assert_eq!(v.encode().unwrap(), bytes);
+
+    // One length only: `lens[1]` does not exist.
+    let e = seq_exprs::SeqExprs::decode(&[1, 9, 0]).unwrap_err();
+    assert_eq!(e.to_string(), "body (byte offset 2): index 1 is outside a list of 1 element(s)");
+    // `flag` 0: `opt` is absent, so `tail` has no size.
+    let e = seq_exprs::SeqExprs::decode(&[2, 9, 0, 0]).unwrap_err();
+    assert_eq!(e.to_string(), "tail (byte offset 4): `opt` is absent (its `if` is false)");
+
+    // The writer evaluates the same expressions on the values it writes.
+    let mut w = v.clone();
+    w.lens = vec![9];
+    let e = w.encode().unwrap_err();
+    assert_eq!(e.to_string(), "body: index 1 is outside a list of 1 element(s)");
+    let mut w = v.clone();
+    w.items = vec![5];
+    assert!(w.encode().is_err(), "`.last` of lens no longer ends the list");
 }

@@ -1635,6 +1635,22 @@ pub fn mod_floor(a: i128, b: i128) -> i128 {
 #[error("{0}")]
 pub struct ExprError(pub String);
 
+impl ExprError {
+    /// The failure of an expression a reader evaluates, at byte `offset`: a
+    /// [`DecodeError`] of kind `Semantic` (the caller adds the field path).
+    #[cold]
+    pub fn decode_at(self, offset: u64) -> DecodeError {
+        DecodeError::new(offset, DecodeErrorKind::Semantic(self.0))
+    }
+
+    /// The failure of an expression a writer evaluates: an [`EncodeError`] of kind
+    /// `Semantic` (the caller adds the field path).
+    #[cold]
+    pub fn encode(self) -> EncodeError {
+        EncodeError::new(EncodeErrorKind::Semantic(self.0))
+    }
+}
+
 /// `list[index]` in a schema expression: the element, or an error when `index` is negative
 /// or not below `list.len()`. Errors: [`ExprError`].
 pub fn expr_at<T>(list: &[T], index: i128) -> Result<&T, ExprError> {

@@ -1079,7 +1079,7 @@ impl ExprMethods {
         let tail = &self.tail;
         let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
-            (*(match tail {
+            (*(match &tail {
                 ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o),
                 ::std::option::Option::None => {
                     ::std::result::Result::Err(
@@ -1110,7 +1110,7 @@ impl ExprMethods {
         let tail = &self.tail;
         let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
-            ((match tail_block {
+            ((match &tail_block {
                 ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o),
                 ::std::option::Option::None => {
                     ::std::result::Result::Err(
