@@ -761,6 +761,9 @@ impl<'s> Emitter<'s> {
                 };
                 let id = if n == "_" {
                     temp("elem")
+                } else if n == "_index" {
+                    // The element's index in a repeated field (the loops' `__i: usize`).
+                    temp("i")
                 } else {
                     field_ident(n)
                 };
@@ -2075,7 +2078,15 @@ impl<'s> Emitter<'s> {
                 Some(c) => Some(self.expect_ty(c, &wscope, &format!("{kp}.if"), Ty::Bool)?),
                 None => None,
             };
-            let elem_read = self.elem_read(t, f, &rscope, Side::Read)?;
+            let repeated = !matches!(f.repeat, Repeat::None) && !f.varint;
+            if repeated {
+                rscope.vars.push(("_index".into(), Ty::Int));
+            }
+            let elem_read = self.elem_read(t, f, &rscope, Side::Read);
+            if repeated {
+                rscope.vars.pop();
+            }
+            let elem_read = elem_read?;
             let wrap_field = quote!(.map_err(|e| e.in_field(#fid))?);
             let wrap_idx = quote!(.map_err(|e| e.in_index(__i).in_field(#fid))?);
             let valid_r = match &f.valid {
@@ -2282,7 +2293,14 @@ impl<'s> Emitter<'s> {
                 write_pre.push(bind);
                 wscope.vars.push((f.id.clone(), ty));
             }
-            let elem_write = self.elem_write(t, f, &wscope)?;
+            if repeated {
+                wscope.vars.push(("_index".into(), Ty::Int));
+            }
+            let elem_write = self.elem_write(t, f, &wscope);
+            if repeated {
+                wscope.vars.pop();
+            }
+            let elem_write = elem_write?;
             let valid_w = match &f.valid {
                 Some(v) => Some(self.valid_check(v, f, &wscope, Side::Write)?),
                 None => None,

@@ -548,8 +548,10 @@ fn params_are_passed_on_read_and_checked_on_write() {
 #[test]
 fn failing_expressions_in_seq_fields_are_decode_and_encode_errors() {
     // n 2, lens [9, 2], body 2 bytes, flag 1, opt 1, tail 1 byte, items until 2.
-    let bytes = [2, 9, 2, 0xa, 0xb, 1, 1, 0xc, 5, 2];
+    // Then chunks sized by `lens[_index]`: 9 bytes, 2 bytes.
+    let bytes = [2, 9, 2, 0xa, 0xb, 1, 1, 0xc, 5, 2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0xe, 0xf];
     let v = seq_exprs::SeqExprs::decode(&bytes).unwrap();
+    assert_eq!(v.chunks, [vec![1, 2, 3, 4, 5, 6, 7, 8, 9], vec![0xe, 0xf]], "`_index` in a repeated field's size");
     assert_eq!(v.body, [0xa, 0xb], "`size: lens[1]`");
     assert_eq!(v.tail, [0xc], "`size: opt` with `opt` present");
     assert_eq!(v.items, [5, 2], "`repeat-until: _ == lens.last`");
@@ -567,6 +569,10 @@ fn failing_expressions_in_seq_fields_are_decode_and_encode_errors() {
     w.lens = vec![9];
     let e = w.encode().unwrap_err();
     assert_eq!(e.to_string(), "body: index 1 is outside a list of 1 element(s)");
+    let mut w = v.clone();
+    w.chunks[1] = vec![0xe];
+    let e = w.encode().unwrap_err();
+    assert!(e.to_string().starts_with("chunks[1]"), "{e}");
     let mut w = v.clone();
     w.items = vec![5];
     assert!(w.encode().is_err(), "`.last` of lens no longer ends the list");

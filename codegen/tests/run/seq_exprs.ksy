@@ -21,3 +21,7 @@ seq:
     type: u1
     repeat: until
     repeat-until: _ == lens.last
+  - id: chunks
+    size: lens[_index]
+    repeat: expr
+    repeat-expr: n

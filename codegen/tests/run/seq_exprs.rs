@@ -24,6 +24,8 @@ pub struct SeqExprs {
     pub tail: ::std::vec::Vec<u8>,
     /// Schema: `codegen/tests/run/seq_exprs.ksy` line 20.
     pub items: ::std::vec::Vec<u8>,
+    /// Schema: `codegen/tests/run/seq_exprs.ksy` line 24.
+    pub chunks: ::std::vec::Vec<::std::vec::Vec<u8>>,
 }
 impl SeqExprs {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
@@ -166,6 +168,39 @@ impl SeqExprs {
             __r.leave::<()>(None);
             __l
         };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("chunks"));
+        let chunks: ::std::vec::Vec<::std::vec::Vec<u8>> = {
+            let __l = {
+                let __n = __r
+                    .check_count((n as i128), 0)
+                    .map_err(|e| e.in_field("chunks"))?;
+                let mut __list = ::std::vec::Vec::with_capacity(__n);
+                for __i in 0..__n {
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    __list
+                        .push({
+                            let __v: ::std::vec::Vec<u8> = {
+                                __r.take_sized(
+                                        (*::statepack_runtime::io::expr_at(
+                                                &(lens)[..],
+                                                (__i as i128),
+                                            )
+                                            .map_err(|__e| {
+                                                __e.decode_at(__r.offset()).in_field("chunks")
+                                            })? as i128),
+                                    )
+                                    .map(|b| b.to_vec())
+                            }
+                                .map_err(|e| e.in_index(__i).in_field("chunks"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        });
+                }
+                __list
+            };
+            __r.leave::<()>(None);
+            __l
+        };
         Ok(Self {
             lens,
             body,
@@ -173,6 +208,7 @@ impl SeqExprs {
             opt,
             tail,
             items,
+            chunks,
         })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
@@ -196,6 +232,7 @@ impl SeqExprs {
         let opt = &self.opt;
         let tail = &self.tail;
         let items = &self.items;
+        let chunks = &self.chunks;
         {
             let __val = &n;
             let __v = __val;
@@ -372,6 +409,54 @@ impl SeqExprs {
                 let _ = __before;
             }
         }
+        {
+            let __val = &self.chunks;
+            if (__val.len() as i128) != (n as i128) {
+                return Err(
+                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                            expected: u64::try_from((n as i128)).unwrap_or(u64::MAX),
+                            found: __val.len(),
+                        })
+                        .in_field("chunks"),
+                );
+            }
+            for (__i, __v) in __val.iter().enumerate() {
+                let __before = __w.bit_len();
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    {
+                        if (__v.len() as i128)
+                            != (*::statepack_runtime::io::expr_at(
+                                    &(lens)[..],
+                                    (__i as i128),
+                                )
+                                .map_err(::statepack_runtime::io::ExprError::encode)?
+                                as i128)
+                        {
+                            return Err(
+                                ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
+                                    expected: u64::try_from(
+                                            (*::statepack_runtime::io::expr_at(
+                                                    &(lens)[..],
+                                                    (__i as i128),
+                                                )
+                                                .map_err(::statepack_runtime::io::ExprError::encode)?
+                                                as i128),
+                                        )
+                                        .unwrap_or(u64::MAX),
+                                    found: __v.len(),
+                                }),
+                            );
+                        }
+                        __w.write_bytes(__v);
+                    };
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_index(__i).in_field("chunks")
+                    })?;
+                let _ = __before;
+            }
+        }
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
@@ -416,6 +501,10 @@ impl SeqExprs {
             + {
                 let __val = &self.items;
                 __val.len() * 1
+            }
+            + {
+                let __val = &self.chunks;
+                __val.iter().map(|__v| __v.len()).sum::<usize>()
             }
     }
 }
@@ -496,11 +585,18 @@ impl ::statepack_runtime::reflect::Reflect for SeqExprs {
                     ),
                 )
             }
+            "chunks" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.chunks.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
             _ => ::std::option::Option::None,
         }
     }
     fn member_names(&self) -> &'static [&'static str] {
-        &["n", "lens", "body", "flag", "opt", "tail", "items"]
+        &["n", "lens", "body", "flag", "opt", "tail", "items", "chunks"]
     }
 }
 impl ::statepack_runtime::reflect::ToValue for SeqExprs {
