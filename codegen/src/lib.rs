@@ -42,6 +42,10 @@ pub fn load_schema(text: &str, file: &str) -> Result<ir::Schema, Vec<Diag>> {
 /// `PATH` (`:` on Unix).
 pub const IMPORT_PATH_VAR: &str = "STATEPACK_KSY_PATH";
 
+/// Imports still to load: the names with their positions, the directory of the file that
+/// names them, and that file's name (for diagnostics).
+type PendingImports = (Vec<(String, Pos)>, PathBuf, String);
+
 /// The most schema files one schema may pull in through `imports` (directly or not).
 const MAX_IMPORTS: usize = 256;
 
@@ -62,8 +66,7 @@ pub fn load_schema_at(text: &str, file: &str, path: &Path) -> Result<ir::Schema,
     seen.insert(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()));
     let mut ids: HashSet<String> = HashSet::from([main.id.clone()]);
     let mut diags = Vec::new();
-    // (imports to load, the directory of the file that names them, that file's name)
-    let mut todo: Vec<(Vec<(String, Pos)>, PathBuf, String)> = vec![(
+    let mut todo: Vec<PendingImports> = vec![(
         std::mem::take(&mut main.imports),
         path.parent().map(Path::to_path_buf).unwrap_or_default(),
         file.to_owned(),
