@@ -23,7 +23,7 @@ pub const META_KEYS: &[&str] = &[
     "imports",
 ];
 /// Keys allowed at the top level of a schema.
-pub const TOP_KEYS: &[&str] = &["meta", "doc", "doc-ref", "seq", "types", "enums", "instances"];
+pub const TOP_KEYS: &[&str] = &["meta", "doc", "doc-ref", "seq", "types", "enums", "instances", "params"];
 /// Extension keys allowed at the top level of a schema.
 pub const TOP_SP_KEYS: &[&str] = &["-sp-column-sets"];
 /// Keys allowed in a type under `types`.
@@ -268,6 +268,7 @@ impl<'a> Lower<'a> {
         let mut column_sets = Vec::new();
         let mut root_instances = Vec::new();
         let mut imports = Vec::new();
+        let mut root_params = Vec::new();
         // Set when `meta` or its `id` is present but wrong (already reported).
         let mut id_reported = false;
         // `meta` first: its endian and encoding are defaults for every field.
@@ -363,6 +364,7 @@ impl<'a> Lower<'a> {
                     column_sets = crate::columns::lower(v, self.file, &mut self.diags);
                 }
                 "instances" => root_instances = self.instances(v, "instances"),
+                "params" => root_params = self.params(v, "params"),
                 t if t.starts_with('-') && !t.starts_with("-sp-") => {}
                 _ => self.unknown_key(k, "", TOP_KEYS, TOP_SP_KEYS),
             }
@@ -391,7 +393,7 @@ impl<'a> Lower<'a> {
             key_path: String::new(),
             fields: root_fields,
             instances: root_instances,
-            params: Vec::new(),
+            params: root_params,
         }];
         all.extend(types);
         Some(Schema {

@@ -501,8 +501,10 @@ fn expression_indexing_literals_methods_and_sizeof() {
 #[test]
 fn imported_types_and_enums_keep_their_own_byte_order() {
     // The imported root type is big-endian (its own meta), the importing schema little-endian.
-    let bytes = [2, 0x01, 0x02, 9, 0x03, 0x00];
+    let bytes = [2, 0x01, 0x02, 9, 0x03, 0x00, 0xaa, 0xbb];
     let v = imports_main::ImportsMain::decode(&bytes).unwrap();
+    assert_eq!(v.blob.data, [0xaa, 0xbb], "an imported root type with `params`");
+    assert_eq!(v.blob.len, 2);
     assert_eq!(v.head.value, 0x0102, "read with the imported schema's endian");
     assert_eq!(v.head.kind, imports_main::ImportsLibKind::Large);
     assert_eq!(v.head.extra.flag, 9, "a nested type of the imported schema");

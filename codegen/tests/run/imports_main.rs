@@ -84,10 +84,12 @@ impl ::statepack_runtime::reflect::ToValue for ImportsLibKind {
 /// Schema: `codegen/tests/run/imports_main.ksy` line 1.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ImportsMain {
-    /// Schema: `codegen/tests/run/imports_main.ksy` line 7.
+    /// Schema: `codegen/tests/run/imports_main.ksy` line 8.
     pub head: ImportsLib,
-    /// Schema: `codegen/tests/run/imports_main.ksy` line 9.
+    /// Schema: `codegen/tests/run/imports_main.ksy` line 10.
     pub count: u16,
+    /// Schema: `codegen/tests/run/imports_main.ksy` line 12.
+    pub blob: SizedBlob,
 }
 impl ImportsMain {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
@@ -112,7 +114,16 @@ impl ImportsMain {
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { head, count })
+        __r.enter(::statepack_runtime::io::PathSeg::Field("blob"));
+        let blob: SizedBlob = {
+            let __v: SizedBlob = {
+                SizedBlob::read_from(__r, (count as i128).wrapping_sub((1 as i128)))
+            }
+                .map_err(|e| e.in_field("blob"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        Ok(Self { head, count, blob })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -129,6 +140,7 @@ impl ImportsMain {
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let head = &self.head;
         let count = self.count;
+        let blob = &self.blob;
         {
             let __val = &self.head;
             let __v = __val;
@@ -148,6 +160,29 @@ impl ImportsMain {
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("count"))?;
+        }
+        {
+            let __val = &self.blob;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                {
+                    if __v.len != (count as i128).wrapping_sub((1 as i128)) {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(
+                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
+                                    format!(
+                                        "param `{}` of the value is {:?} but the schema gives {:?}",
+                                        "len", __v.len, (count as i128).wrapping_sub((1 as i128))
+                                    ),
+                                ),
+                            ),
+                        );
+                    }
+                    __v.write_to(__w)?;
+                };
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("blob"))?;
         }
         Ok(())
     }
@@ -169,14 +204,22 @@ impl ImportsMain {
                     2
                 }
             }
+            + {
+                let __val = &self.blob;
+                {
+                    let __v = __val;
+                    __v.encoded_len()
+                }
+            }
     }
     /// Value instance: `head.kind == imports_lib::kind::large` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/imports_main.ksy` line 12.
+    /// Schema: `codegen/tests/run/imports_main.ksy` line 15.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn is_large(&self) -> bool {
         let head = &self.head;
         let count = self.count;
+        let blob = &self.blob;
         (head.kind == ImportsLibKind::Large)
     }
 }
@@ -236,6 +279,7 @@ impl ::statepack_runtime::reflect::Reflect for ImportsMain {
         match name {
             "head" => ::std::option::Option::Some(self.head.to_value()),
             "count" => ::std::option::Option::Some(self.count.to_value()),
+            "blob" => ::std::option::Option::Some(self.blob.to_value()),
             "is_large" => {
                 ::std::option::Option::Some({
                     let __x = self.is_large();
@@ -246,7 +290,7 @@ impl ::statepack_runtime::reflect::Reflect for ImportsMain {
         }
     }
     fn member_names(&self) -> &'static [&'static str] {
-        &["head", "count", "is_large"]
+        &["head", "count", "blob", "is_large"]
     }
 }
 impl ::statepack_runtime::reflect::ToValue for ImportsMain {
@@ -514,6 +558,112 @@ impl ::statepack_runtime::reflect::Reflect for ImportsLibMore {
     }
 }
 impl ::statepack_runtime::reflect::ToValue for ImportsLibMore {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Schema: `codegen/tests/run/imports_main.ksy` line 1.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SizedBlob {
+    /// Parameter `len`: given by the field that reads this type, not stored in the data.
+    ///
+    /// Schema: `codegen/tests/run/imports_main.ksy` line 4.
+    #[serde(rename = "len")]
+    pub len: i128,
+    /// Schema: `codegen/tests/run/imports_main.ksy` line 7.
+    pub data: ::std::vec::Vec<u8>,
+}
+impl SizedBlob {
+    /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
+    pub const MIN_LEN: usize = 0;
+    /// Reads one value at the reader's position.
+    ///
+    /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_from<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        len: i128,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("data"));
+        let data: ::std::vec::Vec<u8> = {
+            let __v: ::std::vec::Vec<u8> = {
+                __r.take_sized((len as i128)).map(|b| b.to_vec())
+            }
+                .map_err(|e| e.in_field("data"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        Ok(Self { len, data })
+    }
+    /// Writes this value; counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    #[allow(
+        unused_variables,
+        clippy::redundant_closure_call,
+        clippy::needless_borrow,
+        clippy::let_unit_value
+    )]
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        let len = self.len;
+        let data = &self.data;
+        {
+            let __val = &self.data;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                {
+                    if (__v.len() as i128) != (len as i128) {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
+                                expected: u64::try_from((len as i128)).unwrap_or(u64::MAX),
+                                found: __v.len(),
+                            }),
+                        );
+                    }
+                    __w.write_bytes(__v);
+                };
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("data"))?;
+        }
+        Ok(())
+    }
+    /// The number of bytes [`Self::write_to`] writes.
+    #[allow(unused_variables, clippy::identity_op)]
+    pub fn encoded_len(&self) -> usize {
+        0
+            + {
+                let __val = &self.data;
+                {
+                    let __v = __val;
+                    __v.len()
+                }
+            }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for SizedBlob {
+    fn schema_type(&self) -> &'static str {
+        "sized_blob"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "data" => ::std::option::Option::Some(self.data.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["data"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for SizedBlob {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
