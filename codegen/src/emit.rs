@@ -25,9 +25,11 @@ enum Ty {
     Enum(String),
     List(Box<Ty>),
     User(String),
-    Switch,
-    /// A conditional field (`if`): not usable in expressions.
-    Opt,
+    /// The body of switch field `.1` of type `.0`.
+    Switch(String, String),
+    /// A conditional field (`if`) holding the given type: usable in value instances only,
+    /// where its absence is an `ExprError`.
+    Opt(Box<Ty>),
 }
 
 /// What a length-like field is derived from on write.
@@ -50,6 +52,33 @@ enum Side {
 
 struct Scope {
     vars: Vec<(String, Ty)>,
+    /// Where the expression's code goes (decides how a failing expression reports).
+    ctx: Ctx,
+}
+
+/// The function an expression is emitted into.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Ctx {
+    /// `read_from` (a failure is a `DecodeError` at the reader's offset).
+    Read,
+    /// `write_to` (a failure is an `EncodeError`).
+    Write,
+    /// A value instance's method (a failure is its `ExprError`).
+    Method,
+}
+
+impl Ctx {
+    /// What follows a `Result<_, ExprError>` to use its value here; `field` is the seq field
+    /// whose expression it is (named in the error).
+    fn q(self, field: Option<&str>) -> TokenStream {
+        match (self, field) {
+            (Ctx::Read, Some(f)) => quote!(.map_err(|__e| __e.decode_at(__r.offset()).in_field(#f))?),
+            (Ctx::Read, None) => quote!(.map_err(|__e| __e.decode_at(__r.offset()))?),
+            // The writer evaluates a field's expressions inside that field's error scope.
+            (Ctx::Write, _) => quote!(.map_err(::statepack_runtime::io::ExprError::encode)?),
+            (Ctx::Method, _) => quote!(?),
+        }
+    }
 }
 
 impl Scope {
@@ -74,6 +103,14 @@ pub(crate) struct Emitter<'s> {
     /// The instances whose expressions are being inlined, outermost first (a cycle is
     /// reported, not followed).
     inlining: std::cell::RefCell<Vec<String>>,
+    /// Set while emitting an expression that can fail at run time (indexing, `.first`,
+    /// `.substring`, ...): it is emitted with `?` on a `Result<_, ExprError>`.
+    fallible: std::cell::Cell<bool>,
+    /// True while emitting a value instance's method (where `self` and `?` on `ExprError`
+    /// are available).
+    in_method: std::cell::Cell<bool>,
+    /// The seq field whose expressions are being emitted (named by their errors).
+    cur_field: std::cell::RefCell<Option<String>>,
 }
 
 fn lit_usize(v: usize) -> Literal {
@@ -125,6 +162,9 @@ impl<'s> Emitter<'s> {
             unread_types,
             cur_instances: Vec::new(),
             inlining: std::cell::RefCell::new(Vec::new()),
+            fallible: std::cell::Cell::new(false),
+            in_method: std::cell::Cell::new(false),
+            cur_field: std::cell::RefCell::new(None),
         }
     }
 
@@ -183,6 +223,20 @@ impl<'s> Emitter<'s> {
         }
         for t in &self.s.types {
             for f in &t.fields {
+                // `params`: only a plain user-type field passes arguments today.
+                let has_params = |n: &str| self.s.type_def(n).is_some_and(|d| !d.params.is_empty());
+                let problem = match &f.kind {
+                    FieldKind::User { name, .. } if has_params(name) && (f.process.is_some() || f.term.is_some()) => Some("a type with `params` cannot be read through `process` or a terminator yet".to_owned()),
+                    FieldKind::User { .. } if f.args.is_empty() => None,
+                    FieldKind::User { name, .. } if !has_params(name) => Some(format!("type `{name}` has no `params`, so it takes no arguments")),
+                    FieldKind::Switch { cases, default, .. } if cases.iter().map(|(_, n)| n).chain(default.iter()).any(|n| has_params(n)) => Some("switch cases of a type with `params` are not supported yet".to_owned()),
+                    FieldKind::User { .. } => None,
+                    _ if !f.args.is_empty() => Some("only user types take arguments".to_owned()),
+                    _ => None,
+                };
+                if let Some(m) = problem {
+                    self.err(f.pos_of("type"), &format!("{}.type", f.key_path), m, "pass arguments to a user type with `params` in a plain field: `type: name(a, b)`");
+                }
                 let mut names = Vec::new();
                 match &f.kind {
                     FieldKind::User { name, .. } => names.push(name.clone()),
@@ -600,9 +654,15 @@ impl<'s> Emitter<'s> {
     // ------------------------------------------------------------- expressions
 
     fn field_ty(&self, f: &Field) -> Ty {
+        let inner = self.field_ty_present(f);
         if f.cond.is_some() {
-            return Ty::Opt;
+            return Ty::Opt(Box::new(inner));
         }
+        inner
+    }
+
+    /// The type of a field's value when it is present.
+    fn field_ty_present(&self, f: &Field) -> Ty {
         if f.varint {
             return Ty::Int;
         }
@@ -624,7 +684,16 @@ impl<'s> Emitter<'s> {
             FieldKind::Bytes(_) | FieldKind::Contents(_) => Ty::Bytes,
             FieldKind::Str { .. } => Ty::Str,
             FieldKind::User { name, .. } => Ty::User(name.clone()),
-            FieldKind::Switch { .. } => Ty::Switch,
+            FieldKind::Switch { .. } => {
+                let owner = self
+                    .s
+                    .types
+                    .iter()
+                    .find(|t| t.fields.iter().any(|g| g.key_path == f.key_path))
+                    .map(|t| t.name.clone())
+                    .unwrap_or_default();
+                Ty::Switch(owner, f.id.clone())
+            }
         };
         match f.repeat {
             Repeat::None => base,
@@ -633,7 +702,12 @@ impl<'s> Emitter<'s> {
     }
 
     fn expr(&mut self, e: &SrcExpr, scope: &Scope, kp: &str) -> Option<(TokenStream, Ty)> {
-        match self.ex(&e.expr, scope) {
+        let outer = self.fallible.replace(false);
+        let r = self.ex(&e.expr, scope);
+        // A failing form in a seq field's expression reports through the reader or writer;
+        // only a value instance's own method changes its return type for it.
+        self.fallible.set(outer || (self.fallible.get() && self.in_method.get()));
+        match r {
             Ok(v) => Some(v),
             Err((msg, hint)) => {
                 self.err(e.pos, kp, format!("in `{}`: {msg}", e.src), hint);
@@ -663,6 +737,7 @@ impl<'s> Emitter<'s> {
     #[allow(clippy::type_complexity)]
     fn ex(&self, e: &Expr, scope: &Scope) -> Result<(TokenStream, Ty), (String, String)> {
         let bad = |m: String, h: &str| Err((m, h.to_owned()));
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         Ok(match e {
             Expr::Int(v) => {
                 let l = Literal::i128_unsuffixed(*v);
@@ -677,23 +752,28 @@ impl<'s> Emitter<'s> {
             Expr::Name(n) if scope.get(n).is_none() && self.cur_instances.iter().any(|i| &i.id == n) => {
                 return self.inline_instance(n, scope);
             }
+            Expr::Name(n) if n == "_sizeof" && scope.get(n).is_none() && self.in_method.get() => {
+                (quote!((self.encoded_len() as i128)), Ty::Int)
+            }
             Expr::Name(n) => {
                 let Some(ty) = scope.get(n) else {
                     return bad(format!("`{n}` is not a field read before this point"), "expressions may use fields that come earlier in the same type (and `_` where allowed); `_parent`/`_root` are not supported");
                 };
                 let id = if n == "_" {
                     temp("elem")
+                } else if n == "_index" {
+                    // The element's index in a repeated field (the loops' `__i: usize`).
+                    temp("i")
                 } else {
                     field_ident(n)
                 };
                 match ty {
                     Ty::Int => (quote!((#id as i128)), Ty::Int),
                     Ty::Float => (quote!((#id as f64)), Ty::Float),
-                    Ty::Opt => {
-                        return bad(
-                            format!("`{n}` is conditional (`if`), so it may be absent"),
-                            "test the same condition instead of the optional field",
-                        )
+                    Ty::Opt(inner) => {
+                        let msg = format!("`{n}` is absent (its `if` is false)");
+                        self.fallible.set(true);
+                        elem_value(quote!((match &#id { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q), (**inner).clone())
                     }
                     t => (quote!(#id), t.clone()),
                 }
@@ -714,7 +794,7 @@ impl<'s> Emitter<'s> {
             Expr::Attr(inner, attr) => {
                 let (ts, ty) = self.ex(inner, scope)?;
                 if let Ty::User(tn) = &ty {
-                    return self.member_of(&ts, tn, attr);
+                    return self.member_of(&ts, tn, attr, scope);
                 }
                 match (attr.as_str(), &ty) {
                     ("to_i", Ty::Enum(_)) => (quote!(#ts.to_i()), Ty::Int),
@@ -722,6 +802,27 @@ impl<'s> Emitter<'s> {
                     ("to_i", Ty::Bool) => (quote!((#ts as i128)), Ty::Int),
                     ("to_s", Ty::Int) => (quote!(::std::format!("{}", #ts)), Ty::Str),
                     ("to_i", Ty::Int) => (ts, Ty::Int),
+                    ("to_i", Ty::Str) => {
+                        self.fallible.set(true);
+                        (quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), 10) #q), Ty::Int)
+                    }
+                    ("first" | "last" | "min" | "max", Ty::List(_) | Ty::Bytes) => {
+                        let elem = match &ty {
+                            Ty::List(e) => (**e).clone(),
+                            _ => Ty::Int,
+                        };
+                        if matches!(attr.as_str(), "min" | "max") && !matches!(elem, Ty::Int | Ty::Float | Ty::Str) {
+                            return bad(format!("`.{attr}` does not apply to {}", ty_name(&ty)), "`.min` and `.max` take lists of numbers or strings, or bytes");
+                        }
+                        self.fallible.set(true);
+                        let r = match attr.as_str() {
+                            "first" => quote!(::statepack_runtime::io::expr_at(&(#ts)[..], 0) #q),
+                            "last" => quote!(::statepack_runtime::io::expr_last(&(#ts)[..]) #q),
+                            "min" => quote!(::statepack_runtime::io::expr_extreme(&(#ts)[..], false) #q),
+                            _ => quote!(::statepack_runtime::io::expr_extreme(&(#ts)[..], true) #q),
+                        };
+                        elem_value(r, elem)
+                    }
                     ("size", Ty::List(_) | Ty::Bytes) | ("length", Ty::Bytes) => (quote!((#ts.len() as i128)), Ty::Int),
                     ("length", Ty::Str) => (quote!((#ts.chars().count() as i128)), Ty::Int),
                     // Kaitai Struct's compiler refuses `.length` on a list: keep schemas it accepts.
@@ -729,6 +830,123 @@ impl<'s> Emitter<'s> {
                     _ => return bad(format!("`.{attr}` does not apply to {}", ty_name(&ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
                 }
             }
+            Expr::Index(list, index) => {
+                let (ts, ty) = self.ex(list, scope)?;
+                let (it, ity) = self.ex(index, scope)?;
+                let elem = match &ty {
+                    Ty::List(e) => (**e).clone(),
+                    Ty::Bytes => Ty::Int,
+                    _ => return bad(format!("`[]` does not apply to {}", ty_name(&ty)), "index a list or a byte array"),
+                };
+                if ity != Ty::Int {
+                    return bad(format!("the index is {}, not an integer", ty_name(&ity)), "index with an integer expression");
+                }
+                self.fallible.set(true);
+                elem_value(quote!(::statepack_runtime::io::expr_at(&(#ts)[..], #it) #q), elem)
+            }
+            Expr::List(items) => {
+                if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v))) {
+                    let lits = items.iter().map(|x| match x {
+                        Expr::Int(v) => Literal::u8_unsuffixed(*v as u8),
+                        _ => Literal::u8_unsuffixed(0),
+                    });
+                    return Ok((quote!(::std::vec::Vec::<u8>::from([#(#lits),*])), Ty::Bytes));
+                }
+                let mut parts = Vec::new();
+                let mut elem: Option<Ty> = None;
+                for x in items {
+                    let (mut xt, mut xty) = self.ex(x, scope)?;
+                    if xty == Ty::Int && elem == Some(Ty::Float) {
+                        xt = quote!((#xt as f64));
+                        xty = Ty::Float;
+                    }
+                    if xty == Ty::Float && elem == Some(Ty::Int) {
+                        return bad("a list literal mixes integers and floats; write the integers as floats (`1.0`)".into(), "give every element the same type");
+                    }
+                    match &elem {
+                        Some(e) if *e != xty => return bad(format!("a list literal mixes {} and {}", ty_name(e), ty_name(&xty)), "give every element the same type"),
+                        _ => elem = Some(xty.clone()),
+                    }
+                    parts.push(match xty {
+                        Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#xt))),
+                        Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_) => xt,
+                        other => return bad(format!("list literals of {} are not supported", ty_name(&other)), "list numbers, strings, conditions or enum values"),
+                    });
+                }
+                let Some(elem) = elem else {
+                    return bad("an empty list literal has no element type".into(), "give at least one element");
+                };
+                (quote!(::std::vec::Vec::from([#(#parts),*])), Ty::List(Box::new(elem)))
+            }
+            Expr::Call(inner, m, args) => {
+                let (ts, ty) = self.ex(inner, scope)?;
+                let mut vals = Vec::new();
+                for a in args {
+                    vals.push(self.ex(a, scope)?);
+                }
+                let tys: Vec<&Ty> = vals.iter().map(|(_, t)| t).collect();
+                match (m.as_str(), &ty, tys.as_slice()) {
+                    ("substring", Ty::Str, [Ty::Int, Ty::Int]) => {
+                        let (a, b) = (&vals[0].0, &vals[1].0);
+                        self.fallible.set(true);
+                        (quote!(::statepack_runtime::io::expr_substring(AsRef::<str>::as_ref(&#ts), #a, #b) #q), Ty::Str)
+                    }
+                    ("to_i", Ty::Str, [Ty::Int]) => {
+                        let r = &vals[0].0;
+                        self.fallible.set(true);
+                        (quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), #r) #q), Ty::Int)
+                    }
+                    ("to_s", Ty::Bytes, [Ty::Str]) => {
+                        let Some(Expr::Str(enc)) = args.first() else {
+                            return bad("`.to_s` takes the encoding as a string literal".into(), "write e.g. `.to_s(\"UTF-8\")`");
+                        };
+                        self.fallible.set(true);
+                        (quote!(::statepack_runtime::io::expr_bytes_to_s(AsRef::<[u8]>::as_ref(&#ts), #enc) #q), Ty::Str)
+                    }
+                    _ => {
+                        let shown: Vec<String> = tys.iter().map(|t| ty_name(t)).collect();
+                        return bad(format!("`.{m}({})` does not apply to {}", shown.join(", "), ty_name(&ty)), "supported: `.substring(from, to)` and `.to_i(radix)` on strings, `.to_s(encoding)` on bytes");
+                    }
+                }
+            }
+            Expr::Cast(inner, target) => {
+                let (ts, ty) = self.ex(inner, scope)?;
+                let same = match (&ty, target.as_str()) {
+                    (Ty::Bytes, "bytes") | (Ty::Str, "str") => true,
+                    (Ty::Int, t) => looks_like_number_type(t) && !t.starts_with('f'),
+                    (Ty::Float, "f4" | "f8") => true,
+                    (Ty::User(tn), t) => match (self.s.type_def(tn), self.s.type_def(t)) {
+                        (Some(a), Some(b)) => std::ptr::eq(a, b),
+                        _ => false,
+                    },
+                    _ => false,
+                };
+                if let Ty::Switch(owner, fid) = &ty {
+                    let field = self.s.type_def(owner).and_then(|t| t.fields.iter().find(|g| &g.id == fid).map(|g| (t, g)));
+                    if let Some((t, g)) = field {
+                        if let Some((vi, tn, _)) = self.switch_variants(g).into_iter().find(|(_, tn, _)| tn == target) {
+                            let en = Self::switch_enum_name(t, g);
+                            let msg = format!("`{}.{}` does not hold a `{}`", t.name, g.id, tn);
+                            self.fallible.set(true);
+                            return Ok((
+                                quote!((match #ts { #en::#vi(__c) => ::std::result::Result::Ok(__c), #[allow(unreachable_patterns)] _ => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
+                                Ty::User(tn),
+                            ));
+                        }
+                    }
+                }
+                if !same {
+                    return bad(format!("`.as<{target}>` cannot make {} into `{target}`", ty_name(&ty)), "`.as<>` is supported where the value already has that type (a number type for integers, the same user type)");
+                }
+                (ts, ty)
+            }
+            Expr::SizeOf(target) => match self.fixed_size_of(target) {
+                Some(n) => {
+                    let l = Literal::i128_unsuffixed(n as i128);
+                    (quote!((#l as i128)), Ty::Int)
+                }
+                None => return bad(format!("`sizeof<{target}>` needs a type of one fixed size"), "name a number type or a user type whose fields all have fixed sizes"),
+            },
             Expr::Unary(op, inner) => {
                 let (ts, ty) = self.ex(inner, scope)?;
                 match (op, &ty) {
@@ -764,6 +982,30 @@ impl<'s> Emitter<'s> {
                         "make both branches the same type",
                     );
                 }
+                // Branches may be a borrowed field and an owned computed value: strings and
+                // bytes are made owned on both sides so the two have one Rust type.
+                let (a, b) = match at {
+                    Ty::Str => (
+                        quote!(::std::string::String::from(AsRef::<str>::as_ref(&#a))),
+                        quote!(::std::string::String::from(AsRef::<str>::as_ref(&#b))),
+                    ),
+                    Ty::Bytes => (
+                        quote!(AsRef::<[u8]>::as_ref(&#a).to_vec()),
+                        quote!(AsRef::<[u8]>::as_ref(&#b).to_vec()),
+                    ),
+                    // Lists of numbers widen to `i128` / `f64` elements (a `u2` field and a
+                    // literal then agree); others are copied.
+                    Ty::List(ref e) if **e == Ty::Int => (
+                        quote!((#a).iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()),
+                        quote!((#b).iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()),
+                    ),
+                    Ty::List(ref e) if **e == Ty::Float => (
+                        quote!((#a).iter().map(|__e| *__e as f64).collect::<::std::vec::Vec<f64>>()),
+                        quote!((#b).iter().map(|__e| *__e as f64).collect::<::std::vec::Vec<f64>>()),
+                    ),
+                    Ty::List(_) => (quote!((#a)[..].to_vec()), quote!((#b)[..].to_vec())),
+                    _ => (a, b),
+                };
                 (quote!((if #c { #a } else { #b })), at)
             }
             Expr::Binary(op, a, b) => {
@@ -801,6 +1043,8 @@ impl<'s> Emitter<'s> {
                             (Ty::Int, Ty::Int) | (Ty::Float, Ty::Float) => true,
                             (Ty::Enum(x), Ty::Enum(y)) => x == y && !ordered,
                             (Ty::Str, Ty::Str) | (Ty::Bool, Ty::Bool) => !ordered,
+                            // Bytes compare element by element as unsigned bytes, like Kaitai.
+                            (Ty::Bytes, Ty::Bytes) => true,
                             _ => false,
                         };
                         if !ok {
@@ -809,6 +1053,10 @@ impl<'s> Emitter<'s> {
                         if aty == Ty::Str {
                             at = quote!(AsRef::<str>::as_ref(&#at));
                             bt = quote!(AsRef::<str>::as_ref(&#bt));
+                        }
+                        if aty == Ty::Bytes {
+                            at = quote!(AsRef::<[u8]>::as_ref(&#at));
+                            bt = quote!(AsRef::<[u8]>::as_ref(&#bt));
                         }
                         let o = match op {
                             BinOp::Eq => quote!(==),
@@ -910,7 +1158,8 @@ impl<'s> Emitter<'s> {
     /// number, borrowed otherwise), a derived count/length computed from the value, or a
     /// value instance (its method).
     #[allow(clippy::type_complexity)]
-    fn member_of(&self, ts: &TokenStream, tn: &str, attr: &str) -> Result<(TokenStream, Ty), (String, String)> {
+    fn member_of(&self, ts: &TokenStream, tn: &str, attr: &str, scope: &Scope) -> Result<(TokenStream, Ty), (String, String)> {
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         let Some(t) = self.s.type_def(tn) else {
             return Err((format!("unknown type `{tn}`"), String::new()));
         };
@@ -940,11 +1189,10 @@ impl<'s> Emitter<'s> {
                 Ty::Int => (quote!((#ts.#fi as i128)), Ty::Int),
                 Ty::Float => (quote!((#ts.#fi as f64)), Ty::Float),
                 Ty::Bool | Ty::Enum(_) => (quote!(#ts.#fi), fty.clone()),
-                Ty::Opt => {
-                    return Err((
-                        format!("`{attr}` of `{tn}` is conditional (`if`), so it may be absent"),
-                        "test the same condition instead".into(),
-                    ))
+                Ty::Opt(inner) => {
+                    let msg = format!("`{attr}` of `{tn}` is absent (its `if` is false)");
+                    self.fallible.set(true);
+                    elem_value(quote!((match &#ts.#fi { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q), (**inner).clone())
                 }
                 _ if matches!(f.kind, FieldKind::Contents(_)) => {
                     return Err((format!("`{attr}` of `{tn}` is fixed contents"), "compare with the bytes themselves".into()))
@@ -966,8 +1214,13 @@ impl<'s> Emitter<'s> {
             self.inlining.borrow_mut().push(key);
             let ty = self.instance_ty(t, i);
             self.inlining.borrow_mut().pop();
-            let ty = ty?;
-            let call = quote!(#ts.#mi());
+            let (ty, fallible) = ty?;
+            let call = if fallible {
+                self.fallible.set(true);
+                quote!(#ts.#mi() #q)
+            } else {
+                quote!(#ts.#mi())
+            };
             return Ok(match ty {
                 Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_) => (call, ty),
                 other => (quote!((&#call)), other),
@@ -979,13 +1232,89 @@ impl<'s> Emitter<'s> {
         ))
     }
 
+    /// The arguments of field `f` for the `params` of type `tn`, converted to the params'
+    /// member types, in `scope`; reports a count or type mismatch.
+    fn param_args(&mut self, f: &Field, tn: &str, scope: &Scope, kp: &str) -> Option<Vec<TokenStream>> {
+        let params = self.s.type_def(tn).map(|t| t.params.clone()).unwrap_or_default();
+        if params.len() != f.args.len() {
+            self.err(f.pos_of("type"), &format!("{kp}.type"), format!("type `{tn}` takes {} argument(s) but {} are given", params.len(), f.args.len()), "give one argument per entry of the type's `params`, in order: `type: name(a, b)`");
+            return None;
+        }
+        let mut out = Vec::new();
+        for (p, a) in params.iter().zip(&f.args) {
+            let (_, want) = param_rust_ty(&p.kind);
+            let (ts, ty) = self.expr(a, scope, &format!("{kp}.type"))?;
+            let ok = ty == want || (want == Ty::Float && ty == Ty::Int);
+            if !ok {
+                self.err(f.pos_of("type"), &format!("{kp}.type"), format!("argument `{}` is {} but param `{}` of `{tn}` is {}", a.src, ty_name(&ty), p.id, ty_name(&want)), "pass a value of the param's type");
+                return None;
+            }
+            out.push(match want {
+                Ty::Float => quote!(((#ts) as f64)),
+                Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
+                Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
+                _ => ts,
+            });
+        }
+        Some(out)
+    }
+
+    /// The fixed encoded size in bytes of a number type or a user type (`sizeof<...>`), if it
+    /// has one: every field unconditional, of fixed size and count, whole bytes in total.
+    fn fixed_size_of(&self, name: &str) -> Option<usize> {
+        fn bits(s: &Schema, name: &str, depth: usize) -> Option<usize> {
+            if depth > 64 {
+                return None;
+            }
+            let t = s.type_def(name)?;
+            let mut total = 0usize;
+            for f in &t.fields {
+                if f.cond.is_some() || f.varint {
+                    return None;
+                }
+                let lit = |z: &Size| match z {
+                    Size::Expr(SrcExpr { expr: Expr::Int(n), .. }) => usize::try_from(*n).ok(),
+                    _ => None,
+                };
+                let one = match &f.kind {
+                    FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => *bytes as usize * 8,
+                    FieldKind::Bits { width, .. } => *width as usize,
+                    FieldKind::Contents(c) => c.len() * 8,
+                    FieldKind::Bytes(z) | FieldKind::Str { size: Some(z), .. } => lit(z)?.checked_mul(8)?,
+                    FieldKind::User { size: Some(z), .. } => lit(z)?.checked_mul(8)?,
+                    FieldKind::User { name, size: None } => bits(s, name, depth + 1)?,
+                    _ => return None,
+                };
+                let times = match &f.repeat {
+                    Repeat::None => 1,
+                    Repeat::Expr(SrcExpr { expr: Expr::Int(n), .. }) => usize::try_from(*n).ok()?,
+                    _ => return None,
+                };
+                total = total.checked_add(one.checked_mul(times)?)?;
+            }
+            Some(total)
+        }
+        let number = match name {
+            "u1" | "s1" => Some(1),
+            "u2" | "s2" => Some(2),
+            "u4" | "s4" | "f4" => Some(4),
+            "u8" | "s8" | "f8" => Some(8),
+            _ => None,
+        };
+        if number.is_some() {
+            return number;
+        }
+        let b = bits(self.s, name, 0)?;
+        (b % 8 == 0).then_some(b / 8)
+    }
+
     /// The type of value instance `i` of type `t` (for member access from outside).
     #[allow(clippy::type_complexity)]
-    fn instance_ty(&self, t: &TypeDef, i: &Instance) -> Result<Ty, (String, String)> {
-        if let Some(e) = &i.enum_name {
-            return Ok(Ty::Enum(e.clone()));
+    fn instance_ty(&self, t: &TypeDef, i: &Instance) -> Result<(Ty, bool), (String, String)> {
+        let mut scope = Scope { vars: Vec::new(), ctx: Ctx::Method };
+        for p in &t.params {
+            scope.vars.push((p.id.clone(), param_rust_ty(&p.kind).1));
         }
-        let mut scope = Scope { vars: Vec::new() };
         let derived = Self::counts_and_lengths(t);
         for f in &t.fields {
             if derived.contains_key(&f.id) {
@@ -1003,8 +1332,19 @@ impl<'s> Emitter<'s> {
             unread_types: HashSet::new(),
             cur_instances: t.instances.clone(),
             inlining: std::cell::RefCell::new(self.inlining.borrow().clone()),
+            fallible: std::cell::Cell::new(false),
+            in_method: std::cell::Cell::new(true),
+            cur_field: std::cell::RefCell::new(None),
         };
-        me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)
+        let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
+        if let Some(c) = &i.cond {
+            me.ex(&c.expr, &scope)?;
+        }
+        let ty = match &i.enum_name {
+            Some(e) => Ty::Enum(e.clone()),
+            None => ty,
+        };
+        Ok((ty, me.fallible.get()))
     }
 
     /// The runtime `Processor` of a field's `process` (and the statements that compute its
@@ -1047,12 +1387,6 @@ impl<'s> Emitter<'s> {
         let Some(inst) = self.cur_instances.iter().find(|i| i.id == n) else {
             return Err((format!("`{n}` is not an instance"), String::new()));
         };
-        if inst.cond.is_some() {
-            return Err((
-                format!("instance `{n}` is conditional (`if`), so it may have no value"),
-                "test the same condition instead of the conditional instance".into(),
-            ));
-        }
         let outermost = {
             let mut stack = self.inlining.borrow_mut();
             if stack.iter().any(|x| x == n) {
@@ -1079,10 +1413,26 @@ impl<'s> Emitter<'s> {
                 (m, h)
             }
         })?;
-        match &inst.enum_name {
-            None => Ok((ts, ty)),
-            Some(e) => self.int_as_enum(e, ts, &ty),
+        let (ts, ty) = match &inst.enum_name {
+            None => (ts, ty),
+            Some(e) => self.int_as_enum(e, ts, &ty)?,
+        };
+        let Some(c) = &inst.cond else {
+            return Ok((ts, ty));
+        };
+        // A conditional instance used by another value instance: its value when its
+        // condition holds, else an error of the using instance.
+        let (ct, cty) = self.ex(&c.expr, scope)?;
+        if cty != Ty::Bool {
+            return Err((format!("the `if` of instance `{n}` is not a condition"), "write a comparison".into()));
         }
+        let msg = format!("instance `{n}` has no value (its `if` is false)");
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
+        self.fallible.set(true);
+        Ok((
+            quote!((if #ct { ::std::result::Result::Ok(#ts) } else { ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
+            ty,
+        ))
     }
 
     /// An integer seen as a value of enum `e` (`enum:` on a value instance).
@@ -1114,7 +1464,16 @@ impl<'s> Emitter<'s> {
         derived: &HashMap<String, Derived>,
     ) -> Option<(Vec<TokenStream>, Vec<(String, TokenStream)>)> {
         let mut binds = Vec::new();
-        let mut scope = Scope { vars: Vec::new() };
+        let mut scope = Scope { vars: Vec::new(), ctx: Ctx::Method };
+        for p in &t.params {
+            let id = field_ident(&p.id);
+            let (_, ty) = param_rust_ty(&p.kind);
+            binds.push(match ty {
+                Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
+                _ => quote!(let #id = &self.#id;),
+            });
+            scope.vars.push((p.id.clone(), ty));
+        }
         for f in &t.fields {
             let id = field_ident(&f.id);
             if let Some(d) = derived.get(&f.id) {
@@ -1146,6 +1505,8 @@ impl<'s> Emitter<'s> {
                 );
                 continue;
             }
+            self.in_method.set(true);
+            self.fallible.set(false);
             let (ts, ty) = match self.ex(&inst.value.expr, &scope).and_then(|(ts, ty)| match &inst.enum_name {
                 None => Ok((ts, ty)),
                 Some(e) => self.int_as_enum(e, ts, &ty),
@@ -1182,6 +1543,31 @@ impl<'s> Emitter<'s> {
                         },
                     )
                 }
+                Ty::User(tn) => {
+                    let ti = type_ident(tn);
+                    (
+                        quote!(&#ti),
+                        quote!(::std::convert::identity::<&#ti>(#ts)),
+                        quote!(::statepack_runtime::reflect::Value::Struct(__x)),
+                    )
+                }
+                Ty::List(e) if matches!(**e, Ty::Int | Ty::Float | Ty::Str | Ty::Bool) => {
+                    let (ety, conv, item) = match &**e {
+                        Ty::Int => (quote!(i128), quote!(*__e as i128), quote!(::statepack_runtime::reflect::Value::Int(*__e))),
+                        Ty::Float => (quote!(f64), quote!(*__e as f64), quote!(::statepack_runtime::reflect::Value::Float(*__e))),
+                        Ty::Bool => (quote!(bool), quote!(*__e), quote!(::statepack_runtime::reflect::Value::Bool(*__e))),
+                        _ => (
+                            quote!(::std::string::String),
+                            quote!(::std::string::String::from(AsRef::<str>::as_ref(__e))),
+                            quote!(::statepack_runtime::reflect::Value::Str(::std::borrow::Cow::Owned(__e.clone()))),
+                        ),
+                    };
+                    (
+                        quote!(::std::vec::Vec<#ety>),
+                        quote!((#ts).iter().map(|__e| #conv).collect::<::std::vec::Vec<#ety>>()),
+                        quote!(::statepack_runtime::reflect::Value::List(__x.iter().map(|__e| #item).collect())),
+                    )
+                }
                 other => {
                     self.err(
                         inst.value.pos,
@@ -1193,6 +1579,7 @@ impl<'s> Emitter<'s> {
                 }
             };
             let mi = field_ident(&inst.id);
+            let base_reflect = reflect.clone();
             let (rty, body, reflect) = match &inst.cond {
                 None => (rty, body, quote!({ let __x = self.#mi(); #reflect })),
                 Some(c) => {
@@ -1203,6 +1590,21 @@ impl<'s> Emitter<'s> {
                         quote!(match self.#mi() { ::std::option::Option::Some(__x) => #reflect, ::std::option::Option::None => ::statepack_runtime::reflect::Value::Null }),
                     )
                 }
+            };
+            // An instance whose expression can fail returns the failure; the dynamic view
+            // shows it as null.
+            let (rty, body, reflect) = if self.fallible.replace(false) {
+                (
+                    quote!(::std::result::Result<#rty, ::statepack_runtime::io::ExprError>),
+                    quote!(::std::result::Result::Ok(#body)),
+                    if inst.cond.is_some() {
+                        quote!(match self.#mi() { ::std::result::Result::Ok(::std::option::Option::Some(__x)) => #base_reflect, _ => ::statepack_runtime::reflect::Value::Null })
+                    } else {
+                        quote!(match self.#mi() { ::std::result::Result::Ok(__x) => #base_reflect, ::std::result::Result::Err(_) => ::statepack_runtime::reflect::Value::Null })
+                    },
+                )
+            } else {
+                (rty, body, reflect)
             };
             let mi = field_ident(&inst.id);
             let doc = self.doc_for(
@@ -1221,6 +1623,7 @@ impl<'s> Emitter<'s> {
             members.push((inst.id.clone(), reflect));
             let _ = &mi;
         }
+        self.in_method.set(false);
         Some((methods, members))
     }
 
@@ -1487,8 +1890,29 @@ impl<'s> Emitter<'s> {
         let mut lens = Vec::new();
         let mut ctor = Vec::new();
         let mut extra_items = Vec::new();
-        let mut rscope = Scope { vars: Vec::new() };
-        let mut wscope = Scope { vars: Vec::new() };
+        let mut rscope = Scope { vars: Vec::new(), ctx: Ctx::Read };
+        let mut wscope = Scope { vars: Vec::new(), ctx: Ctx::Write };
+        // `params`: given by the reading field, kept as members (for instances and the
+        // writer's own expressions); the parent's writer checks them against its arguments.
+        let mut param_args = Vec::new();
+        if is_root && !t.params.is_empty() {
+            self.err(t.pos, "params", "the root type cannot have `params` (nothing would give them)", "move the parameterised part into a type under `types`");
+        }
+        for p in &t.params {
+            let id = field_ident(&p.id);
+            let (rty, ty) = param_rust_ty(&p.kind);
+            let pdoc = self.doc_for(p.doc.as_deref(), p.pos, &format!("Parameter `{}`: given by the field that reads this type, not stored in the data.", p.id));
+            let pn = &p.id;
+            struct_fields.push(quote! { #pdoc #[serde(rename = #pn)] pub #id: #rty });
+            ctor.push(quote!(#id));
+            param_args.push(quote!(#id: #rty));
+            rscope.vars.push((p.id.clone(), ty.clone()));
+            write_pre.push(match ty {
+                Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
+                _ => quote!(let #id = &self.#id;),
+            });
+            wscope.vars.push((p.id.clone(), ty));
+        }
 
         // On write every derived value is computed first, so expressions anywhere may use it.
         for f in &t.fields {
@@ -1537,6 +1961,7 @@ impl<'s> Emitter<'s> {
         for f in &t.fields {
             let id = field_ident(&f.id);
             let fid = f.id.as_str();
+            self.cur_field.replace(Some(f.id.clone()));
             let kp = f.key_path.clone();
             let bit_field = crate::bits::is_bit_field(f);
             if unaligned && !bit_field && !f.strict {
@@ -1653,7 +2078,15 @@ impl<'s> Emitter<'s> {
                 Some(c) => Some(self.expect_ty(c, &wscope, &format!("{kp}.if"), Ty::Bool)?),
                 None => None,
             };
-            let elem_read = self.elem_read(t, f, &rscope, Side::Read)?;
+            let repeated = !matches!(f.repeat, Repeat::None) && !f.varint;
+            if repeated {
+                rscope.vars.push(("_index".into(), Ty::Int));
+            }
+            let elem_read = self.elem_read(t, f, &rscope, Side::Read);
+            if repeated {
+                rscope.vars.pop();
+            }
+            let elem_read = elem_read?;
             let wrap_field = quote!(.map_err(|e| e.in_field(#fid))?);
             let wrap_idx = quote!(.map_err(|e| e.in_index(__i).in_field(#fid))?);
             let valid_r = match &f.valid {
@@ -1860,7 +2293,14 @@ impl<'s> Emitter<'s> {
                 write_pre.push(bind);
                 wscope.vars.push((f.id.clone(), ty));
             }
-            let elem_write = self.elem_write(t, f, &wscope)?;
+            if repeated {
+                wscope.vars.push(("_index".into(), Ty::Int));
+            }
+            let elem_write = self.elem_write(t, f, &wscope);
+            if repeated {
+                wscope.vars.pop();
+            }
+            let elem_write = elem_write?;
             let valid_w = match &f.valid {
                 Some(v) => Some(self.valid_check(v, f, &wscope, Side::Write)?),
                 None => None,
@@ -2065,6 +2505,7 @@ impl<'s> Emitter<'s> {
                 ""
             },
         );
+        self.cur_field.replace(None);
         let (inst_methods, inst_members) = self.emit_instances(t, &derived)?;
         let reflect = crate::emit_reflect::type_impls(t, &derived, &inst_members);
         let root_api = if is_root {
@@ -2113,7 +2554,7 @@ impl<'s> Emitter<'s> {
                 #[doc = ""]
                 #[doc = " Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset."]
                 #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-                pub fn read_from<T: ::statepack_runtime::io::Tracer>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T>) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+                pub fn read_from<T: ::statepack_runtime::io::Tracer>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T> #(, #param_args)*) -> Result<Self, ::statepack_runtime::io::DecodeError> {
                     #(#reads)*
                     #(#post_read_checks)*
                     Ok(Self { #(#ctor,)* })
@@ -2153,6 +2594,7 @@ impl<'s> Emitter<'s> {
         });
         let mut with_elem = Scope {
             vars: scope.vars.clone(),
+            ctx: scope.ctx,
         };
         with_elem.vars.push(("_".into(), ety.clone()));
         let c = self.expect_ty(
@@ -2406,8 +2848,9 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::User { name, size } => {
                 let ti = type_ident(name);
+                let args = self.param_args(f, name, scope, &kp)?;
                 let read = match size {
-                    None => quote!(#ti::read_from(__r)),
+                    None => quote!(#ti::read_from(__r #(, #args)*)),
                     Some(s) if !f.strict => {
                         // Kaitai Struct skips what the type leaves unread; it is kept so that
                         // the writer puts it back.
@@ -2416,14 +2859,14 @@ impl<'s> Emitter<'s> {
                             None => quote!((__r.remaining() as i128)),
                         };
                         quote! {
-                            __r.push_limit(#n).and_then(|__old| { let mut __v = #ti::read_from(__r)?; let (__pad, __rest) = __r.pop_limit_skip(__old)?; __v.__unread_pad = __pad; __v.__unread = __rest.to_vec(); Ok(__v) })
+                            __r.push_limit(#n).and_then(|__old| { let mut __v = #ti::read_from(__r #(, #args)*)?; let (__pad, __rest) = __r.pop_limit_skip(__old)?; __v.__unread_pad = __pad; __v.__unread = __rest.to_vec(); Ok(__v) })
                         }
                     }
                     Some(s) => match self.size_value(s, scope, &kp)? {
                         Some(n) => quote! {
-                            __r.push_limit(#n).and_then(|__old| { let __v = #ti::read_from(__r)?; __r.pop_limit(__old)?; Ok(__v) })
+                            __r.push_limit(#n).and_then(|__old| { let __v = #ti::read_from(__r #(, #args)*)?; __r.pop_limit(__old)?; Ok(__v) })
                         },
-                        None => quote!(#ti::read_from(__r)),
+                        None => quote!(#ti::read_from(__r #(, #args)*)),
                     },
                 };
                 if f.boxed {
@@ -2770,12 +3213,22 @@ impl<'s> Emitter<'s> {
                 }
             }
             FieldKind::Contents(_) => quote!(()),
-            FieldKind::User { size, .. } => {
+            FieldKind::User { size, name } => {
                 let check = match size {
                     Some(s) => self.size_check(f, s, scope, &kp, quote!(__v.encoded_len()))?,
                     None => quote!(),
                 };
-                quote!({ #check __v.write_to(__w)?; })
+                let args = self.param_args(f, name, scope, &kp)?;
+                let pchecks: Vec<TokenStream> = self.s.type_def(name).map(|td| td.params.clone()).unwrap_or_default().iter().zip(args).map(|(p, a)| {
+                    let pi = field_ident(&p.id);
+                    let pn = &p.id;
+                    quote! {
+                        if __v.#pi != #a {
+                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!("param `{}` of the value is {:?} but the schema gives {:?}", #pn, __v.#pi, #a))));
+                        }
+                    }
+                }).collect();
+                quote!({ #check #(#pchecks)* __v.write_to(__w)?; })
             }
             FieldKind::Switch { on, .. } => {
                 let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
@@ -2937,6 +3390,7 @@ impl<'s> Emitter<'s> {
         let kp = format!("{}.valid", f.key_path);
         let mut s2 = Scope {
             vars: scope.vars.clone(),
+            ctx: scope.ctx,
         };
         let ty = self.field_ty(&Field {
             cond: None,
@@ -3078,6 +3532,32 @@ impl UsizeLit for Literal {
 
 /// Binds `_` (the element under test) from a reference: by value for copyable types, so
 /// expressions can use it as a number, by reference otherwise.
+/// The member type of a param and its type in expressions.
+fn param_rust_ty(k: &ParamKind) -> (TokenStream, Ty) {
+    match k {
+        ParamKind::Int => (quote!(i128), Ty::Int),
+        ParamKind::Bool => (quote!(bool), Ty::Bool),
+        ParamKind::Float => (quote!(f64), Ty::Float),
+        ParamKind::Str => (quote!(::std::string::String), Ty::Str),
+        ParamKind::Bytes => (quote!(::std::vec::Vec<u8>), Ty::Bytes),
+        ParamKind::Enum(e) => {
+            let i = type_ident(e);
+            (quote!(#i), Ty::Enum(e.clone()))
+        }
+    }
+}
+
+/// A list element given by `reference` (a `&T` expression) as an expression value of type
+/// `elem`: numbers widened, conditions and enums copied, everything else borrowed.
+fn elem_value(reference: TokenStream, elem: Ty) -> (TokenStream, Ty) {
+    match elem {
+        Ty::Int => (quote!((*#reference as i128)), Ty::Int),
+        Ty::Float => (quote!((*#reference as f64)), Ty::Float),
+        Ty::Bool | Ty::Enum(_) => (quote!((*#reference)), elem),
+        other => (reference, other),
+    }
+}
+
 fn bind_elem(ty: &Ty, reference: TokenStream) -> TokenStream {
     let el = temp("elem");
     match ty {
@@ -3098,8 +3578,8 @@ fn ty_name(t: &Ty) -> String {
         Ty::Enum(e) => format!("a `{e}` value"),
         Ty::List(_) => "a list".into(),
         Ty::User(u) => format!("a `{u}`"),
-        Ty::Switch => "a switch value".into(),
-        Ty::Opt => "a conditional field".into(),
+        Ty::Switch(..) => "a switch value".into(),
+        Ty::Opt(_) => "a conditional field".into(),
     }
 }
 

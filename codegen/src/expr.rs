@@ -32,6 +32,17 @@ pub enum Expr {
     Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `expr.attribute`.
     Attr(Box<Expr>, String),
+    /// `expr.method(arg, ...)`: `.substring(from, to)`, `.to_i(radix)`, `.to_s(encoding)`.
+    Call(Box<Expr>, String, Vec<Expr>),
+    /// `expr[index]` on a list or a byte array.
+    Index(Box<Expr>, Box<Expr>),
+    /// `[a, b, ...]`: a byte array when every element is an integer literal 0..=255, else a
+    /// list.
+    List(Vec<Expr>),
+    /// `expr.as<type>`: the type may be a path (`outer::inner`), `bytes`, `str` or a number type.
+    Cast(Box<Expr>, String),
+    /// `sizeof<type>`: the fixed encoded size of a type, in bytes.
+    SizeOf(String),
 }
 
 /// Unary operators.
@@ -131,9 +142,9 @@ impl fmt::Display for Tok {
     }
 }
 
-const OPS: [&str; 25] = [
+const OPS: [&str; 26] = [
     "::", "==", "!=", "<=", ">=", "<<", ">>", "<", ">", "+", "-", "*", "/", "%", "&", "|", "^",
-    "~", "(", ")", "?", ":", ".", "[", "]",
+    "~", "(", ")", "?", ":", ".", "[", "]", ",",
 ];
 
 fn parse_int(text: &str) -> Option<i128> {
@@ -380,8 +391,27 @@ impl P {
             return Ok(Expr::Unary(UnOp::BitNot, Box::new(self.unary()?)));
         }
         let mut e = self.primary()?;
-        while self.eat_op(".") {
+        loop {
+            if self.eat_op("[") {
+                let i = self.ternary()?;
+                if !self.eat_op("]") {
+                    return Err("expected `]` after the index".into());
+                }
+                e = Expr::Index(Box::new(e), Box::new(i));
+                continue;
+            }
+            if !self.eat_op(".") {
+                break;
+            }
             match self.next() {
+                Some(Tok::Ident(a)) if a == "as" && self.eat_op("<") => {
+                    let t = self.type_name()?;
+                    e = Expr::Cast(Box::new(e), t);
+                }
+                Some(Tok::Ident(a)) if self.eat_op("(") => {
+                    let args = self.items(")")?;
+                    e = Expr::Call(Box::new(e), a, args);
+                }
                 Some(Tok::Ident(a)) => e = Expr::Attr(Box::new(e), a),
                 other => {
                     return Err(format!(
@@ -394,6 +424,41 @@ impl P {
         Ok(e)
     }
 
+    /// A type name after `<` (as in `.as<outer::inner>` and `sizeof<block>`), through `>`.
+    fn type_name(&mut self) -> Result<String, String> {
+        let mut path = Vec::new();
+        loop {
+            match self.next() {
+                Some(Tok::Ident(v)) => path.push(v),
+                _ => return Err("expected a type name after `<`".into()),
+            }
+            if !self.eat_op("::") {
+                break;
+            }
+        }
+        if !self.eat_op(">") {
+            return Err("expected `>` after the type name".into());
+        }
+        Ok(path.join("::"))
+    }
+
+    /// Comma-separated expressions through the closing `close` (which may come first).
+    fn items(&mut self, close: &str) -> Result<Vec<Expr>, String> {
+        let mut out = Vec::new();
+        if self.eat_op(close) {
+            return Ok(out);
+        }
+        loop {
+            out.push(self.ternary()?);
+            if self.eat_op(close) {
+                return Ok(out);
+            }
+            if !self.eat_op(",") {
+                return Err(format!("expected `,` or `{close}`"));
+            }
+        }
+    }
+
     fn primary(&mut self) -> Result<Expr, String> {
         match self.next() {
             Some(Tok::Int(v)) => Ok(Expr::Int(v)),
@@ -401,6 +466,9 @@ impl P {
             Some(Tok::Str(s)) => Ok(Expr::Str(s)),
             Some(Tok::Ident(w)) if w == "true" => Ok(Expr::Bool(true)),
             Some(Tok::Ident(w)) if w == "false" => Ok(Expr::Bool(false)),
+            Some(Tok::Ident(w)) if w == "sizeof" && self.eat_op("<") => {
+                Ok(Expr::SizeOf(self.type_name()?))
+            }
             Some(Tok::Ident(w)) => {
                 if self.eat_op("::") {
                     // `enum::value`, or a path through types: `outer::inner::enum::value`.
@@ -425,6 +493,7 @@ impl P {
                     Ok(Expr::Name(w))
                 }
             }
+            Some(Tok::Op("[")) => Ok(Expr::List(self.items("]")?)),
             Some(Tok::Op("(")) => {
                 let e = self.ternary()?;
                 if !self.eat_op(")") {
@@ -482,7 +551,13 @@ fn depth(e: &Expr) -> usize {
     while let Some((e, d)) = todo.pop() {
         deepest = deepest.max(d);
         match e {
-            Expr::Unary(_, a) | Expr::Attr(a, _) => todo.push((a, d + 1)),
+            Expr::Unary(_, a) | Expr::Attr(a, _) | Expr::Cast(a, _) => todo.push((a, d + 1)),
+            Expr::Index(a, b) => todo.extend([(&**a, d + 1), (&**b, d + 1)]),
+            Expr::Call(a, _, args) => {
+                todo.push((a, d + 1));
+                todo.extend(args.iter().map(|x| (x, d + 1)));
+            }
+            Expr::List(items) => todo.extend(items.iter().map(|x| (x, d + 1))),
             Expr::Binary(_, a, b) => todo.extend([(&**a, d + 1), (&**b, d + 1)]),
             Expr::Ternary(c, a, b) => todo.extend([(&**c, d + 1), (&**a, d + 1), (&**b, d + 1)]),
             Expr::Int(_)
@@ -490,6 +565,7 @@ fn depth(e: &Expr) -> usize {
             | Expr::Str(_)
             | Expr::Bool(_)
             | Expr::Name(_)
+            | Expr::SizeOf(_)
             | Expr::EnumRef(_, _) => {}
         }
     }
@@ -544,6 +620,29 @@ impl fmt::Display for Expr {
             }
             Expr::Ternary(c, a, b) => write!(f, "({c} ? {a} : {b})"),
             Expr::Attr(e, a) => write!(f, "{e}.{a}"),
+            Expr::Call(e, m, args) => {
+                write!(f, "{e}.{m}(")?;
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                write!(f, ")")
+            }
+            Expr::Index(e, i) => write!(f, "{e}[{i}]"),
+            Expr::List(items) => {
+                write!(f, "[")?;
+                for (i, a) in items.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                write!(f, "]")
+            }
+            Expr::Cast(e, t) => write!(f, "{e}.as<{t}>"),
+            Expr::SizeOf(t) => write!(f, "sizeof<{t}>"),
         }
     }
 }
@@ -564,6 +663,20 @@ mod tests {
         assert_eq!(parse("not a == b").unwrap().to_string(), "not (a == b)");
         assert_eq!(parse("0x10 << 2").unwrap().to_string(), "(16 << 2)");
         assert_eq!(parse("-5").unwrap(), Expr::Int(-5));
+    }
+
+    #[test]
+    fn postfix_forms_and_literals() {
+        assert_eq!(parse("a[i + 1].b").unwrap().to_string(), "a[(i + 1)].b");
+        assert_eq!(parse("[0x01, 2]").unwrap(), Expr::List(vec![Expr::Int(1), Expr::Int(2)]));
+        assert_eq!(parse("[]").unwrap(), Expr::List(vec![]));
+        assert_eq!(parse("s.substring(2, 7)").unwrap().to_string(), "s.substring(2, 7)");
+        assert_eq!(parse("x.as<outer::inner>.v").unwrap().to_string(), "x.as<outer::inner>.v");
+        assert_eq!(parse("sizeof<block> + 1").unwrap().to_string(), "(sizeof<block> + 1)");
+        assert_eq!(parse("a < b").unwrap().to_string(), "(a < b)");
+        for bad in ["[1, 2", "a[1", "x.as<", "x.as<t", "s.f(1,", "sizeof<>"] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub struct Schema {
     /// `meta.-sp-strict: true`: statepack's strict rules for every field (closed enums,
     /// sized types read to their end, a switch must select a case). Off: Kaitai's rules.
     pub strict: bool,
+    /// `meta.imports` as written (`common/header`, `/abs/name`, `../x`), with where each is.
+    pub imports: Vec<(String, crate::diag::Pos)>,
 }
 
 /// One user type (a `seq` of fields).
@@ -57,6 +59,38 @@ pub struct TypeDef {
     pub fields: Vec<Field>,
     /// Value instances (`instances` with `value`), in document order.
     pub instances: Vec<Instance>,
+    /// `params`: values the type is given by the field that reads it, in order.
+    pub params: Vec<Param>,
+}
+
+/// One entry of a type's `params`.
+#[derive(Debug, Clone)]
+pub struct Param {
+    /// The parameter's name (snake_case).
+    pub id: String,
+    /// `doc`, if any.
+    pub doc: Option<String>,
+    /// Where it is defined.
+    pub pos: Pos,
+    /// Its kind.
+    pub kind: ParamKind,
+}
+
+/// What a parameter holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamKind {
+    /// An integer (`u1` .. `s8`, `b1`..`b64` wider than 1 bit), kept as `i128`.
+    Int,
+    /// A condition (`bool`, `b1`).
+    Bool,
+    /// A float (`f4`, `f8`), kept as `f64`.
+    Float,
+    /// Text (`str`, `strz`).
+    Str,
+    /// Bytes (`bytes`).
+    Bytes,
+    /// A value of this enum (`type: u1` + `enum: e`).
+    Enum(String),
 }
 
 /// A value instance: a named value computed from the type's fields, never stored in the
@@ -123,6 +157,8 @@ pub struct SrcExpr {
 pub struct Field {
     /// `id` (snake_case).
     pub id: String,
+    /// Arguments of a user type with `params` (`type: block(len, 2)`), in order.
+    pub args: Vec<SrcExpr>,
     /// `doc`, if any.
     pub doc: Option<String>,
     /// Where the field's entry starts.

@@ -25,21 +25,133 @@ mod resolve;
 pub mod yaml;
 
 pub use diag::{render, Diag, Pos};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
 /// Version of the generator, written into every generated file's header.
 pub const GENERATOR_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Parses and checks a schema. `file` is the name used in diagnostics and headers
 /// (e.g. `schema/snap_v1_3.ksy`). Errors: every problem found, in file order.
+/// `meta.imports` are looked up as for [`load_schema_at`] with `Path::new(file)`.
 pub fn load_schema(text: &str, file: &str) -> Result<ir::Schema, Vec<Diag>> {
+    load_schema_at(text, file, Path::new(file))
+}
+
+/// The environment variable with the import search path: directories separated as in
+/// `PATH` (`:` on Unix).
+pub const IMPORT_PATH_VAR: &str = "STATEPACK_KSY_PATH";
+
+/// Imports still to load: the names with their positions, the directory of the file that
+/// names them, and that file's name (for diagnostics).
+type PendingImports = (Vec<(String, Pos)>, PathBuf, String);
+
+/// The most schema files one schema may pull in through `imports` (directly or not).
+const MAX_IMPORTS: usize = 256;
+
+/// Parses and checks a schema whose file is at `path` (for `imports`; `file` is the name used
+/// in diagnostics). Each `meta.imports` entry names a schema without `.ksy`: a relative one
+/// (`common/header`, `../x`) is looked up next to the importing file, then in every directory
+/// of [`IMPORT_PATH_VAR`]; an absolute one (`/common/header`) in those directories only. The
+/// imported schema's root type and its nested types and enums join this schema under the
+/// imported `meta.id` (`type: header`, `header::kind::a`); a file imported twice, or an
+/// import cycle, is loaded once. Errors: every problem found, including an import that is
+/// not found (naming the places tried) and problems inside imported files (naming them).
+pub fn load_schema_at(text: &str, file: &str, path: &Path) -> Result<ir::Schema, Vec<Diag>> {
+    let mut main = lower_one(text, file)?;
+    let search: Vec<PathBuf> = std::env::var_os(IMPORT_PATH_VAR)
+        .map(|v| std::env::split_paths(&v).collect())
+        .unwrap_or_default();
+    let mut seen: HashSet<PathBuf> = HashSet::new();
+    seen.insert(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()));
+    let mut ids: HashSet<String> = HashSet::from([main.id.clone()]);
+    let mut diags = Vec::new();
+    let mut todo: Vec<PendingImports> = vec![(
+        std::mem::take(&mut main.imports),
+        path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        file.to_owned(),
+    )];
+    while let Some((imports, dir, from)) = todo.pop() {
+        for (name, pos) in imports {
+            let rel = format!("{}.ksy", name.trim_start_matches('/'));
+            let mut tried: Vec<PathBuf> = Vec::new();
+            if !name.starts_with('/') {
+                tried.push(dir.join(&rel));
+            }
+            tried.extend(search.iter().map(|d| d.join(&rel)));
+            let Some(found) = tried.iter().find(|p| p.is_file()).cloned() else {
+                let places: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+                diags.push(Diag::new(
+                    &from,
+                    pos,
+                    "meta.imports",
+                    format!("imported schema `{name}` not found (looked for {})", if places.is_empty() { "nothing: no search path is set".to_owned() } else { places.join(", ") }),
+                    format!("relative imports are found next to the importing file; absolute ones (`/x`) in the directories of {IMPORT_PATH_VAR}"),
+                ));
+                continue;
+            };
+            let canon = std::fs::canonicalize(&found).unwrap_or_else(|_| found.clone());
+            if !seen.insert(canon) {
+                continue;
+            }
+            if seen.len() > MAX_IMPORTS {
+                diags.push(Diag::new(&from, pos, "meta.imports", format!("more than {MAX_IMPORTS} schema files are imported"), "import fewer files"));
+                break;
+            }
+            let shown = found.display().to_string();
+            let text = match std::fs::read_to_string(&found) {
+                Ok(t) => t,
+                Err(e) => {
+                    diags.push(Diag::new(&from, pos, "meta.imports", format!("cannot read `{shown}`: {e}"), "check the file"));
+                    continue;
+                }
+            };
+            let mut imp = match lower_one(&text, &shown) {
+                Ok(s) => s,
+                Err(d) => {
+                    diags.extend(d);
+                    continue;
+                }
+            };
+            if !ids.insert(imp.id.clone()) {
+                diags.push(Diag::new(&from, pos, "meta.imports", format!("`{shown}` has the id `{}` of another schema here", imp.id), "give every imported schema its own meta.id"));
+                continue;
+            }
+            todo.push((
+                std::mem::take(&mut imp.imports),
+                found.parent().map(Path::to_path_buf).unwrap_or_default(),
+                shown,
+            ));
+            for mut t in imp.types {
+                let mut scope = vec![imp.id.clone()];
+                if !t.scope.is_empty() {
+                    scope.extend(t.scope);
+                }
+                t.scope = scope;
+                main.types.push(t);
+            }
+            for mut e in imp.enums {
+                let mut scope = vec![imp.id.clone()];
+                scope.extend(e.scope);
+                e.scope = scope;
+                main.enums.push(e);
+            }
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    resolve::resolve(&mut main);
+    Ok(main)
+}
+
+/// Loads and lowers one schema file, without its imports and without resolving names.
+fn lower_one(text: &str, file: &str) -> Result<ir::Schema, Vec<Diag>> {
     let root = yaml::load(text, file)?;
     let mut lower = lower::Lower::new(file);
     let schema = lower.schema(&root);
     match schema {
-        Some(mut s) if lower.diags.is_empty() => {
-            resolve::resolve(&mut s);
-            Ok(s)
-        }
+        Some(s) if lower.diags.is_empty() => Ok(s),
         _ => {
             let mut d = lower.diags;
             d.sort_by_key(|x| x.pos);
@@ -49,8 +161,15 @@ pub fn load_schema(text: &str, file: &str) -> Result<ir::Schema, Vec<Diag>> {
 }
 
 /// Generates the formatted Rust module for a schema's text. Errors: every problem found.
+/// Imports are looked up from `Path::new(file)` (see [`load_schema_at`]).
 pub fn generate(text: &str, file: &str) -> Result<String, Vec<Diag>> {
-    let schema = load_schema(text, file)?;
+    generate_at(text, file, Path::new(file))
+}
+
+/// As [`generate`], for a schema whose file is at `path` (`file` names it in diagnostics
+/// and in the header).
+pub fn generate_at(text: &str, file: &str, path: &Path) -> Result<String, Vec<Diag>> {
+    let schema = load_schema_at(text, file, path)?;
     let tokens = emit::Emitter::new(&schema).emit()?;
     let syntax: syn::File = match syn::parse2(tokens) {
         Ok(f) => f,
@@ -96,7 +215,7 @@ pub fn generate_dir(
         let display = format!("{display_prefix}/{name}");
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        match generate(&text, &display) {
+        match generate_at(&text, &display, &path) {
             Ok(code) => {
                 let stem = name.trim_end_matches(".ksy");
                 let out = out_dir.join(format!("{stem}.rs"));

@@ -20,13 +20,14 @@ pub const META_KEYS: &[&str] = &[
     "application",
     "xref",
     "tags",
+    "imports",
 ];
 /// Keys allowed at the top level of a schema.
-pub const TOP_KEYS: &[&str] = &["meta", "doc", "doc-ref", "seq", "types", "enums", "instances"];
+pub const TOP_KEYS: &[&str] = &["meta", "doc", "doc-ref", "seq", "types", "enums", "instances", "params"];
 /// Extension keys allowed at the top level of a schema.
 pub const TOP_SP_KEYS: &[&str] = &["-sp-column-sets"];
 /// Keys allowed in a type under `types`.
-pub const TYPE_KEYS: &[&str] = &["meta", "seq", "doc", "doc-ref", "instances", "types", "enums"];
+pub const TYPE_KEYS: &[&str] = &["meta", "seq", "doc", "doc-ref", "instances", "types", "enums", "params"];
 /// Keys allowed in a value instance.
 pub const INSTANCE_KEYS: &[&str] = &["value", "if", "enum", "doc", "doc-ref"];
 /// Keys of positional instances (not supported yet).
@@ -71,14 +72,6 @@ pub const META_SP_KEYS: &[&str] = &["-sp-strict"];
 
 /// KS keys this generator knows but does not support yet, with the hint to give.
 const NOT_YET: &[(&str, &str)] = &[
-    (
-        "params",
-        "parameterised types are not supported yet; use a field of the same type instead",
-    ),
-    (
-        "imports",
-        "imports are not supported yet; define the types in this schema",
-    ),
     (
         "pos",
         "`pos` (seeking) is not supported; fields are read in stream order",
@@ -274,6 +267,8 @@ impl<'a> Lower<'a> {
         let mut have_seq = false;
         let mut column_sets = Vec::new();
         let mut root_instances = Vec::new();
+        let mut imports = Vec::new();
+        let mut root_params = Vec::new();
         // Set when `meta` or its `id` is present but wrong (already reported).
         let mut id_reported = false;
         // `meta` first: its endian and encoding are defaults for every field.
@@ -326,6 +321,17 @@ impl<'a> Lower<'a> {
                                         self.strict = b;
                                     }
                                 }
+                                "imports" => {
+                                    if let NodeKind::Seq(items) = &mv.kind {
+                                        for (i, it) in items.iter().enumerate() {
+                                            if let Some(name) = self.scalar(it, &format!("{kp}[{i}]")) {
+                                                imports.push((name.to_owned(), it.pos));
+                                            }
+                                        }
+                                    } else {
+                                        self.err(mv.pos, &kp, format!("`imports` must be a list, found {}", mv.shape()), "write `imports: [other_schema, ../dir/third]`");
+                                    }
+                                }
                                 t if META_KEYS.contains(&t) => {}
                                 _ => self.unknown_key(mk, "meta", META_KEYS, META_SP_KEYS),
                             }
@@ -358,6 +364,7 @@ impl<'a> Lower<'a> {
                     column_sets = crate::columns::lower(v, self.file, &mut self.diags);
                 }
                 "instances" => root_instances = self.instances(v, "instances"),
+                "params" => root_params = self.params(v, "params"),
                 t if t.starts_with('-') && !t.starts_with("-sp-") => {}
                 _ => self.unknown_key(k, "", TOP_KEYS, TOP_SP_KEYS),
             }
@@ -386,6 +393,7 @@ impl<'a> Lower<'a> {
             key_path: String::new(),
             fields: root_fields,
             instances: root_instances,
+            params: root_params,
         }];
         all.extend(types);
         Some(Schema {
@@ -397,6 +405,7 @@ impl<'a> Lower<'a> {
             enums,
             column_sets,
             strict: self.strict,
+            imports,
         })
     }
 
@@ -509,9 +518,11 @@ impl<'a> Lower<'a> {
         let mut doc = None;
         let mut fields = Vec::new();
         let mut instances = Vec::new();
+        let mut params = Vec::new();
         let at = types.len();
         for (k, v) in m {
             match k.text.as_str() {
+                "params" => params = self.params(v, &format!("{kp}.params")),
                 "seq" => fields = self.seq(v, &format!("{kp}.seq")),
                 "instances" => instances = self.instances(v, &format!("{kp}.instances")),
                 "doc" => doc = self.scalar(v, &format!("{kp}.doc")).map(str::to_owned),
@@ -551,6 +562,7 @@ impl<'a> Lower<'a> {
                 key_path: kp,
                 fields,
                 instances,
+                params,
             },
         );
     }
@@ -816,6 +828,50 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// Lowers a type's `params` list: entries `{id, type, enum, doc}`.
+    fn params(&mut self, node: &Node, kp: &str) -> Vec<Param> {
+        let NodeKind::Seq(items) = &node.kind else {
+            self.err(node.pos, kp, format!("`params` must be a list, found {}", node.shape()), "write `params: [{id: len, type: u4}]`");
+            return Vec::new();
+        };
+        let mut out: Vec<Param> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let ip = format!("{kp}[{i}]");
+            let Some(m) = self.map(item, &ip, "a param") else { continue };
+            let get = |name: &str| m.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
+            for (k, _) in m {
+                if !["id", "type", "enum", "doc", "doc-ref"].contains(&k.text.as_str()) {
+                    self.unknown_key(k, &ip, &["id", "type", "enum", "doc", "doc-ref"], &[]);
+                }
+            }
+            let Some(id) = get("id").and_then(|v| self.scalar(v, &format!("{ip}.id"))).map(str::to_owned) else {
+                self.err(item.pos, &ip, "a param without `id`", "give it `id: <snake_case_name>`");
+                continue;
+            };
+            if !is_ident(&id) || out.iter().any(|p| p.id == id) {
+                self.err(item.pos, &format!("{ip}.id"), format!("`{id}` is not a valid, unique param name"), "params are lower_snake_case and distinct");
+                continue;
+            }
+            let ty = get("type").and_then(|v| v.as_str()).unwrap_or("");
+            let en = get("enum").and_then(|v| v.as_str()).map(str::to_owned);
+            let kind = match (ty, en) {
+                (t, Some(e)) if Self::int_type(t, Some(Endian::Le)).is_some_and(|x| !x.0) || crate::bits::bit_type(t).is_some() => ParamKind::Enum(e),
+                ("bool" | "b1", None) => ParamKind::Bool,
+                ("str" | "strz", None) => ParamKind::Str,
+                ("bytes", None) => ParamKind::Bytes,
+                ("f4" | "f8", None) => ParamKind::Float,
+                (t, None) if Self::int_type(t, Some(Endian::Le)).is_some() || crate::bits::bit_type(t).is_some() => ParamKind::Int,
+                (t, _) => {
+                    self.err(get("type").map_or(item.pos, |v| v.pos), &format!("{ip}.type"), format!("param type `{t}` is not supported"), "params may be integers (`u1`..`s8`, `bN`), `bool`, `f4`/`f8`, `str`, `bytes`, or an integer with `enum`");
+                    continue;
+                }
+            };
+            let doc = get("doc").and_then(|v| v.as_str()).map(str::to_owned);
+            out.push(Param { id, doc, pos: item.pos, kind });
+        }
+        out
+    }
+
     fn field(&mut self, node: &Node, fp: &str) -> Option<Field> {
         let m = self.map(node, fp, "a seq entry")?;
         let get = |name: &str| m.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
@@ -1016,6 +1072,7 @@ impl<'a> Lower<'a> {
             Some(v) => Some(self.process(v, &format!("{fp}.process"))?),
             None => None,
         };
+        let mut args: Vec<SrcExpr> = Vec::new();
         let kind = if let Some(c) = get("contents") {
             if get("type").is_some() {
                 self.err(
@@ -1103,7 +1160,29 @@ impl<'a> Lower<'a> {
                     }
                     _ => {
                         let tp = format!("{fp}.type");
-                        let t = self.scalar(tnode, &tp)?.to_owned();
+                        let mut t = self.scalar(tnode, &tp)?.to_owned();
+                        // `name(arg, ...)`: a type with `params`.
+                        if let Some(open) = t.find('(') {
+                            let inner = t[open + 1..].strip_suffix(')').map(str::to_owned);
+                            let Some(inner) = inner else {
+                                self.err(tnode.pos, &tp, format!("`{t}` has `(` without a closing `)` at the end"), "write `type: name(arg1, arg2)`");
+                                return None;
+                            };
+                            match expr::parse(&format!("[{inner}]")) {
+                                Ok(Expr::List(items)) => {
+                                    args = items
+                                        .into_iter()
+                                        .map(|expr| SrcExpr { src: expr.to_string(), expr, pos: tnode.pos })
+                                        .collect();
+                                }
+                                Ok(_) => {}
+                                Err(e) => {
+                                    self.err(tnode.pos, &tp, format!("bad arguments in `{t}`: {e}"), "arguments are expressions separated by `,`");
+                                    return None;
+                                }
+                            }
+                            t = t[..open].trim().to_owned();
+                        }
                         if let Some((is_float, bytes, endian, signed)) =
                             Self::int_type(&t, self.default_endian)
                         {
@@ -1252,6 +1331,7 @@ impl<'a> Lower<'a> {
             None => self.strict,
         };
         Some(Field {
+            args,
             process,
             term,
             strict,

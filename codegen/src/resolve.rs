@@ -109,15 +109,23 @@ pub(crate) fn resolve(s: &mut Schema) {
                 } => en(e),
                 _ => {}
             }
-            for_each_expr(f, &mut |e| rewrite_enum_refs(e, &en));
+            for_each_expr(f, &mut |e| rewrite_enum_refs(e, &en, &ty));
+            for a in &mut f.args {
+                rewrite_enum_refs(&mut a.expr, &en, &ty);
+            }
+        }
+        for p in &mut t.params {
+            if let ParamKind::Enum(e) = &mut p.kind {
+                en(e);
+            }
         }
         for i in &mut t.instances {
             if let Some(e) = &mut i.enum_name {
                 en(e);
             }
-            rewrite_enum_refs(&mut i.value.expr, &en);
+            rewrite_enum_refs(&mut i.value.expr, &en, &ty);
             if let Some(c) = &mut i.cond {
-                rewrite_enum_refs(&mut c.expr, &en);
+                rewrite_enum_refs(&mut c.expr, &en, &ty);
             }
         }
     }
@@ -169,14 +177,29 @@ fn for_each_expr(field: &mut Field, f: &mut dyn FnMut(&mut Expr)) {
     }
 }
 
-/// Rewrites the enum of every `enum::value` in `e` with `en` (iteratively: expressions are
-/// bounded in depth, but this needs no recursion limit at all).
-fn rewrite_enum_refs(e: &mut Expr, en: &dyn Fn(&mut String)) {
+/// Rewrites the enum of every `enum::value` in `e` with `en`, and the type of every
+/// `.as<type>` and `sizeof<type>` with `ty` (iteratively: expressions are bounded in depth,
+/// but this needs no recursion limit at all).
+fn rewrite_enum_refs(e: &mut Expr, en: &dyn Fn(&mut String), ty: &dyn Fn(&mut String)) {
     let mut todo = vec![e];
     while let Some(e) = todo.pop() {
         match e {
             Expr::EnumRef(name, _) => en(name),
+            Expr::Cast(a, t) => {
+                ty(t);
+                todo.push(a);
+            }
+            Expr::SizeOf(t) => ty(t),
             Expr::Unary(_, a) | Expr::Attr(a, _) => todo.push(a),
+            Expr::Index(a, b) => {
+                todo.push(a);
+                todo.push(b);
+            }
+            Expr::Call(a, _, args) => {
+                todo.push(a);
+                todo.extend(args.iter_mut());
+            }
+            Expr::List(items) => todo.extend(items.iter_mut()),
             Expr::Binary(_, a, b) => {
                 todo.push(a);
                 todo.push(b);
@@ -186,7 +209,11 @@ fn rewrite_enum_refs(e: &mut Expr, en: &dyn Fn(&mut String)) {
                 todo.push(a);
                 todo.push(b);
             }
-            Expr::Int(_) | Expr::Float(_) | Expr::Str(_) | Expr::Bool(_) | Expr::Name(_) => {}
+            Expr::Int(_)
+            | Expr::Float(_)
+            | Expr::Str(_)
+            | Expr::Bool(_)
+            | Expr::Name(_) => {}
         }
     }
 }

@@ -42,6 +42,18 @@ mod lists_valid;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/switch_sized.rs"]
 mod switch_sized;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/expr_methods.rs"]
+mod expr_methods;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/imports_main.rs"]
+mod imports_main;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/params.rs"]
+mod params;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/seq_exprs.rs"]
+mod seq_exprs;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -58,7 +70,7 @@ fn generated_code_is_fresh() {
     for p in entries {
         let name = p.file_name().unwrap().to_str().unwrap().to_owned();
         let text = std::fs::read_to_string(&p).unwrap();
-        let code = statepack_codegen::generate(&text, &format!("codegen/tests/run/{name}"))
+        let code = statepack_codegen::generate_at(&text, &format!("codegen/tests/run/{name}"), &p)
             .unwrap_or_else(|d| panic!("{name}: {}", statepack_codegen::render(&d)));
         let rs = p.with_extension("rs");
         if std::fs::read_to_string(&rs).ok().as_deref() != Some(code.as_str()) {
@@ -414,4 +426,156 @@ fn sized_switch_reads_the_case_in_its_size() {
     let root = switch_sized::reflect_decode(&bytes).unwrap();
     assert!(matches!(root.member("body"), Some(Value::Bytes(b)) if b.as_ref() == [0xaa, 0xbb]));
     assert_eq!(int(root.member("len_body")), 2, "the size is derived from the body");
+}
+
+#[test]
+fn expression_indexing_literals_methods_and_sizeof() {
+    // n = 2 words (5, 3), raw "ABC", digits "0123", two blocks of 3 bytes.
+    // Then two ops: code 1 (a block 4, 0x0605), code 2 (a word 0x0807).
+    let bytes = [2, 5, 0, 3, 0, b'A', b'B', b'C', b'0', b'1', b'2', b'3', 7, 1, 0, 9, 2, 1, 1, 4, 5, 6, 2, 7, 8, 40, 1, 2, 3];
+    let v = expr_methods::ExprMethods::decode(&bytes).unwrap();
+    assert_eq!(v.magic(), b"ABC");
+    assert!(v.raw_is_magic(), "bytes compare with a byte-array literal");
+    assert!(v.raw_before_magic(), "bytes order as unsigned bytes, element by element");
+    assert_eq!(v.second_word(), Ok(3));
+    assert_eq!(v.first_word(), Ok(5));
+    assert_eq!(v.last_word(), Ok(3));
+    assert_eq!(v.min_word(), Ok(3));
+    assert_eq!(v.max_word(), Ok(5));
+    assert_eq!(v.raw_max(), Ok(0x43));
+    assert_eq!(v.raw_at(), Ok(0x42));
+    assert_eq!(v.raw_text().as_deref(), Ok("ABC"));
+    assert_eq!(v.middle().as_deref(), Ok("12"));
+    assert_eq!(v.as_hex(), Ok(0x123));
+    assert_eq!(v.as_dec(), Ok(123));
+    assert_eq!(v.list(), [10, 20, 1000], "a list literal with a value above 255 is a list of integers");
+    assert_eq!(v.list_pick(), Ok(1000));
+    assert_eq!(v.names(), ["un", "deux"]);
+    assert_eq!(v.block_size(), 3);
+    assert_eq!(v.word_size(), 2);
+    assert_eq!(v.block_b(), Ok(0x0102));
+    assert_eq!(v.block_whole(), Ok(3));
+    assert_eq!(v.blocks[1].whole(), 3);
+    assert_eq!(v.first_op_block().map(|b| (b.a, b.b)), Ok((4, 0x0605)), "a value instance may be a user type");
+    assert_eq!(v.first_op_a(), Ok(4), "`.as<>` picks the switch case");
+    assert_eq!(v.second_op_w(), Ok(0x0807), "a nested case type named by its path");
+    assert!(v.wrong_cast().unwrap_err().0.contains("does not hold a `block`"));
+    assert_eq!(v.pick_bytes(), [0x5a, 0x5b], "`? :` between a field and a literal");
+    assert_eq!(v.pick_text(), "0123");
+    assert_eq!(v.big_n(), Some(200));
+    assert_eq!(v.pick_words(), [5, 3], "`? :` between a `u2` list field and an integer list literal");
+    assert_eq!(v.pick_words_last(), Ok(3));
+    assert_eq!(v.big_n_plus(), Ok(201), "a conditional instance, present");
+    assert_eq!(v.tail_plus(), Ok(41), "a conditional field, present");
+    assert_eq!(v.tail_block_b(), Ok(0x0302), "a conditional user-type field, present");
+    assert_eq!(v.encode().unwrap(), bytes, "instances take no bytes");
+
+    // A failing expression is an error of that instance, not a panic; the view shows null.
+    let short = [0, b'x', b'y', b'z', b'1', b'g', b'2', b' ', 7, 1, 0, 9, 2, 1, 1, 4, 5, 6, 2, 7, 8];
+    let w = expr_methods::ExprMethods::decode(&short).unwrap();
+    assert!(w.first_word().unwrap_err().0.contains("outside a list of 0"));
+    assert!(w.last_word().is_err());
+    assert!(w.min_word().is_err());
+    assert!(w.second_word().unwrap_err().0.contains("index 1"));
+    assert!(w.as_dec().unwrap_err().0.contains("not an integer"));
+    assert_eq!(w.list_pick(), Ok(10));
+    assert!(w.raw_at().unwrap_err().0.contains("index -1"));
+    assert_eq!(w.big_n(), None);
+    assert_eq!(w.pick_words(), [1000, 2000]);
+    assert_eq!(w.pick_words_last(), Ok(2000));
+    assert!(w.big_n_plus().unwrap_err().0.contains("`big_n` has no value"));
+    assert!(w.tail_plus().unwrap_err().0.contains("`tail` is absent"));
+    assert!(w.tail_block_b().is_err());
+    let root = expr_methods::reflect_decode(&short).unwrap();
+    assert!(matches!(root.member("first_word"), Some(Value::Null)));
+    assert_eq!(int(root.member("list_pick")), 10);
+    let full = expr_methods::reflect_decode(&bytes).unwrap();
+    assert_eq!(int(full.member("second_word")), 3);
+    assert!(matches!(full.member("first_op_block"), Some(Value::Struct(_))));
+    assert!(matches!(full.member("wrong_cast"), Some(Value::Null)));
+    let list = full.member("list");
+    assert!(matches!(&list, Some(Value::List(l)) if l.len() == 3), "{list:?}");
+    assert_eq!(expr_methods::ExprMethods::decode(&bytes).unwrap().middle().unwrap(), "12");
+}
+
+#[test]
+fn imported_types_and_enums_keep_their_own_byte_order() {
+    // The imported root type is big-endian (its own meta), the importing schema little-endian.
+    let bytes = [2, 0x01, 0x02, 9, 0x03, 0x00, 0xaa, 0xbb];
+    let v = imports_main::ImportsMain::decode(&bytes).unwrap();
+    assert_eq!(v.blob.data, [0xaa, 0xbb], "an imported root type with `params`");
+    assert_eq!(v.blob.len, 2);
+    assert_eq!(v.head.value, 0x0102, "read with the imported schema's endian");
+    assert_eq!(v.head.kind, imports_main::ImportsLibKind::Large);
+    assert_eq!(v.head.extra.flag, 9, "a nested type of the imported schema");
+    assert_eq!(v.count, 3);
+    assert!(v.is_large(), "`imports_lib::kind::large` names the imported enum");
+    assert_eq!(v.encode().unwrap(), bytes);
+}
+
+#[test]
+fn a_missing_import_names_where_it_was_looked_for() {
+    let text = "meta:\n  id: lost\n  imports:\n    - nowhere/thing\nseq:\n  - id: a\n    type: u1\n";
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run/lost.ksy");
+    let err = statepack_codegen::generate_at(text, "lost.ksy", &dir).unwrap_err();
+    let shown = statepack_codegen::render(&err);
+    assert!(shown.contains("imported schema `nowhere/thing` not found"), "{shown}");
+    assert!(shown.contains("tests/run/nowhere/thing.ksy"), "{shown}");
+}
+
+#[test]
+fn params_are_passed_on_read_and_checked_on_write() {
+    // len 3, kind dog, a 3-byte chunk, then two 2-byte chunks with literal arguments.
+    let bytes = [3, 2, 0xa, 0xb, 0xc, 1, 2, 3, 4];
+    let v = params::Params::decode(&bytes).unwrap();
+    assert_eq!(v.body.data, [0xa, 0xb, 0xc], "`size: size` uses the param");
+    assert_eq!(v.body.size, 3);
+    assert_eq!(v.body.who, params::Animal::Dog);
+    assert!(v.body.is_dog());
+    assert_eq!(v.body.twice(), 6);
+    assert_eq!(v.body.named(), "tag!");
+    assert_eq!(v.pairs[1].data, [3, 4]);
+    assert_eq!(v.pairs[0].label, "p");
+    assert_eq!(v.encode().unwrap(), bytes);
+
+    // The writer derives `len` from nothing here (it is a plain field), so a value whose
+    // param disagrees with what the parent passes is refused, naming the param.
+    let mut bad = v.clone();
+    bad.body.size = 4;
+    let e = bad.encode().unwrap_err();
+    assert!(e.to_string().contains("param `size`"), "{e}");
+    assert!(e.to_string().contains("body"), "{e}");
+}
+
+#[test]
+fn failing_expressions_in_seq_fields_are_decode_and_encode_errors() {
+    // n 2, lens [9, 2], body 2 bytes, flag 1, opt 1, tail 1 byte, items until 2.
+    // Then chunks sized by `lens[_index]`: 9 bytes, 2 bytes.
+    let bytes = [2, 9, 2, 0xa, 0xb, 1, 1, 0xc, 5, 2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0xe, 0xf];
+    let v = seq_exprs::SeqExprs::decode(&bytes).unwrap();
+    assert_eq!(v.chunks, [vec![1, 2, 3, 4, 5, 6, 7, 8, 9], vec![0xe, 0xf]], "`_index` in a repeated field's size");
+    assert_eq!(v.body, [0xa, 0xb], "`size: lens[1]`");
+    assert_eq!(v.tail, [0xc], "`size: opt` with `opt` present");
+    assert_eq!(v.items, [5, 2], "`repeat-until: _ == lens.last`");
+    assert_eq!(v.encode().unwrap(), bytes);
+
+    // One length only: `lens[1]` does not exist.
+    let e = seq_exprs::SeqExprs::decode(&[1, 9, 0]).unwrap_err();
+    assert_eq!(e.to_string(), "body (byte offset 2): index 1 is outside a list of 1 element(s)");
+    // `flag` 0: `opt` is absent, so `tail` has no size.
+    let e = seq_exprs::SeqExprs::decode(&[2, 9, 0, 0]).unwrap_err();
+    assert_eq!(e.to_string(), "tail (byte offset 4): `opt` is absent (its `if` is false)");
+
+    // The writer evaluates the same expressions on the values it writes.
+    let mut w = v.clone();
+    w.lens = vec![9];
+    let e = w.encode().unwrap_err();
+    assert_eq!(e.to_string(), "body: index 1 is outside a list of 1 element(s)");
+    let mut w = v.clone();
+    w.chunks[1] = vec![0xe];
+    let e = w.encode().unwrap_err();
+    assert!(e.to_string().starts_with("chunks[1]"), "{e}");
+    let mut w = v.clone();
+    w.items = vec![5];
+    assert!(w.encode().is_err(), "`.last` of lens no longer ends the list");
 }

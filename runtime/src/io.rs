@@ -1626,6 +1626,93 @@ pub fn mod_floor(a: i128, b: i128) -> i128 {
     }
 }
 
+/// Why evaluating a value instance's expression failed: an index past the end of a list or
+/// byte array, `.first` / `.last` / `.min` / `.max` of an empty one, a `.substring` range
+/// outside the string, a string `.to_i` that is not a number, or bytes `.to_s` that do not
+/// decode. Kaitai Struct raises an exception in the same cases; generated value instances
+/// that can fail return `Result<_, ExprError>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ExprError(pub String);
+
+impl ExprError {
+    /// The failure of an expression a reader evaluates, at byte `offset`: a
+    /// [`DecodeError`] of kind `Semantic` (the caller adds the field path).
+    #[cold]
+    pub fn decode_at(self, offset: u64) -> DecodeError {
+        DecodeError::new(offset, DecodeErrorKind::Semantic(self.0))
+    }
+
+    /// The failure of an expression a writer evaluates: an [`EncodeError`] of kind
+    /// `Semantic` (the caller adds the field path).
+    #[cold]
+    pub fn encode(self) -> EncodeError {
+        EncodeError::new(EncodeErrorKind::Semantic(self.0))
+    }
+}
+
+/// `list[index]` in a schema expression: the element, or an error when `index` is negative
+/// or not below `list.len()`. Errors: [`ExprError`].
+pub fn expr_at<T>(list: &[T], index: i128) -> Result<&T, ExprError> {
+    usize::try_from(index)
+        .ok()
+        .and_then(|i| list.get(i))
+        .ok_or_else(|| ExprError(format!("index {index} is outside a list of {} element(s)", list.len())))
+}
+
+/// `list.last` in a schema expression. Errors: [`ExprError`] for an empty list.
+pub fn expr_last<T>(list: &[T]) -> Result<&T, ExprError> {
+    list.last()
+        .ok_or_else(|| ExprError("`.last` of an empty list".into()))
+}
+
+/// `list.min` (`max == false`) or `list.max` (`max == true`) in a schema expression: the
+/// first smallest (largest) element; NaN floats never win a comparison. Errors:
+/// [`ExprError`] for an empty list.
+pub fn expr_extreme<T: PartialOrd>(list: &[T], max: bool) -> Result<&T, ExprError> {
+    let mut it = list.iter();
+    let mut best = it
+        .next()
+        .ok_or_else(|| ExprError(format!("`.{}` of an empty list", if max { "max" } else { "min" })))?;
+    for x in it {
+        let better = if max { x > best } else { x < best };
+        if better {
+            best = x;
+        }
+    }
+    Ok(best)
+}
+
+/// `s.substring(from, to)` in a schema expression: the characters (Unicode scalar values)
+/// `from..to`. Errors: [`ExprError`] when `from > to` or `to` is past the end or `from` is
+/// negative.
+pub fn expr_substring(s: &str, from: i128, to: i128) -> Result<String, ExprError> {
+    let n = s.chars().count();
+    let bad = || ExprError(format!("substring({from}, {to}) is outside a string of {n} character(s)"));
+    let (a, b) = (usize::try_from(from).map_err(|_| bad())?, usize::try_from(to).map_err(|_| bad())?);
+    if a > b || b > n {
+        return Err(bad());
+    }
+    Ok(s.chars().skip(a).take(b - a).collect())
+}
+
+/// `s.to_i` / `s.to_i(radix)` in a schema expression: an optionally signed integer in
+/// `radix` (2..=36), with nothing else around it. Errors: [`ExprError`] for a bad radix or
+/// text that is not such a number (or does not fit 128 bits).
+pub fn expr_str_to_i(s: &str, radix: i128) -> Result<i128, ExprError> {
+    let r = u32::try_from(radix)
+        .ok()
+        .filter(|r| (2..=36).contains(r))
+        .ok_or_else(|| ExprError(format!("radix {radix} is not in 2..=36")))?;
+    i128::from_str_radix(s, r).map_err(|_| ExprError(format!("{s:?} is not an integer in radix {r}")))
+}
+
+/// `bytes.to_s(encoding)` in a schema expression: the bytes decoded as [`decode_str`] does
+/// for a field. Errors: [`ExprError`] with the decoder's message.
+pub fn expr_bytes_to_s(bytes: &[u8], encoding: &'static str) -> Result<String, ExprError> {
+    decode_str(bytes, encoding, 0).map_err(|e| ExprError(e.kind.to_string()))
+}
+
 /// Converts a derived count or length to its stored integer type, refusing values that do
 /// not fit (`ty` names the stored type for the error). Errors: `OutOfRange`.
 #[inline]
