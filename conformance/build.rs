@@ -1,6 +1,7 @@
 //! Generates Kaitai Struct's conformance schemas into the test crate.
 //!
-//! For every `formats/*.ksy` of the suite this runs `statepack_codegen::generate`. A schema
+//! For every `formats/*.ksy` of the suite this runs `statepack_codegen::generate_at` (imports
+//! resolved next to the schema, absolute ones in the suite's `formats/ks_path`). A schema
 //! the generator refuses is recorded with its first diagnostic line; it never fails the build.
 //! An accepted schema is written to `OUT_DIR/suite/<id>.rs` and included once, as module
 //! `m_<id>`, by `OUT_DIR/suite.rs`, which also holds the dispatch table
@@ -38,6 +39,13 @@ fn main() {
         suite_const = format!("Some({:?})", dir.display().to_string());
         let formats = dir.join("formats");
         println!("cargo:rerun-if-changed={}", formats.display());
+        // Absolute imports (`/common/x`) of the suite resolve in its `ks_path` folder, as
+        // Kaitai's own test runs pass it to the compiler; relative ones next to each schema.
+        let ks_path = formats.join("ks_path");
+        println!("cargo:rerun-if-changed={}", ks_path.display());
+        // Set before the first generator thread starts, so no thread reads the environment
+        // while it changes.
+        std::env::set_var(statepack_codegen::IMPORT_PATH_VAR, &ks_path);
         let sub = out.join("suite");
         std::fs::create_dir_all(&sub).expect("OUT_DIR is writable");
         let mut entries: Vec<PathBuf> = std::fs::read_dir(&formats)
@@ -53,7 +61,7 @@ fn main() {
             let display = format!("formats/{stem}.ksy");
             let outcome = match std::fs::read_to_string(&path) {
                 Err(e) => format!("Outcome::Refused({:?})", format!("cannot read: {e}")),
-                Ok(text) => match generate_guarded(text, &display) {
+                Ok(text) => match generate_guarded(text, &display, &path) {
                     Err(Failure::Crashed(why)) => format!("Outcome::Refused({why:?})"),
                     Err(Failure::Refused(diags)) => {
                         let first = diags
@@ -128,11 +136,12 @@ const GENERATE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60)
 /// `statepack_codegen::generate` on its own thread, so that a generator panic or hang on one
 /// suite schema is recorded against that schema instead of failing the build (a hung thread
 /// is left behind and ends with the build script).
-fn generate_guarded(text: String, display: &str) -> Result<String, Failure> {
+fn generate_guarded(text: String, display: &str, path: &Path) -> Result<String, Failure> {
     let (tx, rx) = std::sync::mpsc::channel();
     let file = display.to_owned();
+    let path = path.to_owned();
     let handle = std::thread::spawn(move || {
-        let _ = tx.send(statepack_codegen::generate(&text, &file));
+        let _ = tx.send(statepack_codegen::generate_at(&text, &file, &path));
     });
     match rx.recv_timeout(GENERATE_TIMEOUT) {
         Ok(result) => {
