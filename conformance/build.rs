@@ -70,7 +70,10 @@ fn main() {
                             .unwrap_or_else(|| "refused without a diagnostic".to_owned());
                         let line = first.lines().next().unwrap_or("");
                         // The file is the kst's own schema; keep line:column and the message.
-                        let line = line.strip_prefix(&format!("{display}:")).unwrap_or(line).to_owned();
+                        let line = line
+                            .strip_prefix(&format!("{display}:"))
+                            .unwrap_or(line)
+                            .to_owned();
                         format!("Outcome::Refused({line:?})")
                     }
                     Ok(_) if skip.iter().any(|(id, _)| id == stem) => {
@@ -85,7 +88,9 @@ fn main() {
                             modules,
                             "    #[doc = \"Generated from `{display}`.\"]\n    pub mod {module} {{ include!(concat!(env!(\"OUT_DIR\"), \"/suite/{file}\")); }}"
                         );
-                        if code.contains("fn reflect_decode") && code.contains("fn reflect_roundtrip") {
+                        if code.contains("fn reflect_decode")
+                            && code.contains("fn reflect_roundtrip")
+                        {
                             format!(
                                 "Outcome::Compiled {{ decode: suite_modules::{module}::reflect_decode, roundtrip: suite_modules::{module}::reflect_roundtrip }}"
                             )
@@ -177,7 +182,11 @@ fn find_suite(manifest: &Path) -> (Option<PathBuf>, String) {
         }
         return (None, tried.join(", "));
     }
-    let next_to_clone = manifest.join("..").join("..").join("shared").join("kaitai-tests");
+    let next_to_clone = manifest
+        .join("..")
+        .join("..")
+        .join("shared")
+        .join("kaitai-tests");
     tried.push(next_to_clone.display().to_string());
     if next_to_clone.join("formats").is_dir() {
         return (Some(canon(next_to_clone)), String::new());
@@ -205,8 +214,14 @@ fn read_skip_list(path: &Path) -> Vec<(String, String)> {
         .map(|l| l.split('#').next().unwrap_or("").trim())
         .filter(|l| !l.is_empty())
         .map(|l| match l.split_once(':') {
-            Some((id, why)) => (id.trim().to_owned(), format!("generated Rust left out: {}", why.trim())),
-            None => (l.to_owned(), "generated Rust left out (skip_compile.txt)".to_owned()),
+            Some((id, why)) => (
+                id.trim().to_owned(),
+                format!("generated Rust left out: {}", why.trim()),
+            ),
+            None => (
+                l.to_owned(),
+                "generated Rust left out (skip_compile.txt)".to_owned(),
+            ),
         })
         .collect()
 }
@@ -214,7 +229,13 @@ fn read_skip_list(path: &Path) -> Vec<(String, String)> {
 /// A Rust module name for a schema id (`m_` + the id, other characters as `_`).
 fn module_name(stem: &str) -> String {
     let mut s = String::from("m_");
-    s.extend(stem.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }));
+    s.extend(stem.chars().map(|c| {
+        if c.is_ascii_alphanumeric() {
+            c.to_ascii_lowercase()
+        } else {
+            '_'
+        }
+    }));
     s
 }
 

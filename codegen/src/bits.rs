@@ -162,7 +162,11 @@ pub(crate) fn bits_rust_ty(width: u8, offset_binary: bool) -> TokenStream {
 pub(crate) fn bits_read(width: u8, offset_binary: bool, le: bool) -> TokenStream {
     let w = u32::from(width);
     let ty = bits_rust_ty(width, offset_binary);
-    let m = if le { quote!(read_bits_le) } else { quote!(read_bits_be) };
+    let m = if le {
+        quote!(read_bits_le)
+    } else {
+        quote!(read_bits_be)
+    };
     match (width, offset_binary) {
         (1, false) => quote!(__r.#m(1).map(|__b| __b != 0)),
         (_, false) => quote!(__r.#m(#w).map(|__b| __b as #ty)),
@@ -175,7 +179,11 @@ pub(crate) fn bits_read(width: u8, offset_binary: bool, le: bool) -> TokenStream
 /// Writes one element `__v: &T` of a bit field (a statement-like expression with `?`).
 pub(crate) fn bits_write(width: u8, offset_binary: bool, le: bool) -> TokenStream {
     let w = u32::from(width);
-    let m = if le { quote!(write_bits_le) } else { quote!(write_bits_be) };
+    let m = if le {
+        quote!(write_bits_le)
+    } else {
+        quote!(write_bits_be)
+    };
     match (width, offset_binary) {
         (1, false) => quote!(__w.#m(u64::from(*__v), 1)?),
         (_, false) => quote!(__w.#m(*__v as u64, #w)?),

@@ -72,7 +72,9 @@ impl Ctx {
     /// whose expression it is (named in the error).
     fn q(self, field: Option<&str>) -> TokenStream {
         match (self, field) {
-            (Ctx::Read, Some(f)) => quote!(.map_err(|__e| __e.decode_at(__r.offset()).in_field(#f))?),
+            (Ctx::Read, Some(f)) => {
+                quote!(.map_err(|__e| __e.decode_at(__r.offset()).in_field(#f))?)
+            }
             (Ctx::Read, None) => quote!(.map_err(|__e| __e.decode_at(__r.offset()))?),
             // The writer evaluates a field's expressions inside that field's error scope.
             (Ctx::Write, _) => quote!(.map_err(::statepack_runtime::io::ExprError::encode)?),
@@ -256,7 +258,11 @@ impl<'s> Emitter<'s> {
                             hint_names("enums", self.s.enums.iter().map(|e| e.name.as_str())),
                         ),
                         Some(def) => {
-                            let hi = if *width >= 64 { i128::from(u64::MAX) } else { (1i128 << width) - 1 };
+                            let hi = if *width >= 64 {
+                                i128::from(u64::MAX)
+                            } else {
+                                (1i128 << width) - 1
+                            };
                             for v in &def.values {
                                 if v.value < 0 || v.value > hi {
                                     self.err(f.pos_of("enum"), &format!("{}.enum", f.key_path), format!("enum value {} = {} does not fit the field's {width} bits", v.name, v.value), "use a wider bit field, or change the enum");
@@ -297,12 +303,14 @@ impl<'s> Emitter<'s> {
                         );
                     } else if self.s.type_def(&n).is_none() {
                         // Types as a reference from the top level spells them.
-                        let paths: Vec<String> =
-                            self.s.types.iter().skip(1).map(|t| t.scope.join("::")).collect();
-                        let hint = hint_names(
-                            "types",
-                            paths.iter().map(String::as_str),
-                        );
+                        let paths: Vec<String> = self
+                            .s
+                            .types
+                            .iter()
+                            .skip(1)
+                            .map(|t| t.scope.join("::"))
+                            .collect();
+                        let hint = hint_names("types", paths.iter().map(String::as_str));
                         self.err(
                             f.pos_of("type"),
                             &format!("{}.type", f.key_path),
@@ -706,7 +714,8 @@ impl<'s> Emitter<'s> {
         let r = self.ex(&e.expr, scope);
         // A failing form in a seq field's expression reports through the reader or writer;
         // only a value instance's own method changes its return type for it.
-        self.fallible.set(outer || (self.fallible.get() && self.in_method.get()));
+        self.fallible
+            .set(outer || (self.fallible.get() && self.in_method.get()));
         match r {
             Ok(v) => Some(v),
             Err((msg, hint)) => {
@@ -749,7 +758,9 @@ impl<'s> Emitter<'s> {
             }
             Expr::Bool(b) => (quote!(#b), Ty::Bool),
             Expr::Str(s) => (quote!(#s), Ty::Str),
-            Expr::Name(n) if scope.get(n).is_none() && self.cur_instances.iter().any(|i| &i.id == n) => {
+            Expr::Name(n)
+                if scope.get(n).is_none() && self.cur_instances.iter().any(|i| &i.id == n) =>
+            {
                 return self.inline_instance(n, scope);
             }
             Expr::Name(n) if n == "_sizeof" && scope.get(n).is_none() && self.in_method.get() => {
@@ -773,7 +784,10 @@ impl<'s> Emitter<'s> {
                     Ty::Opt(inner) => {
                         let msg = format!("`{n}` is absent (its `if` is false)");
                         self.fallible.set(true);
-                        elem_value(quote!((match &#id { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q), (**inner).clone())
+                        elem_value(
+                            quote!((match &#id { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
+                            (**inner).clone(),
+                        )
                     }
                     t => (quote!(#id), t.clone()),
                 }
@@ -836,16 +850,31 @@ impl<'s> Emitter<'s> {
                 let elem = match &ty {
                     Ty::List(e) => (**e).clone(),
                     Ty::Bytes => Ty::Int,
-                    _ => return bad(format!("`[]` does not apply to {}", ty_name(&ty)), "index a list or a byte array"),
+                    _ => {
+                        return bad(
+                            format!("`[]` does not apply to {}", ty_name(&ty)),
+                            "index a list or a byte array",
+                        )
+                    }
                 };
                 if ity != Ty::Int {
-                    return bad(format!("the index is {}, not an integer", ty_name(&ity)), "index with an integer expression");
+                    return bad(
+                        format!("the index is {}, not an integer", ty_name(&ity)),
+                        "index with an integer expression",
+                    );
                 }
                 self.fallible.set(true);
-                elem_value(quote!(::statepack_runtime::io::expr_at(&(#ts)[..], #it) #q), elem)
+                elem_value(
+                    quote!(::statepack_runtime::io::expr_at(&(#ts)[..], #it) #q),
+                    elem,
+                )
             }
             Expr::List(items) => {
-                if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v))) {
+                if !items.is_empty()
+                    && items
+                        .iter()
+                        .all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v)))
+                {
                     let lits = items.iter().map(|x| match x {
                         Expr::Int(v) => Literal::u8_unsuffixed(*v as u8),
                         _ => Literal::u8_unsuffixed(0),
@@ -864,19 +893,39 @@ impl<'s> Emitter<'s> {
                         return bad("a list literal mixes integers and floats; write the integers as floats (`1.0`)".into(), "give every element the same type");
                     }
                     match &elem {
-                        Some(e) if *e != xty => return bad(format!("a list literal mixes {} and {}", ty_name(e), ty_name(&xty)), "give every element the same type"),
+                        Some(e) if *e != xty => {
+                            return bad(
+                                format!(
+                                    "a list literal mixes {} and {}",
+                                    ty_name(e),
+                                    ty_name(&xty)
+                                ),
+                                "give every element the same type",
+                            )
+                        }
                         _ => elem = Some(xty.clone()),
                     }
                     parts.push(match xty {
                         Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#xt))),
                         Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_) => xt,
-                        other => return bad(format!("list literals of {} are not supported", ty_name(&other)), "list numbers, strings, conditions or enum values"),
+                        other => {
+                            return bad(
+                                format!("list literals of {} are not supported", ty_name(&other)),
+                                "list numbers, strings, conditions or enum values",
+                            )
+                        }
                     });
                 }
                 let Some(elem) = elem else {
-                    return bad("an empty list literal has no element type".into(), "give at least one element");
+                    return bad(
+                        "an empty list literal has no element type".into(),
+                        "give at least one element",
+                    );
                 };
-                (quote!(::std::vec::Vec::from([#(#parts),*])), Ty::List(Box::new(elem)))
+                (
+                    quote!(::std::vec::Vec::from([#(#parts),*])),
+                    Ty::List(Box::new(elem)),
+                )
             }
             Expr::Call(inner, m, args) => {
                 let (ts, ty) = self.ex(inner, scope)?;
@@ -889,19 +938,31 @@ impl<'s> Emitter<'s> {
                     ("substring", Ty::Str, [Ty::Int, Ty::Int]) => {
                         let (a, b) = (&vals[0].0, &vals[1].0);
                         self.fallible.set(true);
-                        (quote!(::statepack_runtime::io::expr_substring(AsRef::<str>::as_ref(&#ts), #a, #b) #q), Ty::Str)
+                        (
+                            quote!(::statepack_runtime::io::expr_substring(AsRef::<str>::as_ref(&#ts), #a, #b) #q),
+                            Ty::Str,
+                        )
                     }
                     ("to_i", Ty::Str, [Ty::Int]) => {
                         let r = &vals[0].0;
                         self.fallible.set(true);
-                        (quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), #r) #q), Ty::Int)
+                        (
+                            quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), #r) #q),
+                            Ty::Int,
+                        )
                     }
                     ("to_s", Ty::Bytes, [Ty::Str]) => {
                         let Some(Expr::Str(enc)) = args.first() else {
-                            return bad("`.to_s` takes the encoding as a string literal".into(), "write e.g. `.to_s(\"UTF-8\")`");
+                            return bad(
+                                "`.to_s` takes the encoding as a string literal".into(),
+                                "write e.g. `.to_s(\"UTF-8\")`",
+                            );
                         };
                         self.fallible.set(true);
-                        (quote!(::statepack_runtime::io::expr_bytes_to_s(AsRef::<[u8]>::as_ref(&#ts), #enc) #q), Ty::Str)
+                        (
+                            quote!(::statepack_runtime::io::expr_bytes_to_s(AsRef::<[u8]>::as_ref(&#ts), #enc) #q),
+                            Ty::Str,
+                        )
                     }
                     _ => {
                         let shown: Vec<String> = tys.iter().map(|t| ty_name(t)).collect();
@@ -922,9 +983,16 @@ impl<'s> Emitter<'s> {
                     _ => false,
                 };
                 if let Ty::Switch(owner, fid) = &ty {
-                    let field = self.s.type_def(owner).and_then(|t| t.fields.iter().find(|g| &g.id == fid).map(|g| (t, g)));
+                    let field = self
+                        .s
+                        .type_def(owner)
+                        .and_then(|t| t.fields.iter().find(|g| &g.id == fid).map(|g| (t, g)));
                     if let Some((t, g)) = field {
-                        if let Some((vi, tn, _)) = self.switch_variants(g).into_iter().find(|(_, tn, _)| tn == target) {
+                        if let Some((vi, tn, _)) = self
+                            .switch_variants(g)
+                            .into_iter()
+                            .find(|(_, tn, _)| tn == target)
+                        {
                             let en = Self::switch_enum_name(t, g);
                             let msg = format!("`{}.{}` does not hold a `{}`", t.name, g.id, tn);
                             self.fallible.set(true);
@@ -945,7 +1013,12 @@ impl<'s> Emitter<'s> {
                     let l = Literal::i128_unsuffixed(n as i128);
                     (quote!((#l as i128)), Ty::Int)
                 }
-                None => return bad(format!("`sizeof<{target}>` needs a type of one fixed size"), "name a number type or a user type whose fields all have fixed sizes"),
+                None => {
+                    return bad(
+                        format!("`sizeof<{target}>` needs a type of one fixed size"),
+                        "name a number type or a user type whose fields all have fixed sizes",
+                    )
+                }
             },
             Expr::Unary(op, inner) => {
                 let (ts, ty) = self.ex(inner, scope)?;
@@ -1084,7 +1157,9 @@ impl<'s> Emitter<'s> {
                         if *op == BinOp::Add && aty == Ty::Str && bty == Ty::Str {
                             // String concatenation.
                             return Ok((
-                                quote!(::std::format!("{}{}", AsRef::<str>::as_ref(&#at), AsRef::<str>::as_ref(&#bt))),
+                                quote!(
+                                    ::std::format!("{}{}", AsRef::<str>::as_ref(&#at), AsRef::<str>::as_ref(&#bt))
+                                ),
                                 Ty::Str,
                             ));
                         }
@@ -1119,9 +1194,15 @@ impl<'s> Emitter<'s> {
                                         // Kaitai Struct's rules: `/` rounds down, `%`
                                         // takes the divisor's sign.
                                         if *op == BinOp::Div {
-                                            (quote!(::statepack_runtime::io::div_floor(#at, #bt)), Ty::Int)
+                                            (
+                                                quote!(::statepack_runtime::io::div_floor(#at, #bt)),
+                                                Ty::Int,
+                                            )
                                         } else {
-                                            (quote!(::statepack_runtime::io::mod_floor(#at, #bt)), Ty::Int)
+                                            (
+                                                quote!(::statepack_runtime::io::mod_floor(#at, #bt)),
+                                                Ty::Int,
+                                            )
                                         }
                                     }
                                     _ => return bad(
@@ -1158,7 +1239,13 @@ impl<'s> Emitter<'s> {
     /// number, borrowed otherwise), a derived count/length computed from the value, or a
     /// value instance (its method).
     #[allow(clippy::type_complexity)]
-    fn member_of(&self, ts: &TokenStream, tn: &str, attr: &str, scope: &Scope) -> Result<(TokenStream, Ty), (String, String)> {
+    fn member_of(
+        &self,
+        ts: &TokenStream,
+        tn: &str,
+        attr: &str,
+        scope: &Scope,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         let Some(t) = self.s.type_def(tn) else {
             return Err((format!("unknown type `{tn}`"), String::new()));
@@ -1170,19 +1257,29 @@ impl<'s> Emitter<'s> {
                 let v = match d {
                     Derived::Count(l) | Derived::Bytes(l) => {
                         let li = field_ident(l);
-                        let user = t.fields.iter().find(|g| &g.id == l).is_some_and(|g| matches!(g.kind, FieldKind::User { .. } | FieldKind::Switch { .. }));
+                        let user = t.fields.iter().find(|g| &g.id == l).is_some_and(|g| {
+                            matches!(g.kind, FieldKind::User { .. } | FieldKind::Switch { .. })
+                        });
                         if user && matches!(d, Derived::Bytes(_)) {
                             quote!((#ts.#li.encoded_len() as i128))
                         } else {
                             quote!((#ts.#li.len() as i128))
                         }
                     }
-                    Derived::Sum(..) => return Err((format!("`{attr}` of `{tn}` is a derived sum"), "use the list's values".into())),
+                    Derived::Sum(..) => {
+                        return Err((
+                            format!("`{attr}` of `{tn}` is a derived sum"),
+                            "use the list's values".into(),
+                        ))
+                    }
                 };
                 return Ok((v, Ty::Int));
             }
             if f.sum_of.is_some() {
-                return Err((format!("`{attr}` of `{tn}` is a derived sum"), "use the list's values".into()));
+                return Err((
+                    format!("`{attr}` of `{tn}` is a derived sum"),
+                    "use the list's values".into(),
+                ));
             }
             let fty = self.field_ty(f);
             return Ok(match &fty {
@@ -1192,10 +1289,16 @@ impl<'s> Emitter<'s> {
                 Ty::Opt(inner) => {
                     let msg = format!("`{attr}` of `{tn}` is absent (its `if` is false)");
                     self.fallible.set(true);
-                    elem_value(quote!((match &#ts.#fi { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q), (**inner).clone())
+                    elem_value(
+                        quote!((match &#ts.#fi { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
+                        (**inner).clone(),
+                    )
                 }
                 _ if matches!(f.kind, FieldKind::Contents(_)) => {
-                    return Err((format!("`{attr}` of `{tn}` is fixed contents"), "compare with the bytes themselves".into()))
+                    return Err((
+                        format!("`{attr}` of `{tn}` is fixed contents"),
+                        "compare with the bytes themselves".into(),
+                    ))
                 }
                 _ => (quote!((&#ts.#fi)), fty.clone()),
             });
@@ -1203,13 +1306,19 @@ impl<'s> Emitter<'s> {
         if let Some(i) = t.instances.iter().find(|i| i.id == attr) {
             let mi = field_ident(attr);
             if i.cond.is_some() {
-                return Err((format!("instance `{attr}` of `{tn}` is conditional (`if`)"), "test the same condition instead".into()));
+                return Err((
+                    format!("instance `{attr}` of `{tn}` is conditional (`if`)"),
+                    "test the same condition instead".into(),
+                ));
             }
             // The instance's type, from its expression in the scope of its own type; the key
             // on the inlining stack stops a cycle through other types.
             let key = format!("{tn}.{attr}");
             if self.inlining.borrow().contains(&key) || self.inlining.borrow().len() > 64 {
-                return Err((format!("instance `{key}` depends on itself"), "compute the value from fields, not from itself".into()));
+                return Err((
+                    format!("instance `{key}` depends on itself"),
+                    "compute the value from fields, not from itself".into(),
+                ));
             }
             self.inlining.borrow_mut().push(key);
             let ty = self.instance_ty(t, i);
@@ -1234,10 +1343,29 @@ impl<'s> Emitter<'s> {
 
     /// The arguments of field `f` for the `params` of type `tn`, converted to the params'
     /// member types, in `scope`; reports a count or type mismatch.
-    fn param_args(&mut self, f: &Field, tn: &str, scope: &Scope, kp: &str) -> Option<Vec<TokenStream>> {
-        let params = self.s.type_def(tn).map(|t| t.params.clone()).unwrap_or_default();
+    fn param_args(
+        &mut self,
+        f: &Field,
+        tn: &str,
+        scope: &Scope,
+        kp: &str,
+    ) -> Option<Vec<TokenStream>> {
+        let params = self
+            .s
+            .type_def(tn)
+            .map(|t| t.params.clone())
+            .unwrap_or_default();
         if params.len() != f.args.len() {
-            self.err(f.pos_of("type"), &format!("{kp}.type"), format!("type `{tn}` takes {} argument(s) but {} are given", params.len(), f.args.len()), "give one argument per entry of the type's `params`, in order: `type: name(a, b)`");
+            self.err(
+                f.pos_of("type"),
+                &format!("{kp}.type"),
+                format!(
+                    "type `{tn}` takes {} argument(s) but {} are given",
+                    params.len(),
+                    f.args.len()
+                ),
+                "give one argument per entry of the type's `params`, in order: `type: name(a, b)`",
+            );
             return None;
         }
         let mut out = Vec::new();
@@ -1246,7 +1374,18 @@ impl<'s> Emitter<'s> {
             let (ts, ty) = self.expr(a, scope, &format!("{kp}.type"))?;
             let ok = ty == want || (want == Ty::Float && ty == Ty::Int);
             if !ok {
-                self.err(f.pos_of("type"), &format!("{kp}.type"), format!("argument `{}` is {} but param `{}` of `{tn}` is {}", a.src, ty_name(&ty), p.id, ty_name(&want)), "pass a value of the param's type");
+                self.err(
+                    f.pos_of("type"),
+                    &format!("{kp}.type"),
+                    format!(
+                        "argument `{}` is {} but param `{}` of `{tn}` is {}",
+                        a.src,
+                        ty_name(&ty),
+                        p.id,
+                        ty_name(&want)
+                    ),
+                    "pass a value of the param's type",
+                );
                 return None;
             }
             out.push(match want {
@@ -1273,21 +1412,29 @@ impl<'s> Emitter<'s> {
                     return None;
                 }
                 let lit = |z: &Size| match z {
-                    Size::Expr(SrcExpr { expr: Expr::Int(n), .. }) => usize::try_from(*n).ok(),
+                    Size::Expr(SrcExpr {
+                        expr: Expr::Int(n), ..
+                    }) => usize::try_from(*n).ok(),
                     _ => None,
                 };
                 let one = match &f.kind {
-                    FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => *bytes as usize * 8,
+                    FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
+                        *bytes as usize * 8
+                    }
                     FieldKind::Bits { width, .. } => *width as usize,
                     FieldKind::Contents(c) => c.len() * 8,
-                    FieldKind::Bytes(z) | FieldKind::Str { size: Some(z), .. } => lit(z)?.checked_mul(8)?,
+                    FieldKind::Bytes(z) | FieldKind::Str { size: Some(z), .. } => {
+                        lit(z)?.checked_mul(8)?
+                    }
                     FieldKind::User { size: Some(z), .. } => lit(z)?.checked_mul(8)?,
                     FieldKind::User { name, size: None } => bits(s, name, depth + 1)?,
                     _ => return None,
                 };
                 let times = match &f.repeat {
                     Repeat::None => 1,
-                    Repeat::Expr(SrcExpr { expr: Expr::Int(n), .. }) => usize::try_from(*n).ok()?,
+                    Repeat::Expr(SrcExpr {
+                        expr: Expr::Int(n), ..
+                    }) => usize::try_from(*n).ok()?,
                     _ => return None,
                 };
                 total = total.checked_add(one.checked_mul(times)?)?;
@@ -1311,7 +1458,10 @@ impl<'s> Emitter<'s> {
     /// The type of value instance `i` of type `t` (for member access from outside).
     #[allow(clippy::type_complexity)]
     fn instance_ty(&self, t: &TypeDef, i: &Instance) -> Result<(Ty, bool), (String, String)> {
-        let mut scope = Scope { vars: Vec::new(), ctx: Ctx::Method };
+        let mut scope = Scope {
+            vars: Vec::new(),
+            ctx: Ctx::Method,
+        };
         for p in &t.params {
             scope.vars.push((p.id.clone(), param_rust_ty(&p.kind).1));
         }
@@ -1355,7 +1505,10 @@ impl<'s> Emitter<'s> {
             Process::Zlib => (quote!(), quote!(::statepack_runtime::io::Processor::Zlib)),
             Process::Xor(ProcArg::Bytes(b)) => {
                 let lit = Literal::byte_string(b);
-                (quote!(), quote!(::statepack_runtime::io::Processor::Xor(#lit)))
+                (
+                    quote!(),
+                    quote!(::statepack_runtime::io::Processor::Xor(#lit)),
+                )
             }
             Process::Xor(ProcArg::Expr(e)) => {
                 let (ts, ty) = self.expr(e, scope, &kp)?;
@@ -1363,11 +1516,19 @@ impl<'s> Emitter<'s> {
                     Ty::Int => quote!(let __key = [((#ts) & 0xff) as u8];),
                     Ty::Bytes => quote!(let __key: &[u8] = AsRef::<[u8]>::as_ref(&#ts);),
                     other => {
-                        self.err(e.pos, &kp, format!("the xor key `{}` is {}", e.src, ty_name(&other)), "give an integer (one byte) or a byte field");
+                        self.err(
+                            e.pos,
+                            &kp,
+                            format!("the xor key `{}` is {}", e.src, ty_name(&other)),
+                            "give an integer (one byte) or a byte field",
+                        );
                         return None;
                     }
                 };
-                (setup, quote!(::statepack_runtime::io::Processor::Xor(&__key[..])))
+                (
+                    setup,
+                    quote!(::statepack_runtime::io::Processor::Xor(&__key[..])),
+                )
             }
             Process::Rol(e) | Process::Ror(e) => {
                 let n = self.expect_ty(e, scope, &kp, Ty::Int)?;
@@ -1383,7 +1544,11 @@ impl<'s> Emitter<'s> {
 
     /// A value instance used in an expression: its own expression, in the same scope.
     #[allow(clippy::type_complexity)]
-    fn inline_instance(&self, n: &str, scope: &Scope) -> Result<(TokenStream, Ty), (String, String)> {
+    fn inline_instance(
+        &self,
+        n: &str,
+        scope: &Scope,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
         let Some(inst) = self.cur_instances.iter().find(|i| i.id == n) else {
             return Err((format!("`{n}` is not an instance"), String::new()));
         };
@@ -1424,7 +1589,10 @@ impl<'s> Emitter<'s> {
         // condition holds, else an error of the using instance.
         let (ct, cty) = self.ex(&c.expr, scope)?;
         if cty != Ty::Bool {
-            return Err((format!("the `if` of instance `{n}` is not a condition"), "write a comparison".into()));
+            return Err((
+                format!("the `if` of instance `{n}` is not a condition"),
+                "write a comparison".into(),
+            ));
         }
         let msg = format!("instance `{n}` has no value (its `if` is false)");
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
@@ -1437,9 +1605,17 @@ impl<'s> Emitter<'s> {
 
     /// An integer seen as a value of enum `e` (`enum:` on a value instance).
     #[allow(clippy::type_complexity)]
-    fn int_as_enum(&self, e: &str, ts: TokenStream, ty: &Ty) -> Result<(TokenStream, Ty), (String, String)> {
+    fn int_as_enum(
+        &self,
+        e: &str,
+        ts: TokenStream,
+        ty: &Ty,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
         if self.s.enum_def(e).is_none() {
-            return Err((format!("unknown enum `{e}`"), "name an enum from `enums`".into()));
+            return Err((
+                format!("unknown enum `{e}`"),
+                "name an enum from `enums`".into(),
+            ));
         }
         if ty != &Ty::Int {
             return Err((
@@ -1464,7 +1640,10 @@ impl<'s> Emitter<'s> {
         derived: &HashMap<String, Derived>,
     ) -> Option<(Vec<TokenStream>, Vec<(String, TokenStream)>)> {
         let mut binds = Vec::new();
-        let mut scope = Scope { vars: Vec::new(), ctx: Ctx::Method };
+        let mut scope = Scope {
+            vars: Vec::new(),
+            ctx: Ctx::Method,
+        };
         for p in &t.params {
             let id = field_ident(&p.id);
             let (_, ty) = param_rust_ty(&p.kind);
@@ -1491,7 +1670,14 @@ impl<'s> Emitter<'s> {
                 scope.vars.push((f.id.clone(), ty));
             }
         }
-        let reserved = ["read_from", "write_to", "encoded_len", "decode", "decode_traced", "encode"];
+        let reserved = [
+            "read_from",
+            "write_to",
+            "encoded_len",
+            "decode",
+            "decode_traced",
+            "encode",
+        ];
         let mut methods = Vec::new();
         let mut members = Vec::new();
         for inst in &t.instances.clone() {
@@ -1500,36 +1686,62 @@ impl<'s> Emitter<'s> {
                 self.err(
                     inst.pos,
                     &kp,
-                    format!("instance `{}` has the name of a field or of a generated method", inst.id),
+                    format!(
+                        "instance `{}` has the name of a field or of a generated method",
+                        inst.id
+                    ),
                     "rename the instance",
                 );
                 continue;
             }
             self.in_method.set(true);
             self.fallible.set(false);
-            let (ts, ty) = match self.ex(&inst.value.expr, &scope).and_then(|(ts, ty)| match &inst.enum_name {
-                None => Ok((ts, ty)),
-                Some(e) => self.int_as_enum(e, ts, &ty),
-            }) {
+            let (ts, ty) = match self
+                .ex(&inst.value.expr, &scope)
+                .and_then(|(ts, ty)| match &inst.enum_name {
+                    None => Ok((ts, ty)),
+                    Some(e) => self.int_as_enum(e, ts, &ty),
+                }) {
                 Ok(v) => v,
                 Err((msg, hint)) => {
-                    self.err(inst.value.pos, &format!("{kp}.value"), format!("in `{}`: {msg}", inst.value.src), hint);
+                    self.err(
+                        inst.value.pos,
+                        &format!("{kp}.value"),
+                        format!("in `{}`: {msg}", inst.value.src),
+                        hint,
+                    );
                     continue;
                 }
             };
             let (rty, body, reflect) = match &ty {
-                Ty::Int => (quote!(i128), ts, quote!(::statepack_runtime::reflect::Value::Int(__x))),
-                Ty::Float => (quote!(f64), ts, quote!(::statepack_runtime::reflect::Value::Float(__x))),
-                Ty::Bool => (quote!(bool), ts, quote!(::statepack_runtime::reflect::Value::Bool(__x))),
+                Ty::Int => (
+                    quote!(i128),
+                    ts,
+                    quote!(::statepack_runtime::reflect::Value::Int(__x)),
+                ),
+                Ty::Float => (
+                    quote!(f64),
+                    ts,
+                    quote!(::statepack_runtime::reflect::Value::Float(__x)),
+                ),
+                Ty::Bool => (
+                    quote!(bool),
+                    ts,
+                    quote!(::statepack_runtime::reflect::Value::Bool(__x)),
+                ),
                 Ty::Str => (
                     quote!(::std::string::String),
                     quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
-                    quote!(::statepack_runtime::reflect::Value::Str(::std::borrow::Cow::Owned(__x))),
+                    quote!(::statepack_runtime::reflect::Value::Str(
+                        ::std::borrow::Cow::Owned(__x)
+                    )),
                 ),
                 Ty::Bytes => (
                     quote!(::std::vec::Vec<u8>),
                     quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
-                    quote!(::statepack_runtime::reflect::Value::Bytes(::std::borrow::Cow::Owned(__x))),
+                    quote!(::statepack_runtime::reflect::Value::Bytes(
+                        ::std::borrow::Cow::Owned(__x)
+                    )),
                 ),
                 Ty::Enum(e) => {
                     let ei = type_ident(e);
@@ -1553,13 +1765,27 @@ impl<'s> Emitter<'s> {
                 }
                 Ty::List(e) if matches!(**e, Ty::Int | Ty::Float | Ty::Str | Ty::Bool) => {
                     let (ety, conv, item) = match &**e {
-                        Ty::Int => (quote!(i128), quote!(*__e as i128), quote!(::statepack_runtime::reflect::Value::Int(*__e))),
-                        Ty::Float => (quote!(f64), quote!(*__e as f64), quote!(::statepack_runtime::reflect::Value::Float(*__e))),
-                        Ty::Bool => (quote!(bool), quote!(*__e), quote!(::statepack_runtime::reflect::Value::Bool(*__e))),
+                        Ty::Int => (
+                            quote!(i128),
+                            quote!(*__e as i128),
+                            quote!(::statepack_runtime::reflect::Value::Int(*__e)),
+                        ),
+                        Ty::Float => (
+                            quote!(f64),
+                            quote!(*__e as f64),
+                            quote!(::statepack_runtime::reflect::Value::Float(*__e)),
+                        ),
+                        Ty::Bool => (
+                            quote!(bool),
+                            quote!(*__e),
+                            quote!(::statepack_runtime::reflect::Value::Bool(*__e)),
+                        ),
                         _ => (
                             quote!(::std::string::String),
                             quote!(::std::string::String::from(AsRef::<str>::as_ref(__e))),
-                            quote!(::statepack_runtime::reflect::Value::Str(::std::borrow::Cow::Owned(__e.clone()))),
+                            quote!(::statepack_runtime::reflect::Value::Str(
+                                ::std::borrow::Cow::Owned(__e.clone())
+                            )),
                         ),
                     };
                     (
@@ -1572,7 +1798,10 @@ impl<'s> Emitter<'s> {
                     self.err(
                         inst.value.pos,
                         &format!("{kp}.value"),
-                        format!("value instances of {} are not supported yet", ty_name(other)),
+                        format!(
+                            "value instances of {} are not supported yet",
+                            ty_name(other)
+                        ),
                         "give the instance a number, condition, string, bytes or enum value",
                     );
                     continue;
@@ -1610,7 +1839,10 @@ impl<'s> Emitter<'s> {
             let doc = self.doc_for(
                 inst.doc.as_deref(),
                 inst.pos,
-                &format!("Value instance: `{}` (computed from the fields, never stored).", inst.value.src),
+                &format!(
+                    "Value instance: `{}` (computed from the fields, never stored).",
+                    inst.value.src
+                ),
             );
             methods.push(quote! {
                 #doc
@@ -1639,7 +1871,10 @@ impl<'s> Emitter<'s> {
         let mut items = Vec::new();
         for e in &self.s.enums {
             items.push(self.emit_enum(e));
-            items.push(crate::emit_reflect::enum_impl(e, self.open_enums.contains(&e.name)));
+            items.push(crate::emit_reflect::enum_impl(
+                e,
+                self.open_enums.contains(&e.name),
+            ));
         }
         for (i, t) in self.s.types.iter().enumerate() {
             if let Some(ts) = self.emit_type(t, i == 0) {
@@ -1890,13 +2125,24 @@ impl<'s> Emitter<'s> {
         let mut lens = Vec::new();
         let mut ctor = Vec::new();
         let mut extra_items = Vec::new();
-        let mut rscope = Scope { vars: Vec::new(), ctx: Ctx::Read };
-        let mut wscope = Scope { vars: Vec::new(), ctx: Ctx::Write };
+        let mut rscope = Scope {
+            vars: Vec::new(),
+            ctx: Ctx::Read,
+        };
+        let mut wscope = Scope {
+            vars: Vec::new(),
+            ctx: Ctx::Write,
+        };
         // `params`: given by the reading field, kept as members (for instances and the
         // writer's own expressions); the parent's writer checks them against its arguments.
         let mut param_args = Vec::new();
         if is_root && !t.params.is_empty() {
-            self.err(t.pos, "params", "the root type cannot have `params` (nothing would give them)", "move the parameterised part into a type under `types`");
+            self.err(
+                t.pos,
+                "params",
+                "the root type cannot have `params` (nothing would give them)",
+                "move the parameterised part into a type under `types`",
+            );
         }
         for p in &t.params {
             let id = field_ident(&p.id);
@@ -1970,7 +2216,10 @@ impl<'s> Emitter<'s> {
                 let pad = temp_for("pad", &f.id);
                 reads.push(quote!(let #pad: u8 = __r.align_to_byte_keep();));
                 writes.push(quote!(__w.align_to_byte_with(self.#pad);));
-                let d = format!(" The padding bits before `{}` (after bit fields), as read; written back.", f.id);
+                let d = format!(
+                    " The padding bits before `{}` (after bit fields), as read; written back.",
+                    f.id
+                );
                 struct_fields.push(quote! {
                     #[doc = #d]
                     #[serde(default)]
@@ -2483,11 +2732,10 @@ impl<'s> Emitter<'s> {
         }
         // A type with bit fields measures itself by writing: its padding depends on where
         // each bit field falls.
-        let len_body = if has_bits
-            || t.fields.iter().any(|f| {
-                hidden_prefix(f).is_some()
-                    || matches!(f.kind, FieldKind::Str { encoding, .. } if !plain_encoding(encoding))
-            }) {
+        let len_body = if has_bits || t.fields.iter().any(|f| {
+            hidden_prefix(f).is_some()
+                || matches!(f.kind, FieldKind::Str { encoding, .. } if !plain_encoding(encoding))
+        }) {
             quote! {
                 let mut __w = ::statepack_runtime::io::ByteWriter::new();
                 let _ = self.write_to(&mut __w);
@@ -2679,7 +2927,11 @@ impl<'s> Emitter<'s> {
                 ..
             } => {
                 let ei = type_ident(e);
-                let m = if *le { quote!(read_bits_le) } else { quote!(read_bits_be) };
+                let m = if *le {
+                    quote!(read_bits_le)
+                } else {
+                    quote!(read_bits_be)
+                };
                 let w = u32::from(*width);
                 if self.open_enums.contains(e) && !f.strict {
                     quote!(__r.#m(#w).map(|__raw| #ei::from_i_open(__raw as i128)))
@@ -2717,7 +2969,11 @@ impl<'s> Emitter<'s> {
                 };
                 let ti = type_ident(name);
                 let finish = if !f.strict {
-                    quote!({ __v.__unread_pad = __sub.align_to_byte_keep(); __v.__unread = __sub.take_rest().to_vec(); Ok(__v) })
+                    quote!({
+                        __v.__unread_pad = __sub.align_to_byte_keep();
+                        __v.__unread = __sub.take_rest().to_vec();
+                        Ok(__v)
+                    })
                 } else {
                     quote!(__sub.finish().map(|_| __v))
                 };
@@ -2759,7 +3015,9 @@ impl<'s> Emitter<'s> {
                 };
                 let value = match str_enc {
                     Some(enc) => quote!(::statepack_runtime::io::decode_str(__val, #enc, __at)),
-                    None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(__val.to_vec())),
+                    None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(
+                        __val.to_vec()
+                    )),
                 };
                 quote! {{
                     let __at = __r.offset();
@@ -2777,7 +3035,9 @@ impl<'s> Emitter<'s> {
                 };
                 let take = match self.size_value(&size, scope, &kp)? {
                     Some(n) => quote!(__r.take_sized(#n)),
-                    None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(__r.take_rest())),
+                    None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(
+                        __r.take_rest()
+                    )),
                 };
                 let (setup, proc_) = self.processor(f, scope)?;
                 let stored = temp_for("stored", &f.id);
@@ -2790,7 +3050,11 @@ impl<'s> Emitter<'s> {
                     FieldKind::User { name, .. } => {
                         let ti = type_ident(name);
                         let finish = if !f.strict {
-                            quote!({ __v.__unread_pad = __sub.align_to_byte_keep(); __v.__unread = __sub.take_rest().to_vec(); Ok(__v) })
+                            quote!({
+                                __v.__unread_pad = __sub.align_to_byte_keep();
+                                __v.__unread = __sub.take_rest().to_vec();
+                                Ok(__v)
+                            })
                         } else {
                             quote!(__sub.finish().map(|_| __v))
                         };
@@ -2928,7 +3192,17 @@ impl<'s> Emitter<'s> {
                             (a, b) => a == b,
                         };
                         if !fits {
-                            self.err(k.pos, &format!("{kp}.type.cases"), format!("case key `{}` is {} but the switch value is {}", k.src, ty_name(&kty), ty_name(&sty)), "give case keys of the switch value's type");
+                            self.err(
+                                k.pos,
+                                &format!("{kp}.type.cases"),
+                                format!(
+                                    "case key `{}` is {} but the switch value is {}",
+                                    k.src,
+                                    ty_name(&kty),
+                                    ty_name(&sty)
+                                ),
+                                "give case keys of the switch value's type",
+                            );
                             return None;
                         }
                         tests.push(match kty {
@@ -2970,7 +3244,11 @@ impl<'s> Emitter<'s> {
                             let stores = self.switch_variants(f).into_iter().map(|(vi, _, _)| {
                                 quote!(#en::#vi(__x) => { __x.__unread_pad = __pad; __x.__unread = __rest.to_vec(); })
                             });
-                            let no_case = if has_no_case(f) { quote!(#en::NoCase(_) => {}) } else { quote!() };
+                            let no_case = if has_no_case(f) {
+                                quote!(#en::NoCase(_) => {})
+                            } else {
+                                quote!()
+                            };
                             quote! {
                                 __r.push_limit(#n).and_then(|__old| {
                                     let mut __v = #inner?;
@@ -3066,7 +3344,11 @@ impl<'s> Emitter<'s> {
                 enum_name: Some(_),
                 ..
             } => {
-                let m = if *le { quote!(write_bits_le) } else { quote!(write_bits_be) };
+                let m = if *le {
+                    quote!(write_bits_le)
+                } else {
+                    quote!(write_bits_be)
+                };
                 let w = u32::from(*width);
                 quote!(__w.#m(::statepack_runtime::io::fit::<u64>(__v.to_i(), "this bit field")?, #w)?)
             }
@@ -3156,7 +3438,9 @@ impl<'s> Emitter<'s> {
                     _ => quote!(&__v[..]),
                 };
                 let enc_check = match &f.kind {
-                    FieldKind::Str { encoding: "ASCII", .. } => quote! {
+                    FieldKind::Str {
+                        encoding: "ASCII", ..
+                    } => quote! {
                         if !__v.is_ascii() {
                             return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "must be ASCII" }));
                         }
@@ -3495,11 +3779,13 @@ impl<'s> Emitter<'s> {
         let vis: Vec<proc_macro2::Ident> = vs.iter().map(|(vi, _, _)| vi.clone()).collect();
         let no_case = has_no_case(f);
         let sized = switch_sized(f);
-        let to_value =
-            crate::emit_reflect::switch_impl(&en, &vis, no_case.then_some(sized));
+        let to_value = crate::emit_reflect::switch_impl(&en, &vis, no_case.then_some(sized));
         let (no_case_variant, no_case_len) = match (no_case, sized) {
             (true, false) => (
-                quote!(#[doc = " No case matched the switch value (and there is no `_` case): nothing was read."] NoCase,),
+                quote!(
+                    #[doc = " No case matched the switch value (and there is no `_` case): nothing was read."]
+                    NoCase,
+                ),
                 quote!(#en::NoCase => 0,),
             ),
             (true, true) => (

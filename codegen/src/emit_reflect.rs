@@ -99,11 +99,9 @@ pub(crate) fn derived_value(t: &TypeDef, d: &Derived) -> TokenStream {
         }
         Derived::Bytes(target) => {
             let l = field_ident(target);
-            let user = t
-                .fields
-                .iter()
-                .find(|g| &g.id == target)
-                .is_some_and(|g| matches!(g.kind, FieldKind::User { .. } | FieldKind::Switch { .. }));
+            let user = t.fields.iter().find(|g| &g.id == target).is_some_and(|g| {
+                matches!(g.kind, FieldKind::User { .. } | FieldKind::Switch { .. })
+            });
             if user {
                 quote!((self.#l.encoded_len() as i128))
             } else {
@@ -151,7 +149,9 @@ pub(crate) fn switch_impl(
     let none = match no_case {
         None => quote!(),
         Some(false) => quote!(#en::NoCase => ::statepack_runtime::reflect::Value::Null,),
-        Some(true) => quote!(#en::NoCase(__b) => ::statepack_runtime::reflect::Value::Bytes(::std::borrow::Cow::Borrowed(__b.as_slice())),),
+        Some(true) => {
+            quote!(#en::NoCase(__b) => ::statepack_runtime::reflect::Value::Bytes(::std::borrow::Cow::Borrowed(__b.as_slice())),)
+        }
     };
     quote! {
         impl ::statepack_runtime::reflect::ToValue for #en {

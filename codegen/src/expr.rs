@@ -237,7 +237,9 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
                                     .then(|| u32::from_str_radix(&hex, 16).ok())
                                     .flatten()
                                     .and_then(char::from_u32)
-                                    .ok_or_else(|| format!("`\\u{hex}` is not a \\u escape of four hex digits"))?;
+                                    .ok_or_else(|| {
+                                        format!("`\\u{hex}` is not a \\u escape of four hex digits")
+                                    })?;
                                 s.push(ch);
                                 used = 6;
                             }
@@ -668,11 +670,23 @@ mod tests {
     #[test]
     fn postfix_forms_and_literals() {
         assert_eq!(parse("a[i + 1].b").unwrap().to_string(), "a[(i + 1)].b");
-        assert_eq!(parse("[0x01, 2]").unwrap(), Expr::List(vec![Expr::Int(1), Expr::Int(2)]));
+        assert_eq!(
+            parse("[0x01, 2]").unwrap(),
+            Expr::List(vec![Expr::Int(1), Expr::Int(2)])
+        );
         assert_eq!(parse("[]").unwrap(), Expr::List(vec![]));
-        assert_eq!(parse("s.substring(2, 7)").unwrap().to_string(), "s.substring(2, 7)");
-        assert_eq!(parse("x.as<outer::inner>.v").unwrap().to_string(), "x.as<outer::inner>.v");
-        assert_eq!(parse("sizeof<block> + 1").unwrap().to_string(), "(sizeof<block> + 1)");
+        assert_eq!(
+            parse("s.substring(2, 7)").unwrap().to_string(),
+            "s.substring(2, 7)"
+        );
+        assert_eq!(
+            parse("x.as<outer::inner>.v").unwrap().to_string(),
+            "x.as<outer::inner>.v"
+        );
+        assert_eq!(
+            parse("sizeof<block> + 1").unwrap().to_string(),
+            "(sizeof<block> + 1)"
+        );
         assert_eq!(parse("a < b").unwrap().to_string(), "(a < b)");
         for bad in ["[1, 2", "a[1", "x.as<", "x.as<t", "s.f(1,", "sizeof<>"] {
             assert!(parse(bad).is_err(), "{bad}");
@@ -681,7 +695,10 @@ mod tests {
 
     #[test]
     fn string_escapes_follow_ks() {
-        assert_eq!(parse(r#""\u00a3\n\101\0""#).unwrap(), Expr::Str("£\nA\0".into()));
+        assert_eq!(
+            parse(r#""\u00a3\n\101\0""#).unwrap(),
+            Expr::Str("£\nA\0".into())
+        );
         assert_eq!(parse(r#"'\n'"#).unwrap(), Expr::Str("\\n".into()));
         assert!(parse(r#""\u12""#).is_err());
     }

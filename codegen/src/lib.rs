@@ -95,14 +95,26 @@ pub fn load_schema_at(text: &str, file: &str, path: &Path) -> Result<ir::Schema,
                 continue;
             }
             if seen.len() > MAX_IMPORTS {
-                diags.push(Diag::new(&from, pos, "meta.imports", format!("more than {MAX_IMPORTS} schema files are imported"), "import fewer files"));
+                diags.push(Diag::new(
+                    &from,
+                    pos,
+                    "meta.imports",
+                    format!("more than {MAX_IMPORTS} schema files are imported"),
+                    "import fewer files",
+                ));
                 break;
             }
             let shown = found.display().to_string();
             let text = match std::fs::read_to_string(&found) {
                 Ok(t) => t,
                 Err(e) => {
-                    diags.push(Diag::new(&from, pos, "meta.imports", format!("cannot read `{shown}`: {e}"), "check the file"));
+                    diags.push(Diag::new(
+                        &from,
+                        pos,
+                        "meta.imports",
+                        format!("cannot read `{shown}`: {e}"),
+                        "check the file",
+                    ));
                     continue;
                 }
             };
@@ -114,7 +126,13 @@ pub fn load_schema_at(text: &str, file: &str, path: &Path) -> Result<ir::Schema,
                 }
             };
             if !ids.insert(imp.id.clone()) {
-                diags.push(Diag::new(&from, pos, "meta.imports", format!("`{shown}` has the id `{}` of another schema here", imp.id), "give every imported schema its own meta.id"));
+                diags.push(Diag::new(
+                    &from,
+                    pos,
+                    "meta.imports",
+                    format!("`{shown}` has the id `{}` of another schema here", imp.id),
+                    "give every imported schema its own meta.id",
+                ));
                 continue;
             }
             todo.push((

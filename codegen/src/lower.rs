@@ -23,17 +23,50 @@ pub const META_KEYS: &[&str] = &[
     "imports",
 ];
 /// Keys allowed at the top level of a schema.
-pub const TOP_KEYS: &[&str] = &["meta", "doc", "doc-ref", "seq", "types", "enums", "instances", "params"];
+pub const TOP_KEYS: &[&str] = &[
+    "meta",
+    "doc",
+    "doc-ref",
+    "seq",
+    "types",
+    "enums",
+    "instances",
+    "params",
+];
 /// Extension keys allowed at the top level of a schema.
 pub const TOP_SP_KEYS: &[&str] = &["-sp-column-sets"];
 /// Keys allowed in a type under `types`.
-pub const TYPE_KEYS: &[&str] = &["meta", "seq", "doc", "doc-ref", "instances", "types", "enums", "params"];
+pub const TYPE_KEYS: &[&str] = &[
+    "meta",
+    "seq",
+    "doc",
+    "doc-ref",
+    "instances",
+    "types",
+    "enums",
+    "params",
+];
 /// Keys allowed in a value instance.
 pub const INSTANCE_KEYS: &[&str] = &["value", "if", "enum", "doc", "doc-ref"];
 /// Keys of positional instances (not supported yet).
 const POSITIONAL_KEYS: &[&str] = &[
-    "pos", "io", "type", "size", "size-eos", "repeat", "repeat-expr", "repeat-until", "contents",
-    "encoding", "terminator", "consume", "include", "eos-error", "pad-right", "process", "valid",
+    "pos",
+    "io",
+    "type",
+    "size",
+    "size-eos",
+    "repeat",
+    "repeat-expr",
+    "repeat-until",
+    "contents",
+    "encoding",
+    "terminator",
+    "consume",
+    "include",
+    "eos-error",
+    "pad-right",
+    "process",
+    "valid",
 ];
 /// Keys allowed in a `seq` entry.
 pub const FIELD_KEYS: &[&str] = &[
@@ -496,7 +529,12 @@ impl<'a> Lower<'a> {
                         "endian" => match self.scalar(mv, &p) {
                             Some("le") => self.default_endian = Some(Endian::Le),
                             Some("be") => self.default_endian = Some(Endian::Be),
-                            Some(o) => self.err(mv.pos, &p, format!("endian `{o}` is not `le` or `be`"), "write `endian: le` or `endian: be`"),
+                            Some(o) => self.err(
+                                mv.pos,
+                                &p,
+                                format!("endian `{o}` is not `le` or `be`"),
+                                "write `endian: le` or `endian: be`",
+                            ),
                             None => {}
                         },
                         "encoding" => {
@@ -507,7 +545,12 @@ impl<'a> Lower<'a> {
                         "bit-endian" => match self.scalar(mv, &p) {
                             Some("be") => self.bit_le = false,
                             Some("le") => self.bit_le = true,
-                            Some(o) => self.err(mv.pos, &p, format!("bit-endian `{o}` is not `be` or `le`"), "write `bit-endian: be` (MSB-first)"),
+                            Some(o) => self.err(
+                                mv.pos,
+                                &p,
+                                format!("bit-endian `{o}` is not `be` or `le`"),
+                                "write `bit-endian: be` (MSB-first)",
+                            ),
                             None => {}
                         },
                         _ => self.unknown_key(mk, &mp, &["endian", "encoding", "bit-endian"], &[]),
@@ -567,7 +610,13 @@ impl<'a> Lower<'a> {
         );
     }
 
-    fn enum_def(&mut self, key: &Key, node: &Node, prefix: &str, scope: &[String]) -> Option<EnumDef> {
+    fn enum_def(
+        &mut self,
+        key: &Key,
+        node: &Node,
+        prefix: &str,
+        scope: &[String],
+    ) -> Option<EnumDef> {
         let kp = format!("{prefix}.{}", key.text);
         if !is_ident(&key.text) {
             self.err(
@@ -692,7 +741,10 @@ impl<'a> Lower<'a> {
                 continue;
             };
             let get = |name: &str| im.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
-            if let Some((pk, _)) = im.iter().find(|(k, _)| POSITIONAL_KEYS.contains(&k.text.as_str())) {
+            if let Some((pk, _)) = im
+                .iter()
+                .find(|(k, _)| POSITIONAL_KEYS.contains(&k.text.as_str()))
+            {
                 if get("value").is_none() {
                     self.err(
                         pk.pos,
@@ -831,43 +883,78 @@ impl<'a> Lower<'a> {
     /// Lowers a type's `params` list: entries `{id, type, enum, doc}`.
     fn params(&mut self, node: &Node, kp: &str) -> Vec<Param> {
         let NodeKind::Seq(items) = &node.kind else {
-            self.err(node.pos, kp, format!("`params` must be a list, found {}", node.shape()), "write `params: [{id: len, type: u4}]`");
+            self.err(
+                node.pos,
+                kp,
+                format!("`params` must be a list, found {}", node.shape()),
+                "write `params: [{id: len, type: u4}]`",
+            );
             return Vec::new();
         };
         let mut out: Vec<Param> = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let ip = format!("{kp}[{i}]");
-            let Some(m) = self.map(item, &ip, "a param") else { continue };
+            let Some(m) = self.map(item, &ip, "a param") else {
+                continue;
+            };
             let get = |name: &str| m.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
             for (k, _) in m {
                 if !["id", "type", "enum", "doc", "doc-ref"].contains(&k.text.as_str()) {
                     self.unknown_key(k, &ip, &["id", "type", "enum", "doc", "doc-ref"], &[]);
                 }
             }
-            let Some(id) = get("id").and_then(|v| self.scalar(v, &format!("{ip}.id"))).map(str::to_owned) else {
-                self.err(item.pos, &ip, "a param without `id`", "give it `id: <snake_case_name>`");
+            let Some(id) = get("id")
+                .and_then(|v| self.scalar(v, &format!("{ip}.id")))
+                .map(str::to_owned)
+            else {
+                self.err(
+                    item.pos,
+                    &ip,
+                    "a param without `id`",
+                    "give it `id: <snake_case_name>`",
+                );
                 continue;
             };
             if !is_ident(&id) || out.iter().any(|p| p.id == id) {
-                self.err(item.pos, &format!("{ip}.id"), format!("`{id}` is not a valid, unique param name"), "params are lower_snake_case and distinct");
+                self.err(
+                    item.pos,
+                    &format!("{ip}.id"),
+                    format!("`{id}` is not a valid, unique param name"),
+                    "params are lower_snake_case and distinct",
+                );
                 continue;
             }
             let ty = get("type").and_then(|v| v.as_str()).unwrap_or("");
             let en = get("enum").and_then(|v| v.as_str()).map(str::to_owned);
             let kind = match (ty, en) {
-                (t, Some(e)) if Self::int_type(t, Some(Endian::Le)).is_some_and(|x| !x.0) || crate::bits::bit_type(t).is_some() => ParamKind::Enum(e),
+                (t, Some(e))
+                    if Self::int_type(t, Some(Endian::Le)).is_some_and(|x| !x.0)
+                        || crate::bits::bit_type(t).is_some() =>
+                {
+                    ParamKind::Enum(e)
+                }
                 ("bool" | "b1", None) => ParamKind::Bool,
                 ("str" | "strz", None) => ParamKind::Str,
                 ("bytes", None) => ParamKind::Bytes,
                 ("f4" | "f8", None) => ParamKind::Float,
-                (t, None) if Self::int_type(t, Some(Endian::Le)).is_some() || crate::bits::bit_type(t).is_some() => ParamKind::Int,
+                (t, None)
+                    if Self::int_type(t, Some(Endian::Le)).is_some()
+                        || crate::bits::bit_type(t).is_some() =>
+                {
+                    ParamKind::Int
+                }
                 (t, _) => {
                     self.err(get("type").map_or(item.pos, |v| v.pos), &format!("{ip}.type"), format!("param type `{t}` is not supported"), "params may be integers (`u1`..`s8`, `bN`), `bool`, `f4`/`f8`, `str`, `bytes`, or an integer with `enum`");
                     continue;
                 }
             };
             let doc = get("doc").and_then(|v| v.as_str()).map(str::to_owned);
-            out.push(Param { id, doc, pos: item.pos, kind });
+            out.push(Param {
+                id,
+                doc,
+                pos: item.pos,
+                kind,
+            });
         }
         out
     }
@@ -899,7 +986,12 @@ impl<'a> Lower<'a> {
                 match fp.rsplit_once('[').and_then(|(_, i)| i.strip_suffix(']')) {
                     Some(i) if i.bytes().all(|b| b.is_ascii_digit()) => format!("_unnamed{i}"),
                     _ => {
-                        self.err(node.pos, fp, "field has no `id`", "add `id: <snake_case_name>`");
+                        self.err(
+                            node.pos,
+                            fp,
+                            "field has no `id`",
+                            "add `id: <snake_case_name>`",
+                        );
                         return None;
                     }
                 }
@@ -1009,7 +1101,11 @@ impl<'a> Lower<'a> {
         let mut term = None;
         let term_keys = ["terminator", "include", "consume", "eos-error", "pad-right"];
         let is_strz = get("type").and_then(|t| t.as_str()) == Some("strz");
-        let wide = is_strz && matches!(encoding.or(self.default_encoding), Some("UTF-16LE" | "UTF-16BE"));
+        let wide = is_strz
+            && matches!(
+                encoding.or(self.default_encoding),
+                Some("UTF-16LE" | "UTF-16BE")
+            );
         if term_keys.iter().any(|k| get(k).is_some()) || (is_strz && (size.is_some() || wide)) {
             let byte = |me: &mut Self, k: &str| -> Option<Option<u8>> {
                 match get(k) {
@@ -1020,7 +1116,12 @@ impl<'a> Lower<'a> {
                         match expr::parse_int_literal(t) {
                             Some(b) if (0..=255).contains(&b) => Some(Some(b as u8)),
                             _ => {
-                                me.err(v.pos, &kp, format!("`{t}` is not a byte"), "write a byte value 0..255, e.g. `0` or `0x20`");
+                                me.err(
+                                    v.pos,
+                                    &kp,
+                                    format!("`{t}` is not a byte"),
+                                    "write a byte value 0..255, e.g. `0` or `0x20`",
+                                );
                                 None
                             }
                         }
@@ -1040,7 +1141,11 @@ impl<'a> Lower<'a> {
                 consume: flag(self, "consume", true)?,
                 eos_error: flag(self, "eos-error", true)?,
                 pad_right: byte(self, "pad-right")?,
-                width: if wide && get("terminator").is_none() { 2 } else { 1 },
+                width: if wide && get("terminator").is_none() {
+                    2
+                } else {
+                    1
+                },
             });
             let t = get("type").and_then(|t| t.as_str());
             let builtin = |t: &str| {
@@ -1048,8 +1153,14 @@ impl<'a> Lower<'a> {
             };
             // A user type may be terminated too: its bytes run to the terminator.
             let user = matches!(t, Some(n) if n != "str" && n != "strz" && !builtin(n));
-            if !(matches!(t, None | Some("str") | Some("strz")) || user) || get("contents").is_some() {
-                let k = term_keys.iter().find(|k| get(k).is_some()).copied().unwrap_or("type");
+            if !(matches!(t, None | Some("str") | Some("strz")) || user)
+                || get("contents").is_some()
+            {
+                let k = term_keys
+                    .iter()
+                    .find(|k| get(k).is_some())
+                    .copied()
+                    .unwrap_or("type");
                 self.err(
                     get(k).map_or(node.pos, |v| v.pos),
                     &format!("{fp}.{k}"),
@@ -1165,19 +1276,33 @@ impl<'a> Lower<'a> {
                         if let Some(open) = t.find('(') {
                             let inner = t[open + 1..].strip_suffix(')').map(str::to_owned);
                             let Some(inner) = inner else {
-                                self.err(tnode.pos, &tp, format!("`{t}` has `(` without a closing `)` at the end"), "write `type: name(arg1, arg2)`");
+                                self.err(
+                                    tnode.pos,
+                                    &tp,
+                                    format!("`{t}` has `(` without a closing `)` at the end"),
+                                    "write `type: name(arg1, arg2)`",
+                                );
                                 return None;
                             };
                             match expr::parse(&format!("[{inner}]")) {
                                 Ok(Expr::List(items)) => {
                                     args = items
                                         .into_iter()
-                                        .map(|expr| SrcExpr { src: expr.to_string(), expr, pos: tnode.pos })
+                                        .map(|expr| SrcExpr {
+                                            src: expr.to_string(),
+                                            expr,
+                                            pos: tnode.pos,
+                                        })
                                         .collect();
                                 }
                                 Ok(_) => {}
                                 Err(e) => {
-                                    self.err(tnode.pos, &tp, format!("bad arguments in `{t}`: {e}"), "arguments are expressions separated by `,`");
+                                    self.err(
+                                        tnode.pos,
+                                        &tp,
+                                        format!("bad arguments in `{t}`: {e}"),
+                                        "arguments are expressions separated by `,`",
+                                    );
                                     return None;
                                 }
                             }
@@ -1241,7 +1366,11 @@ impl<'a> Lower<'a> {
                                 );
                             }
                             FieldKind::Str {
-                                size: if t == "str" || term.is_some() { size } else { None },
+                                size: if t == "str" || term.is_some() {
+                                    size
+                                } else {
+                                    None
+                                },
                                 encoding,
                             }
                         } else if let Some(width) = crate::bits::bit_type(&t) {
@@ -1269,7 +1398,10 @@ impl<'a> Lower<'a> {
         // These point at the offending key's value, not at the start of the entry.
         let at = |key: &str| get(key).map_or(node.pos, |v| v.pos);
         if enum_name.is_some()
-            && !matches!(kind, FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Bits { .. })
+            && !matches!(
+                kind,
+                FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Bits { .. }
+            )
         {
             self.err(
                 at("enum"),
@@ -1358,17 +1490,32 @@ impl<'a> Lower<'a> {
             return Some(Process::Zlib);
         }
         let parsed = text.split_once('(').and_then(|(name, rest)| {
-            rest.strip_suffix(')').map(|arg| (name.trim().to_owned(), arg.trim().to_owned()))
+            rest.strip_suffix(')')
+                .map(|arg| (name.trim().to_owned(), arg.trim().to_owned()))
         });
         let Some((name, arg)) = parsed else {
-            self.err(node.pos, kp, format!("custom processor `{text}` is not supported"), "use zlib, xor(key), rol(n) or ror(n)");
+            self.err(
+                node.pos,
+                kp,
+                format!("custom processor `{text}` is not supported"),
+                "use zlib, xor(key), rol(n) or ror(n)",
+            );
             return None;
         };
         let expr = |me: &mut Self| -> Option<SrcExpr> {
             match expr::parse(&arg) {
-                Ok(e) => Some(SrcExpr { expr: e, src: arg.clone(), pos: node.pos }),
+                Ok(e) => Some(SrcExpr {
+                    expr: e,
+                    src: arg.clone(),
+                    pos: node.pos,
+                }),
                 Err(e) => {
-                    me.err(node.pos, kp, format!("bad argument `{arg}`: {e}"), "give an integer expression or a field name");
+                    me.err(
+                        node.pos,
+                        kp,
+                        format!("bad argument `{arg}`: {e}"),
+                        "give an integer expression or a field name",
+                    );
                     None
                 }
             }
@@ -1381,7 +1528,12 @@ impl<'a> Lower<'a> {
                         match expr::parse_int_literal(item) {
                             Some(b) if (0..=255).contains(&b) => key.push(b as u8),
                             _ => {
-                                self.err(node.pos, kp, format!("`{item}` in the xor key is not a byte"), "key bytes are 0..255");
+                                self.err(
+                                    node.pos,
+                                    kp,
+                                    format!("`{item}` in the xor key is not a byte"),
+                                    "key bytes are 0..255",
+                                );
                                 return None;
                             }
                         }
@@ -1394,7 +1546,12 @@ impl<'a> Lower<'a> {
             "rol" => Some(Process::Rol(expr(self)?)),
             "ror" => Some(Process::Ror(expr(self)?)),
             _ => {
-                self.err(node.pos, kp, format!("custom processor `{name}` is not supported"), "use zlib, xor(key), rol(n) or ror(n)");
+                self.err(
+                    node.pos,
+                    kp,
+                    format!("custom processor `{name}` is not supported"),
+                    "use zlib, xor(key), rol(n) or ror(n)",
+                );
                 None
             }
         }

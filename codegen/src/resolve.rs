@@ -40,7 +40,10 @@ pub(crate) fn resolve(s: &mut Schema) {
         t.name = unique(t.scope.join("_"), &mut used);
     }
     for e in s.enums.iter_mut().filter(|e| !e.scope.is_empty()) {
-        e.name = unique(format!("{}_{}", e.scope.join("_"), e.schema_name), &mut used);
+        e.name = unique(
+            format!("{}_{}", e.scope.join("_"), e.schema_name),
+            &mut used,
+        );
     }
 
     let types: HashMap<Vec<String>, String> = s
@@ -164,7 +167,9 @@ fn for_each_expr(field: &mut Field, f: &mut dyn FnMut(&mut Expr)) {
             size: Some(Size::Expr(e)),
             ..
         } => f(&mut e.expr),
-        FieldKind::Switch { on, cases, size, .. } => {
+        FieldKind::Switch {
+            on, cases, size, ..
+        } => {
             if let Some(Size::Expr(e)) = size {
                 f(&mut e.expr);
             }
@@ -209,11 +214,7 @@ fn rewrite_enum_refs(e: &mut Expr, en: &dyn Fn(&mut String), ty: &dyn Fn(&mut St
                 todo.push(a);
                 todo.push(b);
             }
-            Expr::Int(_)
-            | Expr::Float(_)
-            | Expr::Str(_)
-            | Expr::Bool(_)
-            | Expr::Name(_) => {}
+            Expr::Int(_) | Expr::Float(_) | Expr::Str(_) | Expr::Bool(_) | Expr::Name(_) => {}
         }
     }
 }

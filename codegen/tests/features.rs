@@ -436,7 +436,10 @@ fn contents_and_valid_rules() {
     has(&read, "((*__v as i128) == (4 as i128))");
     has(&read, "((*__v as i128) >= (-5 as i128))");
     has(&read, "((*__v) == Mode::Fast) || ((*__v) == Mode::Safe)");
-    has(&read, "::statepack_runtime::io::mod_floor((__elem as i128), (2 as i128))");
+    has(
+        &read,
+        "::statepack_runtime::io::mod_floor((__elem as i128), (2 as i128))",
+    );
     // An integer bound on a float field is compared as a float.
     has(&read, "((*__v as f64) >= ((0 as i128) as f64))");
     has(&read, "AsRef::<str>::as_ref(&(*__v)) == \"abc\"");
@@ -536,7 +539,10 @@ fn conditions_names_docs_and_sums() {
 
     let part = item_in_impl(&f, "Part", "read_from");
     has(&part, "(size_bytes as i128).wrapping_mul((2 as i128))");
-    has(&part, "::statepack_runtime::io::div_floor((size_bytes as i128), (2 as i128))");
+    has(
+        &part,
+        "::statepack_runtime::io::div_floor((size_bytes as i128), (2 as i128))",
+    );
     has(&part, "if ((size_bytes as i128) > (4 as i128))");
     // A size given by a larger expression is checked on write, so `size_bytes` stays.
     assert_eq!(member_names(&f, "Part"), ["size_bytes", "data"]);

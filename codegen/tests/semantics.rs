@@ -7,41 +7,11 @@ use statepack_runtime::reflect::Value;
 use std::path::Path;
 
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
-#[path = "run/reflect_view.rs"]
-mod reflect_view;
-#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
-#[path = "run/kaitai_rules.rs"]
-mod kaitai_rules;
-#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
-#[path = "run/strict_rules.rs"]
-mod strict_rules;
-#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
-#[path = "run/value_instances.rs"]
-mod value_instances;
-#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
-#[path = "run/nested_scopes.rs"]
-mod nested_scopes;
-#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
-#[path = "run/terminators.rs"]
-mod terminators;
-#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
-#[path = "run/processed.rs"]
-mod processed;
-#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/bits_le_enum.rs"]
 mod bits_le_enum;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
-#[path = "run/switch_str.rs"]
-mod switch_str;
-#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/bits_padding.rs"]
 mod bits_padding;
-#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
-#[path = "run/lists_valid.rs"]
-mod lists_valid;
-#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
-#[path = "run/switch_sized.rs"]
-mod switch_sized;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/expr_methods.rs"]
 mod expr_methods;
@@ -49,11 +19,41 @@ mod expr_methods;
 #[path = "run/imports_main.rs"]
 mod imports_main;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/kaitai_rules.rs"]
+mod kaitai_rules;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/lists_valid.rs"]
+mod lists_valid;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/nested_scopes.rs"]
+mod nested_scopes;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/params.rs"]
 mod params;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/processed.rs"]
+mod processed;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/reflect_view.rs"]
+mod reflect_view;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[path = "run/seq_exprs.rs"]
 mod seq_exprs;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/strict_rules.rs"]
+mod strict_rules;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/switch_sized.rs"]
+mod switch_sized;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/switch_str.rs"]
+mod switch_str;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/terminators.rs"]
+mod terminators;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[path = "run/value_instances.rs"]
+mod value_instances;
 
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
@@ -93,7 +93,9 @@ fn int(v: Option<Value<'_>>) -> i128 {
 #[test]
 fn reflect_answers_every_member_by_schema_name() {
     // magic "RV", n = 2, two items (flag + 7 bits), kind = point, x = -3, extra = 0x0102, raw.
-    let bytes = [0x52, 0x56, 2, 0x85, 0x01, 1, 0xfd, 0xff, 0x02, 0x01, 9, 8, 0xee];
+    let bytes = [
+        0x52, 0x56, 2, 0x85, 0x01, 1, 0xfd, 0xff, 0x02, 0x01, 9, 8, 0xee,
+    ];
     let root = reflect_view::reflect_decode(&bytes).expect("decodes; the trailing byte is allowed");
     assert_eq!(root.schema_type(), "reflect_view");
     assert_eq!(
@@ -103,13 +105,18 @@ fn reflect_answers_every_member_by_schema_name() {
     assert!(matches!(root.member("magic"), Some(Value::Bytes(b)) if b.as_ref() == b"RV"));
     // `n` is derived on write (the count of `items`), not a struct member: still answered.
     assert_eq!(int(root.member("n")), 2);
-    let Some(Value::List(items)) = root.member("items") else { panic!("items is a list") };
+    let Some(Value::List(items)) = root.member("items") else {
+        panic!("items is a list")
+    };
     assert_eq!(items.len(), 2);
     let first = items[0].as_struct().unwrap();
     assert_eq!(first.schema_type(), "item");
     assert!(matches!(first.member("flag"), Some(Value::Bool(true))));
     assert_eq!(int(first.member("rest")), 5);
-    assert!(matches!(items[1].as_struct().unwrap().member("flag"), Some(Value::Bool(false))));
+    assert!(matches!(
+        items[1].as_struct().unwrap().member("flag"),
+        Some(Value::Bool(false))
+    ));
     match root.member("kind") {
         Some(Value::Enum(e)) => {
             assert_eq!((e.enum_name, e.name, e.value), ("kind", Some("point"), 1));
@@ -121,7 +128,9 @@ fn reflect_answers_every_member_by_schema_name() {
     assert_eq!(body.schema_type(), "point");
     assert_eq!(int(body.member("x")), -3);
     assert_eq!(int(root.member("extra")), 0x0102);
-    let Some(Value::List(raw)) = root.member("raw") else { panic!("raw is a list") };
+    let Some(Value::List(raw)) = root.member("raw") else {
+        panic!("raw is a list")
+    };
     assert!(matches!(raw.as_slice(), [Value::Int(9), Value::Int(8)]));
     assert!(root.member("nope").is_none());
     // Decode then encode gives back the consumed prefix.
@@ -156,7 +165,11 @@ fn kaitai_bytes(kind: u8, pick: u8) -> Vec<u8> {
 fn integer_division_floors_and_remainder_takes_the_divisor_sign() {
     let v = kaitai_rules::KaitaiRules::decode(&kaitai_bytes(1, 1)).unwrap();
     assert_eq!(v.neg, -52947);
-    assert_eq!(v.floors, Some(0xaa), "the condition uses -52947 / 13 == -4073 and % == 2");
+    assert_eq!(
+        v.floors,
+        Some(0xaa),
+        "the condition uses -52947 / 13 == -4073 and % == 2"
+    );
 }
 
 #[test]
@@ -165,12 +178,21 @@ fn sized_type_that_stops_early_skips_and_keeps_the_rest() {
     let v = kaitai_rules::KaitaiRules::decode(&bytes).unwrap();
     assert_eq!(v.body.a, 7);
     assert_eq!(v.body.__unread, [0xd0, 0xd1, 0xd2]);
-    assert_eq!(v.encode().unwrap(), bytes, "the skipped bytes are written back");
+    assert_eq!(
+        v.encode().unwrap(),
+        bytes,
+        "the skipped bytes are written back"
+    );
     let root = kaitai_rules::reflect_decode(&bytes).unwrap();
     assert_eq!(int(root.member("len_body")), 4);
     // A type named like a number type is the user type.
     assert_eq!(
-        int(root.member("body").unwrap().as_struct().unwrap().member("a")),
+        int(root
+            .member("body")
+            .unwrap()
+            .as_struct()
+            .unwrap()
+            .member("a")),
         7
     );
 }
@@ -232,7 +254,11 @@ fn value_instances_are_computed_never_stored() {
     // n = 4, so `count` (n - 1) = 3 items, then "ab".
     let bytes = [4, 10, 11, 12, b'a', b'b'];
     let v = value_instances::ValueInstances::decode(&bytes).unwrap();
-    assert_eq!(v.items, [10, 11, 12], "a seq field's count may be a value instance");
+    assert_eq!(
+        v.items,
+        [10, 11, 12],
+        "a seq field's count may be a value instance"
+    );
     assert_eq!(v.count(), 3);
     assert_eq!(v.double_count(), 6);
     assert_eq!(v.greeting(), "ab!");
@@ -243,7 +269,17 @@ fn value_instances_are_computed_never_stored() {
     let root = value_instances::reflect_decode(&bytes).unwrap();
     assert_eq!(
         root.member_names(),
-        ["n", "items", "name", "count", "double_count", "greeting", "big", "kind", "maybe"]
+        [
+            "n",
+            "items",
+            "name",
+            "count",
+            "double_count",
+            "greeting",
+            "big",
+            "kind",
+            "maybe"
+        ]
     );
     assert_eq!(int(root.member("double_count")), 6);
     assert!(matches!(root.member("greeting"), Some(Value::Str(s)) if s == "ab!"));
@@ -264,7 +300,11 @@ fn nested_types_and_enums_resolve_innermost_out() {
     let v = nested_scopes::NestedScopes::decode(&bytes).unwrap();
     assert_eq!(v.a.first.inner_value, 0x1234);
     assert_eq!(v.a.kind, nested_scopes::OuterAnimal::Cat);
-    assert_eq!(v.a.is_cat, Some(9), "`outer::animal::cat` names the nested enum");
+    assert_eq!(
+        v.a.is_cat,
+        Some(9),
+        "`outer::animal::cat` names the nested enum"
+    );
     assert_eq!(v.b.top_value, 0x77);
     assert_eq!(v.encode().unwrap(), bytes);
     // The dynamic view uses the names as written.
@@ -284,15 +324,25 @@ fn terminators_padding_and_their_bytes_round_trip() {
     let v = terminators::Terminators::decode(bytes).unwrap();
     assert_eq!(v.name, "abc");
     assert_eq!(v.padded, "hi", "pad-right is stripped");
-    assert_eq!(v.fixed, "ok", "the value ends at the terminator inside the size");
+    assert_eq!(
+        v.fixed, "ok",
+        "the value ends at the terminator inside the size"
+    );
     assert_eq!(v.__tail_fixed.as_deref(), Some(&b"\0xyz"[..]));
     assert_eq!(v.words, ["w", "v"]);
     assert_eq!(v.kept, b"end.", "`include` keeps the terminator");
     // A user type in the bytes before its terminator; what it leaves is kept.
     assert_eq!(v.framed.a, b'A');
     assert_eq!(v.framed.__unread, b"Z");
-    assert_eq!(v.rest, b"tail", "`eos-error: false`: the end of the input ends the value");
-    assert_eq!(v.encode().unwrap(), bytes, "terminators, bytes after them and padding are kept");
+    assert_eq!(
+        v.rest, b"tail",
+        "`eos-error: false`: the end of the input ends the value"
+    );
+    assert_eq!(
+        v.encode().unwrap(),
+        bytes,
+        "terminators, bytes after them and padding are kept"
+    );
     // A new value without kept tails gets the schema's terminator and padding.
     let mut w = v.clone();
     w.__tail_fixed = None;
@@ -325,7 +375,11 @@ fn process_zlib_xor_rol_read_and_write_back() {
     assert_eq!(v.packed, b"hello");
     assert_eq!((v.hidden.x, v.hidden.y), (0x0102, 0x0304));
     assert_eq!(v.spun, [0x01, 0x80]);
-    assert_eq!(v.encode().unwrap(), bytes, "the stored bytes are reused while unchanged");
+    assert_eq!(
+        v.encode().unwrap(),
+        bytes,
+        "the stored bytes are reused while unchanged"
+    );
     // A changed value is processed anew, and reads back.
     let mut w = v.clone();
     w.hidden.x = 7;
@@ -369,10 +423,16 @@ fn little_endian_bits_and_enums_on_bit_fields() {
 #[test]
 fn switch_on_a_string() {
     let v = switch_str::SwitchStr::decode(b"cd\x01\x02").unwrap();
-    assert_eq!(v.body, switch_str::SwitchStrBody::Two(switch_str::Two { y: 1, z: 2 }));
+    assert_eq!(
+        v.body,
+        switch_str::SwitchStrBody::Two(switch_str::Two { y: 1, z: 2 })
+    );
     assert_eq!(v.encode().unwrap(), b"cd\x01\x02");
     let v = switch_str::SwitchStr::decode(b"ab\x07").unwrap();
-    assert!(matches!(v.body, switch_str::SwitchStrBody::One(switch_str::One { x: 7 })));
+    assert!(matches!(
+        v.body,
+        switch_str::SwitchStrBody::One(switch_str::One { x: 7 })
+    ));
     // No case named: nothing read (Kaitai's rule), and written back as nothing.
     let v = switch_str::SwitchStr::decode(b"zz").unwrap();
     assert_eq!(v.body, switch_str::SwitchStrBody::NoCase);
@@ -390,18 +450,31 @@ fn padding_bits_are_kept_under_kaitai_rules() {
     // bits; the root ends after 2 bits of the last byte.
     let bytes = [0b101_11011, 0x42, 0b011_10101, 0b10_111111];
     let v = bits_padding::BitsPadding::decode(&bytes).unwrap();
-    assert_eq!((v.flags, v.byte, v.inner.v, v.last), (0b101, 0x42, 0b011, 0b10));
-    assert_eq!(v.encode().unwrap(), bytes, "every skipped bit is written back");
+    assert_eq!(
+        (v.flags, v.byte, v.inner.v, v.last),
+        (0b101, 0x42, 0b011, 0b10)
+    );
+    assert_eq!(
+        v.encode().unwrap(),
+        bytes,
+        "every skipped bit is written back"
+    );
 }
 
 #[test]
 fn valid_on_list_elements_and_unnamed_fields() {
     let v = lists_valid::ListsValid::decode(&[0xee, 1, 2, 3]).unwrap();
-    assert_eq!(v._unnamed0, 0xee, "an unnamed field is `_unnamed<index>`, as in Kaitai");
+    assert_eq!(
+        v._unnamed0, 0xee,
+        "an unnamed field is `_unnamed<index>`, as in Kaitai"
+    );
     assert_eq!(v.small, [1, 2, 3]);
     let e = lists_valid::ListsValid::decode(&[0, 1, 20, 3]).unwrap_err();
     let text = e.to_string();
-    assert!(text.contains("small[1]") && text.contains("offset 2"), "{text}");
+    assert!(
+        text.contains("small[1]") && text.contains("offset 2"),
+        "{text}"
+    );
     let mut w = v.clone();
     w.small[2] = 10;
     assert!(w.encode().is_err());
@@ -414,29 +487,44 @@ fn sized_switch_reads_the_case_in_its_size() {
     // code 1: `one` reads 1 of 3 bytes; the rest is kept and written back.
     let bytes = [1, 3, 7, 8, 9, 0xee];
     let v = switch_sized::SwitchSized::decode(&bytes).unwrap();
-    let switch_sized::SwitchSizedBody::One(one) = &v.body else { panic!("{:?}", v.body) };
+    let switch_sized::SwitchSizedBody::One(one) = &v.body else {
+        panic!("{:?}", v.body)
+    };
     assert_eq!((one.x, one.__unread.as_slice()), (7, &[8u8, 9][..]));
     assert_eq!(v.tail, 0xee);
     assert_eq!(v.encode().unwrap(), bytes);
     // No case: the bytes are kept raw, and the dynamic view shows them.
     let bytes = [5, 2, 0xaa, 0xbb, 0xee];
     let v = switch_sized::SwitchSized::decode(&bytes).unwrap();
-    assert_eq!(v.body, switch_sized::SwitchSizedBody::NoCase(vec![0xaa, 0xbb]));
+    assert_eq!(
+        v.body,
+        switch_sized::SwitchSizedBody::NoCase(vec![0xaa, 0xbb])
+    );
     assert_eq!(v.encode().unwrap(), bytes);
     let root = switch_sized::reflect_decode(&bytes).unwrap();
     assert!(matches!(root.member("body"), Some(Value::Bytes(b)) if b.as_ref() == [0xaa, 0xbb]));
-    assert_eq!(int(root.member("len_body")), 2, "the size is derived from the body");
+    assert_eq!(
+        int(root.member("len_body")),
+        2,
+        "the size is derived from the body"
+    );
 }
 
 #[test]
 fn expression_indexing_literals_methods_and_sizeof() {
     // n = 2 words (5, 3), raw "ABC", digits "0123", two blocks of 3 bytes.
     // Then two ops: code 1 (a block 4, 0x0605), code 2 (a word 0x0807).
-    let bytes = [2, 5, 0, 3, 0, b'A', b'B', b'C', b'0', b'1', b'2', b'3', 7, 1, 0, 9, 2, 1, 1, 4, 5, 6, 2, 7, 8, 40, 1, 2, 3];
+    let bytes = [
+        2, 5, 0, 3, 0, b'A', b'B', b'C', b'0', b'1', b'2', b'3', 7, 1, 0, 9, 2, 1, 1, 4, 5, 6, 2,
+        7, 8, 40, 1, 2, 3,
+    ];
     let v = expr_methods::ExprMethods::decode(&bytes).unwrap();
     assert_eq!(v.magic(), b"ABC");
     assert!(v.raw_is_magic(), "bytes compare with a byte-array literal");
-    assert!(v.raw_before_magic(), "bytes order as unsigned bytes, element by element");
+    assert!(
+        v.raw_before_magic(),
+        "bytes order as unsigned bytes, element by element"
+    );
     assert_eq!(v.second_word(), Ok(3));
     assert_eq!(v.first_word(), Ok(5));
     assert_eq!(v.last_word(), Ok(3));
@@ -448,7 +536,11 @@ fn expression_indexing_literals_methods_and_sizeof() {
     assert_eq!(v.middle().as_deref(), Ok("12"));
     assert_eq!(v.as_hex(), Ok(0x123));
     assert_eq!(v.as_dec(), Ok(123));
-    assert_eq!(v.list(), [10, 20, 1000], "a list literal with a value above 255 is a list of integers");
+    assert_eq!(
+        v.list(),
+        [10, 20, 1000],
+        "a list literal with a value above 255 is a list of integers"
+    );
     assert_eq!(v.list_pick(), Ok(1000));
     assert_eq!(v.names(), ["un", "deux"]);
     assert_eq!(v.block_size(), 3);
@@ -456,24 +548,54 @@ fn expression_indexing_literals_methods_and_sizeof() {
     assert_eq!(v.block_b(), Ok(0x0102));
     assert_eq!(v.block_whole(), Ok(3));
     assert_eq!(v.blocks[1].whole(), 3);
-    assert_eq!(v.first_op_block().map(|b| (b.a, b.b)), Ok((4, 0x0605)), "a value instance may be a user type");
+    assert_eq!(
+        v.first_op_block().map(|b| (b.a, b.b)),
+        Ok((4, 0x0605)),
+        "a value instance may be a user type"
+    );
     assert_eq!(v.first_op_a(), Ok(4), "`.as<>` picks the switch case");
-    assert_eq!(v.second_op_w(), Ok(0x0807), "a nested case type named by its path");
-    assert!(v.wrong_cast().unwrap_err().0.contains("does not hold a `block`"));
-    assert_eq!(v.pick_bytes(), [0x5a, 0x5b], "`? :` between a field and a literal");
+    assert_eq!(
+        v.second_op_w(),
+        Ok(0x0807),
+        "a nested case type named by its path"
+    );
+    assert!(v
+        .wrong_cast()
+        .unwrap_err()
+        .0
+        .contains("does not hold a `block`"));
+    assert_eq!(
+        v.pick_bytes(),
+        [0x5a, 0x5b],
+        "`? :` between a field and a literal"
+    );
     assert_eq!(v.pick_text(), "0123");
     assert_eq!(v.big_n(), Some(200));
-    assert_eq!(v.pick_words(), [5, 3], "`? :` between a `u2` list field and an integer list literal");
+    assert_eq!(
+        v.pick_words(),
+        [5, 3],
+        "`? :` between a `u2` list field and an integer list literal"
+    );
     assert_eq!(v.pick_words_last(), Ok(3));
     assert_eq!(v.big_n_plus(), Ok(201), "a conditional instance, present");
     assert_eq!(v.tail_plus(), Ok(41), "a conditional field, present");
-    assert_eq!(v.tail_block_b(), Ok(0x0302), "a conditional user-type field, present");
+    assert_eq!(
+        v.tail_block_b(),
+        Ok(0x0302),
+        "a conditional user-type field, present"
+    );
     assert_eq!(v.encode().unwrap(), bytes, "instances take no bytes");
 
     // A failing expression is an error of that instance, not a panic; the view shows null.
-    let short = [0, b'x', b'y', b'z', b'1', b'g', b'2', b' ', 7, 1, 0, 9, 2, 1, 1, 4, 5, 6, 2, 7, 8];
+    let short = [
+        0, b'x', b'y', b'z', b'1', b'g', b'2', b' ', 7, 1, 0, 9, 2, 1, 1, 4, 5, 6, 2, 7, 8,
+    ];
     let w = expr_methods::ExprMethods::decode(&short).unwrap();
-    assert!(w.first_word().unwrap_err().0.contains("outside a list of 0"));
+    assert!(w
+        .first_word()
+        .unwrap_err()
+        .0
+        .contains("outside a list of 0"));
     assert!(w.last_word().is_err());
     assert!(w.min_word().is_err());
     assert!(w.second_word().unwrap_err().0.contains("index 1"));
@@ -483,7 +605,11 @@ fn expression_indexing_literals_methods_and_sizeof() {
     assert_eq!(w.big_n(), None);
     assert_eq!(w.pick_words(), [1000, 2000]);
     assert_eq!(w.pick_words_last(), Ok(2000));
-    assert!(w.big_n_plus().unwrap_err().0.contains("`big_n` has no value"));
+    assert!(w
+        .big_n_plus()
+        .unwrap_err()
+        .0
+        .contains("`big_n` has no value"));
     assert!(w.tail_plus().unwrap_err().0.contains("`tail` is absent"));
     assert!(w.tail_block_b().is_err());
     let root = expr_methods::reflect_decode(&short).unwrap();
@@ -491,11 +617,23 @@ fn expression_indexing_literals_methods_and_sizeof() {
     assert_eq!(int(root.member("list_pick")), 10);
     let full = expr_methods::reflect_decode(&bytes).unwrap();
     assert_eq!(int(full.member("second_word")), 3);
-    assert!(matches!(full.member("first_op_block"), Some(Value::Struct(_))));
+    assert!(matches!(
+        full.member("first_op_block"),
+        Some(Value::Struct(_))
+    ));
     assert!(matches!(full.member("wrong_cast"), Some(Value::Null)));
     let list = full.member("list");
-    assert!(matches!(&list, Some(Value::List(l)) if l.len() == 3), "{list:?}");
-    assert_eq!(expr_methods::ExprMethods::decode(&bytes).unwrap().middle().unwrap(), "12");
+    assert!(
+        matches!(&list, Some(Value::List(l)) if l.len() == 3),
+        "{list:?}"
+    );
+    assert_eq!(
+        expr_methods::ExprMethods::decode(&bytes)
+            .unwrap()
+            .middle()
+            .unwrap(),
+        "12"
+    );
 }
 
 #[test]
@@ -503,23 +641,37 @@ fn imported_types_and_enums_keep_their_own_byte_order() {
     // The imported root type is big-endian (its own meta), the importing schema little-endian.
     let bytes = [2, 0x01, 0x02, 9, 0x03, 0x00, 0xaa, 0xbb];
     let v = imports_main::ImportsMain::decode(&bytes).unwrap();
-    assert_eq!(v.blob.data, [0xaa, 0xbb], "an imported root type with `params`");
+    assert_eq!(
+        v.blob.data,
+        [0xaa, 0xbb],
+        "an imported root type with `params`"
+    );
     assert_eq!(v.blob.len, 2);
-    assert_eq!(v.head.value, 0x0102, "read with the imported schema's endian");
+    assert_eq!(
+        v.head.value, 0x0102,
+        "read with the imported schema's endian"
+    );
     assert_eq!(v.head.kind, imports_main::ImportsLibKind::Large);
     assert_eq!(v.head.extra.flag, 9, "a nested type of the imported schema");
     assert_eq!(v.count, 3);
-    assert!(v.is_large(), "`imports_lib::kind::large` names the imported enum");
+    assert!(
+        v.is_large(),
+        "`imports_lib::kind::large` names the imported enum"
+    );
     assert_eq!(v.encode().unwrap(), bytes);
 }
 
 #[test]
 fn a_missing_import_names_where_it_was_looked_for() {
-    let text = "meta:\n  id: lost\n  imports:\n    - nowhere/thing\nseq:\n  - id: a\n    type: u1\n";
+    let text =
+        "meta:\n  id: lost\n  imports:\n    - nowhere/thing\nseq:\n  - id: a\n    type: u1\n";
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run/lost.ksy");
     let err = statepack_codegen::generate_at(text, "lost.ksy", &dir).unwrap_err();
     let shown = statepack_codegen::render(&err);
-    assert!(shown.contains("imported schema `nowhere/thing` not found"), "{shown}");
+    assert!(
+        shown.contains("imported schema `nowhere/thing` not found"),
+        "{shown}"
+    );
     assert!(shown.contains("tests/run/nowhere/thing.ksy"), "{shown}");
 }
 
@@ -551,9 +703,15 @@ fn params_are_passed_on_read_and_checked_on_write() {
 fn failing_expressions_in_seq_fields_are_decode_and_encode_errors() {
     // n 2, lens [9, 2], body 2 bytes, flag 1, opt 1, tail 1 byte, items until 2.
     // Then chunks sized by `lens[_index]`: 9 bytes, 2 bytes.
-    let bytes = [2, 9, 2, 0xa, 0xb, 1, 1, 0xc, 5, 2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0xe, 0xf];
+    let bytes = [
+        2, 9, 2, 0xa, 0xb, 1, 1, 0xc, 5, 2, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0xe, 0xf,
+    ];
     let v = seq_exprs::SeqExprs::decode(&bytes).unwrap();
-    assert_eq!(v.chunks, [vec![1, 2, 3, 4, 5, 6, 7, 8, 9], vec![0xe, 0xf]], "`_index` in a repeated field's size");
+    assert_eq!(
+        v.chunks,
+        [vec![1, 2, 3, 4, 5, 6, 7, 8, 9], vec![0xe, 0xf]],
+        "`_index` in a repeated field's size"
+    );
     assert_eq!(v.body, [0xa, 0xb], "`size: lens[1]`");
     assert_eq!(v.tail, [0xc], "`size: opt` with `opt` present");
     assert_eq!(v.items, [5, 2], "`repeat-until: _ == lens.last`");
@@ -561,21 +719,33 @@ fn failing_expressions_in_seq_fields_are_decode_and_encode_errors() {
 
     // One length only: `lens[1]` does not exist.
     let e = seq_exprs::SeqExprs::decode(&[1, 9, 0]).unwrap_err();
-    assert_eq!(e.to_string(), "body (byte offset 2): index 1 is outside a list of 1 element(s)");
+    assert_eq!(
+        e.to_string(),
+        "body (byte offset 2): index 1 is outside a list of 1 element(s)"
+    );
     // `flag` 0: `opt` is absent, so `tail` has no size.
     let e = seq_exprs::SeqExprs::decode(&[2, 9, 0, 0]).unwrap_err();
-    assert_eq!(e.to_string(), "tail (byte offset 4): `opt` is absent (its `if` is false)");
+    assert_eq!(
+        e.to_string(),
+        "tail (byte offset 4): `opt` is absent (its `if` is false)"
+    );
 
     // The writer evaluates the same expressions on the values it writes.
     let mut w = v.clone();
     w.lens = vec![9];
     let e = w.encode().unwrap_err();
-    assert_eq!(e.to_string(), "body: index 1 is outside a list of 1 element(s)");
+    assert_eq!(
+        e.to_string(),
+        "body: index 1 is outside a list of 1 element(s)"
+    );
     let mut w = v.clone();
     w.chunks[1] = vec![0xe];
     let e = w.encode().unwrap_err();
     assert!(e.to_string().starts_with("chunks[1]"), "{e}");
     let mut w = v.clone();
     w.items = vec![5];
-    assert!(w.encode().is_err(), "`.last` of lens no longer ends the list");
+    assert!(
+        w.encode().is_err(),
+        "`.last` of lens no longer ends the list"
+    );
 }

@@ -53,39 +53,105 @@ pub fn header(text: &str) -> Header {
 pub const ABOUT: &[(&str, &[&str])] = &[
     ("import search paths", &["import"]),
     ("no such file or directory", &["import"]),
-    ("parsing expression", &["expression", "parse", "syntax", "unexpected", "expected"]),
-    ("invalid type: expected", &["type", "boolean", "integer", "string", "bool"]),
+    (
+        "parsing expression",
+        &["expression", "parse", "syntax", "unexpected", "expected"],
+    ),
+    (
+        "invalid type: expected",
+        &["type", "boolean", "integer", "string", "bool"],
+    ),
     ("parameter count mismatch", &["param", "argument"]),
     ("can't pass argument", &["argument", "param", "type"]),
-    ("don't know how to call method", &["method", "member", "unknown", "unsupported", "not supported"]),
-    ("wrong arguments to method call", &["argument", "to_s", "encoding"]),
-    ("to_s: argument", &["argument", "to_s", "encoding", "literal"]),
-    ("can't use comparison operator", &["enum", "compar", "order"]),
-    ("can't compare", &["compar", "type", "is needed here", "not an integer"]),
-    ("invalid key found in value instance", &["key", "value instance", "instance"]),
+    (
+        "don't know how to call method",
+        &[
+            "method",
+            "member",
+            "unknown",
+            "unsupported",
+            "not supported",
+        ],
+    ),
+    (
+        "wrong arguments to method call",
+        &["argument", "to_s", "encoding"],
+    ),
+    (
+        "to_s: argument",
+        &["argument", "to_s", "encoding", "literal"],
+    ),
+    (
+        "can't use comparison operator",
+        &["enum", "compar", "order"],
+    ),
+    (
+        "can't compare",
+        &["compar", "type", "is needed here", "not an integer"],
+    ),
+    (
+        "invalid key found in value instance",
+        &["key", "value instance", "instance"],
+    ),
     ("unknown key found", &["key", "without `repeat`"]),
-    (" id: '", &["name", "identifier", "snake", "[a-z]", "lower", "not a valid"]),
+    (
+        " id: '",
+        &[
+            "name",
+            "identifier",
+            "snake",
+            "[a-z]",
+            "lower",
+            "not a valid",
+        ],
+    ),
     ("expected an integer from 0 to 255", &["255", "byte"]),
-    ("duplicate", &["duplicate", "twice", "already", "has the name of"]),
+    (
+        "duplicate",
+        &["duplicate", "twice", "already", "has the name of"],
+    ),
     ("`repeat: expr` requires", &["repeat-expr"]),
     ("`repeat: until` requires", &["repeat-until"]),
     ("endianness", &["endian", "byte order"]),
     ("unable to find enum", &["enum", "is not a value of"]),
     ("unable to find type", &["type"]),
     ("unable to derive sizeof", &["sizeof", "size"]),
-    ("unable to apply unary operator", &["not", "operator", "boolean", "bool"]),
-    ("unable to access", &["unknown", "no such", "not found", "not defined", "undefined", "no member", "no field", "not a field"]),
+    (
+        "unable to apply unary operator",
+        &["not", "operator", "boolean", "bool"],
+    ),
+    (
+        "unable to access",
+        &[
+            "unknown",
+            "no such",
+            "not found",
+            "not defined",
+            "undefined",
+            "no member",
+            "no field",
+            "not a field",
+        ],
+    ),
     ("tried to resolve non-integer", &["enum", "integer"]),
     ("version", &["version"]),
     ("no encoding found", &["encoding"]),
     ("only `true` is supported", &["in-enum", "true"]),
     ("`valid/in-enum` requires", &["enum"]),
     ("meta/id", &["meta", "id"]),
-    ("missing mandatory argument", &["switch-on", "cases", "missing"]),
+    (
+        "missing mandatory argument",
+        &["switch-on", "cases", "missing"],
+    ),
     ("mapping values are not allowed", &["yaml"]),
     ("found duplicate key", &["duplicate"]),
     ("expected eos / expr / until", &["repeat"]),
-    ("expected", &["mapping", "list", "scalar", "string", "null", "a map", "an array", "empty"]),
+    (
+        "expected",
+        &[
+            "mapping", "list", "scalar", "string", "null", "a map", "an array", "empty",
+        ],
+    ),
 ];
 
 /// Checks that one of `ours` (our diagnostics' messages) is about the problem Kaitai names
@@ -120,16 +186,28 @@ mod tests {
             header("# x.ksy: /seq/0/id:\n# \terror: invalid attribute ID: 'BAD'\n#\nmeta:\n"),
             Header::Error("invalid attribute ID: 'BAD'".into())
         );
-        assert_eq!(header("# x.ksy: /meta/encoding:\n# \twarning: unrecognized encoding name 'foo'\nmeta:\n"), Header::Warning("unrecognized encoding name 'foo'".into()));
+        assert_eq!(
+            header(
+                "# x.ksy: /meta/encoding:\n# \twarning: unrecognized encoding name 'foo'\nmeta:\n"
+            ),
+            Header::Warning("unrecognized encoding name 'foo'".into())
+        );
         assert_eq!(header("meta:\n  id: x\n"), Header::None);
         assert_eq!(header("# ?\nmeta:\n"), Header::Unclear("?".into()));
     }
 
     #[test]
     fn message_keywords() {
-        assert!(about_the_problem("invalid attribute ID: 'BAD', expected /^[a-z][a-z0-9_]*$/", &["field name `BAD` must be lower_snake_case".into()]).is_ok());
-        let e = about_the_problem("duplicate attribute ID 'foo'", &["unknown type `x`".into()]).unwrap_err();
+        assert!(about_the_problem(
+            "invalid attribute ID: 'BAD', expected /^[a-z][a-z0-9_]*$/",
+            &["field name `BAD` must be lower_snake_case".into()]
+        )
+        .is_ok());
+        let e = about_the_problem("duplicate attribute ID 'foo'", &["unknown type `x`".into()])
+            .unwrap_err();
         assert!(e.contains("duplicate"), "{e}");
-        assert!(about_the_problem("something new", &[]).unwrap_err().contains("no keyword row"));
+        assert!(about_the_problem("something new", &[])
+            .unwrap_err()
+            .contains("no keyword row"));
     }
 }

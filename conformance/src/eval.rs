@@ -177,7 +177,10 @@ fn eval_in<'a>(cx: Option<&Evaluator<'a>>, e: &Expr) -> R<Ev<'a>> {
         Expr::Array(items) => {
             if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(0..=255))) {
                 Ev::Bytes(Cow::Owned(
-                    items.iter().map(|x| if let Expr::Int(v) = x { *v as u8 } else { 0 }).collect(),
+                    items
+                        .iter()
+                        .map(|x| if let Expr::Int(v) = x { *v as u8 } else { 0 })
+                        .collect(),
                 ))
             } else {
                 Ev::List(items.iter().map(|x| eval_in(cx, x)).collect::<R<_>>()?)
@@ -186,7 +189,9 @@ fn eval_in<'a>(cx: Option<&Evaluator<'a>>, e: &Expr) -> R<Ev<'a>> {
         Expr::Path(p) => Ev::EnumLit(p.clone()),
         Expr::Name(n) => {
             let Some(cx) = cx else {
-                return Err(format!("`{n}` names a member, but this side has no value to read it from"));
+                return Err(format!(
+                    "`{n}` names a member, but this side has no value to read it from"
+                ));
             };
             match cx.member_of(cx.root, n)? {
                 Some(v) => v,
@@ -223,15 +228,21 @@ fn eval_in<'a>(cx: Option<&Evaluator<'a>>, e: &Expr) -> R<Ev<'a>> {
         Expr::Unary(op, x) => {
             let v = eval_in(cx, x)?;
             match (op, v) {
-                (UnOp::Neg, Ev::Int(i)) => Ev::Int(i.checked_neg().ok_or("integer overflow in `-`")?),
+                (UnOp::Neg, Ev::Int(i)) => {
+                    Ev::Int(i.checked_neg().ok_or("integer overflow in `-`")?)
+                }
                 (UnOp::Neg, Ev::Float(f)) => Ev::Float(-f),
                 (UnOp::Not, Ev::Bool(b)) => Ev::Bool(!b),
                 (UnOp::BitNot, Ev::Int(i)) => Ev::Int(!i),
                 (op, v) => return Err(format!("cannot apply {op:?} to {}", v.kind())),
             }
         }
-        Expr::Binary(BinOp::And, l, r) => Ev::Bool(as_bool(eval_in(cx, l)?)? && as_bool(eval_in(cx, r)?)?),
-        Expr::Binary(BinOp::Or, l, r) => Ev::Bool(as_bool(eval_in(cx, l)?)? || as_bool(eval_in(cx, r)?)?),
+        Expr::Binary(BinOp::And, l, r) => {
+            Ev::Bool(as_bool(eval_in(cx, l)?)? && as_bool(eval_in(cx, r)?)?)
+        }
+        Expr::Binary(BinOp::Or, l, r) => {
+            Ev::Bool(as_bool(eval_in(cx, l)?)? || as_bool(eval_in(cx, r)?)?)
+        }
         Expr::Binary(op, l, r) => binary(*op, eval_in(cx, l)?, eval_in(cx, r)?)?,
         Expr::Cond(c, a, b) => {
             if as_bool(eval_in(cx, c)?)? {
@@ -244,7 +255,11 @@ fn eval_in<'a>(cx: Option<&Evaluator<'a>>, e: &Expr) -> R<Ev<'a>> {
 }
 
 fn no_member(s: &dyn Reflect, name: &str) -> String {
-    format!("type {} has no member `{name}` (it has: {})", s.schema_type(), s.member_names().join(", "))
+    format!(
+        "type {} has no member `{name}` (it has: {})",
+        s.schema_type(),
+        s.member_names().join(", ")
+    )
 }
 
 fn as_bool(v: Ev<'_>) -> R<bool> {
@@ -295,19 +310,27 @@ fn method<'a>(b: Ev<'a>, name: &str, args: &[Ev<'a>]) -> R<Ev<'a>> {
         ("to_s", Ev::Int(i)) => no_args(Ev::Str(Cow::Owned(i.to_string()))),
         ("to_s", Ev::Str(s)) => no_args(Ev::Str(s)),
         ("to_s", Ev::Bytes(b)) => match args {
-            [Ev::Str(enc)] if enc.eq_ignore_ascii_case("UTF-8") || enc.eq_ignore_ascii_case("ASCII") => {
+            [Ev::Str(enc)]
+                if enc.eq_ignore_ascii_case("UTF-8") || enc.eq_ignore_ascii_case("ASCII") =>
+            {
                 String::from_utf8(b.into_owned())
                     .map(|s| Ev::Str(Cow::Owned(s)))
                     .map_err(|e| format!("bytes are not {enc}: {e}"))
             }
-            _ => Err("`.to_s` on bytes is evaluated here only with \"UTF-8\" or \"ASCII\"".to_owned()),
+            _ => Err(
+                "`.to_s` on bytes is evaluated here only with \"UTF-8\" or \"ASCII\"".to_owned(),
+            ),
         },
         ("first" | "last" | "min" | "max", Ev::Bytes(b)) => {
             let items: Vec<Ev<'a>> = b.iter().map(|x| Ev::Int(*x as i128)).collect();
             method(Ev::List(items), name, args)
         }
         ("first", Ev::List(x)) => no_args(x.into_iter().next().ok_or("`.first` of an empty list")?),
-        ("last", Ev::List(x)) => no_args(x.into_iter().next_back().ok_or("`.last` of an empty list")?),
+        ("last", Ev::List(x)) => no_args(
+            x.into_iter()
+                .next_back()
+                .ok_or("`.last` of an empty list")?,
+        ),
         ("min" | "max", Ev::List(x)) => {
             let mut best: Option<Ev<'a>> = None;
             for v in x {
@@ -350,11 +373,15 @@ fn cast<'a>(v: Ev<'a>, ty: &str) -> R<Ev<'a>> {
             if s.schema_type() == last {
                 Ok(Ev::Struct(s))
             } else {
-                Err(format!("cast to {ty}, but the value is a {}", s.schema_type()))
+                Err(format!(
+                    "cast to {ty}, but the value is a {}",
+                    s.schema_type()
+                ))
             }
         }
         (t, v @ (Ev::Int(_) | Ev::Float(_)))
-            if t.starts_with(['u', 's', 'f', 'b']) && t[1..].chars().all(|c| c.is_ascii_digit()) =>
+            if t.starts_with(['u', 's', 'f', 'b'])
+                && t[1..].chars().all(|c| c.is_ascii_digit()) =>
         {
             Ok(v)
         }
@@ -384,7 +411,11 @@ fn floor_div(a: i128, b: i128) -> R<i128> {
         return Err("division by zero".to_owned());
     }
     let q = a.checked_div(b).ok_or("integer overflow in `/`")?;
-    Ok(if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q })
+    Ok(if (a % b != 0) && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    })
 }
 
 fn binary<'a>(op: BinOp, l: Ev<'a>, r: Ev<'a>) -> R<Ev<'a>> {
@@ -408,7 +439,9 @@ fn binary<'a>(op: BinOp, l: Ev<'a>, r: Ev<'a>) -> R<Ev<'a>> {
         (Mul, Ev::Int(a), Ev::Int(b)) => Ev::Int(a.checked_mul(b).ok_or_else(ovf)?),
         (Div, Ev::Int(a), Ev::Int(b)) => Ev::Int(floor_div(a, b)?),
         (Rem, Ev::Int(a), Ev::Int(b)) => Ev::Int(a - b * floor_div(a, b)?),
-        (Shl, Ev::Int(a), Ev::Int(b)) if (0..128).contains(&b) => Ev::Int(a.checked_shl(b as u32).ok_or_else(ovf)?),
+        (Shl, Ev::Int(a), Ev::Int(b)) if (0..128).contains(&b) => {
+            Ev::Int(a.checked_shl(b as u32).ok_or_else(ovf)?)
+        }
         (Shr, Ev::Int(a), Ev::Int(b)) if (0..128).contains(&b) => Ev::Int(a >> b),
         (BitAnd, Ev::Int(a), Ev::Int(b)) => Ev::Int(a & b),
         (BitOr, Ev::Int(a), Ev::Int(b)) => Ev::Int(a | b),
@@ -421,9 +454,21 @@ fn binary<'a>(op: BinOp, l: Ev<'a>, r: Ev<'a>) -> R<Ev<'a>> {
                 Div => a / b,
                 _ => a % b,
             }),
-            _ => return Err(format!("cannot apply {op:?} to {} and {}", l.kind(), r.kind())),
+            _ => {
+                return Err(format!(
+                    "cannot apply {op:?} to {} and {}",
+                    l.kind(),
+                    r.kind()
+                ))
+            }
         },
-        (op, l, r) => return Err(format!("cannot apply {op:?} to {} and {}", l.kind(), r.kind())),
+        (op, l, r) => {
+            return Err(format!(
+                "cannot apply {op:?} to {} and {}",
+                l.kind(),
+                r.kind()
+            ))
+        }
     })
 }
 
@@ -462,7 +507,10 @@ fn equal(l: &Ev<'_>, r: &Ev<'_>, tol: f64) -> R<bool> {
         (Ev::Str(a), Ev::Str(b)) => a == b,
         (Ev::Bytes(a), Ev::Bytes(b)) => a == b,
         (Ev::Bytes(a), Ev::List(b)) | (Ev::List(b), Ev::Bytes(a)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| matches!(y, Ev::Int(v) if *v == *x as i128))
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| matches!(y, Ev::Int(v) if *v == *x as i128))
         }
         (Ev::List(a), Ev::List(b)) => {
             if a.len() != b.len() {
@@ -477,9 +525,8 @@ fn equal(l: &Ev<'_>, r: &Ev<'_>, tol: f64) -> R<bool> {
         }
         (Ev::Enum(a), Ev::Enum(b)) => a.enum_name == b.enum_name && a.value == b.value,
         // A value the enum does not list stays a plain integer in Kaitai's readers.
-        (Ev::Enum(a @ EnumValue { name: None, .. }), Ev::Int(i)) | (Ev::Int(i), Ev::Enum(a @ EnumValue { name: None, .. })) => {
-            a.value == *i
-        }
+        (Ev::Enum(a @ EnumValue { name: None, .. }), Ev::Int(i))
+        | (Ev::Int(i), Ev::Enum(a @ EnumValue { name: None, .. })) => a.value == *i,
         (Ev::Enum(a), Ev::EnumLit(p)) | (Ev::EnumLit(p), Ev::Enum(a)) => enum_matches(a, p),
         (Ev::EnumLit(a), Ev::EnumLit(b)) => a == b,
         (l, r) => return Err(format!("cannot compare {} with {}", l.kind(), r.kind())),
@@ -495,7 +542,10 @@ fn enum_matches(v: &EnumValue, path: &[String]) -> bool {
     let en: Vec<&str> = v.enum_name.split("::").collect();
     v.name == Some(value.as_str())
         && scope.len() >= en.len()
-        && scope[scope.len() - en.len()..].iter().zip(&en).all(|(a, b)| a == b)
+        && scope[scope.len() - en.len()..]
+            .iter()
+            .zip(&en)
+            .all(|(a, b)| a == b)
 }
 
 /// Checks an assert: `Ok(())` when `actual` equals `expected` under the rules in the module
@@ -615,7 +665,9 @@ mod tests {
         assert_kst("kids[0].twin.twin.n", "-12").unwrap();
         assert_kst("kids[2].as<root_t::kid>.n", "9").unwrap();
         assert_kst("_root.kids[0].n", "-3").unwrap();
-        assert!(assert_kst("kids[0]._root", "null").unwrap_err().contains("no member `_root`"));
+        assert!(assert_kst("kids[0]._root", "null")
+            .unwrap_err()
+            .contains("no member `_root`"));
         assert_kst("id.to_s", "'66'").unwrap();
         assert_kst("pet.to_i", "7").unwrap();
         assert_kst("extra", "null").unwrap();
@@ -627,12 +679,23 @@ mod tests {
         assert_kst("pet", "animal::chicken").unwrap();
         assert!(assert_kst("pet", "root_t::animal::cat").is_err());
         assert!(assert_kst("pet", "root_t::bird::chicken").is_err());
-        assert!(assert_kst("pet", "7").is_err(), "a listed enum value never equals a bare integer");
-        let unlisted = Ev::Enum(EnumValue { enum_name: "animal", name: None, value: 111 });
+        assert!(
+            assert_kst("pet", "7").is_err(),
+            "a listed enum value never equals a bare integer"
+        );
+        let unlisted = Ev::Enum(EnumValue {
+            enum_name: "animal",
+            name: None,
+            value: 111,
+        });
         check(&unlisted, &Ev::Int(111)).unwrap();
         assert!(check(&unlisted, &Ev::Int(112)).is_err());
         assert!(check(&unlisted, &Ev::EnumLit(vec!["animal".into(), "dog".into()])).is_err());
-        let nested = EnumValue { enum_name: "main_obj::animal", name: Some("cat"), value: 4 };
+        let nested = EnumValue {
+            enum_name: "main_obj::animal",
+            name: Some("cat"),
+            value: 4,
+        };
         let lit = |s: &str| s.split("::").map(str::to_owned).collect::<Vec<_>>();
         assert!(enum_matches(&nested, &lit("enum_1::main_obj::animal::cat")));
         assert!(!enum_matches(&nested, &lit("enum_1::animal::cat")));
@@ -675,13 +738,19 @@ mod tests {
         assert_kst("[]", "[].as<bytes>").unwrap();
         assert_kst("kids[0].n.as<u1>", "-3").unwrap();
         assert_kst("0.5.as<f4>", "0.5").unwrap();
-        assert!(assert_kst("kids[0].as<root_t::other>.n", "-3").is_err(), "a cast checks the type");
+        assert!(
+            assert_kst("kids[0].as<root_t::other>.n", "-3").is_err(),
+            "a cast checks the type"
+        );
     }
 
     #[test]
     fn unknown_names_say_what_exists() {
         let err = assert_kst("kids[0].nope", "1").unwrap_err();
-        assert!(err.contains("type kid has no member `nope`") && err.contains("n, twin"), "{err}");
+        assert!(
+            err.contains("type kid has no member `nope`") && err.contains("n, twin"),
+            "{err}"
+        );
         let err = assert_kst("kids[3].n", "1").unwrap_err();
         assert!(err.contains("index 3 is out of range (length 3)"), "{err}");
         assert!(eval_const(&parse("foo").unwrap()).is_err());

@@ -133,7 +133,10 @@ fn lex(text: &str) -> Result<Vec<(usize, Tok)>, ParseError> {
     let b = text.as_bytes();
     let mut i = 0;
     let mut out = Vec::new();
-    let err = |at: usize, m: &str| ParseError { at, message: m.to_owned() };
+    let err = |at: usize, m: &str| ParseError {
+        at,
+        message: m.to_owned(),
+    };
     while i < b.len() {
         let c = b[i];
         if c.is_ascii_whitespace() {
@@ -159,7 +162,9 @@ fn lex(text: &str) -> Result<Vec<(usize, Tok)>, ParseError> {
             continue;
         }
         if c == b'\'' {
-            let end = text[i + 1..].find('\'').ok_or_else(|| err(i, "unterminated '...' string"))?;
+            let end = text[i + 1..]
+                .find('\'')
+                .ok_or_else(|| err(i, "unterminated '...' string"))?;
             out.push((start, Tok::Str(text[i + 1..i + 1 + end].to_owned())));
             i += end + 2;
             continue;
@@ -175,7 +180,12 @@ fn lex(text: &str) -> Result<Vec<(usize, Tok)>, ParseError> {
                 out.push((start, Tok::Punct(p)));
                 i += p.len();
             }
-            None => return Err(err(i, &format!("unexpected character {:?}", text[i..].chars().next()))),
+            None => {
+                return Err(err(
+                    i,
+                    &format!("unexpected character {:?}", text[i..].chars().next()),
+                ))
+            }
         }
     }
     Ok(out)
@@ -200,7 +210,8 @@ fn lex_number(s: &str) -> Result<(Tok, usize), String> {
             i += 1;
         }
         let digits: String = s[2..i].chars().filter(|c| *c != '_').collect();
-        let v = i128::from_str_radix(&digits, radix).map_err(|e| format!("bad number {:?}: {e}", &s[..i]))?;
+        let v = i128::from_str_radix(&digits, radix)
+            .map_err(|e| format!("bad number {:?}: {e}", &s[..i]))?;
         return Ok((Tok::Int(v), i));
     }
     let mut i = 0;
@@ -231,10 +242,14 @@ fn lex_number(s: &str) -> Result<(Tok, usize), String> {
     }
     let text: String = s[..i].chars().filter(|c| *c != '_').collect();
     if is_float {
-        let v: f64 = text.parse().map_err(|e| format!("bad number {text:?}: {e}"))?;
+        let v: f64 = text
+            .parse()
+            .map_err(|e| format!("bad number {text:?}: {e}"))?;
         Ok((Tok::Float(v), i))
     } else {
-        let v: i128 = text.parse().map_err(|e| format!("bad number {text:?}: {e}"))?;
+        let v: i128 = text
+            .parse()
+            .map_err(|e| format!("bad number {text:?}: {e}"))?;
         Ok((Tok::Int(v), i))
     }
 }
@@ -295,7 +310,11 @@ fn lex_dq_string(s: &str) -> Result<(String, usize), String> {
 /// Parses one expression; the whole text must be used.
 pub fn parse(text: &str) -> Result<Expr, ParseError> {
     let toks = lex(text)?;
-    let mut p = Parser { toks, i: 0, end: text.len() };
+    let mut p = Parser {
+        toks,
+        i: 0,
+        end: text.len(),
+    };
     let e = p.ternary()?;
     if p.i < p.toks.len() {
         return Err(p.err("unexpected text after the expression"));
@@ -312,7 +331,10 @@ struct Parser {
 impl Parser {
     fn err(&self, m: &str) -> ParseError {
         let at = self.toks.get(self.i).map(|t| t.0).unwrap_or(self.end);
-        ParseError { at, message: m.to_owned() }
+        ParseError {
+            at,
+            message: m.to_owned(),
+        }
     }
     fn peek(&self) -> Option<&Tok> {
         self.toks.get(self.i).map(|t| &t.1)
@@ -542,11 +564,17 @@ mod tests {
     #[test]
     fn numbers_in_every_radix_with_separators() {
         assert_eq!(p("0x2D_55_2D_4B"), Expr::Int(0x2D55_2D4B));
-        assert_eq!(p("0b0000_0000_0001_0010_0011_0100_0101_011"), Expr::Int(0x91a2b));
+        assert_eq!(
+            p("0b0000_0000_0001_0010_0011_0100_0101_011"),
+            Expr::Int(0x91a2b)
+        );
         assert_eq!(p("0o721"), Expr::Int(0o721));
         assert_eq!(p("-0x4150ffff312d4b43"), Expr::Int(-0x4150ffff312d4b43));
         assert_eq!(p("18446744073709551615"), Expr::Int(18446744073709551615));
-        assert_eq!(p("-8.754689149998834e+288"), Expr::Float(-8.754689149998834e+288));
+        assert_eq!(
+            p("-8.754689149998834e+288"),
+            Expr::Float(-8.754689149998834e+288)
+        );
         assert_eq!(p("1.0"), Expr::Float(1.0));
         assert_eq!(p("0x14  # 0x8a ^ 0x9e"), Expr::Int(0x14));
     }
@@ -563,33 +591,76 @@ mod tests {
     fn precedence_postfix_and_paths() {
         assert_eq!(
             p("1 + 4 * 2"),
-            Expr::Binary(BinOp::Add, Box::new(Expr::Int(1)), Box::new(Expr::Binary(BinOp::Mul, Box::new(Expr::Int(4)), Box::new(Expr::Int(2)))))
+            Expr::Binary(
+                BinOp::Add,
+                Box::new(Expr::Int(1)),
+                Box::new(Expr::Binary(
+                    BinOp::Mul,
+                    Box::new(Expr::Int(4)),
+                    Box::new(Expr::Int(2))
+                ))
+            )
         );
         assert_eq!(
             p("chunks[0].body.as<switch_manual_int_size::chunk::chunk_meta>.title"),
             Expr::Member(
                 Box::new(Expr::Cast(
-                    Box::new(Expr::Member(Box::new(Expr::Index(Box::new(Expr::Name("chunks".into())), Box::new(Expr::Int(0)))), "body".into())),
+                    Box::new(Expr::Member(
+                        Box::new(Expr::Index(
+                            Box::new(Expr::Name("chunks".into())),
+                            Box::new(Expr::Int(0))
+                        )),
+                        "body".into()
+                    )),
                     "switch_manual_int_size::chunk::chunk_meta".into()
                 )),
                 "title".into()
             )
         );
-        assert_eq!(p("enum_0::animal::cat"), Expr::Path(vec!["enum_0".into(), "animal".into(), "cat".into()]));
-        assert_eq!(p("[].as<bytes>"), Expr::Cast(Box::new(Expr::Array(vec![])), "bytes".into()));
-        assert_eq!(p("0.5.as<f4>"), Expr::Cast(Box::new(Expr::Float(0.5)), "f4".into()));
-        assert_eq!(p("a.to_i(16)"), Expr::Call(Box::new(Expr::Name("a".into())), "to_i".into(), vec![Expr::Int(16)]));
-        assert_eq!(p("x < 3 ? 'a' : 'b'"), Expr::Cond(
-            Box::new(Expr::Binary(BinOp::Lt, Box::new(Expr::Name("x".into())), Box::new(Expr::Int(3)))),
-            Box::new(Expr::Str("a".into())),
-            Box::new(Expr::Str("b".into()))
-        ));
-        assert_eq!(p("not true"), Expr::Unary(UnOp::Not, Box::new(Expr::Bool(true))));
+        assert_eq!(
+            p("enum_0::animal::cat"),
+            Expr::Path(vec!["enum_0".into(), "animal".into(), "cat".into()])
+        );
+        assert_eq!(
+            p("[].as<bytes>"),
+            Expr::Cast(Box::new(Expr::Array(vec![])), "bytes".into())
+        );
+        assert_eq!(
+            p("0.5.as<f4>"),
+            Expr::Cast(Box::new(Expr::Float(0.5)), "f4".into())
+        );
+        assert_eq!(
+            p("a.to_i(16)"),
+            Expr::Call(
+                Box::new(Expr::Name("a".into())),
+                "to_i".into(),
+                vec![Expr::Int(16)]
+            )
+        );
+        assert_eq!(
+            p("x < 3 ? 'a' : 'b'"),
+            Expr::Cond(
+                Box::new(Expr::Binary(
+                    BinOp::Lt,
+                    Box::new(Expr::Name("x".into())),
+                    Box::new(Expr::Int(3))
+                )),
+                Box::new(Expr::Str("a".into())),
+                Box::new(Expr::Str("b".into()))
+            )
+        );
+        assert_eq!(
+            p("not true"),
+            Expr::Unary(UnOp::Not, Box::new(Expr::Bool(true)))
+        );
     }
 
     #[test]
     fn multi_line_arrays_and_errors() {
-        assert_eq!(p("[\n  0x0a, 0x00,\n  0x53,\n]\n"), Expr::Array(vec![Expr::Int(10), Expr::Int(0), Expr::Int(0x53)]));
+        assert_eq!(
+            p("[\n  0x0a, 0x00,\n  0x53,\n]\n"),
+            Expr::Array(vec![Expr::Int(10), Expr::Int(0), Expr::Int(0x53)])
+        );
         assert!(parse("a +").is_err());
         assert!(parse("a b").is_err());
         assert!(parse("'open").is_err());

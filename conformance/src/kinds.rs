@@ -26,7 +26,10 @@ pub const KAITAI_EXCEPTIONS: &[(&str, &[&str])] = &[
 /// The variant name of a decode error kind (`UnexpectedEof`).
 pub fn kind_name(kind: &DecodeErrorKind) -> String {
     let dbg = format!("{kind:?}");
-    dbg.split(|c: char| !c.is_ascii_alphanumeric()).next().unwrap_or("").to_owned()
+    dbg.split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or("")
+        .to_owned()
 }
 
 /// Checks that `kind` answers the Kaitai exception `kaitai` (`ValidationNotEqualError<u1>`).
@@ -35,9 +38,14 @@ pub fn matches(kaitai: &str, kind: &DecodeErrorKind) -> Result<(), String> {
     let base = kaitai.split('<').next().unwrap_or(kaitai).trim();
     let got = kind_name(kind);
     match KAITAI_EXCEPTIONS.iter().find(|(k, _)| *k == base) {
-        None => Err(format!("no decode error kind is mapped to Kaitai's {base} (got {got}: {kind})")),
+        None => Err(format!(
+            "no decode error kind is mapped to Kaitai's {base} (got {got}: {kind})"
+        )),
         Some((_, kinds)) if kinds.contains(&got.as_str()) => Ok(()),
-        Some((_, kinds)) => Err(format!("expected {kaitai} ({}), got {got}: {kind}", kinds.join(" or "))),
+        Some((_, kinds)) => Err(format!(
+            "expected {kaitai} ({}), got {got}: {kind}",
+            kinds.join(" or ")
+        )),
     }
 }
 
@@ -47,14 +55,25 @@ mod tests {
 
     #[test]
     fn kinds_map_to_kaitai_exceptions() {
-        let eof = DecodeErrorKind::UnexpectedEof { needed: 4, available: 3 };
+        let eof = DecodeErrorKind::UnexpectedEof {
+            needed: 4,
+            available: 3,
+        };
         assert_eq!(kind_name(&eof), "UnexpectedEof");
         assert!(matches("EndOfStreamError", &eof).is_ok());
-        let bad = DecodeErrorKind::NotValid { value: "3".into(), rule: "eq 4" };
+        let bad = DecodeErrorKind::NotValid {
+            value: "3".into(),
+            rule: "eq 4",
+        };
         assert!(matches("ValidationNotEqualError<u1>", &bad).is_ok());
         assert!(matches("ValidationGreaterThanError<f4>", &bad).is_ok());
         let e = matches("EndOfStreamError", &bad).unwrap_err();
-        assert!(e.contains("expected EndOfStreamError") && e.contains("got NotValid"), "{e}");
-        assert!(matches("NoSuchError", &eof).unwrap_err().contains("no decode error kind"));
+        assert!(
+            e.contains("expected EndOfStreamError") && e.contains("got NotValid"),
+            "{e}"
+        );
+        assert!(matches("NoSuchError", &eof)
+            .unwrap_err()
+            .contains("no decode error kind"));
     }
 }

@@ -13,7 +13,11 @@ pub const REFUSED_PREFIX: &str = "refused by the generator: ";
 /// How the runner's reasons start whose text is the generator's own verdict (a kst schema
 /// refused; a valid `formats_err` schema refused; an erroneous one accepted). A list update
 /// always takes the current text of these.
-pub const GENERATOR_VERDICTS: &[&str] = &[REFUSED_PREFIX, "valid for Kaitai, refused: ", "accepted; Kaitai refuses it: "];
+pub const GENERATOR_VERDICTS: &[&str] = &[
+    REFUSED_PREFIX,
+    "valid for Kaitai, refused: ",
+    "accepted; Kaitai refuses it: ",
+];
 
 /// Parsed list: name -> reason.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -83,10 +87,19 @@ mod tests {
 
     #[test]
     fn parse_and_render_round_trip() {
-        let k = KnownFailures::parse("# header\n\nenum_0: refused: imports\nformats_err/x.ksy: accepted\n").unwrap();
+        let k = KnownFailures::parse(
+            "# header\n\nenum_0: refused: imports\nformats_err/x.ksy: accepted\n",
+        )
+        .unwrap();
         assert!(k.contains("enum_0") && k.contains("formats_err/x.ksy") && !k.contains("x"));
         assert_eq!(k.entries["enum_0"], "refused: imports");
-        let text = KnownFailures::render("# h\n", &[("b".into(), "two\nlines".into()), ("a".into(), "r: x".into())]);
+        let text = KnownFailures::render(
+            "# h\n",
+            &[
+                ("b".into(), "two\nlines".into()),
+                ("a".into(), "r: x".into()),
+            ],
+        );
         assert_eq!(text, "# h\na: r: x\nb: two lines\n");
         assert_eq!(KnownFailures::parse(&text).unwrap().entries["a"], "r: x");
         let k = KnownFailures::parse("a: hand-written why\nb: refused by the generator: old\ne: valid for Kaitai, refused: old\ngone: fixed now\n").unwrap();
@@ -105,7 +118,11 @@ mod tests {
                 ("e".to_owned(), "valid for Kaitai, refused: new".to_owned())
             ]
         );
-        assert!(KnownFailures::parse("lonely\n").unwrap_err().contains("line 1"));
-        assert!(KnownFailures::parse("a: x\na: y\n").unwrap_err().contains("twice"));
+        assert!(KnownFailures::parse("lonely\n")
+            .unwrap_err()
+            .contains("line 1"));
+        assert!(KnownFailures::parse("a: x\na: y\n")
+            .unwrap_err()
+            .contains("twice"));
     }
 }

@@ -65,31 +65,57 @@ pub fn parse(text: &str, file: &str) -> Result<Kst, String> {
             .as_seq()
             .ok_or_else(|| format!("{file}: `imports` is not a list"))?
             .iter()
-            .map(|x| x.as_str().map(str::to_owned).ok_or_else(|| format!("{file}: an import is not a scalar")))
+            .map(|x| {
+                x.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| format!("{file}: an import is not a scalar"))
+            })
             .collect::<Result<_, _>>()?,
     };
     let exception = match get("exception") {
         None => None,
-        Some(n) => Some(exception_name(n).ok_or_else(|| format!("{file}: `exception` has no type"))?),
+        Some(n) => {
+            Some(exception_name(n).ok_or_else(|| format!("{file}: `exception` has no type"))?)
+        }
     };
     let mut asserts = Vec::new();
     if let Some(n) = get("asserts") {
-        for (i, a) in n.as_seq().ok_or_else(|| format!("{file}: `asserts` is not a list"))?.iter().enumerate() {
-            let m = a.as_map().ok_or_else(|| format!("{file}: asserts[{i}] is not a mapping"))?;
+        for (i, a) in n
+            .as_seq()
+            .ok_or_else(|| format!("{file}: `asserts` is not a list"))?
+            .iter()
+            .enumerate()
+        {
+            let m = a
+                .as_map()
+                .ok_or_else(|| format!("{file}: asserts[{i}] is not a mapping"))?;
             let f = |k: &str| m.iter().find(|(key, _)| key.text == k).map(|(_, v)| v);
             let actual = f("actual")
                 .and_then(Node::as_str)
                 .ok_or_else(|| format!("{file}: asserts[{i}] has no `actual`"))?
                 .to_owned();
-            let expect = match (f("expected").and_then(Node::as_str), f("exception").and_then(exception_name)) {
+            let expect = match (
+                f("expected").and_then(Node::as_str),
+                f("exception").and_then(exception_name),
+            ) {
                 (Some(e), _) => Expectation::Value(e.to_owned()),
                 (None, Some(x)) => Expectation::Exception(x),
-                (None, None) => return Err(format!("{file}: asserts[{i}] has neither `expected` nor `exception`")),
+                (None, None) => {
+                    return Err(format!(
+                        "{file}: asserts[{i}] has neither `expected` nor `exception`"
+                    ))
+                }
             };
             asserts.push(Assert { actual, expect });
         }
     }
-    Ok(Kst { id, data, imports, asserts, exception })
+    Ok(Kst {
+        id,
+        data,
+        imports,
+        asserts,
+        exception,
+    })
 }
 
 fn exception_name(n: &Node) -> Option<String> {
@@ -118,14 +144,31 @@ mod tests {
         assert_eq!(k.id, "enum_import_seq");
         assert_eq!(k.data, "enum_0.bin");
         assert_eq!(k.imports, ["enum_0"]);
-        assert_eq!(k.asserts[0].expect, Expectation::Value("enum_0::animal::cat".into()));
-        assert_eq!(k.asserts[1].expect, Expectation::Value("[\n  0x0a, 0x00\n]\n".into()));
-        assert_eq!(k.asserts[2].expect, Expectation::Exception("ConversionError".into()));
+        assert_eq!(
+            k.asserts[0].expect,
+            Expectation::Value("enum_0::animal::cat".into())
+        );
+        assert_eq!(
+            k.asserts[1].expect,
+            Expectation::Value("[\n  0x0a, 0x00\n]\n".into())
+        );
+        assert_eq!(
+            k.asserts[2].expect,
+            Expectation::Exception("ConversionError".into())
+        );
         assert_eq!(k.exception, None);
 
-        let k = parse("id: x\ndata: y.bin\nexception:\n  type: EndOfStreamError\n  message: m\n", "t.kst").unwrap();
+        let k = parse(
+            "id: x\ndata: y.bin\nexception:\n  type: EndOfStreamError\n  message: m\n",
+            "t.kst",
+        )
+        .unwrap();
         assert_eq!(k.exception.as_deref(), Some("EndOfStreamError"));
-        let k = parse("id: x\ndata: y.bin\nexception: ValidationNotEqualError<u1>\n", "t.kst").unwrap();
+        let k = parse(
+            "id: x\ndata: y.bin\nexception: ValidationNotEqualError<u1>\n",
+            "t.kst",
+        )
+        .unwrap();
         assert_eq!(k.exception.as_deref(), Some("ValidationNotEqualError<u1>"));
         assert!(parse("id: x\n", "t.kst").unwrap_err().contains("`data`"));
     }

@@ -41,13 +41,17 @@ impl Status {
 /// generated code fails this kst only ([`KST_TIMEOUT`]).
 pub fn run_kst(suite: &Path, table: &'static [SchemaEntry], kst_file: &Path) -> Status {
     let (suite, kst_file) = (suite.to_owned(), kst_file.to_owned());
-    guarded(KST_TIMEOUT, move || run_kst_here(&suite, table, &kst_file)).unwrap_or_else(Status::Fail)
+    guarded(KST_TIMEOUT, move || run_kst_here(&suite, table, &kst_file))
+        .unwrap_or_else(Status::Fail)
 }
 
 /// Runs `f` on its own thread. Errors: "panicked: <message>" when it panics, "did not finish
 /// within N s" when it takes longer than `timeout` (the thread is left behind; it ends with
 /// the process).
-pub fn guarded<T: Send + 'static>(timeout: Duration, f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+pub fn guarded<T: Send + 'static>(
+    timeout: Duration,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
     let (tx, rx) = mpsc::channel();
     let handle = std::thread::spawn(move || {
         let _ = tx.send(f());
@@ -90,7 +94,9 @@ fn run_kst_here(suite: &Path, table: &[SchemaEntry], kst_file: &Path) -> Status 
         Outcome::Refused(why) => return Status::Refused(why.to_owned()),
         Outcome::Dropped(why) => return Status::Fail(why.to_owned()),
         Outcome::CompiledWithoutReflect => {
-            return Status::Fail("generated module has no reflect_decode/reflect_roundtrip".to_owned())
+            return Status::Fail(
+                "generated module has no reflect_decode/reflect_roundtrip".to_owned(),
+            )
         }
     };
     let data_path = suite.join("src").join(&kst.data);
@@ -116,21 +122,27 @@ fn run_kst_here(suite: &Path, table: &[SchemaEntry], kst_file: &Path) -> Status 
         let ev = Evaluator::new(root.as_ref());
         for a in &kst.asserts {
             let fail = |m: String| Status::Fail(format!("`{}`: {m}", a.actual.trim()));
-            let actual = match expr::parse(&a.actual).map_err(|e| format!("does not parse: {e}")).and_then(|x| ev.eval(&x)) {
+            let actual = match expr::parse(&a.actual)
+                .map_err(|e| format!("does not parse: {e}"))
+                .and_then(|x| ev.eval(&x))
+            {
                 Ok(v) => v,
-                Err(m) => {
-                    return match &a.expect {
-                        Expectation::Exception(x) => {
-                            fail(format!("expected {x}; evaluating through Reflect gave no error kind, only: {m}"))
-                        }
-                        Expectation::Value(_) => fail(m),
-                    }
-                }
+                Err(m) => return match &a.expect {
+                    Expectation::Exception(x) => fail(format!(
+                        "expected {x}; evaluating through Reflect gave no error kind, only: {m}"
+                    )),
+                    Expectation::Value(_) => fail(m),
+                },
             };
             match &a.expect {
-                Expectation::Exception(x) => return fail(format!("expected {x}, got the value {actual}")),
+                Expectation::Exception(x) => {
+                    return fail(format!("expected {x}, got the value {actual}"))
+                }
                 Expectation::Value(want) => {
-                    let expected = match expr::parse(want).map_err(|e| format!("expected side does not parse: {e}")).and_then(|x| eval_const(&x)) {
+                    let expected = match expr::parse(want)
+                        .map_err(|e| format!("expected side does not parse: {e}"))
+                        .and_then(|x| eval_const(&x))
+                    {
                         Ok(v) => v,
                         Err(m) => return fail(m),
                     };
@@ -156,7 +168,11 @@ fn run_kst_here(suite: &Path, table: &[SchemaEntry], kst_file: &Path) -> Status 
 
 /// Where `written` stops being a prefix of `input` (`None` when it is one).
 fn first_difference(written: &[u8], input: &[u8]) -> Option<usize> {
-    let common = written.iter().zip(input).take_while(|(a, b)| a == b).count();
+    let common = written
+        .iter()
+        .zip(input)
+        .take_while(|(a, b)| a == b)
+        .count();
     if common == written.len() {
         None
     } else {
@@ -182,10 +198,20 @@ pub struct ErrResult {
 /// One `formats_err` schema: refused when its header names an error (and for a reason about
 /// that error), accepted otherwise.
 pub fn run_err_schema(path: &Path) -> ErrResult {
-    let name = format!("formats_err/{}", path.file_name().and_then(|n| n.to_str()).unwrap_or("?"));
+    let name = format!(
+        "formats_err/{}",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("?")
+    );
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) => return ErrResult { name, erroneous: None, status: Status::Fail(format!("cannot read: {e}")), note: None },
+        Err(e) => {
+            return ErrResult {
+                name,
+                erroneous: None,
+                status: Status::Fail(format!("cannot read: {e}")),
+                note: None,
+            }
+        }
     };
     let header = errs::header(&text);
     let erroneous = match &header {
@@ -195,17 +221,27 @@ pub fn run_err_schema(path: &Path) -> ErrResult {
     };
     let generated = {
         let (text, name) = (text.clone(), name.clone());
-        guarded(KST_TIMEOUT, move || statepack_codegen::generate(&text, &name))
+        guarded(KST_TIMEOUT, move || {
+            statepack_codegen::generate(&text, &name)
+        })
     };
     let result = match generated {
         Ok(r) => r,
         Err(why) => {
             let status = Status::Fail(format!("the generator {why}"));
-            return ErrResult { name, erroneous, status, note: None };
+            return ErrResult {
+                name,
+                erroneous,
+                status,
+                note: None,
+            };
         }
     };
     let (status, note) = match (header, result) {
-        (Header::Error(msg), Ok(_)) => (Status::Fail(format!("accepted; Kaitai refuses it: {msg}")), None),
+        (Header::Error(msg), Ok(_)) => (
+            Status::Fail(format!("accepted; Kaitai refuses it: {msg}")),
+            None,
+        ),
         (Header::Error(msg), Err(diags)) => {
             let ours: Vec<String> = diags.iter().map(|d| d.message.clone()).collect();
             (Status::Pass, errs::about_the_problem(&msg, &ours).err())
@@ -215,11 +251,22 @@ pub fn run_err_schema(path: &Path) -> ErrResult {
             let first = diags.first().map(|d| d.to_string()).unwrap_or_default();
             let line = first.lines().next().unwrap_or("");
             let line = line.strip_prefix(&format!("{name}:")).unwrap_or(line);
-            (Status::Fail(format!("valid for Kaitai, refused: {line}")), None)
+            (
+                Status::Fail(format!("valid for Kaitai, refused: {line}")),
+                None,
+            )
         }
-        (Header::Unclear(h), _) => (Status::Pass, Some(format!("header names no error (`# {h}`): not checked"))),
+        (Header::Unclear(h), _) => (
+            Status::Pass,
+            Some(format!("header names no error (`# {h}`): not checked")),
+        ),
     };
-    ErrResult { name, erroneous, status, note }
+    ErrResult {
+        name,
+        erroneous,
+        status,
+        note,
+    }
 }
 
 /// Every result of a suite run, in file-name order.
@@ -263,8 +310,14 @@ impl Report {
     /// Every test that did not pass, with its reason (the content of a fresh
     /// `failing_tests.txt`).
     pub fn failures(&self) -> Vec<(String, String)> {
-        let kst = self.kst.iter().filter_map(|(n, s)| s.reason().map(|r| (n.clone(), r)));
-        let errs = self.errs.iter().filter_map(|e| e.status.reason().map(|r| (e.name.clone(), r)));
+        let kst = self
+            .kst
+            .iter()
+            .filter_map(|(n, s)| s.reason().map(|r| (n.clone(), r)));
+        let errs = self
+            .errs
+            .iter()
+            .filter_map(|e| e.status.reason().map(|r| (e.name.clone(), r)));
         kst.chain(errs).collect()
     }
 
@@ -279,7 +332,9 @@ impl Report {
                 Status::Pass => {
                     if listed {
                         v.now_passing.push(name.to_owned());
-                        text.push_str(&format!("pass  {name}  (listed as failing: remove it from failing_tests.txt)\n"));
+                        text.push_str(&format!(
+                            "pass  {name}  (listed as failing: remove it from failing_tests.txt)\n"
+                        ));
                     } else {
                         text.push_str(&format!("pass  {name}\n"));
                     }
@@ -308,7 +363,8 @@ impl Report {
                 known_n += 1;
             }
         }
-        let (mut err_total, mut err_refused, mut err_about, mut valid_total, mut valid_ok) = (0, 0, 0, 0, 0);
+        let (mut err_total, mut err_refused, mut err_about, mut valid_total, mut valid_ok) =
+            (0, 0, 0, 0, 0);
         for e in &self.errs {
             line(&e.name, &e.status, e.note.as_ref(), &mut v);
             let pass = e.status == Status::Pass;
@@ -325,9 +381,18 @@ impl Report {
                 None => {}
             }
         }
-        let names: std::collections::BTreeSet<&str> =
-            self.kst.iter().map(|(n, _)| n.as_str()).chain(self.errs.iter().map(|e| e.name.as_str())).collect();
-        v.unknown_names = known.entries.keys().filter(|k| !names.contains(k.as_str())).cloned().collect();
+        let names: std::collections::BTreeSet<&str> = self
+            .kst
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .chain(self.errs.iter().map(|e| e.name.as_str()))
+            .collect();
+        v.unknown_names = known
+            .entries
+            .keys()
+            .filter(|k| !names.contains(k.as_str()))
+            .cloned()
+            .collect();
         let total = self.kst.len();
         v.summary = format!(
             "conformance: {passed} passed, {} failed ({refused} refused by the generator, {failed} failed after generating; {known_n} known), of {total} kst; formats_err: {err_refused} of {err_total} erroneous schemas refused ({err_about} for the right reason), {valid_ok} of {valid_total} valid ones accepted",
@@ -350,7 +415,10 @@ fn sorted_files(dir: &Path, ext: &str) -> Vec<std::path::PathBuf> {
 }
 
 fn stem(p: &Path) -> String {
-    p.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_owned()
+    p.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("?")
+        .to_owned()
 }
 
 #[cfg(test)]
@@ -362,7 +430,10 @@ mod tests {
         assert_eq!(guarded(Duration::from_secs(5), || 7), Ok(7));
         let e = guarded(Duration::from_secs(5), || -> u8 { panic!("boom") }).unwrap_err();
         assert_eq!(e, "panicked: boom");
-        let e = guarded(Duration::from_millis(50), || std::thread::sleep(Duration::from_secs(2))).unwrap_err();
+        let e = guarded(Duration::from_millis(50), || {
+            std::thread::sleep(Duration::from_secs(2))
+        })
+        .unwrap_err();
         assert_eq!(e, "did not finish within 50ms");
     }
 

@@ -22,7 +22,9 @@ const LIST_HEADER: &str = "\
 ";
 
 fn under_ci() -> bool {
-    std::env::var("CI").map(|v| v.trim() == "1" || v.trim().eq_ignore_ascii_case("true")).unwrap_or(false)
+    std::env::var("CI")
+        .map(|v| v.trim() == "1" || v.trim().eq_ignore_ascii_case("true"))
+        .unwrap_or(false)
 }
 
 #[test]
@@ -36,16 +38,24 @@ fn kaitai_conformance_suite() {
         return;
     };
     // Every compiled module is reached through the table, so none is dead code.
-    let compiled = SCHEMAS.iter().filter(|e| matches!(e.outcome, Outcome::Compiled { .. })).count();
-    eprintln!("suite: {dir}; {} schemas, {compiled} compiled with reflection", SCHEMAS.len());
+    let compiled = SCHEMAS
+        .iter()
+        .filter(|e| matches!(e.outcome, Outcome::Compiled { .. }))
+        .count();
+    eprintln!(
+        "suite: {dir}; {} schemas, {compiled} compiled with reflection",
+        SCHEMAS.len()
+    );
     let report = Report::run(std::path::Path::new(dir), SCHEMAS);
     let text = std::fs::read_to_string(LIST).unwrap_or_default();
     let mut known = KnownFailures::parse(&text).unwrap_or_else(|e| panic!("{LIST}: {e}"));
     if std::env::var("STATEPACK_UPDATE_FAILING").is_ok_and(|v| v == "1") {
         let fresh = known.updated(&report.failures());
-        std::fs::write(LIST, KnownFailures::render(LIST_HEADER, &fresh)).expect("write failing_tests.txt");
+        std::fs::write(LIST, KnownFailures::render(LIST_HEADER, &fresh))
+            .expect("write failing_tests.txt");
         eprintln!("rewrote {LIST}");
-        known = KnownFailures::parse(&std::fs::read_to_string(LIST).unwrap_or_default()).expect("just written");
+        known = KnownFailures::parse(&std::fs::read_to_string(LIST).unwrap_or_default())
+            .expect("just written");
     }
     let verdict = report.verdict(&known);
     print!("{}", verdict.text);
@@ -54,15 +64,25 @@ fn kaitai_conformance_suite() {
     eprintln!("{}\n(report: {})", verdict.summary, out.display());
     let mut problems = String::new();
     for (name, reason) in &verdict.new_failures {
-        problems.push_str(&format!("  fails, not in failing_tests.txt: {name}: {reason}\n"));
+        problems.push_str(&format!(
+            "  fails, not in failing_tests.txt: {name}: {reason}\n"
+        ));
     }
     for name in &verdict.now_passing {
-        problems.push_str(&format!("  passes, remove from failing_tests.txt: {name}\n"));
+        problems.push_str(&format!(
+            "  passes, remove from failing_tests.txt: {name}\n"
+        ));
     }
     for name in &verdict.unknown_names {
-        problems.push_str(&format!("  failing_tests.txt names no test of the suite: {name}\n"));
+        problems.push_str(&format!(
+            "  failing_tests.txt names no test of the suite: {name}\n"
+        ));
     }
-    assert!(problems.is_empty(), "conformance differs from failing_tests.txt:\n{problems}{}", verdict.summary);
+    assert!(
+        problems.is_empty(),
+        "conformance differs from failing_tests.txt:\n{problems}{}",
+        verdict.summary
+    );
 }
 
 /// The dispatch table has one row per suite schema, each naming its file.
@@ -70,7 +90,11 @@ fn kaitai_conformance_suite() {
 fn table_covers_the_suite_formats() {
     let Some(dir) = SUITE_DIR else { return };
     let on_disk = std::fs::read_dir(std::path::Path::new(dir).join("formats"))
-        .map(|rd| rd.filter_map(|e| e.ok()).filter(|e| e.path().extension().is_some_and(|x| x == "ksy")).count())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter(|e| e.path().extension().is_some_and(|x| x == "ksy"))
+                .count()
+        })
         .unwrap_or(0);
     assert_eq!(SCHEMAS.len(), on_disk);
     let entry: &SchemaEntry = &SCHEMAS[0];
@@ -90,36 +114,70 @@ fn runner_reports_wrong_expectations() {
     ) else {
         return;
     };
-    if !matches!((hello.outcome, eof.outcome), (Outcome::Compiled { .. }, Outcome::Compiled { .. })) {
+    if !matches!(
+        (hello.outcome, eof.outcome),
+        (Outcome::Compiled { .. }, Outcome::Compiled { .. })
+    ) {
         eprintln!("skipped: hello_world or eof_exception_u4 is not generated with reflection");
         return;
     }
     let scratch = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("conformance-scratch");
     std::fs::create_dir_all(scratch.join("src")).unwrap();
     for f in ["fixed_struct.bin", "term_strz.bin"] {
-        std::fs::copy(std::path::Path::new(dir).join("src").join(f), scratch.join("src").join(f)).unwrap();
+        std::fs::copy(
+            std::path::Path::new(dir).join("src").join(f),
+            scratch.join("src").join(f),
+        )
+        .unwrap();
     }
     let run = |name: &str, kst: &str| {
         let path = scratch.join(format!("{name}.kst"));
         std::fs::write(&path, kst).unwrap();
         run_kst(&scratch, SCHEMAS, &path)
     };
-    let ok = run("ok", "id: hello_world\ndata: fixed_struct.bin\nasserts:\n  - actual: one\n    expected: 0x50\n");
+    let ok = run(
+        "ok",
+        "id: hello_world\ndata: fixed_struct.bin\nasserts:\n  - actual: one\n    expected: 0x50\n",
+    );
     assert_eq!(ok, Status::Pass);
     let fail = |s: Status| match s {
         Status::Fail(r) => r,
         other => panic!("expected a failure, got {other:?}"),
     };
-    let r = fail(run("value", "id: hello_world\ndata: fixed_struct.bin\nasserts:\n  - actual: one\n    expected: 0x51\n"));
+    let r = fail(run(
+        "value",
+        "id: hello_world\ndata: fixed_struct.bin\nasserts:\n  - actual: one\n    expected: 0x51\n",
+    ));
     assert_eq!(r, "`one`: got 80, expected 81");
-    let r = fail(run("member", "id: hello_world\ndata: fixed_struct.bin\nasserts:\n  - actual: two\n    expected: 1\n"));
+    let r = fail(run(
+        "member",
+        "id: hello_world\ndata: fixed_struct.bin\nasserts:\n  - actual: two\n    expected: 1\n",
+    ));
     assert!(r.contains("has no member `two`"), "{r}");
-    let r = fail(run("exc", "id: hello_world\ndata: fixed_struct.bin\nexception: EndOfStreamError\n"));
-    assert!(r.contains("expected EndOfStreamError, but the input decoded"), "{r}");
-    let r = fail(run("kind", "id: eof_exception_u4\ndata: term_strz.bin\nexception: ValidationNotEqualError<u4>\n"));
-    assert!(r.contains("expected ValidationNotEqualError<u4>") && r.contains("got UnexpectedEof"), "{r}");
-    if let Some(refused) = SCHEMAS.iter().find(|e| matches!(e.outcome, Outcome::Refused(_))) {
-        let s = run("refused", &format!("id: {}\ndata: fixed_struct.bin\n", refused.id));
+    let r = fail(run(
+        "exc",
+        "id: hello_world\ndata: fixed_struct.bin\nexception: EndOfStreamError\n",
+    ));
+    assert!(
+        r.contains("expected EndOfStreamError, but the input decoded"),
+        "{r}"
+    );
+    let r = fail(run(
+        "kind",
+        "id: eof_exception_u4\ndata: term_strz.bin\nexception: ValidationNotEqualError<u4>\n",
+    ));
+    assert!(
+        r.contains("expected ValidationNotEqualError<u4>") && r.contains("got UnexpectedEof"),
+        "{r}"
+    );
+    if let Some(refused) = SCHEMAS
+        .iter()
+        .find(|e| matches!(e.outcome, Outcome::Refused(_)))
+    {
+        let s = run(
+            "refused",
+            &format!("id: {}\ndata: fixed_struct.bin\n", refused.id),
+        );
         assert!(matches!(s, Status::Refused(_)), "{s:?}");
     }
 }

@@ -694,7 +694,11 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
                 self.pos += 1;
                 n += 8;
             }
-            let v = if w == 64 { acc } else { acc & ((1u64 << w) - 1) };
+            let v = if w == 64 {
+                acc
+            } else {
+                acc & ((1u64 << w) - 1)
+            };
             self.bits = (acc >> w) as u8;
             self.nbits = (n - w) as u8;
             v
@@ -1080,7 +1084,13 @@ pub fn decode_str(bytes: &[u8], encoding: &'static str, at: u64) -> Result<Strin
         "IBM437" => {
             return Ok(bytes
                 .iter()
-                .map(|&b| if b < 0x80 { b as char } else { IBM437_HIGH[usize::from(b - 0x80)] })
+                .map(|&b| {
+                    if b < 0x80 {
+                        b as char
+                    } else {
+                        IBM437_HIGH[usize::from(b - 0x80)]
+                    }
+                })
                 .collect())
         }
         "UTF-16LE" | "UTF-16BE" => {
@@ -1096,7 +1106,14 @@ pub fn decode_str(bytes: &[u8], encoding: &'static str, at: u64) -> Result<Strin
             });
             return char::decode_utf16(units)
                 .enumerate()
-                .map(|(i, c)| c.map_err(|_| bad(format!("unpaired surrogate at offset {}", at + 2 * i as u64))))
+                .map(|(i, c)| {
+                    c.map_err(|_| {
+                        bad(format!(
+                            "unpaired surrogate at offset {}",
+                            at + 2 * i as u64
+                        ))
+                    })
+                })
                 .collect();
         }
         other => {
@@ -1173,7 +1190,12 @@ impl Term {
             Some(t) => value_len + t.len(),
             None => {
                 let w = usize::from(self.width.max(1));
-                value_len + if self.terminator.is_some() && self.consume && !self.include { w } else { 0 }
+                value_len
+                    + if self.terminator.is_some() && self.consume && !self.include {
+                        w
+                    } else {
+                        0
+                    }
             }
         }
     }
@@ -1209,7 +1231,11 @@ fn xor_all(bytes: &[u8], key: &[u8]) -> Vec<u8> {
     if key.is_empty() {
         return bytes.to_vec();
     }
-    bytes.iter().zip(key.iter().cycle()).map(|(b, k)| b ^ k).collect()
+    bytes
+        .iter()
+        .zip(key.iter().cycle())
+        .map(|(b, k)| b ^ k)
+        .collect()
 }
 
 /// The value of a processed field from its stored bytes (read side).
@@ -1218,8 +1244,11 @@ fn xor_all(bytes: &[u8], key: &[u8]) -> Vec<u8> {
 /// has bytes after it or decompresses past the 1032:1 limit.
 pub fn unprocess(p: Processor<'_>, stored: &[u8], at: u64) -> Result<Vec<u8>, DecodeError> {
     Ok(match p {
-        Processor::Zlib => crate::columns::inflate(stored, zlib_limit(stored.len()))
-            .map_err(|e| DecodeError::new(at, DecodeErrorKind::Semantic(format!("process zlib: {e}"))))?,
+        Processor::Zlib => {
+            crate::columns::inflate(stored, zlib_limit(stored.len())).map_err(|e| {
+                DecodeError::new(at, DecodeErrorKind::Semantic(format!("process zlib: {e}")))
+            })?
+        }
         Processor::Xor(key) => xor_all(stored, key),
         Processor::Rol(n) => rotate_all(stored, n),
         Processor::Ror(n) => rotate_all(stored, n.wrapping_neg()),
@@ -1229,7 +1258,11 @@ pub fn unprocess(p: Processor<'_>, stored: &[u8], at: u64) -> Result<Vec<u8>, De
 /// The stored bytes of a processed field (write side): the bytes read (`kept`) when they
 /// still give `value`, so that decode then encode is byte-identical (another zlib would
 /// compress differently); otherwise `value` processed anew (zlib at level 6).
-pub fn reprocess<'v>(p: Processor<'_>, value: &[u8], kept: Option<&'v [u8]>) -> std::borrow::Cow<'v, [u8]> {
+pub fn reprocess<'v>(
+    p: Processor<'_>,
+    value: &[u8],
+    kept: Option<&'v [u8]>,
+) -> std::borrow::Cow<'v, [u8]> {
     use std::borrow::Cow;
     if let Some(k) = kept {
         if unprocess(p, k, 0).is_ok_and(|v| v == value) {
@@ -1260,7 +1293,10 @@ const IBM437_HIGH: [char; 128] = [
 /// UTF-8 text is borrowed as it is.
 ///
 /// Errors: `NotValid` when a character has no encoding in the target character set.
-pub fn encode_str<'t>(text: &'t str, encoding: &'static str) -> Result<std::borrow::Cow<'t, [u8]>, EncodeError> {
+pub fn encode_str<'t>(
+    text: &'t str,
+    encoding: &'static str,
+) -> Result<std::borrow::Cow<'t, [u8]>, EncodeError> {
     use std::borrow::Cow;
     let unmappable = || {
         EncodeError::new(EncodeErrorKind::NotValid {
@@ -1292,8 +1328,12 @@ pub fn encode_str<'t>(text: &'t str, encoding: &'static str) -> Result<std::borr
             })
             .collect::<Result<Vec<u8>, _>>()
             .map(Cow::Owned),
-        "UTF-16LE" => Ok(Cow::Owned(text.encode_utf16().flat_map(u16::to_le_bytes).collect())),
-        "UTF-16BE" => Ok(Cow::Owned(text.encode_utf16().flat_map(u16::to_be_bytes).collect())),
+        "UTF-16LE" => Ok(Cow::Owned(
+            text.encode_utf16().flat_map(u16::to_le_bytes).collect(),
+        )),
+        "UTF-16BE" => Ok(Cow::Owned(
+            text.encode_utf16().flat_map(u16::to_be_bytes).collect(),
+        )),
         other => {
             let enc = encoding_rs::Encoding::for_label(other.as_bytes()).ok_or_else(unmappable)?;
             let (bytes, _, had_errors) = enc.encode(text);
@@ -1657,7 +1697,12 @@ pub fn expr_at<T>(list: &[T], index: i128) -> Result<&T, ExprError> {
     usize::try_from(index)
         .ok()
         .and_then(|i| list.get(i))
-        .ok_or_else(|| ExprError(format!("index {index} is outside a list of {} element(s)", list.len())))
+        .ok_or_else(|| {
+            ExprError(format!(
+                "index {index} is outside a list of {} element(s)",
+                list.len()
+            ))
+        })
 }
 
 /// `list.last` in a schema expression. Errors: [`ExprError`] for an empty list.
@@ -1671,9 +1716,12 @@ pub fn expr_last<T>(list: &[T]) -> Result<&T, ExprError> {
 /// [`ExprError`] for an empty list.
 pub fn expr_extreme<T: PartialOrd>(list: &[T], max: bool) -> Result<&T, ExprError> {
     let mut it = list.iter();
-    let mut best = it
-        .next()
-        .ok_or_else(|| ExprError(format!("`.{}` of an empty list", if max { "max" } else { "min" })))?;
+    let mut best = it.next().ok_or_else(|| {
+        ExprError(format!(
+            "`.{}` of an empty list",
+            if max { "max" } else { "min" }
+        ))
+    })?;
     for x in it {
         let better = if max { x > best } else { x < best };
         if better {
@@ -1688,8 +1736,15 @@ pub fn expr_extreme<T: PartialOrd>(list: &[T], max: bool) -> Result<&T, ExprErro
 /// negative.
 pub fn expr_substring(s: &str, from: i128, to: i128) -> Result<String, ExprError> {
     let n = s.chars().count();
-    let bad = || ExprError(format!("substring({from}, {to}) is outside a string of {n} character(s)"));
-    let (a, b) = (usize::try_from(from).map_err(|_| bad())?, usize::try_from(to).map_err(|_| bad())?);
+    let bad = || {
+        ExprError(format!(
+            "substring({from}, {to}) is outside a string of {n} character(s)"
+        ))
+    };
+    let (a, b) = (
+        usize::try_from(from).map_err(|_| bad())?,
+        usize::try_from(to).map_err(|_| bad())?,
+    );
     if a > b || b > n {
         return Err(bad());
     }
@@ -1704,7 +1759,8 @@ pub fn expr_str_to_i(s: &str, radix: i128) -> Result<i128, ExprError> {
         .ok()
         .filter(|r| (2..=36).contains(r))
         .ok_or_else(|| ExprError(format!("radix {radix} is not in 2..=36")))?;
-    i128::from_str_radix(s, r).map_err(|_| ExprError(format!("{s:?} is not an integer in radix {r}")))
+    i128::from_str_radix(s, r)
+        .map_err(|_| ExprError(format!("{s:?} is not an integer in radix {r}")))
 }
 
 /// `bytes.to_s(encoding)` in a schema expression: the bytes decoded as [`decode_str`] does
@@ -1789,17 +1845,29 @@ mod tests {
     #[test]
     fn processors_invert_and_keep_stored_bytes() {
         let v = b"hello hello hello".to_vec();
-        for p in [Processor::Zlib, Processor::Xor(&[0x15]), Processor::Xor(&[1, 2, 3]), Processor::Rol(3), Processor::Ror(11)] {
+        for p in [
+            Processor::Zlib,
+            Processor::Xor(&[0x15]),
+            Processor::Xor(&[1, 2, 3]),
+            Processor::Rol(3),
+            Processor::Ror(11),
+        ] {
             let stored = reprocess(p, &v, None).into_owned();
             assert_eq!(unprocess(p, &stored, 0).unwrap(), v, "{p:?}");
-            assert!(matches!(reprocess(p, &v, Some(&stored)), std::borrow::Cow::Borrowed(_)));
+            assert!(matches!(
+                reprocess(p, &v, Some(&stored)),
+                std::borrow::Cow::Borrowed(_)
+            ));
         }
         assert_eq!(unprocess(Processor::Rol(1), &[0x81], 0).unwrap(), [0x03]);
         assert_eq!(unprocess(Processor::Ror(1), &[0x03], 0).unwrap(), [0x81]);
         assert!(unprocess(Processor::Zlib, b"not zlib", 0).is_err());
         // Stored bytes that no longer give the value are not reused.
         let stored = reprocess(Processor::Zlib, b"abc", None).into_owned();
-        assert!(matches!(reprocess(Processor::Zlib, b"abd", Some(&stored)), std::borrow::Cow::Owned(_)));
+        assert!(matches!(
+            reprocess(Processor::Zlib, b"abd", Some(&stored)),
+            std::borrow::Cow::Owned(_)
+        ));
     }
 
     #[test]
@@ -1821,19 +1889,45 @@ mod tests {
 
     #[test]
     fn terminated_fields_read_and_write_back() {
-        let t = Term { terminator: Some(0), include: false, consume: true, eos_error: true, pad_right: None, width: 1 };
+        let t = Term {
+            terminator: Some(0),
+            include: false,
+            consume: true,
+            eos_error: true,
+            pad_right: None,
+            width: 1,
+        };
         let mut r = ByteReader::new(b"ab\0cd");
-        assert_eq!(r.read_terminated(None, t).unwrap(), (&b"ab"[..], &b"\0"[..]));
-        assert!(r.read_terminated(None, t).is_err(), "no terminator before the end");
-        let lenient = Term { eos_error: false, ..t };
-        assert_eq!(r.read_terminated(None, lenient).unwrap(), (&b"cd"[..], &b""[..]));
+        assert_eq!(
+            r.read_terminated(None, t).unwrap(),
+            (&b"ab"[..], &b"\0"[..])
+        );
+        assert!(
+            r.read_terminated(None, t).is_err(),
+            "no terminator before the end"
+        );
+        let lenient = Term {
+            eos_error: false,
+            ..t
+        };
+        assert_eq!(
+            r.read_terminated(None, lenient).unwrap(),
+            (&b"cd"[..], &b""[..])
+        );
         // Sized: the value ends at the terminator.
-        let padded = Term { terminator: Some(b'|'), pad_right: Some(b'@'), ..t };
+        let padded = Term {
+            terminator: Some(b'|'),
+            pad_right: Some(b'@'),
+            ..t
+        };
         let mut r = ByteReader::new(b"ab|x@@ab@@@@");
         let (v, tail) = r.read_terminated(Some(6), padded).unwrap();
         assert_eq!((v, tail), (&b"ab"[..], &b"|x@@"[..]));
         // Padding is stripped only when there is no terminator.
-        assert_eq!(r.read_terminated(Some(6), padded).unwrap(), (&b"ab"[..], &b"@@@@"[..]));
+        assert_eq!(
+            r.read_terminated(Some(6), padded).unwrap(),
+            (&b"ab"[..], &b"@@@@"[..])
+        );
         let mut w = ByteWriter::new();
         w.write_terminated(v, Some(tail), Some(6), padded).unwrap();
         assert_eq!(w.into_bytes(), b"ab|x@@");
@@ -1844,13 +1938,18 @@ mod tests {
         // UTF-16: a two-byte terminator at an even offset.
         let wide = Term { width: 2, ..t };
         let mut r = ByteReader::new(b"a\0\0b\0\0x");
-        assert_eq!(r.read_terminated(None, wide).unwrap(), (&b"a\0\0b"[..], &b"\0\0"[..]));
+        assert_eq!(
+            r.read_terminated(None, wide).unwrap(),
+            (&b"a\0\0b"[..], &b"\0\0"[..])
+        );
         let mut w = ByteWriter::new();
         w.write_terminated(b"a\0\0b", None, None, wide).unwrap();
         assert_eq!(w.into_bytes(), b"a\0\0b\0\0");
         let mut w = ByteWriter::new();
         assert!(w.write_terminated(b"a\0b", None, None, t).is_err());
-        assert!(w.write_terminated(b"abcdef", None, Some(5), padded).is_err());
+        assert!(w
+            .write_terminated(b"abcdef", None, Some(5), padded)
+            .is_err());
     }
 
     #[test]
