@@ -127,12 +127,14 @@ fn run_kst_here(suite: &Path, table: &[SchemaEntry], kst_file: &Path) -> Status 
                 .and_then(|x| ev.eval(&x))
             {
                 Ok(v) => v,
-                Err(m) => return match &a.expect {
-                    Expectation::Exception(x) => fail(format!(
+                Err(m) => {
+                    return match &a.expect {
+                        Expectation::Exception(x) => fail(format!(
                         "expected {x}; evaluating through Reflect gave no error kind, only: {m}"
                     )),
-                    Expectation::Value(_) => fail(m),
-                },
+                        Expectation::Value(_) => fail(m),
+                    }
+                }
             };
             match &a.expect {
                 Expectation::Exception(x) => {
