@@ -2795,6 +2795,11 @@ impl<'s> Emitter<'s> {
             );
         }
         writes.extend(pos_writes);
+        if let Some((read, member, item)) = crate::instances::io_end_member(t) {
+            reads.push(read);
+            struct_fields.push(member);
+            ctor.push(item);
+        }
         if is_root && self.has_positional() {
             // The bytes after the seq up to the furthest positional instance belong to the
             // root: kept and written back under the instances, which the root lays out last.

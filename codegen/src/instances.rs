@@ -302,12 +302,10 @@ pub(crate) fn io_attr(
                 "use `_io.{attr}` in `if`, `size`, `repeat-until` or a positional instance's `pos`, where the writer lets the value decide".replace("{attr}", attr),
             ))
         }
-        (false, false, "pos" | "size" | "eof") => {
-            return Err((
-                format!("`_io.{attr}` is available only while reading or writing `seq` fields and positional instances"),
-                "value instances are computed from the stored values, without a stream".into(),
-            ))
-        }
+        // A value instance: the type's stream as it was when its `seq` had been read.
+        (false, false, "pos") => (quote!(self.__io_end.0), Ty::Int),
+        (false, false, "size") => (quote!(self.__io_end.1), Ty::Int),
+        (false, false, "eof") => (quote!((self.__io_end.0 >= self.__io_end.1)), Ty::Bool),
         _ => {
             return Err((
                 format!("`_io` has no member `{attr}`"),
@@ -372,7 +370,7 @@ pub(crate) fn emit_read(
 }
 
 /// Wraps a positional instance's write (`stmt`, as for a `seq` field): encode it on its own
-/// and queue it for its position ([`ByteWriter::place`](statepack_runtime::io::ByteWriter)).
+/// and queue it for its position (`ByteWriter::instance_writer`, `ByteWriter::place`).
 pub(crate) fn emit_write(
     em: &mut Emitter<'_>,
     f: &Field,
@@ -392,12 +390,36 @@ pub(crate) fn emit_write(
     Some(quote! {
         {
             let __pos: i128 = #pos;
-            let mut __tw = ::statepack_runtime::io::ByteWriter::new();
+            let mut __tw = __w.instance_writer(__pos, #whole).map_err(|e| e.in_field(#fid))?;
             {
                 let __w = &mut __tw;
                 #stmt
             }
-            __w.place(__pos, #whole, __tw, #what).map_err(|e| e.in_field(#fid))?;
+            __w.place(__tw, #what);
         }
     })
+}
+
+/// For a type whose value instances use `_io`: the reader's statement that keeps the stream's
+/// position and size at the end of the type's `seq`, the struct member holding them and its
+/// constructor entry.
+pub(crate) fn io_end_member(
+    t: &crate::ir::TypeDef,
+) -> Option<(TokenStream, TokenStream, TokenStream)> {
+    let uses = t.instances.iter().any(|i| {
+        uses_io(&i.value.expr) || i.cond.as_ref().is_some_and(|c| uses_io(&c.expr))
+    });
+    if !uses {
+        return None;
+    }
+    Some((
+        quote!(let __io_end: (i128, i128) = (__r.io_pos(), __r.io_size());),
+        quote! {
+            #[doc = " `_io.pos` and `_io.size` of this value's stream when its `seq` had been read, for"]
+            #[doc = " the value instances that use `_io` (`_io.eof` is `pos >= size`)."]
+            #[serde(default)]
+            pub __io_end: (i128, i128)
+        },
+        quote!(__io_end),
+    ))
 }

@@ -1400,6 +1400,9 @@ pub struct ByteWriter {
     pub(crate) start: usize,
     /// Positional instances waiting to be laid out (see `crate::positional`).
     pub(crate) placed: Vec<crate::positional::Placement>,
+    /// Where this writer's first byte goes in the whole output (non-zero for a positional
+    /// instance encoded on its own); `start` and placements are absolute.
+    pub(crate) origin: usize,
     /// Pending bits of an unfinished byte (the low `nbits` bits).
     bits: u8,
     nbits: u8,
@@ -1420,6 +1423,7 @@ impl ByteWriter {
             buf: Vec::with_capacity(n),
             start: 0,
             placed: Vec::new(),
+            origin: 0,
             bits: 0,
             nbits: 0,
             bits_le: false,
@@ -1432,6 +1436,7 @@ impl ByteWriter {
             buf,
             start: 0,
             placed: Vec::new(),
+            origin: 0,
             bits: 0,
             nbits: 0,
             bits_le: false,

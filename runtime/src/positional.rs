@@ -139,14 +139,14 @@ impl ByteWriter {
     /// `_io.pos` while writing: the bytes written since the start of the stream being written.
     #[inline]
     pub fn io_pos(&self) -> i128 {
-        (self.len() - self.start) as i128
+        (self.origin + self.len()) as i128 - self.start as i128
     }
 
     /// Starts the substream of a sized field here; returns the outer start for
     /// [`ByteWriter::pop_io`].
     #[inline]
     pub fn push_io(&mut self) -> usize {
-        let here = self.len();
+        let here = self.origin + self.len();
         std::mem::replace(&mut self.start, here)
     }
 
@@ -156,18 +156,12 @@ impl ByteWriter {
         self.start = outer;
     }
 
-    /// Queues a positional instance encoded in `value` (a writer of its own) for byte `pos`
-    /// of the stream being written (with `whole`, of the whole output); the instances `value`
-    /// queued itself move with it.
+    /// A writer for the positional instance at byte `pos` of the stream being written (with
+    /// `whole`, of the whole output): its bytes go there once laid out, and the instances it
+    /// queues itself are placed in the same stream.
     ///
     /// Errors: `OutOfRange` when `pos` is negative or too large.
-    pub fn place(
-        &mut self,
-        pos: i128,
-        whole: bool,
-        value: ByteWriter,
-        what: &'static str,
-    ) -> Result<(), EncodeError> {
+    pub fn instance_writer(&self, pos: i128, whole: bool) -> Result<ByteWriter, EncodeError> {
         let base = if whole { 0 } else { self.start };
         let at = usize::try_from(pos)
             .ok()
@@ -178,18 +172,22 @@ impl ByteWriter {
                     ty: "a position in the stream",
                 })
             })?;
-        let inner = value.placed.clone();
-        let bytes = value.into_bytes();
-        self.placed.push(Placement { at, bytes, what });
-        for p in inner {
-            self.placed.push(Placement {
-                at: p.at.saturating_add(at),
-                ..p
-            });
-        }
-        Ok(())
+        let mut w = ByteWriter::new();
+        w.origin = at;
+        w.start = self.start;
+        Ok(w)
     }
 
+    /// Queues the positional instance written into `value` (made by
+    /// [`ByteWriter::instance_writer`]) with the instances it queued itself; `what` is the
+    /// instance's key path in the schema, named when it overlaps other bytes.
+    pub fn place(&mut self, mut value: ByteWriter, what: &'static str) {
+        let at = value.origin;
+        let mut inner = std::mem::take(&mut value.placed);
+        let bytes = value.into_bytes();
+        self.placed.push(Placement { at, bytes, what });
+        self.placed.append(&mut inner);
+    }
     /// Lays out every queued positional instance (called by the root type at its end, after
     /// `kept`, the bytes its reader found after its `seq` up to the furthest instance, was
     /// written). Bytes before `kept` and bytes of an earlier instance must agree with the

@@ -255,7 +255,9 @@ impl Positional {
         }
         {
             let __pos: i128 = (12 as i128);
-            let mut __tw = ::statepack_runtime::io::ByteWriter::new();
+            let mut __tw = __w
+                .instance_writer(__pos, false)
+                .map_err(|e| e.in_field("header"))?;
             {
                 let __w = &mut __tw;
                 {
@@ -272,12 +274,13 @@ impl Positional {
                         })?;
                 }
             }
-            __w.place(__pos, false, __tw, "instances.header")
-                .map_err(|e| e.in_field("header"))?;
+            __w.place(__tw, "instances.header");
         }
         {
             let __pos: i128 = (ofs_name as i128);
-            let mut __tw = ::statepack_runtime::io::ByteWriter::new();
+            let mut __tw = __w
+                .instance_writer(__pos, false)
+                .map_err(|e| e.in_field("name"))?;
             {
                 let __w = &mut __tw;
                 {
@@ -311,12 +314,13 @@ impl Positional {
                         })?;
                 }
             }
-            __w.place(__pos, false, __tw, "instances.name")
-                .map_err(|e| e.in_field("name"))?;
+            __w.place(__tw, "instances.name");
         }
         {
             let __pos: i128 = self.__pos_tail_word;
-            let mut __tw = ::statepack_runtime::io::ByteWriter::new();
+            let mut __tw = __w
+                .instance_writer(__pos, false)
+                .map_err(|e| e.in_field("tail_word"))?;
             {
                 let __w = &mut __tw;
                 {
@@ -331,12 +335,13 @@ impl Positional {
                         })?;
                 }
             }
-            __w.place(__pos, false, __tw, "instances.tail_word")
-                .map_err(|e| e.in_field("tail_word"))?;
+            __w.place(__tw, "instances.tail_word");
         }
         {
             let __pos: i128 = (100000 as i128);
-            let mut __tw = ::statepack_runtime::io::ByteWriter::new();
+            let mut __tw = __w
+                .instance_writer(__pos, false)
+                .map_err(|e| e.in_field("never"))?;
             {
                 let __w = &mut __tw;
                 match (((ofs_name as i128) == (255 as i128)), &self.never) {
@@ -363,8 +368,7 @@ impl Positional {
                     }
                 }
             }
-            __w.place(__pos, false, __tw, "instances.never")
-                .map_err(|e| e.in_field("never"))?;
+            __w.place(__tw, "instances.never");
         }
         __w.lay_out_positional(&self.__beyond)?;
         Ok(())
@@ -745,7 +749,9 @@ impl Block {
         __w.write_bytes(&self.__unread);
         {
             let __pos: i128 = (4 as i128);
-            let mut __tw = ::statepack_runtime::io::ByteWriter::new();
+            let mut __tw = __w
+                .instance_writer(__pos, false)
+                .map_err(|e| e.in_field("inner"))?;
             {
                 let __w = &mut __tw;
                 {
@@ -760,8 +766,7 @@ impl Block {
                         })?;
                 }
             }
-            __w.place(__pos, false, __tw, "types.block.instances.inner")
-                .map_err(|e| e.in_field("inner"))?;
+            __w.place(__tw, "types.block.instances.inner");
         }
         Ok(())
     }
