@@ -9,7 +9,7 @@
 
 use crate::emit::{Emitter, Scope, Ty};
 use crate::expr::Expr;
-use crate::ir::{Field, Instance, Positional};
+use crate::ir::{Field, FieldKind, Instance, Positional, Repeat};
 use crate::names::temp_for;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -82,6 +82,11 @@ pub(crate) fn lower_positional(
     };
     let mut f = lw.field(&synthetic, ip)?;
     f.pos = key.pos;
+    // An instance may hold the type it belongs to (a chain of positions): its member is a
+    // `Box` so that the struct has a size.
+    if matches!(f.kind, FieldKind::User { .. }) && matches!(f.repeat, Repeat::None) {
+        f.boxed = true;
+    }
     f.at = Some(Box::new(Positional { pos, whole }));
     Some(f)
 }

@@ -44,6 +44,10 @@ mod params;
 mod positional;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/positional_chain.rs"]
+mod positional_chain;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/processed.rs"]
 mod processed;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -838,4 +842,22 @@ fn a_position_beyond_the_stream_is_an_error_with_path_and_offset() {
     let e = positional::Positional::decode(&bytes).unwrap_err();
     assert_eq!(e.path.to_string(), "name");
     assert_eq!(e.offset, 200);
+}
+
+#[test]
+fn positional_instances_follow_a_chain_and_refuse_a_loop() {
+    // head at 0 -> node at 2 -> node at 4 (next_at 0 ends the chain).
+    let bytes = [2, 10, 4, 20, 0, 30];
+    let v = positional_chain::PositionalChain::decode(&bytes).unwrap();
+    let second = v.head.next.as_deref().unwrap();
+    assert_eq!((v.head.value, second.value), (10, 20));
+    assert_eq!(second.next.as_deref().unwrap().value, 30);
+    assert_eq!(v.encode().unwrap(), bytes);
+    // A node that points at itself: an error naming the chain, not a stack overflow.
+    let e = positional_chain::PositionalChain::decode(&[2, 10, 2, 20]).unwrap_err();
+    assert!(
+        e.to_string().contains("nest more than 64 deep"),
+        "{e}"
+    );
+    assert!(e.path.to_string().starts_with("head.next.next.next"), "{}", e.path);
 }

@@ -13,7 +13,7 @@ pub struct Positional {
     /// Schema: `codegen/tests/run/positional.ksy` line 5.
     pub ofs_name: u8,
     /// Schema: `codegen/tests/run/positional.ksy` line 15.
-    pub header: HeaderObj,
+    pub header: ::std::boxed::Box<HeaderObj>,
     /// Schema: `codegen/tests/run/positional.ksy` line 7.
     pub numbers: ::std::vec::Vec<u8>,
     /// Schema: `codegen/tests/run/positional.ksy` line 11.
@@ -52,13 +52,15 @@ impl Positional {
             __v
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("header"));
-        let header: HeaderObj = {
+        let header: ::std::boxed::Box<HeaderObj> = {
             let __p: i128 = (12 as i128);
             let __saved = __r
                 .enter_instance(__p, false)
                 .map_err(|e| e.in_field("header"))?;
             let __pv = {
-                let __v: HeaderObj = { HeaderObj::read_from(__r) }
+                let __v: ::std::boxed::Box<HeaderObj> = {
+                    HeaderObj::read_from(__r).map(::std::boxed::Box::new)
+                }
                     .map_err(|e| e.in_field("header"))?;
                 __r.leave::<()>(None);
                 __v
