@@ -827,6 +827,24 @@ impl<'s> Emitter<'s> {
             {
                 return crate::instances::io_attr(scope.ctx == Ctx::Read, scope.ctx == Ctx::Write, attr);
             }
+            Expr::Attr(io, attr)
+                if matches!(&**io, Expr::Attr(_, a) if a == "_io")
+                    && matches!(attr.as_str(), "pos" | "size" | "eof") =>
+            {
+                // `value._io.pos`: the stream of a user-type value, as it was when the value
+                // had been read.
+                let Expr::Attr(inner, _) = &**io else {
+                    unreachable!()
+                };
+                let (ts, ty) = self.ex(inner, scope)?;
+                if !matches!(ty, Ty::User(_)) {
+                    return bad(
+                        format!("`._io` applies to a user-type value, not {}", ty_name(&ty)),
+                        "use `_io` for this type's own stream",
+                    );
+                }
+                return Ok(crate::instances::member_io(ts, attr));
+            }
             Expr::Attr(inner, attr) => {
                 let (ts, ty) = self.ex(inner, scope)?;
                 if let Ty::User(tn) = &ty {
@@ -2795,7 +2813,7 @@ impl<'s> Emitter<'s> {
             );
         }
         writes.extend(pos_writes);
-        if let Some((read, member, item)) = crate::instances::io_end_member(t) {
+        if let Some((read, member, item)) = crate::instances::io_end_member(self.s, t) {
             reads.push(read);
             struct_fields.push(member);
             ctor.push(item);

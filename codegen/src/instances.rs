@@ -409,11 +409,12 @@ pub(crate) fn emit_write(
 /// position and size at the end of the type's `seq`, the struct member holding them and its
 /// constructor entry.
 pub(crate) fn io_end_member(
+    s: &crate::ir::Schema,
     t: &crate::ir::TypeDef,
 ) -> Option<(TokenStream, TokenStream, TokenStream)> {
     let uses = t.instances.iter().any(|i| {
         uses_io(&i.value.expr) || i.cond.as_ref().is_some_and(|c| uses_io(&c.expr))
-    });
+    }) || uses_member_io(s);
     if !uses {
         return None;
     }
@@ -427,4 +428,58 @@ pub(crate) fn io_end_member(
         },
         quote!(__io_end),
     ))
+}
+
+/// True when an expression anywhere in the schema uses `value._io` (the stream of a user-type
+/// value): every type then keeps `__io_end` (the type of `value` is known only while
+/// emitting).
+fn uses_member_io(s: &crate::ir::Schema) -> bool {
+    fn has(e: &Expr) -> bool {
+        let mut todo = vec![e];
+        while let Some(e) = todo.pop() {
+            match e {
+                Expr::Attr(a, attr) if attr == "_io" && !matches!(&**a, Expr::Name(n) if n == "_root") => {
+                    return true
+                }
+                Expr::Cast(a, _) | Expr::Unary(_, a) | Expr::Attr(a, _) => todo.push(a),
+                Expr::Index(a, b) | Expr::Binary(_, a, b) => {
+                    todo.push(a);
+                    todo.push(b);
+                }
+                Expr::Call(a, _, args) => {
+                    todo.push(a);
+                    todo.extend(args.iter());
+                }
+                Expr::List(items) => todo.extend(items.iter()),
+                Expr::Ternary(c, a, b) => {
+                    todo.push(c);
+                    todo.push(a);
+                    todo.push(b);
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+    s.types.iter().any(|t| {
+        let mut found = false;
+        for f in &t.fields {
+            let mut g = f.clone();
+            crate::resolve::for_each_expr(&mut g, &mut |e| found |= has(e));
+        }
+        found
+            || t.instances.iter().any(|i| {
+                has(&i.value.expr) || i.cond.as_ref().is_some_and(|c| has(&c.expr))
+            })
+    })
+}
+
+/// `value._io.pos`, `.size`, `.eof` of a user-type value (`value` is its code): from the
+/// value's `__io_end`.
+pub(crate) fn member_io(value: TokenStream, attr: &str) -> (TokenStream, Ty) {
+    match attr {
+        "pos" => (quote!(#value.__io_end.0), Ty::Int),
+        "size" => (quote!(#value.__io_end.1), Ty::Int),
+        _ => (quote!((#value.__io_end.0 >= #value.__io_end.1)), Ty::Bool),
+    }
 }

@@ -803,6 +803,8 @@ fn positional_instances_read_at_their_position() {
     assert_eq!(v.block.inner, 0x1234);
     assert_eq!(v.block.rest_len, Some(0x62));
     assert_eq!(v.block.at_end, Some(0x63));
+    // `block._io`: the block's substream when its seq had been read (3 of 6 bytes, not at eof).
+    assert_eq!(v.block_io(), 306);
     assert_eq!(v.encode().unwrap(), POSITIONAL, "decode then encode is byte-identical");
 }
 

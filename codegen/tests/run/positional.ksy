@@ -22,6 +22,8 @@ instances:
   tail_word:
     pos: _io.size - 2
     type: u2
+  block_io:
+    value: 'block._io.pos * 100 + block._io.size + (block._io.eof ? 1000 : 0)'
   never:
     pos: 100000
     type: u1

@@ -27,8 +27,12 @@ pub struct Positional {
     pub __pos_tail_word: i128,
     /// Present only when `ofs_name == 0xff`.
     ///
-    /// Schema: `codegen/tests/run/positional.ksy` line 25.
+    /// Schema: `codegen/tests/run/positional.ksy` line 27.
     pub never: ::std::option::Option<u8>,
+    /// `_io.pos` and `_io.size` of this value's stream when its `seq` had been read, for
+    /// the value instances that use `_io` (`_io.eof` is `pos >= size`).
+    #[serde(default)]
+    pub __io_end: (i128, i128),
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
     /// read, as read: written back under the positional instances (which must agree with
     /// every byte written in sequence and with each other).
@@ -166,6 +170,7 @@ impl Positional {
         } else {
             None
         };
+        let __io_end: (i128, i128) = (__r.io_pos(), __r.io_size());
         let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();
         Ok(Self {
             ofs_name,
@@ -176,6 +181,7 @@ impl Positional {
             tail_word,
             __pos_tail_word,
             never,
+            __io_end,
             __beyond,
         })
     }
@@ -398,6 +404,31 @@ impl Positional {
                 }
             }
     }
+    /// Value instance: `block._io.pos * 100 + block._io.size + (block._io.eof ? 1000 : 0)` (computed from the fields, never stored).
+    ///
+    /// Schema: `codegen/tests/run/positional.ksy` line 25.
+    #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+    pub fn block_io(&self) -> i128 {
+        let ofs_name = self.ofs_name;
+        let header = &self.header;
+        let numbers = &self.numbers;
+        let block = &self.block;
+        let name = &self.name;
+        let tail_word = self.tail_word;
+        let never = &self.never;
+        block
+            .__io_end
+            .0
+            .wrapping_mul((100 as i128))
+            .wrapping_add(block.__io_end.1)
+            .wrapping_add(
+                (if (block.__io_end.0 >= block.__io_end.1) {
+                    (1000 as i128)
+                } else {
+                    (0 as i128)
+                }),
+            )
+    }
 }
 impl Positional {
     /// Decodes a whole file: the data must end exactly where the root type ends.
@@ -466,11 +497,26 @@ impl ::statepack_runtime::reflect::Reflect for Positional {
             "name" => ::std::option::Option::Some(self.name.to_value()),
             "tail_word" => ::std::option::Option::Some(self.tail_word.to_value()),
             "never" => ::std::option::Option::Some(self.never.to_value()),
+            "block_io" => {
+                ::std::option::Option::Some({
+                    let __x = self.block_io();
+                    ::statepack_runtime::reflect::Value::Int(__x)
+                })
+            }
             _ => ::std::option::Option::None,
         }
     }
     fn member_names(&self) -> &'static [&'static str] {
-        &["ofs_name", "header", "numbers", "block", "name", "tail_word", "never"]
+        &[
+            "ofs_name",
+            "header",
+            "numbers",
+            "block",
+            "name",
+            "tail_word",
+            "never",
+            "block_io",
+        ]
     }
 }
 impl ::statepack_runtime::reflect::ToValue for Positional {
@@ -505,11 +551,15 @@ pub fn reflect_roundtrip(
     let v = Positional::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
     v.encode().map_err(|e| format!("encode: {e}"))
 }
-/// Schema: `codegen/tests/run/positional.ksy` line 30.
+/// Schema: `codegen/tests/run/positional.ksy` line 32.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HeaderObj {
-    /// Schema: `codegen/tests/run/positional.ksy` line 32.
+    /// Schema: `codegen/tests/run/positional.ksy` line 34.
     pub count: u8,
+    /// `_io.pos` and `_io.size` of this value's stream when its `seq` had been read, for
+    /// the value instances that use `_io` (`_io.eof` is `pos >= size`).
+    #[serde(default)]
+    pub __io_end: (i128, i128),
 }
 impl HeaderObj {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
@@ -527,7 +577,8 @@ impl HeaderObj {
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { count })
+        let __io_end: (i128, i128) = (__r.io_pos(), __r.io_size());
+        Ok(Self { count, __io_end })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -591,20 +642,20 @@ impl ::statepack_runtime::reflect::ToValue for HeaderObj {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/positional.ksy` line 34.
+/// Schema: `codegen/tests/run/positional.ksy` line 36.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Block {
-    /// Schema: `codegen/tests/run/positional.ksy` line 36.
+    /// Schema: `codegen/tests/run/positional.ksy` line 38.
     pub a: u8,
     /// Present only when `_io.pos < 2`.
     ///
-    /// Schema: `codegen/tests/run/positional.ksy` line 38.
+    /// Schema: `codegen/tests/run/positional.ksy` line 40.
     pub rest_len: ::std::option::Option<u8>,
     /// Present only when `not _io.eof`.
     ///
-    /// Schema: `codegen/tests/run/positional.ksy` line 41.
+    /// Schema: `codegen/tests/run/positional.ksy` line 43.
     pub at_end: ::std::option::Option<u8>,
-    /// Schema: `codegen/tests/run/positional.ksy` line 45.
+    /// Schema: `codegen/tests/run/positional.ksy` line 47.
     pub inner: u16,
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
@@ -615,6 +666,10 @@ pub struct Block {
     /// value ends inside a byte of its sized field; written back.
     #[serde(default)]
     pub __unread_pad: u8,
+    /// `_io.pos` and `_io.size` of this value's stream when its `seq` had been read, for
+    /// the value instances that use `_io` (`_io.eof` is `pos >= size`).
+    #[serde(default)]
+    pub __io_end: (i128, i128),
 }
 impl Block {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
@@ -666,6 +721,7 @@ impl Block {
             __r.leave_instance(__saved);
             __pv
         };
+        let __io_end: (i128, i128) = (__r.io_pos(), __r.io_size());
         Ok(Self {
             a,
             rest_len,
@@ -673,6 +729,7 @@ impl Block {
             inner,
             __unread: ::std::vec::Vec::new(),
             __unread_pad: 0,
+            __io_end,
         })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
