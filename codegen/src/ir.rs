@@ -195,6 +195,18 @@ pub struct Field {
     pub term: Option<TermSpec>,
     /// `process`: how the stored bytes of a sized byte field or user type become its value.
     pub process: Option<Process>,
+    /// A positional instance (`instances` with `pos`) lowered to a field: where it is read.
+    /// `None` for `seq` fields.
+    pub at: Option<Box<Positional>>,
+}
+
+/// Where a positional instance is read: byte `pos` of its stream.
+#[derive(Debug, Clone)]
+pub struct Positional {
+    /// `pos`: the position in the stream.
+    pub pos: SrcExpr,
+    /// `io: _root._io`: the stream is the whole input (else the type's own stream, `_io`).
+    pub whole: bool,
 }
 
 /// A `process` transformation (Kaitai Struct's built-in processors).

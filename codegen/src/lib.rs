@@ -17,6 +17,7 @@ pub mod columns;
 pub mod diag;
 mod emit;
 mod emit_reflect;
+mod instances;
 pub mod expr;
 pub mod ir;
 mod lower;

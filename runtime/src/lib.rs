@@ -38,6 +38,7 @@ pub mod io;
 pub mod keyframe;
 pub mod motion;
 pub mod netquant;
+pub mod positional;
 pub mod quant;
 pub mod reflect;
 pub mod replay_xform;
