@@ -226,7 +226,7 @@ impl<'s> Emitter<'s> {
         for t in &self.s.types {
             for f in &t.fields {
                 // `params`: only a plain user-type field passes arguments today.
-                let has_params = |n: &str| self.s.type_def(n).is_some_and(|d| !d.params.is_empty());
+                let has_params = |n: &str| self.s.type_def(n).is_some_and(|d| d.params.iter().any(|p| p.context.is_none()));
                 let problem = match &f.kind {
                     FieldKind::User { name, .. } if has_params(name) && (f.process.is_some() || f.term.is_some()) => Some("a type with `params` cannot be read through `process` or a terminator yet".to_owned()),
                     FieldKind::User { .. } if f.args.is_empty() => None,
@@ -1341,8 +1341,9 @@ impl<'s> Emitter<'s> {
         ))
     }
 
-    /// The arguments of field `f` for the `params` of type `tn`, converted to the params'
-    /// member types, in `scope`; reports a count or type mismatch.
+    /// The arguments of field `f` for the `params` of type `tn` (those written in the schema,
+    /// then the context params of `crate::context`), converted to the params' member types,
+    /// in `scope`; reports a count or type mismatch.
     fn param_args(
         &mut self,
         f: &Field,
@@ -1355,31 +1356,47 @@ impl<'s> Emitter<'s> {
             .type_def(tn)
             .map(|t| t.params.clone())
             .unwrap_or_default();
-        if params.len() != f.args.len() {
+        let explicit: Vec<Option<SrcExpr>> = match &f.kind {
+            FieldKind::User { .. } => f.args.iter().cloned().map(Some).collect(),
+            _ => Vec::new(),
+        };
+        let written = params.iter().filter(|p| p.context.is_none()).count();
+        if written != explicit.len() {
             self.err(
                 f.pos_of("type"),
                 &format!("{kp}.type"),
                 format!(
                     "type `{tn}` takes {} argument(s) but {} are given",
-                    params.len(),
-                    f.args.len()
+                    written,
+                    explicit.len()
                 ),
                 "give one argument per entry of the type's `params`, in order: `type: name(a, b)`",
             );
             return None;
         }
+        let mut all = explicit;
+        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
+            all.extend(ctx.iter().cloned());
+        }
         let mut out = Vec::new();
-        for (p, a) in params.iter().zip(&f.args) {
+        for (p, a) in params.iter().zip(&all) {
             let (_, want) = param_rust_ty(&p.kind);
+            let Some(a) = a else {
+                out.push(quote!(::std::option::Option::None));
+                continue;
+            };
             let (ts, ty) = self.expr(a, scope, &format!("{kp}.type"))?;
             let ok = ty == want || (want == Ty::Float && ty == Ty::Int);
             if !ok {
+                let what = match &p.context {
+                    Some(c) => format!("`{c}` of `{tn}` (given as `{}`)", a.src),
+                    None => format!("argument `{}`", a.src),
+                };
                 self.err(
                     f.pos_of("type"),
                     &format!("{kp}.type"),
                     format!(
-                        "argument `{}` is {} but param `{}` of `{tn}` is {}",
-                        a.src,
+                        "{what} is {} but param `{}` of `{tn}` is {}",
                         ty_name(&ty),
                         p.id,
                         ty_name(&want)
@@ -1388,14 +1405,42 @@ impl<'s> Emitter<'s> {
                 );
                 return None;
             }
-            out.push(match want {
-                Ty::Float => quote!(((#ts) as f64)),
-                Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
-                Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
-                _ => ts,
+            let v = convert_arg(ts, &want);
+            out.push(if p.optional {
+                quote!(::std::option::Option::Some(#v))
+            } else {
+                v
             });
         }
         Some(out)
+    }
+
+    /// The writer's check that value `v` of type `tn`, written by field `f`, holds the
+    /// params the schema gives it there.
+    fn param_checks(
+        &mut self,
+        f: &Field,
+        tn: &str,
+        scope: &Scope,
+        kp: &str,
+        v: TokenStream,
+    ) -> Option<TokenStream> {
+        let args = self.param_args(f, tn, scope, kp)?;
+        let params = self
+            .s
+            .type_def(tn)
+            .map(|td| td.params.clone())
+            .unwrap_or_default();
+        let checks = params.iter().zip(args).map(|(p, a)| {
+            let pi = field_ident(&p.id);
+            let pn = p.context.clone().unwrap_or_else(|| p.id.clone());
+            quote! {
+                if #v.#pi != #a {
+                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!("param `{}` of the value is {:?} but the schema gives {:?}", #pn, #v.#pi, #a))));
+                }
+            }
+        });
+        Some(quote!(#(#checks)*))
     }
 
     /// The fixed encoded size in bytes of a number type or a user type (`sizeof<...>`), if it
@@ -2147,7 +2192,16 @@ impl<'s> Emitter<'s> {
         for p in &t.params {
             let id = field_ident(&p.id);
             let (rty, ty) = param_rust_ty(&p.kind);
-            let pdoc = self.doc_for(p.doc.as_deref(), p.pos, &format!("Parameter `{}`: given by the field that reads this type, not stored in the data.", p.id));
+            let (rty, ty) = if p.optional {
+                (quote!(::std::option::Option<#rty>), Ty::Opt(Box::new(ty)))
+            } else {
+                (rty, ty)
+            };
+            let pdoc = if p.context.is_some() {
+                self.doc_for(p.doc.as_deref(), p.pos, "")
+            } else {
+                self.doc_for(p.doc.as_deref(), p.pos, &format!("Parameter `{}`: given by the field that reads this type, not stored in the data.", p.id))
+            };
             let pn = &p.id;
             struct_fields.push(quote! { #pdoc #[serde(rename = #pn)] pub #id: #rty });
             ctor.push(quote!(#id));
@@ -3180,8 +3234,9 @@ impl<'s> Emitter<'s> {
                 };
                 for (vi, tn, keys) in self.switch_variants(f) {
                     let ti = type_ident(&tn);
+                    let args = self.param_args(f, &tn, scope, &kp)?;
                     if keys.is_empty() {
-                        default = quote!(#ti::read_from(__r).map(#en::#vi));
+                        default = quote!(#ti::read_from(__r #(, #args)*).map(#en::#vi));
                         continue;
                     }
                     let mut tests = Vec::new();
@@ -3210,7 +3265,7 @@ impl<'s> Emitter<'s> {
                             _ => quote!(__sw == #kt),
                         });
                     }
-                    arms.push(quote!(if #(#tests)||* { #ti::read_from(__r).map(#en::#vi) }));
+                    arms.push(quote!(if #(#tests)||* { #ti::read_from(__r #(, #args)*).map(#en::#vi) }));
                 }
                 if let FieldKind::Switch {
                     default: Some(d), ..
@@ -3218,7 +3273,8 @@ impl<'s> Emitter<'s> {
                 {
                     let ti = type_ident(d);
                     let vi = type_ident(d);
-                    default = quote!(#ti::read_from(__r).map(#en::#vi));
+                    let args = self.param_args(f, d, scope, &kp)?;
+                    default = quote!(#ti::read_from(__r #(, #args)*).map(#en::#vi));
                 }
                 let _ = at;
                 let inner = quote! {{
@@ -3502,17 +3558,8 @@ impl<'s> Emitter<'s> {
                     Some(s) => self.size_check(f, s, scope, &kp, quote!(__v.encoded_len()))?,
                     None => quote!(),
                 };
-                let args = self.param_args(f, name, scope, &kp)?;
-                let pchecks: Vec<TokenStream> = self.s.type_def(name).map(|td| td.params.clone()).unwrap_or_default().iter().zip(args).map(|(p, a)| {
-                    let pi = field_ident(&p.id);
-                    let pn = &p.id;
-                    quote! {
-                        if __v.#pi != #a {
-                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!("param `{}` of the value is {:?} but the schema gives {:?}", #pn, __v.#pi, #a))));
-                        }
-                    }
-                }).collect();
-                quote!({ #check #(#pchecks)* __v.write_to(__w)?; })
+                let pchecks = self.param_checks(f, name, scope, &kp, quote!(__v))?;
+                quote!({ #check #pchecks __v.write_to(__w)?; })
             }
             FieldKind::Switch { on, .. } => {
                 let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
@@ -3546,11 +3593,12 @@ impl<'s> Emitter<'s> {
                         });
                     }
                     all_tests.extend(tests.clone());
-                    arms.push((vi.clone(), tests, is_default));
+                    let pchecks = self.param_checks(f, tn, scope, &kp, quote!(__x))?;
+                    arms.push((vi.clone(), tests, is_default, pchecks));
                 }
                 let arms: Vec<TokenStream> = arms
                     .into_iter()
-                    .map(|(vi, tests, is_default)| {
+                    .map(|(vi, tests, is_default, pchecks)| {
                         let name = vi.to_string();
                         let all = &all_tests;
                         let selects = if tests.is_empty() {
@@ -3565,6 +3613,7 @@ impl<'s> Emitter<'s> {
                                 if !(#selects) {
                                     return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: __sw.to_string(), found: #name }));
                                 }
+                                #pchecks
                                 __x.write_to(__w)?;
                             }
                         }
@@ -3830,6 +3879,37 @@ fn param_rust_ty(k: &ParamKind) -> (TokenStream, Ty) {
             let i = type_ident(e);
             (quote!(#i), Ty::Enum(e.clone()))
         }
+        // `crate::context` has given every `struct` param a user type; one that is left
+        // has been reported there.
+        ParamKind::User(t) => {
+            let i = type_ident(t);
+            (quote!(#i), Ty::User(t.clone()))
+        }
+        ParamKind::Struct => (quote!(()), Ty::Bool),
+        ParamKind::List(inner) => {
+            let (r, t) = param_rust_ty(inner);
+            (quote!(::std::vec::Vec<#r>), Ty::List(Box::new(t)))
+        }
+    }
+}
+
+/// An argument `ts` (an expression value of type `want`) as the member type of a param of
+/// that type: numbers widened, strings and bytes owned, user values and lists copied.
+fn convert_arg(ts: TokenStream, want: &Ty) -> TokenStream {
+    match want {
+        Ty::Float => quote!(((#ts) as f64)),
+        Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
+        Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
+        Ty::User(_) => quote!((#ts).clone()),
+        Ty::List(e) => match &**e {
+            Ty::Int => quote!((#ts).iter().map(|__x| (*__x) as i128).collect::<::std::vec::Vec<i128>>()),
+            Ty::Float => quote!((#ts).iter().map(|__x| (*__x) as f64).collect::<::std::vec::Vec<f64>>()),
+            Ty::Bool | Ty::Enum(_) => quote!((#ts).iter().copied().collect::<::std::vec::Vec<_>>()),
+            Ty::Str => quote!((#ts).iter().map(|__x| ::std::string::String::from(AsRef::<str>::as_ref(__x))).collect::<::std::vec::Vec<_>>()),
+            Ty::Bytes => quote!((#ts).iter().map(|__x| AsRef::<[u8]>::as_ref(__x).to_vec()).collect::<::std::vec::Vec<_>>()),
+            _ => quote!((#ts).to_vec()),
+        },
+        _ => ts,
     }
 }
 

@@ -74,6 +74,12 @@ pub struct Param {
     pub pos: Pos,
     /// Its kind.
     pub kind: ParamKind,
+    /// For a context param made by `crate::context`: the expression it stands for
+    /// (`_parent.header.len`). `None` for a param written in the schema.
+    pub context: Option<String>,
+    /// The value may be absent (a context param some reader cannot give, under
+    /// `parent: false`): the member is an `Option` and using it when absent is an error.
+    pub optional: bool,
 }
 
 /// What a parameter holds.
@@ -91,6 +97,13 @@ pub enum ParamKind {
     Bytes,
     /// A value of this enum (`type: u1` + `enum: e`).
     Enum(String),
+    /// A value of this user type (`type: block`), kept as a copy.
+    User(String),
+    /// `type: struct`: a value of some user type; the type is taken from the arguments
+    /// given (every field passing it must give the same type) before emit.
+    Struct,
+    /// A list of values (`type: u2[]`, `str[]`, `block[]`, `struct[]`).
+    List(Box<ParamKind>),
 }
 
 /// A value instance: a named value computed from the type's fields, never stored in the
@@ -195,6 +208,25 @@ pub struct Field {
     pub term: Option<TermSpec>,
     /// `process`: how the stored bytes of a sized byte field or user type become its value.
     pub process: Option<Process>,
+    /// `parent`: what the read type sees as `_parent`.
+    pub parent: ParentSpec,
+    /// Context arguments: for each user type this field reads (the type, or each case type
+    /// of a switch), the values of that type's context params (`_parent.x`, `_root.y`),
+    /// as expressions over this type. Filled by `crate::context`, after the explicit
+    /// `args`.
+    /// `None` is an absent value (given where `parent: false` leaves no `_parent`).
+    pub ctx_args: Vec<(String, Vec<Option<SrcExpr>>)>,
+}
+
+/// The `parent` key of a field that reads a user type.
+#[derive(Debug, Clone)]
+pub enum ParentSpec {
+    /// No key: `_parent` is the type holding the field.
+    Default,
+    /// `parent: false`: the read type has no `_parent`.
+    None(Pos),
+    /// `parent: <expr>`: `_parent` of the read type is this value (e.g. `_parent`).
+    Expr(SrcExpr),
 }
 
 /// A `process` transformation (Kaitai Struct's built-in processors).

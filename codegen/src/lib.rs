@@ -15,6 +15,7 @@
 mod bits;
 pub mod columns;
 pub mod diag;
+mod context;
 mod emit;
 mod emit_reflect;
 pub mod expr;
@@ -160,6 +161,10 @@ pub fn load_schema_at(text: &str, file: &str, path: &Path) -> Result<ir::Schema,
         return Err(diags);
     }
     resolve::resolve(&mut main);
+    let d = context::lower(&mut main);
+    if !d.is_empty() {
+        return Err(d);
+    }
     Ok(main)
 }
 

@@ -90,6 +90,7 @@ pub const FIELD_KEYS: &[&str] = &[
     "eos-error",
     "pad-right",
     "process",
+    "parent",
 ];
 /// Extension keys allowed in a `seq` entry.
 pub const FIELD_SP_KEYS: &[&str] = &[
@@ -943,8 +944,18 @@ impl<'a> Lower<'a> {
                 {
                     ParamKind::Int
                 }
+                (t, None) if Self::param_elem_kind(t).is_some() => {
+                    Self::param_elem_kind(t).unwrap_or(ParamKind::Struct)
+                }
+                (t, None) if t.strip_suffix("[]").and_then(Self::param_elem_kind).is_some() => {
+                    ParamKind::List(Box::new(
+                        t.strip_suffix("[]")
+                            .and_then(Self::param_elem_kind)
+                            .unwrap_or(ParamKind::Struct),
+                    ))
+                }
                 (t, _) => {
-                    self.err(get("type").map_or(item.pos, |v| v.pos), &format!("{ip}.type"), format!("param type `{t}` is not supported"), "params may be integers (`u1`..`s8`, `bN`), `bool`, `f4`/`f8`, `str`, `bytes`, or an integer with `enum`");
+                    self.err(get("type").map_or(item.pos, |v| v.pos), &format!("{ip}.type"), format!("param type `{t}` is not supported"), "params may be integers (`u1`..`s8`, `bN`), `bool`, `f4`/`f8`, `str`, `bytes`, an integer with `enum`, a user type, `struct` (any user type), or a list of one of these (`u2[]`, `block[]`)");
                     continue;
                 }
             };
@@ -954,9 +965,38 @@ impl<'a> Lower<'a> {
                 doc,
                 pos: item.pos,
                 kind,
+                context: None,
+                optional: false,
             });
         }
         out
+    }
+
+    /// The kind of a param written as `t` without `enum` (also the element of `t[]`): a
+    /// number type, `bool`, `str`, `bytes`, `struct` or a user type name (checked when
+    /// names are resolved). `None` for what no param can be (`io` and other keywords).
+    fn param_elem_kind(t: &str) -> Option<ParamKind> {
+        Some(match t {
+            "bool" | "b1" => ParamKind::Bool,
+            "str" | "strz" => ParamKind::Str,
+            "bytes" => ParamKind::Bytes,
+            "f4" | "f8" => ParamKind::Float,
+            "struct" => ParamKind::Struct,
+            "io" | "any" => return None,
+            t if Self::int_type(t, Some(Endian::Le)).is_some()
+                || crate::bits::bit_type(t).is_some() =>
+            {
+                ParamKind::Int
+            }
+            t if !t.is_empty()
+                && t.split("::").all(|p| {
+                    is_ident(p)
+                }) =>
+            {
+                ParamKind::User(t.to_owned())
+            }
+            _ => return None,
+        })
     }
 
     fn field(&mut self, node: &Node, fp: &str) -> Option<Field> {
@@ -1462,8 +1502,15 @@ impl<'a> Lower<'a> {
             Some(v) => self.boolean(v, &format!("{fp}.-sp-strict"))?,
             None => self.strict,
         };
+        let parent = match get("parent") {
+            None => ParentSpec::Default,
+            Some(v) if v.as_str() == Some("false") => ParentSpec::None(v.pos),
+            Some(v) => ParentSpec::Expr(self.src_expr(v, &format!("{fp}.parent"))?),
+        };
         Some(Field {
             args,
+            parent,
+            ctx_args: Vec::new(),
             process,
             term,
             strict,
