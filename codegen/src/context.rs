@@ -390,10 +390,17 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
                     }
                 }
             }
+            if found.is_none() && !optional && c.root {
+                // No field reads the type: `_root` still has one type.
+                let e = attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..]);
+                match kind_of(s, 0, None, &e, &mut kinds, 0) {
+                    Ok(k) => found = Some((k, String::new())),
+                    Err(m) => diags.push(Diag::new(&file, u.pos, &u.key_path, format!("`{}` (in `{}`): {m}", c.text(), s.types[ci].schema_name), "name a field of the root type")),
+                }
+            }
             let Some((k, _)) = found else {
                 if !optional {
-                    // No field reads the type: it is never read, the param stays an integer
-                    // nobody gives (the type can still be read by hand).
+                    diags.push(Diag::new(&file, u.pos, &u.key_path, format!("`{}` in `{}` has no type: no field reads `{}`, so nothing says what its `_parent` is", c.text(), s.types[ci].schema_name, s.types[ci].schema_name), "read the type from a field, or do not use `_parent` in it"));
                     continue;
                 }
                 diags.push(Diag::new(&file, u.pos, &u.key_path, format!("`{}` in `{}` has no value: every field reading the type has `parent: false`", c.text(), s.types[ci].schema_name), "drop `parent: false`, or do not use `_parent` in the type"));

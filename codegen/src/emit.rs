@@ -768,7 +768,7 @@ impl<'s> Emitter<'s> {
             }
             Expr::Name(n) => {
                 let Some(ty) = scope.get(n) else {
-                    return bad(format!("`{n}` is not a field read before this point"), "expressions may use fields that come earlier in the same type (and `_` where allowed); `_parent`/`_root` are not supported");
+                    return bad(format!("`{n}` is not a field read before this point"), "expressions may use fields that come earlier in the same type (and `_` where allowed), params, and the enclosing types through `_parent.x` / `_root.x`");
                 };
                 let id = if n == "_" {
                     temp("elem")
@@ -1380,9 +1380,9 @@ impl<'s> Emitter<'s> {
         }
         let mut out = Vec::new();
         for (p, a) in params.iter().zip(&all) {
-            let (_, want) = param_rust_ty(&p.kind);
+            let (rty, want) = param_rust_ty(&p.kind);
             let Some(a) = a else {
-                out.push(quote!(::std::option::Option::None));
+                out.push(quote!(::std::option::Option::<#rty>::None));
                 continue;
             };
             let (ts, ty) = self.expr(a, scope, &format!("{kp}.type"))?;

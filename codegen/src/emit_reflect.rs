@@ -35,6 +35,20 @@ pub(crate) fn type_impls(
         let value = member_value(t, f, derived);
         arms.push(quote!(#key => ::std::option::Option::Some(#value)));
     }
+    // Params written in the schema are members too (Kaitai Struct exposes them); context
+    // params (`_parent`/`_root` paths) are not.
+    for p in t.params.iter().filter(|p| p.context.is_none()) {
+        let key = p.id.as_str();
+        names.push(key.to_owned());
+        let id = field_ident(&p.id);
+        let value = match &p.kind {
+            ParamKind::List(_) => quote!(::statepack_runtime::reflect::Value::List(
+                self.#id.iter().map(|__e| __e.to_value()).collect()
+            )),
+            _ => quote!(self.#id.to_value()),
+        };
+        arms.push(quote!(#key => ::std::option::Option::Some(#value)));
+    }
     for (n, v) in instances {
         let key = n.as_str();
         names.push(n.clone());
