@@ -135,6 +135,25 @@ enum Failure {
     Crashed(String),
 }
 
+/// The generator options the suite is built with: the suite's custom processors (written in
+/// `src/kaitai_fx.rs`) and its opaque type `hello_world`, which is the suite's own generated
+/// `hello_world` module (the test crate implements `OpaqueType` for it).
+fn suite_options() -> statepack_codegen::Options {
+    let mut o = statepack_codegen::Options::default();
+    for (name, path) in [
+        ("my_custom_fx", "::statepack_conformance::kaitai_fx::MyCustomFx"),
+        ("custom_fx_no_args", "::statepack_conformance::kaitai_fx::CustomFxNoArgs"),
+        ("nested.deeply.custom_fx", "::statepack_conformance::kaitai_fx::NestedCustomFx"),
+    ] {
+        o.processors.insert(name.to_owned(), path.to_owned());
+    }
+    o.opaque_types.insert(
+        "hello_world".to_owned(),
+        "super::m_hello_world::HelloWorld".to_owned(),
+    );
+    o
+}
+
 /// How long generating one schema may take before it counts as hung.
 const GENERATE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -146,7 +165,7 @@ fn generate_guarded(text: String, display: &str, path: &Path) -> Result<String, 
     let file = display.to_owned();
     let path = path.to_owned();
     let handle = std::thread::spawn(move || {
-        let _ = tx.send(statepack_codegen::generate_at(&text, &file, &path));
+        let _ = tx.send(statepack_codegen::generate_with(&text, &file, &path, &suite_options()));
     });
     match rx.recv_timeout(GENERATE_TIMEOUT) {
         Ok(result) => {

@@ -244,6 +244,26 @@ fn param_id(c: &Chain, t: &TypeDef) -> String {
 /// Errors: see the module docs.
 pub fn lower(s: &mut Schema) -> Vec<Diag> {
     let mut diags = Vec::new();
+    // Opaque types (`ks-opaque-types: true`): names no type defines. Such a field is read
+    // with statepack's strict sized rule (the external type keeps no unread tail).
+    if s.opaque_types {
+        let defined: std::collections::HashSet<String> =
+            s.types.iter().map(|t| t.name.clone()).collect();
+        let mut opaque = Vec::new();
+        for t in &mut s.types {
+            for f in &mut t.fields {
+                if let FieldKind::User { name, .. } = &f.kind {
+                    if !defined.contains(name) && !crate::emit::looks_like_number_type(name) {
+                        if !opaque.contains(name) {
+                            opaque.push(name.clone());
+                        }
+                        f.strict = true;
+                    }
+                }
+            }
+        }
+        s.opaque = opaque;
+    }
     let file = s.file.clone();
     // Per type: chain -> param id, and where it was first used.
     let mut chains: Vec<Vec<(Chain, String, Use)>> = vec![Vec::new(); s.types.len()];

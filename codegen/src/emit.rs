@@ -113,6 +113,8 @@ pub(crate) struct Emitter<'s> {
     in_method: std::cell::Cell<bool>,
     /// The seq field whose expressions are being emitted (named by their errors).
     cur_field: std::cell::RefCell<Option<String>>,
+    /// The build's choices (custom processor and opaque type paths).
+    opts: crate::Options,
 }
 
 fn lit_usize(v: usize) -> Literal {
@@ -167,7 +169,14 @@ impl<'s> Emitter<'s> {
             fallible: std::cell::Cell::new(false),
             in_method: std::cell::Cell::new(false),
             cur_field: std::cell::RefCell::new(None),
+            opts: crate::Options::default(),
         }
+    }
+
+    /// The same emitter with the build's options.
+    pub fn with_options(mut self, o: &crate::Options) -> Self {
+        self.opts = o.clone();
+        self
     }
 
     fn err(&mut self, pos: Pos, path: &str, msg: impl Into<String>, hint: impl Into<String>) {
@@ -301,6 +310,8 @@ impl<'s> Emitter<'s> {
                             format!("`{n}` is not a KS number type"),
                             "number types are u1 u2 u4 u8, s1 s2 s4 s8, f4 f8, with an optional le/be suffix (or define a type of that name under `types`)",
                         );
+                    } else if self.s.type_def(&n).is_none() && self.s.opaque.contains(&n) {
+                        // An opaque (external) type: `crate::process` gives its path.
                     } else if self.s.type_def(&n).is_none() {
                         // Types as a reference from the top level spells them.
                         let paths: Vec<String> = self
@@ -1508,7 +1519,9 @@ impl<'s> Emitter<'s> {
             ctx: Ctx::Method,
         };
         for p in &t.params {
-            scope.vars.push((p.id.clone(), param_rust_ty(&p.kind).1));
+            let ty = param_rust_ty(&p.kind).1;
+            let ty = if p.optional { Ty::Opt(Box::new(ty)) } else { ty };
+            scope.vars.push((p.id.clone(), ty));
         }
         let derived = Self::counts_and_lengths(t);
         for f in &t.fields {
@@ -1530,6 +1543,7 @@ impl<'s> Emitter<'s> {
             fallible: std::cell::Cell::new(false),
             in_method: std::cell::Cell::new(true),
             cur_field: std::cell::RefCell::new(None),
+            opts: self.opts.clone(),
         };
         let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
         if let Some(c) = &i.cond {
@@ -1584,7 +1598,43 @@ impl<'s> Emitter<'s> {
                 };
                 (quote!(), quote!(::statepack_runtime::io::Processor::#v(#n)))
             }
+            Process::Custom { name, args } => {
+                let path = crate::process::processor_path(&self.opts, name)
+                    .map_err(|m| self.err(f.pos_of("process"), &kp, m, "give a Rust path such as `crate::codecs::MyFx`"))
+                    .ok()?;
+                let mut vals = Vec::new();
+                for a in args {
+                    let (ts, ty) = self.expr(a, scope, &kp)?;
+                    vals.push(match ty {
+                        Ty::Int | Ty::Bool | Ty::Float => ts,
+                        Ty::Str => quote!(AsRef::<str>::as_ref(&#ts)),
+                        Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts)),
+                        other => {
+                            self.err(a.pos, &kp, format!("processor argument `{}` is {}", a.src, ty_name(&other)), "give integers, conditions, floats, strings or byte arrays");
+                            return None;
+                        }
+                    });
+                }
+                (quote!(let __proc = #path::new(#(#vals),*);), quote!(&__proc))
+            }
         })
+    }
+
+    /// The runtime functions that apply the processor of `f` on read and write, and whether
+    /// the write side returns a `Result`.
+    fn process_fns(f: &Field) -> (TokenStream, TokenStream, bool) {
+        match f.process {
+            Some(Process::Custom { .. }) => (
+                quote!(::statepack_runtime::process::unprocess_custom),
+                quote!(::statepack_runtime::process::reprocess_custom),
+                true,
+            ),
+            _ => (
+                quote!(::statepack_runtime::io::unprocess),
+                quote!(::statepack_runtime::io::reprocess),
+                false,
+            ),
+        }
     }
 
     /// A value instance used in an expression: its own expression, in the same scope.
@@ -1692,6 +1742,7 @@ impl<'s> Emitter<'s> {
         for p in &t.params {
             let id = field_ident(&p.id);
             let (_, ty) = param_rust_ty(&p.kind);
+            let ty = if p.optional { Ty::Opt(Box::new(ty)) } else { ty };
             binds.push(match ty {
                 Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
                 _ => quote!(let #id = &self.#id;),
@@ -1938,6 +1989,24 @@ impl<'s> Emitter<'s> {
             &self.s.file,
         ));
         items.push(crate::columns::emit(&self.s.column_sets, &self.s.file));
+        // Opaque types: a local name for the external type, whose `OpaqueType` methods the
+        // generated calls (`read_from`, `write_to`, `encoded_len`, `MIN_LEN`) reach.
+        if !self.s.opaque.is_empty() {
+            items.push(quote! {
+                #[allow(unused_imports)]
+                use ::statepack_runtime::process::OpaqueType as _;
+            });
+        }
+        for n in &self.s.opaque.clone() {
+            match crate::process::opaque_path(&self.opts, n) {
+                Ok(path) => {
+                    let ti = type_ident(n);
+                    let d = format!(" The external type `{n}` (`ks-opaque-types`), implementing `statepack_runtime::process::OpaqueType`.");
+                    items.push(quote!(#[doc = #d] pub type #ti = #path;));
+                }
+                Err(m) => self.err(Pos { line: 1, col: 1 }, "meta.ks-opaque-types", m, "give a Rust path such as `crate::external::Header`"),
+            }
+        }
         if !self.diags.is_empty() {
             self.diags.sort_by_key(|x| x.pos);
             return Err(self.diags);
@@ -3094,6 +3163,7 @@ impl<'s> Emitter<'s> {
                     )),
                 };
                 let (setup, proc_) = self.processor(f, scope)?;
+                let (unfn, _, _) = Self::process_fns(f);
                 let stored = temp_for("stored", &f.id);
                 let keep = if matches!(f.repeat, Repeat::None) {
                     quote!(#stored = ::std::option::Option::Some(__s.to_vec());)
@@ -3113,7 +3183,7 @@ impl<'s> Emitter<'s> {
                             quote!(__sub.finish().map(|_| __v))
                         };
                         let read = quote! {
-                            ::statepack_runtime::io::unprocess(#proc_, __s, __at).and_then(|__d| {
+                            #unfn(#proc_, __s, __at).and_then(|__d| {
                                 let mut __sub = ::statepack_runtime::io::ByteReader::new(&__d);
                                 #[allow(unused_mut)]
                                 let mut __v = #ti::read_from(&mut __sub)?;
@@ -3126,7 +3196,7 @@ impl<'s> Emitter<'s> {
                             read
                         }
                     }
-                    _ => quote!(::statepack_runtime::io::unprocess(#proc_, __s, __at)),
+                    _ => quote!(#unfn(#proc_, __s, __at)),
                 };
                 quote! {{
                     let __at = __r.offset();
@@ -3421,6 +3491,8 @@ impl<'s> Emitter<'s> {
                     _ => return None,
                 };
                 let (setup, proc_) = self.processor(f, scope)?;
+                let (_, refn, re_fallible) = Self::process_fns(f);
+                let re_q = if re_fallible { quote!(?) } else { quote!() };
                 let stored = temp_for("stored", &f.id);
                 let kept = if matches!(f.repeat, Repeat::None) {
                     quote!(self.#stored.as_deref())
@@ -3439,7 +3511,7 @@ impl<'s> Emitter<'s> {
                 quote!({
                     #setup
                     #value
-                    let __s = ::statepack_runtime::io::reprocess(#proc_, &__d, #kept);
+                    let __s = #refn(#proc_, &__d, #kept)#re_q;
                     #check
                     __w.write_bytes(&__s);
                 })
@@ -3991,7 +4063,7 @@ fn has_no_case(f: &Field) -> bool {
 }
 
 /// `u3`, `s16`, `f6le`: a name a reader would take for a mistyped number type.
-fn looks_like_number_type(t: &str) -> bool {
+pub(crate) fn looks_like_number_type(t: &str) -> bool {
     (t.starts_with('u') || t.starts_with('s') || t.starts_with('f'))
         && t.len() <= 5
         && t.as_bytes().get(1).is_some_and(u8::is_ascii_digit)

@@ -35,6 +35,11 @@ pub struct Schema {
     pub strict: bool,
     /// `meta.imports` as written (`common/header`, `/abs/name`, `../x`), with where each is.
     pub imports: Vec<(String, crate::diag::Pos)>,
+    /// `meta.ks-opaque-types: true`: a type name the schema does not define names an
+    /// external Rust type (see `statepack_runtime::process::OpaqueType`).
+    pub opaque_types: bool,
+    /// The opaque type names used by fields (filled when names are resolved).
+    pub opaque: Vec<String>,
 }
 
 /// One user type (a `seq` of fields).
@@ -240,6 +245,13 @@ pub enum Process {
     Rol(SrcExpr),
     /// `ror(n)`: rotate every byte right by `n` bits on read.
     Ror(SrcExpr),
+    /// `name(args)`: a processor written in Rust (`statepack_runtime::process`).
+    Custom {
+        /// The name as written (`my_fx`, `nested.deeply.my_fx`).
+        name: String,
+        /// The arguments, in order.
+        args: Vec<SrcExpr>,
+    },
 }
 
 /// The key of `xor`.

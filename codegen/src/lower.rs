@@ -21,6 +21,7 @@ pub const META_KEYS: &[&str] = &[
     "xref",
     "tags",
     "imports",
+    "ks-opaque-types",
 ];
 /// Keys allowed at the top level of a schema.
 pub const TOP_KEYS: &[&str] = &[
@@ -303,6 +304,7 @@ impl<'a> Lower<'a> {
         let mut root_instances = Vec::new();
         let mut imports = Vec::new();
         let mut root_params = Vec::new();
+        let mut opaque_types = false;
         // Set when `meta` or its `id` is present but wrong (already reported).
         let mut id_reported = false;
         // `meta` first: its endian and encoding are defaults for every field.
@@ -353,6 +355,11 @@ impl<'a> Lower<'a> {
                                 "-sp-strict" => {
                                     if let Some(b) = self.boolean(mv, &kp) {
                                         self.strict = b;
+                                    }
+                                }
+                                "ks-opaque-types" => {
+                                    if let Some(b) = self.boolean(mv, &kp) {
+                                        opaque_types = b;
                                     }
                                 }
                                 "imports" => {
@@ -440,6 +447,8 @@ impl<'a> Lower<'a> {
             column_sets,
             strict: self.strict,
             imports,
+            opaque_types,
+            opaque: Vec::new(),
         })
     }
 
@@ -1541,11 +1550,18 @@ impl<'a> Lower<'a> {
                 .map(|arg| (name.trim().to_owned(), arg.trim().to_owned()))
         });
         let Some((name, arg)) = parsed else {
+            // A bare name: a custom processor without arguments.
+            if Self::processor_name_ok(&text) && !["xor", "rol", "ror"].contains(&text.as_str()) {
+                return Some(Process::Custom {
+                    name: text,
+                    args: Vec::new(),
+                });
+            }
             self.err(
                 node.pos,
                 kp,
-                format!("custom processor `{text}` is not supported"),
-                "use zlib, xor(key), rol(n) or ror(n)",
+                format!("`{text}` is not a processor name"),
+                "use zlib, xor(key), rol(n), ror(n), or a custom processor `name(args)` (names are snake_case, dotted for nested modules)",
             );
             return None;
         };
@@ -1592,16 +1608,45 @@ impl<'a> Lower<'a> {
             }
             "rol" => Some(Process::Rol(expr(self)?)),
             "ror" => Some(Process::Ror(expr(self)?)),
+            _ if Self::processor_name_ok(&name) => match expr::parse(&format!("[{arg}]")) {
+                Ok(Expr::List(items)) => Some(Process::Custom {
+                    name,
+                    args: items
+                        .into_iter()
+                        .map(|e| SrcExpr {
+                            src: e.to_string(),
+                            expr: e,
+                            pos: node.pos,
+                        })
+                        .collect(),
+                }),
+                Ok(_) => None,
+                Err(e) => {
+                    self.err(
+                        node.pos,
+                        kp,
+                        format!("bad arguments `{arg}`: {e}"),
+                        "arguments are expressions separated by `,`",
+                    );
+                    None
+                }
+            },
             _ => {
                 self.err(
                     node.pos,
                     kp,
-                    format!("custom processor `{name}` is not supported"),
-                    "use zlib, xor(key), rol(n) or ror(n)",
+                    format!("`{name}` is not a processor name"),
+                    "use zlib, xor(key), rol(n), ror(n), or a custom processor `name(args)` (names are snake_case, dotted for nested modules)",
                 );
                 None
             }
         }
+    }
+
+    /// A custom processor's name: snake_case parts separated by `.` (`my_fx`,
+    /// `nested.deeply.my_fx`).
+    fn processor_name_ok(name: &str) -> bool {
+        !name.is_empty() && name.split('.').all(is_ident)
     }
 
     fn contents(&mut self, node: &Node, kp: &str) -> Option<Vec<u8>> {
