@@ -136,8 +136,8 @@ enum Failure {
 }
 
 /// The generator options the suite is built with: the suite's custom processors (written in
-/// `src/kaitai_fx.rs`) and its opaque type `hello_world`, which is the suite's own generated
-/// `hello_world` module (the test crate implements `OpaqueType` for it).
+/// `src/kaitai_fx.rs`) and its opaque types, which are the suite's own generated modules of the same
+/// names (the test crate implements `OpaqueType` for them).
 fn suite_options() -> statepack_codegen::Options {
     let mut o = statepack_codegen::Options::default();
     for (name, path) in [
@@ -147,10 +147,15 @@ fn suite_options() -> statepack_codegen::Options {
     ] {
         o.processors.insert(name.to_owned(), path.to_owned());
     }
-    o.opaque_types.insert(
-        "hello_world".to_owned(),
-        "super::m_hello_world::HelloWorld".to_owned(),
-    );
+    for (name, path) in [
+        ("hello_world", "super::m_hello_world::HelloWorld"),
+        (
+            "opaque_external_type_02_child",
+            "super::m_opaque_external_type_02_child::OpaqueExternalType02Child",
+        ),
+    ] {
+        o.opaque_types.insert(name.to_owned(), path.to_owned());
+    }
     o
 }
 

@@ -379,12 +379,14 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
         for (j, (c, id, u)) in chains[ci].clone().iter().enumerate() {
             let mut found: Option<(ParamKind, String)> = None;
             let mut optional = false;
+            let mut sites = 0usize;
             for (pi, p) in s.types.iter().enumerate() {
                 for (fi, f) in p.fields.iter().enumerate() {
                     let Some((_, args)) = f.ctx_args.iter().find(|(n, _)| *n == s.types[ci].name) else {
                         continue;
                     };
                     let Some(arg) = args.get(j) else { continue };
+                    sites += 1;
                     let Some(arg) = arg else {
                         optional = true;
                         continue;
@@ -409,6 +411,10 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
                         )),
                     }
                 }
+            }
+            if found.is_none() && sites > 0 && !optional {
+                // Reported for each reading field above.
+                continue;
             }
             if found.is_none() && !optional && c.root {
                 // No field reads the type: `_root` still has one type.
@@ -574,8 +580,13 @@ fn kind_of(
                 }
                 return out;
             }
-            if t.instances.iter().any(|i| &i.id == n) {
-                return Err(format!("`{n}` is a value instance of `{}`; only fields and params can be used through `_parent`/`_root` yet", t.schema_name));
+            if let Some(i) = t.instances.iter().find(|i| &i.id == n) {
+                if let Some(e) = &i.enum_name {
+                    return Ok(ParamKind::Enum(e.clone()));
+                }
+                return kind_of(s, ti, None, &i.value.expr, memo, depth + 1).map_err(|m| {
+                    format!("value instance `{n}` of `{}`: {m}", t.schema_name)
+                });
             }
             Err(format!("`{}` has no field or param `{n}`", t.schema_name))
         }
@@ -595,6 +606,23 @@ fn kind_of(
             }
         }
         Expr::Cast(inner, _) => kind_of(s, ti, before, inner, memo, depth + 1),
+        Expr::Binary(op, a, b) => {
+            use crate::expr::BinOp;
+            if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) {
+                return Ok(ParamKind::Bool);
+            }
+            let (ka, kb) = (
+                kind_of(s, ti, before, a, memo, depth + 1)?,
+                kind_of(s, ti, before, b, memo, depth + 1)?,
+            );
+            Ok(match (ka, kb) {
+                (ParamKind::Float, _) | (_, ParamKind::Float) => ParamKind::Float,
+                (k, _) => k,
+            })
+        }
+        Expr::Unary(_, a) => kind_of(s, ti, before, a, memo, depth + 1),
+        Expr::Ternary(_, a, _) => kind_of(s, ti, before, a, memo, depth + 1),
+        Expr::Float(_) => Ok(ParamKind::Float),
         Expr::Bool(_) => Ok(ParamKind::Bool),
         Expr::Int(_) => Ok(ParamKind::Int),
         Expr::Str(_) => Ok(ParamKind::Str),
