@@ -208,9 +208,9 @@ fn attr_chain(head: Expr, steps: &[String]) -> Expr {
 
 /// The argument a field of type `pi` gives for chain `c` of the type it reads; `None` when
 /// `parent: false` leaves nothing to give.
-fn site_arg(c: &Chain, pi: usize, f: &Field) -> Option<Expr> {
+fn site_arg(c: &Chain, pi: usize, f: &Field, root_recursive: bool) -> Option<Expr> {
     if c.root {
-        return Some(if pi == 0 {
+        return Some(if pi == 0 && !root_recursive {
             attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..])
         } else {
             attr_chain(Expr::Name("_root".into()), &c.steps)
@@ -264,6 +264,50 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
         }
         s.opaque = opaque;
     }
+    // Recursive types: a field reading a type that leads back to the field's own type.
+    let reads: HashMap<String, Vec<String>> = s
+        .types
+        .iter()
+        .map(|t| {
+            (
+                t.name.clone(),
+                t.fields.iter().flat_map(read_types).collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    let reaches = |from: &str, to: &str| -> bool {
+        let mut seen: Vec<String> = Vec::new();
+        let mut todo = vec![from.to_owned()];
+        while let Some(n) = todo.pop() {
+            if n == to {
+                return true;
+            }
+            if seen.contains(&n) {
+                continue;
+            }
+            seen.push(n.clone());
+            todo.extend(reads.get(&n).into_iter().flatten().cloned());
+        }
+        false
+    };
+    for t in &mut s.types {
+        let tname = t.name.clone();
+        for f in &mut t.fields {
+            let rec: Vec<String> = read_types(f)
+                .into_iter()
+                .filter(|n| reaches(n, &tname))
+                .collect();
+            if !rec.is_empty() && matches!(f.kind, FieldKind::User { .. }) {
+                f.boxed = true;
+            }
+            f.recursive = rec;
+        }
+    }
+    let root_name = s.types.first().map(|t| t.name.clone()).unwrap_or_default();
+    let root_recursive = s
+        .types
+        .iter()
+        .any(|t| t.fields.iter().any(|f| read_types(f).contains(&root_name)));
     let file = s.file.clone();
     // Per type: chain -> param id, and where it was first used.
     let mut chains: Vec<Vec<(Chain, String, Use)>> = vec![Vec::new(); s.types.len()];
@@ -279,14 +323,25 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
                 let pos = e.pos;
                 let mut err = None;
                 let r = rewrite(&mut e.expr, &snapshot, &mut |c: Chain| {
-                    if c.root && ti == 0 {
-                        return Ok(attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..]));
+                    let own = attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..]);
+                    if c.root && ti == 0 && !root_recursive {
+                        return Ok(own);
                     }
-                    if !c.root && ti == 0 {
+                    if !c.root && ti == 0 && !root_recursive {
                         return Err("the root type has no `_parent`".into());
                     }
+                    // In a recursive root type, `_root.x` is the top level's `x`: given by
+                    // the reading field, or the type's own `x` at the top level.
+                    let in_root = c.root && ti == 0;
+                    let wrap = move |id: String| {
+                        if in_root {
+                            Expr::Call(Box::new(Expr::Name(id)), "__or_self".into(), vec![own.clone()])
+                        } else {
+                            Expr::Name(id)
+                        }
+                    };
                     if let Some((_, id, _)) = chains[ti].iter().find(|(k, _, _)| *k == c) {
-                        return Ok(Expr::Name(id.clone()));
+                        return Ok(wrap(id.clone()));
                     }
                     let id = param_id(&c, &probe);
                     probe.params.push(Param {
@@ -299,7 +354,7 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
                     });
                     chains[ti].push((c.clone(), id.clone(), Use { pos, key_path: kp.clone() }));
                     new_params.push((c, id.clone(), pos));
-                    Ok(Expr::Name(id))
+                    Ok(wrap(id))
                 });
                 if let Err(m) = r {
                     err = Some(m);
@@ -349,7 +404,7 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
                     let todo: Vec<Option<SrcExpr>> = chains[ci][done..]
                         .iter()
                         .map(|(c, _, _)| {
-                            site_arg(c, pi, f).map(|expr| SrcExpr {
+                            site_arg(c, pi, f, root_recursive).map(|expr| SrcExpr {
                                 src: expr.to_string(),
                                 expr,
                                 pos: f.pos_of("type"),
@@ -434,7 +489,8 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
             };
             let p = s.types[ci].params.iter_mut().find(|p| &p.id == id).expect("context param");
             p.kind = k;
-            p.optional = optional;
+            // The top level gives a recursive root type none of its context params.
+            p.optional = optional || ci == 0;
         }
     }
     // 4. `struct` params: the type of the arguments given.
@@ -606,6 +662,9 @@ fn kind_of(
             }
         }
         Expr::Cast(inner, _) => kind_of(s, ti, before, inner, memo, depth + 1),
+        Expr::Call(_, m, args) if m == "__or_self" && args.len() == 1 => {
+            kind_of(s, ti, before, &args[0], memo, depth + 1)
+        }
         Expr::Binary(op, a, b) => {
             use crate::expr::BinOp;
             if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) {

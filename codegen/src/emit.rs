@@ -328,13 +328,6 @@ impl<'s> Emitter<'s> {
                             format!("unknown type `{n}`"),
                             hint,
                         );
-                    } else if n == self.s.id {
-                        self.err(
-                            f.pos_of("type"),
-                            &format!("{}.type", f.key_path),
-                            "a field cannot hold the root type",
-                            "define a separate type for the nested structure",
-                        );
                     }
                 }
             }
@@ -489,13 +482,22 @@ impl<'s> Emitter<'s> {
                     FieldKind::Str { size: None, .. } => 8,
                     FieldKind::Bytes(_) | FieldKind::Str { .. } => 0,
                     FieldKind::User { name, .. } => go(s, name, memo, visiting, cycles),
-                    FieldKind::Switch { cases, default, .. } => cases
-                        .iter()
-                        .map(|(_, n)| n)
-                        .chain(default.iter())
-                        .map(|n| go(s, n, memo, visiting, cycles))
-                        .min()
-                        .unwrap_or(0),
+                    // A case that leads back to a type being measured is a recursion the
+                    // other cases end; only a switch whose every case recurses is a cycle.
+                    FieldKind::Switch { cases, default, .. } => {
+                        let all: Vec<&String> =
+                            cases.iter().map(|(_, n)| n).chain(default.iter()).collect();
+                        let ending: Vec<&String> = all
+                            .iter()
+                            .copied()
+                            .filter(|n| !visiting.iter().any(|v| v == *n))
+                            .collect();
+                        let pick = if ending.is_empty() { all } else { ending };
+                        pick.into_iter()
+                            .map(|n| go(s, n, memo, visiting, cycles))
+                            .min()
+                            .unwrap_or(0)
+                    }
                 };
                 let times = match &f.repeat {
                     Repeat::None => 1,
@@ -937,6 +939,22 @@ impl<'s> Emitter<'s> {
                     quote!(::std::vec::Vec::from([#(#parts),*])),
                     Ty::List(Box::new(elem)),
                 )
+            }
+            // `crate::context`: a context param of a recursive root type, or (at the top
+            // level, where it is absent) the root's own value.
+            Expr::Call(inner, m, args) if m == "__or_self" && args.len() == 1 => {
+                let Expr::Name(pn) = &**inner else {
+                    return bad("internal: `__or_self` on a non-name".into(), "");
+                };
+                let Some(Ty::Opt(pty)) = scope.get(pn).cloned() else {
+                    return bad(format!("internal: `{pn}` is not an optional context param"), "");
+                };
+                let (fb, fty) = self.ex(&args[0], scope)?;
+                if fty != *pty || !matches!(fty, Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_)) {
+                    return bad(format!("`_root` paths of a recursive root type must give a number, condition or enum, not {}", ty_name(&fty)), "use `_root.<number field>`");
+                }
+                let id = field_ident(pn);
+                (quote!((match &#id { ::std::option::Option::Some(__o) => *__o, ::std::option::Option::None => #fb })), fty)
             }
             Expr::Call(inner, m, args) => {
                 let (ts, ty) = self.ex(inner, scope)?;
@@ -2250,7 +2268,7 @@ impl<'s> Emitter<'s> {
         // `params`: given by the reading field, kept as members (for instances and the
         // writer's own expressions); the parent's writer checks them against its arguments.
         let mut param_args = Vec::new();
-        if is_root && !t.params.is_empty() {
+        if is_root && t.params.iter().any(|p| p.context.is_none()) {
             self.err(
                 t.pos,
                 "params",
@@ -2459,6 +2477,12 @@ impl<'s> Emitter<'s> {
                 rscope.vars.pop();
             }
             let elem_read = elem_read?;
+            // A recursive type is read one level deeper, within the reader's bound.
+            let elem_read = if f.recursive.is_empty() {
+                elem_read
+            } else {
+                quote!(__r.enter_recursion().and_then(|()| { let __v = #elem_read; __r.leave_recursion(); __v }))
+            };
             let wrap_field = quote!(.map_err(|e| e.in_field(#fid))?);
             let wrap_idx = quote!(.map_err(|e| e.in_index(__i).in_field(#fid))?);
             let valid_r = match &f.valid {
@@ -2879,6 +2903,8 @@ impl<'s> Emitter<'s> {
         self.cur_field.replace(None);
         let (inst_methods, inst_members) = self.emit_instances(t, &derived)?;
         let reflect = crate::emit_reflect::type_impls(t, &derived, &inst_members);
+        // A recursive root type has context params, which the top level does not give.
+        let top_args = crate::emit_reflect::top_args(t);
         let root_api = if is_root {
             quote! {
                 impl #name {
@@ -2887,7 +2913,7 @@ impl<'s> Emitter<'s> {
                     #[doc = " Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError), naming the field path and byte offset."]
                     pub fn decode(bytes: &[u8]) -> Result<Self, ::statepack_runtime::io::DecodeError> {
                         let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
-                        let v = Self::read_from(&mut r)?;
+                        let v = Self::read_from(&mut r #(, #top_args)*)?;
                         r.finish()?;
                         Ok(v)
                     }
@@ -2895,7 +2921,7 @@ impl<'s> Emitter<'s> {
                     #[doc = " The tree is returned even when decoding fails, up to the failing field."]
                     pub fn decode_traced(bytes: &[u8]) -> (Result<Self, ::statepack_runtime::io::DecodeError>, ::statepack_runtime::io::TraceNode) {
                         let mut r = ::statepack_runtime::io::ByteReader::with_tracer(bytes, ::statepack_runtime::io::TreeTracer::new(SCHEMA_ID));
-                        let v = Self::read_from(&mut r).and_then(|v| { r.finish()?; Ok(v) });
+                        let v = Self::read_from(&mut r #(, #top_args)*).and_then(|v| { r.finish()?; Ok(v) });
                         let end = r.offset();
                         (v, r.tracer.finish(end))
                     }
@@ -3100,12 +3126,13 @@ impl<'s> Emitter<'s> {
                 } else {
                     quote!(__sub.finish().map(|_| __v))
                 };
+                let args = self.param_args(f, name, scope, &kp)?;
                 let read = quote! {
                     __r.read_terminated(#n, #term).and_then(|(__val, __tl)| {
                         #keep
                         let mut __sub = ::statepack_runtime::io::ByteReader::new(__val);
                         #[allow(unused_mut)]
-                        let mut __v = #ti::read_from(&mut __sub)?;
+                        let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
                         #finish
                     })
                 };
@@ -3182,11 +3209,12 @@ impl<'s> Emitter<'s> {
                         } else {
                             quote!(__sub.finish().map(|_| __v))
                         };
+                        let args = self.param_args(f, name, scope, &kp)?;
                         let read = quote! {
                             #unfn(#proc_, __s, __at).and_then(|__d| {
                                 let mut __sub = ::statepack_runtime::io::ByteReader::new(&__d);
                                 #[allow(unused_mut)]
-                                let mut __v = #ti::read_from(&mut __sub)?;
+                                let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
                                 #finish
                             })
                         };
@@ -3305,8 +3333,13 @@ impl<'s> Emitter<'s> {
                 for (vi, tn, keys) in self.switch_variants(f) {
                     let ti = type_ident(&tn);
                     let args = self.param_args(f, &tn, scope, &kp)?;
+                    let wrap = if f.recursive.contains(&tn) {
+                        quote!(.map(::std::boxed::Box::new))
+                    } else {
+                        quote!()
+                    };
                     if keys.is_empty() {
-                        default = quote!(#ti::read_from(__r #(, #args)*).map(#en::#vi));
+                        default = quote!(#ti::read_from(__r #(, #args)*) #wrap .map(#en::#vi));
                         continue;
                     }
                     let mut tests = Vec::new();
@@ -3335,7 +3368,7 @@ impl<'s> Emitter<'s> {
                             _ => quote!(__sw == #kt),
                         });
                     }
-                    arms.push(quote!(if #(#tests)||* { #ti::read_from(__r #(, #args)*).map(#en::#vi) }));
+                    arms.push(quote!(if #(#tests)||* { #ti::read_from(__r #(, #args)*) #wrap .map(#en::#vi) }));
                 }
                 if let FieldKind::Switch {
                     default: Some(d), ..
@@ -3344,7 +3377,12 @@ impl<'s> Emitter<'s> {
                     let ti = type_ident(d);
                     let vi = type_ident(d);
                     let args = self.param_args(f, d, scope, &kp)?;
-                    default = quote!(#ti::read_from(__r #(, #args)*).map(#en::#vi));
+                    let wrap = if f.recursive.contains(d) {
+                        quote!(.map(::std::boxed::Box::new))
+                    } else {
+                        quote!()
+                    };
+                    default = quote!(#ti::read_from(__r #(, #args)*) #wrap .map(#en::#vi));
                 }
                 let _ = at;
                 let inner = quote! {{
@@ -3892,7 +3930,11 @@ impl<'s> Emitter<'s> {
                 )
             };
             let ren = tn.as_str();
-            quote!(#[doc = #d] #[serde(rename = #ren)] #vi(#ti))
+            if f.recursive.contains(tn) {
+                quote!(#[doc = #d] #[serde(rename = #ren)] #vi(::std::boxed::Box<#ti>))
+            } else {
+                quote!(#[doc = #d] #[serde(rename = #ren)] #vi(#ti))
+            }
         });
         let len_arms = vs
             .iter()

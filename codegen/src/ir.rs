@@ -221,6 +221,10 @@ pub struct Field {
     /// `args`.
     /// `None` is an absent value (given where `parent: false` leaves no `_parent`).
     pub ctx_args: Vec<(String, Vec<Option<SrcExpr>>)>,
+    /// The user types this field reads that contain the field's own type again (recursive
+    /// types): held in a `Box`, and read one nesting level deeper (bounded by
+    /// `statepack_runtime::io::MAX_RECURSION`). Filled by `crate::context`.
+    pub recursive: Vec<String>,
 }
 
 /// The `parent` key of a field that reads a user type.

@@ -1520,6 +1520,7 @@ impl<'a> Lower<'a> {
             args,
             parent,
             ctx_args: Vec::new(),
+            recursive: Vec::new(),
             process,
             term,
             strict,

@@ -627,9 +627,15 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     /// Bits of the last fetched byte not read yet (the low `nbits` bits of `bits`).
     bits: u8,
     nbits: u8,
+    /// Nesting of recursive types entered ([`ByteReader::enter_recursion`]).
+    depth: u16,
     /// The tracer told about every field (see [`Tracer`]).
     pub tracer: T,
 }
+
+/// The deepest nesting of recursive types (a type that holds itself, directly or not) a
+/// reader follows: deeper input is a decode error rather than a stack overflow.
+pub const MAX_RECURSION: u16 = 256;
 
 impl<'a> ByteReader<'a, NoTrace> {
     /// A reader at the start of `buf` (offset 0), without tracing.
@@ -647,8 +653,32 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             end: buf.len(),
             bits: 0,
             nbits: 0,
+            depth: 0,
             tracer,
         }
+    }
+
+    /// Enters one level of a recursive type (generated readers call it before reading a
+    /// field whose type contains the field's own type). Errors: `Semantic` at the current
+    /// offset past [`MAX_RECURSION`] levels.
+    #[inline]
+    pub fn enter_recursion(&mut self) -> Result<(), DecodeError> {
+        if self.depth >= MAX_RECURSION {
+            return Err(DecodeError::new(
+                self.offset(),
+                DecodeErrorKind::Semantic(format!(
+                    "recursive types nested deeper than {MAX_RECURSION} levels"
+                )),
+            ));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Leaves the level entered by [`ByteReader::enter_recursion`].
+    #[inline]
+    pub fn leave_recursion(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
     }
 
     /// Bits consumed from the start of the input (a bit field's exact position).
