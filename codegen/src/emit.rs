@@ -113,6 +113,8 @@ pub(crate) struct Emitter<'s> {
     in_method: std::cell::Cell<bool>,
     /// The seq field whose expressions are being emitted (named by their errors).
     cur_field: std::cell::RefCell<Option<String>>,
+    /// The build's choices (custom processor and opaque type paths).
+    opts: crate::Options,
 }
 
 fn lit_usize(v: usize) -> Literal {
@@ -167,6 +169,7 @@ impl<'s> Emitter<'s> {
             fallible: std::cell::Cell::new(false),
             in_method: std::cell::Cell::new(false),
             cur_field: std::cell::RefCell::new(None),
+            opts: crate::Options::default(),
         }
     }
 
@@ -181,6 +184,12 @@ impl<'s> Emitter<'s> {
         self.s
             .type_def(name)
             .is_some_and(|t| t.fields.iter().any(|f| f.at.is_some()))
+    }
+
+    /// The same emitter with the build's options.
+    pub fn with_options(mut self, o: &crate::Options) -> Self {
+        self.opts = o.clone();
+        self
     }
 
     fn err(&mut self, pos: Pos, path: &str, msg: impl Into<String>, hint: impl Into<String>) {
@@ -239,7 +248,7 @@ impl<'s> Emitter<'s> {
         for t in &self.s.types {
             for f in &t.fields {
                 // `params`: only a plain user-type field passes arguments today.
-                let has_params = |n: &str| self.s.type_def(n).is_some_and(|d| !d.params.is_empty());
+                let has_params = |n: &str| self.s.type_def(n).is_some_and(|d| d.params.iter().any(|p| p.context.is_none()));
                 let problem = match &f.kind {
                     FieldKind::User { name, .. } if has_params(name) && (f.process.is_some() || f.term.is_some()) => Some("a type with `params` cannot be read through `process` or a terminator yet".to_owned()),
                     FieldKind::User { .. } if f.args.is_empty() => None,
@@ -314,6 +323,8 @@ impl<'s> Emitter<'s> {
                             format!("`{n}` is not a KS number type"),
                             "number types are u1 u2 u4 u8, s1 s2 s4 s8, f4 f8, with an optional le/be suffix (or define a type of that name under `types`)",
                         );
+                    } else if self.s.type_def(&n).is_none() && self.s.opaque.contains(&n) {
+                        // An opaque (external) type: `crate::process` gives its path.
                     } else if self.s.type_def(&n).is_none() {
                         // Types as a reference from the top level spells them.
                         let paths: Vec<String> = self
@@ -329,13 +340,6 @@ impl<'s> Emitter<'s> {
                             &format!("{}.type", f.key_path),
                             format!("unknown type `{n}`"),
                             hint,
-                        );
-                    } else if n == self.s.id {
-                        self.err(
-                            f.pos_of("type"),
-                            &format!("{}.type", f.key_path),
-                            "a field cannot hold the root type",
-                            "define a separate type for the nested structure",
                         );
                     }
                 }
@@ -491,13 +495,22 @@ impl<'s> Emitter<'s> {
                     FieldKind::Str { size: None, .. } => 8,
                     FieldKind::Bytes(_) | FieldKind::Str { .. } => 0,
                     FieldKind::User { name, .. } => go(s, name, memo, visiting, cycles),
-                    FieldKind::Switch { cases, default, .. } => cases
-                        .iter()
-                        .map(|(_, n)| n)
-                        .chain(default.iter())
-                        .map(|n| go(s, n, memo, visiting, cycles))
-                        .min()
-                        .unwrap_or(0),
+                    // A case that leads back to a type being measured is a recursion the
+                    // other cases end; only a switch whose every case recurses is a cycle.
+                    FieldKind::Switch { cases, default, .. } => {
+                        let all: Vec<&String> =
+                            cases.iter().map(|(_, n)| n).chain(default.iter()).collect();
+                        let ending: Vec<&String> = all
+                            .iter()
+                            .copied()
+                            .filter(|n| !visiting.iter().any(|v| v == *n))
+                            .collect();
+                        let pick = if ending.is_empty() { all } else { ending };
+                        pick.into_iter()
+                            .map(|n| go(s, n, memo, visiting, cycles))
+                            .min()
+                            .unwrap_or(0)
+                    }
                 };
                 let times = match &f.repeat {
                     Repeat::None => 1,
@@ -785,7 +798,7 @@ impl<'s> Emitter<'s> {
             }
             Expr::Name(n) => {
                 let Some(ty) = scope.get(n) else {
-                    return bad(format!("`{n}` is not a field read before this point"), "expressions may use fields that come earlier in the same type (and `_` where allowed); `_parent`/`_root` are not supported");
+                    return bad(format!("`{n}` is not a field read before this point"), "expressions may use fields that come earlier in the same type (and `_` where allowed), params, and the enclosing types through `_parent.x` / `_root.x`");
                 };
                 let id = if n == "_" {
                     temp("elem")
@@ -966,6 +979,22 @@ impl<'s> Emitter<'s> {
                     quote!(::std::vec::Vec::from([#(#parts),*])),
                     Ty::List(Box::new(elem)),
                 )
+            }
+            // `crate::context`: a context param of a recursive root type, or (at the top
+            // level, where it is absent) the root's own value.
+            Expr::Call(inner, m, args) if m == "__or_self" && args.len() == 1 => {
+                let Expr::Name(pn) = &**inner else {
+                    return bad("internal: `__or_self` on a non-name".into(), "");
+                };
+                let Some(Ty::Opt(pty)) = scope.get(pn).cloned() else {
+                    return bad(format!("internal: `{pn}` is not an optional context param"), "");
+                };
+                let (fb, fty) = self.ex(&args[0], scope)?;
+                if fty != *pty || !matches!(fty, Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_)) {
+                    return bad(format!("`_root` paths of a recursive root type must give a number, condition or enum, not {}", ty_name(&fty)), "use `_root.<number field>`");
+                }
+                let id = field_ident(pn);
+                (quote!((match &#id { ::std::option::Option::Some(__o) => *__o, ::std::option::Option::None => #fb })), fty)
             }
             Expr::Call(inner, m, args) => {
                 let (ts, ty) = self.ex(inner, scope)?;
@@ -1381,8 +1410,9 @@ impl<'s> Emitter<'s> {
         ))
     }
 
-    /// The arguments of field `f` for the `params` of type `tn`, converted to the params'
-    /// member types, in `scope`; reports a count or type mismatch.
+    /// The arguments of field `f` for the `params` of type `tn` (those written in the schema,
+    /// then the context params of `crate::context`), converted to the params' member types,
+    /// in `scope`; reports a count or type mismatch.
     fn param_args(
         &mut self,
         f: &Field,
@@ -1395,31 +1425,47 @@ impl<'s> Emitter<'s> {
             .type_def(tn)
             .map(|t| t.params.clone())
             .unwrap_or_default();
-        if params.len() != f.args.len() {
+        let explicit: Vec<Option<SrcExpr>> = match &f.kind {
+            FieldKind::User { .. } => f.args.iter().cloned().map(Some).collect(),
+            _ => Vec::new(),
+        };
+        let written = params.iter().filter(|p| p.context.is_none()).count();
+        if written != explicit.len() {
             self.err(
                 f.pos_of("type"),
                 &format!("{kp}.type"),
                 format!(
                     "type `{tn}` takes {} argument(s) but {} are given",
-                    params.len(),
-                    f.args.len()
+                    written,
+                    explicit.len()
                 ),
                 "give one argument per entry of the type's `params`, in order: `type: name(a, b)`",
             );
             return None;
         }
+        let mut all = explicit;
+        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
+            all.extend(ctx.iter().cloned());
+        }
         let mut out = Vec::new();
-        for (p, a) in params.iter().zip(&f.args) {
-            let (_, want) = param_rust_ty(&p.kind);
+        for (p, a) in params.iter().zip(&all) {
+            let (rty, want) = param_rust_ty(&p.kind);
+            let Some(a) = a else {
+                out.push(quote!(::std::option::Option::<#rty>::None));
+                continue;
+            };
             let (ts, ty) = self.expr(a, scope, &format!("{kp}.type"))?;
             let ok = ty == want || (want == Ty::Float && ty == Ty::Int);
             if !ok {
+                let what = match &p.context {
+                    Some(c) => format!("`{c}` of `{tn}` (given as `{}`)", a.src),
+                    None => format!("argument `{}`", a.src),
+                };
                 self.err(
                     f.pos_of("type"),
                     &format!("{kp}.type"),
                     format!(
-                        "argument `{}` is {} but param `{}` of `{tn}` is {}",
-                        a.src,
+                        "{what} is {} but param `{}` of `{tn}` is {}",
                         ty_name(&ty),
                         p.id,
                         ty_name(&want)
@@ -1428,14 +1474,42 @@ impl<'s> Emitter<'s> {
                 );
                 return None;
             }
-            out.push(match want {
-                Ty::Float => quote!(((#ts) as f64)),
-                Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
-                Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
-                _ => ts,
+            let v = convert_arg(ts, &want);
+            out.push(if p.optional {
+                quote!(::std::option::Option::Some(#v))
+            } else {
+                v
             });
         }
         Some(out)
+    }
+
+    /// The writer's check that value `v` of type `tn`, written by field `f`, holds the
+    /// params the schema gives it there.
+    fn param_checks(
+        &mut self,
+        f: &Field,
+        tn: &str,
+        scope: &Scope,
+        kp: &str,
+        v: TokenStream,
+    ) -> Option<TokenStream> {
+        let args = self.param_args(f, tn, scope, kp)?;
+        let params = self
+            .s
+            .type_def(tn)
+            .map(|td| td.params.clone())
+            .unwrap_or_default();
+        let checks = params.iter().zip(args).map(|(p, a)| {
+            let pi = field_ident(&p.id);
+            let pn = p.context.clone().unwrap_or_else(|| p.id.clone());
+            quote! {
+                if #v.#pi != #a {
+                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!("param `{}` of the value is {:?} but the schema gives {:?}", #pn, #v.#pi, #a))));
+                }
+            }
+        });
+        Some(quote!(#(#checks)*))
     }
 
     /// The fixed encoded size in bytes of a number type or a user type (`sizeof<...>`), if it
@@ -1506,7 +1580,9 @@ impl<'s> Emitter<'s> {
             ctx: Ctx::Method,
         };
         for p in &t.params {
-            scope.vars.push((p.id.clone(), param_rust_ty(&p.kind).1));
+            let ty = param_rust_ty(&p.kind).1;
+            let ty = if p.optional { Ty::Opt(Box::new(ty)) } else { ty };
+            scope.vars.push((p.id.clone(), ty));
         }
         let derived = Self::counts_and_lengths(t);
         for f in &t.fields {
@@ -1528,6 +1604,7 @@ impl<'s> Emitter<'s> {
             fallible: std::cell::Cell::new(false),
             in_method: std::cell::Cell::new(true),
             cur_field: std::cell::RefCell::new(None),
+            opts: self.opts.clone(),
         };
         let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
         if let Some(c) = &i.cond {
@@ -1582,7 +1659,43 @@ impl<'s> Emitter<'s> {
                 };
                 (quote!(), quote!(::statepack_runtime::io::Processor::#v(#n)))
             }
+            Process::Custom { name, args } => {
+                let path = crate::process::processor_path(&self.opts, name)
+                    .map_err(|m| self.err(f.pos_of("process"), &kp, m, "give a Rust path such as `crate::codecs::MyFx`"))
+                    .ok()?;
+                let mut vals = Vec::new();
+                for a in args {
+                    let (ts, ty) = self.expr(a, scope, &kp)?;
+                    vals.push(match ty {
+                        Ty::Int | Ty::Bool | Ty::Float => ts,
+                        Ty::Str => quote!(AsRef::<str>::as_ref(&#ts)),
+                        Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts)),
+                        other => {
+                            self.err(a.pos, &kp, format!("processor argument `{}` is {}", a.src, ty_name(&other)), "give integers, conditions, floats, strings or byte arrays");
+                            return None;
+                        }
+                    });
+                }
+                (quote!(let __proc = #path::new(#(#vals),*);), quote!(&__proc))
+            }
         })
+    }
+
+    /// The runtime functions that apply the processor of `f` on read and write, and whether
+    /// the write side returns a `Result`.
+    fn process_fns(f: &Field) -> (TokenStream, TokenStream, bool) {
+        match f.process {
+            Some(Process::Custom { .. }) => (
+                quote!(::statepack_runtime::process::unprocess_custom),
+                quote!(::statepack_runtime::process::reprocess_custom),
+                true,
+            ),
+            _ => (
+                quote!(::statepack_runtime::io::unprocess),
+                quote!(::statepack_runtime::io::reprocess),
+                false,
+            ),
+        }
     }
 
     /// A value instance used in an expression: its own expression, in the same scope.
@@ -1690,6 +1803,7 @@ impl<'s> Emitter<'s> {
         for p in &t.params {
             let id = field_ident(&p.id);
             let (_, ty) = param_rust_ty(&p.kind);
+            let ty = if p.optional { Ty::Opt(Box::new(ty)) } else { ty };
             binds.push(match ty {
                 Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
                 _ => quote!(let #id = &self.#id;),
@@ -1936,6 +2050,24 @@ impl<'s> Emitter<'s> {
             &self.s.file,
         ));
         items.push(crate::columns::emit(&self.s.column_sets, &self.s.file));
+        // Opaque types: a local name for the external type, whose `OpaqueType` methods the
+        // generated calls (`read_from`, `write_to`, `encoded_len`, `MIN_LEN`) reach.
+        if !self.s.opaque.is_empty() {
+            items.push(quote! {
+                #[allow(unused_imports)]
+                use ::statepack_runtime::process::OpaqueType as _;
+            });
+        }
+        for n in &self.s.opaque.clone() {
+            match crate::process::opaque_path(&self.opts, n) {
+                Ok(path) => {
+                    let ti = type_ident(n);
+                    let d = format!(" The external type `{n}` (`ks-opaque-types`), implementing `statepack_runtime::process::OpaqueType`.");
+                    items.push(quote!(#[doc = #d] pub type #ti = #path;));
+                }
+                Err(m) => self.err(Pos { line: 1, col: 1 }, "meta.ks-opaque-types", m, "give a Rust path such as `crate::external::Header`"),
+            }
+        }
         if !self.diags.is_empty() {
             self.diags.sort_by_key(|x| x.pos);
             return Err(self.diags);
@@ -2179,7 +2311,7 @@ impl<'s> Emitter<'s> {
         // `params`: given by the reading field, kept as members (for instances and the
         // writer's own expressions); the parent's writer checks them against its arguments.
         let mut param_args = Vec::new();
-        if is_root && !t.params.is_empty() {
+        if is_root && t.params.iter().any(|p| p.context.is_none()) {
             self.err(
                 t.pos,
                 "params",
@@ -2190,7 +2322,16 @@ impl<'s> Emitter<'s> {
         for p in &t.params {
             let id = field_ident(&p.id);
             let (rty, ty) = param_rust_ty(&p.kind);
-            let pdoc = self.doc_for(p.doc.as_deref(), p.pos, &format!("Parameter `{}`: given by the field that reads this type, not stored in the data.", p.id));
+            let (rty, ty) = if p.optional {
+                (quote!(::std::option::Option<#rty>), Ty::Opt(Box::new(ty)))
+            } else {
+                (rty, ty)
+            };
+            let pdoc = if p.context.is_some() {
+                self.doc_for(p.doc.as_deref(), p.pos, "")
+            } else {
+                self.doc_for(p.doc.as_deref(), p.pos, &format!("Parameter `{}`: given by the field that reads this type, not stored in the data.", p.id))
+            };
             let pn = &p.id;
             struct_fields.push(quote! { #pdoc #[serde(rename = #pn)] pub #id: #rty });
             ctor.push(quote!(#id));
@@ -2392,6 +2533,12 @@ impl<'s> Emitter<'s> {
                 rscope.vars.pop();
             }
             let elem_read = elem_read?;
+            // A recursive type is read one level deeper, within the reader's bound.
+            let elem_read = if f.recursive.is_empty() {
+                elem_read
+            } else {
+                quote!(__r.enter_recursion().and_then(|()| { let __v = #elem_read; __r.leave_recursion(); __v }))
+            };
             let wrap_field = quote!(.map_err(|e| e.in_field(#fid))?);
             let wrap_idx = quote!(.map_err(|e| e.in_index(__i).in_field(#fid))?);
             let valid_r = match &f.valid {
@@ -2858,6 +3005,8 @@ impl<'s> Emitter<'s> {
         self.cur_field.replace(None);
         let (inst_methods, inst_members) = self.emit_instances(t, &derived)?;
         let reflect = crate::emit_reflect::type_impls(t, &derived, &inst_members);
+        // A recursive root type has context params, which the top level does not give.
+        let top_args = crate::emit_reflect::top_args(t);
         let root_api = if is_root {
             quote! {
                 impl #name {
@@ -2866,7 +3015,7 @@ impl<'s> Emitter<'s> {
                     #[doc = " Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError), naming the field path and byte offset."]
                     pub fn decode(bytes: &[u8]) -> Result<Self, ::statepack_runtime::io::DecodeError> {
                         let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
-                        let v = Self::read_from(&mut r)?;
+                        let v = Self::read_from(&mut r #(, #top_args)*)?;
                         r.finish()?;
                         Ok(v)
                     }
@@ -2874,7 +3023,7 @@ impl<'s> Emitter<'s> {
                     #[doc = " The tree is returned even when decoding fails, up to the failing field."]
                     pub fn decode_traced(bytes: &[u8]) -> (Result<Self, ::statepack_runtime::io::DecodeError>, ::statepack_runtime::io::TraceNode) {
                         let mut r = ::statepack_runtime::io::ByteReader::with_tracer(bytes, ::statepack_runtime::io::TreeTracer::new(SCHEMA_ID));
-                        let v = Self::read_from(&mut r).and_then(|v| { r.finish()?; Ok(v) });
+                        let v = Self::read_from(&mut r #(, #top_args)*).and_then(|v| { r.finish()?; Ok(v) });
                         let end = r.offset();
                         (v, r.tracer.finish(end))
                     }
@@ -3079,12 +3228,13 @@ impl<'s> Emitter<'s> {
                 } else {
                     quote!(__sub.finish().map(|_| __v))
                 };
+                let args = self.param_args(f, name, scope, &kp)?;
                 let read = quote! {
                     __r.read_terminated(#n, #term).and_then(|(__val, __tl)| {
                         #keep
                         let mut __sub = ::statepack_runtime::io::ByteReader::new(__val);
                         #[allow(unused_mut)]
-                        let mut __v = #ti::read_from(&mut __sub)?;
+                        let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
                         #finish
                     })
                 };
@@ -3142,6 +3292,7 @@ impl<'s> Emitter<'s> {
                     )),
                 };
                 let (setup, proc_) = self.processor(f, scope)?;
+                let (unfn, _, _) = Self::process_fns(f);
                 let stored = temp_for("stored", &f.id);
                 let keep = if matches!(f.repeat, Repeat::None) {
                     quote!(#stored = ::std::option::Option::Some(__s.to_vec());)
@@ -3160,11 +3311,12 @@ impl<'s> Emitter<'s> {
                         } else {
                             quote!(__sub.finish().map(|_| __v))
                         };
+                        let args = self.param_args(f, name, scope, &kp)?;
                         let read = quote! {
-                            ::statepack_runtime::io::unprocess(#proc_, __s, __at).and_then(|__d| {
+                            #unfn(#proc_, __s, __at).and_then(|__d| {
                                 let mut __sub = ::statepack_runtime::io::ByteReader::new(&__d);
                                 #[allow(unused_mut)]
-                                let mut __v = #ti::read_from(&mut __sub)?;
+                                let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
                                 #finish
                             })
                         };
@@ -3174,7 +3326,7 @@ impl<'s> Emitter<'s> {
                             read
                         }
                     }
-                    _ => quote!(::statepack_runtime::io::unprocess(#proc_, __s, __at)),
+                    _ => quote!(#unfn(#proc_, __s, __at)),
                 };
                 quote! {{
                     let __at = __r.offset();
@@ -3282,8 +3434,14 @@ impl<'s> Emitter<'s> {
                 };
                 for (vi, tn, keys) in self.switch_variants(f) {
                     let ti = type_ident(&tn);
+                    let args = self.param_args(f, &tn, scope, &kp)?;
+                    let wrap = if f.recursive.contains(&tn) {
+                        quote!(.map(::std::boxed::Box::new))
+                    } else {
+                        quote!()
+                    };
                     if keys.is_empty() {
-                        default = quote!(#ti::read_from(__r).map(#en::#vi));
+                        default = quote!(#ti::read_from(__r #(, #args)*) #wrap .map(#en::#vi));
                         continue;
                     }
                     let mut tests = Vec::new();
@@ -3312,7 +3470,7 @@ impl<'s> Emitter<'s> {
                             _ => quote!(__sw == #kt),
                         });
                     }
-                    arms.push(quote!(if #(#tests)||* { #ti::read_from(__r).map(#en::#vi) }));
+                    arms.push(quote!(if #(#tests)||* { #ti::read_from(__r #(, #args)*) #wrap .map(#en::#vi) }));
                 }
                 if let FieldKind::Switch {
                     default: Some(d), ..
@@ -3320,7 +3478,13 @@ impl<'s> Emitter<'s> {
                 {
                     let ti = type_ident(d);
                     let vi = type_ident(d);
-                    default = quote!(#ti::read_from(__r).map(#en::#vi));
+                    let args = self.param_args(f, d, scope, &kp)?;
+                    let wrap = if f.recursive.contains(d) {
+                        quote!(.map(::std::boxed::Box::new))
+                    } else {
+                        quote!()
+                    };
+                    default = quote!(#ti::read_from(__r #(, #args)*) #wrap .map(#en::#vi));
                 }
                 let _ = at;
                 let inner = quote! {{
@@ -3467,6 +3631,8 @@ impl<'s> Emitter<'s> {
                     _ => return None,
                 };
                 let (setup, proc_) = self.processor(f, scope)?;
+                let (_, refn, re_fallible) = Self::process_fns(f);
+                let re_q = if re_fallible { quote!(?) } else { quote!() };
                 let stored = temp_for("stored", &f.id);
                 let kept = if matches!(f.repeat, Repeat::None) {
                     quote!(self.#stored.as_deref())
@@ -3485,7 +3651,7 @@ impl<'s> Emitter<'s> {
                 quote!({
                     #setup
                     #value
-                    let __s = ::statepack_runtime::io::reprocess(#proc_, &__d, #kept);
+                    let __s = #refn(#proc_, &__d, #kept)#re_q;
                     #check
                     __w.write_bytes(&__s);
                 })
@@ -3604,21 +3770,12 @@ impl<'s> Emitter<'s> {
                     Some(s) => self.size_check(f, s, scope, &kp, quote!(__v.encoded_len()))?,
                     None => quote!(),
                 };
-                let args = self.param_args(f, name, scope, &kp)?;
-                let pchecks: Vec<TokenStream> = self.s.type_def(name).map(|td| td.params.clone()).unwrap_or_default().iter().zip(args).map(|(p, a)| {
-                    let pi = field_ident(&p.id);
-                    let pn = &p.id;
-                    quote! {
-                        if __v.#pi != #a {
-                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!("param `{}` of the value is {:?} but the schema gives {:?}", #pn, __v.#pi, #a))));
-                        }
-                    }
-                }).collect();
+                let pchecks = self.param_checks(f, name, scope, &kp, quote!(__v))?;
                 if size.is_some() && self.type_has_positional(name) {
                     // The value's positional instances are placed in its own substream.
-                    quote!({ #check #(#pchecks)* let __io = __w.push_io(); __v.write_to(__w)?; __w.pop_io(__io); })
+                    quote!({ #check #pchecks let __io = __w.push_io(); __v.write_to(__w)?; __w.pop_io(__io); })
                 } else {
-                    quote!({ #check #(#pchecks)* __v.write_to(__w)?; })
+                    quote!({ #check #pchecks __v.write_to(__w)?; })
                 }
             }
             FieldKind::Switch { on, .. } => {
@@ -3653,11 +3810,12 @@ impl<'s> Emitter<'s> {
                         });
                     }
                     all_tests.extend(tests.clone());
-                    arms.push((vi.clone(), tests, is_default));
+                    let pchecks = self.param_checks(f, tn, scope, &kp, quote!(__x))?;
+                    arms.push((vi.clone(), tests, is_default, pchecks));
                 }
                 let arms: Vec<TokenStream> = arms
                     .into_iter()
-                    .map(|(vi, tests, is_default)| {
+                    .map(|(vi, tests, is_default, pchecks)| {
                         let name = vi.to_string();
                         let all = &all_tests;
                         let selects = if tests.is_empty() {
@@ -3672,6 +3830,7 @@ impl<'s> Emitter<'s> {
                                 if !(#selects) {
                                     return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: __sw.to_string(), found: #name }));
                                 }
+                                #pchecks
                                 __x.write_to(__w)?;
                             }
                         }
@@ -3882,7 +4041,11 @@ impl<'s> Emitter<'s> {
                 )
             };
             let ren = tn.as_str();
-            quote!(#[doc = #d] #[serde(rename = #ren)] #vi(#ti))
+            if f.recursive.contains(tn) {
+                quote!(#[doc = #d] #[serde(rename = #ren)] #vi(::std::boxed::Box<#ti>))
+            } else {
+                quote!(#[doc = #d] #[serde(rename = #ren)] #vi(#ti))
+            }
         });
         let len_arms = vs
             .iter()
@@ -3941,6 +4104,37 @@ fn param_rust_ty(k: &ParamKind) -> (TokenStream, Ty) {
             let i = type_ident(e);
             (quote!(#i), Ty::Enum(e.clone()))
         }
+        // `crate::context` has given every `struct` param a user type; one that is left
+        // has been reported there.
+        ParamKind::User(t) => {
+            let i = type_ident(t);
+            (quote!(#i), Ty::User(t.clone()))
+        }
+        ParamKind::Struct => (quote!(()), Ty::Bool),
+        ParamKind::List(inner) => {
+            let (r, t) = param_rust_ty(inner);
+            (quote!(::std::vec::Vec<#r>), Ty::List(Box::new(t)))
+        }
+    }
+}
+
+/// An argument `ts` (an expression value of type `want`) as the member type of a param of
+/// that type: numbers widened, strings and bytes owned, user values and lists copied.
+fn convert_arg(ts: TokenStream, want: &Ty) -> TokenStream {
+    match want {
+        Ty::Float => quote!(((#ts) as f64)),
+        Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
+        Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
+        Ty::User(_) => quote!((#ts).clone()),
+        Ty::List(e) => match &**e {
+            Ty::Int => quote!((#ts).iter().map(|__x| (*__x) as i128).collect::<::std::vec::Vec<i128>>()),
+            Ty::Float => quote!((#ts).iter().map(|__x| (*__x) as f64).collect::<::std::vec::Vec<f64>>()),
+            Ty::Bool | Ty::Enum(_) => quote!((#ts).iter().copied().collect::<::std::vec::Vec<_>>()),
+            Ty::Str => quote!((#ts).iter().map(|__x| ::std::string::String::from(AsRef::<str>::as_ref(__x))).collect::<::std::vec::Vec<_>>()),
+            Ty::Bytes => quote!((#ts).iter().map(|__x| AsRef::<[u8]>::as_ref(__x).to_vec()).collect::<::std::vec::Vec<_>>()),
+            _ => quote!((#ts).to_vec()),
+        },
+        _ => ts,
     }
 }
 
@@ -4022,7 +4216,7 @@ fn has_no_case(f: &Field) -> bool {
 }
 
 /// `u3`, `s16`, `f6le`: a name a reader would take for a mistyped number type.
-fn looks_like_number_type(t: &str) -> bool {
+pub(crate) fn looks_like_number_type(t: &str) -> bool {
     (t.starts_with('u') || t.starts_with('s') || t.starts_with('f'))
         && t.len() <= 5
         && t.as_bytes().get(1).is_some_and(u8::is_ascii_digit)

@@ -21,6 +21,7 @@ pub const META_KEYS: &[&str] = &[
     "xref",
     "tags",
     "imports",
+    "ks-opaque-types",
 ];
 /// Keys allowed at the top level of a schema.
 pub const TOP_KEYS: &[&str] = &[
@@ -90,6 +91,7 @@ pub const FIELD_KEYS: &[&str] = &[
     "eos-error",
     "pad-right",
     "process",
+    "parent",
 ];
 /// Extension keys allowed in a `seq` entry.
 pub const FIELD_SP_KEYS: &[&str] = &[
@@ -303,6 +305,7 @@ impl<'a> Lower<'a> {
         let mut root_positional = Vec::new();
         let mut imports = Vec::new();
         let mut root_params = Vec::new();
+        let mut opaque_types = false;
         // Set when `meta` or its `id` is present but wrong (already reported).
         let mut id_reported = false;
         // `meta` first: its endian and encoding are defaults for every field.
@@ -353,6 +356,11 @@ impl<'a> Lower<'a> {
                                 "-sp-strict" => {
                                     if let Some(b) = self.boolean(mv, &kp) {
                                         self.strict = b;
+                                    }
+                                }
+                                "ks-opaque-types" => {
+                                    if let Some(b) = self.boolean(mv, &kp) {
+                                        opaque_types = b;
                                     }
                                 }
                                 "imports" => {
@@ -442,6 +450,8 @@ impl<'a> Lower<'a> {
             column_sets,
             strict: self.strict,
             imports,
+            opaque_types,
+            opaque: Vec::new(),
         })
     }
 
@@ -946,8 +956,18 @@ impl<'a> Lower<'a> {
                 {
                     ParamKind::Int
                 }
+                (t, None) if Self::param_elem_kind(t).is_some() => {
+                    Self::param_elem_kind(t).unwrap_or(ParamKind::Struct)
+                }
+                (t, None) if t.strip_suffix("[]").and_then(Self::param_elem_kind).is_some() => {
+                    ParamKind::List(Box::new(
+                        t.strip_suffix("[]")
+                            .and_then(Self::param_elem_kind)
+                            .unwrap_or(ParamKind::Struct),
+                    ))
+                }
                 (t, _) => {
-                    self.err(get("type").map_or(item.pos, |v| v.pos), &format!("{ip}.type"), format!("param type `{t}` is not supported"), "params may be integers (`u1`..`s8`, `bN`), `bool`, `f4`/`f8`, `str`, `bytes`, or an integer with `enum`");
+                    self.err(get("type").map_or(item.pos, |v| v.pos), &format!("{ip}.type"), format!("param type `{t}` is not supported"), "params may be integers (`u1`..`s8`, `bN`), `bool`, `f4`/`f8`, `str`, `bytes`, an integer with `enum`, a user type, `struct` (any user type), or a list of one of these (`u2[]`, `block[]`)");
                     continue;
                 }
             };
@@ -957,9 +977,38 @@ impl<'a> Lower<'a> {
                 doc,
                 pos: item.pos,
                 kind,
+                context: None,
+                optional: false,
             });
         }
         out
+    }
+
+    /// The kind of a param written as `t` without `enum` (also the element of `t[]`): a
+    /// number type, `bool`, `str`, `bytes`, `struct` or a user type name (checked when
+    /// names are resolved). `None` for what no param can be (`io` and other keywords).
+    fn param_elem_kind(t: &str) -> Option<ParamKind> {
+        Some(match t {
+            "bool" | "b1" => ParamKind::Bool,
+            "str" | "strz" => ParamKind::Str,
+            "bytes" => ParamKind::Bytes,
+            "f4" | "f8" => ParamKind::Float,
+            "struct" => ParamKind::Struct,
+            "io" | "any" => return None,
+            t if Self::int_type(t, Some(Endian::Le)).is_some()
+                || crate::bits::bit_type(t).is_some() =>
+            {
+                ParamKind::Int
+            }
+            t if !t.is_empty()
+                && t.split("::").all(|p| {
+                    is_ident(p)
+                }) =>
+            {
+                ParamKind::User(t.to_owned())
+            }
+            _ => return None,
+        })
     }
 
     pub(crate) fn field(&mut self, node: &Node, fp: &str) -> Option<Field> {
@@ -1465,8 +1514,16 @@ impl<'a> Lower<'a> {
             Some(v) => self.boolean(v, &format!("{fp}.-sp-strict"))?,
             None => self.strict,
         };
+        let parent = match get("parent") {
+            None => ParentSpec::Default,
+            Some(v) if v.as_str() == Some("false") => ParentSpec::None(v.pos),
+            Some(v) => ParentSpec::Expr(self.src_expr(v, &format!("{fp}.parent"))?),
+        };
         Some(Field {
             args,
+            parent,
+            ctx_args: Vec::new(),
+            recursive: Vec::new(),
             process,
             term,
             strict,
@@ -1498,11 +1555,18 @@ impl<'a> Lower<'a> {
                 .map(|arg| (name.trim().to_owned(), arg.trim().to_owned()))
         });
         let Some((name, arg)) = parsed else {
+            // A bare name: a custom processor without arguments.
+            if Self::processor_name_ok(&text) && !["xor", "rol", "ror"].contains(&text.as_str()) {
+                return Some(Process::Custom {
+                    name: text,
+                    args: Vec::new(),
+                });
+            }
             self.err(
                 node.pos,
                 kp,
-                format!("custom processor `{text}` is not supported"),
-                "use zlib, xor(key), rol(n) or ror(n)",
+                format!("`{text}` is not a processor name"),
+                "use zlib, xor(key), rol(n), ror(n), or a custom processor `name(args)` (names are snake_case, dotted for nested modules)",
             );
             return None;
         };
@@ -1549,16 +1613,45 @@ impl<'a> Lower<'a> {
             }
             "rol" => Some(Process::Rol(expr(self)?)),
             "ror" => Some(Process::Ror(expr(self)?)),
+            _ if Self::processor_name_ok(&name) => match expr::parse(&format!("[{arg}]")) {
+                Ok(Expr::List(items)) => Some(Process::Custom {
+                    name,
+                    args: items
+                        .into_iter()
+                        .map(|e| SrcExpr {
+                            src: e.to_string(),
+                            expr: e,
+                            pos: node.pos,
+                        })
+                        .collect(),
+                }),
+                Ok(_) => None,
+                Err(e) => {
+                    self.err(
+                        node.pos,
+                        kp,
+                        format!("bad arguments `{arg}`: {e}"),
+                        "arguments are expressions separated by `,`",
+                    );
+                    None
+                }
+            },
             _ => {
                 self.err(
                     node.pos,
                     kp,
-                    format!("custom processor `{name}` is not supported"),
-                    "use zlib, xor(key), rol(n) or ror(n)",
+                    format!("`{name}` is not a processor name"),
+                    "use zlib, xor(key), rol(n), ror(n), or a custom processor `name(args)` (names are snake_case, dotted for nested modules)",
                 );
                 None
             }
         }
+    }
+
+    /// A custom processor's name: snake_case parts separated by `.` (`my_fx`,
+    /// `nested.deeply.my_fx`).
+    fn processor_name_ok(name: &str) -> bool {
+        !name.is_empty() && name.split('.').all(is_ident)
     }
 
     fn contents(&mut self, node: &Node, kp: &str) -> Option<Vec<u8>> {

@@ -118,8 +118,14 @@ pub(crate) fn resolve(s: &mut Schema) {
             }
         }
         for p in &mut t.params {
-            if let ParamKind::Enum(e) = &mut p.kind {
-                en(e);
+            let mut k = &mut p.kind;
+            while let ParamKind::List(inner) = k {
+                k = inner;
+            }
+            match k {
+                ParamKind::Enum(e) => en(e),
+                ParamKind::User(n) => ty(n),
+                _ => {}
             }
         }
         for i in &mut t.instances {

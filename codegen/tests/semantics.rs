@@ -36,6 +36,10 @@ mod lists_valid;
 mod nested_scopes;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/context.rs"]
+mod context;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/params.rs"]
 mod params;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -862,4 +866,89 @@ fn positional_instances_follow_a_chain_and_refuse_a_loop() {
         "{e}"
     );
     assert!(e.path.to_string().starts_with("head.next.next.next"), "{}", e.path);
+/// `run/context.ksy`: header (count 2, name_len 3), sizes [2, 1], two entries ("abc" + 1
+/// byte, "def" + 1 byte), kind 1 with a 3-byte tag, the mediator's child of sizes[0] = 2
+/// bytes, the orphan's byte, the holder's first lens[0] = 2 bytes.
+fn context_bytes() -> Vec<u8> {
+    let mut b = vec![2, 3, 2, 1];
+    b.extend(b"abc\x10def\x11");
+    b.extend([1, 7, 8, 9, 0x21, 0x22, 0x30, 0x41, 0x42]);
+    b
+}
+
+#[test]
+fn parent_and_root_paths_reach_the_enclosing_types_fields() {
+    let bytes = context_bytes();
+    let v = context::Context::decode(&bytes).unwrap();
+    // `repeat-expr: _parent.header.count`, `size: _parent._parent.header.name_len`,
+    // `size: _root.sizes[1]`.
+    assert_eq!(v.index.entries.len(), 2);
+    assert_eq!(v.index.entries[0].name, "abc");
+    assert_eq!(v.index.entries[1].name, "def");
+    assert_eq!(v.index.entries[1].extra, [0x11]);
+    // A switch case type reads `_parent.header.name_len`.
+    let context::ContextBody::Tagged(t) = &v.body else {
+        panic!("kind 1 selects `tagged`: {:?}", v.body)
+    };
+    assert_eq!(t.tag, [7, 8, 9]);
+    // `parent: _parent`: the mediator's child sees the root as its `_parent`.
+    assert_eq!(v.mediator.child.data, [0x21, 0x22]);
+    // `parent: false` on a type that needs no `_parent`.
+    assert_eq!(v.orphan.byte, 0x30);
+    // Params of a user type and of a list.
+    assert_eq!(v.holder.head.count, 2);
+    assert_eq!(v.holder.lens, [2, 1]);
+    assert_eq!(v.holder.first, [0x41, 0x42]);
+    assert_eq!(v.holder.total().unwrap(), 3);
+    assert_eq!(v.encode().unwrap(), bytes, "decode then encode is the identity");
+}
+
+#[test]
+fn writer_gives_parent_paths_from_the_value_and_refuses_stale_ones() {
+    let v = context::Context::decode(&context_bytes()).unwrap();
+    // The writer computes `_parent.header.name_len` from the value being written: a changed
+    // header with entries built for the old one is refused, naming the path and the field.
+    let mut bad = v.clone();
+    bad.header.name_len = 4;
+    let e = bad.encode().unwrap_err().to_string();
+    assert!(e.contains("_parent.header.name_len"), "{e}");
+    assert!(e.contains("index"), "{e}");
+    // Consistent context members write the new layout.
+    let mut good = v.clone();
+    good.header.name_len = 2;
+    good.index.__ctx_parent_header_name_len = 2;
+    for en in &mut good.index.entries {
+        en.__ctx_parent_parent_header_name_len = 2;
+        en.name.truncate(2);
+    }
+    if let context::ContextBody::Tagged(t) = &mut good.body {
+        t.__ctx_parent_header_name_len = 2;
+        t.tag.truncate(2);
+    }
+    good.holder.head.name_len = 2;
+    let out = good.encode().unwrap();
+    let back = context::Context::decode(&out).unwrap();
+    assert_eq!(back, good);
+    assert_eq!(back.index.entries[1].name, "de");
+}
+
+#[test]
+fn parent_path_to_a_later_field_is_refused_naming_both_places() {
+    let text = "meta:\n  id: later\nseq:\n  - id: child\n    type: child\n  - id: len\n    type: u1\ntypes:\n  child:\n    seq:\n      - id: data\n        size: _parent.len\n";
+    let e = statepack_codegen::generate(text, "later.ksy").unwrap_err();
+    let shown = statepack_codegen::render(&e);
+    assert!(shown.contains("`_parent.len`"), "{shown}");
+    assert!(shown.contains("later.ksy:6:5"), "the later field: {shown}");
+    assert!(shown.contains("later.ksy:4:5"), "the reading field: {shown}");
+    assert!(shown.contains("is read after `child`"), "{shown}");
+}
+
+#[test]
+fn parent_in_the_root_type_and_in_an_unread_type_are_refused() {
+    let root = "meta:\n  id: r\nseq:\n  - id: a\n    size: _parent.x\n";
+    let shown = statepack_codegen::render(&statepack_codegen::generate(root, "r.ksy").unwrap_err());
+    assert!(shown.contains("the root type has no `_parent`"), "{shown}");
+    let unread = "meta:\n  id: u\nseq:\n  - id: a\n    type: u1\ntypes:\n  lone:\n    seq:\n      - id: b\n        size: _parent.a\n";
+    let shown = statepack_codegen::render(&statepack_codegen::generate(unread, "u.ksy").unwrap_err());
+    assert!(shown.contains("no field reads `lone`"), "{shown}");
 }

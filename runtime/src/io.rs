@@ -643,9 +643,15 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     pub(crate) inst_depth: u32,
     /// The furthest byte any positional instance read reached (absolute).
     pub(crate) pos_hi: usize,
+    /// Nesting of recursive types entered ([`ByteReader::enter_recursion`]).
+    depth: u16,
     /// The tracer told about every field (see [`Tracer`]).
     pub tracer: T,
 }
+
+/// The deepest nesting of recursive types (a type that holds itself, directly or not) a
+/// reader follows: deeper input is a decode error rather than a stack overflow.
+pub const MAX_RECURSION: u16 = 256;
 
 impl<'a> ByteReader<'a, NoTrace> {
     /// A reader at the start of `buf` (offset 0), without tracing.
@@ -666,8 +672,32 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             start: 0,
             inst_depth: 0,
             pos_hi: 0,
+            depth: 0,
             tracer,
         }
+    }
+
+    /// Enters one level of a recursive type (generated readers call it before reading a
+    /// field whose type contains the field's own type). Errors: `Semantic` at the current
+    /// offset past [`MAX_RECURSION`] levels.
+    #[inline]
+    pub fn enter_recursion(&mut self) -> Result<(), DecodeError> {
+        if self.depth >= MAX_RECURSION {
+            return Err(DecodeError::new(
+                self.offset(),
+                DecodeErrorKind::Semantic(format!(
+                    "recursive types nested deeper than {MAX_RECURSION} levels"
+                )),
+            ));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Leaves the level entered by [`ByteReader::enter_recursion`].
+    #[inline]
+    pub fn leave_recursion(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
     }
 
     /// Bits consumed from the start of the input (a bit field's exact position).
