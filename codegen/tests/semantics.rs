@@ -866,6 +866,8 @@ fn positional_instances_follow_a_chain_and_refuse_a_loop() {
         "{e}"
     );
     assert!(e.path.to_string().starts_with("head.next.next.next"), "{}", e.path);
+}
+
 /// `run/context.ksy`: header (count 2, name_len 3), sizes [2, 1], two entries ("abc" + 1
 /// byte, "def" + 1 byte), kind 1 with a 3-byte tag, the mediator's child of sizes[0] = 2
 /// bytes, the orphan's byte, the holder's first lens[0] = 2 bytes.
