@@ -217,7 +217,12 @@ impl Node {
                     .map_err(|e| e.in_field("next"))?;
                 let __pv = {
                     let __v: ::std::boxed::Box<Node> = {
-                        Node::read_from(__r).map(::std::boxed::Box::new)
+                        __r.enter_recursion()
+                            .and_then(|()| {
+                                let __v = Node::read_from(__r).map(::std::boxed::Box::new);
+                                __r.leave_recursion();
+                                __v
+                            })
                     }
                         .map_err(|e| e.in_field("next"))?;
                     __r.leave::<()>(None);
