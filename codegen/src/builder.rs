@@ -177,18 +177,28 @@ impl Builder {
     /// Generates one schema file without writing anything (and without `cargo:` lines).
     /// Errors: its diagnostics, or why it could not be read.
     pub fn generate(&self, schema: &Path) -> Result<Generated, BuildError> {
-        self.generate_one(schema).0
+        self.generate_one(schema, &schema.display().to_string()).0
+    }
+
+    /// As [`generate`](Builder::generate), naming the schema `display` in diagnostics and in
+    /// the generated header (such as a path relative to some root) instead of its path.
+    pub fn generate_as(&self, schema: &Path, display: &str) -> Result<Generated, BuildError> {
+        self.generate_one(schema, display).0
     }
 
     /// [`generate`](Builder::generate), with every file read (the schema's imports), also on
     /// failure.
-    fn generate_one(&self, schema: &Path) -> (Result<Generated, BuildError>, Vec<PathBuf>) {
+    fn generate_one(
+        &self,
+        schema: &Path,
+        display: &str,
+    ) -> (Result<Generated, BuildError>, Vec<PathBuf>) {
         let stem = schema
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or_default()
             .to_owned();
-        let display = schema.display().to_string();
+        let display = display.to_owned();
         let text = match std::fs::read_to_string(schema) {
             Ok(t) => t,
             Err(e) => {
@@ -335,7 +345,7 @@ impl Builder {
         }
         let mut done = Vec::new();
         for schema in &schemas {
-            let (result, read) = self.generate_one(schema);
+            let (result, read) = self.generate_one(schema, &schema.display().to_string());
             if self.cargo_metadata {
                 println!("cargo:rerun-if-changed={}", schema.display());
                 for r in &read {
