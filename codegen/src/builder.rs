@@ -347,7 +347,10 @@ impl Builder {
         for schema in &schemas {
             let (result, read) = self.generate_one(schema, &schema.display().to_string());
             if self.cargo_metadata {
-                println!("cargo:rerun-if-changed={}", schema.display());
+                // Inputs given as files were announced above; a folder's files are not yet.
+                if !inputs.iter().any(|i| i.as_ref() == schema.as_path()) {
+                    println!("cargo:rerun-if-changed={}", schema.display());
+                }
                 for r in &read {
                     println!("cargo:rerun-if-changed={}", r.display());
                 }

@@ -477,3 +477,63 @@ impl VisitMut for Derives<'_> {
         visit_mut::visit_path_mut(self, p);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `expr` as it reads after the expression rewrites.
+    fn tidied(expr: &str) -> String {
+        let mut file: syn::File = syn::parse_str(&format!("fn f() {{ let _x = {expr}; }}")).unwrap();
+        Exprs.visit_file_mut(&mut file);
+        let Item::Fn(f) = &file.items[0] else { panic!() };
+        let Stmt::Local(l) = &f.block.stmts[0] else { panic!() };
+        let e = &l.init.as_ref().unwrap().expr;
+        quote::quote!(#e).to_string()
+    }
+
+    #[test]
+    fn literal_casts_become_suffixed_only_when_they_fit() {
+        assert_eq!(tidied("(4 as i128)"), "4_i128");
+        assert_eq!(tidied("(-5 as i128)"), "- 5_i128");
+        assert_eq!(tidied("(-128 as i8)"), "- 128_i8");
+        // Out of range: the cast (a wrap) stays.
+        assert_eq!(tidied("300 as u8"), "300 as u8");
+        assert_eq!(tidied("(-1 as u32)"), "- 1 as u32");
+        // usize's width depends on the target.
+        assert_eq!(tidied("7 as usize"), "7 as usize");
+        assert_eq!(tidied("(2 as f64)"), "2_f64");
+    }
+
+    #[test]
+    fn negations_flip_only_where_the_meaning_is_kept() {
+        assert_eq!(tidied("!((a == b))"), "a != b");
+        assert_eq!(tidied("!((x as i128) < 3_i128)"), "(x as i128) >= 3_i128");
+        // Float comparisons are not flipped: !(x < y) is true for NaN, x >= y is not.
+        assert_eq!(tidied("!((x as f64) < y)"), "! ((x as f64) < y)");
+        assert_eq!(tidied("(true && (a > b))"), "a > b");
+        assert_eq!(tidied("((a || false))"), "a");
+    }
+
+    #[test]
+    fn parentheses_go_where_rust_needs_none() {
+        assert_eq!(tidied("f((a + b), (c))"), "f (a + b , c)");
+        assert_eq!(tidied("x.m(((a as i128)))"), "x . m (a as i128)");
+        assert_eq!(tidied("((a + b) * c)"), "(a + b) * c");
+        assert_eq!(tidied("g(((a + b) * c))"), "g ((a + b) * c)");
+        assert_eq!(tidied("*(&v[i])"), "v [i]");
+        // A block-like value keeps the parentheses it needs in a block tail.
+        let mut file: syn::File =
+            syn::parse_str("fn f() -> i32 { (if a { 1 } else { 2 }) + 1 }").unwrap();
+        Exprs.visit_file_mut(&mut file);
+        let f = &file.items[0];
+        assert_eq!(
+            quote::quote!(#f).to_string(),
+            "fn f () -> i32 { (if a { 1 } else { 2 }) + 1 }"
+        );
+        let mut file: syn::File = syn::parse_str("fn f() -> i32 { (a + 1) }").unwrap();
+        Exprs.visit_file_mut(&mut file);
+        let f = &file.items[0];
+        assert_eq!(quote::quote!(#f).to_string(), "fn f () -> i32 { a + 1 }");
+    }
+}

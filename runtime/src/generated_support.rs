@@ -37,6 +37,17 @@ macro_rules! include_schema {
 
 /// Checks that generated code targets this runtime's [`GENERATED_CODE_INTERFACE`]
 /// (`require_interface!(1)`); any other number is a compile error saying what to pair.
+///
+/// ```
+/// statepack_runtime::require_interface!(1);
+/// # fn main() {}
+/// ```
+///
+/// ```compile_fail
+/// // A module from a generator of another interface does not compile.
+/// statepack_runtime::require_interface!(2);
+/// # fn main() {}
+/// ```
 #[doc(hidden)]
 #[macro_export]
 macro_rules! require_interface {
