@@ -2,13 +2,74 @@
 //! statepack-codegen: turns a schema (a documented subset of Kaitai Struct `.ksy`, plus
 //! `-sp-` extension keys) into Rust reader and writer types.
 //!
+//! # Use statepack in your crate
+//!
+//! Your own formats get generated reader and writer types in your own crate, from its build
+//! script. Depend on `statepack-runtime` (what the generated code calls) and, for the build
+//! script, on this crate, both from one clone (by path) or from git at the same revision:
+//!
+//! ```toml
+//! [dependencies]
+//! statepack-runtime = { path = "../statepack/runtime", version = "0.1", default-features = false, features = ["serde"] }
+//!
+//! [build-dependencies]
+//! statepack-codegen = { path = "../statepack/codegen", version = "0.1" }
+//! ```
+//!
+//! With `default-features = false` the runtime is only the small core (byte and bit I/O,
+//! errors, traces, varints, `process` helpers, the dynamic view) and brings no gltf, glam or
+//! flate2; its `serde` feature gives the generated types serde's traits through the runtime's
+//! own re-export, so your crate needs no serde dependency. Take both crates at the same
+//! revision: every generated module starts with `::statepack_runtime::require_interface!(N)`
+//! ([`RUNTIME_INTERFACE`]), and a runtime of another generated-code interface refuses to
+//! compile it with a message saying to pair the versions.
+//!
+//! `build.rs`:
+//!
+//! ```no_run
+//! fn main() -> Result<(), statepack_codegen::BuildError> {
+//!     statepack_codegen::Builder::new().compile(&["schema/game.ksy"])?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! [`Builder::compile`] takes files and folders (every `*.ksy` in a folder), resolves
+//! `meta.imports` next to the importing schema, then in each [`Builder::include_path`], then
+//! in the directories of [`IMPORT_PATH_VAR`], and writes `OUT_DIR/<file stem>.rs` only when
+//! its text changed. It tells cargo to rerun it when a schema or an imported file changes, so
+//! editing a schema and running `cargo build` is all there is to do. A schema error fails the
+//! build with its place and a hint (`schema/game.ksy:14:11: error: ...`), each line also as
+//! a cargo warning; the builder never panics on a bad schema. Options:
+//! [`Builder::serde`] (`false`: no serde derives, and no need for the runtime's `serde`
+//! feature), [`Builder::derive`] (one more derive on every type), [`Builder::extern_path`],
+//! [`Builder::out_dir`], and [`Builder::options_mut`] for every [`GenerateOptions`] field.
+//!
+//! In the crate, one line includes the module, named after the schema's file stem:
+//!
+//! ```ignore
+//! statepack_runtime::include_schema!(mod game);
+//!
+//! let file = game::Game { name: "Harbour".to_owned(), scores: vec![1200, 950] };
+//! let bytes = file.encode()?;                 // counts and lengths are derived
+//! let back = game::Game::decode(&bytes)?;     // errors name the field path and byte offset
+//! ```
+//!
+//! The generated code compiles without rustc or clippy warnings, with no `#[allow]` on your
+//! side, also under `RUSTFLAGS="-D warnings"`. The crate `examples/` of the repository is a
+//! complete example.
+//!
+//! # Inside the generator
+//!
 //! Stages: [`yaml`] loads the file keeping every node's line and column; `lower` turns the
 //! tree into the [`ir`] (the root type first, then `types` and `enums` in document order,
 //! nested ones after the type that holds them); `resolve` gives nested types and enums
 //! unique names and resolves every type and enum reference with Kaitai Struct's scoping;
 //! `emit` checks names, types and expressions and emits Rust with `quote!` (its
-//! `emit_reflect` part the dynamic view), formatted by prettyplease. Every problem found is collected as a [`Diag`] with file:line:column, the key
-//! path in the schema and a one-line fix hint; a bad schema never panics the generator.
+//! `emit_reflect` part the dynamic view); `tidy` removes what would be warnings in the
+//! user's crate (redundant parentheses, casts of literals) and applies the
+//! [`GenerateOptions`]; prettyplease formats the result. Every problem found is collected as
+//! a [`Diag`] with file:line:column, the key path in the schema and a one-line fix hint; a
+//! bad schema never panics the generator.
 //!
 //! The key-by-key reference is `docs/schema-language.md`.
 
