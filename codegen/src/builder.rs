@@ -12,7 +12,7 @@
 //! and in the crate, `statepack_runtime::include_schema!(pub mod game);`.
 
 use crate::diag::{Diag, Pos};
-use crate::options::GenerateOptions;
+use crate::options::Options;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -33,12 +33,12 @@ use std::path::{Path, PathBuf};
 /// error. The builder never panics on a bad schema.
 ///
 /// Options ([`serde`](Builder::serde), [`derive`](Builder::derive),
-/// [`extern_path`](Builder::extern_path), ...) set the [`GenerateOptions`] passed to the
+/// [`extern_path`](Builder::extern_path), ...) set the [`Options`] passed to the
 /// generator; [`options_mut`](Builder::options_mut) reaches every option, including those
 /// with no builder method.
 #[derive(Debug, Clone)]
 pub struct Builder {
-    opts: GenerateOptions,
+    opts: Options,
     out_dir: Option<PathBuf>,
     cargo_metadata: bool,
 }
@@ -110,11 +110,11 @@ impl fmt::Debug for BuildError {
 impl std::error::Error for BuildError {}
 
 impl Builder {
-    /// A builder with the default [`GenerateOptions`] (serde derives on), writing to
+    /// A builder with the default [`Options`] (serde derives on), writing to
     /// `OUT_DIR` and printing `cargo:` lines.
     pub fn new() -> Self {
         Builder {
-            opts: GenerateOptions::default(),
+            opts: Options::default(),
             out_dir: None,
             cargo_metadata: true,
         }
@@ -153,7 +153,7 @@ impl Builder {
     /// schema's `type:`) to a Rust type of the crate (`rust_path`, such as
     /// `crate::codecs::Packed`) that reads and writes it, as prost-build's `extern_path`.
     pub fn extern_path(mut self, name: impl Into<String>, rust_path: impl Into<String>) -> Self {
-        self.opts.extern_paths.insert(name.into(), rust_path.into());
+        self.opts.opaque_types.insert(name.into(), rust_path.into());
         self
     }
 
@@ -165,12 +165,12 @@ impl Builder {
     }
 
     /// The options passed to the generator.
-    pub fn options(&self) -> &GenerateOptions {
+    pub fn options(&self) -> &Options {
         &self.opts
     }
 
     /// Every generator option, including those with no builder method.
-    pub fn options_mut(&mut self) -> &mut GenerateOptions {
+    pub fn options_mut(&mut self) -> &mut Options {
         &mut self.opts
     }
 

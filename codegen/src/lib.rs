@@ -42,7 +42,7 @@
 //! a cargo warning; the builder never panics on a bad schema. Options:
 //! [`Builder::serde`] (`false`: no serde derives, and no need for the runtime's `serde`
 //! feature), [`Builder::derive`] (one more derive on every type), [`Builder::extern_path`],
-//! [`Builder::out_dir`], and [`Builder::options_mut`] for every [`GenerateOptions`] field.
+//! [`Builder::out_dir`], and [`Builder::options_mut`] for every [`Options`] field.
 //!
 //! In the crate, one line includes the module, named after the schema's file stem:
 //!
@@ -67,7 +67,7 @@
 //! `emit` checks names, types and expressions and emits Rust with `quote!` (its
 //! `emit_reflect` part the dynamic view); `tidy` removes what would be warnings in the
 //! user's crate (redundant parentheses, casts of literals) and applies the
-//! [`GenerateOptions`]; prettyplease formats the result. Every problem found is collected as
+//! [`Options`]; prettyplease formats the result. Every problem found is collected as
 //! a [`Diag`] with file:line:column, the key path in the schema and a one-line fix hint; a
 //! bad schema never panics the generator.
 //!
@@ -90,7 +90,7 @@ pub mod yaml;
 
 pub use builder::{write_if_changed, BuildError, Builder, Generated};
 pub use diag::{render, Diag, Pos};
-pub use options::GenerateOptions;
+pub use options::Options;
 pub use tidy::RUNTIME_INTERFACE;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -278,30 +278,19 @@ pub fn generate(text: &str, file: &str) -> Result<String, Vec<Diag>> {
 /// As [`generate`], for a schema whose file is at `path` (`file` names it in diagnostics
 /// and in the header).
 pub fn generate_at(text: &str, file: &str, path: &Path) -> Result<String, Vec<Diag>> {
-    generate_with(text, file, path, &GenerateOptions::default()).map(|g| g.code)
+    generate_with(text, file, path, &Options::default())
 }
 
-/// What [`generate_with`] made of one schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GeneratedCode {
-    /// The formatted Rust module.
-    pub code: String,
-    /// Every imported schema file it read (directly or through other imports), in the order
-    /// first read; the schema's own file is not listed.
-    pub imports: Vec<PathBuf>,
-}
-
-/// As [`generate_at`], with `opts` (what to derive, where to look for imports, opaque type
-/// mappings). Errors: every problem found, as [`Diag`]s with file:line:column.
+/// As [`generate_at`], with the build's [`Options`] (what to derive, where to look for
+/// imports, opaque type mappings). Errors: every problem found, as [`Diag`]s with
+/// file:line:column.
 pub fn generate_with(
     text: &str,
     file: &str,
     path: &Path,
-    opts: &GenerateOptions,
-) -> Result<GeneratedCode, Vec<Diag>> {
-    let mut imports = Vec::new();
-    let code = generate_in(text, file, path, opts, &mut imports)?;
-    Ok(GeneratedCode { code, imports })
+    options: &Options,
+) -> Result<String, Vec<Diag>> {
+    generate_in(text, file, path, options, &mut Vec::new())
 }
 
 /// [`generate_with`], adding every imported file read to `read` (also when it fails).
@@ -309,7 +298,7 @@ fn generate_in(
     text: &str,
     file: &str,
     path: &Path,
-    opts: &GenerateOptions,
+    opts: &Options,
     read: &mut Vec<PathBuf>,
 ) -> Result<String, Vec<Diag>> {
     let schema = load_schema_in(text, file, path, &opts.include_paths, read)?;

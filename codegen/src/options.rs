@@ -1,15 +1,14 @@
-//! What a caller can choose about the generated Rust: [`GenerateOptions`], taken by
+//! What a caller can choose about the generated Rust: [`Options`], taken by
 //! [`generate_with`](crate::generate_with) and set through [`Builder`](crate::Builder).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// Choices about the generated code. Every field has a default ([`Default`]), the one the
-/// generator has always used; new fields are added with defaults, so code that starts from
-/// `GenerateOptions::default()` and sets fields keeps compiling.
+/// Choices a build makes for the generated code, beyond the schema. Every field has a
+/// default ([`Default`]); start from `Options::default()` and set the fields you need, so
+/// that fields added later keep their defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct GenerateOptions {
+pub struct Options {
     /// Derive serde's `Serialize` and `Deserialize` on every generated type (default `true`),
     /// through the runtime's re-export `statepack_runtime::serde`, so the crate using the
     /// types needs no serde dependency; the runtime's `serde` feature must be on (a module
@@ -23,19 +22,20 @@ pub struct GenerateOptions {
     /// Directories searched for `meta.imports` after the importing file's folder and before
     /// the directories of [`IMPORT_PATH_VAR`](crate::IMPORT_PATH_VAR), in order.
     pub include_paths: Vec<PathBuf>,
-    /// Rust types for Kaitai Struct's opaque types (`ks-opaque-types: true`): the schema's
-    /// type name (as written in `type:`) to the full Rust path of the user's type that reads
-    /// and writes it (prost-build's `extern_path`).
-    pub extern_paths: BTreeMap<String, String>,
+    /// Rust paths of Kaitai Struct's opaque types (`meta.ks-opaque-types: true`), by the
+    /// type name written in the schema's `type:`, e.g. `crate::external::Header`: the user's
+    /// type that reads and writes it (prost-build's `extern_path`; set by
+    /// [`Builder::extern_path`](crate::Builder::extern_path)).
+    pub opaque_types: BTreeMap<String, String>,
 }
 
-impl Default for GenerateOptions {
+impl Default for Options {
     fn default() -> Self {
-        GenerateOptions {
+        Options {
             serde: true,
             derives: Vec::new(),
             include_paths: Vec::new(),
-            extern_paths: BTreeMap::new(),
+            opaque_types: BTreeMap::new(),
         }
     }
 }

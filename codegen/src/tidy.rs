@@ -1,6 +1,6 @@
 //! The last pass over an emitted module, before it is printed: makes the Rust read as a
 //! person would write it, so that it compiles without rustc or clippy warnings in any crate,
-//! and applies the [`GenerateOptions`] that concern the module as a whole.
+//! and applies the [`Options`] that concern the module as a whole.
 //!
 //! The emitter builds expressions bottom-up and wraps every sub-expression in parentheses,
 //! which is always correct but trips rustc's `unused_parens` and clippy's `double_parens`;
@@ -25,7 +25,7 @@
 //! the compile-time checks of `statepack_runtime` (`require_interface!`, `require_serde!`,
 //! `require_zlib!`).
 
-use crate::options::GenerateOptions;
+use crate::options::Options;
 use syn::punctuated::Punctuated;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Attribute, Expr, Item, Lit, Path, Stmt, Token};
@@ -39,7 +39,7 @@ pub const RUNTIME_INTERFACE: u32 = 1;
 const SERDE_PATH: &str = "::statepack_runtime::serde";
 
 /// Tidies `file` in place and applies `opts` (see the module docs).
-pub fn tidy(file: &mut syn::File, opts: &GenerateOptions) {
+pub fn tidy(file: &mut syn::File, opts: &Options) {
     Exprs.visit_file_mut(file);
     let mut derives = Derives {
         opts,
@@ -362,6 +362,26 @@ impl VisitMut for Exprs {
         }
     }
 
+    /// The arguments of `format!`-like macros are expressions too (rustc lints them the same).
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        const EXPR_MACROS: [&str; 10] = [
+            "format", "write", "writeln", "print", "println", "eprint", "eprintln", "panic",
+            "assert", "assert_eq",
+        ];
+        let Some(last) = m.path.segments.last() else { return };
+        if !EXPR_MACROS.contains(&last.ident.to_string().as_str()) {
+            return;
+        }
+        let Ok(mut args) = m.parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated) else {
+            return;
+        };
+        for a in args.iter_mut() {
+            self.visit_expr_mut(a);
+            strip(a, false);
+        }
+        m.tokens = quote::quote!(#args);
+    }
+
     fn visit_local_mut(&mut self, l: &mut syn::Local) {
         visit_mut::visit_local_mut(self, l);
         if let Some(init) = &mut l.init {
@@ -380,7 +400,7 @@ impl VisitMut for Exprs {
 
 /// The derive and serde-attribute rewrites, and which runtime features the module needs.
 struct Derives<'o> {
-    opts: &'o GenerateOptions,
+    opts: &'o Options,
     serde_used: bool,
     zlib_used: bool,
 }
@@ -522,6 +542,10 @@ mod tests {
         assert_eq!(tidied("((a + b) * c)"), "(a + b) * c");
         assert_eq!(tidied("g(((a + b) * c))"), "g ((a + b) * c)");
         assert_eq!(tidied("*(&v[i])"), "v [i]");
+        assert_eq!(
+            tidied("format!(\"{} {:?}\", (a as i128), (2 as i128).m((3 as i128)))"),
+            "format ! (\"{} {:?}\" , a as i128 , 2_i128 . m (3_i128))"
+        );
         // A block-like value keeps the parentheses it needs in a block tail.
         let mut file: syn::File =
             syn::parse_str("fn f() -> i32 { (if a { 1 } else { 2 }) + 1 }").unwrap();

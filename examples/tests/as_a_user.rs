@@ -4,6 +4,11 @@
 //! rustc or clippy warnings (`cargo clippy -p statepack-example --no-deps -- -D warnings`).
 use std::process::Command;
 
+// The other form of the macro: the generated items inside a module of one's own.
+mod save {
+    statepack_runtime::include_schema!("game_save");
+}
+
 #[test]
 fn main_writes_reads_and_prints_a_file() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
@@ -16,6 +21,10 @@ fn main_writes_reads_and_prints_a_file() {
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let bytes = std::fs::read(&file).expect("the example wrote its file");
     assert_eq!(&bytes[..4], b"GSAV");
+    let read = save::GameSave::decode(&bytes).expect("the file decodes");
+    assert_eq!(read.map_name, "Harbour");
+    assert_eq!(read.players.len(), 2);
+    assert_eq!((read.players[1].team, read.players[1].level), (save::Team::Blue, 63));
     assert!(stdout.contains(&format!("({} bytes)", bytes.len())), "{stdout}");
     assert!(stdout.contains("Ada   team red  score  1200 at (12.5, -3.25) m, level 17"), "{stdout}");
     assert!(stdout.contains("level 64 refused: players[1].level:"), "{stdout}");

@@ -199,7 +199,7 @@ impl ImportsMain {
                                 ::statepack_runtime::io::EncodeErrorKind::Semantic(
                                     format!(
                                         "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "len", __v.len, (count as i128).wrapping_sub((1 as i128))
+                                        "len", __v.len, (count as i128).wrapping_sub(1_i128)
                                     ),
                                 ),
                             ),

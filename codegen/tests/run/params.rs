@@ -243,7 +243,7 @@ impl Params {
                                 ::statepack_runtime::io::EncodeErrorKind::Semantic(
                                     format!(
                                         "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "size", __v.size, (len as i128)
+                                        "size", __v.size, len as i128
                                     ),
                                 ),
                             ),
@@ -303,7 +303,7 @@ impl Params {
                                     ::statepack_runtime::io::EncodeErrorKind::Semantic(
                                         format!(
                                             "param `{}` of the value is {:?} but the schema gives {:?}",
-                                            "size", __v.size, (2 as i128)
+                                            "size", __v.size, 2_i128
                                         ),
                                     ),
                                 ),
