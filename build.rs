@@ -8,51 +8,43 @@
 //! so they compile only with that test. A test schema the generator refuses does not stop
 //! the library build: its diagnostics become a `compile_error!` in the index, so the test
 //! that includes it fails to compile with the generator's message.
+//!
+//! Both go through `statepack_codegen::Builder`, the build API the README describes for any
+//! crate: it prints `cargo:rerun-if-changed` for every schema and import it reads and
+//! rewrites a generated file only when its text changed.
+use statepack_codegen::Builder;
 use std::path::{Path, PathBuf};
 
 fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    rerun_if_changed("schema");
-    rerun_if_changed("tests/schemas");
-    match statepack_codegen::generate_dir("schema".as_ref(), &out, "schema") {
-        Ok(files) => {
+    println!("cargo:rerun-if-changed=build.rs");
+    match Builder::new().compile(&["schema"]) {
+        Ok(generated) => {
             // One module per schema, so a new schema file needs no Rust edit to appear.
-            let index = module_index(&files, "", "Raw types of `schema/{stem}.ksy`.");
-            std::fs::write(out.join("mod.rs"), index).expect("OUT_DIR is writable");
+            let stems: Vec<String> = generated.into_iter().map(|g| g.stem).collect();
+            let index = module_index(&stems, "", "Raw types of `schema/{stem}.ksy`.");
+            statepack_codegen::write_if_changed(&out.join("mod.rs"), &index)
+                .expect("OUT_DIR is writable");
         }
-        Err(diags) => {
-            // Each diagnostic goes to the build output; then the build stops.
-            for line in diags.lines() {
-                println!("cargo:warning={line}");
-            }
-            eprintln!("{diags}");
+        Err(e) => {
+            // The builder has printed each diagnostic as a cargo warning; stop the build
+            // with all of them.
+            eprintln!("{e}");
             std::process::exit(1);
         }
     }
     test_schemas(&out.join("test_schemas"));
 }
 
-/// Asks cargo to rerun this script when `dir` or any file in it changes.
-fn rerun_if_changed(dir: &str) {
-    println!("cargo:rerun-if-changed={dir}");
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            println!("cargo:rerun-if-changed={}", e.path().display());
-        }
-    }
-}
-
 /// The index of generated modules: `pub mod <stem>` including `OUT_DIR/<sub><stem>.rs`.
 /// `doc` is the module doc, with `{stem}` replaced by the schema's file stem.
-fn module_index(files: &[String], sub: &str, doc: &str) -> String {
+fn module_index(stems: &[String], sub: &str, doc: &str) -> String {
     let mut index = String::new();
-    for f in files {
-        let stem = f.trim_end_matches(".rs");
+    for stem in stems {
         let doc = doc.replace("{stem}", stem);
         index.push_str(&format!(
             "#[doc = \"{doc}\"]\n\
-             #[allow(clippy::all, unused_parens, unused_braces)]\n\
-             pub mod {stem} {{ include!(concat!(env!(\"OUT_DIR\"), \"/{sub}{f}\")); }}\n"
+             pub mod {stem} {{ include!(concat!(env!(\"OUT_DIR\"), \"/{sub}{stem}.rs\")); }}\n"
         ));
     }
     index
@@ -60,20 +52,17 @@ fn module_index(files: &[String], sub: &str, doc: &str) -> String {
 
 /// Generates `tests/schemas/*.ksy` into `dir` with its own `mod.rs`.
 fn test_schemas(dir: &Path) {
-    std::fs::create_dir_all(dir).expect("OUT_DIR is writable");
-    let index =
-        match statepack_codegen::generate_dir("tests/schemas".as_ref(), dir, "tests/schemas") {
-            Ok(files) => module_index(
-                &files,
+    let index = match Builder::new().out_dir(dir).compile(&["tests/schemas"]) {
+        Ok(generated) => {
+            let stems: Vec<String> = generated.into_iter().map(|g| g.stem).collect();
+            module_index(
+                &stems,
                 "test_schemas/",
                 "Raw types of the test schema `tests/schemas/{stem}.ksy`.",
-            ),
-            Err(diags) => {
-                for line in diags.lines() {
-                    println!("cargo:warning={line}");
-                }
-                format!("compile_error!({diags:?});\n")
-            }
-        };
-    std::fs::write(dir.join("mod.rs"), index).expect("OUT_DIR is writable");
+            )
+        }
+        Err(e) => format!("compile_error!({:?});\n", e.to_string()),
+    };
+    std::fs::create_dir_all(dir).expect("OUT_DIR is writable");
+    statepack_codegen::write_if_changed(&dir.join("mod.rs"), &index).expect("OUT_DIR is writable");
 }

@@ -1,7 +1,8 @@
 //! Generates Kaitai Struct's conformance schemas into the test crate.
 //!
-//! For every `formats/*.ksy` of the suite this runs `statepack_codegen::generate_at` (imports
-//! resolved next to the schema, absolute ones in the suite's `formats/ks_path`). A schema
+//! For every `formats/*.ksy` of the suite this runs `statepack_codegen::Builder::generate_as`
+//! (imports resolved next to the schema, absolute ones in the suite's `formats/ks_path`, the
+//! builder's include path). A schema
 //! the generator refuses is recorded with its first diagnostic line; it never fails the build.
 //! An accepted schema is written to `OUT_DIR/suite/<id>.rs` and included once, as module
 //! `m_<id>`, by `OUT_DIR/suite.rs`, which also holds the dispatch table
@@ -43,9 +44,9 @@ fn main() {
         // Kaitai's own test runs pass it to the compiler; relative ones next to each schema.
         let ks_path = formats.join("ks_path");
         println!("cargo:rerun-if-changed={}", ks_path.display());
-        // Set before the first generator thread starts, so no thread reads the environment
-        // while it changes.
-        std::env::set_var(statepack_codegen::IMPORT_PATH_VAR, &ks_path);
+        let builder = suite_builder()
+            .cargo_metadata(false)
+            .include_path(&ks_path);
         let sub = out.join("suite");
         std::fs::create_dir_all(&sub).expect("OUT_DIR is writable");
         let mut entries: Vec<PathBuf> = std::fs::read_dir(&formats)
@@ -61,7 +62,7 @@ fn main() {
             let display = format!("formats/{stem}.ksy");
             let outcome = match std::fs::read_to_string(&path) {
                 Err(e) => format!("Outcome::Refused({:?})", format!("cannot read: {e}")),
-                Ok(text) => match generate_guarded(text, &display, &path) {
+                Ok(_) => match generate_guarded(&builder, &display, &path) {
                     Err(Failure::Crashed(why)) => format!("Outcome::Refused({why:?})"),
                     Err(Failure::Refused(diags)) => {
                         let first = diags
@@ -83,7 +84,8 @@ fn main() {
                     Ok(code) => {
                         let module = module_name(stem);
                         let file = format!("{stem}.rs");
-                        write_if_changed(&sub.join(&file), &code);
+                        statepack_codegen::write_if_changed(&sub.join(&file), &code)
+                            .expect("OUT_DIR is writable");
                         let _ = writeln!(
                             modules,
                             "    #[doc = \"Generated from `{display}`.\"]\n    pub mod {module} {{ include!(concat!(env!(\"OUT_DIR\"), \"/suite/{file}\")); }}"
@@ -113,16 +115,16 @@ fn main() {
          pub const SUITE_DIR: Option<&str> = {suite_const};\n\
          /// Where the build looked for the suite, for the skip message.\n\
          pub const SUITE_LOOKED_AT: &str = {looked_at:?};\n\
-         /// The generated modules. Only their reflection entry points are used here, so the\n\
-         /// rest of each module is dead code in this crate; the parentheses the generator\n\
-         /// still writes around sub-expressions, and clippy's style lints, are allowed as in the\n\
-         /// library's own build script.\n\
-         #[allow(dead_code, unused_parens, clippy::all)]\n\
+         /// The generated modules (only their reflection entry points are used here). The\n\
+         /// suite's schemas exercise every corner of the language, so clippy's style lints\n\
+         /// are not checked on them; rustc's are, as in any crate.\n\
+         #[allow(clippy::all)]\n\
          mod suite_modules {{\n{modules}}}\n\
          /// Every schema of the suite's `formats/` with what the generator made of it.\n\
          pub static SCHEMAS: &[SchemaEntry] = &[\n{table}];\n"
     );
-    write_if_changed(&out.join("suite.rs"), &text);
+    statepack_codegen::write_if_changed(&out.join("suite.rs"), &text)
+        .expect("OUT_DIR is writable");
     // A generator thread that hung is still running; end the script without waiting for it.
     std::process::exit(0);
 }
@@ -138,14 +140,14 @@ enum Failure {
 /// The generator options the suite is built with: the suite's custom processors (written in
 /// `src/kaitai_fx.rs`) and its opaque types, which are the suite's own generated modules of the same
 /// names (the test crate implements `OpaqueType` for them).
-fn suite_options() -> statepack_codegen::Options {
-    let mut o = statepack_codegen::Options::default();
+fn suite_builder() -> statepack_codegen::Builder {
+    let mut b = statepack_codegen::Builder::new();
     for (name, path) in [
         ("my_custom_fx", "::statepack_conformance::kaitai_fx::MyCustomFx"),
         ("custom_fx_no_args", "::statepack_conformance::kaitai_fx::CustomFxNoArgs"),
         ("nested.deeply.custom_fx", "::statepack_conformance::kaitai_fx::NestedCustomFx"),
     ] {
-        o.processors.insert(name.to_owned(), path.to_owned());
+        b = b.processor(name, path);
     }
     for (name, path) in [
         ("hello_world", "super::m_hello_world::HelloWorld"),
@@ -154,28 +156,39 @@ fn suite_options() -> statepack_codegen::Options {
             "super::m_opaque_external_type_02_child::OpaqueExternalType02Child",
         ),
     ] {
-        o.opaque_types.insert(name.to_owned(), path.to_owned());
+        b = b.extern_path(name, path);
     }
-    o
+    b
 }
 
 /// How long generating one schema may take before it counts as hung.
 const GENERATE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// `statepack_codegen::generate` on its own thread, so that a generator panic or hang on one
-/// suite schema is recorded against that schema instead of failing the build (a hung thread
-/// is left behind and ends with the build script).
-fn generate_guarded(text: String, display: &str, path: &Path) -> Result<String, Failure> {
+/// `Builder::generate_as` on its own thread, so that a generator hang on one suite schema is
+/// recorded against that schema instead of stopping the build (a hung thread is left behind
+/// and ends with the build script); the builder turns a generator panic into a diagnostic.
+fn generate_guarded(
+    builder: &statepack_codegen::Builder,
+    display: &str,
+    path: &Path,
+) -> Result<String, Failure> {
     let (tx, rx) = std::sync::mpsc::channel();
     let file = display.to_owned();
     let path = path.to_owned();
+    let builder = builder.clone();
     let handle = std::thread::spawn(move || {
-        let _ = tx.send(statepack_codegen::generate_with(&text, &file, &path, &suite_options()));
+        let _ = tx.send(builder.generate_as(&path, &file));
     });
     match rx.recv_timeout(GENERATE_TIMEOUT) {
         Ok(result) => {
             let _ = handle.join();
-            result.map_err(Failure::Refused)
+            result.map(|g| g.code).map_err(|e| {
+                if e.diags.is_empty() {
+                    Failure::Crashed(e.to_string())
+                } else {
+                    Failure::Refused(e.diags)
+                }
+            })
         }
         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(Failure::Crashed(format!(
             "the generator did not finish within {} s",
@@ -261,10 +274,4 @@ fn module_name(stem: &str) -> String {
         }
     }));
     s
-}
-
-fn write_if_changed(path: &Path, text: &str) {
-    if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
-        std::fs::write(path, text).expect("OUT_DIR is writable");
-    }
 }

@@ -2,17 +2,79 @@
 //! statepack-codegen: turns a schema (a documented subset of Kaitai Struct `.ksy`, plus
 //! `-sp-` extension keys) into Rust reader and writer types.
 //!
+//! # Use statepack in your crate
+//!
+//! Your own formats get generated reader and writer types in your own crate, from its build
+//! script. Depend on `statepack-runtime` (what the generated code calls) and, for the build
+//! script, on this crate, both from one clone (by path) or from git at the same revision:
+//!
+//! ```toml
+//! [dependencies]
+//! statepack-runtime = { path = "../statepack/runtime", version = "0.1", default-features = false, features = ["serde"] }
+//!
+//! [build-dependencies]
+//! statepack-codegen = { path = "../statepack/codegen", version = "0.1" }
+//! ```
+//!
+//! With `default-features = false` the runtime is only the small core (byte and bit I/O,
+//! errors, traces, varints, `process` helpers, the dynamic view) and brings no gltf, glam or
+//! flate2; its `serde` feature gives the generated types serde's traits through the runtime's
+//! own re-export, so your crate needs no serde dependency. Take both crates at the same
+//! revision: every generated module starts with `::statepack_runtime::require_interface!(N)`
+//! ([`RUNTIME_INTERFACE`]), and a runtime of another generated-code interface refuses to
+//! compile it with a message saying to pair the versions.
+//!
+//! `build.rs`:
+//!
+//! ```no_run
+//! fn main() -> Result<(), statepack_codegen::BuildError> {
+//!     statepack_codegen::Builder::new().compile(&["schema/game.ksy"])?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! [`Builder::compile`] takes files and folders (every `*.ksy` in a folder), resolves
+//! `meta.imports` next to the importing schema, then in each [`Builder::include_path`], then
+//! in the directories of [`IMPORT_PATH_VAR`], and writes `OUT_DIR/<file stem>.rs` only when
+//! its text changed. It tells cargo to rerun it when a schema or an imported file changes, so
+//! editing a schema and running `cargo build` is all there is to do. A schema error fails the
+//! build with its place and a hint (`schema/game.ksy:14:11: error: ...`), each line also as
+//! a cargo warning; the builder never panics on a bad schema. Options:
+//! [`Builder::serde`] (`false`: no serde derives, and no need for the runtime's `serde`
+//! feature), [`Builder::derive`] (one more derive on every type), [`Builder::extern_path`],
+//! [`Builder::out_dir`], and [`Builder::options_mut`] for every [`Options`] field.
+//!
+//! In the crate, one line includes the module, named after the schema's file stem:
+//!
+//! ```ignore
+//! statepack_runtime::include_schema!(mod game);
+//!
+//! let file = game::Game { name: "Harbour".to_owned(), scores: vec![1200, 950] };
+//! let bytes = file.encode()?;                 // counts and lengths are derived
+//! let back = game::Game::decode(&bytes)?;     // errors name the field path and byte offset
+//! ```
+//!
+//! The generated code compiles without rustc or clippy warnings, with no `#[allow]` on your
+//! side, also under `RUSTFLAGS="-D warnings"`. The crate `examples/` of the repository is a
+//! complete example.
+//!
+//! # Inside the generator
+//!
 //! Stages: [`yaml`] loads the file keeping every node's line and column; `lower` turns the
 //! tree into the [`ir`] (the root type first, then `types` and `enums` in document order,
 //! nested ones after the type that holds them); `resolve` gives nested types and enums
 //! unique names and resolves every type and enum reference with Kaitai Struct's scoping;
 //! `emit` checks names, types and expressions and emits Rust with `quote!` (its
-//! `emit_reflect` part the dynamic view), formatted by prettyplease. Every problem found is collected as a [`Diag`] with file:line:column, the key
-//! path in the schema and a one-line fix hint; a bad schema never panics the generator.
+//! `emit_reflect` part the dynamic view); `tidy` removes what would be warnings in the
+//! user's crate (redundant parentheses, casts of literals) and applies the
+//! [`Options`]; prettyplease formats the result. Every problem found is collected as
+//! a [`Diag`] with file:line:column, the key path in the schema and a one-line fix hint; a
+//! bad schema never panics the generator.
 //!
 //! The key-by-key reference is `docs/schema-language.md`.
 
 mod bits;
+mod builder;
 pub mod columns;
 pub mod diag;
 mod context;
@@ -24,10 +86,15 @@ pub mod ir;
 mod lower;
 mod names;
 mod process;
+mod options;
 mod resolve;
+mod tidy;
 pub mod yaml;
 
+pub use builder::{write_if_changed, BuildError, Builder, Generated};
 pub use diag::{render, Diag, Pos};
+pub use options::Options;
+pub use tidy::RUNTIME_INTERFACE;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -61,10 +128,31 @@ const MAX_IMPORTS: usize = 256;
 /// import cycle, is loaded once. Errors: every problem found, including an import that is
 /// not found (naming the places tried) and problems inside imported files (naming them).
 pub fn load_schema_at(text: &str, file: &str, path: &Path) -> Result<ir::Schema, Vec<Diag>> {
+    load_schema_in(text, file, path, &[], &mut Vec::new())
+}
+
+/// The import search path: `first`, then the directories of [`IMPORT_PATH_VAR`].
+fn search_path(first: &[PathBuf]) -> Vec<PathBuf> {
+    let mut search = first.to_vec();
+    search.extend(
+        std::env::var_os(IMPORT_PATH_VAR)
+            .map(|v| std::env::split_paths(&v).collect::<Vec<_>>())
+            .unwrap_or_default(),
+    );
+    search
+}
+
+/// As [`load_schema_at`], searching `include_paths` before [`IMPORT_PATH_VAR`] and adding
+/// every imported file it reads (or tries to read) to `read`.
+fn load_schema_in(
+    text: &str,
+    file: &str,
+    path: &Path,
+    include_paths: &[PathBuf],
+    read: &mut Vec<PathBuf>,
+) -> Result<ir::Schema, Vec<Diag>> {
     let mut main = lower_one(text, file)?;
-    let search: Vec<PathBuf> = std::env::var_os(IMPORT_PATH_VAR)
-        .map(|v| std::env::split_paths(&v).collect())
-        .unwrap_or_default();
+    let search = search_path(include_paths);
     let mut seen: HashSet<PathBuf> = HashSet::new();
     seen.insert(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()));
     let mut ids: HashSet<String> = HashSet::from([main.id.clone()]);
@@ -94,6 +182,9 @@ pub fn load_schema_at(text: &str, file: &str, path: &Path) -> Result<ir::Schema,
                 continue;
             };
             let canon = std::fs::canonicalize(&found).unwrap_or_else(|_| found.clone());
+            if !read.contains(&found) {
+                read.push(found.clone());
+            }
             if !seen.insert(canon) {
                 continue;
             }
@@ -191,38 +282,35 @@ pub fn generate(text: &str, file: &str) -> Result<String, Vec<Diag>> {
     generate_at(text, file, Path::new(file))
 }
 
-/// Choices a build makes for the generated code, beyond the schema.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// Rust paths of custom processors, by the name written in `process:` (`my_fx`,
-    /// `nested.deeply.my_fx`), e.g. `crate::codecs::MyFx`. A name not listed is looked up as
-    /// `super::<modules>::<CamelName>` (`super::nested::deeply::MyFx`): next to the module
-    /// that includes the generated code. The type implements
-    /// `statepack_runtime::process::CustomProcessor` (see that module).
-    pub processors: std::collections::BTreeMap<String, String>,
-    /// Rust paths of opaque types (`meta.ks-opaque-types: true`), by the type name written
-    /// in the schema, e.g. `crate::external::Header`. A name not listed is looked up as
-    /// `super::<CamelName>`. The type implements `statepack_runtime::process::OpaqueType`.
-    pub opaque_types: std::collections::BTreeMap<String, String>,
-}
-
 /// As [`generate`], for a schema whose file is at `path` (`file` names it in diagnostics
 /// and in the header).
 pub fn generate_at(text: &str, file: &str, path: &Path) -> Result<String, Vec<Diag>> {
     generate_with(text, file, path, &Options::default())
 }
 
-/// As [`generate_at`], with the build's [`Options`]. Errors: every problem found, including
-/// a path in `options` that is not a Rust path.
+/// As [`generate_at`], with the build's [`Options`] (what to derive, where to look for
+/// imports, opaque type mappings). Errors: every problem found, as [`Diag`]s with
+/// file:line:column.
 pub fn generate_with(
     text: &str,
     file: &str,
     path: &Path,
     options: &Options,
 ) -> Result<String, Vec<Diag>> {
-    let schema = load_schema_at(text, file, path)?;
-    let tokens = emit::Emitter::new(&schema).with_options(options).emit()?;
-    let syntax: syn::File = match syn::parse2(tokens) {
+    generate_in(text, file, path, options, &mut Vec::new())
+}
+
+/// [`generate_with`], adding every imported file read to `read` (also when it fails).
+fn generate_in(
+    text: &str,
+    file: &str,
+    path: &Path,
+    opts: &Options,
+    read: &mut Vec<PathBuf>,
+) -> Result<String, Vec<Diag>> {
+    let schema = load_schema_in(text, file, path, &opts.include_paths, read)?;
+    let tokens = emit::Emitter::new(&schema).with_options(opts).emit()?;
+    let mut syntax: syn::File = match syn::parse2(tokens) {
         Ok(f) => f,
         Err(e) => {
             return Err(vec![Diag::new(
@@ -234,11 +322,13 @@ pub fn generate_with(
             )])
         }
     };
+    tidy::tidy(&mut syntax, opts);
     let body = prettyplease::unparse(&syntax);
-    Ok(format!(
+    let code = format!(
         "// @generated by statepack-codegen {GENERATOR_VERSION} from {file}.\n\
          // Do not edit: edit the schema and run `cargo build` (see docs/schema-language.md).\n\n{body}"
-    ))
+    );
+    Ok(code)
 }
 
 /// Generates every `*.ksy` in `schema_dir` into `out_dir` as `<stem>.rs`, in file-name order.

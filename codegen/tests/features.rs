@@ -162,7 +162,7 @@ fn repeat_expr_until_and_eos() {
     assert_eq!(member_type(&f, "Lists", "rest"), "::std::vec::Vec<u32>");
 
     let read = item_in_impl(&f, "Lists", "read_from");
-    has(&read, "__r.check_count((num_items as i128), 2)");
+    has(&read, "__r.check_count(num_items as i128, 2)");
     has(&read, "__r.read_u16be()");
     has(&read, "__r.read_i16le()");
     has(&read, "__r.take_until(0)");
@@ -170,14 +170,14 @@ fn repeat_expr_until_and_eos() {
     has(&read, "__r.read_u32le()");
     has(
         &read,
-        "if ((__elem.chars().count() as i128) == (0 as i128)) { break; }",
+        "if (__elem.chars().count() as i128) == 0_i128 { break; }",
     );
     has(&read, "a repeated element took no bytes");
 
     let write = item_in_impl(&f, "Lists", "write_to");
     has(
         &write,
-        "let num_items: u16 = ::statepack_runtime::io::fit((self.items.len() as i128), \"u16\")",
+        "let num_items: u16 = ::statepack_runtime::io::fit(self.items.len() as i128, \"u16\")",
     );
     has(&write, "__w.write_u16be(*__v)");
     has(&write, "UntilMismatch");
@@ -263,9 +263,9 @@ fn switch_on_enum_and_integer_with_default() {
     );
     has(
         &read,
-        "if __sw == (1 as i128) || __sw == (3 as i128) { Point::read_from(__r).map(SwitchDemoPayload::Point) }",
+        "if __sw == 1_i128 || __sw == 3_i128 { Point::read_from(__r).map(SwitchDemoPayload::Point) }",
     );
-    has(&read, "if __sw == (2 as i128)");
+    has(&read, "if __sw == 2_i128");
     // Without `_`, a value no case names is an error.
     has(&read, "must select one of the switch cases");
 
@@ -274,7 +274,7 @@ fn switch_on_enum_and_integer_with_default() {
     // The default variant is right when no other case's key matches.
     has(
         &write,
-        "if !(!(__sw == Kind::Point.to_i() || __sw == Kind::Line.to_i()))",
+        "if !!(__sw == Kind::Point.to_i() || __sw == Kind::Line.to_i())",
     );
 
     // Nested types: a line is two points; a switch takes its smallest case.
@@ -343,25 +343,25 @@ fn sizes_substreams_and_strings() {
 
     let read = item_in_impl(&f, "Sizes", "read_from");
     // A sized user type is read from a substream of exactly that many bytes.
-    has(&read, "__r.push_limit((len_header as i128))");
+    has(&read, "__r.push_limit(len_header as i128)");
     has(&read, "__r.pop_limit(__old)");
-    has(&read, "__r.take_sized((len_name as i128))");
+    has(&read, "__r.take_sized(len_name as i128)");
     has(&read, "decode_str(b, \"UTF-8\", __at)");
-    has(&read, "__r.take_sized((4 as i128))");
+    has(&read, "__r.take_sized(4_i128)");
     has(&read, "__r.take_until(0)");
     has(&item_in_impl(&f, "Trailer", "read_from"), "__r.take_rest()");
 
     let write = item_in_impl(&f, "Sizes", "write_to");
     has(
         &write,
-        "::statepack_runtime::io::fit((self.header.encoded_len() as i128), \"u32\")",
+        "::statepack_runtime::io::fit(self.header.encoded_len() as i128, \"u32\")",
     );
     has(
         &write,
-        "::statepack_runtime::io::fit((self.name.len() as i128), \"u8\")",
+        "::statepack_runtime::io::fit(self.name.len() as i128, \"u8\")",
     );
     // A literal size is checked, not derived.
-    has(&write, "if (__v.len() as i128) != (4 as i128)");
+    has(&write, "if (__v.len() as i128) != 4_i128");
     has(&write, "SizeMismatch");
     has(
         &write,
@@ -433,16 +433,16 @@ fn contents_and_valid_rules() {
     has(&read, "\"must satisfy _ % 2 == 0\"");
     has(&read, "\"must be in 0..=1.5\"");
     has(&read, "\"must equal \\\"abc\\\"\"");
-    has(&read, "((*__v as i128) == (4 as i128))");
-    has(&read, "((*__v as i128) >= (-5 as i128))");
+    has(&read, "if (*__v as i128) != 4_i128");
+    has(&read, "((*__v as i128) >= (-5_i128))");
     has(&read, "((*__v) == Mode::Fast) || ((*__v) == Mode::Safe)");
     has(
         &read,
-        "::statepack_runtime::io::mod_floor((__elem as i128), (2 as i128))",
+        "::statepack_runtime::io::mod_floor(__elem as i128, 2_i128)",
     );
     // An integer bound on a float field is compared as a float.
-    has(&read, "((*__v as f64) >= ((0 as i128) as f64))");
-    has(&read, "AsRef::<str>::as_ref(&(*__v)) == \"abc\"");
+    has(&read, "((*__v as f64) >= (0_i128 as f64))");
+    has(&read, "AsRef::<str>::as_ref(&(*__v)) != \"abc\"");
     has(&read, "NotValid");
 
     let write = item_in_impl(&f, "Checks", "write_to");
@@ -526,7 +526,7 @@ fn conditions_names_docs_and_sums() {
     has(&read, "__r.read_u32le()");
     has(&read, "__r.read_u16be()");
     has(&read, "__r.read_i64be()");
-    has(&read, "(((flags as i128) & (1 as i128)) != (0 as i128))");
+    has(&read, "(((flags as i128) & 1_i128) != 0_i128)");
     has(&read, "(flags as i128).wrapping_shr(1)");
     has(&read, "stored, but the parts[].size_bytes values sum to");
 
@@ -538,12 +538,12 @@ fn conditions_names_docs_and_sums() {
     );
 
     let part = item_in_impl(&f, "Part", "read_from");
-    has(&part, "(size_bytes as i128).wrapping_mul((2 as i128))");
+    has(&part, "(size_bytes as i128).wrapping_mul(2_i128)");
     has(
         &part,
-        "::statepack_runtime::io::div_floor((size_bytes as i128), (2 as i128))",
+        "::statepack_runtime::io::div_floor(size_bytes as i128, 2_i128)",
     );
-    has(&part, "if ((size_bytes as i128) > (4 as i128))");
+    has(&part, "if (size_bytes as i128) > 4_i128");
     // A size given by a larger expression is checked on write, so `size_bytes` stays.
     assert_eq!(member_names(&f, "Part"), ["size_bytes", "data"]);
     has(&item_in_impl(&f, "Part", "write_to"), "SizeMismatch");
@@ -610,7 +610,7 @@ fn enums_at_the_edges_of_their_types() {
     has(&read, "(temperature == Temperature::Hot)");
     has(
         &read,
-        "(temperature.to_i() < (-1 as i128).wrapping_add((1 as i128)))",
+        "(temperature.to_i() < (-1_i128).wrapping_add(1_i128))",
     );
     has(
         &item_in_impl(&f, "EnumsDemo", "write_to"),
@@ -653,7 +653,7 @@ fn field_names_that_are_rust_words() {
     has(&read, "let w: f32 =");
     has(
         &read,
-        "__r.take_sized((r as i128).wrapping_add((r#type as i128)))",
+        "__r.take_sized((r as i128).wrapping_add(r#type as i128))",
     );
     let write = item_in_impl(&f, "Names", "write_to");
     has(

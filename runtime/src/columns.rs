@@ -305,7 +305,8 @@ impl ChunkBuilder {
     }
 }
 
-/// Compresses a chunk body as one zlib stream (RFC 1950) at `level` (0..=9).
+/// Compresses a chunk body as one zlib stream (RFC 1950) at `level` (0..=9). Feature `zlib`.
+#[cfg(feature = "zlib")]
 pub fn deflate(bytes: &[u8], level: u32) -> Vec<u8> {
     use std::io::Write;
     let mut e = flate2::write::ZlibEncoder::new(
@@ -321,7 +322,8 @@ pub fn deflate(bytes: &[u8], level: u32) -> Vec<u8> {
 /// produced (so a small bomb cannot allocate more than `limit`), a stream that does not end
 /// or has bytes after it, and a bad checksum. The spec's limit is [`LUA_MAX`].
 ///
-/// Errors: a message saying what was wrong.
+/// Errors: a message saying what was wrong. Feature `zlib`.
+#[cfg(feature = "zlib")]
 pub fn inflate(bytes: &[u8], limit: usize) -> Result<Vec<u8>, String> {
     use flate2::{Decompress, FlushDecompress, Status};
     let mut d = Decompress::new(true);
@@ -654,6 +656,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "zlib")]
     fn inflate_limits_and_checksum() {
         let data = vec![7u8; 100_000];
         let z = deflate(&data, 9);

@@ -501,7 +501,8 @@ impl Tracer for NoTrace {
 }
 
 /// One node of a decoded file's structure: a field or list element with its byte range.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct TraceNode {
     /// Field name, or `[i]` for a list element.
     pub name: String,
@@ -512,20 +513,20 @@ pub struct TraceNode {
     /// Absolute bit offset where the node starts (`start × 8` unless it is inside a bit
     /// field run; [`TraceNode::start`] then counts a partly read byte as read, as Kaitai
     /// Struct does).
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub start_bit: u64,
     /// Absolute bit offset just past the node.
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub end_bit: u64,
     /// The value, for leaves (integers, floats, strings, enum names, bytes), as printed: the
     /// `Display` form of [`TraceNode::typed`].
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub value: Option<String>,
     /// The same value, typed (not part of the JSON form, which prints `value`).
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub typed: Option<TraceValue>,
     /// Fields or elements inside this node.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Vec::is_empty"))]
     pub children: Vec<TraceNode>,
 }
 
@@ -1261,7 +1262,8 @@ impl Term {
 /// inverse to the value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Processor<'k> {
-    /// `zlib`: the stored bytes are one zlib stream (RFC 1950) of the value.
+    /// `zlib`: the stored bytes are one zlib stream (RFC 1950) of the value (feature `zlib`).
+    #[cfg(feature = "zlib")]
     Zlib,
     /// `xor(key)`: every byte XORed with the key, repeated (a one-byte key for an integer).
     Xor(&'k [u8]),
@@ -1273,6 +1275,7 @@ pub enum Processor<'k> {
 
 /// The most a zlib stream may expand: deflate's best ratio is about 1032 to 1, so no real
 /// stream of `n` bytes decompresses to more than `1032 * n` (plus slack for tiny inputs).
+#[cfg(feature = "zlib")]
 fn zlib_limit(n: usize) -> usize {
     n.saturating_mul(1032).saturating_add(1024)
 }
@@ -1298,7 +1301,11 @@ fn xor_all(bytes: &[u8], key: &[u8]) -> Vec<u8> {
 /// Errors: `Semantic` naming the problem for a zlib stream that is invalid, does not end,
 /// has bytes after it or decompresses past the 1032:1 limit.
 pub fn unprocess(p: Processor<'_>, stored: &[u8], at: u64) -> Result<Vec<u8>, DecodeError> {
+    // Only a zlib stream can fail, at `at`.
+    #[cfg(not(feature = "zlib"))]
+    let _ = at;
     Ok(match p {
+        #[cfg(feature = "zlib")]
         Processor::Zlib => {
             crate::columns::inflate(stored, zlib_limit(stored.len())).map_err(|e| {
                 DecodeError::new(at, DecodeErrorKind::Semantic(format!("process zlib: {e}")))
@@ -1325,6 +1332,7 @@ pub fn reprocess<'v>(
         }
     }
     Cow::Owned(match p {
+        #[cfg(feature = "zlib")]
         Processor::Zlib => crate::columns::deflate(value, 6),
         Processor::Xor(key) => xor_all(value, key),
         Processor::Rol(n) => rotate_all(value, n.wrapping_neg()),
@@ -1912,6 +1920,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "zlib")]
     fn processors_invert_and_keep_stored_bytes() {
         let v = b"hello hello hello".to_vec();
         for p in [
@@ -2140,6 +2149,7 @@ mod tests {
 /// `"nan:0x…"` with the exact bit pattern for any other NaN. So `statepack decode` followed by
 /// `statepack encode` gives back the same bytes for every stored float. Works on the member
 /// shapes the generator emits: `f32`, `f64`, and `Option`, `Vec` or fixed arrays of them.
+#[cfg(feature = "serde")]
 pub mod float_json {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 

@@ -29,21 +29,64 @@
 //! - [`process`]: custom processors (`process: name(args)`) and opaque external types,
 //!   written in Rust for generated code to call.
 //! - [`fixtures`]: finds the real input files that tests, benches and the demo read in place.
+//!
+//! ## Features
+//!
+//! What generated code needs ([`io`], [`bits`], [`reflect`], [`columns`], [`fixtures`] and the
+//! macros below) is always built and depends only on `thiserror` and `encoding_rs`. The rest
+//! is behind cargo features, all on by default:
+//!
+//! | feature | adds | dependencies |
+//! |---|---|---|
+//! | `serde` | serde derives on generated types, through the re-export [`serde`](crate::serde) | serde |
+//! | `zlib` | `process: zlib` fields, [`columns::deflate`] and [`columns::inflate`] | flate2 (pure Rust) |
+//! | `formats` | `chunk`, `curve`, `delta`, `netquant`, `quant`, `replay_xform`, `smallest3`, `thin` (implies `serde`, `zlib`) | glam |
+//! | `motion` | `motion`: BVH, glTF 2.0, ACL `.acl.sjson`, the study's JSON (implies `formats`) | gltf, serde_json |
+//! | `anim` | `anim` and `keyframe` (implies `motion`) | |
+//!
+//! A crate that only reads and writes its own schemas depends on
+//! `statepack-runtime = { ..., default-features = false, features = ["serde"] }` (or without
+//! `serde`, when its build script sets `Builder::serde(false)`).
+//!
+//! ## Macros for generated code
+//!
+//! - [`include_schema!`]: includes a schema's generated module from `OUT_DIR`.
+//! - `require_interface!`, `require_serde!`, `require_zlib!` (hidden): checks generated code
+//!   makes at compile time, each failing with a message saying what to change.
+#[cfg(feature = "anim")]
 pub mod anim;
 pub mod bits;
+#[cfg(feature = "formats")]
 pub mod chunk;
 pub mod columns;
+#[cfg(feature = "formats")]
 pub mod curve;
+#[cfg(feature = "formats")]
 pub mod delta;
 pub mod fixtures;
+mod generated_support;
 pub mod io;
+#[cfg(feature = "anim")]
 pub mod keyframe;
+#[cfg(feature = "motion")]
 pub mod motion;
+#[cfg(feature = "formats")]
 pub mod netquant;
 pub mod positional;
 pub mod process;
+#[cfg(feature = "formats")]
 pub mod quant;
 pub mod reflect;
+#[cfg(feature = "formats")]
 pub mod replay_xform;
+#[cfg(feature = "formats")]
 pub mod smallest3;
+#[cfg(feature = "formats")]
 pub mod thin;
+
+pub use generated_support::GENERATED_CODE_INTERFACE;
+
+/// The serde crate generated types derive from (`#[serde(crate = "::statepack_runtime::serde")]`),
+/// so a crate using generated types needs no serde dependency of its own. Feature `serde`.
+#[cfg(feature = "serde")]
+pub use serde;
