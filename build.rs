@@ -1,7 +1,8 @@
 //! Regenerates the Rust for every schema in `schema/` into `OUT_DIR` at `cargo build`.
 //! `src/generated.rs` includes the result; `generated/` holds a checked-in copy for review
 //! (a test fails when it is stale; refresh it with
-//! `cargo run -p statepack-codegen -- schema generated`).
+//! `cargo run -p statepack-codegen -- schema generated`, which emits every library impl, as
+//! the default features do).
 //!
 //! The test-only schemas in `tests/schemas/` are generated too, into `OUT_DIR/test_schemas/`
 //! with an index `mod.rs`. The library never includes them; `tests/schema_features.rs` does,
@@ -14,7 +15,15 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     rerun_if_changed("schema");
     rerun_if_changed("tests/schemas");
-    match statepack_codegen::generate_dir("schema".as_ref(), &out, "schema") {
+    // The crate's features `binrw`, `deku` and `bitvec` (on by default) decide which library
+    // impls the format types get; cargo reruns this script when the features change.
+    let feature = |name: &str| std::env::var_os(format!("CARGO_FEATURE_{name}")).is_some();
+    let opts = statepack_codegen::Options {
+        binrw: feature("BINRW"),
+        deku: feature("DEKU"),
+        bitvec: feature("BITVEC"),
+    };
+    match statepack_codegen::generate_dir_with("schema".as_ref(), &out, "schema", &opts) {
         Ok(files) => {
             // One module per schema, so a new schema file needs no Rust edit to appear.
             let index = module_index(&files, "", "Raw types of `schema/{stem}.ksy`.");

@@ -113,6 +113,8 @@ pub(crate) struct Emitter<'s> {
     in_method: std::cell::Cell<bool>,
     /// The seq field whose expressions are being emitted (named by their errors).
     cur_field: std::cell::RefCell<Option<String>>,
+    /// What to emit besides the native reader and writer (binrw, deku, bitvec impls).
+    opts: crate::Options,
 }
 
 fn lit_usize(v: usize) -> Literal {
@@ -167,7 +169,14 @@ impl<'s> Emitter<'s> {
             fallible: std::cell::Cell::new(false),
             in_method: std::cell::Cell::new(false),
             cur_field: std::cell::RefCell::new(None),
+            opts: crate::Options::default(),
         }
+    }
+
+    /// Emits what `opts` asks for besides the native reader and writer.
+    pub fn with_options(mut self, opts: crate::Options) -> Self {
+        self.opts = opts;
+        self
     }
 
     fn err(&mut self, pos: Pos, path: &str, msg: impl Into<String>, hint: impl Into<String>) {
@@ -1485,6 +1494,7 @@ impl<'s> Emitter<'s> {
             fallible: std::cell::Cell::new(false),
             in_method: std::cell::Cell::new(true),
             cur_field: std::cell::RefCell::new(None),
+            opts: self.opts,
         };
         let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
         if let Some(c) = &i.cond {
@@ -2756,6 +2766,16 @@ impl<'s> Emitter<'s> {
         self.cur_field.replace(None);
         let (inst_methods, inst_members) = self.emit_instances(t, &derived)?;
         let reflect = crate::emit_reflect::type_impls(t, &derived, &inst_members);
+        let interop = crate::emit_binrw::impls(
+            &self.opts,
+            &crate::emit_binrw::TypeShape {
+                name: &name,
+                params: t.params.iter().map(|p| param_rust_ty(&p.kind).0).collect(),
+                has_bits,
+                bits_first: t.fields.first().is_some_and(crate::bits::is_bit_field),
+                aligned_end: is_root || !unaligned || phase == Some(0),
+            },
+        );
         let root_api = if is_root {
             quote! {
                 impl #name {
@@ -2828,6 +2848,7 @@ impl<'s> Emitter<'s> {
             }
             #root_api
             #reflect
+            #interop
             #(#extra_items)*
         })
     }

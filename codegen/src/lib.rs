@@ -16,6 +16,7 @@ mod bits;
 pub mod columns;
 pub mod diag;
 mod emit;
+mod emit_binrw;
 mod emit_reflect;
 pub mod expr;
 pub mod ir;
@@ -27,6 +28,35 @@ pub mod yaml;
 pub use diag::{render, Diag, Pos};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+
+/// What the generator emits besides each type's native reader and writer. All off by
+/// default: each switch makes the generated code name a feature of statepack-runtime, which
+/// the crate including the code must turn on (`statepack-runtime/binrw`, `/deku`,
+/// `/bitvec`). The impls and their errors are described in `docs/architecture.md`
+/// ("binrw, deku and bitvec").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// binrw's `BinRead`/`BinWrite` (and `ReadEndian`/`WriteEndian`) for every type that ends
+    /// on a byte boundary. Needs `statepack-runtime/binrw`.
+    pub binrw: bool,
+    /// deku's `DekuReader`/`DekuWriter` for every type with bit fields. Needs
+    /// `statepack-runtime/deku`.
+    pub deku: bool,
+    /// `read_bits(&BitSlice<u8, Msb0>)` and `to_bits()` for every type with bit fields.
+    /// Needs `statepack-runtime/bitvec`.
+    pub bitvec: bool,
+}
+
+impl Options {
+    /// Every switch on (what statepack's own build uses).
+    pub fn all() -> Self {
+        Self {
+            binrw: true,
+            deku: true,
+            bitvec: true,
+        }
+    }
+}
 
 /// Version of the generator, written into every generated file's header.
 pub const GENERATOR_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -187,8 +217,18 @@ pub fn generate(text: &str, file: &str) -> Result<String, Vec<Diag>> {
 /// As [`generate`], for a schema whose file is at `path` (`file` names it in diagnostics
 /// and in the header).
 pub fn generate_at(text: &str, file: &str, path: &Path) -> Result<String, Vec<Diag>> {
+    generate_with(text, file, path, &Options::default())
+}
+
+/// As [`generate_at`], emitting what `opts` asks for besides the native reader and writer.
+pub fn generate_with(
+    text: &str,
+    file: &str,
+    path: &Path,
+    opts: &Options,
+) -> Result<String, Vec<Diag>> {
     let schema = load_schema_at(text, file, path)?;
-    let tokens = emit::Emitter::new(&schema).emit()?;
+    let tokens = emit::Emitter::new(&schema).with_options(*opts).emit()?;
     let syntax: syn::File = match syn::parse2(tokens) {
         Ok(f) => f,
         Err(e) => {
@@ -216,6 +256,16 @@ pub fn generate_dir(
     out_dir: &std::path::Path,
     display_prefix: &str,
 ) -> Result<Vec<String>, String> {
+    generate_dir_with(schema_dir, out_dir, display_prefix, &Options::default())
+}
+
+/// As [`generate_dir`], emitting what `opts` asks for besides the native reader and writer.
+pub fn generate_dir_with(
+    schema_dir: &std::path::Path,
+    out_dir: &std::path::Path,
+    display_prefix: &str,
+    opts: &Options,
+) -> Result<Vec<String>, String> {
     let mut entries: Vec<_> = std::fs::read_dir(schema_dir)
         .map_err(|e| format!("cannot read {}: {e}", schema_dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -233,7 +283,7 @@ pub fn generate_dir(
         let display = format!("{display_prefix}/{name}");
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        match generate_at(&text, &display, &path) {
+        match generate_with(&text, &display, &path, opts) {
             Ok(code) => {
                 let stem = name.trim_end_matches(".ksy");
                 let out = out_dir.join(format!("{stem}.rs"));

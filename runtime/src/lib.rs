@@ -26,6 +26,9 @@
 //!   keyframe reduction, quantisation, forward-kinematics error).
 //! - [`reflect`]: a dynamic, read-only view of any generated type by member name (used by
 //!   tools that work on every schema).
+//! - `interop` (features `binrw`, `deku`, `bitvec`): what generated binrw / deku / bitvec
+//!   impls call; the features also re-export those crates as `statepack_runtime::binrw`,
+//!   `statepack_runtime::deku` and `statepack_runtime::bitvec`.
 //! - [`fixtures`]: finds the real input files that tests, benches and the demo read in place.
 pub mod anim;
 pub mod bits;
@@ -34,6 +37,8 @@ pub mod columns;
 pub mod curve;
 pub mod delta;
 pub mod fixtures;
+#[cfg(any(feature = "binrw", feature = "deku", feature = "bitvec"))]
+pub mod interop;
 pub mod io;
 pub mod keyframe;
 pub mod motion;
@@ -43,3 +48,9 @@ pub mod reflect;
 pub mod replay_xform;
 pub mod smallest3;
 pub mod thin;
+#[cfg(feature = "binrw")]
+pub use binrw;
+#[cfg(feature = "bitvec")]
+pub use bitvec;
+#[cfg(feature = "deku")]
+pub use deku;
