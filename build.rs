@@ -38,7 +38,7 @@ fn main() {
             std::process::exit(1);
         }
     }
-    test_schemas(&out.join("test_schemas"));
+    test_schemas(&out.join("test_schemas"), &opts);
 }
 
 /// Asks cargo to rerun this script when `dir` or any file in it changes.
@@ -68,10 +68,15 @@ fn module_index(files: &[String], sub: &str, doc: &str) -> String {
 }
 
 /// Generates `tests/schemas/*.ksy` into `dir` with its own `mod.rs`.
-fn test_schemas(dir: &Path) {
+fn test_schemas(dir: &Path, opts: &statepack_codegen::Options) {
     std::fs::create_dir_all(dir).expect("OUT_DIR is writable");
     let index =
-        match statepack_codegen::generate_dir("tests/schemas".as_ref(), dir, "tests/schemas") {
+        match statepack_codegen::generate_dir_with(
+            "tests/schemas".as_ref(),
+            dir,
+            "tests/schemas",
+            opts,
+        ) {
             Ok(files) => module_index(
                 &files,
                 "test_schemas/",

@@ -52,7 +52,7 @@ fn eof(path: FieldPath, at: u64, start_bit: u64, end_bit: u64, limit: u64) -> De
         path,
         at,
         DecodeErrorKind::UnexpectedEof {
-            needed: (end_bit - start_bit).div_ceil(8) as usize,
+            needed: (end_bit.saturating_sub(start_bit).div_ceil(8) as usize).max(1),
             available: (limit.saturating_sub(start_bit) / 8) as usize,
         },
     )
