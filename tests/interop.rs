@@ -194,7 +194,7 @@ fn world_snapshot_records_round_trip_inside_a_deku_struct() {
         let out = t.to_bytes().expect("deku writes");
         let mut want = vec![0b101_00000];
         want.extend_from_slice(&bytes);
-        want.push(0b10011_110);
+        want.push(0b1001_1110); // flags 10011, more 110
         assert_eq!(out, want, "record {i}: bytes");
         let ((rest, _), back) = Tagged::from_bytes((&out, 0)).expect("deku reads");
         assert!(rest.is_empty(), "record {i}: all read");

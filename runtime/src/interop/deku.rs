@@ -142,7 +142,7 @@ where
     }
     let n = w.bit_len() as usize;
     let bytes = w.into_bytes();
-    if phase == 0 && n % 8 == 0 && writer.leftover.0.is_empty() {
+    if phase == 0 && n.is_multiple_of(8) && writer.leftover.0.is_empty() {
         writer.write_bytes(&bytes)
     } else {
         writer.write_bits(&bytes.view_bits::<Msb0>()[phase..n])
