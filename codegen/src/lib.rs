@@ -10,6 +10,11 @@
 //! `emit_reflect` part the dynamic view), formatted by prettyplease. Every problem found is collected as a [`Diag`] with file:line:column, the key
 //! path in the schema and a one-line fix hint; a bad schema never panics the generator.
 //!
+//! [`Options`] ask for more than the native reader and writer: binrw's `BinRead`/`BinWrite`,
+//! deku's `DekuReader`/`DekuWriter` and bitvec `BitSlice` readers for the generated types
+//! (`emit_binrw`; pass them to [`generate_with`] or [`generate_dir_with`]). The emitted impls
+//! call `statepack_runtime::interop` and need the runtime's features of the same names.
+//!
 //! The key-by-key reference is `docs/schema-language.md`.
 
 mod bits;

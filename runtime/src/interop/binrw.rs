@@ -1,16 +1,16 @@
 //! binrw streams in and out of the native reader and writer.
 //!
-//! Generated `BinRead` impls call [`read`], generated `BinWrite` impls call [`write`]. The
+//! Generated `BinRead` impls call [`read`], generated `BinWrite` impls call [`write()`]. The
 //! byte order is the schema's: the [`Endian`](::binrw::Endian) binrw passes in is not used
 //! (a schema fixes the order of every number), so `read_le`, `read_be` and `read` give the
 //! same value.
 //!
-//! Errors are [`binrw::Error::Custom`](::binrw::Error::Custom) whose `pos` is the absolute
+//! Errors are `binrw::Error::Custom` whose `pos` is the absolute
 //! stream position of the failing field and whose error is the native
-//! [`DecodeError`](crate::io::DecodeError) (offset moved to that stream position, field path
-//! kept) or [`EncodeError`](crate::io::EncodeError); get it back with
+//! [`DecodeError`] (offset moved to that stream position, field path
+//! kept) or [`EncodeError`]; get it back with
 //! `err.custom_err::<DecodeError>()`. A stream that ends early is such an error with
-//! [`DecodeErrorKind::UnexpectedEof`](crate::io::DecodeErrorKind::UnexpectedEof), never a
+//! [`UnexpectedEof`](crate::io::DecodeErrorKind::UnexpectedEof), never a
 //! panic. I/O failures of the stream itself are `binrw::Error::Io`.
 
 use crate::io::{ByteReader, ByteWriter, DecodeError, EncodeError};

@@ -1,6 +1,6 @@
 //! deku's bit-level reader and writer in and out of the native reader and writer.
 //!
-//! Generated `DekuReader` impls call [`read`], `DekuWriter` impls call [`write`]. Bits go
+//! Generated `DekuReader` impls call [`read`], `DekuWriter` impls call [`write()`]. Bits go
 //! most significant bit first (deku's `Msb0`, the schema's `bit-endian: be`), and a value
 //! may start inside a byte, where the deku stream is: a type whose first field is a bit
 //! field goes on from that bit (as it would after another bit field of the same schema); any
@@ -8,7 +8,7 @@
 //! after bits, so the bits skipped must be zero on read and are written as zero.
 //!
 //! Errors: decoding failures are [`DekuError::Parse`] with the native
-//! [`DecodeError`](crate::io::DecodeError)'s text: the field path and the absolute byte
+//! [`DecodeError`]'s text: the field path and the absolute byte
 //! offset in the deku reader's underlying stream (a stream that ends early is an
 //! `UnexpectedEof` there, never a panic); encoding failures are [`DekuError::InvalidParam`]
 //! with the [`EncodeError`]'s text and the bit position in the output. On a read error the
