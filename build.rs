@@ -70,24 +70,23 @@ fn module_index(files: &[String], sub: &str, doc: &str) -> String {
 /// Generates `tests/schemas/*.ksy` into `dir` with its own `mod.rs`.
 fn test_schemas(dir: &Path, opts: &statepack_codegen::Options) {
     std::fs::create_dir_all(dir).expect("OUT_DIR is writable");
-    let index =
-        match statepack_codegen::generate_dir_with(
-            "tests/schemas".as_ref(),
-            dir,
-            "tests/schemas",
-            opts,
-        ) {
-            Ok(files) => module_index(
-                &files,
-                "test_schemas/",
-                "Raw types of the test schema `tests/schemas/{stem}.ksy`.",
-            ),
-            Err(diags) => {
-                for line in diags.lines() {
-                    println!("cargo:warning={line}");
-                }
-                format!("compile_error!({diags:?});\n")
+    let index = match statepack_codegen::generate_dir_with(
+        "tests/schemas".as_ref(),
+        dir,
+        "tests/schemas",
+        opts,
+    ) {
+        Ok(files) => module_index(
+            &files,
+            "test_schemas/",
+            "Raw types of the test schema `tests/schemas/{stem}.ksy`.",
+        ),
+        Err(diags) => {
+            for line in diags.lines() {
+                println!("cargo:warning={line}");
             }
-        };
+            format!("compile_error!({diags:?});\n")
+        }
+    };
     std::fs::write(dir.join("mod.rs"), index).expect("OUT_DIR is writable");
 }

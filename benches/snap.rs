@@ -20,8 +20,8 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use binrw::{BinRead, BinWrite};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use statepack::formats::snap::{self, FrameKind, SnapV13};
 
 /// Recordings in the demo file (one per joint of the study rig).
@@ -550,7 +550,9 @@ fn check_variants(bytes: &[u8]) -> (SnapV13, baseline::File, binrw_reference::Fi
         generated
     );
     let mut c = std::io::Cursor::new(Vec::new());
-    generated.write_le(&mut c).expect("generated via binrw encode");
+    generated
+        .write_le(&mut c)
+        .expect("generated via binrw encode");
     assert_eq!(c.into_inner(), bytes, "generated via binrw encode differs");
     assert_eq!(baseline::encode(&hand).expect("baseline encode"), bytes);
     assert_eq!(

@@ -155,7 +155,11 @@ fn bench_deku(c: &mut Criterion) {
         let via_deku = EntityRecord::from_reader_with_ctx(&mut rd, ()).expect("deku impl reads");
         let via_binrw =
             EntityRecord::read_le(&mut std::io::Cursor::new(bytes)).expect("binrw impl reads");
-        assert_eq!((&via_deku, &via_binrw), (r, r), "records read via deku / binrw differ");
+        assert_eq!(
+            (&via_deku, &via_binrw),
+            (r, r),
+            "records read via deku / binrw differ"
+        );
         assert_eq!(&deku_bytes(r), bytes, "deku impl bytes differ");
         assert_eq!(&binrw_bytes(r), bytes, "binrw impl bytes differ");
     }

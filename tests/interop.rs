@@ -6,13 +6,13 @@
 
 use binrw::io::Cursor;
 use binrw::{binrw, BinRead, BinWrite};
-use statepack_runtime::bitvec::prelude::{BitVec, Msb0};
-use statepack_runtime::bitvec::view::BitView;
 use deku::prelude::*;
 use statepack::formats::snap::{self, SnapV13};
 use statepack::formats::world_snapshot::{self as ws, record_of, BlobKind};
 use statepack::generated::snap_v1_3::{Frame, Recording};
 use statepack::generated::world_snapshot::EntityRecord;
+use statepack_runtime::bitvec::prelude::{BitVec, Msb0};
+use statepack_runtime::bitvec::view::BitView;
 use statepack_runtime::io::{ByteWriter, DecodeError, DecodeErrorKind, EncodeError};
 use statepack_runtime::netquant as nq;
 
@@ -79,7 +79,11 @@ fn snap_files_round_trip_inside_a_binrw_struct() {
         let mut c = Cursor::new(&written);
         let back = Package::read(&mut c).expect("binrw reads");
         assert_eq!(back, p, "{name}: value read back");
-        assert_eq!(c.position(), written.len() as u64, "{name}: stream left at the end");
+        assert_eq!(
+            c.position(),
+            written.len() as u64,
+            "{name}: stream left at the end"
+        );
     }
 }
 
@@ -110,7 +114,11 @@ fn truncated_binrw_stream_is_an_error_with_the_stream_position() {
     for cut in 0..full.len() {
         let mut c = Cursor::new(&full[..cut]);
         let err = Package::read(&mut c).expect_err("a cut package does not read");
-        assert_eq!(c.position(), 0, "{name} cut at {cut}: the stream is restored");
+        assert_eq!(
+            c.position(),
+            0,
+            "{name} cut at {cut}: the stream is restored"
+        );
         if snap_range.contains(&cut) {
             let e = err
                 .custom_err::<DecodeError>()
@@ -130,7 +138,10 @@ fn truncated_binrw_stream_is_an_error_with_the_stream_position() {
                 e.offset
             );
             assert!(!e.path.is_empty(), "cut at {cut}: no field path in {e}");
-            assert!(err.to_string().contains(&format!("0x{:x}", e.offset)), "{err}");
+            assert!(
+                err.to_string().contains(&format!("0x{:x}", e.offset)),
+                "{err}"
+            );
         }
     }
 }
@@ -142,7 +153,9 @@ fn a_value_that_does_not_fit_is_a_binrw_write_error_and_writes_nothing() {
         frames: vec![],
     };
     let mut c = Cursor::new(Vec::new());
-    let err = rec.write_le(&mut c).expect_err("a 300-byte name does not fit its u1 length");
+    let err = rec
+        .write_le(&mut c)
+        .expect_err("a 300-byte name does not fit its u1 length");
     let e = err
         .custom_err::<EncodeError>()
         .unwrap_or_else(|| panic!("not the native error: {err}"));
@@ -239,7 +252,10 @@ fn truncated_deku_stream_is_an_error_with_the_position() {
                 .and_then(|r| r.split(')').next())
                 .and_then(|n| n.parse().ok())
                 .unwrap_or_else(|| panic!("cut at {cut}: no position in {m}"));
-            assert!((1..=cut).contains(&at), "cut at {cut}: position {at} in {m}");
+            assert!(
+                (1..=cut).contains(&at),
+                "cut at {cut}: position {at} in {m}"
+            );
         }
     }
 }
@@ -327,4 +343,31 @@ fn a_bitslice_shorter_than_a_bit_field_names_the_field() {
         matches!(short.kind, DecodeErrorKind::UnexpectedEof { .. }),
         "{short}"
     );
+}
+
+/// Records one after another to the end of the input: deku peeks a byte to find the end
+/// (held as a whole leftover byte), and each record must leave deku exactly after itself.
+#[derive(Debug, PartialEq, DekuRead, DekuWrite)]
+struct Stream {
+    count: u8,
+    #[deku(read_all)]
+    records: Vec<EntityRecord>,
+}
+
+#[test]
+fn a_deku_stream_of_records_reads_to_its_end() {
+    let recs: Vec<(EntityRecord, Vec<u8>)> = records();
+    let s = Stream {
+        count: recs.len() as u8,
+        records: recs.iter().map(|(r, _)| r.clone()).collect(),
+    };
+    let out = s.to_bytes().expect("deku writes");
+    let mut want = vec![recs.len() as u8];
+    for (_, b) in &recs {
+        want.extend_from_slice(b);
+    }
+    assert_eq!(out, want);
+    let ((rest, bit), back) = Stream::from_bytes((&out, 0)).expect("deku reads");
+    assert_eq!((rest.len(), bit), (0, 0));
+    assert_eq!(back, s);
 }

@@ -84,8 +84,14 @@ fn binrw_on_byte_aligned_types_deku_and_bitvec_on_types_with_bits() {
     let code = gen(Options::all());
     // Byte-aligned ends: the root, `packed` (8 bits), `sized`.
     for t in ["Mixed", "Packed", "Sized"] {
-        assert!(code.contains(&format!("binrw::BinRead for {t} ")), "BinRead for {t}");
-        assert!(code.contains(&format!("binrw::BinWrite for {t} ")), "BinWrite for {t}");
+        assert!(
+            code.contains(&format!("binrw::BinRead for {t} ")),
+            "BinRead for {t}"
+        );
+        assert!(
+            code.contains(&format!("binrw::BinWrite for {t} ")),
+            "BinWrite for {t}"
+        );
     }
     // `tail_bits` may end inside a byte (Kaitai's rules): no binrw impl, deku yes.
     assert!(!code.contains("binrw::BinRead for TailBits"));

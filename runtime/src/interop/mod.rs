@@ -20,9 +20,9 @@
 //! Errors keep the native error (field path and kind) with its offset moved to the position
 //! in the library's stream; see each part.
 
-#[cfg(feature = "bitvec")]
-pub mod bits;
 #[cfg(feature = "binrw")]
 pub mod binrw;
+#[cfg(feature = "bitvec")]
+pub mod bits;
 #[cfg(feature = "deku")]
 pub mod deku;
