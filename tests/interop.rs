@@ -371,3 +371,36 @@ fn a_deku_stream_of_records_reads_to_its_end() {
     assert_eq!((rest.len(), bit), (0, 0));
     assert_eq!(back, s);
 }
+
+/// A deku container around a type that ends inside a byte (Kaitai's rules): it takes exactly
+/// its four bits, and deku goes on from the next bit.
+#[derive(Debug, PartialEq, DekuRead, DekuWrite)]
+struct Nibbles {
+    #[deku(bits = 2)]
+    lead: u8,
+    nibble: bits_unaligned::Nibble,
+    #[deku(bits = 2)]
+    tail: u8,
+}
+
+#[test]
+fn a_type_ending_inside_a_byte_takes_exactly_its_bits_in_deku_and_bitvec() {
+    let n = Nibbles {
+        lead: 0b10,
+        nibble: bits_unaligned::Nibble {
+            flag: true,
+            value: 0b011,
+        },
+        tail: 0b01,
+    };
+    let out = n.to_bytes().expect("deku writes");
+    assert_eq!(out, bits_of("10 1 011 01").into_vec());
+    let ((rest, bit), back) = Nibbles::from_bytes((&out, 0)).expect("deku reads");
+    assert_eq!((rest.len(), bit), (0, 0));
+    assert_eq!(back, n);
+    let (nib, used) = bits_unaligned::Nibble::read_bits(&bits_of("1011")).expect("4 bits");
+    assert_eq!((nib, used), (n.nibble.clone(), 4));
+    assert_eq!(n.nibble.to_bits().expect("writes"), bits_of("1011"));
+    let err = bits_unaligned::Nibble::read_bits(&bits_of("101")).expect_err("3 bits");
+    assert_eq!(err.path.to_string(), "value", "{err}");
+}
