@@ -553,7 +553,7 @@ impl ::statepack_runtime::binrw::BinRead for AnimClip {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -781,7 +781,7 @@ impl ::statepack_runtime::binrw::BinRead for BoneTracks {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1031,7 +1031,7 @@ impl ::statepack_runtime::binrw::BinRead for Track {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1170,7 +1170,7 @@ impl ::statepack_runtime::binrw::BinRead for DefaultTrack {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1349,7 +1349,7 @@ impl ::statepack_runtime::binrw::BinRead for ConstantTrack {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1528,7 +1528,7 @@ impl ::statepack_runtime::binrw::BinRead for FixedPointTrack {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1561,11 +1561,7 @@ impl<'__a> ::statepack_runtime::deku::DekuReader<'__a, ()> for FixedPointTrack {
         reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
         _ctx: (),
     ) -> ::std::result::Result<Self, ::statepack_runtime::deku::DekuError> {
-        ::statepack_runtime::interop::deku::read(
-            reader,
-            true,
-            |__r| Self::read_from(__r),
-        )
+        ::statepack_runtime::interop::deku::read(reader, true, Self::read_from)
     }
 }
 /// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
@@ -1591,11 +1587,7 @@ for FixedPointTrack {
         reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
         _ctx: ::statepack_runtime::deku::ctx::Endian,
     ) -> ::std::result::Result<Self, ::statepack_runtime::deku::DekuError> {
-        ::statepack_runtime::interop::deku::read(
-            reader,
-            true,
-            |__r| Self::read_from(__r),
-        )
+        ::statepack_runtime::interop::deku::read(reader, true, Self::read_from)
     }
 }
 /// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
@@ -1621,7 +1613,7 @@ impl FixedPointTrack {
             ::statepack_runtime::bitvec::order::Msb0,
         >,
     ) -> ::std::result::Result<(Self, usize), ::statepack_runtime::io::DecodeError> {
-        ::statepack_runtime::interop::bits::read(bits, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::bits::read(bits, Self::read_from)
     }
     /// Writes this value as exactly its bits (most significant bit first, no padding after a value that ends inside a byte).
     ///
@@ -1882,7 +1874,7 @@ impl ::statepack_runtime::binrw::BinRead for AnimatedTrack {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1915,11 +1907,7 @@ impl<'__a> ::statepack_runtime::deku::DekuReader<'__a, ()> for AnimatedTrack {
         reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
         _ctx: (),
     ) -> ::std::result::Result<Self, ::statepack_runtime::deku::DekuError> {
-        ::statepack_runtime::interop::deku::read(
-            reader,
-            true,
-            |__r| Self::read_from(__r),
-        )
+        ::statepack_runtime::interop::deku::read(reader, true, Self::read_from)
     }
 }
 /// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
@@ -1945,11 +1933,7 @@ for AnimatedTrack {
         reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
         _ctx: ::statepack_runtime::deku::ctx::Endian,
     ) -> ::std::result::Result<Self, ::statepack_runtime::deku::DekuError> {
-        ::statepack_runtime::interop::deku::read(
-            reader,
-            true,
-            |__r| Self::read_from(__r),
-        )
+        ::statepack_runtime::interop::deku::read(reader, true, Self::read_from)
     }
 }
 /// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
@@ -1975,7 +1959,7 @@ impl AnimatedTrack {
             ::statepack_runtime::bitvec::order::Msb0,
         >,
     ) -> ::std::result::Result<(Self, usize), ::statepack_runtime::io::DecodeError> {
-        ::statepack_runtime::interop::bits::read(bits, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::bits::read(bits, Self::read_from)
     }
     /// Writes this value as exactly its bits (most significant bit first, no padding after a value that ends inside a byte).
     ///
@@ -2150,7 +2134,7 @@ impl ::statepack_runtime::binrw::BinRead for Component {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.

@@ -1233,7 +1233,7 @@ impl ::statepack_runtime::binrw::BinRead for CbtrackV1 {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1491,7 +1491,7 @@ impl ::statepack_runtime::binrw::BinRead for WindowEntry {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1658,7 +1658,7 @@ impl ::statepack_runtime::binrw::BinRead for ChunkBody {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1840,7 +1840,7 @@ impl ::statepack_runtime::binrw::BinRead for ColumnDirectory {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -2064,7 +2064,7 @@ impl ::statepack_runtime::binrw::BinRead for ColumnEntry {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.

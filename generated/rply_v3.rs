@@ -1150,7 +1150,7 @@ impl ::statepack_runtime::binrw::BinRead for RplyV3 {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1353,7 +1353,7 @@ impl ::statepack_runtime::binrw::BinRead for Str16 {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1512,7 +1512,7 @@ impl ::statepack_runtime::binrw::BinRead for Keyframe {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1688,7 +1688,7 @@ impl ::statepack_runtime::binrw::BinRead for OpStream {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -2059,7 +2059,7 @@ impl ::statepack_runtime::binrw::BinRead for Op {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -2272,7 +2272,7 @@ impl ::statepack_runtime::binrw::BinRead for OpTick {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -2372,7 +2372,7 @@ impl ::statepack_runtime::binrw::BinRead for OpTickNext {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -2573,7 +2573,7 @@ impl ::statepack_runtime::binrw::BinRead for OpSpawn {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -2702,7 +2702,7 @@ impl ::statepack_runtime::binrw::BinRead for OpDespawn {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -3098,7 +3098,7 @@ impl ::statepack_runtime::binrw::BinRead for OpXform {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -3430,7 +3430,7 @@ impl ::statepack_runtime::binrw::BinRead for OpProp {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -3627,7 +3627,7 @@ impl ::statepack_runtime::binrw::BinRead for PropBool {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -3755,7 +3755,7 @@ impl ::statepack_runtime::binrw::BinRead for PropNumber {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -3884,7 +3884,7 @@ impl ::statepack_runtime::binrw::BinRead for PropStrRef {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -4063,7 +4063,7 @@ impl ::statepack_runtime::binrw::BinRead for Color3 {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -4245,7 +4245,7 @@ impl ::statepack_runtime::binrw::BinRead for Vec3 {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -4498,7 +4498,7 @@ impl ::statepack_runtime::binrw::BinRead for OpAnimPlay {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -4683,7 +4683,7 @@ impl ::statepack_runtime::binrw::BinRead for OpAnimStop {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -4868,7 +4868,7 @@ impl ::statepack_runtime::binrw::BinRead for OpAnimSpeed {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -5027,7 +5027,7 @@ impl ::statepack_runtime::binrw::BinRead for OpEvent {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -5223,7 +5223,7 @@ impl ::statepack_runtime::binrw::BinRead for OpCustom {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -5741,7 +5741,7 @@ impl ::statepack_runtime::binrw::BinRead for OpXformD {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -5949,7 +5949,7 @@ impl ::statepack_runtime::binrw::BinRead for OpSnapshot {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -6651,7 +6651,7 @@ impl ::statepack_runtime::binrw::BinRead for Snapshot {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -6860,7 +6860,7 @@ impl ::statepack_runtime::binrw::BinRead for Rig {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -7325,7 +7325,7 @@ impl ::statepack_runtime::binrw::BinRead for Humanoid {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -7554,7 +7554,7 @@ impl ::statepack_runtime::binrw::BinRead for CharacterMesh {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -8612,7 +8612,7 @@ impl ::statepack_runtime::binrw::BinRead for Part {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -8812,7 +8812,7 @@ impl ::statepack_runtime::binrw::BinRead for MeshPartInfo {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -9101,7 +9101,7 @@ impl ::statepack_runtime::binrw::BinRead for SpecialMesh {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -9399,7 +9399,7 @@ impl ::statepack_runtime::binrw::BinRead for SurfaceAppearance {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -9780,7 +9780,7 @@ impl ::statepack_runtime::binrw::BinRead for Decal {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -10074,7 +10074,7 @@ impl ::statepack_runtime::binrw::BinRead for Effect {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -10417,7 +10417,7 @@ impl ::statepack_runtime::binrw::BinRead for EffectProp {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -10604,7 +10604,7 @@ impl ::statepack_runtime::binrw::BinRead for F32Value {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -10759,7 +10759,7 @@ impl ::statepack_runtime::binrw::BinRead for Vec2 {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -10934,7 +10934,7 @@ impl ::statepack_runtime::binrw::BinRead for NumberSequence {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -11118,7 +11118,7 @@ impl ::statepack_runtime::binrw::BinRead for NumberKey {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -11293,7 +11293,7 @@ impl ::statepack_runtime::binrw::BinRead for ColorSequence {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -11450,7 +11450,7 @@ impl ::statepack_runtime::binrw::BinRead for ColorKey {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -11745,7 +11745,7 @@ impl ::statepack_runtime::binrw::BinRead for Joint {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -11992,7 +11992,7 @@ impl ::statepack_runtime::binrw::BinRead for JointCframes {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -12220,7 +12220,7 @@ impl ::statepack_runtime::binrw::BinRead for JointAttachments {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -12399,7 +12399,7 @@ impl ::statepack_runtime::binrw::BinRead for Cframe {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.

@@ -294,7 +294,7 @@ impl ::statepack_runtime::binrw::BinRead for SnapV13 {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -628,7 +628,7 @@ impl ::statepack_runtime::binrw::BinRead for Recording {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1025,7 +1025,7 @@ impl ::statepack_runtime::binrw::BinRead for Frame {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1265,7 +1265,7 @@ impl ::statepack_runtime::binrw::BinRead for Cframe {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.

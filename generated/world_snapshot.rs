@@ -707,7 +707,7 @@ impl ::statepack_runtime::binrw::BinRead for WorldSnapshot {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -922,7 +922,7 @@ impl ::statepack_runtime::binrw::BinRead for Origin {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1098,7 +1098,7 @@ impl ::statepack_runtime::binrw::BinRead for RecordStream {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -2560,7 +2560,7 @@ impl ::statepack_runtime::binrw::BinRead for EntityRecord {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -2593,11 +2593,7 @@ impl<'__a> ::statepack_runtime::deku::DekuReader<'__a, ()> for EntityRecord {
         reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
         _ctx: (),
     ) -> ::std::result::Result<Self, ::statepack_runtime::deku::DekuError> {
-        ::statepack_runtime::interop::deku::read(
-            reader,
-            false,
-            |__r| Self::read_from(__r),
-        )
+        ::statepack_runtime::interop::deku::read(reader, false, Self::read_from)
     }
 }
 /// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
@@ -2627,11 +2623,7 @@ for EntityRecord {
         reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
         _ctx: ::statepack_runtime::deku::ctx::Endian,
     ) -> ::std::result::Result<Self, ::statepack_runtime::deku::DekuError> {
-        ::statepack_runtime::interop::deku::read(
-            reader,
-            false,
-            |__r| Self::read_from(__r),
-        )
+        ::statepack_runtime::interop::deku::read(reader, false, Self::read_from)
     }
 }
 /// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
@@ -2661,7 +2653,7 @@ impl EntityRecord {
             ::statepack_runtime::bitvec::order::Msb0,
         >,
     ) -> ::std::result::Result<(Self, usize), ::statepack_runtime::io::DecodeError> {
-        ::statepack_runtime::interop::bits::read(bits, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::bits::read(bits, Self::read_from)
     }
     /// Writes this value as exactly its bits (most significant bit first, no padding after a value that ends inside a byte).
     ///
@@ -2825,7 +2817,7 @@ impl ::statepack_runtime::binrw::BinRead for TlvBlock {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -3120,7 +3112,7 @@ impl ::statepack_runtime::binrw::BinRead for Tlv {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -3296,7 +3288,7 @@ impl ::statepack_runtime::binrw::BinRead for Despawn {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.
@@ -3468,7 +3460,7 @@ impl ::statepack_runtime::binrw::BinRead for EntityRef {
         _endian: ::statepack_runtime::binrw::Endian,
         _args: Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r))
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
     }
 }
 /// The schema fixes the byte order of every number.

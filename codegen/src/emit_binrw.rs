@@ -57,9 +57,20 @@ fn param_tuple(t: &TypeShape<'_>) -> (TokenStream, TokenStream, Vec<Ident>) {
     (quote!((#(#tys,)*)), quote!((#(#names,)*)), names)
 }
 
+/// The native reader as the argument of an interop call: `Self::read_from` itself, or a
+/// closure passing the params.
+fn reader_fn(names: &[Ident]) -> TokenStream {
+    if names.is_empty() {
+        quote!(Self::read_from)
+    } else {
+        quote!(|__r| Self::read_from(__r #(, #names)*))
+    }
+}
+
 fn binrw_impls(t: &TypeShape<'_>) -> TokenStream {
     let name = t.name;
     let (args_ty, args_pat, names) = param_tuple(t);
+    let rf = reader_fn(&names);
     let args_name = if t.params.is_empty() {
         quote!(_args)
     } else {
@@ -81,7 +92,7 @@ fn binrw_impls(t: &TypeShape<'_>) -> TokenStream {
                 _endian: ::statepack_runtime::binrw::Endian,
                 #args_name: Self::Args<'_>,
             ) -> ::statepack_runtime::binrw::BinResult<Self> {
-                ::statepack_runtime::interop::binrw::read(reader, |__r| Self::read_from(__r #(, #names)*))
+                ::statepack_runtime::interop::binrw::read(reader, #rf)
             }
         }
         #[doc = " The schema fixes the byte order of every number."]
@@ -113,6 +124,7 @@ fn deku_impls(t: &TypeShape<'_>) -> TokenStream {
     let name = t.name;
     let bits_first = t.bits_first;
     let (args_ty, args_pat, names) = param_tuple(t);
+    let rf = reader_fn(&names);
     let read_doc = quote! {
         #[doc = " Reads through the native reader at the deku reader's bit position (most significant bit first); the reader is left after the value."]
         #[doc = ""]
@@ -146,7 +158,7 @@ fn deku_impls(t: &TypeShape<'_>) -> TokenStream {
                     reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
                     #rpat: #ctx,
                 ) -> ::std::result::Result<Self, ::statepack_runtime::deku::DekuError> {
-                    ::statepack_runtime::interop::deku::read(reader, #bits_first, |__r| Self::read_from(__r #(, #names)*))
+                    ::statepack_runtime::interop::deku::read(reader, #bits_first, #rf)
                 }
             }
             #write_doc
@@ -176,6 +188,7 @@ fn bitvec_impls(t: &TypeShape<'_>) -> TokenStream {
         })
         .collect();
     let (_, _, names) = param_tuple(t);
+    let rf = reader_fn(&names);
     quote! {
         impl #name {
             #[doc = " Reads one value from the start of a bit slice (most significant bit first); returns it with the number of bits it took."]
@@ -185,7 +198,7 @@ fn bitvec_impls(t: &TypeShape<'_>) -> TokenStream {
                 bits: &::statepack_runtime::bitvec::slice::BitSlice<u8, ::statepack_runtime::bitvec::order::Msb0>
                 #(, #params)*
             ) -> ::std::result::Result<(Self, usize), ::statepack_runtime::io::DecodeError> {
-                ::statepack_runtime::interop::bits::read(bits, |__r| Self::read_from(__r #(, #names)*))
+                ::statepack_runtime::interop::bits::read(bits, #rf)
             }
             #[doc = " Writes this value as exactly its bits (most significant bit first, no padding after a value that ends inside a byte)."]
             #[doc = ""]
