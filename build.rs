@@ -1,7 +1,8 @@
 //! Regenerates the Rust for every schema in `schema/` into `OUT_DIR` at `cargo build`.
 //! `src/generated.rs` includes the result; `generated/` holds a checked-in copy for review
 //! (a test fails when it is stale; refresh it with
-//! `cargo run -p statepack-codegen -- schema generated`).
+//! `cargo run -p statepack-codegen -- schema generated`, which emits every library impl, as
+//! the default features do).
 //!
 //! The test-only schemas in `tests/schemas/` are generated too, into `OUT_DIR/test_schemas/`
 //! with an index `mod.rs`. The library never includes them; `tests/schema_features.rs` does,
@@ -18,7 +19,14 @@ use std::path::{Path, PathBuf};
 fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     println!("cargo:rerun-if-changed=build.rs");
-    match Builder::new().compile(&["schema"]) {
+    // The crate's features `binrw`, `deku` and `bitvec` (on by default) decide which library
+    // impls the format types get; cargo reruns this script when the features change.
+    let feature = |name: &str| std::env::var_os(format!("CARGO_FEATURE_{name}")).is_some();
+    let builder = Builder::new()
+        .binrw(feature("BINRW"))
+        .deku(feature("DEKU"))
+        .bitvec(feature("BITVEC"));
+    match builder.clone().compile(&["schema"]) {
         Ok(generated) => {
             // One module per schema, so a new schema file needs no Rust edit to appear.
             let stems: Vec<String> = generated.into_iter().map(|g| g.stem).collect();
@@ -33,7 +41,7 @@ fn main() {
             std::process::exit(1);
         }
     }
-    test_schemas(&out.join("test_schemas"));
+    test_schemas(&out.join("test_schemas"), builder);
 }
 
 /// The index of generated modules: `pub mod <stem>` including `OUT_DIR/<sub><stem>.rs`.
@@ -51,8 +59,8 @@ fn module_index(stems: &[String], sub: &str, doc: &str) -> String {
 }
 
 /// Generates `tests/schemas/*.ksy` into `dir` with its own `mod.rs`.
-fn test_schemas(dir: &Path) {
-    let index = match Builder::new().out_dir(dir).compile(&["tests/schemas"]) {
+fn test_schemas(dir: &Path, builder: Builder) {
+    let index = match builder.out_dir(dir).compile(&["tests/schemas"]) {
         Ok(generated) => {
             let stems: Vec<String> = generated.into_iter().map(|g| g.stem).collect();
             module_index(

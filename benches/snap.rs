@@ -7,6 +7,9 @@
 //! - `baseline_hand_written`: a plain slice decoder/encoder written for this layout, with
 //!   the same checks and the same shape of result (the baseline).
 //! - `binrw_derive_reference`: a `#[binrw]` derive of the same layout (a second reference).
+//! - `generated_via_binrw`: the same generated types through their `BinRead` / `BinWrite`
+//!   impls (root crate feature `binrw`) on an in-memory `std::io::Cursor`: the native code plus
+//!   binrw's stream (the copy of the rest of the stream into the native reader, the seek).
 //! - `semantic_read` (decode only): `formats::snap::read`, the raw decode plus the
 //!   reconstruction of every frame's position and rotation.
 //!
@@ -17,6 +20,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
+use binrw::{BinRead, BinWrite};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use statepack::formats::snap::{self, FrameKind, SnapV13};
 
@@ -540,6 +544,16 @@ fn check_variants(bytes: &[u8]) -> (SnapV13, baseline::File, binrw_reference::Fi
     assert_eq!(semantic[0].map_name, generated.recordings[0].map_name);
 
     assert_eq!(generated.encode().expect("generated encode"), bytes);
+    let mut c = std::io::Cursor::new(bytes);
+    assert_eq!(
+        SnapV13::read_le(&mut c).expect("generated via binrw decode"),
+        generated
+    );
+    let mut c = std::io::Cursor::new(Vec::new());
+    generated
+        .write_le(&mut c)
+        .expect("generated via binrw encode");
+    assert_eq!(c.into_inner(), bytes, "generated via binrw encode differs");
     assert_eq!(baseline::encode(&hand).expect("baseline encode"), bytes);
     assert_eq!(
         binrw_reference::encode(&derived, bytes.len()).expect("binrw encode"),
@@ -576,6 +590,9 @@ fn bench_snap(c: &mut Criterion) {
     g.bench_function("binrw_derive_reference", |b| {
         b.iter(|| binrw_reference::decode(black_box(&bytes)).unwrap())
     });
+    g.bench_function("generated_via_binrw", |b| {
+        b.iter(|| SnapV13::read_le(&mut std::io::Cursor::new(black_box(&bytes))).unwrap())
+    });
     g.bench_function("semantic_read", |b| {
         b.iter(|| snap::read(black_box(&bytes)).unwrap())
     });
@@ -591,6 +608,13 @@ fn bench_snap(c: &mut Criterion) {
     });
     g.bench_function("binrw_derive_reference", |b| {
         b.iter(|| binrw_reference::encode(black_box(&derived), bytes.len()).unwrap())
+    });
+    g.bench_function("generated_via_binrw", |b| {
+        b.iter(|| {
+            let mut c = std::io::Cursor::new(Vec::with_capacity(bytes.len()));
+            black_box(&generated).write_le(&mut c).unwrap();
+            c.into_inner()
+        })
     });
     g.finish();
 }

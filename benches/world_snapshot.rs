@@ -20,7 +20,10 @@
 //! - `deku_delta` (per record): the steady-state delta records (entity index below 128, so
 //!   its varint is one byte) as a `deku` derive (bitvec underneath), encode and decode, next
 //!   to the generated and hand-written code on the same records: the comparison behind the
-//!   choice of the runtime's own bit reader and writer for generated code.
+//!   choice of the runtime's own bit reader and writer for generated code. `*_generated_via_deku`
+//!   and `*_generated_via_binrw` are the generated `EntityRecord` through its `DekuReader` /
+//!   `DekuWriter` and `BinRead` / `BinWrite` impls (root crate features `deku`, `binrw`), one
+//!   record per call on its own in-memory buffer, as `decode_deku` / `encode_deku` are.
 //!
 //! Before timing, both encoders' bytes and both decoders' records are compared, so a broken
 //! variant stops the run. Figures: `docs/performance.md`.
@@ -114,7 +117,9 @@ mod dk {
 }
 
 fn bench_deku(c: &mut Criterion) {
-    use deku::{DekuContainerRead, DekuContainerWrite};
+    use binrw::BinRead;
+    use deku::{DekuContainerRead, DekuContainerWrite, DekuReader};
+    use statepack::generated::world_snapshot::EntityRecord;
     let states = states();
     let recs: Vec<_> = states
         .iter()
@@ -139,6 +144,25 @@ fn bench_deku(c: &mut Criterion) {
         .iter()
         .flat_map(|b| std::iter::once(0u8).chain(b.iter().copied()))
         .collect();
+    // Each record on its own (origin index 0, then the blob), for the per-record paths.
+    let with_index: Vec<Vec<u8>> = blobs
+        .iter()
+        .map(|b| std::iter::once(0u8).chain(b.iter().copied()).collect())
+        .collect();
+    for (r, bytes) in recs.iter().zip(&with_index) {
+        let mut c = std::io::Cursor::new(bytes.as_slice());
+        let mut rd = deku::reader::Reader::new(&mut c);
+        let via_deku = EntityRecord::from_reader_with_ctx(&mut rd, ()).expect("deku impl reads");
+        let via_binrw =
+            EntityRecord::read_le(&mut std::io::Cursor::new(bytes)).expect("binrw impl reads");
+        assert_eq!(
+            (&via_deku, &via_binrw),
+            (r, r),
+            "records read via deku / binrw differ"
+        );
+        assert_eq!(&deku_bytes(r), bytes, "deku impl bytes differ");
+        assert_eq!(&binrw_bytes(r), bytes, "binrw impl bytes differ");
+    }
     let mut g = c.benchmark_group("deku_delta");
     g.throughput(Throughput::Elements(dk.len() as u64));
     g.bench_function("encode_deku", |b| {
@@ -186,7 +210,66 @@ fn bench_deku(c: &mut Criterion) {
     g.bench_function("decode_hand_written", |b| {
         b.iter(|| black_box(handcoded::read_stream(&stream).expect("decode")).len())
     });
+    g.bench_function("decode_generated_via_deku", |b| {
+        b.iter(|| {
+            let mut n = 0i32;
+            for rec in &with_index {
+                let mut c = std::io::Cursor::new(rec.as_slice());
+                let mut r = deku::reader::Reader::new(&mut c);
+                let d = EntityRecord::from_reader_with_ctx(&mut r, ()).expect("deku");
+                n += black_box(d).pos_x;
+            }
+            n
+        })
+    });
+    g.bench_function("decode_generated_via_binrw", |b| {
+        b.iter(|| {
+            let mut n = 0i32;
+            for rec in &with_index {
+                let d = EntityRecord::read_le(&mut std::io::Cursor::new(rec.as_slice()))
+                    .expect("binrw");
+                n += black_box(d).pos_x;
+            }
+            n
+        })
+    });
+    g.bench_function("encode_generated_via_deku", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for r in &recs {
+                n += black_box(deku_bytes(r)).len();
+            }
+            n
+        })
+    });
+    g.bench_function("encode_generated_via_binrw", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for r in &recs {
+                n += black_box(binrw_bytes(r)).len();
+            }
+            n
+        })
+    });
     g.finish();
+}
+
+/// One record through its `DekuWriter` impl into a new buffer (as `to_bytes` does).
+fn deku_bytes(r: &statepack::generated::world_snapshot::EntityRecord) -> Vec<u8> {
+    use deku::DekuWriter;
+    let mut out = std::io::Cursor::new(Vec::with_capacity(32));
+    let mut w = deku::writer::Writer::new(&mut out);
+    r.to_writer(&mut w, ()).expect("deku");
+    w.finalize().expect("deku");
+    out.into_inner()
+}
+
+/// One record through its `BinWrite` impl into a new buffer.
+fn binrw_bytes(r: &statepack::generated::world_snapshot::EntityRecord) -> Vec<u8> {
+    use binrw::BinWrite;
+    let mut out = std::io::Cursor::new(Vec::with_capacity(32));
+    r.write_le(&mut out).expect("binrw");
+    out.into_inner()
 }
 
 fn states() -> Vec<EntityState> {

@@ -570,6 +570,45 @@ impl ::statepack_runtime::reflect::ToValue for AnimClip {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for AnimClip {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for AnimClip {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for AnimClip {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for AnimClip {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
 /// the end of the root type are allowed (and ignored). The result is seen through the
 /// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
@@ -771,6 +810,45 @@ impl ::statepack_runtime::reflect::ToValue for BoneTracks {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for BoneTracks {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for BoneTracks {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for BoneTracks {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for BoneTracks {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Schema: `schema/anim_clip.ksy` line 68.
 #[derive(
@@ -994,6 +1072,45 @@ impl ::statepack_runtime::reflect::ToValue for Track {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Track {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Track {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Track {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Track {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// The body of `track.body`, selected by `kind`.
 ///
 /// Schema: `schema/anim_clip.ksy` line 74.
@@ -1115,6 +1232,45 @@ impl ::statepack_runtime::reflect::ToValue for DefaultTrack {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for DefaultTrack {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for DefaultTrack {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for DefaultTrack {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for DefaultTrack {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// One value at every frame, float32.
 ///
@@ -1267,6 +1423,45 @@ impl ::statepack_runtime::reflect::ToValue for ConstantTrack {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for ConstantTrack {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for ConstantTrack {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for ConstantTrack {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for ConstantTrack {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// One value at every frame, each component q * 2^-shift with q an integer stored in the
 /// bit stream as a zigzag code (0, -1, 1, -2, ... as 0, 1, 2, 3, ...) of `width` bits.
 ///
@@ -1416,6 +1611,118 @@ impl ::statepack_runtime::reflect::Reflect for FixedPointTrack {
 impl ::statepack_runtime::reflect::ToValue for FixedPointTrack {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for FixedPointTrack {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for FixedPointTrack {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for FixedPointTrack {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(writer, 0, |__w| self.write_to(__w))
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for FixedPointTrack {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Reads through the native reader at the deku reader's bit position (most significant bit first); the reader is left after the value.
+///
+/// Errors: `DekuError::Parse` with the field path and the byte offset in the stream; see `statepack_runtime::interop::deku`.
+impl<'__a> ::statepack_runtime::deku::DekuReader<'__a, ()> for FixedPointTrack {
+    fn from_reader_with_ctx<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
+        _ctx: (),
+    ) -> ::std::result::Result<Self, ::statepack_runtime::deku::DekuError> {
+        ::statepack_runtime::interop::deku::read(reader, true, Self::read_from)
+    }
+}
+/// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
+///
+/// Errors: `DekuError::InvalidParam` naming the field when a value does not fit; nothing is written then.
+impl ::statepack_runtime::deku::DekuWriter<()> for FixedPointTrack {
+    fn to_writer<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut ::statepack_runtime::deku::writer::Writer<__W>,
+        _ctx: (),
+    ) -> ::std::result::Result<(), ::statepack_runtime::deku::DekuError> {
+        ::statepack_runtime::interop::deku::write(writer, true, |__w| self.write_to(__w))
+    }
+}
+/// Reads through the native reader at the deku reader's bit position (most significant bit first); the reader is left after the value.
+///
+/// Errors: `DekuError::Parse` with the field path and the byte offset in the stream; see `statepack_runtime::interop::deku`.
+impl<
+    '__a,
+> ::statepack_runtime::deku::DekuReader<'__a, ::statepack_runtime::deku::ctx::Endian>
+for FixedPointTrack {
+    fn from_reader_with_ctx<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
+        _ctx: ::statepack_runtime::deku::ctx::Endian,
+    ) -> ::std::result::Result<Self, ::statepack_runtime::deku::DekuError> {
+        ::statepack_runtime::interop::deku::read(reader, true, Self::read_from)
+    }
+}
+/// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
+///
+/// Errors: `DekuError::InvalidParam` naming the field when a value does not fit; nothing is written then.
+impl ::statepack_runtime::deku::DekuWriter<::statepack_runtime::deku::ctx::Endian>
+for FixedPointTrack {
+    fn to_writer<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut ::statepack_runtime::deku::writer::Writer<__W>,
+        _ctx: ::statepack_runtime::deku::ctx::Endian,
+    ) -> ::std::result::Result<(), ::statepack_runtime::deku::DekuError> {
+        ::statepack_runtime::interop::deku::write(writer, true, |__w| self.write_to(__w))
+    }
+}
+impl FixedPointTrack {
+    /// Reads one value from the start of a bit slice (most significant bit first); returns it with the number of bits it took.
+    ///
+    /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path and the byte offset from the slice's first bit; reading past the slice's last bit is `UnexpectedEof`. See `statepack_runtime::interop::bits`.
+    pub fn read_bits(
+        bits: &::statepack_runtime::bitvec::slice::BitSlice<
+            u8,
+            ::statepack_runtime::bitvec::order::Msb0,
+        >,
+    ) -> ::std::result::Result<(Self, usize), ::statepack_runtime::io::DecodeError> {
+        ::statepack_runtime::interop::bits::read(bits, Self::read_from)
+    }
+    /// Writes this value as exactly its bits (most significant bit first, no padding after a value that ends inside a byte).
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field when a value does not fit.
+    pub fn to_bits(
+        &self,
+    ) -> ::std::result::Result<
+        ::statepack_runtime::bitvec::vec::BitVec<
+            u8,
+            ::statepack_runtime::bitvec::order::Msb0,
+        >,
+        ::statepack_runtime::io::EncodeError,
+    > {
+        ::statepack_runtime::interop::bits::write(|__w| self.write_to(__w))
     }
 }
 /// Keys in the bit stream.
@@ -1661,6 +1968,118 @@ impl ::statepack_runtime::reflect::ToValue for AnimatedTrack {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for AnimatedTrack {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for AnimatedTrack {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for AnimatedTrack {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(writer, 0, |__w| self.write_to(__w))
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for AnimatedTrack {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Reads through the native reader at the deku reader's bit position (most significant bit first); the reader is left after the value.
+///
+/// Errors: `DekuError::Parse` with the field path and the byte offset in the stream; see `statepack_runtime::interop::deku`.
+impl<'__a> ::statepack_runtime::deku::DekuReader<'__a, ()> for AnimatedTrack {
+    fn from_reader_with_ctx<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
+        _ctx: (),
+    ) -> ::std::result::Result<Self, ::statepack_runtime::deku::DekuError> {
+        ::statepack_runtime::interop::deku::read(reader, true, Self::read_from)
+    }
+}
+/// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
+///
+/// Errors: `DekuError::InvalidParam` naming the field when a value does not fit; nothing is written then.
+impl ::statepack_runtime::deku::DekuWriter<()> for AnimatedTrack {
+    fn to_writer<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut ::statepack_runtime::deku::writer::Writer<__W>,
+        _ctx: (),
+    ) -> ::std::result::Result<(), ::statepack_runtime::deku::DekuError> {
+        ::statepack_runtime::interop::deku::write(writer, true, |__w| self.write_to(__w))
+    }
+}
+/// Reads through the native reader at the deku reader's bit position (most significant bit first); the reader is left after the value.
+///
+/// Errors: `DekuError::Parse` with the field path and the byte offset in the stream; see `statepack_runtime::interop::deku`.
+impl<
+    '__a,
+> ::statepack_runtime::deku::DekuReader<'__a, ::statepack_runtime::deku::ctx::Endian>
+for AnimatedTrack {
+    fn from_reader_with_ctx<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
+        _ctx: ::statepack_runtime::deku::ctx::Endian,
+    ) -> ::std::result::Result<Self, ::statepack_runtime::deku::DekuError> {
+        ::statepack_runtime::interop::deku::read(reader, true, Self::read_from)
+    }
+}
+/// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
+///
+/// Errors: `DekuError::InvalidParam` naming the field when a value does not fit; nothing is written then.
+impl ::statepack_runtime::deku::DekuWriter<::statepack_runtime::deku::ctx::Endian>
+for AnimatedTrack {
+    fn to_writer<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut ::statepack_runtime::deku::writer::Writer<__W>,
+        _ctx: ::statepack_runtime::deku::ctx::Endian,
+    ) -> ::std::result::Result<(), ::statepack_runtime::deku::DekuError> {
+        ::statepack_runtime::interop::deku::write(writer, true, |__w| self.write_to(__w))
+    }
+}
+impl AnimatedTrack {
+    /// Reads one value from the start of a bit slice (most significant bit first); returns it with the number of bits it took.
+    ///
+    /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path and the byte offset from the slice's first bit; reading past the slice's last bit is `UnexpectedEof`. See `statepack_runtime::interop::bits`.
+    pub fn read_bits(
+        bits: &::statepack_runtime::bitvec::slice::BitSlice<
+            u8,
+            ::statepack_runtime::bitvec::order::Msb0,
+        >,
+    ) -> ::std::result::Result<(Self, usize), ::statepack_runtime::io::DecodeError> {
+        ::statepack_runtime::interop::bits::read(bits, Self::read_from)
+    }
+    /// Writes this value as exactly its bits (most significant bit first, no padding after a value that ends inside a byte).
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field when a value does not fit.
+    pub fn to_bits(
+        &self,
+    ) -> ::std::result::Result<
+        ::statepack_runtime::bitvec::vec::BitVec<
+            u8,
+            ::statepack_runtime::bitvec::order::Msb0,
+        >,
+        ::statepack_runtime::io::EncodeError,
+    > {
+        ::statepack_runtime::interop::bits::write(|__w| self.write_to(__w))
+    }
+}
 /// Quantisation of one component.
 ///
 /// Schema: `schema/anim_clip.ksy` line 131.
@@ -1819,4 +2238,43 @@ impl ::statepack_runtime::reflect::ToValue for Component {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Component {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Component {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Component {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Component {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }

@@ -1238,6 +1238,45 @@ impl ::statepack_runtime::reflect::ToValue for RplyV3 {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for RplyV3 {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for RplyV3 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for RplyV3 {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for RplyV3 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
 /// the end of the root type are allowed (and ignored). The result is seen through the
 /// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
@@ -1415,6 +1454,45 @@ impl ::statepack_runtime::reflect::ToValue for Str16 {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Str16 {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Str16 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Str16 {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Str16 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// One keyframe index entry (8 bytes).
 ///
 /// Schema: `schema/rply_v3.ksy` line 68.
@@ -1545,6 +1623,45 @@ impl ::statepack_runtime::reflect::ToValue for Keyframe {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Keyframe {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Keyframe {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Keyframe {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Keyframe {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Every op, until the end of the stream.
 ///
@@ -1693,6 +1810,45 @@ impl ::statepack_runtime::reflect::ToValue for OpStream {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for OpStream {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for OpStream {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for OpStream {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for OpStream {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// One op, an opcode byte and its payload.
 ///
@@ -2037,6 +2193,45 @@ impl ::statepack_runtime::reflect::ToValue for Op {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Op {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Op {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Op {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Op {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// The body of `op.body`, selected by `opcode`.
 ///
 /// Schema: `schema/rply_v3.ksy` line 90.
@@ -2232,6 +2427,45 @@ impl ::statepack_runtime::reflect::ToValue for OpTick {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for OpTick {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for OpTick {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for OpTick {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for OpTick {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// TICK_NEXT (10), one tick after the current one; no payload.
 ///
 /// Schema: `schema/rply_v3.ksy` line 113.
@@ -2304,6 +2538,45 @@ impl ::statepack_runtime::reflect::ToValue for OpTickNext {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for OpTickNext {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for OpTickNext {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for OpTickNext {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for OpTickNext {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// SPAWN (1), an entity appears.
 ///
@@ -2478,6 +2751,45 @@ impl ::statepack_runtime::reflect::ToValue for OpSpawn {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for OpSpawn {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for OpSpawn {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for OpSpawn {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for OpSpawn {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// DESPAWN (2), an entity goes away.
 ///
 /// Schema: `schema/rply_v3.ksy` line 128.
@@ -2578,6 +2890,45 @@ impl ::statepack_runtime::reflect::ToValue for OpDespawn {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for OpDespawn {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for OpDespawn {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for OpDespawn {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for OpDespawn {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// XFORM (3), a full transform sample.
 ///
@@ -2943,6 +3294,45 @@ impl ::statepack_runtime::reflect::ToValue for OpXform {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for OpXform {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for OpXform {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for OpXform {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for OpXform {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// PROP (4), a watched property changed.
 ///
 /// Schema: `schema/rply_v3.ksy` line 162.
@@ -3247,6 +3637,45 @@ impl ::statepack_runtime::reflect::ToValue for OpProp {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for OpProp {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for OpProp {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for OpProp {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for OpProp {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// The body of `op_prop.value`, selected by `type_tag`.
 ///
 /// Schema: `schema/rply_v3.ksy` line 173.
@@ -3426,6 +3855,45 @@ impl ::statepack_runtime::reflect::ToValue for PropBool {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for PropBool {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for PropBool {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for PropBool {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for PropBool {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// A number, f64.
 ///
 /// Schema: `schema/rply_v3.ksy` line 190.
@@ -3525,6 +3993,45 @@ impl ::statepack_runtime::reflect::ToValue for PropNumber {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for PropNumber {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for PropNumber {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for PropNumber {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for PropNumber {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// A string id (a string value or an enum item's name).
 ///
@@ -3626,6 +4133,45 @@ impl ::statepack_runtime::reflect::ToValue for PropStrRef {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for PropStrRef {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for PropStrRef {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for PropStrRef {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for PropStrRef {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// A colour as three bytes, 0..255 per channel.
 ///
@@ -3777,6 +4323,45 @@ impl ::statepack_runtime::reflect::ToValue for Color3 {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Color3 {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Color3 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Color3 {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Color3 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Three f32.
 ///
@@ -3931,6 +4516,45 @@ impl ::statepack_runtime::reflect::ToValue for Vec3 {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Vec3 {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Vec3 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Vec3 {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Vec3 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// ANIM_PLAY (5), an animation track starts.
 ///
@@ -4157,6 +4781,45 @@ impl ::statepack_runtime::reflect::ToValue for OpAnimPlay {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for OpAnimPlay {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for OpAnimPlay {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for OpAnimPlay {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for OpAnimPlay {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// ANIM_STOP (6), an animation track stops.
 ///
 /// Schema: `schema/rply_v3.ksy` line 236.
@@ -4313,6 +4976,45 @@ impl ::statepack_runtime::reflect::ToValue for OpAnimStop {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for OpAnimStop {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for OpAnimStop {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for OpAnimStop {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for OpAnimStop {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// ANIM_SPEED (7), a track's speed changes.
 ///
@@ -4471,6 +5173,45 @@ impl ::statepack_runtime::reflect::ToValue for OpAnimSpeed {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for OpAnimSpeed {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for OpAnimSpeed {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for OpAnimSpeed {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for OpAnimSpeed {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// EVENT (8), a gameplay event.
 ///
 /// Schema: `schema/rply_v3.ksy` line 256.
@@ -4601,6 +5342,45 @@ impl ::statepack_runtime::reflect::ToValue for OpEvent {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for OpEvent {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for OpEvent {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for OpEvent {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for OpEvent {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// CUSTOM (9), bytes on a named channel.
 ///
@@ -4766,6 +5546,45 @@ impl ::statepack_runtime::reflect::ToValue for OpCustom {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for OpCustom {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for OpCustom {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for OpCustom {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for OpCustom {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// XFORM_D (11), a transform delta against the entity's last reconstructed transform.
 ///
@@ -5252,6 +6071,45 @@ impl ::statepack_runtime::reflect::ToValue for OpXformD {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for OpXformD {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for OpXformD {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for OpXformD {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for OpXformD {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// SNAPSHOT (14), the entity's geometry.
 ///
 /// Schema: `schema/rply_v3.ksy` line 312.
@@ -5431,6 +6289,45 @@ impl ::statepack_runtime::reflect::ToValue for OpSnapshot {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for OpSnapshot {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for OpSnapshot {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for OpSnapshot {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for OpSnapshot {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// A geometry snapshot, version 10.
 ///
@@ -6104,6 +7001,45 @@ impl ::statepack_runtime::reflect::ToValue for Snapshot {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Snapshot {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Snapshot {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Snapshot {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Snapshot {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// A model's rig block.
 ///
 /// Schema: `schema/rply_v3.ksy` line 371.
@@ -6284,6 +7220,45 @@ impl ::statepack_runtime::reflect::ToValue for Rig {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Rig {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Rig {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Rig {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Rig {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Humanoid rig type, clothing, body colours and character meshes.
 ///
@@ -6722,6 +7697,45 @@ impl ::statepack_runtime::reflect::ToValue for Humanoid {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Humanoid {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Humanoid {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Humanoid {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Humanoid {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// One CharacterMesh.
 ///
 /// Schema: `schema/rply_v3.ksy` line 409.
@@ -6922,6 +7936,45 @@ impl ::statepack_runtime::reflect::ToValue for CharacterMesh {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for CharacterMesh {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for CharacterMesh {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for CharacterMesh {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for CharacterMesh {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// One BasePart of the snapshot; the root part comes first.
 ///
@@ -7948,6 +9001,45 @@ impl ::statepack_runtime::reflect::ToValue for Part {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Part {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Part {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Part {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Part {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// A MeshPart's mesh and texture.
 ///
 /// Schema: `schema/rply_v3.ksy` line 497.
@@ -8119,6 +9211,45 @@ impl ::statepack_runtime::reflect::ToValue for MeshPartInfo {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for MeshPartInfo {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for MeshPartInfo {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for MeshPartInfo {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for MeshPartInfo {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// A SpecialMesh child (this project's layout, after the reference implementation).
 ///
@@ -8380,6 +9511,45 @@ impl ::statepack_runtime::reflect::ToValue for SpecialMesh {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for SpecialMesh {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for SpecialMesh {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for SpecialMesh {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for SpecialMesh {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// A SurfaceAppearance child (this project's layout, after the reference implementation).
 ///
@@ -8650,6 +9820,45 @@ impl ::statepack_runtime::reflect::ToValue for SurfaceAppearance {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for SurfaceAppearance {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for SurfaceAppearance {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for SurfaceAppearance {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for SurfaceAppearance {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// A Decal or Texture child (this project's layout, after the reference implementation).
 ///
@@ -9002,6 +10211,45 @@ impl ::statepack_runtime::reflect::ToValue for Decal {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Decal {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Decal {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Decal {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Decal {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// An attachment or effect on the part or on one of its attachments.
 ///
 /// Schema: `schema/rply_v3.ksy` line 564.
@@ -9264,6 +10512,45 @@ impl ::statepack_runtime::reflect::ToValue for Effect {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Effect {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Effect {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Effect {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Effect {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// One property of an effect.
 ///
@@ -9580,6 +10867,45 @@ impl ::statepack_runtime::reflect::ToValue for EffectProp {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for EffectProp {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for EffectProp {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for EffectProp {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for EffectProp {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// The body of `effect_prop.value`, selected by `tag`.
 ///
 /// Schema: `schema/rply_v3.ksy` line 590.
@@ -9749,6 +11075,45 @@ impl ::statepack_runtime::reflect::ToValue for F32Value {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for F32Value {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for F32Value {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for F32Value {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for F32Value {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// Two f32 (a Vector2, or a NumberRange's min and max).
 ///
 /// Schema: `schema/rply_v3.ksy` line 610.
@@ -9875,6 +11240,45 @@ impl ::statepack_runtime::reflect::ToValue for Vec2 {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Vec2 {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Vec2 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Vec2 {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Vec2 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// A NumberSequence.
 ///
@@ -10022,6 +11426,45 @@ impl ::statepack_runtime::reflect::ToValue for NumberSequence {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for NumberSequence {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for NumberSequence {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for NumberSequence {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for NumberSequence {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// One NumberSequence keypoint.
 ///
@@ -10179,6 +11622,45 @@ impl ::statepack_runtime::reflect::ToValue for NumberKey {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for NumberKey {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for NumberKey {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for NumberKey {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for NumberKey {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// A ColorSequence.
 ///
 /// Schema: `schema/rply_v3.ksy` line 635.
@@ -10326,6 +11808,45 @@ impl ::statepack_runtime::reflect::ToValue for ColorSequence {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for ColorSequence {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for ColorSequence {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for ColorSequence {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for ColorSequence {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// One ColorSequence keypoint.
 ///
 /// Schema: `schema/rply_v3.ksy` line 644.
@@ -10454,6 +11975,45 @@ impl ::statepack_runtime::reflect::ToValue for ColorKey {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for ColorKey {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for ColorKey {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for ColorKey {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for ColorKey {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// One joint between two parts of the snapshot.
 ///
@@ -10722,6 +12282,45 @@ impl ::statepack_runtime::reflect::ToValue for Joint {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Joint {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Joint {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Joint {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Joint {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// The body of `joint.body`, selected by `kind`.
 ///
 /// Schema: `schema/rply_v3.ksy` line 662.
@@ -10951,6 +12550,45 @@ impl ::statepack_runtime::reflect::ToValue for JointCframes {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for JointCframes {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for JointCframes {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for JointCframes {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for JointCframes {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// Part indices and attachment names of an AnimationConstraint or RigidConstraint.
 ///
 /// Schema: `schema/rply_v3.ksy` line 681.
@@ -11151,6 +12789,45 @@ impl ::statepack_runtime::reflect::ToValue for JointAttachments {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for JointAttachments {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for JointAttachments {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for JointAttachments {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for JointAttachments {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// A position (3 x f32) and an axis-angle rotation (3 x i16, pi maps to 32767).
 ///
 /// Schema: `schema/rply_v3.ksy` line 692.
@@ -11301,4 +12978,43 @@ impl ::statepack_runtime::reflect::ToValue for Cframe {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Cframe {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Cframe {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Cframe {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Cframe {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }

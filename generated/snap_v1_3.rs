@@ -314,6 +314,45 @@ impl ::statepack_runtime::reflect::ToValue for SnapV13 {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for SnapV13 {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for SnapV13 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for SnapV13 {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for SnapV13 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
 /// the end of the root type are allowed (and ignored). The result is seen through the
 /// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
@@ -619,6 +658,45 @@ impl ::statepack_runtime::reflect::ToValue for Recording {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Recording {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Recording {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Recording {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Recording {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// One frame: an absolute frame (21 bytes) or a delta frame (3, 9 or 15 bytes)
 /// depending on `kind`.
@@ -987,6 +1065,45 @@ impl ::statepack_runtime::reflect::ToValue for Frame {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Frame {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Frame {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Frame {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Frame {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// A compressed CFrame (18 bytes): position as three f32 (Z with the dropped
 /// quaternion component's index in its two least-significant bits) and the three
 /// kept quaternion components (smallest-three, scaled by 32767).
@@ -1198,4 +1315,43 @@ impl ::statepack_runtime::reflect::ToValue for Cframe {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Cframe {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Cframe {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Cframe {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Cframe {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }

@@ -711,6 +711,45 @@ impl ::statepack_runtime::reflect::ToValue for WorldSnapshot {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for WorldSnapshot {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for WorldSnapshot {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for WorldSnapshot {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for WorldSnapshot {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
 /// the end of the root type are allowed (and ignored). The result is seen through the
 /// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
@@ -900,6 +939,45 @@ impl ::statepack_runtime::reflect::ToValue for Origin {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Origin {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Origin {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Origin {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Origin {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// Entity records back to back, each starting on a byte.
 ///
 /// Schema: `schema/world_snapshot.ksy` line 78.
@@ -1047,6 +1125,45 @@ impl ::statepack_runtime::reflect::ToValue for RecordStream {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for RecordStream {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for RecordStream {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for RecordStream {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for RecordStream {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// One stitched entity record: the origin-index varint written at stitch time, then the
 /// pre-encoded blob (entity index, flags, optional generation / type / faction, position,
@@ -2480,6 +2597,126 @@ impl ::statepack_runtime::reflect::ToValue for EntityRecord {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for EntityRecord {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for EntityRecord {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for EntityRecord {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(writer, 0, |__w| self.write_to(__w))
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for EntityRecord {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Reads through the native reader at the deku reader's bit position (most significant bit first); the reader is left after the value.
+///
+/// Errors: `DekuError::Parse` with the field path and the byte offset in the stream; see `statepack_runtime::interop::deku`.
+impl<'__a> ::statepack_runtime::deku::DekuReader<'__a, ()> for EntityRecord {
+    fn from_reader_with_ctx<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
+        _ctx: (),
+    ) -> ::std::result::Result<Self, ::statepack_runtime::deku::DekuError> {
+        ::statepack_runtime::interop::deku::read(reader, false, Self::read_from)
+    }
+}
+/// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
+///
+/// Errors: `DekuError::InvalidParam` naming the field when a value does not fit; nothing is written then.
+impl ::statepack_runtime::deku::DekuWriter<()> for EntityRecord {
+    fn to_writer<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut ::statepack_runtime::deku::writer::Writer<__W>,
+        _ctx: (),
+    ) -> ::std::result::Result<(), ::statepack_runtime::deku::DekuError> {
+        ::statepack_runtime::interop::deku::write(
+            writer,
+            false,
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// Reads through the native reader at the deku reader's bit position (most significant bit first); the reader is left after the value.
+///
+/// Errors: `DekuError::Parse` with the field path and the byte offset in the stream; see `statepack_runtime::interop::deku`.
+impl<
+    '__a,
+> ::statepack_runtime::deku::DekuReader<'__a, ::statepack_runtime::deku::ctx::Endian>
+for EntityRecord {
+    fn from_reader_with_ctx<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
+        _ctx: ::statepack_runtime::deku::ctx::Endian,
+    ) -> ::std::result::Result<Self, ::statepack_runtime::deku::DekuError> {
+        ::statepack_runtime::interop::deku::read(reader, false, Self::read_from)
+    }
+}
+/// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
+///
+/// Errors: `DekuError::InvalidParam` naming the field when a value does not fit; nothing is written then.
+impl ::statepack_runtime::deku::DekuWriter<::statepack_runtime::deku::ctx::Endian>
+for EntityRecord {
+    fn to_writer<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut ::statepack_runtime::deku::writer::Writer<__W>,
+        _ctx: ::statepack_runtime::deku::ctx::Endian,
+    ) -> ::std::result::Result<(), ::statepack_runtime::deku::DekuError> {
+        ::statepack_runtime::interop::deku::write(
+            writer,
+            false,
+            |__w| self.write_to(__w),
+        )
+    }
+}
+impl EntityRecord {
+    /// Reads one value from the start of a bit slice (most significant bit first); returns it with the number of bits it took.
+    ///
+    /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path and the byte offset from the slice's first bit; reading past the slice's last bit is `UnexpectedEof`. See `statepack_runtime::interop::bits`.
+    pub fn read_bits(
+        bits: &::statepack_runtime::bitvec::slice::BitSlice<
+            u8,
+            ::statepack_runtime::bitvec::order::Msb0,
+        >,
+    ) -> ::std::result::Result<(Self, usize), ::statepack_runtime::io::DecodeError> {
+        ::statepack_runtime::interop::bits::read(bits, Self::read_from)
+    }
+    /// Writes this value as exactly its bits (most significant bit first, no padding after a value that ends inside a byte).
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field when a value does not fit.
+    pub fn to_bits(
+        &self,
+    ) -> ::std::result::Result<
+        ::statepack_runtime::bitvec::vec::BitVec<
+            u8,
+            ::statepack_runtime::bitvec::order::Msb0,
+        >,
+        ::statepack_runtime::io::EncodeError,
+    > {
+        ::statepack_runtime::interop::bits::write(|__w| self.write_to(__w))
+    }
+}
 /// TLV entries back to back.
 ///
 /// Schema: `schema/world_snapshot.ksy` line 207.
@@ -2627,6 +2864,45 @@ impl ::statepack_runtime::reflect::ToValue for TlvBlock {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for TlvBlock {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for TlvBlock {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for TlvBlock {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for TlvBlock {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// One TLV entry; type 1 is a despawn list, other types are kept as bytes.
 ///
@@ -2893,6 +3169,45 @@ impl ::statepack_runtime::reflect::ToValue for Tlv {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Tlv {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Tlv {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Tlv {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Tlv {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// Entities the client should drop (no longer relevant or gone).
 ///
 /// Schema: `schema/world_snapshot.ksy` line 228.
@@ -3041,6 +3356,45 @@ impl ::statepack_runtime::reflect::ToValue for Despawn {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for Despawn {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for Despawn {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for Despawn {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for Despawn {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
 /// Schema: `schema/world_snapshot.ksy` line 234.
 #[derive(
     Debug,
@@ -3184,4 +3538,43 @@ impl ::statepack_runtime::reflect::ToValue for EntityRef {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+impl ::statepack_runtime::binrw::BinRead for EntityRef {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::ReadEndian for EntityRef {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+impl ::statepack_runtime::binrw::BinWrite for EntityRef {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+impl ::statepack_runtime::binrw::meta::WriteEndian for EntityRef {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }

@@ -5,6 +5,16 @@
 //! - [`formats`]: one module per format, the semantic API over the raw types.
 //! - `statepack_runtime` (re-exported as [`runtime`]): quantization, delta chains, curves,
 //!   motion input and the byte I/O the generated code uses.
+//!
+//! Features (all on by default): `binrw`, `deku`, `bitvec`. With them the generated types
+//! also implement binrw's `BinRead`/`BinWrite` (every byte-aligned type), deku's
+//! `DekuReader`/`DekuWriter` (every type with bit fields) and read from a bitvec
+//! `BitSlice<u8, Msb0>` (`read_bits`, `to_bits`), all through the native reader and writer:
+//! a generated type can be a field of a hand-written `#[binrw]` or `#[deku]` struct. Errors
+//! keep the native field path, with the position in the library's stream. The libraries are
+//! re-exported as `runtime::binrw`, `runtime::deku`, `runtime::bitvec`. Build with
+//! `default-features = false` for none of them. Details: `docs/architecture.md`, "binrw, deku
+//! and bitvec".
 pub mod formats;
 pub mod generated;
 pub use statepack_runtime as runtime;

@@ -166,6 +166,27 @@ impl Builder {
         self
     }
 
+    /// Emits binrw's `BinRead`/`BinWrite` for every byte-aligned type (default `false`; the
+    /// crate needs `statepack-runtime`'s feature `binrw`).
+    pub fn binrw(mut self, on: bool) -> Self {
+        self.opts.binrw = on;
+        self
+    }
+
+    /// Emits deku's `DekuReader`/`DekuWriter` for every type with bit fields (default
+    /// `false`; the crate needs `statepack-runtime`'s feature `deku`).
+    pub fn deku(mut self, on: bool) -> Self {
+        self.opts.deku = on;
+        self
+    }
+
+    /// Emits `read_bits(&BitSlice<u8, Msb0>)` and `to_bits()` for every type with bit fields
+    /// (default `false`; the crate needs `statepack-runtime`'s feature `bitvec`).
+    pub fn bitvec(mut self, on: bool) -> Self {
+        self.opts.bitvec = on;
+        self
+    }
+
     /// Whether to print `cargo:rerun-if-changed` and `cargo:warning` lines (default `true`;
     /// turn off when calling the builder outside a build script).
     pub fn cargo_metadata(mut self, on: bool) -> Self {

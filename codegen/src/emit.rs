@@ -113,7 +113,8 @@ pub(crate) struct Emitter<'s> {
     in_method: std::cell::Cell<bool>,
     /// The seq field whose expressions are being emitted (named by their errors).
     cur_field: std::cell::RefCell<Option<String>>,
-    /// The build's choices (custom processor and opaque type paths).
+    /// The build's choices: custom processor and opaque type paths, and what to emit besides
+    /// the native reader and writer (binrw, deku, bitvec impls).
     opts: crate::Options,
 }
 
@@ -3007,6 +3008,16 @@ impl<'s> Emitter<'s> {
         let reflect = crate::emit_reflect::type_impls(t, &derived, &inst_members);
         // A recursive root type has context params, which the top level does not give.
         let top_args = crate::emit_reflect::top_args(t);
+        let interop = crate::emit_binrw::impls(
+            &self.opts,
+            &crate::emit_binrw::TypeShape {
+                name: &name,
+                params: t.params.iter().map(|p| param_rust_ty(&p.kind).0).collect(),
+                has_bits,
+                bits_first: t.fields.first().is_some_and(crate::bits::is_bit_field),
+                aligned_end: is_root || !unaligned || phase == Some(0),
+            },
+        );
         let root_api = if is_root {
             quote! {
                 impl #name {
@@ -3079,6 +3090,7 @@ impl<'s> Emitter<'s> {
             }
             #root_api
             #reflect
+            #interop
             #(#extra_items)*
         })
     }

@@ -71,6 +71,11 @@
 //! a [`Diag`] with file:line:column, the key path in the schema and a one-line fix hint; a
 //! bad schema never panics the generator.
 //!
+//! [`Options`] ask for more than the native reader and writer: binrw's `BinRead`/`BinWrite`,
+//! deku's `DekuReader`/`DekuWriter` and bitvec `BitSlice` readers for the generated types
+//! (`emit_binrw`; pass them to [`generate_with`] or [`generate_dir_with`]). The emitted impls
+//! call `statepack_runtime::interop` and need the runtime's features of the same names.
+//!
 //! The key-by-key reference is `docs/schema-language.md`.
 
 mod bits;
@@ -79,6 +84,7 @@ pub mod columns;
 pub mod diag;
 mod context;
 mod emit;
+mod emit_binrw;
 mod emit_reflect;
 mod instances;
 pub mod expr;
@@ -339,6 +345,16 @@ pub fn generate_dir(
     out_dir: &std::path::Path,
     display_prefix: &str,
 ) -> Result<Vec<String>, String> {
+    generate_dir_with(schema_dir, out_dir, display_prefix, &Options::default())
+}
+
+/// As [`generate_dir`], emitting what `opts` asks for besides the native reader and writer.
+pub fn generate_dir_with(
+    schema_dir: &std::path::Path,
+    out_dir: &std::path::Path,
+    display_prefix: &str,
+    opts: &Options,
+) -> Result<Vec<String>, String> {
     let mut entries: Vec<_> = std::fs::read_dir(schema_dir)
         .map_err(|e| format!("cannot read {}: {e}", schema_dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -356,7 +372,7 @@ pub fn generate_dir(
         let display = format!("{display_prefix}/{name}");
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        match generate_at(&text, &display, &path) {
+        match generate_with(&text, &display, &path, opts) {
             Ok(code) => {
                 let stem = name.trim_end_matches(".ksy");
                 let out = out_dir.join(format!("{stem}.rs"));

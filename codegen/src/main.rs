@@ -1,4 +1,6 @@
-//! `statepack-codegen SCHEMA_DIR OUT_DIR`: generates every schema into OUT_DIR.
+//! `statepack-codegen SCHEMA_DIR OUT_DIR`: generates every schema into OUT_DIR, with every
+//! library impl on ([`statepack_codegen::Options::all`]: binrw, deku, bitvec), as statepack's
+//! own build makes them with its default features.
 //! The project's checked-in copy is refreshed with
 //! `cargo run -p statepack-codegen -- schema generated`.
 //!
@@ -61,7 +63,12 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let prefix = src.to_string_lossy().trim_end_matches('/').to_string();
-    match statepack_codegen::generate_dir(src, out, &prefix) {
+    match statepack_codegen::generate_dir_with(
+        src,
+        out,
+        &prefix,
+        &statepack_codegen::Options::all(),
+    ) {
         Ok(files) => {
             for f in files {
                 println!("generated {}/{f}", out.display());

@@ -33,6 +33,16 @@ pub struct Options {
     /// that includes the generated code. The type implements
     /// `statepack_runtime::process::CustomProcessor` (see that module).
     pub processors: BTreeMap<String, String>,
+    /// binrw's `BinRead`/`BinWrite` (and `ReadEndian`/`WriteEndian`) for every type that ends
+    /// on a byte boundary (default `false`). Needs the runtime feature `binrw`; the impls and
+    /// their errors are described in `docs/architecture.md` ("binrw, deku and bitvec").
+    pub binrw: bool,
+    /// deku's `DekuReader`/`DekuWriter` for every type with bit fields (default `false`).
+    /// Needs the runtime feature `deku`.
+    pub deku: bool,
+    /// `read_bits(&BitSlice<u8, Msb0>)` and `to_bits()` for every type with bit fields
+    /// (default `false`). Needs the runtime feature `bitvec`.
+    pub bitvec: bool,
 }
 
 impl Default for Options {
@@ -43,6 +53,22 @@ impl Default for Options {
             include_paths: Vec::new(),
             opaque_types: BTreeMap::new(),
             processors: BTreeMap::new(),
+            binrw: false,
+            deku: false,
+            bitvec: false,
+        }
+    }
+}
+
+impl Options {
+    /// The defaults with every library impl on (binrw, deku, bitvec): what statepack's own
+    /// build and `statepack-codegen` on the command line use.
+    pub fn all() -> Self {
+        Options {
+            binrw: true,
+            deku: true,
+            bitvec: true,
+            ..Options::default()
         }
     }
 }

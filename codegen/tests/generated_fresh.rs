@@ -34,7 +34,14 @@ fn generated_matches_the_schemas() {
     for stem in &schemas {
         let display = format!("schema/{stem}.ksy");
         let text = std::fs::read_to_string(root().join(&display)).unwrap();
-        let fresh = statepack_codegen::generate(&text, &display).unwrap_or_else(|d| {
+        // As build.rs makes them with the root crate's default features (binrw, deku, bitvec).
+        let fresh = statepack_codegen::generate_with(
+            &text,
+            &display,
+            std::path::Path::new(&display),
+            &statepack_codegen::Options::all(),
+        )
+        .unwrap_or_else(|d| {
             panic!(
                 "{display} does not generate:\n{}",
                 statepack_codegen::render(&d)

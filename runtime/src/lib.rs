@@ -28,6 +28,9 @@
 //!   tools that work on every schema).
 //! - [`process`]: custom processors (`process: name(args)`) and opaque external types,
 //!   written in Rust for generated code to call.
+//! - `interop` (features `binrw`, `deku`, `bitvec`): what generated binrw / deku / bitvec
+//!   impls call; the features also re-export those crates as `statepack_runtime::binrw`,
+//!   `statepack_runtime::deku` and `statepack_runtime::bitvec`.
 //! - [`fixtures`]: finds the real input files that tests, benches and the demo read in place.
 //!
 //! ## Features
@@ -65,6 +68,8 @@ pub mod curve;
 pub mod delta;
 pub mod fixtures;
 mod generated_support;
+#[cfg(any(feature = "binrw", feature = "deku", feature = "bitvec"))]
+pub mod interop;
 pub mod io;
 #[cfg(feature = "anim")]
 pub mod keyframe;
@@ -90,3 +95,9 @@ pub use generated_support::GENERATED_CODE_INTERFACE;
 /// so a crate using generated types needs no serde dependency of its own. Feature `serde`.
 #[cfg(feature = "serde")]
 pub use serde;
+#[cfg(feature = "binrw")]
+pub use binrw;
+#[cfg(feature = "bitvec")]
+pub use bitvec;
+#[cfg(feature = "deku")]
+pub use deku;

@@ -1,0 +1,142 @@
+//! The generator's binrw / deku / bitvec options: nothing of them by default, and with them
+//! on, each impl exactly on the types the docs name (docs/architecture.md, "binrw, deku and
+//! bitvec"). That the emitted impls compile and work is tested in the root crate
+//! (`tests/interop.rs`), whose build turns every option on.
+
+use statepack_codegen::{generate_with, Options};
+use std::path::Path;
+
+const SCHEMA: &str = r#"
+meta:
+  id: mixed
+  endian: le
+seq:
+  - id: head
+    type: u2
+  - id: packed
+    type: packed
+  - id: tail
+    type: tail_bits
+  - id: with_args
+    type: sized(head)
+types:
+  packed:
+    seq:
+      - id: flag
+        type: b1
+      - id: level
+        type: b7
+  tail_bits:
+    seq:
+      - id: a
+        type: u1
+      - id: b
+        type: b3
+  sized:
+    params:
+      - id: n
+        type: u2
+    seq:
+      - id: x
+        type: u1
+"#;
+
+/// The generated code with every run of whitespace made one space (prettyplease breaks
+/// long impl headers over lines).
+fn gen(opts: Options) -> String {
+    let code = generate_with(SCHEMA, "mixed.ksy", Path::new("mixed.ksy"), &opts)
+        .unwrap_or_else(|d| panic!("{}", statepack_codegen::render(&d)));
+    code.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn nothing_by_default() {
+    let code = gen(Options::default());
+    for lib in ["binrw", "deku", "bitvec", "interop"] {
+        assert!(!code.contains(lib), "`{lib}` in the default output");
+    }
+}
+
+#[test]
+fn each_option_emits_only_its_own_impls() {
+    let code = gen(Options {
+        binrw: true,
+        ..Options::default()
+    });
+    assert!(code.contains("binrw::BinRead for Mixed"));
+    assert!(!code.contains("deku") && !code.contains("bitvec"));
+    let code = gen(Options {
+        deku: true,
+        ..Options::default()
+    });
+    assert!(code.contains("DekuReader<'__a, ()> for Packed"));
+    assert!(!code.contains("BinRead") && !code.contains("pub fn read_bits("));
+    let code = gen(Options {
+        bitvec: true,
+        ..Options::default()
+    });
+    assert!(code.contains("pub fn read_bits("));
+    assert!(!code.contains("BinRead") && !code.contains("DekuReader"));
+}
+
+#[test]
+fn binrw_on_byte_aligned_types_deku_and_bitvec_on_types_with_bits() {
+    let code = gen(Options::all());
+    // Byte-aligned ends: the root, `packed` (8 bits), `sized`.
+    for t in ["Mixed", "Packed", "Sized"] {
+        assert!(
+            code.contains(&format!("binrw::BinRead for {t} ")),
+            "BinRead for {t}"
+        );
+        assert!(
+            code.contains(&format!("binrw::BinWrite for {t} ")),
+            "BinWrite for {t}"
+        );
+    }
+    // `tail_bits` may end inside a byte (Kaitai's rules): no binrw impl, deku yes.
+    assert!(!code.contains("binrw::BinRead for TailBits"));
+    for t in ["Packed", "TailBits"] {
+        assert!(
+            code.contains(&format!("DekuReader<'__a, ()> for {t} ")),
+            "deku for {t}"
+        );
+        assert!(
+            code.contains(&format!(
+                "DekuWriter<::statepack_runtime::deku::ctx::Endian> for {t} "
+            )),
+            "deku Endian ctx for {t}"
+        );
+        assert!(
+            code.contains(&format!(
+                "impl {t} {{ /// Reads one value from the start of a bit slice"
+            )),
+            "read_bits for {t}"
+        );
+    }
+    // No bit fields: no deku impl.
+    for t in ["Mixed", "Sized"] {
+        assert!(
+            !code.contains(&format!("DekuReader<'__a, ()> for {t} ")),
+            "deku for {t}"
+        );
+    }
+    // `packed` starts with a bit field and goes on from deku's bit; `tail_bits` aligns first.
+    for first in ["true", "false"] {
+        assert!(
+            code.contains(&format!("interop::deku::read( reader, {first},"))
+                || code.contains(&format!("interop::deku::read(reader, {first},")),
+            "deku read with bits_first = {first}"
+        );
+    }
+}
+
+#[test]
+fn params_become_binrw_args() {
+    let code = gen(Options::all());
+    let at = code
+        .find("binrw::BinRead for Sized")
+        .expect("BinRead for Sized");
+    let block = &code[at..at + 600];
+    assert!(block.contains("type Args<'__a> = (i128,);"), "{block}");
+    assert!(block.contains("Self::read_from(__r, __a0)"), "{block}");
+}
