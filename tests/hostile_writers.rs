@@ -19,7 +19,7 @@
 use glam::{Quat, Vec3};
 use statepack::formats::snap::{self, DecodedRecording, Recorder, Sample, SnapError};
 use statepack::generated::snap_v1_3::{FrameKind, SnapV13};
-use statepack_runtime::delta::{chain_pos_error_bound, CHAIN_ROT_ERROR_BOUND_RAD};
+use statepack_runtime::snap_delta::{chain_pos_error_bound, CHAIN_ROT_ERROR_BOUND_RAD};
 use statepack_runtime::io::{EncodeError, EncodeErrorKind};
 use statepack_runtime::quant::angle_between_rad;
 

@@ -1245,7 +1245,7 @@ fn xor_all(bytes: &[u8], key: &[u8]) -> Vec<u8> {
 pub fn unprocess(p: Processor<'_>, stored: &[u8], at: u64) -> Result<Vec<u8>, DecodeError> {
     Ok(match p {
         Processor::Zlib => {
-            crate::columns::inflate(stored, zlib_limit(stored.len())).map_err(|e| {
+            crate::cbtk_columns::inflate(stored, zlib_limit(stored.len())).map_err(|e| {
                 DecodeError::new(at, DecodeErrorKind::Semantic(format!("process zlib: {e}")))
             })?
         }
@@ -1270,7 +1270,7 @@ pub fn reprocess<'v>(
         }
     }
     Cow::Owned(match p {
-        Processor::Zlib => crate::columns::deflate(value, 6),
+        Processor::Zlib => crate::cbtk_columns::deflate(value, 6),
         Processor::Xor(key) => xor_all(value, key),
         Processor::Rol(n) => rotate_all(value, n.wrapping_neg()),
         Processor::Ror(n) => rotate_all(value, n),

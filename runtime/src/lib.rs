@@ -9,14 +9,16 @@
 //!   binary.
 //! - [`netquant`]: world snapshot quantizers (grid-origin positions, smallest-three at 10
 //!   bits, symmetric fixed point, clamps of NaN/Inf and ranges).
-//! - [`quant`]: quantizers (smallest-three, axis-angle) with their steps and worst-case errors.
-//! - [`delta`]: absolute/delta chains, closed-loop against what the decoder reconstructs.
-//! - [`replay_xform`]: RPLY v3 transform quantizers (axis-angle, yaw) and closed-loop deltas.
+//! - [`quant`]: the shared quantizers: one smallest-three core with a preset per format,
+//!   fixed point, binary16 with its rounding and overflow rules, the rotation angle metric.
+//! - [`snap_quant`]: SNAP's CFrame quantizer (axis-angle steps, smallest-three, Z packing).
+//! - [`snap_delta`]: SNAP's absolute/delta chains, closed-loop against what the decoder reconstructs.
+//! - [`rply_xform`]: RPLY v3 transform quantizers (axis-angle, yaw) and closed-loop deltas.
 //! - [`chunk`]: splitting a blob into storage chunks and joining them back, checksum-verified.
 //! - [`curve`]: interpolation (lerp, nlerp with hemisphere check).
 //! - [`motion`]: motion input (BVH, the study's JSON clips, the study's walk generated in code)
 //!   as one skeleton + local transforms model, with forward kinematics.
-//! - [`columns`]: column chunks (directory, typed columns), zlib framing and the column
+//! - [`cbtk_columns`]: column chunks (directory, typed columns), zlib framing and the column
 //!   codecs (time, difference with an escape, wrapping difference) of CBTK v1.
 //! - [`smallest3`]: smallest-three rotations at 8 to 16 bits with the CBTK v1 scaling.
 //! - [`thin`]: tolerance-driven key selection.
@@ -30,9 +32,8 @@
 pub mod anim;
 pub mod bits;
 pub mod chunk;
-pub mod columns;
+pub mod cbtk_columns;
 pub mod curve;
-pub mod delta;
 pub mod fixtures;
 pub mod io;
 pub mod keyframe;
@@ -40,6 +41,8 @@ pub mod motion;
 pub mod netquant;
 pub mod quant;
 pub mod reflect;
-pub mod replay_xform;
+pub mod rply_xform;
 pub mod smallest3;
+pub mod snap_delta;
+pub mod snap_quant;
 pub mod thin;
