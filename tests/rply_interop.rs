@@ -269,8 +269,8 @@ impl FbRecorder {
                 }
             }
             (false, _, Some(lr)) => {
-                let v = statepack_runtime::rply_xform::axis_angle_vector(lr.conjugate() * rot)
-                    * 128.0;
+                let v =
+                    statepack_runtime::rply_xform::axis_angle_vector(lr.conjugate() * rot) * 128.0;
                 r = v.round();
                 if r != DVec3::ZERO {
                     if !(fits(r.x) && fits(r.y) && fits(r.z)) {

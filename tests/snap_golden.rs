@@ -9,12 +9,11 @@ use common::*;
 use glam::{DQuat, Quat, Vec3};
 use statepack::formats::snap::{self, Recorder, Sample};
 use statepack::generated::snap_v1_3::{Cframe, Frame, FrameKind, SnapV13};
-use statepack_runtime::snap_delta::{chain_pos_error_bound, CHAIN_ROT_ERROR_BOUND_RAD};
 use statepack_runtime::io::{ByteWriter, TraceNode};
 use statepack_runtime::quant::angle_between_rad;
+use statepack_runtime::snap_delta::{chain_pos_error_bound, CHAIN_ROT_ERROR_BOUND_RAD};
 use statepack_runtime::snap_quant::{
-    compress_cframe, decompress_cframe, z_index_error_bound,
-    CFRAME_ROT_ERROR_BOUND_RAD,
+    compress_cframe, decompress_cframe, z_index_error_bound, CFRAME_ROT_ERROR_BOUND_RAD,
 };
 
 /// The spec's example position, studs.

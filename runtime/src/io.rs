@@ -715,16 +715,14 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     /// and whole bytes go through a u64 accumulator of at most 39 bits.
     #[inline(always)]
     fn take_bits32(&mut self, width: u32) -> u64 {
-        let mut acc = u64::from(self.bits);
-        let mut n = u32::from(self.nbits);
-        while n < width {
-            acc = (acc << 8) | u64::from(self.buf[self.pos]);
-            self.pos += 1;
-            n += 8;
-        }
-        n -= width;
-        let v = acc >> n;
-        self.bits = (acc & ((1u64 << n) - 1)) as u8;
+        let (v, bits, n) = crate::bits::msb_pull(
+            self.buf,
+            &mut self.pos,
+            u64::from(self.bits),
+            u32::from(self.nbits),
+            width,
+        );
+        self.bits = bits as u8;
         self.nbits = n as u8;
         v
     }
@@ -1437,13 +1435,14 @@ impl ByteWriter {
     /// accumulator of at most 39 bits: the pending bits (at most 7) and the new ones.
     #[inline(always)]
     fn put_bits32(&mut self, value: u64, width: u32) {
-        let acc = (u64::from(self.bits) << width) | value;
-        let mut n = u32::from(self.nbits) + width;
-        while n >= 8 {
-            n -= 8;
-            self.buf.push((acc >> n) as u8);
-        }
-        self.bits = (acc & ((1u64 << n) - 1)) as u8;
+        let (bits, n) = crate::bits::msb_push(
+            &mut self.buf,
+            u64::from(self.bits),
+            u32::from(self.nbits),
+            value,
+            width,
+        );
+        self.bits = bits as u8;
         self.nbits = n as u8;
     }
 

@@ -31,8 +31,8 @@
 //! - [`fixtures`]: finds the real input files that tests, benches and the demo read in place.
 pub mod anim;
 pub mod bits;
-pub mod chunk;
 pub mod cbtk_columns;
+pub mod chunk;
 pub mod curve;
 pub mod fixtures;
 pub mod io;

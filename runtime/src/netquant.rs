@@ -320,7 +320,7 @@ mod tests {
             let (i, c) = smallest_three(q);
             assert_eq!(usize::from(i), want);
             let back = from_smallest_three(i, c);
-            let angle = 2.0 * back.dot(q).abs().min(1.0).acos();
+            let angle = crate::quant::angle_between_rad(back, q);
             assert!(angle <= ROT_ERROR_BOUND_RAD, "{want}: {angle}");
         }
     }
@@ -335,7 +335,7 @@ mod tests {
             assert_eq!(i, if eps < 0.0 { 3 } else { 0 });
             assert!(c.contains(&1023) || c.contains(&1022) || i == 3);
             let back = from_smallest_three(i, c);
-            let angle = 2.0 * back.dot(q).abs().min(1.0).acos();
+            let angle = crate::quant::angle_between_rad(back, q);
             assert!(angle <= ROT_ERROR_BOUND_RAD, "{eps}: {angle}");
         }
         // An exact tie goes to the first component; a negative largest component flips the
@@ -363,7 +363,7 @@ mod tests {
             let q = q.normalize();
             let (i, c) = smallest_three(q);
             let back = from_smallest_three(i, c);
-            worst = worst.max(2.0 * back.dot(q).abs().min(1.0).acos());
+            worst = worst.max(crate::quant::angle_between_rad(back, q));
         }
         assert!(worst <= ROT_ERROR_BOUND_RAD, "{worst}");
         assert!(worst > ROT_ERROR_BOUND_RAD / 4.0, "{worst}");

@@ -750,7 +750,10 @@ mod tests {
         let centre = DQuat::from_xyzw(0.5, 0.5, 0.5, 0.5);
         let analytic = 2.0 * 12f64.sqrt() * 0.5 / 32767.0;
         let e = angle_between_rad(centre, back);
-        assert!(e > 0.9 * analytic && e <= analytic * 1.001 + 1e-7, "{e} vs {analytic}");
+        assert!(
+            e > 0.9 * analytic && e <= analytic * 1.001 + 1e-7,
+            "{e} vs {analytic}"
+        );
         assert!(e <= CFRAME_ROT_ERROR_BOUND_RAD);
     }
 

@@ -11,10 +11,10 @@ use statepack_runtime::anim::{
     self, f16_from_bits, f16_to_bits, world_error, AnimatedTrack, BoneTracks, Decoder,
     EncodeReport, EncodedClip, Interp, Metric, Track,
 };
+use statepack_runtime::bits::lsb::{LsbReader, LsbWriter};
 use statepack_runtime::io::{
     DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, FieldPath, PathSeg,
 };
-use statepack_runtime::bits::lsb::{LsbReader, LsbWriter};
 use statepack_runtime::motion::Clip;
 
 pub use raw::AnimClip;

@@ -17,12 +17,12 @@
 
 use crate::generated::snap_v1_3 as raw;
 use glam::{DQuat, Quat, Vec3};
-use statepack_runtime::snap_delta::{ChainError, SnapChainDecoder, SnapChainEncoder, SnapStep};
 use statepack_runtime::io::{
     DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, FieldPath, PathSeg,
 };
 use statepack_runtime::motion::Clip;
 use statepack_runtime::quant::angle_between_rad;
+use statepack_runtime::snap_delta::{ChainError, SnapChainDecoder, SnapChainEncoder, SnapStep};
 use statepack_runtime::snap_quant::PackedCFrame;
 
 pub use raw::{Cframe, Frame, FrameKind, Recording, SnapV13};

@@ -320,8 +320,8 @@ fn err_of(role: Role, comps: usize, rec: &[f64; 4], orig: &[f64; 4]) -> f64 {
                     [0.0, 0.0, 0.0, 1.0]
                 }
             };
-            let d: f64 = (0..4).map(|c| q[c] * orig[c]).sum();
-            2.0 * d.abs().min(1.0).acos()
+            let dq = |c: [f64; 4]| glam::DQuat::from_xyzw(c[0], c[1], c[2], c[3]);
+            crate::quant::angle_between_rad(dq(q), dq(*orig))
         }
         Role::Translation => {
             ((rec[0] - orig[0]).powi(2) + (rec[1] - orig[1]).powi(2) + (rec[2] - orig[2]).powi(2))

@@ -150,7 +150,11 @@ mod tests {
     fn every_width_at_every_phase() {
         for phase in 0..8u8 {
             for width in 0..=64u8 {
-                let top = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+                let top = if width == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << width) - 1
+                };
                 for v in [0, 1, top, top >> 1, 0x5555_5555_5555_5555 & top] {
                     let mut w = LsbWriter::new();
                     w.put(0x5a, phase);

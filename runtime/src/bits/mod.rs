@@ -70,6 +70,58 @@ const fn mask(width: u32) -> u64 {
     (1u64 << width) - 1
 }
 
+/// Appends `width` (1..=32) bits of `value` (already known to fit) most significant first
+/// onto `npending` (0..=7) pending bits held in the low bits of `pending`, pushing every
+/// completed byte onto `buf`; returns the new pending bits and their count (0..=7).
+///
+/// The one MSB-first packing step of the workspace: [`BitWriter`] and the generated writers'
+/// [`crate::io::ByteWriter::write_bits_be`] both run it. The accumulator never holds more than
+/// 39 bits, so no shift reaches 64.
+#[inline(always)]
+pub fn msb_push(
+    buf: &mut Vec<u8>,
+    pending: u64,
+    npending: u32,
+    value: u64,
+    width: u32,
+) -> (u64, u32) {
+    debug_assert!((1..=32).contains(&width) && npending < 8 && value <= mask(width));
+    let acc = (pending << width) | value;
+    let mut n = npending + width;
+    while n >= 8 {
+        n -= 8;
+        buf.push((acc >> n) as u8);
+    }
+    (acc & mask(n), n)
+}
+
+/// Takes `width` (1..=32) bits most significant first: first the `npending` (0..=7) pending
+/// bits in the low bits of `pending`, then whole bytes of `buf` from `*pos` (advanced past
+/// each byte fetched). Returns the value and the new pending bits and count. The caller has
+/// checked that `npending + 8 × (buf.len() − *pos)` is at least `width`.
+///
+/// The one MSB-first unpacking step of the workspace: [`BitReader`] and the generated readers'
+/// [`crate::io::ByteReader::read_bits_be`] both run it.
+#[inline(always)]
+pub fn msb_pull(
+    buf: &[u8],
+    pos: &mut usize,
+    pending: u64,
+    npending: u32,
+    width: u32,
+) -> (u64, u64, u32) {
+    debug_assert!((1..=32).contains(&width) && npending < 8);
+    let mut acc = pending;
+    let mut n = npending;
+    while n < width {
+        acc = (acc << 8) | u64::from(buf[*pos]);
+        *pos += 1;
+        n += 8;
+    }
+    n -= width;
+    (acc >> n, acc & mask(n), n)
+}
+
 /// The LEB128 groups of `value`, least significant first, shortest form: seven value bits
 /// each with the continuation bit (`0x80`) set on every group but the last. The one LEB128
 /// encoder of the workspace: [`push_varint`], [`BitWriter::put_varint`], [`put_varint_slice`]
@@ -254,14 +306,7 @@ impl BitWriter {
 
     #[inline(always)]
     fn put32(&mut self, v: u64, width: u32) {
-        debug_assert!((1..=32).contains(&width) && v <= mask(width));
-        self.acc = (self.acc << width) | v;
-        self.n += width;
-        while self.n >= 8 {
-            self.n -= 8;
-            self.buf.push((self.acc >> self.n) as u8);
-        }
-        self.acc &= mask(self.n);
+        (self.acc, self.n) = msb_push(&mut self.buf, self.acc, self.n, v, width);
     }
 
     /// Appends the low `width` bits (1..=64) of `value`, most significant first, without a
@@ -405,19 +450,11 @@ impl<'a> BitReader<'a> {
     #[inline(always)]
     fn get32(&mut self, width: u32) -> Result<u64, BitError> {
         debug_assert!((1..=32).contains(&width));
-        if self.n < width {
-            if u64::from(width) > self.bits_left() {
-                return Err(self.eof(width));
-            }
-            while self.n < width {
-                self.acc = (self.acc << 8) | u64::from(self.buf[self.pos]);
-                self.pos += 1;
-                self.n += 8;
-            }
+        if self.n < width && u64::from(width) > self.bits_left() {
+            return Err(self.eof(width));
         }
-        self.n -= width;
-        let v = (self.acc >> self.n) & mask(width);
-        self.acc &= mask(self.n);
+        let v;
+        (v, self.acc, self.n) = msb_pull(self.buf, &mut self.pos, self.acc, self.n, width);
         Ok(v)
     }
 
