@@ -139,11 +139,13 @@ pub fn qdot(a: &Quat4, b: &Quat4) -> f64 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
 }
 
-/// Angle in degrees between two rotations, by [`crate::quant::angle_between_rad`] (the
-/// inputs' lengths do not matter; `q` and `-q` are the same rotation).
+/// Angle in degrees between two rotations as the study computes it:
+/// `2 acos(min(1, |a·b|))`. The study's tables (keys kept at each tolerance, worst errors) are
+/// defined with this formula, which differs from [`crate::quant::angle_between_rad`] in the
+/// last bits for small angles and for inputs that are not exactly unit, so keyframe selection
+/// keeps it; everything else measures rotations with `angle_between_rad`.
 pub fn qangle_deg(a: &Quat4, b: &Quat4) -> f64 {
-    let q = |c: &Quat4| glam::DQuat::from_xyzw(c[0], c[1], c[2], c[3]);
-    crate::quant::angle_between_rad(q(a), q(b)) * R2D
+    2.0 * qdot(a, b).abs().min(1.0).acos() * R2D
 }
 
 /// The quaternion scaled to unit length (a zero quaternion is returned unchanged).

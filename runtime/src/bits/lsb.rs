@@ -155,7 +155,7 @@ mod tests {
                 } else {
                     (1u64 << width) - 1
                 };
-                for v in [0, 1, top, top >> 1, 0x5555_5555_5555_5555 & top] {
+                for v in [0, 1 & top, top, top >> 1, 0x5555_5555_5555_5555 & top] {
                     let mut w = LsbWriter::new();
                     w.put(0x5a, phase);
                     w.put64(v, width);
