@@ -13,7 +13,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use statepack::formats::cbtrack::matchgen::MatchSpec;
 use statepack::formats::cbtrack::{MainWindow, Track};
-use statepack_runtime::columns::inflate;
+use statepack_runtime::cbtk_columns::inflate;
 use statepack_runtime::motion::walk::study_walk_clip;
 
 fn spec() -> MatchSpec {

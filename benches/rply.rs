@@ -168,7 +168,7 @@ fn bench_rply(c: &mut Criterion) {
                 for v in [p.x, p.y, p.z] {
                     out.extend_from_slice(&(v as f32).to_le_bytes());
                 }
-                for c in statepack_runtime::replay_xform::quantize_axis_angle(q) {
+                for c in statepack_runtime::rply_xform::quantize_axis_angle(q) {
                     out.extend_from_slice(&c.to_le_bytes());
                 }
             }

@@ -2303,7 +2303,7 @@ impl InfoColumns {
     ///
     /// Errors: a column of another known type than the set declares, named by set and column.
     pub fn from_chunk(
-        chunk: &::statepack_runtime::columns::ColumnChunk<'_>,
+        chunk: &::statepack_runtime::cbtk_columns::ColumnChunk<'_>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         Ok(Self {
             text_lens: chunk.column(160u16, "info.text_lens")?,
@@ -2340,7 +2340,7 @@ impl InfoColumns {
     /// Errors: a column id already added, or a count that does not fit u32.
     pub fn put(
         &self,
-        out: &mut ::statepack_runtime::columns::ChunkBuilder,
+        out: &mut ::statepack_runtime::cbtk_columns::ChunkBuilder,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         out.put(160u16, "info.text_lens", &self.text_lens)?;
         out.put(161u16, "info.text_bytes", &self.text_bytes)?;
@@ -2463,7 +2463,7 @@ impl FeaturesColumns {
     ///
     /// Errors: a column of another known type than the set declares, named by set and column.
     pub fn from_chunk(
-        chunk: &::statepack_runtime::columns::ColumnChunk<'_>,
+        chunk: &::statepack_runtime::cbtk_columns::ColumnChunk<'_>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         Ok(Self {
             feature_id: chunk.column(128u16, "features.feature_id")?,
@@ -2486,7 +2486,7 @@ impl FeaturesColumns {
     /// Errors: a column id already added, or a count that does not fit u32.
     pub fn put(
         &self,
-        out: &mut ::statepack_runtime::columns::ChunkBuilder,
+        out: &mut ::statepack_runtime::cbtk_columns::ChunkBuilder,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         out.put(128u16, "features.feature_id", &self.feature_id)?;
         out.put(129u16, "features.def", &self.def)?;
@@ -2590,7 +2590,7 @@ impl UnitsColumns {
     ///
     /// Errors: a column of another known type than the set declares, named by set and column.
     pub fn from_chunk(
-        chunk: &::statepack_runtime::columns::ColumnChunk<'_>,
+        chunk: &::statepack_runtime::cbtk_columns::ColumnChunk<'_>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         Ok(Self {
             unit_id: chunk.column(1u16, "units.unit_id")?,
@@ -2612,7 +2612,7 @@ impl UnitsColumns {
     /// Errors: a column id already added, or a count that does not fit u32.
     pub fn put(
         &self,
-        out: &mut ::statepack_runtime::columns::ChunkBuilder,
+        out: &mut ::statepack_runtime::cbtk_columns::ChunkBuilder,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         out.put(1u16, "units.unit_id", &self.unit_id)?;
         out.put(2u16, "units.serial", &self.serial)?;
@@ -2710,7 +2710,7 @@ impl TransformKeysColumns {
     ///
     /// Errors: a column of another known type than the set declares, named by set and column.
     pub fn from_chunk(
-        chunk: &::statepack_runtime::columns::ColumnChunk<'_>,
+        chunk: &::statepack_runtime::cbtk_columns::ColumnChunk<'_>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         Ok(Self {
             time: chunk.column(16u16, "transform_keys.time")?,
@@ -2731,7 +2731,7 @@ impl TransformKeysColumns {
     /// Errors: a column id already added, or a count that does not fit u32.
     pub fn put(
         &self,
-        out: &mut ::statepack_runtime::columns::ChunkBuilder,
+        out: &mut ::statepack_runtime::cbtk_columns::ChunkBuilder,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         out.put(16u16, "transform_keys.time", &self.time)?;
         out.put(17u16, "transform_keys.x", &self.x)?;
@@ -2793,7 +2793,7 @@ impl StatusKeysColumns {
     ///
     /// Errors: a column of another known type than the set declares, named by set and column.
     pub fn from_chunk(
-        chunk: &::statepack_runtime::columns::ColumnChunk<'_>,
+        chunk: &::statepack_runtime::cbtk_columns::ColumnChunk<'_>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         Ok(Self {
             time: chunk.column(32u16, "status_keys.time")?,
@@ -2807,7 +2807,7 @@ impl StatusKeysColumns {
     /// Errors: a column id already added, or a count that does not fit u32.
     pub fn put(
         &self,
-        out: &mut ::statepack_runtime::columns::ChunkBuilder,
+        out: &mut ::statepack_runtime::cbtk_columns::ChunkBuilder,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         out.put(32u16, "status_keys.time", &self.time)?;
         out.put(33u16, "status_keys.health", &self.health)?;
@@ -2887,7 +2887,7 @@ impl TargetTracksColumns {
     ///
     /// Errors: a column of another known type than the set declares, named by set and column.
     pub fn from_chunk(
-        chunk: &::statepack_runtime::columns::ColumnChunk<'_>,
+        chunk: &::statepack_runtime::cbtk_columns::ColumnChunk<'_>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         Ok(Self {
             weapon: chunk.column(40u16, "target_tracks.weapon")?,
@@ -2906,7 +2906,7 @@ impl TargetTracksColumns {
     /// Errors: a column id already added, or a count that does not fit u32.
     pub fn put(
         &self,
-        out: &mut ::statepack_runtime::columns::ChunkBuilder,
+        out: &mut ::statepack_runtime::cbtk_columns::ChunkBuilder,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         out.put(40u16, "target_tracks.weapon", &self.weapon)?;
         out.put(41u16, "target_tracks.key_count", &self.key_count)?;
@@ -3021,7 +3021,7 @@ impl PoseTracksColumns {
     ///
     /// Errors: a column of another known type than the set declares, named by set and column.
     pub fn from_chunk(
-        chunk: &::statepack_runtime::columns::ColumnChunk<'_>,
+        chunk: &::statepack_runtime::cbtk_columns::ColumnChunk<'_>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         Ok(Self {
             piece: chunk.column(56u16, "pose_tracks.piece")?,
@@ -3046,7 +3046,7 @@ impl PoseTracksColumns {
     /// Errors: a column id already added, or a count that does not fit u32.
     pub fn put(
         &self,
-        out: &mut ::statepack_runtime::columns::ChunkBuilder,
+        out: &mut ::statepack_runtime::cbtk_columns::ChunkBuilder,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         out.put(56u16, "pose_tracks.piece", &self.piece)?;
         out.put(57u16, "pose_tracks.key_count", &self.key_count)?;
@@ -3122,7 +3122,7 @@ impl BuildQueueColumns {
     ///
     /// Errors: a column of another known type than the set declares, named by set and column.
     pub fn from_chunk(
-        chunk: &::statepack_runtime::columns::ColumnChunk<'_>,
+        chunk: &::statepack_runtime::cbtk_columns::ColumnChunk<'_>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         Ok(Self {
             time: chunk.column(72u16, "build_queue.time")?,
@@ -3138,7 +3138,7 @@ impl BuildQueueColumns {
     /// Errors: a column id already added, or a count that does not fit u32.
     pub fn put(
         &self,
-        out: &mut ::statepack_runtime::columns::ChunkBuilder,
+        out: &mut ::statepack_runtime::cbtk_columns::ChunkBuilder,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         out.put(72u16, "build_queue.time", &self.time)?;
         out.put(73u16, "build_queue.item_count", &self.item_count)?;
@@ -3280,7 +3280,7 @@ impl ProjectilesColumns {
     ///
     /// Errors: a column of another known type than the set declares, named by set and column.
     pub fn from_chunk(
-        chunk: &::statepack_runtime::columns::ColumnChunk<'_>,
+        chunk: &::statepack_runtime::cbtk_columns::ColumnChunk<'_>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         Ok(Self {
             serial: chunk.column(80u16, "projectiles.serial")?,
@@ -3311,7 +3311,7 @@ impl ProjectilesColumns {
     /// Errors: a column id already added, or a count that does not fit u32.
     pub fn put(
         &self,
-        out: &mut ::statepack_runtime::columns::ChunkBuilder,
+        out: &mut ::statepack_runtime::cbtk_columns::ChunkBuilder,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         out.put(80u16, "projectiles.serial", &self.serial)?;
         out.put(81u16, "projectiles.weapon", &self.weapon)?;
@@ -3388,7 +3388,7 @@ impl TeamNumbersColumns {
     ///
     /// Errors: a column of another known type than the set declares, named by set and column.
     pub fn from_chunk(
-        chunk: &::statepack_runtime::columns::ColumnChunk<'_>,
+        chunk: &::statepack_runtime::cbtk_columns::ColumnChunk<'_>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         Ok(Self {
             team: chunk.column(104u16, "team_numbers.team")?,
@@ -3403,7 +3403,7 @@ impl TeamNumbersColumns {
     /// Errors: a column id already added, or a count that does not fit u32.
     pub fn put(
         &self,
-        out: &mut ::statepack_runtime::columns::ChunkBuilder,
+        out: &mut ::statepack_runtime::cbtk_columns::ChunkBuilder,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         out.put(104u16, "team_numbers.team", &self.team)?;
         out.put(105u16, "team_numbers.code", &self.code)?;
@@ -3464,7 +3464,7 @@ impl TerrainRowsColumns {
     ///
     /// Errors: a column of another known type than the set declares, named by set and column.
     pub fn from_chunk(
-        chunk: &::statepack_runtime::columns::ColumnChunk<'_>,
+        chunk: &::statepack_runtime::cbtk_columns::ColumnChunk<'_>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         Ok(Self {
             time: chunk.column(112u16, "terrain_rows.time")?,
@@ -3479,7 +3479,7 @@ impl TerrainRowsColumns {
     /// Errors: a column id already added, or a count that does not fit u32.
     pub fn put(
         &self,
-        out: &mut ::statepack_runtime::columns::ChunkBuilder,
+        out: &mut ::statepack_runtime::cbtk_columns::ChunkBuilder,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         out.put(112u16, "terrain_rows.time", &self.time)?;
         out.put(113u16, "terrain_rows.x", &self.x)?;

@@ -1323,88 +1323,60 @@ impl EntityRecord {
         __r.enter(::statepack_runtime::io::PathSeg::Field("origin_index"));
         let origin_index: u64 = {
             let __start = __r.offset();
-            let mut __value: u64 = 0;
+            let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
             let mut __i = 0usize;
-            loop {
+            let __value: u64 = loop {
                 __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                 let __g: u8 = __r
                     .read_u8()
                     .map_err(|e| e.in_index(__i).in_field("origin_index"))?;
                 __r.leave(Some(&__g));
-                let __low = u64::from(__g & 0x7f);
-                if __i == 9 && __g > 1 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __start,
-                                ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                    "LEB128 varint longer than 64 value bits".into(),
-                                ),
-                            )
-                            .in_field("origin_index"),
-                    );
-                }
-                __value |= __low << (7 * __i);
-                if __g < 128 {
-                    if __i > 0 && __low == 0 {
+                match __leb.push(__g) {
+                    Ok(Some(__v)) => break __v,
+                    Ok(None) => __i += 1,
+                    Err(__fault) => {
                         return Err(
                             ::statepack_runtime::io::DecodeError::new(
                                     __start,
                                     ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                        "LEB128 varint not in its shortest form (ends with a zero group)"
-                                            .into(),
+                                        __fault.to_string(),
                                     ),
                                 )
                                 .in_field("origin_index"),
                         );
                     }
-                    break;
                 }
-                __i += 1;
-            }
+            };
             __r.leave::<()>(None);
             __value
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("entity_index"));
         let entity_index: u64 = {
             let __start = __r.offset();
-            let mut __value: u64 = 0;
+            let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
             let mut __i = 0usize;
-            loop {
+            let __value: u64 = loop {
                 __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                 let __g: u8 = __r
                     .read_u8()
                     .map_err(|e| e.in_index(__i).in_field("entity_index"))?;
                 __r.leave(Some(&__g));
-                let __low = u64::from(__g & 0x7f);
-                if __i == 9 && __g > 1 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __start,
-                                ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                    "LEB128 varint longer than 64 value bits".into(),
-                                ),
-                            )
-                            .in_field("entity_index"),
-                    );
-                }
-                __value |= __low << (7 * __i);
-                if __g < 128 {
-                    if __i > 0 && __low == 0 {
+                match __leb.push(__g) {
+                    Ok(Some(__v)) => break __v,
+                    Ok(None) => __i += 1,
+                    Err(__fault) => {
                         return Err(
                             ::statepack_runtime::io::DecodeError::new(
                                     __start,
                                     ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                        "LEB128 varint not in its shortest form (ends with a zero group)"
-                                            .into(),
+                                        __fault.to_string(),
                                     ),
                                 )
                                 .in_field("entity_index"),
                         );
                     }
-                    break;
                 }
-                __i += 1;
-            }
+            };
             __r.leave::<()>(None);
             __value
         };
@@ -1444,45 +1416,31 @@ impl EntityRecord {
             __r.enter(::statepack_runtime::io::PathSeg::Field("type_index"));
             Some({
                 let __start = __r.offset();
-                let mut __value: u64 = 0;
+                let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
                 let mut __i = 0usize;
-                loop {
+                let __value: u64 = loop {
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     let __g: u8 = __r
                         .read_bits_be(8)
                         .map(|__b| __b as u8)
                         .map_err(|e| e.in_index(__i).in_field("type_index"))?;
                     __r.leave(Some(&__g));
-                    let __low = u64::from(__g & 0x7f);
-                    if __i == 9 && __g > 1 {
-                        return Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                    __start,
-                                    ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                        "LEB128 varint longer than 64 value bits".into(),
-                                    ),
-                                )
-                                .in_field("type_index"),
-                        );
-                    }
-                    __value |= __low << (7 * __i);
-                    if __g < 128 {
-                        if __i > 0 && __low == 0 {
+                    match __leb.push(__g) {
+                        Ok(Some(__v)) => break __v,
+                        Ok(None) => __i += 1,
+                        Err(__fault) => {
                             return Err(
                                 ::statepack_runtime::io::DecodeError::new(
                                         __start,
                                         ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                            "LEB128 varint not in its shortest form (ends with a zero group)"
-                                                .into(),
+                                            __fault.to_string(),
                                         ),
                                     )
                                     .in_field("type_index"),
                             );
                         }
-                        break;
                     }
-                    __i += 1;
-                }
+                };
                 __r.leave::<()>(None);
                 __value
             })
@@ -1886,18 +1844,9 @@ impl EntityRecord {
         {
             let __val = &self.origin_index;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                {
-                    let mut __rest: u64 = *__val;
-                    loop {
-                        let __low = (__rest & 0x7f) as u8;
-                        __rest >>= 7;
-                        let __g = if __rest == 0 { __low } else { __low | 0x80 };
-                        __w.write_u8(__g);
-                        if __rest == 0 {
-                            break;
-                        }
-                    }
-                };
+                for __g in ::statepack_runtime::bits::leb128_groups(*__val) {
+                    __w.write_u8(__g);
+                }
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -1907,18 +1856,9 @@ impl EntityRecord {
         {
             let __val = &self.entity_index;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                {
-                    let mut __rest: u64 = *__val;
-                    loop {
-                        let __low = (__rest & 0x7f) as u8;
-                        __rest >>= 7;
-                        let __g = if __rest == 0 { __low } else { __low | 0x80 };
-                        __w.write_u8(__g);
-                        if __rest == 0 {
-                            break;
-                        }
-                    }
-                };
+                for __g in ::statepack_runtime::bits::leb128_groups(*__val) {
+                    __w.write_u8(__g);
+                }
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -1982,18 +1922,9 @@ impl EntityRecord {
         match (full, &self.type_index) {
             (true, Some(__val)) => {
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    {
-                        let mut __rest: u64 = *__val;
-                        loop {
-                            let __low = (__rest & 0x7f) as u8;
-                            __rest >>= 7;
-                            let __g = if __rest == 0 { __low } else { __low | 0x80 };
-                            __w.write_bits_be(u64::from(__g), 8)?;
-                            if __rest == 0 {
-                                break;
-                            }
-                        }
-                    };
+                    for __g in ::statepack_runtime::bits::leb128_groups(*__val) {
+                        __w.write_bits_be(u64::from(__g), 8)?;
+                    }
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -3423,44 +3354,30 @@ impl EntityRef {
         __r.enter(::statepack_runtime::io::PathSeg::Field("entity_index"));
         let entity_index: u64 = {
             let __start = __r.offset();
-            let mut __value: u64 = 0;
+            let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
             let mut __i = 0usize;
-            loop {
+            let __value: u64 = loop {
                 __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                 let __g: u8 = __r
                     .read_u8()
                     .map_err(|e| e.in_index(__i).in_field("entity_index"))?;
                 __r.leave(Some(&__g));
-                let __low = u64::from(__g & 0x7f);
-                if __i == 9 && __g > 1 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __start,
-                                ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                    "LEB128 varint longer than 64 value bits".into(),
-                                ),
-                            )
-                            .in_field("entity_index"),
-                    );
-                }
-                __value |= __low << (7 * __i);
-                if __g < 128 {
-                    if __i > 0 && __low == 0 {
+                match __leb.push(__g) {
+                    Ok(Some(__v)) => break __v,
+                    Ok(None) => __i += 1,
+                    Err(__fault) => {
                         return Err(
                             ::statepack_runtime::io::DecodeError::new(
                                     __start,
                                     ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                        "LEB128 varint not in its shortest form (ends with a zero group)"
-                                            .into(),
+                                        __fault.to_string(),
                                     ),
                                 )
                                 .in_field("entity_index"),
                         );
                     }
-                    break;
                 }
-                __i += 1;
-            }
+            };
             __r.leave::<()>(None);
             __value
         };
@@ -3483,18 +3400,9 @@ impl EntityRef {
         {
             let __val = &self.entity_index;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                {
-                    let mut __rest: u64 = *__val;
-                    loop {
-                        let __low = (__rest & 0x7f) as u8;
-                        __rest >>= 7;
-                        let __g = if __rest == 0 { __low } else { __low | 0x80 };
-                        __w.write_u8(__g);
-                        if __rest == 0 {
-                            break;
-                        }
-                    }
-                };
+                for __g in ::statepack_runtime::bits::leb128_groups(*__val) {
+                    __w.write_u8(__g);
+                }
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| {

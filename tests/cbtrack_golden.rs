@@ -3,7 +3,7 @@
 //! and what zlib level 9 gives against the spec's 194 bytes.
 
 use statepack::formats::cbtrack::{self, writer, MainWindow, Player, Track};
-use statepack_runtime::columns::{adler32, deflate, inflate};
+use statepack_runtime::cbtk_columns::{adler32, deflate, inflate};
 use statepack_runtime::smallest3;
 
 /// The spec's hex dump of the example chunk before compression ("Worked example").
@@ -181,7 +181,7 @@ fn a_bad_chunk_is_an_error_for_its_window_only() {
 
 #[test]
 fn unknown_column_ids_and_types_are_skipped() {
-    use statepack_runtime::columns::ChunkBuilder;
+    use statepack_runtime::cbtk_columns::ChunkBuilder;
     let w = cbtrack::worked_example_window();
     let sets = w.to_column_sets().unwrap();
     let mut b = ChunkBuilder::new();

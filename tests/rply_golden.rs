@@ -84,7 +84,7 @@ fn tiny_replay_plays_back() {
     assert_eq!(e.xform.pos, Some(DVec3::new(1.25, 2.0, 3.0)));
     p.seek(4).unwrap();
     let yaw =
-        statepack_runtime::replay_xform::yaw_of(p.state().entities[&1].xform.shown_rot.unwrap());
+        statepack_runtime::rply_xform::yaw_of(p.state().entities[&1].xform.shown_rot.unwrap());
     assert!((yaw - (16384.0 * std::f64::consts::PI / 32767.0 + 6.0 / 64.0)).abs() < 1e-9);
 }
 

@@ -22,7 +22,7 @@
 use glam::{DQuat, DVec3};
 use statepack::formats::rply::{self, Player, PropValue, RplyV3};
 use statepack::generated::rply_v3 as raw;
-use statepack_runtime::replay_xform::{
+use statepack_runtime::rply_xform::{
     dequantize_axis_angle, dequantize_yaw, is_upright, quantize_axis_angle, quantize_yaw,
     rotation_from_delta, wrap_angle, yaw_of,
 };
@@ -269,8 +269,8 @@ impl FbRecorder {
                 }
             }
             (false, _, Some(lr)) => {
-                let v = statepack_runtime::replay_xform::axis_angle_vector(lr.conjugate() * rot)
-                    * 128.0;
+                let v =
+                    statepack_runtime::rply_xform::axis_angle_vector(lr.conjugate() * rot) * 128.0;
                 r = v.round();
                 if r != DVec3::ZERO {
                     if !(fits(r.x) && fits(r.y) && fits(r.z)) {

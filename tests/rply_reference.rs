@@ -34,7 +34,7 @@ const PROXY_POS_STUDS: f64 = 1e-3;
 /// rotation deltas are 1/128 rad per axis-angle component, computed by the reference against
 /// the unquantized base (2e-4 rad off after a full sample).
 const TRUTH_POS_STUDS: f64 = 1.0 / 32.0 + 1e-5;
-const TRUTH_ROT_RAD: f64 = 1.0 / 64.0 + statepack_runtime::replay_xform::UPRIGHT_MAX_TILT_RAD;
+const TRUTH_ROT_RAD: f64 = 1.0 / 64.0 + statepack_runtime::rply_xform::UPRIGHT_MAX_TILT_RAD;
 
 struct Ref {
     bytes: Vec<u8>,

@@ -1527,7 +1527,7 @@ mod boxed_features {
 #[test]
 fn column_sets_read_and_write_typed_columns() {
     use columns::{Columns, ReadingsColumns, ThingsColumns};
-    use statepack_runtime::columns::{ChunkBuilder, ColumnChunk, DirEntry};
+    use statepack_runtime::cbtk_columns::{ChunkBuilder, ColumnChunk, DirEntry};
     assert_eq!(
         ThingsColumns::COLUMNS,
         &[(1, 2, "half"), (2, 3, "signed_half"), (3, 1, "small")]

@@ -8,9 +8,10 @@ use glam::{DQuat, DVec3, Quat, Vec3};
 use proptest::prelude::*;
 use statepack::formats::snap::{self, Recorder, Sample};
 use statepack::generated::snap_v1_3::{Cframe, Frame, FrameKind, Recording, SnapV13};
-use statepack_runtime::delta::{chain_pos_error_bound, CHAIN_ROT_ERROR_BOUND_RAD};
 use statepack_runtime::motion::Clip;
-use statepack_runtime::quant::{angle_between_rad, unit_rotation};
+use statepack_runtime::quant::angle_between_rad;
+use statepack_runtime::snap_delta::{chain_pos_error_bound, CHAIN_ROT_ERROR_BOUND_RAD};
+use statepack_runtime::snap_quant::unit_rotation;
 
 // ---------------------------------------------------------------------------------------
 // Raw layer

@@ -275,7 +275,10 @@ fn errors_after_decode_are_within_the_documented_bounds() {
                 <= nq::OMEGA_ERROR_BOUND_RAD_S + 1e-12
         );
         let q = s.orientation.normalize();
-        assert!(2.0 * d.orientation.dot(q).abs().min(1.0).acos() <= nq::ROT_ERROR_BOUND_RAD);
+        assert!(
+            statepack_runtime::quant::angle_between_rad(d.orientation, q)
+                <= nq::ROT_ERROR_BOUND_RAD
+        );
         let l = d.loadout.unwrap();
         assert!((l.payload_mass_kg - s.loadout.payload_mass_kg).abs() <= 0.5);
         assert!((l.payload_cd0 - s.loadout.payload_cd0).abs() <= 0.5e-5 + 1e-12);

@@ -215,46 +215,37 @@ pub(crate) fn varint_read(f: &Field, fid: &str) -> TokenStream {
     };
     quote! {{
         let __start = __r.offset();
-        let mut __value: u64 = 0;
+        let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
         let mut __i = 0usize;
-        loop {
+        let __value: u64 = loop {
             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
             let __g: u8 = #group.map_err(|e| e.in_index(__i).in_field(#fid))?;
             __r.leave(Some(&__g));
-            let __low = u64::from(__g & 0x7f);
-            if __i == 9 && __g > 1 {
-                return Err(::statepack_runtime::io::DecodeError::new(__start, ::statepack_runtime::io::DecodeErrorKind::Semantic("LEB128 varint longer than 64 value bits".into())).in_field(#fid));
-            }
-            __value |= __low << (7 * __i);
-            if __g < 128 {
-                if __i > 0 && __low == 0 {
-                    return Err(::statepack_runtime::io::DecodeError::new(__start, ::statepack_runtime::io::DecodeErrorKind::Semantic("LEB128 varint not in its shortest form (ends with a zero group)".into())).in_field(#fid));
+            match __leb.push(__g) {
+                Ok(Some(__v)) => break __v,
+                Ok(None) => __i += 1,
+                Err(__fault) => {
+                    return Err(::statepack_runtime::io::DecodeError::new(__start, ::statepack_runtime::io::DecodeErrorKind::Semantic(__fault.to_string())).in_field(#fid));
                 }
-                break;
             }
-            __i += 1;
-        }
+        };
         __r.leave::<()>(None);
         __value
     }}
 }
 
-/// Writes a `-sp-varint: leb128` field from `__val: &u64`, shortest form.
+/// Writes a `-sp-varint: leb128` field from `__val: &u64`, shortest form, with the runtime's
+/// LEB128 encoder.
 pub(crate) fn varint_write(f: &Field) -> TokenStream {
     let put = match f.kind {
         FieldKind::Bits { .. } => quote!(__w.write_bits_be(u64::from(__g), 8)?),
         _ => quote!(__w.write_u8(__g)),
     };
-    quote! {{
-        let mut __rest: u64 = *__val;
-        loop {
-            let __low = (__rest & 0x7f) as u8;
-            __rest >>= 7;
-            let __g = if __rest == 0 { __low } else { __low | 0x80 };
+    quote! {
+        for __g in ::statepack_runtime::bits::leb128_groups(*__val) {
             #put;
-            if __rest == 0 { break; }
         }
-    }}
+    }
 }
 
 /// A diagnostic position helper: where a type ends inside a byte.

@@ -1,7 +1,7 @@
 //! Column sets: the `-sp-column-sets` extension key.
 //!
 //! A column chunk (a count, a directory of `(column id, type code, offset, count)` entries
-//! and the data of each column, see `statepack_runtime::columns`) says nothing in its bytes
+//! and the data of each column, see `statepack_runtime::cbtk_columns`) says nothing in its bytes
 //! about what a column means. A column set names, for one kind of record, which column ids
 //! it uses, the type of each and what it holds. The generator turns each set into a struct
 //! with one `Vec` per column, a `from_chunk` that reads the set out of a parsed chunk
@@ -400,13 +400,13 @@ pub fn emit(sets: &[ColumnSet], file: &str) -> TokenStream {
                 #[doc = " Reads the set out of a parsed chunk. A missing column, or one of a type code the format does not define, is an empty list."]
                 #[doc = ""]
                 #[doc = " Errors: a column of another known type than the set declares, named by set and column."]
-                pub fn from_chunk(chunk: &::statepack_runtime::columns::ColumnChunk<'_>) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+                pub fn from_chunk(chunk: &::statepack_runtime::cbtk_columns::ColumnChunk<'_>) -> Result<Self, ::statepack_runtime::io::DecodeError> {
                     Ok(Self { #(#reads)* })
                 }
                 #[doc = " Adds every non-empty column of the set to a chunk being built."]
                 #[doc = ""]
                 #[doc = " Errors: a column id already added, or a count that does not fit u32."]
-                pub fn put(&self, out: &mut ::statepack_runtime::columns::ChunkBuilder) -> Result<(), ::statepack_runtime::io::EncodeError> {
+                pub fn put(&self, out: &mut ::statepack_runtime::cbtk_columns::ChunkBuilder) -> Result<(), ::statepack_runtime::io::EncodeError> {
                     #(#puts)*
                     Ok(())
                 }

@@ -421,7 +421,7 @@ fn process_zlib_xor_rol_read_and_write_back() {
     let e = w.encode().unwrap_err().to_string();
     assert!(e.contains("packed"), "{e}");
     w.__stored_packed = None;
-    let z2 = statepack_runtime::columns::deflate(b"other text", 6);
+    let z2 = statepack_runtime::cbtk_columns::deflate(b"other text", 6);
     w.len_packed = z2.len() as u8;
     let back = processed::Processed::decode(&w.encode().unwrap()).unwrap();
     assert_eq!(back.packed, b"other text");

@@ -765,16 +765,14 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     /// and whole bytes go through a u64 accumulator of at most 39 bits.
     #[inline(always)]
     fn take_bits32(&mut self, width: u32) -> u64 {
-        let mut acc = u64::from(self.bits);
-        let mut n = u32::from(self.nbits);
-        while n < width {
-            acc = (acc << 8) | u64::from(self.buf[self.pos]);
-            self.pos += 1;
-            n += 8;
-        }
-        n -= width;
-        let v = acc >> n;
-        self.bits = (acc & ((1u64 << n) - 1)) as u8;
+        let (v, bits, n) = crate::bits::msb_pull(
+            self.buf,
+            &mut self.pos,
+            u64::from(self.bits),
+            u32::from(self.nbits),
+            width,
+        );
+        self.bits = bits as u8;
         self.nbits = n as u8;
         v
     }
@@ -1307,7 +1305,7 @@ pub fn unprocess(p: Processor<'_>, stored: &[u8], at: u64) -> Result<Vec<u8>, De
     Ok(match p {
         #[cfg(feature = "zlib")]
         Processor::Zlib => {
-            crate::columns::inflate(stored, zlib_limit(stored.len())).map_err(|e| {
+            crate::cbtk_columns::inflate(stored, zlib_limit(stored.len())).map_err(|e| {
                 DecodeError::new(at, DecodeErrorKind::Semantic(format!("process zlib: {e}")))
             })?
         }
@@ -1333,7 +1331,7 @@ pub fn reprocess<'v>(
     }
     Cow::Owned(match p {
         #[cfg(feature = "zlib")]
-        Processor::Zlib => crate::columns::deflate(value, 6),
+        Processor::Zlib => crate::cbtk_columns::deflate(value, 6),
         Processor::Xor(key) => xor_all(value, key),
         Processor::Rol(n) => rotate_all(value, n.wrapping_neg()),
         Processor::Ror(n) => rotate_all(value, n),
@@ -1514,13 +1512,14 @@ impl ByteWriter {
     /// accumulator of at most 39 bits: the pending bits (at most 7) and the new ones.
     #[inline(always)]
     fn put_bits32(&mut self, value: u64, width: u32) {
-        let acc = (u64::from(self.bits) << width) | value;
-        let mut n = u32::from(self.nbits) + width;
-        while n >= 8 {
-            n -= 8;
-            self.buf.push((acc >> n) as u8);
-        }
-        self.bits = (acc & ((1u64 << n) - 1)) as u8;
+        let (bits, n) = crate::bits::msb_push(
+            &mut self.buf,
+            u64::from(self.bits),
+            u32::from(self.nbits),
+            value,
+            width,
+        );
+        self.bits = bits as u8;
         self.nbits = n as u8;
     }
 

@@ -29,7 +29,7 @@
 //! same. [`gzip_len`] is the size after gzip at level 6 (flate2's deflate, which may differ from
 //! zlib's by a few bytes).
 
-use std::f64::consts::{FRAC_1_SQRT_2, PI};
+use std::f64::consts::PI;
 use std::io::Write;
 
 use glam::{DQuat, DVec3};
@@ -139,7 +139,11 @@ pub fn qdot(a: &Quat4, b: &Quat4) -> f64 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
 }
 
-/// Angle in degrees between two rotations: `2 acos(min(1, |a·b|))`.
+/// Angle in degrees between two rotations as the study computes it:
+/// `2 acos(min(1, |a·b|))`. The study's tables (keys kept at each tolerance, worst errors) are
+/// defined with this formula, which differs from [`crate::quant::angle_between_rad`] in the
+/// last bits for small angles and for inputs that are not exactly unit, so keyframe selection
+/// keeps it; everything else measures rotations with `angle_between_rad`.
 pub fn qangle_deg(a: &Quat4, b: &Quat4) -> f64 {
     2.0 * qdot(a, b).abs().min(1.0).acos() * R2D
 }
@@ -377,47 +381,22 @@ impl SmallestThree {
     }
 }
 
-/// Quantises a quaternion to smallest-three with 10 bits per component (normalised first).
+/// Quantises a quaternion to smallest-three with 10 bits per component (normalised first),
+/// with [`crate::quant::smallest3::STUDY`].
 pub fn quantize_quat(q: &Quat4) -> SmallestThree {
-    let n = qnorm(q);
-    let mut li = 0;
-    for i in 1..4 {
-        if n[i].abs() > n[li].abs() {
-            li = i;
-        }
-    }
-    let sign = if n[li] < 0.0 { -1.0 } else { 1.0 };
-    let s = FRAC_1_SQRT_2;
-    let mut e = [0u16; 3];
-    let mut k = 0;
-    for (i, &c) in n.iter().enumerate() {
-        if i != li {
-            e[k] = (((c * sign + s) / (2.0 * s)).clamp(0.0, 1.0) * 1023.0).round() as u16;
-            k += 1;
-        }
-    }
+    let (largest, e) = crate::quant::smallest3::STUDY.encode(qnorm(q));
     SmallestThree {
-        largest: li as u8,
-        e,
+        largest,
+        // Offset codes are 0..=1023.
+        e: e.map(|x| x as u16),
     }
 }
 
-/// Dequantises a smallest-three quaternion; the dropped component is `√max(0, 1 − Σ others²)`.
+/// Dequantises a smallest-three quaternion; the dropped component is `√max(0, 1 − Σ others²)`,
+/// never below the largest kept magnitude (so re-quantising gives the same code), and the
+/// result is not renormalised ([`crate::quant::smallest3::STUDY`]).
 pub fn dequantize_quat(p: SmallestThree) -> Quat4 {
-    let s = FRAC_1_SQRT_2;
-    let v = p.e.map(|x| x as f64 / 1023.0 * 2.0 * s - s);
-    let mut r = [0.0; 4];
-    let (mut k, mut ss) = (0, 0.0);
-    let li = usize::from(p.largest & 3);
-    for (i, slot) in r.iter_mut().enumerate() {
-        if i != li {
-            *slot = v[k];
-            ss += v[k] * v[k];
-            k += 1;
-        }
-    }
-    r[li] = (1.0f64 - ss).max(0.0).sqrt();
-    r
+    crate::quant::smallest3::STUDY.decode(p.largest, p.e.map(i32::from))
 }
 
 /// What [`plan`] does.

@@ -9,14 +9,16 @@
 //!   binary.
 //! - [`netquant`]: world snapshot quantizers (grid-origin positions, smallest-three at 10
 //!   bits, symmetric fixed point, clamps of NaN/Inf and ranges).
-//! - [`quant`]: quantizers (smallest-three, axis-angle) with their steps and worst-case errors.
-//! - [`delta`]: absolute/delta chains, closed-loop against what the decoder reconstructs.
-//! - [`replay_xform`]: RPLY v3 transform quantizers (axis-angle, yaw) and closed-loop deltas.
+//! - [`quant`]: the shared quantizers: one smallest-three core with a preset per format,
+//!   fixed point, binary16 with its rounding and overflow rules, the rotation angle metric.
+//! - [`snap_quant`]: SNAP's CFrame quantizer (axis-angle steps, smallest-three, Z packing).
+//! - [`snap_delta`]: SNAP's absolute/delta chains, closed-loop against what the decoder reconstructs.
+//! - [`rply_xform`]: RPLY v3 transform quantizers (axis-angle, yaw) and closed-loop deltas.
 //! - [`chunk`]: splitting a blob into storage chunks and joining them back, checksum-verified.
 //! - [`curve`]: interpolation (lerp, nlerp with hemisphere check).
 //! - [`motion`]: motion input (BVH, the study's JSON clips, the study's walk generated in code)
 //!   as one skeleton + local transforms model, with forward kinematics.
-//! - [`columns`]: column chunks (directory, typed columns), zlib framing and the column
+//! - [`cbtk_columns`]: column chunks (directory, typed columns), zlib framing and the column
 //!   codecs (time, difference with an escape, wrapping difference) of CBTK v1.
 //! - [`smallest3`]: smallest-three rotations at 8 to 16 bits with the CBTK v1 scaling.
 //! - [`thin`]: tolerance-driven key selection.
@@ -59,13 +61,11 @@
 #[cfg(feature = "anim")]
 pub mod anim;
 pub mod bits;
+pub mod cbtk_columns;
 #[cfg(feature = "formats")]
 pub mod chunk;
-pub mod columns;
 #[cfg(feature = "formats")]
 pub mod curve;
-#[cfg(feature = "formats")]
-pub mod delta;
 pub mod fixtures;
 mod generated_support;
 #[cfg(any(feature = "binrw", feature = "deku", feature = "bitvec"))]
@@ -83,9 +83,13 @@ pub mod process;
 pub mod quant;
 pub mod reflect;
 #[cfg(feature = "formats")]
-pub mod replay_xform;
+pub mod rply_xform;
 #[cfg(feature = "formats")]
 pub mod smallest3;
+#[cfg(feature = "formats")]
+pub mod snap_delta;
+#[cfg(feature = "formats")]
+pub mod snap_quant;
 #[cfg(feature = "formats")]
 pub mod thin;
 

@@ -19,11 +19,12 @@
 //! | payload mass | 1 kg | 0.5 kg inside [0, 65 535] |
 //! | payload Cd0 | 1e-5 | 5e-6 inside [0, 0.65535] |
 //!
-//! The orientation bound follows the SNAP derivation in [`crate::quant`]: each kept component
+//! The orientation bound follows the SNAP derivation in [`crate::snap_quant`]: each kept component
 //! is off by at most h = (√2 / 1023) / 2 = 6.91e-4, the rebuilt largest component moves by at
 //! most 3h, so the 4-D error is at most √12 h and the rotation angle at most 2√12 h = 4.79e-3
 //! rad; renormalization only shrinks it.
 
+use crate::quant::smallest3;
 use glam::{DQuat, DVec3};
 
 /// Bits per position axis (signed offset binary).
@@ -76,25 +77,7 @@ pub fn clamp_finite(v: f64, nan: f64, lo: f64, hi: f64) -> f64 {
     }
 }
 
-/// `v` rounded to the nearest integer (halves away from zero, exactly as `f64::round`) and
-/// clamped to `[lo, hi]`; NaN gives 0 and infinities the nearest end. `lo` and `hi` must be
-/// whole numbers with magnitude below 2^52 (every quantizer's range is).
-///
-/// The value is clamped first (which commutes with rounding for whole-number bounds), then
-/// truncated toward zero and moved one step away from zero when the dropped fraction, exact
-/// in `f64`, is at least one half. This is the same integer as rounding with `f64::round`
-/// and clamping afterwards (tested over halves, near-halves and non-finite inputs), without
-/// the `round` library call that baseline x86-64 makes for every rounding.
-#[inline(always)]
-pub fn round_clamped(v: f64, lo: f64, hi: f64) -> i64 {
-    if v.is_nan() {
-        return 0;
-    }
-    let c = v.clamp(lo, hi);
-    let t = c as i64;
-    let frac = c - t as f64;
-    t + i64::from(frac >= 0.5) - i64::from(frac <= -0.5)
-}
+pub use crate::quant::round_clamped;
 
 /// A position with NaN axes set to 0 and every axis clamped to ±[`POS_LIMIT_M`].
 #[inline]
@@ -134,20 +117,7 @@ pub fn dequantize_position(origin: DVec3, codes: [i32; 3]) -> DVec3 {
     origin + DVec3::new(codes[0] as f64, codes[1] as f64, codes[2] as f64) * POS_STEP_M
 }
 
-/// Symmetric fixed point: `v` in `±max` as a signed code in `±(2^(bits-1) - 1)`; NaN → 0,
-/// out-of-range (and infinite) values clamp to the ends.
-#[inline]
-pub fn quantize_symmetric(v: f64, max: f64, bits: u32) -> i32 {
-    let n = ((1i64 << (bits - 1)) - 1) as f64;
-    round_clamped(v / max * n, -n, n) as i32
-}
-
-/// The value of a [`quantize_symmetric`] code.
-#[inline]
-pub fn dequantize_symmetric(code: i32, max: f64, bits: u32) -> f64 {
-    let n = ((1i64 << (bits - 1)) - 1) as f64;
-    f64::from(code) / n * max
-}
+pub use crate::quant::{dequantize_symmetric, quantize_symmetric};
 
 /// Velocity codes (18 bits per axis over ±2000 m/s).
 #[inline]
@@ -177,12 +147,14 @@ pub fn dequantize_omega(c: [i32; 3]) -> DVec3 {
     DVec3::new(f(c[0]), f(c[1]), f(c[2]))
 }
 
+#[cfg(test)]
 const INV_SQRT2: f64 = std::f64::consts::FRAC_1_SQRT_2;
 
 /// Smallest-three at 10 bits: the index (0 = x, 1 = y, 2 = z, 3 = w) of the largest
 /// component in magnitude (the first on a tie), made positive by flipping the quaternion, and
 /// the other three in x, y, z, w order as codes `round((c + 1/√2) / √2 × 1023)`, clamped to
-/// 0..=1023. A non-finite or zero quaternion is sent as the identity.
+/// 0..=1023 ([`crate::quant::smallest3::WORLD_SNAPSHOT`]). A non-finite or zero quaternion is
+/// sent as the identity.
 #[inline]
 pub fn smallest_three(q: DQuat) -> (u8, [u16; 3]) {
     let v = [q.x, q.y, q.z, q.w];
@@ -193,49 +165,18 @@ pub fn smallest_three(q: DQuat) -> (u8, [u16; 3]) {
     } else {
         [0.0, 0.0, 0.0, 1.0]
     };
-    let mut idx = 0;
-    for i in 1..4 {
-        if v[i].abs() > v[idx].abs() {
-            idx = i;
-        }
-    }
-    let sign = if v[idx] < 0.0 { -1.0 } else { 1.0 };
-    let mut out = [0u16; 3];
-    let mut k = 0;
-    for (i, c) in v.iter().enumerate() {
-        if i == idx {
-            continue;
-        }
-        let t = (c * sign + INV_SQRT2) / (2.0 * INV_SQRT2) * f64::from(QUAT_CODE_MAX);
-        out[k] = round_clamped(t, 0.0, f64::from(QUAT_CODE_MAX)) as u16;
-        k += 1;
-    }
-    (idx as u8, out)
+    let (idx, c) = smallest3::WORLD_SNAPSHOT.encode(v);
+    // Offset codes are 0..=1023.
+    (idx, c.map(|x| x as u16))
 }
 
 /// The unit quaternion of a smallest-three code: kept components decoded, the dropped one
-/// rebuilt as `sqrt(max(0, 1 - sum of squares))`, then normalized. Codes above 1023 (which
+/// rebuilt as `sqrt(max(0, 1 - sum of squares))` (never below the largest kept magnitude, so
+/// that re-encoding gives the same code; see [`crate::quant::smallest3`]), then normalized. Codes above 1023 (which
 /// the 10-bit field cannot hold) are clamped.
 #[inline]
 pub fn from_smallest_three(index: u8, codes: [u16; 3]) -> DQuat {
-    let dec = |c: u16| {
-        f64::from(c.min(QUAT_CODE_MAX)) / f64::from(QUAT_CODE_MAX) * (2.0 * INV_SQRT2) - INV_SQRT2
-    };
-    let kept = codes.map(dec);
-    let d = (1.0 - kept.iter().map(|c| c * c).sum::<f64>())
-        .max(0.0)
-        .sqrt();
-    let mut v = [0.0; 4];
-    let mut k = 0;
-    for (i, slot) in v.iter_mut().enumerate() {
-        if i == usize::from(index & 3) {
-            *slot = d;
-        } else {
-            *slot = kept[k];
-            k += 1;
-        }
-    }
-    DQuat::from_xyzw(v[0], v[1], v[2], v[3]).normalize()
+    smallest3::WORLD_SNAPSHOT.decode_quat(index, codes.map(i32::from))
 }
 
 /// Payload mass code: kilograms rounded to 1 kg, clamped to 0..=65 535 (NaN → 0).
@@ -379,7 +320,7 @@ mod tests {
             let (i, c) = smallest_three(q);
             assert_eq!(usize::from(i), want);
             let back = from_smallest_three(i, c);
-            let angle = 2.0 * back.dot(q).abs().min(1.0).acos();
+            let angle = crate::quant::angle_between_rad(back, q);
             assert!(angle <= ROT_ERROR_BOUND_RAD, "{want}: {angle}");
         }
     }
@@ -394,7 +335,7 @@ mod tests {
             assert_eq!(i, if eps < 0.0 { 3 } else { 0 });
             assert!(c.contains(&1023) || c.contains(&1022) || i == 3);
             let back = from_smallest_three(i, c);
-            let angle = 2.0 * back.dot(q).abs().min(1.0).acos();
+            let angle = crate::quant::angle_between_rad(back, q);
             assert!(angle <= ROT_ERROR_BOUND_RAD, "{eps}: {angle}");
         }
         // An exact tie goes to the first component; a negative largest component flips the
@@ -422,7 +363,7 @@ mod tests {
             let q = q.normalize();
             let (i, c) = smallest_three(q);
             let back = from_smallest_three(i, c);
-            worst = worst.max(2.0 * back.dot(q).abs().min(1.0).acos());
+            worst = worst.max(crate::quant::angle_between_rad(back, q));
         }
         assert!(worst <= ROT_ERROR_BOUND_RAD, "{worst}");
         assert!(worst > ROT_ERROR_BOUND_RAD / 4.0, "{worst}");

@@ -10,8 +10,11 @@
 //! the spec bounds the turn this causes by `sqrt(6) / (2^(bits-1) - 1)` radians, which
 //! [`turn_bound_rad`] returns and a test checks on random rotations at every width.
 //!
-//! Ties for the largest magnitude go to the first in x, y, z, w order.
+//! Ties for the largest magnitude go to the first in x, y, z, w order. The codec itself is
+//! [`crate::quant::smallest3`]'s core with the [`crate::quant::smallest3::cbtk`] preset;
+//! this module adds CBTK's front/up construction.
 
+use crate::quant::{angle_between_rad, smallest3};
 use glam::{DMat3, DQuat, DVec3};
 
 /// Largest code magnitude at `bits`: `2^(bits-1) - 1`.
@@ -25,63 +28,22 @@ pub fn turn_bound_rad(bits: u8) -> f64 {
 }
 
 /// Packs a unit quaternion (normalized first) at `bits` (8..=16): the dropped index (0..=3
-/// for x, y, z, w) and the three kept codes. A zero or non-finite quaternion packs as the
-/// identity's codes; callers check their input first.
+/// for x, y, z, w) and the three kept codes, with [`crate::quant::smallest3::cbtk`]. A zero
+/// or non-finite quaternion packs as the identity's codes; callers check their input first.
 pub fn encode(q: DQuat, bits: u8) -> (u8, [i32; 3]) {
     let q = if q.length_squared() > 0.0 && q.is_finite() {
         q.normalize()
     } else {
         DQuat::IDENTITY
     };
-    let c = [q.x, q.y, q.z, q.w];
-    let mut drop = 0;
-    for i in 1..4 {
-        if c[i].abs() > c[drop].abs() {
-            drop = i;
-        }
-    }
-    let sign = if c[drop] < 0.0 { -1.0 } else { 1.0 };
-    let m = max_code(bits) as f64;
-    let scale = m / std::f64::consts::FRAC_1_SQRT_2;
-    let mut out = [0i32; 3];
-    let mut k = 0;
-    for (i, v) in c.iter().enumerate() {
-        if i != drop {
-            out[k] = ((v * sign * scale).round() as i32).clamp(-(m as i32), m as i32);
-            k += 1;
-        }
-    }
-    (drop as u8, out)
+    smallest3::cbtk(bits).encode([q.x, q.y, q.z, q.w])
 }
 
-/// Unpacks codes packed at `bits`. A dropped index above 3 is read as 3 (w); codes whose
-/// squares sum past 1 give a dropped component of 0 and the result is normalized.
+/// Unpacks codes packed at `bits` with [`crate::quant::smallest3::cbtk`]. A dropped index
+/// above 3 is read as 3 (w); codes whose squares sum past 1 give a dropped component of 0
+/// and the result is normalized.
 pub fn decode(dropped: u8, n: [i32; 3], bits: u8) -> DQuat {
-    let scale = std::f64::consts::FRAC_1_SQRT_2 / max_code(bits) as f64;
-    let k = [
-        n[0] as f64 * scale,
-        n[1] as f64 * scale,
-        n[2] as f64 * scale,
-    ];
-    let s = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
-    let d = (1.0 - s).max(0.0).sqrt();
-    let drop = dropped.min(3) as usize;
-    let mut c = [0.0; 4];
-    let mut j = 0;
-    for (i, slot) in c.iter_mut().enumerate() {
-        if i == drop {
-            *slot = d;
-        } else {
-            *slot = k[j];
-            j += 1;
-        }
-    }
-    let q = DQuat::from_xyzw(c[0], c[1], c[2], c[3]);
-    if s > 1.0 {
-        q.normalize()
-    } else {
-        q
-    }
+    smallest3::cbtk(bits).decode_quat(dropped.min(3), n)
 }
 
 /// The rotation that turns front (0, 0, 1) and up (0, 1, 0) into the given directions:
@@ -118,10 +80,10 @@ pub fn up(q: DQuat) -> DVec3 {
     )
 }
 
-/// Angle in radians between two rotations (0..=π), sign of either quaternion ignored.
+/// Angle in radians between two rotations (0..=π), sign of either quaternion ignored: both
+/// are normalized, then measured with [`crate::quant::angle_between_rad`].
 pub fn angle_between(a: DQuat, b: DQuat) -> f64 {
-    let d = a.normalize().dot(b.normalize()).abs().min(1.0);
-    2.0 * d.acos()
+    angle_between_rad(a.normalize(), b.normalize())
 }
 
 #[cfg(test)]

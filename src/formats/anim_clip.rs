@@ -11,6 +11,7 @@ use statepack_runtime::anim::{
     self, f16_from_bits, f16_to_bits, world_error, AnimatedTrack, BoneTracks, Decoder,
     EncodeReport, EncodedClip, Interp, Metric, Track,
 };
+use statepack_runtime::bits::lsb::{LsbReader, LsbWriter};
 use statepack_runtime::io::{
     DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, FieldPath, PathSeg,
 };
@@ -24,77 +25,6 @@ pub const MAGIC: &[u8; 4] = b"SPAC";
 pub const VERSION: u8 = 2;
 /// Largest stored key-gap width.
 pub const MAX_INDEX_BITS: u8 = 16;
-
-/// Little-endian bit writer (least significant bit first).
-#[derive(Default)]
-struct BitWriter {
-    out: Vec<u8>,
-    acc: u64,
-    n: u32,
-}
-
-impl BitWriter {
-    fn put(&mut self, v: u32, bits: u8) {
-        if bits == 0 {
-            return;
-        }
-        self.acc |= (u64::from(v) & ((1u64 << bits) - 1)) << self.n;
-        self.n += u32::from(bits);
-        while self.n >= 8 {
-            self.out.push(self.acc as u8);
-            self.acc >>= 8;
-            self.n -= 8;
-        }
-    }
-    fn put64(&mut self, v: u64, bits: u8) {
-        if bits > 32 {
-            self.put(v as u32, 32);
-            self.put((v >> 32) as u32, bits - 32);
-        } else {
-            self.put(v as u32, bits);
-        }
-    }
-    fn finish(mut self) -> Vec<u8> {
-        if self.n > 0 {
-            self.out.push(self.acc as u8);
-        }
-        self.out
-    }
-}
-
-/// Little-endian bit reader over a byte slice; reads past the end are errors.
-struct BitReader<'a> {
-    b: &'a [u8],
-    pos: usize,
-}
-
-impl BitReader<'_> {
-    fn left(&self) -> usize {
-        self.b.len() * 8 - self.pos
-    }
-    fn get64(&mut self, bits: u8) -> Option<u64> {
-        if bits > 32 {
-            let lo = u64::from(self.get(32)?);
-            let hi = u64::from(self.get(bits - 32)?);
-            Some(lo | (hi << 32))
-        } else {
-            self.get(bits).map(u64::from)
-        }
-    }
-    fn get(&mut self, bits: u8) -> Option<u32> {
-        let bits = usize::from(bits);
-        if bits > self.left() {
-            return None;
-        }
-        let mut v = 0u64;
-        for i in 0..bits {
-            let p = self.pos + i;
-            v |= u64::from((self.b[p / 8] >> (p % 8)) & 1) << i;
-        }
-        self.pos += bits;
-        Some(v as u32)
-    }
-}
 
 fn enc_err(path: Vec<PathSeg>, msg: String) -> EncodeError {
     EncodeError::at(
@@ -110,7 +40,7 @@ fn enc_err(path: Vec<PathSeg>, msg: String) -> EncodeError {
 /// When a bone count does not fit in u16, a track has a width above the format's limits, or
 /// a key frame list is not increasing from 0 to the last frame.
 pub fn to_raw(e: &EncodedClip) -> Result<AnimClip, EncodeError> {
-    let mut w = BitWriter::default();
+    let mut w = LsbWriter::new();
     let mut bones = Vec::with_capacity(e.bones.len());
     for (b, bt) in e.bones.iter().enumerate() {
         let mut tracks = Vec::with_capacity(3);
@@ -297,10 +227,7 @@ pub fn from_raw(file: &AnimClip) -> Result<EncodedClip, DecodeError> {
         ));
     }
     let nf = file.num_frames;
-    let mut r = BitReader {
-        b: &file.bits,
-        pos: 0,
-    };
+    let mut r = LsbReader::new(&file.bits);
     // Magic 4, version 1, flags 1, num_frames 2, sample_rate 4, num_bones 2.
     let mut offset = 14usize;
     let mut bones = Vec::with_capacity(file.bones.len());
@@ -517,7 +444,7 @@ pub fn from_raw(file: &AnimClip) -> Result<EncodedClip, DecodeError> {
     if r.left() >= 8 {
         return Err(dec_err(
             vec![PathSeg::Field("bits")],
-            offset + 4 + r.pos / 8,
+            offset + 4 + r.bit_pos() / 8,
             format!("{} bits left over after the last track", r.left()),
         ));
     }

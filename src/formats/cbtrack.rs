@@ -4,7 +4,7 @@
 //!   is found by block number x 64 and inflated on demand.
 //! - [`MainWindow`] and its parts: one window's keys as the reader sees them, decoded from the
 //!   generated column sets ([`raw::UnitsColumns`] and the others) with the column codecs of
-//!   [`statepack_runtime::columns`]; [`MainWindow::to_chunk`] lays them out again.
+//!   [`statepack_runtime::cbtk_columns`]; [`MainWindow::to_chunk`] lays them out again.
 //! - [`MainWindow::sample`]: a frame's full state (units and projectiles alive, transform,
 //!   status, targets, pose tracks, build queues, projectiles on their cubic, team numbers).
 //! - [`Player`]: seeks across windows, moving terrain forward or backward and reading only
@@ -16,7 +16,7 @@
 use crate::generated::cbtrack_v1 as raw;
 use glam::{DQuat, DVec3};
 use serde::{Deserialize, Serialize};
-use statepack_runtime::columns::{
+use statepack_runtime::cbtk_columns::{
     self, time_decode, wrap_decode, ColumnChunk, DirEntry, EscapeDecoder, LUA_MAX,
 };
 use statepack_runtime::curve::{hermite, hermite_velocity, nlerp_d};
@@ -170,7 +170,7 @@ impl<'a> Track<'a> {
         at: u64,
     ) -> Result<Vec<u8>, DecodeError> {
         let z = self.chunk_bytes(block, len, path.clone(), at)?;
-        columns::inflate(z, LUA_MAX as usize).map_err(|m| {
+        cbtk_columns::inflate(z, LUA_MAX as usize).map_err(|m| {
             semantic(
                 path,
                 block as u64 * 64,
@@ -399,7 +399,7 @@ pub fn parse_chunk(bytes: &[u8]) -> Result<ColumnChunk<'_>, DecodeError> {
 /// Lays out a chunk body (directory, data, 4 zero bytes) from a builder through the raw layer.
 ///
 /// Errors: the chunk would pass 16,777,215 bytes.
-pub fn build_chunk(b: columns::ChunkBuilder) -> Result<Vec<u8>, EncodeError> {
+pub fn build_chunk(b: cbtk_columns::ChunkBuilder) -> Result<Vec<u8>, EncodeError> {
     let (entries, data) = b.finish()?;
     let body = raw::ChunkBody {
         directory: raw::ColumnDirectory {
@@ -1589,7 +1589,7 @@ impl MainWindow {
     /// Errors: a value that does not fit its column (named), keys out of order, a count above
     /// its column's range, or a chunk over 16,777,215 bytes.
     pub fn to_chunk(&self) -> Result<Vec<u8>, EncodeError> {
-        let mut b = columns::ChunkBuilder::new();
+        let mut b = cbtk_columns::ChunkBuilder::new();
         let cols = self.to_column_sets()?;
         cols.0.put(&mut b)?;
         cols.1.put(&mut b)?;
@@ -1622,11 +1622,11 @@ impl MainWindow {
         ),
         EncodeError,
     > {
-        use columns::{time_encode, wrap_encode, EscapeEncoder};
+        use cbtk_columns::{time_encode, wrap_encode, EscapeEncoder};
         let fit16 = |v: usize, what: &str| -> Result<u16, EncodeError> {
             u16::try_from(v).map_err(|_| enc(format!("{what}: {v} does not fit u16")))
         };
-        let codec = |e: columns::CodecError, what: String| enc(format!("{what}: {e}"));
+        let codec = |e: cbtk_columns::CodecError, what: String| enc(format!("{what}: {e}"));
         let mut u = raw::UnitsColumns::default();
         let mut t = raw::TransformKeysColumns::default();
         let mut s = raw::StatusKeysColumns::default();
@@ -1946,7 +1946,7 @@ impl TerrainRow {
             z = r.z;
             h = r.before as i64;
         }
-        let mut b = columns::ChunkBuilder::new();
+        let mut b = cbtk_columns::ChunkBuilder::new();
         c.put(&mut b)?;
         build_chunk(b)
     }
@@ -2087,9 +2087,7 @@ pub fn bracket(offsets: impl Fn(usize) -> u32, n: usize, t: f64) -> (usize, usiz
     (lo - 1, lo, (t - a) / (b - a))
 }
 
-fn lerp(a: f64, b: f64, s: f64) -> f64 {
-    a + (b - a) * s
-}
+use statepack_runtime::quant::lerp;
 
 fn step_before(offsets: impl Fn(usize) -> u32, n: usize, t: f64) -> Option<usize> {
     let (i, _, _) = bracket(&offsets, n, t);

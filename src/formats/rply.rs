@@ -19,7 +19,7 @@
 //!   record ([`statepack_runtime::chunk`]).
 //!
 //! The byte layout is `schema/rply_v3.ksy`; the quantizers and the delta chain are
-//! [`statepack_runtime::replay_xform`]. The decisions taken where the spec is silent, where
+//! [`statepack_runtime::rply_xform`]. The decisions taken where the spec is silent, where
 //! the reference implementation (Flashback) fixes a convention, and where this code differs
 //! from it are listed in `docs/formats/rply.md`.
 
@@ -29,7 +29,7 @@ use statepack_runtime::chunk::{self, ChunkError, ChunkMeta};
 use statepack_runtime::io::{
     ByteReader, ByteWriter, DecodeError, DecodeErrorKind, EncodeError, FieldPath, PathSeg,
 };
-use statepack_runtime::replay_xform::{
+use statepack_runtime::rply_xform::{
     RotBase, Thresholds, XformEncoder, XformError, XformState, XformStep,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -1096,7 +1096,7 @@ impl State {
                     "spawn_tick": e.spawn_tick,
                     "position_studs": e.xform.pos.map(|p| [f(p.x), f(p.y), f(p.z)]),
                     "rotation_xyzw": e.xform.shown_rot.map(|q| [f(q.x), f(q.y), f(q.z), f(q.w)]),
-                    "yaw_only": matches!(e.xform.base, statepack_runtime::replay_xform::RotBase::Yaw(_)),
+                    "yaw_only": matches!(e.xform.base, statepack_runtime::rply_xform::RotBase::Yaw(_)),
                     "props": props,
                     "animations": e.anims.iter().map(|(h, a)| json!({
                         "handle": h, "anim_id": &*a.anim_id, "fade_s": f(a.fade_s),
@@ -2265,7 +2265,7 @@ impl RigBuilder {
             name: s16(name),
             parent_path: s16(""),
             offset: v3(offset),
-            rot: statepack_runtime::replay_xform::quantize_axis_angle(rot),
+            rot: statepack_runtime::rply_xform::quantize_axis_angle(rot),
             size: v3(size),
             color: raw::Color3 {
                 r: color[0],
@@ -2300,7 +2300,7 @@ impl RigBuilder {
     ) {
         let cf = |(p, q): (DVec3, DQuat)| raw::Cframe {
             pos: v3(p),
-            rot: statepack_runtime::replay_xform::quantize_axis_angle(q),
+            rot: statepack_runtime::rply_xform::quantize_axis_angle(q),
         };
         self.snap.joints.push(raw::Joint {
             kind: raw::JointKind::Motor6d,

@@ -14,7 +14,7 @@ use super::rply::{Player, Recorder, RecorderOptions, RecorderStats, RigBuilder, 
 use glam::{DQuat, DVec3};
 use statepack_runtime::motion::{forward_kinematics, Clip};
 use statepack_runtime::quant::angle_between_rad;
-use statepack_runtime::replay_xform::Thresholds;
+use statepack_runtime::rply_xform::Thresholds;
 
 /// Settings of a crowd recording.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -326,7 +326,7 @@ pub fn verify_against_clip(
     let pos_bound_studs = th.pos_threshold_studs + 1e-6;
     let rot_bound_rad = th
         .rot_threshold_rad
-        .max(statepack_runtime::replay_xform::UPRIGHT_MAX_TILT_RAD)
+        .max(statepack_runtime::rply_xform::UPRIGHT_MAX_TILT_RAD)
         .max(1.0 / 128.0)
         + 1e-6;
     let mut check = SourceCheck {

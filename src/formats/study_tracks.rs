@@ -24,6 +24,7 @@ use statepack_runtime::keyframe::{
     SmallestThree,
 };
 use statepack_runtime::motion::{Clip, LocalTransform};
+use statepack_runtime::quant::half;
 
 pub use raw::{StudyTracks, StudyTracksBody, TrackLayout};
 
@@ -58,52 +59,20 @@ fn fps_u16(frame_time_s: f64) -> Result<u16, EncodeError> {
     }
 }
 
-/// Converts to IEEE 754 binary16 bits (round to nearest even).
+/// Converts to IEEE 754 binary16 bits, rounding to nearest with ties to even
+/// ([`statepack_runtime::quant::half::STUDY`]).
 ///
 /// # Errors
 ///
 /// A message when the value is not finite or its magnitude exceeds 65504 (the largest
 /// binary16 number).
 pub fn f16_bits(v: f64) -> Result<u16, String> {
-    if !v.is_finite() || v.abs() > 65504.0 {
-        return Err(format!("{v} is outside the binary16 range (|v| <= 65504)"));
-    }
-    let sign: u16 = if v.is_sign_negative() { 0x8000 } else { 0 };
-    let a = v.abs();
-    if a < 2f64.powi(-24) / 2.0 {
-        return Ok(sign);
-    }
-    // Exponent of the leading bit; subnormals use a fixed exponent of -14.
-    let e = a.log2().floor().max(-14.0) as i32;
-    let mant = a / 2f64.powi(e - 10); // in [1024, 2048) for normals
-    let mut m = mant.round_ties_even() as u32;
-    let mut e = e;
-    if m >= 2048 {
-        m /= 2;
-        e += 1;
-    }
-    if m < 1024 {
-        // Subnormal: exponent field 0.
-        return Ok(sign | m as u16);
-    }
-    let exp_field = (e + 15) as u32;
-    if exp_field >= 31 {
-        return Err(format!("{v} is outside the binary16 range"));
-    }
-    Ok(sign | ((exp_field << 10) as u16) | ((m - 1024) as u16))
+    half::STUDY.encode(v).map_err(|e| e.to_string())
 }
 
 /// The value of IEEE 754 binary16 bits (infinities and NaN included).
 pub fn f16_value(bits: u16) -> f64 {
-    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let e = i32::from((bits >> 10) & 0x1f);
-    let m = f64::from(bits & 0x3ff);
-    match e {
-        0 => sign * m * 2f64.powi(-24),
-        31 if m == 0.0 => sign * f64::INFINITY,
-        31 => f64::NAN,
-        _ => sign * (1024.0 + m) * 2f64.powi(e - 25),
-    }
+    half::STUDY.decode(bits)
 }
 
 /// The ten channels of a bone in a raw record, in stored order.

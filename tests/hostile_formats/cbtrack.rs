@@ -3,7 +3,7 @@
 use super::NamedFile;
 use statepack::formats::cbtrack::matchgen::MatchSpec;
 use statepack::formats::cbtrack::{build_chunk, CbtrackV1, WindowEntry};
-use statepack_runtime::columns::{deflate, ChunkBuilder};
+use statepack_runtime::cbtk_columns::{deflate, ChunkBuilder};
 use statepack_runtime::motion::{Clip, Skeleton};
 
 /// The first `bones` bones and `frames` frames of `clip`.

@@ -174,41 +174,18 @@ fn next_down_f16(h: f32) -> f32 {
     f16_from_bits(nb)
 }
 
-/// IEEE 754 binary16 bits of `v`, rounded to nearest (saturating to ±65504).
+/// IEEE 754 binary16 bits of `v`, rounded to nearest with ties away from zero, saturating
+/// to ±65504 (NaN too, keeping its sign bit): [`crate::quant::half::ANIM_CLIP`].
 pub fn f16_to_bits(v: f64) -> u16 {
-    let sign: u16 = if v.is_sign_negative() { 0x8000 } else { 0 };
-    let a = v.abs().min(65504.0);
-    if a.is_nan() || a < 2f64.powi(-25) {
-        return sign;
-    }
-    let e = (a.log2().floor() as i32).max(-14);
-    let mut m = (a / 2f64.powi(e - 10)).round() as u32;
-    let mut e = e;
-    if m >= 2048 {
-        m /= 2;
-        e += 1;
-    }
-    if m < 1024 {
-        return sign | m as u16;
-    }
-    if e > 15 {
-        return sign | 0x7bff;
-    }
-    sign | (((e + 15) as u16) << 10) | ((m - 1024) as u16)
+    // The saturating rule never refuses.
+    crate::quant::half::ANIM_CLIP.encode(v).unwrap_or(0)
 }
 
 /// The value of binary16 bits (infinity and NaN map to ±65504 and 0, so decoding stays
-/// finite).
+/// finite): [`crate::quant::half::ANIM_CLIP`].
 pub fn f16_from_bits(b: u16) -> f32 {
-    let sign = if b & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let e = i32::from((b >> 10) & 0x1f);
-    let m = f32::from(b & 0x3ff);
-    match e {
-        0 => sign * m * 2f32.powi(-24),
-        31 if m == 0.0 => sign * 65504.0,
-        31 => 0.0,
-        _ => sign * (1024.0 + m) * 2f32.powi(e - 25),
-    }
+    // Every binary16 value is exact in f32.
+    crate::quant::half::ANIM_CLIP.decode(b) as f32
 }
 
 // ----------------------------------------------------------------------------------------
@@ -343,8 +320,8 @@ fn err_of(role: Role, comps: usize, rec: &[f64; 4], orig: &[f64; 4]) -> f64 {
                     [0.0, 0.0, 0.0, 1.0]
                 }
             };
-            let d: f64 = (0..4).map(|c| q[c] * orig[c]).sum();
-            2.0 * d.abs().min(1.0).acos()
+            let dq = |c: [f64; 4]| glam::DQuat::from_xyzw(c[0], c[1], c[2], c[3]);
+            crate::quant::angle_between_rad(dq(q), dq(*orig))
         }
         Role::Translation => {
             ((rec[0] - orig[0]).powi(2) + (rec[1] - orig[1]).powi(2) + (rec[2] - orig[2]).powi(2))

@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use statepack::formats::cbtrack::matchgen::MatchSpec;
 use statepack::formats::cbtrack::writer::{SectionBytes, Stats};
 use statepack::formats::cbtrack::{self, Player, Track};
-use statepack::runtime::columns::{deflate, ChunkBuilder};
+use statepack::runtime::cbtk_columns::{deflate, ChunkBuilder};
 use statepack::runtime::motion::Clip;
 use std::path::Path;
 use std::time::Instant;

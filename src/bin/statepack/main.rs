@@ -570,7 +570,7 @@ fn run(cli: Cli) -> Result<()> {
                 ticks: ticks.round() as u32,
                 tick_rate,
                 keyframe_every,
-                thresholds: statepack::runtime::replay_xform::Thresholds {
+                thresholds: statepack::runtime::rply_xform::Thresholds {
                     pos_threshold_studs: pos_threshold,
                     rot_threshold_rad: rot_threshold_deg.to_radians(),
                 },
@@ -774,7 +774,7 @@ fn demo(
         stats.forced_absolute,
         stats.delta,
         bound_p,
-        statepack::runtime::delta::CHAIN_ROT_ERROR_BOUND_RAD.to_degrees()
+        statepack::runtime::snap_delta::CHAIN_ROT_ERROR_BOUND_RAD.to_degrees()
     );
     check_bounds(&errs)?;
     println!("SNAP verified: every frame of every recording is within the documented bounds");

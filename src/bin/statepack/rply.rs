@@ -7,7 +7,7 @@ use statepack::formats::rply_crowd::{
     crowd_errors, record_crowd, verify_against_clip, Crowd, CrowdOptions,
 };
 use statepack::runtime::motion::Clip;
-use statepack::runtime::replay_xform::Thresholds;
+use statepack::runtime::rply_xform::Thresholds;
 use std::path::Path;
 use std::time::Instant;
 

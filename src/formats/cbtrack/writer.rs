@@ -14,7 +14,7 @@
 
 use super::*;
 use glam::{DMat3, DQuat, DVec3};
-use statepack_runtime::columns::{deflate, LUA_MAX};
+use statepack_runtime::cbtk_columns::{deflate, LUA_MAX};
 use statepack_runtime::smallest3;
 use statepack_runtime::thin::select_keys;
 use std::collections::HashMap;
@@ -191,12 +191,12 @@ impl<'w, W: Write + Seek> FileWriter<'w, W> {
             info_bytes: 0,
             features_bytes: 0,
         };
-        let mut b = columns::ChunkBuilder::new();
+        let mut b = cbtk_columns::ChunkBuilder::new();
         info.to_columns()?.put(&mut b)?;
         let body = build_chunk(b)?;
         w.info = w.chunk(&body)?;
         w.info_bytes = w.info.1 as u64;
-        let mut b = columns::ChunkBuilder::new();
+        let mut b = cbtk_columns::ChunkBuilder::new();
         Feature::to_columns(features)?.put(&mut b)?;
         let body = build_chunk(b)?;
         w.features = w.chunk(&body)?;
@@ -1872,6 +1872,4 @@ fn edge_keys<K: Clone>(
     }
 }
 
-fn lerp(a: f64, b: f64, t: f64) -> f64 {
-    a + (b - a) * t
-}
+use statepack_runtime::quant::lerp;

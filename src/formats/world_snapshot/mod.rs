@@ -20,7 +20,7 @@ use crate::generated::world_snapshot::{
 };
 use glam::{DQuat, DVec3};
 use serde::{Deserialize, Serialize};
-use statepack_runtime::bits::leb128_len;
+use statepack_runtime::bits::{leb128_len, put_varint_slice};
 use statepack_runtime::io::{ByteReader, ByteWriter, DecodeError, DecodeErrorKind};
 use statepack_runtime::netquant as nq;
 
@@ -629,17 +629,8 @@ pub fn stitch_by_id(
     let mut rest = &mut out[start..];
     for (id, blob) in records {
         // The local index as LEB128 (one byte below 128, at most three).
-        let mut v = map[*id as usize] - 1;
-        let mut head = 0;
-        loop {
-            let low = (v & 0x7f) as u8;
-            v >>= 7;
-            rest[head] = if v == 0 { low } else { low | 0x80 };
-            head += 1;
-            if v == 0 {
-                break;
-            }
-        }
+        // `stream_len` counted these groups, so `rest` holds them.
+        let head = put_varint_slice(rest, u64::from(map[*id as usize] - 1));
         let (dst, tail) = std::mem::take(&mut rest).split_at_mut(head + blob.len());
         dst[head..].copy_from_slice(blob);
         rest = tail;

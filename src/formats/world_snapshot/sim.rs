@@ -300,7 +300,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
                     .worst_pos_err_m
                     .max(e.position_m.distance(truth.position_m));
                 let q = truth.orientation.normalize();
-                let ang = 2.0 * e.orientation.dot(q).abs().min(1.0).acos();
+                let ang = statepack_runtime::quant::angle_between_rad(e.orientation, q);
                 rep.worst_rot_err_rad = rep.worst_rot_err_rad.max(ang);
                 rep.worst_vel_err_mps = rep
                     .worst_vel_err_mps

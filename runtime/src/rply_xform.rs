@@ -120,7 +120,7 @@ pub fn axis_angle_vector(q: DQuat) -> DVec3 {
     if !q.is_finite() || q.length_squared() == 0.0 {
         return DVec3::ZERO;
     }
-    let (axis, angle) = crate::quant::to_axis_angle(q.normalize());
+    let (axis, angle) = crate::snap_quant::to_axis_angle(q.normalize());
     axis * angle
 }
 

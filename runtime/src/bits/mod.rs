@@ -17,6 +17,10 @@
 //! bit-aligned position the same eight bits simply continue the bit stream. Readers accept only
 //! the shortest encoding (no trailing zero group) of at most 64 value bits, so decoding then
 //! encoding gives back the same bits.
+//!
+//! [`lsb`] holds the least-significant-bit-first pair for hand-written layouts.
+
+pub mod lsb;
 
 /// What went wrong in a bit-level read or write. Offsets are in bits from the start of the
 /// buffer the reader or writer works on.
@@ -64,6 +68,158 @@ pub enum BitError {
 const fn mask(width: u32) -> u64 {
     // width <= 39 at every call site, so the shift is always narrower than 64.
     (1u64 << width) - 1
+}
+
+/// Appends `width` (1..=32) bits of `value` (already known to fit) most significant first
+/// onto `npending` (0..=7) pending bits held in the low bits of `pending`, pushing every
+/// completed byte onto `buf`; returns the new pending bits and their count (0..=7).
+///
+/// The one MSB-first packing step of the workspace: [`BitWriter`] and the generated writers'
+/// [`crate::io::ByteWriter::write_bits_be`] both run it. The accumulator never holds more than
+/// 39 bits, so no shift reaches 64.
+#[inline(always)]
+pub fn msb_push(
+    buf: &mut Vec<u8>,
+    pending: u64,
+    npending: u32,
+    value: u64,
+    width: u32,
+) -> (u64, u32) {
+    debug_assert!((1..=32).contains(&width) && npending < 8 && value <= mask(width));
+    let acc = (pending << width) | value;
+    let mut n = npending + width;
+    while n >= 8 {
+        n -= 8;
+        buf.push((acc >> n) as u8);
+    }
+    (acc & mask(n), n)
+}
+
+/// Takes `width` (1..=32) bits most significant first: first the `npending` (0..=7) pending
+/// bits in the low bits of `pending`, then whole bytes of `buf` from `*pos` (advanced past
+/// each byte fetched). Returns the value and the new pending bits and count. The caller has
+/// checked that `npending + 8 × (buf.len() − *pos)` is at least `width`.
+///
+/// The one MSB-first unpacking step of the workspace: [`BitReader`] and the generated readers'
+/// [`crate::io::ByteReader::read_bits_be`] both run it.
+#[inline(always)]
+pub fn msb_pull(
+    buf: &[u8],
+    pos: &mut usize,
+    pending: u64,
+    npending: u32,
+    width: u32,
+) -> (u64, u64, u32) {
+    debug_assert!((1..=32).contains(&width) && npending < 8);
+    let mut acc = pending;
+    let mut n = npending;
+    while n < width {
+        acc = (acc << 8) | u64::from(buf[*pos]);
+        *pos += 1;
+        n += 8;
+    }
+    n -= width;
+    (acc >> n, acc & mask(n), n)
+}
+
+/// The LEB128 groups of `value`, least significant first, shortest form: seven value bits
+/// each with the continuation bit (`0x80`) set on every group but the last. The one LEB128
+/// encoder of the workspace: [`push_varint`], [`BitWriter::put_varint`], [`put_varint_slice`]
+/// and the generated writers of `-sp-varint: leb128` fields use it.
+#[inline]
+pub fn leb128_groups(value: u64) -> Leb128Groups {
+    Leb128Groups {
+        rest: value,
+        done: false,
+    }
+}
+
+/// Iterator returned by [`leb128_groups`].
+#[derive(Debug, Clone)]
+pub struct Leb128Groups {
+    rest: u64,
+    done: bool,
+}
+
+impl Iterator for Leb128Groups {
+    type Item = u8;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<u8> {
+        if self.done {
+            return None;
+        }
+        let low = (self.rest & 0x7f) as u8;
+        self.rest >>= 7;
+        if self.rest == 0 {
+            self.done = true;
+            Some(low)
+        } else {
+            Some(low | 0x80)
+        }
+    }
+}
+
+/// Why a LEB128 varint was refused (see [`Leb128Decoder`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Leb128Fault {
+    /// More than 10 groups, or a tenth group with more than one value bit.
+    #[error("LEB128 varint longer than 64 value bits")]
+    TooLong,
+    /// The last group is zero after other groups.
+    #[error("LEB128 varint not in its shortest form (ends with a zero group)")]
+    NotShortest,
+}
+
+/// The one LEB128 decoder of the workspace, fed one group at a time (so that readers trace
+/// or bound each group as they like): [`BitReader::read_varint`] and the generated readers of
+/// `-sp-varint: leb128` fields use it. It accepts only the shortest form of at most 64 value
+/// bits, so decoding then encoding with [`leb128_groups`] gives back the same groups.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Leb128Decoder {
+    value: u64,
+    groups: u32,
+}
+
+impl Leb128Decoder {
+    /// A decoder before the first group.
+    #[inline]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the next group: `Ok(Some(value))` when it was the last, `Ok(None)` when more
+    /// follow. Errors: [`Leb128Fault`].
+    #[inline(always)]
+    pub fn push(&mut self, group: u8) -> Result<Option<u64>, Leb128Fault> {
+        let i = self.groups;
+        let low = u64::from(group & 0x7f);
+        if i == 9 && group > 1 {
+            return Err(Leb128Fault::TooLong);
+        }
+        self.value |= low << (7 * i);
+        if group < 0x80 {
+            if i > 0 && low == 0 {
+                return Err(Leb128Fault::NotShortest);
+            }
+            return Ok(Some(self.value));
+        }
+        self.groups += 1;
+        Ok(None)
+    }
+}
+
+/// Writes the LEB128 groups of `value` at the start of `dst` and returns how many were
+/// written ([`leb128_len`]). `dst` must hold at least `leb128_len(value)` bytes: callers size
+/// it first (it panics otherwise, a bug in the caller, never a property of the input).
+#[inline]
+pub fn put_varint_slice(dst: &mut [u8], value: u64) -> usize {
+    let mut n = 0;
+    for g in leb128_groups(value) {
+        dst[n] = g;
+        n += 1;
+    }
+    n
 }
 
 /// Number of LEB128 groups (bytes) `value` takes: 1 for 0..=127, up to 10 for `u64::MAX`.
@@ -150,14 +306,7 @@ impl BitWriter {
 
     #[inline(always)]
     fn put32(&mut self, v: u64, width: u32) {
-        debug_assert!((1..=32).contains(&width) && v <= mask(width));
-        self.acc = (self.acc << width) | v;
-        self.n += width;
-        while self.n >= 8 {
-            self.n -= 8;
-            self.buf.push((self.acc >> self.n) as u8);
-        }
-        self.acc &= mask(self.n);
+        (self.acc, self.n) = msb_push(&mut self.buf, self.acc, self.n, v, width);
     }
 
     /// Appends the low `width` bits (1..=64) of `value`, most significant first, without a
@@ -212,15 +361,9 @@ impl BitWriter {
 
     /// Appends a LEB128 varint at the current bit position (eight bits per group).
     #[inline]
-    pub fn put_varint(&mut self, mut value: u64) {
-        loop {
-            let low = value & 0x7f;
-            value >>= 7;
-            if value == 0 {
-                self.put32(low, 8);
-                return;
-            }
-            self.put32(low | 0x80, 8);
+    pub fn put_varint(&mut self, value: u64) {
+        for g in leb128_groups(value) {
+            self.put32(u64::from(g), 8);
         }
     }
 
@@ -252,16 +395,8 @@ impl BitWriter {
 
 /// Appends a LEB128 varint to a byte vector (byte-aligned form).
 #[inline]
-pub fn push_varint(out: &mut Vec<u8>, mut value: u64) {
-    loop {
-        let low = (value & 0x7f) as u8;
-        value >>= 7;
-        if value == 0 {
-            out.push(low);
-            return;
-        }
-        out.push(low | 0x80);
-    }
+pub fn push_varint(out: &mut Vec<u8>, value: u64) {
+    out.extend(leb128_groups(value));
 }
 
 /// An MSB-first bit reader over a byte slice; fails closed at the end.
@@ -315,19 +450,11 @@ impl<'a> BitReader<'a> {
     #[inline(always)]
     fn get32(&mut self, width: u32) -> Result<u64, BitError> {
         debug_assert!((1..=32).contains(&width));
-        if self.n < width {
-            if u64::from(width) > self.bits_left() {
-                return Err(self.eof(width));
-            }
-            while self.n < width {
-                self.acc = (self.acc << 8) | u64::from(self.buf[self.pos]);
-                self.pos += 1;
-                self.n += 8;
-            }
+        if self.n < width && u64::from(width) > self.bits_left() {
+            return Err(self.eof(width));
         }
-        self.n -= width;
-        let v = (self.acc >> self.n) & mask(width);
-        self.acc &= mask(self.n);
+        let v;
+        (v, self.acc, self.n) = msb_pull(self.buf, &mut self.pos, self.acc, self.n, width);
         Ok(v)
     }
 
@@ -381,22 +508,19 @@ impl<'a> BitReader<'a> {
     #[inline]
     pub fn read_varint(&mut self) -> Result<u64, BitError> {
         let start = self.bit_offset();
-        let mut value = 0u64;
-        for i in 0..10u32 {
-            let g = self.get32(8)?;
-            let low = g & 0x7f;
-            if i == 9 && low > 1 {
-                return Err(BitError::VarintTooLong { bit_offset: start });
-            }
-            value |= low << (7 * i);
-            if g & 0x80 == 0 {
-                if i > 0 && low == 0 {
-                    return Err(BitError::VarintNotShortest { bit_offset: start });
+        let mut dec = Leb128Decoder::new();
+        loop {
+            match dec.push(self.get32(8)? as u8) {
+                Ok(Some(value)) => return Ok(value),
+                Ok(None) => {}
+                Err(Leb128Fault::TooLong) => {
+                    return Err(BitError::VarintTooLong { bit_offset: start })
                 }
-                return Ok(value);
+                Err(Leb128Fault::NotShortest) => {
+                    return Err(BitError::VarintNotShortest { bit_offset: start })
+                }
             }
         }
-        Err(BitError::VarintTooLong { bit_offset: start })
     }
 
     /// Aligns (zero padding checked), then reads a byte-aligned LEB128 varint. Errors: as

@@ -48,6 +48,7 @@
 //!   0xC3581EC5 and with index 3 it is stored as 0xC3581EC7 (`C7 1E 58 C3`). Both facts are
 //!   pinned by tests.
 
+use crate::quant::smallest3;
 use glam::{DQuat, DVec3, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
@@ -245,16 +246,6 @@ pub fn to_axis_angle(q: DQuat) -> (DVec3, f64) {
     (axis, angle)
 }
 
-/// The angle in radians (`[0, π]`) of the rotation that takes `a` to `b`: the error metric
-/// used for every rotation bound in this crate. Both inputs should be unit quaternions;
-/// `q` and `-q` count as the same rotation. Uses `atan2`, which stays accurate for tiny
-/// angles. Never fails; NaN inputs give NaN.
-pub fn angle_between_rad(a: DQuat, b: DQuat) -> f64 {
-    let rel = a.conjugate() * b;
-    let v = DVec3::new(rel.x, rel.y, rel.z).length();
-    2.0 * v.atan2(rel.w.abs())
-}
-
 /// Steps 2 to 4 of SNAP v1.3 "Compression": rebuild (qx, qy, qz, qw) from an axis and an
 /// angle, with the spec's fallbacks, normalized.
 fn quaternion_from_axis_angle_steps(axis: DVec3, angle: f64) -> [f64; 4] {
@@ -276,26 +267,6 @@ fn quaternion_from_axis_angle_steps(axis: DVec3, angle: f64) -> [f64; 4] {
     }
 }
 
-/// Step 5 of SNAP v1.3 "Compression": index of the component with the largest magnitude,
-/// the first one in x, y, z, w order on an exact tie.
-fn largest_index(c: &[f64; 4]) -> usize {
-    let mut best = 0;
-    for i in 1..4 {
-        if c[i].abs() > c[best].abs() {
-            best = i;
-        }
-    }
-    best
-}
-
-/// One kept component to its `i16` code: `round(value × 32767)`, halves away from zero.
-/// `value` is within ±1 (the smallest-three of a unit quaternion are within ±1/√2), so the
-/// clamp only guards the conversion.
-fn component_code(value: f64) -> i16 {
-    let scaled = (value * SMALLEST_THREE_SCALE).round();
-    scaled.clamp(-SMALLEST_THREE_SCALE, SMALLEST_THREE_SCALE) as i16
-}
-
 /// Compresses a rotation to its smallest-three form: the dropped-component index `0..=3`
 /// (0 = qx ... 3 = qw) and the three kept codes (SNAP v1.3 "Compression", steps 1 to 6).
 ///
@@ -309,18 +280,9 @@ pub fn compress_rotation(rot: Quat) -> Result<(u8, [i16; 3]), QuantError> {
     let unit = unit_rotation(rot)?;
     let (axis, angle) = to_axis_angle(unit);
     let c = quaternion_from_axis_angle_steps(axis, angle);
-    let index = largest_index(&c);
-    let sign = if c[index] < 0.0 { -1.0 } else { 1.0 };
-    let mut codes = [0i16; 3];
-    let mut k = 0;
-    for (i, value) in c.iter().enumerate() {
-        if i != index {
-            codes[k] = component_code(value * sign);
-            k += 1;
-        }
-    }
-    // `index` is at most 3.
-    Ok((index as u8, codes))
+    // Steps 5 and 6: the shared core with SNAP's preset; codes are within ±32767.
+    let (index, codes) = smallest3::SNAP.encode(c);
+    Ok((index, codes.map(|v| v as i16)))
 }
 
 /// Rebuilds a rotation from its smallest-three form (SNAP v1.3 "Decompression", steps 2 to
@@ -333,24 +295,9 @@ pub fn compress_rotation(rot: Quat) -> Result<(u8, [i16; 3]), QuantError> {
 /// never fails and never returns NaN. For encoder output the normalization changes nothing
 /// beyond rounding.
 pub fn decompress_rotation(index: u8, q: [i16; 3]) -> Quat {
-    let index = usize::from(index & 0b11);
-    let kept = q.map(|code| f64::from(code) / SMALLEST_THREE_SCALE);
-    let sum_sq = kept.iter().map(|v| v * v).sum::<f64>();
-    let dropped = (1.0 - sum_sq).max(0.0).sqrt();
-    let mut c = [0.0f64; 4];
-    let mut k = 0;
-    for (i, slot) in c.iter_mut().enumerate() {
-        if i == index {
-            *slot = dropped;
-        } else {
-            *slot = kept[k];
-            k += 1;
-        }
-    }
-    // Length is at least 1 when the clamp is inactive (the four squares sum to 1) and at
-    // least the length of the kept vector (> 1) when it is active, so never zero.
-    let quat = DQuat::from_xyzw(c[0], c[1], c[2], c[3]);
-    quat.normalize().as_quat()
+    smallest3::SNAP
+        .decode_quat(index & 0b11, q.map(i32::from))
+        .as_quat()
 }
 
 /// Writes a dropped-component index into the two least-significant bits of Z, treating Z as
@@ -438,6 +385,7 @@ pub fn z_index_error_bound(z: f32) -> f32 {
 #[allow(clippy::excessive_precision)]
 mod tests {
     use super::*;
+    use crate::quant::angle_between_rad;
     use glam::EulerRot;
 
     /// Small deterministic generator (splitmix64) for the measurement tests.
@@ -740,6 +688,7 @@ mod tests {
     #[test]
     fn exact_ties_pick_the_first_component() {
         let h = std::f64::consts::FRAC_1_SQRT_2;
+        let largest_index = |c: &[f64; 4]| smallest3::SNAP.encode(*c).0;
         assert_eq!(largest_index(&[h, 0.0, 0.0, h]), 0);
         assert_eq!(largest_index(&[0.0, -h, h, 0.0]), 1);
         assert_eq!(largest_index(&[0.0, 0.0, h, -h]), 2);
@@ -780,16 +729,32 @@ mod tests {
         }
     }
 
-    /// The analytic worst case: the 120° rotation with all components 1/2. Every kept code
-    /// sits on a .5 rounding tie and the dropped component absorbs three times the error.
+    /// The 120° rotation with all components 1/2: every kept code sits on a .5 rounding tie
+    /// (16384) and the rebuilt component would come out below the kept ones, three times
+    /// their error; the decoder raises it to the largest kept magnitude (so that the index
+    /// does not flip on re-encoding), which lands almost exactly on the input. A neighbour
+    /// whose rebuilt component is not raised shows the analytic error.
     #[test]
     fn worst_case_is_reached_and_bounded() {
         let rot = Quat::from_xyzw(0.5, 0.5, 0.5, 0.5);
+        let (index, q) = compress_rotation(rot).unwrap();
+        // The axis-angle step decides which of the four equal components comes out largest.
+        assert_eq!(q, [16384, 16384, 16384]);
         let err = round_trip_error(rot);
+        assert!(err < 1e-6, "{err}");
+        let (i2, _) = compress_rotation(decompress_rotation(index, q)).unwrap();
+        assert_eq!(i2, index);
+        // Kept codes 16383 (0.499985): the rebuilt x (0.500046) is the largest, nothing is
+        // raised, and the error against the all-1/2 rotation is the analytic one.
+        let back = decompress_rotation(0, [16383, 16383, 16383]).as_dquat();
+        let centre = DQuat::from_xyzw(0.5, 0.5, 0.5, 0.5);
         let analytic = 2.0 * 12f64.sqrt() * 0.5 / 32767.0;
-        assert!(err > 1.05e-4, "{err}");
-        assert!(err <= analytic * 1.001 + 1e-7, "{err} vs {analytic}");
-        assert!(err <= CFRAME_ROT_ERROR_BOUND_RAD);
+        let e = angle_between_rad(centre, back);
+        assert!(
+            e > 0.9 * analytic && e <= analytic * 1.001 + 1e-7,
+            "{e} vs {analytic}"
+        );
+        assert!(e <= CFRAME_ROT_ERROR_BOUND_RAD);
     }
 
     /// Measured worst case over one million random unit quaternions (uniform over rotations)

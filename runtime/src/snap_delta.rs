@@ -2,7 +2,7 @@
 //!
 //! Spec sections implemented here (`specs/snap-v1.3.txt`): "Frame Schema" (which frames are
 //! absolute), "Position delta", "Rotation delta" and the first-frame rule of "Recording
-//! Schema". Absolute frames carry a [`PackedCFrame`] (see [`crate::quant`]).
+//! Schema". Absolute frames carry a [`PackedCFrame`] (see [`crate::snap_quant`]).
 //!
 //! # How the chain works
 //!
@@ -63,7 +63,7 @@
 use glam::{DQuat, DVec3, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
-use crate::quant::{
+use crate::snap_quant::{
     check_position, compress_cframe, decompress_cframe, to_axis_angle, unit_rotation, PackedCFrame,
     QuantError,
 };
@@ -452,7 +452,8 @@ impl SnapChainEncoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quant::{angle_between_rad, CFRAME_ROT_ERROR_BOUND_RAD};
+    use crate::quant::angle_between_rad;
+    use crate::snap_quant::CFRAME_ROT_ERROR_BOUND_RAD;
 
     fn encoder_after(pos: Vec3, rot: Quat) -> SnapChainEncoder {
         let mut enc = SnapChainEncoder::new();
