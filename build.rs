@@ -22,6 +22,7 @@ fn main() {
         binrw: feature("BINRW"),
         deku: feature("DEKU"),
         bitvec: feature("BITVEC"),
+        ..Default::default()
     };
     match statepack_codegen::generate_dir_with("schema".as_ref(), &out, "schema", &opts) {
         Ok(files) => {

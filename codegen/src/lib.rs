@@ -20,48 +20,22 @@
 mod bits;
 pub mod columns;
 pub mod diag;
+mod context;
 mod emit;
 mod emit_binrw;
 mod emit_reflect;
+mod instances;
 pub mod expr;
 pub mod ir;
 mod lower;
 mod names;
+mod process;
 mod resolve;
 pub mod yaml;
 
 pub use diag::{render, Diag, Pos};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-
-/// What the generator emits besides each type's native reader and writer. All off by
-/// default: each switch makes the generated code name a feature of statepack-runtime, which
-/// the crate including the code must turn on (`statepack-runtime/binrw`, `/deku`,
-/// `/bitvec`). The impls and their errors are described in `docs/architecture.md`
-/// ("binrw, deku and bitvec").
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Options {
-    /// binrw's `BinRead`/`BinWrite` (and `ReadEndian`/`WriteEndian`) for every type that ends
-    /// on a byte boundary. Needs `statepack-runtime/binrw`.
-    pub binrw: bool,
-    /// deku's `DekuReader`/`DekuWriter` for every type with bit fields. Needs
-    /// `statepack-runtime/deku`.
-    pub deku: bool,
-    /// `read_bits(&BitSlice<u8, Msb0>)` and `to_bits()` for every type with bit fields.
-    /// Needs `statepack-runtime/bitvec`.
-    pub bitvec: bool,
-}
-
-impl Options {
-    /// Every switch on (what statepack's own build uses).
-    pub fn all() -> Self {
-        Self {
-            binrw: true,
-            deku: true,
-            bitvec: true,
-        }
-    }
-}
 
 /// Version of the generator, written into every generated file's header.
 pub const GENERATOR_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -195,6 +169,10 @@ pub fn load_schema_at(text: &str, file: &str, path: &Path) -> Result<ir::Schema,
         return Err(diags);
     }
     resolve::resolve(&mut main);
+    let d = context::lower(&mut main);
+    if !d.is_empty() {
+        return Err(d);
+    }
     Ok(main)
 }
 
@@ -219,21 +197,61 @@ pub fn generate(text: &str, file: &str) -> Result<String, Vec<Diag>> {
     generate_at(text, file, Path::new(file))
 }
 
+/// Choices a build makes for the generated code, beyond the schema.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Rust paths of custom processors, by the name written in `process:` (`my_fx`,
+    /// `nested.deeply.my_fx`), e.g. `crate::codecs::MyFx`. A name not listed is looked up as
+    /// `super::<modules>::<CamelName>` (`super::nested::deeply::MyFx`): next to the module
+    /// that includes the generated code. The type implements
+    /// `statepack_runtime::process::CustomProcessor` (see that module).
+    pub processors: std::collections::BTreeMap<String, String>,
+    /// Rust paths of opaque types (`meta.ks-opaque-types: true`), by the type name written
+    /// in the schema, e.g. `crate::external::Header`. A name not listed is looked up as
+    /// `super::<CamelName>`. The type implements `statepack_runtime::process::OpaqueType`.
+    pub opaque_types: std::collections::BTreeMap<String, String>,
+    /// binrw's `BinRead`/`BinWrite` (and `ReadEndian`/`WriteEndian`) for every type that ends
+    /// on a byte boundary (off by default). The code then names `statepack_runtime::binrw`:
+    /// the including crate turns on `statepack-runtime/binrw`. See `docs/architecture.md`
+    /// ("binrw, deku and bitvec").
+    pub binrw: bool,
+    /// deku's `DekuReader`/`DekuWriter` for every type with bit fields (off by default).
+    /// Needs `statepack-runtime/deku`.
+    pub deku: bool,
+    /// `read_bits(&BitSlice<u8, Msb0>)` and `to_bits()` for every type with bit fields (off
+    /// by default). Needs `statepack-runtime/bitvec`.
+    pub bitvec: bool,
+}
+
+impl Options {
+    /// The defaults with the binrw, deku and bitvec impls on (what statepack's own build
+    /// uses with its default features).
+    pub fn all() -> Self {
+        Self {
+            binrw: true,
+            deku: true,
+            bitvec: true,
+            ..Self::default()
+        }
+    }
+}
+
 /// As [`generate`], for a schema whose file is at `path` (`file` names it in diagnostics
 /// and in the header).
 pub fn generate_at(text: &str, file: &str, path: &Path) -> Result<String, Vec<Diag>> {
     generate_with(text, file, path, &Options::default())
 }
 
-/// As [`generate_at`], emitting what `opts` asks for besides the native reader and writer.
+/// As [`generate_at`], with the build's [`Options`]. Errors: every problem found, including
+/// a path in `options` that is not a Rust path.
 pub fn generate_with(
     text: &str,
     file: &str,
     path: &Path,
-    opts: &Options,
+    options: &Options,
 ) -> Result<String, Vec<Diag>> {
     let schema = load_schema_at(text, file, path)?;
-    let tokens = emit::Emitter::new(&schema).with_options(*opts).emit()?;
+    let tokens = emit::Emitter::new(&schema).with_options(options).emit()?;
     let syntax: syn::File = match syn::parse2(tokens) {
         Ok(f) => f,
         Err(e) => {

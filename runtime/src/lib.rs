@@ -29,6 +29,8 @@
 //! - `interop` (features `binrw`, `deku`, `bitvec`): what generated binrw / deku / bitvec
 //!   impls call; the features also re-export those crates as `statepack_runtime::binrw`,
 //!   `statepack_runtime::deku` and `statepack_runtime::bitvec`.
+//! - [`process`]: custom processors (`process: name(args)`) and opaque external types,
+//!   written in Rust for generated code to call.
 //! - [`fixtures`]: finds the real input files that tests, benches and the demo read in place.
 pub mod anim;
 pub mod bits;
@@ -43,6 +45,8 @@ pub mod io;
 pub mod keyframe;
 pub mod motion;
 pub mod netquant;
+pub mod positional;
+pub mod process;
 pub mod quant;
 pub mod reflect;
 pub mod replay_xform;
