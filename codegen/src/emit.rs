@@ -2312,6 +2312,7 @@ impl<'s> Emitter<'s> {
         // `params`: given by the reading field, kept as members (for instances and the
         // writer's own expressions); the parent's writer checks them against its arguments.
         let mut param_args = Vec::new();
+        let mut param_tys = Vec::new();
         if is_root && t.params.iter().any(|p| p.context.is_none()) {
             self.err(
                 t.pos,
@@ -2337,6 +2338,7 @@ impl<'s> Emitter<'s> {
             struct_fields.push(quote! { #pdoc #[serde(rename = #pn)] pub #id: #rty });
             ctor.push(quote!(#id));
             param_args.push(quote!(#id: #rty));
+            param_tys.push(rty.clone());
             rscope.vars.push((p.id.clone(), ty.clone()));
             write_pre.push(match ty {
                 Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
@@ -3012,12 +3014,14 @@ impl<'s> Emitter<'s> {
             &self.opts,
             &crate::emit_binrw::TypeShape {
                 name: &name,
-                params: t.params.iter().map(|p| param_rust_ty(&p.kind).0).collect(),
+                params: param_tys,
                 has_bits,
                 bits_first: t.fields.first().is_some_and(crate::bits::is_bit_field),
                 aligned_end: is_root || !unaligned || phase == Some(0),
             },
         );
+        // A recursive root type has context params, which the top level does not give.
+        let top_args = crate::emit_reflect::top_args(t);
         let root_api = if is_root {
             quote! {
                 impl #name {
