@@ -472,6 +472,18 @@ impl<'s> Emitter<'s> {
                 if f.cond.is_some() {
                     continue;
                 }
+                let times = match &f.repeat {
+                    Repeat::None => 1,
+                    Repeat::Expr(SrcExpr {
+                        expr: Expr::Int(n), ..
+                    }) => usize::try_from(*n).unwrap_or(0),
+                    Repeat::Expr(_) | Repeat::Eos => 0,
+                    Repeat::Until(_) => 1,
+                };
+                // A list that may be empty ends a recursion (and adds nothing).
+                if times == 0 {
+                    continue;
+                }
                 // In bits: bit fields count their width; everything else whole bytes.
                 let one = match &f.kind {
                     FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
@@ -498,14 +510,6 @@ impl<'s> Emitter<'s> {
                             .min()
                             .unwrap_or(0)
                     }
-                };
-                let times = match &f.repeat {
-                    Repeat::None => 1,
-                    Repeat::Expr(SrcExpr {
-                        expr: Expr::Int(n), ..
-                    }) => usize::try_from(*n).unwrap_or(0),
-                    Repeat::Expr(_) | Repeat::Eos => 0,
-                    Repeat::Until(_) => 1,
                 };
                 total = total.saturating_add(one.saturating_mul(times));
             }
