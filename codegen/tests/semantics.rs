@@ -784,11 +784,12 @@ fn failing_expressions_in_seq_fields_are_decode_and_encode_errors() {
 
 /// `run/context.ksy`: header (count 2, name_len 3), sizes [2, 1], two entries ("abc" + 1
 /// byte, "def" + 1 byte), kind 1 with a 3-byte tag, the mediator's child of sizes[0] = 2
-/// bytes, the orphan's byte, the holder's first lens[0] = 2 bytes.
+/// bytes, the orphan's byte, the holder's first lens[0] = 2 bytes, the picked case's
+/// sizes[0] = 2 bytes.
 fn context_bytes() -> Vec<u8> {
     let mut b = vec![2, 3, 2, 1];
     b.extend(b"abc\x10def\x11");
-    b.extend([1, 7, 8, 9, 0x21, 0x22, 0x30, 0x41, 0x42]);
+    b.extend([1, 7, 8, 9, 0x21, 0x22, 0x30, 0x41, 0x42, 0x51, 0x52]);
     b
 }
 
@@ -816,6 +817,11 @@ fn parent_and_root_paths_reach_the_enclosing_types_fields() {
     assert_eq!(v.holder.lens, [2, 1]);
     assert_eq!(v.holder.first, [0x41, 0x42]);
     assert_eq!(v.holder.total().unwrap(), 3);
+    // A switch case type with params: `counted(sizes[0])`.
+    let context::ContextPicked::Counted(c) = &v.picked else {
+        panic!("kind 1 selects `counted`: {:?}", v.picked)
+    };
+    assert_eq!((c.n, &c.data[..]), (2, &[0x51, 0x52][..]));
     assert_eq!(v.encode().unwrap(), bytes, "decode then encode is the identity");
 }
 

@@ -29,6 +29,8 @@ pub struct Context {
     pub orphan: Orphan,
     /// Schema: `codegen/tests/run/context.ksy` line 29.
     pub holder: Holder,
+    /// Schema: `codegen/tests/run/context.ksy` line 31.
+    pub picked: ContextPicked,
 }
 impl Context {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
@@ -148,6 +150,32 @@ impl Context {
             __r.leave::<()>(None);
             __v
         };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("picked"));
+        let picked: ContextPicked = {
+            let __v: ContextPicked = {
+                {
+                    let __sw: i128 = (kind as i128);
+                    if __sw == (1 as i128) || __sw == (3 as i128) {
+                        Counted::read_from(
+                                __r,
+                                (*::statepack_runtime::io::expr_at(
+                                        &(sizes)[..],
+                                        (0 as i128),
+                                    )
+                                    .map_err(|__e| {
+                                        __e.decode_at(__r.offset()).in_field("picked")
+                                    })? as i128),
+                            )
+                            .map(ContextPicked::Counted)
+                    } else {
+                        Plain::read_from(__r).map(ContextPicked::Plain)
+                    }
+                }
+            }
+                .map_err(|e| e.in_field("picked"))?;
+            __r.leave::<()>(None);
+            __v
+        };
         Ok(Self {
             header,
             sizes,
@@ -157,6 +185,7 @@ impl Context {
             mediator,
             orphan,
             holder,
+            picked,
         })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
@@ -180,6 +209,7 @@ impl Context {
         let mediator = &self.mediator;
         let orphan = &self.orphan;
         let holder = &self.holder;
+        let picked = &self.picked;
         {
             let __val = &self.header;
             let __v = __val;
@@ -420,6 +450,65 @@ impl Context {
                     e.in_field("holder")
                 })?;
         }
+        {
+            let __val = &self.picked;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                {
+                    let __sw: i128 = (kind as i128);
+                    match __v {
+                        ContextPicked::Counted(__x) => {
+                            if !(__sw == (1 as i128) || __sw == (3 as i128)) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch {
+                                        selected: __sw.to_string(),
+                                        found: "Counted",
+                                    }),
+                                );
+                            }
+                            if __x.n
+                                != (*::statepack_runtime::io::expr_at(
+                                        &(sizes)[..],
+                                        (0 as i128),
+                                    )
+                                    .map_err(::statepack_runtime::io::ExprError::encode)?
+                                    as i128)
+                            {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(
+                                        ::statepack_runtime::io::EncodeErrorKind::Semantic(
+                                            format!(
+                                                "param `{}` of the value is {:?} but the schema gives {:?}",
+                                                "n", __x.n, (* ::statepack_runtime::io::expr_at(& (sizes)
+                                                [..], (0 as i128))
+                                                .map_err(::statepack_runtime::io::ExprError::encode) ? as
+                                                i128)
+                                            ),
+                                        ),
+                                    ),
+                                );
+                            }
+                            __x.write_to(__w)?;
+                        }
+                        ContextPicked::Plain(__x) => {
+                            if !(!(__sw == (1 as i128) || __sw == (3 as i128))) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch {
+                                        selected: __sw.to_string(),
+                                        found: "Plain",
+                                    }),
+                                );
+                            }
+                            __x.write_to(__w)?;
+                        }
+                    }
+                };
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("picked")
+                })?;
+        }
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
@@ -474,6 +563,13 @@ impl Context {
             }
             + {
                 let __val = &self.holder;
+                {
+                    let __v = __val;
+                    __v.encoded_len()
+                }
+            }
+            + {
+                let __val = &self.picked;
                 {
                     let __v = __val;
                     __v.encoded_len()
@@ -549,11 +645,22 @@ impl ::statepack_runtime::reflect::Reflect for Context {
             "mediator" => ::std::option::Option::Some(self.mediator.to_value()),
             "orphan" => ::std::option::Option::Some(self.orphan.to_value()),
             "holder" => ::std::option::Option::Some(self.holder.to_value()),
+            "picked" => ::std::option::Option::Some(self.picked.to_value()),
             _ => ::std::option::Option::None,
         }
     }
     fn member_names(&self) -> &'static [&'static str] {
-        &["header", "sizes", "index", "kind", "body", "mediator", "orphan", "holder"]
+        &[
+            "header",
+            "sizes",
+            "index",
+            "kind",
+            "body",
+            "mediator",
+            "orphan",
+            "holder",
+            "picked",
+        ]
     }
 }
 impl ::statepack_runtime::reflect::ToValue for Context {
@@ -594,6 +701,35 @@ impl ::statepack_runtime::reflect::ToValue for ContextBody {
         }
     }
 }
+/// The body of `context.picked`, selected by `kind`.
+///
+/// Schema: `codegen/tests/run/context.ksy` line 31.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum ContextPicked {
+    /// Selected when the switch value is `1` or `3`.
+    #[serde(rename = "counted")]
+    Counted(Counted),
+    /// The default case (`_`).
+    #[serde(rename = "plain")]
+    Plain(Plain),
+}
+impl ContextPicked {
+    /// The number of bytes the selected case writes.
+    pub fn encoded_len(&self) -> usize {
+        match self {
+            ContextPicked::Counted(__x) => __x.encoded_len(),
+            ContextPicked::Plain(__x) => __x.encoded_len(),
+        }
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for ContextPicked {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        match self {
+            ContextPicked::Counted(__x) => __x.to_value(),
+            ContextPicked::Plain(__x) => __x.to_value(),
+        }
+    }
+}
 /// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
 /// the end of the root type are allowed (and ignored). The result is seen through the
 /// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
@@ -621,12 +757,119 @@ pub fn reflect_roundtrip(
     let v = Context::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
     v.encode().map_err(|e| format!("encode: {e}"))
 }
-/// Schema: `codegen/tests/run/context.ksy` line 32.
+/// Schema: `codegen/tests/run/context.ksy` line 39.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Counted {
+    /// Parameter `n`: given by the field that reads this type, not stored in the data.
+    ///
+    /// Schema: `codegen/tests/run/context.ksy` line 41.
+    #[serde(rename = "n")]
+    pub n: i128,
+    /// Schema: `codegen/tests/run/context.ksy` line 44.
+    pub data: ::std::vec::Vec<u8>,
+}
+impl Counted {
+    /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
+    pub const MIN_LEN: usize = 0;
+    /// Reads one value at the reader's position.
+    ///
+    /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_from<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        n: i128,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("data"));
+        let data: ::std::vec::Vec<u8> = {
+            let __v: ::std::vec::Vec<u8> = {
+                __r.take_sized((n as i128)).map(|b| b.to_vec())
+            }
+                .map_err(|e| e.in_field("data"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        Ok(Self { n, data })
+    }
+    /// Writes this value; counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    #[allow(
+        unused_variables,
+        clippy::redundant_closure_call,
+        clippy::needless_borrow,
+        clippy::let_unit_value
+    )]
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        let n = self.n;
+        let data = &self.data;
+        {
+            let __val = &self.data;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                {
+                    if (__v.len() as i128) != (n as i128) {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
+                                expected: u64::try_from((n as i128)).unwrap_or(u64::MAX),
+                                found: __v.len(),
+                            }),
+                        );
+                    }
+                    __w.write_bytes(__v);
+                };
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("data"))?;
+        }
+        Ok(())
+    }
+    /// The number of bytes [`Self::write_to`] writes.
+    #[allow(unused_variables, clippy::identity_op)]
+    pub fn encoded_len(&self) -> usize {
+        0
+            + {
+                let __val = &self.data;
+                {
+                    let __v = __val;
+                    __v.len()
+                }
+            }
+    }
+}
+impl ::statepack_runtime::reflect::Reflect for Counted {
+    fn schema_type(&self) -> &'static str {
+        "counted"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "data" => ::std::option::Option::Some(self.data.to_value()),
+            "n" => ::std::option::Option::Some(self.n.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["data", "n"]
+    }
+}
+impl ::statepack_runtime::reflect::ToValue for Counted {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Schema: `codegen/tests/run/context.ksy` line 46.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Header {
-    /// Schema: `codegen/tests/run/context.ksy` line 34.
+    /// Schema: `codegen/tests/run/context.ksy` line 48.
     pub count: u8,
-    /// Schema: `codegen/tests/run/context.ksy` line 36.
+    /// Schema: `codegen/tests/run/context.ksy` line 50.
     pub name_len: u8,
 }
 impl Header {
@@ -735,25 +978,25 @@ impl ::statepack_runtime::reflect::ToValue for Header {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 38.
+/// Schema: `codegen/tests/run/context.ksy` line 52.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Index {
     /// Context: the value of `_parent.header.count` in `index`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 43.
+    /// Schema: `codegen/tests/run/context.ksy` line 57.
     #[serde(rename = "__ctx_parent_header_count")]
     pub __ctx_parent_header_count: i128,
     /// Context: the value of `_parent.header.name_len` in `index`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 41.
+    /// Schema: `codegen/tests/run/context.ksy` line 55.
     #[serde(rename = "__ctx_parent_header_name_len")]
     pub __ctx_parent_header_name_len: i128,
     /// Context: the value of `_root.sizes` in `index`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 41.
+    /// Schema: `codegen/tests/run/context.ksy` line 55.
     #[serde(rename = "__ctx_root_sizes")]
     pub __ctx_root_sizes: ::std::vec::Vec<i128>,
-    /// Schema: `codegen/tests/run/context.ksy` line 40.
+    /// Schema: `codegen/tests/run/context.ksy` line 54.
     pub entries: ::std::vec::Vec<Entry>,
 }
 impl Index {
@@ -927,22 +1170,22 @@ impl ::statepack_runtime::reflect::ToValue for Index {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 44.
+/// Schema: `codegen/tests/run/context.ksy` line 58.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
     /// Context: the value of `_parent._parent.header.name_len` in `entry`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 49.
+    /// Schema: `codegen/tests/run/context.ksy` line 63.
     #[serde(rename = "__ctx_parent_parent_header_name_len")]
     pub __ctx_parent_parent_header_name_len: i128,
     /// Context: the value of `_root.sizes` in `entry`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 51.
+    /// Schema: `codegen/tests/run/context.ksy` line 65.
     #[serde(rename = "__ctx_root_sizes")]
     pub __ctx_root_sizes: ::std::vec::Vec<i128>,
-    /// Schema: `codegen/tests/run/context.ksy` line 46.
+    /// Schema: `codegen/tests/run/context.ksy` line 60.
     pub name: ::std::string::String,
-    /// Schema: `codegen/tests/run/context.ksy` line 50.
+    /// Schema: `codegen/tests/run/context.ksy` line 64.
     pub extra: ::std::vec::Vec<u8>,
 }
 impl Entry {
@@ -1130,15 +1373,15 @@ impl ::statepack_runtime::reflect::ToValue for Entry {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 52.
+/// Schema: `codegen/tests/run/context.ksy` line 66.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Tagged {
     /// Context: the value of `_parent.header.name_len` in `tagged`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 55.
+    /// Schema: `codegen/tests/run/context.ksy` line 69.
     #[serde(rename = "__ctx_parent_header_name_len")]
     pub __ctx_parent_header_name_len: i128,
-    /// Schema: `codegen/tests/run/context.ksy` line 54.
+    /// Schema: `codegen/tests/run/context.ksy` line 68.
     pub tag: ::std::vec::Vec<u8>,
 }
 impl Tagged {
@@ -1243,10 +1486,10 @@ impl ::statepack_runtime::reflect::ToValue for Tagged {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 56.
+/// Schema: `codegen/tests/run/context.ksy` line 70.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Plain {
-    /// Schema: `codegen/tests/run/context.ksy` line 58.
+    /// Schema: `codegen/tests/run/context.ksy` line 72.
     pub byte: u8,
 }
 impl Plain {
@@ -1329,15 +1572,15 @@ impl ::statepack_runtime::reflect::ToValue for Plain {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 60.
+/// Schema: `codegen/tests/run/context.ksy` line 74.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Mediator {
     /// Context: the value of `_parent.sizes` in `mediator`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 63.
+    /// Schema: `codegen/tests/run/context.ksy` line 77.
     #[serde(rename = "__ctx_parent_sizes")]
     pub __ctx_parent_sizes: ::std::vec::Vec<i128>,
-    /// Schema: `codegen/tests/run/context.ksy` line 62.
+    /// Schema: `codegen/tests/run/context.ksy` line 76.
     pub child: SizedByParent,
 }
 impl Mediator {
@@ -1452,15 +1695,15 @@ impl ::statepack_runtime::reflect::ToValue for Mediator {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 65.
+/// Schema: `codegen/tests/run/context.ksy` line 79.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SizedByParent {
     /// Context: the value of `_parent.sizes` in `sized_by_parent`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 68.
+    /// Schema: `codegen/tests/run/context.ksy` line 82.
     #[serde(rename = "__ctx_parent_sizes")]
     pub __ctx_parent_sizes: ::std::vec::Vec<i128>,
-    /// Schema: `codegen/tests/run/context.ksy` line 67.
+    /// Schema: `codegen/tests/run/context.ksy` line 81.
     pub data: ::std::vec::Vec<u8>,
 }
 impl SizedByParent {
@@ -1581,10 +1824,10 @@ impl ::statepack_runtime::reflect::ToValue for SizedByParent {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 69.
+/// Schema: `codegen/tests/run/context.ksy` line 83.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Orphan {
-    /// Schema: `codegen/tests/run/context.ksy` line 71.
+    /// Schema: `codegen/tests/run/context.ksy` line 85.
     pub byte: u8,
 }
 impl Orphan {
@@ -1667,20 +1910,20 @@ impl ::statepack_runtime::reflect::ToValue for Orphan {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 73.
+/// Schema: `codegen/tests/run/context.ksy` line 87.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Holder {
     /// Parameter `head`: given by the field that reads this type, not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 75.
+    /// Schema: `codegen/tests/run/context.ksy` line 89.
     #[serde(rename = "head")]
     pub head: Header,
     /// Parameter `lens`: given by the field that reads this type, not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 77.
+    /// Schema: `codegen/tests/run/context.ksy` line 91.
     #[serde(rename = "lens")]
     pub lens: ::std::vec::Vec<i128>,
-    /// Schema: `codegen/tests/run/context.ksy` line 80.
+    /// Schema: `codegen/tests/run/context.ksy` line 94.
     pub first: ::std::vec::Vec<u8>,
 }
 impl Holder {
@@ -1772,7 +2015,7 @@ impl Holder {
     }
     /// Value instance: `head.count + lens[1]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 83.
+    /// Schema: `codegen/tests/run/context.ksy` line 97.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn total(
         &self,
