@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 
 /// The type of an expression or a field as seen by expressions.
 #[derive(Debug, Clone, PartialEq)]
-enum Ty {
+pub(crate) enum Ty {
     Int,
     Float,
     Bool,
@@ -50,7 +50,7 @@ enum Side {
     Write,
 }
 
-struct Scope {
+pub(crate) struct Scope {
     vars: Vec<(String, Ty)>,
     /// Where the expression's code goes (decides how a failing expression reports).
     ctx: Ctx,
@@ -171,6 +171,19 @@ impl<'s> Emitter<'s> {
             cur_field: std::cell::RefCell::new(None),
             opts: crate::Options::default(),
         }
+    }
+
+    fn has_positional(&self) -> bool {
+        self.s
+            .types
+            .iter()
+            .any(|t| t.fields.iter().any(|f| f.at.is_some()))
+    }
+
+    fn type_has_positional(&self, name: &str) -> bool {
+        self.s
+            .type_def(name)
+            .is_some_and(|t| t.fields.iter().any(|f| f.at.is_some()))
     }
 
     /// The same emitter with the build's options.
@@ -511,6 +524,10 @@ impl<'s> Emitter<'s> {
                             .unwrap_or(0)
                     }
                 };
+                if f.at.is_some() {
+                    // Read at a position of the stream, not in sequence.
+                    continue;
+                }
                 total = total.saturating_add(one.saturating_mul(times));
             }
             visiting.pop();
@@ -742,7 +759,7 @@ impl<'s> Emitter<'s> {
         }
     }
 
-    fn expect_ty(&mut self, e: &SrcExpr, scope: &Scope, kp: &str, want: Ty) -> Option<TokenStream> {
+    pub(crate) fn expect_ty(&mut self, e: &SrcExpr, scope: &Scope, kp: &str, want: Ty) -> Option<TokenStream> {
         let (ts, ty) = self.expr(e, scope, kp)?;
         if ty == want || (want == Ty::Float && ty == Ty::Int) {
             Some(if want == Ty::Float && ty == Ty::Int {
@@ -821,6 +838,29 @@ impl<'s> Emitter<'s> {
                 }
                 let (t, vi) = (type_ident(en), type_ident(v));
                 (quote!(#t::#vi), Ty::Enum(en.clone()))
+            }
+            Expr::Attr(inner, attr)
+                if matches!(&**inner, Expr::Name(n) if n == "_io") && scope.get("_io").is_none() =>
+            {
+                return crate::instances::io_attr(scope.ctx == Ctx::Read, scope.ctx == Ctx::Write, attr);
+            }
+            Expr::Attr(io, attr)
+                if matches!(&**io, Expr::Attr(_, a) if a == "_io")
+                    && matches!(attr.as_str(), "pos" | "size" | "eof") =>
+            {
+                // `value._io.pos`: the stream of a user-type value, as it was when the value
+                // had been read.
+                let Expr::Attr(inner, _) = &**io else {
+                    unreachable!()
+                };
+                let (ts, ty) = self.ex(inner, scope)?;
+                if !matches!(ty, Ty::User(_)) {
+                    return bad(
+                        format!("`._io` applies to a user-type value, not {}", ty_name(&ty)),
+                        "use `_io` for this type's own stream",
+                    );
+                }
+                return Ok(crate::instances::member_io(ts, attr));
             }
             Expr::Attr(inner, attr) => {
                 let (ts, ty) = self.ex(inner, scope)?;
@@ -1030,7 +1070,7 @@ impl<'s> Emitter<'s> {
                             let msg = format!("`{}.{}` does not hold a `{}`", t.name, g.id, tn);
                             self.fallible.set(true);
                             return Ok((
-                                quote!((match #ts { #en::#vi(__c) => ::std::result::Result::Ok(__c), #[allow(unreachable_patterns)] _ => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
+                                quote!((match &(#ts) { #en::#vi(__c) => ::std::result::Result::Ok(__c), #[allow(unreachable_patterns)] _ => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
                                 Ty::User(tn),
                             ));
                         }
@@ -1491,6 +1531,9 @@ impl<'s> Emitter<'s> {
             let t = s.type_def(name)?;
             let mut total = 0usize;
             for f in &t.fields {
+                if f.at.is_some() {
+                    continue;
+                }
                 if f.cond.is_some() || f.varint {
                     return None;
                 }
@@ -2353,14 +2396,21 @@ impl<'s> Emitter<'s> {
         let mut unaligned = false;
         // The bit phase (bits past the last byte boundary) where it is known statically.
         let mut phase: Option<u32> = Some(0);
-        let has_bits = t.fields.iter().any(crate::bits::is_bit_field);
+        let has_bits = t
+            .fields
+            .iter()
+            .any(|f| f.at.is_none() && crate::bits::is_bit_field(f));
+        // Positional instances: written after the fields in sequence (laid out by the root).
+        let mut pos_writes = Vec::new();
         for f in &t.fields {
             let id = field_ident(&f.id);
             let fid = f.id.as_str();
             self.cur_field.replace(Some(f.id.clone()));
             let kp = f.key_path.clone();
             let bit_field = crate::bits::is_bit_field(f);
-            if unaligned && !bit_field && !f.strict {
+            if f.at.is_some() {
+                // Read at a position of its stream: the sequence's bit state is untouched.
+            } else if unaligned && !bit_field && !f.strict {
                 // Kaitai's rules: the padding bits may be anything; they are kept and put
                 // back on write.
                 let pad = temp_for("pad", &f.id);
@@ -2380,8 +2430,10 @@ impl<'s> Emitter<'s> {
                 reads.push(quote!(__r.align_to_byte().map_err(|e| e.in_field(#fid))?;));
                 writes.push(quote!(__w.align_to_byte();));
             }
-            unaligned = bit_field;
-            phase = crate::bits::phase_after(phase, f);
+            if f.at.is_none() {
+                unaligned = bit_field;
+                phase = crate::bits::phase_after(phase, f);
+            }
             let is_derived = derived.contains_key(&f.id);
             let at = temp_for("at", &f.id);
             let elem_ty = self.elem_rust_ty(t, f);
@@ -2474,6 +2526,10 @@ impl<'s> Emitter<'s> {
                 None => None,
             };
             let cond_w = match &f.cond {
+                // `_io.eof` / `_io.size` are not known while writing: presence decides.
+                Some(c) if crate::instances::uses_io_end(&c.expr) => {
+                    Some(quote!(self.#id.is_some()))
+                }
                 Some(c) => Some(self.expect_ty(c, &wscope, &format!("{kp}.if"), Ty::Bool)?),
                 None => None,
             };
@@ -2635,6 +2691,19 @@ impl<'s> Emitter<'s> {
             } else {
                 quote! {{ let __l = #read_value; #rep_leave __l }}
             };
+            let (read_value, kept_pos) = match &f.at {
+                Some(at) => {
+                    let (rv, kept) =
+                        crate::instances::emit_read(self, f, at, &rscope, read_value)?;
+                    (rv, kept)
+                }
+                None => (read_value, None),
+            };
+            if let Some((decl, member, ctor_item)) = kept_pos {
+                reads.push(decl);
+                struct_fields.push(member);
+                ctor.push(ctor_item);
+            }
             let tail_decl = match (hidden_prefix(f), matches!(f.repeat, Repeat::None)) {
                 (None, _) => quote!(),
                 (Some(prefix), true) => {
@@ -2747,6 +2816,9 @@ impl<'s> Emitter<'s> {
                         _ => quote!(),
                     };
                     let until_check = match rep {
+                        // `_io.eof` / `_io.size` are not known while writing: the list's
+                        // length decides.
+                        Repeat::Until(u) if crate::instances::uses_io_end(&u.expr) => quote!(),
                         Repeat::Until(u) => {
                             let (ety, c) = self.until_cond(f, u, &wscope)?;
                             let bind = bind_elem(&ety, quote!(__e));
@@ -2807,6 +2879,16 @@ impl<'s> Emitter<'s> {
                     { let __val = &#src; #body_write }
                 },
             };
+            if let Some(at) = &f.at {
+                pos_writes.push(crate::instances::emit_write(
+                    self,
+                    f,
+                    at,
+                    &wscope,
+                    quote! { #rule_const #write_stmt },
+                )?);
+                continue;
+            }
             writes.push(quote! { #rule_const #write_stmt });
 
             // --- encoded length
@@ -2885,6 +2967,26 @@ impl<'s> Emitter<'s> {
                 ),
                 crate::bits::unaligned_end_hint(),
             );
+        }
+        writes.extend(pos_writes);
+        if let Some((read, member, item)) = crate::instances::io_end_member(self.s, t) {
+            reads.push(read);
+            struct_fields.push(member);
+            ctor.push(item);
+        }
+        if is_root && self.has_positional() {
+            // The bytes after the seq up to the furthest positional instance belong to the
+            // root: kept and written back under the instances, which the root lays out last.
+            reads.push(quote!(let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();));
+            struct_fields.push(quote! {
+                #[doc = " The bytes after the last `seq` field up to the furthest byte a positional instance"]
+                #[doc = " read, as read: written back under the positional instances (which must agree with"]
+                #[doc = " every byte written in sequence and with each other)."]
+                #[serde(default, skip_serializing_if = "Vec::is_empty")]
+                pub __beyond: ::std::vec::Vec<u8>
+            });
+            ctor.push(quote!(__beyond));
+            writes.push(quote!(__w.lay_out_positional(&self.__beyond)?;));
         }
         // A type with bit fields measures itself by writing: its padding depends on where
         // each bit field falls.
@@ -3678,7 +3780,12 @@ impl<'s> Emitter<'s> {
                     None => quote!(),
                 };
                 let pchecks = self.param_checks(f, name, scope, &kp, quote!(__v))?;
-                quote!({ #check #pchecks __v.write_to(__w)?; })
+                if size.is_some() && self.type_has_positional(name) {
+                    // The value's positional instances are placed in its own substream.
+                    quote!({ #check #pchecks let __io = __w.push_io(); __v.write_to(__w)?; __w.pop_io(__io); })
+                } else {
+                    quote!({ #check #pchecks __v.write_to(__w)?; })
+                }
             }
             FieldKind::Switch { on, .. } => {
                 let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
@@ -3787,6 +3894,10 @@ impl<'s> Emitter<'s> {
                 ..
             })
         ) && matches!(f.repeat, Repeat::None);
+        if matches!(size, Size::Expr(e) if crate::instances::uses_io_end(&e.expr)) {
+            // `_io.size` is not known while writing: the value's own length is written.
+            return Some(quote!());
+        }
         match self.size_value(size, scope, kp)? {
             None => Some(quote!()),
             Some(n) => {

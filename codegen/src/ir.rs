@@ -213,6 +213,9 @@ pub struct Field {
     pub term: Option<TermSpec>,
     /// `process`: how the stored bytes of a sized byte field or user type become its value.
     pub process: Option<Process>,
+    /// A positional instance (`instances` with `pos`) lowered to a field: where it is read.
+    /// `None` for `seq` fields.
+    pub at: Option<Box<Positional>>,
     /// `parent`: what the read type sees as `_parent`.
     pub parent: ParentSpec,
     /// Context arguments: for each user type this field reads (the type, or each case type
@@ -228,6 +231,15 @@ pub struct Field {
     /// types): held in a `Box`, and read one nesting level deeper (bounded by
     /// `statepack_runtime::io::MAX_RECURSION`). Filled by `crate::context`.
     pub recursive: Vec<String>,
+}
+
+/// Where a positional instance is read: byte `pos` of its stream.
+#[derive(Debug, Clone)]
+pub struct Positional {
+    /// `pos`: the position in the stream.
+    pub pos: SrcExpr,
+    /// `io: _root._io`: the stream is the whole input (else the type's own stream, `_io`).
+    pub whole: bool,
 }
 
 /// The `parent` key of a field that reads a user type.

@@ -18,6 +18,7 @@ pub mod diag;
 mod context;
 mod emit;
 mod emit_reflect;
+mod instances;
 pub mod expr;
 pub mod ir;
 mod lower;

@@ -49,8 +49,8 @@ pub const TYPE_KEYS: &[&str] = &[
 ];
 /// Keys allowed in a value instance.
 pub const INSTANCE_KEYS: &[&str] = &["value", "if", "enum", "doc", "doc-ref"];
-/// Keys of positional instances (not supported yet).
-const POSITIONAL_KEYS: &[&str] = &[
+/// Keys of positional instances (read like a `seq` field, at `pos` of a stream).
+pub(crate) const POSITIONAL_KEYS: &[&str] = &[
     "pos",
     "io",
     "type",
@@ -250,7 +250,7 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn src_expr(&mut self, node: &Node, path: &str) -> Option<SrcExpr> {
+    pub(crate) fn src_expr(&mut self, node: &Node, path: &str) -> Option<SrcExpr> {
         let text = self.scalar(node, path)?;
         if let NodeKind::Scalar { quoted: true, .. } = &node.kind {
             // A quoted YAML scalar is still an expression in KS; keep the text as written.
@@ -302,6 +302,7 @@ impl<'a> Lower<'a> {
         let mut have_seq = false;
         let mut column_sets = Vec::new();
         let mut root_instances = Vec::new();
+        let mut root_positional = Vec::new();
         let mut imports = Vec::new();
         let mut root_params = Vec::new();
         let mut opaque_types = false;
@@ -404,7 +405,9 @@ impl<'a> Lower<'a> {
                 "-sp-column-sets" => {
                     column_sets = crate::columns::lower(v, self.file, &mut self.diags);
                 }
-                "instances" => root_instances = self.instances(v, "instances"),
+                "instances" => {
+                    root_instances = self.instances(v, "instances", &mut root_positional)
+                }
                 "params" => root_params = self.params(v, "params"),
                 t if t.starts_with('-') && !t.starts_with("-sp-") => {}
                 _ => self.unknown_key(k, "", TOP_KEYS, TOP_SP_KEYS),
@@ -432,7 +435,7 @@ impl<'a> Lower<'a> {
             doc: root_doc,
             pos: root.pos,
             key_path: String::new(),
-            fields: root_fields,
+            fields: crate::instances::merge(root_fields, root_positional, &root_instances),
             instances: root_instances,
             params: root_params,
         }];
@@ -571,13 +574,16 @@ impl<'a> Lower<'a> {
         let mut doc = None;
         let mut fields = Vec::new();
         let mut instances = Vec::new();
+        let mut positional = Vec::new();
         let mut params = Vec::new();
         let at = types.len();
         for (k, v) in m {
             match k.text.as_str() {
                 "params" => params = self.params(v, &format!("{kp}.params")),
                 "seq" => fields = self.seq(v, &format!("{kp}.seq")),
-                "instances" => instances = self.instances(v, &format!("{kp}.instances")),
+                "instances" => {
+                    instances = self.instances(v, &format!("{kp}.instances"), &mut positional)
+                }
                 "doc" => doc = self.scalar(v, &format!("{kp}.doc")).map(str::to_owned),
                 "doc-ref" | "meta" => {}
                 "types" => {
@@ -613,7 +619,7 @@ impl<'a> Lower<'a> {
                 doc,
                 pos: key.pos,
                 key_path: kp,
-                fields,
+                fields: crate::instances::merge(fields, positional, &instances),
                 instances,
                 params,
             },
@@ -730,8 +736,9 @@ impl<'a> Lower<'a> {
         })
     }
 
-    /// Lowers an `instances` mapping (value instances; positional ones are reported).
-    fn instances(&mut self, node: &Node, kp: &str) -> Vec<Instance> {
+    /// Lowers an `instances` mapping: value instances, and positional ones as fields (with
+    /// [`Field::at`]) into `positional`.
+    fn instances(&mut self, node: &Node, kp: &str, positional: &mut Vec<Field>) -> Vec<Instance> {
         let Some(m) = self.map(node, kp, "`instances`") else {
             return Vec::new();
         };
@@ -751,19 +758,15 @@ impl<'a> Lower<'a> {
                 continue;
             };
             let get = |name: &str| im.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
-            if let Some((pk, _)) = im
-                .iter()
-                .find(|(k, _)| POSITIONAL_KEYS.contains(&k.text.as_str()))
+            if get("value").is_none()
+                && im
+                    .iter()
+                    .any(|(k, _)| POSITIONAL_KEYS.contains(&k.text.as_str()))
             {
-                if get("value").is_none() {
-                    self.err(
-                        pk.pos,
-                        &format!("{ip}.{}", pk.text),
-                        "positional instances (read from a position of a stream) are not supported yet",
-                        "read the bytes with a `seq` field, or compute the value with `value:`",
-                    );
-                    continue;
+                if let Some(f) = crate::instances::lower_positional(self, k, v, im, &ip) {
+                    positional.push(f);
                 }
+                continue;
             }
             for (ik, _) in im {
                 if !INSTANCE_KEYS.contains(&ik.text.as_str()) {
@@ -1008,7 +1011,7 @@ impl<'a> Lower<'a> {
         })
     }
 
-    fn field(&mut self, node: &Node, fp: &str) -> Option<Field> {
+    pub(crate) fn field(&mut self, node: &Node, fp: &str) -> Option<Field> {
         let m = self.map(node, fp, "a seq entry")?;
         let get = |name: &str| m.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
         for (k, _) in m {
@@ -1568,6 +1571,7 @@ impl<'a> Lower<'a> {
             units,
             sum_of,
             varint,
+            at: None,
         })
     }
 

@@ -147,7 +147,10 @@ pub(crate) fn resolve(s: &mut Schema) {
 }
 
 /// Calls `f` on every expression of a field.
-fn for_each_expr(field: &mut Field, f: &mut dyn FnMut(&mut Expr)) {
+pub(crate) fn for_each_expr(field: &mut Field, f: &mut dyn FnMut(&mut Expr)) {
+    if let Some(p) = &mut field.at {
+        f(&mut p.pos.expr);
+    }
     if let Some(c) = &mut field.cond {
         f(&mut c.expr);
     }

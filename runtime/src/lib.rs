@@ -40,6 +40,7 @@ pub mod io;
 pub mod keyframe;
 pub mod motion;
 pub mod netquant;
+pub mod positional;
 pub mod process;
 pub mod quant;
 pub mod reflect;
