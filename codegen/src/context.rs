@@ -167,6 +167,11 @@ fn type_exprs(t: &mut TypeDef) -> Vec<(&mut SrcExpr, String)> {
         for a in &mut f.args {
             out.push((a, format!("{kp}.type")));
         }
+        for (_, args) in &mut f.switch_args {
+            for a in args {
+                out.push((a, format!("{kp}.type.cases")));
+            }
+        }
         for (_, args) in &mut f.ctx_args {
             for a in args.iter_mut().flatten() {
                 out.push((a, format!("{kp}.type")));

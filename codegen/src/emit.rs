@@ -254,7 +254,7 @@ impl<'s> Emitter<'s> {
                     FieldKind::User { name, .. } if has_params(name) && (f.process.is_some() || f.term.is_some()) => Some("a type with `params` cannot be read through `process` or a terminator yet".to_owned()),
                     FieldKind::User { .. } if f.args.is_empty() => None,
                     FieldKind::User { name, .. } if !has_params(name) => Some(format!("type `{name}` has no `params`, so it takes no arguments")),
-                    FieldKind::Switch { cases, default, .. } if cases.iter().map(|(_, n)| n).chain(default.iter()).any(|n| has_params(n)) => Some("switch cases of a type with `params` are not supported yet".to_owned()),
+                    FieldKind::Switch { .. } if f.switch_args.iter().any(|(n, _)| !has_params(n)) => Some("a case type without `params` takes no arguments".to_owned()),
                     FieldKind::User { .. } => None,
                     _ if !f.args.is_empty() => Some("only user types take arguments".to_owned()),
                     _ => None,
@@ -486,6 +486,18 @@ impl<'s> Emitter<'s> {
                 if f.cond.is_some() {
                     continue;
                 }
+                let times = match &f.repeat {
+                    Repeat::None => 1,
+                    Repeat::Expr(SrcExpr {
+                        expr: Expr::Int(n), ..
+                    }) => usize::try_from(*n).unwrap_or(0),
+                    Repeat::Expr(_) | Repeat::Eos => 0,
+                    Repeat::Until(_) => 1,
+                };
+                // A list that may be empty ends a recursion (and adds nothing).
+                if times == 0 {
+                    continue;
+                }
                 // In bits: bit fields count their width; everything else whole bytes.
                 let one = match &f.kind {
                     FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
@@ -512,14 +524,6 @@ impl<'s> Emitter<'s> {
                             .min()
                             .unwrap_or(0)
                     }
-                };
-                let times = match &f.repeat {
-                    Repeat::None => 1,
-                    Repeat::Expr(SrcExpr {
-                        expr: Expr::Int(n), ..
-                    }) => usize::try_from(*n).unwrap_or(0),
-                    Repeat::Expr(_) | Repeat::Eos => 0,
-                    Repeat::Until(_) => 1,
                 };
                 if f.at.is_some() {
                     // Read at a position of the stream, not in sequence.
@@ -1428,7 +1432,12 @@ impl<'s> Emitter<'s> {
             .unwrap_or_default();
         let explicit: Vec<Option<SrcExpr>> = match &f.kind {
             FieldKind::User { .. } => f.args.iter().cloned().map(Some).collect(),
-            _ => Vec::new(),
+            _ => f
+                .switch_args
+                .iter()
+                .find(|(n, _)| n == tn)
+                .map(|(_, a)| a.iter().cloned().map(Some).collect())
+                .unwrap_or_default(),
         };
         let written = params.iter().filter(|p| p.context.is_none()).count();
         if written != explicit.len() {

@@ -224,6 +224,9 @@ pub struct Field {
     /// `args`.
     /// `None` is an absent value (given where `parent: false` leaves no `_parent`).
     pub ctx_args: Vec<(String, Vec<Option<SrcExpr>>)>,
+    /// Arguments written in a switch's cases (`cases: {1: block(3)}`), per case type (one
+    /// list per type: a type named by several cases gets the same arguments).
+    pub switch_args: Vec<(String, Vec<SrcExpr>)>,
     /// The user types this field reads that contain the field's own type again (recursive
     /// types): held in a `Box`, and read one nesting level deeper (bounded by
     /// `statepack_runtime::io::MAX_RECURSION`). Filled by `crate::context`.

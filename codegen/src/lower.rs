@@ -1236,6 +1236,7 @@ impl<'a> Lower<'a> {
             None => None,
         };
         let mut args: Vec<SrcExpr> = Vec::new();
+        let mut switch_args: Vec<(String, Vec<SrcExpr>)> = Vec::new();
         let kind = if let Some(c) = get("contents") {
             if get("type").is_some() {
                 self.err(
@@ -1276,6 +1277,35 @@ impl<'a> Lower<'a> {
                                             let Some(tn) = self.scalar(cv, &cp) else {
                                                 continue;
                                             };
+                                            // `block(a, b)`: a case type with `params`.
+                                            let tn = match tn.split_once('(') {
+                                                Some((name, rest)) => {
+                                                    let name = name.trim().to_owned();
+                                                    let parsed = rest.strip_suffix(')').map(|inner| expr::parse(&format!("[{inner}]")));
+                                                    let args: Vec<SrcExpr> = match parsed {
+                                                        Some(Ok(Expr::List(items))) => items.into_iter().map(|e| SrcExpr { src: e.to_string(), expr: e, pos: cv.pos }).collect(),
+                                                        Some(Err(e)) => {
+                                                            self.err(cv.pos, &cp, format!("bad arguments in `{tn}`: {e}"), "arguments are expressions separated by `,`");
+                                                            continue;
+                                                        }
+                                                        _ => {
+                                                            self.err(cv.pos, &cp, format!("`{tn}` has `(` without a closing `)` at the end"), "write `name(arg1, arg2)`");
+                                                            continue;
+                                                        }
+                                                    };
+                                                    match switch_args.iter().find(|(n, _): &&(String, Vec<SrcExpr>)| *n == name) {
+                                                        Some((_, prev)) if prev.iter().map(|a| &a.src).ne(args.iter().map(|a| &a.src)) => {
+                                                            self.err(cv.pos, &cp, format!("`{name}` is given other arguments by another case"), "statepack gives a case type the same arguments in every case that names it; use one case with several keys, or two types");
+                                                            continue;
+                                                        }
+                                                        Some(_) => {}
+                                                        None => switch_args.push((name.clone(), args)),
+                                                    }
+                                                    name
+                                                }
+                                                None => tn.to_owned(),
+                                            };
+                                            let tn = tn.as_str();
                                             if ck.text == "_" {
                                                 default = Some(tn.to_owned());
                                                 continue;
@@ -1524,6 +1554,7 @@ impl<'a> Lower<'a> {
             parent,
             ctx_args: Vec::new(),
             recursive: Vec::new(),
+            switch_args,
             process,
             term,
             strict,

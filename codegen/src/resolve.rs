@@ -116,6 +116,12 @@ pub(crate) fn resolve(s: &mut Schema) {
             for a in &mut f.args {
                 rewrite_enum_refs(&mut a.expr, &en, &ty);
             }
+            for (n, args) in &mut f.switch_args {
+                ty(n);
+                for a in args {
+                    rewrite_enum_refs(&mut a.expr, &en, &ty);
+                }
+            }
         }
         for p in &mut t.params {
             let mut k = &mut p.kind;

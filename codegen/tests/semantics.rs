@@ -36,6 +36,18 @@ mod lists_valid;
 mod nested_scopes;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/custom_process.rs"]
+mod custom_process;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/opaque.rs"]
+mod opaque;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/recursion.rs"]
+mod recursion;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/context.rs"]
 mod context;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -870,11 +882,12 @@ fn positional_instances_follow_a_chain_and_refuse_a_loop() {
 
 /// `run/context.ksy`: header (count 2, name_len 3), sizes [2, 1], two entries ("abc" + 1
 /// byte, "def" + 1 byte), kind 1 with a 3-byte tag, the mediator's child of sizes[0] = 2
-/// bytes, the orphan's byte, the holder's first lens[0] = 2 bytes.
+/// bytes, the orphan's byte, the holder's first lens[0] = 2 bytes, the picked case's
+/// sizes[0] = 2 bytes.
 fn context_bytes() -> Vec<u8> {
     let mut b = vec![2, 3, 2, 1];
     b.extend(b"abc\x10def\x11");
-    b.extend([1, 7, 8, 9, 0x21, 0x22, 0x30, 0x41, 0x42]);
+    b.extend([1, 7, 8, 9, 0x21, 0x22, 0x30, 0x41, 0x42, 0x51, 0x52]);
     b
 }
 
@@ -902,6 +915,11 @@ fn parent_and_root_paths_reach_the_enclosing_types_fields() {
     assert_eq!(v.holder.lens, [2, 1]);
     assert_eq!(v.holder.first, [0x41, 0x42]);
     assert_eq!(v.holder.total().unwrap(), 3);
+    // A switch case type with params: `counted(sizes[0])`.
+    let context::ContextPicked::Counted(c) = &v.picked else {
+        panic!("kind 1 selects `counted`: {:?}", v.picked)
+    };
+    assert_eq!((c.n, &c.data[..]), (2, &[0x51, 0x52][..]));
     assert_eq!(v.encode().unwrap(), bytes, "decode then encode is the identity");
 }
 
@@ -953,4 +971,167 @@ fn parent_in_the_root_type_and_in_an_unread_type_are_refused() {
     let unread = "meta:\n  id: u\nseq:\n  - id: a\n    type: u1\ntypes:\n  lone:\n    seq:\n      - id: b\n        size: _parent.a\n";
     let shown = statepack_codegen::render(&statepack_codegen::generate(unread, "u.ksy").unwrap_err());
     assert!(shown.contains("no field reads `lone`"), "{shown}");
+}
+
+/// Bytes of `run/recursion.ksy` with `depth` levels of `tag` 1 before the leaf, whose tree
+/// is a node with no children.
+fn nested(depth: usize) -> Vec<u8> {
+    let mut b = vec![1u8; depth];
+    b.extend([0, 0x77, 0]);
+    b
+}
+
+#[test]
+fn recursive_root_type_is_boxed_and_sees_the_top_level_root() {
+    let bytes = nested(3);
+    let v = recursion::Recursion::decode(&bytes).unwrap();
+    let mut cur = &v;
+    let mut levels = 0;
+    while let recursion::RecursionNext::Recursion(inner) = &cur.next {
+        cur = inner;
+        levels += 1;
+    }
+    assert_eq!(levels, 3);
+    assert_eq!(cur.tag, 0);
+    let recursion::RecursionNext::Leaf(leaf) = &cur.next else {
+        panic!("tag 0 ends with a leaf")
+    };
+    assert_eq!(leaf.end, 0x77);
+    assert!(leaf.tree.children.is_empty());
+    // A tree holding a list of itself: 2 children, the first with 1 child.
+    let mut t = vec![0u8, 0x10, 2, 1, 0, 0];
+    let v2 = recursion::Recursion::decode(&t).unwrap();
+    let recursion::RecursionNext::Leaf(l2) = &v2.next else { panic!("leaf") };
+    assert_eq!(l2.tree.children.len(), 2);
+    assert_eq!(l2.tree.children[0].children.len(), 1);
+    assert_eq!(v2.encode().unwrap(), t);
+    t.push(9);
+    assert!(recursion::Recursion::decode(&t).is_err(), "trailing byte");
+    // `_root.tag` is the top level's tag at every depth; `_parent.tag` the enclosing one.
+    assert_eq!(v.top_tag(), 1);
+    assert_eq!(cur.top_tag(), 1);
+    assert_eq!(cur.parent_tag().unwrap(), Some(1));
+    // At the top level `_parent` is absent.
+    let top = recursion::Recursion::decode(&nested(0)).unwrap();
+    assert_eq!(top.top_tag(), 0);
+    assert!(top.parent_tag().is_err());
+    assert_eq!(v.encode().unwrap(), bytes);
+}
+
+#[test]
+fn recursion_deeper_than_the_bound_is_a_decode_error_not_a_stack_overflow() {
+    // Every read of `next` (a field whose type may recurse, the leaf case too) is one level:
+    // MAX_RECURSION of them are read, one more is refused.
+    let depth = statepack_runtime::io::MAX_RECURSION as usize;
+    assert!(recursion::Recursion::decode(&nested(depth - 1)).is_ok());
+    let e = recursion::Recursion::decode(&nested(depth)).unwrap_err();
+    let shown = e.to_string();
+    assert!(shown.contains("recursive types nested deeper than 256 levels"), "{shown}");
+    assert!(shown.starts_with("next.next."), "the path names the nesting: {shown}");
+    assert_eq!(
+        e.offset,
+        depth as u64 + 1,
+        "the offset where the level too deep starts (after its parents' tag bytes)"
+    );
+    // A million levels: an error, not a stack overflow.
+    assert!(recursion::Recursion::decode(&nested(1_000_000)).is_err());
+}
+
+/// `add_key(k, up)`: adds `k` to every byte on read (subtracts when `up` is false).
+pub struct AddKey(u8);
+impl AddKey {
+    /// The processor for `add_key(k, up)`.
+    pub fn new(k: i128, up: bool) -> Self {
+        let k = k.rem_euclid(256) as u8;
+        Self(if up { k } else { k.wrapping_neg() })
+    }
+}
+impl statepack_runtime::process::CustomProcessor for AddKey {
+    fn decode(&self, stored: &[u8]) -> Result<Vec<u8>, String> {
+        Ok(stored.iter().map(|b| b.wrapping_add(self.0)).collect())
+    }
+    fn encode(&self, value: &[u8]) -> Result<Vec<u8>, String> {
+        Ok(value.iter().map(|b| b.wrapping_sub(self.0)).collect())
+    }
+}
+
+/// The module a dotted processor name (`codecs.framed`) is found in.
+pub mod codecs {
+    /// `codecs.framed`: the stored bytes between `[` and `]`.
+    pub struct Framed;
+    impl Framed {
+        /// The processor (no arguments).
+        pub fn new() -> Self {
+            Framed
+        }
+    }
+    impl statepack_runtime::process::CustomProcessor for Framed {
+        fn decode(&self, stored: &[u8]) -> Result<Vec<u8>, String> {
+            Ok([b"[", stored, b"]"].concat())
+        }
+        fn encode(&self, value: &[u8]) -> Result<Vec<u8>, String> {
+            value
+                .strip_prefix(b"[")
+                .and_then(|v| v.strip_suffix(b"]"))
+                .map(<[u8]>::to_vec)
+                .ok_or_else(|| "not framed by [ and ]".to_owned())
+        }
+    }
+}
+
+#[test]
+fn custom_processors_written_in_rust_read_and_write() {
+    let bytes = [5u8, 1, 2, 3, b'a', b'b'];
+    let v = custom_process::CustomProcess::decode(&bytes).unwrap();
+    assert_eq!(v.shifted, [6, 7, 8]);
+    assert_eq!(v.framed, *b"[ab]");
+    assert_eq!(v.encode().unwrap(), bytes, "the stored bytes are kept");
+    let mut changed = v.clone();
+    changed.shifted = vec![10, 11, 12];
+    changed.framed = b"[xy]".to_vec();
+    assert_eq!(changed.encode().unwrap(), [5, 5, 6, 7, b'x', b'y']);
+    // The processor's encoder refuses a value; the error names the field.
+    let mut bad = v.clone();
+    bad.framed = b"xy".to_vec();
+    let e = bad.encode().unwrap_err().to_string();
+    assert!(e.contains("framed") && e.contains("not framed by [ and ]"), "{e}");
+}
+
+/// The opaque type of `run/opaque.ksy`: two bytes, kept as a pair.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PairOfBytes(pub u8, pub u8);
+impl statepack_runtime::process::OpaqueType for PairOfBytes {
+    const MIN_LEN: usize = 2;
+    fn read_from<T: statepack_runtime::io::Tracer>(
+        r: &mut statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, statepack_runtime::io::DecodeError> {
+        Ok(PairOfBytes(r.read_u8()?, r.read_u8()?))
+    }
+    fn write_to(
+        &self,
+        w: &mut statepack_runtime::io::ByteWriter,
+    ) -> Result<(), statepack_runtime::io::EncodeError> {
+        w.write_u8(self.0);
+        w.write_u8(self.1);
+        Ok(())
+    }
+    fn encoded_len(&self) -> usize {
+        2
+    }
+}
+impl statepack_runtime::reflect::ToValue for PairOfBytes {
+    fn to_value(&self) -> Value<'_> {
+        Value::Int(i128::from(self.0) << 8 | i128::from(self.1))
+    }
+}
+
+#[test]
+fn opaque_types_are_external_rust_types() {
+    let bytes = [9u8, 1, 2, 3, 4];
+    let v = opaque::Opaque::decode(&bytes).unwrap();
+    assert_eq!(v.pair, PairOfBytes(1, 2));
+    assert_eq!(v.sized_pair, PairOfBytes(3, 4));
+    assert_eq!(v.encode().unwrap(), bytes);
+    let e = opaque::Opaque::decode(&bytes[..4]).unwrap_err();
+    assert!(e.to_string().starts_with("sized_pair"), "{e}");
 }

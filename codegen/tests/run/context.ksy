@@ -28,7 +28,21 @@ seq:
     parent: false
   - id: holder
     type: holder(header, sizes)
+  - id: picked
+    type:
+      switch-on: kind
+      cases:
+        1: counted(sizes[0])
+        3: counted(sizes[0])
+        _: plain
 types:
+  counted:
+    params:
+      - id: n
+        type: u1
+    seq:
+      - id: data
+        size: n
   header:
     seq:
       - id: count

@@ -3,7 +3,5 @@ meta:
 seq:
   - id: count
     type: u1
-  - id: children
+  - id: child
     type: tree
-    repeat: expr
-    repeat-expr: count
