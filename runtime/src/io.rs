@@ -643,6 +643,8 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     pub(crate) inst_depth: u32,
     /// The furthest byte any positional instance read reached (absolute).
     pub(crate) pos_hi: usize,
+    /// Positional instances read so far (bounded, see `crate::positional`).
+    pub(crate) inst_reads: u64,
     /// The tracer told about every field (see [`Tracer`]).
     pub tracer: T,
 }
@@ -666,6 +668,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             start: 0,
             inst_depth: 0,
             pos_hi: 0,
+            inst_reads: 0,
             tracer,
         }
     }
