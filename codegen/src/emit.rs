@@ -742,7 +742,13 @@ impl<'s> Emitter<'s> {
         }
     }
 
-    pub(crate) fn expect_ty(&mut self, e: &SrcExpr, scope: &Scope, kp: &str, want: Ty) -> Option<TokenStream> {
+    pub(crate) fn expect_ty(
+        &mut self,
+        e: &SrcExpr,
+        scope: &Scope,
+        kp: &str,
+        want: Ty,
+    ) -> Option<TokenStream> {
         let (ts, ty) = self.expr(e, scope, kp)?;
         if ty == want || (want == Ty::Float && ty == Ty::Int) {
             Some(if want == Ty::Float && ty == Ty::Int {
@@ -823,9 +829,14 @@ impl<'s> Emitter<'s> {
                 (quote!(#t::#vi), Ty::Enum(en.clone()))
             }
             Expr::Attr(inner, attr)
-                if matches!(&**inner, Expr::Name(n) if n == "_io") && scope.get("_io").is_none() =>
+                if matches!(&**inner, Expr::Name(n) if n == "_io")
+                    && scope.get("_io").is_none() =>
             {
-                return crate::instances::io_attr(scope.ctx == Ctx::Read, scope.ctx == Ctx::Write, attr);
+                return crate::instances::io_attr(
+                    scope.ctx == Ctx::Read,
+                    scope.ctx == Ctx::Write,
+                    attr,
+                );
             }
             Expr::Attr(io, attr)
                 if matches!(&**io, Expr::Attr(_, a) if a == "_io")
@@ -2537,8 +2548,7 @@ impl<'s> Emitter<'s> {
             };
             let (read_value, kept_pos) = match &f.at {
                 Some(at) => {
-                    let (rv, kept) =
-                        crate::instances::emit_read(self, f, at, &rscope, read_value)?;
+                    let (rv, kept) = crate::instances::emit_read(self, f, at, &rscope, read_value)?;
                     (rv, kept)
                 }
                 None => (read_value, None),
@@ -2821,7 +2831,9 @@ impl<'s> Emitter<'s> {
         if is_root && self.has_positional() {
             // The bytes after the seq up to the furthest positional instance belong to the
             // root: kept and written back under the instances, which the root lays out last.
-            reads.push(quote!(let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();));
+            reads.push(
+                quote!(let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();),
+            );
             struct_fields.push(quote! {
                 #[doc = " The bytes after the last `seq` field up to the furthest byte a positional instance"]
                 #[doc = " read, as read: written back under the positional instances (which must agree with"]

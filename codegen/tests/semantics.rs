@@ -805,7 +805,11 @@ fn positional_instances_read_at_their_position() {
     assert_eq!(v.block.at_end, Some(0x63));
     // `block._io`: the block's substream when its seq had been read (3 of 6 bytes, not at eof).
     assert_eq!(v.block_io(), 306);
-    assert_eq!(v.encode().unwrap(), POSITIONAL, "decode then encode is byte-identical");
+    assert_eq!(
+        v.encode().unwrap(),
+        POSITIONAL,
+        "decode then encode is byte-identical"
+    );
 }
 
 #[test]
@@ -819,7 +823,10 @@ fn positional_instances_are_laid_out_on_write() {
     want[10] = b'o';
     want[14] = 0x02;
     want[15] = 0x01;
-    assert_eq!(out, want, "instances written at their positions, the gap byte kept");
+    assert_eq!(
+        out, want,
+        "instances written at their positions, the gap byte kept"
+    );
     // Moving `name` onto `header` (both at 12) is refused: their bytes differ.
     v.ofs_name = 12;
     let e = v.encode().unwrap_err().to_string();
@@ -857,9 +864,10 @@ fn positional_instances_follow_a_chain_and_refuse_a_loop() {
     assert_eq!(v.encode().unwrap(), bytes);
     // A node that points at itself: an error naming the chain, not a stack overflow.
     let e = positional_chain::PositionalChain::decode(&[2, 10, 2, 20]).unwrap_err();
+    assert!(e.to_string().contains("nest more than 64 deep"), "{e}");
     assert!(
-        e.to_string().contains("nest more than 64 deep"),
-        "{e}"
+        e.path.to_string().starts_with("head.next.next.next"),
+        "{}",
+        e.path
     );
-    assert!(e.path.to_string().starts_with("head.next.next.next"), "{}", e.path);
 }

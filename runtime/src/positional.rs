@@ -294,7 +294,11 @@ mod tests {
         let outer = r.push_limit(4).unwrap();
         assert_eq!((r.io_pos(), r.io_size()), (0, 4));
         let s = r.enter_instance(2, false).unwrap();
-        assert_eq!(r.read_u8().unwrap(), 4, "byte 2 of the substream that starts at 1");
+        assert_eq!(
+            r.read_u8().unwrap(),
+            4,
+            "byte 2 of the substream that starts at 1"
+        );
         r.leave_instance(s);
         assert_eq!(r.io_pos(), 0, "back where it was");
         let s = r.enter_instance(0, true).unwrap();
@@ -329,7 +333,12 @@ mod tests {
         i.write_u8(9);
         w.place(i, "instances.late");
         let e = w.lay_out_positional(&[]).unwrap_err().to_string();
-        assert!(e.contains("`instances.late` starts at byte offset 3, after the end of the output (1 bytes)"), "{e}");
+        assert!(
+            e.contains(
+                "`instances.late` starts at byte offset 3, after the end of the output (1 bytes)"
+            ),
+            "{e}"
+        );
         // Kept bytes cover the gap: the instance replaces what they hold there.
         let mut w = ByteWriter::new();
         w.write_u8(7);
