@@ -177,10 +177,12 @@ impl<'s> Emitter<'s> {
             .any(|t| t.fields.iter().any(|f| f.at.is_some()))
     }
 
-    fn type_has_positional(&self, name: &str) -> bool {
+    /// The type has positional instances or uses `_io`: written in a sized field, it is
+    /// given its own stream start (`ByteWriter::push_io`).
+    fn type_needs_io(&self, name: &str) -> bool {
         self.s
             .type_def(name)
-            .is_some_and(|t| t.fields.iter().any(|f| f.at.is_some()))
+            .is_some_and(crate::instances::type_uses_io)
     }
 
     fn err(&mut self, pos: Pos, path: &str, msg: impl Into<String>, hint: impl Into<String>) {
@@ -3626,7 +3628,7 @@ impl<'s> Emitter<'s> {
                         }
                     }
                 }).collect();
-                if size.is_some() && self.type_has_positional(name) {
+                if size.is_some() && self.type_needs_io(name) {
                     // The value's positional instances are placed in its own substream.
                     quote!({ #check #(#pchecks)* let __io = __w.push_io(); __v.write_to(__w)?; __w.pop_io(__io); })
                 } else {
@@ -3667,6 +3669,29 @@ impl<'s> Emitter<'s> {
                     all_tests.extend(tests.clone());
                     arms.push((vi.clone(), tests, is_default));
                 }
+                // A case type with positional instances or `_io` gets its own stream start.
+                let own_io = match &f.kind {
+                    FieldKind::Switch {
+                        cases,
+                        default,
+                        size: Some(_),
+                        ..
+                    } => cases
+                        .iter()
+                        .map(|(_, n)| n)
+                        .chain(default.iter())
+                        .any(|n| self.type_needs_io(n)),
+                    _ => false,
+                };
+                let case_write = if own_io {
+                    quote!({
+                        let __io = __w.push_io();
+                        __x.write_to(__w)?;
+                        __w.pop_io(__io);
+                    })
+                } else {
+                    quote!(__x.write_to(__w)?;)
+                };
                 let arms: Vec<TokenStream> = arms
                     .into_iter()
                     .map(|(vi, tests, is_default)| {
@@ -3684,7 +3709,7 @@ impl<'s> Emitter<'s> {
                                 if !(#selects) {
                                     return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: __sw.to_string(), found: #name }));
                                 }
-                                __x.write_to(__w)?;
+                                #case_write
                             }
                         }
                     })

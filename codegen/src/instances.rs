@@ -490,3 +490,14 @@ pub(crate) fn member_io(value: TokenStream, attr: &str) -> (TokenStream, Ty) {
         _ => (quote!((#value.__io_end.0 >= #value.__io_end.1)), Ty::Bool),
     }
 }
+
+/// True when a type has positional instances or uses `_io` in a field's expressions (its
+/// writer then needs the start of its own stream).
+pub(crate) fn type_uses_io(t: &crate::ir::TypeDef) -> bool {
+    t.fields.iter().any(|f| {
+        let mut found = f.at.is_some();
+        let mut g = f.clone();
+        crate::resolve::for_each_expr(&mut g, &mut |e| found |= uses_io(e));
+        found
+    })
+}

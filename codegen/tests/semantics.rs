@@ -24,6 +24,10 @@ mod expr_methods;
 mod imports_main;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/io_sized.rs"]
+mod io_sized;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/kaitai_rules.rs"]
 mod kaitai_rules;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -870,4 +874,15 @@ fn positional_instances_follow_a_chain_and_refuse_a_loop() {
         "{}",
         e.path
     );
+}
+
+#[test]
+fn io_pos_counts_from_the_start_of_a_sized_substream_on_read_and_write() {
+    // `inner` is the substream [1..3]: after `a`, `_io.pos` is 1 there (3 in the file).
+    let v = io_sized::IoSized::decode(&[9, 1, 2]).unwrap();
+    assert_eq!((v.inner.a, v.inner.b, v.rest), (1, Some(2), None));
+    assert_eq!(v.encode().unwrap(), [9, 1, 2]);
+    let v = io_sized::IoSized::decode(&[9, 1, 2, 7]).unwrap();
+    assert_eq!(v.rest, Some(7), "`not _io.eof` in the root: one byte left");
+    assert_eq!(v.encode().unwrap(), [9, 1, 2, 7]);
 }
