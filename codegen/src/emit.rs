@@ -181,10 +181,12 @@ impl<'s> Emitter<'s> {
             .any(|t| t.fields.iter().any(|f| f.at.is_some()))
     }
 
-    fn type_has_positional(&self, name: &str) -> bool {
+    /// The type has positional instances or uses `_io`: written in a sized field, it is
+    /// given its own stream start (`ByteWriter::push_io`).
+    fn type_needs_io(&self, name: &str) -> bool {
         self.s
             .type_def(name)
-            .is_some_and(|t| t.fields.iter().any(|f| f.at.is_some()))
+            .is_some_and(crate::instances::type_uses_io)
     }
 
     /// The same emitter with the build's options.
@@ -760,7 +762,13 @@ impl<'s> Emitter<'s> {
         }
     }
 
-    pub(crate) fn expect_ty(&mut self, e: &SrcExpr, scope: &Scope, kp: &str, want: Ty) -> Option<TokenStream> {
+    pub(crate) fn expect_ty(
+        &mut self,
+        e: &SrcExpr,
+        scope: &Scope,
+        kp: &str,
+        want: Ty,
+    ) -> Option<TokenStream> {
         let (ts, ty) = self.expr(e, scope, kp)?;
         if ty == want || (want == Ty::Float && ty == Ty::Int) {
             Some(if want == Ty::Float && ty == Ty::Int {
@@ -841,9 +849,14 @@ impl<'s> Emitter<'s> {
                 (quote!(#t::#vi), Ty::Enum(en.clone()))
             }
             Expr::Attr(inner, attr)
-                if matches!(&**inner, Expr::Name(n) if n == "_io") && scope.get("_io").is_none() =>
+                if matches!(&**inner, Expr::Name(n) if n == "_io")
+                    && scope.get("_io").is_none() =>
             {
-                return crate::instances::io_attr(scope.ctx == Ctx::Read, scope.ctx == Ctx::Write, attr);
+                return crate::instances::io_attr(
+                    scope.ctx == Ctx::Read,
+                    scope.ctx == Ctx::Write,
+                    attr,
+                );
             }
             Expr::Attr(io, attr)
                 if matches!(&**io, Expr::Attr(_, a) if a == "_io")
@@ -2696,8 +2709,7 @@ impl<'s> Emitter<'s> {
             };
             let (read_value, kept_pos) = match &f.at {
                 Some(at) => {
-                    let (rv, kept) =
-                        crate::instances::emit_read(self, f, at, &rscope, read_value)?;
+                    let (rv, kept) = crate::instances::emit_read(self, f, at, &rscope, read_value)?;
                     (rv, kept)
                 }
                 None => (read_value, None),
@@ -2980,7 +2992,9 @@ impl<'s> Emitter<'s> {
         if is_root && self.has_positional() {
             // The bytes after the seq up to the furthest positional instance belong to the
             // root: kept and written back under the instances, which the root lays out last.
-            reads.push(quote!(let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();));
+            reads.push(
+                quote!(let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();),
+            );
             struct_fields.push(quote! {
                 #[doc = " The bytes after the last `seq` field up to the furthest byte a positional instance"]
                 #[doc = " read, as read: written back under the positional instances (which must agree with"]
@@ -3796,7 +3810,7 @@ impl<'s> Emitter<'s> {
                     None => quote!(),
                 };
                 let pchecks = self.param_checks(f, name, scope, &kp, quote!(__v))?;
-                if size.is_some() && self.type_has_positional(name) {
+                if size.is_some() && self.type_needs_io(name) {
                     // The value's positional instances are placed in its own substream.
                     quote!({ #check #pchecks let __io = __w.push_io(); __v.write_to(__w)?; __w.pop_io(__io); })
                 } else {
@@ -3838,6 +3852,29 @@ impl<'s> Emitter<'s> {
                     let pchecks = self.param_checks(f, tn, scope, &kp, quote!(__x))?;
                     arms.push((vi.clone(), tests, is_default, pchecks));
                 }
+                // A case type with positional instances or `_io` gets its own stream start.
+                let own_io = match &f.kind {
+                    FieldKind::Switch {
+                        cases,
+                        default,
+                        size: Some(_),
+                        ..
+                    } => cases
+                        .iter()
+                        .map(|(_, n)| n)
+                        .chain(default.iter())
+                        .any(|n| self.type_needs_io(n)),
+                    _ => false,
+                };
+                let case_write = if own_io {
+                    quote!({
+                        let __io = __w.push_io();
+                        __x.write_to(__w)?;
+                        __w.pop_io(__io);
+                    })
+                } else {
+                    quote!(__x.write_to(__w)?;)
+                };
                 let arms: Vec<TokenStream> = arms
                     .into_iter()
                     .map(|(vi, tests, is_default, pchecks)| {
@@ -3856,7 +3893,7 @@ impl<'s> Emitter<'s> {
                                     return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: __sw.to_string(), found: #name }));
                                 }
                                 #pchecks
-                                __x.write_to(__w)?;
+                                #case_write
                             }
                         }
                     })

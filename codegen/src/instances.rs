@@ -10,11 +10,11 @@
 use crate::emit::{Emitter, Scope, Ty};
 use crate::expr::Expr;
 use crate::ir::{Field, FieldKind, Instance, Positional, Repeat};
+use crate::lower::Lower;
 use crate::names::temp_for;
+use crate::yaml::{Key, Node, NodeKind};
 use proc_macro2::TokenStream;
 use quote::quote;
-use crate::lower::Lower;
-use crate::yaml::{Key, Node, NodeKind};
 use std::collections::HashSet;
 
 /// Lowers one positional instance `key: {pos: ..., type: ..., ...}` to a field, or reports
@@ -43,7 +43,11 @@ pub(crate) fn lower_positional(
             let e = lw.src_expr(io, &format!("{ip}.io"))?;
             match &e.expr {
                 Expr::Name(n) if n == "_io" => false,
-                Expr::Attr(a, io) if io == "_io" && matches!(&**a, Expr::Name(r) if r == "_root") => true,
+                Expr::Attr(a, io)
+                    if io == "_io" && matches!(&**a, Expr::Name(r) if r == "_root") =>
+                {
+                    true
+                }
                 _ => {
                     lw.err(
                         io.pos,
@@ -160,10 +164,8 @@ pub(crate) fn merge(seq: Vec<Field>, positional: Vec<Field>, values: &[Instance]
         return seq;
     }
     let seq_names: Vec<HashSet<String>> = seq.iter().map(|f| field_names(f, values)).collect();
-    let pos_names: Vec<HashSet<String>> = positional
-        .iter()
-        .map(|f| field_names(f, values))
-        .collect();
+    let pos_names: Vec<HashSet<String>> =
+        positional.iter().map(|f| field_names(f, values)).collect();
     // The index of the seq field the instance must come before.
     let mut deadline: Vec<usize> = positional
         .iter()
@@ -263,7 +265,8 @@ pub(crate) fn uses_io_end(e: &Expr) -> bool {
     while let Some(e) = todo.pop() {
         match e {
             Expr::Attr(a, attr)
-                if matches!(&**a, Expr::Name(n) if n == "_io") && (attr == "eof" || attr == "size") =>
+                if matches!(&**a, Expr::Name(n) if n == "_io")
+                    && (attr == "eof" || attr == "size") =>
             {
                 return true
             }
@@ -412,9 +415,11 @@ pub(crate) fn io_end_member(
     s: &crate::ir::Schema,
     t: &crate::ir::TypeDef,
 ) -> Option<(TokenStream, TokenStream, TokenStream)> {
-    let uses = t.instances.iter().any(|i| {
-        uses_io(&i.value.expr) || i.cond.as_ref().is_some_and(|c| uses_io(&c.expr))
-    }) || uses_member_io(s);
+    let uses = t
+        .instances
+        .iter()
+        .any(|i| uses_io(&i.value.expr) || i.cond.as_ref().is_some_and(|c| uses_io(&c.expr)))
+        || uses_member_io(s);
     if !uses {
         return None;
     }
@@ -438,7 +443,9 @@ fn uses_member_io(s: &crate::ir::Schema) -> bool {
         let mut todo = vec![e];
         while let Some(e) = todo.pop() {
             match e {
-                Expr::Attr(a, attr) if attr == "_io" && !matches!(&**a, Expr::Name(n) if n == "_root") => {
+                Expr::Attr(a, attr)
+                    if attr == "_io" && !matches!(&**a, Expr::Name(n) if n == "_root") =>
+                {
                     return true
                 }
                 Expr::Cast(a, _) | Expr::Unary(_, a) | Expr::Attr(a, _) => todo.push(a),
@@ -468,9 +475,9 @@ fn uses_member_io(s: &crate::ir::Schema) -> bool {
             crate::resolve::for_each_expr(&mut g, &mut |e| found |= has(e));
         }
         found
-            || t.instances.iter().any(|i| {
-                has(&i.value.expr) || i.cond.as_ref().is_some_and(|c| has(&c.expr))
-            })
+            || t.instances
+                .iter()
+                .any(|i| has(&i.value.expr) || i.cond.as_ref().is_some_and(|c| has(&c.expr)))
     })
 }
 
@@ -482,4 +489,15 @@ pub(crate) fn member_io(value: TokenStream, attr: &str) -> (TokenStream, Ty) {
         "size" => (quote!(#value.__io_end.1), Ty::Int),
         _ => (quote!((#value.__io_end.0 >= #value.__io_end.1)), Ty::Bool),
     }
+}
+
+/// True when a type has positional instances or uses `_io` in a field's expressions (its
+/// writer then needs the start of its own stream).
+pub(crate) fn type_uses_io(t: &crate::ir::TypeDef) -> bool {
+    t.fields.iter().any(|f| {
+        let mut found = f.at.is_some();
+        let mut g = f.clone();
+        crate::resolve::for_each_expr(&mut g, &mut |e| found |= uses_io(e));
+        found
+    })
 }

@@ -24,6 +24,10 @@ mod expr_methods;
 mod imports_main;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/io_sized.rs"]
+mod io_sized;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/kaitai_rules.rs"]
 mod kaitai_rules;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -821,7 +825,11 @@ fn positional_instances_read_at_their_position() {
     assert_eq!(v.block.at_end, Some(0x63));
     // `block._io`: the block's substream when its seq had been read (3 of 6 bytes, not at eof).
     assert_eq!(v.block_io(), 306);
-    assert_eq!(v.encode().unwrap(), POSITIONAL, "decode then encode is byte-identical");
+    assert_eq!(
+        v.encode().unwrap(),
+        POSITIONAL,
+        "decode then encode is byte-identical"
+    );
 }
 
 #[test]
@@ -835,7 +843,10 @@ fn positional_instances_are_laid_out_on_write() {
     want[10] = b'o';
     want[14] = 0x02;
     want[15] = 0x01;
-    assert_eq!(out, want, "instances written at their positions, the gap byte kept");
+    assert_eq!(
+        out, want,
+        "instances written at their positions, the gap byte kept"
+    );
     // Moving `name` onto `header` (both at 12) is refused: their bytes differ.
     v.ofs_name = 12;
     let e = v.encode().unwrap_err().to_string();
@@ -873,11 +884,23 @@ fn positional_instances_follow_a_chain_and_refuse_a_loop() {
     assert_eq!(v.encode().unwrap(), bytes);
     // A node that points at itself: an error naming the chain, not a stack overflow.
     let e = positional_chain::PositionalChain::decode(&[2, 10, 2, 20]).unwrap_err();
+    assert!(e.to_string().contains("nest more than 64 deep"), "{e}");
     assert!(
-        e.to_string().contains("nest more than 64 deep"),
-        "{e}"
+        e.path.to_string().starts_with("head.next.next.next"),
+        "{}",
+        e.path
     );
-    assert!(e.path.to_string().starts_with("head.next.next.next"), "{}", e.path);
+}
+
+#[test]
+fn io_pos_counts_from_the_start_of_a_sized_substream_on_read_and_write() {
+    // `inner` is the substream [1..3]: after `a`, `_io.pos` is 1 there (3 in the file).
+    let v = io_sized::IoSized::decode(&[9, 1, 2]).unwrap();
+    assert_eq!((v.inner.a, v.inner.b, v.rest), (1, Some(2), None));
+    assert_eq!(v.encode().unwrap(), [9, 1, 2]);
+    let v = io_sized::IoSized::decode(&[9, 1, 2, 7]).unwrap();
+    assert_eq!(v.rest, Some(7), "`not _io.eof` in the root: one byte left");
+    assert_eq!(v.encode().unwrap(), [9, 1, 2, 7]);
 }
 
 /// `run/context.ksy`: header (count 2, name_len 3), sizes [2, 1], two entries ("abc" + 1

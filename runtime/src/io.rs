@@ -646,6 +646,8 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     pub(crate) pos_hi: usize,
     /// Nesting of recursive types entered ([`ByteReader::enter_recursion`]).
     depth: u16,
+    /// Positional instances read so far (bounded, see `crate::positional`).
+    pub(crate) inst_reads: u64,
     /// The tracer told about every field (see [`Tracer`]).
     pub tracer: T,
 }
@@ -674,6 +676,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             inst_depth: 0,
             pos_hi: 0,
             depth: 0,
+            inst_reads: 0,
             tracer,
         }
     }

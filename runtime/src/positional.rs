@@ -9,8 +9,12 @@
 //! On write a type's positional instances are encoded on their own and queued in the
 //! [`ByteWriter`]; the root type lays them out at its end ([`ByteWriter::lay_out_positional`]):
 //! bytes already written (by `seq` fields or by an earlier instance) must agree with the
-//! instance's bytes, else the writer refuses naming both; past the end the output grows, with
-//! the bytes the reader found there (kept by the root type) under the instances.
+//! instance's bytes, else the writer refuses naming both; the bytes the reader found after the
+//! root's `seq` (kept by the root type) lie under the instances, and the output grows where an
+//! instance goes on past its end.
+//!
+//! Reading is bounded: instances nest at most [`MAX_INSTANCE_DEPTH`] deep and one decode reads
+//! at most [`instance_budget`] of them.
 
 use crate::io::{
     ByteReader, ByteWriter, DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, Tracer,
@@ -20,6 +24,14 @@ use crate::io::{
 /// type has one, ...). Deeper is refused as `Semantic`, so that a chain of positions in
 /// hostile data ends with an error rather than a stack overflow.
 pub const MAX_INSTANCE_DEPTH: u32 = 64;
+
+/// How many positional instances one decode may read: 1 024 plus 16 per input byte. Instances
+/// that point back at each other through two or more members would otherwise be read an
+/// exponential number of times within [`MAX_INSTANCE_DEPTH`]; past the budget the reader
+/// returns a `Semantic` error.
+pub fn instance_budget(input_len: usize) -> u64 {
+    1024 + 16 * input_len as u64
+}
 
 /// The reader's state before a positional instance was read, given back to
 /// [`ByteReader::leave_instance`].
@@ -80,6 +92,17 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
                 at as u64,
                 DecodeErrorKind::Semantic(format!(
                     "positional instances nest more than {MAX_INSTANCE_DEPTH} deep (does one point back at itself?)"
+                )),
+            ));
+        }
+        self.inst_reads += 1;
+        if self.inst_reads > instance_budget(self.buf.len()) {
+            return Err(DecodeError::new(
+                at as u64,
+                DecodeErrorKind::Semantic(format!(
+                    "more than {} positional instance reads for an input of {} byte(s) (do instances point back at each other?)",
+                    instance_budget(self.buf.len()),
+                    self.buf.len()
                 )),
             ));
         }
@@ -190,12 +213,14 @@ impl ByteWriter {
     }
     /// Lays out every queued positional instance (called by the root type at its end, after
     /// `kept`, the bytes its reader found after its `seq` up to the furthest instance, was
-    /// written). Bytes before `kept` and bytes of an earlier instance must agree with the
-    /// instance's bytes; `kept` bytes are replaced; past the end the output grows (with zero
-    /// bytes in a gap no instance covers).
+    /// written), in order of position. Bytes before `kept` and bytes of an earlier instance
+    /// must agree with the instance's bytes; `kept` bytes are replaced; an instance may go on
+    /// past the end of the output (which grows), but may not start after it, since the bytes
+    /// between would be made up.
     ///
     /// Errors: `Semantic` naming both instances (or the instance and the fields written in
-    /// sequence) and the byte offset where they disagree.
+    /// sequence) and the byte offset where they disagree, or the instance that starts after
+    /// the end of the output.
     pub fn lay_out_positional(&mut self, kept: &[u8]) -> Result<(), EncodeError> {
         self.align_to_byte();
         let seq_end = self.buf.len();
@@ -203,21 +228,23 @@ impl ByteWriter {
         if self.placed.is_empty() {
             return Ok(());
         }
+        let mut placed = std::mem::take(&mut self.placed);
+        // An absent instance (`if` false) or one that takes no bytes has nothing to lay out.
+        placed.retain(|p| !p.bytes.is_empty());
+        placed.sort_by_key(|p| p.at);
         // For each byte from `seq_end` on: 0 while only kept bytes are there, else the
         // placement's index + 1.
         let mut owner: Vec<u32> = vec![0; self.buf.len() - seq_end];
-        let placed = std::mem::take(&mut self.placed);
         for (k, p) in placed.iter().enumerate() {
-            if p.bytes.is_empty() {
-                // An absent instance (`if` false) or one that takes no bytes.
-                continue;
+            if p.at > self.buf.len() {
+                return Err(EncodeError::new(EncodeErrorKind::Semantic(format!(
+                    "positional instance `{}` starts at byte offset {}, after the end of the output ({} bytes): the bytes between are not known",
+                    p.what,
+                    p.at,
+                    self.buf.len()
+                ))));
             }
-            let end = p.at.checked_add(p.bytes.len()).ok_or_else(|| {
-                EncodeError::new(EncodeErrorKind::OutOfRange {
-                    value: p.at.to_string(),
-                    ty: "a position in the stream",
-                })
-            })?;
+            let end = p.at + p.bytes.len();
             if end > self.buf.len() {
                 self.buf.resize(end, 0);
                 owner.resize(end - seq_end, 0);
@@ -225,21 +252,22 @@ impl ByteWriter {
             for (i, &b) in p.bytes.iter().enumerate() {
                 let at = p.at + i;
                 let by = if at < seq_end {
-                    Some("the fields written in sequence")
+                    Some(None)
                 } else {
                     match owner[at - seq_end] {
                         0 => None,
-                        o => Some(placed[o as usize - 1].what),
+                        o => Some(Some(placed[o as usize - 1].what)),
                     }
                 };
                 match by {
                     Some(other) if self.buf[at] != b => {
+                        let other = match other {
+                            Some(w) => format!("`{w}`"),
+                            None => "the fields written in sequence".to_owned(),
+                        };
                         return Err(EncodeError::new(EncodeErrorKind::Semantic(format!(
-                            "positional instance `{}` overlaps {}{other}{} at byte offset {at}, and their bytes differ ({:02X} there, {b:02X} from the instance)",
-                            p.what,
-                            if at < seq_end { "" } else { "`" },
-                            if at < seq_end { "" } else { "`" },
-                            self.buf[at],
+                            "positional instance `{}` overlaps {other} at byte offset {at}, and their bytes differ ({:02X} there, {b:02X} from the instance)",
+                            p.what, self.buf[at],
                         ))));
                     }
                     Some(_) => {}
@@ -251,5 +279,73 @@ impl ByteWriter {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_relative_to_the_stream_and_checked() {
+        let buf = [1u8, 2, 3, 4, 5, 6];
+        let mut r = ByteReader::new(&buf);
+        r.take(1).unwrap();
+        let outer = r.push_limit(4).unwrap();
+        assert_eq!((r.io_pos(), r.io_size()), (0, 4));
+        let s = r.enter_instance(2, false).unwrap();
+        assert_eq!(
+            r.read_u8().unwrap(),
+            4,
+            "byte 2 of the substream that starts at 1"
+        );
+        r.leave_instance(s);
+        assert_eq!(r.io_pos(), 0, "back where it was");
+        let s = r.enter_instance(0, true).unwrap();
+        assert_eq!(r.read_u8().unwrap(), 1, "`_root._io` is the whole input");
+        r.leave_instance(s);
+        let e = r.enter_instance(5, false).unwrap_err();
+        assert_eq!(e.offset, 6);
+        assert!(matches!(e.kind, DecodeErrorKind::UnexpectedEof { .. }));
+        assert!(r.enter_instance(-1, false).is_err());
+        r.pop_limit_skip(outer).unwrap();
+        assert_eq!(r.offset(), 5);
+    }
+
+    #[test]
+    fn instance_reads_are_bounded() {
+        let buf = [0u8; 4];
+        let mut r = ByteReader::new(&buf);
+        let budget = instance_budget(buf.len());
+        for _ in 0..budget {
+            let s = r.enter_instance(0, false).unwrap();
+            r.leave_instance(s);
+        }
+        let e = r.enter_instance(0, false).unwrap_err();
+        assert!(matches!(e.kind, DecodeErrorKind::Semantic(_)), "{e}");
+    }
+
+    #[test]
+    fn an_instance_may_not_start_after_the_output() {
+        let mut w = ByteWriter::new();
+        w.write_u8(7);
+        let mut i = w.instance_writer(3, false).unwrap();
+        i.write_u8(9);
+        w.place(i, "instances.late");
+        let e = w.lay_out_positional(&[]).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "`instances.late` starts at byte offset 3, after the end of the output (1 bytes)"
+            ),
+            "{e}"
+        );
+        // Kept bytes cover the gap: the instance replaces what they hold there.
+        let mut w = ByteWriter::new();
+        w.write_u8(7);
+        let mut i = w.instance_writer(3, false).unwrap();
+        i.write_u8(9);
+        w.place(i, "instances.late");
+        w.lay_out_positional(&[1, 2, 3]).unwrap();
+        assert_eq!(w.into_bytes(), [7, 1, 2, 9]);
     }
 }
