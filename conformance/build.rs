@@ -44,9 +44,11 @@ fn main() {
         // Kaitai's own test runs pass it to the compiler; relative ones next to each schema.
         let ks_path = formats.join("ks_path");
         println!("cargo:rerun-if-changed={}", ks_path.display());
-        let builder = statepack_codegen::Builder::new()
-            .cargo_metadata(false)
-            .include_path(&ks_path);
+        let builder = suite_options(
+            statepack_codegen::Builder::new()
+                .cargo_metadata(false)
+                .include_path(&ks_path),
+        );
         let sub = out.join("suite");
         std::fs::create_dir_all(&sub).expect("OUT_DIR is writable");
         let mut entries: Vec<PathBuf> = std::fs::read_dir(&formats)
@@ -135,6 +137,29 @@ enum Failure {
     Refused(Vec<statepack_codegen::Diag>),
     /// The generator panicked or did not finish in time: what happened.
     Crashed(String),
+}
+
+/// The generator options the suite is built with: the suite's custom processors (written in
+/// `src/kaitai_fx.rs`) and its opaque types, which are the suite's own generated modules of the same
+/// names (the test crate implements `OpaqueType` for them).
+fn suite_options(mut b: statepack_codegen::Builder) -> statepack_codegen::Builder {
+    for (name, path) in [
+        ("my_custom_fx", "::statepack_conformance::kaitai_fx::MyCustomFx"),
+        ("custom_fx_no_args", "::statepack_conformance::kaitai_fx::CustomFxNoArgs"),
+        ("nested.deeply.custom_fx", "::statepack_conformance::kaitai_fx::NestedCustomFx"),
+    ] {
+        b = b.processor(name, path);
+    }
+    for (name, path) in [
+        ("hello_world", "super::m_hello_world::HelloWorld"),
+        (
+            "opaque_external_type_02_child",
+            "super::m_opaque_external_type_02_child::OpaqueExternalType02Child",
+        ),
+    ] {
+        b = b.extern_path(name, path);
+    }
+    b
 }
 
 /// How long generating one schema may take before it counts as hung.

@@ -77,13 +77,16 @@ mod bits;
 mod builder;
 pub mod columns;
 pub mod diag;
+mod context;
 mod emit;
 mod emit_reflect;
+mod instances;
 pub mod expr;
 pub mod ir;
 mod lower;
 mod names;
 mod options;
+mod process;
 mod resolve;
 mod tidy;
 pub mod yaml;
@@ -251,6 +254,10 @@ fn load_schema_in(
         return Err(diags);
     }
     resolve::resolve(&mut main);
+    let d = context::lower(&mut main);
+    if !d.is_empty() {
+        return Err(d);
+    }
     Ok(main)
 }
 
@@ -282,8 +289,8 @@ pub fn generate_at(text: &str, file: &str, path: &Path) -> Result<String, Vec<Di
 }
 
 /// As [`generate_at`], with the build's [`Options`] (what to derive, where to look for
-/// imports, opaque type mappings). Errors: every problem found, as [`Diag`]s with
-/// file:line:column.
+/// imports, Rust paths of custom processors and opaque types). Errors: every problem found,
+/// as [`Diag`]s with file:line:column, including a path in `options` that is not a Rust path.
 pub fn generate_with(
     text: &str,
     file: &str,
@@ -302,7 +309,7 @@ fn generate_in(
     read: &mut Vec<PathBuf>,
 ) -> Result<String, Vec<Diag>> {
     let schema = load_schema_in(text, file, path, &opts.include_paths, read)?;
-    let tokens = emit::Emitter::new(&schema).emit()?;
+    let tokens = emit::Emitter::new(&schema).with_options(opts).emit()?;
     let mut syntax: syn::File = match syn::parse2(tokens) {
         Ok(f) => f,
         Err(e) => {

@@ -14,6 +14,7 @@
 pub mod errs;
 pub mod eval;
 pub mod expr;
+pub mod kaitai_fx;
 pub mod kinds;
 pub mod known;
 pub mod kst;

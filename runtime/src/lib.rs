@@ -26,12 +26,14 @@
 //!   keyframe reduction, quantisation, forward-kinematics error).
 //! - [`reflect`]: a dynamic, read-only view of any generated type by member name (used by
 //!   tools that work on every schema).
+//! - [`process`]: custom processors (`process: name(args)`) and opaque external types,
+//!   written in Rust for generated code to call.
 //! - [`fixtures`]: finds the real input files that tests, benches and the demo read in place.
 //!
 //! ## Features
 //!
-//! What generated code needs ([`io`], [`bits`], [`reflect`], [`columns`], [`fixtures`] and the
-//! macros below) is always built and depends only on `thiserror` and `encoding_rs`. The rest
+//! What generated code needs ([`io`], [`bits`], [`reflect`], [`columns`], [`positional`],
+//! [`process`], [`fixtures`] and the macros below) is always built and depends only on `thiserror` and `encoding_rs`. The rest
 //! is behind cargo features, all on by default:
 //!
 //! | feature | adds | dependencies |
@@ -70,6 +72,8 @@ pub mod keyframe;
 pub mod motion;
 #[cfg(feature = "formats")]
 pub mod netquant;
+pub mod positional;
+pub mod process;
 #[cfg(feature = "formats")]
 pub mod quant;
 pub mod reflect;

@@ -858,7 +858,7 @@ impl ExprMethods {
             ::std::convert::identity::<
                 &Block,
             >(
-                (match &::statepack_runtime::io::expr_at(&ops[..], 0_i128)?.body {
+                (match &(&::statepack_runtime::io::expr_at(&ops[..], 0_i128)?.body) {
                     OpBody::Block(__c) => ::std::result::Result::Ok(__c),
                     #[allow(unreachable_patterns)]
                     _ => {
@@ -890,7 +890,7 @@ impl ExprMethods {
         let tail = &self.tail;
         let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
-            (match &::statepack_runtime::io::expr_at(&ops[..], 0_i128)?.body {
+            (match &(&::statepack_runtime::io::expr_at(&ops[..], 0_i128)?.body) {
                 OpBody::Block(__c) => ::std::result::Result::Ok(__c),
                 #[allow(unreachable_patterns)]
                 _ => {
@@ -922,7 +922,7 @@ impl ExprMethods {
         let tail = &self.tail;
         let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
-            (match &::statepack_runtime::io::expr_at(&ops[..], 1_i128)?.body {
+            (match &(&::statepack_runtime::io::expr_at(&ops[..], 1_i128)?.body) {
                 OpBody::OpWord(__c) => ::std::result::Result::Ok(__c),
                 #[allow(unreachable_patterns)]
                 _ => {
@@ -954,7 +954,7 @@ impl ExprMethods {
         let tail = &self.tail;
         let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
-            (match &::statepack_runtime::io::expr_at(&ops[..], 1_i128)?.body {
+            (match &(&::statepack_runtime::io::expr_at(&ops[..], 1_i128)?.body) {
                 OpBody::Block(__c) => ::std::result::Result::Ok(__c),
                 #[allow(unreachable_patterns)]
                 _ => {
