@@ -44,9 +44,11 @@ fn main() {
         // Kaitai's own test runs pass it to the compiler; relative ones next to each schema.
         let ks_path = formats.join("ks_path");
         println!("cargo:rerun-if-changed={}", ks_path.display());
-        let builder = suite_builder()
-            .cargo_metadata(false)
-            .include_path(&ks_path);
+        let builder = suite_options(
+            statepack_codegen::Builder::new()
+                .cargo_metadata(false)
+                .include_path(&ks_path),
+        );
         let sub = out.join("suite");
         std::fs::create_dir_all(&sub).expect("OUT_DIR is writable");
         let mut entries: Vec<PathBuf> = std::fs::read_dir(&formats)
@@ -140,8 +142,7 @@ enum Failure {
 /// The generator options the suite is built with: the suite's custom processors (written in
 /// `src/kaitai_fx.rs`) and its opaque types, which are the suite's own generated modules of the same
 /// names (the test crate implements `OpaqueType` for them).
-fn suite_builder() -> statepack_codegen::Builder {
-    let mut b = statepack_codegen::Builder::new();
+fn suite_options(mut b: statepack_codegen::Builder) -> statepack_codegen::Builder {
     for (name, path) in [
         ("my_custom_fx", "::statepack_conformance::kaitai_fx::MyCustomFx"),
         ("custom_fx_no_args", "::statepack_conformance::kaitai_fx::CustomFxNoArgs"),

@@ -151,7 +151,8 @@ impl Builder {
 
     /// Maps a Kaitai Struct opaque type (`ks-opaque-types: true`; `name` as written in the
     /// schema's `type:`) to a Rust type of the crate (`rust_path`, such as
-    /// `crate::codecs::Packed`) that reads and writes it, as prost-build's `extern_path`.
+    /// `crate::codecs::Packed`) implementing `statepack_runtime::process::OpaqueType`, which
+    /// reads and writes it, as prost-build's `extern_path`.
     pub fn extern_path(mut self, name: impl Into<String>, rust_path: impl Into<String>) -> Self {
         self.opts.opaque_types.insert(name.into(), rust_path.into());
         self

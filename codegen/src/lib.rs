@@ -91,8 +91,8 @@ mod instances;
 pub mod ir;
 mod lower;
 mod names;
-mod process;
 mod options;
+mod process;
 mod resolve;
 mod tidy;
 pub mod yaml;
@@ -295,8 +295,8 @@ pub fn generate_at(text: &str, file: &str, path: &Path) -> Result<String, Vec<Di
 }
 
 /// As [`generate_at`], with the build's [`Options`] (what to derive, where to look for
-/// imports, opaque type mappings). Errors: every problem found, as [`Diag`]s with
-/// file:line:column.
+/// imports, Rust paths of custom processors and opaque types). Errors: every problem found,
+/// as [`Diag`]s with file:line:column, including a path in `options` that is not a Rust path.
 pub fn generate_with(
     text: &str,
     file: &str,

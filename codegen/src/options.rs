@@ -22,10 +22,17 @@ pub struct Options {
     /// Directories searched for `meta.imports` after the importing file's folder and before
     /// the directories of [`IMPORT_PATH_VAR`](crate::IMPORT_PATH_VAR), in order.
     pub include_paths: Vec<PathBuf>,
-    /// Rust paths of Kaitai Struct's opaque types (`meta.ks-opaque-types: true`), by the
-    /// type name written in the schema's `type:`, e.g. `crate::external::Header`: the user's
-    /// type that reads and writes it (prost-build's `extern_path`; set by
-    /// [`Builder::extern_path`](crate::Builder::extern_path)).
+    /// Rust paths of custom processors, by the name written in `process:` (`my_fx`,
+    /// `nested.deeply.my_fx`), e.g. `crate::codecs::MyFx`. A name not listed is looked up as
+    /// `super::<modules>::<CamelName>` (`super::nested::deeply::MyFx`): next to the module
+    /// that includes the generated code. The type implements
+    /// `statepack_runtime::process::CustomProcessor` (see that module).
+    pub processors: BTreeMap<String, String>,
+    /// Rust paths of opaque types (`meta.ks-opaque-types: true`), by the type name written
+    /// in the schema, e.g. `crate::external::Header`: the user's type that reads and writes
+    /// it (prost-build's `extern_path`; set by
+    /// [`Builder::extern_path`](crate::Builder::extern_path)). A name not listed is looked up
+    /// as `super::<CamelName>`. The type implements `statepack_runtime::process::OpaqueType`.
     pub opaque_types: BTreeMap<String, String>,
     /// Rust paths of custom processors, by the name written in `process:` (`my_fx`,
     /// `nested.deeply.my_fx`), e.g. `crate::codecs::MyFx`. A name not listed is looked up as
@@ -51,6 +58,7 @@ impl Default for Options {
             serde: true,
             derives: Vec::new(),
             include_paths: Vec::new(),
+            processors: BTreeMap::new(),
             opaque_types: BTreeMap::new(),
             processors: BTreeMap::new(),
             binrw: false,

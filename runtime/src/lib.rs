@@ -37,8 +37,8 @@
 //!
 //! ## Features
 //!
-//! What generated code needs ([`io`], [`bits`], [`reflect`], [`columns`], [`fixtures`] and the
-//! macros below) is always built and depends only on `thiserror` and `encoding_rs`. The rest
+//! What generated code needs ([`io`], [`bits`], [`reflect`], [`columns`], [`positional`],
+//! [`process`], [`fixtures`] and the macros below) is always built and depends only on `thiserror` and `encoding_rs`. The rest
 //! is behind cargo features, all on by default:
 //!
 //! | feature | adds | dependencies |
