@@ -12,6 +12,7 @@ use crate::ir::*;
 use crate::names::{camel, doc_attrs, field_ident, temp, temp_for, type_ident};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
+use crate::sizes::{field_bits, type_bits};
 use std::collections::{HashMap, HashSet};
 
 /// The type of an expression or a field as seen by expressions.
@@ -113,6 +114,8 @@ pub(crate) struct Emitter<'s> {
     in_method: std::cell::Cell<bool>,
     /// The seq field whose expressions are being emitted (named by their errors).
     cur_field: std::cell::RefCell<Option<String>>,
+    /// The type whose code is being emitted (for `_sizeof`).
+    cur_type: std::cell::RefCell<String>,
 }
 
 fn lit_usize(v: usize) -> Literal {
@@ -167,6 +170,7 @@ impl<'s> Emitter<'s> {
             fallible: std::cell::Cell::new(false),
             in_method: std::cell::Cell::new(false),
             cur_field: std::cell::RefCell::new(None),
+            cur_type: std::cell::RefCell::new(String::new()),
         }
     }
 
@@ -763,8 +767,37 @@ impl<'s> Emitter<'s> {
             {
                 return self.inline_instance(n, scope);
             }
-            Expr::Name(n) if n == "_sizeof" && scope.get(n).is_none() && self.in_method.get() => {
-                (quote!((self.encoded_len() as i128)), Ty::Int)
+            Expr::Name(n) if n == "_sizeof" && scope.get(n).is_none() => {
+                // Kaitai Struct's `_sizeof` is static: the fixed size of the type.
+                let tn = self.cur_type.borrow().clone();
+                match self.fixed_size_of(&tn) {
+                    Some(v) => {
+                        let l = Literal::i128_unsuffixed(v as i128);
+                        (quote!((#l as i128)), Ty::Int)
+                    }
+                    None => return bad(format!("unable to derive `_sizeof` of type `{tn}`: it has no fixed size"), "`_sizeof` needs a type whose fields are all unconditional with fixed sizes and counts"),
+                }
+            }
+            Expr::Attr(inner, attr) if attr == "_sizeof" => {
+                // `field._sizeof`: the static size of that field (its `size`, or its type's).
+                let owner = match &**inner {
+                    Expr::Name(n) if scope.get(n).is_some() => {
+                        Some((self.cur_type.borrow().clone(), n.clone()))
+                    }
+                    Expr::Attr(obj, m) => match self.ex(obj, scope)?.1 {
+                        Ty::User(tn) => Some((tn, m.clone())),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let size = owner.as_ref().and_then(|(tn, fid)| self.fixed_field_size(tn, fid));
+                match size {
+                    Some(v) => {
+                        let l = Literal::i128_unsuffixed(v as i128);
+                        (quote!((#l as i128)), Ty::Int)
+                    }
+                    None => return bad(format!("unable to derive the sizeof of `{inner}`: it has no fixed size"), "`x._sizeof` needs a field of fixed size (a number, a literal `size`, or a type of fixed size)"),
+                }
             }
             Expr::Name(n) => {
                 let Some(ty) = scope.get(n) else {
@@ -816,6 +849,11 @@ impl<'s> Emitter<'s> {
                     ("to_i", Ty::Bool) => (quote!((#ts as i128)), Ty::Int),
                     ("to_s", Ty::Int) => (quote!(::std::format!("{}", #ts)), Ty::Str),
                     ("to_i", Ty::Int) => (ts, Ty::Int),
+                    ("to_s", Ty::Str) => (ts, Ty::Str),
+                    ("reverse", Ty::Str) => (
+                        quote!(AsRef::<str>::as_ref(&#ts).chars().rev().collect::<::std::string::String>()),
+                        Ty::Str,
+                    ),
                     ("to_i", Ty::Str) => {
                         self.fallible.set(true);
                         (quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), 10) #q), Ty::Int)
@@ -982,6 +1020,16 @@ impl<'s> Emitter<'s> {
                     },
                     _ => false,
                 };
+                if let (Ty::List(e), "bytes") = (&ty, target.as_str()) {
+                    if **e == Ty::Int {
+                        // `[a, b].as<bytes>`: every element must be a byte value.
+                        self.fallible.set(true);
+                        return Ok((
+                            quote!((#ts).iter().map(|__b| u8::try_from(*__b as i128).map_err(|_| ::statepack_runtime::io::ExprError(::std::format!("{} is not a byte value (0..=255)", __b)))).collect::<::std::result::Result<::std::vec::Vec<u8>, _>>() #q),
+                            Ty::Bytes,
+                        ));
+                    }
+                }
                 if let Ty::Switch(owner, fid) = &ty {
                     let field = self
                         .s
@@ -1115,7 +1163,9 @@ impl<'s> Emitter<'s> {
                         let ok = match (&aty, &bty) {
                             (Ty::Int, Ty::Int) | (Ty::Float, Ty::Float) => true,
                             (Ty::Enum(x), Ty::Enum(y)) => x == y && !ordered,
-                            (Ty::Str, Ty::Str) | (Ty::Bool, Ty::Bool) => !ordered,
+                            // Strings order by code point, as Kaitai's Python target does.
+                            (Ty::Str, Ty::Str) => true,
+                            (Ty::Bool, Ty::Bool) => !ordered,
                             // Bytes compare element by element as unsigned bytes, like Kaitai.
                             (Ty::Bytes, Ty::Bytes) => true,
                             _ => false,
@@ -1401,46 +1451,6 @@ impl<'s> Emitter<'s> {
     /// The fixed encoded size in bytes of a number type or a user type (`sizeof<...>`), if it
     /// has one: every field unconditional, of fixed size and count, whole bytes in total.
     fn fixed_size_of(&self, name: &str) -> Option<usize> {
-        fn bits(s: &Schema, name: &str, depth: usize) -> Option<usize> {
-            if depth > 64 {
-                return None;
-            }
-            let t = s.type_def(name)?;
-            let mut total = 0usize;
-            for f in &t.fields {
-                if f.cond.is_some() || f.varint {
-                    return None;
-                }
-                let lit = |z: &Size| match z {
-                    Size::Expr(SrcExpr {
-                        expr: Expr::Int(n), ..
-                    }) => usize::try_from(*n).ok(),
-                    _ => None,
-                };
-                let one = match &f.kind {
-                    FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
-                        *bytes as usize * 8
-                    }
-                    FieldKind::Bits { width, .. } => *width as usize,
-                    FieldKind::Contents(c) => c.len() * 8,
-                    FieldKind::Bytes(z) | FieldKind::Str { size: Some(z), .. } => {
-                        lit(z)?.checked_mul(8)?
-                    }
-                    FieldKind::User { size: Some(z), .. } => lit(z)?.checked_mul(8)?,
-                    FieldKind::User { name, size: None } => bits(s, name, depth + 1)?,
-                    _ => return None,
-                };
-                let times = match &f.repeat {
-                    Repeat::None => 1,
-                    Repeat::Expr(SrcExpr {
-                        expr: Expr::Int(n), ..
-                    }) => usize::try_from(*n).ok()?,
-                    _ => return None,
-                };
-                total = total.checked_add(one.checked_mul(times)?)?;
-            }
-            Some(total)
-        }
         let number = match name {
             "u1" | "s1" => Some(1),
             "u2" | "s2" => Some(2),
@@ -1451,7 +1461,15 @@ impl<'s> Emitter<'s> {
         if number.is_some() {
             return number;
         }
-        let b = bits(self.s, name, 0)?;
+        let b = type_bits(self.s, name, 0)?;
+        (b % 8 == 0).then_some(b / 8)
+    }
+
+    /// The fixed encoded size in bytes of field `fid` of type `tn` (`x._sizeof`): a number,
+    /// a literal `size`, or a user type of fixed size, times a literal repeat count.
+    fn fixed_field_size(&self, tn: &str, fid: &str) -> Option<usize> {
+        let f = self.s.type_def(tn)?.fields.iter().find(|f| f.id == fid)?;
+        let b = field_bits(self.s, f, 0)?;
         (b % 8 == 0).then_some(b / 8)
     }
 
@@ -1485,6 +1503,7 @@ impl<'s> Emitter<'s> {
             fallible: std::cell::Cell::new(false),
             in_method: std::cell::Cell::new(true),
             cur_field: std::cell::RefCell::new(None),
+            cur_type: std::cell::RefCell::new(t.name.clone()),
         };
         let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
         if let Some(c) = &i.cond {
@@ -1792,6 +1811,19 @@ impl<'s> Emitter<'s> {
                         quote!(::std::vec::Vec<#ety>),
                         quote!((#ts).iter().map(|__e| #conv).collect::<::std::vec::Vec<#ety>>()),
                         quote!(::statepack_runtime::reflect::Value::List(__x.iter().map(|__e| #item).collect())),
+                    )
+                }
+                Ty::List(e) if matches!(**e, Ty::User(_)) => {
+                    // A list of user-type values: borrowed from the fields it comes from.
+                    let tn = match &**e {
+                        Ty::User(tn) => tn.as_str(),
+                        _ => "",
+                    };
+                    let ti = type_ident(tn);
+                    (
+                        quote!(&[#ti]),
+                        quote!(&(#ts)[..]),
+                        quote!(::statepack_runtime::reflect::Value::List(__x.iter().map(|__e| ::statepack_runtime::reflect::Value::Struct(__e)).collect())),
                     )
                 }
                 other => {
@@ -2114,6 +2146,7 @@ impl<'s> Emitter<'s> {
 
     fn emit_type(&mut self, t: &TypeDef, is_root: bool) -> Option<TokenStream> {
         self.cur_instances = t.instances.clone();
+        *self.cur_type.borrow_mut() = t.name.clone();
         let derived = self.derived(t);
         let name = type_ident(&t.name);
         let min_len = lit_usize(*self.min_len.get(&t.name).unwrap_or(&0));
@@ -2460,10 +2493,12 @@ impl<'s> Emitter<'s> {
                             let __before = __r.bit_offset();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list.push(#body);
+                            // An empty element that ends the list is fine; one that does
+                            // not would repeat forever.
+                            #stop
                             if __r.bit_offset() == __before {
                                 return Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::Semantic("a repeated element took no bytes, so the list would never end".into())).in_index(__i).in_field(#fid));
                             }
-                            #stop
                         }
                         __list
                     }}
@@ -3658,14 +3693,17 @@ impl<'s> Emitter<'s> {
         if f.varint
             || !matches!(
                 f.kind,
-                FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Str { .. }
+                FieldKind::Int { .. }
+                    | FieldKind::Float { .. }
+                    | FieldKind::Str { .. }
+                    | FieldKind::Bytes(_)
             )
         {
             if side == Side::Read {
                 self.err(
                     f.pos_of("valid"),
                     &format!("{}.valid", f.key_path),
-                    "`valid` is supported on integer, float, enum and string fields (and their lists)",
+                    "`valid` is supported on integer, float, enum, string and byte fields (and their lists)",
                     "move the rule to the element type's field, or drop it",
                 );
             }
@@ -3688,27 +3726,44 @@ impl<'s> Emitter<'s> {
             _ => quote!((*__v)),
         };
         let want = match &ty {
-            Ty::Enum(_) | Ty::Str => ty.clone(),
+            Ty::Enum(_) | Ty::Str | Ty::Bytes => ty.clone(),
             Ty::Float => Ty::Float,
             _ => Ty::Int,
         };
         let cmp = |me: &mut Self, e: &SrcExpr, op: TokenStream| -> Option<TokenStream> {
             let x = me.expect_ty(e, &s2, &kp, want.clone())?;
-            Some(if want == Ty::Str {
-                quote!((AsRef::<str>::as_ref(&#val) #op #x))
-            } else {
-                quote!((#val #op #x))
+            Some(match want {
+                Ty::Str => quote!((AsRef::<str>::as_ref(&#val) #op AsRef::<str>::as_ref(&#x))),
+                // Bytes compare as unsigned bytes, element by element, as in Kaitai.
+                Ty::Bytes => quote!((AsRef::<[u8]>::as_ref(&#val) #op AsRef::<[u8]>::as_ref(&#x))),
+                _ => quote!((#val #op #x)),
             })
         };
         let body = match v {
             Valid::Eq(e) => cmp(self, e, quote!(==))?,
+            Valid::InEnum => match &ty {
+                // A closed enum refuses unlisted values while reading already.
+                Ty::Enum(e) if self.open_enums.contains(e) => quote!(#val.listed_name().is_some()),
+                Ty::Enum(_) => quote!(true),
+                _ => {
+                    if side == Side::Read {
+                        self.err(
+                            f.pos_of("valid"),
+                            &kp,
+                            "`valid: {in-enum: true}` needs a field with `enum`",
+                            "add `enum: <name>` to the field, or drop the rule",
+                        );
+                    }
+                    return None;
+                }
+            },
             Valid::Range(a, b) => {
-                if !matches!(want, Ty::Int | Ty::Float) {
+                if matches!(want, Ty::Enum(_)) {
                     self.err(
                         f.pos_of("valid"),
                         &kp,
-                        "`min`/`max` need a number field",
-                        "use `eq` or `any-of` for enums and strings",
+                        "`min`/`max` need a number, string or byte field",
+                        "use `eq` or `any-of` for enums",
                     );
                     return None;
                 }

@@ -128,6 +128,86 @@ enum Tok {
     Str(String),
     Ident(String),
     Op(&'static str),
+    /// An f-string `f"a{x}b"`: literal text and the source of each `{...}` part.
+    FStr(Vec<FPart>),
+}
+
+/// One piece of an f-string.
+#[derive(Debug, Clone, PartialEq)]
+enum FPart {
+    /// Literal text (escapes already applied).
+    Text(String),
+    /// The source of an interpolated expression.
+    Code(String),
+}
+
+/// Lexes the body of an f-string (after `f"`) through its closing `"`: literal runs (with the
+/// escapes of `"..."` strings) and `{expr}` parts. Returns the parts and the characters used.
+fn lex_fstring(chars: &[char]) -> Result<(Vec<FPart>, usize), String> {
+    let mut parts = Vec::new();
+    let mut text = String::new();
+    let mut i = 0;
+    let flush = |text: &mut String, parts: &mut Vec<FPart>| -> Result<(), String> {
+        if !text.is_empty() {
+            match lex(&format!("\"{text}\""))?.as_slice() {
+                [Tok::Str(s)] => parts.push(FPart::Text(s.clone())),
+                _ => return Err("bad text in an f-string".into()),
+            }
+            text.clear();
+        }
+        Ok(())
+    };
+    loop {
+        match chars.get(i) {
+            None => return Err("unterminated f-string".into()),
+            Some('"') => {
+                flush(&mut text, &mut parts)?;
+                return Ok((parts, i + 1));
+            }
+            Some('\\') => {
+                text.push('\\');
+                match chars.get(i + 1) {
+                    Some(&n) => text.push(n),
+                    None => return Err("unterminated f-string".into()),
+                }
+                i += 2;
+            }
+            Some('{') => {
+                flush(&mut text, &mut parts)?;
+                let mut depth = 1;
+                let mut quote: Option<char> = None;
+                let start = i + 1;
+                i += 1;
+                loop {
+                    let Some(&ch) = chars.get(i) else {
+                        return Err("unterminated `{` in an f-string".into());
+                    };
+                    match (quote, ch) {
+                        (Some(q), c) if c == q => quote = None,
+                        (Some('"'), '\\') => i += 1,
+                        (Some(_), _) => {}
+                        (None, '"' | '\'') => quote = Some(ch),
+                        (None, '{') => depth += 1,
+                        (None, '}') => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                parts.push(FPart::Code(chars[start..i].iter().collect()));
+                i += 1;
+            }
+            Some('}') => return Err("`}` in an f-string must follow a `{`".into()),
+            Some(&c) => {
+                text.push(c);
+                i += 1;
+            }
+        }
+    }
 }
 
 impl fmt::Display for Tok {
@@ -138,6 +218,7 @@ impl fmt::Display for Tok {
             Tok::Str(s) => write!(f, "{s:?}"),
             Tok::Ident(s) => write!(f, "{s}"),
             Tok::Op(s) => write!(f, "{s}"),
+            Tok::FStr(_) => write!(f, "f-string"),
         }
     }
 }
@@ -199,6 +280,12 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
                     parse_int(&text).ok_or_else(|| format!("`{text}` is not an integer"))?,
                 ));
             }
+            continue;
+        }
+        if c == 'f' && chars.get(i + 1) == Some(&'"') {
+            let (parts, used) = lex_fstring(&chars[i + 2..])?;
+            out.push(Tok::FStr(parts));
+            i += 2 + used;
             continue;
         }
         if c.is_ascii_alphabetic() || c == '_' {
@@ -284,7 +371,12 @@ struct P {
     toks: Vec<Tok>,
     i: usize,
     depth: usize,
+    /// How many f-strings enclose this expression.
+    fnest: usize,
 }
+
+/// The most f-strings that may nest inside one another's `{...}`.
+const MAX_FSTRING_NESTING: usize = 4;
 
 impl P {
     fn peek(&self) -> Option<&Tok> {
@@ -466,6 +558,28 @@ impl P {
             Some(Tok::Int(v)) => Ok(Expr::Int(v)),
             Some(Tok::Float(v)) => Ok(Expr::Float(v)),
             Some(Tok::Str(s)) => Ok(Expr::Str(s)),
+            Some(Tok::FStr(parts)) => {
+                // `f"a{x}b"` is `"a" + x.to_s + "b"`.
+                let mut out: Option<Expr> = None;
+                for p in parts {
+                    let e = match p {
+                        FPart::Text(t) => Expr::Str(t),
+                        FPart::Code(c) => {
+                            if self.fnest >= MAX_FSTRING_NESTING {
+                                return Err("f-strings nest too deeply".into());
+                            }
+                            let inner = parse_nested(&c, self.fnest + 1)
+                                .map_err(|m| format!("in `{{{c}}}`: {m}"))?;
+                            Expr::Attr(Box::new(inner), "to_s".into())
+                        }
+                    };
+                    out = Some(match out {
+                        None => e,
+                        Some(a) => Expr::Binary(BinOp::Add, Box::new(a), Box::new(e)),
+                    });
+                }
+                Ok(out.unwrap_or(Expr::Str(String::new())))
+            }
             Some(Tok::Ident(w)) if w == "true" => Ok(Expr::Bool(true)),
             Some(Tok::Ident(w)) if w == "false" => Ok(Expr::Bool(false)),
             Some(Tok::Ident(w)) if w == "sizeof" && self.eat_op("<") => {
@@ -516,6 +630,11 @@ const MAX_DEPTH: usize = 64;
 
 /// Parses a KS expression. Errors describe the first problem in plain words.
 pub fn parse(src: &str) -> Result<Expr, String> {
+    parse_nested(src, 0)
+}
+
+/// [`parse`] for an expression inside `fnest` f-strings.
+fn parse_nested(src: &str, fnest: usize) -> Result<Expr, String> {
     let toks = lex(src)?;
     if toks.is_empty() {
         return Err("the expression is empty".into());
@@ -533,6 +652,7 @@ pub fn parse(src: &str) -> Result<Expr, String> {
         toks,
         i: 0,
         depth: 0,
+        fnest,
     };
     let e = p.ternary()?;
     if let Some(t) = p.peek() {
@@ -700,6 +820,14 @@ mod tests {
             Expr::Str("£\nA\0".into())
         );
         assert_eq!(parse(r#"'\n'"#).unwrap(), Expr::Str("\\n".into()));
+        assert_eq!(parse(r#"f"""#).unwrap(), Expr::Str(String::new()));
+        assert_eq!(
+            parse(r#"f"a\tb={n + 1}, s={'x}'}""#).unwrap().to_string(),
+            r#"((("a\tb=" + (n + 1).to_s) + ", s=") + "x}".to_s)"#
+        );
+        for bad in [r#"f"{a"#, r#"f"a}""#, r#"f"{}""#, r#"f"abc"#] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
         assert!(parse(r#""\u12""#).is_err());
     }
 

@@ -22,6 +22,8 @@ pub mod ir;
 mod lower;
 mod names;
 mod resolve;
+mod sizes;
+mod version;
 pub mod yaml;
 
 pub use diag::{render, Diag, Pos};

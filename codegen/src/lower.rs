@@ -349,6 +349,15 @@ impl<'a> Lower<'a> {
                                         self.default_encoding = self.encoding(s, mv.pos, &kp);
                                     }
                                 }
+                                "ks-version" => {
+                                    if let NodeKind::Scalar { text, quoted } = &mv.kind {
+                                        if let Err((m, h)) = crate::version::check_ks_version(text, *quoted) {
+                                            self.err(mv.pos, &kp, m, h);
+                                        }
+                                    } else {
+                                        self.err(mv.pos, &kp, format!("`ks-version` must be a version such as `0.11`, found {}", mv.shape()), "write `ks-version: '0.11'`");
+                                    }
+                                }
                                 "-sp-strict" => {
                                     if let Some(b) = self.boolean(mv, &kp) {
                                         self.strict = b;
@@ -643,6 +652,18 @@ impl<'a> Lower<'a> {
                 continue;
             };
             let (name, doc) = match &v.kind {
+                NodeKind::Scalar {
+                    text,
+                    quoted: false,
+                } if matches!(text.as_str(), "null" | "Null" | "NULL" | "~" | "") => {
+                    self.err(
+                        v.pos,
+                        &vp,
+                        "enum value is null (YAML reads an unquoted `null`, `~` or nothing as no value)",
+                        "quote the name (`4: 'null'`) or give it another one",
+                    );
+                    continue;
+                }
                 NodeKind::Scalar { text, .. } => (text.clone(), None),
                 NodeKind::Map(entries) => {
                     let mut id = None;
@@ -1030,6 +1051,19 @@ impl<'a> Lower<'a> {
             Some(v) => Some(self.src_expr(v, &format!("{fp}.if"))?),
             None => None,
         };
+        // Kaitai Struct refuses the count key of another repeat kind.
+        if let Some(kind) = get("repeat").and_then(|v| v.as_str()) {
+            for (k, owner) in [("repeat-expr", "expr"), ("repeat-until", "until")] {
+                if let (Some(v), true) = (get(k), kind != owner) {
+                    self.err(
+                        v.pos,
+                        &format!("{fp}.{k}"),
+                        format!("key `{k}` does not apply to `repeat: {kind}`"),
+                        format!("remove `{k}`, or write `repeat: {owner}`"),
+                    );
+                }
+            }
+        }
         let repeat = match get("repeat").map(|v| (v, v.as_str())) {
             None => {
                 for k in ["repeat-expr", "repeat-until"] {
@@ -1622,7 +1656,18 @@ impl<'a> Lower<'a> {
                             }
                             out = Some(Valid::AnyOf(all));
                         }
-                        _ => self.unknown_key(k, kp, &["eq", "min", "max", "any-of", "expr"], &[]),
+                        "in-enum" => match v.as_str() {
+                            Some("true") => out = Some(Valid::InEnum),
+                            Some(o) => {
+                                self.err(v.pos, &p, format!("`in-enum` must be `true`, found `{o}`"), "only `true` is supported; to check nothing, drop `valid`");
+                                return None;
+                            }
+                            None => {
+                                self.err(v.pos, &p, format!("`in-enum` must be `true`, found {}", v.shape()), "write `in-enum: true`");
+                                return None;
+                            }
+                        },
+                        _ => self.unknown_key(k, kp, &["eq", "min", "max", "any-of", "expr", "in-enum"], &[]),
                     }
                 }
                 if min.is_some() || max.is_some() {

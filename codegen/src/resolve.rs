@@ -155,7 +155,7 @@ fn for_each_expr(field: &mut Field, f: &mut dyn FnMut(&mut Expr)) {
                 f(&mut x.expr);
             }
         }
-        None => {}
+        Some(Valid::InEnum) | None => {}
     }
     match &mut field.kind {
         FieldKind::Bytes(Size::Expr(e))

@@ -137,6 +137,18 @@ impl SeqExprs {
                             __r.leave(Some(&__v));
                             __v
                         });
+                    {
+                        let __elem = *(&__list[__list.len() - 1]);
+                        let _ = __elem;
+                        if ((__elem as i128)
+                            == (*::statepack_runtime::io::expr_last(&(lens)[..])
+                                .map_err(|__e| {
+                                    __e.decode_at(__r.offset()).in_field("items")
+                                })? as i128))
+                        {
+                            break;
+                        }
+                    }
                     if __r.bit_offset() == __before {
                         return Err(
                             ::statepack_runtime::io::DecodeError::new(
@@ -149,18 +161,6 @@ impl SeqExprs {
                                 .in_index(__i)
                                 .in_field("items"),
                         );
-                    }
-                    {
-                        let __elem = *(&__list[__list.len() - 1]);
-                        let _ = __elem;
-                        if ((__elem as i128)
-                            == (*::statepack_runtime::io::expr_last(&(lens)[..])
-                                .map_err(|__e| {
-                                    __e.decode_at(__r.offset()).in_field("items")
-                                })? as i128))
-                        {
-                            break;
-                        }
                     }
                 }
                 __list
