@@ -32,6 +32,10 @@ mod kaitai_rules;
 mod lists_valid;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/misc_lang.rs"]
+mod misc_lang;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/nested_scopes.rs"]
 mod nested_scopes;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -764,4 +768,55 @@ fn failing_expressions_in_seq_fields_are_decode_and_encode_errors() {
         w.encode().is_err(),
         "`.last` of lens no longer ends the list"
     );
+}
+
+/// `misc_lang.ksy`: "PK", "AB", "NOP", cat, recs (1, [0, 0]) and (0xaa, [1, 2]), one chunk
+/// "xy" before a `,` that its list does not consume (the field after it reads it).
+const MISC_LANG: &[u8] = b"PKABNOP\x01\x01\x00\x00\xaa\x01\x02xy,";
+
+#[test]
+fn string_order_reverse_fstrings_sizeof_and_list_instances() {
+    use misc_lang::*;
+    let v = MiscLang::decode(MISC_LANG).unwrap();
+    assert!(v.name_after_m(), "strings order by code point");
+    assert_eq!(v.name_backwards(), "PON");
+    assert_eq!(v.label(), "NOP#1", "an f-string interpolates a string and an integer");
+    assert_eq!(v.pair(), Ok(vec![1, 0xff]), "`[a, b].as<bytes>`");
+    assert_eq!(v.all_recs().len(), 2, "a value instance may be a list of structs");
+    assert_eq!(v.first_marker(), Ok(1));
+    assert_eq!(v.marker_size(), Ok(1), "`x._sizeof` of a `u1` field");
+    assert_eq!(v.recs[1].rec_size(), 3, "`_sizeof` is the type's fixed size");
+    assert_eq!(v.recs[1].body_size(), 2, "`x._sizeof` of a `size: 2` field");
+    assert_eq!(
+        v.chunks,
+        [b"xy".to_vec(), Vec::new()],
+        "an empty element that satisfies `repeat-until` ends the list"
+    );
+    assert_eq!(v.encode().unwrap(), MISC_LANG);
+}
+
+#[test]
+fn valid_on_bytes_strings_and_in_enum() {
+    use misc_lang::*;
+    let fails = |at: usize, byte: u8, field: &str| {
+        let mut b = MISC_LANG.to_vec();
+        b[at] = byte;
+        let e = MiscLang::decode(&b).unwrap_err();
+        assert!(
+            matches!(e.kind, statepack_runtime::io::DecodeErrorKind::NotValid { .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains(field), "{e}");
+    };
+    fails(1, b'J', "magic"); // eq on bytes
+    fails(3, b'[', "tag"); // above max [0x41, 0x5a]
+    fails(2, b'@', "tag"); // below min [0x41]
+    fails(4, b'a', "name"); // above max "ZZZ"
+    fails(7, 3, "kind"); // not listed by the enum
+    let mut w = MiscLang::decode(MISC_LANG).unwrap();
+    w.kind = Animal::Unlisted(3);
+    assert!(w.encode().is_err(), "the writer checks `in-enum` too");
+    let mut w = MiscLang::decode(MISC_LANG).unwrap();
+    w.tag = b"A[".to_vec();
+    assert!(w.encode().is_err(), "the writer checks a byte range");
 }
