@@ -3184,12 +3184,16 @@ impl<'s> Emitter<'s> {
                         let __sw: &str = __sw_text.as_str();
                     },
                     Ty::Bool => quote!(let __sw: bool = #sw;),
+                    Ty::Bytes => quote! {
+                        let __sw_bytes = AsRef::<[u8]>::as_ref(&#sw).to_vec();
+                        let __sw: &[u8] = &__sw_bytes[..];
+                    },
                     other => {
                         self.err(
                             on.pos,
                             &format!("{kp}.type.switch-on"),
                             format!(
-                                "`{}` is {}, not an integer, enum, string or condition",
+                                "`{}` is {}, not an integer, enum, string, bytes or condition",
                                 on.src,
                                 ty_name(&other)
                             ),
@@ -3199,6 +3203,11 @@ impl<'s> Emitter<'s> {
                     }
                 };
                 self.check_case_keys(f, &sty);
+                let shown = if sty == Ty::Bytes {
+                    quote!(::std::format!("{:?}", __sw))
+                } else {
+                    quote!(__sw.to_string())
+                };
                 let en = Self::switch_enum_name(_t, f);
                 let mut arms = Vec::new();
                 let mut default = if has_no_case(f) {
@@ -3210,7 +3219,7 @@ impl<'s> Emitter<'s> {
                     }
                 } else {
                     quote! {
-                        Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::NotValid { value: __sw.to_string(), rule: "must select one of the switch cases" }))
+                        Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::NotValid { value: #shown, rule: "must select one of the switch cases" }))
                     }
                 };
                 for (vi, tn, keys) in self.switch_variants(f) {
@@ -3242,6 +3251,7 @@ impl<'s> Emitter<'s> {
                         }
                         tests.push(match kty {
                             Ty::Enum(_) => quote!(__sw == #kt.to_i()),
+                            Ty::Bytes => quote!(__sw == &(#kt)[..]),
                             _ => quote!(__sw == #kt),
                         });
                     }
@@ -3551,14 +3561,23 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::Switch { on, .. } => {
                 let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
-                let sw_decl = match sty {
+                let sw_decl = match sty.clone() {
                     Ty::Enum(_) => quote!(let __sw: i128 = #sw.to_i();),
                     Ty::Str => quote! {
                         let __sw_text = ::std::string::String::from(AsRef::<str>::as_ref(&#sw));
                         let __sw: &str = __sw_text.as_str();
                     },
                     Ty::Bool => quote!(let __sw: bool = #sw;),
+                    Ty::Bytes => quote! {
+                        let __sw_bytes = AsRef::<[u8]>::as_ref(&#sw).to_vec();
+                        let __sw: &[u8] = &__sw_bytes[..];
+                    },
                     _ => quote!(let __sw: i128 = #sw;),
+                };
+                let shown = if sty == Ty::Bytes {
+                    quote!(::std::format!("{:?}", __sw))
+                } else {
+                    quote!(__sw.to_string())
                 };
                 let en = Self::switch_enum_name(t, f);
                 let variants = self.switch_variants(f);
@@ -3577,6 +3596,7 @@ impl<'s> Emitter<'s> {
                         let (kt, kty) = self.expr(k, scope, &format!("{kp}.type.cases"))?;
                         tests.push(match kty {
                             Ty::Enum(_) => quote!(__sw == #kt.to_i()),
+                            Ty::Bytes => quote!(__sw == &(#kt)[..]),
                             _ => quote!(__sw == #kt),
                         });
                     }
@@ -3598,7 +3618,7 @@ impl<'s> Emitter<'s> {
                         quote! {
                             #en::#vi(__x) => {
                                 if !(#selects) {
-                                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: __sw.to_string(), found: #name }));
+                                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: #name }));
                                 }
                                 __x.write_to(__w)?;
                             }
@@ -3615,7 +3635,7 @@ impl<'s> Emitter<'s> {
                     quote! {
                         #pat => {
                             if #(#all)||* {
-                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: __sw.to_string(), found: "no case" }));
+                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: "no case" }));
                             }
                             #put
                         }

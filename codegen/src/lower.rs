@@ -1264,7 +1264,9 @@ impl<'a> Lower<'a> {
                                             }
                                             match expr::parse(&ck.text) {
                                                 Ok(e @ (Expr::Int(_) | Expr::EnumRef(_, _) | Expr::Str(_) | Expr::Bool(_))) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
-                                                _ => self.err(ck.pos, &cp, format!("case key `{}` is not an integer, an enum value, a string or a condition literal", ck.text), "case keys are integer literals, `enum_name::value`, string literals (`'\"abc\"'`), `true`/`false`, or `_` for the default"),
+                                                // A byte-array literal (`'[0x49]'`) for a switch on bytes.
+                                                Ok(Expr::List(items)) if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v))) => cases.push((SrcExpr { expr: Expr::List(items), src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
+                                                _ => self.err(ck.pos, &cp, format!("case key `{}` is not an integer, an enum value, a string, a byte array or a condition literal", ck.text), "case keys are integer literals, `enum_name::value`, string literals (`'\"abc\"'`), byte arrays (`'[0x49]'`), `true`/`false`, or `_` for the default"),
                                             }
                                         }
                                     }
