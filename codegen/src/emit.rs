@@ -267,9 +267,11 @@ impl<'s> Emitter<'s> {
                             } else {
                                 (1i128 << width) - 1
                             };
-                            for v in &def.values {
+                            // Kaitai Struct allows enum values a bit field cannot hold (they
+                            // are never read; the writer refuses them); strict rules do not.
+                            for v in def.values.iter().filter(|_| f.strict) {
                                 if v.value < 0 || v.value > hi {
-                                    self.err(f.pos_of("enum"), &format!("{}.enum", f.key_path), format!("enum value {} = {} does not fit the field's {width} bits", v.name, v.value), "use a wider bit field, or change the enum");
+                                    self.err(f.pos_of("enum"), &format!("{}.enum", f.key_path), format!("enum value {} = {} does not fit the field's {width} bits", v.name, v.value), "use a wider bit field, change the enum, or drop `-sp-strict`");
                                 }
                             }
                         }

@@ -1414,7 +1414,7 @@ impl<'a> Lower<'a> {
                                 Some(w) => FieldKind::Bits {
                                     width: w,
                                     offset_binary: false,
-                                    le: self.bit_le,
+                                    le: crate::bits::explicit_bit_le(&t).unwrap_or(self.bit_le),
                                     enum_name: enum_name.clone(),
                                 },
                                 None => {

@@ -32,8 +32,16 @@ mod kaitai_rules;
 mod lists_valid;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/misc_bits.rs"]
+mod misc_bits;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/misc_lang.rs"]
 mod misc_lang;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/misc_switch.rs"]
+mod misc_switch;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/nested_scopes.rs"]
@@ -819,4 +827,35 @@ fn valid_on_bytes_strings_and_in_enum() {
     let mut w = MiscLang::decode(MISC_LANG).unwrap();
     w.tag = b"A[".to_vec();
     assert!(w.encode().is_err(), "the writer checks a byte range");
+}
+
+#[test]
+fn explicit_bit_order_per_field_and_enums_wider_than_the_field() {
+    use misc_bits::*;
+    // 101|00011, then 0x21 read least significant nibble first, then 1|0000000.
+    let bytes = [0b1010_0011, 0x21, 0b1000_0000];
+    let v = MiscBits::decode(&bytes).unwrap();
+    assert_eq!((v.hi, v.lo), (5, 3), "`b3be`/`b5be` read most significant bits first");
+    assert_eq!((v.l1, v.l2), (1, 2), "`b4le` reads least significant bits first");
+    assert_eq!(v.pet, Animal::Dog, "a 1-bit enum may list values it cannot hold");
+    assert_eq!(v.encode().unwrap(), bytes);
+    let mut w = v.clone();
+    w.pet = Animal::Horse;
+    assert!(w.encode().is_err(), "horse = 4 does not fit one bit: refused, not wrapped");
+}
+
+#[test]
+fn switch_on_bytes_with_byte_array_case_keys() {
+    use misc_switch::*;
+    let bytes = b"I\x07Sab\x00I\x09";
+    let v = MiscSwitch::decode(bytes).unwrap();
+    assert_eq!(v.items.len(), 3);
+    assert!(matches!(&v.items[0].body, ItemBody::IntVal(x) if x.value == 7));
+    assert!(matches!(&v.items[1].body, ItemBody::StrVal(x) if x.value == "ab"));
+    assert_eq!(v.encode().unwrap(), bytes);
+    let mut w = v.clone();
+    w.items[0].code = b"S".to_vec();
+    assert!(w.encode().is_err(), "the case must agree with the switch value on write");
+    let v = MiscSwitch::decode(b"X").unwrap();
+    assert!(matches!(v.items[0].body, ItemBody::NoCase), "no case: nothing read, as in Kaitai");
 }
