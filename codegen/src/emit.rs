@@ -15,6 +15,8 @@ use quote::{format_ident, quote};
 use crate::sizes::{field_bits, type_bits};
 use std::collections::{HashMap, HashSet};
 
+mod proc_term;
+
 /// The type of an expression or a field as seen by expressions.
 #[derive(Debug, Clone, PartialEq)]
 enum Ty {
@@ -2988,6 +2990,11 @@ impl<'s> Emitter<'s> {
                 le,
                 ..
             } => crate::bits::bits_read(*width, *offset_binary, *le),
+            FieldKind::Bytes(_) | FieldKind::User { .. }
+                if f.term.is_some() && f.process.is_some() =>
+            {
+                self.proc_term_read(f, scope)?
+            }
             FieldKind::User { name, size } if f.term.is_some() => {
                 let n = match size {
                     Some(s @ Size::Expr(_)) => {
@@ -3405,6 +3412,11 @@ impl<'s> Emitter<'s> {
                 le,
                 ..
             } => crate::bits::bits_write(*width, *offset_binary, *le),
+            FieldKind::Bytes(_) | FieldKind::User { .. }
+                if f.term.is_some() && f.process.is_some() =>
+            {
+                self.proc_term_write(f, scope)?
+            }
             FieldKind::Bytes(_) | FieldKind::User { .. } if f.process.is_some() => {
                 let size = match &f.kind {
                     FieldKind::Bytes(s) => s.clone(),

@@ -1479,16 +1479,22 @@ impl<'a> Lower<'a> {
         }
         let (kind, varint) = self.bit_keys(m, fp, kind, &repeat)?;
         if process.is_some() {
+            // With a terminator or padding, only processors that map byte to byte (see
+            // `emit/proc_term.rs`): a field keeps its terminator and padding as read, not also
+            // its stored bytes, which zlib would need to write back the same bytes.
+            let bytewise = matches!(process, Some(Process::Xor(_) | Process::Rol(_) | Process::Ror(_)));
             let ok = matches!(
                 (&kind, &repeat),
-                (FieldKind::Bytes(Size::Expr(_) | Size::Eos), _)
-                    | (FieldKind::User { size: Some(_), .. }, _)
-            ) && term.is_none();
+                (FieldKind::Bytes(Size::Expr(_) | Size::Eos | Size::Terminator), _)
+                    | (FieldKind::User { .. }, _)
+            ) && (term.is_some() && bytewise
+                || term.is_none()
+                    && !matches!(kind, FieldKind::Bytes(Size::Terminator) | FieldKind::User { size: None, .. }));
             if !ok {
                 self.err(
                     get("process").map_or(node.pos, |v| v.pos),
                     &format!("{fp}.process"),
-                    "`process` applies to raw bytes or a user type with a `size` (or `size-eos`), without a terminator",
+                    "`process` applies to raw bytes or a user type with a `size` (or `size-eos`); with a terminator or `pad-right`, only `xor`, `rol` and `ror`",
                     "give the field a `size`, or move `process` to the field that holds the bytes",
                 );
                 return None;

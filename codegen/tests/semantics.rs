@@ -40,6 +40,10 @@ mod misc_bits;
 mod misc_lang;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/misc_proc.rs"]
+mod misc_proc;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/misc_switch.rs"]
 mod misc_switch;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -832,8 +836,9 @@ fn valid_on_bytes_strings_and_in_enum() {
 #[test]
 fn explicit_bit_order_per_field_and_enums_wider_than_the_field() {
     use misc_bits::*;
-    // 101|00011, then 0x21 read least significant nibble first, then 1|0000000.
-    let bytes = [0b1010_0011, 0x21, 0b1000_0000];
+    // 101|00011, then 0x21 read least significant nibble first, then 1|1001100 (the root
+    // ends inside that byte: the 7 bits after it are kept and written back).
+    let bytes = [0b1010_0011, 0x21, 0b1100_1100];
     let v = MiscBits::decode(&bytes).unwrap();
     assert_eq!((v.hi, v.lo), (5, 3), "`b3be`/`b5be` read most significant bits first");
     assert_eq!((v.l1, v.l2), (1, 2), "`b4le` reads least significant bits first");
@@ -858,4 +863,27 @@ fn switch_on_bytes_with_byte_array_case_keys() {
     assert!(w.encode().is_err(), "the case must agree with the switch value on write");
     let v = MiscSwitch::decode(b"X").unwrap();
     assert!(matches!(v.items[0].body, ItemBody::NoCase), "no case: nothing read, as in Kaitai");
+}
+
+#[test]
+fn process_after_padding_and_terminator() {
+    use misc_proc::*;
+    // "abc" padded with 0x40; "de" cut at 0x40, then 0x2b padding; "fg@" (terminator
+    // included) and two bytes after it, in a 5-byte field.
+    let bytes = b"abc@@@de@+++fg@xy";
+    let v = MiscProc::decode(bytes).unwrap();
+    let xor = |s: &[u8]| s.iter().map(|b| b ^ 0x15).collect::<Vec<u8>>();
+    assert_eq!(v.padded, xor(b"abc"), "padding is stripped before `process`");
+    assert_eq!(v.cut, xor(b"de"), "the terminator cuts before `process`");
+    let rol1 = |s: &[u8]| s.iter().map(|b| b.rotate_left(1)).collect::<Vec<u8>>();
+    assert_eq!(v.wrapped.value, rol1(b"fg@"), "an included terminator is processed too");
+    assert_eq!(v.encode().unwrap(), bytes, "terminator, padding and the rest are kept");
+    let mut w = v.clone();
+    w.padded = xor(b"z");
+    w.cut = xor(b"q");
+    let out = w.encode().unwrap();
+    assert_eq!(&out[..12], b"z@@@@@q@++++", "a changed value is processed back and padded");
+    let mut w = v.clone();
+    w.padded = xor(b"toolong");
+    assert!(w.encode().is_err(), "a value longer than the size is refused");
 }

@@ -12,8 +12,6 @@ seq:
   - id: pet
     type: b1
     enum: animal
-  - id: pad
-    type: b7
 enums:
   animal:
     0: cat

@@ -7,7 +7,7 @@ pub const SCHEMA_FILE: &str = "codegen/tests/run/misc_bits.ksy";
 pub const SCHEMA_ID: &str = "misc_bits";
 /// Enum `animal`: an open set; a stored integer it does not list is kept as `Unlisted`.
 ///
-/// Schema: `codegen/tests/run/misc_bits.ksy` line 18.
+/// Schema: `codegen/tests/run/misc_bits.ksy` line 16.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Animal {
     /// cat (stored as 0).
@@ -100,8 +100,9 @@ pub struct MiscBits {
     pub l2: u8,
     /// Schema: `codegen/tests/run/misc_bits.ksy` line 12.
     pub pet: Animal,
-    /// Schema: `codegen/tests/run/misc_bits.ksy` line 15.
-    pub pad: u8,
+    /// The bits after the last bit field, up to the end of its byte, as read; written back.
+    #[serde(default)]
+    pub __end_pad: u8,
 }
 impl MiscBits {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
@@ -157,14 +158,15 @@ impl MiscBits {
             );
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pad"));
-        let pad: u8 = {
-            let __v: u8 = { __r.read_bits_be(7u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("pad"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { hi, lo, l1, l2, pet, pad })
+        let __end_pad: u8 = __r.align_to_byte_keep();
+        Ok(Self {
+            hi,
+            lo,
+            l1,
+            l2,
+            pet,
+            __end_pad,
+        })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -184,7 +186,6 @@ impl MiscBits {
         let l1 = self.l1;
         let l2 = self.l2;
         let pet = self.pet;
-        let pad = self.pad;
         {
             let __val = &self.hi;
             let __v = __val;
@@ -233,15 +234,7 @@ impl MiscBits {
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("pet"))?;
         }
-        {
-            let __val = &self.pad;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 7u32)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("pad"))?;
-        }
+        __w.align_to_byte_with(self.__end_pad);
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
@@ -311,12 +304,11 @@ impl ::statepack_runtime::reflect::Reflect for MiscBits {
             "l1" => ::std::option::Option::Some(self.l1.to_value()),
             "l2" => ::std::option::Option::Some(self.l2.to_value()),
             "pet" => ::std::option::Option::Some(self.pet.to_value()),
-            "pad" => ::std::option::Option::Some(self.pad.to_value()),
             _ => ::std::option::Option::None,
         }
     }
     fn member_names(&self) -> &'static [&'static str] {
-        &["hi", "lo", "l1", "l2", "pet", "pad"]
+        &["hi", "lo", "l1", "l2", "pet"]
     }
 }
 impl ::statepack_runtime::reflect::ToValue for MiscBits {
