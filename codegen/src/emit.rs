@@ -15,7 +15,9 @@ use quote::{format_ident, quote};
 use crate::sizes::{field_bits, type_bits};
 use std::collections::{HashMap, HashSet};
 
+mod num_switch;
 mod proc_term;
+pub(crate) use num_switch::case_number;
 
 /// The type of an expression or a field as seen by expressions.
 #[derive(Debug, Clone, PartialEq)]
@@ -302,6 +304,9 @@ impl<'s> Emitter<'s> {
                     _ => {}
                 }
                 for n in names {
+                    if matches!(f.kind, FieldKind::Switch { .. }) && case_number(&n).is_some() {
+                        continue;
+                    }
                     if self.s.type_def(&n).is_none() && looks_like_number_type(&n) {
                         self.err(
                             f.pos_of("type"),
@@ -490,7 +495,10 @@ impl<'s> Emitter<'s> {
                         .iter()
                         .map(|(_, n)| n)
                         .chain(default.iter())
-                        .map(|n| go(s, n, memo, visiting, cycles))
+                        .map(|n| match case_number(n) {
+                            Some((bytes, ..)) => bytes as usize * 8,
+                            None => go(s, n, memo, visiting, cycles),
+                        })
                         .min()
                         .unwrap_or(0),
                 };
@@ -826,7 +834,14 @@ impl<'s> Emitter<'s> {
                             (**inner).clone(),
                         )
                     }
-                    t => (quote!(#id), t.clone()),
+                    t => match self.number_switch_ty(t) {
+                        // A switch of number types is its number.
+                        Some(nt) => {
+                            self.fallible.set(true);
+                            (quote!(#id.value() #q), nt)
+                        }
+                        None => (quote!(#id), t.clone()),
+                    },
                 }
             }
             Expr::EnumRef(en, v) => {
@@ -1354,7 +1369,13 @@ impl<'s> Emitter<'s> {
                         "compare with the bytes themselves".into(),
                     ))
                 }
-                _ => (quote!((&#ts.#fi)), fty.clone()),
+                _ => match self.number_switch_ty(&fty) {
+                    Some(nt) => {
+                        self.fallible.set(true);
+                        (quote!(#ts.#fi.value() #q), nt)
+                    }
+                    None => (quote!((&#ts.#fi)), fty.clone()),
+                },
             });
         }
         if let Some(i) = t.instances.iter().find(|i| i.id == attr) {
@@ -3232,9 +3253,9 @@ impl<'s> Emitter<'s> {
                     }
                 };
                 for (vi, tn, keys) in self.switch_variants(f) {
-                    let ti = type_ident(&tn);
+                    let read_case = self.case_read(&tn, &en, &vi);
                     if keys.is_empty() {
-                        default = quote!(#ti::read_from(__r).map(#en::#vi));
+                        default = read_case;
                         continue;
                     }
                     let mut tests = Vec::new();
@@ -3264,15 +3285,14 @@ impl<'s> Emitter<'s> {
                             _ => quote!(__sw == #kt),
                         });
                     }
-                    arms.push(quote!(if #(#tests)||* { #ti::read_from(__r).map(#en::#vi) }));
+                    arms.push(quote!(if #(#tests)||* { #read_case }));
                 }
                 if let FieldKind::Switch {
                     default: Some(d), ..
                 } = &f.kind
                 {
-                    let ti = type_ident(d);
                     let vi = type_ident(d);
-                    default = quote!(#ti::read_from(__r).map(#en::#vi));
+                    default = self.case_read(d, &en, &vi);
                 }
                 let _ = at;
                 let inner = quote! {{
@@ -3615,11 +3635,11 @@ impl<'s> Emitter<'s> {
                         });
                     }
                     all_tests.extend(tests.clone());
-                    arms.push((vi.clone(), tests, is_default));
+                    arms.push((vi.clone(), tests, is_default, self.case_write(tn)));
                 }
                 let arms: Vec<TokenStream> = arms
                     .into_iter()
-                    .map(|(vi, tests, is_default)| {
+                    .map(|(vi, tests, is_default, put)| {
                         let name = vi.to_string();
                         let all = &all_tests;
                         let selects = if tests.is_empty() {
@@ -3634,7 +3654,7 @@ impl<'s> Emitter<'s> {
                                 if !(#selects) {
                                     return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: #name }));
                                 }
-                                __x.write_to(__w)?;
+                                #put
                             }
                         }
                     })
@@ -3724,6 +3744,14 @@ impl<'s> Emitter<'s> {
         scope: &Scope,
         side: Side,
     ) -> Option<TokenStream> {
+        let bare = Field {
+            cond: None,
+            repeat: Repeat::None,
+            ..f.clone()
+        };
+        // A switch of number types is checked on its number (a switch that selected no case
+        // fails the check).
+        let number_switch = self.number_switch_ty(&self.field_ty(&bare));
         if f.varint
             || !matches!(
                 f.kind,
@@ -3731,7 +3759,7 @@ impl<'s> Emitter<'s> {
                     | FieldKind::Float { .. }
                     | FieldKind::Str { .. }
                     | FieldKind::Bytes(_)
-            )
+            ) && number_switch.is_none()
         {
             if side == Side::Read {
                 self.err(
@@ -3748,13 +3776,10 @@ impl<'s> Emitter<'s> {
             vars: scope.vars.clone(),
             ctx: scope.ctx,
         };
-        let ty = self.field_ty(&Field {
-            cond: None,
-            repeat: Repeat::None,
-            ..f.clone()
-        });
+        let ty = number_switch.clone().unwrap_or_else(|| self.field_ty(&bare));
         s2.vars.push(("_".into(), ty.clone()));
         let val = match &ty {
+            _ if number_switch.is_some() => quote!(__nv),
             Ty::Int => quote!((*__v as i128)),
             Ty::Float => quote!((*__v as f64)),
             _ => quote!((*__v)),
@@ -3820,10 +3845,20 @@ impl<'s> Emitter<'s> {
             }
             Valid::Expr(e) => {
                 let c = self.expect_ty(e, &s2, &kp, Ty::Bool)?;
-                let bind = bind_elem(&ty, quote!(__v));
+                let bind = if number_switch.is_some() {
+                    bind_elem(&ty, quote!((&__nv)))
+                } else {
+                    bind_elem(&ty, quote!(__v))
+                };
                 quote!({ #bind #c })
             }
         };
+        if number_switch.is_some() {
+            return Some(quote!(match __v.value() {
+                ::std::result::Result::Ok(__nv) => #body,
+                ::std::result::Result::Err(_) => false,
+            }));
+        }
         Some(body)
     }
 
@@ -3860,11 +3895,15 @@ impl<'s> Emitter<'s> {
                 )
             };
             let ren = tn.as_str();
-            quote!(#[doc = #d] #[serde(rename = #ren)] #vi(#ti))
+            let _ = ti;
+            let held = Self::case_rust_ty(tn);
+            quote!(#[doc = #d] #[serde(rename = #ren)] #vi(#held))
         });
-        let len_arms = vs
-            .iter()
-            .map(|(vi, _, _)| quote!(#en::#vi(__x) => __x.encoded_len()));
+        let len_arms = vs.iter().map(|(vi, tn, _)| {
+            let len = Self::case_len(tn);
+            quote!(#en::#vi(__x) => #len)
+        });
+        let value_fn = self.number_switch_methods(f, &en);
         let vis: Vec<proc_macro2::Ident> = vs.iter().map(|(vi, _, _)| vi.clone()).collect();
         let no_case = has_no_case(f);
         let sized = switch_sized(f);
@@ -3890,6 +3929,7 @@ impl<'s> Emitter<'s> {
             impl #en {
                 #[doc = " The number of bytes the selected case writes."]
                 pub fn encoded_len(&self) -> usize { match self { #(#len_arms,)* #no_case_len } }
+                #value_fn
             }
             #to_value
         }

@@ -874,6 +874,27 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// A switch case's type name with a number type made explicit (`u2` under `endian: le`
+    /// is `u2le`; see `emit::case_number`); other names unchanged. `None` (reported) for a
+    /// multi-byte number type without a byte order.
+    fn case_number_type(&mut self, tn: &str, pos: Pos, kp: &str) -> Option<String> {
+        let Some((float, bytes, endian, signed)) = Self::int_type(tn, self.default_endian) else {
+            return Some(tn.to_owned());
+        };
+        let base = format!("{}{}", if float { 'f' } else if signed { 's' } else { 'u' }, bytes);
+        if bytes == 1 {
+            return Some(base);
+        }
+        match endian {
+            Some(Endian::Le) => Some(format!("{base}le")),
+            Some(Endian::Be) => Some(format!("{base}be")),
+            None => {
+                self.err(pos, kp, format!("case type `{tn}` needs a byte order"), format!("write `{base}le` or `{base}be`, or set `meta.endian`"));
+                None
+            }
+        }
+    }
+
     /// The field's size, if it has one; `Err` when the size keys are wrong (already reported).
     fn size_of(&mut self, m: &[(Key, Node)], fp: &str) -> Result<Option<Size>, ()> {
         let size = m.iter().find(|(k, _)| k.text == "size");
@@ -1258,6 +1279,10 @@ impl<'a> Lower<'a> {
                                             let Some(tn) = self.scalar(cv, &cp) else {
                                                 continue;
                                             };
+                                            let Some(tn) = self.case_number_type(tn, cv.pos, &cp) else {
+                                                continue;
+                                            };
+                                            let tn = tn.as_str();
                                             if ck.text == "_" {
                                                 default = Some(tn.to_owned());
                                                 continue;
@@ -1297,6 +1322,23 @@ impl<'a> Lower<'a> {
                                 );
                             }
                             return None;
+                        }
+                        let numbers = cases
+                            .iter()
+                            .map(|(_, n)| n)
+                            .chain(default.iter())
+                            .filter(|n| crate::emit::case_number(n).is_some())
+                            .count();
+                        if numbers > 0 {
+                            let all = cases.len() + usize::from(default.is_some());
+                            if numbers < all {
+                                self.err(tnode.pos, &tp, "a switch mixes number types and user types", "give every case a number type, or every case a user type (wrap the number in a type)");
+                                return None;
+                            }
+                            if size.is_some() {
+                                self.err(tnode.pos, &tp, "a switch of number types cannot have a `size`", "drop `size`: each number type has its own");
+                                return None;
+                            }
                         }
                         FieldKind::Switch {
                             on,

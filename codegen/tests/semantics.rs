@@ -40,6 +40,10 @@ mod misc_bits;
 mod misc_lang;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/misc_num_switch.rs"]
+mod misc_num_switch;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/misc_proc.rs"]
 mod misc_proc;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -886,4 +890,36 @@ fn process_after_padding_and_terminator() {
     let mut w = v.clone();
     w.padded = xor(b"toolong");
     assert!(w.encode().is_err(), "a value longer than the size is refused");
+}
+
+#[test]
+fn switch_of_number_types() {
+    use misc_num_switch::*;
+    // code 2: `len` is a u2le (3), three body bytes, `checked` the default u2be (0x1000).
+    let bytes = [2, 3, 0, b'a', b'b', b'c', 0x10, 0x00];
+    let v = MiscNumSwitch::decode(&bytes).unwrap();
+    assert_eq!(v.len, MiscNumSwitchLen::U2le(3));
+    assert_eq!(v.len.value(), Ok(3));
+    assert_eq!(v.body, b"abc", "a number switch may give a size");
+    assert_eq!(v.checked, MiscNumSwitchChecked::U2be(0x1000));
+    assert_eq!(v.len_plus(), Ok(4), "in expressions the switch is its number");
+    assert_eq!(v.encode().unwrap(), bytes);
+    let root = misc_num_switch::reflect_decode(&bytes).unwrap();
+    assert!(
+        matches!(root.member("len"), Some(Value::Int(3))),
+        "the dynamic view shows the number"
+    );
+    // Code 4: a big-endian s4.
+    let v = MiscNumSwitch::decode(&[4, 0xff, 0xff, 0xff, 0xff, 0, 1]).unwrap_err();
+    assert!(v.to_string().contains("body"), "a size of -1 is refused: {v}");
+    // `valid` applies to the number read.
+    let e = MiscNumSwitch::decode(&[2, 0, 0, 0x10, 0x01]).unwrap_err();
+    assert!(matches!(e.kind, statepack_runtime::io::DecodeErrorKind::NotValid { .. }), "{e}");
+    // The writer writes the width the switch value selects, and refuses another.
+    let mut w = MiscNumSwitch::decode(&bytes).unwrap();
+    w.len = MiscNumSwitchLen::U1(3);
+    assert!(w.encode().is_err(), "code 2 selects u2le, not u1");
+    // No case: the field has no value, so `size: len` cannot be read.
+    let e = MiscNumSwitch::decode(&[3, 0, 0]).unwrap_err();
+    assert!(e.to_string().contains("no switch case matched"), "{e}");
 }
