@@ -2194,14 +2194,8 @@ impl<'s> Emitter<'s> {
         // `params`: given by the reading field, kept as members (for instances and the
         // writer's own expressions); the parent's writer checks them against its arguments.
         let mut param_args = Vec::new();
-        if is_root && !t.params.is_empty() {
-            self.err(
-                t.pos,
-                "params",
-                "the root type cannot have `params` (nothing would give them)",
-                "move the parameterised part into a type under `types`",
-            );
-        }
+        // A root type with `params` (a schema for others to import, as in Kaitai) takes them
+        // in `decode`.
         for p in &t.params {
             let id = field_ident(&p.id);
             let (rty, ty) = param_rust_ty(&p.kind);
@@ -2816,23 +2810,40 @@ impl<'s> Emitter<'s> {
         self.cur_field.replace(None);
         let (inst_methods, inst_members) = self.emit_instances(t, &derived)?;
         let reflect = crate::emit_reflect::type_impls(t, &derived, &inst_members);
+        let root_params: Vec<TokenStream> = t
+            .params
+            .iter()
+            .map(|p| {
+                let id = field_ident(&p.id);
+                let (rty, _) = param_rust_ty(&p.kind);
+                quote!(#id: #rty)
+            })
+            .collect();
+        let root_args: Vec<proc_macro2::Ident> =
+            t.params.iter().map(|p| field_ident(&p.id)).collect();
+        let params_doc = if t.params.is_empty() {
+            quote!()
+        } else {
+            quote!(#[doc = ""] #[doc = " The root type's `params` are the arguments after `bytes`, in schema order."])
+        };
         let root_api = if is_root {
             quote! {
                 impl #name {
                     #[doc = " Decodes a whole file: the data must end exactly where the root type ends."]
                     #[doc = ""]
                     #[doc = " Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError), naming the field path and byte offset."]
-                    pub fn decode(bytes: &[u8]) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+                    #params_doc
+                    pub fn decode(bytes: &[u8] #(, #root_params)*) -> Result<Self, ::statepack_runtime::io::DecodeError> {
                         let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
-                        let v = Self::read_from(&mut r)?;
+                        let v = Self::read_from(&mut r #(, #root_args)*)?;
                         r.finish()?;
                         Ok(v)
                     }
                     #[doc = " Decodes a whole file while recording its structure (every field's byte range and value)."]
                     #[doc = " The tree is returned even when decoding fails, up to the failing field."]
-                    pub fn decode_traced(bytes: &[u8]) -> (Result<Self, ::statepack_runtime::io::DecodeError>, ::statepack_runtime::io::TraceNode) {
+                    pub fn decode_traced(bytes: &[u8] #(, #root_params)*) -> (Result<Self, ::statepack_runtime::io::DecodeError>, ::statepack_runtime::io::TraceNode) {
                         let mut r = ::statepack_runtime::io::ByteReader::with_tracer(bytes, ::statepack_runtime::io::TreeTracer::new(SCHEMA_ID));
-                        let v = Self::read_from(&mut r).and_then(|v| { r.finish()?; Ok(v) });
+                        let v = Self::read_from(&mut r #(, #root_args)*).and_then(|v| { r.finish()?; Ok(v) });
                         let end = r.offset();
                         (v, r.tracer.finish(end))
                     }

@@ -48,6 +48,10 @@ mod misc_num_switch;
 mod misc_proc;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/misc_root_params.rs"]
+mod misc_root_params;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/misc_switch.rs"]
 mod misc_switch;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -922,4 +926,16 @@ fn switch_of_number_types() {
     // No case: the field has no value, so `size: len` cannot be read.
     let e = MiscNumSwitch::decode(&[3, 0, 0]).unwrap_err();
     assert!(e.to_string().contains("no switch case matched"), "{e}");
+}
+
+#[test]
+fn a_root_type_with_params_takes_them_in_decode() {
+    use misc_root_params::*;
+    let v = MiscRootParams::decode(b"abc\x07", 3, true).unwrap();
+    assert_eq!((v.body.as_slice(), v.trailer), (b"abc".as_slice(), Some(7)));
+    assert_eq!(v.encode().unwrap(), b"abc\x07");
+    let v = MiscRootParams::decode(b"ab", 2, false).unwrap();
+    assert_eq!(v.trailer, None);
+    let e = misc_root_params::reflect_decode(b"ab").err().unwrap();
+    assert!(e.to_string().contains("takes params (len, has_trailer)"), "{e}");
 }
