@@ -773,6 +773,12 @@ impl<'s> Emitter<'s> {
                 (quote!((#l as f64)), Ty::Float)
             }
             Expr::Bool(b) => (quote!(#b), Ty::Bool),
+            Expr::Null => {
+                return bad(
+                    "`null` has no type in a schema expression".into(),
+                    "test for a missing value with the field's own condition instead",
+                )
+            }
             Expr::Str(s) => (quote!(#s), Ty::Str),
             Expr::Name(n)
                 if scope.get(n).is_none() && self.cur_instances.iter().any(|i| &i.id == n) =>
@@ -2197,6 +2203,13 @@ impl<'s> Emitter<'s> {
         // A root type with `params` (a schema for others to import, as in Kaitai) takes them
         // in `decode`.
         for p in &t.params {
+            // A param is a member like a field or an instance: one name, one member.
+            let clash = t.fields.iter().map(|f| (f.id.as_str(), f.pos, "field"))
+                .chain(t.instances.iter().map(|i| (i.id.as_str(), i.pos, "instance")))
+                .find(|(n, _, _)| *n == p.id);
+            if let Some((n, pos, what)) = clash {
+                self.err(pos, &t.key_path, format!("{what} `{n}` has the name of a param (a duplicate)"), "rename the param or the member");
+            }
             let id = field_ident(&p.id);
             let (rty, ty) = param_rust_ty(&p.kind);
             let pdoc = self.doc_for(p.doc.as_deref(), p.pos, &format!("Parameter `{}`: given by the field that reads this type, not stored in the data.", p.id));

@@ -1,8 +1,9 @@
 //! The Kaitai Struct expression grammar, for the subset statepack schemas use.
 //!
-//! Literals: integers (`42`, `0x2a`, `0b101`, `0o52`, `1_000`), floats (`0.5`), strings
-//! (`"a"`, `'a'`), `true`/`false`. Names: earlier fields of the same type, `_` (the current
-//! element in `repeat-until` and `valid: expr`), enum values `enum_name::value`. Operators, by
+//! Literals: integers (`42`, `0x2a`, `0b101`, `0o52`, `1_000`), floats (`0.5`, `1e-6`),
+//! strings (`"a"`, `'a'`), f-strings (`f"n={n}"`), `true`/`false`, `null`. Names: earlier
+//! fields of the same type, `_` (the current element in `repeat-until` and `valid: expr`),
+//! enum values `enum_name::value`. Operators, by
 //! increasing precedence: `? :`, `or`, `and`, `not`, comparisons (`== != < <= > >=`), `|`,
 //! `^`, `&`, `<< >>`, `+ -`, `* / %`, unary `-` and `~`, then attributes (`.to_i`, `.length`,
 //! `.size`) and parentheses.
@@ -20,6 +21,8 @@ pub enum Expr {
     Str(String),
     /// `true` / `false`.
     Bool(bool),
+    /// `null`: no value (the conformance runner's `expected: 'null'`; schemas cannot use it).
+    Null,
     /// A field name or `_`.
     Name(String),
     /// `enum_name::value`; the enum may be a path through types (`outer::animal`).
@@ -257,15 +260,38 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
         }
         if c.is_ascii_digit() {
             let start = i;
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
-                i += 1;
-            }
+            let radix = c == '0'
+                && matches!(chars.get(i + 1), Some('x' | 'X' | 'b' | 'B' | 'o' | 'O'));
             let mut is_float = false;
-            if i + 1 < chars.len() && chars[i] == '.' && chars[i + 1].is_ascii_digit() {
-                is_float = true;
-                i += 1;
-                while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '_') {
+            if radix {
+                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
                     i += 1;
+                }
+            } else {
+                let digits = |i: &mut usize| {
+                    while *i < chars.len() && (chars[*i].is_ascii_digit() || chars[*i] == '_') {
+                        *i += 1;
+                    }
+                };
+                digits(&mut i);
+                if i + 1 < chars.len() && chars[i] == '.' && chars[i + 1].is_ascii_digit() {
+                    is_float = true;
+                    i += 1;
+                    digits(&mut i);
+                }
+                // An exponent: `1e6`, `2.5E-3`.
+                if matches!(chars.get(i), Some('e' | 'E')) {
+                    let sign = usize::from(matches!(chars.get(i + 1), Some('+' | '-')));
+                    if chars.get(i + 1 + sign).is_some_and(|c| c.is_ascii_digit()) {
+                        is_float = true;
+                        i += 1 + sign;
+                        digits(&mut i);
+                    }
+                }
+                // Letters right after a number make it a bad one (`12ab`), reported below.
+                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                    is_float = false;
                 }
             }
             let text: String = chars[start..i].iter().collect();
@@ -582,6 +608,7 @@ impl P {
             }
             Some(Tok::Ident(w)) if w == "true" => Ok(Expr::Bool(true)),
             Some(Tok::Ident(w)) if w == "false" => Ok(Expr::Bool(false)),
+            Some(Tok::Ident(w)) if w == "null" => Ok(Expr::Null),
             Some(Tok::Ident(w)) if w == "sizeof" && self.eat_op("<") => {
                 Ok(Expr::SizeOf(self.type_name()?))
             }
@@ -686,6 +713,7 @@ fn depth(e: &Expr) -> usize {
             | Expr::Float(_)
             | Expr::Str(_)
             | Expr::Bool(_)
+            | Expr::Null
             | Expr::Name(_)
             | Expr::SizeOf(_)
             | Expr::EnumRef(_, _) => {}
@@ -710,6 +738,7 @@ impl fmt::Display for Expr {
             Expr::Float(v) => write!(f, "{v}"),
             Expr::Str(s) => write!(f, "{s:?}"),
             Expr::Bool(b) => write!(f, "{b}"),
+            Expr::Null => write!(f, "null"),
             Expr::Name(n) => write!(f, "{n}"),
             Expr::EnumRef(e, v) => write!(f, "{e}::{v}"),
             Expr::Unary(op, e) => match op {
@@ -785,6 +814,12 @@ mod tests {
         assert_eq!(parse("not a == b").unwrap().to_string(), "not (a == b)");
         assert_eq!(parse("0x10 << 2").unwrap().to_string(), "(16 << 2)");
         assert_eq!(parse("-5").unwrap(), Expr::Int(-5));
+        assert_eq!(parse("1e-6").unwrap(), Expr::Float(1e-6));
+        assert_eq!(parse("2.5E+3").unwrap(), Expr::Float(2500.0));
+        assert_eq!(parse("0x1e").unwrap(), Expr::Int(0x1e));
+        assert_eq!(parse("null").unwrap(), Expr::Null);
+        assert!(parse("12ab").is_err());
+        assert!(parse("1e").is_err());
     }
 
     #[test]

@@ -214,7 +214,12 @@ fn rewrite_enum_refs(e: &mut Expr, en: &dyn Fn(&mut String), ty: &dyn Fn(&mut St
                 todo.push(a);
                 todo.push(b);
             }
-            Expr::Int(_) | Expr::Float(_) | Expr::Str(_) | Expr::Bool(_) | Expr::Name(_) => {}
+            Expr::Int(_)
+            | Expr::Float(_)
+            | Expr::Str(_)
+            | Expr::Bool(_)
+            | Expr::Null
+            | Expr::Name(_) => {}
         }
     }
 }

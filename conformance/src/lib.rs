@@ -13,7 +13,6 @@
 
 pub mod errs;
 pub mod eval;
-pub mod expr;
 pub mod kinds;
 pub mod known;
 pub mod kst;
