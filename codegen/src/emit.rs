@@ -10,9 +10,9 @@ use crate::diag::{Diag, Pos};
 use crate::expr::{BinOp, Expr, UnOp};
 use crate::ir::*;
 use crate::names::{camel, doc_attrs, field_ident, temp, temp_for, type_ident};
+use crate::sizes::{field_bits, type_bits};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
-use crate::sizes::{field_bits, type_bits};
 use std::collections::{HashMap, HashSet};
 
 mod num_switch;
@@ -808,7 +808,9 @@ impl<'s> Emitter<'s> {
                     },
                     _ => None,
                 };
-                let size = owner.as_ref().and_then(|(tn, fid)| self.fixed_field_size(tn, fid));
+                let size = owner
+                    .as_ref()
+                    .and_then(|(tn, fid)| self.fixed_field_size(tn, fid));
                 match size {
                     Some(v) => {
                         let l = Literal::i128_unsuffixed(v as i128);
@@ -1854,7 +1856,11 @@ impl<'s> Emitter<'s> {
                     (
                         quote!(&[#ti]),
                         quote!(&(#ts)[..]),
-                        quote!(::statepack_runtime::reflect::Value::List(__x.iter().map(|__e| ::statepack_runtime::reflect::Value::Struct(__e)).collect())),
+                        quote!(::statepack_runtime::reflect::Value::List(
+                            __x.iter()
+                                .map(|__e| ::statepack_runtime::reflect::Value::Struct(__e))
+                                .collect()
+                        )),
                     )
                 }
                 other => {
@@ -2204,11 +2210,23 @@ impl<'s> Emitter<'s> {
         // in `decode`.
         for p in &t.params {
             // A param is a member like a field or an instance: one name, one member.
-            let clash = t.fields.iter().map(|f| (f.id.as_str(), f.pos, "field"))
-                .chain(t.instances.iter().map(|i| (i.id.as_str(), i.pos, "instance")))
+            let clash = t
+                .fields
+                .iter()
+                .map(|f| (f.id.as_str(), f.pos, "field"))
+                .chain(
+                    t.instances
+                        .iter()
+                        .map(|i| (i.id.as_str(), i.pos, "instance")),
+                )
                 .find(|(n, _, _)| *n == p.id);
             if let Some((n, pos, what)) = clash {
-                self.err(pos, &t.key_path, format!("{what} `{n}` has the name of a param (a duplicate)"), "rename the param or the member");
+                self.err(
+                    pos,
+                    &t.key_path,
+                    format!("{what} `{n}` has the name of a param (a duplicate)"),
+                    "rename the param or the member",
+                );
             }
             let id = field_ident(&p.id);
             let (rty, ty) = param_rust_ty(&p.kind);
@@ -3800,7 +3818,9 @@ impl<'s> Emitter<'s> {
             vars: scope.vars.clone(),
             ctx: scope.ctx,
         };
-        let ty = number_switch.clone().unwrap_or_else(|| self.field_ty(&bare));
+        let ty = number_switch
+            .clone()
+            .unwrap_or_else(|| self.field_ty(&bare));
         s2.vars.push(("_".into(), ty.clone()));
         let val = match &ty {
             _ if number_switch.is_some() => quote!(__nv),

@@ -170,7 +170,11 @@ pub(crate) fn root_fns(root: &TypeDef) -> TokenStream {
         let msg = format!(
             "the root type `{}` takes params ({}), which a plain decode cannot give",
             root.name,
-            root.params.iter().map(|p| p.id.as_str()).collect::<Vec<_>>().join(", ")
+            root.params
+                .iter()
+                .map(|p| p.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         return quote! {
             #[doc = " Would decode the root type through the dynamic view, but the root type has `params`."]

@@ -260,8 +260,8 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
         }
         if c.is_ascii_digit() {
             let start = i;
-            let radix = c == '0'
-                && matches!(chars.get(i + 1), Some('x' | 'X' | 'b' | 'B' | 'o' | 'O'));
+            let radix =
+                c == '0' && matches!(chars.get(i + 1), Some('x' | 'X' | 'b' | 'B' | 'o' | 'O'));
             let mut is_float = false;
             if radix {
                 while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {

@@ -881,7 +881,17 @@ impl<'a> Lower<'a> {
         let Some((float, bytes, endian, signed)) = Self::int_type(tn, self.default_endian) else {
             return Some(tn.to_owned());
         };
-        let base = format!("{}{}", if float { 'f' } else if signed { 's' } else { 'u' }, bytes);
+        let base = format!(
+            "{}{}",
+            if float {
+                'f'
+            } else if signed {
+                's'
+            } else {
+                'u'
+            },
+            bytes
+        );
         if bytes == 1 {
             return Some(base);
         }
@@ -889,7 +899,12 @@ impl<'a> Lower<'a> {
             Some(Endian::Le) => Some(format!("{base}le")),
             Some(Endian::Be) => Some(format!("{base}be")),
             None => {
-                self.err(pos, kp, format!("case type `{tn}` needs a byte order"), format!("write `{base}le` or `{base}be`, or set `meta.endian`"));
+                self.err(
+                    pos,
+                    kp,
+                    format!("case type `{tn}` needs a byte order"),
+                    format!("write `{base}le` or `{base}be`, or set `meta.endian`"),
+                );
                 None
             }
         }
@@ -1279,7 +1294,8 @@ impl<'a> Lower<'a> {
                                             let Some(tn) = self.scalar(cv, &cp) else {
                                                 continue;
                                             };
-                                            let Some(tn) = self.case_number_type(tn, cv.pos, &cp) else {
+                                            let Some(tn) = self.case_number_type(tn, cv.pos, &cp)
+                                            else {
                                                 continue;
                                             };
                                             let tn = tn.as_str();
@@ -1336,7 +1352,12 @@ impl<'a> Lower<'a> {
                                 return None;
                             }
                             if size.is_some() {
-                                self.err(tnode.pos, &tp, "a switch of number types cannot have a `size`", "drop `size`: each number type has its own");
+                                self.err(
+                                    tnode.pos,
+                                    &tp,
+                                    "a switch of number types cannot have a `size`",
+                                    "drop `size`: each number type has its own",
+                                );
                                 return None;
                             }
                         }
@@ -1524,14 +1545,22 @@ impl<'a> Lower<'a> {
             // With a terminator or padding, only processors that map byte to byte (see
             // `emit/proc_term.rs`): a field keeps its terminator and padding as read, not also
             // its stored bytes, which zlib would need to write back the same bytes.
-            let bytewise = matches!(process, Some(Process::Xor(_) | Process::Rol(_) | Process::Ror(_)));
+            let bytewise = matches!(
+                process,
+                Some(Process::Xor(_) | Process::Rol(_) | Process::Ror(_))
+            );
             let ok = matches!(
                 (&kind, &repeat),
-                (FieldKind::Bytes(Size::Expr(_) | Size::Eos | Size::Terminator), _)
-                    | (FieldKind::User { .. }, _)
+                (
+                    FieldKind::Bytes(Size::Expr(_) | Size::Eos | Size::Terminator),
+                    _
+                ) | (FieldKind::User { .. }, _)
             ) && (term.is_some() && bytewise
                 || term.is_none()
-                    && !matches!(kind, FieldKind::Bytes(Size::Terminator) | FieldKind::User { size: None, .. }));
+                    && !matches!(
+                        kind,
+                        FieldKind::Bytes(Size::Terminator) | FieldKind::User { size: None, .. }
+                    ));
             if !ok {
                 self.err(
                     get("process").map_or(node.pos, |v| v.pos),
@@ -1709,15 +1738,30 @@ impl<'a> Lower<'a> {
                         "in-enum" => match v.as_str() {
                             Some("true") => out = Some(Valid::InEnum),
                             Some(o) => {
-                                self.err(v.pos, &p, format!("`in-enum` must be `true`, found `{o}`"), "only `true` is supported; to check nothing, drop `valid`");
+                                self.err(
+                                    v.pos,
+                                    &p,
+                                    format!("`in-enum` must be `true`, found `{o}`"),
+                                    "only `true` is supported; to check nothing, drop `valid`",
+                                );
                                 return None;
                             }
                             None => {
-                                self.err(v.pos, &p, format!("`in-enum` must be `true`, found {}", v.shape()), "write `in-enum: true`");
+                                self.err(
+                                    v.pos,
+                                    &p,
+                                    format!("`in-enum` must be `true`, found {}", v.shape()),
+                                    "write `in-enum: true`",
+                                );
                                 return None;
                             }
                         },
-                        _ => self.unknown_key(k, kp, &["eq", "min", "max", "any-of", "expr", "in-enum"], &[]),
+                        _ => self.unknown_key(
+                            k,
+                            kp,
+                            &["eq", "min", "max", "any-of", "expr", "in-enum"],
+                            &[],
+                        ),
                     }
                 }
                 if min.is_some() || max.is_some() {

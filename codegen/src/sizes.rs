@@ -30,14 +30,10 @@ pub(crate) fn field_bits(s: &Schema, f: &Field, depth: usize) -> Option<usize> {
         _ => None,
     };
     let one = match &f.kind {
-        FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
-            *bytes as usize * 8
-        }
+        FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => *bytes as usize * 8,
         FieldKind::Bits { width, .. } => *width as usize,
         FieldKind::Contents(c) => c.len() * 8,
-        FieldKind::Bytes(z) | FieldKind::Str { size: Some(z), .. } => {
-            lit(z)?.checked_mul(8)?
-        }
+        FieldKind::Bytes(z) | FieldKind::Str { size: Some(z), .. } => lit(z)?.checked_mul(8)?,
         FieldKind::User { size: Some(z), .. } => lit(z)?.checked_mul(8)?,
         FieldKind::User { name, size: None } => type_bits(s, name, depth + 1)?,
         _ => return None,

@@ -19,7 +19,9 @@ pub(crate) fn check_ks_version(text: &str, quoted: bool) -> Result<(), (String, 
     // An unquoted `X.Y` is a YAML float: `0.10` is 0.1.
     let as_float = !quoted
         && shown.split('.').count() == 2
-        && shown.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        && shown
+            .split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     if as_float {
         let (int, frac) = shown.split_once('.').unwrap_or((&shown, ""));
         let frac = frac.trim_end_matches('0');
@@ -30,7 +32,9 @@ pub(crate) fn check_ks_version(text: &str, quoted: bool) -> Result<(), (String, 
     let parts: Vec<&str> = shown.split('.').collect();
     let well_formed = (2..=3).contains(&parts.len())
         && parts.iter().all(|p| {
-            !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && (p.len() == 1 || !p.starts_with('0'))
+            !p.is_empty()
+                && p.bytes().all(|b| b.is_ascii_digit())
+                && (p.len() == 1 || !p.starts_with('0'))
         });
     let nums: Option<Vec<u64>> = parts.iter().map(|p| p.parse().ok()).collect();
     let (true, Some(nums)) = (well_formed, nums) else {
@@ -54,7 +58,9 @@ pub(crate) fn check_ks_version(text: &str, quoted: bool) -> Result<(), (String, 
             "the oldest version is 0.6".to_owned()
         };
         return Err((
-            format!("`ks-version` {shown} is older than 0.6, the oldest version Kaitai Struct accepts"),
+            format!(
+                "`ks-version` {shown} is older than 0.6, the oldest version Kaitai Struct accepts"
+            ),
             hint,
         ));
     }
@@ -76,7 +82,10 @@ mod tests {
         let (m, h) = check_ks_version("0.10", false).unwrap_err();
         assert!(m.contains("0.1 is older than 0.6"), "{m}");
         assert!(h.contains("quote"), "{h}");
-        assert!(check_ks_version("0.7f", false).unwrap_err().0.contains("not a version"));
+        assert!(check_ks_version("0.7f", false)
+            .unwrap_err()
+            .0
+            .contains("not a version"));
         assert!(check_ks_version("01.2", true).is_err());
         assert!(check_ks_version("1", true).is_err());
         let (m, _) = check_ks_version("99.99.99", false).unwrap_err();

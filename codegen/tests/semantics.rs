@@ -800,12 +800,24 @@ fn string_order_reverse_fstrings_sizeof_and_list_instances() {
     let v = MiscLang::decode(MISC_LANG).unwrap();
     assert!(v.name_after_m(), "strings order by code point");
     assert_eq!(v.name_backwards(), "PON");
-    assert_eq!(v.label(), "NOP#1", "an f-string interpolates a string and an integer");
+    assert_eq!(
+        v.label(),
+        "NOP#1",
+        "an f-string interpolates a string and an integer"
+    );
     assert_eq!(v.pair(), Ok(vec![1, 0xff]), "`[a, b].as<bytes>`");
-    assert_eq!(v.all_recs().len(), 2, "a value instance may be a list of structs");
+    assert_eq!(
+        v.all_recs().len(),
+        2,
+        "a value instance may be a list of structs"
+    );
     assert_eq!(v.first_marker(), Ok(1));
     assert_eq!(v.marker_size(), Ok(1), "`x._sizeof` of a `u1` field");
-    assert_eq!(v.recs[1].rec_size(), 3, "`_sizeof` is the type's fixed size");
+    assert_eq!(
+        v.recs[1].rec_size(),
+        3,
+        "`_sizeof` is the type's fixed size"
+    );
     assert_eq!(v.recs[1].body_size(), 2, "`x._sizeof` of a `size: 2` field");
     assert_eq!(
         v.chunks,
@@ -823,7 +835,10 @@ fn valid_on_bytes_strings_and_in_enum() {
         b[at] = byte;
         let e = MiscLang::decode(&b).unwrap_err();
         assert!(
-            matches!(e.kind, statepack_runtime::io::DecodeErrorKind::NotValid { .. }),
+            matches!(
+                e.kind,
+                statepack_runtime::io::DecodeErrorKind::NotValid { .. }
+            ),
             "{e}"
         );
         assert!(e.to_string().contains(field), "{e}");
@@ -848,13 +863,28 @@ fn explicit_bit_order_per_field_and_enums_wider_than_the_field() {
     // ends inside that byte: the 7 bits after it are kept and written back).
     let bytes = [0b1010_0011, 0x21, 0b1100_1100];
     let v = MiscBits::decode(&bytes).unwrap();
-    assert_eq!((v.hi, v.lo), (5, 3), "`b3be`/`b5be` read most significant bits first");
-    assert_eq!((v.l1, v.l2), (1, 2), "`b4le` reads least significant bits first");
-    assert_eq!(v.pet, Animal::Dog, "a 1-bit enum may list values it cannot hold");
+    assert_eq!(
+        (v.hi, v.lo),
+        (5, 3),
+        "`b3be`/`b5be` read most significant bits first"
+    );
+    assert_eq!(
+        (v.l1, v.l2),
+        (1, 2),
+        "`b4le` reads least significant bits first"
+    );
+    assert_eq!(
+        v.pet,
+        Animal::Dog,
+        "a 1-bit enum may list values it cannot hold"
+    );
     assert_eq!(v.encode().unwrap(), bytes);
     let mut w = v.clone();
     w.pet = Animal::Horse;
-    assert!(w.encode().is_err(), "horse = 4 does not fit one bit: refused, not wrapped");
+    assert!(
+        w.encode().is_err(),
+        "horse = 4 does not fit one bit: refused, not wrapped"
+    );
 }
 
 #[test]
@@ -868,9 +898,15 @@ fn switch_on_bytes_with_byte_array_case_keys() {
     assert_eq!(v.encode().unwrap(), bytes);
     let mut w = v.clone();
     w.items[0].code = b"S".to_vec();
-    assert!(w.encode().is_err(), "the case must agree with the switch value on write");
+    assert!(
+        w.encode().is_err(),
+        "the case must agree with the switch value on write"
+    );
     let v = MiscSwitch::decode(b"X").unwrap();
-    assert!(matches!(v.items[0].body, ItemBody::NoCase), "no case: nothing read, as in Kaitai");
+    assert!(
+        matches!(v.items[0].body, ItemBody::NoCase),
+        "no case: nothing read, as in Kaitai"
+    );
 }
 
 #[test]
@@ -881,19 +917,38 @@ fn process_after_padding_and_terminator() {
     let bytes = b"abc@@@de@+++fg@xy";
     let v = MiscProc::decode(bytes).unwrap();
     let xor = |s: &[u8]| s.iter().map(|b| b ^ 0x15).collect::<Vec<u8>>();
-    assert_eq!(v.padded, xor(b"abc"), "padding is stripped before `process`");
+    assert_eq!(
+        v.padded,
+        xor(b"abc"),
+        "padding is stripped before `process`"
+    );
     assert_eq!(v.cut, xor(b"de"), "the terminator cuts before `process`");
     let rol1 = |s: &[u8]| s.iter().map(|b| b.rotate_left(1)).collect::<Vec<u8>>();
-    assert_eq!(v.wrapped.value, rol1(b"fg@"), "an included terminator is processed too");
-    assert_eq!(v.encode().unwrap(), bytes, "terminator, padding and the rest are kept");
+    assert_eq!(
+        v.wrapped.value,
+        rol1(b"fg@"),
+        "an included terminator is processed too"
+    );
+    assert_eq!(
+        v.encode().unwrap(),
+        bytes,
+        "terminator, padding and the rest are kept"
+    );
     let mut w = v.clone();
     w.padded = xor(b"z");
     w.cut = xor(b"q");
     let out = w.encode().unwrap();
-    assert_eq!(&out[..12], b"z@@@@@q@++++", "a changed value is processed back and padded");
+    assert_eq!(
+        &out[..12],
+        b"z@@@@@q@++++",
+        "a changed value is processed back and padded"
+    );
     let mut w = v.clone();
     w.padded = xor(b"toolong");
-    assert!(w.encode().is_err(), "a value longer than the size is refused");
+    assert!(
+        w.encode().is_err(),
+        "a value longer than the size is refused"
+    );
 }
 
 #[test]
@@ -906,7 +961,11 @@ fn switch_of_number_types() {
     assert_eq!(v.len.value(), Ok(3));
     assert_eq!(v.body, b"abc", "a number switch may give a size");
     assert_eq!(v.checked, MiscNumSwitchChecked::U2be(0x1000));
-    assert_eq!(v.len_plus(), Ok(4), "in expressions the switch is its number");
+    assert_eq!(
+        v.len_plus(),
+        Ok(4),
+        "in expressions the switch is its number"
+    );
     assert_eq!(v.encode().unwrap(), bytes);
     let root = misc_num_switch::reflect_decode(&bytes).unwrap();
     assert!(
@@ -915,10 +974,19 @@ fn switch_of_number_types() {
     );
     // Code 4: a big-endian s4.
     let v = MiscNumSwitch::decode(&[4, 0xff, 0xff, 0xff, 0xff, 0, 1]).unwrap_err();
-    assert!(v.to_string().contains("body"), "a size of -1 is refused: {v}");
+    assert!(
+        v.to_string().contains("body"),
+        "a size of -1 is refused: {v}"
+    );
     // `valid` applies to the number read.
     let e = MiscNumSwitch::decode(&[2, 0, 0, 0x10, 0x01]).unwrap_err();
-    assert!(matches!(e.kind, statepack_runtime::io::DecodeErrorKind::NotValid { .. }), "{e}");
+    assert!(
+        matches!(
+            e.kind,
+            statepack_runtime::io::DecodeErrorKind::NotValid { .. }
+        ),
+        "{e}"
+    );
     // The writer writes the width the switch value selects, and refuses another.
     let mut w = MiscNumSwitch::decode(&bytes).unwrap();
     w.len = MiscNumSwitchLen::U1(3);
@@ -937,5 +1005,8 @@ fn a_root_type_with_params_takes_them_in_decode() {
     let v = MiscRootParams::decode(b"ab", 2, false).unwrap();
     assert_eq!(v.trailer, None);
     let e = misc_root_params::reflect_decode(b"ab").err().unwrap();
-    assert!(e.to_string().contains("takes params (len, has_trailer)"), "{e}");
+    assert!(
+        e.to_string().contains("takes params (len, has_trailer)"),
+        "{e}"
+    );
 }

@@ -103,7 +103,12 @@ impl Emitter<'_> {
         let Ty::Switch(owner, fid) = ty else {
             return None;
         };
-        let f = self.s.type_def(owner)?.fields.iter().find(|g| &g.id == fid)?;
+        let f = self
+            .s
+            .type_def(owner)?
+            .fields
+            .iter()
+            .find(|g| &g.id == fid)?;
         let FieldKind::Switch { cases, default, .. } = &f.kind else {
             return None;
         };
@@ -124,11 +129,13 @@ impl Emitter<'_> {
         if vs.iter().any(|(_, tn, _)| case_number(tn).is_none()) {
             return quote!();
         }
-        let float = vs.iter().any(|(_, tn, _)| case_number(tn).is_some_and(|c| c.2));
+        let float = vs
+            .iter()
+            .any(|(_, tn, _)| case_number(tn).is_some_and(|c| c.2));
         let out = if float { quote!(f64) } else { quote!(i128) };
-        let arms = vs.iter().map(|(vi, _, _)| {
-            quote!(#en::#vi(__x) => ::std::result::Result::Ok(*__x as #out))
-        });
+        let arms = vs
+            .iter()
+            .map(|(vi, _, _)| quote!(#en::#vi(__x) => ::std::result::Result::Ok(*__x as #out)));
         let none = if super::has_no_case(f) {
             quote!(#en::NoCase => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from("no switch case matched, so the field has no value"))),)
         } else {
