@@ -802,10 +802,17 @@ impl<'s> Emitter<'s> {
                     Expr::Name(n) if scope.get(n).is_some() => {
                         Some((self.cur_type.borrow().clone(), n.clone()))
                     }
-                    Expr::Attr(obj, m) => match self.ex(obj, scope)?.1 {
-                        Ty::User(tn) => Some((tn, m.clone())),
-                        _ => None,
-                    },
+                    Expr::Attr(obj, m) => {
+                        // Only the object's type matters: the size is known without reading
+                        // it, so an index in `obj` cannot make this fail.
+                        let before = self.fallible.get();
+                        let obj_ty = self.ex(obj, scope)?.1;
+                        self.fallible.set(before);
+                        match obj_ty {
+                            Ty::User(tn) => Some((tn, m.clone())),
+                            _ => None,
+                        }
+                    }
                     _ => None,
                 };
                 let size = owner

@@ -724,16 +724,14 @@ impl MiscLang {
     ///
     /// Schema: `codegen/tests/run/misc_lang.ksy` line 66.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
-    pub fn marker_size(
-        &self,
-    ) -> ::std::result::Result<i128, ::statepack_runtime::io::ExprError> {
+    pub fn marker_size(&self) -> i128 {
         let magic = &self.magic;
         let tag = &self.tag;
         let name = &self.name;
         let kind = self.kind;
         let recs = &self.recs;
         let chunks = &self.chunks;
-        ::std::result::Result::Ok((1 as i128))
+        (1 as i128)
     }
 }
 impl MiscLang {
@@ -875,16 +873,10 @@ impl ::statepack_runtime::reflect::Reflect for MiscLang {
                 )
             }
             "marker_size" => {
-                ::std::option::Option::Some(
-                    match self.marker_size() {
-                        ::std::result::Result::Ok(__x) => {
-                            ::statepack_runtime::reflect::Value::Int(__x)
-                        }
-                        ::std::result::Result::Err(_) => {
-                            ::statepack_runtime::reflect::Value::Null
-                        }
-                    },
-                )
+                ::std::option::Option::Some({
+                    let __x = self.marker_size();
+                    ::statepack_runtime::reflect::Value::Int(__x)
+                })
             }
             _ => ::std::option::Option::None,
         }
