@@ -812,7 +812,11 @@ fn string_order_reverse_fstrings_sizeof_and_list_instances() {
         "a value instance may be a list of structs"
     );
     assert_eq!(v.first_marker(), Ok(1));
-    assert_eq!(v.marker_size(), 1, "`x._sizeof` of a `u1` field, known statically");
+    assert_eq!(
+        v.marker_size(),
+        1,
+        "`x._sizeof` of a `u1` field, known statically"
+    );
     assert_eq!(
         v.recs[1].rec_size(),
         3,
