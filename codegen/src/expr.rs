@@ -860,9 +860,22 @@ mod tests {
             parse(r#"f"a\tb={n + 1}, s={'x}'}""#).unwrap().to_string(),
             r#"((("a\tb=" + (n + 1).to_s) + ", s=") + "x}".to_s)"#
         );
-        for bad in [r#"f"{a"#, r#"f"a}""#, r#"f"{}""#, r#"f"abc"#] {
+        for bad in [
+            r#"f"{a"#, r#"f"a}""#, r#"f"{}""#, r#"f"abc"#, r#"f"{"}"#, "f\"\\",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
+        // F-strings nest, but only so deep (each level parses its `{...}` again).
+        let mut nested = "1".to_owned();
+        for _ in 0..4 {
+            nested = format!("f\"{{{nested}}}\"");
+        }
+        assert!(parse(&nested).is_ok(), "{nested}");
+        let mut deep = "1".to_owned();
+        for _ in 0..40 {
+            deep = format!("f\"{{{deep}}}\"");
+        }
+        assert!(parse(&deep).is_err());
         assert!(parse(r#""\u12""#).is_err());
     }
 
