@@ -321,7 +321,9 @@ fn tick_count_the_ops_never_reach_is_refused() {
 }
 
 fn write_temp(name: &str, b: &[u8]) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("statepack-rply-rules-{}", std::process::id()));
+    // Cargo's scratch folder for integration tests, inside the target dir: nothing is left
+    // behind in the system temp dir, and a rerun overwrites the same files.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("rply-rules");
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     std::fs::write(&p, b).unwrap();
