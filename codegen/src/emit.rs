@@ -3344,10 +3344,18 @@ impl<'s> Emitter<'s> {
                     default = self.case_read(d, &en, &vi);
                 }
                 let _ = at;
-                let inner = quote! {{
-                    #sw_decl
-                    #(#arms else)* { #default }
-                }};
+                // A switch with only `_` reads its one case (no `if`, so no braces around it).
+                let inner = if arms.is_empty() {
+                    quote! {{
+                        #sw_decl
+                        #default
+                    }}
+                } else {
+                    quote! {{
+                        #sw_decl
+                        #(#arms else)* { #default }
+                    }}
+                };
                 let FieldKind::Switch { size, .. } = &f.kind else {
                     return None;
                 };
