@@ -135,6 +135,39 @@ enum Failure {
     Crashed(String),
 }
 
+/// The generator options the suite is built with: the suite's custom processors (written in
+/// `src/kaitai_fx.rs`) and its opaque types, which are the suite's own generated modules of the same
+/// names (the test crate implements `OpaqueType` for them).
+fn suite_options() -> statepack_codegen::Options {
+    let mut o = statepack_codegen::Options::default();
+    for (name, path) in [
+        (
+            "my_custom_fx",
+            "::statepack_conformance::kaitai_fx::MyCustomFx",
+        ),
+        (
+            "custom_fx_no_args",
+            "::statepack_conformance::kaitai_fx::CustomFxNoArgs",
+        ),
+        (
+            "nested.deeply.custom_fx",
+            "::statepack_conformance::kaitai_fx::NestedCustomFx",
+        ),
+    ] {
+        o.processors.insert(name.to_owned(), path.to_owned());
+    }
+    for (name, path) in [
+        ("hello_world", "super::m_hello_world::HelloWorld"),
+        (
+            "opaque_external_type_02_child",
+            "super::m_opaque_external_type_02_child::OpaqueExternalType02Child",
+        ),
+    ] {
+        o.opaque_types.insert(name.to_owned(), path.to_owned());
+    }
+    o
+}
+
 /// How long generating one schema may take before it counts as hung.
 const GENERATE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -146,7 +179,12 @@ fn generate_guarded(text: String, display: &str, path: &Path) -> Result<String, 
     let file = display.to_owned();
     let path = path.to_owned();
     let handle = std::thread::spawn(move || {
-        let _ = tx.send(statepack_codegen::generate_at(&text, &file, &path));
+        let _ = tx.send(statepack_codegen::generate_with(
+            &text,
+            &file,
+            &path,
+            &suite_options(),
+        ));
     });
     match rx.recv_timeout(GENERATE_TIMEOUT) {
         Ok(result) => {

@@ -21,7 +21,7 @@ pub(crate) use num_switch::case_number;
 
 /// The type of an expression or a field as seen by expressions.
 #[derive(Debug, Clone, PartialEq)]
-enum Ty {
+pub(crate) enum Ty {
     Int,
     Float,
     Bool,
@@ -55,7 +55,7 @@ enum Side {
     Write,
 }
 
-struct Scope {
+pub(crate) struct Scope {
     vars: Vec<(String, Ty)>,
     /// Where the expression's code goes (decides how a failing expression reports).
     ctx: Ctx,
@@ -120,6 +120,8 @@ pub(crate) struct Emitter<'s> {
     cur_field: std::cell::RefCell<Option<String>>,
     /// The type whose code is being emitted (for `_sizeof`).
     cur_type: std::cell::RefCell<String>,
+    /// The build's choices (custom processor and opaque type paths).
+    opts: crate::Options,
 }
 
 fn lit_usize(v: usize) -> Literal {
@@ -175,7 +177,27 @@ impl<'s> Emitter<'s> {
             in_method: std::cell::Cell::new(false),
             cur_field: std::cell::RefCell::new(None),
             cur_type: std::cell::RefCell::new(String::new()),
+            opts: crate::Options::default(),
         }
+    }
+
+    fn has_positional(&self) -> bool {
+        self.s
+            .types
+            .iter()
+            .any(|t| t.fields.iter().any(|f| f.at.is_some()))
+    }
+
+    fn type_has_positional(&self, name: &str) -> bool {
+        self.s
+            .type_def(name)
+            .is_some_and(|t| t.fields.iter().any(|f| f.at.is_some()))
+    }
+
+    /// The same emitter with the build's options.
+    pub fn with_options(mut self, o: &crate::Options) -> Self {
+        self.opts = o.clone();
+        self
     }
 
     fn err(&mut self, pos: Pos, path: &str, msg: impl Into<String>, hint: impl Into<String>) {
@@ -186,6 +208,26 @@ impl<'s> Emitter<'s> {
     // ------------------------------------------------------------------ checks
 
     fn check_refs(&mut self) {
+        // A param of a user type names a type the schema has (the root's params too, which
+        // no field's arguments would check).
+        for t in &self.s.types {
+            for p in &t.params {
+                let mut k = &p.kind;
+                while let ParamKind::List(inner) = k {
+                    k = inner;
+                }
+                if let ParamKind::User(n) = k {
+                    if self.s.type_def(n).is_none() {
+                        self.err(
+                            p.pos,
+                            &format!("{}params", if t.key_path.is_empty() { String::new() } else { format!("{}.", t.key_path) }),
+                            format!("unknown type `{n}` of param `{}`", p.id),
+                            "name a type from `types`, or a number, `str`, `bytes`, `bool` or `struct`",
+                        );
+                    }
+                }
+            }
+        }
         let mut seen: HashMap<String, &str> = HashMap::new();
         for t in &self.s.types {
             match seen.get(&camel(&t.name)) {
@@ -234,7 +276,11 @@ impl<'s> Emitter<'s> {
         for t in &self.s.types {
             for f in &t.fields {
                 // `params`: only a plain user-type field passes arguments today.
-                let has_params = |n: &str| self.s.type_def(n).is_some_and(|d| !d.params.is_empty());
+                let has_params = |n: &str| {
+                    self.s
+                        .type_def(n)
+                        .is_some_and(|d| d.params.iter().any(|p| p.context.is_none()))
+                };
                 let problem = match &f.kind {
                     FieldKind::User { name, .. } if has_params(name) && (f.process.is_some() || f.term.is_some()) => Some("a type with `params` cannot be read through `process` or a terminator yet".to_owned()),
                     FieldKind::User { .. } if f.args.is_empty() => None,
@@ -314,6 +360,8 @@ impl<'s> Emitter<'s> {
                             format!("`{n}` is not a KS number type"),
                             "number types are u1 u2 u4 u8, s1 s2 s4 s8, f4 f8, with an optional le/be suffix (or define a type of that name under `types`)",
                         );
+                    } else if self.s.type_def(&n).is_none() && self.s.opaque.contains(&n) {
+                        // An opaque (external) type: `crate::process` gives its path.
                     } else if self.s.type_def(&n).is_none() {
                         // Types as a reference from the top level spells them.
                         let paths: Vec<String> = self
@@ -329,13 +377,6 @@ impl<'s> Emitter<'s> {
                             &format!("{}.type", f.key_path),
                             format!("unknown type `{n}`"),
                             hint,
-                        );
-                    } else if n == self.s.id {
-                        self.err(
-                            f.pos_of("type"),
-                            &format!("{}.type", f.key_path),
-                            "a field cannot hold the root type",
-                            "define a separate type for the nested structure",
                         );
                     }
                 }
@@ -491,16 +532,25 @@ impl<'s> Emitter<'s> {
                     FieldKind::Str { size: None, .. } => 8,
                     FieldKind::Bytes(_) | FieldKind::Str { .. } => 0,
                     FieldKind::User { name, .. } => go(s, name, memo, visiting, cycles),
-                    FieldKind::Switch { cases, default, .. } => cases
-                        .iter()
-                        .map(|(_, n)| n)
-                        .chain(default.iter())
-                        .map(|n| match case_number(n) {
-                            Some((bytes, ..)) => bytes as usize * 8,
-                            None => go(s, n, memo, visiting, cycles),
-                        })
-                        .min()
-                        .unwrap_or(0),
+                    // A case that leads back to a type being measured is a recursion the
+                    // other cases end; only a switch whose every case recurses is a cycle.
+                    FieldKind::Switch { cases, default, .. } => {
+                        let all: Vec<&String> =
+                            cases.iter().map(|(_, n)| n).chain(default.iter()).collect();
+                        let ending: Vec<&String> = all
+                            .iter()
+                            .copied()
+                            .filter(|n| !visiting.iter().any(|v| v == *n))
+                            .collect();
+                        let pick = if ending.is_empty() { all } else { ending };
+                        pick.into_iter()
+                            .map(|n| match case_number(n) {
+                                Some((bytes, ..)) => bytes as usize * 8,
+                                None => go(s, n, memo, visiting, cycles),
+                            })
+                            .min()
+                            .unwrap_or(0)
+                    }
                 };
                 let times = match &f.repeat {
                     Repeat::None => 1,
@@ -510,6 +560,10 @@ impl<'s> Emitter<'s> {
                     Repeat::Expr(_) | Repeat::Eos => 0,
                     Repeat::Until(_) => 1,
                 };
+                if f.at.is_some() {
+                    // Read at a position of the stream, not in sequence.
+                    continue;
+                }
                 total = total.saturating_add(one.saturating_mul(times));
             }
             visiting.pop();
@@ -741,7 +795,13 @@ impl<'s> Emitter<'s> {
         }
     }
 
-    fn expect_ty(&mut self, e: &SrcExpr, scope: &Scope, kp: &str, want: Ty) -> Option<TokenStream> {
+    pub(crate) fn expect_ty(
+        &mut self,
+        e: &SrcExpr,
+        scope: &Scope,
+        kp: &str,
+        want: Ty,
+    ) -> Option<TokenStream> {
         let (ts, ty) = self.expr(e, scope, kp)?;
         if ty == want || (want == Ty::Float && ty == Ty::Int) {
             Some(if want == Ty::Float && ty == Ty::Int {
@@ -828,7 +888,7 @@ impl<'s> Emitter<'s> {
             }
             Expr::Name(n) => {
                 let Some(ty) = scope.get(n) else {
-                    return bad(format!("`{n}` is not a field read before this point"), "expressions may use fields that come earlier in the same type (and `_` where allowed); `_parent`/`_root` are not supported");
+                    return bad(format!("`{n}` is not a field read before this point"), "expressions may use fields that come earlier in the same type (and `_` where allowed), params, and the enclosing types through `_parent.x` / `_root.x`");
                 };
                 let id = if n == "_" {
                     temp("elem")
@@ -871,6 +931,34 @@ impl<'s> Emitter<'s> {
                 }
                 let (t, vi) = (type_ident(en), type_ident(v));
                 (quote!(#t::#vi), Ty::Enum(en.clone()))
+            }
+            Expr::Attr(inner, attr)
+                if matches!(&**inner, Expr::Name(n) if n == "_io")
+                    && scope.get("_io").is_none() =>
+            {
+                return crate::instances::io_attr(
+                    scope.ctx == Ctx::Read,
+                    scope.ctx == Ctx::Write,
+                    attr,
+                );
+            }
+            Expr::Attr(io, attr)
+                if matches!(&**io, Expr::Attr(_, a) if a == "_io")
+                    && matches!(attr.as_str(), "pos" | "size" | "eof") =>
+            {
+                // `value._io.pos`: the stream of a user-type value, as it was when the value
+                // had been read.
+                let Expr::Attr(inner, _) = &**io else {
+                    unreachable!()
+                };
+                let (ts, ty) = self.ex(inner, scope)?;
+                if !matches!(ty, Ty::User(_)) {
+                    return bad(
+                        format!("`._io` applies to a user-type value, not {}", ty_name(&ty)),
+                        "use `_io` for this type's own stream",
+                    );
+                }
+                return Ok(crate::instances::member_io(ts, attr));
             }
             Expr::Attr(inner, attr) => {
                 let (ts, ty) = self.ex(inner, scope)?;
@@ -999,6 +1087,28 @@ impl<'s> Emitter<'s> {
                     Ty::List(Box::new(elem)),
                 )
             }
+            // `crate::context`: a context param of a recursive root type, or (at the top
+            // level, where it is absent) the root's own value.
+            Expr::Call(inner, m, args) if m == "__or_self" && args.len() == 1 => {
+                let Expr::Name(pn) = &**inner else {
+                    return bad("internal: `__or_self` on a non-name".into(), "");
+                };
+                let Some(Ty::Opt(pty)) = scope.get(pn).cloned() else {
+                    return bad(
+                        format!("internal: `{pn}` is not an optional context param"),
+                        "",
+                    );
+                };
+                let (fb, fty) = self.ex(&args[0], scope)?;
+                if fty != *pty || !matches!(fty, Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_)) {
+                    return bad(format!("`_root` paths of a recursive root type must give a number, condition or enum, not {}", ty_name(&fty)), "use `_root.<number field>`");
+                }
+                let id = field_ident(pn);
+                (
+                    quote!((match &#id { ::std::option::Option::Some(__o) => *__o, ::std::option::Option::None => #fb })),
+                    fty,
+                )
+            }
             Expr::Call(inner, m, args) => {
                 let (ts, ty) = self.ex(inner, scope)?;
                 let mut vals = Vec::new();
@@ -1079,7 +1189,7 @@ impl<'s> Emitter<'s> {
                             let msg = format!("`{}.{}` does not hold a `{}`", t.name, g.id, tn);
                             self.fallible.set(true);
                             return Ok((
-                                quote!((match #ts { #en::#vi(__c) => ::std::result::Result::Ok(__c), #[allow(unreachable_patterns)] _ => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
+                                quote!((match &(#ts) { #en::#vi(__c) => ::std::result::Result::Ok(__c), #[allow(unreachable_patterns)] _ => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
                                 Ty::User(tn),
                             ));
                         }
@@ -1431,8 +1541,9 @@ impl<'s> Emitter<'s> {
         ))
     }
 
-    /// The arguments of field `f` for the `params` of type `tn`, converted to the params'
-    /// member types, in `scope`; reports a count or type mismatch.
+    /// The arguments of field `f` for the `params` of type `tn` (those written in the schema,
+    /// then the context params of `crate::context`), converted to the params' member types,
+    /// in `scope`; reports a count or type mismatch.
     fn param_args(
         &mut self,
         f: &Field,
@@ -1445,31 +1556,47 @@ impl<'s> Emitter<'s> {
             .type_def(tn)
             .map(|t| t.params.clone())
             .unwrap_or_default();
-        if params.len() != f.args.len() {
+        let explicit: Vec<Option<SrcExpr>> = match &f.kind {
+            FieldKind::User { .. } => f.args.iter().cloned().map(Some).collect(),
+            _ => Vec::new(),
+        };
+        let written = params.iter().filter(|p| p.context.is_none()).count();
+        if written != explicit.len() {
             self.err(
                 f.pos_of("type"),
                 &format!("{kp}.type"),
                 format!(
                     "type `{tn}` takes {} argument(s) but {} are given",
-                    params.len(),
-                    f.args.len()
+                    written,
+                    explicit.len()
                 ),
                 "give one argument per entry of the type's `params`, in order: `type: name(a, b)`",
             );
             return None;
         }
+        let mut all = explicit;
+        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
+            all.extend(ctx.iter().cloned());
+        }
         let mut out = Vec::new();
-        for (p, a) in params.iter().zip(&f.args) {
-            let (_, want) = param_rust_ty(&p.kind);
+        for (p, a) in params.iter().zip(&all) {
+            let (rty, want) = param_rust_ty(&p.kind);
+            let Some(a) = a else {
+                out.push(quote!(::std::option::Option::<#rty>::None));
+                continue;
+            };
             let (ts, ty) = self.expr(a, scope, &format!("{kp}.type"))?;
             let ok = ty == want || (want == Ty::Float && ty == Ty::Int);
             if !ok {
+                let what = match &p.context {
+                    Some(c) => format!("`{c}` of `{tn}` (given as `{}`)", a.src),
+                    None => format!("argument `{}`", a.src),
+                };
                 self.err(
                     f.pos_of("type"),
                     &format!("{kp}.type"),
                     format!(
-                        "argument `{}` is {} but param `{}` of `{tn}` is {}",
-                        a.src,
+                        "{what} is {} but param `{}` of `{tn}` is {}",
                         ty_name(&ty),
                         p.id,
                         ty_name(&want)
@@ -1478,14 +1605,42 @@ impl<'s> Emitter<'s> {
                 );
                 return None;
             }
-            out.push(match want {
-                Ty::Float => quote!(((#ts) as f64)),
-                Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
-                Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
-                _ => ts,
+            let v = convert_arg(ts, &want);
+            out.push(if p.optional {
+                quote!(::std::option::Option::Some(#v))
+            } else {
+                v
             });
         }
         Some(out)
+    }
+
+    /// The writer's check that value `v` of type `tn`, written by field `f`, holds the
+    /// params the schema gives it there.
+    fn param_checks(
+        &mut self,
+        f: &Field,
+        tn: &str,
+        scope: &Scope,
+        kp: &str,
+        v: TokenStream,
+    ) -> Option<TokenStream> {
+        let args = self.param_args(f, tn, scope, kp)?;
+        let params = self
+            .s
+            .type_def(tn)
+            .map(|td| td.params.clone())
+            .unwrap_or_default();
+        let checks = params.iter().zip(args).map(|(p, a)| {
+            let pi = field_ident(&p.id);
+            let pn = p.context.clone().unwrap_or_else(|| p.id.clone());
+            quote! {
+                if #v.#pi != #a {
+                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!("param `{}` of the value is {:?} but the schema gives {:?}", #pn, #v.#pi, #a))));
+                }
+            }
+        });
+        Some(quote!(#(#checks)*))
     }
 
     /// The fixed encoded size in bytes of a number type or a user type (`sizeof<...>`), if it
@@ -1521,7 +1676,13 @@ impl<'s> Emitter<'s> {
             ctx: Ctx::Method,
         };
         for p in &t.params {
-            scope.vars.push((p.id.clone(), param_rust_ty(&p.kind).1));
+            let ty = param_rust_ty(&p.kind).1;
+            let ty = if p.optional {
+                Ty::Opt(Box::new(ty))
+            } else {
+                ty
+            };
+            scope.vars.push((p.id.clone(), ty));
         }
         let derived = Self::counts_and_lengths(t);
         for f in &t.fields {
@@ -1544,6 +1705,7 @@ impl<'s> Emitter<'s> {
             in_method: std::cell::Cell::new(true),
             cur_field: std::cell::RefCell::new(None),
             cur_type: std::cell::RefCell::new(t.name.clone()),
+            opts: self.opts.clone(),
         };
         let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
         if let Some(c) = &i.cond {
@@ -1598,7 +1760,58 @@ impl<'s> Emitter<'s> {
                 };
                 (quote!(), quote!(::statepack_runtime::io::Processor::#v(#n)))
             }
+            Process::Custom { name, args } => {
+                let path = crate::process::processor_path(&self.opts, name)
+                    .map_err(|m| {
+                        self.err(
+                            f.pos_of("process"),
+                            &kp,
+                            m,
+                            "give a Rust path such as `crate::codecs::MyFx`",
+                        )
+                    })
+                    .ok()?;
+                let mut vals = Vec::new();
+                for a in args {
+                    let (ts, ty) = self.expr(a, scope, &kp)?;
+                    vals.push(match ty {
+                        Ty::Int | Ty::Bool | Ty::Float => ts,
+                        Ty::Str => quote!(AsRef::<str>::as_ref(&#ts)),
+                        Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts)),
+                        other => {
+                            self.err(
+                                a.pos,
+                                &kp,
+                                format!("processor argument `{}` is {}", a.src, ty_name(&other)),
+                                "give integers, conditions, floats, strings or byte arrays",
+                            );
+                            return None;
+                        }
+                    });
+                }
+                (
+                    quote!(let __proc = #path::new(#(#vals),*);),
+                    quote!(&__proc),
+                )
+            }
         })
+    }
+
+    /// The runtime functions that apply the processor of `f` on read and write, and whether
+    /// the write side returns a `Result`.
+    fn process_fns(f: &Field) -> (TokenStream, TokenStream, bool) {
+        match f.process {
+            Some(Process::Custom { .. }) => (
+                quote!(::statepack_runtime::process::unprocess_custom),
+                quote!(::statepack_runtime::process::reprocess_custom),
+                true,
+            ),
+            _ => (
+                quote!(::statepack_runtime::io::unprocess),
+                quote!(::statepack_runtime::io::reprocess),
+                false,
+            ),
+        }
     }
 
     /// A value instance used in an expression: its own expression, in the same scope.
@@ -1706,6 +1919,11 @@ impl<'s> Emitter<'s> {
         for p in &t.params {
             let id = field_ident(&p.id);
             let (_, ty) = param_rust_ty(&p.kind);
+            let ty = if p.optional {
+                Ty::Opt(Box::new(ty))
+            } else {
+                ty
+            };
             binds.push(match ty {
                 Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
                 _ => quote!(let #id = &self.#id;),
@@ -1969,6 +2187,29 @@ impl<'s> Emitter<'s> {
             &self.s.file,
         ));
         items.push(crate::columns::emit(&self.s.column_sets, &self.s.file));
+        // Opaque types: a local name for the external type, whose `OpaqueType` methods the
+        // generated calls (`read_from`, `write_to`, `encoded_len`, `MIN_LEN`) reach.
+        if !self.s.opaque.is_empty() {
+            items.push(quote! {
+                #[allow(unused_imports)]
+                use ::statepack_runtime::process::OpaqueType as _;
+            });
+        }
+        for n in &self.s.opaque.clone() {
+            match crate::process::opaque_path(&self.opts, n) {
+                Ok(path) => {
+                    let ti = type_ident(n);
+                    let d = format!(" The external type `{n}` (`ks-opaque-types`), implementing `statepack_runtime::process::OpaqueType`.");
+                    items.push(quote!(#[doc = #d] pub type #ti = #path;));
+                }
+                Err(m) => self.err(
+                    Pos { line: 1, col: 1 },
+                    "meta.ks-opaque-types",
+                    m,
+                    "give a Rust path such as `crate::external::Header`",
+                ),
+            }
+        }
         if !self.diags.is_empty() {
             self.diags.sort_by_key(|x| x.pos);
             return Err(self.diags);
@@ -2214,7 +2455,8 @@ impl<'s> Emitter<'s> {
         // writer's own expressions); the parent's writer checks them against its arguments.
         let mut param_args = Vec::new();
         // A root type with `params` (a schema for others to import, as in Kaitai) takes them
-        // in `decode`.
+        // in `decode`; its context params (a recursive root's `_parent`/`_root` paths) are
+        // `None` at the top.
         for p in &t.params {
             // A param is a member like a field or an instance: one name, one member.
             let clash = t
@@ -2237,7 +2479,16 @@ impl<'s> Emitter<'s> {
             }
             let id = field_ident(&p.id);
             let (rty, ty) = param_rust_ty(&p.kind);
-            let pdoc = self.doc_for(p.doc.as_deref(), p.pos, &format!("Parameter `{}`: given by the field that reads this type, not stored in the data.", p.id));
+            let (rty, ty) = if p.optional {
+                (quote!(::std::option::Option<#rty>), Ty::Opt(Box::new(ty)))
+            } else {
+                (rty, ty)
+            };
+            let pdoc = if p.context.is_some() {
+                self.doc_for(p.doc.as_deref(), p.pos, "")
+            } else {
+                self.doc_for(p.doc.as_deref(), p.pos, &format!("Parameter `{}`: given by the field that reads this type, not stored in the data.", p.id))
+            };
             let pn = &p.id;
             struct_fields.push(quote! { #pdoc #[serde(rename = #pn)] pub #id: #rty });
             ctor.push(quote!(#id));
@@ -2293,14 +2544,21 @@ impl<'s> Emitter<'s> {
         let mut unaligned = false;
         // The bit phase (bits past the last byte boundary) where it is known statically.
         let mut phase: Option<u32> = Some(0);
-        let has_bits = t.fields.iter().any(crate::bits::is_bit_field);
+        let has_bits = t
+            .fields
+            .iter()
+            .any(|f| f.at.is_none() && crate::bits::is_bit_field(f));
+        // Positional instances: written after the fields in sequence (laid out by the root).
+        let mut pos_writes = Vec::new();
         for f in &t.fields {
             let id = field_ident(&f.id);
             let fid = f.id.as_str();
             self.cur_field.replace(Some(f.id.clone()));
             let kp = f.key_path.clone();
             let bit_field = crate::bits::is_bit_field(f);
-            if unaligned && !bit_field && !f.strict {
+            if f.at.is_some() {
+                // Read at a position of its stream: the sequence's bit state is untouched.
+            } else if unaligned && !bit_field && !f.strict {
                 // Kaitai's rules: the padding bits may be anything; they are kept and put
                 // back on write.
                 let pad = temp_for("pad", &f.id);
@@ -2320,8 +2578,10 @@ impl<'s> Emitter<'s> {
                 reads.push(quote!(__r.align_to_byte().map_err(|e| e.in_field(#fid))?;));
                 writes.push(quote!(__w.align_to_byte();));
             }
-            unaligned = bit_field;
-            phase = crate::bits::phase_after(phase, f);
+            if f.at.is_none() {
+                unaligned = bit_field;
+                phase = crate::bits::phase_after(phase, f);
+            }
             let is_derived = derived.contains_key(&f.id);
             let at = temp_for("at", &f.id);
             let elem_ty = self.elem_rust_ty(t, f);
@@ -2414,6 +2674,10 @@ impl<'s> Emitter<'s> {
                 None => None,
             };
             let cond_w = match &f.cond {
+                // `_io.eof` / `_io.size` are not known while writing: presence decides.
+                Some(c) if crate::instances::uses_io_end(&c.expr) => {
+                    Some(quote!(self.#id.is_some()))
+                }
                 Some(c) => Some(self.expect_ty(c, &wscope, &format!("{kp}.if"), Ty::Bool)?),
                 None => None,
             };
@@ -2426,6 +2690,12 @@ impl<'s> Emitter<'s> {
                 rscope.vars.pop();
             }
             let elem_read = elem_read?;
+            // A recursive type is read one level deeper, within the reader's bound.
+            let elem_read = if f.recursive.is_empty() {
+                elem_read
+            } else {
+                quote!(__r.enter_recursion().and_then(|()| { let __v = #elem_read; __r.leave_recursion(); __v }))
+            };
             let wrap_field = quote!(.map_err(|e| e.in_field(#fid))?);
             let wrap_idx = quote!(.map_err(|e| e.in_index(__i).in_field(#fid))?);
             let valid_r = match &f.valid {
@@ -2571,6 +2841,18 @@ impl<'s> Emitter<'s> {
             } else {
                 quote! {{ let __l = #read_value; #rep_leave __l }}
             };
+            let (read_value, kept_pos) = match &f.at {
+                Some(at) => {
+                    let (rv, kept) = crate::instances::emit_read(self, f, at, &rscope, read_value)?;
+                    (rv, kept)
+                }
+                None => (read_value, None),
+            };
+            if let Some((decl, member, ctor_item)) = kept_pos {
+                reads.push(decl);
+                struct_fields.push(member);
+                ctor.push(ctor_item);
+            }
             let tail_decl = match (hidden_prefix(f), matches!(f.repeat, Repeat::None)) {
                 (None, _) => quote!(),
                 (Some(prefix), true) => {
@@ -2683,6 +2965,9 @@ impl<'s> Emitter<'s> {
                         _ => quote!(),
                     };
                     let until_check = match rep {
+                        // `_io.eof` / `_io.size` are not known while writing: the list's
+                        // length decides.
+                        Repeat::Until(u) if crate::instances::uses_io_end(&u.expr) => quote!(),
                         Repeat::Until(u) => {
                             let (ety, c) = self.until_cond(f, u, &wscope)?;
                             let bind = bind_elem(&ety, quote!(__e));
@@ -2743,6 +3028,16 @@ impl<'s> Emitter<'s> {
                     { let __val = &#src; #body_write }
                 },
             };
+            if let Some(at) = &f.at {
+                pos_writes.push(crate::instances::emit_write(
+                    self,
+                    f,
+                    at,
+                    &wscope,
+                    quote! { #rule_const #write_stmt },
+                )?);
+                continue;
+            }
             writes.push(quote! { #rule_const #write_stmt });
 
             // --- encoded length
@@ -2822,6 +3117,28 @@ impl<'s> Emitter<'s> {
                 crate::bits::unaligned_end_hint(),
             );
         }
+        writes.extend(pos_writes);
+        if let Some((read, member, item)) = crate::instances::io_end_member(self.s, t) {
+            reads.push(read);
+            struct_fields.push(member);
+            ctor.push(item);
+        }
+        if is_root && self.has_positional() {
+            // The bytes after the seq up to the furthest positional instance belong to the
+            // root: kept and written back under the instances, which the root lays out last.
+            reads.push(
+                quote!(let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();),
+            );
+            struct_fields.push(quote! {
+                #[doc = " The bytes after the last `seq` field up to the furthest byte a positional instance"]
+                #[doc = " read, as read: written back under the positional instances (which must agree with"]
+                #[doc = " every byte written in sequence and with each other)."]
+                #[serde(default, skip_serializing_if = "Vec::is_empty")]
+                pub __beyond: ::std::vec::Vec<u8>
+            });
+            ctor.push(quote!(__beyond));
+            writes.push(quote!(__w.lay_out_positional(&self.__beyond)?;));
+        }
         // A type with bit fields measures itself by writing: its padding depends on where
         // each bit field falls.
         let len_body = if has_bits || t.fields.iter().any(|f| {
@@ -2851,15 +3168,30 @@ impl<'s> Emitter<'s> {
         let root_params: Vec<TokenStream> = t
             .params
             .iter()
+            .filter(|p| p.context.is_none())
             .map(|p| {
                 let id = field_ident(&p.id);
                 let (rty, _) = param_rust_ty(&p.kind);
-                quote!(#id: #rty)
+                if p.optional {
+                    quote!(#id: ::std::option::Option<#rty>)
+                } else {
+                    quote!(#id: #rty)
+                }
             })
             .collect();
-        let root_args: Vec<proc_macro2::Ident> =
-            t.params.iter().map(|p| field_ident(&p.id)).collect();
-        let params_doc = if t.params.is_empty() {
+        let top_args: Vec<TokenStream> = t
+            .params
+            .iter()
+            .map(|p| {
+                if p.context.is_some() {
+                    quote!(::std::option::Option::None)
+                } else {
+                    let id = field_ident(&p.id);
+                    quote!(#id)
+                }
+            })
+            .collect();
+        let params_doc = if root_params.is_empty() {
             quote!()
         } else {
             quote!(#[doc = ""] #[doc = " The root type's `params` are the arguments after `bytes`, in schema order."])
@@ -2873,7 +3205,7 @@ impl<'s> Emitter<'s> {
                     #params_doc
                     pub fn decode(bytes: &[u8] #(, #root_params)*) -> Result<Self, ::statepack_runtime::io::DecodeError> {
                         let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
-                        let v = Self::read_from(&mut r #(, #root_args)*)?;
+                        let v = Self::read_from(&mut r #(, #top_args)*)?;
                         r.finish()?;
                         Ok(v)
                     }
@@ -2881,7 +3213,7 @@ impl<'s> Emitter<'s> {
                     #[doc = " The tree is returned even when decoding fails, up to the failing field."]
                     pub fn decode_traced(bytes: &[u8] #(, #root_params)*) -> (Result<Self, ::statepack_runtime::io::DecodeError>, ::statepack_runtime::io::TraceNode) {
                         let mut r = ::statepack_runtime::io::ByteReader::with_tracer(bytes, ::statepack_runtime::io::TreeTracer::new(SCHEMA_ID));
-                        let v = Self::read_from(&mut r #(, #root_args)*).and_then(|v| { r.finish()?; Ok(v) });
+                        let v = Self::read_from(&mut r #(, #top_args)*).and_then(|v| { r.finish()?; Ok(v) });
                         let end = r.offset();
                         (v, r.tracer.finish(end))
                     }
@@ -3091,12 +3423,13 @@ impl<'s> Emitter<'s> {
                 } else {
                     quote!(__sub.finish().map(|_| __v))
                 };
+                let args = self.param_args(f, name, scope, &kp)?;
                 let read = quote! {
                     __r.read_terminated(#n, #term).and_then(|(__val, __tl)| {
                         #keep
                         let mut __sub = ::statepack_runtime::io::ByteReader::new(__val);
                         #[allow(unused_mut)]
-                        let mut __v = #ti::read_from(&mut __sub)?;
+                        let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
                         #finish
                     })
                 };
@@ -3154,6 +3487,7 @@ impl<'s> Emitter<'s> {
                     )),
                 };
                 let (setup, proc_) = self.processor(f, scope)?;
+                let (unfn, _, _) = Self::process_fns(f);
                 let stored = temp_for("stored", &f.id);
                 let keep = if matches!(f.repeat, Repeat::None) {
                     quote!(#stored = ::std::option::Option::Some(__s.to_vec());)
@@ -3172,11 +3506,12 @@ impl<'s> Emitter<'s> {
                         } else {
                             quote!(__sub.finish().map(|_| __v))
                         };
+                        let args = self.param_args(f, name, scope, &kp)?;
                         let read = quote! {
-                            ::statepack_runtime::io::unprocess(#proc_, __s, __at).and_then(|__d| {
+                            #unfn(#proc_, __s, __at).and_then(|__d| {
                                 let mut __sub = ::statepack_runtime::io::ByteReader::new(&__d);
                                 #[allow(unused_mut)]
-                                let mut __v = #ti::read_from(&mut __sub)?;
+                                let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
                                 #finish
                             })
                         };
@@ -3186,7 +3521,7 @@ impl<'s> Emitter<'s> {
                             read
                         }
                     }
-                    _ => quote!(::statepack_runtime::io::unprocess(#proc_, __s, __at)),
+                    _ => quote!(#unfn(#proc_, __s, __at)),
                 };
                 quote! {{
                     let __at = __r.offset();
@@ -3302,7 +3637,18 @@ impl<'s> Emitter<'s> {
                     }
                 };
                 for (vi, tn, keys) in self.switch_variants(f) {
-                    let read_case = self.case_read(&tn, &en, &vi);
+                    let read_case = if case_number(&tn).is_some() {
+                        self.case_read(&tn, &en, &vi)
+                    } else {
+                        let ti = type_ident(&tn);
+                        let args = self.param_args(f, &tn, scope, &kp)?;
+                        let wrap = if f.recursive.contains(&tn) {
+                            quote!(.map(::std::boxed::Box::new))
+                        } else {
+                            quote!()
+                        };
+                        quote!(#ti::read_from(__r #(, #args)*) #wrap .map(#en::#vi))
+                    };
                     if keys.is_empty() {
                         default = read_case;
                         continue;
@@ -3341,7 +3687,18 @@ impl<'s> Emitter<'s> {
                 } = &f.kind
                 {
                     let vi = type_ident(d);
-                    default = self.case_read(d, &en, &vi);
+                    default = if case_number(d).is_some() {
+                        self.case_read(d, &en, &vi)
+                    } else {
+                        let ti = type_ident(d);
+                        let args = self.param_args(f, d, scope, &kp)?;
+                        let wrap = if f.recursive.contains(d) {
+                            quote!(.map(::std::boxed::Box::new))
+                        } else {
+                            quote!()
+                        };
+                        quote!(#ti::read_from(__r #(, #args)*) #wrap .map(#en::#vi))
+                    };
                 }
                 let _ = at;
                 // A switch with only `_` reads its one case (no `if`, so no braces around it).
@@ -3501,6 +3858,8 @@ impl<'s> Emitter<'s> {
                     _ => return None,
                 };
                 let (setup, proc_) = self.processor(f, scope)?;
+                let (_, refn, re_fallible) = Self::process_fns(f);
+                let re_q = if re_fallible { quote!(?) } else { quote!() };
                 let stored = temp_for("stored", &f.id);
                 let kept = if matches!(f.repeat, Repeat::None) {
                     quote!(self.#stored.as_deref())
@@ -3519,7 +3878,7 @@ impl<'s> Emitter<'s> {
                 quote!({
                     #setup
                     #value
-                    let __s = ::statepack_runtime::io::reprocess(#proc_, &__d, #kept);
+                    let __s = #refn(#proc_, &__d, #kept)#re_q;
                     #check
                     __w.write_bytes(&__s);
                 })
@@ -3638,17 +3997,13 @@ impl<'s> Emitter<'s> {
                     Some(s) => self.size_check(f, s, scope, &kp, quote!(__v.encoded_len()))?,
                     None => quote!(),
                 };
-                let args = self.param_args(f, name, scope, &kp)?;
-                let pchecks: Vec<TokenStream> = self.s.type_def(name).map(|td| td.params.clone()).unwrap_or_default().iter().zip(args).map(|(p, a)| {
-                    let pi = field_ident(&p.id);
-                    let pn = &p.id;
-                    quote! {
-                        if __v.#pi != #a {
-                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!("param `{}` of the value is {:?} but the schema gives {:?}", #pn, __v.#pi, #a))));
-                        }
-                    }
-                }).collect();
-                quote!({ #check #(#pchecks)* __v.write_to(__w)?; })
+                let pchecks = self.param_checks(f, name, scope, &kp, quote!(__v))?;
+                if size.is_some() && self.type_has_positional(name) {
+                    // The value's positional instances are placed in its own substream.
+                    quote!({ #check #pchecks let __io = __w.push_io(); __v.write_to(__w)?; __w.pop_io(__io); })
+                } else {
+                    quote!({ #check #pchecks __v.write_to(__w)?; })
+                }
             }
             FieldKind::Switch { on, .. } => {
                 let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
@@ -3692,11 +4047,16 @@ impl<'s> Emitter<'s> {
                         });
                     }
                     all_tests.extend(tests.clone());
-                    arms.push((vi.clone(), tests, is_default, self.case_write(tn)));
+                    let pchecks = if case_number(tn).is_some() {
+                        quote!()
+                    } else {
+                        self.param_checks(f, tn, scope, &kp, quote!(__x))?
+                    };
+                    arms.push((vi.clone(), tests, is_default, pchecks, self.case_write(tn)));
                 }
                 let arms: Vec<TokenStream> = arms
                     .into_iter()
-                    .map(|(vi, tests, is_default, put)| {
+                    .map(|(vi, tests, is_default, pchecks, put)| {
                         let name = vi.to_string();
                         let all = &all_tests;
                         let selects = if tests.is_empty() {
@@ -3711,6 +4071,7 @@ impl<'s> Emitter<'s> {
                                 if !(#selects) {
                                     return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: #name }));
                                 }
+                                #pchecks
                                 #put
                             }
                         }
@@ -3765,6 +4126,10 @@ impl<'s> Emitter<'s> {
                 ..
             })
         ) && matches!(f.repeat, Repeat::None);
+        if matches!(size, Size::Expr(e) if crate::instances::uses_io_end(&e.expr)) {
+            // `_io.size` is not known while writing: the value's own length is written.
+            return Some(quote!());
+        }
         match self.size_value(size, scope, kp)? {
             None => Some(quote!()),
             Some(n) => {
@@ -3954,9 +4319,12 @@ impl<'s> Emitter<'s> {
                 )
             };
             let ren = tn.as_str();
-            let _ = ti;
-            let held = Self::case_rust_ty(tn);
-            quote!(#[doc = #d] #[serde(rename = #ren)] #vi(#held))
+            if f.recursive.contains(tn) {
+                quote!(#[doc = #d] #[serde(rename = #ren)] #vi(::std::boxed::Box<#ti>))
+            } else {
+                let held = Self::case_rust_ty(tn);
+                quote!(#[doc = #d] #[serde(rename = #ren)] #vi(#held))
+            }
         });
         let len_arms = vs.iter().map(|(vi, tn, _)| {
             let len = Self::case_len(tn);
@@ -4018,6 +4386,45 @@ fn param_rust_ty(k: &ParamKind) -> (TokenStream, Ty) {
             let i = type_ident(e);
             (quote!(#i), Ty::Enum(e.clone()))
         }
+        // `crate::context` has given every `struct` param a user type; one that is left
+        // has been reported there.
+        ParamKind::User(t) => {
+            let i = type_ident(t);
+            (quote!(#i), Ty::User(t.clone()))
+        }
+        ParamKind::Struct => (quote!(()), Ty::Bool),
+        ParamKind::List(inner) => {
+            let (r, t) = param_rust_ty(inner);
+            (quote!(::std::vec::Vec<#r>), Ty::List(Box::new(t)))
+        }
+    }
+}
+
+/// An argument `ts` (an expression value of type `want`) as the member type of a param of
+/// that type: numbers widened, strings and bytes owned, user values and lists copied.
+fn convert_arg(ts: TokenStream, want: &Ty) -> TokenStream {
+    match want {
+        Ty::Float => quote!(((#ts) as f64)),
+        Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
+        Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
+        Ty::User(_) => quote!((#ts).clone()),
+        Ty::List(e) => match &**e {
+            Ty::Int => {
+                quote!((#ts).iter().map(|__x| (*__x) as i128).collect::<::std::vec::Vec<i128>>())
+            }
+            Ty::Float => {
+                quote!((#ts).iter().map(|__x| (*__x) as f64).collect::<::std::vec::Vec<f64>>())
+            }
+            Ty::Bool | Ty::Enum(_) => quote!((#ts).iter().copied().collect::<::std::vec::Vec<_>>()),
+            Ty::Str => {
+                quote!((#ts).iter().map(|__x| ::std::string::String::from(AsRef::<str>::as_ref(__x))).collect::<::std::vec::Vec<_>>())
+            }
+            Ty::Bytes => {
+                quote!((#ts).iter().map(|__x| AsRef::<[u8]>::as_ref(__x).to_vec()).collect::<::std::vec::Vec<_>>())
+            }
+            _ => quote!((#ts).to_vec()),
+        },
+        _ => ts,
     }
 }
 
@@ -4099,7 +4506,7 @@ fn has_no_case(f: &Field) -> bool {
 }
 
 /// `u3`, `s16`, `f6le`: a name a reader would take for a mistyped number type.
-fn looks_like_number_type(t: &str) -> bool {
+pub(crate) fn looks_like_number_type(t: &str) -> bool {
     (t.starts_with('u') || t.starts_with('s') || t.starts_with('f'))
         && t.len() <= 5
         && t.as_bytes().get(1).is_some_and(u8::is_ascii_digit)

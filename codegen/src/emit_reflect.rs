@@ -15,6 +15,16 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 use std::collections::HashMap;
 
+/// The arguments the top level gives the root type `t`: nothing for each of its context
+/// params (those of a recursive root type, all optional).
+pub(crate) fn top_args(t: &TypeDef) -> Vec<TokenStream> {
+    t.params
+        .iter()
+        .filter(|p| p.context.is_some())
+        .map(|_| quote!(::std::option::Option::None))
+        .collect()
+}
+
 /// `impl Reflect` and `impl ToValue` for one user type. `derived` maps each derived field of
 /// `t` (not a struct member) to what it is derived from.
 ///
@@ -33,6 +43,20 @@ pub(crate) fn type_impls(
         let key = f.id.as_str();
         names.push(key.to_owned());
         let value = member_value(t, f, derived);
+        arms.push(quote!(#key => ::std::option::Option::Some(#value)));
+    }
+    // Params written in the schema are members too (Kaitai Struct exposes them); context
+    // params (`_parent`/`_root` paths) are not.
+    for p in t.params.iter().filter(|p| p.context.is_none()) {
+        let key = p.id.as_str();
+        names.push(key.to_owned());
+        let id = field_ident(&p.id);
+        let value = match &p.kind {
+            ParamKind::List(_) => quote!(::statepack_runtime::reflect::Value::List(
+                self.#id.iter().map(|__e| __e.to_value()).collect()
+            )),
+            _ => quote!(self.#id.to_value()),
+        };
         arms.push(quote!(#key => ::std::option::Option::Some(#value)));
     }
     for (n, v) in instances {
@@ -165,13 +189,14 @@ pub(crate) fn switch_impl(
 /// The module functions every generated schema module has, for tools that handle any schema.
 pub(crate) fn root_fns(root: &TypeDef) -> TokenStream {
     let name = type_ident(&root.name);
-    if !root.params.is_empty() {
+    if root.params.iter().any(|p| p.context.is_none()) {
         // A root type with `params` is read by the schemas that import it, with arguments.
         let msg = format!(
             "the root type `{}` takes params ({}), which a plain decode cannot give",
             root.name,
             root.params
                 .iter()
+                .filter(|p| p.context.is_none())
                 .map(|p| p.id.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -193,6 +218,7 @@ pub(crate) fn root_fns(root: &TypeDef) -> TokenStream {
             }
         };
     }
+    let top = top_args(root);
     quote! {
         #[doc = " Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after"]
         #[doc = " the end of the root type are allowed (and ignored). The result is seen through the"]
@@ -201,7 +227,7 @@ pub(crate) fn root_fns(root: &TypeDef) -> TokenStream {
         #[doc = " Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader."]
         pub fn reflect_decode(bytes: &[u8]) -> Result<::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>, ::statepack_runtime::io::DecodeError> {
             let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
-            let v = #name::read_from(&mut r)?;
+            let v = #name::read_from(&mut r #(, #top)*)?;
             Ok(::std::boxed::Box::new(v))
         }
         #[doc = " Decodes the root type at the start of `bytes` (trailing bytes allowed, as in"]
@@ -211,7 +237,7 @@ pub(crate) fn root_fns(root: &TypeDef) -> TokenStream {
         #[doc = " Errors: the decode or encode error, rendered as text."]
         pub fn reflect_roundtrip(bytes: &[u8]) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
             let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
-            let v = #name::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
+            let v = #name::read_from(&mut r #(, #top)*).map_err(|e| format!("decode: {e}"))?;
             v.encode().map_err(|e| format!("encode: {e}"))
         }
     }

@@ -35,6 +35,11 @@ pub struct Schema {
     pub strict: bool,
     /// `meta.imports` as written (`common/header`, `/abs/name`, `../x`), with where each is.
     pub imports: Vec<(String, crate::diag::Pos)>,
+    /// `meta.ks-opaque-types: true`: a type name the schema does not define names an
+    /// external Rust type (see `statepack_runtime::process::OpaqueType`).
+    pub opaque_types: bool,
+    /// The opaque type names used by fields (filled when names are resolved).
+    pub opaque: Vec<String>,
 }
 
 /// One user type (a `seq` of fields).
@@ -74,6 +79,12 @@ pub struct Param {
     pub pos: Pos,
     /// Its kind.
     pub kind: ParamKind,
+    /// For a context param made by `crate::context`: the expression it stands for
+    /// (`_parent.header.len`). `None` for a param written in the schema.
+    pub context: Option<String>,
+    /// The value may be absent (a context param some reader cannot give, under
+    /// `parent: false`): the member is an `Option` and using it when absent is an error.
+    pub optional: bool,
 }
 
 /// What a parameter holds.
@@ -91,6 +102,13 @@ pub enum ParamKind {
     Bytes,
     /// A value of this enum (`type: u1` + `enum: e`).
     Enum(String),
+    /// A value of this user type (`type: block`), kept as a copy.
+    User(String),
+    /// `type: struct`: a value of some user type; the type is taken from the arguments
+    /// given (every field passing it must give the same type) before emit.
+    Struct,
+    /// A list of values (`type: u2[]`, `str[]`, `block[]`, `struct[]`).
+    List(Box<ParamKind>),
 }
 
 /// A value instance: a named value computed from the type's fields, never stored in the
@@ -195,6 +213,41 @@ pub struct Field {
     pub term: Option<TermSpec>,
     /// `process`: how the stored bytes of a sized byte field or user type become its value.
     pub process: Option<Process>,
+    /// A positional instance (`instances` with `pos`) lowered to a field: where it is read.
+    /// `None` for `seq` fields.
+    pub at: Option<Box<Positional>>,
+    /// `parent`: what the read type sees as `_parent`.
+    pub parent: ParentSpec,
+    /// Context arguments: for each user type this field reads (the type, or each case type
+    /// of a switch), the values of that type's context params (`_parent.x`, `_root.y`),
+    /// as expressions over this type. Filled by `crate::context`, after the explicit
+    /// `args`.
+    /// `None` is an absent value (given where `parent: false` leaves no `_parent`).
+    pub ctx_args: Vec<(String, Vec<Option<SrcExpr>>)>,
+    /// The user types this field reads that contain the field's own type again (recursive
+    /// types): held in a `Box`, and read one nesting level deeper (bounded by
+    /// `statepack_runtime::io::MAX_RECURSION`). Filled by `crate::context`.
+    pub recursive: Vec<String>,
+}
+
+/// Where a positional instance is read: byte `pos` of its stream.
+#[derive(Debug, Clone)]
+pub struct Positional {
+    /// `pos`: the position in the stream.
+    pub pos: SrcExpr,
+    /// `io: _root._io`: the stream is the whole input (else the type's own stream, `_io`).
+    pub whole: bool,
+}
+
+/// The `parent` key of a field that reads a user type.
+#[derive(Debug, Clone)]
+pub enum ParentSpec {
+    /// No key: `_parent` is the type holding the field.
+    Default,
+    /// `parent: false`: the read type has no `_parent`.
+    None(Pos),
+    /// `parent: <expr>`: `_parent` of the read type is this value (e.g. `_parent`).
+    Expr(SrcExpr),
 }
 
 /// A `process` transformation (Kaitai Struct's built-in processors).
@@ -208,6 +261,13 @@ pub enum Process {
     Rol(SrcExpr),
     /// `ror(n)`: rotate every byte right by `n` bits on read.
     Ror(SrcExpr),
+    /// `name(args)`: a processor written in Rust (`statepack_runtime::process`).
+    Custom {
+        /// The name as written (`my_fx`, `nested.deeply.my_fx`).
+        name: String,
+        /// The arguments, in order.
+        args: Vec<SrcExpr>,
+    },
 }
 
 /// The key of `xor`.

@@ -14,13 +14,16 @@
 
 mod bits;
 pub mod columns;
+mod context;
 pub mod diag;
 mod emit;
 mod emit_reflect;
 pub mod expr;
+mod instances;
 pub mod ir;
 mod lower;
 mod names;
+mod process;
 mod resolve;
 mod sizes;
 mod version;
@@ -162,6 +165,10 @@ pub fn load_schema_at(text: &str, file: &str, path: &Path) -> Result<ir::Schema,
         return Err(diags);
     }
     resolve::resolve(&mut main);
+    let d = context::lower(&mut main);
+    if !d.is_empty() {
+        return Err(d);
+    }
     Ok(main)
 }
 
@@ -186,11 +193,37 @@ pub fn generate(text: &str, file: &str) -> Result<String, Vec<Diag>> {
     generate_at(text, file, Path::new(file))
 }
 
+/// Choices a build makes for the generated code, beyond the schema.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Rust paths of custom processors, by the name written in `process:` (`my_fx`,
+    /// `nested.deeply.my_fx`), e.g. `crate::codecs::MyFx`. A name not listed is looked up as
+    /// `super::<modules>::<CamelName>` (`super::nested::deeply::MyFx`): next to the module
+    /// that includes the generated code. The type implements
+    /// `statepack_runtime::process::CustomProcessor` (see that module).
+    pub processors: std::collections::BTreeMap<String, String>,
+    /// Rust paths of opaque types (`meta.ks-opaque-types: true`), by the type name written
+    /// in the schema, e.g. `crate::external::Header`. A name not listed is looked up as
+    /// `super::<CamelName>`. The type implements `statepack_runtime::process::OpaqueType`.
+    pub opaque_types: std::collections::BTreeMap<String, String>,
+}
+
 /// As [`generate`], for a schema whose file is at `path` (`file` names it in diagnostics
 /// and in the header).
 pub fn generate_at(text: &str, file: &str, path: &Path) -> Result<String, Vec<Diag>> {
+    generate_with(text, file, path, &Options::default())
+}
+
+/// As [`generate_at`], with the build's [`Options`]. Errors: every problem found, including
+/// a path in `options` that is not a Rust path.
+pub fn generate_with(
+    text: &str,
+    file: &str,
+    path: &Path,
+    options: &Options,
+) -> Result<String, Vec<Diag>> {
     let schema = load_schema_at(text, file, path)?;
-    let tokens = emit::Emitter::new(&schema).emit()?;
+    let tokens = emit::Emitter::new(&schema).with_options(options).emit()?;
     let syntax: syn::File = match syn::parse2(tokens) {
         Ok(f) => f,
         Err(e) => {

@@ -21,6 +21,7 @@ pub const META_KEYS: &[&str] = &[
     "xref",
     "tags",
     "imports",
+    "ks-opaque-types",
 ];
 /// Keys allowed at the top level of a schema.
 pub const TOP_KEYS: &[&str] = &[
@@ -48,8 +49,8 @@ pub const TYPE_KEYS: &[&str] = &[
 ];
 /// Keys allowed in a value instance.
 pub const INSTANCE_KEYS: &[&str] = &["value", "if", "enum", "doc", "doc-ref"];
-/// Keys of positional instances (not supported yet).
-const POSITIONAL_KEYS: &[&str] = &[
+/// Keys of positional instances (read like a `seq` field, at `pos` of a stream).
+pub(crate) const POSITIONAL_KEYS: &[&str] = &[
     "pos",
     "io",
     "type",
@@ -90,6 +91,7 @@ pub const FIELD_KEYS: &[&str] = &[
     "eos-error",
     "pad-right",
     "process",
+    "parent",
 ];
 /// Extension keys allowed in a `seq` entry.
 pub const FIELD_SP_KEYS: &[&str] = &[
@@ -248,7 +250,7 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn src_expr(&mut self, node: &Node, path: &str) -> Option<SrcExpr> {
+    pub(crate) fn src_expr(&mut self, node: &Node, path: &str) -> Option<SrcExpr> {
         let text = self.scalar(node, path)?;
         if let NodeKind::Scalar { quoted: true, .. } = &node.kind {
             // A quoted YAML scalar is still an expression in KS; keep the text as written.
@@ -300,8 +302,10 @@ impl<'a> Lower<'a> {
         let mut have_seq = false;
         let mut column_sets = Vec::new();
         let mut root_instances = Vec::new();
+        let mut root_positional = Vec::new();
         let mut imports = Vec::new();
         let mut root_params = Vec::new();
+        let mut opaque_types = false;
         // Set when `meta` or its `id` is present but wrong (already reported).
         let mut id_reported = false;
         // `meta` first: its endian and encoding are defaults for every field.
@@ -363,6 +367,11 @@ impl<'a> Lower<'a> {
                                         self.strict = b;
                                     }
                                 }
+                                "ks-opaque-types" => {
+                                    if let Some(b) = self.boolean(mv, &kp) {
+                                        opaque_types = b;
+                                    }
+                                }
                                 "imports" => {
                                     if let NodeKind::Seq(items) = &mv.kind {
                                         for (i, it) in items.iter().enumerate() {
@@ -405,7 +414,9 @@ impl<'a> Lower<'a> {
                 "-sp-column-sets" => {
                     column_sets = crate::columns::lower(v, self.file, &mut self.diags);
                 }
-                "instances" => root_instances = self.instances(v, "instances"),
+                "instances" => {
+                    root_instances = self.instances(v, "instances", &mut root_positional)
+                }
                 "params" => root_params = self.params(v, "params"),
                 t if t.starts_with('-') && !t.starts_with("-sp-") => {}
                 _ => self.unknown_key(k, "", TOP_KEYS, TOP_SP_KEYS),
@@ -433,7 +444,7 @@ impl<'a> Lower<'a> {
             doc: root_doc,
             pos: root.pos,
             key_path: String::new(),
-            fields: root_fields,
+            fields: crate::instances::merge(root_fields, root_positional, &root_instances),
             instances: root_instances,
             params: root_params,
         }];
@@ -448,6 +459,8 @@ impl<'a> Lower<'a> {
             column_sets,
             strict: self.strict,
             imports,
+            opaque_types,
+            opaque: Vec::new(),
         })
     }
 
@@ -570,13 +583,16 @@ impl<'a> Lower<'a> {
         let mut doc = None;
         let mut fields = Vec::new();
         let mut instances = Vec::new();
+        let mut positional = Vec::new();
         let mut params = Vec::new();
         let at = types.len();
         for (k, v) in m {
             match k.text.as_str() {
                 "params" => params = self.params(v, &format!("{kp}.params")),
                 "seq" => fields = self.seq(v, &format!("{kp}.seq")),
-                "instances" => instances = self.instances(v, &format!("{kp}.instances")),
+                "instances" => {
+                    instances = self.instances(v, &format!("{kp}.instances"), &mut positional)
+                }
                 "doc" => doc = self.scalar(v, &format!("{kp}.doc")).map(str::to_owned),
                 "doc-ref" | "meta" => {}
                 "types" => {
@@ -612,7 +628,7 @@ impl<'a> Lower<'a> {
                 doc,
                 pos: key.pos,
                 key_path: kp,
-                fields,
+                fields: crate::instances::merge(fields, positional, &instances),
                 instances,
                 params,
             },
@@ -741,8 +757,9 @@ impl<'a> Lower<'a> {
         })
     }
 
-    /// Lowers an `instances` mapping (value instances; positional ones are reported).
-    fn instances(&mut self, node: &Node, kp: &str) -> Vec<Instance> {
+    /// Lowers an `instances` mapping: value instances, and positional ones as fields (with
+    /// [`Field::at`]) into `positional`.
+    fn instances(&mut self, node: &Node, kp: &str, positional: &mut Vec<Field>) -> Vec<Instance> {
         let Some(m) = self.map(node, kp, "`instances`") else {
             return Vec::new();
         };
@@ -762,19 +779,15 @@ impl<'a> Lower<'a> {
                 continue;
             };
             let get = |name: &str| im.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
-            if let Some((pk, _)) = im
-                .iter()
-                .find(|(k, _)| POSITIONAL_KEYS.contains(&k.text.as_str()))
+            if get("value").is_none()
+                && im
+                    .iter()
+                    .any(|(k, _)| POSITIONAL_KEYS.contains(&k.text.as_str()))
             {
-                if get("value").is_none() {
-                    self.err(
-                        pk.pos,
-                        &format!("{ip}.{}", pk.text),
-                        "positional instances (read from a position of a stream) are not supported yet",
-                        "read the bytes with a `seq` field, or compute the value with `value:`",
-                    );
-                    continue;
+                if let Some(f) = crate::instances::lower_positional(self, k, v, im, &ip) {
+                    positional.push(f);
                 }
+                continue;
             }
             for (ik, _) in im {
                 if !INSTANCE_KEYS.contains(&ik.text.as_str()) {
@@ -1000,8 +1013,22 @@ impl<'a> Lower<'a> {
                 {
                     ParamKind::Int
                 }
+                (t, None) if Self::param_elem_kind(t).is_some() => {
+                    Self::param_elem_kind(t).unwrap_or(ParamKind::Struct)
+                }
+                (t, None)
+                    if t.strip_suffix("[]")
+                        .and_then(Self::param_elem_kind)
+                        .is_some() =>
+                {
+                    ParamKind::List(Box::new(
+                        t.strip_suffix("[]")
+                            .and_then(Self::param_elem_kind)
+                            .unwrap_or(ParamKind::Struct),
+                    ))
+                }
                 (t, _) => {
-                    self.err(get("type").map_or(item.pos, |v| v.pos), &format!("{ip}.type"), format!("param type `{t}` is not supported"), "params may be integers (`u1`..`s8`, `bN`), `bool`, `f4`/`f8`, `str`, `bytes`, or an integer with `enum`");
+                    self.err(get("type").map_or(item.pos, |v| v.pos), &format!("{ip}.type"), format!("param type `{t}` is not supported"), "params may be integers (`u1`..`s8`, `bN`), `bool`, `f4`/`f8`, `str`, `bytes`, an integer with `enum`, a user type, `struct` (any user type), or a list of one of these (`u2[]`, `block[]`)");
                     continue;
                 }
             };
@@ -1011,12 +1038,37 @@ impl<'a> Lower<'a> {
                 doc,
                 pos: item.pos,
                 kind,
+                context: None,
+                optional: false,
             });
         }
         out
     }
 
-    fn field(&mut self, node: &Node, fp: &str) -> Option<Field> {
+    /// The kind of a param written as `t` without `enum` (also the element of `t[]`): a
+    /// number type, `bool`, `str`, `bytes`, `struct` or a user type name (checked when
+    /// names are resolved). `None` for what no param can be (`io` and other keywords).
+    fn param_elem_kind(t: &str) -> Option<ParamKind> {
+        Some(match t {
+            "bool" | "b1" => ParamKind::Bool,
+            "str" | "strz" => ParamKind::Str,
+            "bytes" => ParamKind::Bytes,
+            "f4" | "f8" => ParamKind::Float,
+            "struct" => ParamKind::Struct,
+            "io" | "any" => return None,
+            t if Self::int_type(t, Some(Endian::Le)).is_some()
+                || crate::bits::bit_type(t).is_some() =>
+            {
+                ParamKind::Int
+            }
+            t if !t.is_empty() && t.split("::").all(|p| is_ident(p)) => {
+                ParamKind::User(t.to_owned())
+            }
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn field(&mut self, node: &Node, fp: &str) -> Option<Field> {
         let m = self.map(node, fp, "a seq entry")?;
         let get = |name: &str| m.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
         for (k, _) in m {
@@ -1575,8 +1627,16 @@ impl<'a> Lower<'a> {
             Some(v) => self.boolean(v, &format!("{fp}.-sp-strict"))?,
             None => self.strict,
         };
+        let parent = match get("parent") {
+            None => ParentSpec::Default,
+            Some(v) if v.as_str() == Some("false") => ParentSpec::None(v.pos),
+            Some(v) => ParentSpec::Expr(self.src_expr(v, &format!("{fp}.parent"))?),
+        };
         Some(Field {
             args,
+            parent,
+            ctx_args: Vec::new(),
+            recursive: Vec::new(),
             process,
             term,
             strict,
@@ -1593,6 +1653,7 @@ impl<'a> Lower<'a> {
             units,
             sum_of,
             varint,
+            at: None,
         })
     }
 
@@ -1607,11 +1668,18 @@ impl<'a> Lower<'a> {
                 .map(|arg| (name.trim().to_owned(), arg.trim().to_owned()))
         });
         let Some((name, arg)) = parsed else {
+            // A bare name: a custom processor without arguments.
+            if Self::processor_name_ok(&text) && !["xor", "rol", "ror"].contains(&text.as_str()) {
+                return Some(Process::Custom {
+                    name: text,
+                    args: Vec::new(),
+                });
+            }
             self.err(
                 node.pos,
                 kp,
-                format!("custom processor `{text}` is not supported"),
-                "use zlib, xor(key), rol(n) or ror(n)",
+                format!("`{text}` is not a processor name"),
+                "use zlib, xor(key), rol(n), ror(n), or a custom processor `name(args)` (names are snake_case, dotted for nested modules)",
             );
             return None;
         };
@@ -1658,16 +1726,45 @@ impl<'a> Lower<'a> {
             }
             "rol" => Some(Process::Rol(expr(self)?)),
             "ror" => Some(Process::Ror(expr(self)?)),
+            _ if Self::processor_name_ok(&name) => match expr::parse(&format!("[{arg}]")) {
+                Ok(Expr::List(items)) => Some(Process::Custom {
+                    name,
+                    args: items
+                        .into_iter()
+                        .map(|e| SrcExpr {
+                            src: e.to_string(),
+                            expr: e,
+                            pos: node.pos,
+                        })
+                        .collect(),
+                }),
+                Ok(_) => None,
+                Err(e) => {
+                    self.err(
+                        node.pos,
+                        kp,
+                        format!("bad arguments `{arg}`: {e}"),
+                        "arguments are expressions separated by `,`",
+                    );
+                    None
+                }
+            },
             _ => {
                 self.err(
                     node.pos,
                     kp,
-                    format!("custom processor `{name}` is not supported"),
-                    "use zlib, xor(key), rol(n) or ror(n)",
+                    format!("`{name}` is not a processor name"),
+                    "use zlib, xor(key), rol(n), ror(n), or a custom processor `name(args)` (names are snake_case, dotted for nested modules)",
                 );
                 None
             }
         }
+    }
+
+    /// A custom processor's name: snake_case parts separated by `.` (`my_fx`,
+    /// `nested.deeply.my_fx`).
+    fn processor_name_ok(name: &str) -> bool {
+        !name.is_empty() && name.split('.').all(is_ident)
     }
 
     fn contents(&mut self, node: &Node, kp: &str) -> Option<Vec<u8>> {

@@ -118,8 +118,14 @@ pub(crate) fn resolve(s: &mut Schema) {
             }
         }
         for p in &mut t.params {
-            if let ParamKind::Enum(e) = &mut p.kind {
-                en(e);
+            let mut k = &mut p.kind;
+            while let ParamKind::List(inner) = k {
+                k = inner;
+            }
+            match k {
+                ParamKind::Enum(e) => en(e),
+                ParamKind::User(n) => ty(n),
+                _ => {}
             }
         }
         for i in &mut t.instances {
@@ -135,7 +141,10 @@ pub(crate) fn resolve(s: &mut Schema) {
 }
 
 /// Calls `f` on every expression of a field.
-fn for_each_expr(field: &mut Field, f: &mut dyn FnMut(&mut Expr)) {
+pub(crate) fn for_each_expr(field: &mut Field, f: &mut dyn FnMut(&mut Expr)) {
+    if let Some(p) = &mut field.at {
+        f(&mut p.pos.expr);
+    }
     if let Some(c) = &mut field.cond {
         f(&mut c.expr);
     }

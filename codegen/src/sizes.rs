@@ -12,7 +12,8 @@ pub(crate) fn type_bits(s: &Schema, name: &str, depth: usize) -> Option<usize> {
     }
     let t = s.type_def(name)?;
     let mut total = 0usize;
-    for f in &t.fields {
+    // Positional instances (`at`) take no room in the type's own bytes.
+    for f in t.fields.iter().filter(|f| f.at.is_none()) {
         total = total.checked_add(field_bits(s, f, depth)?)?;
     }
     Some(total)

@@ -60,8 +60,20 @@ mod misc_switch;
 mod nested_scopes;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/context.rs"]
+mod context;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/params.rs"]
 mod params;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/positional.rs"]
+mod positional;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/positional_chain.rs"]
+mod positional_chain;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/processed.rs"]
@@ -1013,4 +1025,197 @@ fn a_root_type_with_params_takes_them_in_decode() {
         e.to_string().contains("takes params (len, has_trailer)"),
         "{e}"
     );
+}
+
+/// `positional.ksy`: `ofs_name` = 9; two numbers (the count comes from `header`, read at 12
+/// before the seq needs it); a 6-byte `block` whose `inner` sits at 4 of its own substream;
+/// `name` = "hi" at 9, `header.count` = 2 at 12, a gap byte at 13, `tail_word` in the last
+/// two bytes (`_io.size - 2`).
+const POSITIONAL: [u8; 16] = [
+    9, 0x0a, 0x0b, 0x61, 0x62, 0x63, 0x64, 0x34, 0x12, b'h', b'i', 0, 2, 0x77, 0xcd, 0xab,
+];
+
+#[test]
+fn positional_instances_read_at_their_position() {
+    let v = positional::Positional::decode(&POSITIONAL[..9]).err();
+    // Without the bytes after the seq, `header` (at 12) is beyond the stream.
+    let e = v.expect("header is past the end");
+    assert_eq!(e.path.to_string(), "header");
+    assert_eq!(e.offset, 12);
+    let mut r = statepack_runtime::io::ByteReader::new(&POSITIONAL);
+    let v = positional::Positional::read_from(&mut r).unwrap();
+    // The root ends after the furthest byte an instance read (`tail_word`).
+    assert_eq!(r.offset(), 16);
+    assert_eq!(v.header.count, 2);
+    assert_eq!(v.numbers, vec![0x0a, 0x0b]);
+    assert_eq!(v.name, "hi");
+    assert_eq!(v.tail_word, 0xabcd);
+    assert_eq!(v.never, None, "`if` false: `pos` 100000 is never visited");
+    // Inside the sized `block`, `_io` is the block's substream: pos 4 is byte 7 of the input,
+    // `_io.pos < 2` holds at its second byte and `_io.eof` is false before its third.
+    assert_eq!(v.block.inner, 0x1234);
+    assert_eq!(v.block.rest_len, Some(0x62));
+    assert_eq!(v.block.at_end, Some(0x63));
+    // `block._io`: the block's substream when its seq had been read (3 of 6 bytes, not at eof).
+    assert_eq!(v.block_io(), 306);
+    assert_eq!(
+        v.encode().unwrap(),
+        POSITIONAL,
+        "decode then encode is byte-identical"
+    );
+}
+
+#[test]
+fn positional_instances_are_laid_out_on_write() {
+    let mut v = positional::Positional::decode(&POSITIONAL).unwrap();
+    v.name = "yo".into();
+    v.tail_word = 0x0102;
+    let out = v.encode().unwrap();
+    let mut want = POSITIONAL;
+    want[9] = b'y';
+    want[10] = b'o';
+    want[14] = 0x02;
+    want[15] = 0x01;
+    assert_eq!(
+        out, want,
+        "instances written at their positions, the gap byte kept"
+    );
+    // Moving `name` onto `header` (both at 12) is refused: their bytes differ.
+    v.ofs_name = 12;
+    let e = v.encode().unwrap_err().to_string();
+    assert!(
+        e.contains("`instances.name` overlaps `instances.header` at byte offset 12"),
+        "{e}"
+    );
+    // An instance over bytes the seq wrote must agree with them.
+    let mut w = positional::Positional::decode(&POSITIONAL).unwrap();
+    w.block.inner = 0x5555;
+    let e = w.encode().unwrap_err().to_string();
+    assert!(
+        e.contains("`types.block.instances.inner` overlaps the fields written in sequence at byte offset 7"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_position_beyond_the_stream_is_an_error_with_path_and_offset() {
+    let mut bytes = POSITIONAL;
+    bytes[0] = 200;
+    let e = positional::Positional::decode(&bytes).unwrap_err();
+    assert_eq!(e.path.to_string(), "name");
+    assert_eq!(e.offset, 200);
+}
+
+#[test]
+fn positional_instances_follow_a_chain_and_refuse_a_loop() {
+    // head at 0 -> node at 2 -> node at 4 (next_at 0 ends the chain).
+    let bytes = [2, 10, 4, 20, 0, 30];
+    let v = positional_chain::PositionalChain::decode(&bytes).unwrap();
+    let second = v.head.next.as_deref().unwrap();
+    assert_eq!((v.head.value, second.value), (10, 20));
+    assert_eq!(second.next.as_deref().unwrap().value, 30);
+    assert_eq!(v.encode().unwrap(), bytes);
+    // A node that points at itself: an error naming the chain, not a stack overflow.
+    let e = positional_chain::PositionalChain::decode(&[2, 10, 2, 20]).unwrap_err();
+    assert!(e.to_string().contains("nest more than 64 deep"), "{e}");
+    assert!(
+        e.path.to_string().starts_with("head.next.next.next"),
+        "{}",
+        e.path
+    );
+}
+
+/// `run/context.ksy`: header (count 2, name_len 3), sizes [2, 1], two entries ("abc" + 1
+/// byte, "def" + 1 byte), kind 1 with a 3-byte tag, the mediator's child of sizes[0] = 2
+/// bytes, the orphan's byte, the holder's first lens[0] = 2 bytes.
+fn context_bytes() -> Vec<u8> {
+    let mut b = vec![2, 3, 2, 1];
+    b.extend(b"abc\x10def\x11");
+    b.extend([1, 7, 8, 9, 0x21, 0x22, 0x30, 0x41, 0x42]);
+    b
+}
+
+#[test]
+fn parent_and_root_paths_reach_the_enclosing_types_fields() {
+    let bytes = context_bytes();
+    let v = context::Context::decode(&bytes).unwrap();
+    // `repeat-expr: _parent.header.count`, `size: _parent._parent.header.name_len`,
+    // `size: _root.sizes[1]`.
+    assert_eq!(v.index.entries.len(), 2);
+    assert_eq!(v.index.entries[0].name, "abc");
+    assert_eq!(v.index.entries[1].name, "def");
+    assert_eq!(v.index.entries[1].extra, [0x11]);
+    // A switch case type reads `_parent.header.name_len`.
+    let context::ContextBody::Tagged(t) = &v.body else {
+        panic!("kind 1 selects `tagged`: {:?}", v.body)
+    };
+    assert_eq!(t.tag, [7, 8, 9]);
+    // `parent: _parent`: the mediator's child sees the root as its `_parent`.
+    assert_eq!(v.mediator.child.data, [0x21, 0x22]);
+    // `parent: false` on a type that needs no `_parent`.
+    assert_eq!(v.orphan.byte, 0x30);
+    // Params of a user type and of a list.
+    assert_eq!(v.holder.head.count, 2);
+    assert_eq!(v.holder.lens, [2, 1]);
+    assert_eq!(v.holder.first, [0x41, 0x42]);
+    assert_eq!(v.holder.total().unwrap(), 3);
+    assert_eq!(
+        v.encode().unwrap(),
+        bytes,
+        "decode then encode is the identity"
+    );
+}
+
+#[test]
+fn writer_gives_parent_paths_from_the_value_and_refuses_stale_ones() {
+    let v = context::Context::decode(&context_bytes()).unwrap();
+    // The writer computes `_parent.header.name_len` from the value being written: a changed
+    // header with entries built for the old one is refused, naming the path and the field.
+    let mut bad = v.clone();
+    bad.header.name_len = 4;
+    let e = bad.encode().unwrap_err().to_string();
+    assert!(e.contains("_parent.header.name_len"), "{e}");
+    assert!(e.contains("index"), "{e}");
+    // Consistent context members write the new layout.
+    let mut good = v.clone();
+    good.header.name_len = 2;
+    good.index.__ctx_parent_header_name_len = 2;
+    for en in &mut good.index.entries {
+        en.__ctx_parent_parent_header_name_len = 2;
+        en.name.truncate(2);
+    }
+    if let context::ContextBody::Tagged(t) = &mut good.body {
+        t.__ctx_parent_header_name_len = 2;
+        t.tag.truncate(2);
+    }
+    good.holder.head.name_len = 2;
+    let out = good.encode().unwrap();
+    let back = context::Context::decode(&out).unwrap();
+    assert_eq!(back, good);
+    assert_eq!(back.index.entries[1].name, "de");
+}
+
+#[test]
+fn parent_path_to_a_later_field_is_refused_naming_both_places() {
+    let text = "meta:\n  id: later\nseq:\n  - id: child\n    type: child\n  - id: len\n    type: u1\ntypes:\n  child:\n    seq:\n      - id: data\n        size: _parent.len\n";
+    let e = statepack_codegen::generate(text, "later.ksy").unwrap_err();
+    let shown = statepack_codegen::render(&e);
+    assert!(shown.contains("`_parent.len`"), "{shown}");
+    assert!(shown.contains("later.ksy:6:5"), "the later field: {shown}");
+    assert!(
+        shown.contains("later.ksy:4:5"),
+        "the reading field: {shown}"
+    );
+    assert!(shown.contains("is read after `child`"), "{shown}");
+}
+
+#[test]
+fn parent_in_the_root_type_and_in_an_unread_type_are_refused() {
+    let root = "meta:\n  id: r\nseq:\n  - id: a\n    size: _parent.x\n";
+    let shown = statepack_codegen::render(&statepack_codegen::generate(root, "r.ksy").unwrap_err());
+    assert!(shown.contains("the root type has no `_parent`"), "{shown}");
+    let unread = "meta:\n  id: u\nseq:\n  - id: a\n    type: u1\ntypes:\n  lone:\n    seq:\n      - id: b\n        size: _parent.a\n";
+    let shown =
+        statepack_codegen::render(&statepack_codegen::generate(unread, "u.ksy").unwrap_err());
+    assert!(shown.contains("no field reads `lone`"), "{shown}");
 }

@@ -13,6 +13,7 @@
 
 pub mod errs;
 pub mod eval;
+pub mod kaitai_fx;
 pub mod kinds;
 pub mod known;
 pub mod kst;

@@ -14,6 +14,34 @@ use statepack_conformance::{Outcome, SchemaEntry};
 
 include!(concat!(env!("OUT_DIR"), "/suite.rs"));
 
+/// The suite's opaque types (`ks-opaque-types` schemas) are the suite's own generated
+/// modules of the same name (`suite_options` in build.rs maps the names to them).
+macro_rules! opaque_from_generated {
+    ($($t:path),*) => {$(
+        impl statepack_runtime::process::OpaqueType for $t {
+            const MIN_LEN: usize = <$t>::MIN_LEN;
+            fn read_from<T: statepack_runtime::io::Tracer>(
+                r: &mut statepack_runtime::io::ByteReader<'_, T>,
+            ) -> Result<Self, statepack_runtime::io::DecodeError> {
+                <$t>::read_from(r)
+            }
+            fn write_to(
+                &self,
+                w: &mut statepack_runtime::io::ByteWriter,
+            ) -> Result<(), statepack_runtime::io::EncodeError> {
+                <$t>::write_to(self, w)
+            }
+            fn encoded_len(&self) -> usize {
+                <$t>::encoded_len(self)
+            }
+        }
+    )*};
+}
+opaque_from_generated!(
+    suite_modules::m_hello_world::HelloWorld,
+    suite_modules::m_opaque_external_type_02_child::OpaqueExternalType02Child
+);
+
 const LIST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/failing_tests.txt");
 const LIST_HEADER: &str = "\
 # Kaitai Struct conformance tests that do not pass, one `name: reason` a line (kst id, or

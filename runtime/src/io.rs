@@ -614,6 +614,16 @@ impl Tracer for TreeTracer {
     }
 }
 
+/// The outer stream's limits, saved by [`ByteReader::push_limit`] and given back to
+/// [`ByteReader::pop_limit`] (or [`ByteReader::pop_limit_skip`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit {
+    /// The outer stream's end (absolute byte offset).
+    pub(crate) end: usize,
+    /// The outer stream's start (absolute byte offset).
+    pub(crate) start: usize,
+}
+
 /// A bounds-checked cursor over a byte slice, used by every generated reader.
 ///
 /// Offsets are absolute from the start of the input. A sized field (KS `size` on a user type)
@@ -621,15 +631,27 @@ impl Tracer for TreeTracer {
 /// [`ByteReader::pop_limit`], so one reader (and one tracer) serves the whole decode.
 #[derive(Debug, Clone)]
 pub struct ByteReader<'a, T: Tracer = NoTrace> {
-    buf: &'a [u8],
-    pos: usize,
-    end: usize,
+    pub(crate) buf: &'a [u8],
+    pub(crate) pos: usize,
+    pub(crate) end: usize,
     /// Bits of the last fetched byte not read yet (the low `nbits` bits of `bits`).
-    bits: u8,
-    nbits: u8,
+    pub(crate) bits: u8,
+    pub(crate) nbits: u8,
+    /// Where the stream being read starts (`_io` of a sized field starts at its first byte).
+    pub(crate) start: usize,
+    /// Positional instances being read, innermost last (see `crate::positional`).
+    pub(crate) inst_depth: u32,
+    /// The furthest byte any positional instance read reached (absolute).
+    pub(crate) pos_hi: usize,
+    /// Nesting of recursive types entered ([`ByteReader::enter_recursion`]).
+    depth: u16,
     /// The tracer told about every field (see [`Tracer`]).
     pub tracer: T,
 }
+
+/// The deepest nesting of recursive types (a type that holds itself, directly or not) a
+/// reader follows: deeper input is a decode error rather than a stack overflow.
+pub const MAX_RECURSION: u16 = 256;
 
 impl<'a> ByteReader<'a, NoTrace> {
     /// A reader at the start of `buf` (offset 0), without tracing.
@@ -647,8 +669,35 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             end: buf.len(),
             bits: 0,
             nbits: 0,
+            start: 0,
+            inst_depth: 0,
+            pos_hi: 0,
+            depth: 0,
             tracer,
         }
+    }
+
+    /// Enters one level of a recursive type (generated readers call it before reading a
+    /// field whose type contains the field's own type). Errors: `Semantic` at the current
+    /// offset past [`MAX_RECURSION`] levels.
+    #[inline]
+    pub fn enter_recursion(&mut self) -> Result<(), DecodeError> {
+        if self.depth >= MAX_RECURSION {
+            return Err(DecodeError::new(
+                self.offset(),
+                DecodeErrorKind::Semantic(format!(
+                    "recursive types nested deeper than {MAX_RECURSION} levels"
+                )),
+            ));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Leaves the level entered by [`ByteReader::enter_recursion`].
+    #[inline]
+    pub fn leave_recursion(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
     }
 
     /// Bits consumed from the start of the input (a bit field's exact position).
@@ -942,16 +991,20 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
 
     /// Narrows reading to the next `n` bytes (a sized field); returns the limit to give back
     /// to [`ByteReader::pop_limit`]. Errors: `UnexpectedEof`.
-    pub fn push_limit(&mut self, n: i128) -> Result<usize, DecodeError> {
+    pub fn push_limit(&mut self, n: i128) -> Result<Limit, DecodeError> {
         let n = self.size_of(n)?;
-        let old = self.end;
+        let old = Limit {
+            end: self.end,
+            start: self.start,
+        };
         self.end = self.pos + n;
+        self.start = self.pos;
         Ok(old)
     }
 
     /// Ends a sized field: checks that it was used up, then restores the outer limit.
     /// Errors: `UnusedBytes`.
-    pub fn pop_limit(&mut self, old_end: usize) -> Result<(), DecodeError> {
+    pub fn pop_limit(&mut self, old_end: Limit) -> Result<(), DecodeError> {
         self.align_to_byte()?;
         if self.pos != self.end {
             return Err(DecodeError::new(
@@ -961,7 +1014,8 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
                 },
             ));
         }
-        self.end = old_end;
+        self.end = old_end.end;
+        self.start = old_end.start;
         Ok(())
     }
 
@@ -969,11 +1023,12 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     /// and the bytes the type inside did not read are skipped and returned (a writer puts
     /// them back after the type's fields, so decode then encode keeps them), then the outer
     /// limit is restored. Errors: none today (the `Result` leaves room for checks).
-    pub fn pop_limit_skip(&mut self, old_end: usize) -> Result<(u8, &'a [u8]), DecodeError> {
+    pub fn pop_limit_skip(&mut self, old_end: Limit) -> Result<(u8, &'a [u8]), DecodeError> {
         let pad = self.align_to_byte_keep();
         let rest = &self.buf[self.pos..self.end];
         self.pos = self.end;
-        self.end = old_end;
+        self.end = old_end.end;
+        self.start = old_end.start;
         Ok((pad, rest))
     }
 
@@ -1369,7 +1424,15 @@ fn bit_field_out_of_range(value: u64) -> EncodeError {
 /// A growable output buffer, used by every generated writer.
 #[derive(Debug, Clone, Default)]
 pub struct ByteWriter {
-    buf: Vec<u8>,
+    pub(crate) buf: Vec<u8>,
+    /// Where the stream being written starts (a sized field's first byte), for `_io.pos`
+    /// and positional instances.
+    pub(crate) start: usize,
+    /// Positional instances waiting to be laid out (see `crate::positional`).
+    pub(crate) placed: Vec<crate::positional::Placement>,
+    /// Where this writer's first byte goes in the whole output (non-zero for a positional
+    /// instance encoded on its own); `start` and placements are absolute.
+    pub(crate) origin: usize,
     /// Pending bits of an unfinished byte (the low `nbits` bits).
     bits: u8,
     nbits: u8,
@@ -1388,6 +1451,9 @@ impl ByteWriter {
     pub fn with_capacity(n: usize) -> Self {
         Self {
             buf: Vec::with_capacity(n),
+            start: 0,
+            placed: Vec::new(),
+            origin: 0,
             bits: 0,
             nbits: 0,
             bits_le: false,
@@ -1398,6 +1464,9 @@ impl ByteWriter {
     pub fn from_vec(buf: Vec<u8>) -> Self {
         Self {
             buf,
+            start: 0,
+            placed: Vec::new(),
+            origin: 0,
             bits: 0,
             nbits: 0,
             bits_le: false,

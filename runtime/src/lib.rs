@@ -26,6 +26,8 @@
 //!   keyframe reduction, quantisation, forward-kinematics error).
 //! - [`reflect`]: a dynamic, read-only view of any generated type by member name (used by
 //!   tools that work on every schema).
+//! - [`process`]: custom processors (`process: name(args)`) and opaque external types,
+//!   written in Rust for generated code to call.
 //! - [`fixtures`]: finds the real input files that tests, benches and the demo read in place.
 pub mod anim;
 pub mod bits;
@@ -38,6 +40,8 @@ pub mod io;
 pub mod keyframe;
 pub mod motion;
 pub mod netquant;
+pub mod positional;
+pub mod process;
 pub mod quant;
 pub mod reflect;
 pub mod replay_xform;

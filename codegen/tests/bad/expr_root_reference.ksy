@@ -1,10 +1,10 @@
 meta:
   id: root_reference
 seq:
-  - id: len
-    type: u1
   - id: item
     type: item
+  - id: len
+    type: u1
 types:
   item:
     seq:

@@ -2,8 +2,9 @@ meta:
   id: instance_positional
 seq:
   - id: a
-    type: u1
+    size: 4
 instances:
   at_four:
+    io: a._io
     pos: 4
     type: u1

@@ -851,7 +851,8 @@ impl ExprMethods {
             ::std::convert::identity::<
                 &Block,
             >(
-                (match (&::statepack_runtime::io::expr_at(&(ops)[..], (0 as i128))?.body)
+                (match &((&::statepack_runtime::io::expr_at(&(ops)[..], (0 as i128))?
+                    .body))
                 {
                     OpBody::Block(__c) => ::std::result::Result::Ok(__c),
                     #[allow(unreachable_patterns)]
@@ -884,7 +885,8 @@ impl ExprMethods {
         let tail = &self.tail;
         let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
-            ((match (&::statepack_runtime::io::expr_at(&(ops)[..], (0 as i128))?.body) {
+            ((match &((&::statepack_runtime::io::expr_at(&(ops)[..], (0 as i128))?.body))
+            {
                 OpBody::Block(__c) => ::std::result::Result::Ok(__c),
                 #[allow(unreachable_patterns)]
                 _ => {
@@ -916,7 +918,8 @@ impl ExprMethods {
         let tail = &self.tail;
         let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
-            ((match (&::statepack_runtime::io::expr_at(&(ops)[..], (1 as i128))?.body) {
+            ((match &((&::statepack_runtime::io::expr_at(&(ops)[..], (1 as i128))?.body))
+            {
                 OpBody::OpWord(__c) => ::std::result::Result::Ok(__c),
                 #[allow(unreachable_patterns)]
                 _ => {
@@ -948,7 +951,8 @@ impl ExprMethods {
         let tail = &self.tail;
         let tail_block = &self.tail_block;
         ::std::result::Result::Ok(
-            ((match (&::statepack_runtime::io::expr_at(&(ops)[..], (1 as i128))?.body) {
+            ((match &((&::statepack_runtime::io::expr_at(&(ops)[..], (1 as i128))?.body))
+            {
                 OpBody::Block(__c) => ::std::result::Result::Ok(__c),
                 #[allow(unreachable_patterns)]
                 _ => {

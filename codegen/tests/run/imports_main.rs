@@ -656,11 +656,12 @@ impl ::statepack_runtime::reflect::Reflect for SizedBlob {
         use ::statepack_runtime::reflect::ToValue as _;
         match name {
             "data" => ::std::option::Option::Some(self.data.to_value()),
+            "len" => ::std::option::Option::Some(self.len.to_value()),
             _ => ::std::option::Option::None,
         }
     }
     fn member_names(&self) -> &'static [&'static str] {
-        &["data"]
+        &["data", "len"]
     }
 }
 impl ::statepack_runtime::reflect::ToValue for SizedBlob {

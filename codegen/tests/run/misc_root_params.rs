@@ -213,11 +213,13 @@ impl ::statepack_runtime::reflect::Reflect for MiscRootParams {
         match name {
             "body" => ::std::option::Option::Some(self.body.to_value()),
             "trailer" => ::std::option::Option::Some(self.trailer.to_value()),
+            "len" => ::std::option::Option::Some(self.len.to_value()),
+            "has_trailer" => ::std::option::Option::Some(self.has_trailer.to_value()),
             _ => ::std::option::Option::None,
         }
     }
     fn member_names(&self) -> &'static [&'static str] {
-        &["body", "trailer"]
+        &["body", "trailer", "len", "has_trailer"]
     }
 }
 impl ::statepack_runtime::reflect::ToValue for MiscRootParams {

@@ -605,6 +605,9 @@ impl ::statepack_runtime::reflect::Reflect for Chunk {
         use ::statepack_runtime::reflect::ToValue as _;
         match name {
             "data" => ::std::option::Option::Some(self.data.to_value()),
+            "size" => ::std::option::Option::Some(self.size.to_value()),
+            "who" => ::std::option::Option::Some(self.who.to_value()),
+            "label" => ::std::option::Option::Some(self.label.to_value()),
             "is_dog" => {
                 ::std::option::Option::Some({
                     let __x = self.is_dog();
@@ -629,7 +632,7 @@ impl ::statepack_runtime::reflect::Reflect for Chunk {
         }
     }
     fn member_names(&self) -> &'static [&'static str] {
-        &["data", "is_dog", "twice", "named"]
+        &["data", "size", "who", "label", "is_dog", "twice", "named"]
     }
 }
 impl ::statepack_runtime::reflect::ToValue for Chunk {

@@ -1,0 +1,770 @@
+//! `_parent` and `_root`: lowered to context params before emit.
+//!
+//! Kaitai Struct lets an expression reach the fields of the types that enclose the one being
+//! read (`_parent.header.len`, `_parent._parent.x`, `_root.sizes[i]`). statepack's generated
+//! types hold no back-pointers, so each distinct path of that kind becomes a *context param*
+//! of the type that uses it: a hidden entry of the type's `params` (named `__ctx_...`, kept as
+//! a member like every param), and every field that reads the type gives its value as an
+//! extra argument, written as an expression over the reading type (`_parent.header.len`
+//! becomes `header.len` there; `_parent._parent.x` becomes `_parent.x`, which makes a context
+//! param of the reading type in turn). On read the argument is evaluated from the fields
+//! read so far; on write from the value being written, and the reader's writer checks it
+//! against the member, as for every param.
+//!
+//! The pass also gives `type: struct` params their type from the arguments passed to them.
+//!
+//! Errors: a path that names a field read after the field that reads the type (naming both
+//! places), a path through something that is not a field or param, `_parent` in the root
+//! type, and readers that disagree on the type of a path.
+
+use crate::diag::{Diag, Pos};
+use crate::expr::Expr;
+use crate::ir::*;
+use std::collections::HashMap;
+
+/// Rounds of the fixpoint (each round moves paths one type up; deeper nesting than this is
+/// refused).
+const MAX_ROUNDS: usize = 64;
+
+/// A path from `_parent` or `_root`: the head and the member names after it (casts to user
+/// types dropped: the reading type is known statically).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Chain {
+    root: bool,
+    steps: Vec<String>,
+}
+
+impl Chain {
+    fn text(&self) -> String {
+        let mut s = String::from(if self.root { "_root" } else { "_parent" });
+        for st in &self.steps {
+            s.push('.');
+            s.push_str(st);
+        }
+        s
+    }
+}
+
+/// Where a context param of a type was first used.
+#[derive(Debug, Clone)]
+struct Use {
+    pos: Pos,
+    key_path: String,
+}
+
+/// The chain that `e` is, if it is one (`_parent.a.b`, `_root.a`, casts to user types
+/// allowed in between).
+fn chain_of(e: &Expr, s: &Schema) -> Option<Chain> {
+    let mut steps = Vec::new();
+    let mut cur = e;
+    loop {
+        match cur {
+            Expr::Attr(inner, a) => {
+                steps.push(a.clone());
+                cur = inner;
+            }
+            Expr::Cast(inner, t) if s.type_def(t).is_some() && !steps.is_empty() => cur = inner,
+            Expr::Name(n) if (n == "_parent" || n == "_root") && !steps.is_empty() => {
+                steps.reverse();
+                return Some(Chain {
+                    root: n == "_root",
+                    steps,
+                });
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// Rewrites every chain in `e` (outermost first) with `f`, which returns its replacement.
+fn rewrite(
+    e: &mut Expr,
+    s: &Schema,
+    f: &mut dyn FnMut(Chain) -> Result<Expr, String>,
+) -> Result<(), String> {
+    if let Some(c) = chain_of(e, s) {
+        *e = f(c)?;
+        return Ok(());
+    }
+    match e {
+        Expr::Name(n) if n == "_parent" || n == "_root" => Err(format!(
+            "`{n}` on its own (not followed by `.member`) is not supported"
+        )),
+        Expr::Cast(a, _) | Expr::Unary(_, a) | Expr::Attr(a, _) => rewrite(a, s, f),
+        Expr::Index(a, b) | Expr::Binary(_, a, b) => {
+            rewrite(a, s, f)?;
+            rewrite(b, s, f)
+        }
+        Expr::Call(a, _, args) => {
+            rewrite(a, s, f)?;
+            for x in args {
+                rewrite(x, s, f)?;
+            }
+            Ok(())
+        }
+        Expr::List(items) => {
+            for x in items {
+                rewrite(x, s, f)?;
+            }
+            Ok(())
+        }
+        Expr::Ternary(c, a, b) => {
+            rewrite(c, s, f)?;
+            rewrite(a, s, f)?;
+            rewrite(b, s, f)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Every expression of a type, with the key path it belongs to.
+fn type_exprs(t: &mut TypeDef) -> Vec<(&mut SrcExpr, String)> {
+    let mut out: Vec<(&mut SrcExpr, String)> = Vec::new();
+    for f in &mut t.fields {
+        let kp = f.key_path.clone();
+        if let Some(c) = &mut f.cond {
+            out.push((c, format!("{kp}.if")));
+        }
+        match &mut f.repeat {
+            Repeat::Expr(e) => out.push((e, format!("{kp}.repeat-expr"))),
+            Repeat::Until(e) => out.push((e, format!("{kp}.repeat-until"))),
+            Repeat::None | Repeat::Eos => {}
+        }
+        match &mut f.valid {
+            Some(Valid::Eq(e)) | Some(Valid::Expr(e)) => out.push((e, format!("{kp}.valid"))),
+            Some(Valid::Range(a, b)) => {
+                for x in [a, b].into_iter().flatten() {
+                    out.push((x, format!("{kp}.valid")));
+                }
+            }
+            Some(Valid::AnyOf(v)) => {
+                for x in v {
+                    out.push((x, format!("{kp}.valid")));
+                }
+            }
+            Some(Valid::InEnum) | None => {}
+        }
+        match &mut f.process {
+            Some(Process::Xor(ProcArg::Expr(e)))
+            | Some(Process::Rol(e))
+            | Some(Process::Ror(e)) => out.push((e, format!("{kp}.process"))),
+            _ => {}
+        }
+        match &mut f.kind {
+            FieldKind::Bytes(Size::Expr(e))
+            | FieldKind::Str {
+                size: Some(Size::Expr(e)),
+                ..
+            }
+            | FieldKind::User {
+                size: Some(Size::Expr(e)),
+                ..
+            } => out.push((e, format!("{kp}.size"))),
+            FieldKind::Switch { on, size, .. } => {
+                if let Some(Size::Expr(e)) = size {
+                    out.push((e, format!("{kp}.size")));
+                }
+                out.push((on, format!("{kp}.type.switch-on")));
+            }
+            _ => {}
+        }
+        for a in &mut f.args {
+            out.push((a, format!("{kp}.type")));
+        }
+        for (_, args) in &mut f.ctx_args {
+            for a in args.iter_mut().flatten() {
+                out.push((a, format!("{kp}.type")));
+            }
+        }
+    }
+    for i in &mut t.instances {
+        let kp = i.key_path.clone();
+        out.push((&mut i.value, format!("{kp}.value")));
+        if let Some(c) = &mut i.cond {
+            out.push((c, format!("{kp}.if")));
+        }
+    }
+    out
+}
+
+/// The user types a field reads (its type, or each case type of a switch once).
+fn read_types(f: &Field) -> Vec<String> {
+    match &f.kind {
+        FieldKind::User { name, .. } => vec![name.clone()],
+        FieldKind::Switch { cases, default, .. } => {
+            let mut v: Vec<String> = Vec::new();
+            for n in cases.iter().map(|(_, n)| n).chain(default.iter()) {
+                if !v.contains(n) {
+                    v.push(n.clone());
+                }
+            }
+            v
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn attr_chain(head: Expr, steps: &[String]) -> Expr {
+    steps
+        .iter()
+        .fold(head, |e, st| Expr::Attr(Box::new(e), st.clone()))
+}
+
+/// The argument a field of type `pi` gives for chain `c` of the type it reads; `None` when
+/// `parent: false` leaves nothing to give.
+fn site_arg(c: &Chain, pi: usize, f: &Field, root_recursive: bool) -> Option<Expr> {
+    if c.root {
+        return Some(if pi == 0 && !root_recursive {
+            attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..])
+        } else {
+            attr_chain(Expr::Name("_root".into()), &c.steps)
+        });
+    }
+    match &f.parent {
+        ParentSpec::Default => Some(attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..])),
+        ParentSpec::None(_) => None,
+        ParentSpec::Expr(e) => Some(attr_chain(e.expr.clone(), &c.steps)),
+    }
+}
+
+/// A param id for chain `c` not used in `t` yet.
+fn param_id(c: &Chain, t: &TypeDef) -> String {
+    let mut base = String::from("__ctx_");
+    base.push_str(if c.root { "root" } else { "parent" });
+    for st in &c.steps {
+        base.push('_');
+        base.push_str(st.trim_start_matches('_'));
+    }
+    let mut id = base.clone();
+    let mut n = 2;
+    while t.params.iter().any(|p| p.id == id) || t.fields.iter().any(|f| f.id == id) {
+        id = format!("{base}_{n}");
+        n += 1;
+    }
+    id
+}
+
+/// Lowers `_parent` / `_root` paths to context params and gives `struct` params their type.
+/// Errors: see the module docs.
+pub fn lower(s: &mut Schema) -> Vec<Diag> {
+    let mut diags = Vec::new();
+    // Opaque types (`ks-opaque-types: true`): names no type defines. Such a field is read
+    // with statepack's strict sized rule (the external type keeps no unread tail).
+    if s.opaque_types {
+        let defined: std::collections::HashSet<String> =
+            s.types.iter().map(|t| t.name.clone()).collect();
+        let mut opaque = Vec::new();
+        for t in &mut s.types {
+            for f in &mut t.fields {
+                if let FieldKind::User { name, .. } = &f.kind {
+                    if !defined.contains(name) && !crate::emit::looks_like_number_type(name) {
+                        if !opaque.contains(name) {
+                            opaque.push(name.clone());
+                        }
+                        f.strict = true;
+                    }
+                }
+            }
+        }
+        s.opaque = opaque;
+    }
+    // Recursive types: a field reading a type that leads back to the field's own type.
+    let reads: HashMap<String, Vec<String>> = s
+        .types
+        .iter()
+        .map(|t| {
+            (
+                t.name.clone(),
+                t.fields.iter().flat_map(read_types).collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    let reaches = |from: &str, to: &str| -> bool {
+        let mut seen: Vec<String> = Vec::new();
+        let mut todo = vec![from.to_owned()];
+        while let Some(n) = todo.pop() {
+            if n == to {
+                return true;
+            }
+            if seen.contains(&n) {
+                continue;
+            }
+            seen.push(n.clone());
+            todo.extend(reads.get(&n).into_iter().flatten().cloned());
+        }
+        false
+    };
+    for t in &mut s.types {
+        let tname = t.name.clone();
+        for f in &mut t.fields {
+            let rec: Vec<String> = read_types(f)
+                .into_iter()
+                .filter(|n| reaches(n, &tname))
+                .collect();
+            if !rec.is_empty() && matches!(f.kind, FieldKind::User { .. }) {
+                f.boxed = true;
+            }
+            f.recursive = rec;
+        }
+    }
+    let root_name = s.types.first().map(|t| t.name.clone()).unwrap_or_default();
+    let root_recursive = s
+        .types
+        .iter()
+        .any(|t| t.fields.iter().any(|f| read_types(f).contains(&root_name)));
+    let file = s.file.clone();
+    // Per type: chain -> param id, and where it was first used.
+    let mut chains: Vec<Vec<(Chain, String, Use)>> = vec![Vec::new(); s.types.len()];
+    for _round in 0..MAX_ROUNDS {
+        let mut changed = false;
+        // 1. Rewrite chains in every type into names of context params.
+        let snapshot = s.clone();
+        for (ti, t) in s.types.iter_mut().enumerate() {
+            let mut new_params = Vec::new();
+            let tname = t.name.clone();
+            let mut probe = t.clone();
+            for (e, kp) in type_exprs(t) {
+                let pos = e.pos;
+                let mut err = None;
+                let r = rewrite(&mut e.expr, &snapshot, &mut |c: Chain| {
+                    let own = attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..]);
+                    if c.root && ti == 0 && !root_recursive {
+                        return Ok(own);
+                    }
+                    if !c.root && ti == 0 && !root_recursive {
+                        return Err("the root type has no `_parent`".into());
+                    }
+                    // In a recursive root type, `_root.x` is the top level's `x`: given by
+                    // the reading field, or the type's own `x` at the top level.
+                    let in_root = c.root && ti == 0;
+                    let wrap = move |id: String| {
+                        if in_root {
+                            Expr::Call(
+                                Box::new(Expr::Name(id)),
+                                "__or_self".into(),
+                                vec![own.clone()],
+                            )
+                        } else {
+                            Expr::Name(id)
+                        }
+                    };
+                    if let Some((_, id, _)) = chains[ti].iter().find(|(k, _, _)| *k == c) {
+                        return Ok(wrap(id.clone()));
+                    }
+                    let id = param_id(&c, &probe);
+                    probe.params.push(Param {
+                        id: id.clone(),
+                        doc: None,
+                        pos,
+                        kind: ParamKind::Int,
+                        context: Some(c.text()),
+                        optional: false,
+                    });
+                    chains[ti].push((
+                        c.clone(),
+                        id.clone(),
+                        Use {
+                            pos,
+                            key_path: kp.clone(),
+                        },
+                    ));
+                    new_params.push((c, id.clone(), pos));
+                    Ok(wrap(id))
+                });
+                if let Err(m) = r {
+                    err = Some(m);
+                }
+                if let Some(m) = err {
+                    diags.push(Diag::new(
+                        &file,
+                        pos,
+                        &kp,
+                        format!("in `{}`: {m}", e.src),
+                        "use `_parent.<member>` or `_root.<member>` paths",
+                    ));
+                }
+            }
+            for (c, id, pos) in new_params {
+                changed = true;
+                t.params.push(Param {
+                    id,
+                    doc: Some(format!(
+                        "Context: the value of `{}` in `{}`, given by the field that reads this type; not stored in the data.",
+                        c.text(),
+                        tname
+                    )),
+                    pos,
+                    kind: ParamKind::Int,
+                    context: Some(c.text()),
+                    optional: false,
+                });
+            }
+        }
+        if !diags.is_empty() {
+            return diags;
+        }
+        // 2. Every field that reads a type gives each of its context params.
+        for pi in 0..s.types.len() {
+            for fi in 0..s.types[pi].fields.len() {
+                for tn in read_types(&s.types[pi].fields[fi]) {
+                    let Some(ci) = s.types.iter().position(|t| t.name == tn) else {
+                        continue;
+                    };
+                    let f = &s.types[pi].fields[fi];
+                    let done = f
+                        .ctx_args
+                        .iter()
+                        .find(|(n, _)| *n == tn)
+                        .map_or(0, |(_, a)| a.len());
+                    let todo: Vec<Option<SrcExpr>> = chains[ci][done..]
+                        .iter()
+                        .map(|(c, _, _)| {
+                            site_arg(c, pi, f, root_recursive).map(|expr| SrcExpr {
+                                src: expr.to_string(),
+                                expr,
+                                pos: f.pos_of("type"),
+                            })
+                        })
+                        .collect();
+                    if todo.is_empty() {
+                        continue;
+                    }
+                    changed = true;
+                    let f = &mut s.types[pi].fields[fi];
+                    match f.ctx_args.iter_mut().find(|(n, _)| *n == tn) {
+                        Some((_, a)) => a.extend(todo),
+                        None => f.ctx_args.push((tn.clone(), todo)),
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // 3. Types: every context param takes the type of the arguments given for it, which
+    // must name fields read before the reading field.
+    let mut kinds: HashMap<(usize, String), Option<(ParamKind, String)>> = HashMap::new();
+    for ci in 0..s.types.len() {
+        for (j, (c, id, u)) in chains[ci].clone().iter().enumerate() {
+            let mut found: Option<(ParamKind, String)> = None;
+            let mut optional = false;
+            let mut sites = 0usize;
+            for (pi, p) in s.types.iter().enumerate() {
+                for (fi, f) in p.fields.iter().enumerate() {
+                    let Some((_, args)) = f.ctx_args.iter().find(|(n, _)| *n == s.types[ci].name)
+                    else {
+                        continue;
+                    };
+                    let Some(arg) = args.get(j) else { continue };
+                    sites += 1;
+                    let Some(arg) = arg else {
+                        optional = true;
+                        continue;
+                    };
+                    match kind_of(s, pi, Some(fi), &arg.expr, &mut kinds, 0) {
+                        Ok(k) => match &found {
+                            Some((k0, at)) if *k0 != k => {
+                                diags.push(Diag::new(&file, u.pos, &u.key_path, format!(
+                                    "`{}` in `{}` is {} where `{}` reads it but {} where {} reads it",
+                                    c.text(), s.types[ci].schema_name, kind_text(&k), f.key_path, kind_text(k0), at
+                                ), "read the type from places where the path has one type"));
+                            }
+                            Some(_) => {}
+                            None => found = Some((k, f.key_path.clone())),
+                        },
+                        Err(m) => diags.push(Diag::new(
+                            &file,
+                            u.pos,
+                            &u.key_path,
+                            format!("`{}` (in `{}`): {m}", c.text(), s.types[ci].schema_name),
+                            format!(
+                                "the path is evaluated where `{}` reads the type ({}:{}:{})",
+                                f.key_path, file, f.pos.line, f.pos.col
+                            ),
+                        )),
+                    }
+                }
+            }
+            if found.is_none() && sites > 0 && !optional {
+                // Reported for each reading field above.
+                continue;
+            }
+            if found.is_none() && !optional && c.root {
+                // No field reads the type: `_root` still has one type.
+                let e = attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..]);
+                match kind_of(s, 0, None, &e, &mut kinds, 0) {
+                    Ok(k) => found = Some((k, String::new())),
+                    Err(m) => diags.push(Diag::new(
+                        &file,
+                        u.pos,
+                        &u.key_path,
+                        format!("`{}` (in `{}`): {m}", c.text(), s.types[ci].schema_name),
+                        "name a field of the root type",
+                    )),
+                }
+            }
+            let Some((k, _)) = found else {
+                if !optional {
+                    diags.push(Diag::new(&file, u.pos, &u.key_path, format!("`{}` in `{}` has no type: no field reads `{}`, so nothing says what its `_parent` is", c.text(), s.types[ci].schema_name, s.types[ci].schema_name), "read the type from a field, or do not use `_parent` in it"));
+                    continue;
+                }
+                diags.push(Diag::new(&file, u.pos, &u.key_path, format!("`{}` in `{}` has no value: every field reading the type has `parent: false`", c.text(), s.types[ci].schema_name), "drop `parent: false`, or do not use `_parent` in the type"));
+                continue;
+            };
+            let p = s.types[ci]
+                .params
+                .iter_mut()
+                .find(|p| &p.id == id)
+                .expect("context param");
+            p.kind = k;
+            // The top level gives a recursive root type none of its context params.
+            p.optional = optional || ci == 0;
+        }
+    }
+    // 4. `struct` params: the type of the arguments given.
+    for ci in 0..s.types.len() {
+        for j in 0..s.types[ci].params.len() {
+            if s.types[ci].params[j].context.is_some() {
+                continue;
+            }
+            let is_struct = |k: &ParamKind| match k {
+                ParamKind::Struct => true,
+                ParamKind::List(i) => **i == ParamKind::Struct,
+                _ => false,
+            };
+            if !is_struct(&s.types[ci].params[j].kind) {
+                continue;
+            }
+            let mut found: Option<ParamKind> = None;
+            for (pi, p) in s.types.iter().enumerate() {
+                for (fi, f) in p.fields.iter().enumerate() {
+                    if !matches!(&f.kind, FieldKind::User { name, .. } if *name == s.types[ci].name)
+                    {
+                        continue;
+                    }
+                    let Some(a) = f.args.get(j) else { continue };
+                    match kind_of(s, pi, Some(fi), &a.expr, &mut kinds, 0) {
+                        Ok(k)
+                            if !is_struct(&k)
+                                && matches!(k, ParamKind::User(_) | ParamKind::List(_)) =>
+                        {
+                            if found.as_ref().is_some_and(|f0| *f0 != k) {
+                                diags.push(Diag::new(&file, a.pos, &format!("{}.type", f.key_path), format!("`struct` param `{}` of `{}` is given {} here and {} elsewhere", s.types[ci].params[j].id, s.types[ci].schema_name, kind_text(&k), kind_text(found.as_ref().unwrap_or(&k))), "statepack gives a `struct` param one user type: pass values of one type"));
+                            }
+                            found = Some(k);
+                        }
+                        Ok(k) => diags.push(Diag::new(
+                            &file,
+                            a.pos,
+                            &format!("{}.type", f.key_path),
+                            format!(
+                                "argument `{}` is {} but param `{}` is a `struct`",
+                                a.src,
+                                kind_text(&k),
+                                s.types[ci].params[j].id
+                            ),
+                            "pass a user type value",
+                        )),
+                        Err(m) => diags.push(Diag::new(
+                            &file,
+                            a.pos,
+                            &format!("{}.type", f.key_path),
+                            format!("argument `{}` of a `struct` param: {m}", a.src),
+                            "pass a field (or param) holding a user type",
+                        )),
+                    }
+                }
+            }
+            match found {
+                Some(k) => {
+                    let want_list = matches!(s.types[ci].params[j].kind, ParamKind::List(_));
+                    if want_list == matches!(k, ParamKind::List(_)) {
+                        s.types[ci].params[j].kind = k;
+                    }
+                }
+                None => {
+                    let p = &s.types[ci].params[j];
+                    diags.push(Diag::new(&file, p.pos, &format!("{}.params", s.types[ci].key_path), format!("`struct` param `{}` of `{}` is never given, so its type is unknown", p.id, s.types[ci].schema_name), "read the type from a field that passes a user type value, or name the type instead of `struct`"));
+                }
+            }
+        }
+    }
+    diags
+}
+
+/// Words for a param kind in messages.
+fn kind_text(k: &ParamKind) -> String {
+    match k {
+        ParamKind::Int => "an integer".into(),
+        ParamKind::Bool => "a condition".into(),
+        ParamKind::Float => "a float".into(),
+        ParamKind::Str => "a string".into(),
+        ParamKind::Bytes => "bytes".into(),
+        ParamKind::Enum(e) => format!("an `{e}`"),
+        ParamKind::User(t) => format!("a `{t}`"),
+        ParamKind::Struct => "a struct".into(),
+        ParamKind::List(i) => format!("a list of {}", kind_text(i)),
+    }
+}
+
+/// The kind of a field's value.
+fn field_kind(f: &Field) -> Result<ParamKind, String> {
+    let base = if f.varint {
+        ParamKind::Int
+    } else {
+        match &f.kind {
+            FieldKind::Int {
+                enum_name: Some(e), ..
+            }
+            | FieldKind::Bits {
+                enum_name: Some(e), ..
+            } => ParamKind::Enum(e.clone()),
+            FieldKind::Bits {
+                width: 1,
+                offset_binary: false,
+                ..
+            } => ParamKind::Bool,
+            FieldKind::Bits { .. } | FieldKind::Int { .. } => ParamKind::Int,
+            FieldKind::Float { .. } => ParamKind::Float,
+            FieldKind::Bytes(_) | FieldKind::Contents(_) => ParamKind::Bytes,
+            FieldKind::Str { .. } => ParamKind::Str,
+            FieldKind::User { name, .. } => ParamKind::User(name.clone()),
+            FieldKind::Switch { .. } => {
+                return Err(format!(
+                    "`{}` is a switch, which cannot be passed down yet",
+                    f.id
+                ))
+            }
+        }
+    };
+    Ok(match f.repeat {
+        Repeat::None => base,
+        _ => ParamKind::List(Box::new(base)),
+    })
+}
+
+/// The kind of `e` (a name followed by members) evaluated in type `ti`, before field `before`
+/// when given (only fields read earlier are available).
+fn kind_of(
+    s: &Schema,
+    ti: usize,
+    before: Option<usize>,
+    e: &Expr,
+    memo: &mut HashMap<(usize, String), Option<(ParamKind, String)>>,
+    depth: usize,
+) -> Result<ParamKind, String> {
+    if depth > MAX_ROUNDS {
+        return Err("the path is nested too deeply".into());
+    }
+    let t = &s.types[ti];
+    match e {
+        Expr::Name(n) => {
+            if let Some((fi, f)) = t.fields.iter().enumerate().find(|(_, f)| &f.id == n) {
+                if let Some(b) = before {
+                    if fi >= b {
+                        let reader = &t.fields[b];
+                        return Err(format!(
+                            "`{n}` of `{}` ({}:{}:{}) is read after `{}` ({}:{}:{}), the field that reads the type, so it has no value yet",
+                            t.schema_name, s.file, f.pos.line, f.pos.col, reader.id, s.file, reader.pos.line, reader.pos.col
+                        ));
+                    }
+                }
+                return field_kind(f);
+            }
+            if let Some(p) = t.params.iter().find(|p| &p.id == n) {
+                if p.context.is_none() {
+                    return Ok(p.kind.clone());
+                }
+                // A context param of `t`: the type of what its readers give.
+                let key = (ti, n.clone());
+                if let Some(k) = memo.get(&key) {
+                    return k
+                        .clone()
+                        .map(|x| x.0)
+                        .ok_or_else(|| "the path depends on itself".to_owned());
+                }
+                memo.insert(key.clone(), None);
+                let j = t
+                    .params
+                    .iter()
+                    .filter(|q| q.context.is_some())
+                    .position(|q| &q.id == n)
+                    .unwrap_or(0);
+                let mut out = Err(format!(
+                    "no field reads `{}`, so `{}` has no value",
+                    t.schema_name,
+                    p.context.as_deref().unwrap_or(n)
+                ));
+                'sites: for (pi, pt) in s.types.iter().enumerate() {
+                    for (fi, f) in pt.fields.iter().enumerate() {
+                        let Some((_, args)) = f.ctx_args.iter().find(|(x, _)| *x == t.name) else {
+                            continue;
+                        };
+                        if let Some(Some(a)) = args.get(j) {
+                            out = kind_of(s, pi, Some(fi), &a.expr, memo, depth + 1);
+                            break 'sites;
+                        }
+                    }
+                }
+                if let Ok(k) = &out {
+                    memo.insert(key, Some((k.clone(), String::new())));
+                }
+                return out;
+            }
+            if let Some(i) = t.instances.iter().find(|i| &i.id == n) {
+                if let Some(e) = &i.enum_name {
+                    return Ok(ParamKind::Enum(e.clone()));
+                }
+                return kind_of(s, ti, None, &i.value.expr, memo, depth + 1)
+                    .map_err(|m| format!("value instance `{n}` of `{}`: {m}", t.schema_name));
+            }
+            Err(format!("`{}` has no field or param `{n}`", t.schema_name))
+        }
+        Expr::Attr(inner, a) => {
+            let k = kind_of(s, ti, before, inner, memo, depth + 1)?;
+            match (a.as_str(), &k) {
+                ("size", ParamKind::List(_) | ParamKind::Bytes)
+                | ("length", ParamKind::Bytes | ParamKind::Str)
+                | ("to_i", _) => Ok(ParamKind::Int),
+                ("to_s", _) => Ok(ParamKind::Str),
+                ("first" | "last", ParamKind::List(i)) => Ok((**i).clone()),
+                (_, ParamKind::User(tn)) => {
+                    let Some(ui) = s.types.iter().position(|t| &t.name == tn) else {
+                        return Err(format!("unknown type `{tn}`"));
+                    };
+                    kind_of(s, ui, None, &Expr::Name(a.clone()), memo, depth + 1)
+                }
+                _ => Err(format!(
+                    "`.{a}` cannot be used on {} in a path",
+                    kind_text(&k)
+                )),
+            }
+        }
+        Expr::Cast(inner, _) => kind_of(s, ti, before, inner, memo, depth + 1),
+        Expr::Call(_, m, args) if m == "__or_self" && args.len() == 1 => {
+            kind_of(s, ti, before, &args[0], memo, depth + 1)
+        }
+        Expr::Binary(op, a, b) => {
+            use crate::expr::BinOp;
+            if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) {
+                return Ok(ParamKind::Bool);
+            }
+            let (ka, kb) = (
+                kind_of(s, ti, before, a, memo, depth + 1)?,
+                kind_of(s, ti, before, b, memo, depth + 1)?,
+            );
+            Ok(match (ka, kb) {
+                (ParamKind::Float, _) | (_, ParamKind::Float) => ParamKind::Float,
+                (k, _) => k,
+            })
+        }
+        Expr::Unary(_, a) => kind_of(s, ti, before, a, memo, depth + 1),
+        Expr::Ternary(_, a, _) => kind_of(s, ti, before, a, memo, depth + 1),
+        Expr::Float(_) => Ok(ParamKind::Float),
+        Expr::Bool(_) => Ok(ParamKind::Bool),
+        Expr::Int(_) => Ok(ParamKind::Int),
+        Expr::Str(_) => Ok(ParamKind::Str),
+        _ => Err(format!("cannot tell the type of `{e}`")),
+    }
+}
