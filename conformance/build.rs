@@ -144,9 +144,18 @@ enum Failure {
 /// names (the test crate implements `OpaqueType` for them).
 fn suite_options(mut b: statepack_codegen::Builder) -> statepack_codegen::Builder {
     for (name, path) in [
-        ("my_custom_fx", "::statepack_conformance::kaitai_fx::MyCustomFx"),
-        ("custom_fx_no_args", "::statepack_conformance::kaitai_fx::CustomFxNoArgs"),
-        ("nested.deeply.custom_fx", "::statepack_conformance::kaitai_fx::NestedCustomFx"),
+        (
+            "my_custom_fx",
+            "::statepack_conformance::kaitai_fx::MyCustomFx",
+        ),
+        (
+            "custom_fx_no_args",
+            "::statepack_conformance::kaitai_fx::CustomFxNoArgs",
+        ),
+        (
+            "nested.deeply.custom_fx",
+            "::statepack_conformance::kaitai_fx::NestedCustomFx",
+        ),
     ] {
         b = b.processor(name, path);
     }

@@ -21,10 +21,27 @@ use quote::quote;
 /// `None` when `t` is not a bit type name at all.
 pub(crate) fn bit_type(t: &str) -> Option<Option<u8>> {
     let digits = t.strip_prefix('b')?;
+    let digits = digits
+        .strip_suffix("be")
+        .or_else(|| digits.strip_suffix("le"))
+        .unwrap_or(digits);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     Some(digits.parse::<u8>().ok().filter(|w| (1..=64).contains(w)))
+}
+
+/// The bit order a bit type names itself (`b6le`: `Some(true)`, `b6be`: `Some(false)`), or
+/// `None` for a plain `bN`, which takes `meta.bit-endian`.
+pub(crate) fn explicit_bit_le(t: &str) -> Option<bool> {
+    bit_type(t)?;
+    if t.ends_with("le") {
+        Some(true)
+    } else if t.ends_with("be") {
+        Some(false)
+    } else {
+        None
+    }
 }
 
 /// True for the LEB128 stop condition `_ < 128` (also written `_ <= 127`).

@@ -77,7 +77,11 @@ fn chain_of(e: &Expr, s: &Schema) -> Option<Chain> {
 }
 
 /// Rewrites every chain in `e` (outermost first) with `f`, which returns its replacement.
-fn rewrite(e: &mut Expr, s: &Schema, f: &mut dyn FnMut(Chain) -> Result<Expr, String>) -> Result<(), String> {
+fn rewrite(
+    e: &mut Expr,
+    s: &Schema,
+    f: &mut dyn FnMut(Chain) -> Result<Expr, String>,
+) -> Result<(), String> {
     if let Some(c) = chain_of(e, s) {
         *e = f(c)?;
         return Ok(());
@@ -138,12 +142,12 @@ fn type_exprs(t: &mut TypeDef) -> Vec<(&mut SrcExpr, String)> {
                     out.push((x, format!("{kp}.valid")));
                 }
             }
-            None => {}
+            Some(Valid::InEnum) | None => {}
         }
         match &mut f.process {
-            Some(Process::Xor(ProcArg::Expr(e))) | Some(Process::Rol(e)) | Some(Process::Ror(e)) => {
-                out.push((e, format!("{kp}.process")))
-            }
+            Some(Process::Xor(ProcArg::Expr(e)))
+            | Some(Process::Rol(e))
+            | Some(Process::Ror(e)) => out.push((e, format!("{kp}.process"))),
             _ => {}
         }
         match &mut f.kind {
@@ -340,7 +344,11 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
                     let in_root = c.root && ti == 0;
                     let wrap = move |id: String| {
                         if in_root {
-                            Expr::Call(Box::new(Expr::Name(id)), "__or_self".into(), vec![own.clone()])
+                            Expr::Call(
+                                Box::new(Expr::Name(id)),
+                                "__or_self".into(),
+                                vec![own.clone()],
+                            )
                         } else {
                             Expr::Name(id)
                         }
@@ -357,7 +365,14 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
                         context: Some(c.text()),
                         optional: false,
                     });
-                    chains[ti].push((c.clone(), id.clone(), Use { pos, key_path: kp.clone() }));
+                    chains[ti].push((
+                        c.clone(),
+                        id.clone(),
+                        Use {
+                            pos,
+                            key_path: kp.clone(),
+                        },
+                    ));
                     new_params.push((c, id.clone(), pos));
                     Ok(wrap(id))
                 });
@@ -442,7 +457,8 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
             let mut sites = 0usize;
             for (pi, p) in s.types.iter().enumerate() {
                 for (fi, f) in p.fields.iter().enumerate() {
-                    let Some((_, args)) = f.ctx_args.iter().find(|(n, _)| *n == s.types[ci].name) else {
+                    let Some((_, args)) = f.ctx_args.iter().find(|(n, _)| *n == s.types[ci].name)
+                    else {
                         continue;
                     };
                     let Some(arg) = args.get(j) else { continue };
@@ -467,7 +483,10 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
                             u.pos,
                             &u.key_path,
                             format!("`{}` (in `{}`): {m}", c.text(), s.types[ci].schema_name),
-                            format!("the path is evaluated where `{}` reads the type ({}:{}:{})", f.key_path, file, f.pos.line, f.pos.col),
+                            format!(
+                                "the path is evaluated where `{}` reads the type ({}:{}:{})",
+                                f.key_path, file, f.pos.line, f.pos.col
+                            ),
                         )),
                     }
                 }
@@ -481,7 +500,13 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
                 let e = attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..]);
                 match kind_of(s, 0, None, &e, &mut kinds, 0) {
                     Ok(k) => found = Some((k, String::new())),
-                    Err(m) => diags.push(Diag::new(&file, u.pos, &u.key_path, format!("`{}` (in `{}`): {m}", c.text(), s.types[ci].schema_name), "name a field of the root type")),
+                    Err(m) => diags.push(Diag::new(
+                        &file,
+                        u.pos,
+                        &u.key_path,
+                        format!("`{}` (in `{}`): {m}", c.text(), s.types[ci].schema_name),
+                        "name a field of the root type",
+                    )),
                 }
             }
             let Some((k, _)) = found else {
@@ -492,7 +517,11 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
                 diags.push(Diag::new(&file, u.pos, &u.key_path, format!("`{}` in `{}` has no value: every field reading the type has `parent: false`", c.text(), s.types[ci].schema_name), "drop `parent: false`, or do not use `_parent` in the type"));
                 continue;
             };
-            let p = s.types[ci].params.iter_mut().find(|p| &p.id == id).expect("context param");
+            let p = s.types[ci]
+                .params
+                .iter_mut()
+                .find(|p| &p.id == id)
+                .expect("context param");
             p.kind = k;
             // The top level gives a recursive root type none of its context params.
             p.optional = optional || ci == 0;
@@ -515,19 +544,40 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
             let mut found: Option<ParamKind> = None;
             for (pi, p) in s.types.iter().enumerate() {
                 for (fi, f) in p.fields.iter().enumerate() {
-                    if !matches!(&f.kind, FieldKind::User { name, .. } if *name == s.types[ci].name) {
+                    if !matches!(&f.kind, FieldKind::User { name, .. } if *name == s.types[ci].name)
+                    {
                         continue;
                     }
                     let Some(a) = f.args.get(j) else { continue };
                     match kind_of(s, pi, Some(fi), &a.expr, &mut kinds, 0) {
-                        Ok(k) if !is_struct(&k) && matches!(k, ParamKind::User(_) | ParamKind::List(_)) => {
+                        Ok(k)
+                            if !is_struct(&k)
+                                && matches!(k, ParamKind::User(_) | ParamKind::List(_)) =>
+                        {
                             if found.as_ref().is_some_and(|f0| *f0 != k) {
                                 diags.push(Diag::new(&file, a.pos, &format!("{}.type", f.key_path), format!("`struct` param `{}` of `{}` is given {} here and {} elsewhere", s.types[ci].params[j].id, s.types[ci].schema_name, kind_text(&k), kind_text(found.as_ref().unwrap_or(&k))), "statepack gives a `struct` param one user type: pass values of one type"));
                             }
                             found = Some(k);
                         }
-                        Ok(k) => diags.push(Diag::new(&file, a.pos, &format!("{}.type", f.key_path), format!("argument `{}` is {} but param `{}` is a `struct`", a.src, kind_text(&k), s.types[ci].params[j].id), "pass a user type value")),
-                        Err(m) => diags.push(Diag::new(&file, a.pos, &format!("{}.type", f.key_path), format!("argument `{}` of a `struct` param: {m}", a.src), "pass a field (or param) holding a user type")),
+                        Ok(k) => diags.push(Diag::new(
+                            &file,
+                            a.pos,
+                            &format!("{}.type", f.key_path),
+                            format!(
+                                "argument `{}` is {} but param `{}` is a `struct`",
+                                a.src,
+                                kind_text(&k),
+                                s.types[ci].params[j].id
+                            ),
+                            "pass a user type value",
+                        )),
+                        Err(m) => diags.push(Diag::new(
+                            &file,
+                            a.pos,
+                            &format!("{}.type", f.key_path),
+                            format!("argument `{}` of a `struct` param: {m}", a.src),
+                            "pass a field (or param) holding a user type",
+                        )),
                     }
                 }
             }
@@ -569,15 +619,27 @@ fn field_kind(f: &Field) -> Result<ParamKind, String> {
         ParamKind::Int
     } else {
         match &f.kind {
-            FieldKind::Int { enum_name: Some(e), .. } | FieldKind::Bits { enum_name: Some(e), .. } => ParamKind::Enum(e.clone()),
-            FieldKind::Bits { width: 1, offset_binary: false, .. } => ParamKind::Bool,
+            FieldKind::Int {
+                enum_name: Some(e), ..
+            }
+            | FieldKind::Bits {
+                enum_name: Some(e), ..
+            } => ParamKind::Enum(e.clone()),
+            FieldKind::Bits {
+                width: 1,
+                offset_binary: false,
+                ..
+            } => ParamKind::Bool,
             FieldKind::Bits { .. } | FieldKind::Int { .. } => ParamKind::Int,
             FieldKind::Float { .. } => ParamKind::Float,
             FieldKind::Bytes(_) | FieldKind::Contents(_) => ParamKind::Bytes,
             FieldKind::Str { .. } => ParamKind::Str,
             FieldKind::User { name, .. } => ParamKind::User(name.clone()),
             FieldKind::Switch { .. } => {
-                return Err(format!("`{}` is a switch, which cannot be passed down yet", f.id))
+                return Err(format!(
+                    "`{}` is a switch, which cannot be passed down yet",
+                    f.id
+                ))
             }
         }
     };
@@ -622,14 +684,28 @@ fn kind_of(
                 // A context param of `t`: the type of what its readers give.
                 let key = (ti, n.clone());
                 if let Some(k) = memo.get(&key) {
-                    return k.clone().map(|x| x.0).ok_or_else(|| "the path depends on itself".to_owned());
+                    return k
+                        .clone()
+                        .map(|x| x.0)
+                        .ok_or_else(|| "the path depends on itself".to_owned());
                 }
                 memo.insert(key.clone(), None);
-                let j = t.params.iter().filter(|q| q.context.is_some()).position(|q| &q.id == n).unwrap_or(0);
-                let mut out = Err(format!("no field reads `{}`, so `{}` has no value", t.schema_name, p.context.as_deref().unwrap_or(n)));
+                let j = t
+                    .params
+                    .iter()
+                    .filter(|q| q.context.is_some())
+                    .position(|q| &q.id == n)
+                    .unwrap_or(0);
+                let mut out = Err(format!(
+                    "no field reads `{}`, so `{}` has no value",
+                    t.schema_name,
+                    p.context.as_deref().unwrap_or(n)
+                ));
                 'sites: for (pi, pt) in s.types.iter().enumerate() {
                     for (fi, f) in pt.fields.iter().enumerate() {
-                        let Some((_, args)) = f.ctx_args.iter().find(|(x, _)| *x == t.name) else { continue };
+                        let Some((_, args)) = f.ctx_args.iter().find(|(x, _)| *x == t.name) else {
+                            continue;
+                        };
                         if let Some(Some(a)) = args.get(j) {
                             out = kind_of(s, pi, Some(fi), &a.expr, memo, depth + 1);
                             break 'sites;
@@ -645,16 +721,17 @@ fn kind_of(
                 if let Some(e) = &i.enum_name {
                     return Ok(ParamKind::Enum(e.clone()));
                 }
-                return kind_of(s, ti, None, &i.value.expr, memo, depth + 1).map_err(|m| {
-                    format!("value instance `{n}` of `{}`: {m}", t.schema_name)
-                });
+                return kind_of(s, ti, None, &i.value.expr, memo, depth + 1)
+                    .map_err(|m| format!("value instance `{n}` of `{}`: {m}", t.schema_name));
             }
             Err(format!("`{}` has no field or param `{n}`", t.schema_name))
         }
         Expr::Attr(inner, a) => {
             let k = kind_of(s, ti, before, inner, memo, depth + 1)?;
             match (a.as_str(), &k) {
-                ("size", ParamKind::List(_) | ParamKind::Bytes) | ("length", ParamKind::Bytes | ParamKind::Str) | ("to_i", _) => Ok(ParamKind::Int),
+                ("size", ParamKind::List(_) | ParamKind::Bytes)
+                | ("length", ParamKind::Bytes | ParamKind::Str)
+                | ("to_i", _) => Ok(ParamKind::Int),
                 ("to_s", _) => Ok(ParamKind::Str),
                 ("first" | "last", ParamKind::List(i)) => Ok((**i).clone()),
                 (_, ParamKind::User(tn)) => {
@@ -663,7 +740,10 @@ fn kind_of(
                     };
                     kind_of(s, ui, None, &Expr::Name(a.clone()), memo, depth + 1)
                 }
-                _ => Err(format!("`.{a}` cannot be used on {} in a path", kind_text(&k))),
+                _ => Err(format!(
+                    "`.{a}` cannot be used on {} in a path",
+                    kind_text(&k)
+                )),
             }
         }
         Expr::Cast(inner, _) => kind_of(s, ti, before, inner, memo, depth + 1),

@@ -10,9 +10,14 @@ use crate::diag::{Diag, Pos};
 use crate::expr::{BinOp, Expr, UnOp};
 use crate::ir::*;
 use crate::names::{camel, doc_attrs, field_ident, temp, temp_for, type_ident};
+use crate::sizes::{field_bits, type_bits};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::{HashMap, HashSet};
+
+mod num_switch;
+mod proc_term;
+pub(crate) use num_switch::case_number;
 
 /// The type of an expression or a field as seen by expressions.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,6 +118,8 @@ pub(crate) struct Emitter<'s> {
     in_method: std::cell::Cell<bool>,
     /// The seq field whose expressions are being emitted (named by their errors).
     cur_field: std::cell::RefCell<Option<String>>,
+    /// The type whose code is being emitted (for `_sizeof`).
+    cur_type: std::cell::RefCell<String>,
     /// The build's choices: custom processor and opaque type paths, and what to emit besides
     /// the native reader and writer (binrw, deku, bitvec impls).
     opts: crate::Options,
@@ -170,6 +177,7 @@ impl<'s> Emitter<'s> {
             fallible: std::cell::Cell::new(false),
             in_method: std::cell::Cell::new(false),
             cur_field: std::cell::RefCell::new(None),
+            cur_type: std::cell::RefCell::new(String::new()),
             opts: crate::Options::default(),
         }
     }
@@ -203,6 +211,26 @@ impl<'s> Emitter<'s> {
     // ------------------------------------------------------------------ checks
 
     fn check_refs(&mut self) {
+        // A param of a user type names a type the schema has (the root's params too, which
+        // no field's arguments would check).
+        for t in &self.s.types {
+            for p in &t.params {
+                let mut k = &p.kind;
+                while let ParamKind::List(inner) = k {
+                    k = inner;
+                }
+                if let ParamKind::User(n) = k {
+                    if self.s.type_def(n).is_none() {
+                        self.err(
+                            p.pos,
+                            &format!("{}params", if t.key_path.is_empty() { String::new() } else { format!("{}.", t.key_path) }),
+                            format!("unknown type `{n}` of param `{}`", p.id),
+                            "name a type from `types`, or a number, `str`, `bytes`, `bool` or `struct`",
+                        );
+                    }
+                }
+            }
+        }
         let mut seen: HashMap<String, &str> = HashMap::new();
         for t in &self.s.types {
             match seen.get(&camel(&t.name)) {
@@ -251,7 +279,11 @@ impl<'s> Emitter<'s> {
         for t in &self.s.types {
             for f in &t.fields {
                 // `params`: only a plain user-type field passes arguments today.
-                let has_params = |n: &str| self.s.type_def(n).is_some_and(|d| d.params.iter().any(|p| p.context.is_none()));
+                let has_params = |n: &str| {
+                    self.s
+                        .type_def(n)
+                        .is_some_and(|d| d.params.iter().any(|p| p.context.is_none()))
+                };
                 let problem = match &f.kind {
                     FieldKind::User { name, .. } if has_params(name) && (f.process.is_some() || f.term.is_some()) => Some("a type with `params` cannot be read through `process` or a terminator yet".to_owned()),
                     FieldKind::User { .. } if f.args.is_empty() => None,
@@ -288,9 +320,11 @@ impl<'s> Emitter<'s> {
                             } else {
                                 (1i128 << width) - 1
                             };
-                            for v in &def.values {
+                            // Kaitai Struct allows enum values a bit field cannot hold (they
+                            // are never read; the writer refuses them); strict rules do not.
+                            for v in def.values.iter().filter(|_| f.strict) {
                                 if v.value < 0 || v.value > hi {
-                                    self.err(f.pos_of("enum"), &format!("{}.enum", f.key_path), format!("enum value {} = {} does not fit the field's {width} bits", v.name, v.value), "use a wider bit field, or change the enum");
+                                    self.err(f.pos_of("enum"), &format!("{}.enum", f.key_path), format!("enum value {} = {} does not fit the field's {width} bits", v.name, v.value), "use a wider bit field, change the enum, or drop `-sp-strict`");
                                 }
                             }
                         }
@@ -319,6 +353,9 @@ impl<'s> Emitter<'s> {
                     _ => {}
                 }
                 for n in names {
+                    if matches!(f.kind, FieldKind::Switch { .. }) && case_number(&n).is_some() {
+                        continue;
+                    }
                     if self.s.type_def(&n).is_none() && looks_like_number_type(&n) {
                         self.err(
                             f.pos_of("type"),
@@ -522,7 +559,10 @@ impl<'s> Emitter<'s> {
                             .collect();
                         let pick = if ending.is_empty() { all } else { ending };
                         pick.into_iter()
-                            .map(|n| go(s, n, memo, visiting, cycles))
+                            .map(|n| match case_number(n) {
+                                Some((bytes, ..)) => bytes as usize * 8,
+                                None => go(s, n, memo, visiting, cycles),
+                            })
                             .min()
                             .unwrap_or(0)
                     }
@@ -800,14 +840,58 @@ impl<'s> Emitter<'s> {
                 (quote!((#l as f64)), Ty::Float)
             }
             Expr::Bool(b) => (quote!(#b), Ty::Bool),
+            Expr::Null => {
+                return bad(
+                    "`null` has no type in a schema expression".into(),
+                    "test for a missing value with the field's own condition instead",
+                )
+            }
             Expr::Str(s) => (quote!(#s), Ty::Str),
             Expr::Name(n)
                 if scope.get(n).is_none() && self.cur_instances.iter().any(|i| &i.id == n) =>
             {
                 return self.inline_instance(n, scope);
             }
-            Expr::Name(n) if n == "_sizeof" && scope.get(n).is_none() && self.in_method.get() => {
-                (quote!((self.encoded_len() as i128)), Ty::Int)
+            Expr::Name(n) if n == "_sizeof" && scope.get(n).is_none() => {
+                // Kaitai Struct's `_sizeof` is static: the fixed size of the type.
+                let tn = self.cur_type.borrow().clone();
+                match self.fixed_size_of(&tn) {
+                    Some(v) => {
+                        let l = Literal::i128_unsuffixed(v as i128);
+                        (quote!((#l as i128)), Ty::Int)
+                    }
+                    None => return bad(format!("unable to derive `_sizeof` of type `{tn}`: it has no fixed size"), "`_sizeof` needs a type whose fields are all unconditional with fixed sizes and counts"),
+                }
+            }
+            Expr::Attr(inner, attr) if attr == "_sizeof" => {
+                // `field._sizeof`: the static size of that field (its `size`, or its type's).
+                let owner = match &**inner {
+                    Expr::Name(n) if scope.get(n).is_some() => {
+                        Some((self.cur_type.borrow().clone(), n.clone()))
+                    }
+                    Expr::Attr(obj, m) => {
+                        // Only the object's type matters: the size is known without reading
+                        // it, so an index in `obj` cannot make this fail.
+                        let before = self.fallible.get();
+                        let obj_ty = self.ex(obj, scope)?.1;
+                        self.fallible.set(before);
+                        match obj_ty {
+                            Ty::User(tn) => Some((tn, m.clone())),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                let size = owner
+                    .as_ref()
+                    .and_then(|(tn, fid)| self.fixed_field_size(tn, fid));
+                match size {
+                    Some(v) => {
+                        let l = Literal::i128_unsuffixed(v as i128);
+                        (quote!((#l as i128)), Ty::Int)
+                    }
+                    None => return bad(format!("unable to derive the sizeof of `{inner}`: it has no fixed size"), "`x._sizeof` needs a field of fixed size (a number, a literal `size`, or a type of fixed size)"),
+                }
             }
             Expr::Name(n) => {
                 let Some(ty) = scope.get(n) else {
@@ -832,7 +916,14 @@ impl<'s> Emitter<'s> {
                             (**inner).clone(),
                         )
                     }
-                    t => (quote!(#id), t.clone()),
+                    t => match self.number_switch_ty(t) {
+                        // A switch of number types is its number.
+                        Some(nt) => {
+                            self.fallible.set(true);
+                            (quote!(#id.value() #q), nt)
+                        }
+                        None => (quote!(#id), t.clone()),
+                    },
                 }
             }
             Expr::EnumRef(en, v) => {
@@ -887,6 +978,11 @@ impl<'s> Emitter<'s> {
                     ("to_i", Ty::Bool) => (quote!((#ts as i128)), Ty::Int),
                     ("to_s", Ty::Int) => (quote!(::std::format!("{}", #ts)), Ty::Str),
                     ("to_i", Ty::Int) => (ts, Ty::Int),
+                    ("to_s", Ty::Str) => (ts, Ty::Str),
+                    ("reverse", Ty::Str) => (
+                        quote!(AsRef::<str>::as_ref(&#ts).chars().rev().collect::<::std::string::String>()),
+                        Ty::Str,
+                    ),
                     ("to_i", Ty::Str) => {
                         self.fallible.set(true);
                         (quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), 10) #q), Ty::Int)
@@ -1005,14 +1101,20 @@ impl<'s> Emitter<'s> {
                     return bad("internal: `__or_self` on a non-name".into(), "");
                 };
                 let Some(Ty::Opt(pty)) = scope.get(pn).cloned() else {
-                    return bad(format!("internal: `{pn}` is not an optional context param"), "");
+                    return bad(
+                        format!("internal: `{pn}` is not an optional context param"),
+                        "",
+                    );
                 };
                 let (fb, fty) = self.ex(&args[0], scope)?;
                 if fty != *pty || !matches!(fty, Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_)) {
                     return bad(format!("`_root` paths of a recursive root type must give a number, condition or enum, not {}", ty_name(&fty)), "use `_root.<number field>`");
                 }
                 let id = field_ident(pn);
-                (quote!((match &#id { ::std::option::Option::Some(__o) => *__o, ::std::option::Option::None => #fb })), fty)
+                (
+                    quote!((match &#id { ::std::option::Option::Some(__o) => *__o, ::std::option::Option::None => #fb })),
+                    fty,
+                )
             }
             Expr::Call(inner, m, args) => {
                 let (ts, ty) = self.ex(inner, scope)?;
@@ -1069,6 +1171,16 @@ impl<'s> Emitter<'s> {
                     },
                     _ => false,
                 };
+                if let (Ty::List(e), "bytes") = (&ty, target.as_str()) {
+                    if **e == Ty::Int {
+                        // `[a, b].as<bytes>`: every element must be a byte value.
+                        self.fallible.set(true);
+                        return Ok((
+                            quote!((#ts).iter().map(|__b| u8::try_from(*__b as i128).map_err(|_| ::statepack_runtime::io::ExprError(::std::format!("{} is not a byte value (0..=255)", __b)))).collect::<::std::result::Result<::std::vec::Vec<u8>, _>>() #q),
+                            Ty::Bytes,
+                        ));
+                    }
+                }
                 if let Ty::Switch(owner, fid) = &ty {
                     let field = self
                         .s
@@ -1202,7 +1314,9 @@ impl<'s> Emitter<'s> {
                         let ok = match (&aty, &bty) {
                             (Ty::Int, Ty::Int) | (Ty::Float, Ty::Float) => true,
                             (Ty::Enum(x), Ty::Enum(y)) => x == y && !ordered,
-                            (Ty::Str, Ty::Str) | (Ty::Bool, Ty::Bool) => !ordered,
+                            // Strings order by code point, as Kaitai's Python target does.
+                            (Ty::Str, Ty::Str) => true,
+                            (Ty::Bool, Ty::Bool) => !ordered,
                             // Bytes compare element by element as unsigned bytes, like Kaitai.
                             (Ty::Bytes, Ty::Bytes) => true,
                             _ => false,
@@ -1387,7 +1501,13 @@ impl<'s> Emitter<'s> {
                         "compare with the bytes themselves".into(),
                     ))
                 }
-                _ => (quote!((&#ts.#fi)), fty.clone()),
+                _ => match self.number_switch_ty(&fty) {
+                    Some(nt) => {
+                        self.fallible.set(true);
+                        (quote!(#ts.#fi.value() #q), nt)
+                    }
+                    None => (quote!((&#ts.#fi)), fty.clone()),
+                },
             });
         }
         if let Some(i) = t.instances.iter().find(|i| i.id == attr) {
@@ -1538,49 +1658,6 @@ impl<'s> Emitter<'s> {
     /// The fixed encoded size in bytes of a number type or a user type (`sizeof<...>`), if it
     /// has one: every field unconditional, of fixed size and count, whole bytes in total.
     fn fixed_size_of(&self, name: &str) -> Option<usize> {
-        fn bits(s: &Schema, name: &str, depth: usize) -> Option<usize> {
-            if depth > 64 {
-                return None;
-            }
-            let t = s.type_def(name)?;
-            let mut total = 0usize;
-            for f in &t.fields {
-                if f.at.is_some() {
-                    continue;
-                }
-                if f.cond.is_some() || f.varint {
-                    return None;
-                }
-                let lit = |z: &Size| match z {
-                    Size::Expr(SrcExpr {
-                        expr: Expr::Int(n), ..
-                    }) => usize::try_from(*n).ok(),
-                    _ => None,
-                };
-                let one = match &f.kind {
-                    FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
-                        *bytes as usize * 8
-                    }
-                    FieldKind::Bits { width, .. } => *width as usize,
-                    FieldKind::Contents(c) => c.len() * 8,
-                    FieldKind::Bytes(z) | FieldKind::Str { size: Some(z), .. } => {
-                        lit(z)?.checked_mul(8)?
-                    }
-                    FieldKind::User { size: Some(z), .. } => lit(z)?.checked_mul(8)?,
-                    FieldKind::User { name, size: None } => bits(s, name, depth + 1)?,
-                    _ => return None,
-                };
-                let times = match &f.repeat {
-                    Repeat::None => 1,
-                    Repeat::Expr(SrcExpr {
-                        expr: Expr::Int(n), ..
-                    }) => usize::try_from(*n).ok()?,
-                    _ => return None,
-                };
-                total = total.checked_add(one.checked_mul(times)?)?;
-            }
-            Some(total)
-        }
         let number = match name {
             "u1" | "s1" => Some(1),
             "u2" | "s2" => Some(2),
@@ -1591,7 +1668,15 @@ impl<'s> Emitter<'s> {
         if number.is_some() {
             return number;
         }
-        let b = bits(self.s, name, 0)?;
+        let b = type_bits(self.s, name, 0)?;
+        (b % 8 == 0).then_some(b / 8)
+    }
+
+    /// The fixed encoded size in bytes of field `fid` of type `tn` (`x._sizeof`): a number,
+    /// a literal `size`, or a user type of fixed size, times a literal repeat count.
+    fn fixed_field_size(&self, tn: &str, fid: &str) -> Option<usize> {
+        let f = self.s.type_def(tn)?.fields.iter().find(|f| f.id == fid)?;
+        let b = field_bits(self.s, f, 0)?;
         (b % 8 == 0).then_some(b / 8)
     }
 
@@ -1604,7 +1689,11 @@ impl<'s> Emitter<'s> {
         };
         for p in &t.params {
             let ty = param_rust_ty(&p.kind).1;
-            let ty = if p.optional { Ty::Opt(Box::new(ty)) } else { ty };
+            let ty = if p.optional {
+                Ty::Opt(Box::new(ty))
+            } else {
+                ty
+            };
             scope.vars.push((p.id.clone(), ty));
         }
         let derived = Self::counts_and_lengths(t);
@@ -1627,6 +1716,7 @@ impl<'s> Emitter<'s> {
             fallible: std::cell::Cell::new(false),
             in_method: std::cell::Cell::new(true),
             cur_field: std::cell::RefCell::new(None),
+            cur_type: std::cell::RefCell::new(t.name.clone()),
             opts: self.opts.clone(),
         };
         let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
@@ -1684,7 +1774,14 @@ impl<'s> Emitter<'s> {
             }
             Process::Custom { name, args } => {
                 let path = crate::process::processor_path(&self.opts, name)
-                    .map_err(|m| self.err(f.pos_of("process"), &kp, m, "give a Rust path such as `crate::codecs::MyFx`"))
+                    .map_err(|m| {
+                        self.err(
+                            f.pos_of("process"),
+                            &kp,
+                            m,
+                            "give a Rust path such as `crate::codecs::MyFx`",
+                        )
+                    })
                     .ok()?;
                 let mut vals = Vec::new();
                 for a in args {
@@ -1694,12 +1791,20 @@ impl<'s> Emitter<'s> {
                         Ty::Str => quote!(AsRef::<str>::as_ref(&#ts)),
                         Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts)),
                         other => {
-                            self.err(a.pos, &kp, format!("processor argument `{}` is {}", a.src, ty_name(&other)), "give integers, conditions, floats, strings or byte arrays");
+                            self.err(
+                                a.pos,
+                                &kp,
+                                format!("processor argument `{}` is {}", a.src, ty_name(&other)),
+                                "give integers, conditions, floats, strings or byte arrays",
+                            );
                             return None;
                         }
                     });
                 }
-                (quote!(let __proc = #path::new(#(#vals),*);), quote!(&__proc))
+                (
+                    quote!(let __proc = #path::new(#(#vals),*);),
+                    quote!(&__proc),
+                )
             }
         })
     }
@@ -1826,7 +1931,11 @@ impl<'s> Emitter<'s> {
         for p in &t.params {
             let id = field_ident(&p.id);
             let (_, ty) = param_rust_ty(&p.kind);
-            let ty = if p.optional { Ty::Opt(Box::new(ty)) } else { ty };
+            let ty = if p.optional {
+                Ty::Opt(Box::new(ty))
+            } else {
+                ty
+            };
             binds.push(match ty {
                 Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
                 _ => quote!(let #id = &self.#id;),
@@ -1974,6 +2083,23 @@ impl<'s> Emitter<'s> {
                         quote!(::statepack_runtime::reflect::Value::List(__x.iter().map(|__e| #item).collect())),
                     )
                 }
+                Ty::List(e) if matches!(**e, Ty::User(_)) => {
+                    // A list of user-type values: borrowed from the fields it comes from.
+                    let tn = match &**e {
+                        Ty::User(tn) => tn.as_str(),
+                        _ => "",
+                    };
+                    let ti = type_ident(tn);
+                    (
+                        quote!(&[#ti]),
+                        quote!(&(#ts)[..]),
+                        quote!(::statepack_runtime::reflect::Value::List(
+                            __x.iter()
+                                .map(|__e| ::statepack_runtime::reflect::Value::Struct(__e))
+                                .collect()
+                        )),
+                    )
+                }
                 other => {
                     self.err(
                         inst.value.pos,
@@ -2088,7 +2214,12 @@ impl<'s> Emitter<'s> {
                     let d = format!(" The external type `{n}` (`ks-opaque-types`), implementing `statepack_runtime::process::OpaqueType`.");
                     items.push(quote!(#[doc = #d] pub type #ti = #path;));
                 }
-                Err(m) => self.err(Pos { line: 1, col: 1 }, "meta.ks-opaque-types", m, "give a Rust path such as `crate::external::Header`"),
+                Err(m) => self.err(
+                    Pos { line: 1, col: 1 },
+                    "meta.ks-opaque-types",
+                    m,
+                    "give a Rust path such as `crate::external::Header`",
+                ),
             }
         }
         if !self.diags.is_empty() {
@@ -2312,6 +2443,7 @@ impl<'s> Emitter<'s> {
 
     fn emit_type(&mut self, t: &TypeDef, is_root: bool) -> Option<TokenStream> {
         self.cur_instances = t.instances.clone();
+        *self.cur_type.borrow_mut() = t.name.clone();
         let derived = self.derived(t);
         let name = type_ident(&t.name);
         let min_len = lit_usize(*self.min_len.get(&t.name).unwrap_or(&0));
@@ -2335,15 +2467,29 @@ impl<'s> Emitter<'s> {
         // writer's own expressions); the parent's writer checks them against its arguments.
         let mut param_args = Vec::new();
         let mut param_tys = Vec::new();
-        if is_root && t.params.iter().any(|p| p.context.is_none()) {
-            self.err(
-                t.pos,
-                "params",
-                "the root type cannot have `params` (nothing would give them)",
-                "move the parameterised part into a type under `types`",
-            );
-        }
+        // A root type with `params` (a schema for others to import, as in Kaitai) takes them
+        // in `decode`; its context params (a recursive root's `_parent`/`_root` paths) are
+        // `None` at the top.
         for p in &t.params {
+            // A param is a member like a field or an instance: one name, one member.
+            let clash = t
+                .fields
+                .iter()
+                .map(|f| (f.id.as_str(), f.pos, "field"))
+                .chain(
+                    t.instances
+                        .iter()
+                        .map(|i| (i.id.as_str(), i.pos, "instance")),
+                )
+                .find(|(n, _, _)| *n == p.id);
+            if let Some((n, pos, what)) = clash {
+                self.err(
+                    pos,
+                    &t.key_path,
+                    format!("{what} `{n}` has the name of a param (a duplicate)"),
+                    "rename the param or the member",
+                );
+            }
             let id = field_ident(&p.id);
             let (rty, ty) = param_rust_ty(&p.kind);
             let (rty, ty) = if p.optional {
@@ -2688,10 +2834,12 @@ impl<'s> Emitter<'s> {
                             let __before = __r.bit_offset();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list.push(#body);
+                            // An empty element that ends the list is fine; one that does
+                            // not would repeat forever.
+                            #stop
                             if __r.bit_offset() == __before {
                                 return Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::Semantic("a repeated element took no bytes, so the list would never end".into())).in_index(__i).in_field(#fid));
                             }
-                            #stop
                         }
                         __list
                     }}
@@ -3031,8 +3179,6 @@ impl<'s> Emitter<'s> {
         self.cur_field.replace(None);
         let (inst_methods, inst_members) = self.emit_instances(t, &derived)?;
         let reflect = crate::emit_reflect::type_impls(t, &derived, &inst_members);
-        // A recursive root type has context params, which the top level does not give.
-        let top_args = crate::emit_reflect::top_args(t);
         let interop = crate::emit_binrw::impls(
             &self.opts,
             &crate::emit_binrw::TypeShape {
@@ -3043,15 +3189,45 @@ impl<'s> Emitter<'s> {
                 aligned_end: is_root || !unaligned || phase == Some(0),
             },
         );
-        // A recursive root type has context params, which the top level does not give.
-        let top_args = crate::emit_reflect::top_args(t);
+        let root_params: Vec<TokenStream> = t
+            .params
+            .iter()
+            .filter(|p| p.context.is_none())
+            .map(|p| {
+                let id = field_ident(&p.id);
+                let (rty, _) = param_rust_ty(&p.kind);
+                if p.optional {
+                    quote!(#id: ::std::option::Option<#rty>)
+                } else {
+                    quote!(#id: #rty)
+                }
+            })
+            .collect();
+        let top_args: Vec<TokenStream> = t
+            .params
+            .iter()
+            .map(|p| {
+                if p.context.is_some() {
+                    quote!(::std::option::Option::None)
+                } else {
+                    let id = field_ident(&p.id);
+                    quote!(#id)
+                }
+            })
+            .collect();
+        let params_doc = if root_params.is_empty() {
+            quote!()
+        } else {
+            quote!(#[doc = ""] #[doc = " The root type's `params` are the arguments after `bytes`, in schema order."])
+        };
         let root_api = if is_root {
             quote! {
                 impl #name {
                     #[doc = " Decodes a whole file: the data must end exactly where the root type ends."]
                     #[doc = ""]
                     #[doc = " Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError), naming the field path and byte offset."]
-                    pub fn decode(bytes: &[u8]) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+                    #params_doc
+                    pub fn decode(bytes: &[u8] #(, #root_params)*) -> Result<Self, ::statepack_runtime::io::DecodeError> {
                         let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
                         let v = Self::read_from(&mut r #(, #top_args)*)?;
                         r.finish()?;
@@ -3059,7 +3235,7 @@ impl<'s> Emitter<'s> {
                     }
                     #[doc = " Decodes a whole file while recording its structure (every field's byte range and value)."]
                     #[doc = " The tree is returned even when decoding fails, up to the failing field."]
-                    pub fn decode_traced(bytes: &[u8]) -> (Result<Self, ::statepack_runtime::io::DecodeError>, ::statepack_runtime::io::TraceNode) {
+                    pub fn decode_traced(bytes: &[u8] #(, #root_params)*) -> (Result<Self, ::statepack_runtime::io::DecodeError>, ::statepack_runtime::io::TraceNode) {
                         let mut r = ::statepack_runtime::io::ByteReader::with_tracer(bytes, ::statepack_runtime::io::TreeTracer::new(SCHEMA_ID));
                         let v = Self::read_from(&mut r #(, #top_args)*).and_then(|v| { r.finish()?; Ok(v) });
                         let end = r.offset();
@@ -3241,6 +3417,11 @@ impl<'s> Emitter<'s> {
                 le,
                 ..
             } => crate::bits::bits_read(*width, *offset_binary, *le),
+            FieldKind::Bytes(_) | FieldKind::User { .. }
+                if f.term.is_some() && f.process.is_some() =>
+            {
+                self.proc_term_read(f, scope)?
+            }
             FieldKind::User { name, size } if f.term.is_some() => {
                 let n = match size {
                     Some(s @ Size::Expr(_)) => {
@@ -3442,12 +3623,16 @@ impl<'s> Emitter<'s> {
                         let __sw: &str = __sw_text.as_str();
                     },
                     Ty::Bool => quote!(let __sw: bool = #sw;),
+                    Ty::Bytes => quote! {
+                        let __sw_bytes = AsRef::<[u8]>::as_ref(&#sw).to_vec();
+                        let __sw: &[u8] = &__sw_bytes[..];
+                    },
                     other => {
                         self.err(
                             on.pos,
                             &format!("{kp}.type.switch-on"),
                             format!(
-                                "`{}` is {}, not an integer, enum, string or condition",
+                                "`{}` is {}, not an integer, enum, string, bytes or condition",
                                 on.src,
                                 ty_name(&other)
                             ),
@@ -3457,6 +3642,11 @@ impl<'s> Emitter<'s> {
                     }
                 };
                 self.check_case_keys(f, &sty);
+                let shown = if sty == Ty::Bytes {
+                    quote!(::std::format!("{:?}", __sw))
+                } else {
+                    quote!(__sw.to_string())
+                };
                 let en = Self::switch_enum_name(_t, f);
                 let mut arms = Vec::new();
                 let mut default = if has_no_case(f) {
@@ -3468,19 +3658,24 @@ impl<'s> Emitter<'s> {
                     }
                 } else {
                     quote! {
-                        Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::NotValid { value: __sw.to_string(), rule: "must select one of the switch cases" }))
+                        Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::NotValid { value: #shown, rule: "must select one of the switch cases" }))
                     }
                 };
                 for (vi, tn, keys) in self.switch_variants(f) {
-                    let ti = type_ident(&tn);
-                    let args = self.param_args(f, &tn, scope, &kp)?;
-                    let wrap = if f.recursive.contains(&tn) {
-                        quote!(.map(::std::boxed::Box::new))
+                    let read_case = if case_number(&tn).is_some() {
+                        self.case_read(&tn, &en, &vi)
                     } else {
-                        quote!()
+                        let ti = type_ident(&tn);
+                        let args = self.param_args(f, &tn, scope, &kp)?;
+                        let wrap = if f.recursive.contains(&tn) {
+                            quote!(.map(::std::boxed::Box::new))
+                        } else {
+                            quote!()
+                        };
+                        quote!(#ti::read_from(__r #(, #args)*) #wrap .map(#en::#vi))
                     };
                     if keys.is_empty() {
-                        default = quote!(#ti::read_from(__r #(, #args)*) #wrap .map(#en::#vi));
+                        default = read_case;
                         continue;
                     }
                     let mut tests = Vec::new();
@@ -3506,30 +3701,43 @@ impl<'s> Emitter<'s> {
                         }
                         tests.push(match kty {
                             Ty::Enum(_) => quote!(__sw == #kt.to_i()),
+                            Ty::Bytes => quote!(__sw == &(#kt)[..]),
                             _ => quote!(__sw == #kt),
                         });
                     }
-                    arms.push(quote!(if #(#tests)||* { #ti::read_from(__r #(, #args)*) #wrap .map(#en::#vi) }));
+                    arms.push(quote!(if #(#tests)||* { #read_case }));
                 }
                 if let FieldKind::Switch {
                     default: Some(d), ..
                 } = &f.kind
                 {
-                    let ti = type_ident(d);
                     let vi = type_ident(d);
-                    let args = self.param_args(f, d, scope, &kp)?;
-                    let wrap = if f.recursive.contains(d) {
-                        quote!(.map(::std::boxed::Box::new))
+                    default = if case_number(d).is_some() {
+                        self.case_read(d, &en, &vi)
                     } else {
-                        quote!()
+                        let ti = type_ident(d);
+                        let args = self.param_args(f, d, scope, &kp)?;
+                        let wrap = if f.recursive.contains(d) {
+                            quote!(.map(::std::boxed::Box::new))
+                        } else {
+                            quote!()
+                        };
+                        quote!(#ti::read_from(__r #(, #args)*) #wrap .map(#en::#vi))
                     };
-                    default = quote!(#ti::read_from(__r #(, #args)*) #wrap .map(#en::#vi));
                 }
                 let _ = at;
-                let inner = quote! {{
-                    #sw_decl
-                    #(#arms else)* { #default }
-                }};
+                // A switch with only `_` reads its one case (no `if`, so no braces around it).
+                let inner = if arms.is_empty() {
+                    quote! {{
+                        #sw_decl
+                        #default
+                    }}
+                } else {
+                    quote! {{
+                        #sw_decl
+                        #(#arms else)* { #default }
+                    }}
+                };
                 let FieldKind::Switch { size, .. } = &f.kind else {
                     return None;
                 };
@@ -3663,6 +3871,11 @@ impl<'s> Emitter<'s> {
                 le,
                 ..
             } => crate::bits::bits_write(*width, *offset_binary, *le),
+            FieldKind::Bytes(_) | FieldKind::User { .. }
+                if f.term.is_some() && f.process.is_some() =>
+            {
+                self.proc_term_write(f, scope)?
+            }
             FieldKind::Bytes(_) | FieldKind::User { .. } if f.process.is_some() => {
                 let size = match &f.kind {
                     FieldKind::Bytes(s) => s.clone(),
@@ -3819,14 +4032,23 @@ impl<'s> Emitter<'s> {
             }
             FieldKind::Switch { on, .. } => {
                 let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
-                let sw_decl = match sty {
+                let sw_decl = match sty.clone() {
                     Ty::Enum(_) => quote!(let __sw: i128 = #sw.to_i();),
                     Ty::Str => quote! {
                         let __sw_text = ::std::string::String::from(AsRef::<str>::as_ref(&#sw));
                         let __sw: &str = __sw_text.as_str();
                     },
                     Ty::Bool => quote!(let __sw: bool = #sw;),
+                    Ty::Bytes => quote! {
+                        let __sw_bytes = AsRef::<[u8]>::as_ref(&#sw).to_vec();
+                        let __sw: &[u8] = &__sw_bytes[..];
+                    },
                     _ => quote!(let __sw: i128 = #sw;),
+                };
+                let shown = if sty == Ty::Bytes {
+                    quote!(::std::format!("{:?}", __sw))
+                } else {
+                    quote!(__sw.to_string())
                 };
                 let en = Self::switch_enum_name(t, f);
                 let variants = self.switch_variants(f);
@@ -3845,12 +4067,17 @@ impl<'s> Emitter<'s> {
                         let (kt, kty) = self.expr(k, scope, &format!("{kp}.type.cases"))?;
                         tests.push(match kty {
                             Ty::Enum(_) => quote!(__sw == #kt.to_i()),
+                            Ty::Bytes => quote!(__sw == &(#kt)[..]),
                             _ => quote!(__sw == #kt),
                         });
                     }
                     all_tests.extend(tests.clone());
-                    let pchecks = self.param_checks(f, tn, scope, &kp, quote!(__x))?;
-                    arms.push((vi.clone(), tests, is_default, pchecks));
+                    let pchecks = if case_number(tn).is_some() {
+                        quote!()
+                    } else {
+                        self.param_checks(f, tn, scope, &kp, quote!(__x))?
+                    };
+                    arms.push((vi.clone(), tests, is_default, pchecks, self.case_write(tn)));
                 }
                 // A case type with positional instances or `_io` gets its own stream start.
                 let own_io = match &f.kind {
@@ -3866,19 +4093,19 @@ impl<'s> Emitter<'s> {
                         .any(|n| self.type_needs_io(n)),
                     _ => false,
                 };
-                let case_write = if own_io {
-                    quote!({
-                        let __io = __w.push_io();
-                        __x.write_to(__w)?;
-                        __w.pop_io(__io);
-                    })
-                } else {
-                    quote!(__x.write_to(__w)?;)
-                };
                 let arms: Vec<TokenStream> = arms
                     .into_iter()
-                    .map(|(vi, tests, is_default, pchecks)| {
+                    .map(|(vi, tests, is_default, pchecks, put)| {
                         let name = vi.to_string();
+                        let put = if own_io {
+                            quote!({
+                                let __io = __w.push_io();
+                                #put
+                                __w.pop_io(__io);
+                            })
+                        } else {
+                            put
+                        };
                         let all = &all_tests;
                         let selects = if tests.is_empty() {
                             if all.is_empty() { quote!(true) } else { quote!(!(#(#all)||*)) }
@@ -3890,10 +4117,10 @@ impl<'s> Emitter<'s> {
                         quote! {
                             #en::#vi(__x) => {
                                 if !(#selects) {
-                                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: __sw.to_string(), found: #name }));
+                                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: #name }));
                                 }
                                 #pchecks
-                                #case_write
+                                #put
                             }
                         }
                     })
@@ -3908,7 +4135,7 @@ impl<'s> Emitter<'s> {
                     quote! {
                         #pat => {
                             if #(#all)||* {
-                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: __sw.to_string(), found: "no case" }));
+                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: "no case" }));
                             }
                             #put
                         }
@@ -3987,17 +4214,28 @@ impl<'s> Emitter<'s> {
         scope: &Scope,
         side: Side,
     ) -> Option<TokenStream> {
+        let bare = Field {
+            cond: None,
+            repeat: Repeat::None,
+            ..f.clone()
+        };
+        // A switch of number types is checked on its number (a switch that selected no case
+        // fails the check).
+        let number_switch = self.number_switch_ty(&self.field_ty(&bare));
         if f.varint
             || !matches!(
                 f.kind,
-                FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Str { .. }
-            )
+                FieldKind::Int { .. }
+                    | FieldKind::Float { .. }
+                    | FieldKind::Str { .. }
+                    | FieldKind::Bytes(_)
+            ) && number_switch.is_none()
         {
             if side == Side::Read {
                 self.err(
                     f.pos_of("valid"),
                     &format!("{}.valid", f.key_path),
-                    "`valid` is supported on integer, float, enum and string fields (and their lists)",
+                    "`valid` is supported on integer, float, enum, string and byte fields (and their lists)",
                     "move the rule to the element type's field, or drop it",
                 );
             }
@@ -4008,39 +4246,55 @@ impl<'s> Emitter<'s> {
             vars: scope.vars.clone(),
             ctx: scope.ctx,
         };
-        let ty = self.field_ty(&Field {
-            cond: None,
-            repeat: Repeat::None,
-            ..f.clone()
-        });
+        let ty = number_switch
+            .clone()
+            .unwrap_or_else(|| self.field_ty(&bare));
         s2.vars.push(("_".into(), ty.clone()));
         let val = match &ty {
+            _ if number_switch.is_some() => quote!(__nv),
             Ty::Int => quote!((*__v as i128)),
             Ty::Float => quote!((*__v as f64)),
             _ => quote!((*__v)),
         };
         let want = match &ty {
-            Ty::Enum(_) | Ty::Str => ty.clone(),
+            Ty::Enum(_) | Ty::Str | Ty::Bytes => ty.clone(),
             Ty::Float => Ty::Float,
             _ => Ty::Int,
         };
         let cmp = |me: &mut Self, e: &SrcExpr, op: TokenStream| -> Option<TokenStream> {
             let x = me.expect_ty(e, &s2, &kp, want.clone())?;
-            Some(if want == Ty::Str {
-                quote!((AsRef::<str>::as_ref(&#val) #op #x))
-            } else {
-                quote!((#val #op #x))
+            Some(match want {
+                Ty::Str => quote!((AsRef::<str>::as_ref(&#val) #op AsRef::<str>::as_ref(&#x))),
+                // Bytes compare as unsigned bytes, element by element, as in Kaitai.
+                Ty::Bytes => quote!((AsRef::<[u8]>::as_ref(&#val) #op AsRef::<[u8]>::as_ref(&#x))),
+                _ => quote!((#val #op #x)),
             })
         };
         let body = match v {
             Valid::Eq(e) => cmp(self, e, quote!(==))?,
+            Valid::InEnum => match &ty {
+                // A closed enum refuses unlisted values while reading already.
+                Ty::Enum(e) if self.open_enums.contains(e) => quote!(#val.listed_name().is_some()),
+                Ty::Enum(_) => quote!(true),
+                _ => {
+                    if side == Side::Read {
+                        self.err(
+                            f.pos_of("valid"),
+                            &kp,
+                            "`valid: {in-enum: true}` needs a field with `enum`",
+                            "add `enum: <name>` to the field, or drop the rule",
+                        );
+                    }
+                    return None;
+                }
+            },
             Valid::Range(a, b) => {
-                if !matches!(want, Ty::Int | Ty::Float) {
+                if matches!(want, Ty::Enum(_)) {
                     self.err(
                         f.pos_of("valid"),
                         &kp,
-                        "`min`/`max` need a number field",
-                        "use `eq` or `any-of` for enums and strings",
+                        "`min`/`max` need a number, string or byte field",
+                        "use `eq` or `any-of` for enums",
                     );
                     return None;
                 }
@@ -4063,10 +4317,20 @@ impl<'s> Emitter<'s> {
             }
             Valid::Expr(e) => {
                 let c = self.expect_ty(e, &s2, &kp, Ty::Bool)?;
-                let bind = bind_elem(&ty, quote!(__v));
+                let bind = if number_switch.is_some() {
+                    bind_elem(&ty, quote!((&__nv)))
+                } else {
+                    bind_elem(&ty, quote!(__v))
+                };
                 quote!({ #bind #c })
             }
         };
+        if number_switch.is_some() {
+            return Some(quote!(match __v.value() {
+                ::std::result::Result::Ok(__nv) => #body,
+                ::std::result::Result::Err(_) => false,
+            }));
+        }
         Some(body)
     }
 
@@ -4106,12 +4370,15 @@ impl<'s> Emitter<'s> {
             if f.recursive.contains(tn) {
                 quote!(#[doc = #d] #[serde(rename = #ren)] #vi(::std::boxed::Box<#ti>))
             } else {
-                quote!(#[doc = #d] #[serde(rename = #ren)] #vi(#ti))
+                let held = Self::case_rust_ty(tn);
+                quote!(#[doc = #d] #[serde(rename = #ren)] #vi(#held))
             }
         });
-        let len_arms = vs
-            .iter()
-            .map(|(vi, _, _)| quote!(#en::#vi(__x) => __x.encoded_len()));
+        let len_arms = vs.iter().map(|(vi, tn, _)| {
+            let len = Self::case_len(tn);
+            quote!(#en::#vi(__x) => #len)
+        });
+        let value_fn = self.number_switch_methods(f, &en);
         let vis: Vec<proc_macro2::Ident> = vs.iter().map(|(vi, _, _)| vi.clone()).collect();
         let no_case = has_no_case(f);
         let sized = switch_sized(f);
@@ -4137,6 +4404,7 @@ impl<'s> Emitter<'s> {
             impl #en {
                 #[doc = " The number of bytes the selected case writes."]
                 pub fn encoded_len(&self) -> usize { match self { #(#len_arms,)* #no_case_len } }
+                #value_fn
             }
             #to_value
         }
@@ -4189,11 +4457,19 @@ fn convert_arg(ts: TokenStream, want: &Ty) -> TokenStream {
         Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
         Ty::User(_) => quote!((#ts).clone()),
         Ty::List(e) => match &**e {
-            Ty::Int => quote!((#ts).iter().map(|__x| (*__x) as i128).collect::<::std::vec::Vec<i128>>()),
-            Ty::Float => quote!((#ts).iter().map(|__x| (*__x) as f64).collect::<::std::vec::Vec<f64>>()),
+            Ty::Int => {
+                quote!((#ts).iter().map(|__x| (*__x) as i128).collect::<::std::vec::Vec<i128>>())
+            }
+            Ty::Float => {
+                quote!((#ts).iter().map(|__x| (*__x) as f64).collect::<::std::vec::Vec<f64>>())
+            }
             Ty::Bool | Ty::Enum(_) => quote!((#ts).iter().copied().collect::<::std::vec::Vec<_>>()),
-            Ty::Str => quote!((#ts).iter().map(|__x| ::std::string::String::from(AsRef::<str>::as_ref(__x))).collect::<::std::vec::Vec<_>>()),
-            Ty::Bytes => quote!((#ts).iter().map(|__x| AsRef::<[u8]>::as_ref(__x).to_vec()).collect::<::std::vec::Vec<_>>()),
+            Ty::Str => {
+                quote!((#ts).iter().map(|__x| ::std::string::String::from(AsRef::<str>::as_ref(__x))).collect::<::std::vec::Vec<_>>())
+            }
+            Ty::Bytes => {
+                quote!((#ts).iter().map(|__x| AsRef::<[u8]>::as_ref(__x).to_vec()).collect::<::std::vec::Vec<_>>())
+            }
             _ => quote!((#ts).to_vec()),
         },
         _ => ts,

@@ -189,6 +189,35 @@ pub(crate) fn switch_impl(
 /// The module functions every generated schema module has, for tools that handle any schema.
 pub(crate) fn root_fns(root: &TypeDef) -> TokenStream {
     let name = type_ident(&root.name);
+    if root.params.iter().any(|p| p.context.is_none()) {
+        // A root type with `params` is read by the schemas that import it, with arguments.
+        let msg = format!(
+            "the root type `{}` takes params ({}), which a plain decode cannot give",
+            root.name,
+            root.params
+                .iter()
+                .filter(|p| p.context.is_none())
+                .map(|p| p.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return quote! {
+            #[doc = " Would decode the root type through the dynamic view, but the root type has `params`."]
+            #[doc = ""]
+            #[doc = " Errors: always a `Semantic` [`DecodeError`](::statepack_runtime::io::DecodeError) saying so; use the root type's `decode`."]
+            pub fn reflect_decode(bytes: &[u8]) -> Result<::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>, ::statepack_runtime::io::DecodeError> {
+                let _ = bytes;
+                Err(::statepack_runtime::io::DecodeError::new(0, ::statepack_runtime::io::DecodeErrorKind::Semantic(::std::string::String::from(#msg))))
+            }
+            #[doc = " Would decode and encode again, but the root type has `params`."]
+            #[doc = ""]
+            #[doc = " Errors: always, saying so."]
+            pub fn reflect_roundtrip(bytes: &[u8]) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
+                let _ = bytes;
+                Err(::std::string::String::from(#msg))
+            }
+        };
+    }
     let top = top_args(root);
     quote! {
         #[doc = " Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after"]

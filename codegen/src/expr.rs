@@ -1,8 +1,9 @@
 //! The Kaitai Struct expression grammar, for the subset statepack schemas use.
 //!
-//! Literals: integers (`42`, `0x2a`, `0b101`, `0o52`, `1_000`), floats (`0.5`), strings
-//! (`"a"`, `'a'`), `true`/`false`. Names: earlier fields of the same type, `_` (the current
-//! element in `repeat-until` and `valid: expr`), enum values `enum_name::value`. Operators, by
+//! Literals: integers (`42`, `0x2a`, `0b101`, `0o52`, `1_000`), floats (`0.5`, `1e-6`),
+//! strings (`"a"`, `'a'`), f-strings (`f"n={n}"`), `true`/`false`, `null`. Names: earlier
+//! fields of the same type, `_` (the current element in `repeat-until` and `valid: expr`),
+//! enum values `enum_name::value`. Operators, by
 //! increasing precedence: `? :`, `or`, `and`, `not`, comparisons (`== != < <= > >=`), `|`,
 //! `^`, `&`, `<< >>`, `+ -`, `* / %`, unary `-` and `~`, then attributes (`.to_i`, `.length`,
 //! `.size`) and parentheses.
@@ -20,6 +21,8 @@ pub enum Expr {
     Str(String),
     /// `true` / `false`.
     Bool(bool),
+    /// `null`: no value (the conformance runner's `expected: 'null'`; schemas cannot use it).
+    Null,
     /// A field name or `_`.
     Name(String),
     /// `enum_name::value`; the enum may be a path through types (`outer::animal`).
@@ -128,6 +131,86 @@ enum Tok {
     Str(String),
     Ident(String),
     Op(&'static str),
+    /// An f-string `f"a{x}b"`: literal text and the source of each `{...}` part.
+    FStr(Vec<FPart>),
+}
+
+/// One piece of an f-string.
+#[derive(Debug, Clone, PartialEq)]
+enum FPart {
+    /// Literal text (escapes already applied).
+    Text(String),
+    /// The source of an interpolated expression.
+    Code(String),
+}
+
+/// Lexes the body of an f-string (after `f"`) through its closing `"`: literal runs (with the
+/// escapes of `"..."` strings) and `{expr}` parts. Returns the parts and the characters used.
+fn lex_fstring(chars: &[char]) -> Result<(Vec<FPart>, usize), String> {
+    let mut parts = Vec::new();
+    let mut text = String::new();
+    let mut i = 0;
+    let flush = |text: &mut String, parts: &mut Vec<FPart>| -> Result<(), String> {
+        if !text.is_empty() {
+            match lex(&format!("\"{text}\""))?.as_slice() {
+                [Tok::Str(s)] => parts.push(FPart::Text(s.clone())),
+                _ => return Err("bad text in an f-string".into()),
+            }
+            text.clear();
+        }
+        Ok(())
+    };
+    loop {
+        match chars.get(i) {
+            None => return Err("unterminated f-string".into()),
+            Some('"') => {
+                flush(&mut text, &mut parts)?;
+                return Ok((parts, i + 1));
+            }
+            Some('\\') => {
+                text.push('\\');
+                match chars.get(i + 1) {
+                    Some(&n) => text.push(n),
+                    None => return Err("unterminated f-string".into()),
+                }
+                i += 2;
+            }
+            Some('{') => {
+                flush(&mut text, &mut parts)?;
+                let mut depth = 1;
+                let mut quote: Option<char> = None;
+                let start = i + 1;
+                i += 1;
+                loop {
+                    let Some(&ch) = chars.get(i) else {
+                        return Err("unterminated `{` in an f-string".into());
+                    };
+                    match (quote, ch) {
+                        (Some(q), c) if c == q => quote = None,
+                        (Some('"'), '\\') => i += 1,
+                        (Some(_), _) => {}
+                        (None, '"' | '\'') => quote = Some(ch),
+                        (None, '{') => depth += 1,
+                        (None, '}') => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                parts.push(FPart::Code(chars[start..i].iter().collect()));
+                i += 1;
+            }
+            Some('}') => return Err("`}` in an f-string must follow a `{`".into()),
+            Some(&c) => {
+                text.push(c);
+                i += 1;
+            }
+        }
+    }
 }
 
 impl fmt::Display for Tok {
@@ -138,6 +221,7 @@ impl fmt::Display for Tok {
             Tok::Str(s) => write!(f, "{s:?}"),
             Tok::Ident(s) => write!(f, "{s}"),
             Tok::Op(s) => write!(f, "{s}"),
+            Tok::FStr(_) => write!(f, "f-string"),
         }
     }
 }
@@ -176,15 +260,38 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
         }
         if c.is_ascii_digit() {
             let start = i;
-            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
-                i += 1;
-            }
+            let radix =
+                c == '0' && matches!(chars.get(i + 1), Some('x' | 'X' | 'b' | 'B' | 'o' | 'O'));
             let mut is_float = false;
-            if i + 1 < chars.len() && chars[i] == '.' && chars[i + 1].is_ascii_digit() {
-                is_float = true;
-                i += 1;
-                while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '_') {
+            if radix {
+                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
                     i += 1;
+                }
+            } else {
+                let digits = |i: &mut usize| {
+                    while *i < chars.len() && (chars[*i].is_ascii_digit() || chars[*i] == '_') {
+                        *i += 1;
+                    }
+                };
+                digits(&mut i);
+                if i + 1 < chars.len() && chars[i] == '.' && chars[i + 1].is_ascii_digit() {
+                    is_float = true;
+                    i += 1;
+                    digits(&mut i);
+                }
+                // An exponent: `1e6`, `2.5E-3`.
+                if matches!(chars.get(i), Some('e' | 'E')) {
+                    let sign = usize::from(matches!(chars.get(i + 1), Some('+' | '-')));
+                    if chars.get(i + 1 + sign).is_some_and(|c| c.is_ascii_digit()) {
+                        is_float = true;
+                        i += 1 + sign;
+                        digits(&mut i);
+                    }
+                }
+                // Letters right after a number make it a bad one (`12ab`), reported below.
+                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                    is_float = false;
                 }
             }
             let text: String = chars[start..i].iter().collect();
@@ -199,6 +306,12 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
                     parse_int(&text).ok_or_else(|| format!("`{text}` is not an integer"))?,
                 ));
             }
+            continue;
+        }
+        if c == 'f' && chars.get(i + 1) == Some(&'"') {
+            let (parts, used) = lex_fstring(&chars[i + 2..])?;
+            out.push(Tok::FStr(parts));
+            i += 2 + used;
             continue;
         }
         if c.is_ascii_alphabetic() || c == '_' {
@@ -284,7 +397,12 @@ struct P {
     toks: Vec<Tok>,
     i: usize,
     depth: usize,
+    /// How many f-strings enclose this expression.
+    fnest: usize,
 }
+
+/// The most f-strings that may nest inside one another's `{...}`.
+const MAX_FSTRING_NESTING: usize = 4;
 
 impl P {
     fn peek(&self) -> Option<&Tok> {
@@ -466,8 +584,31 @@ impl P {
             Some(Tok::Int(v)) => Ok(Expr::Int(v)),
             Some(Tok::Float(v)) => Ok(Expr::Float(v)),
             Some(Tok::Str(s)) => Ok(Expr::Str(s)),
+            Some(Tok::FStr(parts)) => {
+                // `f"a{x}b"` is `"a" + x.to_s + "b"`.
+                let mut out: Option<Expr> = None;
+                for p in parts {
+                    let e = match p {
+                        FPart::Text(t) => Expr::Str(t),
+                        FPart::Code(c) => {
+                            if self.fnest >= MAX_FSTRING_NESTING {
+                                return Err("f-strings nest too deeply".into());
+                            }
+                            let inner = parse_nested(&c, self.fnest + 1)
+                                .map_err(|m| format!("in `{{{c}}}`: {m}"))?;
+                            Expr::Attr(Box::new(inner), "to_s".into())
+                        }
+                    };
+                    out = Some(match out {
+                        None => e,
+                        Some(a) => Expr::Binary(BinOp::Add, Box::new(a), Box::new(e)),
+                    });
+                }
+                Ok(out.unwrap_or(Expr::Str(String::new())))
+            }
             Some(Tok::Ident(w)) if w == "true" => Ok(Expr::Bool(true)),
             Some(Tok::Ident(w)) if w == "false" => Ok(Expr::Bool(false)),
+            Some(Tok::Ident(w)) if w == "null" => Ok(Expr::Null),
             Some(Tok::Ident(w)) if w == "sizeof" && self.eat_op("<") => {
                 Ok(Expr::SizeOf(self.type_name()?))
             }
@@ -516,6 +657,11 @@ const MAX_DEPTH: usize = 64;
 
 /// Parses a KS expression. Errors describe the first problem in plain words.
 pub fn parse(src: &str) -> Result<Expr, String> {
+    parse_nested(src, 0)
+}
+
+/// [`parse`] for an expression inside `fnest` f-strings.
+fn parse_nested(src: &str, fnest: usize) -> Result<Expr, String> {
     let toks = lex(src)?;
     if toks.is_empty() {
         return Err("the expression is empty".into());
@@ -533,6 +679,7 @@ pub fn parse(src: &str) -> Result<Expr, String> {
         toks,
         i: 0,
         depth: 0,
+        fnest,
     };
     let e = p.ternary()?;
     if let Some(t) = p.peek() {
@@ -566,6 +713,7 @@ fn depth(e: &Expr) -> usize {
             | Expr::Float(_)
             | Expr::Str(_)
             | Expr::Bool(_)
+            | Expr::Null
             | Expr::Name(_)
             | Expr::SizeOf(_)
             | Expr::EnumRef(_, _) => {}
@@ -590,6 +738,7 @@ impl fmt::Display for Expr {
             Expr::Float(v) => write!(f, "{v}"),
             Expr::Str(s) => write!(f, "{s:?}"),
             Expr::Bool(b) => write!(f, "{b}"),
+            Expr::Null => write!(f, "null"),
             Expr::Name(n) => write!(f, "{n}"),
             Expr::EnumRef(e, v) => write!(f, "{e}::{v}"),
             Expr::Unary(op, e) => match op {
@@ -665,6 +814,12 @@ mod tests {
         assert_eq!(parse("not a == b").unwrap().to_string(), "not (a == b)");
         assert_eq!(parse("0x10 << 2").unwrap().to_string(), "(16 << 2)");
         assert_eq!(parse("-5").unwrap(), Expr::Int(-5));
+        assert_eq!(parse("1e-6").unwrap(), Expr::Float(1e-6));
+        assert_eq!(parse("2.5E+3").unwrap(), Expr::Float(2500.0));
+        assert_eq!(parse("0x1e").unwrap(), Expr::Int(0x1e));
+        assert_eq!(parse("null").unwrap(), Expr::Null);
+        assert!(parse("12ab").is_err());
+        assert!(parse("1e").is_err());
     }
 
     #[test]
@@ -700,6 +855,27 @@ mod tests {
             Expr::Str("£\nA\0".into())
         );
         assert_eq!(parse(r#"'\n'"#).unwrap(), Expr::Str("\\n".into()));
+        assert_eq!(parse(r#"f"""#).unwrap(), Expr::Str(String::new()));
+        assert_eq!(
+            parse(r#"f"a\tb={n + 1}, s={'x}'}""#).unwrap().to_string(),
+            r#"((("a\tb=" + (n + 1).to_s) + ", s=") + "x}".to_s)"#
+        );
+        for bad in [
+            r#"f"{a"#, r#"f"a}""#, r#"f"{}""#, r#"f"abc"#, r#"f"{"}"#, "f\"\\",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+        // F-strings nest, but only so deep (each level parses its `{...}` again).
+        let mut nested = "1".to_owned();
+        for _ in 0..4 {
+            nested = format!("f\"{{{nested}}}\"");
+        }
+        assert!(parse(&nested).is_ok(), "{nested}");
+        let mut deep = "1".to_owned();
+        for _ in 0..40 {
+            deep = format!("f\"{{{deep}}}\"");
+        }
+        assert!(parse(&deep).is_err());
         assert!(parse(r#""\u12""#).is_err());
     }
 

@@ -122,6 +122,7 @@ fn names(e: &Expr, out: &mut HashSet<String>) {
             | Expr::Float(_)
             | Expr::Str(_)
             | Expr::Bool(_)
+            | Expr::Null
             | Expr::EnumRef(..)
             | Expr::SizeOf(_) => {}
         }

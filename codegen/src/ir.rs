@@ -401,6 +401,8 @@ pub enum Valid {
     AnyOf(Vec<SrcExpr>),
     /// `valid: {expr: ...}` with `_` as the value.
     Expr(SrcExpr),
+    /// `valid: {in-enum: true}`: the value is one the field's enum lists.
+    InEnum,
 }
 
 impl Valid {
@@ -422,6 +424,7 @@ impl Valid {
                     .join(", ")
             ),
             Valid::Expr(e) => format!("must satisfy {}", e.src),
+            Valid::InEnum => "must be a value the enum lists".into(),
         }
     }
 }

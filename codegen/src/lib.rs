@@ -81,8 +81,8 @@
 mod bits;
 mod builder;
 pub mod columns;
-pub mod diag;
 mod context;
+pub mod diag;
 mod emit;
 mod emit_binrw;
 mod emit_reflect;
@@ -95,6 +95,8 @@ mod options;
 mod process;
 mod resolve;
 mod tidy;
+mod sizes;
+mod version;
 pub mod yaml;
 
 pub use builder::{write_if_changed, BuildError, Builder, Generated};

@@ -353,6 +353,15 @@ impl<'a> Lower<'a> {
                                         self.default_encoding = self.encoding(s, mv.pos, &kp);
                                     }
                                 }
+                                "ks-version" => {
+                                    if let NodeKind::Scalar { text, quoted } = &mv.kind {
+                                        if let Err((m, h)) = crate::version::check_ks_version(text, *quoted) {
+                                            self.err(mv.pos, &kp, m, h);
+                                        }
+                                    } else {
+                                        self.err(mv.pos, &kp, format!("`ks-version` must be a version such as `0.11`, found {}", mv.shape()), "write `ks-version: '0.11'`");
+                                    }
+                                }
                                 "-sp-strict" => {
                                     if let Some(b) = self.boolean(mv, &kp) {
                                         self.strict = b;
@@ -659,6 +668,18 @@ impl<'a> Lower<'a> {
                 continue;
             };
             let (name, doc) = match &v.kind {
+                NodeKind::Scalar {
+                    text,
+                    quoted: false,
+                } if matches!(text.as_str(), "null" | "Null" | "NULL" | "~" | "") => {
+                    self.err(
+                        v.pos,
+                        &vp,
+                        "enum value is null (YAML reads an unquoted `null`, `~` or nothing as no value)",
+                        "quote the name (`4: 'null'`) or give it another one",
+                    );
+                    continue;
+                }
                 NodeKind::Scalar { text, .. } => (text.clone(), None),
                 NodeKind::Map(entries) => {
                     let mut id = None;
@@ -866,6 +887,42 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// A switch case's type name with a number type made explicit (`u2` under `endian: le`
+    /// is `u2le`; see `emit::case_number`); other names unchanged. `None` (reported) for a
+    /// multi-byte number type without a byte order.
+    fn case_number_type(&mut self, tn: &str, pos: Pos, kp: &str) -> Option<String> {
+        let Some((float, bytes, endian, signed)) = Self::int_type(tn, self.default_endian) else {
+            return Some(tn.to_owned());
+        };
+        let base = format!(
+            "{}{}",
+            if float {
+                'f'
+            } else if signed {
+                's'
+            } else {
+                'u'
+            },
+            bytes
+        );
+        if bytes == 1 {
+            return Some(base);
+        }
+        match endian {
+            Some(Endian::Le) => Some(format!("{base}le")),
+            Some(Endian::Be) => Some(format!("{base}be")),
+            None => {
+                self.err(
+                    pos,
+                    kp,
+                    format!("case type `{tn}` needs a byte order"),
+                    format!("write `{base}le` or `{base}be`, or set `meta.endian`"),
+                );
+                None
+            }
+        }
+    }
+
     /// The field's size, if it has one; `Err` when the size keys are wrong (already reported).
     fn size_of(&mut self, m: &[(Key, Node)], fp: &str) -> Result<Option<Size>, ()> {
         let size = m.iter().find(|(k, _)| k.text == "size");
@@ -959,7 +1016,11 @@ impl<'a> Lower<'a> {
                 (t, None) if Self::param_elem_kind(t).is_some() => {
                     Self::param_elem_kind(t).unwrap_or(ParamKind::Struct)
                 }
-                (t, None) if t.strip_suffix("[]").and_then(Self::param_elem_kind).is_some() => {
+                (t, None)
+                    if t.strip_suffix("[]")
+                        .and_then(Self::param_elem_kind)
+                        .is_some() =>
+                {
                     ParamKind::List(Box::new(
                         t.strip_suffix("[]")
                             .and_then(Self::param_elem_kind)
@@ -1000,11 +1061,7 @@ impl<'a> Lower<'a> {
             {
                 ParamKind::Int
             }
-            t if !t.is_empty()
-                && t.split("::").all(|p| {
-                    is_ident(p)
-                }) =>
-            {
+            t if !t.is_empty() && t.split("::").all(|p| is_ident(p)) => {
                 ParamKind::User(t.to_owned())
             }
             _ => return None,
@@ -1082,6 +1139,19 @@ impl<'a> Lower<'a> {
             Some(v) => Some(self.src_expr(v, &format!("{fp}.if"))?),
             None => None,
         };
+        // Kaitai Struct refuses the count key of another repeat kind.
+        if let Some(kind) = get("repeat").and_then(|v| v.as_str()) {
+            for (k, owner) in [("repeat-expr", "expr"), ("repeat-until", "until")] {
+                if let (Some(v), true) = (get(k), kind != owner) {
+                    self.err(
+                        v.pos,
+                        &format!("{fp}.{k}"),
+                        format!("key `{k}` does not apply to `repeat: {kind}`"),
+                        format!("remove `{k}`, or write `repeat: {owner}`"),
+                    );
+                }
+            }
+        }
         let repeat = match get("repeat").map(|v| (v, v.as_str())) {
             None => {
                 for k in ["repeat-expr", "repeat-until"] {
@@ -1305,6 +1375,10 @@ impl<'a> Lower<'a> {
                                                 }
                                                 None => tn.to_owned(),
                                             };
+                                            let Some(tn) = self.case_number_type(&tn, cv.pos, &cp)
+                                            else {
+                                                continue;
+                                            };
                                             let tn = tn.as_str();
                                             if ck.text == "_" {
                                                 default = Some(tn.to_owned());
@@ -1312,7 +1386,9 @@ impl<'a> Lower<'a> {
                                             }
                                             match expr::parse(&ck.text) {
                                                 Ok(e @ (Expr::Int(_) | Expr::EnumRef(_, _) | Expr::Str(_) | Expr::Bool(_))) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
-                                                _ => self.err(ck.pos, &cp, format!("case key `{}` is not an integer, an enum value, a string or a condition literal", ck.text), "case keys are integer literals, `enum_name::value`, string literals (`'\"abc\"'`), `true`/`false`, or `_` for the default"),
+                                                // A byte-array literal (`'[0x49]'`) for a switch on bytes.
+                                                Ok(Expr::List(items)) if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v))) => cases.push((SrcExpr { expr: Expr::List(items), src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
+                                                _ => self.err(ck.pos, &cp, format!("case key `{}` is not an integer, an enum value, a string, a byte array or a condition literal", ck.text), "case keys are integer literals, `enum_name::value`, string literals (`'\"abc\"'`), byte arrays (`'[0x49]'`), `true`/`false`, or `_` for the default"),
                                             }
                                         }
                                     }
@@ -1343,6 +1419,28 @@ impl<'a> Lower<'a> {
                                 );
                             }
                             return None;
+                        }
+                        let numbers = cases
+                            .iter()
+                            .map(|(_, n)| n)
+                            .chain(default.iter())
+                            .filter(|n| crate::emit::case_number(n).is_some())
+                            .count();
+                        if numbers > 0 {
+                            let all = cases.len() + usize::from(default.is_some());
+                            if numbers < all {
+                                self.err(tnode.pos, &tp, "a switch mixes number types and user types", "give every case a number type, or every case a user type (wrap the number in a type)");
+                                return None;
+                            }
+                            if size.is_some() {
+                                self.err(
+                                    tnode.pos,
+                                    &tp,
+                                    "a switch of number types cannot have a `size`",
+                                    "drop `size`: each number type has its own",
+                                );
+                                return None;
+                            }
                         }
                         FieldKind::Switch {
                             on,
@@ -1460,7 +1558,7 @@ impl<'a> Lower<'a> {
                                 Some(w) => FieldKind::Bits {
                                     width: w,
                                     offset_binary: false,
-                                    le: self.bit_le,
+                                    le: crate::bits::explicit_bit_le(&t).unwrap_or(self.bit_le),
                                     enum_name: enum_name.clone(),
                                 },
                                 None => {
@@ -1525,16 +1623,30 @@ impl<'a> Lower<'a> {
         }
         let (kind, varint) = self.bit_keys(m, fp, kind, &repeat)?;
         if process.is_some() {
+            // With a terminator or padding, only processors that map byte to byte (see
+            // `emit/proc_term.rs`): a field keeps its terminator and padding as read, not also
+            // its stored bytes, which zlib would need to write back the same bytes.
+            let bytewise = matches!(
+                process,
+                Some(Process::Xor(_) | Process::Rol(_) | Process::Ror(_))
+            );
             let ok = matches!(
                 (&kind, &repeat),
-                (FieldKind::Bytes(Size::Expr(_) | Size::Eos), _)
-                    | (FieldKind::User { size: Some(_), .. }, _)
-            ) && term.is_none();
+                (
+                    FieldKind::Bytes(Size::Expr(_) | Size::Eos | Size::Terminator),
+                    _
+                ) | (FieldKind::User { .. }, _)
+            ) && (term.is_some() && bytewise
+                || term.is_none()
+                    && !matches!(
+                        kind,
+                        FieldKind::Bytes(Size::Terminator) | FieldKind::User { size: None, .. }
+                    ));
             if !ok {
                 self.err(
                     get("process").map_or(node.pos, |v| v.pos),
                     &format!("{fp}.process"),
-                    "`process` applies to raw bytes or a user type with a `size` (or `size-eos`), without a terminator",
+                    "`process` applies to raw bytes or a user type with a `size` (or `size-eos`); with a terminator or `pad-right`, only `xor`, `rol` and `ror`",
                     "give the field a `size`, or move `process` to the field that holds the bytes",
                 );
                 return None;
@@ -1750,7 +1862,33 @@ impl<'a> Lower<'a> {
                             }
                             out = Some(Valid::AnyOf(all));
                         }
-                        _ => self.unknown_key(k, kp, &["eq", "min", "max", "any-of", "expr"], &[]),
+                        "in-enum" => match v.as_str() {
+                            Some("true") => out = Some(Valid::InEnum),
+                            Some(o) => {
+                                self.err(
+                                    v.pos,
+                                    &p,
+                                    format!("`in-enum` must be `true`, found `{o}`"),
+                                    "only `true` is supported; to check nothing, drop `valid`",
+                                );
+                                return None;
+                            }
+                            None => {
+                                self.err(
+                                    v.pos,
+                                    &p,
+                                    format!("`in-enum` must be `true`, found {}", v.shape()),
+                                    "write `in-enum: true`",
+                                );
+                                return None;
+                            }
+                        },
+                        _ => self.unknown_key(
+                            k,
+                            kp,
+                            &["eq", "min", "max", "any-of", "expr", "in-enum"],
+                            &[],
+                        ),
                     }
                 }
                 if min.is_some() || max.is_some() {

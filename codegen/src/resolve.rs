@@ -170,7 +170,7 @@ pub(crate) fn for_each_expr(field: &mut Field, f: &mut dyn FnMut(&mut Expr)) {
                 f(&mut x.expr);
             }
         }
-        None => {}
+        Some(Valid::InEnum) | None => {}
     }
     match &mut field.kind {
         FieldKind::Bytes(Size::Expr(e))
@@ -229,7 +229,12 @@ fn rewrite_enum_refs(e: &mut Expr, en: &dyn Fn(&mut String), ty: &dyn Fn(&mut St
                 todo.push(a);
                 todo.push(b);
             }
-            Expr::Int(_) | Expr::Float(_) | Expr::Str(_) | Expr::Bool(_) | Expr::Name(_) => {}
+            Expr::Int(_)
+            | Expr::Float(_)
+            | Expr::Str(_)
+            | Expr::Bool(_)
+            | Expr::Null
+            | Expr::Name(_) => {}
         }
     }
 }

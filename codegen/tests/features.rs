@@ -769,3 +769,31 @@ fn bit_fields_offset_binary_varints_and_alignment() {
         "self.write_to(&mut __w)",
     );
 }
+
+const ELSE_ONLY: &str = r#"
+meta:
+  id: else_only
+seq:
+  - id: code
+    type: u1
+  - id: body
+    type:
+      switch-on: code
+      cases:
+        _: data
+types:
+  data:
+    seq:
+      - id: value
+        type: u1
+"#;
+
+#[test]
+fn a_switch_with_only_a_default_reads_it_without_extra_braces() {
+    let (_, f) = generate("else_only", ELSE_ONLY);
+    let read = item_in_impl(&f, "ElseOnly", "read_from");
+    // `{ Data::read_from(..) }` alone in a block is rustc's `unused_braces` warning in the
+    // file that includes the generated code.
+    has(&read, "Data::read_from(__r).map(ElseOnlyBody::Data)");
+    lacks(&read, ";{Data::read_from(__r)");
+}

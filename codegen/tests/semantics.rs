@@ -36,6 +36,30 @@ mod kaitai_rules;
 mod lists_valid;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/misc_bits.rs"]
+mod misc_bits;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/misc_lang.rs"]
+mod misc_lang;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/misc_num_switch.rs"]
+mod misc_num_switch;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/misc_proc.rs"]
+mod misc_proc;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/misc_root_params.rs"]
+mod misc_root_params;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/misc_switch.rs"]
+mod misc_switch;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/nested_scopes.rs"]
 mod nested_scopes;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -794,6 +818,231 @@ fn failing_expressions_in_seq_fields_are_decode_and_encode_errors() {
     );
 }
 
+/// `misc_lang.ksy`: "PK", "AB", "NOP", cat, recs (1, [0, 0]) and (0xaa, [1, 2]), one chunk
+/// "xy" before a `,` that its list does not consume (the field after it reads it).
+const MISC_LANG: &[u8] = b"PKABNOP\x01\x01\x00\x00\xaa\x01\x02xy,";
+
+#[test]
+fn string_order_reverse_fstrings_sizeof_and_list_instances() {
+    use misc_lang::*;
+    let v = MiscLang::decode(MISC_LANG).unwrap();
+    assert!(v.name_after_m(), "strings order by code point");
+    assert_eq!(v.name_backwards(), "PON");
+    assert_eq!(
+        v.label(),
+        "NOP#1",
+        "an f-string interpolates a string and an integer"
+    );
+    assert_eq!(v.pair(), Ok(vec![1, 0xff]), "`[a, b].as<bytes>`");
+    assert_eq!(
+        v.all_recs().len(),
+        2,
+        "a value instance may be a list of structs"
+    );
+    assert_eq!(v.first_marker(), Ok(1));
+    assert_eq!(
+        v.marker_size(),
+        1,
+        "`x._sizeof` of a `u1` field, known statically"
+    );
+    assert_eq!(
+        v.recs[1].rec_size(),
+        3,
+        "`_sizeof` is the type's fixed size"
+    );
+    assert_eq!(v.recs[1].body_size(), 2, "`x._sizeof` of a `size: 2` field");
+    assert_eq!(
+        v.chunks,
+        [b"xy".to_vec(), Vec::new()],
+        "an empty element that satisfies `repeat-until` ends the list"
+    );
+    assert_eq!(v.encode().unwrap(), MISC_LANG);
+}
+
+#[test]
+fn valid_on_bytes_strings_and_in_enum() {
+    use misc_lang::*;
+    let fails = |at: usize, byte: u8, field: &str| {
+        let mut b = MISC_LANG.to_vec();
+        b[at] = byte;
+        let e = MiscLang::decode(&b).unwrap_err();
+        assert!(
+            matches!(
+                e.kind,
+                statepack_runtime::io::DecodeErrorKind::NotValid { .. }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains(field), "{e}");
+    };
+    fails(1, b'J', "magic"); // eq on bytes
+    fails(3, b'[', "tag"); // above max [0x41, 0x5a]
+    fails(2, b'@', "tag"); // below min [0x41]
+    fails(4, b'a', "name"); // above max "ZZZ"
+    fails(7, 3, "kind"); // not listed by the enum
+    let mut w = MiscLang::decode(MISC_LANG).unwrap();
+    w.kind = Animal::Unlisted(3);
+    assert!(w.encode().is_err(), "the writer checks `in-enum` too");
+    let mut w = MiscLang::decode(MISC_LANG).unwrap();
+    w.tag = b"A[".to_vec();
+    assert!(w.encode().is_err(), "the writer checks a byte range");
+}
+
+#[test]
+fn explicit_bit_order_per_field_and_enums_wider_than_the_field() {
+    use misc_bits::*;
+    // 101|00011, then 0x21 read least significant nibble first, then 1|1001100 (the root
+    // ends inside that byte: the 7 bits after it are kept and written back).
+    let bytes = [0b1010_0011, 0x21, 0b1100_1100];
+    let v = MiscBits::decode(&bytes).unwrap();
+    assert_eq!(
+        (v.hi, v.lo),
+        (5, 3),
+        "`b3be`/`b5be` read most significant bits first"
+    );
+    assert_eq!(
+        (v.l1, v.l2),
+        (1, 2),
+        "`b4le` reads least significant bits first"
+    );
+    assert_eq!(
+        v.pet,
+        Animal::Dog,
+        "a 1-bit enum may list values it cannot hold"
+    );
+    assert_eq!(v.encode().unwrap(), bytes);
+    let mut w = v.clone();
+    w.pet = Animal::Horse;
+    assert!(
+        w.encode().is_err(),
+        "horse = 4 does not fit one bit: refused, not wrapped"
+    );
+}
+
+#[test]
+fn switch_on_bytes_with_byte_array_case_keys() {
+    use misc_switch::*;
+    let bytes = b"I\x07Sab\x00I\x09";
+    let v = MiscSwitch::decode(bytes).unwrap();
+    assert_eq!(v.items.len(), 3);
+    assert!(matches!(&v.items[0].body, ItemBody::IntVal(x) if x.value == 7));
+    assert!(matches!(&v.items[1].body, ItemBody::StrVal(x) if x.value == "ab"));
+    assert_eq!(v.encode().unwrap(), bytes);
+    let mut w = v.clone();
+    w.items[0].code = b"S".to_vec();
+    assert!(
+        w.encode().is_err(),
+        "the case must agree with the switch value on write"
+    );
+    let v = MiscSwitch::decode(b"X").unwrap();
+    assert!(
+        matches!(v.items[0].body, ItemBody::NoCase),
+        "no case: nothing read, as in Kaitai"
+    );
+}
+
+#[test]
+fn process_after_padding_and_terminator() {
+    use misc_proc::*;
+    // "abc" padded with 0x40; "de" cut at 0x40, then 0x2b padding; "fg@" (terminator
+    // included) and two bytes after it, in a 5-byte field.
+    let bytes = b"abc@@@de@+++fg@xy";
+    let v = MiscProc::decode(bytes).unwrap();
+    let xor = |s: &[u8]| s.iter().map(|b| b ^ 0x15).collect::<Vec<u8>>();
+    assert_eq!(
+        v.padded,
+        xor(b"abc"),
+        "padding is stripped before `process`"
+    );
+    assert_eq!(v.cut, xor(b"de"), "the terminator cuts before `process`");
+    let rol1 = |s: &[u8]| s.iter().map(|b| b.rotate_left(1)).collect::<Vec<u8>>();
+    assert_eq!(
+        v.wrapped.value,
+        rol1(b"fg@"),
+        "an included terminator is processed too"
+    );
+    assert_eq!(
+        v.encode().unwrap(),
+        bytes,
+        "terminator, padding and the rest are kept"
+    );
+    let mut w = v.clone();
+    w.padded = xor(b"z");
+    w.cut = xor(b"q");
+    let out = w.encode().unwrap();
+    assert_eq!(
+        &out[..12],
+        b"z@@@@@q@++++",
+        "a changed value is processed back and padded"
+    );
+    let mut w = v.clone();
+    w.padded = xor(b"toolong");
+    assert!(
+        w.encode().is_err(),
+        "a value longer than the size is refused"
+    );
+}
+
+#[test]
+fn switch_of_number_types() {
+    use misc_num_switch::*;
+    // code 2: `len` is a u2le (3), three body bytes, `checked` the default u2be (0x1000).
+    let bytes = [2, 3, 0, b'a', b'b', b'c', 0x10, 0x00];
+    let v = MiscNumSwitch::decode(&bytes).unwrap();
+    assert_eq!(v.len, MiscNumSwitchLen::U2le(3));
+    assert_eq!(v.len.value(), Ok(3));
+    assert_eq!(v.body, b"abc", "a number switch may give a size");
+    assert_eq!(v.checked, MiscNumSwitchChecked::U2be(0x1000));
+    assert_eq!(
+        v.len_plus(),
+        Ok(4),
+        "in expressions the switch is its number"
+    );
+    assert_eq!(v.encode().unwrap(), bytes);
+    let root = misc_num_switch::reflect_decode(&bytes).unwrap();
+    assert!(
+        matches!(root.member("len"), Some(Value::Int(3))),
+        "the dynamic view shows the number"
+    );
+    // Code 4: a big-endian s4.
+    let v = MiscNumSwitch::decode(&[4, 0xff, 0xff, 0xff, 0xff, 0, 1]).unwrap_err();
+    assert!(
+        v.to_string().contains("body"),
+        "a size of -1 is refused: {v}"
+    );
+    // `valid` applies to the number read.
+    let e = MiscNumSwitch::decode(&[2, 0, 0, 0x10, 0x01]).unwrap_err();
+    assert!(
+        matches!(
+            e.kind,
+            statepack_runtime::io::DecodeErrorKind::NotValid { .. }
+        ),
+        "{e}"
+    );
+    // The writer writes the width the switch value selects, and refuses another.
+    let mut w = MiscNumSwitch::decode(&bytes).unwrap();
+    w.len = MiscNumSwitchLen::U1(3);
+    assert!(w.encode().is_err(), "code 2 selects u2le, not u1");
+    // No case: the field has no value, so `size: len` cannot be read.
+    let e = MiscNumSwitch::decode(&[3, 0, 0]).unwrap_err();
+    assert!(e.to_string().contains("no switch case matched"), "{e}");
+}
+
+#[test]
+fn a_root_type_with_params_takes_them_in_decode() {
+    use misc_root_params::*;
+    let v = MiscRootParams::decode(b"abc\x07", 3, true).unwrap();
+    assert_eq!((v.body.as_slice(), v.trailer), (b"abc".as_slice(), Some(7)));
+    assert_eq!(v.encode().unwrap(), b"abc\x07");
+    let v = MiscRootParams::decode(b"ab", 2, false).unwrap();
+    assert_eq!(v.trailer, None);
+    let e = misc_root_params::reflect_decode(b"ab").err().unwrap();
+    assert!(
+        e.to_string().contains("takes params (len, has_trailer)"),
+        "{e}"
+    );
+}
+
 /// `positional.ksy`: `ofs_name` = 9; two numbers (the count comes from `header`, read at 12
 /// before the seq needs it); a 6-byte `block` whose `inner` sits at 4 of its own substream;
 /// `name` = "hi" at 9, `header.count` = 2 at 12, a gap byte at 13, `tail_word` in the last
@@ -982,7 +1231,10 @@ fn parent_path_to_a_later_field_is_refused_naming_both_places() {
     let shown = statepack_codegen::render(&e);
     assert!(shown.contains("`_parent.len`"), "{shown}");
     assert!(shown.contains("later.ksy:6:5"), "the later field: {shown}");
-    assert!(shown.contains("later.ksy:4:5"), "the reading field: {shown}");
+    assert!(
+        shown.contains("later.ksy:4:5"),
+        "the reading field: {shown}"
+    );
     assert!(shown.contains("is read after `child`"), "{shown}");
 }
 
@@ -992,7 +1244,8 @@ fn parent_in_the_root_type_and_in_an_unread_type_are_refused() {
     let shown = statepack_codegen::render(&statepack_codegen::generate(root, "r.ksy").unwrap_err());
     assert!(shown.contains("the root type has no `_parent`"), "{shown}");
     let unread = "meta:\n  id: u\nseq:\n  - id: a\n    type: u1\ntypes:\n  lone:\n    seq:\n      - id: b\n        size: _parent.a\n";
-    let shown = statepack_codegen::render(&statepack_codegen::generate(unread, "u.ksy").unwrap_err());
+    let shown =
+        statepack_codegen::render(&statepack_codegen::generate(unread, "u.ksy").unwrap_err());
     assert!(shown.contains("no field reads `lone`"), "{shown}");
 }
 

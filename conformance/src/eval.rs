@@ -23,7 +23,7 @@ use std::rc::Rc;
 
 use statepack_runtime::reflect::{EnumValue, Reflect, Value};
 
-use crate::expr::{BinOp, Expr, UnOp};
+use statepack_codegen::expr::{BinOp, Expr, UnOp};
 
 /// The absolute difference within which two numbers compare equal when either is a float.
 pub const FLOAT_TOLERANCE: f64 = 1e-6;
@@ -174,7 +174,7 @@ fn eval_in<'a>(cx: Option<&Evaluator<'a>>, e: &Expr) -> R<Ev<'a>> {
         Expr::Str(s) => Ev::Str(Cow::Owned(s.clone())),
         Expr::Bool(b) => Ev::Bool(*b),
         Expr::Null => Ev::Null,
-        Expr::Array(items) => {
+        Expr::List(items) => {
             if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(0..=255))) {
                 Ev::Bytes(Cow::Owned(
                     items
@@ -186,7 +186,13 @@ fn eval_in<'a>(cx: Option<&Evaluator<'a>>, e: &Expr) -> R<Ev<'a>> {
                 Ev::List(items.iter().map(|x| eval_in(cx, x)).collect::<R<_>>()?)
             }
         }
-        Expr::Path(p) => Ev::EnumLit(p.clone()),
+        Expr::EnumRef(path, value) => Ev::EnumLit(
+            path.split("::")
+                .map(str::to_owned)
+                .chain([value.clone()])
+                .collect(),
+        ),
+        Expr::SizeOf(t) => return Err(format!("`sizeof<{t}>` has no value here")),
         Expr::Name(n) => {
             let Some(cx) = cx else {
                 return Err(format!(
@@ -201,7 +207,7 @@ fn eval_in<'a>(cx: Option<&Evaluator<'a>>, e: &Expr) -> R<Ev<'a>> {
                 None => return Err(no_member(cx.root, n)),
             }
         }
-        Expr::Member(base, name) => {
+        Expr::Attr(base, name) => {
             let b = eval_in(cx, base)?;
             if let (Ev::Struct(s), Some(cx)) = (&b, cx) {
                 if let Some(v) = cx.member_of(*s, name)? {
@@ -244,7 +250,7 @@ fn eval_in<'a>(cx: Option<&Evaluator<'a>>, e: &Expr) -> R<Ev<'a>> {
             Ev::Bool(as_bool(eval_in(cx, l)?)? || as_bool(eval_in(cx, r)?)?)
         }
         Expr::Binary(op, l, r) => binary(*op, eval_in(cx, l)?, eval_in(cx, r)?)?,
-        Expr::Cond(c, a, b) => {
+        Expr::Ternary(c, a, b) => {
             if as_bool(eval_in(cx, c)?)? {
                 eval_in(cx, a)?
             } else {
@@ -438,7 +444,7 @@ fn binary<'a>(op: BinOp, l: Ev<'a>, r: Ev<'a>) -> R<Ev<'a>> {
         (Sub, Ev::Int(a), Ev::Int(b)) => Ev::Int(a.checked_sub(b).ok_or_else(ovf)?),
         (Mul, Ev::Int(a), Ev::Int(b)) => Ev::Int(a.checked_mul(b).ok_or_else(ovf)?),
         (Div, Ev::Int(a), Ev::Int(b)) => Ev::Int(floor_div(a, b)?),
-        (Rem, Ev::Int(a), Ev::Int(b)) => Ev::Int(a - b * floor_div(a, b)?),
+        (Mod, Ev::Int(a), Ev::Int(b)) => Ev::Int(a - b * floor_div(a, b)?),
         (Shl, Ev::Int(a), Ev::Int(b)) if (0..128).contains(&b) => {
             Ev::Int(a.checked_shl(b as u32).ok_or_else(ovf)?)
         }
@@ -446,7 +452,7 @@ fn binary<'a>(op: BinOp, l: Ev<'a>, r: Ev<'a>) -> R<Ev<'a>> {
         (BitAnd, Ev::Int(a), Ev::Int(b)) => Ev::Int(a & b),
         (BitOr, Ev::Int(a), Ev::Int(b)) => Ev::Int(a | b),
         (BitXor, Ev::Int(a), Ev::Int(b)) => Ev::Int(a ^ b),
-        (Add | Sub | Mul | Div | Rem, l, r) => match (num(&l), num(&r)) {
+        (Add | Sub | Mul | Div | Mod, l, r) => match (num(&l), num(&r)) {
             (Some(a), Some(b)) => Ev::Float(match op {
                 Add => a + b,
                 Sub => a - b,
@@ -561,7 +567,7 @@ pub fn check(actual: &Ev<'_>, expected: &Ev<'_>) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::parse;
+    use statepack_codegen::expr::parse;
     use statepack_runtime::reflect::ToValue;
 
     /// A hand-written reflected type standing in for generated code:

@@ -13,7 +13,6 @@
 
 pub mod errs;
 pub mod eval;
-pub mod expr;
 pub mod kaitai_fx;
 pub mod kinds;
 pub mod known;

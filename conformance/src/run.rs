@@ -8,7 +8,7 @@ use crate::errs::{self, Header};
 use crate::eval::{check, eval_const, Evaluator};
 use crate::known::KnownFailures;
 use crate::kst::{self, Expectation};
-use crate::{expr, kinds, Outcome, SchemaEntry};
+use crate::{kinds, Outcome, SchemaEntry};
 
 /// How long one kst (decode, asserts, round trip), or generating one `formats_err` schema,
 /// may take before it counts as hung.
@@ -122,7 +122,7 @@ fn run_kst_here(suite: &Path, table: &[SchemaEntry], kst_file: &Path) -> Status 
         let ev = Evaluator::new(root.as_ref());
         for a in &kst.asserts {
             let fail = |m: String| Status::Fail(format!("`{}`: {m}", a.actual.trim()));
-            let actual = match expr::parse(&a.actual)
+            let actual = match statepack_codegen::expr::parse(&a.actual)
                 .map_err(|e| format!("does not parse: {e}"))
                 .and_then(|x| ev.eval(&x))
             {
@@ -141,7 +141,7 @@ fn run_kst_here(suite: &Path, table: &[SchemaEntry], kst_file: &Path) -> Status 
                     return fail(format!("expected {x}, got the value {actual}"))
                 }
                 Expectation::Value(want) => {
-                    let expected = match expr::parse(want)
+                    let expected = match statepack_codegen::expr::parse(want)
                         .map_err(|e| format!("expected side does not parse: {e}"))
                         .and_then(|x| eval_const(&x))
                     {

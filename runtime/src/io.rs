@@ -1502,6 +1502,10 @@ impl ByteWriter {
         if !(1..=64).contains(&width) || (width < 64 && value >> width != 0) {
             return Err(bit_field_out_of_range(value));
         }
+        if self.nbits == 0 {
+            // A run of big-endian bits starts here, also after little-endian ones.
+            self.bits_le = false;
+        }
         if width <= 32 {
             self.put_bits32(value, width);
         } else {

@@ -22,7 +22,9 @@
 //! and writes it with the methods of [`OpaqueType`] on the field's stream (a sized field
 //! gives a substream of its size).
 
-use crate::io::{ByteReader, ByteWriter, DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, Tracer};
+use crate::io::{
+    ByteReader, ByteWriter, DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, Tracer,
+};
 use std::borrow::Cow;
 
 /// A byte transformation named by `process: name(args)`: `decode` turns the stored bytes
@@ -43,9 +45,8 @@ pub fn unprocess_custom<P: CustomProcessor + ?Sized>(
     stored: &[u8],
     at: u64,
 ) -> Result<Vec<u8>, DecodeError> {
-    p.decode(stored).map_err(|m| {
-        DecodeError::new(at, DecodeErrorKind::Semantic(format!("process: {m}")))
-    })
+    p.decode(stored)
+        .map_err(|m| DecodeError::new(at, DecodeErrorKind::Semantic(format!("process: {m}"))))
 }
 
 /// Write side of a custom processor: the bytes read (`kept`) when they still decode to

@@ -4,6 +4,7 @@ seq:
   - id: a
     type: b2
     enum: e
+    -sp-strict: true
   - id: pad
     type: b6
 enums:

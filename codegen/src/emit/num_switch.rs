@@ -1,0 +1,151 @@
+//! Switches whose cases are number types (`cases: {1: u1, 2: u2le}`), as Kaitai Struct
+//! allows: the field holds an integer (or a float) whose width and byte order the switch
+//! value selects. The Rust member is the switch enum with one variant per number type
+//! (`U1(u8)`, `U2le(u16)`, ...), so the writer knows which width to write and checks that
+//! it is the one the switch value selects; in expressions and in the dynamic view the field
+//! is the number itself. A switch mixing number and user types is refused in `lower`.
+
+use super::{int_ty, read_method, write_method, Emitter, Ty};
+use crate::ir::*;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// A case type name that is a number type, as `lower` writes it (`u1`, `s1`, `u2le`,
+/// `f8be`, ...): (bytes, signed, float, byte order).
+pub(crate) fn case_number(tn: &str) -> Option<(u8, bool, bool, Endian)> {
+    let (base, order) = if let Some(b) = tn.strip_suffix("le") {
+        (b, Some(Endian::Le))
+    } else if let Some(b) = tn.strip_suffix("be") {
+        (b, Some(Endian::Be))
+    } else {
+        (tn, None)
+    };
+    let (kind, width) = base.split_at_checked(1)?;
+    let bytes: u8 = match width {
+        "1" => 1,
+        "2" => 2,
+        "4" => 4,
+        "8" => 8,
+        _ => return None,
+    };
+    // One-byte types have no byte order; `lower` gives every wider one its order.
+    let endian = match (bytes, order) {
+        (1, None) => Endian::Le,
+        (1, Some(_)) | (_, None) => return None,
+        (_, Some(e)) => e,
+    };
+    match kind {
+        "u" => Some((bytes, false, false, endian)),
+        "s" => Some((bytes, true, false, endian)),
+        "f" if bytes >= 4 => Some((bytes, true, true, endian)),
+        _ => None,
+    }
+}
+
+impl Emitter<'_> {
+    /// Reads case type `tn` into variant `vi` of switch enum `en` (`Result<enum, _>`).
+    pub(super) fn case_read(
+        &self,
+        tn: &str,
+        en: &proc_macro2::Ident,
+        vi: &proc_macro2::Ident,
+    ) -> TokenStream {
+        match case_number(tn) {
+            Some((bytes, signed, float, endian)) => {
+                let m = read_method(bytes, signed, float, endian);
+                quote!(__r.#m().map(#en::#vi))
+            }
+            None => {
+                let ti = crate::names::type_ident(tn);
+                quote!(#ti::read_from(__r).map(#en::#vi))
+            }
+        }
+    }
+
+    /// Writes the value `__x` of case type `tn`.
+    pub(super) fn case_write(&self, tn: &str) -> TokenStream {
+        match case_number(tn) {
+            Some((bytes, signed, float, endian)) => {
+                let m = write_method(bytes, signed, float, endian);
+                quote!(__w.#m(*__x);)
+            }
+            None => quote!(__x.write_to(__w)?;),
+        }
+    }
+
+    /// The encoded length of the value `__x` of case type `tn`.
+    pub(super) fn case_len(tn: &str) -> TokenStream {
+        match case_number(tn) {
+            Some((bytes, ..)) => {
+                let n = proc_macro2::Literal::usize_unsuffixed(bytes as usize);
+                quote!(#n)
+            }
+            None => quote!(__x.encoded_len()),
+        }
+    }
+
+    /// The Rust type a variant of case type `tn` holds.
+    pub(super) fn case_rust_ty(tn: &str) -> TokenStream {
+        match case_number(tn) {
+            Some((4, _, true, _)) => quote!(f32),
+            Some((_, _, true, _)) => quote!(f64),
+            Some((bytes, signed, false, _)) => int_ty(bytes, signed),
+            None => {
+                let ti = crate::names::type_ident(tn);
+                quote!(#ti)
+            }
+        }
+    }
+
+    /// For a switch field whose cases are number types: the type its value has in
+    /// expressions (an integer, or a float when any case is one).
+    pub(super) fn number_switch_ty(&self, ty: &Ty) -> Option<Ty> {
+        let Ty::Switch(owner, fid) = ty else {
+            return None;
+        };
+        let f = self
+            .s
+            .type_def(owner)?
+            .fields
+            .iter()
+            .find(|g| &g.id == fid)?;
+        let FieldKind::Switch { cases, default, .. } = &f.kind else {
+            return None;
+        };
+        let mut float = false;
+        for n in cases.iter().map(|(_, n)| n).chain(default.iter()) {
+            float |= case_number(n)?.2;
+        }
+        Some(if float { Ty::Float } else { Ty::Int })
+    }
+
+    /// The methods of a number switch's enum: `value()`, the number as `i128` (or `f64`),
+    /// failing with an `ExprError` when no case matched.
+    pub(super) fn number_switch_methods(&self, f: &Field, en: &proc_macro2::Ident) -> TokenStream {
+        let FieldKind::Switch { .. } = &f.kind else {
+            return quote!();
+        };
+        let vs = self.switch_variants(f);
+        if vs.iter().any(|(_, tn, _)| case_number(tn).is_none()) {
+            return quote!();
+        }
+        let float = vs
+            .iter()
+            .any(|(_, tn, _)| case_number(tn).is_some_and(|c| c.2));
+        let out = if float { quote!(f64) } else { quote!(i128) };
+        let arms = vs
+            .iter()
+            .map(|(vi, _, _)| quote!(#en::#vi(__x) => ::std::result::Result::Ok(*__x as #out)));
+        let none = if super::has_no_case(f) {
+            quote!(#en::NoCase => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from("no switch case matched, so the field has no value"))),)
+        } else {
+            quote!()
+        };
+        quote! {
+            #[doc = " The number read, whichever case was selected. Errors: no case matched."]
+            pub fn value(&self) -> ::std::result::Result<#out, ::statepack_runtime::io::ExprError> {
+                match self { #(#arms,)* #none }
+            }
+        }
+    }
+}

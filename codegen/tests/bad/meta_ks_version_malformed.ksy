@@ -1,0 +1,3 @@
+meta:
+  id: meta_ks_version_malformed
+  ks-version: 1.02
