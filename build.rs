@@ -1,7 +1,7 @@
 //! Regenerates the Rust for every schema in `schema/` into `OUT_DIR` at `cargo build`.
 //! `src/generated.rs` includes the result; `generated/` holds a checked-in copy for review
 //! (a test fails when it is stale; refresh it with
-//! `cargo run -p statepack-codegen -- schema generated`, which emits every library impl, as
+//! `cargo run -p statepack-codegen -- --interop schema generated`, which emits every library impl, as
 //! the default features do).
 //!
 //! The test-only schemas in `tests/schemas/` are generated too, into `OUT_DIR/test_schemas/`

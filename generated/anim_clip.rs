@@ -573,6 +573,7 @@ impl ::statepack_runtime::reflect::ToValue for AnimClip {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for AnimClip {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -584,12 +585,14 @@ impl ::statepack_runtime::binrw::BinRead for AnimClip {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for AnimClip {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for AnimClip {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -606,6 +609,7 @@ impl ::statepack_runtime::binrw::BinWrite for AnimClip {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for AnimClip {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -814,6 +818,7 @@ impl ::statepack_runtime::reflect::ToValue for BoneTracks {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for BoneTracks {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -825,12 +830,14 @@ impl ::statepack_runtime::binrw::BinRead for BoneTracks {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for BoneTracks {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for BoneTracks {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -847,6 +854,7 @@ impl ::statepack_runtime::binrw::BinWrite for BoneTracks {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for BoneTracks {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -1075,6 +1083,7 @@ impl ::statepack_runtime::reflect::ToValue for Track {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Track {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -1086,12 +1095,14 @@ impl ::statepack_runtime::binrw::BinRead for Track {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Track {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Track {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -1108,6 +1119,7 @@ impl ::statepack_runtime::binrw::BinWrite for Track {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Track {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -1236,6 +1248,7 @@ impl ::statepack_runtime::reflect::ToValue for DefaultTrack {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for DefaultTrack {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -1247,12 +1260,14 @@ impl ::statepack_runtime::binrw::BinRead for DefaultTrack {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for DefaultTrack {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for DefaultTrack {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -1269,6 +1284,7 @@ impl ::statepack_runtime::binrw::BinWrite for DefaultTrack {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for DefaultTrack {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -1426,6 +1442,7 @@ impl ::statepack_runtime::reflect::ToValue for ConstantTrack {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for ConstantTrack {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -1437,12 +1454,14 @@ impl ::statepack_runtime::binrw::BinRead for ConstantTrack {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for ConstantTrack {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for ConstantTrack {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -1459,6 +1478,7 @@ impl ::statepack_runtime::binrw::BinWrite for ConstantTrack {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for ConstantTrack {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -1616,6 +1636,7 @@ impl ::statepack_runtime::reflect::ToValue for FixedPointTrack {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for FixedPointTrack {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -1627,12 +1648,14 @@ impl ::statepack_runtime::binrw::BinRead for FixedPointTrack {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for FixedPointTrack {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for FixedPointTrack {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -1645,12 +1668,14 @@ impl ::statepack_runtime::binrw::BinWrite for FixedPointTrack {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for FixedPointTrack {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Reads through the native reader at the deku reader's bit position (most significant bit first); the reader is left after the value.
 ///
 /// Errors: `DekuError::Parse` with the field path and the byte offset in the stream; see `statepack_runtime::interop::deku`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl<'__a> ::statepack_runtime::deku::DekuReader<'__a, ()> for FixedPointTrack {
     fn from_reader_with_ctx<__R: ::std::io::Read + ::std::io::Seek>(
         reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
@@ -1662,6 +1687,7 @@ impl<'__a> ::statepack_runtime::deku::DekuReader<'__a, ()> for FixedPointTrack {
 /// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
 ///
 /// Errors: `DekuError::InvalidParam` naming the field when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::deku::DekuWriter<()> for FixedPointTrack {
     fn to_writer<__W: ::std::io::Write + ::std::io::Seek>(
         &self,
@@ -1674,6 +1700,7 @@ impl ::statepack_runtime::deku::DekuWriter<()> for FixedPointTrack {
 /// Reads through the native reader at the deku reader's bit position (most significant bit first); the reader is left after the value.
 ///
 /// Errors: `DekuError::Parse` with the field path and the byte offset in the stream; see `statepack_runtime::interop::deku`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl<
     '__a,
 > ::statepack_runtime::deku::DekuReader<'__a, ::statepack_runtime::deku::ctx::Endian>
@@ -1688,6 +1715,7 @@ for FixedPointTrack {
 /// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
 ///
 /// Errors: `DekuError::InvalidParam` naming the field when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::deku::DekuWriter<::statepack_runtime::deku::ctx::Endian>
 for FixedPointTrack {
     fn to_writer<__W: ::std::io::Write + ::std::io::Seek>(
@@ -1698,6 +1726,7 @@ for FixedPointTrack {
         ::statepack_runtime::interop::deku::write(writer, true, |__w| self.write_to(__w))
     }
 }
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl FixedPointTrack {
     /// Reads one value from the start of a bit slice (most significant bit first); returns it with the number of bits it took.
     ///
@@ -1971,6 +2000,7 @@ impl ::statepack_runtime::reflect::ToValue for AnimatedTrack {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for AnimatedTrack {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -1982,12 +2012,14 @@ impl ::statepack_runtime::binrw::BinRead for AnimatedTrack {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for AnimatedTrack {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for AnimatedTrack {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -2000,12 +2032,14 @@ impl ::statepack_runtime::binrw::BinWrite for AnimatedTrack {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for AnimatedTrack {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Reads through the native reader at the deku reader's bit position (most significant bit first); the reader is left after the value.
 ///
 /// Errors: `DekuError::Parse` with the field path and the byte offset in the stream; see `statepack_runtime::interop::deku`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl<'__a> ::statepack_runtime::deku::DekuReader<'__a, ()> for AnimatedTrack {
     fn from_reader_with_ctx<__R: ::std::io::Read + ::std::io::Seek>(
         reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
@@ -2017,6 +2051,7 @@ impl<'__a> ::statepack_runtime::deku::DekuReader<'__a, ()> for AnimatedTrack {
 /// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
 ///
 /// Errors: `DekuError::InvalidParam` naming the field when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::deku::DekuWriter<()> for AnimatedTrack {
     fn to_writer<__W: ::std::io::Write + ::std::io::Seek>(
         &self,
@@ -2029,6 +2064,7 @@ impl ::statepack_runtime::deku::DekuWriter<()> for AnimatedTrack {
 /// Reads through the native reader at the deku reader's bit position (most significant bit first); the reader is left after the value.
 ///
 /// Errors: `DekuError::Parse` with the field path and the byte offset in the stream; see `statepack_runtime::interop::deku`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl<
     '__a,
 > ::statepack_runtime::deku::DekuReader<'__a, ::statepack_runtime::deku::ctx::Endian>
@@ -2043,6 +2079,7 @@ for AnimatedTrack {
 /// Writes exactly the value's bits through the native writer ([`Self::write_to`]), most significant bit first.
 ///
 /// Errors: `DekuError::InvalidParam` naming the field when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::deku::DekuWriter<::statepack_runtime::deku::ctx::Endian>
 for AnimatedTrack {
     fn to_writer<__W: ::std::io::Write + ::std::io::Seek>(
@@ -2053,6 +2090,7 @@ for AnimatedTrack {
         ::statepack_runtime::interop::deku::write(writer, true, |__w| self.write_to(__w))
     }
 }
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl AnimatedTrack {
     /// Reads one value from the start of a bit slice (most significant bit first); returns it with the number of bits it took.
     ///
@@ -2242,6 +2280,7 @@ impl ::statepack_runtime::reflect::ToValue for Component {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Component {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -2253,12 +2292,14 @@ impl ::statepack_runtime::binrw::BinRead for Component {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Component {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Component {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -2275,6 +2316,7 @@ impl ::statepack_runtime::binrw::BinWrite for Component {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Component {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }

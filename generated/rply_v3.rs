@@ -1241,6 +1241,7 @@ impl ::statepack_runtime::reflect::ToValue for RplyV3 {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for RplyV3 {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -1252,12 +1253,14 @@ impl ::statepack_runtime::binrw::BinRead for RplyV3 {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for RplyV3 {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for RplyV3 {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -1274,6 +1277,7 @@ impl ::statepack_runtime::binrw::BinWrite for RplyV3 {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for RplyV3 {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -1457,6 +1461,7 @@ impl ::statepack_runtime::reflect::ToValue for Str16 {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Str16 {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -1468,12 +1473,14 @@ impl ::statepack_runtime::binrw::BinRead for Str16 {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Str16 {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Str16 {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -1490,6 +1497,7 @@ impl ::statepack_runtime::binrw::BinWrite for Str16 {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Str16 {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -1627,6 +1635,7 @@ impl ::statepack_runtime::reflect::ToValue for Keyframe {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Keyframe {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -1638,12 +1647,14 @@ impl ::statepack_runtime::binrw::BinRead for Keyframe {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Keyframe {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Keyframe {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -1660,6 +1671,7 @@ impl ::statepack_runtime::binrw::BinWrite for Keyframe {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Keyframe {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -1814,6 +1826,7 @@ impl ::statepack_runtime::reflect::ToValue for OpStream {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for OpStream {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -1825,12 +1838,14 @@ impl ::statepack_runtime::binrw::BinRead for OpStream {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for OpStream {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for OpStream {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -1847,6 +1862,7 @@ impl ::statepack_runtime::binrw::BinWrite for OpStream {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for OpStream {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -2196,6 +2212,7 @@ impl ::statepack_runtime::reflect::ToValue for Op {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Op {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -2207,12 +2224,14 @@ impl ::statepack_runtime::binrw::BinRead for Op {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Op {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Op {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -2229,6 +2248,7 @@ impl ::statepack_runtime::binrw::BinWrite for Op {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Op {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -2430,6 +2450,7 @@ impl ::statepack_runtime::reflect::ToValue for OpTick {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for OpTick {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -2441,12 +2462,14 @@ impl ::statepack_runtime::binrw::BinRead for OpTick {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for OpTick {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for OpTick {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -2463,6 +2486,7 @@ impl ::statepack_runtime::binrw::BinWrite for OpTick {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for OpTick {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -2542,6 +2566,7 @@ impl ::statepack_runtime::reflect::ToValue for OpTickNext {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for OpTickNext {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -2553,12 +2578,14 @@ impl ::statepack_runtime::binrw::BinRead for OpTickNext {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for OpTickNext {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for OpTickNext {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -2575,6 +2602,7 @@ impl ::statepack_runtime::binrw::BinWrite for OpTickNext {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for OpTickNext {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -2754,6 +2782,7 @@ impl ::statepack_runtime::reflect::ToValue for OpSpawn {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for OpSpawn {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -2765,12 +2794,14 @@ impl ::statepack_runtime::binrw::BinRead for OpSpawn {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for OpSpawn {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for OpSpawn {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -2787,6 +2818,7 @@ impl ::statepack_runtime::binrw::BinWrite for OpSpawn {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for OpSpawn {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -2894,6 +2926,7 @@ impl ::statepack_runtime::reflect::ToValue for OpDespawn {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for OpDespawn {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -2905,12 +2938,14 @@ impl ::statepack_runtime::binrw::BinRead for OpDespawn {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for OpDespawn {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for OpDespawn {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -2927,6 +2962,7 @@ impl ::statepack_runtime::binrw::BinWrite for OpDespawn {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for OpDespawn {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -3297,6 +3333,7 @@ impl ::statepack_runtime::reflect::ToValue for OpXform {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for OpXform {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -3308,12 +3345,14 @@ impl ::statepack_runtime::binrw::BinRead for OpXform {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for OpXform {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for OpXform {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -3330,6 +3369,7 @@ impl ::statepack_runtime::binrw::BinWrite for OpXform {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for OpXform {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -3640,6 +3680,7 @@ impl ::statepack_runtime::reflect::ToValue for OpProp {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for OpProp {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -3651,12 +3692,14 @@ impl ::statepack_runtime::binrw::BinRead for OpProp {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for OpProp {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for OpProp {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -3673,6 +3716,7 @@ impl ::statepack_runtime::binrw::BinWrite for OpProp {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for OpProp {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -3858,6 +3902,7 @@ impl ::statepack_runtime::reflect::ToValue for PropBool {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for PropBool {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -3869,12 +3914,14 @@ impl ::statepack_runtime::binrw::BinRead for PropBool {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for PropBool {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for PropBool {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -3891,6 +3938,7 @@ impl ::statepack_runtime::binrw::BinWrite for PropBool {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for PropBool {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -3997,6 +4045,7 @@ impl ::statepack_runtime::reflect::ToValue for PropNumber {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for PropNumber {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -4008,12 +4057,14 @@ impl ::statepack_runtime::binrw::BinRead for PropNumber {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for PropNumber {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for PropNumber {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -4030,6 +4081,7 @@ impl ::statepack_runtime::binrw::BinWrite for PropNumber {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for PropNumber {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -4137,6 +4189,7 @@ impl ::statepack_runtime::reflect::ToValue for PropStrRef {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for PropStrRef {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -4148,12 +4201,14 @@ impl ::statepack_runtime::binrw::BinRead for PropStrRef {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for PropStrRef {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for PropStrRef {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -4170,6 +4225,7 @@ impl ::statepack_runtime::binrw::BinWrite for PropStrRef {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for PropStrRef {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -4327,6 +4383,7 @@ impl ::statepack_runtime::reflect::ToValue for Color3 {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Color3 {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -4338,12 +4395,14 @@ impl ::statepack_runtime::binrw::BinRead for Color3 {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Color3 {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Color3 {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -4360,6 +4419,7 @@ impl ::statepack_runtime::binrw::BinWrite for Color3 {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Color3 {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -4520,6 +4580,7 @@ impl ::statepack_runtime::reflect::ToValue for Vec3 {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Vec3 {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -4531,12 +4592,14 @@ impl ::statepack_runtime::binrw::BinRead for Vec3 {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Vec3 {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Vec3 {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -4553,6 +4616,7 @@ impl ::statepack_runtime::binrw::BinWrite for Vec3 {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Vec3 {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -4784,6 +4848,7 @@ impl ::statepack_runtime::reflect::ToValue for OpAnimPlay {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for OpAnimPlay {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -4795,12 +4860,14 @@ impl ::statepack_runtime::binrw::BinRead for OpAnimPlay {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for OpAnimPlay {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for OpAnimPlay {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -4817,6 +4884,7 @@ impl ::statepack_runtime::binrw::BinWrite for OpAnimPlay {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for OpAnimPlay {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -4980,6 +5048,7 @@ impl ::statepack_runtime::reflect::ToValue for OpAnimStop {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for OpAnimStop {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -4991,12 +5060,14 @@ impl ::statepack_runtime::binrw::BinRead for OpAnimStop {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for OpAnimStop {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for OpAnimStop {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -5013,6 +5084,7 @@ impl ::statepack_runtime::binrw::BinWrite for OpAnimStop {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for OpAnimStop {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -5176,6 +5248,7 @@ impl ::statepack_runtime::reflect::ToValue for OpAnimSpeed {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for OpAnimSpeed {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -5187,12 +5260,14 @@ impl ::statepack_runtime::binrw::BinRead for OpAnimSpeed {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for OpAnimSpeed {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for OpAnimSpeed {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -5209,6 +5284,7 @@ impl ::statepack_runtime::binrw::BinWrite for OpAnimSpeed {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for OpAnimSpeed {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -5346,6 +5422,7 @@ impl ::statepack_runtime::reflect::ToValue for OpEvent {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for OpEvent {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -5357,12 +5434,14 @@ impl ::statepack_runtime::binrw::BinRead for OpEvent {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for OpEvent {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for OpEvent {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -5379,6 +5458,7 @@ impl ::statepack_runtime::binrw::BinWrite for OpEvent {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for OpEvent {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -5550,6 +5630,7 @@ impl ::statepack_runtime::reflect::ToValue for OpCustom {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for OpCustom {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -5561,12 +5642,14 @@ impl ::statepack_runtime::binrw::BinRead for OpCustom {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for OpCustom {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for OpCustom {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -5583,6 +5666,7 @@ impl ::statepack_runtime::binrw::BinWrite for OpCustom {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for OpCustom {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -6074,6 +6158,7 @@ impl ::statepack_runtime::reflect::ToValue for OpXformD {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for OpXformD {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -6085,12 +6170,14 @@ impl ::statepack_runtime::binrw::BinRead for OpXformD {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for OpXformD {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for OpXformD {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -6107,6 +6194,7 @@ impl ::statepack_runtime::binrw::BinWrite for OpXformD {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for OpXformD {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -6293,6 +6381,7 @@ impl ::statepack_runtime::reflect::ToValue for OpSnapshot {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for OpSnapshot {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -6304,12 +6393,14 @@ impl ::statepack_runtime::binrw::BinRead for OpSnapshot {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for OpSnapshot {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for OpSnapshot {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -6326,6 +6417,7 @@ impl ::statepack_runtime::binrw::BinWrite for OpSnapshot {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for OpSnapshot {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -7004,6 +7096,7 @@ impl ::statepack_runtime::reflect::ToValue for Snapshot {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Snapshot {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -7015,12 +7108,14 @@ impl ::statepack_runtime::binrw::BinRead for Snapshot {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Snapshot {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Snapshot {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -7037,6 +7132,7 @@ impl ::statepack_runtime::binrw::BinWrite for Snapshot {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Snapshot {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -7224,6 +7320,7 @@ impl ::statepack_runtime::reflect::ToValue for Rig {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Rig {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -7235,12 +7332,14 @@ impl ::statepack_runtime::binrw::BinRead for Rig {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Rig {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Rig {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -7257,6 +7356,7 @@ impl ::statepack_runtime::binrw::BinWrite for Rig {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Rig {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -7700,6 +7800,7 @@ impl ::statepack_runtime::reflect::ToValue for Humanoid {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Humanoid {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -7711,12 +7812,14 @@ impl ::statepack_runtime::binrw::BinRead for Humanoid {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Humanoid {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Humanoid {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -7733,6 +7836,7 @@ impl ::statepack_runtime::binrw::BinWrite for Humanoid {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Humanoid {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -7940,6 +8044,7 @@ impl ::statepack_runtime::reflect::ToValue for CharacterMesh {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for CharacterMesh {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -7951,12 +8056,14 @@ impl ::statepack_runtime::binrw::BinRead for CharacterMesh {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for CharacterMesh {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for CharacterMesh {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -7973,6 +8080,7 @@ impl ::statepack_runtime::binrw::BinWrite for CharacterMesh {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for CharacterMesh {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -9004,6 +9112,7 @@ impl ::statepack_runtime::reflect::ToValue for Part {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Part {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -9015,12 +9124,14 @@ impl ::statepack_runtime::binrw::BinRead for Part {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Part {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Part {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -9037,6 +9148,7 @@ impl ::statepack_runtime::binrw::BinWrite for Part {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Part {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -9215,6 +9327,7 @@ impl ::statepack_runtime::reflect::ToValue for MeshPartInfo {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for MeshPartInfo {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -9226,12 +9339,14 @@ impl ::statepack_runtime::binrw::BinRead for MeshPartInfo {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for MeshPartInfo {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for MeshPartInfo {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -9248,6 +9363,7 @@ impl ::statepack_runtime::binrw::BinWrite for MeshPartInfo {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for MeshPartInfo {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -9515,6 +9631,7 @@ impl ::statepack_runtime::reflect::ToValue for SpecialMesh {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for SpecialMesh {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -9526,12 +9643,14 @@ impl ::statepack_runtime::binrw::BinRead for SpecialMesh {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for SpecialMesh {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for SpecialMesh {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -9548,6 +9667,7 @@ impl ::statepack_runtime::binrw::BinWrite for SpecialMesh {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for SpecialMesh {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -9824,6 +9944,7 @@ impl ::statepack_runtime::reflect::ToValue for SurfaceAppearance {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for SurfaceAppearance {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -9835,12 +9956,14 @@ impl ::statepack_runtime::binrw::BinRead for SurfaceAppearance {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for SurfaceAppearance {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for SurfaceAppearance {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -9857,6 +9980,7 @@ impl ::statepack_runtime::binrw::BinWrite for SurfaceAppearance {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for SurfaceAppearance {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -10214,6 +10338,7 @@ impl ::statepack_runtime::reflect::ToValue for Decal {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Decal {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -10225,12 +10350,14 @@ impl ::statepack_runtime::binrw::BinRead for Decal {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Decal {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Decal {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -10247,6 +10374,7 @@ impl ::statepack_runtime::binrw::BinWrite for Decal {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Decal {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -10516,6 +10644,7 @@ impl ::statepack_runtime::reflect::ToValue for Effect {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Effect {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -10527,12 +10656,14 @@ impl ::statepack_runtime::binrw::BinRead for Effect {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Effect {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Effect {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -10549,6 +10680,7 @@ impl ::statepack_runtime::binrw::BinWrite for Effect {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Effect {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -10870,6 +11002,7 @@ impl ::statepack_runtime::reflect::ToValue for EffectProp {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for EffectProp {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -10881,12 +11014,14 @@ impl ::statepack_runtime::binrw::BinRead for EffectProp {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for EffectProp {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for EffectProp {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -10903,6 +11038,7 @@ impl ::statepack_runtime::binrw::BinWrite for EffectProp {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for EffectProp {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -11078,6 +11214,7 @@ impl ::statepack_runtime::reflect::ToValue for F32Value {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for F32Value {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -11089,12 +11226,14 @@ impl ::statepack_runtime::binrw::BinRead for F32Value {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for F32Value {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for F32Value {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -11111,6 +11250,7 @@ impl ::statepack_runtime::binrw::BinWrite for F32Value {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for F32Value {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -11244,6 +11384,7 @@ impl ::statepack_runtime::reflect::ToValue for Vec2 {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Vec2 {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -11255,12 +11396,14 @@ impl ::statepack_runtime::binrw::BinRead for Vec2 {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Vec2 {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Vec2 {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -11277,6 +11420,7 @@ impl ::statepack_runtime::binrw::BinWrite for Vec2 {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Vec2 {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -11430,6 +11574,7 @@ impl ::statepack_runtime::reflect::ToValue for NumberSequence {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for NumberSequence {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -11441,12 +11586,14 @@ impl ::statepack_runtime::binrw::BinRead for NumberSequence {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for NumberSequence {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for NumberSequence {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -11463,6 +11610,7 @@ impl ::statepack_runtime::binrw::BinWrite for NumberSequence {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for NumberSequence {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -11625,6 +11773,7 @@ impl ::statepack_runtime::reflect::ToValue for NumberKey {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for NumberKey {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -11636,12 +11785,14 @@ impl ::statepack_runtime::binrw::BinRead for NumberKey {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for NumberKey {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for NumberKey {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -11658,6 +11809,7 @@ impl ::statepack_runtime::binrw::BinWrite for NumberKey {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for NumberKey {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -11811,6 +11963,7 @@ impl ::statepack_runtime::reflect::ToValue for ColorSequence {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for ColorSequence {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -11822,12 +11975,14 @@ impl ::statepack_runtime::binrw::BinRead for ColorSequence {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for ColorSequence {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for ColorSequence {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -11844,6 +11999,7 @@ impl ::statepack_runtime::binrw::BinWrite for ColorSequence {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for ColorSequence {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -11979,6 +12135,7 @@ impl ::statepack_runtime::reflect::ToValue for ColorKey {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for ColorKey {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -11990,12 +12147,14 @@ impl ::statepack_runtime::binrw::BinRead for ColorKey {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for ColorKey {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for ColorKey {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -12012,6 +12171,7 @@ impl ::statepack_runtime::binrw::BinWrite for ColorKey {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for ColorKey {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -12285,6 +12445,7 @@ impl ::statepack_runtime::reflect::ToValue for Joint {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Joint {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -12296,12 +12457,14 @@ impl ::statepack_runtime::binrw::BinRead for Joint {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Joint {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Joint {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -12318,6 +12481,7 @@ impl ::statepack_runtime::binrw::BinWrite for Joint {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Joint {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -12553,6 +12717,7 @@ impl ::statepack_runtime::reflect::ToValue for JointCframes {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for JointCframes {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -12564,12 +12729,14 @@ impl ::statepack_runtime::binrw::BinRead for JointCframes {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for JointCframes {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for JointCframes {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -12586,6 +12753,7 @@ impl ::statepack_runtime::binrw::BinWrite for JointCframes {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for JointCframes {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -12792,6 +12960,7 @@ impl ::statepack_runtime::reflect::ToValue for JointAttachments {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for JointAttachments {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -12803,12 +12972,14 @@ impl ::statepack_runtime::binrw::BinRead for JointAttachments {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for JointAttachments {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for JointAttachments {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -12825,6 +12996,7 @@ impl ::statepack_runtime::binrw::BinWrite for JointAttachments {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for JointAttachments {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -12982,6 +13154,7 @@ impl ::statepack_runtime::reflect::ToValue for Cframe {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Cframe {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -12993,12 +13166,14 @@ impl ::statepack_runtime::binrw::BinRead for Cframe {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Cframe {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Cframe {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -13015,6 +13190,7 @@ impl ::statepack_runtime::binrw::BinWrite for Cframe {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Cframe {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }

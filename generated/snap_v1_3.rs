@@ -317,6 +317,7 @@ impl ::statepack_runtime::reflect::ToValue for SnapV13 {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for SnapV13 {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -328,12 +329,14 @@ impl ::statepack_runtime::binrw::BinRead for SnapV13 {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for SnapV13 {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for SnapV13 {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -350,6 +353,7 @@ impl ::statepack_runtime::binrw::BinWrite for SnapV13 {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for SnapV13 {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -662,6 +666,7 @@ impl ::statepack_runtime::reflect::ToValue for Recording {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Recording {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -673,12 +678,14 @@ impl ::statepack_runtime::binrw::BinRead for Recording {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Recording {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Recording {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -695,6 +702,7 @@ impl ::statepack_runtime::binrw::BinWrite for Recording {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Recording {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -1068,6 +1076,7 @@ impl ::statepack_runtime::reflect::ToValue for Frame {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Frame {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -1079,12 +1088,14 @@ impl ::statepack_runtime::binrw::BinRead for Frame {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Frame {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Frame {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -1101,6 +1112,7 @@ impl ::statepack_runtime::binrw::BinWrite for Frame {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Frame {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
@@ -1319,6 +1331,7 @@ impl ::statepack_runtime::reflect::ToValue for Cframe {
 /// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Cframe {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
@@ -1330,12 +1343,14 @@ impl ::statepack_runtime::binrw::BinRead for Cframe {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::ReadEndian for Cframe {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinWrite for Cframe {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
@@ -1352,6 +1367,7 @@ impl ::statepack_runtime::binrw::BinWrite for Cframe {
     }
 }
 /// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::meta::WriteEndian for Cframe {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }

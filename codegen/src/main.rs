@@ -1,8 +1,9 @@
-//! `statepack-codegen SCHEMA_DIR OUT_DIR`: generates every schema into OUT_DIR, with every
-//! library impl on ([`statepack_codegen::Options::all`]: binrw, deku, bitvec), as statepack's
-//! own build makes them with its default features.
+//! `statepack-codegen [--interop] SCHEMA_DIR OUT_DIR`: generates every schema into OUT_DIR
+//! with the default options (what `Builder::new()` gives a user's crate); with `--interop`,
+//! also every library impl ([`statepack_codegen::Options::all`]: binrw, deku, bitvec), as
+//! statepack's own build makes them with its default features.
 //! The project's checked-in copy is refreshed with
-//! `cargo run -p statepack-codegen -- schema generated`.
+//! `cargo run -p statepack-codegen -- --interop schema generated`.
 //!
 //! `statepack-codegen check FILE.ksy...`: checks each schema (loads, resolves and generates it
 //! without writing anything) and prints one line per file: `FILE: ok`, or `FILE: refused`
@@ -53,8 +54,13 @@ fn main() -> ExitCode {
         }
         return check(&args[1..]);
     }
+    let mut args = args;
+    let interop = args.first().map(String::as_str) == Some("--interop");
+    if interop {
+        args.remove(0);
+    }
     if args.len() != 2 {
-        eprintln!("usage: statepack-codegen SCHEMA_DIR OUT_DIR\n       statepack-codegen check FILE.ksy...\n  e.g. cargo run -p statepack-codegen -- schema generated");
+        eprintln!("usage: statepack-codegen [--interop] SCHEMA_DIR OUT_DIR\n       statepack-codegen check FILE.ksy...\n  e.g. cargo run -p statepack-codegen -- --interop schema generated\n       cargo run -p statepack-codegen -- codegen/tests/run codegen/tests/run");
         return ExitCode::from(2);
     }
     let (src, out) = (Path::new(&args[0]), Path::new(&args[1]));
@@ -67,7 +73,11 @@ fn main() -> ExitCode {
         src,
         out,
         &prefix,
-        &statepack_codegen::Options::all(),
+        &if interop {
+            statepack_codegen::Options::all()
+        } else {
+            statepack_codegen::Options::default()
+        },
     ) {
         Ok(files) => {
             for f in files {

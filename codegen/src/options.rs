@@ -34,12 +34,6 @@ pub struct Options {
     /// [`Builder::extern_path`](crate::Builder::extern_path)). A name not listed is looked up
     /// as `super::<CamelName>`. The type implements `statepack_runtime::process::OpaqueType`.
     pub opaque_types: BTreeMap<String, String>,
-    /// Rust paths of custom processors, by the name written in `process:` (`my_fx`,
-    /// `nested.deeply.my_fx`), e.g. `crate::codecs::MyFx`. A name not listed is looked up as
-    /// `super::<modules>::<CamelName>` (`super::nested::deeply::MyFx`): next to the module
-    /// that includes the generated code. The type implements
-    /// `statepack_runtime::process::CustomProcessor` (see that module).
-    pub processors: BTreeMap<String, String>,
     /// binrw's `BinRead`/`BinWrite` (and `ReadEndian`/`WriteEndian`) for every type that ends
     /// on a byte boundary (default `false`). Needs the runtime feature `binrw`; the impls and
     /// their errors are described in `docs/architecture.md` ("binrw, deku and bitvec").
@@ -60,7 +54,6 @@ impl Default for Options {
             include_paths: Vec::new(),
             processors: BTreeMap::new(),
             opaque_types: BTreeMap::new(),
-            processors: BTreeMap::new(),
             binrw: false,
             deku: false,
             bitvec: false,

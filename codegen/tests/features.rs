@@ -442,7 +442,10 @@ fn contents_and_valid_rules() {
     );
     // An integer bound on a float field is compared as a float.
     has(&read, "((*__v as f64) >= (0_i128 as f64))");
-    has(&read, "AsRef::<str>::as_ref(&(*__v)) != \"abc\"");
+    has(
+        &read,
+        "AsRef::<str>::as_ref(&(*__v)) != AsRef::<str>::as_ref(&\"abc\")",
+    );
     has(&read, "NotValid");
 
     let write = item_in_impl(&f, "Checks", "write_to");

@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-const REFRESH: &str = "cargo run -p statepack-codegen -- schema generated";
+const REFRESH: &str = "cargo run -p statepack-codegen -- --interop schema generated";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -1374,7 +1374,14 @@ fn custom_processors_written_in_rust_read_and_write() {
 }
 
 /// The opaque type of `run/opaque.ksy`: two bytes, kept as a pair.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    statepack_runtime::serde::Serialize,
+    statepack_runtime::serde::Deserialize,
+)]
+#[serde(crate = "statepack_runtime::serde")]
 pub struct PairOfBytes(pub u8, pub u8);
 impl statepack_runtime::process::OpaqueType for PairOfBytes {
     const MIN_LEN: usize = 2;

@@ -41,6 +41,8 @@ pub struct Context {
     pub orphan: Orphan,
     /// Schema: `codegen/tests/run/context.ksy` line 29.
     pub holder: Holder,
+    /// Schema: `codegen/tests/run/context.ksy` line 31.
+    pub picked: ContextPicked,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl Context {
@@ -161,6 +163,29 @@ impl Context {
             __r.leave::<()>(None);
             __v
         };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("picked"));
+        let picked: ContextPicked = {
+            let __v: ContextPicked = {
+                {
+                    let __sw: i128 = kind as i128;
+                    if __sw == 1_i128 || __sw == 3_i128 {
+                        Counted::read_from(
+                                __r,
+                                *::statepack_runtime::io::expr_at(&sizes[..], 0_i128)
+                                    .map_err(|__e| {
+                                        __e.decode_at(__r.offset()).in_field("picked")
+                                    })? as i128,
+                            )
+                            .map(ContextPicked::Counted)
+                    } else {
+                        Plain::read_from(__r).map(ContextPicked::Plain)
+                    }
+                }
+            }
+                .map_err(|e| e.in_field("picked"))?;
+            __r.leave::<()>(None);
+            __v
+        };
         Ok(Self {
             header,
             sizes,
@@ -170,6 +195,7 @@ impl Context {
             mediator,
             orphan,
             holder,
+            picked,
         })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
@@ -193,6 +219,7 @@ impl Context {
         let mediator = &self.mediator;
         let orphan = &self.orphan;
         let holder = &self.holder;
+        let picked = &self.picked;
         {
             let __val = &self.header;
             let __v = __val;
@@ -432,6 +459,61 @@ impl Context {
                     e.in_field("holder")
                 })?;
         }
+        {
+            let __val = &self.picked;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                {
+                    let __sw: i128 = kind as i128;
+                    match __v {
+                        ContextPicked::Counted(__x) => {
+                            if !(__sw == 1_i128 || __sw == 3_i128) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch {
+                                        selected: __sw.to_string(),
+                                        found: "Counted",
+                                    }),
+                                );
+                            }
+                            if __x.n
+                                != (*::statepack_runtime::io::expr_at(&sizes[..], 0_i128)
+                                    .map_err(::statepack_runtime::io::ExprError::encode)?
+                                    as i128)
+                            {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(
+                                        ::statepack_runtime::io::EncodeErrorKind::Semantic(
+                                            format!(
+                                                "param `{}` of the value is {:?} but the schema gives {:?}",
+                                                "n", __x.n, * ::statepack_runtime::io::expr_at(& sizes[..],
+                                                0_i128).map_err(::statepack_runtime::io::ExprError::encode)
+                                                ? as i128
+                                            ),
+                                        ),
+                                    ),
+                                );
+                            }
+                            __x.write_to(__w)?;
+                        }
+                        ContextPicked::Plain(__x) => {
+                            if !!(__sw == 1_i128 || __sw == 3_i128) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch {
+                                        selected: __sw.to_string(),
+                                        found: "Plain",
+                                    }),
+                                );
+                            }
+                            __x.write_to(__w)?;
+                        }
+                    }
+                };
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("picked")
+                })?;
+        }
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
@@ -486,6 +568,13 @@ impl Context {
             }
             + {
                 let __val = &self.holder;
+                {
+                    let __v = __val;
+                    __v.encoded_len()
+                }
+            }
+            + {
+                let __val = &self.picked;
                 {
                     let __v = __val;
                     __v.encoded_len()
@@ -563,11 +652,22 @@ impl ::statepack_runtime::reflect::Reflect for Context {
             "mediator" => ::std::option::Option::Some(self.mediator.to_value()),
             "orphan" => ::std::option::Option::Some(self.orphan.to_value()),
             "holder" => ::std::option::Option::Some(self.holder.to_value()),
+            "picked" => ::std::option::Option::Some(self.picked.to_value()),
             _ => ::std::option::Option::None,
         }
     }
     fn member_names(&self) -> &'static [&'static str] {
-        &["header", "sizes", "index", "kind", "body", "mediator", "orphan", "holder"]
+        &[
+            "header",
+            "sizes",
+            "index",
+            "kind",
+            "body",
+            "mediator",
+            "orphan",
+            "holder",
+            "picked",
+        ]
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -619,6 +719,45 @@ impl ::statepack_runtime::reflect::ToValue for ContextBody {
         }
     }
 }
+/// The body of `context.picked`, selected by `kind`.
+///
+/// Schema: `codegen/tests/run/context.ksy` line 31.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    ::statepack_runtime::serde::Serialize,
+    ::statepack_runtime::serde::Deserialize
+)]
+#[serde(crate = "::statepack_runtime::serde")]
+#[allow(dead_code, clippy::enum_variant_names)]
+pub enum ContextPicked {
+    /// Selected when the switch value is `1` or `3`.
+    #[serde(rename = "counted")]
+    Counted(Counted),
+    /// The default case (`_`).
+    #[serde(rename = "plain")]
+    Plain(Plain),
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ContextPicked {
+    /// The number of bytes the selected case writes.
+    pub fn encoded_len(&self) -> usize {
+        match self {
+            ContextPicked::Counted(__x) => __x.encoded_len(),
+            ContextPicked::Plain(__x) => __x.encoded_len(),
+        }
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::reflect::ToValue for ContextPicked {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        match self {
+            ContextPicked::Counted(__x) => __x.to_value(),
+            ContextPicked::Plain(__x) => __x.to_value(),
+        }
+    }
+}
 /// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
 /// the end of the root type are allowed (and ignored). The result is seen through the
 /// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
@@ -648,7 +787,125 @@ pub fn reflect_roundtrip(
     let v = Context::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
     v.encode().map_err(|e| format!("encode: {e}"))
 }
-/// Schema: `codegen/tests/run/context.ksy` line 32.
+/// Schema: `codegen/tests/run/context.ksy` line 39.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    ::statepack_runtime::serde::Serialize,
+    ::statepack_runtime::serde::Deserialize
+)]
+#[serde(crate = "::statepack_runtime::serde")]
+#[allow(dead_code)]
+pub struct Counted {
+    /// Parameter `n`: given by the field that reads this type, not stored in the data.
+    ///
+    /// Schema: `codegen/tests/run/context.ksy` line 41.
+    #[serde(rename = "n")]
+    pub n: i128,
+    /// Schema: `codegen/tests/run/context.ksy` line 44.
+    pub data: ::std::vec::Vec<u8>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl Counted {
+    /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
+    pub const MIN_LEN: usize = 0;
+    /// Reads one value at the reader's position.
+    ///
+    /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_from<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        n: i128,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("data"));
+        let data: ::std::vec::Vec<u8> = {
+            let __v: ::std::vec::Vec<u8> = {
+                __r.take_sized(n as i128).map(|b| b.to_vec())
+            }
+                .map_err(|e| e.in_field("data"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        Ok(Self { n, data })
+    }
+    /// Writes this value; counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    #[allow(
+        unused_variables,
+        clippy::redundant_closure_call,
+        clippy::needless_borrow,
+        clippy::let_unit_value
+    )]
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        let n = self.n;
+        let data = &self.data;
+        {
+            let __val = &self.data;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                {
+                    if (__v.len() as i128) != (n as i128) {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
+                                expected: u64::try_from(n as i128).unwrap_or(u64::MAX),
+                                found: __v.len(),
+                            }),
+                        );
+                    }
+                    __w.write_bytes(__v);
+                };
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("data"))?;
+        }
+        Ok(())
+    }
+    /// The number of bytes [`Self::write_to`] writes.
+    #[allow(unused_variables, clippy::identity_op)]
+    pub fn encoded_len(&self) -> usize {
+        0
+            + {
+                let __val = &self.data;
+                {
+                    let __v = __val;
+                    __v.len()
+                }
+            }
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::reflect::Reflect for Counted {
+    fn schema_type(&self) -> &'static str {
+        "counted"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "data" => ::std::option::Option::Some(self.data.to_value()),
+            "n" => ::std::option::Option::Some(self.n.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["data", "n"]
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::reflect::ToValue for Counted {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Schema: `codegen/tests/run/context.ksy` line 46.
 #[derive(
     Debug,
     Clone,
@@ -659,9 +916,9 @@ pub fn reflect_roundtrip(
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Header {
-    /// Schema: `codegen/tests/run/context.ksy` line 34.
+    /// Schema: `codegen/tests/run/context.ksy` line 48.
     pub count: u8,
-    /// Schema: `codegen/tests/run/context.ksy` line 36.
+    /// Schema: `codegen/tests/run/context.ksy` line 50.
     pub name_len: u8,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -773,7 +1030,7 @@ impl ::statepack_runtime::reflect::ToValue for Header {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 38.
+/// Schema: `codegen/tests/run/context.ksy` line 52.
 #[derive(
     Debug,
     Clone,
@@ -786,20 +1043,20 @@ impl ::statepack_runtime::reflect::ToValue for Header {
 pub struct Index {
     /// Context: the value of `_parent.header.count` in `index`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 43.
+    /// Schema: `codegen/tests/run/context.ksy` line 57.
     #[serde(rename = "__ctx_parent_header_count")]
     pub __ctx_parent_header_count: i128,
     /// Context: the value of `_parent.header.name_len` in `index`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 41.
+    /// Schema: `codegen/tests/run/context.ksy` line 55.
     #[serde(rename = "__ctx_parent_header_name_len")]
     pub __ctx_parent_header_name_len: i128,
     /// Context: the value of `_root.sizes` in `index`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 41.
+    /// Schema: `codegen/tests/run/context.ksy` line 55.
     #[serde(rename = "__ctx_root_sizes")]
     pub __ctx_root_sizes: ::std::vec::Vec<i128>,
-    /// Schema: `codegen/tests/run/context.ksy` line 40.
+    /// Schema: `codegen/tests/run/context.ksy` line 54.
     pub entries: ::std::vec::Vec<Entry>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -976,7 +1233,7 @@ impl ::statepack_runtime::reflect::ToValue for Index {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 44.
+/// Schema: `codegen/tests/run/context.ksy` line 58.
 #[derive(
     Debug,
     Clone,
@@ -989,17 +1246,17 @@ impl ::statepack_runtime::reflect::ToValue for Index {
 pub struct Entry {
     /// Context: the value of `_parent._parent.header.name_len` in `entry`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 49.
+    /// Schema: `codegen/tests/run/context.ksy` line 63.
     #[serde(rename = "__ctx_parent_parent_header_name_len")]
     pub __ctx_parent_parent_header_name_len: i128,
     /// Context: the value of `_root.sizes` in `entry`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 51.
+    /// Schema: `codegen/tests/run/context.ksy` line 65.
     #[serde(rename = "__ctx_root_sizes")]
     pub __ctx_root_sizes: ::std::vec::Vec<i128>,
-    /// Schema: `codegen/tests/run/context.ksy` line 46.
+    /// Schema: `codegen/tests/run/context.ksy` line 60.
     pub name: ::std::string::String,
-    /// Schema: `codegen/tests/run/context.ksy` line 50.
+    /// Schema: `codegen/tests/run/context.ksy` line 64.
     pub extra: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1187,7 +1444,7 @@ impl ::statepack_runtime::reflect::ToValue for Entry {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 52.
+/// Schema: `codegen/tests/run/context.ksy` line 66.
 #[derive(
     Debug,
     Clone,
@@ -1200,10 +1457,10 @@ impl ::statepack_runtime::reflect::ToValue for Entry {
 pub struct Tagged {
     /// Context: the value of `_parent.header.name_len` in `tagged`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 55.
+    /// Schema: `codegen/tests/run/context.ksy` line 69.
     #[serde(rename = "__ctx_parent_header_name_len")]
     pub __ctx_parent_header_name_len: i128,
-    /// Schema: `codegen/tests/run/context.ksy` line 54.
+    /// Schema: `codegen/tests/run/context.ksy` line 68.
     pub tag: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1310,7 +1567,7 @@ impl ::statepack_runtime::reflect::ToValue for Tagged {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 56.
+/// Schema: `codegen/tests/run/context.ksy` line 70.
 #[derive(
     Debug,
     Clone,
@@ -1321,7 +1578,7 @@ impl ::statepack_runtime::reflect::ToValue for Tagged {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Plain {
-    /// Schema: `codegen/tests/run/context.ksy` line 58.
+    /// Schema: `codegen/tests/run/context.ksy` line 72.
     pub byte: u8,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1407,7 +1664,7 @@ impl ::statepack_runtime::reflect::ToValue for Plain {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 60.
+/// Schema: `codegen/tests/run/context.ksy` line 74.
 #[derive(
     Debug,
     Clone,
@@ -1420,10 +1677,10 @@ impl ::statepack_runtime::reflect::ToValue for Plain {
 pub struct Mediator {
     /// Context: the value of `_parent.sizes` in `mediator`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 63.
+    /// Schema: `codegen/tests/run/context.ksy` line 77.
     #[serde(rename = "__ctx_parent_sizes")]
     pub __ctx_parent_sizes: ::std::vec::Vec<i128>,
-    /// Schema: `codegen/tests/run/context.ksy` line 62.
+    /// Schema: `codegen/tests/run/context.ksy` line 76.
     pub child: SizedByParent,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1541,7 +1798,7 @@ impl ::statepack_runtime::reflect::ToValue for Mediator {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 65.
+/// Schema: `codegen/tests/run/context.ksy` line 79.
 #[derive(
     Debug,
     Clone,
@@ -1554,10 +1811,10 @@ impl ::statepack_runtime::reflect::ToValue for Mediator {
 pub struct SizedByParent {
     /// Context: the value of `_parent.sizes` in `sized_by_parent`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 68.
+    /// Schema: `codegen/tests/run/context.ksy` line 82.
     #[serde(rename = "__ctx_parent_sizes")]
     pub __ctx_parent_sizes: ::std::vec::Vec<i128>,
-    /// Schema: `codegen/tests/run/context.ksy` line 67.
+    /// Schema: `codegen/tests/run/context.ksy` line 81.
     pub data: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1681,7 +1938,7 @@ impl ::statepack_runtime::reflect::ToValue for SizedByParent {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 69.
+/// Schema: `codegen/tests/run/context.ksy` line 83.
 #[derive(
     Debug,
     Clone,
@@ -1692,7 +1949,7 @@ impl ::statepack_runtime::reflect::ToValue for SizedByParent {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Orphan {
-    /// Schema: `codegen/tests/run/context.ksy` line 71.
+    /// Schema: `codegen/tests/run/context.ksy` line 85.
     pub byte: u8,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1778,7 +2035,7 @@ impl ::statepack_runtime::reflect::ToValue for Orphan {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
 }
-/// Schema: `codegen/tests/run/context.ksy` line 73.
+/// Schema: `codegen/tests/run/context.ksy` line 87.
 #[derive(
     Debug,
     Clone,
@@ -1791,15 +2048,15 @@ impl ::statepack_runtime::reflect::ToValue for Orphan {
 pub struct Holder {
     /// Parameter `head`: given by the field that reads this type, not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 75.
+    /// Schema: `codegen/tests/run/context.ksy` line 89.
     #[serde(rename = "head")]
     pub head: Header,
     /// Parameter `lens`: given by the field that reads this type, not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 77.
+    /// Schema: `codegen/tests/run/context.ksy` line 91.
     #[serde(rename = "lens")]
     pub lens: ::std::vec::Vec<i128>,
-    /// Schema: `codegen/tests/run/context.ksy` line 80.
+    /// Schema: `codegen/tests/run/context.ksy` line 94.
     pub first: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1892,7 +2149,7 @@ impl Holder {
     }
     /// Value instance: `head.count + lens[1]` (computed from the fields, never stored).
     ///
-    /// Schema: `codegen/tests/run/context.ksy` line 83.
+    /// Schema: `codegen/tests/run/context.ksy` line 97.
     #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
     pub fn total(
         &self,
