@@ -125,8 +125,7 @@ fn main() {
          /// Every schema of the suite's `formats/` with what the generator made of it.\n\
          pub static SCHEMAS: &[SchemaEntry] = &[\n{table}];\n"
     );
-    statepack_codegen::write_if_changed(&out.join("suite.rs"), &text)
-        .expect("OUT_DIR is writable");
+    statepack_codegen::write_if_changed(&out.join("suite.rs"), &text).expect("OUT_DIR is writable");
     // A generator thread that hung is still running; end the script without waiting for it.
     std::process::exit(0);
 }

@@ -347,7 +347,9 @@ impl Builder {
                         found.sort();
                         schemas.extend(found);
                     }
-                    Err(e) => err.other.push(format!("cannot read {}: {e}", input.display())),
+                    Err(e) => err
+                        .other
+                        .push(format!("cannot read {}: {e}", input.display())),
                 }
             } else {
                 schemas.push(input.to_path_buf());
@@ -390,7 +392,8 @@ impl Builder {
                 Ok(mut g) => {
                     let out = out_dir.join(format!("{}.rs", g.stem));
                     if let Err(e) = write_if_changed(&out, &g.code) {
-                        err.other.push(format!("cannot write {}: {e}", out.display()));
+                        err.other
+                            .push(format!("cannot write {}: {e}", out.display()));
                     }
                     g.out_file = Some(out);
                     done.push(g);
@@ -424,10 +427,8 @@ mod tests {
 
     /// A fresh, empty folder under the system's temporary directory.
     fn temp_dir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!(
-            "statepack-builder-{name}-{}",
-            std::process::id()
-        ));
+        let d =
+            std::env::temp_dir().join(format!("statepack-builder-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
@@ -439,7 +440,11 @@ mod tests {
     fn a_broken_schema_fails_with_its_diagnostics_and_no_panic() {
         let dir = temp_dir("broken");
         let schema = dir.join("broken.ksy");
-        std::fs::write(&schema, "meta:\n  id: broken\nseq:\n  - id: hp\n    type: u9\n").unwrap();
+        std::fs::write(
+            &schema,
+            "meta:\n  id: broken\nseq:\n  - id: hp\n    type: u9\n",
+        )
+        .unwrap();
         let out = dir.join("out");
         let err = Builder::new()
             .cargo_metadata(false)
@@ -487,8 +492,10 @@ mod tests {
         .unwrap();
         std::fs::write(
             dir.join("schema/game.ksy"),
-            GOOD.replace("imports: []\n", "")
-                .replace("  endian: le\n", "  endian: le\n  imports:\n    - /common_vec\n"),
+            GOOD.replace("imports: []\n", "").replace(
+                "  endian: le\n",
+                "  endian: le\n  imports:\n    - /common_vec\n",
+            ),
         )
         .unwrap();
         std::fs::write(dir.join("schema/notes.txt"), "not a schema").unwrap();
@@ -500,7 +507,10 @@ mod tests {
         let got = b.compile(&[dir.join("schema")]).unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].stem, "game");
-        assert_eq!(got[0].imports, vec![dir.join("shared").join("common_vec.ksy")]);
+        assert_eq!(
+            got[0].imports,
+            vec![dir.join("shared").join("common_vec.ksy")]
+        );
         let file = out.join("game.rs");
         assert_eq!(got[0].out_file.as_deref(), Some(file.as_path()));
         let code = std::fs::read_to_string(&file).unwrap();
@@ -517,7 +527,11 @@ mod tests {
             .out_dir(&out)
             .compile(&[dir.join("schema/game.ksy")])
             .unwrap_err();
-        assert!(err.to_string().contains("imported schema `/common_vec` not found"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("imported schema `/common_vec` not found"),
+            "{err}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -532,7 +546,10 @@ mod tests {
         .unwrap();
         let on = Builder::new().generate(&schema).unwrap().code;
         assert!(on.contains("::statepack_runtime::serde::Serialize"), "{on}");
-        assert!(on.contains("#[serde(crate = \"::statepack_runtime::serde\")]"), "{on}");
+        assert!(
+            on.contains("#[serde(crate = \"::statepack_runtime::serde\")]"),
+            "{on}"
+        );
         assert!(on.contains("::statepack_runtime::require_serde!();"));
         let off = Builder::new()
             .serde(false)
@@ -562,7 +579,10 @@ mod tests {
             .out_dir(dir.join("out"))
             .compile(&[dir.join("a"), dir.join("b")])
             .unwrap_err();
-        assert!(err.other[0].contains("would both be generated as x.rs"), "{err}");
+        assert!(
+            err.other[0].contains("would both be generated as x.rs"),
+            "{err}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -94,17 +94,17 @@ mod names;
 mod options;
 mod process;
 mod resolve;
-mod tidy;
 mod sizes;
+mod tidy;
 mod version;
 pub mod yaml;
 
 pub use builder::{write_if_changed, BuildError, Builder, Generated};
 pub use diag::{render, Diag, Pos};
 pub use options::Options;
-pub use tidy::RUNTIME_INTERFACE;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+pub use tidy::RUNTIME_INTERFACE;
 
 /// Version of the generator, written into every generated file's header.
 pub const GENERATOR_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1351,9 +1351,19 @@ impl<'a> Lower<'a> {
                                             let tn = match tn.split_once('(') {
                                                 Some((name, rest)) => {
                                                     let name = name.trim().to_owned();
-                                                    let parsed = rest.strip_suffix(')').map(|inner| expr::parse(&format!("[{inner}]")));
+                                                    let parsed =
+                                                        rest.strip_suffix(')').map(|inner| {
+                                                            expr::parse(&format!("[{inner}]"))
+                                                        });
                                                     let args: Vec<SrcExpr> = match parsed {
-                                                        Some(Ok(Expr::List(items))) => items.into_iter().map(|e| SrcExpr { src: e.to_string(), expr: e, pos: cv.pos }).collect(),
+                                                        Some(Ok(Expr::List(items))) => items
+                                                            .into_iter()
+                                                            .map(|e| SrcExpr {
+                                                                src: e.to_string(),
+                                                                expr: e,
+                                                                pos: cv.pos,
+                                                            })
+                                                            .collect(),
                                                         Some(Err(e)) => {
                                                             self.err(cv.pos, &cp, format!("bad arguments in `{tn}`: {e}"), "arguments are expressions separated by `,`");
                                                             continue;
@@ -1363,13 +1373,23 @@ impl<'a> Lower<'a> {
                                                             continue;
                                                         }
                                                     };
-                                                    match switch_args.iter().find(|(n, _): &&(String, Vec<SrcExpr>)| *n == name) {
-                                                        Some((_, prev)) if prev.iter().map(|a| &a.src).ne(args.iter().map(|a| &a.src)) => {
+                                                    match switch_args.iter().find(
+                                                        |(n, _): &&(String, Vec<SrcExpr>)| {
+                                                            *n == name
+                                                        },
+                                                    ) {
+                                                        Some((_, prev))
+                                                            if prev.iter().map(|a| &a.src).ne(
+                                                                args.iter().map(|a| &a.src),
+                                                            ) =>
+                                                        {
                                                             self.err(cv.pos, &cp, format!("`{name}` is given other arguments by another case"), "statepack gives a case type the same arguments in every case that names it; use one case with several keys, or two types");
                                                             continue;
                                                         }
                                                         Some(_) => {}
-                                                        None => switch_args.push((name.clone(), args)),
+                                                        None => {
+                                                            switch_args.push((name.clone(), args))
+                                                        }
                                                     }
                                                     name
                                                 }

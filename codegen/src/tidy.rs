@@ -52,7 +52,8 @@ pub fn tidy(file: &mut syn::File, opts: &Options) {
     }
     let n = RUNTIME_INTERFACE as usize;
     let n = proc_macro2::Literal::usize_unsuffixed(n);
-    let mut prelude: Vec<Item> = vec![syn::parse_quote!(::statepack_runtime::require_interface!(#n);)];
+    let mut prelude: Vec<Item> =
+        vec![syn::parse_quote!(::statepack_runtime::require_interface!(#n);)];
     if derives.serde_used {
         prelude.push(syn::parse_quote!(::statepack_runtime::require_serde!();));
     }
@@ -78,7 +79,8 @@ fn allow_unused(item: &mut Item) {
         Item::Struct(i) => &mut i.attrs,
         Item::Enum(i) => {
             // Variant names are the schema's (`walk_track`, `run_track`).
-            i.attrs.push(syn::parse_quote!(#[allow(dead_code, clippy::enum_variant_names)]));
+            i.attrs
+                .push(syn::parse_quote!(#[allow(dead_code, clippy::enum_variant_names)]));
             return;
         }
         Item::Const(i) => &mut i.attrs,
@@ -183,8 +185,12 @@ fn int_typed(e: &Expr) -> bool {
     ];
     match e {
         Expr::Paren(p) => int_typed(&p.expr),
-        Expr::Cast(c) => matches!(&*c.ty, syn::Type::Path(tp) if tp.path.get_ident().is_some_and(|i| INTS.contains(&i.to_string().as_str()))),
-        Expr::Lit(syn::ExprLit { lit: Lit::Int(i), .. }) => INTS.contains(&i.suffix()),
+        Expr::Cast(c) => {
+            matches!(&*c.ty, syn::Type::Path(tp) if tp.path.get_ident().is_some_and(|i| INTS.contains(&i.to_string().as_str())))
+        }
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(i), ..
+        }) => INTS.contains(&i.suffix()),
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => int_typed(&u.expr),
         _ => false,
     }
@@ -246,7 +252,9 @@ impl VisitMut for Exprs {
             }
             Expr::Cast(c) => {
                 let ty = match &*c.ty {
-                    syn::Type::Path(tp) if tp.qself.is_none() => tp.path.get_ident().map(|i| i.to_string()),
+                    syn::Type::Path(tp) if tp.qself.is_none() => {
+                        tp.path.get_ident().map(|i| i.to_string())
+                    }
                     _ => None,
                 };
                 if let Some(ty) = ty {
@@ -259,7 +267,10 @@ impl VisitMut for Exprs {
                         _ => (None, false),
                     };
                     if let Some(new) = lit.and_then(|l| suffixed(l, neg, &ty)) {
-                        let lit = Expr::Lit(syn::ExprLit { attrs: vec![], lit: new });
+                        let lit = Expr::Lit(syn::ExprLit {
+                            attrs: vec![],
+                            lit: new,
+                        });
                         *e = if neg { syn::parse_quote!(-#lit) } else { lit };
                     }
                 }
@@ -283,7 +294,8 @@ impl VisitMut for Exprs {
                 if let Expr::Paren(p) = &mut *u.expr {
                     if let Expr::Reference(r) = &mut *p.expr {
                         if r.mutability.is_none() && p.attrs.is_empty() && r.attrs.is_empty() {
-                            let inner = std::mem::replace(&mut *r.expr, Expr::Verbatim(Default::default()));
+                            let inner =
+                                std::mem::replace(&mut *r.expr, Expr::Verbatim(Default::default()));
                             *e = inner;
                         }
                     }
@@ -303,14 +315,26 @@ impl VisitMut for Exprs {
                     };
                     if let Some(op) = negated {
                         b.op = op;
-                        let inner = std::mem::replace(&mut *u.expr, Expr::Verbatim(Default::default()));
+                        let inner =
+                            std::mem::replace(&mut *u.expr, Expr::Verbatim(Default::default()));
                         *e = inner;
                     } else {
                         // `!(x)` needs its parentheses unless `x` is atomic or postfix.
-                        let inner = std::mem::replace(&mut *u.expr, Expr::Verbatim(Default::default()));
+                        let inner =
+                            std::mem::replace(&mut *u.expr, Expr::Verbatim(Default::default()));
                         u.expr = Box::new(match inner {
-                            x @ (Expr::Lit(_) | Expr::Path(_) | Expr::Call(_) | Expr::MethodCall(_) | Expr::Field(_) | Expr::Index(_) | Expr::Macro(_)) => x,
-                            x => Expr::Paren(syn::ExprParen { attrs: vec![], paren_token: Default::default(), expr: Box::new(x) }),
+                            x @ (Expr::Lit(_)
+                            | Expr::Path(_)
+                            | Expr::Call(_)
+                            | Expr::MethodCall(_)
+                            | Expr::Field(_)
+                            | Expr::Index(_)
+                            | Expr::Macro(_)) => x,
+                            x => Expr::Paren(syn::ExprParen {
+                                attrs: vec![],
+                                paren_token: Default::default(),
+                                expr: Box::new(x),
+                            }),
                         });
                     }
                 }
@@ -351,7 +375,21 @@ impl VisitMut for Exprs {
                 }
             }
             Expr::Assign(a) => strip(&mut a.right, false),
-            Expr::Binary(b) if matches!(b.op, syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_) | syn::BinOp::MulAssign(_) | syn::BinOp::DivAssign(_) | syn::BinOp::RemAssign(_) | syn::BinOp::BitAndAssign(_) | syn::BinOp::BitOrAssign(_) | syn::BinOp::BitXorAssign(_) | syn::BinOp::ShlAssign(_) | syn::BinOp::ShrAssign(_)) => {
+            Expr::Binary(b)
+                if matches!(
+                    b.op,
+                    syn::BinOp::AddAssign(_)
+                        | syn::BinOp::SubAssign(_)
+                        | syn::BinOp::MulAssign(_)
+                        | syn::BinOp::DivAssign(_)
+                        | syn::BinOp::RemAssign(_)
+                        | syn::BinOp::BitAndAssign(_)
+                        | syn::BinOp::BitOrAssign(_)
+                        | syn::BinOp::BitXorAssign(_)
+                        | syn::BinOp::ShlAssign(_)
+                        | syn::BinOp::ShrAssign(_)
+                ) =>
+            {
                 strip(&mut b.right, false)
             }
             Expr::Index(i) => strip(&mut i.index, false),
@@ -365,14 +403,25 @@ impl VisitMut for Exprs {
     /// The arguments of `format!`-like macros are expressions too (rustc lints them the same).
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
         const EXPR_MACROS: [&str; 10] = [
-            "format", "write", "writeln", "print", "println", "eprint", "eprintln", "panic",
-            "assert", "assert_eq",
+            "format",
+            "write",
+            "writeln",
+            "print",
+            "println",
+            "eprint",
+            "eprintln",
+            "panic",
+            "assert",
+            "assert_eq",
         ];
-        let Some(last) = m.path.segments.last() else { return };
+        let Some(last) = m.path.segments.last() else {
+            return;
+        };
         if !EXPR_MACROS.contains(&last.ident.to_string().as_str()) {
             return;
         }
-        let Ok(mut args) = m.parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated) else {
+        let Ok(mut args) = m.parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated)
+        else {
             return;
         };
         for a in args.iter_mut() {
@@ -411,7 +460,9 @@ fn is_serde_attr(a: &Attribute) -> bool {
 
 fn is_serde_path(p: &Path) -> bool {
     let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
-    segs.len() >= 2 && segs[segs.len() - 2] == "serde" && matches!(segs[segs.len() - 1].as_str(), "Serialize" | "Deserialize")
+    segs.len() >= 2
+        && segs[segs.len() - 2] == "serde"
+        && matches!(segs[segs.len() - 1].as_str(), "Serialize" | "Deserialize")
 }
 
 impl Derives<'_> {
@@ -421,7 +472,8 @@ impl Derives<'_> {
         let mut out = Vec::with_capacity(attrs.len() + 1);
         for a in attrs.drain(..) {
             if a.path().is_ident("derive") {
-                let Ok(list) = a.parse_args_with(Punctuated::<Path, Token![,]>::parse_terminated) else {
+                let Ok(list) = a.parse_args_with(Punctuated::<Path, Token![,]>::parse_terminated)
+                else {
                     out.push(a);
                     continue;
                 };
@@ -504,10 +556,15 @@ mod tests {
 
     /// `expr` as it reads after the expression rewrites.
     fn tidied(expr: &str) -> String {
-        let mut file: syn::File = syn::parse_str(&format!("fn f() {{ let _x = {expr}; }}")).unwrap();
+        let mut file: syn::File =
+            syn::parse_str(&format!("fn f() {{ let _x = {expr}; }}")).unwrap();
         Exprs.visit_file_mut(&mut file);
-        let Item::Fn(f) = &file.items[0] else { panic!() };
-        let Stmt::Local(l) = &f.block.stmts[0] else { panic!() };
+        let Item::Fn(f) = &file.items[0] else {
+            panic!()
+        };
+        let Stmt::Local(l) = &f.block.stmts[0] else {
+            panic!()
+        };
         let e = &l.init.as_ref().unwrap().expr;
         quote::quote!(#e).to_string()
     }

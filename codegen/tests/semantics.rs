@@ -1192,7 +1192,11 @@ fn parent_and_root_paths_reach_the_enclosing_types_fields() {
         panic!("kind 1 selects `counted`: {:?}", v.picked)
     };
     assert_eq!((c.n, &c.data[..]), (2, &[0x51, 0x52][..]));
-    assert_eq!(v.encode().unwrap(), bytes, "decode then encode is the identity");
+    assert_eq!(
+        v.encode().unwrap(),
+        bytes,
+        "decode then encode is the identity"
+    );
 }
 
 #[test]
@@ -1277,7 +1281,9 @@ fn recursive_root_type_is_boxed_and_sees_the_top_level_root() {
     // A tree holding a list of itself: 2 children, the first with 1 child.
     let mut t = vec![0u8, 0x10, 2, 1, 0, 0];
     let v2 = recursion::Recursion::decode(&t).unwrap();
-    let recursion::RecursionNext::Leaf(l2) = &v2.next else { panic!("leaf") };
+    let recursion::RecursionNext::Leaf(l2) = &v2.next else {
+        panic!("leaf")
+    };
     assert_eq!(l2.tree.children.len(), 2);
     assert_eq!(l2.tree.children[0].children.len(), 1);
     assert_eq!(v2.encode().unwrap(), t);
@@ -1302,8 +1308,14 @@ fn recursion_deeper_than_the_bound_is_a_decode_error_not_a_stack_overflow() {
     assert!(recursion::Recursion::decode(&nested(depth - 1)).is_ok());
     let e = recursion::Recursion::decode(&nested(depth)).unwrap_err();
     let shown = e.to_string();
-    assert!(shown.contains("recursive types nested deeper than 256 levels"), "{shown}");
-    assert!(shown.starts_with("next.next."), "the path names the nesting: {shown}");
+    assert!(
+        shown.contains("recursive types nested deeper than 256 levels"),
+        "{shown}"
+    );
+    assert!(
+        shown.starts_with("next.next."),
+        "the path names the nesting: {shown}"
+    );
     assert_eq!(
         e.offset,
         depth as u64 + 1,
@@ -1370,7 +1382,10 @@ fn custom_processors_written_in_rust_read_and_write() {
     let mut bad = v.clone();
     bad.framed = b"xy".to_vec();
     let e = bad.encode().unwrap_err().to_string();
-    assert!(e.contains("framed") && e.contains("not framed by [ and ]"), "{e}");
+    assert!(
+        e.contains("framed") && e.contains("not framed by [ and ]"),
+        "{e}"
+    );
 }
 
 /// The opaque type of `run/opaque.ksy`: two bytes, kept as a pair.

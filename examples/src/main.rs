@@ -48,7 +48,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if read != save {
         return Err("the file read back differs from what was written".into());
     }
-    println!("read it back: map {:?} at tick {}", read.map_name, read.tick);
+    println!(
+        "read it back: map {:?} at tick {}",
+        read.map_name, read.tick
+    );
     for p in &read.players {
         println!(
             "  {:<5} team {:<4} score {:>5} at ({}, {}) m, level {}{}{}",

@@ -18,28 +18,60 @@ fn main_writes_reads_and_prints_a_file() {
         .output()
         .expect("the example runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let bytes = std::fs::read(&file).expect("the example wrote its file");
     assert_eq!(&bytes[..4], b"GSAV");
     let read = save::GameSave::decode(&bytes).expect("the file decodes");
     assert_eq!(read.map_name, "Harbour");
     assert_eq!(read.players.len(), 2);
-    assert_eq!((read.players[1].team, read.players[1].level), (save::Team::Blue, 63));
-    assert!(stdout.contains(&format!("({} bytes)", bytes.len())), "{stdout}");
-    assert!(stdout.contains("Ada   team red  score  1200 at (12.5, -3.25) m, level 17"), "{stdout}");
-    assert!(stdout.contains("level 64 refused: players[1].level:"), "{stdout}");
-    assert!(stdout.contains("truncated file refused: players[1].pos.y (byte offset 50)"), "{stdout}");
+    assert_eq!(
+        (read.players[1].team, read.players[1].level),
+        (save::Team::Blue, 63)
+    );
+    assert!(
+        stdout.contains(&format!("({} bytes)", bytes.len())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Ada   team red  score  1200 at (12.5, -3.25) m, level 17"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("level 64 refused: players[1].level:"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("truncated file refused: players[1].pos.y (byte offset 50)"),
+        "{stdout}"
+    );
 }
 
 #[test]
 fn normal_dependencies_have_no_motion_or_codec_crates() {
     let out = Command::new(env!("CARGO"))
-        .args(["tree", "--offline", "-p", "statepack-example", "-e", "normal", "--prefix", "none"])
+        .args([
+            "tree",
+            "--offline",
+            "-p",
+            "statepack-example",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo tree runs");
     let tree = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(tree.contains("statepack-runtime"), "{tree}");
     for heavy in ["gltf", "glam", "flate2", "serde_json"] {
         assert!(

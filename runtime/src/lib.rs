@@ -95,13 +95,13 @@ pub mod thin;
 
 pub use generated_support::GENERATED_CODE_INTERFACE;
 
-/// The serde crate generated types derive from (`#[serde(crate = "::statepack_runtime::serde")]`),
-/// so a crate using generated types needs no serde dependency of its own. Feature `serde`.
-#[cfg(feature = "serde")]
-pub use serde;
 #[cfg(feature = "binrw")]
 pub use binrw;
 #[cfg(feature = "bitvec")]
 pub use bitvec;
 #[cfg(feature = "deku")]
 pub use deku;
+/// The serde crate generated types derive from (`#[serde(crate = "::statepack_runtime::serde")]`),
+/// so a crate using generated types needs no serde dependency of its own. Feature `serde`.
+#[cfg(feature = "serde")]
+pub use serde;
