@@ -378,11 +378,8 @@ pub fn generate_dir_with(
             Ok(code) => {
                 let stem = name.trim_end_matches(".ksy");
                 let out = out_dir.join(format!("{stem}.rs"));
-                let old = std::fs::read_to_string(&out).ok();
-                if old.as_deref() != Some(code.as_str()) {
-                    std::fs::write(&out, code)
-                        .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
-                }
+                write_if_changed(&out, &code)
+                    .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
                 written.push(format!("{stem}.rs"));
             }
             Err(d) => all_diags.extend(d),
