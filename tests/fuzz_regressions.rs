@@ -219,9 +219,17 @@ fn seed_fuzz_corpora() {
     for pick in 0u8..64 {
         let mut zeros = vec![pick];
         zeros.resize(25, 0);
-        write_seed(&root.join("kaitai_lang"), &format!("seed-{pick}-zeros"), &zeros);
+        write_seed(
+            &root.join("kaitai_lang"),
+            &format!("seed-{pick}-zeros"),
+            &zeros,
+        );
         let rising: Vec<u8> = std::iter::once(pick).chain(1..=32).collect();
-        write_seed(&root.join("kaitai_lang"), &format!("seed-{pick}-rising"), &rising);
+        write_seed(
+            &root.join("kaitai_lang"),
+            &format!("seed-{pick}-rising"),
+            &rising,
+        );
     }
     println!(
         "seeded {} with {count} sample file(s) per decoder target, {} schema(s) and 128 \
