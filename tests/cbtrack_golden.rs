@@ -240,7 +240,11 @@ fn raw_json_byte_fields_are_hex_strings() {
     assert_eq!(v["header_extra"], "");
     let chunks = v["chunks"].as_str().unwrap();
     assert_eq!(chunks.len(), 2 * (bytes.len() - 112));
-    assert_eq!(&chunks[32..36], "78da", "the chunk at block 2 starts with zlib's header");
+    assert_eq!(
+        &chunks[32..36],
+        "78da",
+        "the chunk at block 2 starts with zlib's header"
+    );
     assert_eq!((f.from_json)(&v).unwrap(), bytes);
     let mut arrays = v.clone();
     arrays["reserved"] = serde_json::json!([0, 0, 0, 0, 0, 0, 0, 0]);

@@ -470,7 +470,10 @@ fn cbtrack_import_sample_verify() {
     // The chunk area is one bounded byte run, and the content view shows the first window's
     // columns, units and keys down to values, every list cut at 4 with a count of the rest.
     let chunks = out.lines().find(|l| l.contains(" chunks = ")).unwrap();
-    assert!(chunks.ends_with(&format!("... {} more bytes", x.len() - 112 - 4)), "{chunks}");
+    assert!(
+        chunks.ends_with(&format!("... {} more bytes", x.len() - 112 - 4)),
+        "{chunks}"
+    );
     for want in [
         "content: chunks inflated",
         "    [0] frames 0..=119, main chunk: block ",

@@ -643,7 +643,7 @@ pub fn inspect_content(
                                 .iter()
                                 .map(|x| {
                                     format!(
-                                        "frame {} angles {:?} offsets {}",
+                                        "frame {} angles (1/65536 turn) {:?} offsets {}",
                                         start + x.offset,
                                         x.angles,
                                         el(&x.offsets)
