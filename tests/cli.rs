@@ -1073,6 +1073,31 @@ fn bad_numbers_are_argument_errors() {
         stderr(&o)
     );
     assert!(!stdout(&o).contains("met"), "{}", stdout(&o));
+    // 128 flying bots without a budget send more than the 150 KB/s gate: the report is
+    // printed and the run exits 1; `--no-gate` only reports.
+    let over = ["wsnap", "sim", "--seconds", "0.1"];
+    let o = run(d, &over);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("| gate ≤ 150 KB/s | not met |"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("over the 150 KB/s gate") && stderr(&o).contains("--budget 2560"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(d, &[&over[..], &["--no-gate"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Within the gate, exit 0.
+    let o = run(d, &["wsnap", "sim", "--seconds", "0.1", "--budget", "2560"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("| gate ≤ 150 KB/s | met |"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 /// A studs-per-metre that pushes positions past float32 precision writes no file (on the CMU
