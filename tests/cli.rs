@@ -1355,3 +1355,21 @@ fn demo_labels_and_order() {
         assert!(cells[0].ends_with(label), "{row}");
     }
 }
+
+/// An empty file is no format's file: `inspect`, `decode` and `verify` refuse it by name
+/// instead of reading it as a SNAP file that ends early.
+#[test]
+fn an_empty_file_has_no_format() {
+    let d = TempDir::new("empty");
+    std::fs::write(d.path("empty.bin"), b"").unwrap();
+    for cmd in ["inspect", "decode", "verify"] {
+        let o = run(&d.0, &[cmd, "empty.bin"]);
+        assert_eq!(o.status.code(), Some(1), "{cmd}");
+        assert!(
+            stderr(&o).contains("empty.bin: the file is empty"),
+            "{cmd}: {}",
+            stderr(&o)
+        );
+        assert!(!stdout(&o).contains("SNAP"), "{cmd}: {}", stdout(&o));
+    }
+}
