@@ -184,6 +184,11 @@ pub(crate) fn lower(s: &mut Schema) -> Vec<Diag> {
         return diags;
     }
     let file = s.file.clone();
+    let shown: std::collections::HashMap<String, String> = s
+        .types
+        .iter()
+        .map(|t| (t.name.clone(), t.schema_name.clone()))
+        .collect();
     let has_order: Vec<bool> = s
         .types
         .iter()
@@ -223,7 +228,7 @@ pub(crate) fn lower(s: &mut Schema) -> Vec<Diag> {
                         &file,
                         f.pos_of("type"),
                         &format!("{}.type", f.key_path),
-                        format!("`{tn}` takes its byte order from the `meta.endian` switch of the type it is nested in, but `{}` reads it and has no decided byte order to give", t.schema_name),
+                        format!("`{}` takes its byte order from the `meta.endian` switch of the type it is nested in, but `{}` reads it and has no decided byte order to give", shown.get(&tn).unwrap_or(&tn), t.schema_name),
                         "read the type from inside the type whose `meta.endian` is a switch, or give it a `meta.endian` of its own",
                     ));
                     continue;

@@ -374,15 +374,21 @@ pub(crate) fn emit_read(
 ) -> Option<(TokenStream, Option<(TokenStream, TokenStream, TokenStream)>)> {
     let fid = f.id.as_str();
     if let Some(io) = &at.io_of {
-        if uses_io(&at.pos.expr) {
+        // Kaitai evaluates an instance's `pos`, `size`, `if` ... on the type's own `_io`
+        // while reading from the other stream; the reader here has only the other stream at
+        // hand, so `_io` there is refused rather than given another stream's values.
+        let mut g = f.clone();
+        let mut uses = false;
+        crate::resolve::for_each_expr(&mut g, &mut |e| uses |= uses_io(e));
+        if uses {
             em.err(
-                at.pos.pos,
-                &format!("{}.pos", f.key_path),
+                f.pos,
+                &f.key_path,
                 format!(
-                    "`pos: {}` uses `_io` in an instance with `io: {}._io`",
-                    at.pos.src, io.src
+                    "`_io` in an expression of an instance with `io: {}._io` is not supported yet",
+                    io.src
                 ),
-                "give the position in that stream as a number or an expression of fields",
+                "give positions, sizes and conditions of such an instance as numbers or expressions of fields",
             );
             return None;
         }
