@@ -1561,3 +1561,58 @@ fn fixed_contents_in_expressions_and_list_casts() {
     let e = contents_cast::ContentsCast::decode(&[0x43, 0x44, 0x09, 0x05]).unwrap_err();
     assert!(e.to_string().contains("expected"), "{e}");
 }
+
+/// Every truncation of the goldens above, and every one of them with one byte replaced: no
+/// panic, and whatever decodes writes back the bytes it read.
+#[test]
+fn switched_byte_order_and_foreign_streams_survive_damaged_input() {
+    type Decode = fn(
+        &[u8],
+    ) -> Result<
+        Box<dyn statepack_runtime::reflect::Reflect>,
+        statepack_runtime::io::DecodeError,
+    >;
+    type Roundtrip = fn(&[u8]) -> Result<Vec<u8>, String>;
+    let cases: [(&str, &[u8], Decode, Roundtrip); 3] = [
+        (
+            "endian_switch",
+            &ENDIAN_DOCS,
+            endian_switch::reflect_decode,
+            endian_switch::reflect_roundtrip,
+        ),
+        (
+            "io_other",
+            &IO_OTHER,
+            io_other::reflect_decode,
+            io_other::reflect_roundtrip,
+        ),
+        (
+            "contents_cast",
+            &[0x43, 0x43, 0x09, 0x05],
+            contents_cast::reflect_decode,
+            contents_cast::reflect_roundtrip,
+        ),
+    ];
+    for (name, golden, decode, roundtrip) in cases {
+        let mut inputs: Vec<Vec<u8>> = (0..=golden.len()).map(|n| golden[..n].to_vec()).collect();
+        for i in 0..golden.len() {
+            for b in [0x00, 0x01, 0x49, 0x4d, 0x7f, 0xff] {
+                let mut v = golden.to_vec();
+                v[i] = b;
+                inputs.push(v);
+            }
+        }
+        for input in inputs {
+            if decode(&input).is_err() {
+                continue;
+            }
+            let written = roundtrip(&input).unwrap_or_else(|e| {
+                panic!("{name}: {input:02x?} decodes but does not re-encode: {e}")
+            });
+            assert!(
+                input.starts_with(&written),
+                "{name}: {input:02x?} wrote {written:02x?}"
+            );
+        }
+    }
+}
