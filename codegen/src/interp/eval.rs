@@ -13,7 +13,7 @@ use std::cell::{Cell, OnceCell};
 type R<T> = Result<T, String>;
 
 /// `_io` of the type being read: position and size in its stream, and whether it is at the end.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct IoState {
     pub pos: i128,
     pub size: i128,
@@ -28,6 +28,8 @@ pub(crate) struct Frame<'s> {
     pub params: Vec<(&'static str, Option<DynValue>)>,
     pub inst: Vec<OnceCell<R<DynValue>>>,
     pub busy: Vec<Cell<bool>>,
+    /// `_sizeof`: the bytes the type took, known once its `seq` is read.
+    pub sizeof: Cell<Option<i128>>,
 }
 
 impl<'s> Frame<'s> {
@@ -38,6 +40,7 @@ impl<'s> Frame<'s> {
             params,
             inst: ty.instances.iter().map(|_| OnceCell::new()).collect(),
             busy: ty.instances.iter().map(|_| Cell::new(false)).collect(),
+            sizeof: Cell::new(None),
         }
     }
 }
@@ -77,6 +80,14 @@ impl<'a> Scope<'a> {
                     .map(|i| Cow::Owned(DynValue::Int(i)))
                     .ok_or_else(|| "`_index` is used outside a repeated field".to_owned())
             }
+            "_sizeof" => {
+                return self
+                    .frame
+                    .sizeof
+                    .get()
+                    .map(|n| Cow::Owned(DynValue::Int(n)))
+                    .ok_or_else(|| "`_sizeof` is used before the type is read".to_owned())
+            }
             _ => {}
         }
         let frame: &'a Frame<'a> = self.frame;
@@ -86,9 +97,7 @@ impl<'a> Scope<'a> {
         if let Some((_, v)) = frame.params.iter().find(|(k, _)| *k == n) {
             return match v {
                 Some(v) => Ok(Cow::Borrowed(v)),
-                None => Err(format!(
-                    "`{n}` has no value here (the type is read where its parent has none)"
-                )),
+                None => self.absent_context(n),
             };
         }
         if let Some(i) = frame.ty.instances.iter().position(|x| x.id == n) {
@@ -110,6 +119,36 @@ impl<'a> Scope<'a> {
             return Err(format!("field `{n}` is used before it is read"));
         }
         Err(format!("`{n}` names no field, param or instance of `{}`", frame.ty.schema_name))
+    }
+}
+
+impl<'a> Scope<'a> {
+    /// An absent context param: in the root type a `_root.x` path is the root's own `x`
+    /// (the top level gives the root nothing); anything else has no value here.
+    fn absent_context(&self, n: &str) -> R<Cow<'a, DynValue>> {
+        let is_root = self.schema.types.first().is_some_and(|t| t.name == self.frame.ty.name);
+        let path = self
+            .frame
+            .ty
+            .params
+            .iter()
+            .find(|p| p.id == n)
+            .and_then(|p| p.context.as_deref());
+        if let (true, Some(rest)) = (is_root, path.and_then(|c| c.strip_prefix("_root."))) {
+            let e = crate::expr::parse(rest)?;
+            let sc = Scope {
+                schema: self.schema,
+                frame: self.frame,
+                elem: None,
+                index: None,
+                io: self.io,
+            };
+            return eval(&e, &sc).map(|v| Cow::Owned(v.into_owned()));
+        }
+        Err(format!(
+            "`{}` has no value here (the type is read where its parent has none)",
+            path.unwrap_or(n)
+        ))
     }
 }
 
@@ -290,6 +329,18 @@ pub(crate) fn eval<'a>(e: &Expr, sc: &Scope<'a>) -> R<Cow<'a, DynValue>> {
 }
 
 fn attr<'a>(b: Cow<'a, DynValue>, name: &str) -> R<Cow<'a, DynValue>> {
+    if let DynValue::Struct(s) = b.as_ref() {
+        match name {
+            "_sizeof" => return Ok(Cow::Owned(DynValue::Int(i128::from(s.size)))),
+            "_io" => {
+                let io = s.io.ok_or_else(|| "`_io` of this value is not known".to_owned())?;
+                return Ok(Cow::Owned(DynValue::Struct(std::sync::Arc::new(
+                    super::DynStruct::io_view(io),
+                ))));
+            }
+            _ => {}
+        }
+    }
     match b {
         Cow::Borrowed(DynValue::Struct(s)) => {
             if let Some(v) = s.get(name) {
@@ -324,6 +375,7 @@ fn call(b: DynValue, name: &str, args: &[DynValue]) -> R<DynValue> {
     match (name, b) {
         ("size", DynValue::Bytes(x)) => no_args(DynValue::Int(x.len() as i128)),
         ("size", DynValue::List(x)) => no_args(DynValue::Int(x.len() as i128)),
+        ("length", DynValue::Bytes(x)) => no_args(DynValue::Int(x.len() as i128)),
         ("length", DynValue::Str(s)) => no_args(DynValue::Int(s.chars().count() as i128)),
         ("reverse", DynValue::Str(s)) => no_args(DynValue::Str(s.chars().rev().collect())),
         ("substring", DynValue::Str(s)) => match args {

@@ -22,8 +22,10 @@
 
 mod eval;
 mod read;
+mod write;
 
 pub use read::decode;
+pub use write::{encode, from_given, Given};
 
 use statepack_runtime::reflect::{EnumValue, Reflect, Value};
 use std::borrow::Cow;
@@ -75,10 +77,37 @@ pub struct DynStruct {
     /// Hidden members: context params (`_parent`/`_root` paths the type uses), which
     /// expressions inside the type read but the dynamic view does not show.
     pub(crate) hidden: Vec<(&'static str, Option<DynValue>)>,
+    /// `_sizeof`: the bytes the type took.
+    pub(crate) size: u64,
+    /// `_io` after the type was read (for `x._io.pos`).
+    pub(crate) io: Option<eval::IoState>,
     names: &'static [&'static str],
 }
 
 impl DynStruct {
+    /// A stream's `pos`, `size` and `eof` as a value (`x._io`).
+    pub(crate) fn io_view(io: eval::IoState) -> DynStruct {
+        let members = vec![
+            ("pos", DynValue::Int(io.pos)),
+            ("size", DynValue::Int(io.size)),
+            ("eof", DynValue::Bool(io.eof)),
+        ];
+        DynStruct {
+            type_name: "kaitai_stream",
+            spans: vec![None; members.len()],
+            members,
+            hidden: Vec::new(),
+            size: 0,
+            io: None,
+            names: &["pos", "size", "eof"],
+        }
+    }
+
+    /// The bytes the type took in its stream (`_sizeof`), positional instances not counted.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
     /// The member named `name`, if the type has one.
     pub fn get(&self, name: &str) -> Option<&DynValue> {
         self.members.iter().find(|(n, _)| *n == name).map(|(_, v)| v)

@@ -133,6 +133,7 @@ impl<'s> Interp<'s> {
         params: Vec<(&'static str, Option<DynValue>)>,
     ) -> D<DynStruct> {
         let mut frame = Frame::new(t, params);
+        let type_start = r.offset();
         let mut spans = Vec::with_capacity(t.fields.len());
         let mut unaligned = false;
         for f in &t.fields {
@@ -190,6 +191,8 @@ impl<'s> Interp<'s> {
             }
         }
         let io = Some(io_of(r));
+        let size = r.offset().saturating_sub(type_start);
+        frame.sizeof.set(Some(i128::from(size)));
         let mut inst_values = Vec::with_capacity(t.instances.len());
         for i in 0..t.instances.len() {
             let v = match frame.inst[i].get() {
@@ -223,6 +226,8 @@ impl<'s> Interp<'s> {
             members,
             spans,
             hidden,
+            size,
+            io,
             names: intern_names(&names),
         })
     }

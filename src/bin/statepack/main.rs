@@ -15,6 +15,7 @@ use std::time::Instant;
 
 mod cbtrack;
 mod rply;
+mod schema_cmd;
 mod wsnap;
 
 #[derive(Parser)]
@@ -138,9 +139,14 @@ enum Cmd {
     Inspect {
         /// The file.
         file: PathBuf,
-        /// Elements shown per list (the rest are counted).
+        /// Elements shown per list (the rest are counted); with --schema also 16 times as
+        /// many bytes of a byte array.
         #[arg(long, default_value_t = 4)]
         max_items: usize,
+        /// Read the file with this schema (any .ksy the generator accepts) instead of a
+        /// built-in format.
+        #[arg(long)]
+        schema: Option<PathBuf>,
     },
     /// Print a file's raw layer as JSON (exactly what is stored; counts and lengths are implied).
     Decode {
@@ -150,12 +156,21 @@ enum Cmd {
         /// its value (leaves), counts and lengths included.
         #[arg(long)]
         offsets: bool,
+        /// Read the file with this schema (any .ksy the generator accepts) instead of a
+        /// built-in format: JSON of every `seq` field, byte arrays as hex strings.
+        #[arg(long, conflicts_with = "offsets")]
+        schema: Option<PathBuf>,
     },
     /// Write a file from the JSON that `decode` prints (byte-identical to the decoded file).
     Encode {
         /// Format of the JSON.
-        #[arg(long, value_enum)]
-        format: Format,
+        #[arg(long, value_enum, required_unless_present = "schema", conflicts_with = "schema")]
+        format: Option<Format>,
+        /// Write with this schema (any .ksy the generator accepts) instead of a built-in
+        /// format, from JSON as `decode --schema` prints it (see docs/cli.md for what is
+        /// derived and what must be given).
+        #[arg(long)]
+        schema: Option<PathBuf>,
         /// The JSON file.
         input: PathBuf,
         /// Output file.
@@ -349,7 +364,37 @@ fn run(cli: Cli) -> Result<()> {
             }
         },
         Cmd::CbtrackScale { output, quiet } => cbtrack::scale(&output, quiet),
-        Cmd::Inspect { file, max_items } => {
+        Cmd::Inspect {
+            file,
+            max_items,
+            schema: Some(schema),
+        } => {
+            let sch = schema_cmd::load(&schema)?;
+            let bytes = read_file(&file)?;
+            let root = schema_cmd::read(&sch, &bytes, &file)?;
+            emit_stdout(|out| {
+                writeln!(
+                    out,
+                    "{} ({} bytes, schema {}: {})",
+                    file.display(),
+                    bytes.len(),
+                    schema.display(),
+                    sch.id
+                )?;
+                schema_cmd::print(out, &root, max_items)?;
+                if root.size() < bytes.len() as u64 {
+                    writeln!(
+                        out,
+                        "{} byte(s) after the end of the root type (not read)",
+                        bytes.len() as u64 - root.size()
+                    )?;
+                }
+                Ok(())
+            })
+        }
+        Cmd::Inspect {
+            file, max_items, ..
+        } => {
             let bytes = read_file(&file)?;
             let fmt = detect(&bytes, &file)?;
             let (res, tree) = (fmt.decode_traced)(&bytes);
@@ -375,7 +420,18 @@ fn run(cli: Cli) -> Result<()> {
             res.with_context(|| format!("{} is not a valid {} file", file.display(), fmt.title))?;
             check_valid(fmt, &bytes, &file)
         }
-        Cmd::Decode { file, offsets } => {
+        Cmd::Decode {
+            file,
+            schema: Some(schema),
+            ..
+        } => {
+            let sch = schema_cmd::load(&schema)?;
+            let bytes = read_file(&file)?;
+            let root = schema_cmd::read(&sch, &bytes, &file)?;
+            let text = serde_json::to_string_pretty(&schema_cmd::struct_json(&root, &sch))?;
+            emit_stdout(|out| writeln!(out, "{text}"))
+        }
+        Cmd::Decode { file, offsets, .. } => {
             let bytes = read_file(&file)?;
             let fmt = detect(&bytes, &file)?;
             // Only valid files are printed, so whatever `decode` prints, `encode` writes back.
@@ -395,10 +451,32 @@ fn run(cli: Cli) -> Result<()> {
             emit_stdout(|out| writeln!(out, "{text}"))
         }
         Cmd::Encode {
+            schema: Some(schema),
+            input,
+            output,
+            ..
+        } => {
+            let sch = schema_cmd::load(&schema)?;
+            let text = std::fs::read_to_string(&input)
+                .with_context(|| format!("cannot read {}", input.display()))?;
+            let value: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not JSON", input.display()))?;
+            let bytes = schema_cmd::encode(&sch, &value)
+                .with_context(|| format!("{} cannot be written with {}", input.display(), schema.display()))?;
+            std::fs::write(&output, &bytes)
+                .with_context(|| format!("cannot write {}", output.display()))?;
+            println!("wrote {} ({} bytes)", output.display(), bytes.len());
+            Ok(())
+        }
+        Cmd::Encode {
             format,
             input,
             output,
+            ..
         } => {
+            let Some(format) = format else {
+                args::argument_error("give --format or --schema");
+            };
             let fmt = format.spec();
             let text = std::fs::read_to_string(&input)
                 .with_context(|| format!("cannot read {}", input.display()))?;
