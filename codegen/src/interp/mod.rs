@@ -74,6 +74,9 @@ pub struct DynStruct {
     /// the stream the type was read in (a `process`ed or terminated field's type is read in a
     /// stream of its own, starting at 0). `None` for params and instances.
     pub spans: Vec<Option<(u64, u64)>>,
+    /// For each member that is a list read from the bytes, the span of each element (as
+    /// [`DynStruct::spans`]); empty for other members.
+    pub elem_spans: Vec<Vec<(u64, u64)>>,
     /// Hidden members: context params (`_parent`/`_root` paths the type uses), which
     /// expressions inside the type read but the dynamic view does not show.
     pub(crate) hidden: Vec<(&'static str, Option<DynValue>)>,
@@ -95,6 +98,7 @@ impl DynStruct {
         DynStruct {
             type_name: "kaitai_stream",
             spans: vec![None; members.len()],
+            elem_spans: vec![Vec::new(); members.len()],
             members,
             hidden: Vec::new(),
             size: 0,

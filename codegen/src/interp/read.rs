@@ -10,6 +10,9 @@ use std::sync::Arc;
 
 type D<T> = Result<T, DecodeError>;
 
+/// A field as read: the value, where a positional instance was read, each list element's span.
+type Read = (DynValue, Option<(u64, u64)>, Vec<(u64, u64)>);
+
 /// The stack the interpreter reads on: deep enough for [`statepack_runtime::io::MAX_RECURSION`]
 /// levels of recursive types in an unoptimised build.
 const STACK_BYTES: usize = 256 << 20;
@@ -135,6 +138,7 @@ impl<'s> Interp<'s> {
         let mut frame = Frame::new(t, params);
         let type_start = r.offset();
         let mut spans = Vec::with_capacity(t.fields.len());
+        let mut elem_spans = Vec::with_capacity(t.fields.len());
         let mut unaligned = false;
         for f in &t.fields {
             let fid = intern(&f.id);
@@ -157,13 +161,14 @@ impl<'s> Interp<'s> {
                 }
                 None => true,
             };
-            let (v, span) = if present {
-                let v = self.read_field(r, &frame, f).map_err(|e| e.in_field(fid))?;
-                (v, Some((start, r.offset())))
+            let (v, span, elems) = if present {
+                let (v, span, elems) = self.read_field(r, &frame, f).map_err(|e| e.in_field(fid))?;
+                (v, span.or(Some((start, r.offset()))), elems)
             } else {
-                (DynValue::Null, None)
+                (DynValue::Null, None, Vec::new())
             };
-            spans.push(if f.at.is_some() { None } else { span });
+            spans.push(span);
+            elem_spans.push(elems);
             frame.fields.push((fid, v));
         }
         // `-sp-sum-of`: the stored sum must be the sum over the list.
@@ -211,6 +216,7 @@ impl<'s> Interp<'s> {
                 names.push(k);
                 members.push((k, v.unwrap_or(DynValue::Null)));
                 spans.push(None);
+                elem_spans.push(Vec::new());
             } else {
                 hidden.push((k, v));
             }
@@ -220,11 +226,13 @@ impl<'s> Interp<'s> {
             names.push(k);
             members.push((k, v));
             spans.push(None);
+            elem_spans.push(Vec::new());
         }
         Ok(DynStruct {
             type_name: intern(&t.schema_name),
             members,
             spans,
+            elem_spans,
             hidden,
             size,
             io,
@@ -232,28 +240,39 @@ impl<'s> Interp<'s> {
         })
     }
 
-    /// One field: its position (positional instances), repetition and elements. Errors
-    /// carry the index of a failing element; the caller adds the field's name.
-    fn read_field(&self, r: &mut ByteReader<'_>, frame: &Frame<'_>, f: &Field) -> D<DynValue> {
+    /// One field: its position (positional instances), repetition and elements, with the
+    /// span of a positional instance and the span of each element of a list. Errors carry
+    /// the index of a failing element; the caller adds the field's name.
+    fn read_field(&self, r: &mut ByteReader<'_>, frame: &Frame<'_>, f: &Field) -> D<Read> {
         if let Some(at) = &f.at {
             let pos = {
                 let sc = self.scope(frame, r, None);
                 ex(eval_int(&at.pos.expr, &sc), &at.pos, r.offset())?
             };
             let saved = r.enter_instance(pos, at.whole)?;
+            let start = r.offset();
             let v = self.read_repeat(r, frame, f);
+            let end = r.offset();
             r.leave_instance(saved);
-            return v;
+            let (v, elems) = v?;
+            return Ok((v, Some((start, end)), elems));
         }
-        self.read_repeat(r, frame, f)
+        let (v, elems) = self.read_repeat(r, frame, f)?;
+        Ok((v, None, elems))
     }
 
-    fn read_repeat(&self, r: &mut ByteReader<'_>, frame: &Frame<'_>, f: &Field) -> D<DynValue> {
+    fn read_repeat(
+        &self,
+        r: &mut ByteReader<'_>,
+        frame: &Frame<'_>,
+        f: &Field,
+    ) -> D<(DynValue, Vec<(u64, u64)>)> {
         if f.varint {
-            return self.read_varint(r, f);
+            return Ok((self.read_varint(r, f)?, Vec::new()));
         }
+        let mut spans = Vec::new();
         match &f.repeat {
-            Repeat::None => self.read_checked(r, frame, f, None),
+            Repeat::None => Ok((self.read_checked(r, frame, f, None)?, spans)),
             Repeat::Expr(e) => {
                 let count = {
                     let sc = self.scope(frame, r, None);
@@ -264,13 +283,16 @@ impl<'s> Interp<'s> {
                     _ => r.check_count(count, self.min_len(f))?,
                 };
                 let mut list = Vec::with_capacity(n);
+                spans.reserve(n);
                 for i in 0..n {
+                    let start = r.offset();
                     list.push(
                         self.read_checked(r, frame, f, Some(i))
                             .map_err(|e| e.in_index(i))?,
                     );
+                    spans.push((start, r.offset()));
                 }
-                Ok(DynValue::List(list))
+                Ok((DynValue::List(list), spans))
             }
             Repeat::Eos | Repeat::Until(_) => {
                 let mut list = Vec::new();
@@ -280,10 +302,12 @@ impl<'s> Interp<'s> {
                     }
                     let i = list.len();
                     let before = r.bit_offset();
+                    let start = r.offset();
                     let v = self
                         .read_checked(r, frame, f, Some(i))
                         .map_err(|e| e.in_index(i))?;
                     list.push(v);
+                    spans.push((start, r.offset()));
                     if let Repeat::Until(u) = &f.repeat {
                         let mut sc = self.scope(frame, r, Some(i as i128));
                         sc.elem = list.last();
@@ -300,7 +324,7 @@ impl<'s> Interp<'s> {
                         .in_index(i));
                     }
                 }
-                Ok(DynValue::List(list))
+                Ok((DynValue::List(list), spans))
             }
         }
     }

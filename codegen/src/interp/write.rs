@@ -52,7 +52,7 @@ pub fn encode(schema: &Schema, given: &Given) -> W<(Vec<u8>, DynStruct)> {
     }
     let mut w = ByteWriter::new();
     let params = root.params.iter().map(|p| (intern(&p.id), None)).collect();
-    let v = write_type(schema, &mut w, root, given, params, "", 0)?;
+    let v = write_type(schema, &mut w, root, given, params, "", 0, None)?;
     w.align_to_byte();
     Ok((w.into_bytes(), v))
 }
@@ -78,6 +78,7 @@ fn write_type(
     params: Vec<(&'static str, Option<DynValue>)>,
     path: &str,
     depth: usize,
+    room: Option<usize>,
 ) -> W<DynStruct> {
     let at = if path.is_empty() { "<root>" } else { path };
     if depth > usize::from(statepack_runtime::io::MAX_RECURSION) {
@@ -110,6 +111,9 @@ fn write_type(
         unaligned = bit_field;
         let g = entries.iter().find(|(k, _)| *k == f.id).map(|(_, v)| v);
         let present = match &f.cond {
+            // `_io.eof` and `_io.pos` are not known while writing: presence decides, as in
+            // the generated writer.
+            Some(c) if c.src.contains("_io") => !matches!(g, None | Some(Given::Null)),
             Some(c) => {
                 let sc = Scope::plain(s, &frame, None);
                 eval_bool(&c.expr, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", c.src))?
@@ -128,7 +132,8 @@ fn write_type(
             (None, FieldKind::Contents(c)) => Given::Str(hex(c)),
             (None, _) => return Err(format!("{fp}: missing")),
         };
-        let v = write_field(s, w, &frame, f, &g, &fp, depth)?;
+        let left = room.map(|n| n.saturating_sub(w.len() - start));
+        let v = write_field(s, w, &frame, f, &g, &fp, depth, left)?;
         frame.fields.push((intern(&f.id), v));
     }
     let size = (w.len() - start) as u64;
@@ -137,6 +142,7 @@ fn write_type(
     Ok(DynStruct {
         type_name: intern(&t.schema_name),
         spans: vec![None; fields.len()],
+        elem_spans: vec![Vec::new(); fields.len()],
         members: fields,
         hidden: Vec::new(),
         size,
@@ -145,6 +151,7 @@ fn write_type(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn write_field(
     s: &Schema,
     w: &mut ByteWriter,
@@ -153,6 +160,7 @@ fn write_field(
     g: &Given,
     fp: &str,
     depth: usize,
+    room: Option<usize>,
 ) -> W<DynValue> {
     if f.varint {
         let v = as_int(g, fp)?;
@@ -168,14 +176,16 @@ fn write_field(
         return Ok(DynValue::Int(i128::from(v)));
     }
     match &f.repeat {
-        Repeat::None => write_elem(s, w, frame, f, g, fp, None, depth),
+        Repeat::None => write_elem(s, w, frame, f, g, fp, None, depth, room),
         _ => {
             let Given::List(items) = g else {
                 return Err(format!("{fp}: expected a list"));
             };
             let mut out = Vec::with_capacity(items.len());
+            let start = w.len();
             for (i, x) in items.iter().enumerate() {
-                out.push(write_elem(s, w, frame, f, x, &format!("{fp}[{i}]"), Some(i), depth)?);
+                let left = room.map(|n| n.saturating_sub(w.len() - start));
+                out.push(write_elem(s, w, frame, f, x, &format!("{fp}[{i}]"), Some(i), depth, left)?);
             }
             Ok(DynValue::List(out))
         }
@@ -251,6 +261,7 @@ fn write_elem(
     fp: &str,
     index: Option<usize>,
     depth: usize,
+    room: Option<usize>,
 ) -> W<DynValue> {
     let sc = Scope {
         schema: s,
@@ -266,6 +277,7 @@ fn write_elem(
                 let n = ev_int(e)?;
                 usize::try_from(n).map(Some).map_err(|_| format!("{fp}: size {n} is negative"))
             }
+            Some(Size::Eos) => Ok(room),
             _ => Ok(None),
         }
     };
@@ -357,7 +369,7 @@ fn write_elem(
                 FieldKind::User { name, .. } => {
                     let t = s.type_def(name).ok_or_else(|| format!("{fp}: no type `{name}`"))?;
                     let params = args(s, &sc, f, name, fp)?;
-                    DynValue::Struct(Arc::new(write_type(s, &mut inner, t, g, params, fp, depth + 1)?))
+                    DynValue::Struct(Arc::new(write_type(s, &mut inner, t, g, params, fp, depth + 1, None)?))
                 }
                 _ => {
                     let b = unhex(g, fp)?;
@@ -397,7 +409,7 @@ fn write_elem(
         }
         FieldKind::Bytes(size) => {
             let b = unhex(g, fp)?;
-            put_sized(w, f, &b, size_of(Some(size))?, fp)?;
+            put_sized(w, f, &b, size_of(Some(size))?, room, fp)?;
             Ok(DynValue::Bytes(b))
         }
         FieldKind::Str { size, encoding } => {
@@ -418,22 +430,24 @@ fn write_elem(
                     width: 1,
                 });
             }
-            put_sized(w, &f2, &b, size_of(size.as_ref())?, fp)?;
+            put_sized(w, &f2, &b, size_of(size.as_ref())?, room, fp)?;
             Ok(DynValue::Str(text.clone()))
         }
         FieldKind::User { name, size } => {
             let t = s.type_def(name).ok_or_else(|| format!("{fp}: no type `{name}`"))?;
             let params = args(s, &sc, f, name, fp)?;
-            let mut inner = ByteWriter::new();
-            let v = write_type(s, &mut inner, t, g, params, fp, depth + 1)?;
             let n = size_of(size.as_ref())?;
+            let mut inner = ByteWriter::new();
+            // A terminated field's type sees only the bytes before its terminator and padding.
+            let inner_room = if f.term.is_some() { None } else { n };
+            let v = write_type(s, &mut inner, t, g, params, fp, depth + 1, inner_room)?;
             let need_align = n.is_some() || f.term.is_some();
             if need_align {
                 inner.align_to_byte();
             }
             let b = inner.into_bytes();
             if f.term.is_some() || n.is_some() {
-                put_sized(w, f, &b, n, fp)?;
+                put_sized(w, f, &b, n, room, fp)?;
             } else {
                 write_unaligned(w, &b, v.size, fp)?;
             }
@@ -451,7 +465,7 @@ fn write_elem(
             }
             let Some(tn) = chosen.or_else(|| default.clone()) else {
                 let b = unhex(g, fp).unwrap_or_default();
-                put_sized(w, f, &b, size_of(size.as_ref())?, fp)?;
+                put_sized(w, f, &b, size_of(size.as_ref())?, room, fp)?;
                 return Ok(if size.is_some() { DynValue::Bytes(b) } else { DynValue::Null });
             };
             if super::eval::number_type(&tn).is_some() {
@@ -459,11 +473,12 @@ fn write_elem(
             }
             let t = s.type_def(&tn).ok_or_else(|| format!("{fp}: no type `{tn}`"))?;
             let params = args(s, &sc, f, &tn, fp)?;
+            let n = size_of(size.as_ref())?;
             let mut inner = ByteWriter::new();
-            let v = write_type(s, &mut inner, t, g, params, fp, depth + 1)?;
+            let v = write_type(s, &mut inner, t, g, params, fp, depth + 1, n)?;
             inner.align_to_byte();
             let b = inner.into_bytes();
-            put_sized(w, f, &b, size_of(size.as_ref())?, fp)?;
+            put_sized(w, f, &b, n, room, fp)?;
             Ok(DynValue::Struct(Arc::new(v)))
         }
     }
@@ -479,21 +494,42 @@ fn write_unaligned(w: &mut ByteWriter, b: &[u8], _size: u64, fp: &str) -> W<()> 
     Ok(())
 }
 
-/// Writes `value` with the field's terminator and padding: without a size, the value and its
-/// terminator (when consumed and not included); with a size, the value, the terminator when
-/// there is room, then `pad-right` (or zero) bytes up to the size.
-fn put_sized(w: &mut ByteWriter, f: &Field, value: &[u8], size: Option<usize>, fp: &str) -> W<()> {
-    let t = f.term;
+/// Writes `value` with the field's terminator and padding. Without a size: the value, then
+/// the terminator when it is consumed and not part of the value (a value that includes it
+/// and is not consumed leaves it to the next field); with `eos-error: false` the terminator
+/// is left out where the enclosing sized field (`room` bytes left) has no room for it. With
+/// a size: the value, the terminator when there is room, then `pad-right` (or zero) bytes.
+fn put_sized(
+    w: &mut ByteWriter,
+    f: &Field,
+    value: &[u8],
+    size: Option<usize>,
+    room: Option<usize>,
+    fp: &str,
+) -> W<()> {
     let mut out = value.to_vec();
-    let width = usize::from(t.map_or(1, |t| t.width.max(1)));
-    if let Some(t) = t {
+    if let Some(t) = f.term {
         if let Some(term) = t.terminator {
+            let width = usize::from(t.width.max(1));
             let has = out.len() >= width && out[out.len() - width..].iter().all(|b| *b == term);
-            if !(t.include && has) && (size.is_none_or(|n| out.len() + width <= n)) && (t.consume || size.is_some()) {
-                if size.is_none() && !t.consume {
-                    // Not consumed: the next field starts with the terminator.
-                } else {
-                    out.extend(std::iter::repeat_n(term, width));
+            match size {
+                Some(n) => {
+                    if !(t.include && has) && out.len() + width <= n {
+                        out.extend(std::iter::repeat_n(term, width));
+                    }
+                }
+                None => {
+                    let fits = room.is_none_or(|r| out.len() + width <= r);
+                    if t.include {
+                        if !has && fits {
+                            out.extend(std::iter::repeat_n(term, width));
+                        }
+                        if !t.consume && out.len() >= width {
+                            out.truncate(out.len() - width);
+                        }
+                    } else if t.consume && (t.eos_error || fits) {
+                        out.extend(std::iter::repeat_n(term, width));
+                    }
                 }
             }
         }
@@ -502,7 +538,7 @@ fn put_sized(w: &mut ByteWriter, f: &Field, value: &[u8], size: Option<usize>, f
         if out.len() > n {
             return Err(format!("{fp}: {} byte(s) do not fit in the size {n}", out.len()));
         }
-        let pad = t.and_then(|t| t.pad_right).unwrap_or(0);
+        let pad = f.term.and_then(|t| t.pad_right).unwrap_or(0);
         out.resize(n, pad);
     }
     if w.bit_len() % 8 != 0 {

@@ -114,7 +114,8 @@ pub fn print(out: &mut impl Write, s: &DynStruct, max_items: usize) -> io::Resul
 fn print_struct(out: &mut impl Write, s: &DynStruct, depth: usize, max: usize) -> io::Result<()> {
     for (i, (name, v)) in s.members.iter().enumerate() {
         let span = s.spans.get(i).copied().flatten();
-        print_member(out, name, v, span, depth, max)?;
+        let elems = s.elem_spans.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        print_member(out, name, v, span, elems, depth, max)?;
     }
     Ok(())
 }
@@ -124,13 +125,14 @@ fn print_member(
     name: &str,
     v: &DynValue,
     span: Option<(u64, u64)>,
+    elems: &[(u64, u64)],
     depth: usize,
     max: usize,
 ) -> io::Result<()> {
     let indent = "  ".repeat(depth);
     let range = match span {
-        Some((a, b)) => format!("{a:>8}..{b:<8} {:>6} B", b - a),
-        None => format!("{:>26}", "(computed)"),
+        Some((a, b)) => format!("{a:>8}..{b:<8} {:>6} B", b.saturating_sub(a)),
+        None => format!("{:>26}", "(not stored)"),
     };
     match v {
         DynValue::Struct(s) => {
@@ -140,7 +142,8 @@ fn print_member(
         DynValue::List(items) => {
             writeln!(out, "{range}  {indent}{name}: {} element(s)", items.len())?;
             for (i, x) in items.iter().take(max).enumerate() {
-                print_member(out, &format!("[{i}]"), x, None, depth + 1, max)?;
+                let span = elems.get(i).copied();
+                print_member(out, &format!("[{i}]"), x, span, &[], depth + 1, max)?;
             }
             if items.len() > max {
                 writeln!(out, "{:>26}  {indent}  ... {} more", "", items.len() - max)?;
