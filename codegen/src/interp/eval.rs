@@ -28,6 +28,8 @@ pub(crate) struct Frame<'s> {
     pub params: Vec<(&'static str, Option<DynValue>)>,
     pub inst: Vec<OnceCell<R<DynValue>>>,
     pub busy: Vec<Cell<bool>>,
+    /// The bytes each field in `fields` was read from (as `DynStruct::spans`).
+    pub spans: Vec<Option<(u64, u64)>>,
     /// `_sizeof`: the bytes the type took, known once its `seq` is read.
     pub sizeof: Cell<Option<i128>>,
 }
@@ -37,6 +39,7 @@ impl<'s> Frame<'s> {
         Frame {
             ty,
             fields: Vec::with_capacity(ty.fields.len()),
+            spans: Vec::with_capacity(ty.fields.len()),
             params,
             inst: ty.instances.iter().map(|_| OnceCell::new()).collect(),
             busy: ty.instances.iter().map(|_| Cell::new(false)).collect(),
@@ -97,7 +100,9 @@ impl<'a> Scope<'a> {
         if let Some((_, v)) = frame.params.iter().find(|(k, _)| *k == n) {
             return match v {
                 Some(v) => Ok(Cow::Borrowed(v)),
-                None => self.absent_context(n),
+                None => Err(format!(
+                    "`{n}` has no value here (the type is read where its parent has none)"
+                )),
             };
         }
         if let Some(i) = frame.ty.instances.iter().position(|x| x.id == n) {
@@ -119,36 +124,6 @@ impl<'a> Scope<'a> {
             return Err(format!("field `{n}` is used before it is read"));
         }
         Err(format!("`{n}` names no field, param or instance of `{}`", frame.ty.schema_name))
-    }
-}
-
-impl<'a> Scope<'a> {
-    /// An absent context param: in the root type a `_root.x` path is the root's own `x`
-    /// (the top level gives the root nothing); anything else has no value here.
-    fn absent_context(&self, n: &str) -> R<Cow<'a, DynValue>> {
-        let is_root = self.schema.types.first().is_some_and(|t| t.name == self.frame.ty.name);
-        let path = self
-            .frame
-            .ty
-            .params
-            .iter()
-            .find(|p| p.id == n)
-            .and_then(|p| p.context.as_deref());
-        if let (true, Some(rest)) = (is_root, path.and_then(|c| c.strip_prefix("_root."))) {
-            let e = crate::expr::parse(rest)?;
-            let sc = Scope {
-                schema: self.schema,
-                frame: self.frame,
-                elem: None,
-                index: None,
-                io: self.io,
-            };
-            return eval(&e, &sc).map(|v| Cow::Owned(v.into_owned()));
-        }
-        Err(format!(
-            "`{}` has no value here (the type is read where its parent has none)",
-            path.unwrap_or(n)
-        ))
     }
 }
 
@@ -259,6 +234,33 @@ pub(crate) fn eval<'a>(e: &Expr, sc: &Scope<'a>) -> R<Cow<'a, DynValue>> {
                 as i128,
         )),
         Expr::Name(n) => sc.name(n),
+        // `field._sizeof`: the bytes the field took (its size, for a sized field).
+        Expr::Attr(base, name) if name == "_sizeof" && !matches!(&**base, Expr::Name(n) if n == "_io") => {
+            let span = match &**base {
+                Expr::Name(n) => sc
+                    .frame
+                    .fields
+                    .iter()
+                    .position(|(k, _)| *k == n)
+                    .and_then(|i| sc.frame.spans.get(i).copied().flatten()),
+                Expr::Attr(parent, n) => match eval(parent, sc)?.as_ref() {
+                    DynValue::Struct(s) => s
+                        .members
+                        .iter()
+                        .position(|(k, _)| *k == n)
+                        .and_then(|i| s.spans.get(i).copied().flatten()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match span {
+                Some((a, b)) => own(DynValue::Int(i128::from(b.saturating_sub(a)))),
+                None => {
+                    let b = eval(base, sc)?;
+                    attr(b, name)
+                }
+            }
+        }
         Expr::Attr(base, name) => {
             if let Expr::Name(b) = &**base {
                 if b == "_io" {
@@ -275,6 +277,19 @@ pub(crate) fn eval<'a>(e: &Expr, sc: &Scope<'a>) -> R<Cow<'a, DynValue>> {
             }
             let b = eval(base, sc)?;
             attr(b, name)
+        }
+        // A `_root` path of a recursive root type: the value given by the reading field,
+        // or at the top level (where none is given) the root's own.
+        Expr::Call(base, name, args) if name == "__or_self" && args.len() == 1 => {
+            if let Expr::Name(pn) = &**base {
+                if let Some((_, v)) = sc.frame.params.iter().find(|(k, _)| *k == pn) {
+                    return match v {
+                        Some(v) => Ok(Cow::Borrowed(v)),
+                        None => eval(&args[0], sc),
+                    };
+                }
+            }
+            Err("`__or_self` on something that is not a context param".to_owned())
         }
         Expr::Call(base, name, args) => {
             let b = eval(base, sc)?.into_owned();

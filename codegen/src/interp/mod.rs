@@ -217,12 +217,6 @@ pub fn unsupported(schema: &Schema) -> Option<String> {
                     f.key_path
                 ));
             }
-            if f.process.is_some() && f.term.is_some() {
-                return Some(format!(
-                    "{}: `process` together with a terminator is not interpreted",
-                    f.key_path
-                ));
-            }
             if f.sum_of.is_some() && !matches!(f.kind, FieldKind::Int { .. }) {
                 return Some(format!("{}: -sp-sum-of on a non-integer field", f.key_path));
             }

@@ -137,7 +137,6 @@ impl<'s> Interp<'s> {
     ) -> D<DynStruct> {
         let mut frame = Frame::new(t, params);
         let type_start = r.offset();
-        let mut spans = Vec::with_capacity(t.fields.len());
         let mut elem_spans = Vec::with_capacity(t.fields.len());
         let mut unaligned = false;
         for f in &t.fields {
@@ -167,7 +166,7 @@ impl<'s> Interp<'s> {
             } else {
                 (DynValue::Null, None, Vec::new())
             };
-            spans.push(span);
+            frame.spans.push(span);
             elem_spans.push(elems);
             frame.fields.push((fid, v));
         }
@@ -207,7 +206,12 @@ impl<'s> Interp<'s> {
             // A failing instance shows as null, as in the generated dynamic view.
             inst_values.push(v.unwrap_or(DynValue::Null));
         }
-        let Frame { fields, params, .. } = frame;
+        let Frame {
+            fields,
+            params,
+            mut spans,
+            ..
+        } = frame;
         let mut names: Vec<&'static str> = fields.iter().map(|(k, _)| *k).collect();
         let mut members = fields;
         let mut hidden = Vec::new();
@@ -496,6 +500,25 @@ impl<'s> Interp<'s> {
             FieldKind::Contents(c) => {
                 r.expect(c)?;
                 Ok(DynValue::Bytes(c.clone()))
+            }
+            FieldKind::Bytes(_) | FieldKind::User { .. }
+                if f.term.is_some() && f.process.is_some() =>
+            {
+                let size = match &f.kind {
+                    FieldKind::Bytes(s) => Some(s),
+                    FieldKind::User { size, .. } => size.as_ref(),
+                    _ => None,
+                };
+                let n = self.size(r, frame, size, index)?;
+                let (val, _) = r.read_terminated(n, term_of(f.term.as_ref()))?;
+                let data = self.unprocess(r, frame, f, val, at, index)?;
+                match &f.kind {
+                    FieldKind::User { name, .. } => {
+                        let params = self.args(r, frame, f, name, index)?;
+                        self.read_sub(&data, f, name, params)
+                    }
+                    _ => Ok(DynValue::Bytes(data)),
+                }
             }
             FieldKind::Bytes(size) | FieldKind::Str {
                 size: Some(size), ..

@@ -175,6 +175,9 @@ fn write_field(
         }
         return Ok(DynValue::Int(i128::from(v)));
     }
+    if f.process.is_some() && f.term.is_some() {
+        return Err(format!("{fp}: `process` together with a terminator is not written by encode"));
+    }
     match &f.repeat {
         Repeat::None => write_elem(s, w, frame, f, g, fp, None, depth, room),
         _ => {
