@@ -206,9 +206,6 @@ pub fn unsupported(schema: &Schema) -> Option<String> {
             "meta.ks-opaque-types: opaque types ({names}) are Rust types the interpreter cannot read"
         ));
     }
-    if !schema.column_sets.is_empty() {
-        return Some("-sp-column-sets: typed column sets are not interpreted".to_owned());
-    }
     for t in &schema.types {
         for f in &t.fields {
             if let Some(Process::Custom { name, .. }) = &f.process {

@@ -167,8 +167,8 @@ enum Cmd {
         #[arg(long, value_enum, required_unless_present = "schema", conflicts_with = "schema")]
         format: Option<Format>,
         /// Write with this schema (any .ksy the generator accepts) instead of a built-in
-        /// format, from JSON as `decode --schema` prints it (see docs/cli.md for what is
-        /// derived and what must be given).
+        /// format, from JSON as `decode --schema` prints it (what is derived and what must be
+        /// given: docs/schema-language.md, "Any schema without Rust").
         #[arg(long)]
         schema: Option<PathBuf>,
         /// The JSON file.
