@@ -428,7 +428,8 @@ fn run(cli: Cli) -> Result<()> {
             let sch = schema_cmd::load(&schema)?;
             let bytes = read_file(&file)?;
             let root = schema_cmd::read(&sch, &bytes, &file)?;
-            let text = serde_json::to_string_pretty(&schema_cmd::struct_json(&root, &sch))?;
+            let root = statepack_codegen::interp::DynValue::Struct(std::sync::Arc::new(root));
+            let text = serde_json::to_string_pretty(&schema_cmd::Ordered(&root, &sch))?;
             emit_stdout(|out| writeln!(out, "{text}"))
         }
         Cmd::Decode { file, offsets, .. } => {

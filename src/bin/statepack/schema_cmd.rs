@@ -84,12 +84,7 @@ fn int_json(i: i128) -> Json {
 
 /// The `seq` fields of `s` as a JSON object, in schema order.
 pub fn struct_json(s: &DynStruct, schema: &statepack_codegen::ir::Schema) -> Json {
-    let seq: Vec<&str> = schema
-        .types
-        .iter()
-        .find(|t| t.schema_name == s.type_name)
-        .map(|t| t.fields.iter().map(|f| f.id.as_str()).collect())
-        .unwrap_or_default();
+    let seq = seq_fields(s, schema);
     let mut m = Map::new();
     for (k, v) in &s.members {
         if seq.contains(k) {
@@ -97,6 +92,45 @@ pub fn struct_json(s: &DynStruct, schema: &statepack_codegen::ir::Schema) -> Jso
         }
     }
     Json::Object(m)
+}
+
+/// A value serialised as [`to_json`] gives it, with the members of every struct in schema
+/// order (a `serde_json::Value` object would sort them).
+pub struct Ordered<'a>(pub &'a DynValue, pub &'a statepack_codegen::ir::Schema);
+
+impl serde::Serialize for Ordered<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            DynValue::List(items) => {
+                let mut seq = ser.serialize_seq(Some(items.len()))?;
+                for x in items {
+                    seq.serialize_element(&Ordered(x, self.1))?;
+                }
+                seq.end()
+            }
+            DynValue::Struct(st) => {
+                let seq = seq_fields(st, self.1);
+                let mut map = ser.serialize_map(None)?;
+                for (k, v) in &st.members {
+                    if seq.contains(k) {
+                        map.serialize_entry(k, &Ordered(v, self.1))?;
+                    }
+                }
+                map.end()
+            }
+            leaf => to_json(leaf, self.1).serialize(ser),
+        }
+    }
+}
+
+fn seq_fields<'s>(s: &DynStruct, schema: &'s statepack_codegen::ir::Schema) -> Vec<&'s str> {
+    schema
+        .types
+        .iter()
+        .find(|t| t.schema_name == s.type_name)
+        .map(|t| t.fields.iter().map(|f| f.id.as_str()).collect())
+        .unwrap_or_default()
 }
 
 fn hex(b: &[u8]) -> String {
