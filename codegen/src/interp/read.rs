@@ -356,7 +356,17 @@ impl<'s> Interp<'s> {
                     let sc = self.scope(frame, r, None);
                     ex(eval_int(&e.expr, &sc), e, r.offset())?
                 };
+                // A literal count of 1 to 32 plain numbers is a fixed array in the generated
+                // code, read element by element without a count check.
+                let fixed = matches!(
+                    (&f.kind, &e.expr),
+                    (
+                        FieldKind::Int { enum_name: None, .. } | FieldKind::Float { .. },
+                        crate::expr::Expr::Int(1..=32)
+                    )
+                );
                 let n = match &f.kind {
+                    _ if fixed => count as usize,
                     FieldKind::Bits { width, .. } => r.check_count_bits(count, u32::from(*width))?,
                     _ => r.check_count(count, self.min_len(f))?,
                 };
