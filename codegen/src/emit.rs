@@ -1406,11 +1406,23 @@ impl<'s> Emitter<'s> {
                                             )
                                         }
                                     }
-                                    _ => return bad(
-                                        "`/` and `%` need a non-zero integer literal on the right"
-                                            .into(),
-                                        "divide by a constant, e.g. `len / 4`",
-                                    ),
+                                    Some(_) => {
+                                        return bad(
+                                            "division by the constant 0".into(),
+                                            "divide by a non-zero number",
+                                        )
+                                    }
+                                    // A divisor from the data: zero is an error when the
+                                    // expression is evaluated, never a wrong value.
+                                    None => {
+                                        self.fallible.set(true);
+                                        let f = if *op == BinOp::Div {
+                                            quote!(::statepack_runtime::io::expr_div_floor)
+                                        } else {
+                                            quote!(::statepack_runtime::io::expr_mod_floor)
+                                        };
+                                        (quote!(#f(#at, #bt) #q), Ty::Int)
+                                    }
                                 }
                             }
                             _ => match lit {
@@ -1422,10 +1434,20 @@ impl<'s> Emitter<'s> {
                                         (quote!(#at.wrapping_shr(#n)), Ty::Int)
                                     }
                                 }
-                                _ => {
+                                Some(_) => {
                                     return bad(
-                                        "shifts need an integer literal 0..63 on the right".into(),
-                                        "shift by a constant, e.g. `flags >> 2`",
+                                        "a constant shift must be 0..63".into(),
+                                        "shift by 0 to 63 bits, e.g. `flags >> 2`",
+                                    )
+                                }
+                                // A shift amount from the data: outside 0..=63 it is an
+                                // error when the expression is evaluated.
+                                None => {
+                                    self.fallible.set(true);
+                                    let left = *op == BinOp::Shl;
+                                    (
+                                        quote!(::statepack_runtime::io::expr_shift(#at, #bt, #left) #q),
+                                        Ty::Int,
                                     )
                                 }
                             },
