@@ -1,5 +1,5 @@
 //! Evaluates the schema's expressions ([`crate::expr::Expr`]) over the values read so far,
-//! with the semantics of the generated code: integers are `i128` (overflow is an error),
+//! with the semantics of the generated code: integers are `i128` (arithmetic wraps),
 //! `/` rounds down and `%` takes the divisor's sign (Kaitai Struct's rules), `and`/`or`
 //! short-circuit, enums compare by their stored integer.
 
@@ -311,9 +311,7 @@ pub(crate) fn eval<'a>(e: &Expr, sc: &Scope<'a>) -> R<Cow<'a, DynValue>> {
         Expr::Unary(op, x) => {
             let v = eval(x, sc)?;
             own(match (op, v.as_ref()) {
-                (UnOp::Neg, DynValue::Int(i)) => {
-                    DynValue::Int(i.checked_neg().ok_or("integer overflow in `-`")?)
-                }
+                (UnOp::Neg, DynValue::Int(i)) => DynValue::Int(i.wrapping_neg()),
                 (UnOp::Neg, DynValue::Float(f)) => DynValue::Float(-f),
                 (UnOp::Not, DynValue::Bool(b)) => DynValue::Bool(!b),
                 (UnOp::BitNot, DynValue::Int(i)) => DynValue::Int(!i),
@@ -571,7 +569,6 @@ fn order(l: &DynValue, r: &DynValue) -> R<std::cmp::Ordering> {
 pub(crate) fn binary(op: BinOp, l: &DynValue, r: &DynValue) -> R<DynValue> {
     use BinOp::*;
     use DynValue::{Bytes, Float, Int, Str};
-    let ovf = || format!("integer overflow in {op:?}");
     Ok(match (op, l, r) {
         (Eq, l, r) => DynValue::Bool(equal(l, r)?),
         (Ne, l, r) => DynValue::Bool(!equal(l, r)?),
@@ -586,16 +583,16 @@ pub(crate) fn binary(op: BinOp, l: &DynValue, r: &DynValue) -> R<DynValue> {
         }
         (Add, Str(a), Str(b)) => Str(format!("{a}{b}")),
         (Add, Bytes(a), Bytes(b)) => Bytes([a.as_slice(), b.as_slice()].concat()),
-        (Add, Int(a), Int(b)) => Int(a.checked_add(*b).ok_or_else(ovf)?),
-        (Sub, Int(a), Int(b)) => Int(a.checked_sub(*b).ok_or_else(ovf)?),
-        (Mul, Int(a), Int(b)) => Int(a.checked_mul(*b).ok_or_else(ovf)?),
-        (Div | Mod, Int(_), Int(0)) => return Err("division by zero".to_owned()),
-        (Div, Int(a), Int(b)) => Int(statepack_runtime::io::div_floor(*a, *b)),
-        (Mod, Int(a), Int(b)) => Int(statepack_runtime::io::mod_floor(*a, *b)),
-        (Shl, Int(a), Int(b)) if (0..128).contains(b) => {
-            Int(a.checked_shl(*b as u32).ok_or_else(ovf)?)
+        // As the generated code: integer arithmetic wraps in 128 bits, a zero divisor and a
+        // shift amount outside 0..=63 are errors.
+        (Add, Int(a), Int(b)) => Int(a.wrapping_add(*b)),
+        (Sub, Int(a), Int(b)) => Int(a.wrapping_sub(*b)),
+        (Mul, Int(a), Int(b)) => Int(a.wrapping_mul(*b)),
+        (Div, Int(a), Int(b)) => Int(statepack_runtime::io::expr_div_floor(*a, *b).map_err(|e| e.0)?),
+        (Mod, Int(a), Int(b)) => Int(statepack_runtime::io::expr_mod_floor(*a, *b).map_err(|e| e.0)?),
+        (Shl | Shr, Int(a), Int(b)) => {
+            Int(statepack_runtime::io::expr_shift(*a, *b, op == Shl).map_err(|e| e.0)?)
         }
-        (Shr, Int(a), Int(b)) if (0..128).contains(b) => Int(a >> b),
         (BitAnd, Int(a), Int(b)) => Int(a & b),
         (BitOr, Int(a), Int(b)) => Int(a | b),
         (BitXor, Int(a), Int(b)) => Int(a ^ b),
@@ -702,12 +699,12 @@ pub(crate) fn fixed_size(s: &Schema, name: &str, depth: usize) -> Option<usize> 
             },
             _ => return None,
         };
-        if !crate::bits::is_bit_field(f) && bits % 8 != 0 {
+        if !crate::bits::is_bit_field(f) && !bits.is_multiple_of(8) {
             bits = bits.div_ceil(8) * 8;
         }
         bits = bits.checked_add(one.checked_mul(count)?)?;
     }
-    if bits % 8 != 0 {
+    if !bits.is_multiple_of(8) {
         return None;
     }
     Some(bits / 8)

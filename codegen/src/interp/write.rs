@@ -70,6 +70,7 @@ fn join(path: &str, name: &str) -> String {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn write_type(
     s: &Schema,
     w: &mut ByteWriter,
@@ -211,7 +212,7 @@ fn unhex(g: &Given, fp: &str) -> W<Vec<u8>> {
     match g {
         Given::Str(h) => {
             let h: String = h.chars().filter(|c| !c.is_whitespace()).collect();
-            if h.len() % 2 != 0 || !h.bytes().all(|c| c.is_ascii_hexdigit()) {
+            if !h.len().is_multiple_of(2) || !h.bytes().all(|c| c.is_ascii_hexdigit()) {
                 return Err(format!("{fp}: expected bytes as a hex string, got {h:?}"));
             }
             Ok((0..h.len())
@@ -490,7 +491,7 @@ fn write_elem(
 /// Writes a user type's bytes that were encoded on their own: whole bytes straight, a type
 /// that ends inside a byte (bit fields) is refused.
 fn write_unaligned(w: &mut ByteWriter, b: &[u8], _size: u64, fp: &str) -> W<()> {
-    if w.bit_len() % 8 != 0 {
+    if !w.bit_len().is_multiple_of(8) {
         return Err(format!("{fp}: a user type that starts inside a byte is not written by encode"));
     }
     w.write_bytes(b);
@@ -544,7 +545,7 @@ fn put_sized(
         let pad = f.term.and_then(|t| t.pad_right).unwrap_or(0);
         out.resize(n, pad);
     }
-    if w.bit_len() % 8 != 0 {
+    if !w.bit_len().is_multiple_of(8) {
         w.align_to_byte();
     }
     w.write_bytes(&out);
