@@ -110,7 +110,11 @@ fn int_literal(s: &str) -> Option<i128> {
 fn matches(got: &Value, expected: &str) -> bool {
     let e = expected.trim_matches('\'');
     if let Some(i) = int_literal(e) {
-        return got.as_i64().map(i128::from).or(got.as_u64().map(i128::from)) == Some(i);
+        return got
+            .as_i64()
+            .map(i128::from)
+            .or(got.as_u64().map(i128::from))
+            == Some(i);
     }
     match e {
         "true" => return got == &Value::Bool(true),
@@ -126,12 +130,15 @@ fn matches(got: &Value, expected: &str) -> bool {
             return false;
         };
         return list.len() == want.len()
-            && list.iter().zip(&want).all(|(g, w)| {
-                g.as_i64().map(i128::from).or(g.as_u64().map(i128::from)) == *w
-            });
+            && list
+                .iter()
+                .zip(&want)
+                .all(|(g, w)| g.as_i64().map(i128::from).or(g.as_u64().map(i128::from)) == *w);
     }
     // An enum value `schema::enum::name` is printed by name.
-    e.rsplit("::").next().is_some_and(|n| got.as_str() == Some(n))
+    e.rsplit("::")
+        .next()
+        .is_some_and(|n| got.as_str() == Some(n))
 }
 
 /// `decode --schema formats/<id>.ksy src/<data>` gives every value the kst `id` expects.
@@ -155,21 +162,37 @@ fn decode_with_a_suite_schema_gives_the_kst_values() {
         assert!(!asserts.is_empty(), "{id} has asserts");
         let schema = dir.join("formats").join(format!("{id}.ksy"));
         let input = dir.join("src").join(&data);
-        let o = run(&["decode".as_ref(), "--schema".as_ref(), schema.as_os_str(), input.as_os_str()]);
+        let o = run(&[
+            "decode".as_ref(),
+            "--schema".as_ref(),
+            schema.as_os_str(),
+            input.as_os_str(),
+        ]);
         assert!(o.status.success(), "{id}: {}", text(&o.stderr));
         let json: Value = serde_json::from_slice(&o.stdout).expect("decode prints JSON");
-        let shown = run(&["inspect".as_ref(), "--schema".as_ref(), schema.as_os_str(), input.as_os_str()]);
+        let shown = run(&[
+            "inspect".as_ref(),
+            "--schema".as_ref(),
+            schema.as_os_str(),
+            input.as_os_str(),
+        ]);
         let shown = text(&shown.stdout);
         for (actual, expected) in asserts {
             if instances.contains(&actual.as_str()) {
-                let line = format!("(not stored)  {actual} = {}", int_literal(&expected).expect("an integer"));
+                let line = format!(
+                    "(not stored)  {actual} = {}",
+                    int_literal(&expected).expect("an integer")
+                );
                 assert!(shown.contains(&line), "{id}: no `{line}` in\n{shown}");
                 checked += 1;
                 continue;
             }
             let got = lookup(&json, &actual)
                 .unwrap_or_else(|| panic!("{id}: `{actual}` is not in the JSON {json}"));
-            assert!(matches(&got, &expected), "{id}: `{actual}` is {got}, the kst expects {expected}");
+            assert!(
+                matches(&got, &expected),
+                "{id}: `{actual}` is {got}, the kst expects {expected}"
+            );
             checked += 1;
         }
     }
@@ -185,7 +208,12 @@ fn encode_with_a_suite_schema_writes_back_what_decode_printed() {
     std::fs::create_dir_all(&tmp).unwrap();
     let schema = dir.join("formats/repeat_until_s4.ksy");
     let input = dir.join("src/repeat_until_s4.bin");
-    let o = run(&["decode".as_ref(), "--schema".as_ref(), schema.as_os_str(), input.as_os_str()]);
+    let o = run(&[
+        "decode".as_ref(),
+        "--schema".as_ref(),
+        schema.as_os_str(),
+        input.as_os_str(),
+    ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let json = tmp.join("r.json");
     std::fs::write(&json, &o.stdout).unwrap();
@@ -204,11 +232,19 @@ fn encode_with_a_suite_schema_writes_back_what_decode_printed() {
     assert_eq!(written[..], original[..written.len()]);
     assert_eq!(written.len(), 23, "four s4 and \"foobar\\0\"");
 
-    let o = run(&["inspect".as_ref(), "--schema".as_ref(), schema.as_os_str(), out.as_os_str()]);
+    let o = run(&[
+        "inspect".as_ref(),
+        "--schema".as_ref(),
+        schema.as_os_str(),
+        out.as_os_str(),
+    ]);
     let shown = text(&o.stdout);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(shown.contains("entries: 4 element(s)"), "{shown}");
-    assert!(shown.contains("      16..23            7 B  afterall = \"foobar\""), "{shown}");
+    assert!(
+        shown.contains("      16..23            7 B  afterall = \"foobar\""),
+        "{shown}"
+    );
 
     // A value that does not fit its stored type is refused naming the field; nothing is written.
     let bad = tmp.join("bad.json");
@@ -223,7 +259,11 @@ fn encode_with_a_suite_schema_writes_back_what_decode_printed() {
         out2.as_os_str(),
     ]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("entries[1]: 4294967296 does not fit"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("entries[1]: 4294967296 does not fit"),
+        "{}",
+        text(&o.stderr)
+    );
     assert!(!out2.exists());
     let _ = std::fs::remove_dir_all(&tmp);
 }
@@ -239,10 +279,18 @@ fn broken_schema_and_bad_input_exit_non_zero() {
     let input = tmp.join("in.bin");
     std::fs::write(&input, [1u8, 2, 3]).unwrap();
     for cmd in ["inspect", "decode"] {
-        let o = run(&[cmd.as_ref(), "--schema".as_ref(), schema.as_os_str(), input.as_os_str()]);
+        let o = run(&[
+            cmd.as_ref(),
+            "--schema".as_ref(),
+            schema.as_os_str(),
+            input.as_os_str(),
+        ]);
         assert_eq!(o.status.code(), Some(1), "{cmd}");
         let err = text(&o.stderr);
-        assert!(err.contains("bad.ksy:5:11: error: `u9` is not a KS number type"), "{err}");
+        assert!(
+            err.contains("bad.ksy:5:11: error: `u9` is not a KS number type"),
+            "{err}"
+        );
     }
     let good = tmp.join("good.ksy");
     std::fs::write(
@@ -250,12 +298,22 @@ fn broken_schema_and_bad_input_exit_non_zero() {
         "meta:\n  id: good\n  endian: le\nseq:\n  - id: magic\n    contents: GM\n  - id: n\n    type: u4\n",
     )
     .unwrap();
-    let o = run(&["decode".as_ref(), "--schema".as_ref(), good.as_os_str(), input.as_os_str()]);
+    let o = run(&[
+        "decode".as_ref(),
+        "--schema".as_ref(),
+        good.as_os_str(),
+        input.as_os_str(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let err = text(&o.stderr);
     assert!(err.contains("magic (byte offset 0): expected"), "{err}");
     std::fs::write(&input, b"GM\x01\x00").unwrap();
-    let o = run(&["decode".as_ref(), "--schema".as_ref(), good.as_os_str(), input.as_os_str()]);
+    let o = run(&[
+        "decode".as_ref(),
+        "--schema".as_ref(),
+        good.as_os_str(),
+        input.as_os_str(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let err = text(&o.stderr);
     assert!(err.contains("n (byte offset 2): input ends early"), "{err}");

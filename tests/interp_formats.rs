@@ -14,10 +14,16 @@ type DecodeFn = fn(&[u8]) -> Result<Box<dyn Reflect>, DecodeError>;
 /// The generated module of each schema, by its file stem.
 const DECODERS: &[(&str, DecodeFn)] = &[
     ("anim_clip", statepack::generated::anim_clip::reflect_decode),
-    ("cbtrack_v1", statepack::generated::cbtrack_v1::reflect_decode),
+    (
+        "cbtrack_v1",
+        statepack::generated::cbtrack_v1::reflect_decode,
+    ),
     ("rply_v3", statepack::generated::rply_v3::reflect_decode),
     ("snap_v1_3", statepack::generated::snap_v1_3::reflect_decode),
-    ("study_tracks", statepack::generated::study_tracks::reflect_decode),
+    (
+        "study_tracks",
+        statepack::generated::study_tracks::reflect_decode,
+    ),
     (
         "world_snapshot",
         statepack::generated::world_snapshot::reflect_decode,
@@ -37,7 +43,12 @@ fn schema(stem: &str) -> statepack_codegen::ir::Schema {
 }
 
 /// Both readers on one file: the same tree, or both an error at the same offset.
-fn agree(stem: &str, s: &statepack_codegen::ir::Schema, name: &str, bytes: &[u8]) -> Result<(), String> {
+fn agree(
+    stem: &str,
+    s: &statepack_codegen::ir::Schema,
+    name: &str,
+    bytes: &[u8],
+) -> Result<(), String> {
     let decode = DECODERS
         .iter()
         .find(|(n, _)| *n == stem)
@@ -70,7 +81,10 @@ fn interpreter_reads_every_sample_as_the_generated_code() {
             }
         }
     }
-    eprintln!("interpreter vs generated code: {checked} built-in samples, {} differ", problems.len());
+    eprintln!(
+        "interpreter vs generated code: {checked} built-in samples, {} differ",
+        problems.len()
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 

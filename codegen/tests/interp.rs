@@ -33,7 +33,9 @@ fn deep_recursion_is_an_error_not_a_stack_overflow() {
     );
     // Within the bound it reads.
     let v = interp::decode(&s, &[1, 1, 0]).unwrap();
-    let Some(DynValue::Struct(inner)) = v.get("next") else { panic!("{v:?}") };
+    let Some(DynValue::Struct(inner)) = v.get("next") else {
+        panic!("{v:?}")
+    };
     assert_eq!(inner.get("more"), Some(&DynValue::Int(1)));
 }
 
@@ -55,28 +57,40 @@ fn errors_name_the_path_and_offset_inside_lists_and_types() {
         "meta:\n  id: recs\n  endian: be\nseq:\n  - id: recs\n    type: rec\n    repeat: expr\n    repeat-expr: 2\ntypes:\n  rec:\n    seq:\n      - id: tag\n        contents: [0xca]\n      - id: v\n        type: u2\n",
     );
     let v = interp::decode(&s, &[0xca, 0, 7, 0xca, 1, 0]).unwrap();
-    let Some(DynValue::List(recs)) = v.get("recs") else { panic!() };
-    let DynValue::Struct(r1) = &recs[1] else { panic!() };
+    let Some(DynValue::List(recs)) = v.get("recs") else {
+        panic!()
+    };
+    let DynValue::Struct(r1) = &recs[1] else {
+        panic!()
+    };
     assert_eq!(r1.get("v"), Some(&DynValue::Int(256)));
     assert_eq!(v.elem_spans[0], vec![(0, 3), (3, 6)]);
     let e = interp::decode(&s, &[0xca, 0, 7, 0xcb, 1, 0]).unwrap_err();
     assert!(matches!(e.kind, DecodeErrorKind::BadContents { .. }), "{e}");
-    assert!(e.to_string().starts_with("recs[1].tag (byte offset 3): expected "), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("recs[1].tag (byte offset 3): expected "),
+        "{e}"
+    );
     // The count is checked against the bytes left before the list is read, as generated
     // readers check it (each `rec` takes at least 3 bytes).
     let e = interp::decode(&s, &[0xca, 0, 7, 0xca, 1]).unwrap_err();
-    assert_eq!(e.to_string(), "recs (byte offset 0): count 2 needs at least 6 byte(s) but only 5 left");
+    assert_eq!(
+        e.to_string(),
+        "recs (byte offset 0): count 2 needs at least 6 byte(s) but only 5 left"
+    );
 }
 
 #[test]
 fn unsupported_constructs_are_named() {
-    let s = schema(
-        "meta:\n  id: fx\nseq:\n  - id: a\n    size: 2\n    process: my_fx\n",
-    );
+    let s = schema("meta:\n  id: fx\nseq:\n  - id: a\n    size: 2\n    process: my_fx\n");
     let why = interp::unsupported(&s).expect("refused");
     assert!(why.contains("process: my_fx"), "{why}");
     let e = interp::decode(&s, &[1, 2]).unwrap_err();
-    assert!(e.to_string().contains("not supported by the interpreter"), "{e}");
+    assert!(
+        e.to_string().contains("not supported by the interpreter"),
+        "{e}"
+    );
 }
 
 #[test]

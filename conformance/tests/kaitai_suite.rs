@@ -21,7 +21,10 @@ mod oracle;
 #[test]
 fn interpreter_agrees_with_generated_code() {
     let Some(dir) = SUITE_DIR else {
-        assert!(!under_ci(), "Kaitai Struct's test suite not found at {SUITE_LOOKED_AT}");
+        assert!(
+            !under_ci(),
+            "Kaitai Struct's test suite not found at {SUITE_LOOKED_AT}"
+        );
         eprintln!("skipped: Kaitai Struct's test suite not found at {SUITE_LOOKED_AT}");
         return;
     };

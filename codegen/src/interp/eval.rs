@@ -123,7 +123,10 @@ impl<'a> Scope<'a> {
         if frame.ty.fields.iter().any(|f| f.id == n) {
             return Err(format!("field `{n}` is used before it is read"));
         }
-        Err(format!("`{n}` names no field, param or instance of `{}`", frame.ty.schema_name))
+        Err(format!(
+            "`{n}` names no field, param or instance of `{}`",
+            frame.ty.schema_name
+        ))
     }
 }
 
@@ -235,7 +238,9 @@ pub(crate) fn eval<'a>(e: &Expr, sc: &Scope<'a>) -> R<Cow<'a, DynValue>> {
         )),
         Expr::Name(n) => sc.name(n),
         // `field._sizeof`: the bytes the field took (its size, for a sized field).
-        Expr::Attr(base, name) if name == "_sizeof" && !matches!(&**base, Expr::Name(n) if n == "_io") => {
+        Expr::Attr(base, name)
+            if name == "_sizeof" && !matches!(&**base, Expr::Name(n) if n == "_io") =>
+        {
             let span = match &**base {
                 Expr::Name(n) => sc
                     .frame
@@ -264,9 +269,7 @@ pub(crate) fn eval<'a>(e: &Expr, sc: &Scope<'a>) -> R<Cow<'a, DynValue>> {
         Expr::Attr(base, name) => {
             if let Expr::Name(b) = &**base {
                 if b == "_io" {
-                    let io = sc
-                        .io
-                        .ok_or_else(|| "`_io` has no value here".to_owned())?;
+                    let io = sc.io.ok_or_else(|| "`_io` has no value here".to_owned())?;
                     return match name.as_str() {
                         "pos" => own(DynValue::Int(io.pos)),
                         "size" => own(DynValue::Int(io.size)),
@@ -346,7 +349,8 @@ fn attr<'a>(b: Cow<'a, DynValue>, name: &str) -> R<Cow<'a, DynValue>> {
         match name {
             "_sizeof" => return Ok(Cow::Owned(DynValue::Int(i128::from(s.size)))),
             "_io" => {
-                let io = s.io.ok_or_else(|| "`_io` of this value is not known".to_owned())?;
+                let io =
+                    s.io.ok_or_else(|| "`_io` of this value is not known".to_owned())?;
                 return Ok(Cow::Owned(DynValue::Struct(std::sync::Arc::new(
                     super::DynStruct::io_view(io),
                 ))));
@@ -432,9 +436,11 @@ fn call(b: DynValue, name: &str, args: &[DynValue]) -> R<DynValue> {
         ("first", DynValue::List(x)) => {
             no_args(x.into_iter().next().ok_or("`.first` of an empty list")?)
         }
-        ("last", DynValue::List(x)) => {
-            no_args(x.into_iter().next_back().ok_or("`.last` of an empty list")?)
-        }
+        ("last", DynValue::List(x)) => no_args(
+            x.into_iter()
+                .next_back()
+                .ok_or("`.last` of an empty list")?,
+        ),
         ("min" | "max", DynValue::List(x)) => {
             let mut best: Option<DynValue> = None;
             for v in x {
@@ -588,8 +594,12 @@ pub(crate) fn binary(op: BinOp, l: &DynValue, r: &DynValue) -> R<DynValue> {
         (Add, Int(a), Int(b)) => Int(a.wrapping_add(*b)),
         (Sub, Int(a), Int(b)) => Int(a.wrapping_sub(*b)),
         (Mul, Int(a), Int(b)) => Int(a.wrapping_mul(*b)),
-        (Div, Int(a), Int(b)) => Int(statepack_runtime::io::expr_div_floor(*a, *b).map_err(|e| e.0)?),
-        (Mod, Int(a), Int(b)) => Int(statepack_runtime::io::expr_mod_floor(*a, *b).map_err(|e| e.0)?),
+        (Div, Int(a), Int(b)) => {
+            Int(statepack_runtime::io::expr_div_floor(*a, *b).map_err(|e| e.0)?)
+        }
+        (Mod, Int(a), Int(b)) => {
+            Int(statepack_runtime::io::expr_mod_floor(*a, *b).map_err(|e| e.0)?)
+        }
         (Shl | Shr, Int(a), Int(b)) => {
             Int(statepack_runtime::io::expr_shift(*a, *b, op == Shl).map_err(|e| e.0)?)
         }

@@ -114,7 +114,10 @@ impl DynStruct {
 
     /// The member named `name`, if the type has one.
     pub fn get(&self, name: &str) -> Option<&DynValue> {
-        self.members.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+        self.members
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
     }
 }
 
@@ -238,13 +241,22 @@ pub fn compare(a: &dyn Reflect, b: &dyn Reflect) -> Result<(), String> {
     compare_struct(a, b, "", 0)
 }
 
-fn compare_struct(a: &dyn Reflect, b: &dyn Reflect, path: &str, depth: usize) -> Result<(), String> {
+fn compare_struct(
+    a: &dyn Reflect,
+    b: &dyn Reflect,
+    path: &str,
+    depth: usize,
+) -> Result<(), String> {
     let at = if path.is_empty() { "<root>" } else { path };
     if depth > 512 {
         return Err(format!("{at}: nested deeper than 512 levels"));
     }
     if a.schema_type() != b.schema_type() {
-        return Err(format!("{at}: type {} vs {}", a.schema_type(), b.schema_type()));
+        return Err(format!(
+            "{at}: type {} vs {}",
+            a.schema_type(),
+            b.schema_type()
+        ));
     }
     if a.member_names() != b.member_names() {
         return Err(format!(
@@ -254,16 +266,14 @@ fn compare_struct(a: &dyn Reflect, b: &dyn Reflect, path: &str, depth: usize) ->
         ));
     }
     for name in a.member_names() {
-        let p = if path.is_empty() { (*name).to_owned() } else { format!("{path}.{name}") };
+        let p = if path.is_empty() {
+            (*name).to_owned()
+        } else {
+            format!("{path}.{name}")
+        };
         match (a.member(name), b.member(name)) {
             (Some(x), Some(y)) => compare_value(&x, &y, &p, depth)?,
-            (x, y) => {
-                return Err(format!(
-                    "{p}: present {} vs {}",
-                    x.is_some(),
-                    y.is_some()
-                ))
-            }
+            (x, y) => return Err(format!("{p}: present {} vs {}", x.is_some(), y.is_some())),
         }
     }
     Ok(())
@@ -274,7 +284,9 @@ fn compare_value(a: &Value<'_>, b: &Value<'_>, path: &str, depth: usize) -> Resu
         (Value::Null, Value::Null) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Int(x), Value::Int(y)) => x == y,
-        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+        (Value::Float(x), Value::Float(y)) => {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        }
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::Bytes(x), Value::Bytes(y)) => x == y,
         (Value::Enum(x), Value::Enum(y)) => x == y,
@@ -301,11 +313,17 @@ fn compare_value(a: &Value<'_>, b: &Value<'_>, path: &str, depth: usize) -> Resu
 
 fn short(v: &Value<'_>) -> String {
     let s = match v {
-        Value::Struct(_) | Value::Owned(_) => format!("<{}>", v.as_struct().map(|s| s.schema_type()).unwrap_or("?")),
+        Value::Struct(_) | Value::Owned(_) => format!(
+            "<{}>",
+            v.as_struct().map(|s| s.schema_type()).unwrap_or("?")
+        ),
         other => format!("{other:?}"),
     };
     if s.len() > 120 {
-        format!("{}...", &s[..s.char_indices().nth(117).map_or(s.len(), |(i, _)| i)])
+        format!(
+            "{}...",
+            &s[..s.char_indices().nth(117).map_or(s.len(), |(i, _)| i)]
+        )
     } else {
         s
     }

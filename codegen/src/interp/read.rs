@@ -33,7 +33,10 @@ pub fn decode(schema: &Schema, bytes: &[u8]) -> Result<DynStruct, DecodeError> {
         ));
     }
     let root = schema.types.first().ok_or_else(|| {
-        DecodeError::new(0, DecodeErrorKind::Semantic("the schema has no types".into()))
+        DecodeError::new(
+            0,
+            DecodeErrorKind::Semantic("the schema has no types".into()),
+        )
     })?;
     if root.params.iter().any(|p| p.context.is_none()) {
         return Err(DecodeError::new(
@@ -80,7 +83,12 @@ pub(crate) struct Interp<'s> {
 /// rounded up to bytes): fields with `if`, lists of a count that is not a literal and
 /// positional instances count nothing; a switch counts its smallest case, preferring cases
 /// that do not lead back to a type being measured.
-fn min_bits(s: &Schema, name: &str, memo: &mut HashMap<String, usize>, visiting: &mut Vec<String>) -> usize {
+fn min_bits(
+    s: &Schema,
+    name: &str,
+    memo: &mut HashMap<String, usize>,
+    visiting: &mut Vec<String>,
+) -> usize {
     if let Some(v) = memo.get(name) {
         return *v;
     }
@@ -106,14 +114,17 @@ fn min_bits(s: &Schema, name: &str, memo: &mut HashMap<String, usize>, visiting:
             continue;
         }
         let one = match &f.kind {
-            FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => usize::from(*bytes) * 8,
+            FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
+                usize::from(*bytes) * 8
+            }
             FieldKind::Bits { width, .. } => usize::from(*width),
             FieldKind::Contents(c) => c.len() * 8,
             FieldKind::Str { size: None, .. } => 8,
             FieldKind::Bytes(_) | FieldKind::Str { .. } => 0,
             FieldKind::User { name, .. } => min_bits(s, name, memo, visiting),
             FieldKind::Switch { cases, default, .. } => {
-                let all: Vec<&String> = cases.iter().map(|(_, n)| n).chain(default.iter()).collect();
+                let all: Vec<&String> =
+                    cases.iter().map(|(_, n)| n).chain(default.iter()).collect();
                 let ending: Vec<&String> = all
                     .iter()
                     .copied()
@@ -235,7 +246,8 @@ impl<'s> Interp<'s> {
                 None => true,
             };
             let (v, span, elems) = if present {
-                let (v, span, elems) = self.read_field(r, &frame, f).map_err(|e| e.in_field(fid))?;
+                let (v, span, elems) =
+                    self.read_field(r, &frame, f).map_err(|e| e.in_field(fid))?;
                 (v, span.or(Some((start, r.offset()))), elems)
             } else {
                 (DynValue::Null, None, Vec::new())
@@ -247,8 +259,16 @@ impl<'s> Interp<'s> {
         // `-sp-sum-of`: the stored sum must be the sum over the list.
         for f in &t.fields {
             if let Some((list, field, _)) = &f.sum_of {
-                let got = frame.fields.iter().find(|(k, _)| *k == f.id).map(|(_, v)| v);
-                let items = frame.fields.iter().find(|(k, _)| *k == list).map(|(_, v)| v);
+                let got = frame
+                    .fields
+                    .iter()
+                    .find(|(k, _)| *k == f.id)
+                    .map(|(_, v)| v);
+                let items = frame
+                    .fields
+                    .iter()
+                    .find(|(k, _)| *k == list)
+                    .map(|(_, v)| v);
                 if let (Some(DynValue::Int(got)), Some(DynValue::List(items))) = (got, items) {
                     let mut sum: i128 = 0;
                     for it in items {
@@ -361,13 +381,18 @@ impl<'s> Interp<'s> {
                 let fixed = matches!(
                     (&f.kind, &e.expr),
                     (
-                        FieldKind::Int { enum_name: None, .. } | FieldKind::Float { .. },
+                        FieldKind::Int {
+                            enum_name: None,
+                            ..
+                        } | FieldKind::Float { .. },
                         crate::expr::Expr::Int(1..=32)
                     )
                 );
                 let n = match &f.kind {
                     _ if fixed => count as usize,
-                    FieldKind::Bits { width, .. } => r.check_count_bits(count, u32::from(*width))?,
+                    FieldKind::Bits { width, .. } => {
+                        r.check_count_bits(count, u32::from(*width))?
+                    }
                     _ => r.check_count(count, self.min_len(f))?,
                 };
                 let mut list = Vec::with_capacity(n);
@@ -406,8 +431,7 @@ impl<'s> Interp<'s> {
                     if r.bit_offset() == before {
                         return Err(semantic(
                             r.offset(),
-                            "a repeated element took no bytes, so the list would never end"
-                                .into(),
+                            "a repeated element took no bytes, so the list would never end".into(),
                         )
                         .in_index(i));
                     }
@@ -605,7 +629,8 @@ impl<'s> Interp<'s> {
                     _ => Ok(DynValue::Bytes(data)),
                 }
             }
-            FieldKind::Bytes(size) | FieldKind::Str {
+            FieldKind::Bytes(size)
+            | FieldKind::Str {
                 size: Some(size), ..
             } if f.term.is_some() => {
                 let n = self.size(r, frame, Some(size), index)?;
@@ -623,7 +648,9 @@ impl<'s> Interp<'s> {
             }
             FieldKind::Bytes(size) if f.process.is_some() => {
                 let stored = self.take(r, frame, size, index)?;
-                Ok(DynValue::Bytes(self.unprocess(r, frame, f, stored, at, index)?))
+                Ok(DynValue::Bytes(
+                    self.unprocess(r, frame, f, stored, at, index)?,
+                ))
             }
             FieldKind::User {
                 name,
@@ -634,9 +661,9 @@ impl<'s> Interp<'s> {
                 let params = self.args(r, frame, f, name, index)?;
                 self.read_sub(&data, f, name, params)
             }
-            FieldKind::Bytes(size) => Ok(DynValue::Bytes(
-                self.take(r, frame, size, index)?.to_vec(),
-            )),
+            FieldKind::Bytes(size) => {
+                Ok(DynValue::Bytes(self.take(r, frame, size, index)?.to_vec()))
+            }
             FieldKind::Str { size, encoding } => {
                 let b = match size {
                     None => r.take_until(0)?,
@@ -829,7 +856,11 @@ impl<'s> Interp<'s> {
                     other => {
                         return Err(semantic(
                             at,
-                            format!("xor key `{}` is {}, not an integer or bytes", e.src, other.kind()),
+                            format!(
+                                "xor key `{}` is {}, not an integer or bytes",
+                                e.src,
+                                other.kind()
+                            ),
                         ))
                     }
                 };

@@ -86,7 +86,10 @@ fn write_type(
         return Err(format!("{at}: nested too deeply"));
     }
     let Given::Map(entries) = given else {
-        return Err(format!("{at}: expected an object for type {}", t.schema_name));
+        return Err(format!(
+            "{at}: expected an object for type {}",
+            t.schema_name
+        ));
     };
     for (k, _) in entries {
         if !t.fields.iter().any(|f| f.id == *k) {
@@ -103,7 +106,9 @@ fn write_type(
     for f in &t.fields {
         let fp = join(path, &f.id);
         if f.at.is_some() {
-            return Err(format!("{fp}: positional instances are not written by encode"));
+            return Err(format!(
+                "{fp}: positional instances are not written by encode"
+            ));
         }
         let bit_field = crate::bits::is_bit_field(f);
         if unaligned && !bit_field {
@@ -170,14 +175,18 @@ fn write_field(
         statepack_runtime::bits::push_varint(&mut out, v);
         for b in out {
             match f.kind {
-                FieldKind::Bits { .. } => w.write_bits_be(u64::from(b), 8).map_err(|e| format!("{fp}: {e}"))?,
+                FieldKind::Bits { .. } => w
+                    .write_bits_be(u64::from(b), 8)
+                    .map_err(|e| format!("{fp}: {e}"))?,
                 _ => w.write_bytes(&[b]),
             }
         }
         return Ok(DynValue::Int(i128::from(v)));
     }
     if f.process.is_some() && f.term.is_some() {
-        return Err(format!("{fp}: `process` together with a terminator is not written by encode"));
+        return Err(format!(
+            "{fp}: `process` together with a terminator is not written by encode"
+        ));
     }
     match &f.repeat {
         Repeat::None => write_elem(s, w, frame, f, g, fp, None, depth, room),
@@ -189,7 +198,17 @@ fn write_field(
             let start = w.len();
             for (i, x) in items.iter().enumerate() {
                 let left = room.map(|n| n.saturating_sub(w.len() - start));
-                out.push(write_elem(s, w, frame, f, x, &format!("{fp}[{i}]"), Some(i), depth, left)?);
+                out.push(write_elem(
+                    s,
+                    w,
+                    frame,
+                    f,
+                    x,
+                    &format!("{fp}[{i}]"),
+                    Some(i),
+                    depth,
+                    left,
+                )?);
             }
             Ok(DynValue::List(out))
         }
@@ -227,7 +246,9 @@ fn unhex(g: &Given, fp: &str) -> W<Vec<u8>> {
                 other => Err(format!("{fp}: {other:?} is not a byte")),
             })
             .collect(),
-        other => Err(format!("{fp}: expected bytes as a hex string, got {other:?}")),
+        other => Err(format!(
+            "{fp}: expected bytes as a hex string, got {other:?}"
+        )),
     }
 }
 
@@ -242,7 +263,9 @@ fn int_range(bytes: u8, signed: bool) -> (i128, i128) {
 
 /// An enum field's value given by name or number: the stored integer and the value.
 fn enum_given(s: &Schema, e: &str, g: &Given, fp: &str) -> W<(i128, DynValue)> {
-    let def = s.enum_def(e).ok_or_else(|| format!("{fp}: no enum `{e}`"))?;
+    let def = s
+        .enum_def(e)
+        .ok_or_else(|| format!("{fp}: no enum `{e}`"))?;
     let raw = match g {
         Given::Str(n) => def
             .values
@@ -274,12 +297,15 @@ fn write_elem(
         index: index.map(|i| i as i128),
         io: None,
     };
-    let ev_int = |e: &SrcExpr| eval_int(&e.expr, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", e.src));
+    let ev_int =
+        |e: &SrcExpr| eval_int(&e.expr, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", e.src));
     let size_of = |sz: Option<&Size>| -> W<Option<usize>> {
         match sz {
             Some(Size::Expr(e)) => {
                 let n = ev_int(e)?;
-                usize::try_from(n).map(Some).map_err(|_| format!("{fp}: size {n} is negative"))
+                usize::try_from(n)
+                    .map(Some)
+                    .map_err(|_| format!("{fp}: size {n} is negative"))
             }
             Some(Size::Eos) => Ok(room),
             _ => Ok(None),
@@ -328,7 +354,11 @@ fn write_elem(
                 (_, Endian::Be) => x.to_be_bytes().to_vec(),
             };
             w.write_bytes(&b);
-            Ok(DynValue::Float(if *bytes == 4 { f64::from(x as f32) } else { x }))
+            Ok(DynValue::Float(if *bytes == 4 {
+                f64::from(x as f32)
+            } else {
+                x
+            }))
         }
         FieldKind::Bits {
             width,
@@ -345,7 +375,11 @@ fn write_elem(
                 }
             };
             let wd = u32::from(*width);
-            let code = if *offset_binary { raw + (1i128 << (wd - 1)) } else { raw };
+            let code = if *offset_binary {
+                raw + (1i128 << (wd - 1))
+            } else {
+                raw
+            };
             if code < 0 || (wd < 64 && code >= (1i128 << wd)) || code > i128::from(u64::MAX) {
                 return Err(format!("{fp}: {raw} does not fit in {wd} bit(s)"));
             }
@@ -360,20 +394,38 @@ fn write_elem(
         FieldKind::Contents(c) => {
             let b = unhex(g, fp)?;
             if b != *c {
-                return Err(format!("{fp}: must be the contents {} (or left out)", hex(c)));
+                return Err(format!(
+                    "{fp}: must be the contents {} (or left out)",
+                    hex(c)
+                ));
             }
             w.write_bytes(c);
             Ok(DynValue::Bytes(c.clone()))
         }
-        FieldKind::Bytes(size) | FieldKind::Str { size: Some(size), .. } | FieldKind::User { size: Some(size), .. }
-            if f.process.is_some() && matches!(size, Size::Expr(_) | Size::Eos) =>
-        {
+        FieldKind::Bytes(size)
+        | FieldKind::Str {
+            size: Some(size), ..
+        }
+        | FieldKind::User {
+            size: Some(size), ..
+        } if f.process.is_some() && matches!(size, Size::Expr(_) | Size::Eos) => {
             let mut inner = ByteWriter::new();
             let v = match &f.kind {
                 FieldKind::User { name, .. } => {
-                    let t = s.type_def(name).ok_or_else(|| format!("{fp}: no type `{name}`"))?;
+                    let t = s
+                        .type_def(name)
+                        .ok_or_else(|| format!("{fp}: no type `{name}`"))?;
                     let params = args(s, &sc, f, name, fp)?;
-                    DynValue::Struct(Arc::new(write_type(s, &mut inner, t, g, params, fp, depth + 1, None)?))
+                    DynValue::Struct(Arc::new(write_type(
+                        s,
+                        &mut inner,
+                        t,
+                        g,
+                        params,
+                        fp,
+                        depth + 1,
+                        None,
+                    )?))
                 }
                 _ => {
                     let b = unhex(g, fp)?;
@@ -388,7 +440,10 @@ fn write_elem(
                 Some(Process::Zlib) => Processor::Zlib,
                 Some(Process::Xor(ProcArg::Bytes(b))) => Processor::Xor(b),
                 Some(Process::Xor(ProcArg::Expr(e))) => {
-                    key = match eval(&e.expr, &sc).map_err(|m| format!("{fp}: {m}"))?.into_owned() {
+                    key = match eval(&e.expr, &sc)
+                        .map_err(|m| format!("{fp}: {m}"))?
+                        .into_owned()
+                    {
                         DynValue::Int(i) => vec![i as u8],
                         DynValue::Bytes(b) => b,
                         other => return Err(format!("{fp}: xor key is {}", other.kind())),
@@ -438,7 +493,9 @@ fn write_elem(
             Ok(DynValue::Str(text.clone()))
         }
         FieldKind::User { name, size } => {
-            let t = s.type_def(name).ok_or_else(|| format!("{fp}: no type `{name}`"))?;
+            let t = s
+                .type_def(name)
+                .ok_or_else(|| format!("{fp}: no type `{name}`"))?;
             let params = args(s, &sc, f, name, fp)?;
             let n = size_of(size.as_ref())?;
             let mut inner = ByteWriter::new();
@@ -457,7 +514,12 @@ fn write_elem(
             }
             Ok(DynValue::Struct(Arc::new(v)))
         }
-        FieldKind::Switch { on, cases, default, size } => {
+        FieldKind::Switch {
+            on,
+            cases,
+            default,
+            size,
+        } => {
             let v = eval(&on.expr, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", on.src))?;
             let mut chosen = None;
             for (k, tn) in cases {
@@ -470,12 +532,20 @@ fn write_elem(
             let Some(tn) = chosen.or_else(|| default.clone()) else {
                 let b = unhex(g, fp).unwrap_or_default();
                 put_sized(w, f, &b, size_of(size.as_ref())?, room, fp)?;
-                return Ok(if size.is_some() { DynValue::Bytes(b) } else { DynValue::Null });
+                return Ok(if size.is_some() {
+                    DynValue::Bytes(b)
+                } else {
+                    DynValue::Null
+                });
             };
             if super::eval::number_type(&tn).is_some() {
-                return Err(format!("{fp}: a switch case of a number type is not written by encode"));
+                return Err(format!(
+                    "{fp}: a switch case of a number type is not written by encode"
+                ));
             }
-            let t = s.type_def(&tn).ok_or_else(|| format!("{fp}: no type `{tn}`"))?;
+            let t = s
+                .type_def(&tn)
+                .ok_or_else(|| format!("{fp}: no type `{tn}`"))?;
             let params = args(s, &sc, f, &tn, fp)?;
             let n = size_of(size.as_ref())?;
             let mut inner = ByteWriter::new();
@@ -492,7 +562,9 @@ fn write_elem(
 /// that ends inside a byte (bit fields) is refused.
 fn write_unaligned(w: &mut ByteWriter, b: &[u8], _size: u64, fp: &str) -> W<()> {
     if !w.bit_len().is_multiple_of(8) {
-        return Err(format!("{fp}: a user type that starts inside a byte is not written by encode"));
+        return Err(format!(
+            "{fp}: a user type that starts inside a byte is not written by encode"
+        ));
     }
     w.write_bytes(b);
     Ok(())
@@ -540,7 +612,10 @@ fn put_sized(
     }
     if let Some(n) = size {
         if out.len() > n {
-            return Err(format!("{fp}: {} byte(s) do not fit in the size {n}", out.len()));
+            return Err(format!(
+                "{fp}: {} byte(s) do not fit in the size {n}",
+                out.len()
+            ));
         }
         let pad = f.term.and_then(|t| t.pad_right).unwrap_or(0);
         out.resize(n, pad);
@@ -560,7 +635,9 @@ fn args(
     tn: &str,
     fp: &str,
 ) -> W<Vec<(&'static str, Option<DynValue>)>> {
-    let t = s.type_def(tn).ok_or_else(|| format!("{fp}: no type `{tn}`"))?;
+    let t = s
+        .type_def(tn)
+        .ok_or_else(|| format!("{fp}: no type `{tn}`"))?;
     let mut given: Vec<Option<&SrcExpr>> = match &f.kind {
         FieldKind::User { .. } => f.args.iter().map(Some).collect(),
         _ => f

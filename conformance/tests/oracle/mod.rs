@@ -212,13 +212,20 @@ pub fn run(dir: &str, table: &'static [SchemaEntry]) {
     let mut problems = String::new();
     for (id, why) in &now {
         if !listed.contains_key(id) {
-            problems.push_str(&format!("  differs, not in interp_disagree.txt: {id}: {why}\n"));
+            problems.push_str(&format!(
+                "  differs, not in interp_disagree.txt: {id}: {why}\n"
+            ));
         }
     }
     for (id, v) in &results {
         if listed.contains_key(id) && *v == Verdict::Agree {
-            problems.push_str(&format!("  agrees, remove from interp_disagree.txt: {id}\n"));
+            problems.push_str(&format!(
+                "  agrees, remove from interp_disagree.txt: {id}\n"
+            ));
         }
     }
-    assert!(problems.is_empty(), "interpreter oracle:\n{problems}{summary}");
+    assert!(
+        problems.is_empty(),
+        "interpreter oracle:\n{problems}{summary}"
+    );
 }

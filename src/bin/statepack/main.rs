@@ -164,7 +164,12 @@ enum Cmd {
     /// Write a file from the JSON that `decode` prints (byte-identical to the decoded file).
     Encode {
         /// Format of the JSON.
-        #[arg(long, value_enum, required_unless_present = "schema", conflicts_with = "schema")]
+        #[arg(
+            long,
+            value_enum,
+            required_unless_present = "schema",
+            conflicts_with = "schema"
+        )]
         format: Option<Format>,
         /// Write with this schema (any .ksy the generator accepts) instead of a built-in
         /// format, from JSON as `decode --schema` prints it (what is derived and what must be
@@ -462,8 +467,13 @@ fn run(cli: Cli) -> Result<()> {
                 .with_context(|| format!("cannot read {}", input.display()))?;
             let value: serde_json::Value = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not JSON", input.display()))?;
-            let bytes = schema_cmd::encode(&sch, &value)
-                .with_context(|| format!("{} cannot be written with {}", input.display(), schema.display()))?;
+            let bytes = schema_cmd::encode(&sch, &value).with_context(|| {
+                format!(
+                    "{} cannot be written with {}",
+                    input.display(),
+                    schema.display()
+                )
+            })?;
             std::fs::write(&output, &bytes)
                 .with_context(|| format!("cannot write {}", output.display()))?;
             println!("wrote {} ({} bytes)", output.display(), bytes.len());

@@ -32,14 +32,13 @@ pub fn load(path: &Path) -> Result<statepack_codegen::ir::Schema> {
 
 /// Reads `bytes` with the schema's root type. Errors: the decode error with the field path
 /// and the byte offset.
-pub fn read(schema: &statepack_codegen::ir::Schema, bytes: &[u8], file: &Path) -> Result<DynStruct> {
-    interp::decode(schema, bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "{} is not a valid {} file: {e}",
-            file.display(),
-            schema.id
-        )
-    })
+pub fn read(
+    schema: &statepack_codegen::ir::Schema,
+    bytes: &[u8],
+    file: &Path,
+) -> Result<DynStruct> {
+    interp::decode(schema, bytes)
+        .map_err(|e| anyhow::anyhow!("{} is not a valid {} file: {e}", file.display(), schema.id))
 }
 
 /// A value as JSON: structs as objects of their `seq` fields (params and instances are not
@@ -199,7 +198,12 @@ fn leaf_text(v: &DynValue, max: usize) -> String {
             let shown = max.saturating_mul(16).max(1);
             let head: Vec<String> = b.iter().take(shown).map(|x| format!("{x:02x}")).collect();
             if b.len() > shown {
-                format!("[{} ... {} more] ({} bytes)", head.join(" "), b.len() - shown, b.len())
+                format!(
+                    "[{} ... {} more] ({} bytes)",
+                    head.join(" "),
+                    b.len() - shown,
+                    b.len()
+                )
             } else {
                 format!("[{}] ({} bytes)", head.join(" "), b.len())
             }
@@ -211,7 +215,6 @@ fn leaf_text(v: &DynValue, max: usize) -> String {
         DynValue::List(_) | DynValue::Struct(_) => String::new(),
     }
 }
-
 
 fn given(j: &Json) -> interp::Given {
     use interp::Given;
@@ -249,7 +252,11 @@ fn first_difference(a: &Json, b: &Json, path: &str) -> String {
     match (a, b) {
         (Json::Object(x), Json::Object(y)) => {
             for (k, v) in x {
-                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
                 match y.get(k) {
                     Some(w) if w == v => {}
                     Some(w) => return first_difference(v, w, &p),
