@@ -387,12 +387,8 @@ fn run(cli: Cli) -> Result<()> {
                     sch.id
                 )?;
                 schema_cmd::print(out, &root, max_items)?;
-                if root.size() < bytes.len() as u64 {
-                    writeln!(
-                        out,
-                        "{} byte(s) after the end of the root type (not read)",
-                        bytes.len() as u64 - root.size()
-                    )?;
+                if let Some(note) = schema_cmd::trailing_note(&root, bytes.len()) {
+                    writeln!(out, "{note}")?;
                 }
                 Ok(())
             })
@@ -433,6 +429,9 @@ fn run(cli: Cli) -> Result<()> {
             let sch = schema_cmd::load(&schema)?;
             let bytes = read_file(&file)?;
             let root = schema_cmd::read(&sch, &bytes, &file)?;
+            if let Some(note) = schema_cmd::trailing_note(&root, bytes.len()) {
+                eprintln!("note: {note}");
+            }
             let root = statepack_codegen::interp::DynValue::Struct(std::sync::Arc::new(root));
             let text = serde_json::to_string_pretty(&schema_cmd::Ordered(&root, &sch))?;
             emit_stdout(|out| writeln!(out, "{text}"))

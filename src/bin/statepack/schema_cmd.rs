@@ -276,3 +276,15 @@ fn first_difference(a: &Json, b: &Json, path: &str) -> String {
         _ => format!("{path}: written {a}, read back {b}"),
     }
 }
+
+/// A note when bytes follow the root type's `seq` (Kaitai Struct allows them, as
+/// `reflect_decode` does; positional instances may have read some of them).
+pub fn trailing_note(root: &DynStruct, len: usize) -> Option<String> {
+    let end = root.size();
+    (end < len as u64).then(|| {
+        format!(
+            "{} byte(s) follow the root type's fields (from byte {end}); Kaitai Struct allows them and positional instances may read there",
+            len as u64 - end
+        )
+    })
+}
