@@ -231,32 +231,38 @@ impl<'s> Emitter<'s> {
                 }
             }
         }
-        let mut seen: HashMap<String, &str> = HashMap::new();
+        let mut seen: HashMap<String, (&str, Pos)> = HashMap::new();
         for t in &self.s.types {
-            match seen.get(&camel(&t.name)) {
-                Some(first) if *first == t.name => self.err(
-                    t.pos,
-                    &t.key_path,
+            let (msg, first_pos) = match seen.get(&camel(&t.name)) {
+                Some((first, at)) if *first == t.name => (
                     format!(
                         "type `{}` is defined twice (the root type takes the name of `meta.id`)",
                         t.name
                     ),
-                    "rename one of the types",
+                    *at,
                 ),
-                Some(first) => self.err(
-                    t.pos,
-                    &t.key_path,
+                Some((first, at)) => (
                     format!(
                         "types `{first}` and `{}` both become the Rust type `{}`",
                         t.name,
                         camel(&t.name)
                     ),
-                    "rename one of the types",
+                    *at,
                 ),
                 None => {
-                    seen.insert(camel(&t.name), &t.name);
+                    seen.insert(camel(&t.name), (&t.name, t.pos));
+                    continue;
                 }
-            }
+            };
+            let d = Diag::new(
+                &self.s.file,
+                t.pos,
+                &t.key_path,
+                msg,
+                "rename one of the types",
+            )
+            .with_related(&self.s.file, first_pos, "first defined here");
+            self.diags.push(d);
         }
         self.check_rust_names();
         let mut seen = HashSet::new();
