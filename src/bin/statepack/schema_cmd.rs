@@ -139,9 +139,14 @@ fn hex(b: &[u8]) -> String {
 /// Prints the value as a tree: each member with its byte range and size (fields read in a
 /// stream of their own, after `process` or inside a terminated field, count from that
 /// stream's start), leaves with their value; at most `max_items` elements of a list and
-/// `max_items * 16` bytes of a byte array are shown.
+/// `max_items` bytes of a byte array are shown (0: everything), as for the built-in formats.
 pub fn print(out: &mut impl Write, s: &DynStruct, max_items: usize) -> io::Result<()> {
-    print_struct(out, s, 0, max_items)
+    let max = if max_items == 0 {
+        usize::MAX
+    } else {
+        max_items
+    };
+    print_struct(out, s, 0, max)
 }
 
 fn print_struct(out: &mut impl Write, s: &DynStruct, depth: usize, max: usize) -> io::Result<()> {
@@ -195,7 +200,7 @@ fn leaf_text(v: &DynValue, max: usize) -> String {
         DynValue::Float(f) => format!("{f:?}"),
         DynValue::Str(s) => format!("{s:?}"),
         DynValue::Bytes(b) => {
-            let shown = max.saturating_mul(16).max(1);
+            let shown = max;
             let head: Vec<String> = b.iter().take(shown).map(|x| format!("{x:02x}")).collect();
             if b.len() > shown {
                 format!(
