@@ -90,6 +90,7 @@ mod endian;
 pub mod expr;
 mod instances;
 mod io_of;
+pub mod interp;
 pub mod ir;
 mod lower;
 mod names;
@@ -139,6 +140,22 @@ const MAX_IMPORTS: usize = 256;
 /// not found (naming the places tried) and problems inside imported files (naming them).
 pub fn load_schema_at(text: &str, file: &str, path: &Path) -> Result<ir::Schema, Vec<Diag>> {
     load_schema_in(text, file, path, &[], &mut Vec::new())
+}
+
+/// Loads a schema for the interpreter ([`interp`]) and tools: as [`load_schema_at`], searching
+/// `include_paths` before [`IMPORT_PATH_VAR`], then runs every check the generator makes
+/// before it emits code (names, types, expressions), so a schema the generator refuses is
+/// refused here with the same diagnostics. Errors: every problem found, as [`Diag`]s with
+/// file:line:column.
+pub fn load_checked(
+    text: &str,
+    file: &str,
+    path: &Path,
+    include_paths: &[PathBuf],
+) -> Result<ir::Schema, Vec<Diag>> {
+    let schema = load_schema_in(text, file, path, include_paths, &mut Vec::new())?;
+    emit::Emitter::new(&schema).emit()?;
+    Ok(schema)
 }
 
 /// The import search path: `first`, then the directories of [`IMPORT_PATH_VAR`].

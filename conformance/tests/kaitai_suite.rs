@@ -14,6 +14,23 @@ use statepack_conformance::{Outcome, SchemaEntry};
 
 include!(concat!(env!("OUT_DIR"), "/suite.rs"));
 
+/// The interpreter against the generated modules (`tests/oracle/mod.rs`).
+mod oracle;
+
+/// The interpreter reads every compiled suite input as the generated code does.
+#[test]
+fn interpreter_agrees_with_generated_code() {
+    let Some(dir) = SUITE_DIR else {
+        assert!(
+            !under_ci(),
+            "Kaitai Struct's test suite not found at {SUITE_LOOKED_AT}"
+        );
+        eprintln!("skipped: Kaitai Struct's test suite not found at {SUITE_LOOKED_AT}");
+        return;
+    };
+    oracle::run(dir, SCHEMAS);
+}
+
 /// The suite's opaque types (`ks-opaque-types` schemas) are the suite's own generated
 /// modules of the same name (`suite_options` in build.rs maps the names to them).
 macro_rules! opaque_from_generated {

@@ -15,6 +15,7 @@ use std::time::Instant;
 
 mod cbtrack;
 mod rply;
+mod schema_cmd;
 mod wsnap;
 
 #[derive(Parser)]
@@ -139,9 +140,13 @@ enum Cmd {
         /// The file.
         file: PathBuf,
         /// Elements shown per list and bytes shown per byte run (the rest are counted); 0
-        /// shows everything.
+        /// shows everything. The same with --schema.
         #[arg(long, default_value_t = 4)]
         max_items: usize,
+        /// Read the file with this schema (any .ksy the generator accepts) instead of a
+        /// built-in format.
+        #[arg(long)]
+        schema: Option<PathBuf>,
     },
     /// Print a file's raw layer as JSON (exactly what is stored; counts and lengths are implied).
     Decode {
@@ -151,12 +156,26 @@ enum Cmd {
         /// its value (leaves), counts and lengths included.
         #[arg(long)]
         offsets: bool,
+        /// Read the file with this schema (any .ksy the generator accepts) instead of a
+        /// built-in format: JSON of every `seq` field, byte arrays as hex strings.
+        #[arg(long, conflicts_with = "offsets")]
+        schema: Option<PathBuf>,
     },
     /// Write a file from the JSON that `decode` prints (byte-identical to the decoded file).
     Encode {
         /// Format of the JSON.
-        #[arg(long, value_enum)]
-        format: Format,
+        #[arg(
+            long,
+            value_enum,
+            required_unless_present = "schema",
+            conflicts_with = "schema"
+        )]
+        format: Option<Format>,
+        /// Write with this schema (any .ksy the generator accepts) instead of a built-in
+        /// format, from JSON as `decode --schema` prints it (what is derived and what must be
+        /// given: docs/schema-language.md, "Any schema without Rust").
+        #[arg(long)]
+        schema: Option<PathBuf>,
         /// The JSON file.
         input: PathBuf,
         /// Output file.
@@ -356,7 +375,33 @@ fn run(cli: Cli) -> Result<()> {
             }
         },
         Cmd::CbtrackScale { output, quiet } => cbtrack::scale(&output, quiet),
-        Cmd::Inspect { file, max_items } => {
+        Cmd::Inspect {
+            file,
+            max_items,
+            schema: Some(schema),
+        } => {
+            let sch = schema_cmd::load(&schema)?;
+            let bytes = read_file(&file)?;
+            let root = schema_cmd::read(&sch, &bytes, &file)?;
+            emit_stdout(|out| {
+                writeln!(
+                    out,
+                    "{} ({} bytes, schema {}: {})",
+                    file.display(),
+                    bytes.len(),
+                    schema.display(),
+                    sch.id
+                )?;
+                schema_cmd::print(out, &root, max_items)?;
+                if let Some(note) = schema_cmd::trailing_note(&root, bytes.len()) {
+                    writeln!(out, "{note}")?;
+                }
+                Ok(())
+            })
+        }
+        Cmd::Inspect {
+            file, max_items, ..
+        } => {
             let bytes = read_file(&file)?;
             let fmt = detect(&bytes, &file)?;
             let (res, tree) = (fmt.decode_traced)(&bytes);
@@ -386,7 +431,22 @@ fn run(cli: Cli) -> Result<()> {
             res.with_context(|| format!("{} is not a valid {} file", file.display(), fmt.title))?;
             check_valid(fmt, &bytes, &file)
         }
-        Cmd::Decode { file, offsets } => {
+        Cmd::Decode {
+            file,
+            schema: Some(schema),
+            ..
+        } => {
+            let sch = schema_cmd::load(&schema)?;
+            let bytes = read_file(&file)?;
+            let root = schema_cmd::read(&sch, &bytes, &file)?;
+            if let Some(note) = schema_cmd::trailing_note(&root, bytes.len()) {
+                eprintln!("note: {note}");
+            }
+            let root = statepack_codegen::interp::DynValue::Struct(std::sync::Arc::new(root));
+            let text = serde_json::to_string_pretty(&schema_cmd::Ordered(&root, &sch))?;
+            emit_stdout(|out| writeln!(out, "{text}"))
+        }
+        Cmd::Decode { file, offsets, .. } => {
             let bytes = read_file(&file)?;
             let fmt = detect(&bytes, &file)?;
             // Only valid files are printed, so whatever `decode` prints, `encode` writes back.
@@ -406,10 +466,37 @@ fn run(cli: Cli) -> Result<()> {
             emit_stdout(|out| writeln!(out, "{text}"))
         }
         Cmd::Encode {
+            schema: Some(schema),
+            input,
+            output,
+            ..
+        } => {
+            let sch = schema_cmd::load(&schema)?;
+            let text = std::fs::read_to_string(&input)
+                .with_context(|| format!("cannot read {}", input.display()))?;
+            let value: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not JSON", input.display()))?;
+            let bytes = schema_cmd::encode(&sch, &value).with_context(|| {
+                format!(
+                    "{} cannot be written with {}",
+                    input.display(),
+                    schema.display()
+                )
+            })?;
+            std::fs::write(&output, &bytes)
+                .with_context(|| format!("cannot write {}", output.display()))?;
+            println!("wrote {} ({} bytes)", output.display(), bytes.len());
+            Ok(())
+        }
+        Cmd::Encode {
             format,
             input,
             output,
+            ..
         } => {
+            let Some(format) = format else {
+                args::argument_error("give --format or --schema");
+            };
             let fmt = format.spec();
             let text = std::fs::read_to_string(&input)
                 .with_context(|| format!("cannot read {}", input.display()))?;

@@ -1,0 +1,330 @@
+//! An interpreter of the generator's IR: reads (and writes) any schema's bytes without
+//! generating Rust, into an owned tree of dynamic values.
+//!
+//! [`decode`] takes a loaded schema ([`crate::load_schema_at`], imports resolved, `_parent` and
+//! `_root` already lowered to context params) and the input bytes, and reads the root type
+//! the way the generated reader does: the same [`statepack_runtime::io::ByteReader`], the
+//! same alignment rules for bit fields, the same Kaitai Struct rules for sized types, open
+//! enums and switches without a matching case, the same limits (recursion depth
+//! [`statepack_runtime::io::MAX_RECURSION`], the positional-instance budget, every count
+//! checked against the bytes left before a list grows). The result is a [`DynStruct`], which
+//! implements [`statepack_runtime::reflect::Reflect`] with the members the generated type's
+//! dynamic view answers for (`seq` fields, params written in the schema, value instances),
+//! so the tools that evaluate expressions on generated types work on it unchanged.
+//!
+//! [`encode`] writes a tree back (every `seq` field in schema order, from the values given),
+//! and [`DynValue`] trees can be built from JSON-like input with [`from_given`].
+//!
+//! Errors: a [`statepack_runtime::io::DecodeError`] naming the field path and the byte
+//! offset; a construct the interpreter does not cover is refused up front by
+//! [`unsupported`] (and [`decode`] refuses it with a `Semantic` error naming it), never
+//! read into a wrong value.
+
+mod eval;
+mod read;
+mod write;
+
+pub use read::decode;
+pub use write::{encode, from_given, Given};
+
+use statepack_runtime::reflect::{EnumValue, Reflect, Value};
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::{Mutex, OnceLock};
+
+use crate::ir::{FieldKind, Process, Schema};
+
+/// One value read by the interpreter.
+///
+/// Integers of every width are `Int`, `f4`/`f8` are `Float` (an `f4` widened exactly), a
+/// `b1` bit field is `Bool`, `str`/`strz` are `Str`, raw bytes are `Bytes`, as in
+/// [`statepack_runtime::reflect::Value`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum DynValue {
+    /// Nothing: a field whose `if` was false, a switch that selected no case.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// An integer of any width.
+    Int(i128),
+    /// A float.
+    Float(f64),
+    /// Decoded text.
+    Str(String),
+    /// Raw bytes.
+    Bytes(Vec<u8>),
+    /// A value of an enum (schema names).
+    Enum(EnumValue),
+    /// A repeated field, a list-valued param or instance.
+    List(Vec<DynValue>),
+    /// A user type.
+    Struct(Arc<DynStruct>),
+}
+
+/// One user type as read: its members in schema order (`seq` fields, params written in the
+/// schema, value instances), each with the byte range it was read from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DynStruct {
+    /// The type's schema name (`header`; the root's is `meta.id`).
+    pub type_name: &'static str,
+    /// Members in schema order: name and value.
+    pub members: Vec<(&'static str, DynValue)>,
+    /// For each member, the bytes it was read from: `(start, end)` offsets from the start of
+    /// the stream the type was read in (a `process`ed or terminated field's type is read in a
+    /// stream of its own, starting at 0). `None` for params and instances.
+    pub spans: Vec<Option<(u64, u64)>>,
+    /// For each member that is a list read from the bytes, the span of each element (as
+    /// [`DynStruct::spans`]); empty for other members.
+    pub elem_spans: Vec<Vec<(u64, u64)>>,
+    /// Hidden members: context params (`_parent`/`_root` paths the type uses), which
+    /// expressions inside the type read but the dynamic view does not show.
+    pub(crate) hidden: Vec<(&'static str, Option<DynValue>)>,
+    /// `_sizeof`: the bytes the type took.
+    pub(crate) size: u64,
+    /// `_io` after the type was read (for `x._io.pos`).
+    pub(crate) io: Option<eval::IoState>,
+    names: &'static [&'static str],
+}
+
+impl DynStruct {
+    /// A stream's `pos`, `size` and `eof` as a value (`x._io`).
+    pub(crate) fn io_view(io: eval::IoState) -> DynStruct {
+        let members = vec![
+            ("pos", DynValue::Int(io.pos)),
+            ("size", DynValue::Int(io.size)),
+            ("eof", DynValue::Bool(io.eof)),
+        ];
+        DynStruct {
+            type_name: "kaitai_stream",
+            spans: vec![None; members.len()],
+            elem_spans: vec![Vec::new(); members.len()],
+            members,
+            hidden: Vec::new(),
+            size: 0,
+            io: None,
+            names: &["pos", "size", "eof"],
+        }
+    }
+
+    /// The bytes the type took in its stream (`_sizeof`), positional instances not counted.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The member named `name`, if the type has one.
+    pub fn get(&self, name: &str) -> Option<&DynValue> {
+        self.members
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
+    }
+}
+
+/// A string kept for the rest of the process (schema names in values and errors must be
+/// `&'static str`, as in generated code). Each distinct string is kept once.
+pub(crate) fn intern(s: &str) -> &'static str {
+    static SET: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut set = SET
+        .get_or_init(|| Mutex::new(HashSet::new()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(k) = set.get(s) {
+        return k;
+    }
+    let k: &'static str = Box::leak(s.to_owned().into_boxed_str());
+    set.insert(k);
+    k
+}
+
+/// A list of member names kept for the rest of the process, once per distinct list.
+fn intern_names(names: &[&'static str]) -> &'static [&'static str] {
+    type Lists = HashMap<Vec<&'static str>, &'static [&'static str]>;
+    static LISTS: OnceLock<Mutex<Lists>> = OnceLock::new();
+    let mut lists = LISTS
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(l) = lists.get(names) {
+        return l;
+    }
+    let l: &'static [&'static str] = Box::leak(names.to_vec().into_boxed_slice());
+    lists.insert(names.to_vec(), l);
+    l
+}
+
+impl DynValue {
+    /// This value as seen through [`statepack_runtime::reflect`], borrowing from it.
+    pub fn to_value(&self) -> Value<'_> {
+        match self {
+            DynValue::Null => Value::Null,
+            DynValue::Bool(b) => Value::Bool(*b),
+            DynValue::Int(i) => Value::Int(*i),
+            DynValue::Float(f) => Value::Float(*f),
+            DynValue::Str(s) => Value::Str(Cow::Borrowed(s)),
+            DynValue::Bytes(b) => Value::Bytes(Cow::Borrowed(b)),
+            DynValue::Enum(e) => Value::Enum(*e),
+            DynValue::List(items) => Value::List(items.iter().map(DynValue::to_value).collect()),
+            DynValue::Struct(s) => Value::Struct(s.as_ref()),
+        }
+    }
+
+    /// A short name of the value's kind, for messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            DynValue::Null => "null",
+            DynValue::Bool(_) => "a boolean",
+            DynValue::Int(_) => "an integer",
+            DynValue::Float(_) => "a float",
+            DynValue::Str(_) => "a string",
+            DynValue::Bytes(_) => "a byte array",
+            DynValue::Enum(_) => "an enum value",
+            DynValue::List(_) => "a list",
+            DynValue::Struct(_) => "a user type",
+        }
+    }
+}
+
+impl Reflect for DynStruct {
+    fn schema_type(&self) -> &'static str {
+        self.type_name
+    }
+
+    fn member(&self, name: &str) -> Option<Value<'_>> {
+        self.get(name).map(DynValue::to_value)
+    }
+
+    fn member_names(&self) -> &'static [&'static str] {
+        self.names
+    }
+}
+
+/// The first construct of `schema` the interpreter does not cover, named with its key path
+/// (`types.frame.seq[2]: process: my_fx (a processor written in Rust)`), or `None` when it
+/// covers them all.
+pub fn unsupported(schema: &Schema) -> Option<String> {
+    if !schema.opaque.is_empty() || schema.opaque_types {
+        let names = schema.opaque.join(", ");
+        return Some(format!(
+            "meta.ks-opaque-types: opaque types ({names}) are Rust types the interpreter cannot read"
+        ));
+    }
+    for t in &schema.types {
+        for f in &t.fields {
+            if let Some(Process::Custom { name, .. }) = &f.process {
+                return Some(format!(
+                    "{}: process: {name} is a processor written in Rust, which the interpreter cannot run",
+                    f.key_path
+                ));
+            }
+            if f.sum_of.is_some() && !matches!(f.kind, FieldKind::Int { .. }) {
+                return Some(format!("{}: -sp-sum-of on a non-integer field", f.key_path));
+            }
+        }
+        for p in &t.params {
+            if matches!(p.kind, crate::ir::ParamKind::Struct) {
+                return Some(format!(
+                    "{}: param `{}` of type `struct` whose type was not inferred",
+                    t.key_path, p.id
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Compares two values seen through [`Reflect`] member by member, recursively: the same
+/// schema type, the same member names in the same order, and equal values (floats by their
+/// bits, so NaN equals NaN; enums by name and integer). Errors: the path of the first
+/// difference and both values (`frames[3].x: 5 vs 6`).
+pub fn compare(a: &dyn Reflect, b: &dyn Reflect) -> Result<(), String> {
+    compare_struct(a, b, "", 0)
+}
+
+fn compare_struct(
+    a: &dyn Reflect,
+    b: &dyn Reflect,
+    path: &str,
+    depth: usize,
+) -> Result<(), String> {
+    let at = if path.is_empty() { "<root>" } else { path };
+    if depth > 512 {
+        return Err(format!("{at}: nested deeper than 512 levels"));
+    }
+    if a.schema_type() != b.schema_type() {
+        return Err(format!(
+            "{at}: type {} vs {}",
+            a.schema_type(),
+            b.schema_type()
+        ));
+    }
+    if a.member_names() != b.member_names() {
+        return Err(format!(
+            "{at}: members [{}] vs [{}]",
+            a.member_names().join(", "),
+            b.member_names().join(", ")
+        ));
+    }
+    for name in a.member_names() {
+        let p = if path.is_empty() {
+            (*name).to_owned()
+        } else {
+            format!("{path}.{name}")
+        };
+        match (a.member(name), b.member(name)) {
+            (Some(x), Some(y)) => compare_value(&x, &y, &p, depth)?,
+            (x, y) => return Err(format!("{p}: present {} vs {}", x.is_some(), y.is_some())),
+        }
+    }
+    Ok(())
+}
+
+fn compare_value(a: &Value<'_>, b: &Value<'_>, path: &str, depth: usize) -> Result<(), String> {
+    let same = match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        }
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Bytes(x), Value::Bytes(y)) => x == y,
+        (Value::Enum(x), Value::Enum(y)) => x == y,
+        (Value::List(x), Value::List(y)) => {
+            if x.len() != y.len() {
+                return Err(format!("{path}: {} element(s) vs {}", x.len(), y.len()));
+            }
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                compare_value(p, q, &format!("{path}[{i}]"), depth + 1)?;
+            }
+            true
+        }
+        (x, y) => match (x.as_struct(), y.as_struct()) {
+            (Some(p), Some(q)) => return compare_struct(p, q, path, depth + 1),
+            _ => false,
+        },
+    };
+    if same {
+        Ok(())
+    } else {
+        Err(format!("{path}: {} vs {}", short(a), short(b)))
+    }
+}
+
+fn short(v: &Value<'_>) -> String {
+    let s = match v {
+        Value::Struct(_) | Value::Owned(_) => format!(
+            "<{}>",
+            v.as_struct().map(|s| s.schema_type()).unwrap_or("?")
+        ),
+        other => format!("{other:?}"),
+    };
+    if s.len() > 120 {
+        format!(
+            "{}...",
+            &s[..s.char_indices().nth(117).map_or(s.len(), |(i, _)| i)]
+        )
+    } else {
+        s
+    }
+}

@@ -1,0 +1,1013 @@
+//! The interpreter's reader: one user type at a time, field by field, as the generated
+//! `read_from` does (see the module docs of [`super`]).
+
+use super::eval::{self, enum_value, eval, eval_bool, eval_int, Frame, IoState, Scope};
+use super::{intern, intern_names, unsupported, DynStruct, DynValue};
+use crate::ir::*;
+use statepack_runtime::io::{ByteReader, DecodeError, DecodeErrorKind, Processor, Term};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+type D<T> = Result<T, DecodeError>;
+
+/// A field as read: the value, where a positional instance was read, each list element's span.
+type Read = (DynValue, Option<(u64, u64)>, Vec<(u64, u64)>);
+
+/// The stack the interpreter reads on: deep enough for [`statepack_runtime::io::MAX_RECURSION`]
+/// levels of recursive types in an unoptimised build.
+const STACK_BYTES: usize = 256 << 20;
+
+/// Reads the root type of `schema` from the start of `bytes`, as Kaitai Struct reads a file:
+/// bytes after the end of the root type are allowed (see [`DynStruct::spans`] for where the
+/// root ended).
+///
+/// Errors: any [`DecodeError`] the generated reader would give (with the field path and the
+/// byte offset), `Semantic` for an expression that cannot be evaluated, and `Semantic` naming
+/// the construct for a schema the interpreter does not cover ([`super::unsupported`]) or a
+/// root type that takes `params`.
+pub fn decode(schema: &Schema, bytes: &[u8]) -> Result<DynStruct, DecodeError> {
+    if let Some(why) = unsupported(schema) {
+        return Err(DecodeError::new(
+            0,
+            DecodeErrorKind::Semantic(format!("not supported by the interpreter: {why}")),
+        ));
+    }
+    let root = schema.types.first().ok_or_else(|| {
+        DecodeError::new(
+            0,
+            DecodeErrorKind::Semantic("the schema has no types".into()),
+        )
+    })?;
+    if root.params.iter().any(|p| p.context.is_none()) {
+        return Err(DecodeError::new(
+            0,
+            DecodeErrorKind::Semantic(format!(
+                "the root type `{}` takes params, which a plain decode cannot give",
+                root.name
+            )),
+        ));
+    }
+    let it = Interp::new(schema);
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(scope, || {
+                let mut r = ByteReader::new(bytes);
+                let params = root.params.iter().map(|p| (intern(&p.id), None)).collect();
+                it.read_type(&mut r, root, params)
+            });
+        match worker {
+            Ok(h) => h.join().unwrap_or_else(|_| {
+                Err(DecodeError::new(
+                    0,
+                    DecodeErrorKind::Semantic("the interpreter failed unexpectedly".into()),
+                ))
+            }),
+            Err(e) => Err(DecodeError::new(
+                0,
+                DecodeErrorKind::Semantic(format!("cannot start the interpreter's thread: {e}")),
+            )),
+        }
+    })
+}
+
+pub(crate) struct Interp<'s> {
+    pub s: &'s Schema,
+    /// Enums used by a field under Kaitai's rules: an integer they do not list is kept.
+    open_enums: HashSet<String>,
+    /// The fewest bytes each type can take (the generated `MIN_LEN`), for count checks.
+    min_lens: HashMap<String, usize>,
+}
+
+/// The fewest bits type `name` can take, as the generator measures it (`MIN_LEN` is this
+/// rounded up to bytes): fields with `if`, lists of a count that is not a literal and
+/// positional instances count nothing; a switch counts its smallest case, preferring cases
+/// that do not lead back to a type being measured.
+fn min_bits(
+    s: &Schema,
+    name: &str,
+    memo: &mut HashMap<String, usize>,
+    visiting: &mut Vec<String>,
+) -> usize {
+    if let Some(v) = memo.get(name) {
+        return *v;
+    }
+    let Some(t) = s.type_def(name) else { return 0 };
+    if visiting.iter().any(|v| v == name) {
+        return 0;
+    }
+    visiting.push(name.to_owned());
+    let mut total = 0usize;
+    for f in &t.fields {
+        if f.cond.is_some() {
+            continue;
+        }
+        let times = match &f.repeat {
+            Repeat::None | Repeat::Until(_) => 1,
+            Repeat::Expr(SrcExpr {
+                expr: crate::expr::Expr::Int(n),
+                ..
+            }) => usize::try_from(*n).unwrap_or(0),
+            Repeat::Expr(_) | Repeat::Eos => 0,
+        };
+        if times == 0 {
+            continue;
+        }
+        let one = match &f.kind {
+            FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
+                usize::from(*bytes) * 8
+            }
+            FieldKind::Bits { width, .. } => usize::from(*width),
+            FieldKind::Contents(c) => c.len() * 8,
+            FieldKind::Str { size: None, .. } => 8,
+            FieldKind::Bytes(_) | FieldKind::Str { .. } => 0,
+            FieldKind::User { name, .. } => min_bits(s, name, memo, visiting),
+            FieldKind::Switch { cases, default, .. } => {
+                let all: Vec<&String> =
+                    cases.iter().map(|(_, n)| n).chain(default.iter()).collect();
+                let ending: Vec<&String> = all
+                    .iter()
+                    .copied()
+                    .filter(|n| !visiting.iter().any(|v| v == *n))
+                    .collect();
+                let pick = if ending.is_empty() { all } else { ending };
+                pick.into_iter()
+                    .map(|n| match eval::number_type(n) {
+                        Some((bytes, ..)) => usize::from(bytes) * 8,
+                        None => min_bits(s, n, memo, visiting),
+                    })
+                    .min()
+                    .unwrap_or(0)
+            }
+        };
+        if f.at.is_some() {
+            continue;
+        }
+        total = total.saturating_add(one.saturating_mul(times));
+    }
+    visiting.pop();
+    memo.insert(name.to_owned(), total);
+    total
+}
+
+fn semantic(at: u64, msg: String) -> DecodeError {
+    DecodeError::new(at, DecodeErrorKind::Semantic(msg))
+}
+
+/// An evaluation error as a decode error at `at`, naming the expression.
+fn ex<T>(res: Result<T, String>, e: &SrcExpr, at: u64) -> D<T> {
+    res.map_err(|m| semantic(at, format!("in `{}`: {m}", e.src)))
+}
+
+fn io_of(r: &ByteReader<'_>) -> IoState {
+    IoState {
+        pos: r.io_pos(),
+        size: r.io_size(),
+        eof: r.is_eof(),
+    }
+}
+
+impl<'s> Interp<'s> {
+    pub fn new(s: &'s Schema) -> Self {
+        let mut open_enums = HashSet::new();
+        for t in &s.types {
+            if !s.strict {
+                open_enums.extend(t.instances.iter().filter_map(|i| i.enum_name.clone()));
+            }
+            for f in t.fields.iter().filter(|f| !f.strict) {
+                if let FieldKind::Int {
+                    enum_name: Some(e), ..
+                }
+                | FieldKind::Bits {
+                    enum_name: Some(e), ..
+                } = &f.kind
+                {
+                    open_enums.insert(e.clone());
+                }
+            }
+        }
+        let mut memo = HashMap::new();
+        for t in &s.types {
+            min_bits(s, &t.name, &mut memo, &mut Vec::new());
+        }
+        let min_lens = memo.into_iter().map(|(k, v)| (k, v.div_ceil(8))).collect();
+        Interp {
+            s,
+            open_enums,
+            min_lens,
+        }
+    }
+
+    fn scope<'a>(
+        &'a self,
+        frame: &'a Frame<'a>,
+        r: &ByteReader<'_>,
+        index: Option<i128>,
+    ) -> Scope<'a> {
+        Scope {
+            schema: self.s,
+            frame,
+            elem: None,
+            index,
+            io: Some(io_of(r)),
+        }
+    }
+
+    /// Reads one value of type `t` with its params (explicit ones first, then context ones).
+    pub fn read_type(
+        &self,
+        r: &mut ByteReader<'_>,
+        t: &TypeDef,
+        params: Vec<(&'static str, Option<DynValue>)>,
+    ) -> D<DynStruct> {
+        let mut frame = Frame::new(t, params);
+        let type_start = r.offset();
+        let mut elem_spans = Vec::with_capacity(t.fields.len());
+        let mut unaligned = false;
+        for f in &t.fields {
+            let fid = intern(&f.id);
+            let bit_field = crate::bits::is_bit_field(f);
+            if f.at.is_none() {
+                if unaligned && !bit_field {
+                    if f.strict {
+                        r.align_to_byte().map_err(|e| e.in_field(fid))?;
+                    } else {
+                        r.align_to_byte_keep();
+                    }
+                }
+                unaligned = bit_field;
+            }
+            let start = r.offset();
+            let present = match &f.cond {
+                Some(c) => {
+                    let sc = self.scope(&frame, r, None);
+                    ex(eval_bool(&c.expr, &sc), c, start).map_err(|e| e.in_field(fid))?
+                }
+                None => true,
+            };
+            let (v, span, elems) = if present {
+                let (v, span, elems) =
+                    self.read_field(r, &frame, f).map_err(|e| e.in_field(fid))?;
+                (v, span.or(Some((start, r.offset()))), elems)
+            } else {
+                (DynValue::Null, None, Vec::new())
+            };
+            frame.spans.push(span);
+            elem_spans.push(elems);
+            frame.fields.push((fid, v));
+        }
+        // `-sp-sum-of`: the stored sum must be the sum over the list.
+        for f in &t.fields {
+            if let Some((list, field, _)) = &f.sum_of {
+                let got = frame
+                    .fields
+                    .iter()
+                    .find(|(k, _)| *k == f.id)
+                    .map(|(_, v)| v);
+                let items = frame
+                    .fields
+                    .iter()
+                    .find(|(k, _)| *k == list)
+                    .map(|(_, v)| v);
+                if let (Some(DynValue::Int(got)), Some(DynValue::List(items))) = (got, items) {
+                    let mut sum: i128 = 0;
+                    for it in items {
+                        if let DynValue::Struct(s) = it {
+                            if let Some(DynValue::Int(x)) = s.get(field) {
+                                sum = sum.saturating_add(*x);
+                            }
+                        }
+                    }
+                    if sum != *got {
+                        return Err(semantic(
+                            r.offset(),
+                            format!("{} is {got} but the sum of {list}.{field} is {sum}", f.id),
+                        )
+                        .in_field(intern(&f.id)));
+                    }
+                }
+            }
+        }
+        let io = Some(io_of(r));
+        let size = r.offset().saturating_sub(type_start);
+        frame.sizeof.set(Some(i128::from(size)));
+        let mut inst_values = Vec::with_capacity(t.instances.len());
+        for i in 0..t.instances.len() {
+            let v = match frame.inst[i].get() {
+                Some(v) => v.clone(),
+                None => eval::instance_value(self.s, &frame, i, io),
+            };
+            // A failing instance shows as null, as in the generated dynamic view.
+            inst_values.push(v.unwrap_or(DynValue::Null));
+        }
+        let Frame {
+            fields,
+            params,
+            mut spans,
+            ..
+        } = frame;
+        let mut names: Vec<&'static str> = fields.iter().map(|(k, _)| *k).collect();
+        let mut members = fields;
+        let mut hidden = Vec::new();
+        for (p, (k, v)) in t.params.iter().zip(params) {
+            if p.context.is_none() {
+                names.push(k);
+                members.push((k, v.unwrap_or(DynValue::Null)));
+                spans.push(None);
+                elem_spans.push(Vec::new());
+            } else {
+                hidden.push((k, v));
+            }
+        }
+        for (inst, v) in t.instances.iter().zip(inst_values) {
+            let k = intern(&inst.id);
+            names.push(k);
+            members.push((k, v));
+            spans.push(None);
+            elem_spans.push(Vec::new());
+        }
+        Ok(DynStruct {
+            type_name: intern(&t.schema_name),
+            members,
+            spans,
+            elem_spans,
+            hidden,
+            size,
+            io,
+            names: intern_names(&names),
+        })
+    }
+
+    /// One field: its position (positional instances), repetition and elements, with the
+    /// span of a positional instance and the span of each element of a list. Errors carry
+    /// the index of a failing element; the caller adds the field's name.
+    fn read_field(&self, r: &mut ByteReader<'_>, frame: &Frame<'_>, f: &Field) -> D<Read> {
+        if let Some(at) = &f.at {
+            let pos = {
+                let sc = self.scope(frame, r, None);
+                ex(eval_int(&at.pos.expr, &sc), &at.pos, r.offset())?
+            };
+            let saved = r.enter_instance(pos, at.whole)?;
+            let start = r.offset();
+            let v = self.read_repeat(r, frame, f);
+            let end = r.offset();
+            r.leave_instance(saved);
+            let (v, elems) = v?;
+            return Ok((v, Some((start, end)), elems));
+        }
+        let (v, elems) = self.read_repeat(r, frame, f)?;
+        Ok((v, None, elems))
+    }
+
+    fn read_repeat(
+        &self,
+        r: &mut ByteReader<'_>,
+        frame: &Frame<'_>,
+        f: &Field,
+    ) -> D<(DynValue, Vec<(u64, u64)>)> {
+        if f.varint {
+            return Ok((self.read_varint(r, f)?, Vec::new()));
+        }
+        let mut spans = Vec::new();
+        match &f.repeat {
+            Repeat::None => Ok((self.read_checked(r, frame, f, None)?, spans)),
+            Repeat::Expr(e) => {
+                let count = {
+                    let sc = self.scope(frame, r, None);
+                    ex(eval_int(&e.expr, &sc), e, r.offset())?
+                };
+                // A literal count of 1 to 32 plain numbers is a fixed array in the generated
+                // code, read element by element without a count check.
+                let fixed = matches!(
+                    (&f.kind, &e.expr),
+                    (
+                        FieldKind::Int {
+                            enum_name: None,
+                            ..
+                        } | FieldKind::Float { .. },
+                        crate::expr::Expr::Int(1..=32)
+                    )
+                );
+                let n = match &f.kind {
+                    _ if fixed => count as usize,
+                    FieldKind::Bits { width, .. } => {
+                        r.check_count_bits(count, u32::from(*width))?
+                    }
+                    _ => r.check_count(count, self.min_len(f))?,
+                };
+                let mut list = Vec::with_capacity(n);
+                spans.reserve(n);
+                for i in 0..n {
+                    let start = r.offset();
+                    list.push(
+                        self.read_checked(r, frame, f, Some(i))
+                            .map_err(|e| e.in_index(i))?,
+                    );
+                    spans.push((start, r.offset()));
+                }
+                Ok((DynValue::List(list), spans))
+            }
+            Repeat::Eos | Repeat::Until(_) => {
+                let mut list = Vec::new();
+                loop {
+                    if matches!(f.repeat, Repeat::Eos) && r.is_eof() {
+                        break;
+                    }
+                    let i = list.len();
+                    let before = r.bit_offset();
+                    let start = r.offset();
+                    let v = self
+                        .read_checked(r, frame, f, Some(i))
+                        .map_err(|e| e.in_index(i))?;
+                    list.push(v);
+                    spans.push((start, r.offset()));
+                    if let Repeat::Until(u) = &f.repeat {
+                        let mut sc = self.scope(frame, r, Some(i as i128));
+                        sc.elem = list.last();
+                        if ex(eval_bool(&u.expr, &sc), u, r.offset()).map_err(|e| e.in_index(i))? {
+                            break;
+                        }
+                    }
+                    if r.bit_offset() == before {
+                        return Err(semantic(
+                            r.offset(),
+                            "a repeated element took no bytes, so the list would never end".into(),
+                        )
+                        .in_index(i));
+                    }
+                }
+                Ok((DynValue::List(list), spans))
+            }
+        }
+    }
+
+    /// The smallest number of bytes one element of `f` can take (for the count check, as
+    /// the generated reader makes it).
+    fn min_len(&self, f: &Field) -> usize {
+        match &f.kind {
+            FieldKind::User { name, .. } => self.min_lens.get(name).copied().unwrap_or(0),
+            FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => usize::from(*bytes),
+            FieldKind::Str { size: None, .. } => 1,
+            _ => 0,
+        }
+    }
+
+    /// `-sp-varint: leb128`: LEB128 groups read as one unsigned number.
+    fn read_varint(&self, r: &mut ByteReader<'_>, f: &Field) -> D<DynValue> {
+        let start = r.offset();
+        let mut leb = statepack_runtime::bits::Leb128Decoder::new();
+        let mut i = 0usize;
+        loop {
+            let g: u8 = match f.kind {
+                FieldKind::Bits { .. } => r.read_bits_be(8).map(|b| b as u8),
+                _ => r.read_u8(),
+            }
+            .map_err(|e| e.in_index(i))?;
+            match leb.push(g) {
+                Ok(Some(v)) => return Ok(DynValue::Int(i128::from(v))),
+                Ok(None) => i += 1,
+                Err(fault) => return Err(semantic(start, fault.to_string())),
+            }
+        }
+    }
+
+    /// One element, then its `valid` rule.
+    fn read_checked(
+        &self,
+        r: &mut ByteReader<'_>,
+        frame: &Frame<'_>,
+        f: &Field,
+        index: Option<usize>,
+    ) -> D<DynValue> {
+        let el_at = r.offset();
+        let v = if f.recursive.is_empty() {
+            self.read_elem(r, frame, f, index)?
+        } else {
+            r.enter_recursion()?;
+            let v = self.read_elem(r, frame, f, index);
+            r.leave_recursion();
+            v?
+        };
+        if let Some(rule) = &f.valid {
+            let mut sc = self.scope(frame, r, index.map(|i| i as i128));
+            sc.elem = Some(&v);
+            let ok = match rule {
+                Valid::Eq(e) => {
+                    let want = ex(eval(&e.expr, &sc), e, el_at)?;
+                    ex(eval::equal(&v, &want), e, el_at)?
+                }
+                Valid::Range(lo, hi) => {
+                    let mut ok = true;
+                    for (b, lower) in [(lo, true), (hi, false)] {
+                        if let Some(b) = b {
+                            let bound = ex(eval(&b.expr, &sc), b, el_at)?;
+                            let op = if lower {
+                                crate::expr::BinOp::Ge
+                            } else {
+                                crate::expr::BinOp::Le
+                            };
+                            ok &= matches!(
+                                ex(eval::binary(op, &v, &bound), b, el_at)?,
+                                DynValue::Bool(true)
+                            );
+                        }
+                    }
+                    ok
+                }
+                Valid::AnyOf(list) => {
+                    let mut ok = false;
+                    for e in list {
+                        let x = ex(eval(&e.expr, &sc), e, el_at)?;
+                        if ex(eval::equal(&v, &x), e, el_at)? {
+                            ok = true;
+                            break;
+                        }
+                    }
+                    ok
+                }
+                Valid::Expr(e) => ex(eval_bool(&e.expr, &sc), e, el_at)?,
+                Valid::InEnum => matches!(&v, DynValue::Enum(x) if x.name.is_some()),
+            };
+            if !ok {
+                return Err(DecodeError::new(
+                    el_at,
+                    DecodeErrorKind::NotValid {
+                        value: show(&v),
+                        rule: intern(&rule.describe()),
+                    },
+                ));
+            }
+        }
+        Ok(v)
+    }
+
+    /// The value of a byte or size expression (`None` for a field ended by its terminator).
+    fn size(
+        &self,
+        r: &ByteReader<'_>,
+        frame: &Frame<'_>,
+        size: Option<&Size>,
+        index: Option<usize>,
+    ) -> D<Option<i128>> {
+        Ok(match size {
+            Some(Size::Expr(e)) => {
+                let sc = self.scope(frame, r, index.map(|i| i as i128));
+                Some(ex(eval_int(&e.expr, &sc), e, r.offset())?)
+            }
+            Some(Size::Eos) => Some(r.remaining() as i128),
+            Some(Size::Terminator) | None => None,
+        })
+    }
+
+    fn read_elem(
+        &self,
+        r: &mut ByteReader<'_>,
+        frame: &Frame<'_>,
+        f: &Field,
+        index: Option<usize>,
+    ) -> D<DynValue> {
+        let at = r.offset();
+        match &f.kind {
+            FieldKind::Int {
+                bytes,
+                signed,
+                endian,
+                enum_name,
+            } => {
+                let raw = read_int(r, *bytes, *signed, *endian)?;
+                self.as_enum(f, enum_name.as_deref(), raw, at)
+            }
+            FieldKind::Float { bytes, endian } => Ok(DynValue::Float(match (bytes, endian) {
+                (4, Endian::Le) => f64::from(r.read_f32le()?),
+                (4, Endian::Be) => f64::from(r.read_f32be()?),
+                (_, Endian::Le) => r.read_f64le()?,
+                (_, Endian::Be) => r.read_f64be()?,
+            })),
+            FieldKind::Bits {
+                width,
+                offset_binary,
+                le,
+                enum_name,
+            } => {
+                let w = u32::from(*width);
+                let raw = if *le {
+                    r.read_bits_le(w)?
+                } else {
+                    r.read_bits_be(w)?
+                };
+                if enum_name.is_some() {
+                    return self.as_enum(f, enum_name.as_deref(), i128::from(raw), at);
+                }
+                Ok(match (width, offset_binary) {
+                    (1, false) => DynValue::Bool(raw != 0),
+                    (_, false) => DynValue::Int(i128::from(raw)),
+                    (_, true) => DynValue::Int(i128::from(
+                        statepack_runtime::bits::from_offset_binary(raw, w),
+                    )),
+                })
+            }
+            FieldKind::Contents(c) => {
+                r.expect(c)?;
+                Ok(DynValue::Bytes(c.clone()))
+            }
+            FieldKind::Bytes(_) | FieldKind::User { .. }
+                if f.term.is_some() && f.process.is_some() =>
+            {
+                let size = match &f.kind {
+                    FieldKind::Bytes(s) => Some(s),
+                    FieldKind::User { size, .. } => size.as_ref(),
+                    _ => None,
+                };
+                let n = self.size(r, frame, size, index)?;
+                let (val, _) = r.read_terminated(n, term_of(f.term.as_ref()))?;
+                let data = self.unprocess(r, frame, f, val, at, index)?;
+                match &f.kind {
+                    FieldKind::User { name, .. } => {
+                        let params = self.args(r, frame, f, name, index)?;
+                        self.read_sub(&data, f, name, params)
+                    }
+                    _ => Ok(DynValue::Bytes(data)),
+                }
+            }
+            FieldKind::Bytes(size)
+            | FieldKind::Str {
+                size: Some(size), ..
+            } if f.term.is_some() => {
+                let n = self.size(r, frame, Some(size), index)?;
+                self.read_terminated(r, f, n, at)
+            }
+            FieldKind::Str { size: None, .. } if f.term.is_some() => {
+                self.read_terminated(r, f, None, at)
+            }
+            FieldKind::User { name, size } if f.term.is_some() => {
+                let n = self.size(r, frame, size.as_ref(), index)?;
+                let term = term_of(f.term.as_ref());
+                let (val, _) = r.read_terminated(n, term)?;
+                let params = self.args(r, frame, f, name, index)?;
+                self.read_sub(val, f, name, params)
+            }
+            FieldKind::Bytes(size) if f.process.is_some() => {
+                let stored = self.take(r, frame, size, index)?;
+                Ok(DynValue::Bytes(
+                    self.unprocess(r, frame, f, stored, at, index)?,
+                ))
+            }
+            FieldKind::User {
+                name,
+                size: Some(size),
+            } if f.process.is_some() => {
+                let stored = self.take(r, frame, size, index)?;
+                let data = self.unprocess(r, frame, f, stored, at, index)?;
+                let params = self.args(r, frame, f, name, index)?;
+                self.read_sub(&data, f, name, params)
+            }
+            FieldKind::Bytes(size) => {
+                Ok(DynValue::Bytes(self.take(r, frame, size, index)?.to_vec()))
+            }
+            FieldKind::Str { size, encoding } => {
+                let b = match size {
+                    None => r.take_until(0)?,
+                    Some(s) => self.take(r, frame, s, index)?,
+                };
+                Ok(DynValue::Str(statepack_runtime::io::decode_str(
+                    b, encoding, at,
+                )?))
+            }
+            FieldKind::User { name, size } => {
+                let t = self.type_named(name, at)?;
+                let params = self.args(r, frame, f, name, index)?;
+                let v = match size {
+                    None => self.read_type(r, t, params)?,
+                    Some(Size::Eos) if f.strict => self.read_type(r, t, params)?,
+                    Some(s) => {
+                        let n = match self.size(r, frame, Some(s), index)? {
+                            Some(n) => n,
+                            None => r.remaining() as i128,
+                        };
+                        let old = r.push_limit(n)?;
+                        let v = self.read_type(r, t, params)?;
+                        if f.strict {
+                            r.pop_limit(old)?;
+                        } else {
+                            r.pop_limit_skip(old)?;
+                        }
+                        v
+                    }
+                };
+                Ok(DynValue::Struct(Arc::new(v)))
+            }
+            FieldKind::Switch { size, .. } => match size {
+                None => self.read_switch(r, frame, f, index, false),
+                Some(s) => {
+                    let n = match self.size(r, frame, Some(s), index)? {
+                        Some(n) => n,
+                        None => r.remaining() as i128,
+                    };
+                    let old = r.push_limit(n)?;
+                    let v = self.read_switch(r, frame, f, index, true)?;
+                    if f.strict {
+                        r.pop_limit(old)?;
+                    } else {
+                        r.pop_limit_skip(old)?;
+                    }
+                    Ok(v)
+                }
+            },
+        }
+    }
+
+    fn read_switch(
+        &self,
+        r: &mut ByteReader<'_>,
+        frame: &Frame<'_>,
+        f: &Field,
+        index: Option<usize>,
+        sized: bool,
+    ) -> D<DynValue> {
+        let FieldKind::Switch {
+            on, cases, default, ..
+        } = &f.kind
+        else {
+            return Ok(DynValue::Null);
+        };
+        let at = r.offset();
+        let mut chosen: Option<&str> = None;
+        {
+            let sc = self.scope(frame, r, index.map(|i| i as i128));
+            let v = ex(eval(&on.expr, &sc), on, at)?;
+            for (k, tn) in cases {
+                let kv = ex(eval(&k.expr, &sc), k, at)?;
+                if ex(eval::equal(&v, &kv), k, at)? {
+                    chosen = Some(tn);
+                    break;
+                }
+            }
+            if chosen.is_none() {
+                chosen = default.as_deref();
+            }
+            if chosen.is_none() {
+                if !f.strict {
+                    return Ok(if sized {
+                        DynValue::Bytes(r.take_rest().to_vec())
+                    } else {
+                        DynValue::Null
+                    });
+                }
+                return Err(DecodeError::new(
+                    at,
+                    DecodeErrorKind::NotValid {
+                        value: show(&v),
+                        rule: "must select one of the switch cases",
+                    },
+                ));
+            }
+        }
+        let tn = chosen.unwrap_or_default();
+        if let Some((bytes, signed, float, endian)) = eval::number_type(tn) {
+            let endian = endian.or(self.s.endian).unwrap_or(Endian::Le);
+            return if float {
+                Ok(DynValue::Float(match (bytes, endian) {
+                    (4, Endian::Le) => f64::from(r.read_f32le()?),
+                    (4, Endian::Be) => f64::from(r.read_f32be()?),
+                    (_, Endian::Le) => r.read_f64le()?,
+                    (_, Endian::Be) => r.read_f64be()?,
+                }))
+            } else {
+                Ok(DynValue::Int(read_int(r, bytes, signed, endian)?))
+            };
+        }
+        let t = self.type_named(tn, at)?;
+        let params = self.args(r, frame, f, tn, index)?;
+        let v = self.read_type(r, t, params)?;
+        Ok(DynValue::Struct(Arc::new(v)))
+    }
+
+    fn type_named(&self, name: &str, at: u64) -> D<&'s TypeDef> {
+        self.s
+            .type_def(name)
+            .ok_or_else(|| semantic(at, format!("no type `{name}` in the schema")))
+    }
+
+    /// Reads type `name` from `data` in a stream of its own (a processed or terminated field).
+    fn read_sub(
+        &self,
+        data: &[u8],
+        f: &Field,
+        name: &str,
+        params: Vec<(&'static str, Option<DynValue>)>,
+    ) -> D<DynValue> {
+        let t = self.type_named(name, 0)?;
+        let mut sub = ByteReader::new(data);
+        let v = self.read_type(&mut sub, t, params)?;
+        if f.strict {
+            sub.finish()?;
+        }
+        Ok(DynValue::Struct(Arc::new(v)))
+    }
+
+    fn take<'b>(
+        &self,
+        r: &mut ByteReader<'b>,
+        frame: &Frame<'_>,
+        size: &Size,
+        index: Option<usize>,
+    ) -> D<&'b [u8]> {
+        match self.size(r, frame, Some(size), index)? {
+            Some(n) if !matches!(size, Size::Eos) => r.take_sized(n),
+            _ => Ok(r.take_rest()),
+        }
+    }
+
+    fn read_terminated(
+        &self,
+        r: &mut ByteReader<'_>,
+        f: &Field,
+        n: Option<i128>,
+        at: u64,
+    ) -> D<DynValue> {
+        let term = term_of(f.term.as_ref());
+        let (val, _) = r.read_terminated(n, term)?;
+        Ok(match &f.kind {
+            FieldKind::Str { encoding, .. } => {
+                DynValue::Str(statepack_runtime::io::decode_str(val, encoding, at)?)
+            }
+            _ => DynValue::Bytes(val.to_vec()),
+        })
+    }
+
+    fn unprocess(
+        &self,
+        r: &ByteReader<'_>,
+        frame: &Frame<'_>,
+        f: &Field,
+        stored: &[u8],
+        at: u64,
+        index: Option<usize>,
+    ) -> D<Vec<u8>> {
+        let sc = self.scope(frame, r, index.map(|i| i as i128));
+        let key: Vec<u8>;
+        let p = match &f.process {
+            Some(Process::Zlib) => Processor::Zlib,
+            Some(Process::Xor(ProcArg::Bytes(b))) => Processor::Xor(b),
+            Some(Process::Xor(ProcArg::Expr(e))) => {
+                key = match ex(eval(&e.expr, &sc), e, at)?.into_owned() {
+                    DynValue::Int(i) => vec![i as u8],
+                    DynValue::Bytes(b) => b,
+                    other => {
+                        return Err(semantic(
+                            at,
+                            format!(
+                                "xor key `{}` is {}, not an integer or bytes",
+                                e.src,
+                                other.kind()
+                            ),
+                        ))
+                    }
+                };
+                Processor::Xor(&key)
+            }
+            Some(Process::Rol(e)) => Processor::Rol(ex(eval_int(&e.expr, &sc), e, at)?),
+            Some(Process::Ror(e)) => Processor::Ror(ex(eval_int(&e.expr, &sc), e, at)?),
+            Some(Process::Custom { name, .. }) => {
+                return Err(semantic(
+                    at,
+                    format!("process: {name} is a processor written in Rust, not interpreted"),
+                ))
+            }
+            None => return Ok(stored.to_vec()),
+        };
+        statepack_runtime::io::unprocess(p, stored, at)
+    }
+
+    /// The params type `tn` is read with by field `f`: the field's arguments, then the
+    /// context params' values, evaluated in the reading type.
+    fn args(
+        &self,
+        r: &ByteReader<'_>,
+        frame: &Frame<'_>,
+        f: &Field,
+        tn: &str,
+        index: Option<usize>,
+    ) -> D<Vec<(&'static str, Option<DynValue>)>> {
+        let at = r.offset();
+        let t = self.type_named(tn, at)?;
+        let mut given: Vec<Option<&SrcExpr>> = match &f.kind {
+            FieldKind::User { .. } => f.args.iter().map(Some).collect(),
+            _ => f
+                .switch_args
+                .iter()
+                .find(|(n, _)| n == tn)
+                .map(|(_, a)| a.iter().map(Some).collect())
+                .unwrap_or_default(),
+        };
+        let written = t.params.iter().filter(|p| p.context.is_none()).count();
+        if written != given.len() {
+            return Err(semantic(
+                at,
+                format!(
+                    "type `{tn}` takes {written} argument(s) but {} are given",
+                    given.len()
+                ),
+            ));
+        }
+        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
+            given.extend(ctx.iter().map(Option::as_ref));
+        }
+        let sc = self.scope(frame, r, index.map(|i| i as i128));
+        let mut out = Vec::with_capacity(t.params.len());
+        for (i, p) in t.params.iter().enumerate() {
+            let v = match given.get(i).copied().flatten() {
+                None => None,
+                Some(e) => {
+                    let v = ex(eval(&e.expr, &sc), e, at)?.into_owned();
+                    Some(match (&p.kind, v) {
+                        (ParamKind::Float, DynValue::Int(x)) => DynValue::Float(x as f64),
+                        (ParamKind::Int, DynValue::Bool(b)) => DynValue::Int(i128::from(b)),
+                        (ParamKind::Enum(en), DynValue::Int(x)) => {
+                            ex(enum_value(self.s, en, x), e, at)?
+                        }
+                        (_, v) => v,
+                    })
+                }
+            };
+            out.push((intern(&p.id), v));
+        }
+        Ok(out)
+    }
+
+    /// An integer read for a field with `enum`: the enum's value, or for a closed enum (or
+    /// a strict field) an `UnknownEnum` error when the enum does not list it.
+    fn as_enum(&self, f: &Field, enum_name: Option<&str>, raw: i128, at: u64) -> D<DynValue> {
+        let Some(e) = enum_name else {
+            return Ok(DynValue::Int(raw));
+        };
+        let v = enum_value(self.s, e, raw).map_err(|m| semantic(at, m))?;
+        if let DynValue::Enum(x) = &v {
+            if x.name.is_none() && (f.strict || !self.open_enums.contains(e)) {
+                return Err(DecodeError::new(
+                    at,
+                    DecodeErrorKind::UnknownEnum {
+                        enum_name: intern(e),
+                        value: raw,
+                    },
+                ));
+            }
+        }
+        Ok(v)
+    }
+}
+
+fn term_of(t: Option<&TermSpec>) -> Term {
+    let t = t.copied().unwrap_or(TermSpec {
+        terminator: Some(0),
+        include: false,
+        consume: true,
+        eos_error: true,
+        pad_right: None,
+        width: 1,
+    });
+    Term {
+        terminator: t.terminator,
+        include: t.include,
+        consume: t.consume,
+        eos_error: t.eos_error,
+        pad_right: t.pad_right,
+        width: t.width,
+    }
+}
+
+fn read_int(r: &mut ByteReader<'_>, bytes: u8, signed: bool, endian: Endian) -> D<i128> {
+    use Endian::{Be, Le};
+    Ok(match (bytes, signed, endian) {
+        (1, false, _) => i128::from(r.read_u8()?),
+        (1, true, _) => i128::from(r.read_i8()?),
+        (2, false, Le) => i128::from(r.read_u16le()?),
+        (2, false, Be) => i128::from(r.read_u16be()?),
+        (2, true, Le) => i128::from(r.read_i16le()?),
+        (2, true, Be) => i128::from(r.read_i16be()?),
+        (4, false, Le) => i128::from(r.read_u32le()?),
+        (4, false, Be) => i128::from(r.read_u32be()?),
+        (4, true, Le) => i128::from(r.read_i32le()?),
+        (4, true, Be) => i128::from(r.read_i32be()?),
+        (_, false, Le) => i128::from(r.read_u64le()?),
+        (_, false, Be) => i128::from(r.read_u64be()?),
+        (_, true, Le) => i128::from(r.read_i64le()?),
+        (_, true, Be) => i128::from(r.read_i64be()?),
+    })
+}
+
+/// A value as shown in a `NotValid` error.
+fn show(v: &DynValue) -> String {
+    match v {
+        DynValue::Int(i) => i.to_string(),
+        DynValue::Float(x) => format!("{x:?}"),
+        DynValue::Bool(b) => b.to_string(),
+        DynValue::Str(s) => format!("{s:?}"),
+        DynValue::Bytes(b) => format!("{b:?}"),
+        DynValue::Enum(e) => match e.name {
+            Some(n) => format!("{}::{n}", e.enum_name),
+            None => e.value.to_string(),
+        },
+        other => other.kind().to_owned(),
+    }
+}

@@ -1,0 +1,671 @@
+//! The interpreter's writer: a value given as a JSON-like tree ([`Given`]) written with a
+//! schema, every `seq` field in schema order.
+//!
+//! What is derived: `contents` (may be left out; when given it must be the schema's bytes),
+//! the terminator of a terminated field and the padding of a sized one (`pad-right`, or the
+//! terminator, or zero bytes up to the size), the padding bits before a byte-aligned field
+//! after bit fields (zero). What must be given: every other field whose `if` holds (counts
+//! and lengths included: they are fields like any other), as `decode --schema` prints them.
+//! A field whose `if` is false must be left out or `null`. The caller re-reads the result to
+//! check it ([`super::decode`]); positional instances are refused.
+
+use super::eval::{enum_value, eval, eval_bool, eval_int, Frame, Scope};
+use super::{intern, DynStruct, DynValue};
+use crate::ir::*;
+use statepack_runtime::io::{ByteWriter, Processor};
+use std::sync::Arc;
+
+/// A value to write, as JSON gives it: objects keep their key order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Given {
+    /// `null`.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// An integer.
+    Int(i128),
+    /// A number with a fraction or exponent.
+    Float(f64),
+    /// A string: text, a byte array in hex, an enum value's name, `"NaN"`, `"inf"`, `"-inf"`.
+    Str(String),
+    /// An array.
+    List(Vec<Given>),
+    /// An object.
+    Map(Vec<(String, Given)>),
+}
+
+type W<T> = Result<T, String>;
+
+/// Writes `given` (an object of the root type's `seq` fields) with `schema`; returns the
+/// bytes and the value written (as [`DynValue`]s, for the caller's check).
+///
+/// Errors: a message naming the field path: a missing or unknown key, a value of the wrong
+/// kind or out of its type's range, a list whose length or a value whose size does not fit,
+/// a construct `encode` does not cover.
+pub fn encode(schema: &Schema, given: &Given) -> W<(Vec<u8>, DynStruct)> {
+    if let Some(why) = super::unsupported(schema) {
+        return Err(format!("not supported by the interpreter: {why}"));
+    }
+    let root = schema.types.first().ok_or("the schema has no types")?;
+    if root.params.iter().any(|p| p.context.is_none()) {
+        return Err(format!("the root type `{}` takes params", root.name));
+    }
+    let mut w = ByteWriter::new();
+    let params = root.params.iter().map(|p| (intern(&p.id), None)).collect();
+    let v = write_type(schema, &mut w, root, given, params, "", 0, None)?;
+    w.align_to_byte();
+    Ok((w.into_bytes(), v))
+}
+
+/// As [`encode`], only building the value (no bytes).
+pub fn from_given(schema: &Schema, given: &Given) -> W<DynStruct> {
+    encode(schema, given).map(|(_, v)| v)
+}
+
+fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_type(
+    s: &Schema,
+    w: &mut ByteWriter,
+    t: &TypeDef,
+    given: &Given,
+    params: Vec<(&'static str, Option<DynValue>)>,
+    path: &str,
+    depth: usize,
+    room: Option<usize>,
+) -> W<DynStruct> {
+    let at = if path.is_empty() { "<root>" } else { path };
+    if depth > usize::from(statepack_runtime::io::MAX_RECURSION) {
+        return Err(format!("{at}: nested too deeply"));
+    }
+    let Given::Map(entries) = given else {
+        return Err(format!(
+            "{at}: expected an object for type {}",
+            t.schema_name
+        ));
+    };
+    for (k, _) in entries {
+        if !t.fields.iter().any(|f| f.id == *k) {
+            return Err(format!(
+                "{}: type {} has no field `{k}`",
+                join(path, k),
+                t.schema_name
+            ));
+        }
+    }
+    let mut frame = Frame::new(t, params);
+    let start = w.len();
+    let mut unaligned = false;
+    for f in &t.fields {
+        let fp = join(path, &f.id);
+        if f.at.is_some() {
+            return Err(format!(
+                "{fp}: positional instances are not written by encode"
+            ));
+        }
+        let bit_field = crate::bits::is_bit_field(f);
+        if unaligned && !bit_field {
+            w.align_to_byte();
+        }
+        unaligned = bit_field;
+        let g = entries.iter().find(|(k, _)| *k == f.id).map(|(_, v)| v);
+        let present = match &f.cond {
+            // `_io.eof` and `_io.pos` are not known while writing: presence decides, as in
+            // the generated writer.
+            Some(c) if c.src.contains("_io") => !matches!(g, None | Some(Given::Null)),
+            Some(c) => {
+                let sc = Scope::plain(s, &frame, None);
+                eval_bool(&c.expr, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", c.src))?
+            }
+            None => true,
+        };
+        if !present {
+            if !matches!(g, None | Some(Given::Null)) {
+                return Err(format!("{fp}: given, but its `if` is false"));
+            }
+            frame.fields.push((intern(&f.id), DynValue::Null));
+            continue;
+        }
+        let g = match (g, &f.kind) {
+            (Some(g), _) => g.clone(),
+            (None, FieldKind::Contents(c)) => Given::Str(hex(c)),
+            (None, _) => return Err(format!("{fp}: missing")),
+        };
+        let left = room.map(|n| n.saturating_sub(w.len() - start));
+        let v = write_field(s, w, &frame, f, &g, &fp, depth, left)?;
+        frame.fields.push((intern(&f.id), v));
+    }
+    let size = (w.len() - start) as u64;
+    let Frame { fields, .. } = frame;
+    let names: Vec<&'static str> = fields.iter().map(|(k, _)| *k).collect();
+    Ok(DynStruct {
+        type_name: intern(&t.schema_name),
+        spans: vec![None; fields.len()],
+        elem_spans: vec![Vec::new(); fields.len()],
+        members: fields,
+        hidden: Vec::new(),
+        size,
+        io: None,
+        names: super::intern_names(&names),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_field(
+    s: &Schema,
+    w: &mut ByteWriter,
+    frame: &Frame<'_>,
+    f: &Field,
+    g: &Given,
+    fp: &str,
+    depth: usize,
+    room: Option<usize>,
+) -> W<DynValue> {
+    if f.varint {
+        let v = as_int(g, fp)?;
+        let v = u64::try_from(v).map_err(|_| format!("{fp}: {v} does not fit a LEB128 varint"))?;
+        let mut out = Vec::new();
+        statepack_runtime::bits::push_varint(&mut out, v);
+        for b in out {
+            match f.kind {
+                FieldKind::Bits { .. } => w
+                    .write_bits_be(u64::from(b), 8)
+                    .map_err(|e| format!("{fp}: {e}"))?,
+                _ => w.write_bytes(&[b]),
+            }
+        }
+        return Ok(DynValue::Int(i128::from(v)));
+    }
+    if f.process.is_some() && f.term.is_some() {
+        return Err(format!(
+            "{fp}: `process` together with a terminator is not written by encode"
+        ));
+    }
+    match &f.repeat {
+        Repeat::None => write_elem(s, w, frame, f, g, fp, None, depth, room),
+        _ => {
+            let Given::List(items) = g else {
+                return Err(format!("{fp}: expected a list"));
+            };
+            let mut out = Vec::with_capacity(items.len());
+            let start = w.len();
+            for (i, x) in items.iter().enumerate() {
+                let left = room.map(|n| n.saturating_sub(w.len() - start));
+                out.push(write_elem(
+                    s,
+                    w,
+                    frame,
+                    f,
+                    x,
+                    &format!("{fp}[{i}]"),
+                    Some(i),
+                    depth,
+                    left,
+                )?);
+            }
+            Ok(DynValue::List(out))
+        }
+    }
+}
+
+fn as_int(g: &Given, fp: &str) -> W<i128> {
+    match g {
+        Given::Int(i) => Ok(*i),
+        Given::Bool(b) => Ok(i128::from(*b)),
+        other => Err(format!("{fp}: expected an integer, got {other:?}")),
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(g: &Given, fp: &str) -> W<Vec<u8>> {
+    match g {
+        Given::Str(h) => {
+            let h: String = h.chars().filter(|c| !c.is_whitespace()).collect();
+            if !h.len().is_multiple_of(2) || !h.bytes().all(|c| c.is_ascii_hexdigit()) {
+                return Err(format!("{fp}: expected bytes as a hex string, got {h:?}"));
+            }
+            Ok((0..h.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap_or(0))
+                .collect())
+        }
+        Given::List(items) => items
+            .iter()
+            .map(|x| match x {
+                Given::Int(v @ 0..=255) => Ok(*v as u8),
+                other => Err(format!("{fp}: {other:?} is not a byte")),
+            })
+            .collect(),
+        other => Err(format!(
+            "{fp}: expected bytes as a hex string, got {other:?}"
+        )),
+    }
+}
+
+fn int_range(bytes: u8, signed: bool) -> (i128, i128) {
+    let bits = u32::from(bytes) * 8;
+    if signed {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    }
+}
+
+/// An enum field's value given by name or number: the stored integer and the value.
+fn enum_given(s: &Schema, e: &str, g: &Given, fp: &str) -> W<(i128, DynValue)> {
+    let def = s
+        .enum_def(e)
+        .ok_or_else(|| format!("{fp}: no enum `{e}`"))?;
+    let raw = match g {
+        Given::Str(n) => def
+            .values
+            .iter()
+            .find(|v| v.name == *n)
+            .map(|v| v.value)
+            .ok_or_else(|| format!("{fp}: `{n}` is not a value of enum {}", def.schema_name))?,
+        other => as_int(other, fp)?,
+    };
+    Ok((raw, enum_value(s, e, raw)?))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_elem(
+    s: &Schema,
+    w: &mut ByteWriter,
+    frame: &Frame<'_>,
+    f: &Field,
+    g: &Given,
+    fp: &str,
+    index: Option<usize>,
+    depth: usize,
+    room: Option<usize>,
+) -> W<DynValue> {
+    let sc = Scope {
+        schema: s,
+        frame,
+        elem: None,
+        index: index.map(|i| i as i128),
+        io: None,
+    };
+    let ev_int =
+        |e: &SrcExpr| eval_int(&e.expr, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", e.src));
+    let size_of = |sz: Option<&Size>| -> W<Option<usize>> {
+        match sz {
+            Some(Size::Expr(e)) => {
+                let n = ev_int(e)?;
+                usize::try_from(n)
+                    .map(Some)
+                    .map_err(|_| format!("{fp}: size {n} is negative"))
+            }
+            Some(Size::Eos) => Ok(room),
+            _ => Ok(None),
+        }
+    };
+    match &f.kind {
+        FieldKind::Int {
+            bytes,
+            signed,
+            endian,
+            enum_name,
+        } => {
+            let (raw, v) = match enum_name {
+                Some(e) => enum_given(s, e, g, fp)?,
+                None => {
+                    let i = as_int(g, fp)?;
+                    (i, DynValue::Int(i))
+                }
+            };
+            let (lo, hi) = int_range(*bytes, *signed);
+            if raw < lo || raw > hi {
+                return Err(format!("{fp}: {raw} does not fit in {lo}..={hi}"));
+            }
+            let n = usize::from(*bytes);
+            let le = (raw as u128).to_le_bytes();
+            let mut b = le[..n].to_vec();
+            if *endian == Endian::Be {
+                b.reverse();
+            }
+            w.write_bytes(&b);
+            Ok(v)
+        }
+        FieldKind::Float { bytes, endian } => {
+            let x = match g {
+                Given::Float(x) => *x,
+                Given::Int(i) => *i as f64,
+                Given::Str(t) if t == "NaN" => f64::NAN,
+                Given::Str(t) if t == "inf" => f64::INFINITY,
+                Given::Str(t) if t == "-inf" => f64::NEG_INFINITY,
+                other => return Err(format!("{fp}: expected a number, got {other:?}")),
+            };
+            let b: Vec<u8> = match (bytes, endian) {
+                (4, Endian::Le) => (x as f32).to_le_bytes().to_vec(),
+                (4, Endian::Be) => (x as f32).to_be_bytes().to_vec(),
+                (_, Endian::Le) => x.to_le_bytes().to_vec(),
+                (_, Endian::Be) => x.to_be_bytes().to_vec(),
+            };
+            w.write_bytes(&b);
+            Ok(DynValue::Float(if *bytes == 4 {
+                f64::from(x as f32)
+            } else {
+                x
+            }))
+        }
+        FieldKind::Bits {
+            width,
+            offset_binary,
+            le,
+            enum_name,
+        } => {
+            let (raw, v) = match (enum_name, g) {
+                (Some(e), g) => enum_given(s, e, g, fp)?,
+                (None, Given::Bool(b)) if *width == 1 => (i128::from(*b), DynValue::Bool(*b)),
+                (None, g) => {
+                    let i = as_int(g, fp)?;
+                    (i, DynValue::Int(i))
+                }
+            };
+            let wd = u32::from(*width);
+            let code = if *offset_binary {
+                raw + (1i128 << (wd - 1))
+            } else {
+                raw
+            };
+            if code < 0 || (wd < 64 && code >= (1i128 << wd)) || code > i128::from(u64::MAX) {
+                return Err(format!("{fp}: {raw} does not fit in {wd} bit(s)"));
+            }
+            let r = if *le {
+                w.write_bits_le(code as u64, wd)
+            } else {
+                w.write_bits_be(code as u64, wd)
+            };
+            r.map_err(|e| format!("{fp}: {e}"))?;
+            Ok(v)
+        }
+        FieldKind::Contents(c) => {
+            let b = unhex(g, fp)?;
+            if b != *c {
+                return Err(format!(
+                    "{fp}: must be the contents {} (or left out)",
+                    hex(c)
+                ));
+            }
+            w.write_bytes(c);
+            Ok(DynValue::Bytes(c.clone()))
+        }
+        FieldKind::Bytes(size)
+        | FieldKind::Str {
+            size: Some(size), ..
+        }
+        | FieldKind::User {
+            size: Some(size), ..
+        } if f.process.is_some() && matches!(size, Size::Expr(_) | Size::Eos) => {
+            let mut inner = ByteWriter::new();
+            let v = match &f.kind {
+                FieldKind::User { name, .. } => {
+                    let t = s
+                        .type_def(name)
+                        .ok_or_else(|| format!("{fp}: no type `{name}`"))?;
+                    let params = args(s, &sc, f, name, fp)?;
+                    DynValue::Struct(Arc::new(write_type(
+                        s,
+                        &mut inner,
+                        t,
+                        g,
+                        params,
+                        fp,
+                        depth + 1,
+                        None,
+                    )?))
+                }
+                _ => {
+                    let b = unhex(g, fp)?;
+                    inner.write_bytes(&b);
+                    DynValue::Bytes(b)
+                }
+            };
+            inner.align_to_byte();
+            let data = inner.into_bytes();
+            let key: Vec<u8>;
+            let p = match &f.process {
+                Some(Process::Zlib) => Processor::Zlib,
+                Some(Process::Xor(ProcArg::Bytes(b))) => Processor::Xor(b),
+                Some(Process::Xor(ProcArg::Expr(e))) => {
+                    key = match eval(&e.expr, &sc)
+                        .map_err(|m| format!("{fp}: {m}"))?
+                        .into_owned()
+                    {
+                        DynValue::Int(i) => vec![i as u8],
+                        DynValue::Bytes(b) => b,
+                        other => return Err(format!("{fp}: xor key is {}", other.kind())),
+                    };
+                    Processor::Xor(&key)
+                }
+                Some(Process::Rol(e)) => Processor::Rol(ev_int(e)?),
+                Some(Process::Ror(e)) => Processor::Ror(ev_int(e)?),
+                _ => return Err(format!("{fp}: this `process` is not written by encode")),
+            };
+            let stored = statepack_runtime::io::reprocess(p, &data, None);
+            if let Some(n) = size_of(Some(size))? {
+                if stored.len() != n {
+                    return Err(format!(
+                        "{fp}: the processed value takes {} byte(s) but the size is {n}",
+                        stored.len()
+                    ));
+                }
+            }
+            w.write_bytes(&stored);
+            Ok(v)
+        }
+        FieldKind::Bytes(size) => {
+            let b = unhex(g, fp)?;
+            put_sized(w, f, &b, size_of(Some(size))?, room, fp)?;
+            Ok(DynValue::Bytes(b))
+        }
+        FieldKind::Str { size, encoding } => {
+            let Given::Str(text) = g else {
+                return Err(format!("{fp}: expected a string"));
+            };
+            let b = statepack_runtime::io::encode_str(text, encoding)
+                .map_err(|e| format!("{fp}: {e}"))?
+                .into_owned();
+            let mut f2 = f.clone();
+            if size.is_none() && f.term.is_none() {
+                f2.term = Some(TermSpec {
+                    terminator: Some(0),
+                    include: false,
+                    consume: true,
+                    eos_error: true,
+                    pad_right: None,
+                    width: 1,
+                });
+            }
+            put_sized(w, &f2, &b, size_of(size.as_ref())?, room, fp)?;
+            Ok(DynValue::Str(text.clone()))
+        }
+        FieldKind::User { name, size } => {
+            let t = s
+                .type_def(name)
+                .ok_or_else(|| format!("{fp}: no type `{name}`"))?;
+            let params = args(s, &sc, f, name, fp)?;
+            let n = size_of(size.as_ref())?;
+            let mut inner = ByteWriter::new();
+            // A terminated field's type sees only the bytes before its terminator and padding.
+            let inner_room = if f.term.is_some() { None } else { n };
+            let v = write_type(s, &mut inner, t, g, params, fp, depth + 1, inner_room)?;
+            let need_align = n.is_some() || f.term.is_some();
+            if need_align {
+                inner.align_to_byte();
+            }
+            let b = inner.into_bytes();
+            if f.term.is_some() || n.is_some() {
+                put_sized(w, f, &b, n, room, fp)?;
+            } else {
+                write_unaligned(w, &b, v.size, fp)?;
+            }
+            Ok(DynValue::Struct(Arc::new(v)))
+        }
+        FieldKind::Switch {
+            on,
+            cases,
+            default,
+            size,
+        } => {
+            let v = eval(&on.expr, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", on.src))?;
+            let mut chosen = None;
+            for (k, tn) in cases {
+                let kv = eval(&k.expr, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", k.src))?;
+                if super::eval::equal(&v, &kv).map_err(|m| format!("{fp}: {m}"))? {
+                    chosen = Some(tn.clone());
+                    break;
+                }
+            }
+            let Some(tn) = chosen.or_else(|| default.clone()) else {
+                let b = unhex(g, fp).unwrap_or_default();
+                put_sized(w, f, &b, size_of(size.as_ref())?, room, fp)?;
+                return Ok(if size.is_some() {
+                    DynValue::Bytes(b)
+                } else {
+                    DynValue::Null
+                });
+            };
+            if super::eval::number_type(&tn).is_some() {
+                return Err(format!(
+                    "{fp}: a switch case of a number type is not written by encode"
+                ));
+            }
+            let t = s
+                .type_def(&tn)
+                .ok_or_else(|| format!("{fp}: no type `{tn}`"))?;
+            let params = args(s, &sc, f, &tn, fp)?;
+            let n = size_of(size.as_ref())?;
+            let mut inner = ByteWriter::new();
+            let v = write_type(s, &mut inner, t, g, params, fp, depth + 1, n)?;
+            inner.align_to_byte();
+            let b = inner.into_bytes();
+            put_sized(w, f, &b, n, room, fp)?;
+            Ok(DynValue::Struct(Arc::new(v)))
+        }
+    }
+}
+
+/// Writes a user type's bytes that were encoded on their own: whole bytes straight, a type
+/// that ends inside a byte (bit fields) is refused.
+fn write_unaligned(w: &mut ByteWriter, b: &[u8], _size: u64, fp: &str) -> W<()> {
+    if !w.bit_len().is_multiple_of(8) {
+        return Err(format!(
+            "{fp}: a user type that starts inside a byte is not written by encode"
+        ));
+    }
+    w.write_bytes(b);
+    Ok(())
+}
+
+/// Writes `value` with the field's terminator and padding. Without a size: the value, then
+/// the terminator when it is consumed and not part of the value (a value that includes it
+/// and is not consumed leaves it to the next field); with `eos-error: false` the terminator
+/// is left out where the enclosing sized field (`room` bytes left) has no room for it. With
+/// a size: the value, the terminator when there is room, then `pad-right` (or zero) bytes.
+fn put_sized(
+    w: &mut ByteWriter,
+    f: &Field,
+    value: &[u8],
+    size: Option<usize>,
+    room: Option<usize>,
+    fp: &str,
+) -> W<()> {
+    let mut out = value.to_vec();
+    if let Some(t) = f.term {
+        if let Some(term) = t.terminator {
+            let width = usize::from(t.width.max(1));
+            let has = out.len() >= width && out[out.len() - width..].iter().all(|b| *b == term);
+            match size {
+                Some(n) => {
+                    if !(t.include && has) && out.len() + width <= n {
+                        out.extend(std::iter::repeat_n(term, width));
+                    }
+                }
+                None => {
+                    let fits = room.is_none_or(|r| out.len() + width <= r);
+                    if t.include {
+                        if !has && fits {
+                            out.extend(std::iter::repeat_n(term, width));
+                        }
+                        if !t.consume && out.len() >= width {
+                            out.truncate(out.len() - width);
+                        }
+                    } else if t.consume && (t.eos_error || fits) {
+                        out.extend(std::iter::repeat_n(term, width));
+                    }
+                }
+            }
+        }
+    }
+    if let Some(n) = size {
+        if out.len() > n {
+            return Err(format!(
+                "{fp}: {} byte(s) do not fit in the size {n}",
+                out.len()
+            ));
+        }
+        let pad = f.term.and_then(|t| t.pad_right).unwrap_or(0);
+        out.resize(n, pad);
+    }
+    if !w.bit_len().is_multiple_of(8) {
+        w.align_to_byte();
+    }
+    w.write_bytes(&out);
+    Ok(())
+}
+
+/// The params a nested type is written with, as on read.
+fn args(
+    s: &Schema,
+    sc: &Scope<'_>,
+    f: &Field,
+    tn: &str,
+    fp: &str,
+) -> W<Vec<(&'static str, Option<DynValue>)>> {
+    let t = s
+        .type_def(tn)
+        .ok_or_else(|| format!("{fp}: no type `{tn}`"))?;
+    let mut given: Vec<Option<&SrcExpr>> = match &f.kind {
+        FieldKind::User { .. } => f.args.iter().map(Some).collect(),
+        _ => f
+            .switch_args
+            .iter()
+            .find(|(n, _)| n == tn)
+            .map(|(_, a)| a.iter().map(Some).collect())
+            .unwrap_or_default(),
+    };
+    if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
+        given.extend(ctx.iter().map(Option::as_ref));
+    }
+    let mut out = Vec::with_capacity(t.params.len());
+    for (i, p) in t.params.iter().enumerate() {
+        let v = match given.get(i).copied().flatten() {
+            None => None,
+            Some(e) => {
+                let v = eval(&e.expr, sc)
+                    .map_err(|m| format!("{fp}: in `{}`: {m}", e.src))?
+                    .into_owned();
+                Some(match (&p.kind, v) {
+                    (ParamKind::Float, DynValue::Int(x)) => DynValue::Float(x as f64),
+                    (ParamKind::Enum(en), DynValue::Int(x)) => enum_value(s, en, x)?,
+                    (_, v) => v,
+                })
+            }
+        };
+        out.push((intern(&p.id), v));
+    }
+    Ok(out)
+}

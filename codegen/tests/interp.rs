@@ -1,0 +1,122 @@
+//! The interpreter (`statepack_codegen::interp`) on hostile input: errors with the field path
+//! and the byte offset, never a panic, a hang or an allocation the input does not justify;
+//! and the writer's refusals.
+
+use statepack_codegen::interp::{self, DynValue, Given};
+use statepack_runtime::io::DecodeErrorKind;
+
+fn schema(text: &str) -> statepack_codegen::ir::Schema {
+    statepack_codegen::load_checked(text, "t.ksy", std::path::Path::new("t.ksy"), &[])
+        .unwrap_or_else(|d| panic!("{}", statepack_codegen::render(&d)))
+}
+
+#[test]
+fn a_count_bomb_is_refused_before_anything_is_allocated() {
+    let s = schema(
+        "meta:\n  id: bomb\n  endian: le\nseq:\n  - id: n\n    type: u4\n  - id: items\n    type: u8\n    repeat: expr\n    repeat-expr: n\n",
+    );
+    let e = interp::decode(&s, &[0xff, 0xff, 0xff, 0xff, 1, 2, 3]).unwrap_err();
+    assert_eq!(e.to_string(), "items (byte offset 4): count 4294967295 needs at least 34359738360 byte(s) but only 3 left");
+}
+
+#[test]
+fn deep_recursion_is_an_error_not_a_stack_overflow() {
+    let s = schema(
+        "meta:\n  id: nest\nseq:\n  - id: more\n    type: u1\n  - id: next\n    type: nest\n    if: more != 0\n",
+    );
+    let mut bytes = vec![1u8; 100_000];
+    bytes.push(0);
+    let e = interp::decode(&s, &bytes).unwrap_err();
+    assert!(
+        matches!(&e.kind, DecodeErrorKind::Semantic(m) if m.contains("nested deeper than 256")),
+        "{e}"
+    );
+    // Within the bound it reads.
+    let v = interp::decode(&s, &[1, 1, 0]).unwrap();
+    let Some(DynValue::Struct(inner)) = v.get("next") else {
+        panic!("{v:?}")
+    };
+    assert_eq!(inner.get("more"), Some(&DynValue::Int(1)));
+}
+
+#[test]
+fn a_list_of_empty_elements_ends_with_an_error() {
+    let s = schema(
+        "meta:\n  id: empty\nseq:\n  - id: items\n    type: e\n    repeat: eos\ntypes:\n  e:\n    seq:\n      - id: nothing\n        size: 0\n",
+    );
+    let e = interp::decode(&s, &[1, 2]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "items[0] (byte offset 0): a repeated element took no bytes, so the list would never end"
+    );
+}
+
+#[test]
+fn errors_name_the_path_and_offset_inside_lists_and_types() {
+    let s = schema(
+        "meta:\n  id: recs\n  endian: be\nseq:\n  - id: recs\n    type: rec\n    repeat: expr\n    repeat-expr: 2\ntypes:\n  rec:\n    seq:\n      - id: tag\n        contents: [0xca]\n      - id: v\n        type: u2\n",
+    );
+    let v = interp::decode(&s, &[0xca, 0, 7, 0xca, 1, 0]).unwrap();
+    let Some(DynValue::List(recs)) = v.get("recs") else {
+        panic!()
+    };
+    let DynValue::Struct(r1) = &recs[1] else {
+        panic!()
+    };
+    assert_eq!(r1.get("v"), Some(&DynValue::Int(256)));
+    assert_eq!(v.elem_spans[0], vec![(0, 3), (3, 6)]);
+    let e = interp::decode(&s, &[0xca, 0, 7, 0xcb, 1, 0]).unwrap_err();
+    assert!(matches!(e.kind, DecodeErrorKind::BadContents { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("recs[1].tag (byte offset 3): expected "),
+        "{e}"
+    );
+    // The count is checked against the bytes left before the list is read, as generated
+    // readers check it (each `rec` takes at least 3 bytes).
+    let e = interp::decode(&s, &[0xca, 0, 7, 0xca, 1]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "recs (byte offset 0): count 2 needs at least 6 byte(s) but only 5 left"
+    );
+}
+
+#[test]
+fn unsupported_constructs_are_named() {
+    let s = schema("meta:\n  id: fx\nseq:\n  - id: a\n    size: 2\n    process: my_fx\n");
+    let why = interp::unsupported(&s).expect("refused");
+    assert!(why.contains("process: my_fx"), "{why}");
+    let e = interp::decode(&s, &[1, 2]).unwrap_err();
+    assert!(
+        e.to_string().contains("not supported by the interpreter"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_writer_refuses_values_that_do_not_fit() {
+    let s = schema(
+        "meta:\n  id: w\n  endian: le\nseq:\n  - id: magic\n    contents: AB\n  - id: n\n    type: u1\n  - id: name\n    type: str\n    size: n\n    encoding: ASCII\n",
+    );
+    let given = |n: i128, name: &str| {
+        Given::Map(vec![
+            ("n".into(), Given::Int(n)),
+            ("name".into(), Given::Str(name.into())),
+        ])
+    };
+    let (bytes, _) = interp::encode(&s, &given(3, "abc")).unwrap();
+    assert_eq!(bytes, b"AB\x03abc");
+    assert_eq!(
+        interp::encode(&s, &given(300, "abc")).unwrap_err(),
+        "n: 300 does not fit in 0..=255"
+    );
+    assert_eq!(
+        interp::encode(&s, &given(2, "abc")).unwrap_err(),
+        "name: 3 byte(s) do not fit in the size 2"
+    );
+    let extra = Given::Map(vec![("team".into(), Given::Int(1))]);
+    assert_eq!(
+        interp::encode(&s, &extra).unwrap_err(),
+        "team: type w has no field `team`"
+    );
+}

@@ -1,0 +1,231 @@
+//! The interpreter against the generated code on Kaitai Struct's conformance suite: for every
+//! kst whose schema the generator compiled, read the kst's input with the generated reader and
+//! with `statepack_codegen::interp`, and require the same dynamic tree (every member, by
+//! [`statepack_codegen::interp::compare`]) or both an error; where the kst's asserts pass on
+//! the generated value they must pass on the interpreter's too, and where the generated reader
+//! raises the kst's exception the interpreter must raise it as well.
+//!
+//! Schemas whose outcome differs are listed in `conformance/interp_disagree.txt` (one
+//! `id: reason` a line); the test fails when an unlisted kst disagrees or a listed one agrees.
+//! `STATEPACK_UPDATE_INTERP=1` rewrites the list from the run. The report goes to stdout and to
+//! `<target>/tmp/interp-oracle-report.txt`:
+//! `cargo test -p statepack-conformance --test kaitai_suite interp -- --nocapture`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use statepack_conformance::eval::{check, eval_const, Evaluator};
+use statepack_conformance::kst::{self, Expectation};
+use statepack_conformance::run::guarded;
+use statepack_conformance::{kinds, Outcome, SchemaEntry};
+use statepack_runtime::reflect::Reflect;
+
+const LIST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/interp_disagree.txt");
+
+/// What happened to one kst.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// The two readers agree (same tree, or both refused the input as the kst says).
+    Agree,
+    /// The interpreter refuses a construct of the schema.
+    Unsupported(String),
+    /// The two readers differ: how.
+    Differ(String),
+    /// The generator did not compile the schema (not compared).
+    NotCompiled,
+}
+
+/// Whether every assert of `k` holds on `root` (`Err` naming the first that does not).
+fn asserts_hold(k: &kst::Kst, root: &dyn Reflect) -> Result<(), String> {
+    let ev = Evaluator::new(root);
+    for a in &k.asserts {
+        let Expectation::Value(want) = &a.expect else {
+            continue;
+        };
+        let actual = statepack_codegen::expr::parse(&a.actual)
+            .map_err(|e| e.to_string())
+            .and_then(|x| ev.eval(&x))
+            .map_err(|m| format!("`{}`: {m}", a.actual.trim()))?;
+        let expected = statepack_codegen::expr::parse(want)
+            .map_err(|e| e.to_string())
+            .and_then(|x| eval_const(&x))
+            .map_err(|m| format!("`{want}`: {m}"))?;
+        check(&actual, &expected).map_err(|m| format!("`{}`: {m}", a.actual.trim()))?;
+    }
+    Ok(())
+}
+
+/// Compares the two readers on one kst.
+pub fn compare_kst(suite: &Path, table: &[SchemaEntry], kst_file: &Path) -> Verdict {
+    let text = match std::fs::read_to_string(kst_file) {
+        Ok(t) => t,
+        Err(e) => return Verdict::Differ(format!("cannot read the kst: {e}")),
+    };
+    let k = match kst::parse(&text, &kst_file.display().to_string()) {
+        Ok(k) => k,
+        Err(e) => return Verdict::Differ(format!("kst does not parse: {e}")),
+    };
+    let Some(entry) = table.iter().find(|e| e.id == k.id) else {
+        return Verdict::NotCompiled;
+    };
+    let Outcome::Compiled { decode, .. } = entry.outcome else {
+        return Verdict::NotCompiled;
+    };
+    let formats = suite.join("formats");
+    let path = formats.join(format!("{}.ksy", k.id));
+    let schema_text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => return Verdict::Differ(format!("cannot read the schema: {e}")),
+    };
+    let schema = match statepack_codegen::load_checked(
+        &schema_text,
+        entry.file,
+        &path,
+        &[formats.join("ks_path")],
+    ) {
+        Ok(s) => s,
+        Err(d) => {
+            return Verdict::Differ(format!(
+                "the generator compiled it, the loader refused it: {}",
+                d.first().map(|d| d.message.clone()).unwrap_or_default()
+            ))
+        }
+    };
+    if let Some(why) = statepack_codegen::interp::unsupported(&schema) {
+        return Verdict::Unsupported(why);
+    }
+    let bytes = match std::fs::read(suite.join("src").join(&k.data)) {
+        Ok(b) => b,
+        Err(e) => return Verdict::Differ(format!("cannot read {}: {e}", k.data)),
+    };
+    let generated = decode(&bytes);
+    let interpreted = statepack_codegen::interp::decode(&schema, &bytes);
+    match (generated, interpreted) {
+        (Ok(g), Ok(i)) => {
+            if let Err(d) = statepack_codegen::interp::compare(g.as_ref(), &i) {
+                return Verdict::Differ(format!("trees differ at {d}"));
+            }
+            if asserts_hold(&k, g.as_ref()).is_ok() {
+                if let Err(m) = asserts_hold(&k, &i) {
+                    return Verdict::Differ(format!("asserts fail on the interpreter's tree: {m}"));
+                }
+            }
+            Verdict::Agree
+        }
+        (Err(g), Err(i)) => {
+            if let Some(exc) = &k.exception {
+                if kinds::matches(exc, &g.kind).is_ok() {
+                    if let Err(m) = kinds::matches(exc, &i.kind) {
+                        return Verdict::Differ(format!("the interpreter's error: {m} ({i})"));
+                    }
+                }
+            }
+            Verdict::Agree
+        }
+        (Ok(_), Err(i)) => Verdict::Differ(format!("only the interpreter fails: {i}")),
+        (Err(g), Ok(_)) => Verdict::Differ(format!("only the generated reader fails: {g}")),
+    }
+}
+
+fn sorted_ksts(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir.join("spec").join("ks"))
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    v.retain(|p: &std::path::PathBuf| p.extension().is_some_and(|x| x == "kst"));
+    v.sort();
+    v
+}
+
+fn parse_list(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| match l.split_once(':') {
+            Some((id, why)) => (id.trim().to_owned(), why.trim().to_owned()),
+            None => (l.to_owned(), String::new()),
+        })
+        .collect()
+}
+
+/// Runs the comparison over the whole suite and checks it against the list.
+pub fn run(dir: &str, table: &'static [SchemaEntry]) {
+    let suite = Path::new(dir).to_owned();
+    let mut results: Vec<(String, Verdict)> = Vec::new();
+    for kst_file in sorted_ksts(&suite) {
+        let id = kst_file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("?")
+            .to_owned();
+        let (s, f) = (suite.clone(), kst_file.clone());
+        let v = guarded(Duration::from_secs(20), move || compare_kst(&s, table, &f))
+            .unwrap_or_else(Verdict::Differ);
+        results.push((id, v));
+    }
+    let mut text = String::new();
+    let (mut agree, mut differ, mut unsupported, mut compared) = (0, 0, 0, 0);
+    let mut now: BTreeMap<String, String> = BTreeMap::new();
+    for (id, v) in &results {
+        match v {
+            Verdict::NotCompiled => continue,
+            Verdict::Agree => {
+                agree += 1;
+                text.push_str(&format!("agree        {id}\n"));
+            }
+            Verdict::Unsupported(why) => {
+                unsupported += 1;
+                text.push_str(&format!("unsupported  {id}: {why}\n"));
+                now.insert(id.clone(), format!("unsupported: {why}"));
+            }
+            Verdict::Differ(why) => {
+                differ += 1;
+                text.push_str(&format!("DIFFER       {id}: {why}\n"));
+                now.insert(id.clone(), why.replace('\n', " "));
+            }
+        }
+        compared += 1;
+    }
+    let summary = format!(
+        "interpreter vs generated code: {agree} of {compared} compiled kst agree, {differ} differ, {unsupported} refused by the interpreter"
+    );
+    text.push_str(&summary);
+    text.push('\n');
+    print!("{text}");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("interp-oracle-report.txt");
+    let _ = std::fs::write(&out, &text);
+    eprintln!("{summary}\n(report: {})", out.display());
+    if std::env::var("STATEPACK_UPDATE_INTERP").is_ok_and(|v| v == "1") {
+        let mut body = String::from(
+            "# Conformance kst on which the interpreter (statepack_codegen::interp) and the generated\n\
+             # code disagree, or whose schema the interpreter refuses: `id: reason`. Checked by\n\
+             # conformance/tests/oracle; regenerate with STATEPACK_UPDATE_INTERP=1 (docs/conformance.md).\n",
+        );
+        for (id, why) in &now {
+            body.push_str(&format!("{id}: {why}\n"));
+        }
+        std::fs::write(LIST, body).expect("write interp_disagree.txt");
+        eprintln!("rewrote {LIST}");
+        return;
+    }
+    let listed = parse_list(&std::fs::read_to_string(LIST).unwrap_or_default());
+    let mut problems = String::new();
+    for (id, why) in &now {
+        if !listed.contains_key(id) {
+            problems.push_str(&format!(
+                "  differs, not in interp_disagree.txt: {id}: {why}\n"
+            ));
+        }
+    }
+    for (id, v) in &results {
+        if listed.contains_key(id) && *v == Verdict::Agree {
+            problems.push_str(&format!(
+                "  agrees, remove from interp_disagree.txt: {id}\n"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "interpreter oracle:\n{problems}{summary}"
+    );
+}

@@ -1,0 +1,295 @@
+//! `inspect`, `decode` (and `encode`) with `--schema FILE.ksy`: any schema, read by the
+//! generator's interpreter (`statepack_codegen::interp`) instead of a built-in format.
+//!
+//! The schema is loaded and checked as the generator checks it (imports next to the schema,
+//! then in `STATEPACK_KSY_PATH`); a schema the generator would refuse prints its diagnostics
+//! (file:line:column, key path, hint) and the command fails.
+
+use anyhow::{bail, Context, Result};
+use serde_json::{Map, Value as Json};
+use statepack_codegen::interp::{self, DynStruct, DynValue};
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Loads and checks the schema at `path`. Errors: the rendered diagnostics of a schema the
+/// generator refuses, or a schema with constructs the interpreter does not cover (named).
+pub fn load(path: &Path) -> Result<statepack_codegen::ir::Schema> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let shown = path.display().to_string();
+    let schema = match statepack_codegen::load_checked(&text, &shown, path, &[]) {
+        Ok(s) => s,
+        Err(diags) => {
+            eprint!("{}", statepack_codegen::render(&diags));
+            bail!("{shown}: the schema has {} problem(s) (above)", diags.len());
+        }
+    };
+    if let Some(why) = interp::unsupported(&schema) {
+        bail!("{shown}: not supported by `--schema`: {why}");
+    }
+    Ok(schema)
+}
+
+/// Reads `bytes` with the schema's root type. Errors: the decode error with the field path
+/// and the byte offset.
+pub fn read(
+    schema: &statepack_codegen::ir::Schema,
+    bytes: &[u8],
+    file: &Path,
+) -> Result<DynStruct> {
+    interp::decode(schema, bytes)
+        .map_err(|e| anyhow::anyhow!("{} is not a valid {} file: {e}", file.display(), schema.id))
+}
+
+/// A value as JSON: structs as objects of their `seq` fields (params and instances are not
+/// stored, so they are left out), byte arrays as lowercase hex strings, enums by name (an
+/// integer the enum does not list as the integer), floats that JSON cannot hold as the
+/// strings `"NaN"`, `"inf"`, `"-inf"`.
+pub fn to_json(v: &DynValue, schema: &statepack_codegen::ir::Schema) -> Json {
+    match v {
+        DynValue::Null => Json::Null,
+        DynValue::Bool(b) => Json::Bool(*b),
+        DynValue::Int(i) => int_json(*i),
+        DynValue::Float(f) if f.is_finite() => serde_json::Number::from_f64(*f)
+            .map(Json::Number)
+            .unwrap_or(Json::Null),
+        DynValue::Float(f) => Json::String(if f.is_nan() {
+            "NaN".into()
+        } else if *f > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }),
+        DynValue::Str(s) => Json::String(s.clone()),
+        DynValue::Bytes(b) => Json::String(hex(b)),
+        DynValue::Enum(e) => match e.name {
+            Some(n) => Json::String(n.to_owned()),
+            None => int_json(e.value),
+        },
+        DynValue::List(items) => Json::Array(items.iter().map(|x| to_json(x, schema)).collect()),
+        DynValue::Struct(s) => struct_json(s, schema),
+    }
+}
+
+fn int_json(i: i128) -> Json {
+    if let Ok(v) = i64::try_from(i) {
+        Json::from(v)
+    } else if let Ok(v) = u64::try_from(i) {
+        Json::from(v)
+    } else {
+        Json::String(i.to_string())
+    }
+}
+
+/// The `seq` fields of `s` as a JSON object, in schema order.
+pub fn struct_json(s: &DynStruct, schema: &statepack_codegen::ir::Schema) -> Json {
+    let seq = seq_fields(s, schema);
+    let mut m = Map::new();
+    for (k, v) in &s.members {
+        if seq.contains(k) {
+            m.insert((*k).to_owned(), to_json(v, schema));
+        }
+    }
+    Json::Object(m)
+}
+
+/// A value serialised as [`to_json`] gives it, with the members of every struct in schema
+/// order (a `serde_json::Value` object would sort them).
+pub struct Ordered<'a>(pub &'a DynValue, pub &'a statepack_codegen::ir::Schema);
+
+impl serde::Serialize for Ordered<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            DynValue::List(items) => {
+                let mut seq = ser.serialize_seq(Some(items.len()))?;
+                for x in items {
+                    seq.serialize_element(&Ordered(x, self.1))?;
+                }
+                seq.end()
+            }
+            DynValue::Struct(st) => {
+                let seq = seq_fields(st, self.1);
+                let mut map = ser.serialize_map(None)?;
+                for (k, v) in &st.members {
+                    if seq.contains(k) {
+                        map.serialize_entry(k, &Ordered(v, self.1))?;
+                    }
+                }
+                map.end()
+            }
+            leaf => to_json(leaf, self.1).serialize(ser),
+        }
+    }
+}
+
+fn seq_fields<'s>(s: &DynStruct, schema: &'s statepack_codegen::ir::Schema) -> Vec<&'s str> {
+    schema
+        .types
+        .iter()
+        .find(|t| t.schema_name == s.type_name)
+        .map(|t| t.fields.iter().map(|f| f.id.as_str()).collect())
+        .unwrap_or_default()
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Prints the value as a tree: each member with its byte range and size (fields read in a
+/// stream of their own, after `process` or inside a terminated field, count from that
+/// stream's start), leaves with their value; at most `max_items` elements of a list and
+/// `max_items` bytes of a byte array are shown (0: everything), as for the built-in formats.
+pub fn print(out: &mut impl Write, s: &DynStruct, max_items: usize) -> io::Result<()> {
+    let max = if max_items == 0 {
+        usize::MAX
+    } else {
+        max_items
+    };
+    print_struct(out, s, 0, max)
+}
+
+fn print_struct(out: &mut impl Write, s: &DynStruct, depth: usize, max: usize) -> io::Result<()> {
+    for (i, (name, v)) in s.members.iter().enumerate() {
+        let span = s.spans.get(i).copied().flatten();
+        let elems = s.elem_spans.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        print_member(out, name, v, span, elems, depth, max)?;
+    }
+    Ok(())
+}
+
+fn print_member(
+    out: &mut impl Write,
+    name: &str,
+    v: &DynValue,
+    span: Option<(u64, u64)>,
+    elems: &[(u64, u64)],
+    depth: usize,
+    max: usize,
+) -> io::Result<()> {
+    let indent = "  ".repeat(depth);
+    let range = match span {
+        Some((a, b)) => format!("{a:>8}..{b:<8} {:>6} B", b.saturating_sub(a)),
+        None => format!("{:>26}", "(not stored)"),
+    };
+    match v {
+        DynValue::Struct(s) => {
+            writeln!(out, "{range}  {indent}{name}: {}", s.type_name)?;
+            print_struct(out, s, depth + 1, max)
+        }
+        DynValue::List(items) => {
+            writeln!(out, "{range}  {indent}{name}: {} element(s)", items.len())?;
+            for (i, x) in items.iter().take(max).enumerate() {
+                let span = elems.get(i).copied();
+                print_member(out, &format!("[{i}]"), x, span, &[], depth + 1, max)?;
+            }
+            if items.len() > max {
+                writeln!(out, "{:>26}  {indent}  ... {} more", "", items.len() - max)?;
+            }
+            Ok(())
+        }
+        leaf => writeln!(out, "{range}  {indent}{name} = {}", leaf_text(leaf, max)),
+    }
+}
+
+fn leaf_text(v: &DynValue, max: usize) -> String {
+    match v {
+        DynValue::Null => "null".into(),
+        DynValue::Bool(b) => b.to_string(),
+        DynValue::Int(i) => i.to_string(),
+        DynValue::Float(f) => format!("{f:?}"),
+        DynValue::Str(s) => format!("{s:?}"),
+        DynValue::Bytes(b) => {
+            let shown = max;
+            let head: Vec<String> = b.iter().take(shown).map(|x| format!("{x:02x}")).collect();
+            if b.len() > shown {
+                format!(
+                    "[{} ... {} more] ({} bytes)",
+                    head.join(" "),
+                    b.len() - shown,
+                    b.len()
+                )
+            } else {
+                format!("[{}] ({} bytes)", head.join(" "), b.len())
+            }
+        }
+        DynValue::Enum(e) => match e.name {
+            Some(n) => format!("{}::{n} ({})", e.enum_name, e.value),
+            None => format!("{} (not listed in {})", e.value, e.enum_name),
+        },
+        DynValue::List(_) | DynValue::Struct(_) => String::new(),
+    }
+}
+
+fn given(j: &Json) -> interp::Given {
+    use interp::Given;
+    match j {
+        Json::Null => Given::Null,
+        Json::Bool(b) => Given::Bool(*b),
+        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Given::Int(i128::from(i)),
+            (_, Some(u)) => Given::Int(i128::from(u)),
+            _ => Given::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => Given::Str(s.clone()),
+        Json::Array(a) => Given::List(a.iter().map(given).collect()),
+        Json::Object(m) => Given::Map(m.iter().map(|(k, v)| (k.clone(), given(v))).collect()),
+    }
+}
+
+/// Writes the JSON (as `decode --schema` prints it) with the schema, then reads the bytes
+/// back and refuses them unless they give the same fields. Errors: the writer's message
+/// naming the field path, or the first field that reads back differently.
+pub fn encode(schema: &statepack_codegen::ir::Schema, json: &Json) -> Result<Vec<u8>> {
+    let (bytes, written) =
+        interp::encode(schema, &given(json)).map_err(|m| anyhow::anyhow!("{m}"))?;
+    let back = interp::decode(schema, &bytes)
+        .map_err(|e| anyhow::anyhow!("the bytes written do not read back: {e}"))?;
+    let (a, b) = (struct_json(&written, schema), struct_json(&back, schema));
+    if a != b {
+        let diff = first_difference(&a, &b, "");
+        bail!("the bytes written read back to a different value at {diff} (a length, count or size that does not match the data it describes?)");
+    }
+    Ok(bytes)
+}
+
+fn first_difference(a: &Json, b: &Json, path: &str) -> String {
+    match (a, b) {
+        (Json::Object(x), Json::Object(y)) => {
+            for (k, v) in x {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                match y.get(k) {
+                    Some(w) if w == v => {}
+                    Some(w) => return first_difference(v, w, &p),
+                    None => return format!("{p} (missing on reading back)"),
+                }
+            }
+            format!("{path} (extra members on reading back)")
+        }
+        (Json::Array(x), Json::Array(y)) if x.len() == y.len() => {
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                if v != w {
+                    return first_difference(v, w, &format!("{path}[{i}]"));
+                }
+            }
+            path.to_owned()
+        }
+        _ => format!("{path}: written {a}, read back {b}"),
+    }
+}
+
+/// A note when bytes follow the root type's `seq` (Kaitai Struct allows them, as
+/// `reflect_decode` does; positional instances may have read some of them).
+pub fn trailing_note(root: &DynStruct, len: usize) -> Option<String> {
+    let end = root.size();
+    (end < len as u64).then(|| {
+        format!(
+            "{} byte(s) follow the root type's fields (from byte {end}); Kaitai Struct allows them and positional instances may read there",
+            len as u64 - end
+        )
+    })
+}

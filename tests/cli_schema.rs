@@ -1,0 +1,321 @@
+//! `statepack inspect | decode | encode --schema FILE.ksy`, run as a process on Kaitai
+//! Struct's conformance suite (`../shared/kaitai-tests`, or `STATEPACK_KAITAI_TESTS`): decode
+//! gives the values the suite's `.kst` files expect, encode writes back what decode printed,
+//! and a broken schema prints its diagnostics and exits non-zero.
+//!
+//! Without the suite these tests print why they skipped; under `CI=true` they fail.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn under_ci() -> bool {
+    std::env::var("CI")
+        .map(|v| v.trim() == "1" || v.trim().eq_ignore_ascii_case("true"))
+        .unwrap_or(false)
+}
+
+/// The suite folder, or `None` (after saying so) when it is not there.
+fn suite() -> Option<PathBuf> {
+    let dir = match std::env::var_os("STATEPACK_KAITAI_TESTS").filter(|v| !v.is_empty()) {
+        Some(v) => PathBuf::from(v),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/kaitai-tests"),
+    };
+    if dir.join("formats").is_dir() {
+        return Some(dir);
+    }
+    let msg = format!(
+        "skipped: Kaitai Struct's test suite not found at {} (set STATEPACK_KAITAI_TESTS)",
+        dir.display()
+    );
+    assert!(!under_ci(), "{msg}; under CI the suite must be present");
+    eprintln!("{msg}");
+    None
+}
+
+fn run(args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_statepack"))
+        .args(args)
+        .output()
+        .expect("run the statepack binary")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The asserts of a kst: `(actual, expected)` as written.
+fn kst_asserts(kst: &str) -> (String, Vec<(String, String)>) {
+    let mut data = String::new();
+    let mut out = Vec::new();
+    let mut actual: Option<String> = None;
+    for line in kst.lines() {
+        let l = line.trim();
+        if let Some(d) = l.strip_prefix("data:") {
+            data = d.trim().to_owned();
+        } else if let Some(a) = l.strip_prefix("- actual:") {
+            actual = Some(a.trim().to_owned());
+        } else if let Some(e) = l.strip_prefix("expected:") {
+            if let Some(a) = actual.take() {
+                out.push((a, e.trim().to_owned()));
+            }
+        }
+    }
+    (data, out)
+}
+
+/// Follows `a.b[2].c` (casts `.as<...>` dropped, `.size` of a list) through decode's JSON.
+fn lookup<'a>(root: &'a Value, path: &str) -> Option<Value> {
+    let mut cur: &'a Value = root;
+    let mut rest = path;
+    while !rest.is_empty() {
+        rest = rest.strip_prefix('.').unwrap_or(rest);
+        if let Some(r) = rest.strip_prefix("as<") {
+            rest = &r[r.find('>')? + 1..];
+            continue;
+        }
+        let end = rest.find(['.', '[']).unwrap_or(rest.len());
+        let (name, after) = rest.split_at(end);
+        if name == "size" && after.is_empty() {
+            return Some(Value::from(cur.as_array()?.len()));
+        }
+        cur = cur.get(name)?;
+        rest = after;
+        while let Some(r) = rest.strip_prefix('[') {
+            let close = r.find(']')?;
+            let i: usize = r[..close].parse().ok()?;
+            cur = cur.get(i)?;
+            rest = &r[close + 1..];
+        }
+    }
+    Some(cur.clone())
+}
+
+fn int_literal(s: &str) -> Option<i128> {
+    let (neg, t) = match s.strip_prefix('-') {
+        Some(t) => (true, t),
+        None => (false, s),
+    };
+    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        i128::from_str_radix(h, 16).ok()?
+    } else if let Some(b) = t.strip_prefix("0b") {
+        i128::from_str_radix(b, 2).ok()?
+    } else {
+        t.parse().ok()?
+    };
+    Some(if neg { -v } else { v })
+}
+
+/// Whether decode's JSON value `got` is what a kst's `expected` says.
+fn matches(got: &Value, expected: &str) -> bool {
+    let e = expected.trim_matches('\'');
+    if let Some(i) = int_literal(e) {
+        return got
+            .as_i64()
+            .map(i128::from)
+            .or(got.as_u64().map(i128::from))
+            == Some(i);
+    }
+    match e {
+        "true" => return got == &Value::Bool(true),
+        "false" => return got == &Value::Bool(false),
+        _ => {}
+    }
+    if let Some(s) = e.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+        return got.as_str() == Some(s);
+    }
+    if let Some(items) = e.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
+        let want: Vec<Option<i128>> = items.split(',').map(|x| int_literal(x.trim())).collect();
+        let Some(list) = got.as_array() else {
+            return false;
+        };
+        return list.len() == want.len()
+            && list
+                .iter()
+                .zip(&want)
+                .all(|(g, w)| g.as_i64().map(i128::from).or(g.as_u64().map(i128::from)) == *w);
+    }
+    // An enum value `schema::enum::name` is printed by name.
+    e.rsplit("::")
+        .next()
+        .is_some_and(|n| got.as_str() == Some(n))
+}
+
+/// `decode --schema formats/<id>.ksy src/<data>` gives every value the kst `id` expects.
+#[test]
+fn decode_with_a_suite_schema_gives_the_kst_values() {
+    let Some(dir) = suite() else { return };
+    let mut checked = 0;
+    // Value instances are not stored, so `decode` leaves them out; `inspect` shows them.
+    let instances = ["test_if_b1"];
+    for id in [
+        "repeat_until_s4",
+        "str_encodings",
+        "bits_simple",
+        "enum_0",
+        "nested_types",
+        "switch_manual_int",
+    ] {
+        let kst = std::fs::read_to_string(dir.join("spec/ks").join(format!("{id}.kst")))
+            .expect("read the kst");
+        let (data, asserts) = kst_asserts(&kst);
+        assert!(!asserts.is_empty(), "{id} has asserts");
+        let schema = dir.join("formats").join(format!("{id}.ksy"));
+        let input = dir.join("src").join(&data);
+        let o = run(&[
+            "decode".as_ref(),
+            "--schema".as_ref(),
+            schema.as_os_str(),
+            input.as_os_str(),
+        ]);
+        assert!(o.status.success(), "{id}: {}", text(&o.stderr));
+        let json: Value = serde_json::from_slice(&o.stdout).expect("decode prints JSON");
+        let shown = run(&[
+            "inspect".as_ref(),
+            "--schema".as_ref(),
+            schema.as_os_str(),
+            input.as_os_str(),
+        ]);
+        let shown = text(&shown.stdout);
+        for (actual, expected) in asserts {
+            if instances.contains(&actual.as_str()) {
+                let line = format!(
+                    "(not stored)  {actual} = {}",
+                    int_literal(&expected).expect("an integer")
+                );
+                assert!(shown.contains(&line), "{id}: no `{line}` in\n{shown}");
+                checked += 1;
+                continue;
+            }
+            let got = lookup(&json, &actual)
+                .unwrap_or_else(|| panic!("{id}: `{actual}` is not in the JSON {json}"));
+            assert!(
+                matches(&got, &expected),
+                "{id}: `{actual}` is {got}, the kst expects {expected}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 30, "{checked} asserts checked");
+}
+
+/// `encode --schema` writes back the JSON `decode --schema` printed; `inspect --schema` shows
+/// the tree; a value that does not fit its type is refused naming the field.
+#[test]
+fn encode_with_a_suite_schema_writes_back_what_decode_printed() {
+    let Some(dir) = suite() else { return };
+    let tmp = std::env::temp_dir().join(format!("statepack-cli-schema-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let schema = dir.join("formats/repeat_until_s4.ksy");
+    let input = dir.join("src/repeat_until_s4.bin");
+    let o = run(&[
+        "decode".as_ref(),
+        "--schema".as_ref(),
+        schema.as_os_str(),
+        input.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let json = tmp.join("r.json");
+    std::fs::write(&json, &o.stdout).unwrap();
+    let out = tmp.join("r.bin");
+    let o = run(&[
+        "encode".as_ref(),
+        "--schema".as_ref(),
+        schema.as_os_str(),
+        json.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let original = std::fs::read(&input).unwrap();
+    let written = std::fs::read(&out).unwrap();
+    assert_eq!(written[..], original[..written.len()]);
+    assert_eq!(written.len(), 23, "four s4 and \"foobar\\0\"");
+
+    let o = run(&[
+        "inspect".as_ref(),
+        "--schema".as_ref(),
+        schema.as_os_str(),
+        out.as_os_str(),
+    ]);
+    let shown = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(shown.contains("entries: 4 element(s)"), "{shown}");
+    assert!(
+        shown.contains("      16..23            7 B  afterall = \"foobar\""),
+        "{shown}"
+    );
+
+    // A value that does not fit its stored type is refused naming the field; nothing is written.
+    let bad = tmp.join("bad.json");
+    std::fs::write(&bad, r#"{"entries": [1, 4294967296], "afterall": "x"}"#).unwrap();
+    let out2 = tmp.join("bad.bin");
+    let o = run(&[
+        "encode".as_ref(),
+        "--schema".as_ref(),
+        schema.as_os_str(),
+        bad.as_os_str(),
+        "-o".as_ref(),
+        out2.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("entries[1]: 4294967296 does not fit"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!out2.exists());
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// A schema the generator refuses prints the diagnostics with file:line:column and exits 1;
+/// a file the schema does not read exits 1 naming the field and the byte offset.
+#[test]
+fn broken_schema_and_bad_input_exit_non_zero() {
+    let tmp = std::env::temp_dir().join(format!("statepack-cli-badschema-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let schema = tmp.join("bad.ksy");
+    std::fs::write(&schema, "meta:\n  id: bad\nseq:\n  - id: a\n    type: u9\n").unwrap();
+    let input = tmp.join("in.bin");
+    std::fs::write(&input, [1u8, 2, 3]).unwrap();
+    for cmd in ["inspect", "decode"] {
+        let o = run(&[
+            cmd.as_ref(),
+            "--schema".as_ref(),
+            schema.as_os_str(),
+            input.as_os_str(),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{cmd}");
+        let err = text(&o.stderr);
+        assert!(
+            err.contains("bad.ksy:5:11: error: `u9` is not a KS number type"),
+            "{err}"
+        );
+    }
+    let good = tmp.join("good.ksy");
+    std::fs::write(
+        &good,
+        "meta:\n  id: good\n  endian: le\nseq:\n  - id: magic\n    contents: GM\n  - id: n\n    type: u4\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "decode".as_ref(),
+        "--schema".as_ref(),
+        good.as_os_str(),
+        input.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("magic (byte offset 0): expected"), "{err}");
+    std::fs::write(&input, b"GM\x01\x00").unwrap();
+    let o = run(&[
+        "decode".as_ref(),
+        "--schema".as_ref(),
+        good.as_os_str(),
+        input.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("n (byte offset 2): input ends early"), "{err}");
+    let _ = std::fs::remove_dir_all(&tmp);
+}
