@@ -210,7 +210,25 @@ pub fn unsupported(schema: &Schema) -> Option<String> {
         ));
     }
     for t in &schema.types {
+        if let Some(sw) = &t.endian_switch {
+            return Some(format!(
+                "{}: a byte order decided by a switch (`meta.endian: {{switch-on: ...}}`) is not interpreted yet",
+                sw.key_path
+            ));
+        }
+        if t.endian_inherited {
+            return Some(format!(
+                "{}: a byte order inherited from a switch in an enclosing type is not interpreted yet",
+                t.key_path
+            ));
+        }
         for f in &t.fields {
+            if let Some(io) = f.at.as_ref().and_then(|a| a.io_of.as_ref()) {
+                return Some(format!(
+                    "{}: `io: {}._io` (the substream of another value) is not interpreted yet",
+                    f.key_path, io.src
+                ));
+            }
             if let Some(Process::Custom { name, .. }) = &f.process {
                 return Some(format!(
                     "{}: process: {name} is a processor written in Rust, which the interpreter cannot run",

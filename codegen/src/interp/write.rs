@@ -348,6 +348,11 @@ fn write_elem(
                 other => return Err(format!("{fp}: expected a number, got {other:?}")),
             };
             let b: Vec<u8> = match (bytes, endian) {
+                (_, Endian::Computed) => {
+                    return Err(format!(
+                        "{fp}: a byte order decided by a switch is not interpreted yet"
+                    ))
+                }
                 (4, Endian::Le) => (x as f32).to_le_bytes().to_vec(),
                 (4, Endian::Be) => (x as f32).to_be_bytes().to_vec(),
                 (_, Endian::Le) => x.to_le_bytes().to_vec(),
