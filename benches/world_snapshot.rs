@@ -8,11 +8,13 @@
 //!   `baseline_hand_written` quantizes the same way and writes with the hand-written bit
 //!   writer (`formats::world_snapshot::handcoded`); `quantize_only` is the quantization
 //!   alone, the part both share.
-//! - `stitch` (per peer snapshot of 128 records): `snapshot_writer` stitches the pre-encoded
-//!   blobs (origin-index varint, copy, origin dedup, header); `one_pass` is `stitch` over the
-//!   known records (origins first, then one copy into a message of the exact size);
-//!   `one_pass_by_origin_id` the same with tick-wide origin ids into a reused message buffer
-//!   (`stitch_by_id`);
+//! - `stitch` (per peer snapshot of 128 records, all through the one `SnapshotWriter`):
+//!   `writer_by_origin_id` pushes the pre-encoded blobs by tick-wide origin id
+//!   (`set_entities`, `push_id`) and finishes the raw message in place (`message`);
+//!   `writer_budget_despawns` is the assembler's path: every push checked against a byte
+//!   budget (`push_id_within`, one every record fits in) and four despawns in a TLV;
+//!   `writer_by_origin` pushes by origin value (`push_record`, origins compared bit for bit);
+//!   `writer_budget_despawns_zstd` is the assembler's path with the zstd body;
 //!   `baseline_memcpy` copies the same blob bytes into a preallocated buffer.
 //! - `decode` (per record, a 128-record stream): `generated` is the generated reader,
 //!   `baseline_hand_written` the hand-written bit reader.
@@ -353,51 +355,81 @@ fn bench_stitch(c: &mut Criterion) {
         })
         .collect();
     let total: usize = blobs.iter().map(|b| b.len()).sum();
-    let mut g = c.benchmark_group("stitch");
-    g.throughput(Throughput::Bytes(total as u64));
-    let mut w = SnapshotWriter::new();
-    g.bench_function("snapshot_writer", |b| {
-        b.iter(|| {
-            w.clear();
-            for (e, blob) in enc.iter().zip(&blobs) {
-                w.push_record(e.origin, blob).expect("stitch");
-            }
-            black_box(w.finish(1, false).expect("finish").len())
-        })
-    });
     let pairs: Vec<(glam::DVec3, &[u8])> = enc
         .iter()
         .zip(&blobs)
         .map(|(e, b)| (e.origin, *b))
         .collect();
+    let despawns = [3u32, 700, 70_000, 1 << 30];
+    // A budget every record fits in, so each push runs the check and the bytes stay those
+    // of the other variants.
+    let budget = 64 * 1024;
+    let mut w = SnapshotWriter::new();
+    let reference = ws::stitch(1, &pairs, &despawns).expect("stitch");
+    w.set_entities(&enc);
+    for (i, blob) in blobs.iter().enumerate() {
+        assert!(w
+            .push_id_within(w.entity_origin_id(i), blob, budget)
+            .expect("stitch"));
+    }
+    for d in despawns {
+        w.push_despawn(d);
+    }
     assert_eq!(
-        ws::stitch(1, &pairs, &[]).expect("stitch"),
-        {
-            w.clear();
-            for (o, b) in &pairs {
-                w.push_record(*o, b).expect("stitch");
-            }
-            w.finish(1, false).expect("finish")
-        },
-        "one-pass and incremental stitching differ"
+        w.message(1, false).expect("message"),
+        &reference[..],
+        "stitching by origin id and by origin differ"
     );
-    g.bench_function("one_pass", |b| {
-        b.iter(|| black_box(ws::stitch(1, &pairs, &[]).expect("stitch")).len())
-    });
-    let (tick_origins, ids) = ws::tick_origins(&enc);
-    let by_id: Vec<(u32, &[u8])> = ids.iter().copied().zip(blobs.iter().copied()).collect();
-    let mut scratch = Vec::new();
-    let mut msg = Vec::new();
-    ws::stitch_by_id(1, &tick_origins, &by_id, &mut scratch, &mut msg).expect("stitch");
-    assert_eq!(
-        msg,
-        ws::stitch(1, &pairs, &[]).expect("stitch"),
-        "stitching by origin id differs"
+    let zstd_len = w.message(1, true).expect("message").len();
+    println!(
+        "stitch: {} records, {total} blob bytes, raw message {} B, zstd message {zstd_len} B",
+        blobs.len(),
+        reference.len()
     );
-    g.bench_function("one_pass_by_origin_id", |b| {
+    let mut g = c.benchmark_group("stitch");
+    g.throughput(Throughput::Bytes(total as u64));
+    g.bench_function("writer_by_origin_id", |b| {
         b.iter(|| {
-            ws::stitch_by_id(1, &tick_origins, &by_id, &mut scratch, &mut msg).expect("stitch");
-            black_box(msg.len())
+            w.set_entities(&enc);
+            for (i, blob) in blobs.iter().enumerate() {
+                w.push_id(w.entity_origin_id(i), blob).expect("stitch");
+            }
+            black_box(w.message(1, false).expect("message").len())
+        })
+    });
+    g.bench_function("writer_budget_despawns", |b| {
+        b.iter(|| {
+            w.set_entities(&enc);
+            for (i, blob) in blobs.iter().enumerate() {
+                w.push_id_within(w.entity_origin_id(i), blob, budget)
+                    .expect("stitch");
+            }
+            for d in despawns {
+                w.push_despawn(d);
+            }
+            black_box(w.message(1, false).expect("message").len())
+        })
+    });
+    g.bench_function("writer_by_origin", |b| {
+        b.iter(|| {
+            w.clear();
+            for (o, blob) in &pairs {
+                w.push_record(*o, blob).expect("stitch");
+            }
+            black_box(w.message(1, false).expect("message").len())
+        })
+    });
+    g.bench_function("writer_budget_despawns_zstd", |b| {
+        b.iter(|| {
+            w.set_entities(&enc);
+            for (i, blob) in blobs.iter().enumerate() {
+                w.push_id_within(w.entity_origin_id(i), blob, budget)
+                    .expect("stitch");
+            }
+            for d in despawns {
+                w.push_despawn(d);
+            }
+            black_box(w.message(1, true).expect("message").len())
         })
     });
     let mut buf = Vec::with_capacity(total + 1024);
