@@ -186,8 +186,7 @@ impl Smallest3 {
             Scaling::Symmetric {
                 scale, max_code, ..
             } => {
-                let m = f64::from(max_code);
-                crate::quant::round_clamped(v * scale, -m, m) as i32
+                crate::quant::quantize_scaled(v, scale, f64::from(max_code)) as i32
             }
             Scaling::Offset { max_code } => {
                 let m = f64::from(max_code);
