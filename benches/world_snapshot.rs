@@ -9,8 +9,9 @@
 //!   writer (`formats::world_snapshot::handcoded`); `quantize_only` is the quantization
 //!   alone, the part both share.
 //! - `stitch` (per peer snapshot of 128 records, all through the one `SnapshotWriter`):
-//!   `writer_by_origin_id` pushes the pre-encoded blobs by tick-wide origin id
-//!   (`set_entities`, `push_id`) and finishes the raw message in place (`message`);
+//!   `writer_by_origin_id` pushes the pre-encoded blobs by tick-wide origin id (`clear`,
+//!   `push_id`) and finishes the raw message in place (`message`); `set_entities_check` is
+//!   the per-peer check that the tick-wide table still fits the tick's entities;
 //!   `writer_budget_despawns` is the assembler's path: every push checked against a byte
 //!   budget (`push_id_within`, one every record fits in) and four despawns in a TLV;
 //!   `writer_by_origin` pushes by origin value (`push_record`, origins compared bit for bit);
@@ -388,9 +389,18 @@ fn bench_stitch(c: &mut Criterion) {
     );
     let mut g = c.benchmark_group("stitch");
     g.throughput(Throughput::Bytes(total as u64));
+    // The tick-wide table is set once per tick (the assembler's `set_entities` then only
+    // checks it, peer after peer); each snapshot starts from `clear`.
+    w.set_entities(&enc);
+    g.bench_function("set_entities_check", |b| {
+        b.iter(|| {
+            w.set_entities(black_box(&enc));
+            black_box(w.entity_origin_id(0))
+        })
+    });
     g.bench_function("writer_by_origin_id", |b| {
         b.iter(|| {
-            w.set_entities(&enc);
+            w.clear();
             for (i, blob) in blobs.iter().enumerate() {
                 w.push_id(w.entity_origin_id(i), blob).expect("stitch");
             }
@@ -399,7 +409,7 @@ fn bench_stitch(c: &mut Criterion) {
     });
     g.bench_function("writer_budget_despawns", |b| {
         b.iter(|| {
-            w.set_entities(&enc);
+            w.clear();
             for (i, blob) in blobs.iter().enumerate() {
                 w.push_id_within(w.entity_origin_id(i), blob, budget)
                     .expect("stitch");
@@ -421,7 +431,7 @@ fn bench_stitch(c: &mut Criterion) {
     });
     g.bench_function("writer_budget_despawns_zstd", |b| {
         b.iter(|| {
-            w.set_entities(&enc);
+            w.clear();
             for (i, blob) in blobs.iter().enumerate() {
                 w.push_id_within(w.entity_origin_id(i), blob, budget)
                     .expect("stitch");

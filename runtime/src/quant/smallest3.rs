@@ -168,6 +168,19 @@ pub fn offset(bits: u8, renormalise: Renormalise) -> Smallest3 {
     }
 }
 
+/// The index of the component of largest magnitude, the first in x, y, z, w order on an
+/// exact tie (NaN never wins a comparison).
+#[inline(always)]
+fn largest_index(c: &[f64; 4]) -> usize {
+    let mut drop = 0;
+    for i in 1..4 {
+        if c[i].abs() > c[drop].abs() {
+            drop = i;
+        }
+    }
+    drop
+}
+
 impl Smallest3 {
     /// The code range of one kept component: `(lowest, highest)`.
     pub fn code_range(&self) -> (i32, i32) {
@@ -235,12 +248,7 @@ impl Smallest3 {
     pub fn encode_normalising(&self, c: [f64; 4], l: f64) -> (u8, [i32; 3]) {
         let r = 1.0 / l;
         let u = [c[0] * r, c[1] * r, c[2] * r, c[3] * r];
-        let mut drop = 0;
-        for i in 1..4 {
-            if u[i].abs() > u[drop].abs() {
-                drop = i;
-            }
-        }
+        let drop = largest_index(&u);
         let top = u[drop].abs();
         let mut second = 0.0f64;
         for (i, v) in u.iter().enumerate() {
@@ -288,12 +296,7 @@ impl Smallest3 {
     /// tie; when it is negative every kept component is negated. NaN components code as 0.
     #[inline]
     pub fn encode(&self, c: [f64; 4]) -> (u8, [i32; 3]) {
-        let mut drop = 0;
-        for i in 1..4 {
-            if c[i].abs() > c[drop].abs() {
-                drop = i;
-            }
-        }
+        let drop = largest_index(&c);
         let sign = if c[drop] < 0.0 { -1.0 } else { 1.0 };
         let mut out = [0i32; 3];
         let mut k = 0;

@@ -44,6 +44,16 @@ use statepack_runtime::bits::{leb128_len, push_varint};
 
 /// Origin slots reserved in front of the stream when no tick-wide table says how many.
 const DEFAULT_RESERVED: usize = 16;
+/// Slots of the by-value origin cache (a power of two).
+const CACHE_SLOTS: usize = 64;
+
+/// The cache slot of an origin's bit patterns.
+#[inline(always)]
+fn slot_of(k: &[u64; 3]) -> usize {
+    let h = (k[0] ^ k[1].rotate_left(21) ^ k[2].rotate_left(42)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> 58) as usize
+}
+
 /// Largest despawn list in one TLV entry (its length is a u2).
 const TLV_MAX_VALUE: usize = u16::MAX as usize;
 
@@ -101,6 +111,9 @@ pub struct SnapshotWriter {
     table: Vec<u32>,
     /// Tick id of the most recent [`SnapshotWriter::push_record`] origin.
     last: usize,
+    /// Direct-mapped cache of [`SnapshotWriter::push_record`] lookups: per hash slot, a tick
+    /// id + 1 (0 = empty). Every hit is checked against the key, so stale slots are harmless.
+    cache: [u32; CACHE_SLOTS],
     /// Per entity of [`SnapshotWriter::set_entities`]: its tick id.
     entity_ids: Vec<u32>,
     records: u32,
@@ -131,6 +144,7 @@ impl SnapshotWriter {
             local: Vec::new(),
             table: Vec::new(),
             last: 0,
+            cache: [0; CACHE_SLOTS],
             entity_ids: Vec::new(),
             records: 0,
             despawns: Vec::new(),
@@ -222,7 +236,23 @@ impl SnapshotWriter {
         if self.tick_keys.get(self.last) == Some(&k) {
             return self.last as u32;
         }
-        let id = match self.tick_keys.iter().position(|x| *x == k) {
+        let slot = slot_of(&k);
+        let cached = self.cache[slot].wrapping_sub(1) as usize;
+        let id = if self.tick_keys.get(cached) == Some(&k) {
+            cached
+        } else {
+            let id = self.find_or_learn(origin, k);
+            self.cache[slot] = id as u32 + 1;
+            id
+        };
+        self.last = id;
+        id as u32
+    }
+
+    /// The tick id of `origin` by linear search, learnt when absent.
+    #[cold]
+    fn find_or_learn(&mut self, origin: DVec3, k: [u64; 3]) -> usize {
+        match self.tick_keys.iter().position(|x| *x == k) {
             Some(i) => i,
             None => {
                 self.tick.push(origin);
@@ -230,9 +260,7 @@ impl SnapshotWriter {
                 self.local.push(0);
                 self.tick.len() - 1
             }
-        };
-        self.last = id;
-        id as u32
+        }
     }
 
     /// The origin-table index `origin` has in this snapshot, or would get as the next new
@@ -312,14 +340,7 @@ impl SnapshotWriter {
             return Ok(false);
         }
         if new {
-            if self.table.len() == usize::from(u16::MAX) {
-                return Err(SnapshotError::TooManyOrigins);
-            }
-            self.local[id as usize] = idx + 1;
-            self.table.push(id);
-            if self.table.len() > self.reserved {
-                self.reserve_origins((self.reserved * 2).max(self.table.len()));
-            }
+            self.add_origin(id)?;
         }
         self.buf.truncate(self.stream_end);
         if idx < 128 {
@@ -331,6 +352,21 @@ impl SnapshotWriter {
         self.stream_end = self.buf.len();
         self.records += 1;
         Ok(true)
+    }
+
+    /// Puts tick id `id` into the snapshot's table (the next local index), making room in
+    /// the gap when needed. Errors: [`SnapshotError::TooManyOrigins`].
+    #[cold]
+    fn add_origin(&mut self, id: u32) -> Result<(), SnapshotError> {
+        if self.table.len() == usize::from(u16::MAX) {
+            return Err(SnapshotError::TooManyOrigins);
+        }
+        self.local[id as usize] = self.table.len() as u32 + 1;
+        self.table.push(id);
+        if self.table.len() > self.reserved {
+            self.reserve_origins((self.reserved * 2).max(self.table.len()));
+        }
+        Ok(())
     }
 
     /// Adds an entity to the despawn list.
