@@ -17,6 +17,9 @@
 //!   `writer_by_origin` pushes by origin value (`push_record`, origins compared bit for bit);
 //!   `writer_budget_despawns_zstd` is the assembler's path with the zstd body;
 //!   `baseline_memcpy` copies the same blob bytes into a preallocated buffer.
+//! - `quantize_parts` (per entity): the position, rotation and velocity quantizers of
+//!   `netquant` one at a time, and `record_of_full` (all of a full record's quantization and
+//!   the building of the generated `EntityRecord`), to show where quantization time goes.
 //! - `decode` (per record, a 128-record stream): `generated` is the generated reader,
 //!   `baseline_hand_written` the hand-written bit reader.
 //!
@@ -341,6 +344,53 @@ fn bench_encode(c: &mut Criterion) {
     }
 }
 
+fn bench_quantize(c: &mut Criterion) {
+    let states = states();
+    let origins: Vec<_> = states
+        .iter()
+        .map(|s| nq::origin_for_pos(s.position_m))
+        .collect();
+    let mut g = c.benchmark_group("quantize_parts");
+    g.throughput(Throughput::Elements(states.len() as u64));
+    g.bench_function("position", |b| {
+        b.iter(|| {
+            let mut n = 0i64;
+            for (s, o) in states.iter().zip(&origins) {
+                n += i64::from(black_box(nq::quantize_offset(s.position_m, *o))[0]);
+            }
+            n
+        })
+    });
+    g.bench_function("rotation", |b| {
+        b.iter(|| {
+            let mut n = 0i64;
+            for s in &states {
+                n += i64::from(black_box(nq::smallest_three(s.orientation)).1[0]);
+            }
+            n
+        })
+    });
+    g.bench_function("velocity", |b| {
+        b.iter(|| {
+            let mut n = 0i64;
+            for s in &states {
+                n += i64::from(black_box(nq::quantize_velocity(s.velocity_mps))[0]);
+            }
+            n
+        })
+    });
+    g.bench_function("record_of_full", |b| {
+        b.iter(|| {
+            let mut n = 0u64;
+            for (s, o) in states.iter().zip(&origins) {
+                n += black_box(record_of(s, *o, BlobKind::FULL, 0)).pos_x as u64;
+            }
+            n
+        })
+    });
+    g.finish();
+}
+
 fn bench_stitch(c: &mut Criterion) {
     let states = states();
     let enc: Vec<EncodedEntity> = states.iter().map(EncodedEntity::new).collect();
@@ -486,6 +536,7 @@ fn bench_decode(c: &mut Criterion) {
 criterion_group!(
     benches,
     bench_encode,
+    bench_quantize,
     bench_stitch,
     bench_decode,
     bench_deku

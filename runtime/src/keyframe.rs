@@ -373,10 +373,7 @@ impl SmallestThree {
 /// Quantises a quaternion to smallest-three with 10 bits per component (normalised first),
 /// with [`crate::quant::smallest3::STUDY`].
 pub fn quantize_quat(q: &Quat4) -> SmallestThree {
-    // `encode(qnorm(q))`, with qnorm's length rule and one division.
-    let l = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
-    let l = if l == 0.0 || l.is_nan() { 1.0 } else { l };
-    let (largest, e) = crate::quant::smallest3::STUDY.encode_normalising(*q, l);
+    let (largest, e) = crate::quant::smallest3::STUDY.encode(qnorm(q));
     SmallestThree {
         largest,
         // Offset codes are 0..=1023.

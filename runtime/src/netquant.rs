@@ -101,8 +101,7 @@ pub fn origin_for_pos(p: DVec3) -> DVec3 {
 /// never clamps.
 #[inline]
 pub fn quantize_offset(p: DVec3, origin: DVec3) -> [i32; 3] {
-    // Multiplying by 8 is dividing by the 0.125 m step, bit for bit (a power of two).
-    let d = (clamp_position(p) - origin) * (1.0 / POS_STEP_M);
+    let d = (clamp_position(p) - origin) / POS_STEP_M;
     let m = f64::from(POS_CODE_MAX);
     // Written out per axis: `array::map` is not always inlined and shows in profiles.
     [
@@ -160,13 +159,13 @@ const INV_SQRT2: f64 = std::f64::consts::FRAC_1_SQRT_2;
 pub fn smallest_three(q: DQuat) -> (u8, [u16; 3]) {
     let v = [q.x, q.y, q.z, q.w];
     let len2: f64 = v.iter().map(|c| c * c).sum();
-    // Normalised by dividing by the length (`encode_normalising` gives exactly those codes
-    // with one division).
-    let (idx, c) = if len2.is_finite() && len2 > 0.0 {
-        smallest3::WORLD_SNAPSHOT.encode_normalising(v, len2.sqrt())
+    let v = if len2.is_finite() && len2 > 0.0 {
+        let l = len2.sqrt();
+        [v[0] / l, v[1] / l, v[2] / l, v[3] / l]
     } else {
-        smallest3::WORLD_SNAPSHOT.encode([0.0, 0.0, 0.0, 1.0])
+        [0.0, 0.0, 0.0, 1.0]
     };
+    let (idx, c) = smallest3::WORLD_SNAPSHOT.encode(v);
     // Offset codes are 0..=1023.
     (idx, c.map(|x| x as u16))
 }
@@ -190,7 +189,7 @@ pub fn quantize_mass_kg(kg: f64) -> u16 {
 /// NaN → 0).
 #[inline]
 pub fn quantize_cd0(cd0: f64) -> u16 {
-    crate::quant::round_clamped_div(cd0, CD0_STEP, 1.0, 0.0, 65_535.0) as u16
+    round_clamped(cd0 / CD0_STEP, 0.0, 65_535.0) as u16
 }
 
 /// A fraction in [0, 1] as a whole percent 0..=100 (NaN → 0; clamped).

@@ -67,45 +67,13 @@ pub fn round_clamped(v: f64, lo: f64, hi: f64) -> i64 {
     t + i64::from(frac >= 0.5) - i64::from(frac <= -0.5)
 }
 
-/// Half-width, in code units, of the band around a rounding boundary (a half-integer) within
-/// which the multiplying fast paths ([`round_clamped_div`], the smallest-three encoders)
-/// compute the exact expression instead: 2^-20, far wider than the at most 2^-39 code units
-/// by which the fast and exact values can differ for codes below 2^22.
-pub const ROUNDING_GUARD: f64 = 1.0 / 1_048_576.0;
-
-/// True when `t` lies within [`ROUNDING_GUARD`] of a half-integer (where the last bits of a
-/// computation decide the rounding). Magnitudes from 2^40 up clamp in every quantizer of the
-/// workspace and count as far from a boundary; NaN too (it codes as 0 either way).
-#[inline(always)]
-pub fn near_rounding_boundary(t: f64) -> bool {
-    let a = t.abs();
-    a < 1_099_511_627_776.0 && ((a - (a as i64) as f64) - 0.5).abs() < ROUNDING_GUARD
-}
-
-/// `round_clamped(v / d * m, lo, hi)`, the same integer for every input, computed with one
-/// multiplication by `k = m / d` (which folds to a constant when `m` and `d` are): the quotient
-/// is taken only when the product lands within [`ROUNDING_GUARD`] of a rounding boundary.
-/// The product and the exact expression differ by at most a few units in the last place
-/// (relative 2^-51), so away from a boundary they round to the same integer; `lo` and `hi`
-/// as for [`round_clamped`], with magnitudes below 2^32.
-#[inline(always)]
-pub fn round_clamped_div(v: f64, d: f64, m: f64, lo: f64, hi: f64) -> i64 {
-    let t = v * (m / d);
-    if near_rounding_boundary(t) {
-        round_clamped(v / d * m, lo, hi)
-    } else {
-        round_clamped(t, lo, hi)
-    }
-}
-
 /// Symmetric fixed point: `v` in `±max` as a signed code in `±(2^(bits-1) - 1)` (`bits` in
 /// 2..=32), `round(v / max × n)`; NaN → 0, out-of-range (and infinite) values clamp to the
-/// ends. Computed by [`round_clamped_div`] (a multiplication away from rounding boundaries),
-/// which gives the same codes as the quotient.
+/// ends.
 #[inline]
 pub fn quantize_symmetric(v: f64, max: f64, bits: u32) -> i32 {
     let n = ((1i64 << (bits - 1)) - 1) as f64;
-    round_clamped_div(v, max, n, -n, n) as i32
+    round_clamped(v / max * n, -n, n) as i32
 }
 
 /// Symmetric fixed point given by its scale: `round(v × scale)` (halves away from zero)
@@ -215,52 +183,6 @@ mod tests {
             assert_eq!(quantize_symmetric(f64::NEG_INFINITY, 2000.0, bits), -n);
             assert_eq!(quantize_symmetric(f64::NAN, 2000.0, bits), 0);
             assert_eq!(quantize_symmetric(-0.0, 2000.0, bits), 0);
-        }
-    }
-
-    /// The multiplying path gives the quotient's codes: at and next to every half-integer of
-    /// a range, at the clamp ends, for non-finite inputs and on a seeded sample, for each
-    /// divisor the formats use.
-    #[test]
-    fn round_clamped_div_equals_the_quotient() {
-        let cases: [(f64, f64, f64); 5] = [
-            (2000.0, 131_071.0, 131_071.0),
-            (20.0, 2047.0, 2047.0),
-            (1.0e-5, 1.0, 65_535.0),
-            (2.0 * std::f64::consts::FRAC_1_SQRT_2, 1023.0, 1023.0),
-            (0.125, 1.0, 2_097_151.0),
-        ];
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        for (d, m, hi) in cases {
-            let lo = if d == 1.0e-5 || m == 1023.0 { 0.0 } else { -hi };
-            let exact = |v: f64| round_clamped(v / d * m, lo, hi);
-            let mut vals = vec![0.0, -0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300];
-            for k in -2100..2100 {
-                // Values whose quotient is at or next to a half-integer code.
-                let h = (f64::from(k) + 0.5) * d / m;
-                let mut x = h;
-                for _ in 0..4 {
-                    x = x.next_down();
-                }
-                for _ in 0..9 {
-                    vals.push(x);
-                    x = x.next_up();
-                }
-            }
-            for end in [hi, lo] {
-                let e = end * d / m;
-                vals.extend([e, e.next_up(), e.next_down(), (end + 0.5) * d / m]);
-            }
-            for _ in 0..200_000 {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                let u = (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
-                vals.push(u * hi * 1.1 * d / m);
-            }
-            for v in vals {
-                assert_eq!(round_clamped_div(v, d, m, lo, hi), exact(v), "{v} / {d} * {m}");
-            }
         }
     }
 

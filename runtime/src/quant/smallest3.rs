@@ -190,9 +190,7 @@ impl Smallest3 {
         }
     }
 
-    /// The code of one kept component `v` (already sign-folded). The offset scaling's
-    /// quotient is computed by [`crate::quant::round_clamped_div`] (a multiplication away
-    /// from rounding boundaries, the same codes).
+    /// The code of one kept component `v` (already sign-folded).
     #[inline(always)]
     pub fn code(&self, v: f64) -> i32 {
         match self.scaling {
@@ -203,76 +201,10 @@ impl Smallest3 {
             }
             Scaling::Offset { max_code } => {
                 let m = f64::from(max_code);
-                crate::quant::round_clamped_div(
-                    v + FRAC_1_SQRT_2,
-                    2.0 * FRAC_1_SQRT_2,
-                    m,
-                    0.0,
-                    m,
-                ) as i32
+                let t = (v + FRAC_1_SQRT_2) / (2.0 * FRAC_1_SQRT_2) * m;
+                crate::quant::round_clamped(t, 0.0, m) as i32
             }
         }
-    }
-
-    /// The code of `v` scaled without a division, and whether it lies within
-    /// [`crate::quant::ROUNDING_GUARD`] of a rounding boundary (where an input a few units
-    /// in the last place away could code differently).
-    #[inline(always)]
-    fn code_guarded(&self, v: f64) -> (i32, bool) {
-        let (t, lo, hi) = match self.scaling {
-            Scaling::Symmetric {
-                scale, max_code, ..
-            } => {
-                let m = f64::from(max_code);
-                (v * scale, -m, m)
-            }
-            Scaling::Offset { max_code } => {
-                let m = f64::from(max_code);
-                ((v + FRAC_1_SQRT_2) * (m / (2.0 * FRAC_1_SQRT_2)), 0.0, m)
-            }
-        };
-        (
-            crate::quant::round_clamped(t, lo, hi) as i32,
-            crate::quant::near_rounding_boundary(t),
-        )
-    }
-
-    /// Exactly [`Smallest3::encode`] of `[c[0] / l, c[1] / l, c[2] / l, c[3] / l]` (the
-    /// components normalised by their length `l`), with one division instead of four and
-    /// multiplications instead of the offset scaling's quotients. The fast values differ from
-    /// the exact ones by a few units in the last place, so when the two largest magnitudes are
-    /// within a relative 2^-40 of each other or a code lies within
-    /// [`crate::quant::ROUNDING_GUARD`] of a rounding boundary, the exact quotients are
-    /// computed and encoded instead; NaN components take that path too.
-    #[inline]
-    pub fn encode_normalising(&self, c: [f64; 4], l: f64) -> (u8, [i32; 3]) {
-        let r = 1.0 / l;
-        let u = [c[0] * r, c[1] * r, c[2] * r, c[3] * r];
-        let drop = largest_index(&u);
-        let top = u[drop].abs();
-        let mut second = 0.0f64;
-        for (i, v) in u.iter().enumerate() {
-            if i != drop {
-                second = second.max(v.abs());
-            }
-        }
-        // `!(a < b)` so that NaN takes the exact path.
-        let mut exact = !(second < top * (1.0 - 1.0 / 1_099_511_627_776.0));
-        let sign = if u[drop] < 0.0 { -1.0 } else { 1.0 };
-        let mut out = [0i32; 3];
-        let mut k = 0;
-        for (i, &v) in u.iter().enumerate() {
-            if i != drop {
-                let (code, near) = self.code_guarded(v * sign);
-                exact |= near;
-                out[k] = code;
-                k += 1;
-            }
-        }
-        if exact {
-            return self.encode([c[0] / l, c[1] / l, c[2] / l, c[3] / l]);
-        }
-        (drop as u8, out)
     }
 
     /// The component value of one kept code (offset codes above the range read as its end).
@@ -605,60 +537,6 @@ mod tests {
         // Damaged symmetric codes (squares past 1) still give a unit rotation.
         let q = SNAP.decode_quat(0, [32767, -32767, 32767]);
         assert!(q.is_finite() && q.is_normalized());
-    }
-
-    /// `encode_normalising` gives `encode` of the divided components, for every preset, on
-    /// random quaternions of random lengths, on exact and near ties of two and four
-    /// components, on components whose codes sit at or next to a rounding boundary, and on
-    /// NaN.
-    #[test]
-    fn encode_normalising_equals_encode_of_the_quotients() {
-        let mut rng = Lcg(0x0dd_ba11);
-        let s = FRAC_1_SQRT_2;
-        for (_, p) in wide_presets() {
-            let mut inputs: Vec<[f64; 4]> = vec![
-                [0.0, 0.0, s, s],
-                [s, 0.0, 0.0, -s],
-                [0.5, 0.5, 0.5, 0.5],
-                [-0.5, 0.5, -0.5, 0.5],
-                [0.0, 0.0, 0.0, 1.0],
-                [f64::NAN, 0.0, 0.0, 1.0],
-            ];
-            let t = inputs.clone();
-            for base in t {
-                for ulps in 1..4 {
-                    let mut b = base;
-                    for _ in 0..ulps {
-                        b[0] = b[0].next_up();
-                        b[3] = b[3].next_down();
-                    }
-                    inputs.push(b);
-                }
-            }
-            // Kept components whose code is a half-integer before rounding.
-            let (lo, hi) = p.code_range();
-            for code in (lo..hi).step_by(((hi - lo) / 64).max(1) as usize) {
-                let v = (p.value(code) + p.value(code + 1)) / 2.0;
-                for d in [v.next_down(), v, v.next_up()] {
-                    let w = (1.0 - 2.0 * d * d).max(0.0).sqrt();
-                    inputs.push([d, d, 0.0, w]);
-                    inputs.push([0.0, -d, w, d]);
-                }
-            }
-            for _ in 0..100_000 {
-                let c = [0, 1, 2, 3].map(|_| (rng.next() as f64 / (1u64 << 53) as f64) * 2.0 - 1.0);
-                let scale = 1.0 + (rng.next() % 1000) as f64 / 100.0;
-                inputs.push(c.map(|x| x * scale));
-            }
-            for c in inputs {
-                let l = (c[0] * c[0] + c[1] * c[1] + c[2] * c[2] + c[3] * c[3]).sqrt();
-                assert_eq!(
-                    p.encode_normalising(c, l),
-                    p.encode([c[0] / l, c[1] / l, c[2] / l, c[3] / l]),
-                    "{p:?} {c:?}"
-                );
-            }
-        }
     }
 
     /// Random rotations stay within each preset's half-step error after a round trip.
