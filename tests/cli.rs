@@ -1073,6 +1073,31 @@ fn bad_numbers_are_argument_errors() {
         stderr(&o)
     );
     assert!(!stdout(&o).contains("met"), "{}", stdout(&o));
+    // 128 flying bots without a budget send more than the 150 KB/s gate: the report is
+    // printed and the run exits 1; `--no-gate` only reports.
+    let over = ["wsnap", "sim", "--seconds", "0.1"];
+    let o = run(d, &over);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("| gate ≤ 150 KB/s | not met |"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("over the 150 KB/s gate") && stderr(&o).contains("--budget 2560"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(d, &[&over[..], &["--no-gate"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Within the gate, exit 0.
+    let o = run(d, &["wsnap", "sim", "--seconds", "0.1", "--budget", "2560"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("| gate ≤ 150 KB/s | met |"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 /// A studs-per-metre that pushes positions past float32 precision writes no file (on the CMU
@@ -1328,5 +1353,23 @@ fn demo_labels_and_order() {
             "(misses 1 mm on joints)"
         };
         assert!(cells[0].ends_with(label), "{row}");
+    }
+}
+
+/// An empty file is no format's file: `inspect`, `decode` and `verify` refuse it by name
+/// instead of reading it as a SNAP file that ends early.
+#[test]
+fn an_empty_file_has_no_format() {
+    let d = TempDir::new("empty");
+    std::fs::write(d.path("empty.bin"), b"").unwrap();
+    for cmd in ["inspect", "decode", "verify"] {
+        let o = run(&d.0, &[cmd, "empty.bin"]);
+        assert_eq!(o.status.code(), Some(1), "{cmd}");
+        assert!(
+            stderr(&o).contains("empty.bin: the file is empty"),
+            "{cmd}: {}",
+            stderr(&o)
+        );
+        assert!(!stdout(&o).contains("SNAP"), "{cmd}: {}", stdout(&o));
     }
 }

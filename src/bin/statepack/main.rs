@@ -251,8 +251,14 @@ enum Cmd {
     },
 }
 
-/// The format a file's first bytes say it is. Errors: no known header.
+/// The format a file's first bytes say it is. Errors: an empty file, no known header.
 fn detect(bytes: &[u8], path: &Path) -> Result<&'static FormatSpec> {
+    if bytes.is_empty() {
+        anyhow::bail!(
+            "{}: the file is empty; every known format starts with a header",
+            path.display()
+        );
+    }
     formats::detect(bytes).ok_or_else(|| {
         let known: Vec<&str> = formats::FORMATS.iter().map(|f| f.schema).collect();
         anyhow::anyhow!(
