@@ -94,10 +94,14 @@ pub struct SnapshotWriter {
     buf: Vec<u8>,
     /// Where the record stream starts: `HEADER_BYTES + 24 × reserved`.
     stream_start: usize,
-    /// Where the record stream ends (TLVs of a finished message lie beyond).
-    stream_end: usize,
+    /// Bytes after the record stream: the TLV block a finished message left at the end of
+    /// `buf` (0 while records are being pushed; the stream ends at `buf.len() - tail`).
+    tail: usize,
     /// Origin slots between the header and the stream.
     reserved: usize,
+    /// `24 × (reserved − origins in the table)`: the gap's unused bytes, so that
+    /// [`SnapshotWriter::counted_bytes`] is `buf.len() − tail − slack`.
+    slack: usize,
     /// The tick-wide origins (ids index them) and their bit patterns.
     tick: Vec<DVec3>,
     tick_keys: Vec<[u64; 3]>,
@@ -136,8 +140,9 @@ impl SnapshotWriter {
         Self {
             buf: vec![0; stream_start],
             stream_start,
-            stream_end: stream_start,
+            tail: 0,
             reserved: DEFAULT_RESERVED,
+            slack: 24 * DEFAULT_RESERVED,
             tick: Vec::new(),
             tick_keys: Vec::new(),
             fixed: 0,
@@ -167,7 +172,8 @@ impl SnapshotWriter {
         self.records = 0;
         self.despawns.clear();
         self.buf.truncate(self.stream_start);
-        self.stream_end = self.stream_start;
+        self.tail = 0;
+        self.slack = 24 * self.reserved;
     }
 
     /// Sets the tick-wide origin table (an origin id is an index into `origins`) and clears
@@ -217,15 +223,23 @@ impl SnapshotWriter {
         if slots <= self.reserved {
             return;
         }
+        self.drop_tail();
         let new_start = HEADER_BYTES + 24 * slots;
-        let len = self.stream_end - self.stream_start;
-        self.buf.truncate(self.stream_end);
+        let len = self.buf.len() - self.stream_start;
         self.buf.resize(new_start + len, 0);
         self.buf
             .copy_within(self.stream_start..self.stream_start + len, new_start);
         self.stream_start = new_start;
-        self.stream_end = new_start + len;
         self.reserved = slots;
+        self.slack = 24 * slots.saturating_sub(self.table.len());
+    }
+
+    /// Removes the TLV block a finished message left after the stream.
+    #[cold]
+    fn drop_tail(&mut self) {
+        let end = self.buf.len() - self.tail;
+        self.buf.truncate(end);
+        self.tail = 0;
     }
 
     /// The tick id of `origin`, adding it to the tick-wide table (as a learnt origin) when it
@@ -342,14 +356,15 @@ impl SnapshotWriter {
         if new {
             self.add_origin(id)?;
         }
-        self.buf.truncate(self.stream_end);
+        if self.tail != 0 {
+            self.drop_tail();
+        }
         if idx < 128 {
             self.buf.push(idx as u8);
         } else {
             push_varint(&mut self.buf, u64::from(idx));
         }
         self.buf.extend_from_slice(blob);
-        self.stream_end = self.buf.len();
         self.records += 1;
         Ok(true)
     }
@@ -366,6 +381,7 @@ impl SnapshotWriter {
         if self.table.len() > self.reserved {
             self.reserve_origins((self.reserved * 2).max(self.table.len()));
         }
+        self.slack = 24 * (self.reserved - self.table.len());
         Ok(())
     }
 
@@ -388,7 +404,9 @@ impl SnapshotWriter {
     /// and without compression).
     #[inline]
     pub fn counted_bytes(&self) -> usize {
-        HEADER_BYTES + 24 * self.table.len() + (self.stream_end - self.stream_start)
+        // = HEADER_BYTES + 24 × origins + stream bytes, as stream_start = HEADER_BYTES + 24 ×
+        // reserved.
+        self.buf.len() - self.tail - self.slack
     }
 
     /// Raw body bytes so far (origin table + record stream + despawn TLVs).
@@ -403,10 +421,14 @@ impl SnapshotWriter {
     /// records can be pushed afterwards, and the message asked for again.
     /// Errors: [`SnapshotError::TooLarge`] for a body above [`MAX_BODY_BYTES`].
     pub fn message(&mut self, tick: u32, compress: bool) -> Result<&[u8], SnapshotError> {
-        self.buf.truncate(self.stream_end);
+        if self.tail != 0 {
+            self.drop_tail();
+        }
+        let stream_end = self.buf.len();
         write_tlv_block(&mut self.buf, &self.despawns);
-        let stream_len = self.stream_end - self.stream_start;
-        let tlv_len = self.buf.len() - self.stream_end;
+        self.tail = self.buf.len() - stream_end;
+        let stream_len = stream_end - self.stream_start;
+        let tlv_len = self.tail;
         let k = self.table.len();
         let body_len = 24 * k + stream_len + tlv_len;
         if body_len > MAX_BODY_BYTES {
