@@ -7,7 +7,8 @@
 //!   [`smallest3::STUDY`] and [`smallest3::cbtk`] for CBTK's 8 to 16 bits.
 //! - [`half`]: one IEEE 754 binary16 codec whose rounding (ties to even or away from zero)
 //!   and overflow rule (refuse or saturate) are parameters, so each format keeps its bytes.
-//! - [`round_clamped`], [`quantize_symmetric`] / [`dequantize_symmetric`]: scalar fixed point;
+//! - [`round_clamped`], [`quantize_symmetric`] / [`dequantize_symmetric`] and
+//!   [`quantize_scaled`]: scalar fixed point;
 //!   offset binary is [`crate::bits::to_offset_binary`] (bit fields use it too).
 //! - [`angle_between_rad`]: the one rotation error metric, in radians; the study's own
 //!   `2 acos |a·b|` is [`angle_between_acos_rad`] beside it.
