@@ -842,7 +842,11 @@ fn writer_budget_counts_exact_record_sizes() {
     }
     assert!(!kept.is_empty() && kept.len() < ents.len());
     let msg = w.finish(4, false).unwrap();
-    assert_eq!(msg.len(), expect + 4, "one despawn TLV of 4 bytes beyond the budget");
+    assert_eq!(
+        msg.len(),
+        expect + 4,
+        "one despawn TLV of 4 bytes beyond the budget"
+    );
     let pairs: Vec<(DVec3, &[u8])> = kept
         .iter()
         .map(|&i| (ents[i].origin, ents[i].blob(BlobKind::FULL)))

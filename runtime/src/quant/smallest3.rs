@@ -196,9 +196,7 @@ impl Smallest3 {
         match self.scaling {
             Scaling::Symmetric {
                 scale, max_code, ..
-            } => {
-                crate::quant::quantize_scaled(v, scale, f64::from(max_code)) as i32
-            }
+            } => crate::quant::quantize_scaled(v, scale, f64::from(max_code)) as i32,
             Scaling::Offset { max_code } => {
                 let m = f64::from(max_code);
                 let t = (v + FRAC_1_SQRT_2) / (2.0 * FRAC_1_SQRT_2) * m;

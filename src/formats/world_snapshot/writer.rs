@@ -50,7 +50,8 @@ const CACHE_SLOTS: usize = 64;
 /// The cache slot of an origin's bit patterns.
 #[inline(always)]
 fn slot_of(k: &[u64; 3]) -> usize {
-    let h = (k[0] ^ k[1].rotate_left(21) ^ k[2].rotate_left(42)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let h =
+        (k[0] ^ k[1].rotate_left(21) ^ k[2].rotate_left(42)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     (h >> 58) as usize
 }
 
@@ -473,7 +474,8 @@ impl SnapshotWriter {
         self.zbuf
             .extend_from_slice(&self.buf[start..start + HEADER_BYTES]);
         self.zbuf[1] = FLAG_ZSTD;
-        self.zbuf.reserve(zstd::zstd_safe::compress_bound(body.len()));
+        self.zbuf
+            .reserve(zstd::zstd_safe::compress_bound(body.len()));
         let mut cur = std::io::Cursor::new(&mut self.zbuf);
         cur.set_position(HEADER_BYTES as u64);
         let Ok(frame) = ctx.compress_to_buffer(body, &mut cur) else {
