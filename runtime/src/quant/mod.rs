@@ -41,7 +41,8 @@ pub fn angle_between_rad(a: DQuat, b: DQuat) -> f64 {
 /// keyframe-compression study's formula `2 acos(min(1, |a·b|))` (the dot product summed in
 /// x, y, z, w order). The study's tables are defined with it, so its pipeline keeps it; it
 /// loses about half its digits for tiny angles and does not correct inputs that are not unit
-/// length, which is why everything else uses [`angle_between_rad`]. NaN in gives NaN out.
+/// length, which is why everything else uses [`angle_between_rad`]. A NaN dot product gives
+/// 0 (`f64::min` returns its other operand for NaN), as the study's pipeline always did.
 #[inline]
 pub fn angle_between_acos_rad(a: [f64; 4], b: [f64; 4]) -> f64 {
     let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
@@ -223,7 +224,8 @@ mod tests {
         assert_eq!(angle_between_acos_rad(a, [0.0, 0.0, 0.0, -1.0]), 0.0);
         // Not unit: the dot is clamped to 1.
         assert_eq!(angle_between_acos_rad(a, [0.0, 0.0, 0.0, 2.0]), 0.0);
-        assert!(angle_between_acos_rad(a, [f64::NAN, 0.0, 0.0, 1.0]).is_nan());
+        // NaN: `min(1)` takes the 1, so the angle is 0 (the study's behaviour, kept).
+        assert_eq!(angle_between_acos_rad(a, [f64::NAN, 0.0, 0.0, 1.0]), 0.0);
     }
 
     #[test]
