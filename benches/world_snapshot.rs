@@ -8,12 +8,18 @@
 //!   `baseline_hand_written` quantizes the same way and writes with the hand-written bit
 //!   writer (`formats::world_snapshot::handcoded`); `quantize_only` is the quantization
 //!   alone, the part both share.
-//! - `stitch` (per peer snapshot of 128 records): `snapshot_writer` stitches the pre-encoded
-//!   blobs (origin-index varint, copy, origin dedup, header); `one_pass` is `stitch` over the
-//!   known records (origins first, then one copy into a message of the exact size);
-//!   `one_pass_by_origin_id` the same with tick-wide origin ids into a reused message buffer
-//!   (`stitch_by_id`);
+//! - `stitch` (per peer snapshot of 128 records, all through the one `SnapshotWriter`):
+//!   `writer_by_origin_id` pushes the pre-encoded blobs by tick-wide origin id (`clear`,
+//!   `push_id`) and finishes the raw message in place (`message`); `set_entities_check` is
+//!   the per-peer check that the tick-wide table still fits the tick's entities;
+//!   `writer_budget_despawns` is the assembler's path: every push checked against a byte
+//!   budget (`push_id_within`, one every record fits in) and four despawns in a TLV;
+//!   `writer_by_origin` pushes by origin value (`push_record`, origins compared bit for bit);
+//!   `writer_budget_despawns_zstd` is the assembler's path with the zstd body;
 //!   `baseline_memcpy` copies the same blob bytes into a preallocated buffer.
+//! - `quantize_parts` (per entity): the position, rotation and velocity quantizers of
+//!   `netquant` one at a time, and `record_of_full` (all of a full record's quantization and
+//!   the building of the generated `EntityRecord`), to show where quantization time goes.
 //! - `decode` (per record, a 128-record stream): `generated` is the generated reader,
 //!   `baseline_hand_written` the hand-written bit reader.
 //!
@@ -338,6 +344,53 @@ fn bench_encode(c: &mut Criterion) {
     }
 }
 
+fn bench_quantize(c: &mut Criterion) {
+    let states = states();
+    let origins: Vec<_> = states
+        .iter()
+        .map(|s| nq::origin_for_pos(s.position_m))
+        .collect();
+    let mut g = c.benchmark_group("quantize_parts");
+    g.throughput(Throughput::Elements(states.len() as u64));
+    g.bench_function("position", |b| {
+        b.iter(|| {
+            let mut n = 0i64;
+            for (s, o) in states.iter().zip(&origins) {
+                n += i64::from(black_box(nq::quantize_offset(s.position_m, *o))[0]);
+            }
+            n
+        })
+    });
+    g.bench_function("rotation", |b| {
+        b.iter(|| {
+            let mut n = 0i64;
+            for s in &states {
+                n += i64::from(black_box(nq::smallest_three(s.orientation)).1[0]);
+            }
+            n
+        })
+    });
+    g.bench_function("velocity", |b| {
+        b.iter(|| {
+            let mut n = 0i64;
+            for s in &states {
+                n += i64::from(black_box(nq::quantize_velocity(s.velocity_mps))[0]);
+            }
+            n
+        })
+    });
+    g.bench_function("record_of_full", |b| {
+        b.iter(|| {
+            let mut n = 0u64;
+            for (s, o) in states.iter().zip(&origins) {
+                n += black_box(record_of(s, *o, BlobKind::FULL, 0)).pos_x as u64;
+            }
+            n
+        })
+    });
+    g.finish();
+}
+
 fn bench_stitch(c: &mut Criterion) {
     let states = states();
     let enc: Vec<EncodedEntity> = states.iter().map(EncodedEntity::new).collect();
@@ -353,51 +406,90 @@ fn bench_stitch(c: &mut Criterion) {
         })
         .collect();
     let total: usize = blobs.iter().map(|b| b.len()).sum();
-    let mut g = c.benchmark_group("stitch");
-    g.throughput(Throughput::Bytes(total as u64));
-    let mut w = SnapshotWriter::new();
-    g.bench_function("snapshot_writer", |b| {
-        b.iter(|| {
-            w.clear();
-            for (e, blob) in enc.iter().zip(&blobs) {
-                w.push_record(e.origin, blob).expect("stitch");
-            }
-            black_box(w.finish(1, false).expect("finish").len())
-        })
-    });
     let pairs: Vec<(glam::DVec3, &[u8])> = enc
         .iter()
         .zip(&blobs)
         .map(|(e, b)| (e.origin, *b))
         .collect();
+    let despawns = [3u32, 700, 70_000, 1 << 30];
+    // A budget every record fits in, so each push runs the check and the bytes stay those
+    // of the other variants.
+    let budget = 64 * 1024;
+    let mut w = SnapshotWriter::new();
+    let reference = ws::stitch(1, &pairs, &despawns).expect("stitch");
+    w.set_entities(&enc);
+    for (i, blob) in blobs.iter().enumerate() {
+        assert!(w
+            .push_id_within(w.entity_origin_id(i), blob, budget)
+            .expect("stitch"));
+    }
+    for d in despawns {
+        w.push_despawn(d);
+    }
     assert_eq!(
-        ws::stitch(1, &pairs, &[]).expect("stitch"),
-        {
-            w.clear();
-            for (o, b) in &pairs {
-                w.push_record(*o, b).expect("stitch");
-            }
-            w.finish(1, false).expect("finish")
-        },
-        "one-pass and incremental stitching differ"
+        w.message(1, false).expect("message"),
+        &reference[..],
+        "stitching by origin id and by origin differ"
     );
-    g.bench_function("one_pass", |b| {
-        b.iter(|| black_box(ws::stitch(1, &pairs, &[]).expect("stitch")).len())
-    });
-    let (tick_origins, ids) = ws::tick_origins(&enc);
-    let by_id: Vec<(u32, &[u8])> = ids.iter().copied().zip(blobs.iter().copied()).collect();
-    let mut scratch = Vec::new();
-    let mut msg = Vec::new();
-    ws::stitch_by_id(1, &tick_origins, &by_id, &mut scratch, &mut msg).expect("stitch");
-    assert_eq!(
-        msg,
-        ws::stitch(1, &pairs, &[]).expect("stitch"),
-        "stitching by origin id differs"
+    let zstd_len = w.message(1, true).expect("message").len();
+    println!(
+        "stitch: {} records, {total} blob bytes, raw message {} B, zstd message {zstd_len} B",
+        blobs.len(),
+        reference.len()
     );
-    g.bench_function("one_pass_by_origin_id", |b| {
+    let mut g = c.benchmark_group("stitch");
+    g.throughput(Throughput::Bytes(total as u64));
+    // The tick-wide table is set once per tick (the assembler's `set_entities` then only
+    // checks it, peer after peer); each snapshot starts from `clear`.
+    w.set_entities(&enc);
+    g.bench_function("set_entities_check", |b| {
         b.iter(|| {
-            ws::stitch_by_id(1, &tick_origins, &by_id, &mut scratch, &mut msg).expect("stitch");
-            black_box(msg.len())
+            w.set_entities(black_box(&enc));
+            black_box(w.entity_origin_id(0))
+        })
+    });
+    g.bench_function("writer_by_origin_id", |b| {
+        b.iter(|| {
+            w.clear();
+            for (i, blob) in blobs.iter().enumerate() {
+                w.push_id(w.entity_origin_id(i), blob).expect("stitch");
+            }
+            black_box(w.message(1, false).expect("message").len())
+        })
+    });
+    g.bench_function("writer_budget_despawns", |b| {
+        b.iter(|| {
+            w.clear();
+            for (i, blob) in blobs.iter().enumerate() {
+                w.push_id_within(w.entity_origin_id(i), blob, budget)
+                    .expect("stitch");
+            }
+            for d in despawns {
+                w.push_despawn(d);
+            }
+            black_box(w.message(1, false).expect("message").len())
+        })
+    });
+    g.bench_function("writer_by_origin", |b| {
+        b.iter(|| {
+            w.clear();
+            for (o, blob) in &pairs {
+                w.push_record(*o, blob).expect("stitch");
+            }
+            black_box(w.message(1, false).expect("message").len())
+        })
+    });
+    g.bench_function("writer_budget_despawns_zstd", |b| {
+        b.iter(|| {
+            w.clear();
+            for (i, blob) in blobs.iter().enumerate() {
+                w.push_id_within(w.entity_origin_id(i), blob, budget)
+                    .expect("stitch");
+            }
+            for d in despawns {
+                w.push_despawn(d);
+            }
+            black_box(w.message(1, true).expect("message").len())
         })
     });
     let mut buf = Vec::with_capacity(total + 1024);
@@ -444,6 +536,7 @@ fn bench_decode(c: &mut Criterion) {
 criterion_group!(
     benches,
     bench_encode,
+    bench_quantize,
     bench_stitch,
     bench_decode,
     bench_deku

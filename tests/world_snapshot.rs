@@ -782,13 +782,100 @@ fn stitching_by_origin_id_gives_the_same_bytes() {
         .iter()
         .map(|&i| (ents[i].origin, ents[i].blob(BlobKind::DELTA)))
         .collect();
-    let by_id: Vec<(u32, &[u8])> = picked
-        .iter()
-        .map(|&i| (ids[i], ents[i].blob(BlobKind::DELTA)))
-        .collect();
-    let (mut scratch, mut a) = (Vec::new(), vec![1, 2, 3]);
-    ws::stitch_by_id(9, &table, &by_id, &mut scratch, &mut a).unwrap();
-    assert_eq!(a, ws::stitch(9, &pairs, &[]).unwrap());
+    let mut w = SnapshotWriter::new();
+    w.set_tick_origins(&table);
+    for &i in &picked {
+        w.push_id(ids[i], ents[i].blob(BlobKind::DELTA)).unwrap();
+    }
+    w.push_despawn(77);
+    let a = w.finish(9, false).unwrap();
+    assert_eq!(a, ws::stitch(9, &pairs, &[77]).unwrap());
     decode(&a).unwrap();
-    assert!(ws::stitch_by_id(9, &table[..1], &by_id, &mut scratch, &mut a).is_err());
+    // The same through the entities' own ids, twice (the second reuses the table).
+    for _ in 0..2 {
+        w.set_entities(&ents);
+        for &i in &picked {
+            let id = w.entity_origin_id(i);
+            assert_eq!(id, ids[i]);
+            w.push_id(id, ents[i].blob(BlobKind::DELTA)).unwrap();
+        }
+        w.push_despawn(77);
+        assert_eq!(w.message(9, false).unwrap(), &a[..]);
+    }
+    // An id outside the tick's table is refused.
+    w.set_tick_origins(&table[..1]);
+    assert!(matches!(
+        w.push_id(ids[picked[0]].max(1), b"x"),
+        Err(ws::SnapshotError::BadBlob(_))
+    ));
+    assert!(w.push_id(u32::MAX, b"x").is_err());
+}
+
+/// The budget counts header, origin table and records at their exact sizes (not the
+/// despawns): a record that would pass it is left out and changes nothing.
+#[test]
+fn writer_budget_counts_exact_record_sizes() {
+    let ents: Vec<EncodedEntity> = (0..20u32)
+        .map(|i| EncodedEntity::new(&sample_entity(i * 911, false)))
+        .collect();
+    let mut w = SnapshotWriter::new();
+    w.set_entities(&ents);
+    w.push_despawn(5);
+    let mut expect = ws::HEADER_BYTES;
+    let mut kept = Vec::new();
+    let budget = 400;
+    for (i, e) in ents.iter().enumerate() {
+        let oi = w.origin_index(e.origin);
+        let new = oi as usize == w.origin_count();
+        let need = ws::estimate_record_bytes(oi, e.entity_index, BlobKind::FULL, e.type_index)
+            + if new { 24 } else { 0 };
+        let fits = expect + need <= budget;
+        let written = w
+            .push_id_within(w.entity_origin_id(i), e.blob(BlobKind::FULL), budget)
+            .unwrap();
+        assert_eq!(written, fits, "entity {i}");
+        if written {
+            expect += need;
+            kept.push(i);
+        }
+        assert_eq!(w.counted_bytes(), expect);
+    }
+    assert!(!kept.is_empty() && kept.len() < ents.len());
+    let msg = w.finish(4, false).unwrap();
+    assert_eq!(
+        msg.len(),
+        expect + 4,
+        "one despawn TLV of 4 bytes beyond the budget"
+    );
+    let pairs: Vec<(DVec3, &[u8])> = kept
+        .iter()
+        .map(|&i| (ents[i].origin, ents[i].blob(BlobKind::FULL)))
+        .collect();
+    assert_eq!(msg, ws::stitch(4, &pairs, &[5]).unwrap());
+}
+
+/// The writer's zstd body is the frame `zstd::bulk::compress` makes at level 3, its
+/// context is reused from message to message, and a message can be asked for again after
+/// more records.
+#[test]
+fn writer_zstd_body_and_reuse() {
+    let mut w = SnapshotWriter::new();
+    for round in 0..3u32 {
+        for i in 0..60u32 {
+            let e = EncodedEntity::new(&sample_entity(i, false));
+            w.push_record(e.origin, e.blob(BlobKind::DELTA)).unwrap();
+        }
+        w.push_despawn(round);
+        let raw = w.finish(round, false).unwrap();
+        let z = w.finish(round, true).unwrap();
+        assert_eq!(z[1], ws::FLAG_ZSTD);
+        let frame = zstd::bulk::compress(&raw[ws::HEADER_BYTES..], ws::ZSTD_LEVEL).unwrap();
+        assert_eq!(&z[ws::HEADER_BYTES..], &frame[..]);
+        assert_eq!(&z[2..ws::HEADER_BYTES], &raw[2..ws::HEADER_BYTES]);
+        let d = decode(&z).unwrap();
+        assert_eq!(d.records.len(), 60 * (round as usize + 1));
+        assert_eq!(d.despawns, (0..=round).collect::<Vec<_>>());
+    }
+    w.clear();
+    assert_eq!(w.finish(0, true).unwrap().len(), ws::HEADER_BYTES);
 }

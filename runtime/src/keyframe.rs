@@ -140,12 +140,12 @@ pub fn qdot(a: &Quat4, b: &Quat4) -> f64 {
 }
 
 /// Angle in degrees between two rotations as the study computes it:
-/// `2 acos(min(1, |a·b|))`. The study's tables (keys kept at each tolerance, worst errors) are
+/// `2 acos(min(1, |a·b|))` ([`crate::quant::angle_between_acos_rad`]). The study's tables (keys kept at each tolerance, worst errors) are
 /// defined with this formula, which differs from [`crate::quant::angle_between_rad`] in the
 /// last bits for small angles and for inputs that are not exactly unit, so keyframe selection
 /// keeps it; everything else measures rotations with `angle_between_rad`.
 pub fn qangle_deg(a: &Quat4, b: &Quat4) -> f64 {
-    2.0 * qdot(a, b).abs().min(1.0).acos() * R2D
+    crate::quant::angle_between_acos_rad(*a, *b) * R2D
 }
 
 /// The quaternion scaled to unit length (a zero quaternion is returned unchanged).
@@ -319,25 +319,14 @@ pub fn quantize_scalar(key_values: &[f64]) -> QuantizedScalar {
         }
     }
     let range = hi - lo;
+    // 16-bit codes over [lo, lo + range] (0 when the range is 0).
     let enc: Vec<u16> = key_values
         .iter()
-        .map(|&v| {
-            if range == 0.0 {
-                0
-            } else {
-                ((v - lo) / range * 65535.0).round().clamp(0.0, 65535.0) as u16
-            }
-        })
+        .map(|&v| crate::quant::quantize_range(v, lo, range, 65535.0) as u16)
         .collect();
     let dec = enc
         .iter()
-        .map(|&q| {
-            lo + if range == 0.0 {
-                0.0
-            } else {
-                q as f64 / 65535.0 * range
-            }
-        })
+        .map(|&q| crate::quant::dequantize_range(u64::from(q), lo, range, 65535.0))
         .collect();
     QuantizedScalar {
         lo,

@@ -85,9 +85,7 @@ pub fn quantize_yaw(yaw: f64) -> i16 {
     if !yaw.is_finite() {
         return 0;
     }
-    (wrap_angle(yaw) * ROT_SCALE)
-        .round()
-        .clamp(-32767.0, 32767.0) as i16
+    crate::quant::quantize_scaled(wrap_angle(yaw), ROT_SCALE, 32767.0) as i16
 }
 
 /// Yaw in radians of a code.
@@ -100,7 +98,7 @@ pub fn dequantize_yaw(q: i16) -> f64 {
 /// zero quaternion gives the identity's code.
 pub fn quantize_axis_angle(q: DQuat) -> [i16; 3] {
     let v = axis_angle_vector(q);
-    [v.x, v.y, v.z].map(|c| (c * ROT_SCALE).round().clamp(-32767.0, 32767.0) as i16)
+    [v.x, v.y, v.z].map(|c| crate::quant::quantize_scaled(c, ROT_SCALE, 32767.0) as i16)
 }
 
 /// The rotation of an axis-angle code.

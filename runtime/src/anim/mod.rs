@@ -117,25 +117,25 @@ pub struct EncodedClip {
     pub bones: Vec<BoneTracks>,
 }
 
-/// Dequantises `q` of `bits` bits over `[lo, lo + extent]`.
+/// Dequantises `q` of `bits` bits over `[lo, lo + extent]`
+/// ([`crate::quant::dequantize_range_f32`] with `2^bits − 1` codes; `lo` at 0 bits).
 #[inline]
 pub fn dequant(q: u32, bits: u8, lo: f32, extent: f32) -> f32 {
     if bits == 0 {
         lo
     } else {
-        let max = ((1u64 << bits) - 1) as f32;
-        lo + q as f32 / max * extent
+        crate::quant::dequantize_range_f32(q, lo, extent, ((1u64 << bits) - 1) as f32)
     }
 }
 
+/// The code of `v` in `bits` bits over `[lo, lo + extent]` ([`crate::quant::quantize_range`];
+/// 0 at 0 bits).
 fn quant(v: f64, bits: u8, lo: f32, extent: f32) -> u32 {
-    if bits == 0 || extent <= 0.0 {
+    if bits == 0 {
         return 0;
     }
     let max = ((1u64 << bits) - 1) as f64;
-    ((v - f64::from(lo)) / f64::from(extent) * max)
-        .round()
-        .clamp(0.0, max) as u32
+    crate::quant::quantize_range(v, f64::from(lo), f64::from(extent), max) as u32
 }
 
 /// The f16 value at or below `v` (so a range starting there covers `v`).

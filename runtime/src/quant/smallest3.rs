@@ -168,6 +168,19 @@ pub fn offset(bits: u8, renormalise: Renormalise) -> Smallest3 {
     }
 }
 
+/// The index of the component of largest magnitude, the first in x, y, z, w order on an
+/// exact tie (NaN never wins a comparison).
+#[inline(always)]
+fn largest_index(c: &[f64; 4]) -> usize {
+    let mut drop = 0;
+    for i in 1..4 {
+        if c[i].abs() > c[drop].abs() {
+            drop = i;
+        }
+    }
+    drop
+}
+
 impl Smallest3 {
     /// The code range of one kept component: `(lowest, highest)`.
     pub fn code_range(&self) -> (i32, i32) {
@@ -183,10 +196,7 @@ impl Smallest3 {
         match self.scaling {
             Scaling::Symmetric {
                 scale, max_code, ..
-            } => {
-                let m = f64::from(max_code);
-                (v * scale).round().clamp(-m, m) as i32
-            }
+            } => crate::quant::quantize_scaled(v, scale, f64::from(max_code)) as i32,
             Scaling::Offset { max_code } => {
                 let m = f64::from(max_code);
                 let t = (v + FRAC_1_SQRT_2) / (2.0 * FRAC_1_SQRT_2) * m;
@@ -216,12 +226,7 @@ impl Smallest3 {
     /// tie; when it is negative every kept component is negated. NaN components code as 0.
     #[inline]
     pub fn encode(&self, c: [f64; 4]) -> (u8, [i32; 3]) {
-        let mut drop = 0;
-        for i in 1..4 {
-            if c[i].abs() > c[drop].abs() {
-                drop = i;
-            }
-        }
+        let drop = largest_index(&c);
         let sign = if c[drop] < 0.0 { -1.0 } else { 1.0 };
         let mut out = [0i32; 3];
         let mut k = 0;

@@ -7,8 +7,10 @@
 //!   since the peer joined, for one never sent), so entities the budget defers gain priority
 //!   each tick and nothing starves.
 //! - Budget: candidates are taken in relevance order while the snapshot (header + origin
-//!   table + records, each record measured with [`estimate_record_bytes`] before it is
-//!   written) stays within the peer's byte budget; the rest are deferred to a later tick.
+//!   table + records, each record counted at its exact size by
+//!   [`SnapshotWriter::push_id_within`] before it is written) stays within the peer's byte
+//!   budget; the rest are deferred to a later tick. (The size is the one
+//!   [`super::estimate_record_bytes`] computes from the layout: the two are tested equal.)
 //!   Deferred entities are kept by the client (no despawn), so they do not flicker.
 //! - Despawn: an entity the peer was sent that is no longer a candidate (out of interest or
 //!   gone) is listed in a despawn TLV once and forgotten. Despawn TLVs are not counted in the
@@ -18,9 +20,7 @@
 //!   generation changes; otherwise as a delta.
 
 use super::client::AckWindow;
-use super::{
-    estimate_record_bytes, BlobKind, EncodedEntity, SnapshotError, SnapshotWriter, HEADER_BYTES,
-};
+use super::{BlobKind, EncodedEntity, SnapshotError, SnapshotWriter};
 use glam::DVec3;
 use std::collections::HashMap;
 
@@ -110,7 +110,7 @@ impl Peer {
         writer: &mut SnapshotWriter,
         compress: bool,
     ) -> Result<(Vec<u8>, AssembleStats), SnapshotError> {
-        writer.clear();
+        writer.set_entities(entities);
         let mut stats = AssembleStats::default();
         let joined = *self.joined.get_or_insert(tick);
         let mut cand: Vec<(f64, usize)> = entities
@@ -156,7 +156,6 @@ impl Peer {
             writer.push_despawn(g);
             stats.despawned += 1;
         }
-        let mut used = HEADER_BYTES;
         for (_, i) in cand {
             let e = &entities[i];
             let s = self.sent.get(&e.entity_index);
@@ -170,16 +169,11 @@ impl Peer {
                 gen_present: full,
                 own,
             };
-            let oi = writer.origin_index(e.origin);
-            let new_origin = oi as usize == writer.origin_count();
-            let need = estimate_record_bytes(oi, e.entity_index, kind, e.type_index)
-                + if new_origin { 24 } else { 0 };
-            if used + need > self.view.budget_bytes {
+            let id = writer.entity_origin_id(i);
+            if !writer.push_id_within(id, e.blob(kind), self.view.budget_bytes)? {
                 stats.deferred += 1;
                 continue;
             }
-            writer.push_record(e.origin, e.blob(kind))?;
-            used += need;
             stats.records += 1;
             self.last_sent.insert(e.entity_index, tick);
             let entry = self.sent.entry(e.entity_index).or_default();
@@ -196,9 +190,9 @@ impl Peer {
                 }
             }
         }
-        let bytes = writer.finish(tick, compress)?;
+        let bytes = writer.message(tick, compress)?;
         stats.bytes = bytes.len();
         stats.compressed = bytes.get(1) == Some(&super::FLAG_ZSTD);
-        Ok((bytes, stats))
+        Ok((bytes.to_vec(), stats))
     }
 }
