@@ -4,7 +4,7 @@
 #   fuzz/run.sh [SECONDS] [TARGET...]
 #
 # SECONDS per target (default 60); targets default to all of them (decode_raw, decode_full,
-# generate), run one after the other. Installs the pinned cargo-fuzz when missing, seeds the
+# generate, kaitai_lang), run one after the other. Installs the pinned cargo-fuzz when missing, seeds the
 # corpora from the formats' samples and the schemas, builds every target, then runs each one.
 # Extra libFuzzer flags can be given in FUZZ_FLAGS (e.g. FUZZ_FLAGS="-jobs=2 -workers=2").
 set -euo pipefail
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 CARGO_FUZZ_VERSION=0.13.2
 secs="${1:-60}"
 [ $# -gt 0 ] && shift
-if [ $# -gt 0 ]; then targets=("$@"); else targets=(decode_raw decode_full generate); fi
+if [ $# -gt 0 ]; then targets=("$@"); else targets=(decode_raw decode_full generate kaitai_lang); fi
 
 if ! cargo fuzz --version 2>/dev/null | grep -qx "cargo-fuzz $CARGO_FUZZ_VERSION"; then
   cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked

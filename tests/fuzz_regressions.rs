@@ -8,7 +8,8 @@
 //! - the seeding step itself (ignored by default, as it writes files):
 //!   `cargo test --test fuzz_regressions -- --ignored --exact seed_fuzz_corpora` writes every
 //!   format's samples into `fuzz/corpus/decode_raw/` and `fuzz/corpus/decode_full/`, and the
-//!   schemas (`schema/`, `tests/schemas/`, `codegen/tests/bad/`) into `fuzz/corpus/generate/`.
+//!   schemas (`schema/`, `tests/schemas/`, `codegen/tests/bad/`) into `fuzz/corpus/generate/`,
+//!   and small inputs for every schema of `kaitai_lang` into `fuzz/corpus/kaitai_lang/`.
 //!   `STATEPACK_FUZZ_CORPUS=<dir>` writes under another folder.
 
 #[path = "../fuzz/properties.rs"]
@@ -213,8 +214,26 @@ fn seed_fuzz_corpora() {
             &std::fs::read(path).unwrap(),
         );
     }
+    // kaitai_lang: the first byte picks the schema (modulo their count), so one small input
+    // of zeros and one of rising bytes for each of the first 64 picks reaches every schema.
+    for pick in 0u8..64 {
+        let mut zeros = vec![pick];
+        zeros.resize(25, 0);
+        write_seed(
+            &root.join("kaitai_lang"),
+            &format!("seed-{pick}-zeros"),
+            &zeros,
+        );
+        let rising: Vec<u8> = std::iter::once(pick).chain(1..=32).collect();
+        write_seed(
+            &root.join("kaitai_lang"),
+            &format!("seed-{pick}-rising"),
+            &rising,
+        );
+    }
     println!(
-        "seeded {} with {count} sample file(s) per decoder target and {} schema(s)",
+        "seeded {} with {count} sample file(s) per decoder target, {} schema(s) and 128 \
+         kaitai_lang inputs",
         root.display(),
         schemas.len()
     );

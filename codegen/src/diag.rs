@@ -25,6 +25,20 @@ pub struct Diag {
     pub message: String,
     /// How to fix it, in one line.
     pub hint: String,
+    /// A second place the problem involves (the first definition of a name defined twice,
+    /// the other side of a conflict), printed as a `note:` line.
+    pub related: Option<Related>,
+}
+
+/// The second place of a two-place diagnostic ("first defined here").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Related {
+    /// The schema file of that place (another file when it came through `imports`).
+    pub file: String,
+    /// Where it is.
+    pub pos: Pos,
+    /// What is there, e.g. "first defined here".
+    pub label: String,
 }
 
 impl Diag {
@@ -42,7 +56,18 @@ impl Diag {
             key_path: key_path.to_owned(),
             message: message.into(),
             hint: hint.into(),
+            related: None,
         }
+    }
+
+    /// The same diagnostic with a second place, labelled (`note: file:line:col: label`).
+    pub fn with_related(mut self, file: &str, pos: Pos, label: impl Into<String>) -> Self {
+        self.related = Some(Related {
+            file: file.to_owned(),
+            pos,
+            label: label.into(),
+        });
+        self
     }
 }
 
@@ -55,6 +80,13 @@ impl fmt::Display for Diag {
         )?;
         if !self.key_path.is_empty() {
             write!(f, "\n  at: {}", self.key_path)?;
+        }
+        if let Some(r) = &self.related {
+            write!(
+                f,
+                "\n  note: {}:{}:{}: {}",
+                r.file, r.pos.line, r.pos.col, r.label
+            )?;
         }
         write!(f, "\n  hint: {}", self.hint)
     }

@@ -232,32 +232,38 @@ impl<'s> Emitter<'s> {
                 }
             }
         }
-        let mut seen: HashMap<String, &str> = HashMap::new();
+        let mut seen: HashMap<String, (&str, Pos)> = HashMap::new();
         for t in &self.s.types {
-            match seen.get(&camel(&t.name)) {
-                Some(first) if *first == t.name => self.err(
-                    t.pos,
-                    &t.key_path,
+            let (msg, first_pos) = match seen.get(&camel(&t.name)) {
+                Some((first, at)) if *first == t.name => (
                     format!(
                         "type `{}` is defined twice (the root type takes the name of `meta.id`)",
                         t.name
                     ),
-                    "rename one of the types",
+                    *at,
                 ),
-                Some(first) => self.err(
-                    t.pos,
-                    &t.key_path,
+                Some((first, at)) => (
                     format!(
                         "types `{first}` and `{}` both become the Rust type `{}`",
                         t.name,
                         camel(&t.name)
                     ),
-                    "rename one of the types",
+                    *at,
                 ),
                 None => {
-                    seen.insert(camel(&t.name), &t.name);
+                    seen.insert(camel(&t.name), (&t.name, t.pos));
+                    continue;
                 }
-            }
+            };
+            let d = Diag::new(
+                &self.s.file,
+                t.pos,
+                &t.key_path,
+                msg,
+                "rename one of the types",
+            )
+            .with_related(&self.s.file, first_pos, "first defined here");
+            self.diags.push(d);
         }
         self.check_rust_names();
         let mut seen = HashSet::new();
@@ -1407,11 +1413,23 @@ impl<'s> Emitter<'s> {
                                             )
                                         }
                                     }
-                                    _ => return bad(
-                                        "`/` and `%` need a non-zero integer literal on the right"
-                                            .into(),
-                                        "divide by a constant, e.g. `len / 4`",
-                                    ),
+                                    Some(_) => {
+                                        return bad(
+                                            "division by the constant 0".into(),
+                                            "divide by a non-zero number",
+                                        )
+                                    }
+                                    // A divisor from the data: zero is an error when the
+                                    // expression is evaluated, never a wrong value.
+                                    None => {
+                                        self.fallible.set(true);
+                                        let f = if *op == BinOp::Div {
+                                            quote!(::statepack_runtime::io::expr_div_floor)
+                                        } else {
+                                            quote!(::statepack_runtime::io::expr_mod_floor)
+                                        };
+                                        (quote!(#f(#at, #bt) #q), Ty::Int)
+                                    }
                                 }
                             }
                             _ => match lit {
@@ -1423,10 +1441,20 @@ impl<'s> Emitter<'s> {
                                         (quote!(#at.wrapping_shr(#n)), Ty::Int)
                                     }
                                 }
-                                _ => {
+                                Some(_) => {
                                     return bad(
-                                        "shifts need an integer literal 0..63 on the right".into(),
-                                        "shift by a constant, e.g. `flags >> 2`",
+                                        "a constant shift must be 0..63".into(),
+                                        "shift by 0 to 63 bits, e.g. `flags >> 2`",
+                                    )
+                                }
+                                // A shift amount from the data: outside 0..=63 it is an
+                                // error when the expression is evaluated.
+                                None => {
+                                    self.fallible.set(true);
+                                    let left = *op == BinOp::Shl;
+                                    (
+                                        quote!(::statepack_runtime::io::expr_shift(#at, #bt, #left) #q),
+                                        Ty::Int,
                                     )
                                 }
                             },

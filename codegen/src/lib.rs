@@ -100,7 +100,7 @@ mod version;
 pub mod yaml;
 
 pub use builder::{write_if_changed, BuildError, Builder, Generated};
-pub use diag::{render, Diag, Pos};
+pub use diag::{render, Diag, Pos, Related};
 pub use options::Options;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

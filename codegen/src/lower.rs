@@ -179,6 +179,16 @@ impl<'a> Lower<'a> {
         self.diags.push(Diag::new(self.file, pos, path, msg, hint));
     }
 
+    /// [`Self::err`] with a second place, labelled "first defined here".
+    fn err_twice(&mut self, pos: Pos, first: Pos, path: &str, msg: String, hint: &str) {
+        let d = Diag::new(self.file, pos, path, msg, hint).with_related(
+            self.file,
+            first,
+            "first defined here",
+        );
+        self.diags.push(d);
+    }
+
     fn unknown_key(&mut self, key: &Key, path: &str, allowed: &[&str], sp_allowed: &[&str]) {
         let kp = if path.is_empty() {
             key.text.clone()
@@ -724,9 +734,10 @@ impl<'a> Lower<'a> {
                 );
                 continue;
             }
-            if values.iter().any(|x| x.name == name) {
-                self.err(
+            if let Some(first) = values.iter().find(|x| x.name == name).map(|x| x.pos) {
+                self.err_twice(
                     v.pos,
+                    first,
                     &vp,
                     format!("enum value name `{name}` is used twice"),
                     "give each value its own name",
@@ -847,9 +858,10 @@ impl<'a> Lower<'a> {
         for (i, item) in items.iter().enumerate() {
             let fp = format!("{kp}[{i}]");
             if let Some(f) = self.field(item, &fp) {
-                if out.iter().any(|o| o.id == f.id) {
-                    self.err(
+                if let Some(first) = out.iter().find(|o| o.id == f.id).map(|o| o.pos) {
+                    self.err_twice(
                         f.pos,
+                        first,
                         &fp,
                         format!("field id `{}` is used twice in this type", f.id),
                         "give each field its own id",

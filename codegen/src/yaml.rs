@@ -177,16 +177,17 @@ pub fn load(text: &str, file: &str) -> Result<Node, Vec<Diag>> {
         match stack.last_mut() {
             None => root = Some(node),
             Some(Frame::Seq(_, items)) => items.push(node),
-            Some(Frame::Map(_, items, pending)) => match pending.take() {
-                None => match node.kind {
-                    NodeKind::Scalar { text, .. } => {
-                        if let Some((first, _)) = items.iter().find(|(k, _)| k.text == text) {
-                            let path = if map_path.is_empty() {
-                                text.clone()
-                            } else {
-                                format!("{map_path}.{text}")
-                            };
-                            diags.push(Diag::new(
+            Some(Frame::Map(_, items, pending)) => {
+                match pending.take() {
+                    None => match node.kind {
+                        NodeKind::Scalar { text, .. } => {
+                            if let Some((first, _)) = items.iter().find(|(k, _)| k.text == text) {
+                                let path = if map_path.is_empty() {
+                                    text.clone()
+                                } else {
+                                    format!("{map_path}.{text}")
+                                };
+                                diags.push(Diag::new(
                                 file,
                                 node.pos,
                                 &path,
@@ -195,29 +196,31 @@ pub fn load(text: &str, file: &str) -> Result<Node, Vec<Diag>> {
                                     first.pos.line
                                 ),
                                 "remove one of the two entries; YAML keeps only one of them",
-                            ));
+                            )
+                            .with_related(file, first.pos, "first defined here"));
+                            }
+                            *pending = Some(Key {
+                                text,
+                                pos: node.pos,
+                            });
                         }
-                        *pending = Some(Key {
-                            text,
-                            pos: node.pos,
-                        });
-                    }
-                    _ => {
-                        diags.push(Diag::new(
-                            file,
-                            node.pos,
-                            "",
-                            "mapping keys must be plain scalars",
-                            "use a simple name as the key",
-                        ));
-                        *pending = Some(Key {
-                            text: String::from("?"),
-                            pos: node.pos,
-                        });
-                    }
-                },
-                Some(key) => items.push((key, node)),
-            },
+                        _ => {
+                            diags.push(Diag::new(
+                                file,
+                                node.pos,
+                                "",
+                                "mapping keys must be plain scalars",
+                                "use a simple name as the key",
+                            ));
+                            *pending = Some(Key {
+                                text: String::from("?"),
+                                pos: node.pos,
+                            });
+                        }
+                    },
+                    Some(key) => items.push((key, node)),
+                }
+            }
         }
     }
     if !diags.is_empty() {

@@ -1837,6 +1837,48 @@ impl ByteWriter {
     }
 }
 
+/// `a / b` of an expression whose divisor comes from the data, with Kaitai Struct's
+/// rounding (toward negative infinity, as [`div_floor`]).
+///
+/// Errors: `ExprError` "division by zero" when `b` is 0.
+pub fn expr_div_floor(a: i128, b: i128) -> Result<i128, ExprError> {
+    if b == 0 {
+        return Err(ExprError(format!("division by zero ({a} / 0)")));
+    }
+    Ok(div_floor(a, b))
+}
+
+/// `a % b` of an expression whose divisor comes from the data: the remainder takes the
+/// divisor's sign (as [`mod_floor`]).
+///
+/// Errors: `ExprError` "division by zero" when `b` is 0.
+pub fn expr_mod_floor(a: i128, b: i128) -> Result<i128, ExprError> {
+    if b == 0 {
+        return Err(ExprError(format!("division by zero ({a} % 0)")));
+    }
+    Ok(mod_floor(a, b))
+}
+
+/// `a << b` (`left`) or `a >> b` of an expression whose shift amount comes from the data:
+/// the same wrapping 128-bit shift as a constant shift (`>>` is arithmetic on the signed
+/// value, as Kaitai Struct's targets shift their 64-bit integers).
+///
+/// Errors: `ExprError` when `b` is outside 0..=63.
+pub fn expr_shift(a: i128, b: i128, left: bool) -> Result<i128, ExprError> {
+    if !(0..64).contains(&b) {
+        let op = if left { "<<" } else { ">>" };
+        return Err(ExprError(format!(
+            "shift amount {b} outside 0..=63 ({a} {op} {b})"
+        )));
+    }
+    let n = b as u32;
+    Ok(if left {
+        a.wrapping_shl(n)
+    } else {
+        a.wrapping_shr(n)
+    })
+}
+
 /// Integer division as Kaitai Struct's expression language defines it: the quotient rounded
 /// toward negative infinity (`-52947 / 13 == -4073`, `7 / -2 == -4`). Wrapping on the one
 /// overflow (`i128::MIN / -1`). Generated code divides only by non-zero constants; a zero
