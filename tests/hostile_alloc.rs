@@ -95,9 +95,10 @@ const RPLY: Bound = Bound {
 /// MsgWorldSnapshot: `K = 1536`, `C = 4096`.
 ///
 /// A raw body allocates at most 24 bytes of memory per body byte: the smallest stitched
-/// record takes 25 bytes and becomes a 136-byte `EntityRecord` in a `repeat: eos` list, whose
-/// capacities add up to at most 4 times its length (doubling, one past a power of two), so
-/// 4 × 136 / 25 = 21.8, plus at most one copy of the body when it was compressed (the
+/// record takes 25 bytes and becomes a 136-byte `EntityRecord` in a `repeat: eos` list. The
+/// generated reader allocates that list once, with room for the bytes left divided by 25
+/// (136 / 25 = 5.4 bytes per body byte); the bound keeps the margin of a list that grows by
+/// doubling, whose capacities add up to at most 4 times its length (4 × 136 / 25 = 21.8), plus at most one copy of the body when it was compressed (the
 /// decompressed frame and the raw message rebuilt from it, 2 bytes per body byte); one-byte
 /// despawn entries (8-byte `EntityRef`s, then 4-byte indices) stay below that. A zstd body may
 /// be at most [`MAX_ZSTD_RATIO`](statepack::formats::world_snapshot::MAX_ZSTD_RATIO) = 64
