@@ -2933,7 +2933,9 @@ impl<'s> Emitter<'s> {
                 #tail_decl
                 #read_stmt
             });
-            let run_unit = self.run_unit(f).filter(|_| !(is_contents && f.cond.is_some()));
+            let run_unit = self
+                .run_unit(f)
+                .filter(|_| !(is_contents && f.cond.is_some()));
             if let Some(unit) = run_unit.clone().filter(|_| !(keep_at && f.cond.is_some())) {
                 read_runs.push(runs::Member {
                     stmt: reads.len() - 1,
