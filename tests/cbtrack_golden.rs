@@ -228,3 +228,33 @@ fn the_window_count_must_follow_from_the_frames() {
     assert_eq!(cbtrack::windows_for(0, 901, 900), 2);
     assert_eq!(cbtrack::windows_for(5, 5, 900), 1);
 }
+
+/// The raw JSON form keeps the byte fields as hex strings (two digits a byte), reads them
+/// back to the same file, still takes arrays of numbers, and names the field of a bad string.
+#[test]
+fn raw_json_byte_fields_are_hex_strings() {
+    let f = cbtrack::FORMAT;
+    let bytes = cbtrack::worked_example_file();
+    let v = (f.to_json)(&bytes).unwrap();
+    assert_eq!(v["reserved"], "0000000000000000");
+    assert_eq!(v["header_extra"], "");
+    let chunks = v["chunks"].as_str().unwrap();
+    assert_eq!(chunks.len(), 2 * (bytes.len() - 112));
+    assert_eq!(
+        &chunks[32..36],
+        "78da",
+        "the chunk at block 2 starts with zlib's header"
+    );
+    assert_eq!((f.from_json)(&v).unwrap(), bytes);
+    let mut arrays = v.clone();
+    arrays["reserved"] = serde_json::json!([0, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!((f.from_json)(&arrays).unwrap(), bytes);
+    let mut odd = v.clone();
+    odd["game_id"] = serde_json::json!("000");
+    let e = (f.from_json)(&odd).unwrap_err();
+    assert!(e.contains("`game_id`") && e.contains("3 digits"), "{e}");
+    let mut bad = v;
+    bad["reserved"] = serde_json::json!("00000000000000zz");
+    let e = (f.from_json)(&bad).unwrap_err();
+    assert!(e.contains("`reserved`: character 14 ('z')"), "{e}");
+}

@@ -467,7 +467,36 @@ fn cbtrack_import_sample_verify() {
 
     let out = ok(&dir.0, &["inspect", "c.cbtrack"]);
     assert!(out.contains("CBTK v1"), "{out}");
+    // The chunk area is one bounded byte run, and the content view shows the first window's
+    // columns, units and keys down to values, every list cut at 4 with a count of the rest.
+    let chunks = out.lines().find(|l| l.contains(" chunks = ")).unwrap();
+    assert!(
+        chunks.ends_with(&format!("... {} more bytes", x.len() - 112 - 4)),
+        "{chunks}"
+    );
+    for want in [
+        "content: chunks inflated",
+        "    [0] frames 0..=119, main chunk: block ",
+        "        [0] id 1 units.unit_id: type 2 at ",
+        "        [0] unit_id 0 serial 0 def 0 team 0 flags 0 frames 0..=119: ",
+        "            [0] frame 0 pos (400, 45.25, 400) rot dropped 3 codes ",
+        "      ... 36 more",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in\n{out}");
+    }
+    assert!(out.lines().count() < 160, "{} lines", out.lines().count());
+    assert!(out.len() < 16_000, "{} bytes", out.len());
+    // --max-items 0 shows everything: no list or byte run is cut.
+    let all = ok(&dir.0, &["inspect", "c.cbtrack", "--max-items", "0"]);
+    assert!(!all.contains(" more"), "a cut list with --max-items 0");
+    assert!(all.contains("      [39] feature_id 39 "), "every feature");
+    assert!(all.lines().count() > out.lines().count() * 3);
     let json = ok(&dir.0, &["decode", "c.cbtrack"]);
+    // Byte fields are hex strings: the 8,068-byte chunk area is one line, not one per byte.
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["chunks"].as_str().unwrap().len(), 2 * (x.len() - 112));
+    assert_eq!(v["game_id"], "00000000000000000000000000000000");
+    assert!(json.lines().count() < 60, "{} lines", json.lines().count());
     std::fs::write(dir.path("c.json"), &json).unwrap();
     ok(
         &dir.0,
@@ -1073,6 +1102,31 @@ fn bad_numbers_are_argument_errors() {
         stderr(&o)
     );
     assert!(!stdout(&o).contains("met"), "{}", stdout(&o));
+    // 128 flying bots without a budget send more than the 150 KB/s gate: the report is
+    // printed and the run exits 1; `--no-gate` only reports.
+    let over = ["wsnap", "sim", "--seconds", "0.1"];
+    let o = run(d, &over);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("| gate ≤ 150 KB/s | not met |"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("over the 150 KB/s gate") && stderr(&o).contains("--budget 2560"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(d, &[&over[..], &["--no-gate"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Within the gate, exit 0.
+    let o = run(d, &["wsnap", "sim", "--seconds", "0.1", "--budget", "2560"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("| gate ≤ 150 KB/s | met |"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 /// A studs-per-metre that pushes positions past float32 precision writes no file (on the CMU
@@ -1328,5 +1382,23 @@ fn demo_labels_and_order() {
             "(misses 1 mm on joints)"
         };
         assert!(cells[0].ends_with(label), "{row}");
+    }
+}
+
+/// An empty file is no format's file: `inspect`, `decode` and `verify` refuse it by name
+/// instead of reading it as a SNAP file that ends early.
+#[test]
+fn an_empty_file_has_no_format() {
+    let d = TempDir::new("empty");
+    std::fs::write(d.path("empty.bin"), b"").unwrap();
+    for cmd in ["inspect", "decode", "verify"] {
+        let o = run(&d.0, &[cmd, "empty.bin"]);
+        assert_eq!(o.status.code(), Some(1), "{cmd}");
+        assert!(
+            stderr(&o).contains("empty.bin: the file is empty"),
+            "{cmd}: {}",
+            stderr(&o)
+        );
+        assert!(!stdout(&o).contains("SNAP"), "{cmd}: {}", stdout(&o));
     }
 }

@@ -122,6 +122,9 @@ fn type_exprs(t: &mut TypeDef) -> Vec<(&mut SrcExpr, String)> {
     let mut out: Vec<(&mut SrcExpr, String)> = Vec::new();
     for f in &mut t.fields {
         let kp = f.key_path.clone();
+        if let Some(io) = f.at.as_mut().and_then(|a| a.io_of.as_mut()) {
+            out.push((io, format!("{kp}.io")));
+        }
         if let Some(c) = &mut f.cond {
             out.push((c, format!("{kp}.if")));
         }
@@ -181,6 +184,9 @@ fn type_exprs(t: &mut TypeDef) -> Vec<(&mut SrcExpr, String)> {
                 out.push((a, format!("{kp}.type")));
             }
         }
+    }
+    if let Some(sw) = &mut t.endian_switch {
+        out.push((&mut sw.on, format!("{}.switch-on", sw.key_path)));
     }
     for i in &mut t.instances {
         let kp = i.key_path.clone();

@@ -15,7 +15,9 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::{HashMap, HashSet};
 
+mod endian_code;
 mod num_switch;
+mod proc_pos;
 mod proc_term;
 mod runs;
 pub(crate) use num_switch::case_number;
@@ -204,7 +206,18 @@ impl<'s> Emitter<'s> {
         self
     }
 
-    fn err(&mut self, pos: Pos, path: &str, msg: impl Into<String>, hint: impl Into<String>) {
+    /// The schema being emitted.
+    pub(crate) fn schema(&self) -> &'s Schema {
+        self.s
+    }
+
+    pub(crate) fn err(
+        &mut self,
+        pos: Pos,
+        path: &str,
+        msg: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
         self.diags
             .push(Diag::new(&self.s.file, pos, path, msg, hint));
     }
@@ -793,7 +806,12 @@ impl<'s> Emitter<'s> {
         }
     }
 
-    fn expr(&mut self, e: &SrcExpr, scope: &Scope, kp: &str) -> Option<(TokenStream, Ty)> {
+    pub(crate) fn expr(
+        &mut self,
+        e: &SrcExpr,
+        scope: &Scope,
+        kp: &str,
+    ) -> Option<(TokenStream, Ty)> {
         let outer = self.fallible.replace(false);
         let r = self.ex(&e.expr, scope);
         // A failing form in a seq field's expression reports through the reader or writer;
@@ -1168,7 +1186,13 @@ impl<'s> Emitter<'s> {
             }
             Expr::Cast(inner, target) => {
                 let (ts, ty) = self.ex(inner, scope)?;
-                let same = match (&ty, target.as_str()) {
+                // A list cast (`.as<u2[]>`) is accepted where each element has that type.
+                let (mut elem_ty, mut elem_target) = (&ty, target.as_str());
+                while let (Ty::List(e), Some(t)) = (elem_ty, elem_target.strip_suffix("[]")) {
+                    (elem_ty, elem_target) = (&**e, t);
+                }
+                let same = match (elem_ty, elem_target) {
+                    (_, t) if t.ends_with("[]") => false,
                     (Ty::Bytes, "bytes") | (Ty::Str, "str") => true,
                     (Ty::Int, t) => looks_like_number_type(t) && !t.starts_with('f'),
                     (Ty::Float, "f4" | "f8") => true,
@@ -2543,6 +2567,15 @@ impl<'s> Emitter<'s> {
             });
             wscope.vars.push((p.id.clone(), ty));
         }
+        // `meta.endian` as a switch: the byte order is decided before anything is read.
+        if let Some(sw) = &t.endian_switch {
+            let (r, w) = self.endian_decide(sw, &rscope, &wscope)?;
+            reads.push(r);
+            write_pre.push(w);
+            for sc in [&mut rscope, &mut wscope] {
+                sc.vars.push((crate::endian::IS_LE.to_owned(), Ty::Bool));
+            }
+        }
 
         // On write every derived value is computed first, so expressions anywhere may use it.
         for f in &t.fields {
@@ -2959,6 +2992,20 @@ impl<'s> Emitter<'s> {
                 });
             }
             rscope.vars.push((f.id.clone(), self.field_ty(f)));
+            // Fixed contents named by an expression (`if: magic.size == 4`) are their bytes,
+            // on read and on write.
+            if let FieldKind::Contents(c) = &f.kind {
+                if f.cond.is_none()
+                    && matches!(f.repeat, Repeat::None)
+                    && crate::instances::type_names(t).contains(&f.id)
+                {
+                    let b = Literal::byte_string(c);
+                    reads.push(quote!(let #id: ::std::vec::Vec<u8> = ::std::vec::Vec::from(#b);));
+                    write_pre
+                        .push(quote!(let #id: &::std::vec::Vec<u8> = &::std::vec::Vec::from(#b);));
+                    wscope.vars.push((f.id.clone(), Ty::Bytes));
+                }
+            }
 
             // --- write
             let src = if is_derived {
@@ -3422,19 +3469,19 @@ impl<'s> Emitter<'s> {
                 endian,
                 enum_name,
             } => {
-                let m = read_method(*bytes, *signed, false, *endian);
+                let m = endian_code::num_read(*bytes, *signed, false, *endian);
                 match enum_name {
-                    None => quote!(__r.#m()),
+                    None => m,
                     Some(e) if self.open_enums.contains(e) && !f.strict => {
                         // Kaitai Struct's enums are open: an unknown integer is kept.
                         let ei = type_ident(e);
-                        quote!(__r.#m().map(|__raw| #ei::from_i_open(__raw as i128)))
+                        quote!(#m.map(|__raw| #ei::from_i_open(__raw as i128)))
                     }
                     Some(e) => {
                         let ei = type_ident(e);
                         quote! {{
                             let __at = __r.offset();
-                            match __r.#m() {
+                            match #m {
                                 Ok(__raw) => #ei::from_i(__raw as i128).ok_or_else(|| ::statepack_runtime::io::DecodeError::new(__at, ::statepack_runtime::io::DecodeErrorKind::UnknownEnum { enum_name: #e, value: __raw as i128 })),
                                 Err(e) => Err(e),
                             }
@@ -3443,8 +3490,7 @@ impl<'s> Emitter<'s> {
                 }
             }
             FieldKind::Float { bytes, endian } => {
-                let m = read_method(*bytes, true, true, *endian);
-                quote!(__r.#m())
+                endian_code::num_read(*bytes, true, true, *endian)
             }
             FieldKind::Bits {
                 width,
@@ -3608,11 +3654,12 @@ impl<'s> Emitter<'s> {
                     }
                     _ => quote!(#unfn(#proc_, __s, __at)),
                 };
+                // As in Kaitai Struct, the processor's arguments are evaluated once the stored
+                // bytes are taken (`_io.pos` in them is the position after those bytes).
                 quote! {{
                     let __at = __r.offset();
-                    #setup
                     match #take {
-                        Ok(__s) => { #keep #value }
+                        Ok(__s) => { #setup #keep #value }
                         Err(e) => Err(e),
                     }
                 }}
@@ -3895,21 +3942,20 @@ impl<'s> Emitter<'s> {
                 endian,
                 enum_name,
             } => {
-                let m = write_method(*bytes, *signed, false, *endian);
+                let w = |v| endian_code::num_write(*bytes, *signed, false, *endian, v);
                 let ty = int_ty(*bytes, *signed);
                 match enum_name {
-                    None => quote!(__w.#m(*__v)),
+                    None => w(quote!(*__v)),
                     Some(e) if self.open_enums.contains(e) => {
                         // An unlisted value may not fit the stored type: refuse, never wrap.
                         let tn = int_ty_name(*bytes, *signed);
-                        quote!(__w.#m(::statepack_runtime::io::fit::<#ty>(__v.to_i(), #tn)?))
+                        w(quote!(::statepack_runtime::io::fit::<#ty>(__v.to_i(), #tn)?))
                     }
-                    Some(_) => quote!(__w.#m(__v.to_i() as #ty)),
+                    Some(_) => w(quote!(__v.to_i() as #ty)),
                 }
             }
             FieldKind::Float { bytes, endian } => {
-                let m = write_method(*bytes, true, true, *endian);
-                quote!(__w.#m(*__v))
+                endian_code::num_write(*bytes, true, true, *endian, quote!(*__v))
             }
             FieldKind::Bits {
                 width,
@@ -3960,10 +4006,14 @@ impl<'s> Emitter<'s> {
                     },
                     _ => quote!(let __d: &[u8] = &__v[..];),
                 };
-                quote!({
+                let process = quote! {
                     #setup
+                    #refn(#proc_, &__d, #kept)#re_q
+                };
+                let process = self.proc_args_after(f, &size, scope, &kp, process)?;
+                quote!({
                     #value
-                    let __s = #refn(#proc_, &__d, #kept)#re_q;
+                    let __s = { #process };
                     #check
                     __w.write_bytes(&__s);
                 })
@@ -4557,7 +4607,7 @@ fn bind_elem(ty: &Ty, reference: TokenStream) -> TokenStream {
     }
 }
 
-fn ty_name(t: &Ty) -> String {
+pub(crate) fn ty_name(t: &Ty) -> String {
     match t {
         Ty::Int => "an integer".into(),
         Ty::Float => "a float".into(),

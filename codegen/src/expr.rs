@@ -556,10 +556,19 @@ impl P {
                 break;
             }
         }
+        // `u2[]`, `block[]`: a list of that type (as in `params`).
+        let mut list = false;
+        if self.eat_op("[") {
+            if !self.eat_op("]") {
+                return Err("expected `]` after `[` in a list type (`u2[]`)".into());
+            }
+            list = true;
+        }
         if !self.eat_op(">") {
             return Err("expected `>` after the type name".into());
         }
-        Ok(path.join("::"))
+        let name = path.join("::");
+        Ok(if list { format!("{name}[]") } else { name })
     }
 
     /// Comma-separated expressions through the closing `close` (which may come first).
@@ -839,11 +848,17 @@ mod tests {
             "x.as<outer::inner>.v"
         );
         assert_eq!(
+            parse("[1, 2].as<u2[]>").unwrap().to_string(),
+            "[1, 2].as<u2[]>"
+        );
+        assert_eq!(
             parse("sizeof<block> + 1").unwrap().to_string(),
             "(sizeof<block> + 1)"
         );
         assert_eq!(parse("a < b").unwrap().to_string(), "(a < b)");
-        for bad in ["[1, 2", "a[1", "x.as<", "x.as<t", "s.f(1,", "sizeof<>"] {
+        for bad in [
+            "[1, 2", "a[1", "x.as<", "x.as<t", "x.as<t[>", "s.f(1,", "sizeof<>",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
     }

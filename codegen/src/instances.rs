@@ -37,6 +37,7 @@ pub(crate) fn lower_positional(
         return None;
     };
     let pos = lw.src_expr(pos_node, &format!("{ip}.pos"))?;
+    let mut io_of = None;
     let whole = match get("io") {
         None => false,
         Some(io) => {
@@ -48,12 +49,22 @@ pub(crate) fn lower_positional(
                 {
                     true
                 }
+                // `io: value._io`: the substream of another value (see `crate::io_of`).
+                Expr::Attr(a, io) if io == "_io" && crate::io_of::plain_value(a) => {
+                    let src = a.to_string();
+                    io_of = Some(crate::ir::SrcExpr {
+                        expr: (**a).clone(),
+                        src,
+                        pos: e.pos,
+                    });
+                    false
+                }
                 _ => {
                     lw.err(
                         io.pos,
                         &format!("{ip}.io"),
                         format!("`io: {}` is not supported yet", e.src),
-                        "positional instances read from `_io` (the type's own stream) or `_root._io` (the whole input)",
+                        "positional instances read from `_io` (the type's own stream), `_root._io` (the whole input) or `value._io` (the substream of a user-type value read with a `size`)",
                     );
                     return None;
                 }
@@ -91,7 +102,7 @@ pub(crate) fn lower_positional(
     if matches!(f.kind, FieldKind::User { .. }) && matches!(f.repeat, Repeat::None) {
         f.boxed = true;
     }
-    f.at = Some(Box::new(Positional { pos, whole }));
+    f.at = Some(Box::new(Positional { pos, whole, io_of }));
     Some(f)
 }
 
@@ -152,6 +163,32 @@ fn field_names(f: &Field, values: &[Instance]) -> HashSet<String> {
             if let Some(c) = &i.cond {
                 names(&c.expr, &mut out);
             }
+        }
+    }
+    out
+}
+
+/// Every name the expressions of type `t` use (fields, instances, the arguments it gives the
+/// types it reads).
+pub(crate) fn type_names(t: &crate::ir::TypeDef) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for f in &t.fields {
+        out.extend(field_names(f, &t.instances));
+        for (_, args) in &f.switch_args {
+            for a in args {
+                names(&a.expr, &mut out);
+            }
+        }
+        for (_, args) in &f.ctx_args {
+            for a in args.iter().flatten() {
+                names(&a.expr, &mut out);
+            }
+        }
+    }
+    for i in &t.instances {
+        names(&i.value.expr, &mut out);
+        if let Some(c) = &i.cond {
+            names(&c.expr, &mut out);
         }
     }
     out
@@ -252,7 +289,7 @@ pub(crate) fn merge(seq: Vec<Field>, positional: Vec<Field>, values: &[Instance]
 
 /// True when `e` uses `_io` (then a positional instance's writer uses the position it was
 /// read at, kept in the value).
-fn uses_io(e: &Expr) -> bool {
+pub(crate) fn uses_io(e: &Expr) -> bool {
     let mut n = HashSet::new();
     names(e, &mut n);
     n.contains("_io")
@@ -336,6 +373,27 @@ pub(crate) fn emit_read(
     read_value: TokenStream,
 ) -> Option<(TokenStream, Option<(TokenStream, TokenStream, TokenStream)>)> {
     let fid = f.id.as_str();
+    if let Some(io) = &at.io_of {
+        // Kaitai evaluates an instance's `pos`, `size`, `if` ... on the type's own `_io`
+        // while reading from the other stream; the reader here has only the other stream at
+        // hand, so `_io` there is refused rather than given another stream's values.
+        let mut g = f.clone();
+        let mut uses = false;
+        crate::resolve::for_each_expr(&mut g, &mut |e| uses |= uses_io(e));
+        if uses {
+            em.err(
+                f.pos,
+                &f.key_path,
+                format!(
+                    "`_io` in an expression of an instance with `io: {}._io` is not supported yet",
+                    io.src
+                ),
+                "give positions, sizes and conditions of such an instance as numbers or expressions of fields",
+            );
+            return None;
+        }
+        return crate::io_of::emit_read(em, f, at, io, scope, read_value).map(|r| (r, None));
+    }
     let pos = em.expect_ty(&at.pos, scope, &format!("{}.pos", f.key_path), Ty::Int)?;
     let whole = at.whole;
     if uses_io(&at.pos.expr) {
@@ -388,6 +446,9 @@ pub(crate) fn emit_write(
     stmt: TokenStream,
 ) -> Option<TokenStream> {
     let fid = f.id.as_str();
+    if let Some(io) = &at.io_of {
+        return crate::io_of::emit_write(em, f, at, io, scope, stmt);
+    }
     let whole = at.whole;
     let pos = if uses_io(&at.pos.expr) {
         let kept = temp_for("pos", &f.id);

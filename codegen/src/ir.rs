@@ -11,6 +11,27 @@ pub enum Endian {
     Le,
     /// Big-endian (`be`).
     Be,
+    /// Decided when the type starts reading: its `meta.endian` (or an enclosing type's) is a
+    /// switch ([`EndianSwitch`]); the generated code holds the choice in `__is_le`.
+    Computed,
+}
+
+/// `meta.endian: {switch-on: expr, cases: {key: le, key: be, _: le}}`: the byte order of a
+/// type's numbers without a suffix, decided from `on` when the type starts reading (and again
+/// on write, from the same values). Without `_`, a value no case names is an error
+/// (Kaitai Struct's `UndecidedEndiannessError`).
+#[derive(Debug, Clone)]
+pub struct EndianSwitch {
+    /// The value deciding the byte order.
+    pub on: SrcExpr,
+    /// Case keys (literals) and the byte order each selects (`Le` or `Be`).
+    pub cases: Vec<(SrcExpr, Endian)>,
+    /// The `_` case, if any.
+    pub default: Option<Endian>,
+    /// Where `meta.endian` is.
+    pub pos: Pos,
+    /// Its key path (`types.main.meta.endian`), for errors.
+    pub key_path: String,
 }
 
 /// A loaded schema.
@@ -66,6 +87,12 @@ pub struct TypeDef {
     pub instances: Vec<Instance>,
     /// `params`: values the type is given by the field that reads it, in order.
     pub params: Vec<Param>,
+    /// The type's own `meta.endian` when it is a switch (see [`EndianSwitch`]).
+    pub endian_switch: Option<EndianSwitch>,
+    /// The type is nested (lexically) in a type whose byte order is a switch and has no
+    /// `meta.endian` of its own: it takes the decided byte order from the field reading it
+    /// (a hidden param `__is_le`, added by `crate::endian`).
+    pub endian_inherited: bool,
 }
 
 /// One entry of a type's `params`.
@@ -240,6 +267,10 @@ pub struct Positional {
     pub pos: SrcExpr,
     /// `io: _root._io`: the stream is the whole input (else the type's own stream, `_io`).
     pub whole: bool,
+    /// `io: X._io` for a user-type value `X` (a field, `_parent.list[0]`): the stream is the
+    /// substream `X` was read from, rebuilt from `X` (see `crate::io_of`). `X` is kept here
+    /// without the `._io`.
+    pub io_of: Option<SrcExpr>,
 }
 
 /// The `parent` key of a field that reads a user type.

@@ -86,8 +86,10 @@ pub mod diag;
 mod emit;
 mod emit_binrw;
 mod emit_reflect;
+mod endian;
 pub mod expr;
 mod instances;
+mod io_of;
 pub mod ir;
 mod lower;
 mod names;
@@ -263,6 +265,10 @@ fn load_schema_in(
     }
     resolve::resolve(&mut main);
     let d = context::lower(&mut main);
+    if !d.is_empty() {
+        return Err(d);
+    }
+    let d = endian::lower(&mut main);
     if !d.is_empty() {
         return Err(d);
     }

@@ -316,6 +316,7 @@ impl<'a> Lower<'a> {
         let mut imports = Vec::new();
         let mut root_params = Vec::new();
         let mut opaque_types = false;
+        let mut root_endian_switch = None;
         // Set when `meta` or its `id` is present but wrong (already reported).
         let mut id_reported = false;
         // `meta` first: its endian and encoding are defaults for every field.
@@ -346,10 +347,14 @@ impl<'a> Lower<'a> {
                                     }
                                 }
                                 "title" => title = self.scalar(mv, &kp).map(str::to_owned),
+                                "endian" if matches!(mv.kind, NodeKind::Map(_)) => {
+                                    root_endian_switch = crate::endian::parse(self, mv, &kp);
+                                    endian = Some(Endian::Computed);
+                                }
                                 "endian" => match self.scalar(mv, &kp) {
                                     Some("le") => endian = Some(Endian::Le),
                                     Some("be") => endian = Some(Endian::Be),
-                                    Some(o) => self.err(mv.pos, &kp, format!("endian `{o}` is not `le` or `be`"), "write `endian: le` or `endian: be` (switch-on endianness is not supported)"),
+                                    Some(o) => self.err(mv.pos, &kp, format!("endian `{o}` is not `le` or `be`"), "write `endian: le`, `endian: be`, or `endian: {switch-on: <expression>, cases: {<key>: le, _: be}}`"),
                                     None => {}
                                 },
                                 "bit-endian" => match self.scalar(mv, &kp) {
@@ -457,6 +462,8 @@ impl<'a> Lower<'a> {
             fields: crate::instances::merge(root_fields, root_positional, &root_instances),
             instances: root_instances,
             params: root_params,
+            endian_switch: root_endian_switch,
+            endian_inherited: false,
         }];
         all.extend(types);
         Some(Schema {
@@ -552,12 +559,23 @@ impl<'a> Lower<'a> {
         // A type's own `meta` (`endian`, `encoding`, `bit-endian`) sets the defaults for its
         // fields and the types nested in it.
         let saved = (self.default_endian, self.default_encoding, self.bit_le);
+        // Numbers of a type nested in one whose byte order is a switch take the decided order
+        // from the field reading them, unless the type has a `meta.endian` of its own.
+        let mut endian_inherited = self.default_endian == Some(Endian::Computed);
+        let mut endian_switch = None;
         if let Some((_, meta)) = m.iter().find(|(k, _)| k.text == "meta") {
             let mp = format!("{kp}.meta");
             if let Some(mm) = self.map(meta, &mp, "`meta`") {
                 for (mk, mv) in mm {
                     let p = format!("{mp}.{}", mk.text);
+                    if mk.text == "endian" {
+                        endian_inherited = false;
+                    }
                     match mk.text.as_str() {
+                        "endian" if matches!(mv.kind, NodeKind::Map(_)) => {
+                            endian_switch = crate::endian::parse(self, mv, &p);
+                            self.default_endian = Some(Endian::Computed);
+                        }
                         "endian" => match self.scalar(mv, &p) {
                             Some("le") => self.default_endian = Some(Endian::Le),
                             Some("be") => self.default_endian = Some(Endian::Be),
@@ -565,7 +583,7 @@ impl<'a> Lower<'a> {
                                 mv.pos,
                                 &p,
                                 format!("endian `{o}` is not `le` or `be`"),
-                                "write `endian: le` or `endian: be`",
+                                "write `endian: le`, `endian: be`, or `endian: {switch-on: <expression>, cases: {<key>: le, _: be}}`",
                             ),
                             None => {}
                         },
@@ -641,6 +659,8 @@ impl<'a> Lower<'a> {
                 fields: crate::instances::merge(fields, positional, &instances),
                 instances,
                 params,
+                endian_switch,
+                endian_inherited,
             },
         );
     }
@@ -923,6 +943,15 @@ impl<'a> Lower<'a> {
         match endian {
             Some(Endian::Le) => Some(format!("{base}le")),
             Some(Endian::Be) => Some(format!("{base}be")),
+            Some(Endian::Computed) => {
+                self.err(
+                    pos,
+                    kp,
+                    format!("case type `{tn}` takes its byte order from a `meta.endian` switch, which a switch of number types cannot follow"),
+                    format!("write `{base}le` or `{base}be`"),
+                );
+                None
+            }
             None => {
                 self.err(
                     pos,
@@ -1523,8 +1552,7 @@ impl<'a> Lower<'a> {
                         if let Some((is_float, bytes, endian, signed)) =
                             Self::int_type(&t, self.default_endian)
                         {
-                            let endian =
-                                endian.or(if bytes == 1 { Some(Endian::Le) } else { None });
+                            let endian = if bytes == 1 { Some(Endian::Le) } else { endian };
                             let endian = match endian {
                                 Some(e) => e,
                                 None => {

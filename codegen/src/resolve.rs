@@ -134,6 +134,12 @@ pub(crate) fn resolve(s: &mut Schema) {
                 _ => {}
             }
         }
+        if let Some(sw) = &mut t.endian_switch {
+            rewrite_enum_refs(&mut sw.on.expr, &en, &ty);
+            for (k, _) in &mut sw.cases {
+                rewrite_enum_refs(&mut k.expr, &en, &ty);
+            }
+        }
         for i in &mut t.instances {
             if let Some(e) = &mut i.enum_name {
                 en(e);
@@ -150,6 +156,9 @@ pub(crate) fn resolve(s: &mut Schema) {
 pub(crate) fn for_each_expr(field: &mut Field, f: &mut dyn FnMut(&mut Expr)) {
     if let Some(p) = &mut field.at {
         f(&mut p.pos.expr);
+        if let Some(io) = &mut p.io_of {
+            f(&mut io.expr);
+        }
     }
     if let Some(c) = &mut field.cond {
         f(&mut c.expr);

@@ -123,6 +123,19 @@ mod terminators;
 #[path = "run/value_instances.rs"]
 mod value_instances;
 
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/endian_switch.rs"]
+mod endian_switch;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/io_other.rs"]
+mod io_other;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/contents_cast.rs"]
+mod contents_cast;
+
 /// The checked-in generated code is what the generator makes of the schemas today.
 #[test]
 fn generated_code_is_fresh() {
@@ -1432,4 +1445,174 @@ fn opaque_types_are_external_rust_types() {
     assert_eq!(v.encode().unwrap(), bytes);
     let e = opaque::Opaque::decode(&bytes[..4]).unwrap_err();
     assert!(e.to_string().starts_with("sized_pair"), "{e}");
+}
+
+/// Two documents: `II` (little-endian body) and `MM` (big-endian body), each with a `u2`, a
+/// `u2be`, and a nested type (`s4`, `f4`) that inherits the decided order.
+const ENDIAN_DOCS: [u8; 28] = [
+    b'I', b'I', 0x02, 0x01, 0x03, 0x04, 0xfe, 0xff, 0xff, 0xff, 0x00, 0x00, 0xc0, 0x3f, //
+    b'M', b'M', 0x01, 0x02, 0x03, 0x04, 0xff, 0xff, 0xff, 0xfe, 0x3f, 0xc0, 0x00, 0x00,
+];
+
+#[test]
+fn meta_endian_switch_decides_the_byte_order_when_the_type_starts() {
+    let v = endian_switch::EndianSwitch::decode(&ENDIAN_DOCS).unwrap();
+    for d in &v.docs {
+        assert_eq!(d.body.len, 0x0102);
+        assert_eq!(
+            d.body.fixed_be, 0x0304,
+            "an explicit `u2be` keeps its order"
+        );
+        assert_eq!(d.body.inner.value, -2, "the nested type inherits the order");
+        assert_eq!(d.body.inner.ratio, 1.5);
+    }
+    assert!(v.docs[0].body.inner.__is_le);
+    assert!(!v.docs[1].body.inner.__is_le);
+    // `pos: 2` of the body's stream (the whole input) is `02 01`, read in each body's order.
+    assert_eq!(v.docs[0].body.at_two, 0x0102);
+    assert_eq!(v.docs[1].body.at_two, 0x0201);
+    assert_eq!(v.encode().unwrap(), ENDIAN_DOCS, "byte-identical");
+
+    // The writer writes in the order the reader will decide.
+    let mut w = v.clone();
+    w.docs[1].body.inner.value = 0x0102_0304;
+    w.docs[0].body.inner.value = 0x0102_0304;
+    let out = w.encode().unwrap();
+    assert_eq!(&out[6..10], &[4, 3, 2, 1]);
+    assert_eq!(&out[20..24], &[1, 2, 3, 4]);
+    // A nested value holding another order than its reader gives is refused.
+    let mut w = v.clone();
+    w.docs[1].body.inner.__is_le = true;
+    let e = w.encode().unwrap_err().to_string();
+    assert!(
+        e.contains("docs[1].body.inner") && e.contains("__is_le"),
+        "{e}"
+    );
+
+    // No case names `XX` and there is no `_`: Kaitai's UndecidedEndiannessError.
+    let mut bad = ENDIAN_DOCS;
+    bad[14] = b'X';
+    bad[15] = b'X';
+    let e = endian_switch::EndianSwitch::decode(&bad).unwrap_err();
+    assert_eq!(e.path.to_string(), "docs[1].body");
+    assert_eq!(e.offset, 16);
+    assert!(
+        e.to_string().contains(
+            "undecided byte order: `meta.endian` switch-on `_parent.indicator` is [88, 88]"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn meta_endian_switch_on_a_param_with_a_default_case() {
+    for (flag, want) in [(1, 0x1234), (0, 0x3412), (7, 0x3412)] {
+        let mut r = statepack_runtime::io::ByteReader::new(&[0x12, 0x34]);
+        let v = endian_switch::Flagged::read_from(&mut r, flag).unwrap();
+        assert_eq!(v.word, want, "flag {flag}");
+        let mut w = statepack_runtime::io::ByteWriter::new();
+        v.write_to(&mut w).unwrap();
+        assert_eq!(w.into_bytes(), [0x12, 0x34]);
+    }
+}
+
+/// Two 3-byte blocks stored XORed with `_io.pos` after their bytes (3, then 6), then a tag.
+const IO_OTHER: [u8; 7] = [0x13, 0x23, 0x33, 0x46, 0x56, 0x66, 0x77];
+
+#[test]
+fn positional_instances_read_another_values_substream() {
+    let v = io_other::IoOther::decode(&IO_OTHER).unwrap();
+    // The key is the position after the stored bytes, as Kaitai evaluates it.
+    assert_eq!(v.blocks[0].a, 0x2010);
+    assert_eq!(v.blocks[1].a, 0x5040);
+    assert_eq!(v.blocks[0].__unread, [0x30]);
+    assert_eq!(v.peek.tag, 0x77);
+    // `io: _parent.blocks[0]._io`, `pos: 2`: the byte the block leaves unread (processed).
+    assert_eq!(v.peek.first_rest, 0x30);
+    assert_eq!(v.peek.second_a, 0x5040);
+    assert_eq!(v.encode().unwrap(), IO_OTHER, "byte-identical");
+
+    // The instance's bytes belong to the block: one that disagrees is refused.
+    let mut w = v.clone();
+    w.peek.first_rest = 0x31;
+    let e = w.encode().unwrap_err().to_string();
+    assert!(
+        e.contains("peek.first_rest")
+            && e.contains("differs from the bytes of `_parent.blocks[0]` at byte offset 2"),
+        "{e}"
+    );
+    // Changed together, the block and the instance agree, and the key is applied again.
+    let mut w = v.clone();
+    w.blocks[1].a = 0x0102;
+    w.peek.__ctx_parent_blocks[1].a = 0x0102;
+    w.peek.second_a = 0x0102;
+    let out = w.encode().unwrap();
+    assert_eq!(&out[3..5], &[0x02 ^ 6, 0x01 ^ 6]);
+}
+
+#[test]
+fn fixed_contents_in_expressions_and_list_casts() {
+    let bytes = [0x43, 0x43, 0x09, 0x05];
+    let v = contents_cast::ContentsCast::decode(&bytes).unwrap();
+    assert_eq!(v.body, Some(vec![9]), "`if: magic.size == 2` holds");
+    assert_eq!(v.given.nums, vec![7, 300], "`[7, 300].as<u2[]>`");
+    assert_eq!(v.given.first, Some(5));
+    assert_eq!(v.encode().unwrap(), bytes);
+    let e = contents_cast::ContentsCast::decode(&[0x43, 0x44, 0x09, 0x05]).unwrap_err();
+    assert!(e.to_string().contains("expected"), "{e}");
+}
+
+/// Every truncation of the goldens above, and every one of them with one byte replaced: no
+/// panic, and whatever decodes writes back the bytes it read.
+#[test]
+fn switched_byte_order_and_foreign_streams_survive_damaged_input() {
+    type Decode = fn(
+        &[u8],
+    ) -> Result<
+        Box<dyn statepack_runtime::reflect::Reflect>,
+        statepack_runtime::io::DecodeError,
+    >;
+    type Roundtrip = fn(&[u8]) -> Result<Vec<u8>, String>;
+    let cases: [(&str, &[u8], Decode, Roundtrip); 3] = [
+        (
+            "endian_switch",
+            &ENDIAN_DOCS,
+            endian_switch::reflect_decode,
+            endian_switch::reflect_roundtrip,
+        ),
+        (
+            "io_other",
+            &IO_OTHER,
+            io_other::reflect_decode,
+            io_other::reflect_roundtrip,
+        ),
+        (
+            "contents_cast",
+            &[0x43, 0x43, 0x09, 0x05],
+            contents_cast::reflect_decode,
+            contents_cast::reflect_roundtrip,
+        ),
+    ];
+    for (name, golden, decode, roundtrip) in cases {
+        let mut inputs: Vec<Vec<u8>> = (0..=golden.len()).map(|n| golden[..n].to_vec()).collect();
+        for i in 0..golden.len() {
+            for b in [0x00, 0x01, 0x49, 0x4d, 0x7f, 0xff] {
+                let mut v = golden.to_vec();
+                v[i] = b;
+                inputs.push(v);
+            }
+        }
+        for input in inputs {
+            if decode(&input).is_err() {
+                continue;
+            }
+            let written = roundtrip(&input).unwrap_or_else(|e| {
+                panic!("{name}: {input:02x?} decodes but does not re-encode: {e}")
+            });
+            assert!(
+                input.starts_with(&written),
+                "{name}: {input:02x?} wrote {written:02x?}"
+            );
+        }
+    }
 }

@@ -349,3 +349,119 @@ mod tests {
         assert_eq!(w.into_bytes(), [7, 1, 2, 9]);
     }
 }
+
+/// Positional instances with `io: value._io`: read from, and checked against, the substream a
+/// user-type value was read from. Generated code rebuilds that substream by writing the value
+/// again (a sized value keeps what its type leaves unread, and a processed one is the
+/// processed bytes, so its encoding is exactly the substream its reader saw).
+impl<'a, T: Tracer> ByteReader<'a, T> {
+    /// A reader over `stream` (another value's substream, rebuilt), for a positional
+    /// instance read from it. It keeps this reader's nesting of positional instances, so
+    /// that instances reading each other's streams stay within [`MAX_INSTANCE_DEPTH`].
+    /// Offsets in its errors count from the start of `stream`.
+    pub fn foreign_stream<'b>(&self, stream: &'b [u8]) -> ByteReader<'b, crate::io::NoTrace> {
+        let mut r = ByteReader::new(stream);
+        r.inst_depth = self.inst_depth;
+        r
+    }
+
+    /// The decode error for a value whose substream cannot be rebuilt (its writer refused
+    /// it): `Semantic` at this reader's offset, naming the value (`io`, as written).
+    #[cold]
+    pub fn foreign_stream_error(&self, io: &str, e: EncodeError) -> DecodeError {
+        DecodeError::new(
+            self.offset(),
+            DecodeErrorKind::Semantic(format!(
+                "`{io}._io`: the stream of `{io}` cannot be rebuilt: {e}"
+            )),
+        )
+    }
+}
+
+impl ByteWriter {
+    /// A writer for a positional instance at byte `pos` of another value's substream
+    /// (`io: value._io`); pass it to [`ByteWriter::check_in_stream`] once written.
+    ///
+    /// Errors: `OutOfRange` when `pos` is negative or too large.
+    pub fn foreign_instance_writer(pos: i128) -> Result<ByteWriter, EncodeError> {
+        let at = usize::try_from(pos).map_err(|_| {
+            EncodeError::new(EncodeErrorKind::OutOfRange {
+                value: pos.to_string(),
+                ty: "a position in the stream",
+            })
+        })?;
+        let mut w = ByteWriter::new();
+        w.origin = at;
+        Ok(w)
+    }
+
+    /// Checks that the positional instance written into `value` (made by
+    /// [`ByteWriter::foreign_instance_writer`]), and the instances it queued itself, agree
+    /// with `stream`, the substream of the value named in `io: <value>._io` as that value
+    /// writes it. The instance is not written anywhere else: its bytes are the value's.
+    ///
+    /// Errors: `Semantic` naming the instance (`what`), the stream (`io`) and the byte offset
+    /// in the stream where they differ or where the instance would run past its end.
+    pub fn check_in_stream(
+        mut value: ByteWriter,
+        stream: &[u8],
+        what: &'static str,
+        io: &'static str,
+    ) -> Result<(), EncodeError> {
+        let at = value.origin;
+        let mut all = std::mem::take(&mut value.placed);
+        all.push(Placement {
+            at,
+            bytes: value.into_bytes(),
+            what,
+        });
+        for p in all {
+            let found = stream.get(p.at..p.at.saturating_add(p.bytes.len()));
+            match found {
+                Some(f) if f == p.bytes.as_slice() => {}
+                Some(f) => {
+                    let k = f.iter().zip(&p.bytes).take_while(|(a, b)| a == b).count();
+                    return Err(EncodeError::new(EncodeErrorKind::Semantic(format!(
+                        "positional instance `{}` (io: `{io}._io`) differs from the bytes of `{io}` at byte offset {} of its stream",
+                        p.what,
+                        p.at + k
+                    ))));
+                }
+                None => {
+                    return Err(EncodeError::new(EncodeErrorKind::Semantic(format!(
+                        "positional instance `{}` (io: `{io}._io`) at byte offset {} runs past the end of the {} byte(s) of `{io}`",
+                        p.what,
+                        p.at,
+                        stream.len()
+                    ))))
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `_io.pos` of a writer as it will be once more bytes are written (see
+/// [`ByteWriter::pos_after`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PosAfter {
+    pos: i128,
+}
+
+impl PosAfter {
+    /// `_io.pos` at that point: bytes from the start of the stream being written.
+    pub fn io_pos(&self) -> i128 {
+        self.pos
+    }
+}
+
+impl ByteWriter {
+    /// `_io.pos` as it will be after `n` more bytes. A processed field's processor arguments
+    /// are evaluated there on write, since Kaitai Struct's readers evaluate them after taking
+    /// the field's stored bytes (`process: xor(_io.pos)` is keyed by the position after them).
+    pub fn pos_after(&self, n: usize) -> PosAfter {
+        PosAfter {
+            pos: self.io_pos() + n as i128,
+        }
+    }
+}

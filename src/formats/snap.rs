@@ -508,7 +508,7 @@ pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
     name: "snap",
     title: "SNAP v1.3",
     schema: "snap_v1_3",
-    detect: |b| b.starts_with(b"SNAP") || VERSION_HEADER.starts_with(b),
+    detect: |b| b.starts_with(b"SNAP") || (!b.is_empty() && VERSION_HEADER.starts_with(b)),
     decode_raw: |b| SnapV13::decode(b).map(|_| ()),
     decode_traced: |b| {
         let (r, t) = SnapV13::decode_traced(b);

@@ -61,9 +61,9 @@ impl CustomProcess {
             let __v: ::std::vec::Vec<u8> = {
                 {
                     let __at = __r.offset();
-                    let __proc = super::AddKey::new(key as i128, true);
                     match __r.take_sized(3_i128) {
                         Ok(__s) => {
+                            let __proc = super::AddKey::new(key as i128, true);
                             __stored_shifted = ::std::option::Option::Some(__s.to_vec());
                             ::statepack_runtime::process::unprocess_custom(
                                 &__proc,
@@ -85,9 +85,9 @@ impl CustomProcess {
             let __v: ::std::vec::Vec<u8> = {
                 {
                     let __at = __r.offset();
-                    let __proc = super::codecs::Framed::new();
                     match __r.take_sized(2_i128) {
                         Ok(__s) => {
+                            let __proc = super::codecs::Framed::new();
                             __stored_framed = ::std::option::Option::Some(__s.to_vec());
                             ::statepack_runtime::process::unprocess_custom(
                                 &__proc,
@@ -141,13 +141,15 @@ impl CustomProcess {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    let __proc = super::AddKey::new(key as i128, true);
                     let __d: &[u8] = &__v[..];
-                    let __s = ::statepack_runtime::process::reprocess_custom(
-                        &__proc,
-                        &__d,
-                        self.__stored_shifted.as_deref(),
-                    )?;
+                    let __s = {
+                        let __proc = super::AddKey::new(key as i128, true);
+                        ::statepack_runtime::process::reprocess_custom(
+                            &__proc,
+                            &__d,
+                            self.__stored_shifted.as_deref(),
+                        )?
+                    };
                     if (__s.len() as i128) != 3_i128 {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
@@ -169,13 +171,15 @@ impl CustomProcess {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    let __proc = super::codecs::Framed::new();
                     let __d: &[u8] = &__v[..];
-                    let __s = ::statepack_runtime::process::reprocess_custom(
-                        &__proc,
-                        &__d,
-                        self.__stored_framed.as_deref(),
-                    )?;
+                    let __s = {
+                        let __proc = super::codecs::Framed::new();
+                        ::statepack_runtime::process::reprocess_custom(
+                            &__proc,
+                            &__d,
+                            self.__stored_framed.as_deref(),
+                        )?
+                    };
                     if (__s.len() as i128) != 2_i128 {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {

@@ -95,9 +95,9 @@ impl Processed {
             let __v: Point = {
                 {
                     let __at = __r.offset();
-                    let __key = [((key as i128) & 0xff) as u8];
                     match __r.take_sized(4_i128) {
                         Ok(__s) => {
+                            let __key = [((key as i128) & 0xff) as u8];
                             __stored_hidden = ::std::option::Option::Some(__s.to_vec());
                             ::statepack_runtime::io::unprocess(
                                     ::statepack_runtime::io::Processor::Xor(&__key[..]),
@@ -230,15 +230,17 @@ impl Processed {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    let __key = [((key as i128) & 0xff) as u8];
                     let mut __sw = ::statepack_runtime::io::ByteWriter::new();
                     __v.write_to(&mut __sw)?;
                     let __d = __sw.into_bytes();
-                    let __s = ::statepack_runtime::io::reprocess(
-                        ::statepack_runtime::io::Processor::Xor(&__key[..]),
-                        &__d,
-                        self.__stored_hidden.as_deref(),
-                    );
+                    let __s = {
+                        let __key = [((key as i128) & 0xff) as u8];
+                        ::statepack_runtime::io::reprocess(
+                            ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                            &__d,
+                            self.__stored_hidden.as_deref(),
+                        )
+                    };
                     if (__s.len() as i128) != 4_i128 {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {

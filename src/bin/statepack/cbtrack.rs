@@ -10,6 +10,9 @@ use statepack::runtime::motion::Clip;
 use std::path::Path;
 use std::time::Instant;
 
+/// The registry name of the CBTK format, for the commands that add a content view.
+pub const FORMAT_NAME: &str = cbtrack::FORMAT.name;
+
 /// A motion file for a crowd, read with the command's length unit: glTF (`.gltf` / `.glb`,
 /// first skin and animation) resampled at 30 frames per second, the simulation's rate, and
 /// every other motion format (`.bvh`, study `.json`, `.acl.sjson`) at its own frames.
@@ -372,4 +375,391 @@ pub fn demo_row(clip: &Clip) -> Result<String> {
         enc * 1e3,
         dec * 1e3
     ))
+}
+
+/// Writes `n` items of a list as lines under `indent`, at most `max` of them (all when `max`
+/// is 0), then a line counting the rest.
+fn bounded_list<T>(
+    out: &mut dyn std::io::Write,
+    indent: &str,
+    items: &[T],
+    max: usize,
+    mut line: impl FnMut(usize, &T) -> String,
+) -> std::io::Result<()> {
+    let shown = if max == 0 {
+        items.len()
+    } else {
+        max.min(items.len())
+    };
+    for (i, x) in items.iter().take(shown).enumerate() {
+        writeln!(out, "{indent}[{i}] {}", line(i, x))?;
+    }
+    if items.len() > shown {
+        writeln!(out, "{indent}... {} more", items.len() - shown)?;
+    }
+    Ok(())
+}
+
+/// A list of numbers on one line, at most `max` of them (all when 0), with a count of the rest.
+fn bounded_inline<T: std::fmt::Display>(items: &[T], max: usize) -> String {
+    let shown = if max == 0 {
+        items.len()
+    } else {
+        max.min(items.len())
+    };
+    let mut s: Vec<String> = items.iter().take(shown).map(|v| v.to_string()).collect();
+    if items.len() > shown {
+        s.push(format!("... {} more", items.len() - shown));
+    }
+    format!("[{}]", s.join(", "))
+}
+
+/// The content part of `inspect` for a CBTK file: each chunk inflated and read as the format
+/// module reads it (`Track::info`, `Track::features`, `Track::window`, `Track::terrain`), with
+/// every list and every byte run bounded by `max_items` (0 shows everything) and a count of
+/// what was left out. Positions are printed in elmos (position steps times the header's step),
+/// frames as absolute simulation frames, rotations as the stored smallest-three codes.
+/// A chunk that does not read prints its error in its place, and the others still print.
+///
+/// Errors: only those of writing to `out`; the header and index must read (the caller checks
+/// the file first).
+pub fn inspect_content(
+    out: &mut dyn std::io::Write,
+    bytes: &[u8],
+    max_items: usize,
+) -> std::io::Result<()> {
+    let Ok(t) = Track::open(bytes) else {
+        return Ok(());
+    };
+    let h = t.header();
+    let step = h.pos_step();
+    let el = |p: &[i32; 3]| {
+        format!(
+            "({}, {}, {})",
+            p[0] as f64 * step,
+            p[1] as f64 * step,
+            p[2] as f64 * step
+        )
+    };
+    let m = max_items;
+    writeln!(
+        out,
+        "content: chunks inflated and read as the format reads them (positions in elmos, step 1/{} elmo; frames absolute)",
+        1u64 << h.position_shift.min(62)
+    )?;
+    let chunk_line = |what: &str, block: u32, len: u32, inflated: Option<usize>| {
+        let start = block as u64 * 64;
+        format!(
+            "{what}: block {block} (bytes {start}..{}), {len} bytes{}",
+            start + len as u64,
+            inflated
+                .map(|n| format!(", {n} bytes inflated"))
+                .unwrap_or_default()
+        )
+    };
+    let info_len = t.info_bytes().ok().map(|b| b.len());
+    writeln!(
+        out,
+        "  {}",
+        chunk_line("info chunk", t.raw.info_block, t.raw.info_len, info_len)
+    )?;
+    match t.info() {
+        Ok(i) => {
+            let q = |v: &[String]| {
+                bounded_inline(&v.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>(), m)
+            };
+            writeln!(out, "    texts = {}", q(&i.texts))?;
+            writeln!(
+                out,
+                "    unit_defs ({}) = {}",
+                i.unit_defs.len(),
+                q(&i.unit_defs)
+            )?;
+            writeln!(
+                out,
+                "    weapon_defs ({}) = {}",
+                i.weapon_defs.len(),
+                q(&i.weapon_defs)
+            )?;
+            writeln!(
+                out,
+                "    feature_defs ({}) = {}",
+                i.feature_defs.len(),
+                q(&i.feature_defs)
+            )?;
+            writeln!(out, "    posed ({}):", i.posed.len())?;
+            bounded_list(out, "      ", &i.posed, m, |_, (d, names)| {
+                format!("unit def {d}: pieces {}", q(names))
+            })?;
+            writeln!(out, "    teams ({}):", i.teams.len())?;
+            bounded_list(out, "      ", &i.teams, m, |_, tm| {
+                format!(
+                    "id {} ally {} flags {} colour {:?} side {:?} leader {:?}",
+                    tm.id, tm.ally, tm.flags, tm.colour, tm.side, tm.leader
+                )
+            })?;
+            writeln!(
+                out,
+                "    map_size (elmos) = {}",
+                bounded_inline(&i.map_size, m)
+            )?;
+            writeln!(
+                out,
+                "    footprint_x (elmos) = {}",
+                bounded_inline(&i.footprint_x, m)
+            )?;
+            writeln!(
+                out,
+                "    footprint_z (elmos) = {}",
+                bounded_inline(&i.footprint_z, m)
+            )?;
+            writeln!(out, "    team_params = {}", q(&i.team_params))?;
+            writeln!(out, "    game_params = {}", q(&i.game_params))?;
+        }
+        Err(e) => writeln!(out, "    error: {e}")?,
+    }
+    writeln!(
+        out,
+        "  {}",
+        chunk_line(
+            "features chunk",
+            t.raw.features_block,
+            t.raw.features_len,
+            None
+        )
+    )?;
+    match t.features() {
+        Ok(f) => {
+            writeln!(out, "    features ({}):", f.len())?;
+            bounded_list(out, "      ", &f, m, |_, x| {
+                format!(
+                    "feature_id {} def {} team {} flags {} frames {}..={} pos {} rot dropped {} codes {:?}",
+                    x.feature_id, x.def, x.team, x.flags, x.first_frame, x.last_frame,
+                    el(&x.pos), x.rot_dropped, x.rot
+                )
+            })?;
+        }
+        Err(e) => writeln!(out, "    error: {e}")?,
+    }
+    writeln!(out, "  windows ({}):", t.num_windows())?;
+    let shown = if m == 0 {
+        t.num_windows()
+    } else {
+        m.min(t.num_windows())
+    };
+    for k in 0..shown {
+        let e = &t.raw.index[k];
+        let (start, end) = h.window_span(k);
+        let inflated = t.main_bytes(k).ok();
+        writeln!(
+            out,
+            "    [{k}] frames {start}..={end}, {}",
+            chunk_line(
+                "main chunk",
+                e.main_block,
+                e.main_len,
+                inflated.as_ref().map(|b| b.len())
+            )
+        )?;
+        if let Some(b) = &inflated {
+            if let Ok(c) = cbtrack::parse_chunk(b) {
+                let names = column_names();
+                writeln!(out, "      columns ({}):", c.entries().len())?;
+                bounded_list(out, "        ", c.entries(), m, |_, d| {
+                    let name = names
+                        .iter()
+                        .find(|(id, _)| *id == d.id)
+                        .map(|(_, n)| n.as_str())
+                        .unwrap_or("(unknown)");
+                    format!(
+                        "id {} {name}: type {} at {}, {} values",
+                        d.id, d.code, d.offset, d.count
+                    )
+                })?;
+            }
+        }
+        match t.window(k) {
+            Ok(w) => {
+                writeln!(out, "      units ({}):", w.units.len())?;
+                let shown_u = if m == 0 {
+                    w.units.len()
+                } else {
+                    m.min(w.units.len())
+                };
+                for (i, u) in w.units.iter().take(shown_u).enumerate() {
+                    writeln!(
+                        out,
+                        "        [{i}] unit_id {} serial {} def {} team {} flags {} frames {}..={}: {} transform, {} status keys, {} target, {} pose tracks, {} queue keys",
+                        u.unit_id, u.serial, u.def, u.team, u.flags,
+                        start + u.first as u32, start + u.last as u32,
+                        u.transforms.len(), u.status.len(), u.targets.len(), u.poses.len(), u.queue.len()
+                    )?;
+                    writeln!(out, "          transform keys:")?;
+                    bounded_list(out, "            ", &u.transforms, m, |_, x| {
+                        format!(
+                            "frame {} pos {} rot dropped {} codes {:?}",
+                            start + x.offset,
+                            el(&x.pos),
+                            x.rot_dropped,
+                            x.rot
+                        )
+                    })?;
+                    writeln!(out, "          status keys:")?;
+                    bounded_list(out, "            ", &u.status, m, |_, x| {
+                        format!(
+                            "frame {} health {}/65535 build {}/65535 flags {}",
+                            start + x.offset,
+                            x.health,
+                            x.build,
+                            x.flags
+                        )
+                    })?;
+                    if !u.targets.is_empty() {
+                        writeln!(out, "          target tracks:")?;
+                        bounded_list(out, "            ", &u.targets, m, |_, g| {
+                            let keys: Vec<String> = g
+                                .keys
+                                .iter()
+                                .map(|x| {
+                                    format!(
+                                        "frame {} kind {} ref {}{}",
+                                        start + x.offset,
+                                        x.kind,
+                                        x.reference,
+                                        x.pos
+                                            .map(|p| format!(" at {}", el(&p)))
+                                            .unwrap_or_default()
+                                    )
+                                })
+                                .collect();
+                            format!("weapon {}: keys {}", g.weapon, bounded_inline(&keys, m))
+                        })?;
+                    }
+                    if !u.poses.is_empty() {
+                        writeln!(out, "          pose tracks:")?;
+                        bounded_list(out, "            ", &u.poses, m, |_, p| {
+                            let keys: Vec<String> = p
+                                .keys
+                                .iter()
+                                .map(|x| {
+                                    format!(
+                                        "frame {} angles (1/65536 turn) {:?} offsets {}",
+                                        start + x.offset,
+                                        x.angles,
+                                        el(&x.offsets)
+                                    )
+                                })
+                                .collect();
+                            format!(
+                                "piece {} ({} keys): {}",
+                                p.piece,
+                                p.keys.len(),
+                                bounded_inline(&keys, m)
+                            )
+                        })?;
+                    }
+                    if !u.queue.is_empty() {
+                        writeln!(out, "          build queue keys:")?;
+                        bounded_list(out, "            ", &u.queue, m, |_, q| {
+                            let items: Vec<String> = q
+                                .items
+                                .iter()
+                                .map(|x| format!("def {} facing {}", x.def, x.facing))
+                                .collect();
+                            format!(
+                                "frame {} items {}",
+                                start + q.offset,
+                                bounded_inline(&items, m)
+                            )
+                        })?;
+                    }
+                }
+                if w.units.len() > shown_u {
+                    writeln!(out, "        ... {} more", w.units.len() - shown_u)?;
+                }
+                writeln!(out, "      projectiles ({}):", w.projectiles.len())?;
+                bounded_list(out, "        ", &w.projectiles, m, |_, p| {
+                    let keys: Vec<String> = p
+                        .keys
+                        .iter()
+                        .map(|x| format!("frame {} pos {}", start + x.offset, el(&x.pos)))
+                        .collect();
+                    format!(
+                        "serial {} weapon {} team {} owner {} frames {}..={}: keys {}",
+                        p.serial,
+                        p.weapon,
+                        p.team,
+                        p.owner,
+                        start + p.first as u32,
+                        start + p.last as u32,
+                        bounded_inline(&keys, m)
+                    )
+                })?;
+                writeln!(out, "      team numbers ({}):", w.teams.len())?;
+                bounded_list(out, "        ", &w.teams, m, |_, n| {
+                    let keys: Vec<String> = n
+                        .keys
+                        .iter()
+                        .map(|(f, v)| format!("frame {} = {v}", start + f))
+                        .collect();
+                    format!(
+                        "team {} code {}: {}",
+                        n.team,
+                        n.code,
+                        bounded_inline(&keys, m)
+                    )
+                })?;
+            }
+            Err(e) => writeln!(out, "      error: {e}")?,
+        }
+        if e.terrain_len > 0 {
+            writeln!(
+                out,
+                "      {}",
+                chunk_line("terrain chunk", e.terrain_block, e.terrain_len, None)
+            )?;
+        }
+        match t.terrain(k) {
+            Ok(rows) if rows.is_empty() => {}
+            Ok(rows) => {
+                writeln!(out, "        rows ({}):", rows.len())?;
+                bounded_list(out, "          ", &rows, m, |_, r| {
+                    format!(
+                        "frame {} at ({}, {}) height {} -> {} elmos",
+                        r.frame,
+                        r.x,
+                        r.z,
+                        r.before as f64 * step,
+                        r.after as f64 * step
+                    )
+                })?;
+            }
+            Err(e) => writeln!(out, "        error: {e}")?,
+        }
+    }
+    if t.num_windows() > shown {
+        writeln!(out, "    ... {} more", t.num_windows() - shown)?;
+    }
+    Ok(())
+}
+
+/// Column id and `<set>.<column>` name of every column the schema's column sets know.
+fn column_names() -> Vec<(u16, String)> {
+    use statepack::generated::cbtrack_v1 as raw;
+    let sets: [(&str, &[(u16, u8, &str)]); 11] = [
+        ("info", raw::InfoColumns::COLUMNS),
+        ("features", raw::FeaturesColumns::COLUMNS),
+        ("units", raw::UnitsColumns::COLUMNS),
+        ("transform_keys", raw::TransformKeysColumns::COLUMNS),
+        ("status_keys", raw::StatusKeysColumns::COLUMNS),
+        ("target_tracks", raw::TargetTracksColumns::COLUMNS),
+        ("pose_tracks", raw::PoseTracksColumns::COLUMNS),
+        ("build_queue", raw::BuildQueueColumns::COLUMNS),
+        ("projectiles", raw::ProjectilesColumns::COLUMNS),
+        ("team_numbers", raw::TeamNumbersColumns::COLUMNS),
+        ("terrain_rows", raw::TerrainRowsColumns::COLUMNS),
+    ];
+    sets.iter()
+        .flat_map(|(s, cols)| cols.iter().map(move |(id, _, n)| (*id, format!("{s}.{n}"))))
+        .collect()
 }

@@ -7,7 +7,7 @@ mod plot;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use statepack::formats::{self, snap, FormatSpec};
-use statepack::runtime::io::TraceNode;
+use statepack::runtime::io::{TraceNode, TraceValue};
 use statepack::runtime::motion::{self, Clip};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -138,7 +138,8 @@ enum Cmd {
     Inspect {
         /// The file.
         file: PathBuf,
-        /// Elements shown per list (the rest are counted).
+        /// Elements shown per list and bytes shown per byte run (the rest are counted); 0
+        /// shows everything.
         #[arg(long, default_value_t = 4)]
         max_items: usize,
     },
@@ -251,8 +252,14 @@ enum Cmd {
     },
 }
 
-/// The format a file's first bytes say it is. Errors: no known header.
+/// The format a file's first bytes say it is. Errors: an empty file, no known header.
 fn detect(bytes: &[u8], path: &Path) -> Result<&'static FormatSpec> {
+    if bytes.is_empty() {
+        anyhow::bail!(
+            "{}: the file is empty; every known format starts with a header",
+            path.display()
+        );
+    }
     formats::detect(bytes).ok_or_else(|| {
         let known: Vec<&str> = formats::FORMATS.iter().map(|f| f.schema).collect();
         anyhow::anyhow!(
@@ -361,7 +368,11 @@ fn run(cli: Cli) -> Result<()> {
                     bytes.len(),
                     fmt.title
                 )?;
-                print_tree(out, &tree, 0, max_items)
+                print_tree(out, &tree, 0, max_items)?;
+                if fmt.name == cbtrack::FORMAT_NAME {
+                    cbtrack::inspect_content(out, &bytes, max_items)?;
+                }
+                Ok(())
             })?;
             if let Err(e) = wsnap::inspect_decompressed(&bytes, &mut |t| {
                 emit_stdout(|out| {
@@ -634,11 +645,19 @@ fn print_tree(
     max_items: usize,
 ) -> io::Result<()> {
     let indent = "  ".repeat(depth);
-    let value = n
-        .value
-        .as_deref()
-        .map(|v| format!(" = {v}"))
-        .unwrap_or_default();
+    // A byte run longer than `max_items` shows its first `max_items` bytes and a count.
+    let value = match &n.typed {
+        Some(TraceValue::Bytes(b)) if max_items != 0 && b.len() > max_items => format!(
+            " = {} ... {} more bytes",
+            statepack::runtime::io::show_bytes(&b[..max_items]),
+            b.len() - max_items
+        ),
+        _ => n
+            .value
+            .as_deref()
+            .map(|v| format!(" = {v}"))
+            .unwrap_or_default(),
+    };
     // Inside a run of bit fields the exact bit range follows the byte range.
     let bits = if n.start_bit != n.start * 8 || n.end_bit != n.end * 8 {
         format!(
@@ -659,7 +678,11 @@ fn print_tree(
         n.name
     )?;
     let list = n.children.first().is_some_and(|c| c.name.starts_with('['));
-    let shown = if list { max_items } else { usize::MAX };
+    let shown = if list && max_items != 0 {
+        max_items
+    } else {
+        usize::MAX
+    };
     for c in n.children.iter().take(shown) {
         print_tree(out, c, depth + 1, max_items)?;
     }

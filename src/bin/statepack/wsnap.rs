@@ -41,6 +41,10 @@ pub enum WsnapCmd {
         /// Print the report as JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Report only: exit 0 even when the worst client receives more than the spec's
+        /// 150 KB/s gate (by default a run over the gate exits 1 after its report).
+        #[arg(long)]
+        no_gate: bool,
     },
     /// Write the snapshot one client of the swarm receives at a tick (for `inspect`).
     Write {
@@ -75,6 +79,7 @@ pub fn run(cmd: WsnapCmd) -> Result<()> {
             loss,
             no_zstd,
             json,
+            no_gate,
         } => {
             if seconds * f64::from(hz) < 1.0 {
                 crate::args::argument_error(format!(
@@ -101,6 +106,16 @@ pub fn run(cmd: WsnapCmd) -> Result<()> {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {
                 print!("{}", r.to_markdown());
+            }
+            if !r.gate_150_kbs && !no_gate {
+                // The report is out; the verdict is the exit code.
+                std::io::stdout().flush().ok();
+                eprintln!(
+                    "wsnap sim: the worst client receives {:.1} KB/s, over the 150 KB/s gate \
+                     (a byte budget such as --budget 2560 keeps it under; --no-gate only reports)",
+                    r.sent_kbs_worst_client
+                );
+                std::process::exit(1);
             }
             Ok(())
         }

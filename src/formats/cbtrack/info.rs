@@ -1,0 +1,302 @@
+//! Info and features chunks: names, teams, the map, the features of the match.
+
+use super::*;
+
+/// The info chunk: names, teams and the map.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Info {
+    /// Track text: engine version, game, map, writing program.
+    pub texts: Vec<String>,
+    /// Unit definition names.
+    pub unit_defs: Vec<String>,
+    /// Weapon definition names.
+    pub weapon_defs: Vec<String>,
+    /// Feature definition names.
+    pub feature_defs: Vec<String>,
+    /// For each unit definition with posed pieces: its index and its posed piece names.
+    pub posed: Vec<(u16, Vec<String>)>,
+    /// Teams.
+    pub teams: Vec<TeamInfo>,
+    /// Map size along x and z in elmos (empty when not given).
+    pub map_size: Vec<u32>,
+    /// Footprint across each unit definition, elmos (empty before recorder version 3).
+    pub footprint_x: Vec<u16>,
+    /// Footprint along each unit definition's facing, elmos.
+    pub footprint_z: Vec<u16>,
+    /// Team rules parameter names.
+    pub team_params: Vec<String>,
+    /// Game rules parameter names.
+    pub game_params: Vec<String>,
+}
+
+/// One team of the info chunk.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TeamInfo {
+    /// Team id.
+    pub id: u8,
+    /// Ally team.
+    pub ally: u8,
+    /// Flags; bit 0 set for an AI team.
+    pub flags: u8,
+    /// Red, green, blue.
+    pub colour: [u8; 3],
+    /// Side name.
+    pub side: String,
+    /// Leader name.
+    pub leader: String,
+}
+
+fn strings(lens: &[u16], bytes: &[u8], what: &'static str) -> Result<Vec<String>, DecodeError> {
+    let mut out = Vec::with_capacity(lens.len().min(bytes.len() + 1));
+    let mut at = 0usize;
+    for (i, &l) in lens.iter().enumerate() {
+        let end = at + l as usize;
+        let Some(b) = bytes.get(at..end) else {
+            return Err(semantic(
+                fpath(&[PathSeg::Field(what), PathSeg::Index(i)]),
+                0,
+                format!(
+                    "string {i} needs bytes {at}..{end}, the bytes column has {}",
+                    bytes.len()
+                ),
+            ));
+        };
+        out.push(String::from_utf8(b.to_vec()).map_err(|e| {
+            semantic(
+                fpath(&[PathSeg::Field(what), PathSeg::Index(i)]),
+                0,
+                format!("not UTF-8: {e}"),
+            )
+        })?);
+        at = end;
+    }
+    Ok(out)
+}
+
+fn put_strings(v: &[String]) -> Result<(Vec<u16>, Vec<u8>), EncodeError> {
+    let mut lens = Vec::with_capacity(v.len());
+    let mut bytes = Vec::new();
+    for s in v {
+        lens.push(
+            u16::try_from(s.len())
+                .map_err(|_| enc(format!("string of {} bytes does not fit u16", s.len())))?,
+        );
+        bytes.extend_from_slice(s.as_bytes());
+    }
+    Ok((lens, bytes))
+}
+
+impl Info {
+    /// Reads the info chunk's column set.
+    ///
+    /// Errors: a string list whose lengths run past its bytes, text that is not UTF-8, or
+    /// posed piece counts that run past the names.
+    pub fn from_columns(c: &raw::InfoColumns) -> Result<Self, DecodeError> {
+        let pieces = strings(&c.piece_lens, &c.piece_bytes, "piece_names")?;
+        let mut posed = Vec::new();
+        let mut at = 0usize;
+        for (i, &d) in c.posed_defs.iter().enumerate() {
+            let n = c.posed_counts.get(i).copied().unwrap_or(0) as usize;
+            let Some(names) = pieces.get(at..at + n) else {
+                return Err(semantic(
+                    fpath(&[PathSeg::Field("posed_counts"), PathSeg::Index(i)]),
+                    0,
+                    "posed piece counts run past the piece names",
+                ));
+            };
+            posed.push((d, names.to_vec()));
+            at += n;
+        }
+        let sides = strings(&c.side_lens, &c.side_bytes, "side_names")?;
+        let leaders = strings(&c.leader_lens, &c.leader_bytes, "leader_names")?;
+        let teams = c
+            .team_ids
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| TeamInfo {
+                id,
+                ally: c.team_allies.get(i).copied().unwrap_or(0),
+                flags: c.team_flags.get(i).copied().unwrap_or(0),
+                colour: [0, 1, 2].map(|j| c.team_colours.get(3 * i + j).copied().unwrap_or(0)),
+                side: sides.get(i).cloned().unwrap_or_default(),
+                leader: leaders.get(i).cloned().unwrap_or_default(),
+            })
+            .collect();
+        Ok(Self {
+            texts: strings(&c.text_lens, &c.text_bytes, "texts")?,
+            unit_defs: strings(&c.unit_def_lens, &c.unit_def_bytes, "unit_defs")?,
+            weapon_defs: strings(&c.weapon_def_lens, &c.weapon_def_bytes, "weapon_defs")?,
+            feature_defs: strings(&c.feature_def_lens, &c.feature_def_bytes, "feature_defs")?,
+            posed,
+            teams,
+            map_size: c.map_size.clone(),
+            footprint_x: c.footprint_x.clone(),
+            footprint_z: c.footprint_z.clone(),
+            team_params: strings(&c.team_param_lens, &c.team_param_bytes, "team_params")?,
+            game_params: strings(&c.game_param_lens, &c.game_param_bytes, "game_params")?,
+        })
+    }
+
+    /// The info chunk's column set.
+    ///
+    /// Errors: a string longer than 65,535 bytes, a count above 65,535 or a value above
+    /// 16,777,215.
+    pub fn to_columns(&self) -> Result<raw::InfoColumns, EncodeError> {
+        let mut c = raw::InfoColumns::default();
+        (c.text_lens, c.text_bytes) = put_strings(&self.texts)?;
+        (c.unit_def_lens, c.unit_def_bytes) = put_strings(&self.unit_defs)?;
+        (c.weapon_def_lens, c.weapon_def_bytes) = put_strings(&self.weapon_defs)?;
+        (c.feature_def_lens, c.feature_def_bytes) = put_strings(&self.feature_defs)?;
+        let mut pieces = Vec::new();
+        for (d, names) in &self.posed {
+            c.posed_defs.push(*d);
+            c.posed_counts.push(
+                u16::try_from(names.len()).map_err(|_| enc("more than 65,535 posed pieces"))?,
+            );
+            pieces.extend(names.iter().cloned());
+        }
+        (c.piece_lens, c.piece_bytes) = put_strings(&pieces)?;
+        let sides: Vec<String> = self.teams.iter().map(|t| t.side.clone()).collect();
+        let leaders: Vec<String> = self.teams.iter().map(|t| t.leader.clone()).collect();
+        for t in &self.teams {
+            c.team_ids.push(t.id);
+            c.team_allies.push(t.ally);
+            c.team_flags.push(t.flags);
+            c.team_colours.extend_from_slice(&t.colour);
+        }
+        (c.side_lens, c.side_bytes) = put_strings(&sides)?;
+        (c.leader_lens, c.leader_bytes) = put_strings(&leaders)?;
+        if let Some(v) = self.map_size.iter().find(|&&v| v > LUA_MAX) {
+            return Err(enc(format!("map size {v} is above 16,777,215")));
+        }
+        c.map_size = self.map_size.clone();
+        c.footprint_x = self.footprint_x.clone();
+        c.footprint_z = self.footprint_z.clone();
+        (c.team_param_lens, c.team_param_bytes) = put_strings(&self.team_params)?;
+        (c.game_param_lens, c.game_param_bytes) = put_strings(&self.game_params)?;
+        Ok(c)
+    }
+}
+
+/// One feature of the features chunk.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Feature {
+    /// The engine's feature id.
+    pub feature_id: u16,
+    /// Feature definition.
+    pub def: u16,
+    /// Team, 255 for none.
+    pub team: u8,
+    /// Bit 0: there before the first frame; bit 1: still there after the last.
+    pub flags: u8,
+    /// First frame it exists.
+    pub first_frame: u32,
+    /// Last frame it exists.
+    pub last_frame: u32,
+    /// Position in position steps.
+    pub pos: [i32; 3],
+    /// Rotation: dropped component (0..=3).
+    pub rot_dropped: u8,
+    /// Rotation: the three kept codes.
+    pub rot: [i16; 3],
+}
+
+pub(super) fn at_or<T: Copy + Default>(v: &[T], i: usize) -> T {
+    v.get(i).copied().unwrap_or_default()
+}
+
+pub(super) fn check_lens(
+    what: &'static str,
+    n: usize,
+    cols: &[(&'static str, usize)],
+) -> Result<(), DecodeError> {
+    for &(name, len) in cols {
+        if len != 0 && len != n {
+            return Err(semantic(
+                fpath(&[PathSeg::Field(what), PathSeg::Field(name)]),
+                0,
+                format!("column has {len} values where the set has {n} entries (or none)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Feature {
+    /// Reads the features chunk's column set.
+    ///
+    /// Errors: columns of one entry each that disagree in length.
+    pub fn from_columns(c: &raw::FeaturesColumns) -> Result<Vec<Self>, DecodeError> {
+        let lens = [
+            ("feature_id", c.feature_id.len()),
+            ("def", c.def.len()),
+            ("team", c.team.len()),
+            ("flags", c.flags.len()),
+            ("first_frame", c.first_frame.len()),
+            ("last_frame", c.last_frame.len()),
+            ("x", c.x.len()),
+            ("y", c.y.len()),
+            ("z", c.z.len()),
+            ("rot_dropped", c.rot_dropped.len()),
+            ("rot_a", c.rot_a.len()),
+            ("rot_b", c.rot_b.len()),
+            ("rot_c", c.rot_c.len()),
+        ];
+        let n = lens.iter().map(|l| l.1).max().unwrap_or(0);
+        check_lens("features", n, &lens)?;
+        Ok((0..n)
+            .map(|i| Feature {
+                feature_id: at_or(&c.feature_id, i),
+                def: at_or(&c.def, i),
+                team: at_or(&c.team, i),
+                flags: at_or(&c.flags, i),
+                first_frame: at_or(&c.first_frame, i),
+                last_frame: at_or(&c.last_frame, i),
+                pos: [at_or(&c.x, i), at_or(&c.y, i), at_or(&c.z, i)],
+                rot_dropped: at_or(&c.rot_dropped, i),
+                rot: [
+                    at_or(&c.rot_a, i) as i16,
+                    at_or(&c.rot_b, i) as i16,
+                    at_or(&c.rot_c, i) as i16,
+                ],
+            })
+            .collect())
+    }
+
+    /// The features chunk's column set.
+    ///
+    /// Errors: a frame or a position beyond 16,777,215 (in size).
+    pub fn to_columns(f: &[Self]) -> Result<raw::FeaturesColumns, EncodeError> {
+        let mut c = raw::FeaturesColumns::default();
+        for x in f {
+            if x.first_frame > LUA_MAX
+                || x.last_frame > LUA_MAX
+                || x.pos.iter().any(|p| p.unsigned_abs() > LUA_MAX)
+            {
+                return Err(enc(format!(
+                    "feature {}: a frame or position is beyond 16,777,215",
+                    x.feature_id
+                )));
+            }
+            c.feature_id.push(x.feature_id);
+            c.def.push(x.def);
+            c.team.push(x.team);
+            c.flags.push(x.flags);
+            c.first_frame.push(x.first_frame);
+            c.last_frame.push(x.last_frame);
+            c.x.push(x.pos[0]);
+            c.y.push(x.pos[1]);
+            c.z.push(x.pos[2]);
+            c.rot_dropped.push(x.rot_dropped);
+            c.rot_a.push(x.rot[0] as u16);
+            c.rot_b.push(x.rot[1] as u16);
+            c.rot_c.push(x.rot[2] as u16);
+        }
+        Ok(c)
+    }
+
+    /// True when the feature exists at `frame` (first <= f <= last).
+    pub fn exists_at(&self, frame: f64) -> bool {
+        self.first_frame as f64 <= frame && frame <= self.last_frame as f64
+    }
+}

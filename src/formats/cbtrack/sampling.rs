@@ -1,0 +1,490 @@
+//! Sampling: a frame's state from one window, and the player that seeks across windows.
+
+use super::*;
+
+/// A unit's state at a frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitState {
+    /// Serial number.
+    pub serial: u32,
+    /// The engine's unit id.
+    pub unit_id: u16,
+    /// Unit definition.
+    pub def: u16,
+    /// Team.
+    pub team: u8,
+    /// Position in elmos.
+    pub pos_elmos: [f64; 3],
+    /// Rotation (x, y, z, w).
+    pub rot: [f64; 4],
+    /// Front direction.
+    pub front: [f64; 3],
+    /// Health as a fraction of the maximum (0..=1).
+    pub health: f64,
+    /// Build progress (0..=1).
+    pub build: f64,
+    /// Status flags; bit 0: switched on.
+    pub flags: u8,
+    /// The target of each target track.
+    pub targets: Vec<TargetState>,
+    /// The six values of each pose track.
+    pub pieces: Vec<PieceState>,
+    /// The build queue.
+    pub queue: Vec<QueueItem>,
+}
+
+/// A target at a frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetState {
+    /// Weapon number from 1, 0 for builder work.
+    pub weapon: u8,
+    /// Kind; an unknown kind reads as 0 (nothing).
+    pub kind: u8,
+    /// Reference.
+    pub reference: u32,
+    /// Build power, 255 for full.
+    pub power: u8,
+    /// Position in elmos for kinds 128 and 129.
+    pub pos_elmos: Option<[f64; 3]>,
+}
+
+/// A piece's six values at a frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PieceState {
+    /// Piece index.
+    pub piece: u16,
+    /// Angles about x, y, z in 65,536ths of a turn (not reduced to one turn).
+    pub angles: [f64; 3],
+    /// Offsets from the rest position in elmos.
+    pub offsets_elmos: [f64; 3],
+}
+
+/// A projectile's state at a frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProjectileState {
+    /// Serial number.
+    pub serial: u32,
+    /// Weapon definition, 65,535 for none.
+    pub weapon: u16,
+    /// Team, 255 for none.
+    pub team: u8,
+    /// Firing unit's index in the window, 65,535 for none.
+    pub owner: u16,
+    /// Position in elmos.
+    pub pos_elmos: [f64; 3],
+    /// Velocity in elmos per frame (the cubic's slope).
+    pub vel_elmos_per_frame: [f64; 3],
+}
+
+/// A team number at a frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamValue {
+    /// Team id, 255 for the game's.
+    pub team: u8,
+    /// Code.
+    pub code: u16,
+    /// Value, or `None` for a rules parameter not set yet.
+    pub value: Option<f64>,
+}
+
+/// Everything at one frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameState {
+    /// The frame (may be between two frames).
+    pub frame: f64,
+    /// The window it was read from.
+    pub window: usize,
+    /// Units alive.
+    pub units: Vec<UnitState>,
+    /// Projectiles alive.
+    pub projectiles: Vec<ProjectileState>,
+    /// Team numbers with a track in the window.
+    pub teams: Vec<TeamValue>,
+    /// Features that exist (indices into the features chunk).
+    pub features: Vec<usize>,
+    /// Heightmap points the track has changed so far, with their height in elmos.
+    pub terrain: Vec<(u16, u16, f64)>,
+}
+
+/// The keys either side of `t` in `offsets` (sorted): `(i, j, s)` with `s` the fraction from
+/// key i to key j; `i == j` before the first key, after the last, or on a key.
+pub fn bracket(offsets: impl Fn(usize) -> u32, n: usize, t: f64) -> (usize, usize, f64) {
+    if n == 0 {
+        return (0, 0, 0.0);
+    }
+    // first key with offset > t
+    let (mut lo, mut hi) = (0usize, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if offsets(mid) as f64 <= t {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if lo == 0 {
+        return (0, 0, 0.0);
+    }
+    if lo == n {
+        return (n - 1, n - 1, 0.0);
+    }
+    let (a, b) = (offsets(lo - 1) as f64, offsets(lo) as f64);
+    if t <= a || b <= a {
+        return (lo - 1, lo - 1, 0.0);
+    }
+    (lo - 1, lo, (t - a) / (b - a))
+}
+
+use statepack_runtime::quant::lerp;
+
+fn step_before(offsets: impl Fn(usize) -> u32, n: usize, t: f64) -> Option<usize> {
+    let (i, _, _) = bracket(&offsets, n, t);
+    if n == 0 {
+        None
+    } else {
+        Some(i)
+    }
+}
+
+/// Rotation of a transform key.
+pub fn key_rotation(k: &TransformKey, bits: u8) -> DQuat {
+    smallest3::decode(k.rot_dropped, k.rot.map(|v| v as i32), bits)
+}
+
+impl Unit {
+    /// Whether the unit exists at offset `t` (first <= t <= last).
+    pub fn exists_at(&self, t: f64) -> bool {
+        self.first as f64 <= t && t <= self.last as f64
+    }
+
+    /// Position (position steps) and rotation at offset `t`.
+    pub fn transform_at(&self, t: f64, bits: u8) -> (DVec3, DQuat) {
+        let k = &self.transforms;
+        if k.is_empty() {
+            return (DVec3::ZERO, DQuat::IDENTITY);
+        }
+        let (i, j, s) = bracket(|x| k[x].offset, k.len(), t);
+        let pa = DVec3::from(k[i].pos.map(|v| v as f64));
+        let pb = DVec3::from(k[j].pos.map(|v| v as f64));
+        let qa = key_rotation(&k[i], bits);
+        let qb = key_rotation(&k[j], bits);
+        (pa + (pb - pa) * s, nlerp_d(qa, qb, s))
+    }
+
+    /// Health and build progress (65,535ths) and flags at offset `t`.
+    pub fn status_at(&self, t: f64) -> (f64, f64, u8) {
+        let k = &self.status;
+        if k.is_empty() {
+            return (0.0, 0.0, 0);
+        }
+        let (i, j, s) = bracket(|x| k[x].offset, k.len(), t);
+        (
+            lerp(k[i].health as f64, k[j].health as f64, s),
+            lerp(k[i].build as f64, k[j].build as f64, s),
+            k[i].flags,
+        )
+    }
+}
+
+impl PoseTrack {
+    /// Angles (65,536ths of a turn) and offsets (position steps) at offset `t`.
+    pub fn at(&self, t: f64) -> ([f64; 3], [f64; 3]) {
+        let k = &self.keys;
+        if k.is_empty() {
+            return ([0.0; 3], [0.0; 3]);
+        }
+        let (i, j, s) = bracket(|x| k[x].offset, k.len(), t);
+        (
+            [0, 1, 2].map(|a| lerp(k[i].angles[a] as f64, k[j].angles[a] as f64, s)),
+            [0, 1, 2].map(|a| lerp(k[i].offsets[a] as f64, k[j].offsets[a] as f64, s)),
+        )
+    }
+}
+
+impl Projectile {
+    /// Whether the projectile exists at offset `t`.
+    pub fn exists_at(&self, t: f64) -> bool {
+        self.first as f64 <= t && t <= self.last as f64
+    }
+
+    /// Position (elmos) and velocity (elmos per frame) at offset `t` on the cubic.
+    pub fn at(&self, t: f64, pos_step: f64, vel_step: f64) -> (DVec3, DVec3) {
+        let k = &self.keys;
+        if k.is_empty() {
+            return (DVec3::ZERO, DVec3::ZERO);
+        }
+        let (i, j, s) = bracket(|x| k[x].offset, k.len(), t);
+        let p = |x: usize| DVec3::from(k[x].pos.map(|v| v as f64)) * pos_step;
+        let v = |x: usize| DVec3::from(k[x].vel.map(|v| v as f64)) * vel_step;
+        if i == j {
+            return (p(i), v(i));
+        }
+        let n = (k[j].offset - k[i].offset) as f64;
+        (
+            hermite(p(i), v(i), p(j), v(j), n, s),
+            hermite_velocity(p(i), v(i), p(j), v(j), n, s),
+        )
+    }
+}
+
+impl TeamTrack {
+    /// Value at offset `t`: linear between keys, held before the first key and after the
+    /// last, except that a rules parameter (code 256 and up) is not set before its first key.
+    pub fn at(&self, t: f64) -> Option<f64> {
+        let k = &self.keys;
+        if k.is_empty() || (self.code >= RULES_PARAM_BASE && t < k[0].0 as f64) {
+            return None;
+        }
+        let (i, j, s) = bracket(|x| k[x].0, k.len(), t);
+        Some(lerp(k[i].1 as f64, k[j].1 as f64, s))
+    }
+}
+
+impl MainWindow {
+    /// The state at absolute `frame` (which must be in this window) from this window alone.
+    /// Terrain and features are left empty (see [`Player`]).
+    pub fn sample(&self, h: &Header, frame: f64) -> FrameState {
+        let t = frame - self.start as f64;
+        let ps = h.pos_step();
+        let vs = h.vel_step();
+        let units = self
+            .units
+            .iter()
+            .filter(|u| u.exists_at(t))
+            .map(|u| {
+                let (p, q) = u.transform_at(t, h.rotation_bits);
+                let (hp, bp, flags) = u.status_at(t);
+                let targets = u
+                    .targets
+                    .iter()
+                    .filter_map(|tr| {
+                        let i = step_before(|x| tr.keys[x].offset, tr.keys.len(), t)?;
+                        let k = tr.keys[i];
+                        if (k.offset as f64) > t {
+                            return None;
+                        }
+                        let known = matches!(k.kind, 0 | 1 | 2 | 4 | 16..=20 | 128 | 129);
+                        Some(TargetState {
+                            weapon: tr.weapon,
+                            kind: if known { k.kind } else { 0 },
+                            reference: if known { k.reference } else { 0 },
+                            power: k.power,
+                            pos_elmos: if known {
+                                k.pos.map(|p| p.map(|v| v as f64 * ps))
+                            } else {
+                                None
+                            },
+                        })
+                    })
+                    .collect();
+                let pieces = u
+                    .poses
+                    .iter()
+                    .map(|tr| {
+                        let (a, o) = tr.at(t);
+                        PieceState {
+                            piece: tr.piece,
+                            angles: a,
+                            offsets_elmos: o.map(|v| v * ps),
+                        }
+                    })
+                    .collect();
+                let queue = step_before(|x| u.queue[x].offset, u.queue.len(), t)
+                    .filter(|&i| u.queue[i].offset as f64 <= t)
+                    .map(|i| u.queue[i].items.clone())
+                    .unwrap_or_default();
+                let front = smallest3::front(q);
+                UnitState {
+                    serial: u.serial,
+                    unit_id: u.unit_id,
+                    def: u.def,
+                    team: u.team,
+                    pos_elmos: (p * ps).to_array(),
+                    rot: [q.x, q.y, q.z, q.w],
+                    front: front.to_array(),
+                    health: hp / 65535.0,
+                    build: bp / 65535.0,
+                    flags,
+                    targets,
+                    pieces,
+                    queue,
+                }
+            })
+            .collect();
+        let projectiles = self
+            .projectiles
+            .iter()
+            .filter(|p| p.exists_at(t))
+            .map(|p| {
+                let (pos, vel) = p.at(t, ps, vs);
+                ProjectileState {
+                    serial: p.serial,
+                    weapon: p.weapon,
+                    team: p.team,
+                    owner: p.owner,
+                    pos_elmos: pos.to_array(),
+                    vel_elmos_per_frame: vel.to_array(),
+                }
+            })
+            .collect();
+        let teams = self
+            .teams
+            .iter()
+            .map(|tr| TeamValue {
+                team: tr.team,
+                code: tr.code,
+                value: tr.at(t),
+            })
+            .collect();
+        FrameState {
+            frame,
+            window: self.index,
+            units,
+            projectiles,
+            teams,
+            features: Vec::new(),
+            terrain: Vec::new(),
+        }
+    }
+}
+
+/// Counts of chunks a [`Player`] has inflated, for checking that a seek reads only what it
+/// needs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkReads {
+    /// Main chunks inflated.
+    pub main: usize,
+    /// Terrain chunks inflated.
+    pub terrain: usize,
+}
+
+/// Plays a track: samples any frame, keeps the window it last read, and moves terrain
+/// forward or backward from the frame last shown.
+#[derive(Debug)]
+pub struct Player<'a> {
+    track: Track<'a>,
+    header: Header,
+    features: Vec<Feature>,
+    window: Option<MainWindow>,
+    shown: f64,
+    heights: std::collections::BTreeMap<(u16, u16), i32>,
+    started: bool,
+    /// Chunks inflated so far.
+    pub reads: ChunkReads,
+}
+
+impl<'a> Player<'a> {
+    /// Opens a track (header, index, features chunk); the current frame is the first frame,
+    /// with no terrain row applied.
+    ///
+    /// Errors: the header, index or features chunk is bad.
+    pub fn new(bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        let track = Track::open(bytes)?;
+        let header = track.header();
+        let features = track.features()?;
+        Ok(Self {
+            shown: header.first_frame as f64,
+            track,
+            header,
+            features,
+            window: None,
+            heights: Default::default(),
+            started: false,
+            reads: ChunkReads::default(),
+        })
+    }
+
+    /// The header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The opened track.
+    pub fn track(&self) -> &Track<'a> {
+        &self.track
+    }
+
+    /// Applies terrain rows to move from the frame shown to `frame`: forward sets each row's
+    /// point to its height after, for rows after the shown frame up to `frame`, in order;
+    /// backward sets heights before, in reverse order. Rows at the track's first frame count
+    /// as applied from the start (window 0 holds them, and they are in place at the first
+    /// frame).
+    fn move_terrain(&mut self, frame: f64) -> Result<(), DecodeError> {
+        let a = self.shown;
+        let b = frame;
+        if a == b {
+            return Ok(());
+        }
+        let first = self.header.first_frame as f64;
+        let ka = self.track.window_of(a.max(first))?;
+        let kb = self.track.window_of(b.max(first))?;
+        let (lo, hi) = (ka.min(kb), ka.max(kb));
+        // Rows with frame in (min, max] move; at the first frame rows are in place.
+        let (from, to) = (a.min(b), a.max(b));
+        let mut rows = Vec::new();
+        for k in lo..=hi {
+            if self.track.raw.index[k].terrain_len == 0 {
+                continue;
+            }
+            let r = self.track.terrain(k)?;
+            self.reads.terrain += 1;
+            rows.extend(r.into_iter().filter(|r| {
+                let f = r.frame as f64;
+                f > from && f <= to
+            }));
+        }
+        if b > a {
+            for r in rows {
+                self.heights.insert((r.x, r.z), r.after);
+            }
+        } else {
+            for r in rows.into_iter().rev() {
+                self.heights.insert((r.x, r.z), r.before);
+            }
+        }
+        self.shown = frame;
+        Ok(())
+    }
+
+    /// The full state at `frame`: reads the frame's window's main chunk if it is not the one
+    /// loaded, and the terrain chunks between the frame last shown and this one.
+    ///
+    /// Errors: the frame is outside the track, or a chunk it needs is bad.
+    pub fn sample(&mut self, frame: f64) -> Result<FrameState, DecodeError> {
+        let k = self.track.window_of(frame)?;
+        if self.window.as_ref().map(|w| w.index) != Some(k) {
+            self.window = Some(self.track.window(k)?);
+            self.reads.main += 1;
+        }
+        if !self.started {
+            self.started = true;
+            // Rows on the first frame itself are in place at the first frame.
+            if self
+                .track
+                .raw
+                .index
+                .first()
+                .is_some_and(|e| e.terrain_len > 0)
+            {
+                let rows = self.track.terrain(0)?;
+                self.reads.terrain += 1;
+                for r in rows.iter().filter(|r| r.frame == self.header.first_frame) {
+                    self.heights.insert((r.x, r.z), r.after);
+                }
+            }
+        }
+        self.move_terrain(frame)?;
+        let w = self.window.as_ref().expect("loaded above");
+        let mut st = w.sample(&self.header, frame);
+        st.features = (0..self.features.len())
+            .filter(|&i| self.features[i].exists_at(frame))
+            .collect();
+        let ps = self.header.pos_step();
+        st.terrain = self
+            .heights
+            .iter()
+            .map(|(&(x, z), &h)| (x, z, h as f64 * ps))
+            .collect();
+        Ok(st)
+    }
+}

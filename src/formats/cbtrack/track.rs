@@ -1,0 +1,468 @@
+//! The opened track: header and window index, chunk placement and inflating, the header's values.
+
+use super::*;
+
+/// Which chunk of the file a chunk error is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ChunkKind {
+    /// The info chunk.
+    Info,
+    /// The features chunk.
+    Features,
+    /// A window's main chunk.
+    Main,
+    /// A window's terrain chunk.
+    Terrain,
+}
+
+/// An opened track: the raw header and index, and the bytes chunks are read from.
+#[derive(Debug, Clone)]
+pub struct Track<'a> {
+    /// The raw layer (header fields, index, chunk area).
+    pub raw: CbtrackV1,
+    bytes: &'a [u8],
+    chunk_area: usize,
+}
+
+impl<'a> Track<'a> {
+    /// Reads the header and the index (no chunk is touched). The magic and the format version
+    /// are checked by the raw layer and named with the value found; the index is found at the
+    /// stated header size; the number of windows must follow from the frame span and the
+    /// window length, and the last frame may not come before the first.
+    ///
+    /// Errors: [`DecodeError`] with the field path and byte offset.
+    pub fn open(bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        let raw = CbtrackV1::decode(bytes)?;
+        if raw.last_frame < raw.first_frame {
+            return Err(semantic(
+                fpath(&[PathSeg::Field("last_frame")]),
+                16,
+                format!(
+                    "last frame {} is before the first frame {}",
+                    raw.last_frame, raw.first_frame
+                ),
+            ));
+        }
+        let want = windows_for(raw.first_frame, raw.last_frame, raw.window_length);
+        if raw.index.len() as u64 != want {
+            return Err(semantic(
+                fpath(&[PathSeg::Field("num_windows")]),
+                24,
+                format!(
+                    "{} windows stated, the frame span {}..={} in windows of {} needs {want}",
+                    raw.index.len(),
+                    raw.first_frame,
+                    raw.last_frame,
+                    raw.window_length
+                ),
+            ));
+        }
+        if raw.position_shift > 24 || raw.velocity_shift > 24 {
+            return Err(semantic(
+                fpath(&[PathSeg::Field("position_shift")]),
+                32,
+                "a shift above 24 leaves no whole step a reader can hold",
+            ));
+        }
+        let chunk_area = raw.header_size as usize + 16 * raw.index.len();
+        check_chunk_ranges(&raw, chunk_area as u64, bytes.len() as u64)?;
+        Ok(Self {
+            raw,
+            bytes,
+            chunk_area,
+        })
+    }
+
+    /// The header's values as a [`Header`].
+    pub fn header(&self) -> Header {
+        Header::from_raw(&self.raw)
+    }
+
+    /// Number of windows.
+    pub fn num_windows(&self) -> usize {
+        self.raw.index.len()
+    }
+
+    /// The compressed bytes of the chunk at `block` with `len` bytes, checked to lie in the
+    /// chunk area. `field` names the header or index field in errors.
+    fn chunk_bytes(
+        &self,
+        block: u32,
+        len: u32,
+        path: FieldPath,
+        at: u64,
+    ) -> Result<&'a [u8], DecodeError> {
+        let start = block as u64 * 64;
+        let end = start + len as u64;
+        if start < self.chunk_area as u64 || end > self.bytes.len() as u64 {
+            return Err(semantic(
+                path,
+                at,
+                format!(
+                    "chunk at block {block} ({start}..{end}) is outside the chunk area {}..{}",
+                    self.chunk_area,
+                    self.bytes.len()
+                ),
+            ));
+        }
+        Ok(&self.bytes[start as usize..end as usize])
+    }
+
+    /// Inflates a chunk and checks its directory. Offsets in errors are file offsets of the
+    /// chunk's first byte (a chunk's own offsets are given in the message).
+    fn inflate(
+        &self,
+        block: u32,
+        len: u32,
+        path: FieldPath,
+        at: u64,
+    ) -> Result<Vec<u8>, DecodeError> {
+        let z = self.chunk_bytes(block, len, path.clone(), at)?;
+        cbtk_columns::inflate(z, LUA_MAX as usize).map_err(|m| {
+            semantic(
+                path,
+                block as u64 * 64,
+                format!("chunk does not decompress: {m}"),
+            )
+        })
+    }
+
+    /// The decompressed bytes of the info chunk.
+    ///
+    /// Errors: the chunk is outside the file or does not decompress.
+    pub fn info_bytes(&self) -> Result<Vec<u8>, DecodeError> {
+        self.inflate(
+            self.raw.info_block,
+            self.raw.info_len,
+            fpath(&[PathSeg::Field("info_block")]),
+            36,
+        )
+    }
+
+    /// The info chunk.
+    ///
+    /// Errors: the chunk is missing, outside the file, does not decompress, or breaks a rule.
+    pub fn info(&self) -> Result<Info, DecodeError> {
+        let b = self.info_bytes()?;
+        let c = parse_chunk(&b).map_err(|e| in_chunk(e, "info"))?;
+        Info::from_columns(&raw::InfoColumns::from_chunk(&c).map_err(|e| in_chunk(e, "info"))?)
+            .map_err(|e| in_chunk(e, "info"))
+    }
+
+    /// The features chunk.
+    ///
+    /// Errors: as for [`Track::info`].
+    pub fn features(&self) -> Result<Vec<Feature>, DecodeError> {
+        let b = self.inflate(
+            self.raw.features_block,
+            self.raw.features_len,
+            fpath(&[PathSeg::Field("features_block")]),
+            44,
+        )?;
+        let c = parse_chunk(&b).map_err(|e| in_chunk(e, "features"))?;
+        Feature::from_columns(
+            &raw::FeaturesColumns::from_chunk(&c).map_err(|e| in_chunk(e, "features"))?,
+        )
+        .map_err(|e| in_chunk(e, "features"))
+    }
+
+    fn index_path(k: usize, field: &'static str) -> FieldPath {
+        fpath(&[
+            PathSeg::Field("index"),
+            PathSeg::Index(k),
+            PathSeg::Field(field),
+        ])
+    }
+
+    fn index_at(&self, k: usize) -> u64 {
+        (self.raw.header_size as usize + 16 * k) as u64
+    }
+
+    /// The decompressed main chunk of window `k`. A chunk that fails is an error for that
+    /// window only.
+    ///
+    /// Errors: `k` out of range, the chunk outside the file, or not decompressing.
+    pub fn main_bytes(&self, k: usize) -> Result<Vec<u8>, DecodeError> {
+        let e = self.window_entry(k)?;
+        self.inflate(
+            e.main_block,
+            e.main_len,
+            Self::index_path(k, "main_block"),
+            self.index_at(k),
+        )
+    }
+
+    fn window_entry(&self, k: usize) -> Result<&WindowEntry, DecodeError> {
+        self.raw.index.get(k).ok_or_else(|| {
+            semantic(
+                fpath(&[PathSeg::Field("index")]),
+                self.index_at(k),
+                format!("window {k} does not exist ({} windows)", self.num_windows()),
+            )
+        })
+    }
+
+    /// Window `k`'s main chunk, decoded.
+    ///
+    /// Errors: as for [`Track::main_bytes`], or a column rule broken.
+    pub fn window(&self, k: usize) -> Result<MainWindow, DecodeError> {
+        let b = self.main_bytes(k)?;
+        let (start, end) = self.header().window_span(k);
+        MainWindow::from_chunk(&b, k, start, end).map_err(|e| e.in_index(k).in_field("windows"))
+    }
+
+    /// Window `k`'s terrain rows (empty when the window has no terrain chunk). Frames in the
+    /// rows are absolute.
+    ///
+    /// Errors: as for [`Track::window`].
+    pub fn terrain(&self, k: usize) -> Result<Vec<TerrainRow>, DecodeError> {
+        let e = self.window_entry(k)?;
+        if e.terrain_len == 0 {
+            return Ok(Vec::new());
+        }
+        let b = self.inflate(
+            e.terrain_block,
+            e.terrain_len,
+            Self::index_path(k, "terrain_block"),
+            self.index_at(k) + 8,
+        )?;
+        let (start, _) = self.header().window_span(k);
+        let c = parse_chunk(&b).map_err(|e| in_chunk(e, "terrain"))?;
+        let cols = raw::TerrainRowsColumns::from_chunk(&c).map_err(|e| in_chunk(e, "terrain"))?;
+        TerrainRow::from_columns(&cols, start)
+            .map_err(|e| in_chunk(e, "terrain").in_index(k).in_field("terrain"))
+    }
+
+    /// The window holding `frame` (the spec's step 1: `floor((f - first) / length)`, the last
+    /// window when past the end).
+    ///
+    /// Errors: `frame` is before the first frame or after the last, or not finite.
+    pub fn window_of(&self, frame: f64) -> Result<usize, DecodeError> {
+        self.header().window_of(frame).ok_or_else(|| {
+            semantic(
+                fpath(&[PathSeg::Field("frame")]),
+                0,
+                format!(
+                    "frame {frame} is outside the track's frames {}..={}",
+                    self.raw.first_frame, self.raw.last_frame
+                ),
+            )
+        })
+    }
+}
+
+/// Every chunk lies in the chunk area and no two chunks share a byte: each is its own zlib
+/// stream (so each stored byte is inflated once).
+fn check_chunk_ranges(raw: &CbtrackV1, area: u64, len: u64) -> Result<(), DecodeError> {
+    let mut r: Vec<(u64, u64, FieldPath, u64)> = Vec::with_capacity(2 + 2 * raw.index.len());
+    r.push((
+        raw.info_block as u64 * 64,
+        raw.info_len as u64,
+        fpath(&[PathSeg::Field("info_block")]),
+        36,
+    ));
+    r.push((
+        raw.features_block as u64 * 64,
+        raw.features_len as u64,
+        fpath(&[PathSeg::Field("features_block")]),
+        44,
+    ));
+    for (k, e) in raw.index.iter().enumerate() {
+        let at = raw.header_size as u64 + 16 * k as u64;
+        r.push((
+            e.main_block as u64 * 64,
+            e.main_len as u64,
+            Track::index_path(k, "main_block"),
+            at,
+        ));
+        if e.terrain_len > 0 {
+            r.push((
+                e.terrain_block as u64 * 64,
+                e.terrain_len as u64,
+                Track::index_path(k, "terrain_block"),
+                at + 8,
+            ));
+        }
+    }
+    for (start, n, path, at) in &r {
+        if *start < area || start + n > len || *n == 0 {
+            return Err(semantic(
+                path.clone(),
+                *at,
+                format!(
+                    "chunk {start}..{} is empty or outside the chunk area {area}..{len}",
+                    start + n
+                ),
+            ));
+        }
+    }
+    r.sort_by_key(|x| x.0);
+    for w in r.windows(2) {
+        if w[0].0 + w[0].1 > w[1].0 {
+            return Err(semantic(
+                w[1].2.clone(),
+                w[1].3,
+                format!(
+                    "chunk at {} overlaps the chunk at {}..{}",
+                    w[1].0,
+                    w[0].0,
+                    w[0].0 + w[0].1
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn in_chunk(e: DecodeError, name: &'static str) -> DecodeError {
+    e.in_field(name)
+}
+
+/// Number of windows for a frame span: the span divided by the window length, rounded up, at
+/// least 1.
+pub fn windows_for(first: u32, last: u32, len: u32) -> u64 {
+    let span = last.saturating_sub(first) as u64;
+    span.div_ceil(len.max(1) as u64).max(1)
+}
+
+/// Parses a decompressed chunk's directory with the generated raw layer and checks it.
+///
+/// Errors: the directory does not fit the bytes, or a rule of `ColumnChunk::new` is broken.
+pub fn parse_chunk(bytes: &[u8]) -> Result<ColumnChunk<'_>, DecodeError> {
+    let mut r = ByteReader::new(bytes);
+    let dir = raw::ColumnDirectory::read_from(&mut r).map_err(|e| e.in_field("directory"))?;
+    let entries = dir
+        .columns
+        .iter()
+        .map(|c| DirEntry {
+            id: c.id,
+            code: c.type_code,
+            offset: c.offset,
+            count: c.count,
+        })
+        .collect();
+    ColumnChunk::new(bytes, entries)
+}
+
+/// Lays out a chunk body (directory, data, 4 zero bytes) from a builder through the raw layer.
+///
+/// Errors: the chunk would pass 16,777,215 bytes.
+pub fn build_chunk(b: cbtk_columns::ChunkBuilder) -> Result<Vec<u8>, EncodeError> {
+    let (entries, data) = b.finish()?;
+    let body = raw::ChunkBody {
+        directory: raw::ColumnDirectory {
+            columns: entries
+                .iter()
+                .map(|e| raw::ColumnEntry {
+                    id: e.id,
+                    type_code: e.code,
+                    offset: e.offset,
+                    count: e.count,
+                })
+                .collect(),
+        },
+        data,
+    };
+    let mut w = ByteWriter::with_capacity(body.encoded_len());
+    body.write_to(&mut w)?;
+    Ok(w.into_bytes())
+}
+
+/// The header's values with their units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// Recorder version.
+    pub recorder_version: u16,
+    /// Simulation frames per second.
+    pub frames_per_second: u16,
+    /// First frame recorded.
+    pub first_frame: u32,
+    /// Last frame recorded.
+    pub last_frame: u32,
+    /// Window length in frames (1..=65,535).
+    pub window_length: u32,
+    /// Number of windows.
+    pub num_windows: u32,
+    /// Tolerance in elmos.
+    pub tolerance_elmos: f32,
+    /// Position step is 1 / 2^position_shift elmo.
+    pub position_shift: u8,
+    /// Velocity step is 1 / 2^velocity_shift elmo per frame.
+    pub velocity_shift: u8,
+    /// Rotation bits (8..=16).
+    pub rotation_bits: u8,
+    /// Frames between the recorder's unit samples (information only).
+    pub sample_interval: u8,
+    /// Units, projectiles and features in the match.
+    pub num_units: u32,
+    /// Projectiles in the match.
+    pub num_projectiles: u32,
+    /// Features in the match.
+    pub num_features: u32,
+    /// The replay's game id.
+    pub game_id: [u8; 16],
+    /// Resource tolerance.
+    pub resource_tolerance: f32,
+    /// Resource fraction.
+    pub resource_fraction: f32,
+}
+
+impl Header {
+    /// The values of a raw header.
+    pub fn from_raw(r: &CbtrackV1) -> Self {
+        let mut game_id = [0; 16];
+        let n = r.game_id.len().min(16);
+        game_id[..n].copy_from_slice(&r.game_id[..n]);
+        Self {
+            recorder_version: r.recorder_version,
+            frames_per_second: r.frames_per_second,
+            first_frame: r.first_frame,
+            last_frame: r.last_frame,
+            window_length: r.window_length,
+            num_windows: r.index.len() as u32,
+            tolerance_elmos: r.tolerance,
+            position_shift: r.position_shift,
+            velocity_shift: r.velocity_shift,
+            rotation_bits: r.rotation_bits,
+            sample_interval: r.sample_interval,
+            num_units: r.num_units,
+            num_projectiles: r.num_projectiles,
+            num_features: r.num_features,
+            game_id,
+            resource_tolerance: r.resource_tolerance,
+            resource_fraction: r.resource_fraction,
+        }
+    }
+
+    /// Position step in elmos.
+    pub fn pos_step(&self) -> f64 {
+        1.0 / (1u64 << self.position_shift.min(62)) as f64
+    }
+
+    /// Velocity step in elmos per frame.
+    pub fn vel_step(&self) -> f64 {
+        1.0 / (1u64 << self.velocity_shift.min(62)) as f64
+    }
+
+    /// First and last frame of window `k`.
+    pub fn window_span(&self, k: usize) -> (u32, u32) {
+        let start = self.first_frame as u64 + k as u64 * self.window_length as u64;
+        let end = (start + self.window_length as u64).min(self.last_frame as u64);
+        (start as u32, end.max(start) as u32)
+    }
+
+    /// The window holding `frame`, or `None` outside the track.
+    pub fn window_of(&self, frame: f64) -> Option<usize> {
+        if !frame.is_finite() || frame < self.first_frame as f64 || frame > self.last_frame as f64 {
+            return None;
+        }
+        let k = ((frame - self.first_frame as f64) / self.window_length as f64).floor() as usize;
+        Some(k.min(self.num_windows.max(1) as usize - 1))
+    }
+
+    /// What a thinned team number sample may be from the track:
+    /// `max(resource tolerance, resource fraction x |sample|)`.
+    pub fn value_allowance(&self, sample: f64) -> f64 {
+        (self.resource_tolerance as f64).max(self.resource_fraction as f64 * sample.abs())
+    }
+}
