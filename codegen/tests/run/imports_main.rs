@@ -392,7 +392,7 @@ impl ImportsLib {
                     break 'fast;
                 };
                 let kind = ImportsLibKind::from_i_open(
-                    u8::from_be_bytes([__b[0]]) as i128,
+                    u8::from_le_bytes([__b[0]]) as i128,
                 );
                 let value = u16::from_be_bytes([__b[1], __b[2]]);
                 break 'run (kind, value);
