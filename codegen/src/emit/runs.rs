@@ -117,6 +117,16 @@ impl Emitter<'_> {
         }
         let scalar = |k: &FieldKind| -> Option<ByteVal> {
             match k {
+                // A byte order decided while reading (`meta.endian` switch) stays field by
+                // field.
+                FieldKind::Int {
+                    endian: Endian::Computed,
+                    ..
+                }
+                | FieldKind::Float {
+                    endian: Endian::Computed,
+                    ..
+                } => None,
                 FieldKind::Int {
                     bytes,
                     signed,

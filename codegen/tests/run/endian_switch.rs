@@ -459,32 +459,18 @@ impl DocBody {
                 );
             }
         };
-        let (len, fixed_be): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let len = u16::from_be_bytes([__b[0], __b[1]]);
-                let fixed_be = u16::from_be_bytes([__b[2], __b[3]]);
-                break 'run (len, fixed_be);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("len"));
-            let len: u16 = {
-                let __v: u16 = {
-                    if __is_le { __r.read_u16le() } else { __r.read_u16be() }
-                }
-                    .map_err(|e| e.in_field("len"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("fixed_be"));
-            let fixed_be: u16 = {
-                let __v: u16 = { __r.read_u16be() }.map_err(|e| e.in_field("fixed_be"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (len, fixed_be)
+        __r.enter(::statepack_runtime::io::PathSeg::Field("len"));
+        let len: u16 = {
+            let __v: u16 = { if __is_le { __r.read_u16le() } else { __r.read_u16be() } }
+                .map_err(|e| e.in_field("len"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("fixed_be"));
+        let fixed_be: u16 = {
+            let __v: u16 = { __r.read_u16be() }.map_err(|e| e.in_field("fixed_be"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("inner"));
         let inner: DocBodyInner = {
@@ -565,10 +551,24 @@ impl DocBody {
         let inner = &self.inner;
         let at_two = self.at_two;
         {
-            let mut __b = [0u8; 4];
-            __b[0..2].copy_from_slice(&(self.len).to_be_bytes());
-            __b[2..4].copy_from_slice(&(self.fixed_be).to_be_bytes());
-            __w.write_bytes(&__b);
+            let __val = &self.len;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                (if __is_le { __w.write_u16le(*__v) } else { __w.write_u16be(*__v) });
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("len"))?;
+        }
+        {
+            let __val = &self.fixed_be;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                __w.write_u16be(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("fixed_be")
+                })?;
         }
         {
             let __val = &self.inner;
@@ -711,35 +711,19 @@ impl DocBodyInner {
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
         __is_le: bool,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let (value, ratio): (i32, f32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
-                    break 'fast;
-                };
-                let value = i32::from_be_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let ratio = f32::from_be_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                break 'run (value, ratio);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-            let value: i32 = {
-                let __v: i32 = {
-                    if __is_le { __r.read_i32le() } else { __r.read_i32be() }
-                }
-                    .map_err(|e| e.in_field("value"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("ratio"));
-            let ratio: f32 = {
-                let __v: f32 = {
-                    if __is_le { __r.read_f32le() } else { __r.read_f32be() }
-                }
-                    .map_err(|e| e.in_field("ratio"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (value, ratio)
+        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+        let value: i32 = {
+            let __v: i32 = { if __is_le { __r.read_i32le() } else { __r.read_i32be() } }
+                .map_err(|e| e.in_field("value"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("ratio"));
+        let ratio: f32 = {
+            let __v: f32 = { if __is_le { __r.read_f32le() } else { __r.read_f32be() } }
+                .map_err(|e| e.in_field("ratio"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         Ok(Self { __is_le, value, ratio })
     }
@@ -760,10 +744,22 @@ impl DocBodyInner {
         let value = self.value;
         let ratio = self.ratio;
         {
-            let mut __b = [0u8; 8];
-            __b[0..4].copy_from_slice(&(self.value).to_be_bytes());
-            __b[4..8].copy_from_slice(&(self.ratio).to_be_bytes());
-            __w.write_bytes(&__b);
+            let __val = &self.value;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                (if __is_le { __w.write_i32le(*__v) } else { __w.write_i32be(*__v) });
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("value"))?;
+        }
+        {
+            let __val = &self.ratio;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                (if __is_le { __w.write_f32le(*__v) } else { __w.write_f32be(*__v) });
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("ratio"))?;
         }
         Ok(())
     }
