@@ -212,17 +212,31 @@ impl AnimClip {
             __r.leave(Some(&__v));
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("sample_rate"));
-        let sample_rate: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("sample_rate"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
-        let num_bones: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_bones"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (sample_rate, num_bones): (f32, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
+                };
+                let sample_rate = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                let num_bones = u16::from_le_bytes([__b[4], __b[5]]);
+                break 'run (sample_rate, num_bones);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("sample_rate"));
+            let sample_rate: f32 = {
+                let __v: f32 = { __r.read_f32le() }
+                    .map_err(|e| e.in_field("sample_rate"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
+            let num_bones: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_bones"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (sample_rate, num_bones)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("bones"));
         let bones: ::std::vec::Vec<BoneTracks> = {
@@ -347,26 +361,10 @@ impl AnimClip {
                 })?;
         }
         {
-            let __val = &self.sample_rate;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("sample_rate")
-                })?;
-        }
-        {
-            let __val = &num_bones;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_bones")
-                })?;
+            let mut __b = [0u8; 6];
+            __b[0..4].copy_from_slice(&(self.sample_rate).to_le_bytes());
+            __b[4..6].copy_from_slice(&num_bones.to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.bones;
@@ -1520,19 +1518,27 @@ impl FixedPointTrack {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("four_components"));
-        let four_components: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("four_components"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("width"));
-        let width: u8 = {
-            let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("width"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (four_components, width): (bool, u8) = if __r.has_run_bits(6u64) {
+            let four_components = __r.take_run_bits_be(1) != 0;
+            let width = __r.take_run_bits_be(5u32) as u8;
+            (four_components, width)
+        } else {
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("four_components"));
+            let four_components: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("four_components"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("width"));
+            let width: u8 = {
+                let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("width"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (four_components, width)
         };
         __r.align_to_byte().map_err(|e| e.in_field("shift"))?;
         __r.enter(::statepack_runtime::io::PathSeg::Field("shift"));
@@ -1563,25 +1569,39 @@ impl FixedPointTrack {
         let four_components = self.four_components;
         let width = self.width;
         let shift = self.shift;
-        {
-            let __val = &self.four_components;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(u64::from(*__v), 1)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("four_components")
-                })?;
-        }
-        {
-            let __val = &self.width;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 5u32)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("width"))?;
+        'run: {
+            'fast: {
+                let __c1 = self.width as u64;
+                if __c1 >> 5u32 != 0 {
+                    break 'fast;
+                }
+                __w.put_run_bits_be(u64::from(self.four_components), 1);
+                __w.put_run_bits_be(__c1, 5u32);
+                break 'run;
+            }
+            ::statepack_runtime::io::unlikely();
+            {
+                let __val = &self.four_components;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(u64::from(*__v), 1)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("four_components")
+                    })?;
+            }
+            {
+                let __val = &self.width;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(*__v as u64, 5u32)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("width")
+                    })?;
+            }
         }
         __w.align_to_byte();
         {
@@ -1799,26 +1819,37 @@ impl AnimatedTrack {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("four_components"));
-        let four_components: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("four_components"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("delta"));
-        let delta: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("delta"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("index_bits"));
-        let index_bits: u8 = {
-            let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("index_bits"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (four_components, delta, index_bits): (bool, bool, u8) = if __r
+            .has_run_bits(7u64)
+        {
+            let four_components = __r.take_run_bits_be(1) != 0;
+            let delta = __r.take_run_bits_be(1) != 0;
+            let index_bits = __r.take_run_bits_be(5u32) as u8;
+            (four_components, delta, index_bits)
+        } else {
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("four_components"));
+            let four_components: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("four_components"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("delta"));
+            let delta: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("delta"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("index_bits"));
+            let index_bits: u8 = {
+                let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("index_bits"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (four_components, delta, index_bits)
         };
         __r.align_to_byte().map_err(|e| e.in_field("num_keys"))?;
         __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
@@ -1878,36 +1909,51 @@ impl AnimatedTrack {
         let index_bits = self.index_bits;
         let num_keys = self.num_keys;
         let components = &self.components;
-        {
-            let __val = &self.four_components;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(u64::from(*__v), 1)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("four_components")
-                })?;
-        }
-        {
-            let __val = &self.delta;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(u64::from(*__v), 1)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("delta"))?;
-        }
-        {
-            let __val = &self.index_bits;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 5u32)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("index_bits")
-                })?;
+        'run: {
+            'fast: {
+                let __c2 = self.index_bits as u64;
+                if __c2 >> 5u32 != 0 {
+                    break 'fast;
+                }
+                __w.put_run_bits_be(u64::from(self.four_components), 1);
+                __w.put_run_bits_be(u64::from(self.delta), 1);
+                __w.put_run_bits_be(__c2, 5u32);
+                break 'run;
+            }
+            ::statepack_runtime::io::unlikely();
+            {
+                let __val = &self.four_components;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(u64::from(*__v), 1)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("four_components")
+                    })?;
+            }
+            {
+                let __val = &self.delta;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(u64::from(*__v), 1)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("delta")
+                    })?;
+            }
+            {
+                let __val = &self.index_bits;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(*__v as u64, 5u32)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("index_bits")
+                    })?;
+            }
         }
         __w.align_to_byte();
         {
@@ -2155,23 +2201,36 @@ impl Component {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("bits"));
-        let bits: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("bits"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("lo"));
-        let lo: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("lo"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("extent"));
-        let extent: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("extent"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (bits, lo, extent): (u8, u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
+                    break 'fast;
+                };
+                let bits = u8::from_le_bytes([__b[0]]);
+                let lo = u16::from_le_bytes([__b[1], __b[2]]);
+                let extent = u16::from_le_bytes([__b[3], __b[4]]);
+                break 'run (bits, lo, extent);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("bits"));
+            let bits: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("bits"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("lo"));
+            let lo: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("lo"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("extent"));
+            let extent: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("extent"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (bits, lo, extent)
         };
         Ok(Self { bits, lo, extent })
     }
@@ -2192,33 +2251,11 @@ impl Component {
         let lo = self.lo;
         let extent = self.extent;
         {
-            let __val = &self.bits;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("bits"))?;
-        }
-        {
-            let __val = &self.lo;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("lo"))?;
-        }
-        {
-            let __val = &self.extent;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("extent")
-                })?;
+            let mut __b = [0u8; 5];
+            __b[0..1].copy_from_slice(&(self.bits).to_le_bytes());
+            __b[1..3].copy_from_slice(&(self.lo).to_le_bytes());
+            __b[3..5].copy_from_slice(&(self.extent).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }

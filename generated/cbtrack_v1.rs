@@ -213,31 +213,57 @@ impl CbtrackV1 {
             __r.leave(Some(&__v));
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("recorder_version"));
-        let recorder_version: u16 = {
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("recorder_version"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("frames_per_second"));
-        let frames_per_second: u16 = {
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("frames_per_second"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("first_frame"));
-        let first_frame: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("first_frame"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("last_frame"));
-        let last_frame: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("last_frame"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (
+            recorder_version,
+            frames_per_second,
+            first_frame,
+            last_frame,
+        ): (u16, u16, u32, u32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                    break 'fast;
+                };
+                let recorder_version = u16::from_le_bytes([__b[0], __b[1]]);
+                let frames_per_second = u16::from_le_bytes([__b[2], __b[3]]);
+                let first_frame = u32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                let last_frame = u32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
+                break 'run (
+                    recorder_version,
+                    frames_per_second,
+                    first_frame,
+                    last_frame,
+                );
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("recorder_version"));
+            let recorder_version: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("recorder_version"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("frames_per_second"));
+            let frames_per_second: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("frames_per_second"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("first_frame"));
+            let first_frame: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("first_frame"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("last_frame"));
+            let last_frame: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("last_frame"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (recorder_version, frames_per_second, first_frame, last_frame)
         };
         let __rule_window_length: &'static str = "must be in 1..=65535";
         __r.enter(::statepack_runtime::io::PathSeg::Field("window_length"));
@@ -263,29 +289,52 @@ impl CbtrackV1 {
             __r.leave(Some(&__v));
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_windows"));
-        let num_windows: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("num_windows"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tolerance"));
-        let tolerance: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("tolerance"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("position_shift"));
-        let position_shift: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("position_shift"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("velocity_shift"));
-        let velocity_shift: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("velocity_shift"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (
+            num_windows,
+            tolerance,
+            position_shift,
+            velocity_shift,
+        ): (u32, f32, u8, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<10>() else {
+                    break 'fast;
+                };
+                let num_windows = u32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                let tolerance = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                let position_shift = u8::from_le_bytes([__b[8]]);
+                let velocity_shift = u8::from_le_bytes([__b[9]]);
+                break 'run (num_windows, tolerance, position_shift, velocity_shift);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_windows"));
+            let num_windows: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("num_windows"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tolerance"));
+            let tolerance: f32 = {
+                let __v: f32 = { __r.read_f32le() }
+                    .map_err(|e| e.in_field("tolerance"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("position_shift"));
+            let position_shift: u8 = {
+                let __v: u8 = { __r.read_u8() }
+                    .map_err(|e| e.in_field("position_shift"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("velocity_shift"));
+            let velocity_shift: u8 = {
+                let __v: u8 = { __r.read_u8() }
+                    .map_err(|e| e.in_field("velocity_shift"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (num_windows, tolerance, position_shift, velocity_shift)
         };
         let __rule_rotation_bits: &'static str = "must be in 8..=16";
         __r.enter(::statepack_runtime::io::PathSeg::Field("rotation_bits"));
@@ -310,55 +359,125 @@ impl CbtrackV1 {
             __r.leave(Some(&__v));
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("sample_interval"));
-        let sample_interval: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("sample_interval"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("info_block"));
-        let info_block: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("info_block"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("info_len"));
-        let info_len: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("info_len"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("features_block"));
-        let features_block: u32 = {
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("features_block"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("features_len"));
-        let features_len: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("features_len"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_units"));
-        let num_units: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("num_units"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_projectiles"));
-        let num_projectiles: u32 = {
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("num_projectiles"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_features"));
-        let num_features: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("num_features"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (
+            sample_interval,
+            info_block,
+            info_len,
+            features_block,
+            features_len,
+            num_units,
+            num_projectiles,
+            num_features,
+        ): (u8, u32, u32, u32, u32, u32, u32, u32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<29>() else {
+                    break 'fast;
+                };
+                let sample_interval = u8::from_le_bytes([__b[0]]);
+                let info_block = u32::from_le_bytes([__b[1], __b[2], __b[3], __b[4]]);
+                let info_len = u32::from_le_bytes([__b[5], __b[6], __b[7], __b[8]]);
+                let features_block = u32::from_le_bytes([
+                    __b[9],
+                    __b[10],
+                    __b[11],
+                    __b[12],
+                ]);
+                let features_len = u32::from_le_bytes([
+                    __b[13],
+                    __b[14],
+                    __b[15],
+                    __b[16],
+                ]);
+                let num_units = u32::from_le_bytes([__b[17], __b[18], __b[19], __b[20]]);
+                let num_projectiles = u32::from_le_bytes([
+                    __b[21],
+                    __b[22],
+                    __b[23],
+                    __b[24],
+                ]);
+                let num_features = u32::from_le_bytes([
+                    __b[25],
+                    __b[26],
+                    __b[27],
+                    __b[28],
+                ]);
+                break 'run (
+                    sample_interval,
+                    info_block,
+                    info_len,
+                    features_block,
+                    features_len,
+                    num_units,
+                    num_projectiles,
+                    num_features,
+                );
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("sample_interval"));
+            let sample_interval: u8 = {
+                let __v: u8 = { __r.read_u8() }
+                    .map_err(|e| e.in_field("sample_interval"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("info_block"));
+            let info_block: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("info_block"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("info_len"));
+            let info_len: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("info_len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("features_block"));
+            let features_block: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("features_block"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("features_len"));
+            let features_len: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("features_len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_units"));
+            let num_units: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("num_units"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_projectiles"));
+            let num_projectiles: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("num_projectiles"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_features"));
+            let num_features: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("num_features"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (
+                sample_interval,
+                info_block,
+                info_len,
+                features_block,
+                features_len,
+                num_units,
+                num_projectiles,
+                num_features,
+            )
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("game_id"));
         let game_id: ::std::vec::Vec<u8> = {
@@ -369,19 +488,41 @@ impl CbtrackV1 {
             __r.leave(Some(&__v));
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("resource_tolerance"));
-        let resource_tolerance: f32 = {
-            let __v: f32 = { __r.read_f32le() }
-                .map_err(|e| e.in_field("resource_tolerance"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("resource_fraction"));
-        let resource_fraction: f32 = {
-            let __v: f32 = { __r.read_f32le() }
-                .map_err(|e| e.in_field("resource_fraction"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (resource_tolerance, resource_fraction): (f32, f32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
+                    break 'fast;
+                };
+                let resource_tolerance = f32::from_le_bytes([
+                    __b[0],
+                    __b[1],
+                    __b[2],
+                    __b[3],
+                ]);
+                let resource_fraction = f32::from_le_bytes([
+                    __b[4],
+                    __b[5],
+                    __b[6],
+                    __b[7],
+                ]);
+                break 'run (resource_tolerance, resource_fraction);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("resource_tolerance"));
+            let resource_tolerance: f32 = {
+                let __v: f32 = { __r.read_f32le() }
+                    .map_err(|e| e.in_field("resource_tolerance"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("resource_fraction"));
+            let resource_fraction: f32 = {
+                let __v: f32 = { __r.read_f32le() }
+                    .map_err(|e| e.in_field("resource_fraction"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (resource_tolerance, resource_fraction)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("reserved"));
         let reserved: ::std::vec::Vec<u8> = {
@@ -546,48 +687,12 @@ impl CbtrackV1 {
                 })?;
         }
         {
-            let __val = &self.recorder_version;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("recorder_version")
-                })?;
-        }
-        {
-            let __val = &self.frames_per_second;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("frames_per_second")
-                })?;
-        }
-        {
-            let __val = &self.first_frame;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("first_frame")
-                })?;
-        }
-        {
-            let __val = &self.last_frame;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("last_frame")
-                })?;
+            let mut __b = [0u8; 12];
+            __b[0..2].copy_from_slice(&(self.recorder_version).to_le_bytes());
+            __b[2..4].copy_from_slice(&(self.frames_per_second).to_le_bytes());
+            __b[4..8].copy_from_slice(&(self.first_frame).to_le_bytes());
+            __b[8..12].copy_from_slice(&(self.last_frame).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         let __rule_window_length: &'static str = "must be in 1..=65535";
         {
@@ -610,48 +715,12 @@ impl CbtrackV1 {
                 })?;
         }
         {
-            let __val = &num_windows;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_windows")
-                })?;
-        }
-        {
-            let __val = &self.tolerance;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("tolerance")
-                })?;
-        }
-        {
-            let __val = &self.position_shift;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("position_shift")
-                })?;
-        }
-        {
-            let __val = &self.velocity_shift;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("velocity_shift")
-                })?;
+            let mut __b = [0u8; 10];
+            __b[0..4].copy_from_slice(&num_windows.to_le_bytes());
+            __b[4..8].copy_from_slice(&(self.tolerance).to_le_bytes());
+            __b[8..9].copy_from_slice(&(self.position_shift).to_le_bytes());
+            __b[9..10].copy_from_slice(&(self.velocity_shift).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         let __rule_rotation_bits: &'static str = "must be in 8..=16";
         {
@@ -674,92 +743,16 @@ impl CbtrackV1 {
                 })?;
         }
         {
-            let __val = &self.sample_interval;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("sample_interval")
-                })?;
-        }
-        {
-            let __val = &self.info_block;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("info_block")
-                })?;
-        }
-        {
-            let __val = &self.info_len;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("info_len")
-                })?;
-        }
-        {
-            let __val = &self.features_block;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("features_block")
-                })?;
-        }
-        {
-            let __val = &self.features_len;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("features_len")
-                })?;
-        }
-        {
-            let __val = &self.num_units;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_units")
-                })?;
-        }
-        {
-            let __val = &self.num_projectiles;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_projectiles")
-                })?;
-        }
-        {
-            let __val = &self.num_features;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_features")
-                })?;
+            let mut __b = [0u8; 29];
+            __b[0..1].copy_from_slice(&(self.sample_interval).to_le_bytes());
+            __b[1..5].copy_from_slice(&(self.info_block).to_le_bytes());
+            __b[5..9].copy_from_slice(&(self.info_len).to_le_bytes());
+            __b[9..13].copy_from_slice(&(self.features_block).to_le_bytes());
+            __b[13..17].copy_from_slice(&(self.features_len).to_le_bytes());
+            __b[17..21].copy_from_slice(&(self.num_units).to_le_bytes());
+            __b[21..25].copy_from_slice(&(self.num_projectiles).to_le_bytes());
+            __b[25..29].copy_from_slice(&(self.num_features).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.game_id;
@@ -783,26 +776,10 @@ impl CbtrackV1 {
                 })?;
         }
         {
-            let __val = &self.resource_tolerance;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("resource_tolerance")
-                })?;
-        }
-        {
-            let __val = &self.resource_fraction;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("resource_fraction")
-                })?;
+            let mut __b = [0u8; 8];
+            __b[0..4].copy_from_slice(&(self.resource_tolerance).to_le_bytes());
+            __b[4..8].copy_from_slice(&(self.resource_fraction).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.reserved;
@@ -1345,30 +1322,56 @@ impl WindowEntry {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("main_block"));
-        let main_block: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("main_block"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("main_len"));
-        let main_len: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("main_len"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("terrain_block"));
-        let terrain_block: u32 = {
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("terrain_block"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("terrain_len"));
-        let terrain_len: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("terrain_len"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (main_block, main_len, terrain_block, terrain_len): (u32, u32, u32, u32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
+                    break 'fast;
+                };
+                let main_block = u32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                let main_len = u32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                let terrain_block = u32::from_le_bytes([
+                    __b[8],
+                    __b[9],
+                    __b[10],
+                    __b[11],
+                ]);
+                let terrain_len = u32::from_le_bytes([
+                    __b[12],
+                    __b[13],
+                    __b[14],
+                    __b[15],
+                ]);
+                break 'run (main_block, main_len, terrain_block, terrain_len);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("main_block"));
+            let main_block: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("main_block"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("main_len"));
+            let main_len: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("main_len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("terrain_block"));
+            let terrain_block: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("terrain_block"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("terrain_len"));
+            let terrain_len: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("terrain_len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (main_block, main_len, terrain_block, terrain_len)
         };
         Ok(Self {
             main_block,
@@ -1395,48 +1398,12 @@ impl WindowEntry {
         let terrain_block = self.terrain_block;
         let terrain_len = self.terrain_len;
         {
-            let __val = &self.main_block;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("main_block")
-                })?;
-        }
-        {
-            let __val = &self.main_len;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("main_len")
-                })?;
-        }
-        {
-            let __val = &self.terrain_block;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("terrain_block")
-                })?;
-        }
-        {
-            let __val = &self.terrain_len;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("terrain_len")
-                })?;
+            let mut __b = [0u8; 16];
+            __b[0..4].copy_from_slice(&(self.main_block).to_le_bytes());
+            __b[4..8].copy_from_slice(&(self.main_len).to_le_bytes());
+            __b[8..12].copy_from_slice(&(self.terrain_block).to_le_bytes());
+            __b[12..16].copy_from_slice(&(self.terrain_len).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -1966,29 +1933,44 @@ impl ColumnEntry {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("id"));
-        let id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("type_code"));
-        let type_code: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("type_code"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("offset"));
-        let offset: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("offset"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
-        let count: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("count"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (id, type_code, offset, count): (u16, u16, u32, u32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                    break 'fast;
+                };
+                let id = u16::from_le_bytes([__b[0], __b[1]]);
+                let type_code = u16::from_le_bytes([__b[2], __b[3]]);
+                let offset = u32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                let count = u32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
+                break 'run (id, type_code, offset, count);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("id"));
+            let id: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("type_code"));
+            let type_code: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("type_code"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("offset"));
+            let offset: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("offset"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
+            let count: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (id, type_code, offset, count)
         };
         Ok(Self {
             id,
@@ -2015,44 +1997,12 @@ impl ColumnEntry {
         let offset = self.offset;
         let count = self.count;
         {
-            let __val = &self.id;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("id"))?;
-        }
-        {
-            let __val = &self.type_code;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("type_code")
-                })?;
-        }
-        {
-            let __val = &self.offset;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("offset")
-                })?;
-        }
-        {
-            let __val = &self.count;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("count"))?;
+            let mut __b = [0u8; 12];
+            __b[0..2].copy_from_slice(&(self.id).to_le_bytes());
+            __b[2..4].copy_from_slice(&(self.type_code).to_le_bytes());
+            __b[4..8].copy_from_slice(&(self.offset).to_le_bytes());
+            __b[8..12].copy_from_slice(&(self.count).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }

@@ -753,49 +753,107 @@ impl RplyV3 {
             __r.leave(Some(&__v));
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tick_rate"));
-        let tick_rate: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("tick_rate"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("place_version"));
-        let place_version: u32 = {
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("place_version"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("start_unix"));
-        let start_unix: f64 = {
-            let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("start_unix"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tick_count"));
-        let tick_count: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tick_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("string_count"));
-        let string_count: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("string_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("keyframe_count"));
-        let keyframe_count: u16 = {
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("keyframe_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("op_bytes"));
-        let op_bytes: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("op_bytes"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (
+            tick_rate,
+            place_version,
+            start_unix,
+            tick_count,
+            string_count,
+            keyframe_count,
+            op_bytes,
+        ): (u8, u32, f64, u32, u16, u16, u32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<25>() else {
+                    break 'fast;
+                };
+                let tick_rate = u8::from_le_bytes([__b[0]]);
+                let place_version = u32::from_le_bytes([__b[1], __b[2], __b[3], __b[4]]);
+                let start_unix = f64::from_le_bytes([
+                    __b[5],
+                    __b[6],
+                    __b[7],
+                    __b[8],
+                    __b[9],
+                    __b[10],
+                    __b[11],
+                    __b[12],
+                ]);
+                let tick_count = u32::from_le_bytes([
+                    __b[13],
+                    __b[14],
+                    __b[15],
+                    __b[16],
+                ]);
+                let string_count = u16::from_le_bytes([__b[17], __b[18]]);
+                let keyframe_count = u16::from_le_bytes([__b[19], __b[20]]);
+                let op_bytes = u32::from_le_bytes([__b[21], __b[22], __b[23], __b[24]]);
+                break 'run (
+                    tick_rate,
+                    place_version,
+                    start_unix,
+                    tick_count,
+                    string_count,
+                    keyframe_count,
+                    op_bytes,
+                );
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tick_rate"));
+            let tick_rate: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("tick_rate"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("place_version"));
+            let place_version: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("place_version"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("start_unix"));
+            let start_unix: f64 = {
+                let __v: f64 = { __r.read_f64le() }
+                    .map_err(|e| e.in_field("start_unix"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tick_count"));
+            let tick_count: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("tick_count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("string_count"));
+            let string_count: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("string_count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("keyframe_count"));
+            let keyframe_count: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("keyframe_count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("op_bytes"));
+            let op_bytes: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("op_bytes"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (
+                tick_rate,
+                place_version,
+                start_unix,
+                tick_count,
+                string_count,
+                keyframe_count,
+                op_bytes,
+            )
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("strings"));
         let strings: ::std::vec::Vec<Str16> = {
@@ -924,81 +982,15 @@ impl RplyV3 {
                 })?;
         }
         {
-            let __val = &self.tick_rate;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("tick_rate")
-                })?;
-        }
-        {
-            let __val = &self.place_version;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("place_version")
-                })?;
-        }
-        {
-            let __val = &self.start_unix;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f64le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("start_unix")
-                })?;
-        }
-        {
-            let __val = &self.tick_count;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("tick_count")
-                })?;
-        }
-        {
-            let __val = &string_count;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("string_count")
-                })?;
-        }
-        {
-            let __val = &keyframe_count;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("keyframe_count")
-                })?;
-        }
-        {
-            let __val = &op_bytes;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("op_bytes")
-                })?;
+            let mut __b = [0u8; 25];
+            __b[0..1].copy_from_slice(&(self.tick_rate).to_le_bytes());
+            __b[1..5].copy_from_slice(&(self.place_version).to_le_bytes());
+            __b[5..13].copy_from_slice(&(self.start_unix).to_le_bytes());
+            __b[13..17].copy_from_slice(&(self.tick_count).to_le_bytes());
+            __b[17..19].copy_from_slice(&string_count.to_le_bytes());
+            __b[19..21].copy_from_slice(&keyframe_count.to_le_bytes());
+            __b[21..25].copy_from_slice(&op_bytes.to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.strings;
@@ -1534,17 +1526,29 @@ impl Keyframe {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tick"));
-        let tick: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tick"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("offset"));
-        let offset: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("offset"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (tick, offset): (u32, u32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
+                    break 'fast;
+                };
+                let tick = u32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                let offset = u32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                break 'run (tick, offset);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tick"));
+            let tick: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tick"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("offset"));
+            let offset: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("offset"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (tick, offset)
         };
         Ok(Self { tick, offset })
     }
@@ -1564,24 +1568,10 @@ impl Keyframe {
         let tick = self.tick;
         let offset = self.offset;
         {
-            let __val = &self.tick;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("tick"))?;
-        }
-        {
-            let __val = &self.offset;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("offset")
-                })?;
+            let mut __b = [0u8; 8];
+            __b[0..4].copy_from_slice(&(self.tick).to_le_bytes());
+            __b[4..8].copy_from_slice(&(self.offset).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -1705,7 +1695,7 @@ impl OpStream {
         __r.enter(::statepack_runtime::io::PathSeg::Field("ops"));
         let ops: ::std::vec::Vec<Op> = {
             let __l = {
-                let mut __list = ::std::vec::Vec::new();
+                let mut __list = ::std::vec::Vec::with_capacity(__r.remaining() / 1);
                 while !__r.is_eof() {
                     let __i = __list.len();
                     let __before = __r.bit_offset();
@@ -2643,25 +2633,39 @@ impl OpSpawn {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-        let entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("descriptor_str"));
-        let descriptor_str: u16 = {
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("descriptor_str"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("parent_entity_id"));
-        let parent_entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("parent_entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (entity_id, descriptor_str, parent_entity_id): (u16, u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
+                };
+                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                let descriptor_str = u16::from_le_bytes([__b[2], __b[3]]);
+                let parent_entity_id = u16::from_le_bytes([__b[4], __b[5]]);
+                break 'run (entity_id, descriptor_str, parent_entity_id);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+            let entity_id: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("entity_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("descriptor_str"));
+            let descriptor_str: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("descriptor_str"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("parent_entity_id"));
+            let parent_entity_id: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("parent_entity_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (entity_id, descriptor_str, parent_entity_id)
         };
         Ok(Self {
             entity_id,
@@ -2686,37 +2690,11 @@ impl OpSpawn {
         let descriptor_str = self.descriptor_str;
         let parent_entity_id = self.parent_entity_id;
         {
-            let __val = &self.entity_id;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("entity_id")
-                })?;
-        }
-        {
-            let __val = &self.descriptor_str;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("descriptor_str")
-                })?;
-        }
-        {
-            let __val = &self.parent_entity_id;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("parent_entity_id")
-                })?;
+            let mut __b = [0u8; 6];
+            __b[0..2].copy_from_slice(&(self.entity_id).to_le_bytes());
+            __b[2..4].copy_from_slice(&(self.descriptor_str).to_le_bytes());
+            __b[4..6].copy_from_slice(&(self.parent_entity_id).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -3050,51 +3028,89 @@ impl OpXform {
             __r.leave(Some(&__v));
             __v
         };
-        let pos: ::std::option::Option<[f32; 3]> = if ((mask as i128) & 1_i128) != 0_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("pos"));
-            Some({
-                let __l = {
-                    let mut __a: [f32; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: f32 = { __r.read_f32le() }
-                                .map_err(|e| e.in_index(__i).in_field("pos"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
+        let pos: ::std::option::Option<[f32; 3]> = 'run: {
+            if !(((mask as i128) & 1_i128) != 0_i128) {
+                break 'run None;
+            }
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                    break 'fast;
                 };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
+                let pos = [
+                    f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
+                    f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
+                    f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
+                ];
+                break 'run Some(pos);
+            }
+            ::statepack_runtime::io::unlikely();
+            let pos: ::std::option::Option<[f32; 3]> = if ((mask as i128) & 1_i128)
+                != 0_i128
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("pos"));
+                Some({
+                    let __l = {
+                        let mut __a: [f32; 3] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: f32 = { __r.read_f32le() }
+                                    .map_err(|e| e.in_index(__i).in_field("pos"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            pos
         };
-        let rot: ::std::option::Option<[i16; 3]> = if ((mask as i128) & 2_i128) != 0_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
-            Some({
-                let __l = {
-                    let mut __a: [i16; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: i16 = { __r.read_i16le() }
-                                .map_err(|e| e.in_index(__i).in_field("rot"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
+        let rot: ::std::option::Option<[i16; 3]> = 'run: {
+            if !(((mask as i128) & 2_i128) != 0_i128) {
+                break 'run None;
+            }
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
                 };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
+                let rot = [
+                    i16::from_le_bytes([__b[0], __b[1]]),
+                    i16::from_le_bytes([__b[2], __b[3]]),
+                    i16::from_le_bytes([__b[4], __b[5]]),
+                ];
+                break 'run Some(rot);
+            }
+            ::statepack_runtime::io::unlikely();
+            let rot: ::std::option::Option<[i16; 3]> = if ((mask as i128) & 2_i128)
+                != 0_i128
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
+                Some({
+                    let __l = {
+                        let mut __a: [i16; 3] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: i16 = { __r.read_i16le() }
+                                    .map_err(|e| e.in_index(__i).in_field("rot"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            rot
         };
         let yaw: ::std::option::Option<i16> = if ((mask as i128) & 4_i128) != 0_i128 {
             __r.enter(::statepack_runtime::io::PathSeg::Field("yaw"));
@@ -3167,55 +3183,81 @@ impl OpXform {
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("mask"))?;
         }
         match ((((mask as i128) & 1_i128) != 0_i128), &self.pos) {
-            (true, Some(__val)) => {
-                for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.bit_len();
-                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                        __w.write_f32le(*__v);
-                        Ok(())
-                    })()
-                        .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                            e.in_index(__i).in_field("pos")
-                        })?;
-                    let _ = __before;
-                }
+            (true, ::std::option::Option::Some(__val)) => {
+                let mut __b = [0u8; 12];
+                __b[0..4].copy_from_slice(&((*__val)[0]).to_le_bytes());
+                __b[4..8].copy_from_slice(&((*__val)[1]).to_le_bytes());
+                __b[8..12].copy_from_slice(&((*__val)[2]).to_le_bytes());
+                __w.write_bytes(&__b);
             }
-            (false, None) => {}
-            (__holds, __opt) => {
-                return Err(
-                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
-                            state: if __opt.is_some() { "present" } else { "absent" },
-                            condition: "(mask & 1) != 0",
-                            holds: __holds,
-                        })
-                        .in_field("pos"),
-                );
+            (false, ::std::option::Option::None) => {}
+            _ => {
+                ::statepack_runtime::io::unlikely();
+                match ((((mask as i128) & 1_i128) != 0_i128), &self.pos) {
+                    (true, Some(__val)) => {
+                        for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.bit_len();
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                __w.write_f32le(*__v);
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("pos")
+                                })?;
+                            let _ = __before;
+                        }
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "(mask & 1) != 0",
+                                    holds: __holds,
+                                })
+                                .in_field("pos"),
+                        );
+                    }
+                }
             }
         }
         match ((((mask as i128) & 2_i128) != 0_i128), &self.rot) {
-            (true, Some(__val)) => {
-                for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.bit_len();
-                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                        __w.write_i16le(*__v);
-                        Ok(())
-                    })()
-                        .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                            e.in_index(__i).in_field("rot")
-                        })?;
-                    let _ = __before;
-                }
+            (true, ::std::option::Option::Some(__val)) => {
+                let mut __b = [0u8; 6];
+                __b[0..2].copy_from_slice(&((*__val)[0]).to_le_bytes());
+                __b[2..4].copy_from_slice(&((*__val)[1]).to_le_bytes());
+                __b[4..6].copy_from_slice(&((*__val)[2]).to_le_bytes());
+                __w.write_bytes(&__b);
             }
-            (false, None) => {}
-            (__holds, __opt) => {
-                return Err(
-                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
-                            state: if __opt.is_some() { "present" } else { "absent" },
-                            condition: "(mask & 2) != 0",
-                            holds: __holds,
-                        })
-                        .in_field("rot"),
-                );
+            (false, ::std::option::Option::None) => {}
+            _ => {
+                ::statepack_runtime::io::unlikely();
+                match ((((mask as i128) & 2_i128) != 0_i128), &self.rot) {
+                    (true, Some(__val)) => {
+                        for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.bit_len();
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                __w.write_i16le(*__v);
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("rot")
+                                })?;
+                            let _ = __before;
+                        }
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "(mask & 2) != 0",
+                                    holds: __holds,
+                                })
+                                .in_field("rot"),
+                        );
+                    }
+                }
             }
         }
         match ((((mask as i128) & 4_i128) != 0_i128), &self.yaw) {
@@ -3408,48 +3450,69 @@ impl OpProp {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-        let entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("name_str"));
-        let name_str: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("name_str"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("type_tag"));
-        let type_tag: PropType = {
-            let __v: PropType = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            PropType::from_i(__raw as i128)
-                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                    __at,
-                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "prop_type",
-                                        value: __raw as i128,
-                                    },
-                                ))
+        let (entity_id, name_str, type_tag): (u16, u16, PropType) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
+                    break 'fast;
+                };
+                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                let name_str = u16::from_le_bytes([__b[2], __b[3]]);
+                let ::std::option::Option::Some(type_tag) = PropType::from_i(
+                    u8::from_le_bytes([__b[4]]) as i128,
+                ) else {
+                    {
+                        __r.rewind_run(5);
+                        break 'fast;
+                    }
+                };
+                break 'run (entity_id, name_str, type_tag);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+            let entity_id: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("entity_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("name_str"));
+            let name_str: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("name_str"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("type_tag"));
+            let type_tag: PropType = {
+                let __v: PropType = {
+                    {
+                        let __at = __r.offset();
+                        match __r.read_u8() {
+                            Ok(__raw) => {
+                                PropType::from_i(__raw as i128)
+                                    .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                        __at,
+                                        ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                            enum_name: "prop_type",
+                                            value: __raw as i128,
+                                        },
+                                    ))
+                            }
+                            Err(e) => Err(e),
                         }
-                        Err(e) => Err(e),
                     }
                 }
-            }
-                .map_err(|e| e.in_field("type_tag"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
+                    .map_err(|e| e.in_field("type_tag"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            (entity_id, name_str, type_tag)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
         let value: OpPropValue = {
@@ -3510,37 +3573,11 @@ impl OpProp {
         let type_tag = self.type_tag;
         let value = &self.value;
         {
-            let __val = &self.entity_id;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("entity_id")
-                })?;
-        }
-        {
-            let __val = &self.name_str;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("name_str")
-                })?;
-        }
-        {
-            let __val = &self.type_tag;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(__v.to_i() as u8);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("type_tag")
-                })?;
+            let mut __b = [0u8; 5];
+            __b[0..2].copy_from_slice(&(self.entity_id).to_le_bytes());
+            __b[2..4].copy_from_slice(&(self.name_str).to_le_bytes());
+            __b[4..5].copy_from_slice(&(self.type_tag.to_i() as u8).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.value;
@@ -4260,23 +4297,36 @@ impl Color3 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("r"));
-        let r: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("r"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("g"));
-        let g: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("g"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("b"));
-        let b: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("b"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (r, g, b): (u8, u8, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                    break 'fast;
+                };
+                let r = u8::from_le_bytes([__b[0]]);
+                let g = u8::from_le_bytes([__b[1]]);
+                let b = u8::from_le_bytes([__b[2]]);
+                break 'run (r, g, b);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("r"));
+            let r: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("r"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("g"));
+            let g: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("g"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("b"));
+            let b: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("b"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (r, g, b)
         };
         Ok(Self { r, g, b })
     }
@@ -4297,31 +4347,11 @@ impl Color3 {
         let g = self.g;
         let b = self.b;
         {
-            let __val = &self.r;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("r"))?;
-        }
-        {
-            let __val = &self.g;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("g"))?;
-        }
-        {
-            let __val = &self.b;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("b"))?;
+            let mut __b = [0u8; 3];
+            __b[0..1].copy_from_slice(&(self.r).to_le_bytes());
+            __b[1..2].copy_from_slice(&(self.g).to_le_bytes());
+            __b[2..3].copy_from_slice(&(self.b).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -4457,23 +4487,36 @@ impl Vec3 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
-        let x: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
-        let y: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("z"));
-        let z: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("z"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (x, y, z): (f32, f32, f32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                    break 'fast;
+                };
+                let x = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                let y = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                let z = f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
+                break 'run (x, y, z);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
+            let x: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+            let y: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("z"));
+            let z: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("z"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (x, y, z)
         };
         Ok(Self { x, y, z })
     }
@@ -4494,31 +4537,11 @@ impl Vec3 {
         let y = self.y;
         let z = self.z;
         {
-            let __val = &self.x;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("x"))?;
-        }
-        {
-            let __val = &self.y;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("y"))?;
-        }
-        {
-            let __val = &self.z;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("z"))?;
+            let mut __b = [0u8; 12];
+            __b[0..4].copy_from_slice(&(self.x).to_le_bytes());
+            __b[4..8].copy_from_slice(&(self.y).to_le_bytes());
+            __b[8..12].copy_from_slice(&(self.z).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -4665,35 +4688,52 @@ impl OpAnimPlay {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-        let entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("anim_id_str"));
-        let anim_id_str: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("anim_id_str"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
-        let handle: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("fade"));
-        let fade: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("fade"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("speed"));
-        let speed: i16 = {
-            let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("speed"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (entity_id, anim_id_str, handle, fade, speed): (u16, u16, u8, u8, i16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
+                    break 'fast;
+                };
+                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                let anim_id_str = u16::from_le_bytes([__b[2], __b[3]]);
+                let handle = u8::from_le_bytes([__b[4]]);
+                let fade = u8::from_le_bytes([__b[5]]);
+                let speed = i16::from_le_bytes([__b[6], __b[7]]);
+                break 'run (entity_id, anim_id_str, handle, fade, speed);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+            let entity_id: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("entity_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("anim_id_str"));
+            let anim_id_str: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("anim_id_str"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
+            let handle: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("fade"));
+            let fade: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("fade"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("speed"));
+            let speed: i16 = {
+                let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("speed"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (entity_id, anim_id_str, handle, fade, speed)
         };
         Ok(Self {
             entity_id,
@@ -4722,55 +4762,13 @@ impl OpAnimPlay {
         let fade = self.fade;
         let speed = self.speed;
         {
-            let __val = &self.entity_id;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("entity_id")
-                })?;
-        }
-        {
-            let __val = &self.anim_id_str;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("anim_id_str")
-                })?;
-        }
-        {
-            let __val = &self.handle;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("handle")
-                })?;
-        }
-        {
-            let __val = &self.fade;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("fade"))?;
-        }
-        {
-            let __val = &self.speed;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_i16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("speed"))?;
+            let mut __b = [0u8; 8];
+            __b[0..2].copy_from_slice(&(self.entity_id).to_le_bytes());
+            __b[2..4].copy_from_slice(&(self.anim_id_str).to_le_bytes());
+            __b[4..5].copy_from_slice(&(self.handle).to_le_bytes());
+            __b[5..6].copy_from_slice(&(self.fade).to_le_bytes());
+            __b[6..8].copy_from_slice(&(self.speed).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -4921,23 +4919,37 @@ impl OpAnimStop {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-        let entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
-        let handle: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("fade"));
-        let fade: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("fade"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (entity_id, handle, fade): (u16, u8, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                    break 'fast;
+                };
+                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                let handle = u8::from_le_bytes([__b[2]]);
+                let fade = u8::from_le_bytes([__b[3]]);
+                break 'run (entity_id, handle, fade);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+            let entity_id: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("entity_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
+            let handle: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("fade"));
+            let fade: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("fade"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (entity_id, handle, fade)
         };
         Ok(Self { entity_id, handle, fade })
     }
@@ -4958,35 +4970,11 @@ impl OpAnimStop {
         let handle = self.handle;
         let fade = self.fade;
         {
-            let __val = &self.entity_id;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("entity_id")
-                })?;
-        }
-        {
-            let __val = &self.handle;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("handle")
-                })?;
-        }
-        {
-            let __val = &self.fade;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("fade"))?;
+            let mut __b = [0u8; 4];
+            __b[0..2].copy_from_slice(&(self.entity_id).to_le_bytes());
+            __b[2..3].copy_from_slice(&(self.handle).to_le_bytes());
+            __b[3..4].copy_from_slice(&(self.fade).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -5121,23 +5109,37 @@ impl OpAnimSpeed {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-        let entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
-        let handle: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("speed"));
-        let speed: i16 = {
-            let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("speed"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (entity_id, handle, speed): (u16, u8, i16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
+                    break 'fast;
+                };
+                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                let handle = u8::from_le_bytes([__b[2]]);
+                let speed = i16::from_le_bytes([__b[3], __b[4]]);
+                break 'run (entity_id, handle, speed);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+            let entity_id: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("entity_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
+            let handle: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("speed"));
+            let speed: i16 = {
+                let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("speed"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (entity_id, handle, speed)
         };
         Ok(Self { entity_id, handle, speed })
     }
@@ -5158,35 +5160,11 @@ impl OpAnimSpeed {
         let handle = self.handle;
         let speed = self.speed;
         {
-            let __val = &self.entity_id;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("entity_id")
-                })?;
-        }
-        {
-            let __val = &self.handle;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("handle")
-                })?;
-        }
-        {
-            let __val = &self.speed;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_i16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("speed"))?;
+            let mut __b = [0u8; 5];
+            __b[0..2].copy_from_slice(&(self.entity_id).to_le_bytes());
+            __b[2..3].copy_from_slice(&(self.handle).to_le_bytes());
+            __b[3..5].copy_from_slice(&(self.speed).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -5319,17 +5297,30 @@ impl OpEvent {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("name_str"));
-        let name_str: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("name_str"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("payload_str"));
-        let payload_str: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("payload_str"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (name_str, payload_str): (u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                    break 'fast;
+                };
+                let name_str = u16::from_le_bytes([__b[0], __b[1]]);
+                let payload_str = u16::from_le_bytes([__b[2], __b[3]]);
+                break 'run (name_str, payload_str);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("name_str"));
+            let name_str: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("name_str"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("payload_str"));
+            let payload_str: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("payload_str"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (name_str, payload_str)
         };
         Ok(Self { name_str, payload_str })
     }
@@ -5349,26 +5340,10 @@ impl OpEvent {
         let name_str = self.name_str;
         let payload_str = self.payload_str;
         {
-            let __val = &self.name_str;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("name_str")
-                })?;
-        }
-        {
-            let __val = &self.payload_str;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("payload_str")
-                })?;
+            let mut __b = [0u8; 4];
+            __b[0..2].copy_from_slice(&(self.name_str).to_le_bytes());
+            __b[2..4].copy_from_slice(&(self.payload_str).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -5491,17 +5466,30 @@ impl OpCustom {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("channel_str"));
-        let channel_str: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("channel_str"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("byte_len"));
-        let byte_len: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("byte_len"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (channel_str, byte_len): (u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                    break 'fast;
+                };
+                let channel_str = u16::from_le_bytes([__b[0], __b[1]]);
+                let byte_len = u16::from_le_bytes([__b[2], __b[3]]);
+                break 'run (channel_str, byte_len);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("channel_str"));
+            let channel_str: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("channel_str"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("byte_len"));
+            let byte_len: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("byte_len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (channel_str, byte_len)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("data"));
         let data: ::std::vec::Vec<u8> = {
@@ -5532,26 +5520,10 @@ impl OpCustom {
         let channel_str = self.channel_str;
         let data = &self.data;
         {
-            let __val = &self.channel_str;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("channel_str")
-                })?;
-        }
-        {
-            let __val = &byte_len;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("byte_len")
-                })?;
+            let mut __b = [0u8; 4];
+            __b[0..2].copy_from_slice(&(self.channel_str).to_le_bytes());
+            __b[2..4].copy_from_slice(&byte_len.to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.data;
@@ -5772,52 +5744,89 @@ impl OpXformD {
             __r.leave(Some(&__v));
             __v
         };
-        let pos8: ::std::option::Option<[i8; 3]> = if ((mask as i128) & 1_i128) != 0_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("pos8"));
-            Some({
-                let __l = {
-                    let mut __a: [i8; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: i8 = { __r.read_i8() }
-                                .map_err(|e| e.in_index(__i).in_field("pos8"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
+        let pos8: ::std::option::Option<[i8; 3]> = 'run: {
+            if !(((mask as i128) & 1_i128) != 0_i128) {
+                break 'run None;
+            }
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                    break 'fast;
                 };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
+                let pos8 = [
+                    i8::from_le_bytes([__b[0]]),
+                    i8::from_le_bytes([__b[1]]),
+                    i8::from_le_bytes([__b[2]]),
+                ];
+                break 'run Some(pos8);
+            }
+            ::statepack_runtime::io::unlikely();
+            let pos8: ::std::option::Option<[i8; 3]> = if ((mask as i128) & 1_i128)
+                != 0_i128
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("pos8"));
+                Some({
+                    let __l = {
+                        let mut __a: [i8; 3] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: i8 = { __r.read_i8() }
+                                    .map_err(|e| e.in_index(__i).in_field("pos8"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            pos8
         };
-        let pos16: ::std::option::Option<[i16; 3]> = if ((mask as i128) & 2_i128)
-            != 0_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("pos16"));
-            Some({
-                let __l = {
-                    let mut __a: [i16; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: i16 = { __r.read_i16le() }
-                                .map_err(|e| e.in_index(__i).in_field("pos16"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
+        let pos16: ::std::option::Option<[i16; 3]> = 'run: {
+            if !(((mask as i128) & 2_i128) != 0_i128) {
+                break 'run None;
+            }
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
                 };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
+                let pos16 = [
+                    i16::from_le_bytes([__b[0], __b[1]]),
+                    i16::from_le_bytes([__b[2], __b[3]]),
+                    i16::from_le_bytes([__b[4], __b[5]]),
+                ];
+                break 'run Some(pos16);
+            }
+            ::statepack_runtime::io::unlikely();
+            let pos16: ::std::option::Option<[i16; 3]> = if ((mask as i128) & 2_i128)
+                != 0_i128
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("pos16"));
+                Some({
+                    let __l = {
+                        let mut __a: [i16; 3] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: i16 = { __r.read_i16le() }
+                                    .map_err(|e| e.in_index(__i).in_field("pos16"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            pos16
         };
         let yaw: ::std::option::Option<i8> = if ((mask as i128) & 4_i128) != 0_i128 {
             __r.enter(::statepack_runtime::io::PathSeg::Field("yaw"));
@@ -5829,28 +5838,47 @@ impl OpXformD {
         } else {
             None
         };
-        let rot: ::std::option::Option<[i8; 3]> = if ((mask as i128) & 8_i128) != 0_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
-            Some({
-                let __l = {
-                    let mut __a: [i8; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: i8 = { __r.read_i8() }
-                                .map_err(|e| e.in_index(__i).in_field("rot"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
+        let rot: ::std::option::Option<[i8; 3]> = 'run: {
+            if !(((mask as i128) & 8_i128) != 0_i128) {
+                break 'run None;
+            }
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                    break 'fast;
                 };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
+                let rot = [
+                    i8::from_le_bytes([__b[0]]),
+                    i8::from_le_bytes([__b[1]]),
+                    i8::from_le_bytes([__b[2]]),
+                ];
+                break 'run Some(rot);
+            }
+            ::statepack_runtime::io::unlikely();
+            let rot: ::std::option::Option<[i8; 3]> = if ((mask as i128) & 8_i128)
+                != 0_i128
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
+                Some({
+                    let __l = {
+                        let mut __a: [i8; 3] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: i8 = { __r.read_i8() }
+                                    .map_err(|e| e.in_index(__i).in_field("rot"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            rot
         };
         Ok(Self {
             id_byte,
@@ -5941,55 +5969,81 @@ impl OpXformD {
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("mask"))?;
         }
         match ((((mask as i128) & 1_i128) != 0_i128), &self.pos8) {
-            (true, Some(__val)) => {
-                for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.bit_len();
-                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                        __w.write_i8(*__v);
-                        Ok(())
-                    })()
-                        .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                            e.in_index(__i).in_field("pos8")
-                        })?;
-                    let _ = __before;
-                }
+            (true, ::std::option::Option::Some(__val)) => {
+                let mut __b = [0u8; 3];
+                __b[0..1].copy_from_slice(&((*__val)[0]).to_le_bytes());
+                __b[1..2].copy_from_slice(&((*__val)[1]).to_le_bytes());
+                __b[2..3].copy_from_slice(&((*__val)[2]).to_le_bytes());
+                __w.write_bytes(&__b);
             }
-            (false, None) => {}
-            (__holds, __opt) => {
-                return Err(
-                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
-                            state: if __opt.is_some() { "present" } else { "absent" },
-                            condition: "(mask & 1) != 0",
-                            holds: __holds,
-                        })
-                        .in_field("pos8"),
-                );
+            (false, ::std::option::Option::None) => {}
+            _ => {
+                ::statepack_runtime::io::unlikely();
+                match ((((mask as i128) & 1_i128) != 0_i128), &self.pos8) {
+                    (true, Some(__val)) => {
+                        for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.bit_len();
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                __w.write_i8(*__v);
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("pos8")
+                                })?;
+                            let _ = __before;
+                        }
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "(mask & 1) != 0",
+                                    holds: __holds,
+                                })
+                                .in_field("pos8"),
+                        );
+                    }
+                }
             }
         }
         match ((((mask as i128) & 2_i128) != 0_i128), &self.pos16) {
-            (true, Some(__val)) => {
-                for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.bit_len();
-                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                        __w.write_i16le(*__v);
-                        Ok(())
-                    })()
-                        .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                            e.in_index(__i).in_field("pos16")
-                        })?;
-                    let _ = __before;
-                }
+            (true, ::std::option::Option::Some(__val)) => {
+                let mut __b = [0u8; 6];
+                __b[0..2].copy_from_slice(&((*__val)[0]).to_le_bytes());
+                __b[2..4].copy_from_slice(&((*__val)[1]).to_le_bytes());
+                __b[4..6].copy_from_slice(&((*__val)[2]).to_le_bytes());
+                __w.write_bytes(&__b);
             }
-            (false, None) => {}
-            (__holds, __opt) => {
-                return Err(
-                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
-                            state: if __opt.is_some() { "present" } else { "absent" },
-                            condition: "(mask & 2) != 0",
-                            holds: __holds,
-                        })
-                        .in_field("pos16"),
-                );
+            (false, ::std::option::Option::None) => {}
+            _ => {
+                ::statepack_runtime::io::unlikely();
+                match ((((mask as i128) & 2_i128) != 0_i128), &self.pos16) {
+                    (true, Some(__val)) => {
+                        for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.bit_len();
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                __w.write_i16le(*__v);
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("pos16")
+                                })?;
+                            let _ = __before;
+                        }
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "(mask & 2) != 0",
+                                    holds: __holds,
+                                })
+                                .in_field("pos16"),
+                        );
+                    }
+                }
             }
         }
         match ((((mask as i128) & 4_i128) != 0_i128), &self.yaw) {
@@ -6016,29 +6070,42 @@ impl OpXformD {
             }
         }
         match ((((mask as i128) & 8_i128) != 0_i128), &self.rot) {
-            (true, Some(__val)) => {
-                for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.bit_len();
-                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                        __w.write_i8(*__v);
-                        Ok(())
-                    })()
-                        .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                            e.in_index(__i).in_field("rot")
-                        })?;
-                    let _ = __before;
-                }
+            (true, ::std::option::Option::Some(__val)) => {
+                let mut __b = [0u8; 3];
+                __b[0..1].copy_from_slice(&((*__val)[0]).to_le_bytes());
+                __b[1..2].copy_from_slice(&((*__val)[1]).to_le_bytes());
+                __b[2..3].copy_from_slice(&((*__val)[2]).to_le_bytes());
+                __w.write_bytes(&__b);
             }
-            (false, None) => {}
-            (__holds, __opt) => {
-                return Err(
-                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
-                            state: if __opt.is_some() { "present" } else { "absent" },
-                            condition: "(mask & 8) != 0",
-                            holds: __holds,
-                        })
-                        .in_field("rot"),
-                );
+            (false, ::std::option::Option::None) => {}
+            _ => {
+                ::statepack_runtime::io::unlikely();
+                match ((((mask as i128) & 8_i128) != 0_i128), &self.rot) {
+                    (true, Some(__val)) => {
+                        for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.bit_len();
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                __w.write_i8(*__v);
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("rot")
+                                })?;
+                            let _ = __before;
+                        }
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "(mask & 8) != 0",
+                                    holds: __holds,
+                                })
+                                .in_field("rot"),
+                        );
+                    }
+                }
             }
         }
         Ok(())
@@ -6229,17 +6296,30 @@ impl OpSnapshot {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-        let entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("byte_len"));
-        let byte_len: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("byte_len"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (entity_id, byte_len): (u16, u32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
+                };
+                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                let byte_len = u32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
+                break 'run (entity_id, byte_len);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+            let entity_id: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("entity_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("byte_len"));
+            let byte_len: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("byte_len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (entity_id, byte_len)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("snapshot"));
         let snapshot: ::std::boxed::Box<Snapshot> = {
@@ -6279,26 +6359,10 @@ impl OpSnapshot {
         let entity_id = self.entity_id;
         let snapshot = &self.snapshot;
         {
-            let __val = &self.entity_id;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("entity_id")
-                })?;
-        }
-        {
-            let __val = &byte_len;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("byte_len")
-                })?;
+            let mut __b = [0u8; 6];
+            __b[0..2].copy_from_slice(&(self.entity_id).to_le_bytes());
+            __b[2..6].copy_from_slice(&byte_len.to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.snapshot;
@@ -7878,31 +7942,77 @@ impl CharacterMesh {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body_part"));
-        let body_part: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("body_part"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("mesh_id"));
-        let mesh_id: f64 = {
-            let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("mesh_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("base_texture_id"));
-        let base_texture_id: f64 = {
-            let __v: f64 = { __r.read_f64le() }
-                .map_err(|e| e.in_field("base_texture_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("overlay_texture_id"));
-        let overlay_texture_id: f64 = {
-            let __v: f64 = { __r.read_f64le() }
-                .map_err(|e| e.in_field("overlay_texture_id"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (
+            body_part,
+            mesh_id,
+            base_texture_id,
+            overlay_texture_id,
+        ): (u8, f64, f64, f64) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<25>() else {
+                    break 'fast;
+                };
+                let body_part = u8::from_le_bytes([__b[0]]);
+                let mesh_id = f64::from_le_bytes([
+                    __b[1],
+                    __b[2],
+                    __b[3],
+                    __b[4],
+                    __b[5],
+                    __b[6],
+                    __b[7],
+                    __b[8],
+                ]);
+                let base_texture_id = f64::from_le_bytes([
+                    __b[9],
+                    __b[10],
+                    __b[11],
+                    __b[12],
+                    __b[13],
+                    __b[14],
+                    __b[15],
+                    __b[16],
+                ]);
+                let overlay_texture_id = f64::from_le_bytes([
+                    __b[17],
+                    __b[18],
+                    __b[19],
+                    __b[20],
+                    __b[21],
+                    __b[22],
+                    __b[23],
+                    __b[24],
+                ]);
+                break 'run (body_part, mesh_id, base_texture_id, overlay_texture_id);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("body_part"));
+            let body_part: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("body_part"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("mesh_id"));
+            let mesh_id: f64 = {
+                let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("mesh_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("base_texture_id"));
+            let base_texture_id: f64 = {
+                let __v: f64 = { __r.read_f64le() }
+                    .map_err(|e| e.in_field("base_texture_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("overlay_texture_id"));
+            let overlay_texture_id: f64 = {
+                let __v: f64 = { __r.read_f64le() }
+                    .map_err(|e| e.in_field("overlay_texture_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (body_part, mesh_id, base_texture_id, overlay_texture_id)
         };
         Ok(Self {
             body_part,
@@ -7929,48 +8039,12 @@ impl CharacterMesh {
         let base_texture_id = self.base_texture_id;
         let overlay_texture_id = self.overlay_texture_id;
         {
-            let __val = &self.body_part;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("body_part")
-                })?;
-        }
-        {
-            let __val = &self.mesh_id;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f64le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("mesh_id")
-                })?;
-        }
-        {
-            let __val = &self.base_texture_id;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f64le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("base_texture_id")
-                })?;
-        }
-        {
-            let __val = &self.overlay_texture_id;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f64le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("overlay_texture_id")
-                })?;
+            let mut __b = [0u8; 25];
+            __b[0..1].copy_from_slice(&(self.body_part).to_le_bytes());
+            __b[1..9].copy_from_slice(&(self.mesh_id).to_le_bytes());
+            __b[9..17].copy_from_slice(&(self.base_texture_id).to_le_bytes());
+            __b[17..25].copy_from_slice(&(self.overlay_texture_id).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -8242,23 +8316,38 @@ impl Part {
             __r.leave::<()>(None);
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
-        let rot: [i16; 3] = {
-            let __l = {
-                let mut __a: [i16; 3] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: i16 = { __r.read_i16le() }
-                            .map_err(|e| e.in_index(__i).in_field("rot"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
+        let rot: [i16; 3] = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
+                };
+                let rot = [
+                    i16::from_le_bytes([__b[0], __b[1]]),
+                    i16::from_le_bytes([__b[2], __b[3]]),
+                    i16::from_le_bytes([__b[4], __b[5]]),
+                ];
+                break 'run rot;
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
+            let rot: [i16; 3] = {
+                let __l = {
+                    let mut __a: [i16; 3] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: i16 = { __r.read_i16le() }
+                                .map_err(|e| e.in_index(__i).in_field("rot"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
             };
-            __r.leave::<()>(None);
-            __l
+            rot
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("size"));
         let size: Vec3 = {
@@ -8273,47 +8362,75 @@ impl Part {
             __r.leave::<()>(None);
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("material"));
-        let material: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("material"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("transparency"));
-        let transparency: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("transparency"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("reflectance"));
-        let reflectance: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("reflectance"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("shape"));
-        let shape: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("shape"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("surfaces"));
-        let surfaces: [u8; 6] = {
-            let __l = {
-                let mut __a: [u8; 6] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: u8 = { __r.read_u8() }
-                            .map_err(|e| e.in_index(__i).in_field("surfaces"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
+        let (
+            material,
+            transparency,
+            reflectance,
+            shape,
+            surfaces,
+        ): (u16, u8, u8, u8, [u8; 6]) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
+                    break 'fast;
+                };
+                let material = u16::from_le_bytes([__b[0], __b[1]]);
+                let transparency = u8::from_le_bytes([__b[2]]);
+                let reflectance = u8::from_le_bytes([__b[3]]);
+                let shape = u8::from_le_bytes([__b[4]]);
+                let surfaces = [
+                    u8::from_le_bytes([__b[5]]),
+                    u8::from_le_bytes([__b[6]]),
+                    u8::from_le_bytes([__b[7]]),
+                    u8::from_le_bytes([__b[8]]),
+                    u8::from_le_bytes([__b[9]]),
+                    u8::from_le_bytes([__b[10]]),
+                ];
+                break 'run (material, transparency, reflectance, shape, surfaces);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("material"));
+            let material: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("material"))?;
+                __r.leave(Some(&__v));
+                __v
             };
-            __r.leave::<()>(None);
-            __l
+            __r.enter(::statepack_runtime::io::PathSeg::Field("transparency"));
+            let transparency: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("transparency"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("reflectance"));
+            let reflectance: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("reflectance"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("shape"));
+            let shape: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("shape"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("surfaces"));
+            let surfaces: [u8; 6] = {
+                let __l = {
+                    let mut __a: [u8; 6] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: u8 = { __r.read_u8() }
+                                .map_err(|e| e.in_index(__i).in_field("surfaces"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            };
+            (material, transparency, reflectance, shape, surfaces)
         };
         let mesh: ::std::option::Option<MeshPartInfo> = if kind == PartKind::MeshPart {
             __r.enter(::statepack_runtime::io::PathSeg::Field("mesh"));
@@ -8591,18 +8708,11 @@ impl Part {
                 })?;
         }
         {
-            let __val = &self.rot;
-            for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.bit_len();
-                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_i16le(*__v);
-                    Ok(())
-                })()
-                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                        e.in_index(__i).in_field("rot")
-                    })?;
-                let _ = __before;
-            }
+            let mut __b = [0u8; 6];
+            __b[0..2].copy_from_slice(&(self.rot[0]).to_le_bytes());
+            __b[2..4].copy_from_slice(&(self.rot[1]).to_le_bytes());
+            __b[4..6].copy_from_slice(&(self.rot[2]).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.size;
@@ -8627,60 +8737,18 @@ impl Part {
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("color"))?;
         }
         {
-            let __val = &self.material;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("material")
-                })?;
-        }
-        {
-            let __val = &self.transparency;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("transparency")
-                })?;
-        }
-        {
-            let __val = &self.reflectance;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("reflectance")
-                })?;
-        }
-        {
-            let __val = &self.shape;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("shape"))?;
-        }
-        {
-            let __val = &self.surfaces;
-            for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.bit_len();
-                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_u8(*__v);
-                    Ok(())
-                })()
-                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                        e.in_index(__i).in_field("surfaces")
-                    })?;
-                let _ = __before;
-            }
+            let mut __b = [0u8; 11];
+            __b[0..2].copy_from_slice(&(self.material).to_le_bytes());
+            __b[2..3].copy_from_slice(&(self.transparency).to_le_bytes());
+            __b[3..4].copy_from_slice(&(self.reflectance).to_le_bytes());
+            __b[4..5].copy_from_slice(&(self.shape).to_le_bytes());
+            __b[5..6].copy_from_slice(&(self.surfaces[0]).to_le_bytes());
+            __b[6..7].copy_from_slice(&(self.surfaces[1]).to_le_bytes());
+            __b[7..8].copy_from_slice(&(self.surfaces[2]).to_le_bytes());
+            __b[8..9].copy_from_slice(&(self.surfaces[3]).to_le_bytes());
+            __b[9..10].copy_from_slice(&(self.surfaces[4]).to_le_bytes());
+            __b[10..11].copy_from_slice(&(self.surfaces[5]).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         match ((kind == PartKind::MeshPart), &self.mesh) {
             (true, Some(__val)) => {
@@ -10087,27 +10155,48 @@ impl Decal {
             __r.leave(Some(&__v));
             __v
         };
-        let tiling: ::std::option::Option<[f32; 4]> = if (is_texture as i128) == 1_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("tiling"));
-            Some({
-                let __l = {
-                    let mut __a: [f32; 4] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: f32 = { __r.read_f32le() }
-                                .map_err(|e| e.in_index(__i).in_field("tiling"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
+        let tiling: ::std::option::Option<[f32; 4]> = 'run: {
+            if (is_texture as i128) != 1_i128 {
+                break 'run None;
+            }
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
+                    break 'fast;
                 };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
+                let tiling = [
+                    f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
+                    f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
+                    f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
+                    f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
+                ];
+                break 'run Some(tiling);
+            }
+            ::statepack_runtime::io::unlikely();
+            let tiling: ::std::option::Option<[f32; 4]> = if (is_texture as i128)
+                == 1_i128
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("tiling"));
+                Some({
+                    let __l = {
+                        let mut __a: [f32; 4] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: f32 = { __r.read_f32le() }
+                                    .map_err(|e| e.in_index(__i).in_field("tiling"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            tiling
         };
         Ok(Self {
             is_texture,
@@ -10215,29 +10304,43 @@ impl Decal {
                 })?;
         }
         match (((is_texture as i128) == 1_i128), &self.tiling) {
-            (true, Some(__val)) => {
-                for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.bit_len();
-                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                        __w.write_f32le(*__v);
-                        Ok(())
-                    })()
-                        .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                            e.in_index(__i).in_field("tiling")
-                        })?;
-                    let _ = __before;
-                }
+            (true, ::std::option::Option::Some(__val)) => {
+                let mut __b = [0u8; 16];
+                __b[0..4].copy_from_slice(&((*__val)[0]).to_le_bytes());
+                __b[4..8].copy_from_slice(&((*__val)[1]).to_le_bytes());
+                __b[8..12].copy_from_slice(&((*__val)[2]).to_le_bytes());
+                __b[12..16].copy_from_slice(&((*__val)[3]).to_le_bytes());
+                __w.write_bytes(&__b);
             }
-            (false, None) => {}
-            (__holds, __opt) => {
-                return Err(
-                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
-                            state: if __opt.is_some() { "present" } else { "absent" },
-                            condition: "is_texture == 1",
-                            holds: __holds,
-                        })
-                        .in_field("tiling"),
-                );
+            (false, ::std::option::Option::None) => {}
+            _ => {
+                ::statepack_runtime::io::unlikely();
+                match (((is_texture as i128) == 1_i128), &self.tiling) {
+                    (true, Some(__val)) => {
+                        for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.bit_len();
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                __w.write_f32le(*__v);
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("tiling")
+                                })?;
+                            let _ = __before;
+                        }
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "is_texture == 1",
+                                    holds: __holds,
+                                })
+                                .in_field("tiling"),
+                        );
+                    }
+                }
             }
         }
         Ok(())
@@ -10413,42 +10516,61 @@ impl Effect {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("class"));
-        let class: EffectClass = {
-            let __v: EffectClass = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            EffectClass::from_i(__raw as i128)
-                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                    __at,
-                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "effect_class",
-                                        value: __raw as i128,
-                                    },
-                                ))
+        let (class, parent_index): (EffectClass, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                    break 'fast;
+                };
+                let ::std::option::Option::Some(class) = EffectClass::from_i(
+                    u8::from_le_bytes([__b[0]]) as i128,
+                ) else {
+                    {
+                        __r.rewind_run(2);
+                        break 'fast;
+                    }
+                };
+                let parent_index = u8::from_le_bytes([__b[1]]);
+                break 'run (class, parent_index);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("class"));
+            let class: EffectClass = {
+                let __v: EffectClass = {
+                    {
+                        let __at = __r.offset();
+                        match __r.read_u8() {
+                            Ok(__raw) => {
+                                EffectClass::from_i(__raw as i128)
+                                    .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                        __at,
+                                        ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                            enum_name: "effect_class",
+                                            value: __raw as i128,
+                                        },
+                                    ))
+                            }
+                            Err(e) => Err(e),
                         }
-                        Err(e) => Err(e),
                     }
                 }
-            }
-                .map_err(|e| e.in_field("class"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("parent_index"));
-        let parent_index: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("parent_index"))?;
-            __r.leave(Some(&__v));
-            __v
+                    .map_err(|e| e.in_field("class"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("parent_index"));
+            let parent_index: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("parent_index"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (class, parent_index)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("name"));
         let name: Str16 = {
@@ -10511,24 +10633,10 @@ impl Effect {
         let name = &self.name;
         let props = &self.props;
         {
-            let __val = &self.class;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(__v.to_i() as u8);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("class"))?;
-        }
-        {
-            let __val = &self.parent_index;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("parent_index")
-                })?;
+            let mut __b = [0u8; 2];
+            __b[0..1].copy_from_slice(&(self.class.to_i() as u8).to_le_bytes());
+            __b[1..2].copy_from_slice(&(self.parent_index).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.name;
@@ -10717,42 +10825,61 @@ impl EffectProp {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("prop_index"));
-        let prop_index: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("prop_index"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tag"));
-        let tag: ValueTag = {
-            let __v: ValueTag = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            ValueTag::from_i(__raw as i128)
-                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                    __at,
-                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "value_tag",
-                                        value: __raw as i128,
-                                    },
-                                ))
+        let (prop_index, tag): (u8, ValueTag) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                    break 'fast;
+                };
+                let prop_index = u8::from_le_bytes([__b[0]]);
+                let ::std::option::Option::Some(tag) = ValueTag::from_i(
+                    u8::from_le_bytes([__b[1]]) as i128,
+                ) else {
+                    {
+                        __r.rewind_run(2);
+                        break 'fast;
+                    }
+                };
+                break 'run (prop_index, tag);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("prop_index"));
+            let prop_index: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("prop_index"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tag"));
+            let tag: ValueTag = {
+                let __v: ValueTag = {
+                    {
+                        let __at = __r.offset();
+                        match __r.read_u8() {
+                            Ok(__raw) => {
+                                ValueTag::from_i(__raw as i128)
+                                    .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                        __at,
+                                        ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                            enum_name: "value_tag",
+                                            value: __raw as i128,
+                                        },
+                                    ))
+                            }
+                            Err(e) => Err(e),
                         }
-                        Err(e) => Err(e),
                     }
                 }
-            }
-                .map_err(|e| e.in_field("tag"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
+                    .map_err(|e| e.in_field("tag"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            (prop_index, tag)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
         let value: EffectPropValue = {
@@ -10817,24 +10944,10 @@ impl EffectProp {
         let tag = self.tag;
         let value = &self.value;
         {
-            let __val = &self.prop_index;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("prop_index")
-                })?;
-        }
-        {
-            let __val = &self.tag;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(__v.to_i() as u8);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("tag"))?;
+            let mut __b = [0u8; 2];
+            __b[0..1].copy_from_slice(&(self.prop_index).to_le_bytes());
+            __b[1..2].copy_from_slice(&(self.tag.to_i() as u8).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.value;
@@ -11285,17 +11398,29 @@ impl Vec2 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
-        let x: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
-        let y: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (x, y): (f32, f32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
+                    break 'fast;
+                };
+                let x = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                let y = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                break 'run (x, y);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
+            let x: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+            let y: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (x, y)
         };
         Ok(Self { x, y })
     }
@@ -11315,22 +11440,10 @@ impl Vec2 {
         let x = self.x;
         let y = self.y;
         {
-            let __val = &self.x;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("x"))?;
-        }
-        {
-            let __val = &self.y;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("y"))?;
+            let mut __b = [0u8; 8];
+            __b[0..4].copy_from_slice(&(self.x).to_le_bytes());
+            __b[4..8].copy_from_slice(&(self.y).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -11648,23 +11761,36 @@ impl NumberKey {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("time"));
-        let time: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("time"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-        let value: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("value"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("envelope"));
-        let envelope: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("envelope"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (time, value, envelope): (f32, f32, f32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                    break 'fast;
+                };
+                let time = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                let value = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                let envelope = f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
+                break 'run (time, value, envelope);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("time"));
+            let time: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("time"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+            let value: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("value"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("envelope"));
+            let envelope: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("envelope"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (time, value, envelope)
         };
         Ok(Self { time, value, envelope })
     }
@@ -11685,33 +11811,11 @@ impl NumberKey {
         let value = self.value;
         let envelope = self.envelope;
         {
-            let __val = &self.time;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("time"))?;
-        }
-        {
-            let __val = &self.value;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("value"))?;
-        }
-        {
-            let __val = &self.envelope;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("envelope")
-                })?;
+            let mut __b = [0u8; 12];
+            __b[0..4].copy_from_slice(&(self.time).to_le_bytes());
+            __b[4..8].copy_from_slice(&(self.value).to_le_bytes());
+            __b[8..12].copy_from_slice(&(self.envelope).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -12557,17 +12661,31 @@ impl JointCframes {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("part0_index"));
-        let part0_index: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("part0_index"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("part1_index"));
-        let part1_index: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("part1_index"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (part0_index, part1_index): (u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                    break 'fast;
+                };
+                let part0_index = u16::from_le_bytes([__b[0], __b[1]]);
+                let part1_index = u16::from_le_bytes([__b[2], __b[3]]);
+                break 'run (part0_index, part1_index);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("part0_index"));
+            let part0_index: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("part0_index"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("part1_index"));
+            let part1_index: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("part1_index"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (part0_index, part1_index)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("c0"));
         let c0: Cframe = {
@@ -12606,26 +12724,10 @@ impl JointCframes {
         let c0 = &self.c0;
         let c1 = &self.c1;
         {
-            let __val = &self.part0_index;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("part0_index")
-                })?;
-        }
-        {
-            let __val = &self.part1_index;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("part1_index")
-                })?;
+            let mut __b = [0u8; 4];
+            __b[0..2].copy_from_slice(&(self.part0_index).to_le_bytes());
+            __b[2..4].copy_from_slice(&(self.part1_index).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.c0;
@@ -13039,23 +13141,38 @@ impl Cframe {
             __r.leave::<()>(None);
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
-        let rot: [i16; 3] = {
-            let __l = {
-                let mut __a: [i16; 3] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: i16 = { __r.read_i16le() }
-                            .map_err(|e| e.in_index(__i).in_field("rot"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
+        let rot: [i16; 3] = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
+                };
+                let rot = [
+                    i16::from_le_bytes([__b[0], __b[1]]),
+                    i16::from_le_bytes([__b[2], __b[3]]),
+                    i16::from_le_bytes([__b[4], __b[5]]),
+                ];
+                break 'run rot;
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
+            let rot: [i16; 3] = {
+                let __l = {
+                    let mut __a: [i16; 3] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: i16 = { __r.read_i16le() }
+                                .map_err(|e| e.in_index(__i).in_field("rot"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
             };
-            __r.leave::<()>(None);
-            __l
+            rot
         };
         Ok(Self { pos, rot })
     }
@@ -13086,18 +13203,11 @@ impl Cframe {
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("pos"))?;
         }
         {
-            let __val = &self.rot;
-            for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.bit_len();
-                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_i16le(*__v);
-                    Ok(())
-                })()
-                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                        e.in_index(__i).in_field("rot")
-                    })?;
-                let _ = __before;
-            }
+            let mut __b = [0u8; 6];
+            __b[0..2].copy_from_slice(&(self.rot[0]).to_le_bytes());
+            __b[2..4].copy_from_slice(&(self.rot[1]).to_le_bytes());
+            __b[4..6].copy_from_slice(&(self.rot[2]).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }

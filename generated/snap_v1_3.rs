@@ -128,18 +128,37 @@ impl SnapV13 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
-        let version: () = {
-            let __v: () = { __r.expect(b"SNAPV1.3") }
-                .map_err(|e| e.in_field("version"))?;
-            __r.leave(Some(b"SNAPV1.3"));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_recordings"));
-        let num_recordings: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("num_recordings"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (version, num_recordings): ((), u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<9>() else {
+                    break 'fast;
+                };
+                if __b[0..8] != b"SNAPV1.3"[..] {
+                    {
+                        __r.rewind_run(9);
+                        break 'fast;
+                    }
+                }
+                let version = ();
+                let num_recordings = u8::from_le_bytes([__b[8]]);
+                break 'run (version, num_recordings);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
+            let version: () = {
+                let __v: () = { __r.expect(b"SNAPV1.3") }
+                    .map_err(|e| e.in_field("version"))?;
+                __r.leave(Some(b"SNAPV1.3"));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_recordings"));
+            let num_recordings: u8 = {
+                let __v: u8 = { __r.read_u8() }
+                    .map_err(|e| e.in_field("num_recordings"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (version, num_recordings)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("recordings"));
         let recordings: ::std::vec::Vec<Recording> = {
@@ -184,17 +203,11 @@ impl SnapV13 {
             )
             .map_err(|e| e.in_field("num_recordings"))?;
         let recordings = &self.recordings;
-        __w.write_bytes(b"SNAPV1.3");
         {
-            let __val = &num_recordings;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_recordings")
-                })?;
+            let mut __b = [0u8; 9];
+            __b[0..8].copy_from_slice(b"SNAPV1.3");
+            __b[8..9].copy_from_slice(&num_recordings.to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.recordings;
@@ -440,19 +453,38 @@ impl Recording {
             __r.leave(Some(&__v));
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
-        let num_frames: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_frames"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let __at_total_duration_ms = __r.offset();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("total_duration_ms"));
-        let total_duration_ms: u32 = {
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("total_duration_ms"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (num_frames, total_duration_ms, __at_total_duration_ms): (u16, u32, u64) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
+                };
+                let num_frames = u16::from_le_bytes([__b[0], __b[1]]);
+                let total_duration_ms = u32::from_le_bytes([
+                    __b[2],
+                    __b[3],
+                    __b[4],
+                    __b[5],
+                ]);
+                let __at_total_duration_ms = __r.offset() - 4;
+                break 'run (num_frames, total_duration_ms, __at_total_duration_ms);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
+            let num_frames: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_frames"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            let __at_total_duration_ms = __r.offset();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("total_duration_ms"));
+            let total_duration_ms: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("total_duration_ms"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (num_frames, total_duration_ms, __at_total_duration_ms)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("frames"));
         let frames: ::std::vec::Vec<Frame> = {
@@ -557,26 +589,10 @@ impl Recording {
                 })?;
         }
         {
-            let __val = &num_frames;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_frames")
-                })?;
-        }
-        {
-            let __val = &total_duration_ms;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("total_duration_ms")
-                })?;
+            let mut __b = [0u8; 6];
+            __b[0..2].copy_from_slice(&num_frames.to_le_bytes());
+            __b[2..6].copy_from_slice(&total_duration_ms.to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.frames;
@@ -761,42 +777,61 @@ impl Frame {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: FrameKind = {
-            let __v: FrameKind = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            FrameKind::from_i(__raw as i128)
-                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                    __at,
-                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "frame_kind",
-                                        value: __raw as i128,
-                                    },
-                                ))
+        let (kind, dt_ms): (FrameKind, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                    break 'fast;
+                };
+                let ::std::option::Option::Some(kind) = FrameKind::from_i(
+                    u8::from_le_bytes([__b[0]]) as i128,
+                ) else {
+                    {
+                        __r.rewind_run(3);
+                        break 'fast;
+                    }
+                };
+                let dt_ms = u16::from_le_bytes([__b[1], __b[2]]);
+                break 'run (kind, dt_ms);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
+            let kind: FrameKind = {
+                let __v: FrameKind = {
+                    {
+                        let __at = __r.offset();
+                        match __r.read_u8() {
+                            Ok(__raw) => {
+                                FrameKind::from_i(__raw as i128)
+                                    .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                        __at,
+                                        ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                            enum_name: "frame_kind",
+                                            value: __raw as i128,
+                                        },
+                                    ))
+                            }
+                            Err(e) => Err(e),
                         }
-                        Err(e) => Err(e),
                     }
                 }
-            }
-                .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("dt_ms"));
-        let dt_ms: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("dt_ms"))?;
-            __r.leave(Some(&__v));
-            __v
+                    .map_err(|e| e.in_field("kind"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("dt_ms"));
+            let dt_ms: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("dt_ms"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (kind, dt_ms)
         };
         let cframe: ::std::option::Option<Cframe> = if kind == FrameKind::Absolute {
             __r.enter(::statepack_runtime::io::PathSeg::Field("cframe"));
@@ -809,53 +844,89 @@ impl Frame {
         } else {
             None
         };
-        let pos_delta: ::std::option::Option<[i16; 3]> = if (kind != FrameKind::Absolute)
-            && ((kind.to_i() & 1_i128) != 0_i128)
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("pos_delta"));
-            Some({
-                let __l = {
-                    let mut __a: [i16; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: i16 = { __r.read_i16le() }
-                                .map_err(|e| e.in_index(__i).in_field("pos_delta"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
+        let pos_delta: ::std::option::Option<[i16; 3]> = 'run: {
+            if !((kind != FrameKind::Absolute) && ((kind.to_i() & 1_i128) != 0_i128)) {
+                break 'run None;
+            }
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
                 };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
+                let pos_delta = [
+                    i16::from_le_bytes([__b[0], __b[1]]),
+                    i16::from_le_bytes([__b[2], __b[3]]),
+                    i16::from_le_bytes([__b[4], __b[5]]),
+                ];
+                break 'run Some(pos_delta);
+            }
+            ::statepack_runtime::io::unlikely();
+            let pos_delta: ::std::option::Option<[i16; 3]> = if (kind
+                != FrameKind::Absolute) && ((kind.to_i() & 1_i128) != 0_i128)
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("pos_delta"));
+                Some({
+                    let __l = {
+                        let mut __a: [i16; 3] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: i16 = { __r.read_i16le() }
+                                    .map_err(|e| e.in_index(__i).in_field("pos_delta"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            pos_delta
         };
-        let rot_delta: ::std::option::Option<[i16; 3]> = if (kind != FrameKind::Absolute)
-            && ((kind.to_i() & 2_i128) != 0_i128)
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("rot_delta"));
-            Some({
-                let __l = {
-                    let mut __a: [i16; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: i16 = { __r.read_i16le() }
-                                .map_err(|e| e.in_index(__i).in_field("rot_delta"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
+        let rot_delta: ::std::option::Option<[i16; 3]> = 'run: {
+            if !((kind != FrameKind::Absolute) && ((kind.to_i() & 2_i128) != 0_i128)) {
+                break 'run None;
+            }
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
                 };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
+                let rot_delta = [
+                    i16::from_le_bytes([__b[0], __b[1]]),
+                    i16::from_le_bytes([__b[2], __b[3]]),
+                    i16::from_le_bytes([__b[4], __b[5]]),
+                ];
+                break 'run Some(rot_delta);
+            }
+            ::statepack_runtime::io::unlikely();
+            let rot_delta: ::std::option::Option<[i16; 3]> = if (kind
+                != FrameKind::Absolute) && ((kind.to_i() & 2_i128) != 0_i128)
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("rot_delta"));
+                Some({
+                    let __l = {
+                        let mut __a: [i16; 3] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: i16 = { __r.read_i16le() }
+                                    .map_err(|e| e.in_index(__i).in_field("rot_delta"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            rot_delta
         };
         Ok(Self {
             kind,
@@ -884,22 +955,10 @@ impl Frame {
         let pos_delta = &self.pos_delta;
         let rot_delta = &self.rot_delta;
         {
-            let __val = &self.kind;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(__v.to_i() as u8);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("kind"))?;
-        }
-        {
-            let __val = &self.dt_ms;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("dt_ms"))?;
+            let mut __b = [0u8; 3];
+            __b[0..1].copy_from_slice(&(self.kind.to_i() as u8).to_le_bytes());
+            __b[1..3].copy_from_slice(&(self.dt_ms).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         match ((kind == FrameKind::Absolute), &self.cframe) {
             (true, Some(__val)) => {
@@ -930,58 +989,92 @@ impl Frame {
             ((kind != FrameKind::Absolute) && ((kind.to_i() & 1_i128) != 0_i128)),
             &self.pos_delta,
         ) {
-            (true, Some(__val)) => {
-                for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.bit_len();
-                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                        __w.write_i16le(*__v);
-                        Ok(())
-                    })()
-                        .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                            e.in_index(__i).in_field("pos_delta")
-                        })?;
-                    let _ = __before;
-                }
+            (true, ::std::option::Option::Some(__val)) => {
+                let mut __b = [0u8; 6];
+                __b[0..2].copy_from_slice(&((*__val)[0]).to_le_bytes());
+                __b[2..4].copy_from_slice(&((*__val)[1]).to_le_bytes());
+                __b[4..6].copy_from_slice(&((*__val)[2]).to_le_bytes());
+                __w.write_bytes(&__b);
             }
-            (false, None) => {}
-            (__holds, __opt) => {
-                return Err(
-                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
-                            state: if __opt.is_some() { "present" } else { "absent" },
-                            condition: "kind != frame_kind::absolute and (kind.to_i & 0b001) != 0",
-                            holds: __holds,
-                        })
-                        .in_field("pos_delta"),
-                );
+            (false, ::std::option::Option::None) => {}
+            _ => {
+                ::statepack_runtime::io::unlikely();
+                match (
+                    ((kind != FrameKind::Absolute)
+                        && ((kind.to_i() & 1_i128) != 0_i128)),
+                    &self.pos_delta,
+                ) {
+                    (true, Some(__val)) => {
+                        for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.bit_len();
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                __w.write_i16le(*__v);
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("pos_delta")
+                                })?;
+                            let _ = __before;
+                        }
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "kind != frame_kind::absolute and (kind.to_i & 0b001) != 0",
+                                    holds: __holds,
+                                })
+                                .in_field("pos_delta"),
+                        );
+                    }
+                }
             }
         }
         match (
             ((kind != FrameKind::Absolute) && ((kind.to_i() & 2_i128) != 0_i128)),
             &self.rot_delta,
         ) {
-            (true, Some(__val)) => {
-                for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.bit_len();
-                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                        __w.write_i16le(*__v);
-                        Ok(())
-                    })()
-                        .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                            e.in_index(__i).in_field("rot_delta")
-                        })?;
-                    let _ = __before;
-                }
+            (true, ::std::option::Option::Some(__val)) => {
+                let mut __b = [0u8; 6];
+                __b[0..2].copy_from_slice(&((*__val)[0]).to_le_bytes());
+                __b[2..4].copy_from_slice(&((*__val)[1]).to_le_bytes());
+                __b[4..6].copy_from_slice(&((*__val)[2]).to_le_bytes());
+                __w.write_bytes(&__b);
             }
-            (false, None) => {}
-            (__holds, __opt) => {
-                return Err(
-                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
-                            state: if __opt.is_some() { "present" } else { "absent" },
-                            condition: "kind != frame_kind::absolute and (kind.to_i & 0b010) != 0",
-                            holds: __holds,
-                        })
-                        .in_field("rot_delta"),
-                );
+            (false, ::std::option::Option::None) => {}
+            _ => {
+                ::statepack_runtime::io::unlikely();
+                match (
+                    ((kind != FrameKind::Absolute)
+                        && ((kind.to_i() & 2_i128) != 0_i128)),
+                    &self.rot_delta,
+                ) {
+                    (true, Some(__val)) => {
+                        for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.bit_len();
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                __w.write_i16le(*__v);
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("rot_delta")
+                                })?;
+                            let _ = __before;
+                        }
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "kind != frame_kind::absolute and (kind.to_i & 0b010) != 0",
+                                    holds: __holds,
+                                })
+                                .in_field("rot_delta"),
+                        );
+                    }
+                }
             }
         }
         Ok(())
@@ -1162,41 +1255,59 @@ impl Cframe {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
-        let x: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
-        let y: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("z_bits"));
-        let z_bits: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("z_bits"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("q"));
-        let q: [i16; 3] = {
-            let __l = {
-                let mut __a: [i16; 3] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: i16 = { __r.read_i16le() }
-                            .map_err(|e| e.in_index(__i).in_field("q"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
+        let (x, y, z_bits, q): (f32, f32, u32, [i16; 3]) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<18>() else {
+                    break 'fast;
+                };
+                let x = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                let y = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                let z_bits = u32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
+                let q = [
+                    i16::from_le_bytes([__b[12], __b[13]]),
+                    i16::from_le_bytes([__b[14], __b[15]]),
+                    i16::from_le_bytes([__b[16], __b[17]]),
+                ];
+                break 'run (x, y, z_bits, q);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
+            let x: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
+                __r.leave(Some(&__v));
+                __v
             };
-            __r.leave::<()>(None);
-            __l
+            __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+            let y: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("z_bits"));
+            let z_bits: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("z_bits"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("q"));
+            let q: [i16; 3] = {
+                let __l = {
+                    let mut __a: [i16; 3] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: i16 = { __r.read_i16le() }
+                                .map_err(|e| e.in_index(__i).in_field("q"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            };
+            (x, y, z_bits, q)
         };
         Ok(Self { x, y, z_bits, q })
     }
@@ -1218,47 +1329,14 @@ impl Cframe {
         let z_bits = self.z_bits;
         let q = &self.q;
         {
-            let __val = &self.x;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("x"))?;
-        }
-        {
-            let __val = &self.y;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("y"))?;
-        }
-        {
-            let __val = &self.z_bits;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("z_bits")
-                })?;
-        }
-        {
-            let __val = &self.q;
-            for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.bit_len();
-                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_i16le(*__v);
-                    Ok(())
-                })()
-                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                        e.in_index(__i).in_field("q")
-                    })?;
-                let _ = __before;
-            }
+            let mut __b = [0u8; 18];
+            __b[0..4].copy_from_slice(&(self.x).to_le_bytes());
+            __b[4..8].copy_from_slice(&(self.y).to_le_bytes());
+            __b[8..12].copy_from_slice(&(self.z_bits).to_le_bytes());
+            __b[12..14].copy_from_slice(&(self.q[0]).to_le_bytes());
+            __b[14..16].copy_from_slice(&(self.q[1]).to_le_bytes());
+            __b[16..18].copy_from_slice(&(self.q[2]).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }

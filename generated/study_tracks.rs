@@ -125,42 +125,67 @@ impl StudyTracks {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
-        let magic: () = {
-            let __v: () = { __r.expect(b"STRK") }.map_err(|e| e.in_field("magic"))?;
-            __r.leave(Some(b"STRK"));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("layout"));
-        let layout: TrackLayout = {
-            let __v: TrackLayout = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            TrackLayout::from_i(__raw as i128)
-                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                    __at,
-                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "track_layout",
-                                        value: __raw as i128,
-                                    },
-                                ))
-                        }
-                        Err(e) => Err(e),
+        let (magic, layout): ((), TrackLayout) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
+                    break 'fast;
+                };
+                if __b[0..4] != b"STRK"[..] {
+                    {
+                        __r.rewind_run(5);
+                        break 'fast;
                     }
                 }
+                let magic = ();
+                let ::std::option::Option::Some(layout) = TrackLayout::from_i(
+                    u8::from_le_bytes([__b[4]]) as i128,
+                ) else {
+                    {
+                        __r.rewind_run(5);
+                        break 'fast;
+                    }
+                };
+                break 'run (magic, layout);
             }
-                .map_err(|e| e.in_field("layout"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
+            let magic: () = {
+                let __v: () = { __r.expect(b"STRK") }.map_err(|e| e.in_field("magic"))?;
+                __r.leave(Some(b"STRK"));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("layout"));
+            let layout: TrackLayout = {
+                let __v: TrackLayout = {
+                    {
+                        let __at = __r.offset();
+                        match __r.read_u8() {
+                            Ok(__raw) => {
+                                TrackLayout::from_i(__raw as i128)
+                                    .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                        __at,
+                                        ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                            enum_name: "track_layout",
+                                            value: __raw as i128,
+                                        },
+                                    ))
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                }
+                    .map_err(|e| e.in_field("layout"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            (magic, layout)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
         let body: StudyTracksBody = {
@@ -207,17 +232,11 @@ impl StudyTracks {
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let layout = self.layout;
         let body = &self.body;
-        __w.write_bytes(b"STRK");
         {
-            let __val = &self.layout;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(__v.to_i() as u8);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("layout")
-                })?;
+            let mut __b = [0u8; 5];
+            __b[0..4].copy_from_slice(b"STRK");
+            __b[4..5].copy_from_slice(&(self.layout.to_i() as u8).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.body;
@@ -534,35 +553,52 @@ impl RawBody {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
-        let flags: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("fps"));
-        let fps: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("fps"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
-        let num_frames: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_frames"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
-        let num_bones: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_bones"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("reserved"));
-        let reserved: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("reserved"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (flags, fps, num_frames, num_bones, reserved): (u8, u16, u16, u16, u32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
+                    break 'fast;
+                };
+                let flags = u8::from_le_bytes([__b[0]]);
+                let fps = u16::from_le_bytes([__b[1], __b[2]]);
+                let num_frames = u16::from_le_bytes([__b[3], __b[4]]);
+                let num_bones = u16::from_le_bytes([__b[5], __b[6]]);
+                let reserved = u32::from_le_bytes([__b[7], __b[8], __b[9], __b[10]]);
+                break 'run (flags, fps, num_frames, num_bones, reserved);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
+            let flags: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("fps"));
+            let fps: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("fps"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
+            let num_frames: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_frames"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
+            let num_bones: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_bones"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("reserved"));
+            let reserved: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("reserved"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (flags, fps, num_frames, num_bones, reserved)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("values"));
         let values: ::std::vec::Vec<f32> = {
@@ -620,55 +656,13 @@ impl RawBody {
         let reserved = self.reserved;
         let values = &self.values;
         {
-            let __val = &self.flags;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("flags"))?;
-        }
-        {
-            let __val = &self.fps;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("fps"))?;
-        }
-        {
-            let __val = &self.num_frames;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_frames")
-                })?;
-        }
-        {
-            let __val = &self.num_bones;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_bones")
-                })?;
-        }
-        {
-            let __val = &self.reserved;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("reserved")
-                })?;
+            let mut __b = [0u8; 11];
+            __b[0..1].copy_from_slice(&(self.flags).to_le_bytes());
+            __b[1..3].copy_from_slice(&(self.fps).to_le_bytes());
+            __b[3..5].copy_from_slice(&(self.num_frames).to_le_bytes());
+            __b[5..7].copy_from_slice(&(self.num_bones).to_le_bytes());
+            __b[7..11].copy_from_slice(&(self.reserved).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.values;
@@ -876,42 +870,75 @@ impl FloatBody {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
-        let flags: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("fps"));
-        let fps: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("fps"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
-        let num_frames: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_frames"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
-        let num_bones: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_bones"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_scalars"));
-        let num_scalars: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_scalars"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_rotations"));
-        let num_rotations: u16 = {
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("num_rotations"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (
+            flags,
+            fps,
+            num_frames,
+            num_bones,
+            num_scalars,
+            num_rotations,
+        ): (u8, u16, u16, u16, u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
+                    break 'fast;
+                };
+                let flags = u8::from_le_bytes([__b[0]]);
+                let fps = u16::from_le_bytes([__b[1], __b[2]]);
+                let num_frames = u16::from_le_bytes([__b[3], __b[4]]);
+                let num_bones = u16::from_le_bytes([__b[5], __b[6]]);
+                let num_scalars = u16::from_le_bytes([__b[7], __b[8]]);
+                let num_rotations = u16::from_le_bytes([__b[9], __b[10]]);
+                break 'run (
+                    flags,
+                    fps,
+                    num_frames,
+                    num_bones,
+                    num_scalars,
+                    num_rotations,
+                );
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
+            let flags: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("fps"));
+            let fps: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("fps"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
+            let num_frames: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_frames"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
+            let num_bones: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_bones"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_scalars"));
+            let num_scalars: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_scalars"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_rotations"));
+            let num_rotations: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_rotations"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (flags, fps, num_frames, num_bones, num_scalars, num_rotations)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("scalars"));
         let scalars: ::std::vec::Vec<ScalarF32> = {
@@ -996,66 +1023,14 @@ impl FloatBody {
         let scalars = &self.scalars;
         let rotations = &self.rotations;
         {
-            let __val = &self.flags;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("flags"))?;
-        }
-        {
-            let __val = &self.fps;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("fps"))?;
-        }
-        {
-            let __val = &self.num_frames;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_frames")
-                })?;
-        }
-        {
-            let __val = &self.num_bones;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_bones")
-                })?;
-        }
-        {
-            let __val = &num_scalars;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_scalars")
-                })?;
-        }
-        {
-            let __val = &num_rotations;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_rotations")
-                })?;
+            let mut __b = [0u8; 11];
+            __b[0..1].copy_from_slice(&(self.flags).to_le_bytes());
+            __b[1..3].copy_from_slice(&(self.fps).to_le_bytes());
+            __b[3..5].copy_from_slice(&(self.num_frames).to_le_bytes());
+            __b[5..7].copy_from_slice(&(self.num_bones).to_le_bytes());
+            __b[7..9].copy_from_slice(&num_scalars.to_le_bytes());
+            __b[9..11].copy_from_slice(&num_rotations.to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.scalars;
@@ -1287,42 +1262,75 @@ impl QuantizedBody {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
-        let flags: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("fps"));
-        let fps: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("fps"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
-        let num_frames: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_frames"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
-        let num_bones: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_bones"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_scalars"));
-        let num_scalars: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_scalars"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_rotations"));
-        let num_rotations: u16 = {
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("num_rotations"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (
+            flags,
+            fps,
+            num_frames,
+            num_bones,
+            num_scalars,
+            num_rotations,
+        ): (u8, u16, u16, u16, u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
+                    break 'fast;
+                };
+                let flags = u8::from_le_bytes([__b[0]]);
+                let fps = u16::from_le_bytes([__b[1], __b[2]]);
+                let num_frames = u16::from_le_bytes([__b[3], __b[4]]);
+                let num_bones = u16::from_le_bytes([__b[5], __b[6]]);
+                let num_scalars = u16::from_le_bytes([__b[7], __b[8]]);
+                let num_rotations = u16::from_le_bytes([__b[9], __b[10]]);
+                break 'run (
+                    flags,
+                    fps,
+                    num_frames,
+                    num_bones,
+                    num_scalars,
+                    num_rotations,
+                );
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
+            let flags: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("fps"));
+            let fps: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("fps"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
+            let num_frames: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_frames"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
+            let num_bones: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_bones"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_scalars"));
+            let num_scalars: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_scalars"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_rotations"));
+            let num_rotations: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_rotations"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (flags, fps, num_frames, num_bones, num_scalars, num_rotations)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("scalars"));
         let scalars: ::std::vec::Vec<ScalarQ> = {
@@ -1407,66 +1415,14 @@ impl QuantizedBody {
         let scalars = &self.scalars;
         let rotations = &self.rotations;
         {
-            let __val = &self.flags;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("flags"))?;
-        }
-        {
-            let __val = &self.fps;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("fps"))?;
-        }
-        {
-            let __val = &self.num_frames;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_frames")
-                })?;
-        }
-        {
-            let __val = &self.num_bones;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_bones")
-                })?;
-        }
-        {
-            let __val = &num_scalars;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_scalars")
-                })?;
-        }
-        {
-            let __val = &num_rotations;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_rotations")
-                })?;
+            let mut __b = [0u8; 11];
+            __b[0..1].copy_from_slice(&(self.flags).to_le_bytes());
+            __b[1..3].copy_from_slice(&(self.fps).to_le_bytes());
+            __b[3..5].copy_from_slice(&(self.num_frames).to_le_bytes());
+            __b[5..7].copy_from_slice(&(self.num_bones).to_le_bytes());
+            __b[7..9].copy_from_slice(&num_scalars.to_le_bytes());
+            __b[9..11].copy_from_slice(&num_rotations.to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.scalars;
@@ -1695,17 +1651,29 @@ impl ScalarF32 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("id"));
-        let id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
-        let num_keys: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (id, num_keys): (u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                    break 'fast;
+                };
+                let id = u16::from_le_bytes([__b[0], __b[1]]);
+                let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
+                break 'run (id, num_keys);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("id"));
+            let id: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
+            let num_keys: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (id, num_keys)
         };
         let constant_value: ::std::option::Option<f32> = if (num_keys as i128) == 1_i128
         {
@@ -1772,24 +1740,10 @@ impl ScalarF32 {
         let constant_value = &self.constant_value;
         let keys = &self.keys;
         {
-            let __val = &self.id;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("id"))?;
-        }
-        {
-            let __val = &self.num_keys;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_keys")
-                })?;
+            let mut __b = [0u8; 4];
+            __b[0..2].copy_from_slice(&(self.id).to_le_bytes());
+            __b[2..4].copy_from_slice(&(self.num_keys).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         match (((num_keys as i128) == 1_i128), &self.constant_value) {
             (true, Some(__val)) => {
@@ -2010,17 +1964,29 @@ impl KeyF32 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
-        let frame: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-        let value: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("value"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (frame, value): (u16, f32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
+                };
+                let frame = u16::from_le_bytes([__b[0], __b[1]]);
+                let value = f32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
+                break 'run (frame, value);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
+            let frame: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+            let value: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("value"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (frame, value)
         };
         Ok(Self { frame, value })
     }
@@ -2040,22 +2006,10 @@ impl KeyF32 {
         let frame = self.frame;
         let value = self.value;
         {
-            let __val = &self.frame;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("frame"))?;
-        }
-        {
-            let __val = &self.value;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("value"))?;
+            let mut __b = [0u8; 6];
+            __b[0..2].copy_from_slice(&(self.frame).to_le_bytes());
+            __b[2..6].copy_from_slice(&(self.value).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -2207,17 +2161,29 @@ impl ScalarQ {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("id"));
-        let id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
-        let num_keys: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (id, num_keys): (u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                    break 'fast;
+                };
+                let id = u16::from_le_bytes([__b[0], __b[1]]);
+                let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
+                break 'run (id, num_keys);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("id"));
+            let id: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
+            let num_keys: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (id, num_keys)
         };
         let constant_half: ::std::option::Option<u16> = if (num_keys as i128) == 1_i128 {
             __r.enter(::statepack_runtime::io::PathSeg::Field("constant_half"));
@@ -2307,24 +2273,10 @@ impl ScalarQ {
         let range = &self.range;
         let keys = &self.keys;
         {
-            let __val = &self.id;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("id"))?;
-        }
-        {
-            let __val = &self.num_keys;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_keys")
-                })?;
+            let mut __b = [0u8; 4];
+            __b[0..2].copy_from_slice(&(self.id).to_le_bytes());
+            __b[2..4].copy_from_slice(&(self.num_keys).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         match (((num_keys as i128) == 1_i128), &self.constant_half) {
             (true, Some(__val)) => {
@@ -2610,17 +2562,29 @@ impl KeyQ {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
-        let frame: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-        let value: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("value"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (frame, value): (u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                    break 'fast;
+                };
+                let frame = u16::from_le_bytes([__b[0], __b[1]]);
+                let value = u16::from_le_bytes([__b[2], __b[3]]);
+                break 'run (frame, value);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
+            let frame: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+            let value: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("value"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (frame, value)
         };
         Ok(Self { frame, value })
     }
@@ -2640,22 +2604,10 @@ impl KeyQ {
         let frame = self.frame;
         let value = self.value;
         {
-            let __val = &self.frame;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("frame"))?;
-        }
-        {
-            let __val = &self.value;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("value"))?;
+            let mut __b = [0u8; 4];
+            __b[0..2].copy_from_slice(&(self.frame).to_le_bytes());
+            __b[2..4].copy_from_slice(&(self.value).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -2793,40 +2745,72 @@ impl RotationF32 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("bone"));
-        let bone: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("bone"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
-        let num_keys: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let constant_q: ::std::option::Option<[f32; 4]> = if (num_keys as i128) == 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("constant_q"));
-            Some({
-                let __l = {
-                    let mut __a: [f32; 4] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: f32 = { __r.read_f32le() }
-                                .map_err(|e| e.in_index(__i).in_field("constant_q"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
+        let (bone, num_keys): (u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                    break 'fast;
                 };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
+                let bone = u16::from_le_bytes([__b[0], __b[1]]);
+                let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
+                break 'run (bone, num_keys);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("bone"));
+            let bone: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("bone"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
+            let num_keys: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (bone, num_keys)
+        };
+        let constant_q: ::std::option::Option<[f32; 4]> = 'run: {
+            if (num_keys as i128) != 1_i128 {
+                break 'run None;
+            }
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
+                    break 'fast;
+                };
+                let constant_q = [
+                    f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
+                    f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
+                    f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
+                    f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
+                ];
+                break 'run Some(constant_q);
+            }
+            ::statepack_runtime::io::unlikely();
+            let constant_q: ::std::option::Option<[f32; 4]> = if (num_keys as i128)
+                == 1_i128
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("constant_q"));
+                Some({
+                    let __l = {
+                        let mut __a: [f32; 4] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: f32 = { __r.read_f32le() }
+                                    .map_err(|e| e.in_index(__i).in_field("constant_q"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            constant_q
         };
         let keys: ::std::option::Option<::std::vec::Vec<KeyRotF32>> = if (num_keys
             as i128) != 1_i128
@@ -2881,49 +2865,49 @@ impl RotationF32 {
         let constant_q = &self.constant_q;
         let keys = &self.keys;
         {
-            let __val = &self.bone;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("bone"))?;
-        }
-        {
-            let __val = &self.num_keys;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_keys")
-                })?;
+            let mut __b = [0u8; 4];
+            __b[0..2].copy_from_slice(&(self.bone).to_le_bytes());
+            __b[2..4].copy_from_slice(&(self.num_keys).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         match (((num_keys as i128) == 1_i128), &self.constant_q) {
-            (true, Some(__val)) => {
-                for (__i, __v) in __val.iter().enumerate() {
-                    let __before = __w.bit_len();
-                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                        __w.write_f32le(*__v);
-                        Ok(())
-                    })()
-                        .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                            e.in_index(__i).in_field("constant_q")
-                        })?;
-                    let _ = __before;
-                }
+            (true, ::std::option::Option::Some(__val)) => {
+                let mut __b = [0u8; 16];
+                __b[0..4].copy_from_slice(&((*__val)[0]).to_le_bytes());
+                __b[4..8].copy_from_slice(&((*__val)[1]).to_le_bytes());
+                __b[8..12].copy_from_slice(&((*__val)[2]).to_le_bytes());
+                __b[12..16].copy_from_slice(&((*__val)[3]).to_le_bytes());
+                __w.write_bytes(&__b);
             }
-            (false, None) => {}
-            (__holds, __opt) => {
-                return Err(
-                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
-                            state: if __opt.is_some() { "present" } else { "absent" },
-                            condition: "num_keys == 1",
-                            holds: __holds,
-                        })
-                        .in_field("constant_q"),
-                );
+            (false, ::std::option::Option::None) => {}
+            _ => {
+                ::statepack_runtime::io::unlikely();
+                match (((num_keys as i128) == 1_i128), &self.constant_q) {
+                    (true, Some(__val)) => {
+                        for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.bit_len();
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                __w.write_f32le(*__v);
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("constant_q")
+                                })?;
+                            let _ = __before;
+                        }
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "num_keys == 1",
+                                    holds: __holds,
+                                })
+                                .in_field("constant_q"),
+                        );
+                    }
+                }
             }
         }
         match (((num_keys as i128) != 1_i128), &self.keys) {
@@ -3123,29 +3107,46 @@ impl KeyRotF32 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
-        let frame: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("q"));
-        let q: [f32; 4] = {
-            let __l = {
-                let mut __a: [f32; 4] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: f32 = { __r.read_f32le() }
-                            .map_err(|e| e.in_index(__i).in_field("q"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
+        let (frame, q): (u16, [f32; 4]) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<18>() else {
+                    break 'fast;
+                };
+                let frame = u16::from_le_bytes([__b[0], __b[1]]);
+                let q = [
+                    f32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]),
+                    f32::from_le_bytes([__b[6], __b[7], __b[8], __b[9]]),
+                    f32::from_le_bytes([__b[10], __b[11], __b[12], __b[13]]),
+                    f32::from_le_bytes([__b[14], __b[15], __b[16], __b[17]]),
+                ];
+                break 'run (frame, q);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
+            let frame: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
+                __r.leave(Some(&__v));
+                __v
             };
-            __r.leave::<()>(None);
-            __l
+            __r.enter(::statepack_runtime::io::PathSeg::Field("q"));
+            let q: [f32; 4] = {
+                let __l = {
+                    let mut __a: [f32; 4] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: f32 = { __r.read_f32le() }
+                                .map_err(|e| e.in_index(__i).in_field("q"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            };
+            (frame, q)
         };
         Ok(Self { frame, q })
     }
@@ -3165,27 +3166,13 @@ impl KeyRotF32 {
         let frame = self.frame;
         let q = &self.q;
         {
-            let __val = &self.frame;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("frame"))?;
-        }
-        {
-            let __val = &self.q;
-            for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.bit_len();
-                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_f32le(*__v);
-                    Ok(())
-                })()
-                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                        e.in_index(__i).in_field("q")
-                    })?;
-                let _ = __before;
-            }
+            let mut __b = [0u8; 18];
+            __b[0..2].copy_from_slice(&(self.frame).to_le_bytes());
+            __b[2..6].copy_from_slice(&(self.q[0]).to_le_bytes());
+            __b[6..10].copy_from_slice(&(self.q[1]).to_le_bytes());
+            __b[10..14].copy_from_slice(&(self.q[2]).to_le_bytes());
+            __b[14..18].copy_from_slice(&(self.q[3]).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -3325,17 +3312,29 @@ impl RotationPacked {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("bone"));
-        let bone: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("bone"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
-        let num_keys: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (bone, num_keys): (u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                    break 'fast;
+                };
+                let bone = u16::from_le_bytes([__b[0], __b[1]]);
+                let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
+                break 'run (bone, num_keys);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("bone"));
+            let bone: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("bone"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
+            let num_keys: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (bone, num_keys)
         };
         let constant_packed: ::std::option::Option<u32> = if (num_keys as i128) == 1_i128
         {
@@ -3402,24 +3401,10 @@ impl RotationPacked {
         let constant_packed = &self.constant_packed;
         let keys = &self.keys;
         {
-            let __val = &self.bone;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("bone"))?;
-        }
-        {
-            let __val = &self.num_keys;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("num_keys")
-                })?;
+            let mut __b = [0u8; 4];
+            __b[0..2].copy_from_slice(&(self.bone).to_le_bytes());
+            __b[2..4].copy_from_slice(&(self.num_keys).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         match (((num_keys as i128) == 1_i128), &self.constant_packed) {
             (true, Some(__val)) => {
@@ -3641,17 +3626,29 @@ impl KeyRotPacked {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
-        let frame: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("packed"));
-        let packed: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("packed"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (frame, packed): (u16, u32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
+                };
+                let frame = u16::from_le_bytes([__b[0], __b[1]]);
+                let packed = u32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
+                break 'run (frame, packed);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
+            let frame: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("packed"));
+            let packed: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("packed"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (frame, packed)
         };
         Ok(Self { frame, packed })
     }
@@ -3671,24 +3668,10 @@ impl KeyRotPacked {
         let frame = self.frame;
         let packed = self.packed;
         {
-            let __val = &self.frame;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("frame"))?;
-        }
-        {
-            let __val = &self.packed;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("packed")
-                })?;
+            let mut __b = [0u8; 6];
+            __b[0..2].copy_from_slice(&(self.frame).to_le_bytes());
+            __b[2..6].copy_from_slice(&(self.packed).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }

@@ -128,43 +128,93 @@ impl WorldSnapshot {
             __r.leave(Some(&__v));
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("origin_count"));
-        let origin_count: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("origin_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tick"));
-        let tick: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tick"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("record_count"));
-        let record_count: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("record_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("bitstream_bytes"));
-        let bitstream_bytes: u32 = {
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("bitstream_bytes"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tlv_bytes"));
-        let tlv_bytes: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tlv_bytes"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("uncompressed_bytes"));
-        let uncompressed_bytes: u32 = {
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("uncompressed_bytes"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (
+            origin_count,
+            tick,
+            record_count,
+            bitstream_bytes,
+            tlv_bytes,
+            uncompressed_bytes,
+        ): (u16, u32, u32, u32, u32, u32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<22>() else {
+                    break 'fast;
+                };
+                let origin_count = u16::from_le_bytes([__b[0], __b[1]]);
+                let tick = u32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
+                let record_count = u32::from_le_bytes([__b[6], __b[7], __b[8], __b[9]]);
+                let bitstream_bytes = u32::from_le_bytes([
+                    __b[10],
+                    __b[11],
+                    __b[12],
+                    __b[13],
+                ]);
+                let tlv_bytes = u32::from_le_bytes([__b[14], __b[15], __b[16], __b[17]]);
+                let uncompressed_bytes = u32::from_le_bytes([
+                    __b[18],
+                    __b[19],
+                    __b[20],
+                    __b[21],
+                ]);
+                break 'run (
+                    origin_count,
+                    tick,
+                    record_count,
+                    bitstream_bytes,
+                    tlv_bytes,
+                    uncompressed_bytes,
+                );
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("origin_count"));
+            let origin_count: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("origin_count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tick"));
+            let tick: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tick"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("record_count"));
+            let record_count: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("record_count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("bitstream_bytes"));
+            let bitstream_bytes: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("bitstream_bytes"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tlv_bytes"));
+            let tlv_bytes: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("tlv_bytes"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("uncompressed_bytes"));
+            let uncompressed_bytes: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("uncompressed_bytes"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (
+                origin_count,
+                tick,
+                record_count,
+                bitstream_bytes,
+                tlv_bytes,
+                uncompressed_bytes,
+            )
         };
         let origins: ::std::option::Option<::std::vec::Vec<Origin>> = if (flags as i128)
             == 0_i128
@@ -306,68 +356,14 @@ impl WorldSnapshot {
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("flags"))?;
         }
         {
-            let __val = &self.origin_count;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("origin_count")
-                })?;
-        }
-        {
-            let __val = &self.tick;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("tick"))?;
-        }
-        {
-            let __val = &self.record_count;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("record_count")
-                })?;
-        }
-        {
-            let __val = &self.bitstream_bytes;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("bitstream_bytes")
-                })?;
-        }
-        {
-            let __val = &self.tlv_bytes;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("tlv_bytes")
-                })?;
-        }
-        {
-            let __val = &self.uncompressed_bytes;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("uncompressed_bytes")
-                })?;
+            let mut __b = [0u8; 22];
+            __b[0..2].copy_from_slice(&(self.origin_count).to_le_bytes());
+            __b[2..6].copy_from_slice(&(self.tick).to_le_bytes());
+            __b[6..10].copy_from_slice(&(self.record_count).to_le_bytes());
+            __b[10..14].copy_from_slice(&(self.bitstream_bytes).to_le_bytes());
+            __b[14..18].copy_from_slice(&(self.tlv_bytes).to_le_bytes());
+            __b[18..22].copy_from_slice(&(self.uncompressed_bytes).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         match (((flags as i128) == 0_i128), &self.origins) {
             (true, Some(__val)) => {
@@ -823,23 +819,63 @@ impl Origin {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
-        let x: f64 = {
-            let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("x"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
-        let y: f64 = {
-            let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("y"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("z"));
-        let z: f64 = {
-            let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("z"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (x, y, z): (f64, f64, f64) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<24>() else {
+                    break 'fast;
+                };
+                let x = f64::from_le_bytes([
+                    __b[0],
+                    __b[1],
+                    __b[2],
+                    __b[3],
+                    __b[4],
+                    __b[5],
+                    __b[6],
+                    __b[7],
+                ]);
+                let y = f64::from_le_bytes([
+                    __b[8],
+                    __b[9],
+                    __b[10],
+                    __b[11],
+                    __b[12],
+                    __b[13],
+                    __b[14],
+                    __b[15],
+                ]);
+                let z = f64::from_le_bytes([
+                    __b[16],
+                    __b[17],
+                    __b[18],
+                    __b[19],
+                    __b[20],
+                    __b[21],
+                    __b[22],
+                    __b[23],
+                ]);
+                break 'run (x, y, z);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
+            let x: f64 = {
+                let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("x"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+            let y: f64 = {
+                let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("y"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("z"));
+            let z: f64 = {
+                let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("z"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (x, y, z)
         };
         Ok(Self { x, y, z })
     }
@@ -860,31 +896,11 @@ impl Origin {
         let y = self.y;
         let z = self.z;
         {
-            let __val = &self.x;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f64le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("x"))?;
-        }
-        {
-            let __val = &self.y;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f64le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("y"))?;
-        }
-        {
-            let __val = &self.z;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_f64le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("z"))?;
+            let mut __b = [0u8; 24];
+            __b[0..8].copy_from_slice(&(self.x).to_le_bytes());
+            __b[8..16].copy_from_slice(&(self.y).to_le_bytes());
+            __b[16..24].copy_from_slice(&(self.z).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -1016,7 +1032,7 @@ impl RecordStream {
         __r.enter(::statepack_runtime::io::PathSeg::Field("records"));
         let records: ::std::vec::Vec<EntityRecord> = {
             let __l = {
-                let mut __list = ::std::vec::Vec::new();
+                let mut __list = ::std::vec::Vec::with_capacity(__r.remaining() / 25);
                 while !__r.is_eof() {
                     let __i = __list.len();
                     let __before = __r.bit_offset();
@@ -1332,86 +1348,111 @@ impl EntityRecord {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("origin_index"));
-        let origin_index: u64 = {
-            let __start = __r.offset();
-            let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
-            let mut __i = 0usize;
-            let __value: u64 = loop {
-                __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                let __g: u8 = __r
-                    .read_u8()
-                    .map_err(|e| e.in_index(__i).in_field("origin_index"))?;
-                __r.leave(Some(&__g));
-                match __leb.push(__g) {
-                    Ok(Some(__v)) => break __v,
-                    Ok(None) => __i += 1,
-                    Err(__fault) => {
-                        return Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                    __start,
-                                    ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                        __fault.to_string(),
-                                    ),
-                                )
-                                .in_field("origin_index"),
-                        );
+        let origin_index: u64 = 'run: {
+            if let ::std::option::Option::Some(__v) = __r.take_varint() {
+                break 'run __v;
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("origin_index"));
+            let origin_index: u64 = {
+                let __start = __r.offset();
+                let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
+                let mut __i = 0usize;
+                let __value: u64 = loop {
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    let __g: u8 = __r
+                        .read_u8()
+                        .map_err(|e| e.in_index(__i).in_field("origin_index"))?;
+                    __r.leave(Some(&__g));
+                    match __leb.push(__g) {
+                        Ok(Some(__v)) => break __v,
+                        Ok(None) => __i += 1,
+                        Err(__fault) => {
+                            return Err(
+                                ::statepack_runtime::io::DecodeError::new(
+                                        __start,
+                                        ::statepack_runtime::io::DecodeErrorKind::Semantic(
+                                            __fault.to_string(),
+                                        ),
+                                    )
+                                    .in_field("origin_index"),
+                            );
+                        }
                     }
-                }
+                };
+                __r.leave::<()>(None);
+                __value
             };
-            __r.leave::<()>(None);
-            __value
+            origin_index
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_index"));
-        let entity_index: u64 = {
-            let __start = __r.offset();
-            let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
-            let mut __i = 0usize;
-            let __value: u64 = loop {
-                __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                let __g: u8 = __r
-                    .read_u8()
-                    .map_err(|e| e.in_index(__i).in_field("entity_index"))?;
-                __r.leave(Some(&__g));
-                match __leb.push(__g) {
-                    Ok(Some(__v)) => break __v,
-                    Ok(None) => __i += 1,
-                    Err(__fault) => {
-                        return Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                    __start,
-                                    ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                        __fault.to_string(),
-                                    ),
-                                )
-                                .in_field("entity_index"),
-                        );
+        let entity_index: u64 = 'run: {
+            if let ::std::option::Option::Some(__v) = __r.take_varint() {
+                break 'run __v;
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_index"));
+            let entity_index: u64 = {
+                let __start = __r.offset();
+                let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
+                let mut __i = 0usize;
+                let __value: u64 = loop {
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    let __g: u8 = __r
+                        .read_u8()
+                        .map_err(|e| e.in_index(__i).in_field("entity_index"))?;
+                    __r.leave(Some(&__g));
+                    match __leb.push(__g) {
+                        Ok(Some(__v)) => break __v,
+                        Ok(None) => __i += 1,
+                        Err(__fault) => {
+                            return Err(
+                                ::statepack_runtime::io::DecodeError::new(
+                                        __start,
+                                        ::statepack_runtime::io::DecodeErrorKind::Semantic(
+                                            __fault.to_string(),
+                                        ),
+                                    )
+                                    .in_field("entity_index"),
+                            );
+                        }
                     }
-                }
+                };
+                __r.leave::<()>(None);
+                __value
             };
-            __r.leave::<()>(None);
-            __value
+            entity_index
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("full"));
-        let full: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("full"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("gen_present"));
-        let gen_present: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("gen_present"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("omega_present"));
-        let omega_present: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("omega_present"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (full, gen_present, omega_present): (bool, bool, bool) = if __r
+            .has_run_bits(3u64)
+        {
+            let full = __r.take_run_bits_be(1) != 0;
+            let gen_present = __r.take_run_bits_be(1) != 0;
+            let omega_present = __r.take_run_bits_be(1) != 0;
+            (full, gen_present, omega_present)
+        } else {
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("full"));
+            let full: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("full"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("gen_present"));
+            let gen_present: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("gen_present"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("omega_present"));
+            let omega_present: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("omega_present"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (full, gen_present, omega_present)
         };
         let generation: ::std::option::Option<u16> = if gen_present {
             __r.enter(::statepack_runtime::io::PathSeg::Field("generation"));
@@ -1470,135 +1511,188 @@ impl EntityRecord {
         } else {
             None
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pos_x"));
-        let pos_x: i32 = {
-            let __v: i32 = {
-                __r.read_bits_be(22u32)
-                    .map(|__b| {
-                        ::statepack_runtime::bits::from_offset_binary(__b, 22u32) as i32
-                    })
-            }
-                .map_err(|e| e.in_field("pos_x"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::bits::to_offset_binary(__v as i64, 22u32)
-                        .unwrap_or(0),
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pos_y"));
-        let pos_y: i32 = {
-            let __v: i32 = {
-                __r.read_bits_be(22u32)
-                    .map(|__b| {
-                        ::statepack_runtime::bits::from_offset_binary(__b, 22u32) as i32
-                    })
-            }
-                .map_err(|e| e.in_field("pos_y"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::bits::to_offset_binary(__v as i64, 22u32)
-                        .unwrap_or(0),
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pos_z"));
-        let pos_z: i32 = {
-            let __v: i32 = {
-                __r.read_bits_be(22u32)
-                    .map(|__b| {
-                        ::statepack_runtime::bits::from_offset_binary(__b, 22u32) as i32
-                    })
-            }
-                .map_err(|e| e.in_field("pos_z"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::bits::to_offset_binary(__v as i64, 22u32)
-                        .unwrap_or(0),
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rot_dropped"));
-        let rot_dropped: u8 = {
-            let __v: u8 = { __r.read_bits_be(2u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("rot_dropped"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rot_a"));
-        let rot_a: u16 = {
-            let __v: u16 = { __r.read_bits_be(10u32).map(|__b| __b as u16) }
-                .map_err(|e| e.in_field("rot_a"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rot_b"));
-        let rot_b: u16 = {
-            let __v: u16 = { __r.read_bits_be(10u32).map(|__b| __b as u16) }
-                .map_err(|e| e.in_field("rot_b"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rot_c"));
-        let rot_c: u16 = {
-            let __v: u16 = { __r.read_bits_be(10u32).map(|__b| __b as u16) }
-                .map_err(|e| e.in_field("rot_c"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("vel_x"));
-        let vel_x: i32 = {
-            let __v: i32 = {
-                __r.read_bits_be(18u32)
-                    .map(|__b| {
-                        ::statepack_runtime::bits::from_offset_binary(__b, 18u32) as i32
-                    })
-            }
-                .map_err(|e| e.in_field("vel_x"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::bits::to_offset_binary(__v as i64, 18u32)
-                        .unwrap_or(0),
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("vel_y"));
-        let vel_y: i32 = {
-            let __v: i32 = {
-                __r.read_bits_be(18u32)
-                    .map(|__b| {
-                        ::statepack_runtime::bits::from_offset_binary(__b, 18u32) as i32
-                    })
-            }
-                .map_err(|e| e.in_field("vel_y"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::bits::to_offset_binary(__v as i64, 18u32)
-                        .unwrap_or(0),
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("vel_z"));
-        let vel_z: i32 = {
-            let __v: i32 = {
-                __r.read_bits_be(18u32)
-                    .map(|__b| {
-                        ::statepack_runtime::bits::from_offset_binary(__b, 18u32) as i32
-                    })
-            }
-                .map_err(|e| e.in_field("vel_z"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::bits::to_offset_binary(__v as i64, 18u32)
-                        .unwrap_or(0),
-                ),
-            );
-            __v
+        let (
+            pos_x,
+            pos_y,
+            pos_z,
+            rot_dropped,
+            rot_a,
+            rot_b,
+            rot_c,
+            vel_x,
+            vel_y,
+            vel_z,
+        ): (i32, i32, i32, u8, u16, u16, u16, i32, i32, i32) = if __r
+            .has_run_bits(152u64)
+        {
+            let pos_x = ::statepack_runtime::bits::from_offset_binary(
+                __r.take_run_bits_be(22u32),
+                22u32,
+            ) as i32;
+            let pos_y = ::statepack_runtime::bits::from_offset_binary(
+                __r.take_run_bits_be(22u32),
+                22u32,
+            ) as i32;
+            let pos_z = ::statepack_runtime::bits::from_offset_binary(
+                __r.take_run_bits_be(22u32),
+                22u32,
+            ) as i32;
+            let rot_dropped = __r.take_run_bits_be(2u32) as u8;
+            let rot_a = __r.take_run_bits_be(10u32) as u16;
+            let rot_b = __r.take_run_bits_be(10u32) as u16;
+            let rot_c = __r.take_run_bits_be(10u32) as u16;
+            let vel_x = ::statepack_runtime::bits::from_offset_binary(
+                __r.take_run_bits_be(18u32),
+                18u32,
+            ) as i32;
+            let vel_y = ::statepack_runtime::bits::from_offset_binary(
+                __r.take_run_bits_be(18u32),
+                18u32,
+            ) as i32;
+            let vel_z = ::statepack_runtime::bits::from_offset_binary(
+                __r.take_run_bits_be(18u32),
+                18u32,
+            ) as i32;
+            (pos_x, pos_y, pos_z, rot_dropped, rot_a, rot_b, rot_c, vel_x, vel_y, vel_z)
+        } else {
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("pos_x"));
+            let pos_x: i32 = {
+                let __v: i32 = {
+                    __r.read_bits_be(22u32)
+                        .map(|__b| {
+                            ::statepack_runtime::bits::from_offset_binary(__b, 22u32)
+                                as i32
+                        })
+                }
+                    .map_err(|e| e.in_field("pos_x"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 22u32)
+                            .unwrap_or(0),
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("pos_y"));
+            let pos_y: i32 = {
+                let __v: i32 = {
+                    __r.read_bits_be(22u32)
+                        .map(|__b| {
+                            ::statepack_runtime::bits::from_offset_binary(__b, 22u32)
+                                as i32
+                        })
+                }
+                    .map_err(|e| e.in_field("pos_y"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 22u32)
+                            .unwrap_or(0),
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("pos_z"));
+            let pos_z: i32 = {
+                let __v: i32 = {
+                    __r.read_bits_be(22u32)
+                        .map(|__b| {
+                            ::statepack_runtime::bits::from_offset_binary(__b, 22u32)
+                                as i32
+                        })
+                }
+                    .map_err(|e| e.in_field("pos_z"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 22u32)
+                            .unwrap_or(0),
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rot_dropped"));
+            let rot_dropped: u8 = {
+                let __v: u8 = { __r.read_bits_be(2u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("rot_dropped"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rot_a"));
+            let rot_a: u16 = {
+                let __v: u16 = { __r.read_bits_be(10u32).map(|__b| __b as u16) }
+                    .map_err(|e| e.in_field("rot_a"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rot_b"));
+            let rot_b: u16 = {
+                let __v: u16 = { __r.read_bits_be(10u32).map(|__b| __b as u16) }
+                    .map_err(|e| e.in_field("rot_b"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rot_c"));
+            let rot_c: u16 = {
+                let __v: u16 = { __r.read_bits_be(10u32).map(|__b| __b as u16) }
+                    .map_err(|e| e.in_field("rot_c"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("vel_x"));
+            let vel_x: i32 = {
+                let __v: i32 = {
+                    __r.read_bits_be(18u32)
+                        .map(|__b| {
+                            ::statepack_runtime::bits::from_offset_binary(__b, 18u32)
+                                as i32
+                        })
+                }
+                    .map_err(|e| e.in_field("vel_x"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 18u32)
+                            .unwrap_or(0),
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("vel_y"));
+            let vel_y: i32 = {
+                let __v: i32 = {
+                    __r.read_bits_be(18u32)
+                        .map(|__b| {
+                            ::statepack_runtime::bits::from_offset_binary(__b, 18u32)
+                                as i32
+                        })
+                }
+                    .map_err(|e| e.in_field("vel_y"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 18u32)
+                            .unwrap_or(0),
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("vel_z"));
+            let vel_z: i32 = {
+                let __v: i32 = {
+                    __r.read_bits_be(18u32)
+                        .map(|__b| {
+                            ::statepack_runtime::bits::from_offset_binary(__b, 18u32)
+                                as i32
+                        })
+                }
+                    .map_err(|e| e.in_field("vel_z"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 18u32)
+                            .unwrap_or(0),
+                    ),
+                );
+                __v
+            };
+            (pos_x, pos_y, pos_z, rot_dropped, rot_a, rot_b, rot_c, vel_x, vel_y, vel_z)
         };
         let omega_x: ::std::option::Option<i16> = if omega_present {
             __r.enter(::statepack_runtime::io::PathSeg::Field("omega_x"));
@@ -1721,47 +1815,80 @@ impl EntityRecord {
         } else {
             None
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("damage_level"));
-        let damage_level: u8 = {
-            let __v: u8 = { __r.read_bits_be(3u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("damage_level"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("engine_fail_flags"));
-        let engine_fail_flags: u8 = {
-            let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("engine_fail_flags"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("throttle_pct"));
-        let throttle_pct: u8 = {
-            let __v: u8 = { __r.read_bits_be(7u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("throttle_pct"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("fuel_pct"));
-        let fuel_pct: u8 = {
-            let __v: u8 = { __r.read_bits_be(7u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("fuel_pct"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("ab_engaged"));
-        let ab_engaged: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("ab_engaged"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("player_owned"));
-        let player_owned: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("player_owned"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (
+            damage_level,
+            engine_fail_flags,
+            throttle_pct,
+            fuel_pct,
+            ab_engaged,
+            player_owned,
+        ): (u8, u8, u8, u8, bool, bool) = if __r.has_run_bits(24u64) {
+            let damage_level = __r.take_run_bits_be(3u32) as u8;
+            let engine_fail_flags = __r.take_run_bits_be(5u32) as u8;
+            let throttle_pct = __r.take_run_bits_be(7u32) as u8;
+            let fuel_pct = __r.take_run_bits_be(7u32) as u8;
+            let ab_engaged = __r.take_run_bits_be(1) != 0;
+            let player_owned = __r.take_run_bits_be(1) != 0;
+            (
+                damage_level,
+                engine_fail_flags,
+                throttle_pct,
+                fuel_pct,
+                ab_engaged,
+                player_owned,
+            )
+        } else {
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("damage_level"));
+            let damage_level: u8 = {
+                let __v: u8 = { __r.read_bits_be(3u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("damage_level"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("engine_fail_flags"));
+            let engine_fail_flags: u8 = {
+                let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("engine_fail_flags"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("throttle_pct"));
+            let throttle_pct: u8 = {
+                let __v: u8 = { __r.read_bits_be(7u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("throttle_pct"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("fuel_pct"));
+            let fuel_pct: u8 = {
+                let __v: u8 = { __r.read_bits_be(7u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("fuel_pct"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("ab_engaged"));
+            let ab_engaged: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("ab_engaged"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("player_owned"));
+            let player_owned: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("player_owned"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (
+                damage_level,
+                engine_fail_flags,
+                throttle_pct,
+                fuel_pct,
+                ab_engaged,
+                player_owned,
+            )
         };
         __r.align_to_byte().map_err(|e| e.in_field("align"))?;
         __r.enter(::statepack_runtime::io::PathSeg::Field("align"));
@@ -1853,60 +1980,12 @@ impl EntityRecord {
         let ab_engaged = self.ab_engaged;
         let player_owned = self.player_owned;
         let align = &self.align;
+        __w.write_varint(self.origin_index);
+        __w.write_varint(self.entity_index);
         {
-            let __val = &self.origin_index;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                for __g in ::statepack_runtime::bits::leb128_groups(*__val) {
-                    __w.write_u8(__g);
-                }
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("origin_index")
-                })?;
-        }
-        {
-            let __val = &self.entity_index;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                for __g in ::statepack_runtime::bits::leb128_groups(*__val) {
-                    __w.write_u8(__g);
-                }
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("entity_index")
-                })?;
-        }
-        {
-            let __val = &self.full;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(u64::from(*__v), 1)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("full"))?;
-        }
-        {
-            let __val = &self.gen_present;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(u64::from(*__v), 1)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("gen_present")
-                })?;
-        }
-        {
-            let __val = &self.omega_present;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(u64::from(*__v), 1)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("omega_present")
-                })?;
+            __w.put_run_bits_be(u64::from(self.full), 1);
+            __w.put_run_bits_be(u64::from(self.gen_present), 1);
+            __w.put_run_bits_be(u64::from(self.omega_present), 1);
         }
         match (gen_present, &self.generation) {
             (true, Some(__val)) => {
@@ -1978,157 +2057,243 @@ impl EntityRecord {
                 );
             }
         }
-        {
-            let __val = &self.pos_x;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                {
-                    let __code = ::statepack_runtime::bits::to_offset_binary(
-                            *__v as i64,
-                            22u32,
-                        )
-                        .map_err(|_| ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::OutOfRange {
-                            value: __v.to_string(),
-                            ty: "this offset-binary bit field",
-                        }))?;
-                    __w.write_bits_be(__code, 22u32)?
+        'run: {
+            'fast: {
+                let ::std::result::Result::Ok(__c0) = ::statepack_runtime::bits::to_offset_binary(
+                    self.pos_x as i64,
+                    22u32,
+                ) else {
+                    break 'fast;
                 };
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("pos_x"))?;
-        }
-        {
-            let __val = &self.pos_y;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                {
-                    let __code = ::statepack_runtime::bits::to_offset_binary(
-                            *__v as i64,
-                            22u32,
-                        )
-                        .map_err(|_| ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::OutOfRange {
-                            value: __v.to_string(),
-                            ty: "this offset-binary bit field",
-                        }))?;
-                    __w.write_bits_be(__code, 22u32)?
+                let ::std::result::Result::Ok(__c1) = ::statepack_runtime::bits::to_offset_binary(
+                    self.pos_y as i64,
+                    22u32,
+                ) else {
+                    break 'fast;
                 };
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("pos_y"))?;
-        }
-        {
-            let __val = &self.pos_z;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                {
-                    let __code = ::statepack_runtime::bits::to_offset_binary(
-                            *__v as i64,
-                            22u32,
-                        )
-                        .map_err(|_| ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::OutOfRange {
-                            value: __v.to_string(),
-                            ty: "this offset-binary bit field",
-                        }))?;
-                    __w.write_bits_be(__code, 22u32)?
+                let ::std::result::Result::Ok(__c2) = ::statepack_runtime::bits::to_offset_binary(
+                    self.pos_z as i64,
+                    22u32,
+                ) else {
+                    break 'fast;
                 };
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("pos_z"))?;
-        }
-        {
-            let __val = &self.rot_dropped;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 2u32)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("rot_dropped")
-                })?;
-        }
-        {
-            let __val = &self.rot_a;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 10u32)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("rot_a"))?;
-        }
-        {
-            let __val = &self.rot_b;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 10u32)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("rot_b"))?;
-        }
-        {
-            let __val = &self.rot_c;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 10u32)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("rot_c"))?;
-        }
-        {
-            let __val = &self.vel_x;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                {
-                    let __code = ::statepack_runtime::bits::to_offset_binary(
-                            *__v as i64,
-                            18u32,
-                        )
-                        .map_err(|_| ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::OutOfRange {
-                            value: __v.to_string(),
-                            ty: "this offset-binary bit field",
-                        }))?;
-                    __w.write_bits_be(__code, 18u32)?
+                let __c3 = self.rot_dropped as u64;
+                if __c3 >> 2u32 != 0 {
+                    break 'fast;
+                }
+                let __c4 = self.rot_a as u64;
+                if __c4 >> 10u32 != 0 {
+                    break 'fast;
+                }
+                let __c5 = self.rot_b as u64;
+                if __c5 >> 10u32 != 0 {
+                    break 'fast;
+                }
+                let __c6 = self.rot_c as u64;
+                if __c6 >> 10u32 != 0 {
+                    break 'fast;
+                }
+                let ::std::result::Result::Ok(__c7) = ::statepack_runtime::bits::to_offset_binary(
+                    self.vel_x as i64,
+                    18u32,
+                ) else {
+                    break 'fast;
                 };
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("vel_x"))?;
-        }
-        {
-            let __val = &self.vel_y;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                {
-                    let __code = ::statepack_runtime::bits::to_offset_binary(
-                            *__v as i64,
-                            18u32,
-                        )
-                        .map_err(|_| ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::OutOfRange {
-                            value: __v.to_string(),
-                            ty: "this offset-binary bit field",
-                        }))?;
-                    __w.write_bits_be(__code, 18u32)?
+                let ::std::result::Result::Ok(__c8) = ::statepack_runtime::bits::to_offset_binary(
+                    self.vel_y as i64,
+                    18u32,
+                ) else {
+                    break 'fast;
                 };
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("vel_y"))?;
-        }
-        {
-            let __val = &self.vel_z;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                {
-                    let __code = ::statepack_runtime::bits::to_offset_binary(
-                            *__v as i64,
-                            18u32,
-                        )
-                        .map_err(|_| ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::OutOfRange {
-                            value: __v.to_string(),
-                            ty: "this offset-binary bit field",
-                        }))?;
-                    __w.write_bits_be(__code, 18u32)?
+                let ::std::result::Result::Ok(__c9) = ::statepack_runtime::bits::to_offset_binary(
+                    self.vel_z as i64,
+                    18u32,
+                ) else {
+                    break 'fast;
                 };
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("vel_z"))?;
+                __w.put_run_bits_be(__c0, 22u32);
+                __w.put_run_bits_be(__c1, 22u32);
+                __w.put_run_bits_be(__c2, 22u32);
+                __w.put_run_bits_be(__c3, 2u32);
+                __w.put_run_bits_be(__c4, 10u32);
+                __w.put_run_bits_be(__c5, 10u32);
+                __w.put_run_bits_be(__c6, 10u32);
+                __w.put_run_bits_be(__c7, 18u32);
+                __w.put_run_bits_be(__c8, 18u32);
+                __w.put_run_bits_be(__c9, 18u32);
+                break 'run;
+            }
+            ::statepack_runtime::io::unlikely();
+            {
+                let __val = &self.pos_x;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    {
+                        let __code = ::statepack_runtime::bits::to_offset_binary(
+                                *__v as i64,
+                                22u32,
+                            )
+                            .map_err(|_| ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::OutOfRange {
+                                value: __v.to_string(),
+                                ty: "this offset-binary bit field",
+                            }))?;
+                        __w.write_bits_be(__code, 22u32)?
+                    };
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("pos_x")
+                    })?;
+            }
+            {
+                let __val = &self.pos_y;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    {
+                        let __code = ::statepack_runtime::bits::to_offset_binary(
+                                *__v as i64,
+                                22u32,
+                            )
+                            .map_err(|_| ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::OutOfRange {
+                                value: __v.to_string(),
+                                ty: "this offset-binary bit field",
+                            }))?;
+                        __w.write_bits_be(__code, 22u32)?
+                    };
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("pos_y")
+                    })?;
+            }
+            {
+                let __val = &self.pos_z;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    {
+                        let __code = ::statepack_runtime::bits::to_offset_binary(
+                                *__v as i64,
+                                22u32,
+                            )
+                            .map_err(|_| ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::OutOfRange {
+                                value: __v.to_string(),
+                                ty: "this offset-binary bit field",
+                            }))?;
+                        __w.write_bits_be(__code, 22u32)?
+                    };
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("pos_z")
+                    })?;
+            }
+            {
+                let __val = &self.rot_dropped;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(*__v as u64, 2u32)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("rot_dropped")
+                    })?;
+            }
+            {
+                let __val = &self.rot_a;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(*__v as u64, 10u32)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("rot_a")
+                    })?;
+            }
+            {
+                let __val = &self.rot_b;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(*__v as u64, 10u32)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("rot_b")
+                    })?;
+            }
+            {
+                let __val = &self.rot_c;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(*__v as u64, 10u32)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("rot_c")
+                    })?;
+            }
+            {
+                let __val = &self.vel_x;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    {
+                        let __code = ::statepack_runtime::bits::to_offset_binary(
+                                *__v as i64,
+                                18u32,
+                            )
+                            .map_err(|_| ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::OutOfRange {
+                                value: __v.to_string(),
+                                ty: "this offset-binary bit field",
+                            }))?;
+                        __w.write_bits_be(__code, 18u32)?
+                    };
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("vel_x")
+                    })?;
+            }
+            {
+                let __val = &self.vel_y;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    {
+                        let __code = ::statepack_runtime::bits::to_offset_binary(
+                                *__v as i64,
+                                18u32,
+                            )
+                            .map_err(|_| ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::OutOfRange {
+                                value: __v.to_string(),
+                                ty: "this offset-binary bit field",
+                            }))?;
+                        __w.write_bits_be(__code, 18u32)?
+                    };
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("vel_y")
+                    })?;
+            }
+            {
+                let __val = &self.vel_z;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    {
+                        let __code = ::statepack_runtime::bits::to_offset_binary(
+                                *__v as i64,
+                                18u32,
+                            )
+                            .map_err(|_| ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::OutOfRange {
+                                value: __v.to_string(),
+                                ty: "this offset-binary bit field",
+                            }))?;
+                        __w.write_bits_be(__code, 18u32)?
+                    };
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("vel_z")
+                    })?;
+            }
         }
         match (omega_present, &self.omega_x) {
             (true, Some(__val)) => {
@@ -2344,71 +2509,99 @@ impl EntityRecord {
                 );
             }
         }
-        {
-            let __val = &self.damage_level;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 3u32)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("damage_level")
-                })?;
-        }
-        {
-            let __val = &self.engine_fail_flags;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 5u32)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("engine_fail_flags")
-                })?;
-        }
-        {
-            let __val = &self.throttle_pct;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 7u32)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("throttle_pct")
-                })?;
-        }
-        {
-            let __val = &self.fuel_pct;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 7u32)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("fuel_pct")
-                })?;
-        }
-        {
-            let __val = &self.ab_engaged;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(u64::from(*__v), 1)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("ab_engaged")
-                })?;
-        }
-        {
-            let __val = &self.player_owned;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(u64::from(*__v), 1)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("player_owned")
-                })?;
+        'run: {
+            'fast: {
+                let __c0 = self.damage_level as u64;
+                if __c0 >> 3u32 != 0 {
+                    break 'fast;
+                }
+                let __c1 = self.engine_fail_flags as u64;
+                if __c1 >> 5u32 != 0 {
+                    break 'fast;
+                }
+                let __c2 = self.throttle_pct as u64;
+                if __c2 >> 7u32 != 0 {
+                    break 'fast;
+                }
+                let __c3 = self.fuel_pct as u64;
+                if __c3 >> 7u32 != 0 {
+                    break 'fast;
+                }
+                __w.put_run_bits_be(__c0, 3u32);
+                __w.put_run_bits_be(__c1, 5u32);
+                __w.put_run_bits_be(__c2, 7u32);
+                __w.put_run_bits_be(__c3, 7u32);
+                __w.put_run_bits_be(u64::from(self.ab_engaged), 1);
+                __w.put_run_bits_be(u64::from(self.player_owned), 1);
+                break 'run;
+            }
+            ::statepack_runtime::io::unlikely();
+            {
+                let __val = &self.damage_level;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(*__v as u64, 3u32)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("damage_level")
+                    })?;
+            }
+            {
+                let __val = &self.engine_fail_flags;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(*__v as u64, 5u32)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("engine_fail_flags")
+                    })?;
+            }
+            {
+                let __val = &self.throttle_pct;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(*__v as u64, 7u32)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("throttle_pct")
+                    })?;
+            }
+            {
+                let __val = &self.fuel_pct;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(*__v as u64, 7u32)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("fuel_pct")
+                    })?;
+            }
+            {
+                let __val = &self.ab_engaged;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(u64::from(*__v), 1)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("ab_engaged")
+                    })?;
+            }
+            {
+                let __val = &self.player_owned;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(u64::from(*__v), 1)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("player_owned")
+                    })?;
+            }
         }
         __w.align_to_byte();
         {
@@ -2699,7 +2892,7 @@ impl TlvBlock {
         __r.enter(::statepack_runtime::io::PathSeg::Field("entries"));
         let entries: ::std::vec::Vec<Tlv> = {
             let __l = {
-                let mut __list = ::std::vec::Vec::new();
+                let mut __list = ::std::vec::Vec::with_capacity(__r.remaining() / 3);
                 while !__r.is_eof() {
                     let __i = __list.len();
                     let __before = __r.bit_offset();
@@ -2899,17 +3092,29 @@ impl Tlv {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tlv_type"));
-        let tlv_type: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("tlv_type"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("len"));
-        let len: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("len"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (tlv_type, len): (u8, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                    break 'fast;
+                };
+                let tlv_type = u8::from_le_bytes([__b[0]]);
+                let len = u16::from_le_bytes([__b[1], __b[2]]);
+                break 'run (tlv_type, len);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tlv_type"));
+            let tlv_type: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("tlv_type"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("len"));
+            let len: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (tlv_type, len)
         };
         let despawn: ::std::option::Option<Despawn> = if (tlv_type as i128) == 1_i128 {
             __r.enter(::statepack_runtime::io::PathSeg::Field("despawn"));
@@ -2969,24 +3174,10 @@ impl Tlv {
         let despawn = &self.despawn;
         let value = &self.value;
         {
-            let __val = &self.tlv_type;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("tlv_type")
-                })?;
-        }
-        {
-            let __val = &self.len;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("len"))?;
+            let mut __b = [0u8; 3];
+            __b[0..1].copy_from_slice(&(self.tlv_type).to_le_bytes());
+            __b[1..3].copy_from_slice(&(self.len).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         match (((tlv_type as i128) == 1_i128), &self.despawn) {
             (true, Some(__val)) => {
@@ -3198,7 +3389,7 @@ impl Despawn {
         __r.enter(::statepack_runtime::io::PathSeg::Field("entities"));
         let entities: ::std::vec::Vec<EntityRef> = {
             let __l = {
-                let mut __list = ::std::vec::Vec::new();
+                let mut __list = ::std::vec::Vec::with_capacity(__r.remaining() / 1);
                 while !__r.is_eof() {
                     let __i = __list.len();
                     let __before = __r.bit_offset();
@@ -3384,35 +3575,42 @@ impl EntityRef {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_index"));
-        let entity_index: u64 = {
-            let __start = __r.offset();
-            let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
-            let mut __i = 0usize;
-            let __value: u64 = loop {
-                __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                let __g: u8 = __r
-                    .read_u8()
-                    .map_err(|e| e.in_index(__i).in_field("entity_index"))?;
-                __r.leave(Some(&__g));
-                match __leb.push(__g) {
-                    Ok(Some(__v)) => break __v,
-                    Ok(None) => __i += 1,
-                    Err(__fault) => {
-                        return Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                    __start,
-                                    ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                        __fault.to_string(),
-                                    ),
-                                )
-                                .in_field("entity_index"),
-                        );
+        let entity_index: u64 = 'run: {
+            if let ::std::option::Option::Some(__v) = __r.take_varint() {
+                break 'run __v;
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_index"));
+            let entity_index: u64 = {
+                let __start = __r.offset();
+                let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
+                let mut __i = 0usize;
+                let __value: u64 = loop {
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    let __g: u8 = __r
+                        .read_u8()
+                        .map_err(|e| e.in_index(__i).in_field("entity_index"))?;
+                    __r.leave(Some(&__g));
+                    match __leb.push(__g) {
+                        Ok(Some(__v)) => break __v,
+                        Ok(None) => __i += 1,
+                        Err(__fault) => {
+                            return Err(
+                                ::statepack_runtime::io::DecodeError::new(
+                                        __start,
+                                        ::statepack_runtime::io::DecodeErrorKind::Semantic(
+                                            __fault.to_string(),
+                                        ),
+                                    )
+                                    .in_field("entity_index"),
+                            );
+                        }
                     }
-                }
+                };
+                __r.leave::<()>(None);
+                __value
             };
-            __r.leave::<()>(None);
-            __value
+            entity_index
         };
         Ok(Self { entity_index })
     }
@@ -3430,18 +3628,7 @@ impl EntityRef {
         __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let entity_index = self.entity_index;
-        {
-            let __val = &self.entity_index;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                for __g in ::statepack_runtime::bits::leb128_groups(*__val) {
-                    __w.write_u8(__g);
-                }
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("entity_index")
-                })?;
-        }
+        __w.write_varint(self.entity_index);
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.

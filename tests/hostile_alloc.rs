@@ -66,14 +66,14 @@ const SNAP: Bound = Bound {
     c: 512,
 };
 
-/// RPLY v3: `K = 128`, `C = 4096`.
+/// RPLY v3: `K = 52`, `C = 4096`.
 ///
 /// The worst case is the op stream read by the raw layer (`decode_raw`): an op takes at least
 /// one byte (TICK_NEXT) and becomes a 48-byte `Op` (the SNAPSHOT payload is boxed with
 /// `-sp-box`, so the largest variant is a transform), in a `repeat: eos` list whose count is
-/// not stored and which therefore grows by doubling: every reallocation counts, so the list
-/// allocates up to about 2.6 x 48 = 126 bytes in total per op byte (measured: 125.8 for
-/// 100 000 TICK_NEXT ops). Everything else is smaller per stored byte: a string takes at least
+/// not stored. The generated reader allocates that list once, with room for as many ops as
+/// the bytes left could hold (one per byte), so the list takes 48 bytes per op byte
+/// (measured: 47.99 for 100 000 TICK_NEXT ops). Everything else is smaller per stored byte: a string takes at least
 /// 2 bytes and becomes a 24-byte `Str16` (12); a keyframe 8 bytes, 8; a part at least 53
 /// bytes, 408 (7.7); an effect property 3 bytes, 40 (13.3).
 ///
@@ -87,25 +87,26 @@ const SNAP: Bound = Bound {
 /// `C` covers one error value and the player's fixed state; the most measured is 2 258 bytes
 /// (a SNAPSHOT whose length runs past the end of the file).
 const RPLY: Bound = Bound {
-    num: 128,
+    num: 52,
     den: 1,
     c: 4096,
 };
 
-/// MsgWorldSnapshot: `K = 1536`, `C = 4096`.
+/// MsgWorldSnapshot: `K = 512`, `C = 4096`.
 ///
-/// A raw body allocates at most 24 bytes of memory per body byte: the smallest stitched
-/// record takes 25 bytes and becomes a 136-byte `EntityRecord` in a `repeat: eos` list, whose
-/// capacities add up to at most 4 times its length (doubling, one past a power of two), so
-/// 4 × 136 / 25 = 21.8, plus at most one copy of the body when it was compressed (the
-/// decompressed frame and the raw message rebuilt from it, 2 bytes per body byte); one-byte
-/// despawn entries (8-byte `EntityRef`s, then 4-byte indices) stay below that. A zstd body may
+/// A raw body allocates at most 8 bytes of memory per body byte: the smallest stitched
+/// record takes 25 bytes and becomes a 136-byte `EntityRecord` in a `repeat: eos` list, which
+/// the generated reader allocates once, with room for the bytes left divided by 25
+/// (136 / 25 = 5.4 bytes per body byte), plus at most one copy of the body when it was
+/// compressed (the decompressed frame and the raw message rebuilt from it, 2 bytes per body
+/// byte); one-byte despawn entries (8-byte `EntityRef`s, then 4-byte indices) sit in a TLV
+/// of at most 65 535 bytes and stay below that in the bombs. A zstd body may
 /// be at most [`MAX_ZSTD_RATIO`](statepack::formats::world_snapshot::MAX_ZSTD_RATIO) = 64
-/// times its frame, so `K = 64 × 24 = 1536` bytes per input byte; the low-entropy record bomb
-/// reaches 1491. `C` covers an error value and zstd's own context (measured: under 300 bytes
+/// times its frame, so `K = 64 × 8 = 512` bytes per input byte; the low-entropy record bomb
+/// reaches 467.6. `C` covers an error value and zstd's own context (measured: under 300 bytes
 /// counted on this thread).
 const WSNAP: Bound = Bound {
-    num: 1536,
+    num: 512,
     den: 1,
     c: 4096,
 };

@@ -19,6 +19,7 @@ mod endian_code;
 mod num_switch;
 mod proc_pos;
 mod proc_term;
+mod runs;
 pub(crate) use num_switch::case_number;
 
 /// The type of an expression or a field as seen by expressions.
@@ -2625,6 +2626,9 @@ impl<'s> Emitter<'s> {
             .any(|f| f.at.is_none() && crate::bits::is_bit_field(f));
         // Positional instances: written after the fields in sequence (laid out by the root).
         let mut pos_writes = Vec::new();
+        // Fields that may be read and written in fixed runs (see `runs`).
+        let mut read_runs: Vec<runs::Member> = Vec::new();
+        let mut write_runs: Vec<runs::Member> = Vec::new();
         for f in &t.fields {
             let id = field_ident(&f.id);
             let fid = f.id.as_str();
@@ -2888,8 +2892,9 @@ impl<'s> Emitter<'s> {
                         Repeat::Eos => quote!(while !__r.is_eof()),
                         _ => quote!(loop),
                     };
+                    let open = self.open_list(f);
                     quote! {{
-                        let mut __list = ::std::vec::Vec::new();
+                        let mut __list = #open;
                         #head {
                             let __i = __list.len();
                             let __before = __r.bit_offset();
@@ -2961,6 +2966,20 @@ impl<'s> Emitter<'s> {
                 #tail_decl
                 #read_stmt
             });
+            let run_unit = self
+                .run_unit(f)
+                .filter(|_| !(is_contents && f.cond.is_some()));
+            if let Some(unit) = run_unit.clone().filter(|_| !(keep_at && f.cond.is_some())) {
+                read_runs.push(runs::Member {
+                    stmt: reads.len() - 1,
+                    id: id.clone(),
+                    ty: full_ty.clone(),
+                    at: keep_at.then(|| at.clone()),
+                    src: quote!(),
+                    unit,
+                    cond: cond_r.clone(),
+                });
+            }
             if let Some(Derived::Sum(list, field)) = derived.get(&f.id) {
                 let l = field_ident(list);
                 let fi = field_ident(field);
@@ -3128,6 +3147,17 @@ impl<'s> Emitter<'s> {
                 continue;
             }
             writes.push(quote! { #rule_const #write_stmt });
+            if let Some(unit) = run_unit {
+                write_runs.push(runs::Member {
+                    stmt: writes.len() - 1,
+                    id: id.clone(),
+                    ty: full_ty.clone(),
+                    at: None,
+                    src: src.clone(),
+                    unit,
+                    cond: cond_w.clone(),
+                });
+            }
 
             // --- encoded length
             if is_derived {
@@ -3206,6 +3236,8 @@ impl<'s> Emitter<'s> {
                 crate::bits::unaligned_end_hint(),
             );
         }
+        runs::fuse_reads(&mut reads, &read_runs);
+        runs::fuse_writes(&mut writes, &write_runs);
         writes.extend(pos_writes);
         if let Some((read, member, item)) = crate::instances::io_end_member(self.s, t) {
             reads.push(read);

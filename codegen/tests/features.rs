@@ -449,8 +449,10 @@ fn contents_and_valid_rules() {
     has(&read, "NotValid");
 
     let write = item_in_impl(&f, "Checks", "write_to");
-    has(&write, "__w.write_bytes(b\"SPk!\")");
-    has(&write, "__w.write_bytes(b\"v1\")");
+    // The two contents are one fixed run: one array, appended once.
+    has(&write, "__b[0..4].copy_from_slice(b\"SPk!\")");
+    has(&write, "__b[4..6].copy_from_slice(b\"v1\")");
+    has(&write, "__w.write_bytes(&__b)");
     has(&write, "NotValid");
     has(&write, "must be ASCII");
     // 4 + 2 (contents) + 1 + 2 + 1 + 4 + 4; a sized string counts as possibly empty.
@@ -615,9 +617,10 @@ fn enums_at_the_edges_of_their_types() {
         &read,
         "(temperature.to_i() < (-1_i128).wrapping_add(1_i128))",
     );
+    // Written in one fixed run with `wide`: the stored integer at its offset.
     has(
         &item_in_impl(&f, "EnumsDemo", "write_to"),
-        "__w.write_i8(__v.to_i() as i8)",
+        "__b[0..1].copy_from_slice(&(self.temperature.to_i() as i8).to_le_bytes())",
     );
 }
 
@@ -663,7 +666,7 @@ fn field_names_that_are_rust_words() {
         &write,
         "(&self, __w: &mut ::statepack_runtime::io::ByteWriter)",
     );
-    has(&write, "__w.write_f32le(*__v)");
+    has(&write, "__b[1..5].copy_from_slice(&(self.w).to_le_bytes())");
 }
 
 #[test]

@@ -465,6 +465,10 @@ impl TraceLeaf for () {
 /// `statepack inspect` builds its tree this way; normal decoding uses [`NoTrace`], whose calls
 /// compile to nothing.
 pub trait Tracer {
+    /// True for a tracer that records nothing ([`NoTrace`]): generated readers then read a
+    /// run of fixed-size fields in one step ([`ByteReader::take_run`]) instead of telling
+    /// the tracer about each field. `false` unless a tracer says otherwise.
+    const SILENT: bool = false;
     /// A field or element starts at absolute byte `offset`.
     fn enter(&mut self, seg: PathSeg, offset: u64);
     /// The innermost open field ends at `offset`; `value` is its value for leaves.
@@ -490,6 +494,7 @@ pub trait Tracer {
 pub struct NoTrace;
 
 impl Tracer for NoTrace {
+    const SILENT: bool = true;
     #[inline(always)]
     fn enter(&mut self, _: PathSeg, _: u64) {}
     #[inline(always)]
@@ -864,6 +869,80 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
                 available: self.remaining(),
             },
         )
+    }
+
+    /// Takes the next `N` bytes at once, for a generated reader that reads a run of
+    /// fixed-size fields in one step and decodes every field from the array. `None` (and
+    /// nothing consumed) when fewer than `N` bytes are left (in the current sized field) or
+    /// when the tracer records the structure (not [`Tracer::SILENT`]); the reader then reads
+    /// field by field, which reports the exact field and offset of a failure. One bounds
+    /// check per run instead of one per field. A value in the run that fails its check (an
+    /// unknown enum value, wrong `contents`) gives the bytes back with
+    /// [`ByteReader::rewind_run`] before reading field by field.
+    #[inline(always)]
+    pub fn take_run<const N: usize>(&mut self) -> Option<&'a [u8; N]> {
+        if !T::SILENT || N > self.end - self.pos {
+            return None;
+        }
+        let buf: &'a [u8] = self.buf;
+        let run = buf.get(self.pos..self.pos + N)?.try_into().ok()?;
+        self.pos += N;
+        Some(run)
+    }
+
+    /// Gives back the `n` bytes of a run just taken with [`ByteReader::take_run`] (never
+    /// before the start of the input).
+    #[cold]
+    pub fn rewind_run(&mut self, n: usize) {
+        self.pos = self.pos.saturating_sub(n);
+    }
+
+    /// Takes a byte-aligned LEB128 varint (`-sp-varint: leb128` over `u1` groups) in one
+    /// loop: its value. `None`, with nothing consumed, when the groups run past the end, are
+    /// not a valid shortest form of at most 64 bits ([`crate::bits::Leb128Decoder`]) or the
+    /// tracer records the structure; the generated reader then reads group by group and
+    /// reports the exact error.
+    #[inline(always)]
+    pub fn take_varint(&mut self) -> Option<u64> {
+        if !T::SILENT {
+            return None;
+        }
+        let rest = self.buf.get(self.pos..self.end)?;
+        let first = *rest.first()?;
+        if first < 0x80 {
+            self.pos += 1;
+            return Some(u64::from(first));
+        }
+        let mut leb = crate::bits::Leb128Decoder::new();
+        for (i, &g) in rest.iter().enumerate() {
+            match leb.push(g) {
+                Ok(Some(v)) => {
+                    self.pos += i + 1;
+                    return Some(v);
+                }
+                Ok(None) => {}
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
+    /// True when a run of bit fields `width` bits wide in total can be read in one step
+    /// with [`ByteReader::take_run_bits_be`]: that many bits are left and the tracer is
+    /// [`Tracer::SILENT`]. Otherwise the generated reader reads field by field.
+    #[inline(always)]
+    pub fn has_run_bits(&self, width: u64) -> bool {
+        T::SILENT && width <= (self.end - self.pos) as u64 * 8 + u64::from(self.nbits)
+    }
+
+    /// Reads one `width`-bit (1..=32) field of a run checked with
+    /// [`ByteReader::has_run_bits`]: the value [`ByteReader::read_bits_be`] gives, without a
+    /// bounds check of its own. Without that check first, a read past the input's last byte
+    /// panics (an index out of bounds); never call it otherwise.
+    #[inline(always)]
+    pub fn take_run_bits_be(&mut self, width: u32) -> u64 {
+        debug_assert!((1..=32).contains(&width));
+        self.take_bits32(width)
     }
 
     /// Takes exactly `N` bytes as an array. Errors: `UnexpectedEof`.
@@ -1420,6 +1499,14 @@ macro_rules! write_prim {
     )*};
 }
 
+/// Marks the code after it as rarely run: generated readers and writers call it first on
+/// the field-by-field fallback of a fixed run (input ending inside the run, a value that
+/// fails its check, a tracer), so the compiler lays out and allocates registers for the
+/// one-step path. Does nothing.
+#[cold]
+#[inline(never)]
+pub fn unlikely() {}
+
 /// The error of a bit field value wider than its field.
 #[cold]
 #[inline(never)]
@@ -1457,6 +1544,7 @@ impl ByteWriter {
     }
 
     /// An empty writer with room for `n` bytes.
+    #[inline]
     pub fn with_capacity(n: usize) -> Self {
         Self {
             buf: Vec::with_capacity(n),
@@ -1470,6 +1558,7 @@ impl ByteWriter {
     }
 
     /// A writer appending to `buf` (whose bytes stay in front).
+    #[inline]
     pub fn from_vec(buf: Vec<u8>) -> Self {
         Self {
             buf,
@@ -1483,11 +1572,13 @@ impl ByteWriter {
     }
 
     /// Bytes written so far (an unfinished byte of bit fields counts as written).
+    #[inline]
     pub fn len(&self) -> usize {
         self.buf.len() + usize::from(self.nbits > 0)
     }
 
     /// Bits written so far.
+    #[inline]
     pub fn bit_len(&self) -> u64 {
         self.buf.len() as u64 * 8 + u64::from(self.nbits)
     }
@@ -1513,6 +1604,33 @@ impl ByteWriter {
             self.put_bits32(value & 0xffff_ffff, 32);
         }
         Ok(())
+    }
+
+    /// Appends `value` as a byte-aligned LEB128 varint (`-sp-varint: leb128` over `u1`
+    /// groups), shortest form: the groups [`crate::bits::leb128_groups`] gives, one byte
+    /// each, after aligning as every byte field does.
+    #[inline]
+    pub fn write_varint(&mut self, value: u64) {
+        self.align_to_byte();
+        if value < 0x80 {
+            self.buf.push(value as u8);
+        } else {
+            let mut b = [0u8; 10];
+            let n = crate::bits::put_varint_slice(&mut b, value);
+            self.buf.extend_from_slice(&b[..n]);
+        }
+    }
+
+    /// Appends one bit field of a run whose values the generated writer checked against
+    /// their widths first: what [`ByteWriter::write_bits_be`] writes for `value` (which must
+    /// fit in `width`, 1..=32, bits), without the check.
+    #[inline(always)]
+    pub fn put_run_bits_be(&mut self, value: u64, width: u32) {
+        debug_assert!((1..=32).contains(&width) && value >> width == 0);
+        if self.nbits == 0 {
+            self.bits_le = false;
+        }
+        self.put_bits32(value, width);
     }
 
     /// Appends `width` (1..=32) bits of `value` (already checked to fit) through a u64
@@ -1602,6 +1720,7 @@ impl ByteWriter {
     }
 
     /// The bytes written (an unfinished byte is padded with zero bits).
+    #[inline]
     pub fn into_bytes(mut self) -> Vec<u8> {
         self.align_to_byte();
         self.buf

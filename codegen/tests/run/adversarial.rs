@@ -631,17 +631,29 @@ impl Node {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("next_ofs"));
-        let next_ofs: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("next_ofs"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-        let value: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("value"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (next_ofs, value): (u16, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                    break 'fast;
+                };
+                let next_ofs = u16::from_le_bytes([__b[0], __b[1]]);
+                let value = u8::from_le_bytes([__b[2]]);
+                break 'run (next_ofs, value);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("next_ofs"));
+            let next_ofs: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("next_ofs"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+            let value: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("value"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (next_ofs, value)
         };
         let next: ::std::option::Option<::std::boxed::Box<Node>> = if (next_ofs as i128)
             != 0_i128
@@ -690,24 +702,10 @@ impl Node {
         let value = self.value;
         let next = &self.next;
         {
-            let __val = &self.next_ofs;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("next_ofs")
-                })?;
-        }
-        {
-            let __val = &self.value;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("value"))?;
+            let mut __b = [0u8; 3];
+            __b[0..2].copy_from_slice(&(self.next_ofs).to_le_bytes());
+            __b[2..3].copy_from_slice(&(self.value).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __pos: i128 = next_ofs as i128;

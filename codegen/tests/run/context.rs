@@ -62,23 +62,34 @@ impl Context {
             __r.leave::<()>(None);
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("sizes"));
-        let sizes: [u8; 2] = {
-            let __l = {
-                let mut __a: [u8; 2] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: u8 = { __r.read_u8() }
-                            .map_err(|e| e.in_index(__i).in_field("sizes"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
+        let sizes: [u8; 2] = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                    break 'fast;
+                };
+                let sizes = [u8::from_le_bytes([__b[0]]), u8::from_le_bytes([__b[1]])];
+                break 'run sizes;
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("sizes"));
+            let sizes: [u8; 2] = {
+                let __l = {
+                    let mut __a: [u8; 2] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: u8 = { __r.read_u8() }
+                                .map_err(|e| e.in_index(__i).in_field("sizes"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
             };
-            __r.leave::<()>(None);
-            __l
+            sizes
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("index"));
         let index: Index = {
@@ -234,18 +245,10 @@ impl Context {
                 })?;
         }
         {
-            let __val = &self.sizes;
-            for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.bit_len();
-                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_u8(*__v);
-                    Ok(())
-                })()
-                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                        e.in_index(__i).in_field("sizes")
-                    })?;
-                let _ = __before;
-            }
+            let mut __b = [0u8; 2];
+            __b[0..1].copy_from_slice(&(self.sizes[0]).to_le_bytes());
+            __b[1..2].copy_from_slice(&(self.sizes[1]).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.index;
@@ -932,17 +935,29 @@ impl Header {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
-        let count: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("name_len"));
-        let name_len: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("name_len"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (count, name_len): (u8, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                    break 'fast;
+                };
+                let count = u8::from_le_bytes([__b[0]]);
+                let name_len = u8::from_le_bytes([__b[1]]);
+                break 'run (count, name_len);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
+            let count: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("name_len"));
+            let name_len: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("name_len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (count, name_len)
         };
         Ok(Self { count, name_len })
     }
@@ -962,24 +977,10 @@ impl Header {
         let count = self.count;
         let name_len = self.name_len;
         {
-            let __val = &self.count;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("count"))?;
-        }
-        {
-            let __val = &self.name_len;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("name_len")
-                })?;
+            let mut __b = [0u8; 2];
+            __b[0..1].copy_from_slice(&(self.count).to_le_bytes());
+            __b[1..2].copy_from_slice(&(self.name_len).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }

@@ -45,23 +45,36 @@ impl DataOperands {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("total"));
-        let total: i32 = {
-            let __v: i32 = { __r.read_i32le() }.map_err(|e| e.in_field("total"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("parts"));
-        let parts: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("parts"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("shift"));
-        let shift: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("shift"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (total, parts, shift): (i32, u8, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
+                };
+                let total = i32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                let parts = u8::from_le_bytes([__b[4]]);
+                let shift = u8::from_le_bytes([__b[5]]);
+                break 'run (total, parts, shift);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("total"));
+            let total: i32 = {
+                let __v: i32 = { __r.read_i32le() }.map_err(|e| e.in_field("total"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("parts"));
+            let parts: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("parts"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("shift"));
+            let shift: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("shift"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (total, parts, shift)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("piece"));
         let piece: ::std::vec::Vec<u8> = {
@@ -101,31 +114,11 @@ impl DataOperands {
         let shift = self.shift;
         let piece = &self.piece;
         {
-            let __val = &self.total;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_i32le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("total"))?;
-        }
-        {
-            let __val = &self.parts;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("parts"))?;
-        }
-        {
-            let __val = &self.shift;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("shift"))?;
+            let mut __b = [0u8; 6];
+            __b[0..4].copy_from_slice(&(self.total).to_le_bytes());
+            __b[4..5].copy_from_slice(&(self.parts).to_le_bytes());
+            __b[5..6].copy_from_slice(&(self.shift).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.piece;

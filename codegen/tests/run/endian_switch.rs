@@ -44,7 +44,7 @@ impl EndianSwitch {
         __r.enter(::statepack_runtime::io::PathSeg::Field("docs"));
         let docs: ::std::vec::Vec<Doc> = {
             let __l = {
-                let mut __list = ::std::vec::Vec::new();
+                let mut __list = ::std::vec::Vec::with_capacity(__r.remaining() / 12);
                 while !__r.is_eof() {
                     let __i = __list.len();
                     let __before = __r.bit_offset();

@@ -2059,17 +2059,29 @@ impl Block {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("a"));
-        let a: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("a"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("b"));
-        let b: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("b"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (a, b): (u8, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                    break 'fast;
+                };
+                let a = u8::from_le_bytes([__b[0]]);
+                let b = u16::from_le_bytes([__b[1], __b[2]]);
+                break 'run (a, b);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("a"));
+            let a: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("a"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("b"));
+            let b: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("b"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (a, b)
         };
         Ok(Self { a, b })
     }
@@ -2089,22 +2101,10 @@ impl Block {
         let a = self.a;
         let b = self.b;
         {
-            let __val = &self.a;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("a"))?;
-        }
-        {
-            let __val = &self.b;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("b"))?;
+            let mut __b = [0u8; 3];
+            __b[0..1].copy_from_slice(&(self.a).to_le_bytes());
+            __b[1..3].copy_from_slice(&(self.b).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }

@@ -386,27 +386,41 @@ impl ImportsLib {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: ImportsLibKind = {
-            let __v: ImportsLibKind = {
-                __r.read_u8().map(|__raw| ImportsLibKind::from_i_open(__raw as i128))
+        let (kind, value): (ImportsLibKind, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                    break 'fast;
+                };
+                let kind = ImportsLibKind::from_i_open(
+                    u8::from_le_bytes([__b[0]]) as i128,
+                );
+                let value = u16::from_be_bytes([__b[1], __b[2]]);
+                break 'run (kind, value);
             }
-                .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-        let value: u16 = {
-            let __v: u16 = { __r.read_u16be() }.map_err(|e| e.in_field("value"))?;
-            __r.leave(Some(&__v));
-            __v
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
+            let kind: ImportsLibKind = {
+                let __v: ImportsLibKind = {
+                    __r.read_u8().map(|__raw| ImportsLibKind::from_i_open(__raw as i128))
+                }
+                    .map_err(|e| e.in_field("kind"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+            let value: u16 = {
+                let __v: u16 = { __r.read_u16be() }.map_err(|e| e.in_field("value"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (kind, value)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("extra"));
         let extra: ImportsLibMore = {

@@ -182,27 +182,39 @@ impl KaitaiRules {
             __r.leave::<()>(None);
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: Animal = {
-            let __v: Animal = {
-                __r.read_u8().map(|__raw| Animal::from_i_open(__raw as i128))
+        let (kind, pick): (Animal, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                    break 'fast;
+                };
+                let kind = Animal::from_i_open(u8::from_le_bytes([__b[0]]) as i128);
+                let pick = u8::from_le_bytes([__b[1]]);
+                break 'run (kind, pick);
             }
-                .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pick"));
-        let pick: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("pick"))?;
-            __r.leave(Some(&__v));
-            __v
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
+            let kind: Animal = {
+                let __v: Animal = {
+                    __r.read_u8().map(|__raw| Animal::from_i_open(__raw as i128))
+                }
+                    .map_err(|e| e.in_field("kind"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("pick"));
+            let pick: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("pick"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (kind, pick)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("choice"));
         let choice: KaitaiRulesChoice = {

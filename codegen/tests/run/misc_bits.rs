@@ -141,19 +141,27 @@ impl MiscBits {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("hi"));
-        let hi: u8 = {
-            let __v: u8 = { __r.read_bits_be(3u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("hi"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("lo"));
-        let lo: u8 = {
-            let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("lo"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (hi, lo): (u8, u8) = if __r.has_run_bits(8u64) {
+            let hi = __r.take_run_bits_be(3u32) as u8;
+            let lo = __r.take_run_bits_be(5u32) as u8;
+            (hi, lo)
+        } else {
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("hi"));
+            let hi: u8 = {
+                let __v: u8 = { __r.read_bits_be(3u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("hi"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("lo"));
+            let lo: u8 = {
+                let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("lo"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (hi, lo)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("l1"));
         let l1: u8 = {
@@ -213,23 +221,43 @@ impl MiscBits {
         let l1 = self.l1;
         let l2 = self.l2;
         let pet = self.pet;
-        {
-            let __val = &self.hi;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 3u32)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("hi"))?;
-        }
-        {
-            let __val = &self.lo;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 5u32)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("lo"))?;
+        'run: {
+            'fast: {
+                let __c0 = self.hi as u64;
+                if __c0 >> 3u32 != 0 {
+                    break 'fast;
+                }
+                let __c1 = self.lo as u64;
+                if __c1 >> 5u32 != 0 {
+                    break 'fast;
+                }
+                __w.put_run_bits_be(__c0, 3u32);
+                __w.put_run_bits_be(__c1, 5u32);
+                break 'run;
+            }
+            ::statepack_runtime::io::unlikely();
+            {
+                let __val = &self.hi;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(*__v as u64, 3u32)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("hi")
+                    })?;
+            }
+            {
+                let __val = &self.lo;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(*__v as u64, 5u32)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("lo")
+                    })?;
+            }
         }
         {
             let __val = &self.l1;

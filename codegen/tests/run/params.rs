@@ -130,27 +130,39 @@ impl Params {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("len"));
-        let len: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: Animal = {
-            let __v: Animal = {
-                __r.read_u8().map(|__raw| Animal::from_i_open(__raw as i128))
+        let (len, kind): (u8, Animal) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                    break 'fast;
+                };
+                let len = u8::from_le_bytes([__b[0]]);
+                let kind = Animal::from_i_open(u8::from_le_bytes([__b[1]]) as i128);
+                break 'run (len, kind);
             }
-                .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("len"));
+            let len: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
+            let kind: Animal = {
+                let __v: Animal = {
+                    __r.read_u8().map(|__raw| Animal::from_i_open(__raw as i128))
+                }
+                    .map_err(|e| e.in_field("kind"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            (len, kind)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
         let body: Chunk = {

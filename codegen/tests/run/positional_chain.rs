@@ -221,17 +221,29 @@ impl Node {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("next_at"));
-        let next_at: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("next_at"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-        let value: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("value"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (next_at, value): (u8, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                    break 'fast;
+                };
+                let next_at = u8::from_le_bytes([__b[0]]);
+                let value = u8::from_le_bytes([__b[1]]);
+                break 'run (next_at, value);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("next_at"));
+            let next_at: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("next_at"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+            let value: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("value"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (next_at, value)
         };
         let next: ::std::option::Option<::std::boxed::Box<Node>> = if (next_at as i128)
             != 0_i128
@@ -280,24 +292,10 @@ impl Node {
         let value = self.value;
         let next = &self.next;
         {
-            let __val = &self.next_at;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("next_at")
-                })?;
-        }
-        {
-            let __val = &self.value;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("value"))?;
+            let mut __b = [0u8; 2];
+            __b[0..1].copy_from_slice(&(self.next_at).to_le_bytes());
+            __b[1..2].copy_from_slice(&(self.value).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __pos: i128 = next_at as i128;

@@ -431,17 +431,29 @@ impl Point {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
-        let x: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("x"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
-        let y: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("y"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (x, y): (u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                    break 'fast;
+                };
+                let x = u16::from_le_bytes([__b[0], __b[1]]);
+                let y = u16::from_le_bytes([__b[2], __b[3]]);
+                break 'run (x, y);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
+            let x: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("x"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+            let y: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("y"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (x, y)
         };
         Ok(Self {
             x,
@@ -466,22 +478,10 @@ impl Point {
         let x = self.x;
         let y = self.y;
         {
-            let __val = &self.x;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("x"))?;
-        }
-        {
-            let __val = &self.y;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u16le(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("y"))?;
+            let mut __b = [0u8; 4];
+            __b[0..2].copy_from_slice(&(self.x).to_le_bytes());
+            __b[2..4].copy_from_slice(&(self.y).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         __w.align_to_byte_with(self.__unread_pad);
         __w.write_bytes(&self.__unread);

@@ -134,17 +134,35 @@ impl ReflectView {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
-        let magic: () = {
-            let __v: () = { __r.expect(b"RV") }.map_err(|e| e.in_field("magic"))?;
-            __r.leave(Some(b"RV"));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("n"));
-        let n: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("n"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (magic, n): ((), u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                    break 'fast;
+                };
+                if __b[0..2] != b"RV"[..] {
+                    {
+                        __r.rewind_run(3);
+                        break 'fast;
+                    }
+                }
+                let magic = ();
+                let n = u8::from_le_bytes([__b[2]]);
+                break 'run (magic, n);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
+            let magic: () = {
+                let __v: () = { __r.expect(b"RV") }.map_err(|e| e.in_field("magic"))?;
+                __r.leave(Some(b"RV"));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("n"));
+            let n: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("n"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (magic, n)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("items"));
         let items: ::std::vec::Vec<Item> = {
@@ -213,23 +231,34 @@ impl ReflectView {
         } else {
             None
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("raw"));
-        let raw: [u8; 2] = {
-            let __l = {
-                let mut __a: [u8; 2] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: u8 = { __r.read_u8() }
-                            .map_err(|e| e.in_index(__i).in_field("raw"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
+        let raw: [u8; 2] = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                    break 'fast;
+                };
+                let raw = [u8::from_le_bytes([__b[0]]), u8::from_le_bytes([__b[1]])];
+                break 'run raw;
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("raw"));
+            let raw: [u8; 2] = {
+                let __l = {
+                    let mut __a: [u8; 2] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: u8 = { __r.read_u8() }
+                                .map_err(|e| e.in_index(__i).in_field("raw"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
             };
-            __r.leave::<()>(None);
-            __l
+            raw
         };
         Ok(Self {
             items,
@@ -259,15 +288,11 @@ impl ReflectView {
         let body = &self.body;
         let extra = &self.extra;
         let raw = &self.raw;
-        __w.write_bytes(b"RV");
         {
-            let __val = &n;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("n"))?;
+            let mut __b = [0u8; 3];
+            __b[0..2].copy_from_slice(b"RV");
+            __b[2..3].copy_from_slice(&n.to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.items;
@@ -352,18 +377,10 @@ impl ReflectView {
             }
         }
         {
-            let __val = &self.raw;
-            for (__i, __v) in __val.iter().enumerate() {
-                let __before = __w.bit_len();
-                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_u8(*__v);
-                    Ok(())
-                })()
-                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                        e.in_index(__i).in_field("raw")
-                    })?;
-                let _ = __before;
-            }
+            let mut __b = [0u8; 2];
+            __b[0..1].copy_from_slice(&(self.raw[0]).to_le_bytes());
+            __b[1..2].copy_from_slice(&(self.raw[1]).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
@@ -597,19 +614,27 @@ impl Item {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("flag"));
-        let flag: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("flag"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rest"));
-        let rest: u8 = {
-            let __v: u8 = { __r.read_bits_be(7u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("rest"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (flag, rest): (bool, u8) = if __r.has_run_bits(8u64) {
+            let flag = __r.take_run_bits_be(1) != 0;
+            let rest = __r.take_run_bits_be(7u32) as u8;
+            (flag, rest)
+        } else {
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("flag"));
+            let flag: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("flag"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rest"));
+            let rest: u8 = {
+                let __v: u8 = { __r.read_bits_be(7u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("rest"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (flag, rest)
         };
         Ok(Self { flag, rest })
     }
@@ -628,23 +653,39 @@ impl Item {
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let flag = self.flag;
         let rest = self.rest;
-        {
-            let __val = &self.flag;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(u64::from(*__v), 1)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("flag"))?;
-        }
-        {
-            let __val = &self.rest;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 7u32)?;
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("rest"))?;
+        'run: {
+            'fast: {
+                let __c1 = self.rest as u64;
+                if __c1 >> 7u32 != 0 {
+                    break 'fast;
+                }
+                __w.put_run_bits_be(u64::from(self.flag), 1);
+                __w.put_run_bits_be(__c1, 7u32);
+                break 'run;
+            }
+            ::statepack_runtime::io::unlikely();
+            {
+                let __val = &self.flag;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(u64::from(*__v), 1)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("flag")
+                    })?;
+            }
+            {
+                let __val = &self.rest;
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    __w.write_bits_be(*__v as u64, 7u32)?;
+                    Ok(())
+                })()
+                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                        e.in_field("rest")
+                    })?;
+            }
         }
         Ok(())
     }

@@ -209,42 +209,61 @@ impl StrictRules {
             __r.leave::<()>(None);
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: Animal = {
-            let __v: Animal = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            Animal::from_i(__raw as i128)
-                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                    __at,
-                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "animal",
-                                        value: __raw as i128,
-                                    },
-                                ))
+        let (kind, pick): (Animal, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                    break 'fast;
+                };
+                let ::std::option::Option::Some(kind) = Animal::from_i(
+                    u8::from_le_bytes([__b[0]]) as i128,
+                ) else {
+                    {
+                        __r.rewind_run(2);
+                        break 'fast;
+                    }
+                };
+                let pick = u8::from_le_bytes([__b[1]]);
+                break 'run (kind, pick);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
+            let kind: Animal = {
+                let __v: Animal = {
+                    {
+                        let __at = __r.offset();
+                        match __r.read_u8() {
+                            Ok(__raw) => {
+                                Animal::from_i(__raw as i128)
+                                    .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                        __at,
+                                        ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                            enum_name: "animal",
+                                            value: __raw as i128,
+                                        },
+                                    ))
+                            }
+                            Err(e) => Err(e),
                         }
-                        Err(e) => Err(e),
                     }
                 }
-            }
-                .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pick"));
-        let pick: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("pick"))?;
-            __r.leave(Some(&__v));
-            __v
+                    .map_err(|e| e.in_field("kind"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("pick"));
+            let pick: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("pick"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (kind, pick)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("choice"));
         let choice: StrictRulesChoice = {
@@ -349,22 +368,10 @@ impl StrictRules {
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("body"))?;
         }
         {
-            let __val = &self.kind;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(__v.to_i() as u8);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("kind"))?;
-        }
-        {
-            let __val = &self.pick;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("pick"))?;
+            let mut __b = [0u8; 2];
+            __b[0..1].copy_from_slice(&(self.kind.to_i() as u8).to_le_bytes());
+            __b[1..2].copy_from_slice(&(self.pick).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.choice;

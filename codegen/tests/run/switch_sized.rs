@@ -40,17 +40,29 @@ impl SwitchSized {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("code"));
-        let code: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("code"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("len_body"));
-        let len_body: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len_body"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (code, len_body): (u8, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                    break 'fast;
+                };
+                let code = u8::from_le_bytes([__b[0]]);
+                let len_body = u8::from_le_bytes([__b[1]]);
+                break 'run (code, len_body);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("code"));
+            let code: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("code"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("len_body"));
+            let len_body: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len_body"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (code, len_body)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
         let body: SwitchSizedBody = {
@@ -113,24 +125,10 @@ impl SwitchSized {
         let body = &self.body;
         let tail = self.tail;
         {
-            let __val = &self.code;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("code"))?;
-        }
-        {
-            let __val = &len_body;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("len_body")
-                })?;
+            let mut __b = [0u8; 2];
+            __b[0..1].copy_from_slice(&(self.code).to_le_bytes());
+            __b[1..2].copy_from_slice(&len_body.to_le_bytes());
+            __w.write_bytes(&__b);
         }
         {
             let __val = &self.body;

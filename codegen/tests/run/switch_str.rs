@@ -460,17 +460,29 @@ impl Two {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
-        let y: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("y"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("z"));
-        let z: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("z"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (y, z): (u8, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                    break 'fast;
+                };
+                let y = u8::from_le_bytes([__b[0]]);
+                let z = u8::from_le_bytes([__b[1]]);
+                break 'run (y, z);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+            let y: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("y"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("z"));
+            let z: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("z"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (y, z)
         };
         Ok(Self { y, z })
     }
@@ -490,22 +502,10 @@ impl Two {
         let y = self.y;
         let z = self.z;
         {
-            let __val = &self.y;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("y"))?;
-        }
-        {
-            let __val = &self.z;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_u8(*__v);
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("z"))?;
+            let mut __b = [0u8; 2];
+            __b[0..1].copy_from_slice(&(self.y).to_le_bytes());
+            __b[1..2].copy_from_slice(&(self.z).to_le_bytes());
+            __w.write_bytes(&__b);
         }
         Ok(())
     }
