@@ -224,7 +224,42 @@ impl<'s> Emitter<'s> {
 
     // ------------------------------------------------------------------ checks
 
+    /// A positional instance of the whole input under a processed or terminated user-type
+    /// field is refused: its reader would see only the transformed bytes (a wrong value).
+    fn check_whole_io_in_substreams(&mut self) {
+        let mut found = Vec::new();
+        for t in &self.s.types {
+            for f in &t.fields {
+                if f.process.is_none() && f.term.is_none() {
+                    continue;
+                }
+                let FieldKind::User { name, .. } = &f.kind else {
+                    continue;
+                };
+                let mut seen = HashSet::new();
+                if let Some((path, pos)) = crate::instances::whole_io_under(self.s, name, &mut seen)
+                {
+                    found.push((f.pos, f.key_path.clone(), path.to_owned(), pos));
+                }
+            }
+        }
+        for (at, kp, inst, inst_pos) in found {
+            let d = Diag::new(
+                &self.s.file,
+                at,
+                &kp,
+                format!(
+                    "`{inst}` reads `io: _root._io` inside the bytes of a processed or terminated field, which are a stream of their own: not supported yet"
+                ),
+                "read that instance in a type outside the processed field",
+            )
+            .with_related(&self.s.file, inst_pos, "the instance");
+            self.diags.push(d);
+        }
+    }
+
     fn check_refs(&mut self) {
+        self.check_whole_io_in_substreams();
         // A param of a user type names a type the schema has (the root's params too, which
         // no field's arguments would check).
         for t in &self.s.types {
@@ -4002,7 +4037,7 @@ impl<'s> Emitter<'s> {
                     FieldKind::User { .. } => quote! {
                         let mut __sw = ::statepack_runtime::io::ByteWriter::new();
                         __v.write_to(&mut __sw)?;
-                        let __d = __sw.into_bytes();
+                        let __d = __sw.into_stream_bytes(__w)?;
                     },
                     _ => quote!(let __d: &[u8] = &__v[..];),
                 };
@@ -4036,7 +4071,7 @@ impl<'s> Emitter<'s> {
                 quote!({
                     let mut __sw = ::statepack_runtime::io::ByteWriter::new();
                     __v.write_to(&mut __sw)?;
-                    let __d = __sw.into_bytes();
+                    let __d = __sw.into_stream_bytes(__w)?;
                     __w.write_terminated(&__d, #tail, #n, #term)?;
                 })
             }

@@ -1529,6 +1529,9 @@ pub struct ByteWriter {
     /// Where this writer's first byte goes in the whole output (non-zero for a positional
     /// instance encoded on its own); `start` and placements are absolute.
     pub(crate) origin: usize,
+    /// This writer holds a positional instance of the whole output (`io: _root._io`): its
+    /// `origin` is absolute even when it is queued inside a processed substream.
+    pub(crate) whole: bool,
     /// Pending bits of an unfinished byte (the low `nbits` bits).
     bits: u8,
     nbits: u8,
@@ -1551,6 +1554,7 @@ impl ByteWriter {
             start: 0,
             placed: Vec::new(),
             origin: 0,
+            whole: false,
             bits: 0,
             nbits: 0,
             bits_le: false,
@@ -1565,6 +1569,7 @@ impl ByteWriter {
             start: 0,
             placed: Vec::new(),
             origin: 0,
+            whole: false,
             bits: 0,
             nbits: 0,
             bits_le: false,
@@ -1724,6 +1729,26 @@ impl ByteWriter {
     pub fn into_bytes(mut self) -> Vec<u8> {
         self.align_to_byte();
         self.buf
+    }
+
+    /// The bytes of a substream that the caller transforms before writing them (a
+    /// processed or terminated user-type field, written into a writer of its own): the
+    /// positional instances queued inside it are laid out in it first, as the root type lays
+    /// out its own (their bytes must agree with bytes already there, such as the unread tail
+    /// a lenient sized type keeps), except instances of the whole output
+    /// (`io: _root._io`), which move to `outer` and are laid out by the root.
+    ///
+    /// Errors: those of [`ByteWriter::lay_out_positional`], naming the instance.
+    pub fn into_stream_bytes(mut self, outer: &mut ByteWriter) -> Result<Vec<u8>, EncodeError> {
+        if !self.placed.is_empty() {
+            let (whole, own): (Vec<_>, Vec<_>) = std::mem::take(&mut self.placed)
+                .into_iter()
+                .partition(|p| p.whole);
+            outer.placed.extend(whole);
+            self.placed = own;
+            self.lay_out_positional(&[])?;
+        }
+        Ok(self.into_bytes())
     }
 
     /// The bytes written so far.

@@ -156,6 +156,8 @@ pub struct Placement {
     bytes: Vec<u8>,
     /// The instance's key path in the schema (`types.entry.instances.name`).
     what: &'static str,
+    /// An instance of the whole output (`io: _root._io`), whose `at` stays absolute.
+    pub(crate) whole: bool,
 }
 
 impl ByteWriter {
@@ -198,6 +200,7 @@ impl ByteWriter {
         let mut w = ByteWriter::new();
         w.origin = at;
         w.start = self.start;
+        w.whole = whole;
         Ok(w)
     }
 
@@ -206,9 +209,15 @@ impl ByteWriter {
     /// instance's key path in the schema, named when it overlaps other bytes.
     pub fn place(&mut self, mut value: ByteWriter, what: &'static str) {
         let at = value.origin;
+        let whole = value.whole;
         let mut inner = std::mem::take(&mut value.placed);
         let bytes = value.into_bytes();
-        self.placed.push(Placement { at, bytes, what });
+        self.placed.push(Placement {
+            at,
+            bytes,
+            what,
+            whole,
+        });
         self.placed.append(&mut inner);
     }
     /// Lays out every queued positional instance (called by the root type at its end, after
@@ -414,6 +423,7 @@ impl ByteWriter {
             at,
             bytes: value.into_bytes(),
             what,
+            whole: false,
         });
         for p in all {
             let found = stream.get(p.at..p.at.saturating_add(p.bytes.len()));

@@ -105,7 +105,7 @@ impl Emitter<'_> {
             FieldKind::User { .. } => quote! {
                 let mut __sw = ::statepack_runtime::io::ByteWriter::new();
                 __v.write_to(&mut __sw)?;
-                let __d = __sw.into_bytes();
+                let __d = __sw.into_stream_bytes(__w)?;
             },
             _ => quote!(let __d: &[u8] = &__v[..];),
         };

@@ -144,7 +144,7 @@ impl IoOther {
                     {
                         let mut __sw = ::statepack_runtime::io::ByteWriter::new();
                         __v.write_to(&mut __sw)?;
-                        let __d = __sw.into_bytes();
+                        let __d = __sw.into_stream_bytes(__w)?;
                         let __s = {
                             let __w = &__w
                                 .pos_after(usize::try_from(3_i128).unwrap_or(0));

@@ -262,7 +262,7 @@ impl MiscProc {
                 {
                     let mut __sw = ::statepack_runtime::io::ByteWriter::new();
                     __v.write_to(&mut __sw)?;
-                    let __d = __sw.into_bytes();
+                    let __d = __sw.into_stream_bytes(__w)?;
                     let __s = ::statepack_runtime::io::reprocess(
                         ::statepack_runtime::io::Processor::Rol(1_i128),
                         &__d,

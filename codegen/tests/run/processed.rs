@@ -232,7 +232,7 @@ impl Processed {
                 {
                     let mut __sw = ::statepack_runtime::io::ByteWriter::new();
                     __v.write_to(&mut __sw)?;
-                    let __d = __sw.into_bytes();
+                    let __d = __sw.into_stream_bytes(__w)?;
                     let __s = {
                         let __key = [((key as i128) & 0xff) as u8];
                         ::statepack_runtime::io::reprocess(

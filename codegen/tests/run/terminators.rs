@@ -453,7 +453,7 @@ impl Terminators {
                 {
                     let mut __sw = ::statepack_runtime::io::ByteWriter::new();
                     __v.write_to(&mut __sw)?;
-                    let __d = __sw.into_bytes();
+                    let __d = __sw.into_stream_bytes(__w)?;
                     __w.write_terminated(
                         &__d,
                         self.__tail_framed.as_deref(),
