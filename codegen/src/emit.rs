@@ -16,7 +16,7 @@ use quote::{format_ident, quote};
 use std::collections::{HashMap, HashSet};
 
 mod endian_code;
-mod num_switch;
+pub(crate) mod num_switch;
 mod proc_pos;
 mod proc_term;
 mod runs;
@@ -559,89 +559,7 @@ impl<'s> Emitter<'s> {
     }
 
     fn compute_min_len(&mut self) {
-        fn go(
-            s: &Schema,
-            name: &str,
-            memo: &mut HashMap<String, usize>,
-            visiting: &mut Vec<String>,
-            cycles: &mut Vec<(String, Pos)>,
-        ) -> usize {
-            if let Some(v) = memo.get(name) {
-                return *v;
-            }
-            let Some(t) = s.type_def(name) else { return 0 };
-            if visiting.iter().any(|v| v == name) {
-                cycles.push((name.to_owned(), t.pos));
-                return 0;
-            }
-            visiting.push(name.to_owned());
-            let mut total = 0usize;
-            for f in &t.fields {
-                if f.cond.is_some() {
-                    continue;
-                }
-                let times = match &f.repeat {
-                    Repeat::None => 1,
-                    Repeat::Expr(SrcExpr {
-                        expr: Expr::Int(n), ..
-                    }) => usize::try_from(*n).unwrap_or(0),
-                    Repeat::Expr(_) | Repeat::Eos => 0,
-                    Repeat::Until(_) => 1,
-                };
-                // A list that may be empty ends a recursion (and adds nothing).
-                if times == 0 {
-                    continue;
-                }
-                // In bits: bit fields count their width; everything else whole bytes.
-                let one = match &f.kind {
-                    FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
-                        *bytes as usize * 8
-                    }
-                    FieldKind::Bits { width, .. } => *width as usize,
-                    FieldKind::Contents(c) => c.len() * 8,
-                    FieldKind::Str { size: None, .. } => 8,
-                    FieldKind::Bytes(_) | FieldKind::Str { .. } => 0,
-                    FieldKind::User { name, .. } => go(s, name, memo, visiting, cycles),
-                    // A case that leads back to a type being measured is a recursion the
-                    // other cases end; only a switch whose every case recurses is a cycle.
-                    FieldKind::Switch { cases, default, .. } => {
-                        let all: Vec<&String> =
-                            cases.iter().map(|(_, n)| n).chain(default.iter()).collect();
-                        let ending: Vec<&String> = all
-                            .iter()
-                            .copied()
-                            .filter(|n| !visiting.iter().any(|v| v == *n))
-                            .collect();
-                        let pick = if ending.is_empty() { all } else { ending };
-                        pick.into_iter()
-                            .map(|n| match case_number(n) {
-                                Some((bytes, ..)) => bytes as usize * 8,
-                                None => go(s, n, memo, visiting, cycles),
-                            })
-                            .min()
-                            .unwrap_or(0)
-                    }
-                };
-                if f.at.is_some() {
-                    // Read at a position of the stream, not in sequence.
-                    continue;
-                }
-                total = total.saturating_add(one.saturating_mul(times));
-            }
-            visiting.pop();
-            memo.insert(name.to_owned(), total);
-            total
-        }
-        let mut memo = HashMap::new();
-        let mut cycles = Vec::new();
-        for t in &self.s.types {
-            go(self.s, &t.name, &mut memo, &mut Vec::new(), &mut cycles);
-        }
-        // Types end on a byte boundary, so the least whole bytes is the bits rounded up.
-        let memo: HashMap<String, usize> =
-            memo.into_iter().map(|(k, v)| (k, v.div_ceil(8))).collect();
-        cycles.sort();
-        cycles.dedup();
+        let (lens, cycles) = crate::sizes::min_lens(self.s);
         for (name, pos) in cycles {
             self.err(
                 pos,
@@ -650,7 +568,7 @@ impl<'s> Emitter<'s> {
                 "break the cycle with `repeat` or `if`, or the data would be infinite",
             );
         }
-        self.min_len = memo;
+        self.min_len = lens;
     }
 
     fn derived(&mut self, t: &TypeDef) -> HashMap<String, Derived> {

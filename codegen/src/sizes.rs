@@ -1,8 +1,102 @@
 //! Static sizes: the fixed encoded size of a type or a field, as `sizeof<T>` and `_sizeof`
 //! see it (Kaitai Struct derives them at compile time, never from the data).
 
+use crate::diag::Pos;
 use crate::expr::Expr;
 use crate::ir::*;
+use std::collections::HashMap;
+
+/// The fewest bytes each type of `s` can take (the generated `MIN_LEN`, which every count
+/// check multiplies; the interpreter checks counts with the same figures), and the types that
+/// contain themselves with no list or `if` in between (with their place), which the
+/// generator refuses. Fields with `if`, lists whose count is not a literal (or `eos`) and
+/// positional instances count nothing; a switch counts its smallest case, preferring cases
+/// that do not lead back to a type being measured (only a switch whose every case recurses
+/// is a cycle). Bits are summed and the total rounded up to whole bytes.
+pub(crate) fn min_lens(s: &Schema) -> (HashMap<String, usize>, Vec<(String, Pos)>) {
+    let mut memo = HashMap::new();
+    let mut cycles = Vec::new();
+    for t in &s.types {
+        min_bits(s, &t.name, &mut memo, &mut Vec::new(), &mut cycles);
+    }
+    let lens = memo.into_iter().map(|(k, v)| (k, v.div_ceil(8))).collect();
+    cycles.sort();
+    cycles.dedup();
+    (lens, cycles)
+}
+
+fn min_bits(
+    s: &Schema,
+    name: &str,
+    memo: &mut HashMap<String, usize>,
+    visiting: &mut Vec<String>,
+    cycles: &mut Vec<(String, Pos)>,
+) -> usize {
+    if let Some(v) = memo.get(name) {
+        return *v;
+    }
+    let Some(t) = s.type_def(name) else { return 0 };
+    if visiting.iter().any(|v| v == name) {
+        cycles.push((name.to_owned(), t.pos));
+        return 0;
+    }
+    visiting.push(name.to_owned());
+    let mut total = 0usize;
+    for f in &t.fields {
+        if f.cond.is_some() {
+            continue;
+        }
+        let times = match &f.repeat {
+            Repeat::None | Repeat::Until(_) => 1,
+            Repeat::Expr(SrcExpr {
+                expr: Expr::Int(n), ..
+            }) => usize::try_from(*n).unwrap_or(0),
+            Repeat::Expr(_) | Repeat::Eos => 0,
+        };
+        // A list that may be empty ends a recursion (and adds nothing).
+        if times == 0 {
+            continue;
+        }
+        // In bits: bit fields count their width; everything else whole bytes.
+        let one = match &f.kind {
+            FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
+                usize::from(*bytes) * 8
+            }
+            FieldKind::Bits { width, .. } => usize::from(*width),
+            FieldKind::Contents(c) => c.len() * 8,
+            FieldKind::Str { size: None, .. } => 8,
+            FieldKind::Bytes(_) | FieldKind::Str { .. } => 0,
+            FieldKind::User { name, .. } => min_bits(s, name, memo, visiting, cycles),
+            FieldKind::Switch { cases, default, .. } => {
+                let all: Vec<&String> =
+                    cases.iter().map(|(_, n)| n).chain(default.iter()).collect();
+                let ending: Vec<&String> = all
+                    .iter()
+                    .copied()
+                    .filter(|n| !visiting.iter().any(|v| v == *n))
+                    .collect();
+                let pick = if ending.is_empty() { all } else { ending };
+                pick.into_iter()
+                    .map(|n| match crate::emit::num_switch::case_number(n) {
+                        Some((bytes, ..)) => usize::from(bytes) * 8,
+                        None => min_bits(s, n, memo, visiting, cycles),
+                    })
+                    .min()
+                    .unwrap_or(0)
+            }
+        };
+        // A positional instance is read at a position of the stream, not in sequence: it
+        // adds no bytes, but a type it reads is still measured (and a cycle through it, which
+        // an eager read would follow for ever, is still found).
+        if f.at.is_some() {
+            continue;
+        }
+        total = total.saturating_add(one.saturating_mul(times));
+    }
+    visiting.pop();
+    memo.insert(name.to_owned(), total);
+    total
+}
 
 /// The fixed size in bits of user type `name` (every field unconditional, of fixed size and
 /// count), if it has one; `depth` bounds the walk through nested types.

@@ -79,77 +79,6 @@ pub(crate) struct Interp<'s> {
     min_lens: HashMap<String, usize>,
 }
 
-/// The fewest bits type `name` can take, as the generator measures it (`MIN_LEN` is this
-/// rounded up to bytes): fields with `if`, lists of a count that is not a literal and
-/// positional instances count nothing; a switch counts its smallest case, preferring cases
-/// that do not lead back to a type being measured.
-fn min_bits(
-    s: &Schema,
-    name: &str,
-    memo: &mut HashMap<String, usize>,
-    visiting: &mut Vec<String>,
-) -> usize {
-    if let Some(v) = memo.get(name) {
-        return *v;
-    }
-    let Some(t) = s.type_def(name) else { return 0 };
-    if visiting.iter().any(|v| v == name) {
-        return 0;
-    }
-    visiting.push(name.to_owned());
-    let mut total = 0usize;
-    for f in &t.fields {
-        if f.cond.is_some() {
-            continue;
-        }
-        let times = match &f.repeat {
-            Repeat::None | Repeat::Until(_) => 1,
-            Repeat::Expr(SrcExpr {
-                expr: crate::expr::Expr::Int(n),
-                ..
-            }) => usize::try_from(*n).unwrap_or(0),
-            Repeat::Expr(_) | Repeat::Eos => 0,
-        };
-        if times == 0 {
-            continue;
-        }
-        let one = match &f.kind {
-            FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
-                usize::from(*bytes) * 8
-            }
-            FieldKind::Bits { width, .. } => usize::from(*width),
-            FieldKind::Contents(c) => c.len() * 8,
-            FieldKind::Str { size: None, .. } => 8,
-            FieldKind::Bytes(_) | FieldKind::Str { .. } => 0,
-            FieldKind::User { name, .. } => min_bits(s, name, memo, visiting),
-            FieldKind::Switch { cases, default, .. } => {
-                let all: Vec<&String> =
-                    cases.iter().map(|(_, n)| n).chain(default.iter()).collect();
-                let ending: Vec<&String> = all
-                    .iter()
-                    .copied()
-                    .filter(|n| !visiting.iter().any(|v| v == *n))
-                    .collect();
-                let pick = if ending.is_empty() { all } else { ending };
-                pick.into_iter()
-                    .map(|n| match eval::number_type(n) {
-                        Some((bytes, ..)) => usize::from(bytes) * 8,
-                        None => min_bits(s, n, memo, visiting),
-                    })
-                    .min()
-                    .unwrap_or(0)
-            }
-        };
-        if f.at.is_some() {
-            continue;
-        }
-        total = total.saturating_add(one.saturating_mul(times));
-    }
-    visiting.pop();
-    memo.insert(name.to_owned(), total);
-    total
-}
-
 fn semantic(at: u64, msg: String) -> DecodeError {
     DecodeError::new(at, DecodeErrorKind::Semantic(msg))
 }
@@ -186,11 +115,9 @@ impl<'s> Interp<'s> {
                 }
             }
         }
-        let mut memo = HashMap::new();
-        for t in &s.types {
-            min_bits(s, &t.name, &mut memo, &mut Vec::new());
-        }
-        let min_lens = memo.into_iter().map(|(k, v)| (k, v.div_ceil(8))).collect();
+        // The generator's own minimum sizes, so count checks refuse exactly what the
+        // generated code refuses.
+        let (min_lens, _) = crate::sizes::min_lens(s);
         Interp {
             s,
             open_enums,
