@@ -431,6 +431,12 @@ impl VisitMut for Exprs {
         m.tokens = quote::quote!(#args);
     }
 
+    /// `=> (x as i128)`: a match arm's value needs no parentheses.
+    fn visit_arm_mut(&mut self, a: &mut syn::Arm) {
+        visit_mut::visit_arm_mut(self, a);
+        strip(&mut a.body, false);
+    }
+
     fn visit_local_mut(&mut self, l: &mut syn::Local) {
         visit_mut::visit_local_mut(self, l);
         if let Some(init) = &mut l.init {

@@ -103,7 +103,7 @@ impl MiscNumSwitch {
             {
                 let __v = &__v;
                 if !match __v.value() {
-                    ::std::result::Result::Ok(__nv) => (__nv <= 4096_i128),
+                    ::std::result::Result::Ok(__nv) => __nv <= 4096_i128,
                     ::std::result::Result::Err(_) => false,
                 } {
                     return Err(
@@ -239,7 +239,7 @@ impl MiscNumSwitch {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 if !match __v.value() {
-                    ::std::result::Result::Ok(__nv) => (__nv <= 4096_i128),
+                    ::std::result::Result::Ok(__nv) => __nv <= 4096_i128,
                     ::std::result::Result::Err(_) => false,
                 } {
                     return Err(

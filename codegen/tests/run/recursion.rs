@@ -73,7 +73,7 @@ impl Recursion {
                                         ::std::option::Option::Some(
                                             match &__ctx_root_tag {
                                                 ::std::option::Option::Some(__o) => *__o,
-                                                ::std::option::Option::None => (tag as i128),
+                                                ::std::option::Option::None => tag as i128,
                                             },
                                         ),
                                         ::std::option::Option::Some(tag as i128),
@@ -150,7 +150,7 @@ impl Recursion {
                                 != ::std::option::Option::Some(
                                     match &__ctx_root_tag {
                                         ::std::option::Option::Some(__o) => *__o,
-                                        ::std::option::Option::None => (tag as i128),
+                                        ::std::option::Option::None => tag as i128,
                                     },
                                 )
                             {
@@ -162,7 +162,7 @@ impl Recursion {
                                                 "_root.tag", __x.__ctx_root_tag,
                                                 ::std::option::Option::Some(match & __ctx_root_tag {
                                                 ::std::option::Option::Some(__o) => * __o,
-                                                ::std::option::Option::None => (tag as i128) })
+                                                ::std::option::Option::None => tag as i128 })
                                             ),
                                         ),
                                     ),
@@ -244,7 +244,7 @@ impl Recursion {
         let next = &self.next;
         match &__ctx_root_tag {
             ::std::option::Option::Some(__o) => *__o,
-            ::std::option::Option::None => (tag as i128),
+            ::std::option::Option::None => tag as i128,
         }
     }
     /// Value instance: `_parent.tag` (computed from the fields, never stored).
