@@ -35,6 +35,8 @@ pub(crate) struct Frame<'s> {
 }
 
 impl<'s> Frame<'s> {
+    /// The frame of one value of type `ty` about to be read, with its params (name, value;
+    /// `None` for a param not given) and no fields read yet.
     pub fn new(ty: &'s TypeDef, params: Vec<(&'static str, Option<DynValue>)>) -> Self {
         Frame {
             ty,

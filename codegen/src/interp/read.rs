@@ -97,6 +97,8 @@ fn io_of(r: &ByteReader<'_>) -> IoState {
 }
 
 impl<'s> Interp<'s> {
+    /// An interpreter of `s`: the enums that keep unknown values and every type's minimum
+    /// size (the generator's own figures, [`crate::sizes::min_lens`]), computed once.
     pub fn new(s: &'s Schema) -> Self {
         let mut open_enums = HashSet::new();
         for t in &s.types {
