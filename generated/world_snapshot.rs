@@ -1570,8 +1570,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("pos_x"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 22u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    22u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1588,8 +1595,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("pos_y"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 22u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    22u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1606,8 +1620,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("pos_z"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 22u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    22u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1652,8 +1673,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("vel_x"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 18u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    18u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1670,8 +1698,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("vel_y"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 18u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    18u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1688,8 +1723,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("vel_z"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 18u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    18u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1709,8 +1751,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("omega_x"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 12u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    12u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1731,8 +1780,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("omega_y"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 12u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    12u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1753,8 +1809,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("omega_z"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 12u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    12u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
