@@ -879,3 +879,31 @@ fn writer_zstd_body_and_reuse() {
     w.clear();
     assert_eq!(w.finish(0, true).unwrap().len(), ws::HEADER_BYTES);
 }
+
+/// `encode_blob_into` appends each blob after what `out` already holds and leaves those
+/// bytes as they were, whatever their last byte (it is briefly overwritten by the record's
+/// origin index), for every blob kind.
+#[test]
+fn encode_blob_into_appends_after_existing_bytes() {
+    for (i, kind) in [BlobKind::FULL, BlobKind::DELTA, BlobKind::FULL.own()]
+        .into_iter()
+        .enumerate()
+    {
+        let s = sample_entity(i as u32 + 3, i == 2);
+        let origin = nq::origin_for_pos(s.position_m);
+        let blob = encode_blob(&s, origin, kind);
+        for prefix in [vec![], vec![0xa5], vec![1, 2, 3, 0xff]] {
+            let mut out = prefix.clone();
+            let n = ws::encode_blob_into(&s, origin, kind, &mut out);
+            assert_eq!(n, blob.len());
+            let mut want = prefix.clone();
+            want.extend_from_slice(&blob);
+            assert_eq!(out, want, "kind {i}, prefix {prefix:?}");
+            // A second blob after the first.
+            let n2 = ws::encode_blob_into(&s, origin, kind, &mut out);
+            assert_eq!(n2, blob.len());
+            want.extend_from_slice(&blob);
+            assert_eq!(out, want, "second blob, kind {i}, prefix {prefix:?}");
+        }
+    }
+}

@@ -1630,8 +1630,20 @@ impl ByteWriter {
     /// Appends `value` as a byte-aligned LEB128 varint (`-sp-varint: leb128` over `u1`
     /// groups), shortest form: the groups [`crate::bits::leb128_groups`] gives, one byte
     /// each, after aligning as every byte field does.
-    #[inline]
+    /// On a byte boundary a value below 128 is one push, inlined into the caller; the rest
+    /// is one call.
+    #[inline(always)]
     pub fn write_varint(&mut self, value: u64) {
+        if self.nbits == 0 && value < 0x80 {
+            self.buf.push(value as u8);
+        } else {
+            self.write_varint_general(value);
+        }
+    }
+
+    /// [`ByteWriter::write_varint`] for a writer inside a byte or a value of several groups.
+    #[inline(never)]
+    fn write_varint_general(&mut self, value: u64) {
         self.align_to_byte();
         if value < 0x80 {
             self.buf.push(value as u8);
@@ -1741,7 +1753,7 @@ impl ByteWriter {
     }
 
     /// The bytes written (an unfinished byte is padded with zero bits).
-    #[inline]
+    #[inline(always)]
     pub fn into_bytes(mut self) -> Vec<u8> {
         self.align_to_byte();
         self.buf

@@ -210,16 +210,26 @@ pub fn encode_blob_into(
 ) -> usize {
     let rec = record_of(state, origin, kind, 0);
     let start = out.len();
+    // The record starts with the origin index 0, one byte, which is not part of the blob.
+    // After earlier bytes, that byte is written over the last of them, which is put back
+    // afterwards (no shift of the blob); at the start of `out` it is removed.
+    let kept = out.pop();
     let mut w = ByteWriter::from_vec(std::mem::take(out));
     // Every field of `rec` is in range by construction (quantizers clamp), so this cannot
-    // fail; the origin index 0 is the one byte dropped below.
+    // fail.
     let ok = rec.write_to(&mut w).is_ok();
     *out = w.into_bytes();
     if !ok {
-        out.truncate(start);
+        out.truncate(start.saturating_sub(1));
+        out.extend(kept);
         return 0;
     }
-    out.remove(start);
+    match kept {
+        Some(b) => out[start - 1] = b,
+        None => {
+            out.remove(0);
+        }
+    }
     out.len() - start
 }
 
