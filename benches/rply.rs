@@ -64,7 +64,7 @@ fn bench_rply(c: &mut Criterion) {
         "raw decode and player read the same ops"
     );
     assert_eq!(raw.encode().expect("encode"), bytes);
-    let last = raw.tick_count;
+    let last = raw.head.tick_count;
 
     let mut g = c.benchmark_group("rply_play");
     g.throughput(Throughput::Bytes(bytes.len() as u64));

@@ -464,7 +464,8 @@ pub struct Recorder {
     strings: Vec<String>,
     index: HashMap<String, u16>,
     ops: ByteWriter,
-    keyframes: Vec<raw::Keyframe>,
+    /// Keyframe index entries so far: (tick, op-stream offset of its marker).
+    keyframes: Vec<(u32, u32)>,
     entities: BTreeMap<u16, RecEntity>,
     next_id: u32,
     tick: u32,
@@ -580,10 +581,7 @@ impl Recorder {
         if self.keyframe_tick {
             let offset = u32::try_from(self.ops.len())
                 .map_err(|_| RplyError::Input("op stream passes 4 GiB".into()))?;
-            self.keyframes.push(raw::Keyframe {
-                tick: self.tick,
-                offset,
-            });
+            self.keyframes.push((self.tick, offset));
         }
         Ok(())
     }
@@ -952,9 +950,9 @@ impl Recorder {
             w.write_u16le(s.len() as u16);
             w.write_bytes(s.as_bytes());
         }
-        for k in &self.keyframes {
-            w.write_u32le(k.tick);
-            w.write_u32le(k.offset);
+        for &(tick, offset) in &self.keyframes {
+            w.write_u32le(tick);
+            w.write_u32le(offset);
         }
         w.write_bytes(ops);
         Ok(w.into_bytes())
@@ -1175,53 +1173,24 @@ fn sem(path: &[PathSeg], offset: usize, msg: String) -> DecodeError {
 }
 
 impl<'a> Player<'a> {
-    /// Opens a replay: header (magic, version 3), string table and keyframe index. The op
-    /// byte count must match the rest of the file exactly; counts are checked against the
-    /// bytes left before anything is allocated; keyframe ticks must increase and offsets
-    /// lie inside the op stream.
+    /// Opens a replay: the generated [`raw::RplyHead`] reads the header, string table and
+    /// keyframe index alone (magic, version 3, counts checked against the bytes left before
+    /// anything is allocated, each keyframe's tick at most `tick_count`, its offset inside
+    /// the op stream and 0 at tick 0, all declared in `schema/rply_v3.ksy`). Two rules the
+    /// head cannot say on its own are checked here: `op_bytes` must match the rest of the
+    /// file exactly, and keyframe ticks must increase and offsets not decrease.
+    ///
+    /// Errors: [`RplyError::Decode`] naming the field path (`head.version`,
+    /// `head.keyframes[2].offset`) and the byte offset.
     pub fn open(bytes: &'a [u8]) -> Result<Self, RplyError> {
         let mut r = ByteReader::new(bytes);
-        r.expect(MAGIC).map_err(|e| e.in_field("magic"))?;
-        let version = r.read_u8().map_err(|e| e.in_field("version"))?;
-        if version != VERSION {
-            return Err(sem(
-                &[PathSeg::Field("version")],
-                4,
-                format!("version {version} is not supported (only {VERSION})"),
-            )
-            .into());
-        }
-        let tick_rate = r.read_u8().map_err(|e| e.in_field("tick_rate"))?;
-        let place_version = r.read_u32le().map_err(|e| e.in_field("place_version"))?;
-        let start_unix = r.read_f64le().map_err(|e| e.in_field("start_unix"))?;
-        let tick_count = r.read_u32le().map_err(|e| e.in_field("tick_count"))?;
-        let string_count = r.read_u16le().map_err(|e| e.in_field("string_count"))?;
-        let keyframe_count = r.read_u16le().map_err(|e| e.in_field("keyframe_count"))?;
-        let op_bytes = r.read_u32le().map_err(|e| e.in_field("op_bytes"))?;
-        let n = r
-            .check_count(i128::from(string_count), raw::Str16::MIN_LEN)
-            .map_err(|e| e.in_field("string_count"))?;
-        let mut strings = Vec::with_capacity(n);
-        for i in 0..n {
-            let s = raw::Str16::read_from(&mut r).map_err(|e| e.in_index(i).in_field("strings"))?;
-            strings.push(Arc::from(s.value));
-        }
-        let n = r
-            .check_count(i128::from(keyframe_count), raw::Keyframe::MIN_LEN)
-            .map_err(|e| e.in_field("keyframe_count"))?;
-        let kf_at = r.offset() as usize;
-        let mut keyframes = Vec::with_capacity(n);
-        for i in 0..n {
-            keyframes.push(
-                raw::Keyframe::read_from(&mut r)
-                    .map_err(|e| e.in_index(i).in_field("keyframes"))?,
-            );
-        }
+        let head = raw::RplyHead::read_from(&mut r).map_err(|e| e.in_field("head"))?;
         let op_start = r.offset() as usize;
+        let op_bytes = head.op_bytes;
         let left = bytes.len() - op_start;
         if op_bytes as usize != left {
             return Err(sem(
-                &[PathSeg::Field("op_bytes")],
+                &[PathSeg::Field("head"), PathSeg::Field("op_bytes")],
                 26,
                 format!(
                     "op_bytes says {op_bytes} but {left} byte(s) follow the keyframe index{}",
@@ -1234,54 +1203,38 @@ impl<'a> Player<'a> {
             )
             .into());
         }
-        for (i, k) in keyframes.iter().enumerate() {
-            let at = kf_at + 8 * i;
-            let path = [PathSeg::Field("keyframes"), PathSeg::Index(i)];
-            if k.tick > tick_count {
+        let kf_at = op_start - 8 * head.keyframes.len();
+        for (i, pair) in head.keyframes.windows(2).enumerate() {
+            let (p, k) = (&pair[0], &pair[1]);
+            if k.tick <= p.tick || k.offset < p.offset {
                 return Err(sem(
-                    &path,
-                    at,
+                    &[
+                        PathSeg::Field("head"),
+                        PathSeg::Field("keyframes"),
+                        PathSeg::Index(i + 1),
+                    ],
+                    kf_at + 8 * (i + 1),
                     format!(
-                        "keyframe tick {} is past the last tick {tick_count}",
-                        k.tick
+                        "keyframe (tick {}, offset {}) does not follow (tick {}, offset {})",
+                        k.tick, k.offset, p.tick, p.offset
                     ),
-                )
-                .into());
-            }
-            if k.offset > op_bytes {
-                return Err(sem(
-                    &path,
-                    at + 4,
-                    format!(
-                        "keyframe offset {} is past the op stream's {op_bytes} bytes",
-                        k.offset
-                    ),
-                )
-                .into());
-            }
-            if i > 0 {
-                let p = &keyframes[i - 1];
-                if k.tick <= p.tick || k.offset < p.offset {
-                    return Err(sem(
-                        &path,
-                        at,
-                        format!(
-                            "keyframe (tick {}, offset {}) does not follow (tick {}, offset {})",
-                            k.tick, k.offset, p.tick, p.offset
-                        ),
-                    )
-                    .into());
-                }
-            }
-            if k.tick == 0 && k.offset != 0 {
-                return Err(sem(
-                    &path,
-                    at + 4,
-                    "a keyframe at tick 0 must point at offset 0".into(),
                 )
                 .into());
             }
         }
+        let strings: Vec<Arc<str>> = head
+            .strings
+            .into_iter()
+            .map(|s| Arc::from(s.value))
+            .collect();
+        let keyframes = head.keyframes;
+        let (tick_rate, place_version, start_unix, tick_count) = (
+            head.tick_rate,
+            head.place_version,
+            head.start_unix,
+            head.tick_count,
+        );
+        let (string_count, keyframe_count) = (strings.len() as u16, keyframes.len() as u16);
         Ok(Self {
             bytes,
             header: Header {
@@ -1472,7 +1425,12 @@ impl<'a> Player<'a> {
         if self.cursor != expected {
             let at = self.op_start - 8 * self.keyframes.len() + 8 * m + 4;
             return Err(sem(
-                &[PathSeg::Field("keyframes"), PathSeg::Index(m), PathSeg::Field("offset")],
+                &[
+                    PathSeg::Field("head"),
+                    PathSeg::Field("keyframes"),
+                    PathSeg::Index(m),
+                    PathSeg::Field("offset"),
+                ],
                 at,
                 format!(
                     "keyframe {m} (tick {}) points at op-stream offset {}, but the ops of tick {} start at offset {}",
@@ -2125,7 +2083,7 @@ impl<'a> Player<'a> {
         }
         if self.marker_tick != self.header.tick_count {
             return Err(sem(
-                &[PathSeg::Field("tick_count")],
+                &[PathSeg::Field("head"), PathSeg::Field("tick_count")],
                 18,
                 format!(
                     "tick_count says the last tick is {}, but the op stream ends at tick {}",
