@@ -24,7 +24,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use glam::{DQuat, DVec3};
 use statepack::formats::rply::{Player, Recorder, RecorderOptions, RplyV3};
-use statepack::formats::rply_crowd::{record_crowd, CrowdOptions, RootTrack};
+use statepack::sim::rply_crowd::{record_crowd, CrowdOptions, RootTrack};
 use statepack_runtime::motion::Clip;
 
 fn clip() -> Clip {

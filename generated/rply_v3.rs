@@ -660,7 +660,7 @@ impl ::statepack_runtime::reflect::ToValue for JointKind {
 /// An RPLY v3 replay: a 30-byte header, the string table, the keyframe index and the op
 /// stream. Positions are in studs, ticks count from the recording's start at `tick_rate`
 /// per second, little-endian throughout. Semantics (tick markers, delta chains, the
-/// player's state, seeking) live in src/formats/rply.rs; see docs/formats/rply.md.
+/// player's state, seeking) live in src/formats/rply/; see docs/formats/rply.md.
 ///
 /// The root type of the schema.
 ///

@@ -2,10 +2,10 @@
 //! the recorder's conventions, and the refusals (each with its field path and offset).
 
 use glam::{DQuat, DVec3};
+use statepack::formats::rply::samples::{every_op_file, full_snapshot};
 use statepack::formats::rply::{
     self, Player, PropValue, Recorder, RecorderOptions, RplyError, RplyV3,
 };
-use statepack::formats::rply_samples::{every_op_file, full_snapshot};
 use statepack::generated::rply_v3 as raw;
 
 fn tiny() -> Vec<u8> {

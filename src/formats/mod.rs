@@ -12,8 +12,6 @@ pub mod acl_compare;
 pub mod anim_clip;
 pub mod cbtrack;
 pub mod rply;
-pub mod rply_crowd;
-pub mod rply_samples;
 pub mod snap;
 pub mod study_report;
 pub mod study_tracks;
