@@ -86,6 +86,7 @@ pub struct WorldSnapshot {
     /// Present only when `flags == 1`.
     ///
     /// Schema: `schema/world_snapshot.ksy` line 61.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub zstd_body: ::std::option::Option<::std::vec::Vec<u8>>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1335,6 +1336,7 @@ pub struct EntityRecord {
     /// Zero padding to the next byte.
     ///
     /// Schema: `schema/world_snapshot.ksy` line 204.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub align: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3079,6 +3081,7 @@ pub struct Tlv {
     /// Present only when `tlv_type != 1`.
     ///
     /// Schema: `schema/world_snapshot.ksy` line 225.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub value: ::std::option::Option<::std::vec::Vec<u8>>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
