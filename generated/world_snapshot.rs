@@ -1584,8 +1584,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("pos_x"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 22u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    22u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1602,8 +1609,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("pos_y"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 22u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    22u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1620,8 +1634,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("pos_z"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 22u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    22u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1666,8 +1687,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("vel_x"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 18u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    18u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1684,8 +1712,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("vel_y"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 18u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    18u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1702,8 +1737,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("vel_z"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 18u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    18u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1723,8 +1765,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("omega_x"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 12u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    12u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1745,8 +1794,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("omega_y"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 12u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    12u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1767,8 +1823,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("omega_z"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 12u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    12u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
