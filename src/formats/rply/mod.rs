@@ -8,7 +8,7 @@
 //!   lazily before a tick's first op; every `keyframe_every` ticks a keyframe (every live
 //!   entity a full XFORM) is written and indexed.
 //! - [`Player`]: opens a replay reading only the header, the string table and the keyframe
-//!   index; [`Player::seek`] jumps to the nearest keyframe at or before a tick and replays
+//!   index (the schema's `rply_head`, through its generated reader); [`Player::seek`] jumps to the nearest keyframe at or before a tick and replays
 //!   forward; [`Player::advance`] plays one tick; [`Player::state`] is the state at the
 //!   current tick (entities with parent, descriptor, transform, properties, playing
 //!   animations and snapshot; recent events and custom payloads).
@@ -22,6 +22,11 @@
 //! [`statepack_runtime::rply_xform`]. The decisions taken where the spec is silent, where
 //! the reference implementation (Flashback) fixes a convention, and where this code differs
 //! from it are listed in `docs/formats/rply.md`.
+//!
+//! Files: `recorder.rs`, `player.rs` (with [`verify`]), `chunks.rs`, `rig.rs`
+//! ([`RigBuilder`]), [`samples`] and `registry.rs` (the [`FORMAT`] entry); each depends
+//! only on this module's items (constants, [`RplyError`], [`PropValue`]) and the public API
+//! of the others.
 
 mod chunks;
 mod player;
