@@ -141,6 +141,7 @@ pub struct AnimClip {
     /// Key frame gaps and quantised values of every animated track.
     ///
     /// Schema: `schema/anim_clip.ksy` line 52.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub bits: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -120,6 +120,7 @@ pub struct CbtrackV1 {
     /// The replay's game id, copied from the replay header.
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 92.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub game_id: ::std::vec::Vec<u8>,
     /// Resource tolerance (0 before recorder version 4).
     ///
@@ -134,10 +135,12 @@ pub struct CbtrackV1 {
     /// Reserved, zero when written.
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 101.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub reserved: ::std::vec::Vec<u8>,
     /// Header fields after byte 96 that a later writer may add; kept as bytes.
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 104.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub header_extra: ::std::vec::Vec<u8>,
     /// One entry per window, in order.
     ///
@@ -147,6 +150,7 @@ pub struct CbtrackV1 {
     /// bytes from the start of the file.
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 112.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub chunks: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1533,6 +1537,7 @@ pub struct ChunkBody {
     /// Column data and the 4 trailing zero bytes.
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 143.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub data: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -5453,6 +5453,7 @@ pub struct OpCustom {
     /// Schema: `schema/rply_v3.ksy` line 267.
     pub channel_str: u16,
     /// Schema: `schema/rply_v3.ksy` line 272.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub data: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -86,6 +86,7 @@ pub struct WorldSnapshot {
     /// Present only when `flags == 1`.
     ///
     /// Schema: `schema/world_snapshot.ksy` line 61.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub zstd_body: ::std::option::Option<::std::vec::Vec<u8>>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1335,6 +1336,7 @@ pub struct EntityRecord {
     /// Zero padding to the next byte.
     ///
     /// Schema: `schema/world_snapshot.ksy` line 204.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub align: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1568,8 +1570,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("pos_x"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 22u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    22u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1586,8 +1595,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("pos_y"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 22u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    22u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1604,8 +1620,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("pos_z"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 22u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    22u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1650,8 +1673,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("vel_x"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 18u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    18u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1668,8 +1698,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("vel_y"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 18u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    18u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1686,8 +1723,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("vel_z"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 18u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    18u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1707,8 +1751,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("omega_x"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 12u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    12u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1729,8 +1780,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("omega_y"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 12u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    12u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -1751,8 +1809,15 @@ impl EntityRecord {
                     .map_err(|e| e.in_field("omega_z"))?;
                 __r.leave(
                     Some(
-                        &::statepack_runtime::bits::to_offset_binary(__v as i64, 12u32)
-                            .unwrap_or(0),
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    12u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
                     ),
                 );
                 __v
@@ -3079,6 +3144,7 @@ pub struct Tlv {
     /// Present only when `tlv_type != 1`.
     ///
     /// Schema: `schema/world_snapshot.ksy` line 225.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub value: ::std::option::Option<::std::vec::Vec<u8>>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

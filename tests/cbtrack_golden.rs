@@ -252,9 +252,9 @@ fn raw_json_byte_fields_are_hex_strings() {
     let mut odd = v.clone();
     odd["game_id"] = serde_json::json!("000");
     let e = (f.from_json)(&odd).unwrap_err();
-    assert!(e.contains("`game_id`") && e.contains("3 digits"), "{e}");
+    assert!(e.starts_with("game_id: ") && e.contains("3 digits"), "{e}");
     let mut bad = v;
     bad["reserved"] = serde_json::json!("00000000000000zz");
     let e = (f.from_json)(&bad).unwrap_err();
-    assert!(e.contains("`reserved`: character 14 ('z')"), "{e}");
+    assert!(e.starts_with("reserved: character 14 ('z')"), "{e}");
 }

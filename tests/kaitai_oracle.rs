@@ -327,6 +327,8 @@ fn compare_value(
     };
     match ours {
         TraceValue::Int(v) => int(*v),
+        // Kaitai reads the stored code of an offset-binary field.
+        TraceValue::Coded { code, .. } => int(i128::from(*code)),
         TraceValue::Enum { name, value } => {
             let m = int(*value)?;
             let theirs_name = theirs.get("enum").and_then(Value::as_str);

@@ -211,12 +211,16 @@ pub(crate) fn bits_write(width: u8, offset_binary: bool, le: bool) -> TokenStrea
     }
 }
 
-/// How a bit field's element is traced: offset-binary fields are traced by their stored code
-/// (what the bytes hold, and what Kaitai Struct reads).
+/// How a bit field's element is traced: offset-binary fields are traced with their value and
+/// their stored code (what the bytes hold, and what Kaitai Struct reads), labelled.
 pub(crate) fn bits_leave(width: u8, offset_binary: bool) -> TokenStream {
     let w = u32::from(width);
     if offset_binary {
-        quote!(__r.leave(Some(&::statepack_runtime::bits::to_offset_binary(__v as i64, #w).unwrap_or(0)));)
+        quote!(__r.leave(Some(&::statepack_runtime::io::TraceValue::Coded {
+            value: __v as i128,
+            code: ::statepack_runtime::bits::to_offset_binary(__v as i64, #w).unwrap_or(0),
+            encoding: "offset binary",
+        }));)
     } else {
         quote!(__r.leave(Some(&__v));)
     }

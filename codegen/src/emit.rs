@@ -2668,10 +2668,15 @@ impl<'s> Emitter<'s> {
                 };
                 // JSON numbers cannot hold NaN or infinities: floats use the runtime's
                 // lossless form so that decode -> JSON -> encode keeps every bit.
-                let float_json = if matches!(f.kind, FieldKind::Float { .. }) {
-                    quote!(#[serde(with = "::statepack_runtime::io::float_json")])
-                } else {
-                    quote!()
+                // Byte fields are hex strings in JSON (`bytes_json`), not one number per byte.
+                let float_json = match f.kind {
+                    FieldKind::Float { .. } => {
+                        quote!(#[serde(with = "::statepack_runtime::io::float_json")])
+                    }
+                    FieldKind::Bytes(_) => {
+                        quote!(#[serde(with = "::statepack_runtime::bytes_json")])
+                    }
+                    _ => quote!(),
                 };
                 struct_fields.push(quote! { #doc #ser #float_json pub #id: #field_ty });
                 ctor.push(quote!(#id));
@@ -2685,14 +2690,14 @@ impl<'s> Emitter<'s> {
                         };
                         struct_fields.push(quote! {
                             #[doc = #d]
-                            #[serde(default, skip_serializing_if = "Option::is_none")]
+                            #[serde(default, skip_serializing_if = "Option::is_none", with = "::statepack_runtime::bytes_json")]
                             pub #tail: ::std::option::Option<::std::vec::Vec<u8>>
                         });
                     } else {
                         let d = format!(" For each element of `{}`, the bytes kept from reading (beyond the value, or as stored before `process`), written back as they were; an element without an entry is written from its value.", f.id);
                         struct_fields.push(quote! {
                             #[doc = #d]
-                            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+                            #[serde(default, skip_serializing_if = "Vec::is_empty", with = "::statepack_runtime::bytes_json")]
                             pub #tail: ::std::vec::Vec<::std::vec::Vec<u8>>
                         });
                     }
@@ -3143,7 +3148,7 @@ impl<'s> Emitter<'s> {
                 #[doc = " Bytes at the end of the sized field holding this value that its fields did not"]
                 #[doc = " read (Kaitai Struct skips them). Written back after the fields; empty when the"]
                 #[doc = " value filled its size or is not in a sized field."]
-                #[serde(default, skip_serializing_if = "Vec::is_empty")]
+                #[serde(default, skip_serializing_if = "Vec::is_empty", with = "::statepack_runtime::bytes_json")]
                 pub __unread: ::std::vec::Vec<u8>
             });
             struct_fields.push(quote! {
@@ -3207,7 +3212,7 @@ impl<'s> Emitter<'s> {
                 #[doc = " The bytes after the last `seq` field up to the furthest byte a positional instance"]
                 #[doc = " read, as read: written back under the positional instances (which must agree with"]
                 #[doc = " every byte written in sequence and with each other)."]
-                #[serde(default, skip_serializing_if = "Vec::is_empty")]
+                #[serde(default, skip_serializing_if = "Vec::is_empty", with = "::statepack_runtime::bytes_json")]
                 pub __beyond: ::std::vec::Vec<u8>
             });
             ctor.push(quote!(__beyond));

@@ -367,11 +367,22 @@ pub enum TraceValue {
         /// The stored integer.
         value: i128,
     },
+    /// A field whose bytes hold a code for its value (an offset-binary bit field): both, so
+    /// a reader of the trace sees what the bytes hold and what the field means.
+    Coded {
+        /// The value the code stands for (what `decode` prints and the generated type holds).
+        value: i128,
+        /// The stored code (what Kaitai Struct reads for the same bits).
+        code: u64,
+        /// The encoding's name (`offset binary`).
+        encoding: &'static str,
+    },
 }
 
 impl fmt::Display for TraceValue {
     /// Integers in decimal, floats in their shortest exact form (`1.0542928`), strings quoted
-    /// and escaped, bytes as quoted text when printable else as hex, enums as `absolute (4)`.
+    /// and escaped, bytes as quoted text when printable else as hex, enums as `absolute (4)`, coded
+    /// values as `2752 (stored code 2099904, offset binary)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TraceValue::Int(v) => write!(f, "{v}"),
@@ -381,6 +392,11 @@ impl fmt::Display for TraceValue {
             TraceValue::Str(v) => write!(f, "{v:?}"),
             TraceValue::Bytes(v) => f.write_str(&show_bytes(v)),
             TraceValue::Enum { name, value } => write!(f, "{name} ({value})"),
+            TraceValue::Coded {
+                value,
+                code,
+                encoding,
+            } => write!(f, "{value} (stored code {code}, {encoding})"),
         }
     }
 }

@@ -61,6 +61,8 @@
 #[cfg(feature = "anim")]
 pub mod anim;
 pub mod bits;
+#[cfg(feature = "serde")]
+pub mod bytes_json;
 pub mod cbtk_columns;
 #[cfg(feature = "formats")]
 pub mod chunk;

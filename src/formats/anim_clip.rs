@@ -532,6 +532,7 @@ pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
         let (r, t) = AnimClip::decode_traced(b);
         (r.map(|_| ()), t)
     },
+    decode_events: crate::formats::events::decode_events_of!(AnimClip),
     decode_full: |b| read(b).map(|e| drop(Decoder::new(&e))),
     reencode: |b| {
         let raw = AnimClip::decode(b).map_err(|e| e.to_string())?;
@@ -541,6 +542,11 @@ pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
         let raw = AnimClip::decode(b).map_err(|e| e.to_string())?;
         from_raw(&raw).map_err(|e| e.to_string())?;
         serde_json::to_value(&raw).map_err(|e| e.to_string())
+    },
+    write_json: |b, out| {
+        let raw = AnimClip::decode(b).map_err(crate::formats::invalid)?;
+        from_raw(&raw).map_err(crate::formats::invalid)?;
+        crate::formats::json::write_pretty(out, &raw)
     },
     from_json: |v| {
         let raw: AnimClip = serde_path_to_error::deserialize(v.clone())

@@ -8,6 +8,9 @@
 
 use statepack_runtime::io::{DecodeError, TraceNode};
 
+pub mod events;
+pub mod json;
+
 pub mod acl_compare;
 pub mod anim_clip;
 pub mod cbtrack;
@@ -38,12 +41,19 @@ pub struct FormatSpec {
     pub decode_raw: fn(&[u8]) -> Result<(), DecodeError>,
     /// Raw decode recording every field's byte range and value, as `inspect` prints it.
     pub decode_traced: fn(&[u8]) -> TracedDecode,
+    /// Raw decode sending every field to an event sink (what `inspect` prints as it reads,
+    /// without a tree in memory); the result and the offset where reading stopped.
+    pub decode_events: fn(&[u8], events::SinkTracer<'_>) -> (Result<(), DecodeError>, u64),
     /// Full decode: raw layer plus the format's own rules and reconstruction.
     pub decode_full: fn(&[u8]) -> Result<(), DecodeError>,
     /// Raw decode then encode: for any input that decodes, the bytes that encoding gives.
     pub reencode: fn(&[u8]) -> Result<Vec<u8>, String>,
     /// The raw layer as JSON (what `statepack decode` prints), for valid files.
     pub to_json: fn(&[u8]) -> Result<serde_json::Value, String>,
+    /// The raw layer as JSON written straight to `out` in [`json::write_pretty`]'s layout
+    /// (what `statepack decode` prints), for valid files; the same content as `to_json`.
+    /// Errors: an invalid file (`InvalidData`, before anything is written) or the writer's.
+    pub write_json: fn(&[u8], &mut dyn std::io::Write) -> std::io::Result<()>,
     /// Bytes from the raw layer's JSON (what `statepack encode` writes).
     pub from_json: fn(&serde_json::Value) -> Result<Vec<u8>, String>,
     /// Sample files built in code (spec goldens and writer output), name and bytes; the
@@ -138,4 +148,9 @@ fn unknown_key(
         }
         _ => Ok(()),
     }
+}
+
+/// An invalid file, as the `io::Error` of [`FormatSpec::write_json`].
+pub(crate) fn invalid(e: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string())
 }

@@ -2332,6 +2332,7 @@ pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
         let (r, t) = RplyV3::decode_traced(b);
         (r.map(|_| ()), t)
     },
+    decode_events: crate::formats::events::decode_events_of!(RplyV3),
     decode_full: |b| {
         verify(b).map(|_| ()).map_err(|e| match e {
             RplyError::Decode(d) => d,
@@ -2346,6 +2347,11 @@ pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
         verify(b).map_err(|e| e.to_string())?;
         let raw = RplyV3::decode(b).map_err(|e| e.to_string())?;
         serde_json::to_value(&raw).map_err(|e| e.to_string())
+    },
+    write_json: |b, out| {
+        verify(b).map_err(crate::formats::invalid)?;
+        let raw = RplyV3::decode(b).map_err(crate::formats::invalid)?;
+        crate::formats::json::write_pretty(out, &raw)
     },
     from_json: |v| {
         let raw: RplyV3 = serde_path_to_error::deserialize(v.clone())

@@ -514,6 +514,7 @@ pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
         let (r, t) = SnapV13::decode_traced(b);
         (r.map(|_| ()), t)
     },
+    decode_events: crate::formats::events::decode_events_of!(SnapV13),
     decode_full: |b| {
         let raw = SnapV13::decode(b)?;
         reconstruct(&raw).map(|_| ())
@@ -526,6 +527,11 @@ pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
         let raw = SnapV13::decode(b).map_err(|e| e.to_string())?;
         reconstruct(&raw).map_err(|e| e.to_string())?;
         serde_json::to_value(&raw).map_err(|e| e.to_string())
+    },
+    write_json: |b, out| {
+        let raw = SnapV13::decode(b).map_err(crate::formats::invalid)?;
+        reconstruct(&raw).map_err(crate::formats::invalid)?;
+        crate::formats::json::write_pretty(out, &raw)
     },
     from_json: |v| {
         // serde_path_to_error names the field a bad value sits in (`recordings[0].frames[3].dt_ms`).

@@ -758,6 +758,7 @@ pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
         let (r, t) = StudyTracks::decode_traced(b);
         (r.map(|_| ()), t)
     },
+    decode_events: crate::formats::events::decode_events_of!(StudyTracks),
     decode_full: |b| read(b).map(|_| ()),
     reencode: |b| {
         let raw = StudyTracks::decode(b).map_err(|e| e.to_string())?;
@@ -767,6 +768,11 @@ pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
         let raw = StudyTracks::decode(b).map_err(|e| e.to_string())?;
         reconstruct_tracks(&raw).map_err(|e| e.to_string())?;
         serde_json::to_value(&raw).map_err(|e| e.to_string())
+    },
+    write_json: |b, out| {
+        let raw = StudyTracks::decode(b).map_err(crate::formats::invalid)?;
+        reconstruct_tracks(&raw).map_err(crate::formats::invalid)?;
+        crate::formats::json::write_pretty(out, &raw)
     },
     from_json: |v| {
         let raw: StudyTracks = serde_path_to_error::deserialize(v.clone())

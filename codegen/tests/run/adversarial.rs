@@ -38,9 +38,14 @@ pub struct Adversarial {
     /// Schema: `codegen/tests/run/adversarial.ksy` line 21.
     pub body_len: u8,
     /// Schema: `codegen/tests/run/adversarial.ksy` line 23.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub body: ::std::vec::Vec<u8>,
     /// The stored (processed) bytes of `body` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __stored_body: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/adversarial.ksy` line 26.
     pub until_zero: ::std::vec::Vec<u8>,
@@ -51,7 +56,11 @@ pub struct Adversarial {
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
     /// read, as read: written back under the positional instances (which must agree with
     /// every byte written in sequence and with each other).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __beyond: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

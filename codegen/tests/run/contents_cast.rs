@@ -25,6 +25,7 @@ pub struct ContentsCast {
     /// Present only when `magic.size == 2`.
     ///
     /// Schema: `codegen/tests/run/contents_cast.ksy` line 7.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub body: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/contents_cast.ksy` line 10.
     pub given: TakesList,

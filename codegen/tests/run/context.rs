@@ -807,6 +807,7 @@ pub struct Counted {
     #[serde(rename = "n")]
     pub n: i128,
     /// Schema: `codegen/tests/run/context.ksy` line 44.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub data: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1258,6 +1259,7 @@ pub struct Entry {
     /// Schema: `codegen/tests/run/context.ksy` line 60.
     pub name: ::std::string::String,
     /// Schema: `codegen/tests/run/context.ksy` line 64.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub extra: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1462,6 +1464,7 @@ pub struct Tagged {
     #[serde(rename = "__ctx_parent_header_name_len")]
     pub __ctx_parent_header_name_len: i128,
     /// Schema: `codegen/tests/run/context.ksy` line 68.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub tag: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1816,6 +1819,7 @@ pub struct SizedByParent {
     #[serde(rename = "__ctx_parent_sizes")]
     pub __ctx_parent_sizes: ::std::vec::Vec<i128>,
     /// Schema: `codegen/tests/run/context.ksy` line 81.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub data: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2058,6 +2062,7 @@ pub struct Holder {
     #[serde(rename = "lens")]
     pub lens: ::std::vec::Vec<i128>,
     /// Schema: `codegen/tests/run/context.ksy` line 94.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub first: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

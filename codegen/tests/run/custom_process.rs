@@ -28,14 +28,24 @@ pub struct CustomProcess {
     /// Schema: `codegen/tests/run/custom_process.ksy` line 7.
     pub key: u8,
     /// Schema: `codegen/tests/run/custom_process.ksy` line 9.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub shifted: ::std::vec::Vec<u8>,
     /// The stored (processed) bytes of `shifted` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __stored_shifted: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/custom_process.ksy` line 12.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub framed: ::std::vec::Vec<u8>,
     /// The stored (processed) bytes of `framed` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __stored_framed: ::std::option::Option<::std::vec::Vec<u8>>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -32,6 +32,7 @@ pub struct DataOperands {
     /// Schema: `codegen/tests/run/data_operands.ksy` line 12.
     pub shift: u8,
     /// Schema: `codegen/tests/run/data_operands.ksy` line 14.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub piece: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

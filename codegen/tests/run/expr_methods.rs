@@ -25,6 +25,7 @@ pub struct ExprMethods {
     /// Schema: `codegen/tests/run/expr_methods.ksy` line 7.
     pub words: ::std::vec::Vec<u16>,
     /// Schema: `codegen/tests/run/expr_methods.ksy` line 11.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub raw: ::std::vec::Vec<u8>,
     /// Schema: `codegen/tests/run/expr_methods.ksy` line 13.
     pub digits: ::std::string::String,

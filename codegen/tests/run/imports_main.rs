@@ -647,6 +647,7 @@ pub struct SizedBlob {
     #[serde(rename = "len")]
     pub len: i128,
     /// Schema: `codegen/tests/run/imports_main.ksy` line 7.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub data: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

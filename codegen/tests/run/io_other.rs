@@ -25,14 +25,22 @@ pub struct IoOther {
     /// Schema: `codegen/tests/run/io_other.ksy` line 5.
     pub blocks: ::std::vec::Vec<Block>,
     /// For each element of `blocks`, the bytes kept from reading (beyond the value, or as stored before `process`), written back as they were; an element without an entry is written from its value.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __stored_blocks: ::std::vec::Vec<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/io_other.ksy` line 11.
     pub peek: Peeker,
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
     /// read, as read: written back under the positional instances (which must agree with
     /// every byte written in sequence and with each other).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __beyond: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -329,7 +337,11 @@ pub struct Block {
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __unread: ::std::vec::Vec<u8>,
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.

@@ -111,8 +111,10 @@ impl ::statepack_runtime::reflect::ToValue for Animal {
 #[allow(dead_code)]
 pub struct MiscLang {
     /// Schema: `codegen/tests/run/misc_lang.ksy` line 7.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub magic: ::std::vec::Vec<u8>,
     /// Schema: `codegen/tests/run/misc_lang.ksy` line 10.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub tag: ::std::vec::Vec<u8>,
     /// Schema: `codegen/tests/run/misc_lang.ksy` line 15.
     pub name: ::std::string::String,
@@ -121,9 +123,14 @@ pub struct MiscLang {
     /// Schema: `codegen/tests/run/misc_lang.ksy` line 26.
     pub recs: ::std::vec::Vec<Rec>,
     /// Schema: `codegen/tests/run/misc_lang.ksy` line 30.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub chunks: ::std::vec::Vec<::std::vec::Vec<u8>>,
     /// For each element of `chunks`, the bytes kept from reading (beyond the value, or as stored before `process`), written back as they were; an element without an entry is written from its value.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __tail_chunks: ::std::vec::Vec<::std::vec::Vec<u8>>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -971,6 +978,7 @@ pub struct Rec {
     /// Schema: `codegen/tests/run/misc_lang.ksy` line 40.
     pub marker: u8,
     /// Schema: `codegen/tests/run/misc_lang.ksy` line 42.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub body: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

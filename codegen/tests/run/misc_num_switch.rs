@@ -27,6 +27,7 @@ pub struct MiscNumSwitch {
     /// Schema: `codegen/tests/run/misc_num_switch.ksy` line 7.
     pub len: MiscNumSwitchLen,
     /// Schema: `codegen/tests/run/misc_num_switch.ksy` line 14.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub body: ::std::vec::Vec<u8>,
     /// Schema: `codegen/tests/run/misc_num_switch.ksy` line 16.
     pub checked: MiscNumSwitchChecked,

@@ -23,19 +23,33 @@ pub const SCHEMA_ID: &str = "misc_proc";
 #[allow(dead_code)]
 pub struct MiscProc {
     /// Schema: `codegen/tests/run/misc_proc.ksy` line 4.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub padded: ::std::vec::Vec<u8>,
     /// The bytes `padded` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __tail_padded: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/misc_proc.ksy` line 8.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub cut: ::std::vec::Vec<u8>,
     /// The bytes `cut` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __tail_cut: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/misc_proc.ksy` line 13.
     pub wrapped: Wrapper,
     /// The bytes `wrapped` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __tail_wrapped: ::std::option::Option<::std::vec::Vec<u8>>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -411,11 +425,16 @@ pub fn reflect_roundtrip(
 #[allow(dead_code)]
 pub struct Wrapper {
     /// Schema: `codegen/tests/run/misc_proc.ksy` line 22.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub value: ::std::vec::Vec<u8>,
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __unread: ::std::vec::Vec<u8>,
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.

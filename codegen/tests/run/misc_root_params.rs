@@ -33,6 +33,7 @@ pub struct MiscRootParams {
     #[serde(rename = "has_trailer")]
     pub has_trailer: bool,
     /// Schema: `codegen/tests/run/misc_root_params.ksy` line 9.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub body: ::std::vec::Vec<u8>,
     /// Present only when `has_trailer`.
     ///

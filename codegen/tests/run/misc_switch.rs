@@ -242,6 +242,7 @@ pub fn reflect_roundtrip(
 #[allow(dead_code)]
 pub struct Item {
     /// Schema: `codegen/tests/run/misc_switch.ksy` line 11.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub code: ::std::vec::Vec<u8>,
     /// Schema: `codegen/tests/run/misc_switch.ksy` line 13.
     pub body: ItemBody,

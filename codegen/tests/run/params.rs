@@ -526,6 +526,7 @@ pub struct Chunk {
     #[serde(rename = "label")]
     pub label: ::std::string::String,
     /// Schema: `codegen/tests/run/params.ksy` line 27.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub data: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

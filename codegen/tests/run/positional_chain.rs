@@ -27,7 +27,11 @@ pub struct PositionalChain {
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
     /// read, as read: written back under the positional instances (which must agree with
     /// every byte written in sequence and with each other).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __beyond: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -26,21 +26,35 @@ pub struct Processed {
     /// Schema: `codegen/tests/run/processed.ksy` line 5.
     pub len_packed: u8,
     /// Schema: `codegen/tests/run/processed.ksy` line 7.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub packed: ::std::vec::Vec<u8>,
     /// The stored (processed) bytes of `packed` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __stored_packed: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/processed.ksy` line 10.
     pub key: u8,
     /// Schema: `codegen/tests/run/processed.ksy` line 12.
     pub hidden: Point,
     /// The stored (processed) bytes of `hidden` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __stored_hidden: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/processed.ksy` line 16.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub spun: ::std::vec::Vec<u8>,
     /// The stored (processed) bytes of `spun` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __stored_spun: ::std::option::Option<::std::vec::Vec<u8>>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -413,7 +427,11 @@ pub struct Point {
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __unread: ::std::vec::Vec<u8>,
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.

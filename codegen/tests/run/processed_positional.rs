@@ -32,12 +32,20 @@ pub struct ProcessedPositional {
     /// Schema: `codegen/tests/run/processed_positional.ksy` line 12.
     pub chunk: Chunk,
     /// The stored (processed) bytes of `chunk` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __stored_chunk: ::std::option::Option<::std::vec::Vec<u8>>,
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
     /// read, as read: written back under the positional instances (which must agree with
     /// every byte written in sequence and with each other).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __beyond: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -284,7 +292,11 @@ pub struct Chunk {
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __unread: ::std::vec::Vec<u8>,
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.

@@ -25,6 +25,7 @@ pub struct SeqExprs {
     /// Schema: `codegen/tests/run/seq_exprs.ksy` line 7.
     pub lens: ::std::vec::Vec<u8>,
     /// Schema: `codegen/tests/run/seq_exprs.ksy` line 11.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub body: ::std::vec::Vec<u8>,
     /// Schema: `codegen/tests/run/seq_exprs.ksy` line 13.
     pub flag: u8,
@@ -33,10 +34,12 @@ pub struct SeqExprs {
     /// Schema: `codegen/tests/run/seq_exprs.ksy` line 15.
     pub opt: ::std::option::Option<u8>,
     /// Schema: `codegen/tests/run/seq_exprs.ksy` line 18.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub tail: ::std::vec::Vec<u8>,
     /// Schema: `codegen/tests/run/seq_exprs.ksy` line 20.
     pub items: ::std::vec::Vec<u8>,
     /// Schema: `codegen/tests/run/seq_exprs.ksy` line 24.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub chunks: ::std::vec::Vec<::std::vec::Vec<u8>>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

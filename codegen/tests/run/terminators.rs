@@ -25,34 +25,60 @@ pub struct Terminators {
     /// Schema: `codegen/tests/run/terminators.ksy` line 5.
     pub name: ::std::string::String,
     /// The bytes `name` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __tail_name: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/terminators.ksy` line 8.
     pub padded: ::std::string::String,
     /// The bytes `padded` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __tail_padded: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/terminators.ksy` line 12.
     pub fixed: ::std::string::String,
     /// The bytes `fixed` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __tail_fixed: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/terminators.ksy` line 16.
     pub words: ::std::vec::Vec<::std::string::String>,
     /// Schema: `codegen/tests/run/terminators.ksy` line 20.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub kept: ::std::vec::Vec<u8>,
     /// The bytes `kept` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __tail_kept: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/terminators.ksy` line 23.
     pub framed: Pair,
     /// The bytes `framed` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __tail_framed: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/terminators.ksy` line 26.
+    #[serde(with = "::statepack_runtime::bytes_json")]
     pub rest: ::std::vec::Vec<u8>,
     /// The bytes `rest` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __tail_rest: ::std::option::Option<::std::vec::Vec<u8>>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -634,7 +660,11 @@ pub struct Pair {
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "::statepack_runtime::bytes_json"
+    )]
     pub __unread: ::std::vec::Vec<u8>,
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.

@@ -6,7 +6,7 @@ mod plot;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use statepack::formats::{self, snap, FormatSpec};
+use statepack::formats::{self, FormatSpec};
 use statepack::runtime::io::{TraceNode, TraceValue};
 use statepack::runtime::motion::{self, Clip};
 use std::io::{self, Write};
@@ -16,6 +16,8 @@ use std::time::Instant;
 mod cbtrack;
 mod rply;
 mod schema_cmd;
+mod snap;
+mod tree;
 mod wsnap;
 
 #[derive(Parser)]
@@ -60,7 +62,7 @@ enum Format {
 impl Format {
     fn spec(self) -> &'static FormatSpec {
         match self {
-            Format::Snap => &snap::FORMAT,
+            Format::Snap => &formats::snap::FORMAT,
             Format::Rply => &formats::rply::FORMAT,
             Format::Cbtrack => &formats::cbtrack::FORMAT,
             Format::Wsnap => &formats::world_snapshot::FORMAT,
@@ -90,7 +92,7 @@ enum Cmd {
         #[command(flatten)]
         unit: args::UnitArg,
         /// Studs per metre of motion input (a stud is Roblox's length unit).
-        #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE, value_parser = args::positive, allow_negative_numbers = true)]
+        #[arg(long, default_value_t = formats::snap::DEFAULT_STUDS_PER_METRE, value_parser = args::positive, allow_negative_numbers = true)]
         studs_per_metre: f64,
         /// Also write the encoded SNAP file here.
         #[arg(short, long = "output", alias = "out")]
@@ -112,7 +114,7 @@ enum Cmd {
         output: PathBuf,
         /// SNAP, RPLY: studs per metre (a stud is Roblox's length unit; default: 1 stud =
         /// 0.28 m). A file whose positions this scale pushes past float32 precision is refused.
-        #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE, value_parser = args::positive, allow_negative_numbers = true)]
+        #[arg(long, default_value_t = formats::snap::DEFAULT_STUDS_PER_METRE, value_parser = args::positive, allow_negative_numbers = true)]
         studs_per_metre: f64,
         /// CBTK: characters in the crowd, each a unit driven by the motion.
         #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..))]
@@ -198,7 +200,7 @@ enum Cmd {
         #[command(flatten)]
         unit: args::UnitArg,
         /// SNAP: studs per metre used at import (must be the same value).
-        #[arg(long, default_value_t = snap::DEFAULT_STUDS_PER_METRE, value_parser = args::positive, allow_negative_numbers = true)]
+        #[arg(long, default_value_t = formats::snap::DEFAULT_STUDS_PER_METRE, value_parser = args::positive, allow_negative_numbers = true)]
         studs_per_metre: f64,
         /// CBTK: crowd size used at import (default: the units in the file's header; a
         /// different value is refused).
@@ -368,7 +370,7 @@ fn run(cli: Cli) -> Result<()> {
                 elmos_per_metre,
             ),
             ImportFormat::Snap => {
-                import_snap(&load_motion(&motion, &unit)?, &output, studs_per_metre)
+                snap::import(&load_motion(&motion, &unit)?, &output, studs_per_metre)
             }
             ImportFormat::Rply => {
                 rply::import(&load_motion(&motion, &unit)?, &output, studs_per_metre)
@@ -404,7 +406,7 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let bytes = read_file(&file)?;
             let fmt = detect(&bytes, &file)?;
-            let (res, tree) = (fmt.decode_traced)(&bytes);
+            let mut res = Ok(());
             emit_stdout(|out| {
                 writeln!(
                     out,
@@ -413,7 +415,7 @@ fn run(cli: Cli) -> Result<()> {
                     bytes.len(),
                     fmt.title
                 )?;
-                print_tree(out, &tree, 0, max_items)?;
+                res = tree::print(out, fmt, &bytes, max_items)?;
                 if fmt.name == cbtrack::FORMAT_NAME {
                     cbtrack::inspect_content(out, &bytes, max_items)?;
                 }
@@ -451,19 +453,16 @@ fn run(cli: Cli) -> Result<()> {
             let fmt = detect(&bytes, &file)?;
             // Only valid files are printed, so whatever `decode` prints, `encode` writes back.
             check_valid(fmt, &bytes, &file)?;
-            let value = if offsets {
+            if offsets {
                 let (res, tree) = (fmt.decode_traced)(&bytes);
                 res.with_context(|| {
                     format!("{} is not a valid {} file", file.display(), fmt.title)
                 })?;
-                serde_json::to_value(&tree)?
-            } else {
-                (fmt.to_json)(&bytes).map_err(|e| {
-                    anyhow::anyhow!("{} is not a valid {} file: {e}", file.display(), fmt.title)
-                })?
-            };
-            let text = serde_json::to_string_pretty(&value)?;
-            emit_stdout(|out| writeln!(out, "{text}"))
+                return emit_stdout(|out| formats::json::write_pretty(out, &tree));
+            }
+            // Streamed: the JSON is written as it is serialized, never held whole.
+            emit_stdout(|out| (fmt.write_json)(&bytes, out))
+                .with_context(|| format!("cannot print {} as JSON", file.display()))
         }
         Cmd::Encode {
             schema: Some(schema),
@@ -552,7 +551,7 @@ fn run(cli: Cli) -> Result<()> {
                     elmos_per_metre,
                 );
             }
-            if fmt.name != snap::FORMAT.name {
+            if fmt.name != formats::snap::FORMAT.name {
                 if against.is_some() {
                     bail!(
                         "--against applies to SNAP, RPLY and CBTK files, not {}",
@@ -570,37 +569,12 @@ fn run(cli: Cli) -> Result<()> {
             let Some(against) = against else {
                 bail!("SNAP verify needs --against <motion file>");
             };
-            let decoded =
-                snap::read(&bytes).with_context(|| format!("cannot decode {}", file.display()))?;
-            let clip = load_motion(&against, &unit)?;
-            let errs = snap::verify_against_clip(&decoded, &clip, studs_per_metre)?;
-            println!(
-                "{:<24} {:>16} {:>16} {:>14}",
-                "recording", "max pos (studs)", "max rot (deg)", "pos bound"
-            );
-            for e in &errs {
-                let mark = if e.frames_over_bound > 0 {
-                    format!("  {} frame(s) over the bound", e.frames_over_bound)
-                } else {
-                    String::new()
-                };
-                println!(
-                    "{:<24} {:>16.3e} {:>16.3e} {:>14.3e}{mark}",
-                    e.name, e.max_pos_error_studs, e.max_rot_error_deg, e.pos_bound_studs
-                );
-            }
-            let worst_p = errs
-                .iter()
-                .map(|e| e.max_pos_error_studs)
-                .fold(0.0, f64::max);
-            let worst_r = errs.iter().map(|e| e.max_rot_error_deg).fold(0.0, f64::max);
-            println!("worst: {worst_p:.3e} studs, {worst_r:.3e} degrees");
-            check_bounds(&errs).with_context(|| {
-                format!(
-                    "{} against the motion at {studs_per_metre} studs per metre (verify needs the --studs-per-metre and --unit-m that import was given)",
-                    file.display()
-                )
-            })
+            snap::verify(
+                &bytes,
+                &file,
+                &load_motion(&against, &unit)?,
+                studs_per_metre,
+            )
         }
         Cmd::Wsnap { cmd } => wsnap::run(cmd),
         Cmd::Sample { file, at } => {
@@ -613,29 +587,10 @@ fn run(cli: Cli) -> Result<()> {
             if fmt.name == formats::cbtrack::FORMAT.name {
                 return cbtrack::sample(&bytes, at);
             }
-            if fmt.name != snap::FORMAT.name {
+            if fmt.name != formats::snap::FORMAT.name {
                 bail!("{} files have no timeline to sample", fmt.title);
             }
-            let decoded =
-                snap::read(&bytes).with_context(|| format!("cannot decode {}", file.display()))?;
-            let end_ms = snap::last_frame_ms(&decoded);
-            if !(0.0..=end_ms).contains(&at) {
-                bail!("--at {at} ms is outside the recordings, which run from 0 to {end_ms} ms");
-            }
-            let states: Vec<serde_json::Value> = decoded
-                .iter()
-                .map(|r| {
-                    let s = r.sample_at(at);
-                    serde_json::json!({
-                        "recording": r.map_name,
-                        "at_ms": at,
-                        "pos_studs": s.map(|(p, _)| [p.x, p.y, p.z]),
-                        "rot_xyzw": s.map(|(_, q)| [q.x, q.y, q.z, q.w]),
-                    })
-                })
-                .collect();
-            let text = serde_json::to_string_pretty(&states)?;
-            emit_stdout(|out| writeln!(out, "{text}"))
+            snap::sample(&bytes, &file, at)
         }
         Cmd::RplyCrowd {
             motion,
@@ -684,45 +639,6 @@ fn run(cli: Cli) -> Result<()> {
             )
         }
     }
-}
-
-/// `import --format snap`: the clip as one recording per joint. The file is read back and
-/// checked against the clip before it is written, so a studs-per-metre that pushes positions
-/// past float32 precision writes nothing.
-fn import_snap(clip: &Clip, output: &Path, studs_per_metre: f64) -> Result<()> {
-    let rec = snap::import_clip(clip, studs_per_metre)?;
-    let bytes = rec.finish()?;
-    let errs = snap::verify_against_clip(&snap::read(&bytes)?, clip, studs_per_metre)?;
-    check_bounds(&errs).with_context(|| {
-        format!(
-            "no file written: at {studs_per_metre} studs per metre the positions do not fit the format's float32 studs within its bounds"
-        )
-    })?;
-    std::fs::write(output, &bytes).with_context(|| format!("cannot write {}", output.display()))?;
-    let s = rec.stats();
-    println!(
-        "wrote {} ({} bytes): {} recordings, {} frames ({} absolute, {} delta)",
-        output.display(),
-        bytes.len(),
-        rec.raw().recordings.len(),
-        s.frames,
-        s.absolute,
-        s.delta
-    );
-    Ok(())
-}
-
-fn check_bounds(errs: &[snap::RecordingError]) -> Result<()> {
-    if let Some(e) = errs.iter().find(|e| e.frames_over_bound > 0) {
-        bail!(
-            "recording `{}` has {} frame(s) outside the documented bounds (worst {:.3e} studs, {:.3e} deg)",
-            e.name,
-            e.frames_over_bound,
-            e.max_pos_error_studs,
-            e.max_rot_error_deg
-        );
-    }
-    Ok(())
 }
 
 fn print_tree(
@@ -785,7 +701,7 @@ fn print_tree(
 }
 
 /// Writes long output to stdout; a reader that goes away early (`| head`) is not an error.
-fn emit_stdout(
+pub(crate) fn emit_stdout(
     f: impl FnOnce(&mut io::BufWriter<io::StdoutLock<'_>>) -> io::Result<()>,
 ) -> Result<()> {
     let mut out = io::BufWriter::new(io::stdout().lock());
@@ -837,18 +753,18 @@ fn demo(
         studs_per_metre
     );
     const RUNS: usize = 9;
-    let (enc_s, rec) = time_median(RUNS, || snap::import_clip(&clip, studs_per_metre));
+    let (enc_s, rec) = time_median(RUNS, || formats::snap::import_clip(&clip, studs_per_metre));
     let rec = rec?;
     let bytes = rec.finish()?;
-    let (dec_s, decoded) = time_median(RUNS, || snap::read(&bytes));
+    let (dec_s, decoded) = time_median(RUNS, || formats::snap::read(&bytes));
     let decoded = decoded?;
     if let Some(o) = out {
         std::fs::write(o, &bytes).with_context(|| format!("cannot write {}", o.display()))?;
         println!("wrote {}", o.display());
     }
-    let errs = snap::verify_against_clip(&decoded, &clip, studs_per_metre)?;
+    let errs = formats::snap::verify_against_clip(&decoded, &clip, studs_per_metre)?;
     let stats = rec.stats();
-    let all_abs = snap::all_absolute_size(rec.raw());
+    let all_abs = formats::snap::all_absolute_size(rec.raw());
     let worst_p = errs
         .iter()
         .map(|e| e.max_pos_error_studs)
@@ -886,7 +802,7 @@ fn demo(
         bound_p,
         statepack::runtime::snap_delta::CHAIN_ROT_ERROR_BOUND_RAD.to_degrees()
     );
-    check_bounds(&errs)?;
+    snap::check_bounds(&errs)?;
     println!("SNAP verified: every frame of every recording is within the documented bounds");
     println!(
         "RPLY row: the same clip as 20 walkers for 60 s at 15 Hz; a frame is one entity-tick, all-absolute is every transform a full XFORM, delta frames are XFORM_D ops among the transforms given, encode is recording and decode is playing every tick (docs/formats/rply.md)"

@@ -97,62 +97,6 @@ pub fn with_header_extra(bytes: &[u8], blocks: u32, fill: u8) -> Result<Vec<u8>,
     raw.encode().map_err(|e| e.to_string())
 }
 
-/// The byte fields of the raw layer (`schema/cbtrack_v1.ksy`): in the JSON form each is one
-/// string of two lower-case hex digits per byte, so the chunk area is one line, not one line
-/// per byte.
-pub const JSON_HEX_FIELDS: &[&str] = &["game_id", "reserved", "header_extra", "chunks"];
-
-/// Turns the byte fields of the raw layer's JSON ([`JSON_HEX_FIELDS`], arrays of numbers as
-/// serde writes them) into hex strings.
-fn bytes_to_hex(v: &mut serde_json::Value) {
-    use std::fmt::Write;
-    let Some(m) = v.as_object_mut() else { return };
-    for f in JSON_HEX_FIELDS {
-        if let Some(serde_json::Value::Array(a)) = m.get(*f) {
-            let mut s = String::with_capacity(2 * a.len());
-            for b in a {
-                let _ = write!(s, "{:02x}", b.as_u64().unwrap_or(0));
-            }
-            m.insert((*f).to_owned(), serde_json::Value::String(s));
-        }
-    }
-}
-
-/// Turns the hex strings of [`JSON_HEX_FIELDS`] back into byte arrays (an array of numbers
-/// is taken as it is).
-///
-/// Errors: a string of odd length or with a character that is not a hex digit, naming the
-/// field and the character's place.
-fn hex_to_bytes(v: &mut serde_json::Value) -> Result<(), String> {
-    let Some(m) = v.as_object_mut() else {
-        return Ok(());
-    };
-    for f in JSON_HEX_FIELDS {
-        if let Some(serde_json::Value::String(s)) = m.get(*f) {
-            if s.len() % 2 != 0 {
-                return Err(format!(
-                    "`{f}`: a hex string needs two digits per byte, found {} digits",
-                    s.len()
-                ));
-            }
-            let digits = s.as_bytes();
-            let mut out = Vec::with_capacity(s.len() / 2);
-            for (i, pair) in digits.chunks(2).enumerate() {
-                let d = |c: u8, at: usize| {
-                    (c as char).to_digit(16).ok_or_else(|| {
-                        format!("`{f}`: character {at} ({:?}) is not a hex digit", c as char)
-                    })
-                };
-                out.push(serde_json::Value::from(
-                    d(pair[0], 2 * i)? * 16 + d(pair[1], 2 * i + 1)?,
-                ));
-            }
-            m.insert((*f).to_owned(), serde_json::Value::Array(out));
-        }
-    }
-    Ok(())
-}
-
 /// The registry entry.
 pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
     name: "cbtrack",
@@ -164,6 +108,7 @@ pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
         let (r, t) = CbtrackV1::decode_traced(b);
         (r.map(|_| ()), t)
     },
+    decode_events: crate::formats::events::decode_events_of!(CbtrackV1),
     decode_full: decode_all,
     reencode: |b| {
         let raw = CbtrackV1::decode(b).map_err(|e| e.to_string())?;
@@ -171,14 +116,15 @@ pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
     },
     to_json: |b| {
         let raw = CbtrackV1::decode(b).map_err(|e| e.to_string())?;
-        let mut v = serde_json::to_value(&raw).map_err(|e| e.to_string())?;
-        bytes_to_hex(&mut v);
-        Ok(v)
+        serde_json::to_value(&raw).map_err(|e| e.to_string())
+    },
+    write_json: |b, out| {
+        let raw = CbtrackV1::decode(b).map_err(crate::formats::invalid)?;
+        crate::formats::json::write_pretty(out, &raw)
     },
     from_json: |v| {
-        let mut v = v.clone();
-        hex_to_bytes(&mut v)?;
-        let raw: CbtrackV1 = serde_json::from_value(v).map_err(|e| e.to_string())?;
+        let raw: CbtrackV1 = serde_path_to_error::deserialize(v.clone())
+            .map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
         raw.encode().map_err(|e| e.to_string())
     },
     samples: || {

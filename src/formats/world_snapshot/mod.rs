@@ -782,6 +782,7 @@ pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
         let (r, t) = WorldSnapshot::decode_traced(b);
         (r.map(|_| ()), t)
     },
+    decode_events: crate::formats::events::decode_events_of!(WorldSnapshot),
     decode_full: |b| decode(b).map(|_| ()),
     reencode: |b| {
         let raw = WorldSnapshot::decode(b).map_err(|e| e.to_string())?;
@@ -791,6 +792,11 @@ pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
         let raw = WorldSnapshot::decode(b).map_err(|e| e.to_string())?;
         decode(b).map_err(|e| e.to_string())?;
         serde_json::to_value(&raw).map_err(|e| e.to_string())
+    },
+    write_json: |b, out| {
+        let raw = WorldSnapshot::decode(b).map_err(crate::formats::invalid)?;
+        decode(b).map_err(crate::formats::invalid)?;
+        crate::formats::json::write_pretty(out, &raw)
     },
     from_json: |v| {
         let raw: WorldSnapshot = serde_path_to_error::deserialize(v.clone())

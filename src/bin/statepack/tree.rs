@@ -1,0 +1,336 @@
+//! `inspect`'s tree, printed while the file is read: one line per field or list element with
+//! its byte range (`start..end size B`), its name indented by depth, and its value for
+//! leaves; bit fields add their bit range. A list shows its first `max_items` elements and a
+//! count of the rest, a byte run its first `max_items` bytes (0 shows everything).
+//!
+//! Memory: a line needs its field's end before its children are printed, so the file is read
+//! twice: the first pass keeps only each field's end (8 bytes per field, whatever the
+//! field holds; 16 for inputs of 512 MiB and more), the second prints. Nothing else grows with the number of fields, so
+//! `inspect --max-items 0` of a file with millions of list elements stays within a few tens
+//! of bytes per input byte.
+
+use statepack::formats::events::{SinkTracer, TraceEvent};
+use statepack::formats::FormatSpec;
+use statepack::runtime::io::{show_bytes, DecodeError, PathSeg, TraceValue};
+use std::io::{self, Write};
+
+/// One tree line (the layout `print_tree` uses for trees held in memory).
+#[allow(clippy::too_many_arguments)]
+pub fn line(
+    out: &mut dyn Write,
+    (start, end): (u64, u64),
+    (start_bit, end_bit): (u64, u64),
+    depth: usize,
+    name: &str,
+    value: Option<&TraceValue>,
+    max_items: usize,
+) -> io::Result<()> {
+    let indent = "  ".repeat(depth);
+    let value = match value {
+        Some(TraceValue::Bytes(b)) if max_items != 0 && b.len() > max_items => format!(
+            " = {} ... {} more bytes",
+            show_bytes(&b[..max_items]),
+            b.len() - max_items
+        ),
+        Some(v) => format!(" = {v}"),
+        None => String::new(),
+    };
+    let bits = if start_bit != start * 8 || end_bit != end * 8 {
+        format!("  (bits {start_bit}..{end_bit}, {} b)", end_bit - start_bit)
+    } else {
+        String::new()
+    };
+    writeln!(
+        out,
+        "{start:>8}..{end:<8} {:>6} B  {indent}{name}{value}{bits}",
+        end - start
+    )
+}
+
+/// The "... N more" line after a list's shown elements.
+pub fn more(out: &mut dyn Write, depth: usize, n: usize) -> io::Result<()> {
+    let indent = "  ".repeat(depth);
+    writeln!(out, "{:>26}  {indent}  ... {n} more", "")
+}
+
+/// Where each field ends (byte and bit offset), in reading order: 8 bytes per field when
+/// every bit offset of the input fits in 32 bits (inputs under 512 MiB), else 16.
+enum Ends {
+    Small(Vec<[u32; 2]>),
+    Large(Vec<[u64; 2]>),
+}
+
+impl Ends {
+    fn for_input(len: usize) -> Self {
+        if (len as u64).saturating_mul(8) < u64::from(u32::MAX) {
+            Ends::Small(Vec::new())
+        } else {
+            Ends::Large(Vec::new())
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Ends::Small(v) => v.len(),
+            Ends::Large(v) => v.len(),
+        }
+    }
+
+    fn push(&mut self, e: (u64, u64)) {
+        match self {
+            // Offsets never pass the input's end, so they fit (checked in `for_input`).
+            Ends::Small(v) => v.push([e.0 as u32, e.1 as u32]),
+            Ends::Large(v) => v.push([e.0, e.1]),
+        }
+    }
+
+    fn set(&mut self, i: usize, e: (u64, u64)) {
+        match self {
+            Ends::Small(v) => v[i] = [e.0 as u32, e.1 as u32],
+            Ends::Large(v) => v[i] = [e.0, e.1],
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<(u64, u64)> {
+        match self {
+            Ends::Small(v) => v.get(i).map(|e| (u64::from(e[0]), u64::from(e[1]))),
+            Ends::Large(v) => v.get(i).map(|e| (e[0], e[1])),
+        }
+    }
+}
+
+/// A field being printed.
+struct Open {
+    /// Its place in reading order (index into the first pass's ends).
+    idx: usize,
+    name: String,
+    start: (u64, u64),
+    depth: usize,
+    /// Its line is out (it has children).
+    printed: bool,
+    children: usize,
+    /// Its children are list elements.
+    list: bool,
+    /// Not shown: beyond `max_items` in a list, or inside such an element.
+    hidden: bool,
+}
+
+/// Reads `bytes` as `fmt` and prints the tree under a first line for the root (the schema's
+/// name, `0..end`). Gives the decode result (the tree is printed up to the failing field) or
+/// the writer's error.
+pub fn print(
+    out: &mut dyn Write,
+    fmt: &FormatSpec,
+    bytes: &[u8],
+    max_items: usize,
+) -> io::Result<Result<(), DecodeError>> {
+    // Pass 1: where each field ends. A field left open by a decode error ends where its
+    // last child ended (or where it started), as in the in-memory tree.
+    let mut ends = Ends::for_input(bytes.len());
+    let mut open: Vec<(usize, u64, u64)> = Vec::new();
+    let mut sink = |ev: TraceEvent| match ev {
+        TraceEvent::Enter { offset, bit, .. } => {
+            open.push((ends.len(), offset, bit));
+            ends.push((offset, bit));
+        }
+        TraceEvent::Leave { offset, bit, .. } => {
+            if let Some((i, _, _)) = open.pop() {
+                ends.set(i, (offset, bit));
+                if let Some(p) = open.last_mut() {
+                    (p.1, p.2) = (offset, bit);
+                }
+            }
+        }
+    };
+    let (res, root_end) = (fmt.decode_events)(bytes, SinkTracer::new(&mut sink, false));
+    while let Some((i, e, eb)) = open.pop() {
+        let (s, sb) = ends.get(i).unwrap_or((e, eb));
+        ends.set(i, (s.max(e), sb.max(eb)));
+        if let Some(p) = open.last_mut() {
+            (p.1, p.2) = (s.max(e), sb.max(eb));
+        }
+    }
+    line(
+        out,
+        (0, root_end),
+        (0, root_end * 8),
+        0,
+        fmt.schema,
+        None,
+        max_items,
+    )?;
+
+    // Pass 2: print, each line as soon as its end is known from pass 1.
+    let mut next = 0usize;
+    let mut stack: Vec<Open> = Vec::new();
+    let mut root_children = 0usize;
+    let mut root_list = false;
+    let mut failed: Option<io::Error> = None;
+    let print_open = |o: &mut Open, out: &mut dyn Write| -> io::Result<()> {
+        if !o.printed && !o.hidden {
+            let end = ends.get(o.idx).unwrap_or(o.start);
+            line(
+                out,
+                (o.start.0, end.0),
+                (o.start.1, end.1),
+                o.depth,
+                &o.name,
+                None,
+                max_items,
+            )?;
+        }
+        o.printed = true;
+        Ok(())
+    };
+    let close = |o: Open, value: Option<&TraceValue>, out: &mut dyn Write| -> io::Result<()> {
+        if o.hidden {
+            return Ok(());
+        }
+        if !o.printed {
+            let end = ends.get(o.idx).unwrap_or(o.start);
+            line(
+                out,
+                (o.start.0, end.0),
+                (o.start.1, end.1),
+                o.depth,
+                &o.name,
+                value,
+                max_items,
+            )?;
+        } else if o.list && max_items != 0 && o.children > max_items {
+            more(out, o.depth, o.children - max_items)?;
+        }
+        Ok(())
+    };
+    let mut sink = |ev: TraceEvent| {
+        if failed.is_some() {
+            return;
+        }
+        let r = (|| -> io::Result<()> {
+            match ev {
+                TraceEvent::Enter { seg, offset, bit } => {
+                    let is_index = matches!(seg, PathSeg::Index(_));
+                    let (depth, hidden) = match stack.last_mut() {
+                        Some(p) => {
+                            print_open(p, out)?;
+                            p.children += 1;
+                            if p.children == 1 {
+                                p.list = is_index;
+                            }
+                            let beyond = p.list && max_items != 0 && p.children > max_items;
+                            (p.depth + 1, p.hidden || beyond)
+                        }
+                        None => {
+                            root_children += 1;
+                            if root_children == 1 {
+                                root_list = is_index;
+                            }
+                            let beyond = root_list && max_items != 0 && root_children > max_items;
+                            (1, beyond)
+                        }
+                    };
+                    let name = match seg {
+                        PathSeg::Field(f) => f.to_owned(),
+                        PathSeg::Index(i) => format!("[{i}]"),
+                    };
+                    stack.push(Open {
+                        idx: next,
+                        name,
+                        start: (offset, bit),
+                        depth,
+                        printed: false,
+                        children: 0,
+                        list: false,
+                        hidden,
+                    });
+                    next += 1;
+                }
+                TraceEvent::Leave { value, .. } => {
+                    if let Some(o) = stack.pop() {
+                        close(o, value.as_ref(), out)?;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = r {
+            failed = Some(e);
+        }
+    };
+    // The same input decodes the same way, so pass 2 sees pass 1's fields in the same order.
+    let _ = (fmt.decode_events)(bytes, SinkTracer::new(&mut sink, true));
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    while let Some(o) = stack.pop() {
+        close(o, None, out)?;
+    }
+    if root_list && max_items != 0 && root_children > max_items {
+        more(out, 0, root_children - max_items)?;
+    }
+    Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use statepack::formats::FORMATS;
+
+    /// The in-memory tree's text, as `inspect` printed it before it streamed.
+    fn from_tree(fmt: &statepack::formats::FormatSpec, bytes: &[u8], max: usize) -> String {
+        let (_, t) = (fmt.decode_traced)(bytes);
+        let mut out = Vec::new();
+        crate::print_tree(&mut out, &t, 0, max).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn streamed(fmt: &statepack::formats::FormatSpec, bytes: &[u8], max: usize) -> String {
+        let mut out = Vec::new();
+        let res = super::print(&mut out, fmt, bytes, max).unwrap();
+        assert_eq!(res.is_ok(), (fmt.decode_raw)(bytes).is_ok());
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn streamed_tree_is_the_in_memory_tree() {
+        let mut n = 0;
+        for fmt in FORMATS {
+            for (name, bytes) in (fmt.samples)() {
+                // Whole files and cuts inside them (the tree then stops at the failing field).
+                let cuts = [
+                    bytes.len(),
+                    bytes.len() / 2,
+                    bytes.len() / 3,
+                    7.min(bytes.len()),
+                ];
+                for cut in cuts {
+                    for max in [0, 3, 16] {
+                        let b = &bytes[..cut];
+                        assert_eq!(
+                            streamed(fmt, b, max),
+                            from_tree(fmt, b, max),
+                            "{} {name} cut at {cut}, max-items {max}",
+                            fmt.name
+                        );
+                        n += 1;
+                    }
+                }
+            }
+        }
+        assert!(n > 100, "{n} comparisons");
+    }
+
+    #[test]
+    fn streamed_json_is_the_json_value() {
+        for fmt in FORMATS {
+            for (name, bytes) in (fmt.samples)() {
+                let Ok(v) = (fmt.to_json)(&bytes) else {
+                    continue;
+                };
+                let mut out = Vec::new();
+                (fmt.write_json)(&bytes, &mut out).unwrap();
+                let back: serde_json::Value = serde_json::from_slice(&out).unwrap();
+                assert_eq!(back, v, "{} {name}", fmt.name);
+            }
+        }
+    }
+}
