@@ -1687,7 +1687,11 @@ mod bits_features {
         assert_eq!((f("small").start, f("small").end), (1, 2));
         assert_eq!(
             f("small").typed,
-            Some(statepack_runtime::io::TraceValue::Int(2043))
+            Some(statepack_runtime::io::TraceValue::Coded {
+                value: -5,
+                code: 2043,
+                encoding: "offset binary"
+            })
         );
         assert_eq!(
             f("has_extra").typed,

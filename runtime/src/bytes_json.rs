@@ -135,8 +135,6 @@ impl BytesJson for Vec<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
     struct M {
         #[serde(with = "super")]

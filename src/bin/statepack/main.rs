@@ -7,7 +7,7 @@ mod plot;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use statepack::formats::{self, FormatSpec};
-use statepack::runtime::io::{TraceNode, TraceValue};
+use statepack::runtime::io::TraceNode;
 use statepack::runtime::motion::{self, Clip};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -647,38 +647,14 @@ fn print_tree(
     depth: usize,
     max_items: usize,
 ) -> io::Result<()> {
-    let indent = "  ".repeat(depth);
-    // A byte run longer than `max_items` shows its first `max_items` bytes and a count.
-    let value = match &n.typed {
-        Some(TraceValue::Bytes(b)) if max_items != 0 && b.len() > max_items => format!(
-            " = {} ... {} more bytes",
-            statepack::runtime::io::show_bytes(&b[..max_items]),
-            b.len() - max_items
-        ),
-        _ => n
-            .value
-            .as_deref()
-            .map(|v| format!(" = {v}"))
-            .unwrap_or_default(),
-    };
-    // Inside a run of bit fields the exact bit range follows the byte range.
-    let bits = if n.start_bit != n.start * 8 || n.end_bit != n.end * 8 {
-        format!(
-            "  (bits {}..{}, {} b)",
-            n.start_bit,
-            n.end_bit,
-            n.end_bit - n.start_bit
-        )
-    } else {
-        String::new()
-    };
-    writeln!(
+    tree::line(
         out,
-        "{:>8}..{:<8} {:>6} B  {indent}{}{value}{bits}",
-        n.start,
-        n.end,
-        n.end - n.start,
-        n.name
+        (n.start, n.end),
+        (n.start_bit, n.end_bit),
+        depth,
+        &n.name,
+        n.typed.as_ref(),
+        max_items,
     )?;
     let list = n.children.first().is_some_and(|c| c.name.starts_with('['));
     let shown = if list && max_items != 0 {
@@ -690,12 +666,7 @@ fn print_tree(
         print_tree(out, c, depth + 1, max_items)?;
     }
     if n.children.len() > shown {
-        writeln!(
-            out,
-            "{:>26}  {indent}  ... {} more",
-            "",
-            n.children.len() - shown
-        )?;
+        tree::more(out, depth, n.children.len() - shown)?;
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! `inspect`'s tree, printed while the file is read: one line per field or list element with
 //! its byte range (`start..end size B`), its name indented by depth, and its value for
 //! leaves; bit fields add their bit range. A list shows its first `max_items` elements and a
-//! count of the rest, a byte run its first `max_items` bytes (0 shows everything).
+//! count of the rest, a byte run its first `max_items` bytes, a string its first
+//! 16 × `max_items` characters (0 shows everything).
 //!
 //! Memory: a line needs its field's end before its children are printed, so the file is read
 //! twice: the first pass keeps only each field's end (8 bytes per field, whatever the
@@ -14,7 +15,11 @@ use statepack::formats::FormatSpec;
 use statepack::runtime::io::{show_bytes, DecodeError, PathSeg, TraceValue};
 use std::io::{self, Write};
 
-/// One tree line (the layout `print_tree` uses for trees held in memory).
+/// Characters of a string shown per `--max-items` (so 64 by default).
+pub const STR_CHARS_PER_ITEM: usize = 16;
+
+/// One tree line: byte range, size, indented name, value (byte runs and strings bounded by
+/// `max_items`, 0 for all), bit range inside a bit-field run.
 #[allow(clippy::too_many_arguments)]
 pub fn line(
     out: &mut dyn Write,
@@ -32,6 +37,17 @@ pub fn line(
             show_bytes(&b[..max_items]),
             b.len() - max_items
         ),
+        // A long string likewise: its first `STR_CHARS_PER_ITEM × max_items` characters.
+        Some(TraceValue::Str(t))
+            if max_items != 0 && t.chars().nth(STR_CHARS_PER_ITEM * max_items).is_some() =>
+        {
+            let shown: String = t.chars().take(STR_CHARS_PER_ITEM * max_items).collect();
+            format!(
+                " = {} ... {} more characters",
+                TraceValue::Str(shown),
+                t.chars().count() - STR_CHARS_PER_ITEM * max_items
+            )
+        }
         Some(v) => format!(" = {v}"),
         None => String::new(),
     };
