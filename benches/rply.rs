@@ -24,7 +24,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use glam::{DQuat, DVec3};
 use statepack::formats::rply::{Player, Recorder, RecorderOptions, RplyV3};
-use statepack::formats::rply_crowd::{record_crowd, CrowdOptions, RootTrack};
+use statepack::sim::rply_crowd::{record_crowd, CrowdOptions, RootTrack};
 use statepack_runtime::motion::Clip;
 
 fn clip() -> Clip {
@@ -64,7 +64,7 @@ fn bench_rply(c: &mut Criterion) {
         "raw decode and player read the same ops"
     );
     assert_eq!(raw.encode().expect("encode"), bytes);
-    let last = raw.tick_count;
+    let last = raw.head.tick_count;
 
     let mut g = c.benchmark_group("rply_play");
     g.throughput(Throughput::Bytes(bytes.len() as u64));

@@ -11,7 +11,7 @@ pub const SCHEMA_FILE: &str = "schema/rply_v3.ksy";
 pub const SCHEMA_ID: &str = "rply_v3";
 /// Enum `opcode`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 704.
+/// Schema: `schema/rply_v3.ksy` line 722.
 #[derive(
     Debug,
     Clone,
@@ -146,7 +146,7 @@ impl ::statepack_runtime::reflect::ToValue for Opcode {
 }
 /// Enum `prop_type`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 718.
+/// Schema: `schema/rply_v3.ksy` line 736.
 #[derive(
     Debug,
     Clone,
@@ -239,7 +239,7 @@ impl ::statepack_runtime::reflect::ToValue for PropType {
 }
 /// Enum `part_kind`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 725.
+/// Schema: `schema/rply_v3.ksy` line 743.
 #[derive(
     Debug,
     Clone,
@@ -332,7 +332,7 @@ impl ::statepack_runtime::reflect::ToValue for PartKind {
 }
 /// Enum `effect_class`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 732.
+/// Schema: `schema/rply_v3.ksy` line 750.
 #[derive(
     Debug,
     Clone,
@@ -455,7 +455,7 @@ impl ::statepack_runtime::reflect::ToValue for EffectClass {
 }
 /// Enum `value_tag`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 744.
+/// Schema: `schema/rply_v3.ksy` line 762.
 #[derive(
     Debug,
     Clone,
@@ -578,7 +578,7 @@ impl ::statepack_runtime::reflect::ToValue for ValueTag {
 }
 /// Enum `joint_kind`: a closed set; any other stored value is a decode error.
 ///
-/// Schema: `schema/rply_v3.ksy` line 756.
+/// Schema: `schema/rply_v3.ksy` line 774.
 #[derive(
     Debug,
     Clone,
@@ -660,7 +660,7 @@ impl ::statepack_runtime::reflect::ToValue for JointKind {
 /// An RPLY v3 replay: a 30-byte header, the string table, the keyframe index and the op
 /// stream. Positions are in studs, ticks count from the recording's start at `tick_rate`
 /// per second, little-endian throughout. Semantics (tick markers, delta chains, the
-/// player's state, seeking) live in src/formats/rply.rs; see docs/formats/rply.md.
+/// player's state, seeking) live in src/formats/rply/; see docs/formats/rply.md.
 ///
 /// The root type of the schema.
 ///
@@ -675,46 +675,330 @@ impl ::statepack_runtime::reflect::ToValue for JointKind {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct RplyV3 {
-    /// Format version; only 3 is read.
+    /// The header, string table and keyframe index, readable without the op stream.
+    ///
+    /// Schema: `schema/rply_v3.ksy` line 14.
+    pub head: RplyHead,
+    /// The op stream, to the end of the file.
     ///
     /// Schema: `schema/rply_v3.ksy` line 17.
+    pub ops: OpStream,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl RplyV3 {
+    /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
+    pub const MIN_LEN: usize = 30;
+    /// Reads one value at the reader's position.
+    ///
+    /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_from<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("head"));
+        let head: RplyHead = {
+            let __v: RplyHead = { RplyHead::read_from(__r) }
+                .map_err(|e| e.in_field("head"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("ops"));
+        let ops: OpStream = {
+            let __v: OpStream = {
+                __r.push_limit(head.op_bytes as i128)
+                    .and_then(|__old| {
+                        let __v = OpStream::read_from(__r)?;
+                        __r.pop_limit(__old)?;
+                        Ok(__v)
+                    })
+            }
+                .map_err(|e| e.in_field("ops"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        Ok(Self { head, ops })
+    }
+    /// Writes this value; counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    #[allow(
+        unused_variables,
+        clippy::redundant_closure_call,
+        clippy::needless_borrow,
+        clippy::let_unit_value
+    )]
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        let head = &self.head;
+        let ops = &self.ops;
+        {
+            let __val = &self.head;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                {
+                    __v.write_to(__w)?;
+                };
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("head"))?;
+        }
+        {
+            let __val = &self.ops;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                {
+                    if (__v.encoded_len() as i128) != (head.op_bytes as i128) {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
+                                expected: u64::try_from(head.op_bytes as i128)
+                                    .unwrap_or(u64::MAX),
+                                found: __v.encoded_len(),
+                            }),
+                        );
+                    }
+                    __v.write_to(__w)?;
+                };
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("ops"))?;
+        }
+        Ok(())
+    }
+    /// The number of bytes [`Self::write_to`] writes.
+    #[allow(unused_variables, clippy::identity_op)]
+    pub fn encoded_len(&self) -> usize {
+        0
+            + {
+                let __val = &self.head;
+                {
+                    let __v = __val;
+                    __v.encoded_len()
+                }
+            }
+            + {
+                let __val = &self.ops;
+                {
+                    let __v = __val;
+                    __v.encoded_len()
+                }
+            }
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl RplyV3 {
+    /// Decodes a whole file: the data must end exactly where the root type ends.
+    ///
+    /// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError), naming the field path and byte offset.
+    pub fn decode(bytes: &[u8]) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+        let v = Self::read_from(&mut r)?;
+        r.finish()?;
+        Ok(v)
+    }
+    /// Decodes a whole file while recording its structure (every field's byte range and value).
+    /// The tree is returned even when decoding fails, up to the failing field.
+    pub fn decode_traced(
+        bytes: &[u8],
+    ) -> (
+        Result<Self, ::statepack_runtime::io::DecodeError>,
+        ::statepack_runtime::io::TraceNode,
+    ) {
+        let mut r = ::statepack_runtime::io::ByteReader::with_tracer(
+            bytes,
+            ::statepack_runtime::io::TreeTracer::new(SCHEMA_ID),
+        );
+        let v = Self::read_from(&mut r)
+            .and_then(|v| {
+                r.finish()?;
+                Ok(v)
+            });
+        let end = r.offset();
+        (v, r.tracer.finish(end))
+    }
+    /// Encodes to a new byte vector; counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit its stored type or breaks a schema rule.
+    pub fn encode(
+        &self,
+    ) -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
+        let mut w = ::statepack_runtime::io::ByteWriter::with_capacity(
+            self.encoded_len(),
+        );
+        self.write_to(&mut w)?;
+        Ok(w.into_bytes())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::format::RootType for RplyV3 {
+    const SCHEMA_ID: &'static str = SCHEMA_ID;
+    fn read_root<T: ::statepack_runtime::io::Tracer>(
+        r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        RplyV3::read_from(r)
+    }
+    fn encode_root(
+        &self,
+    ) -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
+        RplyV3::encode(self)
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::reflect::Reflect for RplyV3 {
+    fn schema_type(&self) -> &'static str {
+        "rply_v3"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "head" => ::std::option::Option::Some(self.head.to_value()),
+            "ops" => ::std::option::Option::Some(self.ops.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["head", "ops"]
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::reflect::ToValue for RplyV3 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::BinRead for RplyV3 {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::meta::ReadEndian for RplyV3 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::BinWrite for RplyV3 {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::meta::WriteEndian for RplyV3 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
+/// the end of the root type are allowed (and ignored). The result is seen through the
+/// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
+///
+/// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader.
+#[allow(dead_code)]
+pub fn reflect_decode(
+    bytes: &[u8],
+) -> Result<
+    ::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>,
+    ::statepack_runtime::io::DecodeError,
+> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = RplyV3::read_from(&mut r)?;
+    Ok(::std::boxed::Box::new(v))
+}
+/// Decodes the root type at the start of `bytes` (trailing bytes allowed, as in
+/// [`reflect_decode`]) and encodes the value again. The result should equal the bytes the
+/// reader consumed (a prefix of `bytes`).
+///
+/// Errors: the decode or encode error, rendered as text.
+#[allow(dead_code)]
+pub fn reflect_roundtrip(
+    bytes: &[u8],
+) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = RplyV3::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
+    v.encode().map_err(|e| format!("encode: {e}"))
+}
+/// The 30-byte header, the string table and the keyframe index: everything before the op
+/// stream, so a player can open a replay and seek without reading its ops.
+///
+/// Schema: `schema/rply_v3.ksy` line 22.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    ::statepack_runtime::serde::Serialize,
+    ::statepack_runtime::serde::Deserialize
+)]
+#[serde(crate = "::statepack_runtime::serde")]
+#[allow(dead_code)]
+pub struct RplyHead {
+    /// Format version; only 3 is read.
+    ///
+    /// Schema: `schema/rply_v3.ksy` line 30.
     pub version: u8,
     /// Ticks per second of recorded time (15 by default).
     ///
     /// Unit: ticks per second.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 21.
+    /// Schema: `schema/rply_v3.ksy` line 34.
     pub tick_rate: u8,
     /// The place version the replay was recorded in; a player for another version refuses it.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 25.
+    /// Schema: `schema/rply_v3.ksy` line 38.
     pub place_version: u32,
     /// Wall-clock time of the recording's start.
     ///
     /// Unit: s since 1970-01-01 UTC.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 28.
+    /// Schema: `schema/rply_v3.ksy` line 41.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub start_unix: f64,
     /// Number of the last tick recorded (ticks run from 0 to this value).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 32.
+    /// Schema: `schema/rply_v3.ksy` line 45.
     pub tick_count: u32,
-    /// The string table; ops refer to entry i (1-based) by the id i, 0 means none.
-    ///
-    /// Schema: `schema/rply_v3.ksy` line 44.
-    pub strings: ::std::vec::Vec<Str16>,
-    /// The keyframe index, in tick order.
-    ///
-    /// Schema: `schema/rply_v3.ksy` line 49.
-    pub keyframes: ::std::vec::Vec<Keyframe>,
-    /// The op stream, to the end of the file.
+    /// Length of the op stream in bytes, which is the rest of the file. Stored, not derived:
+    /// the writer checks it against the op stream's encoded length.
     ///
     /// Schema: `schema/rply_v3.ksy` line 54.
-    pub ops: OpStream,
+    pub op_bytes: u32,
+    /// The string table; ops refer to entry i (1-based) by the id i, 0 means none.
+    ///
+    /// Schema: `schema/rply_v3.ksy` line 59.
+    pub strings: ::std::vec::Vec<Str16>,
+    /// The keyframe index, in tick order (strictly increasing ticks, non-decreasing offsets:
+    /// checked by the player, which reads the index on its own).
+    ///
+    /// Schema: `schema/rply_v3.ksy` line 64.
+    pub keyframes: ::std::vec::Vec<Keyframe>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl RplyV3 {
+impl RplyHead {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
     pub const MIN_LEN: usize = 30;
     /// Reads one value at the reader's position.
@@ -888,7 +1172,13 @@ impl RplyV3 {
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
-                            let __v: Keyframe = { Keyframe::read_from(__r) }
+                            let __v: Keyframe = {
+                                Keyframe::read_from(
+                                    __r,
+                                    tick_count as i128,
+                                    op_bytes as i128,
+                                )
+                            }
                                 .map_err(|e| e.in_index(__i).in_field("keyframes"))?;
                             __r.leave::<()>(None);
                             __v
@@ -899,29 +1189,15 @@ impl RplyV3 {
             __r.leave::<()>(None);
             __l
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("ops"));
-        let ops: OpStream = {
-            let __v: OpStream = {
-                __r.push_limit(op_bytes as i128)
-                    .and_then(|__old| {
-                        let __v = OpStream::read_from(__r)?;
-                        __r.pop_limit(__old)?;
-                        Ok(__v)
-                    })
-            }
-                .map_err(|e| e.in_field("ops"))?;
-            __r.leave::<()>(None);
-            __v
-        };
         Ok(Self {
             version,
             tick_rate,
             place_version,
             start_unix,
             tick_count,
+            op_bytes,
             strings,
             keyframes,
-            ops,
         })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
@@ -947,19 +1223,14 @@ impl RplyV3 {
                 "u16",
             )
             .map_err(|e| e.in_field("keyframe_count"))?;
-        let op_bytes: u32 = ::statepack_runtime::io::fit(
-                self.ops.encoded_len() as i128,
-                "u32",
-            )
-            .map_err(|e| e.in_field("op_bytes"))?;
         let version = self.version;
         let tick_rate = self.tick_rate;
         let place_version = self.place_version;
         let start_unix = self.start_unix;
         let tick_count = self.tick_count;
+        let op_bytes = self.op_bytes;
         let strings = &self.strings;
         let keyframes = &self.keyframes;
-        let ops = &self.ops;
         __w.write_bytes(b"RPLY");
         let __rule_version: &'static str = "must equal 3";
         {
@@ -989,7 +1260,7 @@ impl RplyV3 {
             __b[13..17].copy_from_slice(&(self.tick_count).to_le_bytes());
             __b[17..19].copy_from_slice(&string_count.to_le_bytes());
             __b[19..21].copy_from_slice(&keyframe_count.to_le_bytes());
-            __b[21..25].copy_from_slice(&op_bytes.to_le_bytes());
+            __b[21..25].copy_from_slice(&(self.op_bytes).to_le_bytes());
             __w.write_bytes(&__b);
         }
         {
@@ -1014,6 +1285,32 @@ impl RplyV3 {
                 let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
+                        if __v.__ctx_parent_tick_count != (tick_count as i128) {
+                            return Err(
+                                ::statepack_runtime::io::EncodeError::new(
+                                    ::statepack_runtime::io::EncodeErrorKind::Semantic(
+                                        format!(
+                                            "param `{}` of the value is {:?} but the schema gives {:?}",
+                                            "_parent.tick_count", __v.__ctx_parent_tick_count,
+                                            tick_count as i128
+                                        ),
+                                    ),
+                                ),
+                            );
+                        }
+                        if __v.__ctx_parent_op_bytes != (op_bytes as i128) {
+                            return Err(
+                                ::statepack_runtime::io::EncodeError::new(
+                                    ::statepack_runtime::io::EncodeErrorKind::Semantic(
+                                        format!(
+                                            "param `{}` of the value is {:?} but the schema gives {:?}",
+                                            "_parent.op_bytes", __v.__ctx_parent_op_bytes, op_bytes as
+                                            i128
+                                        ),
+                                    ),
+                                ),
+                            );
+                        }
                         __v.write_to(__w)?;
                     };
                     Ok(())
@@ -1023,26 +1320,6 @@ impl RplyV3 {
                     })?;
                 let _ = __before;
             }
-        }
-        {
-            let __val = &self.ops;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                {
-                    if (__v.encoded_len() as i128) != (op_bytes as i128) {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(op_bytes as i128)
-                                    .unwrap_or(u64::MAX),
-                                found: __v.encoded_len(),
-                            }),
-                        );
-                    }
-                    __v.write_to(__w)?;
-                };
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("ops"))?;
         }
         Ok(())
     }
@@ -1084,7 +1361,14 @@ impl RplyV3 {
                     let __v = __val;
                     4
                 }
-            } + 2 + 2 + 4
+            } + 2 + 2
+            + {
+                let __val = &self.op_bytes;
+                {
+                    let __v = __val;
+                    4
+                }
+            }
             + {
                 let __val = &self.strings;
                 __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
@@ -1093,63 +1377,12 @@ impl RplyV3 {
                 let __val = &self.keyframes;
                 __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
             }
-            + {
-                let __val = &self.ops;
-                {
-                    let __v = __val;
-                    __v.encoded_len()
-                }
-            }
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl RplyV3 {
-    /// Decodes a whole file: the data must end exactly where the root type ends.
-    ///
-    /// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError), naming the field path and byte offset.
-    pub fn decode(bytes: &[u8]) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
-        let v = Self::read_from(&mut r)?;
-        r.finish()?;
-        Ok(v)
-    }
-    /// Decodes a whole file while recording its structure (every field's byte range and value).
-    /// The tree is returned even when decoding fails, up to the failing field.
-    pub fn decode_traced(
-        bytes: &[u8],
-    ) -> (
-        Result<Self, ::statepack_runtime::io::DecodeError>,
-        ::statepack_runtime::io::TraceNode,
-    ) {
-        let mut r = ::statepack_runtime::io::ByteReader::with_tracer(
-            bytes,
-            ::statepack_runtime::io::TreeTracer::new(SCHEMA_ID),
-        );
-        let v = Self::read_from(&mut r)
-            .and_then(|v| {
-                r.finish()?;
-                Ok(v)
-            });
-        let end = r.offset();
-        (v, r.tracer.finish(end))
-    }
-    /// Encodes to a new byte vector; counts, lengths and sums are derived from the data.
-    ///
-    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit its stored type or breaks a schema rule.
-    pub fn encode(
-        &self,
-    ) -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
-        let mut w = ::statepack_runtime::io::ByteWriter::with_capacity(
-            self.encoded_len(),
-        );
-        self.write_to(&mut w)?;
-        Ok(w.into_bytes())
-    }
-}
-#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::reflect::Reflect for RplyV3 {
+impl ::statepack_runtime::reflect::Reflect for RplyHead {
     fn schema_type(&self) -> &'static str {
-        "rply_v3"
+        "rply_head"
     }
     #[allow(unused_imports)]
     fn member(
@@ -1182,13 +1415,7 @@ impl ::statepack_runtime::reflect::Reflect for RplyV3 {
                     ),
                 )
             }
-            "op_bytes" => {
-                ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::Int(
-                        self.ops.encoded_len() as i128,
-                    ),
-                )
-            }
+            "op_bytes" => ::std::option::Option::Some(self.op_bytes.to_value()),
             "strings" => {
                 ::std::option::Option::Some(
                     ::statepack_runtime::reflect::Value::List(
@@ -1203,7 +1430,6 @@ impl ::statepack_runtime::reflect::Reflect for RplyV3 {
                     ),
                 )
             }
-            "ops" => ::std::option::Option::Some(self.ops.to_value()),
             _ => ::std::option::Option::None,
         }
     }
@@ -1220,12 +1446,11 @@ impl ::statepack_runtime::reflect::Reflect for RplyV3 {
             "op_bytes",
             "strings",
             "keyframes",
-            "ops",
         ]
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::reflect::ToValue for RplyV3 {
+impl ::statepack_runtime::reflect::ToValue for RplyHead {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
@@ -1234,7 +1459,7 @@ impl ::statepack_runtime::reflect::ToValue for RplyV3 {
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::binrw::BinRead for RplyV3 {
+impl ::statepack_runtime::binrw::BinRead for RplyHead {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
         reader: &mut __R,
@@ -1246,14 +1471,14 @@ impl ::statepack_runtime::binrw::BinRead for RplyV3 {
 }
 /// The schema fixes the byte order of every number.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::binrw::meta::ReadEndian for RplyV3 {
+impl ::statepack_runtime::binrw::meta::ReadEndian for RplyHead {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::binrw::BinWrite for RplyV3 {
+impl ::statepack_runtime::binrw::BinWrite for RplyHead {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
         &self,
@@ -1270,41 +1495,12 @@ impl ::statepack_runtime::binrw::BinWrite for RplyV3 {
 }
 /// The schema fixes the byte order of every number.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::binrw::meta::WriteEndian for RplyV3 {
+impl ::statepack_runtime::binrw::meta::WriteEndian for RplyHead {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
-}
-/// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
-/// the end of the root type are allowed (and ignored). The result is seen through the
-/// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
-///
-/// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader.
-#[allow(dead_code)]
-pub fn reflect_decode(
-    bytes: &[u8],
-) -> Result<
-    ::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>,
-    ::statepack_runtime::io::DecodeError,
-> {
-    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
-    let v = RplyV3::read_from(&mut r)?;
-    Ok(::std::boxed::Box::new(v))
-}
-/// Decodes the root type at the start of `bytes` (trailing bytes allowed, as in
-/// [`reflect_decode`]) and encodes the value again. The result should equal the bytes the
-/// reader consumed (a prefix of `bytes`).
-///
-/// Errors: the decode or encode error, rendered as text.
-#[allow(dead_code)]
-pub fn reflect_roundtrip(
-    bytes: &[u8],
-) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
-    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
-    let v = RplyV3::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
-    v.encode().map_err(|e| format!("encode: {e}"))
 }
 /// A string with a u16 byte length in front.
 ///
-/// Schema: `schema/rply_v3.ksy` line 59.
+/// Schema: `schema/rply_v3.ksy` line 71.
 #[derive(
     Debug,
     Clone,
@@ -1315,7 +1511,7 @@ pub fn reflect_roundtrip(
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Str16 {
-    /// Schema: `schema/rply_v3.ksy` line 65.
+    /// Schema: `schema/rply_v3.ksy` line 77.
     pub value: ::std::string::String,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1495,7 +1691,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Str16 {
 }
 /// One keyframe index entry (8 bytes).
 ///
-/// Schema: `schema/rply_v3.ksy` line 68.
+/// Schema: `schema/rply_v3.ksy` line 80.
 #[derive(
     Debug,
     Clone,
@@ -1506,13 +1702,24 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Str16 {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Keyframe {
-    /// The keyframe's tick; every live entity has a full XFORM in it.
+    /// Context: the value of `_parent.tick_count` in `keyframe`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 71.
+    /// Schema: `schema/rply_v3.ksy` line 86.
+    #[serde(rename = "__ctx_parent_tick_count")]
+    pub __ctx_parent_tick_count: i128,
+    /// Context: the value of `_parent.op_bytes` in `keyframe`, given by the field that reads this type; not stored in the data.
+    ///
+    /// Schema: `schema/rply_v3.ksy` line 91.
+    #[serde(rename = "__ctx_parent_op_bytes")]
+    pub __ctx_parent_op_bytes: i128,
+    /// The keyframe's tick, at most the header's `tick_count`; every live entity has a full XFORM in it.
+    ///
+    /// Schema: `schema/rply_v3.ksy` line 83.
     pub tick: u32,
-    /// Byte offset inside the op stream of the keyframe tick's marker.
+    /// Byte offset inside the op stream of the keyframe tick's marker: at most the header's
+    /// `op_bytes`, and 0 for a keyframe at tick 0.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 74.
+    /// Schema: `schema/rply_v3.ksy` line 88.
     pub offset: u32,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1525,32 +1732,66 @@ impl Keyframe {
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __ctx_parent_tick_count: i128,
+        __ctx_parent_op_bytes: i128,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let (tick, offset): (u32, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
-                    break 'fast;
-                };
-                let tick = u32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let offset = u32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                break 'run (tick, offset);
+        let __rule_tick: &'static str = "must be at most _parent.tick_count";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("tick"));
+        let tick: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tick"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > (__ctx_parent_tick_count as i128) {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_tick,
+                                },
+                            )
+                            .in_field("tick"),
+                    );
+                }
             }
-            ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("tick"));
-            let tick: u32 = {
-                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tick"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("offset"));
-            let offset: u32 = {
-                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("offset"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (tick, offset)
+            __r.leave(Some(&__v));
+            __v
         };
-        Ok(Self { tick, offset })
+        let __rule_offset: &'static str = "must satisfy _ <= _parent.op_bytes and (tick != 0 or _ == 0)";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("offset"));
+        let offset: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("offset"))?;
+            {
+                let __v = &__v;
+                if !{
+                    let __elem = *__v;
+                    let _ = __elem;
+                    ((__elem as i128) <= (__ctx_parent_op_bytes as i128))
+                        && (((tick as i128) != 0_i128) || ((__elem as i128) == 0_i128))
+                } {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_offset,
+                                },
+                            )
+                            .in_field("offset"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        Ok(Self {
+            __ctx_parent_tick_count,
+            __ctx_parent_op_bytes,
+            tick,
+            offset,
+        })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1565,13 +1806,52 @@ impl Keyframe {
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        let __ctx_parent_tick_count = self.__ctx_parent_tick_count;
+        let __ctx_parent_op_bytes = self.__ctx_parent_op_bytes;
         let tick = self.tick;
         let offset = self.offset;
+        let __rule_tick: &'static str = "must be at most _parent.tick_count";
         {
-            let mut __b = [0u8; 8];
-            __b[0..4].copy_from_slice(&(self.tick).to_le_bytes());
-            __b[4..8].copy_from_slice(&(self.offset).to_le_bytes());
-            __w.write_bytes(&__b);
+            let __val = &self.tick;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > (__ctx_parent_tick_count as i128) {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_tick,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("tick"))?;
+        }
+        let __rule_offset: &'static str = "must satisfy _ <= _parent.op_bytes and (tick != 0 or _ == 0)";
+        {
+            let __val = &self.offset;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if !{
+                    let __elem = *__v;
+                    let _ = __elem;
+                    ((__elem as i128) <= (__ctx_parent_op_bytes as i128))
+                        && (((tick as i128) != 0_i128) || ((__elem as i128) == 0_i128))
+                } {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_offset,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("offset")
+                })?;
         }
         Ok(())
     }
@@ -1627,13 +1907,16 @@ impl ::statepack_runtime::reflect::ToValue for Keyframe {
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::binrw::BinRead for Keyframe {
-    type Args<'__a> = ();
+    type Args<'__a> = (i128, i128);
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
         reader: &mut __R,
         _endian: ::statepack_runtime::binrw::Endian,
-        _args: Self::Args<'_>,
+        (__a0, __a1): Self::Args<'_>,
     ) -> ::statepack_runtime::binrw::BinResult<Self> {
-        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+        ::statepack_runtime::interop::binrw::read(
+            reader,
+            |__r| Self::read_from(__r, __a0, __a1),
+        )
     }
 }
 /// The schema fixes the byte order of every number.
@@ -1667,7 +1950,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Keyframe {
 }
 /// Every op, until the end of the stream.
 ///
-/// Schema: `schema/rply_v3.ksy` line 77.
+/// Schema: `schema/rply_v3.ksy` line 95.
 #[derive(
     Debug,
     Clone,
@@ -1678,7 +1961,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Keyframe {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct OpStream {
-    /// Schema: `schema/rply_v3.ksy` line 80.
+    /// Schema: `schema/rply_v3.ksy` line 98.
     pub ops: ::std::vec::Vec<Op>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1858,7 +2141,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpStream {
 }
 /// One op, an opcode byte and its payload.
 ///
-/// Schema: `schema/rply_v3.ksy` line 83.
+/// Schema: `schema/rply_v3.ksy` line 101.
 #[derive(
     Debug,
     Clone,
@@ -1871,9 +2154,9 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpStream {
 pub struct Op {
     /// What the op does. Other values are refused.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 86.
+    /// Schema: `schema/rply_v3.ksy` line 104.
     pub opcode: Opcode,
-    /// Schema: `schema/rply_v3.ksy` line 90.
+    /// Schema: `schema/rply_v3.ksy` line 108.
     pub body: OpBody,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2244,7 +2527,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Op {
 }
 /// The body of `op.body`, selected by `opcode`.
 ///
-/// Schema: `schema/rply_v3.ksy` line 90.
+/// Schema: `schema/rply_v3.ksy` line 108.
 #[derive(
     Debug,
     Clone,
@@ -2338,7 +2621,7 @@ impl ::statepack_runtime::reflect::ToValue for OpBody {
 }
 /// TICK (0), an absolute tick marker.
 ///
-/// Schema: `schema/rply_v3.ksy` line 107.
+/// Schema: `schema/rply_v3.ksy` line 125.
 #[derive(
     Debug,
     Clone,
@@ -2351,7 +2634,7 @@ impl ::statepack_runtime::reflect::ToValue for OpBody {
 pub struct OpTick {
     /// The tick every following op belongs to.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 110.
+    /// Schema: `schema/rply_v3.ksy` line 128.
     pub tick: u32,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2482,7 +2765,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpTick {
 }
 /// TICK_NEXT (10), one tick after the current one; no payload.
 ///
-/// Schema: `schema/rply_v3.ksy` line 113.
+/// Schema: `schema/rply_v3.ksy` line 131.
 #[derive(
     Debug,
     Clone,
@@ -2598,7 +2881,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpTickNext {
 }
 /// SPAWN (1), an entity appears.
 ///
-/// Schema: `schema/rply_v3.ksy` line 116.
+/// Schema: `schema/rply_v3.ksy` line 134.
 #[derive(
     Debug,
     Clone,
@@ -2611,15 +2894,15 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpTickNext {
 pub struct OpSpawn {
     /// The new entity's id (1-based).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 119.
+    /// Schema: `schema/rply_v3.ksy` line 137.
     pub entity_id: u16,
     /// String id of the descriptor (`char:<userId>`, `part:<Shape>`, `model:<name>`, `sub:<path>`, `asset:<id>`).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 122.
+    /// Schema: `schema/rply_v3.ksy` line 140.
     pub descriptor_str: u16,
     /// Id of the entity it is carried by, or 0 for none.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 125.
+    /// Schema: `schema/rply_v3.ksy` line 143.
     pub parent_entity_id: u16,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2802,7 +3085,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpSpawn {
 }
 /// DESPAWN (2), an entity goes away.
 ///
-/// Schema: `schema/rply_v3.ksy` line 128.
+/// Schema: `schema/rply_v3.ksy` line 146.
 #[derive(
     Debug,
     Clone,
@@ -2813,7 +3096,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpSpawn {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct OpDespawn {
-    /// Schema: `schema/rply_v3.ksy` line 131.
+    /// Schema: `schema/rply_v3.ksy` line 149.
     pub entity_id: u16,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2946,7 +3229,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpDespawn {
 }
 /// XFORM (3), a full transform sample.
 ///
-/// Schema: `schema/rply_v3.ksy` line 133.
+/// Schema: `schema/rply_v3.ksy` line 151.
 #[derive(
     Debug,
     Clone,
@@ -2957,30 +3240,30 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpDespawn {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct OpXform {
-    /// Schema: `schema/rply_v3.ksy` line 136.
+    /// Schema: `schema/rply_v3.ksy` line 154.
     pub entity_id: u16,
     /// 1 = position follows, 2 = full rotation follows, 4 = yaw-only rotation follows (2 and 4 never together).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 138.
+    /// Schema: `schema/rply_v3.ksy` line 156.
     pub mask: u8,
     /// Position, raw f32.
     ///
     /// Unit: stud. Present only when `(mask & 1) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 143.
+    /// Schema: `schema/rply_v3.ksy` line 161.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub pos: ::std::option::Option<[f32; 3]>,
     /// Rotation as an axis-angle vector (axis times angle), scaled so that pi maps to 32767.
     ///
     /// Unit: pi/32767 rad. Present only when `(mask & 2) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 150.
+    /// Schema: `schema/rply_v3.ksy` line 168.
     pub rot: ::std::option::Option<[i16; 3]>,
     /// Rotation about world up, atan2(-look.x, -look.z), pi maps to 32767.
     ///
     /// Unit: pi/32767 rad. Present only when `(mask & 4) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 157.
+    /// Schema: `schema/rply_v3.ksy` line 175.
     pub yaw: ::std::option::Option<i16>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3417,7 +3700,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpXform {
 }
 /// PROP (4), a watched property changed.
 ///
-/// Schema: `schema/rply_v3.ksy` line 162.
+/// Schema: `schema/rply_v3.ksy` line 180.
 #[derive(
     Debug,
     Clone,
@@ -3428,15 +3711,15 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpXform {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct OpProp {
-    /// Schema: `schema/rply_v3.ksy` line 165.
+    /// Schema: `schema/rply_v3.ksy` line 183.
     pub entity_id: u16,
     /// String id of the property path (`Body/Exhaust/Enabled`, `@Attribute`, `Scale`).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 167.
+    /// Schema: `schema/rply_v3.ksy` line 185.
     pub name_str: u16,
-    /// Schema: `schema/rply_v3.ksy` line 170.
+    /// Schema: `schema/rply_v3.ksy` line 188.
     pub type_tag: PropType,
-    /// Schema: `schema/rply_v3.ksy` line 173.
+    /// Schema: `schema/rply_v3.ksy` line 191.
     pub value: OpPropValue,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3759,7 +4042,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpProp {
 }
 /// The body of `op_prop.value`, selected by `type_tag`.
 ///
-/// Schema: `schema/rply_v3.ksy` line 173.
+/// Schema: `schema/rply_v3.ksy` line 191.
 #[derive(
     Debug,
     Clone,
@@ -3813,7 +4096,7 @@ impl ::statepack_runtime::reflect::ToValue for OpPropValue {
 }
 /// A boolean, 0 or 1.
 ///
-/// Schema: `schema/rply_v3.ksy` line 183.
+/// Schema: `schema/rply_v3.ksy` line 201.
 #[derive(
     Debug,
     Clone,
@@ -3824,7 +4107,7 @@ impl ::statepack_runtime::reflect::ToValue for OpPropValue {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct PropBool {
-    /// Schema: `schema/rply_v3.ksy` line 186.
+    /// Schema: `schema/rply_v3.ksy` line 204.
     pub value: u8,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3981,7 +4264,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for PropBool {
 }
 /// A number, f64.
 ///
-/// Schema: `schema/rply_v3.ksy` line 190.
+/// Schema: `schema/rply_v3.ksy` line 208.
 #[derive(
     Debug,
     Clone,
@@ -3992,7 +4275,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for PropBool {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct PropNumber {
-    /// Schema: `schema/rply_v3.ksy` line 193.
+    /// Schema: `schema/rply_v3.ksy` line 211.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub value: f64,
 }
@@ -4124,7 +4407,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for PropNumber {
 }
 /// A string id (a string value or an enum item's name).
 ///
-/// Schema: `schema/rply_v3.ksy` line 195.
+/// Schema: `schema/rply_v3.ksy` line 213.
 #[derive(
     Debug,
     Clone,
@@ -4135,7 +4418,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for PropNumber {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct PropStrRef {
-    /// Schema: `schema/rply_v3.ksy` line 198.
+    /// Schema: `schema/rply_v3.ksy` line 216.
     pub str_id: u16,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4268,7 +4551,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for PropStrRef {
 }
 /// A colour as three bytes, 0..255 per channel.
 ///
-/// Schema: `schema/rply_v3.ksy` line 200.
+/// Schema: `schema/rply_v3.ksy` line 218.
 #[derive(
     Debug,
     Clone,
@@ -4279,11 +4562,11 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for PropStrRef {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Color3 {
-    /// Schema: `schema/rply_v3.ksy` line 203.
+    /// Schema: `schema/rply_v3.ksy` line 221.
     pub r: u8,
-    /// Schema: `schema/rply_v3.ksy` line 205.
+    /// Schema: `schema/rply_v3.ksy` line 223.
     pub g: u8,
-    /// Schema: `schema/rply_v3.ksy` line 207.
+    /// Schema: `schema/rply_v3.ksy` line 225.
     pub b: u8,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4455,7 +4738,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Color3 {
 }
 /// Three f32.
 ///
-/// Schema: `schema/rply_v3.ksy` line 209.
+/// Schema: `schema/rply_v3.ksy` line 227.
 #[derive(
     Debug,
     Clone,
@@ -4466,13 +4749,13 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Color3 {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Vec3 {
-    /// Schema: `schema/rply_v3.ksy` line 212.
+    /// Schema: `schema/rply_v3.ksy` line 230.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub x: f32,
-    /// Schema: `schema/rply_v3.ksy` line 214.
+    /// Schema: `schema/rply_v3.ksy` line 232.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub y: f32,
-    /// Schema: `schema/rply_v3.ksy` line 216.
+    /// Schema: `schema/rply_v3.ksy` line 234.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub z: f32,
 }
@@ -4645,7 +4928,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Vec3 {
 }
 /// ANIM_PLAY (5), an animation track starts.
 ///
-/// Schema: `schema/rply_v3.ksy` line 218.
+/// Schema: `schema/rply_v3.ksy` line 236.
 #[derive(
     Debug,
     Clone,
@@ -4656,25 +4939,25 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Vec3 {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct OpAnimPlay {
-    /// Schema: `schema/rply_v3.ksy` line 221.
+    /// Schema: `schema/rply_v3.ksy` line 239.
     pub entity_id: u16,
     /// String id of the animation asset id.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 223.
+    /// Schema: `schema/rply_v3.ksy` line 241.
     pub anim_id_str: u16,
     /// Track handle, 1..255, reused by ANIM_STOP and ANIM_SPEED.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 226.
+    /// Schema: `schema/rply_v3.ksy` line 244.
     pub handle: u8,
     /// Unit: 1/100 s.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 229.
+    /// Schema: `schema/rply_v3.ksy` line 247.
     pub fade: u8,
     /// Playback speed times 256.
     ///
     /// Unit: 1/256.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 232.
+    /// Schema: `schema/rply_v3.ksy` line 250.
     pub speed: i16,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4888,7 +5171,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpAnimPlay {
 }
 /// ANIM_STOP (6), an animation track stops.
 ///
-/// Schema: `schema/rply_v3.ksy` line 236.
+/// Schema: `schema/rply_v3.ksy` line 254.
 #[derive(
     Debug,
     Clone,
@@ -4899,13 +5182,13 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpAnimPlay {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct OpAnimStop {
-    /// Schema: `schema/rply_v3.ksy` line 239.
+    /// Schema: `schema/rply_v3.ksy` line 257.
     pub entity_id: u16,
-    /// Schema: `schema/rply_v3.ksy` line 241.
+    /// Schema: `schema/rply_v3.ksy` line 259.
     pub handle: u8,
     /// Unit: 1/100 s.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 243.
+    /// Schema: `schema/rply_v3.ksy` line 261.
     pub fade: u8,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -5078,7 +5361,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpAnimStop {
 }
 /// ANIM_SPEED (7), a track's speed changes.
 ///
-/// Schema: `schema/rply_v3.ksy` line 246.
+/// Schema: `schema/rply_v3.ksy` line 264.
 #[derive(
     Debug,
     Clone,
@@ -5089,13 +5372,13 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpAnimStop {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct OpAnimSpeed {
-    /// Schema: `schema/rply_v3.ksy` line 249.
+    /// Schema: `schema/rply_v3.ksy` line 267.
     pub entity_id: u16,
-    /// Schema: `schema/rply_v3.ksy` line 251.
+    /// Schema: `schema/rply_v3.ksy` line 269.
     pub handle: u8,
     /// Unit: 1/256.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 253.
+    /// Schema: `schema/rply_v3.ksy` line 271.
     pub speed: i16,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -5268,7 +5551,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpAnimSpeed {
 }
 /// EVENT (8), a gameplay event.
 ///
-/// Schema: `schema/rply_v3.ksy` line 256.
+/// Schema: `schema/rply_v3.ksy` line 274.
 #[derive(
     Debug,
     Clone,
@@ -5279,11 +5562,11 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpAnimSpeed {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct OpEvent {
-    /// Schema: `schema/rply_v3.ksy` line 259.
+    /// Schema: `schema/rply_v3.ksy` line 277.
     pub name_str: u16,
     /// String id of the JSON payload.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 261.
+    /// Schema: `schema/rply_v3.ksy` line 279.
     pub payload_str: u16,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -5439,7 +5722,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpEvent {
 }
 /// CUSTOM (9), bytes on a named channel.
 ///
-/// Schema: `schema/rply_v3.ksy` line 264.
+/// Schema: `schema/rply_v3.ksy` line 282.
 #[derive(
     Debug,
     Clone,
@@ -5450,9 +5733,9 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpEvent {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct OpCustom {
-    /// Schema: `schema/rply_v3.ksy` line 267.
+    /// Schema: `schema/rply_v3.ksy` line 285.
     pub channel_str: u16,
-    /// Schema: `schema/rply_v3.ksy` line 272.
+    /// Schema: `schema/rply_v3.ksy` line 290.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub data: ::std::vec::Vec<u8>,
 }
@@ -5645,7 +5928,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpCustom {
 }
 /// XFORM_D (11), a transform delta against the entity's last reconstructed transform.
 ///
-/// Schema: `schema/rply_v3.ksy` line 274.
+/// Schema: `schema/rply_v3.ksy` line 292.
 #[derive(
     Debug,
     Clone,
@@ -5658,35 +5941,35 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpCustom {
 pub struct OpXformD {
     /// The entity id when below 255; 255 means the id follows as a u16.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 277.
+    /// Schema: `schema/rply_v3.ksy` line 295.
     pub id_byte: u8,
     /// The entity id, when `id_byte` is 255.
     ///
     /// Present only when `id_byte == 255`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 280.
+    /// Schema: `schema/rply_v3.ksy` line 298.
     pub id_wide: ::std::option::Option<u16>,
     /// 1 = 3 x i8 position delta, 2 = 3 x i16 position delta, 4 = i8 yaw delta, 8 = 3 x i8 rotation delta (1 and 2, 4 and 8 never together).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 284.
+    /// Schema: `schema/rply_v3.ksy` line 302.
     pub mask: u8,
     /// Unit: 1/32 stud. Present only when `(mask & 1) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 289.
+    /// Schema: `schema/rply_v3.ksy` line 307.
     pub pos8: ::std::option::Option<[i8; 3]>,
     /// Unit: 1/32 stud. Present only when `(mask & 2) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 295.
+    /// Schema: `schema/rply_v3.ksy` line 313.
     pub pos16: ::std::option::Option<[i16; 3]>,
     /// Unit: 1/64 rad. Present only when `(mask & 4) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 301.
+    /// Schema: `schema/rply_v3.ksy` line 319.
     pub yaw: ::std::option::Option<i8>,
     /// Axis-angle rotation applied in the entity's own frame (last rotation times this).
     ///
     /// Unit: 1/128 rad. Present only when `(mask & 8) != 0`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 305.
+    /// Schema: `schema/rply_v3.ksy` line 323.
     pub rot: ::std::option::Option<[i8; 3]>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -6268,7 +6551,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpXformD {
 }
 /// SNAPSHOT (14), the entity's geometry.
 ///
-/// Schema: `schema/rply_v3.ksy` line 312.
+/// Schema: `schema/rply_v3.ksy` line 330.
 #[derive(
     Debug,
     Clone,
@@ -6279,11 +6562,11 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpXformD {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct OpSnapshot {
-    /// Schema: `schema/rply_v3.ksy` line 315.
+    /// Schema: `schema/rply_v3.ksy` line 333.
     pub entity_id: u16,
     /// The snapshot, boxed so that the op type stays small.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 320.
+    /// Schema: `schema/rply_v3.ksy` line 338.
     pub snapshot: ::std::boxed::Box<Snapshot>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -6488,7 +6771,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpSnapshot {
 }
 /// A geometry snapshot, version 10.
 ///
-/// Schema: `schema/rply_v3.ksy` line 325.
+/// Schema: `schema/rply_v3.ksy` line 343.
 #[derive(
     Debug,
     Clone,
@@ -6499,33 +6782,33 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpSnapshot {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Snapshot {
-    /// Schema: `schema/rply_v3.ksy` line 328.
+    /// Schema: `schema/rply_v3.ksy` line 346.
     pub version: u8,
     /// 1 when the entity is a Model (a rig block follows), 0 for a single part.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 331.
+    /// Schema: `schema/rply_v3.ksy` line 349.
     pub is_model: u8,
-    /// Schema: `schema/rply_v3.ksy` line 336.
+    /// Schema: `schema/rply_v3.ksy` line 354.
     pub name: Str16,
     /// Unique dotted path of the instance when recorded.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 338.
+    /// Schema: `schema/rply_v3.ksy` line 356.
     pub source_key: Str16,
     /// Slash path of the root part inside the entity.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 341.
+    /// Schema: `schema/rply_v3.ksy` line 359.
     pub root_path: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 346.
+    /// Schema: `schema/rply_v3.ksy` line 364.
     pub union_keys: ::std::vec::Vec<Str16>,
-    /// Schema: `schema/rply_v3.ksy` line 352.
+    /// Schema: `schema/rply_v3.ksy` line 370.
     pub mesh_ids: ::std::vec::Vec<Str16>,
     /// Present only when `is_model == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 356.
+    /// Schema: `schema/rply_v3.ksy` line 374.
     pub rig: ::std::option::Option<Rig>,
-    /// Schema: `schema/rply_v3.ksy` line 361.
+    /// Schema: `schema/rply_v3.ksy` line 379.
     pub parts: ::std::vec::Vec<Part>,
-    /// Schema: `schema/rply_v3.ksy` line 367.
+    /// Schema: `schema/rply_v3.ksy` line 385.
     pub joints: ::std::vec::Vec<Joint>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -7203,7 +7486,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Snapshot {
 }
 /// A model's rig block.
 ///
-/// Schema: `schema/rply_v3.ksy` line 371.
+/// Schema: `schema/rply_v3.ksy` line 389.
 #[derive(
     Debug,
     Clone,
@@ -7214,11 +7497,11 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Snapshot {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Rig {
-    /// Schema: `schema/rply_v3.ksy` line 374.
+    /// Schema: `schema/rply_v3.ksy` line 392.
     pub has_humanoid: u8,
     /// Present only when `has_humanoid == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 378.
+    /// Schema: `schema/rply_v3.ksy` line 396.
     pub humanoid: ::std::option::Option<Humanoid>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -7427,7 +7710,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Rig {
 }
 /// Humanoid rig type, clothing, body colours and character meshes.
 ///
-/// Schema: `schema/rply_v3.ksy` line 381.
+/// Schema: `schema/rply_v3.ksy` line 399.
 #[derive(
     Debug,
     Clone,
@@ -7440,23 +7723,23 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Rig {
 pub struct Humanoid {
     /// Enum.HumanoidRigType value (0 R6, 1 R15).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 384.
+    /// Schema: `schema/rply_v3.ksy` line 402.
     pub rig_type: u8,
-    /// Schema: `schema/rply_v3.ksy` line 387.
+    /// Schema: `schema/rply_v3.ksy` line 405.
     pub shirt: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 389.
+    /// Schema: `schema/rply_v3.ksy` line 407.
     pub pants: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 391.
+    /// Schema: `schema/rply_v3.ksy` line 409.
     pub shirt_graphic: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 393.
+    /// Schema: `schema/rply_v3.ksy` line 411.
     pub has_body_colors: u8,
     /// Head, torso, left arm, right arm, left leg, right leg.
     ///
     /// Present only when `has_body_colors == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 397.
+    /// Schema: `schema/rply_v3.ksy` line 415.
     pub body_colors: ::std::option::Option<::std::vec::Vec<Color3>>,
-    /// Schema: `schema/rply_v3.ksy` line 405.
+    /// Schema: `schema/rply_v3.ksy` line 423.
     pub char_meshes: ::std::vec::Vec<CharacterMesh>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -7907,7 +8190,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Humanoid {
 }
 /// One CharacterMesh.
 ///
-/// Schema: `schema/rply_v3.ksy` line 409.
+/// Schema: `schema/rply_v3.ksy` line 427.
 #[derive(
     Debug,
     Clone,
@@ -7920,15 +8203,15 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Humanoid {
 pub struct CharacterMesh {
     /// Enum.BodyPart value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 412.
+    /// Schema: `schema/rply_v3.ksy` line 430.
     pub body_part: u8,
-    /// Schema: `schema/rply_v3.ksy` line 415.
+    /// Schema: `schema/rply_v3.ksy` line 433.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub mesh_id: f64,
-    /// Schema: `schema/rply_v3.ksy` line 417.
+    /// Schema: `schema/rply_v3.ksy` line 435.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub base_texture_id: f64,
-    /// Schema: `schema/rply_v3.ksy` line 419.
+    /// Schema: `schema/rply_v3.ksy` line 437.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub overlay_texture_id: f64,
 }
@@ -8161,7 +8444,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for CharacterMesh {
 }
 /// One BasePart of the snapshot; the root part comes first.
 ///
-/// Schema: `schema/rply_v3.ksy` line 421.
+/// Schema: `schema/rply_v3.ksy` line 439.
 #[derive(
     Debug,
     Clone,
@@ -8172,77 +8455,77 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for CharacterMesh {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Part {
-    /// Schema: `schema/rply_v3.ksy` line 424.
+    /// Schema: `schema/rply_v3.ksy` line 442.
     pub kind: PartKind,
     /// 1-based index into `union_keys`.
     ///
     /// Present only when `kind == part_kind::union`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 427.
+    /// Schema: `schema/rply_v3.ksy` line 445.
     pub union_key_index: ::std::option::Option<u16>,
-    /// Schema: `schema/rply_v3.ksy` line 431.
+    /// Schema: `schema/rply_v3.ksy` line 449.
     pub name: Str16,
     /// Slash path of the wrappers between the entity and the part.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 433.
+    /// Schema: `schema/rply_v3.ksy` line 451.
     pub parent_path: Str16,
     /// Position relative to the root part.
     ///
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 436.
+    /// Schema: `schema/rply_v3.ksy` line 454.
     pub offset: Vec3,
     /// Rotation relative to the root part, axis-angle.
     ///
     /// Unit: pi/32767 rad.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 440.
+    /// Schema: `schema/rply_v3.ksy` line 458.
     pub rot: [i16; 3],
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 446.
+    /// Schema: `schema/rply_v3.ksy` line 464.
     pub size: Vec3,
-    /// Schema: `schema/rply_v3.ksy` line 449.
+    /// Schema: `schema/rply_v3.ksy` line 467.
     pub color: Color3,
     /// Enum.Material value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 451.
+    /// Schema: `schema/rply_v3.ksy` line 469.
     pub material: u16,
     /// Unit: 1/255.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 454.
+    /// Schema: `schema/rply_v3.ksy` line 472.
     pub transparency: u8,
     /// Unit: 1/255.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 457.
+    /// Schema: `schema/rply_v3.ksy` line 475.
     pub reflectance: u8,
     /// Enum.PartType value for parts, else 0.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 460.
+    /// Schema: `schema/rply_v3.ksy` line 478.
     pub shape: u8,
     /// Top, bottom, left, right, front, back Enum.SurfaceType values.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 463.
+    /// Schema: `schema/rply_v3.ksy` line 481.
     pub surfaces: [u8; 6],
     /// Present only when `kind == part_kind::mesh_part`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 468.
+    /// Schema: `schema/rply_v3.ksy` line 486.
     pub mesh: ::std::option::Option<MeshPartInfo>,
-    /// Schema: `schema/rply_v3.ksy` line 471.
+    /// Schema: `schema/rply_v3.ksy` line 489.
     pub has_special_mesh: u8,
     /// Present only when `has_special_mesh == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 475.
+    /// Schema: `schema/rply_v3.ksy` line 493.
     pub special_mesh: ::std::option::Option<SpecialMesh>,
-    /// Schema: `schema/rply_v3.ksy` line 478.
+    /// Schema: `schema/rply_v3.ksy` line 496.
     pub has_surface_appearance: u8,
     /// Present only when `has_surface_appearance == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 482.
+    /// Schema: `schema/rply_v3.ksy` line 500.
     pub surface_appearance: ::std::option::Option<SurfaceAppearance>,
-    /// Schema: `schema/rply_v3.ksy` line 487.
+    /// Schema: `schema/rply_v3.ksy` line 505.
     pub decals: ::std::vec::Vec<Decal>,
-    /// Schema: `schema/rply_v3.ksy` line 493.
+    /// Schema: `schema/rply_v3.ksy` line 511.
     pub effects: ::std::vec::Vec<Effect>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -9223,7 +9506,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Part {
 }
 /// A MeshPart's mesh and texture.
 ///
-/// Schema: `schema/rply_v3.ksy` line 497.
+/// Schema: `schema/rply_v3.ksy` line 515.
 #[derive(
     Debug,
     Clone,
@@ -9234,13 +9517,13 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Part {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct MeshPartInfo {
-    /// Schema: `schema/rply_v3.ksy` line 500.
+    /// Schema: `schema/rply_v3.ksy` line 518.
     pub mesh_id: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 502.
+    /// Schema: `schema/rply_v3.ksy` line 520.
     pub texture_id: Str16,
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 504.
+    /// Schema: `schema/rply_v3.ksy` line 522.
     pub mesh_size: Vec3,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -9438,7 +9721,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for MeshPartInfo {
 }
 /// A SpecialMesh child (this project's layout, after the reference implementation).
 ///
-/// Schema: `schema/rply_v3.ksy` line 507.
+/// Schema: `schema/rply_v3.ksy` line 525.
 #[derive(
     Debug,
     Clone,
@@ -9451,17 +9734,17 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for MeshPartInfo {
 pub struct SpecialMesh {
     /// Enum.MeshType value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 510.
+    /// Schema: `schema/rply_v3.ksy` line 528.
     pub mesh_type: u8,
-    /// Schema: `schema/rply_v3.ksy` line 513.
+    /// Schema: `schema/rply_v3.ksy` line 531.
     pub mesh_id: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 515.
+    /// Schema: `schema/rply_v3.ksy` line 533.
     pub texture_id: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 517.
+    /// Schema: `schema/rply_v3.ksy` line 535.
     pub scale: Vec3,
-    /// Schema: `schema/rply_v3.ksy` line 519.
+    /// Schema: `schema/rply_v3.ksy` line 537.
     pub offset: Vec3,
-    /// Schema: `schema/rply_v3.ksy` line 521.
+    /// Schema: `schema/rply_v3.ksy` line 539.
     pub vertex_color: Vec3,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -9742,7 +10025,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for SpecialMesh {
 }
 /// A SurfaceAppearance child (this project's layout, after the reference implementation).
 ///
-/// Schema: `schema/rply_v3.ksy` line 523.
+/// Schema: `schema/rply_v3.ksy` line 541.
 #[derive(
     Debug,
     Clone,
@@ -9753,19 +10036,19 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for SpecialMesh {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct SurfaceAppearance {
-    /// Schema: `schema/rply_v3.ksy` line 526.
+    /// Schema: `schema/rply_v3.ksy` line 544.
     pub color_map: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 528.
+    /// Schema: `schema/rply_v3.ksy` line 546.
     pub normal_map: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 530.
+    /// Schema: `schema/rply_v3.ksy` line 548.
     pub metalness_map: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 532.
+    /// Schema: `schema/rply_v3.ksy` line 550.
     pub roughness_map: Str16,
     /// Enum.AlphaMode value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 534.
+    /// Schema: `schema/rply_v3.ksy` line 552.
     pub alpha_mode: u8,
-    /// Schema: `schema/rply_v3.ksy` line 537.
+    /// Schema: `schema/rply_v3.ksy` line 555.
     pub color: Color3,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -10055,7 +10338,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for SurfaceAppearance {
 }
 /// A Decal or Texture child (this project's layout, after the reference implementation).
 ///
-/// Schema: `schema/rply_v3.ksy` line 539.
+/// Schema: `schema/rply_v3.ksy` line 557.
 #[derive(
     Debug,
     Clone,
@@ -10066,27 +10349,27 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for SurfaceAppearance {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Decal {
-    /// Schema: `schema/rply_v3.ksy` line 542.
+    /// Schema: `schema/rply_v3.ksy` line 560.
     pub is_texture: u8,
     /// Enum.NormalId value.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 546.
+    /// Schema: `schema/rply_v3.ksy` line 564.
     pub face: u8,
-    /// Schema: `schema/rply_v3.ksy` line 549.
+    /// Schema: `schema/rply_v3.ksy` line 567.
     pub texture: Str16,
     /// Unit: 1/255.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 551.
+    /// Schema: `schema/rply_v3.ksy` line 569.
     pub transparency: u8,
-    /// Schema: `schema/rply_v3.ksy` line 554.
+    /// Schema: `schema/rply_v3.ksy` line 572.
     pub color: Color3,
-    /// Schema: `schema/rply_v3.ksy` line 556.
+    /// Schema: `schema/rply_v3.ksy` line 574.
     pub z_index: u8,
     /// StudsPerTileU, StudsPerTileV, OffsetStudsU, OffsetStudsV.
     ///
     /// Present only when `is_texture == 1`.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 558.
+    /// Schema: `schema/rply_v3.ksy` line 576.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub tiling: ::std::option::Option<[f32; 4]>,
 }
@@ -10484,7 +10767,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Decal {
 }
 /// An attachment or effect on the part or on one of its attachments.
 ///
-/// Schema: `schema/rply_v3.ksy` line 564.
+/// Schema: `schema/rply_v3.ksy` line 582.
 #[derive(
     Debug,
     Clone,
@@ -10495,15 +10778,15 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Decal {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Effect {
-    /// Schema: `schema/rply_v3.ksy` line 567.
+    /// Schema: `schema/rply_v3.ksy` line 585.
     pub class: EffectClass,
     /// 0 = the part, else the 1-based index of an earlier attachment in this list.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 570.
+    /// Schema: `schema/rply_v3.ksy` line 588.
     pub parent_index: u8,
-    /// Schema: `schema/rply_v3.ksy` line 573.
+    /// Schema: `schema/rply_v3.ksy` line 591.
     pub name: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 577.
+    /// Schema: `schema/rply_v3.ksy` line 595.
     pub props: ::std::vec::Vec<EffectProp>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -10795,7 +11078,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Effect {
 }
 /// One property of an effect.
 ///
-/// Schema: `schema/rply_v3.ksy` line 581.
+/// Schema: `schema/rply_v3.ksy` line 599.
 #[derive(
     Debug,
     Clone,
@@ -10808,11 +11091,11 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Effect {
 pub struct EffectProp {
     /// 1-based index into the class's property list (docs/formats/rply.md).
     ///
-    /// Schema: `schema/rply_v3.ksy` line 584.
+    /// Schema: `schema/rply_v3.ksy` line 602.
     pub prop_index: u8,
-    /// Schema: `schema/rply_v3.ksy` line 587.
+    /// Schema: `schema/rply_v3.ksy` line 605.
     pub tag: ValueTag,
-    /// Schema: `schema/rply_v3.ksy` line 590.
+    /// Schema: `schema/rply_v3.ksy` line 608.
     pub value: EffectPropValue,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -11158,7 +11441,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for EffectProp {
 }
 /// The body of `effect_prop.value`, selected by `tag`.
 ///
-/// Schema: `schema/rply_v3.ksy` line 590.
+/// Schema: `schema/rply_v3.ksy` line 608.
 #[derive(
     Debug,
     Clone,
@@ -11227,7 +11510,7 @@ impl ::statepack_runtime::reflect::ToValue for EffectPropValue {
 }
 /// A number, f32.
 ///
-/// Schema: `schema/rply_v3.ksy` line 605.
+/// Schema: `schema/rply_v3.ksy` line 623.
 #[derive(
     Debug,
     Clone,
@@ -11238,7 +11521,7 @@ impl ::statepack_runtime::reflect::ToValue for EffectPropValue {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct F32Value {
-    /// Schema: `schema/rply_v3.ksy` line 608.
+    /// Schema: `schema/rply_v3.ksy` line 626.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub value: f32,
 }
@@ -11370,7 +11653,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for F32Value {
 }
 /// Two f32 (a Vector2, or a NumberRange's min and max).
 ///
-/// Schema: `schema/rply_v3.ksy` line 610.
+/// Schema: `schema/rply_v3.ksy` line 628.
 #[derive(
     Debug,
     Clone,
@@ -11381,10 +11664,10 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for F32Value {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Vec2 {
-    /// Schema: `schema/rply_v3.ksy` line 613.
+    /// Schema: `schema/rply_v3.ksy` line 631.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub x: f32,
-    /// Schema: `schema/rply_v3.ksy` line 615.
+    /// Schema: `schema/rply_v3.ksy` line 633.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub y: f32,
 }
@@ -11540,7 +11823,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Vec2 {
 }
 /// A NumberSequence.
 ///
-/// Schema: `schema/rply_v3.ksy` line 617.
+/// Schema: `schema/rply_v3.ksy` line 635.
 #[derive(
     Debug,
     Clone,
@@ -11551,7 +11834,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Vec2 {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct NumberSequence {
-    /// Schema: `schema/rply_v3.ksy` line 622.
+    /// Schema: `schema/rply_v3.ksy` line 640.
     pub keys: ::std::vec::Vec<NumberKey>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -11730,7 +12013,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for NumberSequence {
 }
 /// One NumberSequence keypoint.
 ///
-/// Schema: `schema/rply_v3.ksy` line 626.
+/// Schema: `schema/rply_v3.ksy` line 644.
 #[derive(
     Debug,
     Clone,
@@ -11741,13 +12024,13 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for NumberSequence {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct NumberKey {
-    /// Schema: `schema/rply_v3.ksy` line 629.
+    /// Schema: `schema/rply_v3.ksy` line 647.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub time: f32,
-    /// Schema: `schema/rply_v3.ksy` line 631.
+    /// Schema: `schema/rply_v3.ksy` line 649.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub value: f32,
-    /// Schema: `schema/rply_v3.ksy` line 633.
+    /// Schema: `schema/rply_v3.ksy` line 651.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub envelope: f32,
 }
@@ -11920,7 +12203,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for NumberKey {
 }
 /// A ColorSequence.
 ///
-/// Schema: `schema/rply_v3.ksy` line 635.
+/// Schema: `schema/rply_v3.ksy` line 653.
 #[derive(
     Debug,
     Clone,
@@ -11931,7 +12214,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for NumberKey {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct ColorSequence {
-    /// Schema: `schema/rply_v3.ksy` line 640.
+    /// Schema: `schema/rply_v3.ksy` line 658.
     pub keys: ::std::vec::Vec<ColorKey>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -12110,7 +12393,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ColorSequence {
 }
 /// One ColorSequence keypoint.
 ///
-/// Schema: `schema/rply_v3.ksy` line 644.
+/// Schema: `schema/rply_v3.ksy` line 662.
 #[derive(
     Debug,
     Clone,
@@ -12121,10 +12404,10 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ColorSequence {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct ColorKey {
-    /// Schema: `schema/rply_v3.ksy` line 647.
+    /// Schema: `schema/rply_v3.ksy` line 665.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub time: f32,
-    /// Schema: `schema/rply_v3.ksy` line 649.
+    /// Schema: `schema/rply_v3.ksy` line 667.
     pub color: Color3,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -12282,7 +12565,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ColorKey {
 }
 /// One joint between two parts of the snapshot.
 ///
-/// Schema: `schema/rply_v3.ksy` line 651.
+/// Schema: `schema/rply_v3.ksy` line 669.
 #[derive(
     Debug,
     Clone,
@@ -12293,15 +12576,15 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ColorKey {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Joint {
-    /// Schema: `schema/rply_v3.ksy` line 654.
+    /// Schema: `schema/rply_v3.ksy` line 672.
     pub kind: JointKind,
-    /// Schema: `schema/rply_v3.ksy` line 657.
+    /// Schema: `schema/rply_v3.ksy` line 675.
     pub name: Str16,
     /// 1-based index of the part the joint is parented to.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 659.
+    /// Schema: `schema/rply_v3.ksy` line 677.
     pub holder_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 662.
+    /// Schema: `schema/rply_v3.ksy` line 680.
     pub body: JointBody,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -12592,7 +12875,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Joint {
 }
 /// The body of `joint.body`, selected by `kind`.
 ///
-/// Schema: `schema/rply_v3.ksy` line 662.
+/// Schema: `schema/rply_v3.ksy` line 680.
 #[derive(
     Debug,
     Clone,
@@ -12631,7 +12914,7 @@ impl ::statepack_runtime::reflect::ToValue for JointBody {
 }
 /// Part indices and the C0/C1 offsets of a Weld or Motor6D.
 ///
-/// Schema: `schema/rply_v3.ksy` line 670.
+/// Schema: `schema/rply_v3.ksy` line 688.
 #[derive(
     Debug,
     Clone,
@@ -12642,13 +12925,13 @@ impl ::statepack_runtime::reflect::ToValue for JointBody {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct JointCframes {
-    /// Schema: `schema/rply_v3.ksy` line 673.
+    /// Schema: `schema/rply_v3.ksy` line 691.
     pub part0_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 675.
+    /// Schema: `schema/rply_v3.ksy` line 693.
     pub part1_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 677.
+    /// Schema: `schema/rply_v3.ksy` line 695.
     pub c0: Cframe,
-    /// Schema: `schema/rply_v3.ksy` line 679.
+    /// Schema: `schema/rply_v3.ksy` line 697.
     pub c1: Cframe,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -12862,7 +13145,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for JointCframes {
 }
 /// Part indices and attachment names of an AnimationConstraint or RigidConstraint.
 ///
-/// Schema: `schema/rply_v3.ksy` line 681.
+/// Schema: `schema/rply_v3.ksy` line 699.
 #[derive(
     Debug,
     Clone,
@@ -12873,13 +13156,13 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for JointCframes {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct JointAttachments {
-    /// Schema: `schema/rply_v3.ksy` line 684.
+    /// Schema: `schema/rply_v3.ksy` line 702.
     pub part0_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 686.
+    /// Schema: `schema/rply_v3.ksy` line 704.
     pub attachment0_name: Str16,
-    /// Schema: `schema/rply_v3.ksy` line 688.
+    /// Schema: `schema/rply_v3.ksy` line 706.
     pub part1_index: u16,
-    /// Schema: `schema/rply_v3.ksy` line 690.
+    /// Schema: `schema/rply_v3.ksy` line 708.
     pub attachment1_name: Str16,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -13105,7 +13388,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for JointAttachments {
 }
 /// A position (3 x f32) and an axis-angle rotation (3 x i16, pi maps to 32767).
 ///
-/// Schema: `schema/rply_v3.ksy` line 692.
+/// Schema: `schema/rply_v3.ksy` line 710.
 #[derive(
     Debug,
     Clone,
@@ -13118,11 +13401,11 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for JointAttachments {
 pub struct Cframe {
     /// Unit: stud.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 695.
+    /// Schema: `schema/rply_v3.ksy` line 713.
     pub pos: Vec3,
     /// Unit: pi/32767 rad.
     ///
-    /// Schema: `schema/rply_v3.ksy` line 698.
+    /// Schema: `schema/rply_v3.ksy` line 716.
     pub rot: [i16; 3],
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -282,6 +282,20 @@ impl SnapV13 {
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::format::RootType for SnapV13 {
+    const SCHEMA_ID: &'static str = SCHEMA_ID;
+    fn read_root<T: ::statepack_runtime::io::Tracer>(
+        r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        SnapV13::read_from(r)
+    }
+    fn encode_root(
+        &self,
+    ) -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
+        SnapV13::encode(self)
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::reflect::Reflect for SnapV13 {
     fn schema_type(&self) -> &'static str {
         "snap_v1_3"

@@ -9,53 +9,65 @@ doc: |
   An RPLY v3 replay: a 30-byte header, the string table, the keyframe index and the op
   stream. Positions are in studs, ticks count from the recording's start at `tick_rate`
   per second, little-endian throughout. Semantics (tick markers, delta chains, the
-  player's state, seeking) live in src/formats/rply.rs; see docs/formats/rply.md.
+  player's state, seeking) live in src/formats/rply/; see docs/formats/rply.md.
 seq:
-  - id: magic
-    contents: RPLY
-    doc: The four bytes "RPLY" (the u32 0x594C5052 written little-endian).
-  - id: version
-    type: u1
-    valid: 3
-    doc: Format version; only 3 is read.
-  - id: tick_rate
-    type: u1
-    -sp-units: ticks per second
-    doc: Ticks per second of recorded time (15 by default).
-  - id: place_version
-    type: u4
-    doc: The place version the replay was recorded in; a player for another version refuses it.
-  - id: start_unix
-    type: f8
-    -sp-units: s since 1970-01-01 UTC
-    doc: Wall-clock time of the recording's start.
-  - id: tick_count
-    type: u4
-    doc: Number of the last tick recorded (ticks run from 0 to this value).
-  - id: string_count
-    type: u2
-    doc: Number of strings in the table (derived on write).
-  - id: keyframe_count
-    type: u2
-    doc: Number of keyframe index entries (derived on write).
-  - id: op_bytes
-    type: u4
-    doc: Length of the op stream in bytes (derived on write).
-  - id: strings
-    type: str16
-    repeat: expr
-    repeat-expr: string_count
-    doc: The string table; ops refer to entry i (1-based) by the id i, 0 means none.
-  - id: keyframes
-    type: keyframe
-    repeat: expr
-    repeat-expr: keyframe_count
-    doc: The keyframe index, in tick order.
+  - id: head
+    type: rply_head
+    doc: The header, string table and keyframe index, readable without the op stream.
   - id: ops
     type: op_stream
-    size: op_bytes
+    size: head.op_bytes
     doc: The op stream, to the end of the file.
 types:
+  rply_head:
+    doc: |
+      The 30-byte header, the string table and the keyframe index: everything before the op
+      stream, so a player can open a replay and seek without reading its ops.
+    seq:
+      - id: magic
+        contents: RPLY
+        doc: The four bytes "RPLY" (the u32 0x594C5052 written little-endian).
+      - id: version
+        type: u1
+        valid: 3
+        doc: Format version; only 3 is read.
+      - id: tick_rate
+        type: u1
+        -sp-units: ticks per second
+        doc: Ticks per second of recorded time (15 by default).
+      - id: place_version
+        type: u4
+        doc: The place version the replay was recorded in; a player for another version refuses it.
+      - id: start_unix
+        type: f8
+        -sp-units: s since 1970-01-01 UTC
+        doc: Wall-clock time of the recording's start.
+      - id: tick_count
+        type: u4
+        doc: Number of the last tick recorded (ticks run from 0 to this value).
+      - id: string_count
+        type: u2
+        doc: Number of strings in the table (derived on write).
+      - id: keyframe_count
+        type: u2
+        doc: Number of keyframe index entries (derived on write).
+      - id: op_bytes
+        type: u4
+        doc: |
+          Length of the op stream in bytes, which is the rest of the file. Stored, not derived:
+          the writer checks it against the op stream's encoded length.
+      - id: strings
+        type: str16
+        repeat: expr
+        repeat-expr: string_count
+        doc: The string table; ops refer to entry i (1-based) by the id i, 0 means none.
+      - id: keyframes
+        type: keyframe
+        repeat: expr
+        repeat-expr: keyframe_count
+        doc: |
+          The keyframe index, in tick order (strictly increasing ticks, non-decreasing offsets:
+          checked by the player, which reads the index on its own).
   str16:
     doc: A string with a u16 byte length in front.
     seq:
@@ -70,10 +82,16 @@ types:
     seq:
       - id: tick
         type: u4
-        doc: The keyframe's tick; every live entity has a full XFORM in it.
+        valid:
+          max: _parent.tick_count
+        doc: The keyframe's tick, at most the header's `tick_count`; every live entity has a full XFORM in it.
       - id: offset
         type: u4
-        doc: Byte offset inside the op stream of the keyframe tick's marker.
+        valid:
+          expr: _ <= _parent.op_bytes and (tick != 0 or _ == 0)
+        doc: |
+          Byte offset inside the op stream of the keyframe tick's marker: at most the header's
+          `op_bytes`, and 0 for a keyframe at tick 0.
   op_stream:
     doc: Every op, until the end of the stream.
     seq:

@@ -17,4 +17,5 @@
 //! and bitvec".
 pub mod formats;
 pub mod generated;
+pub mod sim;
 pub use statepack_runtime as runtime;

@@ -439,7 +439,8 @@ fn rply_import_inspect_decode_encode_verify_sample() {
     std::fs::write(dir.path("bad.rply"), &bad).unwrap();
     let o = run(&dir.0, &["verify", "bad.rply"]);
     assert!(
-        !o.status.success() && stderr(&o).contains("version 2"),
+        !o.status.success()
+            && stderr(&o).contains("head.version (byte offset 4): value 2 is not valid"),
         "{}",
         stderr(&o)
     );

@@ -583,7 +583,7 @@ fn corpus(f: &FormatSpec) -> Vec<(String, Vec<u8>)> {
 /// rig snapshots), the same with zero thresholds and every tick a keyframe (every transform a
 /// full XFORM), and raw files with special floats in every f32/f64 field the op stream has.
 fn rply_extras() -> Vec<(String, Vec<u8>)> {
-    use statepack::formats::rply_crowd::{record_crowd, CrowdOptions};
+    use statepack::sim::rply_crowd::{record_crowd, CrowdOptions};
     use statepack_runtime::rply_xform::Thresholds;
     let mut out = Vec::new();
     if let Some(path) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")

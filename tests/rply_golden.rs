@@ -2,10 +2,10 @@
 //! the recorder's conventions, and the refusals (each with its field path and offset).
 
 use glam::{DQuat, DVec3};
+use statepack::formats::rply::samples::{every_op_file, full_snapshot};
 use statepack::formats::rply::{
     self, Player, PropValue, Recorder, RecorderOptions, RplyError, RplyV3,
 };
-use statepack::formats::rply_samples::{every_op_file, full_snapshot};
 use statepack::generated::rply_v3 as raw;
 
 fn tiny() -> Vec<u8> {
@@ -218,20 +218,24 @@ fn recorder_conventions() {
         }
         offset += 1 + op.body.encoded_len() as u32;
     }
-    let n = file.strings.len() as u16;
+    let n = file.head.strings.len() as u16;
     assert_eq!(first_use, (1..=n).collect::<Vec<_>>());
     assert_eq!(
-        file.keyframes.iter().map(|k| k.tick).collect::<Vec<_>>(),
+        file.head
+            .keyframes
+            .iter()
+            .map(|k| k.tick)
+            .collect::<Vec<_>>(),
         [1, 11, 21, 31]
     );
-    for k in &file.keyframes {
+    for k in &file.head.keyframes {
         // Tick 21 falls in the gap (ticks 20-24 write nothing): its entry points at the
         // absolute TICK 25 that follows.
         let want = offsets.range(k.tick..).next().map(|(_, &o)| o).unwrap();
         assert_eq!(k.offset, want, "keyframe at tick {}", k.tick);
     }
-    assert_eq!(file.tick_count, 40);
-    assert_eq!(file.place_version, 7);
+    assert_eq!(file.head.tick_count, 40);
+    assert_eq!(file.head.place_version, 7);
 }
 
 fn err_text(b: &[u8]) -> String {
@@ -252,7 +256,10 @@ fn refusals_name_the_value_field_and_offset() {
         "{e}"
     );
     let e = Player::open(&b).unwrap_err().to_string();
-    assert!(e.contains("version 4 is not supported"), "{e}");
+    assert!(
+        e.contains("head.version (byte offset 4)") && e.contains("must equal 3"),
+        "{e}"
+    );
 
     // Place version.
     match Player::open_for_place(&good, 8) {
@@ -277,7 +284,7 @@ fn refusals_name_the_value_field_and_offset() {
     let mut b = good.clone();
     b[22..24].copy_from_slice(&60000u16.to_le_bytes());
     let e = Player::open(&b).unwrap_err().to_string();
-    assert!(e.contains("string_count") && e.contains("60000"), "{e}");
+    assert!(e.contains("head.strings") && e.contains("60000"), "{e}");
     // Unknown opcode 12.
     let mut b = good.clone();
     let at = b.len() - 9;
@@ -299,6 +306,42 @@ fn refusals_name_the_value_field_and_offset() {
     b[spawn + 3] = 0;
     let e = err_text(&b);
     assert!(e.contains("string id 0"), "{e}");
+}
+
+/// The keyframe rules the schema declares (`schema/rply_v3.ksy`, type `keyframe`) are
+/// checked by the generated head reader that `Player::open` calls, naming the entry.
+#[test]
+fn keyframe_rules_come_from_the_schema() {
+    let good = tiny();
+    let kf = 30 + 12;
+    // Tick 5 is past tick_count 4.
+    let mut b = good.clone();
+    b[kf..kf + 4].copy_from_slice(&5u32.to_le_bytes());
+    let e = Player::open(&b).unwrap_err().to_string();
+    assert!(
+        e.contains("head.keyframes[0].tick (byte offset 42)") && e.contains("value 5"),
+        "{e}"
+    );
+    let e = RplyV3::decode(&b).unwrap_err().to_string();
+    assert!(e.contains("head.keyframes[0].tick (byte offset 42)"), "{e}");
+    // Offset 43 is past the 42 op bytes.
+    let mut b = good.clone();
+    b[kf + 4..kf + 8].copy_from_slice(&43u32.to_le_bytes());
+    let e = Player::open(&b).unwrap_err().to_string();
+    assert!(
+        e.contains("head.keyframes[0].offset (byte offset 46)") && e.contains("value 43"),
+        "{e}"
+    );
+    // A keyframe at tick 0 must point at offset 0.
+    let mut b = good.clone();
+    b[kf..kf + 4].copy_from_slice(&0u32.to_le_bytes());
+    let e = Player::open(&b).unwrap_err().to_string();
+    assert!(
+        e.contains("head.keyframes[0].offset (byte offset 46)"),
+        "{e}"
+    );
+    b[kf + 4..kf + 8].copy_from_slice(&0u32.to_le_bytes());
+    Player::open(&b).unwrap();
 }
 
 /// The reference player decodes a delta with no base against zero; here it is an error.

@@ -695,11 +695,15 @@ fn reference_shaped_replay_reads_correctly() {
     let file = RplyV3::decode(&bytes).unwrap();
     assert_eq!(file.encode().unwrap(), bytes);
     assert_eq!(
-        file.keyframes.iter().map(|k| k.tick).collect::<Vec<_>>(),
+        file.head
+            .keyframes
+            .iter()
+            .map(|k| k.tick)
+            .collect::<Vec<_>>(),
         [1, 301, 601]
     );
     assert_eq!(
-        file.strings[0].value, "char:1001",
+        file.head.strings[0].value, "char:1001",
         "first-use order, 1-based"
     );
     assert!(file

@@ -174,7 +174,7 @@ fn record(ticks: &[Vec<Act>], keyframe_every: u32, th: Thresholds) -> Vec<u8> {
                 Act::Custom(n) => rec.custom("ch", &[*n; 3]).unwrap(),
                 Act::Snapshot(i) => {
                     if let Some(id) = pick(i) {
-                        rec.snapshot(id, &statepack::formats::rply_samples::full_snapshot())
+                        rec.snapshot(id, &statepack::formats::rply::samples::full_snapshot())
                             .unwrap();
                     }
                 }

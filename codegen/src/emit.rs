@@ -19,6 +19,7 @@ mod endian_code;
 pub(crate) mod num_switch;
 mod proc_pos;
 mod proc_term;
+mod root_type;
 mod runs;
 pub(crate) use num_switch::case_number;
 
@@ -3285,6 +3286,11 @@ impl<'s> Emitter<'s> {
         } else {
             quote!(#[doc = ""] #[doc = " The root type's `params` are the arguments after `bytes`, in schema order."])
         };
+        let root_trait = if root_params.is_empty() {
+            root_type::root_type_impl(&name, top_args.len())
+        } else {
+            quote!()
+        };
         let root_api = if is_root {
             quote! {
                 impl #name {
@@ -3315,6 +3321,7 @@ impl<'s> Emitter<'s> {
                         Ok(w.into_bytes())
                     }
                 }
+                #root_trait
             }
         } else {
             quote!()

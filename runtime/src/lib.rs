@@ -69,6 +69,7 @@ pub mod chunk;
 #[cfg(feature = "formats")]
 pub mod curve;
 pub mod fixtures;
+pub mod format;
 mod generated_support;
 #[cfg(any(feature = "binrw", feature = "deku", feature = "bitvec"))]
 pub mod interop;

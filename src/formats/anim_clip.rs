@@ -522,40 +522,22 @@ pub fn compress(clip: &Clip, metric: Metric, interp: Option<Interp>) -> Result<C
 }
 
 /// statepack animation clips in the format registry ([`crate::formats::FORMATS`]).
-pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
-    name: "anim-clip",
-    title: "statepack animation clip v2",
-    schema: "anim_clip",
-    detect: |b| b.starts_with(MAGIC) || (!b.is_empty() && MAGIC.starts_with(b)),
-    decode_raw: |b| AnimClip::decode(b).map(|_| ()),
-    decode_traced: |b| {
-        let (r, t) = AnimClip::decode_traced(b);
-        (r.map(|_| ()), t)
-    },
-    decode_events: crate::formats::events::decode_events_of!(AnimClip),
-    decode_full: |b| read(b).map(|e| drop(Decoder::new(&e))),
-    reencode: |b| {
-        let raw = AnimClip::decode(b).map_err(|e| e.to_string())?;
-        raw.encode().map_err(|e| e.to_string())
-    },
-    to_json: |b| {
-        let raw = AnimClip::decode(b).map_err(|e| e.to_string())?;
-        from_raw(&raw).map_err(|e| e.to_string())?;
-        serde_json::to_value(&raw).map_err(|e| e.to_string())
-    },
-    write_json: |b, out| {
-        let raw = AnimClip::decode(b).map_err(crate::formats::invalid)?;
-        from_raw(&raw).map_err(crate::formats::invalid)?;
-        crate::formats::json::write_pretty(out, &raw)
-    },
-    from_json: |v| {
-        let raw: AnimClip = serde_path_to_error::deserialize(v.clone())
-            .map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
-        from_raw(&raw).map_err(|e| e.to_string())?;
-        raw.encode().map_err(|e| e.to_string())
-    },
-    samples: sample_files,
-};
+pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec::of::<AnimClip>();
+
+/// The animation clip's own parts of its registry entry; the rest is shared ([`crate::formats::FormatSpec::of`]).
+impl crate::formats::Format for AnimClip {
+    const NAME: &'static str = "anim-clip";
+    const TITLE: &'static str = "statepack animation clip v2";
+    fn detect(b: &[u8]) -> bool {
+        b.starts_with(MAGIC) || (!b.is_empty() && MAGIC.starts_with(b))
+    }
+    fn decode_full(b: &[u8]) -> Result<(), DecodeError> {
+        read(b).map(|e| drop(Decoder::new(&e)))
+    }
+    fn samples() -> Vec<(String, Vec<u8>)> {
+        sample_files()
+    }
+}
 
 /// Sample files built in code: the first 40 frames of the study's walk (generated in code)
 /// at 1 mm joint error (linear and cubic), and at 0.5 mm on a 3 cm shell.

@@ -64,18 +64,3 @@ impl Tracer for SinkTracer<'_> {
         self.values
     }
 }
-
-/// Decodes `bytes` as the generated root type `$root`, sending every field to `tracer`;
-/// gives the result and the offset where reading stopped. For a format's
-/// [`FormatSpec::decode_events`](super::FormatSpec::decode_events).
-macro_rules! decode_events_of {
-    ($root:ty) => {
-        |b: &[u8], t: $crate::formats::events::SinkTracer<'_>| {
-            let mut r = statepack_runtime::io::ByteReader::with_tracer(b, t);
-            let res = <$root>::read_from(&mut r).and_then(|_| r.finish());
-            (res, r.offset())
-        }
-    };
-}
-
-pub(crate) use decode_events_of;

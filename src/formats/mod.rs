@@ -3,9 +3,15 @@
 //!
 //! [`FORMATS`] lists every format with the same few entry points, so tools and checks that
 //! apply to all formats (the CLI's `inspect`/`decode`, the Kaitai oracle, fuzzing, truncation
-//! and mutation sweeps, the allocation bound) iterate over it. A new format joins them by
-//! adding one [`FormatSpec`] here.
+//! and mutation sweeps, the allocation bound) iterate over it. A format joins them by
+//! implementing [`Format`] for its generated root type (its name, how to recognise it, its
+//! full decode and its samples) and adding `FormatSpec::of::<Root>()` here; the entry points
+//! every format shares (raw, traced and streamed decode, re-encode, JSON both ways) are
+//! written once, below, over [`statepack_runtime::format::RootType`], which the generator
+//! implements for every root type.
 
+use serde::{de::DeserializeOwned, Serialize};
+use statepack_runtime::format::RootType;
 use statepack_runtime::io::{DecodeError, TraceNode};
 
 pub mod events;
@@ -15,8 +21,6 @@ pub mod acl_compare;
 pub mod anim_clip;
 pub mod cbtrack;
 pub mod rply;
-pub mod rply_crowd;
-pub mod rply_samples;
 pub mod snap;
 pub mod study_report;
 pub mod study_tracks;
@@ -59,6 +63,93 @@ pub struct FormatSpec {
     /// Sample files built in code (spec goldens and writer output), name and bytes; the
     /// seed of every sweep, fuzz corpus and oracle run.
     pub samples: fn() -> Vec<(String, Vec<u8>)>,
+}
+
+/// What a format supplies itself, implemented on its generated root type; everything else
+/// of its [`FormatSpec`] comes from [`FormatSpec::of`].
+pub trait Format: RootType + Serialize + DeserializeOwned {
+    /// Short name used on the command line (`snap`).
+    const NAME: &'static str;
+    /// Human name with version (`SNAP v1.3`).
+    const TITLE: &'static str;
+    /// True when `bytes` start like this format (a prefix of the header counts); see
+    /// [`FormatSpec::detect`].
+    fn detect(bytes: &[u8]) -> bool;
+    /// Full decode: raw layer plus the format's own rules and reconstruction (its `verify`).
+    /// `decode` JSON is only given for files that pass it, and `encode` only writes bytes
+    /// that pass it.
+    ///
+    /// Errors: the first rule broken, naming the field path and byte offset.
+    fn decode_full(bytes: &[u8]) -> Result<(), DecodeError>;
+    /// Sample files built in code; see [`FormatSpec::samples`].
+    fn samples() -> Vec<(String, Vec<u8>)>;
+}
+
+impl FormatSpec {
+    /// The registry entry of format `F`: its own parts from [`Format`], the shared entry
+    /// points from the generic functions of this module (the schema stem is the root type's
+    /// [`RootType::SCHEMA_ID`]).
+    pub const fn of<F: Format>() -> FormatSpec {
+        FormatSpec {
+            name: F::NAME,
+            title: F::TITLE,
+            schema: F::SCHEMA_ID,
+            detect: F::detect,
+            decode_raw: decode_raw::<F>,
+            decode_traced: decode_traced::<F>,
+            decode_events: decode_events::<F>,
+            decode_full: F::decode_full,
+            reencode: reencode::<F>,
+            to_json: to_json::<F>,
+            write_json: write_json::<F>,
+            from_json: from_json::<F>,
+            samples: F::samples,
+        }
+    }
+}
+
+fn decode_raw<F: Format>(bytes: &[u8]) -> Result<(), DecodeError> {
+    F::decode_root(bytes).map(|_| ())
+}
+
+fn decode_traced<F: Format>(bytes: &[u8]) -> TracedDecode {
+    let (r, t) = F::decode_root_traced(bytes);
+    (r.map(|_| ()), t)
+}
+
+fn decode_events<F: Format>(
+    bytes: &[u8],
+    tracer: events::SinkTracer<'_>,
+) -> (Result<(), DecodeError>, u64) {
+    let (r, end) = F::decode_root_with(bytes, tracer);
+    (r.map(|_| ()), end)
+}
+
+fn reencode<F: Format>(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let raw = F::decode_root(bytes).map_err(|e| e.to_string())?;
+    raw.encode_root().map_err(|e| e.to_string())
+}
+
+fn to_json<F: Format>(bytes: &[u8]) -> Result<serde_json::Value, String> {
+    F::decode_full(bytes).map_err(|e| e.to_string())?;
+    let raw = F::decode_root(bytes).map_err(|e| e.to_string())?;
+    serde_json::to_value(&raw).map_err(|e| e.to_string())
+}
+
+fn write_json<F: Format>(bytes: &[u8], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    F::decode_full(bytes).map_err(invalid)?;
+    let raw = F::decode_root(bytes).map_err(invalid)?;
+    json::write_pretty(out, &raw)
+}
+
+/// serde_path_to_error names the field a bad value sits in (`recordings[0].frames[3].dt_ms`);
+/// the bytes written must pass the format's full decode.
+fn from_json<F: Format>(value: &serde_json::Value) -> Result<Vec<u8>, String> {
+    let raw: F = serde_path_to_error::deserialize(value.clone())
+        .map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
+    let bytes = raw.encode_root().map_err(|e| e.to_string())?;
+    F::decode_full(&bytes).map_err(|e| e.to_string())?;
+    Ok(bytes)
 }
 
 /// Every format statepack implements.

@@ -504,44 +504,23 @@ pub fn verify_against_clip(
 }
 
 /// SNAP v1.3 in the format registry ([`crate::formats::FORMATS`]).
-pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
-    name: "snap",
-    title: "SNAP v1.3",
-    schema: "snap_v1_3",
-    detect: |b| b.starts_with(b"SNAP") || (!b.is_empty() && VERSION_HEADER.starts_with(b)),
-    decode_raw: |b| SnapV13::decode(b).map(|_| ()),
-    decode_traced: |b| {
-        let (r, t) = SnapV13::decode_traced(b);
-        (r.map(|_| ()), t)
-    },
-    decode_events: crate::formats::events::decode_events_of!(SnapV13),
-    decode_full: |b| {
+pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec::of::<SnapV13>();
+
+/// SNAP v1.3's own parts of its registry entry; the rest is shared ([`crate::formats::FormatSpec::of`]).
+impl crate::formats::Format for SnapV13 {
+    const NAME: &'static str = "snap";
+    const TITLE: &'static str = "SNAP v1.3";
+    fn detect(b: &[u8]) -> bool {
+        b.starts_with(b"SNAP") || (!b.is_empty() && VERSION_HEADER.starts_with(b))
+    }
+    fn decode_full(b: &[u8]) -> Result<(), DecodeError> {
         let raw = SnapV13::decode(b)?;
         reconstruct(&raw).map(|_| ())
-    },
-    reencode: |b| {
-        let raw = SnapV13::decode(b).map_err(|e| e.to_string())?;
-        raw.encode().map_err(|e| e.to_string())
-    },
-    to_json: |b| {
-        let raw = SnapV13::decode(b).map_err(|e| e.to_string())?;
-        reconstruct(&raw).map_err(|e| e.to_string())?;
-        serde_json::to_value(&raw).map_err(|e| e.to_string())
-    },
-    write_json: |b, out| {
-        let raw = SnapV13::decode(b).map_err(crate::formats::invalid)?;
-        reconstruct(&raw).map_err(crate::formats::invalid)?;
-        crate::formats::json::write_pretty(out, &raw)
-    },
-    from_json: |v| {
-        // serde_path_to_error names the field a bad value sits in (`recordings[0].frames[3].dt_ms`).
-        let raw: SnapV13 = serde_path_to_error::deserialize(v.clone())
-            .map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
-        reconstruct(&raw).map_err(|e| e.to_string())?;
-        raw.encode().map_err(|e| e.to_string())
-    },
-    samples: sample_files,
-};
+    }
+    fn samples() -> Vec<(String, Vec<u8>)> {
+        sample_files()
+    }
+}
 
 /// SNAP sample files built in code: the spec's example CFrame as a one-frame file (the
 /// golden bytes of `docs/formats/snap.md`), a file with every frame shape and a large-motion

@@ -748,40 +748,22 @@ pub fn read(bytes: &[u8]) -> Result<DecodedTracks, DecodeError> {
 }
 
 /// The study's track container in the format registry ([`crate::formats::FORMATS`]).
-pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
-    name: "study-tracks",
-    title: "study keyframe tracks",
-    schema: "study_tracks",
-    detect: |b| b.starts_with(MAGIC) || (!b.is_empty() && MAGIC.starts_with(b)),
-    decode_raw: |b| StudyTracks::decode(b).map(|_| ()),
-    decode_traced: |b| {
-        let (r, t) = StudyTracks::decode_traced(b);
-        (r.map(|_| ()), t)
-    },
-    decode_events: crate::formats::events::decode_events_of!(StudyTracks),
-    decode_full: |b| read(b).map(|_| ()),
-    reencode: |b| {
-        let raw = StudyTracks::decode(b).map_err(|e| e.to_string())?;
-        raw.encode().map_err(|e| e.to_string())
-    },
-    to_json: |b| {
-        let raw = StudyTracks::decode(b).map_err(|e| e.to_string())?;
-        reconstruct_tracks(&raw).map_err(|e| e.to_string())?;
-        serde_json::to_value(&raw).map_err(|e| e.to_string())
-    },
-    write_json: |b, out| {
-        let raw = StudyTracks::decode(b).map_err(crate::formats::invalid)?;
-        reconstruct_tracks(&raw).map_err(crate::formats::invalid)?;
-        crate::formats::json::write_pretty(out, &raw)
-    },
-    from_json: |v| {
-        let raw: StudyTracks = serde_path_to_error::deserialize(v.clone())
-            .map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
-        reconstruct_tracks(&raw).map_err(|e| e.to_string())?;
-        raw.encode().map_err(|e| e.to_string())
-    },
-    samples: sample_files,
-};
+pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec::of::<StudyTracks>();
+
+/// The study track container's own parts of its registry entry; the rest is shared ([`crate::formats::FormatSpec::of`]).
+impl crate::formats::Format for StudyTracks {
+    const NAME: &'static str = "study-tracks";
+    const TITLE: &'static str = "study keyframe tracks";
+    fn detect(b: &[u8]) -> bool {
+        b.starts_with(MAGIC) || (!b.is_empty() && MAGIC.starts_with(b))
+    }
+    fn decode_full(b: &[u8]) -> Result<(), DecodeError> {
+        read(b).map(|_| ())
+    }
+    fn samples() -> Vec<(String, Vec<u8>)> {
+        sample_files()
+    }
+}
 
 /// Sample files built in code from the first 24 frames of the study's walk (generated in
 /// code, no fixture needed): raw, float32 linear keys at 1 mm, quantised cubic keys at 1 mm.

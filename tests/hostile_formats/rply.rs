@@ -1,7 +1,7 @@
 //! RPLY v3's fixture files and allocation bombs.
 
 use super::NamedFile;
-use statepack::formats::rply_crowd::{record_crowd, CrowdOptions};
+use statepack::sim::rply_crowd::{record_crowd, CrowdOptions};
 
 /// Two walkers for 120 ticks of the CMU walk (keyframes every 50 ticks).
 pub fn fixture_files() -> Vec<NamedFile> {

@@ -203,6 +203,20 @@ impl Opaque {
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::format::RootType for Opaque {
+    const SCHEMA_ID: &'static str = SCHEMA_ID;
+    fn read_root<T: ::statepack_runtime::io::Tracer>(
+        r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Opaque::read_from(r)
+    }
+    fn encode_root(
+        &self,
+    ) -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
+        Opaque::encode(self)
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::reflect::Reflect for Opaque {
     fn schema_type(&self) -> &'static str {
         "opaque"

@@ -338,6 +338,20 @@ impl Recursion {
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::format::RootType for Recursion {
+    const SCHEMA_ID: &'static str = SCHEMA_ID;
+    fn read_root<T: ::statepack_runtime::io::Tracer>(
+        r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Recursion::read_from(r, ::std::option::Option::None, ::std::option::Option::None)
+    }
+    fn encode_root(
+        &self,
+    ) -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
+        Recursion::encode(self)
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::reflect::Reflect for Recursion {
     fn schema_type(&self) -> &'static str {
         "recursion"

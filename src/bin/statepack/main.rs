@@ -618,7 +618,7 @@ fn run(cli: Cli) -> Result<()> {
                     .map_err(|e| anyhow::anyhow!("{e}"))?,
             };
             let clip = load_motion(&path, &unit)?;
-            let opts = formats::rply_crowd::CrowdOptions {
+            let opts = statepack::sim::rply_crowd::CrowdOptions {
                 characters: usize::try_from(characters).context("--characters is too large")?,
                 ticks: ticks.round() as u32,
                 tick_rate,

@@ -3,11 +3,11 @@
 
 use anyhow::{bail, Context, Result};
 use statepack::formats::rply::{self, Player, RplyV3};
-use statepack::formats::rply_crowd::{
-    crowd_errors, record_crowd, verify_against_clip, Crowd, CrowdOptions,
-};
 use statepack::runtime::motion::Clip;
 use statepack::runtime::rply_xform::Thresholds;
+use statepack::sim::rply_crowd::{
+    crowd_errors, record_crowd, verify_against_clip, Crowd, CrowdOptions,
+};
 use std::path::Path;
 use std::time::Instant;
 

@@ -98,39 +98,22 @@ pub fn with_header_extra(bytes: &[u8], blocks: u32, fill: u8) -> Result<Vec<u8>,
 }
 
 /// The registry entry.
-pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
-    name: "cbtrack",
-    title: "CBTK v1",
-    schema: "cbtrack_v1",
-    detect: |b| b.starts_with(MAGIC) || (!b.is_empty() && MAGIC.starts_with(b)),
-    decode_raw: |b| CbtrackV1::decode(b).map(|_| ()),
-    decode_traced: |b| {
-        let (r, t) = CbtrackV1::decode_traced(b);
-        (r.map(|_| ()), t)
-    },
-    decode_events: crate::formats::events::decode_events_of!(CbtrackV1),
-    decode_full: decode_all,
-    reencode: |b| {
-        let raw = CbtrackV1::decode(b).map_err(|e| e.to_string())?;
-        raw.encode().map_err(|e| e.to_string())
-    },
-    to_json: |b| {
-        let raw = CbtrackV1::decode(b).map_err(|e| e.to_string())?;
-        serde_json::to_value(&raw).map_err(|e| e.to_string())
-    },
-    write_json: |b, out| {
-        let raw = CbtrackV1::decode(b).map_err(crate::formats::invalid)?;
-        crate::formats::json::write_pretty(out, &raw)
-    },
-    from_json: |v| {
-        let raw: CbtrackV1 = serde_path_to_error::deserialize(v.clone())
-            .map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
-        raw.encode().map_err(|e| e.to_string())
-    },
-    samples: || {
+pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec::of::<CbtrackV1>();
+
+/// CBTK v1's own parts of its registry entry; the rest is shared ([`crate::formats::FormatSpec::of`]).
+impl crate::formats::Format for CbtrackV1 {
+    const NAME: &'static str = "cbtrack";
+    const TITLE: &'static str = "CBTK v1";
+    fn detect(b: &[u8]) -> bool {
+        b.starts_with(MAGIC) || (!b.is_empty() && MAGIC.starts_with(b))
+    }
+    fn decode_full(b: &[u8]) -> Result<(), DecodeError> {
+        decode_all(b)
+    }
+    fn samples() -> Vec<(String, Vec<u8>)> {
         vec![
             ("worked_example.cbtrack".into(), worked_example_file()),
             ("small_match.cbtrack".into(), matchgen::small_sample_file()),
         ]
-    },
-};
+    }
+}

@@ -772,38 +772,19 @@ pub fn sample_files() -> Vec<(String, Vec<u8>)> {
 }
 
 /// The world snapshot in the format registry ([`crate::formats::FORMATS`]).
-pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
-    name: "wsnap",
-    title: "MsgWorldSnapshot (bit-packed)",
-    schema: "world_snapshot",
-    detect: |b| b.first() == Some(&MSG_TYPE) && b.get(1).is_none_or(|f| *f <= 1),
-    decode_raw: |b| WorldSnapshot::decode(b).map(|_| ()),
-    decode_traced: |b| {
-        let (r, t) = WorldSnapshot::decode_traced(b);
-        (r.map(|_| ()), t)
-    },
-    decode_events: crate::formats::events::decode_events_of!(WorldSnapshot),
-    decode_full: |b| decode(b).map(|_| ()),
-    reencode: |b| {
-        let raw = WorldSnapshot::decode(b).map_err(|e| e.to_string())?;
-        raw.encode().map_err(|e| e.to_string())
-    },
-    to_json: |b| {
-        let raw = WorldSnapshot::decode(b).map_err(|e| e.to_string())?;
-        decode(b).map_err(|e| e.to_string())?;
-        serde_json::to_value(&raw).map_err(|e| e.to_string())
-    },
-    write_json: |b, out| {
-        let raw = WorldSnapshot::decode(b).map_err(crate::formats::invalid)?;
-        decode(b).map_err(crate::formats::invalid)?;
-        crate::formats::json::write_pretty(out, &raw)
-    },
-    from_json: |v| {
-        let raw: WorldSnapshot = serde_path_to_error::deserialize(v.clone())
-            .map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
-        let bytes = raw.encode().map_err(|e| e.to_string())?;
-        decode(&bytes).map_err(|e| e.to_string())?;
-        Ok(bytes)
-    },
-    samples: sample_files,
-};
+pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec::of::<WorldSnapshot>();
+
+/// The world snapshot's own parts of its registry entry; the rest is shared ([`crate::formats::FormatSpec::of`]).
+impl crate::formats::Format for WorldSnapshot {
+    const NAME: &'static str = "wsnap";
+    const TITLE: &'static str = "MsgWorldSnapshot (bit-packed)";
+    fn detect(b: &[u8]) -> bool {
+        b.first() == Some(&MSG_TYPE) && b.get(1).is_none_or(|f| *f <= 1)
+    }
+    fn decode_full(b: &[u8]) -> Result<(), DecodeError> {
+        decode(b).map(|_| ())
+    }
+    fn samples() -> Vec<(String, Vec<u8>)> {
+        sample_files()
+    }
+}

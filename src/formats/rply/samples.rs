@@ -2,7 +2,7 @@
 //! block, and a small crowd of walkers. They seed the registry's sweeps, fuzz corpora and
 //! oracle runs, and the golden tests.
 
-use super::rply::{PropValue, Recorder, RecorderOptions, RplyError, SNAPSHOT_VERSION};
+use super::{PropValue, Recorder, RecorderOptions, RplyError, SNAPSHOT_VERSION};
 use crate::generated::rply_v3 as raw;
 use glam::{DQuat, DVec3};
 
@@ -439,13 +439,13 @@ pub fn sample_files() -> Vec<(String, Vec<u8>)> {
         out.push(("every-op".to_owned(), b));
     }
     let clip = statepack_runtime::motion::walk::study_walk_clip();
-    let opts = super::rply_crowd::CrowdOptions {
+    let opts = crate::sim::rply_crowd::CrowdOptions {
         characters: 4,
         ticks: 200,
         keyframe_every: 60,
-        ..super::rply_crowd::CrowdOptions::default()
+        ..crate::sim::rply_crowd::CrowdOptions::default()
     };
-    if let Ok(c) = super::rply_crowd::record_crowd(&clip, &opts) {
+    if let Ok(c) = crate::sim::rply_crowd::record_crowd(&clip, &opts) {
         out.push(("study-walk-crowd".to_owned(), c.bytes));
     }
     out

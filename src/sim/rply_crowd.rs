@@ -10,7 +10,9 @@
 //! skeleton (one part per bone at its rest offset from the root, one Motor6D per bone
 //! joining it to its parent).
 
-use super::rply::{Player, Recorder, RecorderOptions, RecorderStats, RigBuilder, RplyError};
+use crate::formats::rply::{
+    Player, Recorder, RecorderOptions, RecorderStats, RigBuilder, RplyError,
+};
 use glam::{DQuat, DVec3};
 use statepack_runtime::motion::{forward_kinematics, Clip};
 use statepack_runtime::quant::angle_between_rad;
@@ -47,7 +49,7 @@ impl Default for CrowdOptions {
             tick_rate: 15,
             spacing_studs: 12.0,
             studs_per_metre: 1.0 / 0.28,
-            keyframe_every: super::rply::DEFAULT_KEYFRAME_EVERY,
+            keyframe_every: crate::formats::rply::DEFAULT_KEYFRAME_EVERY,
             thresholds: Thresholds::default(),
             upright_root: false,
         }

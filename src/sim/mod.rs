@@ -1,0 +1,9 @@
+//! Simulations and reports built on the format APIs: inputs generated from motion, and
+//! measurements of what a format keeps of them. Nothing here reads or writes bytes itself;
+//! it drives the recorders and players of [`crate::formats`].
+//!
+//! - [`rply_crowd`]: a crowd of walkers recorded as an RPLY v3 replay, its reconstruction
+//!   errors, and the check of a replay against the motion it was recorded from
+//!   (`statepack rply-crowd`, `statepack verify --against`).
+
+pub mod rply_crowd;
