@@ -754,35 +754,35 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     /// Reads a `width`-bit (1..=64) unsigned bit field least significant bit first (KS `bN`
     /// with `bit-endian: le`): bits come from each byte's lowest bit up, and later bytes
     /// hold the higher bits. Errors: `UnexpectedEof`, before anything is consumed.
+    #[inline]
     pub fn read_bits_le(&mut self, width: u32) -> Result<u64, DecodeError> {
         let avail = (self.end - self.pos) as u64 * 8 + u64::from(self.nbits);
         if !(1..=64).contains(&width) || u64::from(width) > avail {
             let need_bits = u64::from(width).saturating_sub(u64::from(self.nbits));
             return Err(self.eof(need_bits.div_ceil(8) as usize));
         }
-        let mut take = |w: u32| -> u64 {
-            let mut acc = u64::from(self.bits);
-            let mut n = u32::from(self.nbits);
-            while n < w {
-                acc |= u64::from(self.buf[self.pos]) << n;
-                self.pos += 1;
-                n += 8;
-            }
-            let v = if w == 64 {
-                acc
-            } else {
-                acc & ((1u64 << w) - 1)
-            };
-            self.bits = (acc >> w) as u8;
-            self.nbits = (n - w) as u8;
-            v
-        };
         if width <= 32 {
-            Ok(take(width))
+            Ok(self.take_bits32_le(width))
         } else {
-            let lo = take(32);
-            Ok(lo | (take(width - 32) << 32))
+            let lo = self.take_bits32_le(32);
+            Ok(lo | (self.take_bits32_le(width - 32) << 32))
         }
+    }
+
+    /// Takes `width` (1..=32) bits that are known to be there, least significant first
+    /// (the one LSB-first step, [`crate::bits::lsb::lsb_pull`]).
+    #[inline(always)]
+    fn take_bits32_le(&mut self, width: u32) -> u64 {
+        let (v, bits, n) = crate::bits::lsb::lsb_pull(
+            self.buf,
+            &mut self.pos,
+            u64::from(self.bits),
+            u32::from(self.nbits),
+            width,
+        );
+        self.bits = bits as u8;
+        self.nbits = n as u8;
+        v
     }
 
     /// Takes `width` (1..=32) bits that are known to be there: the pending bits (at most 7)
@@ -1684,6 +1684,7 @@ impl ByteWriter {
     /// Appends the low `width` bits (1..=64) of `value`, least significant first (KS `bN`
     /// with `bit-endian: le`): they fill each byte from its lowest bit up. Errors:
     /// `OutOfRange` when `value` does not fit in `width` bits.
+    #[inline]
     pub fn write_bits_le(&mut self, value: u64, width: u32) -> Result<(), EncodeError> {
         if !(1..=64).contains(&width) || (width < 64 && value >> width != 0) {
             return Err(bit_field_out_of_range(value));
@@ -1691,24 +1692,28 @@ impl ByteWriter {
         if self.nbits == 0 {
             self.bits_le = true;
         }
-        let mut put = |v: u64, w: u32| {
-            let mut acc = u64::from(self.bits) | (v << self.nbits);
-            let mut n = u32::from(self.nbits) + w;
-            while n >= 8 {
-                self.buf.push(acc as u8);
-                acc >>= 8;
-                n -= 8;
-            }
-            self.bits = acc as u8;
-            self.nbits = n as u8;
-        };
         if width <= 32 {
-            put(value, width);
+            self.put_bits32_le(value, width);
         } else {
-            put(value & 0xffff_ffff, 32);
-            put(value >> 32, width - 32);
+            self.put_bits32_le(value & 0xffff_ffff, 32);
+            self.put_bits32_le(value >> 32, width - 32);
         }
         Ok(())
+    }
+
+    /// Appends `width` (1..=32) bits of `value` (already checked to fit) least significant
+    /// first (the one LSB-first step, [`crate::bits::lsb::lsb_push`]).
+    #[inline(always)]
+    fn put_bits32_le(&mut self, value: u64, width: u32) {
+        let (bits, n) = crate::bits::lsb::lsb_push(
+            &mut self.buf,
+            u64::from(self.bits),
+            u32::from(self.nbits),
+            value,
+            width,
+        );
+        self.bits = bits as u8;
+        self.nbits = n as u8;
     }
 
     /// Completes an unfinished byte with the bits `pad` that a reader dropped there

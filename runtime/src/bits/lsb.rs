@@ -1,9 +1,71 @@
-//! LSB-first bit writer and reader for hand-written layouts whose bits fill each byte from its
-//! lowest bit up (statepack's animation clip bit stream; generated `bit-endian: le` fields go
-//! through [`crate::io::ByteWriter::write_bits_le`] instead, which also tracks field paths).
+//! LSB-first bit packing: bits fill each byte from its lowest bit up, and later bytes hold
+//! the higher bits of a value (KS `bit-endian: le`; statepack's animation clip bit stream).
+//!
+//! [`lsb_push`] and [`lsb_pull`] are the one LSB-first packing and unpacking step of the
+//! workspace: the generated readers and writers run them through
+//! [`crate::io::ByteReader::read_bits_le`] and [`crate::io::ByteWriter::write_bits_le`]
+//! (which add field paths and range checks), and the hand-written [`LsbWriter`] runs
+//! [`lsb_push`] directly. The hand-written [`LsbReader`] reads by bit position instead (no
+//! pending-bit state; the clip reader is faster that way), and a test holds it to the same
+//! bytes as the generated pair. The accumulator rules of the MSB-first pair hold here
+//! too: at most 32 bits move onto at most 7 pending bits, so the accumulator never holds more
+//! than 39 bits and no shift reaches 64; wider values move as two halves, low half first.
 //!
 //! Values are appended least significant bit first: the first value's bit 0 is bit 0 of the
 //! first byte. The final byte is padded with zero bits above the last value.
+
+#[inline(always)]
+const fn mask(width: u32) -> u64 {
+    // width <= 39 at every call site, so the shift is always narrower than 64.
+    (1u64 << width) - 1
+}
+
+/// Appends `width` (1..=32) bits of `value` (already known to fit) least significant first
+/// above `npending` (0..=7) pending bits held in the low bits of `pending`, pushing every
+/// completed byte onto `buf`; returns the new pending bits (in the low bits) and their count
+/// (0..=7).
+#[inline(always)]
+pub fn lsb_push(
+    buf: &mut Vec<u8>,
+    pending: u64,
+    npending: u32,
+    value: u64,
+    width: u32,
+) -> (u64, u32) {
+    debug_assert!((1..=32).contains(&width) && npending < 8 && value <= mask(width));
+    let mut acc = pending | (value << npending);
+    let mut n = npending + width;
+    while n >= 8 {
+        buf.push(acc as u8);
+        acc >>= 8;
+        n -= 8;
+    }
+    (acc, n)
+}
+
+/// Takes `width` (1..=32) bits least significant first: first the `npending` (0..=7)
+/// pending bits in the low bits of `pending`, then whole bytes of `buf` from `*pos`
+/// (advanced past each byte fetched), each above the bits before it. Returns the value and
+/// the new pending bits (in the low bits) and count. The caller has checked that
+/// `npending + 8 × (buf.len() − *pos)` is at least `width`.
+#[inline(always)]
+pub fn lsb_pull(
+    buf: &[u8],
+    pos: &mut usize,
+    pending: u64,
+    npending: u32,
+    width: u32,
+) -> (u64, u64, u32) {
+    debug_assert!((1..=32).contains(&width) && npending < 8);
+    let mut acc = pending;
+    let mut n = npending;
+    while n < width {
+        acc |= u64::from(buf[*pos]) << n;
+        *pos += 1;
+        n += 8;
+    }
+    (acc & mask(width), acc >> width, n - width)
+}
 
 /// An LSB-first bit writer (widths 0..=64 per value; 0 writes nothing).
 #[derive(Debug, Clone, Default)]
@@ -26,13 +88,9 @@ impl LsbWriter {
             return;
         }
         debug_assert!(bits <= 32);
-        self.acc |= (u64::from(v) & ((1u64 << bits) - 1)) << self.n;
-        self.n += u32::from(bits);
-        while self.n >= 8 {
-            self.out.push(self.acc as u8);
-            self.acc >>= 8;
-            self.n -= 8;
-        }
+        let w = u32::from(bits.min(32));
+        let v = u64::from(v) & mask(w);
+        (self.acc, self.n) = lsb_push(&mut self.out, self.acc, self.n, v, w);
     }
 
     /// Appends the low `bits` (0..=64) bits of `v`, as two halves above 32 bits.
@@ -118,10 +176,13 @@ impl<'a> LsbReader<'a> {
     }
 
     /// Reads `bits` (0..=64) bits, as two halves above 32; `None` when fewer are left
-    /// (only the first half is consumed when the second is missing).
+    /// (nothing consumed).
     #[inline]
     pub fn get64(&mut self, bits: u8) -> Option<u64> {
         if bits > 32 {
+            if usize::from(bits) > self.left() {
+                return None;
+            }
             let lo = u64::from(self.get(32)?);
             let hi = u64::from(self.get(bits - 32)?);
             Some(lo | (hi << 32))
@@ -180,5 +241,43 @@ mod tests {
         assert_eq!(r.bit_pos(), 5);
         assert_eq!(r.get(11), Some(0b1111));
         assert_eq!(r.get(1), None);
+        // A wide read that does not fit consumes nothing, not even its first half.
+        let mut r = LsbReader::new(&b);
+        assert_eq!(r.get64(40), None);
+        assert_eq!(r.bit_pos(), 0);
+        assert_eq!(r.get(0), Some(0));
+    }
+
+    /// The generated code's pair ([`crate::io`]) and the hand-written one give the same bytes
+    /// for the same run of widths at every phase, and each reads the other's output.
+    #[test]
+    fn generated_pair_matches_the_hand_written_one() {
+        use crate::io::{ByteReader, ByteWriter};
+        for phase in 1..8u8 {
+            let widths = [phase, 1, 7, 8, 9, 13, 24, 31, 32, 33, 47, 64, 3];
+            let vals: Vec<u64> = widths
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| {
+                    let top = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+                    0x9e37_79b9_7f4a_7c15u64.rotate_left(i as u32 * 7) & top
+                })
+                .collect();
+            let mut hw = LsbWriter::new();
+            let mut gw = ByteWriter::new();
+            for (&w, &v) in widths.iter().zip(&vals) {
+                hw.put64(v, w);
+                gw.write_bits_le(v, u32::from(w)).unwrap();
+            }
+            let hb = hw.finish();
+            let gb = gw.into_bytes();
+            assert_eq!(hb, gb, "phase {phase}");
+            let mut hr = LsbReader::new(&gb);
+            let mut gr = ByteReader::new(&hb);
+            for (&w, &v) in widths.iter().zip(&vals) {
+                assert_eq!(hr.get64(w), Some(v));
+                assert_eq!(gr.read_bits_le(u32::from(w)).unwrap(), v);
+            }
+        }
     }
 }

@@ -18,7 +18,8 @@
 //! the shortest encoding (no trailing zero group) of at most 64 value bits, so decoding then
 //! encoding gives back the same bits.
 //!
-//! [`lsb`] holds the least-significant-bit-first pair for hand-written layouts.
+//! [`lsb`] holds the least-significant-bit-first pair (the generated `bit-endian: le` fields
+//! and hand-written layouts share it).
 
 pub mod lsb;
 
