@@ -119,8 +119,10 @@ pub fn chain_pos_error_bound(pos_studs: Vec3) -> f64 {
     }
     let m = f64::from(pos_studs.abs().max_element()) + 1.0;
     let skipped = FP_EPSILON.sqrt();
-    let delta = 3f64.sqrt() * (2f64.powi(-13) + 2f64.powi(-24) * m);
-    let keyframe = 3.0 * 2f64.powi(-23) * m;
+    // f32 rounding: half an ulp per unit of magnitude (2^-24), one ulp (2^-23) per keyframe.
+    let f32_ulp = f64::from(f32::EPSILON);
+    let delta = 3f64.sqrt() * (2f64.powi(-13) + f32_ulp / 2.0 * m);
+    let keyframe = 3.0 * f32_ulp * m;
     skipped.max(delta).max(keyframe)
 }
 
