@@ -282,7 +282,7 @@ fn constants_are_stored_as_fixed_point_when_that_is_exact_and_smaller() {
 /// Short cuts of cmu-104-30 at ACL's worst error on them: at most 0.85 of ACL's bytes.
 #[test]
 fn short_cuts_take_at_most_85_percent_of_acl() {
-    let rows = match statepack::formats::acl_compare::short_rows() {
+    let rows = match statepack::sim::acl_compare::short_rows() {
         Ok(r) => r,
         Err(e) if std::env::var_os("CI").is_none() => {
             eprintln!("skipped: {e}");
@@ -410,7 +410,7 @@ fn study_writer_refuses_what_does_not_fit() {
 #[test]
 #[ignore]
 fn at_least_15_percent_below_acl_on_every_clip() {
-    let rows = match statepack::formats::acl_compare::rows() {
+    let rows = match statepack::sim::acl_compare::rows() {
         Ok(r) => r,
         Err(e) if std::env::var_os("CI").is_none() => {
             eprintln!("skipped: {e}");

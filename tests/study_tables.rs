@@ -1,11 +1,11 @@
 //! The study's figures (`specs/animation-keyframe-compression.txt`), reproduced from its clips
-//! in the fixtures by `statepack::formats::study_report`: constant counts, every row's bytes
+//! in the fixtures by `statepack::sim::study_report`: constant counts, every row's bytes
 //! and worst errors, keys kept, the walk's tolerance sweep, the jump's tight-tolerance rows,
 //! the record-type split and the jump's key histogram. gzip sizes are compared within a margin
 //! (another deflate, and a header and constant records that carry data, see
 //! docs/formats/study_tracks.md); the study's own gzip figures are listed next to ours.
 
-use statepack::formats::study_report::{load_study_clips, study_report, StudyReport};
+use statepack::sim::study_report::{load_study_clips, study_report, StudyReport};
 use statepack_runtime::fixtures::fixture_for_test;
 use std::sync::OnceLock;
 

@@ -17,12 +17,10 @@ use statepack_runtime::io::{DecodeError, TraceNode};
 pub mod events;
 pub mod json;
 
-pub mod acl_compare;
 pub mod anim_clip;
 pub mod cbtrack;
 pub mod rply;
 pub mod snap;
-pub mod study_report;
 pub mod study_tracks;
 pub mod world_snapshot;
 

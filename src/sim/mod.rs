@@ -5,5 +5,11 @@
 //! - [`rply_crowd`]: a crowd of walkers recorded as an RPLY v3 replay, its reconstruction
 //!   errors, and the check of a replay against the motion it was recorded from
 //!   (`statepack rply-crowd`, `statepack verify --against`).
+//! - [`study_report`]: the keyframe-compression study's tables (sizes from the study-track
+//!   writer, errors from forward kinematics) over the study's clips (`statepack clip study`).
+//! - [`acl_compare`]: the animation clip codec against ACL's published figures on the same
+//!   clips (`statepack clip versus-acl`).
 
+pub mod acl_compare;
 pub mod rply_crowd;
+pub mod study_report;

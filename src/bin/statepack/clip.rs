@@ -4,10 +4,11 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use statepack::formats::{acl_compare, anim_clip, study_report, study_tracks};
+use statepack::formats::{anim_clip, study_tracks};
 use statepack::runtime::anim::{Interp, Metric};
 use statepack::runtime::keyframe::{fk_error, gzip_len, plan, PlanOptions};
 use statepack::runtime::motion::Clip;
+use statepack::sim::{acl_compare, study_report};
 use std::path::{Path, PathBuf};
 
 use crate::plot;

@@ -2,7 +2,7 @@
 //! (`specs/animation-keyframe-compression.txt`), computed by this implementation from the
 //! study's clips: what `statepack clip study` prints and `tests/study_tables.rs` pins.
 //!
-//! Sizes come from the real writer ([`super::study_tracks`]), errors from the runtime's
+//! Sizes come from the real writer ([`crate::formats::study_tracks`]), errors from the runtime's
 //! pipeline ([`statepack_runtime::keyframe`]), gzip sizes from flate2 at level 6.
 
 use std::fmt::Write as _;
@@ -11,7 +11,7 @@ use statepack_runtime::io::EncodeError;
 use statepack_runtime::keyframe::{fk_error, gzip_len, mm_to_deg, plan, Plan, PlanOptions};
 use statepack_runtime::motion::{Clip, MotionError};
 
-use super::study_tracks::{encode_plan, encode_raw, record_bytes};
+use crate::formats::study_tracks::{encode_plan, encode_raw, record_bytes};
 
 /// The tolerance of the study's per-clip tables, millimetres.
 pub const TABLE_TOLERANCE_MM: f64 = 1.0;
