@@ -27,7 +27,7 @@
 //!   its varint is one byte) as a `deku` derive (bitvec underneath), encode and decode, next
 //!   to the generated and hand-written code on the same records: the comparison behind the
 //!   choice of the runtime's own bit reader and writer for generated code. `*_generated_via_deku`
-//!   and `*_generated_via_binrw` are the generated `EntityRecord` through its `DekuReader` /
+//!   and `*_generated_via_binrw` are the generated `EntityBlob` through its `DekuReader` /
 //!   `DekuWriter` and `BinRead` / `BinWrite` impls (root crate features `deku`, `binrw`), one
 //!   record per call on its own in-memory buffer, as `decode_deku` / `encode_deku` are.
 //!
@@ -94,7 +94,7 @@ mod dk {
     }
 
     /// From the generated record (offset binary codes as stored).
-    pub fn from_record(r: &statepack::generated::world_snapshot::EntityRecord) -> Delta {
+    pub fn from_record(r: &statepack::generated::world_snapshot::EntityBlob) -> Delta {
         let ob = |v: i32, w: u32| (v + (1 << (w - 1))) as u32;
         Delta {
             idx: r.entity_index as u8,
@@ -125,11 +125,11 @@ mod dk {
 fn bench_deku(c: &mut Criterion) {
     use binrw::BinRead;
     use deku::{DekuContainerRead, DekuContainerWrite, DekuReader};
-    use statepack::generated::world_snapshot::EntityRecord;
+    use statepack::generated::world_snapshot::EntityBlob;
     let states = states();
     let recs: Vec<_> = states
         .iter()
-        .map(|s| record_of(s, nq::origin_for_pos(s.position_m), BlobKind::DELTA, 0))
+        .map(|s| ws::blob_of(s, nq::origin_for_pos(s.position_m), BlobKind::DELTA))
         .collect();
     let dk: Vec<dk::Delta> = recs.iter().map(dk::from_record).collect();
     let blobs: Vec<Vec<u8>> = states
@@ -150,17 +150,14 @@ fn bench_deku(c: &mut Criterion) {
         .iter()
         .flat_map(|b| std::iter::once(0u8).chain(b.iter().copied()))
         .collect();
-    // Each record on its own (origin index 0, then the blob), for the per-record paths.
-    let with_index: Vec<Vec<u8>> = blobs
-        .iter()
-        .map(|b| std::iter::once(0u8).chain(b.iter().copied()).collect())
-        .collect();
+    // Each blob on its own (the bit type), for the per-record paths.
+    let with_index: Vec<Vec<u8>> = blobs.clone();
     for (r, bytes) in recs.iter().zip(&with_index) {
         let mut c = std::io::Cursor::new(bytes.as_slice());
         let mut rd = deku::reader::Reader::new(&mut c);
-        let via_deku = EntityRecord::from_reader_with_ctx(&mut rd, ()).expect("deku impl reads");
+        let via_deku = EntityBlob::from_reader_with_ctx(&mut rd, ()).expect("deku impl reads");
         let via_binrw =
-            EntityRecord::read_le(&mut std::io::Cursor::new(bytes)).expect("binrw impl reads");
+            EntityBlob::read_le(&mut std::io::Cursor::new(bytes)).expect("binrw impl reads");
         assert_eq!(
             (&via_deku, &via_binrw),
             (r, r),
@@ -195,7 +192,7 @@ fn bench_deku(c: &mut Criterion) {
         b.iter(|| {
             w.clear();
             for r in &recs {
-                handcoded::write_record(&mut w, r);
+                handcoded::write_blob(&mut w, r);
             }
             black_box(w.bit_len())
         })
@@ -222,7 +219,7 @@ fn bench_deku(c: &mut Criterion) {
             for rec in &with_index {
                 let mut c = std::io::Cursor::new(rec.as_slice());
                 let mut r = deku::reader::Reader::new(&mut c);
-                let d = EntityRecord::from_reader_with_ctx(&mut r, ()).expect("deku");
+                let d = EntityBlob::from_reader_with_ctx(&mut r, ()).expect("deku");
                 n += black_box(d).pos_x;
             }
             n
@@ -232,7 +229,7 @@ fn bench_deku(c: &mut Criterion) {
         b.iter(|| {
             let mut n = 0i32;
             for rec in &with_index {
-                let d = EntityRecord::read_le(&mut std::io::Cursor::new(rec.as_slice()))
+                let d = EntityBlob::read_le(&mut std::io::Cursor::new(rec.as_slice()))
                     .expect("binrw");
                 n += black_box(d).pos_x;
             }
@@ -261,7 +258,7 @@ fn bench_deku(c: &mut Criterion) {
 }
 
 /// One record through its `DekuWriter` impl into a new buffer (as `to_bytes` does).
-fn deku_bytes(r: &statepack::generated::world_snapshot::EntityRecord) -> Vec<u8> {
+fn deku_bytes(r: &statepack::generated::world_snapshot::EntityBlob) -> Vec<u8> {
     use deku::DekuWriter;
     let mut out = std::io::Cursor::new(Vec::with_capacity(32));
     let mut w = deku::writer::Writer::new(&mut out);
@@ -271,7 +268,7 @@ fn deku_bytes(r: &statepack::generated::world_snapshot::EntityRecord) -> Vec<u8>
 }
 
 /// One record through its `BinWrite` impl into a new buffer.
-fn binrw_bytes(r: &statepack::generated::world_snapshot::EntityRecord) -> Vec<u8> {
+fn binrw_bytes(r: &statepack::generated::world_snapshot::EntityBlob) -> Vec<u8> {
     use binrw::BinWrite;
     let mut out = std::io::Cursor::new(Vec::with_capacity(32));
     r.write_le(&mut out).expect("binrw");
@@ -288,7 +285,7 @@ fn check(states: &[EntityState]) {
         for kind in [BlobKind::FULL, BlobKind::DELTA, BlobKind::FULL.own()] {
             let gen = ws::encode_blob(s, origin, kind);
             let mut w = BitWriter::new();
-            handcoded::write_blob(&mut w, &record_of(s, origin, kind, 0));
+            handcoded::write_blob(&mut w, &ws::blob_of(s, origin, kind));
             assert_eq!(
                 gen,
                 w.into_bytes(),
@@ -326,7 +323,7 @@ fn bench_encode(c: &mut Criterion) {
             b.iter(|| {
                 w.clear();
                 for (s, o) in states.iter().zip(&origins) {
-                    handcoded::write_blob(&mut w, &record_of(s, *o, kind, 0));
+                    handcoded::write_blob(&mut w, &ws::blob_of(s, *o, kind));
                 }
                 black_box(w.bit_len())
             })
@@ -335,7 +332,7 @@ fn bench_encode(c: &mut Criterion) {
             b.iter(|| {
                 let mut n = 0u64;
                 for (s, o) in states.iter().zip(&origins) {
-                    n += black_box(record_of(s, *o, kind, 0)).pos_x as u64;
+                    n += black_box(record_of(s, *o, kind, 0)).blob.pos_x as u64;
                 }
                 n
             })
@@ -383,7 +380,7 @@ fn bench_quantize(c: &mut Criterion) {
         b.iter(|| {
             let mut n = 0u64;
             for (s, o) in states.iter().zip(&origins) {
-                n += black_box(record_of(s, *o, BlobKind::FULL, 0)).pos_x as u64;
+                n += black_box(record_of(s, *o, BlobKind::FULL, 0)).blob.pos_x as u64;
             }
             n
         })

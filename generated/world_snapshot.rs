@@ -1209,8 +1209,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for RecordStream {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// One stitched entity record: the origin-index varint written at stitch time, then the
-/// pre-encoded blob (entity index, flags, optional generation / type / faction, position,
-/// orientation, velocity, optional omega and loadout, byte fields, zero padding).
+/// blob encoded once per tick and copied as it is into every peer's stream.
 ///
 /// Schema: `schema/world_snapshot.ksy` line 84.
 #[derive(
@@ -1225,133 +1224,12 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for RecordStream {
 pub struct EntityRecord {
     /// Index into the origin table (byte-aligned LEB128).
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 90.
+    /// Schema: `schema/world_snapshot.ksy` line 89.
     pub origin_index: u64,
-    /// Absolute entity index (byte-aligned LEB128), the same for every peer.
+    /// The rest of the record (starts and ends on a byte).
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 96.
-    pub entity_index: u64,
-    /// Full record (type index, faction index and generation on the wire) or delta.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 102.
-    pub full: bool,
-    /// The generation is on the wire (else the client keeps its cached one).
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 105.
-    pub gen_present: bool,
-    /// Angular rates and the loadout block follow (the receiving peer's own entity).
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 108.
-    pub omega_present: bool,
-    /// Entity generation (slot reuse counter).
-    ///
-    /// Present only when `gen_present`.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 111.
-    pub generation: ::std::option::Option<u16>,
-    /// Entity type index (bit-aligned LEB128), full records only.
-    ///
-    /// Present only when `full`.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 115.
-    pub type_index: ::std::option::Option<u64>,
-    /// Faction registry index, full records only.
-    ///
-    /// Present only when `full`.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 122.
-    pub faction_index: ::std::option::Option<u16>,
-    /// Position offset from the record's grid origin, in 0.125 m steps.
-    ///
-    /// Unit: 0.125 m.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 126.
-    pub pos_x: i32,
-    /// Unit: 0.125 m.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 131.
-    pub pos_y: i32,
-    /// Unit: 0.125 m.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 135.
-    pub pos_z: i32,
-    /// Index (x, y, z, w) of the dropped largest quaternion component.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 139.
-    pub rot_dropped: u8,
-    /// First kept component, code 0..1023 over -1/sqrt(2) .. 1/sqrt(2).
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 142.
-    pub rot_a: u16,
-    /// Schema: `schema/world_snapshot.ksy` line 145.
-    pub rot_b: u16,
-    /// Schema: `schema/world_snapshot.ksy` line 147.
-    pub rot_c: u16,
-    /// Velocity, code = round(v / 2000 m/s * 131071).
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 149.
-    pub vel_x: i32,
-    /// Schema: `schema/world_snapshot.ksy` line 153.
-    pub vel_y: i32,
-    /// Schema: `schema/world_snapshot.ksy` line 156.
-    pub vel_z: i32,
-    /// Body angular rate, code = round(w / 20 rad/s * 2047).
-    ///
-    /// Present only when `omega_present`.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 159.
-    pub omega_x: ::std::option::Option<i16>,
-    /// Present only when `omega_present`.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 164.
-    pub omega_y: ::std::option::Option<i16>,
-    /// Present only when `omega_present`.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 168.
-    pub omega_z: ::std::option::Option<i16>,
-    /// Present only when `omega_present`.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 172.
-    pub selected_station: ::std::option::Option<u8>,
-    /// Present only when `omega_present`.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 175.
-    pub station_rounds: ::std::option::Option<u16>,
-    /// Bit 0 = seeker locked.
-    ///
-    /// Present only when `omega_present`.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 178.
-    pub weapon_flags: ::std::option::Option<u8>,
-    /// Unit: kg. Present only when `omega_present`.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 182.
-    pub payload_mass_kg: ::std::option::Option<u16>,
-    /// Unit: 1e-5. Present only when `omega_present`.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 186.
-    pub payload_cd0: ::std::option::Option<u16>,
-    /// Schema: `schema/world_snapshot.ksy` line 190.
-    pub damage_level: u8,
-    /// Schema: `schema/world_snapshot.ksy` line 192.
-    pub engine_fail_flags: u8,
-    /// Unit: percent.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 194.
-    pub throttle_pct: u8,
-    /// Unit: percent.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 197.
-    pub fuel_pct: u8,
-    /// Schema: `schema/world_snapshot.ksy` line 200.
-    pub ab_engaged: bool,
-    /// Schema: `schema/world_snapshot.ksy` line 202.
-    pub player_owned: bool,
-    /// Zero padding to the next byte.
-    ///
-    /// Schema: `schema/world_snapshot.ksy` line 204.
-    #[serde(with = "::statepack_runtime::bytes_json")]
-    pub align: ::std::vec::Vec<u8>,
+    /// Schema: `schema/world_snapshot.ksy` line 95.
+    pub blob: EntityBlob,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl EntityRecord {
@@ -1401,6 +1279,283 @@ impl EntityRecord {
             };
             origin_index
         };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("blob"));
+        let blob: EntityBlob = {
+            let __v: EntityBlob = { EntityBlob::read_from(__r) }
+                .map_err(|e| e.in_field("blob"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        Ok(Self { origin_index, blob })
+    }
+    /// Writes this value; counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    #[allow(
+        unused_variables,
+        clippy::redundant_closure_call,
+        clippy::needless_borrow,
+        clippy::let_unit_value
+    )]
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        let origin_index = self.origin_index;
+        let blob = &self.blob;
+        __w.write_varint(self.origin_index);
+        {
+            let __val = &self.blob;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                {
+                    __v.write_to(__w)?;
+                };
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("blob"))?;
+        }
+        Ok(())
+    }
+    /// The number of bytes [`Self::write_to`] writes.
+    #[allow(unused_variables, clippy::identity_op)]
+    pub fn encoded_len(&self) -> usize {
+        0
+            + {
+                let __val = &self.origin_index;
+                ::statepack_runtime::bits::leb128_len(*__val)
+            }
+            + {
+                let __val = &self.blob;
+                {
+                    let __v = __val;
+                    __v.encoded_len()
+                }
+            }
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::reflect::Reflect for EntityRecord {
+    fn schema_type(&self) -> &'static str {
+        "entity_record"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "origin_index" => ::std::option::Option::Some(self.origin_index.to_value()),
+            "blob" => ::std::option::Option::Some(self.blob.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["origin_index", "blob"]
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::reflect::ToValue for EntityRecord {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::BinRead for EntityRecord {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::meta::ReadEndian for EntityRecord {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::BinWrite for EntityRecord {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::meta::WriteEndian for EntityRecord {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// The part of a record that does not depend on the receiving peer's origin table: entity
+/// index, flags, optional generation / type / faction, position, orientation, velocity,
+/// optional omega and loadout, status fields, zero padding to the next byte.
+///
+/// Schema: `schema/world_snapshot.ksy` line 98.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    ::statepack_runtime::serde::Serialize,
+    ::statepack_runtime::serde::Deserialize
+)]
+#[serde(crate = "::statepack_runtime::serde")]
+#[allow(dead_code)]
+pub struct EntityBlob {
+    /// Absolute entity index (byte-aligned LEB128), the same for every peer.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 104.
+    pub entity_index: u64,
+    /// Full record (type index, faction index and generation on the wire) or delta.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 110.
+    pub full: bool,
+    /// The generation is on the wire (else the client keeps its cached one).
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 113.
+    pub gen_present: bool,
+    /// Angular rates and the loadout block follow (the receiving peer's own entity).
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 116.
+    pub omega_present: bool,
+    /// Entity generation (slot reuse counter).
+    ///
+    /// Present only when `gen_present`.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 119.
+    pub generation: ::std::option::Option<u16>,
+    /// Entity type index (bit-aligned LEB128), full records only.
+    ///
+    /// Present only when `full`.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 123.
+    pub type_index: ::std::option::Option<u64>,
+    /// Faction registry index, full records only.
+    ///
+    /// Present only when `full`.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 130.
+    pub faction_index: ::std::option::Option<u16>,
+    /// Position offset from the record's grid origin, in 0.125 m steps.
+    ///
+    /// Unit: 0.125 m.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 134.
+    pub pos_x: i32,
+    /// Unit: 0.125 m.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 139.
+    pub pos_y: i32,
+    /// Unit: 0.125 m.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 143.
+    pub pos_z: i32,
+    /// Index (x, y, z, w) of the dropped largest quaternion component.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 147.
+    pub rot_dropped: u8,
+    /// First kept component, code 0..1023 over -1/sqrt(2) .. 1/sqrt(2).
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 150.
+    pub rot_a: u16,
+    /// Schema: `schema/world_snapshot.ksy` line 153.
+    pub rot_b: u16,
+    /// Schema: `schema/world_snapshot.ksy` line 155.
+    pub rot_c: u16,
+    /// Velocity, code = round(v / 2000 m/s * 131071).
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 157.
+    pub vel_x: i32,
+    /// Schema: `schema/world_snapshot.ksy` line 161.
+    pub vel_y: i32,
+    /// Schema: `schema/world_snapshot.ksy` line 164.
+    pub vel_z: i32,
+    /// Body angular rate, code = round(w / 20 rad/s * 2047).
+    ///
+    /// Present only when `omega_present`.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 167.
+    pub omega_x: ::std::option::Option<i16>,
+    /// Present only when `omega_present`.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 172.
+    pub omega_y: ::std::option::Option<i16>,
+    /// Present only when `omega_present`.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 176.
+    pub omega_z: ::std::option::Option<i16>,
+    /// Present only when `omega_present`.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 180.
+    pub selected_station: ::std::option::Option<u8>,
+    /// Present only when `omega_present`.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 183.
+    pub station_rounds: ::std::option::Option<u16>,
+    /// Bit 0 = seeker locked.
+    ///
+    /// Present only when `omega_present`.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 186.
+    pub weapon_flags: ::std::option::Option<u8>,
+    /// Unit: kg. Present only when `omega_present`.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 190.
+    pub payload_mass_kg: ::std::option::Option<u16>,
+    /// Unit: 1e-5. Present only when `omega_present`.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 194.
+    pub payload_cd0: ::std::option::Option<u16>,
+    /// Schema: `schema/world_snapshot.ksy` line 198.
+    pub damage_level: u8,
+    /// Schema: `schema/world_snapshot.ksy` line 200.
+    pub engine_fail_flags: u8,
+    /// Unit: percent.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 202.
+    pub throttle_pct: u8,
+    /// Unit: percent.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 205.
+    pub fuel_pct: u8,
+    /// Schema: `schema/world_snapshot.ksy` line 208.
+    pub ab_engaged: bool,
+    /// Schema: `schema/world_snapshot.ksy` line 210.
+    pub player_owned: bool,
+    /// Zero padding to the next byte.
+    ///
+    /// Schema: `schema/world_snapshot.ksy` line 212.
+    #[serde(with = "::statepack_runtime::bytes_json")]
+    pub align: ::std::vec::Vec<u8>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl EntityBlob {
+    /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
+    pub const MIN_LEN: usize = 24;
+    /// Reads one value at the reader's position.
+    ///
+    /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_from<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         let entity_index: u64 = 'run: {
             if let ::std::option::Option::Some(__v) = __r.take_varint() {
                 break 'run __v;
@@ -1978,7 +2133,6 @@ impl EntityRecord {
             __v
         };
         Ok(Self {
-            origin_index,
             entity_index,
             full,
             gen_present,
@@ -2026,7 +2180,6 @@ impl EntityRecord {
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let origin_index = self.origin_index;
         let entity_index = self.entity_index;
         let full = self.full;
         let gen_present = self.gen_present;
@@ -2059,7 +2212,6 @@ impl EntityRecord {
         let ab_engaged = self.ab_engaged;
         let player_owned = self.player_owned;
         let align = &self.align;
-        __w.write_varint(self.origin_index);
         __w.write_varint(self.entity_index);
         {
             __w.put_run_bits_be(u64::from(self.full), 1);
@@ -2713,9 +2865,9 @@ impl EntityRecord {
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::reflect::Reflect for EntityRecord {
+impl ::statepack_runtime::reflect::Reflect for EntityBlob {
     fn schema_type(&self) -> &'static str {
-        "entity_record"
+        "entity_blob"
     }
     #[allow(unused_imports)]
     fn member(
@@ -2724,7 +2876,6 @@ impl ::statepack_runtime::reflect::Reflect for EntityRecord {
     ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
         use ::statepack_runtime::reflect::ToValue as _;
         match name {
-            "origin_index" => ::std::option::Option::Some(self.origin_index.to_value()),
             "entity_index" => ::std::option::Option::Some(self.entity_index.to_value()),
             "full" => ::std::option::Option::Some(self.full.to_value()),
             "gen_present" => ::std::option::Option::Some(self.gen_present.to_value()),
@@ -2770,7 +2921,6 @@ impl ::statepack_runtime::reflect::Reflect for EntityRecord {
     }
     fn member_names(&self) -> &'static [&'static str] {
         &[
-            "origin_index",
             "entity_index",
             "full",
             "gen_present",
@@ -2807,7 +2957,7 @@ impl ::statepack_runtime::reflect::Reflect for EntityRecord {
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::reflect::ToValue for EntityRecord {
+impl ::statepack_runtime::reflect::ToValue for EntityBlob {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
@@ -2816,7 +2966,7 @@ impl ::statepack_runtime::reflect::ToValue for EntityRecord {
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::binrw::BinRead for EntityRecord {
+impl ::statepack_runtime::binrw::BinRead for EntityBlob {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
         reader: &mut __R,
@@ -2828,14 +2978,14 @@ impl ::statepack_runtime::binrw::BinRead for EntityRecord {
 }
 /// The schema fixes the byte order of every number.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::binrw::meta::ReadEndian for EntityRecord {
+impl ::statepack_runtime::binrw::meta::ReadEndian for EntityBlob {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::binrw::BinWrite for EntityRecord {
+impl ::statepack_runtime::binrw::BinWrite for EntityBlob {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
         &self,
@@ -2848,14 +2998,14 @@ impl ::statepack_runtime::binrw::BinWrite for EntityRecord {
 }
 /// The schema fixes the byte order of every number.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::binrw::meta::WriteEndian for EntityRecord {
+impl ::statepack_runtime::binrw::meta::WriteEndian for EntityBlob {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Reads through the native reader at the deku reader's bit position (most significant bit first); the reader is left after the value.
 ///
 /// Errors: `DekuError::Parse` with the field path and the byte offset in the stream; see `statepack_runtime::interop::deku`.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl<'__a> ::statepack_runtime::deku::DekuReader<'__a, ()> for EntityRecord {
+impl<'__a> ::statepack_runtime::deku::DekuReader<'__a, ()> for EntityBlob {
     fn from_reader_with_ctx<__R: ::std::io::Read + ::std::io::Seek>(
         reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
         _ctx: (),
@@ -2867,7 +3017,7 @@ impl<'__a> ::statepack_runtime::deku::DekuReader<'__a, ()> for EntityRecord {
 ///
 /// Errors: `DekuError::InvalidParam` naming the field when a value does not fit; nothing is written then.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::deku::DekuWriter<()> for EntityRecord {
+impl ::statepack_runtime::deku::DekuWriter<()> for EntityBlob {
     fn to_writer<__W: ::std::io::Write + ::std::io::Seek>(
         &self,
         writer: &mut ::statepack_runtime::deku::writer::Writer<__W>,
@@ -2887,7 +3037,7 @@ impl ::statepack_runtime::deku::DekuWriter<()> for EntityRecord {
 impl<
     '__a,
 > ::statepack_runtime::deku::DekuReader<'__a, ::statepack_runtime::deku::ctx::Endian>
-for EntityRecord {
+for EntityBlob {
     fn from_reader_with_ctx<__R: ::std::io::Read + ::std::io::Seek>(
         reader: &mut ::statepack_runtime::deku::reader::Reader<__R>,
         _ctx: ::statepack_runtime::deku::ctx::Endian,
@@ -2900,7 +3050,7 @@ for EntityRecord {
 /// Errors: `DekuError::InvalidParam` naming the field when a value does not fit; nothing is written then.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::statepack_runtime::deku::DekuWriter<::statepack_runtime::deku::ctx::Endian>
-for EntityRecord {
+for EntityBlob {
     fn to_writer<__W: ::std::io::Write + ::std::io::Seek>(
         &self,
         writer: &mut ::statepack_runtime::deku::writer::Writer<__W>,
@@ -2914,7 +3064,7 @@ for EntityRecord {
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl EntityRecord {
+impl EntityBlob {
     /// Reads one value from the start of a bit slice (most significant bit first); returns it with the number of bits it took.
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path and the byte offset from the slice's first bit; reading past the slice's last bit is `UnexpectedEof`. See `statepack_runtime::interop::bits`.
@@ -2943,7 +3093,7 @@ impl EntityRecord {
 }
 /// TLV entries back to back.
 ///
-/// Schema: `schema/world_snapshot.ksy` line 207.
+/// Schema: `schema/world_snapshot.ksy` line 215.
 #[derive(
     Debug,
     Clone,
@@ -2954,7 +3104,7 @@ impl EntityRecord {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct TlvBlock {
-    /// Schema: `schema/world_snapshot.ksy` line 210.
+    /// Schema: `schema/world_snapshot.ksy` line 218.
     pub entries: ::std::vec::Vec<Tlv>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3134,7 +3284,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for TlvBlock {
 }
 /// One TLV entry; type 1 is a despawn list, other types are kept as bytes.
 ///
-/// Schema: `schema/world_snapshot.ksy` line 213.
+/// Schema: `schema/world_snapshot.ksy` line 221.
 #[derive(
     Debug,
     Clone,
@@ -3145,19 +3295,19 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for TlvBlock {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Tlv {
-    /// Schema: `schema/world_snapshot.ksy` line 216.
+    /// Schema: `schema/world_snapshot.ksy` line 224.
     pub tlv_type: u8,
     /// Unit: bytes.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 218.
+    /// Schema: `schema/world_snapshot.ksy` line 226.
     pub len: u16,
     /// Present only when `tlv_type == 1`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 221.
+    /// Schema: `schema/world_snapshot.ksy` line 229.
     pub despawn: ::std::option::Option<Despawn>,
     /// Present only when `tlv_type != 1`.
     ///
-    /// Schema: `schema/world_snapshot.ksy` line 225.
+    /// Schema: `schema/world_snapshot.ksy` line 233.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub value: ::std::option::Option<::std::vec::Vec<u8>>,
 }
@@ -3441,7 +3591,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Tlv {
 }
 /// Entities the client should drop (no longer relevant or gone).
 ///
-/// Schema: `schema/world_snapshot.ksy` line 228.
+/// Schema: `schema/world_snapshot.ksy` line 236.
 #[derive(
     Debug,
     Clone,
@@ -3452,7 +3602,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Tlv {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Despawn {
-    /// Schema: `schema/world_snapshot.ksy` line 231.
+    /// Schema: `schema/world_snapshot.ksy` line 239.
     pub entities: ::std::vec::Vec<EntityRef>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3630,7 +3780,7 @@ impl ::statepack_runtime::binrw::BinWrite for Despawn {
 impl ::statepack_runtime::binrw::meta::WriteEndian for Despawn {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
-/// Schema: `schema/world_snapshot.ksy` line 234.
+/// Schema: `schema/world_snapshot.ksy` line 242.
 #[derive(
     Debug,
     Clone,
@@ -3641,7 +3791,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Despawn {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct EntityRef {
-    /// Schema: `schema/world_snapshot.ksy` line 236.
+    /// Schema: `schema/world_snapshot.ksy` line 244.
     pub entity_index: u64,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -84,8 +84,7 @@ types:
   entity_record:
     doc: |
       One stitched entity record: the origin-index varint written at stitch time, then the
-      pre-encoded blob (entity index, flags, optional generation / type / faction, position,
-      orientation, velocity, optional omega and loadout, byte fields, zero padding).
+      blob encoded once per tick and copied as it is into every peer's stream.
     seq:
       - id: origin_index
         type: u1
@@ -93,6 +92,15 @@ types:
         repeat-until: _ < 128
         -sp-varint: leb128
         doc: Index into the origin table (byte-aligned LEB128).
+      - id: blob
+        type: entity_blob
+        doc: The rest of the record (starts and ends on a byte).
+  entity_blob:
+    doc: |
+      The part of a record that does not depend on the receiving peer's origin table: entity
+      index, flags, optional generation / type / faction, position, orientation, velocity,
+      optional omega and loadout, status fields, zero padding to the next byte.
+    seq:
       - id: entity_index
         type: u1
         repeat: until

@@ -8,9 +8,9 @@ use binrw::io::Cursor;
 use binrw::{binrw, BinRead, BinWrite};
 use deku::prelude::*;
 use statepack::formats::snap::{self, SnapV13};
-use statepack::formats::world_snapshot::{self as ws, record_of, BlobKind};
+use statepack::formats::world_snapshot::{self as ws, BlobKind};
 use statepack::generated::snap_v1_3::{Frame, Recording};
-use statepack::generated::world_snapshot::EntityRecord;
+use statepack::generated::world_snapshot::EntityBlob;
 use statepack_runtime::bitvec::prelude::{BitVec, Msb0};
 use statepack_runtime::bitvec::view::BitView;
 use statepack_runtime::io::{ByteWriter, DecodeError, DecodeErrorKind, EncodeError};
@@ -163,29 +163,29 @@ fn a_value_that_does_not_fit_is_a_binrw_write_error_and_writes_nothing() {
     assert!(c.into_inner().is_empty(), "nothing written");
 }
 
-/// A hand-written deku container around a generated world-snapshot record: a 3-bit channel,
-/// the record (byte-aligned: it starts on the next byte), two bit fields after it.
+/// A hand-written deku container around a generated world-snapshot record blob: a 3-bit
+/// channel, the blob (byte-aligned: it starts on the next byte), two bit fields after it.
 #[derive(Debug, PartialEq, DekuRead, DekuWrite)]
 #[deku(endian = "big")]
 struct Tagged {
     #[deku(bits = 3)]
     channel: u8,
-    record: EntityRecord,
+    record: EntityBlob,
     #[deku(bits = 5)]
     flags: u8,
     #[deku(bits = 3)]
     more: u8,
 }
 
-/// Real records: the world snapshot's sample entities quantized as steady-state deltas, full
-/// records and full own-entity records.
-fn records() -> Vec<(EntityRecord, Vec<u8>)> {
+/// Real record blobs: the world snapshot's sample entities quantized as steady-state deltas,
+/// full records and full own-entity records.
+fn records() -> Vec<(EntityBlob, Vec<u8>)> {
     let mut out = Vec::new();
     for i in 0..6 {
         let s = ws::sample_entity(i, i % 2 == 0);
         let origin = nq::origin_for_pos(s.position_m);
         for kind in [BlobKind::DELTA, BlobKind::FULL, BlobKind::FULL.own()] {
-            let r = record_of(&s, origin, kind, i);
+            let r = ws::blob_of(&s, origin, kind);
             let mut w = ByteWriter::new();
             r.write_to(&mut w).expect("record writes");
             let bytes = w.into_bytes();
@@ -308,12 +308,12 @@ fn generated_bit_readers_accept_a_bitslice_anywhere_in_memory() {
         bv.extend_from_bitslice(bytes.view_bits::<Msb0>());
         bv.extend_from_bitslice(&bits_of("11111"));
         let n = bytes.len() * 8;
-        let (back, used) = EntityRecord::read_bits(&bv[3..]).expect("reads from the slice");
+        let (back, used) = EntityBlob::read_bits(&bv[3..]).expect("reads from the slice");
         assert_eq!(back, record);
         assert_eq!(used, n);
         assert_eq!(record.to_bits().expect("writes"), bytes.view_bits::<Msb0>());
         // One bit short: an UnexpectedEof naming the field, never values from the padding.
-        let err = EntityRecord::read_bits(&bv[3..3 + n - 1]).expect_err("one bit short");
+        let err = EntityBlob::read_bits(&bv[3..3 + n - 1]).expect_err("one bit short");
         assert!(
             matches!(err.kind, DecodeErrorKind::UnexpectedEof { .. }),
             "{err}"
@@ -351,12 +351,12 @@ fn a_bitslice_shorter_than_a_bit_field_names_the_field() {
 struct Stream {
     count: u8,
     #[deku(read_all)]
-    records: Vec<EntityRecord>,
+    records: Vec<EntityBlob>,
 }
 
 #[test]
 fn a_deku_stream_of_records_reads_to_its_end() {
-    let recs: Vec<(EntityRecord, Vec<u8>)> = records();
+    let recs: Vec<(EntityBlob, Vec<u8>)> = records();
     let s = Stream {
         count: recs.len() as u8,
         records: recs.iter().map(|(r, _)| r.clone()).collect(),

@@ -907,6 +907,7 @@ fn wsnap_extras() -> Vec<(String, Vec<u8>)> {
             let s12 = |n: &mut dyn FnMut(u64) -> u64| n(1 << 12) as i16 - (1 << 11);
             records.push(g::EntityRecord {
                 origin_index: next(origins.len() as u64),
+                blob: g::EntityBlob {
                 entity_index: big(32, &mut next),
                 full,
                 gen_present,
@@ -939,6 +940,7 @@ fn wsnap_extras() -> Vec<(String, Vec<u8>)> {
                 ab_engaged: next(2) == 1,
                 player_owned: next(2) == 1,
                 align: vec![],
+                },
             });
         }
         let despawns: Vec<u32> = (0..next(5)).map(|_| next(1 << 32) as u32).collect();

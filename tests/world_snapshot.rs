@@ -96,7 +96,8 @@ fn golden_full_own_blob_fields() {
     // Read back with the hand-written reader after a one-byte origin index.
     let mut rec = vec![0x00];
     rec.extend(&blob);
-    let r = handcoded::read_record(&mut BitReader::new(&rec)).unwrap();
+    let whole = handcoded::read_record(&mut BitReader::new(&rec)).unwrap();
+    let r = &whole.blob;
     assert_eq!((r.full, r.gen_present, r.omega_present), (true, true, true));
     assert_eq!(r.generation, Some(6));
     assert_eq!(r.type_index, Some(3));
@@ -104,7 +105,7 @@ fn golden_full_own_blob_fields() {
     assert_eq!(r.payload_mass_kg, Some(1250));
     assert_eq!(r.payload_cd0, Some(1837));
     assert_eq!((r.throttle_pct, r.fuel_pct), (80, 55));
-    assert_eq!(r, record_of(&s, origin, BlobKind::FULL.own(), 0));
+    assert_eq!(whole, record_of(&s, origin, BlobKind::FULL.own(), 0));
 }
 
 #[test]
@@ -216,7 +217,7 @@ fn every_clamp_path_gives_a_valid_record() {
     s.status.fuel = 7.0;
     let origin = nq::origin_for_pos(s.position_m);
     assert!(origin.is_finite());
-    let r = record_of(&s, origin, BlobKind::FULL.own(), 0);
+    let r = record_of(&s, origin, BlobKind::FULL.own(), 0).blob;
     // NaN -> 0, +inf -> +1e12 m, -1e300 -> -1e12 m, each as an offset from its grid floor.
     let off = |v: f64| ((v - (v / 65_536.0).floor() * 65_536.0) / 0.125).round() as i32;
     assert_eq!((r.pos_x, r.pos_y, r.pos_z), (0, off(1.0e12), off(-1.0e12)));
@@ -444,9 +445,9 @@ fn cross_field_rules_are_checked() {
     assert_eq!(e.path.to_string(), "records.records[0]");
     assert!(e.to_string().contains("origin_index 1"), "{e}");
     r.origin_index = 0;
-    r.full = true;
-    r.type_index = Some(1);
-    r.faction_index = Some(1);
+    r.blob.full = true;
+    r.blob.type_index = Some(1);
+    r.blob.faction_index = Some(1);
     let raw = ws::raw_snapshot(0, &[origin], vec![r.clone()], &[]).unwrap();
     assert!(decode(&raw.encode().unwrap())
         .unwrap_err()
@@ -639,8 +640,8 @@ fn assembler_resends_full_records_until_acked() {
     assert!(snap
         .records
         .iter()
-        .all(|r| r.omega_present == (r.entity_index == 0)));
-    assert_eq!(snap.records[0].entity_index, 0, "own entity first");
+        .all(|r| r.blob.omega_present == (r.blob.entity_index == 0)));
+    assert_eq!(snap.records[0].blob.entity_index, 0, "own entity first");
 }
 
 #[test]
@@ -654,7 +655,7 @@ fn assembler_budget_relevance_and_despawns() {
     assert!(s.deferred > 0);
     let snap = decode(&b).unwrap();
     // Nearest first: entity indices ascend with distance.
-    let idx: Vec<u64> = snap.records.iter().map(|r| r.entity_index).collect();
+    let idx: Vec<u64> = snap.records.iter().map(|r| r.blob.entity_index).collect();
     assert_eq!(idx, (0..idx.len() as u64).collect::<Vec<_>>());
     // Entity 5 leaves interest: it is despawned once, and deferred entities are not.
     let mut pos2 = pos.clone();
@@ -731,7 +732,7 @@ fn budget_deferred_entities_are_not_starved() {
         peer.receive_ack(&client.acks);
         let (b, _) = peer.assemble(tick, &ents, &pos, &mut w, false).unwrap();
         client.apply(&b).unwrap();
-        seen.extend(decode(&b).unwrap().records.iter().map(|r| r.entity_index));
+        seen.extend(decode(&b).unwrap().records.iter().map(|r| r.blob.entity_index));
     }
     assert_eq!(
         seen.len(),

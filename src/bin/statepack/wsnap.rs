@@ -194,7 +194,7 @@ pub fn demo_row(out: &mut impl Write) -> Result<String> {
     let snap = ws::decode(&bytes)?;
     let records = snap.records.len();
     let old = records * ws::OLD_UPDATE_BYTES;
-    let deltas = snap.records.iter().filter(|r| !r.full).count();
+    let deltas = snap.records.iter().filter(|r| !r.blob.full).count();
     let states: Vec<_> = (0..128).map(|i| sim::bot_state(i, 0.0, true, 1)).collect();
     let (enc_s, _) = super::time_median(9, || {
         states.iter().map(EncodedEntity::new).collect::<Vec<_>>()

@@ -135,7 +135,7 @@ impl ClientDecoder {
                 rep.late += 1;
                 continue;
             }
-            if r.full {
+            if r.blob.full {
                 let c = CacheEntry {
                     generation: e.generation.unwrap_or(0),
                     type_index: e.type_index.unwrap_or(0),

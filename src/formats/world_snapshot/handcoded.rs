@@ -4,7 +4,7 @@
 //! and writer (tests compare them byte for byte). It trusts its input records to be in range
 //! (the quantizers guarantee it); the generated writer is the one that refuses bad values.
 
-use crate::generated::world_snapshot::EntityRecord;
+use crate::generated::world_snapshot::{EntityBlob, EntityRecord};
 use statepack_runtime::bits::{to_offset_binary, BitError, BitReader, BitWriter};
 
 #[inline(always)]
@@ -13,10 +13,10 @@ fn signed(w: &mut BitWriter, v: i64, width: u32) {
     w.put(to_offset_binary(v, width).unwrap_or(0), width);
 }
 
-/// Appends the blob of `r` (everything after the origin index) to `w`, byte-aligned at the
+/// Appends the blob `r` (everything after the origin index) to `w`, byte-aligned at the
 /// end.
 #[inline]
-pub fn write_blob(w: &mut BitWriter, r: &EntityRecord) {
+pub fn write_blob(w: &mut BitWriter, r: &EntityBlob) {
     w.put_varint_aligned(r.entity_index);
     w.put_bool(r.full);
     w.put_bool(r.gen_present);
@@ -63,7 +63,7 @@ pub fn write_blob(w: &mut BitWriter, r: &EntityRecord) {
 #[inline]
 pub fn write_record(w: &mut BitWriter, r: &EntityRecord) {
     w.put_varint_aligned(r.origin_index);
-    write_blob(w, r);
+    write_blob(w, &r.blob);
 }
 
 /// Reads one stitched record. Errors: [`BitError`] (end of input, bad varint, non-zero
@@ -115,8 +115,7 @@ pub fn read_record(rd: &mut BitReader<'_>) -> Result<EntityRecord, BitError> {
     let ab_engaged = rd.read_bool()?;
     let player_owned = rd.read_bool()?;
     rd.align()?;
-    Ok(EntityRecord {
-        origin_index,
+    let blob = EntityBlob {
         entity_index,
         full,
         gen_present,
@@ -149,7 +148,8 @@ pub fn read_record(rd: &mut BitReader<'_>) -> Result<EntityRecord, BitError> {
         ab_engaged,
         player_owned,
         align: Vec::new(),
-    })
+    };
+    Ok(EntityRecord { origin_index, blob })
 }
 
 /// Reads every record of a record stream. Errors: as [`read_record`].

@@ -16,7 +16,8 @@
 //!   baseline and an independent check of the generated code); [`sim`] is the bot swarm.
 
 use crate::generated::world_snapshot::{
-    Despawn, EntityRecord, EntityRef, Origin, RecordStream, Tlv, TlvBlock, WorldSnapshot,
+    Despawn, EntityBlob, EntityRecord, EntityRef, Origin, RecordStream, Tlv, TlvBlock,
+    WorldSnapshot,
 };
 use glam::{DQuat, DVec3};
 use serde::{Deserialize, Serialize};
@@ -141,16 +142,11 @@ impl BlobKind {
     }
 }
 
-/// The raw record (generated type) of `state` quantized against `origin` (normally
-/// [`nq::origin_for_pos`] of its position), with `origin_index` in front. Never fails:
+/// The blob (generated type [`EntityBlob`]: the record without its origin index) of `state`
+/// quantized against `origin` (normally [`nq::origin_for_pos`] of its position). Never fails:
 /// every value is clamped first (see [`statepack_runtime::netquant`]). A full kind always
 /// carries the generation.
-pub fn record_of(
-    state: &EntityState,
-    origin: DVec3,
-    kind: BlobKind,
-    origin_index: u32,
-) -> EntityRecord {
+pub fn blob_of(state: &EntityState, origin: DVec3, kind: BlobKind) -> EntityBlob {
     let p = nq::quantize_offset(state.position_m, origin);
     let (rot_dropped, rot) = nq::smallest_three(state.orientation);
     let v = nq::quantize_velocity(state.velocity_mps);
@@ -163,8 +159,7 @@ pub fn record_of(
     let l = &state.loadout;
     let s = &state.status;
     let gen_present = kind.full || kind.gen_present;
-    EntityRecord {
-        origin_index: u64::from(origin_index),
+    EntityBlob {
         entity_index: u64::from(state.entity_index),
         full: kind.full,
         gen_present,
@@ -200,37 +195,51 @@ pub fn record_of(
     }
 }
 
-/// Appends the blob of `state` (its record without the origin index) to `out`, through the
-/// generated writer. Returns the blob's length.
+/// The raw record (generated type [`EntityRecord`]) of `state`: `origin_index` in front of
+/// [`blob_of`] `state`, `origin`, `kind`. Never fails.
+pub fn record_of(
+    state: &EntityState,
+    origin: DVec3,
+    kind: BlobKind,
+    origin_index: u32,
+) -> EntityRecord {
+    EntityRecord {
+        origin_index: u64::from(origin_index),
+        blob: blob_of(state, origin, kind),
+    }
+}
+
+/// Appends `blob` to `out` through the generated writer. Returns the number of bytes
+/// appended. Errors: the writer's [`EncodeError`](statepack_runtime::io::EncodeError),
+/// naming the field (a value out of its range); `out` is then left as it was.
+pub fn write_blob_into(
+    blob: &EntityBlob,
+    out: &mut Vec<u8>,
+) -> Result<usize, statepack_runtime::io::EncodeError> {
+    let start = out.len();
+    let mut w = ByteWriter::from_vec(std::mem::take(out));
+    let res = blob.write_to(&mut w);
+    *out = w.into_bytes();
+    match res {
+        Ok(()) => Ok(out.len() - start),
+        Err(e) => {
+            out.truncate(start);
+            Err(e)
+        }
+    }
+}
+
+/// Appends the blob of `state` (its record without the origin index, [`blob_of`]) to `out`,
+/// through the generated writer. Returns the blob's length.
 pub fn encode_blob_into(
     state: &EntityState,
     origin: DVec3,
     kind: BlobKind,
     out: &mut Vec<u8>,
 ) -> usize {
-    let rec = record_of(state, origin, kind, 0);
-    let start = out.len();
-    // The record starts with the origin index 0, one byte, which is not part of the blob.
-    // After earlier bytes, that byte is written over the last of them, which is put back
-    // afterwards (no shift of the blob); at the start of `out` it is removed.
-    let kept = out.pop();
-    let mut w = ByteWriter::from_vec(std::mem::take(out));
-    // Every field of `rec` is in range by construction (quantizers clamp), so this cannot
-    // fail.
-    let ok = rec.write_to(&mut w).is_ok();
-    *out = w.into_bytes();
-    if !ok {
-        out.truncate(start.saturating_sub(1));
-        out.extend(kept);
-        return 0;
-    }
-    match kept {
-        Some(b) => out[start - 1] = b,
-        None => {
-            out.remove(0);
-        }
-    }
-    out.len() - start
+    // Every field of the blob is in range by construction (the quantizers clamp), so the
+    // writer cannot fail; were it to, nothing is appended and 0 is returned.
+    write_blob_into(&blob_of(state, origin, kind), out).unwrap_or(0)
 }
 
 /// The blob of `state` as a new vector (see [`encode_blob_into`]).
@@ -240,8 +249,10 @@ pub fn encode_blob(state: &EntityState, origin: DVec3, kind: BlobKind) -> Vec<u8
     out
 }
 
-/// Bytes of a stitched record, computed from the layout without encoding: the two varints
-/// plus the bit fields rounded up to a byte. Equal to the real size for every kind (tested).
+/// Bytes of a stitched record, computed from the schema without quantizing or encoding an
+/// entity: the origin index's LEB128 length plus the generated [`EntityBlob::encoded_len`]
+/// of a blob of this kind with these indices (the other fields are fixed-width bit fields,
+/// so their values do not change the size). Equal to the real size for every kind (tested).
 #[inline]
 pub fn estimate_record_bytes(
     origin_index: u32,
@@ -249,17 +260,49 @@ pub fn estimate_record_bytes(
     kind: BlobKind,
     type_index: u32,
 ) -> usize {
-    let mut bits = 3 + 66 + 32 + 54 + 24;
-    if kind.full || kind.gen_present {
-        bits += 16;
+    leb128_len(u64::from(origin_index)) + blob_shape(entity_index, kind, type_index).encoded_len()
+}
+
+/// A blob of `kind` with `entity_index` and `type_index` and every other value zero: the
+/// same size as the blob of any entity with these indices.
+#[inline]
+fn blob_shape(entity_index: u32, kind: BlobKind, type_index: u32) -> EntityBlob {
+    let own = kind.own;
+    let gen_present = kind.full || kind.gen_present;
+    EntityBlob {
+        entity_index: u64::from(entity_index),
+        full: kind.full,
+        gen_present,
+        omega_present: own,
+        generation: gen_present.then_some(0),
+        type_index: kind.full.then_some(u64::from(type_index)),
+        faction_index: kind.full.then_some(0),
+        pos_x: 0,
+        pos_y: 0,
+        pos_z: 0,
+        rot_dropped: 0,
+        rot_a: 0,
+        rot_b: 0,
+        rot_c: 0,
+        vel_x: 0,
+        vel_y: 0,
+        vel_z: 0,
+        omega_x: own.then_some(0),
+        omega_y: own.then_some(0),
+        omega_z: own.then_some(0),
+        selected_station: own.then_some(0),
+        station_rounds: own.then_some(0),
+        weapon_flags: own.then_some(0),
+        payload_mass_kg: own.then_some(0),
+        payload_cd0: own.then_some(0),
+        damage_level: 0,
+        engine_fail_flags: 0,
+        throttle_pct: 0,
+        fuel_pct: 0,
+        ab_engaged: false,
+        player_owned: false,
+        align: Vec::new(),
     }
-    if kind.full {
-        bits += 8 * leb128_len(u64::from(type_index)) + 16;
-    }
-    if kind.own {
-        bits += 36 + 64;
-    }
-    leb128_len(u64::from(origin_index)) + leb128_len(u64::from(entity_index)) + bits.div_ceil(8)
 }
 
 /// One entity encoded once for a tick: its grid origin and its blobs.
@@ -445,10 +488,11 @@ impl RecordView<'_> {
     /// Dequantizes the record. The origin index is checked by [`decode`]; an index out of
     /// range here gives the zero origin.
     pub fn entity(&self) -> DecodedEntity {
-        let r = self.record;
+        let oi = self.record.origin_index;
+        let r = &self.record.blob;
         let origin = self
             .origins
-            .get(r.origin_index as usize)
+            .get(oi as usize)
             .copied()
             .unwrap_or(DVec3::ZERO);
         let omega = match (r.omega_x, r.omega_y, r.omega_z) {
@@ -552,18 +596,18 @@ pub fn check_raw(raw: &WorldSnapshot) -> Result<(), DecodeError> {
                 origins.len()
             ));
         }
-        if r.entity_index > u64::from(u32::MAX)
-            || r.type_index.is_some_and(|t| t > u64::from(u32::MAX))
+        if r.blob.entity_index > u64::from(u32::MAX)
+            || r.blob.type_index.is_some_and(|t| t > u64::from(u32::MAX))
         {
             return bad("entity or type index above 2^32 - 1".into());
         }
-        if r.full && !r.gen_present {
+        if r.blob.full && !r.blob.gen_present {
             return bad("a full record must carry the generation".into());
         }
-        if r.throttle_pct > 100 || r.fuel_pct > 100 {
+        if r.blob.throttle_pct > 100 || r.blob.fuel_pct > 100 {
             return bad(format!(
                 "throttle {} % / fuel {} % above 100",
-                r.throttle_pct, r.fuel_pct
+                r.blob.throttle_pct, r.blob.fuel_pct
             ));
         }
     }

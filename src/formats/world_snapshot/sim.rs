@@ -287,7 +287,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
             // Errors: every record of client 0, and every client's own record.
             let snap = decode(&bytes).map_err(|e| e.to_string())?;
             for r in &snap.records {
-                if c != 0 && r.entity_index as usize != c {
+                if c != 0 && r.blob.entity_index as usize != c {
                     continue;
                 }
                 let e = RecordView {
