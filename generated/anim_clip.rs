@@ -1631,11 +1631,21 @@ impl FixedPointTrack {
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
+    /// Computed from the values without writing (bit widths, conditions, list and varint lengths), rounded up to a byte as the writer does.
     #[allow(unused_variables, clippy::identity_op)]
     pub fn encoded_len(&self) -> usize {
-        let mut __w = ::statepack_runtime::io::ByteWriter::new();
-        let _ = self.write_to(&mut __w);
-        __w.len()
+        let mut __bits: usize = 0;
+        __bits += 6usize;
+        __bits = __bits.div_ceil(8) * 8
+            + 8
+                * ({
+                    let __val = &self.shift;
+                    {
+                        let __v = __val;
+                        1
+                    }
+                });
+        __bits.div_ceil(8)
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2013,11 +2023,27 @@ impl AnimatedTrack {
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
+    /// Computed from the values without writing (bit widths, conditions, list and varint lengths), rounded up to a byte as the writer does.
     #[allow(unused_variables, clippy::identity_op)]
     pub fn encoded_len(&self) -> usize {
-        let mut __w = ::statepack_runtime::io::ByteWriter::new();
-        let _ = self.write_to(&mut __w);
-        __w.len()
+        let mut __bits: usize = 0;
+        __bits += 7usize;
+        __bits = __bits.div_ceil(8) * 8
+            + 8
+                * ({
+                    let __val = &self.num_keys;
+                    {
+                        let __v = __val;
+                        2
+                    }
+                });
+        __bits = __bits.div_ceil(8) * 8
+            + 8
+                * ({
+                    let __val = &self.components;
+                    __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
+                });
+        __bits.div_ceil(8)
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

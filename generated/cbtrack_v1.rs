@@ -311,6 +311,10 @@ impl CbtrackV1 {
                                 self.__stored_info.as_deref(),
                             );
                             if (__s.len() as i128) != (head.info_len as i128) {
+                                {
+                                    let mut __probe = ::statepack_runtime::io::ByteWriter::new();
+                                    __v.write_to(&mut __probe)?;
+                                }
                                 return Err(
                                     ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
                                         expected: u64::try_from(head.info_len as i128)
@@ -351,6 +355,10 @@ impl CbtrackV1 {
                                 self.__stored_features.as_deref(),
                             );
                             if (__s.len() as i128) != (head.features_len as i128) {
+                                {
+                                    let mut __probe = ::statepack_runtime::io::ByteWriter::new();
+                                    __v.write_to(&mut __probe)?;
+                                }
                                 return Err(
                                     ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
                                         expected: u64::try_from(head.features_len as i128)
@@ -432,6 +440,7 @@ impl CbtrackV1 {
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
+    /// Measured by writing into a scratch writer: not computable without writing (kept terminator or processed bytes, or a string in an encoding other than UTF-8 and ASCII).
     #[allow(unused_variables, clippy::identity_op)]
     pub fn encoded_len(&self) -> usize {
         let mut __w = ::statepack_runtime::io::ByteWriter::new();
@@ -2222,6 +2231,10 @@ impl Window {
                                 self.__stored_main.as_deref(),
                             );
                             if (__s.len() as i128) != (entry.main_len as i128) {
+                                {
+                                    let mut __probe = ::statepack_runtime::io::ByteWriter::new();
+                                    __v.write_to(&mut __probe)?;
+                                }
                                 return Err(
                                     ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
                                         expected: u64::try_from(entry.main_len as i128)
@@ -2262,6 +2275,10 @@ impl Window {
                                     self.__stored_terrain.as_deref(),
                                 );
                                 if (__s.len() as i128) != (entry.terrain_len as i128) {
+                                    {
+                                        let mut __probe = ::statepack_runtime::io::ByteWriter::new();
+                                        __v.write_to(&mut __probe)?;
+                                    }
                                     return Err(
                                         ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
                                             expected: u64::try_from(entry.terrain_len as i128)
@@ -2296,6 +2313,7 @@ impl Window {
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
+    /// Measured by writing into a scratch writer: not computable without writing (kept terminator or processed bytes, or a string in an encoding other than UTF-8 and ASCII).
     #[allow(unused_variables, clippy::identity_op)]
     pub fn encoded_len(&self) -> usize {
         let mut __w = ::statepack_runtime::io::ByteWriter::new();

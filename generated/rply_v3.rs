@@ -750,6 +750,10 @@ impl RplyV3 {
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != (head.op_bytes as i128) {
+                        {
+                            let mut __probe = ::statepack_runtime::io::ByteWriter::new();
+                            __v.write_to(&mut __probe)?;
+                        }
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(head.op_bytes as i128)
@@ -6654,6 +6658,10 @@ impl OpSnapshot {
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != (byte_len as i128) {
+                        {
+                            let mut __probe = ::statepack_runtime::io::ByteWriter::new();
+                            __v.write_to(&mut __probe)?;
+                        }
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(byte_len as i128)

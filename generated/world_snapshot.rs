@@ -410,6 +410,10 @@ impl WorldSnapshot {
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         if (__v.encoded_len() as i128) != (bitstream_bytes as i128) {
+                            {
+                                let mut __probe = ::statepack_runtime::io::ByteWriter::new();
+                                __v.write_to(&mut __probe)?;
+                            }
                             return Err(
                                 ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
                                     expected: u64::try_from(bitstream_bytes as i128)
@@ -444,6 +448,10 @@ impl WorldSnapshot {
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         if (__v.encoded_len() as i128) != (tlv_bytes as i128) {
+                            {
+                                let mut __probe = ::statepack_runtime::io::ByteWriter::new();
+                                __v.write_to(&mut __probe)?;
+                            }
                             return Err(
                                 ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
                                     expected: u64::try_from(tlv_bytes as i128)
@@ -2857,11 +2865,45 @@ impl EntityBlob {
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
+    /// Computed from the values without writing (bit widths, conditions, list and varint lengths), rounded up to a byte as the writer does.
     #[allow(unused_variables, clippy::identity_op)]
     pub fn encoded_len(&self) -> usize {
-        let mut __w = ::statepack_runtime::io::ByteWriter::new();
-        let _ = self.write_to(&mut __w);
-        __w.len()
+        let mut __bits: usize = 0;
+        __bits = __bits.div_ceil(8) * 8
+            + 8
+                * ({
+                    let __val = &self.entity_index;
+                    ::statepack_runtime::bits::leb128_len(*__val)
+                });
+        __bits += 3usize;
+        __bits += self.generation.as_ref().map_or(0, |__val| 16usize);
+        __bits
+            += 8
+                * (self
+                    .type_index
+                    .as_ref()
+                    .map_or(0, |__val| ::statepack_runtime::bits::leb128_len(*__val)));
+        __bits += self.faction_index.as_ref().map_or(0, |__val| 16usize);
+        __bits += 152usize;
+        __bits += self.omega_x.as_ref().map_or(0, |__val| 12usize);
+        __bits += self.omega_y.as_ref().map_or(0, |__val| 12usize);
+        __bits += self.omega_z.as_ref().map_or(0, |__val| 12usize);
+        __bits += self.selected_station.as_ref().map_or(0, |__val| 8usize);
+        __bits += self.station_rounds.as_ref().map_or(0, |__val| 16usize);
+        __bits += self.weapon_flags.as_ref().map_or(0, |__val| 8usize);
+        __bits += self.payload_mass_kg.as_ref().map_or(0, |__val| 16usize);
+        __bits += self.payload_cd0.as_ref().map_or(0, |__val| 16usize);
+        __bits += 24usize;
+        __bits = __bits.div_ceil(8) * 8
+            + 8
+                * ({
+                    let __val = &self.align;
+                    {
+                        let __v = __val;
+                        __v.len()
+                    }
+                });
+        __bits.div_ceil(8)
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3415,6 +3457,10 @@ impl Tlv {
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
                         if (__v.encoded_len() as i128) != (len as i128) {
+                            {
+                                let mut __probe = ::statepack_runtime::io::ByteWriter::new();
+                                __v.write_to(&mut __probe)?;
+                            }
                             return Err(
                                 ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
                                     expected: u64::try_from(len as i128).unwrap_or(u64::MAX),

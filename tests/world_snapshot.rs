@@ -477,7 +477,28 @@ fn nonzero_padding_and_long_varints_are_refused() {
     let last = b.len() - 1;
     b[last] |= 1; // a padding bit of the only record (179 bits + 5 padding)
     let e = decode(&b).unwrap_err();
-    assert_eq!(e.path.to_string(), "records.records[0].align");
+    assert_eq!(e.path.to_string(), "records.records[0].blob.align");
+}
+
+#[test]
+fn an_out_of_range_position_code_is_reported_by_field_not_as_a_size_mismatch() {
+    let s = plain_state(5, DVec3::ZERO);
+    let origin = DVec3::ZERO;
+    let mut r = record_of(&s, origin, BlobKind::DELTA, 0);
+    let good = r.blob.encoded_len();
+    // 22-bit offset binary holds -2^21 ..= 2^21 - 1.
+    r.blob.pos_x = 1 << 21;
+    // The length is computed from the widths, not by writing: the same for any value.
+    assert_eq!(r.blob.encoded_len(), good);
+    let raw = ws::raw_snapshot(0, &[origin], vec![r.clone()], &[]).unwrap();
+    let e = raw.encode().unwrap_err();
+    assert_eq!(e.path.to_string(), "records.records[0].blob.pos_x", "{e}");
+    assert!(!e.to_string().contains("size"), "{e}");
+    // The blob on its own reports the same field.
+    let mut out = Vec::new();
+    let e = ws::write_blob_into(&r.blob, &mut out).unwrap_err();
+    assert_eq!(e.path.to_string(), "pos_x", "{e}");
+    assert!(out.is_empty());
 }
 
 #[test]

@@ -16,6 +16,7 @@ use quote::{format_ident, quote};
 use std::collections::{HashMap, HashSet};
 
 mod endian_code;
+mod exact_len;
 pub(crate) mod num_switch;
 mod proc_pos;
 mod proc_term;
@@ -2460,6 +2461,7 @@ impl<'s> Emitter<'s> {
         let mut write_pre = Vec::new();
         let mut writes = Vec::new();
         let mut lens = Vec::new();
+        let mut exact = exact_len::Exact::new();
         let mut ctor = Vec::new();
         let mut extra_items = Vec::new();
         let mut rscope = Scope {
@@ -3128,6 +3130,7 @@ impl<'s> Emitter<'s> {
             // --- encoded length
             if is_derived {
                 let FieldKind::Int { bytes, .. } = &f.kind else {
+                    exact.field(self.s, f, &id, true, None);
                     continue;
                 };
                 lens.push(lit_usize(*bytes as usize).into_token_stream_usize());
@@ -3149,6 +3152,7 @@ impl<'s> Emitter<'s> {
                     None => quote!({ let __val = &self.#id; #list_len }),
                 });
             }
+            exact.field(self.s, f, &id, is_derived, lens.last());
         }
 
         if self.unread_types.contains(&t.name) {
@@ -3170,6 +3174,7 @@ impl<'s> Emitter<'s> {
             writes.push(quote!(__w.align_to_byte_with(self.__unread_pad);));
             writes.push(quote!(__w.write_bytes(&self.__unread);));
             lens.push(quote!(self.__unread.len()));
+            exact.aligned_bytes(quote!(self.__unread.len()));
         }
         // Under Kaitai's rules a type may end inside a byte: the enclosing type goes on from
         // that bit (a bit field) or from the next byte (anything else), as Kaitai Struct's
@@ -3225,20 +3230,19 @@ impl<'s> Emitter<'s> {
             });
             ctor.push(quote!(__beyond));
             writes.push(quote!(__w.lay_out_positional(&self.__beyond)?;));
+            exact.fallback("positional instances are laid out by the root's writer");
         }
-        // A type with bit fields measures itself by writing: its padding depends on where
-        // each bit field falls.
-        let len_body = if has_bits || t.fields.iter().any(|f| {
+        // A type with bit fields counts its bits (see `exact_len`); kept bytes and encoded
+        // strings are measured by writing.
+        let (len_doc, len_body) = if t.fields.iter().any(|f| {
             hidden_prefix(f).is_some()
                 || matches!(f.kind, FieldKind::Str { encoding, .. } if !plain_encoding(encoding))
         }) {
-            quote! {
-                let mut __w = ::statepack_runtime::io::ByteWriter::new();
-                let _ = self.write_to(&mut __w);
-                __w.len()
-            }
+            exact_len::fallback_body("kept terminator or processed bytes, or a string in an encoding other than UTF-8 and ASCII")
+        } else if has_bits {
+            exact.body()
         } else {
-            quote!(0 #(+ #lens)*)
+            (quote!(), quote!(0 #(+ #lens)*))
         };
         let doc = self.doc_for(
             t.doc.as_deref(),
@@ -3363,6 +3367,7 @@ impl<'s> Emitter<'s> {
                 }
 
                 #[doc = " The number of bytes [`Self::write_to`] writes."]
+                #len_doc
                 #[allow(unused_variables, clippy::identity_op)]
                 pub fn encoded_len(&self) -> usize {
                     #len_body
@@ -4278,8 +4283,10 @@ impl<'s> Emitter<'s> {
             Some(n) => {
                 // A size given by a derived field always matches; check anything else.
                 let _ = derived_here;
+                let probe = exact_len::probe_on_mismatch(&f.kind);
                 Some(quote! {
                     if (#actual as i128) != #n {
+                        #probe
                         return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch { expected: u64::try_from(#n).unwrap_or(u64::MAX), found: #actual }));
                     }
                 })

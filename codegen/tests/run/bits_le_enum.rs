@@ -240,6 +240,7 @@ impl BitsLeEnum {
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
+    /// Measured by writing into a scratch writer: not computable without writing (a user type that may end inside a byte).
     #[allow(unused_variables, clippy::identity_op)]
     pub fn encoded_len(&self) -> usize {
         let mut __w = ::statepack_runtime::io::ByteWriter::new();
@@ -470,11 +471,12 @@ impl BeBits {
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
+    /// Computed from the values without writing (bit widths, conditions, list and varint lengths), rounded up to a byte as the writer does.
     #[allow(unused_variables, clippy::identity_op)]
     pub fn encoded_len(&self) -> usize {
-        let mut __w = ::statepack_runtime::io::ByteWriter::new();
-        let _ = self.write_to(&mut __w);
-        __w.len()
+        let mut __bits: usize = 0;
+        __bits += 8usize;
+        __bits.div_ceil(8)
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -137,6 +137,10 @@ impl BitsPadding {
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != 1_i128 {
+                        {
+                            let mut __probe = ::statepack_runtime::io::ByteWriter::new();
+                            __v.write_to(&mut __probe)?;
+                        }
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(1_i128).unwrap_or(u64::MAX),
@@ -163,6 +167,7 @@ impl BitsPadding {
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
+    /// Measured by writing into a scratch writer: not computable without writing (a user type that may end inside a byte).
     #[allow(unused_variables, clippy::identity_op)]
     pub fn encoded_len(&self) -> usize {
         let mut __w = ::statepack_runtime::io::ByteWriter::new();
@@ -365,11 +370,13 @@ impl ThreeBits {
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
+    /// Computed from the values without writing (bit widths, conditions, list and varint lengths), rounded up to a byte as the writer does.
     #[allow(unused_variables, clippy::identity_op)]
     pub fn encoded_len(&self) -> usize {
-        let mut __w = ::statepack_runtime::io::ByteWriter::new();
-        let _ = self.write_to(&mut __w);
-        __w.len()
+        let mut __bits: usize = 0;
+        __bits += 3usize;
+        __bits = __bits.div_ceil(8) * 8 + 8 * (self.__unread.len());
+        __bits.div_ceil(8)
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -179,6 +179,10 @@ impl IoOther {
                             )
                         };
                         if (__s.len() as i128) != 3_i128 {
+                            {
+                                let mut __probe = ::statepack_runtime::io::ByteWriter::new();
+                                __v.write_to(&mut __probe)?;
+                            }
                             return Err(
                                 ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
                                     expected: u64::try_from(3_i128).unwrap_or(u64::MAX),
@@ -223,6 +227,7 @@ impl IoOther {
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
+    /// Measured by writing into a scratch writer: not computable without writing (kept terminator or processed bytes, or a string in an encoding other than UTF-8 and ASCII).
     #[allow(unused_variables, clippy::identity_op)]
     pub fn encoded_len(&self) -> usize {
         let mut __w = ::statepack_runtime::io::ByteWriter::new();

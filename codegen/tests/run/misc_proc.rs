@@ -305,6 +305,7 @@ impl MiscProc {
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
+    /// Measured by writing into a scratch writer: not computable without writing (kept terminator or processed bytes, or a string in an encoding other than UTF-8 and ASCII).
     #[allow(unused_variables, clippy::identity_op)]
     pub fn encoded_len(&self) -> usize {
         let mut __w = ::statepack_runtime::io::ByteWriter::new();

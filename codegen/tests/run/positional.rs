@@ -263,6 +263,10 @@ impl Positional {
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != 6_i128 {
+                        {
+                            let mut __probe = ::statepack_runtime::io::ByteWriter::new();
+                            __v.write_to(&mut __probe)?;
+                        }
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(6_i128).unwrap_or(u64::MAX),

@@ -279,6 +279,10 @@ impl Processed {
                         )
                     };
                     if (__s.len() as i128) != 4_i128 {
+                        {
+                            let mut __probe = ::statepack_runtime::io::ByteWriter::new();
+                            __v.write_to(&mut __probe)?;
+                        }
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(4_i128).unwrap_or(u64::MAX),
@@ -322,6 +326,7 @@ impl Processed {
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
+    /// Measured by writing into a scratch writer: not computable without writing (kept terminator or processed bytes, or a string in an encoding other than UTF-8 and ASCII).
     #[allow(unused_variables, clippy::identity_op)]
     pub fn encoded_len(&self) -> usize {
         let mut __w = ::statepack_runtime::io::ByteWriter::new();

@@ -353,6 +353,10 @@ impl StrictRules {
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != (len_body as i128) {
+                        {
+                            let mut __probe = ::statepack_runtime::io::ByteWriter::new();
+                            __v.write_to(&mut __probe)?;
+                        }
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(len_body as i128)
