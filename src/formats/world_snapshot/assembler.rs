@@ -10,7 +10,7 @@
 //!   table + records, each record counted at its exact size by
 //!   [`SnapshotWriter::push_id_within`] before it is written) stays within the peer's byte
 //!   budget; the rest are deferred to a later tick. (The size is the one
-//!   [`super::estimate_record_bytes`] computes from the layout: the two are tested equal.)
+//!   [`super::estimate_record_bytes`] computes from the schema (generated `encoded_len`): the two are tested equal.)
 //!   Deferred entities are kept by the client (no despawn), so they do not flicker.
 //! - Despawn: an entity the peer was sent that is no longer a candidate (out of interest or
 //!   gone) is listed in a despawn TLV once and forgotten. Despawn TLVs are not counted in the
