@@ -246,7 +246,8 @@ impl AnimClip {
                     .check_count(num_bones as i128, BoneTracks::MIN_LEN)
                     .map_err(|e| e.in_field("bones"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -1342,7 +1343,8 @@ impl ConstantTrack {
                     .check_count(num_components as i128, 4)
                     .map_err(|e| e.in_field("values"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -1590,8 +1592,10 @@ impl FixedPointTrack {
                 if __c1 >> 5u32 != 0 {
                     break 'fast;
                 }
-                __w.put_run_bits_be(u64::from(self.four_components), 1);
-                __w.put_run_bits_be(__c1, 5u32);
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, u64::from(self.four_components), 1);
+                __w.bit_run_put(&mut __run, __c1, 5u32);
+                __w.end_bit_run(__run);
                 break 'run;
             }
             ::statepack_runtime::io::unlikely();
@@ -1883,7 +1887,8 @@ impl AnimatedTrack {
                     )
                     .map_err(|e| e.in_field("components"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -1930,9 +1935,11 @@ impl AnimatedTrack {
                 if __c2 >> 5u32 != 0 {
                     break 'fast;
                 }
-                __w.put_run_bits_be(u64::from(self.four_components), 1);
-                __w.put_run_bits_be(u64::from(self.delta), 1);
-                __w.put_run_bits_be(__c2, 5u32);
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, u64::from(self.four_components), 1);
+                __w.bit_run_put(&mut __run, u64::from(self.delta), 1);
+                __w.bit_run_put(&mut __run, __c2, 5u32);
+                __w.end_bit_run(__run);
                 break 'run;
             }
             ::statepack_runtime::io::unlikely();

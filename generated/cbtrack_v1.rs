@@ -552,7 +552,8 @@ impl CbtrackV1 {
                     .check_count(num_windows as i128, WindowEntry::MIN_LEN)
                     .map_err(|e| e.in_field("index"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -1754,7 +1755,8 @@ impl ColumnDirectory {
                     .check_count(num_columns as i128, ColumnEntry::MIN_LEN)
                     .map_err(|e| e.in_field("columns"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({

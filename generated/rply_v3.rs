@@ -1146,7 +1146,8 @@ impl RplyHead {
                     .check_count(string_count as i128, Str16::MIN_LEN)
                     .map_err(|e| e.in_field("strings"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -1168,7 +1169,8 @@ impl RplyHead {
                     .check_count(keyframe_count as i128, Keyframe::MIN_LEN)
                     .map_err(|e| e.in_field("keyframes"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -6901,7 +6903,8 @@ impl Snapshot {
                     .check_count(union_count as i128, Str16::MIN_LEN)
                     .map_err(|e| e.in_field("union_keys"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -6929,7 +6932,8 @@ impl Snapshot {
                     .check_count(mesh_count as i128, Str16::MIN_LEN)
                     .map_err(|e| e.in_field("mesh_ids"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -6967,7 +6971,8 @@ impl Snapshot {
                     .check_count(part_count as i128, Part::MIN_LEN)
                     .map_err(|e| e.in_field("parts"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -6995,7 +7000,8 @@ impl Snapshot {
                     .check_count(joint_count as i128, Joint::MIN_LEN)
                     .map_err(|e| e.in_field("joints"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -7811,7 +7817,8 @@ impl Humanoid {
                         .check_count(6_i128, Color3::MIN_LEN)
                         .map_err(|e| e.in_field("body_colors"))?;
                     let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    for __i in 0..__n {
+                    while __list.len() < __n {
+                        let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                         __list
                             .push({
@@ -7842,7 +7849,8 @@ impl Humanoid {
                     .check_count(char_mesh_count as i128, CharacterMesh::MIN_LEN)
                     .map_err(|e| e.in_field("char_meshes"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -8813,7 +8821,8 @@ impl Part {
                     .check_count(decal_count as i128, Decal::MIN_LEN)
                     .map_err(|e| e.in_field("decals"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -8841,7 +8850,8 @@ impl Part {
                     .check_count(effect_count as i128, Effect::MIN_LEN)
                     .map_err(|e| e.in_field("effects"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -10875,7 +10885,8 @@ impl Effect {
                     .check_count(prop_count as i128, EffectProp::MIN_LEN)
                     .map_err(|e| e.in_field("props"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -11861,7 +11872,8 @@ impl NumberSequence {
                     .check_count(count as i128, NumberKey::MIN_LEN)
                     .map_err(|e| e.in_field("keys"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -12241,7 +12253,8 @@ impl ColorSequence {
                     .check_count(count as i128, ColorKey::MIN_LEN)
                     .map_err(|e| e.in_field("keys"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({

@@ -167,7 +167,8 @@ impl SnapV13 {
                     .check_count(num_recordings as i128, Recording::MIN_LEN)
                     .map_err(|e| e.in_field("recordings"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -507,7 +508,8 @@ impl Recording {
                     .check_count(num_frames as i128, Frame::MIN_LEN)
                     .map_err(|e| e.in_field("frames"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({

@@ -626,7 +626,8 @@ impl RawBody {
                     )
                     .map_err(|e| e.in_field("values"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -961,7 +962,8 @@ impl FloatBody {
                     .check_count(num_scalars as i128, ScalarF32::MIN_LEN)
                     .map_err(|e| e.in_field("scalars"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -983,7 +985,8 @@ impl FloatBody {
                     .check_count(num_rotations as i128, RotationF32::MIN_LEN)
                     .map_err(|e| e.in_field("rotations"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -1353,7 +1356,8 @@ impl QuantizedBody {
                     .check_count(num_scalars as i128, ScalarQ::MIN_LEN)
                     .map_err(|e| e.in_field("scalars"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -1375,7 +1379,8 @@ impl QuantizedBody {
                     .check_count(num_rotations as i128, RotationPacked::MIN_LEN)
                     .map_err(|e| e.in_field("rotations"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -1711,7 +1716,8 @@ impl ScalarF32 {
                         .check_count(num_keys as i128, KeyF32::MIN_LEN)
                         .map_err(|e| e.in_field("keys"))?;
                     let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    for __i in 0..__n {
+                    while __list.len() < __n {
+                        let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                         __list
                             .push({
@@ -2240,7 +2246,8 @@ impl ScalarQ {
                         .check_count(num_keys as i128, KeyQ::MIN_LEN)
                         .map_err(|e| e.in_field("keys"))?;
                     let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    for __i in 0..__n {
+                    while __list.len() < __n {
+                        let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                         __list
                             .push({
@@ -2836,7 +2843,8 @@ impl RotationF32 {
                         .check_count(num_keys as i128, KeyRotF32::MIN_LEN)
                         .map_err(|e| e.in_field("keys"))?;
                     let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    for __i in 0..__n {
+                    while __list.len() < __n {
+                        let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                         __list
                             .push({
@@ -3372,7 +3380,8 @@ impl RotationPacked {
                         .check_count(num_keys as i128, KeyRotPacked::MIN_LEN)
                         .map_err(|e| e.in_field("keys"))?;
                     let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    for __i in 0..__n {
+                    while __list.len() < __n {
+                        let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                         __list
                             .push({

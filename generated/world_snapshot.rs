@@ -227,7 +227,8 @@ impl WorldSnapshot {
                         .check_count(origin_count as i128, Origin::MIN_LEN)
                         .map_err(|e| e.in_field("origins"))?;
                     let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    for __i in 0..__n {
+                    while __list.len() < __n {
+                        let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                         __list
                             .push({
@@ -2062,9 +2063,11 @@ impl EntityRecord {
         __w.write_varint(self.origin_index);
         __w.write_varint(self.entity_index);
         {
-            __w.put_run_bits_be(u64::from(self.full), 1);
-            __w.put_run_bits_be(u64::from(self.gen_present), 1);
-            __w.put_run_bits_be(u64::from(self.omega_present), 1);
+            let mut __run = __w.begin_bit_run();
+            __w.bit_run_put(&mut __run, u64::from(self.full), 1);
+            __w.bit_run_put(&mut __run, u64::from(self.gen_present), 1);
+            __w.bit_run_put(&mut __run, u64::from(self.omega_present), 1);
+            __w.end_bit_run(__run);
         }
         match (gen_present, &self.generation) {
             (true, Some(__val)) => {
@@ -2190,16 +2193,18 @@ impl EntityRecord {
                 ) else {
                     break 'fast;
                 };
-                __w.put_run_bits_be(__c0, 22u32);
-                __w.put_run_bits_be(__c1, 22u32);
-                __w.put_run_bits_be(__c2, 22u32);
-                __w.put_run_bits_be(__c3, 2u32);
-                __w.put_run_bits_be(__c4, 10u32);
-                __w.put_run_bits_be(__c5, 10u32);
-                __w.put_run_bits_be(__c6, 10u32);
-                __w.put_run_bits_be(__c7, 18u32);
-                __w.put_run_bits_be(__c8, 18u32);
-                __w.put_run_bits_be(__c9, 18u32);
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, __c0, 22u32);
+                __w.bit_run_put(&mut __run, __c1, 22u32);
+                __w.bit_run_put(&mut __run, __c2, 22u32);
+                __w.bit_run_put(&mut __run, __c3, 2u32);
+                __w.bit_run_put(&mut __run, __c4, 10u32);
+                __w.bit_run_put(&mut __run, __c5, 10u32);
+                __w.bit_run_put(&mut __run, __c6, 10u32);
+                __w.bit_run_put(&mut __run, __c7, 18u32);
+                __w.bit_run_put(&mut __run, __c8, 18u32);
+                __w.bit_run_put(&mut __run, __c9, 18u32);
+                __w.end_bit_run(__run);
                 break 'run;
             }
             ::statepack_runtime::io::unlikely();
@@ -2606,12 +2611,14 @@ impl EntityRecord {
                 if __c3 >> 7u32 != 0 {
                     break 'fast;
                 }
-                __w.put_run_bits_be(__c0, 3u32);
-                __w.put_run_bits_be(__c1, 5u32);
-                __w.put_run_bits_be(__c2, 7u32);
-                __w.put_run_bits_be(__c3, 7u32);
-                __w.put_run_bits_be(u64::from(self.ab_engaged), 1);
-                __w.put_run_bits_be(u64::from(self.player_owned), 1);
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, __c0, 3u32);
+                __w.bit_run_put(&mut __run, __c1, 5u32);
+                __w.bit_run_put(&mut __run, __c2, 7u32);
+                __w.bit_run_put(&mut __run, __c3, 7u32);
+                __w.bit_run_put(&mut __run, u64::from(self.ab_engaged), 1);
+                __w.bit_run_put(&mut __run, u64::from(self.player_owned), 1);
+                __w.end_bit_run(__run);
                 break 'run;
             }
             ::statepack_runtime::io::unlikely();

@@ -2829,7 +2829,9 @@ impl<'s> Emitter<'s> {
                         quote! {{
                             let __n = #check #wrap_field;
                             let mut __list = ::std::vec::Vec::with_capacity(__n);
-                            for __i in 0..__n {
+                            // The list's length is the element index: one counter.
+                            while __list.len() < __n {
+                                let __i = __list.len();
                                 __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                                 __list.push(#body);
                             }

@@ -599,29 +599,36 @@ fn bit_run_write(run: &[Member], slow: &[TokenStream]) -> TokenStream {
         let w = u32::from(b.width);
         let code = quote::format_ident!("__c{}", i);
         match (b.width, b.offset_binary) {
-            (1, false) => puts.push(quote!(__w.put_run_bits_be(u64::from(#src), 1);)),
+            (1, false) => puts.push(quote!(__w.bit_run_put(&mut __run, u64::from(#src), 1);)),
             (_, false) => {
                 checks.push(quote!(let #code = #src as u64; if #code >> #w != 0 { break 'fast; }));
-                puts.push(quote!(__w.put_run_bits_be(#code, #w);));
+                puts.push(quote!(__w.bit_run_put(&mut __run, #code, #w);));
             }
             (_, true) => {
                 checks.push(quote! {
                     let ::std::result::Result::Ok(#code) = ::statepack_runtime::bits::to_offset_binary(#src as i64, #w) else { break 'fast; };
                 });
-                puts.push(quote!(__w.put_run_bits_be(#code, #w);));
+                puts.push(quote!(__w.bit_run_put(&mut __run, #code, #w);));
             }
         }
     }
+    // Every value checked: the run is appended through a local accumulator of its pending
+    // bits, one straight-line step per field.
+    let put = quote! {
+        let mut __run = __w.begin_bit_run();
+        #(#puts)*
+        __w.end_bit_run(__run);
+    };
     if checks.is_empty() {
         // Only one-bit flags: every value fits, nothing can fail.
         let _ = slow;
-        return quote!({ #(#puts)* });
+        return quote!({ #put });
     }
     quote! {
         'run: {
             'fast: {
                 #(#checks)*
-                #(#puts)*
+                #put
                 break 'run;
             }
             ::statepack_runtime::io::unlikely();

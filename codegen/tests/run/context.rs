@@ -1096,7 +1096,8 @@ impl Index {
                     .check_count(__ctx_parent_header_count as i128, Entry::MIN_LEN)
                     .map_err(|e| e.in_field("entries"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({

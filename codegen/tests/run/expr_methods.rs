@@ -66,7 +66,8 @@ impl ExprMethods {
                     .check_count(n as i128, 2)
                     .map_err(|e| e.in_field("words"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -112,7 +113,8 @@ impl ExprMethods {
                     .check_count(2_i128, Block::MIN_LEN)
                     .map_err(|e| e.in_field("blocks"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -134,7 +136,8 @@ impl ExprMethods {
                     .check_count(2_i128, Op::MIN_LEN)
                     .map_err(|e| e.in_field("ops"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({

@@ -231,8 +231,10 @@ impl MiscBits {
                 if __c1 >> 5u32 != 0 {
                     break 'fast;
                 }
-                __w.put_run_bits_be(__c0, 3u32);
-                __w.put_run_bits_be(__c1, 5u32);
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, __c0, 3u32);
+                __w.bit_run_put(&mut __run, __c1, 5u32);
+                __w.end_bit_run(__run);
                 break 'run;
             }
             ::statepack_runtime::io::unlikely();

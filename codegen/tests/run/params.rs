@@ -185,7 +185,8 @@ impl Params {
                     .check_count(2_i128, Chunk::MIN_LEN)
                     .map_err(|e| e.in_field("pairs"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({

@@ -171,7 +171,8 @@ impl ReflectView {
                     .check_count(n as i128, Item::MIN_LEN)
                     .map_err(|e| e.in_field("items"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -673,8 +674,10 @@ impl Item {
                 if __c1 >> 7u32 != 0 {
                     break 'fast;
                 }
-                __w.put_run_bits_be(u64::from(self.flag), 1);
-                __w.put_run_bits_be(__c1, 7u32);
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, u64::from(self.flag), 1);
+                __w.bit_run_put(&mut __run, __c1, 7u32);
+                __w.end_bit_run(__run);
                 break 'run;
             }
             ::statepack_runtime::io::unlikely();

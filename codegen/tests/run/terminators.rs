@@ -190,7 +190,8 @@ impl Terminators {
             let __l = {
                 let __n = __r.check_count(2_i128, 1).map_err(|e| e.in_field("words"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
