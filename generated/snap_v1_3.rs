@@ -524,8 +524,8 @@ impl Recording {
             __r.leave::<()>(None);
             __l
         };
-        let __sum: i128 = frames.iter().map(|__e| __e.dt_ms as i128).sum();
-        if __sum != total_duration_ms as i128 {
+        let __sum: u64 = frames.iter().map(|__e| __e.dt_ms as u64).sum();
+        if (__sum as i128) != total_duration_ms as i128 {
             return Err(
                 ::statepack_runtime::io::DecodeError::new(
                         __at_total_duration_ms,

@@ -2945,9 +2945,29 @@ impl<'s> Emitter<'s> {
                 let l = field_ident(list);
                 let fi = field_ident(field);
                 let msg = format!("{{}} stored, but the {list}[].{field} values sum to {{}}");
+                // Unsigned elements of at most 16 bits are summed in u64: a list would need
+                // more than 2^48 elements (more than the address space holds) to overflow it.
+                // Wider or signed elements keep i128. The value printed is the same.
+                let narrow = t
+                    .fields
+                    .iter()
+                    .find(|g| &g.id == list)
+                    .and_then(|g| match &g.kind {
+                        FieldKind::User { name, .. } => self.s.type_def(name),
+                        _ => None,
+                    })
+                    .and_then(|et| et.fields.iter().find(|x| &x.id == field))
+                    .is_some_and(|x| {
+                        matches!(x.kind, FieldKind::Int { bytes: 1 | 2, signed: false, .. })
+                    });
+                let (acc, sum_wide) = if narrow {
+                    (quote!(u64), quote!((__sum as i128)))
+                } else {
+                    (quote!(i128), quote!(__sum))
+                };
                 post_read_checks.push(quote! {
-                    let __sum: i128 = #l.iter().map(|__e| __e.#fi as i128).sum();
-                    if __sum != #id as i128 {
+                    let __sum: #acc = #l.iter().map(|__e| __e.#fi as #acc).sum();
+                    if #sum_wide != #id as i128 {
                         return Err(::statepack_runtime::io::DecodeError::new(#at, ::statepack_runtime::io::DecodeErrorKind::Semantic(format!(#msg, #id, __sum))).in_field(#fid));
                     }
                 });
