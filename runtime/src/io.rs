@@ -646,6 +646,14 @@ pub struct Limit {
     pub(crate) start: usize,
 }
 
+/// A reader position saved by [`ByteReader::mark`] and restored by [`ByteReader::reset_to`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadMark {
+    pos: usize,
+    bits: u8,
+    nbits: u8,
+}
+
 /// The pending bits of a run of bit fields being appended to a [`ByteWriter`]
 /// ([`ByteWriter::begin_bit_run`], [`ByteWriter::bit_run_put`], [`ByteWriter::end_bit_run`]):
 /// fewer than eight bits not yet written as a byte, most significant first.
@@ -927,6 +935,26 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     pub(crate) fn set_end(&mut self, end: usize) {
         self.end = end;
         self.win = self.buf.get(..end).unwrap_or(&[]);
+    }
+
+    /// The reader's position (byte and pending bits), for [`ByteReader::reset_to`].
+    #[inline(always)]
+    pub fn mark(&self) -> ReadMark {
+        ReadMark {
+            pos: self.pos,
+            bits: self.bits,
+            nbits: self.nbits,
+        }
+    }
+
+    /// Goes back to a position taken with [`ByteReader::mark`] in the same stream: a
+    /// generated reader whose fixed-run fast path failed reads the value again, field by
+    /// field, from its first byte (which reports the exact field and offset of the failure).
+    #[cold]
+    pub fn reset_to(&mut self, m: ReadMark) {
+        self.pos = m.pos;
+        self.bits = m.bits;
+        self.nbits = m.nbits;
     }
 
     /// Gives back the `n` bytes of a run just taken with [`ByteReader::take_run`] (never
