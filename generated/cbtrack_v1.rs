@@ -3,6 +3,7 @@
 
 ::statepack_runtime::require_interface!(1);
 ::statepack_runtime::require_serde!();
+::statepack_runtime::require_zlib!();
 /// Schema file this module was generated from.
 #[allow(dead_code)]
 pub const SCHEMA_FILE: &str = "schema/cbtrack_v1.ksy";
@@ -11,9 +12,11 @@ pub const SCHEMA_FILE: &str = "schema/cbtrack_v1.ksy";
 pub const SCHEMA_ID: &str = "cbtrack_v1";
 /// A CBTK v1 replay track: a 96-byte header (or longer: the stated header size is a
 /// minimum), the window index, then the chunk area. Every chunk is a zlib stream that starts
-/// on a 64-byte block (block number x 64 is its file offset); the chunk area is kept as bytes
-/// here and the format module inflates each chunk and reads it with `chunk_body`. Positions
-/// are in position steps, frames are simulation frames; see docs/formats/cbtrack.md.
+/// on a 64-byte block (block number x 64 is its file offset), read here through positional
+/// instances: the info and features chunks, and each window's main chunk and terrain chunk.
+/// A decompressed chunk is a column directory whose entries point at typed columns. Bytes
+/// between chunks (zero padding) are kept and written back. Positions are in position steps,
+/// frames are simulation frames; see docs/formats/cbtrack.md.
 ///
 /// The root type of the schema.
 ///
@@ -28,133 +31,714 @@ pub const SCHEMA_ID: &str = "cbtrack_v1";
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct CbtrackV1 {
+    /// Header and window index.
+    ///
+    /// Schema: `schema/cbtrack_v1.ksy` line 16.
+    pub head: CbtkHead,
+    /// The info chunk (names, teams, the map), at block `head.info_block`.
+    ///
+    /// Schema: `schema/cbtrack_v1.ksy` line 20.
+    pub info: ::std::boxed::Box<ChunkBody>,
+    /// The stored (processed) bytes of `info` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
+    pub __stored_info: ::std::option::Option<::std::vec::Vec<u8>>,
+    /// The features chunk, at block `head.features_block`.
+    ///
+    /// Schema: `schema/cbtrack_v1.ksy` line 27.
+    pub features: ::std::boxed::Box<ChunkBody>,
+    /// The stored (processed) bytes of `features` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
+    pub __stored_features: ::std::option::Option<::std::vec::Vec<u8>>,
+    /// One entry per window of the index, holding the window's main and terrain chunk.
+    ///
+    /// Schema: `schema/cbtrack_v1.ksy` line 34.
+    pub windows: ::std::vec::Vec<Window>,
+    /// The bytes after the last `seq` field up to the furthest byte a positional instance
+    /// read, as read: written back under the positional instances (which must agree with
+    /// every byte written in sequence and with each other).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "::statepack_runtime::bytes_json"
+    )]
+    pub __beyond: ::std::vec::Vec<u8>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl CbtrackV1 {
+    /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
+    pub const MIN_LEN: usize = 72;
+    /// Reads one value at the reader's position.
+    ///
+    /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_from<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("head"));
+        let head: CbtkHead = {
+            let __v: CbtkHead = { CbtkHead::read_from(__r) }
+                .map_err(|e| e.in_field("head"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        let mut __stored_info: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
+        let info: ::std::boxed::Box<ChunkBody> = {
+            let __p: i128 = (head.info_block as i128).wrapping_mul(64_i128);
+            let __saved = __r
+                .enter_instance(__p, false)
+                .map_err(|e| e.in_field("info"))?;
+            __r.enter(::statepack_runtime::io::PathSeg::Field("info"));
+            let __pv = {
+                let __v: ::std::boxed::Box<ChunkBody> = {
+                    {
+                        let __at = __r.offset();
+                        match __r.take_sized(head.info_len as i128) {
+                            Ok(__s) => {
+                                __stored_info = ::std::option::Option::Some(__s.to_vec());
+                                ::statepack_runtime::io::unprocess(
+                                        ::statepack_runtime::io::Processor::Zlib,
+                                        __s,
+                                        __at,
+                                    )
+                                    .and_then(|__d| {
+                                        __r.charge_processed(__d.len(), __at)?;
+                                        if <T as ::statepack_runtime::io::Tracer>::SILENT {
+                                            let mut __sub = ::statepack_runtime::io::ByteReader::new(
+                                                &__d,
+                                            );
+                                            #[allow(unused_mut)]
+                                            let mut __v = ChunkBody::read_from(&mut __sub)?;
+                                            {
+                                                __v.__unread_pad = __sub.align_to_byte_keep();
+                                                __v.__unread = __sub.take_rest().to_vec();
+                                                Ok(__v)
+                                            }
+                                        } else {
+                                            let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                &__d,
+                                                __r.relay(),
+                                            );
+                                            #[allow(unused_mut)]
+                                            let mut __v = ChunkBody::read_from(&mut __sub)?;
+                                            {
+                                                __v.__unread_pad = __sub.align_to_byte_keep();
+                                                __v.__unread = __sub.take_rest().to_vec();
+                                                Ok(__v)
+                                            }
+                                        }
+                                    })
+                                    .map(::std::boxed::Box::new)
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                }
+                    .map_err(|e| e.in_field("info"))?;
+                __r.leave::<()>(None);
+                __v
+            };
+            __r.leave_instance(__saved);
+            __pv
+        };
+        let mut __stored_features: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
+        let features: ::std::boxed::Box<ChunkBody> = {
+            let __p: i128 = (head.features_block as i128).wrapping_mul(64_i128);
+            let __saved = __r
+                .enter_instance(__p, false)
+                .map_err(|e| e.in_field("features"))?;
+            __r.enter(::statepack_runtime::io::PathSeg::Field("features"));
+            let __pv = {
+                let __v: ::std::boxed::Box<ChunkBody> = {
+                    {
+                        let __at = __r.offset();
+                        match __r.take_sized(head.features_len as i128) {
+                            Ok(__s) => {
+                                __stored_features = ::std::option::Option::Some(
+                                    __s.to_vec(),
+                                );
+                                ::statepack_runtime::io::unprocess(
+                                        ::statepack_runtime::io::Processor::Zlib,
+                                        __s,
+                                        __at,
+                                    )
+                                    .and_then(|__d| {
+                                        __r.charge_processed(__d.len(), __at)?;
+                                        if <T as ::statepack_runtime::io::Tracer>::SILENT {
+                                            let mut __sub = ::statepack_runtime::io::ByteReader::new(
+                                                &__d,
+                                            );
+                                            #[allow(unused_mut)]
+                                            let mut __v = ChunkBody::read_from(&mut __sub)?;
+                                            {
+                                                __v.__unread_pad = __sub.align_to_byte_keep();
+                                                __v.__unread = __sub.take_rest().to_vec();
+                                                Ok(__v)
+                                            }
+                                        } else {
+                                            let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                &__d,
+                                                __r.relay(),
+                                            );
+                                            #[allow(unused_mut)]
+                                            let mut __v = ChunkBody::read_from(&mut __sub)?;
+                                            {
+                                                __v.__unread_pad = __sub.align_to_byte_keep();
+                                                __v.__unread = __sub.take_rest().to_vec();
+                                                Ok(__v)
+                                            }
+                                        }
+                                    })
+                                    .map(::std::boxed::Box::new)
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                }
+                    .map_err(|e| e.in_field("features"))?;
+                __r.leave::<()>(None);
+                __v
+            };
+            __r.leave_instance(__saved);
+            __pv
+        };
+        let windows: ::std::vec::Vec<Window> = {
+            let __p: i128 = 0_i128;
+            let __saved = __r
+                .enter_instance(__p, false)
+                .map_err(|e| e.in_field("windows"))?;
+            __r.enter(::statepack_runtime::io::PathSeg::Field("windows"));
+            let __pv = {
+                let __l = {
+                    let __n = __r
+                        .check_count(head.index.len() as i128, Window::MIN_LEN)
+                        .map_err(|e| e.in_field("windows"))?;
+                    let mut __list = ::std::vec::Vec::with_capacity(__n);
+                    for __i in 0..__n {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        __list
+                            .push({
+                                let __v: Window = {
+                                    Window::read_from(
+                                        __r,
+                                        (::statepack_runtime::io::expr_at(
+                                                &(&head.index)[..],
+                                                __i as i128,
+                                            )
+                                            .map_err(|__e| {
+                                                __e.decode_at(__r.offset()).in_field("windows")
+                                            })?)
+                                            .clone(),
+                                    )
+                                }
+                                    .map_err(|e| e.in_index(__i).in_field("windows"))?;
+                                __r.leave::<()>(None);
+                                __v
+                            });
+                    }
+                    __list
+                };
+                __r.leave::<()>(None);
+                __l
+            };
+            __r.leave_instance(__saved);
+            __pv
+        };
+        let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();
+        Ok(Self {
+            head,
+            info,
+            __stored_info,
+            features,
+            __stored_features,
+            windows,
+            __beyond,
+        })
+    }
+    /// Writes this value; counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    #[allow(
+        unused_variables,
+        clippy::redundant_closure_call,
+        clippy::needless_borrow,
+        clippy::let_unit_value
+    )]
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        let head = &self.head;
+        let info = &self.info;
+        let features = &self.features;
+        let windows = &self.windows;
+        {
+            let __val = &self.head;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                {
+                    __v.write_to(__w)?;
+                };
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("head"))?;
+        }
+        {
+            let __pos: i128 = (head.info_block as i128).wrapping_mul(64_i128);
+            let mut __tw = __w
+                .instance_writer(__pos, false)
+                .map_err(|e| e.in_field("info"))?;
+            {
+                let __w = &mut __tw;
+                {
+                    let __val = &self.info;
+                    let __v = __val;
+                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                        {
+                            let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                            __v.write_to(&mut __sw)?;
+                            let __d = __sw.into_stream_bytes(__w)?;
+                            let __s = ::statepack_runtime::io::reprocess(
+                                ::statepack_runtime::io::Processor::Zlib,
+                                &__d,
+                                self.__stored_info.as_deref(),
+                            );
+                            if (__s.len() as i128) != (head.info_len as i128) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
+                                        expected: u64::try_from(head.info_len as i128)
+                                            .unwrap_or(u64::MAX),
+                                        found: __s.len(),
+                                    }),
+                                );
+                            }
+                            __w.write_bytes(&__s);
+                        };
+                        Ok(())
+                    })()
+                        .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                            e.in_field("info")
+                        })?;
+                }
+            }
+            __w.place(__tw, "instances.info");
+        }
+        {
+            let __pos: i128 = (head.features_block as i128).wrapping_mul(64_i128);
+            let mut __tw = __w
+                .instance_writer(__pos, false)
+                .map_err(|e| e.in_field("features"))?;
+            {
+                let __w = &mut __tw;
+                {
+                    let __val = &self.features;
+                    let __v = __val;
+                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                        {
+                            let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                            __v.write_to(&mut __sw)?;
+                            let __d = __sw.into_stream_bytes(__w)?;
+                            let __s = ::statepack_runtime::io::reprocess(
+                                ::statepack_runtime::io::Processor::Zlib,
+                                &__d,
+                                self.__stored_features.as_deref(),
+                            );
+                            if (__s.len() as i128) != (head.features_len as i128) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
+                                        expected: u64::try_from(head.features_len as i128)
+                                            .unwrap_or(u64::MAX),
+                                        found: __s.len(),
+                                    }),
+                                );
+                            }
+                            __w.write_bytes(&__s);
+                        };
+                        Ok(())
+                    })()
+                        .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                            e.in_field("features")
+                        })?;
+                }
+            }
+            __w.place(__tw, "instances.features");
+        }
+        {
+            let __pos: i128 = 0_i128;
+            let mut __tw = __w
+                .instance_writer(__pos, false)
+                .map_err(|e| e.in_field("windows"))?;
+            {
+                let __w = &mut __tw;
+                {
+                    let __val = &self.windows;
+                    if (__val.len() as i128) != (head.index.len() as i128) {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                                    expected: u64::try_from(head.index.len() as i128)
+                                        .unwrap_or(u64::MAX),
+                                    found: __val.len(),
+                                })
+                                .in_field("windows"),
+                        );
+                    }
+                    for (__i, __v) in __val.iter().enumerate() {
+                        let __before = __w.bit_len();
+                        (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                            {
+                                if __v.entry
+                                    != (::statepack_runtime::io::expr_at(
+                                            &(&head.index)[..],
+                                            __i as i128,
+                                        )
+                                        .map_err(::statepack_runtime::io::ExprError::encode)?)
+                                        .clone()
+                                {
+                                    return Err(
+                                        ::statepack_runtime::io::EncodeError::new(
+                                            ::statepack_runtime::io::EncodeErrorKind::Semantic(
+                                                format!(
+                                                    "param `{}` of the value is {:?} but the schema gives {:?}",
+                                                    "entry", __v.entry, (::statepack_runtime::io::expr_at(& (&
+                                                    head.index) [..], __i as i128)
+                                                    .map_err(::statepack_runtime::io::ExprError::encode) ?)
+                                                    .clone()
+                                                ),
+                                            ),
+                                        ),
+                                    );
+                                }
+                                __v.write_to(__w)?;
+                            };
+                            Ok(())
+                        })()
+                            .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                e.in_index(__i).in_field("windows")
+                            })?;
+                        let _ = __before;
+                    }
+                }
+            }
+            __w.place(__tw, "instances.windows");
+        }
+        __w.lay_out_positional(&self.__beyond)?;
+        Ok(())
+    }
+    /// The number of bytes [`Self::write_to`] writes.
+    #[allow(unused_variables, clippy::identity_op)]
+    pub fn encoded_len(&self) -> usize {
+        let mut __w = ::statepack_runtime::io::ByteWriter::new();
+        let _ = self.write_to(&mut __w);
+        __w.len()
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl CbtrackV1 {
+    /// Decodes a whole file: the data must end exactly where the root type ends.
+    ///
+    /// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError), naming the field path and byte offset.
+    pub fn decode(bytes: &[u8]) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+        let v = Self::read_from(&mut r)?;
+        r.finish()?;
+        Ok(v)
+    }
+    /// Decodes a whole file while recording its structure (every field's byte range and value).
+    /// The tree is returned even when decoding fails, up to the failing field.
+    pub fn decode_traced(
+        bytes: &[u8],
+    ) -> (
+        Result<Self, ::statepack_runtime::io::DecodeError>,
+        ::statepack_runtime::io::TraceNode,
+    ) {
+        let mut r = ::statepack_runtime::io::ByteReader::with_tracer(
+            bytes,
+            ::statepack_runtime::io::TreeTracer::new(SCHEMA_ID),
+        );
+        let v = Self::read_from(&mut r)
+            .and_then(|v| {
+                r.finish()?;
+                Ok(v)
+            });
+        let end = r.offset();
+        (v, r.tracer.finish(end))
+    }
+    /// Encodes to a new byte vector; counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit its stored type or breaks a schema rule.
+    pub fn encode(
+        &self,
+    ) -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
+        let mut w = ::statepack_runtime::io::ByteWriter::with_capacity(
+            self.encoded_len(),
+        );
+        self.write_to(&mut w)?;
+        Ok(w.into_bytes())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::format::RootType for CbtrackV1 {
+    const SCHEMA_ID: &'static str = SCHEMA_ID;
+    fn read_root<T: ::statepack_runtime::io::Tracer>(
+        r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        CbtrackV1::read_from(r)
+    }
+    fn encode_root(
+        &self,
+    ) -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
+        CbtrackV1::encode(self)
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::reflect::Reflect for CbtrackV1 {
+    fn schema_type(&self) -> &'static str {
+        "cbtrack_v1"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "head" => ::std::option::Option::Some(self.head.to_value()),
+            "info" => ::std::option::Option::Some(self.info.to_value()),
+            "features" => ::std::option::Option::Some(self.features.to_value()),
+            "windows" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::List(
+                        self.windows.iter().map(|__e| __e.to_value()).collect(),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["head", "info", "features", "windows"]
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::reflect::ToValue for CbtrackV1 {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::BinRead for CbtrackV1 {
+    type Args<'__a> = ();
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(reader, Self::read_from)
+    }
+}
+/// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::meta::ReadEndian for CbtrackV1 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::BinWrite for CbtrackV1 {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::meta::WriteEndian for CbtrackV1 {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
+/// the end of the root type are allowed (and ignored). The result is seen through the
+/// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
+///
+/// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader.
+#[allow(dead_code)]
+pub fn reflect_decode(
+    bytes: &[u8],
+) -> Result<
+    ::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>,
+    ::statepack_runtime::io::DecodeError,
+> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = CbtrackV1::read_from(&mut r)?;
+    Ok(::std::boxed::Box::new(v))
+}
+/// Decodes the root type at the start of `bytes` (trailing bytes allowed, as in
+/// [`reflect_decode`]) and encodes the value again. The result should equal the bytes the
+/// reader consumed (a prefix of `bytes`).
+///
+/// Errors: the decode or encode error, rendered as text.
+#[allow(dead_code)]
+pub fn reflect_roundtrip(
+    bytes: &[u8],
+) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
+    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+    let v = CbtrackV1::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
+    v.encode().map_err(|e| format!("encode: {e}"))
+}
+/// The 96-byte header (or longer: the stated header size is a minimum) and the window
+/// index: everything a reader needs before it touches a chunk.
+///
+/// Schema: `schema/cbtrack_v1.ksy` line 41.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    ::statepack_runtime::serde::Serialize,
+    ::statepack_runtime::serde::Deserialize
+)]
+#[serde(crate = "::statepack_runtime::serde")]
+#[allow(dead_code)]
+pub struct CbtkHead {
     /// Format version; only 1 is known.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 17.
+    /// Schema: `schema/cbtrack_v1.ksy` line 49.
     pub format_version: u16,
     /// Header size in bytes, at least 96; the index starts here.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 21.
+    /// Schema: `schema/cbtrack_v1.ksy` line 53.
     pub header_size: u16,
     /// Recorder version (what a reader depends on; see the spec's table).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 27.
+    /// Schema: `schema/cbtrack_v1.ksy` line 59.
     pub recorder_version: u16,
     /// Simulation frames per second (the engine's GAME_SPEED is 30).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 30.
+    /// Schema: `schema/cbtrack_v1.ksy` line 62.
     pub frames_per_second: u16,
     /// First frame recorded.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 33.
+    /// Schema: `schema/cbtrack_v1.ksy` line 65.
     pub first_frame: u32,
     /// Last frame recorded.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 36.
+    /// Schema: `schema/cbtrack_v1.ksy` line 68.
     pub last_frame: u32,
     /// Window length in frames, 1 to 65,535.
     ///
     /// Unit: frame.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 39.
+    /// Schema: `schema/cbtrack_v1.ksy` line 71.
     pub window_length: u32,
     /// Tolerance in elmos that every recorded sample is within.
     ///
     /// Unit: elmo.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 49.
+    /// Schema: `schema/cbtrack_v1.ksy` line 81.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub tolerance: f32,
     /// The position step is 1 / 2^position_shift elmo.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 53.
+    /// Schema: `schema/cbtrack_v1.ksy` line 85.
     pub position_shift: u8,
     /// The velocity step is 1 / 2^velocity_shift elmo per frame.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 56.
+    /// Schema: `schema/cbtrack_v1.ksy` line 88.
     pub velocity_shift: u8,
     /// Rotation bits, 8 to 16.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 59.
+    /// Schema: `schema/cbtrack_v1.ksy` line 91.
     pub rotation_bits: u8,
     /// Frames between the recorder's unit samples; for information only.
     ///
     /// Unit: frame.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 65.
+    /// Schema: `schema/cbtrack_v1.ksy` line 97.
     pub sample_interval: u8,
     /// Block number of the info chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 69.
+    /// Schema: `schema/cbtrack_v1.ksy` line 101.
     pub info_block: u32,
     /// Length of the info chunk in bytes.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 72.
+    /// Schema: `schema/cbtrack_v1.ksy` line 104.
     pub info_len: u32,
     /// Block number of the features chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 76.
+    /// Schema: `schema/cbtrack_v1.ksy` line 108.
     pub features_block: u32,
     /// Length of the features chunk in bytes.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 79.
+    /// Schema: `schema/cbtrack_v1.ksy` line 111.
     pub features_len: u32,
     /// Number of units in the match.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 83.
+    /// Schema: `schema/cbtrack_v1.ksy` line 115.
     pub num_units: u32,
     /// Number of projectiles in the match.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 86.
+    /// Schema: `schema/cbtrack_v1.ksy` line 118.
     pub num_projectiles: u32,
     /// Number of features in the match.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 89.
+    /// Schema: `schema/cbtrack_v1.ksy` line 121.
     pub num_features: u32,
     /// The replay's game id, copied from the replay header.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 92.
+    /// Schema: `schema/cbtrack_v1.ksy` line 124.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub game_id: ::std::vec::Vec<u8>,
     /// Resource tolerance (0 before recorder version 4).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 95.
+    /// Schema: `schema/cbtrack_v1.ksy` line 127.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub resource_tolerance: f32,
     /// Resource fraction (0 before recorder version 4).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 98.
+    /// Schema: `schema/cbtrack_v1.ksy` line 130.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub resource_fraction: f32,
     /// Reserved, zero when written.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 101.
+    /// Schema: `schema/cbtrack_v1.ksy` line 133.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub reserved: ::std::vec::Vec<u8>,
     /// Header fields after byte 96 that a later writer may add; kept as bytes.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 104.
+    /// Schema: `schema/cbtrack_v1.ksy` line 136.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub header_extra: ::std::vec::Vec<u8>,
     /// One entry per window, in order.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 107.
+    /// Schema: `schema/cbtrack_v1.ksy` line 139.
     pub index: ::std::vec::Vec<WindowEntry>,
-    /// The chunk area: zero padding and zlib streams, each starting at a multiple of 64
-    /// bytes from the start of the file.
-    ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 112.
-    #[serde(with = "::statepack_runtime::bytes_json")]
-    pub chunks: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl CbtrackV1 {
+impl CbtkHead {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
     pub const MIN_LEN: usize = 72;
     /// Reads one value at the reader's position.
@@ -1071,15 +1655,6 @@ impl CbtrackV1 {
             __r.leave::<()>(None);
             __l
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("chunks"));
-        let chunks: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                Ok::<_, ::statepack_runtime::io::DecodeError>(__r.take_rest().to_vec())
-            }
-                .map_err(|e| e.in_field("chunks"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
         Ok(Self {
             format_version,
             header_size,
@@ -1106,7 +1681,6 @@ impl CbtrackV1 {
             reserved,
             header_extra,
             index,
-            chunks,
         })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
@@ -1152,7 +1726,6 @@ impl CbtrackV1 {
         let reserved = &self.reserved;
         let header_extra = &self.header_extra;
         let index = &self.index;
-        let chunks = &self.chunks;
         __w.write_bytes(b"CBTK");
         let __rule_format_version: &'static str = "must equal 1";
         {
@@ -1351,19 +1924,6 @@ impl CbtrackV1 {
                 let _ = __before;
             }
         }
-        {
-            let __val = &self.chunks;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                {
-                    __w.write_bytes(__v);
-                };
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("chunks")
-                })?;
-        }
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
@@ -1542,77 +2102,12 @@ impl CbtrackV1 {
                 let __val = &self.index;
                 __val.iter().map(|__v| __v.encoded_len()).sum::<usize>()
             }
-            + {
-                let __val = &self.chunks;
-                {
-                    let __v = __val;
-                    __v.len()
-                }
-            }
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl CbtrackV1 {
-    /// Decodes a whole file: the data must end exactly where the root type ends.
-    ///
-    /// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError), naming the field path and byte offset.
-    pub fn decode(bytes: &[u8]) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
-        let v = Self::read_from(&mut r)?;
-        r.finish()?;
-        Ok(v)
-    }
-    /// Decodes a whole file while recording its structure (every field's byte range and value).
-    /// The tree is returned even when decoding fails, up to the failing field.
-    pub fn decode_traced(
-        bytes: &[u8],
-    ) -> (
-        Result<Self, ::statepack_runtime::io::DecodeError>,
-        ::statepack_runtime::io::TraceNode,
-    ) {
-        let mut r = ::statepack_runtime::io::ByteReader::with_tracer(
-            bytes,
-            ::statepack_runtime::io::TreeTracer::new(SCHEMA_ID),
-        );
-        let v = Self::read_from(&mut r)
-            .and_then(|v| {
-                r.finish()?;
-                Ok(v)
-            });
-        let end = r.offset();
-        (v, r.tracer.finish(end))
-    }
-    /// Encodes to a new byte vector; counts, lengths and sums are derived from the data.
-    ///
-    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit its stored type or breaks a schema rule.
-    pub fn encode(
-        &self,
-    ) -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
-        let mut w = ::statepack_runtime::io::ByteWriter::with_capacity(
-            self.encoded_len(),
-        );
-        self.write_to(&mut w)?;
-        Ok(w.into_bytes())
-    }
-}
-#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::format::RootType for CbtrackV1 {
-    const SCHEMA_ID: &'static str = SCHEMA_ID;
-    fn read_root<T: ::statepack_runtime::io::Tracer>(
-        r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        CbtrackV1::read_from(r)
-    }
-    fn encode_root(
-        &self,
-    ) -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
-        CbtrackV1::encode(self)
-    }
-}
-#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::reflect::Reflect for CbtrackV1 {
+impl ::statepack_runtime::reflect::Reflect for CbtkHead {
     fn schema_type(&self) -> &'static str {
-        "cbtrack_v1"
+        "cbtk_head"
     }
     #[allow(unused_imports)]
     fn member(
@@ -1684,7 +2179,6 @@ impl ::statepack_runtime::reflect::Reflect for CbtrackV1 {
                     ),
                 )
             }
-            "chunks" => ::std::option::Option::Some(self.chunks.to_value()),
             _ => ::std::option::Option::None,
         }
     }
@@ -1717,12 +2211,11 @@ impl ::statepack_runtime::reflect::Reflect for CbtrackV1 {
             "reserved",
             "header_extra",
             "index",
-            "chunks",
         ]
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::reflect::ToValue for CbtrackV1 {
+impl ::statepack_runtime::reflect::ToValue for CbtkHead {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
     }
@@ -1731,7 +2224,7 @@ impl ::statepack_runtime::reflect::ToValue for CbtrackV1 {
 ///
 /// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::binrw::BinRead for CbtrackV1 {
+impl ::statepack_runtime::binrw::BinRead for CbtkHead {
     type Args<'__a> = ();
     fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
         reader: &mut __R,
@@ -1743,14 +2236,14 @@ impl ::statepack_runtime::binrw::BinRead for CbtrackV1 {
 }
 /// The schema fixes the byte order of every number.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::binrw::meta::ReadEndian for CbtrackV1 {
+impl ::statepack_runtime::binrw::meta::ReadEndian for CbtkHead {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
 ///
 /// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::binrw::BinWrite for CbtrackV1 {
+impl ::statepack_runtime::binrw::BinWrite for CbtkHead {
     type Args<'__a> = ();
     fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
         &self,
@@ -1767,41 +2260,12 @@ impl ::statepack_runtime::binrw::BinWrite for CbtrackV1 {
 }
 /// The schema fixes the byte order of every number.
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
-impl ::statepack_runtime::binrw::meta::WriteEndian for CbtrackV1 {
+impl ::statepack_runtime::binrw::meta::WriteEndian for CbtkHead {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
-}
-/// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
-/// the end of the root type are allowed (and ignored). The result is seen through the
-/// dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name.
-///
-/// Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader.
-#[allow(dead_code)]
-pub fn reflect_decode(
-    bytes: &[u8],
-) -> Result<
-    ::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>,
-    ::statepack_runtime::io::DecodeError,
-> {
-    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
-    let v = CbtrackV1::read_from(&mut r)?;
-    Ok(::std::boxed::Box::new(v))
-}
-/// Decodes the root type at the start of `bytes` (trailing bytes allowed, as in
-/// [`reflect_decode`]) and encodes the value again. The result should equal the bytes the
-/// reader consumed (a prefix of `bytes`).
-///
-/// Errors: the decode or encode error, rendered as text.
-#[allow(dead_code)]
-pub fn reflect_roundtrip(
-    bytes: &[u8],
-) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
-    let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
-    let v = CbtrackV1::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
-    v.encode().map_err(|e| format!("encode: {e}"))
 }
 /// Where one window's chunks are.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 118.
+/// Schema: `schema/cbtrack_v1.ksy` line 144.
 #[derive(
     Debug,
     Clone,
@@ -1814,23 +2278,23 @@ pub fn reflect_roundtrip(
 pub struct WindowEntry {
     /// Block number of the main chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 121.
+    /// Schema: `schema/cbtrack_v1.ksy` line 147.
     pub main_block: u32,
     /// Length of the main chunk in bytes.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 124.
+    /// Schema: `schema/cbtrack_v1.ksy` line 150.
     pub main_len: u32,
     /// Block number of the terrain chunk, or 0.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 128.
+    /// Schema: `schema/cbtrack_v1.ksy` line 154.
     pub terrain_block: u32,
     /// Length of the terrain chunk in bytes, 0 when no terrain changed.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 131.
+    /// Schema: `schema/cbtrack_v1.ksy` line 157.
     pub terrain_len: u32,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2102,11 +2566,393 @@ impl ::statepack_runtime::binrw::BinWrite for WindowEntry {
 impl ::statepack_runtime::binrw::meta::WriteEndian for WindowEntry {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
-/// A chunk after decompression: the column directory, then the column data (each
-/// column 4-byte aligned) and 4 zero bytes, kept as bytes. Column offsets count from
-/// the start of the decompressed chunk.
+/// One window's chunks, found through its entry of the index (a zero-length type: it
+/// only holds the two positional instances).
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 135.
+/// Schema: `schema/cbtrack_v1.ksy` line 161.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    ::statepack_runtime::serde::Serialize,
+    ::statepack_runtime::serde::Deserialize
+)]
+#[serde(crate = "::statepack_runtime::serde")]
+#[allow(dead_code)]
+pub struct Window {
+    /// The window's entry of the index (a copy).
+    ///
+    /// Parameter `entry`: given by the field that reads this type, not stored in the data.
+    ///
+    /// Schema: `schema/cbtrack_v1.ksy` line 166.
+    #[serde(rename = "entry")]
+    pub entry: WindowEntry,
+    /// The main chunk (units, keys, projectiles, team numbers).
+    ///
+    /// Schema: `schema/cbtrack_v1.ksy` line 170.
+    pub main: ::std::boxed::Box<ChunkBody>,
+    /// The stored (processed) bytes of `main` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
+    pub __stored_main: ::std::option::Option<::std::vec::Vec<u8>>,
+    /// The terrain chunk, absent when no height changed in the window.
+    ///
+    /// Present only when `entry.terrain_len != 0`.
+    ///
+    /// Schema: `schema/cbtrack_v1.ksy` line 178.
+    pub terrain: ::std::option::Option<::std::boxed::Box<ChunkBody>>,
+    /// The stored (processed) bytes of `terrain` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::statepack_runtime::bytes_json"
+    )]
+    pub __stored_terrain: ::std::option::Option<::std::vec::Vec<u8>>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl Window {
+    /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
+    pub const MIN_LEN: usize = 0;
+    /// Reads one value at the reader's position.
+    ///
+    /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_from<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        entry: WindowEntry,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        let mut __stored_main: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
+        let main: ::std::boxed::Box<ChunkBody> = {
+            let __p: i128 = (entry.main_block as i128).wrapping_mul(64_i128);
+            let __saved = __r.enter_instance(__p, true).map_err(|e| e.in_field("main"))?;
+            __r.enter(::statepack_runtime::io::PathSeg::Field("main"));
+            let __pv = {
+                let __v: ::std::boxed::Box<ChunkBody> = {
+                    {
+                        let __at = __r.offset();
+                        match __r.take_sized(entry.main_len as i128) {
+                            Ok(__s) => {
+                                __stored_main = ::std::option::Option::Some(__s.to_vec());
+                                ::statepack_runtime::io::unprocess(
+                                        ::statepack_runtime::io::Processor::Zlib,
+                                        __s,
+                                        __at,
+                                    )
+                                    .and_then(|__d| {
+                                        __r.charge_processed(__d.len(), __at)?;
+                                        if <T as ::statepack_runtime::io::Tracer>::SILENT {
+                                            let mut __sub = ::statepack_runtime::io::ByteReader::new(
+                                                &__d,
+                                            );
+                                            #[allow(unused_mut)]
+                                            let mut __v = ChunkBody::read_from(&mut __sub)?;
+                                            {
+                                                __v.__unread_pad = __sub.align_to_byte_keep();
+                                                __v.__unread = __sub.take_rest().to_vec();
+                                                Ok(__v)
+                                            }
+                                        } else {
+                                            let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                &__d,
+                                                __r.relay(),
+                                            );
+                                            #[allow(unused_mut)]
+                                            let mut __v = ChunkBody::read_from(&mut __sub)?;
+                                            {
+                                                __v.__unread_pad = __sub.align_to_byte_keep();
+                                                __v.__unread = __sub.take_rest().to_vec();
+                                                Ok(__v)
+                                            }
+                                        }
+                                    })
+                                    .map(::std::boxed::Box::new)
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                }
+                    .map_err(|e| e.in_field("main"))?;
+                __r.leave::<()>(None);
+                __v
+            };
+            __r.leave_instance(__saved);
+            __pv
+        };
+        let mut __stored_terrain: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
+        let terrain: ::std::option::Option<::std::boxed::Box<ChunkBody>> = if (entry
+            .terrain_len as i128) != 0_i128
+        {
+            Some({
+                let __p: i128 = (entry.terrain_block as i128).wrapping_mul(64_i128);
+                let __saved = __r
+                    .enter_instance(__p, true)
+                    .map_err(|e| e.in_field("terrain"))?;
+                __r.enter(::statepack_runtime::io::PathSeg::Field("terrain"));
+                let __pv = {
+                    let __v: ::std::boxed::Box<ChunkBody> = {
+                        {
+                            let __at = __r.offset();
+                            match __r.take_sized(entry.terrain_len as i128) {
+                                Ok(__s) => {
+                                    __stored_terrain = ::std::option::Option::Some(
+                                        __s.to_vec(),
+                                    );
+                                    ::statepack_runtime::io::unprocess(
+                                            ::statepack_runtime::io::Processor::Zlib,
+                                            __s,
+                                            __at,
+                                        )
+                                        .and_then(|__d| {
+                                            __r.charge_processed(__d.len(), __at)?;
+                                            if <T as ::statepack_runtime::io::Tracer>::SILENT {
+                                                let mut __sub = ::statepack_runtime::io::ByteReader::new(
+                                                    &__d,
+                                                );
+                                                #[allow(unused_mut)]
+                                                let mut __v = ChunkBody::read_from(&mut __sub)?;
+                                                {
+                                                    __v.__unread_pad = __sub.align_to_byte_keep();
+                                                    __v.__unread = __sub.take_rest().to_vec();
+                                                    Ok(__v)
+                                                }
+                                            } else {
+                                                let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                    &__d,
+                                                    __r.relay(),
+                                                );
+                                                #[allow(unused_mut)]
+                                                let mut __v = ChunkBody::read_from(&mut __sub)?;
+                                                {
+                                                    __v.__unread_pad = __sub.align_to_byte_keep();
+                                                    __v.__unread = __sub.take_rest().to_vec();
+                                                    Ok(__v)
+                                                }
+                                            }
+                                        })
+                                        .map(::std::boxed::Box::new)
+                                }
+                                Err(e) => Err(e),
+                            }
+                        }
+                    }
+                        .map_err(|e| e.in_field("terrain"))?;
+                    __r.leave::<()>(None);
+                    __v
+                };
+                __r.leave_instance(__saved);
+                __pv
+            })
+        } else {
+            None
+        };
+        Ok(Self {
+            entry,
+            main,
+            __stored_main,
+            terrain,
+            __stored_terrain,
+        })
+    }
+    /// Writes this value; counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    #[allow(
+        unused_variables,
+        clippy::redundant_closure_call,
+        clippy::needless_borrow,
+        clippy::let_unit_value
+    )]
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        let entry = &self.entry;
+        let main = &self.main;
+        let terrain = &self.terrain;
+        {
+            let __pos: i128 = (entry.main_block as i128).wrapping_mul(64_i128);
+            let mut __tw = __w
+                .instance_writer(__pos, true)
+                .map_err(|e| e.in_field("main"))?;
+            {
+                let __w = &mut __tw;
+                {
+                    let __val = &self.main;
+                    let __v = __val;
+                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                        {
+                            let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                            __v.write_to(&mut __sw)?;
+                            let __d = __sw.into_stream_bytes(__w)?;
+                            let __s = ::statepack_runtime::io::reprocess(
+                                ::statepack_runtime::io::Processor::Zlib,
+                                &__d,
+                                self.__stored_main.as_deref(),
+                            );
+                            if (__s.len() as i128) != (entry.main_len as i128) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
+                                        expected: u64::try_from(entry.main_len as i128)
+                                            .unwrap_or(u64::MAX),
+                                        found: __s.len(),
+                                    }),
+                                );
+                            }
+                            __w.write_bytes(&__s);
+                        };
+                        Ok(())
+                    })()
+                        .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                            e.in_field("main")
+                        })?;
+                }
+            }
+            __w.place(__tw, "types.window.instances.main");
+        }
+        {
+            let __pos: i128 = (entry.terrain_block as i128).wrapping_mul(64_i128);
+            let mut __tw = __w
+                .instance_writer(__pos, true)
+                .map_err(|e| e.in_field("terrain"))?;
+            {
+                let __w = &mut __tw;
+                match (((entry.terrain_len as i128) != 0_i128), &self.terrain) {
+                    (true, Some(__val)) => {
+                        let __v = __val;
+                        (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                            {
+                                let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                                __v.write_to(&mut __sw)?;
+                                let __d = __sw.into_stream_bytes(__w)?;
+                                let __s = ::statepack_runtime::io::reprocess(
+                                    ::statepack_runtime::io::Processor::Zlib,
+                                    &__d,
+                                    self.__stored_terrain.as_deref(),
+                                );
+                                if (__s.len() as i128) != (entry.terrain_len as i128) {
+                                    return Err(
+                                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
+                                            expected: u64::try_from(entry.terrain_len as i128)
+                                                .unwrap_or(u64::MAX),
+                                            found: __s.len(),
+                                        }),
+                                    );
+                                }
+                                __w.write_bytes(&__s);
+                            };
+                            Ok(())
+                        })()
+                            .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                e.in_field("terrain")
+                            })?;
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "entry.terrain_len != 0",
+                                    holds: __holds,
+                                })
+                                .in_field("terrain"),
+                        );
+                    }
+                }
+            }
+            __w.place(__tw, "types.window.instances.terrain");
+        }
+        Ok(())
+    }
+    /// The number of bytes [`Self::write_to`] writes.
+    #[allow(unused_variables, clippy::identity_op)]
+    pub fn encoded_len(&self) -> usize {
+        let mut __w = ::statepack_runtime::io::ByteWriter::new();
+        let _ = self.write_to(&mut __w);
+        __w.len()
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::reflect::Reflect for Window {
+    fn schema_type(&self) -> &'static str {
+        "window"
+    }
+    #[allow(unused_imports)]
+    fn member(
+        &self,
+        name: &str,
+    ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+        use ::statepack_runtime::reflect::ToValue as _;
+        match name {
+            "main" => ::std::option::Option::Some(self.main.to_value()),
+            "terrain" => ::std::option::Option::Some(self.terrain.to_value()),
+            "entry" => ::std::option::Option::Some(self.entry.to_value()),
+            _ => ::std::option::Option::None,
+        }
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["main", "terrain", "entry"]
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::reflect::ToValue for Window {
+    fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+/// Reads through the native reader: the rest of the stream is parsed by [`Self::read_from`] and the stream is left after the value. The byte order is the schema's (binrw's `endian` is not used).
+///
+/// Errors: `binrw::Error::Custom` holding the [`DecodeError`](::statepack_runtime::io::DecodeError) (field path; offset and `pos` are stream positions); see `statepack_runtime::interop::binrw`.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::BinRead for Window {
+    type Args<'__a> = (WindowEntry,);
+    fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+        reader: &mut __R,
+        _endian: ::statepack_runtime::binrw::Endian,
+        (__a0,): Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<Self> {
+        ::statepack_runtime::interop::binrw::read(
+            reader,
+            |__r| Self::read_from(__r, __a0),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::meta::ReadEndian for Window {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// Writes through the native writer ([`Self::write_to`]); the byte order is the schema's.
+///
+/// Errors: `binrw::Error::Custom` holding the [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit; nothing is written then.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::BinWrite for Window {
+    type Args<'__a> = ();
+    fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+        &self,
+        writer: &mut __W,
+        _endian: ::statepack_runtime::binrw::Endian,
+        _args: Self::Args<'_>,
+    ) -> ::statepack_runtime::binrw::BinResult<()> {
+        ::statepack_runtime::interop::binrw::write(
+            writer,
+            self.encoded_len(),
+            |__w| self.write_to(__w),
+        )
+    }
+}
+/// The schema fixes the byte order of every number.
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::statepack_runtime::binrw::meta::WriteEndian for Window {
+    const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
+}
+/// A chunk after decompression: the column directory, whose entries read their columns
+/// (each 4-byte aligned, offsets from the start of the decompressed chunk), then 4 zero
+/// bytes. The bytes after the directory are read through the entries and kept.
+///
+/// Schema: `schema/cbtrack_v1.ksy` line 187.
 #[derive(
     Debug,
     Clone,
@@ -2117,13 +2963,21 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for WindowEntry {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct ChunkBody {
-    /// Schema: `schema/cbtrack_v1.ksy` line 141.
+    /// Schema: `schema/cbtrack_v1.ksy` line 193.
     pub directory: ColumnDirectory,
-    /// Column data and the 4 trailing zero bytes.
-    ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 143.
-    #[serde(with = "::statepack_runtime::bytes_json")]
-    pub data: ::std::vec::Vec<u8>,
+    /// Bytes at the end of the sized field holding this value that its fields did not
+    /// read (Kaitai Struct skips them). Written back after the fields; empty when the
+    /// value filled its size or is not in a sized field.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "::statepack_runtime::bytes_json"
+    )]
+    pub __unread: ::std::vec::Vec<u8>,
+    /// The bits after this value's last bit field, up to the end of that byte, when the
+    /// value ends inside a byte of its sized field; written back.
+    #[serde(default)]
+    pub __unread_pad: u8,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ChunkBody {
@@ -2143,16 +2997,11 @@ impl ChunkBody {
             __r.leave::<()>(None);
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("data"));
-        let data: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                Ok::<_, ::statepack_runtime::io::DecodeError>(__r.take_rest().to_vec())
-            }
-                .map_err(|e| e.in_field("data"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { directory, data })
+        Ok(Self {
+            directory,
+            __unread: ::std::vec::Vec::new(),
+            __unread_pad: 0,
+        })
     }
     /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
     ///
@@ -2179,7 +3028,6 @@ impl ChunkBody {
         __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let directory = &self.directory;
-        let data = &self.data;
         {
             let __val = &self.directory;
             let __v = __val;
@@ -2193,17 +3041,8 @@ impl ChunkBody {
                     e.in_field("directory")
                 })?;
         }
-        {
-            let __val = &self.data;
-            let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                {
-                    __w.write_bytes(__v);
-                };
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("data"))?;
-        }
+        __w.align_to_byte_with(self.__unread_pad);
+        __w.write_bytes(&self.__unread);
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
@@ -2216,14 +3055,7 @@ impl ChunkBody {
                     let __v = __val;
                     __v.encoded_len()
                 }
-            }
-            + {
-                let __val = &self.data;
-                {
-                    let __v = __val;
-                    __v.len()
-                }
-            }
+            } + self.__unread.len()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2239,12 +3071,11 @@ impl ::statepack_runtime::reflect::Reflect for ChunkBody {
         use ::statepack_runtime::reflect::ToValue as _;
         match name {
             "directory" => ::std::option::Option::Some(self.directory.to_value()),
-            "data" => ::std::option::Option::Some(self.data.to_value()),
             _ => ::std::option::Option::None,
         }
     }
     fn member_names(&self) -> &'static [&'static str] {
-        &["directory", "data"]
+        &["directory"]
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2298,7 +3129,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ChunkBody {
 }
 /// The column count and one 12-byte entry per column, in rising order of id.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 146.
+/// Schema: `schema/cbtrack_v1.ksy` line 195.
 #[derive(
     Debug,
     Clone,
@@ -2309,7 +3140,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ChunkBody {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct ColumnDirectory {
-    /// Schema: `schema/cbtrack_v1.ksy` line 152.
+    /// Schema: `schema/cbtrack_v1.ksy` line 201.
     pub columns: ::std::vec::Vec<ColumnEntry>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2501,7 +3332,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ColumnDirectory {
 }
 /// One directory entry.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 156.
+/// Schema: `schema/cbtrack_v1.ksy` line 205.
 #[derive(
     Debug,
     Clone,
@@ -2514,22 +3345,59 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ColumnDirectory {
 pub struct ColumnEntry {
     /// Column id.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 159.
+    /// Schema: `schema/cbtrack_v1.ksy` line 208.
     pub id: u16,
     /// 1 u8, 2 u16, 3 s16, 4 u32, 5 s32, 6 f32; a reader skips other codes.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 162.
+    /// Schema: `schema/cbtrack_v1.ksy` line 211.
     pub type_code: u16,
     /// Offset of the column's data from the start of the decompressed chunk.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 165.
+    /// Schema: `schema/cbtrack_v1.ksy` line 214.
     pub offset: u32,
     /// Number of values.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 169.
+    /// Schema: `schema/cbtrack_v1.ksy` line 218.
     pub count: u32,
+    /// The column's values when its type code is 1 (u8).
+    ///
+    /// Present only when `type_code == 1`.
+    ///
+    /// Schema: `schema/cbtrack_v1.ksy` line 222.
+    pub u1_values: ::std::option::Option<::std::vec::Vec<u8>>,
+    /// The column's values when its type code is 2 (u16).
+    ///
+    /// Present only when `type_code == 2`.
+    ///
+    /// Schema: `schema/cbtrack_v1.ksy` line 229.
+    pub u2_values: ::std::option::Option<::std::vec::Vec<u16>>,
+    /// The column's values when its type code is 3 (s16).
+    ///
+    /// Present only when `type_code == 3`.
+    ///
+    /// Schema: `schema/cbtrack_v1.ksy` line 236.
+    pub s2_values: ::std::option::Option<::std::vec::Vec<i16>>,
+    /// The column's values when its type code is 4 (u32).
+    ///
+    /// Present only when `type_code == 4`.
+    ///
+    /// Schema: `schema/cbtrack_v1.ksy` line 243.
+    pub u4_values: ::std::option::Option<::std::vec::Vec<u32>>,
+    /// The column's values when its type code is 5 (s32).
+    ///
+    /// Present only when `type_code == 5`.
+    ///
+    /// Schema: `schema/cbtrack_v1.ksy` line 250.
+    pub s4_values: ::std::option::Option<::std::vec::Vec<i32>>,
+    /// The column's values when its type code is 6 (f32).
+    ///
+    /// Present only when `type_code == 6`.
+    ///
+    /// Schema: `schema/cbtrack_v1.ksy` line 257.
+    #[serde(with = "::statepack_runtime::io::float_json")]
+    pub f4_values: ::std::option::Option<::std::vec::Vec<f32>>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ColumnEntry {
@@ -2639,11 +3507,233 @@ impl ColumnEntry {
             __r.leave(Some(&__v));
             __v
         };
+        let u1_values: ::std::option::Option<::std::vec::Vec<u8>> = if (type_code
+            as i128) == 1_i128
+        {
+            Some({
+                let __p: i128 = offset as i128;
+                let __saved = __r
+                    .enter_instance(__p, false)
+                    .map_err(|e| e.in_field("u1_values"))?;
+                __r.enter(::statepack_runtime::io::PathSeg::Field("u1_values"));
+                let __pv = {
+                    let __l = {
+                        let __n = __r
+                            .check_count(count as i128, 1)
+                            .map_err(|e| e.in_field("u1_values"))?;
+                        let mut __list = ::std::vec::Vec::with_capacity(__n);
+                        for __i in 0..__n {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            __list
+                                .push({
+                                    let __v: u8 = { __r.read_u8() }
+                                        .map_err(|e| e.in_index(__i).in_field("u1_values"))?;
+                                    __r.leave(Some(&__v));
+                                    __v
+                                });
+                        }
+                        __list
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                };
+                __r.leave_instance(__saved);
+                __pv
+            })
+        } else {
+            None
+        };
+        let u2_values: ::std::option::Option<::std::vec::Vec<u16>> = if (type_code
+            as i128) == 2_i128
+        {
+            Some({
+                let __p: i128 = offset as i128;
+                let __saved = __r
+                    .enter_instance(__p, false)
+                    .map_err(|e| e.in_field("u2_values"))?;
+                __r.enter(::statepack_runtime::io::PathSeg::Field("u2_values"));
+                let __pv = {
+                    let __l = {
+                        let __n = __r
+                            .check_count(count as i128, 2)
+                            .map_err(|e| e.in_field("u2_values"))?;
+                        let mut __list = ::std::vec::Vec::with_capacity(__n);
+                        for __i in 0..__n {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            __list
+                                .push({
+                                    let __v: u16 = { __r.read_u16le() }
+                                        .map_err(|e| e.in_index(__i).in_field("u2_values"))?;
+                                    __r.leave(Some(&__v));
+                                    __v
+                                });
+                        }
+                        __list
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                };
+                __r.leave_instance(__saved);
+                __pv
+            })
+        } else {
+            None
+        };
+        let s2_values: ::std::option::Option<::std::vec::Vec<i16>> = if (type_code
+            as i128) == 3_i128
+        {
+            Some({
+                let __p: i128 = offset as i128;
+                let __saved = __r
+                    .enter_instance(__p, false)
+                    .map_err(|e| e.in_field("s2_values"))?;
+                __r.enter(::statepack_runtime::io::PathSeg::Field("s2_values"));
+                let __pv = {
+                    let __l = {
+                        let __n = __r
+                            .check_count(count as i128, 2)
+                            .map_err(|e| e.in_field("s2_values"))?;
+                        let mut __list = ::std::vec::Vec::with_capacity(__n);
+                        for __i in 0..__n {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            __list
+                                .push({
+                                    let __v: i16 = { __r.read_i16le() }
+                                        .map_err(|e| e.in_index(__i).in_field("s2_values"))?;
+                                    __r.leave(Some(&__v));
+                                    __v
+                                });
+                        }
+                        __list
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                };
+                __r.leave_instance(__saved);
+                __pv
+            })
+        } else {
+            None
+        };
+        let u4_values: ::std::option::Option<::std::vec::Vec<u32>> = if (type_code
+            as i128) == 4_i128
+        {
+            Some({
+                let __p: i128 = offset as i128;
+                let __saved = __r
+                    .enter_instance(__p, false)
+                    .map_err(|e| e.in_field("u4_values"))?;
+                __r.enter(::statepack_runtime::io::PathSeg::Field("u4_values"));
+                let __pv = {
+                    let __l = {
+                        let __n = __r
+                            .check_count(count as i128, 4)
+                            .map_err(|e| e.in_field("u4_values"))?;
+                        let mut __list = ::std::vec::Vec::with_capacity(__n);
+                        for __i in 0..__n {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            __list
+                                .push({
+                                    let __v: u32 = { __r.read_u32le() }
+                                        .map_err(|e| e.in_index(__i).in_field("u4_values"))?;
+                                    __r.leave(Some(&__v));
+                                    __v
+                                });
+                        }
+                        __list
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                };
+                __r.leave_instance(__saved);
+                __pv
+            })
+        } else {
+            None
+        };
+        let s4_values: ::std::option::Option<::std::vec::Vec<i32>> = if (type_code
+            as i128) == 5_i128
+        {
+            Some({
+                let __p: i128 = offset as i128;
+                let __saved = __r
+                    .enter_instance(__p, false)
+                    .map_err(|e| e.in_field("s4_values"))?;
+                __r.enter(::statepack_runtime::io::PathSeg::Field("s4_values"));
+                let __pv = {
+                    let __l = {
+                        let __n = __r
+                            .check_count(count as i128, 4)
+                            .map_err(|e| e.in_field("s4_values"))?;
+                        let mut __list = ::std::vec::Vec::with_capacity(__n);
+                        for __i in 0..__n {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            __list
+                                .push({
+                                    let __v: i32 = { __r.read_i32le() }
+                                        .map_err(|e| e.in_index(__i).in_field("s4_values"))?;
+                                    __r.leave(Some(&__v));
+                                    __v
+                                });
+                        }
+                        __list
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                };
+                __r.leave_instance(__saved);
+                __pv
+            })
+        } else {
+            None
+        };
+        let f4_values: ::std::option::Option<::std::vec::Vec<f32>> = if (type_code
+            as i128) == 6_i128
+        {
+            Some({
+                let __p: i128 = offset as i128;
+                let __saved = __r
+                    .enter_instance(__p, false)
+                    .map_err(|e| e.in_field("f4_values"))?;
+                __r.enter(::statepack_runtime::io::PathSeg::Field("f4_values"));
+                let __pv = {
+                    let __l = {
+                        let __n = __r
+                            .check_count(count as i128, 4)
+                            .map_err(|e| e.in_field("f4_values"))?;
+                        let mut __list = ::std::vec::Vec::with_capacity(__n);
+                        for __i in 0..__n {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            __list
+                                .push({
+                                    let __v: f32 = { __r.read_f32le() }
+                                        .map_err(|e| e.in_index(__i).in_field("f4_values"))?;
+                                    __r.leave(Some(&__v));
+                                    __v
+                                });
+                        }
+                        __list
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                };
+                __r.leave_instance(__saved);
+                __pv
+            })
+        } else {
+            None
+        };
         Ok(Self {
             id,
             type_code,
             offset,
             count,
+            u1_values,
+            u2_values,
+            s2_values,
+            u4_values,
+            s4_values,
+            f4_values,
         })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
@@ -2663,6 +3753,12 @@ impl ColumnEntry {
         let type_code = self.type_code;
         let offset = self.offset;
         let count = self.count;
+        let u1_values = &self.u1_values;
+        let u2_values = &self.u2_values;
+        let s2_values = &self.s2_values;
+        let u4_values = &self.u4_values;
+        let s4_values = &self.s4_values;
+        let f4_values = &self.f4_values;
         {
             let mut __b = [0u8; 12];
             __b[0..2].copy_from_slice(&(self.id).to_le_bytes());
@@ -2670,6 +3766,276 @@ impl ColumnEntry {
             __b[4..8].copy_from_slice(&(self.offset).to_le_bytes());
             __b[8..12].copy_from_slice(&(self.count).to_le_bytes());
             __w.write_bytes(&__b);
+        }
+        {
+            let __pos: i128 = offset as i128;
+            let mut __tw = __w
+                .instance_writer(__pos, false)
+                .map_err(|e| e.in_field("u1_values"))?;
+            {
+                let __w = &mut __tw;
+                match (((type_code as i128) == 1_i128), &self.u1_values) {
+                    (true, Some(__val)) => {
+                        if (__val.len() as i128) != (count as i128) {
+                            return Err(
+                                ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                                        expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
+                                        found: __val.len(),
+                                    })
+                                    .in_field("u1_values"),
+                            );
+                        }
+                        for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.bit_len();
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                __w.write_u8(*__v);
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("u1_values")
+                                })?;
+                            let _ = __before;
+                        }
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "type_code == 1",
+                                    holds: __holds,
+                                })
+                                .in_field("u1_values"),
+                        );
+                    }
+                }
+            }
+            __w.place(__tw, "types.column_entry.instances.u1_values");
+        }
+        {
+            let __pos: i128 = offset as i128;
+            let mut __tw = __w
+                .instance_writer(__pos, false)
+                .map_err(|e| e.in_field("u2_values"))?;
+            {
+                let __w = &mut __tw;
+                match (((type_code as i128) == 2_i128), &self.u2_values) {
+                    (true, Some(__val)) => {
+                        if (__val.len() as i128) != (count as i128) {
+                            return Err(
+                                ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                                        expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
+                                        found: __val.len(),
+                                    })
+                                    .in_field("u2_values"),
+                            );
+                        }
+                        for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.bit_len();
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                __w.write_u16le(*__v);
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("u2_values")
+                                })?;
+                            let _ = __before;
+                        }
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "type_code == 2",
+                                    holds: __holds,
+                                })
+                                .in_field("u2_values"),
+                        );
+                    }
+                }
+            }
+            __w.place(__tw, "types.column_entry.instances.u2_values");
+        }
+        {
+            let __pos: i128 = offset as i128;
+            let mut __tw = __w
+                .instance_writer(__pos, false)
+                .map_err(|e| e.in_field("s2_values"))?;
+            {
+                let __w = &mut __tw;
+                match (((type_code as i128) == 3_i128), &self.s2_values) {
+                    (true, Some(__val)) => {
+                        if (__val.len() as i128) != (count as i128) {
+                            return Err(
+                                ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                                        expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
+                                        found: __val.len(),
+                                    })
+                                    .in_field("s2_values"),
+                            );
+                        }
+                        for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.bit_len();
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                __w.write_i16le(*__v);
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("s2_values")
+                                })?;
+                            let _ = __before;
+                        }
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "type_code == 3",
+                                    holds: __holds,
+                                })
+                                .in_field("s2_values"),
+                        );
+                    }
+                }
+            }
+            __w.place(__tw, "types.column_entry.instances.s2_values");
+        }
+        {
+            let __pos: i128 = offset as i128;
+            let mut __tw = __w
+                .instance_writer(__pos, false)
+                .map_err(|e| e.in_field("u4_values"))?;
+            {
+                let __w = &mut __tw;
+                match (((type_code as i128) == 4_i128), &self.u4_values) {
+                    (true, Some(__val)) => {
+                        if (__val.len() as i128) != (count as i128) {
+                            return Err(
+                                ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                                        expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
+                                        found: __val.len(),
+                                    })
+                                    .in_field("u4_values"),
+                            );
+                        }
+                        for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.bit_len();
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                __w.write_u32le(*__v);
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("u4_values")
+                                })?;
+                            let _ = __before;
+                        }
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "type_code == 4",
+                                    holds: __holds,
+                                })
+                                .in_field("u4_values"),
+                        );
+                    }
+                }
+            }
+            __w.place(__tw, "types.column_entry.instances.u4_values");
+        }
+        {
+            let __pos: i128 = offset as i128;
+            let mut __tw = __w
+                .instance_writer(__pos, false)
+                .map_err(|e| e.in_field("s4_values"))?;
+            {
+                let __w = &mut __tw;
+                match (((type_code as i128) == 5_i128), &self.s4_values) {
+                    (true, Some(__val)) => {
+                        if (__val.len() as i128) != (count as i128) {
+                            return Err(
+                                ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                                        expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
+                                        found: __val.len(),
+                                    })
+                                    .in_field("s4_values"),
+                            );
+                        }
+                        for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.bit_len();
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                __w.write_i32le(*__v);
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("s4_values")
+                                })?;
+                            let _ = __before;
+                        }
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "type_code == 5",
+                                    holds: __holds,
+                                })
+                                .in_field("s4_values"),
+                        );
+                    }
+                }
+            }
+            __w.place(__tw, "types.column_entry.instances.s4_values");
+        }
+        {
+            let __pos: i128 = offset as i128;
+            let mut __tw = __w
+                .instance_writer(__pos, false)
+                .map_err(|e| e.in_field("f4_values"))?;
+            {
+                let __w = &mut __tw;
+                match (((type_code as i128) == 6_i128), &self.f4_values) {
+                    (true, Some(__val)) => {
+                        if (__val.len() as i128) != (count as i128) {
+                            return Err(
+                                ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                                        expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
+                                        found: __val.len(),
+                                    })
+                                    .in_field("f4_values"),
+                            );
+                        }
+                        for (__i, __v) in __val.iter().enumerate() {
+                            let __before = __w.bit_len();
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                __w.write_f32le(*__v);
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("f4_values")
+                                })?;
+                            let _ = __before;
+                        }
+                    }
+                    (false, None) => {}
+                    (__holds, __opt) => {
+                        return Err(
+                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch {
+                                    state: if __opt.is_some() { "present" } else { "absent" },
+                                    condition: "type_code == 6",
+                                    holds: __holds,
+                                })
+                                .in_field("f4_values"),
+                        );
+                    }
+                }
+            }
+            __w.place(__tw, "types.column_entry.instances.f4_values");
         }
         Ok(())
     }
@@ -2723,11 +4089,106 @@ impl ::statepack_runtime::reflect::Reflect for ColumnEntry {
             "type_code" => ::std::option::Option::Some(self.type_code.to_value()),
             "offset" => ::std::option::Option::Some(self.offset.to_value()),
             "count" => ::std::option::Option::Some(self.count.to_value()),
+            "u1_values" => {
+                ::std::option::Option::Some(
+                    match &self.u1_values {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "u2_values" => {
+                ::std::option::Option::Some(
+                    match &self.u2_values {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "s2_values" => {
+                ::std::option::Option::Some(
+                    match &self.s2_values {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "u4_values" => {
+                ::std::option::Option::Some(
+                    match &self.u4_values {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "s4_values" => {
+                ::std::option::Option::Some(
+                    match &self.s4_values {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
+            "f4_values" => {
+                ::std::option::Option::Some(
+                    match &self.f4_values {
+                        ::std::option::Option::Some(__l) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __l.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::option::Option::None => {
+                            ::statepack_runtime::reflect::Value::Null
+                        }
+                    },
+                )
+            }
             _ => ::std::option::Option::None,
         }
     }
     fn member_names(&self) -> &'static [&'static str] {
-        &["id", "type_code", "offset", "count"]
+        &[
+            "id",
+            "type_code",
+            "offset",
+            "count",
+            "u1_values",
+            "u2_values",
+            "s2_values",
+            "u4_values",
+            "s4_values",
+            "f4_values",
+        ]
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2783,7 +4244,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ColumnEntry {
 ///
 /// Column set `info`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 173.
+/// Schema: `schema/cbtrack_v1.ksy` line 265.
 #[derive(
     Debug,
     Clone,
@@ -2797,111 +4258,111 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ColumnEntry {
 pub struct InfoColumns {
     /// Track text lengths in bytes: engine version, game, map, writing program.
     ///
-    /// Column 160, u16 (schema line 176).
+    /// Column 160, u16 (schema line 268).
     pub text_lens: ::std::vec::Vec<u16>,
     /// Track text bytes, end to end (UTF-8).
     ///
-    /// Column 161, u8 (schema line 180).
+    /// Column 161, u8 (schema line 272).
     pub text_bytes: ::std::vec::Vec<u8>,
     /// Unit definition name lengths.
     ///
-    /// Column 162, u16 (schema line 184).
+    /// Column 162, u16 (schema line 276).
     pub unit_def_lens: ::std::vec::Vec<u16>,
     /// Unit definition names, end to end.
     ///
-    /// Column 163, u8 (schema line 188).
+    /// Column 163, u8 (schema line 280).
     pub unit_def_bytes: ::std::vec::Vec<u8>,
     /// Weapon definition name lengths.
     ///
-    /// Column 164, u16 (schema line 192).
+    /// Column 164, u16 (schema line 284).
     pub weapon_def_lens: ::std::vec::Vec<u16>,
     /// Weapon definition names, end to end.
     ///
-    /// Column 165, u8 (schema line 196).
+    /// Column 165, u8 (schema line 288).
     pub weapon_def_bytes: ::std::vec::Vec<u8>,
     /// Feature definition name lengths.
     ///
-    /// Column 166, u16 (schema line 200).
+    /// Column 166, u16 (schema line 292).
     pub feature_def_lens: ::std::vec::Vec<u16>,
     /// Feature definition names, end to end.
     ///
-    /// Column 167, u8 (schema line 204).
+    /// Column 167, u8 (schema line 296).
     pub feature_def_bytes: ::std::vec::Vec<u8>,
     /// For each unit definition with posed pieces, its index in the unit definition names.
     ///
-    /// Column 168, u16 (schema line 208).
+    /// Column 168, u16 (schema line 300).
     pub posed_defs: ::std::vec::Vec<u16>,
     /// For each of those, how many posed piece names it has.
     ///
-    /// Column 169, u16 (schema line 212).
+    /// Column 169, u16 (schema line 304).
     pub posed_counts: ::std::vec::Vec<u16>,
     /// Posed piece name lengths, grouped in the order of column 168.
     ///
-    /// Column 170, u16 (schema line 216).
+    /// Column 170, u16 (schema line 308).
     pub piece_lens: ::std::vec::Vec<u16>,
     /// Posed piece names, end to end.
     ///
-    /// Column 171, u8 (schema line 220).
+    /// Column 171, u8 (schema line 312).
     pub piece_bytes: ::std::vec::Vec<u8>,
     /// Team id.
     ///
-    /// Column 172, u8 (schema line 224).
+    /// Column 172, u8 (schema line 316).
     pub team_ids: ::std::vec::Vec<u8>,
     /// Ally team of each team.
     ///
-    /// Column 173, u8 (schema line 228).
+    /// Column 173, u8 (schema line 320).
     pub team_allies: ::std::vec::Vec<u8>,
     /// Team flags; bit 0 set for an AI team.
     ///
-    /// Column 174, u8 (schema line 232).
+    /// Column 174, u8 (schema line 324).
     pub team_flags: ::std::vec::Vec<u8>,
     /// Red, green, blue of each team.
     ///
-    /// Column 175, u8 (schema line 236).
+    /// Column 175, u8 (schema line 328).
     pub team_colours: ::std::vec::Vec<u8>,
     /// Side name lengths.
     ///
-    /// Column 176, u16 (schema line 240).
+    /// Column 176, u16 (schema line 332).
     pub side_lens: ::std::vec::Vec<u16>,
     /// Side names, end to end.
     ///
-    /// Column 177, u8 (schema line 244).
+    /// Column 177, u8 (schema line 336).
     pub side_bytes: ::std::vec::Vec<u8>,
     /// Leader name lengths.
     ///
-    /// Column 178, u16 (schema line 248).
+    /// Column 178, u16 (schema line 340).
     pub leader_lens: ::std::vec::Vec<u16>,
     /// Leader names, end to end.
     ///
-    /// Column 179, u8 (schema line 252).
+    /// Column 179, u8 (schema line 344).
     pub leader_bytes: ::std::vec::Vec<u8>,
     /// Two values: the map size along x and z in elmos.
     ///
-    /// Column 180, u32 (schema line 256).
+    /// Column 180, u32 (schema line 348).
     pub map_size: ::std::vec::Vec<u32>,
     /// For each unit definition, footprint across the unit in elmos.
     ///
-    /// Column 181, u16 (schema line 260).
+    /// Column 181, u16 (schema line 352).
     pub footprint_x: ::std::vec::Vec<u16>,
     /// For each unit definition, footprint along the facing in elmos.
     ///
-    /// Column 182, u16 (schema line 264).
+    /// Column 182, u16 (schema line 356).
     pub footprint_z: ::std::vec::Vec<u16>,
     /// Team rules parameter name lengths.
     ///
-    /// Column 183, u16 (schema line 268).
+    /// Column 183, u16 (schema line 360).
     pub team_param_lens: ::std::vec::Vec<u16>,
     /// Team rules parameter names, end to end.
     ///
-    /// Column 184, u8 (schema line 272).
+    /// Column 184, u8 (schema line 364).
     pub team_param_bytes: ::std::vec::Vec<u8>,
     /// Game rules parameter name lengths.
     ///
-    /// Column 185, u16 (schema line 276).
+    /// Column 185, u16 (schema line 368).
     pub game_param_lens: ::std::vec::Vec<u16>,
     /// Game rules parameter names, end to end.
     ///
-    /// Column 186, u8 (schema line 280).
+    /// Column 186, u8 (schema line 372).
     pub game_param_bytes: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3013,7 +4474,7 @@ impl InfoColumns {
 ///
 /// Column set `features`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 284.
+/// Schema: `schema/cbtrack_v1.ksy` line 376.
 #[derive(
     Debug,
     Clone,
@@ -3027,55 +4488,55 @@ impl InfoColumns {
 pub struct FeaturesColumns {
     /// The engine's feature id.
     ///
-    /// Column 128, u16 (schema line 287).
+    /// Column 128, u16 (schema line 379).
     pub feature_id: ::std::vec::Vec<u16>,
     /// Feature definition (index in the info chunk).
     ///
-    /// Column 129, u16 (schema line 291).
+    /// Column 129, u16 (schema line 383).
     pub def: ::std::vec::Vec<u16>,
     /// Team, 255 for none.
     ///
-    /// Column 130, u8 (schema line 295).
+    /// Column 130, u8 (schema line 387).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: there before the first frame. Bit 1: still there after the last.
     ///
-    /// Column 131, u8 (schema line 299).
+    /// Column 131, u8 (schema line 391).
     pub flags: ::std::vec::Vec<u8>,
     /// First frame it exists.
     ///
-    /// Column 132, u32 (schema line 303).
+    /// Column 132, u32 (schema line 395).
     pub first_frame: ::std::vec::Vec<u32>,
     /// Last frame it exists.
     ///
-    /// Column 133, u32 (schema line 307).
+    /// Column 133, u32 (schema line 399).
     pub last_frame: ::std::vec::Vec<u32>,
     /// Position x in position steps, plain.
     ///
-    /// Column 134, s32 (schema line 311).
+    /// Column 134, s32 (schema line 403).
     pub x: ::std::vec::Vec<i32>,
     /// Position y in position steps, plain.
     ///
-    /// Column 135, s32 (schema line 315).
+    /// Column 135, s32 (schema line 407).
     pub y: ::std::vec::Vec<i32>,
     /// Position z in position steps, plain.
     ///
-    /// Column 136, s32 (schema line 319).
+    /// Column 136, s32 (schema line 411).
     pub z: ::std::vec::Vec<i32>,
     /// Rotation: dropped component, 0 to 3 for x, y, z, w.
     ///
-    /// Column 137, u8 (schema line 323).
+    /// Column 137, u8 (schema line 415).
     pub rot_dropped: ::std::vec::Vec<u8>,
     /// Rotation: first kept component, two's complement of n, plain.
     ///
-    /// Column 138, u16 (schema line 327).
+    /// Column 138, u16 (schema line 419).
     pub rot_a: ::std::vec::Vec<u16>,
     /// Rotation: second kept component, plain.
     ///
-    /// Column 139, u16 (schema line 331).
+    /// Column 139, u16 (schema line 423).
     pub rot_b: ::std::vec::Vec<u16>,
     /// Rotation: third kept component, plain.
     ///
-    /// Column 140, u16 (schema line 335).
+    /// Column 140, u16 (schema line 427).
     pub rot_c: ::std::vec::Vec<u16>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3145,7 +4606,7 @@ impl FeaturesColumns {
 ///
 /// Column set `units`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 339.
+/// Schema: `schema/cbtrack_v1.ksy` line 431.
 #[derive(
     Debug,
     Clone,
@@ -3159,51 +4620,51 @@ impl FeaturesColumns {
 pub struct UnitsColumns {
     /// The engine's unit id.
     ///
-    /// Column 1, u16 (schema line 342).
+    /// Column 1, u16 (schema line 434).
     pub unit_id: ::std::vec::Vec<u16>,
     /// Serial number, from 0 in order of first appearance in the match.
     ///
-    /// Column 2, u32 (schema line 346).
+    /// Column 2, u32 (schema line 438).
     pub serial: ::std::vec::Vec<u32>,
     /// Unit definition.
     ///
-    /// Column 3, u16 (schema line 350).
+    /// Column 3, u16 (schema line 442).
     pub def: ::std::vec::Vec<u16>,
     /// Team.
     ///
-    /// Column 4, u8 (schema line 354).
+    /// Column 4, u8 (schema line 446).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: existed before this window. Bit 1: exists after it.
     ///
-    /// Column 5, u8 (schema line 358).
+    /// Column 5, u8 (schema line 450).
     pub flags: ::std::vec::Vec<u8>,
     /// Offset of the first frame in the window at which it exists.
     ///
-    /// Column 6, u16 (schema line 362).
+    /// Column 6, u16 (schema line 454).
     pub first: ::std::vec::Vec<u16>,
     /// Offset of the last frame in the window at which it exists.
     ///
-    /// Column 7, u16 (schema line 366).
+    /// Column 7, u16 (schema line 458).
     pub last: ::std::vec::Vec<u16>,
     /// Number of transform keys.
     ///
-    /// Column 8, u16 (schema line 370).
+    /// Column 8, u16 (schema line 462).
     pub transform_count: ::std::vec::Vec<u16>,
     /// Number of status keys.
     ///
-    /// Column 9, u16 (schema line 374).
+    /// Column 9, u16 (schema line 466).
     pub status_count: ::std::vec::Vec<u16>,
     /// Number of target tracks.
     ///
-    /// Column 10, u8 (schema line 378).
+    /// Column 10, u8 (schema line 470).
     pub target_track_count: ::std::vec::Vec<u8>,
     /// Number of pose tracks.
     ///
-    /// Column 11, u16 (schema line 382).
+    /// Column 11, u16 (schema line 474).
     pub pose_track_count: ::std::vec::Vec<u16>,
     /// Number of build queue keys.
     ///
-    /// Column 12, u16 (schema line 386).
+    /// Column 12, u16 (schema line 478).
     pub queue_count: ::std::vec::Vec<u16>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3270,7 +4731,7 @@ impl UnitsColumns {
 ///
 /// Column set `transform_keys`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 390.
+/// Schema: `schema/cbtrack_v1.ksy` line 482.
 #[derive(
     Debug,
     Clone,
@@ -3284,47 +4745,47 @@ impl UnitsColumns {
 pub struct TransformKeysColumns {
     /// Frames since the previous key of the unit (the first: since the window start).
     ///
-    /// Column 16, u16 (schema line 393).
+    /// Column 16, u16 (schema line 485).
     pub time: ::std::vec::Vec<u16>,
     /// Position x, difference with an escape (position steps).
     ///
-    /// Column 17, s16 (schema line 397).
+    /// Column 17, s16 (schema line 489).
     pub x: ::std::vec::Vec<i16>,
     /// Position y, difference with an escape.
     ///
-    /// Column 18, s16 (schema line 401).
+    /// Column 18, s16 (schema line 493).
     pub y: ::std::vec::Vec<i16>,
     /// Position z, difference with an escape.
     ///
-    /// Column 19, s16 (schema line 405).
+    /// Column 19, s16 (schema line 497).
     pub z: ::std::vec::Vec<i16>,
     /// Wide values of x.
     ///
-    /// Column 20, s32 (schema line 409).
+    /// Column 20, s32 (schema line 501).
     pub x_wide: ::std::vec::Vec<i32>,
     /// Wide values of y.
     ///
-    /// Column 21, s32 (schema line 413).
+    /// Column 21, s32 (schema line 505).
     pub y_wide: ::std::vec::Vec<i32>,
     /// Wide values of z.
     ///
-    /// Column 22, s32 (schema line 417).
+    /// Column 22, s32 (schema line 509).
     pub z_wide: ::std::vec::Vec<i32>,
     /// Rotation: dropped component, 0 to 3 for x, y, z, w.
     ///
-    /// Column 23, u8 (schema line 421).
+    /// Column 23, u8 (schema line 513).
     pub rot_dropped: ::std::vec::Vec<u8>,
     /// Rotation: first kept component, wrapping difference, signed.
     ///
-    /// Column 24, u16 (schema line 425).
+    /// Column 24, u16 (schema line 517).
     pub rot_a: ::std::vec::Vec<u16>,
     /// Rotation: second kept component, wrapping difference, signed.
     ///
-    /// Column 25, u16 (schema line 429).
+    /// Column 25, u16 (schema line 521).
     pub rot_b: ::std::vec::Vec<u16>,
     /// Rotation: third kept component, wrapping difference, signed.
     ///
-    /// Column 26, u16 (schema line 433).
+    /// Column 26, u16 (schema line 525).
     pub rot_c: ::std::vec::Vec<u16>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3388,7 +4849,7 @@ impl TransformKeysColumns {
 ///
 /// Column set `status_keys`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 437.
+/// Schema: `schema/cbtrack_v1.ksy` line 529.
 #[derive(
     Debug,
     Clone,
@@ -3402,19 +4863,19 @@ impl TransformKeysColumns {
 pub struct StatusKeysColumns {
     /// Frames since the previous status key of the unit.
     ///
-    /// Column 32, u16 (schema line 440).
+    /// Column 32, u16 (schema line 532).
     pub time: ::std::vec::Vec<u16>,
     /// Health fraction, 65,535 for full; wrapping difference.
     ///
-    /// Column 33, u16 (schema line 444).
+    /// Column 33, u16 (schema line 536).
     pub health: ::std::vec::Vec<u16>,
     /// Build progress, 65,535 for complete; wrapping difference.
     ///
-    /// Column 34, u16 (schema line 448).
+    /// Column 34, u16 (schema line 540).
     pub build: ::std::vec::Vec<u16>,
     /// Flags, plain; bit 0: switched on.
     ///
-    /// Column 35, u8 (schema line 452).
+    /// Column 35, u8 (schema line 544).
     pub flags: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3457,7 +4918,7 @@ impl StatusKeysColumns {
 ///
 /// Column set `target_tracks`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 456.
+/// Schema: `schema/cbtrack_v1.ksy` line 548.
 #[derive(
     Debug,
     Clone,
@@ -3471,39 +4932,39 @@ impl StatusKeysColumns {
 pub struct TargetTracksColumns {
     /// For each track, the weapon number from 1, 0 for builder work.
     ///
-    /// Column 40, u8 (schema line 459).
+    /// Column 40, u8 (schema line 551).
     pub weapon: ::std::vec::Vec<u8>,
     /// For each track, its number of keys.
     ///
-    /// Column 41, u16 (schema line 463).
+    /// Column 41, u16 (schema line 555).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 42, u16 (schema line 467).
+    /// Column 42, u16 (schema line 559).
     pub time: ::std::vec::Vec<u16>,
     /// Kind of target.
     ///
-    /// Column 43, u8 (schema line 471).
+    /// Column 43, u8 (schema line 563).
     pub kind: ::std::vec::Vec<u8>,
     /// Reference, 0 when the kind has none.
     ///
-    /// Column 44, u32 (schema line 475).
+    /// Column 44, u32 (schema line 567).
     pub reference: ::std::vec::Vec<u32>,
     /// Build power in use, 255 for full; 0 for a weapon.
     ///
-    /// Column 45, u8 (schema line 479).
+    /// Column 45, u8 (schema line 571).
     pub power: ::std::vec::Vec<u8>,
     /// Position x in position steps, plain; one per key of kind 128 or more.
     ///
-    /// Column 46, s32 (schema line 483).
+    /// Column 46, s32 (schema line 575).
     pub x: ::std::vec::Vec<i32>,
     /// Position y.
     ///
-    /// Column 47, s32 (schema line 487).
+    /// Column 47, s32 (schema line 579).
     pub y: ::std::vec::Vec<i32>,
     /// Position z.
     ///
-    /// Column 48, s32 (schema line 491).
+    /// Column 48, s32 (schema line 583).
     pub z: ::std::vec::Vec<i32>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3561,7 +5022,7 @@ impl TargetTracksColumns {
 ///
 /// Column set `pose_tracks`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 495.
+/// Schema: `schema/cbtrack_v1.ksy` line 587.
 #[derive(
     Debug,
     Clone,
@@ -3575,63 +5036,63 @@ impl TargetTracksColumns {
 pub struct PoseTracksColumns {
     /// For each track, the piece: index into the posed piece names of the unit's definition.
     ///
-    /// Column 56, u16 (schema line 498).
+    /// Column 56, u16 (schema line 590).
     pub piece: ::std::vec::Vec<u16>,
     /// For each track, its number of keys.
     ///
-    /// Column 57, u16 (schema line 502).
+    /// Column 57, u16 (schema line 594).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 58, u16 (schema line 506).
+    /// Column 58, u16 (schema line 598).
     pub time: ::std::vec::Vec<u16>,
     /// Angle about x in 65,536ths of a turn, difference with an escape.
     ///
-    /// Column 59, s16 (schema line 510).
+    /// Column 59, s16 (schema line 602).
     pub ax: ::std::vec::Vec<i16>,
     /// Angle about y, difference with an escape.
     ///
-    /// Column 60, s16 (schema line 514).
+    /// Column 60, s16 (schema line 606).
     pub ay: ::std::vec::Vec<i16>,
     /// Angle about z, difference with an escape.
     ///
-    /// Column 61, s16 (schema line 518).
+    /// Column 61, s16 (schema line 610).
     pub az: ::std::vec::Vec<i16>,
     /// Wide values of the angle about x.
     ///
-    /// Column 62, s32 (schema line 522).
+    /// Column 62, s32 (schema line 614).
     pub ax_wide: ::std::vec::Vec<i32>,
     /// Wide values of the angle about y.
     ///
-    /// Column 63, s32 (schema line 526).
+    /// Column 63, s32 (schema line 618).
     pub ay_wide: ::std::vec::Vec<i32>,
     /// Wide values of the angle about z.
     ///
-    /// Column 64, s32 (schema line 530).
+    /// Column 64, s32 (schema line 622).
     pub az_wide: ::std::vec::Vec<i32>,
     /// Offset x from the rest position in position steps, difference with an escape.
     ///
-    /// Column 65, s16 (schema line 534).
+    /// Column 65, s16 (schema line 626).
     pub ox: ::std::vec::Vec<i16>,
     /// Offset y, difference with an escape.
     ///
-    /// Column 66, s16 (schema line 538).
+    /// Column 66, s16 (schema line 630).
     pub oy: ::std::vec::Vec<i16>,
     /// Offset z, difference with an escape.
     ///
-    /// Column 67, s16 (schema line 542).
+    /// Column 67, s16 (schema line 634).
     pub oz: ::std::vec::Vec<i16>,
     /// Wide values of offset x.
     ///
-    /// Column 68, s32 (schema line 546).
+    /// Column 68, s32 (schema line 638).
     pub ox_wide: ::std::vec::Vec<i32>,
     /// Wide values of offset y.
     ///
-    /// Column 69, s32 (schema line 550).
+    /// Column 69, s32 (schema line 642).
     pub oy_wide: ::std::vec::Vec<i32>,
     /// Wide values of offset z.
     ///
-    /// Column 70, s32 (schema line 554).
+    /// Column 70, s32 (schema line 646).
     pub oz_wide: ::std::vec::Vec<i32>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3707,7 +5168,7 @@ impl PoseTracksColumns {
 ///
 /// Column set `build_queue`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 558.
+/// Schema: `schema/cbtrack_v1.ksy` line 650.
 #[derive(
     Debug,
     Clone,
@@ -3721,27 +5182,27 @@ impl PoseTracksColumns {
 pub struct BuildQueueColumns {
     /// Frames since the previous queue key of the unit.
     ///
-    /// Column 72, u16 (schema line 561).
+    /// Column 72, u16 (schema line 653).
     pub time: ::std::vec::Vec<u16>,
     /// For each key, the number of items in the queue.
     ///
-    /// Column 73, u8 (schema line 565).
+    /// Column 73, u8 (schema line 657).
     pub item_count: ::std::vec::Vec<u8>,
     /// For each item, the unit definition.
     ///
-    /// Column 74, u16 (schema line 569).
+    /// Column 74, u16 (schema line 661).
     pub def: ::std::vec::Vec<u16>,
     /// For each item, position x in position steps, plain.
     ///
-    /// Column 75, s32 (schema line 573).
+    /// Column 75, s32 (schema line 665).
     pub x: ::std::vec::Vec<i32>,
     /// For each item, position z in position steps, plain.
     ///
-    /// Column 76, s32 (schema line 577).
+    /// Column 76, s32 (schema line 669).
     pub z: ::std::vec::Vec<i32>,
     /// For each item, the facing, 0 to 3.
     ///
-    /// Column 77, u8 (schema line 581).
+    /// Column 77, u8 (schema line 673).
     pub facing: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3790,7 +5251,7 @@ impl BuildQueueColumns {
 ///
 /// Column set `projectiles`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 585.
+/// Schema: `schema/cbtrack_v1.ksy` line 677.
 #[derive(
     Debug,
     Clone,
@@ -3804,87 +5265,87 @@ impl BuildQueueColumns {
 pub struct ProjectilesColumns {
     /// Serial number, from 0 in order of first appearance in the match.
     ///
-    /// Column 80, u32 (schema line 588).
+    /// Column 80, u32 (schema line 680).
     pub serial: ::std::vec::Vec<u32>,
     /// Weapon definition, 65,535 for none (debris).
     ///
-    /// Column 81, u16 (schema line 592).
+    /// Column 81, u16 (schema line 684).
     pub weapon: ::std::vec::Vec<u16>,
     /// Team, 255 for none.
     ///
-    /// Column 82, u8 (schema line 596).
+    /// Column 82, u8 (schema line 688).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: existed before this window. Bit 1: exists after it.
     ///
-    /// Column 83, u8 (schema line 600).
+    /// Column 83, u8 (schema line 692).
     pub flags: ::std::vec::Vec<u8>,
     /// The unit that fired it, index in this window's units, or 65,535.
     ///
-    /// Column 84, u16 (schema line 604).
+    /// Column 84, u16 (schema line 696).
     pub owner: ::std::vec::Vec<u16>,
     /// Offset of the first frame in the window at which it exists.
     ///
-    /// Column 85, u16 (schema line 608).
+    /// Column 85, u16 (schema line 700).
     pub first: ::std::vec::Vec<u16>,
     /// Offset of the last frame in the window at which it exists.
     ///
-    /// Column 86, u16 (schema line 612).
+    /// Column 86, u16 (schema line 704).
     pub last: ::std::vec::Vec<u16>,
     /// Number of keys.
     ///
-    /// Column 87, u16 (schema line 616).
+    /// Column 87, u16 (schema line 708).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the projectile.
     ///
-    /// Column 88, u16 (schema line 620).
+    /// Column 88, u16 (schema line 712).
     pub time: ::std::vec::Vec<u16>,
     /// Position x, difference with an escape (position steps).
     ///
-    /// Column 89, s16 (schema line 624).
+    /// Column 89, s16 (schema line 716).
     pub x: ::std::vec::Vec<i16>,
     /// Position y, difference with an escape.
     ///
-    /// Column 90, s16 (schema line 628).
+    /// Column 90, s16 (schema line 720).
     pub y: ::std::vec::Vec<i16>,
     /// Position z, difference with an escape.
     ///
-    /// Column 91, s16 (schema line 632).
+    /// Column 91, s16 (schema line 724).
     pub z: ::std::vec::Vec<i16>,
     /// Wide values of x.
     ///
-    /// Column 92, s32 (schema line 636).
+    /// Column 92, s32 (schema line 728).
     pub x_wide: ::std::vec::Vec<i32>,
     /// Wide values of y.
     ///
-    /// Column 93, s32 (schema line 640).
+    /// Column 93, s32 (schema line 732).
     pub y_wide: ::std::vec::Vec<i32>,
     /// Wide values of z.
     ///
-    /// Column 94, s32 (schema line 644).
+    /// Column 94, s32 (schema line 736).
     pub z_wide: ::std::vec::Vec<i32>,
     /// Velocity x, difference with an escape (velocity steps).
     ///
-    /// Column 95, s16 (schema line 648).
+    /// Column 95, s16 (schema line 740).
     pub vx: ::std::vec::Vec<i16>,
     /// Velocity y, difference with an escape.
     ///
-    /// Column 96, s16 (schema line 652).
+    /// Column 96, s16 (schema line 744).
     pub vy: ::std::vec::Vec<i16>,
     /// Velocity z, difference with an escape.
     ///
-    /// Column 97, s16 (schema line 656).
+    /// Column 97, s16 (schema line 748).
     pub vz: ::std::vec::Vec<i16>,
     /// Wide values of velocity x.
     ///
-    /// Column 98, s32 (schema line 660).
+    /// Column 98, s32 (schema line 752).
     pub vx_wide: ::std::vec::Vec<i32>,
     /// Wide values of velocity y.
     ///
-    /// Column 99, s32 (schema line 664).
+    /// Column 99, s32 (schema line 756).
     pub vy_wide: ::std::vec::Vec<i32>,
     /// Wide values of velocity z.
     ///
-    /// Column 100, s32 (schema line 668).
+    /// Column 100, s32 (schema line 760).
     pub vz_wide: ::std::vec::Vec<i32>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3978,7 +5439,7 @@ impl ProjectilesColumns {
 ///
 /// Column set `team_numbers`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 672.
+/// Schema: `schema/cbtrack_v1.ksy` line 764.
 #[derive(
     Debug,
     Clone,
@@ -3992,23 +5453,23 @@ impl ProjectilesColumns {
 pub struct TeamNumbersColumns {
     /// For each track, the team id, 255 for the game's own.
     ///
-    /// Column 104, u8 (schema line 675).
+    /// Column 104, u8 (schema line 767).
     pub team: ::std::vec::Vec<u8>,
     /// For each track, the code of the number.
     ///
-    /// Column 105, u16 (schema line 679).
+    /// Column 105, u16 (schema line 771).
     pub code: ::std::vec::Vec<u16>,
     /// For each track, its number of keys.
     ///
-    /// Column 106, u16 (schema line 683).
+    /// Column 106, u16 (schema line 775).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 107, u16 (schema line 687).
+    /// Column 107, u16 (schema line 779).
     pub time: ::std::vec::Vec<u16>,
     /// Value, plain f32.
     ///
-    /// Column 108, f32 (schema line 691).
+    /// Column 108, f32 (schema line 783).
     pub value: ::std::vec::Vec<f32>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4054,7 +5515,7 @@ impl TeamNumbersColumns {
 ///
 /// Column set `terrain_rows`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 695.
+/// Schema: `schema/cbtrack_v1.ksy` line 787.
 #[derive(
     Debug,
     Clone,
@@ -4068,23 +5529,23 @@ impl TeamNumbersColumns {
 pub struct TerrainRowsColumns {
     /// Frames since the previous row (the first: since the window start).
     ///
-    /// Column 112, u16 (schema line 698).
+    /// Column 112, u16 (schema line 790).
     pub time: ::std::vec::Vec<u16>,
     /// Heightmap x, wrapping difference from the previous row.
     ///
-    /// Column 113, u16 (schema line 702).
+    /// Column 113, u16 (schema line 794).
     pub x: ::std::vec::Vec<u16>,
     /// Heightmap z, wrapping difference from the previous row.
     ///
-    /// Column 114, u16 (schema line 706).
+    /// Column 114, u16 (schema line 798).
     pub z: ::std::vec::Vec<u16>,
     /// Height before in position steps, difference from the previous row's height before.
     ///
-    /// Column 115, s32 (schema line 710).
+    /// Column 115, s32 (schema line 802).
     pub before: ::std::vec::Vec<i32>,
     /// Height after minus height before; never 0.
     ///
-    /// Column 116, s32 (schema line 714).
+    /// Column 116, s32 (schema line 806).
     pub change: ::std::vec::Vec<i32>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -155,9 +155,61 @@ function node(name, dbg, v, module) {
   return n;
 }
 
-// The fields of a parsed object, in the order they were read (the `_debug` map's order).
+// The instance getters of a parsed object's class (Kaitai's generated code defines each
+// instance as a getter on the prototype that reads it on first use).
+function instanceNames(obj) {
+  const proto = Object.getPrototypeOf(obj);
+  if (!proto) return [];
+  return Object.getOwnPropertyNames(proto).filter((name) => {
+    const d = Object.getOwnPropertyDescriptor(proto, name);
+    return d && typeof d.get === "function";
+  });
+}
+
+// Reads every instance of `obj` and of every object below it, so that positional instances
+// appear in the `_debug` maps (as `_m_<name>`). An instance that fails is left out here; the
+// error of a whole parse is reported by `parse`.
+function touchInstances(obj, seen) {
+  if (!isStruct(obj) || seen.has(obj)) return;
+  seen.add(obj);
+  for (const name of instanceNames(obj)) {
+    try {
+      void obj[name];
+    } catch (_) {
+      // the partial tree shows what was read
+    }
+  }
+  for (const key of Object.keys(obj._debug)) {
+    const v = obj[key];
+    if (Array.isArray(v)) v.forEach((el) => touchInstances(el, seen));
+    else touchInstances(v, seen);
+  }
+}
+
+// The fields of a parsed object, in the order they were read (the `_debug` map's order); a
+// positional instance (`_m_name` there) is named `name`.
 function fields(obj, module) {
-  return Object.keys(obj._debug).map((key) => node(key, obj._debug[key], obj[key], module));
+  return Object.keys(obj._debug).map((key) =>
+    node(key.startsWith("_m_") ? key.slice(3) : key, obj._debug[key], obj[key], module)
+  );
+}
+
+// The furthest byte of the input that `obj` or anything below it read in the input's own
+// stream (sized substreams share the input's buffer; processed bytes have their own, and
+// their fields are not followed). The root type ends there, as statepack's reader ends it
+// after its furthest positional instance.
+function reach(obj, buffer, seen) {
+  if (!isStruct(obj) || seen.has(obj) || !obj._io || obj._io.buffer !== buffer) return 0;
+  seen.add(obj);
+  let hi = 0;
+  for (const key of Object.keys(obj._debug)) {
+    const dbg = obj._debug[key];
+    if (typeof dbg.end === "number") hi = Math.max(hi, dbg.end + (dbg.ioOffset || 0));
+    const v = obj[key];
+    if (Array.isArray(v)) v.forEach((el) => (hi = Math.max(hi, reach(el, buffer, seen))));
+    else hi = Math.max(hi, reach(v, buffer, seen));
+  }
+  return hi;
 }
 
 function parse(loaded, bytes) {
@@ -169,6 +221,8 @@ function parse(loaded, bytes) {
   try {
     obj._read();
     root.end = io.pos;
+    touchInstances(obj, new Set());
+    root.end = Math.max(io.pos, reach(obj, io.buffer, new Set()));
     root.children = fields(obj, loaded.module);
     return { tree: root };
   } catch (e) {

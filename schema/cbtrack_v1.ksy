@@ -7,114 +7,140 @@ meta:
 doc: |
   A CBTK v1 replay track: a 96-byte header (or longer: the stated header size is a
   minimum), the window index, then the chunk area. Every chunk is a zlib stream that starts
-  on a 64-byte block (block number x 64 is its file offset); the chunk area is kept as bytes
-  here and the format module inflates each chunk and reads it with `chunk_body`. Positions
-  are in position steps, frames are simulation frames; see docs/formats/cbtrack.md.
+  on a 64-byte block (block number x 64 is its file offset), read here through positional
+  instances: the info and features chunks, and each window's main chunk and terrain chunk.
+  A decompressed chunk is a column directory whose entries point at typed columns. Bytes
+  between chunks (zero padding) are kept and written back. Positions are in position steps,
+  frames are simulation frames; see docs/formats/cbtrack.md.
 seq:
-  - id: magic
-    contents: CBTK
-    doc: Magic. Any other four bytes are refused and named in the error.
-  - id: format_version
-    type: u2
-    valid: 1
-    doc: Format version; only 1 is known.
-  - id: header_size
-    type: u2
-    valid:
-      min: 96
-    -sp-units: byte
-    doc: Header size in bytes, at least 96; the index starts here.
-  - id: recorder_version
-    type: u2
-    doc: Recorder version (what a reader depends on; see the spec's table).
-  - id: frames_per_second
-    type: u2
-    doc: Simulation frames per second (the engine's GAME_SPEED is 30).
-  - id: first_frame
-    type: u4
-    doc: First frame recorded.
-  - id: last_frame
-    type: u4
-    doc: Last frame recorded.
-  - id: window_length
-    type: u4
-    valid:
-      min: 1
-      max: 65535
-    -sp-units: frame
-    doc: Window length in frames, 1 to 65,535.
-  - id: num_windows
-    type: u4
-    doc: Number of windows (derived from `index` on write).
-  - id: tolerance
-    type: f4
-    -sp-units: elmo
-    doc: Tolerance in elmos that every recorded sample is within.
-  - id: position_shift
-    type: u1
-    doc: The position step is 1 / 2^position_shift elmo.
-  - id: velocity_shift
-    type: u1
-    doc: The velocity step is 1 / 2^velocity_shift elmo per frame.
-  - id: rotation_bits
-    type: u1
-    valid:
-      min: 8
-      max: 16
-    doc: Rotation bits, 8 to 16.
-  - id: sample_interval
-    type: u1
-    -sp-units: frame
-    doc: Frames between the recorder's unit samples; for information only.
-  - id: info_block
-    type: u4
-    doc: Block number of the info chunk.
-  - id: info_len
-    type: u4
-    -sp-units: byte
-    doc: Length of the info chunk in bytes.
-  - id: features_block
-    type: u4
-    doc: Block number of the features chunk.
-  - id: features_len
-    type: u4
-    -sp-units: byte
-    doc: Length of the features chunk in bytes.
-  - id: num_units
-    type: u4
-    doc: Number of units in the match.
-  - id: num_projectiles
-    type: u4
-    doc: Number of projectiles in the match.
-  - id: num_features
-    type: u4
-    doc: Number of features in the match.
-  - id: game_id
-    size: 16
-    doc: The replay's game id, copied from the replay header.
-  - id: resource_tolerance
-    type: f4
-    doc: Resource tolerance (0 before recorder version 4).
-  - id: resource_fraction
-    type: f4
-    doc: Resource fraction (0 before recorder version 4).
-  - id: reserved
-    size: 8
-    doc: Reserved, zero when written.
-  - id: header_extra
-    size: header_size - 96
-    doc: Header fields after byte 96 that a later writer may add; kept as bytes.
-  - id: index
-    type: window_entry
+  - id: head
+    type: cbtk_head
+    doc: Header and window index.
+instances:
+  info:
+    pos: head.info_block * 64
+    size: head.info_len
+    process: zlib
+    type: chunk_body
+    -sp-strict: false
+    doc: The info chunk (names, teams, the map), at block `head.info_block`.
+  features:
+    pos: head.features_block * 64
+    size: head.features_len
+    process: zlib
+    type: chunk_body
+    -sp-strict: false
+    doc: The features chunk, at block `head.features_block`.
+  windows:
+    pos: 0
+    type: window(head.index[_index])
     repeat: expr
-    repeat-expr: num_windows
-    doc: One entry per window, in order.
-  - id: chunks
-    size-eos: true
-    doc: |
-      The chunk area: zero padding and zlib streams, each starting at a multiple of 64
-      bytes from the start of the file.
+    repeat-expr: head.num_windows
+    doc: One entry per window of the index, holding the window's main and terrain chunk.
 types:
+  cbtk_head:
+    doc: |
+      The 96-byte header (or longer: the stated header size is a minimum) and the window
+      index: everything a reader needs before it touches a chunk.
+    seq:
+      - id: magic
+        contents: CBTK
+        doc: Magic. Any other four bytes are refused and named in the error.
+      - id: format_version
+        type: u2
+        valid: 1
+        doc: Format version; only 1 is known.
+      - id: header_size
+        type: u2
+        valid:
+          min: 96
+        -sp-units: byte
+        doc: Header size in bytes, at least 96; the index starts here.
+      - id: recorder_version
+        type: u2
+        doc: Recorder version (what a reader depends on; see the spec's table).
+      - id: frames_per_second
+        type: u2
+        doc: Simulation frames per second (the engine's GAME_SPEED is 30).
+      - id: first_frame
+        type: u4
+        doc: First frame recorded.
+      - id: last_frame
+        type: u4
+        doc: Last frame recorded.
+      - id: window_length
+        type: u4
+        valid:
+          min: 1
+          max: 65535
+        -sp-units: frame
+        doc: Window length in frames, 1 to 65,535.
+      - id: num_windows
+        type: u4
+        doc: Number of windows (derived from `index` on write).
+      - id: tolerance
+        type: f4
+        -sp-units: elmo
+        doc: Tolerance in elmos that every recorded sample is within.
+      - id: position_shift
+        type: u1
+        doc: The position step is 1 / 2^position_shift elmo.
+      - id: velocity_shift
+        type: u1
+        doc: The velocity step is 1 / 2^velocity_shift elmo per frame.
+      - id: rotation_bits
+        type: u1
+        valid:
+          min: 8
+          max: 16
+        doc: Rotation bits, 8 to 16.
+      - id: sample_interval
+        type: u1
+        -sp-units: frame
+        doc: Frames between the recorder's unit samples; for information only.
+      - id: info_block
+        type: u4
+        doc: Block number of the info chunk.
+      - id: info_len
+        type: u4
+        -sp-units: byte
+        doc: Length of the info chunk in bytes.
+      - id: features_block
+        type: u4
+        doc: Block number of the features chunk.
+      - id: features_len
+        type: u4
+        -sp-units: byte
+        doc: Length of the features chunk in bytes.
+      - id: num_units
+        type: u4
+        doc: Number of units in the match.
+      - id: num_projectiles
+        type: u4
+        doc: Number of projectiles in the match.
+      - id: num_features
+        type: u4
+        doc: Number of features in the match.
+      - id: game_id
+        size: 16
+        doc: The replay's game id, copied from the replay header.
+      - id: resource_tolerance
+        type: f4
+        doc: Resource tolerance (0 before recorder version 4).
+      - id: resource_fraction
+        type: f4
+        doc: Resource fraction (0 before recorder version 4).
+      - id: reserved
+        size: 8
+        doc: Reserved, zero when written.
+      - id: header_extra
+        size: header_size - 96
+        doc: Header fields after byte 96 that a later writer may add; kept as bytes.
+      - id: index
+        type: window_entry
+        repeat: expr
+        repeat-expr: num_windows
+        doc: One entry per window, in order.
   window_entry:
     doc: Where one window's chunks are.
     seq:
@@ -132,17 +158,40 @@ types:
         type: u4
         -sp-units: byte
         doc: Length of the terrain chunk in bytes, 0 when no terrain changed.
+  window:
+    doc: |
+      One window's chunks, found through its entry of the index (a zero-length type: it
+      only holds the two positional instances).
+    params:
+      - id: entry
+        type: window_entry
+        doc: The window's entry of the index (a copy).
+    instances:
+      main:
+        io: _root._io
+        pos: entry.main_block * 64
+        size: entry.main_len
+        process: zlib
+        type: chunk_body
+        -sp-strict: false
+        doc: The main chunk (units, keys, projectiles, team numbers).
+      terrain:
+        io: _root._io
+        pos: entry.terrain_block * 64
+        size: entry.terrain_len
+        process: zlib
+        type: chunk_body
+        -sp-strict: false
+        if: entry.terrain_len != 0
+        doc: The terrain chunk, absent when no height changed in the window.
   chunk_body:
     doc: |
-      A chunk after decompression: the column directory, then the column data (each
-      column 4-byte aligned) and 4 zero bytes, kept as bytes. Column offsets count from
-      the start of the decompressed chunk.
+      A chunk after decompression: the column directory, whose entries read their columns
+      (each 4-byte aligned, offsets from the start of the decompressed chunk), then 4 zero
+      bytes. The bytes after the directory are read through the entries and kept.
     seq:
       - id: directory
         type: column_directory
-      - id: data
-        size-eos: true
-        doc: Column data and the 4 trailing zero bytes.
   column_directory:
     doc: The column count and one 12-byte entry per column, in rising order of id.
     seq:
@@ -169,6 +218,49 @@ types:
       - id: count
         type: u4
         doc: Number of values.
+    instances:
+      u1_values:
+        pos: offset
+        type: u1
+        repeat: expr
+        repeat-expr: count
+        if: type_code == 1
+        doc: The column's values when its type code is 1 (u8).
+      u2_values:
+        pos: offset
+        type: u2
+        repeat: expr
+        repeat-expr: count
+        if: type_code == 2
+        doc: The column's values when its type code is 2 (u16).
+      s2_values:
+        pos: offset
+        type: s2
+        repeat: expr
+        repeat-expr: count
+        if: type_code == 3
+        doc: The column's values when its type code is 3 (s16).
+      u4_values:
+        pos: offset
+        type: u4
+        repeat: expr
+        repeat-expr: count
+        if: type_code == 4
+        doc: The column's values when its type code is 4 (u32).
+      s4_values:
+        pos: offset
+        type: s4
+        repeat: expr
+        repeat-expr: count
+        if: type_code == 5
+        doc: The column's values when its type code is 5 (s32).
+      f4_values:
+        pos: offset
+        type: f4
+        repeat: expr
+        repeat-expr: count
+        if: type_code == 6
+        doc: The column's values when its type code is 6 (f32).
 -sp-column-sets:
   info:
     doc: "Info chunk: names, teams and the map (read once)."

@@ -202,19 +202,35 @@ fn unknown_column_ids_and_types_are_skipped() {
     assert_eq!(MainWindow::from_chunk(&bytes, 0, 0, 900).unwrap(), w);
 }
 
+/// `file` with its header and index replaced by `head` (of the same length).
+fn with_head(file: &[u8], head: &cbtrack::CbtkHead) -> Vec<u8> {
+    let mut w = statepack_runtime::io::ByteWriter::new();
+    head.write_to(&mut w).unwrap();
+    let mut out = w.into_bytes();
+    let n = out.len();
+    out.extend_from_slice(&file[n..]);
+    out
+}
+
 #[test]
 fn chunks_that_overlap_or_leave_the_file_are_refused() {
     let small = cbtrack::matchgen::small_sample_file();
     let t = Track::open(&small).unwrap();
     let mut raw = t.raw.clone();
     raw.index[1].main_block = raw.index[0].main_block;
-    let e = Track::open(&raw.encode().unwrap()).unwrap_err();
+    let e = Track::open(&with_head(&small, &raw)).unwrap_err();
     assert!(e.to_string().contains("overlaps"), "{e}");
-    assert!(e.path.to_string().starts_with("index["), "{e}");
+    assert!(e.path.to_string().starts_with("head.index["), "{e}");
     let mut raw = t.raw.clone();
     raw.info_block = 1; // inside the header
-    let e = Track::open(&raw.encode().unwrap()).unwrap_err();
-    assert_eq!(e.path.to_string(), "info_block");
+    let e = Track::open(&with_head(&small, &raw)).unwrap_err();
+    assert_eq!(e.path.to_string(), "head.info_block");
+    // Nothing may follow the last chunk: the schema's root type ends there too.
+    let mut longer = small.clone();
+    longer.push(0);
+    let e = Track::open(&longer).unwrap_err();
+    assert!(e.to_string().contains("nothing may follow it"), "{e}");
+    assert!((cbtrack::FORMAT.decode_raw)(&longer).is_err());
 }
 
 #[test]
@@ -222,39 +238,56 @@ fn the_window_count_must_follow_from_the_frames() {
     let small = cbtrack::matchgen::small_sample_file();
     let mut raw = Track::open(&small).unwrap().raw.clone();
     raw.last_frame = 240; // 4 windows of 60 would be needed
-    let e = Track::open(&raw.encode().unwrap()).unwrap_err();
-    assert_eq!(e.path.to_string(), "num_windows");
+    let e = Track::open(&with_head(&small, &raw)).unwrap_err();
+    assert_eq!(e.path.to_string(), "head.num_windows");
     assert_eq!(cbtrack::windows_for(0, 900, 900), 1);
     assert_eq!(cbtrack::windows_for(0, 901, 900), 2);
     assert_eq!(cbtrack::windows_for(5, 5, 900), 1);
 }
 
-/// The raw JSON form keeps the byte fields as hex strings (two digits a byte), reads them
-/// back to the same file, still takes arrays of numbers, and names the field of a bad string.
+/// The raw JSON form is the whole file as the schema reads it: the header and index under
+/// `head`, every chunk inflated down to its columns' values, byte fields as hex strings (two
+/// digits a byte) with each chunk's stored zlib bytes kept; it reads back to the same file,
+/// still takes arrays of numbers, and names the field of a bad string.
 #[test]
 fn raw_json_byte_fields_are_hex_strings() {
     let f = cbtrack::FORMAT;
     let bytes = cbtrack::worked_example_file();
     let v = (f.to_json)(&bytes).unwrap();
-    assert_eq!(v["reserved"], "0000000000000000");
-    assert_eq!(v["header_extra"], "");
-    let chunks = v["chunks"].as_str().unwrap();
-    assert_eq!(chunks.len(), 2 * (bytes.len() - 112));
+    assert_eq!(v["head"]["reserved"], "0000000000000000");
+    assert_eq!(v["head"]["header_extra"], "");
+    // The worked example's one unit: its id and the three transform keys' times.
+    let main = &v["windows"][0]["main"]["directory"]["columns"];
+    let column = |id: u64| {
+        main.as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("column {id}"))
+    };
+    assert_eq!(column(1)["u2_values"], serde_json::json!([7983]));
+    assert_eq!(column(16)["u2_values"], serde_json::json!([0, 300, 120]));
+    assert!(column(1)["s4_values"].is_null());
+    let head = &v["head"];
+    let stored = v["windows"][0]["__stored_main"].as_str().unwrap();
     assert_eq!(
-        &chunks[32..36],
-        "78da",
-        "the chunk at block 2 starts with zlib's header"
+        stored.len() as u64,
+        2 * head["index"][0]["main_len"].as_u64().unwrap()
     );
+    assert_eq!(&stored[..4], "78da", "a zlib stream at level 9");
     assert_eq!((f.from_json)(&v).unwrap(), bytes);
     let mut arrays = v.clone();
-    arrays["reserved"] = serde_json::json!([0, 0, 0, 0, 0, 0, 0, 0]);
+    arrays["head"]["reserved"] = serde_json::json!([0, 0, 0, 0, 0, 0, 0, 0]);
     assert_eq!((f.from_json)(&arrays).unwrap(), bytes);
     let mut odd = v.clone();
-    odd["game_id"] = serde_json::json!("000");
+    odd["head"]["game_id"] = serde_json::json!("000");
     let e = (f.from_json)(&odd).unwrap_err();
-    assert!(e.starts_with("game_id: ") && e.contains("3 digits"), "{e}");
+    assert!(
+        e.starts_with("head.game_id: ") && e.contains("3 digits"),
+        "{e}"
+    );
     let mut bad = v;
-    bad["reserved"] = serde_json::json!("00000000000000zz");
+    bad["head"]["reserved"] = serde_json::json!("00000000000000zz");
     let e = (f.from_json)(&bad).unwrap_err();
-    assert!(e.starts_with("reserved: character 14 ('z')"), "{e}");
+    assert!(e.starts_with("head.reserved: character 14 ('z')"), "{e}");
 }

@@ -113,7 +113,14 @@ const WSNAP: Bound = Bound {
 
 /// CBTK v1: `K = 61 000`, `C = 256 KiB`.
 ///
-/// The raw layer keeps the chunk area as bytes (one copy of the input). Decoding in full
+/// The raw layer (the schema's root type) reads every chunk through positional instances
+/// and keeps them all: each chunk's stored bytes, its inflated bytes (the chunk's `__unread`)
+/// and its columns' values, which the reader's instance-bytes budget holds to 16 times the
+/// inflated bytes plus 64 KiB even where directory entries overlap; the processed budget holds
+/// the inflated bytes of all chunks together to 1 032 per input byte plus 64 KiB even where
+/// windows share a chunk (bombs `10,000 directory entries over one 1 MB column` and
+/// `4,000 windows sharing one chunk`). That is at most about 1 032 x (1 + 16 + 2) per input
+/// byte, below the full decode's bound. Decoding in full
 /// inflates one chunk at a time and drops it before the next. zlib can expand data at most
 /// about 1 032 to 1 (a 258-byte match in a couple of bits), so a chunk of `n` bytes inflates to
 /// at most 1 032 n, and the output buffer grows by doubling (at most twice that in total).

@@ -458,7 +458,12 @@ impl Cmp<'_> {
                 .unwrap_or("?")
                 .to_owned()
         };
-        for (i, ours_child) in ours.children.iter().enumerate() {
+        // Kaitai's tree lists `seq` fields in reading order and positional instances in the
+        // order they were first read (after the `seq`, see `oracle/kaitai_trace.js`), while
+        // ours reads an instance just before the first field that uses it: a child is
+        // matched by name, and fields of the same kind keep their order.
+        let mut used = vec![false; theirs_children.len()];
+        for ours_child in ours.children.iter() {
             let child_path = if ours_child.name.starts_with('[') {
                 format!("{path}{}", ours_child.name)
             } else if path.is_empty() {
@@ -471,22 +476,25 @@ impl Cmp<'_> {
             } else {
                 kaitai_name(&ours_child.name)
             };
-            match theirs_children.get(i) {
-                Some(t) if name_of(t) == want => self.node(&child_path, ours_child, t),
-                Some(t) => {
-                    return self.problem(
-                        &child_path,
-                        format!("we read field `{want}` here, Kaitai reads `{}`", name_of(t)),
-                    )
+            let found = theirs_children
+                .iter()
+                .enumerate()
+                .position(|(j, t)| !used[j] && name_of(t) == want);
+            match found {
+                Some(j) => {
+                    used[j] = true;
+                    self.node(&child_path, ours_child, &theirs_children[j]);
                 }
                 None => return self.problem(&child_path, "Kaitai has no such field here".into()),
             }
         }
-        if theirs_children.len() > ours.children.len() {
-            let extra: Vec<String> = theirs_children[ours.children.len()..]
-                .iter()
-                .map(name_of)
-                .collect();
+        let extra: Vec<String> = theirs_children
+            .iter()
+            .zip(&used)
+            .filter(|(_, u)| !**u)
+            .map(|(t, _)| name_of(t))
+            .collect();
+        if !extra.is_empty() {
             self.problem(path, format!("Kaitai reads more: {}", extra.join(", ")));
         }
     }

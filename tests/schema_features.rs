@@ -1527,7 +1527,7 @@ mod boxed_features {
 #[test]
 fn column_sets_read_and_write_typed_columns() {
     use columns::{Columns, ReadingsColumns, ThingsColumns};
-    use statepack_runtime::cbtk_columns::{ChunkBuilder, ColumnChunk, DirEntry};
+    use statepack_runtime::cbtk_columns::{ChunkBuilder, ColumnChunk, ColumnData, DirEntry};
     assert_eq!(
         ThingsColumns::COLUMNS,
         &[(1, 2, "half"), (2, 3, "signed_half"), (3, 1, "small")]
@@ -1550,7 +1550,7 @@ fn column_sets_read_and_write_typed_columns() {
     things.put(&mut b).unwrap();
     readings.put(&mut b).unwrap();
     assert!(things.put(&mut b).is_err(), "a column id added twice");
-    let (dir, data) = b.finish().unwrap();
+    let (dir, data, values) = b.finish().unwrap();
     // the generated raw layer writes the directory; the chunk reads back through it
     let body = Columns {
         entries: dir
@@ -1577,7 +1577,7 @@ fn column_sets_read_and_write_typed_columns() {
         })
         .collect();
     assert_eq!(entries.len(), 5, "the empty column is left out");
-    let chunk = ColumnChunk::new(&bytes, entries.clone()).unwrap();
+    let chunk = ColumnChunk::new(&bytes, entries.clone(), values.clone()).unwrap();
     assert_eq!(ThingsColumns::from_chunk(&chunk).unwrap(), things);
     let r = ReadingsColumns::from_chunk(&chunk).unwrap();
     assert_eq!(r.big, readings.big);
@@ -1586,11 +1586,21 @@ fn column_sets_read_and_write_typed_columns() {
     // an unknown type code is skipped; another known type is an error naming the column
     let mut e2 = entries.clone();
     e2[0].code = 40;
-    let c2 = ColumnChunk::new(&bytes, e2).unwrap();
+    let mut v2 = values.clone();
+    v2[0] = ColumnData::Other;
+    let c2 = ColumnChunk::new(&bytes, e2, v2).unwrap();
     assert!(ThingsColumns::from_chunk(&c2).unwrap().half.is_empty());
     let mut e3 = entries;
     e3[0].code = 3;
-    let c3 = ColumnChunk::new(&bytes, e3).unwrap();
+    let mut v3 = values;
+    v3[0] = ColumnData::I16(vec![0; e3[0].count as usize]);
+    // values that do not match the entry's type are refused
+    let wrong: Vec<ColumnData> = e3
+        .iter()
+        .map(|e| ColumnData::U8(vec![0; e.count as usize]))
+        .collect();
+    assert!(ColumnChunk::new(&bytes, e3.clone(), wrong).is_err());
+    let c3 = ColumnChunk::new(&bytes, e3, v3).unwrap();
     let err = ThingsColumns::from_chunk(&c3).unwrap_err();
     assert_eq!(err.path.to_string(), "things.half");
 }

@@ -2946,12 +2946,19 @@ impl<'s> Emitter<'s> {
                     quote!(let mut #tail: ::std::vec::Vec<::std::vec::Vec<u8>> = ::std::vec::Vec::new();)
                 }
             };
+            // A positional instance (not `io: value._io`) is entered at its position, inside
+            // `instances::emit_read`, so its trace node starts where its bytes do.
+            let enter = if f.at.as_ref().is_some_and(|a| a.io_of.is_none()) {
+                quote!()
+            } else {
+                quote!(__r.enter(::statepack_runtime::io::PathSeg::Field(#fid));)
+            };
             let read_stmt = match &cond_r {
                 Some(c) => quote! {
-                    let #id: #field_ty = if #c { __r.enter(::statepack_runtime::io::PathSeg::Field(#fid)); Some(#read_value) } else { None };
+                    let #id: #field_ty = if #c { #enter Some(#read_value) } else { None };
                 },
                 None => quote! {
-                    __r.enter(::statepack_runtime::io::PathSeg::Field(#fid));
+                    #enter
                     let #id: #field_ty = #read_value;
                 },
             };
@@ -3760,12 +3767,22 @@ impl<'s> Emitter<'s> {
                             quote!(__sub.finish().map(|_| __v))
                         };
                         let args = self.param_args(f, name, scope, &kp)?;
+                        // Traced reads go on into the processed bytes (offsets there count
+                        // from their start); plain reads keep the silent reader's fast paths.
                         let read = quote! {
                             #unfn(#proc_, __s, __at).and_then(|__d| {
-                                let mut __sub = ::statepack_runtime::io::ByteReader::new(&__d);
-                                #[allow(unused_mut)]
-                                let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
-                                #finish
+                                __r.charge_processed(__d.len(), __at)?;
+                                if <T as ::statepack_runtime::io::Tracer>::SILENT {
+                                    let mut __sub = ::statepack_runtime::io::ByteReader::new(&__d);
+                                    #[allow(unused_mut)]
+                                    let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
+                                    #finish
+                                } else {
+                                    let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(&__d, __r.relay());
+                                    #[allow(unused_mut)]
+                                    let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
+                                    #finish
+                                }
                             })
                         };
                         if f.boxed {
@@ -3774,7 +3791,10 @@ impl<'s> Emitter<'s> {
                             read
                         }
                     }
-                    _ => quote!(#unfn(#proc_, __s, __at)),
+                    _ => quote!(#unfn(#proc_, __s, __at).and_then(|__d| {
+                        __r.charge_processed(__d.len(), __at)?;
+                        Ok(__d)
+                    })),
                 };
                 // As in Kaitai Struct, the processor's arguments are evaluated once the stored
                 // bytes are taken (`_io.pos` in them is the position after those bytes).

@@ -406,6 +406,7 @@ pub(crate) fn emit_read(
             let __p: i128 = #pos;
             #kept = __p;
             let __saved = __r.enter_instance(__p, #whole).map_err(|e| e.in_field(#fid))?;
+            __r.enter(::statepack_runtime::io::PathSeg::Field(#fid));
             let __pv = #read_value;
             __r.leave_instance(__saved);
             __pv
@@ -427,6 +428,7 @@ pub(crate) fn emit_read(
             quote! {{
                 let __p: i128 = #pos;
                 let __saved = __r.enter_instance(__p, #whole).map_err(|e| e.in_field(#fid))?;
+            __r.enter(::statepack_runtime::io::PathSeg::Field(#fid));
                 let __pv = #read_value;
                 __r.leave_instance(__saved);
                 __pv

@@ -4,8 +4,9 @@
 //! per column (`u16` id, `u16` type code, `u32` offset from the chunk start, `u32` count), the
 //! data of every column starting on a multiple of 4 bytes, and 4 zero bytes at the end. Type
 //! codes: 1 u8, 2 u16, 3 s16, 4 u32, 5 s32, 6 f32, all little-endian. The generated raw layer
-//! reads and writes the directory; [`ColumnChunk`] checks it against the chunk's bytes and
-//! hands out columns by id, and [`ChunkBuilder`] lays columns out. Both follow the CBTK v1
+//! reads the directory and, through each entry's positional instances, the values of every
+//! column of a known type; [`ColumnChunk`] checks the directory against the chunk and hands
+//! out those columns by id, and [`ChunkBuilder`] lays columns out. Both follow the CBTK v1
 //! spec's "Chunks" section; the codecs below follow "How a column stores values".
 //!
 //! Codecs (each works on one curve at a time; columns hold the curves end to end):
@@ -32,22 +33,29 @@ pub trait ColumnValue: Copy + Default {
     const CODE: u16;
     /// Bytes per value.
     const SIZE: usize;
-    /// Reads one value from exactly `SIZE` bytes.
-    fn from_le(b: &[u8]) -> Self;
+    /// The values, when `data` holds this type.
+    fn slice(data: &ColumnData) -> Option<&[Self]>;
+    /// `values` as [`ColumnData`] (a copy).
+    fn to_data(values: &[Self]) -> ColumnData;
     /// Appends the value's bytes.
     fn put_le(self, out: &mut Vec<u8>);
 }
 
 macro_rules! column_value {
-    ($t:ty, $code:expr) => {
+    ($t:ty, $code:expr, $variant:ident) => {
         impl ColumnValue for $t {
             const CODE: u16 = $code;
             const SIZE: usize = std::mem::size_of::<$t>();
             #[inline]
-            fn from_le(b: &[u8]) -> Self {
-                let mut a = [0u8; std::mem::size_of::<$t>()];
-                a.copy_from_slice(b);
-                <$t>::from_le_bytes(a)
+            fn slice(data: &ColumnData) -> Option<&[Self]> {
+                match data {
+                    ColumnData::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            #[inline]
+            fn to_data(values: &[Self]) -> ColumnData {
+                ColumnData::$variant(values.to_vec())
             }
             #[inline]
             fn put_le(self, out: &mut Vec<u8>) {
@@ -56,12 +64,53 @@ macro_rules! column_value {
         }
     };
 }
-column_value!(u8, 1);
-column_value!(u16, 2);
-column_value!(i16, 3);
-column_value!(u32, 4);
-column_value!(i32, 5);
-column_value!(f32, 6);
+column_value!(u8, 1, U8);
+column_value!(u16, 2, U16);
+column_value!(i16, 3, I16);
+column_value!(u32, 4, U32);
+column_value!(i32, 5, I32);
+column_value!(f32, 6, F32);
+
+/// The values of one column as the generated reader read them (the schema's
+/// `column_entry.*_values` instances), by type code.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum ColumnData {
+    /// Type code 1.
+    U8(Vec<u8>),
+    /// Type code 2.
+    U16(Vec<u16>),
+    /// Type code 3.
+    I16(Vec<i16>),
+    /// Type code 4.
+    U32(Vec<u32>),
+    /// Type code 5.
+    I32(Vec<i32>),
+    /// Type code 6.
+    F32(Vec<f32>),
+    /// A type code the format does not define: nothing was read.
+    #[default]
+    Other,
+}
+
+impl ColumnData {
+    /// Number of values held (0 for [`ColumnData::Other`]).
+    pub fn len(&self) -> usize {
+        match self {
+            ColumnData::U8(v) => v.len(),
+            ColumnData::U16(v) => v.len(),
+            ColumnData::I16(v) => v.len(),
+            ColumnData::U32(v) => v.len(),
+            ColumnData::I32(v) => v.len(),
+            ColumnData::F32(v) => v.len(),
+            ColumnData::Other => 0,
+        }
+    }
+
+    /// True when no value is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
 
 /// Bytes per value of a type code, or `None` for a code the format does not define.
 pub fn code_size(code: u16) -> Option<usize> {
@@ -99,22 +148,40 @@ fn entry_path(i: usize, field: &'static str) -> FieldPath {
     ])
 }
 
-/// A decompressed chunk whose directory has been checked against its bytes.
+/// A decompressed chunk whose directory has been checked against its bytes, with the values
+/// of its columns.
 #[derive(Debug, Clone)]
 pub struct ColumnChunk<'a> {
     bytes: &'a [u8],
     entries: Vec<DirEntry>,
+    values: Vec<ColumnData>,
 }
 
 impl<'a> ColumnChunk<'a> {
-    /// Checks `entries` (as the raw layer read them from the start of `bytes`) against the
-    /// chunk: ids strictly rising, every column of a known type 4-byte aligned, after the
+    /// Checks `entries` (as the raw layer read them from the start of `bytes`, with
+    /// `values[i]` the values it read for entry `i`) against the chunk: one value list per
+    /// entry holding `count` values of the entry's type, ids strictly rising, every column of a known type 4-byte aligned, after the
     /// directory and ending at or before the 4 trailing zero bytes, which must be there.
     /// Columns of an unknown type code are kept but never read. Offsets in errors are
     /// offsets into the decompressed chunk.
     ///
     /// Errors: the first rule broken, naming the directory entry.
-    pub fn new(bytes: &'a [u8], entries: Vec<DirEntry>) -> Result<Self, DecodeError> {
+    pub fn new(
+        bytes: &'a [u8],
+        entries: Vec<DirEntry>,
+        values: Vec<ColumnData>,
+    ) -> Result<Self, DecodeError> {
+        if values.len() != entries.len() {
+            return Err(chunk_err(
+                FieldPath::from_segments([PathSeg::Field("directory")]),
+                0,
+                format!(
+                    "{} value lists for {} directory entries",
+                    values.len(),
+                    entries.len()
+                ),
+            ));
+        }
         let dir_end = 4u64 + 12 * entries.len() as u64;
         let len = bytes.len() as u64;
         if len > LUA_MAX as u64 {
@@ -162,6 +229,28 @@ impl<'a> ColumnChunk<'a> {
                 ));
             }
             let end = off + e.count as u64 * size as u64;
+            let held = &values[i];
+            let right_type = match e.code {
+                1 => matches!(held, ColumnData::U8(_)),
+                2 => matches!(held, ColumnData::U16(_)),
+                3 => matches!(held, ColumnData::I16(_)),
+                4 => matches!(held, ColumnData::U32(_)),
+                5 => matches!(held, ColumnData::I32(_)),
+                _ => matches!(held, ColumnData::F32(_)),
+            };
+            if !right_type || held.len() as u64 != e.count as u64 {
+                return Err(chunk_err(
+                    entry_path(i, "count"),
+                    at + 8,
+                    format!(
+                        "column {} lists {} values of type code {}, {} were read",
+                        e.id,
+                        e.count,
+                        e.code,
+                        held.len()
+                    ),
+                ));
+            }
             if end > data_end {
                 return Err(chunk_err(
                     entry_path(i, "count"),
@@ -173,7 +262,11 @@ impl<'a> ColumnChunk<'a> {
                 ));
             }
         }
-        Ok(Self { bytes, entries })
+        Ok(Self {
+            bytes,
+            entries,
+            values,
+        })
     }
 
     /// The directory entries, in stored order.
@@ -214,10 +307,9 @@ impl<'a> ColumnChunk<'a> {
                 ),
             ));
         }
-        let start = e.offset as usize;
-        let n = e.count as usize;
-        let raw = &self.bytes[start..start + n * T::SIZE];
-        Ok(raw.chunks_exact(T::SIZE).map(T::from_le).collect())
+        Ok(T::slice(&self.values[i])
+            .map(<[T]>::to_vec)
+            .unwrap_or_default())
     }
 }
 
@@ -225,7 +317,7 @@ impl<'a> ColumnChunk<'a> {
 /// 4 trailing zero bytes. Empty columns are left out, as the spec asks of writers.
 #[derive(Debug, Default, Clone)]
 pub struct ChunkBuilder {
-    cols: Vec<(u16, u16, u32, Vec<u8>)>,
+    cols: Vec<(u16, u16, u32, Vec<u8>, ColumnData)>,
 }
 
 impl ChunkBuilder {
@@ -263,7 +355,8 @@ impl ChunkBuilder {
         for v in values {
             v.put_le(&mut data);
         }
-        self.cols.push((id, T::CODE, count, data));
+        self.cols
+            .push((id, T::CODE, count, data, T::to_data(values)));
         Ok(())
     }
 
@@ -272,11 +365,13 @@ impl ChunkBuilder {
         self.cols.is_empty()
     }
 
-    /// The directory and the bytes after it (column data, padding, 4 zero bytes), with
-    /// offsets counted from the start of the whole chunk.
+    /// The directory, the bytes after it (column data, padding, 4 zero bytes), with
+    /// offsets counted from the start of the whole chunk, and each entry's values (for the
+    /// generated writer, which writes them at their offsets and checks them against the
+    /// bytes).
     ///
     /// Errors: the whole chunk would be longer than 16,777,215 bytes.
-    pub fn finish(mut self) -> Result<(Vec<DirEntry>, Vec<u8>), EncodeError> {
+    pub fn finish(mut self) -> Result<(Vec<DirEntry>, Vec<u8>, Vec<ColumnData>), EncodeError> {
         self.cols.sort_by_key(|c| c.0);
         let dir_end = 4 + 12 * self.cols.len();
         let data_len: usize = self.cols.iter().map(|c| c.3.len().div_ceil(4) * 4).sum();
@@ -288,7 +383,9 @@ impl ChunkBuilder {
         }
         let mut entries = Vec::with_capacity(self.cols.len());
         let mut data = Vec::with_capacity(data_len + 4);
-        for (id, code, count, bytes) in self.cols {
+        let mut values = Vec::with_capacity(self.cols.len());
+        for (id, code, count, bytes, v) in self.cols {
+            values.push(v);
             entries.push(DirEntry {
                 id,
                 code,
@@ -301,7 +398,7 @@ impl ChunkBuilder {
             }
         }
         data.extend_from_slice(&[0; 4]);
-        Ok((entries, data))
+        Ok((entries, data, values))
     }
 }
 
@@ -533,6 +630,31 @@ pub fn wrap_decode(stored: &[u16], out: &mut Vec<u16>) {
 mod tests {
     use super::*;
 
+    /// What the generated reader hands over for `dir`: each entry's values read from
+    /// `bytes` at its offset (as far as the bytes go), `Other` for an unknown type code.
+    fn values_of(bytes: &[u8], dir: &[DirEntry]) -> Vec<ColumnData> {
+        dir.iter()
+            .map(|e| {
+                let Some(size) = code_size(e.code) else {
+                    return ColumnData::Other;
+                };
+                let at = e.offset as usize;
+                let n = (e.count as usize).min(bytes.len().saturating_sub(at) / size);
+                let b = &bytes[at.min(bytes.len())..at.min(bytes.len()) + n * size];
+                let w2 = |c: &[u8]| [c[0], c[1]];
+                let w4 = |c: &[u8]| [c[0], c[1], c[2], c[3]];
+                match e.code {
+                    1 => ColumnData::U8(b.to_vec()),
+                    2 => ColumnData::U16(b.chunks(2).map(|c| u16::from_le_bytes(w2(c))).collect()),
+                    3 => ColumnData::I16(b.chunks(2).map(|c| i16::from_le_bytes(w2(c))).collect()),
+                    4 => ColumnData::U32(b.chunks(4).map(|c| u32::from_le_bytes(w4(c))).collect()),
+                    5 => ColumnData::I32(b.chunks(4).map(|c| i32::from_le_bytes(w4(c))).collect()),
+                    _ => ColumnData::F32(b.chunks(4).map(|c| f32::from_le_bytes(w4(c))).collect()),
+                }
+            })
+            .collect()
+    }
+
     #[test]
     fn escape_round_trip_and_first_key_escaped() {
         let mut e = EscapeEncoder::default();
@@ -594,7 +716,7 @@ mod tests {
         b.put::<u16>(1, "c1", &[7983]).unwrap();
         b.put::<i32>(9, "c9", &[]).unwrap();
         assert!(b.put::<u8>(1, "c1", &[1]).is_err());
-        let (dir, data) = b.finish().unwrap();
+        let (dir, data, _) = b.finish().unwrap();
         assert_eq!(dir.len(), 2);
         assert_eq!(dir[0].id, 1);
         assert_eq!(dir[0].offset, 28);
@@ -608,7 +730,7 @@ mod tests {
         }
         bytes.extend_from_slice(&data);
         assert_eq!(bytes.len(), 28 + 4 + 4 + 4);
-        let c = ColumnChunk::new(&bytes, dir.clone()).unwrap();
+        let c = ColumnChunk::new(&bytes, dir.clone(), values_of(&bytes, &dir)).unwrap();
         assert_eq!(c.column::<u16>(1, "c1").unwrap(), vec![7983]);
         assert_eq!(c.column::<u8>(23, "c23").unwrap(), vec![3, 3, 3]);
         assert!(c.column::<u32>(5, "c5").unwrap().is_empty());
@@ -616,18 +738,18 @@ mod tests {
         // unknown type code: skipped
         let mut d2 = dir.clone();
         d2[0].code = 77;
-        let c = ColumnChunk::new(&bytes, d2).unwrap();
+        let c = ColumnChunk::new(&bytes, d2.clone(), values_of(&bytes, &d2)).unwrap();
         assert!(c.column::<u16>(1, "c1").unwrap().is_empty());
         // misaligned, past the end, ids not rising
         let mut d3 = dir.clone();
         d3[1].offset = 30;
-        assert!(ColumnChunk::new(&bytes, d3).is_err());
+        assert!(ColumnChunk::new(&bytes, d3.clone(), values_of(&bytes, &d3)).is_err());
         let mut d4 = dir.clone();
         d4[1].count = 5;
-        assert!(ColumnChunk::new(&bytes, d4).is_err());
+        assert!(ColumnChunk::new(&bytes, d4.clone(), values_of(&bytes, &d4)).is_err());
         let mut d5 = dir;
         d5[1].id = 1;
-        assert!(ColumnChunk::new(&bytes, d5).is_err());
+        assert!(ColumnChunk::new(&bytes, d5.clone(), values_of(&bytes, &d5)).is_err());
     }
 
     #[test]
@@ -638,7 +760,7 @@ mod tests {
         assert!(b.finish().is_err());
         let mut b = ChunkBuilder::new();
         b.put::<u8>(1, "c", &vec![0u8; 16_777_192]).unwrap();
-        let (dir, data) = b.finish().unwrap();
+        let (dir, data, _) = b.finish().unwrap();
         assert_eq!(4 + 12 + data.len(), 16_777_212);
         let _ = dir;
         // the 4 trailing bytes must be zero
@@ -650,9 +772,9 @@ mod tests {
             offset: 16,
             count: 1,
         }];
-        assert!(ColumnChunk::new(&bytes, dir.clone()).is_ok());
+        assert!(ColumnChunk::new(&bytes, dir.clone(), values_of(&bytes, &dir)).is_ok());
         bytes[23] = 1;
-        assert!(ColumnChunk::new(&bytes, dir).is_err());
+        assert!(ColumnChunk::new(&bytes, dir.clone(), values_of(&bytes, &dir)).is_err());
     }
 
     #[test]

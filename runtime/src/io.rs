@@ -505,6 +505,52 @@ pub trait Tracer {
     }
 }
 
+/// The object-safe part of a [`Tracer`], so that a reader of a substream (the processed
+/// bytes of a `process` field) can report to the tracer of the reader it came from through
+/// one concrete type, [`Relay`], whatever that tracer is.
+pub trait DynTracer {
+    /// [`Tracer::enter_at`].
+    fn dyn_enter_at(&mut self, seg: PathSeg, offset: u64, bit_offset: u64);
+    /// [`Tracer::leave_at`].
+    fn dyn_leave_at(&mut self, offset: u64, bit_offset: u64, value: Option<TraceValue>);
+    /// [`Tracer::wants_values`].
+    fn dyn_wants_values(&self) -> bool;
+}
+
+impl<T: Tracer> DynTracer for T {
+    fn dyn_enter_at(&mut self, seg: PathSeg, offset: u64, bit_offset: u64) {
+        self.enter_at(seg, offset, bit_offset);
+    }
+    fn dyn_leave_at(&mut self, offset: u64, bit_offset: u64, value: Option<TraceValue>) {
+        self.leave_at(offset, bit_offset, value);
+    }
+    fn dyn_wants_values(&self) -> bool {
+        self.wants_values()
+    }
+}
+
+/// A tracer that passes every event on to another one ([`ByteReader::relay`]). The events of
+/// a processed substream carry offsets from the start of the processed bytes.
+pub struct Relay<'t>(pub &'t mut dyn DynTracer);
+
+impl Tracer for Relay<'_> {
+    fn enter(&mut self, seg: PathSeg, offset: u64) {
+        self.0.dyn_enter_at(seg, offset, offset * 8);
+    }
+    fn leave(&mut self, offset: u64, value: Option<TraceValue>) {
+        self.0.dyn_leave_at(offset, offset * 8, value);
+    }
+    fn wants_values(&self) -> bool {
+        self.0.dyn_wants_values()
+    }
+    fn enter_at(&mut self, seg: PathSeg, offset: u64, bit_offset: u64) {
+        self.0.dyn_enter_at(seg, offset, bit_offset);
+    }
+    fn leave_at(&mut self, offset: u64, bit_offset: u64, value: Option<TraceValue>) {
+        self.0.dyn_leave_at(offset, bit_offset, value);
+    }
+}
+
 /// The tracer of plain decoding: does nothing, costs nothing.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoTrace;
@@ -690,6 +736,10 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     depth: u16,
     /// Positional instances read so far (bounded, see `crate::positional`).
     pub(crate) inst_reads: u64,
+    /// Bytes read by positional instances so far (bounded, see `crate::positional`).
+    pub(crate) inst_bytes: u64,
+    /// Bytes produced by processed fields so far (bounded, see `crate::positional`).
+    pub(crate) processed: u64,
     /// The tracer told about every field (see [`Tracer`]).
     pub tracer: T,
 }
@@ -697,6 +747,14 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
 /// The deepest nesting of recursive types (a type that holds itself, directly or not) a
 /// reader follows: deeper input is a decode error rather than a stack overflow.
 pub const MAX_RECURSION: u16 = 256;
+
+impl<'a, T: Tracer> ByteReader<'a, T> {
+    /// A tracer for a reader of a substream (processed bytes) that reports to this reader's
+    /// tracer.
+    pub fn relay(&mut self) -> Relay<'_> {
+        Relay(&mut self.tracer)
+    }
+}
 
 impl<'a> ByteReader<'a, NoTrace> {
     /// A reader at the start of `buf` (offset 0), without tracing.
@@ -720,6 +778,8 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             pos_hi: 0,
             depth: 0,
             inst_reads: 0,
+            inst_bytes: 0,
+            processed: 0,
             tracer,
         }
     }

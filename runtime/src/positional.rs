@@ -33,10 +33,30 @@ pub fn instance_budget(input_len: usize) -> u64 {
     1024 + 16 * input_len as u64
 }
 
+/// How many bytes the positional instances of one reader may read in all: 65,536 plus 16 per
+/// byte of the reader's input. Instances that overlap (many entries of a directory pointing
+/// at the same bytes) would otherwise turn a small input into any amount of memory; data whose
+/// instances each read their own bytes reads every byte once. Past the budget the next
+/// instance read is a `Semantic` error.
+pub fn instance_bytes_budget(input_len: usize) -> u64 {
+    65_536 + 16 * input_len as u64
+}
+
+/// How many bytes the processed fields read by one reader may produce in all (the sum of what
+/// every `process` of the reader's input decompresses or transforms to): 65,536 plus 1,032
+/// per byte of the input, zlib's largest ratio. A processed field whose stored bytes are shared
+/// by many positional instances is processed once per instance, so this is the bound that
+/// holds when each alone is within its own limit. Past it the read is a `Semantic` error.
+pub fn processed_budget(input_len: usize) -> u64 {
+    65_536 + 1032 * input_len as u64
+}
+
 /// The reader's state before a positional instance was read, given back to
 /// [`ByteReader::leave_instance`].
 #[derive(Debug, Clone, Copy)]
 pub struct Saved {
+    /// Where the instance started (absolute), to count the bytes it read.
+    at: usize,
     pos: usize,
     start: usize,
     end: usize,
@@ -60,8 +80,8 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     /// Moves to byte `pos` of the stream being read (with `whole`, of the whole input) to read
     /// a positional instance; the reader reads from there up to that stream's end.
     ///
-    /// Errors: `UnexpectedEof` at the wanted offset when `pos` is negative or beyond the end
-    /// of the stream; `Semantic` when positional instances nest deeper than
+    /// Errors: `UnexpectedEof` when `pos` is negative (at the stream's start) or beyond the
+    /// end of the stream (at its end; `needed` is `pos`); `Semantic` when positional instances nest deeper than
     /// [`MAX_INSTANCE_DEPTH`].
     pub fn enter_instance(&mut self, pos: i128, whole: bool) -> Result<Saved, DecodeError> {
         let (start, end) = if whole {
@@ -73,11 +93,10 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         let at = match usize::try_from(pos) {
             Ok(p) if p <= size => start + p,
             _ => {
-                let offset = if pos < 0 {
-                    start as u64
-                } else {
-                    u64::try_from(start as i128 + pos).unwrap_or(u64::MAX)
-                };
+                // The error's offset stays inside the input: the stream's start for a
+                // negative position, its end for one past the end (the message gives the
+                // position wanted).
+                let offset = if pos < 0 { start as u64 } else { end as u64 };
                 return Err(DecodeError::new(
                     offset,
                     DecodeErrorKind::UnexpectedEof {
@@ -95,6 +114,16 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
                 )),
             ));
         }
+        if self.inst_bytes > instance_bytes_budget(self.buf.len()) {
+            return Err(DecodeError::new(
+                at as u64,
+                DecodeErrorKind::Semantic(format!(
+                    "positional instances read more than {} bytes of an input of {} byte(s) (do they overlap?)",
+                    instance_bytes_budget(self.buf.len()),
+                    self.buf.len()
+                )),
+            ));
+        }
         self.inst_reads += 1;
         if self.inst_reads > instance_budget(self.buf.len()) {
             return Err(DecodeError::new(
@@ -108,6 +137,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         }
         self.inst_depth += 1;
         let saved = Saved {
+            at,
             pos: self.pos,
             start: self.start,
             end: self.end,
@@ -122,9 +152,31 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         Ok(saved)
     }
 
+    /// Counts `n` bytes produced by a processed field read at byte `at` against the reader's
+    /// [`processed_budget`].
+    ///
+    /// Errors: `Semantic` at `at` once the processed bytes of this reader pass the budget.
+    pub fn charge_processed(&mut self, n: usize, at: u64) -> Result<(), DecodeError> {
+        self.processed = self.processed.saturating_add(n as u64);
+        if self.processed > processed_budget(self.buf.len()) {
+            return Err(DecodeError::new(
+                at,
+                DecodeErrorKind::Semantic(format!(
+                    "processed fields produced more than {} bytes from an input of {} byte(s) (are stored bytes shared by many instances?)",
+                    processed_budget(self.buf.len()),
+                    self.buf.len()
+                )),
+            ));
+        }
+        Ok(())
+    }
+
     /// Comes back from a positional instance read after [`ByteReader::enter_instance`].
     pub fn leave_instance(&mut self, saved: Saved) {
         self.pos_hi = self.pos_hi.max(self.pos);
+        self.inst_bytes = self
+            .inst_bytes
+            .saturating_add(self.pos.saturating_sub(saved.at) as u64);
         self.inst_depth = self.inst_depth.saturating_sub(1);
         self.pos = saved.pos;
         self.start = saved.start;
@@ -314,7 +366,7 @@ mod tests {
         assert_eq!(r.read_u8().unwrap(), 1, "`_root._io` is the whole input");
         r.leave_instance(s);
         let e = r.enter_instance(5, false).unwrap_err();
-        assert_eq!(e.offset, 6);
+        assert_eq!(e.offset, 5, "at the end of the substream (bytes 1..5)");
         assert!(matches!(e.kind, DecodeErrorKind::UnexpectedEof { .. }));
         assert!(r.enter_instance(-1, false).is_err());
         r.pop_limit_skip(outer).unwrap();

@@ -2,7 +2,7 @@
 
 use super::NamedFile;
 use statepack::formats::cbtrack::matchgen::MatchSpec;
-use statepack::formats::cbtrack::{build_chunk, CbtrackV1, WindowEntry};
+use statepack::formats::cbtrack::{build_chunk, CbtkHead, WindowEntry};
 use statepack_runtime::cbtk_columns::{deflate, ChunkBuilder};
 use statepack_runtime::motion::{Clip, Skeleton};
 
@@ -39,8 +39,8 @@ pub fn fixture_files() -> Vec<NamedFile> {
 }
 
 /// A header for `windows` windows over frames 0..=`last` (window length 1 000).
-fn header(windows: usize, last: u32) -> CbtrackV1 {
-    CbtrackV1 {
+fn header(windows: usize, last: u32) -> CbtkHead {
+    CbtkHead {
         format_version: 1,
         header_size: 96,
         recorder_version: 4,
@@ -74,8 +74,14 @@ fn header(windows: usize, last: u32) -> CbtrackV1 {
             };
             windows
         ],
-        chunks: Vec::new(),
     }
+}
+
+/// The bytes of a header and index.
+fn head_bytes(h: &CbtkHead) -> Vec<u8> {
+    let mut w = statepack_runtime::io::ByteWriter::new();
+    h.write_to(&mut w).expect("a valid header");
+    w.into_bytes()
 }
 
 /// A one-window file whose info, features and main chunk are `info`, `features`, `main`
@@ -97,8 +103,9 @@ fn file(info: &[u8], features: &[u8], main: &[u8]) -> Vec<u8> {
     h.index[0].main_block = b;
     h.index[0].main_len = l;
     (h.info_block, h.info_len) = place(info);
-    h.chunks = area;
-    h.encode().expect("a valid layout")
+    let mut out = head_bytes(&h);
+    out.extend_from_slice(&area);
+    out
 }
 
 fn empty_chunk() -> Vec<u8> {
@@ -116,10 +123,10 @@ fn chunk_with(f: impl FnOnce(&mut ChunkBuilder)) -> Vec<u8> {
 /// per byte, compressed 1000 to 1 by zlib).
 pub fn bombs() -> Vec<NamedFile> {
     let mut out = Vec::new();
-    let mut h = header(0, 0).encode().unwrap();
+    let mut h = head_bytes(&header(0, 0));
     h[24..28].copy_from_slice(&16_777_215u32.to_le_bytes());
     out.push(("16,777,215 windows in a 96-byte header".into(), h));
-    let mut h = header(1, 10).encode().unwrap();
+    let mut h = head_bytes(&header(1, 10));
     h[6..8].copy_from_slice(&65535u16.to_le_bytes());
     out.push(("header size 65,535 over 112 bytes".into(), h));
     // a directory claiming u32::MAX columns
@@ -150,9 +157,10 @@ pub fn bombs() -> Vec<NamedFile> {
             }),
         ),
     ));
-    // many windows pointing at one chunk
+    // many windows pointing at one chunk that inflates to 1 MB (the schema's root type reads
+    // a chunk once per instance: the reader's processed budget stops it)
     let mut h = header(4000, 3_999_000);
-    let main = chunk_with(|_| {});
+    let main = chunk_with(|b| b.put::<u8>(200, "unknown", &vec![0; 1_000_000]).unwrap());
     let head = 96 + 16 * h.index.len();
     let mut area = vec![0u8; (64 - head % 64) % 64];
     let block = ((head + area.len()) / 64) as u32;
@@ -165,10 +173,25 @@ pub fn bombs() -> Vec<NamedFile> {
     h.info_len = main.len() as u32;
     h.features_block = block;
     h.features_len = main.len() as u32;
-    h.chunks = area;
+    let mut bytes = head_bytes(&h);
+    bytes.extend_from_slice(&area);
+    out.push(("4,000 windows sharing one chunk".into(), bytes));
+    // 10,000 directory entries over the same 1 MB column: each entry reads its column
+    // through a positional instance, so without the reader's instance-bytes budget this is
+    // 10 GB of values from a few kilobytes
+    let entries = 10_000u32;
+    let dir_end = 4 + 12 * entries;
+    let mut body = entries.to_le_bytes().to_vec();
+    for id in 0..entries {
+        body.extend_from_slice(&(id as u16 + 1).to_le_bytes());
+        body.extend_from_slice(&1u16.to_le_bytes());
+        body.extend_from_slice(&dir_end.to_le_bytes());
+        body.extend_from_slice(&1_000_000u32.to_le_bytes());
+    }
+    body.extend(std::iter::repeat_n(0u8, 1_000_004));
     out.push((
-        "4,000 windows sharing one chunk".into(),
-        h.encode().unwrap(),
+        "10,000 directory entries over one 1 MB column".into(),
+        file(&empty_chunk(), &empty_chunk(), &deflate(&body, 9)),
     ));
     // the largest valid decodes per byte: one feature per byte of a u8 column, one team per
     // byte of the team id column, one terrain-free window of one unit

@@ -131,10 +131,14 @@ impl Adversarial {
                         Ok(__s) => {
                             __stored_body = ::std::option::Option::Some(__s.to_vec());
                             ::statepack_runtime::io::unprocess(
-                                ::statepack_runtime::io::Processor::Zlib,
-                                __s,
-                                __at,
-                            )
+                                    ::statepack_runtime::io::Processor::Zlib,
+                                    __s,
+                                    __at,
+                                )
+                                .and_then(|__d| {
+                                    __r.charge_processed(__d.len(), __at)?;
+                                    Ok(__d)
+                                })
                         }
                         Err(e) => Err(e),
                     }
@@ -188,12 +192,12 @@ impl Adversarial {
         let node: ::std::option::Option<::std::boxed::Box<Node>> = if (node_ofs as i128)
             != 65535_i128
         {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("node"));
             Some({
                 let __p: i128 = node_ofs as i128;
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("node"))?;
+                __r.enter(::statepack_runtime::io::PathSeg::Field("node"));
                 let __pv = {
                     let __v: ::std::boxed::Box<Node> = {
                         Node::read_from(__r).map(::std::boxed::Box::new)
@@ -682,12 +686,12 @@ impl Node {
         let next: ::std::option::Option<::std::boxed::Box<Node>> = if (next_ofs as i128)
             != 0_i128
         {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("next"));
             Some({
                 let __p: i128 = next_ofs as i128;
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("next"))?;
+                __r.enter(::statepack_runtime::io::PathSeg::Field("next"));
                 let __pv = {
                     let __v: ::std::boxed::Box<Node> = {
                         __r.enter_recursion()

@@ -76,10 +76,14 @@ impl CustomProcess {
                             let __proc = super::AddKey::new(key as i128, true);
                             __stored_shifted = ::std::option::Option::Some(__s.to_vec());
                             ::statepack_runtime::process::unprocess_custom(
-                                &__proc,
-                                __s,
-                                __at,
-                            )
+                                    &__proc,
+                                    __s,
+                                    __at,
+                                )
+                                .and_then(|__d| {
+                                    __r.charge_processed(__d.len(), __at)?;
+                                    Ok(__d)
+                                })
                         }
                         Err(e) => Err(e),
                     }
@@ -100,10 +104,14 @@ impl CustomProcess {
                             let __proc = super::codecs::Framed::new();
                             __stored_framed = ::std::option::Option::Some(__s.to_vec());
                             ::statepack_runtime::process::unprocess_custom(
-                                &__proc,
-                                __s,
-                                __at,
-                            )
+                                    &__proc,
+                                    __s,
+                                    __at,
+                                )
+                                .and_then(|__d| {
+                                    __r.charge_processed(__d.len(), __at)?;
+                                    Ok(__d)
+                                })
                         }
                         Err(e) => Err(e),
                     }

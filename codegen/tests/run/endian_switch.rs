@@ -498,12 +498,12 @@ impl DocBody {
             __r.leave::<()>(None);
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("at_two"));
         let at_two: u16 = {
             let __p: i128 = 2_i128;
             let __saved = __r
                 .enter_instance(__p, false)
                 .map_err(|e| e.in_field("at_two"))?;
+            __r.enter(::statepack_runtime::io::PathSeg::Field("at_two"));
             let __pv = {
                 let __v: u16 = {
                     if __is_le { __r.read_u16le() } else { __r.read_u16be() }

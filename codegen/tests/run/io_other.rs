@@ -80,15 +80,30 @@ impl IoOther {
                                                     __at,
                                                 )
                                                 .and_then(|__d| {
-                                                    let mut __sub = ::statepack_runtime::io::ByteReader::new(
-                                                        &__d,
-                                                    );
-                                                    #[allow(unused_mut)]
-                                                    let mut __v = Block::read_from(&mut __sub)?;
-                                                    {
-                                                        __v.__unread_pad = __sub.align_to_byte_keep();
-                                                        __v.__unread = __sub.take_rest().to_vec();
-                                                        Ok(__v)
+                                                    __r.charge_processed(__d.len(), __at)?;
+                                                    if <T as ::statepack_runtime::io::Tracer>::SILENT {
+                                                        let mut __sub = ::statepack_runtime::io::ByteReader::new(
+                                                            &__d,
+                                                        );
+                                                        #[allow(unused_mut)]
+                                                        let mut __v = Block::read_from(&mut __sub)?;
+                                                        {
+                                                            __v.__unread_pad = __sub.align_to_byte_keep();
+                                                            __v.__unread = __sub.take_rest().to_vec();
+                                                            Ok(__v)
+                                                        }
+                                                    } else {
+                                                        let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                            &__d,
+                                                            __r.relay(),
+                                                        );
+                                                        #[allow(unused_mut)]
+                                                        let mut __v = Block::read_from(&mut __sub)?;
+                                                        {
+                                                            __v.__unread_pad = __sub.align_to_byte_keep();
+                                                            __v.__unread = __sub.take_rest().to_vec();
+                                                            Ok(__v)
+                                                        }
                                                     }
                                                 })
                                         }

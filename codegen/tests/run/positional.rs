@@ -72,12 +72,12 @@ impl Positional {
             __r.leave(Some(&__v));
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("header"));
         let header: ::std::boxed::Box<HeaderObj> = {
             let __p: i128 = 12_i128;
             let __saved = __r
                 .enter_instance(__p, false)
                 .map_err(|e| e.in_field("header"))?;
+            __r.enter(::statepack_runtime::io::PathSeg::Field("header"));
             let __pv = {
                 let __v: ::std::boxed::Box<HeaderObj> = {
                     HeaderObj::read_from(__r).map(::std::boxed::Box::new)
@@ -128,12 +128,12 @@ impl Positional {
             __r.leave::<()>(None);
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("name"));
         let name: ::std::string::String = {
             let __p: i128 = ofs_name as i128;
             let __saved = __r
                 .enter_instance(__p, false)
                 .map_err(|e| e.in_field("name"))?;
+            __r.enter(::statepack_runtime::io::PathSeg::Field("name"));
             let __pv = {
                 let __v: ::std::string::String = {
                     {
@@ -154,13 +154,13 @@ impl Positional {
             __pv
         };
         let mut __pos_tail_word: i128 = 0;
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tail_word"));
         let tail_word: u16 = {
             let __p: i128 = __r.io_size().wrapping_sub(2_i128);
             __pos_tail_word = __p;
             let __saved = __r
                 .enter_instance(__p, false)
                 .map_err(|e| e.in_field("tail_word"))?;
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tail_word"));
             let __pv = {
                 let __v: u16 = { __r.read_u16le() }
                     .map_err(|e| e.in_field("tail_word"))?;
@@ -171,12 +171,12 @@ impl Positional {
             __pv
         };
         let never: ::std::option::Option<u8> = if (ofs_name as i128) == 255_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("never"));
             Some({
                 let __p: i128 = 100000_i128;
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("never"))?;
+                __r.enter(::statepack_runtime::io::PathSeg::Field("never"));
                 let __pv = {
                     let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("never"))?;
                     __r.leave(Some(&__v));
@@ -764,12 +764,12 @@ impl Block {
         } else {
             None
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("inner"));
         let inner: u16 = {
             let __p: i128 = 4_i128;
             let __saved = __r
                 .enter_instance(__p, false)
                 .map_err(|e| e.in_field("inner"))?;
+            __r.enter(::statepack_runtime::io::PathSeg::Field("inner"));
             let __pv = {
                 let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("inner"))?;
                 __r.leave(Some(&__v));

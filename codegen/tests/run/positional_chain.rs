@@ -266,12 +266,12 @@ impl Node {
         let next: ::std::option::Option<::std::boxed::Box<Node>> = if (next_at as i128)
             != 0_i128
         {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("next"));
             Some({
                 let __p: i128 = next_at as i128;
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("next"))?;
+                __r.enter(::statepack_runtime::io::PathSeg::Field("next"));
                 let __pv = {
                     let __v: ::std::boxed::Box<Node> = {
                         __r.enter_recursion()

@@ -84,10 +84,14 @@ impl Processed {
                         Ok(__s) => {
                             __stored_packed = ::std::option::Option::Some(__s.to_vec());
                             ::statepack_runtime::io::unprocess(
-                                ::statepack_runtime::io::Processor::Zlib,
-                                __s,
-                                __at,
-                            )
+                                    ::statepack_runtime::io::Processor::Zlib,
+                                    __s,
+                                    __at,
+                                )
+                                .and_then(|__d| {
+                                    __r.charge_processed(__d.len(), __at)?;
+                                    Ok(__d)
+                                })
                         }
                         Err(e) => Err(e),
                     }
@@ -119,15 +123,30 @@ impl Processed {
                                     __at,
                                 )
                                 .and_then(|__d| {
-                                    let mut __sub = ::statepack_runtime::io::ByteReader::new(
-                                        &__d,
-                                    );
-                                    #[allow(unused_mut)]
-                                    let mut __v = Point::read_from(&mut __sub)?;
-                                    {
-                                        __v.__unread_pad = __sub.align_to_byte_keep();
-                                        __v.__unread = __sub.take_rest().to_vec();
-                                        Ok(__v)
+                                    __r.charge_processed(__d.len(), __at)?;
+                                    if <T as ::statepack_runtime::io::Tracer>::SILENT {
+                                        let mut __sub = ::statepack_runtime::io::ByteReader::new(
+                                            &__d,
+                                        );
+                                        #[allow(unused_mut)]
+                                        let mut __v = Point::read_from(&mut __sub)?;
+                                        {
+                                            __v.__unread_pad = __sub.align_to_byte_keep();
+                                            __v.__unread = __sub.take_rest().to_vec();
+                                            Ok(__v)
+                                        }
+                                    } else {
+                                        let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                            &__d,
+                                            __r.relay(),
+                                        );
+                                        #[allow(unused_mut)]
+                                        let mut __v = Point::read_from(&mut __sub)?;
+                                        {
+                                            __v.__unread_pad = __sub.align_to_byte_keep();
+                                            __v.__unread = __sub.take_rest().to_vec();
+                                            Ok(__v)
+                                        }
                                     }
                                 })
                         }
@@ -149,10 +168,14 @@ impl Processed {
                         Ok(__s) => {
                             __stored_spun = ::std::option::Option::Some(__s.to_vec());
                             ::statepack_runtime::io::unprocess(
-                                ::statepack_runtime::io::Processor::Rol(3_i128),
-                                __s,
-                                __at,
-                            )
+                                    ::statepack_runtime::io::Processor::Rol(3_i128),
+                                    __s,
+                                    __at,
+                                )
+                                .and_then(|__d| {
+                                    __r.charge_processed(__d.len(), __at)?;
+                                    Ok(__d)
+                                })
                         }
                         Err(e) => Err(e),
                     }

@@ -81,15 +81,30 @@ impl ProcessedPositional {
                                     __at,
                                 )
                                 .and_then(|__d| {
-                                    let mut __sub = ::statepack_runtime::io::ByteReader::new(
-                                        &__d,
-                                    );
-                                    #[allow(unused_mut)]
-                                    let mut __v = Chunk::read_from(&mut __sub)?;
-                                    {
-                                        __v.__unread_pad = __sub.align_to_byte_keep();
-                                        __v.__unread = __sub.take_rest().to_vec();
-                                        Ok(__v)
+                                    __r.charge_processed(__d.len(), __at)?;
+                                    if <T as ::statepack_runtime::io::Tracer>::SILENT {
+                                        let mut __sub = ::statepack_runtime::io::ByteReader::new(
+                                            &__d,
+                                        );
+                                        #[allow(unused_mut)]
+                                        let mut __v = Chunk::read_from(&mut __sub)?;
+                                        {
+                                            __v.__unread_pad = __sub.align_to_byte_keep();
+                                            __v.__unread = __sub.take_rest().to_vec();
+                                            Ok(__v)
+                                        }
+                                    } else {
+                                        let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                            &__d,
+                                            __r.relay(),
+                                        );
+                                        #[allow(unused_mut)]
+                                        let mut __v = Chunk::read_from(&mut __sub)?;
+                                        {
+                                            __v.__unread_pad = __sub.align_to_byte_keep();
+                                            __v.__unread = __sub.take_rest().to_vec();
+                                            Ok(__v)
+                                        }
                                     }
                                 })
                         }
@@ -334,12 +349,12 @@ impl Chunk {
             __r.leave(Some(&__v));
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("at_ofs"));
         let at_ofs: u8 = {
             let __p: i128 = ofs as i128;
             let __saved = __r
                 .enter_instance(__p, false)
                 .map_err(|e| e.in_field("at_ofs"))?;
+            __r.enter(::statepack_runtime::io::PathSeg::Field("at_ofs"));
             let __pv = {
                 let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("at_ofs"))?;
                 __r.leave(Some(&__v));

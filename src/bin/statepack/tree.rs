@@ -1,6 +1,7 @@
 //! `inspect`'s tree, printed while the file is read: one line per field or list element with
 //! its byte range (`start..end size B`), its name indented by depth, and its value for
-//! leaves; bit fields add their bit range. A list shows its first `max_items` elements and a
+//! leaves. A bit field shows the bytes it touches, its size in bits (`3 b`) and its bit range
+//! (`(bits 122..125)`), never an empty byte range. A list shows its first `max_items` elements and a
 //! count of the rest, a byte run its first `max_items` bytes, a string its first
 //! 16 × `max_items` characters (0 shows everything).
 //!
@@ -51,14 +52,18 @@ pub fn line(
         Some(v) => format!(" = {v}"),
         None => String::new(),
     };
-    let bits = if start_bit != start * 8 || end_bit != end * 8 {
-        format!("  (bits {start_bit}..{end_bit}, {} b)", end_bit - start_bit)
-    } else {
-        String::new()
-    };
+    if start_bit != start * 8 || end_bit != end * 8 {
+        // A bit field: the bytes it touches, its size in bits (`b`) and its bit range.
+        let (first, last) = (start_bit / 8, end_bit.div_ceil(8).max(start_bit / 8));
+        return writeln!(
+            out,
+            "{first:>8}..{last:<8} {:>6} b  {indent}{name}{value}  (bits {start_bit}..{end_bit})",
+            end_bit - start_bit
+        );
+    }
     writeln!(
         out,
-        "{start:>8}..{end:<8} {:>6} B  {indent}{name}{value}{bits}",
+        "{start:>8}..{end:<8} {:>6} B  {indent}{name}{value}",
         end - start
     )
 }

@@ -17,7 +17,7 @@ use crate::generated::cbtrack_v1 as raw;
 use glam::{DQuat, DVec3};
 use serde::{Deserialize, Serialize};
 use statepack_runtime::cbtk_columns::{
-    self, time_decode, wrap_decode, ColumnChunk, DirEntry, EscapeDecoder, LUA_MAX,
+    self, time_decode, wrap_decode, ColumnChunk, ColumnData, DirEntry, EscapeDecoder, LUA_MAX,
 };
 use statepack_runtime::curve::{hermite, hermite_velocity, nlerp_d};
 use statepack_runtime::io::{
@@ -40,7 +40,7 @@ pub use registry::*;
 pub use sampling::*;
 pub use track::*;
 
-pub use raw::{CbtrackV1, WindowEntry};
+pub use raw::{CbtkHead, CbtrackV1, WindowEntry};
 
 /// The four bytes every CBTK file starts with.
 pub const MAGIC: &[u8; 4] = b"CBTK";

@@ -81,7 +81,8 @@ pub fn worked_example_file() -> Vec<u8> {
 ///
 /// Errors: the input is not a track, or the header would pass 65,535 bytes.
 pub fn with_header_extra(bytes: &[u8], blocks: u32, fill: u8) -> Result<Vec<u8>, String> {
-    let mut raw = CbtrackV1::decode(bytes).map_err(|e| e.to_string())?;
+    let mut raw = Track::open(bytes).map_err(|e| e.to_string())?.raw;
+    let old_head = raw.encoded_len();
     let extra = 64 * blocks as usize;
     raw.header_size = u16::try_from(raw.header_size as usize + extra)
         .map_err(|_| "header over 65,535 bytes".to_string())?;
@@ -94,7 +95,11 @@ pub fn with_header_extra(bytes: &[u8], blocks: u32, fill: u8) -> Result<Vec<u8>,
             e.terrain_block += blocks;
         }
     }
-    raw.encode().map_err(|e| e.to_string())
+    let mut w = ByteWriter::with_capacity(raw.encoded_len());
+    raw.write_to(&mut w).map_err(|e| e.to_string())?;
+    let mut out = w.into_bytes();
+    out.extend_from_slice(&bytes[old_head..]);
+    Ok(out)
 }
 
 /// The registry entry.

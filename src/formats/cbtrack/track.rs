@@ -16,10 +16,16 @@ pub enum ChunkKind {
 }
 
 /// An opened track: the raw header and index, and the bytes chunks are read from.
+///
+/// The schema's root type [`CbtrackV1`] reads every chunk of the file (its positional
+/// instances `info`, `features` and `windows[k].main` / `.terrain`), which is what
+/// `statepack decode` and `inspect` show. A track opened here reads only the schema's
+/// `cbtk_head` (header and index) and reads a chunk when asked, with the same generated
+/// [`raw::ChunkBody`] reader, so a seek touches one window.
 #[derive(Debug, Clone)]
 pub struct Track<'a> {
-    /// The raw layer (header fields, index, chunk area).
-    pub raw: CbtrackV1,
+    /// The raw header and index (the schema's `head`; error paths start with `head.`).
+    pub raw: CbtkHead,
     bytes: &'a [u8],
     chunk_area: usize,
 }
@@ -32,10 +38,11 @@ impl<'a> Track<'a> {
     ///
     /// Errors: [`DecodeError`] with the field path and byte offset.
     pub fn open(bytes: &'a [u8]) -> Result<Self, DecodeError> {
-        let raw = CbtrackV1::decode(bytes)?;
+        let raw =
+            CbtkHead::read_from(&mut ByteReader::new(bytes)).map_err(|e| e.in_field("head"))?;
         if raw.last_frame < raw.first_frame {
             return Err(semantic(
-                fpath(&[PathSeg::Field("last_frame")]),
+                fpath(&[PathSeg::Field("head"), PathSeg::Field("last_frame")]),
                 16,
                 format!(
                     "last frame {} is before the first frame {}",
@@ -46,7 +53,7 @@ impl<'a> Track<'a> {
         let want = windows_for(raw.first_frame, raw.last_frame, raw.window_length);
         if raw.index.len() as u64 != want {
             return Err(semantic(
-                fpath(&[PathSeg::Field("num_windows")]),
+                fpath(&[PathSeg::Field("head"), PathSeg::Field("num_windows")]),
                 24,
                 format!(
                     "{} windows stated, the frame span {}..={} in windows of {} needs {want}",
@@ -59,7 +66,7 @@ impl<'a> Track<'a> {
         }
         if raw.position_shift > 24 || raw.velocity_shift > 24 {
             return Err(semantic(
-                fpath(&[PathSeg::Field("position_shift")]),
+                fpath(&[PathSeg::Field("head"), PathSeg::Field("position_shift")]),
                 32,
                 "a shift above 24 leaves no whole step a reader can hold",
             ));
@@ -134,7 +141,7 @@ impl<'a> Track<'a> {
         self.inflate(
             self.raw.info_block,
             self.raw.info_len,
-            fpath(&[PathSeg::Field("info_block")]),
+            fpath(&[PathSeg::Field("head"), PathSeg::Field("info_block")]),
             36,
         )
     }
@@ -156,7 +163,7 @@ impl<'a> Track<'a> {
         let b = self.inflate(
             self.raw.features_block,
             self.raw.features_len,
-            fpath(&[PathSeg::Field("features_block")]),
+            fpath(&[PathSeg::Field("head"), PathSeg::Field("features_block")]),
             44,
         )?;
         let c = parse_chunk(&b).map_err(|e| in_chunk(e, "features"))?;
@@ -168,6 +175,7 @@ impl<'a> Track<'a> {
 
     fn index_path(k: usize, field: &'static str) -> FieldPath {
         fpath(&[
+            PathSeg::Field("head"),
             PathSeg::Field("index"),
             PathSeg::Index(k),
             PathSeg::Field(field),
@@ -195,7 +203,7 @@ impl<'a> Track<'a> {
     fn window_entry(&self, k: usize) -> Result<&WindowEntry, DecodeError> {
         self.raw.index.get(k).ok_or_else(|| {
             semantic(
-                fpath(&[PathSeg::Field("index")]),
+                fpath(&[PathSeg::Field("head"), PathSeg::Field("index")]),
                 self.index_at(k),
                 format!("window {k} does not exist ({} windows)", self.num_windows()),
             )
@@ -253,18 +261,18 @@ impl<'a> Track<'a> {
 
 /// Every chunk lies in the chunk area and no two chunks share a byte: each is its own zlib
 /// stream (so each stored byte is inflated once).
-fn check_chunk_ranges(raw: &CbtrackV1, area: u64, len: u64) -> Result<(), DecodeError> {
+fn check_chunk_ranges(raw: &CbtkHead, area: u64, len: u64) -> Result<(), DecodeError> {
     let mut r: Vec<(u64, u64, FieldPath, u64)> = Vec::with_capacity(2 + 2 * raw.index.len());
     r.push((
         raw.info_block as u64 * 64,
         raw.info_len as u64,
-        fpath(&[PathSeg::Field("info_block")]),
+        fpath(&[PathSeg::Field("head"), PathSeg::Field("info_block")]),
         36,
     ));
     r.push((
         raw.features_block as u64 * 64,
         raw.features_len as u64,
-        fpath(&[PathSeg::Field("features_block")]),
+        fpath(&[PathSeg::Field("head"), PathSeg::Field("features_block")]),
         44,
     ));
     for (k, e) in raw.index.iter().enumerate() {
@@ -292,6 +300,21 @@ fn check_chunk_ranges(raw: &CbtrackV1, area: u64, len: u64) -> Result<(), Decode
                 format!(
                     "chunk {start}..{} is empty or outside the chunk area {area}..{len}",
                     start + n
+                ),
+            ));
+        }
+    }
+    // The file ends with its furthest chunk, as the schema's root type reads it (bytes
+    // after it belong to no chunk and would be lost on a rewrite).
+    if let Some((start, n, path, at)) = r.iter().max_by_key(|(start, n, _, _)| start + n) {
+        let furthest = start + n;
+        if furthest < len {
+            return Err(semantic(
+                path.clone(),
+                *at,
+                format!(
+                    "the last chunk ({start}..{furthest}) ends {} byte(s) before the end of the file; nothing may follow it",
+                    len - furthest
                 ),
             ));
         }
@@ -325,47 +348,103 @@ pub fn windows_for(first: u32, last: u32, len: u32) -> u64 {
     span.div_ceil(len.max(1) as u64).max(1)
 }
 
-/// Parses a decompressed chunk's directory with the generated raw layer and checks it.
+/// Reads a decompressed chunk with the generated raw layer (the directory, and through each
+/// entry's positional instances the values of its column) and checks it.
 ///
-/// Errors: the directory does not fit the bytes, or a rule of `ColumnChunk::new` is broken.
+/// Errors: the directory or a column does not fit the bytes (the generated reader's error,
+/// under `directory`), or a rule of `ColumnChunk::new` is broken.
 pub fn parse_chunk(bytes: &[u8]) -> Result<ColumnChunk<'_>, DecodeError> {
     let mut r = ByteReader::new(bytes);
     let dir = raw::ColumnDirectory::read_from(&mut r).map_err(|e| e.in_field("directory"))?;
-    let entries = dir
-        .columns
-        .iter()
-        .map(|c| DirEntry {
+    let mut entries = Vec::with_capacity(dir.columns.len());
+    let mut values = Vec::with_capacity(dir.columns.len());
+    for c in dir.columns {
+        entries.push(DirEntry {
             id: c.id,
             code: c.type_code,
             offset: c.offset,
             count: c.count,
-        })
-        .collect();
-    ColumnChunk::new(bytes, entries)
+        });
+        values.push(column_data(c));
+    }
+    ColumnChunk::new(bytes, entries, values)
 }
 
-/// Lays out a chunk body (directory, data, 4 zero bytes) from a builder through the raw layer.
+/// The values the generated reader read for one directory entry (at most one of its
+/// `*_values` instances is present: the one its type code selects).
+fn column_data(c: raw::ColumnEntry) -> ColumnData {
+    use ColumnData as D;
+    match c {
+        raw::ColumnEntry {
+            u1_values: Some(v), ..
+        } => D::U8(v),
+        raw::ColumnEntry {
+            u2_values: Some(v), ..
+        } => D::U16(v),
+        raw::ColumnEntry {
+            s2_values: Some(v), ..
+        } => D::I16(v),
+        raw::ColumnEntry {
+            u4_values: Some(v), ..
+        } => D::U32(v),
+        raw::ColumnEntry {
+            s4_values: Some(v), ..
+        } => D::I32(v),
+        raw::ColumnEntry {
+            f4_values: Some(v), ..
+        } => D::F32(v),
+        _ => D::Other,
+    }
+}
+
+/// Lays out a chunk body (directory, data, 4 zero bytes) from a builder: the builder places
+/// the columns (4-byte aligned, in rising order of id) and the generated writer writes the
+/// directory and each column's values at its offset, checking them against those bytes.
 ///
 /// Errors: the chunk would pass 16,777,215 bytes.
 pub fn build_chunk(b: cbtk_columns::ChunkBuilder) -> Result<Vec<u8>, EncodeError> {
-    let (entries, data) = b.finish()?;
+    let (entries, data, values) = b.finish()?;
     let body = raw::ChunkBody {
         directory: raw::ColumnDirectory {
             columns: entries
                 .iter()
-                .map(|e| raw::ColumnEntry {
-                    id: e.id,
-                    type_code: e.code,
-                    offset: e.offset,
-                    count: e.count,
-                })
+                .zip(values)
+                .map(|(e, v)| column_entry(e, v))
                 .collect(),
         },
-        data,
+        __unread: data,
+        __unread_pad: 0,
     };
     let mut w = ByteWriter::with_capacity(body.encoded_len());
     body.write_to(&mut w)?;
+    w.lay_out_positional(&[])?;
     Ok(w.into_bytes())
+}
+
+/// A directory entry with its values, as the generated writer takes it.
+fn column_entry(e: &DirEntry, v: ColumnData) -> raw::ColumnEntry {
+    let mut c = raw::ColumnEntry {
+        id: e.id,
+        type_code: e.code,
+        offset: e.offset,
+        count: e.count,
+        u1_values: None,
+        u2_values: None,
+        s2_values: None,
+        u4_values: None,
+        s4_values: None,
+        f4_values: None,
+    };
+    match v {
+        ColumnData::U8(v) => c.u1_values = Some(v),
+        ColumnData::U16(v) => c.u2_values = Some(v),
+        ColumnData::I16(v) => c.s2_values = Some(v),
+        ColumnData::U32(v) => c.u4_values = Some(v),
+        ColumnData::I32(v) => c.s4_values = Some(v),
+        ColumnData::F32(v) => c.f4_values = Some(v),
+        ColumnData::Other => {}
+    }
+    c
 }
 
 /// The header's values with their units.
@@ -409,7 +488,7 @@ pub struct Header {
 
 impl Header {
     /// The values of a raw header.
-    pub fn from_raw(r: &CbtrackV1) -> Self {
+    pub fn from_raw(r: &CbtkHead) -> Self {
         let mut game_id = [0; 16];
         let n = r.game_id.len().min(16);
         game_id[..n].copy_from_slice(&r.game_id[..n]);

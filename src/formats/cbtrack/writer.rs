@@ -284,7 +284,7 @@ impl<'w, W: Write + Seek> FileWriter<'w, W> {
             }
         }
         let p = &self.params;
-        let raw = CbtrackV1 {
+        let raw = CbtkHead {
             format_version: 1,
             header_size: HEADER_SIZE as u16,
             recorder_version: p.recorder_version,
@@ -310,9 +310,10 @@ impl<'w, W: Write + Seek> FileWriter<'w, W> {
             reserved: vec![0; 8],
             header_extra: Vec::new(),
             index: self.index,
-            chunks: Vec::new(),
         };
-        let head = raw.encode()?;
+        let mut w = ByteWriter::with_capacity(raw.encoded_len());
+        raw.write_to(&mut w).map_err(|e| e.in_field("head"))?;
+        let head = w.into_bytes();
         self.out.seek(SeekFrom::Start(0))?;
         self.out.write_all(&head)?;
         self.out.seek(SeekFrom::Start(self.pos))?;
