@@ -221,7 +221,8 @@ impl CbtrackV1 {
                         .check_count(head.index.len() as i128, Window::MIN_LEN)
                         .map_err(|e| e.in_field("windows"))?;
                     let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    for __i in 0..__n {
+                    while __list.len() < __n {
+                        let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                         __list
                             .push({
@@ -745,14 +746,9 @@ impl CbtkHead {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
         let magic: () = {
             let __v: () = { __r.expect(b"CBTK") }.map_err(|e| e.in_field("magic"))?;
@@ -828,8 +824,35 @@ impl CbtkHead {
                 );
             }
             ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
+            __r.enter(::statepack_runtime::io::PathSeg::Field("recorder_version"));
+            let recorder_version: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("recorder_version"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("frames_per_second"));
+            let frames_per_second: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("frames_per_second"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("first_frame"));
+            let first_frame: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("first_frame"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("last_frame"));
+            let last_frame: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("last_frame"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (recorder_version, frames_per_second, first_frame, last_frame)
         };
         let __rule_window_length: &'static str = "must be in 1..=65535";
         __r.enter(::statepack_runtime::io::PathSeg::Field("window_length"));
@@ -872,8 +895,35 @@ impl CbtkHead {
                 break 'run (num_windows, tolerance, position_shift, velocity_shift);
             }
             ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_windows"));
+            let num_windows: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("num_windows"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tolerance"));
+            let tolerance: f32 = {
+                let __v: f32 = { __r.read_f32le() }
+                    .map_err(|e| e.in_field("tolerance"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("position_shift"));
+            let position_shift: u8 = {
+                let __v: u8 = { __r.read_u8() }
+                    .map_err(|e| e.in_field("position_shift"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("velocity_shift"));
+            let velocity_shift: u8 = {
+                let __v: u8 = { __r.read_u8() }
+                    .map_err(|e| e.in_field("velocity_shift"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (num_windows, tolerance, position_shift, velocity_shift)
         };
         let __rule_rotation_bits: &'static str = "must be in 8..=16";
         __r.enter(::statepack_runtime::io::PathSeg::Field("rotation_bits"));
@@ -952,425 +1002,62 @@ impl CbtkHead {
                 );
             }
             ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("game_id"));
-        let game_id: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized(16_i128).map(|b| b.to_vec())
-            }
-                .map_err(|e| e.in_field("game_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let (resource_tolerance, resource_fraction): (f32, f32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
-                    break 'fast;
-                };
-                let resource_tolerance = f32::from_le_bytes([
-                    __b[0],
-                    __b[1],
-                    __b[2],
-                    __b[3],
-                ]);
-                let resource_fraction = f32::from_le_bytes([
-                    __b[4],
-                    __b[5],
-                    __b[6],
-                    __b[7],
-                ]);
-                break 'run (resource_tolerance, resource_fraction);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("reserved"));
-        let reserved: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = { __r.take_sized(8_i128).map(|b| b.to_vec()) }
-                .map_err(|e| e.in_field("reserved"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("header_extra"));
-        let header_extra: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized((header_size as i128).wrapping_sub(96_i128))
-                    .map(|b| b.to_vec())
-            }
-                .map_err(|e| e.in_field("header_extra"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("index"));
-        let index: ::std::vec::Vec<WindowEntry> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_windows as i128, WindowEntry::MIN_LEN)
-                    .map_err(|e| e.in_field("index"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    WindowEntry::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("index"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
+            __r.enter(::statepack_runtime::io::PathSeg::Field("sample_interval"));
+            let sample_interval: u8 = {
+                let __v: u8 = { __r.read_u8() }
+                    .map_err(|e| e.in_field("sample_interval"))?;
+                __r.leave(Some(&__v));
+                __v
             };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("chunks"));
-        let chunks: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                Ok::<_, ::statepack_runtime::io::DecodeError>(__r.take_rest().to_vec())
-            }
-                .map_err(|e| e.in_field("chunks"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self {
-            format_version,
-            header_size,
-            recorder_version,
-            frames_per_second,
-            first_frame,
-            last_frame,
-            window_length,
-            tolerance,
-            position_shift,
-            velocity_shift,
-            rotation_bits,
-            sample_interval,
-            info_block,
-            info_len,
-            features_block,
-            features_len,
-            num_units,
-            num_projectiles,
-            num_features,
-            game_id,
-            resource_tolerance,
-            resource_fraction,
-            reserved,
-            header_extra,
-            index,
-            chunks,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline(always)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
-        let __mark = __r.mark();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
-        let magic: () = {
-            let __v: () = { __r.expect(b"CBTK") }.map_err(|e| e.in_field("magic"))?;
-            __r.leave(Some(b"CBTK"));
-            __v
-        };
-        let __rule_format_version: &'static str = "must equal 1";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("format_version"));
-        let format_version: u16 = {
-            let __el_at = __r.offset();
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("format_version"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) != 1_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_format_version,
-                                },
-                            )
-                            .in_field("format_version"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let __rule_header_size: &'static str = "must be at least 96";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("header_size"));
-        let header_size: u16 = {
-            let __el_at = __r.offset();
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("header_size"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) < 96_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_header_size,
-                                },
-                            )
-                            .in_field("header_size"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let (
-            recorder_version,
-            frames_per_second,
-            first_frame,
-            last_frame,
-        ): (u16, u16, u32, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
-                    break 'fast;
-                };
-                let recorder_version = u16::from_le_bytes([__b[0], __b[1]]);
-                let frames_per_second = u16::from_le_bytes([__b[2], __b[3]]);
-                let first_frame = u32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                let last_frame = u32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
-                break 'run (
-                    recorder_version,
-                    frames_per_second,
-                    first_frame,
-                    last_frame,
-                );
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        };
-        let __rule_window_length: &'static str = "must be in 1..=65535";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("window_length"));
-        let window_length: u32 = {
-            let __el_at = __r.offset();
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("window_length"))?;
-            {
-                let __v = &__v;
-                if !(((*__v as i128) >= 1_i128) && ((*__v as i128) <= 65535_i128)) {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_window_length,
-                                },
-                            )
-                            .in_field("window_length"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let (
-            num_windows,
-            tolerance,
-            position_shift,
-            velocity_shift,
-        ): (u32, f32, u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<10>() else {
-                    break 'fast;
-                };
-                let num_windows = u32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let tolerance = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                let position_shift = u8::from_le_bytes([__b[8]]);
-                let velocity_shift = u8::from_le_bytes([__b[9]]);
-                break 'run (num_windows, tolerance, position_shift, velocity_shift);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        };
-        let __rule_rotation_bits: &'static str = "must be in 8..=16";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rotation_bits"));
-        let rotation_bits: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("rotation_bits"))?;
-            {
-                let __v = &__v;
-                if !(((*__v as i128) >= 8_i128) && ((*__v as i128) <= 16_i128)) {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_rotation_bits,
-                                },
-                            )
-                            .in_field("rotation_bits"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let (
-            sample_interval,
-            info_block,
-            info_len,
-            features_block,
-            features_len,
-            num_units,
-            num_projectiles,
-            num_features,
-        ): (u8, u32, u32, u32, u32, u32, u32, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<29>() else {
-                    break 'fast;
-                };
-                let sample_interval = u8::from_le_bytes([__b[0]]);
-                let info_block = u32::from_le_bytes([__b[1], __b[2], __b[3], __b[4]]);
-                let info_len = u32::from_le_bytes([__b[5], __b[6], __b[7], __b[8]]);
-                let features_block = u32::from_le_bytes([
-                    __b[9],
-                    __b[10],
-                    __b[11],
-                    __b[12],
-                ]);
-                let features_len = u32::from_le_bytes([
-                    __b[13],
-                    __b[14],
-                    __b[15],
-                    __b[16],
-                ]);
-                let num_units = u32::from_le_bytes([__b[17], __b[18], __b[19], __b[20]]);
-                let num_projectiles = u32::from_le_bytes([
-                    __b[21],
-                    __b[22],
-                    __b[23],
-                    __b[24],
-                ]);
-                let num_features = u32::from_le_bytes([
-                    __b[25],
-                    __b[26],
-                    __b[27],
-                    __b[28],
-                ]);
-                break 'run (
-                    sample_interval,
-                    info_block,
-                    info_len,
-                    features_block,
-                    features_len,
-                    num_units,
-                    num_projectiles,
-                    num_features,
-                );
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("game_id"));
-        let game_id: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized(16_i128).map(|b| b.to_vec())
-            }
-                .map_err(|e| e.in_field("game_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let (resource_tolerance, resource_fraction): (f32, f32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
-                    break 'fast;
-                };
-                let resource_tolerance = f32::from_le_bytes([
-                    __b[0],
-                    __b[1],
-                    __b[2],
-                    __b[3],
-                ]);
-                let resource_fraction = f32::from_le_bytes([
-                    __b[4],
-                    __b[5],
-                    __b[6],
-                    __b[7],
-                ]);
-                break 'run (resource_tolerance, resource_fraction);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("reserved"));
-        let reserved: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = { __r.take_sized(8_i128).map(|b| b.to_vec()) }
-                .map_err(|e| e.in_field("reserved"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("header_extra"));
-        let header_extra: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized((header_size as i128).wrapping_sub(96_i128))
-                    .map(|b| b.to_vec())
-            }
-                .map_err(|e| e.in_field("header_extra"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("index"));
-        let index: ::std::vec::Vec<WindowEntry> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_windows as i128, WindowEntry::MIN_LEN)
-                    .map_err(|e| e.in_field("index"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    WindowEntry::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("index"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
+            __r.enter(::statepack_runtime::io::PathSeg::Field("info_block"));
+            let info_block: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("info_block"))?;
+                __r.leave(Some(&__v));
+                __v
             };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("chunks"));
-        let chunks: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                Ok::<_, ::statepack_runtime::io::DecodeError>(__r.take_rest().to_vec())
-            }
-                .map_err(|e| e.in_field("chunks"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __out
-            .push(Self {
-                format_version,
-                header_size,
-                recorder_version,
-                frames_per_second,
-                first_frame,
-                last_frame,
-                window_length,
-                tolerance,
-                position_shift,
-                velocity_shift,
-                rotation_bits,
+            __r.enter(::statepack_runtime::io::PathSeg::Field("info_len"));
+            let info_len: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("info_len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("features_block"));
+            let features_block: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("features_block"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("features_len"));
+            let features_len: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("features_len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_units"));
+            let num_units: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("num_units"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_projectiles"));
+            let num_projectiles: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("num_projectiles"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_features"));
+            let num_features: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("num_features"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (
                 sample_interval,
                 info_block,
                 info_len,
@@ -1379,222 +1066,7 @@ impl CbtkHead {
                 num_units,
                 num_projectiles,
                 num_features,
-                game_id,
-                resource_tolerance,
-                resource_fraction,
-                reserved,
-                header_extra,
-                index,
-                chunks,
-            });
-        Ok(())
-    }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
-    #[cold]
-    #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
-        let magic: () = {
-            let __v: () = { __r.expect(b"CBTK") }.map_err(|e| e.in_field("magic"))?;
-            __r.leave(Some(b"CBTK"));
-            __v
-        };
-        let __rule_format_version: &'static str = "must equal 1";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("format_version"));
-        let format_version: u16 = {
-            let __el_at = __r.offset();
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("format_version"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) != 1_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_format_version,
-                                },
-                            )
-                            .in_field("format_version"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let __rule_header_size: &'static str = "must be at least 96";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("header_size"));
-        let header_size: u16 = {
-            let __el_at = __r.offset();
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("header_size"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) < 96_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_header_size,
-                                },
-                            )
-                            .in_field("header_size"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("recorder_version"));
-        let recorder_version: u16 = {
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("recorder_version"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("frames_per_second"));
-        let frames_per_second: u16 = {
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("frames_per_second"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("first_frame"));
-        let first_frame: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("first_frame"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("last_frame"));
-        let last_frame: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("last_frame"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let __rule_window_length: &'static str = "must be in 1..=65535";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("window_length"));
-        let window_length: u32 = {
-            let __el_at = __r.offset();
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("window_length"))?;
-            {
-                let __v = &__v;
-                if !(((*__v as i128) >= 1_i128) && ((*__v as i128) <= 65535_i128)) {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_window_length,
-                                },
-                            )
-                            .in_field("window_length"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_windows"));
-        let num_windows: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("num_windows"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tolerance"));
-        let tolerance: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("tolerance"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("position_shift"));
-        let position_shift: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("position_shift"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("velocity_shift"));
-        let velocity_shift: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("velocity_shift"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let __rule_rotation_bits: &'static str = "must be in 8..=16";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rotation_bits"));
-        let rotation_bits: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("rotation_bits"))?;
-            {
-                let __v = &__v;
-                if !(((*__v as i128) >= 8_i128) && ((*__v as i128) <= 16_i128)) {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_rotation_bits,
-                                },
-                            )
-                            .in_field("rotation_bits"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("sample_interval"));
-        let sample_interval: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("sample_interval"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("info_block"));
-        let info_block: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("info_block"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("info_len"));
-        let info_len: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("info_len"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("features_block"));
-        let features_block: u32 = {
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("features_block"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("features_len"));
-        let features_len: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("features_len"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_units"));
-        let num_units: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("num_units"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_projectiles"));
-        let num_projectiles: u32 = {
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("num_projectiles"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_features"));
-        let num_features: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("num_features"))?;
-            __r.leave(Some(&__v));
-            __v
+            )
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("game_id"));
         let game_id: ::std::vec::Vec<u8> = {
@@ -1605,19 +1077,41 @@ impl CbtkHead {
             __r.leave(Some(&__v));
             __v
         };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("resource_tolerance"));
-        let resource_tolerance: f32 = {
-            let __v: f32 = { __r.read_f32le() }
-                .map_err(|e| e.in_field("resource_tolerance"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("resource_fraction"));
-        let resource_fraction: f32 = {
-            let __v: f32 = { __r.read_f32le() }
-                .map_err(|e| e.in_field("resource_fraction"))?;
-            __r.leave(Some(&__v));
-            __v
+        let (resource_tolerance, resource_fraction): (f32, f32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
+                    break 'fast;
+                };
+                let resource_tolerance = f32::from_le_bytes([
+                    __b[0],
+                    __b[1],
+                    __b[2],
+                    __b[3],
+                ]);
+                let resource_fraction = f32::from_le_bytes([
+                    __b[4],
+                    __b[5],
+                    __b[6],
+                    __b[7],
+                ]);
+                break 'run (resource_tolerance, resource_fraction);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("resource_tolerance"));
+            let resource_tolerance: f32 = {
+                let __v: f32 = { __r.read_f32le() }
+                    .map_err(|e| e.in_field("resource_tolerance"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("resource_fraction"));
+            let resource_fraction: f32 = {
+                let __v: f32 = { __r.read_f32le() }
+                    .map_err(|e| e.in_field("resource_fraction"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (resource_tolerance, resource_fraction)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("reserved"));
         let reserved: ::std::vec::Vec<u8> = {
@@ -1646,9 +1140,13 @@ impl CbtkHead {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    WindowEntry::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("index"))?;
-                    __r.leave::<()>(None);
+                    __list
+                        .push({
+                            let __v: WindowEntry = { WindowEntry::read_from(__r) }
+                                .map_err(|e| e.in_index(__i).in_field("index"))?;
+                            __r.leave::<()>(None);
+                            __v
+                        });
                 }
                 __list
             };
@@ -2305,14 +1803,9 @@ impl WindowEntry {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
         let (main_block, main_len, terrain_block, terrain_len): (u32, u32, u32, u32) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
@@ -2335,96 +1828,34 @@ impl WindowEntry {
                 break 'run (main_block, main_len, terrain_block, terrain_len);
             }
             ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self {
-            main_block,
-            main_len,
-            terrain_block,
-            terrain_len,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline(always)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
-        let __mark = __r.mark();
-        let (main_block, main_len, terrain_block, terrain_len): (u32, u32, u32, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
-                    break 'fast;
-                };
-                let main_block = u32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let main_len = u32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                let terrain_block = u32::from_le_bytes([
-                    __b[8],
-                    __b[9],
-                    __b[10],
-                    __b[11],
-                ]);
-                let terrain_len = u32::from_le_bytes([
-                    __b[12],
-                    __b[13],
-                    __b[14],
-                    __b[15],
-                ]);
-                break 'run (main_block, main_len, terrain_block, terrain_len);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        };
-        __out
-            .push(Self {
-                main_block,
-                main_len,
-                terrain_block,
-                terrain_len,
-            });
-        Ok(())
-    }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
-    #[cold]
-    #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("main_block"));
-        let main_block: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("main_block"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("main_len"));
-        let main_len: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("main_len"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("terrain_block"));
-        let terrain_block: u32 = {
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("terrain_block"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("terrain_len"));
-        let terrain_len: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("terrain_len"))?;
-            __r.leave(Some(&__v));
-            __v
+            __r.enter(::statepack_runtime::io::PathSeg::Field("main_block"));
+            let main_block: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("main_block"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("main_len"));
+            let main_len: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("main_len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("terrain_block"));
+            let terrain_block: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("terrain_block"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("terrain_len"));
+            let terrain_len: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("terrain_len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (main_block, main_len, terrain_block, terrain_len)
         };
         Ok(Self {
             main_block,
@@ -3003,17 +2434,6 @@ impl ChunkBody {
             __unread_pad: 0,
         })
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
-    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -3170,9 +2590,13 @@ impl ColumnDirectory {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    ColumnEntry::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("columns"))?;
-                    __r.leave::<()>(None);
+                    __list
+                        .push({
+                            let __v: ColumnEntry = { ColumnEntry::read_from(__r) }
+                                .map_err(|e| e.in_index(__i).in_field("columns"))?;
+                            __r.leave::<()>(None);
+                            __v
+                        });
                 }
                 __list
             };
@@ -3180,17 +2604,6 @@ impl ColumnDirectory {
             __l
         };
         Ok(Self { columns })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -3407,14 +2820,9 @@ impl ColumnEntry {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
         let (id, type_code, offset, count): (u16, u16, u32, u32) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
@@ -3427,85 +2835,32 @@ impl ColumnEntry {
                 break 'run (id, type_code, offset, count);
             }
             ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self {
-            id,
-            type_code,
-            offset,
-            count,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline(always)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
-        let __mark = __r.mark();
-        let (id, type_code, offset, count): (u16, u16, u32, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
-                    break 'fast;
-                };
-                let id = u16::from_le_bytes([__b[0], __b[1]]);
-                let type_code = u16::from_le_bytes([__b[2], __b[3]]);
-                let offset = u32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                let count = u32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
-                break 'run (id, type_code, offset, count);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        };
-        __out
-            .push(Self {
-                id,
-                type_code,
-                offset,
-                count,
-            });
-        Ok(())
-    }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
-    #[cold]
-    #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("id"));
-        let id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("type_code"));
-        let type_code: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("type_code"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("offset"));
-        let offset: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("offset"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
-        let count: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("count"))?;
-            __r.leave(Some(&__v));
-            __v
+            __r.enter(::statepack_runtime::io::PathSeg::Field("id"));
+            let id: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("type_code"));
+            let type_code: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("type_code"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("offset"));
+            let offset: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("offset"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
+            let count: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (id, type_code, offset, count)
         };
         let u1_values: ::std::option::Option<::std::vec::Vec<u8>> = if (type_code
             as i128) == 1_i128
@@ -3522,7 +2877,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 1)
                             .map_err(|e| e.in_field("u1_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
@@ -3558,7 +2914,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 2)
                             .map_err(|e| e.in_field("u2_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
@@ -3594,7 +2951,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 2)
                             .map_err(|e| e.in_field("s2_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
@@ -3630,7 +2988,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 4)
                             .map_err(|e| e.in_field("u4_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
@@ -3666,7 +3025,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 4)
                             .map_err(|e| e.in_field("s4_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
@@ -3702,7 +3062,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 4)
                             .map_err(|e| e.in_field("f4_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
