@@ -221,7 +221,8 @@ impl CbtrackV1 {
                         .check_count(head.index.len() as i128, Window::MIN_LEN)
                         .map_err(|e| e.in_field("windows"))?;
                     let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    for __i in 0..__n {
+                    while __list.len() < __n {
+                        let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                         __list
                             .push({
@@ -1145,7 +1146,8 @@ impl CbtkHead {
                     .check_count(num_windows as i128, WindowEntry::MIN_LEN)
                     .map_err(|e| e.in_field("index"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -2603,7 +2605,8 @@ impl ColumnDirectory {
                     .check_count(num_columns as i128, ColumnEntry::MIN_LEN)
                     .map_err(|e| e.in_field("columns"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -2892,7 +2895,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 1)
                             .map_err(|e| e.in_field("u1_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
@@ -2928,7 +2932,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 2)
                             .map_err(|e| e.in_field("u2_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
@@ -2964,7 +2969,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 2)
                             .map_err(|e| e.in_field("s2_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
@@ -3000,7 +3006,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 4)
                             .map_err(|e| e.in_field("u4_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
@@ -3036,7 +3043,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 4)
                             .map_err(|e| e.in_field("s4_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
@@ -3072,7 +3080,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 4)
                             .map_err(|e| e.in_field("f4_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
