@@ -1659,6 +1659,85 @@ impl EntityRecord {
         };
         Ok(Self { origin_index, blob })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let origin_index: u64 = 'run: {
+            if let ::std::option::Option::Some(__v) = __r.take_varint() {
+                break 'run __v;
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("blob"));
+        let blob: EntityBlob = {
+            let __v: EntityBlob = { EntityBlob::read_from(__r) }
+                .map_err(|e| e.in_field("blob"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __out.push(Self { origin_index, blob });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("origin_index"));
+        let origin_index: u64 = {
+            let __start = __r.offset();
+            let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
+            let mut __i = 0usize;
+            let __value: u64 = loop {
+                __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                let __g: u8 = __r
+                    .read_u8()
+                    .map_err(|e| e.in_index(__i).in_field("origin_index"))?;
+                __r.leave(Some(&__g));
+                match __leb.push(__g) {
+                    Ok(Some(__v)) => break __v,
+                    Ok(None) => __i += 1,
+                    Err(__fault) => {
+                        return Err(
+                            ::statepack_runtime::io::DecodeError::new(
+                                    __start,
+                                    ::statepack_runtime::io::DecodeErrorKind::Semantic(
+                                        __fault.to_string(),
+                                    ),
+                                )
+                                .in_field("origin_index"),
+                        );
+                    }
+                }
+            };
+            __r.leave::<()>(None);
+            __value
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("blob"));
+        let blob: EntityBlob = {
+            let __v: EntityBlob = { EntityBlob::read_from(__r) }
+                .map_err(|e| e.in_field("blob"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        Ok(Self { origin_index, blob })
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -1924,9 +2003,14 @@ impl EntityBlob {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let entity_index: u64 = 'run: {
             if let ::std::option::Option::Some(__v) = __r.take_varint() {
                 break 'run __v;
@@ -2230,7 +2314,6 @@ impl EntityBlob {
             __v
         };
         Ok(Self {
-            origin_index,
             entity_index,
             full,
             gen_present,
@@ -2279,15 +2362,6 @@ impl EntityBlob {
             return Ok(());
         }
         let __mark = __r.mark();
-        let origin_index: u64 = 'run: {
-            if let ::std::option::Option::Some(__v) = __r.take_varint() {
-                break 'run __v;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        };
         let entity_index: u64 = 'run: {
             if let ::std::option::Option::Some(__v) = __r.take_varint() {
                 break 'run __v;
@@ -2596,7 +2670,6 @@ impl EntityBlob {
         };
         __out
             .push(Self {
-                origin_index,
                 entity_index,
                 full,
                 gen_present,
@@ -2639,36 +2712,6 @@ impl EntityBlob {
     fn read_fields<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("origin_index"));
-        let origin_index: u64 = {
-            let __start = __r.offset();
-            let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
-            let mut __i = 0usize;
-            let __value: u64 = loop {
-                __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                let __g: u8 = __r
-                    .read_u8()
-                    .map_err(|e| e.in_index(__i).in_field("origin_index"))?;
-                __r.leave(Some(&__g));
-                match __leb.push(__g) {
-                    Ok(Some(__v)) => break __v,
-                    Ok(None) => __i += 1,
-                    Err(__fault) => {
-                        return Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                    __start,
-                                    ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                        __fault.to_string(),
-                                    ),
-                                )
-                                .in_field("origin_index"),
-                        );
-                    }
-                }
-            };
-            __r.leave::<()>(None);
-            __value
-        };
         __r.enter(::statepack_runtime::io::PathSeg::Field("entity_index"));
         let entity_index: u64 = {
             let __start = __r.offset();
