@@ -1,6 +1,6 @@
 //! Speed of the world snapshot codec, each measurement next to its baseline in the same run.
 //!
-//! Input: 128 flying bots of the swarm model (`formats::world_snapshot::sim::bot_state`), one
+//! Input: 128 flying bots of the swarm model (`sim::wsnap_swarm::bot_state`), one
 //! tick. Groups:
 //!
 //! - `encode_full` / `encode_delta` (per entity): `generated` quantizes and writes the blob
@@ -38,8 +38,9 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use statepack::formats::world_snapshot::{
-    self as ws, handcoded, record_of, sim, BlobKind, EncodedEntity, EntityState, SnapshotWriter,
+    self as ws, handcoded, record_of, BlobKind, EncodedEntity, EntityState, SnapshotWriter,
 };
+use statepack::sim::wsnap_swarm as sim;
 use statepack_runtime::bits::BitWriter;
 use statepack_runtime::netquant as nq;
 

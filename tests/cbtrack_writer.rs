@@ -3,7 +3,7 @@
 //! rows, team numbers, errors for values that do not fit, and a failed check naming the sample.
 
 use glam::{DQuat, DVec3};
-use statepack::formats::cbtrack::matchgen::MatchSpec;
+use statepack::sim::cbtrack_match::MatchSpec;
 use statepack::formats::cbtrack::writer::*;
 use statepack::formats::cbtrack::*;
 

@@ -3,8 +3,9 @@
 
 use super::NamedFile;
 use statepack::formats::world_snapshot::assembler::{Peer, PeerView};
+use statepack::sim::wsnap_swarm as sim;
 use statepack::formats::world_snapshot::{
-    self as ws, sim, BlobKind, EncodedEntity, SnapshotWriter, MAX_BODY_BYTES, MAX_ZSTD_RATIO,
+    self as ws, BlobKind, EncodedEntity, SnapshotWriter, MAX_BODY_BYTES, MAX_ZSTD_RATIO,
 };
 
 /// No fixture fits a world snapshot (the motion fixtures are human-scale joint motion), so

@@ -3,7 +3,8 @@
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use statepack::formats::world_snapshot::{self as ws, sim, BlobKind, EncodedEntity};
+use statepack::formats::world_snapshot::{self as ws, BlobKind, EncodedEntity};
+use statepack::sim::wsnap_swarm as sim;
 use statepack::generated::world_snapshot::WorldSnapshot;
 use std::io::Write;
 use std::path::PathBuf;

@@ -13,7 +13,8 @@
 //! - [`assembler`] chooses records per client (byte budget, relevance, acks); [`client`] is
 //!   the client side (typeIndex / generation cache, stale-generation guard, ack mask);
 //!   [`handcoded`] is a hand-written bit writer and reader of the same records (the speed
-//!   baseline and an independent check of the generated code); [`sim`] is the bot swarm.
+//!   baseline and an independent check of the generated code) (the bot swarm that drives them is
+//!   [`crate::sim::wsnap_swarm`]).
 
 use crate::generated::world_snapshot::{
     Despawn, EntityRecord, EntityRef, Origin, RecordStream, Tlv, TlvBlock, WorldSnapshot,
@@ -27,7 +28,6 @@ use statepack_runtime::netquant as nq;
 pub mod assembler;
 pub mod client;
 pub mod handcoded;
-pub mod sim;
 mod writer;
 
 pub use writer::{stitch, tick_origins, SnapshotWriter};
