@@ -665,7 +665,22 @@ fn clip_commands() {
         std::fs::read(dir.path("w.clip")).unwrap(),
         std::fs::read(dir.path("w2.clip")).unwrap()
     );
-    assert!(ok(d, &["inspect", "w.clip"]).contains("statepack animation clip v2"));
+    let tree = ok(d, &["inspect", "w.clip"]);
+    assert!(tree.contains("statepack animation clip v2"), "{tree}");
+    // The content view decodes the tracks, bit stream included: the root bone's rotation
+    // keys with their frames and values, bounded by --max-items (4).
+    assert!(
+        tree.contains("content: the clip as the decoder reads it"),
+        "{tree}"
+    );
+    let rot = tree
+        .lines()
+        .find(|l| l.trim_start().starts_with("rotation: ") && l.contains(" keys, bits "))
+        .unwrap_or_else(|| panic!("no animated rotation in\n{tree}"));
+    assert!(
+        rot.contains(": frame 0 [") && rot.contains(" more"),
+        "{rot}"
+    );
     // The study's pipeline misses 1 mm on the study's own walk (7.2 mm from the file): the
     // command says so and exits non-zero; the file is kept for inspection.
     let o = run(d, &["clip", "study-compress", &walk, "-o", "w.strk"]);

@@ -190,6 +190,77 @@ pub fn load_with(a: &MotionArgs) -> Result<Clip> {
     Ok(clip)
 }
 
+/// The registry name of the clip format (`inspect` adds [`inspect_content`] for it).
+pub const FORMAT_NAME: &str = anim_clip::FORMAT.name;
+
+/// `inspect`'s content view of a clip, after its tree: every bone's rotation, translation
+/// and scale track as the decoder reads it, with the keys of an animated track (frame and
+/// dequantised value: rotation as quaternion components, translation in metres, scale as a
+/// factor), the bit stream included. `max_items` bounds the bones and the keys shown (0 for
+/// all), with a count of the rest.
+///
+/// Errors: only those of writing to `out`; a clip that does not read prints nothing (the
+/// caller has already reported why).
+pub fn inspect_content(
+    out: &mut dyn std::io::Write,
+    bytes: &[u8],
+    max_items: usize,
+) -> std::io::Result<()> {
+    use statepack::runtime::anim::Track;
+    let Ok(c) = anim_clip::read(bytes) else {
+        return Ok(());
+    };
+    let shown = |n: usize| if max_items == 0 { n } else { n.min(max_items) };
+    let nums = |v: &[f32]| {
+        let parts: Vec<String> = v.iter().map(|x| format!("{x}")).collect();
+        format!("[{}]", parts.join(", "))
+    };
+    writeln!(
+        out,
+        "content: the clip as the decoder reads it ({} frames at {} fps, {:?} between keys; rotation as quaternion x, y, z and w (x, y, z when w is rebuilt), translation in metres, scale as a factor)",
+        c.num_frames, c.sample_rate, c.interp
+    )?;
+    writeln!(out, "  bones ({}):", c.bones.len())?;
+    for (b, bone) in c.bones.iter().enumerate().take(shown(c.bones.len())) {
+        writeln!(out, "    [{b}]")?;
+        for (name, t) in [
+            ("rotation", &bone.rotation),
+            ("translation", &bone.translation),
+            ("scale", &bone.scale),
+        ] {
+            match t {
+                Track::Default => writeln!(out, "      {name}: default")?,
+                Track::Constant(v) => writeln!(out, "      {name}: constant {}", nums(v))?,
+                Track::Animated(a) => {
+                    let n = a.frames.len();
+                    let keys: Vec<String> = (0..shown(n))
+                        .map(|k| {
+                            let v: Vec<f32> = (0..a.comps).map(|i| a.value(k, i)).collect();
+                            format!("frame {} {}", a.frames[k], nums(&v))
+                        })
+                        .collect();
+                    let more = if shown(n) < n {
+                        format!(", ... {} more", n - shown(n))
+                    } else {
+                        String::new()
+                    };
+                    writeln!(
+                        out,
+                        "      {name}: {n} keys, bits {:?}{}: {}{more}",
+                        a.bits,
+                        if a.delta { ", stored as deltas" } else { "" },
+                        keys.join(", ")
+                    )?;
+                }
+            }
+        }
+    }
+    if shown(c.bones.len()) < c.bones.len() {
+        writeln!(out, "    ... {} more", c.bones.len() - shown(c.bones.len()))?;
+    }
+    Ok(())
+}
+
 fn raw_bytes(clip: &Clip) -> usize {
     clip.frame_count() * clip.skeleton.len() * 40
 }

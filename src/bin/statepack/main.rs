@@ -419,6 +419,9 @@ fn run(cli: Cli) -> Result<()> {
                 if fmt.name == cbtrack::FORMAT_NAME {
                     cbtrack::inspect_content(out, &bytes, max_items)?;
                 }
+                if fmt.name == clip::FORMAT_NAME {
+                    clip::inspect_content(out, &bytes, max_items)?;
+                }
                 Ok(())
             })?;
             if let Err(e) = wsnap::inspect_decompressed(&bytes, &mut |t| {

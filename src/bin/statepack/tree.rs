@@ -97,15 +97,32 @@ impl Ends {
         }
     }
 
+    /// Offsets in the input's own stream never pass its end, so they fit the small form
+    /// (checked in `for_input`); those inside processed bytes (a zlib chunk) count from the
+    /// start of those bytes and may be larger than the input: the first one that does not fit
+    /// moves every end to the large form.
+    fn widen_for(&mut self, e: (u64, u64)) {
+        if let Ends::Small(v) = self {
+            if u32::try_from(e.1).is_err() {
+                let large = v
+                    .iter()
+                    .map(|x| [u64::from(x[0]), u64::from(x[1])])
+                    .collect();
+                *self = Ends::Large(large);
+            }
+        }
+    }
+
     fn push(&mut self, e: (u64, u64)) {
+        self.widen_for(e);
         match self {
-            // Offsets never pass the input's end, so they fit (checked in `for_input`).
             Ends::Small(v) => v.push([e.0 as u32, e.1 as u32]),
             Ends::Large(v) => v.push([e.0, e.1]),
         }
     }
 
     fn set(&mut self, i: usize, e: (u64, u64)) {
+        self.widen_for(e);
         match self {
             Ends::Small(v) => v[i] = [e.0 as u32, e.1 as u32],
             Ends::Large(v) => v[i] = [e.0, e.1],
@@ -294,6 +311,20 @@ pub fn print(
 
 #[cfg(test)]
 mod tests {
+    /// Ends inside processed bytes may pass what 32 bits hold even for a small input: the
+    /// list moves to 64-bit ends and keeps every earlier end.
+    #[test]
+    fn ends_widen_when_an_offset_passes_32_bits() {
+        let mut e = super::Ends::for_input(100);
+        e.push((7, 56));
+        e.push((1 << 30, 1 << 33));
+        e.set(0, (9, 72));
+        assert!(matches!(e, super::Ends::Large(_)));
+        assert_eq!(e.get(0), Some((9, 72)));
+        assert_eq!(e.get(1), Some((1 << 30, 1 << 33)));
+        assert_eq!(e.len(), 2);
+    }
+
     use statepack::formats::FORMATS;
 
     /// The in-memory tree's text, as `inspect` printed it before it streamed.
