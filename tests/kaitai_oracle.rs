@@ -864,8 +864,8 @@ fn snap_extras() -> Vec<(String, Vec<u8>)> {
 /// varints of every length, despawn lists and unknown TLVs.
 fn wsnap_extras() -> Vec<(String, Vec<u8>)> {
     use statepack::formats::world_snapshot as ws;
-    use statepack::sim::wsnap_swarm as sim;
     use statepack::generated::world_snapshot as g;
+    use statepack::sim::wsnap_swarm as sim;
     let mut out = Vec::new();
     let cfg_states: Vec<_> = (0..12).map(|i| sim::bot_state(i, 1.5, true, 1)).collect();
     let enc: Vec<_> = cfg_states.iter().map(ws::EncodedEntity::new).collect();

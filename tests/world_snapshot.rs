@@ -7,12 +7,18 @@ use glam::{DQuat, DVec3};
 use statepack::formats::world_snapshot::assembler::{Peer, PeerView};
 use statepack::formats::world_snapshot::client::{AckWindow, ClientDecoder};
 use statepack::formats::world_snapshot::{
-    self as ws, decode, encode_blob, estimate_record_bytes, handcoded, record_of, sample_entity,
-    BlobKind, EncodedEntity, EntityState, RecordView, SnapshotWriter,
+    self as ws, decode, encode_blob, estimate_record_bytes, record_of, sample_entity, BlobKind,
+    EncodedEntity, EntityState, RecordView, SnapshotWriter,
 };
 use statepack::generated::world_snapshot::WorldSnapshot;
 use statepack_runtime::bits::{BitReader, BitWriter};
 use statepack_runtime::netquant as nq;
+
+/// The hand-written codec the benches use as their baseline, included here to cross-check
+/// the generated reader and writer (this test uses only part of it).
+#[allow(dead_code)]
+#[path = "../benches/common/wsnap_handcoded.rs"]
+mod handcoded;
 
 /// Bytes from a string of `0`/`1` (other characters ignored), zero-padded to a byte.
 fn from_bits(s: &str) -> Vec<u8> {

@@ -31,8 +31,7 @@
 use crate::formats::world_snapshot::assembler::{Peer, PeerView};
 use crate::formats::world_snapshot::client::ClientDecoder;
 use crate::formats::world_snapshot::{
-    self as ws,
-    decode, EncodedEntity, EntityState, Loadout, RecordView, SnapshotWriter, Status,
+    self as ws, decode, EncodedEntity, EntityState, Loadout, RecordView, SnapshotWriter, Status,
     OLD_ENTRY_BYTES, OLD_UPDATE_BYTES,
 };
 use glam::{DQuat, DVec3};
