@@ -221,7 +221,8 @@ impl CbtrackV1 {
                         .check_count(head.index.len() as i128, Window::MIN_LEN)
                         .map_err(|e| e.in_field("windows"))?;
                     let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    for __i in 0..__n {
+                    while __list.len() < __n {
+                        let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                         __list
                             .push({
@@ -1136,7 +1137,8 @@ impl CbtkHead {
                     .check_count(num_windows as i128, WindowEntry::MIN_LEN)
                     .map_err(|e| e.in_field("index"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -2585,7 +2587,8 @@ impl ColumnDirectory {
                     .check_count(num_columns as i128, ColumnEntry::MIN_LEN)
                     .map_err(|e| e.in_field("columns"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -2874,7 +2877,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 1)
                             .map_err(|e| e.in_field("u1_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
@@ -2910,7 +2914,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 2)
                             .map_err(|e| e.in_field("u2_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
@@ -2946,7 +2951,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 2)
                             .map_err(|e| e.in_field("s2_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
@@ -2982,7 +2988,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 4)
                             .map_err(|e| e.in_field("u4_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
@@ -3018,7 +3025,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 4)
                             .map_err(|e| e.in_field("s4_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
@@ -3054,7 +3062,8 @@ impl ColumnEntry {
                             .check_count(count as i128, 4)
                             .map_err(|e| e.in_field("f4_values"))?;
                         let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        for __i in 0..__n {
+                        while __list.len() < __n {
+                            let __i = __list.len();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({

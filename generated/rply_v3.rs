@@ -718,6 +718,17 @@ impl RplyV3 {
         };
         Ok(Self { head, ops })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -1005,9 +1016,14 @@ impl RplyHead {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
         let magic: () = {
             let __v: () = { __r.expect(b"RPLY") }.map_err(|e| e.in_field("magic"))?;
@@ -1082,62 +1098,8 @@ impl RplyHead {
                 );
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("tick_rate"));
-            let tick_rate: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("tick_rate"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("place_version"));
-            let place_version: u32 = {
-                let __v: u32 = { __r.read_u32le() }
-                    .map_err(|e| e.in_field("place_version"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("start_unix"));
-            let start_unix: f64 = {
-                let __v: f64 = { __r.read_f64le() }
-                    .map_err(|e| e.in_field("start_unix"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("tick_count"));
-            let tick_count: u32 = {
-                let __v: u32 = { __r.read_u32le() }
-                    .map_err(|e| e.in_field("tick_count"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("string_count"));
-            let string_count: u16 = {
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("string_count"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("keyframe_count"));
-            let keyframe_count: u16 = {
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("keyframe_count"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("op_bytes"));
-            let op_bytes: u32 = {
-                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("op_bytes"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (
-                tick_rate,
-                place_version,
-                start_unix,
-                tick_count,
-                string_count,
-                keyframe_count,
-                op_bytes,
-            )
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("strings"));
         let strings: ::std::vec::Vec<Str16> = {
@@ -1146,15 +1108,12 @@ impl RplyHead {
                     .check_count(string_count as i128, Str16::MIN_LEN)
                     .map_err(|e| e.in_field("strings"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Str16 = { Str16::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("strings"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    Str16::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("strings"))?;
+                    __r.leave::<()>(None);
                 }
                 __list
             };
@@ -1168,7 +1127,300 @@ impl RplyHead {
                     .check_count(keyframe_count as i128, Keyframe::MIN_LEN)
                     .map_err(|e| e.in_field("keyframes"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    __list
+                        .push({
+                            let __v: Keyframe = {
+                                Keyframe::read_from(
+                                    __r,
+                                    tick_count as i128,
+                                    op_bytes as i128,
+                                )
+                            }
+                                .map_err(|e| e.in_index(__i).in_field("keyframes"))?;
+                            __r.leave::<()>(None);
+                            __v
+                        });
+                }
+                __list
+            };
+            __r.leave::<()>(None);
+            __l
+        };
+        Ok(Self {
+            version,
+            tick_rate,
+            place_version,
+            start_unix,
+            tick_count,
+            op_bytes,
+            strings,
+            keyframes,
+        })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
+        let magic: () = {
+            let __v: () = { __r.expect(b"RPLY") }.map_err(|e| e.in_field("magic"))?;
+            __r.leave(Some(b"RPLY"));
+            __v
+        };
+        let __rule_version: &'static str = "must equal 3";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
+        let version: u8 = {
+            let __el_at = __r.offset();
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) != 3_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_version,
+                                },
+                            )
+                            .in_field("version"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let (
+            tick_rate,
+            place_version,
+            start_unix,
+            tick_count,
+            string_count,
+            keyframe_count,
+            op_bytes,
+        ): (u8, u32, f64, u32, u16, u16, u32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<25>() else {
+                    break 'fast;
+                };
+                let tick_rate = u8::from_le_bytes([__b[0]]);
+                let place_version = u32::from_le_bytes([__b[1], __b[2], __b[3], __b[4]]);
+                let start_unix = f64::from_le_bytes([
+                    __b[5],
+                    __b[6],
+                    __b[7],
+                    __b[8],
+                    __b[9],
+                    __b[10],
+                    __b[11],
+                    __b[12],
+                ]);
+                let tick_count = u32::from_le_bytes([
+                    __b[13],
+                    __b[14],
+                    __b[15],
+                    __b[16],
+                ]);
+                let string_count = u16::from_le_bytes([__b[17], __b[18]]);
+                let keyframe_count = u16::from_le_bytes([__b[19], __b[20]]);
+                let op_bytes = u32::from_le_bytes([__b[21], __b[22], __b[23], __b[24]]);
+                break 'run (
+                    tick_rate,
+                    place_version,
+                    start_unix,
+                    tick_count,
+                    string_count,
+                    keyframe_count,
+                    op_bytes,
+                );
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("strings"));
+        let strings: ::std::vec::Vec<Str16> = {
+            let __l = {
+                let __n = __r
+                    .check_count(string_count as i128, Str16::MIN_LEN)
+                    .map_err(|e| e.in_field("strings"))?;
+                let mut __list = ::std::vec::Vec::with_capacity(__n);
+                while __list.len() < __n {
+                    let __i = __list.len();
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    Str16::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("strings"))?;
+                    __r.leave::<()>(None);
+                }
+                __list
+            };
+            __r.leave::<()>(None);
+            __l
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("keyframes"));
+        let keyframes: ::std::vec::Vec<Keyframe> = {
+            let __l = {
+                let __n = __r
+                    .check_count(keyframe_count as i128, Keyframe::MIN_LEN)
+                    .map_err(|e| e.in_field("keyframes"))?;
+                let mut __list = ::std::vec::Vec::with_capacity(__n);
+                while __list.len() < __n {
+                    let __i = __list.len();
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    __list
+                        .push({
+                            let __v: Keyframe = {
+                                Keyframe::read_from(
+                                    __r,
+                                    tick_count as i128,
+                                    op_bytes as i128,
+                                )
+                            }
+                                .map_err(|e| e.in_index(__i).in_field("keyframes"))?;
+                            __r.leave::<()>(None);
+                            __v
+                        });
+                }
+                __list
+            };
+            __r.leave::<()>(None);
+            __l
+        };
+        __out
+            .push(Self {
+                version,
+                tick_rate,
+                place_version,
+                start_unix,
+                tick_count,
+                op_bytes,
+                strings,
+                keyframes,
+            });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
+        let magic: () = {
+            let __v: () = { __r.expect(b"RPLY") }.map_err(|e| e.in_field("magic"))?;
+            __r.leave(Some(b"RPLY"));
+            __v
+        };
+        let __rule_version: &'static str = "must equal 3";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
+        let version: u8 = {
+            let __el_at = __r.offset();
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) != 3_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_version,
+                                },
+                            )
+                            .in_field("version"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("tick_rate"));
+        let tick_rate: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("tick_rate"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("place_version"));
+        let place_version: u32 = {
+            let __v: u32 = { __r.read_u32le() }
+                .map_err(|e| e.in_field("place_version"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("start_unix"));
+        let start_unix: f64 = {
+            let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("start_unix"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("tick_count"));
+        let tick_count: u32 = {
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tick_count"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("string_count"));
+        let string_count: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("string_count"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("keyframe_count"));
+        let keyframe_count: u16 = {
+            let __v: u16 = { __r.read_u16le() }
+                .map_err(|e| e.in_field("keyframe_count"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("op_bytes"));
+        let op_bytes: u32 = {
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("op_bytes"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("strings"));
+        let strings: ::std::vec::Vec<Str16> = {
+            let __l = {
+                let __n = __r
+                    .check_count(string_count as i128, Str16::MIN_LEN)
+                    .map_err(|e| e.in_field("strings"))?;
+                let mut __list = ::std::vec::Vec::with_capacity(__n);
+                while __list.len() < __n {
+                    let __i = __list.len();
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    Str16::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("strings"))?;
+                    __r.leave::<()>(None);
+                }
+                __list
+            };
+            __r.leave::<()>(None);
+            __l
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("keyframes"));
+        let keyframes: ::std::vec::Vec<Keyframe> = {
+            let __l = {
+                let __n = __r
+                    .check_count(keyframe_count as i128, Keyframe::MIN_LEN)
+                    .map_err(|e| e.in_field("keyframes"))?;
+                let mut __list = ::std::vec::Vec::with_capacity(__n);
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -1549,6 +1801,17 @@ impl Str16 {
             __v
         };
         Ok(Self { value })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -2011,6 +2274,17 @@ impl OpStream {
         };
         Ok(Self { ops })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -2250,6 +2524,17 @@ impl Op {
             __v
         };
         Ok(Self { opcode, body })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -2656,6 +2941,17 @@ impl OpTick {
         };
         Ok(Self { tick })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -2789,6 +3085,17 @@ impl OpTickNext {
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         Ok(Self {})
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -2913,9 +3220,14 @@ impl OpSpawn {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (entity_id, descriptor_str, parent_entity_id): (u16, u16, u16) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
@@ -2927,28 +3239,78 @@ impl OpSpawn {
                 break 'run (entity_id, descriptor_str, parent_entity_id);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-            let entity_id: u16 = {
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("entity_id"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("descriptor_str"));
-            let descriptor_str: u16 = {
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("descriptor_str"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("parent_entity_id"));
-            let parent_entity_id: u16 = {
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("parent_entity_id"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (entity_id, descriptor_str, parent_entity_id)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self {
+            entity_id,
+            descriptor_str,
+            parent_entity_id,
+        })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (entity_id, descriptor_str, parent_entity_id): (u16, u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
+                };
+                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                let descriptor_str = u16::from_le_bytes([__b[2], __b[3]]);
+                let parent_entity_id = u16::from_le_bytes([__b[4], __b[5]]);
+                break 'run (entity_id, descriptor_str, parent_entity_id);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out
+            .push(Self {
+                entity_id,
+                descriptor_str,
+                parent_entity_id,
+            });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+        let entity_id: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("descriptor_str"));
+        let descriptor_str: u16 = {
+            let __v: u16 = { __r.read_u16le() }
+                .map_err(|e| e.in_field("descriptor_str"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("parent_entity_id"));
+        let parent_entity_id: u16 = {
+            let __v: u16 = { __r.read_u16le() }
+                .map_err(|e| e.in_field("parent_entity_id"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         Ok(Self {
             entity_id,
@@ -3118,6 +3480,17 @@ impl OpDespawn {
         };
         Ok(Self { entity_id })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -3274,9 +3647,14 @@ impl OpXform {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
         let entity_id: u16 = {
             let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
@@ -3327,31 +3705,8 @@ impl OpXform {
                 break 'run Some(pos);
             }
             ::statepack_runtime::io::unlikely();
-            let pos: ::std::option::Option<[f32; 3]> = if ((mask as i128) & 1_i128)
-                != 0_i128
-            {
-                __r.enter(::statepack_runtime::io::PathSeg::Field("pos"));
-                Some({
-                    let __l = {
-                        let mut __a: [f32; 3] = Default::default();
-                        for (__i, __slot) in __a.iter_mut().enumerate() {
-                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                            *__slot = {
-                                let __v: f32 = { __r.read_f32le() }
-                                    .map_err(|e| e.in_index(__i).in_field("pos"))?;
-                                __r.leave(Some(&__v));
-                                __v
-                            };
-                        }
-                        __a
-                    };
-                    __r.leave::<()>(None);
-                    __l
-                })
-            } else {
-                None
-            };
-            pos
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
         };
         let rot: ::std::option::Option<[i16; 3]> = 'run: {
             if !(((mask as i128) & 2_i128) != 0_i128) {
@@ -3369,31 +3724,221 @@ impl OpXform {
                 break 'run Some(rot);
             }
             ::statepack_runtime::io::unlikely();
-            let rot: ::std::option::Option<[i16; 3]> = if ((mask as i128) & 2_i128)
-                != 0_i128
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        let yaw: ::std::option::Option<i16> = if ((mask as i128) & 4_i128) != 0_i128 {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("yaw"));
+            Some({
+                let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("yaw"))?;
+                __r.leave(Some(&__v));
+                __v
+            })
+        } else {
+            None
+        };
+        Ok(Self {
+            entity_id,
+            mask,
+            pos,
+            rot,
+            yaw,
+        })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+        let entity_id: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        let __rule_mask: &'static str = "must satisfy (_ & 0xf8) == 0 and (_ & 6) != 6";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("mask"));
+        let mask: u8 = {
+            let __el_at = __r.offset();
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("mask"))?;
             {
-                __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
-                Some({
-                    let __l = {
-                        let mut __a: [i16; 3] = Default::default();
-                        for (__i, __slot) in __a.iter_mut().enumerate() {
-                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                            *__slot = {
-                                let __v: i16 = { __r.read_i16le() }
-                                    .map_err(|e| e.in_index(__i).in_field("rot"))?;
-                                __r.leave(Some(&__v));
-                                __v
-                            };
-                        }
-                        __a
-                    };
-                    __r.leave::<()>(None);
-                    __l
-                })
-            } else {
-                None
-            };
-            rot
+                let __v = &__v;
+                if !{
+                    let __elem = *__v;
+                    let _ = __elem;
+                    (((__elem as i128) & 248_i128) == 0_i128)
+                        && (((__elem as i128) & 6_i128) != 6_i128)
+                } {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_mask,
+                                },
+                            )
+                            .in_field("mask"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let pos: ::std::option::Option<[f32; 3]> = 'run: {
+            if !(((mask as i128) & 1_i128) != 0_i128) {
+                break 'run None;
+            }
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                    break 'fast;
+                };
+                let pos = [
+                    f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
+                    f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
+                    f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
+                ];
+                break 'run Some(pos);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        let rot: ::std::option::Option<[i16; 3]> = 'run: {
+            if !(((mask as i128) & 2_i128) != 0_i128) {
+                break 'run None;
+            }
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
+                };
+                let rot = [
+                    i16::from_le_bytes([__b[0], __b[1]]),
+                    i16::from_le_bytes([__b[2], __b[3]]),
+                    i16::from_le_bytes([__b[4], __b[5]]),
+                ];
+                break 'run Some(rot);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        let yaw: ::std::option::Option<i16> = if ((mask as i128) & 4_i128) != 0_i128 {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("yaw"));
+            Some({
+                let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("yaw"))?;
+                __r.leave(Some(&__v));
+                __v
+            })
+        } else {
+            None
+        };
+        __out
+            .push(Self {
+                entity_id,
+                mask,
+                pos,
+                rot,
+                yaw,
+            });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+        let entity_id: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        let __rule_mask: &'static str = "must satisfy (_ & 0xf8) == 0 and (_ & 6) != 6";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("mask"));
+        let mask: u8 = {
+            let __el_at = __r.offset();
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("mask"))?;
+            {
+                let __v = &__v;
+                if !{
+                    let __elem = *__v;
+                    let _ = __elem;
+                    (((__elem as i128) & 248_i128) == 0_i128)
+                        && (((__elem as i128) & 6_i128) != 6_i128)
+                } {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_mask,
+                                },
+                            )
+                            .in_field("mask"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let pos: ::std::option::Option<[f32; 3]> = if ((mask as i128) & 1_i128) != 0_i128
+        {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("pos"));
+            Some({
+                let __l = {
+                    let mut __a: [f32; 3] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: f32 = { __r.read_f32le() }
+                                .map_err(|e| e.in_index(__i).in_field("pos"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            })
+        } else {
+            None
+        };
+        let rot: ::std::option::Option<[i16; 3]> = if ((mask as i128) & 2_i128) != 0_i128
+        {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
+            Some({
+                let __l = {
+                    let mut __a: [i16; 3] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: i16 = { __r.read_i16le() }
+                                .map_err(|e| e.in_index(__i).in_field("rot"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            })
+        } else {
+            None
         };
         let yaw: ::std::option::Option<i16> = if ((mask as i128) & 4_i128) != 0_i128 {
             __r.enter(::statepack_runtime::io::PathSeg::Field("yaw"));
@@ -3730,9 +4275,14 @@ impl OpProp {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (entity_id, name_str, type_tag): (u16, u16, PropType) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
@@ -3751,51 +4301,178 @@ impl OpProp {
                 break 'run (entity_id, name_str, type_tag);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-            let entity_id: u16 = {
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("entity_id"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("name_str"));
-            let name_str: u16 = {
-                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("name_str"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("type_tag"));
-            let type_tag: PropType = {
-                let __v: PropType = {
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+        let value: OpPropValue = {
+            let __v: OpPropValue = {
+                {
+                    let __sw: i128 = type_tag.to_i();
+                    if __sw == PropType::Bool.to_i() {
+                        PropBool::read_from(__r).map(OpPropValue::PropBool)
+                    } else if __sw == PropType::Number.to_i() {
+                        PropNumber::read_from(__r).map(OpPropValue::PropNumber)
+                    } else if __sw == PropType::String.to_i()
+                        || __sw == PropType::Enum.to_i()
                     {
-                        let __at = __r.offset();
-                        match __r.read_u8() {
-                            Ok(__raw) => {
-                                PropType::from_i(__raw as i128)
-                                    .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                        __at,
-                                        ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                            enum_name: "prop_type",
-                                            value: __raw as i128,
-                                        },
-                                    ))
-                            }
-                            Err(e) => Err(e),
-                        }
+                        PropStrRef::read_from(__r).map(OpPropValue::PropStrRef)
+                    } else if __sw == PropType::Color3.to_i() {
+                        Color3::read_from(__r).map(OpPropValue::Color3)
+                    } else if __sw == PropType::Vector3.to_i() {
+                        Vec3::read_from(__r).map(OpPropValue::Vec3)
+                    } else {
+                        Err(
+                            ::statepack_runtime::io::DecodeError::new(
+                                __r.offset(),
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: __sw.to_string(),
+                                    rule: "must select one of the switch cases",
+                                },
+                            ),
+                        )
                     }
                 }
-                    .map_err(|e| e.in_field("type_tag"))?;
-                __r.leave(
-                    Some(
-                        &::statepack_runtime::io::TraceValue::Enum {
-                            name: __v.name(),
-                            value: __v.to_i(),
-                        },
-                    ),
-                );
-                __v
-            };
-            (entity_id, name_str, type_tag)
+            }
+                .map_err(|e| e.in_field("value"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        Ok(Self {
+            entity_id,
+            name_str,
+            type_tag,
+            value,
+        })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (entity_id, name_str, type_tag): (u16, u16, PropType) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
+                    break 'fast;
+                };
+                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                let name_str = u16::from_le_bytes([__b[2], __b[3]]);
+                let ::std::option::Option::Some(type_tag) = PropType::from_i(
+                    u8::from_le_bytes([__b[4]]) as i128,
+                ) else {
+                    {
+                        __r.rewind_run(5);
+                        break 'fast;
+                    }
+                };
+                break 'run (entity_id, name_str, type_tag);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+        let value: OpPropValue = {
+            let __v: OpPropValue = {
+                {
+                    let __sw: i128 = type_tag.to_i();
+                    if __sw == PropType::Bool.to_i() {
+                        PropBool::read_from(__r).map(OpPropValue::PropBool)
+                    } else if __sw == PropType::Number.to_i() {
+                        PropNumber::read_from(__r).map(OpPropValue::PropNumber)
+                    } else if __sw == PropType::String.to_i()
+                        || __sw == PropType::Enum.to_i()
+                    {
+                        PropStrRef::read_from(__r).map(OpPropValue::PropStrRef)
+                    } else if __sw == PropType::Color3.to_i() {
+                        Color3::read_from(__r).map(OpPropValue::Color3)
+                    } else if __sw == PropType::Vector3.to_i() {
+                        Vec3::read_from(__r).map(OpPropValue::Vec3)
+                    } else {
+                        Err(
+                            ::statepack_runtime::io::DecodeError::new(
+                                __r.offset(),
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: __sw.to_string(),
+                                    rule: "must select one of the switch cases",
+                                },
+                            ),
+                        )
+                    }
+                }
+            }
+                .map_err(|e| e.in_field("value"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __out
+            .push(Self {
+                entity_id,
+                name_str,
+                type_tag,
+                value,
+            });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+        let entity_id: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("name_str"));
+        let name_str: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("name_str"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("type_tag"));
+        let type_tag: PropType = {
+            let __v: PropType = {
+                {
+                    let __at = __r.offset();
+                    match __r.read_u8() {
+                        Ok(__raw) => {
+                            PropType::from_i(__raw as i128)
+                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                    __at,
+                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                        enum_name: "prop_type",
+                                        value: __raw as i128,
+                                    },
+                                ))
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+            }
+                .map_err(|e| e.in_field("type_tag"))?;
+            __r.leave(
+                Some(
+                    &::statepack_runtime::io::TraceValue::Enum {
+                        name: __v.name(),
+                        value: __v.to_i(),
+                    },
+                ),
+            );
+            __v
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
         let value: OpPropValue = {
@@ -4146,6 +4823,17 @@ impl PropBool {
         };
         Ok(Self { value })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -4298,6 +4986,17 @@ impl PropNumber {
         };
         Ok(Self { value })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -4440,6 +5139,17 @@ impl PropStrRef {
         };
         Ok(Self { str_id })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -4577,9 +5287,14 @@ impl Color3 {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (r, g, b): (u8, u8, u8) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
@@ -4591,25 +5306,67 @@ impl Color3 {
                 break 'run (r, g, b);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("r"));
-            let r: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("r"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("g"));
-            let g: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("g"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("b"));
-            let b: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("b"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (r, g, b)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self { r, g, b })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (r, g, b): (u8, u8, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                    break 'fast;
+                };
+                let r = u8::from_le_bytes([__b[0]]);
+                let g = u8::from_le_bytes([__b[1]]);
+                let b = u8::from_le_bytes([__b[2]]);
+                break 'run (r, g, b);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out.push(Self { r, g, b });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("r"));
+        let r: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("r"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("g"));
+        let g: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("g"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("b"));
+        let b: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("b"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         Ok(Self { r, g, b })
     }
@@ -4767,9 +5524,14 @@ impl Vec3 {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (x, y, z): (f32, f32, f32) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
@@ -4781,25 +5543,67 @@ impl Vec3 {
                 break 'run (x, y, z);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
-            let x: f32 = {
-                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
-            let y: f32 = {
-                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("z"));
-            let z: f32 = {
-                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("z"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (x, y, z)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self { x, y, z })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (x, y, z): (f32, f32, f32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                    break 'fast;
+                };
+                let x = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                let y = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                let z = f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
+                break 'run (x, y, z);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out.push(Self { x, y, z });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
+        let x: f32 = {
+            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+        let y: f32 = {
+            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("z"));
+        let z: f32 = {
+            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("z"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         Ok(Self { x, y, z })
     }
@@ -4968,9 +5772,14 @@ impl OpAnimPlay {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (entity_id, anim_id_str, handle, fade, speed): (u16, u16, u8, u8, i16) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
@@ -4984,39 +5793,94 @@ impl OpAnimPlay {
                 break 'run (entity_id, anim_id_str, handle, fade, speed);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-            let entity_id: u16 = {
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("entity_id"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("anim_id_str"));
-            let anim_id_str: u16 = {
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("anim_id_str"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
-            let handle: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("fade"));
-            let fade: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("fade"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("speed"));
-            let speed: i16 = {
-                let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("speed"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (entity_id, anim_id_str, handle, fade, speed)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self {
+            entity_id,
+            anim_id_str,
+            handle,
+            fade,
+            speed,
+        })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (entity_id, anim_id_str, handle, fade, speed): (u16, u16, u8, u8, i16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
+                    break 'fast;
+                };
+                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                let anim_id_str = u16::from_le_bytes([__b[2], __b[3]]);
+                let handle = u8::from_le_bytes([__b[4]]);
+                let fade = u8::from_le_bytes([__b[5]]);
+                let speed = i16::from_le_bytes([__b[6], __b[7]]);
+                break 'run (entity_id, anim_id_str, handle, fade, speed);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out
+            .push(Self {
+                entity_id,
+                anim_id_str,
+                handle,
+                fade,
+                speed,
+            });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+        let entity_id: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("anim_id_str"));
+        let anim_id_str: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("anim_id_str"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
+        let handle: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("fade"));
+        let fade: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("fade"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("speed"));
+        let speed: i16 = {
+            let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("speed"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         Ok(Self {
             entity_id,
@@ -5199,9 +6063,14 @@ impl OpAnimStop {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (entity_id, handle, fade): (u16, u8, u8) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
@@ -5213,26 +6082,67 @@ impl OpAnimStop {
                 break 'run (entity_id, handle, fade);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-            let entity_id: u16 = {
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("entity_id"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
-            let handle: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("fade"));
-            let fade: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("fade"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (entity_id, handle, fade)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self { entity_id, handle, fade })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (entity_id, handle, fade): (u16, u8, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                    break 'fast;
+                };
+                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                let handle = u8::from_le_bytes([__b[2]]);
+                let fade = u8::from_le_bytes([__b[3]]);
+                break 'run (entity_id, handle, fade);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out.push(Self { entity_id, handle, fade });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+        let entity_id: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
+        let handle: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("fade"));
+        let fade: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("fade"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         Ok(Self { entity_id, handle, fade })
     }
@@ -5389,9 +6299,14 @@ impl OpAnimSpeed {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (entity_id, handle, speed): (u16, u8, i16) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
@@ -5403,26 +6318,67 @@ impl OpAnimSpeed {
                 break 'run (entity_id, handle, speed);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-            let entity_id: u16 = {
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("entity_id"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
-            let handle: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("speed"));
-            let speed: i16 = {
-                let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("speed"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (entity_id, handle, speed)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self { entity_id, handle, speed })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (entity_id, handle, speed): (u16, u8, i16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
+                    break 'fast;
+                };
+                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                let handle = u8::from_le_bytes([__b[2]]);
+                let speed = i16::from_le_bytes([__b[3], __b[4]]);
+                break 'run (entity_id, handle, speed);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out.push(Self { entity_id, handle, speed });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+        let entity_id: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
+        let handle: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("speed"));
+        let speed: i16 = {
+            let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("speed"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         Ok(Self { entity_id, handle, speed })
     }
@@ -5577,9 +6533,14 @@ impl OpEvent {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (name_str, payload_str): (u16, u16) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
@@ -5590,20 +6551,60 @@ impl OpEvent {
                 break 'run (name_str, payload_str);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("name_str"));
-            let name_str: u16 = {
-                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("name_str"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("payload_str"));
-            let payload_str: u16 = {
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("payload_str"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (name_str, payload_str)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self { name_str, payload_str })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (name_str, payload_str): (u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                    break 'fast;
+                };
+                let name_str = u16::from_le_bytes([__b[0], __b[1]]);
+                let payload_str = u16::from_le_bytes([__b[2], __b[3]]);
+                break 'run (name_str, payload_str);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out.push(Self { name_str, payload_str });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("name_str"));
+        let name_str: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("name_str"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("payload_str"));
+        let payload_str: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("payload_str"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         Ok(Self { name_str, payload_str })
     }
@@ -5747,9 +6748,14 @@ impl OpCustom {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (channel_str, byte_len): (u16, u16) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
@@ -5760,20 +6766,78 @@ impl OpCustom {
                 break 'run (channel_str, byte_len);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("channel_str"));
-            let channel_str: u16 = {
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("channel_str"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("byte_len"));
-            let byte_len: u16 = {
-                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("byte_len"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (channel_str, byte_len)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("data"));
+        let data: ::std::vec::Vec<u8> = {
+            let __v: ::std::vec::Vec<u8> = {
+                __r.take_sized(byte_len as i128).map(|b| b.to_vec())
+            }
+                .map_err(|e| e.in_field("data"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        Ok(Self { channel_str, data })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (channel_str, byte_len): (u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                    break 'fast;
+                };
+                let channel_str = u16::from_le_bytes([__b[0], __b[1]]);
+                let byte_len = u16::from_le_bytes([__b[2], __b[3]]);
+                break 'run (channel_str, byte_len);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("data"));
+        let data: ::std::vec::Vec<u8> = {
+            let __v: ::std::vec::Vec<u8> = {
+                __r.take_sized(byte_len as i128).map(|b| b.to_vec())
+            }
+                .map_err(|e| e.in_field("data"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __out.push(Self { channel_str, data });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("channel_str"));
+        let channel_str: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("channel_str"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("byte_len"));
+        let byte_len: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("byte_len"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("data"));
         let data: ::std::vec::Vec<u8> = {
@@ -5980,9 +7044,14 @@ impl OpXformD {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("id_byte"));
         let id_byte: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("id_byte"))?;
@@ -6044,31 +7113,8 @@ impl OpXformD {
                 break 'run Some(pos8);
             }
             ::statepack_runtime::io::unlikely();
-            let pos8: ::std::option::Option<[i8; 3]> = if ((mask as i128) & 1_i128)
-                != 0_i128
-            {
-                __r.enter(::statepack_runtime::io::PathSeg::Field("pos8"));
-                Some({
-                    let __l = {
-                        let mut __a: [i8; 3] = Default::default();
-                        for (__i, __slot) in __a.iter_mut().enumerate() {
-                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                            *__slot = {
-                                let __v: i8 = { __r.read_i8() }
-                                    .map_err(|e| e.in_index(__i).in_field("pos8"))?;
-                                __r.leave(Some(&__v));
-                                __v
-                            };
-                        }
-                        __a
-                    };
-                    __r.leave::<()>(None);
-                    __l
-                })
-            } else {
-                None
-            };
-            pos8
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
         };
         let pos16: ::std::option::Option<[i16; 3]> = 'run: {
             if !(((mask as i128) & 2_i128) != 0_i128) {
@@ -6086,31 +7132,8 @@ impl OpXformD {
                 break 'run Some(pos16);
             }
             ::statepack_runtime::io::unlikely();
-            let pos16: ::std::option::Option<[i16; 3]> = if ((mask as i128) & 2_i128)
-                != 0_i128
-            {
-                __r.enter(::statepack_runtime::io::PathSeg::Field("pos16"));
-                Some({
-                    let __l = {
-                        let mut __a: [i16; 3] = Default::default();
-                        for (__i, __slot) in __a.iter_mut().enumerate() {
-                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                            *__slot = {
-                                let __v: i16 = { __r.read_i16le() }
-                                    .map_err(|e| e.in_index(__i).in_field("pos16"))?;
-                                __r.leave(Some(&__v));
-                                __v
-                            };
-                        }
-                        __a
-                    };
-                    __r.leave::<()>(None);
-                    __l
-                })
-            } else {
-                None
-            };
-            pos16
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
         };
         let yaw: ::std::option::Option<i8> = if ((mask as i128) & 4_i128) != 0_i128 {
             __r.enter(::statepack_runtime::io::PathSeg::Field("yaw"));
@@ -6138,31 +7161,291 @@ impl OpXformD {
                 break 'run Some(rot);
             }
             ::statepack_runtime::io::unlikely();
-            let rot: ::std::option::Option<[i8; 3]> = if ((mask as i128) & 8_i128)
-                != 0_i128
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self {
+            id_byte,
+            id_wide,
+            mask,
+            pos8,
+            pos16,
+            yaw,
+            rot,
+        })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        __r.enter(::statepack_runtime::io::PathSeg::Field("id_byte"));
+        let id_byte: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("id_byte"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        let id_wide: ::std::option::Option<u16> = if (id_byte as i128) == 255_i128 {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("id_wide"));
+            Some({
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id_wide"))?;
+                __r.leave(Some(&__v));
+                __v
+            })
+        } else {
+            None
+        };
+        let __rule_mask: &'static str = "must satisfy (_ & 0xf0) == 0 and (_ & 3) != 3 and (_ & 12) != 12";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("mask"));
+        let mask: u8 = {
+            let __el_at = __r.offset();
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("mask"))?;
             {
-                __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
-                Some({
-                    let __l = {
-                        let mut __a: [i8; 3] = Default::default();
-                        for (__i, __slot) in __a.iter_mut().enumerate() {
-                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                            *__slot = {
-                                let __v: i8 = { __r.read_i8() }
-                                    .map_err(|e| e.in_index(__i).in_field("rot"))?;
-                                __r.leave(Some(&__v));
-                                __v
-                            };
-                        }
-                        __a
-                    };
-                    __r.leave::<()>(None);
-                    __l
-                })
-            } else {
-                None
-            };
-            rot
+                let __v = &__v;
+                if !{
+                    let __elem = *__v;
+                    let _ = __elem;
+                    ((((__elem as i128) & 240_i128) == 0_i128)
+                        && (((__elem as i128) & 3_i128) != 3_i128))
+                        && (((__elem as i128) & 12_i128) != 12_i128)
+                } {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_mask,
+                                },
+                            )
+                            .in_field("mask"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let pos8: ::std::option::Option<[i8; 3]> = 'run: {
+            if !(((mask as i128) & 1_i128) != 0_i128) {
+                break 'run None;
+            }
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                    break 'fast;
+                };
+                let pos8 = [
+                    i8::from_le_bytes([__b[0]]),
+                    i8::from_le_bytes([__b[1]]),
+                    i8::from_le_bytes([__b[2]]),
+                ];
+                break 'run Some(pos8);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        let pos16: ::std::option::Option<[i16; 3]> = 'run: {
+            if !(((mask as i128) & 2_i128) != 0_i128) {
+                break 'run None;
+            }
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
+                };
+                let pos16 = [
+                    i16::from_le_bytes([__b[0], __b[1]]),
+                    i16::from_le_bytes([__b[2], __b[3]]),
+                    i16::from_le_bytes([__b[4], __b[5]]),
+                ];
+                break 'run Some(pos16);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        let yaw: ::std::option::Option<i8> = if ((mask as i128) & 4_i128) != 0_i128 {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("yaw"));
+            Some({
+                let __v: i8 = { __r.read_i8() }.map_err(|e| e.in_field("yaw"))?;
+                __r.leave(Some(&__v));
+                __v
+            })
+        } else {
+            None
+        };
+        let rot: ::std::option::Option<[i8; 3]> = 'run: {
+            if !(((mask as i128) & 8_i128) != 0_i128) {
+                break 'run None;
+            }
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                    break 'fast;
+                };
+                let rot = [
+                    i8::from_le_bytes([__b[0]]),
+                    i8::from_le_bytes([__b[1]]),
+                    i8::from_le_bytes([__b[2]]),
+                ];
+                break 'run Some(rot);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out
+            .push(Self {
+                id_byte,
+                id_wide,
+                mask,
+                pos8,
+                pos16,
+                yaw,
+                rot,
+            });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("id_byte"));
+        let id_byte: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("id_byte"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        let id_wide: ::std::option::Option<u16> = if (id_byte as i128) == 255_i128 {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("id_wide"));
+            Some({
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id_wide"))?;
+                __r.leave(Some(&__v));
+                __v
+            })
+        } else {
+            None
+        };
+        let __rule_mask: &'static str = "must satisfy (_ & 0xf0) == 0 and (_ & 3) != 3 and (_ & 12) != 12";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("mask"));
+        let mask: u8 = {
+            let __el_at = __r.offset();
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("mask"))?;
+            {
+                let __v = &__v;
+                if !{
+                    let __elem = *__v;
+                    let _ = __elem;
+                    ((((__elem as i128) & 240_i128) == 0_i128)
+                        && (((__elem as i128) & 3_i128) != 3_i128))
+                        && (((__elem as i128) & 12_i128) != 12_i128)
+                } {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_mask,
+                                },
+                            )
+                            .in_field("mask"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let pos8: ::std::option::Option<[i8; 3]> = if ((mask as i128) & 1_i128) != 0_i128
+        {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("pos8"));
+            Some({
+                let __l = {
+                    let mut __a: [i8; 3] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: i8 = { __r.read_i8() }
+                                .map_err(|e| e.in_index(__i).in_field("pos8"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            })
+        } else {
+            None
+        };
+        let pos16: ::std::option::Option<[i16; 3]> = if ((mask as i128) & 2_i128)
+            != 0_i128
+        {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("pos16"));
+            Some({
+                let __l = {
+                    let mut __a: [i16; 3] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: i16 = { __r.read_i16le() }
+                                .map_err(|e| e.in_index(__i).in_field("pos16"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            })
+        } else {
+            None
+        };
+        let yaw: ::std::option::Option<i8> = if ((mask as i128) & 4_i128) != 0_i128 {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("yaw"));
+            Some({
+                let __v: i8 = { __r.read_i8() }.map_err(|e| e.in_field("yaw"))?;
+                __r.leave(Some(&__v));
+                __v
+            })
+        } else {
+            None
+        };
+        let rot: ::std::option::Option<[i8; 3]> = if ((mask as i128) & 8_i128) != 0_i128
+        {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
+            Some({
+                let __l = {
+                    let mut __a: [i8; 3] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: i8 = { __r.read_i8() }
+                                .map_err(|e| e.in_index(__i).in_field("rot"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            })
+        } else {
+            None
         };
         Ok(Self {
             id_byte,
@@ -6577,9 +7860,14 @@ impl OpSnapshot {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (entity_id, byte_len): (u16, u32) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
@@ -6590,20 +7878,90 @@ impl OpSnapshot {
                 break 'run (entity_id, byte_len);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-            let entity_id: u16 = {
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("entity_id"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("byte_len"));
-            let byte_len: u32 = {
-                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("byte_len"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (entity_id, byte_len)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("snapshot"));
+        let snapshot: ::std::boxed::Box<Snapshot> = {
+            let __v: ::std::boxed::Box<Snapshot> = {
+                __r.push_limit(byte_len as i128)
+                    .and_then(|__old| {
+                        let __v = Snapshot::read_from(__r)?;
+                        __r.pop_limit(__old)?;
+                        Ok(__v)
+                    })
+                    .map(::std::boxed::Box::new)
+            }
+                .map_err(|e| e.in_field("snapshot"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        Ok(Self { entity_id, snapshot })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (entity_id, byte_len): (u16, u32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
+                };
+                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                let byte_len = u32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
+                break 'run (entity_id, byte_len);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("snapshot"));
+        let snapshot: ::std::boxed::Box<Snapshot> = {
+            let __v: ::std::boxed::Box<Snapshot> = {
+                __r.push_limit(byte_len as i128)
+                    .and_then(|__old| {
+                        let __v = Snapshot::read_from(__r)?;
+                        __r.pop_limit(__old)?;
+                        Ok(__v)
+                    })
+                    .map(::std::boxed::Box::new)
+            }
+                .map_err(|e| e.in_field("snapshot"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __out.push(Self { entity_id, snapshot });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+        let entity_id: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("byte_len"));
+        let byte_len: u32 = {
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("byte_len"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("snapshot"));
         let snapshot: ::std::boxed::Box<Snapshot> = {
@@ -6901,15 +8259,12 @@ impl Snapshot {
                     .check_count(union_count as i128, Str16::MIN_LEN)
                     .map_err(|e| e.in_field("union_keys"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Str16 = { Str16::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("union_keys"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    Str16::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("union_keys"))?;
+                    __r.leave::<()>(None);
                 }
                 __list
             };
@@ -6929,15 +8284,12 @@ impl Snapshot {
                     .check_count(mesh_count as i128, Str16::MIN_LEN)
                     .map_err(|e| e.in_field("mesh_ids"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Str16 = { Str16::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("mesh_ids"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    Str16::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("mesh_ids"))?;
+                    __r.leave::<()>(None);
                 }
                 __list
             };
@@ -6967,15 +8319,12 @@ impl Snapshot {
                     .check_count(part_count as i128, Part::MIN_LEN)
                     .map_err(|e| e.in_field("parts"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Part = { Part::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("parts"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    Part::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("parts"))?;
+                    __r.leave::<()>(None);
                 }
                 __list
             };
@@ -6995,15 +8344,12 @@ impl Snapshot {
                     .check_count(joint_count as i128, Joint::MIN_LEN)
                     .map_err(|e| e.in_field("joints"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Joint = { Joint::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("joints"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    Joint::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("joints"))?;
+                    __r.leave::<()>(None);
                 }
                 __list
             };
@@ -7022,6 +8368,17 @@ impl Snapshot {
             parts,
             joints,
         })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -7553,6 +8910,17 @@ impl Rig {
         };
         Ok(Self { has_humanoid, humanoid })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -7811,15 +9179,12 @@ impl Humanoid {
                         .check_count(6_i128, Color3::MIN_LEN)
                         .map_err(|e| e.in_field("body_colors"))?;
                     let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    for __i in 0..__n {
+                    while __list.len() < __n {
+                        let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        __list
-                            .push({
-                                let __v: Color3 = { Color3::read_from(__r) }
-                                    .map_err(|e| e.in_index(__i).in_field("body_colors"))?;
-                                __r.leave::<()>(None);
-                                __v
-                            });
+                        Color3::read_push(__r, &mut __list)
+                            .map_err(|e| e.in_index(__i).in_field("body_colors"))?;
+                        __r.leave::<()>(None);
                     }
                     __list
                 };
@@ -7842,15 +9207,12 @@ impl Humanoid {
                     .check_count(char_mesh_count as i128, CharacterMesh::MIN_LEN)
                     .map_err(|e| e.in_field("char_meshes"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: CharacterMesh = { CharacterMesh::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("char_meshes"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    CharacterMesh::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("char_meshes"))?;
+                    __r.leave::<()>(None);
                 }
                 __list
             };
@@ -7866,6 +9228,17 @@ impl Humanoid {
             body_colors,
             char_meshes,
         })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -8223,9 +9596,14 @@ impl CharacterMesh {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (
             body_part,
             mesh_id,
@@ -8270,33 +9648,119 @@ impl CharacterMesh {
                 break 'run (body_part, mesh_id, base_texture_id, overlay_texture_id);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("body_part"));
-            let body_part: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("body_part"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("mesh_id"));
-            let mesh_id: f64 = {
-                let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("mesh_id"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("base_texture_id"));
-            let base_texture_id: f64 = {
-                let __v: f64 = { __r.read_f64le() }
-                    .map_err(|e| e.in_field("base_texture_id"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("overlay_texture_id"));
-            let overlay_texture_id: f64 = {
-                let __v: f64 = { __r.read_f64le() }
-                    .map_err(|e| e.in_field("overlay_texture_id"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (body_part, mesh_id, base_texture_id, overlay_texture_id)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self {
+            body_part,
+            mesh_id,
+            base_texture_id,
+            overlay_texture_id,
+        })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (
+            body_part,
+            mesh_id,
+            base_texture_id,
+            overlay_texture_id,
+        ): (u8, f64, f64, f64) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<25>() else {
+                    break 'fast;
+                };
+                let body_part = u8::from_le_bytes([__b[0]]);
+                let mesh_id = f64::from_le_bytes([
+                    __b[1],
+                    __b[2],
+                    __b[3],
+                    __b[4],
+                    __b[5],
+                    __b[6],
+                    __b[7],
+                    __b[8],
+                ]);
+                let base_texture_id = f64::from_le_bytes([
+                    __b[9],
+                    __b[10],
+                    __b[11],
+                    __b[12],
+                    __b[13],
+                    __b[14],
+                    __b[15],
+                    __b[16],
+                ]);
+                let overlay_texture_id = f64::from_le_bytes([
+                    __b[17],
+                    __b[18],
+                    __b[19],
+                    __b[20],
+                    __b[21],
+                    __b[22],
+                    __b[23],
+                    __b[24],
+                ]);
+                break 'run (body_part, mesh_id, base_texture_id, overlay_texture_id);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out
+            .push(Self {
+                body_part,
+                mesh_id,
+                base_texture_id,
+                overlay_texture_id,
+            });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("body_part"));
+        let body_part: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("body_part"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("mesh_id"));
+        let mesh_id: f64 = {
+            let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("mesh_id"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("base_texture_id"));
+        let base_texture_id: f64 = {
+            let __v: f64 = { __r.read_f64le() }
+                .map_err(|e| e.in_field("base_texture_id"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("overlay_texture_id"));
+        let overlay_texture_id: f64 = {
+            let __v: f64 = { __r.read_f64le() }
+                .map_err(|e| e.in_field("overlay_texture_id"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         Ok(Self {
             body_part,
@@ -8536,9 +10000,14 @@ impl Part {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
         let kind: PartKind = {
             let __v: PartKind = {
@@ -8613,25 +10082,8 @@ impl Part {
                 break 'run rot;
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
-            let rot: [i16; 3] = {
-                let __l = {
-                    let mut __a: [i16; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: i16 = { __r.read_i16le() }
-                                .map_err(|e| e.in_index(__i).in_field("rot"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
-                };
-                __r.leave::<()>(None);
-                __l
-            };
-            rot
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("size"));
         let size: Vec3 = {
@@ -8672,49 +10124,8 @@ impl Part {
                 break 'run (material, transparency, reflectance, shape, surfaces);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("material"));
-            let material: u16 = {
-                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("material"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("transparency"));
-            let transparency: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("transparency"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("reflectance"));
-            let reflectance: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("reflectance"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("shape"));
-            let shape: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("shape"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("surfaces"));
-            let surfaces: [u8; 6] = {
-                let __l = {
-                    let mut __a: [u8; 6] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: u8 = { __r.read_u8() }
-                                .map_err(|e| e.in_index(__i).in_field("surfaces"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
-                };
-                __r.leave::<()>(None);
-                __l
-            };
-            (material, transparency, reflectance, shape, surfaces)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
         };
         let mesh: ::std::option::Option<MeshPartInfo> = if kind == PartKind::MeshPart {
             __r.enter(::statepack_runtime::io::PathSeg::Field("mesh"));
@@ -8813,15 +10224,12 @@ impl Part {
                     .check_count(decal_count as i128, Decal::MIN_LEN)
                     .map_err(|e| e.in_field("decals"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Decal = { Decal::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("decals"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    Decal::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("decals"))?;
+                    __r.leave::<()>(None);
                 }
                 __list
             };
@@ -8841,15 +10249,604 @@ impl Part {
                     .check_count(effect_count as i128, Effect::MIN_LEN)
                     .map_err(|e| e.in_field("effects"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Effect = { Effect::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("effects"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    Effect::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("effects"))?;
+                    __r.leave::<()>(None);
+                }
+                __list
+            };
+            __r.leave::<()>(None);
+            __l
+        };
+        Ok(Self {
+            kind,
+            union_key_index,
+            name,
+            parent_path,
+            offset,
+            rot,
+            size,
+            color,
+            material,
+            transparency,
+            reflectance,
+            shape,
+            surfaces,
+            mesh,
+            has_special_mesh,
+            special_mesh,
+            has_surface_appearance,
+            surface_appearance,
+            decals,
+            effects,
+        })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
+        let kind: PartKind = {
+            let __v: PartKind = {
+                {
+                    let __at = __r.offset();
+                    match __r.read_u8() {
+                        Ok(__raw) => {
+                            PartKind::from_i(__raw as i128)
+                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                    __at,
+                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                        enum_name: "part_kind",
+                                        value: __raw as i128,
+                                    },
+                                ))
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+            }
+                .map_err(|e| e.in_field("kind"))?;
+            __r.leave(
+                Some(
+                    &::statepack_runtime::io::TraceValue::Enum {
+                        name: __v.name(),
+                        value: __v.to_i(),
+                    },
+                ),
+            );
+            __v
+        };
+        let union_key_index: ::std::option::Option<u16> = if kind == PartKind::Union {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("union_key_index"));
+            Some({
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("union_key_index"))?;
+                __r.leave(Some(&__v));
+                __v
+            })
+        } else {
+            None
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("name"));
+        let name: Str16 = {
+            let __v: Str16 = { Str16::read_from(__r) }.map_err(|e| e.in_field("name"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("parent_path"));
+        let parent_path: Str16 = {
+            let __v: Str16 = { Str16::read_from(__r) }
+                .map_err(|e| e.in_field("parent_path"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("offset"));
+        let offset: Vec3 = {
+            let __v: Vec3 = { Vec3::read_from(__r) }.map_err(|e| e.in_field("offset"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        let rot: [i16; 3] = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
+                };
+                let rot = [
+                    i16::from_le_bytes([__b[0], __b[1]]),
+                    i16::from_le_bytes([__b[2], __b[3]]),
+                    i16::from_le_bytes([__b[4], __b[5]]),
+                ];
+                break 'run rot;
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("size"));
+        let size: Vec3 = {
+            let __v: Vec3 = { Vec3::read_from(__r) }.map_err(|e| e.in_field("size"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("color"));
+        let color: Color3 = {
+            let __v: Color3 = { Color3::read_from(__r) }
+                .map_err(|e| e.in_field("color"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        let (
+            material,
+            transparency,
+            reflectance,
+            shape,
+            surfaces,
+        ): (u16, u8, u8, u8, [u8; 6]) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
+                    break 'fast;
+                };
+                let material = u16::from_le_bytes([__b[0], __b[1]]);
+                let transparency = u8::from_le_bytes([__b[2]]);
+                let reflectance = u8::from_le_bytes([__b[3]]);
+                let shape = u8::from_le_bytes([__b[4]]);
+                let surfaces = [
+                    u8::from_le_bytes([__b[5]]),
+                    u8::from_le_bytes([__b[6]]),
+                    u8::from_le_bytes([__b[7]]),
+                    u8::from_le_bytes([__b[8]]),
+                    u8::from_le_bytes([__b[9]]),
+                    u8::from_le_bytes([__b[10]]),
+                ];
+                break 'run (material, transparency, reflectance, shape, surfaces);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        let mesh: ::std::option::Option<MeshPartInfo> = if kind == PartKind::MeshPart {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("mesh"));
+            Some({
+                let __v: MeshPartInfo = { MeshPartInfo::read_from(__r) }
+                    .map_err(|e| e.in_field("mesh"))?;
+                __r.leave::<()>(None);
+                __v
+            })
+        } else {
+            None
+        };
+        let __rule_has_special_mesh: &'static str = "must be at most 1";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("has_special_mesh"));
+        let has_special_mesh: u8 = {
+            let __el_at = __r.offset();
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("has_special_mesh"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 1_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_has_special_mesh,
+                                },
+                            )
+                            .in_field("has_special_mesh"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let special_mesh: ::std::option::Option<SpecialMesh> = if (has_special_mesh
+            as i128) == 1_i128
+        {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("special_mesh"));
+            Some({
+                let __v: SpecialMesh = { SpecialMesh::read_from(__r) }
+                    .map_err(|e| e.in_field("special_mesh"))?;
+                __r.leave::<()>(None);
+                __v
+            })
+        } else {
+            None
+        };
+        let __rule_has_surface_appearance: &'static str = "must be at most 1";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("has_surface_appearance"));
+        let has_surface_appearance: u8 = {
+            let __el_at = __r.offset();
+            let __v: u8 = { __r.read_u8() }
+                .map_err(|e| e.in_field("has_surface_appearance"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 1_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_has_surface_appearance,
+                                },
+                            )
+                            .in_field("has_surface_appearance"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let surface_appearance: ::std::option::Option<SurfaceAppearance> = if (has_surface_appearance
+            as i128) == 1_i128
+        {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("surface_appearance"));
+            Some({
+                let __v: SurfaceAppearance = { SurfaceAppearance::read_from(__r) }
+                    .map_err(|e| e.in_field("surface_appearance"))?;
+                __r.leave::<()>(None);
+                __v
+            })
+        } else {
+            None
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("decal_count"));
+        let decal_count: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("decal_count"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("decals"));
+        let decals: ::std::vec::Vec<Decal> = {
+            let __l = {
+                let __n = __r
+                    .check_count(decal_count as i128, Decal::MIN_LEN)
+                    .map_err(|e| e.in_field("decals"))?;
+                let mut __list = ::std::vec::Vec::with_capacity(__n);
+                while __list.len() < __n {
+                    let __i = __list.len();
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    Decal::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("decals"))?;
+                    __r.leave::<()>(None);
+                }
+                __list
+            };
+            __r.leave::<()>(None);
+            __l
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("effect_count"));
+        let effect_count: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("effect_count"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("effects"));
+        let effects: ::std::vec::Vec<Effect> = {
+            let __l = {
+                let __n = __r
+                    .check_count(effect_count as i128, Effect::MIN_LEN)
+                    .map_err(|e| e.in_field("effects"))?;
+                let mut __list = ::std::vec::Vec::with_capacity(__n);
+                while __list.len() < __n {
+                    let __i = __list.len();
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    Effect::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("effects"))?;
+                    __r.leave::<()>(None);
+                }
+                __list
+            };
+            __r.leave::<()>(None);
+            __l
+        };
+        __out
+            .push(Self {
+                kind,
+                union_key_index,
+                name,
+                parent_path,
+                offset,
+                rot,
+                size,
+                color,
+                material,
+                transparency,
+                reflectance,
+                shape,
+                surfaces,
+                mesh,
+                has_special_mesh,
+                special_mesh,
+                has_surface_appearance,
+                surface_appearance,
+                decals,
+                effects,
+            });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
+        let kind: PartKind = {
+            let __v: PartKind = {
+                {
+                    let __at = __r.offset();
+                    match __r.read_u8() {
+                        Ok(__raw) => {
+                            PartKind::from_i(__raw as i128)
+                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                    __at,
+                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                        enum_name: "part_kind",
+                                        value: __raw as i128,
+                                    },
+                                ))
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+            }
+                .map_err(|e| e.in_field("kind"))?;
+            __r.leave(
+                Some(
+                    &::statepack_runtime::io::TraceValue::Enum {
+                        name: __v.name(),
+                        value: __v.to_i(),
+                    },
+                ),
+            );
+            __v
+        };
+        let union_key_index: ::std::option::Option<u16> = if kind == PartKind::Union {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("union_key_index"));
+            Some({
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("union_key_index"))?;
+                __r.leave(Some(&__v));
+                __v
+            })
+        } else {
+            None
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("name"));
+        let name: Str16 = {
+            let __v: Str16 = { Str16::read_from(__r) }.map_err(|e| e.in_field("name"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("parent_path"));
+        let parent_path: Str16 = {
+            let __v: Str16 = { Str16::read_from(__r) }
+                .map_err(|e| e.in_field("parent_path"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("offset"));
+        let offset: Vec3 = {
+            let __v: Vec3 = { Vec3::read_from(__r) }.map_err(|e| e.in_field("offset"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
+        let rot: [i16; 3] = {
+            let __l = {
+                let mut __a: [i16; 3] = Default::default();
+                for (__i, __slot) in __a.iter_mut().enumerate() {
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    *__slot = {
+                        let __v: i16 = { __r.read_i16le() }
+                            .map_err(|e| e.in_index(__i).in_field("rot"))?;
+                        __r.leave(Some(&__v));
+                        __v
+                    };
+                }
+                __a
+            };
+            __r.leave::<()>(None);
+            __l
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("size"));
+        let size: Vec3 = {
+            let __v: Vec3 = { Vec3::read_from(__r) }.map_err(|e| e.in_field("size"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("color"));
+        let color: Color3 = {
+            let __v: Color3 = { Color3::read_from(__r) }
+                .map_err(|e| e.in_field("color"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("material"));
+        let material: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("material"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("transparency"));
+        let transparency: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("transparency"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("reflectance"));
+        let reflectance: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("reflectance"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("shape"));
+        let shape: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("shape"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("surfaces"));
+        let surfaces: [u8; 6] = {
+            let __l = {
+                let mut __a: [u8; 6] = Default::default();
+                for (__i, __slot) in __a.iter_mut().enumerate() {
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    *__slot = {
+                        let __v: u8 = { __r.read_u8() }
+                            .map_err(|e| e.in_index(__i).in_field("surfaces"))?;
+                        __r.leave(Some(&__v));
+                        __v
+                    };
+                }
+                __a
+            };
+            __r.leave::<()>(None);
+            __l
+        };
+        let mesh: ::std::option::Option<MeshPartInfo> = if kind == PartKind::MeshPart {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("mesh"));
+            Some({
+                let __v: MeshPartInfo = { MeshPartInfo::read_from(__r) }
+                    .map_err(|e| e.in_field("mesh"))?;
+                __r.leave::<()>(None);
+                __v
+            })
+        } else {
+            None
+        };
+        let __rule_has_special_mesh: &'static str = "must be at most 1";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("has_special_mesh"));
+        let has_special_mesh: u8 = {
+            let __el_at = __r.offset();
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("has_special_mesh"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 1_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_has_special_mesh,
+                                },
+                            )
+                            .in_field("has_special_mesh"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let special_mesh: ::std::option::Option<SpecialMesh> = if (has_special_mesh
+            as i128) == 1_i128
+        {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("special_mesh"));
+            Some({
+                let __v: SpecialMesh = { SpecialMesh::read_from(__r) }
+                    .map_err(|e| e.in_field("special_mesh"))?;
+                __r.leave::<()>(None);
+                __v
+            })
+        } else {
+            None
+        };
+        let __rule_has_surface_appearance: &'static str = "must be at most 1";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("has_surface_appearance"));
+        let has_surface_appearance: u8 = {
+            let __el_at = __r.offset();
+            let __v: u8 = { __r.read_u8() }
+                .map_err(|e| e.in_field("has_surface_appearance"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 1_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_has_surface_appearance,
+                                },
+                            )
+                            .in_field("has_surface_appearance"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let surface_appearance: ::std::option::Option<SurfaceAppearance> = if (has_surface_appearance
+            as i128) == 1_i128
+        {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("surface_appearance"));
+            Some({
+                let __v: SurfaceAppearance = { SurfaceAppearance::read_from(__r) }
+                    .map_err(|e| e.in_field("surface_appearance"))?;
+                __r.leave::<()>(None);
+                __v
+            })
+        } else {
+            None
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("decal_count"));
+        let decal_count: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("decal_count"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("decals"));
+        let decals: ::std::vec::Vec<Decal> = {
+            let __l = {
+                let __n = __r
+                    .check_count(decal_count as i128, Decal::MIN_LEN)
+                    .map_err(|e| e.in_field("decals"))?;
+                let mut __list = ::std::vec::Vec::with_capacity(__n);
+                while __list.len() < __n {
+                    let __i = __list.len();
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    Decal::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("decals"))?;
+                    __r.leave::<()>(None);
+                }
+                __list
+            };
+            __r.leave::<()>(None);
+            __l
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("effect_count"));
+        let effect_count: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("effect_count"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("effects"));
+        let effects: ::std::vec::Vec<Effect> = {
+            let __l = {
+                let __n = __r
+                    .check_count(effect_count as i128, Effect::MIN_LEN)
+                    .map_err(|e| e.in_field("effects"))?;
+                let mut __list = ::std::vec::Vec::with_capacity(__n);
+                while __list.len() < __n {
+                    let __i = __list.len();
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    Effect::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("effects"))?;
+                    __r.leave::<()>(None);
                 }
                 __list
             };
@@ -9564,6 +11561,17 @@ impl MeshPartInfo {
             mesh_size,
         })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -9805,6 +11813,17 @@ impl SpecialMesh {
             offset,
             vertex_color,
         })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -10112,6 +12131,17 @@ impl SurfaceAppearance {
             color,
         })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -10381,9 +12411,14 @@ impl Decal {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let __rule_is_texture: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("is_texture"));
         let is_texture: u8 = {
@@ -10456,31 +12491,204 @@ impl Decal {
                 break 'run Some(tiling);
             }
             ::statepack_runtime::io::unlikely();
-            let tiling: ::std::option::Option<[f32; 4]> = if (is_texture as i128)
-                == 1_i128
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self {
+            is_texture,
+            face,
+            texture,
+            transparency,
+            color,
+            z_index,
+            tiling,
+        })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let __rule_is_texture: &'static str = "must be at most 1";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("is_texture"));
+        let is_texture: u8 = {
+            let __el_at = __r.offset();
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("is_texture"))?;
             {
-                __r.enter(::statepack_runtime::io::PathSeg::Field("tiling"));
-                Some({
-                    let __l = {
-                        let mut __a: [f32; 4] = Default::default();
-                        for (__i, __slot) in __a.iter_mut().enumerate() {
-                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                            *__slot = {
-                                let __v: f32 = { __r.read_f32le() }
-                                    .map_err(|e| e.in_index(__i).in_field("tiling"))?;
-                                __r.leave(Some(&__v));
-                                __v
-                            };
-                        }
-                        __a
-                    };
-                    __r.leave::<()>(None);
-                    __l
-                })
-            } else {
-                None
-            };
-            tiling
+                let __v = &__v;
+                if (*__v as i128) > 1_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_is_texture,
+                                },
+                            )
+                            .in_field("is_texture"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("face"));
+        let face: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("face"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("texture"));
+        let texture: Str16 = {
+            let __v: Str16 = { Str16::read_from(__r) }
+                .map_err(|e| e.in_field("texture"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("transparency"));
+        let transparency: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("transparency"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("color"));
+        let color: Color3 = {
+            let __v: Color3 = { Color3::read_from(__r) }
+                .map_err(|e| e.in_field("color"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("z_index"));
+        let z_index: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("z_index"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        let tiling: ::std::option::Option<[f32; 4]> = 'run: {
+            if (is_texture as i128) != 1_i128 {
+                break 'run None;
+            }
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
+                    break 'fast;
+                };
+                let tiling = [
+                    f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
+                    f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
+                    f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
+                    f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
+                ];
+                break 'run Some(tiling);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out
+            .push(Self {
+                is_texture,
+                face,
+                texture,
+                transparency,
+                color,
+                z_index,
+                tiling,
+            });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        let __rule_is_texture: &'static str = "must be at most 1";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("is_texture"));
+        let is_texture: u8 = {
+            let __el_at = __r.offset();
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("is_texture"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 1_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_is_texture,
+                                },
+                            )
+                            .in_field("is_texture"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("face"));
+        let face: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("face"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("texture"));
+        let texture: Str16 = {
+            let __v: Str16 = { Str16::read_from(__r) }
+                .map_err(|e| e.in_field("texture"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("transparency"));
+        let transparency: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("transparency"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("color"));
+        let color: Color3 = {
+            let __v: Color3 = { Color3::read_from(__r) }
+                .map_err(|e| e.in_field("color"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("z_index"));
+        let z_index: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("z_index"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        let tiling: ::std::option::Option<[f32; 4]> = if (is_texture as i128) == 1_i128 {
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tiling"));
+            Some({
+                let __l = {
+                    let mut __a: [f32; 4] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: f32 = { __r.read_f32le() }
+                                .map_err(|e| e.in_index(__i).in_field("tiling"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            })
+        } else {
+            None
         };
         Ok(Self {
             is_texture,
@@ -10797,9 +13005,14 @@ impl Effect {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (class, parent_index): (EffectClass, u8) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
@@ -10817,44 +13030,8 @@ impl Effect {
                 break 'run (class, parent_index);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("class"));
-            let class: EffectClass = {
-                let __v: EffectClass = {
-                    {
-                        let __at = __r.offset();
-                        match __r.read_u8() {
-                            Ok(__raw) => {
-                                EffectClass::from_i(__raw as i128)
-                                    .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                        __at,
-                                        ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                            enum_name: "effect_class",
-                                            value: __raw as i128,
-                                        },
-                                    ))
-                            }
-                            Err(e) => Err(e),
-                        }
-                    }
-                }
-                    .map_err(|e| e.in_field("class"))?;
-                __r.leave(
-                    Some(
-                        &::statepack_runtime::io::TraceValue::Enum {
-                            name: __v.name(),
-                            value: __v.to_i(),
-                        },
-                    ),
-                );
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("parent_index"));
-            let parent_index: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("parent_index"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (class, parent_index)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("name"));
         let name: Str16 = {
@@ -10875,15 +13052,169 @@ impl Effect {
                     .check_count(prop_count as i128, EffectProp::MIN_LEN)
                     .map_err(|e| e.in_field("props"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: EffectProp = { EffectProp::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("props"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    EffectProp::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("props"))?;
+                    __r.leave::<()>(None);
+                }
+                __list
+            };
+            __r.leave::<()>(None);
+            __l
+        };
+        Ok(Self {
+            class,
+            parent_index,
+            name,
+            props,
+        })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (class, parent_index): (EffectClass, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                    break 'fast;
+                };
+                let ::std::option::Option::Some(class) = EffectClass::from_i(
+                    u8::from_le_bytes([__b[0]]) as i128,
+                ) else {
+                    {
+                        __r.rewind_run(2);
+                        break 'fast;
+                    }
+                };
+                let parent_index = u8::from_le_bytes([__b[1]]);
+                break 'run (class, parent_index);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("name"));
+        let name: Str16 = {
+            let __v: Str16 = { Str16::read_from(__r) }.map_err(|e| e.in_field("name"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("prop_count"));
+        let prop_count: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("prop_count"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("props"));
+        let props: ::std::vec::Vec<EffectProp> = {
+            let __l = {
+                let __n = __r
+                    .check_count(prop_count as i128, EffectProp::MIN_LEN)
+                    .map_err(|e| e.in_field("props"))?;
+                let mut __list = ::std::vec::Vec::with_capacity(__n);
+                while __list.len() < __n {
+                    let __i = __list.len();
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    EffectProp::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("props"))?;
+                    __r.leave::<()>(None);
+                }
+                __list
+            };
+            __r.leave::<()>(None);
+            __l
+        };
+        __out
+            .push(Self {
+                class,
+                parent_index,
+                name,
+                props,
+            });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("class"));
+        let class: EffectClass = {
+            let __v: EffectClass = {
+                {
+                    let __at = __r.offset();
+                    match __r.read_u8() {
+                        Ok(__raw) => {
+                            EffectClass::from_i(__raw as i128)
+                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                    __at,
+                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                        enum_name: "effect_class",
+                                        value: __raw as i128,
+                                    },
+                                ))
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+            }
+                .map_err(|e| e.in_field("class"))?;
+            __r.leave(
+                Some(
+                    &::statepack_runtime::io::TraceValue::Enum {
+                        name: __v.name(),
+                        value: __v.to_i(),
+                    },
+                ),
+            );
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("parent_index"));
+        let parent_index: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("parent_index"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("name"));
+        let name: Str16 = {
+            let __v: Str16 = { Str16::read_from(__r) }.map_err(|e| e.in_field("name"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("prop_count"));
+        let prop_count: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("prop_count"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("props"));
+        let props: ::std::vec::Vec<EffectProp> = {
+            let __l = {
+                let __n = __r
+                    .check_count(prop_count as i128, EffectProp::MIN_LEN)
+                    .map_err(|e| e.in_field("props"))?;
+                let mut __list = ::std::vec::Vec::with_capacity(__n);
+                while __list.len() < __n {
+                    let __i = __list.len();
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    EffectProp::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("props"))?;
+                    __r.leave::<()>(None);
                 }
                 __list
             };
@@ -11106,9 +13437,14 @@ impl EffectProp {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (prop_index, tag): (u8, ValueTag) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
@@ -11126,44 +13462,180 @@ impl EffectProp {
                 break 'run (prop_index, tag);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("prop_index"));
-            let prop_index: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("prop_index"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("tag"));
-            let tag: ValueTag = {
-                let __v: ValueTag = {
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+        let value: EffectPropValue = {
+            let __v: EffectPropValue = {
+                {
+                    let __sw: i128 = tag.to_i();
+                    if __sw == ValueTag::Bool.to_i() {
+                        PropBool::read_from(__r).map(EffectPropValue::PropBool)
+                    } else if __sw == ValueTag::Number.to_i() {
+                        F32Value::read_from(__r).map(EffectPropValue::F32Value)
+                    } else if __sw == ValueTag::String.to_i()
+                        || __sw == ValueTag::EnumName.to_i()
+                        || __sw == ValueTag::AttachmentRef.to_i()
                     {
-                        let __at = __r.offset();
-                        match __r.read_u8() {
-                            Ok(__raw) => {
-                                ValueTag::from_i(__raw as i128)
-                                    .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                        __at,
-                                        ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                            enum_name: "value_tag",
-                                            value: __raw as i128,
-                                        },
-                                    ))
-                            }
-                            Err(e) => Err(e),
-                        }
+                        Str16::read_from(__r).map(EffectPropValue::Str16)
+                    } else if __sw == ValueTag::Color3.to_i() {
+                        Color3::read_from(__r).map(EffectPropValue::Color3)
+                    } else if __sw == ValueTag::Vector3.to_i() {
+                        Vec3::read_from(__r).map(EffectPropValue::Vec3)
+                    } else if __sw == ValueTag::Vector2.to_i()
+                        || __sw == ValueTag::NumberRange.to_i()
+                    {
+                        Vec2::read_from(__r).map(EffectPropValue::Vec2)
+                    } else if __sw == ValueTag::NumberSequence.to_i() {
+                        NumberSequence::read_from(__r)
+                            .map(EffectPropValue::NumberSequence)
+                    } else if __sw == ValueTag::ColorSequence.to_i() {
+                        ColorSequence::read_from(__r).map(EffectPropValue::ColorSequence)
+                    } else {
+                        Err(
+                            ::statepack_runtime::io::DecodeError::new(
+                                __r.offset(),
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: __sw.to_string(),
+                                    rule: "must select one of the switch cases",
+                                },
+                            ),
+                        )
                     }
                 }
-                    .map_err(|e| e.in_field("tag"))?;
-                __r.leave(
-                    Some(
-                        &::statepack_runtime::io::TraceValue::Enum {
-                            name: __v.name(),
-                            value: __v.to_i(),
-                        },
-                    ),
-                );
-                __v
-            };
-            (prop_index, tag)
+            }
+                .map_err(|e| e.in_field("value"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        Ok(Self { prop_index, tag, value })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (prop_index, tag): (u8, ValueTag) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                    break 'fast;
+                };
+                let prop_index = u8::from_le_bytes([__b[0]]);
+                let ::std::option::Option::Some(tag) = ValueTag::from_i(
+                    u8::from_le_bytes([__b[1]]) as i128,
+                ) else {
+                    {
+                        __r.rewind_run(2);
+                        break 'fast;
+                    }
+                };
+                break 'run (prop_index, tag);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+        let value: EffectPropValue = {
+            let __v: EffectPropValue = {
+                {
+                    let __sw: i128 = tag.to_i();
+                    if __sw == ValueTag::Bool.to_i() {
+                        PropBool::read_from(__r).map(EffectPropValue::PropBool)
+                    } else if __sw == ValueTag::Number.to_i() {
+                        F32Value::read_from(__r).map(EffectPropValue::F32Value)
+                    } else if __sw == ValueTag::String.to_i()
+                        || __sw == ValueTag::EnumName.to_i()
+                        || __sw == ValueTag::AttachmentRef.to_i()
+                    {
+                        Str16::read_from(__r).map(EffectPropValue::Str16)
+                    } else if __sw == ValueTag::Color3.to_i() {
+                        Color3::read_from(__r).map(EffectPropValue::Color3)
+                    } else if __sw == ValueTag::Vector3.to_i() {
+                        Vec3::read_from(__r).map(EffectPropValue::Vec3)
+                    } else if __sw == ValueTag::Vector2.to_i()
+                        || __sw == ValueTag::NumberRange.to_i()
+                    {
+                        Vec2::read_from(__r).map(EffectPropValue::Vec2)
+                    } else if __sw == ValueTag::NumberSequence.to_i() {
+                        NumberSequence::read_from(__r)
+                            .map(EffectPropValue::NumberSequence)
+                    } else if __sw == ValueTag::ColorSequence.to_i() {
+                        ColorSequence::read_from(__r).map(EffectPropValue::ColorSequence)
+                    } else {
+                        Err(
+                            ::statepack_runtime::io::DecodeError::new(
+                                __r.offset(),
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: __sw.to_string(),
+                                    rule: "must select one of the switch cases",
+                                },
+                            ),
+                        )
+                    }
+                }
+            }
+                .map_err(|e| e.in_field("value"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __out.push(Self { prop_index, tag, value });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("prop_index"));
+        let prop_index: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("prop_index"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("tag"));
+        let tag: ValueTag = {
+            let __v: ValueTag = {
+                {
+                    let __at = __r.offset();
+                    match __r.read_u8() {
+                        Ok(__raw) => {
+                            ValueTag::from_i(__raw as i128)
+                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                    __at,
+                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                        enum_name: "value_tag",
+                                        value: __raw as i128,
+                                    },
+                                ))
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+            }
+                .map_err(|e| e.in_field("tag"))?;
+            __r.leave(
+                Some(
+                    &::statepack_runtime::io::TraceValue::Enum {
+                        name: __v.name(),
+                        value: __v.to_i(),
+                    },
+                ),
+            );
+            __v
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
         let value: EffectPropValue = {
@@ -11544,6 +14016,17 @@ impl F32Value {
         };
         Ok(Self { value })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -11679,9 +14162,14 @@ impl Vec2 {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (x, y): (f32, f32) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
@@ -11692,19 +14180,60 @@ impl Vec2 {
                 break 'run (x, y);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
-            let x: f32 = {
-                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
-            let y: f32 = {
-                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (x, y)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self { x, y })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (x, y): (f32, f32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
+                    break 'fast;
+                };
+                let x = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                let y = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                break 'run (x, y);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out.push(Self { x, y });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
+        let x: f32 = {
+            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+        let y: f32 = {
+            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         Ok(Self { x, y })
     }
@@ -11861,15 +14390,12 @@ impl NumberSequence {
                     .check_count(count as i128, NumberKey::MIN_LEN)
                     .map_err(|e| e.in_field("keys"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: NumberKey = { NumberKey::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("keys"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    NumberKey::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("keys"))?;
+                    __r.leave::<()>(None);
                 }
                 __list
             };
@@ -11877,6 +14403,17 @@ impl NumberSequence {
             __l
         };
         Ok(Self { keys })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -12042,9 +14579,14 @@ impl NumberKey {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (time, value, envelope): (f32, f32, f32) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
@@ -12056,25 +14598,67 @@ impl NumberKey {
                 break 'run (time, value, envelope);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("time"));
-            let time: f32 = {
-                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("time"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-            let value: f32 = {
-                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("value"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("envelope"));
-            let envelope: f32 = {
-                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("envelope"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (time, value, envelope)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self { time, value, envelope })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (time, value, envelope): (f32, f32, f32) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                    break 'fast;
+                };
+                let time = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                let value = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                let envelope = f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
+                break 'run (time, value, envelope);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out.push(Self { time, value, envelope });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("time"));
+        let time: f32 = {
+            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("time"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+        let value: f32 = {
+            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("value"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("envelope"));
+        let envelope: f32 = {
+            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("envelope"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         Ok(Self { time, value, envelope })
     }
@@ -12241,15 +14825,12 @@ impl ColorSequence {
                     .check_count(count as i128, ColorKey::MIN_LEN)
                     .map_err(|e| e.in_field("keys"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: ColorKey = { ColorKey::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("keys"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    ColorKey::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("keys"))?;
+                    __r.leave::<()>(None);
                 }
                 __list
             };
@@ -12257,6 +14838,17 @@ impl ColorSequence {
             __l
         };
         Ok(Self { keys })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -12435,6 +15027,17 @@ impl ColorKey {
             __v
         };
         Ok(Self { time, color })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -12677,6 +15280,17 @@ impl Joint {
             holder_index,
             body,
         })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -12942,9 +15556,14 @@ impl JointCframes {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (part0_index, part1_index): (u16, u16) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
@@ -12955,21 +15574,95 @@ impl JointCframes {
                 break 'run (part0_index, part1_index);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("part0_index"));
-            let part0_index: u16 = {
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("part0_index"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("part1_index"));
-            let part1_index: u16 = {
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("part1_index"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (part0_index, part1_index)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("c0"));
+        let c0: Cframe = {
+            let __v: Cframe = { Cframe::read_from(__r) }.map_err(|e| e.in_field("c0"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("c1"));
+        let c1: Cframe = {
+            let __v: Cframe = { Cframe::read_from(__r) }.map_err(|e| e.in_field("c1"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        Ok(Self {
+            part0_index,
+            part1_index,
+            c0,
+            c1,
+        })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (part0_index, part1_index): (u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                    break 'fast;
+                };
+                let part0_index = u16::from_le_bytes([__b[0], __b[1]]);
+                let part1_index = u16::from_le_bytes([__b[2], __b[3]]);
+                break 'run (part0_index, part1_index);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("c0"));
+        let c0: Cframe = {
+            let __v: Cframe = { Cframe::read_from(__r) }.map_err(|e| e.in_field("c0"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("c1"));
+        let c1: Cframe = {
+            let __v: Cframe = { Cframe::read_from(__r) }.map_err(|e| e.in_field("c1"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __out
+            .push(Self {
+                part0_index,
+                part1_index,
+                c0,
+                c1,
+            });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("part0_index"));
+        let part0_index: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("part0_index"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("part1_index"));
+        let part1_index: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("part1_index"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("c0"));
         let c0: Cframe = {
@@ -13209,6 +15902,17 @@ impl JointAttachments {
             attachment1_name,
         })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -13416,9 +16120,14 @@ impl Cframe {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("pos"));
         let pos: Vec3 = {
             let __v: Vec3 = { Vec3::read_from(__r) }.map_err(|e| e.in_field("pos"))?;
@@ -13438,25 +16147,81 @@ impl Cframe {
                 break 'run rot;
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
-            let rot: [i16; 3] = {
-                let __l = {
-                    let mut __a: [i16; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: i16 = { __r.read_i16le() }
-                                .map_err(|e| e.in_index(__i).in_field("rot"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self { pos, rot })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        __r.enter(::statepack_runtime::io::PathSeg::Field("pos"));
+        let pos: Vec3 = {
+            let __v: Vec3 = { Vec3::read_from(__r) }.map_err(|e| e.in_field("pos"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        let rot: [i16; 3] = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                    break 'fast;
                 };
-                __r.leave::<()>(None);
-                __l
+                let rot = [
+                    i16::from_le_bytes([__b[0], __b[1]]),
+                    i16::from_le_bytes([__b[2], __b[3]]),
+                    i16::from_le_bytes([__b[4], __b[5]]),
+                ];
+                break 'run rot;
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out.push(Self { pos, rot });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("pos"));
+        let pos: Vec3 = {
+            let __v: Vec3 = { Vec3::read_from(__r) }.map_err(|e| e.in_field("pos"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
+        let rot: [i16; 3] = {
+            let __l = {
+                let mut __a: [i16; 3] = Default::default();
+                for (__i, __slot) in __a.iter_mut().enumerate() {
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    *__slot = {
+                        let __v: i16 = { __r.read_i16le() }
+                            .map_err(|e| e.in_index(__i).in_field("rot"))?;
+                        __r.leave(Some(&__v));
+                        __v
+                    };
+                }
+                __a
             };
-            rot
+            __r.leave::<()>(None);
+            __l
         };
         Ok(Self { pos, rot })
     }

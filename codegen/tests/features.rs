@@ -71,16 +71,26 @@ fn variants(file: &File, name: &str) -> Vec<String> {
     panic!("no enum {name}");
 }
 
-/// The compact tokens of `impl ty { fn method }` or `impl ty { const method }`.
+/// The compact tokens of `impl ty { fn method }` or `impl ty { const method }`. For
+/// `read_from` of a type whose fixed runs fall back to `read_fields` (the field-by-field
+/// reader, out of line), both functions.
 fn item_in_impl(file: &File, ty: &str, method: &str) -> String {
     for item in &file.items {
         let Item::Impl(imp) = item else { continue };
         if tokens(&imp.self_ty) != ty {
             continue;
         }
+        let slow = imp.items.iter().find_map(|it| match it {
+            ImplItem::Fn(f) if method == "read_from" && f.sig.ident == "read_fields" => {
+                Some(tokens(f))
+            }
+            _ => None,
+        });
         for it in &imp.items {
             match it {
-                ImplItem::Fn(f) if f.sig.ident == method => return tokens(f),
+                ImplItem::Fn(f) if f.sig.ident == method => {
+                    return tokens(f) + &slow.clone().unwrap_or_default();
+                }
                 ImplItem::Const(c) if c.ident == method => return tokens(&c.expr),
                 _ => {}
             }

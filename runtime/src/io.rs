@@ -692,6 +692,23 @@ pub struct Limit {
     pub(crate) start: usize,
 }
 
+/// A reader position saved by [`ByteReader::mark`] and restored by [`ByteReader::reset_to`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadMark {
+    pos: usize,
+    bits: u8,
+    nbits: u8,
+}
+
+/// The pending bits of a run of bit fields being appended to a [`ByteWriter`]
+/// ([`ByteWriter::begin_bit_run`], [`ByteWriter::bit_run_put`], [`ByteWriter::end_bit_run`]):
+/// fewer than eight bits not yet written as a byte, most significant first.
+#[derive(Debug, Clone, Copy)]
+pub struct BitRun {
+    acc: u64,
+    n: u32,
+}
+
 /// A bounds-checked cursor over a byte slice, used by every generated reader.
 ///
 /// Offsets are absolute from the start of the input. A sized field (KS `size` on a user type)
@@ -702,6 +719,10 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     pub(crate) buf: &'a [u8],
     pub(crate) pos: usize,
     pub(crate) end: usize,
+    /// `buf[..end]`, kept with `end` by [`ByteReader::set_end`]: a run is then taken with
+    /// one comparison against this slice's length instead of one against `end` and one
+    /// against the input's length.
+    win: &'a [u8],
     /// Bits of the last fetched byte not read yet (the low `nbits` bits of `bits`).
     pub(crate) bits: u8,
     pub(crate) nbits: u8,
@@ -749,6 +770,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             buf,
             pos: 0,
             end: buf.len(),
+            win: buf,
             bits: 0,
             nbits: 0,
             start: 0,
@@ -957,13 +979,42 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     /// [`ByteReader::rewind_run`] before reading field by field.
     #[inline(always)]
     pub fn take_run<const N: usize>(&mut self) -> Option<&'a [u8; N]> {
-        if !T::SILENT || N > self.end - self.pos {
+        if !T::SILENT {
             return None;
         }
-        let buf: &'a [u8] = self.buf;
-        let run = buf.get(self.pos..self.pos + N)?.try_into().ok()?;
+        let win: &'a [u8] = self.win;
+        let run = win.get(self.pos..)?.first_chunk::<N>()?;
         self.pos += N;
         Some(run)
+    }
+
+    /// Sets the end of the readable range (absolute) and the window `buf[..end]` with it
+    /// (an end past the input leaves an empty window, so runs fall back to the checked
+    /// field-by-field reads).
+    #[inline]
+    pub(crate) fn set_end(&mut self, end: usize) {
+        self.end = end;
+        self.win = self.buf.get(..end).unwrap_or(&[]);
+    }
+
+    /// The reader's position (byte and pending bits), for [`ByteReader::reset_to`].
+    #[inline(always)]
+    pub fn mark(&self) -> ReadMark {
+        ReadMark {
+            pos: self.pos,
+            bits: self.bits,
+            nbits: self.nbits,
+        }
+    }
+
+    /// Goes back to a position taken with [`ByteReader::mark`] in the same stream: a
+    /// generated reader whose fixed-run fast path failed reads the value again, field by
+    /// field, from its first byte (which reports the exact field and offset of the failure).
+    #[cold]
+    pub fn reset_to(&mut self, m: ReadMark) {
+        self.pos = m.pos;
+        self.bits = m.bits;
+        self.nbits = m.nbits;
     }
 
     /// Gives back the `n` bytes of a run just taken with [`ByteReader::take_run`] (never
@@ -1154,7 +1205,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             end: self.end,
             start: self.start,
         };
-        self.end = self.pos + n;
+        self.set_end(self.pos + n);
         self.start = self.pos;
         Ok(old)
     }
@@ -1171,7 +1222,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
                 },
             ));
         }
-        self.end = old_end.end;
+        self.set_end(old_end.end);
         self.start = old_end.start;
         Ok(())
     }
@@ -1184,7 +1235,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         let pad = self.align_to_byte_keep();
         let rest = &self.buf[self.pos..self.end];
         self.pos = self.end;
-        self.end = old_end.end;
+        self.set_end(old_end.end);
         self.start = old_end.start;
         Ok((pad, rest))
     }
@@ -1724,6 +1775,39 @@ impl ByteWriter {
             self.bits_le = false;
         }
         self.put_bits32(value, width);
+    }
+
+    /// Starts appending a run of big-endian bit fields whose values the generated writer
+    /// checked against their widths first: the pending bits move into a [`BitRun`], a local
+    /// accumulator, for [`ByteWriter::bit_run_put`] (one call per field) and come back with
+    /// [`ByteWriter::end_bit_run`]. The bits are those of one [`ByteWriter::put_run_bits_be`]
+    /// per field; the accumulator stays in registers for the whole run instead of being
+    /// stored to the writer after every field.
+    #[inline(always)]
+    pub fn begin_bit_run(&mut self) -> BitRun {
+        if self.nbits == 0 {
+            self.bits_le = false;
+        }
+        BitRun {
+            acc: u64::from(self.bits),
+            n: u32::from(self.nbits),
+        }
+    }
+
+    /// Appends one field of a run started with [`ByteWriter::begin_bit_run`]: `value` must
+    /// fit in `width` (1..=32) bits (checked by the caller; only a debug assertion here).
+    #[inline(always)]
+    pub fn bit_run_put(&mut self, run: &mut BitRun, value: u64, width: u32) {
+        debug_assert!((1..=32).contains(&width) && value >> width == 0);
+        (run.acc, run.n) = crate::bits::msb_push(&mut self.buf, run.acc, run.n, value, width);
+    }
+
+    /// Ends a run started with [`ByteWriter::begin_bit_run`]: its pending bits (fewer than
+    /// eight) go back to the writer.
+    #[inline(always)]
+    pub fn end_bit_run(&mut self, run: BitRun) {
+        self.bits = run.acc as u8;
+        self.nbits = run.n as u8;
     }
 
     /// Appends `width` (1..=32) bits of `value` (already checked to fit) through a u64

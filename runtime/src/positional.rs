@@ -146,7 +146,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         };
         self.pos = at;
         self.start = start;
-        self.end = end;
+        self.set_end(end);
         self.bits = 0;
         self.nbits = 0;
         Ok(saved)
@@ -180,7 +180,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         self.inst_depth = self.inst_depth.saturating_sub(1);
         self.pos = saved.pos;
         self.start = saved.start;
-        self.end = saved.end;
+        self.set_end(saved.end);
         self.bits = saved.bits;
         self.nbits = saved.nbits;
     }

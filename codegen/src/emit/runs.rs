@@ -303,19 +303,37 @@ fn fast_read(m: &Member, v: &ByteVal, off: usize, fail: &TokenStream) -> TokenSt
 
 /// Replaces the statements of every worthwhile run in `reads` by one that reads the run in
 /// one step and keeps the field-by-field statements as its fallback.
-pub(super) fn fuse_reads(reads: &mut [TokenStream], members: &[Member]) {
+///
+/// With `fallback` (a diverging statement), a failed run does not read its own fields one by
+/// one: it runs `fallback`, which reads the whole value again field by field from its start
+/// (out of line), and the fused reader holds no field-by-field code. Returns the number of
+/// runs fused.
+pub(super) fn fuse_reads(
+    reads: &mut [TokenStream],
+    members: &[Member],
+    fallback: Option<&TokenStream>,
+) -> usize {
+    let mut fused = 0;
     for run in runs(members) {
         if !worth_it(run) {
             continue;
         }
+        fused += 1;
         let first = run[0].stmt;
         let slow: Vec<TokenStream> = run
             .iter()
             .map(|m| std::mem::take(&mut reads[m.stmt]))
             .collect();
+        // The field-by-field statements and the names they bind, or the diverging fallback.
+        let (names, _) = bound(run);
+        let names = tuple(&names);
+        let tail = match fallback {
+            Some(f) => f.clone(),
+            None => quote!(#(#slow)* #names),
+        };
         reads[first] = match &run[0].unit {
-            Unit::Bytes(_) => byte_run_read(run, &slow),
-            Unit::Bits(_) => bit_run_read(run, &slow),
+            Unit::Bytes(_) => byte_run_read(run, &tail),
+            Unit::Bits(_) => bit_run_read(run, &tail),
             Unit::Varint => {
                 let id = &run[0].id;
                 quote! {
@@ -324,13 +342,13 @@ pub(super) fn fuse_reads(reads: &mut [TokenStream], members: &[Member]) {
                             break 'run __v;
                         }
                         ::statepack_runtime::io::unlikely();
-                        #(#slow)*
-                        #id
+                        #tail
                     };
                 }
             }
         };
     }
+    fused
 }
 
 /// `(a, b)` for several items, `a` for one (no parentheses a lint would flag).
@@ -361,7 +379,7 @@ fn bound(run: &[Member]) -> (Vec<TokenStream>, Vec<TokenStream>) {
     (names, tys)
 }
 
-fn byte_run_read(run: &[Member], slow: &[TokenStream]) -> TokenStream {
+fn byte_run_read(run: &[Member], tail: &TokenStream) -> TokenStream {
     let total: usize = run
         .iter()
         .map(|m| match &m.unit {
@@ -404,8 +422,7 @@ fn byte_run_read(run: &[Member], slow: &[TokenStream]) -> TokenStream {
                         break 'run Some(#id);
                     }
                     ::statepack_runtime::io::unlikely();
-                        #(#slow)*
-                    #id
+                    #tail
                 };
             };
         }
@@ -419,8 +436,7 @@ fn byte_run_read(run: &[Member], slow: &[TokenStream]) -> TokenStream {
                 break 'run #names;
             }
             ::statepack_runtime::io::unlikely();
-                        #(#slow)*
-            #names
+            #tail
         };
     }
 }
@@ -437,7 +453,7 @@ fn bit_read_value(b: &BitVal) -> TokenStream {
     }
 }
 
-fn bit_run_read(run: &[Member], slow: &[TokenStream]) -> TokenStream {
+fn bit_run_read(run: &[Member], tail: &TokenStream) -> TokenStream {
     let mut total: u64 = 0;
     let mut body = Vec::new();
     for m in run {
@@ -458,8 +474,7 @@ fn bit_run_read(run: &[Member], slow: &[TokenStream]) -> TokenStream {
             #names
         } else {
             ::statepack_runtime::io::unlikely();
-                        #(#slow)*
-            #names
+            #tail
         };
     }
 }
@@ -599,29 +614,36 @@ fn bit_run_write(run: &[Member], slow: &[TokenStream]) -> TokenStream {
         let w = u32::from(b.width);
         let code = quote::format_ident!("__c{}", i);
         match (b.width, b.offset_binary) {
-            (1, false) => puts.push(quote!(__w.put_run_bits_be(u64::from(#src), 1);)),
+            (1, false) => puts.push(quote!(__w.bit_run_put(&mut __run, u64::from(#src), 1);)),
             (_, false) => {
                 checks.push(quote!(let #code = #src as u64; if #code >> #w != 0 { break 'fast; }));
-                puts.push(quote!(__w.put_run_bits_be(#code, #w);));
+                puts.push(quote!(__w.bit_run_put(&mut __run, #code, #w);));
             }
             (_, true) => {
                 checks.push(quote! {
                     let ::std::result::Result::Ok(#code) = ::statepack_runtime::bits::to_offset_binary(#src as i64, #w) else { break 'fast; };
                 });
-                puts.push(quote!(__w.put_run_bits_be(#code, #w);));
+                puts.push(quote!(__w.bit_run_put(&mut __run, #code, #w);));
             }
         }
     }
+    // Every value checked: the run is appended through a local accumulator of its pending
+    // bits, one straight-line step per field.
+    let put = quote! {
+        let mut __run = __w.begin_bit_run();
+        #(#puts)*
+        __w.end_bit_run(__run);
+    };
     if checks.is_empty() {
         // Only one-bit flags: every value fits, nothing can fail.
         let _ = slow;
-        return quote!({ #(#puts)* });
+        return quote!({ #put });
     }
     quote! {
         'run: {
             'fast: {
                 #(#checks)*
-                #(#puts)*
+                #put
                 break 'run;
             }
             ::statepack_runtime::io::unlikely();

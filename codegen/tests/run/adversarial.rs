@@ -87,7 +87,8 @@ impl Adversarial {
                     .check_count(count as i128, Empty::MIN_LEN)
                     .map_err(|e| e.in_field("empties"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -857,7 +858,8 @@ impl Tree {
                     .check_count(kids as i128, Tree::MIN_LEN)
                     .map_err(|e| e.in_field("children"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({

@@ -178,6 +178,17 @@ impl BitsLeEnum {
             inner,
         })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -387,30 +398,72 @@ impl BeBits {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (hi, lo): (u8, u8) = if __r.has_run_bits(8u64) {
             let hi = __r.take_run_bits_be(4u32) as u8;
             let lo = __r.take_run_bits_be(4u32) as u8;
             (hi, lo)
         } else {
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("hi"));
-            let hi: u8 = {
-                let __v: u8 = { __r.read_bits_be(4u32).map(|__b| __b as u8) }
-                    .map_err(|e| e.in_field("hi"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("lo"));
-            let lo: u8 = {
-                let __v: u8 = { __r.read_bits_be(4u32).map(|__b| __b as u8) }
-                    .map_err(|e| e.in_field("lo"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self { hi, lo })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (hi, lo): (u8, u8) = if __r.has_run_bits(8u64) {
+            let hi = __r.take_run_bits_be(4u32) as u8;
+            let lo = __r.take_run_bits_be(4u32) as u8;
             (hi, lo)
+        } else {
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out.push(Self { hi, lo });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("hi"));
+        let hi: u8 = {
+            let __v: u8 = { __r.read_bits_be(4u32).map(|__b| __b as u8) }
+                .map_err(|e| e.in_field("hi"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("lo"));
+        let lo: u8 = {
+            let __v: u8 = { __r.read_bits_be(4u32).map(|__b| __b as u8) }
+                .map_err(|e| e.in_field("lo"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         Ok(Self { hi, lo })
     }
@@ -439,8 +492,10 @@ impl BeBits {
                 if __c1 >> 4u32 != 0 {
                     break 'fast;
                 }
-                __w.put_run_bits_be(__c0, 4u32);
-                __w.put_run_bits_be(__c1, 4u32);
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, __c0, 4u32);
+                __w.bit_run_put(&mut __run, __c1, 4u32);
+                __w.end_bit_run(__run);
                 break 'run;
             }
             ::statepack_runtime::io::unlikely();

@@ -80,6 +80,17 @@ impl ContentsCast {
         };
         Ok(Self { body, given })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.

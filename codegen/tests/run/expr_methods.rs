@@ -66,7 +66,8 @@ impl ExprMethods {
                     .check_count(n as i128, 2)
                     .map_err(|e| e.in_field("words"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -112,7 +113,8 @@ impl ExprMethods {
                     .check_count(2_i128, Block::MIN_LEN)
                     .map_err(|e| e.in_field("blocks"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -134,15 +136,12 @@ impl ExprMethods {
                     .check_count(2_i128, Op::MIN_LEN)
                     .map_err(|e| e.in_field("ops"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Op = { Op::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("ops"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    Op::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("ops"))?;
+                    __r.leave::<()>(None);
                 }
                 __list
             };
@@ -1789,6 +1788,17 @@ impl Op {
         };
         Ok(Self { code, body })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -1982,6 +1992,17 @@ impl OpWord {
             __v
         };
         Ok(Self { w })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

@@ -397,9 +397,14 @@ impl ImportsLib {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (kind, value): (ImportsLibKind, u16) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
@@ -412,29 +417,86 @@ impl ImportsLib {
                 break 'run (kind, value);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-            let kind: ImportsLibKind = {
-                let __v: ImportsLibKind = {
-                    __r.read_u8().map(|__raw| ImportsLibKind::from_i_open(__raw as i128))
-                }
-                    .map_err(|e| e.in_field("kind"))?;
-                __r.leave(
-                    Some(
-                        &::statepack_runtime::io::TraceValue::Enum {
-                            name: __v.name(),
-                            value: __v.to_i(),
-                        },
-                    ),
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("extra"));
+        let extra: ImportsLibMore = {
+            let __v: ImportsLibMore = { ImportsLibMore::read_from(__r) }
+                .map_err(|e| e.in_field("extra"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        Ok(Self { kind, value, extra })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (kind, value): (ImportsLibKind, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                    break 'fast;
+                };
+                let kind = ImportsLibKind::from_i_open(
+                    u8::from_le_bytes([__b[0]]) as i128,
                 );
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-            let value: u16 = {
-                let __v: u16 = { __r.read_u16be() }.map_err(|e| e.in_field("value"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (kind, value)
+                let value = u16::from_be_bytes([__b[1], __b[2]]);
+                break 'run (kind, value);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("extra"));
+        let extra: ImportsLibMore = {
+            let __v: ImportsLibMore = { ImportsLibMore::read_from(__r) }
+                .map_err(|e| e.in_field("extra"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        __out.push(Self { kind, value, extra });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
+        let kind: ImportsLibKind = {
+            let __v: ImportsLibKind = {
+                __r.read_u8().map(|__raw| ImportsLibKind::from_i_open(__raw as i128))
+            }
+                .map_err(|e| e.in_field("kind"))?;
+            __r.leave(
+                Some(
+                    &::statepack_runtime::io::TraceValue::Enum {
+                        name: __v.name(),
+                        value: __v.to_i(),
+                    },
+                ),
+            );
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+        let value: u16 = {
+            let __v: u16 = { __r.read_u16be() }.map_err(|e| e.in_field("value"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("extra"));
         let extra: ImportsLibMore = {
@@ -579,6 +641,17 @@ impl ImportsLibMore {
             __v
         };
         Ok(Self { flag })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

@@ -62,7 +62,8 @@ impl IoOther {
                     .check_count(2_i128, Block::MIN_LEN)
                     .map_err(|e| e.in_field("blocks"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({

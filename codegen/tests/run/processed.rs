@@ -196,6 +196,17 @@ impl Processed {
             __stored_spun,
         })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -483,9 +494,14 @@ impl Point {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (x, y): (u16, u16) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
@@ -496,19 +512,71 @@ impl Point {
                 break 'run (x, y);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
-            let x: u16 = {
-                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("x"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
-            let y: u16 = {
-                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("y"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (x, y)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self {
+            x,
+            y,
+            __unread: ::std::vec::Vec::new(),
+            __unread_pad: 0,
+        })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (x, y): (u16, u16) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                    break 'fast;
+                };
+                let x = u16::from_le_bytes([__b[0], __b[1]]);
+                let y = u16::from_le_bytes([__b[2], __b[3]]);
+                break 'run (x, y);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out
+            .push(Self {
+                x,
+                y,
+                __unread: ::std::vec::Vec::new(),
+                __unread_pad: 0,
+            });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
+        let x: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("x"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+        let y: u16 = {
+            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("y"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         Ok(Self {
             x,

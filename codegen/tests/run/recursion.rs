@@ -516,6 +516,17 @@ impl Leaf {
         };
         Ok(Self { end, tree })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -638,7 +649,8 @@ impl Tree {
                     .check_count(count as i128, Tree::MIN_LEN)
                     .map_err(|e| e.in_field("children"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -661,6 +673,17 @@ impl Tree {
             __l
         };
         Ok(Self { children })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

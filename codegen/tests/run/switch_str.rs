@@ -81,6 +81,17 @@ impl SwitchStr {
         };
         Ok(Self { tag, body })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -383,6 +394,17 @@ impl One {
         };
         Ok(Self { x })
     }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
+    }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
@@ -471,9 +493,14 @@ impl Two {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            return Self::read_fields(__r);
+        }
+        let __mark = __r.mark();
         let (y, z): (u8, u8) = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
@@ -484,19 +511,60 @@ impl Two {
                 break 'run (y, z);
             }
             ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
-            let y: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("y"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("z"));
-            let z: u8 = {
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("z"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (y, z)
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        Ok(Self { y, z })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        if !T::SILENT {
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        }
+        let __mark = __r.mark();
+        let (y, z): (u8, u8) = 'run: {
+            'fast: {
+                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                    break 'fast;
+                };
+                let y = u8::from_le_bytes([__b[0]]);
+                let z = u8::from_le_bytes([__b[1]]);
+                break 'run (y, z);
+            }
+            ::statepack_runtime::io::unlikely();
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        __out.push(Self { y, z });
+        Ok(())
+    }
+    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    #[cold]
+    #[inline(never)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+        let y: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("y"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        __r.enter(::statepack_runtime::io::PathSeg::Field("z"));
+        let z: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("z"))?;
+            __r.leave(Some(&__v));
+            __v
         };
         Ok(Self { y, z })
     }

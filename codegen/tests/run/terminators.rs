@@ -190,7 +190,8 @@ impl Terminators {
             let __l = {
                 let __n = __r.check_count(2_i128, 1).map_err(|e| e.in_field("words"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
@@ -323,6 +324,17 @@ impl Terminators {
             rest,
             __tail_rest,
         })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -707,6 +719,17 @@ impl Pair {
             __unread: ::std::vec::Vec::new(),
             __unread_pad: 0,
         })
+    }
+    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    ///
+    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    #[inline]
+    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __out: &mut ::std::vec::Vec<Self>,
+    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
+        __out.push(Self::read_from(__r)?);
+        Ok(())
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

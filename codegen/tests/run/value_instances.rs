@@ -141,7 +141,8 @@ impl ValueInstances {
                     .check_count((n as i128).wrapping_sub(1_i128), 1)
                     .map_err(|e| e.in_field("items"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
-                for __i in 0..__n {
+                while __list.len() < __n {
+                    let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                     __list
                         .push({
