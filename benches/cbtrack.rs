@@ -11,8 +11,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use statepack::formats::cbtrack::matchgen::MatchSpec;
 use statepack::formats::cbtrack::{MainWindow, Track};
+use statepack::sim::cbtrack_match::MatchSpec;
 use statepack_runtime::cbtk_columns::inflate;
 use statepack_runtime::motion::walk::study_walk_clip;
 

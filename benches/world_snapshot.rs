@@ -1,12 +1,12 @@
 //! Speed of the world snapshot codec, each measurement next to its baseline in the same run.
 //!
-//! Input: 128 flying bots of the swarm model (`formats::world_snapshot::sim::bot_state`), one
+//! Input: 128 flying bots of the swarm model (`sim::wsnap_swarm::bot_state`), one
 //! tick. Groups:
 //!
 //! - `encode_full` / `encode_delta` (per entity): `generated` quantizes and writes the blob
 //!   through the generated writer (`encode_blob`, what the server runs);
 //!   `baseline_hand_written` quantizes the same way and writes with the hand-written bit
-//!   writer (`formats::world_snapshot::handcoded`); `quantize_only` is the quantization
+//!   writer (`benches/common/wsnap_handcoded.rs`); `quantize_only` is the quantization
 //!   alone, the part both share.
 //! - `stitch` (per peer snapshot of 128 records, all through the one `SnapshotWriter`):
 //!   `writer_by_origin_id` pushes the pre-encoded blobs by tick-wide origin id (`clear`,
@@ -38,8 +38,13 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use statepack::formats::world_snapshot::{
-    self as ws, handcoded, record_of, sim, BlobKind, EncodedEntity, EntityState, SnapshotWriter,
+    self as ws, record_of, BlobKind, EncodedEntity, EntityState, SnapshotWriter,
 };
+use statepack::sim::wsnap_swarm as sim;
+
+/// The hand-written codec of the same records: the baseline of every group.
+#[path = "common/wsnap_handcoded.rs"]
+mod handcoded;
 use statepack_runtime::bits::BitWriter;
 use statepack_runtime::netquant as nq;
 

@@ -139,7 +139,7 @@ fn step_rules_give_the_spec_values() {
 
 #[test]
 fn the_stated_header_size_is_a_minimum() {
-    let small = cbtrack::matchgen::small_sample_file();
+    let small = statepack::sim::cbtrack_match::small_sample_file();
     let longer = cbtrack::with_header_extra(&small, 3, 0xEE).unwrap();
     assert_eq!(longer.len(), small.len() + 192);
     let a = Track::open(&small).unwrap();
@@ -165,7 +165,7 @@ fn magic_and_version_are_named_with_the_value_found() {
 
 #[test]
 fn a_bad_chunk_is_an_error_for_its_window_only() {
-    let small = cbtrack::matchgen::small_sample_file();
+    let small = statepack::sim::cbtrack_match::small_sample_file();
     let t = Track::open(&small).unwrap();
     let e = t.raw.index[1].clone();
     let mut bad = small.clone();
@@ -214,7 +214,7 @@ fn with_head(file: &[u8], head: &cbtrack::CbtkHead) -> Vec<u8> {
 
 #[test]
 fn chunks_that_overlap_or_leave_the_file_are_refused() {
-    let small = cbtrack::matchgen::small_sample_file();
+    let small = statepack::sim::cbtrack_match::small_sample_file();
     let t = Track::open(&small).unwrap();
     let mut raw = t.raw.clone();
     raw.index[1].main_block = raw.index[0].main_block;
@@ -235,7 +235,7 @@ fn chunks_that_overlap_or_leave_the_file_are_refused() {
 
 #[test]
 fn the_window_count_must_follow_from_the_frames() {
-    let small = cbtrack::matchgen::small_sample_file();
+    let small = statepack::sim::cbtrack_match::small_sample_file();
     let mut raw = Track::open(&small).unwrap().raw.clone();
     raw.last_frame = 240; // 4 windows of 60 would be needed
     let e = Track::open(&with_head(&small, &raw)).unwrap_err();

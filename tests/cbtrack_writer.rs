@@ -3,9 +3,9 @@
 //! rows, team numbers, errors for values that do not fit, and a failed check naming the sample.
 
 use glam::{DQuat, DVec3};
-use statepack::formats::cbtrack::matchgen::MatchSpec;
 use statepack::formats::cbtrack::writer::*;
 use statepack::formats::cbtrack::*;
+use statepack::sim::cbtrack_match::MatchSpec;
 
 fn write(spec: &MatchSpec) -> (Vec<u8>, Stats, SectionBytes) {
     let mut out = std::io::Cursor::new(Vec::new());

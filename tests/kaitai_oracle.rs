@@ -662,13 +662,13 @@ fn cbtrack_extras() -> Vec<(String, Vec<u8>)> {
         let frames = clip.frames.iter().map(|r| r[..5].to_vec()).collect();
         let clip = statepack_runtime::motion::Clip::new("walk", sk, clip.frame_time_s, frames)
             .expect("a cut");
-        let mut spec = cbtrack::matchgen::MatchSpec::crowd(clip, 3, 150);
+        let mut spec = statepack::sim::cbtrack_match::MatchSpec::crowd(clip, 3, 150);
         spec.window_length = 50;
         let mut cur = std::io::Cursor::new(Vec::new());
         spec.write(&mut cur, |_, _| {}).expect("write the crowd");
         out.push(("cmu-131-01-walk-crowd".to_owned(), cur.into_inner()));
     }
-    let small = cbtrack::matchgen::small_sample_file();
+    let small = statepack::sim::cbtrack_match::small_sample_file();
     out.push((
         "small-header-224".to_owned(),
         cbtrack::with_header_extra(&small, 2, 0x5a).expect("a longer header"),
@@ -863,8 +863,9 @@ fn snap_extras() -> Vec<(String, Vec<u8>)> {
 /// random valid raw snapshots: random codes in every field at every width, every record kind,
 /// varints of every length, despawn lists and unknown TLVs.
 fn wsnap_extras() -> Vec<(String, Vec<u8>)> {
-    use statepack::formats::world_snapshot::{self as ws, sim};
+    use statepack::formats::world_snapshot as ws;
     use statepack::generated::world_snapshot as g;
+    use statepack::sim::wsnap_swarm as sim;
     let mut out = Vec::new();
     let cfg_states: Vec<_> = (0..12).map(|i| sim::bot_state(i, 1.5, true, 1)).collect();
     let enc: Vec<_> = cfg_states.iter().map(ws::EncodedEntity::new).collect();

@@ -7,12 +7,18 @@ use glam::{DQuat, DVec3};
 use statepack::formats::world_snapshot::assembler::{Peer, PeerView};
 use statepack::formats::world_snapshot::client::{AckWindow, ClientDecoder};
 use statepack::formats::world_snapshot::{
-    self as ws, decode, encode_blob, estimate_record_bytes, handcoded, record_of, sample_entity,
-    BlobKind, EncodedEntity, EntityState, RecordView, SnapshotWriter,
+    self as ws, decode, encode_blob, estimate_record_bytes, record_of, sample_entity, BlobKind,
+    EncodedEntity, EntityState, RecordView, SnapshotWriter,
 };
 use statepack::generated::world_snapshot::WorldSnapshot;
 use statepack_runtime::bits::{BitReader, BitWriter};
 use statepack_runtime::netquant as nq;
+
+/// The hand-written codec the benches use as their baseline, included here to cross-check
+/// the generated reader and writer (this test uses only part of it).
+#[allow(dead_code)]
+#[path = "../benches/common/wsnap_handcoded.rs"]
+mod handcoded;
 
 /// Bytes from a string of `0`/`1` (other characters ignored), zero-padded to a byte.
 fn from_bits(s: &str) -> Vec<u8> {
@@ -690,14 +696,14 @@ fn assembler_budget_relevance_and_despawns() {
 
 #[test]
 fn small_swarm_run_is_within_bounds() {
-    let cfg = ws::sim::SimConfig {
+    let cfg = statepack::sim::wsnap_swarm::SimConfig {
         clients: 6,
         tick_hz: 20,
         seconds: 1.0,
         loss_pct: 20,
         ..Default::default()
     };
-    let r = ws::sim::run(&cfg).unwrap();
+    let r = statepack::sim::wsnap_swarm::run(&cfg).unwrap();
     assert_eq!(r.ticks, 20);
     assert!(r.worst_pos_err_m <= r.pos_bound_m, "{r:?}");
     assert!(r.worst_rot_err_rad <= r.rot_bound_rad, "{r:?}");
@@ -715,7 +721,7 @@ fn small_swarm_run_is_within_bounds() {
 /// within every bound; the smallest budget that carries records still runs.
 #[test]
 fn a_budget_that_holds_no_record_is_refused() {
-    let cfg = |budget| ws::sim::SimConfig {
+    let cfg = |budget| statepack::sim::wsnap_swarm::SimConfig {
         clients: 4,
         tick_hz: 10,
         seconds: 1.0,
@@ -723,13 +729,13 @@ fn a_budget_that_holds_no_record_is_refused() {
         ..Default::default()
     };
     for budget in [0, 24, 40] {
-        let e = ws::sim::run(&cfg(budget)).unwrap_err();
+        let e = statepack::sim::wsnap_swarm::run(&cfg(budget)).unwrap_err();
         assert!(
             e.contains(&format!("a budget of {budget} bytes")) && e.contains("no room"),
             "{e}"
         );
     }
-    let r = ws::sim::run(&cfg(200)).unwrap();
+    let r = statepack::sim::wsnap_swarm::run(&cfg(200)).unwrap();
     assert!(r.records_per_snapshot > 0.0, "{r:?}");
 }
 

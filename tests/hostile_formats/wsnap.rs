@@ -4,8 +4,9 @@
 use super::NamedFile;
 use statepack::formats::world_snapshot::assembler::{Peer, PeerView};
 use statepack::formats::world_snapshot::{
-    self as ws, sim, BlobKind, EncodedEntity, SnapshotWriter, MAX_BODY_BYTES, MAX_ZSTD_RATIO,
+    self as ws, BlobKind, EncodedEntity, SnapshotWriter, MAX_BODY_BYTES, MAX_ZSTD_RATIO,
 };
+use statepack::sim::wsnap_swarm as sim;
 
 /// No fixture fits a world snapshot (the motion fixtures are human-scale joint motion), so
 /// these are what the writers make from the swarm's motion model: the first three

@@ -2,7 +2,7 @@
 //! against the recording, the scale run, and the demo row.
 
 use anyhow::{bail, Context, Result};
-use statepack::formats::cbtrack::matchgen::MatchSpec;
+use statepack::sim::cbtrack_match::MatchSpec;
 use statepack::formats::cbtrack::writer::{SectionBytes, Stats};
 use statepack::formats::cbtrack::{self, Player, Track};
 use statepack::runtime::cbtk_columns::{deflate, ChunkBuilder};

@@ -3,8 +3,9 @@
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use statepack::formats::world_snapshot::{self as ws, sim, BlobKind, EncodedEntity};
+use statepack::formats::world_snapshot::{self as ws, BlobKind, EncodedEntity};
 use statepack::generated::world_snapshot::WorldSnapshot;
+use statepack::sim::wsnap_swarm as sim;
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -28,7 +28,6 @@ use statepack_runtime::smallest3;
 
 mod info;
 mod main_chunk;
-pub mod matchgen;
 mod registry;
 mod sampling;
 mod track;

@@ -118,7 +118,10 @@ impl crate::formats::Format for CbtrackV1 {
     fn samples() -> Vec<(String, Vec<u8>)> {
         vec![
             ("worked_example.cbtrack".into(), worked_example_file()),
-            ("small_match.cbtrack".into(), matchgen::small_sample_file()),
+            (
+                "small_match.cbtrack".into(),
+                crate::sim::cbtrack_match::small_sample_file(),
+            ),
         ]
     }
 }

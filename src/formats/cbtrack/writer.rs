@@ -939,9 +939,6 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
         end: u32,
     ) -> Result<MainWindow, WriteError> {
         let h = self.header.clone();
-        let ps = h.pos_step();
-        let bits = h.rotation_bits;
-        let tol = h.tolerance_elmos as f64;
         let mut units: Vec<&UnitInput> = input
             .units
             .iter()
@@ -964,591 +961,35 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
             .enumerate()
             .map(|(i, p)| (p.serial, i))
             .collect();
+        let cx = WindowContext {
+            h: &h,
+            k,
+            start,
+            end,
+            ps: h.pos_step(),
+            vs: h.vel_step(),
+            bits: h.rotation_bits,
+            tol: h.tolerance_elmos as f64,
+            unit_index,
+            proj_index,
+        };
         let mut out = MainWindow {
             index: k,
             start,
             end,
             ..Default::default()
         };
-        // A frame on a window edge is in both windows; samples are counted in the first.
-        let last_frame = h.last_frame;
-        let counted = move |f: u32| f >= start && (f < end || end == last_frame);
         // Units are thinned in parallel (each unit on its own), in order of serial number.
-        let build_unit = |u: &UnitInput, st: &mut Stats| -> Result<Unit, WriteError> {
-            let first = u.first_frame.max(start);
-            let last = u.last_frame.min(end);
-            let mut flags = 0;
-            if u.first_frame < start {
-                flags |= 1;
-            }
-            if u.last_frame > end {
-                flags |= 2;
-            }
-            let path = |what: &str| format!("unit {} (serial {}) {what}", u.unit_id, u.serial);
-            // ---- transform: thin on rounded values, measure distance + radius x angle
-            let r = clip(&u.samples, |s| s.frame, first, last);
-            let s = &u.samples[r];
-            if s.is_empty() {
-                return Err(WriteError::Input(path(
-                    "has no transform sample in its window",
-                )));
-            }
-            st.unit_samples += s.iter().filter(|x| counted(x.frame)).count() as u64;
-            let mut rp = Vec::with_capacity(s.len());
-            let mut rq = Vec::with_capacity(s.len());
-            for x in s {
-                let p = [
-                    round_steps(x.pos.x, ps, || path("position x"))?,
-                    round_steps(x.pos.y, ps, || path("position y"))?,
-                    round_steps(x.pos.z, ps, || path("position z"))?,
-                ];
-                rp.push(p);
-                let (d, c) = smallest3::encode(x.rot, bits);
-                rq.push((d, c, smallest3::decode(d, c, bits)));
-            }
-            let radius = u.radius;
-            let forced = |i: usize| {
-                let f = s[i].frame;
-                f <= first || f >= last
-            };
-            let keys = select_keys(s.len(), &forced, &mut |a, b| {
-                let (fa, fb) = (s[a].frame as f64, s[b].frame as f64);
-                let pa = DVec3::from(rp[a].map(|v| v as f64)) * ps;
-                let pb = DVec3::from(rp[b].map(|v| v as f64)) * ps;
-                (a + 1..b).all(|i| {
-                    let t = (s[i].frame as f64 - fa) / (fb - fa);
-                    let p = pa + (pb - pa) * t;
-                    let q = nlerp_d(rq[a].2, rq[b].2, t);
-                    within(
-                        p.distance(s[i].pos),
-                        radius,
-                        q,
-                        || s[i].rot.normalize(),
-                        tol,
-                    )
-                })
-            });
-            st.kept_transform += keys.iter().filter(|&&i| counted(s[i].frame)).count() as u64;
-            let mut tk: Vec<TransformKey> = Vec::new();
-            let key_of = |i: usize| TransformKey {
-                offset: s[i].frame.saturating_sub(start),
-                pos: rp[i],
-                rot_dropped: rq[i].0,
-                rot: rq[i].1.map(|v| v as i16),
-            };
-            let interp = |i: usize, j: usize, f: u32| -> TransformKey {
-                let t = if s[j].frame == s[i].frame {
-                    0.0
-                } else {
-                    (f - s[i].frame) as f64 / (s[j].frame - s[i].frame) as f64
-                };
-                let pa = DVec3::from(rp[i].map(|v| v as f64));
-                let pb = DVec3::from(rp[j].map(|v| v as f64));
-                let p = pa + (pb - pa) * t;
-                let q = nlerp_d(rq[i].2, rq[j].2, t);
-                let (d, c) = smallest3::encode(q, bits);
-                TransformKey {
-                    offset: f - start,
-                    pos: [p.x.round() as i32, p.y.round() as i32, p.z.round() as i32],
-                    rot_dropped: d,
-                    rot: c.map(|v| v as i16),
-                }
-            };
-            edge_keys(
-                &keys,
-                |i| s[i].frame,
-                first,
-                last,
-                &mut tk,
-                key_of,
-                interp,
-                |a, b| a.pos == b.pos && a.rot == b.rot && a.rot_dropped == b.rot_dropped,
-            );
-            drop_middle_equal(&mut tk, |a, b| {
-                a.pos == b.pos && a.rot == b.rot && a.rot_dropped == b.rot_dropped
-            });
-            // ---- status: within one step of 65,535; flags exact
-            let r = clip(&u.status, |s| s.frame, first, last);
-            let ss = &u.status[r];
-            let mut sk: Vec<StatusKey> = Vec::new();
-            if ss.is_empty() {
-                return Err(WriteError::Input(path(
-                    "has no status sample in its window (every unit has a status key)",
-                )));
-            }
-            {
-                let q16 = |v: f64| (v.clamp(0.0, 1.0) * 65535.0).round() as u16;
-                let rv: Vec<(u16, u16)> =
-                    ss.iter().map(|x| (q16(x.health), q16(x.build))).collect();
-                let forced = |i: usize| {
-                    let f = ss[i].frame;
-                    f <= first || f >= last || (i > 0 && ss[i].flags != ss[i - 1].flags)
-                };
-                let keys = select_keys(ss.len(), &forced, &mut |a, b| {
-                    let (fa, fb) = (ss[a].frame as f64, ss[b].frame as f64);
-                    (a + 1..b).all(|i| {
-                        let t = (ss[i].frame as f64 - fa) / (fb - fa);
-                        let hh = lerp(rv[a].0 as f64, rv[b].0 as f64, t);
-                        let bb = lerp(rv[a].1 as f64, rv[b].1 as f64, t);
-                        (hh - ss[i].health.clamp(0.0, 1.0) * 65535.0).abs() <= 1.0
-                            && (bb - ss[i].build.clamp(0.0, 1.0) * 65535.0).abs() <= 1.0
-                            && ss[i].flags == ss[a].flags
-                    })
-                });
-                st.kept_status += keys.iter().filter(|&&i| counted(ss[i].frame)).count() as u64;
-                let key_of = |i: usize| StatusKey {
-                    offset: ss[i].frame.saturating_sub(start),
-                    health: rv[i].0,
-                    build: rv[i].1,
-                    flags: ss[i].flags,
-                };
-                let interp = |i: usize, j: usize, f: u32| {
-                    let t = if ss[j].frame == ss[i].frame {
-                        0.0
-                    } else {
-                        (f - ss[i].frame) as f64 / (ss[j].frame - ss[i].frame) as f64
-                    };
-                    StatusKey {
-                        offset: f - start,
-                        health: lerp(rv[i].0 as f64, rv[j].0 as f64, t).round() as u16,
-                        build: lerp(rv[i].1 as f64, rv[j].1 as f64, t).round() as u16,
-                        flags: ss[i].flags,
-                    }
-                };
-                edge_keys(
-                    &keys,
-                    |i| ss[i].frame,
-                    first,
-                    last,
-                    &mut sk,
-                    key_of,
-                    interp,
-                    |a, b| a.health == b.health && a.build == b.build && a.flags == b.flags,
-                );
-                drop_middle_equal(&mut sk, |a, b| {
-                    a.health == b.health && a.build == b.build && a.flags == b.flags
-                });
-            }
-            // ---- targets: held values; a key at the window's first offset when one is held
-            let mut targets = Vec::new();
-            for (weapon, keys) in &u.targets {
-                let mut out_keys: Vec<TargetKey> = Vec::new();
-                let held = keys.iter().rposition(|x| x.frame <= first);
-                let from = held.unwrap_or(0);
-                for x in keys[from..].iter().take_while(|x| x.frame <= last) {
-                    let f = x.frame.max(first);
-                    let reference = match x.kind {
-                        1 | 16 | 17 | 20 => *unit_index.get(&x.reference).ok_or_else(|| {
-                            WriteError::Input(path(&format!("targets unit serial {} at frame {}, which is not in window {k}", x.reference, x.frame)))
-                        })? as u32,
-                        4 => *proj_index.get(&x.reference).ok_or_else(|| {
-                            WriteError::Input(path(&format!("targets projectile serial {} at frame {}, which is not in window {k}", x.reference, x.frame)))
-                        })? as u32,
-                        _ => x.reference,
-                    };
-                    let pos = match (x.kind >= 128, x.pos) {
-                        (true, Some(p)) => Some([
-                            round_steps(p.x, ps, || path("target x"))?,
-                            round_steps(p.y, ps, || path("target y"))?,
-                            round_steps(p.z, ps, || path("target z"))?,
-                        ]),
-                        (true, None) => {
-                            return Err(WriteError::Input(path(
-                                "has a position target without a position",
-                            )))
-                        }
-                        _ => None,
-                    };
-                    let key = TargetKey {
-                        offset: f - start,
-                        kind: x.kind,
-                        reference,
-                        power: if *weapon == 0 {
-                            x.power15.min(15) * 17
-                        } else {
-                            0
-                        },
-                        pos,
-                    };
-                    if out_keys.last().is_some_and(|l| l.offset == key.offset) {
-                        out_keys.pop();
-                    }
-                    out_keys.push(key);
-                }
-                if !(out_keys.is_empty() || out_keys.len() == 1 && out_keys[0].kind == 0) {
-                    targets.push(TargetTrack {
-                        weapon: *weapon,
-                        keys: out_keys,
-                    });
-                }
-            }
-            // ---- pieces: six values linear; offset distance + reach x angle
-            let mut poses = Vec::new();
-            for pc in &u.pieces {
-                let r = clip(&pc.samples, |s| s.frame, first, last);
-                let ps_ = &pc.samples[r.clone()];
-                if ps_.is_empty() {
-                    continue;
-                }
-                st.piece_samples += ps_.iter().filter(|x| counted(x.frame)).count() as u64;
-                // continuous angles from the start of the recording's slice
-                let mut prev = None;
-                let mut ang = Vec::with_capacity(ps_.len());
-                for x in ps_ {
-                    let a = piece_angles(x.rot, prev);
-                    prev = Some(a);
-                    ang.push(a);
-                }
-                let mut ra = Vec::with_capacity(ps_.len());
-                let mut ro = Vec::with_capacity(ps_.len());
-                for (x, a) in ps_.iter().zip(&ang) {
-                    ra.push(a.map(|v| (v * COB_PER_RAD).round() as i64));
-                    ro.push([
-                        round_steps(x.offset.x, ps, || path("piece offset x"))?,
-                        round_steps(x.offset.y, ps, || path("piece offset y"))?,
-                        round_steps(x.offset.z, ps, || path("piece offset z"))?,
-                    ]);
-                }
-                let reach = pc.reach;
-                let forced = |i: usize| {
-                    let f = ps_[i].frame;
-                    f <= first || f >= last
-                };
-                let keys = select_keys(ps_.len(), &forced, &mut |a, b| {
-                    let (fa, fb) = (ps_[a].frame as f64, ps_[b].frame as f64);
-                    (a + 1..b).all(|i| {
-                        let t = (ps_[i].frame as f64 - fa) / (fb - fa);
-                        let an = [0, 1, 2]
-                            .map(|x| lerp(ra[a][x] as f64, ra[b][x] as f64, t) / COB_PER_RAD);
-                        let of = DVec3::from(
-                            [0, 1, 2].map(|x| lerp(ro[a][x] as f64, ro[b][x] as f64, t) * ps),
-                        );
-                        within(
-                            of.distance(ps_[i].offset),
-                            reach,
-                            ps_[i].rot.normalize(),
-                            || angles_rotation(an),
-                            tol,
-                        )
-                    })
-                });
-                st.kept_pose += keys.iter().filter(|&&i| counted(ps_[i].frame)).count() as u64;
-                #[derive(Clone)]
-                struct PK {
-                    offset: u32,
-                    a: [i64; 3],
-                    o: [i32; 3],
-                }
-                let mut pk: Vec<PK> = Vec::new();
-                let key_of = |i: usize| PK {
-                    offset: ps_[i].frame.saturating_sub(start),
-                    a: ra[i],
-                    o: ro[i],
-                };
-                let interp = |i: usize, j: usize, f: u32| {
-                    let t = if ps_[j].frame == ps_[i].frame {
-                        0.0
-                    } else {
-                        (f - ps_[i].frame) as f64 / (ps_[j].frame - ps_[i].frame) as f64
-                    };
-                    PK {
-                        offset: f - start,
-                        a: [0, 1, 2]
-                            .map(|x| lerp(ra[i][x] as f64, ra[j][x] as f64, t).round() as i64),
-                        o: [0, 1, 2]
-                            .map(|x| lerp(ro[i][x] as f64, ro[j][x] as f64, t).round() as i32),
-                    }
-                };
-                edge_keys(
-                    &keys,
-                    |i| ps_[i].frame,
-                    first,
-                    last,
-                    &mut pk,
-                    key_of,
-                    interp,
-                    |a, b| a.a == b.a && a.o == b.o,
-                );
-                drop_middle_equal(&mut pk, |a, b| a.a == b.a && a.o == b.o);
-                if pk.iter().all(|x| x.a == [0; 3] && x.o == [0; 3]) {
-                    continue; // at rest for the whole window: no track
-                }
-                // whole-turn shift per angle so the first key is in -32768..=32767
-                let shift = [0, 1, 2].map(|x| (pk[0].a[x] + 32768).div_euclid(65536) * 65536);
-                let mut keys_out = Vec::with_capacity(pk.len());
-                for x in &pk {
-                    let mut a = [0i32; 3];
-                    for i in 0..3 {
-                        let v = x.a[i] - shift[i];
-                        if v.unsigned_abs() > LUA_MAX as u64 {
-                            return Err(WriteError::Encode(enc(path(&format!(
-                                "piece {} angle {v} is beyond 16,777,215 within one window",
-                                pc.piece
-                            )))));
-                        }
-                        a[i] = v as i32;
-                    }
-                    keys_out.push(PoseKey {
-                        offset: x.offset,
-                        angles: a,
-                        offsets: x.o,
-                    });
-                }
-                poses.push(PoseTrack {
-                    piece: pc.piece,
-                    keys: keys_out,
-                });
-            }
-            poses.sort_by_key(|p| p.piece);
-            // ---- build queue: held values
-            let mut queue: Vec<QueueKey> = Vec::new();
-            let held = u.queue.iter().rposition(|x| x.0 <= first);
-            for (f, items) in u.queue[held.unwrap_or(0)..]
-                .iter()
-                .take_while(|x| x.0 <= last)
-            {
-                let items = items
-                    .iter()
-                    .map(|&(def, x, z, facing)| {
-                        Ok(QueueItem {
-                            def,
-                            x: round_steps(x, ps, || path("queue x"))?,
-                            z: round_steps(z, ps, || path("queue z"))?,
-                            facing,
-                        })
-                    })
-                    .collect::<Result<Vec<_>, WriteError>>()?;
-                let key = QueueKey {
-                    offset: f.max(&first) - start,
-                    items,
-                };
-                if queue.last().is_some_and(|l| l.offset == key.offset) {
-                    queue.pop();
-                }
-                queue.push(key);
-            }
-            if queue.len() == 1 && queue[0].items.is_empty() {
-                queue.clear();
-            }
-            Ok(Unit {
-                unit_id: u.unit_id,
-                serial: u.serial,
-                def: u.def,
-                team: u.team,
-                flags,
-                first: (first - start) as u16,
-                last: (last - start) as u16,
-                transforms: tk,
-                status: sk,
-                targets,
-                poses,
-                queue,
-            })
-        };
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8);
-        let per = units.len().div_ceil(threads).max(16);
-        let parts: Vec<Result<(Vec<Unit>, Stats), WriteError>> = if units.len() <= per {
-            let mut st = Stats::default();
-            vec![units
-                .iter()
-                .map(|u| build_unit(u, &mut st))
-                .collect::<Result<Vec<_>, _>>()
-                .map(|v| (v, st))]
-        } else {
-            std::thread::scope(|sc| {
-                let handles: Vec<_> = units
-                    .chunks(per)
-                    .map(|c| {
-                        let build_unit = &build_unit;
-                        sc.spawn(move || {
-                            let mut st = Stats::default();
-                            c.iter()
-                                .map(|u| build_unit(u, &mut st))
-                                .collect::<Result<Vec<_>, _>>()
-                                .map(|v| (v, st))
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                    .collect()
-            })
-        };
-        for part in parts {
+        for part in build_units(&cx, &units) {
             let (v, st) = part?;
             out.units.extend(v);
             self.stats.merge(&st);
         }
-        // ---- projectiles: cubic with velocity as slope
-        let vs = h.vel_step();
         for p in &projs {
-            let first = p.first_frame.max(start);
-            let last = p.last_frame.min(end);
-            let r = clip(&p.samples, |s| s.frame, first, last);
-            let s = &p.samples[r];
-            let path = |what: &str| format!("projectile serial {} {what}", p.serial);
-            if s.is_empty() {
-                return Err(WriteError::Input(path("has no sample in its window")));
-            }
-            self.stats.projectile_samples += s.iter().filter(|x| counted(x.frame)).count() as u64;
-            let mut rp = Vec::with_capacity(s.len());
-            let mut rv = Vec::with_capacity(s.len());
-            for x in s {
-                rp.push([
-                    round_steps(x.pos.x, ps, || path("x"))?,
-                    round_steps(x.pos.y, ps, || path("y"))?,
-                    round_steps(x.pos.z, ps, || path("z"))?,
-                ]);
-                rv.push([
-                    round_steps(x.vel.x, vs, || path("vx"))?,
-                    round_steps(x.vel.y, vs, || path("vy"))?,
-                    round_steps(x.vel.z, vs, || path("vz"))?,
-                ]);
-            }
-            let pv = |i: usize| DVec3::from(rp[i].map(|v| v as f64)) * ps;
-            let vv = |i: usize| DVec3::from(rv[i].map(|v| v as f64)) * vs;
-            let forced = |i: usize| {
-                let f = s[i].frame;
-                f <= first || f >= last
-            };
-            let keys = select_keys(s.len(), &forced, &mut |a, b| {
-                let n = (s[b].frame - s[a].frame) as f64;
-                (a + 1..b).all(|i| {
-                    let t = (s[i].frame - s[a].frame) as f64 / n;
-                    hermite(pv(a), vv(a), pv(b), vv(b), n, t).distance(s[i].pos) <= tol
-                })
-            });
-            self.stats.kept_projectile +=
-                keys.iter().filter(|&&i| counted(s[i].frame)).count() as u64;
-            let mut pk: Vec<ProjectileKey> = Vec::new();
-            let key_of = |i: usize| ProjectileKey {
-                offset: s[i].frame.saturating_sub(start),
-                pos: rp[i],
-                vel: rv[i],
-            };
-            let interp = |i: usize, j: usize, f: u32| {
-                let n = (s[j].frame - s[i].frame) as f64;
-                let t = if n == 0.0 {
-                    0.0
-                } else {
-                    (f - s[i].frame) as f64 / n
-                };
-                let pp = hermite(pv(i), vv(i), pv(j), vv(j), n, t) / ps;
-                let v = hermite_velocity(pv(i), vv(i), pv(j), vv(j), n, t) / vs;
-                ProjectileKey {
-                    offset: f - start,
-                    pos: [
-                        pp.x.round() as i32,
-                        pp.y.round() as i32,
-                        pp.z.round() as i32,
-                    ],
-                    vel: [v.x.round() as i32, v.y.round() as i32, v.z.round() as i32],
-                }
-            };
-            // a projectile always has a key at both ends: never skip the edge key
-            edge_keys(
-                &keys,
-                |i| s[i].frame,
-                first,
-                last,
-                &mut pk,
-                key_of,
-                interp,
-                |_, _| false,
-            );
-            let mut flags = 0;
-            if p.first_frame < start {
-                flags |= 1;
-            }
-            if p.last_frame > end {
-                flags |= 2;
-            }
-            out.projectiles.push(Projectile {
-                serial: p.serial,
-                weapon: p.weapon,
-                team: p.team,
-                flags,
-                owner: p
-                    .owner
-                    .and_then(|o| unit_index.get(&o))
-                    .map_or(NO_OWNER, |&i| i as u16),
-                first: (first - start) as u16,
-                last: (last - start) as u16,
-                keys: pk,
-            });
+            let entry = projectile_entry(&cx, p, &mut self.stats)?;
+            out.projectiles.push(entry);
         }
-        // ---- team numbers
-        let mut teams: Vec<&TeamInput> = input.teams.iter().collect();
-        teams.sort_by_key(|t| (t.team, t.code));
-        for w in teams.windows(2) {
-            if (w[0].team, w[0].code) == (w[1].team, w[1].code) {
-                return Err(WriteError::Input(format!(
-                    "two tracks for team {} code {}",
-                    w[0].team, w[0].code
-                )));
-            }
-        }
-        for tr in teams {
-            let r = clip(&tr.samples, |s| s.0, start, end);
-            let s = &tr.samples[r];
-            if s.is_empty() || s.iter().all(|x| x.0 > end) {
-                continue;
-            }
-            if let Some(x) = s.iter().find(|x| !x.1.is_finite()) {
-                return Err(WriteError::Input(format!(
-                    "team {} code {} at frame {}: value {} is not finite",
-                    tr.team, tr.code, x.0, x.1
-                )));
-            }
-            self.stats.team_samples += s.iter().filter(|x| counted(x.0)).count() as u64;
-            let exact = is_exact_code(tr.code);
-            let forced = |i: usize| s[i].0 <= start || s[i].0 >= end;
-            let keys = select_keys(s.len(), &forced, &mut |a, b| {
-                let (fa, fb) = (s[a].0 as f64, s[b].0 as f64);
-                (a + 1..b).all(|i| {
-                    let t = (s[i].0 as f64 - fa) / (fb - fa);
-                    let v = lerp(s[a].1 as f64, s[b].1 as f64, t);
-                    if exact {
-                        v == s[i].1 as f64
-                    } else {
-                        (v - s[i].1 as f64).abs() <= h.value_allowance(s[i].1 as f64)
-                    }
-                })
-            });
-            self.stats.kept_team += keys.iter().filter(|&&i| counted(s[i].0)).count() as u64;
-            let mut tk: Vec<(u32, f32)> = Vec::new();
-            let first_frame = s[0].0.max(start);
-            let interp = |i: usize, j: usize, f: u32| {
-                let t = if s[j].0 == s[i].0 {
-                    0.0
-                } else {
-                    (f - s[i].0) as f64 / (s[j].0 - s[i].0) as f64
-                };
-                (f - start, lerp(s[i].1 as f64, s[j].1 as f64, t) as f32)
-            };
-            edge_keys(
-                &keys,
-                |i| s[i].0,
-                first_frame,
-                end,
-                &mut tk,
-                |i| (s[i].0.saturating_sub(start), s[i].1),
-                interp,
-                |a, b| a.1 == b.1 && tr.code < RULES_PARAM_BASE,
-            );
-            drop_middle_equal(&mut tk, |a, b| a.1 == b.1);
-            if tr.code < RULES_PARAM_BASE && tk.iter().all(|x| x.1 == 0.0) {
-                continue;
-            }
-            out.teams.push(TeamTrack {
-                team: tr.team,
-                code: tr.code,
-                keys: tk,
-            });
-        }
+        out.teams = team_tracks(&cx, &input.teams, &mut self.stats)?;
         Ok(out)
     }
 
@@ -1790,6 +1231,718 @@ impl<'w, W: Write + Seek> ThinningWriter<'w, W> {
         }
         Ok(())
     }
+}
+
+/// What every part of one window's thinning reads: the header's steps and tolerance, the
+/// window's span, and the place in the window of each unit and projectile serial.
+struct WindowContext<'a> {
+    /// The track's header.
+    h: &'a Header,
+    /// Window number.
+    k: usize,
+    /// First frame of the window.
+    start: u32,
+    /// Last frame of the window.
+    end: u32,
+    /// Position step, elmos.
+    ps: f64,
+    /// Velocity step, elmos per frame.
+    vs: f64,
+    /// Bits per smallest-three rotation component.
+    bits: u8,
+    /// Position tolerance, elmos.
+    tol: f64,
+    /// Unit serial to its index in the window's unit list.
+    unit_index: HashMap<u32, usize>,
+    /// Projectile serial to its index in the window's projectile list.
+    proj_index: HashMap<u32, usize>,
+}
+
+impl WindowContext<'_> {
+    /// Whether a sample at frame `f` is counted in this window: a frame on a window edge is
+    /// in both windows, and its samples are counted in the first.
+    fn counted(&self, f: u32) -> bool {
+        f >= self.start && (f < self.end || self.end == self.h.last_frame)
+    }
+}
+
+/// The name of a unit in an error message, followed by `what`.
+fn unit_path(u: &UnitInput, what: &str) -> String {
+    format!("unit {} (serial {}) {what}", u.unit_id, u.serial)
+}
+
+/// Thins every unit of the window, in parallel chunks in order of serial number; each
+/// chunk's units with the figures of their thinning.
+fn build_units(
+    cx: &WindowContext,
+    units: &[&UnitInput],
+) -> Vec<Result<(Vec<Unit>, Stats), WriteError>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    let per = units.len().div_ceil(threads).max(16);
+    if units.len() <= per {
+        let mut st = Stats::default();
+        vec![units
+            .iter()
+            .map(|u| build_unit(cx, u, &mut st))
+            .collect::<Result<Vec<_>, _>>()
+            .map(|v| (v, st))]
+    } else {
+        std::thread::scope(|sc| {
+            let handles: Vec<_> = units
+                .chunks(per)
+                .map(|c| {
+                    sc.spawn(move || {
+                        let mut st = Stats::default();
+                        c.iter()
+                            .map(|u| build_unit(cx, u, &mut st))
+                            .collect::<Result<Vec<_>, _>>()
+                            .map(|v| (v, st))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    }
+}
+
+/// One unit's entry in the window: its frames in the window, whether it lives on before or
+/// after it, and each of its curves.
+fn build_unit(cx: &WindowContext, u: &UnitInput, st: &mut Stats) -> Result<Unit, WriteError> {
+    let start = cx.start;
+    let end = cx.end;
+    let first = u.first_frame.max(start);
+    let last = u.last_frame.min(end);
+    let mut flags = 0;
+    if u.first_frame < start {
+        flags |= 1;
+    }
+    if u.last_frame > end {
+        flags |= 2;
+    }
+    let tk = unit_transform_keys(cx, u, first, last, st)?;
+    let sk = unit_status_keys(cx, u, first, last, st)?;
+    let targets = unit_target_tracks(cx, u, first, last)?;
+    let poses = unit_pose_tracks(cx, u, first, last, st)?;
+    let queue = unit_build_queue(cx, u, first, last)?;
+    Ok(Unit {
+        unit_id: u.unit_id,
+        serial: u.serial,
+        def: u.def,
+        team: u.team,
+        flags,
+        first: (first - start) as u16,
+        last: (last - start) as u16,
+        transforms: tk,
+        status: sk,
+        targets,
+        poses,
+        queue,
+    })
+}
+
+/// Transform keys of a unit over frames `first..=last`: thinned on the rounded values, a
+/// sample measured by its distance plus radius x angle.
+fn unit_transform_keys(
+    cx: &WindowContext,
+    u: &UnitInput,
+    first: u32,
+    last: u32,
+    st: &mut Stats,
+) -> Result<Vec<TransformKey>, WriteError> {
+    let (start, ps, bits, tol) = (cx.start, cx.ps, cx.bits, cx.tol);
+    let counted = |f: u32| cx.counted(f);
+    let path = |what: &str| unit_path(u, what);
+    let r = clip(&u.samples, |s| s.frame, first, last);
+    let s = &u.samples[r];
+    if s.is_empty() {
+        return Err(WriteError::Input(path(
+            "has no transform sample in its window",
+        )));
+    }
+    st.unit_samples += s.iter().filter(|x| counted(x.frame)).count() as u64;
+    let mut rp = Vec::with_capacity(s.len());
+    let mut rq = Vec::with_capacity(s.len());
+    for x in s {
+        let p = [
+            round_steps(x.pos.x, ps, || path("position x"))?,
+            round_steps(x.pos.y, ps, || path("position y"))?,
+            round_steps(x.pos.z, ps, || path("position z"))?,
+        ];
+        rp.push(p);
+        let (d, c) = smallest3::encode(x.rot, bits);
+        rq.push((d, c, smallest3::decode(d, c, bits)));
+    }
+    let radius = u.radius;
+    let forced = |i: usize| {
+        let f = s[i].frame;
+        f <= first || f >= last
+    };
+    let keys = select_keys(s.len(), &forced, &mut |a, b| {
+        let (fa, fb) = (s[a].frame as f64, s[b].frame as f64);
+        let pa = DVec3::from(rp[a].map(|v| v as f64)) * ps;
+        let pb = DVec3::from(rp[b].map(|v| v as f64)) * ps;
+        (a + 1..b).all(|i| {
+            let t = (s[i].frame as f64 - fa) / (fb - fa);
+            let p = pa + (pb - pa) * t;
+            let q = nlerp_d(rq[a].2, rq[b].2, t);
+            within(
+                p.distance(s[i].pos),
+                radius,
+                q,
+                || s[i].rot.normalize(),
+                tol,
+            )
+        })
+    });
+    st.kept_transform += keys.iter().filter(|&&i| counted(s[i].frame)).count() as u64;
+    let mut tk: Vec<TransformKey> = Vec::new();
+    let key_of = |i: usize| TransformKey {
+        offset: s[i].frame.saturating_sub(start),
+        pos: rp[i],
+        rot_dropped: rq[i].0,
+        rot: rq[i].1.map(|v| v as i16),
+    };
+    let interp = |i: usize, j: usize, f: u32| -> TransformKey {
+        let t = if s[j].frame == s[i].frame {
+            0.0
+        } else {
+            (f - s[i].frame) as f64 / (s[j].frame - s[i].frame) as f64
+        };
+        let pa = DVec3::from(rp[i].map(|v| v as f64));
+        let pb = DVec3::from(rp[j].map(|v| v as f64));
+        let p = pa + (pb - pa) * t;
+        let q = nlerp_d(rq[i].2, rq[j].2, t);
+        let (d, c) = smallest3::encode(q, bits);
+        TransformKey {
+            offset: f - start,
+            pos: [p.x.round() as i32, p.y.round() as i32, p.z.round() as i32],
+            rot_dropped: d,
+            rot: c.map(|v| v as i16),
+        }
+    };
+    edge_keys(
+        &keys,
+        |i| s[i].frame,
+        first,
+        last,
+        &mut tk,
+        key_of,
+        interp,
+        |a, b| a.pos == b.pos && a.rot == b.rot && a.rot_dropped == b.rot_dropped,
+    );
+    drop_middle_equal(&mut tk, |a, b| {
+        a.pos == b.pos && a.rot == b.rot && a.rot_dropped == b.rot_dropped
+    });
+    Ok(tk)
+}
+
+/// Status keys of a unit over frames `first..=last`: health and build progress within one
+/// step of 65,535, flags exact.
+fn unit_status_keys(
+    cx: &WindowContext,
+    u: &UnitInput,
+    first: u32,
+    last: u32,
+    st: &mut Stats,
+) -> Result<Vec<StatusKey>, WriteError> {
+    let start = cx.start;
+    let counted = |f: u32| cx.counted(f);
+    let path = |what: &str| unit_path(u, what);
+    let r = clip(&u.status, |s| s.frame, first, last);
+    let ss = &u.status[r];
+    let mut sk: Vec<StatusKey> = Vec::new();
+    if ss.is_empty() {
+        return Err(WriteError::Input(path(
+            "has no status sample in its window (every unit has a status key)",
+        )));
+    }
+    {
+        let q16 = |v: f64| (v.clamp(0.0, 1.0) * 65535.0).round() as u16;
+        let rv: Vec<(u16, u16)> = ss.iter().map(|x| (q16(x.health), q16(x.build))).collect();
+        let forced = |i: usize| {
+            let f = ss[i].frame;
+            f <= first || f >= last || (i > 0 && ss[i].flags != ss[i - 1].flags)
+        };
+        let keys = select_keys(ss.len(), &forced, &mut |a, b| {
+            let (fa, fb) = (ss[a].frame as f64, ss[b].frame as f64);
+            (a + 1..b).all(|i| {
+                let t = (ss[i].frame as f64 - fa) / (fb - fa);
+                let hh = lerp(rv[a].0 as f64, rv[b].0 as f64, t);
+                let bb = lerp(rv[a].1 as f64, rv[b].1 as f64, t);
+                (hh - ss[i].health.clamp(0.0, 1.0) * 65535.0).abs() <= 1.0
+                    && (bb - ss[i].build.clamp(0.0, 1.0) * 65535.0).abs() <= 1.0
+                    && ss[i].flags == ss[a].flags
+            })
+        });
+        st.kept_status += keys.iter().filter(|&&i| counted(ss[i].frame)).count() as u64;
+        let key_of = |i: usize| StatusKey {
+            offset: ss[i].frame.saturating_sub(start),
+            health: rv[i].0,
+            build: rv[i].1,
+            flags: ss[i].flags,
+        };
+        let interp = |i: usize, j: usize, f: u32| {
+            let t = if ss[j].frame == ss[i].frame {
+                0.0
+            } else {
+                (f - ss[i].frame) as f64 / (ss[j].frame - ss[i].frame) as f64
+            };
+            StatusKey {
+                offset: f - start,
+                health: lerp(rv[i].0 as f64, rv[j].0 as f64, t).round() as u16,
+                build: lerp(rv[i].1 as f64, rv[j].1 as f64, t).round() as u16,
+                flags: ss[i].flags,
+            }
+        };
+        edge_keys(
+            &keys,
+            |i| ss[i].frame,
+            first,
+            last,
+            &mut sk,
+            key_of,
+            interp,
+            |a, b| a.health == b.health && a.build == b.build && a.flags == b.flags,
+        );
+        drop_middle_equal(&mut sk, |a, b| {
+            a.health == b.health && a.build == b.build && a.flags == b.flags
+        });
+    }
+    Ok(sk)
+}
+
+/// Target tracks of a unit over frames `first..=last`, one per weapon: held values, with a
+/// key at the window's first offset when one is held; unit and projectile references become
+/// indices in the window.
+fn unit_target_tracks(
+    cx: &WindowContext,
+    u: &UnitInput,
+    first: u32,
+    last: u32,
+) -> Result<Vec<TargetTrack>, WriteError> {
+    let (k, start, ps) = (cx.k, cx.start, cx.ps);
+    let (unit_index, proj_index) = (&cx.unit_index, &cx.proj_index);
+    let path = |what: &str| unit_path(u, what);
+    let mut targets = Vec::new();
+    for (weapon, keys) in &u.targets {
+        let mut out_keys: Vec<TargetKey> = Vec::new();
+        let held = keys.iter().rposition(|x| x.frame <= first);
+        let from = held.unwrap_or(0);
+        for x in keys[from..].iter().take_while(|x| x.frame <= last) {
+            let f = x.frame.max(first);
+            let reference = match x.kind {
+                1 | 16 | 17 | 20 => *unit_index.get(&x.reference).ok_or_else(|| {
+                    WriteError::Input(path(&format!(
+                        "targets unit serial {} at frame {}, which is not in window {k}",
+                        x.reference, x.frame
+                    )))
+                })? as u32,
+                4 => *proj_index.get(&x.reference).ok_or_else(|| {
+                    WriteError::Input(path(&format!(
+                        "targets projectile serial {} at frame {}, which is not in window {k}",
+                        x.reference, x.frame
+                    )))
+                })? as u32,
+                _ => x.reference,
+            };
+            let pos = match (x.kind >= 128, x.pos) {
+                (true, Some(p)) => Some([
+                    round_steps(p.x, ps, || path("target x"))?,
+                    round_steps(p.y, ps, || path("target y"))?,
+                    round_steps(p.z, ps, || path("target z"))?,
+                ]),
+                (true, None) => {
+                    return Err(WriteError::Input(path(
+                        "has a position target without a position",
+                    )))
+                }
+                _ => None,
+            };
+            let key = TargetKey {
+                offset: f - start,
+                kind: x.kind,
+                reference,
+                power: if *weapon == 0 {
+                    x.power15.min(15) * 17
+                } else {
+                    0
+                },
+                pos,
+            };
+            if out_keys.last().is_some_and(|l| l.offset == key.offset) {
+                out_keys.pop();
+            }
+            out_keys.push(key);
+        }
+        if !(out_keys.is_empty() || out_keys.len() == 1 && out_keys[0].kind == 0) {
+            targets.push(TargetTrack {
+                weapon: *weapon,
+                keys: out_keys,
+            });
+        }
+    }
+    Ok(targets)
+}
+
+/// Pose tracks of a unit's pieces over frames `first..=last`, in order of piece: three
+/// angles and three offsets linear, a sample measured by offset distance plus reach x angle;
+/// a piece at rest for the whole window has no track.
+fn unit_pose_tracks(
+    cx: &WindowContext,
+    u: &UnitInput,
+    first: u32,
+    last: u32,
+    st: &mut Stats,
+) -> Result<Vec<PoseTrack>, WriteError> {
+    let (start, ps, tol) = (cx.start, cx.ps, cx.tol);
+    let counted = |f: u32| cx.counted(f);
+    let path = |what: &str| unit_path(u, what);
+    let mut poses = Vec::new();
+    for pc in &u.pieces {
+        let r = clip(&pc.samples, |s| s.frame, first, last);
+        let ps_ = &pc.samples[r.clone()];
+        if ps_.is_empty() {
+            continue;
+        }
+        st.piece_samples += ps_.iter().filter(|x| counted(x.frame)).count() as u64;
+        // continuous angles from the start of the recording's slice
+        let mut prev = None;
+        let mut ang = Vec::with_capacity(ps_.len());
+        for x in ps_ {
+            let a = piece_angles(x.rot, prev);
+            prev = Some(a);
+            ang.push(a);
+        }
+        let mut ra = Vec::with_capacity(ps_.len());
+        let mut ro = Vec::with_capacity(ps_.len());
+        for (x, a) in ps_.iter().zip(&ang) {
+            ra.push(a.map(|v| (v * COB_PER_RAD).round() as i64));
+            ro.push([
+                round_steps(x.offset.x, ps, || path("piece offset x"))?,
+                round_steps(x.offset.y, ps, || path("piece offset y"))?,
+                round_steps(x.offset.z, ps, || path("piece offset z"))?,
+            ]);
+        }
+        let reach = pc.reach;
+        let forced = |i: usize| {
+            let f = ps_[i].frame;
+            f <= first || f >= last
+        };
+        let keys = select_keys(ps_.len(), &forced, &mut |a, b| {
+            let (fa, fb) = (ps_[a].frame as f64, ps_[b].frame as f64);
+            (a + 1..b).all(|i| {
+                let t = (ps_[i].frame as f64 - fa) / (fb - fa);
+                let an = [0, 1, 2].map(|x| lerp(ra[a][x] as f64, ra[b][x] as f64, t) / COB_PER_RAD);
+                let of =
+                    DVec3::from([0, 1, 2].map(|x| lerp(ro[a][x] as f64, ro[b][x] as f64, t) * ps));
+                within(
+                    of.distance(ps_[i].offset),
+                    reach,
+                    ps_[i].rot.normalize(),
+                    || angles_rotation(an),
+                    tol,
+                )
+            })
+        });
+        st.kept_pose += keys.iter().filter(|&&i| counted(ps_[i].frame)).count() as u64;
+        #[derive(Clone)]
+        struct PK {
+            offset: u32,
+            a: [i64; 3],
+            o: [i32; 3],
+        }
+        let mut pk: Vec<PK> = Vec::new();
+        let key_of = |i: usize| PK {
+            offset: ps_[i].frame.saturating_sub(start),
+            a: ra[i],
+            o: ro[i],
+        };
+        let interp = |i: usize, j: usize, f: u32| {
+            let t = if ps_[j].frame == ps_[i].frame {
+                0.0
+            } else {
+                (f - ps_[i].frame) as f64 / (ps_[j].frame - ps_[i].frame) as f64
+            };
+            PK {
+                offset: f - start,
+                a: [0, 1, 2].map(|x| lerp(ra[i][x] as f64, ra[j][x] as f64, t).round() as i64),
+                o: [0, 1, 2].map(|x| lerp(ro[i][x] as f64, ro[j][x] as f64, t).round() as i32),
+            }
+        };
+        edge_keys(
+            &keys,
+            |i| ps_[i].frame,
+            first,
+            last,
+            &mut pk,
+            key_of,
+            interp,
+            |a, b| a.a == b.a && a.o == b.o,
+        );
+        drop_middle_equal(&mut pk, |a, b| a.a == b.a && a.o == b.o);
+        if pk.iter().all(|x| x.a == [0; 3] && x.o == [0; 3]) {
+            continue; // at rest for the whole window: no track
+        }
+        // whole-turn shift per angle so the first key is in -32768..=32767
+        let shift = [0, 1, 2].map(|x| (pk[0].a[x] + 32768).div_euclid(65536) * 65536);
+        let mut keys_out = Vec::with_capacity(pk.len());
+        for x in &pk {
+            let mut a = [0i32; 3];
+            for i in 0..3 {
+                let v = x.a[i] - shift[i];
+                if v.unsigned_abs() > LUA_MAX as u64 {
+                    return Err(WriteError::Encode(enc(path(&format!(
+                        "piece {} angle {v} is beyond 16,777,215 within one window",
+                        pc.piece
+                    )))));
+                }
+                a[i] = v as i32;
+            }
+            keys_out.push(PoseKey {
+                offset: x.offset,
+                angles: a,
+                offsets: x.o,
+            });
+        }
+        poses.push(PoseTrack {
+            piece: pc.piece,
+            keys: keys_out,
+        });
+    }
+    poses.sort_by_key(|p| p.piece);
+    Ok(poses)
+}
+
+/// Build queue keys of a unit over frames `first..=last`: held values.
+fn unit_build_queue(
+    cx: &WindowContext,
+    u: &UnitInput,
+    first: u32,
+    last: u32,
+) -> Result<Vec<QueueKey>, WriteError> {
+    let (start, ps) = (cx.start, cx.ps);
+    let path = |what: &str| unit_path(u, what);
+    let mut queue: Vec<QueueKey> = Vec::new();
+    let held = u.queue.iter().rposition(|x| x.0 <= first);
+    for (f, items) in u.queue[held.unwrap_or(0)..]
+        .iter()
+        .take_while(|x| x.0 <= last)
+    {
+        let items = items
+            .iter()
+            .map(|&(def, x, z, facing)| {
+                Ok(QueueItem {
+                    def,
+                    x: round_steps(x, ps, || path("queue x"))?,
+                    z: round_steps(z, ps, || path("queue z"))?,
+                    facing,
+                })
+            })
+            .collect::<Result<Vec<_>, WriteError>>()?;
+        let key = QueueKey {
+            offset: f.max(&first) - start,
+            items,
+        };
+        if queue.last().is_some_and(|l| l.offset == key.offset) {
+            queue.pop();
+        }
+        queue.push(key);
+    }
+    if queue.len() == 1 && queue[0].items.is_empty() {
+        queue.clear();
+    }
+    Ok(queue)
+}
+
+/// A projectile's entry in the window: a cubic with the velocity as its slope.
+fn projectile_entry(
+    cx: &WindowContext,
+    p: &ProjectileInput,
+    st: &mut Stats,
+) -> Result<Projectile, WriteError> {
+    let (start, end, ps, vs, tol) = (cx.start, cx.end, cx.ps, cx.vs, cx.tol);
+    let unit_index = &cx.unit_index;
+    let counted = |f: u32| cx.counted(f);
+    let first = p.first_frame.max(start);
+    let last = p.last_frame.min(end);
+    let r = clip(&p.samples, |s| s.frame, first, last);
+    let s = &p.samples[r];
+    let path = |what: &str| format!("projectile serial {} {what}", p.serial);
+    if s.is_empty() {
+        return Err(WriteError::Input(path("has no sample in its window")));
+    }
+    st.projectile_samples += s.iter().filter(|x| counted(x.frame)).count() as u64;
+    let mut rp = Vec::with_capacity(s.len());
+    let mut rv = Vec::with_capacity(s.len());
+    for x in s {
+        rp.push([
+            round_steps(x.pos.x, ps, || path("x"))?,
+            round_steps(x.pos.y, ps, || path("y"))?,
+            round_steps(x.pos.z, ps, || path("z"))?,
+        ]);
+        rv.push([
+            round_steps(x.vel.x, vs, || path("vx"))?,
+            round_steps(x.vel.y, vs, || path("vy"))?,
+            round_steps(x.vel.z, vs, || path("vz"))?,
+        ]);
+    }
+    let pv = |i: usize| DVec3::from(rp[i].map(|v| v as f64)) * ps;
+    let vv = |i: usize| DVec3::from(rv[i].map(|v| v as f64)) * vs;
+    let forced = |i: usize| {
+        let f = s[i].frame;
+        f <= first || f >= last
+    };
+    let keys = select_keys(s.len(), &forced, &mut |a, b| {
+        let n = (s[b].frame - s[a].frame) as f64;
+        (a + 1..b).all(|i| {
+            let t = (s[i].frame - s[a].frame) as f64 / n;
+            hermite(pv(a), vv(a), pv(b), vv(b), n, t).distance(s[i].pos) <= tol
+        })
+    });
+    st.kept_projectile += keys.iter().filter(|&&i| counted(s[i].frame)).count() as u64;
+    let mut pk: Vec<ProjectileKey> = Vec::new();
+    let key_of = |i: usize| ProjectileKey {
+        offset: s[i].frame.saturating_sub(start),
+        pos: rp[i],
+        vel: rv[i],
+    };
+    let interp = |i: usize, j: usize, f: u32| {
+        let n = (s[j].frame - s[i].frame) as f64;
+        let t = if n == 0.0 {
+            0.0
+        } else {
+            (f - s[i].frame) as f64 / n
+        };
+        let pp = hermite(pv(i), vv(i), pv(j), vv(j), n, t) / ps;
+        let v = hermite_velocity(pv(i), vv(i), pv(j), vv(j), n, t) / vs;
+        ProjectileKey {
+            offset: f - start,
+            pos: [
+                pp.x.round() as i32,
+                pp.y.round() as i32,
+                pp.z.round() as i32,
+            ],
+            vel: [v.x.round() as i32, v.y.round() as i32, v.z.round() as i32],
+        }
+    };
+    // a projectile always has a key at both ends: never skip the edge key
+    edge_keys(
+        &keys,
+        |i| s[i].frame,
+        first,
+        last,
+        &mut pk,
+        key_of,
+        interp,
+        |_, _| false,
+    );
+    let mut flags = 0;
+    if p.first_frame < start {
+        flags |= 1;
+    }
+    if p.last_frame > end {
+        flags |= 2;
+    }
+    Ok(Projectile {
+        serial: p.serial,
+        weapon: p.weapon,
+        team: p.team,
+        flags,
+        owner: p
+            .owner
+            .and_then(|o| unit_index.get(&o))
+            .map_or(NO_OWNER, |&i| i as u16),
+        first: (first - start) as u16,
+        last: (last - start) as u16,
+        keys: pk,
+    })
+}
+
+/// The window's team number tracks, in order of team and code: exact codes kept exactly,
+/// the others within the header's value allowance; a game-state track that is zero for the
+/// whole window is left out.
+fn team_tracks(
+    cx: &WindowContext,
+    teams_in: &[TeamInput],
+    st: &mut Stats,
+) -> Result<Vec<TeamTrack>, WriteError> {
+    let (h, start, end) = (cx.h, cx.start, cx.end);
+    let counted = |f: u32| cx.counted(f);
+    let mut tracks = Vec::new();
+    let mut teams: Vec<&TeamInput> = teams_in.iter().collect();
+    teams.sort_by_key(|t| (t.team, t.code));
+    for w in teams.windows(2) {
+        if (w[0].team, w[0].code) == (w[1].team, w[1].code) {
+            return Err(WriteError::Input(format!(
+                "two tracks for team {} code {}",
+                w[0].team, w[0].code
+            )));
+        }
+    }
+    for tr in teams {
+        let r = clip(&tr.samples, |s| s.0, start, end);
+        let s = &tr.samples[r];
+        if s.is_empty() || s.iter().all(|x| x.0 > end) {
+            continue;
+        }
+        if let Some(x) = s.iter().find(|x| !x.1.is_finite()) {
+            return Err(WriteError::Input(format!(
+                "team {} code {} at frame {}: value {} is not finite",
+                tr.team, tr.code, x.0, x.1
+            )));
+        }
+        st.team_samples += s.iter().filter(|x| counted(x.0)).count() as u64;
+        let exact = is_exact_code(tr.code);
+        let forced = |i: usize| s[i].0 <= start || s[i].0 >= end;
+        let keys = select_keys(s.len(), &forced, &mut |a, b| {
+            let (fa, fb) = (s[a].0 as f64, s[b].0 as f64);
+            (a + 1..b).all(|i| {
+                let t = (s[i].0 as f64 - fa) / (fb - fa);
+                let v = lerp(s[a].1 as f64, s[b].1 as f64, t);
+                if exact {
+                    v == s[i].1 as f64
+                } else {
+                    (v - s[i].1 as f64).abs() <= h.value_allowance(s[i].1 as f64)
+                }
+            })
+        });
+        st.kept_team += keys.iter().filter(|&&i| counted(s[i].0)).count() as u64;
+        let mut tk: Vec<(u32, f32)> = Vec::new();
+        let first_frame = s[0].0.max(start);
+        let interp = |i: usize, j: usize, f: u32| {
+            let t = if s[j].0 == s[i].0 {
+                0.0
+            } else {
+                (f - s[i].0) as f64 / (s[j].0 - s[i].0) as f64
+            };
+            (f - start, lerp(s[i].1 as f64, s[j].1 as f64, t) as f32)
+        };
+        edge_keys(
+            &keys,
+            |i| s[i].0,
+            first_frame,
+            end,
+            &mut tk,
+            |i| (s[i].0.saturating_sub(start), s[i].1),
+            interp,
+            |a, b| a.1 == b.1 && tr.code < RULES_PARAM_BASE,
+        );
+        drop_middle_equal(&mut tk, |a, b| a.1 == b.1);
+        if tr.code < RULES_PARAM_BASE && tk.iter().all(|x| x.1 == 0.0) {
+            continue;
+        }
+        tracks.push(TeamTrack {
+            team: tr.team,
+            code: tr.code,
+            keys: tk,
+        });
+    }
+    Ok(tracks)
 }
 
 /// Team number codes kept exactly: storage, share level and rules parameters.

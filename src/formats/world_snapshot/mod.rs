@@ -11,9 +11,9 @@
 //! - [`decode`] reads a snapshot back (decompressing, checking every cross-field rule) and
 //!   [`RecordView::entity`] dequantizes a record against its origin.
 //! - [`assembler`] chooses records per client (byte budget, relevance, acks); [`client`] is
-//!   the client side (typeIndex / generation cache, stale-generation guard, ack mask);
-//!   [`handcoded`] is a hand-written bit writer and reader of the same records (the speed
-//!   baseline and an independent check of the generated code); [`sim`] is the bot swarm.
+//!   the client side (typeIndex / generation cache, stale-generation guard, ack mask). The
+//!   bot swarm that drives them is [`crate::sim::wsnap_swarm`]; the hand-written codec of the
+//!   same records (speed baseline and cross-check) is `benches/common/wsnap_handcoded.rs`.
 
 use crate::generated::world_snapshot::{
     Despawn, EntityBlob, EntityRecord, EntityRef, Origin, RecordStream, Tlv, TlvBlock,
@@ -27,8 +27,6 @@ use statepack_runtime::netquant as nq;
 
 pub mod assembler;
 pub mod client;
-pub mod handcoded;
-pub mod sim;
 mod writer;
 
 pub use writer::{stitch, tick_origins, SnapshotWriter};

@@ -28,10 +28,10 @@
 //! client had not seen at its current generation and 64 bytes otherwise, for every entity in
 //! interest (the old scheme had no budget).
 
-use super::assembler::{Peer, PeerView};
-use super::client::ClientDecoder;
-use super::{
-    decode, EncodedEntity, EntityState, Loadout, RecordView, SnapshotWriter, Status,
+use crate::formats::world_snapshot::assembler::{Peer, PeerView};
+use crate::formats::world_snapshot::client::ClientDecoder;
+use crate::formats::world_snapshot::{
+    self as ws, decode, EncodedEntity, EntityState, Loadout, RecordView, SnapshotWriter, Status,
     OLD_ENTRY_BYTES, OLD_UPDATE_BYTES,
 };
 use glam::{DQuat, DVec3};
@@ -269,7 +269,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
             let (bytes, st) = peer
                 .assemble(tick, &encoded, &positions, &mut writer, cfg.compress)
                 .map_err(|e| e.to_string())?;
-            raw_bytes[c] += (super::HEADER_BYTES + writer.body_bytes()) as u64;
+            raw_bytes[c] += (ws::HEADER_BYTES + writer.body_bytes()) as u64;
             sent_bytes[c] += bytes.len() as u64;
             snapshots += 1;
             compressed += u64::from(st.compressed);
@@ -316,7 +316,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
         if let Some(b) = cfg.budget_bytes {
             return Err(format!(
                 "no snapshot of the run held a record: a budget of {b} bytes per snapshot leaves no room for one after the {}-byte header ({} candidates deferred); give a larger budget",
-                super::HEADER_BYTES,
+                ws::HEADER_BYTES,
                 rep.deferred
             ));
         }

@@ -1,10 +1,12 @@
 //! A hand-written bit writer and reader of the same records as the generated code, on the
 //! runtime's [`BitWriter`] / [`BitReader`] (u64 accumulator, at most 32 bits per step): the
 //! baseline of `benches/world_snapshot.rs` and an independent check of the generated reader
-//! and writer (tests compare them byte for byte). It trusts its input records to be in range
+//! and writer (`tests/world_snapshot.rs` includes this file as a `#[path]` module and compares
+//! them byte for byte). It is not part of the library: the generated codec is the one API. It
+//! trusts its input records to be in range
 //! (the quantizers guarantee it); the generated writer is the one that refuses bad values.
 
-use crate::generated::world_snapshot::{EntityBlob, EntityRecord};
+use statepack::generated::world_snapshot::{EntityBlob, EntityRecord};
 use statepack_runtime::bits::{to_offset_binary, BitError, BitReader, BitWriter};
 
 #[inline(always)]

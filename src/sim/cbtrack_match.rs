@@ -9,10 +9,12 @@
 //! rows and 0.48M projectile rows over 82,496 frames); [`small_sample_file`] is a small track
 //! with every chunk kind, the seed of the hostile-input sweeps and the oracle.
 
-use super::writer::*;
-use super::*;
+use crate::formats::cbtrack::writer::*;
+use crate::formats::cbtrack::*;
 use glam::{DQuat, DVec3};
+use statepack_runtime::io::DecodeError;
 use statepack_runtime::motion::{Clip, LocalTransform};
+use statepack_runtime::smallest3;
 
 /// Gravity on projectiles, elmos per frame squared.
 pub const GRAVITY: f64 = 0.12;
