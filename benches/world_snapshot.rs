@@ -234,8 +234,8 @@ fn bench_deku(c: &mut Criterion) {
         b.iter(|| {
             let mut n = 0i32;
             for rec in &with_index {
-                let d = EntityBlob::read_le(&mut std::io::Cursor::new(rec.as_slice()))
-                    .expect("binrw");
+                let d =
+                    EntityBlob::read_le(&mut std::io::Cursor::new(rec.as_slice())).expect("binrw");
                 n += black_box(d).pos_x;
             }
             n

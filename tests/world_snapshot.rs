@@ -759,7 +759,13 @@ fn budget_deferred_entities_are_not_starved() {
         peer.receive_ack(&client.acks);
         let (b, _) = peer.assemble(tick, &ents, &pos, &mut w, false).unwrap();
         client.apply(&b).unwrap();
-        seen.extend(decode(&b).unwrap().records.iter().map(|r| r.blob.entity_index));
+        seen.extend(
+            decode(&b)
+                .unwrap()
+                .records
+                .iter()
+                .map(|r| r.blob.entity_index),
+        );
     }
     assert_eq!(
         seen.len(),

@@ -3008,7 +3008,14 @@ impl<'s> Emitter<'s> {
                     })
                     .and_then(|et| et.fields.iter().find(|x| &x.id == field))
                     .is_some_and(|x| {
-                        matches!(x.kind, FieldKind::Int { bytes: 1 | 2, signed: false, .. })
+                        matches!(
+                            x.kind,
+                            FieldKind::Int {
+                                bytes: 1 | 2,
+                                signed: false,
+                                ..
+                            }
+                        )
                     });
                 let (acc, sum_wide) = if narrow {
                     (quote!(u64), quote!((__sum as i128)))

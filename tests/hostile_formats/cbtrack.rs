@@ -1,8 +1,8 @@
 //! CBTK v1: files from the real fixtures and the allocation bombs.
 
 use super::NamedFile;
-use statepack::sim::cbtrack_match::MatchSpec;
 use statepack::formats::cbtrack::{build_chunk, CbtkHead, WindowEntry};
+use statepack::sim::cbtrack_match::MatchSpec;
 use statepack_runtime::cbtk_columns::{deflate, ChunkBuilder};
 use statepack_runtime::motion::{Clip, Skeleton};
 

@@ -159,7 +159,9 @@ impl Exact {
 /// length write the value again on a mismatch and report the writer's error
 /// ([`probe_on_mismatch`]).
 pub(super) fn fallback_body(why: &str) -> (TokenStream, TokenStream) {
-    let note = format!(" Measured by writing into a scratch writer: not computable without writing ({why}).");
+    let note = format!(
+        " Measured by writing into a scratch writer: not computable without writing ({why})."
+    );
     (
         quote!(#[doc = #note]),
         quote! {
