@@ -2250,13 +2250,9 @@ impl OpStream {
                     let __i = __list.len();
                     let __before = __r.bit_offset();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Op = { Op::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("ops"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    Op::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("ops"))?;
+                    __r.leave::<()>(None);
                     if __r.bit_offset() == __before {
                         return Err(
                             ::statepack_runtime::io::DecodeError::new(

@@ -1436,13 +1436,9 @@ impl RecordStream {
                     let __i = __list.len();
                     let __before = __r.bit_offset();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: EntityRecord = { EntityRecord::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("records"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    EntityRecord::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("records"))?;
+                    __r.leave::<()>(None);
                     if __r.bit_offset() == __before {
                         return Err(
                             ::statepack_runtime::io::DecodeError::new(
@@ -4218,13 +4214,9 @@ impl TlvBlock {
                     let __i = __list.len();
                     let __before = __r.bit_offset();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Tlv = { Tlv::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("entries"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    Tlv::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("entries"))?;
+                    __r.leave::<()>(None);
                     if __r.bit_offset() == __before {
                         return Err(
                             ::statepack_runtime::io::DecodeError::new(
@@ -4854,13 +4846,9 @@ impl Despawn {
                     let __i = __list.len();
                     let __before = __r.bit_offset();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: EntityRef = { EntityRef::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("entities"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    EntityRef::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("entities"))?;
+                    __r.leave::<()>(None);
                     if __r.bit_offset() == __before {
                         return Err(
                             ::statepack_runtime::io::DecodeError::new(

@@ -187,6 +187,26 @@ impl<'s> Emitter<'s> {
         }
     }
 
+    /// The element type of a list field `f` that is read straight into the list with its
+    /// `read_push`: a plain user type (see `plain_reader`) without size, arguments, checks
+    /// (`has_valid`), recursion, processing or terminator.
+    fn in_place_elem(&self, f: &Field, has_valid: bool) -> Option<proc_macro2::Ident> {
+        match &f.kind {
+            FieldKind::User { name, size: None }
+                if !has_valid
+                    && f.recursive.is_empty()
+                    && f.process.is_none()
+                    && f.term.is_none() =>
+            {
+                self.s
+                    .type_def(name)
+                    .filter(|et| self.plain_reader(et))
+                    .map(|_| type_ident(name))
+            }
+            _ => None,
+        }
+    }
+
     /// A type read without params, instances, positions or a computed byte order, in a
     /// schema without positional fields: its fixed runs fall back to reading the whole value
     /// again field by field (`read_fields`), and lists of it are read in place (`read_push`).
@@ -2839,23 +2859,7 @@ impl<'s> Emitter<'s> {
                             __a
                         }}
                     } else {
-                        // A plain user type without size, args or checks is read straight
-                        // into the list.
-                        let in_place = match &f.kind {
-                            FieldKind::User { name, size: None }
-                                if valid_r.is_none()
-                                    && f.recursive.is_empty()
-                                    && f.process.is_none()
-                                    && f.term.is_none() =>
-                            {
-                                self.s
-                                    .type_def(name)
-                                    .filter(|et| self.plain_reader(et))
-                                    .map(|_| type_ident(name))
-                            }
-                            _ => None,
-                        };
-                        match in_place {
+                        match self.in_place_elem(f, valid_r.is_some()) {
                             Some(ti) => quote! {{
                                 let __n = #check #wrap_field;
                                 let mut __list = ::std::vec::Vec::with_capacity(__n);
@@ -2897,13 +2901,22 @@ impl<'s> Emitter<'s> {
                         _ => quote!(loop),
                     };
                     let open = self.open_list(f);
+                    // A plain user type without size, args or checks is read straight into
+                    // the list, as for a counted list.
+                    let push = match self.in_place_elem(f, valid_r.is_some()) {
+                        Some(ti) => quote! {
+                            #ti::read_push(__r, &mut __list) #wrap_idx;
+                            __r.leave::<()>(None);
+                        },
+                        None => quote!(__list.push(#body);),
+                    };
                     quote! {{
                         let mut __list = #open;
                         #head {
                             let __i = __list.len();
                             let __before = __r.bit_offset();
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                            __list.push(#body);
+                            #push
                             // An empty element that ends the list is fine; one that does
                             // not would repeat forever.
                             #stop

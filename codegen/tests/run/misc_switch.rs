@@ -44,13 +44,9 @@ impl MiscSwitch {
                     let __i = __list.len();
                     let __before = __r.bit_offset();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Item = { Item::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("items"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
+                    Item::read_push(__r, &mut __list)
+                        .map_err(|e| e.in_index(__i).in_field("items"))?;
+                    __r.leave::<()>(None);
                     if __r.bit_offset() == __before {
                         return Err(
                             ::statepack_runtime::io::DecodeError::new(
