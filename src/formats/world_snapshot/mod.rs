@@ -261,46 +261,17 @@ pub fn estimate_record_bytes(
     leb128_len(u64::from(origin_index)) + blob_shape(entity_index, kind, type_index).encoded_len()
 }
 
-/// A blob of `kind` with `entity_index` and `type_index` and every other value zero: the
-/// same size as the blob of any entity with these indices.
+/// A blob of `kind` with `entity_index` and `type_index` (from [`blob_of`] of a sample state
+/// with those indices): the same size as the blob of any entity with these indices, since
+/// every other field is a fixed-width bit field or present by `kind` alone.
 #[inline]
 fn blob_shape(entity_index: u32, kind: BlobKind, type_index: u32) -> EntityBlob {
-    let own = kind.own;
-    let gen_present = kind.full || kind.gen_present;
-    EntityBlob {
-        entity_index: u64::from(entity_index),
-        full: kind.full,
-        gen_present,
-        omega_present: own,
-        generation: gen_present.then_some(0),
-        type_index: kind.full.then_some(u64::from(type_index)),
-        faction_index: kind.full.then_some(0),
-        pos_x: 0,
-        pos_y: 0,
-        pos_z: 0,
-        rot_dropped: 0,
-        rot_a: 0,
-        rot_b: 0,
-        rot_c: 0,
-        vel_x: 0,
-        vel_y: 0,
-        vel_z: 0,
-        omega_x: own.then_some(0),
-        omega_y: own.then_some(0),
-        omega_z: own.then_some(0),
-        selected_station: own.then_some(0),
-        station_rounds: own.then_some(0),
-        weapon_flags: own.then_some(0),
-        payload_mass_kg: own.then_some(0),
-        payload_cd0: own.then_some(0),
-        damage_level: 0,
-        engine_fail_flags: 0,
-        throttle_pct: 0,
-        fuel_pct: 0,
-        ab_engaged: false,
-        player_owned: false,
-        align: Vec::new(),
-    }
+    let state = EntityState {
+        entity_index,
+        type_index,
+        ..sample_entity(0, kind.own)
+    };
+    blob_of(&state, nq::origin_for_pos(state.position_m), kind)
 }
 
 /// One entity encoded once for a tick: its grid origin and its blobs.
