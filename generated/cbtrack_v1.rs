@@ -103,36 +103,46 @@ impl CbtrackV1 {
                         match __r.take_sized(head.info_len as i128) {
                             Ok(__s) => {
                                 __stored_info = ::std::option::Option::Some(__s.to_vec());
-                                ::statepack_runtime::io::unprocess(
+                                ::statepack_runtime::io::unprocess_within(
                                         ::statepack_runtime::io::Processor::Zlib,
                                         __s,
                                         __at,
+                                        __r.processed_room(),
                                     )
                                     .and_then(|__d| {
                                         __r.charge_processed(__d.len(), __at)?;
+                                        let __share = __r.processed_share();
                                         if <T as ::statepack_runtime::io::Tracer>::SILENT {
                                             let mut __sub = ::statepack_runtime::io::ByteReader::new(
-                                                &__d,
-                                            );
+                                                    &__d,
+                                                )
+                                                .sharing(__share);
                                             #[allow(unused_mut)]
                                             let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                            {
+                                            let __res = {
                                                 __v.__unread_pad = __sub.align_to_byte_keep();
                                                 __v.__unread = __sub.take_rest().to_vec();
                                                 Ok(__v)
-                                            }
+                                            };
+                                            __r.add_processed(__sub.processed_used());
+                                            __res
                                         } else {
                                             let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                &__d,
-                                                __r.relay(),
-                                            );
+                                                    &__d,
+                                                    __r.relay(),
+                                                )
+                                                .sharing(__share);
                                             #[allow(unused_mut)]
                                             let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                            {
+                                            let __res = {
                                                 __v.__unread_pad = __sub.align_to_byte_keep();
                                                 __v.__unread = __sub.take_rest().to_vec();
                                                 Ok(__v)
-                                            }
+                                            };
+                                            let __used = __sub.processed_used();
+                                            ::std::mem::drop(__sub);
+                                            __r.add_processed(__used);
+                                            __res
                                         }
                                     })
                                     .map(::std::boxed::Box::new)
@@ -164,36 +174,46 @@ impl CbtrackV1 {
                                 __stored_features = ::std::option::Option::Some(
                                     __s.to_vec(),
                                 );
-                                ::statepack_runtime::io::unprocess(
+                                ::statepack_runtime::io::unprocess_within(
                                         ::statepack_runtime::io::Processor::Zlib,
                                         __s,
                                         __at,
+                                        __r.processed_room(),
                                     )
                                     .and_then(|__d| {
                                         __r.charge_processed(__d.len(), __at)?;
+                                        let __share = __r.processed_share();
                                         if <T as ::statepack_runtime::io::Tracer>::SILENT {
                                             let mut __sub = ::statepack_runtime::io::ByteReader::new(
-                                                &__d,
-                                            );
+                                                    &__d,
+                                                )
+                                                .sharing(__share);
                                             #[allow(unused_mut)]
                                             let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                            {
+                                            let __res = {
                                                 __v.__unread_pad = __sub.align_to_byte_keep();
                                                 __v.__unread = __sub.take_rest().to_vec();
                                                 Ok(__v)
-                                            }
+                                            };
+                                            __r.add_processed(__sub.processed_used());
+                                            __res
                                         } else {
                                             let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                &__d,
-                                                __r.relay(),
-                                            );
+                                                    &__d,
+                                                    __r.relay(),
+                                                )
+                                                .sharing(__share);
                                             #[allow(unused_mut)]
                                             let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                            {
+                                            let __res = {
                                                 __v.__unread_pad = __sub.align_to_byte_keep();
                                                 __v.__unread = __sub.take_rest().to_vec();
                                                 Ok(__v)
-                                            }
+                                            };
+                                            let __used = __sub.processed_used();
+                                            ::std::mem::drop(__sub);
+                                            __r.add_processed(__used);
+                                            __res
                                         }
                                     })
                                     .map(::std::boxed::Box::new)
@@ -2076,36 +2096,46 @@ impl Window {
                         match __r.take_sized(entry.main_len as i128) {
                             Ok(__s) => {
                                 __stored_main = ::std::option::Option::Some(__s.to_vec());
-                                ::statepack_runtime::io::unprocess(
+                                ::statepack_runtime::io::unprocess_within(
                                         ::statepack_runtime::io::Processor::Zlib,
                                         __s,
                                         __at,
+                                        __r.processed_room(),
                                     )
                                     .and_then(|__d| {
                                         __r.charge_processed(__d.len(), __at)?;
+                                        let __share = __r.processed_share();
                                         if <T as ::statepack_runtime::io::Tracer>::SILENT {
                                             let mut __sub = ::statepack_runtime::io::ByteReader::new(
-                                                &__d,
-                                            );
+                                                    &__d,
+                                                )
+                                                .sharing(__share);
                                             #[allow(unused_mut)]
                                             let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                            {
+                                            let __res = {
                                                 __v.__unread_pad = __sub.align_to_byte_keep();
                                                 __v.__unread = __sub.take_rest().to_vec();
                                                 Ok(__v)
-                                            }
+                                            };
+                                            __r.add_processed(__sub.processed_used());
+                                            __res
                                         } else {
                                             let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                &__d,
-                                                __r.relay(),
-                                            );
+                                                    &__d,
+                                                    __r.relay(),
+                                                )
+                                                .sharing(__share);
                                             #[allow(unused_mut)]
                                             let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                            {
+                                            let __res = {
                                                 __v.__unread_pad = __sub.align_to_byte_keep();
                                                 __v.__unread = __sub.take_rest().to_vec();
                                                 Ok(__v)
-                                            }
+                                            };
+                                            let __used = __sub.processed_used();
+                                            ::std::mem::drop(__sub);
+                                            __r.add_processed(__used);
+                                            __res
                                         }
                                     })
                                     .map(::std::boxed::Box::new)
@@ -2140,36 +2170,46 @@ impl Window {
                                     __stored_terrain = ::std::option::Option::Some(
                                         __s.to_vec(),
                                     );
-                                    ::statepack_runtime::io::unprocess(
+                                    ::statepack_runtime::io::unprocess_within(
                                             ::statepack_runtime::io::Processor::Zlib,
                                             __s,
                                             __at,
+                                            __r.processed_room(),
                                         )
                                         .and_then(|__d| {
                                             __r.charge_processed(__d.len(), __at)?;
+                                            let __share = __r.processed_share();
                                             if <T as ::statepack_runtime::io::Tracer>::SILENT {
                                                 let mut __sub = ::statepack_runtime::io::ByteReader::new(
-                                                    &__d,
-                                                );
+                                                        &__d,
+                                                    )
+                                                    .sharing(__share);
                                                 #[allow(unused_mut)]
                                                 let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                                {
+                                                let __res = {
                                                     __v.__unread_pad = __sub.align_to_byte_keep();
                                                     __v.__unread = __sub.take_rest().to_vec();
                                                     Ok(__v)
-                                                }
+                                                };
+                                                __r.add_processed(__sub.processed_used());
+                                                __res
                                             } else {
                                                 let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                    &__d,
-                                                    __r.relay(),
-                                                );
+                                                        &__d,
+                                                        __r.relay(),
+                                                    )
+                                                    .sharing(__share);
                                                 #[allow(unused_mut)]
                                                 let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                                {
+                                                let __res = {
                                                     __v.__unread_pad = __sub.align_to_byte_keep();
                                                     __v.__unread = __sub.take_rest().to_vec();
                                                     Ok(__v)
-                                                }
+                                                };
+                                                let __used = __sub.processed_used();
+                                                ::std::mem::drop(__sub);
+                                                __r.add_processed(__used);
+                                                __res
                                             }
                                         })
                                         .map(::std::boxed::Box::new)

@@ -619,3 +619,108 @@ fn four_gib_lengths_and_counts_are_within_the_bound() {
     }
     worst.report("hostile_u4");
 }
+
+/// zlib of `n` zero bytes, made without holding them.
+fn zlib_of_zeros(n: usize) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    let block = vec![0u8; 1 << 16];
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(block.len());
+        e.write_all(&block[..k]).expect("write to memory");
+        left -= k;
+    }
+    e.finish().expect("finish in memory")
+}
+
+/// A `nested_zlib` file whose inner body inflates to `body_len` bytes.
+fn nested_zlib_file(body_len: usize) -> Vec<u8> {
+    let body = zlib_of_zeros(body_len);
+    let mut record = (body.len() as u32).to_le_bytes().to_vec();
+    record.extend_from_slice(&body);
+    let outer = {
+        use std::io::Write;
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(&record).expect("write to memory");
+        e.finish().expect("finish in memory")
+    };
+    let mut file = (outer.len() as u32).to_le_bytes().to_vec();
+    file.extend_from_slice(&outer);
+    file
+}
+
+/// The nested zlib bomb: a file of about 1.8 KB whose inner body inflates to 1 GiB. Every
+/// processed field of a file shares one budget (65,536 plus 1,032 bytes per input byte), in
+/// the generated reader, its traced read and the interpreter alike, so the bomb is refused by
+/// that budget in memory of the order of the budget, where one budget per reader let it
+/// reach 1 GiB. A small nested file still reads.
+#[test]
+fn nested_zlib_bomb_is_refused_within_the_files_budget() {
+    use nested_zlib::NestedZlib;
+    use statepack_runtime::format::RootType;
+    let bomb = nested_zlib_file(1 << 30);
+    let budget = statepack_runtime::positional::processed_budget(bomb.len()) as usize;
+    // Each stream's buffer grows by doubling, so what is allocated in all stays within twice
+    // what it holds; both levels together hold at most the budget.
+    let bound = Bound {
+        num: 4 * budget,
+        den: bomb.len(),
+        c: 64 << 10,
+    };
+    let schema_path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas/nested_zlib.ksy");
+    let text = std::fs::read_to_string(&schema_path).expect("read the schema");
+    let schema =
+        statepack_codegen::load_checked(&text, "tests/schemas/nested_zlib.ksy", &schema_path, &[])
+            .unwrap_or_else(|d| panic!("{}", statepack_codegen::render(&d)));
+    let mut worst = Worst::default();
+    let readers: [(&str, &dyn Fn(&[u8]) -> Result<(), String>); 3] = [
+        ("generated", &|i| {
+            NestedZlib::decode(i).map(drop).map_err(|e| e.to_string())
+        }),
+        ("generated, traced", &|i| {
+            NestedZlib::decode_root_traced(i)
+                .0
+                .map(drop)
+                .map_err(|e| e.to_string())
+        }),
+        ("interpreter", &|i| {
+            statepack_codegen::interp::decode(&schema, i)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        }),
+    ];
+    for (name, read) in readers {
+        let mut message = String::new();
+        let (ok, u) = check_bound(
+            "nested zlib",
+            bound,
+            name,
+            &bomb,
+            |i| match read(i) {
+                Ok(()) => true,
+                Err(m) => {
+                    message = m;
+                    false
+                }
+            },
+            &mut worst,
+        );
+        eprintln!(
+            "nested zlib bomb ({} bytes, budget {budget}) through the {name} reader: peak {} total {}: {message}",
+            bomb.len(),
+            u.peak,
+            u.total
+        );
+        assert!(!ok, "{name}: the bomb decoded");
+        assert!(
+            message.contains("processed fields produced more than"),
+            "{name}: refused for another reason: {message}"
+        );
+        let small = nested_zlib_file(1000);
+        let v = read(&small);
+        assert!(v.is_ok(), "{name}: a small nested file: {v:?}");
+    }
+    worst.report("nested zlib");
+}

@@ -255,6 +255,73 @@ fn param_id(c: &Chain, t: &TypeDef) -> String {
     id
 }
 
+/// The strongly connected components of the graph `reads` (type name -> the type names its
+/// fields read; names that are no type have no edges): each node's component number. Two
+/// passes of an iterative depth-first search (Kosaraju's), so the cost is linear in the
+/// graph and no schema can exhaust the stack.
+fn components(reads: &HashMap<String, Vec<String>>) -> HashMap<&str, usize> {
+    let mut nodes: Vec<&str> = reads.keys().map(String::as_str).collect();
+    nodes.sort_unstable();
+    let index: HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let edges: Vec<Vec<usize>> = nodes
+        .iter()
+        .map(|n| {
+            reads[*n]
+                .iter()
+                .filter_map(|m| index.get(m.as_str()).copied())
+                .collect()
+        })
+        .collect();
+    let mut back: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+    for (a, out) in edges.iter().enumerate() {
+        for &b in out {
+            back[b].push(a);
+        }
+    }
+    // Pass 1: nodes in the order their depth-first search finishes.
+    let mut done = vec![false; nodes.len()];
+    let mut order = Vec::with_capacity(nodes.len());
+    for start in 0..nodes.len() {
+        if done[start] {
+            continue;
+        }
+        done[start] = true;
+        let mut stack = vec![(start, 0usize)];
+        while let Some((n, next)) = stack.last_mut() {
+            if let Some(&m) = edges[*n].get(*next) {
+                *next += 1;
+                if !done[m] {
+                    done[m] = true;
+                    stack.push((m, 0));
+                }
+            } else {
+                order.push(*n);
+                stack.pop();
+            }
+        }
+    }
+    // Pass 2: over the reversed edges, latest finisher first; each search is one component.
+    let mut comp = vec![usize::MAX; nodes.len()];
+    let mut count = 0;
+    for &start in order.iter().rev() {
+        if comp[start] != usize::MAX {
+            continue;
+        }
+        comp[start] = count;
+        let mut stack = vec![start];
+        while let Some(n) = stack.pop() {
+            for &m in &back[n] {
+                if comp[m] == usize::MAX {
+                    comp[m] = count;
+                    stack.push(m);
+                }
+            }
+        }
+        count += 1;
+    }
+    nodes.into_iter().zip(comp).collect()
+}
+
 /// Lowers `_parent` / `_root` paths to context params and gives `struct` params their type.
 /// Errors: see the module docs.
 pub fn lower(s: &mut Schema) -> Vec<Diag> {
@@ -290,27 +357,18 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
             )
         })
         .collect();
-    let reaches = |from: &str, to: &str| -> bool {
-        let mut seen: Vec<String> = Vec::new();
-        let mut todo = vec![from.to_owned()];
-        while let Some(n) = todo.pop() {
-            if n == to {
-                return true;
-            }
-            if seen.contains(&n) {
-                continue;
-            }
-            seen.push(n.clone());
-            todo.extend(reads.get(&n).into_iter().flatten().cloned());
-        }
-        false
-    };
+    // A read type leads back to the reading type exactly when both lie in one strongly
+    // connected component of the "reads" graph (the reading type reads it directly).
+    let component = components(&reads);
     for t in &mut s.types {
         let tname = t.name.clone();
+        let own = component.get(tname.as_str()).copied();
         for f in &mut t.fields {
             let rec: Vec<String> = read_types(f)
                 .into_iter()
-                .filter(|n| reaches(n, &tname))
+                .filter(|n| {
+                    *n == tname || (own.is_some() && component.get(n.as_str()).copied() == own)
+                })
                 .collect();
             if !rec.is_empty() && matches!(f.kind, FieldKind::User { .. }) {
                 f.boxed = true;

@@ -128,6 +128,11 @@ pub(crate) struct Emitter<'s> {
     /// The build's choices: custom processor and opaque type paths, and what to emit besides
     /// the native reader and writer (binrw, deku, bitvec impls).
     opts: crate::Options,
+    /// Whether an expression anywhere in the schema uses `value._io` (computed once: every
+    /// type then keeps `__io_end`).
+    member_io: bool,
+    /// The types that always end on a byte boundary (computed once for the schema).
+    whole_types: HashSet<String>,
 }
 
 fn lit_usize(v: usize) -> Literal {
@@ -184,6 +189,8 @@ impl<'s> Emitter<'s> {
             cur_field: std::cell::RefCell::new(None),
             cur_type: std::cell::RefCell::new(String::new()),
             opts: crate::Options::default(),
+            member_io: crate::instances::uses_member_io(s),
+            whole_types: exact_len::whole_byte_types(s),
         }
     }
 
@@ -215,7 +222,7 @@ impl<'s> Emitter<'s> {
             && t.instances.is_empty()
             && t.endian_switch.is_none()
             && !self.has_positional()
-            && crate::instances::io_end_member(self.s, t).is_none()
+            && crate::instances::io_end_member(t, self.member_io).is_none()
     }
 
     fn has_positional(&self) -> bool {
@@ -1360,6 +1367,14 @@ impl<'s> Emitter<'s> {
                         (quote!((#at #o #bt)), Ty::Bool)
                     }
                     _ => {
+                        if aty == Ty::Float && bty == Ty::Float && *op == BinOp::Mod {
+                            // Floored, as the integer `%` (docs/schema-language.md, "One
+                            // semantics").
+                            return Ok((
+                                quote!(::statepack_runtime::io::expr_fmod_floor(#at, #bt)),
+                                Ty::Float,
+                            ));
+                        }
                         if aty == Ty::Float
                             && bty == Ty::Float
                             && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div)
@@ -1757,6 +1772,9 @@ impl<'s> Emitter<'s> {
             cur_field: std::cell::RefCell::new(None),
             cur_type: std::cell::RefCell::new(t.name.clone()),
             opts: self.opts.clone(),
+            member_io: self.member_io,
+            // Only expressions are typed with this emitter; no type is emitted.
+            whole_types: HashSet::new(),
         };
         let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
         if let Some(c) = &i.cond {
@@ -3213,7 +3231,7 @@ impl<'s> Emitter<'s> {
             // --- encoded length
             if is_derived {
                 let FieldKind::Int { bytes, .. } = &f.kind else {
-                    exact.field(self.s, f, &id, true, None);
+                    exact.field(self.s, &self.whole_types, f, &id, true, None);
                     continue;
                 };
                 lens.push(lit_usize(*bytes as usize).into_token_stream_usize());
@@ -3235,7 +3253,7 @@ impl<'s> Emitter<'s> {
                     None => quote!({ let __val = &self.#id; #list_len }),
                 });
             }
-            exact.field(self.s, f, &id, is_derived, lens.last());
+            exact.field(self.s, &self.whole_types, f, &id, is_derived, lens.last());
         }
 
         if self.unread_types.contains(&t.name) {
@@ -3318,7 +3336,7 @@ impl<'s> Emitter<'s> {
         let slow_reads = slow_reads.filter(|_| fused > 0);
         runs::fuse_writes(&mut writes, &write_runs);
         writes.extend(pos_writes);
-        if let Some((read, member, item)) = crate::instances::io_end_member(self.s, t) {
+        if let Some((read, member, item)) = crate::instances::io_end_member(t, self.member_io) {
             reads.push(read);
             struct_fields.push(member);
             ctor.push(item);
@@ -3772,7 +3790,12 @@ impl<'s> Emitter<'s> {
                     )),
                 };
                 let (setup, proc_) = self.processor(f, scope)?;
-                let (unfn, _, _) = Self::process_fns(f);
+                let (_, _, custom) = Self::process_fns(f);
+                let unfn_within = if custom {
+                    quote!(::statepack_runtime::process::unprocess_custom_within)
+                } else {
+                    quote!(::statepack_runtime::io::unprocess_within)
+                };
                 let stored = temp_for("stored", &f.id);
                 let keep = if matches!(f.repeat, Repeat::None) {
                     quote!(#stored = ::std::option::Option::Some(__s.to_vec());)
@@ -3794,19 +3817,28 @@ impl<'s> Emitter<'s> {
                         let args = self.param_args(f, name, scope, &kp)?;
                         // Traced reads go on into the processed bytes (offsets there count
                         // from their start); plain reads keep the silent reader's fast paths.
+                        // The reader of the processed bytes shares the file's processed-bytes
+                        // budget, so nested processed fields cannot multiply it.
                         let read = quote! {
-                            #unfn(#proc_, __s, __at).and_then(|__d| {
+                            #unfn_within(#proc_, __s, __at, __r.processed_room()).and_then(|__d| {
                                 __r.charge_processed(__d.len(), __at)?;
+                                let __share = __r.processed_share();
                                 if <T as ::statepack_runtime::io::Tracer>::SILENT {
-                                    let mut __sub = ::statepack_runtime::io::ByteReader::new(&__d);
+                                    let mut __sub = ::statepack_runtime::io::ByteReader::new(&__d).sharing(__share);
                                     #[allow(unused_mut)]
                                     let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
-                                    #finish
+                                    let __res = #finish;
+                                    __r.add_processed(__sub.processed_used());
+                                    __res
                                 } else {
-                                    let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(&__d, __r.relay());
+                                    let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(&__d, __r.relay()).sharing(__share);
                                     #[allow(unused_mut)]
                                     let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
-                                    #finish
+                                    let __res = #finish;
+                                    let __used = __sub.processed_used();
+                                    ::std::mem::drop(__sub);
+                                    __r.add_processed(__used);
+                                    __res
                                 }
                             })
                         };
@@ -3816,10 +3848,12 @@ impl<'s> Emitter<'s> {
                             read
                         }
                     }
-                    _ => quote!(#unfn(#proc_, __s, __at).and_then(|__d| {
-                        __r.charge_processed(__d.len(), __at)?;
-                        Ok(__d)
-                    })),
+                    _ => {
+                        quote!(#unfn_within(#proc_, __s, __at, __r.processed_room()).and_then(|__d| {
+                            __r.charge_processed(__d.len(), __at)?;
+                            Ok(__d)
+                        }))
+                    }
                 };
                 // As in Kaitai Struct, the processor's arguments are evaluated once the stored
                 // bytes are taken (`_io.pos` in them is the position after those bytes).

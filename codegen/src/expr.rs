@@ -480,6 +480,9 @@ impl P {
         } else {
             self.unary()?
         };
+        // Whether `lhs` is a comparison made in this loop: `a < b < c` is refused, while a
+        // parenthesised comparison (`(a < b) == (c < d)`) came whole from `unary`.
+        let mut lhs_compares = false;
         while let Some(op) = self.binop() {
             let p = op.power();
             if p <= min {
@@ -487,13 +490,10 @@ impl P {
             }
             self.i += 1;
             let rhs = self.binary(p)?;
-            if op.is_comparison() {
-                if let Expr::Binary(inner, _, _) = &lhs {
-                    if inner.is_comparison() {
-                        return Err("comparisons cannot be chained; use `and`".into());
-                    }
-                }
+            if op.is_comparison() && lhs_compares {
+                return Err("comparisons cannot be chained; use `and`".into());
             }
+            lhs_compares = op.is_comparison();
             lhs = Expr::Binary(op, Box::new(lhs), Box::new(rhs));
         }
         Ok(lhs)
@@ -829,6 +829,19 @@ mod tests {
         assert_eq!(parse("null").unwrap(), Expr::Null);
         assert!(parse("12ab").is_err());
         assert!(parse("1e").is_err());
+    }
+
+    #[test]
+    fn comparisons_chain_only_in_parentheses() {
+        assert_eq!(
+            parse("(a == b) == (c < d)").unwrap().to_string(),
+            "((a == b) == (c < d))"
+        );
+        assert_eq!(parse("(a < b) != c").unwrap().to_string(), "((a < b) != c)");
+        for bad in ["a < b < c", "a == b == c", "a < b == c", "(a) == b != c"] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains("cannot be chained"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -476,14 +476,13 @@ pub(crate) fn emit_write(
 /// position and size at the end of the type's `seq`, the struct member holding them and its
 /// constructor entry.
 pub(crate) fn io_end_member(
-    s: &crate::ir::Schema,
     t: &crate::ir::TypeDef,
+    member_io: bool,
 ) -> Option<(TokenStream, TokenStream, TokenStream)> {
-    let uses = t
-        .instances
-        .iter()
-        .any(|i| uses_io(&i.value.expr) || i.cond.as_ref().is_some_and(|c| uses_io(&c.expr)))
-        || uses_member_io(s);
+    let uses = member_io
+        || t.instances
+            .iter()
+            .any(|i| uses_io(&i.value.expr) || i.cond.as_ref().is_some_and(|c| uses_io(&c.expr)));
     if !uses {
         return None;
     }
@@ -501,8 +500,8 @@ pub(crate) fn io_end_member(
 
 /// True when an expression anywhere in the schema uses `value._io` (the stream of a user-type
 /// value): every type then keeps `__io_end` (the type of `value` is known only while
-/// emitting).
-fn uses_member_io(s: &crate::ir::Schema) -> bool {
+/// emitting). The emitter computes it once per schema (`member_io`), for [`io_end_member`].
+pub(crate) fn uses_member_io(s: &crate::ir::Schema) -> bool {
     fn has(e: &Expr) -> bool {
         let mut todo = vec![e];
         while let Some(e) = todo.pop() {

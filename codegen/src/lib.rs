@@ -97,6 +97,7 @@ mod names;
 mod options;
 mod process;
 mod resolve;
+pub mod sem;
 mod sizes;
 mod tidy;
 mod version;

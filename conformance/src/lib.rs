@@ -4,15 +4,15 @@
 //! The build script generates every schema of the suite's `formats/` into the test crate
 //! `tests/kaitai_suite.rs`, with a dispatch table of [`SchemaEntry`]s. The test then runs
 //! every `spec/ks/*.kst` ([`run::run_kst`]): decode the named input with the generated
-//! reader, evaluate each assert's `actual` expression ([`eval`]) and compare it with
+//! reader, evaluate each assert's `actual` expression with the generator's evaluator ([`compare`]) and compare it with
 //! `expected`, or require the matching decode error ([`kinds`]); then write the value back
 //! and require the input's bytes. It also checks that every schema in `formats_err/` whose
 //! header names an error is refused ([`errs`]). Results are compared with the known-failures
 //! list `conformance/failing_tests.txt` ([`known`]). How to run it and read the report:
 //! `docs/conformance.md`.
 
+pub mod compare;
 pub mod errs;
-pub mod eval;
 pub mod kaitai_fx;
 pub mod kinds;
 pub mod known;

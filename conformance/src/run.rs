@@ -4,8 +4,8 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use crate::compare::{check, eval_const, eval_over};
 use crate::errs::{self, Header};
-use crate::eval::{check, eval_const, Evaluator};
 use crate::known::KnownFailures;
 use crate::kst::{self, Expectation};
 use crate::{kinds, Outcome, SchemaEntry};
@@ -119,12 +119,11 @@ fn run_kst_here(suite: &Path, table: &[SchemaEntry], kst_file: &Path) -> Status 
         Err(e) => return Status::Fail(format!("decode failed: {e}")),
     };
     {
-        let ev = Evaluator::new(root.as_ref());
         for a in &kst.asserts {
             let fail = |m: String| Status::Fail(format!("`{}`: {m}", a.actual.trim()));
             let actual = match statepack_codegen::expr::parse(&a.actual)
                 .map_err(|e| format!("does not parse: {e}"))
-                .and_then(|x| ev.eval(&x))
+                .and_then(|x| eval_over(root.as_ref(), &x))
             {
                 Ok(v) => v,
                 Err(m) => {
@@ -221,10 +220,11 @@ pub fn run_err_schema(path: &Path) -> ErrResult {
         Header::Warning(_) | Header::None => Some(false),
         Header::Unclear(_) => None,
     };
+    // Imports are found as the build and the CLI find them: next to the schema's own file.
     let generated = {
-        let (text, name) = (text.clone(), name.clone());
+        let (text, name, path) = (text.clone(), name.clone(), path.to_owned());
         guarded(KST_TIMEOUT, move || {
-            statepack_codegen::generate(&text, &name)
+            statepack_codegen::generate_at(&text, &name, &path)
         })
     };
     let result = match generated {

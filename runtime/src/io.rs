@@ -738,8 +738,15 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     pub(crate) inst_reads: u64,
     /// Bytes read by positional instances so far (bounded, see `crate::positional`).
     pub(crate) inst_bytes: u64,
-    /// Bytes produced by processed fields so far (bounded, see `crate::positional`).
+    /// Bytes produced by processed fields so far by this reader (bounded, see
+    /// `crate::positional`).
     pub(crate) processed: u64,
+    /// The processed-bytes budget of the whole file
+    /// ([`crate::positional::processed_budget`] of the outermost input), which a reader of
+    /// processed bytes shares with the reader it was made by.
+    pub(crate) processed_total: u64,
+    /// Bytes already produced by the readers this one was made by (0 for the outermost).
+    pub(crate) processed_base: u64,
     /// The tracer told about every field (see [`Tracer`]).
     pub tracer: T,
 }
@@ -780,6 +787,8 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             inst_reads: 0,
             inst_bytes: 0,
             processed: 0,
+            processed_total: crate::positional::processed_budget(buf.len()),
+            processed_base: 0,
             tracer,
         }
     }
@@ -1524,6 +1533,39 @@ pub fn unprocess(p: Processor<'_>, stored: &[u8], at: u64) -> Result<Vec<u8>, De
     })
 }
 
+/// [`unprocess`] within `room` bytes of output: a zlib stream that would inflate to more
+/// than `room` stops one byte past it, before anything larger is allocated, so that the
+/// caller's [`ByteReader::charge_processed`] refuses it by the file's budget. Other
+/// processors produce as many bytes as they are given.
+///
+/// Errors: as [`unprocess`].
+pub fn unprocess_within(
+    p: Processor<'_>,
+    stored: &[u8],
+    at: u64,
+    room: u64,
+) -> Result<Vec<u8>, DecodeError> {
+    #[cfg(feature = "zlib")]
+    if let Processor::Zlib = p {
+        let room = usize::try_from(room).unwrap_or(usize::MAX);
+        let cap = zlib_limit(stored.len());
+        if room < cap {
+            let limit = room.saturating_add(1);
+            return match crate::cbtk_columns::inflate(stored, limit) {
+                Ok(v) => Ok(v),
+                // Past the room: a byte more than it, for the charge to refuse by name.
+                Err(e) if e.starts_with("decompresses to more than") => Ok(vec![0; limit]),
+                Err(e) => Err(DecodeError::new(
+                    at,
+                    DecodeErrorKind::Semantic(format!("process zlib: {e}")),
+                )),
+            };
+        }
+    }
+    let _ = room;
+    unprocess(p, stored, at)
+}
+
 /// The stored bytes of a processed field (write side): the bytes read (`kept`) when they
 /// still give `value`, so that decode then encode is byte-identical (another zlib would
 /// compress differently); otherwise `value` processed anew (zlib at level 6).
@@ -2048,6 +2090,20 @@ pub fn expr_div_floor(a: i128, b: i128) -> Result<i128, ExprError> {
         return Err(ExprError(format!("division by zero ({a} / 0)")));
     }
     Ok(div_floor(a, b))
+}
+
+/// `a % b` of two floats in a schema expression: floored, `a - b * floor(a / b)`, so the
+/// result takes the divisor's sign as the integer `%` does (`-7.5 % 2.0` is `0.5`). A zero
+/// divisor, a NaN or an infinite `a` give NaN; an infinite `b` gives `a` when `a` has `b`'s
+/// sign (or is zero) and `b` otherwise (Python's float `%` gives the same).
+#[inline]
+pub fn expr_fmod_floor(a: f64, b: f64) -> f64 {
+    let r = a % b;
+    if r != 0.0 && ((r < 0.0) != (b < 0.0)) {
+        r + b
+    } else {
+        r
+    }
 }
 
 /// `a % b` of an expression whose divisor comes from the data: the remainder takes the

@@ -42,13 +42,23 @@ pub fn instance_bytes_budget(input_len: usize) -> u64 {
     65_536 + 16 * input_len as u64
 }
 
-/// How many bytes the processed fields read by one reader may produce in all (the sum of what
-/// every `process` of the reader's input decompresses or transforms to): 65,536 plus 1,032
-/// per byte of the input, zlib's largest ratio. A processed field whose stored bytes are shared
-/// by many positional instances is processed once per instance, so this is the bound that
-/// holds when each alone is within its own limit. Past it the read is a `Semantic` error.
+/// How many bytes the processed fields of one file may produce in all (the sum of what every
+/// `process` decompresses or transforms to, processed fields inside processed bytes
+/// included): 65,536 plus 1,032 per byte of the file, zlib's largest ratio. The reader of a
+/// processed field's bytes shares the budget of the reader that made it
+/// ([`ByteReader::sharing`]), so nested `process: zlib` cannot multiply it, and a
+/// processed field whose stored bytes are shared by many positional instances is charged once
+/// per instance. Past it the read is a `Semantic` error.
 pub fn processed_budget(input_len: usize) -> u64 {
     65_536 + 1032 * input_len as u64
+}
+
+/// A reader's share of its file's processed-bytes budget ([`processed_budget`]), handed to
+/// the reader of a processed field's bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct ProcessedShare {
+    total: u64,
+    base: u64,
 }
 
 /// The reader's state before a positional instance was read, given back to
@@ -152,23 +162,57 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         Ok(saved)
     }
 
-    /// Counts `n` bytes produced by a processed field read at byte `at` against the reader's
+    /// Counts `n` bytes produced by a processed field read at byte `at` against the file's
     /// [`processed_budget`].
     ///
-    /// Errors: `Semantic` at `at` once the processed bytes of this reader pass the budget.
+    /// Errors: `Semantic` at `at` once the processed bytes of the file pass the budget.
     pub fn charge_processed(&mut self, n: usize, at: u64) -> Result<(), DecodeError> {
         self.processed = self.processed.saturating_add(n as u64);
-        if self.processed > processed_budget(self.buf.len()) {
+        if self.processed_base.saturating_add(self.processed) > self.processed_total {
             return Err(DecodeError::new(
                 at,
                 DecodeErrorKind::Semantic(format!(
-                    "processed fields produced more than {} bytes from an input of {} byte(s) (are stored bytes shared by many instances?)",
-                    processed_budget(self.buf.len()),
-                    self.buf.len()
+                    "processed fields produced more than {} bytes for one file, its budget of 65,536 plus 1,032 per input byte (nested compression, or stored bytes shared by many instances?)",
+                    self.processed_total,
                 )),
             ));
         }
         Ok(())
+    }
+
+    /// The bytes processed fields may still produce within the file's [`processed_budget`]
+    /// (what [`crate::io::unprocess_within`] is given).
+    pub fn processed_room(&self) -> u64 {
+        self.processed_total
+            .saturating_sub(self.processed_base.saturating_add(self.processed))
+    }
+
+    /// This reader's share of the file's budget, for the reader of a processed field's
+    /// bytes ([`ByteReader::sharing`]).
+    pub fn processed_share(&self) -> ProcessedShare {
+        ProcessedShare {
+            total: self.processed_total,
+            base: self.processed_base.saturating_add(self.processed),
+        }
+    }
+
+    /// This reader (made over a processed field's bytes) with the budget of the reader that
+    /// read the field: what it produces counts against what is left of the file's.
+    pub fn sharing(mut self, share: ProcessedShare) -> Self {
+        self.processed_total = share.total;
+        self.processed_base = share.base;
+        self
+    }
+
+    /// The bytes processed fields produced through this reader so far.
+    pub fn processed_used(&self) -> u64 {
+        self.processed
+    }
+
+    /// Counts `n` bytes that a reader made over a processed field's bytes produced (its
+    /// [`ByteReader::processed_used`]), so that later processed fields see them.
+    pub fn add_processed(&mut self, n: u64) {
+        self.processed = self.processed.saturating_add(n);
     }
 
     /// Comes back from a positional instance read after [`ByteReader::enter_instance`].

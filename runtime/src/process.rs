@@ -49,6 +49,19 @@ pub fn unprocess_custom<P: CustomProcessor + ?Sized>(
         .map_err(|m| DecodeError::new(at, DecodeErrorKind::Semantic(format!("process: {m}"))))
 }
 
+/// [`unprocess_custom`] as generated readers call it, with the room left in the file's
+/// processed-bytes budget: a custom processor's output is charged after it returns (see
+/// [`crate::io::ByteReader::charge_processed`]), so `room` only matches the signature of
+/// [`crate::io::unprocess_within`]. Errors: as [`unprocess_custom`].
+pub fn unprocess_custom_within<P: CustomProcessor + ?Sized>(
+    p: &P,
+    stored: &[u8],
+    at: u64,
+    _room: u64,
+) -> Result<Vec<u8>, DecodeError> {
+    unprocess_custom(p, stored, at)
+}
+
 /// Write side of a custom processor: the bytes read (`kept`) when they still decode to
 /// `value`, else `encode(value)`. Errors: `Semantic` with the processor's message.
 pub fn reprocess_custom<'v, P: CustomProcessor + ?Sized>(

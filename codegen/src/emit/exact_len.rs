@@ -27,6 +27,7 @@
 use crate::ir::{Field, FieldKind, Repeat, Schema, TypeDef};
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
+use std::collections::{HashMap, HashSet};
 
 /// The `encoded_len` body of one type, built field by field.
 pub(super) enum Exact {
@@ -79,6 +80,7 @@ impl Exact {
     pub(super) fn field(
         &mut self,
         s: &Schema,
+        whole_types: &HashSet<String>,
         f: &Field,
         id: &Ident,
         derived: bool,
@@ -122,7 +124,7 @@ impl Exact {
             FieldKind::Switch { .. } => {
                 self.fallback("a switch field (its case may start or end inside a byte)")
             }
-            FieldKind::User { name, .. } if !whole_bytes(s, name, &mut Vec::new()) => {
+            FieldKind::User { name, .. } if !(s.strict || whole_types.contains(name)) => {
                 self.fallback("a user type that may end inside a byte")
             }
             _ => match bytes {
@@ -176,31 +178,55 @@ pub(super) fn fallback_body(why: &str) -> (TokenStream, TokenStream) {
 /// one: always under statepack's strict rules (a type that may end inside a byte is refused
 /// there); under Kaitai's, a type without bit fields and switches whose user-type fields are
 /// themselves whole. Unknown names (other schemas, opaque types) and recursion are not.
-fn whole_bytes(s: &Schema, name: &str, seen: &mut Vec<String>) -> bool {
-    if s.strict {
-        return true;
+/// The types that always end on a byte boundary: every field (positional instances aside)
+/// is byte-aligned, and every user type among them is such a type. A type that reaches
+/// itself is not one (its end is not known statically). Computed once per schema, each type
+/// visited once, so the cost is linear in the schema.
+pub(super) fn whole_byte_types(s: &Schema) -> HashSet<String> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        Busy,
+        Whole,
+        NotWhole,
     }
-    if seen.iter().any(|n| n == name) {
-        return false;
+    fn visit<'s>(
+        types: &HashMap<&'s str, &'s TypeDef>,
+        name: &'s str,
+        marks: &mut HashMap<&'s str, Mark>,
+    ) -> bool {
+        match marks.get(name) {
+            Some(Mark::Whole) => return true,
+            Some(Mark::NotWhole | Mark::Busy) => return false,
+            None => {}
+        }
+        let Some(t) = types.get(name) else {
+            return false;
+        };
+        marks.insert(name, Mark::Busy);
+        let ok = t
+            .fields
+            .iter()
+            .filter(|f| f.at.is_none())
+            .all(|f| match &f.kind {
+                FieldKind::Bits { .. } | FieldKind::Switch { .. } => false,
+                FieldKind::User { name, .. } => visit(types, name, marks),
+                _ => true,
+            });
+        // A type found not whole while one of its users was busy stays not whole; one on a
+        // cycle is not whole from any entry, so the marks do not depend on the order.
+        marks.insert(name, if ok { Mark::Whole } else { Mark::NotWhole });
+        ok
     }
-    let Some(t) = s.types.iter().find(|t| t.name == name) else {
-        return false;
-    };
-    seen.push(name.to_owned());
-    let ok = fields_whole(s, t, seen);
-    seen.pop();
-    ok
-}
-
-fn fields_whole(s: &Schema, t: &TypeDef, seen: &mut Vec<String>) -> bool {
-    t.fields
-        .iter()
-        .filter(|f| f.at.is_none())
-        .all(|f| match &f.kind {
-            FieldKind::Bits { .. } | FieldKind::Switch { .. } => false,
-            FieldKind::User { name, .. } => whole_bytes(s, name, seen),
-            _ => true,
-        })
+    let types: HashMap<&str, &TypeDef> = s.types.iter().map(|t| (t.name.as_str(), t)).collect();
+    let mut marks: HashMap<&str, Mark> = HashMap::new();
+    for t in &s.types {
+        visit(&types, &t.name, &mut marks);
+    }
+    marks
+        .into_iter()
+        .filter(|(_, m)| *m == Mark::Whole)
+        .map(|(n, _)| n.to_owned())
+        .collect()
 }
 
 /// The statement a size check runs when the value's `encoded_len` is not the size the

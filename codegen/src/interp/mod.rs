@@ -27,7 +27,7 @@ mod write;
 pub use read::decode;
 pub use write::{encode, from_given, Given};
 
-use statepack_runtime::reflect::{EnumValue, Reflect, Value};
+use statepack_runtime::reflect::{Reflect, Value};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -35,32 +35,13 @@ use std::sync::{Mutex, OnceLock};
 
 use crate::ir::{FieldKind, Process, Schema};
 
-/// One value read by the interpreter.
+/// One value read by the interpreter: the expression language's value ([`crate::sem::Val`])
+/// whose user types are owned tree nodes.
 ///
 /// Integers of every width are `Int`, `f4`/`f8` are `Float` (an `f4` widened exactly), a
 /// `b1` bit field is `Bool`, `str`/`strz` are `Str`, raw bytes are `Bytes`, as in
 /// [`statepack_runtime::reflect::Value`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum DynValue {
-    /// Nothing: a field whose `if` was false, a switch that selected no case.
-    Null,
-    /// A boolean.
-    Bool(bool),
-    /// An integer of any width.
-    Int(i128),
-    /// A float.
-    Float(f64),
-    /// Decoded text.
-    Str(String),
-    /// Raw bytes.
-    Bytes(Vec<u8>),
-    /// A value of an enum (schema names).
-    Enum(EnumValue),
-    /// A repeated field, a list-valued param or instance.
-    List(Vec<DynValue>),
-    /// A user type.
-    Struct(Arc<DynStruct>),
-}
+pub type DynValue = crate::sem::Val<Arc<DynStruct>>;
 
 /// One user type as read: its members in schema order (`seq` fields, params written in the
 /// schema, value instances), each with the byte range it was read from.
@@ -153,7 +134,7 @@ fn intern_names(names: &[&'static str]) -> &'static [&'static str] {
     l
 }
 
-impl DynValue {
+impl crate::sem::Val<Arc<DynStruct>> {
     /// This value as seen through [`statepack_runtime::reflect`], borrowing from it.
     pub fn to_value(&self) -> Value<'_> {
         match self {
@@ -166,21 +147,6 @@ impl DynValue {
             DynValue::Enum(e) => Value::Enum(*e),
             DynValue::List(items) => Value::List(items.iter().map(DynValue::to_value).collect()),
             DynValue::Struct(s) => Value::Struct(s.as_ref()),
-        }
-    }
-
-    /// A short name of the value's kind, for messages.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            DynValue::Null => "null",
-            DynValue::Bool(_) => "a boolean",
-            DynValue::Int(_) => "an integer",
-            DynValue::Float(_) => "a float",
-            DynValue::Str(_) => "a string",
-            DynValue::Bytes(_) => "a byte array",
-            DynValue::Enum(_) => "an enum value",
-            DynValue::List(_) => "a list",
-            DynValue::Struct(_) => "a user type",
         }
     }
 }

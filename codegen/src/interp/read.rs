@@ -554,7 +554,7 @@ impl<'s> Interp<'s> {
                 match &f.kind {
                     FieldKind::User { name, .. } => {
                         let params = self.args(r, frame, f, name, index)?;
-                        self.read_sub(&data, f, name, params)
+                        self.read_sub(r, &data, f, name, params)
                     }
                     _ => Ok(DynValue::Bytes(data)),
                 }
@@ -574,7 +574,7 @@ impl<'s> Interp<'s> {
                 let term = term_of(f.term.as_ref());
                 let (val, _) = r.read_terminated(n, term)?;
                 let params = self.args(r, frame, f, name, index)?;
-                self.read_sub(val, f, name, params)
+                self.read_sub(r, val, f, name, params)
             }
             FieldKind::Bytes(size) if f.process.is_some() => {
                 let stored = self.take(r, frame, size, index)?;
@@ -589,7 +589,7 @@ impl<'s> Interp<'s> {
                 let stored = self.take(r, frame, size, index)?;
                 let data = self.unprocess(r, frame, f, stored, at, index)?;
                 let params = self.args(r, frame, f, name, index)?;
-                self.read_sub(&data, f, name, params)
+                self.read_sub(r, &data, f, name, params)
             }
             FieldKind::Bytes(size) => {
                 Ok(DynValue::Bytes(self.take(r, frame, size, index)?.to_vec()))
@@ -720,19 +720,22 @@ impl<'s> Interp<'s> {
     }
 
     /// Reads type `name` from `data` in a stream of its own (a processed or terminated field).
+    /// The reader of the substream shares `r`'s processed-bytes budget.
     fn read_sub(
         &self,
+        r: &mut ByteReader<'_>,
         data: &[u8],
         f: &Field,
         name: &str,
         params: Vec<(&'static str, Option<DynValue>)>,
     ) -> D<DynValue> {
         let t = self.type_named(name, 0)?;
-        let mut sub = ByteReader::new(data);
+        let mut sub = ByteReader::new(data).sharing(r.processed_share());
         let v = self.read_type(&mut sub, t, params)?;
         if f.strict {
             sub.finish()?;
         }
+        r.add_processed(sub.processed_used());
         Ok(DynValue::Struct(Arc::new(v)))
     }
 
@@ -766,9 +769,11 @@ impl<'s> Interp<'s> {
         })
     }
 
+    /// The value of processed field `f` from its stored bytes, within what is left of the
+    /// file's processed-bytes budget (shared with every reader of processed bytes).
     fn unprocess(
         &self,
-        r: &ByteReader<'_>,
+        r: &mut ByteReader<'_>,
         frame: &Frame<'_>,
         f: &Field,
         stored: &[u8],
@@ -807,7 +812,9 @@ impl<'s> Interp<'s> {
             }
             None => return Ok(stored.to_vec()),
         };
-        statepack_runtime::io::unprocess(p, stored, at)
+        let data = statepack_runtime::io::unprocess_within(p, stored, at, r.processed_room())?;
+        r.charge_processed(data.len(), at)?;
+        Ok(data)
     }
 
     /// The params type `tn` is read with by field `f`: the field's arguments, then the

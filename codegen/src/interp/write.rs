@@ -92,7 +92,9 @@ fn write_type(
         ));
     };
     for (k, _) in entries {
-        if !t.fields.iter().any(|f| f.id == *k) {
+        // A value instance may be given (`decode --schema` prints them): it is computed from
+        // the fields, not written, and the caller checks it against what reads back.
+        if !t.fields.iter().any(|f| f.id == *k) && !t.instances.iter().any(|i| i.id == *k) {
             return Err(format!(
                 "{}: type {} has no field `{k}`",
                 join(path, k),

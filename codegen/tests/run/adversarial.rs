@@ -130,10 +130,11 @@ impl Adversarial {
                     match __r.take_sized(body_len as i128) {
                         Ok(__s) => {
                             __stored_body = ::std::option::Option::Some(__s.to_vec());
-                            ::statepack_runtime::io::unprocess(
+                            ::statepack_runtime::io::unprocess_within(
                                     ::statepack_runtime::io::Processor::Zlib,
                                     __s,
                                     __at,
+                                    __r.processed_room(),
                                 )
                                 .and_then(|__d| {
                                     __r.charge_processed(__d.len(), __at)?;

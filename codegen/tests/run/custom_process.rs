@@ -75,10 +75,11 @@ impl CustomProcess {
                         Ok(__s) => {
                             let __proc = super::AddKey::new(key as i128, true);
                             __stored_shifted = ::std::option::Option::Some(__s.to_vec());
-                            ::statepack_runtime::process::unprocess_custom(
+                            ::statepack_runtime::process::unprocess_custom_within(
                                     &__proc,
                                     __s,
                                     __at,
+                                    __r.processed_room(),
                                 )
                                 .and_then(|__d| {
                                     __r.charge_processed(__d.len(), __at)?;
@@ -103,10 +104,11 @@ impl CustomProcess {
                         Ok(__s) => {
                             let __proc = super::codecs::Framed::new();
                             __stored_framed = ::std::option::Option::Some(__s.to_vec());
-                            ::statepack_runtime::process::unprocess_custom(
+                            ::statepack_runtime::process::unprocess_custom_within(
                                     &__proc,
                                     __s,
                                     __at,
+                                    __r.processed_room(),
                                 )
                                 .and_then(|__d| {
                                     __r.charge_processed(__d.len(), __at)?;

@@ -75,36 +75,46 @@ impl ProcessedPositional {
                         Ok(__s) => {
                             let __key = [(90_i128 & 0xff) as u8];
                             __stored_chunk = ::std::option::Option::Some(__s.to_vec());
-                            ::statepack_runtime::io::unprocess(
+                            ::statepack_runtime::io::unprocess_within(
                                     ::statepack_runtime::io::Processor::Xor(&__key[..]),
                                     __s,
                                     __at,
+                                    __r.processed_room(),
                                 )
                                 .and_then(|__d| {
                                     __r.charge_processed(__d.len(), __at)?;
+                                    let __share = __r.processed_share();
                                     if <T as ::statepack_runtime::io::Tracer>::SILENT {
                                         let mut __sub = ::statepack_runtime::io::ByteReader::new(
-                                            &__d,
-                                        );
+                                                &__d,
+                                            )
+                                            .sharing(__share);
                                         #[allow(unused_mut)]
                                         let mut __v = Chunk::read_from(&mut __sub)?;
-                                        {
+                                        let __res = {
                                             __v.__unread_pad = __sub.align_to_byte_keep();
                                             __v.__unread = __sub.take_rest().to_vec();
                                             Ok(__v)
-                                        }
+                                        };
+                                        __r.add_processed(__sub.processed_used());
+                                        __res
                                     } else {
                                         let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                            &__d,
-                                            __r.relay(),
-                                        );
+                                                &__d,
+                                                __r.relay(),
+                                            )
+                                            .sharing(__share);
                                         #[allow(unused_mut)]
                                         let mut __v = Chunk::read_from(&mut __sub)?;
-                                        {
+                                        let __res = {
                                             __v.__unread_pad = __sub.align_to_byte_keep();
                                             __v.__unread = __sub.take_rest().to_vec();
                                             Ok(__v)
-                                        }
+                                        };
+                                        let __used = __sub.processed_used();
+                                        ::std::mem::drop(__sub);
+                                        __r.add_processed(__used);
+                                        __res
                                     }
                                 })
                         }

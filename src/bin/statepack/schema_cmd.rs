@@ -41,8 +41,9 @@ pub fn read(
         .map_err(|e| anyhow::anyhow!("{} is not a valid {} file: {e}", file.display(), schema.id))
 }
 
-/// A value as JSON: structs as objects of their `seq` fields (params and instances are not
-/// stored, so they are left out), byte arrays as lowercase hex strings, enums by name (an
+/// A value as JSON: structs as objects of their `seq` fields (positional instances among
+/// them) followed by their value instances, as Kaitai Struct's tools show a type (params
+/// are inputs, not shown), byte arrays as lowercase hex strings, enums by name (an
 /// integer the enum does not list as the integer), floats that JSON cannot hold as the
 /// strings `"NaN"`, `"inf"`, `"-inf"`.
 pub fn to_json(v: &DynValue, schema: &statepack_codegen::ir::Schema) -> Json {
@@ -81,9 +82,9 @@ fn int_json(i: i128) -> Json {
     }
 }
 
-/// The `seq` fields of `s` as a JSON object, in schema order.
+/// The `seq` fields and value instances of `s` as a JSON object, in schema order.
 pub fn struct_json(s: &DynStruct, schema: &statepack_codegen::ir::Schema) -> Json {
-    let seq = seq_fields(s, schema);
+    let seq = shown_members(s, schema);
     let mut m = Map::new();
     for (k, v) in &s.members {
         if seq.contains(k) {
@@ -109,7 +110,7 @@ impl serde::Serialize for Ordered<'_> {
                 seq.end()
             }
             DynValue::Struct(st) => {
-                let seq = seq_fields(st, self.1);
+                let seq = shown_members(st, self.1);
                 let mut map = ser.serialize_map(None)?;
                 for (k, v) in &st.members {
                     if seq.contains(k) {
@@ -123,13 +124,66 @@ impl serde::Serialize for Ordered<'_> {
     }
 }
 
-fn seq_fields<'s>(s: &DynStruct, schema: &'s statepack_codegen::ir::Schema) -> Vec<&'s str> {
+/// The members of `s` that `decode --schema` shows: its `seq` fields (positional instances
+/// among them) and its value instances.
+fn shown_members<'s>(s: &DynStruct, schema: &'s statepack_codegen::ir::Schema) -> Vec<&'s str> {
     schema
         .types
         .iter()
         .find(|t| t.schema_name == s.type_name)
-        .map(|t| t.fields.iter().map(|f| f.id.as_str()).collect())
+        .map(|t| {
+            let fields = t.fields.iter().map(|f| f.id.as_str());
+            fields
+                .chain(t.instances.iter().map(|i| i.id.as_str()))
+                .collect()
+        })
         .unwrap_or_default()
+}
+
+/// Checks the value instances the JSON gives (as `decode --schema` prints them) against
+/// those the bytes written read back to: an instance is computed from the fields, so a
+/// value given for it must be the one computed. Errors: the path of the first instance
+/// whose given value differs, with both values.
+fn check_given_instances(
+    given: &Json,
+    back: &DynValue,
+    schema: &statepack_codegen::ir::Schema,
+    path: &str,
+) -> Result<()> {
+    match (given, back) {
+        (Json::Object(m), DynValue::Struct(s)) => {
+            let instances: Vec<&str> = schema
+                .types
+                .iter()
+                .find(|t| t.schema_name == s.type_name)
+                .map(|t| t.instances.iter().map(|i| i.id.as_str()).collect())
+                .unwrap_or_default();
+            for (k, v) in &s.members {
+                let Some(g) = m.get(*k) else { continue };
+                let p = if path.is_empty() {
+                    (*k).to_owned()
+                } else {
+                    format!("{path}.{k}")
+                };
+                if instances.contains(k) {
+                    let computed = to_json(v, schema);
+                    if &computed != g {
+                        bail!("{p}: a value instance, computed from the fields as {computed}, but the JSON gives {g}");
+                    }
+                } else {
+                    check_given_instances(g, v, schema, &p)?;
+                }
+            }
+            Ok(())
+        }
+        (Json::Array(a), DynValue::List(items)) => {
+            for (i, (g, v)) in a.iter().zip(items).enumerate() {
+                check_given_instances(g, v, schema, &format!("{path}[{i}]"))?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 fn hex(b: &[u8]) -> String {
@@ -245,12 +299,49 @@ pub fn encode(schema: &statepack_codegen::ir::Schema, json: &Json) -> Result<Vec
         interp::encode(schema, &given(json)).map_err(|m| anyhow::anyhow!("{m}"))?;
     let back = interp::decode(schema, &bytes)
         .map_err(|e| anyhow::anyhow!("the bytes written do not read back: {e}"))?;
-    let (a, b) = (struct_json(&written, schema), struct_json(&back, schema));
+    let (a, b) = (seq_json(&written, schema), seq_json(&back, schema));
     if a != b {
         let diff = first_difference(&a, &b, "");
         bail!("the bytes written read back to a different value at {diff} (a length, count or size that does not match the data it describes?)");
     }
+    check_given_instances(
+        json,
+        &DynValue::Struct(std::sync::Arc::new(back)),
+        schema,
+        "",
+    )?;
     Ok(bytes)
+}
+
+/// `v` as [`to_json`] without value instances (what a writer writes), for comparing what
+/// was written with what reads back.
+fn seq_json(s: &DynStruct, schema: &statepack_codegen::ir::Schema) -> Json {
+    fn strip(j: Json, v: &DynValue, schema: &statepack_codegen::ir::Schema) -> Json {
+        match (j, v) {
+            (Json::Object(mut m), DynValue::Struct(s)) => {
+                if let Some(t) = schema.types.iter().find(|t| t.schema_name == s.type_name) {
+                    for i in &t.instances {
+                        m.remove(&i.id);
+                    }
+                }
+                for (k, mv) in &s.members {
+                    if let Some(x) = m.remove(*k) {
+                        m.insert((*k).to_owned(), strip(x, mv, schema));
+                    }
+                }
+                Json::Object(m)
+            }
+            (Json::Array(a), DynValue::List(items)) => Json::Array(
+                a.into_iter()
+                    .zip(items)
+                    .map(|(x, mv)| strip(x, mv, schema))
+                    .collect(),
+            ),
+            (j, _) => j,
+        }
+    }
+    let v = DynValue::Struct(std::sync::Arc::new(s.clone()));
+    strip(struct_json(s, schema), &v, schema)
 }
 
 fn first_difference(a: &Json, b: &Json, path: &str) -> String {

@@ -1,0 +1,261 @@
+//! Evaluation over any value seen through [`Reflect`]: generated types, the interpreter's
+//! trees, hand-written views.
+
+use super::ops::R;
+use super::value::{Handle, Val};
+use super::walk::Env;
+use statepack_runtime::reflect::{EnumValue, Reflect, Value};
+use std::borrow::Cow;
+use std::fmt;
+use std::rc::Rc;
+
+/// One step from a user-type value to a value inside it.
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    Member(String),
+    Index(usize),
+}
+
+/// A user-type value found through [`Reflect`], or an enum literal that was not resolved.
+///
+/// A value borrowed from the root lives as long as the root (`'a`). A user type computed on
+/// demand ([`Value::Owned`], an instance the type does not store) is kept by an `Rc`, and a
+/// value inside it by the path from it, followed again on each use.
+#[derive(Clone)]
+pub enum RefHandle<'a> {
+    /// A user type borrowed from the root value.
+    Borrowed(&'a dyn Reflect),
+    /// A user type inside one computed on demand: the computed value and the path to it.
+    Owned(Rc<dyn Reflect + 'a>, Vec<StepOf>),
+    /// An enum literal `[.., enum, value]` of an expression evaluated without a schema at
+    /// hand (the expected side of a conformance assert), compared by names
+    /// ([`Handle::eq_enum`]).
+    EnumLit(Vec<String>),
+}
+
+/// A step of a [`RefHandle::Owned`] path (opaque).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepOf(Step);
+
+impl fmt::Debug for RefHandle<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RefHandle::EnumLit(p) => f.write_str(&p.join("::")),
+            _ => write!(f, "<{}>", self.type_name()),
+        }
+    }
+}
+
+impl<'a> RefHandle<'a> {
+    /// Runs `f` on the user type this handle stands for (`None` for an enum literal, or a
+    /// path that no longer leads to a user type).
+    fn with<T>(&self, f: impl FnOnce(&dyn Reflect) -> T) -> Option<T> {
+        match self {
+            RefHandle::Borrowed(r) => Some(f(*r)),
+            RefHandle::Owned(root, path) => walk(root.as_ref(), path, f),
+            RefHandle::EnumLit(_) => None,
+        }
+    }
+}
+
+fn walk<T>(at: &dyn Reflect, path: &[StepOf], f: impl FnOnce(&dyn Reflect) -> T) -> Option<T> {
+    let Some((first, rest)) = path.split_first() else {
+        return Some(f(at));
+    };
+    let Step::Member(name) = &first.0 else {
+        return None;
+    };
+    let v = at.member(name)?;
+    // Index steps follow the member they index.
+    let mut idx = Vec::new();
+    let mut rest = rest;
+    while let Some((StepOf(Step::Index(i)), r)) = rest.split_first() {
+        idx.push(*i);
+        rest = r;
+    }
+    let mut v = &v;
+    for i in idx {
+        match v {
+            Value::List(items) => v = items.get(i)?,
+            _ => return None,
+        }
+    }
+    walk(v.as_struct()?, rest, f)
+}
+
+impl Handle for RefHandle<'_> {
+    fn type_name(&self) -> &str {
+        match self {
+            RefHandle::EnumLit(_) => "enum literal",
+            _ => self.with(|r| r.schema_type()).unwrap_or("?"),
+        }
+    }
+
+    fn same(&self, other: &Self) -> bool {
+        match (self, other) {
+            (RefHandle::Borrowed(a), RefHandle::Borrowed(b)) => std::ptr::addr_eq(*a, *b),
+            (RefHandle::Owned(a, p), RefHandle::Owned(b, q)) => Rc::ptr_eq(a, b) && p == q,
+            (RefHandle::EnumLit(a), RefHandle::EnumLit(b)) => a == b,
+            _ => false,
+        }
+    }
+
+    fn eq_enum(&self, e: &EnumValue) -> Option<bool> {
+        match self {
+            RefHandle::EnumLit(path) => Some(enum_lit_names(e, path)),
+            _ => None,
+        }
+    }
+}
+
+/// Whether the enum literal `[.., enum, value]` names `v`: the same value name, and the
+/// literal's path ends with the enum's (possibly qualified, `main_obj::animal`) name.
+pub(crate) fn enum_lit_names(v: &EnumValue, path: &[String]) -> bool {
+    let Some((value, scope)) = path.split_last() else {
+        return false;
+    };
+    let en: Vec<&str> = v.enum_name.split("::").collect();
+    v.name == Some(value.as_str())
+        && scope.len() >= en.len()
+        && scope[scope.len() - en.len()..]
+            .iter()
+            .zip(&en)
+            .all(|(a, b)| a == b)
+}
+
+/// Names resolve against one value seen through [`Reflect`]: a bare name is the root's
+/// member (a bare `_root` is the root itself when the type does not answer for it), `a.b`
+/// is whatever `a` answers for `b` (its `_parent`, `_root`, `_io` included, where the
+/// generated type has them). Enum literals stay unresolved ([`RefHandle::EnumLit`]) and
+/// compare by name; `sizeof<...>` has no value here. With no root
+/// ([`ReflectEnv::constants`]) only constant expressions evaluate.
+pub struct ReflectEnv<'a> {
+    root: Option<&'a dyn Reflect>,
+}
+
+impl<'a> ReflectEnv<'a> {
+    /// An environment whose names are `root`'s members.
+    pub fn new(root: &'a dyn Reflect) -> Self {
+        Self { root: Some(root) }
+    }
+
+    /// An environment without names: only literals and operators evaluate.
+    pub fn constants() -> Self {
+        Self { root: None }
+    }
+}
+
+type V<'a> = Val<RefHandle<'a>>;
+
+/// A member read from a value borrowed for `'a`.
+fn lift_borrowed<'a>(v: Value<'a>) -> V<'a> {
+    match v {
+        Value::Struct(s) => Val::Struct(RefHandle::Borrowed(s)),
+        Value::Owned(rc) => Val::Struct(RefHandle::Owned(rc, Vec::new())),
+        Value::List(items) => Val::List(items.into_iter().map(lift_borrowed).collect()),
+        other => scalar(other),
+    }
+}
+
+/// A member read from a computed value: user types inside it are reached by their path.
+fn lift_owned<'a>(v: Value<'_>, root: &Rc<dyn Reflect + 'a>, path: &[StepOf]) -> V<'a> {
+    match v {
+        Value::Struct(_) => Val::Struct(RefHandle::Owned(root.clone(), path.to_vec())),
+        Value::Owned(_) => Val::Struct(RefHandle::Owned(root.clone(), path.to_vec())),
+        Value::List(items) => Val::List(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    let mut p = path.to_vec();
+                    p.push(StepOf(Step::Index(i)));
+                    lift_owned(x, root, &p)
+                })
+                .collect(),
+        ),
+        other => scalar(other),
+    }
+}
+
+fn scalar<'a>(v: Value<'_>) -> V<'a> {
+    match v {
+        Value::Null => Val::Null,
+        Value::Bool(b) => Val::Bool(b),
+        Value::Int(i) => Val::Int(i),
+        Value::Float(f) => Val::Float(f),
+        Value::Str(s) => Val::Str(s.into_owned()),
+        Value::Bytes(b) => Val::Bytes(b.into_owned()),
+        Value::Enum(e) => Val::Enum(e),
+        // Lists and user types are lifted by the callers.
+        Value::List(_) | Value::Struct(_) | Value::Owned(_) => Val::Null,
+    }
+}
+
+fn no_member(s: &dyn Reflect, name: &str) -> String {
+    format!(
+        "type {} has no member `{name}` (it has: {})",
+        s.schema_type(),
+        s.member_names().join(", ")
+    )
+}
+
+fn member_of<'a>(h: &RefHandle<'a>, name: &str) -> R<V<'a>> {
+    match h {
+        RefHandle::Borrowed(r) => match r.member(name) {
+            Some(v) => Ok(lift_borrowed(v)),
+            None => Err(no_member(*r, name)),
+        },
+        RefHandle::Owned(root, path) => {
+            let mut p = path.clone();
+            p.push(StepOf(Step::Member(name.to_owned())));
+            walk(root.as_ref(), path, |r| match r.member(name) {
+                Some(v) => Ok(lift_owned(v, root, &p)),
+                None => Err(no_member(r, name)),
+            })
+            .unwrap_or_else(|| Err(format!("`{name}`: the value is gone")))
+        }
+        RefHandle::EnumLit(p) => Err(format!(
+            "the enum literal {} has no member `{name}`",
+            p.join("::")
+        )),
+    }
+}
+
+impl<'a> Env<'a> for ReflectEnv<'a> {
+    type H = RefHandle<'a>;
+
+    fn name(&self, n: &str) -> R<Cow<'a, V<'a>>> {
+        let Some(root) = self.root else {
+            return Err(format!(
+                "`{n}` names a member, but this side has no value to read it from"
+            ));
+        };
+        match root.member(n) {
+            Some(v) => Ok(Cow::Owned(lift_borrowed(v))),
+            // At the top, `_root` is the value itself. Deeper down (`a._root`) only what the
+            // type answers counts: an imported type read at the top has none.
+            None if n == "_root" => Ok(Cow::Owned(Val::Struct(RefHandle::Borrowed(root)))),
+            None => Err(no_member(root, n)),
+        }
+    }
+
+    fn member(&self, base: Cow<'a, V<'a>>, n: &str) -> R<Cow<'a, V<'a>>> {
+        match base.as_ref() {
+            Val::Struct(h) => member_of(h, n).map(Cow::Owned),
+            other => Err(format!("{} has no member `{n}`", other.kind())),
+        }
+    }
+
+    fn enum_ref(&self, path: &str, value: &str) -> R<V<'a>> {
+        Ok(Val::Struct(RefHandle::EnumLit(
+            path.split("::")
+                .map(str::to_owned)
+                .chain([value.to_owned()])
+                .collect(),
+        )))
+    }
+
+    fn sizeof_type(&self, t: &str) -> R<i128> {
+        Err(format!("`sizeof<{t}>` has no value here"))
+    }
+}
