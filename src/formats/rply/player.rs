@@ -450,7 +450,8 @@ impl<'a> Player<'a> {
     /// on that way was played without error before the failed call (by playing or by
     /// building keyframe states, which refuse the same ops, see [`Player::build_checkpoint`]),
     /// and saved states are only kept once complete, so this replay succeeds; should it not,
-    /// the replay from the start (the plain playing path) is the fallback.
+    /// the replay from the start (the plain playing path) is the fallback, and past that
+    /// the player is left as opened.
     fn restore(&mut self, before: Option<u32>) {
         self.strict = false;
         self.skip_xforms = false;
