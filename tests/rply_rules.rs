@@ -396,6 +396,39 @@ fn idle_tail_costs_nothing_per_tick() {
     }
 }
 
+/// A keyframe index entry in the idle tail, at tick 4,294,967,295, points at the end of the
+/// op stream (where that tick's ops would start): accepted, the entity holding its
+/// transform there (a keyframe without its XFORM, counted), and seeking to it or around it
+/// (the CLI's `verify` seeks to each keyframe tick and the ticks either side), twice in a
+/// row included, equals playing.
+#[test]
+fn keyframe_in_the_idle_tail() {
+    let mut o = Ops::default();
+    o.spawn(1);
+    o.keyframe(1)
+        .next()
+        .xform(1, Some([1.0, 2.0, 3.0]), None, YAW0);
+    o.keyframe(u32::MAX);
+    let b = o.file(u32::MAX);
+    let mut p = Player::open(&b).unwrap();
+    assert_eq!(p.verify_all().unwrap(), 3);
+    assert_eq!(p.keyframe_holds(), 1);
+    let at1 = fresh_seek(&b, 1);
+    for t in [u32::MAX, u32::MAX, u32::MAX - 1, 2, u32::MAX] {
+        p.seek(t).unwrap();
+        assert_eq!(p.state().tick, Some(t));
+        assert_eq!(p.state().entities, at1.entities, "tick {t}");
+        assert_eq!(
+            fresh_seek(&b, t).entities,
+            at1.entities,
+            "fresh seek to {t}"
+        );
+    }
+    let f = write_temp("keyframe-max.rply", &b);
+    let (ok, out, err) = statepack(&[std::ffi::OsStr::new("verify"), f.as_os_str()]);
+    assert!(ok && out.contains("2 keyframes"), "{out}{err}");
+}
+
 /// A recording of entity 1 moving every tick (a position delta each tick, full XFORMs at
 /// the keyframes, ticks 1 and 5) and entity 2 spawned without a transform, then edited
 /// through the raw types: the position delta of entity 1 at tick `bad` given to entity 2,
