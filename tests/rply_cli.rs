@@ -38,9 +38,11 @@ fn ok(args: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
-/// `sample FILE --at TICK`'s JSON, and per entity its id and position in studs (`None`
-/// before its first).
-fn sample_positions(file: &str, tick: u32) -> (Value, Vec<(u64, Option<[f64; 3]>)>) {
+/// Per entity, its id and position in studs (`None` before its first).
+type Positions = Vec<(u64, Option<[f64; 3]>)>;
+
+/// `sample FILE --at TICK`'s JSON and its entities' [`Positions`].
+fn sample_positions(file: &str, tick: u32) -> (Value, Positions) {
     let json: Value = serde_json::from_str(&ok(&["sample", file, "--at", &tick.to_string()]))
         .expect("sample prints JSON");
     let positions = json["entities"]
