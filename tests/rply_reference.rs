@@ -3,7 +3,9 @@
 //!
 //! Files `A-*` were written by the reference recorder from scripted scenes; beside each,
 //! `*.truth.json` is what the scene set per tick and `*.flashback.json` what the reference
-//! player reports. Files `B-*` were written by this project and read by the reference player.
+//! player reports. Files `B-*` were written by this project and read by the reference player;
+//! `C-idle-tail` by the reference recorder, with an idle tail (its last 50 ticks write
+//! nothing, so `tick_count` is past the op stream's last marker).
 //! Every file is read here, checked with every rule (`verify`), played tick by tick and
 //! sought to every tick, and every tick is compared with both: positions, rotations,
 //! descriptors, parents, spawn ticks, properties, animations, events, custom payloads,
@@ -557,6 +559,40 @@ reference_file!(a_nan, "A-nan");
 reference_file!(a_hdrcolor, "A-hdrcolor");
 reference_file!(b_walk, "B-walk");
 reference_file!(b_sample_every_op, "B-sample-every-op");
+reference_file!(c_idle_tail, "C-idle-tail");
+
+/// C-idle-tail's last 50 ticks are idle: the reference recorder writes nothing for them, so
+/// its op stream's last marker is tick 650 and `tick_count` is 700. Read with every rule
+/// and compared tick by tick above; here, that the file does end its stream early and that
+/// the ticks of the idle tail show the reference player's held samples (entity 1 last
+/// sampled at tick 601, entity 2 at tick 650).
+#[test]
+fn c_idle_tail_ends_its_op_stream_early() {
+    let Some(r) = load("C-idle-tail") else { return };
+    let file = rply::RplyV3::decode(&r.bytes).unwrap();
+    let mut last_marker = 0;
+    for op in &file.ops.ops {
+        match &op.body {
+            rply::OpBody::OpTick(t) => last_marker = t.tick,
+            rply::OpBody::OpTickNext(_) => last_marker += 1,
+            _ => {}
+        }
+    }
+    assert_eq!((last_marker, file.head.tick_count), (650, 700));
+    let mut p = Player::open(&r.bytes).unwrap();
+    for t in [650, 651, 699, 700] {
+        p.seek(t).unwrap();
+        for (id, sampled) in [(1u16, 601), (2, 650)] {
+            let fe = &r.fb["ticks"][t.to_string()][id.to_string()];
+            assert_eq!(fe["sampleTick"], sampled, "tick {t} entity {id}");
+            let pos = p.state().entities[&id].xform.pos.unwrap();
+            assert!(
+                pos_diff(vec3(&fe["pos"]), pos) <= PLAYERS_POS_STUDS,
+                "tick {t} entity {id}: {pos}"
+            );
+        }
+    }
+}
 
 /// The two files the reference player cannot read (it reports an unknown op where its
 /// stream goes out of step, a writer having wrapped a count or a length past 65,535):

@@ -1,11 +1,12 @@
 //! RPLY v3 rules where the reference implementation's files depart from the spec, on files
 //! built byte by byte: keyframes that omit a live entity (the entity holds its transform,
 //! seeking equals playing), "deltas accumulate from the last XFORM" for XFORMs that carry
-//! only a position or only a rotation, NaN transforms (compared bitwise), a `tick_count` the
-//! op stream never reaches, and seek refusing what play refuses.
+//! only a position or only a rotation, NaN transforms (compared bitwise), an idle tail
+//! (a `tick_count` past the op stream's last marker) and what it costs, seek refusing what
+//! play refuses, and a player left unchanged by a call that fails.
 
-use glam::DVec3;
-use statepack::formats::rply::{self, Player, Recorder, RecorderOptions, State};
+use glam::{DQuat, DVec3};
+use statepack::formats::rply::{self, OpBody, Player, Recorder, RecorderOptions, State};
 
 /// Ops of a hand-built replay; keyframes are taken where [`Ops::keyframe`] is called.
 #[derive(Default)]
@@ -286,38 +287,255 @@ fn seek_refuses_what_play_refuses() {
     assert_eq!(sought, played);
 }
 
-/// A `tick_count` past the op stream's last marker (here patched to 4 294 967 295) is
-/// refused by `verify`, naming the field and its offset; the recorder ends the stream on
-/// its last tick even when that tick wrote nothing.
-#[test]
-fn tick_count_the_ops_never_reach_is_refused() {
+/// A recording with a one-tick idle tail and one with an idle tail of 2^32 - 2 ticks (the
+/// same file, `tick_count` patched to 2 and to 4,294,967,295; the stream's last marker is
+/// tick 1), the way the reference recorder leaves one (it writes nothing for idle ticks).
+fn idle_tails() -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     let mut rec = Recorder::new(RecorderOptions::default());
     let id = rec.spawn("part:Block", None).unwrap();
     rec.begin_tick().unwrap();
-    rec.transform(id, DVec3::ZERO, glam::DQuat::IDENTITY)
+    rec.transform(id, DVec3::new(1.0, 2.0, 3.0), DQuat::IDENTITY)
         .unwrap();
-    for _ in 0..5 {
-        rec.begin_tick().unwrap(); // idle ticks: nothing to write
+    rec.event("hit", &serde_json::json!({"by": 1})).unwrap();
+    let none = rec.finish().unwrap();
+    let with_tail = |tick_count: u32| {
+        let mut b = none.clone();
+        b[18..22].copy_from_slice(&tick_count.to_le_bytes());
+        b
+    };
+    (none.clone(), with_tail(2), with_tail(u32::MAX))
+}
+
+/// The state without its tick, to compare ticks of an idle tail with the last op's tick.
+fn untimed(s: &State) -> State {
+    State {
+        tick: None,
+        ..s.clone()
+    }
+}
+
+/// An idle tail is valid (`verify` accepts it) and the ticks in it hold the state of the
+/// stream's last tick, events leaving the one-second window as time passes.
+#[test]
+fn idle_tail_holds_the_last_state() {
+    let (none, short, long) = idle_tails();
+    let ops = rply::verify(&none).unwrap();
+    assert_eq!(rply::verify(&short).unwrap(), ops);
+    assert_eq!(rply::verify(&long).unwrap(), ops);
+    let played = assert_seek_equals_play(&short);
+    assert_eq!(played.len(), 3);
+    assert_eq!(untimed(&played[2]), untimed(&played[1]));
+    assert_eq!(
+        played[2].recent_events.len(),
+        1,
+        "tick 1's event, 1/15 s ago"
+    );
+    let mut p = Player::open(&long).unwrap();
+    p.seek(1).unwrap();
+    let at_last_op = p.state().clone();
+    for t in [2, 14, 15, 16, u32::MAX - 1, u32::MAX] {
+        p.seek(t).unwrap();
+        assert_eq!(p.state().tick, Some(t));
+        let s = p.state();
+        assert_eq!(s.entities, at_last_op.entities, "tick {t}");
+        // The window is the last 15 ticks (tick_rate): tick 1's event shows up to tick 15.
+        assert_eq!(s.recent_events.len(), usize::from(t <= 15), "tick {t}");
+    }
+    assert!(!p.advance().unwrap(), "the last tick is 4,294,967,295");
+}
+
+/// The cost of `verify`, seeking and playing does not grow with the idle tail: a tail of
+/// 2^32 - 2 ticks takes exactly the work of a tail of one tick, counted as the ops the
+/// player's loops pass (`Player::ops_applied`: its loops run over ops, never over ticks).
+#[test]
+fn idle_tail_costs_nothing_per_tick() {
+    let (_, short, long) = idle_tails();
+    // The work done after each call, and the entities it reaches (the events of the last
+    // second differ: a tick of the long tail is far past the event).
+    let work = |b: &[u8]| -> Vec<(u64, State)> {
+        let mut out = Vec::new();
+        let mut rec = |p: &Player| {
+            let s = State {
+                recent_events: Vec::new(),
+                ..untimed(p.state())
+            };
+            out.push((p.ops_applied(), s))
+        };
+        let mut p = Player::open(b).unwrap();
+        let last = p.header().tick_count;
+        p.verify_all().unwrap();
+        rec(&p);
+        let mut p = Player::open(b).unwrap();
+        p.seek(last).unwrap();
+        rec(&p);
+        p.seek(last - 1).unwrap();
+        rec(&p);
+        p.seek(0).unwrap();
+        rec(&p);
+        p.seek(last).unwrap();
+        rec(&p);
+        let mut p = Player::open(b).unwrap();
+        p.seek(last - 1).unwrap();
+        rec(&p);
+        assert!(p.advance().unwrap());
+        rec(&p);
+        assert!(!p.advance().unwrap());
+        rec(&p);
+        out
+    };
+    let (a, b) = (work(&short), work(&long));
+    assert_eq!(a, b);
+    // And verify's op count is the ops of the file (spawn, marker, XFORM, event).
+    assert_eq!(a[0].0, 4);
+    // The CLI, which seeks to the last tick and around each keyframe, as well.
+    for (name, bytes) in [("tail-1.rply", &short), ("tail-max.rply", &long)] {
+        let f = write_temp(name, bytes);
+        let (ok, out, err) = statepack(&[std::ffi::OsStr::new("verify"), f.as_os_str()]);
+        assert!(ok, "{name}: {err}");
+        assert!(out.contains("4 ops"), "{name}: {out}");
+    }
+}
+
+/// A keyframe index entry in the idle tail, at tick 4,294,967,295, points at the end of the
+/// op stream (where that tick's ops would start): accepted, the entity holding its
+/// transform there (a keyframe without its XFORM, counted), and seeking to it or around it
+/// (the CLI's `verify` seeks to each keyframe tick and the ticks either side), twice in a
+/// row included, equals playing.
+#[test]
+fn keyframe_in_the_idle_tail() {
+    let mut o = Ops::default();
+    o.spawn(1);
+    o.keyframe(1)
+        .next()
+        .xform(1, Some([1.0, 2.0, 3.0]), None, YAW0);
+    o.keyframe(u32::MAX);
+    let b = o.file(u32::MAX);
+    let mut p = Player::open(&b).unwrap();
+    assert_eq!(p.verify_all().unwrap(), 3);
+    assert_eq!(p.keyframe_holds(), 1);
+    let at1 = fresh_seek(&b, 1);
+    for t in [u32::MAX, u32::MAX, u32::MAX - 1, 2, u32::MAX] {
+        p.seek(t).unwrap();
+        assert_eq!(p.state().tick, Some(t));
+        assert_eq!(p.state().entities, at1.entities, "tick {t}");
+        assert_eq!(
+            fresh_seek(&b, t).entities,
+            at1.entities,
+            "fresh seek to {t}"
+        );
+    }
+    let f = write_temp("keyframe-max.rply", &b);
+    let (ok, out, err) = statepack(&[std::ffi::OsStr::new("verify"), f.as_os_str()]);
+    assert!(ok && out.contains("2 keyframes"), "{out}{err}");
+}
+
+/// A recording of entity 1 moving every tick (a position delta each tick, full XFORMs at
+/// the keyframes, ticks 1 and 5) and entity 2 spawned without a transform, then edited
+/// through the raw types: the position delta of entity 1 at tick `bad` given to entity 2,
+/// a position delta with no base. Returns the recording and the edited file.
+fn recording_with_bad_delta(bad: u32) -> (Vec<u8>, Vec<u8>) {
+    let mut rec = Recorder::new(RecorderOptions {
+        keyframe_every: 4,
+        ..RecorderOptions::default()
+    });
+    let a = rec.spawn("part:Block", None).unwrap();
+    let b = rec.spawn("part:Ball", None).unwrap();
+    for t in 1..=8 {
+        rec.begin_tick().unwrap();
+        rec.transform(a, DVec3::new(f64::from(t) * 0.5, 0.0, 0.0), DQuat::IDENTITY)
+            .unwrap();
     }
     let good = rec.finish().unwrap();
+    let mut file = rply::RplyV3::decode(&good).unwrap();
+    let (mut tick, mut edited) = (0, 0);
+    for op in &mut file.ops.ops {
+        match &mut op.body {
+            OpBody::OpTick(t) => tick = t.tick,
+            OpBody::OpTickNext(_) => tick += 1,
+            OpBody::OpXformD(x) if tick == bad && u16::from(x.id_byte) == a => {
+                x.id_byte = u8::try_from(b).unwrap();
+                edited += 1;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(edited, 1, "one delta of entity {a} at tick {bad}");
+    (good, file.encode().unwrap())
+}
+
+/// The state a fresh player reaches by seeking to `tick`.
+fn fresh_seek(bytes: &[u8], tick: u32) -> State {
+    let mut p = Player::open(bytes).unwrap();
+    p.seek(tick).unwrap();
+    p.state().clone()
+}
+
+/// A failed seek leaves the player as it was: seeking to tick 0 afterwards gives tick 0's
+/// state (not the state the failed seek had played into), and the same seek fails again
+/// with the same error (it does not go on past the bad op), from a fresh player and from
+/// one at tick 2, through the keyframe whose saved state the seek was building.
+#[test]
+fn a_failed_seek_leaves_the_player_unchanged() {
+    let (good, bad) = recording_with_bad_delta(3);
     rply::verify(&good).unwrap();
-    let mut b = good.clone();
-    b[18..22].copy_from_slice(&u32::MAX.to_le_bytes());
-    let e = rply::verify(&b).unwrap_err().to_string();
-    assert!(
-        e.contains("tick_count")
-            && e.contains("18")
-            && e.contains("4294967295")
-            && e.contains("ends at tick 6"),
-        "{e}"
-    );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_statepack"))
-        .arg("verify")
-        .arg(write_temp("ticks.rply", &b))
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("tick_count"));
+    let e = play_all(&bad).unwrap_err().to_string();
+    assert!(e.contains("position delta"), "{e}");
+    let mut p = Player::open(&bad).unwrap();
+    assert_eq!(p.seek(3).unwrap_err().to_string(), e);
+    assert_eq!(p.state(), &State::default(), "as opened");
+    assert_eq!(p.seek(3).unwrap_err().to_string(), e, "fails again");
+    p.seek(0).unwrap();
+    assert_eq!(p.state(), &fresh_seek(&bad, 0));
+    p.seek(2).unwrap();
+    let at2 = fresh_seek(&bad, 2);
+    assert_eq!(p.state(), &at2);
+    for target in [5, 5, 3, 8, 4] {
+        assert_eq!(p.seek(target).unwrap_err().to_string(), e, "seek({target})");
+        assert_eq!(p.state(), &at2, "after seek({target})");
+    }
+    p.seek(1).unwrap();
+    assert_eq!(p.state(), &fresh_seek(&bad, 1));
+    // A fresh player whose failed seek saved the state of the keyframe at tick 1 on its way.
+    let mut p = Player::open(&bad).unwrap();
+    assert_eq!(p.seek(6).unwrap_err().to_string(), e);
+    assert_eq!(p.state(), &State::default());
+    p.seek(2).unwrap();
+    assert_eq!(p.state(), &at2);
+}
+
+/// A failed `advance` leaves the player at its tick: the next `advance` fails again with
+/// the same error (it does not skip the bad op), and `verify_all`, which fails on the same
+/// op, leaves it there too.
+#[test]
+fn a_failed_advance_leaves_the_player_unchanged() {
+    let (_, bad) = recording_with_bad_delta(3);
+    let mut p = Player::open(&bad).unwrap();
+    for _ in 0..3 {
+        assert!(p.advance().unwrap());
+    }
+    let at2 = p.state().clone();
+    assert_eq!(at2, fresh_seek(&bad, 2));
+    let e = p.advance().unwrap_err().to_string();
+    assert!(e.contains("position delta"), "{e}");
+    assert_eq!(p.state(), &at2);
+    assert_eq!(p.advance().unwrap_err().to_string(), e, "fails again");
+    assert_eq!(p.state(), &at2);
+    assert_eq!(p.verify_all().unwrap_err().to_string(), e);
+    assert_eq!(p.state(), &at2);
+    assert_eq!(p.keyframe_holds(), 0);
+    assert_eq!(p.advance().unwrap_err().to_string(), e);
+    p.seek(1).unwrap();
+    assert!(p.advance().unwrap());
+    assert_eq!(p.state(), &at2);
+    // At tick 0 of a file whose first delta has no base.
+    let (_, bad) = recording_with_bad_delta(2);
+    let mut p = Player::open(&bad).unwrap();
+    assert!(p.advance().unwrap());
+    assert!(p.advance().unwrap());
+    let at1 = p.state().clone();
+    let e = p.advance().unwrap_err().to_string();
+    assert_eq!(p.state(), &at1);
+    assert_eq!(p.advance().unwrap_err().to_string(), e);
 }
 
 fn write_temp(name: &str, b: &[u8]) -> std::path::PathBuf {

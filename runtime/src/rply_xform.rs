@@ -79,13 +79,19 @@ pub fn yaw_rotation(yaw: f64) -> DQuat {
     DQuat::from_rotation_y(yaw)
 }
 
-/// Yaw code: round(wrap(yaw) × 32 767/π), clamped to ±32 767 (−π gives −32 767).
+/// Yaw code: round(wrap(yaw) × 32 767/π) ([`wrap_angle`], to `[-π, π)`), clamped to
+/// ±32 767, except that a half turn keeps its side: a positive yaw that wraps to −π (π
+/// itself) gives 32 767, a negative one −32 767, the two codes of the same rotation. So the
+/// yaw a code decodes to ([`dequantize_yaw`], then [`yaw_rotation`] and [`yaw_of`] as a
+/// player and a recorder take it) gives the same code back for every code in ±32 767.
 /// A non-finite yaw gives 0; callers check finiteness first.
 pub fn quantize_yaw(yaw: f64) -> i16 {
     if !yaw.is_finite() {
         return 0;
     }
-    crate::quant::quantize_scaled(wrap_angle(yaw), ROT_SCALE, 32767.0) as i16
+    let w = wrap_angle(yaw);
+    let y = if w == -PI && yaw > 0.0 { PI } else { w };
+    crate::quant::quantize_scaled(y, ROT_SCALE, 32767.0) as i16
 }
 
 /// Yaw in radians of a code.
@@ -93,15 +99,65 @@ pub fn dequantize_yaw(q: i16) -> f64 {
     f64::from(q) / ROT_SCALE
 }
 
-/// Axis-angle code of a rotation: axis × angle (angle in `[0, π]`), each component times
-/// 32 767/π, rounded and clamped to ±32 767. `q` need not be normalized; a non-finite or
-/// zero quaternion gives the identity's code.
+/// Largest length, in codes, of an axis-angle code [`quantize_axis_angle`] writes: a
+/// rotation's short-way vector is at most π long (32 767 codes) and rounding each of its
+/// three components moves it by at most √3/2 codes.
+pub const AXIS_ANGLE_MAX_CODE_LEN: f64 = 32767.0 + 0.866_025_403_784_438_7;
+
+/// Axis-angle code of a rotation: the short-way vector, axis × angle (angle in `[0, π]`),
+/// each component times 32 767/π, rounded and clamped to ±32 767; `q` and `-q` give the
+/// same code. `q` need not be normalized; a non-finite or zero quaternion gives the
+/// identity's code.
+///
+/// **Half turns.** A player reads a code as the rotation by its length about its
+/// direction, whatever the length ([`dequantize_axis_angle`], as the reference player
+/// reads it), so near π a rotation has a second code, the other way about the opposite
+/// axis (by 2π − angle), and rounding can make either code longer than π. Of the two, each
+/// rounded, the one that reads nearer the rotation is written (the short way on a tie,
+/// such as an exact half turn, whose two codes are each other's negation), among codes at
+/// most [`AXIS_ANGLE_MAX_CODE_LEN`] long. So every code this writes, a half turn's of
+/// either sign included, decodes to a rotation that quantizes back to the same code: a
+/// rotation decoded from a file and written again keeps its bytes. A code longer than
+/// that (which this never writes) is written again as the short-way code of its rotation.
 pub fn quantize_axis_angle(q: DQuat) -> [i16; 3] {
     let v = axis_angle_vector(q);
+    let short = code_of(v);
+    let angle = v.length();
+    // The other way is only a candidate where it can be at most the longest code written.
+    if angle < 2.0 * PI - AXIS_ANGLE_MAX_CODE_LEN / ROT_SCALE {
+        return short;
+    }
+    let other = -v / angle * (2.0 * PI - angle) * ROT_SCALE;
+    // `other` is in codes.
+    if other.abs().max_element() >= 32767.5 {
+        return short;
+    }
+    let long = code_of(other / ROT_SCALE);
+    let len_sq: f64 = long.iter().map(|&c| f64::from(c) * f64::from(c)).sum();
+    if len_sq > AXIS_ANGLE_MAX_CODE_LEN * AXIS_ANGLE_MAX_CODE_LEN {
+        return short;
+    }
+    let q = q.normalize();
+    // Chordal distance between rotations: well conditioned near zero, unlike an angle.
+    let dist = |c: [i16; 3]| {
+        let r = dequantize_axis_angle(c);
+        (r - q).length().min((r + q).length())
+    };
+    if dist(long) + 1e-13 < dist(short) {
+        long
+    } else {
+        short
+    }
+}
+
+/// Each component of an axis-angle vector (radians) times 32 767/π, rounded and clamped.
+fn code_of(v: DVec3) -> [i16; 3] {
     [v.x, v.y, v.z].map(|c| crate::quant::quantize_scaled(c, ROT_SCALE, 32767.0) as i16)
 }
 
-/// The rotation of an axis-angle code.
+/// The rotation of an axis-angle code: by the code's length (× π/32 767 rad) about its
+/// direction, any length (a code past π reads the long way, as the reference player reads
+/// it).
 pub fn dequantize_axis_angle(code: [i16; 3]) -> DQuat {
     from_axis_angle_vector(
         DVec3::new(f64::from(code[0]), f64::from(code[1]), f64::from(code[2])) / ROT_SCALE,
@@ -499,12 +555,136 @@ mod tests {
 
     #[test]
     fn yaw_codes_at_the_edges() {
-        assert_eq!(quantize_yaw(PI), -32767, "π wraps to −π");
+        assert_eq!(quantize_yaw(PI), 32767, "a half turn keeps its side");
         assert_eq!(quantize_yaw(-PI), -32767);
+        assert_eq!(quantize_yaw(PI + 1e-9), -32767, "past π: wrapped");
+        assert_eq!(quantize_yaw(-PI - 1e-9), 32767);
+        assert_eq!(quantize_yaw(3.0 * PI), 32767);
         assert_eq!(quantize_yaw(0.0), 0);
         assert_eq!(quantize_yaw(PI / 2.0), 16384);
         assert_eq!(quantize_yaw(PI - 1e-9), 32767);
         assert!((dequantize_yaw(32767) - PI).abs() < 1e-12);
+    }
+
+    /// Every yaw code read as a player reads it (the rotation about world up) and taken as
+    /// a recorder takes a rotation (its yaw, then the code) gives the same code, both half
+    /// turns included; -32 768, which this never writes, reads as the rotation of 32 766.
+    #[test]
+    fn yaw_codes_read_back() {
+        let back = |c: i16| quantize_yaw(yaw_of(yaw_rotation(dequantize_yaw(c))));
+        for c in -32767..=32767 {
+            assert_eq!(back(c), c);
+        }
+        assert_eq!(back(-32768), 32766);
+    }
+
+    /// Every axis-angle code this writes (at most [`AXIS_ANGLE_MAX_CODE_LEN`] long) reads
+    /// as a rotation that quantizes back to the same code: the half turns of either sign
+    /// (about an axis, and about diagonals, whose codes round past π), every code of the
+    /// ring of lengths 32 764..=32 767.87 in the x-y plane, and random codes near π in
+    /// space. Longer codes come back as the short-way code of their rotation.
+    #[test]
+    fn axis_angle_codes_read_back() {
+        let back = |c: [i16; 3]| quantize_axis_angle(dequantize_axis_angle(c));
+        let len = |c: [i16; 3]| {
+            c.iter()
+                .map(|&x| f64::from(x) * f64::from(x))
+                .sum::<f64>()
+                .sqrt()
+        };
+        for c in [
+            [32767, 0, 0],
+            [0, 32767, 0],
+            [0, 0, 32767],
+            [23170, 23170, 0],
+            [23170, 0, -23170],
+            [18918, 18918, 18918],
+            [18918, -18918, 18918],
+        ] {
+            for c in [c, c.map(|x| -x)] {
+                assert!(len(c) <= AXIS_ANGLE_MAX_CODE_LEN);
+                assert_eq!(back(c), c, "half turn {c:?}");
+            }
+        }
+        // Diagonal half turns round past π: their codes are not each other's negation.
+        assert!(len([23170, 23170, 0]) > 32767.0);
+        let mut ring = 0;
+        for x in -32767i16..=32767 {
+            let x2 = f64::from(x) * f64::from(x);
+            let lo = (32764.0f64 * 32764.0 - x2).max(0.0).sqrt().floor() as i32;
+            let hi = (AXIS_ANGLE_MAX_CODE_LEN * AXIS_ANGLE_MAX_CODE_LEN - x2)
+                .max(0.0)
+                .sqrt()
+                .ceil()
+                .min(32767.0) as i32;
+            for y in lo..=hi {
+                for c in [[x, y as i16, 0], [x, -y as i16, 0]] {
+                    let l = len(c);
+                    if !(32764.0..=AXIS_ANGLE_MAX_CODE_LEN).contains(&l) {
+                        continue;
+                    }
+                    assert_eq!(back(c), c, "ring {c:?}");
+                    ring += 1;
+                }
+            }
+        }
+        assert!(ring > 500_000, "{ring}");
+        let mut s = 0x9E37_79B9u64;
+        let mut rnd = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        let mut near = 0;
+        while near < 100_000 {
+            let d = DVec3::new(rnd(), rnd(), rnd());
+            if d.length() < 0.1 || d.length() > 1.0 {
+                continue;
+            }
+            let v = d.normalize() * (32766.0 + 2.0 * rnd().abs());
+            let c = [v.x, v.y, v.z].map(|x| x.round() as i16);
+            let l = len(c);
+            if l > AXIS_ANGLE_MAX_CODE_LEN {
+                // Never written: it comes back as its rotation's short-way code.
+                let r = dequantize_axis_angle(back(c));
+                let want = dequantize_axis_angle(c);
+                assert!(
+                    angle_between_rad(r, want) <= AXIS_ANGLE_ERROR_BOUND_RAD,
+                    "{c:?}"
+                );
+                assert!(len(back(c)) <= AXIS_ANGLE_MAX_CODE_LEN);
+                continue;
+            }
+            assert_eq!(back(c), c, "near π {c:?}");
+            near += 1;
+        }
+    }
+
+    /// Near a half turn `q` and `-q` still give the same code, and the code chosen reads
+    /// at least as near the rotation as the short-way code.
+    #[test]
+    fn half_turn_codes_are_a_function_of_the_rotation() {
+        let mut s = 0x2545_F491u64;
+        let mut rnd = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        for _ in 0..100_000 {
+            let axis = DVec3::new(rnd(), rnd(), rnd());
+            if axis.length() < 0.1 {
+                continue;
+            }
+            let q = DQuat::from_axis_angle(axis.normalize(), PI + rnd() * 2e-4);
+            let c = quantize_axis_angle(q);
+            assert_eq!(quantize_axis_angle(-q), c);
+            let short = code_of(axis_angle_vector(q));
+            let err = |c| angle_between_rad(dequantize_axis_angle(c), q);
+            assert!(err(c) <= err(short) + 1e-12, "{q}");
+            assert!(err(c) <= AXIS_ANGLE_ERROR_BOUND_RAD);
+        }
     }
 
     #[test]

@@ -65,7 +65,7 @@ pub fn verify(bytes: &[u8], name: &str) -> Result<()> {
             [
                 k.tick.saturating_sub(1),
                 k.tick,
-                (k.tick + 1).min(h.tick_count),
+                k.tick.saturating_add(1).min(h.tick_count),
             ]
         })
         .chain([0, h.tick_count])

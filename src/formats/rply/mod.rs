@@ -13,8 +13,10 @@
 //!   current tick (entities with parent, descriptor, transform, properties, playing
 //!   animations and snapshot; recent events and custom payloads).
 //! - [`verify`]: the full check of a file (raw layout, every op against the player's rules,
-//!   the keyframe index against the op stream, the stream reaching `tick_count`); keyframes
-//!   that omit a live entity are accepted and counted ([`Player::keyframe_holds`]).
+//!   the keyframe index against the op stream, nothing after the last tick); keyframes
+//!   that omit a live entity are accepted and counted ([`Player::keyframe_holds`]), and so
+//!   is an idle tail, a `tick_count` past the op stream's last marker (the reference
+//!   recorder writes nothing for idle ticks), at no cost per idle tick.
 //! - [`save_chunks`] / [`load_chunks`]: storage in 3 MiB chunks with a checksummed meta
 //!   record ([`statepack_runtime::chunk`]).
 //!

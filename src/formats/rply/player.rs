@@ -240,10 +240,27 @@ struct Checkpoint {
 /// ops up to there once. Seeking and playing reach equal states and refuse the same files
 /// with the same errors.
 ///
+/// **Idle tail.** `tick_count` may lie past the op stream's last marker: the reference
+/// recorder writes nothing for a tick that changes nothing, the last ticks included. The
+/// ticks after the last marker hold the state of the stream's last tick (recent events
+/// and custom payloads leave the one-second window as usual). The player's loops run over
+/// ops, never over ticks, so playing, seeking and [`Player::verify_all`] cost what the ops
+/// cost however long the idle tail is ([`Player::ops_applied`] counts every pass).
+///
 /// Errors ([`RplyError::Decode`], with the field path and byte offset): anything the raw
 /// layer refuses, and the rules of [`Player::verify_all`] that playing checks (entity ids
 /// live, string ids in the table, markers in order, deltas with their bases, JSON event
 /// payloads, keyframe offsets).
+///
+/// **After an error** the player is unchanged: a call that fails ([`Player::advance`],
+/// [`Player::seek`], [`Player::verify_all`]) leaves [`Player::state`], the position and
+/// [`Player::keyframe_holds`] as they were before it, so the next call behaves as if the
+/// failed one had not been made (the same failing call fails again with the same error;
+/// a seek elsewhere gives that tick's state). Only [`Player::ops_applied`], a count of work,
+/// includes the failed call's; keyframe states saved on the way are kept (each is saved
+/// only once complete). Restoring plays again from the latest saved keyframe state at or
+/// before the previous tick (from the start when none is saved), so a failure costs at
+/// most one more play up to where the player was.
 #[derive(Debug, Clone)]
 pub struct Player<'a> {
     bytes: &'a [u8],
@@ -399,7 +416,10 @@ impl<'a> Player<'a> {
         &self.state
     }
 
-    /// Ops applied since open (for throughput figures).
+    /// Ops applied since open, failed calls included (for throughput figures). The player
+    /// never steps through ticks: its loops run over ops, and each pass of the playing
+    /// loops applies one op (a TICK_NEXT marker included), so this is also a count of its
+    /// work, to which idle ticks, having no op, add nothing.
     pub fn ops_applied(&self) -> u64 {
         self.ops_applied
     }
@@ -424,19 +444,64 @@ impl<'a> Player<'a> {
         self.state = State::default();
     }
 
+    /// Puts the player back at tick `before` (`None`: as opened) after a call failed part
+    /// way, its state and position then being those of no tick: from the latest saved
+    /// keyframe state at or before `before` (else from the start), playing to it. Every op
+    /// on that way was played without error before the failed call (by playing or by
+    /// building keyframe states, which refuse the same ops, see [`Player::build_checkpoint`]),
+    /// and saved states are only kept once complete, so this replay succeeds; should it not,
+    /// the replay from the start (the plain playing path) is the fallback, and past that
+    /// the player is left as opened.
+    fn restore(&mut self, before: Option<u32>) {
+        self.strict = false;
+        self.skip_xforms = false;
+        let Some(t) = before else {
+            self.reset();
+            return;
+        };
+        let saved = self
+            .checkpoints
+            .keys()
+            .copied()
+            .filter(|&k| self.keyframes[k].tick <= t)
+            .max();
+        match saved {
+            Some(k) => self.load_checkpoint(k),
+            None => self.reset(),
+        }
+        if self.play_to(t).is_err() {
+            self.reset();
+            if self.play_to(t).is_err() {
+                self.reset();
+            }
+        }
+    }
+
     /// Plays the next tick (tick 0 first). Returns false, changing nothing, at the end.
+    /// A tick of the idle tail (after the op stream's last marker) costs no op.
+    ///
+    /// Errors: what playing the tick's ops finds ([`Player`], "Errors"); the player is then
+    /// left as it was before the call.
     pub fn advance(&mut self) -> Result<bool, RplyError> {
-        let target = match self.state.tick {
+        let before = self.state.tick;
+        let target = match before {
             None => 0,
             Some(t) if t >= self.header.tick_count => return Ok(false),
             Some(t) => t + 1,
         };
-        self.play_to(target)?;
+        if let Err(e) = self.play_to(target) {
+            self.restore(before);
+            return Err(e);
+        }
         Ok(true)
     }
 
     /// Moves to `tick` (0..=tick_count): from the current state when it lies between the
-    /// nearest keyframe and the target, else from that keyframe's saved state.
+    /// nearest keyframe and the target, else from that keyframe's saved state. A tick of the
+    /// idle tail costs what seeking to the op stream's last tick costs.
+    ///
+    /// Errors: [`RplyError::TickOutOfRange`] past `tick_count`; what playing or checking the
+    /// keyframe index on the way finds. The player is then left as it was before the call.
     pub fn seek(&mut self, tick: u32) -> Result<(), RplyError> {
         if tick > self.header.tick_count {
             return Err(RplyError::TickOutOfRange {
@@ -444,13 +509,23 @@ impl<'a> Player<'a> {
                 tick_count: self.header.tick_count,
             });
         }
+        let before = self.state.tick;
+        let r = self.seek_inner(tick);
+        if r.is_err() {
+            self.restore(before);
+        }
+        r
+    }
+
+    /// [`Player::seek`] without the restore on error.
+    fn seek_inner(&mut self, tick: u32) -> Result<(), RplyError> {
         let k = self
             .keyframes
             .partition_point(|kf| kf.tick <= tick)
             .checked_sub(1);
         let kf_tick = k.map(|i| self.keyframes[i].tick);
         if let Some(cur) = self.state.tick {
-            if cur <= tick && kf_tick.is_none_or(|kt| cur + 1 >= kt) {
+            if cur <= tick && kf_tick.is_none_or(|kt| kt <= cur.saturating_add(1)) {
                 return self.play_to(tick);
             }
         }
@@ -624,7 +699,10 @@ impl<'a> Player<'a> {
     }
 
     /// Applies ops up to the end of tick `target` (which must not be before the current
-    /// marker's tick).
+    /// marker's tick). The loop runs over ops and stops at the first marker past `target`
+    /// or at the end of the stream, so a `target` in the idle tail (after the last marker)
+    /// costs nothing beyond the ops before it. On error the state and position are those of
+    /// no tick; the public calls restore them ([`Player::restore`]).
     ///
     /// Two kinds of op take a short path that reads their bytes in place instead of going
     /// through the generated reader, each only when the full path would accept it: a
@@ -1151,16 +1229,35 @@ impl<'a> Player<'a> {
     }
 
     /// Plays the whole replay from the start with every check: the raw layout, every op
-    /// against the rules above, each keyframe index entry against the op stream, that the
-    /// last marker is the header's `tick_count` (the recorders here and in the reference
-    /// implementation both end the stream on its last tick, so a `tick_count` the ops never
-    /// reach is refused, naming the field) and that nothing follows it. A keyframe tick
-    /// without a full XFORM for a live entity that has a position is accepted, the entity
-    /// holding its transform (see [`Player::keyframe_holds`]). Returns the number of ops.
+    /// against the rules above, each keyframe index entry against the op stream, and that
+    /// nothing follows the last tick. The op stream may end before `tick_count`: the ticks
+    /// after its last marker are an idle tail, which the reference recorder leaves when the
+    /// last ticks change nothing (it writes nothing for an idle tick); they hold the state
+    /// of the stream's last tick. The check runs over the ops only, so its cost does not
+    /// depend on how long the idle tail is (a `tick_count` of 4,294,967,295 costs what the
+    /// ops cost). A keyframe tick without a full XFORM for a live entity that has a
+    /// position is accepted, the entity holding its transform (see
+    /// [`Player::keyframe_holds`]). Returns the number of ops; leaves the player at the
+    /// last tick.
+    ///
+    /// Errors: the first rule broken, naming the field path and byte offset; the player is
+    /// then left as it was before the call ([`Player`], "After an error").
     pub fn verify_all(&mut self) -> Result<u64, RplyError> {
+        let before = (self.state.tick, self.keyframe_holds);
+        let r = self.verify_inner();
+        self.strict = false;
+        if r.is_err() {
+            self.keyframe_holds = before.1;
+            self.restore(before.0);
+        }
+        r
+    }
+
+    fn verify_inner(&mut self) -> Result<u64, RplyError> {
         self.reset();
         self.strict = true;
         self.keyframe_holds = 0;
+        self.last_full.clear();
         let before = self.ops_applied;
         for m in 0..self.keyframes.len() {
             self.build_checkpoint(m, false)?;
@@ -1174,6 +1271,8 @@ impl<'a> Player<'a> {
                 .count();
             self.keyframe_holds += held as u64;
         }
+        // Up to the last tick: the ops run out at the stream's last marker, the idle tail
+        // after it is not stepped through.
         self.play_to(self.header.tick_count)?;
         if self.cursor != self.op_end {
             return Err(sem(
@@ -1183,18 +1282,6 @@ impl<'a> Player<'a> {
             )
             .into());
         }
-        if self.marker_tick != self.header.tick_count {
-            return Err(sem(
-                &[PathSeg::Field("head"), PathSeg::Field("tick_count")],
-                18,
-                format!(
-                    "tick_count says the last tick is {}, but the op stream ends at tick {}",
-                    self.header.tick_count, self.marker_tick
-                ),
-            )
-            .into());
-        }
-        self.strict = false;
         Ok(self.ops_applied - before)
     }
 

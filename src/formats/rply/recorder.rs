@@ -538,12 +538,13 @@ impl Recorder {
 
     /// The replay so far: header, string table, keyframe index, op stream. Completes the
     /// current keyframe first and writes the current tick's marker when the tick has none
-    /// (so the stream's last marker is `tick_count`); recording can continue afterwards. Errors: more than 65,535
-    /// keyframes, an op stream past 4 GiB.
+    /// (so the stream's last marker is `tick_count`: files written here have no idle tail,
+    /// though they may have one and read the same); recording can continue afterwards. Errors: more than 65,535 keyframes, an op
+    /// stream past 4 GiB.
     pub fn finish(&mut self) -> Result<Vec<u8>, RplyError> {
         self.complete_keyframe()?;
-        // The op stream always reaches the last tick (a bare marker when it wrote nothing),
-        // as the reference recorder's files do: that is how `verify` checks `tick_count`.
+        // A bare marker when the last tick wrote nothing: the stream reaches the last tick
+        // (the reference recorder leaves an idle tail instead, which reads the same here).
         self.marker()?;
         let ops = self.ops.as_bytes();
         let mut w = ByteWriter::with_capacity(HEADER_LEN + ops.len() + 16 * self.strings.len());
