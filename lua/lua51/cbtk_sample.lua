@@ -109,11 +109,19 @@ return function(SP)
     if e == nil then
       SP.fail("windows[" .. k .. "]", 0, "no window " .. k .. " in a track of " .. h.num_windows)
     end
+    -- A chunk that cannot be fetched or inflated is named by its index entry, as in Rust:
+    -- at the entry's offset when the chunk lies outside the file, at the chunk's own offset
+    -- when it does not inflate.
+    local ipath = "head.index[" .. k .. "].main_block"
+    local iat = N(h.header_size + 16 * k)
     local at = N(e.main_block * 64)
-    local z = SP.reader(track.src, at + 1, e.main_len, path).s
+    local z = track.src.fetch(at + 1, e.main_len)
+    if #z < e.main_len or e.main_len == 0 then
+      SP.fail(ipath, iat, "main chunk of " .. e.main_len .. " byte(s) at byte " .. at .. " lies outside the file")
+    end
     local ok, chunk = pcall(track.inflate, z)
     if not ok then
-      SP.fail(path, at, "zlib stream does not inflate: " .. tostring(chunk))
+      SP.fail(ipath, at, "chunk does not decompress: " .. tostring(chunk))
     end
     N(#chunk)
     local dir = SP.directory(chunk, path .. ".directory")
