@@ -390,6 +390,11 @@ fn rust_files_read_in_luau_and_errors_agree() {
             let mut b = bytes.clone();
             b.push(0);
             damaged.push(b);
+            if !want[0].map_name.is_empty() {
+                let mut b = bytes.clone();
+                b[8 + 1 + 1] = 0xFF;
+                damaged.push(b);
+            }
         }
         for d in damaged {
             let Err(snap::SnapError::Decode(rust_err)) = snap::read(&d) else {
