@@ -30,6 +30,17 @@ fn scratch(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// Removes the scratch files of a test that passed (a failing test leaves them to look at).
+fn cleanup(paths: &[&Path]) {
+    for p in paths {
+        let _ = std::fs::remove_file(p);
+        // The folder goes with the last test's files (removing a non-empty one fails).
+        if let Some(dir) = p.parent() {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
 fn parse(v: &str) -> f64 {
     match v {
         "inf" => f64::INFINITY,
@@ -110,6 +121,7 @@ fn runtime_reads_match_rust() {
                 }
             }
         }
+        cleanup(&[&file]);
     }
     report("Lua 5.1 runtime reads", count);
 }
@@ -254,6 +266,7 @@ fn sampled_unit_positions_match_rust() {
                 frames += 1;
             }
         }
+        cleanup(&[&track, &side, &track.with_extension("frames")]);
     }
     assert!(checked > 10_000, "{checked}");
     println!("lua5.1 32-bit float profile: {checked} computed numbers checked exact in an f32");
@@ -289,5 +302,6 @@ fn damaged_chunk_is_named_like_rust() {
     let msg = samples[1].as_ref().unwrap_err();
     let want = format!("{} (byte offset {})", rust_err.path, rust_err.offset);
     assert!(msg.starts_with(&want), "Lua: {msg}; Rust: {rust_err}");
+    cleanup(&[&track, &side, &track.with_extension("frames")]);
     report("Lua 5.1 CBTK damaged chunk (same path and offset)", 1);
 }
