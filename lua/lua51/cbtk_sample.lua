@@ -65,7 +65,13 @@ return function(SP)
     end
     h.sample_interval = SP.u8(r, "sample_interval")
     h.pos_step = 1 / 2 ^ h.position_shift
-    local ir = SP.reader(src, h.header_size + 1, N(16 * h.num_windows), "head.index")
+    local want = N(16 * h.num_windows)
+    local is = src.fetch(h.header_size + 1, want)
+    if #is < want then
+      SP.fail("head.index", h.header_size, "count " .. h.num_windows .. " needs at least " .. want
+        .. " byte(s) but only " .. #is .. " left")
+    end
+    local ir = SP.string_reader(is, h.header_size, "head.index")
     local index = {}
     for k = 0, h.num_windows - 1 do
       ir.path = "head.index[" .. k .. "]"

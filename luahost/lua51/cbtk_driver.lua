@@ -4,7 +4,7 @@
 -- (the 32-bit float profile's number checks).
 -- Output: "F <frame> <units>" then one "U serial unit_id def team x y z qx qy qz qw" line per
 -- unit, numbers with 17 significant digits; "CHECKED <numbers checked> VFS <calls>" at the
--- end; "E <error>" when sampling a frame fails.
+-- end; "E <error>" when opening the track or sampling a frame fails.
 require("vfs_standin")
 local SP = require("statepack51")
 local Cbtk = require("cbtk_sample")(SP)
@@ -14,7 +14,11 @@ VFS_STANDIN.load_inflated(side)
 SP.use_vfs = (mode == "vfs")
 SP.check_f32 = (check == "check")
 local f = assert(io.open(track_path, "rb"))
-local track = Cbtk.open(SP.from_file(f), VFS.ZlibDecompress)
+local opened, track = pcall(Cbtk.open, SP.from_file(f), VFS.ZlibDecompress)
+if not opened then
+  io.write("E " .. tostring(track) .. "\n")
+  return
+end
 local out = {}
 local function g(x) return string.format("%.17g", x) end
 for line in io.lines(frames_path) do

@@ -305,3 +305,51 @@ fn damaged_chunk_is_named_like_rust() {
     cleanup(&[&track, &side, &track.with_extension("frames")]);
     report("Lua 5.1 CBTK damaged chunk (same path and offset)", 1);
 }
+
+/// Header damage (magic, version, header size, window length, rotation bits) and a cut in the
+/// window index: the Lua reader refuses each at the field path and byte offset the Rust reader
+/// names.
+#[test]
+fn damaged_header_is_named_like_rust() {
+    let Some(lua) = lua51::interpreter("damaged_header_is_named_like_rust") else {
+        return;
+    };
+    let mut out = std::io::Cursor::new(Vec::new());
+    MatchSpec::small().write(&mut out, |_, _| {}).unwrap();
+    let bytes = out.into_inner();
+    let side = scratch("header.inflated");
+    write_side_file(&bytes, &side);
+    let poke = |at: usize, v: &[u8]| {
+        let mut b = bytes.clone();
+        b[at..at + v.len()].copy_from_slice(v);
+        b
+    };
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("magic", poke(0, b"CBTX")),
+        ("format version", poke(4, &2u16.to_le_bytes())),
+        ("header size", poke(6, &95u16.to_le_bytes())),
+        ("window length", poke(20, &0u32.to_le_bytes())),
+        ("rotation bits", poke(34, &[7])),
+        ("rotation bits", poke(34, &[17])),
+        ("index cut", bytes[..96 + 8].to_vec()),
+    ];
+    let track = scratch("header.cbtrack");
+    let mut n = 0;
+    for (what, bad) in cases {
+        std::fs::write(&track, &bad).unwrap();
+        let rust_err = match Track::open(&bad) {
+            Err(e) => e,
+            Ok(_) => panic!("{what}: Rust opened it"),
+        };
+        let (samples, _) = run_sampler(&lua, &track, &side, &[1.0], "vfs");
+        let msg = samples[0].as_ref().unwrap_err();
+        let want = format!("{} (byte offset {})", rust_err.path, rust_err.offset);
+        assert!(
+            msg.starts_with(&want),
+            "{what}: Lua: {msg}; Rust: {rust_err}"
+        );
+        n += 1;
+    }
+    cleanup(&[&track, &side, &track.with_extension("frames")]);
+    report("Lua 5.1 CBTK damaged headers (same path and offset)", n);
+}
