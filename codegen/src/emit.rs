@@ -133,6 +133,8 @@ pub(crate) struct Emitter<'s> {
     member_io: bool,
     /// The types that always end on a byte boundary (computed once for the schema).
     whole_types: HashSet<String>,
+    /// Whether any type of the schema has a positional instance (computed once).
+    positional: bool,
 }
 
 fn lit_usize(v: usize) -> Literal {
@@ -191,6 +193,10 @@ impl<'s> Emitter<'s> {
             opts: crate::Options::default(),
             member_io: crate::instances::uses_member_io(s),
             whole_types: exact_len::whole_byte_types(s),
+            positional: s
+                .types
+                .iter()
+                .any(|t| t.fields.iter().any(|f| f.at.is_some())),
         }
     }
 
@@ -226,10 +232,7 @@ impl<'s> Emitter<'s> {
     }
 
     fn has_positional(&self) -> bool {
-        self.s
-            .types
-            .iter()
-            .any(|t| t.fields.iter().any(|f| f.at.is_some()))
+        self.positional
     }
 
     /// The type has positional instances or uses `_io`: written in a sized field, it is
@@ -1775,6 +1778,7 @@ impl<'s> Emitter<'s> {
             member_io: self.member_io,
             // Only expressions are typed with this emitter; no type is emitted.
             whole_types: HashSet::new(),
+            positional: self.positional,
         };
         let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
         if let Some(c) = &i.cond {
