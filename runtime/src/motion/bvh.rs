@@ -474,7 +474,7 @@ Frame Time: 0.5
         assert_eq!(bones[1].rest_translation, DVec3::new(0.1, -0.5, 0.0));
         assert_eq!(clip.frame_count(), 2);
         assert_eq!(clip.frame_time_s, 0.5);
-        assert_eq!(clip.duration_s(), 1.0);
+        assert_eq!(clip.duration_s(), 0.5);
 
         let f0 = &clip.frames[0];
         assert_eq!(f0[0].translation, DVec3::new(1.0, 0.9, 2.0));

@@ -353,11 +353,12 @@ impl Clip {
         1.0 / self.frame_time_s
     }
 
-    /// Length of the clip in seconds: `frame_count × frame_time_s`, each frame covering one
-    /// frame time (so the study's 180-frame walk at 60 fps lasts 3.0 s; its last frame is
-    /// sampled at 2.983 s).
+    /// Length of the clip in seconds: the time from its first frame to its last,
+    /// `(frame_count − 1) × frame_time_s` (so the study's 180-frame walk at 60 fps lasts
+    /// 2.983 s, and a clip of one frame or none lasts 0 s). A rate per second of motion (bytes
+    /// per second, keys per second) divides by this.
     pub fn duration_s(&self) -> f64 {
-        self.frames.len() as f64 * self.frame_time_s
+        self.frames.len().saturating_sub(1) as f64 * self.frame_time_s
     }
 
     /// The local transforms of frame `frame`, or `None` past the end.
@@ -775,7 +776,8 @@ mod tests {
             vec![vec![LocalTransform::IDENTITY], vec![moved]],
         )
         .unwrap();
-        assert_eq!(clip.duration_s(), 1.0);
+        // Two frames half a second apart: 0.5 s from the first to the last.
+        assert_eq!(clip.duration_s(), 0.5);
         assert_eq!(clip.fps(), 2.0);
         assert_eq!(clip.world_pose(1)[0].position.z, 2.0);
         assert_eq!(clip.world_pose(99)[0].position.z, 2.0);

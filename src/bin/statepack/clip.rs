@@ -261,6 +261,17 @@ pub fn inspect_content(
     Ok(())
 }
 
+/// Bytes per second of motion, `bytes / duration_s` (the time from the clip's first frame to
+/// its last, [`Clip::duration_s`]), with `decimals` digits after the point; `"n/a"` for a
+/// clip of one frame, which lasts no time.
+pub fn bytes_per_s(bytes: usize, duration_s: f64, decimals: usize) -> String {
+    if duration_s > 0.0 {
+        format!("{:.decimals$}", bytes as f64 / duration_s)
+    } else {
+        "n/a".to_string()
+    }
+}
+
 fn raw_bytes(clip: &Clip) -> usize {
     clip.frame_count() * clip.skeleton.len() * 40
 }
@@ -289,7 +300,7 @@ fn compress(
     let joint = statepack::runtime::anim::world_error(clip, &frames, 0.0);
     let shell3 = statepack::runtime::anim::world_error(clip, &frames, 0.03);
     println!(
-        "{}: {} bones, {} frames at {:.3} fps, {:.3} s",
+        "{}: {} bones, {} frames at {:.3} fps, {:.3} s from the first frame to the last",
         path.display(),
         clip.skeleton.len(),
         clip.frame_count(),
@@ -297,10 +308,10 @@ fn compress(
         clip.duration_s()
     );
     println!(
-        "wrote {}: {} bytes, {:.0} B/s, ratio {:.1}x against {} raw float32 bytes (10 per bone per frame); {:?} keys; encoded in {:.2} s",
+        "wrote {}: {} bytes, {} B/s, ratio {:.1}x against {} raw float32 bytes (10 per bone per frame); {:?} keys; encoded in {:.2} s",
         out.display(),
         c.bytes.len(),
-        c.bytes.len() as f64 / clip.duration_s(),
+        bytes_per_s(c.bytes.len(), clip.duration_s(), 0),
         raw_bytes(clip) as f64 / c.bytes.len() as f64,
         raw_bytes(clip),
         c.report.interp,
@@ -350,11 +361,11 @@ fn sweep(clip: &Clip, shell_cm: f64, plot_path: Option<&Path>) -> Result<()> {
             };
             let c = anim_clip::compress(clip, metric, Some(interp)).map_err(anyhow::Error::msg)?;
             println!(
-                "{:<7} {:>6} {:>8} {:>8.0} {:>9.3}",
+                "{:<7} {:>6} {:>8} {:>8} {:>9.3}",
                 name,
                 mm,
                 c.bytes.len(),
-                c.bytes.len() as f64 / secs,
+                bytes_per_s(c.bytes.len(), secs, 0),
                 c.verified_error_m * 1000.0
             );
             pts.push((c.verified_error_m * 1000.0, c.bytes.len() as f64));
@@ -383,7 +394,8 @@ fn sweep(clip: &Clip, shell_cm: f64, plot_path: Option<&Path>) -> Result<()> {
                     "worst joint error (mm)"
                 },
                 y_desc: "compressed size (bytes)",
-                y2: Some((secs, "bytes per second of motion (B/s)")),
+                // A clip of one frame lasts no time: no B/s axis.
+                y2: (secs > 0.0).then_some((secs, "bytes per second of motion (B/s)")),
                 series: &series,
             },
         )?;
@@ -453,18 +465,18 @@ fn study_compress(
     let from_file = fk_error(&clip, &file_clip);
     let secs = clip.duration_s();
     println!(
-        "{}: {} bones, {} frames, {:.3} s",
+        "{}: {} bones, {} frames, {:.3} s from the first frame to the last",
         path.display(),
         clip.skeleton.len(),
         clip.frame_count(),
         secs
     );
     println!(
-        "wrote {}: {} bytes ({} gzipped), {:.1} B/s, ratio {:.2}x against {} raw float32 bytes",
+        "wrote {}: {} bytes ({} gzipped), {} B/s, ratio {:.2}x against {} raw float32 bytes",
         out.display(),
         bytes.len(),
         gzip_len(&bytes),
-        bytes.len() as f64 / secs,
+        bytes_per_s(bytes.len(), secs, 1),
         raw.len() as f64 / bytes.len() as f64,
         raw.len()
     );

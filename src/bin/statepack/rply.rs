@@ -16,7 +16,9 @@ pub const SPEC_RAW_BUDGET_BYTES_PER_S: f64 = 20.0 * 15.0 * 22.0;
 
 /// `import --format rply`: one walker playing the clip once at 15 Hz, with its rig snapshot.
 pub fn import(clip: &Clip, output: &Path, studs_per_metre: f64) -> Result<()> {
-    let ticks = (clip.duration_s() * 15.0).floor().max(1.0) as u32;
+    // One frame time per frame (the clip's span plus its last frame), as 15 Hz ticks.
+    let frames_s = clip.frame_count() as f64 * clip.frame_time_s;
+    let ticks = (frames_s * 15.0).floor().max(1.0) as u32;
     let opts = CrowdOptions {
         characters: 1,
         ticks,
