@@ -1,5 +1,5 @@
 //! The `statepack` tool on motion input, run as a process: the clip duration and its bytes
-//! per second.
+//! per second, and the length-unit suggestion.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -171,4 +171,44 @@ fn clip_duration_is_first_to_last_frame() {
         out.contains("0.000 s from the first frame to the last") && out.contains(" n/a B/s"),
         "{out}"
     );
+}
+
+/// The unit warning suggests the unit that makes the figure nearest a human height: metres
+/// for a file in metres read as centimetres or inches (feet also fall in 0.3-3 m, at 0.52 m),
+/// centimetres and inches for files in those; no warning with the right unit.
+#[test]
+fn unit_warning_suggests_the_likely_unit() {
+    let dir = TempDir::new("units");
+    let d = &dir.0;
+    for (file, unit) in [("m.bvh", 1.0), ("cm.bvh", 0.01), ("in.bvh", 0.0254)] {
+        std::fs::write(dir.path(file), figure_bvh(unit, 4, 1.0 / 30.0)).unwrap();
+    }
+    let warn = |file: &str, unit: Option<&str>| {
+        let mut args = vec!["import", "--format", "snap", file, "-o", "x.snap"];
+        if let Some(u) = unit {
+            args.extend(["--unit-m", u]);
+        }
+        ok(d, &args).1
+    };
+    for wrong in ["0.01", "0.0254"] {
+        let w = warn("m.bvh", Some(wrong));
+        assert!(
+            w.contains(&format!("m tall at {wrong} m per file unit"))
+                && w.contains("if the file is in metres, pass --unit-m 1 (1.70 m tall)"),
+            "{w}"
+        );
+    }
+    assert_eq!(warn("m.bvh", None), "");
+    let w = warn("cm.bvh", None);
+    assert!(
+        w.contains("if the file is in centimetres, pass --unit-m 0.01 (1.70 m tall)"),
+        "{w}"
+    );
+    // 66.9 units: 0.67 m in centimetres is in range too; inches give 1.70 m.
+    let w = warn("in.bvh", None);
+    assert!(
+        w.contains("if the file is in inches, pass --unit-m 0.0254 (1.70 m tall)"),
+        "{w}"
+    );
+    assert_eq!(warn("in.bvh", Some("0.0254")), "");
 }
