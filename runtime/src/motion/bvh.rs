@@ -238,6 +238,8 @@ fn joint_header(
         name,
         parent,
         rest_translation,
+        // BVH's rest pose (OFFSET) has no rotation.
+        rest_rotation: glam::DQuat::IDENTITY,
     });
     joints.push(Joint { channels });
     Ok(bones.len() - 1)

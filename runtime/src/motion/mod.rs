@@ -157,6 +157,15 @@ pub struct Bone {
     /// Rest (bind) offset from the parent, in the parent's space, metres. For a root it is the
     /// rest position in world space.
     pub rest_translation: DVec3,
+    /// Rest (bind) rotation relative to the parent; a unit quaternion. Identity for formats
+    /// whose rest pose has no rotation (BVH's `OFFSET`, the study's clips); glTF's node
+    /// rotation, ACL's `bind_rotation`. Missing in serialized data: identity.
+    #[serde(default = "identity_rotation")]
+    pub rest_rotation: DQuat,
+}
+
+fn identity_rotation() -> DQuat {
+    DQuat::IDENTITY
 }
 
 /// A bone hierarchy in which every parent precedes its children.
@@ -174,7 +183,8 @@ impl Skeleton {
     /// # Errors
     ///
     /// [`MotionError::Skeleton`] naming the first bone whose parent index is not smaller than
-    /// its own index, or whose rest translation is not finite.
+    /// its own index, or whose rest translation or rest rotation is not finite, or whose rest
+    /// rotation is not a unit quaternion (length off 1 by more than 1e-6).
     pub fn new(bones: Vec<Bone>) -> Result<Self, MotionError> {
         for (index, bone) in bones.iter().enumerate() {
             if let Some(parent) = bone.parent {
@@ -194,6 +204,14 @@ impl Skeleton {
                     index,
                     name: bone.name.clone(),
                     problem: format!("rest translation {} is not finite", bone.rest_translation),
+                });
+            }
+            let q = bone.rest_rotation;
+            if !q.is_finite() || (q.length() - 1.0).abs() > 1e-6 {
+                return Err(MotionError::Skeleton {
+                    index,
+                    name: bone.name.clone(),
+                    problem: format!("rest rotation {q} is not a finite unit quaternion"),
                 });
             }
         }
@@ -220,7 +238,7 @@ impl Skeleton {
         self.bones.iter().position(|b| b.name == name)
     }
 
-    /// The rest pose: each bone's rest translation, identity rotation, unit scale.
+    /// The rest pose: each bone's rest translation and rest rotation, unit scale.
     pub fn rest_pose(&self) -> Vec<LocalTransform> {
         self.bones.iter().map(LocalTransform::rest).collect()
     }
@@ -251,10 +269,11 @@ impl LocalTransform {
         scale: DVec3::ONE,
     };
 
-    /// The bone's rest transform: its rest translation, identity rotation, unit scale.
+    /// The bone's rest transform: its rest translation and rest rotation, unit scale.
     pub fn rest(bone: &Bone) -> Self {
         Self {
             translation: bone.rest_translation,
+            rotation: bone.rest_rotation,
             ..Self::IDENTITY
         }
     }
@@ -674,6 +693,7 @@ mod tests {
             name: name.into(),
             parent,
             rest_translation: DVec3::from_array(rest),
+            rest_rotation: DQuat::IDENTITY,
         }
     }
 

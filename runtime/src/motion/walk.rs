@@ -101,6 +101,7 @@ pub fn study_skeleton() -> Skeleton {
             name: name.to_owned(),
             parent,
             rest_translation: DVec3::from_array(rest),
+            rest_rotation: glam::DQuat::IDENTITY,
         })
         .collect();
     // The table is ordered parents first; `Skeleton::new` cannot fail on it.
