@@ -1,5 +1,6 @@
 //! The `statepack` tool on motion input, run as a process: the clip duration and its bytes
-//! per second, and the length-unit suggestion.
+//! per second, the length-unit suggestion, and progress (drawn on a terminal, silent in a
+//! pipe).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -211,4 +212,91 @@ fn unit_warning_suggests_the_likely_unit() {
         "{w}"
     );
     assert_eq!(warn("in.bvh", Some("0.0254")), "");
+}
+
+/// Runs the tool with `args` in `dir` on a pseudo-terminal (util-linux `script`), returning
+/// what the terminal received (stdout and stderr together) and whether it succeeded; `None`
+/// (after saying so) where `script` is missing, a failure under `CI=true`.
+fn on_terminal(dir: &Path, args: &[&str]) -> Option<(String, bool)> {
+    let script = Path::new("/usr/bin/script");
+    if !script.exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "/usr/bin/script (util-linux) is needed to run a command on a terminal"
+        );
+        eprintln!("skipped: /usr/bin/script not found, no terminal to draw progress on");
+        return None;
+    }
+    let quote = |a: &str| format!("'{}'", a.replace('\'', r"'\''"));
+    let mut line = quote(env!("CARGO_BIN_EXE_statepack"));
+    for a in args {
+        line.push(' ');
+        line.push_str(&quote(a));
+    }
+    let o = Command::new(script)
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(dir)
+        .env("COLUMNS", "120")
+        .env("TERM", "xterm")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run script");
+    Some((text(&o.stdout), o.status.success()))
+}
+
+/// The marks of a drawn progress bar or spinner: a carriage return or an escape sequence.
+fn drawn(s: &str) -> bool {
+    s.contains('\r') || s.contains('\u{1b}')
+}
+
+/// The long commands (`verify X.cbtrack --against`, `import --format cbtrack`, `demo
+/// --input`, `wsnap sim`) draw progress on a terminal, naming their work, and leave stderr
+/// empty in a pipe, their stdout the same either way.
+#[test]
+fn progress_on_a_terminal_quiet_in_a_pipe() {
+    let dir = TempDir::new("progress");
+    let d = &dir.0;
+    std::fs::write(dir.path("f.bvh"), figure_bvh(1.0, 40, 1.0 / 30.0)).unwrap();
+    let import = [
+        "import",
+        "--format",
+        "cbtrack",
+        "f.bvh",
+        "-o",
+        "f.cbtrack",
+        "--crowd",
+        "2",
+        "--frames",
+        "1200",
+    ];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (import.to_vec(), "windows"),
+        (vec!["verify", "f.cbtrack", "--against", "f.bvh"], "verify"),
+        (
+            vec![
+                "wsnap",
+                "sim",
+                "--clients",
+                "4",
+                "--seconds",
+                "0.5",
+                "--no-gate",
+            ],
+            "ticks",
+        ),
+        (vec!["demo", "--input", "f.bvh"], "demo: RPLY v3"),
+    ];
+    for (args, mark) in &cases {
+        let (out, err) = ok(d, args);
+        assert_eq!(err, "", "{args:?} wrote to stderr in a pipe");
+        assert!(!drawn(&out), "{args:?}: {out:?}");
+        let Some((term, success)) = on_terminal(d, args) else {
+            return;
+        };
+        assert!(success, "{args:?} on a terminal: {term}");
+        assert!(
+            drawn(&term) && term.contains(mark),
+            "{args:?}: no progress naming `{mark}` on a terminal:\n{term:?}"
+        );
+    }
 }
