@@ -516,11 +516,12 @@ fn run(cli: Cli) -> Result<()> {
             let fmt = format.spec();
             let text = std::fs::read_to_string(&input)
                 .with_context(|| format!("cannot read {}", input.display()))?;
-            let value: serde_json::Value = serde_json::from_str(&text)
+            let shape = formats::key_shape(&text)
                 .with_context(|| format!("{} is not JSON", input.display()))?;
-            // `from_json_strict` refuses keys the layout does not have and checks the written
-            // bytes with the same full decode as `inspect`, so no invalid file is written.
-            let bytes = formats::from_json_strict(fmt, &value).map_err(|e| {
+            // `from_json_text_strict` refuses keys the layout does not have and checks the
+            // written bytes with the same full decode as `inspect`, so no invalid file is
+            // written; it reads the text straight into the raw layer (no `Value` of it).
+            let bytes = formats::from_json_text_strict(fmt, &text, &shape).map_err(|e| {
                 anyhow::anyhow!(
                     "{} is not valid {} raw JSON: {e}",
                     input.display(),
