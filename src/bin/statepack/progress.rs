@@ -26,16 +26,17 @@ fn target() -> ProgressDrawTarget {
 
 impl Progress {
     /// A bar of `len` steps counted in `unit` (such as "windows"), with elapsed time and an
-    /// estimate of the time left; `what` names the work.
+    /// estimate of the time left; `what` names the work. Nothing is drawn before the first
+    /// [`Self::set`] (which gives the length when `len` is not known yet).
     pub fn bar(len: u64, what: &str, unit: &str) -> Self {
-        let b = ProgressBar::with_draw_target(Some(len), target());
-        b.set_style(
-            ProgressStyle::with_template(&format!(
-                "{{msg}} {{elapsed_precise}} [{{bar:40}}] {{pos}}/{{len}} {unit} ({{eta}} left)"
-            ))
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        b.set_message(what.to_owned());
+        let b = ProgressBar::with_draw_target(Some(len), target())
+            .with_style(
+                ProgressStyle::with_template(&format!(
+                    "{{msg}} {{elapsed_precise}} [{{bar:40}}] {{pos}}/{{len}} {unit} ({{eta}} left)"
+                ))
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            )
+            .with_message(what.to_owned());
         Self(b)
     }
 
