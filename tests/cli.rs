@@ -1390,8 +1390,9 @@ fn output_flag_and_import_formats() {
     }
 }
 
-/// The demo: SNAP's notes directly under the table before RPLY's, "elmo" defined, the study
-/// pipeline's rows labelled with whether they meet 1 mm, and exit 0.
+/// The demo: SNAP's notes directly under the table before RPLY's, "elmo" defined; the study
+/// pipeline only with `--study`, in a table of its own after a heading that says what it is,
+/// each row labelled with whether it meets 1 mm; exit 0 either way.
 #[test]
 fn demo_labels_and_order() {
     let dir = TempDir::new("demo-labels");
@@ -1404,12 +1405,33 @@ fn demo_labels_and_order() {
         out.contains("an elmo is the Recoil engine's length unit"),
         "{out}"
     );
-    let study: Vec<&str> = out
+    // What the user asked for: statepack's formats only, and how to get the comparison.
+    assert!(!out.contains("study pipeline"), "{out}");
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.starts_with("| statepack clip, 1 mm"))
+            .count(),
+        2,
+        "{out}"
+    );
+    assert!(out.contains("`--study` adds the keyframe-compression study's pipeline"));
+    let out = ok(&dir.0, &["demo", "--study"]);
+    let heading = out
+        .find("The keyframe-compression study's pipeline on the same clip, for comparison (not a statepack format;")
+        .unwrap_or_else(|| panic!("no study heading:\n{out}"));
+    assert!(out[heading..].contains("do not change the exit code"));
+    let study: Vec<(usize, &str)> = out
         .lines()
-        .filter(|l| l.starts_with("| study pipeline"))
+        .scan(0, |pos, l| {
+            let at = *pos;
+            *pos += l.len() + 1;
+            Some((at, l))
+        })
+        .filter(|(_, l)| l.starts_with("| study pipeline"))
         .collect();
     assert_eq!(study.len(), 2, "{out}");
-    for row in study {
+    for (at, row) in study {
+        assert!(at > heading, "a study row above its heading:\n{out}");
         let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
         let mm: f64 = cells[5].parse().unwrap();
         let label = if mm <= 1.0 {

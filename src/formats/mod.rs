@@ -58,6 +58,9 @@ pub struct FormatSpec {
     pub write_json: fn(&[u8], &mut dyn std::io::Write) -> std::io::Result<()>,
     /// Bytes from the raw layer's JSON (what `statepack encode` writes).
     pub from_json: fn(&serde_json::Value) -> Result<Vec<u8>, String>,
+    /// [`Self::from_json`] from JSON text, read straight into the raw layer's types without a
+    /// `serde_json::Value` of the whole document (which takes about 32 bytes per number).
+    pub from_json_text: fn(&str) -> Result<Vec<u8>, String>,
     /// Sample files built in code (spec goldens and writer output), name and bytes; the
     /// seed of every sweep, fuzz corpus and oracle run.
     pub samples: fn() -> Vec<(String, Vec<u8>)>,
@@ -101,6 +104,7 @@ impl FormatSpec {
             to_json: to_json::<F>,
             write_json: write_json::<F>,
             from_json: from_json::<F>,
+            from_json_text: from_json_text::<F>,
             samples: F::samples,
         }
     }
@@ -143,11 +147,109 @@ fn write_json<F: Format>(bytes: &[u8], out: &mut dyn std::io::Write) -> std::io:
 /// serde_path_to_error names the field a bad value sits in (`recordings[0].frames[3].dt_ms`);
 /// the bytes written must pass the format's full decode.
 fn from_json<F: Format>(value: &serde_json::Value) -> Result<Vec<u8>, String> {
-    let raw: F = serde_path_to_error::deserialize(value.clone())
+    // Read from the borrowed value: no copy of the document.
+    let raw: F = serde_path_to_error::deserialize(value)
         .map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
     let bytes = raw.encode_root().map_err(|e| e.to_string())?;
     F::decode_full(&bytes).map_err(|e| e.to_string())?;
     Ok(bytes)
+}
+
+/// [`from_json`] from text; serde_json's own error text (value, line and column) follows the
+/// field path.
+fn from_json_text<F: Format>(text: &str) -> Result<Vec<u8>, String> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let raw: F = serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
+    de.end().map_err(|e| e.to_string())?;
+    let bytes = raw.encode_root().map_err(|e| e.to_string())?;
+    drop(raw);
+    F::decode_full(&bytes).map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
+/// The shape of a JSON document without its values, for [`unknown_key`]: objects keep their
+/// keys, each with its value's shape; an array whose elements are all scalars becomes empty
+/// (no keys can sit in it); an array holding objects or arrays keeps its length, scalars as
+/// `null`; every scalar is `null`. Its size grows with the document's keys and nested
+/// containers, not with its numbers.
+///
+/// # Errors
+///
+/// Text that is not one JSON document (serde_json's error, with line and column).
+pub fn key_shape(text: &str) -> Result<serde_json::Value, serde_json::Error> {
+    use serde::Deserialize;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let s = Shape::deserialize(&mut de)?;
+    de.end()?;
+    Ok(s.0)
+}
+
+/// The value of [`key_shape`] for one JSON value.
+struct Shape(serde_json::Value);
+
+impl<'de> serde::Deserialize<'de> for Shape {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ShapeVisitor)
+    }
+}
+
+struct ShapeVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ShapeVisitor {
+    type Value = Shape;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+        Ok(Shape(serde_json::Value::Null))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
+        Ok(Shape(serde_json::Value::Null))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
+        Ok(Shape(serde_json::Value::Null))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
+        Ok(Shape(serde_json::Value::Null))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
+        Ok(Shape(serde_json::Value::Null))
+    }
+    fn visit_unit<E>(self) -> Result<Shape, E> {
+        Ok(Shape(serde_json::Value::Null))
+    }
+    fn visit_none<E>(self) -> Result<Shape, E> {
+        Ok(Shape(serde_json::Value::Null))
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Shape, D::Error> {
+        serde::Deserialize::deserialize(d)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+        let (mut n, mut kept) = (0usize, Vec::new());
+        while let Some(Shape(v)) = seq.next_element()? {
+            if !v.is_null() {
+                kept.push((n, v));
+            }
+            n += 1;
+        }
+        if kept.is_empty() {
+            return Ok(Shape(serde_json::Value::Array(Vec::new())));
+        }
+        let mut out = vec![serde_json::Value::Null; n];
+        for (i, v) in kept {
+            out[i] = v;
+        }
+        Ok(Shape(serde_json::Value::Array(out)))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+        let mut m = serde_json::Map::new();
+        while let Some((k, Shape(v))) = map.next_entry::<String, Shape>()? {
+            m.insert(k, v);
+        }
+        Ok(Shape(serde_json::Value::Object(m)))
+    }
 }
 
 /// Every format statepack implements.
@@ -185,6 +287,43 @@ pub fn by_name(name: &str) -> Option<&'static FormatSpec> {
 /// layout has there), or the full decode's error (field path and byte offset).
 pub fn from_json_strict(spec: &FormatSpec, value: &serde_json::Value) -> Result<Vec<u8>, String> {
     let bytes = (spec.from_json)(value)?;
+    strict_checks(spec, value, bytes)
+}
+
+/// [`from_json_strict`] from JSON text and its [`key_shape`], in memory that grows with the
+/// raw layer's own size rather than with `serde_json::Value`s of the document: the text is read
+/// straight into the raw types, and the keys are checked against the shape of the JSON the
+/// written bytes decode to (printed to text, then shaped), not against a `Value` of it.
+///
+/// # Errors
+///
+/// As for [`from_json_strict`].
+pub fn from_json_text_strict(
+    spec: &FormatSpec,
+    text: &str,
+    shape: &serde_json::Value,
+) -> Result<Vec<u8>, String> {
+    let bytes = (spec.from_json_text)(text)?;
+    let mut back = Vec::new();
+    (spec.write_json)(&bytes, &mut back).map_err(|e| e.to_string())?;
+    let back = std::str::from_utf8(&back)
+        .map_err(|e| e.to_string())
+        .and_then(|t| key_shape(t).map_err(|e| e.to_string()))?;
+    unknown_key(shape, &back, &mut String::new())?;
+    (spec.decode_full)(&bytes).map_err(|e| {
+        format!(
+            "the bytes this JSON gives are not a valid {} file: {e}",
+            spec.title
+        )
+    })?;
+    Ok(bytes)
+}
+
+fn strict_checks(
+    spec: &FormatSpec,
+    value: &serde_json::Value,
+    bytes: Vec<u8>,
+) -> Result<Vec<u8>, String> {
     let back = (spec.to_json)(&bytes)?;
     unknown_key(value, &back, &mut String::new())?;
     (spec.decode_full)(&bytes).map_err(|e| {

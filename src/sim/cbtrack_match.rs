@@ -610,17 +610,30 @@ impl MatchSpec {
     ///
     /// Errors: the track, or any of its chunks, does not read.
     pub fn verify(&self, bytes: &[u8]) -> Result<Stats, DecodeError> {
+        self.verify_with_progress(bytes, |_, _| {})
+    }
+
+    /// [`Self::verify`], calling `progress` after each window with (windows done, windows).
+    ///
+    /// Errors: as for [`Self::verify`].
+    pub fn verify_with_progress(
+        &self,
+        bytes: &[u8],
+        mut progress: impl FnMut(usize, usize),
+    ) -> Result<Stats, DecodeError> {
         let t = Track::open(bytes)?;
         let h = t.header();
         t.info()?;
         t.features()?;
         let mut st = Stats::default();
-        for k in 0..t.num_windows() {
+        let n = t.num_windows();
+        for k in 0..n {
             t.terrain(k)?;
             let w = t.window(k)?;
             let (s, e) = h.window_span(k);
             let input = self.window(s, e);
             measure(&h, &w, &input, s, e, &mut st);
+            progress(k + 1, n);
         }
         Ok(st)
     }

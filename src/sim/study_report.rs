@@ -62,7 +62,10 @@ pub struct ClipTable {
 }
 
 impl ClipTable {
-    /// Clip length in seconds.
+    /// Clip length in seconds as the study counts it, frames / fps (3.00 s for the walk's
+    /// 180 frames at 60 fps), so that its B/s and keys per second match the study's; the
+    /// CLI's own commands count from the first frame to the last
+    /// (`statepack_runtime::motion::Clip::duration_s`, 2.983 s).
     pub fn seconds(&self) -> f64 {
         self.frames as f64 / self.fps
     }

@@ -193,6 +193,16 @@ fn lost(client: u32, tick: u32, loss_pct: u32) -> bool {
 /// figure of such a run would describe nothing sent: no error measured, a rate of headers
 /// only).
 pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
+    run_with_progress(cfg, |_, _| {})
+}
+
+/// [`run`], calling `progress` after each tick with (ticks done, ticks).
+///
+/// Errors: as for [`run`].
+pub fn run_with_progress(
+    cfg: &SimConfig,
+    mut progress: impl FnMut(u32, u32),
+) -> Result<SimReport, String> {
     let n = cfg.clients;
     let ticks = (cfg.seconds * f64::from(cfg.tick_hz)).round() as u32;
     let dt = 1.0 / f64::from(cfg.tick_hz);
@@ -311,6 +321,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
                 }
             }
         }
+        progress(tick + 1, ticks);
     }
     if records == 0 {
         if let Some(b) = cfg.budget_bytes {

@@ -22,6 +22,16 @@
 //! over every frame, is within the tolerance. Fitting is done on quantised values, so the
 //! measured error is the error of what the decoder reconstructs (up to f32 arithmetic, which
 //! the format layer verifies again from the bytes).
+//!
+//! # Bones that move no joint
+//!
+//! Under the joint metric (`shell_m` 0) the rotation of a bone with no descendant joint away
+//! from it (a leaf: an eye, a toe, a finger tip) moves nothing that is measured, so the
+//! tolerance leaves it free. It is then stored at the bone's rest (bind) rotation
+//! ([`crate::motion::Bone::rest_rotation`]), as a constant ([`Track::Default`] when the rest
+//! rotation is the identity), so a mesh skinned to it stays in its bind orientation
+//! relative to its parent rather than turning to the identity. Its animation is not kept:
+//! measure with a shell to keep it.
 
 use glam::DVec3;
 
@@ -833,7 +843,24 @@ pub enum AnimError {
     Tolerance(f64),
 }
 
-/// The three tracks of bone `b` with share `alpha × mult[role]`.
+/// The track of a rotation that moves no measured point: the rest rotation `rest`, as
+/// [`Track::Default`] when it is the identity, else as a constant of its float32 components
+/// (`x, y, z` with `w ≥ 0` rebuilt when `w ≥` [`DROP_W_MIN`], else all four).
+fn rest_rotation_track(rest: glam::DQuat) -> Track {
+    let q = if rest.w < 0.0 { -rest } else { rest };
+    if q == glam::DQuat::IDENTITY {
+        return Track::Default;
+    }
+    let v: Vec<f32> = q.to_array().iter().map(|&c| c as f32).collect();
+    if q.w >= DROP_W_MIN {
+        Track::Constant(v[..3].to_vec())
+    } else {
+        Track::Constant(v)
+    }
+}
+
+/// The three tracks of bone `b` with share `alpha × mult[role]`; a rotation with no lever
+/// (nothing measured moves with it) is kept at `rest_rotation` ([`rest_rotation_track`]).
 fn encode_bone(
     b: usize,
     s: &[Samples; 3],
@@ -841,6 +868,7 @@ fn encode_bone(
     alpha: f64,
     mult: [f64; 3],
     cubic: bool,
+    rest_rotation: glam::DQuat,
 ) -> BoneTracks {
     let tol = |a: f64, lever: f64| {
         if lever > 0.0 {
@@ -849,13 +877,18 @@ fn encode_bone(
             f64::INFINITY
         }
     };
-    BoneTracks {
-        rotation: encode_track(
+    let rotation = if lev.0[b] > 0.0 {
+        encode_track(
             Role::Rotation,
             &s[0],
             tol(alpha * mult[0], lev.0[b]).min(4.0),
             cubic,
-        ),
+        )
+    } else {
+        rest_rotation_track(rest_rotation)
+    };
+    BoneTracks {
+        rotation,
         translation: encode_track(Role::Translation, &s[1], alpha * mult[1], cubic),
         scale: encode_track(
             Role::Scale,
@@ -874,10 +907,11 @@ fn build(
     interp: Interp,
 ) -> EncodedClip {
     let cubic = interp == Interp::Cubic;
+    let rest = clip.skeleton.bones();
     let bones = samples
         .iter()
         .enumerate()
-        .map(|(b, s)| encode_bone(b, s, lev, alpha, [1.0; 3], cubic))
+        .map(|(b, s)| encode_bone(b, s, lev, alpha, [1.0; 3], cubic, rest[b].rest_rotation))
         .collect();
     EncodedClip {
         sample_rate: clip.fps() as f32,
@@ -939,7 +973,15 @@ fn refine(
                 let before = track_size(cur);
                 let mut m = mult[b];
                 m[role] *= factor;
-                let cand = encode_bone(b, &samples[b], lev, alpha, m, cubic);
+                let cand = encode_bone(
+                    b,
+                    &samples[b],
+                    lev,
+                    alpha,
+                    m,
+                    cubic,
+                    clip.skeleton.bones()[b].rest_rotation,
+                );
                 let new_t = [&cand.rotation, &cand.translation, &cand.scale][role].clone();
                 if track_size(&new_t) >= before {
                     continue;
@@ -1134,6 +1176,109 @@ mod tests {
             ),
             Err(AnimError::Shape(_))
         ));
+    }
+
+    /// Under the joint metric a leaf bone's rotation moves no joint; it is kept at the
+    /// bone's rest (bind) rotation, not the identity, whatever it does in the clip. Under a
+    /// shell it is measured and follows the clip.
+    #[test]
+    fn leaf_rotations_keep_the_rest_pose_under_the_joint_metric() {
+        use crate::motion::{Bone, Skeleton};
+        use glam::DQuat;
+        let bind = [
+            DQuat::from_rotation_x(0.7) * DQuat::from_rotation_y(-0.4),
+            // w below DROP_W_MIN: stored with four components.
+            DQuat::from_rotation_z(3.1),
+        ];
+        let bones = vec![
+            Bone {
+                name: "root".into(),
+                parent: None,
+                rest_translation: DVec3::new(0.0, 1.0, 0.0),
+                rest_rotation: DQuat::IDENTITY,
+            },
+            Bone {
+                name: "neck".into(),
+                parent: Some(0),
+                rest_translation: DVec3::new(0.0, 0.5, 0.0),
+                rest_rotation: DQuat::IDENTITY,
+            },
+            Bone {
+                name: "eye".into(),
+                parent: Some(1),
+                rest_translation: DVec3::new(0.03, 0.1, 0.05),
+                rest_rotation: bind[0],
+            },
+            Bone {
+                name: "toe".into(),
+                parent: Some(0),
+                rest_translation: DVec3::new(0.1, -0.9, 0.1),
+                rest_rotation: bind[1],
+            },
+        ];
+        let skeleton = Skeleton::new(bones).unwrap();
+        let frames: Vec<Vec<LocalTransform>> = (0..30)
+            .map(|f| {
+                let t = f as f64 / 29.0;
+                let mut row = skeleton.rest_pose();
+                row[0].rotation = DQuat::from_rotation_y(t);
+                row[1].rotation = DQuat::from_rotation_x(0.3 * t);
+                // The leaves turn far from their bind pose during the clip.
+                row[2].rotation = bind[0] * DQuat::from_rotation_z(1.5 * t);
+                row[3].rotation = DQuat::from_rotation_x(-1.2 * t);
+                row
+            })
+            .collect();
+        let clip = Clip::new("leaves", skeleton, 1.0 / 30.0, frames).unwrap();
+        let joints = Metric {
+            tolerance_m: 0.001,
+            shell_m: 0.0,
+        };
+        let (enc, _) = encode(&clip, joints, None).unwrap();
+        let dec = Decoder::new(&enc).decompress();
+        assert!(world_error(&clip, &dec, 0.0) <= 0.001);
+        // The constant's quantisation is float32 components: a few float32 steps of a unit
+        // quaternion's components, as an angle (about 1e-6 rad).
+        let step = 8.0 * f64::from(f32::EPSILON);
+        for (leaf, rest) in [(2, bind[0]), (3, bind[1])] {
+            assert!(
+                matches!(enc.bones[leaf].rotation, Track::Constant(_)),
+                "bone {leaf}: {:?}",
+                enc.bones[leaf].rotation
+            );
+            for row in &dec {
+                let a = crate::quant::angle_between_rad(row[leaf].rotation, rest);
+                assert!(a <= step, "bone {leaf}: {a} rad from its rest rotation");
+            }
+        }
+        // An identity rest rotation is the default track.
+        let mut plain = clip.clone();
+        plain.skeleton = Skeleton::new(
+            plain
+                .skeleton
+                .bones()
+                .iter()
+                .map(|b| Bone {
+                    rest_rotation: DQuat::IDENTITY,
+                    ..b.clone()
+                })
+                .collect(),
+        )
+        .unwrap();
+        let (enc, _) = encode(&plain, joints, None).unwrap();
+        assert_eq!(enc.bones[2].rotation, Track::Default);
+        // A shell measures the leaves: their decoded rotation follows the clip.
+        let shell = Metric {
+            tolerance_m: 0.001,
+            shell_m: 0.03,
+        };
+        let (enc, _) = encode(&clip, shell, None).unwrap();
+        let dec = Decoder::new(&enc).decompress();
+        assert!(world_error(&clip, &dec, 0.03) <= 0.001);
+        let last = clip.frame_count() - 1;
+        let a =
+            crate::quant::angle_between_rad(dec[last][3].rotation, clip.frames[last][3].rotation);
+        assert!(a < 0.05, "{a}");
     }
 
     #[test]

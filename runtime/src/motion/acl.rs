@@ -328,6 +328,7 @@ pub fn parse_acl_sjson(text: &str, metres_per_unit: f64) -> Result<Clip, MotionE
             name: bname,
             parent,
             rest_translation: t,
+            rest_rotation: r,
         });
         bind.push(LocalTransform {
             translation: t,

@@ -238,6 +238,8 @@ fn joint_header(
         name,
         parent,
         rest_translation,
+        // BVH's rest pose (OFFSET) has no rotation.
+        rest_rotation: glam::DQuat::IDENTITY,
     });
     joints.push(Joint { channels });
     Ok(bones.len() - 1)
@@ -474,7 +476,7 @@ Frame Time: 0.5
         assert_eq!(bones[1].rest_translation, DVec3::new(0.1, -0.5, 0.0));
         assert_eq!(clip.frame_count(), 2);
         assert_eq!(clip.frame_time_s, 0.5);
-        assert_eq!(clip.duration_s(), 1.0);
+        assert_eq!(clip.duration_s(), 0.5);
 
         let f0 = &clip.frames[0];
         assert_eq!(f0[0].translation, DVec3::new(1.0, 0.9, 2.0));

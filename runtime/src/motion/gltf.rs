@@ -216,6 +216,7 @@ pub fn parse_gltf(
             },
             parent: parent_bone,
             rest_translation: lt.translation,
+            rest_rotation: lt.rotation.normalize(),
         });
         base.push((above, lt));
     }

@@ -157,6 +157,15 @@ pub struct Bone {
     /// Rest (bind) offset from the parent, in the parent's space, metres. For a root it is the
     /// rest position in world space.
     pub rest_translation: DVec3,
+    /// Rest (bind) rotation relative to the parent; a unit quaternion. Identity for formats
+    /// whose rest pose has no rotation (BVH's `OFFSET`, the study's clips); glTF's node
+    /// rotation, ACL's `bind_rotation`. Missing in serialized data: identity.
+    #[serde(default = "identity_rotation")]
+    pub rest_rotation: DQuat,
+}
+
+fn identity_rotation() -> DQuat {
+    DQuat::IDENTITY
 }
 
 /// A bone hierarchy in which every parent precedes its children.
@@ -174,7 +183,8 @@ impl Skeleton {
     /// # Errors
     ///
     /// [`MotionError::Skeleton`] naming the first bone whose parent index is not smaller than
-    /// its own index, or whose rest translation is not finite.
+    /// its own index, or whose rest translation or rest rotation is not finite, or whose rest
+    /// rotation is not a unit quaternion (length off 1 by more than 1e-6).
     pub fn new(bones: Vec<Bone>) -> Result<Self, MotionError> {
         for (index, bone) in bones.iter().enumerate() {
             if let Some(parent) = bone.parent {
@@ -194,6 +204,14 @@ impl Skeleton {
                     index,
                     name: bone.name.clone(),
                     problem: format!("rest translation {} is not finite", bone.rest_translation),
+                });
+            }
+            let q = bone.rest_rotation;
+            if !q.is_finite() || (q.length() - 1.0).abs() > 1e-6 {
+                return Err(MotionError::Skeleton {
+                    index,
+                    name: bone.name.clone(),
+                    problem: format!("rest rotation {q} is not a finite unit quaternion"),
                 });
             }
         }
@@ -220,7 +238,7 @@ impl Skeleton {
         self.bones.iter().position(|b| b.name == name)
     }
 
-    /// The rest pose: each bone's rest translation, identity rotation, unit scale.
+    /// The rest pose: each bone's rest translation and rest rotation, unit scale.
     pub fn rest_pose(&self) -> Vec<LocalTransform> {
         self.bones.iter().map(LocalTransform::rest).collect()
     }
@@ -251,10 +269,11 @@ impl LocalTransform {
         scale: DVec3::ONE,
     };
 
-    /// The bone's rest transform: its rest translation, identity rotation, unit scale.
+    /// The bone's rest transform: its rest translation and rest rotation, unit scale.
     pub fn rest(bone: &Bone) -> Self {
         Self {
             translation: bone.rest_translation,
+            rotation: bone.rest_rotation,
             ..Self::IDENTITY
         }
     }
@@ -353,11 +372,12 @@ impl Clip {
         1.0 / self.frame_time_s
     }
 
-    /// Length of the clip in seconds: `frame_count × frame_time_s`, each frame covering one
-    /// frame time (so the study's 180-frame walk at 60 fps lasts 3.0 s; its last frame is
-    /// sampled at 2.983 s).
+    /// Length of the clip in seconds: the time from its first frame to its last,
+    /// `(frame_count − 1) × frame_time_s` (so the study's 180-frame walk at 60 fps lasts
+    /// 2.983 s, and a clip of one frame or none lasts 0 s). A rate per second of motion (bytes
+    /// per second, keys per second) divides by this.
     pub fn duration_s(&self) -> f64 {
-        self.frames.len() as f64 * self.frame_time_s
+        self.frames.len().saturating_sub(1) as f64 * self.frame_time_s
     }
 
     /// The local transforms of frame `frame`, or `None` past the end.
@@ -571,6 +591,9 @@ pub fn load_motion_file_with(path: &Path, opts: &LoadOptions) -> Result<Clip, Mo
 /// [`height_warning`] suspects a wrong length unit.
 pub const HUMAN_HEIGHT_RANGE_M: (f64, f64) = (0.3, 3.0);
 
+/// The height, metres, that [`height_warning`] aims its suggested unit at: an adult's.
+pub const TYPICAL_FIGURE_HEIGHT_M: f64 = 1.7;
+
 /// Skeletons with fewer bones than this are not taken for a figure by [`height_warning`]
 /// (test rigs of two or three bones have no expected size).
 pub const FIGURE_MIN_BONES: usize = 8;
@@ -595,9 +618,12 @@ pub fn figure_height_m(clip: &Clip) -> f64 {
 /// A warning when a clip read with `metres_per_unit` has a figure ([`figure_height_m`], for
 /// skeletons of at least [`FIGURE_MIN_BONES`] bones) outside [`HUMAN_HEIGHT_RANGE_M`]: the
 /// computed height, the unit used, and the value of `option` (the command's unit option, such
-/// as `--unit-m`) to try: the first of centimetres, millimetres, inches, feet and metres that
-/// gives a height inside the range, or else the unit that makes the figure 1.7 m tall. `None`
-/// when the size looks right.
+/// as `--unit-m`) to try: of centimetres, millimetres, inches, feet and metres (the unit used
+/// left out), the one that gives a height inside the range nearest (by ratio) to
+/// [`TYPICAL_FIGURE_HEIGHT_M`], or else the unit that makes the figure that tall. The range
+/// spans a factor of ten, so several units often fit (a 1.7-unit figure is 0.52 m in feet and
+/// 1.7 m in metres; a 68-unit one 0.68 m in centimetres and 1.73 m in inches): the nearest is
+/// the likely one. `None` when the size looks right.
 pub fn height_warning(clip: &Clip, metres_per_unit: f64, option: &str) -> Option<String> {
     if clip.skeleton.len() < FIGURE_MIN_BONES {
         return None;
@@ -608,7 +634,8 @@ pub fn height_warning(clip: &Clip, metres_per_unit: f64, option: &str) -> Option
         return None;
     }
     let file_units = h / metres_per_unit;
-    // The first common unit, in this order, that gives a figure of human size.
+    // Of the common units that give a figure of human size, the one nearest a typical height.
+    let off_typical = |u: f64| (file_units * u / TYPICAL_FIGURE_HEIGHT_M).ln().abs();
     let best = [
         (0.01, "centimetres"),
         (0.001, "millimetres"),
@@ -617,15 +644,16 @@ pub fn height_warning(clip: &Clip, metres_per_unit: f64, option: &str) -> Option
         (1.0, "metres"),
     ]
     .into_iter()
-    .find(|(u, _)| (lo..=hi).contains(&(file_units * u)) && *u != metres_per_unit);
+    .filter(|(u, _)| (lo..=hi).contains(&(file_units * u)) && *u != metres_per_unit)
+    .min_by(|a, b| off_typical(a.0).total_cmp(&off_typical(b.0)));
     let hint = match best {
         Some((u, name)) => format!(
             "if the file is in {name}, pass {option} {u} ({:.2} m tall)",
             file_units * u
         ),
         None => format!(
-            "pass {option} with the file's metres per unit ({option} {:.3} makes it 1.7 m tall)",
-            1.7 / file_units
+            "pass {option} with the file's metres per unit ({option} {:.3} makes it {TYPICAL_FIGURE_HEIGHT_M} m tall)",
+            TYPICAL_FIGURE_HEIGHT_M / file_units
         ),
     };
     Some(format!(
@@ -665,6 +693,7 @@ mod tests {
             name: name.into(),
             parent,
             rest_translation: DVec3::from_array(rest),
+            rest_rotation: DQuat::IDENTITY,
         }
     }
 
@@ -775,7 +804,8 @@ mod tests {
             vec![vec![LocalTransform::IDENTITY], vec![moved]],
         )
         .unwrap();
-        assert_eq!(clip.duration_s(), 1.0);
+        // Two frames half a second apart: 0.5 s from the first to the last.
+        assert_eq!(clip.duration_s(), 0.5);
         assert_eq!(clip.fps(), 2.0);
         assert_eq!(clip.world_pose(1)[0].position.z, 2.0);
         assert_eq!(clip.world_pose(99)[0].position.z, 2.0);
@@ -855,6 +885,30 @@ mod tests {
         let c = column(10, 0.0002);
         let w = height_warning(&c, 1000.0, "--unit").unwrap();
         assert!(w.contains("--unit"), "{w}");
+        // A figure in metres read as centimetres or inches: metres is suggested, not feet
+        // (which also gives a height in range, 0.52 m).
+        let mut m = column(10, 0.19);
+        for wrong in [0.01, 0.0254] {
+            m.scale_lengths(wrong);
+            let w = height_warning(&m, wrong, "--unit-m").expect("too small");
+            assert!(
+                w.contains("if the file is in metres, pass --unit-m 1 (1.71 m tall)"),
+                "{w}"
+            );
+            m.scale_lengths(1.0 / wrong);
+        }
+        // 68 units read as metres: inches (1.73 m), not centimetres (0.68 m, also in range).
+        let w = height_warning(&column(10, 68.0 / 9.0), 1.0, "--unit-m").unwrap();
+        assert!(
+            w.contains("if the file is in inches, pass --unit-m 0.0254 (1.73 m tall)"),
+            "{w}"
+        );
+        // 5.6 units read as metres: feet (1.71 m).
+        let w = height_warning(&column(10, 5.6 / 9.0), 1.0, "--unit-m").unwrap();
+        assert!(
+            w.contains("if the file is in feet, pass --unit-m 0.3048 (1.71 m tall)"),
+            "{w}"
+        );
         // A three-bone rig has no expected size.
         assert_eq!(height_warning(&column(3, 50.0), 1.0, "--unit-m"), None);
     }

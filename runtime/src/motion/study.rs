@@ -222,6 +222,7 @@ fn read_bones(top: &Map<String, Value>) -> Result<Vec<Bone>> {
             name,
             parent,
             rest_translation: DVec3::from_array(xyz),
+            rest_rotation: glam::DQuat::IDENTITY,
         });
     }
     Ok(bones)

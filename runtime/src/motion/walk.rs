@@ -101,6 +101,7 @@ pub fn study_skeleton() -> Skeleton {
             name: name.to_owned(),
             parent,
             rest_translation: DVec3::from_array(rest),
+            rest_rotation: glam::DQuat::IDENTITY,
         })
         .collect();
     // The table is ordered parents first; `Skeleton::new` cannot fail on it.
@@ -197,7 +198,8 @@ mod tests {
         let clip = study_walk_clip();
         assert_eq!(clip.skeleton.len(), 30);
         assert_eq!(clip.frame_count(), 180);
-        assert!((clip.duration_s() - 3.0).abs() < 1e-12);
+        // 179 frame times from the first frame to the last.
+        assert!((clip.duration_s() - 179.0 / 60.0).abs() < 1e-12);
         // Passes the same checks as any other clip.
         let checked = Clip::new(
             clip.name.clone(),

@@ -204,7 +204,9 @@ pub fn import(
 ) -> Result<()> {
     let spec = crowd_spec(clip, crowd, frames, elmos_per_metre);
     let t0 = Instant::now();
-    let (len, st, sb) = write_track(&spec, output, |_, _| {})?;
+    let bar = crate::progress::Progress::bar(0, "import: scan, thin, check and write", "windows");
+    let (len, st, sb) = write_track(&spec, output, |done, n| bar.set(done as u64, n as u64))?;
+    drop(bar);
     let secs = t0.elapsed().as_secs_f64();
     println!(
         "wrote {} ({len} bytes) in {secs:.2} s: {crowd} characters, {} pieces each, {frames} frames, tolerance {} elmo",
@@ -214,10 +216,13 @@ pub fn import(
     );
     report(len, &st, &sb);
     let bytes = std::fs::read(output)?;
+    let bar = crate::progress::Progress::spinner("import: compressing each section on its own");
+    let table = section_table(&bytes);
+    drop(bar);
     println!();
     println!("| section, compressed on its own per window | before | after |");
     println!("|---|---|---|");
-    for (n, a, b) in section_table(&bytes)? {
+    for (n, a, b) in table? {
         println!("| {n} | {a} | {b} |");
     }
     Ok(())
@@ -276,7 +281,10 @@ pub fn verify(
         "match from the header: crowd of {crowd}, {frames} frames, windows of {}",
         h.window_length
     );
-    let st = spec.verify(bytes)?;
+    let bar = crate::progress::Progress::bar(0, "verify", "windows");
+    let st = spec.verify_with_progress(bytes, |done, n| bar.set(done as u64, n as u64));
+    drop(bar);
+    let st = st?;
     let tol = h.tolerance_elmos as f64;
     println!(
         "samples measured: {} unit, {} piece, {} projectile",

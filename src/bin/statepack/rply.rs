@@ -16,7 +16,9 @@ pub const SPEC_RAW_BUDGET_BYTES_PER_S: f64 = 20.0 * 15.0 * 22.0;
 
 /// `import --format rply`: one walker playing the clip once at 15 Hz, with its rig snapshot.
 pub fn import(clip: &Clip, output: &Path, studs_per_metre: f64) -> Result<()> {
-    let ticks = (clip.duration_s() * 15.0).floor().max(1.0) as u32;
+    // One frame time per frame (the clip's span plus its last frame), as 15 Hz ticks.
+    let frames_s = clip.frame_count() as f64 * clip.frame_time_s;
+    let ticks = (frames_s * 15.0).floor().max(1.0) as u32;
     let opts = CrowdOptions {
         characters: 1,
         ticks,
@@ -165,8 +167,9 @@ pub fn sample(bytes: &[u8], at: f64) -> Result<()> {
     Ok(())
 }
 
-/// One row of `statepack demo`: the clip as a crowd of 20 walkers for 60 s at 15 Hz.
-pub fn demo_row(clip: &Clip, studs_per_metre: f64) -> Result<()> {
+/// One row of `statepack demo` (returned, for the demo to print): the clip as a crowd of 20
+/// walkers for 60 s at 15 Hz.
+pub fn demo_row(clip: &Clip, studs_per_metre: f64) -> Result<String> {
     let opts = CrowdOptions {
         ticks: 900,
         studs_per_metre,
@@ -182,7 +185,7 @@ pub fn demo_row(clip: &Clip, studs_per_metre: f64) -> Result<()> {
     rply::verify(&crowd.bytes)?;
     let s = crowd.stats;
     let n = s.transforms_in.max(1) as f64;
-    println!(
+    Ok(format!(
         "| RPLY v3 (20 walkers, 60 s, 15 Hz) | {} | {:.2} | {:.3} ({} B) | {:.1}% | {:.2e} | {:.2e} | {:.2} ms | {:.2} ms |",
         crowd.bytes.len(),
         crowd.bytes.len() as f64 / n,
@@ -193,8 +196,7 @@ pub fn demo_row(clip: &Clip, studs_per_metre: f64) -> Result<()> {
         errs.max_rot_error_deg,
         enc_s * 1e3,
         dec_s * 1e3
-    );
-    Ok(())
+    ))
 }
 
 fn all_full_opts(opts: CrowdOptions) -> CrowdOptions {

@@ -97,7 +97,10 @@ pub fn run(cmd: WsnapCmd) -> Result<()> {
                 loss_pct: loss,
                 compress: !no_zstd,
             };
-            let r = sim::run(&cfg)
+            let bar = crate::progress::Progress::bar(0, "wsnap sim", "ticks");
+            let r = sim::run_with_progress(&cfg, |done, n| bar.set(u64::from(done), u64::from(n)));
+            drop(bar);
+            let r = r
                 .map_err(anyhow::Error::msg)
                 .with_context(|| match budget {
                     Some(b) => format!("wsnap sim --budget {b}"),
