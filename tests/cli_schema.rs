@@ -364,3 +364,46 @@ fn broken_schema_and_bad_input_exit_non_zero() {
     assert!(err.contains("n (byte offset 2): input ends early"), "{err}");
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// The note about bytes after the root type counts what positional instances read: a file
+/// whose index (an instance at an offset) reads its last bytes gets no note, and one with
+/// bytes after the index gets a note naming where they start.
+#[test]
+fn trailing_note_counts_what_instances_read() {
+    let tmp = std::env::temp_dir().join(format!("statepack-cli-tail-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let schema = tmp.join("idx.ksy");
+    std::fs::write(
+        &schema,
+        "meta:\n  id: idx\n  endian: le\nseq:\n  - id: ofs_index\n    type: u1\ninstances:\n  index:\n    pos: ofs_index\n    size: 4\n",
+    )
+    .unwrap();
+    let whole = tmp.join("whole.bin");
+    std::fs::write(&whole, [1u8, 0xa, 0xb, 0xc, 0xd]).unwrap();
+    let longer = tmp.join("longer.bin");
+    std::fs::write(&longer, [1u8, 0xa, 0xb, 0xc, 0xd, 0, 0]).unwrap();
+    for cmd in ["inspect", "decode"] {
+        let o = run(&[
+            cmd.as_ref(),
+            "--schema".as_ref(),
+            schema.as_os_str(),
+            whole.as_os_str(),
+        ]);
+        assert!(o.status.success(), "{cmd}: {}", text(&o.stderr));
+        let all = format!("{}{}", text(&o.stdout), text(&o.stderr));
+        assert!(!all.contains("read by no field"), "{cmd}: {all}");
+        let o = run(&[
+            cmd.as_ref(),
+            "--schema".as_ref(),
+            schema.as_os_str(),
+            longer.as_os_str(),
+        ]);
+        assert!(o.status.success(), "{cmd}: {}", text(&o.stderr));
+        let all = format!("{}{}", text(&o.stdout), text(&o.stderr));
+        assert!(
+            all.contains("2 byte(s) after byte 5 are read by no field or instance of the schema"),
+            "{cmd}: {all}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}

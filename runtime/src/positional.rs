@@ -229,6 +229,12 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         self.nbits = saved.nbits;
     }
 
+    /// The furthest byte of the stream read so far, by the `seq` or by a positional
+    /// instance (absolute offset, one past the last byte).
+    pub fn furthest_read(&self) -> usize {
+        self.pos.max(self.pos_hi)
+    }
+
     /// Takes the bytes from the reader's position to the furthest byte a positional instance
     /// read (none when no instance read past here): the root type ends there, and keeps them
     /// so that its writer puts back the bytes between and under its instances.

@@ -63,6 +63,9 @@ pub struct DynStruct {
     pub(crate) hidden: Vec<(&'static str, Option<DynValue>)>,
     /// `_sizeof`: the bytes the type took.
     pub(crate) size: u64,
+    /// For the root type: one past the furthest byte of the input read, by the `seq` or by
+    /// a positional instance (0 for other types).
+    pub(crate) extent: u64,
     /// `_io` after the type was read (for `x._io.pos`).
     pub(crate) io: Option<eval::IoState>,
     names: &'static [&'static str],
@@ -83,6 +86,7 @@ impl DynStruct {
             members,
             hidden: Vec::new(),
             size: 0,
+            extent: 0,
             io: None,
             names: &["pos", "size", "eof"],
         }
@@ -91,6 +95,12 @@ impl DynStruct {
     /// The bytes the type took in its stream (`_sizeof`), positional instances not counted.
     pub fn size(&self) -> u64 {
         self.size
+    }
+
+    /// For the value [`decode`] returns: one past the furthest byte of the input that was
+    /// read, by the root's `seq` or by any positional instance (at least [`DynStruct::size`]).
+    pub fn read_extent(&self) -> u64 {
+        self.extent.max(self.size)
     }
 
     /// The member named `name`, if the type has one.

@@ -54,7 +54,9 @@ pub fn decode(schema: &Schema, bytes: &[u8]) -> Result<DynStruct, DecodeError> {
             .spawn_scoped(scope, || {
                 let mut r = ByteReader::new(bytes);
                 let params = root.params.iter().map(|p| (intern(&p.id), None)).collect();
-                it.read_type(&mut r, root, params)
+                let mut v = it.read_type(&mut r, root, params)?;
+                v.extent = r.furthest_read() as u64;
+                Ok(v)
             });
         match worker {
             Ok(h) => h.join().unwrap_or_else(|_| {
@@ -262,6 +264,7 @@ impl<'s> Interp<'s> {
             elem_spans,
             hidden,
             size,
+            extent: 0,
             io,
             names: intern_names(&names),
         })

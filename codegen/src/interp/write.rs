@@ -154,6 +154,7 @@ fn write_type(
         members: fields,
         hidden: Vec::new(),
         size,
+        extent: 0,
         io: None,
         names: super::intern_names(&names),
     })

@@ -373,13 +373,13 @@ fn first_difference(a: &Json, b: &Json, path: &str) -> String {
     }
 }
 
-/// A note when bytes follow the root type's `seq` (Kaitai Struct allows them, as
-/// `reflect_decode` does; positional instances may have read some of them).
+/// A note when bytes follow everything the schema read: the root type's `seq` and every
+/// positional instance (Kaitai Struct allows such bytes, as `reflect_decode` does).
 pub fn trailing_note(root: &DynStruct, len: usize) -> Option<String> {
-    let end = root.size();
+    let end = root.read_extent();
     (end < len as u64).then(|| {
         format!(
-            "{} byte(s) follow the root type's fields (from byte {end}); Kaitai Struct allows them and positional instances may read there",
+            "{} byte(s) after byte {end} are read by no field or instance of the schema (Kaitai Struct allows them)",
             len as u64 - end
         )
     })
