@@ -167,12 +167,12 @@ fn float(q: &[(&str, &str)], k: &str) -> Result<f64, String> {
 }
 
 /// `n.k`: node n, element k of its run.
-fn parse_ref(s: &str, nodes: usize) -> Result<Ref, String> {
+fn parse_ref(s: &str, ix: &super::structure::Index) -> Result<Ref, String> {
     let (a, b) = s.split_once('.').unwrap_or((s, "0"));
     let n: u32 = a.parse().map_err(|_| format!("bad node id `{s}`"))?;
     let k: u32 = b.parse().map_err(|_| format!("bad node id `{s}`"))?;
-    if n as usize >= nodes {
-        return Err(format!("no node {n}"));
+    if n as usize >= ix.len() || k >= ix.node(n).count {
+        return Err(format!("no node {s}"));
     }
     Ok((n, k))
 }
@@ -232,7 +232,7 @@ impl State {
 
     fn node_json(&self, r: Ref, values: &std::collections::HashMap<u32, (String, String)>) -> Json {
         let ix = &self.doc.index;
-        let n = &ix.nodes[r.0 as usize];
+        let n = &ix.node(r.0);
         let (sb, eb) = ix.bits(r);
         let children = ix.child_count(r);
         let ord = ix.ord(r);
@@ -256,7 +256,7 @@ impl State {
         let processed = ix
             .child_nodes(r.0)
             .next()
-            .is_some_and(|c| ix.nodes[c as usize].stream == r.0 && r.0 != 0);
+            .is_some_and(|c| ix.node(c).stream == r.0 && r.0 != 0);
         json!({
             "id": ref_id(r),
             "name": if r.0 == 0 { ix.names[0].clone() } else { ix.name(r) },
@@ -287,16 +287,11 @@ impl State {
             }
         }
         let ix = &self.doc.index;
-        let n = *ix
-            .nodes
-            .get(s as usize)
-            .ok_or_else(|| format!("no stream {s}"))?;
-        if ix
-            .child_nodes(s)
-            .next()
-            .map(|c| ix.nodes[c as usize].stream)
-            != Some(s)
-        {
+        if s as usize >= ix.len() {
+            return Err(format!("no stream {s}"));
+        }
+        let n = ix.node(s);
+        if ix.child_nodes(s).next().map(|c| ix.node(c).stream) != Some(s) {
             return Err(format!("node {s} has no processed bytes"));
         }
         let outer = self.stream_bytes(n.stream)?;
@@ -311,7 +306,7 @@ impl State {
     }
 
     fn api(&mut self, api: &str, q: &[(&str, &str)]) -> Result<Option<Json>, String> {
-        let nodes = self.doc.index.nodes.len();
+        let nodes = self.doc.index.len();
         Ok(Some(match api {
             "info" => {
                 let ix = &self.doc.index;
@@ -336,7 +331,7 @@ impl State {
                 })
             }
             "children" => {
-                let r = parse_ref(param(q, "id").unwrap_or("0.0"), nodes)?;
+                let r = parse_ref(param(q, "id").unwrap_or("0.0"), &self.doc.index)?;
                 let from = num(q, "from").unwrap_or(0);
                 let count = num(q, "count").unwrap_or(200).min(MAX_CHILDREN);
                 let ix = &self.doc.index;
@@ -346,7 +341,7 @@ impl State {
                 json!({ "id": ref_id(r), "from": from, "total": ix.child_count(r), "children": list })
             }
             "node" => {
-                let r = parse_ref(param(q, "id").unwrap_or("0.0"), nodes)?;
+                let r = parse_ref(param(q, "id").unwrap_or("0.0"), &self.doc.index)?;
                 let values = self.doc.index.values(self.doc.fmt, self.doc.bytes, &[r]);
                 self.path_json(r, &values)
             }

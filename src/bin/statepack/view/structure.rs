@@ -3,7 +3,7 @@
 //! children without keeping the decoded file.
 //!
 //! A node keeps its bit range, its parent, its name, the stream its offsets count in, the
-//! end of its subtree and its reading-order number (40 bytes). Leaf values are not kept: the
+//! end of its subtree and its reading-order number (28 bytes). Leaf values are not kept: the
 //! server decodes the file again when a page of leaves is shown and picks their values by
 //! reading-order number ([`Index::values`]). A run of list elements that are equal-sized
 //! leaves one after the other (a column of numbers) is one node standing for all of them, so
@@ -29,14 +29,15 @@ const INDEX_BIT: u32 = 1 << 31;
 /// breakdown (recursive schemas would otherwise make one pattern per depth).
 const MAX_PATTERN_DEPTH: usize = 8;
 
-/// One field, list element, or run of equal-sized leaf list elements.
-#[derive(Debug, Clone, Copy)]
+/// One field, list element, or run of equal-sized leaf list elements, as the index answers
+/// for it ([`Index::node`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Node {
     /// Bit offset where it starts, in its stream.
     pub start_bit: u64,
     /// Bit offset just past it (past the last element, for a run).
     pub end_bit: u64,
-    /// Index of the parent node (the root's own index for the root).
+    /// Index of the parent node (0 for the root itself).
     pub parent: u32,
     /// Index into [`Index::names`], or a list index with the top bit set (the first
     /// element's, for a run).
@@ -50,8 +51,21 @@ pub struct Node {
     pub ord: u32,
     /// Elements it stands for: 1, or the length of a run.
     pub count: u32,
-    /// Index into the size breakdown's patterns (`frames[].pos_x`).
-    pub pattern: u32,
+}
+
+/// A node as stored: 28 bytes. A node whose start or length in bits does not fit 32 bits
+/// has `len == u32::MAX` and its range in [`Index::wide`]. A node's element count is not
+/// stored: a run is a childless node, and its count is the gap in reading-order numbers
+/// to the node after it.
+#[derive(Debug, Clone, Copy)]
+struct Packed {
+    start: u32,
+    len: u32,
+    parent: u32,
+    name: u32,
+    stream: u32,
+    next: u32,
+    ord: u32,
 }
 
 /// A reference to a node or to one element of a run: `(node, element)`.
@@ -83,7 +97,11 @@ pub struct SizeRow {
 /// The index of one decode.
 pub struct Index {
     /// Every node, in reading order; node 0 is the root.
-    pub nodes: Vec<Node>,
+    nodes: Vec<Packed>,
+    /// Ranges (start, end bit) of the nodes that do not fit the packed form.
+    wide: HashMap<u32, (u64, u64)>,
+    /// Reading-order number past the last field.
+    ord_end: u32,
     /// Field names.
     pub names: Vec<String>,
     /// True when the node cap stopped the index before the decode ended.
@@ -106,6 +124,8 @@ pub struct Index {
 /// An open node while building.
 struct Open {
     idx: u32,
+    /// Its size-breakdown pattern.
+    pattern: u32,
     /// Its last child (for run merging), if any.
     last_child: Option<u32>,
     /// Where its last child ended, for closing it after an error.
@@ -133,6 +153,8 @@ impl Builder {
     pub fn new(root: &str, cap: usize, runs: bool) -> Self {
         let mut ix = Index {
             nodes: Vec::new(),
+            wide: HashMap::new(),
+            ord_end: 0,
             names: vec![root.to_owned()],
             truncated: false,
             failure: None,
@@ -142,21 +164,20 @@ impl Builder {
             kept: HashMap::new(),
             type_names: HashMap::new(),
         };
-        ix.nodes.push(Node {
-            start_bit: 0,
-            end_bit: 0,
+        ix.nodes.push(Packed {
+            start: 0,
+            len: 0,
             parent: 0,
             name: 0,
             stream: 0,
             next: 1,
             ord: u32::MAX,
-            count: 1,
-            pattern: 0,
         });
         Builder {
             ix,
             open: vec![Open {
                 idx: 0,
+                pattern: 0,
                 last_child: None,
                 last_end: None,
                 opens_stream: false,
@@ -201,7 +222,7 @@ impl Builder {
         id
     }
 
-    /// The name id of a field name given as text (`--schema` names are interned there too).
+    /// The name id of a field name or list index.
     fn name_id(&mut self, seg: &PathSeg) -> u32 {
         match seg {
             PathSeg::Index(i) => INDEX_BIT | (*i as u32 & !INDEX_BIT),
@@ -230,28 +251,32 @@ impl Builder {
             self.skip_depth += 1;
             return;
         };
-        let pnode = self.ix.nodes[p.idx as usize];
-        if !p.opens_stream && p.idx != 0 && bit < pnode.start_bit {
+        let (pidx, ppattern) = (p.idx, p.pattern);
+        let pstart = self.ix.range(pidx).0;
+        if !p.opens_stream && pidx != 0 && bit < pstart {
             p.opens_stream = true;
         }
-        let stream = if p.opens_stream { p.idx } else { pnode.stream };
-        let pidx = p.idx;
-        let pattern = self.pattern(pnode.pattern, name, depth);
+        let stream = if p.opens_stream {
+            pidx
+        } else {
+            self.ix.nodes[pidx as usize].stream
+        };
+        let pattern = self.pattern(ppattern, name, depth);
         let idx = self.ix.nodes.len() as u32;
-        self.ix.nodes.push(Node {
-            start_bit: bit,
-            end_bit: bit,
+        self.ix.nodes.push(Packed {
+            start: 0,
+            len: 0,
             parent: pidx,
             name,
             stream,
             next: idx + 1,
             ord: self.ord,
-            count: 1,
-            pattern,
         });
+        self.ix.set_range(idx, bit, bit);
         self.ord = self.ord.saturating_add(1);
         self.open.push(Open {
             idx,
+            pattern,
             last_child: None,
             last_end: None,
             opens_stream: false,
@@ -270,15 +295,17 @@ impl Builder {
         }
         let Some(o) = self.open.pop() else { return };
         let len = self.ix.nodes.len() as u32;
+        let (start, _) = self.ix.range(o.idx);
+        let end = bit.max(start);
+        self.ix.set_range(o.idx, start, end);
         let n = &mut self.ix.nodes[o.idx as usize];
-        n.end_bit = bit.max(n.start_bit);
         n.next = len;
-        let node = *n;
-        let childless = node.next == o.idx + 1;
+        let (stream, name, ord) = (n.stream, n.name, n.ord);
+        let childless = len == o.idx + 1;
         if childless || o.opens_stream {
-            let bits = node.end_bit - node.start_bit;
-            let p = node.pattern as usize;
-            if node.stream == 0 {
+            let bits = end - start;
+            let p = o.pattern as usize;
+            if stream == 0 {
                 self.ix.stored_bits[p] += bits;
             } else {
                 self.ix.inflated_bits[p] += bits;
@@ -287,28 +314,27 @@ impl Builder {
         let Some(parent) = self.open.last_mut() else {
             return;
         };
-        parent.last_end = Some(node.end_bit);
-        // A leaf list element right after an equal-sized one joins its run.
-        if self.runs
-            && childless
-            && leaf
-            && node.name & INDEX_BIT != 0
-            && node.end_bit > node.start_bit
-        {
+        parent.last_end = Some(end);
+        // A leaf list element right after an equal-sized one joins its run (the run's
+        // element count is the gap in reading-order numbers, see `Packed`).
+        if self.runs && childless && leaf && name & INDEX_BIT != 0 && end > start {
             if let Some(prev) = parent.last_child {
-                let pv = &mut self.ix.nodes[prev as usize];
-                let size = (pv.end_bit - pv.start_bit) / u64::from(pv.count);
-                if pv.next == prev + 1
+                let pv = self.ix.nodes[prev as usize];
+                let count = u64::from(ord.saturating_sub(pv.ord));
+                let (ps, pe) = self.ix.range(prev);
+                if prev + 1 == o.idx
+                    && pv.next == o.idx
                     && pv.name & INDEX_BIT != 0
-                    && pv.stream == node.stream
-                    && pv.end_bit == node.start_bit
-                    && size == node.end_bit - node.start_bit
-                    && pv.ord.wrapping_add(pv.count) == node.ord
-                    && pv.count < u32::MAX
+                    && pv.stream == stream
+                    && pe == start
+                    && count > 0
+                    && (pe - ps) % count == 0
+                    && (pe - ps) / count == end - start
                 {
-                    pv.count += 1;
-                    pv.end_bit = node.end_bit;
                     self.ix.nodes.pop();
+                    self.ix.wide.remove(&o.idx);
+                    self.ix.set_range(prev, ps, end);
+                    self.ix.nodes[prev as usize].next = o.idx;
                     return;
                 }
             }
@@ -323,24 +349,23 @@ impl Builder {
         while self.open.len() > 1 {
             let Some(o) = self.open.pop() else { break };
             let len = self.ix.nodes.len() as u32;
-            let n = &mut self.ix.nodes[o.idx as usize];
+            let (start, _) = self.ix.range(o.idx);
             let end = if o.opens_stream {
-                n.start_bit
+                start
             } else {
-                o.last_end.unwrap_or(n.start_bit)
+                o.last_end.unwrap_or(start).max(start)
             };
-            n.end_bit = end.max(n.start_bit);
-            n.next = len;
-            let e = n.end_bit;
+            self.ix.set_range(o.idx, start, end);
+            self.ix.nodes[o.idx as usize].next = len;
             if let Some(p) = self.open.last_mut() {
-                p.last_end = Some(p.last_end.unwrap_or(0).max(e));
+                p.last_end = Some(p.last_end.unwrap_or(0).max(end));
             }
         }
         let len = self.ix.nodes.len() as u32;
-        let root = &mut self.ix.nodes[0];
-        root.end_bit = root_end_bit;
-        root.next = len;
-        self.skip_depth = 0;
+        self.ix.set_range(0, 0, root_end_bit);
+        self.ix.nodes[0].next = len;
+        self.ix.ord_end = self.ord;
+        self.ix.nodes.shrink_to_fit();
         if let Some(e) = err {
             self.ix.failure = Some(Failure {
                 message: e.to_string(),
@@ -394,6 +419,62 @@ fn short(text: String) -> String {
 }
 
 impl Index {
+    /// The (start, end) bits of node `i`.
+    fn range(&self, i: u32) -> (u64, u64) {
+        let p = &self.nodes[i as usize];
+        if p.len == u32::MAX {
+            if let Some(&r) = self.wide.get(&i) {
+                return r;
+            }
+        }
+        (u64::from(p.start), u64::from(p.start) + u64::from(p.len))
+    }
+
+    fn set_range(&mut self, i: u32, start: u64, end: u64) {
+        let p = &mut self.nodes[i as usize];
+        match (u32::try_from(start), u32::try_from(end - start)) {
+            (Ok(s), Ok(l)) if l != u32::MAX => {
+                (p.start, p.len) = (s, l);
+                self.wide.remove(&i);
+            }
+            _ => {
+                (p.start, p.len) = (0, u32::MAX);
+                self.wide.insert(i, (start, end));
+            }
+        }
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Node `i` (`i < len()`).
+    pub fn node(&self, i: u32) -> Node {
+        let p = self.nodes[i as usize];
+        let (start_bit, end_bit) = self.range(i);
+        let count = if i != 0 && p.next == i + 1 {
+            let after = self
+                .nodes
+                .get(i as usize + 1)
+                .map(|n| n.ord)
+                .unwrap_or(self.ord_end);
+            after.saturating_sub(p.ord).max(1)
+        } else {
+            1
+        };
+        Node {
+            start_bit,
+            end_bit,
+            parent: p.parent,
+            name: p.name,
+            stream: p.stream,
+            next: p.next,
+            ord: p.ord,
+            count,
+        }
+    }
+
     /// The node cap for an input of `len` bytes: one node per input byte plus 64 Ki, so
     /// the index stays within 40 bytes per input byte plus a fixed part.
     pub fn cap_for(len: usize) -> usize {
@@ -413,7 +494,7 @@ impl Index {
 
     /// The name of node `i` (`frames`, `[3]`).
     pub fn name(&self, r: Ref) -> String {
-        let n = &self.nodes[r.0 as usize];
+        let n = &self.node(r.0);
         if n.name & INDEX_BIT != 0 {
             format!("[{}]", u64::from(n.name & !INDEX_BIT) + u64::from(r.1))
         } else {
@@ -423,12 +504,12 @@ impl Index {
 
     /// True for a list element (its name is an index).
     pub fn is_element(&self, i: u32) -> bool {
-        self.nodes[i as usize].name & INDEX_BIT != 0
+        self.node(i).name & INDEX_BIT != 0
     }
 
     /// The bit range of a reference.
     pub fn bits(&self, r: Ref) -> (u64, u64) {
-        let n = &self.nodes[r.0 as usize];
+        let n = &self.node(r.0);
         if n.count <= 1 {
             return (n.start_bit, n.end_bit);
         }
@@ -439,42 +520,42 @@ impl Index {
 
     /// Reading-order number of a reference.
     pub fn ord(&self, r: Ref) -> u32 {
-        self.nodes[r.0 as usize].ord.wrapping_add(r.1)
+        self.node(r.0).ord.wrapping_add(r.1)
     }
 
     /// Direct child nodes of node `i` (runs count once here).
     pub fn child_nodes(&self, i: u32) -> impl Iterator<Item = u32> + '_ {
-        let end = self.nodes[i as usize].next;
+        let end = self.node(i).next;
         let mut c = i + 1;
         std::iter::from_fn(move || {
             if c >= end {
                 return None;
             }
             let here = c;
-            c = self.nodes[c as usize].next.max(c + 1);
+            c = self.node(c).next.max(c + 1);
             Some(here)
         })
     }
 
     /// Number of children of a reference (run elements counted one by one).
     pub fn child_count(&self, r: Ref) -> u64 {
-        if self.nodes[r.0 as usize].count > 1 {
+        if self.node(r.0).count > 1 {
             return 0;
         }
         self.child_nodes(r.0)
-            .map(|c| u64::from(self.nodes[c as usize].count))
+            .map(|c| u64::from(self.node(c).count))
             .sum()
     }
 
     /// Children `from..from + count` of a reference (run elements one by one).
     pub fn children(&self, r: Ref, from: u64, count: u64) -> Vec<Ref> {
         let mut out = Vec::new();
-        if self.nodes[r.0 as usize].count > 1 {
+        if self.node(r.0).count > 1 {
             return out;
         }
         let mut pos = 0u64;
         for c in self.child_nodes(r.0) {
-            let n = u64::from(self.nodes[c as usize].count);
+            let n = u64::from(self.node(c).count);
             let (lo, hi) = (pos, pos + n);
             pos = hi;
             if hi <= from {
@@ -494,13 +575,13 @@ impl Index {
 
     /// Position of a reference among its parent's children (run elements one by one).
     pub fn position(&self, r: Ref) -> u64 {
-        let p = self.nodes[r.0 as usize].parent;
+        let p = self.node(r.0).parent;
         let mut pos = 0u64;
         for c in self.child_nodes(p) {
             if c == r.0 {
                 return pos + u64::from(r.1);
             }
-            pos += u64::from(self.nodes[c as usize].count);
+            pos += u64::from(self.node(c).count);
         }
         pos
     }
@@ -510,7 +591,7 @@ impl Index {
         let mut out = vec![(r, self.position(r))];
         let mut i = r.0;
         while i != 0 {
-            i = self.nodes[i as usize].parent;
+            i = self.node(i).parent;
             out.push(((i, 0), if i == 0 { 0 } else { self.position((i, 0)) }));
         }
         out.reverse();
@@ -530,7 +611,7 @@ impl Index {
             return None;
         }
         for c in self.child_nodes(node) {
-            let n = &self.nodes[c as usize];
+            let n = &self.node(c);
             if n.stream != stream {
                 continue;
             }
@@ -559,7 +640,7 @@ impl Index {
                 PathSeg::Field(f) => self
                     .child_nodes(cur.0)
                     .find(|&c| {
-                        let n = self.nodes[c as usize].name;
+                        let n = self.node(c).name;
                         n & INDEX_BIT == 0 && self.names[n as usize] == *f
                     })
                     .map(|c| (c, 0))?,
@@ -578,7 +659,7 @@ impl Index {
         let mut cur = r;
         while cur.0 != 0 {
             parts.push(self.name(cur));
-            cur = (self.nodes[cur.0 as usize].parent, 0);
+            cur = (self.node(cur.0).parent, 0);
         }
         parts.reverse();
         let mut s = String::new();
@@ -601,7 +682,7 @@ impl Index {
     ) -> HashMap<u32, (String, String)> {
         let mut want: Vec<u32> = refs
             .iter()
-            .filter(|r| self.nodes[r.0 as usize].next == r.0 + 1)
+            .filter(|r| self.node(r.0).next == r.0 + 1)
             .map(|&r| self.ord(r))
             .collect();
         want.sort_unstable();
@@ -720,14 +801,14 @@ mod tests {
                     let (res, tree) = (fmt.decode_traced)(b);
                     let ix = Index::of_format(fmt, b);
                     assert_eq!(ix.failure.is_some(), res.is_err(), "{} {name}", fmt.name);
-                    if ix.nodes.iter().any(|n| n.stream != 0) {
+                    if (0..ix.len() as u32).any(|i| ix.node(i).stream != 0) {
                         continue;
                     }
                     let mut want = Vec::new();
                     walk(&tree, "", &mut want);
                     let mut got = Vec::new();
-                    for i in 1..ix.nodes.len() as u32 {
-                        for k in 0..ix.nodes[i as usize].count {
+                    for i in 1..ix.len() as u32 {
+                        for k in 0..ix.node(i).count {
                             let (s, e) = ix.bits((i, k));
                             got.push((ix.path_text((i, k)), s, e));
                         }
@@ -763,12 +844,12 @@ mod tests {
             .find(&[statepack::runtime::io::PathSeg::Field("info")])
             .expect("info chunk");
         let first = ix.child_nodes(info.0).next().expect("children");
-        assert_eq!(ix.nodes[first as usize].stream, info.0);
-        assert_eq!(ix.nodes[first as usize].start_bit, 0);
+        assert_eq!(ix.node(first).stream, info.0);
+        assert_eq!(ix.node(first).start_bit, 0);
         let r = ix.at_byte(info.0, 0).expect("byte 0 of the inflated chunk");
         assert_eq!(ix.path_text(r), "info.directory.num_columns");
         // The chunk's stored bytes in the file select the chunk itself.
-        let at = ix.nodes[info.0 as usize].start_bit / 8;
+        let at = ix.node(info.0).start_bit / 8;
         assert_eq!(ix.at_byte(0, at), Some(info));
     }
 }
