@@ -46,7 +46,11 @@ impl Drop for Proc {
 
 /// `statepack view FILE --no-open [more]`, and the address it prints.
 fn viewer(file: &Path, more: &[&str]) -> (Proc, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_statepack"))
+    viewer_with(env!("CARGO_BIN_EXE_statepack").as_ref(), file, more)
+}
+
+fn viewer_with(exe: &Path, file: &Path, more: &[&str]) -> (Proc, String) {
+    let mut child = Command::new(exe)
         .arg("view")
         .arg(file)
         .args(more)
@@ -616,6 +620,74 @@ fn snap_cbtk_and_clip_draw_their_motion() {
         "document.querySelectorAll('#sizes-stored .bar').length > 0",
         "the size bars",
     );
+    // Bars are drawn to scale: the largest row's bar is wider than the smallest's.
+    let widths = b.eval(
+        "[...document.querySelectorAll('#sizes-stored .bar')].map(e => e.getBoundingClientRect().width)",
+    );
+    let w: Vec<f64> = widths
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert!(
+        w.len() > 1 && w[0] > w[w.len() - 1],
+        "bars not to scale: {w:?}"
+    );
     keep_shot("viewer-sizes.png", &b.screenshot(None));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Figures for docs/performance.md (run by hand, nothing asserted): the time from starting
+/// the viewer to its address (reading and indexing the file), from navigating to the page
+/// to its first paint and to the tree and hex shown, and the server's peak resident set after
+/// the page has shown the structure, played the motion for a while and shown the sizes.
+///
+/// `STATEPACK_VIEW_FILE` names the file, `STATEPACK_VIEW_EXE` the statepack binary to
+/// measure (a release build; default: the one this test was built with). Linux only (the
+/// peak is the server's `VmHWM`).
+#[test]
+#[ignore = "a measurement, run by hand"]
+fn first_paint_and_peak_memory_figures() {
+    let Some(file) = std::env::var_os("STATEPACK_VIEW_FILE") else {
+        eprintln!("set STATEPACK_VIEW_FILE to the file to measure");
+        return;
+    };
+    let exe = std::env::var_os("STATEPACK_VIEW_EXE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_statepack")));
+    let Some(mut b) = browser() else { return };
+    let start = Instant::now();
+    let (p, url) = viewer_with(&exe, Path::new(&file), &[]);
+    let to_address = start.elapsed();
+    b.open(&url);
+    let ready = b.eval("window.viewer.readyMs").as_f64().unwrap();
+    let fcp = b.eval(
+        "(performance.getEntriesByType('paint').find(e => e.name === 'first-contentful-paint') || {}).startTime",
+    );
+    b.eval("document.getElementById('tab-motion').hidden || document.getElementById('tab-motion').click()");
+    if b.eval("!!window.viewer.info.motion") == json!(true) {
+        b.wait("window.viewer.frames > 0", "the first frame");
+        b.eval("document.getElementById('play').click()");
+        std::thread::sleep(Duration::from_secs(5));
+        b.eval("document.getElementById('play').click()");
+    }
+    b.eval("document.getElementById('tab-sizes').click()");
+    b.wait(
+        "document.querySelectorAll('#sizes-stored .bar').length > 0",
+        "the sizes",
+    );
+    let frames = b.eval("window.viewer.frames");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", p.0.id())).unwrap();
+    let hwm = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM"))
+        .unwrap_or("VmHWM: ?")
+        .to_owned();
+    let len = std::fs::metadata(&file).unwrap().len();
+    eprintln!(
+        "{}: {len} bytes; address after {:.0} ms; page: first contentful paint {fcp} ms, tree and hex shown {ready:.0} ms after navigation; {frames} motion frames in 5 s; server {hwm}",
+        Path::new(&file).display(),
+        to_address.as_secs_f64() * 1000.0
+    );
 }

@@ -381,9 +381,21 @@ async function showSizes() {
     const rest = rows.slice(40).reduce((s, r) => s + r.bytes, 0);
     if (rest > 0) top.push({ field: `(${rows.length - 40} other fields)`, bytes: rest });
     const max = Math.max(...top.map((r) => r.bytes), 1);
-    el.innerHTML = top.map((r) => `<div class="lbl" title="${esc(r.field)}">${esc(r.field || '(root)')}</div>` +
-      `<div><div class="bar" style="width:${(100 * r.bytes / max).toFixed(2)}%"></div></div>` +
-      `<div class="num">${Math.round(r.bytes).toLocaleString('en')} B · ${(100 * r.bytes / total).toFixed(1)}%</div>`).join('');
+    el.innerHTML = '';
+    for (const r of top) {
+      const lbl = document.createElement('div');
+      lbl.className = 'lbl'; lbl.title = r.field; lbl.textContent = r.field || '(root)';
+      const cell = document.createElement('div');
+      const bar = document.createElement('div');
+      bar.className = 'bar';
+      // Set through the style object: the page's CSP refuses inline style attributes.
+      bar.style.width = (100 * r.bytes / max).toFixed(2) + '%';
+      cell.append(bar);
+      const num = document.createElement('div');
+      num.className = 'num';
+      num.textContent = `${Math.round(r.bytes).toLocaleString('en')} B · ${(100 * r.bytes / total).toFixed(1)}%`;
+      el.append(lbl, cell, num);
+    }
   };
   bars($('sizes-stored'), j.stored, j.file_bytes);
   if (j.inflated.length) {
@@ -427,6 +439,7 @@ async function start() {
     $('error').hidden = false;
     $('error').textContent = `The file has more fields than the viewer indexes (${info.nodes.toLocaleString('en')}); the tree stops there.`;
   }
+  state.readyMs = performance.now();
   state.ready = true;
   const want = new URLSearchParams(location.hash.slice(1)).get('pane');
   if (want) showPane(want);
