@@ -9,7 +9,7 @@
 //! pictures of docs/viewer.md come from such a run).
 
 use serde_json::{json, Value};
-use statepack::formats::{anim_clip, cbtrack, rply, snap, FormatSpec};
+use statepack::formats::{anim_clip, cbtrack, rply, snap, world_snapshot, FormatSpec};
 use statepack::runtime::io::TraceNode;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -576,11 +576,12 @@ fn given_or_sample(var: &str, dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     }
 }
 
-/// A SNAP file, a CBTK track and an animation clip draw their motion. The files are small
+/// A SNAP file, a CBTK track, an animation clip and a world snapshot draw their motion, and
+/// selecting an entity moves the tree to the node that set its values. The files are small
 /// ones built in code; `STATEPACK_VIEW_SNAP` and `STATEPACK_VIEW_CBTK` name others to show
 /// instead (the pictures of docs/viewer.md show the CMU walk imported).
 #[test]
-fn snap_cbtk_and_clip_draw_their_motion() {
+fn motion_formats_draw_and_link_their_entities() {
     let Some(mut b) = browser() else { return };
     let dir = scratch("motion");
     let snapf = given_or_sample(
@@ -596,10 +597,12 @@ fn snap_cbtk_and_clip_draw_their_motion() {
         &cbtrack::worked_example_file(),
     );
     let clip = write_sample(&dir, "walk.clip", &sample(&anim_clip::FORMAT, None));
+    let wsnap = write_sample(&dir, "tick.wsnap", &sample(&world_snapshot::FORMAT, None));
     for (file, shot) in [
         (snapf, "viewer-snap-motion.png"),
         (cbtk.clone(), "viewer-cbtk.png"),
         (clip, "viewer-clip.png"),
+        (wsnap, "viewer-wsnap.png"),
     ] {
         let (_p, url) = viewer(&file, &[]);
         b.open(&format!("{url}#pane=motion"));
@@ -609,6 +612,14 @@ fn snap_cbtk_and_clip_draw_their_motion() {
         let m = b.eval("window.viewer.info.motion");
         let (t0, t1) = (m["t0"].as_f64().unwrap(), m["t1"].as_f64().unwrap());
         let png = frame_at(&mut b, t0 + (t1 - t0) * 0.4);
+        // Selecting an entity moves the tree to the node that set it.
+        b.eval("document.querySelector('.ent').click()");
+        b.wait("window.viewer.entityLink", "the entity's node");
+        let link = b.eval("window.viewer.entityLink");
+        b.wait(
+            &format!("window.viewer.field === {link}"),
+            "the tree to select the entity's node",
+        );
         keep_shot(shot, &b.screenshot(None));
         assert!(png.len() > 1000, "{file:?}: an empty picture");
     }

@@ -10,7 +10,7 @@
 use super::structure::{Index, Ref};
 use serde_json::{json, Value as Json};
 use statepack::formats::events::{SinkTracer, TraceEvent};
-use statepack::formats::{anim_clip, cbtrack, rply, snap, FormatSpec};
+use statepack::formats::{anim_clip, cbtrack, rply, snap, world_snapshot as ws, FormatSpec};
 use statepack::runtime::anim::{Decoder, Pose32};
 use statepack::runtime::io::{PathSeg, TraceValue};
 use std::cell::RefCell;
@@ -40,6 +40,9 @@ pub enum Motion {
         last: u32,
         fps: u16,
     },
+    /// World snapshot: one tick, each entity at its quantized position (the message is
+    /// decoded again for each request, so nothing of it is kept).
+    Wsnap { bytes: &'static [u8], tick: u32 },
     /// Animation clip: the local pose of each bone.
     Clip {
         dec: Box<Decoder>,
@@ -83,6 +86,13 @@ impl Motion {
                     fps,
                 })
             }
+            n if n == ws::FORMAT.name => {
+                let snap = ws::decode(bytes).ok()?;
+                Some(Motion::Wsnap {
+                    bytes,
+                    tick: snap.tick,
+                })
+            }
             n if n == anim_clip::FORMAT.name => {
                 let clip = anim_clip::read(bytes).ok()?;
                 let dec = Decoder::new(&clip);
@@ -120,6 +130,11 @@ impl Motion {
                 "kind": "cbtrack", "unit": "elmos", "time_unit": "frame",
                 "t0": first, "t1": last, "step": 1, "per_second": fps,
                 "what": "units (boxes) and projectiles (points)", "min_extent": 64.0,
+            }),
+            Motion::Wsnap { tick, .. } => json!({
+                "kind": "wsnap", "unit": "metres", "time_unit": "tick",
+                "t0": tick, "t1": tick, "step": 1, "per_second": 1,
+                "what": "entities at their quantized positions (one tick)", "min_extent": 20.0,
             }),
             Motion::Clip {
                 bones,
@@ -232,6 +247,21 @@ impl Motion {
                     }));
                 }
             }
+            Motion::Wsnap { bytes, .. } => {
+                let snap = ws::decode(bytes).map_err(|e| e.to_string())?;
+                for (i, rec) in snap.records.iter().enumerate() {
+                    let e = ws::RecordView {
+                        record: rec,
+                        origins: &snap.origins,
+                    }
+                    .entity();
+                    let (p, q) = (e.position_m, e.orientation);
+                    ents.push(json!({
+                        "id": i, "label": format!("entity {} (record {i})", e.entity_index),
+                        "p": [p.x, p.y, p.z], "q": [q.x, q.y, q.z, q.w], "trail": [], "box": true,
+                    }));
+                }
+            }
             Motion::Clip { dec, bones, .. } => {
                 let mut pose = vec![Pose32::IDENTITY; *bones];
                 dec.sample(t as f32, &mut pose);
@@ -336,6 +366,23 @@ impl Motion {
                 Ok((
                     json!({ "label": format!("unit {}", u.unit_id), "frame": f, "window": st.window, "unit": v,
                             "set_by": format!("windows[{}].main (the window's main chunk)", st.window) }),
+                    link,
+                ))
+            }
+            Motion::Wsnap { bytes, .. } => {
+                let snap = ws::decode(bytes).map_err(|e| e.to_string())?;
+                let i = id as usize;
+                let rec = snap.records.get(i).ok_or("no such record")?;
+                let e = ws::RecordView {
+                    record: rec,
+                    origins: &snap.origins,
+                }
+                .entity();
+                let link = ix.find(&[field("records"), field("records"), idx(i)]);
+                let v = serde_json::to_value(e).map_err(|e| e.to_string())?;
+                Ok((
+                    json!({ "label": format!("entity {}", e.entity_index), "tick": snap.tick, "entity": v,
+                            "set_by": format!("records.records[{i}]") }),
                     link,
                 ))
             }

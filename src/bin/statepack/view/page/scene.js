@@ -152,9 +152,13 @@ export class Scene {
       t[2] + this.dist * Math.cos(this.pitch) * Math.cos(this.yaw),
     ];
     const proj = perspective(0.9, cv.width / cv.height, this.dist * 0.01, this.dist * 20);
-    this.matrix = mul(proj, lookAt(eye, t, [0, 1, 0]));
+    // Vertices are sent relative to the camera's target, so float32 keeps their precision
+    // far from the origin (world snapshots sit millions of metres out).
+    const rel = (p) => [p[0] - t[0], p[1] - t[1], p[2] - t[2]];
+    const view = mul(proj, lookAt(rel(eye), [0, 0, 0], [0, 1, 0]));
+    this.matrix = mul(view, [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, -t[0], -t[1], -t[2], 1]);
     const lines = [], points = [];
-    const line = (a, b, c) => { lines.push(...a, ...c, ...b, ...c); };
+    const line = (a, b, c) => { lines.push(...rel(a), ...c, ...rel(b), ...c); };
     // Ground grid.
     const step = this.gridStep || 1, n = 10, g = this.ground;
     const cx = Math.round(t[0] / step) * step, cz = Math.round(t[2] / step) * step;
@@ -171,7 +175,7 @@ export class Scene {
       const q = e.q && e.q.every(Number.isFinite) ? e.q : [0, 0, 0, 1];
       const tr = e.trail || [];
       for (let i = 1; i < tr.length; i++) line(tr[i - 1], tr[i], col.map(v => v * 0.6));
-      if (e.point) { points.push(...e.p, ...col); continue; }
+      if (e.point) { points.push(...rel(e.p), ...col); continue; }
       if (e.box || e.bone) {
         const k = e.bone ? s * 0.6 : s;
         const corner = (i) => {
@@ -182,7 +186,7 @@ export class Scene {
           line(corner(a), corner(b), col);
         }
       } else {
-        points.push(...e.p, ...col);
+        points.push(...rel(e.p), ...col);
       }
       // Orientation: the entity's forward (z) and up (y) axes.
       const f = rotate(q, [0, 0, s * 3]), u = rotate(q, [0, s * 2, 0]);
@@ -190,7 +194,7 @@ export class Scene {
       line(e.p, [e.p[0] + u[0], e.p[1] + u[1], e.p[2] + u[2]], [0.4, 0.9, 0.5]);
     }
     gl.useProgram(this.prog);
-    gl.uniformMatrix4fv(this.loc.m, false, new Float32Array(this.matrix));
+    gl.uniformMatrix4fv(this.loc.m, false, new Float32Array(view));
     gl.bindBuffer(gl.ARRAY_BUFFER, this.buf);
     const drawArr = (arr, mode, ps) => {
       if (!arr.length) return;
