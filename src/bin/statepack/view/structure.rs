@@ -126,6 +126,9 @@ struct Open {
     idx: u32,
     /// Its size-breakdown pattern.
     pattern: u32,
+    /// The pattern of its last child and that child's name key (list elements share one),
+    /// so a long list looks its pattern up once.
+    child_pattern: Option<(u32, u32)>,
     /// Its last child (for run merging), if any.
     last_child: Option<u32>,
     /// Where its last child ended, for closing it after an error.
@@ -178,6 +181,7 @@ impl Builder {
             open: vec![Open {
                 idx: 0,
                 pattern: 0,
+                child_pattern: None,
                 last_child: None,
                 last_end: None,
                 opens_stream: false,
@@ -251,7 +255,7 @@ impl Builder {
             self.skip_depth += 1;
             return;
         };
-        let (pidx, ppattern) = (p.idx, p.pattern);
+        let (pidx, ppattern, cached) = (p.idx, p.pattern, p.child_pattern);
         let pstart = self.ix.range(pidx).0;
         if !p.opens_stream && pidx != 0 && bit < pstart {
             p.opens_stream = true;
@@ -261,7 +265,21 @@ impl Builder {
         } else {
             self.ix.nodes[pidx as usize].stream
         };
-        let pattern = self.pattern(ppattern, name, depth);
+        let key = if name & INDEX_BIT != 0 {
+            INDEX_BIT
+        } else {
+            name
+        };
+        let pattern = match cached {
+            Some((k, pat)) if k == key => pat,
+            _ => {
+                let pat = self.pattern(ppattern, name, depth);
+                if let Some(p) = self.open.last_mut() {
+                    p.child_pattern = Some((key, pat));
+                }
+                pat
+            }
+        };
         let idx = self.ix.nodes.len() as u32;
         self.ix.nodes.push(Packed {
             start: 0,
@@ -277,6 +295,7 @@ impl Builder {
         self.open.push(Open {
             idx,
             pattern,
+            child_pattern: None,
             last_child: None,
             last_end: None,
             opens_stream: false,
@@ -331,8 +350,9 @@ impl Builder {
                     && (pe - ps) % count == 0
                     && (pe - ps) / count == end - start
                 {
-                    self.ix.nodes.pop();
-                    self.ix.wide.remove(&o.idx);
+                    if self.ix.nodes.pop().is_some_and(|n| n.len == u32::MAX) {
+                        self.ix.wide.remove(&o.idx);
+                    }
                     self.ix.set_range(prev, ps, end);
                     self.ix.nodes[prev as usize].next = o.idx;
                     return;
@@ -434,8 +454,10 @@ impl Index {
         let p = &mut self.nodes[i as usize];
         match (u32::try_from(start), u32::try_from(end - start)) {
             (Ok(s), Ok(l)) if l != u32::MAX => {
+                if p.len == u32::MAX {
+                    self.wide.remove(&i);
+                }
                 (p.start, p.len) = (s, l);
-                self.wide.remove(&i);
             }
             _ => {
                 (p.start, p.len) = (0, u32::MAX);
@@ -599,8 +621,10 @@ impl Index {
     }
 
     /// The innermost field of stream `stream` that covers byte `byte` of it (`None` when
-    /// no field covers it). Zero-length fields that hold positional instances (a type with
-    /// only instances) are searched too, since their instances lie outside their own range.
+    /// no field covers it). Positional instances may lie outside their parent's range (CBTK's
+    /// column values, after the column directory that holds their entries; the window
+    /// chunks, under a zero-length `windows[k]`), so when no child covers the byte, the
+    /// children's subtrees are searched too.
     pub fn at_byte(&self, stream: u32, byte: u64) -> Option<Ref> {
         let lo = byte.saturating_mul(8);
         self.search(stream, stream, lo, lo.saturating_add(8), 0)
@@ -611,11 +635,8 @@ impl Index {
             return None;
         }
         for c in self.child_nodes(node) {
-            let n = &self.node(c);
-            if n.stream != stream {
-                continue;
-            }
-            if n.start_bit < hi && n.end_bit > lo {
+            let n = self.node(c);
+            if n.stream == stream && n.start_bit < hi && n.end_bit > lo {
                 if n.count > 1 {
                     let size = ((n.end_bit - n.start_bit) / u64::from(n.count)).max(1);
                     let k = (lo.max(n.start_bit) - n.start_bit) / size;
@@ -623,7 +644,10 @@ impl Index {
                 }
                 return Some(self.search(c, stream, lo, hi, depth + 1).unwrap_or((c, 0)));
             }
-            if n.start_bit == n.end_bit && n.next > c + 1 {
+        }
+        for c in self.child_nodes(node) {
+            let n = self.node(c);
+            if n.stream == stream && n.next > c + 1 {
                 if let Some(r) = self.search(c, stream, lo, hi, depth + 1) {
                     return Some(r);
                 }
@@ -848,8 +872,41 @@ mod tests {
         assert_eq!(ix.node(first).start_bit, 0);
         let r = ix.at_byte(info.0, 0).expect("byte 0 of the inflated chunk");
         assert_eq!(ix.path_text(r), "info.directory.num_columns");
+        // Column values are positional instances after the directory: the bytes a column's
+        // values take select them (the first window's main chunk has columns).
+        use statepack::runtime::io::PathSeg;
+        let main = ix
+            .find(&[
+                PathSeg::Field("windows"),
+                PathSeg::Index(0),
+                PathSeg::Field("main"),
+            ])
+            .expect("window 0's main chunk");
+        let info = main;
+        let mut values = 0;
+        let mut end = 0u64;
+        for c in 0..ix.len() as u32 {
+            let n = ix.node(c);
+            if n.stream == info.0 {
+                end = end.max(n.end_bit / 8);
+            }
+        }
+        for byte in 0..end {
+            if let Some(r) = ix.at_byte(info.0, byte) {
+                let p = ix.path_text(r);
+                assert!(p.starts_with("windows[0].main.directory"), "{p}");
+                if p.contains("_values[") {
+                    values += 1;
+                }
+            }
+        }
+        let all: Vec<String> = (0..end)
+            .filter_map(|b| ix.at_byte(info.0, b))
+            .map(|r| ix.path_text(r))
+            .collect();
+        assert!(values > 0, "no byte selects a column value: {end} {all:?}");
         // The chunk's stored bytes in the file select the chunk itself.
-        let at = ix.node(info.0).start_bit / 8;
-        assert_eq!(ix.at_byte(0, at), Some(info));
+        let at = ix.node(main.0).start_bit / 8;
+        assert_eq!(ix.at_byte(0, at), Some(main));
     }
 }
