@@ -137,6 +137,28 @@ fn requests_without_the_token_or_from_another_host_are_refused() {
         .map(|c| if c == '0' { '1' } else { '0' })
         .collect();
     assert_eq!(get_status(addr, &format!("/{wrong}/api/info"), addr), 404);
+    // Bad parameters are refused with 400 and leave the server serving.
+    for (bad, want) in [
+        ("api/at?stream=4000000000&byte=0", 400),
+        ("api/at?stream=1&byte=0", 400),
+        ("api/hex?stream=99999999&offset=0&len=16", 400),
+        ("api/children?id=99999999.0", 400),
+        ("api/children?id=0.7", 400),
+        (
+            "api/children?id=0.0&from=18446744073709551615&count=1000",
+            200,
+        ),
+        ("api/node?id=x", 400),
+        ("api/frame?t=NaN", 400),
+        ("api/nothing", 404),
+    ] {
+        assert_eq!(
+            get_status(addr, &format!("{path}{bad}"), addr),
+            want,
+            "{bad}"
+        );
+    }
+    assert_eq!(get_status(addr, &format!("{path}api/info"), addr), 200);
     let port = addr.split(':').nth(1).unwrap();
     for host in [
         "evil.example".to_owned(),

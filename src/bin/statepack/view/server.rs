@@ -346,7 +346,7 @@ impl State {
                 self.path_json(r, &values)
             }
             "at" => {
-                let stream = num(q, "stream")? as u32;
+                let stream = self.stream_id(q)?;
                 let byte = num(q, "byte")?;
                 match self.doc.index.at_byte(stream, byte) {
                     Some(r) => {
@@ -357,7 +357,11 @@ impl State {
                 }
             }
             "hex" => {
-                let stream = num(q, "stream").unwrap_or(0) as u32;
+                let stream = if param(q, "stream").is_some() {
+                    self.stream_id(q)?
+                } else {
+                    0
+                };
                 let offset = num(q, "offset")?;
                 let len = num(q, "len")?.min(MAX_HEX);
                 let owned;
@@ -399,6 +403,22 @@ impl State {
             }
             _ => return Ok(None),
         }))
+    }
+
+    /// The `stream` parameter: 0 (the file) or a node whose processed bytes hold fields.
+    fn stream_id(&self, q: &[(&str, &str)]) -> Result<u32, String> {
+        let ix = &self.doc.index;
+        let s = u32::try_from(num(q, "stream")?).map_err(|_| "no such stream".to_string())?;
+        let opens = (s as usize) < ix.len()
+            && ix
+                .child_nodes(s)
+                .next()
+                .is_some_and(|c| ix.node(c).stream == s);
+        if s == 0 || opens {
+            Ok(s)
+        } else {
+            Err(format!("no stream {s}"))
+        }
     }
 
     /// A node and its ancestors, each with its position among its parent's children (what

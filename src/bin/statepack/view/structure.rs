@@ -584,11 +584,11 @@ impl Index {
                 continue;
             }
             let a = from.max(lo) - lo;
-            let b = (from + count).min(hi) - lo;
+            let b = from.saturating_add(count).min(hi) - lo;
             for k in a..b {
                 out.push((c, k as u32));
             }
-            if pos >= from + count {
+            if pos >= from.saturating_add(count) {
                 break;
             }
         }
