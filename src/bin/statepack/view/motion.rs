@@ -449,20 +449,23 @@ fn last_xform_op(bytes: &[u8], id: u16, tick: u32) -> Option<(usize, &'static st
                 _ => None,
             };
             let Some(i) = int else { return };
-            let in_xform = opcode == "xform" || opcode == "xform_d";
-            match name {
-                "tick" if opcode == "tick" && segs.len() == 4 => cur_tick = i.max(0) as u64,
-                "entity_id" | "id_wide" if in_xform && segs.len() == 4 => {
-                    if cur_tick <= u64::from(tick) && i == i128::from(id) {
-                        found = op.map(|k| (k, opcode));
-                    }
+            if segs.len() != 4 {
+                return;
+            }
+            // The id of an XFORM (`entity_id`) or an XFORM_D (`id_byte`, or `id_wide` after
+            // an `id_byte` of 255).
+            let is_id = match name {
+                "tick" if opcode == "tick" => {
+                    cur_tick = i.max(0) as u64;
+                    false
                 }
-                "id_byte" if opcode == "xform_d" && segs.len() == 4 && i != 255 => {
-                    if cur_tick <= u64::from(tick) && i == i128::from(id) {
-                        found = op.map(|k| (k, opcode));
-                    }
-                }
-                _ => {}
+                "entity_id" => opcode == "xform",
+                "id_wide" => opcode == "xform_d",
+                "id_byte" => opcode == "xform_d" && i != 255,
+                _ => false,
+            };
+            if is_id && cur_tick <= u64::from(tick) && i == i128::from(id) {
+                found = op.map(|k| (k, opcode));
             }
         }
     };
