@@ -586,6 +586,43 @@ fn rply_timeline_and_entity_link() {
         ent
     };
     assert_eq!(ent, id.to_string(), "{link} sets entity {ent}");
+    // And it is the entity's last such op up to the tick shown (TICK sets the tick,
+    // TICK_NEXT adds one).
+    let shown = b.eval("window.viewer.t").as_f64().unwrap() as u64;
+    let mut tick = 0u64;
+    let mut last = None;
+    for (i, op) in tree.children[1].children[0].children.iter().enumerate() {
+        let code = op.children[0].value.clone().unwrap_or_default();
+        let body = op.children.get(1);
+        let val = |name: &str| {
+            body.and_then(|b| b.children.iter().find(|c| c.name == name))
+                .and_then(|c| c.value.clone())
+        };
+        if code.starts_with("tick_next") {
+            tick += 1;
+        } else if code.starts_with("tick ") {
+            tick = val("tick").unwrap().parse().unwrap();
+        } else if tick <= shown {
+            let who = if code.starts_with("xform_d") {
+                match val("id_byte").as_deref() {
+                    Some("255") => val("id_wide"),
+                    other => other.map(str::to_owned),
+                }
+            } else if code.starts_with("xform ") {
+                val("entity_id")
+            } else {
+                None
+            };
+            if who == Some(id.to_string()) {
+                last = Some(i);
+            }
+        }
+    }
+    assert_eq!(
+        last,
+        Some(k),
+        "the last op setting entity {id} up to tick {shown}"
+    );
     keep_shot("viewer-rply-entity.png", &b.screenshot(None));
     let _ = std::fs::remove_dir_all(&dir);
 }
