@@ -761,3 +761,48 @@ fn first_paint_and_peak_memory_figures() {
         to_address.as_secs_f64() * 1000.0
     );
 }
+
+/// A zlib chunk's inflated bytes get a hex pane of their own, with offsets from their start:
+/// selecting the chunk lights its stored bytes in the file's pane and shows the inflated
+/// bytes; clicking an inflated byte selects the field read there.
+#[test]
+fn processed_bytes_get_their_own_pane() {
+    let Some(mut b) = browser() else { return };
+    let dir = scratch("processed");
+    let bytes = cbtrack::worked_example_file();
+    let f = write_sample(&dir, "example.cbtrack", &bytes);
+    let (_p, url) = viewer(&f, &[]);
+    b.open(&url);
+    let (_, tree) = (cbtrack::FORMAT.decode_traced)(&bytes);
+    let info = tree
+        .children
+        .iter()
+        .find(|c| c.name == "info")
+        .expect("the info chunk");
+    b.wait(
+        &format!("{ROOT_CHILDREN}.includes('info')"),
+        "the root's children",
+    );
+    click_root_child(&mut b, "info");
+    b.wait(
+        "!document.getElementById('hex2box').hidden && document.querySelector('#hex2 .b')",
+        "the inflated bytes' pane",
+    );
+    b.wait(
+        &format!("{HIGHLIGHTED}[0] === {}", info.start),
+        "the chunk's stored bytes",
+    );
+    let want: Vec<u64> = (info.start..info.end).collect();
+    assert_eq!(b.eval(HIGHLIGHTED), json!(want));
+    // The inflated pane counts from 0; its first byte is the directory's column count.
+    assert_eq!(
+        b.eval("Number(document.querySelector('#hex2 .b').dataset.o)"),
+        json!(0)
+    );
+    b.eval("document.querySelector('#hex2 .b[data-o=\"0\"]').click()");
+    b.wait(
+        "window.viewer.field === 'info.directory.num_columns'",
+        "the inflated byte's field",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
