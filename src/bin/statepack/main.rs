@@ -19,6 +19,8 @@ mod rply;
 mod schema_cmd;
 mod snap;
 mod tree;
+#[cfg(feature = "view")]
+mod view;
 mod wsnap;
 
 #[derive(Parser)]
@@ -144,6 +146,11 @@ enum Cmd {
         #[arg(long)]
         quiet: bool,
     },
+    /// Open a local web viewer of a file: its fields beside its bytes, the motion it holds on
+    /// a timeline in 3D, and where its bytes go (docs/viewer.md). Serves on 127.0.0.1 only,
+    /// at an address with a random token; prints the address.
+    #[cfg(feature = "view")]
+    View(view::ViewArgs),
     /// Print a file's structure as a tree with byte offsets and sizes (format from its header).
     Inspect {
         /// The file.
@@ -391,6 +398,8 @@ fn run(cli: Cli) -> Result<()> {
             }
         },
         Cmd::CbtrackScale { output, quiet } => cbtrack::scale(&output, quiet),
+        #[cfg(feature = "view")]
+        Cmd::View(a) => view::run(a),
         Cmd::Inspect {
             file,
             max_items,

@@ -1,0 +1,474 @@
+//! The motion the viewer plays: each motion format's own reader (SNAP's reconstruction and
+//! `sample_at`, RPLY's player, CBTK's player, the animation clip decoder), asked for one
+//! frame at a time.
+//!
+//! Time runs in each format's own unit: SNAP in ms, RPLY in ticks, CBTK in simulation
+//! frames, clips in seconds. Positions are in the format's length unit (studs, elmos,
+//! metres), y up. Each entity carries a short trail: its positions at the few steps before
+//! the frame shown.
+
+use super::structure::{Index, Ref};
+use serde_json::{json, Value as Json};
+use statepack::formats::events::{SinkTracer, TraceEvent};
+use statepack::formats::{anim_clip, cbtrack, rply, snap, world_snapshot as ws, FormatSpec};
+use statepack::runtime::anim::{Decoder, Pose32};
+use statepack::runtime::io::{PathSeg, TraceValue};
+use std::cell::RefCell;
+
+/// Trail samples per entity (the frame shown included).
+const TRAIL: usize = 8;
+/// Entities sent with a trail at most (the others are sent without).
+const TRAIL_ENTITIES: usize = 512;
+
+/// One file's motion.
+pub enum Motion {
+    /// SNAP: one entity per recording.
+    Snap {
+        recs: Vec<snap::DecodedRecording>,
+        end_ms: f64,
+    },
+    /// RPLY: the player's entities.
+    Rply {
+        player: RefCell<rply::Player<'static>>,
+        tick_count: u32,
+        tick_rate: u8,
+    },
+    /// CBTK: units and projectiles.
+    Cbtk {
+        player: RefCell<cbtrack::Player<'static>>,
+        first: u32,
+        last: u32,
+        fps: u16,
+    },
+    /// World snapshot: one tick, each entity at its quantized position (the message is
+    /// decoded again for each request, so nothing of it is kept).
+    Wsnap { bytes: &'static [u8], tick: u32 },
+    /// Animation clip: the local pose of each bone.
+    Clip {
+        dec: Box<Decoder>,
+        bones: usize,
+        frames: u16,
+        rate: f32,
+    },
+}
+
+fn v3(x: f64, y: f64, z: f64) -> Json {
+    json!([x, y, z])
+}
+
+impl Motion {
+    /// The motion of `bytes` read as `fmt`, for the formats that hold motion; `None` for the
+    /// others and for a file their reader refuses (the structure view shows why).
+    pub fn open(fmt: &FormatSpec, bytes: &'static [u8]) -> Option<Motion> {
+        match fmt.name {
+            n if n == snap::FORMAT.name => {
+                let recs = snap::read(bytes).ok()?;
+                let end_ms = snap::last_frame_ms(&recs);
+                Some(Motion::Snap { recs, end_ms })
+            }
+            n if n == rply::FORMAT.name => {
+                let player = rply::Player::open(bytes).ok()?;
+                let h = *player.header();
+                Some(Motion::Rply {
+                    player: RefCell::new(player),
+                    tick_count: h.tick_count,
+                    tick_rate: h.tick_rate,
+                })
+            }
+            n if n == cbtrack::FORMAT.name => {
+                let player = cbtrack::Player::new(bytes).ok()?;
+                let h = player.header();
+                let (first, last, fps) = (h.first_frame, h.last_frame, h.frames_per_second);
+                Some(Motion::Cbtk {
+                    player: RefCell::new(player),
+                    first,
+                    last,
+                    fps,
+                })
+            }
+            n if n == ws::FORMAT.name => {
+                let snap = ws::decode(bytes).ok()?;
+                Some(Motion::Wsnap {
+                    bytes,
+                    tick: snap.tick,
+                })
+            }
+            n if n == anim_clip::FORMAT.name => {
+                let clip = anim_clip::read(bytes).ok()?;
+                let dec = Decoder::new(&clip);
+                Some(Motion::Clip {
+                    bones: clip.bones.len(),
+                    frames: clip.num_frames,
+                    rate: clip.sample_rate,
+                    dec: Box::new(dec),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The timeline: kind, units, first and last time, one step, steps per second.
+    pub fn info(&self) -> Json {
+        match self {
+            Motion::Snap { recs, end_ms } => json!({
+                "kind": "snap", "unit": "studs", "time_unit": "ms",
+                "t0": 0.0, "t1": end_ms, "step": 1000.0 / 60.0, "per_second": 1000.0,
+                "entities": recs.len(), "what": "one entity per recording", "min_extent": 4.0,
+            }),
+            Motion::Rply {
+                tick_count,
+                tick_rate,
+                ..
+            } => json!({
+                "kind": "rply", "unit": "studs", "time_unit": "tick",
+                "t0": 0, "t1": tick_count, "step": 1, "per_second": tick_rate,
+                "what": "entities with a transform", "min_extent": 8.0,
+            }),
+            Motion::Cbtk {
+                first, last, fps, ..
+            } => json!({
+                "kind": "cbtrack", "unit": "elmos", "time_unit": "frame",
+                "t0": first, "t1": last, "step": 1, "per_second": fps,
+                "what": "units (boxes) and projectiles (points)", "min_extent": 64.0,
+            }),
+            Motion::Wsnap { tick, .. } => json!({
+                "kind": "wsnap", "unit": "metres", "time_unit": "tick",
+                "t0": tick, "t1": tick, "step": 1, "per_second": 1,
+                "what": "entities at their quantized positions (one tick)", "min_extent": 20.0,
+            }),
+            Motion::Clip {
+                bones,
+                frames,
+                rate,
+                ..
+            } => json!({
+                "kind": "clip", "unit": "metres", "time_unit": "s",
+                "t0": 0.0, "t1": (f64::from(*frames) - 1.0).max(0.0) / f64::from(rate.max(1e-3)),
+                "step": 1.0 / f64::from(rate.max(1e-3)), "per_second": 1.0,
+                "entities": bones, "min_extent": 1.0,
+                "what": "each bone's local pose, one slot per bone (the file holds no hierarchy)",
+            }),
+        }
+    }
+
+    /// The entities at time `t`.
+    ///
+    /// Errors: the format's reader refuses the part of the file the frame needs.
+    pub fn frame(&self, t: f64) -> Result<Json, String> {
+        let mut ents: Vec<Json> = Vec::new();
+        match self {
+            Motion::Snap { recs, .. } => {
+                for (i, r) in recs.iter().enumerate() {
+                    let Some((p, q)) = r.sample_at(t) else {
+                        continue;
+                    };
+                    let trail: Vec<Json> = (0..TRAIL)
+                        .filter_map(|k| r.sample_at(t - 50.0 * k as f64))
+                        .map(|(p, _)| v3(p.x.into(), p.y.into(), p.z.into()))
+                        .collect();
+                    ents.push(json!({
+                        "id": i, "label": r.map_name,
+                        "p": [p.x, p.y, p.z], "q": [q.x, q.y, q.z, q.w], "trail": trail,
+                    }));
+                }
+            }
+            Motion::Rply {
+                player, tick_count, ..
+            } => {
+                let tick = t.clamp(0.0, f64::from(*tick_count)) as u32;
+                let mut pl = player.borrow_mut();
+                let from = tick.saturating_sub(TRAIL as u32 - 1);
+                pl.seek(from).map_err(|e| e.to_string())?;
+                let mut trails: std::collections::BTreeMap<u16, Vec<Json>> = Default::default();
+                loop {
+                    for (id, e) in &pl.state().entities {
+                        if let Some(p) = e.xform.pos {
+                            trails.entry(*id).or_default().push(v3(p.x, p.y, p.z));
+                        }
+                    }
+                    if pl.state().tick.is_some_and(|k| k >= tick) {
+                        break;
+                    }
+                    if !pl.advance().map_err(|e| e.to_string())? {
+                        break;
+                    }
+                }
+                for (id, e) in &pl.state().entities {
+                    let Some(p) = e.xform.pos else { continue };
+                    let q = e.xform.shown_rot.unwrap_or_default();
+                    let mut trail = trails.remove(id).unwrap_or_default();
+                    trail.reverse();
+                    ents.push(json!({
+                        "id": id, "label": format!("{} #{id}", e.descriptor),
+                        "p": [p.x, p.y, p.z], "q": [q.x, q.y, q.z, q.w],
+                        "trail": if ents.len() < TRAIL_ENTITIES { trail } else { Vec::new() },
+                    }));
+                }
+            }
+            Motion::Cbtk {
+                player,
+                first,
+                last,
+                ..
+            } => {
+                let f = t.clamp(f64::from(*first), f64::from(*last));
+                let mut pl = player.borrow_mut();
+                let mut trails: std::collections::HashMap<u32, Vec<Json>> = Default::default();
+                for k in (1..TRAIL).rev() {
+                    let back = f - 4.0 * k as f64;
+                    if back < f64::from(*first) {
+                        continue;
+                    }
+                    let st = pl.sample(back).map_err(|e| e.to_string())?;
+                    for u in st.units.iter().take(TRAIL_ENTITIES) {
+                        let p = u.pos_elmos;
+                        trails
+                            .entry(u.serial)
+                            .or_default()
+                            .push(v3(p[0], p[1], p[2]));
+                    }
+                }
+                let st = pl.sample(f).map_err(|e| e.to_string())?;
+                for u in &st.units {
+                    let p = u.pos_elmos;
+                    let mut trail = trails.remove(&u.serial).unwrap_or_default();
+                    trail.reverse();
+                    trail.insert(0, v3(p[0], p[1], p[2]));
+                    ents.push(json!({
+                        "id": u.serial, "label": format!("unit {} (def {}, team {})", u.unit_id, u.def, u.team),
+                        "p": p, "q": u.rot, "trail": trail, "box": true,
+                    }));
+                }
+                for pj in &st.projectiles {
+                    let p = pj.pos_elmos;
+                    ents.push(json!({
+                        "id": u64::from(pj.serial) | (1 << 40), "label": format!("projectile {}", pj.serial),
+                        "p": p, "q": [0.0, 0.0, 0.0, 1.0], "trail": [], "point": true,
+                    }));
+                }
+            }
+            Motion::Wsnap { bytes, .. } => {
+                let snap = ws::decode(bytes).map_err(|e| e.to_string())?;
+                for (i, rec) in snap.records.iter().enumerate() {
+                    let e = ws::RecordView {
+                        record: rec,
+                        origins: &snap.origins,
+                    }
+                    .entity();
+                    let (p, q) = (e.position_m, e.orientation);
+                    ents.push(json!({
+                        "id": i, "label": format!("entity {} (record {i})", e.entity_index),
+                        "p": [p.x, p.y, p.z], "q": [q.x, q.y, q.z, q.w], "trail": [], "box": true,
+                    }));
+                }
+            }
+            Motion::Clip { dec, bones, .. } => {
+                let mut pose = vec![Pose32::IDENTITY; *bones];
+                dec.sample(t as f32, &mut pose);
+                let cols = (*bones as f64).sqrt().ceil().max(1.0) as usize;
+                for (b, p) in pose.iter().enumerate() {
+                    let slot = [(b % cols) as f64 * 0.6, 0.0, (b / cols) as f64 * 0.6];
+                    let tr = p.translation;
+                    let q = p.rotation;
+                    ents.push(json!({
+                        "id": b, "label": format!("bone {b}"),
+                        "p": slot, "q": [q.x, q.y, q.z, q.w],
+                        "trail": [slot, [slot[0] + f64::from(tr.x), slot[1] + f64::from(tr.y), slot[2] + f64::from(tr.z)]],
+                        "bone": true,
+                    }));
+                }
+            }
+        }
+        Ok(json!({ "t": t, "entities": ents }))
+    }
+
+    /// One entity's values at time `t` and the node of the file that set them: RPLY's last
+    /// XFORM or XFORM_D op of the entity, SNAP's frame, CBTK's window main chunk, a clip's
+    /// bone tracks.
+    ///
+    /// Errors: no such entity at `t`, or the reader refuses the frame.
+    pub fn entity(
+        &self,
+        t: f64,
+        id: u64,
+        ix: &Index,
+        bytes: &[u8],
+    ) -> Result<(Json, Option<Ref>), String> {
+        let field = |s: &'static str| PathSeg::Field(s);
+        let idx = |i: usize| PathSeg::Index(i);
+        match self {
+            Motion::Snap { recs, .. } => {
+                let i = id as usize;
+                let r = recs.get(i).ok_or("no such recording")?;
+                let (p, q) = r.sample_at(t).ok_or("the recording has no frames")?;
+                let j = r
+                    .frames
+                    .partition_point(|f| (f.time_ms as f64) <= t)
+                    .saturating_sub(1);
+                let link = ix.find(&[field("recordings"), idx(i), field("frames"), idx(j)]);
+                Ok((
+                    json!({
+                        "label": r.map_name, "time_ms": t, "frame": j,
+                        "position_studs": [p.x, p.y, p.z], "rotation_xyzw": [q.x, q.y, q.z, q.w],
+                        "set_by": format!("recordings[{i}].frames[{j}]"),
+                    }),
+                    link,
+                ))
+            }
+            Motion::Rply {
+                player, tick_count, ..
+            } => {
+                let tick = t.clamp(0.0, f64::from(*tick_count)) as u32;
+                let eid = u16::try_from(id).map_err(|_| "no such entity")?;
+                let mut pl = player.borrow_mut();
+                pl.seek(tick).map_err(|e| e.to_string())?;
+                let e = pl
+                    .state()
+                    .entities
+                    .get(&eid)
+                    .ok_or("no such entity at this tick")?;
+                let p = e.xform.pos;
+                let q = e.xform.shown_rot;
+                let props: serde_json::Map<String, Json> = e
+                    .props
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_json()))
+                    .collect();
+                let mut v = json!({
+                    "label": format!("{} #{eid}", e.descriptor), "tick": tick,
+                    "parent": e.parent, "spawn_tick": e.spawn_tick,
+                    "position_studs": p.map(|p| [p.x, p.y, p.z]),
+                    "rotation_xyzw": q.map(|q| [q.x, q.y, q.z, q.w]),
+                    "props": props,
+                });
+                let op = last_xform_op(bytes, eid, tick);
+                if let Some((k, name)) = &op {
+                    v["set_by"] = json!(format!("ops.ops[{k}] ({name})"));
+                }
+                let link = op.and_then(|(k, _)| ix.find(&[field("ops"), field("ops"), idx(k)]));
+                Ok((v, link))
+            }
+            Motion::Cbtk {
+                player,
+                first,
+                last,
+                ..
+            } => {
+                let f = t.clamp(f64::from(*first), f64::from(*last));
+                let st = player.borrow_mut().sample(f).map_err(|e| e.to_string())?;
+                let u = st
+                    .units
+                    .iter()
+                    .find(|u| u64::from(u.serial) == id)
+                    .ok_or("no such unit at this frame")?;
+                let link = ix.find(&[field("windows"), idx(st.window), field("main")]);
+                let v = serde_json::to_value(u).map_err(|e| e.to_string())?;
+                Ok((
+                    json!({ "label": format!("unit {}", u.unit_id), "frame": f, "window": st.window, "unit": v,
+                            "set_by": format!("windows[{}].main (the window's main chunk)", st.window) }),
+                    link,
+                ))
+            }
+            Motion::Wsnap { bytes, .. } => {
+                let snap = ws::decode(bytes).map_err(|e| e.to_string())?;
+                let i = id as usize;
+                let rec = snap.records.get(i).ok_or("no such record")?;
+                let e = ws::RecordView {
+                    record: rec,
+                    origins: &snap.origins,
+                }
+                .entity();
+                let link = ix.find(&[field("records"), field("records"), idx(i)]);
+                let v = serde_json::to_value(e).map_err(|e| e.to_string())?;
+                Ok((
+                    json!({ "label": format!("entity {}", e.entity_index), "tick": snap.tick, "entity": v,
+                            "set_by": format!("records.records[{i}]") }),
+                    link,
+                ))
+            }
+            Motion::Clip { dec, bones, .. } => {
+                let b = id as usize;
+                if b >= *bones {
+                    return Err("no such bone".into());
+                }
+                let mut pose = vec![Pose32::IDENTITY; *bones];
+                dec.sample(t as f32, &mut pose);
+                let p = pose[b];
+                let link = ix.find(&[field("bones"), idx(b)]);
+                Ok((
+                    json!({
+                        "label": format!("bone {b}"), "time_s": t,
+                        "translation_m": [p.translation.x, p.translation.y, p.translation.z],
+                        "rotation_xyzw": [p.rotation.x, p.rotation.y, p.rotation.z, p.rotation.w],
+                        "scale": [p.scale.x, p.scale.y, p.scale.z],
+                        "set_by": format!("bones[{b}] (its tracks)"),
+                    }),
+                    link,
+                ))
+            }
+        }
+    }
+}
+
+/// The index in `ops.ops` and the opcode name of the last XFORM or XFORM_D op of entity
+/// `id` at or before `tick`, from the raw decode (TICK sets the tick, TICK_NEXT adds one).
+fn last_xform_op(bytes: &[u8], id: u16, tick: u32) -> Option<(usize, &'static str)> {
+    let mut segs: Vec<PathSeg> = Vec::new();
+    let mut cur_tick: u64 = 0;
+    let mut op: Option<usize> = None;
+    let mut opcode: &'static str = "";
+    let mut found: Option<(usize, &'static str)> = None;
+    let mut sink = |ev: TraceEvent| match ev {
+        TraceEvent::Enter { seg, .. } => {
+            if segs.len() == 2 {
+                if let PathSeg::Index(k) = seg {
+                    op = Some(k);
+                }
+            }
+            segs.push(seg);
+        }
+        TraceEvent::Leave { value, .. } => {
+            let leaf = segs.pop();
+            if cur_tick > u64::from(tick) || segs.len() < 3 {
+                return;
+            }
+            let (Some(PathSeg::Field(name)), Some(v)) = (leaf, value) else {
+                return;
+            };
+            let int = match v {
+                TraceValue::Int(i) => Some(i),
+                TraceValue::Enum { name: n, value } => {
+                    if name == "opcode" {
+                        opcode = n;
+                        if n == "tick_next" {
+                            cur_tick += 1;
+                        }
+                    }
+                    Some(value)
+                }
+                _ => None,
+            };
+            let Some(i) = int else { return };
+            if segs.len() != 4 {
+                return;
+            }
+            // The id of an XFORM (`entity_id`) or an XFORM_D (`id_byte`, or `id_wide` after
+            // an `id_byte` of 255).
+            let is_id = match name {
+                "tick" if opcode == "tick" => {
+                    cur_tick = i.max(0) as u64;
+                    false
+                }
+                "entity_id" => opcode == "xform",
+                "id_wide" => opcode == "xform_d",
+                "id_byte" => opcode == "xform_d" && i != 255,
+                _ => false,
+            };
+            if is_id && cur_tick <= u64::from(tick) && i == i128::from(id) {
+                found = op.map(|k| (k, opcode));
+            }
+        }
+    };
+    let _ = (rply::FORMAT.decode_events)(bytes, SinkTracer::new(&mut sink, true));
+    found
+}
