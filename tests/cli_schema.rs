@@ -108,6 +108,10 @@ fn int_literal(s: &str) -> Option<i128> {
 
 /// Whether decode's JSON value `got` is what a kst's `expected` says.
 fn matches(got: &Value, expected: &str) -> bool {
+    // An integer the enum does not list is printed as `{"Unlisted": n}`.
+    if let Some(n) = got.get("Unlisted") {
+        return matches(n, expected);
+    }
     let e = expected.trim_matches('\'');
     if let Some(i) = int_literal(e) {
         return got
@@ -403,6 +407,106 @@ fn trailing_note_counts_what_instances_read() {
         assert!(
             all.contains("2 byte(s) after byte 5 are read by no field or instance of the schema"),
             "{cmd}: {all}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// What `decode --schema` prints and `encode --schema` takes back, in the words of the docs:
+/// arrays of numbers 16 to a line, an integer an enum does not list as `{"Unlisted": n}`
+/// (read back by `encode`), errors naming the JSON type found, a finite number too large for
+/// an `f4` refused by field, and a schema file read with a size limit.
+#[test]
+fn schema_json_forms_and_refusals() {
+    let tmp = std::env::temp_dir().join(format!("statepack-cli-forms-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let schema = tmp.join("forms.ksy");
+    std::fs::write(
+        &schema,
+        "meta:\n  id: forms\n  endian: le\nseq:\n  - id: kind\n    type: u1\n    enum: animal\n  - id: ratio\n    type: f4\n  - id: n\n    type: u1\n  - id: words\n    type: u2\n    repeat: expr\n    repeat-expr: n\nenums:\n  animal:\n    1: cat\n    2: dog\n",
+    )
+    .unwrap();
+    let mut bytes = vec![7u8];
+    bytes.extend(1.5f32.to_le_bytes());
+    bytes.push(20);
+    for i in 0..20u16 {
+        bytes.extend(i.to_le_bytes());
+    }
+    let input = tmp.join("forms.bin");
+    std::fs::write(&input, &bytes).unwrap();
+    let o = run(&[
+        "decode".as_ref(),
+        "--schema".as_ref(),
+        schema.as_os_str(),
+        input.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let printed = text(&o.stdout);
+    assert!(
+        printed.contains("0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,"),
+        "16 numbers a line: {printed}"
+    );
+    let json: Value = serde_json::from_str(&printed).expect("decode prints JSON");
+    assert_eq!(
+        json["kind"],
+        serde_json::json!({"Unlisted": 7}),
+        "{printed}"
+    );
+    let encode = |json_text: &str, name: &str| -> Output {
+        let j = tmp.join(format!("{name}.json"));
+        std::fs::write(&j, json_text).unwrap();
+        let out = tmp.join(format!("{name}.bin"));
+        run(&[
+            "encode".as_ref(),
+            "--schema".as_ref(),
+            schema.as_os_str(),
+            j.as_os_str(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ])
+    };
+    let o = encode(&printed, "back");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read(tmp.join("back.bin")).unwrap(), bytes);
+
+    let mut big = json.clone();
+    big["ratio"] = serde_json::json!(1e39);
+    let o = encode(&big.to_string(), "big");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("ratio: 1000000000000000000000000000000000000000 does not fit f4"),
+        "{}",
+        text(&o.stderr)
+    );
+    let mut wrong = json.clone();
+    wrong["n"] = Value::Null;
+    let o = encode(&wrong.to_string(), "wrong");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("n: expected an integer, found null"),
+        "{}",
+        text(&o.stderr)
+    );
+    wrong["n"] = serde_json::json!("abc");
+    let o = encode(&wrong.to_string(), "wrong2");
+    assert!(
+        text(&o.stderr).contains("n: expected an integer, found the string \"abc\""),
+        "{}",
+        text(&o.stderr)
+    );
+
+    if Path::new("/dev/zero").exists() {
+        let o = run(&[
+            "decode".as_ref(),
+            "--schema".as_ref(),
+            "/dev/zero".as_ref(),
+            input.as_os_str(),
+        ]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            text(&o.stderr).contains("a schema file may have at most 16777216 bytes"),
+            "{}",
+            text(&o.stderr)
         );
     }
     let _ = std::fs::remove_dir_all(&tmp);

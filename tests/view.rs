@@ -218,6 +218,9 @@ struct Browser {
 impl Drop for Browser {
     fn drop(&mut self) {
         let _ = self.ws.close(None);
+        // The browser first: it writes into its profile until it exits.
+        let _ = self._proc.0.kill();
+        let _ = self._proc.0.wait();
         let _ = std::fs::remove_dir_all(&self.profile);
     }
 }

@@ -230,7 +230,7 @@ impl Builder {
             .unwrap_or_default()
             .to_owned();
         let display = display.to_owned();
-        let text = match std::fs::read_to_string(schema) {
+        let text = match crate::read_schema_file(schema) {
             Ok(t) => t,
             Err(e) => {
                 return (

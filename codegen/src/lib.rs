@@ -131,6 +131,27 @@ type PendingImports = (Vec<(String, Pos)>, PathBuf, String);
 /// The most schema files one schema may pull in through `imports` (directly or not).
 const MAX_IMPORTS: usize = 256;
 
+/// The largest schema file read, in bytes (16 MiB): the largest real-world schemas are a few
+/// hundred KiB, and a path such as `/dev/zero` must not be read without end.
+pub const MAX_SCHEMA_BYTES: u64 = 16 << 20;
+
+/// Reads a schema file as text, at most [`MAX_SCHEMA_BYTES`]. Errors: the file cannot be
+/// read, is not UTF-8, or is larger than the limit (`InvalidData`, saying so).
+pub fn read_schema_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_SCHEMA_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_SCHEMA_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("a schema file may have at most {MAX_SCHEMA_BYTES} bytes"),
+        ));
+    }
+    Ok(text)
+}
+
 /// Parses and checks a schema whose file is at `path` (for `imports`; `file` is the name used
 /// in diagnostics). Each `meta.imports` entry names a schema without `.ksy`: a relative one
 /// (`common/header`, `../x`) is looked up next to the importing file, then in every directory
@@ -227,7 +248,7 @@ fn load_schema_in(
                 break;
             }
             let shown = found.display().to_string();
-            let text = match std::fs::read_to_string(&found) {
+            let text = match read_schema_file(&found) {
                 Ok(t) => t,
                 Err(e) => {
                     diags.push(Diag::new(
@@ -396,8 +417,8 @@ pub fn generate_dir_with(
             .unwrap_or("?")
             .to_owned();
         let display = format!("{display_prefix}/{name}");
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text =
+            read_schema_file(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         match generate_with(&text, &display, &path, opts) {
             Ok(code) => {
                 let stem = name.trim_end_matches(".ksy");

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 fn check(files: &[String]) -> ExitCode {
     let mut refused = 0usize;
     for f in files {
-        let text = match std::fs::read_to_string(f) {
+        let text = match statepack_codegen::read_schema_file(std::path::Path::new(f)) {
             Ok(t) => t,
             Err(e) => {
                 println!("{f}: refused\n  cannot read {f}: {e}");

@@ -87,8 +87,9 @@ fn write_type(
     }
     let Given::Map(entries) = given else {
         return Err(format!(
-            "{at}: expected an object for type {}",
-            t.schema_name
+            "{at}: expected an object for type {}, found {}",
+            t.schema_name,
+            given.describe()
         ));
     };
     for (k, _) in entries {
@@ -195,7 +196,7 @@ fn write_field(
         Repeat::None => write_elem(s, w, frame, f, g, fp, None, depth, room),
         _ => {
             let Given::List(items) = g else {
-                return Err(format!("{fp}: expected a list"));
+                return Err(format!("{fp}: expected an array, found {}", g.describe()));
             };
             let mut out = Vec::with_capacity(items.len());
             let start = w.len();
@@ -218,11 +219,34 @@ fn write_field(
     }
 }
 
+impl Given {
+    /// The value as a message names it, in JSON's words: `null`, `true`, the number `5`, the
+    /// string `"abc"`, an array of 3 element(s), an object (long strings shortened).
+    pub fn describe(&self) -> String {
+        match self {
+            Given::Null => "null".to_owned(),
+            Given::Bool(b) => b.to_string(),
+            Given::Int(i) => format!("the number {i}"),
+            Given::Float(f) => format!("the number {f}"),
+            Given::Str(s) => {
+                let short: String = s.chars().take(40).collect();
+                let more = if short.len() < s.len() { "..." } else { "" };
+                format!("the string {short:?}{more}")
+            }
+            Given::List(items) => format!("an array of {} element(s)", items.len()),
+            Given::Map(_) => "an object".to_owned(),
+        }
+    }
+}
+
 fn as_int(g: &Given, fp: &str) -> W<i128> {
     match g {
         Given::Int(i) => Ok(*i),
         Given::Bool(b) => Ok(i128::from(*b)),
-        other => Err(format!("{fp}: expected an integer, got {other:?}")),
+        other => Err(format!(
+            "{fp}: expected an integer, found {}",
+            other.describe()
+        )),
     }
 }
 
@@ -235,7 +259,10 @@ fn unhex(g: &Given, fp: &str) -> W<Vec<u8>> {
         Given::Str(h) => {
             let h: String = h.chars().filter(|c| !c.is_whitespace()).collect();
             if !h.len().is_multiple_of(2) || !h.bytes().all(|c| c.is_ascii_hexdigit()) {
-                return Err(format!("{fp}: expected bytes as a hex string, got {h:?}"));
+                return Err(format!(
+                    "{fp}: expected bytes as a string of hex digits (two a byte), found {}",
+                    Given::Str(h).describe()
+                ));
             }
             Ok((0..h.len())
                 .step_by(2)
@@ -246,11 +273,15 @@ fn unhex(g: &Given, fp: &str) -> W<Vec<u8>> {
             .iter()
             .map(|x| match x {
                 Given::Int(v @ 0..=255) => Ok(*v as u8),
-                other => Err(format!("{fp}: {other:?} is not a byte")),
+                other => Err(format!(
+                    "{fp}: expected a byte (an integer 0 to 255), found {}",
+                    other.describe()
+                )),
             })
             .collect(),
         other => Err(format!(
-            "{fp}: expected bytes as a hex string, got {other:?}"
+            "{fp}: expected bytes as a string of hex digits or an array of integers, found {}",
+            other.describe()
         )),
     }
 }
@@ -276,6 +307,8 @@ fn enum_given(s: &Schema, e: &str, g: &Given, fp: &str) -> W<(i128, DynValue)> {
             .find(|v| v.name == *n)
             .map(|v| v.value)
             .ok_or_else(|| format!("{fp}: `{n}` is not a value of enum {}", def.schema_name))?,
+        // An integer the enum does not list, as `decode --schema` prints it.
+        Given::Map(m) if m.len() == 1 && m[0].0 == "Unlisted" => as_int(&m[0].1, fp)?,
         other => as_int(other, fp)?,
     };
     Ok((raw, enum_value(s, e, raw)?))
@@ -348,8 +381,20 @@ fn write_elem(
                 Given::Str(t) if t == "NaN" => f64::NAN,
                 Given::Str(t) if t == "inf" => f64::INFINITY,
                 Given::Str(t) if t == "-inf" => f64::NEG_INFINITY,
-                other => return Err(format!("{fp}: expected a number, got {other:?}")),
+                other => {
+                    return Err(format!(
+                        "{fp}: expected a number (or \"NaN\", \"inf\", \"-inf\"), found {}",
+                        other.describe()
+                    ))
+                }
             };
+            // A finite number that an `f4` cannot hold would be written as infinity.
+            if *bytes == 4 && x.is_finite() && !(x as f32).is_finite() {
+                return Err(format!(
+                    "{fp}: {x} does not fit f4 (its largest finite value is {:e})",
+                    f32::MAX
+                ));
+            }
             let b: Vec<u8> = match (bytes, endian) {
                 (_, Endian::Computed) => {
                     return Err(format!(
@@ -481,7 +526,7 @@ fn write_elem(
         }
         FieldKind::Str { size, encoding } => {
             let Given::Str(text) = g else {
-                return Err(format!("{fp}: expected a string"));
+                return Err(format!("{fp}: expected a string, found {}", g.describe()));
             };
             let b = statepack_runtime::io::encode_str(text, encoding)
                 .map_err(|e| format!("{fp}: {e}"))?

@@ -471,8 +471,9 @@ fn run(cli: Cli) -> Result<()> {
                 eprintln!("note: {note}");
             }
             let root = statepack_codegen::interp::DynValue::Struct(std::sync::Arc::new(root));
-            let text = serde_json::to_string_pretty(&schema_cmd::Ordered(&root, &sch))?;
-            emit_stdout(|out| writeln!(out, "{text}"))
+            // Streamed as it is serialized, arrays of numbers 16 to a line (as the built-in
+            // formats' JSON).
+            emit_stdout(|out| formats::json::write_pretty(out, &schema_cmd::Ordered(&root, &sch)))
         }
         Cmd::Decode { file, offsets, .. } => {
             let bytes = read_file(&file)?;

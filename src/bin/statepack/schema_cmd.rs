@@ -14,8 +14,8 @@ use std::path::Path;
 /// Loads and checks the schema at `path`. Errors: the rendered diagnostics of a schema the
 /// generator refuses, or a schema with constructs the interpreter does not cover (named).
 pub fn load(path: &Path) -> Result<statepack_codegen::ir::Schema> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = statepack_codegen::read_schema_file(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     let shown = path.display().to_string();
     let schema = match statepack_codegen::load_checked(&text, &shown, path, &[]) {
         Ok(s) => s,
@@ -44,7 +44,7 @@ pub fn read(
 /// A value as JSON: structs as objects of their `seq` fields (positional instances among
 /// them) followed by their value instances, as Kaitai Struct's tools show a type (params
 /// are inputs, not shown), byte arrays as lowercase hex strings, enums by name (an
-/// integer the enum does not list as the integer), floats that JSON cannot hold as the
+/// integer the enum does not list as `{"Unlisted": n}`), floats that JSON cannot hold as the
 /// strings `"NaN"`, `"inf"`, `"-inf"`.
 pub fn to_json(v: &DynValue, schema: &statepack_codegen::ir::Schema) -> Json {
     match v {
@@ -65,7 +65,12 @@ pub fn to_json(v: &DynValue, schema: &statepack_codegen::ir::Schema) -> Json {
         DynValue::Bytes(b) => Json::String(hex(b)),
         DynValue::Enum(e) => match e.name {
             Some(n) => Json::String(n.to_owned()),
-            None => int_json(e.value),
+            // As the built-in formats' JSON writes an integer the enum does not list.
+            None => {
+                let mut m = Map::new();
+                m.insert("Unlisted".to_owned(), int_json(e.value));
+                Json::Object(m)
+            }
         },
         DynValue::List(items) => Json::Array(items.iter().map(|x| to_json(x, schema)).collect()),
         DynValue::Struct(s) => struct_json(s, schema),
