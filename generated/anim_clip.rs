@@ -16,6 +16,7 @@ pub const SCHEMA_ID: &str = "anim_clip";
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -26,6 +27,7 @@ pub const SCHEMA_ID: &str = "anim_clip";
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum TrackKind {
     /// Identity rotation, zero translation or unit scale. default_value (stored as 0).
+    #[default]
     #[serde(rename = "default_value")]
     DefaultValue,
     /// One stored value. constant (stored as 1).
@@ -109,6 +111,7 @@ impl ::statepack_runtime::reflect::ToValue for TrackKind {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -901,6 +904,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1126,6 +1130,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for BoneTracks {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1425,6 +1430,13 @@ pub enum TrackBody {
     FixedPointTrack(FixedPointTrack),
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for TrackBody {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::DefaultTrack(::core::default::Default::default())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl TrackBody {
     /// The number of bytes the selected case writes.
     pub fn encoded_len(&self) -> usize {
@@ -1453,6 +1465,7 @@ impl ::statepack_runtime::reflect::ToValue for TrackBody {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1580,6 +1593,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for DefaultTrack {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1787,6 +1801,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ConstantTrack {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2157,6 +2172,7 @@ impl FixedPointTrack {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2678,6 +2694,7 @@ impl AnimatedTrack {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

@@ -24,6 +24,7 @@ pub const SCHEMA_ID: &str = "cbtrack_v1";
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -641,6 +642,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1796,6 +1798,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for CbtkHead {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2033,6 +2036,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for WindowEntry {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2445,6 +2449,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Window {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2611,6 +2616,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ChunkBody {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2807,6 +2813,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ColumnDirectory {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

@@ -16,6 +16,7 @@ pub const SCHEMA_ID: &str = "rply_v3";
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -26,6 +27,7 @@ pub const SCHEMA_ID: &str = "rply_v3";
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum Opcode {
     /// tick (stored as 0).
+    #[default]
     #[serde(rename = "tick")]
     Tick,
     /// spawn (stored as 1).
@@ -151,6 +153,7 @@ impl ::statepack_runtime::reflect::ToValue for Opcode {
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -161,6 +164,7 @@ impl ::statepack_runtime::reflect::ToValue for Opcode {
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum PropType {
     /// bool (stored as 0).
+    #[default]
     #[serde(rename = "bool")]
     Bool,
     /// number (stored as 1).
@@ -244,6 +248,7 @@ impl ::statepack_runtime::reflect::ToValue for PropType {
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -254,6 +259,7 @@ impl ::statepack_runtime::reflect::ToValue for PropType {
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum PartKind {
     /// part (stored as 0).
+    #[default]
     #[serde(rename = "part")]
     Part,
     /// mesh_part (stored as 1).
@@ -337,6 +343,7 @@ impl ::statepack_runtime::reflect::ToValue for PartKind {
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -347,6 +354,7 @@ impl ::statepack_runtime::reflect::ToValue for PartKind {
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum EffectClass {
     /// attachment (stored as 1).
+    #[default]
     #[serde(rename = "attachment")]
     Attachment,
     /// sound (stored as 2).
@@ -460,6 +468,7 @@ impl ::statepack_runtime::reflect::ToValue for EffectClass {
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -470,6 +479,7 @@ impl ::statepack_runtime::reflect::ToValue for EffectClass {
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum ValueTag {
     /// bool (stored as 0).
+    #[default]
     #[serde(rename = "bool")]
     Bool,
     /// number (stored as 1).
@@ -583,6 +593,7 @@ impl ::statepack_runtime::reflect::ToValue for ValueTag {
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -593,6 +604,7 @@ impl ::statepack_runtime::reflect::ToValue for ValueTag {
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum JointKind {
     /// weld (stored as 1).
+    #[default]
     #[serde(rename = "weld")]
     Weld,
     /// motor6d (stored as 2).
@@ -668,6 +680,7 @@ impl ::statepack_runtime::reflect::ToValue for JointKind {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -965,6 +978,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1760,6 +1774,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for RplyHead {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1962,6 +1977,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Str16 {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2221,6 +2237,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Keyframe {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2419,6 +2436,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpStream {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2864,6 +2882,13 @@ pub enum OpBody {
     OpSnapshot(OpSnapshot),
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for OpBody {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::OpTick(::core::default::Default::default())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl OpBody {
     /// The number of bytes the selected case writes.
     pub fn encoded_len(&self) -> usize {
@@ -2910,6 +2935,7 @@ impl ::statepack_runtime::reflect::ToValue for OpBody {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -3065,6 +3091,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpTick {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -3192,6 +3219,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpTickNext {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -3451,6 +3479,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpSpawn {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -3606,6 +3635,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpDespawn {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -4249,6 +4279,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpXform {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -4747,6 +4778,13 @@ pub enum OpPropValue {
     Vec3(Vec3),
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for OpPropValue {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::PropBool(::core::default::Default::default())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl OpPropValue {
     /// The number of bytes the selected case writes.
     pub fn encoded_len(&self) -> usize {
@@ -4777,6 +4815,7 @@ impl ::statepack_runtime::reflect::ToValue for OpPropValue {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -4956,6 +4995,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for PropBool {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -5110,6 +5150,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for PropNumber {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -5265,6 +5306,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for PropStrRef {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -5499,6 +5541,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Color3 {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -5736,6 +5779,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Vec3 {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -6039,6 +6083,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpAnimPlay {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -6275,6 +6320,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpAnimStop {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -6511,6 +6557,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpAnimSpeed {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -6727,6 +6774,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpEvent {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -6996,6 +7044,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpCustom {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -7838,6 +7887,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpXformD {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -8137,6 +8187,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for OpSnapshot {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -8851,6 +8902,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Snapshot {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -9086,6 +9138,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Rig {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -9571,6 +9624,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Humanoid {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -9916,6 +9970,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for CharacterMesh {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -11511,6 +11566,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Part {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -11737,6 +11793,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for MeshPartInfo {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -12052,6 +12109,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for SpecialMesh {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -12376,6 +12434,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for SurfaceAppearance {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -12983,6 +13042,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Decal {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -13417,6 +13477,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Effect {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -13954,6 +14015,13 @@ pub enum EffectPropValue {
     ColorSequence(ColorSequence),
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for EffectPropValue {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::PropBool(::core::default::Default::default())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl EffectPropValue {
     /// The number of bytes the selected case writes.
     pub fn encoded_len(&self) -> usize {
@@ -13990,6 +14058,7 @@ impl ::statepack_runtime::reflect::ToValue for EffectPropValue {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -14144,6 +14213,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for F32Value {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -14360,6 +14430,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Vec2 {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -14558,6 +14629,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for NumberSequence {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -14795,6 +14867,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for NumberKey {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -14993,6 +15066,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ColorSequence {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -15176,6 +15250,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ColorKey {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -15512,6 +15587,13 @@ pub enum JointBody {
     JointAttachments(JointAttachments),
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for JointBody {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::JointCframes(::core::default::Default::default())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl JointBody {
     /// The number of bytes the selected case writes.
     pub fn encoded_len(&self) -> usize {
@@ -15536,6 +15618,7 @@ impl ::statepack_runtime::reflect::ToValue for JointBody {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -15846,6 +15929,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for JointCframes {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -16100,6 +16184,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for JointAttachments {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

@@ -16,6 +16,7 @@ pub const SCHEMA_ID: &str = "snap_v1_3";
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -26,6 +27,7 @@ pub const SCHEMA_ID: &str = "snap_v1_3";
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum FrameKind {
     /// Delta frame with no change (a timing-only tick). delta_none (stored as 0).
+    #[default]
     #[serde(rename = "delta_none")]
     DeltaNone,
     /// Delta frame with a position delta. delta_pos (stored as 1).
@@ -107,6 +109,7 @@ impl ::statepack_runtime::reflect::ToValue for FrameKind {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -505,6 +508,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -991,6 +995,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Recording {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1609,6 +1614,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Frame {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

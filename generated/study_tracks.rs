@@ -16,6 +16,7 @@ pub const SCHEMA_ID: &str = "study_tracks";
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -26,6 +27,7 @@ pub const SCHEMA_ID: &str = "study_tracks";
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum TrackLayout {
     /// Every channel at every frame, float32. raw (stored as 0).
+    #[default]
     #[serde(rename = "raw")]
     Raw,
     /// Keyframe records with float32 values. float_keys (stored as 1).
@@ -100,6 +102,7 @@ impl ::statepack_runtime::reflect::ToValue for TrackLayout {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -580,6 +583,13 @@ pub enum StudyTracksBody {
     QuantizedBody(QuantizedBody),
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for StudyTracksBody {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::RawBody(::core::default::Default::default())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl StudyTracksBody {
     /// The number of bytes the selected case writes.
     pub fn encoded_len(&self) -> usize {
@@ -635,6 +645,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1077,6 +1088,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for RawBody {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1615,6 +1627,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for FloatBody {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2153,6 +2166,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for QuantizedBody {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2604,6 +2618,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ScalarF32 {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2823,6 +2838,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for KeyF32 {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -3419,6 +3435,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ScalarQ {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -3637,6 +3654,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for KeyQ {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -4134,6 +4152,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for RotationF32 {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -4381,6 +4400,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for KeyRotF32 {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -4831,6 +4851,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for RotationPacked {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

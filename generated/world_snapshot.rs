@@ -22,6 +22,7 @@ pub const SCHEMA_ID: &str = "world_snapshot";
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1110,6 +1111,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1407,6 +1409,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Origin {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1606,6 +1609,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for RecordStream {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1858,6 +1862,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for EntityRecord {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -4185,6 +4190,7 @@ impl EntityBlob {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -4383,6 +4389,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for TlvBlock {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -4817,6 +4824,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Tlv {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -5013,6 +5021,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Despawn {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

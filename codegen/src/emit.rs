@@ -231,6 +231,16 @@ impl<'s> Emitter<'s> {
             && crate::instances::io_end_member(t, self.member_io).is_none()
     }
 
+    /// `Default,` in a type's derives, unless the schema has opaque types (Rust types of
+    /// the user's, which need not have a default value).
+    fn default_derive(&self) -> TokenStream {
+        if self.s.opaque.is_empty() && !self.s.opaque_types {
+            quote!(Default,)
+        } else {
+            quote!()
+        }
+    }
+
     fn has_positional(&self) -> bool {
         self.positional
     }
@@ -2333,8 +2343,11 @@ impl<'s> Emitter<'s> {
         let variants: Vec<TokenStream> = e
             .values
             .iter()
-            .map(|v| {
+            .enumerate()
+            .map(|(i, v)| {
                 let vi = type_ident(&v.name);
+                // The first value listed is the enum's `Default`.
+                let default = if i == 0 { quote!(#[default]) } else { quote!() };
                 let ren = &v.name;
                 let d = doc_attrs(&format!(
                     "{}{} (stored as {}).",
@@ -2345,9 +2358,25 @@ impl<'s> Emitter<'s> {
                     v.name,
                     v.value
                 ));
-                quote! { #d #[serde(rename = #ren)] #vi }
+                quote! { #d #default #[serde(rename = #ren)] #vi }
             })
             .collect();
+        // An enum without listed values (open, or empty) has no unit variant to mark.
+        let (derive_default, manual_default) = if e.values.is_empty() {
+            let unlisted = if self.open_enums.contains(&e.name) {
+                quote! {
+                    impl ::core::default::Default for #name {
+                        #[doc = " The integer 0, which the enum does not list."]
+                        fn default() -> Self { Self::Unlisted(0) }
+                    }
+                }
+            } else {
+                quote!()
+            };
+            (quote!(), unlisted)
+        } else {
+            (quote!(Default,), quote!())
+        };
         let to_arms = e.values.iter().map(|v| {
             let vi = type_ident(&v.name);
             let l = Literal::i128_unsuffixed(v.value);
@@ -2390,8 +2419,9 @@ impl<'s> Emitter<'s> {
         };
         quote! {
             #doc
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+            #[derive(Debug, Clone, Copy, #derive_default PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
             pub enum #name { #(#variants,)* #unlisted_variant }
+            #manual_default
             impl #name {
                 #[doc = " The enum's name in the schema."]
                 pub const SCHEMA_NAME: &'static str = #en;
@@ -3536,9 +3566,10 @@ impl<'s> Emitter<'s> {
                 },
             ),
         };
+        let derive_default = self.default_derive();
         Some(quote! {
             #doc
-            #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+            #[derive(Debug, Clone, #derive_default PartialEq, serde::Serialize, serde::Deserialize)]
             pub struct #name { #(#struct_fields,)* }
 
             impl #name {
@@ -4714,10 +4745,28 @@ impl<'s> Emitter<'s> {
             ),
             _ => (quote!(), quote!()),
         };
+        // `Default`: the first case with its own default value (or no case).
+        let default_value = match (vis.first(), no_case, sized) {
+            (Some(v), ..) => quote!(Self::#v(::core::default::Default::default())),
+            (None, true, false) => quote!(Self::NoCase),
+            (None, true, true) => quote!(Self::NoCase(::std::vec::Vec::new())),
+            (None, false, _) => quote!(),
+        };
+        let default_impl = if default_value.is_empty() || self.default_derive().is_empty() {
+            quote!()
+        } else {
+            quote! {
+                impl ::core::default::Default for #en {
+                    #[doc = " The first case, holding its own default value."]
+                    fn default() -> Self { #default_value }
+                }
+            }
+        };
         quote! {
             #doc
             #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
             pub enum #en { #(#variants,)* #no_case_variant }
+            #default_impl
             impl #en {
                 #[doc = " The number of bytes the selected case writes."]
                 pub fn encoded_len(&self) -> usize { match self { #(#len_arms,)* #no_case_len } }

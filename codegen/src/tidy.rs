@@ -497,6 +497,11 @@ impl Derives<'_> {
                     }
                 }
                 for d in &self.opts.derives {
+                    // Every generated type has `Default` already (derived, or implemented
+                    // where a derive cannot say which value).
+                    if d == "Default" || d.ends_with("::Default") {
+                        continue;
+                    }
                     if let Ok(p) = syn::parse_str::<Path>(d) {
                         if !paths.iter().any(|q| q == &p) {
                             paths.push(p);

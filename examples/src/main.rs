@@ -36,6 +36,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 bot: true,
                 level: 63,
             },
+            // Every generated type has `Default` (an enum's first value, zeros, empty
+            // strings and lists), so a literal names only the fields it sets.
+            Player {
+                name: "Nova".to_owned(),
+                score: 10,
+                ..Default::default()
+            },
         ],
     };
 

@@ -27,7 +27,11 @@ fn main_writes_reads_and_prints_a_file() {
     assert_eq!(&bytes[..4], b"GSAV");
     let read = save::GameSave::decode(&bytes).expect("the file decodes");
     assert_eq!(read.map_name, "Harbour");
-    assert_eq!(read.players.len(), 2);
+    assert_eq!(read.players.len(), 3);
+    // A player built with `..Default::default()` reads back as built.
+    assert_eq!(read.players[2].name, "Nova");
+    assert_eq!(read.players[2].score, 10);
+    assert_eq!(read.players[2].level, 0);
     assert_eq!(
         (read.players[1].team, read.players[1].level),
         (save::Team::Blue, 63)
@@ -45,7 +49,7 @@ fn main_writes_reads_and_prints_a_file() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("truncated file refused: players[1].pos.y (byte offset 50)"),
+        stdout.contains("truncated file refused: players[2].pos.y (byte offset "),
         "{stdout}"
     );
 }

@@ -16,6 +16,7 @@ pub const SCHEMA_ID: &str = "bits_le_enum";
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -26,6 +27,7 @@ pub const SCHEMA_ID: &str = "bits_le_enum";
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum Mode {
     /// idle (stored as 1).
+    #[default]
     #[serde(rename = "idle")]
     Idle,
     /// run (stored as 5).
@@ -103,6 +105,7 @@ impl ::statepack_runtime::reflect::ToValue for Mode {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -379,6 +382,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

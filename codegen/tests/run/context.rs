@@ -18,6 +18,7 @@ pub const SCHEMA_ID: &str = "context";
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1008,6 +1009,13 @@ pub enum ContextBody {
     NoCase,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for ContextBody {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::Tagged(::core::default::Default::default())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ContextBody {
     /// The number of bytes the selected case writes.
     pub fn encoded_len(&self) -> usize {
@@ -1047,6 +1055,13 @@ pub enum ContextPicked {
     /// The default case (`_`).
     #[serde(rename = "plain")]
     Plain(Plain),
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for ContextPicked {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::Counted(::core::default::Default::default())
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ContextPicked {
@@ -1100,6 +1115,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1219,6 +1235,7 @@ impl ::statepack_runtime::reflect::ToValue for Counted {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1388,6 +1405,7 @@ impl ::statepack_runtime::reflect::ToValue for Header {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1592,6 +1610,7 @@ impl ::statepack_runtime::reflect::ToValue for Index {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1804,6 +1823,7 @@ impl ::statepack_runtime::reflect::ToValue for Entry {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1928,6 +1948,7 @@ impl ::statepack_runtime::reflect::ToValue for Tagged {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2036,6 +2057,7 @@ impl ::statepack_runtime::reflect::ToValue for Plain {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2170,6 +2192,7 @@ impl ::statepack_runtime::reflect::ToValue for Mediator {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2311,6 +2334,7 @@ impl ::statepack_runtime::reflect::ToValue for SizedByParent {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2419,6 +2443,7 @@ impl ::statepack_runtime::reflect::ToValue for Orphan {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

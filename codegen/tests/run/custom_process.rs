@@ -18,6 +18,7 @@ pub const SCHEMA_ID: &str = "custom_process";
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

@@ -18,6 +18,7 @@ pub const SCHEMA_ID: &str = "data_operands";
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

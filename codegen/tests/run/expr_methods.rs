@@ -15,6 +15,7 @@ pub const SCHEMA_ID: &str = "expr_methods";
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1739,6 +1740,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -1940,6 +1942,13 @@ pub enum OpBody {
     NoCase,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for OpBody {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::Block(::core::default::Default::default())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl OpBody {
     /// The number of bytes the selected case writes.
     pub fn encoded_len(&self) -> usize {
@@ -1964,6 +1973,7 @@ impl ::statepack_runtime::reflect::ToValue for OpBody {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -2072,6 +2082,7 @@ impl ::statepack_runtime::reflect::ToValue for OpWord {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

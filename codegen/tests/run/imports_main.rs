@@ -16,6 +16,7 @@ pub const SCHEMA_ID: &str = "imports_main";
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -26,6 +27,7 @@ pub const SCHEMA_ID: &str = "imports_main";
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum ImportsLibKind {
     /// small (stored as 1).
+    #[default]
     #[serde(rename = "small")]
     Small,
     /// large (stored as 2).
@@ -103,6 +105,7 @@ impl ::statepack_runtime::reflect::ToValue for ImportsLibKind {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -375,6 +378,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -613,6 +617,7 @@ impl ::statepack_runtime::reflect::ToValue for ImportsLib {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -721,6 +726,7 @@ impl ::statepack_runtime::reflect::ToValue for ImportsLibMore {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

@@ -16,6 +16,7 @@ pub const SCHEMA_ID: &str = "kaitai_rules";
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -26,6 +27,7 @@ pub const SCHEMA_ID: &str = "kaitai_rules";
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum Animal {
     /// cat (stored as 1).
+    #[default]
     #[serde(rename = "cat")]
     Cat,
     /// dog (stored as 2).
@@ -103,6 +105,7 @@ impl ::statepack_runtime::reflect::ToValue for Animal {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -789,6 +792,13 @@ pub enum KaitaiRulesChoice {
     NoCase,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for KaitaiRulesChoice {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::U3(::core::default::Default::default())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl KaitaiRulesChoice {
     /// The number of bytes the selected case writes.
     pub fn encoded_len(&self) -> usize {
@@ -840,6 +850,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

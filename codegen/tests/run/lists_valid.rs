@@ -15,6 +15,7 @@ pub const SCHEMA_ID: &str = "lists_valid";
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

@@ -16,6 +16,7 @@ pub const SCHEMA_ID: &str = "misc_bits";
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -26,6 +27,7 @@ pub const SCHEMA_ID: &str = "misc_bits";
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum Animal {
     /// cat (stored as 0).
+    #[default]
     #[serde(rename = "cat")]
     Cat,
     /// dog (stored as 1).
@@ -109,6 +111,7 @@ impl ::statepack_runtime::reflect::ToValue for Animal {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

@@ -15,6 +15,7 @@ pub const SCHEMA_ID: &str = "misc_num_switch";
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -457,6 +458,13 @@ pub enum MiscNumSwitchLen {
     NoCase,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for MiscNumSwitchLen {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::U1(::core::default::Default::default())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl MiscNumSwitchLen {
     /// The number of bytes the selected case writes.
     pub fn encoded_len(&self) -> usize {
@@ -517,6 +525,13 @@ pub enum MiscNumSwitchChecked {
     /// The default case (`_`).
     #[serde(rename = "u2be")]
     U2be(u16),
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for MiscNumSwitchChecked {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::U1(::core::default::Default::default())
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl MiscNumSwitchChecked {

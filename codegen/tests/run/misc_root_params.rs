@@ -15,6 +15,7 @@ pub const SCHEMA_ID: &str = "misc_root_params";
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

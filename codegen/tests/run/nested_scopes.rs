@@ -16,6 +16,7 @@ pub const SCHEMA_ID: &str = "nested_scopes";
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -26,6 +27,7 @@ pub const SCHEMA_ID: &str = "nested_scopes";
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum OuterAnimal {
     /// cat (stored as 1).
+    #[default]
     #[serde(rename = "cat")]
     Cat,
     /// dog (stored as 2).
@@ -103,6 +105,7 @@ impl ::statepack_runtime::reflect::ToValue for OuterAnimal {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -328,6 +331,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -524,6 +528,7 @@ impl ::statepack_runtime::reflect::ToValue for Outer {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -634,6 +639,7 @@ impl ::statepack_runtime::reflect::ToValue for OuterItem {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

@@ -16,6 +16,7 @@ pub const SCHEMA_ID: &str = "params";
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -26,6 +27,7 @@ pub const SCHEMA_ID: &str = "params";
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum Animal {
     /// cat (stored as 1).
+    #[default]
     #[serde(rename = "cat")]
     Cat,
     /// dog (stored as 2).
@@ -103,6 +105,7 @@ impl ::statepack_runtime::reflect::ToValue for Animal {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -652,6 +655,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

@@ -19,6 +19,7 @@ pub const SCHEMA_ID: &str = "recursion";
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -417,6 +418,13 @@ pub enum RecursionNext {
     NoCase,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for RecursionNext {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::Recursion(::core::default::Default::default())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl RecursionNext {
     /// The number of bytes the selected case writes.
     pub fn encoded_len(&self) -> usize {
@@ -479,6 +487,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -615,6 +624,7 @@ impl ::statepack_runtime::reflect::ToValue for Leaf {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

@@ -16,6 +16,7 @@ pub const SCHEMA_ID: &str = "reflect_view";
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -26,6 +27,7 @@ pub const SCHEMA_ID: &str = "reflect_view";
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum Kind {
     /// point (stored as 1).
+    #[default]
     #[serde(rename = "point")]
     Point,
     /// other (stored as 2).
@@ -103,6 +105,7 @@ impl ::statepack_runtime::reflect::ToValue for Kind {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -758,6 +761,13 @@ pub enum ReflectViewBody {
     NoCase,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for ReflectViewBody {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::Point(::core::default::Default::default())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ReflectViewBody {
     /// The number of bytes the selected case writes.
     pub fn encoded_len(&self) -> usize {
@@ -809,6 +819,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -991,6 +1002,7 @@ impl ::statepack_runtime::reflect::ToValue for Item {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

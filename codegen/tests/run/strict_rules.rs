@@ -16,6 +16,7 @@ pub const SCHEMA_ID: &str = "strict_rules";
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -26,6 +27,7 @@ pub const SCHEMA_ID: &str = "strict_rules";
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum Animal {
     /// cat (stored as 1).
+    #[default]
     #[serde(rename = "cat")]
     Cat,
 }
@@ -79,6 +81,7 @@ impl ::statepack_runtime::reflect::ToValue for Animal {
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -89,6 +92,7 @@ impl ::statepack_runtime::reflect::ToValue for Animal {
 #[allow(dead_code, clippy::enum_variant_names)]
 pub enum Bird {
     /// owl (stored as 1).
+    #[default]
     #[serde(rename = "owl")]
     Owl,
     /// A stored integer the enum does not list (Kaitai Struct's enums are open: the value is kept and written back).
@@ -160,6 +164,7 @@ impl ::statepack_runtime::reflect::ToValue for Bird {
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -754,6 +759,13 @@ pub enum StrictRulesChoice {
     Inner(Inner),
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for StrictRulesChoice {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::Inner(::core::default::Default::default())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl StrictRulesChoice {
     /// The number of bytes the selected case writes.
     pub fn encoded_len(&self) -> usize {
@@ -803,6 +815,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize

@@ -15,6 +15,7 @@ pub const SCHEMA_ID: &str = "switch_sized";
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
@@ -445,6 +446,13 @@ pub enum SwitchSizedBody {
     NoCase(::std::vec::Vec<u8>),
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::default::Default for SwitchSizedBody {
+    /// The first case, holding its own default value.
+    fn default() -> Self {
+        Self::One(::core::default::Default::default())
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl SwitchSizedBody {
     /// The number of bytes the selected case writes.
     pub fn encoded_len(&self) -> usize {
@@ -500,6 +508,7 @@ pub fn reflect_roundtrip(
 #[derive(
     Debug,
     Clone,
+    Default,
     PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
