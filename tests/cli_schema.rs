@@ -415,7 +415,8 @@ fn trailing_note_counts_what_instances_read() {
 /// What `decode --schema` prints and `encode --schema` takes back, in the words of the docs:
 /// arrays of numbers 16 to a line, an integer an enum does not list as `{"Unlisted": n}`
 /// (read back by `encode`), errors naming the JSON type found, a finite number too large for
-/// an `f4` refused by field, and a schema file read with a size limit.
+/// an `f4` refused by field, a list whose count field says otherwise refused as a count
+/// error, and a schema file read with a size limit.
 #[test]
 fn schema_json_forms_and_refusals() {
     let tmp = std::env::temp_dir().join(format!("statepack-cli-forms-{}", std::process::id()));
@@ -491,6 +492,16 @@ fn schema_json_forms_and_refusals() {
     let o = encode(&wrong.to_string(), "wrong2");
     assert!(
         text(&o.stderr).contains("n: expected an integer, found the string \"abc\""),
+        "{}",
+        text(&o.stderr)
+    );
+
+    let mut short = json.clone();
+    short["words"] = serde_json::json!([1, 2, 3]);
+    let o = encode(&short.to_string(), "short");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("words: 3 element(s) given, but the count `n` is 20"),
         "{}",
         text(&o.stderr)
     );

@@ -198,6 +198,20 @@ fn write_field(
             let Given::List(items) = g else {
                 return Err(format!("{fp}: expected an array, found {}", g.describe()));
             };
+            // A count given in the JSON (an earlier field) must match the list: said here, by
+            // name, rather than found when the bytes read back differently.
+            if let Repeat::Expr(e) = &f.repeat {
+                let sc = Scope::plain(s, frame, None);
+                if let Ok(n) = eval_int(&e.expr, &sc) {
+                    if n != items.len() as i128 {
+                        return Err(format!(
+                            "{fp}: {} element(s) given, but the count `{}` is {n}",
+                            items.len(),
+                            e.src
+                        ));
+                    }
+                }
+            }
             let mut out = Vec::with_capacity(items.len());
             let start = w.len();
             for (i, x) in items.iter().enumerate() {
