@@ -9,7 +9,9 @@
 //! pictures of docs/viewer.md come from such a run).
 
 use serde_json::{json, Value};
-use statepack::formats::{anim_clip, cbtrack, rply, snap, world_snapshot, FormatSpec};
+use statepack::formats::{
+    anim_clip, cbtrack, rply, snap, study_tracks, world_snapshot, FormatSpec,
+};
 use statepack::runtime::io::TraceNode;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -774,6 +776,68 @@ fn motion_formats_draw_and_link_their_entities() {
         "bars not to scale: {w:?}"
     );
     keep_shot("viewer-sizes.png", &b.screenshot(None));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The study's keyframe tracks (raw, float32 linear keys, quantised cubic keys) play like a
+/// clip: one bone per slot, two frames draw two different pictures, and selecting a bone
+/// moves the tree to the key that set its rotation at the frame shown (the frame's values in
+/// a raw file).
+#[test]
+fn study_tracks_play_and_link_their_keys() {
+    let Some(mut b) = browser() else { return };
+    let dir = scratch("study");
+    for (name, bytes) in (study_tracks::FORMAT.samples)() {
+        let tracks = study_tracks::read(&bytes).unwrap();
+        let f = write_sample(&dir, &format!("{name}.strk"), &bytes);
+        let (_p, url) = viewer(&f, &[]);
+        b.open(&format!("{url}#pane=motion"));
+        b.wait("window.viewer.frames > 0", "the first frame");
+        let m = b.eval("window.viewer.info.motion");
+        assert_eq!(m["time_unit"], json!("frame"), "{name}");
+        assert_eq!(m["t1"], json!(tracks.num_frames - 1), "{name}");
+        assert_eq!(
+            b.eval("document.querySelectorAll('.ent').length"),
+            json!(tracks.num_bones),
+            "{name}: one entity per bone"
+        );
+        let a = frame_at(&mut b, 2.0);
+        let shown = 15usize;
+        let c = frame_at(&mut b, shown as f64);
+        assert_ne!(a, c, "{name}: frames 2 and {shown} draw the same picture");
+        // A bone whose rotation is keyed (any bone in a raw file).
+        let (bone, want) = match tracks.raw_values {
+            Some(_) => {
+                let n = (shown * tracks.num_bones + 1) * 10;
+                (1, format!("body.values[{n}]"))
+            }
+            None => {
+                let r = tracks
+                    .rotations
+                    .iter()
+                    .find(|r| r.frames.len() > 2)
+                    .expect("a keyed rotation");
+                let (i, k) = tracks.rotation_key_at(r.bone, shown).unwrap();
+                let k = k.unwrap();
+                assert!(r.frames[k] <= shown && r.frames[k + 1] > shown);
+                (r.bone, format!("body.rotations[{i}].keys[{k}]"))
+            }
+        };
+        b.eval(&format!(
+            "document.querySelector('.ent[data-id=\"{bone}\"]').click()"
+        ));
+        b.wait(
+            &format!("window.viewer.entityLink === {}", json!(want)),
+            "the bone's key",
+        );
+        b.wait(
+            &format!("window.viewer.field === {}", json!(want)),
+            "the tree to select the key",
+        );
+        if name.contains("linear") {
+            keep_shot("viewer-study-tracks.png", &b.screenshot(None));
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
