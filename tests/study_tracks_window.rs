@@ -32,12 +32,8 @@ fn windows_match_the_frames_built_at_once() {
     for (name, t) in files() {
         let all = t.to_frames();
         assert_eq!(all.len(), t.num_frames, "{name}");
-        for f in 0..t.num_frames {
-            assert_eq!(
-                t.sample_frame(f).as_ref(),
-                Some(&all[f]),
-                "{name} frame {f}"
-            );
+        for (f, frame) in all.iter().enumerate() {
+            assert_eq!(t.sample_frame(f).as_ref(), Some(frame), "{name} frame {f}");
         }
         assert_eq!(t.sample_frame(t.num_frames), None, "{name}");
         for (from, count) in [(0, 1), (3, 7), (30, 100), (39, 5), (40, 3), (1000, 2)] {
