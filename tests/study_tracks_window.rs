@@ -36,6 +36,11 @@ fn windows_match_the_frames_built_at_once() {
             assert_eq!(t.sample_frame(f).as_ref(), Some(frame), "{name} frame {f}");
         }
         assert_eq!(t.sample_frame(t.num_frames), None, "{name}");
+        assert_eq!(t.bone_at(t.num_bones, 0), None, "{name}");
+        for &bone in &t.stored_bones() {
+            assert_eq!(t.bone_at(bone, 7), Some(all[7][bone]), "{name} bone {bone}");
+        }
+        assert!(!t.stored_bones().is_empty(), "{name}");
         for (from, count) in [(0, 1), (3, 7), (30, 100), (39, 5), (40, 3), (1000, 2)] {
             let w = t.sample_window(from, count);
             let lo = from.min(all.len());
@@ -91,4 +96,19 @@ fn key_lookups_name_the_key_at_or_before_the_frame() {
         );
     }
     assert!(checked > 0, "no keyed rotation checked");
+}
+
+/// A header that claims many bones stores records for a few: only those are listed as
+/// stored, so a caller drawing them stays in proportion to the file.
+#[test]
+fn stored_bones_are_the_bones_records_name() {
+    let mut clip = statepack_runtime::motion::walk::study_walk_clip();
+    clip.frames.truncate(10);
+    let b = study_tracks::encode_plan(&plan(&clip, PlanOptions::at_mm(1.0, false, false))).unwrap();
+    let t = study_tracks::read(&b).unwrap();
+    let mut want: Vec<usize> = t.scalars.iter().map(|s| s.bone).collect();
+    want.extend(t.rotations.iter().map(|r| r.bone));
+    want.sort_unstable();
+    want.dedup();
+    assert_eq!(t.stored_bones(), want);
 }

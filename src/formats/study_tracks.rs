@@ -429,46 +429,81 @@ impl DecodedTracks {
 
     /// The local transforms of every bone at frame `frame` (`[bone]`, channels missing from
     /// the file hold the identity), computed from the keys around that frame alone: the
-    /// same values as `to_frames()[frame]` without building the other frames. Linear or
-    /// cubic Hermite between keys as the file's flag says, rotations renormalised.
-    /// `None` when `frame` is not below [`DecodedTracks::num_frames`].
+    /// same values as `to_frames()[frame]` without building the other frames (see
+    /// [`DecodedTracks::bone_at`]). `None` when `frame` is not below
+    /// [`DecodedTracks::num_frames`].
     pub fn sample_frame(&self, frame: usize) -> Option<Vec<LocalTransform>> {
         if frame >= self.num_frames {
             return None;
         }
-        let mut row = vec![LocalTransform::IDENTITY; self.num_bones];
+        (0..self.num_bones)
+            .map(|b| self.bone_at(b, frame))
+            .collect()
+    }
+
+    /// Bone `bone`'s local transform at frame `frame` (translation in metres, rotation as a
+    /// unit quaternion, scale), from the keys around that frame alone: linear or cubic
+    /// Hermite between keys as the file's flag says, each rotation component reconstructed
+    /// then the quaternion renormalised, channels missing from the file the identity; the
+    /// same value as `to_frames()[frame][bone]`. `None` when the frame or the bone is not
+    /// below the file's counts.
+    pub fn bone_at(&self, bone: usize, frame: usize) -> Option<LocalTransform> {
+        if frame >= self.num_frames || bone >= self.num_bones {
+            return None;
+        }
+        let mut t = LocalTransform::IDENTITY;
         if let Some(v) = &self.raw_values {
-            for (b, t) in row.iter_mut().enumerate() {
-                let o = (frame * self.num_bones + b) * 10;
-                let Some(c) = v.get(o..o + 10) else { break };
-                let g = |i: usize| f64::from(c[i]);
-                t.translation = glam::DVec3::new(g(0), g(1), g(2));
-                t.rotation = glam::DQuat::from_xyzw(g(3), g(4), g(5), g(6));
-                t.scale = glam::DVec3::new(g(7), g(8), g(9));
-            }
-            return Some(row);
+            let o = (frame * self.num_bones + bone) * 10;
+            let c = v.get(o..o + 10)?;
+            let g = |i: usize| f64::from(c[i]);
+            t.translation = glam::DVec3::new(g(0), g(1), g(2));
+            t.rotation = glam::DQuat::from_xyzw(g(3), g(4), g(5), g(6));
+            t.scale = glam::DVec3::new(g(7), g(8), g(9));
+            return Some(t);
         }
-        for s in &self.scalars {
+        // Records are in increasing channel id (bone) order, as the reader checks.
+        let first = self.scalars.partition_point(|s| s.bone < bone);
+        for s in self.scalars[first..].iter().take_while(|s| s.bone == bone) {
             let v = value_at(&s.frames, frame, self.cubic, |k| s.values[k]);
-            if let Some(t) = row.get_mut(s.bone) {
-                match s.kind {
-                    ScalarKind::Translation => t.translation[s.axis] = v,
-                    ScalarKind::Scale => t.scale[s.axis] = v,
-                }
+            match s.kind {
+                ScalarKind::Translation => t.translation[s.axis] = v,
+                ScalarKind::Scale => t.scale[s.axis] = v,
             }
         }
-        for r in &self.rotations {
+        if let Ok(i) = self.rotations.binary_search_by_key(&bone, |r| r.bone) {
+            let r = &self.rotations[i];
             let q = if r.q.len() == 1 {
                 qnorm(&r.q[0])
             } else {
                 let c = |i: usize| value_at(&r.frames, frame, self.cubic, |k| r.q[k][i]);
                 qnorm(&[c(0), c(1), c(2), c(3)])
             };
-            if let Some(t) = row.get_mut(r.bone) {
-                t.rotation = glam::DQuat::from_array(q);
-            }
+            t.rotation = glam::DQuat::from_array(q);
         }
-        Some(row)
+        Some(t)
+    }
+
+    /// The bones the file stores something for, ascending: every bone of a raw file that
+    /// has frames, else the bones some scalar or rotation record names (the others hold the
+    /// identity at every frame). At most one entry per record, so the list stays in
+    /// proportion to the file whatever bone count its header claims.
+    pub fn stored_bones(&self) -> Vec<usize> {
+        if self.raw_values.is_some() {
+            return if self.num_frames == 0 {
+                Vec::new()
+            } else {
+                (0..self.num_bones).collect()
+            };
+        }
+        let mut v: Vec<usize> = self
+            .scalars
+            .iter()
+            .map(|s| s.bone)
+            .chain(self.rotations.iter().map(|r| r.bone))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 
     /// The frames `from..from + count` that exist (`[frame][bone]`, as

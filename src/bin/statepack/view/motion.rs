@@ -52,10 +52,12 @@ pub enum Motion {
         frames: u16,
         rate: f32,
     },
-    /// The study's keyframe tracks: the local pose of each bone, sampled one frame at a time
-    /// from the keys around it (nothing is built for the other frames).
+    /// The study's keyframe tracks: the local pose of each bone the file stores something
+    /// for, sampled one frame at a time from the keys around it (nothing is built for the
+    /// other frames, nor for bones the header counts but no record names).
     Study {
         tracks: Box<study_tracks::DecodedTracks>,
+        bones: Vec<usize>,
     },
 }
 
@@ -113,6 +115,7 @@ impl Motion {
             n if n == study_tracks::FORMAT.name => {
                 let tracks = study_tracks::read(bytes).ok()?;
                 Some(Motion::Study {
+                    bones: tracks.stored_bones(),
                     tracks: Box::new(tracks),
                 })
             }
@@ -161,11 +164,11 @@ impl Motion {
                 "entities": bones, "min_extent": 1.0,
                 "what": "each bone's local pose, one slot per bone (the file holds no hierarchy)",
             }),
-            Motion::Study { tracks } => json!({
+            Motion::Study { tracks, bones } => json!({
                 "kind": "study", "unit": "metres", "time_unit": "frame",
                 "t0": 0, "t1": tracks.num_frames.saturating_sub(1), "step": 1,
-                "per_second": tracks.fps.max(1), "entities": tracks.num_bones, "min_extent": 1.0,
-                "what": "each bone's local pose, one slot per bone (the file holds no hierarchy)",
+                "per_second": tracks.fps.max(1), "entities": bones.len(), "min_extent": 1.0,
+                "what": "each stored bone's local pose, one slot per bone (the file holds no hierarchy)",
             }),
         }
     }
@@ -281,13 +284,14 @@ impl Motion {
                     }));
                 }
             }
-            Motion::Study { tracks } => {
-                let row = tracks
-                    .sample_frame(study_frame(tracks, t))
-                    .unwrap_or_default();
-                let cols = (row.len() as f64).sqrt().ceil().max(1.0) as usize;
-                for (b, p) in row.iter().enumerate() {
-                    let slot = [(b % cols) as f64 * 0.6, 0.0, (b / cols) as f64 * 0.6];
+            Motion::Study { tracks, bones } => {
+                let f = study_frame(tracks, t);
+                let cols = (bones.len() as f64).sqrt().ceil().max(1.0) as usize;
+                for (i, &b) in bones.iter().enumerate() {
+                    let Some(p) = tracks.bone_at(b, f) else {
+                        continue;
+                    };
+                    let slot = [(i % cols) as f64 * 0.6, 0.0, (i / cols) as f64 * 0.6];
                     let (tr, q) = (p.translation, p.rotation);
                     ents.push(json!({
                         "id": b, "label": format!("bone {b}"),
@@ -421,11 +425,10 @@ impl Motion {
                     link,
                 ))
             }
-            Motion::Study { tracks } => {
+            Motion::Study { tracks, .. } => {
                 let b = id as usize;
                 let f = study_frame(tracks, t);
-                let row = tracks.sample_frame(f).ok_or("the file has no frames")?;
-                let p = row.get(b).ok_or("no such bone")?;
+                let p = tracks.bone_at(b, f).ok_or("no such bone at this frame")?;
                 let (path, set_by) = study_key(tracks, b, f);
                 let link = path.as_deref().and_then(|p| ix.find(p));
                 let (tr, q, sc) = (p.translation, p.rotation, p.scale);
