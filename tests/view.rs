@@ -9,7 +9,9 @@
 //! pictures of docs/viewer.md come from such a run).
 
 use serde_json::{json, Value};
-use statepack::formats::{anim_clip, cbtrack, rply, snap, world_snapshot, FormatSpec};
+use statepack::formats::{
+    anim_clip, cbtrack, rply, snap, study_tracks, world_snapshot, FormatSpec,
+};
 use statepack::runtime::io::TraceNode;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -520,6 +522,72 @@ fn corrupt_file_shows_its_error_in_place() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A file a --schema schema does not read to the end shows the fields read before the cut
+/// (the list's first element whole, the second up to its failing field) and the error on
+/// the failing field, its byte marked in the hex view.
+#[test]
+fn schema_file_cut_short_shows_the_partial_tree_and_its_error() {
+    let Some(mut b) = browser() else { return };
+    let dir = scratch("schema-cut");
+    let ksy_text = "meta:\n  id: demo\n  endian: le\nseq:\n  - id: count\n    type: u1\n  - id: items\n    type: item\n    repeat: expr\n    repeat-expr: count\n  - id: tail\n    type: u2\ntypes:\n  item:\n    seq:\n      - id: code\n        type: u2\n      - id: name\n        type: strz\n        encoding: ASCII\n      - id: level\n        type: u1\n";
+    let ksy = dir.join("demo.ksy");
+    std::fs::write(&ksy, ksy_text).unwrap();
+    // The second element's name has no terminator: the file ends inside it.
+    let bytes = b"\x02\x01\x00a\x00\x05\x02\x00bcd";
+    let schema = statepack_codegen::load_schema(ksy_text, "demo.ksy").expect("schema");
+    let err = statepack_codegen::interp::decode(&schema, bytes).expect_err("cut");
+    assert_eq!(err.path.to_string(), "items[1].name");
+    assert!(err.offset < bytes.len() as u64, "{err}");
+    let f = write_sample(&dir, "cut.bin", bytes);
+    let (_p, url) = viewer(&f, &["--schema", ksy.to_str().unwrap()]);
+    b.open(&url);
+    b.wait(
+        "!document.getElementById('error').hidden",
+        "the error banner",
+    );
+    let banner = b.eval("document.getElementById('error').textContent");
+    assert!(
+        banner.as_str().unwrap().contains(&err.to_string()),
+        "{banner} should name {err}"
+    );
+    b.wait("document.querySelector('.node.failed')", "the failed field");
+    assert_eq!(
+        b.eval("document.querySelector('.node.failed .nm').textContent"),
+        json!("name")
+    );
+    let note = b.eval("document.querySelector('.node.failed .errnote').textContent");
+    assert!(note.as_str().unwrap().contains(&err.to_string()), "{note}");
+    b.wait(
+        "window.viewer.field === 'items[1].name'",
+        "the failing field selected",
+    );
+    assert_eq!(b.eval(ROOT_CHILDREN), json!(["count", "items"]));
+    // What was read before the cut is in the tree with its values: the first element
+    // listed, the second opened on its code beside its failing name.
+    let rows = b.eval(
+        "[...document.querySelectorAll('.node')].map(r => r.querySelector('.nm').textContent + ' ' + ((r.querySelector('.val') || {}).textContent || ''))",
+    );
+    let rows: Vec<String> = serde_json::from_value(rows).unwrap();
+    for want in [
+        "count = 2",
+        "[0] ",
+        "[1] ",
+        "code = 2",
+        "name = (reading stopped here)",
+    ] {
+        assert!(
+            rows.iter().any(|r| r.starts_with(want)),
+            "{want} in {rows:?}"
+        );
+    }
+    b.wait("document.querySelector('#hex .b.err')", "the error byte");
+    assert_eq!(
+        b.eval("Number(document.querySelector('#hex .b.err').dataset.o)"),
+        json!(err.offset)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Moves the timeline to `t` and waits for that frame to be drawn; a PNG of the 3D view.
 fn frame_at(b: &mut Browser, t: f64) -> Vec<u8> {
     let before = b.eval("window.viewer.frames").as_u64().unwrap();
@@ -708,6 +776,68 @@ fn motion_formats_draw_and_link_their_entities() {
         "bars not to scale: {w:?}"
     );
     keep_shot("viewer-sizes.png", &b.screenshot(None));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The study's keyframe tracks (raw, float32 linear keys, quantised cubic keys) play like a
+/// clip: one bone per slot, two frames draw two different pictures, and selecting a bone
+/// moves the tree to the key that set its rotation at the frame shown (the frame's values in
+/// a raw file).
+#[test]
+fn study_tracks_play_and_link_their_keys() {
+    let Some(mut b) = browser() else { return };
+    let dir = scratch("study");
+    for (name, bytes) in (study_tracks::FORMAT.samples)() {
+        let tracks = study_tracks::read(&bytes).unwrap();
+        let f = write_sample(&dir, &format!("{name}.strk"), &bytes);
+        let (_p, url) = viewer(&f, &[]);
+        b.open(&format!("{url}#pane=motion"));
+        b.wait("window.viewer.frames > 0", "the first frame");
+        let m = b.eval("window.viewer.info.motion");
+        assert_eq!(m["time_unit"], json!("frame"), "{name}");
+        assert_eq!(m["t1"], json!(tracks.num_frames - 1), "{name}");
+        assert_eq!(
+            b.eval("document.querySelectorAll('.ent').length"),
+            json!(tracks.stored_bones().len()),
+            "{name}: one entity per stored bone"
+        );
+        let a = frame_at(&mut b, 2.0);
+        let shown = 15usize;
+        let c = frame_at(&mut b, shown as f64);
+        assert_ne!(a, c, "{name}: frames 2 and {shown} draw the same picture");
+        // A bone whose rotation is keyed (any bone in a raw file).
+        let (bone, want) = match tracks.raw_values {
+            Some(_) => {
+                let n = (shown * tracks.num_bones + 1) * 10;
+                (1, format!("body.values[{n}]"))
+            }
+            None => {
+                let r = tracks
+                    .rotations
+                    .iter()
+                    .find(|r| r.frames.len() > 2)
+                    .expect("a keyed rotation");
+                let (i, k) = tracks.rotation_key_at(r.bone, shown).unwrap();
+                let k = k.unwrap();
+                assert!(r.frames[k] <= shown && r.frames[k + 1] > shown);
+                (r.bone, format!("body.rotations[{i}].keys[{k}]"))
+            }
+        };
+        b.eval(&format!(
+            "document.querySelector('.ent[data-id=\"{bone}\"]').click()"
+        ));
+        b.wait(
+            &format!("window.viewer.entityLink === {}", json!(want)),
+            "the bone's key",
+        );
+        b.wait(
+            &format!("window.viewer.field === {}", json!(want)),
+            "the tree to select the key",
+        );
+        if name.contains("linear") {
+            keep_shot("viewer-study-tracks.png", &b.screenshot(None));
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

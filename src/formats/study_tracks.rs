@@ -426,6 +426,177 @@ impl DecodedTracks {
         }
         frames
     }
+
+    /// The local transforms of every bone at frame `frame` (`[bone]`, channels missing from
+    /// the file hold the identity), computed from the keys around that frame alone: the
+    /// same values as `to_frames()[frame]` without building the other frames (see
+    /// [`DecodedTracks::bone_at`]). `None` when `frame` is not below
+    /// [`DecodedTracks::num_frames`].
+    pub fn sample_frame(&self, frame: usize) -> Option<Vec<LocalTransform>> {
+        if frame >= self.num_frames {
+            return None;
+        }
+        (0..self.num_bones)
+            .map(|b| self.bone_at(b, frame))
+            .collect()
+    }
+
+    /// Bone `bone`'s local transform at frame `frame` (translation in metres, rotation as a
+    /// unit quaternion, scale), from the keys around that frame alone: linear or cubic
+    /// Hermite between keys as the file's flag says, each rotation component reconstructed
+    /// then the quaternion renormalised, channels missing from the file the identity; the
+    /// same value as `to_frames()[frame][bone]`. `None` when the frame or the bone is not
+    /// below the file's counts.
+    pub fn bone_at(&self, bone: usize, frame: usize) -> Option<LocalTransform> {
+        if frame >= self.num_frames || bone >= self.num_bones {
+            return None;
+        }
+        let mut t = LocalTransform::IDENTITY;
+        if let Some(v) = &self.raw_values {
+            let o = (frame * self.num_bones + bone) * 10;
+            let c = v.get(o..o + 10)?;
+            let g = |i: usize| f64::from(c[i]);
+            t.translation = glam::DVec3::new(g(0), g(1), g(2));
+            t.rotation = glam::DQuat::from_xyzw(g(3), g(4), g(5), g(6));
+            t.scale = glam::DVec3::new(g(7), g(8), g(9));
+            return Some(t);
+        }
+        // Records are in increasing channel id (bone) order, as the reader checks.
+        let first = self.scalars.partition_point(|s| s.bone < bone);
+        for s in self.scalars[first..].iter().take_while(|s| s.bone == bone) {
+            let v = value_at(&s.frames, frame, self.cubic, |k| s.values[k]);
+            match s.kind {
+                ScalarKind::Translation => t.translation[s.axis] = v,
+                ScalarKind::Scale => t.scale[s.axis] = v,
+            }
+        }
+        if let Ok(i) = self.rotations.binary_search_by_key(&bone, |r| r.bone) {
+            let r = &self.rotations[i];
+            let q = if r.q.len() == 1 {
+                qnorm(&r.q[0])
+            } else {
+                let c = |i: usize| value_at(&r.frames, frame, self.cubic, |k| r.q[k][i]);
+                qnorm(&[c(0), c(1), c(2), c(3)])
+            };
+            t.rotation = glam::DQuat::from_array(q);
+        }
+        Some(t)
+    }
+
+    /// The bones the file stores something for, ascending: every bone of a raw file that
+    /// has frames, else the bones some scalar or rotation record names (the others hold the
+    /// identity at every frame). At most one entry per record, so the list stays in
+    /// proportion to the file whatever bone count its header claims.
+    pub fn stored_bones(&self) -> Vec<usize> {
+        if self.raw_values.is_some() {
+            return if self.num_frames == 0 {
+                Vec::new()
+            } else {
+                (0..self.num_bones).collect()
+            };
+        }
+        let mut v: Vec<usize> = self
+            .scalars
+            .iter()
+            .map(|s| s.bone)
+            .chain(self.rotations.iter().map(|r| r.bone))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// The frames `from..from + count` that exist (`[frame][bone]`, as
+    /// [`DecodedTracks::sample_frame`] gives each): at most `count × num_bones` transforms,
+    /// whatever the clip's length, so a viewer or a player can walk a long clip a window at
+    /// a time. Empty when `from` is not below [`DecodedTracks::num_frames`].
+    pub fn sample_window(&self, from: usize, count: usize) -> Vec<Vec<LocalTransform>> {
+        let end = from.saturating_add(count).min(self.num_frames);
+        (from..end).filter_map(|f| self.sample_frame(f)).collect()
+    }
+
+    /// Where bone `bone`'s rotation at frame `frame` comes from: the index of its rotation
+    /// record (`body.rotations[i]`) and the index of the key at or before the frame in that
+    /// record (`keys[k]`; `None` for a constant record, which has no keys). `None` when the
+    /// file has no rotation record for the bone (a raw file, or a bone whose rotation is
+    /// the identity).
+    pub fn rotation_key_at(&self, bone: usize, frame: usize) -> Option<(usize, Option<usize>)> {
+        let i = self
+            .rotations
+            .binary_search_by_key(&bone, |r| r.bone)
+            .ok()?;
+        Some((i, key_at(&self.rotations[i].frames, frame)))
+    }
+
+    /// Where channel `axis` (0..3) of bone `bone`'s translation (or scale) at frame `frame`
+    /// comes from: the index of its scalar record (`body.scalars[i]`) and the index of the
+    /// key at or before the frame (`None` for a constant record). `None` when the file has
+    /// no record for that channel.
+    pub fn scalar_key_at(
+        &self,
+        kind: ScalarKind,
+        bone: usize,
+        axis: usize,
+        frame: usize,
+    ) -> Option<(usize, Option<usize>)> {
+        let i = self
+            .scalars
+            .iter()
+            .position(|s| s.kind == kind && s.bone == bone && s.axis == axis)?;
+        Some((i, key_at(&self.scalars[i].frames, frame)))
+    }
+}
+
+/// The key at or before `frame` among ascending key frames `keys` (`None` for a single key,
+/// a constant).
+fn key_at(keys: &[usize], frame: usize) -> Option<usize> {
+    if keys.len() <= 1 {
+        return None;
+    }
+    Some(keys.partition_point(|&k| k <= frame).saturating_sub(1))
+}
+
+/// The value at frame `f` of a channel with ascending key frames `keys` (first 0) and key
+/// values `v(k)`, as [`reconstruct`] gives it for that frame: the segment starting at the
+/// last key at or before `f` (the last segment for the last key), linear or cubic Hermite
+/// with non-uniform Catmull-Rom tangents; a single key holds its value, frames past the
+/// last key are 0.
+fn value_at(keys: &[usize], f: usize, cubic: bool, v: impl Fn(usize) -> f64) -> f64 {
+    match keys.len() {
+        0 => return 0.0,
+        1 => return v(0),
+        _ => {}
+    }
+    let last = keys.len() - 1;
+    if f < keys[0] || f > keys[last] {
+        return 0.0;
+    }
+    let k = keys
+        .partition_point(|&t| t <= f)
+        .saturating_sub(1)
+        .min(last - 1);
+    let slope = |i: usize| -> f64 {
+        if i == 0 {
+            (v(1) - v(0)) / (keys[1] as f64 - keys[0] as f64)
+        } else if i == last {
+            (v(i) - v(i - 1)) / (keys[i] as f64 - keys[i - 1] as f64)
+        } else {
+            (v(i + 1) - v(i - 1)) / (keys[i + 1] as f64 - keys[i - 1] as f64)
+        }
+    };
+    let (t0, t1) = (keys[k], keys[k + 1]);
+    let h = (t1 - t0) as f64;
+    let (p0, p1) = (v(k), v(k + 1));
+    let u = (f - t0) as f64 / h;
+    if cubic {
+        let (m0, m1) = (slope(k) * h, slope(k + 1) * h);
+        (2.0 * u * u * u - 3.0 * u * u + 1.0) * p0
+            + (u * u * u - 2.0 * u * u + u) * m0
+            + (-2.0 * u * u * u + 3.0 * u * u) * p1
+            + (u * u * u - u * u) * m1
+    } else {
+        p0 + (p1 - p0) * u
+    }
 }
 
 fn semantic(path: Vec<PathSeg>, offset: usize, msg: String) -> DecodeError {

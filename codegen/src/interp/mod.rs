@@ -24,7 +24,7 @@ mod eval;
 mod read;
 mod write;
 
-pub use read::decode;
+pub use read::{decode, decode_partial};
 pub use write::{encode, from_given, Given};
 
 use statepack_runtime::reflect::{Reflect, Value};

@@ -5,6 +5,7 @@ use super::eval::{self, enum_value, eval, eval_bool, eval_int, Frame, IoState, S
 use super::{intern, intern_names, unsupported, DynStruct, DynValue};
 use crate::ir::*;
 use statepack_runtime::io::{ByteReader, DecodeError, DecodeErrorKind, Processor, Term};
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -26,51 +27,121 @@ const STACK_BYTES: usize = 256 << 20;
 /// the construct for a schema the interpreter does not cover ([`super::unsupported`]) or a
 /// root type that takes `params`.
 pub fn decode(schema: &Schema, bytes: &[u8]) -> Result<DynStruct, DecodeError> {
+    run(schema, bytes, false).0
+}
+
+/// Reads as [`decode`] does and, when reading fails, also gives what was read before the
+/// error: `(tree, error)`.
+///
+/// - A file that decodes gives `(Some(root), None)`, the value [`decode`] returns.
+/// - A file that does not gives `(partial, Some(error))`, the error [`decode`] returns. The
+///   partial tree holds, in each type on the error's field path, the `seq` fields read
+///   before the failing one, then the failing field itself: a list with the elements read
+///   before the failing element and that element; a user type as its own partial tree; a
+///   value read but refused by its `valid` rule as that value; any other value as
+///   [`DynValue::Null`]. The failing field's span runs from where it started to where
+///   reading stopped. Partial types carry no params nor instances. `None` when the error
+///   comes before any byte is read (a schema the interpreter does not cover, a root type
+///   with params).
+///
+/// The partial tree is built only on the error path, from values already read, so it takes
+/// no more memory than the values [`decode`] holds when it fails.
+pub fn decode_partial(schema: &Schema, bytes: &[u8]) -> (Option<DynStruct>, Option<DecodeError>) {
+    match run(schema, bytes, true) {
+        (Ok(v), _) => (Some(v), None),
+        (Err(e), partial) => (partial, Some(e)),
+    }
+}
+
+/// [`decode`], keeping what was read before an error when `keep` is set.
+fn run(schema: &Schema, bytes: &[u8], keep: bool) -> (D<DynStruct>, Option<DynStruct>) {
     if let Some(why) = unsupported(schema) {
-        return Err(DecodeError::new(
-            0,
-            DecodeErrorKind::Semantic(format!("not supported by the interpreter: {why}")),
-        ));
-    }
-    let root = schema.types.first().ok_or_else(|| {
-        DecodeError::new(
-            0,
-            DecodeErrorKind::Semantic("the schema has no types".into()),
-        )
-    })?;
-    if root.params.iter().any(|p| p.context.is_none()) {
-        return Err(DecodeError::new(
-            0,
-            DecodeErrorKind::Semantic(format!(
-                "the root type `{}` takes params, which a plain decode cannot give",
-                root.name
+        return (
+            Err(DecodeError::new(
+                0,
+                DecodeErrorKind::Semantic(format!("not supported by the interpreter: {why}")),
             )),
-        ));
+            None,
+        );
     }
-    let it = Interp::new(schema);
+    let Some(root) = schema.types.first() else {
+        return (
+            Err(DecodeError::new(
+                0,
+                DecodeErrorKind::Semantic("the schema has no types".into()),
+            )),
+            None,
+        );
+    };
+    if root.params.iter().any(|p| p.context.is_none()) {
+        return (
+            Err(DecodeError::new(
+                0,
+                DecodeErrorKind::Semantic(format!(
+                    "the root type `{}` takes params, which a plain decode cannot give",
+                    root.name
+                )),
+            )),
+            None,
+        );
+    }
+    let mut it = Interp::new(schema);
+    if keep {
+        it.partial = Some(RefCell::new(None));
+    }
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .stack_size(STACK_BYTES)
-            .spawn_scoped(scope, || {
+            .spawn_scoped(scope, move || {
                 let mut r = ByteReader::new(bytes);
                 let params = root.params.iter().map(|p| (intern(&p.id), None)).collect();
-                let mut v = it.read_type(&mut r, root, params)?;
-                v.extent = r.furthest_read() as u64;
-                Ok(v)
+                match it.read_type(&mut r, root, params) {
+                    Ok(mut v) => {
+                        v.extent = r.furthest_read() as u64;
+                        (Ok(v), None)
+                    }
+                    Err(e) => {
+                        let partial = match it.take_partial().map(|p| p.value) {
+                            Some(DynValue::Struct(s)) => {
+                                Some(Arc::try_unwrap(s).unwrap_or_else(|s| (*s).clone()))
+                            }
+                            _ => None,
+                        };
+                        (Err(e), partial)
+                    }
+                }
             });
         match worker {
             Ok(h) => h.join().unwrap_or_else(|_| {
+                (
+                    Err(DecodeError::new(
+                        0,
+                        DecodeErrorKind::Semantic("the interpreter failed unexpectedly".into()),
+                    )),
+                    None,
+                )
+            }),
+            Err(e) => (
                 Err(DecodeError::new(
                     0,
-                    DecodeErrorKind::Semantic("the interpreter failed unexpectedly".into()),
-                ))
-            }),
-            Err(e) => Err(DecodeError::new(
-                0,
-                DecodeErrorKind::Semantic(format!("cannot start the interpreter's thread: {e}")),
-            )),
+                    DecodeErrorKind::Semantic(format!(
+                        "cannot start the interpreter's thread: {e}"
+                    )),
+                )),
+                None,
+            ),
         }
     })
+}
+
+/// What was read of a value whose reading failed (see [`decode_partial`]).
+struct Partial {
+    value: DynValue,
+    /// Where it was read, when the reader of the value knows better than its caller (a
+    /// positional instance).
+    span: Option<(u64, u64)>,
+    /// The spans of the elements of a partial list.
+    elems: Vec<(u64, u64)>,
 }
 
 pub(crate) struct Interp<'s> {
@@ -79,6 +150,9 @@ pub(crate) struct Interp<'s> {
     open_enums: HashSet<String>,
     /// The fewest bytes each type can take (the generated `MIN_LEN`), for count checks.
     min_lens: HashMap<String, usize>,
+    /// Set by [`decode_partial`]: the partial value of the innermost failing read, handed up
+    /// and wrapped by each enclosing read as the error passes through it.
+    partial: Option<RefCell<Option<Partial>>>,
 }
 
 fn semantic(at: u64, msg: String) -> DecodeError {
@@ -126,7 +200,88 @@ impl<'s> Interp<'s> {
             s,
             open_enums,
             min_lens,
+            partial: None,
         }
+    }
+
+    /// Hands `p` up to the enclosing read (only when partial trees are kept).
+    fn keep_partial(&self, p: impl FnOnce() -> Partial) {
+        if let Some(c) = &self.partial {
+            *c.borrow_mut() = Some(p());
+        }
+    }
+
+    /// The partial value the failing inner read handed up, if any.
+    fn take_partial(&self) -> Option<Partial> {
+        self.partial.as_ref().and_then(|c| c.borrow_mut().take())
+    }
+
+    /// Hands up a list whose element failed: the elements read before it, then what was
+    /// read of the failing element (which started at `start`; reading stopped at `stop`).
+    fn keep_failed_list(
+        &self,
+        mut list: Vec<DynValue>,
+        mut spans: Vec<(u64, u64)>,
+        start: u64,
+        stop: u64,
+    ) {
+        if self.partial.is_none() {
+            return;
+        }
+        let inner = self.take_partial();
+        list.push(inner.map_or(DynValue::Null, |p| p.value));
+        spans.push((start, stop.max(start)));
+        self.keep_partial(|| Partial {
+            value: DynValue::List(list),
+            span: None,
+            elems: spans,
+        });
+    }
+
+    /// Hands up the type being read when reading stopped: the fields read so far, then the
+    /// failing field `failing` (name, what was read of it, where it started and where
+    /// reading stopped) when it was entered.
+    fn keep_failed_type(
+        &self,
+        t: &TypeDef,
+        frame: &mut Frame<'_>,
+        elem_spans: &mut Vec<Vec<(u64, u64)>>,
+        failing: Option<(&'static str, u64, u64)>,
+    ) {
+        if self.partial.is_none() {
+            return;
+        }
+        let inner = self.take_partial();
+        let mut members = std::mem::take(&mut frame.fields);
+        let mut spans = std::mem::take(&mut frame.spans);
+        let mut elems = std::mem::take(elem_spans);
+        if let Some((fid, start, stop)) = failing {
+            let p = inner.unwrap_or(Partial {
+                value: DynValue::Null,
+                span: None,
+                elems: Vec::new(),
+            });
+            members.push((fid, p.value));
+            spans.push(Some(p.span.unwrap_or((start, stop.max(start)))));
+            elems.push(p.elems);
+        }
+        let names: Vec<&'static str> = members.iter().map(|(k, _)| *k).collect();
+        let s = DynStruct {
+            type_name: intern(&t.schema_name),
+            members,
+            spans,
+            elem_spans: elems,
+            hidden: Vec::new(),
+            size: 0,
+            extent: 0,
+            io: None,
+            names: intern_names(&names),
+        };
+        self.keep_partial(|| Partial {
+            value: DynValue::Struct(Arc::new(s)),
+            span: None,
+            elems: Vec::new(),
+        });
     }
 
     fn scope<'a>(
@@ -161,7 +316,10 @@ impl<'s> Interp<'s> {
             if f.at.is_none() {
                 if unaligned && !bit_field {
                     if f.strict {
-                        r.align_to_byte().map_err(|e| e.in_field(fid))?;
+                        if let Err(e) = r.align_to_byte() {
+                            self.keep_failed_type(t, &mut frame, &mut elem_spans, None);
+                            return Err(e.in_field(fid));
+                        }
                     } else {
                         r.align_to_byte_keep();
                     }
@@ -171,14 +329,31 @@ impl<'s> Interp<'s> {
             let start = r.offset();
             let present = match &f.cond {
                 Some(c) => {
-                    let sc = self.scope(&frame, r, None);
-                    ex(eval_bool(&c.expr, &sc), c, start).map_err(|e| e.in_field(fid))?
+                    let res = {
+                        let sc = self.scope(&frame, r, None);
+                        ex(eval_bool(&c.expr, &sc), c, start)
+                    };
+                    match res {
+                        Ok(p) => p,
+                        Err(e) => {
+                            self.keep_failed_type(t, &mut frame, &mut elem_spans, None);
+                            return Err(e.in_field(fid));
+                        }
+                    }
                 }
                 None => true,
             };
             let (v, span, elems) = if present {
-                let (v, span, elems) =
-                    self.read_field(r, &frame, f).map_err(|e| e.in_field(fid))?;
+                // Whatever an earlier read handed up is not part of this field.
+                self.take_partial();
+                let (v, span, elems) = match self.read_field(r, &frame, f) {
+                    Ok(x) => x,
+                    Err(e) => {
+                        let failing = Some((fid, start, r.offset()));
+                        self.keep_failed_type(t, &mut frame, &mut elem_spans, failing);
+                        return Err(e.in_field(fid));
+                    }
+                };
                 (v, span.or(Some((start, r.offset()))), elems)
             } else {
                 (DynValue::Null, None, Vec::new())
@@ -210,11 +385,13 @@ impl<'s> Interp<'s> {
                         }
                     }
                     if sum != *got {
-                        return Err(semantic(
+                        let e = semantic(
                             r.offset(),
                             format!("{} is {got} but the sum of {list}.{field} is {sum}", f.id),
                         )
-                        .in_field(intern(&f.id)));
+                        .in_field(intern(&f.id));
+                        self.keep_failed_type(t, &mut frame, &mut elem_spans, None);
+                        return Err(e);
                     }
                 }
             }
@@ -284,6 +461,20 @@ impl<'s> Interp<'s> {
             let v = self.read_repeat(r, frame, f);
             let end = r.offset();
             r.leave_instance(saved);
+            if v.is_err() && self.partial.is_some() {
+                let p = self.take_partial();
+                self.keep_partial(|| match p {
+                    Some(p) => Partial {
+                        span: Some((start, end.max(start))),
+                        ..p
+                    },
+                    None => Partial {
+                        value: DynValue::Null,
+                        span: Some((start, end.max(start))),
+                        elems: Vec::new(),
+                    },
+                });
+            }
             let (v, elems) = v?;
             return Ok((v, Some((start, end)), elems));
         }
@@ -331,10 +522,14 @@ impl<'s> Interp<'s> {
                 spans.reserve(n);
                 for i in 0..n {
                     let start = r.offset();
-                    list.push(
-                        self.read_checked(r, frame, f, Some(i))
-                            .map_err(|e| e.in_index(i))?,
-                    );
+                    self.take_partial();
+                    match self.read_checked(r, frame, f, Some(i)) {
+                        Ok(v) => list.push(v),
+                        Err(e) => {
+                            self.keep_failed_list(list, spans, start, r.offset());
+                            return Err(e.in_index(i));
+                        }
+                    }
                     spans.push((start, r.offset()));
                 }
                 Ok((DynValue::List(list), spans))
@@ -348,9 +543,14 @@ impl<'s> Interp<'s> {
                     let i = list.len();
                     let before = r.bit_offset();
                     let start = r.offset();
-                    let v = self
-                        .read_checked(r, frame, f, Some(i))
-                        .map_err(|e| e.in_index(i))?;
+                    self.take_partial();
+                    let v = match self.read_checked(r, frame, f, Some(i)) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            self.keep_failed_list(list, spans, start, r.offset());
+                            return Err(e.in_index(i));
+                        }
+                    };
                     list.push(v);
                     spans.push((start, r.offset()));
                     if let Repeat::Until(u) = &f.repeat {
@@ -461,6 +661,11 @@ impl<'s> Interp<'s> {
                 Valid::InEnum => matches!(&v, DynValue::Enum(x) if x.name.is_some()),
             };
             if !ok {
+                self.keep_partial(|| Partial {
+                    value: v.clone(),
+                    span: None,
+                    elems: Vec::new(),
+                });
                 return Err(DecodeError::new(
                     el_at,
                     DecodeErrorKind::NotValid {
@@ -963,5 +1168,67 @@ fn show(v: &DynValue) -> String {
             None => e.value.to_string(),
         },
         other => other.kind().to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decode, decode_partial};
+    use crate::interp::DynValue;
+
+    const KSY: &str = "meta:\n  id: demo\n  endian: le\nseq:\n  - id: count\n    type: u1\n  - id: items\n    type: item\n    repeat: expr\n    repeat-expr: count\n  - id: tail\n    type: u2\ntypes:\n  item:\n    seq:\n      - id: code\n        type: u2\n      - id: name\n        type: strz\n        encoding: ASCII\n      - id: level\n        type: u1\n        valid:\n          max: 9\n";
+
+    fn members(s: &crate::interp::DynStruct) -> Vec<&str> {
+        s.members.iter().map(|(k, _)| *k).collect()
+    }
+
+    /// A file cut inside a list element: the partial tree holds the fields and elements read
+    /// before the cut, then the failing element with its fields read so far; the error is
+    /// the one `decode` gives.
+    #[test]
+    fn partial_tree_stops_at_the_failing_field() {
+        let schema = crate::load_schema(KSY, "demo.ksy").expect("schema");
+        let bytes = *b"\x02\x01\x00a\x00\x05\x02\x00bc\x00";
+        let want = decode(&schema, &bytes).expect_err("cut");
+        let (tree, err) = decode_partial(&schema, &bytes);
+        let err = err.expect("an error");
+        assert_eq!(err.to_string(), want.to_string());
+        assert_eq!(err.path.to_string(), "items[1].level");
+        let root = tree.expect("a partial tree");
+        assert_eq!(members(&root), ["count", "items"]);
+        assert_eq!(root.spans[1], Some((1, 11)));
+        let Some(DynValue::List(items)) = root.get("items") else {
+            panic!("items is a list: {:?}", root.get("items"))
+        };
+        assert_eq!(items.len(), 2);
+        assert_eq!(root.elem_spans[1], [(1, 6), (6, 11)]);
+        let DynValue::Struct(second) = &items[1] else {
+            panic!("element 1 is a struct")
+        };
+        assert_eq!(members(second), ["code", "name", "level"]);
+        assert_eq!(second.get("code"), Some(&DynValue::Int(2)));
+        assert_eq!(second.get("level"), Some(&DynValue::Null));
+        assert_eq!(second.spans[2], Some((11, 11)));
+    }
+
+    /// A value its `valid` rule refuses is kept in the partial tree; a whole file gives the
+    /// tree `decode` gives and no error.
+    #[test]
+    fn partial_tree_keeps_a_refused_value_and_whole_files_match() {
+        let schema = crate::load_schema(KSY, "demo.ksy").expect("schema");
+        let (tree, err) = decode_partial(&schema, b"\x01\x07\x00\x00\x0c\x00\x00");
+        assert_eq!(err.expect("refused").path.to_string(), "items[0].level");
+        let root = tree.expect("tree");
+        let Some(DynValue::List(items)) = root.get("items") else {
+            panic!("items")
+        };
+        let DynValue::Struct(first) = &items[0] else {
+            panic!("element 0")
+        };
+        assert_eq!(first.get("level"), Some(&DynValue::Int(12)));
+        let whole = *b"\x01\x07\x00z\x00\x09\x03\x00";
+        let (tree, err) = decode_partial(&schema, &whole);
+        assert!(err.is_none());
+        assert_eq!(tree, Some(decode(&schema, &whole).expect("whole")));
     }
 }

@@ -101,19 +101,33 @@ pub fn load(args: &ViewArgs) -> Result<Doc> {
 
 /// The index of a file read with a schema by the generator's interpreter (the reading of
 /// `inspect --schema`): members with their spans, leaf values kept. A file the schema does
-/// not read shows only the error (the interpreter gives no partial tree).
+/// not read shows the tree read before the error ([`statepack_codegen::interp::decode_partial`]),
+/// the failing field marked and shown as not read.
 fn schema_index(sch: &statepack_codegen::ir::Schema, bytes: &[u8]) -> Index {
-    use statepack::runtime::io::DecodeError;
+    use statepack::runtime::io::PathSeg;
     let mut b = Builder::new(&sch.id, usize::MAX, false);
-    match statepack_codegen::interp::decode(sch, bytes) {
-        Ok(root) => {
+    let (tree, err) = statepack_codegen::interp::decode_partial(sch, bytes);
+    let end = match &tree {
+        Some(root) => {
             b.keep_type(root.type_name);
-            walk_struct(&mut b, &root, 0);
-            let end = root.size() * 8;
-            b.finish(end, None::<&DecodeError>)
+            walk_struct(&mut b, root, 0);
+            match &err {
+                None => root.size(),
+                Some(_) => root.spans.iter().flatten().map(|s| s.1).max().unwrap_or(0),
+            }
         }
-        Err(e) => b.finish(0, Some(&e)),
+        None => 0,
+    };
+    let mut ix = b.finish(end * 8, err.as_ref());
+    if let Some(e) = &err {
+        let segs: Vec<PathSeg> = e.path.segments().cloned().collect();
+        // The failing field is in the partial tree (the last node on the error's path);
+        // an error before any field was entered stays on the root.
+        if let Some(r) = (0..=segs.len()).rev().find_map(|n| ix.find(&segs[..n])) {
+            ix.mark_failed(r);
+        }
     }
+    ix
 }
 
 fn walk_struct(b: &mut Builder, s: &statepack_codegen::interp::DynStruct, parent_start: u64) {

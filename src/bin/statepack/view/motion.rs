@@ -10,7 +10,9 @@
 use super::structure::{Index, Ref};
 use serde_json::{json, Value as Json};
 use statepack::formats::events::{SinkTracer, TraceEvent};
-use statepack::formats::{anim_clip, cbtrack, rply, snap, world_snapshot as ws, FormatSpec};
+use statepack::formats::{
+    anim_clip, cbtrack, rply, snap, study_tracks, world_snapshot as ws, FormatSpec,
+};
 use statepack::runtime::anim::{Decoder, Pose32};
 use statepack::runtime::io::{PathSeg, TraceValue};
 use std::cell::RefCell;
@@ -49,6 +51,13 @@ pub enum Motion {
         bones: usize,
         frames: u16,
         rate: f32,
+    },
+    /// The study's keyframe tracks: the local pose of each bone the file stores something
+    /// for, sampled one frame at a time from the keys around it (nothing is built for the
+    /// other frames, nor for bones the header counts but no record names).
+    Study {
+        tracks: Box<study_tracks::DecodedTracks>,
+        bones: Vec<usize>,
     },
 }
 
@@ -103,6 +112,13 @@ impl Motion {
                     dec: Box::new(dec),
                 })
             }
+            n if n == study_tracks::FORMAT.name => {
+                let tracks = study_tracks::read(bytes).ok()?;
+                Some(Motion::Study {
+                    bones: tracks.stored_bones(),
+                    tracks: Box::new(tracks),
+                })
+            }
             _ => None,
         }
     }
@@ -147,6 +163,12 @@ impl Motion {
                 "step": 1.0 / f64::from(rate.max(1e-3)), "per_second": 1.0,
                 "entities": bones, "min_extent": 1.0,
                 "what": "each bone's local pose, one slot per bone (the file holds no hierarchy)",
+            }),
+            Motion::Study { tracks, bones } => json!({
+                "kind": "study", "unit": "metres", "time_unit": "frame",
+                "t0": 0, "t1": tracks.num_frames.saturating_sub(1), "step": 1,
+                "per_second": tracks.fps.max(1), "entities": bones.len(), "min_extent": 1.0,
+                "what": "each stored bone's local pose, one slot per bone (the file holds no hierarchy)",
             }),
         }
     }
@@ -259,6 +281,23 @@ impl Motion {
                     ents.push(json!({
                         "id": i, "label": format!("entity {} (record {i})", e.entity_index),
                         "p": [p.x, p.y, p.z], "q": [q.x, q.y, q.z, q.w], "trail": [], "box": true,
+                    }));
+                }
+            }
+            Motion::Study { tracks, bones } => {
+                let f = study_frame(tracks, t);
+                let cols = (bones.len() as f64).sqrt().ceil().max(1.0) as usize;
+                for (i, &b) in bones.iter().enumerate() {
+                    let Some(p) = tracks.bone_at(b, f) else {
+                        continue;
+                    };
+                    let slot = [(i % cols) as f64 * 0.6, 0.0, (i / cols) as f64 * 0.6];
+                    let (tr, q) = (p.translation, p.rotation);
+                    ents.push(json!({
+                        "id": b, "label": format!("bone {b}"),
+                        "p": slot, "q": [q.x, q.y, q.z, q.w],
+                        "trail": [slot, [slot[0] + tr.x, slot[1] + tr.y, slot[2] + tr.z]],
+                        "bone": true,
                     }));
                 }
             }
@@ -386,6 +425,24 @@ impl Motion {
                     link,
                 ))
             }
+            Motion::Study { tracks, .. } => {
+                let b = id as usize;
+                let f = study_frame(tracks, t);
+                let p = tracks.bone_at(b, f).ok_or("no such bone at this frame")?;
+                let (path, set_by) = study_key(tracks, b, f);
+                let link = path.as_deref().and_then(|p| ix.find(p));
+                let (tr, q, sc) = (p.translation, p.rotation, p.scale);
+                Ok((
+                    json!({
+                        "label": format!("bone {b}"), "frame": f,
+                        "translation_m": [tr.x, tr.y, tr.z],
+                        "rotation_xyzw": [q.x, q.y, q.z, q.w],
+                        "scale": [sc.x, sc.y, sc.z],
+                        "set_by": set_by,
+                    }),
+                    link,
+                ))
+            }
             Motion::Clip { dec, bones, .. } => {
                 let b = id as usize;
                 if b >= *bones {
@@ -471,4 +528,58 @@ fn last_xform_op(bytes: &[u8], id: u16, tick: u32) -> Option<(usize, &'static st
     };
     let _ = (rply::FORMAT.decode_events)(bytes, SinkTracer::new(&mut sink, true));
     found
+}
+
+/// The frame of study tracks shown at time `t` (frames; the last at or before `t`, within
+/// the clip).
+fn study_frame(tracks: &study_tracks::DecodedTracks, t: f64) -> usize {
+    let last = tracks.num_frames.saturating_sub(1);
+    if t.is_nan() || t <= 0.0 {
+        return 0;
+    }
+    (t.floor() as usize).min(last)
+}
+
+/// The node of a study file that sets bone `b`'s pose at frame `f`, and its path as text:
+/// the rotation key at or before the frame (`body.rotations[i].keys[k]`), the bone's
+/// constant rotation record, else its first translation or scale record's key, else (a raw
+/// file) the frame's values for the bone (`body.values[n]`, its first value).
+fn study_key(
+    tracks: &study_tracks::DecodedTracks,
+    b: usize,
+    f: usize,
+) -> (Option<Vec<PathSeg>>, String) {
+    use statepack::runtime::keyframe::ScalarKind;
+    let field = |s: &'static str| PathSeg::Field(s);
+    let record = |list: &'static str, i: usize, k: Option<usize>| {
+        let mut p = vec![field("body"), field(list), PathSeg::Index(i)];
+        let mut text = format!("body.{list}[{i}]");
+        match k {
+            Some(k) => {
+                p.extend([field("keys"), PathSeg::Index(k)]);
+                text.push_str(&format!(".keys[{k}]"));
+            }
+            None => text.push_str(" (a constant record)"),
+        }
+        (Some(p), text)
+    };
+    if tracks.raw_values.is_some() {
+        let n = (f * tracks.num_bones + b) * 10;
+        let p = vec![field("body"), field("values"), PathSeg::Index(n)];
+        return (
+            Some(p),
+            format!("body.values[{n}..{}] (frame {f}, bone {b})", n + 10),
+        );
+    }
+    if let Some((i, k)) = tracks.rotation_key_at(b, f) {
+        return record("rotations", i, k);
+    }
+    for kind in [ScalarKind::Translation, ScalarKind::Scale] {
+        for axis in 0..3 {
+            if let Some((i, k)) = tracks.scalar_key_at(kind, b, axis, f) {
+                return record("scalars", i, k);
+            }
+        }
+    }
+    (None, "no record: the identity pose".to_owned())
 }

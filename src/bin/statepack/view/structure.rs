@@ -514,6 +514,20 @@ impl Index {
         b.finish(end * 8, res.as_ref().err())
     }
 
+    /// Places the failure on reference `r` (the failing field, found by its path), whose
+    /// value shows as not read unless a refused value was kept for it.
+    pub fn mark_failed(&mut self, r: Ref) {
+        let ord = self.ord(r);
+        if let Some(f) = self.failure.as_mut() {
+            f.node = r.0;
+        }
+        if let Some(v) = self.kept.get_mut(&ord) {
+            if v.0 == "null" {
+                *v = ("not read".to_owned(), "(reading stopped here)".to_owned());
+            }
+        }
+    }
+
     /// The name of node `i` (`frames`, `[3]`).
     pub fn name(&self, r: Ref) -> String {
         let n = &self.node(r.0);
