@@ -219,11 +219,29 @@ struct Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
+        // The browser first, and gracefully, so that its helper processes end with it: they
+        // write into the profile until they exit.
+        let id = self.next + 1;
+        let _ = self.ws.send(tungstenite::Message::text(
+            json!({ "id": id, "method": "Browser.close" }).to_string(),
+        ));
         let _ = self.ws.close(None);
-        // The browser first: it writes into its profile until it exits.
+        let until = std::time::Instant::now() + Duration::from_secs(5);
+        while std::time::Instant::now() < until {
+            if matches!(self._proc.0.try_wait(), Ok(Some(_))) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self._proc.0.kill();
         let _ = self._proc.0.wait();
-        let _ = std::fs::remove_dir_all(&self.profile);
+        for _ in 0..10 {
+            let _ = std::fs::remove_dir_all(&self.profile);
+            if !self.profile.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 }
 
