@@ -52,7 +52,8 @@ fn schema_commands_refuse_the_nested_zlib_bomb_within_the_files_budget() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("bomb.bin");
     std::fs::write(&file, &bytes).unwrap();
-    let schema = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas/nested_zlib.ksy");
+    let schema =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas/nested_zlib.ksy");
     let exe = env!("CARGO_BIN_EXE_statepack");
     let st = Command::new(exe)
         .arg("--version")
