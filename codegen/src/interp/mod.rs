@@ -29,7 +29,7 @@ pub use write::{encode, from_given, Given};
 
 use statepack_runtime::reflect::{Reflect, Value};
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::{Mutex, OnceLock};
 
@@ -112,21 +112,7 @@ impl DynStruct {
     }
 }
 
-/// A string kept for the rest of the process (schema names in values and errors must be
-/// `&'static str`, as in generated code). Each distinct string is kept once.
-pub(crate) fn intern(s: &str) -> &'static str {
-    static SET: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    let mut set = SET
-        .get_or_init(|| Mutex::new(HashSet::new()))
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(k) = set.get(s) {
-        return k;
-    }
-    let k: &'static str = Box::leak(s.to_owned().into_boxed_str());
-    set.insert(k);
-    k
-}
+pub(crate) use crate::sem::intern;
 
 /// A list of member names kept for the rest of the process, once per distinct list.
 fn intern_names(names: &[&'static str]) -> &'static [&'static str] {

@@ -24,3 +24,23 @@ pub use ops::{
 pub use reflect_env::{RefHandle, ReflectEnv};
 pub use value::{Handle, Val};
 pub use walk::{eval, Env};
+
+use std::collections::HashSet;
+use std::sync::{Mutex, OnceLock};
+
+/// A string kept for the rest of the process (schema names in values and errors must be
+/// `&'static str`, as in generated code). Each distinct string is kept once.
+pub(crate) fn intern(s: &str) -> &'static str {
+    static SET: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut set = SET
+        .get_or_init(|| Mutex::new(HashSet::new()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(k) = set.get(s) {
+        return k;
+    }
+    let k: &'static str = Box::leak(s.to_owned().into_boxed_str());
+    set.insert(k);
+    k
+}
+

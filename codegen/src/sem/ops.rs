@@ -232,7 +232,7 @@ pub fn method<H: Handle>(b: Val<H>, name: &str, args: &[Val<H>]) -> R<Val<H>> {
         ("to_s", Val::Str(s)) => no_args(Val::Str(s)),
         ("to_s", Val::Bytes(b)) => match args {
             [Val::Str(enc)] => {
-                let enc = crate::interp::intern(&canonical_encoding(enc));
+                let enc = super::intern(&canonical_encoding(enc));
                 rt::expr_bytes_to_s(&b, enc).map(Val::Str).map_err(|e| e.0)
             }
             _ => Err("`.to_s` on bytes takes an encoding".to_owned()),
