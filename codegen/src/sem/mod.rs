@@ -43,4 +43,3 @@ pub(crate) fn intern(s: &str) -> &'static str {
     set.insert(k);
     k
 }
-
