@@ -1533,12 +1533,12 @@ pub fn unprocess(p: Processor<'_>, stored: &[u8], at: u64) -> Result<Vec<u8>, De
     })
 }
 
-/// [`unprocess`] within `room` bytes of output: a zlib stream that would inflate to more
-/// than `room` stops one byte past it, before anything larger is allocated, so that the
-/// caller's [`ByteReader::charge_processed`] refuses it by the file's budget. Other
-/// processors produce as many bytes as they are given.
+/// [`unprocess`] within `room` bytes of output, what is left of the file's processed-bytes
+/// budget ([`ByteReader::processed_room`]): a zlib stream that would inflate to more stops
+/// there, before anything larger is allocated. Other processors produce as many bytes as
+/// they are given (the caller's [`ByteReader::charge_processed`] counts them).
 ///
-/// Errors: as [`unprocess`].
+/// Errors: as [`unprocess`]; `Semantic` at `at` for a zlib stream that inflates past `room`.
 pub fn unprocess_within(
     p: Processor<'_>,
     stored: &[u8],
@@ -1548,18 +1548,17 @@ pub fn unprocess_within(
     #[cfg(feature = "zlib")]
     if let Processor::Zlib = p {
         let room = usize::try_from(room).unwrap_or(usize::MAX);
-        let cap = zlib_limit(stored.len());
-        if room < cap {
-            let limit = room.saturating_add(1);
-            return match crate::cbtk_columns::inflate(stored, limit) {
-                Ok(v) => Ok(v),
-                // Past the room: a byte more than it, for the charge to refuse by name.
-                Err(e) if e.starts_with("decompresses to more than") => Ok(vec![0; limit]),
-                Err(e) => Err(DecodeError::new(
-                    at,
-                    DecodeErrorKind::Semantic(format!("process zlib: {e}")),
-                )),
-            };
+        if room < zlib_limit(stored.len()) {
+            return crate::cbtk_columns::inflate(stored, room).map_err(|e| {
+                let m = if e.starts_with("decompresses to more than") {
+                    format!(
+                        "processed fields produced more than the {room} byte(s) left of the file's budget of 65,536 plus 1,032 per input byte (nested compression, or stored bytes shared by many instances?)"
+                    )
+                } else {
+                    format!("process zlib: {e}")
+                };
+                DecodeError::new(at, DecodeErrorKind::Semantic(m))
+            });
         }
     }
     let _ = room;

@@ -326,29 +326,18 @@ pub fn cast<H: Handle>(v: Val<H>, ty: &str, struct_name: &str) -> R<Val<H>> {
     }
 }
 
-/// `i` as a position in a list of `len` elements. Errors: the runtime's message for an
-/// index outside the list (`index 3 is outside a list of 3 element(s)`).
-pub fn checked_index(i: i128, len: usize) -> R<usize> {
-    usize::try_from(i)
-        .ok()
-        .filter(|&k| k < len)
-        .ok_or_else(|| format!("index {i} is outside a list of {len} element(s)"))
-}
-
 /// The element `i` of a list, or the byte `i` of a byte array as an integer. Errors: any
-/// other value, an index outside the list.
+/// other value, an index outside the list (the runtime's `expr_at` message, as the
+/// generated code gives it).
 pub fn index<H>(b: Val<H>, i: i128) -> R<Val<H>> {
-    let len = match &b {
-        Val::List(x) => x.len(),
-        Val::Bytes(x) => x.len(),
-        other => return Err(format!("cannot index {}", other.kind())),
-    };
-    let at = checked_index(i, len)?;
-    Ok(match b {
-        Val::List(x) => x.into_iter().nth(at).unwrap_or(Val::Null),
-        Val::Bytes(x) => Val::Int(i128::from(x[at])),
-        _ => Val::Null,
-    })
+    match b {
+        Val::List(x) => {
+            rt::expr_at(&x, i).map_err(|e| e.0)?;
+            Ok(x.into_iter().nth(i as usize).unwrap_or(Val::Null))
+        }
+        Val::Bytes(x) => Ok(Val::Int(i128::from(*rt::expr_at(&x, i).map_err(|e| e.0)?))),
+        other => Err(format!("cannot index {}", other.kind())),
+    }
 }
 
 /// Width in bytes, signedness, floatness and byte order of a number type name (`u2`,

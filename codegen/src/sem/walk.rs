@@ -4,6 +4,7 @@
 use super::ops::{self, as_bool, as_int, R};
 use super::value::{Handle, Val};
 use crate::expr::{BinOp, Expr};
+use statepack_runtime::io as rt;
 use std::borrow::Cow;
 
 /// Where names resolve: what a backend supplies to the evaluator.
@@ -107,7 +108,7 @@ pub fn eval<'a, E: Env<'a>>(e: &Expr, env: &E) -> R<Cow<'a, Val<E::H>>> {
             let b = eval(base, env)?;
             match b {
                 Cow::Borrowed(Val::List(x)) => {
-                    Ok(Cow::Borrowed(&x[ops::checked_index(i, x.len())?]))
+                    Ok(Cow::Borrowed(rt::expr_at(x, i).map_err(|e| e.0)?))
                 }
                 other => own(ops::index(other.into_owned(), i)?),
             }

@@ -47,6 +47,11 @@ pub fn read(
 /// integer the enum does not list as `{"Unlisted": n}`), floats that JSON cannot hold as the
 /// strings `"NaN"`, `"inf"`, `"-inf"`.
 pub fn to_json(v: &DynValue, schema: &statepack_codegen::ir::Schema) -> Json {
+    json_of(v, schema, true)
+}
+
+/// [`to_json`], with value instances (`instances`) or without them (what a writer writes).
+fn json_of(v: &DynValue, schema: &statepack_codegen::ir::Schema, instances: bool) -> Json {
     match v {
         DynValue::Null => Json::Null,
         DynValue::Bool(b) => Json::Bool(*b),
@@ -72,8 +77,13 @@ pub fn to_json(v: &DynValue, schema: &statepack_codegen::ir::Schema) -> Json {
                 Json::Object(m)
             }
         },
-        DynValue::List(items) => Json::Array(items.iter().map(|x| to_json(x, schema)).collect()),
-        DynValue::Struct(s) => struct_json(s, schema),
+        DynValue::List(items) => Json::Array(
+            items
+                .iter()
+                .map(|x| json_of(x, schema, instances))
+                .collect(),
+        ),
+        DynValue::Struct(s) => struct_json_of(s, schema, instances),
     }
 }
 
@@ -89,11 +99,15 @@ fn int_json(i: i128) -> Json {
 
 /// The `seq` fields and value instances of `s` as a JSON object, in schema order.
 pub fn struct_json(s: &DynStruct, schema: &statepack_codegen::ir::Schema) -> Json {
-    let seq = shown_members(s, schema);
+    struct_json_of(s, schema, true)
+}
+
+fn struct_json_of(s: &DynStruct, schema: &statepack_codegen::ir::Schema, instances: bool) -> Json {
+    let shown = shown_members(s, schema, instances);
     let mut m = Map::new();
     for (k, v) in &s.members {
-        if seq.contains(k) {
-            m.insert((*k).to_owned(), to_json(v, schema));
+        if shown.contains(k) {
+            m.insert((*k).to_owned(), json_of(v, schema, instances));
         }
     }
     Json::Object(m)
@@ -115,7 +129,7 @@ impl serde::Serialize for Ordered<'_> {
                 seq.end()
             }
             DynValue::Struct(st) => {
-                let seq = shown_members(st, self.1);
+                let seq = shown_members(st, self.1, true);
                 let mut map = ser.serialize_map(None)?;
                 for (k, v) in &st.members {
                     if seq.contains(k) {
@@ -130,17 +144,20 @@ impl serde::Serialize for Ordered<'_> {
 }
 
 /// The members of `s` that `decode --schema` shows: its `seq` fields (positional instances
-/// among them) and its value instances.
-fn shown_members<'s>(s: &DynStruct, schema: &'s statepack_codegen::ir::Schema) -> Vec<&'s str> {
+/// among them) and, with `instances`, its value instances.
+fn shown_members<'s>(
+    s: &DynStruct,
+    schema: &'s statepack_codegen::ir::Schema,
+    instances: bool,
+) -> Vec<&'s str> {
     schema
         .types
         .iter()
         .find(|t| t.schema_name == s.type_name)
         .map(|t| {
             let fields = t.fields.iter().map(|f| f.id.as_str());
-            fields
-                .chain(t.instances.iter().map(|i| i.id.as_str()))
-                .collect()
+            let values = t.instances.iter().filter(|_| instances);
+            fields.chain(values.map(|i| i.id.as_str())).collect()
         })
         .unwrap_or_default()
 }
@@ -318,35 +335,10 @@ pub fn encode(schema: &statepack_codegen::ir::Schema, json: &Json) -> Result<Vec
     Ok(bytes)
 }
 
-/// `v` as [`to_json`] without value instances (what a writer writes), for comparing what
-/// was written with what reads back.
+/// `s` as [`struct_json`] without value instances (what a writer writes), for comparing
+/// what was written with what reads back.
 fn seq_json(s: &DynStruct, schema: &statepack_codegen::ir::Schema) -> Json {
-    fn strip(j: Json, v: &DynValue, schema: &statepack_codegen::ir::Schema) -> Json {
-        match (j, v) {
-            (Json::Object(mut m), DynValue::Struct(s)) => {
-                if let Some(t) = schema.types.iter().find(|t| t.schema_name == s.type_name) {
-                    for i in &t.instances {
-                        m.remove(&i.id);
-                    }
-                }
-                for (k, mv) in &s.members {
-                    if let Some(x) = m.remove(*k) {
-                        m.insert((*k).to_owned(), strip(x, mv, schema));
-                    }
-                }
-                Json::Object(m)
-            }
-            (Json::Array(a), DynValue::List(items)) => Json::Array(
-                a.into_iter()
-                    .zip(items)
-                    .map(|(x, mv)| strip(x, mv, schema))
-                    .collect(),
-            ),
-            (j, _) => j,
-        }
-    }
-    let v = DynValue::Struct(std::sync::Arc::new(s.clone()));
-    strip(struct_json(s, schema), &v, schema)
+    struct_json_of(s, schema, false)
 }
 
 fn first_difference(a: &Json, b: &Json, path: &str) -> String {
