@@ -97,11 +97,6 @@ fn int_json(i: i128) -> Json {
     }
 }
 
-/// The `seq` fields and value instances of `s` as a JSON object, in schema order.
-pub fn struct_json(s: &DynStruct, schema: &statepack_codegen::ir::Schema) -> Json {
-    struct_json_of(s, schema, true)
-}
-
 fn struct_json_of(s: &DynStruct, schema: &statepack_codegen::ir::Schema, instances: bool) -> Json {
     let shown = shown_members(s, schema, instances);
     let mut m = Map::new();
@@ -335,7 +330,7 @@ pub fn encode(schema: &statepack_codegen::ir::Schema, json: &Json) -> Result<Vec
     Ok(bytes)
 }
 
-/// `s` as [`struct_json`] without value instances (what a writer writes), for comparing
+/// `s` as a JSON object of its `seq` fields (`decode --schema`'s object without value instances) (what a writer writes), for comparing
 /// what was written with what reads back.
 fn seq_json(s: &DynStruct, schema: &statepack_codegen::ir::Schema) -> Json {
     struct_json_of(s, schema, false)

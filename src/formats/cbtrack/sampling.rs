@@ -241,6 +241,25 @@ impl TeamTrack {
 }
 
 impl MainWindow {
+    /// Which row of the window's `transform_keys` column set gave the transform of the unit
+    /// with serial `serial` at absolute `frame`: the unit's last key at or before the frame
+    /// (its first key before it), counted over the whole set (units are stored one after
+    /// another, each with `transform_count` rows). `None` when the unit is not in this
+    /// window or has no transform key.
+    pub fn transform_row(&self, serial: u32, frame: f64) -> Option<usize> {
+        let t = frame - self.start as f64;
+        let at = self.units.iter().position(|u| u.serial == serial)?;
+        let u = &self.units[at];
+        if u.transforms.is_empty() {
+            return None;
+        }
+        let (i, _, _) = bracket(|x| u.transforms[x].offset, u.transforms.len(), t);
+        let before: usize = self.units[..at].iter().map(|u| u.transforms.len()).sum();
+        Some(before + i)
+    }
+}
+
+impl MainWindow {
     /// The state at absolute `frame` (which must be in this window) from this window alone.
     /// Terrain and features are left empty (see [`Player`]).
     pub fn sample(&self, h: &Header, frame: f64) -> FrameState {
@@ -397,6 +416,11 @@ impl<'a> Player<'a> {
     /// The header.
     pub fn header(&self) -> &Header {
         &self.header
+    }
+
+    /// The window whose main chunk [`Player::sample`] read last, if any.
+    pub fn loaded_window(&self) -> Option<&MainWindow> {
+        self.window.as_ref()
     }
 
     /// The opened track.

@@ -322,7 +322,7 @@ impl Motion {
     }
 
     /// One entity's values at time `t` and the node of the file that set them: RPLY's last
-    /// XFORM or XFORM_D op of the entity, SNAP's frame, CBTK's window main chunk, a clip's
+    /// XFORM or XFORM_D op of the entity, SNAP's frame, CBTK's `transform_keys` row (in the column directory of the window's main chunk), a clip's
     /// bone tracks.
     ///
     /// Errors: no such entity at `t`, or the reader refuses the frame.
@@ -394,17 +394,41 @@ impl Motion {
                 ..
             } => {
                 let f = t.clamp(f64::from(*first), f64::from(*last));
-                let st = player.borrow_mut().sample(f).map_err(|e| e.to_string())?;
+                let mut pl = player.borrow_mut();
+                let st = pl.sample(f).map_err(|e| e.to_string())?;
                 let u = st
                     .units
                     .iter()
                     .find(|u| u64::from(u.serial) == id)
                     .ok_or("no such unit at this frame")?;
-                let link = ix.find(&[field("windows"), idx(st.window), field("main")]);
+                let w = st.window;
+                let main = [field("windows"), idx(w), field("main")];
+                let row = pl
+                    .loaded_window()
+                    .and_then(|mw| mw.transform_row(u.serial, f))
+                    .and_then(|r| transform_row_path(&pl, w, r).map(|p| (r, p)));
+                let (link, set_by) = match row {
+                    Some((r, (c, name, values))) => {
+                        let mut path = main.to_vec();
+                        path.extend([field("directory"), field("columns"), idx(c)]);
+                        path.extend([field(values), idx(r)]);
+                        (
+                            ix.find(&path),
+                            format!(
+                                "windows[{w}].main: transform_keys row {r} \
+                                 (column `{name}`, directory entry {c}, and the same row of the set's other columns)"
+                            ),
+                        )
+                    }
+                    None => (
+                        ix.find(&main),
+                        format!("windows[{w}].main (the window's main chunk)"),
+                    ),
+                };
                 let v = serde_json::to_value(u).map_err(|e| e.to_string())?;
                 Ok((
-                    json!({ "label": format!("unit {}", u.unit_id), "frame": f, "window": st.window, "unit": v,
-                            "set_by": format!("windows[{}].main (the window's main chunk)", st.window) }),
+                    json!({ "label": format!("unit {}", u.unit_id), "frame": f, "window": w, "unit": v,
+                            "transform_row": row.map(|r| r.0), "set_by": set_by }),
                     link,
                 ))
             }
@@ -469,6 +493,40 @@ impl Motion {
 
 /// The index in `ops.ops` and the opcode name of the last XFORM or XFORM_D op of entity
 /// `id` at or before `tick`, from the raw decode (TICK sets the tick, TICK_NEXT adds one).
+/// Where row `row` of window `w`'s `transform_keys` column set is in the tree: the
+/// directory entry index of the set's first column that holds that row, the column's name,
+/// and the name of the `*_values` instance its type code selects. `None` when the chunk
+/// cannot be read or no column of the set has the row (all of them stored as zeros).
+fn transform_row_path(
+    pl: &cbtrack::Player<'_>,
+    w: usize,
+    row: usize,
+) -> Option<(usize, &'static str, &'static str)> {
+    use statepack::generated::cbtrack_v1 as raw;
+    let bytes = pl.track().main_bytes(w).ok()?;
+    let chunk = cbtrack::parse_chunk(&bytes).ok()?;
+    for &(id, _, name) in raw::TransformKeysColumns::COLUMNS {
+        let Some(c) = chunk.entries().iter().position(|e| e.id == id) else {
+            continue;
+        };
+        let e = &chunk.entries()[c];
+        if (e.count as usize) <= row {
+            continue;
+        }
+        let values = match e.code {
+            1 => "u1_values",
+            2 => "u2_values",
+            3 => "s2_values",
+            4 => "u4_values",
+            5 => "s4_values",
+            6 => "f4_values",
+            _ => continue,
+        };
+        return Some((c, name, values));
+    }
+    None
+}
+
 fn last_xform_op(bytes: &[u8], id: u16, tick: u32) -> Option<(usize, &'static str)> {
     let mut segs: Vec<PathSeg> = Vec::new();
     let mut cur_tick: u64 = 0;
@@ -582,4 +640,54 @@ fn study_key(
         }
     }
     (None, "no record: the identity pose".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Selecting a CBTK unit links to the `transform_keys` row of the key that set its
+    /// transform: the row of the unit's last key at or before the frame, counted over the
+    /// window's whole column set, inside the set's `time` column.
+    #[test]
+    fn cbtk_unit_links_to_its_transform_key_row() {
+        let bytes: &'static [u8] = Box::leak(cbtrack::worked_example_file().into_boxed_slice());
+        let ix = Index::of_format(&cbtrack::FORMAT, bytes);
+        assert!(ix.failure.is_none());
+        let motion = Motion::open(&cbtrack::FORMAT, bytes).expect("a CBTK track has motion");
+        let mut pl = cbtrack::Player::new(bytes).expect("worked example opens");
+        let h = pl.header().clone();
+        let mut checked = 0;
+        for frame in h.first_frame..=h.last_frame {
+            let st = pl.sample(f64::from(frame)).expect("sample");
+            let w = pl.loaded_window().expect("a window is loaded").clone();
+            for u in &st.units {
+                let (v, link) = motion
+                    .entity(f64::from(frame), u64::from(u.serial), &ix, bytes)
+                    .expect("the unit is there");
+                let Some(row) = v["transform_row"].as_u64() else {
+                    continue;
+                };
+                let row = row as usize;
+                // The row is the unit's own: after the rows of the units before it, and
+                // its key is the last one at or before the frame.
+                let at = w.units.iter().position(|x| x.serial == u.serial).unwrap();
+                let before: usize = w.units[..at].iter().map(|x| x.transforms.len()).sum();
+                let keys = &w.units[at].transforms;
+                let k = row - before;
+                assert!(k < keys.len());
+                let t = f64::from(frame) - f64::from(w.start);
+                assert!(f64::from(keys[k].offset) <= t || k == 0);
+                assert!(k + 1 == keys.len() || f64::from(keys[k + 1].offset) > t);
+                let path = ix.path_text(link.expect("the row is in the tree"));
+                assert!(
+                    path.starts_with(&format!("windows[{}].main.directory.columns[", w.index))
+                        && path.ends_with(&format!("_values[{row}]")),
+                    "{path}"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 0, "no unit had a transform key");
+    }
 }
