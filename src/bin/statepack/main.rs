@@ -8,6 +8,7 @@ mod progress;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use statepack::formats::{self, FormatSpec};
+#[cfg(test)]
 use statepack::runtime::io::TraceNode;
 use statepack::runtime::motion::{self, Clip};
 use std::io::{self, Write};
@@ -447,14 +448,14 @@ fn run(cli: Cli) -> Result<()> {
                 }
                 Ok(())
             })?;
-            if let Err(e) = wsnap::inspect_decompressed(&bytes, &mut |t| {
-                emit_stdout(|out| {
+            // Printed as it is read, like the file's own tree: no tree is held in memory.
+            match wsnap::decompressed_message(&bytes) {
+                Ok(Some(whole)) => emit_stdout(|out| {
                     writeln!(out, "decompressed body, as the raw message it stands for:")?;
-                    print_tree(out, t, 0, max_items)
-                })
-                .map_err(io::Error::other)
-            }) {
-                eprintln!("cannot show the decompressed body: {e:#}");
+                    tree::print(out, fmt, &whole, max_items).map(|_| ())
+                })?,
+                Ok(None) => {}
+                Err(e) => eprintln!("cannot show the decompressed body: {e:#}"),
             }
             res.with_context(|| format!("{} is not a valid {} file", file.display(), fmt.title))?;
             check_valid(fmt, &bytes, &file)
@@ -669,6 +670,9 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// An in-memory tree printed line for line as `inspect` prints the streamed one: the
+/// reference the streamed printer is tested against.
+#[cfg(test)]
 fn print_tree(
     out: &mut impl Write,
     n: &TraceNode,

@@ -6,10 +6,13 @@
 //! 16 × `max_items` characters (0 shows everything).
 //!
 //! Memory: a line needs its field's end before its children are printed, so the file is read
-//! twice: the first pass keeps only each field's end (8 bytes per field, whatever the
-//! field holds; 16 for inputs of 512 MiB and more), the second prints. Nothing else grows with the number of fields, so
-//! `inspect --max-items 0` of a file with millions of list elements stays within a few tens
-//! of bytes per input byte.
+//! twice: the first pass keeps the end of each field that will be printed (8 bytes per
+//! line, whatever the field holds; 16 for inputs of 512 MiB and more), the second prints.
+//! Fields not printed (past `max_items` in a list) keep nothing, so with the default
+//! `--max-items` the tree's memory follows the lines printed, not the fields read: a zlib
+//! chunk that inflates to millions of column values costs no more than its first values.
+//! `inspect --max-items 0` prints every field and keeps 8 bytes for each. Besides the
+//! tree, `inspect` holds what the format's raw decode holds.
 
 use statepack::formats::events::{SinkTracer, TraceEvent};
 use statepack::formats::FormatSpec;
@@ -137,6 +140,29 @@ impl Ends {
     }
 }
 
+/// The children seen so far of one open field (or of the root), for deciding which lines
+/// are shown: both passes apply the same rule, so they agree on the shown fields' order.
+#[derive(Default)]
+struct Level {
+    children: usize,
+    /// Its children are list elements (its first child is).
+    list: bool,
+    /// The field itself is not shown.
+    hidden: bool,
+}
+
+impl Level {
+    /// Counts a new child and says whether it is hidden: inside a hidden field, or past
+    /// `max_items` (0: no limit) in a list.
+    fn admit(&mut self, is_index: bool, max_items: usize) -> bool {
+        self.children += 1;
+        if self.children == 1 {
+            self.list = is_index;
+        }
+        self.hidden || (self.list && max_items != 0 && self.children > max_items)
+    }
+}
+
 /// A field being printed.
 struct Open {
     /// Its place in reading order (index into the first pass's ends).
@@ -162,30 +188,51 @@ pub fn print(
     bytes: &[u8],
     max_items: usize,
 ) -> io::Result<Result<(), DecodeError>> {
-    // Pass 1: where each field ends. A field left open by a decode error ends where its
-    // last child ended (or where it started), as in the in-memory tree.
+    // Pass 1: where each shown field ends. A field left open by a decode error ends where
+    // its last child ended (or where it started), as in the in-memory tree. Fields that
+    // will not be printed (past `max_items` in a list, or inside such an element) keep no
+    // end, so this pass's memory follows the lines printed, not the fields read.
     let mut ends = Ends::for_input(bytes.len());
-    let mut open: Vec<(usize, u64, u64)> = Vec::new();
+    let mut root_level = Level::default();
+    // (index of the end kept, if shown; shape of its children; last end inside it)
+    let mut open: Vec<(Option<usize>, Level, u64, u64)> = Vec::new();
     let mut sink = |ev: TraceEvent| match ev {
-        TraceEvent::Enter { offset, bit, .. } => {
-            open.push((ends.len(), offset, bit));
-            ends.push((offset, bit));
+        TraceEvent::Enter { seg, offset, bit } => {
+            let is_index = matches!(seg, PathSeg::Index(_));
+            let parent = match open.last_mut() {
+                Some(p) => &mut p.1,
+                None => &mut root_level,
+            };
+            let hidden = parent.admit(is_index, max_items);
+            let idx = (!hidden).then(|| {
+                ends.push((offset, bit));
+                ends.len() - 1
+            });
+            let level = Level {
+                hidden,
+                ..Level::default()
+            };
+            open.push((idx, level, offset, bit));
         }
         TraceEvent::Leave { offset, bit, .. } => {
-            if let Some((i, _, _)) = open.pop() {
-                ends.set(i, (offset, bit));
+            if let Some((i, _, _, _)) = open.pop() {
+                if let Some(i) = i {
+                    ends.set(i, (offset, bit));
+                }
                 if let Some(p) = open.last_mut() {
-                    (p.1, p.2) = (offset, bit);
+                    (p.2, p.3) = (offset, bit);
                 }
             }
         }
     };
     let (res, root_end) = (fmt.decode_events)(bytes, SinkTracer::new(&mut sink, false));
-    while let Some((i, e, eb)) = open.pop() {
-        let (s, sb) = ends.get(i).unwrap_or((e, eb));
-        ends.set(i, (s.max(e), sb.max(eb)));
+    while let Some((i, _, e, eb)) = open.pop() {
+        let (s, sb) = i.and_then(|i| ends.get(i)).unwrap_or((e, eb));
+        if let Some(i) = i {
+            ends.set(i, (s.max(e), sb.max(eb)));
+        }
         if let Some(p) = open.last_mut() {
-            (p.1, p.2) = (s.max(e), sb.max(eb));
+            (p.2, p.3) = (s.max(e), sb.max(eb));
         }
     }
     line(
@@ -281,7 +328,10 @@ pub fn print(
                         list: false,
                         hidden,
                     });
-                    next += 1;
+                    // Pass 1 kept ends for shown fields only, in the same order.
+                    if !hidden {
+                        next += 1;
+                    }
                 }
                 TraceEvent::Leave { value, .. } => {
                     if let Some(o) = stack.pop() {

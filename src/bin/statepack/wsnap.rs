@@ -4,7 +4,6 @@
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use statepack::formats::world_snapshot::{self as ws, BlobKind, EncodedEntity};
-use statepack::generated::world_snapshot::WorldSnapshot;
 use statepack::sim::wsnap_swarm as sim;
 use std::io::Write;
 use std::path::PathBuf;
@@ -173,20 +172,17 @@ pub fn swarm_snapshot(clients: u32, client: u32, ticks: u32, zstd: bool) -> Resu
     Ok(last)
 }
 
-/// For `inspect`: a compressed snapshot's body, decompressed and shown as the raw message it
-/// stands for. Nothing for raw snapshots or other formats.
-pub fn inspect_decompressed(
-    bytes: &[u8],
-    out: &mut dyn FnMut(&statepack::runtime::io::TraceNode) -> std::io::Result<()>,
-) -> Result<()> {
+/// For `inspect`: a compressed snapshot's body, decompressed and re-encoded as the raw
+/// message it stands for (so its tree can be printed), or `None` for raw snapshots and
+/// other formats.
+///
+/// Errors: the body does not decompress or the message does not read.
+pub fn decompressed_message(bytes: &[u8]) -> Result<Option<Vec<u8>>> {
     if bytes.first() != Some(&ws::MSG_TYPE) || bytes.get(1) != Some(&ws::FLAG_ZSTD) {
-        return Ok(());
+        return Ok(None);
     }
     let raw = ws::raw_uncompressed(bytes)?;
-    let whole = raw.encode()?;
-    let (_, tree) = WorldSnapshot::decode_traced(&whole);
-    out(&tree)?;
-    Ok(())
+    Ok(Some(raw.encode()?))
 }
 
 /// The `demo` row: the snapshot one client of a 128-bot flying swarm receives in steady
