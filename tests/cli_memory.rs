@@ -1,7 +1,8 @@
-//! `statepack inspect` and `statepack decode` stay within 64 bytes of memory per input byte
+//! `statepack inspect`, `statepack decode` and `decode --offsets` stay within 64 bytes of memory per input byte
 //! on a valid file whose structure has one field per input byte: a world snapshot of 16
 //! despawn lists of 65,535 one-byte entries (1 MiB). `inspect` prints its tree while it reads
-//! and keeps 8 bytes per field; `decode` writes its JSON as it serializes.
+//! and keeps 8 bytes per field; `decode` writes its JSON as it serializes, `--offsets` its
+//! tree as it reads.
 //!
 //! Peak memory is the largest resident set of the commands this test runs
 //! (`getrusage(RUSAGE_CHILDREN)`); this file holds one test so no other test's commands
@@ -69,6 +70,7 @@ fn inspect_and_decode_stay_within_64_bytes_per_input_byte() {
         &["inspect", p][..],
         &["inspect", "--max-items", "0", p],
         &["decode", p],
+        &["decode", "--offsets", p],
     ] {
         run(args);
         let peak = children_peak_bytes();

@@ -114,14 +114,22 @@ fn inspect_of_every_bomb_stays_within_its_decodes_and_64_bytes_per_input_byte() 
             });
         }
     }
-    eprintln!("this process's peak before the commands: {} bytes", own_peak());
+    eprintln!(
+        "this process's peak before the commands: {} bytes",
+        own_peak()
+    );
     for c in &mut cases {
         let f = FORMATS.iter().find(|f| f.title == c.title).unwrap();
         let sample = dir.join(format!("{}-sample.bin", f.name));
         let (code, fixed) = run(&["inspect", sample.to_str().unwrap()]);
         assert_eq!(code, 0, "{}: inspect of its smallest sample", f.title);
         let (code, peak) = run(&["inspect", c.path.to_str().unwrap()]);
-        assert!(code == 0 || code == 1, "{}: {}: exit {code}", c.title, c.name);
+        assert!(
+            code == 0 || code == 1,
+            "{}: {}: exit {code}",
+            c.title,
+            c.name
+        );
         (c.fixed, c.peak) = (fixed, peak);
     }
     for c in &cases {

@@ -482,11 +482,15 @@ fn run(cli: Cli) -> Result<()> {
             // Only valid files are printed, so whatever `decode` prints, `encode` writes back.
             check_valid(fmt, &bytes, &file)?;
             if offsets {
-                let (res, tree) = (fmt.decode_traced)(&bytes);
-                res.with_context(|| {
-                    format!("{} is not a valid {} file", file.display(), fmt.title)
+                // Written while the file is read: memory is the decode's, not a node per field.
+                let mut res = Ok(());
+                emit_stdout(|out| {
+                    res = tree::print_json(out, fmt, &bytes)?;
+                    Ok(())
                 })?;
-                return emit_stdout(|out| formats::json::write_pretty(out, &tree));
+                return res.with_context(|| {
+                    format!("{} is not a valid {} file", file.display(), fmt.title)
+                });
             }
             // Streamed: the JSON is written as it is serialized, never held whole.
             emit_stdout(|out| (fmt.write_json)(&bytes, out))

@@ -359,6 +359,106 @@ pub fn print(
     Ok(res)
 }
 
+/// `decode --offsets`: the tree of every field as JSON, written while the file is read
+/// (one pass; nothing kept but the open fields' state), so its memory is the decode's, not
+/// a node per field. Each node is an object with `name`, `start`, then its `children` (if
+/// any), then `end` (byte offsets, absolute in the field's stream) and `value` (leaves, as
+/// `inspect` prints it): the members of the in-memory tree's JSON, `end` after the children
+/// because it is known only when they are read. The root ends where the decode stopped.
+pub fn print_json(
+    out: &mut dyn Write,
+    fmt: &FormatSpec,
+    bytes: &[u8],
+) -> io::Result<Result<(), DecodeError>> {
+    // Per open node: whether a child has been written.
+    let mut open: Vec<bool> = Vec::new();
+    let mut failed: Option<io::Error> = None;
+    let pad = |d: usize| "  ".repeat(d);
+    let name_json = |n: &str| serde_json::to_string(n).unwrap_or_else(|_| "\"?\"".into());
+    write!(
+        out,
+        "{{\n  \"name\": {},\n  \"start\": 0",
+        name_json(fmt.schema)
+    )?;
+    open.push(false);
+    let mut sink = |ev: TraceEvent| {
+        if failed.is_some() {
+            return;
+        }
+        let r = (|| -> io::Result<()> {
+            match ev {
+                TraceEvent::Enter { seg, offset, .. } => {
+                    let d = open.len();
+                    let parent = open.last_mut().expect("the root is open");
+                    if *parent {
+                        write!(out, ",\n{}{{", pad(2 * d))?;
+                    } else {
+                        write!(
+                            out,
+                            ",\n{}\"children\": [\n{}{{",
+                            pad(2 * d - 1),
+                            pad(2 * d)
+                        )?;
+                        *parent = true;
+                    }
+                    let name = match seg {
+                        PathSeg::Field(f) => name_json(f),
+                        PathSeg::Index(i) => format!("\"[{i}]\""),
+                    };
+                    let inner = pad(2 * d + 1);
+                    write!(
+                        out,
+                        "\n{inner}\"name\": {name},\n{inner}\"start\": {offset}"
+                    )?;
+                    open.push(false);
+                }
+                TraceEvent::Leave { offset, value, .. } => {
+                    if open.len() > 1 {
+                        let had_children = open.pop().expect("checked");
+                        let d = open.len();
+                        let inner = pad(2 * d + 1);
+                        if had_children {
+                            write!(out, "\n{}]", pad(2 * d + 1))?;
+                        }
+                        write!(out, ",\n{inner}\"end\": {offset}")?;
+                        if let Some(v) = value {
+                            write!(out, ",\n{inner}\"value\": {}", name_json(&v.to_string()))?;
+                        }
+                        write!(out, "\n{}}}", pad(2 * d))?;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = r {
+            failed = Some(e);
+        }
+    };
+    let (res, root_end) = (fmt.decode_events)(bytes, SinkTracer::new(&mut sink, true));
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    // Fields left open by a decode error end where the decode stopped.
+    while open.len() > 1 {
+        let had_children = open.pop().expect("checked");
+        let d = open.len();
+        if had_children {
+            write!(out, "\n{}]", pad(2 * d + 1))?;
+        }
+        write!(
+            out,
+            ",\n{}\"end\": {root_end}\n{}}}",
+            pad(2 * d + 1),
+            pad(2 * d)
+        )?;
+    }
+    if open.pop() == Some(true) {
+        write!(out, "\n  ]")?;
+    }
+    writeln!(out, ",\n  \"end\": {root_end}\n}}")?;
+    Ok(res)
+}
+
 #[cfg(test)]
 mod tests {
     /// Ends inside processed bytes may pass what 32 bits hold even for a small input: the
@@ -434,5 +534,26 @@ mod tests {
                 assert_eq!(back, v, "{} {name}", fmt.name);
             }
         }
+    }
+
+    /// `decode --offsets`' streamed JSON holds what the in-memory tree's JSON holds, for
+    /// every sample of every format.
+    #[test]
+    fn streamed_offsets_json_is_the_traced_tree() {
+        let mut checked = 0;
+        for fmt in FORMATS {
+            for (name, bytes) in (fmt.samples)() {
+                let (res, tree) = (fmt.decode_traced)(&bytes);
+                let want = serde_json::to_value(&tree).unwrap();
+                let mut out = Vec::new();
+                let got_res = super::print_json(&mut out, fmt, &bytes).unwrap();
+                assert_eq!(res.is_ok(), got_res.is_ok(), "{} {name}", fmt.name);
+                let got: serde_json::Value = serde_json::from_slice(&out)
+                    .unwrap_or_else(|e| panic!("{} {name}: {e}", fmt.name));
+                assert_eq!(got, want, "{} {name}", fmt.name);
+                checked += 1;
+            }
+        }
+        assert!(checked >= 6);
     }
 }
