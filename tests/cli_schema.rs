@@ -522,3 +522,75 @@ fn schema_json_forms_and_refusals() {
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// `inspect --schema` shows a bit field as `inspect` shows the built-in formats' bit fields:
+/// the bytes it touches, its size in bits (`3 b`) and its bit range, never an empty byte
+/// range (the test schema `bits.ksy`, written by `encode --schema`).
+#[test]
+fn inspect_with_a_schema_shows_bit_ranges() {
+    let tmp = std::env::temp_dir().join(format!("statepack-cli-bits-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas/bits.ksy");
+    let json = tmp.join("bits.json");
+    std::fs::write(
+        &json,
+        r#"{"flags": 5, "has_extra": true, "small": -3, "count": 2, "codes": [1, 30],
+            "extra": 1000, "tail_byte": 7, "lead": 2, "bit_varint": 5, "byte_varint": 9,
+            "items": [{"sign": true, "mag": 3, "align": ""}, {"sign": false, "mag": 1023, "align": ""}],
+            "wide": 123456}"#,
+    )
+    .unwrap();
+    let bin = tmp.join("bits.bin");
+    let o = run(&[
+        "encode".as_ref(),
+        "--schema".as_ref(),
+        schema.as_os_str(),
+        json.as_os_str(),
+        "-o".as_ref(),
+        bin.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = run(&[
+        "inspect".as_ref(),
+        "--schema".as_ref(),
+        schema.as_os_str(),
+        bin.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let shown = text(&o.stdout);
+    let line = |name: &str| {
+        shown
+            .lines()
+            .find(|l| l.contains(&format!(" {name} = ")))
+            .unwrap_or_else(|| panic!("no line for {name}:\n{shown}"))
+            .to_owned()
+    };
+    // flags: bits 0..3 of byte 0; has_extra: bit 3; small: bits 4..16 over bytes 0 and 1.
+    let flags = line("flags");
+    assert!(
+        flags.trim_start().starts_with("0..1")
+            && flags.contains(" 3 b ")
+            && flags.ends_with("(bits 0..3)"),
+        "{flags}"
+    );
+    assert!(
+        line("has_extra").ends_with("has_extra = true  (bits 3..4)"),
+        "{shown}"
+    );
+    let small = line("small");
+    assert!(
+        small.contains(" 12 b ") && small.ends_with("(bits 4..16)"),
+        "{small}"
+    );
+    assert!(line("count").ends_with("(bits 16..20)"), "{shown}");
+    // Elements of a list of bit fields too: codes are two b5 after count.
+    assert!(line("[1]").ends_with("[1] = 30  (bits 25..30)"), "{shown}");
+    // No member shows an empty byte range.
+    assert!(
+        !shown
+            .lines()
+            .any(|l| l.contains(" 0 B  ") && l.contains(" = ") && !l.contains("align")),
+        "{shown}"
+    );
+    std::fs::remove_dir_all(&tmp).ok();
+}

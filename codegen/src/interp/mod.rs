@@ -58,6 +58,11 @@ pub struct DynStruct {
     /// For each member that is a list read from the bytes, the span of each element (as
     /// [`DynStruct::spans`]); empty for other members.
     pub elem_spans: Vec<Vec<(u64, u64)>>,
+    /// The exact bits of the members and list elements that start or end inside a byte
+    /// (bit fields), in member order then element order. [`DynStruct::spans`] and
+    /// [`DynStruct::elem_spans`] give them the bytes they touch; fields on whole bytes are
+    /// not listed.
+    pub bit_spans: Vec<BitSpan>,
     /// Hidden members: context params (`_parent`/`_root` paths the type uses), which
     /// expressions inside the type read but the dynamic view does not show.
     pub(crate) hidden: Vec<(&'static str, Option<DynValue>)>,
@@ -69,6 +74,21 @@ pub struct DynStruct {
     /// `_io` after the type was read (for `x._io.pos`).
     pub(crate) io: Option<eval::IoState>,
     names: &'static [&'static str],
+}
+
+/// Where a bit field lies, to the bit: a member of a [`DynStruct`], or one element of a
+/// list member. Bits count from the start of the stream the type was read in (byte offset
+/// × 8 plus the bit in the byte, most significant first for `bit-endian: be`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BitSpan {
+    /// Index of the member in [`DynStruct::members`].
+    pub member: usize,
+    /// The element of a list member, or `None` for the member itself.
+    pub element: Option<usize>,
+    /// First bit.
+    pub start: u64,
+    /// One past the last bit.
+    pub end: u64,
 }
 
 impl DynStruct {
@@ -83,6 +103,7 @@ impl DynStruct {
             type_name: "kaitai_stream",
             spans: vec![None; members.len()],
             elem_spans: vec![Vec::new(); members.len()],
+            bit_spans: Vec::new(),
             members,
             hidden: Vec::new(),
             size: 0,

@@ -2,7 +2,7 @@
 //! `read_from` does (see the module docs of [`super`]).
 
 use super::eval::{self, enum_value, eval, eval_bool, eval_int, Frame, IoState, Scope};
-use super::{intern, intern_names, unsupported, DynStruct, DynValue};
+use super::{intern, intern_names, unsupported, BitSpan, DynStruct, DynValue};
 use crate::ir::*;
 use statepack_runtime::io::{ByteReader, DecodeError, DecodeErrorKind, Processor, Term};
 use std::cell::RefCell;
@@ -11,8 +11,12 @@ use std::sync::Arc;
 
 type D<T> = Result<T, DecodeError>;
 
-/// A field as read: the value, where a positional instance was read, each list element's span.
-type Read = (DynValue, Option<(u64, u64)>, Vec<(u64, u64)>);
+/// A field as read: the value, where a positional instance was read, each list element's
+/// span, and each element's bits for a list of bit fields (else empty).
+type Read = (DynValue, Option<(u64, u64)>, Vec<(u64, u64)>, Vec<(u64, u64)>);
+
+/// A list as read: the value, each element's span, each element's bits (bit-field lists).
+type Repeated = (DynValue, Vec<(u64, u64)>, Vec<(u64, u64)>);
 
 /// The stack the interpreter reads on: deep enough for [`statepack_runtime::io::MAX_RECURSION`]
 /// levels of recursive types in an unoptimised build.
@@ -271,6 +275,7 @@ impl<'s> Interp<'s> {
             members,
             spans,
             elem_spans: elems,
+            bit_spans: Vec::new(),
             hidden: Vec::new(),
             size: 0,
             extent: 0,
@@ -309,6 +314,7 @@ impl<'s> Interp<'s> {
         let mut frame = Frame::new(t, params);
         let type_start = r.offset();
         let mut elem_spans = Vec::with_capacity(t.fields.len());
+        let mut bit_spans = Vec::new();
         let mut unaligned = false;
         for f in &t.fields {
             let fid = intern(&f.id);
@@ -327,6 +333,7 @@ impl<'s> Interp<'s> {
                 unaligned = bit_field;
             }
             let start = r.offset();
+            let start_bit = r.bit_offset();
             let present = match &f.cond {
                 Some(c) => {
                     let res = {
@@ -346,7 +353,7 @@ impl<'s> Interp<'s> {
             let (v, span, elems) = if present {
                 // Whatever an earlier read handed up is not part of this field.
                 self.take_partial();
-                let (v, span, elems) = match self.read_field(r, &frame, f) {
+                let (v, span, elems, ebits) = match self.read_field(r, &frame, f) {
                     Ok(x) => x,
                     Err(e) => {
                         let failing = Some((fid, start, r.offset()));
@@ -354,6 +361,27 @@ impl<'s> Interp<'s> {
                         return Err(e.in_field(fid));
                     }
                 };
+                let end_bit = r.bit_offset();
+                let member = frame.fields.len();
+                let unaligned = |(a, b): (u64, u64)| a % 8 != 0 || b % 8 != 0;
+                if bit_field && ebits.is_empty() && f.at.is_none() && unaligned((start_bit, end_bit)) {
+                    bit_spans.push(BitSpan {
+                        member,
+                        element: None,
+                        start: start_bit,
+                        end: end_bit,
+                    });
+                }
+                for (k, &(a, b)) in ebits.iter().enumerate() {
+                    if unaligned((a, b)) {
+                        bit_spans.push(BitSpan {
+                            member,
+                            element: Some(k),
+                            start: a,
+                            end: b,
+                        });
+                    }
+                }
                 (v, span.or(Some((start, r.offset()))), elems)
             } else {
                 (DynValue::Null, None, Vec::new())
@@ -439,6 +467,7 @@ impl<'s> Interp<'s> {
             members,
             spans,
             elem_spans,
+            bit_spans,
             hidden,
             size,
             extent: 0,
@@ -475,11 +504,11 @@ impl<'s> Interp<'s> {
                     },
                 });
             }
-            let (v, elems) = v?;
-            return Ok((v, Some((start, end)), elems));
+            let (v, elems, bits) = v?;
+            return Ok((v, Some((start, end)), elems, bits));
         }
-        let (v, elems) = self.read_repeat(r, frame, f)?;
-        Ok((v, None, elems))
+        let (v, elems, bits) = self.read_repeat(r, frame, f)?;
+        Ok((v, None, elems, bits))
     }
 
     fn read_repeat(
@@ -487,13 +516,15 @@ impl<'s> Interp<'s> {
         r: &mut ByteReader<'_>,
         frame: &Frame<'_>,
         f: &Field,
-    ) -> D<(DynValue, Vec<(u64, u64)>)> {
+    ) -> D<Repeated> {
         if f.varint {
-            return Ok((self.read_varint(r, f)?, Vec::new()));
+            return Ok((self.read_varint(r, f)?, Vec::new(), Vec::new()));
         }
         let mut spans = Vec::new();
+        let bit_list = matches!(f.kind, FieldKind::Bits { .. });
+        let mut bits = Vec::new();
         match &f.repeat {
-            Repeat::None => Ok((self.read_checked(r, frame, f, None)?, spans)),
+            Repeat::None => Ok((self.read_checked(r, frame, f, None)?, spans, bits)),
             Repeat::Expr(e) => {
                 let count = {
                     let sc = self.scope(frame, r, None);
@@ -522,6 +553,7 @@ impl<'s> Interp<'s> {
                 spans.reserve(n);
                 for i in 0..n {
                     let start = r.offset();
+                    let start_bit = r.bit_offset();
                     self.take_partial();
                     match self.read_checked(r, frame, f, Some(i)) {
                         Ok(v) => list.push(v),
@@ -531,8 +563,11 @@ impl<'s> Interp<'s> {
                         }
                     }
                     spans.push((start, r.offset()));
+                    if bit_list {
+                        bits.push((start_bit, r.bit_offset()));
+                    }
                 }
-                Ok((DynValue::List(list), spans))
+                Ok((DynValue::List(list), spans, bits))
             }
             Repeat::Eos | Repeat::Until(_) => {
                 let mut list = Vec::new();
@@ -553,6 +588,9 @@ impl<'s> Interp<'s> {
                     };
                     list.push(v);
                     spans.push((start, r.offset()));
+                    if bit_list {
+                        bits.push((before, r.bit_offset()));
+                    }
                     if let Repeat::Until(u) = &f.repeat {
                         let mut sc = self.scope(frame, r, Some(i as i128));
                         sc.elem = list.last();
@@ -568,7 +606,7 @@ impl<'s> Interp<'s> {
                         .in_index(i));
                     }
                 }
-                Ok((DynValue::List(list), spans))
+                Ok((DynValue::List(list), spans, bits))
             }
         }
     }

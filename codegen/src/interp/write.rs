@@ -152,6 +152,7 @@ fn write_type(
         type_name: intern(&t.schema_name),
         spans: vec![None; fields.len()],
         elem_spans: vec![Vec::new(); fields.len()],
+        bit_spans: Vec::new(),
         members: fields,
         hidden: Vec::new(),
         size,

@@ -7,7 +7,7 @@
 
 use anyhow::{bail, Context, Result};
 use serde_json::{Map, Value as Json};
-use statepack_codegen::interp::{self, DynStruct, DynValue};
+use statepack_codegen::interp::{self, BitSpan, DynStruct, DynValue};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -224,17 +224,46 @@ fn print_struct(out: &mut impl Write, s: &DynStruct, depth: usize, max: usize) -
     for (i, (name, v)) in s.members.iter().enumerate() {
         let span = s.spans.get(i).copied().flatten();
         let elems = s.elem_spans.get(i).map(Vec::as_slice).unwrap_or(&[]);
-        print_member(out, name, v, span, elems, depth, max)?;
+        // `bit_spans` is in member order, then element order.
+        let lo = s.bit_spans.partition_point(|b| b.member < i);
+        let hi = s.bit_spans.partition_point(|b| b.member <= i);
+        let bits = &s.bit_spans[lo..hi];
+        match bits.iter().find(|b| b.element.is_none()) {
+            Some(b) => bit_line(out, name, v, (b.start, b.end), depth, max)?,
+            None => print_member(out, name, v, span, elems, &bits, depth, max)?,
+        }
     }
     Ok(())
 }
 
+/// A bit field's line, as `inspect` shows the built-in formats' bit fields: the bytes it
+/// touches, its size in bits (`3 b`) and its bit range.
+fn bit_line(
+    out: &mut impl Write,
+    name: &str,
+    v: &DynValue,
+    (a, b): (u64, u64),
+    depth: usize,
+    max: usize,
+) -> io::Result<()> {
+    let indent = "  ".repeat(depth);
+    let (first, last) = (a / 8, b.div_ceil(8).max(a / 8));
+    writeln!(
+        out,
+        "{first:>8}..{last:<8} {:>6} b  {indent}{name} = {}  (bits {a}..{b})",
+        b - a,
+        leaf_text(v, max)
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
 fn print_member(
     out: &mut impl Write,
     name: &str,
     v: &DynValue,
     span: Option<(u64, u64)>,
     elems: &[(u64, u64)],
+    bits: &[BitSpan],
     depth: usize,
     max: usize,
 ) -> io::Result<()> {
@@ -252,7 +281,12 @@ fn print_member(
             writeln!(out, "{range}  {indent}{name}: {} element(s)", items.len())?;
             for (i, x) in items.iter().take(max).enumerate() {
                 let span = elems.get(i).copied();
-                print_member(out, &format!("[{i}]"), x, span, &[], depth + 1, max)?;
+                let name = format!("[{i}]");
+                let at = bits.binary_search_by_key(&Some(i), |b| b.element);
+                match at.ok().map(|k| &bits[k]) {
+                    Some(b) => bit_line(out, &name, x, (b.start, b.end), depth + 1, max)?,
+                    None => print_member(out, &name, x, span, &[], &[], depth + 1, max)?,
+                }
             }
             if items.len() > max {
                 writeln!(out, "{:>26}  {indent}  ... {} more", "", items.len() - max)?;

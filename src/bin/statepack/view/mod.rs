@@ -136,9 +136,18 @@ fn walk_struct(b: &mut Builder, s: &statepack_codegen::interp::DynStruct, parent
         let span = s.spans.get(i).copied().flatten();
         let elems = s.elem_spans.get(i).map(Vec::as_slice).unwrap_or(&[]);
         let (start, end) = span.unwrap_or((parent_start, parent_start));
-        b.enter(&PathSeg::Field(name), start * 8);
-        walk_value(b, v, start, elems, span.is_none());
-        b.leave(end * 8, true);
+        // Bit fields get their exact bits, so the hex view highlights them (`bit_spans` is
+        // in member order, then element order).
+        let lo = s.bit_spans.partition_point(|b| b.member < i);
+        let hi = s.bit_spans.partition_point(|b| b.member <= i);
+        let bits = &s.bit_spans[lo..hi];
+        let (start_bit, end_bit) = bits
+            .iter()
+            .find(|b| b.element.is_none())
+            .map_or((start * 8, end * 8), |b| (b.start, b.end));
+        b.enter(&PathSeg::Field(name), start_bit);
+        walk_value(b, v, start, elems, bits, span.is_none());
+        b.leave(end_bit, true);
     }
 }
 
@@ -147,6 +156,7 @@ fn walk_value(
     v: &statepack_codegen::interp::DynValue,
     start: u64,
     elems: &[(u64, u64)],
+    bits: &[statepack_codegen::interp::BitSpan],
     not_stored: bool,
 ) {
     use statepack::runtime::io::PathSeg;
@@ -160,9 +170,12 @@ fn walk_value(
             b.keep_type(&format!("list of {}", items.len()));
             for (k, x) in items.iter().enumerate() {
                 let (s, e) = elems.get(k).copied().unwrap_or((start, start));
-                b.enter(&PathSeg::Index(k), s * 8);
-                walk_value(b, x, s, &[], not_stored);
-                b.leave(e * 8, true);
+                let (sb, eb) = bits
+                    .binary_search_by_key(&Some(k), |b| b.element)
+                    .map_or((s * 8, e * 8), |i| (bits[i].start, bits[i].end));
+                b.enter(&PathSeg::Index(k), sb);
+                walk_value(b, x, s, &[], &[], not_stored);
+                b.leave(eb, true);
             }
         }
         leaf => {
