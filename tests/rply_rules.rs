@@ -605,6 +605,24 @@ fn verify_against_the_source_motion() {
         err.contains("entity-tick(s) are further from the motion"),
         "{err}"
     );
+    // An idle tail of 4,294,967,295 - 124 ticks (tick_count, byte offset 18, patched): the
+    // file is valid, and --against refuses it at once instead of comparing every tick.
+    let mut tail = std::fs::read(&rply).unwrap();
+    tail[18..22].copy_from_slice(&u32::MAX.to_le_bytes());
+    let tailed = write_temp("walk-idle-tail.rply", &tail);
+    let (ok, _, err) = statepack(&["verify".as_ref(), tailed.as_os_str()]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = statepack(&[
+        "verify".as_ref(),
+        tailed.as_os_str(),
+        "--against".as_ref(),
+        bvh.as_os_str(),
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("the op stream ends at tick 124 and tick_count is 4294967295"),
+        "{err}"
+    );
     // No walker in the file.
     let mut o = Ops::default();
     o.spawn(1);

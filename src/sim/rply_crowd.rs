@@ -293,8 +293,9 @@ pub struct SourceCheck {
 /// file, and whether the root was recorded upright from its first tick. The bounds assume
 /// the default thresholds (0.05 studs, 0.5°).
 ///
-/// Errors: the file does not play ([`RplyError`]), or its entities are not such a crowd
-/// (no `char:1000` entity at tick 0, a character without a transform).
+/// Errors: the file does not play ([`RplyError`]), its op stream ends before `tick_count`
+/// (an idle tail: the cost of comparing does not grow with it), or its entities are not
+/// such a crowd (no `char:1000` entity at tick 0, a character without a transform).
 pub fn verify_against_clip(
     bytes: &[u8],
     clip: &Clip,
@@ -302,7 +303,22 @@ pub fn verify_against_clip(
 ) -> Result<SourceCheck, RplyError> {
     let mut p = Player::open(bytes)?;
     let h = *p.header();
-    p.advance()?;
+    // Files recorded from motion end their op stream on their last tick (the recorder
+    // writes that tick's marker); an idle tail after it holds no motion to compare, and
+    // comparing it tick by tick would cost its length (up to 4,294,967,295 ticks).
+    p.verify_all()?;
+    let last = p.last_marker_tick();
+    if last < h.tick_count {
+        return Err(RplyError::Input(format!(
+            "the op stream ends at tick {last} and tick_count is {}: an idle tail of {} \
+             tick(s), which a replay recorded from motion (`import --format rply`, \
+             `rply-crowd`) does not have, so --against has nothing to compare there \
+             (`verify` without --against accepts the file)",
+            h.tick_count,
+            h.tick_count - last
+        )));
+    }
+    p.seek(0)?;
     let mut ids = Vec::new();
     for (c, e) in p.state().entities.values().enumerate() {
         if *e.descriptor != *format!("char:{}", 1000 + c) || e.parent != 0 {

@@ -416,6 +416,13 @@ impl<'a> Player<'a> {
         &self.state
     }
 
+    /// The tick of the last marker (TICK_NEXT or TICK_SET) the player has read: after
+    /// [`Player::verify_all`], or any call that reached the last tick, the op stream's last
+    /// tick. Ticks after it, up to `tick_count`, are the idle tail.
+    pub fn last_marker_tick(&self) -> u32 {
+        self.marker_tick
+    }
+
     /// Ops applied since open, failed calls included (for throughput figures). The player
     /// never steps through ticks: its loops run over ops, and each pass of the playing
     /// loops applies one op (a TICK_NEXT marker included), so this is also a count of its
