@@ -16,6 +16,7 @@ use quote::{format_ident, quote};
 use std::collections::{HashMap, HashSet};
 
 mod endian_code;
+mod eq;
 mod exact_len;
 pub(crate) mod num_switch;
 mod proc_pos;
@@ -3567,10 +3568,12 @@ impl<'s> Emitter<'s> {
             ),
         };
         let derive_default = self.default_derive();
+        let (derive_eq, eq_impl) = eq::partial_eq(&name, &struct_fields);
         Some(quote! {
             #doc
-            #[derive(Debug, Clone, #derive_default PartialEq, serde::Serialize, serde::Deserialize)]
+            #[derive(Debug, Clone, #derive_default #derive_eq serde::Serialize, serde::Deserialize)]
             pub struct #name { #(#struct_fields,)* }
+            #eq_impl
 
             impl #name {
                 #[doc = " The smallest number of bytes this type can take; list counts are checked against it before anything is allocated."]

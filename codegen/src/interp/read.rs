@@ -13,7 +13,12 @@ type D<T> = Result<T, DecodeError>;
 
 /// A field as read: the value, where a positional instance was read, each list element's
 /// span, and each element's bits for a list of bit fields (else empty).
-type Read = (DynValue, Option<(u64, u64)>, Vec<(u64, u64)>, Vec<(u64, u64)>);
+type Read = (
+    DynValue,
+    Option<(u64, u64)>,
+    Vec<(u64, u64)>,
+    Vec<(u64, u64)>,
+);
 
 /// A list as read: the value, each element's span, each element's bits (bit-field lists).
 type Repeated = (DynValue, Vec<(u64, u64)>, Vec<(u64, u64)>);
@@ -364,7 +369,11 @@ impl<'s> Interp<'s> {
                 let end_bit = r.bit_offset();
                 let member = frame.fields.len();
                 let unaligned = |(a, b): (u64, u64)| a % 8 != 0 || b % 8 != 0;
-                if bit_field && ebits.is_empty() && f.at.is_none() && unaligned((start_bit, end_bit)) {
+                if bit_field
+                    && ebits.is_empty()
+                    && f.at.is_none()
+                    && unaligned((start_bit, end_bit))
+                {
                     bit_spans.push(BitSpan {
                         member,
                         element: None,
@@ -511,12 +520,7 @@ impl<'s> Interp<'s> {
         Ok((v, None, elems, bits))
     }
 
-    fn read_repeat(
-        &self,
-        r: &mut ByteReader<'_>,
-        frame: &Frame<'_>,
-        f: &Field,
-    ) -> D<Repeated> {
+    fn read_repeat(&self, r: &mut ByteReader<'_>, frame: &Frame<'_>, f: &Field) -> D<Repeated> {
         if f.varint {
             return Ok((self.read_varint(r, f)?, Vec::new(), Vec::new()));
         }

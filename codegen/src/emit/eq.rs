@@ -1,0 +1,50 @@
+//! `PartialEq` of a generated struct: the schema's members only.
+//!
+//! A struct may carry members a user never names, which its reader fills so that writing
+//! the value back gives the same bytes (`__`-prefixed: the padding bits after a run of bit
+//! fields, bytes after the last field that nothing read, the stored bytes of a processed
+//! field, copies of `_parent`/`_root` values the type's expressions use). A value built by
+//! hand leaves them at their `Default` (empty), and the writer then derives what they would
+//! hold. Equality ignores them, so `decode(encode(x)) == x` for such a value, and two
+//! values with the same schema members are equal whatever bytes they were read from.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// For a struct named `name` with `fields` (each `... pub ident: Type`): the `PartialEq`
+/// to put in its derive list (`PartialEq,`), or nothing and a written impl comparing the
+/// members whose names do not start with `__`, when it has such members.
+pub(crate) fn partial_eq(name: &syn::Ident, fields: &[TokenStream]) -> (TokenStream, TokenStream) {
+    let names: Vec<syn::Ident> = fields
+        .iter()
+        .filter_map(|f| {
+            syn::parse::Parser::parse2(syn::Field::parse_named, f.clone())
+                .ok()
+                .and_then(|f| f.ident)
+        })
+        .collect();
+    if names.len() != fields.len() || !names.iter().any(|n| n.to_string().starts_with("__")) {
+        return (quote!(PartialEq,), quote!());
+    }
+    let shown: Vec<&syn::Ident> = names
+        .iter()
+        .filter(|n| !n.to_string().starts_with("__"))
+        .collect();
+    let body = if shown.is_empty() {
+        quote!(let _ = other; true)
+    } else {
+        quote!(#(self.#shown == other.#shown)&&*)
+    };
+    let doc = " Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.";
+    (
+        quote!(),
+        quote! {
+            impl ::core::cmp::PartialEq for #name {
+                #[doc = #doc]
+                fn eq(&self, other: &Self) -> bool {
+                    #body
+                }
+            }
+        },
+    )
+}
