@@ -25,7 +25,6 @@ pub const SCHEMA_ID: &str = "cbtrack_v1";
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -71,6 +70,14 @@ pub struct CbtrackV1 {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __beyond: ::std::vec::Vec<u8>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for CbtrackV1 {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.head == other.head && self.info == other.info
+            && self.features == other.features && self.windows == other.windows
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl CbtrackV1 {
@@ -2037,7 +2044,6 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for WindowEntry {
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -2075,6 +2081,14 @@ pub struct Window {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __stored_terrain: ::std::option::Option<::std::vec::Vec<u8>>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for Window {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.entry == other.entry && self.main == other.main
+            && self.terrain == other.terrain
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl Window {
@@ -2450,7 +2464,6 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Window {
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -2472,6 +2485,13 @@ pub struct ChunkBody {
     /// value ends inside a byte of its sized field; written back.
     #[serde(default)]
     pub __unread_pad: u8,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for ChunkBody {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.directory == other.directory
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ChunkBody {

@@ -1978,7 +1978,6 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Str16 {
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -2004,6 +2003,13 @@ pub struct Keyframe {
     ///
     /// Schema: `schema/rply_v3.ksy` line 88.
     pub offset: u32,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for Keyframe {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.tick == other.tick && self.offset == other.offset
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl Keyframe {
