@@ -120,3 +120,42 @@ fn the_writer_refuses_values_that_do_not_fit() {
         "team: type w has no field `team`"
     );
 }
+
+/// A `meta.endian` switch decides the order of the type's numbers and of a nested type
+/// without its own `meta.endian`; a value no case names is an error; writing is refused by
+/// name.
+#[test]
+fn a_byte_order_switch_is_read() {
+    let s = schema(
+        "meta:\n  id: sw\nseq:\n  - id: mark\n    type: u1\n  - id: body\n    type: body\ntypes:\n  body:\n    meta:\n      endian:\n        switch-on: _parent.mark\n        cases:\n          1: le\n          2: be\n    seq:\n      - id: a\n        type: u2\n      - id: inner\n        type: inner\n    types:\n      inner:\n        seq:\n          - id: b\n            type: u2\n",
+    );
+    assert_eq!(interp::unsupported(&s), None);
+    let get = |bytes: &[u8]| {
+        let v = interp::decode(&s, bytes).unwrap();
+        let body = match &v.members[1].1 {
+            interp::DynValue::Struct(b) => b.clone(),
+            o => panic!("{o:?}"),
+        };
+        let inner = match &body.members[1].1 {
+            interp::DynValue::Struct(i) => i.clone(),
+            o => panic!("{o:?}"),
+        };
+        (body.members[0].1.clone(), inner.members[0].1.clone())
+    };
+    assert_eq!(
+        get(&[1, 0x01, 0x02, 0x03, 0x04]),
+        (interp::DynValue::Int(0x0201), interp::DynValue::Int(0x0403))
+    );
+    assert_eq!(
+        get(&[2, 0x01, 0x02, 0x03, 0x04]),
+        (interp::DynValue::Int(0x0102), interp::DynValue::Int(0x0304))
+    );
+    let e = interp::decode(&s, &[3, 0, 0, 0, 0])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("undecided byte order") && e.starts_with("body"),
+        "{e}"
+    );
+    assert!(interp::unsupported_write(&s).is_some());
+}

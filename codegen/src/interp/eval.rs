@@ -5,7 +5,7 @@
 
 use super::{intern, DynStruct, DynValue};
 use crate::expr::Expr;
-use crate::ir::{FieldKind, Repeat, Schema, Size, TypeDef};
+use crate::ir::{Endian, FieldKind, Repeat, Schema, Size, TypeDef};
 use crate::sem::{self, as_bool, as_int, R};
 use statepack_runtime::reflect::EnumValue;
 use std::borrow::Cow;
@@ -34,6 +34,10 @@ pub(crate) struct Frame<'s> {
     pub spans: Vec<Option<(u64, u64)>>,
     /// `_sizeof`: the bytes the type took, known once its `seq` is read.
     pub sizeof: Cell<Option<i128>>,
+    /// The byte order a `meta.endian` switch decided for numbers of [`Endian::Computed`]
+    /// order (`true`: little-endian): this type's own switch, or the one it inherits
+    /// through its hidden `__is_le` param. `None` when no switch decides it.
+    pub is_le: Option<bool>,
 }
 
 impl<'s> Frame<'s> {
@@ -48,6 +52,20 @@ impl<'s> Frame<'s> {
             inst: ty.instances.iter().map(|_| OnceCell::new()).collect(),
             busy: ty.instances.iter().map(|_| Cell::new(false)).collect(),
             sizeof: Cell::new(None),
+            is_le: None,
+        }
+    }
+
+    /// `endian` with [`Endian::Computed`] replaced by the order decided for this value.
+    /// Errors: a computed order where no switch decided one.
+    pub fn order(&self, endian: Endian) -> Result<Endian, String> {
+        match (endian, self.is_le) {
+            (Endian::Computed, Some(true)) => Ok(Endian::Le),
+            (Endian::Computed, Some(false)) => Ok(Endian::Be),
+            (Endian::Computed, None) => {
+                Err("a number whose byte order no `meta.endian` switch decided".to_owned())
+            }
+            (e, _) => Ok(e),
         }
     }
 }

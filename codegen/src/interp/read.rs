@@ -318,6 +318,28 @@ impl<'s> Interp<'s> {
     ) -> D<DynStruct> {
         let mut frame = Frame::new(t, params);
         let type_start = r.offset();
+        // `meta.endian` as a switch: the order is decided before anything is read, and
+        // given to nested types through their hidden `__is_le` param.
+        if let Some(sw) = &t.endian_switch {
+            let le = match self.decide_endian(r, &frame, sw) {
+                Ok(le) => le,
+                Err(e) => {
+                    self.keep_failed_type(t, &mut frame, &mut Vec::new(), None);
+                    return Err(e);
+                }
+            };
+            frame
+                .params
+                .push((crate::endian::IS_LE, Some(DynValue::Bool(le))));
+        }
+        frame.is_le = frame
+            .params
+            .iter()
+            .find(|(k, _)| *k == crate::endian::IS_LE)
+            .and_then(|(_, v)| match v {
+                Some(DynValue::Bool(b)) => Some(*b),
+                _ => None,
+            });
         let mut elem_spans = Vec::with_capacity(t.fields.len());
         let mut bit_spans = Vec::new();
         let mut unaligned = false;
@@ -483,6 +505,33 @@ impl<'s> Interp<'s> {
             io,
             names: intern_names(&names),
         })
+    }
+
+    /// The byte order a type's `meta.endian` switch selects (`true`: little-endian): the
+    /// first case whose key equals the `switch-on` value, else `_`. Errors: no case names
+    /// the value and there is no `_` (Kaitai Struct's undecided endianness), or the
+    /// expression cannot be evaluated.
+    fn decide_endian(&self, r: &ByteReader<'_>, frame: &Frame<'_>, sw: &EndianSwitch) -> D<bool> {
+        let at = r.offset();
+        let sc = self.scope(frame, r, None);
+        let v = ex(eval(&sw.on.expr, &sc), &sw.on, at)?;
+        for (k, order) in &sw.cases {
+            let kv = ex(eval(&k.expr, &sc), k, at)?;
+            if ex(eval::equal(&v, &kv), k, at)? {
+                return Ok(*order == Endian::Le);
+            }
+        }
+        match sw.default {
+            Some(order) => Ok(order == Endian::Le),
+            None => Err(semantic(
+                at,
+                format!(
+                    "undecided byte order: `meta.endian` switch-on `{}` is {}, which no case names",
+                    sw.on.src,
+                    show(&v)
+                ),
+            )),
+        }
     }
 
     /// One field: its position (positional instances), repetition and elements, with the
@@ -753,16 +802,19 @@ impl<'s> Interp<'s> {
                 endian,
                 enum_name,
             } => {
-                let raw = read_int(r, *bytes, *signed, *endian)?;
+                let endian = frame.order(*endian).map_err(|m| semantic(at, m))?;
+                let raw = read_int(r, *bytes, *signed, endian)?;
                 self.as_enum(f, enum_name.as_deref(), raw, at)
             }
-            FieldKind::Float { bytes, endian } => Ok(DynValue::Float(match (bytes, endian) {
-                (_, Endian::Computed) => return Err(computed_endian(r.offset())),
-                (4, Endian::Le) => f64::from(r.read_f32le()?),
-                (4, Endian::Be) => f64::from(r.read_f32be()?),
-                (_, Endian::Le) => r.read_f64le()?,
-                (_, Endian::Be) => r.read_f64be()?,
-            })),
+            FieldKind::Float { bytes, endian } => Ok(DynValue::Float(
+                match (bytes, frame.order(*endian).map_err(|m| semantic(at, m))?) {
+                    (_, Endian::Computed) => return Err(computed_endian(r.offset())),
+                    (4, Endian::Le) => f64::from(r.read_f32le()?),
+                    (4, Endian::Be) => f64::from(r.read_f32be()?),
+                    (_, Endian::Le) => r.read_f64le()?,
+                    (_, Endian::Be) => r.read_f64be()?,
+                },
+            )),
             FieldKind::Bits {
                 width,
                 offset_binary,
@@ -944,7 +996,9 @@ impl<'s> Interp<'s> {
         }
         let tn = chosen.unwrap_or_default();
         if let Some((bytes, signed, float, endian)) = eval::number_type(tn) {
-            let endian = endian.or(self.s.endian).unwrap_or(Endian::Le);
+            let endian = frame
+                .order(endian.or(self.s.endian).unwrap_or(Endian::Le))
+                .map_err(|m| semantic(at, m))?;
             return if float {
                 Ok(DynValue::Float(match (bytes, endian) {
                     (_, Endian::Computed) => return Err(computed_endian(r.offset())),

@@ -43,7 +43,7 @@ type W<T> = Result<T, String>;
 /// kind or out of its type's range, a list whose length or a value whose size does not fit,
 /// a construct `encode` does not cover.
 pub fn encode(schema: &Schema, given: &Given) -> W<(Vec<u8>, DynStruct)> {
-    if let Some(why) = super::unsupported(schema) {
+    if let Some(why) = super::unsupported_write(schema) {
         return Err(format!("not supported by the interpreter: {why}"));
     }
     let root = schema.types.first().ok_or("the schema has no types")?;
