@@ -63,6 +63,10 @@ pub struct DynStruct {
     /// [`DynStruct::elem_spans`] give them the bytes they touch; fields on whole bytes are
     /// not listed.
     pub bit_spans: Vec<BitSpan>,
+    /// The bytes of the substream the value was read in (after `size` or `process`), kept
+    /// only when the schema reads a positional instance from another value's substream
+    /// (`io: X._io`).
+    pub(crate) stream: Option<Arc<[u8]>>,
     /// Hidden members: context params (`_parent`/`_root` paths the type uses), which
     /// expressions inside the type read but the dynamic view does not show.
     pub(crate) hidden: Vec<(&'static str, Option<DynValue>)>,
@@ -104,6 +108,7 @@ impl DynStruct {
             spans: vec![None; members.len()],
             elem_spans: vec![Vec::new(); members.len()],
             bit_spans: Vec::new(),
+            stream: None,
             members,
             hidden: Vec::new(),
             size: 0,
@@ -194,12 +199,6 @@ pub fn unsupported(schema: &Schema) -> Option<String> {
     }
     for t in &schema.types {
         for f in &t.fields {
-            if let Some(io) = f.at.as_ref().and_then(|a| a.io_of.as_ref()) {
-                return Some(format!(
-                    "{}: `io: {}._io` (the substream of another value) is not interpreted yet",
-                    f.key_path, io.src
-                ));
-            }
             if let Some(Process::Custom { name, .. }) = &f.process {
                 return Some(format!(
                     "{}: process: {name} is a processor written in Rust, which the interpreter cannot run",

@@ -155,6 +155,9 @@ struct Partial {
 
 pub(crate) struct Interp<'s> {
     pub s: &'s Schema,
+    /// The schema reads a positional instance from another value's substream
+    /// (`io: X._io`): values read in a substream of their own keep its bytes.
+    keep_streams: bool,
     /// Enums used by a field under Kaitai's rules: an integer they do not list is kept.
     open_enums: HashSet<String>,
     /// The fewest bytes each type can take (the generated `MIN_LEN`), for count checks.
@@ -205,8 +208,14 @@ impl<'s> Interp<'s> {
         // The generator's own minimum sizes, so count checks refuse exactly what the
         // generated code refuses.
         let (min_lens, _) = crate::sizes::min_lens(s);
+        let keep_streams = s.types.iter().any(|t| {
+            t.fields
+                .iter()
+                .any(|f| f.at.as_ref().is_some_and(|a| a.io_of.is_some()))
+        });
         Interp {
             s,
+            keep_streams,
             open_enums,
             min_lens,
             partial: None,
@@ -281,6 +290,7 @@ impl<'s> Interp<'s> {
             spans,
             elem_spans: elems,
             bit_spans: Vec::new(),
+            stream: None,
             hidden: Vec::new(),
             size: 0,
             extent: 0,
@@ -499,6 +509,7 @@ impl<'s> Interp<'s> {
             spans,
             elem_spans,
             bit_spans,
+            stream: None,
             hidden,
             size,
             extent: 0,
@@ -538,6 +549,39 @@ impl<'s> Interp<'s> {
     /// span of a positional instance and the span of each element of a list. Errors carry
     /// the index of a failing element; the caller adds the field's name.
     fn read_field(&self, r: &mut ByteReader<'_>, frame: &Frame<'_>, f: &Field) -> D<Read> {
+        if let Some((at, io)) = f.at.as_ref().and_then(|a| Some((a, a.io_of.as_ref()?))) {
+            // `io: X._io`: read from the substream `X` was read from (kept with `X`).
+            let stream = {
+                let sc = self.scope(frame, r, None);
+                match ex(eval(&io.expr, &sc), io, r.offset())?.as_ref() {
+                    DynValue::Struct(x) => x.stream.clone().ok_or_else(|| {
+                        semantic(
+                            r.offset(),
+                            format!("`{}` was not read in a substream of its own (no `size` or `process`), so it has no `_io` to read from", io.src),
+                        )
+                    })?,
+                    _ => {
+                        return Err(semantic(
+                            r.offset(),
+                            format!("in `io: {}._io`: not a user-type value", io.src),
+                        ))
+                    }
+                }
+            };
+            let pos = {
+                let sc = self.scope(frame, r, None);
+                ex(eval_int(&at.pos.expr, &sc), &at.pos, r.offset())?
+            };
+            let mut sub = ByteReader::new(&stream).sharing(r.processed_share());
+            let saved = sub.enter_instance(pos, false)?;
+            let start = sub.offset();
+            let v = self.read_repeat(&mut sub, frame, f);
+            let end = sub.offset();
+            sub.leave_instance(saved);
+            r.add_processed(sub.processed_used());
+            let (v, elems, bits) = v?;
+            return Ok((v, Some((start, end)), elems, bits));
+        }
         if let Some(at) = &f.at {
             let pos = {
                 let sc = self.scope(frame, r, None);
@@ -917,7 +961,14 @@ impl<'s> Interp<'s> {
                             None => r.remaining() as i128,
                         };
                         let old = r.push_limit(n)?;
-                        let v = self.read_type(r, t, params)?;
+                        let kept = self.keep_streams.then(|| {
+                            let m = r.mark();
+                            let b: Arc<[u8]> = Arc::from(r.take_rest());
+                            r.reset_to(m);
+                            b
+                        });
+                        let mut v = self.read_type(r, t, params)?;
+                        v.stream = kept;
                         if f.strict {
                             r.pop_limit(old)?;
                         } else {
@@ -1035,7 +1086,10 @@ impl<'s> Interp<'s> {
     ) -> D<DynValue> {
         let t = self.type_named(name, 0)?;
         let mut sub = ByteReader::new(data).sharing(r.processed_share());
-        let v = self.read_type(&mut sub, t, params)?;
+        let mut v = self.read_type(&mut sub, t, params)?;
+        if self.keep_streams {
+            v.stream = Some(Arc::from(data));
+        }
         if f.strict {
             sub.finish()?;
         }

@@ -153,6 +153,7 @@ fn write_type(
         spans: vec![None; fields.len()],
         elem_spans: vec![Vec::new(); fields.len()],
         bit_spans: Vec::new(),
+        stream: None,
         members: fields,
         hidden: Vec::new(),
         size,
