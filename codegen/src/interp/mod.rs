@@ -221,28 +221,6 @@ pub fn unsupported(schema: &Schema) -> Option<String> {
     None
 }
 
-/// [`unsupported`] for writing (`encode --schema`): also a byte order decided by a
-/// `meta.endian` switch, which the interpreter reads but does not write yet.
-pub fn unsupported_write(schema: &Schema) -> Option<String> {
-    if let Some(why) = unsupported(schema) {
-        return Some(why);
-    }
-    schema.types.iter().find_map(|t| {
-        if let Some(sw) = &t.endian_switch {
-            return Some(format!(
-                "{}: writing a byte order decided by a switch (`meta.endian: {{switch-on: ...}}`) is not interpreted yet (reading is)",
-                sw.key_path
-            ));
-        }
-        t.endian_inherited.then(|| {
-            format!(
-                "{}: writing a byte order inherited from a switch in an enclosing type is not interpreted yet (reading is)",
-                t.key_path
-            )
-        })
-    })
-}
-
 /// Compares two values seen through [`Reflect`] member by member, recursively: the same
 /// schema type, the same member names in the same order, and equal values (floats by their
 /// bits, so NaN equals NaN; enums by name and integer). Errors: the path of the first

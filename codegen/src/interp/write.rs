@@ -43,7 +43,7 @@ type W<T> = Result<T, String>;
 /// kind or out of its type's range, a list whose length or a value whose size does not fit,
 /// a construct `encode` does not cover.
 pub fn encode(schema: &Schema, given: &Given) -> W<(Vec<u8>, DynStruct)> {
-    if let Some(why) = super::unsupported_write(schema) {
+    if let Some(why) = super::unsupported(schema) {
         return Err(format!("not supported by the interpreter: {why}"));
     }
     let root = schema.types.first().ok_or("the schema has no types")?;
@@ -104,6 +104,23 @@ fn write_type(
         }
     }
     let mut frame = Frame::new(t, params);
+    // `meta.endian` as a switch: decided from the same values the reader decides it from
+    // (params and `_parent`/`_root` paths, given before this type is written).
+    if let Some(sw) = &t.endian_switch {
+        let sc = Scope::plain(s, &frame, None);
+        let le = decide_endian(&sc, sw).map_err(|m| format!("{at}: {m}"))?;
+        frame
+            .params
+            .push((crate::endian::IS_LE, Some(DynValue::Bool(le))));
+    }
+    frame.is_le = frame
+        .params
+        .iter()
+        .find(|(k, _)| *k == crate::endian::IS_LE)
+        .and_then(|(_, v)| match v {
+            Some(DynValue::Bool(b)) => Some(*b),
+            _ => None,
+        });
     let start = w.len();
     let mut unaligned = false;
     for f in &t.fields {
@@ -377,57 +394,13 @@ fn write_elem(
                     (i, DynValue::Int(i))
                 }
             };
-            let (lo, hi) = int_range(*bytes, *signed);
-            if raw < lo || raw > hi {
-                return Err(format!("{fp}: {raw} does not fit in {lo}..={hi}"));
-            }
-            let n = usize::from(*bytes);
-            let le = (raw as u128).to_le_bytes();
-            let mut b = le[..n].to_vec();
-            if *endian == Endian::Be {
-                b.reverse();
-            }
-            w.write_bytes(&b);
+            let endian = frame.order(*endian).map_err(|m| format!("{fp}: {m}"))?;
+            put_int(w, raw, *bytes, *signed, endian, fp)?;
             Ok(v)
         }
         FieldKind::Float { bytes, endian } => {
-            let x = match g {
-                Given::Float(x) => *x,
-                Given::Int(i) => *i as f64,
-                Given::Str(t) if t == "NaN" => f64::NAN,
-                Given::Str(t) if t == "inf" => f64::INFINITY,
-                Given::Str(t) if t == "-inf" => f64::NEG_INFINITY,
-                other => {
-                    return Err(format!(
-                        "{fp}: expected a number (or \"NaN\", \"inf\", \"-inf\"), found {}",
-                        other.describe()
-                    ))
-                }
-            };
-            // A finite number that an `f4` cannot hold would be written as infinity.
-            if *bytes == 4 && x.is_finite() && !(x as f32).is_finite() {
-                return Err(format!(
-                    "{fp}: {x} does not fit f4 (its largest finite value is {:e})",
-                    f32::MAX
-                ));
-            }
-            let b: Vec<u8> = match (bytes, endian) {
-                (_, Endian::Computed) => {
-                    return Err(format!(
-                        "{fp}: a byte order decided by a switch is not interpreted yet"
-                    ))
-                }
-                (4, Endian::Le) => (x as f32).to_le_bytes().to_vec(),
-                (4, Endian::Be) => (x as f32).to_be_bytes().to_vec(),
-                (_, Endian::Le) => x.to_le_bytes().to_vec(),
-                (_, Endian::Be) => x.to_be_bytes().to_vec(),
-            };
-            w.write_bytes(&b);
-            Ok(DynValue::Float(if *bytes == 4 {
-                f64::from(x as f32)
-            } else {
-                x
-            }))
+            let endian = frame.order(*endian).map_err(|m| format!("{fp}: {m}"))?;
+            put_float(w, g, *bytes, endian, fp)
         }
         FieldKind::Bits {
             width,
@@ -607,10 +580,22 @@ fn write_elem(
                     DynValue::Null
                 });
             };
-            if super::eval::number_type(&tn).is_some() {
-                return Err(format!(
-                    "{fp}: a switch case of a number type is not written by encode"
-                ));
+            if let Some((bytes, signed, float, endian)) = super::eval::number_type(&tn) {
+                // A case of a number type: the number, in the switch's size if it has one.
+                let endian = frame
+                    .order(endian.or(s.endian).unwrap_or(Endian::Le))
+                    .map_err(|m| format!("{fp}: {m}"))?;
+                let n = size_of(size.as_ref())?;
+                let mut inner = ByteWriter::new();
+                let v = if float {
+                    put_float(&mut inner, g, bytes, endian, fp)?
+                } else {
+                    let i = as_int(g, fp)?;
+                    put_int(&mut inner, i, bytes, signed, endian, fp)?;
+                    DynValue::Int(i)
+                };
+                put_sized(w, f, &inner.into_bytes(), n, room, fp)?;
+                return Ok(v);
             }
             let t = s
                 .type_def(&tn)
@@ -629,6 +614,88 @@ fn write_elem(
 
 /// Writes a user type's bytes that were encoded on their own: whole bytes straight, a type
 /// that ends inside a byte (bit fields) is refused.
+/// Writes integer `raw` in `bytes` bytes (two's complement when `signed`) in byte order
+/// `endian` (not [`Endian::Computed`]: the caller resolves it). Errors: `raw` out of the
+/// type's range, named by `fp`.
+/// The byte order a `meta.endian` switch selects (`true`: little-endian), as the reader
+/// decides it. Errors: no case names the value and there is no `_`, or the expression
+/// cannot be evaluated.
+fn decide_endian(sc: &Scope<'_>, sw: &crate::ir::EndianSwitch) -> W<bool> {
+    let v = eval(&sw.on.expr, sc).map_err(|m| format!("in `{}`: {m}", sw.on.src))?;
+    for (k, order) in &sw.cases {
+        let kv = eval(&k.expr, sc).map_err(|m| format!("in `{}`: {m}", k.src))?;
+        if super::eval::equal(&v, &kv).map_err(|m| format!("in `{}`: {m}", k.src))? {
+            return Ok(*order == Endian::Le);
+        }
+    }
+    sw.default.map(|o| o == Endian::Le).ok_or_else(|| {
+        format!(
+            "undecided byte order: `meta.endian` switch-on `{}` gives a value no case names",
+            sw.on.src
+        )
+    })
+}
+
+fn put_int(
+    w: &mut ByteWriter,
+    raw: i128,
+    bytes: u8,
+    signed: bool,
+    endian: Endian,
+    fp: &str,
+) -> W<()> {
+    let (lo, hi) = int_range(bytes, signed);
+    if raw < lo || raw > hi {
+        return Err(format!("{fp}: {raw} does not fit in {lo}..={hi}"));
+    }
+    let n = usize::from(bytes);
+    let le = (raw as u128).to_le_bytes();
+    let mut b = le[..n].to_vec();
+    if endian == Endian::Be {
+        b.reverse();
+    }
+    w.write_bytes(&b);
+    Ok(())
+}
+
+/// Writes the number `g` as an `f4` or `f8` in byte order `endian` (resolved) and gives the
+/// value as it reads back. Errors: `g` is not a number (or `"NaN"`, `"inf"`, `"-inf"`), or
+/// a finite number an `f4` cannot hold.
+fn put_float(w: &mut ByteWriter, g: &Given, bytes: u8, endian: Endian, fp: &str) -> W<DynValue> {
+    let x = match g {
+        Given::Float(x) => *x,
+        Given::Int(i) => *i as f64,
+        Given::Str(t) if t == "NaN" => f64::NAN,
+        Given::Str(t) if t == "inf" => f64::INFINITY,
+        Given::Str(t) if t == "-inf" => f64::NEG_INFINITY,
+        other => {
+            return Err(format!(
+                "{fp}: expected a number (or \"NaN\", \"inf\", \"-inf\"), found {}",
+                other.describe()
+            ))
+        }
+    };
+    // A finite number that an `f4` cannot hold would be written as infinity.
+    if bytes == 4 && x.is_finite() && !(x as f32).is_finite() {
+        return Err(format!(
+            "{fp}: {x} does not fit f4 (its largest finite value is {:e})",
+            f32::MAX
+        ));
+    }
+    let b: Vec<u8> = match (bytes, endian) {
+        (4, Endian::Be) => (x as f32).to_be_bytes().to_vec(),
+        (4, _) => (x as f32).to_le_bytes().to_vec(),
+        (_, Endian::Be) => x.to_be_bytes().to_vec(),
+        (_, _) => x.to_le_bytes().to_vec(),
+    };
+    w.write_bytes(&b);
+    Ok(DynValue::Float(if bytes == 4 {
+        f64::from(x as f32)
+    } else {
+        x
+    }))
+}
+
 fn write_unaligned(w: &mut ByteWriter, b: &[u8], _size: u64, fp: &str) -> W<()> {
     if !w.bit_len().is_multiple_of(8) {
         return Err(format!(
