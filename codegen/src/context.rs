@@ -335,7 +335,7 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
         for t in &mut s.types {
             for f in &mut t.fields {
                 if let FieldKind::User { name, .. } = &f.kind {
-                    if !defined.contains(name) && !crate::emit::looks_like_number_type(name) {
+                    if !defined.contains(name) && !crate::num_type::looks_like_number_type(name) {
                         if !opaque.contains(name) {
                             opaque.push(name.clone());
                         }

@@ -80,24 +80,25 @@
 
 mod bits;
 mod builder;
+mod check;
 pub mod columns;
 mod context;
+mod derive;
 pub mod diag;
 mod emit;
-mod emit_binrw;
-mod emit_reflect;
 mod endian;
 pub mod expr;
 mod instances;
 pub mod interp;
-mod io_of;
 pub mod ir;
 mod lower;
 mod names;
+mod num_type;
 mod options;
 mod process;
 mod resolve;
 pub mod sem;
+mod shape;
 mod sizes;
 mod tidy;
 mod version;

@@ -6,6 +6,7 @@
 //! guard before any allocation, field-path errors); writers go through `ByteWriter` and derive
 //! every count, length and sum from the data, refusing values that do not fit.
 
+use crate::derive::{counts_and_lengths, plain_encoding, Derived};
 use crate::diag::{Diag, Pos};
 use crate::expr::{BinOp, Expr, UnOp};
 use crate::ir::*;
@@ -15,14 +16,20 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::{HashMap, HashSet};
 
+mod binrw;
+mod bits;
 mod endian_code;
 mod exact_len;
-pub(crate) mod num_switch;
+mod io_of;
+mod num_switch;
+mod positional;
 mod proc_pos;
 mod proc_term;
+mod reflect;
 mod root_type;
 mod runs;
-pub(crate) use num_switch::case_number;
+use crate::num_type::{case_number, looks_like_number_type};
+use crate::shape::has_no_case;
 
 /// The type of an expression or a field as seen by expressions.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,17 +47,6 @@ pub(crate) enum Ty {
     /// A conditional field (`if`) holding the given type: usable in value instances only,
     /// where its absence is an `ExprError`.
     Opt(Box<Ty>),
-}
-
-/// What a length-like field is derived from on write.
-#[derive(Debug, Clone)]
-pub(crate) enum Derived {
-    /// Number of elements of a list field.
-    Count(String),
-    /// Encoded byte length of a sized field.
-    Bytes(String),
-    /// Sum of an integer field over a list's elements.
-    Sum(String, String),
 }
 
 /// Read or write: where expression names come from.
@@ -143,41 +139,8 @@ fn lit_usize(v: usize) -> Literal {
 
 impl<'s> Emitter<'s> {
     pub fn new(s: &'s Schema) -> Self {
-        let mut open_enums = HashSet::new();
-        let mut unread_types = HashSet::new();
-        for t in &s.types {
-            if !s.strict {
-                open_enums.extend(t.instances.iter().filter_map(|i| i.enum_name.clone()));
-            }
-            for f in &t.fields {
-                if f.strict {
-                    continue;
-                }
-                match &f.kind {
-                    FieldKind::Int {
-                        enum_name: Some(e), ..
-                    }
-                    | FieldKind::Bits {
-                        enum_name: Some(e), ..
-                    } => {
-                        open_enums.insert(e.clone());
-                    }
-                    FieldKind::User { name, size } if size.is_some() || f.term.is_some() => {
-                        unread_types.insert(name.clone());
-                    }
-                    FieldKind::Switch {
-                        cases,
-                        default,
-                        size: Some(_),
-                        ..
-                    } => {
-                        unread_types.extend(cases.iter().map(|(_, n)| n.clone()));
-                        unread_types.extend(default.iter().cloned());
-                    }
-                    _ => {}
-                }
-            }
-        }
+        let open_enums = crate::shape::open_enums(s);
+        let unread_types = crate::shape::unread_types(s);
         Self {
             s,
             diags: Vec::new(),
@@ -192,7 +155,7 @@ impl<'s> Emitter<'s> {
             cur_type: std::cell::RefCell::new(String::new()),
             opts: crate::Options::default(),
             member_io: crate::instances::uses_member_io(s),
-            whole_types: exact_len::whole_byte_types(s),
+            whole_types: crate::shape::whole_byte_types(s),
             positional: s
                 .types
                 .iter()
@@ -228,7 +191,7 @@ impl<'s> Emitter<'s> {
             && t.instances.is_empty()
             && t.endian_switch.is_none()
             && !self.has_positional()
-            && crate::instances::io_end_member(t, self.member_io).is_none()
+            && !crate::instances::keeps_io_end(t, self.member_io)
     }
 
     /// `Default,` in a type's derives, unless the schema has opaque types (Rust types of
@@ -275,491 +238,10 @@ impl<'s> Emitter<'s> {
             .push(Diag::new(&self.s.file, pos, path, msg, hint));
     }
 
-    // ------------------------------------------------------------------ checks
-
-    /// A positional instance of the whole input under a processed or terminated user-type
-    /// field is refused: its reader would see only the transformed bytes (a wrong value).
-    fn check_whole_io_in_substreams(&mut self) {
-        let mut found = Vec::new();
-        for t in &self.s.types {
-            for f in &t.fields {
-                if f.process.is_none() && f.term.is_none() {
-                    continue;
-                }
-                let FieldKind::User { name, .. } = &f.kind else {
-                    continue;
-                };
-                let mut seen = HashSet::new();
-                if let Some((path, pos)) = crate::instances::whole_io_under(self.s, name, &mut seen)
-                {
-                    found.push((f.pos, f.key_path.clone(), path.to_owned(), pos));
-                }
-            }
-        }
-        for (at, kp, inst, inst_pos) in found {
-            let d = Diag::new(
-                &self.s.file,
-                at,
-                &kp,
-                format!(
-                    "`{inst}` reads `io: _root._io` inside the bytes of a processed or terminated field, which are a stream of their own: not supported yet"
-                ),
-                "read that instance in a type outside the processed field",
-            )
-            .with_related(&self.s.file, inst_pos, "the instance");
-            self.diags.push(d);
-        }
-    }
-
-    fn check_refs(&mut self) {
-        self.check_whole_io_in_substreams();
-        // A param of a user type names a type the schema has (the root's params too, which
-        // no field's arguments would check).
-        for t in &self.s.types {
-            for p in &t.params {
-                let mut k = &p.kind;
-                while let ParamKind::List(inner) = k {
-                    k = inner;
-                }
-                if let ParamKind::User(n) = k {
-                    if self.s.type_def(n).is_none() {
-                        self.err(
-                            p.pos,
-                            &format!("{}params", if t.key_path.is_empty() { String::new() } else { format!("{}.", t.key_path) }),
-                            format!("unknown type `{n}` of param `{}`", p.id),
-                            "name a type from `types`, or a number, `str`, `bytes`, `bool` or `struct`",
-                        );
-                    }
-                }
-            }
-        }
-        let mut seen: HashMap<String, (&str, Pos)> = HashMap::new();
-        for t in &self.s.types {
-            let (msg, first_pos) = match seen.get(&camel(&t.name)) {
-                Some((first, at)) if *first == t.name => (
-                    format!(
-                        "type `{}` is defined twice (the root type takes the name of `meta.id`)",
-                        t.name
-                    ),
-                    *at,
-                ),
-                Some((first, at)) => (
-                    format!(
-                        "types `{first}` and `{}` both become the Rust type `{}`",
-                        t.name,
-                        camel(&t.name)
-                    ),
-                    *at,
-                ),
-                None => {
-                    seen.insert(camel(&t.name), (&t.name, t.pos));
-                    continue;
-                }
-            };
-            let d = Diag::new(
-                &self.s.file,
-                t.pos,
-                &t.key_path,
-                msg,
-                "rename one of the types",
-            )
-            .with_related(&self.s.file, first_pos, "first defined here");
-            self.diags.push(d);
-        }
-        self.check_rust_names();
-        let mut seen = HashSet::new();
-        for e in &self.s.enums {
-            if !seen.insert(camel(&e.name))
-                || self
-                    .s
-                    .types
-                    .iter()
-                    .any(|t| camel(&t.name) == camel(&e.name))
-            {
-                self.err(
-                    e.pos,
-                    &format!("enums.{}", e.name),
-                    format!("enum `{}` clashes with another type or enum name", e.name),
-                    "rename the enum",
-                );
-            }
-        }
-        for t in &self.s.types {
-            for f in &t.fields {
-                // `params`: only a plain user-type field passes arguments today.
-                let has_params = |n: &str| {
-                    self.s
-                        .type_def(n)
-                        .is_some_and(|d| d.params.iter().any(|p| p.context.is_none()))
-                };
-                let problem = match &f.kind {
-                    FieldKind::User { name, .. } if has_params(name) && (f.process.is_some() || f.term.is_some()) => Some("a type with `params` cannot be read through `process` or a terminator yet".to_owned()),
-                    FieldKind::User { .. } if f.args.is_empty() => None,
-                    FieldKind::User { name, .. } if !has_params(name) => Some(format!("type `{name}` has no `params`, so it takes no arguments")),
-                    FieldKind::Switch { .. } if f.switch_args.iter().any(|(n, _)| !has_params(n)) => Some("a case type without `params` takes no arguments".to_owned()),
-                    FieldKind::User { .. } => None,
-                    _ if !f.args.is_empty() => Some("only user types take arguments".to_owned()),
-                    _ => None,
-                };
-                if let Some(m) = problem {
-                    self.err(f.pos_of("type"), &format!("{}.type", f.key_path), m, "pass arguments to a user type with `params` in a plain field: `type: name(a, b)`");
-                }
-                let mut names = Vec::new();
-                match &f.kind {
-                    FieldKind::User { name, .. } => names.push(name.clone()),
-                    FieldKind::Switch { cases, default, .. } => {
-                        names.extend(cases.iter().map(|(_, n)| n.clone()));
-                        names.extend(default.clone());
-                    }
-                    FieldKind::Bits {
-                        enum_name: Some(e),
-                        width,
-                        ..
-                    } => match self.s.enum_def(e) {
-                        None => self.err(
-                            f.pos_of("enum"),
-                            &format!("{}.enum", f.key_path),
-                            format!("unknown enum `{e}`"),
-                            hint_names("enums", self.s.enums.iter().map(|e| e.name.as_str())),
-                        ),
-                        Some(def) => {
-                            let hi = if *width >= 64 {
-                                i128::from(u64::MAX)
-                            } else {
-                                (1i128 << width) - 1
-                            };
-                            // Kaitai Struct allows enum values a bit field cannot hold (they
-                            // are never read; the writer refuses them); strict rules do not.
-                            for v in def.values.iter().filter(|_| f.strict) {
-                                if v.value < 0 || v.value > hi {
-                                    self.err(f.pos_of("enum"), &format!("{}.enum", f.key_path), format!("enum value {} = {} does not fit the field's {width} bits", v.name, v.value), "use a wider bit field, change the enum, or drop `-sp-strict`");
-                                }
-                            }
-                        }
-                    },
-                    FieldKind::Int {
-                        enum_name: Some(e),
-                        bytes,
-                        signed,
-                        ..
-                    } => match self.s.enum_def(e) {
-                        None => self.err(
-                            f.pos_of("enum"),
-                            &format!("{}.enum", f.key_path),
-                            format!("unknown enum `{e}`"),
-                            hint_names("enums", self.s.enums.iter().map(|e| e.name.as_str())),
-                        ),
-                        Some(def) => {
-                            let (lo, hi) = int_range(*bytes, *signed);
-                            for v in &def.values {
-                                if v.value < lo || v.value > hi {
-                                    self.err(f.pos_of("enum"), &format!("{}.enum", f.key_path), format!("enum value {} = {} does not fit the field's type", v.name, v.value), "use a wider integer type for the field, or change the enum");
-                                }
-                            }
-                        }
-                    },
-                    _ => {}
-                }
-                for n in names {
-                    if matches!(f.kind, FieldKind::Switch { .. }) && case_number(&n).is_some() {
-                        continue;
-                    }
-                    if self.s.type_def(&n).is_none() && looks_like_number_type(&n) {
-                        self.err(
-                            f.pos_of("type"),
-                            &format!("{}.type", f.key_path),
-                            format!("`{n}` is not a KS number type"),
-                            "number types are u1 u2 u4 u8, s1 s2 s4 s8, f4 f8, with an optional le/be suffix (or define a type of that name under `types`)",
-                        );
-                    } else if self.s.type_def(&n).is_none() && self.s.opaque.contains(&n) {
-                        // An opaque (external) type: `crate::process` gives its path.
-                    } else if self.s.type_def(&n).is_none() {
-                        // Types as a reference from the top level spells them.
-                        let paths: Vec<String> = self
-                            .s
-                            .types
-                            .iter()
-                            .skip(1)
-                            .map(|t| t.scope.join("::"))
-                            .collect();
-                        let hint = hint_names("types", paths.iter().map(String::as_str));
-                        self.err(
-                            f.pos_of("type"),
-                            &format!("{}.type", f.key_path),
-                            format!("unknown type `{n}`"),
-                            hint,
-                        );
-                    }
-                }
-            }
-        }
-    }
-
-    /// Names that the generated code cannot use for its own items: `Self` is a keyword, and
-    /// the others are names every generated module uses unqualified (`Result<Self, _>`,
-    /// `Default::default()`, `AsRef::<str>`, the tracer parameter `T`).
-    fn check_rust_names(&mut self) {
-        const RESERVED: &[&str] = &["Self", "Result", "Default", "AsRef", "T"];
-        let reserved = |name: &str| RESERVED.contains(&camel(name).as_str());
-        for t in &self.s.types {
-            if reserved(&t.name) {
-                let kp = if t.key_path.is_empty() {
-                    "meta.id"
-                } else {
-                    &t.key_path
-                };
-                self.err(
-                    t.pos,
-                    kp,
-                    format!(
-                        "type `{}` would become the Rust type `{}`, a name Rust or the generated code already uses",
-                        t.name,
-                        camel(&t.name)
-                    ),
-                    "rename the type",
-                );
-            }
-            let mut members: HashMap<String, &str> = HashMap::new();
-            for f in &t.fields {
-                let rust = field_ident(&f.id).to_string();
-                if let Some(first) = members.insert(rust.clone(), &f.id) {
-                    self.err(
-                        f.pos_of("id"),
-                        &format!("{}.id", f.key_path),
-                        format!(
-                            "fields `{first}` and `{}` both become the Rust member `{rust}`",
-                            f.id
-                        ),
-                        "rename one of the fields",
-                    );
-                }
-                if !matches!(f.kind, FieldKind::Switch { .. }) {
-                    continue;
-                }
-                if let FieldKind::Switch { cases, .. } = &f.kind {
-                    if has_no_case(f) {
-                        if let Some((_, tn)) = cases.iter().find(|(_, tn)| camel(tn) == "NoCase") {
-                            self.err(
-                                f.pos_of("type"),
-                                &format!("{}.type", f.key_path),
-                                format!("case type `{tn}` would become the variant `NoCase`, which holds \"no case matched\""),
-                                "rename the type, add a `_` case, or set `-sp-strict: true` on the field",
-                            );
-                        }
-                    }
-                }
-                let en = Self::switch_enum_name(t, f).to_string();
-                if let Some(other) = self.s.types.iter().find(|o| camel(&o.name) == en) {
-                    self.err(
-                        f.pos_of("type"),
-                        &format!("{}.type", f.key_path),
-                        format!(
-                            "the cases of `{}.{}` become the Rust enum `{en}`, which is also the name of type `{}`",
-                            t.name, f.id, other.name
-                        ),
-                        "rename the field or the type",
-                    );
-                }
-            }
-        }
-        for e in &self.s.enums {
-            if reserved(&e.name) {
-                self.err(
-                    e.pos,
-                    &format!("enums.{}", e.name),
-                    format!(
-                        "enum `{}` would become the Rust type `{}`, a name Rust or the generated code already uses",
-                        e.name,
-                        camel(&e.name)
-                    ),
-                    "rename the enum",
-                );
-            }
-            let mut seen: HashMap<String, &str> = HashMap::new();
-            for v in &e.values {
-                let vp = format!("enums.{}.{}", e.name, v.value);
-                let rust = camel(&v.name);
-                if rust == "Unlisted" && self.open_enums.contains(&e.name) {
-                    self.err(
-                        v.pos,
-                        &vp,
-                        format!("enum value `{}` would become `Unlisted`, the variant that holds unknown integers", v.name),
-                        "rename the value, or set `-sp-strict: true` on the fields that use the enum (closed enums have no `Unlisted`)",
-                    );
-                } else if rust == "Self" {
-                    self.err(
-                        v.pos,
-                        &vp,
-                        format!(
-                            "enum value `{}` would become `Self`, a Rust keyword",
-                            v.name
-                        ),
-                        "rename the value",
-                    );
-                } else if let Some(first) = seen.insert(rust.clone(), &v.name) {
-                    self.err(
-                        v.pos,
-                        &vp,
-                        format!(
-                            "enum values `{first}` and `{}` both become the Rust variant `{rust}`",
-                            v.name
-                        ),
-                        "rename one of the values",
-                    );
-                }
-            }
-        }
-    }
-
-    fn compute_min_len(&mut self) {
-        let (lens, cycles) = crate::sizes::min_lens(self.s);
-        for (name, pos) in cycles {
-            self.err(
-                pos,
-                &format!("types.{name}"),
-                format!("type `{name}` contains itself without a list or `if` in between"),
-                "break the cycle with `repeat` or `if`, or the data would be infinite",
-            );
-        }
-        self.min_len = lens;
-    }
-
+    /// What the writer of `t` derives (see `crate::derive`).
     fn derived(&mut self, t: &TypeDef) -> HashMap<String, Derived> {
-        let mut out = Self::counts_and_lengths(t);
-        self.sums(t, &mut out);
-        out
-    }
-
-    /// The fields of `t` that hold a later field's count or byte length: not struct members,
-    /// computed on write.
-    fn counts_and_lengths(t: &TypeDef) -> HashMap<String, Derived> {
-        let mut out: HashMap<String, Derived> = HashMap::new();
-        let plain_int = |f: &Field| {
-            matches!(
-                f.kind,
-                FieldKind::Int {
-                    enum_name: None,
-                    ..
-                }
-            ) && matches!(f.repeat, Repeat::None)
-                && f.cond.is_none()
-                && f.valid.is_none()
-                && f.sum_of.is_none()
-        };
-        for (gi, g) in t.fields.iter().enumerate() {
-            let consider = |name: &str, d: Derived, out: &mut HashMap<String, Derived>| {
-                if let Some(fi) = t.fields[..gi].iter().position(|f| f.id == name) {
-                    if plain_int(&t.fields[fi]) && !out.contains_key(name) && g.cond.is_none() {
-                        out.insert(name.to_owned(), d);
-                    }
-                }
-            };
-            if let Repeat::Expr(SrcExpr {
-                expr: Expr::Name(n),
-                ..
-            }) = &g.repeat
-            {
-                consider(n, Derived::Count(g.id.clone()), &mut out);
-            }
-            let size = match &g.kind {
-                // A terminated or padded field's size is checked, not derived, and so is a
-                // string's in a character set other than UTF-8 and ASCII.
-                _ if g.term.is_some() || g.process.is_some() => None,
-                FieldKind::Str { encoding, .. } if !plain_encoding(encoding) => None,
-                FieldKind::Bytes(Size::Expr(e)) => Some(e),
-                FieldKind::Str {
-                    size: Some(Size::Expr(e)),
-                    ..
-                } => Some(e),
-                FieldKind::User {
-                    size: Some(Size::Expr(e)),
-                    ..
-                }
-                | FieldKind::Switch {
-                    size: Some(Size::Expr(e)),
-                    ..
-                } => Some(e),
-                _ => None,
-            };
-            if let (
-                Some(SrcExpr {
-                    expr: Expr::Name(n),
-                    ..
-                }),
-                Repeat::None,
-            ) = (size, &g.repeat)
-            {
-                consider(n, Derived::Bytes(g.id.clone()), &mut out);
-            }
-        }
-        out
-    }
-
-    /// Adds the `-sp-sum-of` fields of `t` to `out`, reporting the ones that cannot be derived.
-    fn sums(&mut self, t: &TypeDef, out: &mut HashMap<String, Derived>) {
-        for (fi, f) in t.fields.iter().enumerate() {
-            let Some((list, field, pos)) = &f.sum_of else {
-                continue;
-            };
-            let kp = format!("{}.-sp-sum-of", f.key_path);
-            if !matches!(
-                f.kind,
-                FieldKind::Int {
-                    enum_name: None,
-                    ..
-                }
-            ) || !matches!(f.repeat, Repeat::None)
-                || f.cond.is_some()
-            {
-                self.err(
-                    *pos,
-                    &kp,
-                    "`-sp-sum-of` on a field that is not a plain integer",
-                    "use it on an unconditional, unrepeated integer field",
-                );
-                continue;
-            }
-            let Some(li) = t.fields.iter().position(|g| &g.id == list) else {
-                self.err(
-                    *pos,
-                    &kp,
-                    format!("`{list}` is not a field of this type"),
-                    "name a list field of the same type, e.g. `frames.dt_ms`",
-                );
-                continue;
-            };
-            let lf = &t.fields[li];
-            let elem_ok = match (&lf.kind, &lf.repeat, &lf.cond) {
-                (FieldKind::User { name, .. }, r, None) if !matches!(r, Repeat::None) => {
-                    self.s.type_def(name).and_then(|et| {
-                        let x = et.fields.iter().find(|x| &x.id == field)?;
-                        let plain = matches!(
-                            x.kind,
-                            FieldKind::Int {
-                                enum_name: None,
-                                ..
-                            }
-                        ) && matches!(x.repeat, Repeat::None)
-                            && x.cond.is_none();
-                        // A derived field of the element is not a member to sum.
-                        let stored =
-                            x.sum_of.is_none() && !Self::counts_and_lengths(et).contains_key(field);
-                        Some((plain, stored))
-                    })
-                }
-                _ => None,
-            };
-            match elem_ok {
-                Some((true, true)) if li > fi => {
-                    // A sum field is never a count or length (those need no `-sp-sum-of`).
-                    out.insert(f.id.clone(), Derived::Sum(list.clone(), field.clone()));
-                }
-                Some((true, true)) => self.err(*pos, &kp, format!("`{list}` comes before this field"), "the summed list must follow the field that holds the sum"),
-                Some((true, false)) => self.err(*pos, &kp, format!("`{list}[].{field}` is derived on write (a count, length or sum), so the elements do not store it"), "sum a stored integer field of the list's element type"),
-                Some((false, _)) => self.err(*pos, &kp, format!("`{list}[].{field}` is not a plain integer field"), "sum an unconditional, unrepeated integer field of the list's element type"),
-                None => self.err(*pos, &kp, format!("`{list}` is not an unconditional list of a user type with a field `{field}`"), "name a `repeat` field of a user type and one of its integer fields"),
-            }
-        }
+        // Its problems are the check stage's (`crate::check::layout`).
+        crate::derive::derived(self.s, t, &mut Vec::new())
     }
 
     // ------------------------------------------------------------- expressions
@@ -859,6 +341,28 @@ impl<'s> Emitter<'s> {
 
     #[allow(clippy::type_complexity)]
     fn ex(&self, e: &Expr, scope: &Scope) -> Result<(TokenStream, Ty), (String, String)> {
+        match e {
+            Expr::Int(_)
+            | Expr::Float(_)
+            | Expr::Bool(_)
+            | Expr::Null
+            | Expr::Str(_)
+            | Expr::Name(_)
+            | Expr::EnumRef(..) => self.ex_leaf(e, scope),
+            Expr::Attr(..) => self.ex_attr(e, scope),
+            Expr::Index(..) | Expr::List(_) => self.ex_index_list(e, scope),
+            Expr::Call(..) => self.ex_call(e, scope),
+            Expr::Cast(..) | Expr::SizeOf(_) | Expr::Unary(..) | Expr::Ternary(..) => {
+                self.ex_cast_unary_ternary(e, scope)
+            }
+            Expr::Binary(..) => self.ex_binary(e, scope),
+        }
+    }
+
+    /// A literal, a name (a field, param, `_`, `_index`, a value instance, `_sizeof`) or an
+    /// enum value.
+    #[allow(clippy::type_complexity)]
+    fn ex_leaf(&self, e: &Expr, scope: &Scope) -> Result<(TokenStream, Ty), (String, String)> {
         let bad = |m: String, h: &str| Err((m, h.to_owned()));
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         Ok(match e {
@@ -892,36 +396,6 @@ impl<'s> Emitter<'s> {
                         (quote!((#l as i128)), Ty::Int)
                     }
                     None => return bad(format!("unable to derive `_sizeof` of type `{tn}`: it has no fixed size"), "`_sizeof` needs a type whose fields are all unconditional with fixed sizes and counts"),
-                }
-            }
-            Expr::Attr(inner, attr) if attr == "_sizeof" => {
-                // `field._sizeof`: the static size of that field (its `size`, or its type's).
-                let owner = match &**inner {
-                    Expr::Name(n) if scope.get(n).is_some() => {
-                        Some((self.cur_type.borrow().clone(), n.clone()))
-                    }
-                    Expr::Attr(obj, m) => {
-                        // Only the object's type matters: the size is known without reading
-                        // it, so an index in `obj` cannot make this fail.
-                        let before = self.fallible.get();
-                        let obj_ty = self.ex(obj, scope)?.1;
-                        self.fallible.set(before);
-                        match obj_ty {
-                            Ty::User(tn) => Some((tn, m.clone())),
-                            _ => None,
-                        }
-                    }
-                    _ => None,
-                };
-                let size = owner
-                    .as_ref()
-                    .and_then(|(tn, fid)| self.fixed_field_size(tn, fid));
-                match size {
-                    Some(v) => {
-                        let l = Literal::i128_unsuffixed(v as i128);
-                        (quote!((#l as i128)), Ty::Int)
-                    }
-                    None => return bad(format!("unable to derive the sizeof of `{inner}`: it has no fixed size"), "`x._sizeof` needs a field of fixed size (a number, a literal `size`, or a type of fixed size)"),
                 }
             }
             Expr::Name(n) => {
@@ -970,15 +444,52 @@ impl<'s> Emitter<'s> {
                 let (t, vi) = (type_ident(en), type_ident(v));
                 (quote!(#t::#vi), Ty::Enum(en.clone()))
             }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// `a.b`: a member of a user-type value, `_io`, `value._io`, `_sizeof`, or a property of a
+    /// number, string, bytes, list or enum.
+    #[allow(clippy::type_complexity)]
+    fn ex_attr(&self, e: &Expr, scope: &Scope) -> Result<(TokenStream, Ty), (String, String)> {
+        let bad = |m: String, h: &str| Err((m, h.to_owned()));
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
+        Ok(match e {
+            Expr::Attr(inner, attr) if attr == "_sizeof" => {
+                // `field._sizeof`: the static size of that field (its `size`, or its type's).
+                let owner = match &**inner {
+                    Expr::Name(n) if scope.get(n).is_some() => {
+                        Some((self.cur_type.borrow().clone(), n.clone()))
+                    }
+                    Expr::Attr(obj, m) => {
+                        // Only the object's type matters: the size is known without reading
+                        // it, so an index in `obj` cannot make this fail.
+                        let before = self.fallible.get();
+                        let obj_ty = self.ex(obj, scope)?.1;
+                        self.fallible.set(before);
+                        match obj_ty {
+                            Ty::User(tn) => Some((tn, m.clone())),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                let size = owner
+                    .as_ref()
+                    .and_then(|(tn, fid)| self.fixed_field_size(tn, fid));
+                match size {
+                    Some(v) => {
+                        let l = Literal::i128_unsuffixed(v as i128);
+                        (quote!((#l as i128)), Ty::Int)
+                    }
+                    None => return bad(format!("unable to derive the sizeof of `{inner}`: it has no fixed size"), "`x._sizeof` needs a field of fixed size (a number, a literal `size`, or a type of fixed size)"),
+                }
+            }
             Expr::Attr(inner, attr)
                 if matches!(&**inner, Expr::Name(n) if n == "_io")
                     && scope.get("_io").is_none() =>
             {
-                return crate::instances::io_attr(
-                    scope.ctx == Ctx::Read,
-                    scope.ctx == Ctx::Write,
-                    attr,
-                );
+                return positional::io_attr(scope.ctx == Ctx::Read, scope.ctx == Ctx::Write, attr);
             }
             Expr::Attr(io, attr)
                 if matches!(&**io, Expr::Attr(_, a) if a == "_io")
@@ -996,7 +507,7 @@ impl<'s> Emitter<'s> {
                         "use `_io` for this type's own stream",
                     );
                 }
-                return Ok(crate::instances::member_io(ts, attr));
+                return Ok(positional::member_io(ts, attr));
             }
             Expr::Attr(inner, attr) => {
                 let (ts, ty) = self.ex(inner, scope)?;
@@ -1042,6 +553,20 @@ impl<'s> Emitter<'s> {
                     _ => return bad(format!("`.{attr}` does not apply to {}", ty_name(&ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
                 }
             }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// `a[i]` and a list literal `[a, b, ...]`.
+    #[allow(clippy::type_complexity)]
+    fn ex_index_list(
+        &self,
+        e: &Expr,
+        scope: &Scope,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
+        let bad = |m: String, h: &str| Err((m, h.to_owned()));
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
+        Ok(match e {
             Expr::Index(list, index) => {
                 let (ts, ty) = self.ex(list, scope)?;
                 let (it, ity) = self.ex(index, scope)?;
@@ -1127,6 +652,16 @@ impl<'s> Emitter<'s> {
             }
             // `crate::context`: a context param of a recursive root type, or (at the top
             // level, where it is absent) the root's own value.
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// A method call `a.m(args)`.
+    #[allow(clippy::type_complexity)]
+    fn ex_call(&self, e: &Expr, scope: &Scope) -> Result<(TokenStream, Ty), (String, String)> {
+        let bad = |m: String, h: &str| Err((m, h.to_owned()));
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
+        Ok(match e {
             Expr::Call(inner, m, args) if m == "__or_self" && args.len() == 1 => {
                 let Expr::Name(pn) = &**inner else {
                     return bad("internal: `__or_self` on a non-name".into(), "");
@@ -1190,6 +725,20 @@ impl<'s> Emitter<'s> {
                     }
                 }
             }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// `a.as<t>`, `sizeof<t>`, a unary operator and `c ? a : b`.
+    #[allow(clippy::type_complexity)]
+    fn ex_cast_unary_ternary(
+        &self,
+        e: &Expr,
+        scope: &Scope,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
+        let bad = |m: String, h: &str| Err((m, h.to_owned()));
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
+        Ok(match e {
             Expr::Cast(inner, target) => {
                 let (ts, ty) = self.ex(inner, scope)?;
                 // A list cast (`.as<u2[]>`) is accepted where each element has that type.
@@ -1317,6 +866,16 @@ impl<'s> Emitter<'s> {
                 };
                 (quote!((if #c { #a } else { #b })), at)
             }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// A binary operator: arithmetic, bit operations, comparisons, `and`/`or`.
+    #[allow(clippy::type_complexity)]
+    fn ex_binary(&self, e: &Expr, scope: &Scope) -> Result<(TokenStream, Ty), (String, String)> {
+        let bad = |m: String, h: &str| Err((m, h.to_owned()));
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
+        Ok(match e {
             Expr::Binary(op, a, b) => {
                 let (mut at, mut aty) = self.ex(a, scope)?;
                 let (mut bt, mut bty) = self.ex(b, scope)?;
@@ -1500,6 +1059,7 @@ impl<'s> Emitter<'s> {
                     }
                 }
             }
+            _ => unreachable!("dispatched by the caller"),
         })
     }
 
@@ -1520,7 +1080,7 @@ impl<'s> Emitter<'s> {
         };
         if let Some(f) = t.fields.iter().find(|f| f.id == attr) {
             let fi = field_ident(attr);
-            let derived = Self::counts_and_lengths(t);
+            let derived = counts_and_lengths(t);
             if let Some(d) = derived.get(attr) {
                 let v = match d {
                     Derived::Count(l) | Derived::Bytes(l) => {
@@ -1763,7 +1323,7 @@ impl<'s> Emitter<'s> {
             };
             scope.vars.push((p.id.clone(), ty));
         }
-        let derived = Self::counts_and_lengths(t);
+        let derived = counts_and_lengths(t);
         for f in &t.fields {
             if derived.contains_key(&f.id) {
                 scope.vars.push((f.id.clone(), Ty::Int));
@@ -2016,7 +1576,7 @@ impl<'s> Emitter<'s> {
         for f in &t.fields {
             let id = field_ident(&f.id);
             if let Some(d) = derived.get(&f.id) {
-                let v = crate::emit_reflect::derived_value(t, d);
+                let v = reflect::derived_value(t, d);
                 binds.push(quote!(let #id: i128 = #v;));
                 scope.vars.push((f.id.clone(), Ty::Int));
             } else if matches!(f.kind, FieldKind::Contents(_)) {
@@ -2240,35 +1800,26 @@ impl<'s> Emitter<'s> {
 
     /// Emits the whole schema, or returns the diagnostics.
     pub fn emit(mut self) -> Result<TokenStream, Vec<Diag>> {
-        self.check_refs();
+        self.diags = crate::check::names_and_refs(self.s);
         if !self.diags.is_empty() {
             return Err(self.diags);
         }
-        self.compute_min_len();
+        let (min_len, diags) = crate::check::layout(self.s, &self.opts);
+        self.min_len = min_len;
+        self.diags = diags;
         let mut items = Vec::new();
         for e in &self.s.enums {
             items.push(self.emit_enum(e));
-            items.push(crate::emit_reflect::enum_impl(
-                e,
-                self.open_enums.contains(&e.name),
-            ));
+            items.push(reflect::enum_impl(e, self.open_enums.contains(&e.name)));
         }
         for (i, t) in self.s.types.iter().enumerate() {
             if let Some(ts) = self.emit_type(t, i == 0) {
                 items.push(ts);
             }
             if i == 0 {
-                items.push(crate::emit_reflect::root_fns(t));
+                items.push(reflect::root_fns(t));
             }
         }
-        let taken: Vec<String> = (self.s.types.iter().map(|t| t.name.clone()))
-            .chain(self.s.enums.iter().map(|e| e.name.clone()))
-            .collect();
-        self.diags.extend(crate::columns::check_names(
-            &self.s.column_sets,
-            &taken,
-            &self.s.file,
-        ));
         items.push(crate::columns::emit(&self.s.column_sets, &self.s.file));
         // Opaque types: a local name for the external type, whose `OpaqueType` methods the
         // generated calls (`read_from`, `write_to`, `encoded_len`, `MIN_LEN`) reach.
@@ -2285,12 +1836,8 @@ impl<'s> Emitter<'s> {
                     let d = format!(" The external type `{n}` (`ks-opaque-types`), implementing `statepack_runtime::process::OpaqueType`.");
                     items.push(quote!(#[doc = #d] pub type #ti = #path;));
                 }
-                Err(m) => self.err(
-                    Pos { line: 1, col: 1 },
-                    "meta.ks-opaque-types",
-                    m,
-                    "give a Rust path such as `crate::external::Header`",
-                ),
+                // Reported by the check stage (`crate::check::layout`).
+                Err(_) => {}
             }
         }
         if !self.diags.is_empty() {
@@ -2488,7 +2035,7 @@ impl<'s> Emitter<'s> {
                 width,
                 offset_binary,
                 ..
-            } => crate::bits::bits_rust_ty(*width, *offset_binary),
+            } => bits::bits_rust_ty(*width, *offset_binary),
             FieldKind::Float { bytes: 4, .. } => quote!(f32),
             FieldKind::Float { .. } => quote!(f64),
             FieldKind::Bytes(_) => quote!(::std::vec::Vec<u8>),
@@ -2848,7 +2395,7 @@ impl<'s> Emitter<'s> {
                 ..
             } = &f.kind
             {
-                crate::bits::bits_leave(*width, *offset_binary)
+                bits::bits_leave(*width, *offset_binary)
             } else if let FieldKind::Contents(c) = &f.kind {
                 // Fixed contents are traced with the bytes they matched.
                 let b = Literal::byte_string(c);
@@ -2886,7 +2433,7 @@ impl<'s> Emitter<'s> {
                 }}
             };
             let read_value = match &f.repeat {
-                _ if f.varint => crate::bits::varint_read(f, fid),
+                _ if f.varint => bits::varint_read(f, fid),
                 Repeat::None => one_read(&wrap_field),
                 Repeat::Expr(e) => {
                     let count =
@@ -2992,7 +2539,7 @@ impl<'s> Emitter<'s> {
             };
             let (read_value, kept_pos) = match &f.at {
                 Some(at) => {
-                    let (rv, kept) = crate::instances::emit_read(self, f, at, &rscope, read_value)?;
+                    let (rv, kept) = positional::emit_read(self, f, at, &rscope, read_value)?;
                     (rv, kept)
                 }
                 None => (read_value, None),
@@ -3150,7 +2697,7 @@ impl<'s> Emitter<'s> {
             let wrap_w_idx = quote!(.map_err(|e: ::statepack_runtime::io::EncodeError| e.in_index(__i).in_field(#fid))?);
             let body_write = match &f.repeat {
                 _ if f.varint => {
-                    let put = crate::bits::varint_write(f);
+                    let put = bits::varint_write(f);
                     quote! {
                         (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #put; Ok(()) })() #wrap_w_field;
                     }
@@ -3240,7 +2787,7 @@ impl<'s> Emitter<'s> {
                 },
             };
             if let Some(at) = &f.at {
-                pos_writes.push(crate::instances::emit_write(
+                pos_writes.push(positional::emit_write(
                     self,
                     f,
                     at,
@@ -3370,7 +2917,7 @@ impl<'s> Emitter<'s> {
         let slow_reads = slow_reads.filter(|_| fused > 0);
         runs::fuse_writes(&mut writes, &write_runs);
         writes.extend(pos_writes);
-        if let Some((read, member, item)) = crate::instances::io_end_member(t, self.member_io) {
+        if let Some((read, member, item)) = positional::io_end_member(t, self.member_io) {
             reads.push(read);
             struct_fields.push(member);
             ctor.push(item);
@@ -3415,10 +2962,10 @@ impl<'s> Emitter<'s> {
         );
         self.cur_field.replace(None);
         let (inst_methods, inst_members) = self.emit_instances(t, &derived)?;
-        let reflect = crate::emit_reflect::type_impls(t, &derived, &inst_members);
-        let interop = crate::emit_binrw::impls(
+        let reflect = reflect::type_impls(t, &derived, &inst_members);
+        let interop = binrw::impls(
             &self.opts,
-            &crate::emit_binrw::TypeShape {
+            &binrw::TypeShape {
                 name: &name,
                 params: param_tys,
                 has_bits,
@@ -3667,8 +3214,28 @@ impl<'s> Emitter<'s> {
         scope: &Scope,
         _side: Side,
     ) -> Option<TokenStream> {
-        let kp = f.key_path.clone();
-        let at = temp_for("at", &f.id);
+        match &f.kind {
+            FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Bits { .. } => {
+                self.elem_read_number(f)
+            }
+            FieldKind::Bytes(_) | FieldKind::User { .. }
+                if f.term.is_some() || f.process.is_some() =>
+            {
+                self.elem_read_transformed(_t, f, scope, _side)
+            }
+            FieldKind::Str { .. } if f.term.is_some() => {
+                self.elem_read_transformed(_t, f, scope, _side)
+            }
+            FieldKind::Bytes(_)
+            | FieldKind::Str { .. }
+            | FieldKind::Contents(_)
+            | FieldKind::User { .. } => self.elem_read_plain(_t, f, scope, _side),
+            FieldKind::Switch { .. } => self.elem_read_switch(_t, f, scope, _side),
+        }
+    }
+
+    /// Reads one element of an integer, float or bit field.
+    fn elem_read_number(&mut self, f: &Field) -> Option<TokenStream> {
         Some(match &f.kind {
             FieldKind::Int {
                 bytes,
@@ -3729,7 +3296,21 @@ impl<'s> Emitter<'s> {
                 offset_binary,
                 le,
                 ..
-            } => crate::bits::bits_read(*width, *offset_binary, *le),
+            } => bits::bits_read(*width, *offset_binary, *le),
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// Reads one element of a processed or terminated field (bytes, string or user type).
+    fn elem_read_transformed(
+        &mut self,
+        _t: &TypeDef,
+        f: &Field,
+        scope: &Scope,
+        _side: Side,
+    ) -> Option<TokenStream> {
+        let kp = f.key_path.clone();
+        Some(match &f.kind {
             FieldKind::Bytes(_) | FieldKind::User { .. }
                 if f.term.is_some() && f.process.is_some() =>
             {
@@ -3900,6 +3481,20 @@ impl<'s> Emitter<'s> {
                     }
                 }}
             }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// Reads one element of a byte, string, `contents` or user-type field.
+    fn elem_read_plain(
+        &mut self,
+        _t: &TypeDef,
+        f: &Field,
+        scope: &Scope,
+        _side: Side,
+    ) -> Option<TokenStream> {
+        let kp = f.key_path.clone();
+        Some(match &f.kind {
             FieldKind::Bytes(size) => match self.size_value(size, scope, &kp)? {
                 Some(n) => quote!(__r.take_sized(#n).map(|b| b.to_vec())),
                 None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(
@@ -3956,6 +3551,21 @@ impl<'s> Emitter<'s> {
                     read
                 }
             }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// Reads one element of a switch field: the case the switch value selects.
+    fn elem_read_switch(
+        &mut self,
+        _t: &TypeDef,
+        f: &Field,
+        scope: &Scope,
+        _side: Side,
+    ) -> Option<TokenStream> {
+        let kp = f.key_path.clone();
+        let at = temp_for("at", &f.id);
+        Some(match &f.kind {
             FieldKind::Switch { on, .. } => {
                 let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
                 let sw_decl = match sty.clone() {
@@ -4117,6 +3727,7 @@ impl<'s> Emitter<'s> {
                     }
                 }
             }
+            _ => unreachable!("dispatched by the caller"),
         })
     }
 
@@ -4170,7 +3781,26 @@ impl<'s> Emitter<'s> {
     }
 
     fn elem_write(&mut self, t: &TypeDef, f: &Field, scope: &Scope) -> Option<TokenStream> {
-        let kp = f.key_path.clone();
+        match &f.kind {
+            FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Bits { .. } => {
+                self.elem_write_number(f)
+            }
+            FieldKind::Bytes(_) | FieldKind::User { .. }
+                if f.term.is_some() || f.process.is_some() =>
+            {
+                self.elem_write_transformed(f, scope)
+            }
+            FieldKind::Str { .. } if f.term.is_some() => self.elem_write_transformed(f, scope),
+            FieldKind::Bytes(_)
+            | FieldKind::Str { .. }
+            | FieldKind::Contents(_)
+            | FieldKind::User { .. } => self.elem_write_plain(f, scope),
+            FieldKind::Switch { .. } => self.elem_write_switch(t, f, scope),
+        }
+    }
+
+    /// Writes one element `__v` of an integer, float or bit field.
+    fn elem_write_number(&mut self, f: &Field) -> Option<TokenStream> {
         Some(match &f.kind {
             FieldKind::Int {
                 bytes,
@@ -4212,7 +3842,15 @@ impl<'s> Emitter<'s> {
                 offset_binary,
                 le,
                 ..
-            } => crate::bits::bits_write(*width, *offset_binary, *le),
+            } => bits::bits_write(*width, *offset_binary, *le),
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// Writes one element of a processed or terminated field (bytes, string or user type).
+    fn elem_write_transformed(&mut self, f: &Field, scope: &Scope) -> Option<TokenStream> {
+        let kp = f.key_path.clone();
+        Some(match &f.kind {
             FieldKind::Bytes(_) | FieldKind::User { .. }
                 if f.term.is_some() && f.process.is_some() =>
             {
@@ -4315,6 +3953,14 @@ impl<'s> Emitter<'s> {
                 };
                 quote!({ #enc_check __w.write_terminated(#bytes, #tail, #n, #term)?; })
             }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// Writes one element of a byte, string, `contents` or user-type field.
+    fn elem_write_plain(&mut self, f: &Field, scope: &Scope) -> Option<TokenStream> {
+        let kp = f.key_path.clone();
+        Some(match &f.kind {
             FieldKind::Bytes(size) => {
                 let check = self.size_check(f, size, scope, &kp, quote!(__v.len()))?;
                 quote!({ #check __w.write_bytes(__v); })
@@ -4376,6 +4022,15 @@ impl<'s> Emitter<'s> {
                     quote!({ #check #pchecks __v.write_to(__w)?; })
                 }
             }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// Writes one element of a switch field: the case its value holds, checked against the
+    /// switch value.
+    fn elem_write_switch(&mut self, t: &TypeDef, f: &Field, scope: &Scope) -> Option<TokenStream> {
+        let kp = f.key_path.clone();
+        Some(match &f.kind {
             FieldKind::Switch { on, .. } => {
                 let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
                 let sw_decl = match sty.clone() {
@@ -4502,6 +4157,7 @@ impl<'s> Emitter<'s> {
                     match __v { #(#arms)* #no_case_arm }
                 }}
             }
+            _ => unreachable!("dispatched by the caller"),
         })
     }
 
@@ -4730,7 +4386,7 @@ impl<'s> Emitter<'s> {
         let vis: Vec<proc_macro2::Ident> = vs.iter().map(|(vi, _, _)| vi.clone()).collect();
         let no_case = has_no_case(f);
         let sized = switch_sized(f);
-        let to_value = crate::emit_reflect::switch_impl(&en, &vis, no_case.then_some(sized));
+        let to_value = reflect::switch_impl(&en, &vis, no_case.then_some(sized));
         let (no_case_variant, no_case_len) = match (no_case, sized) {
             (true, false) => (
                 quote!(
@@ -4891,10 +4547,6 @@ fn hidden_prefix(f: &Field) -> Option<&'static str> {
 }
 
 /// UTF-8 and ASCII: the string's bytes are its Rust `String`'s bytes.
-fn plain_encoding(e: &str) -> bool {
-    e == "UTF-8" || e == "ASCII"
-}
-
 /// The runtime's `Term` value for a field's terminator rules.
 fn term_tokens(t: &TermSpec) -> TokenStream {
     let opt = |b: Option<u8>| match b {
@@ -4911,37 +4563,6 @@ fn term_tokens(t: &TermSpec) -> TokenStream {
 /// A switch with `size`: its case is read in a substream.
 fn switch_sized(f: &Field) -> bool {
     matches!(f.kind, FieldKind::Switch { size: Some(_), .. })
-}
-
-/// A switch without `_` under Kaitai Struct's rules: a value no case names selects nothing
-/// (the variant `NoCase`), where `-sp-strict` makes it a decode error.
-fn has_no_case(f: &Field) -> bool {
-    !f.strict && matches!(f.kind, FieldKind::Switch { default: None, .. })
-}
-
-/// `u3`, `s16`, `f6le`: a name a reader would take for a mistyped number type.
-pub(crate) fn looks_like_number_type(t: &str) -> bool {
-    (t.starts_with('u') || t.starts_with('s') || t.starts_with('f'))
-        && t.len() <= 5
-        && t.as_bytes().get(1).is_some_and(u8::is_ascii_digit)
-}
-
-fn hint_names<'a>(what: &str, names: impl Iterator<Item = &'a str>) -> String {
-    let v: Vec<&str> = names.collect();
-    if v.is_empty() {
-        format!("define it under `{what}`")
-    } else {
-        format!("define it under `{what}`, or use one of: {}", v.join(", "))
-    }
-}
-
-fn int_range(bytes: u8, signed: bool) -> (i128, i128) {
-    let bits = bytes as u32 * 8;
-    if signed {
-        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-    } else {
-        (0, (1i128 << bits) - 1)
-    }
 }
 
 fn int_ty(bytes: u8, signed: bool) -> TokenStream {
