@@ -68,25 +68,6 @@ pub(crate) fn layout(s: &Schema, opts: &crate::Options) -> (HashMap<String, usiz
     (lens, c.diags)
 }
 
-/// Every check of [`names_and_refs`] and [`layout`], as the generator makes them before it
-/// emits code: the first's problems alone when there are any, else the second's, sorted by
-/// place. `Ok` with the minimum lengths when there is none.
-pub(crate) fn check(
-    s: &Schema,
-    opts: &crate::Options,
-) -> Result<HashMap<String, usize>, Vec<Diag>> {
-    let d = names_and_refs(s);
-    if !d.is_empty() {
-        return Err(d);
-    }
-    let (lens, mut d) = layout(s, opts);
-    if !d.is_empty() {
-        d.sort_by_key(|x| x.pos);
-        return Err(d);
-    }
-    Ok(lens)
-}
-
 struct Checker<'s> {
     s: &'s Schema,
     diags: Vec<Diag>,

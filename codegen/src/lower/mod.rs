@@ -1113,6 +1113,75 @@ impl<'a> Lower<'a> {
                 },
             }
         };
+        self.kind_keys_apply(
+            m,
+            node,
+            fp,
+            &kind,
+            (&enum_name, encoding, has_size),
+            boxed,
+            &repeat,
+        );
+        let (kind, varint) = self.bit_keys(m, fp, kind, &repeat)?;
+        self.process_applies(
+            m,
+            node,
+            fp,
+            process.as_ref(),
+            &kind,
+            &repeat,
+            term.is_some(),
+        )?;
+        let strict = match get("-sp-strict") {
+            Some(v) => self.boolean(v, &format!("{fp}.-sp-strict"))?,
+            None => self.strict,
+        };
+        let parent = match get("parent") {
+            None => ParentSpec::Default,
+            Some(v) if v.as_str() == Some("false") => ParentSpec::None(v.pos),
+            Some(v) => ParentSpec::Expr(self.src_expr(v, &format!("{fp}.parent"))?),
+        };
+        Some(Field {
+            args,
+            parent,
+            ctx_args: Vec::new(),
+            recursive: Vec::new(),
+            switch_args,
+            process,
+            term,
+            strict,
+            boxed: matches!(boxed, Some((true, _))),
+            id,
+            doc,
+            pos: node.pos,
+            key_path: fp.to_owned(),
+            value_pos: m.iter().map(|(k, v)| (k.text.clone(), v.pos)).collect(),
+            kind,
+            repeat,
+            cond,
+            valid,
+            units,
+            sum_of,
+            varint,
+            at: None,
+        })
+    }
+
+    /// Reports the keys of field `fp` that its kind does not take: `enum` on a non-integer,
+    /// `encoding` on a non-string, `size` on a number, `-sp-box` on what is not one user-type
+    /// value. `keys` are the field's `enum`, `encoding` and whether it has a size.
+    fn kind_keys_apply(
+        &mut self,
+        m: &[(Key, Node)],
+        node: &Node,
+        fp: &str,
+        kind: &FieldKind,
+        keys: (&Option<String>, Option<&'static str>, bool),
+        boxed: Option<(bool, Pos)>,
+        repeat: &Repeat,
+    ) {
+        let (enum_name, encoding, has_size) = keys;
+        let get = |name: &str| m.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
         // These point at the offending key's value, not at the start of the entry.
         let at = |key: &str| get(key).map_or(node.pos, |v| v.pos);
         if enum_name.is_some()
@@ -1159,7 +1228,23 @@ impl<'a> Lower<'a> {
                 );
             }
         }
-        let (kind, varint) = self.bit_keys(m, fp, kind, &repeat)?;
+    }
+
+    /// Checks that `process` applies to field `fp`: raw bytes or a user type with a size (or
+    /// `size-eos`), and with a terminator or padding (`terminated`) only a processor that maps
+    /// byte to byte. `None` (reported) when it does not.
+    #[allow(clippy::too_many_arguments)]
+    fn process_applies(
+        &mut self,
+        m: &[(Key, Node)],
+        node: &Node,
+        fp: &str,
+        process: Option<&Process>,
+        kind: &FieldKind,
+        repeat: &Repeat,
+        terminated: bool,
+    ) -> Option<()> {
+        let get = |name: &str| m.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
         if process.is_some() {
             // With a terminator or padding, only processors that map byte to byte (see
             // `emit/proc_term.rs`): a field keeps its terminator and padding as read, not also
@@ -1169,13 +1254,13 @@ impl<'a> Lower<'a> {
                 Some(Process::Xor(_) | Process::Rol(_) | Process::Ror(_))
             );
             let ok = matches!(
-                (&kind, &repeat),
+                (kind, repeat),
                 (
                     FieldKind::Bytes(Size::Expr(_) | Size::Eos | Size::Terminator),
                     _
                 ) | (FieldKind::User { .. }, _)
-            ) && (term.is_some() && bytewise
-                || term.is_none()
+            ) && (terminated && bytewise
+                || !terminated
                     && !matches!(
                         kind,
                         FieldKind::Bytes(Size::Terminator) | FieldKind::User { size: None, .. }
@@ -1190,39 +1275,7 @@ impl<'a> Lower<'a> {
                 return None;
             }
         }
-        let strict = match get("-sp-strict") {
-            Some(v) => self.boolean(v, &format!("{fp}.-sp-strict"))?,
-            None => self.strict,
-        };
-        let parent = match get("parent") {
-            None => ParentSpec::Default,
-            Some(v) if v.as_str() == Some("false") => ParentSpec::None(v.pos),
-            Some(v) => ParentSpec::Expr(self.src_expr(v, &format!("{fp}.parent"))?),
-        };
-        Some(Field {
-            args,
-            parent,
-            ctx_args: Vec::new(),
-            recursive: Vec::new(),
-            switch_args,
-            process,
-            term,
-            strict,
-            boxed: matches!(boxed, Some((true, _))),
-            id,
-            doc,
-            pos: node.pos,
-            key_path: fp.to_owned(),
-            value_pos: m.iter().map(|(k, v)| (k.text.clone(), v.pos)).collect(),
-            kind,
-            repeat,
-            cond,
-            valid,
-            units,
-            sum_of,
-            varint,
-            at: None,
-        })
+        Some(())
     }
 
     /// The terminator and padding keys of field `fp` (`terminator`, `include`, `consume`,
