@@ -1933,7 +1933,7 @@ pub(crate) fn lower_positional(
                 {
                     true
                 }
-                // `io: value._io`: the substream of another value (see `crate::io_of`).
+                // `io: value._io`: the substream of another value (see `emit::io_of`).
                 Expr::Attr(a, io) if io == "_io" && crate::instances::plain_value(a) => {
                     let src = a.to_string();
                     io_of = Some(crate::ir::SrcExpr {
