@@ -1,7 +1,9 @@
 //! The Rust backend: emits, for every schema type, a struct with a reader (`read_from`), a
 //! writer (`write_to`), `encoded_len` and `MIN_LEN`; for every enum a Rust enum; for the root
-//! type `decode`, `decode_traced` and `encode`. It runs on a schema the check stage
-//! (`crate::check`) has passed, and reports only what it finds while typing expressions.
+//! type `decode`, `decode_traced` and `encode`. It runs the check stage (`crate::check`)
+//! first; what it reports itself it finds while typing expressions and emitting fields (an
+//! expression that does not type, a `valid` rule or processor argument of the wrong type, a
+//! type that may end inside a byte).
 //!
 //! Generated readers go through `statepack_runtime::io::ByteReader` (bounds-checked, count
 //! guard before any allocation, field-path errors); writers go through `ByteWriter` and derive
