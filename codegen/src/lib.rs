@@ -172,8 +172,8 @@ pub fn load_schema_at(text: &str, file: &str, path: &Path) -> Result<ir::Schema,
 /// `include_paths` before [`IMPORT_PATH_VAR`], then runs every check the generator makes
 /// before it emits code (the check stage's names, references and layout, then the typing of
 /// every expression, which the Rust emitter does; its code is discarded), so a schema the
-/// generator refuses is refused here with the same diagnostics. Errors: every problem found, as [`Diag`]s with
-/// file:line:column.
+/// generator refuses is refused here with the same diagnostics. Errors: every problem found,
+/// as [`Diag`]s with file:line:column.
 pub fn load_checked(
     text: &str,
     file: &str,
