@@ -362,101 +362,8 @@ fn write_elem(
         }
     };
     match &f.kind {
-        FieldKind::Int {
-            bytes,
-            signed,
-            endian,
-            enum_name,
-        } => {
-            let (raw, v) = match enum_name {
-                Some(e) => enum_given(s, e, g, fp)?,
-                None => {
-                    let i = as_int(g, fp)?;
-                    (i, DynValue::Int(i))
-                }
-            };
-            let (lo, hi) = int_range(*bytes, *signed);
-            if raw < lo || raw > hi {
-                return Err(format!("{fp}: {raw} does not fit in {lo}..={hi}"));
-            }
-            let n = usize::from(*bytes);
-            let le = (raw as u128).to_le_bytes();
-            let mut b = le[..n].to_vec();
-            if *endian == Endian::Be {
-                b.reverse();
-            }
-            w.write_bytes(&b);
-            Ok(v)
-        }
-        FieldKind::Float { bytes, endian } => {
-            let x = match g {
-                Given::Float(x) => *x,
-                Given::Int(i) => *i as f64,
-                Given::Str(t) if t == "NaN" => f64::NAN,
-                Given::Str(t) if t == "inf" => f64::INFINITY,
-                Given::Str(t) if t == "-inf" => f64::NEG_INFINITY,
-                other => {
-                    return Err(format!(
-                        "{fp}: expected a number (or \"NaN\", \"inf\", \"-inf\"), found {}",
-                        other.describe()
-                    ))
-                }
-            };
-            // A finite number that an `f4` cannot hold would be written as infinity.
-            if *bytes == 4 && x.is_finite() && !(x as f32).is_finite() {
-                return Err(format!(
-                    "{fp}: {x} does not fit f4 (its largest finite value is {:e})",
-                    f32::MAX
-                ));
-            }
-            let b: Vec<u8> = match (bytes, endian) {
-                (_, Endian::Computed) => {
-                    return Err(format!(
-                        "{fp}: a byte order decided by a switch is not interpreted yet"
-                    ))
-                }
-                (4, Endian::Le) => (x as f32).to_le_bytes().to_vec(),
-                (4, Endian::Be) => (x as f32).to_be_bytes().to_vec(),
-                (_, Endian::Le) => x.to_le_bytes().to_vec(),
-                (_, Endian::Be) => x.to_be_bytes().to_vec(),
-            };
-            w.write_bytes(&b);
-            Ok(DynValue::Float(if *bytes == 4 {
-                f64::from(x as f32)
-            } else {
-                x
-            }))
-        }
-        FieldKind::Bits {
-            width,
-            offset_binary,
-            le,
-            enum_name,
-        } => {
-            let (raw, v) = match (enum_name, g) {
-                (Some(e), g) => enum_given(s, e, g, fp)?,
-                (None, Given::Bool(b)) if *width == 1 => (i128::from(*b), DynValue::Bool(*b)),
-                (None, g) => {
-                    let i = as_int(g, fp)?;
-                    (i, DynValue::Int(i))
-                }
-            };
-            let wd = u32::from(*width);
-            let code = if *offset_binary {
-                raw + (1i128 << (wd - 1))
-            } else {
-                raw
-            };
-            if code < 0 || (wd < 64 && code >= (1i128 << wd)) || code > i128::from(u64::MAX) {
-                return Err(format!("{fp}: {raw} does not fit in {wd} bit(s)"));
-            }
-            let r = if *le {
-                w.write_bits_le(code as u64, wd)
-            } else {
-                w.write_bits_be(code as u64, wd)
-            };
-            r.map_err(|e| format!("{fp}: {e}"))?;
-            Ok(v)
+        FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Bits { .. } => {
+            write_number(s, w, f, g, fp)
         }
         FieldKind::Contents(c) => {
             let b = unhex(g, fp)?;
@@ -622,6 +529,109 @@ fn write_elem(
             put_sized(w, f, &b, n, room, fp)?;
             Ok(DynValue::Struct(Arc::new(v)))
         }
+    }
+}
+
+/// Writes one element of an integer, float or bit field from `g`, as `write_elem`.
+fn write_number(s: &Schema, w: &mut ByteWriter, f: &Field, g: &Given, fp: &str) -> W<DynValue> {
+    match &f.kind {
+        FieldKind::Int {
+            bytes,
+            signed,
+            endian,
+            enum_name,
+        } => {
+            let (raw, v) = match enum_name {
+                Some(e) => enum_given(s, e, g, fp)?,
+                None => {
+                    let i = as_int(g, fp)?;
+                    (i, DynValue::Int(i))
+                }
+            };
+            let (lo, hi) = int_range(*bytes, *signed);
+            if raw < lo || raw > hi {
+                return Err(format!("{fp}: {raw} does not fit in {lo}..={hi}"));
+            }
+            let n = usize::from(*bytes);
+            let le = (raw as u128).to_le_bytes();
+            let mut b = le[..n].to_vec();
+            if *endian == Endian::Be {
+                b.reverse();
+            }
+            w.write_bytes(&b);
+            Ok(v)
+        }
+        FieldKind::Float { bytes, endian } => {
+            let x = match g {
+                Given::Float(x) => *x,
+                Given::Int(i) => *i as f64,
+                Given::Str(t) if t == "NaN" => f64::NAN,
+                Given::Str(t) if t == "inf" => f64::INFINITY,
+                Given::Str(t) if t == "-inf" => f64::NEG_INFINITY,
+                other => {
+                    return Err(format!(
+                        "{fp}: expected a number (or \"NaN\", \"inf\", \"-inf\"), found {}",
+                        other.describe()
+                    ))
+                }
+            };
+            // A finite number that an `f4` cannot hold would be written as infinity.
+            if *bytes == 4 && x.is_finite() && !(x as f32).is_finite() {
+                return Err(format!(
+                    "{fp}: {x} does not fit f4 (its largest finite value is {:e})",
+                    f32::MAX
+                ));
+            }
+            let b: Vec<u8> = match (bytes, endian) {
+                (_, Endian::Computed) => {
+                    return Err(format!(
+                        "{fp}: a byte order decided by a switch is not interpreted yet"
+                    ))
+                }
+                (4, Endian::Le) => (x as f32).to_le_bytes().to_vec(),
+                (4, Endian::Be) => (x as f32).to_be_bytes().to_vec(),
+                (_, Endian::Le) => x.to_le_bytes().to_vec(),
+                (_, Endian::Be) => x.to_be_bytes().to_vec(),
+            };
+            w.write_bytes(&b);
+            Ok(DynValue::Float(if *bytes == 4 {
+                f64::from(x as f32)
+            } else {
+                x
+            }))
+        }
+        FieldKind::Bits {
+            width,
+            offset_binary,
+            le,
+            enum_name,
+        } => {
+            let (raw, v) = match (enum_name, g) {
+                (Some(e), g) => enum_given(s, e, g, fp)?,
+                (None, Given::Bool(b)) if *width == 1 => (i128::from(*b), DynValue::Bool(*b)),
+                (None, g) => {
+                    let i = as_int(g, fp)?;
+                    (i, DynValue::Int(i))
+                }
+            };
+            let wd = u32::from(*width);
+            let code = if *offset_binary {
+                raw + (1i128 << (wd - 1))
+            } else {
+                raw
+            };
+            if code < 0 || (wd < 64 && code >= (1i128 << wd)) || code > i128::from(u64::MAX) {
+                return Err(format!("{fp}: {raw} does not fit in {wd} bit(s)"));
+            }
+            let r = if *le {
+                w.write_bits_le(code as u64, wd)
+            } else {
+                w.write_bits_be(code as u64, wd)
+            };
+            r.map_err(|e| format!("{fp}: {e}"))?;
+            Ok(v)
+        }
+        _ => unreachable!("a number field"),
     }
 }
 
