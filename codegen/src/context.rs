@@ -326,6 +326,20 @@ fn components(reads: &HashMap<String, Vec<String>>) -> HashMap<&str, usize> {
 /// Errors: see the module docs.
 pub fn lower(s: &mut Schema) -> Vec<Diag> {
     let mut diags = Vec::new();
+    mark_opaque(s);
+    mark_recursive(s);
+    let Some(chains) = context_chains(s, &mut diags) else {
+        return diags;
+    };
+    let mut kinds: HashMap<(usize, String), Option<(ParamKind, String)>> = HashMap::new();
+    context_param_types(s, &chains, &mut kinds, &mut diags);
+    struct_param_types(s, &mut kinds, &mut diags);
+    diags
+}
+
+/// Opaque types (`ks-opaque-types: true`): the names no type defines become `s.opaque`, and
+/// the fields reading them are read with the strict sized rule.
+fn mark_opaque(s: &mut Schema) {
     // Opaque types (`ks-opaque-types: true`): names no type defines. Such a field is read
     // with statepack's strict sized rule (the external type keeps no unread tail).
     if s.opaque_types {
@@ -335,7 +349,7 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
         for t in &mut s.types {
             for f in &mut t.fields {
                 if let FieldKind::User { name, .. } = &f.kind {
-                    if !defined.contains(name) && !crate::emit::looks_like_number_type(name) {
+                    if !defined.contains(name) && !crate::num_type::looks_like_number_type(name) {
                         if !opaque.contains(name) {
                             opaque.push(name.clone());
                         }
@@ -346,6 +360,11 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
         }
         s.opaque = opaque;
     }
+}
+
+/// Marks every field that reads a type leading back to the field's own type (boxed when it
+/// holds one value).
+fn mark_recursive(s: &mut Schema) {
     // Recursive types: a field reading a type that leads back to the field's own type.
     let reads: HashMap<String, Vec<String>> = s
         .types
@@ -376,6 +395,13 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
             f.recursive = rec;
         }
     }
+}
+
+/// Rewrites the `_parent`/`_root` paths of every type into context params and gives every
+/// field that reads a type its arguments for them, until nothing changes. Returns, per type,
+/// its chains with their param ids and first uses; `None` when a path cannot be lowered
+/// (reported in `diags`).
+fn context_chains(s: &mut Schema, diags: &mut Vec<Diag>) -> Option<Vec<Vec<(Chain, String, Use)>>> {
     let root_name = s.types.first().map(|t| t.name.clone()).unwrap_or_default();
     let root_recursive = s
         .types
@@ -470,7 +496,7 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
             }
         }
         if !diags.is_empty() {
-            return diags;
+            return None;
         }
         // 2. Every field that reads a type gives each of its context params.
         for pi in 0..s.types.len() {
@@ -511,9 +537,20 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
             break;
         }
     }
+    Some(chains)
+}
+
+/// Gives every context param the type of the arguments given for it, which must name fields
+/// read before the reading field (`kinds` memoizes the types of expressions).
+fn context_param_types(
+    s: &mut Schema,
+    chains: &[Vec<(Chain, String, Use)>],
+    kinds: &mut HashMap<(usize, String), Option<(ParamKind, String)>>,
+    diags: &mut Vec<Diag>,
+) {
+    let file = s.file.clone();
     // 3. Types: every context param takes the type of the arguments given for it, which
     // must name fields read before the reading field.
-    let mut kinds: HashMap<(usize, String), Option<(ParamKind, String)>> = HashMap::new();
     for ci in 0..s.types.len() {
         for (j, (c, id, u)) in chains[ci].clone().iter().enumerate() {
             let mut found: Option<(ParamKind, String)> = None;
@@ -531,7 +568,7 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
                         optional = true;
                         continue;
                     };
-                    match kind_of(s, pi, Some(fi), &arg.expr, &mut kinds, 0) {
+                    match kind_of(s, pi, Some(fi), &arg.expr, kinds, 0) {
                         Ok(k) => match &found {
                             Some((k0, at)) if *k0 != k => {
                                 diags.push(Diag::new(&file, u.pos, &u.key_path, format!(
@@ -562,7 +599,7 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
             if found.is_none() && !optional && c.root {
                 // No field reads the type: `_root` still has one type.
                 let e = attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..]);
-                match kind_of(s, 0, None, &e, &mut kinds, 0) {
+                match kind_of(s, 0, None, &e, kinds, 0) {
                     Ok(k) => found = Some((k, String::new())),
                     Err(m) => diags.push(Diag::new(
                         &file,
@@ -591,6 +628,15 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
             p.optional = optional || ci == 0;
         }
     }
+}
+
+/// Gives every `struct` param the user type of the arguments given for it.
+fn struct_param_types(
+    s: &mut Schema,
+    kinds: &mut HashMap<(usize, String), Option<(ParamKind, String)>>,
+    diags: &mut Vec<Diag>,
+) {
+    let file = s.file.clone();
     // 4. `struct` params: the type of the arguments given.
     for ci in 0..s.types.len() {
         for j in 0..s.types[ci].params.len() {
@@ -613,7 +659,7 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
                         continue;
                     }
                     let Some(a) = f.args.get(j) else { continue };
-                    match kind_of(s, pi, Some(fi), &a.expr, &mut kinds, 0) {
+                    match kind_of(s, pi, Some(fi), &a.expr, kinds, 0) {
                         Ok(k)
                             if !is_struct(&k)
                                 && matches!(k, ParamKind::User(_) | ParamKind::List(_)) =>
@@ -659,7 +705,6 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
             }
         }
     }
-    diags
 }
 
 /// Words for a param kind in messages.

@@ -5,7 +5,7 @@
 //! or `be` suffix, and of the types nested in it that have no `meta.endian` of their own, are
 //! read in the byte order the switch selects. Here:
 //!
-//! - `lower` reads the mapping into [`EndianSwitch`] (see [`parse`]) and gives such numbers
+//! - `lower` reads the mapping into [`EndianSwitch`] (`lower::endian`) and gives such numbers
 //!   the byte order [`Endian::Computed`];
 //! - the type with the switch decides a local `__is_le: bool` at the start of `read_from`
 //!   (and of `write_to`, from the same values, which are params or `_parent`/`_root` paths,
@@ -22,151 +22,10 @@
 use crate::diag::Diag;
 use crate::expr::Expr;
 use crate::ir::*;
-use crate::lower::Lower;
-use crate::yaml::{Node, NodeKind};
 
 /// The name of the decided byte order in generated code and expressions (a local in the
 /// type with the switch, a hidden param in the types inheriting it).
 pub(crate) const IS_LE: &str = "__is_le";
-
-/// Reads `meta.endian` given as a mapping (`switch-on`, `cases`). Errors are reported on `lw`;
-/// `None` when the mapping is unusable.
-pub(crate) fn parse(lw: &mut Lower<'_>, node: &Node, kp: &str) -> Option<EndianSwitch> {
-    let NodeKind::Map(entries) = &node.kind else {
-        return None;
-    };
-    let mut on = None;
-    let mut cases = Vec::new();
-    let mut default = None;
-    let mut ok = true;
-    for (k, v) in entries {
-        let p = format!("{kp}.{}", k.text);
-        match k.text.as_str() {
-            "switch-on" => on = lw.src_expr(v, &p),
-            "cases" => {
-                let NodeKind::Map(cm) = &v.kind else {
-                    lw.err(
-                        v.pos,
-                        &p,
-                        format!("`cases` must be a mapping, found {}", v.shape()),
-                        "write `cases: {'[0x49, 0x49]': le, _: be}`",
-                    );
-                    ok = false;
-                    continue;
-                };
-                for (ck, cv) in cm {
-                    let cp = format!("{p}.{}", ck.text);
-                    let order = match lw.scalar(cv, &cp) {
-                        Some("le") => Endian::Le,
-                        Some("be") => Endian::Be,
-                        Some(o) => {
-                            lw.err(
-                                cv.pos,
-                                &cp,
-                                format!("byte order `{o}` is not `le` or `be` (each case of `meta.endian` gives one of these two strings)"),
-                                "write `le` or `be`",
-                            );
-                            ok = false;
-                            continue;
-                        }
-                        None => {
-                            ok = false;
-                            continue;
-                        }
-                    };
-                    if ck.text == "_" {
-                        default = Some(order);
-                        continue;
-                    }
-                    match crate::expr::parse(&ck.text) {
-                        Ok(
-                            e @ (Expr::Int(_) | Expr::EnumRef(_, _) | Expr::Str(_) | Expr::Bool(_)),
-                        ) => cases.push((
-                            SrcExpr {
-                                expr: e,
-                                src: ck.text.clone(),
-                                pos: ck.pos,
-                            },
-                            order,
-                        )),
-                        Ok(Expr::List(items))
-                            if !items.is_empty()
-                                && items.iter().all(
-                                    |x| matches!(x, Expr::Int(v) if (0..=255).contains(v)),
-                                ) =>
-                        {
-                            cases.push((
-                                SrcExpr {
-                                    expr: Expr::List(items),
-                                    src: ck.text.clone(),
-                                    pos: ck.pos,
-                                },
-                                order,
-                            ))
-                        }
-                        Ok(Expr::Name(n)) => {
-                            lw.err(
-                                ck.pos,
-                                &cp,
-                                format!("case key `{n}` is an unknown name: the keys of `meta.endian` are literals (an integer, an enum value, a string, a byte array or a condition)"),
-                                "write the value the switch-on expression is compared with, e.g. `'[0x4d, 0x4d]': be`",
-                            );
-                            ok = false;
-                        }
-                        _ => {
-                            lw.err(
-                                ck.pos,
-                                &cp,
-                                format!("case key `{}` is not an integer, an enum value, a string, a byte array or a condition literal", ck.text),
-                                "case keys of `meta.endian` are literals as in a switch type (`'[0x4d, 0x4d]'`, `1`, `kind::big`), or `_`",
-                            );
-                            ok = false;
-                        }
-                    }
-                }
-            }
-            t if t.starts_with('-') && !t.starts_with("-sp-") => {}
-            _ => {
-                lw.err(
-                    k.pos,
-                    &p,
-                    format!("unknown key `{}` in `meta.endian`", k.text),
-                    "a computed byte order has `switch-on` and `cases`",
-                );
-                ok = false;
-            }
-        }
-    }
-    let Some(on) = on else {
-        if !entries.iter().any(|(k, _)| k.text == "switch-on") {
-            lw.err(
-                node.pos,
-                kp,
-                "`meta.endian` as a mapping needs `switch-on`",
-                "write `endian: {switch-on: <expression>, cases: {<key>: le, _: be}}`",
-            );
-        }
-        return None;
-    };
-    if cases.is_empty() && default.is_none() {
-        if ok {
-            lw.err(
-                node.pos,
-                kp,
-                "`meta.endian` as a mapping needs `cases`",
-                "add `cases:` mapping values to `le` or `be`",
-            );
-        }
-        return None;
-    }
-    ok.then_some(EndianSwitch {
-        on,
-        cases,
-        default,
-        pos: node.pos,
-        key_path: kp.to_owned(),
-    })
-}
 
 /// Gives every type with [`TypeDef::endian_inherited`] its hidden `__is_le` param and every
 /// field reading such a type the argument `__is_le`. Runs after `crate::context` (the param

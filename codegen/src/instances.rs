@@ -7,103 +7,20 @@
 //! `seq` field whose expressions use it (directly or through a value instance or another
 //! positional instance), else after the last `seq` field. [`merge`] decides that order.
 
-use crate::emit::{Emitter, Scope, Ty};
 use crate::expr::Expr;
-use crate::ir::{Field, FieldKind, Instance, Positional, Repeat};
-use crate::lower::Lower;
-use crate::names::temp_for;
-use crate::yaml::{Key, Node, NodeKind};
-use proc_macro2::TokenStream;
-use quote::quote;
+use crate::ir::{Field, Instance};
 use std::collections::HashSet;
 
-/// Lowers one positional instance `key: {pos: ..., type: ..., ...}` to a field, or reports
-/// why it cannot be read.
-pub(crate) fn lower_positional(
-    lw: &mut Lower<'_>,
-    key: &Key,
-    node: &Node,
-    entries: &[(Key, Node)],
-    ip: &str,
-) -> Option<Field> {
-    let get = |name: &str| entries.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
-    let Some(pos_node) = get("pos") else {
-        lw.err(
-            node.pos,
-            ip,
-            "a positional instance needs `pos`",
-            "add `pos: <expression>` (the byte offset in the stream, from its start)",
-        );
-        return None;
-    };
-    let pos = lw.src_expr(pos_node, &format!("{ip}.pos"))?;
-    let mut io_of = None;
-    let whole = match get("io") {
-        None => false,
-        Some(io) => {
-            let e = lw.src_expr(io, &format!("{ip}.io"))?;
-            match &e.expr {
-                Expr::Name(n) if n == "_io" => false,
-                Expr::Attr(a, io)
-                    if io == "_io" && matches!(&**a, Expr::Name(r) if r == "_root") =>
-                {
-                    true
-                }
-                // `io: value._io`: the substream of another value (see `crate::io_of`).
-                Expr::Attr(a, io) if io == "_io" && crate::io_of::plain_value(a) => {
-                    let src = a.to_string();
-                    io_of = Some(crate::ir::SrcExpr {
-                        expr: (**a).clone(),
-                        src,
-                        pos: e.pos,
-                    });
-                    false
-                }
-                _ => {
-                    lw.err(
-                        io.pos,
-                        &format!("{ip}.io"),
-                        format!("`io: {}` is not supported yet", e.src),
-                        "positional instances read from `_io` (the type's own stream), `_root._io` (the whole input) or `value._io` (the substream of a user-type value read with a `size`)",
-                    );
-                    return None;
-                }
-            }
-        }
-    };
-    // The instance reads like a `seq` entry with its name as `id` (without `pos` and `io`).
-    let mut m: Vec<(Key, Node)> = vec![(
-        Key {
-            text: "id".into(),
-            pos: key.pos,
-        },
-        Node {
-            pos: key.pos,
-            kind: NodeKind::Scalar {
-                text: key.text.clone(),
-                quoted: false,
-            },
-        },
-    )];
-    m.extend(
-        entries
-            .iter()
-            .filter(|(k, _)| k.text != "pos" && k.text != "io" && k.text != "id")
-            .cloned(),
-    );
-    let synthetic = Node {
-        pos: node.pos,
-        kind: NodeKind::Map(m),
-    };
-    let mut f = lw.field(&synthetic, ip)?;
-    f.pos = key.pos;
-    // An instance may hold the type it belongs to (a chain of positions): its member is a
-    // `Box` so that the struct has a size.
-    if matches!(f.kind, FieldKind::User { .. }) && matches!(f.repeat, Repeat::None) {
-        f.boxed = true;
+/// True when `e` can name a value for `io: e._io`: a name followed by members, indexes and
+/// casts (`_parent.blocks[0]`, `header.as<block>`), without `_io` in it.
+pub(crate) fn plain_value(e: &Expr) -> bool {
+    match e {
+        Expr::Name(n) => n != "_io",
+        Expr::Attr(a, m) => m != "_io" && plain_value(a),
+        Expr::Index(a, i) => plain_value(a) && !matches!(&**i, Expr::Attr(..)),
+        Expr::Cast(a, _) => plain_value(a),
+        _ => false,
     }
-    f.at = Some(Box::new(Positional { pos, whole, io_of }));
-    Some(f)
 }
 
 /// Every name an expression uses (`a.b` gives `a`).
@@ -329,178 +246,19 @@ pub(crate) fn uses_io_end(e: &Expr) -> bool {
     false
 }
 
-/// `_io.pos`, `_io.size`, `_io.eof` in a reader (`read`) or a writer (`write`; only `_io.pos`
-/// has a value there: the bytes written since the start of the stream).
-#[allow(clippy::type_complexity)]
-pub(crate) fn io_attr(
-    read: bool,
-    write: bool,
-    attr: &str,
-) -> Result<(TokenStream, Ty), (String, String)> {
-    Ok(match (read, write, attr) {
-        (true, _, "pos") => (quote!(__r.io_pos()), Ty::Int),
-        (true, _, "size") => (quote!(__r.io_size()), Ty::Int),
-        (true, _, "eof") => (quote!(__r.is_eof()), Ty::Bool),
-        (_, true, "pos") => (quote!(__w.io_pos()), Ty::Int),
-        (_, true, "size" | "eof") => {
-            return Err((
-                format!("`_io.{attr}` is not known while writing"),
-                "use `_io.{attr}` in `if`, `size`, `repeat-until` or a positional instance's `pos`, where the writer lets the value decide".replace("{attr}", attr),
-            ))
-        }
-        // A value instance: the type's stream as it was when its `seq` had been read.
-        (false, false, "pos") => (quote!(self.__io_end.0), Ty::Int),
-        (false, false, "size") => (quote!(self.__io_end.1), Ty::Int),
-        (false, false, "eof") => (quote!((self.__io_end.0 >= self.__io_end.1)), Ty::Bool),
-        _ => {
-            return Err((
-                format!("`_io` has no member `{attr}`"),
-                "`_io` has `pos`, `size` and `eof`".into(),
-            ))
-        }
-    })
-}
-
-/// Wraps a positional instance's read: evaluate `pos`, move there, read, come back. Returns
-/// the read expression and, when `pos` uses `_io`, the declaration, struct member and
-/// constructor entry of the kept position (the writer puts the instance back there).
-#[allow(clippy::type_complexity)]
-pub(crate) fn emit_read(
-    em: &mut Emitter<'_>,
-    f: &Field,
-    at: &Positional,
-    scope: &Scope,
-    read_value: TokenStream,
-) -> Option<(TokenStream, Option<(TokenStream, TokenStream, TokenStream)>)> {
-    let fid = f.id.as_str();
-    if let Some(io) = &at.io_of {
-        // Kaitai evaluates an instance's `pos`, `size`, `if` ... on the type's own `_io`
-        // while reading from the other stream; the reader here has only the other stream at
-        // hand, so `_io` there is refused rather than given another stream's values.
-        let mut g = f.clone();
-        let mut uses = false;
-        crate::resolve::for_each_expr(&mut g, &mut |e| uses |= uses_io(e));
-        if uses {
-            em.err(
-                f.pos,
-                &f.key_path,
-                format!(
-                    "`_io` in an expression of an instance with `io: {}._io` is not supported yet",
-                    io.src
-                ),
-                "give positions, sizes and conditions of such an instance as numbers or expressions of fields",
-            );
-            return None;
-        }
-        return crate::io_of::emit_read(em, f, at, io, scope, read_value).map(|r| (r, None));
-    }
-    let pos = em.expect_ty(&at.pos, scope, &format!("{}.pos", f.key_path), Ty::Int)?;
-    let whole = at.whole;
-    if uses_io(&at.pos.expr) {
-        let kept = temp_for("pos", &f.id);
-        let doc = format!(
-            " Where `{}` was read (`pos: {}`, from the start of its stream): its writer puts it back there.",
-            f.id, at.pos.src
-        );
-        let rv = quote! {{
-            let __p: i128 = #pos;
-            #kept = __p;
-            let __saved = __r.enter_instance(__p, #whole).map_err(|e| e.in_field(#fid))?;
-            __r.enter(::statepack_runtime::io::PathSeg::Field(#fid));
-            let __pv = #read_value;
-            __r.leave_instance(__saved);
-            __pv
-        }};
-        Some((
-            rv,
-            Some((
-                quote!(let mut #kept: i128 = 0;),
-                quote! {
-                    #[doc = #doc]
-                    #[serde(default)]
-                    pub #kept: i128
-                },
-                quote!(#kept),
-            )),
-        ))
-    } else {
-        Some((
-            quote! {{
-                let __p: i128 = #pos;
-                let __saved = __r.enter_instance(__p, #whole).map_err(|e| e.in_field(#fid))?;
-            __r.enter(::statepack_runtime::io::PathSeg::Field(#fid));
-                let __pv = #read_value;
-                __r.leave_instance(__saved);
-                __pv
-            }},
-            None,
-        ))
-    }
-}
-
-/// Wraps a positional instance's write (`stmt`, as for a `seq` field): encode it on its own
-/// and queue it for its position (`ByteWriter::instance_writer`, `ByteWriter::place`).
-pub(crate) fn emit_write(
-    em: &mut Emitter<'_>,
-    f: &Field,
-    at: &Positional,
-    scope: &Scope,
-    stmt: TokenStream,
-) -> Option<TokenStream> {
-    let fid = f.id.as_str();
-    if let Some(io) = &at.io_of {
-        return crate::io_of::emit_write(em, f, at, io, scope, stmt);
-    }
-    let whole = at.whole;
-    let pos = if uses_io(&at.pos.expr) {
-        let kept = temp_for("pos", &f.id);
-        quote!(self.#kept)
-    } else {
-        em.expect_ty(&at.pos, scope, &format!("{}.pos", f.key_path), Ty::Int)?
-    };
-    let what = f.key_path.as_str();
-    Some(quote! {
-        {
-            let __pos: i128 = #pos;
-            let mut __tw = __w.instance_writer(__pos, #whole).map_err(|e| e.in_field(#fid))?;
-            {
-                let __w = &mut __tw;
-                #stmt
-            }
-            __w.place(__tw, #what);
-        }
-    })
-}
-
-/// For a type whose value instances use `_io`: the reader's statement that keeps the stream's
-/// position and size at the end of the type's `seq`, the struct member holding them and its
-/// constructor entry.
-pub(crate) fn io_end_member(
-    t: &crate::ir::TypeDef,
-    member_io: bool,
-) -> Option<(TokenStream, TokenStream, TokenStream)> {
-    let uses = member_io
+/// True when a type keeps `_io.pos` and `_io.size` at the end of its `seq` (member
+/// `__io_end`): its value instances use `_io`, or `member_io` (an expression anywhere in the
+/// schema uses `value._io`, see [`uses_member_io`]).
+pub(crate) fn keeps_io_end(t: &crate::ir::TypeDef, member_io: bool) -> bool {
+    member_io
         || t.instances
             .iter()
-            .any(|i| uses_io(&i.value.expr) || i.cond.as_ref().is_some_and(|c| uses_io(&c.expr)));
-    if !uses {
-        return None;
-    }
-    Some((
-        quote!(let __io_end: (i128, i128) = (__r.io_pos(), __r.io_size());),
-        quote! {
-            #[doc = " `_io.pos` and `_io.size` of this value's stream when its `seq` had been read, for"]
-            #[doc = " the value instances that use `_io` (`_io.eof` is `pos >= size`)."]
-            #[serde(default)]
-            pub __io_end: (i128, i128)
-        },
-        quote!(__io_end),
-    ))
+            .any(|i| uses_io(&i.value.expr) || i.cond.as_ref().is_some_and(|c| uses_io(&c.expr)))
 }
 
 /// True when an expression anywhere in the schema uses `value._io` (the stream of a user-type
 /// value): every type then keeps `__io_end` (the type of `value` is known only while
-/// emitting). The emitter computes it once per schema (`member_io`), for [`io_end_member`].
+/// emitting). The emitter computes it once per schema (`member_io`), for [`keeps_io_end`].
 pub(crate) fn uses_member_io(s: &crate::ir::Schema) -> bool {
     fn has(e: &Expr) -> bool {
         let mut todo = vec![e];
@@ -542,16 +300,6 @@ pub(crate) fn uses_member_io(s: &crate::ir::Schema) -> bool {
                 .iter()
                 .any(|i| has(&i.value.expr) || i.cond.as_ref().is_some_and(|c| has(&c.expr)))
     })
-}
-
-/// `value._io.pos`, `.size`, `.eof` of a user-type value (`value` is its code): from the
-/// value's `__io_end`.
-pub(crate) fn member_io(value: TokenStream, attr: &str) -> (TokenStream, Ty) {
-    match attr {
-        "pos" => (quote!(#value.__io_end.0), Ty::Int),
-        "size" => (quote!(#value.__io_end.1), Ty::Int),
-        _ => (quote!((#value.__io_end.0 >= #value.__io_end.1)), Ty::Bool),
-    }
 }
 
 /// True when a type has positional instances or uses `_io` in a field's expressions (its

@@ -268,7 +268,7 @@ pub struct Positional {
     /// `io: _root._io`: the stream is the whole input (else the type's own stream, `_io`).
     pub whole: bool,
     /// `io: X._io` for a user-type value `X` (a field, `_parent.list[0]`): the stream is the
-    /// substream `X` was read from, rebuilt from `X` (see `crate::io_of`). `X` is kept here
+    /// substream `X` was read from, rebuilt from `X` (see `emit::io_of`). `X` is kept here
     /// without the `._io`.
     pub io_of: Option<SrcExpr>,
 }

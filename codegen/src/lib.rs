@@ -64,40 +64,44 @@
 //! tree into the [`ir`] (the root type first, then `types` and `enums` in document order,
 //! nested ones after the type that holds them); `resolve` gives nested types and enums
 //! unique names and resolves every type and enum reference with Kaitai Struct's scoping;
-//! `emit` checks names, types and expressions and emits Rust with `quote!` (its
-//! `emit_reflect` part the dynamic view); `tidy` removes what would be warnings in the
-//! user's crate (redundant parentheses, casts of literals) and applies the
-//! [`Options`]; prettyplease formats the result. Every problem found is collected as
-//! a [`Diag`] with file:line:column, the key path in the schema and a one-line fix hint; a
-//! bad schema never panics the generator.
+//! `context` and `endian` add the params that carry `_parent`/`_root` paths and a decided
+//! byte order; `check` refuses clashing Rust names, unknown references, types that contain
+//! themselves and sums that cannot be derived; analyses of the IR (`derive`, `sizes`,
+//! `shape`, `bits`, `instances`) serve the checks and the emitter alike; `emit` types every
+//! expression and emits Rust with `quote!` (its `reflect` part the dynamic view); `tidy`
+//! removes what would be warnings in the user's crate (redundant parentheses, casts of
+//! literals) and applies the [`Options`]; prettyplease formats the result. Every problem
+//! found is collected as a [`Diag`] with file:line:column, the key path in the schema and a
+//! one-line fix hint; a bad schema never panics the generator.
 //!
 //! [`Options`] ask for more than the native reader and writer: binrw's `BinRead`/`BinWrite`,
 //! deku's `DekuReader`/`DekuWriter` and bitvec `BitSlice` readers for the generated types
-//! (`emit_binrw`; pass them to [`generate_with`] or [`generate_dir_with`]). The emitted impls
+//! (`emit::binrw`; pass them to [`generate_with`] or [`generate_dir_with`]). The emitted impls
 //! call `statepack_runtime::interop` and need the runtime's features of the same names.
 //!
 //! The key-by-key reference is `docs/schema-language.md`.
 
 mod bits;
 mod builder;
+mod check;
 pub mod columns;
 mod context;
+mod derive;
 pub mod diag;
 mod emit;
-mod emit_binrw;
-mod emit_reflect;
 mod endian;
 pub mod expr;
 mod instances;
 pub mod interp;
-mod io_of;
 pub mod ir;
 mod lower;
 mod names;
+mod num_type;
 mod options;
 mod process;
 mod resolve;
 pub mod sem;
+mod shape;
 mod sizes;
 mod tidy;
 mod version;
@@ -166,9 +170,10 @@ pub fn load_schema_at(text: &str, file: &str, path: &Path) -> Result<ir::Schema,
 
 /// Loads a schema for the interpreter ([`interp`]) and tools: as [`load_schema_at`], searching
 /// `include_paths` before [`IMPORT_PATH_VAR`], then runs every check the generator makes
-/// before it emits code (names, types, expressions), so a schema the generator refuses is
-/// refused here with the same diagnostics. Errors: every problem found, as [`Diag`]s with
-/// file:line:column.
+/// before it emits code (the check stage's names, references and layout, then the typing of
+/// every expression, which the Rust emitter does; its code is discarded), so a schema the
+/// generator refuses is refused here with the same diagnostics. Errors: every problem found,
+/// as [`Diag`]s with file:line:column.
 pub fn load_checked(
     text: &str,
     file: &str,

@@ -77,7 +77,7 @@ fn min_bits(
                     .collect();
                 let pick = if ending.is_empty() { all } else { ending };
                 pick.into_iter()
-                    .map(|n| match crate::emit::num_switch::case_number(n) {
+                    .map(|n| match crate::num_type::case_number(n) {
                         Some((bytes, ..)) => usize::from(bytes) * 8,
                         None => min_bits(s, n, memo, visiting, cycles),
                     })

@@ -24,10 +24,10 @@
 //! more when the sizes disagree, so that the writer's own error is what the caller sees
 //! ([`probe_on_mismatch`]).
 
-use crate::ir::{Field, FieldKind, Repeat, Schema, TypeDef};
+use crate::ir::{Field, FieldKind, Repeat, Schema};
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// The `encoded_len` body of one type, built field by field.
 pub(super) enum Exact {
@@ -172,61 +172,6 @@ pub(super) fn fallback_body(why: &str) -> (TokenStream, TokenStream) {
             __w.len()
         },
     )
-}
-
-/// Whether every value of type `name` starts and ends on a byte boundary when it starts on
-/// one: always under statepack's strict rules (a type that may end inside a byte is refused
-/// there); under Kaitai's, a type without bit fields and switches whose user-type fields are
-/// themselves whole. Unknown names (other schemas, opaque types) and recursion are not.
-/// The types that always end on a byte boundary: every field (positional instances aside)
-/// is byte-aligned, and every user type among them is such a type. A type that reaches
-/// itself is not one (its end is not known statically). Computed once per schema, each type
-/// visited once, so the cost is linear in the schema.
-pub(super) fn whole_byte_types(s: &Schema) -> HashSet<String> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Mark {
-        Busy,
-        Whole,
-        NotWhole,
-    }
-    fn visit<'s>(
-        types: &HashMap<&'s str, &'s TypeDef>,
-        name: &'s str,
-        marks: &mut HashMap<&'s str, Mark>,
-    ) -> bool {
-        match marks.get(name) {
-            Some(Mark::Whole) => return true,
-            Some(Mark::NotWhole | Mark::Busy) => return false,
-            None => {}
-        }
-        let Some(t) = types.get(name) else {
-            return false;
-        };
-        marks.insert(name, Mark::Busy);
-        let ok = t
-            .fields
-            .iter()
-            .filter(|f| f.at.is_none())
-            .all(|f| match &f.kind {
-                FieldKind::Bits { .. } | FieldKind::Switch { .. } => false,
-                FieldKind::User { name, .. } => visit(types, name, marks),
-                _ => true,
-            });
-        // A type found not whole while one of its users was busy stays not whole; one on a
-        // cycle is not whole from any entry, so the marks do not depend on the order.
-        marks.insert(name, if ok { Mark::Whole } else { Mark::NotWhole });
-        ok
-    }
-    let types: HashMap<&str, &TypeDef> = s.types.iter().map(|t| (t.name.as_str(), t)).collect();
-    let mut marks: HashMap<&str, Mark> = HashMap::new();
-    for t in &s.types {
-        visit(&types, &t.name, &mut marks);
-    }
-    marks
-        .into_iter()
-        .filter(|(_, m)| *m == Mark::Whole)
-        .map(|(n, _)| n.to_owned())
-        .collect()
 }
 
 /// The statement a size check runs when the value's `encoded_len` is not the size the

@@ -7,40 +7,9 @@
 
 use super::{int_ty, read_method, write_method, Emitter, Ty};
 use crate::ir::*;
+use crate::num_type::case_number;
 use proc_macro2::TokenStream;
 use quote::quote;
-
-/// A case type name that is a number type, as `lower` writes it (`u1`, `s1`, `u2le`,
-/// `f8be`, ...): (bytes, signed, float, byte order).
-pub(crate) fn case_number(tn: &str) -> Option<(u8, bool, bool, Endian)> {
-    let (base, order) = if let Some(b) = tn.strip_suffix("le") {
-        (b, Some(Endian::Le))
-    } else if let Some(b) = tn.strip_suffix("be") {
-        (b, Some(Endian::Be))
-    } else {
-        (tn, None)
-    };
-    let (kind, width) = base.split_at_checked(1)?;
-    let bytes: u8 = match width {
-        "1" => 1,
-        "2" => 2,
-        "4" => 4,
-        "8" => 8,
-        _ => return None,
-    };
-    // One-byte types have no byte order; `lower` gives every wider one its order.
-    let endian = match (bytes, order) {
-        (1, None) => Endian::Le,
-        (1, Some(_)) | (_, None) => return None,
-        (_, Some(e)) => e,
-    };
-    match kind {
-        "u" => Some((bytes, false, false, endian)),
-        "s" => Some((bytes, true, false, endian)),
-        "f" if bytes >= 4 => Some((bytes, true, true, endian)),
-        _ => None,
-    }
-}
 
 impl Emitter<'_> {
     /// Reads case type `tn` into variant `vi` of switch enum `en` (`Result<enum, _>`).
@@ -136,7 +105,7 @@ impl Emitter<'_> {
         let arms = vs
             .iter()
             .map(|(vi, _, _)| quote!(#en::#vi(__x) => ::std::result::Result::Ok(*__x as #out)));
-        let none = if super::has_no_case(f) {
+        let none = if crate::shape::has_no_case(f) {
             quote!(#en::NoCase => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from("no switch case matched, so the field has no value"))),)
         } else {
             quote!()

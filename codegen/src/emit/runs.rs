@@ -443,7 +443,7 @@ fn byte_run_read(run: &[Member], tail: &TokenStream) -> TokenStream {
 
 fn bit_read_value(b: &BitVal) -> TokenStream {
     let w = u32::from(b.width);
-    let ty = crate::bits::bits_rust_ty(b.width, b.offset_binary);
+    let ty = super::bits::bits_rust_ty(b.width, b.offset_binary);
     match (b.width, b.offset_binary) {
         (1, false) => quote!(__r.take_run_bits_be(1) != 0),
         (_, false) => quote!(__r.take_run_bits_be(#w) as #ty),

@@ -381,57 +381,8 @@ fn write_elem(
         }
     };
     match &f.kind {
-        FieldKind::Int {
-            bytes,
-            signed,
-            endian,
-            enum_name,
-        } => {
-            let (raw, v) = match enum_name {
-                Some(e) => enum_given(s, e, g, fp)?,
-                None => {
-                    let i = as_int(g, fp)?;
-                    (i, DynValue::Int(i))
-                }
-            };
-            let endian = frame.order(*endian).map_err(|m| format!("{fp}: {m}"))?;
-            put_int(w, raw, *bytes, *signed, endian, fp)?;
-            Ok(v)
-        }
-        FieldKind::Float { bytes, endian } => {
-            let endian = frame.order(*endian).map_err(|m| format!("{fp}: {m}"))?;
-            put_float(w, g, *bytes, endian, fp)
-        }
-        FieldKind::Bits {
-            width,
-            offset_binary,
-            le,
-            enum_name,
-        } => {
-            let (raw, v) = match (enum_name, g) {
-                (Some(e), g) => enum_given(s, e, g, fp)?,
-                (None, Given::Bool(b)) if *width == 1 => (i128::from(*b), DynValue::Bool(*b)),
-                (None, g) => {
-                    let i = as_int(g, fp)?;
-                    (i, DynValue::Int(i))
-                }
-            };
-            let wd = u32::from(*width);
-            let code = if *offset_binary {
-                raw + (1i128 << (wd - 1))
-            } else {
-                raw
-            };
-            if code < 0 || (wd < 64 && code >= (1i128 << wd)) || code > i128::from(u64::MAX) {
-                return Err(format!("{fp}: {raw} does not fit in {wd} bit(s)"));
-            }
-            let r = if *le {
-                w.write_bits_le(code as u64, wd)
-            } else {
-                w.write_bits_be(code as u64, wd)
-            };
-            r.map_err(|e| format!("{fp}: {e}"))?;
-            Ok(v)
+        FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Bits { .. } => {
+            write_number(s, w, frame, f, g, fp)
         }
         FieldKind::Contents(c) => {
             let b = unhex(g, fp)?;
@@ -609,6 +560,72 @@ fn write_elem(
             put_sized(w, f, &b, n, room, fp)?;
             Ok(DynValue::Struct(Arc::new(v)))
         }
+    }
+}
+
+/// Writes one element of an integer, float or bit field from `g`, as `write_elem`.
+fn write_number(
+    s: &Schema,
+    w: &mut ByteWriter,
+    frame: &Frame<'_>,
+    f: &Field,
+    g: &Given,
+    fp: &str,
+) -> W<DynValue> {
+    match &f.kind {
+        FieldKind::Int {
+            bytes,
+            signed,
+            endian,
+            enum_name,
+        } => {
+            let (raw, v) = match enum_name {
+                Some(e) => enum_given(s, e, g, fp)?,
+                None => {
+                    let i = as_int(g, fp)?;
+                    (i, DynValue::Int(i))
+                }
+            };
+            let endian = frame.order(*endian).map_err(|m| format!("{fp}: {m}"))?;
+            put_int(w, raw, *bytes, *signed, endian, fp)?;
+            Ok(v)
+        }
+        FieldKind::Float { bytes, endian } => {
+            let endian = frame.order(*endian).map_err(|m| format!("{fp}: {m}"))?;
+            put_float(w, g, *bytes, endian, fp)
+        }
+        FieldKind::Bits {
+            width,
+            offset_binary,
+            le,
+            enum_name,
+        } => {
+            let (raw, v) = match (enum_name, g) {
+                (Some(e), g) => enum_given(s, e, g, fp)?,
+                (None, Given::Bool(b)) if *width == 1 => (i128::from(*b), DynValue::Bool(*b)),
+                (None, g) => {
+                    let i = as_int(g, fp)?;
+                    (i, DynValue::Int(i))
+                }
+            };
+            let wd = u32::from(*width);
+            let code = if *offset_binary {
+                raw + (1i128 << (wd - 1))
+            } else {
+                raw
+            };
+            if code < 0 || (wd < 64 && code >= (1i128 << wd)) || code > i128::from(u64::MAX) {
+                return Err(format!("{fp}: {raw} does not fit in {wd} bit(s)"));
+            }
+            let r = if *le {
+                w.write_bits_le(code as u64, wd)
+            } else {
+                w.write_bits_be(code as u64, wd)
+            };
+            r.map_err(|e| format!("{fp}: {e}"))?;
+            Ok(v)
+        }
+        _ => unreachable!("a number field"),
     }
 }
 

@@ -23,7 +23,6 @@ pub const SCHEMA_ID: &str = "adversarial";
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -63,6 +62,16 @@ pub struct Adversarial {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __beyond: ::std::vec::Vec<u8>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for Adversarial {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.empties == other.empties && self.node_ofs == other.node_ofs
+            && self.tree == other.tree && self.body_len == other.body_len
+            && self.body == other.body && self.until_zero == other.until_zero
+            && self.node == other.node
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl Adversarial {

@@ -106,7 +106,6 @@ impl ::statepack_runtime::reflect::ToValue for Mode {
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -124,6 +123,14 @@ pub struct BitsLeEnum {
     pub after: u8,
     /// Schema: `codegen/tests/run/bits_le_enum.ksy` line 12.
     pub inner: BeBits,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for BitsLeEnum {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.mode == other.mode && self.level == other.level && self.after == other.after
+            && self.inner == other.inner
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl BitsLeEnum {

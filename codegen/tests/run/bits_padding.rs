@@ -16,7 +16,6 @@ pub const SCHEMA_ID: &str = "bits_padding";
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -37,6 +36,14 @@ pub struct BitsPadding {
     /// The bits after the last bit field, up to the end of its byte, as read; written back.
     #[serde(default)]
     pub __end_pad: u8,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for BitsPadding {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.flags == other.flags && self.byte == other.byte && self.inner == other.inner
+            && self.last == other.last
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl BitsPadding {
@@ -308,7 +315,6 @@ pub fn reflect_roundtrip(
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -330,6 +336,13 @@ pub struct ThreeBits {
     /// value ends inside a byte of its sized field; written back.
     #[serde(default)]
     pub __unread_pad: u8,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for ThreeBits {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.v == other.v
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ThreeBits {

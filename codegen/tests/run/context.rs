@@ -1406,7 +1406,6 @@ impl ::statepack_runtime::reflect::ToValue for Header {
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -1430,6 +1429,13 @@ pub struct Index {
     pub __ctx_root_sizes: ::std::vec::Vec<i128>,
     /// Schema: `codegen/tests/run/context.ksy` line 54.
     pub entries: ::std::vec::Vec<Entry>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for Index {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl Index {
@@ -1611,7 +1617,6 @@ impl ::statepack_runtime::reflect::ToValue for Index {
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -1633,6 +1638,13 @@ pub struct Entry {
     /// Schema: `codegen/tests/run/context.ksy` line 64.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub extra: ::std::vec::Vec<u8>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for Entry {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.extra == other.extra
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl Entry {
@@ -1824,7 +1836,6 @@ impl ::statepack_runtime::reflect::ToValue for Entry {
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -1839,6 +1850,13 @@ pub struct Tagged {
     /// Schema: `codegen/tests/run/context.ksy` line 68.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub tag: ::std::vec::Vec<u8>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for Tagged {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.tag == other.tag
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl Tagged {
@@ -2058,7 +2076,6 @@ impl ::statepack_runtime::reflect::ToValue for Plain {
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -2072,6 +2089,13 @@ pub struct Mediator {
     pub __ctx_parent_sizes: ::std::vec::Vec<i128>,
     /// Schema: `codegen/tests/run/context.ksy` line 76.
     pub child: SizedByParent,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for Mediator {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.child == other.child
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl Mediator {
@@ -2193,7 +2217,6 @@ impl ::statepack_runtime::reflect::ToValue for Mediator {
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -2208,6 +2231,13 @@ pub struct SizedByParent {
     /// Schema: `codegen/tests/run/context.ksy` line 81.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub data: ::std::vec::Vec<u8>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for SizedByParent {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.data == other.data
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl SizedByParent {

@@ -19,7 +19,6 @@ pub const SCHEMA_ID: &str = "custom_process";
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -48,6 +47,14 @@ pub struct CustomProcess {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __stored_framed: ::std::option::Option<::std::vec::Vec<u8>>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for CustomProcess {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key && self.shifted == other.shifted
+            && self.framed == other.framed
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl CustomProcess {

@@ -16,7 +16,6 @@ pub const SCHEMA_ID: &str = "endian_switch";
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -34,6 +33,13 @@ pub struct EndianSwitch {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __beyond: ::std::vec::Vec<u8>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for EndianSwitch {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.docs == other.docs
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl EndianSwitch {
@@ -419,7 +425,6 @@ impl ::statepack_runtime::reflect::ToValue for Doc {
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -439,6 +444,14 @@ pub struct DocBody {
     pub inner: DocBodyInner,
     /// Schema: `codegen/tests/run/endian_switch.ksy` line 30.
     pub at_two: u16,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for DocBody {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.fixed_be == other.fixed_be
+            && self.inner == other.inner && self.at_two == other.at_two
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl DocBody {
@@ -704,7 +717,6 @@ impl ::statepack_runtime::reflect::ToValue for DocBody {
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -721,6 +733,13 @@ pub struct DocBodyInner {
     /// Schema: `codegen/tests/run/endian_switch.ksy` line 38.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub ratio: f32,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for DocBodyInner {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value && self.ratio == other.ratio
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl DocBodyInner {

@@ -112,7 +112,6 @@ impl ::statepack_runtime::reflect::ToValue for Animal {
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -132,6 +131,14 @@ pub struct MiscBits {
     /// The bits after the last bit field, up to the end of its byte, as read; written back.
     #[serde(default)]
     pub __end_pad: u8,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for MiscBits {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.hi == other.hi && self.lo == other.lo && self.l1 == other.l1
+            && self.l2 == other.l2 && self.pet == other.pet
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl MiscBits {

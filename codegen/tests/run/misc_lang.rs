@@ -106,7 +106,6 @@ impl ::statepack_runtime::reflect::ToValue for Animal {
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -135,6 +134,15 @@ pub struct MiscLang {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __tail_chunks: ::std::vec::Vec<::std::vec::Vec<u8>>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for MiscLang {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.magic == other.magic && self.tag == other.tag && self.name == other.name
+            && self.kind == other.kind && self.recs == other.recs
+            && self.chunks == other.chunks
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl MiscLang {

@@ -16,7 +16,6 @@ pub const SCHEMA_ID: &str = "positional";
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -55,6 +54,16 @@ pub struct Positional {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __beyond: ::std::vec::Vec<u8>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for Positional {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.ofs_name == other.ofs_name && self.header == other.header
+            && self.numbers == other.numbers && self.block == other.block
+            && self.name == other.name && self.tail_word == other.tail_word
+            && self.never == other.never
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl Positional {
@@ -594,7 +603,6 @@ pub fn reflect_roundtrip(
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -607,6 +615,13 @@ pub struct HeaderObj {
     /// the value instances that use `_io` (`_io.eof` is `pos >= size`).
     #[serde(default)]
     pub __io_end: (i128, i128),
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for HeaderObj {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.count == other.count
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl HeaderObj {
@@ -697,7 +712,6 @@ impl ::statepack_runtime::reflect::ToValue for HeaderObj {
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -733,6 +747,14 @@ pub struct Block {
     /// the value instances that use `_io` (`_io.eof` is `pos >= size`).
     #[serde(default)]
     pub __io_end: (i128, i128),
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for Block {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.a == other.a && self.rest_len == other.rest_len
+            && self.at_end == other.at_end && self.inner == other.inner
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl Block {

@@ -16,7 +16,6 @@ pub const SCHEMA_ID: &str = "positional_chain";
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -34,6 +33,13 @@ pub struct PositionalChain {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __beyond: ::std::vec::Vec<u8>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for PositionalChain {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.head == other.head
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl PositionalChain {

@@ -17,7 +17,6 @@ pub const SCHEMA_ID: &str = "processed";
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -57,6 +56,15 @@ pub struct Processed {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __stored_spun: ::std::option::Option<::std::vec::Vec<u8>>,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for Processed {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.len_packed == other.len_packed && self.packed == other.packed
+            && self.key == other.key && self.hidden == other.hidden
+            && self.spun == other.spun
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl Processed {
@@ -480,7 +488,6 @@ pub fn reflect_roundtrip(
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -504,6 +511,13 @@ pub struct Point {
     /// value ends inside a byte of its sized field; written back.
     #[serde(default)]
     pub __unread_pad: u8,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for Point {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.x == other.x && self.y == other.y
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl Point {

@@ -20,7 +20,6 @@ pub const SCHEMA_ID: &str = "recursion";
     Debug,
     Clone,
     Default,
-    PartialEq,
     ::statepack_runtime::serde::Serialize,
     ::statepack_runtime::serde::Deserialize
 )]
@@ -41,6 +40,13 @@ pub struct Recursion {
     pub tag: u8,
     /// Schema: `codegen/tests/run/recursion.ksy` line 10.
     pub next: RecursionNext,
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::cmp::PartialEq for Recursion {
+    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
+    fn eq(&self, other: &Self) -> bool {
+        self.tag == other.tag && self.next == other.next
+    }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl Recursion {

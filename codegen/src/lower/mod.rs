@@ -1,7 +1,7 @@
 //! From the YAML tree to the IR: every key is recognised or reported, scalars are read with
 //! the KS expression grammar, and all problems are collected rather than stopping at the first.
 
-use crate::diag::{Diag, Pos};
+use crate::diag::Pos;
 use crate::expr::{self, Expr};
 use crate::ir::*;
 use crate::yaml::{Key, Node, NodeKind};
@@ -105,200 +105,14 @@ pub const FIELD_SP_KEYS: &[&str] = &[
 /// Extension keys allowed in `meta`.
 pub const META_SP_KEYS: &[&str] = &["-sp-strict"];
 
-/// KS keys this generator knows but does not support yet, with the hint to give.
-const NOT_YET: &[(&str, &str)] = &[
-    (
-        "pos",
-        "`pos` (seeking) is not supported; fields are read in stream order",
-    ),
-    (
-        "io",
-        "`io` is not supported; fields are read from the enclosing stream",
-    ),
-];
+mod bits;
+mod endian;
+mod state;
 
-pub(crate) struct Lower<'a> {
-    pub file: &'a str,
-    pub diags: Vec<Diag>,
-    default_encoding: Option<&'static str>,
-    default_endian: Option<Endian>,
-    /// `meta.-sp-strict`: the default of every field's `-sp-strict`.
-    strict: bool,
-    /// `bit-endian: le` in force (the schema's or the enclosing type's `meta`).
-    bit_le: bool,
-}
-
-fn is_ident(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-}
-
-fn closest<'k>(word: &str, options: &[&'k str]) -> Option<&'k str> {
-    fn dist(a: &str, b: &str) -> usize {
-        let a: Vec<char> = a.chars().collect();
-        let b: Vec<char> = b.chars().collect();
-        let mut prev: Vec<usize> = (0..=b.len()).collect();
-        for i in 1..=a.len() {
-            let mut cur = vec![i; b.len() + 1];
-            for j in 1..=b.len() {
-                let cost = usize::from(a[i - 1] != b[j - 1]);
-                cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-            }
-            prev = cur;
-        }
-        prev[b.len()]
-    }
-    options
-        .iter()
-        .map(|o| (dist(word, o), *o))
-        .filter(|(d, _)| *d <= 2)
-        .min()
-        .map(|(_, o)| o)
-}
+use state::is_ident;
+pub(crate) use state::Lower;
 
 impl<'a> Lower<'a> {
-    pub fn new(file: &'a str) -> Self {
-        Self {
-            file,
-            diags: Vec::new(),
-            default_encoding: None,
-            default_endian: None,
-            strict: false,
-            bit_le: false,
-        }
-    }
-
-    pub(crate) fn err(
-        &mut self,
-        pos: Pos,
-        path: &str,
-        msg: impl Into<String>,
-        hint: impl Into<String>,
-    ) {
-        self.diags.push(Diag::new(self.file, pos, path, msg, hint));
-    }
-
-    /// [`Self::err`] with a second place, labelled "first defined here".
-    fn err_twice(&mut self, pos: Pos, first: Pos, path: &str, msg: String, hint: &str) {
-        let d = Diag::new(self.file, pos, path, msg, hint).with_related(
-            self.file,
-            first,
-            "first defined here",
-        );
-        self.diags.push(d);
-    }
-
-    fn unknown_key(&mut self, key: &Key, path: &str, allowed: &[&str], sp_allowed: &[&str]) {
-        let kp = if path.is_empty() {
-            key.text.clone()
-        } else {
-            format!("{path}.{}", key.text)
-        };
-        // Kaitai Struct ignores every key that starts with `-`; so does statepack, except
-        // its own `-sp-` keys, which are checked.
-        if key.text.starts_with('-') && !key.text.starts_with("-sp-") {
-            return;
-        }
-        if let Some((_, hint)) = NOT_YET.iter().find(|(k, _)| *k == key.text) {
-            self.err(
-                key.pos,
-                &kp,
-                format!("`{}` is not supported by statepack", key.text),
-                *hint,
-            );
-            return;
-        }
-        if key.text.starts_with("-sp-") {
-            let hint = if sp_allowed.is_empty() {
-                "no extension keys are allowed here; see docs/schema-language.md".to_string()
-            } else {
-                format!("extension keys allowed here: {}", sp_allowed.join(", "))
-            };
-            self.err(
-                key.pos,
-                &kp,
-                format!("unknown extension key `{}`", key.text),
-                hint,
-            );
-            return;
-        }
-        let hint = match closest(&key.text, allowed) {
-            Some(c) => format!("did you mean `{c}`?"),
-            None => format!("keys allowed here: {}", allowed.join(", ")),
-        };
-        self.err(key.pos, &kp, format!("unknown key `{}`", key.text), hint);
-    }
-
-    fn map<'n>(&mut self, node: &'n Node, path: &str, what: &str) -> Option<&'n [(Key, Node)]> {
-        match node.as_map() {
-            Some(m) => Some(m),
-            None => {
-                self.err(
-                    node.pos,
-                    path,
-                    format!("{what} must be a mapping, found {}", node.shape()),
-                    format!("write {what} as `key: value` lines"),
-                );
-                None
-            }
-        }
-    }
-
-    pub(crate) fn scalar<'n>(&mut self, node: &'n Node, path: &str) -> Option<&'n str> {
-        match node.as_str() {
-            Some(s) => Some(s),
-            None => {
-                self.err(
-                    node.pos,
-                    path,
-                    format!("expected a single value, found {}", node.shape()),
-                    "write a plain value here",
-                );
-                None
-            }
-        }
-    }
-
-    pub(crate) fn src_expr(&mut self, node: &Node, path: &str) -> Option<SrcExpr> {
-        let text = self.scalar(node, path)?;
-        if let NodeKind::Scalar { quoted: true, .. } = &node.kind {
-            // A quoted YAML scalar is still an expression in KS; keep the text as written.
-        }
-        match expr::parse(text) {
-            Ok(expr) => Some(SrcExpr {
-                expr,
-                src: text.to_owned(),
-                pos: node.pos,
-            }),
-            Err(e) => {
-                self.err(
-                    node.pos,
-                    path,
-                    format!("bad expression `{text}`: {e}"),
-                    "expressions use the Kaitai Struct grammar, e.g. `kind == frame_kind::absolute and num > 0`",
-                );
-                None
-            }
-        }
-    }
-
-    pub(crate) fn boolean(&mut self, node: &Node, path: &str) -> Option<bool> {
-        match self.scalar(node, path)? {
-            "true" => Some(true),
-            "false" => Some(false),
-            other => {
-                self.err(
-                    node.pos,
-                    path,
-                    format!("expected `true` or `false`, found `{other}`"),
-                    "write `true` or `false` (other YAML spellings such as `yes`/`on` are not booleans in KS)",
-                );
-                None
-            }
-        }
-    }
-
     /// Lowers a whole schema.
     pub fn schema(&mut self, root: &Node) -> Option<Schema> {
         let top = self.map(root, "", "the schema")?;
@@ -348,7 +162,7 @@ impl<'a> Lower<'a> {
                                 }
                                 "title" => title = self.scalar(mv, &kp).map(str::to_owned),
                                 "endian" if matches!(mv.kind, NodeKind::Map(_)) => {
-                                    root_endian_switch = crate::endian::parse(self, mv, &kp);
+                                    root_endian_switch = endian::parse(self, mv, &kp);
                                     endian = Some(Endian::Computed);
                                 }
                                 "endian" => match self.scalar(mv, &kp) {
@@ -573,7 +387,7 @@ impl<'a> Lower<'a> {
                     }
                     match mk.text.as_str() {
                         "endian" if matches!(mv.kind, NodeKind::Map(_)) => {
-                            endian_switch = crate::endian::parse(self, mv, &p);
+                            endian_switch = endian::parse(self, mv, &p);
                             self.default_endian = Some(Endian::Computed);
                         }
                         "endian" => match self.scalar(mv, &p) {
@@ -815,7 +629,7 @@ impl<'a> Lower<'a> {
                     .iter()
                     .any(|(k, _)| POSITIONAL_KEYS.contains(&k.text.as_str()))
             {
-                if let Some(f) = crate::instances::lower_positional(self, k, v, im, &ip) {
+                if let Some(f) = lower_positional(self, k, v, im, &ip) {
                     positional.push(f);
                 }
                 continue;
@@ -920,7 +734,7 @@ impl<'a> Lower<'a> {
     }
 
     /// A switch case's type name with a number type made explicit (`u2` under `endian: le`
-    /// is `u2le`; see `emit::case_number`); other names unchanged. `None` (reported) for a
+    /// is `u2le`; see `crate::num_type::case_number`); other names unchanged. `None` (reported) for a
     /// multi-byte number type without a byte order.
     fn case_number_type(&mut self, tn: &str, pos: Pos, kp: &str) -> Option<String> {
         let Some((float, bytes, endian, signed)) = Self::int_type(tn, self.default_endian) else {
@@ -1261,6 +1075,221 @@ impl<'a> Lower<'a> {
         };
 
         // Terminator and padding keys (strings and raw bytes).
+        let term = self.terminator(m, node, fp, encoding, &size)?;
+        let process = match get("process") {
+            Some(v) => Some(self.process(v, &format!("{fp}.process"))?),
+            None => None,
+        };
+        let mut args: Vec<SrcExpr> = Vec::new();
+        let mut switch_args: Vec<(String, Vec<SrcExpr>)> = Vec::new();
+        let kind = if let Some(c) = get("contents") {
+            if get("type").is_some() {
+                self.err(
+                    c.pos,
+                    &format!("{fp}.contents"),
+                    "`contents` with a `type`",
+                    "drop `type`: contents are raw bytes",
+                );
+                return None;
+            }
+            FieldKind::Contents(self.contents(c, &format!("{fp}.contents"))?)
+        } else {
+            match get("type") {
+                None => match size {
+                    Some(s) => FieldKind::Bytes(s),
+                    None if term.is_some() => FieldKind::Bytes(Size::Terminator),
+                    None => {
+                        self.err(node.pos, fp, format!("field `{id}` has no `type`, `size` or `contents`"), "give it a `type` (u1, s2le, f4, str, a user type ...), or a `size` for raw bytes");
+                        return None;
+                    }
+                },
+                Some(tnode) => match &tnode.kind {
+                    NodeKind::Map(sw) => {
+                        self.switch_type(tnode, sw, fp, &size, &mut switch_args)?
+                    }
+                    _ => {
+                        self.named_type(tnode, fp, size, &term, &enum_name, encoding, &mut args)?
+                    }
+                },
+            }
+        };
+        self.kind_keys_apply(
+            m,
+            node,
+            fp,
+            &kind,
+            (&enum_name, encoding, has_size),
+            boxed,
+            &repeat,
+        );
+        let (kind, varint) = self.bit_keys(m, fp, kind, &repeat)?;
+        self.process_applies(
+            m,
+            node,
+            fp,
+            process.as_ref(),
+            &kind,
+            &repeat,
+            term.is_some(),
+        )?;
+        let strict = match get("-sp-strict") {
+            Some(v) => self.boolean(v, &format!("{fp}.-sp-strict"))?,
+            None => self.strict,
+        };
+        let parent = match get("parent") {
+            None => ParentSpec::Default,
+            Some(v) if v.as_str() == Some("false") => ParentSpec::None(v.pos),
+            Some(v) => ParentSpec::Expr(self.src_expr(v, &format!("{fp}.parent"))?),
+        };
+        Some(Field {
+            args,
+            parent,
+            ctx_args: Vec::new(),
+            recursive: Vec::new(),
+            switch_args,
+            process,
+            term,
+            strict,
+            boxed: matches!(boxed, Some((true, _))),
+            id,
+            doc,
+            pos: node.pos,
+            key_path: fp.to_owned(),
+            value_pos: m.iter().map(|(k, v)| (k.text.clone(), v.pos)).collect(),
+            kind,
+            repeat,
+            cond,
+            valid,
+            units,
+            sum_of,
+            varint,
+            at: None,
+        })
+    }
+
+    /// Reports the keys of field `fp` that its kind does not take: `enum` on a non-integer,
+    /// `encoding` on a non-string, `size` on a number, `-sp-box` on what is not one user-type
+    /// value. `keys` are the field's `enum`, `encoding` and whether it has a size.
+    fn kind_keys_apply(
+        &mut self,
+        m: &[(Key, Node)],
+        node: &Node,
+        fp: &str,
+        kind: &FieldKind,
+        keys: (&Option<String>, Option<&'static str>, bool),
+        boxed: Option<(bool, Pos)>,
+        repeat: &Repeat,
+    ) {
+        let (enum_name, encoding, has_size) = keys;
+        let get = |name: &str| m.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
+        // These point at the offending key's value, not at the start of the entry.
+        let at = |key: &str| get(key).map_or(node.pos, |v| v.pos);
+        if enum_name.is_some()
+            && !matches!(
+                kind,
+                FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Bits { .. }
+            )
+        {
+            self.err(
+                at("enum"),
+                &format!("{fp}.enum"),
+                "`enum` on a field that is not an integer",
+                "enums apply to integer types only",
+            );
+        }
+        if encoding.is_some() && !matches!(kind, FieldKind::Str { .. }) {
+            self.err(
+                at("encoding"),
+                &format!("{fp}.encoding"),
+                "`encoding` on a field that is not a string",
+                "drop `encoding`, or make the field `type: str`",
+            );
+        }
+        if has_size && matches!(kind, FieldKind::Int { .. } | FieldKind::Float { .. }) {
+            let key = if get("size").is_some() {
+                "size"
+            } else {
+                "size-eos"
+            };
+            self.err(
+                at(key),
+                &format!("{fp}.{key}"),
+                "`size` on a number field",
+                "number types have their own size; drop `size`",
+            );
+        }
+        if let Some((true, at)) = boxed {
+            if !matches!(kind, FieldKind::User { .. }) || !matches!(repeat, Repeat::None) {
+                self.err(
+                    at,
+                    &format!("{fp}.-sp-box"),
+                    "`-sp-box` applies only to a single (not repeated) field of a user type",
+                    "drop `-sp-box`, or use it on a field whose `type` names a type from `types`",
+                );
+            }
+        }
+    }
+
+    /// Checks that `process` applies to field `fp`: raw bytes or a user type with a size (or
+    /// `size-eos`), and with a terminator or padding (`terminated`) only a processor that maps
+    /// byte to byte. `None` (reported) when it does not.
+    #[allow(clippy::too_many_arguments)]
+    fn process_applies(
+        &mut self,
+        m: &[(Key, Node)],
+        node: &Node,
+        fp: &str,
+        process: Option<&Process>,
+        kind: &FieldKind,
+        repeat: &Repeat,
+        terminated: bool,
+    ) -> Option<()> {
+        let get = |name: &str| m.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
+        if process.is_some() {
+            // With a terminator or padding, only processors that map byte to byte (see
+            // `emit/proc_term.rs`): a field keeps its terminator and padding as read, not also
+            // its stored bytes, which zlib would need to write back the same bytes.
+            let bytewise = matches!(
+                process,
+                Some(Process::Xor(_) | Process::Rol(_) | Process::Ror(_))
+            );
+            let ok = matches!(
+                (kind, repeat),
+                (
+                    FieldKind::Bytes(Size::Expr(_) | Size::Eos | Size::Terminator),
+                    _
+                ) | (FieldKind::User { .. }, _)
+            ) && (terminated && bytewise
+                || !terminated
+                    && !matches!(
+                        kind,
+                        FieldKind::Bytes(Size::Terminator) | FieldKind::User { size: None, .. }
+                    ));
+            if !ok {
+                self.err(
+                    get("process").map_or(node.pos, |v| v.pos),
+                    &format!("{fp}.process"),
+                    "`process` applies to raw bytes or a user type with a `size` (or `size-eos`); with a terminator or `pad-right`, only `xor`, `rol` and `ror`",
+                    "give the field a `size`, or move `process` to the field that holds the bytes",
+                );
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// The terminator and padding keys of field `fp` (`terminator`, `include`, `consume`,
+    /// `eos-error`, `pad-right`; `strz` implies a terminator): `Some(None)` when it has none,
+    /// `None` (reported) when they do not apply to it.
+    fn terminator(
+        &mut self,
+        m: &[(Key, Node)],
+        node: &Node,
+        fp: &str,
+        encoding: Option<&'static str>,
+        size: &Option<Size>,
+    ) -> Option<Option<TermSpec>> {
+        let get = |name: &str| m.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
         let mut term = None;
         let term_keys = ["terminator", "include", "consume", "eos-error", "pad-right"];
         let is_strz = get("type").and_then(|t| t.as_str()) == Some("strz");
@@ -1342,409 +1371,296 @@ impl<'a> Lower<'a> {
                 return None;
             }
         }
-        let process = match get("process") {
-            Some(v) => Some(self.process(v, &format!("{fp}.process"))?),
-            None => None,
-        };
-        let mut args: Vec<SrcExpr> = Vec::new();
-        let mut switch_args: Vec<(String, Vec<SrcExpr>)> = Vec::new();
-        let kind = if let Some(c) = get("contents") {
-            if get("type").is_some() {
+        Some(term)
+    }
+
+    /// The `type` of field `fp` given as a switch (`switch-on`, `cases`): its cases, with
+    /// the arguments of each case type in `switch_args`. `None` (reported) when unusable.
+    fn switch_type(
+        &mut self,
+        tnode: &Node,
+        sw: &[(Key, Node)],
+        fp: &str,
+        size: &Option<Size>,
+        switch_args: &mut Vec<(String, Vec<SrcExpr>)>,
+    ) -> Option<FieldKind> {
+        let tp = format!("{fp}.type");
+        let reported = self.diags.len();
+        let mut on = None;
+        let mut cases = Vec::new();
+        let mut default = None;
+        for (sk, sv) in sw {
+            match sk.text.as_str() {
+                "switch-on" => on = self.src_expr(sv, &format!("{tp}.switch-on")),
+                "cases" => {
+                    if let Some(cm) = self.map(sv, &format!("{tp}.cases"), "`cases`") {
+                        for (ck, cv) in cm {
+                            let cp = format!("{tp}.cases.{}", ck.text);
+                            let Some(tn) = self.scalar(cv, &cp) else {
+                                continue;
+                            };
+                            // `block(a, b)`: a case type with `params`.
+                            let tn = match tn.split_once('(') {
+                                Some((name, rest)) => {
+                                    let name = name.trim().to_owned();
+                                    let parsed = rest
+                                        .strip_suffix(')')
+                                        .map(|inner| expr::parse(&format!("[{inner}]")));
+                                    let args: Vec<SrcExpr> = match parsed {
+                                        Some(Ok(Expr::List(items))) => items
+                                            .into_iter()
+                                            .map(|e| SrcExpr {
+                                                src: e.to_string(),
+                                                expr: e,
+                                                pos: cv.pos,
+                                            })
+                                            .collect(),
+                                        Some(Err(e)) => {
+                                            self.err(
+                                                cv.pos,
+                                                &cp,
+                                                format!("bad arguments in `{tn}`: {e}"),
+                                                "arguments are expressions separated by `,`",
+                                            );
+                                            continue;
+                                        }
+                                        _ => {
+                                            self.err(cv.pos, &cp, format!("`{tn}` has `(` without a closing `)` at the end"), "write `name(arg1, arg2)`");
+                                            continue;
+                                        }
+                                    };
+                                    match switch_args
+                                        .iter()
+                                        .find(|(n, _): &&(String, Vec<SrcExpr>)| *n == name)
+                                    {
+                                        Some((_, prev))
+                                            if prev
+                                                .iter()
+                                                .map(|a| &a.src)
+                                                .ne(args.iter().map(|a| &a.src)) =>
+                                        {
+                                            self.err(cv.pos, &cp, format!("`{name}` is given other arguments by another case"), "statepack gives a case type the same arguments in every case that names it; use one case with several keys, or two types");
+                                            continue;
+                                        }
+                                        Some(_) => {}
+                                        None => switch_args.push((name.clone(), args)),
+                                    }
+                                    name
+                                }
+                                None => tn.to_owned(),
+                            };
+                            let Some(tn) = self.case_number_type(&tn, cv.pos, &cp) else {
+                                continue;
+                            };
+                            let tn = tn.as_str();
+                            if ck.text == "_" {
+                                default = Some(tn.to_owned());
+                                continue;
+                            }
+                            match expr::parse(&ck.text) {
+                                Ok(e @ (Expr::Int(_) | Expr::EnumRef(_, _) | Expr::Str(_) | Expr::Bool(_))) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
+                                // A byte-array literal (`'[0x49]'`) for a switch on bytes.
+                                Ok(Expr::List(items)) if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v))) => cases.push((SrcExpr { expr: Expr::List(items), src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
+                                _ => self.err(ck.pos, &cp, format!("case key `{}` is not an integer, an enum value, a string, a byte array or a condition literal", ck.text), "case keys are integer literals, `enum_name::value`, string literals (`'\"abc\"'`), byte arrays (`'[0x49]'`), `true`/`false`, or `_` for the default"),
+                            }
+                        }
+                    }
+                }
+                _ => self.unknown_key(sk, &tp, &["switch-on", "cases"], &[]),
+            }
+        }
+        // A `switch-on` or `cases` whose problems were reported above is not
+        // reported again as missing.
+        let Some(on) = on else {
+            if !sw.iter().any(|(k, _)| k.text == "switch-on") {
                 self.err(
-                    c.pos,
-                    &format!("{fp}.contents"),
-                    "`contents` with a `type`",
-                    "drop `type`: contents are raw bytes",
+                    tnode.pos,
+                    &tp,
+                    "a switch type needs `switch-on`",
+                    "add `switch-on: <expression>`",
+                );
+            }
+            return None;
+        };
+        if cases.is_empty() && default.is_none() {
+            if self.diags.len() == reported {
+                self.err(
+                    tnode.pos,
+                    &tp,
+                    "a switch type needs `cases`",
+                    "add `cases:` mapping values to type names",
+                );
+            }
+            return None;
+        }
+        let numbers = cases
+            .iter()
+            .map(|(_, n)| n)
+            .chain(default.iter())
+            .filter(|n| crate::num_type::case_number(n).is_some())
+            .count();
+        if numbers > 0 {
+            let all = cases.len() + usize::from(default.is_some());
+            if numbers < all {
+                self.err(tnode.pos, &tp, "a switch mixes number types and user types", "give every case a number type, or every case a user type (wrap the number in a type)");
+                return None;
+            }
+            if size.is_some() {
+                self.err(
+                    tnode.pos,
+                    &tp,
+                    "a switch of number types cannot have a `size`",
+                    "drop `size`: each number type has its own",
                 );
                 return None;
             }
-            FieldKind::Contents(self.contents(c, &format!("{fp}.contents"))?)
-        } else {
-            match get("type") {
-                None => match size {
-                    Some(s) => FieldKind::Bytes(s),
-                    None if term.is_some() => FieldKind::Bytes(Size::Terminator),
+        }
+        Some(FieldKind::Switch {
+            on,
+            cases,
+            default,
+            size: size.clone(),
+        })
+    }
+
+    /// The `type` of field `fp` given as a name: a number, bit, string or user type (with
+    /// its arguments in `args`). `None` (reported) when unusable.
+    #[allow(clippy::too_many_arguments)]
+    fn named_type(
+        &mut self,
+        tnode: &Node,
+        fp: &str,
+        size: Option<Size>,
+        term: &Option<TermSpec>,
+        enum_name: &Option<String>,
+        encoding: Option<&'static str>,
+        args: &mut Vec<SrcExpr>,
+    ) -> Option<FieldKind> {
+        let tp = format!("{fp}.type");
+        let mut t = self.scalar(tnode, &tp)?.to_owned();
+        // `name(arg, ...)`: a type with `params`.
+        if let Some(open) = t.find('(') {
+            let inner = t[open + 1..].strip_suffix(')').map(str::to_owned);
+            let Some(inner) = inner else {
+                self.err(
+                    tnode.pos,
+                    &tp,
+                    format!("`{t}` has `(` without a closing `)` at the end"),
+                    "write `type: name(arg1, arg2)`",
+                );
+                return None;
+            };
+            match expr::parse(&format!("[{inner}]")) {
+                Ok(Expr::List(items)) => {
+                    *args = items
+                        .into_iter()
+                        .map(|expr| SrcExpr {
+                            src: expr.to_string(),
+                            expr,
+                            pos: tnode.pos,
+                        })
+                        .collect();
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    self.err(
+                        tnode.pos,
+                        &tp,
+                        format!("bad arguments in `{t}`: {e}"),
+                        "arguments are expressions separated by `,`",
+                    );
+                    return None;
+                }
+            }
+            t = t[..open].trim().to_owned();
+        }
+        Some(
+            if let Some((is_float, bytes, endian, signed)) = Self::int_type(&t, self.default_endian)
+            {
+                let endian = if bytes == 1 { Some(Endian::Le) } else { endian };
+                let endian = match endian {
+                    Some(e) => e,
                     None => {
-                        self.err(node.pos, fp, format!("field `{id}` has no `type`, `size` or `contents`"), "give it a `type` (u1, s2le, f4, str, a user type ...), or a `size` for raw bytes");
+                        self.err(
+                            tnode.pos,
+                            &tp,
+                            format!("`{t}` has no byte order"),
+                            format!("set `meta.endian`, or write `{t}le` / `{t}be`"),
+                        );
+                        Endian::Le
+                    }
+                };
+                if is_float {
+                    if enum_name.is_some() {
+                        self.err(
+                            tnode.pos,
+                            &tp,
+                            "`enum` on a float",
+                            "enums apply to integer types only",
+                        );
+                    }
+                    FieldKind::Float { bytes, endian }
+                } else {
+                    FieldKind::Int {
+                        bytes,
+                        signed,
+                        endian,
+                        enum_name: enum_name.clone(),
+                    }
+                }
+            } else if t == "str" || t == "strz" {
+                let encoding = encoding.or(self.default_encoding).unwrap_or_else(|| {
+                    self.err(
+                        tnode.pos,
+                        &tp,
+                        "string field has no encoding",
+                        "add `encoding: UTF-8` to the field or to `meta`",
+                    );
+                    "UTF-8"
+                });
+                if t == "str" && size.is_none() && term.is_none() {
+                    self.err(tnode.pos, &tp, "`type: str` needs `size` or `size-eos`", "add `size: <length field>`, or use `type: strz` for a zero-terminated string");
+                }
+                if t == "strz" && size.is_some() && term.is_none() {
+                    self.err(
+                        tnode.pos,
+                        &tp,
+                        "`strz` with a `size` is not supported",
+                        "use `type: str` with `size`, or `strz` alone",
+                    );
+                }
+                FieldKind::Str {
+                    size: if t == "str" || term.is_some() {
+                        size
+                    } else {
+                        None
+                    },
+                    encoding,
+                }
+            } else if let Some(width) = crate::bits::bit_type(&t) {
+                match width {
+                    Some(w) => FieldKind::Bits {
+                        width: w,
+                        offset_binary: false,
+                        le: crate::bits::explicit_bit_le(&t).unwrap_or(self.bit_le),
+                        enum_name: enum_name.clone(),
+                    },
+                    None => {
+                        self.err(
+                            tnode.pos,
+                            &tp,
+                            format!("`{t}` is not a bit type of 1 to 64 bits"),
+                            "bit types are b1 .. b64 (the `be` bit order of `meta.bit-endian`)",
+                        );
                         return None;
                     }
-                },
-                Some(tnode) => match &tnode.kind {
-                    NodeKind::Map(sw) => {
-                        let tp = format!("{fp}.type");
-                        let reported = self.diags.len();
-                        let mut on = None;
-                        let mut cases = Vec::new();
-                        let mut default = None;
-                        for (sk, sv) in sw {
-                            match sk.text.as_str() {
-                                "switch-on" => on = self.src_expr(sv, &format!("{tp}.switch-on")),
-                                "cases" => {
-                                    if let Some(cm) =
-                                        self.map(sv, &format!("{tp}.cases"), "`cases`")
-                                    {
-                                        for (ck, cv) in cm {
-                                            let cp = format!("{tp}.cases.{}", ck.text);
-                                            let Some(tn) = self.scalar(cv, &cp) else {
-                                                continue;
-                                            };
-                                            // `block(a, b)`: a case type with `params`.
-                                            let tn = match tn.split_once('(') {
-                                                Some((name, rest)) => {
-                                                    let name = name.trim().to_owned();
-                                                    let parsed =
-                                                        rest.strip_suffix(')').map(|inner| {
-                                                            expr::parse(&format!("[{inner}]"))
-                                                        });
-                                                    let args: Vec<SrcExpr> = match parsed {
-                                                        Some(Ok(Expr::List(items))) => items
-                                                            .into_iter()
-                                                            .map(|e| SrcExpr {
-                                                                src: e.to_string(),
-                                                                expr: e,
-                                                                pos: cv.pos,
-                                                            })
-                                                            .collect(),
-                                                        Some(Err(e)) => {
-                                                            self.err(cv.pos, &cp, format!("bad arguments in `{tn}`: {e}"), "arguments are expressions separated by `,`");
-                                                            continue;
-                                                        }
-                                                        _ => {
-                                                            self.err(cv.pos, &cp, format!("`{tn}` has `(` without a closing `)` at the end"), "write `name(arg1, arg2)`");
-                                                            continue;
-                                                        }
-                                                    };
-                                                    match switch_args.iter().find(
-                                                        |(n, _): &&(String, Vec<SrcExpr>)| {
-                                                            *n == name
-                                                        },
-                                                    ) {
-                                                        Some((_, prev))
-                                                            if prev.iter().map(|a| &a.src).ne(
-                                                                args.iter().map(|a| &a.src),
-                                                            ) =>
-                                                        {
-                                                            self.err(cv.pos, &cp, format!("`{name}` is given other arguments by another case"), "statepack gives a case type the same arguments in every case that names it; use one case with several keys, or two types");
-                                                            continue;
-                                                        }
-                                                        Some(_) => {}
-                                                        None => {
-                                                            switch_args.push((name.clone(), args))
-                                                        }
-                                                    }
-                                                    name
-                                                }
-                                                None => tn.to_owned(),
-                                            };
-                                            let Some(tn) = self.case_number_type(&tn, cv.pos, &cp)
-                                            else {
-                                                continue;
-                                            };
-                                            let tn = tn.as_str();
-                                            if ck.text == "_" {
-                                                default = Some(tn.to_owned());
-                                                continue;
-                                            }
-                                            match expr::parse(&ck.text) {
-                                                Ok(e @ (Expr::Int(_) | Expr::EnumRef(_, _) | Expr::Str(_) | Expr::Bool(_))) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
-                                                // A byte-array literal (`'[0x49]'`) for a switch on bytes.
-                                                Ok(Expr::List(items)) if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v))) => cases.push((SrcExpr { expr: Expr::List(items), src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
-                                                _ => self.err(ck.pos, &cp, format!("case key `{}` is not an integer, an enum value, a string, a byte array or a condition literal", ck.text), "case keys are integer literals, `enum_name::value`, string literals (`'\"abc\"'`), byte arrays (`'[0x49]'`), `true`/`false`, or `_` for the default"),
-                                            }
-                                        }
-                                    }
-                                }
-                                _ => self.unknown_key(sk, &tp, &["switch-on", "cases"], &[]),
-                            }
-                        }
-                        // A `switch-on` or `cases` whose problems were reported above is not
-                        // reported again as missing.
-                        let Some(on) = on else {
-                            if !sw.iter().any(|(k, _)| k.text == "switch-on") {
-                                self.err(
-                                    tnode.pos,
-                                    &tp,
-                                    "a switch type needs `switch-on`",
-                                    "add `switch-on: <expression>`",
-                                );
-                            }
-                            return None;
-                        };
-                        if cases.is_empty() && default.is_none() {
-                            if self.diags.len() == reported {
-                                self.err(
-                                    tnode.pos,
-                                    &tp,
-                                    "a switch type needs `cases`",
-                                    "add `cases:` mapping values to type names",
-                                );
-                            }
-                            return None;
-                        }
-                        let numbers = cases
-                            .iter()
-                            .map(|(_, n)| n)
-                            .chain(default.iter())
-                            .filter(|n| crate::emit::case_number(n).is_some())
-                            .count();
-                        if numbers > 0 {
-                            let all = cases.len() + usize::from(default.is_some());
-                            if numbers < all {
-                                self.err(tnode.pos, &tp, "a switch mixes number types and user types", "give every case a number type, or every case a user type (wrap the number in a type)");
-                                return None;
-                            }
-                            if size.is_some() {
-                                self.err(
-                                    tnode.pos,
-                                    &tp,
-                                    "a switch of number types cannot have a `size`",
-                                    "drop `size`: each number type has its own",
-                                );
-                                return None;
-                            }
-                        }
-                        FieldKind::Switch {
-                            on,
-                            cases,
-                            default,
-                            size: size.clone(),
-                        }
-                    }
-                    _ => {
-                        let tp = format!("{fp}.type");
-                        let mut t = self.scalar(tnode, &tp)?.to_owned();
-                        // `name(arg, ...)`: a type with `params`.
-                        if let Some(open) = t.find('(') {
-                            let inner = t[open + 1..].strip_suffix(')').map(str::to_owned);
-                            let Some(inner) = inner else {
-                                self.err(
-                                    tnode.pos,
-                                    &tp,
-                                    format!("`{t}` has `(` without a closing `)` at the end"),
-                                    "write `type: name(arg1, arg2)`",
-                                );
-                                return None;
-                            };
-                            match expr::parse(&format!("[{inner}]")) {
-                                Ok(Expr::List(items)) => {
-                                    args = items
-                                        .into_iter()
-                                        .map(|expr| SrcExpr {
-                                            src: expr.to_string(),
-                                            expr,
-                                            pos: tnode.pos,
-                                        })
-                                        .collect();
-                                }
-                                Ok(_) => {}
-                                Err(e) => {
-                                    self.err(
-                                        tnode.pos,
-                                        &tp,
-                                        format!("bad arguments in `{t}`: {e}"),
-                                        "arguments are expressions separated by `,`",
-                                    );
-                                    return None;
-                                }
-                            }
-                            t = t[..open].trim().to_owned();
-                        }
-                        if let Some((is_float, bytes, endian, signed)) =
-                            Self::int_type(&t, self.default_endian)
-                        {
-                            let endian = if bytes == 1 { Some(Endian::Le) } else { endian };
-                            let endian = match endian {
-                                Some(e) => e,
-                                None => {
-                                    self.err(
-                                        tnode.pos,
-                                        &tp,
-                                        format!("`{t}` has no byte order"),
-                                        format!("set `meta.endian`, or write `{t}le` / `{t}be`"),
-                                    );
-                                    Endian::Le
-                                }
-                            };
-                            if is_float {
-                                if enum_name.is_some() {
-                                    self.err(
-                                        tnode.pos,
-                                        &tp,
-                                        "`enum` on a float",
-                                        "enums apply to integer types only",
-                                    );
-                                }
-                                FieldKind::Float { bytes, endian }
-                            } else {
-                                FieldKind::Int {
-                                    bytes,
-                                    signed,
-                                    endian,
-                                    enum_name: enum_name.clone(),
-                                }
-                            }
-                        } else if t == "str" || t == "strz" {
-                            let encoding =
-                                encoding.or(self.default_encoding).unwrap_or_else(|| {
-                                    self.err(
-                                        tnode.pos,
-                                        &tp,
-                                        "string field has no encoding",
-                                        "add `encoding: UTF-8` to the field or to `meta`",
-                                    );
-                                    "UTF-8"
-                                });
-                            if t == "str" && size.is_none() && term.is_none() {
-                                self.err(tnode.pos, &tp, "`type: str` needs `size` or `size-eos`", "add `size: <length field>`, or use `type: strz` for a zero-terminated string");
-                            }
-                            if t == "strz" && size.is_some() && term.is_none() {
-                                self.err(
-                                    tnode.pos,
-                                    &tp,
-                                    "`strz` with a `size` is not supported",
-                                    "use `type: str` with `size`, or `strz` alone",
-                                );
-                            }
-                            FieldKind::Str {
-                                size: if t == "str" || term.is_some() {
-                                    size
-                                } else {
-                                    None
-                                },
-                                encoding,
-                            }
-                        } else if let Some(width) = crate::bits::bit_type(&t) {
-                            match width {
-                                Some(w) => FieldKind::Bits {
-                                    width: w,
-                                    offset_binary: false,
-                                    le: crate::bits::explicit_bit_le(&t).unwrap_or(self.bit_le),
-                                    enum_name: enum_name.clone(),
-                                },
-                                None => {
-                                    self.err(tnode.pos, &tp, format!("`{t}` is not a bit type of 1 to 64 bits"), "bit types are b1 .. b64 (the `be` bit order of `meta.bit-endian`)");
-                                    return None;
-                                }
-                            }
-                        } else {
-                            // A name like `u3` is a user type when `types` defines it; else the
-                            // reference check reports it as a mistyped number type.
-                            FieldKind::User { name: t, size }
-                        }
-                    }
-                },
-            }
-        };
-        // These point at the offending key's value, not at the start of the entry.
-        let at = |key: &str| get(key).map_or(node.pos, |v| v.pos);
-        if enum_name.is_some()
-            && !matches!(
-                kind,
-                FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Bits { .. }
-            )
-        {
-            self.err(
-                at("enum"),
-                &format!("{fp}.enum"),
-                "`enum` on a field that is not an integer",
-                "enums apply to integer types only",
-            );
-        }
-        if encoding.is_some() && !matches!(kind, FieldKind::Str { .. }) {
-            self.err(
-                at("encoding"),
-                &format!("{fp}.encoding"),
-                "`encoding` on a field that is not a string",
-                "drop `encoding`, or make the field `type: str`",
-            );
-        }
-        if has_size && matches!(kind, FieldKind::Int { .. } | FieldKind::Float { .. }) {
-            let key = if get("size").is_some() {
-                "size"
+                }
             } else {
-                "size-eos"
-            };
-            self.err(
-                at(key),
-                &format!("{fp}.{key}"),
-                "`size` on a number field",
-                "number types have their own size; drop `size`",
-            );
-        }
-        if let Some((true, at)) = boxed {
-            if !matches!(kind, FieldKind::User { .. }) || !matches!(repeat, Repeat::None) {
-                self.err(
-                    at,
-                    &format!("{fp}.-sp-box"),
-                    "`-sp-box` applies only to a single (not repeated) field of a user type",
-                    "drop `-sp-box`, or use it on a field whose `type` names a type from `types`",
-                );
-            }
-        }
-        let (kind, varint) = self.bit_keys(m, fp, kind, &repeat)?;
-        if process.is_some() {
-            // With a terminator or padding, only processors that map byte to byte (see
-            // `emit/proc_term.rs`): a field keeps its terminator and padding as read, not also
-            // its stored bytes, which zlib would need to write back the same bytes.
-            let bytewise = matches!(
-                process,
-                Some(Process::Xor(_) | Process::Rol(_) | Process::Ror(_))
-            );
-            let ok = matches!(
-                (&kind, &repeat),
-                (
-                    FieldKind::Bytes(Size::Expr(_) | Size::Eos | Size::Terminator),
-                    _
-                ) | (FieldKind::User { .. }, _)
-            ) && (term.is_some() && bytewise
-                || term.is_none()
-                    && !matches!(
-                        kind,
-                        FieldKind::Bytes(Size::Terminator) | FieldKind::User { size: None, .. }
-                    ));
-            if !ok {
-                self.err(
-                    get("process").map_or(node.pos, |v| v.pos),
-                    &format!("{fp}.process"),
-                    "`process` applies to raw bytes or a user type with a `size` (or `size-eos`); with a terminator or `pad-right`, only `xor`, `rol` and `ror`",
-                    "give the field a `size`, or move `process` to the field that holds the bytes",
-                );
-                return None;
-            }
-        }
-        let strict = match get("-sp-strict") {
-            Some(v) => self.boolean(v, &format!("{fp}.-sp-strict"))?,
-            None => self.strict,
-        };
-        let parent = match get("parent") {
-            None => ParentSpec::Default,
-            Some(v) if v.as_str() == Some("false") => ParentSpec::None(v.pos),
-            Some(v) => ParentSpec::Expr(self.src_expr(v, &format!("{fp}.parent"))?),
-        };
-        Some(Field {
-            args,
-            parent,
-            ctx_args: Vec::new(),
-            recursive: Vec::new(),
-            switch_args,
-            process,
-            term,
-            strict,
-            boxed: matches!(boxed, Some((true, _))),
-            id,
-            doc,
-            pos: node.pos,
-            key_path: fp.to_owned(),
-            value_pos: m.iter().map(|(k, v)| (k.text.clone(), v.pos)).collect(),
-            kind,
-            repeat,
-            cond,
-            valid,
-            units,
-            sum_of,
-            varint,
-            at: None,
-        })
+                // A name like `u3` is a user type when `types` defines it; else the
+                // reference check reports it as a mistyped number type.
+                FieldKind::User { name: t, size }
+            },
+        )
     }
 
     /// `process: zlib`, `xor(key)`, `rol(n)`, `ror(n)`.
@@ -1983,4 +1899,93 @@ impl<'a> Lower<'a> {
             }
         }
     }
+}
+
+/// Lowers one positional instance `key: {pos: ..., type: ..., ...}` to a field, or reports
+/// why it cannot be read.
+pub(crate) fn lower_positional(
+    lw: &mut Lower<'_>,
+    key: &Key,
+    node: &Node,
+    entries: &[(Key, Node)],
+    ip: &str,
+) -> Option<Field> {
+    let get = |name: &str| entries.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
+    let Some(pos_node) = get("pos") else {
+        lw.err(
+            node.pos,
+            ip,
+            "a positional instance needs `pos`",
+            "add `pos: <expression>` (the byte offset in the stream, from its start)",
+        );
+        return None;
+    };
+    let pos = lw.src_expr(pos_node, &format!("{ip}.pos"))?;
+    let mut io_of = None;
+    let whole = match get("io") {
+        None => false,
+        Some(io) => {
+            let e = lw.src_expr(io, &format!("{ip}.io"))?;
+            match &e.expr {
+                Expr::Name(n) if n == "_io" => false,
+                Expr::Attr(a, io)
+                    if io == "_io" && matches!(&**a, Expr::Name(r) if r == "_root") =>
+                {
+                    true
+                }
+                // `io: value._io`: the substream of another value (see `emit::io_of`).
+                Expr::Attr(a, io) if io == "_io" && crate::instances::plain_value(a) => {
+                    let src = a.to_string();
+                    io_of = Some(crate::ir::SrcExpr {
+                        expr: (**a).clone(),
+                        src,
+                        pos: e.pos,
+                    });
+                    false
+                }
+                _ => {
+                    lw.err(
+                        io.pos,
+                        &format!("{ip}.io"),
+                        format!("`io: {}` is not supported yet", e.src),
+                        "positional instances read from `_io` (the type's own stream), `_root._io` (the whole input) or `value._io` (the substream of a user-type value read with a `size`)",
+                    );
+                    return None;
+                }
+            }
+        }
+    };
+    // The instance reads like a `seq` entry with its name as `id` (without `pos` and `io`).
+    let mut m: Vec<(Key, Node)> = vec![(
+        Key {
+            text: "id".into(),
+            pos: key.pos,
+        },
+        Node {
+            pos: key.pos,
+            kind: NodeKind::Scalar {
+                text: key.text.clone(),
+                quoted: false,
+            },
+        },
+    )];
+    m.extend(
+        entries
+            .iter()
+            .filter(|(k, _)| k.text != "pos" && k.text != "io" && k.text != "id")
+            .cloned(),
+    );
+    let synthetic = Node {
+        pos: node.pos,
+        kind: NodeKind::Map(m),
+    };
+    let mut f = lw.field(&synthetic, ip)?;
+    f.pos = key.pos;
+    // An instance may hold the type it belongs to (a chain of positions): its member is a
+    // `Box` so that the struct has a size.
+    if matches!(f.kind, FieldKind::User { .. }) && matches!(f.repeat, Repeat::None) {
+        f.boxed = true;
+    }
+    f.at = Some(Box::new(Positional { pos, whole, io_of }));
+    Some(f)
 }

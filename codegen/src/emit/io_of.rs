@@ -13,23 +13,10 @@
 //! A value whose type is also read without a size shares its parent's stream in Kaitai
 //! Struct, which statepack does not keep: `io:` of such a type is refused.
 
-use crate::emit::{Emitter, Ty};
-use crate::expr::Expr;
+use super::{Emitter, Scope, Ty};
 use crate::ir::{Field, FieldKind, Positional, Schema, SrcExpr};
 use proc_macro2::TokenStream;
 use quote::quote;
-
-/// True when `e` can name a value for `io: e._io`: a name followed by members, indexes and
-/// casts (`_parent.blocks[0]`, `header.as<block>`), without `_io` in it.
-pub(crate) fn plain_value(e: &Expr) -> bool {
-    match e {
-        Expr::Name(n) => n != "_io",
-        Expr::Attr(a, m) => m != "_io" && plain_value(a),
-        Expr::Index(a, i) => plain_value(a) && !matches!(&**i, Expr::Attr(..)),
-        Expr::Cast(a, _) => plain_value(a),
-        _ => false,
-    }
-}
 
 /// The fields of `s` that read type `tn` without a substream of their own (no `size`,
 /// `size-eos` or `process`): their values share the parent's stream.
@@ -59,12 +46,7 @@ fn unsized_readers<'s>(s: &'s Schema, tn: &str) -> Vec<&'s Field> {
 }
 
 /// The value named by `io` as code in `scope` with its user type, or the problem (reported).
-fn value_of(
-    em: &mut Emitter<'_>,
-    f: &Field,
-    io: &SrcExpr,
-    scope: &crate::emit::Scope,
-) -> Option<TokenStream> {
+fn value_of(em: &mut Emitter<'_>, f: &Field, io: &SrcExpr, scope: &Scope) -> Option<TokenStream> {
     let kp = format!("{}.io", f.key_path);
     let (ts, ty) = em.expr(io, scope, &kp)?;
     let Ty::User(tn) = ty.clone() else {
@@ -75,7 +57,7 @@ fn value_of(
                 "`io: {}._io`: `{}` is {}, which has no member `_io` (only a user-type value has a stream)",
                 io.src,
                 io.src,
-                crate::emit::ty_name(&ty)
+                super::ty_name(&ty)
             ),
             "name a field (or a list element) holding a user type read with a `size`",
         );
@@ -102,7 +84,7 @@ pub(crate) fn emit_read(
     f: &Field,
     at: &Positional,
     io: &SrcExpr,
-    scope: &crate::emit::Scope,
+    scope: &Scope,
     read_value: TokenStream,
 ) -> Option<TokenStream> {
     let fid = f.id.as_str();
@@ -141,7 +123,7 @@ pub(crate) fn emit_write(
     f: &Field,
     at: &Positional,
     io: &SrcExpr,
-    scope: &crate::emit::Scope,
+    scope: &Scope,
     stmt: TokenStream,
 ) -> Option<TokenStream> {
     let fid = f.id.as_str();

@@ -8,7 +8,7 @@
 //! data exactly as the writer derives them). `docs/schema-language.md` ("Dynamic view") is
 //! the reference.
 
-use crate::emit::Derived;
+use crate::derive::Derived;
 use crate::ir::*;
 use crate::names::{field_ident, type_ident};
 use proc_macro2::{Literal, TokenStream};

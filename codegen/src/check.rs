@@ -1,0 +1,437 @@
+//! The check stage: every problem of a loaded schema that is not a problem of its YAML shape
+//! (those `lower` reports) and not of one expression (those are found where the expression
+//! is typed): names that would clash as Rust items, references to types and enums that do
+//! not exist, arguments to types without `params`, enum values that do not fit their field,
+//! types that contain themselves, `-sp-sum-of` fields that cannot be derived, column-set
+//! names, opaque-type paths. The Rust emitter runs it before anything else; the interpreter's
+//! loader (`load_checked`) runs the same checks, so both refuse a schema with the same
+//! diagnostics.
+
+use crate::diag::{Diag, Pos};
+use crate::ir::*;
+use crate::names::{camel, field_ident};
+use crate::num_type::{case_number, looks_like_number_type};
+use crate::shape::has_no_case;
+use std::collections::{HashMap, HashSet};
+
+/// The names and references of `s`: Rust names that clash or are reserved, unknown types,
+/// enums and param types, arguments to types without `params`, enum values out of their
+/// field's range, `io: _root._io` under a processed field. Nothing else is checked while
+/// these fail (the later stages look types up by these names). Returns the problems found,
+/// in the order found.
+pub(crate) fn names_and_refs(s: &Schema) -> Vec<Diag> {
+    let mut c = Checker {
+        s,
+        diags: Vec::new(),
+        open_enums: crate::shape::open_enums(s),
+    };
+    c.refs();
+    c.diags
+}
+
+/// The layout of `s`, once its names and references are sound: the minimum encoded length of
+/// every type (bytes), and the problems found: a type that contains itself without a list or
+/// `if` in between, a `-sp-sum-of` that cannot be derived, column-set names, the Rust paths
+/// of opaque types in `opts`.
+pub(crate) fn layout(s: &Schema, opts: &crate::Options) -> (HashMap<String, usize>, Vec<Diag>) {
+    let mut c = Checker {
+        s,
+        diags: Vec::new(),
+        open_enums: HashSet::new(),
+    };
+    let (lens, cycles) = crate::sizes::min_lens(s);
+    for (name, pos) in cycles {
+        c.err(
+            pos,
+            &format!("types.{name}"),
+            format!("type `{name}` contains itself without a list or `if` in between"),
+            "break the cycle with `repeat` or `if`, or the data would be infinite",
+        );
+    }
+    for t in &s.types {
+        crate::derive::derived(s, t, &mut c.diags);
+    }
+    let taken: Vec<String> = (s.types.iter().map(|t| t.name.clone()))
+        .chain(s.enums.iter().map(|e| e.name.clone()))
+        .collect();
+    c.diags
+        .extend(crate::columns::check_names(&s.column_sets, &taken, &s.file));
+    for n in &s.opaque {
+        if let Err(m) = crate::process::opaque_path(opts, n) {
+            c.err(
+                Pos { line: 1, col: 1 },
+                "meta.ks-opaque-types",
+                m,
+                "give a Rust path such as `crate::external::Header`",
+            );
+        }
+    }
+    (lens, c.diags)
+}
+
+struct Checker<'s> {
+    s: &'s Schema,
+    diags: Vec<Diag>,
+    /// See [`crate::shape::open_enums`].
+    open_enums: HashSet<String>,
+}
+
+impl Checker<'_> {
+    fn err(&mut self, pos: Pos, path: &str, msg: impl Into<String>, hint: impl Into<String>) {
+        self.diags
+            .push(Diag::new(&self.s.file, pos, path, msg, hint));
+    }
+
+    /// A positional instance of the whole input under a processed or terminated user-type
+    /// field is refused: its reader would see only the transformed bytes (a wrong value).
+    fn whole_io_in_substreams(&mut self) {
+        let mut found = Vec::new();
+        for t in &self.s.types {
+            for f in &t.fields {
+                if f.process.is_none() && f.term.is_none() {
+                    continue;
+                }
+                let FieldKind::User { name, .. } = &f.kind else {
+                    continue;
+                };
+                let mut seen = HashSet::new();
+                if let Some((path, pos)) = crate::instances::whole_io_under(self.s, name, &mut seen)
+                {
+                    found.push((f.pos, f.key_path.clone(), path.to_owned(), pos));
+                }
+            }
+        }
+        for (at, kp, inst, inst_pos) in found {
+            let d = Diag::new(
+                &self.s.file,
+                at,
+                &kp,
+                format!(
+                    "`{inst}` reads `io: _root._io` inside the bytes of a processed or terminated field, which are a stream of their own: not supported yet"
+                ),
+                "read that instance in a type outside the processed field",
+            )
+            .with_related(&self.s.file, inst_pos, "the instance");
+            self.diags.push(d);
+        }
+    }
+
+    fn refs(&mut self) {
+        self.whole_io_in_substreams();
+        // A param of a user type names a type the schema has (the root's params too, which
+        // no field's arguments would check).
+        for t in &self.s.types {
+            for p in &t.params {
+                let mut k = &p.kind;
+                while let ParamKind::List(inner) = k {
+                    k = inner;
+                }
+                if let ParamKind::User(n) = k {
+                    if self.s.type_def(n).is_none() {
+                        self.err(
+                            p.pos,
+                            &format!("{}params", if t.key_path.is_empty() { String::new() } else { format!("{}.", t.key_path) }),
+                            format!("unknown type `{n}` of param `{}`", p.id),
+                            "name a type from `types`, or a number, `str`, `bytes`, `bool` or `struct`",
+                        );
+                    }
+                }
+            }
+        }
+        let mut seen: HashMap<String, (&str, Pos)> = HashMap::new();
+        for t in &self.s.types {
+            let (msg, first_pos) = match seen.get(&camel(&t.name)) {
+                Some((first, at)) if *first == t.name => (
+                    format!(
+                        "type `{}` is defined twice (the root type takes the name of `meta.id`)",
+                        t.name
+                    ),
+                    *at,
+                ),
+                Some((first, at)) => (
+                    format!(
+                        "types `{first}` and `{}` both become the Rust type `{}`",
+                        t.name,
+                        camel(&t.name)
+                    ),
+                    *at,
+                ),
+                None => {
+                    seen.insert(camel(&t.name), (&t.name, t.pos));
+                    continue;
+                }
+            };
+            let d = Diag::new(
+                &self.s.file,
+                t.pos,
+                &t.key_path,
+                msg,
+                "rename one of the types",
+            )
+            .with_related(&self.s.file, first_pos, "first defined here");
+            self.diags.push(d);
+        }
+        self.rust_names();
+        let mut seen = HashSet::new();
+        for e in &self.s.enums {
+            if !seen.insert(camel(&e.name))
+                || self
+                    .s
+                    .types
+                    .iter()
+                    .any(|t| camel(&t.name) == camel(&e.name))
+            {
+                self.err(
+                    e.pos,
+                    &format!("enums.{}", e.name),
+                    format!("enum `{}` clashes with another type or enum name", e.name),
+                    "rename the enum",
+                );
+            }
+        }
+        for t in &self.s.types {
+            for f in &t.fields {
+                // `params`: only a plain user-type field passes arguments today.
+                let has_params = |n: &str| {
+                    self.s
+                        .type_def(n)
+                        .is_some_and(|d| d.params.iter().any(|p| p.context.is_none()))
+                };
+                let problem = match &f.kind {
+                    FieldKind::User { name, .. } if has_params(name) && (f.process.is_some() || f.term.is_some()) => Some("a type with `params` cannot be read through `process` or a terminator yet".to_owned()),
+                    FieldKind::User { .. } if f.args.is_empty() => None,
+                    FieldKind::User { name, .. } if !has_params(name) => Some(format!("type `{name}` has no `params`, so it takes no arguments")),
+                    FieldKind::Switch { .. } if f.switch_args.iter().any(|(n, _)| !has_params(n)) => Some("a case type without `params` takes no arguments".to_owned()),
+                    FieldKind::User { .. } => None,
+                    _ if !f.args.is_empty() => Some("only user types take arguments".to_owned()),
+                    _ => None,
+                };
+                if let Some(m) = problem {
+                    self.err(f.pos_of("type"), &format!("{}.type", f.key_path), m, "pass arguments to a user type with `params` in a plain field: `type: name(a, b)`");
+                }
+                let mut names = Vec::new();
+                match &f.kind {
+                    FieldKind::User { name, .. } => names.push(name.clone()),
+                    FieldKind::Switch { cases, default, .. } => {
+                        names.extend(cases.iter().map(|(_, n)| n.clone()));
+                        names.extend(default.clone());
+                    }
+                    FieldKind::Bits {
+                        enum_name: Some(e),
+                        width,
+                        ..
+                    } => match self.s.enum_def(e) {
+                        None => self.err(
+                            f.pos_of("enum"),
+                            &format!("{}.enum", f.key_path),
+                            format!("unknown enum `{e}`"),
+                            hint_names("enums", self.s.enums.iter().map(|e| e.name.as_str())),
+                        ),
+                        Some(def) => {
+                            let hi = if *width >= 64 {
+                                i128::from(u64::MAX)
+                            } else {
+                                (1i128 << width) - 1
+                            };
+                            // Kaitai Struct allows enum values a bit field cannot hold (they
+                            // are never read; the writer refuses them); strict rules do not.
+                            for v in def.values.iter().filter(|_| f.strict) {
+                                if v.value < 0 || v.value > hi {
+                                    self.err(f.pos_of("enum"), &format!("{}.enum", f.key_path), format!("enum value {} = {} does not fit the field's {width} bits", v.name, v.value), "use a wider bit field, change the enum, or drop `-sp-strict`");
+                                }
+                            }
+                        }
+                    },
+                    FieldKind::Int {
+                        enum_name: Some(e),
+                        bytes,
+                        signed,
+                        ..
+                    } => match self.s.enum_def(e) {
+                        None => self.err(
+                            f.pos_of("enum"),
+                            &format!("{}.enum", f.key_path),
+                            format!("unknown enum `{e}`"),
+                            hint_names("enums", self.s.enums.iter().map(|e| e.name.as_str())),
+                        ),
+                        Some(def) => {
+                            let (lo, hi) = int_range(*bytes, *signed);
+                            for v in &def.values {
+                                if v.value < lo || v.value > hi {
+                                    self.err(f.pos_of("enum"), &format!("{}.enum", f.key_path), format!("enum value {} = {} does not fit the field's type", v.name, v.value), "use a wider integer type for the field, or change the enum");
+                                }
+                            }
+                        }
+                    },
+                    _ => {}
+                }
+                for n in names {
+                    if matches!(f.kind, FieldKind::Switch { .. }) && case_number(&n).is_some() {
+                        continue;
+                    }
+                    if self.s.type_def(&n).is_none() && looks_like_number_type(&n) {
+                        self.err(
+                            f.pos_of("type"),
+                            &format!("{}.type", f.key_path),
+                            format!("`{n}` is not a KS number type"),
+                            "number types are u1 u2 u4 u8, s1 s2 s4 s8, f4 f8, with an optional le/be suffix (or define a type of that name under `types`)",
+                        );
+                    } else if self.s.type_def(&n).is_none() && self.s.opaque.contains(&n) {
+                        // An opaque (external) type: `crate::process` gives its path.
+                    } else if self.s.type_def(&n).is_none() {
+                        // Types as a reference from the top level spells them.
+                        let paths: Vec<String> = self
+                            .s
+                            .types
+                            .iter()
+                            .skip(1)
+                            .map(|t| t.scope.join("::"))
+                            .collect();
+                        let hint = hint_names("types", paths.iter().map(String::as_str));
+                        self.err(
+                            f.pos_of("type"),
+                            &format!("{}.type", f.key_path),
+                            format!("unknown type `{n}`"),
+                            hint,
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Names that the generated code cannot use for its own items: `Self` is a keyword, and
+    /// the others are names every generated module uses unqualified (`Result<Self, _>`,
+    /// `Default::default()`, `AsRef::<str>`, the tracer parameter `T`).
+    fn rust_names(&mut self) {
+        const RESERVED: &[&str] = &["Self", "Result", "Default", "AsRef", "T"];
+        let reserved = |name: &str| RESERVED.contains(&camel(name).as_str());
+        for t in &self.s.types {
+            if reserved(&t.name) {
+                let kp = if t.key_path.is_empty() {
+                    "meta.id"
+                } else {
+                    &t.key_path
+                };
+                self.err(
+                    t.pos,
+                    kp,
+                    format!(
+                        "type `{}` would become the Rust type `{}`, a name Rust or the generated code already uses",
+                        t.name,
+                        camel(&t.name)
+                    ),
+                    "rename the type",
+                );
+            }
+            let mut members: HashMap<String, &str> = HashMap::new();
+            for f in &t.fields {
+                let rust = field_ident(&f.id).to_string();
+                if let Some(first) = members.insert(rust.clone(), &f.id) {
+                    self.err(
+                        f.pos_of("id"),
+                        &format!("{}.id", f.key_path),
+                        format!(
+                            "fields `{first}` and `{}` both become the Rust member `{rust}`",
+                            f.id
+                        ),
+                        "rename one of the fields",
+                    );
+                }
+                if !matches!(f.kind, FieldKind::Switch { .. }) {
+                    continue;
+                }
+                if let FieldKind::Switch { cases, .. } = &f.kind {
+                    if has_no_case(f) {
+                        if let Some((_, tn)) = cases.iter().find(|(_, tn)| camel(tn) == "NoCase") {
+                            self.err(
+                                f.pos_of("type"),
+                                &format!("{}.type", f.key_path),
+                                format!("case type `{tn}` would become the variant `NoCase`, which holds \"no case matched\""),
+                                "rename the type, add a `_` case, or set `-sp-strict: true` on the field",
+                            );
+                        }
+                    }
+                }
+                let en = format!("{}{}", camel(&t.name), camel(&f.id));
+                if let Some(other) = self.s.types.iter().find(|o| camel(&o.name) == en) {
+                    self.err(
+                        f.pos_of("type"),
+                        &format!("{}.type", f.key_path),
+                        format!(
+                            "the cases of `{}.{}` become the Rust enum `{en}`, which is also the name of type `{}`",
+                            t.name, f.id, other.name
+                        ),
+                        "rename the field or the type",
+                    );
+                }
+            }
+        }
+        for e in &self.s.enums {
+            if reserved(&e.name) {
+                self.err(
+                    e.pos,
+                    &format!("enums.{}", e.name),
+                    format!(
+                        "enum `{}` would become the Rust type `{}`, a name Rust or the generated code already uses",
+                        e.name,
+                        camel(&e.name)
+                    ),
+                    "rename the enum",
+                );
+            }
+            let mut seen: HashMap<String, &str> = HashMap::new();
+            for v in &e.values {
+                let vp = format!("enums.{}.{}", e.name, v.value);
+                let rust = camel(&v.name);
+                if rust == "Unlisted" && self.open_enums.contains(&e.name) {
+                    self.err(
+                        v.pos,
+                        &vp,
+                        format!("enum value `{}` would become `Unlisted`, the variant that holds unknown integers", v.name),
+                        "rename the value, or set `-sp-strict: true` on the fields that use the enum (closed enums have no `Unlisted`)",
+                    );
+                } else if rust == "Self" {
+                    self.err(
+                        v.pos,
+                        &vp,
+                        format!(
+                            "enum value `{}` would become `Self`, a Rust keyword",
+                            v.name
+                        ),
+                        "rename the value",
+                    );
+                } else if let Some(first) = seen.insert(rust.clone(), &v.name) {
+                    self.err(
+                        v.pos,
+                        &vp,
+                        format!(
+                            "enum values `{first}` and `{}` both become the Rust variant `{rust}`",
+                            v.name
+                        ),
+                        "rename one of the values",
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn hint_names<'a>(what: &str, names: impl Iterator<Item = &'a str>) -> String {
+    let v: Vec<&str> = names.collect();
+    if v.is_empty() {
+        format!("define it under `{what}`")
+    } else {
+        format!("define it under `{what}`, or use one of: {}", v.join(", "))
+    }
+}
+
+/// The range of an integer of `bytes` bytes.
+fn int_range(bytes: u8, signed: bool) -> (i128, i128) {
+    let bits = bytes as u32 * 8;
+    if signed {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    }
+}

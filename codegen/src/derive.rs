@@ -1,0 +1,167 @@
+//! What a writer derives rather than stores: a field that holds a later list's count, a later
+//! field's byte length, or (`-sp-sum-of`) the sum of an integer over a list's elements is no
+//! struct member; the writer computes it from the data. An analysis of the IR that the
+//! checks, the Rust emitter and its dynamic view share.
+
+use crate::diag::{Diag, Pos};
+use crate::expr::Expr;
+use crate::ir::*;
+use std::collections::HashMap;
+
+/// What a length-like field is derived from on write.
+#[derive(Debug, Clone)]
+pub(crate) enum Derived {
+    /// Number of elements of a list field.
+    Count(String),
+    /// Encoded byte length of a sized field.
+    Bytes(String),
+    /// Sum of an integer field over a list's elements.
+    Sum(String, String),
+}
+
+/// What the writer of `t` derives: its counts and lengths, then its `-sp-sum-of` fields.
+/// The sums that cannot be derived are reported in `diags`.
+pub(crate) fn derived(s: &Schema, t: &TypeDef, diags: &mut Vec<Diag>) -> HashMap<String, Derived> {
+    let mut out = counts_and_lengths(t);
+    sums(s, t, &mut out, diags);
+    out
+}
+
+/// The fields of `t` that hold a later field's count or byte length: not struct members,
+/// computed on write.
+pub(crate) fn counts_and_lengths(t: &TypeDef) -> HashMap<String, Derived> {
+    let mut out: HashMap<String, Derived> = HashMap::new();
+    let plain_int = |f: &Field| {
+        matches!(
+            f.kind,
+            FieldKind::Int {
+                enum_name: None,
+                ..
+            }
+        ) && matches!(f.repeat, Repeat::None)
+            && f.cond.is_none()
+            && f.valid.is_none()
+            && f.sum_of.is_none()
+    };
+    for (gi, g) in t.fields.iter().enumerate() {
+        let consider = |name: &str, d: Derived, out: &mut HashMap<String, Derived>| {
+            if let Some(fi) = t.fields[..gi].iter().position(|f| f.id == name) {
+                if plain_int(&t.fields[fi]) && !out.contains_key(name) && g.cond.is_none() {
+                    out.insert(name.to_owned(), d);
+                }
+            }
+        };
+        if let Repeat::Expr(SrcExpr {
+            expr: Expr::Name(n),
+            ..
+        }) = &g.repeat
+        {
+            consider(n, Derived::Count(g.id.clone()), &mut out);
+        }
+        let size = match &g.kind {
+            // A terminated or padded field's size is checked, not derived, and so is a
+            // string's in a character set other than UTF-8 and ASCII.
+            _ if g.term.is_some() || g.process.is_some() => None,
+            FieldKind::Str { encoding, .. } if !plain_encoding(encoding) => None,
+            FieldKind::Bytes(Size::Expr(e)) => Some(e),
+            FieldKind::Str {
+                size: Some(Size::Expr(e)),
+                ..
+            } => Some(e),
+            FieldKind::User {
+                size: Some(Size::Expr(e)),
+                ..
+            }
+            | FieldKind::Switch {
+                size: Some(Size::Expr(e)),
+                ..
+            } => Some(e),
+            _ => None,
+        };
+        if let (
+            Some(SrcExpr {
+                expr: Expr::Name(n),
+                ..
+            }),
+            Repeat::None,
+        ) = (size, &g.repeat)
+        {
+            consider(n, Derived::Bytes(g.id.clone()), &mut out);
+        }
+    }
+    out
+}
+
+/// Adds the `-sp-sum-of` fields of `t` to `out`, reporting the ones that cannot be derived.
+fn sums(s: &Schema, t: &TypeDef, out: &mut HashMap<String, Derived>, diags: &mut Vec<Diag>) {
+    let mut err = |pos: Pos, kp: &str, msg: String, hint: &str| {
+        diags.push(Diag::new(&s.file, pos, kp, msg, hint))
+    };
+    for (fi, f) in t.fields.iter().enumerate() {
+        let Some((list, field, pos)) = &f.sum_of else {
+            continue;
+        };
+        let kp = format!("{}.-sp-sum-of", f.key_path);
+        if !matches!(
+            f.kind,
+            FieldKind::Int {
+                enum_name: None,
+                ..
+            }
+        ) || !matches!(f.repeat, Repeat::None)
+            || f.cond.is_some()
+        {
+            err(
+                *pos,
+                &kp,
+                "`-sp-sum-of` on a field that is not a plain integer".to_owned(),
+                "use it on an unconditional, unrepeated integer field",
+            );
+            continue;
+        }
+        let Some(li) = t.fields.iter().position(|g| &g.id == list) else {
+            err(
+                *pos,
+                &kp,
+                format!("`{list}` is not a field of this type"),
+                "name a list field of the same type, e.g. `frames.dt_ms`",
+            );
+            continue;
+        };
+        let lf = &t.fields[li];
+        let elem_ok = match (&lf.kind, &lf.repeat, &lf.cond) {
+            (FieldKind::User { name, .. }, r, None) if !matches!(r, Repeat::None) => {
+                s.type_def(name).and_then(|et| {
+                    let x = et.fields.iter().find(|x| &x.id == field)?;
+                    let plain = matches!(
+                        x.kind,
+                        FieldKind::Int {
+                            enum_name: None,
+                            ..
+                        }
+                    ) && matches!(x.repeat, Repeat::None)
+                        && x.cond.is_none();
+                    // A derived field of the element is not a member to sum.
+                    let stored = x.sum_of.is_none() && !counts_and_lengths(et).contains_key(field);
+                    Some((plain, stored))
+                })
+            }
+            _ => None,
+        };
+        match elem_ok {
+            Some((true, true)) if li > fi => {
+                // A sum field is never a count or length (those need no `-sp-sum-of`).
+                out.insert(f.id.clone(), Derived::Sum(list.clone(), field.clone()));
+            }
+            Some((true, true)) => err(*pos, &kp, format!("`{list}` comes before this field"), "the summed list must follow the field that holds the sum"),
+            Some((true, false)) => err(*pos, &kp, format!("`{list}[].{field}` is derived on write (a count, length or sum), so the elements do not store it"), "sum a stored integer field of the list's element type"),
+            Some((false, _)) => err(*pos, &kp, format!("`{list}[].{field}` is not a plain integer field"), "sum an unconditional, unrepeated integer field of the list's element type"),
+            None => err(*pos, &kp, format!("`{list}` is not an unconditional list of a user type with a field `{field}`"), "name a `repeat` field of a user type and one of its integer fields"),
+        }
+    }
+}
+
+/// A string encoding whose byte length is known from its text alone (UTF-8 and ASCII).
+pub(crate) fn plain_encoding(e: &str) -> bool {
+    e == "UTF-8" || e == "ASCII"
+}

@@ -1,0 +1,578 @@
+//! Writing one element of a field, per kind, with the size and `valid` checks and the
+//! length of one element.
+
+use super::*;
+
+impl Emitter<'_> {
+    pub(super) fn elem_write(
+        &mut self,
+        t: &TypeDef,
+        f: &Field,
+        scope: &Scope,
+    ) -> Option<TokenStream> {
+        match &f.kind {
+            FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Bits { .. } => {
+                self.elem_write_number(f)
+            }
+            FieldKind::Bytes(_) | FieldKind::User { .. }
+                if f.term.is_some() || f.process.is_some() =>
+            {
+                self.elem_write_transformed(f, scope)
+            }
+            FieldKind::Str { .. } if f.term.is_some() => self.elem_write_transformed(f, scope),
+            FieldKind::Bytes(_)
+            | FieldKind::Str { .. }
+            | FieldKind::Contents(_)
+            | FieldKind::User { .. } => self.elem_write_plain(f, scope),
+            FieldKind::Switch { .. } => self.elem_write_switch(t, f, scope),
+        }
+    }
+
+    /// Writes one element `__v` of an integer, float or bit field.
+    pub(super) fn elem_write_number(&mut self, f: &Field) -> Option<TokenStream> {
+        Some(match &f.kind {
+            FieldKind::Int {
+                bytes,
+                signed,
+                endian,
+                enum_name,
+            } => {
+                let w = |v| endian_code::num_write(*bytes, *signed, false, *endian, v);
+                let ty = int_ty(*bytes, *signed);
+                match enum_name {
+                    None => w(quote!(*__v)),
+                    Some(e) if self.open_enums.contains(e) => {
+                        // An unlisted value may not fit the stored type: refuse, never wrap.
+                        let tn = int_ty_name(*bytes, *signed);
+                        w(quote!(::statepack_runtime::io::fit::<#ty>(__v.to_i(), #tn)?))
+                    }
+                    Some(_) => w(quote!(__v.to_i() as #ty)),
+                }
+            }
+            FieldKind::Float { bytes, endian } => {
+                endian_code::num_write(*bytes, true, true, *endian, quote!(*__v))
+            }
+            FieldKind::Bits {
+                width,
+                le,
+                enum_name: Some(_),
+                ..
+            } => {
+                let m = if *le {
+                    quote!(write_bits_le)
+                } else {
+                    quote!(write_bits_be)
+                };
+                let w = u32::from(*width);
+                quote!(__w.#m(::statepack_runtime::io::fit::<u64>(__v.to_i(), "this bit field")?, #w)?)
+            }
+            FieldKind::Bits {
+                width,
+                offset_binary,
+                le,
+                ..
+            } => bits::bits_write(*width, *offset_binary, *le),
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// Writes one element of a processed or terminated field (bytes, string or user type).
+    pub(super) fn elem_write_transformed(
+        &mut self,
+        f: &Field,
+        scope: &Scope,
+    ) -> Option<TokenStream> {
+        let kp = f.key_path.clone();
+        Some(match &f.kind {
+            FieldKind::Bytes(_) | FieldKind::User { .. }
+                if f.term.is_some() && f.process.is_some() =>
+            {
+                self.proc_term_write(f, scope)?
+            }
+            FieldKind::Bytes(_) | FieldKind::User { .. } if f.process.is_some() => {
+                let size = match &f.kind {
+                    FieldKind::Bytes(s) => s.clone(),
+                    FieldKind::User { size: Some(s), .. } => s.clone(),
+                    _ => return None,
+                };
+                let (setup, proc_) = self.processor(f, scope)?;
+                let (_, refn, re_fallible) = Self::process_fns(f);
+                let re_q = if re_fallible { quote!(?) } else { quote!() };
+                let stored = temp_for("stored", &f.id);
+                let kept = if matches!(f.repeat, Repeat::None) {
+                    quote!(self.#stored.as_deref())
+                } else {
+                    quote!(self.#stored.get(__i).map(|__t| __t.as_slice()))
+                };
+                let check = self.size_check(f, &size, scope, &kp, quote!(__s.len()))?;
+                let value = match &f.kind {
+                    FieldKind::User { .. } => quote! {
+                        let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                        __v.write_to(&mut __sw)?;
+                        let __d = __sw.into_stream_bytes(__w)?;
+                    },
+                    _ => quote!(let __d: &[u8] = &__v[..];),
+                };
+                let process = quote! {
+                    #setup
+                    #refn(#proc_, &__d, #kept)#re_q
+                };
+                let process = self.proc_args_after(f, &size, scope, &kp, process)?;
+                quote!({
+                    #value
+                    let __s = { #process };
+                    #check
+                    __w.write_bytes(&__s);
+                })
+            }
+            FieldKind::User { size, .. } if f.term.is_some() => {
+                let n = match size {
+                    Some(s @ Size::Expr(_)) => {
+                        let v = self.size_value(s, scope, &kp)??;
+                        quote!(::std::option::Option::Some(#v))
+                    }
+                    _ => quote!(::std::option::Option::None),
+                };
+                let term = term_tokens(f.term.as_ref()?);
+                let tail = temp_for("tail", &f.id);
+                let tail = if matches!(f.repeat, Repeat::None) {
+                    quote!(self.#tail.as_deref())
+                } else {
+                    quote!(self.#tail.get(__i).map(|__t| __t.as_slice()))
+                };
+                quote!({
+                    let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                    __v.write_to(&mut __sw)?;
+                    let __d = __sw.into_stream_bytes(__w)?;
+                    __w.write_terminated(&__d, #tail, #n, #term)?;
+                })
+            }
+            FieldKind::Bytes(_) | FieldKind::Str { .. } if f.term.is_some() => {
+                let (size, is_str) = match &f.kind {
+                    FieldKind::Bytes(s) => (Some(s), false),
+                    FieldKind::Str { size, .. } => (size.as_ref(), true),
+                    _ => (None, false),
+                };
+                let n = match size {
+                    Some(Size::Expr(_)) => {
+                        let v = self.size_value(size?, scope, &kp)??;
+                        quote!(::std::option::Option::Some(#v))
+                    }
+                    _ => quote!(::std::option::Option::None),
+                };
+                let term = term_tokens(f.term.as_ref()?);
+                let tail = temp_for("tail", &f.id);
+                let tail = if matches!(f.repeat, Repeat::None) {
+                    quote!(self.#tail.as_deref())
+                } else {
+                    quote!(self.#tail.get(__i).map(|__t| __t.as_slice()))
+                };
+                let bytes = match &f.kind {
+                    FieldKind::Str { encoding, .. } if !plain_encoding(encoding) => {
+                        quote!(&::statepack_runtime::io::encode_str(__v, #encoding)?)
+                    }
+                    _ if is_str => quote!(__v.as_bytes()),
+                    _ => quote!(&__v[..]),
+                };
+                let enc_check = match &f.kind {
+                    FieldKind::Str {
+                        encoding: "ASCII", ..
+                    } => quote! {
+                        if !__v.is_ascii() {
+                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "must be ASCII" }));
+                        }
+                    },
+                    _ => quote!(),
+                };
+                quote!({ #enc_check __w.write_terminated(#bytes, #tail, #n, #term)?; })
+            }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// Writes one element of a byte, string, `contents` or user-type field.
+    pub(super) fn elem_write_plain(&mut self, f: &Field, scope: &Scope) -> Option<TokenStream> {
+        let kp = f.key_path.clone();
+        Some(match &f.kind {
+            FieldKind::Bytes(size) => {
+                let check = self.size_check(f, size, scope, &kp, quote!(__v.len()))?;
+                quote!({ #check __w.write_bytes(__v); })
+            }
+            FieldKind::Str { size, encoding } => {
+                let enc_check = if *encoding == "ASCII" {
+                    quote! {
+                        if !__v.is_ascii() {
+                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "must be ASCII" }));
+                        }
+                    }
+                } else {
+                    quote!()
+                };
+                if !plain_encoding(encoding) {
+                    // Other character sets: the encoded bytes are measured and written.
+                    let enc = *encoding;
+                    return Some(match size {
+                        None => quote!({
+                            let __b = ::statepack_runtime::io::encode_str(__v, #enc)?;
+                            if __b.contains(&0) {
+                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "a zero-terminated string cannot contain a zero byte" }));
+                            }
+                            __w.write_bytes(&__b);
+                            __w.write_u8(0);
+                        }),
+                        Some(s) => {
+                            let check = self.size_check(f, s, scope, &kp, quote!(__b.len()))?;
+                            quote!({ let __b = ::statepack_runtime::io::encode_str(__v, #enc)?; #check __w.write_bytes(&__b); })
+                        }
+                    });
+                }
+                match size {
+                    None => quote!({
+                        #enc_check
+                        if __v.as_bytes().contains(&0) {
+                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "a zero-terminated string cannot contain a zero byte" }));
+                        }
+                        __w.write_bytes(__v.as_bytes());
+                        __w.write_u8(0);
+                    }),
+                    Some(s) => {
+                        let check = self.size_check(f, s, scope, &kp, quote!(__v.len()))?;
+                        quote!({ #enc_check #check __w.write_bytes(__v.as_bytes()); })
+                    }
+                }
+            }
+            FieldKind::Contents(_) => quote!(()),
+            FieldKind::User { size, name } => {
+                let check = match size {
+                    Some(s) => self.size_check(f, s, scope, &kp, quote!(__v.encoded_len()))?,
+                    None => quote!(),
+                };
+                let pchecks = self.param_checks(f, name, scope, &kp, quote!(__v))?;
+                if size.is_some() && self.type_needs_io(name) {
+                    // The value's positional instances are placed in its own substream.
+                    quote!({ #check #pchecks let __io = __w.push_io(); __v.write_to(__w)?; __w.pop_io(__io); })
+                } else {
+                    quote!({ #check #pchecks __v.write_to(__w)?; })
+                }
+            }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// Writes one element of a switch field: the case its value holds, checked against the
+    /// switch value.
+    pub(super) fn elem_write_switch(
+        &mut self,
+        t: &TypeDef,
+        f: &Field,
+        scope: &Scope,
+    ) -> Option<TokenStream> {
+        let kp = f.key_path.clone();
+        Some(match &f.kind {
+            FieldKind::Switch { on, .. } => {
+                let (sw, sty) = self.expr(on, scope, &format!("{kp}.type.switch-on"))?;
+                let sw_decl = match sty.clone() {
+                    Ty::Enum(_) => quote!(let __sw: i128 = #sw.to_i();),
+                    Ty::Str => quote! {
+                        let __sw_text = ::std::string::String::from(AsRef::<str>::as_ref(&#sw));
+                        let __sw: &str = __sw_text.as_str();
+                    },
+                    Ty::Bool => quote!(let __sw: bool = #sw;),
+                    Ty::Bytes => quote! {
+                        let __sw_bytes = AsRef::<[u8]>::as_ref(&#sw).to_vec();
+                        let __sw: &[u8] = &__sw_bytes[..];
+                    },
+                    _ => quote!(let __sw: i128 = #sw;),
+                };
+                let shown = if sty == Ty::Bytes {
+                    quote!(::std::format!("{:?}", __sw))
+                } else {
+                    quote!(__sw.to_string())
+                };
+                let en = Self::switch_enum_name(t, f);
+                let variants = self.switch_variants(f);
+                let default = match &f.kind {
+                    FieldKind::Switch { default, .. } => default.clone(),
+                    _ => None,
+                };
+                let mut all_tests = Vec::new();
+                let mut arms = Vec::new();
+                for (vi, tn, keys) in &variants {
+                    // The `_` type may also be a case type: that variant is right for its own
+                    // keys and for every value no case names.
+                    let is_default = default.as_deref() == Some(tn.as_str());
+                    let mut tests = Vec::new();
+                    for k in keys {
+                        let (kt, kty) = self.expr(k, scope, &format!("{kp}.type.cases"))?;
+                        tests.push(match kty {
+                            Ty::Enum(_) => quote!(__sw == #kt.to_i()),
+                            Ty::Bytes => quote!(__sw == &(#kt)[..]),
+                            _ => quote!(__sw == #kt),
+                        });
+                    }
+                    all_tests.extend(tests.clone());
+                    let pchecks = if case_number(tn).is_some() {
+                        quote!()
+                    } else {
+                        self.param_checks(f, tn, scope, &kp, quote!(__x))?
+                    };
+                    arms.push((vi.clone(), tests, is_default, pchecks, self.case_write(tn)));
+                }
+                // A case type with positional instances or `_io` gets its own stream start.
+                let own_io = match &f.kind {
+                    FieldKind::Switch {
+                        cases,
+                        default,
+                        size: Some(_),
+                        ..
+                    } => cases
+                        .iter()
+                        .map(|(_, n)| n)
+                        .chain(default.iter())
+                        .any(|n| self.type_needs_io(n)),
+                    _ => false,
+                };
+                let arms: Vec<TokenStream> = arms
+                    .into_iter()
+                    .map(|(vi, tests, is_default, pchecks, put)| {
+                        let name = vi.to_string();
+                        let put = if own_io {
+                            quote!({
+                                let __io = __w.push_io();
+                                #put
+                                __w.pop_io(__io);
+                            })
+                        } else {
+                            put
+                        };
+                        let all = &all_tests;
+                        let selects = if tests.is_empty() {
+                            if all.is_empty() { quote!(true) } else { quote!(!(#(#all)||*)) }
+                        } else if is_default {
+                            quote!((#(#tests)||*) || !(#(#all)||*))
+                        } else {
+                            quote!(#(#tests)||*)
+                        };
+                        quote! {
+                            #en::#vi(__x) => {
+                                if !(#selects) {
+                                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: #name }));
+                                }
+                                #pchecks
+                                #put
+                            }
+                        }
+                    })
+                    .collect();
+                let no_case_arm = if has_no_case(f) {
+                    let all = &all_tests;
+                    let (pat, put) = if switch_sized(f) {
+                        (quote!(#en::NoCase(__b)), quote!(__w.write_bytes(__b);))
+                    } else {
+                        (quote!(#en::NoCase), quote!())
+                    };
+                    quote! {
+                        #pat => {
+                            if #(#all)||* {
+                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: "no case" }));
+                            }
+                            #put
+                        }
+                    }
+                } else {
+                    quote!()
+                };
+                let size_check = match &f.kind {
+                    FieldKind::Switch { size: Some(sz), .. } => {
+                        let sz = sz.clone();
+                        self.size_check(f, &sz, scope, &kp, quote!(__v.encoded_len()))?
+                    }
+                    _ => quote!(),
+                };
+                quote! {{
+                    #size_check
+                    #sw_decl
+                    match __v { #(#arms)* #no_case_arm }
+                }}
+            }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    pub(super) fn size_check(
+        &mut self,
+        f: &Field,
+        size: &Size,
+        scope: &Scope,
+        kp: &str,
+        actual: TokenStream,
+    ) -> Option<TokenStream> {
+        let derived_here = matches!(
+            size,
+            Size::Expr(SrcExpr {
+                expr: Expr::Name(_),
+                ..
+            })
+        ) && matches!(f.repeat, Repeat::None);
+        if matches!(size, Size::Expr(e) if crate::instances::uses_io_end(&e.expr)) {
+            // `_io.size` is not known while writing: the value's own length is written.
+            return Some(quote!());
+        }
+        match self.size_value(size, scope, kp)? {
+            None => Some(quote!()),
+            Some(n) => {
+                // A size given by a derived field always matches; check anything else.
+                let _ = derived_here;
+                let probe = exact_len::probe_on_mismatch(&f.kind);
+                Some(quote! {
+                    if (#actual as i128) != #n {
+                        #probe
+                        return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch { expected: u64::try_from(#n).unwrap_or(u64::MAX), found: #actual }));
+                    }
+                })
+            }
+        }
+    }
+
+    pub(super) fn elem_len(&self, f: &Field) -> TokenStream {
+        match &f.kind {
+            FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
+                lit_usize(*bytes as usize).into_token_stream_usize()
+            }
+            // Never used: a type with bit fields measures itself by writing (see emit_type).
+            FieldKind::Bits { .. } => quote!(0usize),
+            FieldKind::Bytes(_) => quote!(__v.len()),
+            FieldKind::Str { size: None, .. } => quote!(__v.len() + 1),
+            FieldKind::Str { .. } => quote!(__v.len()),
+            FieldKind::Contents(c) => lit_usize(c.len()).into_token_stream_usize(),
+            FieldKind::User { .. } | FieldKind::Switch { .. } => quote!(__v.encoded_len()),
+        }
+    }
+
+    pub(super) fn valid_check(
+        &mut self,
+        v: &Valid,
+        f: &Field,
+        scope: &Scope,
+        side: Side,
+    ) -> Option<TokenStream> {
+        let bare = Field {
+            cond: None,
+            repeat: Repeat::None,
+            ..f.clone()
+        };
+        // A switch of number types is checked on its number (a switch that selected no case
+        // fails the check).
+        let number_switch = self.number_switch_ty(&self.field_ty(&bare));
+        if f.varint
+            || !matches!(
+                f.kind,
+                FieldKind::Int { .. }
+                    | FieldKind::Float { .. }
+                    | FieldKind::Str { .. }
+                    | FieldKind::Bytes(_)
+            ) && number_switch.is_none()
+        {
+            if side == Side::Read {
+                self.err(
+                    f.pos_of("valid"),
+                    &format!("{}.valid", f.key_path),
+                    "`valid` is supported on integer, float, enum, string and byte fields (and their lists)",
+                    "move the rule to the element type's field, or drop it",
+                );
+            }
+            return None;
+        }
+        let kp = format!("{}.valid", f.key_path);
+        let mut s2 = Scope {
+            vars: scope.vars.clone(),
+            ctx: scope.ctx,
+        };
+        let ty = number_switch
+            .clone()
+            .unwrap_or_else(|| self.field_ty(&bare));
+        s2.vars.push(("_".into(), ty.clone()));
+        let val = match &ty {
+            _ if number_switch.is_some() => quote!(__nv),
+            Ty::Int => quote!((*__v as i128)),
+            Ty::Float => quote!((*__v as f64)),
+            _ => quote!((*__v)),
+        };
+        let want = match &ty {
+            Ty::Enum(_) | Ty::Str | Ty::Bytes => ty.clone(),
+            Ty::Float => Ty::Float,
+            _ => Ty::Int,
+        };
+        let cmp = |me: &mut Self, e: &SrcExpr, op: TokenStream| -> Option<TokenStream> {
+            let x = me.expect_ty(e, &s2, &kp, want.clone())?;
+            Some(match want {
+                Ty::Str => quote!((AsRef::<str>::as_ref(&#val) #op AsRef::<str>::as_ref(&#x))),
+                // Bytes compare as unsigned bytes, element by element, as in Kaitai.
+                Ty::Bytes => quote!((AsRef::<[u8]>::as_ref(&#val) #op AsRef::<[u8]>::as_ref(&#x))),
+                _ => quote!((#val #op #x)),
+            })
+        };
+        let body = match v {
+            Valid::Eq(e) => cmp(self, e, quote!(==))?,
+            Valid::InEnum => match &ty {
+                // A closed enum refuses unlisted values while reading already.
+                Ty::Enum(e) if self.open_enums.contains(e) => quote!(#val.listed_name().is_some()),
+                Ty::Enum(_) => quote!(true),
+                _ => {
+                    if side == Side::Read {
+                        self.err(
+                            f.pos_of("valid"),
+                            &kp,
+                            "`valid: {in-enum: true}` needs a field with `enum`",
+                            "add `enum: <name>` to the field, or drop the rule",
+                        );
+                    }
+                    return None;
+                }
+            },
+            Valid::Range(a, b) => {
+                if matches!(want, Ty::Enum(_)) {
+                    self.err(
+                        f.pos_of("valid"),
+                        &kp,
+                        "`min`/`max` need a number, string or byte field",
+                        "use `eq` or `any-of` for enums",
+                    );
+                    return None;
+                }
+                let lo = match a {
+                    Some(a) => cmp(self, a, quote!(>=))?,
+                    None => quote!(true),
+                };
+                let hi = match b {
+                    Some(b) => cmp(self, b, quote!(<=))?,
+                    None => quote!(true),
+                };
+                quote!((#lo && #hi))
+            }
+            Valid::AnyOf(list) => {
+                let mut parts = Vec::new();
+                for e in list {
+                    parts.push(cmp(self, e, quote!(==))?);
+                }
+                quote!((#(#parts)||*))
+            }
+            Valid::Expr(e) => {
+                let c = self.expect_ty(e, &s2, &kp, Ty::Bool)?;
+                let bind = if number_switch.is_some() {
+                    bind_elem(&ty, quote!((&__nv)))
+                } else {
+                    bind_elem(&ty, quote!(__v))
+                };
+                quote!({ #bind #c })
+            }
+        };
+        if number_switch.is_some() {
+            return Some(quote!(match __v.value() {
+                ::std::result::Result::Ok(__nv) => #body,
+                ::std::result::Result::Err(_) => false,
+            }));
+        }
+        Some(body)
+    }
+}

@@ -1,0 +1,1238 @@
+//! The expression compiler: types every expression of the schema in its scope (the fields
+//! read before it, params, `_`, `_index`, value instances, `_parent`/`_root` paths) and
+//! compiles it to Rust, reporting an expression that does not type or names what is not
+//! there.
+
+use super::*;
+
+impl Emitter<'_> {
+    pub(super) fn field_ty(&self, f: &Field) -> Ty {
+        let inner = self.field_ty_present(f);
+        if f.cond.is_some() {
+            return Ty::Opt(Box::new(inner));
+        }
+        inner
+    }
+
+    /// The type of a field's value when it is present.
+    pub(super) fn field_ty_present(&self, f: &Field) -> Ty {
+        if f.varint {
+            return Ty::Int;
+        }
+        let base = match &f.kind {
+            FieldKind::Bits {
+                enum_name: Some(e), ..
+            } => Ty::Enum(e.clone()),
+            FieldKind::Bits {
+                width: 1,
+                offset_binary: false,
+                ..
+            } => Ty::Bool,
+            FieldKind::Bits { .. } => Ty::Int,
+            FieldKind::Int {
+                enum_name: Some(e), ..
+            } => Ty::Enum(e.clone()),
+            FieldKind::Int { .. } => Ty::Int,
+            FieldKind::Float { .. } => Ty::Float,
+            FieldKind::Bytes(_) | FieldKind::Contents(_) => Ty::Bytes,
+            FieldKind::Str { .. } => Ty::Str,
+            FieldKind::User { name, .. } => Ty::User(name.clone()),
+            FieldKind::Switch { .. } => {
+                let owner = self
+                    .s
+                    .types
+                    .iter()
+                    .find(|t| t.fields.iter().any(|g| g.key_path == f.key_path))
+                    .map(|t| t.name.clone())
+                    .unwrap_or_default();
+                Ty::Switch(owner, f.id.clone())
+            }
+        };
+        match f.repeat {
+            Repeat::None => base,
+            _ => Ty::List(Box::new(base)),
+        }
+    }
+
+    pub(crate) fn expr(
+        &mut self,
+        e: &SrcExpr,
+        scope: &Scope,
+        kp: &str,
+    ) -> Option<(TokenStream, Ty)> {
+        let outer = self.fallible.replace(false);
+        let r = self.ex(&e.expr, scope);
+        // A failing form in a seq field's expression reports through the reader or writer;
+        // only a value instance's own method changes its return type for it.
+        self.fallible
+            .set(outer || (self.fallible.get() && self.in_method.get()));
+        match r {
+            Ok(v) => Some(v),
+            Err((msg, hint)) => {
+                self.err(e.pos, kp, format!("in `{}`: {msg}", e.src), hint);
+                None
+            }
+        }
+    }
+
+    pub(crate) fn expect_ty(
+        &mut self,
+        e: &SrcExpr,
+        scope: &Scope,
+        kp: &str,
+        want: Ty,
+    ) -> Option<TokenStream> {
+        let (ts, ty) = self.expr(e, scope, kp)?;
+        if ty == want || (want == Ty::Float && ty == Ty::Int) {
+            Some(if want == Ty::Float && ty == Ty::Int {
+                quote!((#ts as f64))
+            } else {
+                ts
+            })
+        } else {
+            self.err(e.pos, kp, format!("`{}` is {} but {} is needed here", e.src, ty_name(&ty), ty_name(&want)), match want {
+                Ty::Bool => "write a condition, e.g. `kind == frame_kind::absolute` or `(flags & 1) != 0`",
+                Ty::Int => "write an integer expression; use `.to_i` on enum values",
+                _ => "change the expression to the needed type",
+            });
+            None
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    pub(super) fn ex(
+        &self,
+        e: &Expr,
+        scope: &Scope,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
+        match e {
+            Expr::Int(_)
+            | Expr::Float(_)
+            | Expr::Bool(_)
+            | Expr::Null
+            | Expr::Str(_)
+            | Expr::Name(_)
+            | Expr::EnumRef(..) => self.ex_leaf(e, scope),
+            Expr::Attr(..) => self.ex_attr(e, scope),
+            Expr::Index(..) | Expr::List(_) => self.ex_index_list(e, scope),
+            Expr::Call(..) => self.ex_call(e, scope),
+            Expr::Cast(..) | Expr::SizeOf(_) | Expr::Unary(..) | Expr::Ternary(..) => {
+                self.ex_cast_unary_ternary(e, scope)
+            }
+            Expr::Binary(..) => self.ex_binary(e, scope),
+        }
+    }
+
+    /// A literal, a name (a field, param, `_`, `_index`, a value instance, `_sizeof`) or an
+    /// enum value.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn ex_leaf(
+        &self,
+        e: &Expr,
+        scope: &Scope,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
+        let bad = |m: String, h: &str| Err((m, h.to_owned()));
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
+        Ok(match e {
+            Expr::Int(v) => {
+                let l = Literal::i128_unsuffixed(*v);
+                (quote!((#l as i128)), Ty::Int)
+            }
+            Expr::Float(v) => {
+                let l = Literal::f64_unsuffixed(*v);
+                (quote!((#l as f64)), Ty::Float)
+            }
+            Expr::Bool(b) => (quote!(#b), Ty::Bool),
+            Expr::Null => {
+                return bad(
+                    "`null` has no type in a schema expression".into(),
+                    "test for a missing value with the field's own condition instead",
+                )
+            }
+            Expr::Str(s) => (quote!(#s), Ty::Str),
+            Expr::Name(n)
+                if scope.get(n).is_none() && self.cur_instances.iter().any(|i| &i.id == n) =>
+            {
+                return self.inline_instance(n, scope);
+            }
+            Expr::Name(n) if n == "_sizeof" && scope.get(n).is_none() => {
+                // Kaitai Struct's `_sizeof` is static: the fixed size of the type.
+                let tn = self.cur_type.borrow().clone();
+                match self.fixed_size_of(&tn) {
+                    Some(v) => {
+                        let l = Literal::i128_unsuffixed(v as i128);
+                        (quote!((#l as i128)), Ty::Int)
+                    }
+                    None => return bad(format!("unable to derive `_sizeof` of type `{tn}`: it has no fixed size"), "`_sizeof` needs a type whose fields are all unconditional with fixed sizes and counts"),
+                }
+            }
+            Expr::Name(n) => {
+                let Some(ty) = scope.get(n) else {
+                    return bad(format!("`{n}` is not a field read before this point"), "expressions may use fields that come earlier in the same type (and `_` where allowed), params, and the enclosing types through `_parent.x` / `_root.x`");
+                };
+                let id = if n == "_" {
+                    temp("elem")
+                } else if n == "_index" {
+                    // The element's index in a repeated field (the loops' `__i: usize`).
+                    temp("i")
+                } else {
+                    field_ident(n)
+                };
+                match ty {
+                    Ty::Int => (quote!((#id as i128)), Ty::Int),
+                    Ty::Float => (quote!((#id as f64)), Ty::Float),
+                    Ty::Opt(inner) => {
+                        let msg = format!("`{n}` is absent (its `if` is false)");
+                        self.fallible.set(true);
+                        elem_value(
+                            quote!((match &#id { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
+                            (**inner).clone(),
+                        )
+                    }
+                    t => match self.number_switch_ty(t) {
+                        // A switch of number types is its number.
+                        Some(nt) => {
+                            self.fallible.set(true);
+                            (quote!(#id.value() #q), nt)
+                        }
+                        None => (quote!(#id), t.clone()),
+                    },
+                }
+            }
+            Expr::EnumRef(en, v) => {
+                let Some(def) = self.s.enum_def(en) else {
+                    return bad(format!("unknown enum `{en}`"), "name an enum from `enums`");
+                };
+                if !def.values.iter().any(|x| &x.name == v) {
+                    return bad(
+                        format!("`{v}` is not a value of `{en}`"),
+                        "use one of the names listed under the enum",
+                    );
+                }
+                let (t, vi) = (type_ident(en), type_ident(v));
+                (quote!(#t::#vi), Ty::Enum(en.clone()))
+            }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// `a.b`: a member of a user-type value, `_io`, `value._io`, `_sizeof`, or a property of a
+    /// number, string, bytes, list or enum.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn ex_attr(
+        &self,
+        e: &Expr,
+        scope: &Scope,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
+        let bad = |m: String, h: &str| Err((m, h.to_owned()));
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
+        Ok(match e {
+            Expr::Attr(inner, attr) if attr == "_sizeof" => {
+                // `field._sizeof`: the static size of that field (its `size`, or its type's).
+                let owner = match &**inner {
+                    Expr::Name(n) if scope.get(n).is_some() => {
+                        Some((self.cur_type.borrow().clone(), n.clone()))
+                    }
+                    Expr::Attr(obj, m) => {
+                        // Only the object's type matters: the size is known without reading
+                        // it, so an index in `obj` cannot make this fail.
+                        let before = self.fallible.get();
+                        let obj_ty = self.ex(obj, scope)?.1;
+                        self.fallible.set(before);
+                        match obj_ty {
+                            Ty::User(tn) => Some((tn, m.clone())),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                let size = owner
+                    .as_ref()
+                    .and_then(|(tn, fid)| self.fixed_field_size(tn, fid));
+                match size {
+                    Some(v) => {
+                        let l = Literal::i128_unsuffixed(v as i128);
+                        (quote!((#l as i128)), Ty::Int)
+                    }
+                    None => return bad(format!("unable to derive the sizeof of `{inner}`: it has no fixed size"), "`x._sizeof` needs a field of fixed size (a number, a literal `size`, or a type of fixed size)"),
+                }
+            }
+            Expr::Attr(inner, attr)
+                if matches!(&**inner, Expr::Name(n) if n == "_io")
+                    && scope.get("_io").is_none() =>
+            {
+                return positional::io_attr(scope.ctx == Ctx::Read, scope.ctx == Ctx::Write, attr);
+            }
+            Expr::Attr(io, attr)
+                if matches!(&**io, Expr::Attr(_, a) if a == "_io")
+                    && matches!(attr.as_str(), "pos" | "size" | "eof") =>
+            {
+                // `value._io.pos`: the stream of a user-type value, as it was when the value
+                // had been read.
+                let Expr::Attr(inner, _) = &**io else {
+                    unreachable!()
+                };
+                let (ts, ty) = self.ex(inner, scope)?;
+                if !matches!(ty, Ty::User(_)) {
+                    return bad(
+                        format!("`._io` applies to a user-type value, not {}", ty_name(&ty)),
+                        "use `_io` for this type's own stream",
+                    );
+                }
+                return Ok(positional::member_io(ts, attr));
+            }
+            Expr::Attr(inner, attr) => {
+                let (ts, ty) = self.ex(inner, scope)?;
+                if let Ty::User(tn) = &ty {
+                    return self.member_of(&ts, tn, attr, scope);
+                }
+                match (attr.as_str(), &ty) {
+                    ("to_i", Ty::Enum(_)) => (quote!(#ts.to_i()), Ty::Int),
+                    ("to_i", Ty::Float) => (quote!((#ts as i128)), Ty::Int),
+                    ("to_i", Ty::Bool) => (quote!((#ts as i128)), Ty::Int),
+                    ("to_s", Ty::Int) => (quote!(::std::format!("{}", #ts)), Ty::Str),
+                    ("to_i", Ty::Int) => (ts, Ty::Int),
+                    ("to_s", Ty::Str) => (ts, Ty::Str),
+                    ("reverse", Ty::Str) => (
+                        quote!(AsRef::<str>::as_ref(&#ts).chars().rev().collect::<::std::string::String>()),
+                        Ty::Str,
+                    ),
+                    ("to_i", Ty::Str) => {
+                        self.fallible.set(true);
+                        (quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), 10) #q), Ty::Int)
+                    }
+                    ("first" | "last" | "min" | "max", Ty::List(_) | Ty::Bytes) => {
+                        let elem = match &ty {
+                            Ty::List(e) => (**e).clone(),
+                            _ => Ty::Int,
+                        };
+                        if matches!(attr.as_str(), "min" | "max") && !matches!(elem, Ty::Int | Ty::Float | Ty::Str) {
+                            return bad(format!("`.{attr}` does not apply to {}", ty_name(&ty)), "`.min` and `.max` take lists of numbers or strings, or bytes");
+                        }
+                        self.fallible.set(true);
+                        let r = match attr.as_str() {
+                            "first" => quote!(::statepack_runtime::io::expr_at(&(#ts)[..], 0) #q),
+                            "last" => quote!(::statepack_runtime::io::expr_last(&(#ts)[..]) #q),
+                            "min" => quote!(::statepack_runtime::io::expr_extreme(&(#ts)[..], false) #q),
+                            _ => quote!(::statepack_runtime::io::expr_extreme(&(#ts)[..], true) #q),
+                        };
+                        elem_value(r, elem)
+                    }
+                    ("size", Ty::List(_) | Ty::Bytes) | ("length", Ty::Bytes) => (quote!((#ts.len() as i128)), Ty::Int),
+                    ("length", Ty::Str) => (quote!((#ts.chars().count() as i128)), Ty::Int),
+                    // Kaitai Struct's compiler refuses `.length` on a list: keep schemas it accepts.
+                    ("length", Ty::List(_)) => return bad(format!("`.length` does not apply to {} (Kaitai Struct counts a list with `.size`)", ty_name(&ty)), "use `.size` for the number of elements"),
+                    _ => return bad(format!("`.{attr}` does not apply to {}", ty_name(&ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
+                }
+            }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// `a[i]` and a list literal `[a, b, ...]`.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn ex_index_list(
+        &self,
+        e: &Expr,
+        scope: &Scope,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
+        let bad = |m: String, h: &str| Err((m, h.to_owned()));
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
+        Ok(match e {
+            Expr::Index(list, index) => {
+                let (ts, ty) = self.ex(list, scope)?;
+                let (it, ity) = self.ex(index, scope)?;
+                let elem = match &ty {
+                    Ty::List(e) => (**e).clone(),
+                    Ty::Bytes => Ty::Int,
+                    _ => {
+                        return bad(
+                            format!("`[]` does not apply to {}", ty_name(&ty)),
+                            "index a list or a byte array",
+                        )
+                    }
+                };
+                if ity != Ty::Int {
+                    return bad(
+                        format!("the index is {}, not an integer", ty_name(&ity)),
+                        "index with an integer expression",
+                    );
+                }
+                self.fallible.set(true);
+                elem_value(
+                    quote!(::statepack_runtime::io::expr_at(&(#ts)[..], #it) #q),
+                    elem,
+                )
+            }
+            Expr::List(items) => {
+                if !items.is_empty()
+                    && items
+                        .iter()
+                        .all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v)))
+                {
+                    let lits = items.iter().map(|x| match x {
+                        Expr::Int(v) => Literal::u8_unsuffixed(*v as u8),
+                        _ => Literal::u8_unsuffixed(0),
+                    });
+                    return Ok((quote!(::std::vec::Vec::<u8>::from([#(#lits),*])), Ty::Bytes));
+                }
+                let mut parts = Vec::new();
+                let mut elem: Option<Ty> = None;
+                for x in items {
+                    let (mut xt, mut xty) = self.ex(x, scope)?;
+                    if xty == Ty::Int && elem == Some(Ty::Float) {
+                        xt = quote!((#xt as f64));
+                        xty = Ty::Float;
+                    }
+                    if xty == Ty::Float && elem == Some(Ty::Int) {
+                        return bad("a list literal mixes integers and floats; write the integers as floats (`1.0`)".into(), "give every element the same type");
+                    }
+                    match &elem {
+                        Some(e) if *e != xty => {
+                            return bad(
+                                format!(
+                                    "a list literal mixes {} and {}",
+                                    ty_name(e),
+                                    ty_name(&xty)
+                                ),
+                                "give every element the same type",
+                            )
+                        }
+                        _ => elem = Some(xty.clone()),
+                    }
+                    parts.push(match xty {
+                        Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#xt))),
+                        Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_) => xt,
+                        other => {
+                            return bad(
+                                format!("list literals of {} are not supported", ty_name(&other)),
+                                "list numbers, strings, conditions or enum values",
+                            )
+                        }
+                    });
+                }
+                let Some(elem) = elem else {
+                    return bad(
+                        "an empty list literal has no element type".into(),
+                        "give at least one element",
+                    );
+                };
+                (
+                    quote!(::std::vec::Vec::from([#(#parts),*])),
+                    Ty::List(Box::new(elem)),
+                )
+            }
+            // `crate::context`: a context param of a recursive root type, or (at the top
+            // level, where it is absent) the root's own value.
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// A method call `a.m(args)`.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn ex_call(
+        &self,
+        e: &Expr,
+        scope: &Scope,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
+        let bad = |m: String, h: &str| Err((m, h.to_owned()));
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
+        Ok(match e {
+            Expr::Call(inner, m, args) if m == "__or_self" && args.len() == 1 => {
+                let Expr::Name(pn) = &**inner else {
+                    return bad("internal: `__or_self` on a non-name".into(), "");
+                };
+                let Some(Ty::Opt(pty)) = scope.get(pn).cloned() else {
+                    return bad(
+                        format!("internal: `{pn}` is not an optional context param"),
+                        "",
+                    );
+                };
+                let (fb, fty) = self.ex(&args[0], scope)?;
+                if fty != *pty || !matches!(fty, Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_)) {
+                    return bad(format!("`_root` paths of a recursive root type must give a number, condition or enum, not {}", ty_name(&fty)), "use `_root.<number field>`");
+                }
+                let id = field_ident(pn);
+                (
+                    quote!((match &#id { ::std::option::Option::Some(__o) => *__o, ::std::option::Option::None => #fb })),
+                    fty,
+                )
+            }
+            Expr::Call(inner, m, args) => {
+                let (ts, ty) = self.ex(inner, scope)?;
+                let mut vals = Vec::new();
+                for a in args {
+                    vals.push(self.ex(a, scope)?);
+                }
+                let tys: Vec<&Ty> = vals.iter().map(|(_, t)| t).collect();
+                match (m.as_str(), &ty, tys.as_slice()) {
+                    ("substring", Ty::Str, [Ty::Int, Ty::Int]) => {
+                        let (a, b) = (&vals[0].0, &vals[1].0);
+                        self.fallible.set(true);
+                        (
+                            quote!(::statepack_runtime::io::expr_substring(AsRef::<str>::as_ref(&#ts), #a, #b) #q),
+                            Ty::Str,
+                        )
+                    }
+                    ("to_i", Ty::Str, [Ty::Int]) => {
+                        let r = &vals[0].0;
+                        self.fallible.set(true);
+                        (
+                            quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), #r) #q),
+                            Ty::Int,
+                        )
+                    }
+                    ("to_s", Ty::Bytes, [Ty::Str]) => {
+                        let Some(Expr::Str(enc)) = args.first() else {
+                            return bad(
+                                "`.to_s` takes the encoding as a string literal".into(),
+                                "write e.g. `.to_s(\"UTF-8\")`",
+                            );
+                        };
+                        self.fallible.set(true);
+                        (
+                            quote!(::statepack_runtime::io::expr_bytes_to_s(AsRef::<[u8]>::as_ref(&#ts), #enc) #q),
+                            Ty::Str,
+                        )
+                    }
+                    _ => {
+                        let shown: Vec<String> = tys.iter().map(|t| ty_name(t)).collect();
+                        return bad(format!("`.{m}({})` does not apply to {}", shown.join(", "), ty_name(&ty)), "supported: `.substring(from, to)` and `.to_i(radix)` on strings, `.to_s(encoding)` on bytes");
+                    }
+                }
+            }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// `a.as<t>`, `sizeof<t>`, a unary operator and `c ? a : b`.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn ex_cast_unary_ternary(
+        &self,
+        e: &Expr,
+        scope: &Scope,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
+        let bad = |m: String, h: &str| Err((m, h.to_owned()));
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
+        Ok(match e {
+            Expr::Cast(inner, target) => {
+                let (ts, ty) = self.ex(inner, scope)?;
+                // A list cast (`.as<u2[]>`) is accepted where each element has that type.
+                let (mut elem_ty, mut elem_target) = (&ty, target.as_str());
+                while let (Ty::List(e), Some(t)) = (elem_ty, elem_target.strip_suffix("[]")) {
+                    (elem_ty, elem_target) = (&**e, t);
+                }
+                let same = match (elem_ty, elem_target) {
+                    (_, t) if t.ends_with("[]") => false,
+                    (Ty::Bytes, "bytes") | (Ty::Str, "str") => true,
+                    (Ty::Int, t) => looks_like_number_type(t) && !t.starts_with('f'),
+                    (Ty::Float, "f4" | "f8") => true,
+                    (Ty::User(tn), t) => match (self.s.type_def(tn), self.s.type_def(t)) {
+                        (Some(a), Some(b)) => std::ptr::eq(a, b),
+                        _ => false,
+                    },
+                    _ => false,
+                };
+                if let (Ty::List(e), "bytes") = (&ty, target.as_str()) {
+                    if **e == Ty::Int {
+                        // `[a, b].as<bytes>`: every element must be a byte value.
+                        self.fallible.set(true);
+                        return Ok((
+                            quote!((#ts).iter().map(|__b| u8::try_from(*__b as i128).map_err(|_| ::statepack_runtime::io::ExprError(::std::format!("{} is not a byte value (0..=255)", __b)))).collect::<::std::result::Result<::std::vec::Vec<u8>, _>>() #q),
+                            Ty::Bytes,
+                        ));
+                    }
+                }
+                if let Ty::Switch(owner, fid) = &ty {
+                    let field = self
+                        .s
+                        .type_def(owner)
+                        .and_then(|t| t.fields.iter().find(|g| &g.id == fid).map(|g| (t, g)));
+                    if let Some((t, g)) = field {
+                        if let Some((vi, tn, _)) = self
+                            .switch_variants(g)
+                            .into_iter()
+                            .find(|(_, tn, _)| tn == target)
+                        {
+                            let en = Self::switch_enum_name(t, g);
+                            let msg = format!("`{}.{}` does not hold a `{}`", t.name, g.id, tn);
+                            self.fallible.set(true);
+                            return Ok((
+                                quote!((match &(#ts) { #en::#vi(__c) => ::std::result::Result::Ok(__c), #[allow(unreachable_patterns)] _ => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
+                                Ty::User(tn),
+                            ));
+                        }
+                    }
+                }
+                if !same {
+                    return bad(format!("`.as<{target}>` cannot make {} into `{target}`", ty_name(&ty)), "`.as<>` is supported where the value already has that type (a number type for integers, the same user type)");
+                }
+                (ts, ty)
+            }
+            Expr::SizeOf(target) => match self.fixed_size_of(target) {
+                Some(n) => {
+                    let l = Literal::i128_unsuffixed(n as i128);
+                    (quote!((#l as i128)), Ty::Int)
+                }
+                None => {
+                    return bad(
+                        format!("`sizeof<{target}>` needs a type of one fixed size"),
+                        "name a number type or a user type whose fields all have fixed sizes",
+                    )
+                }
+            },
+            Expr::Unary(op, inner) => {
+                let (ts, ty) = self.ex(inner, scope)?;
+                match (op, &ty) {
+                    (UnOp::Not, Ty::Bool) => (quote!((!#ts)), Ty::Bool),
+                    (UnOp::Neg, Ty::Int) => (quote!(#ts.wrapping_neg()), Ty::Int),
+                    (UnOp::Neg, Ty::Float) => (quote!((-#ts)), Ty::Float),
+                    (UnOp::BitNot, Ty::Int) => (quote!((!#ts)), Ty::Int),
+                    _ => {
+                        return bad(
+                            format!("this operator does not apply to {}", ty_name(&ty)),
+                            "`not` takes a condition; `-` and `~` take numbers",
+                        )
+                    }
+                }
+            }
+            Expr::Ternary(c, a, b) => {
+                let (c, ct) = self.ex(c, scope)?;
+                let (a, at) = self.ex(a, scope)?;
+                let (b, bt) = self.ex(b, scope)?;
+                if ct != Ty::Bool {
+                    return bad(
+                        "the condition of `? :` is not a condition".into(),
+                        "write a comparison before `?`",
+                    );
+                }
+                if at != bt {
+                    return bad(
+                        format!(
+                            "the branches of `? :` differ ({} and {})",
+                            ty_name(&at),
+                            ty_name(&bt)
+                        ),
+                        "make both branches the same type",
+                    );
+                }
+                // Branches may be a borrowed field and an owned computed value: strings and
+                // bytes are made owned on both sides so the two have one Rust type.
+                let (a, b) = match at {
+                    Ty::Str => (
+                        quote!(::std::string::String::from(AsRef::<str>::as_ref(&#a))),
+                        quote!(::std::string::String::from(AsRef::<str>::as_ref(&#b))),
+                    ),
+                    Ty::Bytes => (
+                        quote!(AsRef::<[u8]>::as_ref(&#a).to_vec()),
+                        quote!(AsRef::<[u8]>::as_ref(&#b).to_vec()),
+                    ),
+                    // Lists of numbers widen to `i128` / `f64` elements (a `u2` field and a
+                    // literal then agree); others are copied.
+                    Ty::List(ref e) if **e == Ty::Int => (
+                        quote!((#a).iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()),
+                        quote!((#b).iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()),
+                    ),
+                    Ty::List(ref e) if **e == Ty::Float => (
+                        quote!((#a).iter().map(|__e| *__e as f64).collect::<::std::vec::Vec<f64>>()),
+                        quote!((#b).iter().map(|__e| *__e as f64).collect::<::std::vec::Vec<f64>>()),
+                    ),
+                    Ty::List(_) => (quote!((#a)[..].to_vec()), quote!((#b)[..].to_vec())),
+                    _ => (a, b),
+                };
+                (quote!((if #c { #a } else { #b })), at)
+            }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// A binary operator: arithmetic, bit operations, comparisons, `and`/`or`.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn ex_binary(
+        &self,
+        e: &Expr,
+        scope: &Scope,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
+        let bad = |m: String, h: &str| Err((m, h.to_owned()));
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
+        Ok(match e {
+            Expr::Binary(op, a, b) => {
+                let (mut at, mut aty) = self.ex(a, scope)?;
+                let (mut bt, mut bty) = self.ex(b, scope)?;
+                if aty == Ty::Int && bty == Ty::Float {
+                    at = quote!((#at as f64));
+                    aty = Ty::Float;
+                }
+                if aty == Ty::Float && bty == Ty::Int {
+                    bt = quote!((#bt as f64));
+                    bty = Ty::Float;
+                }
+                match op {
+                    BinOp::And | BinOp::Or => {
+                        if aty != Ty::Bool || bty != Ty::Bool {
+                            return bad(
+                                format!(
+                                    "`and`/`or` need conditions, found {} and {}",
+                                    ty_name(&aty),
+                                    ty_name(&bty)
+                                ),
+                                "compare values first, e.g. `(flags & 1) != 0 and n > 0`",
+                            );
+                        }
+                        if *op == BinOp::And {
+                            (quote!((#at && #bt)), Ty::Bool)
+                        } else {
+                            (quote!((#at || #bt)), Ty::Bool)
+                        }
+                    }
+                    _ if op.is_comparison() => {
+                        let ordered = !matches!(op, BinOp::Eq | BinOp::Ne);
+                        let ok = match (&aty, &bty) {
+                            (Ty::Int, Ty::Int) | (Ty::Float, Ty::Float) => true,
+                            (Ty::Enum(x), Ty::Enum(y)) => x == y && !ordered,
+                            // Strings order by code point, as Kaitai's Python target does.
+                            (Ty::Str, Ty::Str) => true,
+                            (Ty::Bool, Ty::Bool) => !ordered,
+                            // Bytes compare element by element as unsigned bytes, like Kaitai.
+                            (Ty::Bytes, Ty::Bytes) => true,
+                            _ => false,
+                        };
+                        if !ok {
+                            return bad(format!("cannot compare {} with {} this way", ty_name(&aty), ty_name(&bty)), "compare an enum with a value of the same enum (`kind == frame_kind::absolute`), or use `.to_i`");
+                        }
+                        if aty == Ty::Str {
+                            at = quote!(AsRef::<str>::as_ref(&#at));
+                            bt = quote!(AsRef::<str>::as_ref(&#bt));
+                        }
+                        if aty == Ty::Bytes {
+                            at = quote!(AsRef::<[u8]>::as_ref(&#at));
+                            bt = quote!(AsRef::<[u8]>::as_ref(&#bt));
+                        }
+                        let o = match op {
+                            BinOp::Eq => quote!(==),
+                            BinOp::Ne => quote!(!=),
+                            BinOp::Lt => quote!(<),
+                            BinOp::Le => quote!(<=),
+                            BinOp::Gt => quote!(>),
+                            _ => quote!(>=),
+                        };
+                        (quote!((#at #o #bt)), Ty::Bool)
+                    }
+                    _ => {
+                        if aty == Ty::Float && bty == Ty::Float && *op == BinOp::Mod {
+                            // Floored, as the integer `%` (docs/schema-language.md, "One
+                            // semantics").
+                            return Ok((
+                                quote!(::statepack_runtime::io::expr_fmod_floor(#at, #bt)),
+                                Ty::Float,
+                            ));
+                        }
+                        if aty == Ty::Float
+                            && bty == Ty::Float
+                            && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div)
+                        {
+                            let o = match op {
+                                BinOp::Add => quote!(+),
+                                BinOp::Sub => quote!(-),
+                                BinOp::Mul => quote!(*),
+                                _ => quote!(/),
+                            };
+                            return Ok((quote!((#at #o #bt)), Ty::Float));
+                        }
+                        if *op == BinOp::Add && aty == Ty::Str && bty == Ty::Str {
+                            // String concatenation.
+                            return Ok((
+                                quote!(
+                                    ::std::format!("{}{}", AsRef::<str>::as_ref(&#at), AsRef::<str>::as_ref(&#bt))
+                                ),
+                                Ty::Str,
+                            ));
+                        }
+                        if aty != Ty::Int || bty != Ty::Int {
+                            return bad(
+                                format!(
+                                    "arithmetic needs integers, found {} and {}",
+                                    ty_name(&aty),
+                                    ty_name(&bty)
+                                ),
+                                "use `.to_i` on enum values",
+                            );
+                        }
+                        let lit = match &**b {
+                            Expr::Int(v) => Some(*v),
+                            Expr::Unary(UnOp::Neg, x) => match &**x {
+                                Expr::Int(v) => Some(v.wrapping_neg()),
+                                _ => None,
+                            },
+                            _ => None,
+                        };
+                        match op {
+                            BinOp::Add => (quote!(#at.wrapping_add(#bt)), Ty::Int),
+                            BinOp::Sub => (quote!(#at.wrapping_sub(#bt)), Ty::Int),
+                            BinOp::Mul => (quote!(#at.wrapping_mul(#bt)), Ty::Int),
+                            BinOp::BitAnd => (quote!((#at & #bt)), Ty::Int),
+                            BinOp::BitOr => (quote!((#at | #bt)), Ty::Int),
+                            BinOp::BitXor => (quote!((#at ^ #bt)), Ty::Int),
+                            BinOp::Div | BinOp::Mod => {
+                                match lit {
+                                    Some(v) if v != 0 => {
+                                        // Kaitai Struct's rules: `/` rounds down, `%`
+                                        // takes the divisor's sign.
+                                        if *op == BinOp::Div {
+                                            (
+                                                quote!(::statepack_runtime::io::div_floor(#at, #bt)),
+                                                Ty::Int,
+                                            )
+                                        } else {
+                                            (
+                                                quote!(::statepack_runtime::io::mod_floor(#at, #bt)),
+                                                Ty::Int,
+                                            )
+                                        }
+                                    }
+                                    Some(_) => {
+                                        return bad(
+                                            "division by the constant 0".into(),
+                                            "divide by a non-zero number",
+                                        )
+                                    }
+                                    // A divisor from the data: zero is an error when the
+                                    // expression is evaluated, never a wrong value.
+                                    None => {
+                                        self.fallible.set(true);
+                                        let f = if *op == BinOp::Div {
+                                            quote!(::statepack_runtime::io::expr_div_floor)
+                                        } else {
+                                            quote!(::statepack_runtime::io::expr_mod_floor)
+                                        };
+                                        (quote!(#f(#at, #bt) #q), Ty::Int)
+                                    }
+                                }
+                            }
+                            _ => match lit {
+                                Some(v) if (0..64).contains(&v) => {
+                                    let n = Literal::u32_unsuffixed(v as u32);
+                                    if *op == BinOp::Shl {
+                                        (quote!(#at.wrapping_shl(#n)), Ty::Int)
+                                    } else {
+                                        (quote!(#at.wrapping_shr(#n)), Ty::Int)
+                                    }
+                                }
+                                Some(_) => {
+                                    return bad(
+                                        "a constant shift must be 0..63".into(),
+                                        "shift by 0 to 63 bits, e.g. `flags >> 2`",
+                                    )
+                                }
+                                // A shift amount from the data: outside 0..=63 it is an
+                                // error when the expression is evaluated.
+                                None => {
+                                    self.fallible.set(true);
+                                    let left = *op == BinOp::Shl;
+                                    (
+                                        quote!(::statepack_runtime::io::expr_shift(#at, #bt, #left) #q),
+                                        Ty::Int,
+                                    )
+                                }
+                            },
+                        }
+                    }
+                }
+            }
+            _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// `value.member` where `value` is of user type `tn`: a stored field (copied if it is a
+    /// number, borrowed otherwise), a derived count/length computed from the value, or a
+    /// value instance (its method).
+    #[allow(clippy::type_complexity)]
+    pub(super) fn member_of(
+        &self,
+        ts: &TokenStream,
+        tn: &str,
+        attr: &str,
+        scope: &Scope,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
+        let Some(t) = self.s.type_def(tn) else {
+            return Err((format!("unknown type `{tn}`"), String::new()));
+        };
+        if let Some(f) = t.fields.iter().find(|f| f.id == attr) {
+            let fi = field_ident(attr);
+            let derived = counts_and_lengths(t);
+            if let Some(d) = derived.get(attr) {
+                let v = match d {
+                    Derived::Count(l) | Derived::Bytes(l) => {
+                        let li = field_ident(l);
+                        let user = t.fields.iter().find(|g| &g.id == l).is_some_and(|g| {
+                            matches!(g.kind, FieldKind::User { .. } | FieldKind::Switch { .. })
+                        });
+                        if user && matches!(d, Derived::Bytes(_)) {
+                            quote!((#ts.#li.encoded_len() as i128))
+                        } else {
+                            quote!((#ts.#li.len() as i128))
+                        }
+                    }
+                    Derived::Sum(..) => {
+                        return Err((
+                            format!("`{attr}` of `{tn}` is a derived sum"),
+                            "use the list's values".into(),
+                        ))
+                    }
+                };
+                return Ok((v, Ty::Int));
+            }
+            if f.sum_of.is_some() {
+                return Err((
+                    format!("`{attr}` of `{tn}` is a derived sum"),
+                    "use the list's values".into(),
+                ));
+            }
+            let fty = self.field_ty(f);
+            return Ok(match &fty {
+                Ty::Int => (quote!((#ts.#fi as i128)), Ty::Int),
+                Ty::Float => (quote!((#ts.#fi as f64)), Ty::Float),
+                Ty::Bool | Ty::Enum(_) => (quote!(#ts.#fi), fty.clone()),
+                Ty::Opt(inner) => {
+                    let msg = format!("`{attr}` of `{tn}` is absent (its `if` is false)");
+                    self.fallible.set(true);
+                    elem_value(
+                        quote!((match &#ts.#fi { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
+                        (**inner).clone(),
+                    )
+                }
+                _ if matches!(f.kind, FieldKind::Contents(_)) => {
+                    return Err((
+                        format!("`{attr}` of `{tn}` is fixed contents"),
+                        "compare with the bytes themselves".into(),
+                    ))
+                }
+                _ => match self.number_switch_ty(&fty) {
+                    Some(nt) => {
+                        self.fallible.set(true);
+                        (quote!(#ts.#fi.value() #q), nt)
+                    }
+                    None => (quote!((&#ts.#fi)), fty.clone()),
+                },
+            });
+        }
+        if let Some(i) = t.instances.iter().find(|i| i.id == attr) {
+            let mi = field_ident(attr);
+            if i.cond.is_some() {
+                return Err((
+                    format!("instance `{attr}` of `{tn}` is conditional (`if`)"),
+                    "test the same condition instead".into(),
+                ));
+            }
+            // The instance's type, from its expression in the scope of its own type; the key
+            // on the inlining stack stops a cycle through other types.
+            let key = format!("{tn}.{attr}");
+            if self.inlining.borrow().contains(&key) || self.inlining.borrow().len() > 64 {
+                return Err((
+                    format!("instance `{key}` depends on itself"),
+                    "compute the value from fields, not from itself".into(),
+                ));
+            }
+            self.inlining.borrow_mut().push(key);
+            let ty = self.instance_ty(t, i);
+            self.inlining.borrow_mut().pop();
+            let (ty, fallible) = ty?;
+            let call = if fallible {
+                self.fallible.set(true);
+                quote!(#ts.#mi() #q)
+            } else {
+                quote!(#ts.#mi())
+            };
+            return Ok(match ty {
+                Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_) => (call, ty),
+                other => (quote!((&#call)), other),
+            });
+        }
+        Err((
+            format!("`{tn}` has no field or instance `{attr}`"),
+            "name a field of that type".into(),
+        ))
+    }
+
+    /// The arguments of field `f` for the `params` of type `tn` (those written in the schema,
+    /// then the context params of `crate::context`), converted to the params' member types,
+    /// in `scope`; reports a count or type mismatch.
+    pub(super) fn param_args(
+        &mut self,
+        f: &Field,
+        tn: &str,
+        scope: &Scope,
+        kp: &str,
+    ) -> Option<Vec<TokenStream>> {
+        let params = self
+            .s
+            .type_def(tn)
+            .map(|t| t.params.clone())
+            .unwrap_or_default();
+        let explicit: Vec<Option<SrcExpr>> = match &f.kind {
+            FieldKind::User { .. } => f.args.iter().cloned().map(Some).collect(),
+            _ => f
+                .switch_args
+                .iter()
+                .find(|(n, _)| n == tn)
+                .map(|(_, a)| a.iter().cloned().map(Some).collect())
+                .unwrap_or_default(),
+        };
+        let written = params.iter().filter(|p| p.context.is_none()).count();
+        if written != explicit.len() {
+            self.err(
+                f.pos_of("type"),
+                &format!("{kp}.type"),
+                format!(
+                    "type `{tn}` takes {} argument(s) but {} are given",
+                    written,
+                    explicit.len()
+                ),
+                "give one argument per entry of the type's `params`, in order: `type: name(a, b)`",
+            );
+            return None;
+        }
+        let mut all = explicit;
+        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
+            all.extend(ctx.iter().cloned());
+        }
+        let mut out = Vec::new();
+        for (p, a) in params.iter().zip(&all) {
+            let (rty, want) = param_rust_ty(&p.kind);
+            let Some(a) = a else {
+                out.push(quote!(::std::option::Option::<#rty>::None));
+                continue;
+            };
+            let (ts, ty) = self.expr(a, scope, &format!("{kp}.type"))?;
+            let ok = ty == want || (want == Ty::Float && ty == Ty::Int);
+            if !ok {
+                let what = match &p.context {
+                    Some(c) => format!("`{c}` of `{tn}` (given as `{}`)", a.src),
+                    None => format!("argument `{}`", a.src),
+                };
+                self.err(
+                    f.pos_of("type"),
+                    &format!("{kp}.type"),
+                    format!(
+                        "{what} is {} but param `{}` of `{tn}` is {}",
+                        ty_name(&ty),
+                        p.id,
+                        ty_name(&want)
+                    ),
+                    "pass a value of the param's type",
+                );
+                return None;
+            }
+            let v = convert_arg(ts, &want);
+            out.push(if p.optional {
+                quote!(::std::option::Option::Some(#v))
+            } else {
+                v
+            });
+        }
+        Some(out)
+    }
+
+    /// The writer's check that value `v` of type `tn`, written by field `f`, holds the
+    /// params the schema gives it there.
+    pub(super) fn param_checks(
+        &mut self,
+        f: &Field,
+        tn: &str,
+        scope: &Scope,
+        kp: &str,
+        v: TokenStream,
+    ) -> Option<TokenStream> {
+        let args = self.param_args(f, tn, scope, kp)?;
+        let params = self
+            .s
+            .type_def(tn)
+            .map(|td| td.params.clone())
+            .unwrap_or_default();
+        let checks = params.iter().zip(args).map(|(p, a)| {
+            let pi = field_ident(&p.id);
+            let pn = p.context.clone().unwrap_or_else(|| p.id.clone());
+            quote! {
+                if #v.#pi != #a {
+                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!("param `{}` of the value is {:?} but the schema gives {:?}", #pn, #v.#pi, #a))));
+                }
+            }
+        });
+        Some(quote!(#(#checks)*))
+    }
+
+    /// The fixed encoded size in bytes of a number type or a user type (`sizeof<...>`), if it
+    /// has one: every field unconditional, of fixed size and count, whole bytes in total.
+    pub(super) fn fixed_size_of(&self, name: &str) -> Option<usize> {
+        let number = match name {
+            "u1" | "s1" => Some(1),
+            "u2" | "s2" => Some(2),
+            "u4" | "s4" | "f4" => Some(4),
+            "u8" | "s8" | "f8" => Some(8),
+            _ => None,
+        };
+        if number.is_some() {
+            return number;
+        }
+        let b = type_bits(self.s, name, 0)?;
+        (b % 8 == 0).then_some(b / 8)
+    }
+
+    /// The fixed encoded size in bytes of field `fid` of type `tn` (`x._sizeof`): a number,
+    /// a literal `size`, or a user type of fixed size, times a literal repeat count.
+    pub(super) fn fixed_field_size(&self, tn: &str, fid: &str) -> Option<usize> {
+        let f = self.s.type_def(tn)?.fields.iter().find(|f| f.id == fid)?;
+        let b = field_bits(self.s, f, 0)?;
+        (b % 8 == 0).then_some(b / 8)
+    }
+
+    /// The type of value instance `i` of type `t` (for member access from outside).
+    #[allow(clippy::type_complexity)]
+    pub(super) fn instance_ty(
+        &self,
+        t: &TypeDef,
+        i: &Instance,
+    ) -> Result<(Ty, bool), (String, String)> {
+        let mut scope = Scope {
+            vars: Vec::new(),
+            ctx: Ctx::Method,
+        };
+        for p in &t.params {
+            let ty = param_rust_ty(&p.kind).1;
+            let ty = if p.optional {
+                Ty::Opt(Box::new(ty))
+            } else {
+                ty
+            };
+            scope.vars.push((p.id.clone(), ty));
+        }
+        let derived = counts_and_lengths(t);
+        for f in &t.fields {
+            if derived.contains_key(&f.id) {
+                scope.vars.push((f.id.clone(), Ty::Int));
+            } else if !matches!(f.kind, FieldKind::Contents(_)) {
+                scope.vars.push((f.id.clone(), self.field_ty(f)));
+            }
+        }
+        // Instances of `t` itself are looked up while typing it.
+        let me = Emitter {
+            s: self.s,
+            diags: Vec::new(),
+            min_len: HashMap::new(),
+            open_enums: self.open_enums.clone(),
+            unread_types: HashSet::new(),
+            cur_instances: t.instances.clone(),
+            inlining: std::cell::RefCell::new(self.inlining.borrow().clone()),
+            fallible: std::cell::Cell::new(false),
+            in_method: std::cell::Cell::new(true),
+            cur_field: std::cell::RefCell::new(None),
+            cur_type: std::cell::RefCell::new(t.name.clone()),
+            opts: self.opts.clone(),
+            member_io: self.member_io,
+            // Only expressions are typed with this emitter; no type is emitted.
+            whole_types: HashSet::new(),
+            positional: self.positional,
+        };
+        let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
+        if let Some(c) = &i.cond {
+            me.ex(&c.expr, &scope)?;
+        }
+        let ty = match &i.enum_name {
+            Some(e) => Ty::Enum(e.clone()),
+            None => ty,
+        };
+        Ok((ty, me.fallible.get()))
+    }
+
+    /// A value instance used in an expression: its own expression, in the same scope.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn inline_instance(
+        &self,
+        n: &str,
+        scope: &Scope,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
+        let Some(inst) = self.cur_instances.iter().find(|i| i.id == n) else {
+            return Err((format!("`{n}` is not an instance"), String::new()));
+        };
+        let outermost = {
+            let mut stack = self.inlining.borrow_mut();
+            if stack.iter().any(|x| x == n) {
+                let chain: Vec<&str> = stack
+                    .iter()
+                    .map(String::as_str)
+                    .skip_while(|x| *x != n)
+                    .chain([n])
+                    .collect();
+                return Err((
+                    format!("instance `{n}` depends on itself ({})", chain.join(" -> ")),
+                    "compute the value from fields, not from itself".into(),
+                ));
+            }
+            stack.push(n.to_owned());
+            stack.len() == 1
+        };
+        let r = self.ex(&inst.value.expr, scope);
+        self.inlining.borrow_mut().pop();
+        let (ts, ty) = r.map_err(|(m, h)| {
+            if outermost && !m.contains("depends on itself") {
+                (format!("in instance `{n}` (`{}`): {m}", inst.value.src), h)
+            } else {
+                (m, h)
+            }
+        })?;
+        let (ts, ty) = match &inst.enum_name {
+            None => (ts, ty),
+            Some(e) => self.int_as_enum(e, ts, &ty)?,
+        };
+        let Some(c) = &inst.cond else {
+            return Ok((ts, ty));
+        };
+        // A conditional instance used by another value instance: its value when its
+        // condition holds, else an error of the using instance.
+        let (ct, cty) = self.ex(&c.expr, scope)?;
+        if cty != Ty::Bool {
+            return Err((
+                format!("the `if` of instance `{n}` is not a condition"),
+                "write a comparison".into(),
+            ));
+        }
+        let msg = format!("instance `{n}` has no value (its `if` is false)");
+        let q = scope.ctx.q(self.cur_field.borrow().as_deref());
+        self.fallible.set(true);
+        Ok((
+            quote!((if #ct { ::std::result::Result::Ok(#ts) } else { ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
+            ty,
+        ))
+    }
+
+    /// An integer seen as a value of enum `e` (`enum:` on a value instance).
+    #[allow(clippy::type_complexity)]
+    pub(super) fn int_as_enum(
+        &self,
+        e: &str,
+        ts: TokenStream,
+        ty: &Ty,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
+        if self.s.enum_def(e).is_none() {
+            return Err((
+                format!("unknown enum `{e}`"),
+                "name an enum from `enums`".into(),
+            ));
+        }
+        if ty != &Ty::Int {
+            return Err((
+                format!("`enum: {e}` needs an integer value, found {}", ty_name(ty)),
+                "give the instance an integer `value`".into(),
+            ));
+        }
+        if !self.open_enums.contains(e) {
+            return Err((
+                format!("`enum` on a value instance needs the open enum `{e}` (the schema sets `-sp-strict`)"),
+                "compare the integer with `.to_i` of enum values instead".into(),
+            ));
+        }
+        let ei = type_ident(e);
+        Ok((quote!(#ei::from_i_open(#ts)), Ty::Enum(e.to_owned())))
+    }
+}

@@ -1,0 +1,846 @@
+//! One field of a type: its struct member, its read (condition, list, checks, trace,
+//! position), its write and its length.
+
+use super::*;
+
+/// The values of one field that its member, read, write and length code share: its Rust
+/// name, schema id and key path, whether the writer derives it, the name of its kept start
+/// offset, its element, member and field types, its fixed array length.
+struct FieldCx {
+    id: proc_macro2::Ident,
+    fid: String,
+    kp: String,
+    is_derived: bool,
+    at: proc_macro2::Ident,
+    elem_ty: TokenStream,
+    arr: Option<usize>,
+    full_ty: TokenStream,
+    field_ty: TokenStream,
+    is_contents: bool,
+    is_leaf: bool,
+}
+
+/// What the read code of a field hands to its write code: the writer's presence test, whether
+/// it is a list, its `valid` rule (constant and name), its unit in the fixed runs.
+struct ReadOut {
+    cond_w: Option<TokenStream>,
+    repeated: bool,
+    rule_const: Option<TokenStream>,
+    rule_id: proc_macro2::Ident,
+    run_unit: Option<runs::Unit>,
+}
+
+/// How the tracer leaves one element of field `f` (`is_leaf`: a number, string or bytes, traced
+/// with its value): enums with their name and stored integer, offset-binary bit fields with
+/// their code, `contents` with the bytes matched, other leaves with their value.
+fn trace_leave(f: &Field, is_leaf: bool) -> TokenStream {
+    if matches!(
+        f.kind,
+        FieldKind::Int {
+            enum_name: Some(_),
+            ..
+        } | FieldKind::Bits {
+            enum_name: Some(_),
+            ..
+        }
+    ) {
+        // Enum values are traced by their schema name and stored integer.
+        quote!(__r.leave(Some(&::statepack_runtime::io::TraceValue::Enum { name: __v.name(), value: __v.to_i() }));)
+    } else if let FieldKind::Bits {
+        width,
+        offset_binary,
+        ..
+    } = &f.kind
+    {
+        bits::bits_leave(*width, *offset_binary)
+    } else if let FieldKind::Contents(c) = &f.kind {
+        // Fixed contents are traced with the bytes they matched.
+        let b = Literal::byte_string(c);
+        quote!(__r.leave(Some(#b));)
+    } else if is_leaf {
+        quote!(__r.leave(Some(&__v));)
+    } else {
+        quote!(__r.leave::<()>(None);)
+    }
+}
+
+impl Emitter<'_> {
+    /// One field of `t`: its member, its read, its write and its length.
+    pub(super) fn emit_field(
+        &mut self,
+        t: &TypeDef,
+        f: &Field,
+        derived: &HashMap<String, Derived>,
+        p: &mut TypeParts,
+    ) -> Option<()> {
+        self.cur_field.replace(Some(f.id.clone()));
+        self.field_align(f, p);
+        let fc = self.field_cx(t, f, derived);
+        self.field_member(t, f, &fc, p);
+        let r = self.field_read(t, f, derived, &fc, p)?;
+        if self.field_write(t, f, derived, &fc, r, p)? {
+            self.field_len(f, &fc, p);
+        }
+        Some(())
+    }
+
+    /// Kaitai's alignment rule before field `f`: after a bit field, a field that is not one
+    /// starts on the next byte (its padding bits kept under Kaitai's rules, zero under strict
+    /// ones); tracks the `seq`'s bit phase.
+    fn field_align(&mut self, f: &Field, p: &mut TypeParts) {
+        let TypeParts {
+            struct_fields,
+            reads,
+            writes,
+            ctor,
+            unaligned,
+            phase,
+            ..
+        } = p;
+        let fid = f.id.as_str();
+        let bit_field = crate::bits::is_bit_field(f);
+        if f.at.is_some() {
+            // Read at a position of its stream: the sequence's bit state is untouched.
+        } else if *unaligned && !bit_field && !f.strict {
+            // Kaitai's rules: the padding bits may be anything; they are kept and put
+            // back on write.
+            let pad = temp_for("pad", &f.id);
+            reads.push(quote!(let #pad: u8 = __r.align_to_byte_keep();));
+            writes.push(quote!(__w.align_to_byte_with(self.#pad);));
+            let d = format!(
+                " The padding bits before `{}` (after bit fields), as read; written back.",
+                f.id
+            );
+            struct_fields.push(quote! {
+                #[doc = #d]
+                #[serde(default)]
+                pub #pad: u8
+            });
+            ctor.push(quote!(#pad));
+        } else if *unaligned && !bit_field {
+            reads.push(quote!(__r.align_to_byte().map_err(|e| e.in_field(#fid))?;));
+            writes.push(quote!(__w.align_to_byte();));
+        }
+        if f.at.is_none() {
+            *unaligned = bit_field;
+            *phase = crate::bits::phase_after(*phase, f);
+        }
+    }
+
+    /// The values the member, read, write and length code of field `f` share.
+    fn field_cx(&self, t: &TypeDef, f: &Field, derived: &HashMap<String, Derived>) -> FieldCx {
+        let id = field_ident(&f.id);
+        let fid = f.id.clone();
+        let kp = f.key_path.clone();
+        let is_derived = derived.contains_key(&f.id);
+        let at = temp_for("at", &f.id);
+        let elem_ty = self.elem_rust_ty(t, f);
+        let arr = Self::array_len(f);
+        let full_ty = match (&f.repeat, arr) {
+            _ if f.varint => quote!(u64),
+            (Repeat::None, _) => elem_ty.clone(),
+            (_, Some(n)) => {
+                let n = lit_usize(n);
+                quote!([#elem_ty; #n])
+            }
+            _ => quote!(::std::vec::Vec<#elem_ty>),
+        };
+        let field_ty = if f.cond.is_some() {
+            quote!(::std::option::Option<#full_ty>)
+        } else {
+            full_ty.clone()
+        };
+        let is_contents = matches!(f.kind, FieldKind::Contents(_));
+        let is_leaf = matches!(
+            f.kind,
+            FieldKind::Int { .. }
+                | FieldKind::Bits { .. }
+                | FieldKind::Float { .. }
+                | FieldKind::Str { .. }
+                | FieldKind::Bytes(_)
+        );
+
+        FieldCx {
+            id,
+            fid,
+            kp,
+            is_derived,
+            at,
+            elem_ty,
+            arr,
+            full_ty,
+            field_ty,
+            is_contents,
+            is_leaf,
+        }
+    }
+
+    /// The struct member of field `f` (none for a derived or `contents` field), with its
+    /// kept bytes (terminator, padding, stored processed bytes) and, for a switch, its enum.
+    fn field_member(&mut self, t: &TypeDef, f: &Field, fc: &FieldCx, p: &mut TypeParts) {
+        let TypeParts {
+            struct_fields,
+            ctor,
+            extra_items,
+            ..
+        } = p;
+        let FieldCx {
+            ref id,
+            is_derived,
+            ref field_ty,
+            is_contents,
+            ..
+        } = *fc;
+        if let FieldKind::Switch { .. } = &f.kind {
+            extra_items.push(self.emit_switch_enum(t, f));
+        }
+
+        // --- struct member
+        if !is_derived && !is_contents {
+            let mut extra = String::new();
+            if let Some(u) = &f.units {
+                extra.push_str(&format!("Unit: {u}."));
+            }
+            if let Some(c) = &f.cond {
+                extra.push_str(&format!(
+                    "{}Present only when `{}`.",
+                    if extra.is_empty() { "" } else { " " },
+                    c.src
+                ));
+            }
+            let doc = self.doc_for(f.doc.as_deref(), f.pos, &extra);
+            let ser = if f.id.as_str() != id.to_string().trim_start_matches("r#") {
+                let n = &f.id;
+                quote!(#[serde(rename = #n)])
+            } else {
+                quote!()
+            };
+            // JSON numbers cannot hold NaN or infinities: floats use the runtime's
+            // lossless form so that decode -> JSON -> encode keeps every bit.
+            // Byte fields are hex strings in JSON (`bytes_json`), not one number per byte.
+            let float_json = match f.kind {
+                FieldKind::Float { .. } => {
+                    quote!(#[serde(with = "::statepack_runtime::io::float_json")])
+                }
+                FieldKind::Bytes(_) => {
+                    quote!(#[serde(with = "::statepack_runtime::bytes_json")])
+                }
+                _ => quote!(),
+            };
+            struct_fields.push(quote! { #doc #ser #float_json pub #id: #field_ty });
+            ctor.push(quote!(#id));
+            if let Some(prefix) = hidden_prefix(f) {
+                let tail = temp_for(prefix, &f.id);
+                if matches!(f.repeat, Repeat::None) {
+                    let d = if prefix == "tail" {
+                        format!(" The bytes `{}` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.", f.id)
+                    } else {
+                        format!(" The stored (processed) bytes of `{}` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.", f.id)
+                    };
+                    struct_fields.push(quote! {
+                        #[doc = #d]
+                        #[serde(default, skip_serializing_if = "Option::is_none", with = "::statepack_runtime::bytes_json")]
+                        pub #tail: ::std::option::Option<::std::vec::Vec<u8>>
+                    });
+                } else {
+                    let d = format!(" For each element of `{}`, the bytes kept from reading (beyond the value, or as stored before `process`), written back as they were; an element without an entry is written from its value.", f.id);
+                    struct_fields.push(quote! {
+                        #[doc = #d]
+                        #[serde(default, skip_serializing_if = "Vec::is_empty", with = "::statepack_runtime::bytes_json")]
+                        pub #tail: ::std::vec::Vec<::std::vec::Vec<u8>>
+                    });
+                }
+                ctor.push(quote!(#tail));
+            }
+        }
+    }
+
+    /// The reader's statement of field `f` (its condition, count, checks, trace and position),
+    /// its entry in the fixed runs, and its `-sp-sum-of` check.
+    fn field_read(
+        &mut self,
+        t: &TypeDef,
+        f: &Field,
+        derived: &HashMap<String, Derived>,
+        fc: &FieldCx,
+        p: &mut TypeParts,
+    ) -> Option<ReadOut> {
+        let TypeParts {
+            struct_fields,
+            reads,
+            post_read_checks,
+            write_pre,
+            ctor,
+            rscope,
+            wscope,
+            read_runs,
+            ..
+        } = p;
+        let FieldCx {
+            ref id,
+            ref fid,
+            ref kp,
+            ref at,
+            ref elem_ty,
+            ref full_ty,
+            ref field_ty,
+            is_contents,
+            is_leaf,
+            ..
+        } = *fc;
+        // --- read
+        let cond_r = match &f.cond {
+            Some(c) => Some(self.expect_ty(c, &rscope, &format!("{kp}.if"), Ty::Bool)?),
+            None => None,
+        };
+        let cond_w = match &f.cond {
+            // `_io.eof` / `_io.size` are not known while writing: presence decides.
+            Some(c) if crate::instances::uses_io_end(&c.expr) => Some(quote!(self.#id.is_some())),
+            Some(c) => Some(self.expect_ty(c, &wscope, &format!("{kp}.if"), Ty::Bool)?),
+            None => None,
+        };
+        let repeated = !matches!(f.repeat, Repeat::None) && !f.varint;
+        if repeated {
+            rscope.vars.push(("_index".into(), Ty::Int));
+        }
+        let elem_read = self.elem_read(t, f, &rscope, Side::Read);
+        if repeated {
+            rscope.vars.pop();
+        }
+        let elem_read = elem_read?;
+        // A recursive type is read one level deeper, within the reader's bound.
+        let elem_read = if f.recursive.is_empty() {
+            elem_read
+        } else {
+            quote!(__r.enter_recursion().and_then(|()| { let __v = #elem_read; __r.leave_recursion(); __v }))
+        };
+        let wrap_field = quote!(.map_err(|e| e.in_field(#fid))?);
+        let wrap_idx = quote!(.map_err(|e| e.in_index(__i).in_field(#fid))?);
+        let valid_r = match &f.valid {
+            Some(v) => Some(self.valid_check(v, f, &rscope, Side::Read)?),
+            None => None,
+        };
+        let rule_id = temp_for("rule", &f.id);
+        let rule_const = f.valid.as_ref().map(|v| {
+            let d = v.describe();
+            quote!(let #rule_id: &'static str = #d;)
+        });
+        let leave = trace_leave(f, is_leaf);
+        let idx = if matches!(f.repeat, Repeat::None) {
+            quote!()
+        } else {
+            quote!(.in_index(__i))
+        };
+        let one_read = |wrap: &TokenStream| -> TokenStream {
+            let check = valid_r.clone().map(|c| quote! {
+                {
+                    let __v = &__v;
+                    if !(#c) {
+                        return Err(::statepack_runtime::io::DecodeError::new(__el_at, ::statepack_runtime::io::DecodeErrorKind::NotValid { value: format!("{:?}", __v), rule: #rule_id }) #idx .in_field(#fid));
+                    }
+                }
+            }).unwrap_or_default();
+            let el_at = if valid_r.is_some() {
+                quote!(let __el_at = __r.offset();)
+            } else {
+                quote!()
+            };
+            quote! {{
+                #el_at
+                let __v: #elem_ty = { #elem_read } #wrap;
+                #check
+                #leave
+                __v
+            }}
+        };
+        let read_value = match &f.repeat {
+            _ if f.varint => bits::varint_read(f, fid),
+            Repeat::None => one_read(&wrap_field),
+            _ => self.list_read(
+                f,
+                fc,
+                rscope,
+                &one_read,
+                (&wrap_field, &wrap_idx),
+                valid_r.is_some(),
+            )?,
+        };
+        let rep_leave = if matches!(f.repeat, Repeat::None) || f.varint {
+            quote!()
+        } else {
+            quote!(__r.leave::<()>(None);)
+        };
+        let read_value = if matches!(f.repeat, Repeat::None) || f.varint {
+            read_value
+        } else {
+            quote! {{ let __l = #read_value; #rep_leave __l }}
+        };
+        let (read_value, kept_pos) = match &f.at {
+            Some(at) => {
+                let (rv, kept) = positional::emit_read(self, f, at, &rscope, read_value)?;
+                (rv, kept)
+            }
+            None => (read_value, None),
+        };
+        if let Some((decl, member, ctor_item)) = kept_pos {
+            reads.push(decl);
+            struct_fields.push(member);
+            ctor.push(ctor_item);
+        }
+        let tail_decl = match (hidden_prefix(f), matches!(f.repeat, Repeat::None)) {
+            (None, _) => quote!(),
+            (Some(prefix), true) => {
+                let tail = temp_for(prefix, &f.id);
+                quote!(let mut #tail: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;)
+            }
+            (Some(prefix), false) => {
+                let tail = temp_for(prefix, &f.id);
+                quote!(let mut #tail: ::std::vec::Vec<::std::vec::Vec<u8>> = ::std::vec::Vec::new();)
+            }
+        };
+        // A positional instance (not `io: value._io`) is entered at its position, inside
+        // `instances::emit_read`, so its trace node starts where its bytes do.
+        let enter = if f.at.as_ref().is_some_and(|a| a.io_of.is_none()) {
+            quote!()
+        } else {
+            quote!(__r.enter(::statepack_runtime::io::PathSeg::Field(#fid));)
+        };
+        let read_stmt = match &cond_r {
+            Some(c) => quote! {
+                let #id: #field_ty = if #c { #enter Some(#read_value) } else { None };
+            },
+            None => quote! {
+                #enter
+                let #id: #field_ty = #read_value;
+            },
+        };
+        // The field's start offset is kept only where an error after the read needs it.
+        let keep_at = matches!(derived.get(&f.id), Some(Derived::Sum(..)));
+        let at_stmt = if keep_at {
+            quote!(let #at = __r.offset();)
+        } else {
+            quote!()
+        };
+        reads.push(quote! {
+            #at_stmt
+            #rule_const
+            #tail_decl
+            #read_stmt
+        });
+        let run_unit = self
+            .run_unit(f)
+            .filter(|_| !(is_contents && f.cond.is_some()));
+        if let Some(unit) = run_unit.clone().filter(|_| !(keep_at && f.cond.is_some())) {
+            read_runs.push(runs::Member {
+                stmt: reads.len() - 1,
+                id: id.clone(),
+                ty: full_ty.clone(),
+                at: keep_at.then(|| at.clone()),
+                src: quote!(),
+                unit,
+                cond: cond_r.clone(),
+            });
+        }
+        if let Some(Derived::Sum(list, field)) = derived.get(&f.id) {
+            let l = field_ident(list);
+            let fi = field_ident(field);
+            let msg = format!("{{}} stored, but the {list}[].{field} values sum to {{}}");
+            // Unsigned elements of at most 16 bits are summed in u64: a list would need
+            // more than 2^48 elements (more than the address space holds) to overflow it.
+            // Wider or signed elements keep i128. The value printed is the same.
+            let narrow = t
+                .fields
+                .iter()
+                .find(|g| &g.id == list)
+                .and_then(|g| match &g.kind {
+                    FieldKind::User { name, .. } => self.s.type_def(name),
+                    _ => None,
+                })
+                .and_then(|et| et.fields.iter().find(|x| &x.id == field))
+                .is_some_and(|x| {
+                    matches!(
+                        x.kind,
+                        FieldKind::Int {
+                            bytes: 1 | 2,
+                            signed: false,
+                            ..
+                        }
+                    )
+                });
+            let (acc, sum_wide) = if narrow {
+                (quote!(u64), quote!((__sum as i128)))
+            } else {
+                (quote!(i128), quote!(__sum))
+            };
+            post_read_checks.push(quote! {
+                let __sum: #acc = #l.iter().map(|__e| __e.#fi as #acc).sum();
+                if #sum_wide != #id as i128 {
+                    return Err(::statepack_runtime::io::DecodeError::new(#at, ::statepack_runtime::io::DecodeErrorKind::Semantic(format!(#msg, #id, __sum))).in_field(#fid));
+                }
+            });
+        }
+        rscope.vars.push((f.id.clone(), self.field_ty(f)));
+        // Fixed contents named by an expression (`if: magic.size == 4`) are their bytes,
+        // on read and on write.
+        if let FieldKind::Contents(c) = &f.kind {
+            if f.cond.is_none()
+                && matches!(f.repeat, Repeat::None)
+                && crate::instances::type_names(t).contains(&f.id)
+            {
+                let b = Literal::byte_string(c);
+                reads.push(quote!(let #id: ::std::vec::Vec<u8> = ::std::vec::Vec::from(#b);));
+                write_pre.push(quote!(let #id: &::std::vec::Vec<u8> = &::std::vec::Vec::from(#b);));
+                wscope.vars.push((f.id.clone(), Ty::Bytes));
+            }
+        }
+
+        Some(ReadOut {
+            cond_w,
+            repeated,
+            rule_const,
+            rule_id,
+            run_unit,
+        })
+    }
+
+    /// The reader of list field `f` (`repeat: expr`, `eos` or `until`): a fixed array, a list
+    /// read in place with its element type's `read_push`, or elements read by `one_read`
+    /// (given the error wrapping of a field and of an element, `wraps`). `has_valid`: the
+    /// elements are checked against a `valid` rule.
+    fn list_read(
+        &mut self,
+        f: &Field,
+        fc: &FieldCx,
+        rscope: &Scope,
+        one_read: &dyn Fn(&TokenStream) -> TokenStream,
+        wraps: (&TokenStream, &TokenStream),
+        has_valid: bool,
+    ) -> Option<TokenStream> {
+        let (wrap_field, wrap_idx) = wraps;
+        let FieldCx {
+            ref fid,
+            ref kp,
+            ref elem_ty,
+            arr,
+            ..
+        } = *fc;
+        Some(match &f.repeat {
+            Repeat::Expr(e) => {
+                let count = self.expect_ty(e, &rscope, &format!("{kp}.repeat-expr"), Ty::Int)?;
+                let body = one_read(&wrap_idx);
+                let min = self.elem_min_len(f);
+                let check = match &f.kind {
+                    FieldKind::Bits { width, .. } => {
+                        let w = u32::from(*width);
+                        quote!(__r.check_count_bits(#count, #w))
+                    }
+                    _ => quote!(__r.check_count(#count, #min)),
+                };
+                if let Some(n) = arr {
+                    let n = lit_usize(n);
+                    quote! {{
+                        let mut __a: [#elem_ty; #n] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = #body;
+                        }
+                        __a
+                    }}
+                } else {
+                    match self.in_place_elem(f, has_valid) {
+                        Some(ti) => quote! {{
+                            let __n = #check #wrap_field;
+                            let mut __list = ::std::vec::Vec::with_capacity(__n);
+                            // The list's length is the element index: one counter.
+                            while __list.len() < __n {
+                                let __i = __list.len();
+                                __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                #ti::read_push(__r, &mut __list) #wrap_idx;
+                                __r.leave::<()>(None);
+                            }
+                            __list
+                        }},
+                        None => quote! {{
+                            let __n = #check #wrap_field;
+                            let mut __list = ::std::vec::Vec::with_capacity(__n);
+                            // The list's length is the element index: one counter.
+                            while __list.len() < __n {
+                                let __i = __list.len();
+                                __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                __list.push(#body);
+                            }
+                            __list
+                        }},
+                    }
+                }
+            }
+            Repeat::Eos | Repeat::Until(_) => {
+                let body = one_read(&wrap_idx);
+                let stop = match &f.repeat {
+                    Repeat::Until(u) => {
+                        let (ety, c) = self.until_cond(f, u, &rscope)?;
+                        let bind = bind_elem(&ety, quote!((&__list[__list.len() - 1])));
+                        quote! { { #bind if #c { break; } } }
+                    }
+                    _ => quote!(),
+                };
+                let head = match &f.repeat {
+                    Repeat::Eos => quote!(while !__r.is_eof()),
+                    _ => quote!(loop),
+                };
+                let open = self.open_list(f);
+                // A plain user type without size, args or checks is read straight into
+                // the list, as for a counted list.
+                let push = match self.in_place_elem(f, has_valid) {
+                    Some(ti) => quote! {
+                        #ti::read_push(__r, &mut __list) #wrap_idx;
+                        __r.leave::<()>(None);
+                    },
+                    None => quote!(__list.push(#body);),
+                };
+                quote! {{
+                    let mut __list = #open;
+                    #head {
+                        let __i = __list.len();
+                        let __before = __r.bit_offset();
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        #push
+                        // An empty element that ends the list is fine; one that does
+                        // not would repeat forever.
+                        #stop
+                        if __r.bit_offset() == __before {
+                            return Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::Semantic("a repeated element took no bytes, so the list would never end".into())).in_index(__i).in_field(#fid));
+                        }
+                    }
+                    __list
+                }}
+            }
+            _ => unreachable!("a list field"),
+        })
+    }
+
+    /// The writer's statement of field `f`; `false` for a positional instance (queued for its
+    /// position, with no length term in the `seq`).
+    fn field_write(
+        &mut self,
+        t: &TypeDef,
+        f: &Field,
+        derived: &HashMap<String, Derived>,
+        fc: &FieldCx,
+        r: ReadOut,
+        p: &mut TypeParts,
+    ) -> Option<bool> {
+        let TypeParts {
+            write_pre,
+            writes,
+            wscope,
+            pos_writes,
+            write_runs,
+            ..
+        } = p;
+        let FieldCx {
+            ref id,
+            ref fid,
+            ref kp,
+            is_derived,
+            arr,
+            ref full_ty,
+            is_contents,
+            ..
+        } = *fc;
+        let ReadOut {
+            cond_w,
+            repeated,
+            rule_const,
+            rule_id,
+            run_unit,
+        } = r;
+        // --- write
+        let src = if is_derived {
+            quote!(#id)
+        } else {
+            quote!(self.#id)
+        };
+        if !is_derived && !is_contents {
+            let ty = self.field_ty(f);
+            let bind = match (&ty, &f.kind) {
+                (Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool, _) => {
+                    quote!(let #id = self.#id;)
+                }
+                _ => quote!(let #id = &self.#id;),
+            };
+            write_pre.push(bind);
+            wscope.vars.push((f.id.clone(), ty));
+        }
+        if repeated {
+            wscope.vars.push(("_index".into(), Ty::Int));
+        }
+        let elem_write = self.elem_write(t, f, &wscope);
+        if repeated {
+            wscope.vars.pop();
+        }
+        let elem_write = elem_write?;
+        let valid_w = match &f.valid {
+            Some(v) => Some(self.valid_check(v, f, &wscope, Side::Write)?),
+            None => None,
+        };
+        let wcheck = valid_w.map(|c| quote! {
+            if !(#c) {
+                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: #rule_id }));
+            }
+        }).unwrap_or_default();
+        let one_write = quote! { #wcheck #elem_write; Ok(()) };
+        let wrap_w_field =
+            quote!(.map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field(#fid))?);
+        let wrap_w_idx = quote!(.map_err(|e: ::statepack_runtime::io::EncodeError| e.in_index(__i).in_field(#fid))?);
+        let body_write = match &f.repeat {
+            _ if f.varint => {
+                let put = bits::varint_write(f);
+                quote! {
+                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #put; Ok(()) })() #wrap_w_field;
+                }
+            }
+            Repeat::None => quote! {
+                let __v = __val;
+                (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #one_write })() #wrap_w_field;
+            },
+            rep => {
+                let count_check = match rep {
+                    Repeat::Expr(e)
+                        if arr.is_none()
+                            && !matches!(e.expr, Expr::Name(ref n) if derived.get(n).map(|d| matches!(d, Derived::Count(l) if l == &f.id)).unwrap_or(false)) =>
+                    {
+                        let c =
+                            self.expect_ty(e, &wscope, &format!("{kp}.repeat-expr"), Ty::Int)?;
+                        quote! {
+                            if (__val.len() as i128) != #c {
+                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch { expected: u64::try_from(#c).unwrap_or(u64::MAX), found: __val.len() }).in_field(#fid));
+                            }
+                        }
+                    }
+                    _ => quote!(),
+                };
+                let until_check = match rep {
+                    // `_io.eof` / `_io.size` are not known while writing: the list's
+                    // length decides.
+                    Repeat::Until(u) if crate::instances::uses_io_end(&u.expr) => quote!(),
+                    Repeat::Until(u) => {
+                        let (ety, c) = self.until_cond(f, u, &wscope)?;
+                        let bind = bind_elem(&ety, quote!(__e));
+                        let src_u = &u.src;
+                        quote! {
+                            for (__j, __e) in __val.iter().enumerate() {
+                                #bind
+                                if (#c) != (__j + 1 == __val.len()) {
+                                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::UntilMismatch { condition: #src_u }).in_index(__j).in_field(#fid));
+                                }
+                            }
+                            if __val.is_empty() {
+                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::UntilMismatch { condition: #src_u }).in_field(#fid));
+                            }
+                        }
+                    }
+                    _ => quote!(),
+                };
+                // A reader stops a `repeat: eos` list at an element that takes no bytes, so
+                // such an element could not be read back: refuse it.
+                let empty_check = if matches!(rep, Repeat::Eos) {
+                    quote! {
+                        if __w.bit_len() == __before {
+                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic("an element of a `repeat: eos` list encodes to no bytes, so it could not be read back".into())).in_index(__i).in_field(#fid));
+                        }
+                    }
+                } else {
+                    quote! { let _ = __before; }
+                };
+                quote! {
+                    #count_check
+                    #until_check
+                    for (__i, __v) in __val.iter().enumerate() {
+                        let __before = __w.bit_len();
+                        (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #one_write })() #wrap_w_idx;
+                        #empty_check
+                    }
+                }
+            }
+        };
+        let cond_src = f.cond.as_ref().map(|c| c.src.clone()).unwrap_or_default();
+        let write_stmt = match (&cond_w, is_contents) {
+            (_, true) => {
+                let FieldKind::Contents(bytes) = &f.kind else {
+                    unreachable!()
+                };
+                let b = Literal::byte_string(bytes);
+                quote!(__w.write_bytes(#b);)
+            }
+            (Some(c), _) => quote! {
+                match (#c, &#src) {
+                    (true, Some(__val)) => { #body_write }
+                    (false, None) => {}
+                    (__holds, __opt) => return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch { state: if __opt.is_some() { "present" } else { "absent" }, condition: #cond_src, holds: __holds }).in_field(#fid)),
+                }
+            },
+            (None, _) => quote! {
+                { let __val = &#src; #body_write }
+            },
+        };
+        if let Some(at) = &f.at {
+            pos_writes.push(positional::emit_write(
+                self,
+                f,
+                at,
+                &wscope,
+                quote! { #rule_const #write_stmt },
+            )?);
+            return Some(false);
+        }
+        writes.push(quote! { #rule_const #write_stmt });
+        if let Some(unit) = run_unit {
+            write_runs.push(runs::Member {
+                stmt: writes.len() - 1,
+                id: id.clone(),
+                ty: full_ty.clone(),
+                at: None,
+                src: src.clone(),
+                unit,
+                cond: cond_w.clone(),
+            });
+        }
+
+        Some(true)
+    }
+
+    /// The term of field `f` in `encoded_len`, and its part of the exact bit count.
+    fn field_len(&mut self, f: &Field, fc: &FieldCx, p: &mut TypeParts) {
+        let TypeParts { lens, exact, .. } = p;
+        let FieldCx {
+            ref id, is_derived, ..
+        } = *fc;
+        // --- encoded length
+        if is_derived {
+            let FieldKind::Int { bytes, .. } = &f.kind else {
+                exact.field(self.s, &self.whole_types, f, &id, true, None);
+                return;
+            };
+            lens.push(lit_usize(*bytes as usize).into_token_stream_usize());
+        } else if let FieldKind::Contents(c) = &f.kind {
+            lens.push(lit_usize(c.len()).into_token_stream_usize());
+        } else {
+            let one = self.elem_len(f);
+            let list_len = match (&f.repeat, self.fixed_elem_len(f)) {
+                _ if f.varint => quote!(::statepack_runtime::bits::leb128_len(*__val)),
+                (Repeat::None, _) => quote!({ let __v = __val; #one }),
+                (_, Some(n)) => {
+                    let n = lit_usize(n);
+                    quote!(__val.len() * #n)
+                }
+                _ => quote!(__val.iter().map(|__v| #one).sum::<usize>()),
+            };
+            lens.push(match &f.cond {
+                Some(_) => quote!(self.#id.as_ref().map_or(0, |__val| #list_len)),
+                None => quote!({ let __val = &self.#id; #list_len }),
+            });
+        }
+        exact.field(self.s, &self.whole_types, f, &id, is_derived, lens.last());
+    }
+}

@@ -1,0 +1,656 @@
+//! The Rust backend: emits, for every schema type, a struct with a reader (`read_from`), a
+//! writer (`write_to`), `encoded_len` and `MIN_LEN`; for every enum a Rust enum; for the root
+//! type `decode`, `decode_traced` and `encode`. It runs the check stage (`crate::check`)
+//! first; what it reports itself it finds while typing expressions and emitting fields (an
+//! expression that does not type, a `valid` rule or processor argument of the wrong type, a
+//! type that may end inside a byte).
+//!
+//! Generated readers go through `statepack_runtime::io::ByteReader` (bounds-checked, count
+//! guard before any allocation, field-path errors); writers go through `ByteWriter` and derive
+//! every count, length and sum from the data, refusing values that do not fit.
+//!
+//! Layout: this file holds the emitter's state, the expression types and scopes and
+//! [`Emitter::emit`], which walks the schema; `types` emits one type, `fields` one field of it
+//! (member, read, write, length), `elem_read` and `elem_write` one element of a field per kind,
+//! `expr` compiles expressions, `value_instances` the value instances' methods, `enums` the
+//! Rust enums; the other files each hold one feature's code (bit fields, positional
+//! instances, `io:` of a value, decided byte orders, switches of numbers, processed fields,
+//! fixed runs, exact lengths, the dynamic view, the binrw/deku/bitvec impls).
+
+use crate::derive::{counts_and_lengths, plain_encoding, Derived};
+use crate::diag::{Diag, Pos};
+use crate::expr::{BinOp, Expr, UnOp};
+use crate::ir::*;
+use crate::names::{camel, doc_attrs, field_ident, temp, temp_for, type_ident};
+use crate::sizes::{field_bits, type_bits};
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::{HashMap, HashSet};
+
+mod binrw;
+mod bits;
+mod elem_read;
+mod elem_write;
+mod endian_code;
+mod enums;
+mod eq;
+mod exact_len;
+mod expr;
+mod fields;
+mod io_of;
+mod num_switch;
+mod positional;
+mod proc;
+mod proc_pos;
+mod proc_term;
+mod reflect;
+mod root_type;
+mod runs;
+mod types;
+mod value_instances;
+use crate::num_type::{case_number, looks_like_number_type};
+use crate::shape::has_no_case;
+
+/// The type of an expression or a field as seen by expressions.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Ty {
+    Int,
+    Float,
+    Bool,
+    Str,
+    Bytes,
+    Enum(String),
+    List(Box<Ty>),
+    User(String),
+    /// The body of switch field `.1` of type `.0`.
+    Switch(String, String),
+    /// A conditional field (`if`) holding the given type: usable in value instances only,
+    /// where its absence is an `ExprError`.
+    Opt(Box<Ty>),
+}
+
+/// Read or write: where expression names come from.
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    Read,
+    Write,
+}
+
+pub(crate) struct Scope {
+    vars: Vec<(String, Ty)>,
+    /// Where the expression's code goes (decides how a failing expression reports).
+    ctx: Ctx,
+}
+
+/// The function an expression is emitted into.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Ctx {
+    /// `read_from` (a failure is a `DecodeError` at the reader's offset).
+    Read,
+    /// `write_to` (a failure is an `EncodeError`).
+    Write,
+    /// A value instance's method (a failure is its `ExprError`).
+    Method,
+}
+
+impl Ctx {
+    /// What follows a `Result<_, ExprError>` to use its value here; `field` is the seq field
+    /// whose expression it is (named in the error).
+    fn q(self, field: Option<&str>) -> TokenStream {
+        match (self, field) {
+            (Ctx::Read, Some(f)) => {
+                quote!(.map_err(|__e| __e.decode_at(__r.offset()).in_field(#f))?)
+            }
+            (Ctx::Read, None) => quote!(.map_err(|__e| __e.decode_at(__r.offset()))?),
+            // The writer evaluates a field's expressions inside that field's error scope.
+            (Ctx::Write, _) => quote!(.map_err(::statepack_runtime::io::ExprError::encode)?),
+            (Ctx::Method, _) => quote!(?),
+        }
+    }
+}
+
+impl Scope {
+    fn get(&self, n: &str) -> Option<&Ty> {
+        self.vars.iter().rev().find(|(k, _)| k == n).map(|(_, t)| t)
+    }
+}
+
+pub(crate) struct Emitter<'s> {
+    s: &'s Schema,
+    pub diags: Vec<Diag>,
+    min_len: HashMap<String, usize>,
+    /// Enums that keep unknown integers (used by a field without `-sp-strict`): they get the
+    /// variant `Unlisted(i128)`.
+    open_enums: HashSet<String>,
+    /// Types read in a sized substream by a field without `-sp-strict`: they keep the bytes
+    /// they leave unread (member `__unread`) and write them back.
+    unread_types: HashSet<String>,
+    /// The value instances of the type being emitted: a name that is not a field in scope
+    /// may be one of them, and is replaced by its expression.
+    cur_instances: Vec<Instance>,
+    /// The instances whose expressions are being inlined, outermost first (a cycle is
+    /// reported, not followed).
+    inlining: std::cell::RefCell<Vec<String>>,
+    /// Set while emitting an expression that can fail at run time (indexing, `.first`,
+    /// `.substring`, ...): it is emitted with `?` on a `Result<_, ExprError>`.
+    fallible: std::cell::Cell<bool>,
+    /// True while emitting a value instance's method (where `self` and `?` on `ExprError`
+    /// are available).
+    in_method: std::cell::Cell<bool>,
+    /// The seq field whose expressions are being emitted (named by their errors).
+    cur_field: std::cell::RefCell<Option<String>>,
+    /// The type whose code is being emitted (for `_sizeof`).
+    cur_type: std::cell::RefCell<String>,
+    /// The build's choices: custom processor and opaque type paths, and what to emit besides
+    /// the native reader and writer (binrw, deku, bitvec impls).
+    opts: crate::Options,
+    /// Whether an expression anywhere in the schema uses `value._io` (computed once: every
+    /// type then keeps `__io_end`).
+    member_io: bool,
+    /// The types that always end on a byte boundary (computed once for the schema).
+    whole_types: HashSet<String>,
+    /// Whether any type of the schema has a positional instance (computed once).
+    positional: bool,
+}
+
+/// What the emission of one type collects, field by field: the struct's members, the
+/// reader's and writer's statements, the length terms, the constructor's entries and the
+/// items that go beside the struct; the scopes of the reader's and writer's expressions; the
+/// bit state of the `seq` (Kaitai's alignment rule); the runs of fixed-size fields.
+struct TypeParts {
+    struct_fields: Vec<TokenStream>,
+    reads: Vec<TokenStream>,
+    post_read_checks: Vec<TokenStream>,
+    write_pre: Vec<TokenStream>,
+    writes: Vec<TokenStream>,
+    lens: Vec<TokenStream>,
+    exact: exact_len::Exact,
+    ctor: Vec<TokenStream>,
+    extra_items: Vec<TokenStream>,
+    rscope: Scope,
+    wscope: Scope,
+    /// `params`: given by the reading field, kept as members (for instances and the
+    /// writer's own expressions); the parent's writer checks them against its arguments.
+    param_args: Vec<TokenStream>,
+    param_tys: Vec<TokenStream>,
+    /// After a bit field: a field that is not one starts on the next byte.
+    unaligned: bool,
+    /// The bit phase (bits past the last byte boundary) where it is known statically.
+    phase: Option<u32>,
+    /// Positional instances: written after the fields in sequence (laid out by the root).
+    pos_writes: Vec<TokenStream>,
+    /// Fields that may be read and written in fixed runs (see `runs`).
+    read_runs: Vec<runs::Member>,
+    write_runs: Vec<runs::Member>,
+}
+
+impl TypeParts {
+    fn new() -> Self {
+        Self {
+            struct_fields: Vec::new(),
+            reads: Vec::new(),
+            post_read_checks: Vec::new(),
+            write_pre: Vec::new(),
+            writes: Vec::new(),
+            lens: Vec::new(),
+            exact: exact_len::Exact::new(),
+            ctor: Vec::new(),
+            extra_items: Vec::new(),
+            rscope: Scope {
+                vars: Vec::new(),
+                ctx: Ctx::Read,
+            },
+            wscope: Scope {
+                vars: Vec::new(),
+                ctx: Ctx::Write,
+            },
+            param_args: Vec::new(),
+            param_tys: Vec::new(),
+            unaligned: false,
+            phase: Some(0),
+            pos_writes: Vec::new(),
+            read_runs: Vec::new(),
+            write_runs: Vec::new(),
+        }
+    }
+}
+
+fn lit_usize(v: usize) -> Literal {
+    Literal::usize_unsuffixed(v)
+}
+
+impl<'s> Emitter<'s> {
+    pub fn new(s: &'s Schema) -> Self {
+        let open_enums = crate::shape::open_enums(s);
+        let unread_types = crate::shape::unread_types(s);
+        Self {
+            s,
+            diags: Vec::new(),
+            min_len: HashMap::new(),
+            open_enums,
+            unread_types,
+            cur_instances: Vec::new(),
+            inlining: std::cell::RefCell::new(Vec::new()),
+            fallible: std::cell::Cell::new(false),
+            in_method: std::cell::Cell::new(false),
+            cur_field: std::cell::RefCell::new(None),
+            cur_type: std::cell::RefCell::new(String::new()),
+            opts: crate::Options::default(),
+            member_io: crate::instances::uses_member_io(s),
+            whole_types: crate::shape::whole_byte_types(s),
+            positional: s
+                .types
+                .iter()
+                .any(|t| t.fields.iter().any(|f| f.at.is_some())),
+        }
+    }
+
+    /// The element type of a list field `f` that is read straight into the list with its
+    /// `read_push`: a plain user type (see `plain_reader`) without size, arguments, checks
+    /// (`has_valid`), recursion, processing or terminator.
+    fn in_place_elem(&self, f: &Field, has_valid: bool) -> Option<proc_macro2::Ident> {
+        match &f.kind {
+            FieldKind::User { name, size: None }
+                if !has_valid
+                    && f.recursive.is_empty()
+                    && f.process.is_none()
+                    && f.term.is_none() =>
+            {
+                self.s
+                    .type_def(name)
+                    .filter(|et| self.plain_reader(et))
+                    .map(|_| type_ident(name))
+            }
+            _ => None,
+        }
+    }
+
+    /// A type read without params, instances, positions or a computed byte order, in a
+    /// schema without positional fields: its fixed runs fall back to reading the whole value
+    /// again field by field (`read_fields`), and lists of it are read in place (`read_push`).
+    fn plain_reader(&self, t: &TypeDef) -> bool {
+        t.params.is_empty()
+            && t.instances.is_empty()
+            && t.endian_switch.is_none()
+            && !self.has_positional()
+            && !crate::instances::keeps_io_end(t, self.member_io)
+    }
+
+    /// `Default,` in a type's derives, unless the schema has opaque types (Rust types of
+    /// the user's, which need not have a default value).
+    fn default_derive(&self) -> TokenStream {
+        if self.s.opaque.is_empty() && !self.s.opaque_types {
+            quote!(Default,)
+        } else {
+            quote!()
+        }
+    }
+
+    fn has_positional(&self) -> bool {
+        self.positional
+    }
+
+    /// The type has positional instances or uses `_io`: written in a sized field, it is
+    /// given its own stream start (`ByteWriter::push_io`).
+    fn type_needs_io(&self, name: &str) -> bool {
+        self.s
+            .type_def(name)
+            .is_some_and(crate::instances::type_uses_io)
+    }
+
+    /// The same emitter with the build's options.
+    pub fn with_options(mut self, o: &crate::Options) -> Self {
+        self.opts = o.clone();
+        self
+    }
+
+    /// The schema being emitted.
+    pub(crate) fn schema(&self) -> &'s Schema {
+        self.s
+    }
+
+    pub(crate) fn err(
+        &mut self,
+        pos: Pos,
+        path: &str,
+        msg: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        self.diags
+            .push(Diag::new(&self.s.file, pos, path, msg, hint));
+    }
+
+    /// What the writer of `t` derives (see `crate::derive`).
+    fn derived(&mut self, t: &TypeDef) -> HashMap<String, Derived> {
+        // Its problems are the check stage's (`crate::check::layout`).
+        crate::derive::derived(self.s, t, &mut Vec::new())
+    }
+
+    // ------------------------------------------------------------- expressions
+
+    // ------------------------------------------------------------------- emit
+
+    /// Emits the whole schema, or returns the diagnostics.
+    pub fn emit(mut self) -> Result<TokenStream, Vec<Diag>> {
+        self.diags = crate::check::names_and_refs(self.s);
+        if !self.diags.is_empty() {
+            return Err(self.diags);
+        }
+        let (min_len, diags) = crate::check::layout(self.s, &self.opts);
+        self.min_len = min_len;
+        self.diags = diags;
+        let mut items = Vec::new();
+        for e in &self.s.enums {
+            items.push(self.emit_enum(e));
+            items.push(reflect::enum_impl(e, self.open_enums.contains(&e.name)));
+        }
+        for (i, t) in self.s.types.iter().enumerate() {
+            if let Some(ts) = self.emit_type(t, i == 0) {
+                items.push(ts);
+            }
+            if i == 0 {
+                items.push(reflect::root_fns(t));
+            }
+        }
+        items.push(crate::columns::emit(&self.s.column_sets, &self.s.file));
+        // Opaque types: a local name for the external type, whose `OpaqueType` methods the
+        // generated calls (`read_from`, `write_to`, `encoded_len`, `MIN_LEN`) reach.
+        if !self.s.opaque.is_empty() {
+            items.push(quote! {
+                #[allow(unused_imports)]
+                use ::statepack_runtime::process::OpaqueType as _;
+            });
+        }
+        for n in &self.s.opaque.clone() {
+            match crate::process::opaque_path(&self.opts, n) {
+                Ok(path) => {
+                    let ti = type_ident(n);
+                    let d = format!(" The external type `{n}` (`ks-opaque-types`), implementing `statepack_runtime::process::OpaqueType`.");
+                    items.push(quote!(#[doc = #d] pub type #ti = #path;));
+                }
+                // Reported by the check stage (`crate::check::layout`).
+                Err(_) => {}
+            }
+        }
+        if !self.diags.is_empty() {
+            self.diags.sort_by_key(|x| x.pos);
+            return Err(self.diags);
+        }
+        let file = &self.s.file;
+        let id = &self.s.id;
+        Ok(quote! {
+            #[doc = " Schema file this module was generated from."]
+            pub const SCHEMA_FILE: &str = #file;
+            #[doc = " `meta.id` of the schema (the root type's name)."]
+            pub const SCHEMA_ID: &str = #id;
+            #(#items)*
+        })
+    }
+
+    fn doc_for(&self, doc: Option<&str>, pos: Pos, extra: &str) -> TokenStream {
+        let mut text = doc.map(|d| d.trim().to_owned()).unwrap_or_default();
+        if !extra.is_empty() {
+            if !text.is_empty() {
+                text.push_str("\n\n");
+            }
+            text.push_str(extra);
+        }
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&format!("Schema: `{}` line {}.", self.s.file, pos.line));
+        doc_attrs(&text)
+    }
+
+    /// Rust type of one element (before repeat/if).
+    fn elem_rust_ty(&self, t: &TypeDef, f: &Field) -> TokenStream {
+        match &f.kind {
+            FieldKind::Int {
+                enum_name: Some(e), ..
+            } => {
+                let i = type_ident(e);
+                quote!(#i)
+            }
+            FieldKind::Int { bytes, signed, .. } => int_ty(*bytes, *signed),
+            FieldKind::Bits {
+                enum_name: Some(e), ..
+            } => {
+                let i = type_ident(e);
+                quote!(#i)
+            }
+            FieldKind::Bits {
+                width,
+                offset_binary,
+                ..
+            } => bits::bits_rust_ty(*width, *offset_binary),
+            FieldKind::Float { bytes: 4, .. } => quote!(f32),
+            FieldKind::Float { .. } => quote!(f64),
+            FieldKind::Bytes(_) => quote!(::std::vec::Vec<u8>),
+            FieldKind::Contents(_) => quote!(()),
+            FieldKind::Str { .. } => quote!(::std::string::String),
+            FieldKind::User { name, .. } => {
+                let i = type_ident(name);
+                if f.boxed {
+                    quote!(::std::boxed::Box<#i>)
+                } else {
+                    quote!(#i)
+                }
+            }
+            FieldKind::Switch { .. } => {
+                let i = Self::switch_enum_name(t, f);
+                quote!(#i)
+            }
+        }
+    }
+
+    /// Fixed-size array length, when the field is a primitive repeated a literal number of times.
+    fn array_len(f: &Field) -> Option<usize> {
+        match (&f.kind, &f.repeat) {
+            (
+                FieldKind::Int {
+                    enum_name: None, ..
+                }
+                | FieldKind::Float { .. },
+                Repeat::Expr(SrcExpr {
+                    expr: Expr::Int(n), ..
+                }),
+            ) if (1..=32).contains(n) => Some(*n as usize),
+            _ => None,
+        }
+    }
+
+    fn fixed_elem_len(&self, f: &Field) -> Option<usize> {
+        match &f.kind {
+            FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => Some(*bytes as usize),
+            _ => None,
+        }
+    }
+}
+
+trait UsizeLit {
+    fn into_token_stream_usize(self) -> TokenStream;
+}
+impl UsizeLit for Literal {
+    fn into_token_stream_usize(self) -> TokenStream {
+        quote!(#self)
+    }
+}
+
+/// Binds `_` (the element under test) from a reference: by value for copyable types, so
+/// expressions can use it as a number, by reference otherwise.
+/// The member type of a param and its type in expressions.
+fn param_rust_ty(k: &ParamKind) -> (TokenStream, Ty) {
+    match k {
+        ParamKind::Int => (quote!(i128), Ty::Int),
+        ParamKind::Bool => (quote!(bool), Ty::Bool),
+        ParamKind::Float => (quote!(f64), Ty::Float),
+        ParamKind::Str => (quote!(::std::string::String), Ty::Str),
+        ParamKind::Bytes => (quote!(::std::vec::Vec<u8>), Ty::Bytes),
+        ParamKind::Enum(e) => {
+            let i = type_ident(e);
+            (quote!(#i), Ty::Enum(e.clone()))
+        }
+        // `crate::context` has given every `struct` param a user type; one that is left
+        // has been reported there.
+        ParamKind::User(t) => {
+            let i = type_ident(t);
+            (quote!(#i), Ty::User(t.clone()))
+        }
+        ParamKind::Struct => (quote!(()), Ty::Bool),
+        ParamKind::List(inner) => {
+            let (r, t) = param_rust_ty(inner);
+            (quote!(::std::vec::Vec<#r>), Ty::List(Box::new(t)))
+        }
+    }
+}
+
+/// An argument `ts` (an expression value of type `want`) as the member type of a param of
+/// that type: numbers widened, strings and bytes owned, user values and lists copied.
+fn convert_arg(ts: TokenStream, want: &Ty) -> TokenStream {
+    match want {
+        Ty::Float => quote!(((#ts) as f64)),
+        Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
+        Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
+        Ty::User(_) => quote!((#ts).clone()),
+        Ty::List(e) => match &**e {
+            Ty::Int => {
+                quote!((#ts).iter().map(|__x| (*__x) as i128).collect::<::std::vec::Vec<i128>>())
+            }
+            Ty::Float => {
+                quote!((#ts).iter().map(|__x| (*__x) as f64).collect::<::std::vec::Vec<f64>>())
+            }
+            Ty::Bool | Ty::Enum(_) => quote!((#ts).iter().copied().collect::<::std::vec::Vec<_>>()),
+            Ty::Str => {
+                quote!((#ts).iter().map(|__x| ::std::string::String::from(AsRef::<str>::as_ref(__x))).collect::<::std::vec::Vec<_>>())
+            }
+            Ty::Bytes => {
+                quote!((#ts).iter().map(|__x| AsRef::<[u8]>::as_ref(__x).to_vec()).collect::<::std::vec::Vec<_>>())
+            }
+            _ => quote!((#ts).to_vec()),
+        },
+        _ => ts,
+    }
+}
+
+/// A list element given by `reference` (a `&T` expression) as an expression value of type
+/// `elem`: numbers widened, conditions and enums copied, everything else borrowed.
+fn elem_value(reference: TokenStream, elem: Ty) -> (TokenStream, Ty) {
+    match elem {
+        Ty::Int => (quote!((*#reference as i128)), Ty::Int),
+        Ty::Float => (quote!((*#reference as f64)), Ty::Float),
+        Ty::Bool | Ty::Enum(_) => (quote!((*#reference)), elem),
+        other => (reference, other),
+    }
+}
+
+fn bind_elem(ty: &Ty, reference: TokenStream) -> TokenStream {
+    let el = temp("elem");
+    match ty {
+        Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => {
+            quote! { let #el = *#reference; let _ = #el; }
+        }
+        _ => quote! { let #el = #reference; let _ = #el; },
+    }
+}
+
+pub(crate) fn ty_name(t: &Ty) -> String {
+    match t {
+        Ty::Int => "an integer".into(),
+        Ty::Float => "a float".into(),
+        Ty::Bool => "a condition".into(),
+        Ty::Str => "a string".into(),
+        Ty::Bytes => "bytes".into(),
+        Ty::Enum(e) => format!("a `{e}` value"),
+        Ty::List(_) => "a list".into(),
+        Ty::User(u) => format!("a `{u}`"),
+        Ty::Switch(..) => "a switch value".into(),
+        Ty::Opt(_) => "a conditional field".into(),
+    }
+}
+
+/// The prefix of a field's hidden member of kept bytes: `tail` (terminator and padding),
+/// `stored` (the bytes before `process`), or none.
+fn hidden_prefix(f: &Field) -> Option<&'static str> {
+    if f.term.is_some() {
+        Some("tail")
+    } else if f.process.is_some() {
+        Some("stored")
+    } else {
+        None
+    }
+}
+
+/// UTF-8 and ASCII: the string's bytes are its Rust `String`'s bytes.
+/// The runtime's `Term` value for a field's terminator rules.
+fn term_tokens(t: &TermSpec) -> TokenStream {
+    let opt = |b: Option<u8>| match b {
+        Some(b) => quote!(::std::option::Option::Some(#b)),
+        None => quote!(::std::option::Option::None),
+    };
+    let (terminator, pad) = (opt(t.terminator), opt(t.pad_right));
+    let (include, consume, eos_error, width) = (t.include, t.consume, t.eos_error, t.width);
+    quote! {
+        ::statepack_runtime::io::Term { terminator: #terminator, include: #include, consume: #consume, eos_error: #eos_error, pad_right: #pad, width: #width }
+    }
+}
+
+/// A switch with `size`: its case is read in a substream.
+fn switch_sized(f: &Field) -> bool {
+    matches!(f.kind, FieldKind::Switch { size: Some(_), .. })
+}
+
+fn int_ty(bytes: u8, signed: bool) -> TokenStream {
+    match (bytes, signed) {
+        (1, false) => quote!(u8),
+        (2, false) => quote!(u16),
+        (4, false) => quote!(u32),
+        (8, false) => quote!(u64),
+        (1, true) => quote!(i8),
+        (2, true) => quote!(i16),
+        (4, true) => quote!(i32),
+        _ => quote!(i64),
+    }
+}
+
+fn int_ty_name(bytes: u8, signed: bool) -> &'static str {
+    match (bytes, signed) {
+        (1, false) => "u8",
+        (2, false) => "u16",
+        (4, false) => "u32",
+        (8, false) => "u64",
+        (1, true) => "i8",
+        (2, true) => "i16",
+        (4, true) => "i32",
+        _ => "i64",
+    }
+}
+
+fn method(
+    prefix: &str,
+    bytes: u8,
+    signed: bool,
+    float: bool,
+    endian: Endian,
+) -> proc_macro2::Ident {
+    let base = if float {
+        format!("f{}", bytes as u32 * 8)
+    } else {
+        format!("{}{}", if signed { "i" } else { "u" }, bytes as u32 * 8)
+    };
+    let end = if bytes == 1 {
+        ""
+    } else if endian == Endian::Le {
+        "le"
+    } else {
+        "be"
+    };
+    format_ident!("{prefix}_{base}{end}")
+}
+
+fn read_method(bytes: u8, signed: bool, float: bool, endian: Endian) -> proc_macro2::Ident {
+    method("read", bytes, signed, float, endian)
+}
+
+fn write_method(bytes: u8, signed: bool, float: bool, endian: Endian) -> proc_macro2::Ident {
+    method("write", bytes, signed, float, endian)
+}

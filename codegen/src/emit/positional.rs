@@ -1,0 +1,185 @@
+//! The code of positional instances (`pos`, `io`) and of `_io`: the reader's jump to a
+//! position and back, the writer's queue of instances, the kept `_io.pos`/`_io.size` (see
+//! `crate::instances` for the order they are read in and what uses `_io`).
+
+use super::{Emitter, Scope, Ty};
+use crate::instances::{keeps_io_end, uses_io};
+use crate::ir::{Field, Positional};
+use crate::names::temp_for;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// `_io.pos`, `_io.size`, `_io.eof` in a reader (`read`) or a writer (`write`; only `_io.pos`
+/// has a value there: the bytes written since the start of the stream).
+#[allow(clippy::type_complexity)]
+pub(crate) fn io_attr(
+    read: bool,
+    write: bool,
+    attr: &str,
+) -> Result<(TokenStream, Ty), (String, String)> {
+    Ok(match (read, write, attr) {
+        (true, _, "pos") => (quote!(__r.io_pos()), Ty::Int),
+        (true, _, "size") => (quote!(__r.io_size()), Ty::Int),
+        (true, _, "eof") => (quote!(__r.is_eof()), Ty::Bool),
+        (_, true, "pos") => (quote!(__w.io_pos()), Ty::Int),
+        (_, true, "size" | "eof") => {
+            return Err((
+                format!("`_io.{attr}` is not known while writing"),
+                "use `_io.{attr}` in `if`, `size`, `repeat-until` or a positional instance's `pos`, where the writer lets the value decide".replace("{attr}", attr),
+            ))
+        }
+        // A value instance: the type's stream as it was when its `seq` had been read.
+        (false, false, "pos") => (quote!(self.__io_end.0), Ty::Int),
+        (false, false, "size") => (quote!(self.__io_end.1), Ty::Int),
+        (false, false, "eof") => (quote!((self.__io_end.0 >= self.__io_end.1)), Ty::Bool),
+        _ => {
+            return Err((
+                format!("`_io` has no member `{attr}`"),
+                "`_io` has `pos`, `size` and `eof`".into(),
+            ))
+        }
+    })
+}
+
+/// Wraps a positional instance's read: evaluate `pos`, move there, read, come back. Returns
+/// the read expression and, when `pos` uses `_io`, the declaration, struct member and
+/// constructor entry of the kept position (the writer puts the instance back there).
+#[allow(clippy::type_complexity)]
+pub(crate) fn emit_read(
+    em: &mut Emitter<'_>,
+    f: &Field,
+    at: &Positional,
+    scope: &Scope,
+    read_value: TokenStream,
+) -> Option<(TokenStream, Option<(TokenStream, TokenStream, TokenStream)>)> {
+    let fid = f.id.as_str();
+    if let Some(io) = &at.io_of {
+        // Kaitai evaluates an instance's `pos`, `size`, `if` ... on the type's own `_io`
+        // while reading from the other stream; the reader here has only the other stream at
+        // hand, so `_io` there is refused rather than given another stream's values.
+        let mut g = f.clone();
+        let mut uses = false;
+        crate::resolve::for_each_expr(&mut g, &mut |e| uses |= uses_io(e));
+        if uses {
+            em.err(
+                f.pos,
+                &f.key_path,
+                format!(
+                    "`_io` in an expression of an instance with `io: {}._io` is not supported yet",
+                    io.src
+                ),
+                "give positions, sizes and conditions of such an instance as numbers or expressions of fields",
+            );
+            return None;
+        }
+        return super::io_of::emit_read(em, f, at, io, scope, read_value).map(|r| (r, None));
+    }
+    let pos = em.expect_ty(&at.pos, scope, &format!("{}.pos", f.key_path), Ty::Int)?;
+    let whole = at.whole;
+    if uses_io(&at.pos.expr) {
+        let kept = temp_for("pos", &f.id);
+        let doc = format!(
+            " Where `{}` was read (`pos: {}`, from the start of its stream): its writer puts it back there.",
+            f.id, at.pos.src
+        );
+        let rv = quote! {{
+            let __p: i128 = #pos;
+            #kept = __p;
+            let __saved = __r.enter_instance(__p, #whole).map_err(|e| e.in_field(#fid))?;
+            __r.enter(::statepack_runtime::io::PathSeg::Field(#fid));
+            let __pv = #read_value;
+            __r.leave_instance(__saved);
+            __pv
+        }};
+        Some((
+            rv,
+            Some((
+                quote!(let mut #kept: i128 = 0;),
+                quote! {
+                    #[doc = #doc]
+                    #[serde(default)]
+                    pub #kept: i128
+                },
+                quote!(#kept),
+            )),
+        ))
+    } else {
+        Some((
+            quote! {{
+                let __p: i128 = #pos;
+                let __saved = __r.enter_instance(__p, #whole).map_err(|e| e.in_field(#fid))?;
+            __r.enter(::statepack_runtime::io::PathSeg::Field(#fid));
+                let __pv = #read_value;
+                __r.leave_instance(__saved);
+                __pv
+            }},
+            None,
+        ))
+    }
+}
+
+/// Wraps a positional instance's write (`stmt`, as for a `seq` field): encode it on its own
+/// and queue it for its position (`ByteWriter::instance_writer`, `ByteWriter::place`).
+pub(crate) fn emit_write(
+    em: &mut Emitter<'_>,
+    f: &Field,
+    at: &Positional,
+    scope: &Scope,
+    stmt: TokenStream,
+) -> Option<TokenStream> {
+    let fid = f.id.as_str();
+    if let Some(io) = &at.io_of {
+        return super::io_of::emit_write(em, f, at, io, scope, stmt);
+    }
+    let whole = at.whole;
+    let pos = if uses_io(&at.pos.expr) {
+        let kept = temp_for("pos", &f.id);
+        quote!(self.#kept)
+    } else {
+        em.expect_ty(&at.pos, scope, &format!("{}.pos", f.key_path), Ty::Int)?
+    };
+    let what = f.key_path.as_str();
+    Some(quote! {
+        {
+            let __pos: i128 = #pos;
+            let mut __tw = __w.instance_writer(__pos, #whole).map_err(|e| e.in_field(#fid))?;
+            {
+                let __w = &mut __tw;
+                #stmt
+            }
+            __w.place(__tw, #what);
+        }
+    })
+}
+
+/// For a type whose value instances use `_io`: the reader's statement that keeps the stream's
+/// position and size at the end of the type's `seq`, the struct member holding them and its
+/// constructor entry.
+pub(crate) fn io_end_member(
+    t: &crate::ir::TypeDef,
+    member_io: bool,
+) -> Option<(TokenStream, TokenStream, TokenStream)> {
+    if !keeps_io_end(t, member_io) {
+        return None;
+    }
+    Some((
+        quote!(let __io_end: (i128, i128) = (__r.io_pos(), __r.io_size());),
+        quote! {
+            #[doc = " `_io.pos` and `_io.size` of this value's stream when its `seq` had been read, for"]
+            #[doc = " the value instances that use `_io` (`_io.eof` is `pos >= size`)."]
+            #[serde(default)]
+            pub __io_end: (i128, i128)
+        },
+        quote!(__io_end),
+    ))
+}
+
+/// `value._io.pos`, `.size`, `.eof` of a user-type value (`value` is its code): from the
+/// value's `__io_end`.
+pub(crate) fn member_io(value: TokenStream, attr: &str) -> (TokenStream, Ty) {
+    match attr {
+        "pos" => (quote!(#value.__io_end.0), Ty::Int),
+        "size" => (quote!(#value.__io_end.1), Ty::Int),
+        _ => (quote!((#value.__io_end.0 >= #value.__io_end.1)), Ty::Bool),
+    }
+}

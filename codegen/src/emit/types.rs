@@ -1,0 +1,513 @@
+//! One schema type's struct and impl: its params, the reader's and writer's bodies, the
+//! root type's `decode`/`encode`, and the items beside it.
+
+use super::*;
+
+impl Emitter<'_> {
+    pub(super) fn emit_type(&mut self, t: &TypeDef, is_root: bool) -> Option<TokenStream> {
+        self.cur_instances = t.instances.clone();
+        *self.cur_type.borrow_mut() = t.name.clone();
+        let derived = self.derived(t);
+        let name = type_ident(&t.name);
+        let min_len = lit_usize(*self.min_len.get(&t.name).unwrap_or(&0));
+        let mut p = TypeParts::new();
+        self.type_params(t, &derived, &mut p)?;
+        for f in &t.fields {
+            self.emit_field(t, f, &derived, &mut p)?;
+        }
+        let has_bits = t
+            .fields
+            .iter()
+            .any(|f| f.at.is_none() && crate::bits::is_bit_field(f));
+        let TypeParts {
+            mut struct_fields,
+            mut reads,
+            post_read_checks,
+            write_pre,
+            mut writes,
+            mut lens,
+            mut exact,
+            mut ctor,
+            extra_items,
+            param_args,
+            param_tys,
+            unaligned,
+            phase,
+            pos_writes,
+            read_runs,
+            write_runs,
+            ..
+        } = p;
+
+        if self.unread_types.contains(&t.name) {
+            struct_fields.push(quote! {
+                #[doc = " Bytes at the end of the sized field holding this value that its fields did not"]
+                #[doc = " read (Kaitai Struct skips them). Written back after the fields; empty when the"]
+                #[doc = " value filled its size or is not in a sized field."]
+                #[serde(default, skip_serializing_if = "Vec::is_empty", with = "::statepack_runtime::bytes_json")]
+                pub __unread: ::std::vec::Vec<u8>
+            });
+            struct_fields.push(quote! {
+                #[doc = " The bits after this value's last bit field, up to the end of that byte, when the"]
+                #[doc = " value ends inside a byte of its sized field; written back."]
+                #[serde(default)]
+                pub __unread_pad: u8
+            });
+            ctor.push(quote!(__unread: ::std::vec::Vec::new()));
+            ctor.push(quote!(__unread_pad: 0));
+            writes.push(quote!(__w.align_to_byte_with(self.__unread_pad);));
+            writes.push(quote!(__w.write_bytes(&self.__unread);));
+            lens.push(quote!(self.__unread.len()));
+            exact.aligned_bytes(quote!(self.__unread.len()));
+        }
+        // Under Kaitai's rules a type may end inside a byte: the enclosing type goes on from
+        // that bit (a bit field) or from the next byte (anything else), as Kaitai Struct's
+        // generated code does.
+        if is_root && unaligned && phase != Some(0) && !self.s.strict {
+            // The root type ends inside a byte: the bits after its last field are kept.
+            reads.push(quote!(let __end_pad: u8 = __r.align_to_byte_keep();));
+            writes.push(quote!(__w.align_to_byte_with(self.__end_pad);));
+            struct_fields.push(quote! {
+                #[doc = " The bits after the last bit field, up to the end of its byte, as read; written back."]
+                #[serde(default)]
+                pub __end_pad: u8
+            });
+            ctor.push(quote!(__end_pad));
+        }
+        if unaligned && phase != Some(0) && self.s.strict {
+            let kp = if t.key_path.is_empty() {
+                "seq".to_owned()
+            } else {
+                format!("{}.seq", t.key_path)
+            };
+            let last = t.fields.last().map_or(t.pos, |f| f.pos);
+            self.err(
+                last,
+                &kp,
+                format!(
+                    "type `{}` may end inside a byte (its bit fields do not add up to whole bytes)",
+                    t.name
+                ),
+                crate::bits::unaligned_end_hint(),
+            );
+        }
+        // A plain type (no params, instances, positions or computed byte order) whose fixed
+        // runs fail reads itself again from its first byte, field by field, in an
+        // out-of-line function: the fused reader then holds no field-by-field code.
+        let whole_fallback = self.plain_reader(t);
+        let slow_reads = whole_fallback.then(|| reads.clone());
+        // The same reader appending the value to a list (`read_push`): the value is stored
+        // straight into the list instead of travelling in a `Result`.
+        let mut push_reads = reads.clone();
+        let fallback = quote! {
+            __r.reset_to(__mark);
+            return Self::read_fields(__r);
+        };
+        let push_fallback = quote! {
+            __r.reset_to(__mark);
+            __out.push(Self::read_fields(__r)?);
+            return Ok(());
+        };
+        let fused = runs::fuse_reads(
+            &mut reads,
+            &read_runs,
+            slow_reads.as_ref().map(|_| &fallback),
+        );
+        if whole_fallback {
+            runs::fuse_reads(&mut push_reads, &read_runs, Some(&push_fallback));
+        }
+        let slow_reads = slow_reads.filter(|_| fused > 0);
+        runs::fuse_writes(&mut writes, &write_runs);
+        writes.extend(pos_writes);
+        if let Some((read, member, item)) = positional::io_end_member(t, self.member_io) {
+            reads.push(read);
+            struct_fields.push(member);
+            ctor.push(item);
+        }
+        if is_root && self.has_positional() {
+            // The bytes after the seq up to the furthest positional instance belong to the
+            // root: kept and written back under the instances, which the root lays out last.
+            reads.push(
+                quote!(let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();),
+            );
+            struct_fields.push(quote! {
+                #[doc = " The bytes after the last `seq` field up to the furthest byte a positional instance"]
+                #[doc = " read, as read: written back under the positional instances (which must agree with"]
+                #[doc = " every byte written in sequence and with each other)."]
+                #[serde(default, skip_serializing_if = "Vec::is_empty", with = "::statepack_runtime::bytes_json")]
+                pub __beyond: ::std::vec::Vec<u8>
+            });
+            ctor.push(quote!(__beyond));
+            writes.push(quote!(__w.lay_out_positional(&self.__beyond)?;));
+            exact.fallback("positional instances are laid out by the root's writer");
+        }
+        // A type with bit fields counts its bits (see `exact_len`); kept bytes and encoded
+        // strings are measured by writing.
+        let (len_doc, len_body) = if t.fields.iter().any(|f| {
+            hidden_prefix(f).is_some()
+                || matches!(f.kind, FieldKind::Str { encoding, .. } if !plain_encoding(encoding))
+        }) {
+            exact_len::fallback_body("kept terminator or processed bytes, or a string in an encoding other than UTF-8 and ASCII")
+        } else if has_bits {
+            exact.body()
+        } else {
+            (quote!(), quote!(0 #(+ #lens)*))
+        };
+        let doc = self.doc_for(
+            t.doc.as_deref(),
+            t.pos,
+            if is_root {
+                "The root type of the schema."
+            } else {
+                ""
+            },
+        );
+        self.cur_field.replace(None);
+        let (inst_methods, inst_members) = self.emit_instances(t, &derived)?;
+        let reflect = reflect::type_impls(t, &derived, &inst_members);
+        let interop = binrw::impls(
+            &self.opts,
+            &binrw::TypeShape {
+                name: &name,
+                params: param_tys,
+                has_bits,
+                bits_first: t.fields.first().is_some_and(crate::bits::is_bit_field),
+                aligned_end: is_root || !unaligned || phase == Some(0),
+            },
+        );
+        let root_api = Self::root_api(t, &name, is_root);
+        let (read_inline, read_body, read_fields) = Self::reader_bodies(
+            slow_reads.as_deref(),
+            (&reads, &push_reads, &post_read_checks, &ctor),
+            whole_fallback,
+        );
+        let derive_default = self.default_derive();
+        let (derive_eq, eq_impl) = super::eq::partial_eq(&name, &struct_fields);
+        Some(quote! {
+            #doc
+            #[derive(Debug, Clone, #derive_default #derive_eq serde::Serialize, serde::Deserialize)]
+            pub struct #name { #(#struct_fields,)* }
+            #eq_impl
+
+            impl #name {
+                #[doc = " The smallest number of bytes this type can take; list counts are checked against it before anything is allocated."]
+                pub const MIN_LEN: usize = #min_len;
+
+                #[doc = " Reads one value at the reader's position."]
+                #[doc = ""]
+                #[doc = " Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset."]
+                #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+                #read_inline
+                pub fn read_from<T: ::statepack_runtime::io::Tracer>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T> #(, #param_args)*) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+                    #read_body
+                }
+                #read_fields
+
+                #[doc = " Writes this value; counts, lengths and sums are derived from the data."]
+                #[doc = ""]
+                #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value."]
+                #[allow(unused_variables, clippy::redundant_closure_call, clippy::needless_borrow, clippy::let_unit_value)]
+                pub fn write_to(&self, __w: &mut ::statepack_runtime::io::ByteWriter) -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    #(#write_pre)*
+                    #(#writes)*
+                    Ok(())
+                }
+
+                #[doc = " The number of bytes [`Self::write_to`] writes."]
+                #len_doc
+                #[allow(unused_variables, clippy::identity_op)]
+                pub fn encoded_len(&self) -> usize {
+                    #len_body
+                }
+
+                #(#inst_methods)*
+            }
+            #root_api
+            #reflect
+            #interop
+            #(#extra_items)*
+        })
+    }
+
+    /// For the root type: `decode`, `decode_traced` and `encode`, and its `RootType` impl when it
+    /// takes no `params` (nothing for another type).
+    pub(super) fn root_api(t: &TypeDef, name: &proc_macro2::Ident, is_root: bool) -> TokenStream {
+        let root_params: Vec<TokenStream> = t
+            .params
+            .iter()
+            .filter(|p| p.context.is_none())
+            .map(|p| {
+                let id = field_ident(&p.id);
+                let (rty, _) = param_rust_ty(&p.kind);
+                if p.optional {
+                    quote!(#id: ::std::option::Option<#rty>)
+                } else {
+                    quote!(#id: #rty)
+                }
+            })
+            .collect();
+        let top_args: Vec<TokenStream> = t
+            .params
+            .iter()
+            .map(|p| {
+                if p.context.is_some() {
+                    quote!(::std::option::Option::None)
+                } else {
+                    let id = field_ident(&p.id);
+                    quote!(#id)
+                }
+            })
+            .collect();
+        let params_doc = if root_params.is_empty() {
+            quote!()
+        } else {
+            quote!(#[doc = ""] #[doc = " The root type's `params` are the arguments after `bytes`, in schema order."])
+        };
+        let root_trait = if root_params.is_empty() {
+            root_type::root_type_impl(&name, top_args.len())
+        } else {
+            quote!()
+        };
+        let root_api = if is_root {
+            quote! {
+                impl #name {
+                    #[doc = " Decodes a whole file: the data must end exactly where the root type ends."]
+                    #[doc = ""]
+                    #[doc = " Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError), naming the field path and byte offset."]
+                    #params_doc
+                    pub fn decode(bytes: &[u8] #(, #root_params)*) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+                        let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+                        let v = Self::read_from(&mut r #(, #top_args)*)?;
+                        r.finish()?;
+                        Ok(v)
+                    }
+                    #[doc = " Decodes a whole file while recording its structure (every field's byte range and value)."]
+                    #[doc = " The tree is returned even when decoding fails, up to the failing field."]
+                    pub fn decode_traced(bytes: &[u8] #(, #root_params)*) -> (Result<Self, ::statepack_runtime::io::DecodeError>, ::statepack_runtime::io::TraceNode) {
+                        let mut r = ::statepack_runtime::io::ByteReader::with_tracer(bytes, ::statepack_runtime::io::TreeTracer::new(SCHEMA_ID));
+                        let v = Self::read_from(&mut r #(, #top_args)*).and_then(|v| { r.finish()?; Ok(v) });
+                        let end = r.offset();
+                        (v, r.tracer.finish(end))
+                    }
+                    #[doc = " Encodes to a new byte vector; counts, lengths and sums are derived from the data."]
+                    #[doc = ""]
+                    #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit its stored type or breaks a schema rule."]
+                    pub fn encode(&self) -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
+                        let mut w = ::statepack_runtime::io::ByteWriter::with_capacity(self.encoded_len());
+                        self.write_to(&mut w)?;
+                        Ok(w.into_bytes())
+                    }
+                }
+                #root_trait
+            }
+        } else {
+            quote!()
+        };
+        root_api
+    }
+
+    /// The body of `read_from` and the items beside it: with the statements of a fast reader
+    /// whose fixed runs fall back to reading field by field (`slow_reads`), an inlined
+    /// `read_from`, `read_push` and the out-of-line `read_fields`; else the plain reader and,
+    /// for a `whole_fallback` type, `read_push`. `parts`: the reader's statements, those of
+    /// `read_push`, the checks after the fields and the constructor's entries.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn reader_bodies(
+        slow_reads: Option<&[TokenStream]>,
+        parts: (
+            &[TokenStream],
+            &[TokenStream],
+            &[TokenStream],
+            &[TokenStream],
+        ),
+        whole_fallback: bool,
+    ) -> (TokenStream, TokenStream, TokenStream) {
+        let (reads, push_reads, post_read_checks, ctor) = parts;
+        // The fast reader is small and called from the enclosing reader and its fallback:
+        // inlining it keeps an element read inside its list loop (a call per element
+        // returns it through memory; measured 2x slower in the SNAP decode bench).
+        let read_inline = if slow_reads.is_some() {
+            quote!(#[inline(always)])
+        } else {
+            quote!()
+        };
+        let (read_body, read_fields) = match slow_reads {
+            Some(slow) => (
+                quote! {
+                    if !T::SILENT {
+                        return Self::read_fields(__r);
+                    }
+                    let __mark = __r.mark();
+                    #(#reads)*
+                    #(#post_read_checks)*
+                    Ok(Self { #(#ctor,)* })
+                },
+                quote! {
+                    #[doc = " Reads one value (as [`Self::read_from`]) and appends it to `__out`."]
+                    #[doc = ""]
+                    #[doc = " Errors: as [`Self::read_from`]; nothing is appended then."]
+                    #[inline(always)]
+                    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+                    pub fn read_push<T: ::statepack_runtime::io::Tracer>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T>, __out: &mut ::std::vec::Vec<Self>) -> Result<(), ::statepack_runtime::io::DecodeError> {
+                        if !T::SILENT {
+                            __out.push(Self::read_fields(__r)?);
+                            return Ok(());
+                        }
+                        let __mark = __r.mark();
+                        #(#push_reads)*
+                        #(#post_read_checks)*
+                        __out.push(Self { #(#ctor,)* });
+                        Ok(())
+                    }
+                    #[doc = " Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset."]
+                    #[cold]
+                    #[inline(never)]
+                    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+                    fn read_fields<T: ::statepack_runtime::io::Tracer>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T>) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+                        #(#slow)*
+                        #(#post_read_checks)*
+                        Ok(Self { #(#ctor,)* })
+                    }
+                },
+            ),
+            None => (
+                quote! {
+                    #(#reads)*
+                    #(#post_read_checks)*
+                    Ok(Self { #(#ctor,)* })
+                },
+                if whole_fallback {
+                    quote! {
+                        #[doc = " Reads one value (as [`Self::read_from`]) and appends it to `__out`."]
+                        #[doc = ""]
+                        #[doc = " Errors: as [`Self::read_from`]; nothing is appended then."]
+                        #[inline]
+                        pub fn read_push<T: ::statepack_runtime::io::Tracer>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T>, __out: &mut ::std::vec::Vec<Self>) -> Result<(), ::statepack_runtime::io::DecodeError> {
+                            __out.push(Self::read_from(__r)?);
+                            Ok(())
+                        }
+                    }
+                } else {
+                    quote!()
+                },
+            ),
+        };
+        (read_inline, read_body, read_fields)
+    }
+
+    /// The params of `t` (members, reader arguments, scope entries), its `meta.endian` switch
+    /// and the values its writer derives (computed before anything is written).
+    pub(super) fn type_params(
+        &mut self,
+        t: &TypeDef,
+        derived: &HashMap<String, Derived>,
+        p: &mut TypeParts,
+    ) -> Option<()> {
+        let TypeParts {
+            struct_fields,
+            reads,
+            write_pre,
+            ctor,
+            rscope,
+            wscope,
+            param_args,
+            param_tys,
+            ..
+        } = p;
+        // A root type with `params` (a schema for others to import, as in Kaitai) takes them
+        // in `decode`; its context params (a recursive root's `_parent`/`_root` paths) are
+        // `None` at the top.
+        for p in &t.params {
+            // A param is a member like a field or an instance: one name, one member.
+            let clash = t
+                .fields
+                .iter()
+                .map(|f| (f.id.as_str(), f.pos, "field"))
+                .chain(
+                    t.instances
+                        .iter()
+                        .map(|i| (i.id.as_str(), i.pos, "instance")),
+                )
+                .find(|(n, _, _)| *n == p.id);
+            if let Some((n, pos, what)) = clash {
+                self.err(
+                    pos,
+                    &t.key_path,
+                    format!("{what} `{n}` has the name of a param (a duplicate)"),
+                    "rename the param or the member",
+                );
+            }
+            let id = field_ident(&p.id);
+            let (rty, ty) = param_rust_ty(&p.kind);
+            let (rty, ty) = if p.optional {
+                (quote!(::std::option::Option<#rty>), Ty::Opt(Box::new(ty)))
+            } else {
+                (rty, ty)
+            };
+            let pdoc = if p.context.is_some() {
+                self.doc_for(p.doc.as_deref(), p.pos, "")
+            } else {
+                self.doc_for(p.doc.as_deref(), p.pos, &format!("Parameter `{}`: given by the field that reads this type, not stored in the data.", p.id))
+            };
+            let pn = &p.id;
+            struct_fields.push(quote! { #pdoc #[serde(rename = #pn)] pub #id: #rty });
+            ctor.push(quote!(#id));
+            param_args.push(quote!(#id: #rty));
+            param_tys.push(rty.clone());
+            rscope.vars.push((p.id.clone(), ty.clone()));
+            write_pre.push(match ty {
+                Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
+                _ => quote!(let #id = &self.#id;),
+            });
+            wscope.vars.push((p.id.clone(), ty));
+        }
+        // `meta.endian` as a switch: the byte order is decided before anything is read.
+        if let Some(sw) = &t.endian_switch {
+            let (r, w) = self.endian_decide(sw, &rscope, &wscope)?;
+            reads.push(r);
+            write_pre.push(w);
+            for sc in [&mut *rscope, &mut *wscope] {
+                sc.vars.push((crate::endian::IS_LE.to_owned(), Ty::Bool));
+            }
+        }
+
+        // On write every derived value is computed first, so expressions anywhere may use it.
+        for f in &t.fields {
+            if let Some(d) = derived.get(&f.id) {
+                let FieldKind::Int { bytes, signed, .. } = &f.kind else {
+                    continue;
+                };
+                let id = field_ident(&f.id);
+                let rty = int_ty(*bytes, *signed);
+                let tyname = int_ty_name(*bytes, *signed);
+                let fid = &f.id;
+                let value = match d {
+                    Derived::Count(list) => {
+                        let l = field_ident(list);
+                        quote!((self.#l.len() as i128))
+                    }
+                    Derived::Bytes(target) => {
+                        let g = t.fields.iter().find(|g| &g.id == target)?;
+                        let l = field_ident(target);
+                        match &g.kind {
+                            FieldKind::User { .. } | FieldKind::Switch { .. } => {
+                                quote!((self.#l.encoded_len() as i128))
+                            }
+                            _ => quote!((self.#l.len() as i128)),
+                        }
+                    }
+                    Derived::Sum(list, field) => {
+                        let l = field_ident(list);
+                        let fi = field_ident(field);
+                        quote!(self.#l.iter().map(|__e| __e.#fi as i128).sum::<i128>())
+                    }
+                };
+                write_pre.push(quote! {
+                    let #id: #rty = ::statepack_runtime::io::fit(#value, #tyname).map_err(|e| e.in_field(#fid))?;
+                });
+                wscope.vars.push((f.id.clone(), Ty::Int));
+            }
+        }
+        Some(())
+    }
+}

@@ -1,0 +1,254 @@
+//! Value instances (`instances` with `value`): one method per instance computing it from
+//! the value, and their members in the dynamic view.
+
+use super::*;
+
+impl Emitter<'_> {
+    /// The methods computing `t`'s value instances, and their members for the dynamic view.
+    pub(super) fn emit_instances(
+        &mut self,
+        t: &TypeDef,
+        derived: &HashMap<String, Derived>,
+    ) -> Option<(Vec<TokenStream>, Vec<(String, TokenStream)>)> {
+        let mut binds = Vec::new();
+        let mut scope = Scope {
+            vars: Vec::new(),
+            ctx: Ctx::Method,
+        };
+        for p in &t.params {
+            let id = field_ident(&p.id);
+            let (_, ty) = param_rust_ty(&p.kind);
+            let ty = if p.optional {
+                Ty::Opt(Box::new(ty))
+            } else {
+                ty
+            };
+            binds.push(match ty {
+                Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
+                _ => quote!(let #id = &self.#id;),
+            });
+            scope.vars.push((p.id.clone(), ty));
+        }
+        for f in &t.fields {
+            let id = field_ident(&f.id);
+            if let Some(d) = derived.get(&f.id) {
+                let v = reflect::derived_value(t, d);
+                binds.push(quote!(let #id: i128 = #v;));
+                scope.vars.push((f.id.clone(), Ty::Int));
+            } else if matches!(f.kind, FieldKind::Contents(_)) {
+                continue;
+            } else {
+                let ty = self.field_ty(f);
+                binds.push(match ty {
+                    Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
+                    _ => quote!(let #id = &self.#id;),
+                });
+                scope.vars.push((f.id.clone(), ty));
+            }
+        }
+        let reserved = [
+            "read_from",
+            "write_to",
+            "encoded_len",
+            "decode",
+            "decode_traced",
+            "encode",
+        ];
+        let mut methods = Vec::new();
+        let mut members = Vec::new();
+        for inst in &t.instances.clone() {
+            let kp = inst.key_path.clone();
+            if reserved.contains(&inst.id.as_str()) || t.fields.iter().any(|f| f.id == inst.id) {
+                self.err(
+                    inst.pos,
+                    &kp,
+                    format!(
+                        "instance `{}` has the name of a field or of a generated method",
+                        inst.id
+                    ),
+                    "rename the instance",
+                );
+                continue;
+            }
+            self.in_method.set(true);
+            self.fallible.set(false);
+            let (ts, ty) = match self
+                .ex(&inst.value.expr, &scope)
+                .and_then(|(ts, ty)| match &inst.enum_name {
+                    None => Ok((ts, ty)),
+                    Some(e) => self.int_as_enum(e, ts, &ty),
+                }) {
+                Ok(v) => v,
+                Err((msg, hint)) => {
+                    self.err(
+                        inst.value.pos,
+                        &format!("{kp}.value"),
+                        format!("in `{}`: {msg}", inst.value.src),
+                        hint,
+                    );
+                    continue;
+                }
+            };
+            let (rty, body, reflect) = match &ty {
+                Ty::Int => (
+                    quote!(i128),
+                    ts,
+                    quote!(::statepack_runtime::reflect::Value::Int(__x)),
+                ),
+                Ty::Float => (
+                    quote!(f64),
+                    ts,
+                    quote!(::statepack_runtime::reflect::Value::Float(__x)),
+                ),
+                Ty::Bool => (
+                    quote!(bool),
+                    ts,
+                    quote!(::statepack_runtime::reflect::Value::Bool(__x)),
+                ),
+                Ty::Str => (
+                    quote!(::std::string::String),
+                    quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
+                    quote!(::statepack_runtime::reflect::Value::Str(
+                        ::std::borrow::Cow::Owned(__x)
+                    )),
+                ),
+                Ty::Bytes => (
+                    quote!(::std::vec::Vec<u8>),
+                    quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
+                    quote!(::statepack_runtime::reflect::Value::Bytes(
+                        ::std::borrow::Cow::Owned(__x)
+                    )),
+                ),
+                Ty::Enum(e) => {
+                    let ei = type_ident(e);
+                    (
+                        quote!(#ei),
+                        ts,
+                        if self.open_enums.contains(e) {
+                            quote!(::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue { enum_name: #ei::SCHEMA_NAME, name: __x.listed_name(), value: __x.to_i() }))
+                        } else {
+                            quote!(::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue { enum_name: #ei::SCHEMA_NAME, name: ::std::option::Option::Some(__x.name()), value: __x.to_i() }))
+                        },
+                    )
+                }
+                Ty::User(tn) => {
+                    let ti = type_ident(tn);
+                    (
+                        quote!(&#ti),
+                        quote!(::std::convert::identity::<&#ti>(#ts)),
+                        quote!(::statepack_runtime::reflect::Value::Struct(__x)),
+                    )
+                }
+                Ty::List(e) if matches!(**e, Ty::Int | Ty::Float | Ty::Str | Ty::Bool) => {
+                    let (ety, conv, item) = match &**e {
+                        Ty::Int => (
+                            quote!(i128),
+                            quote!(*__e as i128),
+                            quote!(::statepack_runtime::reflect::Value::Int(*__e)),
+                        ),
+                        Ty::Float => (
+                            quote!(f64),
+                            quote!(*__e as f64),
+                            quote!(::statepack_runtime::reflect::Value::Float(*__e)),
+                        ),
+                        Ty::Bool => (
+                            quote!(bool),
+                            quote!(*__e),
+                            quote!(::statepack_runtime::reflect::Value::Bool(*__e)),
+                        ),
+                        _ => (
+                            quote!(::std::string::String),
+                            quote!(::std::string::String::from(AsRef::<str>::as_ref(__e))),
+                            quote!(::statepack_runtime::reflect::Value::Str(
+                                ::std::borrow::Cow::Owned(__e.clone())
+                            )),
+                        ),
+                    };
+                    (
+                        quote!(::std::vec::Vec<#ety>),
+                        quote!((#ts).iter().map(|__e| #conv).collect::<::std::vec::Vec<#ety>>()),
+                        quote!(::statepack_runtime::reflect::Value::List(__x.iter().map(|__e| #item).collect())),
+                    )
+                }
+                Ty::List(e) if matches!(**e, Ty::User(_)) => {
+                    // A list of user-type values: borrowed from the fields it comes from.
+                    let tn = match &**e {
+                        Ty::User(tn) => tn.as_str(),
+                        _ => "",
+                    };
+                    let ti = type_ident(tn);
+                    (
+                        quote!(&[#ti]),
+                        quote!(&(#ts)[..]),
+                        quote!(::statepack_runtime::reflect::Value::List(
+                            __x.iter()
+                                .map(|__e| ::statepack_runtime::reflect::Value::Struct(__e))
+                                .collect()
+                        )),
+                    )
+                }
+                other => {
+                    self.err(
+                        inst.value.pos,
+                        &format!("{kp}.value"),
+                        format!(
+                            "value instances of {} are not supported yet",
+                            ty_name(other)
+                        ),
+                        "give the instance a number, condition, string, bytes or enum value",
+                    );
+                    continue;
+                }
+            };
+            let mi = field_ident(&inst.id);
+            let base_reflect = reflect.clone();
+            let (rty, body, reflect) = match &inst.cond {
+                None => (rty, body, quote!({ let __x = self.#mi(); #reflect })),
+                Some(c) => {
+                    let c = self.expect_ty(c, &scope, &format!("{kp}.if"), Ty::Bool)?;
+                    (
+                        quote!(::std::option::Option<#rty>),
+                        quote!(if #c { ::std::option::Option::Some(#body) } else { ::std::option::Option::None }),
+                        quote!(match self.#mi() { ::std::option::Option::Some(__x) => #reflect, ::std::option::Option::None => ::statepack_runtime::reflect::Value::Null }),
+                    )
+                }
+            };
+            // An instance whose expression can fail returns the failure; the dynamic view
+            // shows it as null.
+            let (rty, body, reflect) = if self.fallible.replace(false) {
+                (
+                    quote!(::std::result::Result<#rty, ::statepack_runtime::io::ExprError>),
+                    quote!(::std::result::Result::Ok(#body)),
+                    if inst.cond.is_some() {
+                        quote!(match self.#mi() { ::std::result::Result::Ok(::std::option::Option::Some(__x)) => #base_reflect, _ => ::statepack_runtime::reflect::Value::Null })
+                    } else {
+                        quote!(match self.#mi() { ::std::result::Result::Ok(__x) => #base_reflect, ::std::result::Result::Err(_) => ::statepack_runtime::reflect::Value::Null })
+                    },
+                )
+            } else {
+                (rty, body, reflect)
+            };
+            let mi = field_ident(&inst.id);
+            let doc = self.doc_for(
+                inst.doc.as_deref(),
+                inst.pos,
+                &format!(
+                    "Value instance: `{}` (computed from the fields, never stored).",
+                    inst.value.src
+                ),
+            );
+            methods.push(quote! {
+                #doc
+                #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
+                pub fn #mi(&self) -> #rty {
+                    #(#binds)*
+                    #body
+                }
+            });
+            members.push((inst.id.clone(), reflect));
+            let _ = &mi;
+        }
+        self.in_method.set(false);
+        Some((methods, members))
+    }
+}
