@@ -18,7 +18,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 use statepack::formats::{self, FormatSpec};
 use std::path::PathBuf;
-use structure::{Builder, Index};
+#[cfg(feature = "schema")]
+use structure::Builder;
+use structure::Index;
 
 /// `statepack view`'s arguments.
 #[derive(Args, Debug)]
