@@ -46,7 +46,8 @@
 //! | `serde` | serde derives on generated types, through the re-export [`serde`](crate::serde) | serde |
 //! | `zlib` | `process: zlib` fields, [`columns::deflate`] and [`columns::inflate`] | flate2 (pure Rust) |
 //! | `formats` | `chunk`, `curve`, `delta`, `netquant`, `quant`, `replay_xform`, `smallest3`, `thin` (implies `serde`, `zlib`) | glam |
-//! | `motion` | `motion`: BVH, glTF 2.0, ACL `.acl.sjson`, the study's JSON (implies `formats`) | gltf, serde_json |
+//! | `motion` | `motion`: BVH, ACL `.acl.sjson`, the study's JSON (implies `formats`) | serde_json |
+//! | `gltf` | `motion::gltf`: glTF 2.0 `.gltf`/`.glb` in `motion`'s loader (implies `motion`) | gltf |
 //! | `anim` | `anim` and `keyframe` (implies `motion`) | |
 //!
 //! A crate that only reads and writes its own schemas depends on

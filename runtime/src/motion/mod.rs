@@ -35,6 +35,7 @@
 
 pub mod acl;
 pub mod bvh;
+#[cfg(feature = "gltf")]
 pub mod gltf;
 pub mod study;
 pub mod walk;
@@ -138,9 +139,17 @@ pub enum MotionError {
 }
 
 /// The extensions [`load_motion_file`] understands, as shown in its error message.
+#[cfg(feature = "gltf")]
 pub const SUPPORTED_EXTENSIONS: &str =
     ".bvh (Biovision hierarchy), .json (study clip), .sjson (ACL clip, centimetres), \
      .gltf/.glb (first animation, metres)";
+
+/// The extensions [`load_motion_file`] understands, as shown in its error message (a build
+/// without the `gltf` feature reads no glTF).
+#[cfg(not(feature = "gltf"))]
+pub const SUPPORTED_EXTENSIONS: &str =
+    ".bvh (Biovision hierarchy), .json (study clip), .sjson (ACL clip, centimetres); \
+     .gltf/.glb need the cargo feature `gltf`";
 
 /// Metres per unit of `.acl.sjson` clips read by [`load_motion_file`] (the CMU conversions
 /// are in centimetres).
@@ -460,12 +469,14 @@ pub struct LoadOptions {
 }
 
 /// The name of a motion file's format, from its extension (`"BVH"`, `"study JSON"`,
-/// `"ACL sjson"`, `"glTF"`), or `None` for an extension no reader handles.
+/// `"ACL sjson"`, `"glTF"` with the `gltf` feature), or `None` for an extension no reader
+/// handles.
 pub fn format_name(path: &Path) -> Option<&'static str> {
     match extension_of(path).as_str() {
         "bvh" => Some("BVH"),
         "json" => Some("study JSON"),
         "sjson" => Some("ACL sjson"),
+        #[cfg(feature = "gltf")]
         "gltf" | "glb" => Some("glTF"),
         _ => None,
     }
@@ -547,6 +558,7 @@ pub fn load_motion_file_with(path: &Path, opts: &LoadOptions) -> Result<Clip, Mo
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default()
     };
+    #[cfg(feature = "gltf")]
     if kind == "gltf" || kind == "glb" {
         let bytes = std::fs::read(path).map_err(|error| MotionError::Io {
             path: path.to_owned(),

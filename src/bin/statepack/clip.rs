@@ -11,6 +11,7 @@ use statepack::runtime::motion::Clip;
 use statepack::sim::{acl_compare, study_report};
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "plot")]
 use crate::plot;
 use crate::progress::Progress;
 
@@ -345,12 +346,19 @@ pub const SWEEP_TOLERANCES_MM: [f64; 8] = [0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 
 
 fn sweep(clip: &Clip, shell_cm: f64, plot_path: Option<&Path>) -> Result<()> {
     if let Some(p) = plot_path {
+        #[cfg(not(feature = "plot"))]
+        crate::args::argument_error(format!(
+            "--plot {}: this build leaves out the cargo feature `plot`",
+            p.display()
+        ));
+        #[cfg(feature = "plot")]
         plot::check_png_path(p)?;
     }
     let secs = clip.duration_s();
     println!("interp  tol_mm    bytes      B/s  worst_mm");
+    #[cfg(feature = "plot")]
     let mut series = Vec::new();
-    for (interp, name, rgb) in [
+    for (interp, name, _rgb) in [
         (Interp::Linear, "linear", [31, 119, 180]),
         (Interp::Cubic, "cubic", [255, 127, 14]),
     ] {
@@ -371,12 +379,14 @@ fn sweep(clip: &Clip, shell_cm: f64, plot_path: Option<&Path>) -> Result<()> {
             );
             pts.push((c.verified_error_m * 1000.0, c.bytes.len() as f64));
         }
+        #[cfg(feature = "plot")]
         series.push(plot::Series {
             label: format!("{name} keys"),
-            rgb,
+            rgb: _rgb,
             points: pts,
         });
     }
+    #[cfg(feature = "plot")]
     if let Some(p) = plot_path {
         plot::render_png(
             p,

@@ -2,6 +2,7 @@
 
 mod args;
 mod clip;
+#[cfg(feature = "plot")]
 mod plot;
 mod progress;
 
@@ -17,6 +18,7 @@ use std::time::Instant;
 
 mod cbtrack;
 mod rply;
+#[cfg(feature = "schema")]
 mod schema_cmd;
 mod snap;
 mod tree;
@@ -401,6 +403,23 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::CbtrackScale { output, quiet } => cbtrack::scale(&output, quiet),
         #[cfg(feature = "view")]
         Cmd::View(a) => view::run(a),
+        #[cfg(not(feature = "schema"))]
+        Cmd::Inspect {
+            schema: Some(schema),
+            ..
+        }
+        | Cmd::Decode {
+            schema: Some(schema),
+            ..
+        }
+        | Cmd::Encode {
+            schema: Some(schema),
+            ..
+        } => bail!(
+            "--schema {}: this build leaves out the cargo feature `schema`",
+            schema.display()
+        ),
+        #[cfg(feature = "schema")]
         Cmd::Inspect {
             file,
             max_items,
@@ -460,6 +479,7 @@ fn run(cli: Cli) -> Result<()> {
             res.with_context(|| format!("{} is not a valid {} file", file.display(), fmt.title))?;
             check_valid(fmt, &bytes, &file)
         }
+        #[cfg(feature = "schema")]
         Cmd::Decode {
             file,
             schema: Some(schema),
@@ -496,6 +516,7 @@ fn run(cli: Cli) -> Result<()> {
             emit_stdout(|out| (fmt.write_json)(&bytes, out))
                 .with_context(|| format!("cannot print {} as JSON", file.display()))
         }
+        #[cfg(feature = "schema")]
         Cmd::Encode {
             schema: Some(schema),
             input,

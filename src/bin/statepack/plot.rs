@@ -1,5 +1,6 @@
-//! Line plots written as PNG with `plotters`: axis titles, tick labels, a legend, one polyline
-//! with markers per series, and a logarithmic axis wherever the data spans a decade or more.
+//! Line plots drawn with `plotters` into an RGB buffer and written as PNG with `png`: axis
+//! titles, tick labels, a legend, one polyline with markers per series, and a logarithmic axis
+//! wherever the data spans a decade or more.
 //! Text is drawn with DejaVu Sans embedded from the `dejavu` crate, so a plot looks the same on
 //! any machine and needs no system fonts.
 
@@ -129,8 +130,8 @@ fn tick(v: f64) -> String {
     }
 }
 
-/// Refuses a plot path that does not end in `.png` (any case): the image encoder picks the
-/// format from the extension, and plots are PNG only. Call it before expensive work.
+/// Refuses a plot path that does not end in `.png` (any case): plots are written as PNG only,
+/// and another extension would misname the file. Call it before expensive work.
 ///
 /// # Errors
 /// When the extension is not `png`.
@@ -190,8 +191,40 @@ where
     <X::Spec as AsRangedCoord>::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
     <Y::Spec as AsRangedCoord>::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
+    let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
+    draw_rgb::<X, Y>(&mut rgb, path, plot, x, y)?;
+    write_png(path, &rgb)
+}
+
+/// Writes `rgb` (`SIZE` pixels, 8-bit RGB, rows top to bottom) to `path` as a PNG file.
+///
+/// # Errors
+/// When the file cannot be created or written.
+fn write_png(path: &Path, rgb: &[u8]) -> Result<()> {
+    let err = |e: &dyn std::fmt::Display| anyhow!("cannot write {}: {e}", path.display());
+    let file = std::fs::File::create(path).map_err(|e| err(&e))?;
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), SIZE.0, SIZE.1);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(|e| err(&e))?;
+    writer.write_image_data(rgb).map_err(|e| err(&e))?;
+    writer.finish().map_err(|e| err(&e))
+}
+
+/// Draws the chart into `rgb`, a `SIZE` 8-bit RGB buffer; `path` only names the plot in errors.
+fn draw_rgb<X: Axis, Y: Axis>(
+    rgb: &mut [u8],
+    path: &Path,
+    plot: &Plot,
+    x: (f64, f64),
+    y: (f64, f64),
+) -> Result<()>
+where
+    <X::Spec as AsRangedCoord>::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    <Y::Spec as AsRangedCoord>::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
     let err = |e: &dyn std::fmt::Display| anyhow!("cannot draw {}: {e}", path.display());
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    let root = BitMapBackend::with_buffer(rgb, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     // The right-hand axis shows y / div; without one, the secondary coordinates repeat the
     // primary ones and draw nothing.

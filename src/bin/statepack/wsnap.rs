@@ -86,6 +86,12 @@ pub fn run(cmd: WsnapCmd) -> Result<()> {
                     "--seconds {seconds} at --hz {hz} holds no snapshot; give at least one tick"
                 ));
             }
+            if !no_zstd && !cfg!(feature = "zstd") {
+                eprintln!(
+                    "note: this build leaves out the cargo feature `zstd`: bodies are sent raw, \
+                     as with --no-zstd"
+                );
+            }
             let cfg = sim::SimConfig {
                 clients,
                 tick_hz: hz,
@@ -134,6 +140,11 @@ pub fn run(cmd: WsnapCmd) -> Result<()> {
                     "--client {client} is not in the swarm: clients are 0 to {} (--clients {clients})",
                     clients - 1
                 ));
+            }
+            if zstd && !cfg!(feature = "zstd") {
+                crate::args::argument_error(
+                    "--zstd: this build leaves out the cargo feature `zstd`",
+                );
             }
             let bytes = swarm_snapshot(clients, client, ticks, zstd)?;
             std::fs::write(&output, &bytes)

@@ -368,13 +368,7 @@ pub fn raw_uncompressed(bytes: &[u8]) -> Result<WorldSnapshot, DecodeError> {
         )
         .in_field("uncompressed_bytes"));
     }
-    let body = zstd::bulk::decompress(frame, n).map_err(|e| {
-        semantic(
-            HEADER_BYTES as u64,
-            format!("zstd frame does not decompress to at most {n} bytes: {e}"),
-        )
-        .in_field("zstd_body")
-    })?;
+    let body = decompress(frame, n)?;
     if body.len() != n {
         return Err(semantic(
             HEADER_BYTES as u64,
@@ -399,6 +393,30 @@ pub fn raw_uncompressed(bytes: &[u8]) -> Result<WorldSnapshot, DecodeError> {
         d.path = e.path;
         d.in_field("zstd_body")
     })
+}
+
+/// The zstd frame of a body, decompressed to at most `n` bytes. Errors: a `Semantic` one under
+/// `zstd_body` when the frame does not decompress within `n` bytes.
+#[cfg(feature = "zstd")]
+fn decompress(frame: &[u8], n: usize) -> Result<Vec<u8>, DecodeError> {
+    zstd::bulk::decompress(frame, n).map_err(|e| {
+        semantic(
+            HEADER_BYTES as u64,
+            format!("zstd frame does not decompress to at most {n} bytes: {e}"),
+        )
+        .in_field("zstd_body")
+    })
+}
+
+/// A build without the `zstd` feature reads no zstd frame: always a `Semantic` error under
+/// `zstd_body` that says so.
+#[cfg(not(feature = "zstd"))]
+fn decompress(_frame: &[u8], _n: usize) -> Result<Vec<u8>, DecodeError> {
+    Err(semantic(
+        HEADER_BYTES as u64,
+        "the body is a zstd frame, and this build leaves out the cargo feature `zstd`".to_owned(),
+    )
+    .in_field("zstd_body"))
 }
 
 /// A decoded snapshot.

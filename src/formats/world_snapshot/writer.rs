@@ -35,10 +35,9 @@
 //! budget with it, counting the record's exact size (its origin-index varint, its blob, and
 //! 24 bytes when its origin is new to the snapshot). Despawn TLVs are not counted.
 
-use super::{
-    EncodedEntity, SnapshotError, FLAG_ZSTD, HEADER_BYTES, MAX_BODY_BYTES, MAX_ZSTD_RATIO,
-    MSG_TYPE, TLV_DESPAWN, ZSTD_LEVEL,
-};
+use super::{EncodedEntity, SnapshotError, HEADER_BYTES, MAX_BODY_BYTES, MSG_TYPE, TLV_DESPAWN};
+#[cfg(feature = "zstd")]
+use super::{FLAG_ZSTD, MAX_ZSTD_RATIO, ZSTD_LEVEL};
 use glam::DVec3;
 use statepack_runtime::bits::{leb128_len, push_varint};
 
@@ -67,14 +66,17 @@ fn key(o: DVec3) -> [u64; 3] {
 /// A reusable zstd context (level [`ZSTD_LEVEL`]), made on first use. Cloning gives a writer
 /// without one (it is made again when needed).
 #[derive(Default)]
+#[cfg(feature = "zstd")]
 struct Zstd(Option<zstd::bulk::Compressor<'static>>);
 
+#[cfg(feature = "zstd")]
 impl Clone for Zstd {
     fn clone(&self) -> Self {
         Zstd(None)
     }
 }
 
+#[cfg(feature = "zstd")]
 impl std::fmt::Debug for Zstd {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(if self.0.is_some() {
@@ -123,6 +125,7 @@ pub struct SnapshotWriter {
     entity_ids: Vec<u32>,
     records: u32,
     despawns: Vec<u32>,
+    #[cfg(feature = "zstd")]
     zstd: Zstd,
     /// The compressed message of the last [`SnapshotWriter::message`] with compression.
     zbuf: Vec<u8>,
@@ -154,6 +157,7 @@ impl SnapshotWriter {
             entity_ids: Vec::new(),
             records: 0,
             despawns: Vec::new(),
+            #[cfg(feature = "zstd")]
             zstd: Zstd::default(),
             zbuf: Vec::new(),
         }
@@ -417,9 +421,10 @@ impl SnapshotWriter {
 
     /// The finished snapshot for `tick`, as a slice of the writer's buffer (valid until the
     /// writer is changed): header, then the raw body, or the body as one zstd frame (level
-    /// [`ZSTD_LEVEL`], flag bit 0) when `compress` is set and the frame is strictly smaller
-    /// and at least 1/[`MAX_ZSTD_RATIO`] of the body (what [`super::decode`] accepts). More
-    /// records can be pushed afterwards, and the message asked for again.
+    /// [`ZSTD_LEVEL`](super::ZSTD_LEVEL), flag bit 0) when `compress` is set and the frame is
+    /// strictly smaller and at least 1/[`MAX_ZSTD_RATIO`](super::MAX_ZSTD_RATIO) of the body
+    /// (what [`super::decode`] accepts; a build without the `zstd` feature always gives the
+    /// raw body). More records can be pushed afterwards, and the message asked for again.
     /// Errors: [`SnapshotError::TooLarge`] for a body above [`MAX_BODY_BYTES`].
     pub fn message(&mut self, tick: u32, compress: bool) -> Result<&[u8], SnapshotError> {
         if self.tail != 0 {
@@ -459,9 +464,17 @@ impl SnapshotWriter {
         Ok(&self.buf[start..])
     }
 
+    /// A build without the `zstd` feature compresses nothing: always false (the raw message
+    /// is sent).
+    #[cfg(not(feature = "zstd"))]
+    fn compress_body(&mut self, _start: usize, _body_len: usize) -> bool {
+        false
+    }
+
     /// Compresses the raw message at `buf[start..]` into `zbuf` (header with the zstd flag,
     /// then the frame); false, leaving the raw message to be sent, when zstd fails or the
     /// frame is not smaller than the body or compresses past [`MAX_ZSTD_RATIO`].
+    #[cfg(feature = "zstd")]
     fn compress_body(&mut self, start: usize, body_len: usize) -> bool {
         if self.zstd.0.is_none() {
             self.zstd.0 = zstd::bulk::Compressor::new(ZSTD_LEVEL).ok();

@@ -18,7 +18,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 use statepack::formats::{self, FormatSpec};
 use std::path::PathBuf;
-use structure::{Builder, Index};
+#[cfg(feature = "schema")]
+use structure::Builder;
+use structure::Index;
 
 /// `statepack view`'s arguments.
 #[derive(Args, Debug)]
@@ -66,16 +68,24 @@ pub fn load(args: &ViewArgs) -> Result<Doc> {
     let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
     let file_name = args.file.display().to_string();
     if let Some(schema) = &args.schema {
-        let sch = crate::schema_cmd::load(schema)?;
-        let index = schema_index(&sch, bytes);
-        return Ok(Doc {
-            file_name,
-            bytes,
-            fmt: None,
-            title: format!("schema {}: {}", schema.display(), sch.id),
-            index,
-            motion: None,
-        });
+        #[cfg(not(feature = "schema"))]
+        anyhow::bail!(
+            "--schema {}: this build leaves out the cargo feature `schema`",
+            schema.display()
+        );
+        #[cfg(feature = "schema")]
+        {
+            let sch = crate::schema_cmd::load(schema)?;
+            let index = schema_index(&sch, bytes);
+            return Ok(Doc {
+                file_name,
+                bytes,
+                fmt: None,
+                title: format!("schema {}: {}", schema.display(), sch.id),
+                index,
+                motion: None,
+            });
+        }
     }
     let fmt = formats::detect(bytes).with_context(|| {
         format!(
@@ -103,6 +113,7 @@ pub fn load(args: &ViewArgs) -> Result<Doc> {
 /// `inspect --schema`): members with their spans, leaf values kept. A file the schema does
 /// not read shows the tree read before the error ([`statepack_codegen::interp::decode_partial`]),
 /// the failing field marked and shown as not read.
+#[cfg(feature = "schema")]
 fn schema_index(sch: &statepack_codegen::ir::Schema, bytes: &[u8]) -> Index {
     use statepack::runtime::io::PathSeg;
     let mut b = Builder::new(&sch.id, usize::MAX, false);
@@ -130,6 +141,7 @@ fn schema_index(sch: &statepack_codegen::ir::Schema, bytes: &[u8]) -> Index {
     ix
 }
 
+#[cfg(feature = "schema")]
 fn walk_struct(b: &mut Builder, s: &statepack_codegen::interp::DynStruct, parent_start: u64) {
     use statepack::runtime::io::PathSeg;
     for (i, (name, v)) in s.members.iter().enumerate() {
@@ -151,6 +163,7 @@ fn walk_struct(b: &mut Builder, s: &statepack_codegen::interp::DynStruct, parent
     }
 }
 
+#[cfg(feature = "schema")]
 fn walk_value(
     b: &mut Builder,
     v: &statepack_codegen::interp::DynValue,
@@ -190,6 +203,7 @@ fn walk_value(
     }
 }
 
+#[cfg(feature = "schema")]
 fn leaf_text(v: &statepack_codegen::interp::DynValue) -> (&'static str, String) {
     use statepack::runtime::io::show_bytes;
     use statepack_codegen::interp::DynValue;

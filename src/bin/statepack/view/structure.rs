@@ -398,6 +398,7 @@ impl Builder {
     }
 
     /// Keeps a leaf's type and value with the index (for trees that are not read again).
+    #[cfg(feature = "schema")]
     pub fn keep_value(&mut self, ty: String, value: String) {
         if let Some(n) = self.ix.nodes.last() {
             self.ix.kept.insert(n.ord, (ty, value));
@@ -405,6 +406,7 @@ impl Builder {
     }
 
     /// Keeps an inner node's type name with the index.
+    #[cfg(feature = "schema")]
     pub fn keep_type(&mut self, ty: &str) {
         if let Some(n) = self.ix.nodes.last() {
             self.ix.type_names.insert(n.ord, ty.to_owned());
@@ -516,6 +518,7 @@ impl Index {
 
     /// Places the failure on reference `r` (the failing field, found by its path), whose
     /// value shows as not read unless a refused value was kept for it.
+    #[cfg(feature = "schema")]
     pub fn mark_failed(&mut self, r: Ref) {
         let ord = self.ord(r);
         if let Some(f) = self.failure.as_mut() {
