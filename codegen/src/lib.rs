@@ -93,6 +93,7 @@ pub mod interp;
 mod io_of;
 pub mod ir;
 mod lower;
+pub mod lua_emit;
 mod names;
 mod options;
 mod process;
