@@ -1008,15 +1008,15 @@ impl<'a> Emitter<'a> {
     }
 
     /// How a field's value is derived on write from a later field, if it is.
-    fn derived(&self, t: &TypeDef, f: &Field) -> Option<String> {
+    /// The derivation and the field it comes from (`None` for a `-sp-sum-of`).
+    fn derived(&self, t: &TypeDef, f: &Field) -> Option<(String, Option<String>)> {
         if !matches!(f.kind, FieldKind::Int { .. }) || !matches!(f.repeat, Repeat::None) {
             return None;
         }
         if let Some((list, field, _)) = &f.sum_of {
-            return Some(format!(
-                "S.sumOf({}, {})",
-                dot("v", list),
-                lua_str(field.as_bytes())
+            return Some((
+                format!("S.sumOf({}, {})", dot("v", list), lua_str(field.as_bytes())),
+                Some(dot("v", list)),
             ));
         }
         let is_me = |e: &SrcExpr| matches!(&e.expr, crate::expr::Expr::Name(n) if *n == f.id);
@@ -1026,7 +1026,7 @@ impl<'a> Emitter<'a> {
             }
             if let Repeat::Expr(e) = &l.repeat {
                 if is_me(e) && !l.varint {
-                    return Some(format!("#({} or {{}})", dot("v", &l.id)));
+                    return Some((format!("#{}", dot("v", &l.id)), Some(dot("v", &l.id))));
                 }
             }
             let size = match &l.kind {
@@ -1043,7 +1043,7 @@ impl<'a> Emitter<'a> {
                     && l.process.is_none()
                     && matches!(l.repeat, Repeat::None)
                 {
-                    return Some(format!("#({} or \"\")", dot("v", &l.id)));
+                    return Some((format!("#{}", dot("v", &l.id)), Some(dot("v", &l.id))));
                 }
             }
         }
@@ -1064,8 +1064,12 @@ impl<'a> Emitter<'a> {
         }
         let i0 = ind(d);
         let target = dot("v", &f.id);
-        if let Some(der) = self.derived(t, f) {
-            let _ = writeln!(o, "{i0}{target} = {der}");
+        if let Some((der, Some(from))) = self.derived(t, f) {
+            // Derived from the later field when it is given; else the value given is written.
+            let _ = writeln!(
+                o,
+                "{i0}if {from} ~= nil then\n{i0}\t{target} = {der}\n{i0}elseif {target} == nil then\n{i0}\tS.fail(w, {fname}, \"missing\", \"no value given\")\n{i0}end"
+            );
         } else if !matches!(f.kind, FieldKind::Contents(_) | FieldKind::Switch { .. }) {
             let _ = writeln!(
                 o,
