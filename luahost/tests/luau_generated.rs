@@ -201,7 +201,8 @@ fn suite_dir() -> Option<PathBuf> {
 fn kind_matches(exc: &str, kind: &str) -> bool {
     let base = exc.split('<').next().unwrap_or(exc);
     match base {
-        "EndOfStreamError" => kind == "eof",
+        // A list count that cannot fit in what is left is refused before reading it.
+        "EndOfStreamError" => matches!(kind, "eof" | "count"),
         "ValidationNotEqualError"
         | "ValidationLessThanError"
         | "ValidationGreaterThanError"
@@ -232,7 +233,9 @@ fn run_kst(suite: &Path, kst_path: &Path) -> Outcome {
     };
     let formats = suite.join("formats");
     let path = formats.join(format!("{}.ksy", k.id));
-    let (schema, code) = match generate(&path, std::slice::from_ref(&formats)) {
+    // Absolute imports (`/common/x`) resolve in the suite's `formats/ks_path`.
+    let include = [formats.clone(), formats.join("ks_path")];
+    let (schema, code) = match generate(&path, &include) {
         Ok(x) => x,
         Err(e) => {
             return Outcome::Refused(
@@ -302,7 +305,24 @@ fn run_kst(suite: &Path, kst_path: &Path) -> Outcome {
             }
         }
     }
-    let written = matches!(encode(&host, &module, &t), Ok(Ok(out)) if out == bytes);
+    // As the Rust runner requires: what is written is the input or a prefix of it (a suite
+    // schema may read only the start of its input).
+    let written = match encode(&host, &module, &t) {
+        Ok(Ok(out)) if bytes.starts_with(&out) => true,
+        Ok(Ok(out)) => {
+            let at = out.iter().zip(&bytes).take_while(|(a, b)| a == b).count();
+            println!("  write-back {}: {} byte(s) written for {}, first difference at {at}", k.id, out.len(), bytes.len());
+            false
+        }
+        Ok(Err(e)) => {
+            println!("  write-back {}: {e}", k.id);
+            false
+        }
+        Err(e) => {
+            println!("  write-back {}: {}", k.id, lua_err(&e));
+            false
+        }
+    };
     Outcome::Pass { written }
 }
 
@@ -340,7 +360,7 @@ fn kaitai_suite_through_generated_luau() {
         }
     }
     println!(
-        "conformance through generated Luau: {pass} of {} (written back byte for byte: {written}); refused by the generator: {}; failed: {}",
+        "conformance through generated Luau: {pass} of {} (written back byte for byte, or a prefix of the input the schema reads: {written}); refused by the generator: {}; failed: {}",
         ksts.len(),
         refused.len(),
         failed.len()

@@ -331,6 +331,8 @@ impl Scope<'_> {
                     (x, Kind::User(vec![ty.clone()]))
                 } else if let Some((_, _, float, _)) = crate::sem::number_type(ty) {
                     (x, if float { Kind::Float } else { Kind::Int })
+                } else if ty == "bytes" && matches!(k, Kind::List(_)) {
+                    (format!("S.listToBytes({x})"), Kind::Bytes)
                 } else if ty == "bytes" || ty == "str" {
                     (x, if ty == "str" { Kind::Str } else { Kind::Bytes })
                 } else {
@@ -411,7 +413,7 @@ impl Scope<'_> {
             return Ok(match name {
                 "size" => (format!("({io}.limit - {io}.base)"), Kind::Int),
                 "pos" => (format!("({io}.pos - {io}.base)"), Kind::Int),
-                "eof" => (format!("({io}.pos >= {io}.limit)"), Kind::Bool),
+                "eof" => (format!("S.isEof({io})"), Kind::Bool),
                 _ => return Err(format!("`_io.{name}` is not supported by this backend")),
             });
         }
