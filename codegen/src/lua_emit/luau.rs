@@ -246,7 +246,15 @@ impl<'a> Emitter<'a> {
                 "a byte order decided while reading (`meta.endian` with `switch-on`)".into(),
             );
         }
+        let mut unaligned = false;
         for f in &t.fields {
+            if f.at.is_none() {
+                let bit_field = crate::bits::is_bit_field(f);
+                if unaligned && !bit_field && f.strict {
+                    let _ = writeln!(o, "\tS.alignStrict(r, {})", lua_str(f.id.as_bytes()));
+                }
+                unaligned = bit_field;
+            }
             match self.read_field(t, f) {
                 Ok(code) => o.push_str(&code),
                 Err(m) => self.diag(f.pos, &f.key_path, m),
