@@ -369,6 +369,8 @@ impl Scope<'_> {
                     .ok_or_else(|| "`_sizeof` is not known here".to_string())?;
                 return Ok((format!("({}.pos - {st})", self.io), Kind::Int));
             }
+            // The byte order decided by a `meta.endian` switch (a local of the reader).
+            "__is_le" => return Ok((param_local(n), Kind::Bool)),
             "_io" | "_root" | "_parent" => {
                 return Err(format!("`{n}` as a value is not supported by this backend"))
             }

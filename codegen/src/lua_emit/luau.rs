@@ -239,12 +239,11 @@ impl<'a> Emitter<'a> {
             camel(&t.name),
             lua_str(t.name.as_bytes())
         );
-        if t.endian_switch.is_some() || t.endian_inherited {
-            self.diag(
-                t.pos,
-                &t.key_path,
-                "a byte order decided while reading (`meta.endian` with `switch-on`)".into(),
-            );
+        if let Some(sw) = &t.endian_switch {
+            match self.decide_endian(t, sw, "r", false) {
+                Ok(code) => o.push_str(&code),
+                Err(m) => self.diag(sw.pos, &sw.key_path, m),
+            }
         }
         let mut unaligned = false;
         for f in &t.fields {
@@ -302,6 +301,48 @@ impl<'a> Emitter<'a> {
         }
         o.push_str("\treturn v\nend\n\n");
         o
+    }
+
+    /// Code deciding the byte order of a type whose `meta.endian` is a switch, into the
+    /// local `p___is_le` (an error of kind `endian` when no case matches and there is no `_`).
+    fn decide_endian(
+        &mut self,
+        t: &'a TypeDef,
+        sw: &'a crate::ir::EndianSwitch,
+        c: &str,
+        write: bool,
+    ) -> R<String> {
+        let ex = |this: &mut Self, e: &SrcExpr| -> R<String> {
+            if write {
+                this.wex(t, e, None, None)
+            } else {
+                Ok(this.ex(t, e, "r", None, None)?.0)
+            }
+        };
+        let on = ex(self, &sw.on)?;
+        let mut o = format!("\tlocal p___is_le\n\tdo\n\t\tlocal on = {on}\n");
+        for (i, (k, e)) in sw.cases.iter().enumerate() {
+            let k = ex(self, k)?;
+            let _ = writeln!(
+                o,
+                "\t\t{} on == {k} then\n\t\t\tp___is_le = {}",
+                if i == 0 { "if" } else { "elseif" },
+                *e == Endian::Le
+            );
+        }
+        let fallback = match sw.default {
+            Some(e) => format!("p___is_le = {}", e == Endian::Le),
+            None => format!(
+                "S.fail({c}, nil, \"endian\", `the byte order is undecided: no case of meta.endian matches {{S.show(on)}}`)"
+            ),
+        };
+        if sw.cases.is_empty() {
+            let _ = writeln!(o, "\t\t{fallback}");
+        } else {
+            let _ = writeln!(o, "\t\telse\n\t\t\t{fallback}\n\t\tend");
+        }
+        o.push_str("\tend\n");
+        Ok(o)
     }
 
     fn read_field(&mut self, t: &'a TypeDef, f: &'a Field) -> R<String> {
@@ -556,6 +597,26 @@ impl<'a> Emitter<'a> {
         })
     }
 
+    /// The runtime call reading a terminated value and its arguments after the size.
+    fn term_read(&self, term: &TermSpec) -> R<(&'static str, String)> {
+        if term.width == 2 {
+            if term.terminator.unwrap_or(0) != 0 {
+                return Err("a two-byte terminator other than zero".into());
+            }
+            return Ok((
+                "readTerm2",
+                format!(
+                    "{}, {}, {}, {}",
+                    term.include,
+                    term.consume,
+                    term.eos_error,
+                    term.pad_right.map_or("nil".to_string(), |b| b.to_string())
+                ),
+            ));
+        }
+        Ok(("readTerm", self.term_args(term)?))
+    }
+
     fn term_args(&self, term: &TermSpec) -> R<String> {
         if term.width != 1 {
             return Err("a two-byte (UTF-16) terminator".into());
@@ -773,22 +834,27 @@ impl<'a> Emitter<'a> {
                 endian,
                 ..
             } => {
-                let call = int_call(*bytes, *signed, *endian)?;
-                let _ = writeln!(o, "{i0}{dst} = S.{call}({r}, {fname})");
+                if *endian == Endian::Computed && *bytes > 1 {
+                    let le = int_call(*bytes, *signed, Endian::Le)?;
+                    let be = int_call(*bytes, *signed, Endian::Be)?;
+                    let _ = writeln!(o, "{i0}{dst} = if p___is_le then S.{le}({r}, {fname}) else S.{be}({r}, {fname})");
+                } else {
+                    let call = int_call(*bytes, *signed, *endian)?;
+                    let _ = writeln!(o, "{i0}{dst} = S.{call}({r}, {fname})");
+                }
             }
             FieldKind::Float { bytes, endian } => {
+                let bits = u32::from(*bytes) * 8;
                 let e = match endian {
                     Endian::Le => "le",
                     Endian::Be => "be",
-                    Endian::Computed => {
-                        return Err("a float whose byte order is decided while reading".into())
-                    }
+                    Endian::Computed => "",
                 };
-                let _ = writeln!(
-                    o,
-                    "{i0}{dst} = S.f{}{e}({r}, {fname})",
-                    u32::from(*bytes) * 8
-                );
+                if e.is_empty() {
+                    let _ = writeln!(o, "{i0}{dst} = if p___is_le then S.f{bits}le({r}, {fname}) else S.f{bits}be({r}, {fname})");
+                } else {
+                    let _ = writeln!(o, "{i0}{dst} = S.f{bits}{e}({r}, {fname})");
+                }
             }
             FieldKind::Bits {
                 width,
@@ -835,11 +901,15 @@ impl<'a> Emitter<'a> {
                 }
             }
             FieldKind::Str { size, encoding } => {
-                if !matches!(*encoding, "UTF-8" | "ASCII") {
+                if !matches!(
+                    *encoding,
+                    "UTF-8" | "ASCII" | "UTF-16LE" | "UTF-16BE" | "ISO-8859-1"
+                ) {
                     return Err(format!(
-                        "text in {encoding} (this backend reads UTF-8 and ASCII)"
+                        "text in {encoding} (this backend reads UTF-8, ASCII, UTF-16 and ISO-8859-1)"
                     ));
                 }
+                let wide = encoding.starts_with("UTF-16");
                 let term = f.term.or(if size.is_none() {
                     Some(TermSpec {
                         terminator: Some(0),
@@ -847,7 +917,7 @@ impl<'a> Emitter<'a> {
                         consume: true,
                         eos_error: true,
                         pad_right: None,
-                        width: 1,
+                        width: if wide { 2 } else { 1 },
                     })
                 } else {
                     None
@@ -857,7 +927,8 @@ impl<'a> Emitter<'a> {
                 let _ = writeln!(o, "{i0}local {at} = {r}.pos");
                 let raw = match &term {
                     Some(term) => {
-                        format!("S.readTerm({r}, {n}, {}, {fname})", self.term_args(term)?)
+                        let (call, args) = self.term_read(term)?;
+                        format!("S.{call}({r}, {n}, {args}, {fname})")
                     }
                     None => format!("S.bytes({r}, {n}, {fname})"),
                 };
@@ -974,6 +1045,12 @@ impl<'a> Emitter<'a> {
         );
         let mut body = String::new();
         let mut problem = None;
+        if let Some(sw) = &t.endian_switch {
+            match self.decide_endian(t, sw, "w", true) {
+                Ok(code) => body.push_str(&code),
+                Err(m) => problem = Some(format!("{}: {m}", sw.key_path)),
+            }
+        }
         for f in &t.fields {
             match self.write_field(t, f) {
                 Ok(code) => body.push_str(&code),
@@ -1232,17 +1309,23 @@ impl<'a> Emitter<'a> {
                 endian,
                 ..
             } => {
-                let call = int_call(*bytes, *signed, *endian)?;
-                let call = write_name(&call);
-                let _ = writeln!(o, "{i0}S.{call}(w, {val}, {fname})");
+                if *endian == Endian::Computed && *bytes > 1 {
+                    let le = write_name(&int_call(*bytes, *signed, Endian::Le)?);
+                    let be = write_name(&int_call(*bytes, *signed, Endian::Be)?);
+                    let _ = writeln!(o, "{i0}if p___is_le then S.{le}(w, {val}, {fname}) else S.{be}(w, {val}, {fname}) end");
+                } else {
+                    let call = write_name(&int_call(*bytes, *signed, *endian)?);
+                    let _ = writeln!(o, "{i0}S.{call}(w, {val}, {fname})");
+                }
             }
             FieldKind::Float { bytes, endian } => {
-                let e = if *endian == Endian::Be { "be" } else { "le" };
-                let _ = writeln!(
-                    o,
-                    "{i0}S.writeF{}{e}(w, {val}, {fname})",
-                    u32::from(*bytes) * 8
-                );
+                let bits = u32::from(*bytes) * 8;
+                if *endian == Endian::Computed {
+                    let _ = writeln!(o, "{i0}if p___is_le then S.writeF{bits}le(w, {val}, {fname}) else S.writeF{bits}be(w, {val}, {fname}) end");
+                } else {
+                    let e = if *endian == Endian::Be { "be" } else { "le" };
+                    let _ = writeln!(o, "{i0}S.writeF{bits}{e}(w, {val}, {fname})");
+                }
             }
             FieldKind::Bits {
                 width,
@@ -1274,6 +1357,11 @@ impl<'a> Emitter<'a> {
                     FieldKind::Str { size, .. } => size.as_ref(),
                     _ => None,
                 };
+                let enc = match &f.kind {
+                    FieldKind::Str { encoding, .. } => *encoding,
+                    _ => "",
+                };
+                let wide = enc.starts_with("UTF-16");
                 let term = f.term.or(match (&f.kind, size) {
                     (FieldKind::Str { .. }, None) => Some(TermSpec {
                         terminator: Some(0),
@@ -1281,7 +1369,7 @@ impl<'a> Emitter<'a> {
                         consume: true,
                         eos_error: true,
                         pad_right: None,
-                        width: 1,
+                        width: if wide { 2 } else { 1 },
                     }),
                     _ => None,
                 });
@@ -1290,6 +1378,9 @@ impl<'a> Emitter<'a> {
                     _ => "nil".into(),
                 };
                 let mut v = val.to_owned();
+                if matches!(enc, "UTF-16LE" | "UTF-16BE" | "ISO-8859-1") {
+                    v = format!("S.encodeText({val}, {})", lua_str(enc.as_bytes()));
+                }
                 if f.process.is_some() && !matches!(f.process, Some(Process::Zlib)) {
                     let tmp = self.fresh("pv");
                     let _ = writeln!(o, "{i0}local {tmp} = {val}");
@@ -1298,6 +1389,15 @@ impl<'a> Emitter<'a> {
                     v = tmp;
                 }
                 match term {
+                    Some(term) if term.width == 2 => {
+                        let _ = writeln!(
+                            o,
+                            "{i0}S.writeTerm2(w, {v}, {n}, {}, {}, {}, {fname})",
+                            term.include,
+                            term.consume,
+                            term.pad_right.map_or("nil".to_string(), |b| b.to_string())
+                        );
+                    }
                     Some(term) => {
                         let _ = writeln!(
                             o,
