@@ -439,6 +439,7 @@ impl Scope<'_> {
             ("last", Kind::Bytes) => (format!("S.byteAt({x}, #{x} - 1)"), Kind::Int),
             ("min", Kind::Bytes) => (format!("S.bytesMin({x})"), Kind::Int),
             ("max", Kind::Bytes) => (format!("S.bytesMax({x})"), Kind::Int),
+            ("_sizeof", Kind::User(_)) => (format!("{x}.__sizeof"), Kind::Int),
             (_, Kind::User(types)) => {
                 let mut found = None;
                 for tn in types {
@@ -516,7 +517,7 @@ pub fn instance_kind(s: &Schema, t: &TypeDef, i: &crate::ir::Instance) -> R<Kind
         elem_var: "e",
         index: None,
         io: "r",
-        start: Some("start"),
+        start: Some("__start"),
         inlining: vec![i.id.clone()],
     };
     Ok(sc.compile(&i.value.expr)?.1)

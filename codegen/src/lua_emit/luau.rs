@@ -164,7 +164,11 @@ impl<'a> Emitter<'a> {
                 let _ = writeln!(o, "--- {l}");
             }
         }
-        let _ = writeln!(o, "export type {} = {{\n\t__type: string,", camel(&t.name));
+        let _ = writeln!(
+            o,
+            "export type {} = {{\n\t__type: string,\n\t__sizeof: number,",
+            camel(&t.name)
+        );
         for f in &t.fields {
             let k = field_kind(self.s, f);
             let opt = if f.cond.is_some() || matches!(f.kind, FieldKind::Switch { .. }) {
@@ -199,7 +203,7 @@ impl<'a> Emitter<'a> {
             elem_var: "e",
             index: None,
             io,
-            start: Some("start"),
+            start: Some("__start"),
             inlining: Vec::new(),
         }
     }
@@ -233,7 +237,7 @@ impl<'a> Emitter<'a> {
             .collect();
         let _ = writeln!(
             o,
-            "--- Reads one `{}` at the reader's position. Errors name the field path and byte offset.\nfunction {}.read(r: S.Reader{params}): {}\n\tlocal v = {{ __type = {} }}\n\tlocal start = r.pos",
+            "--- Reads one `{}` at the reader's position. Errors name the field path and byte offset.\nfunction {}.read(r: S.Reader{params}): {}\n\tlocal v = {{ __type = {} }}\n\tlocal __start = r.pos",
             t.schema_name,
             ty(&t.name),
             camel(&t.name),
@@ -275,6 +279,7 @@ impl<'a> Emitter<'a> {
                 );
             }
         }
+        let _ = writeln!(o, "\tv.__sizeof = r.pos - __start");
         for p in t.params.iter().filter(|p| p.context.is_none()) {
             let _ = writeln!(o, "\t{} = {}", dot("v", &p.id), param_local(&p.id));
         }
@@ -1083,7 +1088,7 @@ impl<'a> Emitter<'a> {
         index: Option<&'a str>,
     ) -> R<String> {
         let (x, _) = self.ex(t, e, "__noio", elem, index)?;
-        if x.contains("__noio") || x.contains("start") {
+        if x.contains("__noio") || x.contains("__start") {
             return Err(format!(
                 "`{}` uses the stream (`_io`, `_sizeof`), which a writer does not know",
                 e.src

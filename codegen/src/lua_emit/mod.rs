@@ -112,3 +112,46 @@ pub fn generate_dir(
         Err(crate::render(&diags))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn luau(text: &str) -> Result<String, Vec<Diag>> {
+        generate(text, "t.ksy", Path::new("t.ksy"), &[], Target::Luau)
+    }
+
+    #[test]
+    fn refuses_what_a_double_cannot_hold_naming_the_field() {
+        let d = luau("meta:\n  id: rec\n  endian: le\nseq:\n  - id: a\n    type: u1\n  - id: wide\n    type: b64\n")
+            .unwrap_err();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!((d[0].pos.line, d[0].pos.col), (7, 5));
+        assert_eq!(d[0].key_path, "seq[1]");
+        assert!(d[0].message.contains("b64"), "{}", d[0].message);
+        assert!(!d[0].hint.is_empty());
+        let d = luau(
+            "meta:\n  id: rec\nseq:\n  - id: a\n    type: u1\n    valid: 18446744073709551615\n",
+        )
+        .unwrap_err();
+        assert!(d[0].message.contains("beyond 2^53"), "{}", d[0].message);
+    }
+
+    #[test]
+    fn emits_readers_writers_and_derived_counts() {
+        let code = luau("meta:\n  id: rec\n  endian: be\nseq:\n  - id: n\n    type: u2\n  - id: xs\n    type: s4\n    repeat: expr\n    repeat-expr: n\n  - id: kind\n    type: u1\n    enum: k\nenums:\n  k:\n    1: one\n").unwrap();
+        assert!(
+            code.contains("function M.Rec.read(r: S.Reader): Rec"),
+            "{code}"
+        );
+        assert!(code.contains("S.u16be(r, \"n\")"), "{code}");
+        assert!(code.contains("v.n = #v.xs"), "{code}");
+        assert!(code.contains("M.enums.k = { one = 1 }"), "{code}");
+        assert!(
+            code.contains("function M.decode(buf: buffer): Rec"),
+            "{code}"
+        );
+        // A schema the Rust generator refuses is refused here with its diagnostics.
+        assert!(luau("meta:\n  id: rec\nseq:\n  - id: a\n    type: nope\n").is_err());
+    }
+}
