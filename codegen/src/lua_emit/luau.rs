@@ -259,7 +259,12 @@ impl<'a> Emitter<'a> {
                 unaligned = bit_field;
             }
             match self.read_field(t, f) {
-                Ok(code) => o.push_str(&code),
+                // In a block of its own: a type's locals stay below Luau's 200 per function.
+                Ok(code) => {
+                    o.push_str("\tdo\n");
+                    o.push_str(&code);
+                    o.push_str("\tend\n");
+                }
                 Err(m) => self.diag(f.pos, &f.key_path, m),
             }
         }
@@ -1058,7 +1063,11 @@ impl<'a> Emitter<'a> {
         }
         for f in &t.fields {
             match self.write_field(t, f) {
-                Ok(code) => body.push_str(&code),
+                Ok(code) => {
+                    body.push_str("\tdo\n");
+                    body.push_str(&code);
+                    body.push_str("\tend\n");
+                }
                 Err(m) => {
                     problem = Some(format!("{}: {m}", f.key_path));
                     break;
