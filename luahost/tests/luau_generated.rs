@@ -484,3 +484,29 @@ fn kaitai_suite_through_generated_luau() {
         "only {pass} suite tests pass through generated Luau (at least {LUAU_SUITE_FLOOR} did)"
     );
 }
+
+/// Field names that are Lua's reserved words are indexed as `v["end"]` and still read and
+/// write; a schema with them runs in the VM.
+#[test]
+fn reserved_word_field_names() {
+    let dir = std::env::temp_dir().join(format!("luau-gen-kw-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("kw.ksy");
+    std::fs::write(
+        &path,
+        "meta:\n  id: kw\n  endian: le\nseq:\n  - id: end\n    type: u2\n  - id: local\n    type: u1\n    repeat: expr\n    repeat-expr: end\n  - id: then\n    type: s1\n    if: end > 1\n",
+    )
+    .unwrap();
+    let (schema, code) = generate(&path, &[]).unwrap();
+    let host = LuauHost::new().unwrap();
+    let Value::Table(module) = host.load_module("kw", &code).unwrap() else {
+        panic!("no table")
+    };
+    let bytes = [2u8, 0, 7, 8, 0xff];
+    let t = decode(&host, &module, &bytes).unwrap().unwrap();
+    let rust = statepack_codegen::interp::decode(&schema, &bytes).unwrap();
+    let node = tree::convert(&schema, "kw", &t).unwrap();
+    statepack_codegen::interp::compare(&rust, &node).unwrap();
+    assert_eq!(encode(&host, &module, &t).unwrap().unwrap(), bytes);
+    let _ = std::fs::remove_dir_all(&dir);
+}
