@@ -445,7 +445,7 @@ impl<'a> Emitter<'a> {
                 }
                 let _ = writeln!(
                     o,
-                    "{i0}\tlocal list = table.create(n)\n{i0}\tS.enter({r}, {fname})\n{i0}\tfor i = 0, n - 1 do\n{i0}\t\tS.enter({r}, i)"
+                    "{i0}\tlocal list = table.create(n)\n{i0}\tS.enter({r}, {fname})\n{i0}\tS.enter({r}, 0)\n{i0}\tlocal slot = #{r}.path\n{i0}\tfor i = 0, n - 1 do\n{i0}\t\t{r}.path[slot] = i"
                 );
                 o.push_str(&self.read_checked(
                     t,
@@ -458,7 +458,7 @@ impl<'a> Emitter<'a> {
                 )?);
                 let _ = writeln!(
                     o,
-                    "{i0}\t\tS.leave({r})\n{i0}\tend\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end"
+                    "{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end"
                 );
             }
             Repeat::Eos | Repeat::Until(_) => {
