@@ -250,13 +250,60 @@ impl<'a> Emitter<'a> {
             }
         }
         let mut unaligned = false;
-        for f in &t.fields {
+        let mut i = 0;
+        while i < t.fields.len() {
+            let f = &t.fields[i];
             if f.at.is_none() {
                 let bit_field = crate::bits::is_bit_field(f);
                 if unaligned && !bit_field && f.strict {
                     let _ = writeln!(o, "\tS.alignStrict(r, {})", lua_str(f.id.as_bytes()));
                 }
                 unaligned = bit_field;
+            }
+            // A run of plain little-endian numbers: one check of the bytes left, then reads
+            // at constant offsets; when the run does not fit, the field-by-field code below
+            // names the first field that does not (the same path and offset).
+            let run: Vec<&'a Field> = t.fields[i..]
+                .iter()
+                .take_while(|g| fast_width(g).is_some())
+                .collect();
+            if run.len() >= 2 {
+                let total: u32 = run.iter().filter_map(|g| fast_width(g)).sum();
+                let _ = writeln!(
+                    o,
+                    "\tif r.nbits == 0 and r.limit - r.pos >= {total} then\n\t\tlocal b, p = r.buf, r.pos"
+                );
+                let mut off = 0;
+                for g in &run {
+                    let call = fast_call(g);
+                    let _ = writeln!(o, "\t\t{} = buffer.{call}(b, p + {off})", dot("v", &g.id));
+                    if let Some(en) = self.enum_checked(g) {
+                        let _ = writeln!(
+                            o,
+                            "\t\tif {}[{}] == nil then\n\t\t\tS.failAt(r, p + {off}, {}, \"enum\", `{{{}}} is not a value of enum {en}`)\n\t\tend",
+                            dot("M.enumNames", &en),
+                            dot("v", &g.id),
+                            lua_str(g.id.as_bytes()),
+                            dot("v", &g.id)
+                        );
+                    }
+                    off += fast_width(g).unwrap_or(0);
+                }
+                let _ = writeln!(o, "\t\tr.pos = p + {total}\n\telse");
+                for g in &run {
+                    match self.read_field(t, g) {
+                        Ok(code) => {
+                            o.push_str("\tdo\n");
+                            o.push_str(&code);
+                            o.push_str("\tend\n");
+                        }
+                        Err(m) => self.diag(g.pos, &g.key_path, m),
+                    }
+                }
+                o.push_str("\tend\n");
+                unaligned = false;
+                i += run.len();
+                continue;
             }
             match self.read_field(t, f) {
                 // In a block of its own: a type's locals stay below Luau's 200 per function.
@@ -267,6 +314,7 @@ impl<'a> Emitter<'a> {
                 }
                 Err(m) => self.diag(f.pos, &f.key_path, m),
             }
+            i += 1;
         }
         // -sp-sum-of checks
         for f in &t.fields {
@@ -1497,6 +1545,46 @@ impl<'a> Emitter<'a> {
             }
         }
         Ok(o)
+    }
+}
+
+/// The width of a field the reader may read in a run at a constant offset: a plain
+/// little-endian (or one-byte) integer or float, read once, without `if`, `valid`, position
+/// or varint.
+fn fast_width(f: &Field) -> Option<u32> {
+    if f.at.is_some() || f.cond.is_some() || f.valid.is_some() || f.varint {
+        return None;
+    }
+    if !matches!(f.repeat, Repeat::None) || f.process.is_some() {
+        return None;
+    }
+    match &f.kind {
+        FieldKind::Int { bytes, endian, .. }
+            if *bytes <= 4 && (*bytes == 1 || *endian == Endian::Le) =>
+        {
+            Some(u32::from(*bytes))
+        }
+        FieldKind::Float {
+            bytes,
+            endian: Endian::Le,
+        } => Some(u32::from(*bytes)),
+        _ => None,
+    }
+}
+
+/// The `buffer` read of a field [`fast_width`] accepts.
+fn fast_call(f: &Field) -> &'static str {
+    match &f.kind {
+        FieldKind::Int { bytes, signed, .. } => match (bytes, signed) {
+            (1, false) => "readu8",
+            (1, true) => "readi8",
+            (2, false) => "readu16",
+            (2, true) => "readi16",
+            (_, false) => "readu32",
+            (_, true) => "readi32",
+        },
+        FieldKind::Float { bytes: 4, .. } => "readf32",
+        _ => "readf64",
     }
 }
 
