@@ -497,11 +497,21 @@ impl Scope<'_> {
             BinOp::BitAnd if bools => (format!("({x} and {y})"), Kind::Bool),
             BinOp::BitOr if bools => (format!("({x} or {y})"), Kind::Bool),
             BinOp::BitXor if bools => (format!("({x} ~= {y})"), Kind::Bool),
+            // With a mask of 0..2^32 (a literal), the low 32 bits decide: Luau's fast `bit32`.
+            BinOp::BitAnd if is_mask(a) || is_mask(b) => {
+                (format!("bit32.band({x}, {y})"), Kind::Int)
+            }
             BinOp::BitAnd => (format!("S.band({x}, {y})"), Kind::Int),
             BinOp::BitOr => (format!("S.bor({x}, {y})"), Kind::Int),
             BinOp::BitXor => (format!("S.bxor({x}, {y})"), Kind::Int),
         })
     }
+}
+
+/// An integer literal in 0..2^32: `x & m` is `bit32.band(x, m)` for every integer `x` a
+/// double holds exactly (its low 32 bits, two's complement for a negative `x`).
+fn is_mask(e: &Expr) -> bool {
+    matches!(e, Expr::Int(m) if (0..(1i128 << 32)).contains(m))
 }
 
 /// The kind of instance `i` of type `t`.

@@ -129,6 +129,8 @@ impl<'a> Emitter<'a> {
         let root = &s.types[0];
         let params: Vec<String> = root.params.iter().map(|p| param_local(&p.id)).collect();
         let ps = params.iter().map(|p| format!(", {p}")).collect::<String>();
+        // The path stack's push and pop, inline (no runtime call per nested value).
+        let mut o = inline_path_ops(&o);
         let _ = writeln!(
             o,
             "--- Reads a whole buffer with the root type `{0}`. Errors: a table with `path`, `offset`, `kind`, `message` (see the runtime module).\nfunction M.decode(buf: buffer{ps}): {1}\n\tlocal r = S.reader(buf)\n\treturn {2}.read(r{ps})\nend\n\n--- Writes a value of the root type and returns the bytes. Errors: a value that does not fit its field, named with its path.\nfunction M.encode(v: {1}{ps}): buffer\n\tlocal w = S.writer()\n\t{2}.write(w, v{ps})\n\treturn S.finish(w)\nend\n\nreturn M",
@@ -1586,6 +1588,39 @@ fn fast_call(f: &Field) -> &'static str {
         FieldKind::Float { bytes: 4, .. } => "readf32",
         _ => "readf64",
     }
+}
+
+/// `S.enter(c, seg)` and `S.leave(c)` of generated code written as the table operations
+/// they are.
+fn inline_path_ops(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    for line in code.split_inclusive('\n') {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        let trimmed = body.trim_end();
+        if let Some(args) = trimmed
+            .strip_prefix("S.enter(")
+            .and_then(|a| a.strip_suffix(')'))
+        {
+            if let Some((c, seg)) = args.split_once(", ") {
+                if !c.contains(['(', ')', ' ']) && !seg.contains(['(', ')']) {
+                    out.push_str(&format!("{indent}{c}.path[#{c}.path + 1] = {seg}\n"));
+                    continue;
+                }
+            }
+        }
+        if let Some(c) = trimmed
+            .strip_prefix("S.leave(")
+            .and_then(|a| a.strip_suffix(')'))
+        {
+            if !c.contains(['(', ')', ' ', ',']) {
+                out.push_str(&format!("{indent}{c}.path[#{c}.path] = nil\n"));
+                continue;
+            }
+        }
+        out.push_str(line);
+    }
+    out
 }
 
 /// A table key: `name = ` or `["end"] = ` for reserved words.
