@@ -478,6 +478,24 @@ impl<'a> Emitter<'a> {
                         crate::expr::Expr::Int(1..=32)
                     )
                 );
+                // A short fixed array of plain little-endian numbers: one check, one
+                // table constructor; a short input takes the element-by-element path below.
+                let fast = match (&e.expr, fast_elem_width(f)) {
+                    (crate::expr::Expr::Int(k @ 1..=32), Some(w)) if fixed => Some((*k as u32, w)),
+                    _ => None,
+                };
+                if let Some((k, w)) = fast {
+                    let call = fast_call(f);
+                    let items: Vec<String> = (0..k)
+                        .map(|j| format!("buffer.{call}(b, p + {})", j * w))
+                        .collect();
+                    let _ = writeln!(
+                        o,
+                        "{i0}if {r}.nbits == 0 and {r}.limit - {r}.pos >= {0} then\n{i0}\tlocal b, p = {r}.buf, {r}.pos\n{i0}\t{target} = {{ {1} }}\n{i0}\t{r}.pos = p + {0}\n{i0}else",
+                        k * w,
+                        items.join(", ")
+                    );
+                }
                 let _ = writeln!(o, "{i0}do\n{i0}\tlocal n = {n}");
                 if !fixed {
                     match &f.kind {
@@ -510,6 +528,9 @@ impl<'a> Emitter<'a> {
                     o,
                     "{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end"
                 );
+                if fast.is_some() {
+                    let _ = writeln!(o, "{i0}end");
+                }
             }
             Repeat::Eos | Repeat::Until(_) => {
                 let _ = writeln!(
@@ -1554,10 +1575,15 @@ impl<'a> Emitter<'a> {
 /// little-endian (or one-byte) integer or float, read once, without `if`, `valid`, position
 /// or varint.
 fn fast_width(f: &Field) -> Option<u32> {
-    if f.at.is_some() || f.cond.is_some() || f.valid.is_some() || f.varint {
+    if f.at.is_some() || f.cond.is_some() || !matches!(f.repeat, Repeat::None) {
         return None;
     }
-    if !matches!(f.repeat, Repeat::None) || f.process.is_some() {
+    fast_elem_width(f)
+}
+
+/// As [`fast_width`] for one element of a field (its `repeat` and `if` aside).
+fn fast_elem_width(f: &Field) -> Option<u32> {
+    if f.valid.is_some() || f.varint || f.process.is_some() {
         return None;
     }
     match &f.kind {
