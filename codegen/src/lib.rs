@@ -95,6 +95,7 @@ mod instances;
 pub mod interp;
 pub mod ir;
 mod lower;
+pub mod lua_emit;
 mod names;
 mod num_type;
 mod options;

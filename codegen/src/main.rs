@@ -5,6 +5,9 @@
 //! The project's checked-in copy is refreshed with
 //! `cargo run -p statepack-codegen -- --interop schema generated`.
 //!
+//! `statepack-codegen --target luau SCHEMA_DIR OUT_DIR`: generates every schema as a Luau
+//! ModuleScript (`<stem>.luau`) plus the runtime module `statepack.luau` (see docs/luau.md).
+//!
 //! `statepack-codegen check FILE.ksy...`: checks each schema (loads, resolves and generates it
 //! without writing anything) and prints one line per file: `FILE: ok`, or `FILE: refused`
 //! followed by its diagnostics. Exits 1 when any file is refused.
@@ -55,12 +58,43 @@ fn main() -> ExitCode {
         return check(&args[1..]);
     }
     let mut args = args;
+    if args.first().map(String::as_str) == Some("--target") {
+        let Some(target) = args
+            .get(1)
+            .and_then(|t| statepack_codegen::lua_emit::Target::from_name(t))
+        else {
+            eprintln!("usage: statepack-codegen --target luau SCHEMA_DIR OUT_DIR (targets: luau)");
+            return ExitCode::from(2);
+        };
+        if args.len() != 4 {
+            eprintln!("usage: statepack-codegen --target luau SCHEMA_DIR OUT_DIR");
+            return ExitCode::from(2);
+        }
+        let (src, out) = (Path::new(&args[2]), Path::new(&args[3]));
+        if let Err(e) = std::fs::create_dir_all(out) {
+            eprintln!("cannot create {}: {e}", out.display());
+            return ExitCode::FAILURE;
+        }
+        let prefix = src.to_string_lossy().trim_end_matches('/').to_string();
+        return match statepack_codegen::lua_emit::generate_dir(src, out, &prefix, target) {
+            Ok(files) => {
+                for f in files {
+                    println!("generated {}/{f}", out.display());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(diags) => {
+                eprint!("{diags}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let interop = args.first().map(String::as_str) == Some("--interop");
     if interop {
         args.remove(0);
     }
     if args.len() != 2 {
-        eprintln!("usage: statepack-codegen [--interop] SCHEMA_DIR OUT_DIR\n       statepack-codegen check FILE.ksy...\n  e.g. cargo run -p statepack-codegen -- --interop schema generated\n       cargo run -p statepack-codegen -- codegen/tests/run codegen/tests/run");
+        eprintln!("usage: statepack-codegen [--interop] SCHEMA_DIR OUT_DIR\n       statepack-codegen --target luau SCHEMA_DIR OUT_DIR\n       statepack-codegen check FILE.ksy...\n  e.g. cargo run -p statepack-codegen -- --interop schema generated\n       cargo run -p statepack-codegen -- codegen/tests/run codegen/tests/run");
         return ExitCode::from(2);
     }
     let (src, out) = (Path::new(&args[0]), Path::new(&args[1]));

@@ -11,6 +11,8 @@
 //!
 //! The cross-tests themselves live in `luahost/tests/`.
 
+pub mod tree;
+
 use mlua::{Function, Lua, Table, Value};
 use std::path::{Path, PathBuf};
 
@@ -40,6 +42,8 @@ pub struct LuauHost {
     /// The VM.
     pub lua: Lua,
     loaded: Table,
+    folder: Table,
+    require: Function,
 }
 
 impl LuauHost {
@@ -78,29 +82,43 @@ impl LuauHost {
                 v => Ok(v),
             }
         })?;
-        let host = Self { lua, loaded };
+        let host = Self {
+            lua,
+            loaded,
+            folder,
+            require,
+        };
         for name in LUAU_MODULES {
             let path = luau_dir().join(format!("{name}.luau"));
             let src = std::fs::read_to_string(&path)
                 .map_err(|e| mlua::Error::runtime(format!("{}: {e}", path.display())))?;
-            let env = host.lua.create_table()?;
-            let script = host.lua.create_table()?;
-            script.set("Name", name)?;
-            script.set("Parent", folder.clone())?;
-            env.set("script", script)?;
-            env.set("require", require.clone())?;
-            let env_mt = host.lua.create_table()?;
-            env_mt.set("__index", host.lua.globals())?;
-            env.set_metatable(Some(env_mt))?;
-            let module: Value = host
-                .lua
-                .load(src)
-                .set_name(name)
-                .set_environment(env)
-                .eval()?;
-            host.loaded.set(name, module)?;
+            host.load_module(name, &src)?;
         }
         Ok(host)
+    }
+
+    /// Runs `src` as the ModuleScript `name` (its `require(script.Parent.x)` finds every
+    /// module loaded before it) and keeps its value for [`LuauHost::module`] and later
+    /// modules. Used for the modules `statepack-codegen --target luau` generates. Errors: the
+    /// module fails to compile or to run.
+    pub fn load_module(&self, name: &str, src: &str) -> mlua::Result<Value> {
+        let env = self.lua.create_table()?;
+        let script = self.lua.create_table()?;
+        script.set("Name", name)?;
+        script.set("Parent", self.folder.clone())?;
+        env.set("script", script)?;
+        env.set("require", self.require.clone())?;
+        let env_mt = self.lua.create_table()?;
+        env_mt.set("__index", self.lua.globals())?;
+        env.set_metatable(Some(env_mt))?;
+        let module: Value = self
+            .lua
+            .load(src)
+            .set_name(name)
+            .set_environment(env)
+            .eval()?;
+        self.loaded.set(name, module.clone())?;
+        Ok(module)
     }
 
     /// The module `name` (one of [`LUAU_MODULES`]).

@@ -1,0 +1,157 @@
+//! Lua-family backends over the checked IR: `--target luau` (readers and writers for
+//! Roblox's Luau, on the `buffer` library).
+//!
+//! A backend here only consumes the schema [`crate::load_checked`] gives (loaded, imports
+//! resolved, `_parent`/`_root` lowered to context params, every check of the Rust generator
+//! passed); it never reads YAML. What a backend cannot express is refused with a
+//! [`Diag`] naming the construct (file:line:col, key path, hint), never emitted as code that
+//! reads something else. The module layout, number rules and limits are in `docs/luau.md`.
+
+pub mod expr;
+mod luau;
+
+use crate::diag::Diag;
+use std::path::{Path, PathBuf};
+
+/// A Lua-family target of the generator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// Luau (Roblox): one ModuleScript per schema, `.luau`, requiring the runtime module
+    /// `statepack` ([`LUAU_RUNTIME`]) beside it.
+    Luau,
+}
+
+impl Target {
+    /// The target named on the command line (`luau`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "luau" => Some(Target::Luau),
+            _ => None,
+        }
+    }
+
+    /// File extension of generated modules, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Target::Luau => "luau",
+        }
+    }
+
+    /// The runtime module's file name and text, written beside the generated modules.
+    pub fn runtime(self) -> (&'static str, &'static str) {
+        match self {
+            Target::Luau => ("statepack.luau", LUAU_RUNTIME),
+        }
+    }
+}
+
+/// The Luau runtime module the generated modules require (`lua/luau/statepack.luau` of the
+/// repository).
+pub const LUAU_RUNTIME: &str = include_str!("../../../lua/luau/statepack.luau");
+
+/// Generates the module for one schema's text. `file` names it in diagnostics and in the
+/// header; imports are looked up from `path` and then `include_paths`. Errors: the schema's
+/// own diagnostics, or a [`Diag`] for every construct the target cannot express.
+pub fn generate(
+    text: &str,
+    file: &str,
+    path: &Path,
+    include_paths: &[PathBuf],
+    target: Target,
+) -> Result<String, Vec<Diag>> {
+    let schema = crate::load_checked(text, file, path, include_paths)?;
+    match target {
+        Target::Luau => luau::emit(&schema),
+    }
+}
+
+/// Generates every `*.ksy` of `schema_dir` into `out_dir` as `<stem>.<ext>`, in file-name
+/// order, plus the runtime module; names in diagnostics are `<display_prefix>/<file name>`.
+/// Returns the files written. Errors: the rendered diagnostics of every failing schema (the
+/// others are still written).
+pub fn generate_dir(
+    schema_dir: &Path,
+    out_dir: &Path,
+    display_prefix: &str,
+    target: Target,
+) -> Result<Vec<String>, String> {
+    let mut entries: Vec<_> = std::fs::read_dir(schema_dir)
+        .map_err(|e| format!("cannot read {}: {e}", schema_dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().and_then(|x| x.to_str()) == Some("ksy"))
+        .collect();
+    entries.sort();
+    let mut diags = Vec::new();
+    let mut written = Vec::new();
+    let (rt_name, rt_text) = target.runtime();
+    crate::write_if_changed(&out_dir.join(rt_name), rt_text)
+        .map_err(|e| format!("cannot write {}: {e}", out_dir.join(rt_name).display()))?;
+    written.push(rt_name.to_owned());
+    for path in entries {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("?")
+            .to_owned();
+        let display = format!("{display_prefix}/{name}");
+        let text = crate::read_schema_file(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        match generate(&text, &display, &path, &[], target) {
+            Ok(code) => {
+                let out = format!("{}.{}", name.trim_end_matches(".ksy"), target.extension());
+                crate::write_if_changed(&out_dir.join(&out), &code)
+                    .map_err(|e| format!("cannot write {out}: {e}"))?;
+                written.push(out);
+            }
+            Err(d) => diags.extend(d),
+        }
+    }
+    if diags.is_empty() {
+        Ok(written)
+    } else {
+        Err(crate::render(&diags))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn luau(text: &str) -> Result<String, Vec<Diag>> {
+        generate(text, "t.ksy", Path::new("t.ksy"), &[], Target::Luau)
+    }
+
+    #[test]
+    fn refuses_what_a_double_cannot_hold_naming_the_field() {
+        let d = luau("meta:\n  id: rec\n  endian: le\nseq:\n  - id: a\n    type: u1\n  - id: wide\n    type: b64\n")
+            .unwrap_err();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!((d[0].pos.line, d[0].pos.col), (7, 5));
+        assert_eq!(d[0].key_path, "seq[1]");
+        assert!(d[0].message.contains("b64"), "{}", d[0].message);
+        assert!(!d[0].hint.is_empty());
+        let d = luau(
+            "meta:\n  id: rec\nseq:\n  - id: a\n    type: u1\n    valid: 18446744073709551615\n",
+        )
+        .unwrap_err();
+        assert!(d[0].message.contains("beyond 2^53"), "{}", d[0].message);
+    }
+
+    #[test]
+    fn emits_readers_writers_and_derived_counts() {
+        let code = luau("meta:\n  id: rec\n  endian: be\nseq:\n  - id: n\n    type: u2\n  - id: xs\n    type: s4\n    repeat: expr\n    repeat-expr: n\n  - id: kind\n    type: u1\n    enum: k\nenums:\n  k:\n    1: one\n").unwrap();
+        assert!(
+            code.contains("function M.Rec.read(r: S.Reader): Rec"),
+            "{code}"
+        );
+        assert!(code.contains("S.u16be(r, \"n\")"), "{code}");
+        assert!(code.contains("v.n = #v.xs"), "{code}");
+        assert!(code.contains("M.enums.k = { one = 1 }"), "{code}");
+        assert!(
+            code.contains("function M.decode(buf: buffer): Rec"),
+            "{code}"
+        );
+        // A schema the Rust generator refuses is refused here with its diagnostics.
+        assert!(luau("meta:\n  id: rec\nseq:\n  - id: a\n    type: nope\n").is_err());
+    }
+}

@@ -1,0 +1,119 @@
+//! Decode speed of a generated Luau module against a plain hand-written Luau reader of the
+//! same bytes, in the same sandboxed VM (as Roblox runs scripts): the SNAP file the demo
+//! encodes (the study walk, the largest of `formats::snap::sample_files`). Before timing, both
+//! readers' values are compared with the Rust reader's, member by member.
+//!
+//! `cargo bench -p statepack-luahost --bench luau_decode -- --warm-up-time 1 --measurement-time 3`
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use mlua::{Function, Table, Value};
+use statepack_codegen::lua_emit::{self, Target};
+use statepack_luahost::{repo_root, tree, LuauHost};
+
+/// What a careful Roblox developer writes for this layout: reads at offsets from one
+/// position, the same checks as the generated reader (header, counts against bytes left,
+/// UTF-8 names, known kinds, the total duration), and the same shape of result.
+const HAND_WRITTEN: &str = r#"
+return function(buf)
+	local len = buffer.len(buf)
+	if len < 9 or buffer.readstring(buf, 0, 8) ~= "SNAPV1.3" then
+		error("version: not SNAPV1.3")
+	end
+	local n = buffer.readu8(buf, 8)
+	local pos = 9
+	if n * 7 > len - pos then
+		error("recordings: count too large")
+	end
+	local recs = table.create(n)
+	for ri = 1, n do
+		if pos + 1 > len then error("len_map_name: input ends early") end
+		local nl = buffer.readu8(buf, pos)
+		if pos + 1 + nl + 6 > len then error("map_name: input ends early") end
+		local name = buffer.readstring(buf, pos + 1, nl)
+		if utf8.len(name) == nil then error("map_name: not UTF-8") end
+		pos += 1 + nl
+		local nf = buffer.readu16(buf, pos)
+		local total = buffer.readu32(buf, pos + 2)
+		pos += 6
+		if nf * 3 > len - pos then error("frames: count too large") end
+		local frames = table.create(nf)
+		local sum = 0
+		for fi = 1, nf do
+			if pos + 3 > len then error("frame: input ends early") end
+			local kind = buffer.readu8(buf, pos)
+			local dt = buffer.readu16(buf, pos + 1)
+			pos += 3
+			sum += dt
+			local f = { __type = "frame", kind = kind, dt_ms = dt }
+			if kind == 4 then
+				if pos + 18 > len then error("cframe: input ends early") end
+				f.cframe = {
+					__type = "cframe",
+					x = buffer.readf32(buf, pos),
+					y = buffer.readf32(buf, pos + 4),
+					z_bits = buffer.readu32(buf, pos + 8),
+					q = { buffer.readi16(buf, pos + 12), buffer.readi16(buf, pos + 14), buffer.readi16(buf, pos + 16) },
+				}
+				pos += 18
+			elseif kind < 4 then
+				if kind % 2 == 1 then
+					if pos + 6 > len then error("pos_delta: input ends early") end
+					f.pos_delta = { buffer.readi16(buf, pos), buffer.readi16(buf, pos + 2), buffer.readi16(buf, pos + 4) }
+					pos += 6
+				end
+				if kind >= 2 then
+					if pos + 6 > len then error("rot_delta: input ends early") end
+					f.rot_delta = { buffer.readi16(buf, pos), buffer.readi16(buf, pos + 2), buffer.readi16(buf, pos + 4) }
+					pos += 6
+				end
+			else
+				error("kind: not a frame kind")
+			end
+			frames[fi] = f
+		end
+		if sum ~= total then error("total_duration_ms: not the sum of dt_ms") end
+		recs[ri] = { __type = "recording", len_map_name = nl, map_name = name, num_frames = nf,
+			total_duration_ms = total, frames = frames }
+	end
+	return { __type = "snap_v1_3", version = "SNAPV1.3", num_recordings = n, recordings = recs }
+end
+"#;
+
+fn snap_decode(c: &mut Criterion) {
+    let (name, bytes) = statepack::formats::snap::sample_files()
+        .into_iter()
+        .max_by_key(|(_, b)| b.len())
+        .expect("SNAP sample files");
+    let path = repo_root().join("schema").join("snap_v1_3.ksy");
+    let text = statepack_codegen::read_schema_file(&path).unwrap();
+    let file = path.display().to_string();
+    let schema = statepack_codegen::load_checked(&text, &file, &path, &[]).unwrap();
+    let code = lua_emit::generate(&text, &file, &path, &[], Target::Luau).unwrap();
+    let host = LuauHost::new().unwrap();
+    let Value::Table(module) = host.load_module("snap_v1_3", &code).unwrap() else {
+        panic!("the generated module gave no table")
+    };
+    let generated: Function = module.get("decode").unwrap();
+    let hand: Function = host.eval("hand_written", HAND_WRITTEN).unwrap();
+    let buf = host.lua.create_buffer(&bytes).unwrap();
+    let rust = statepack_codegen::interp::decode(&schema, &bytes).unwrap();
+    for (what, f) in [("generated", &generated), ("hand_written", &hand)] {
+        let t: Table = f.call(buf.clone()).unwrap();
+        let node = tree::convert(&schema, "snap_v1_3", &t).unwrap();
+        statepack_codegen::interp::compare(&rust, &node)
+            .unwrap_or_else(|e| panic!("{what} reads other values than Rust: {e}"));
+    }
+    println!("input: {name}, {} bytes", bytes.len());
+    let mut g = c.benchmark_group("luau_snap_decode");
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
+    g.bench_function("generated", |b| {
+        b.iter(|| generated.call::<Table>(buf.clone()).unwrap())
+    });
+    g.bench_function("hand_written", |b| {
+        b.iter(|| hand.call::<Table>(buf.clone()).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, snap_decode);
+criterion_main!(benches);
