@@ -41,6 +41,7 @@ pub struct Builder {
     opts: Options,
     out_dir: Option<PathBuf>,
     cargo_metadata: bool,
+    luau_dir: Option<PathBuf>,
 }
 
 impl Default for Builder {
@@ -117,7 +118,19 @@ impl Builder {
             opts: Options::default(),
             out_dir: None,
             cargo_metadata: true,
+            luau_dir: None,
         }
+    }
+
+    /// Also writes every schema [`compile`](Builder::compile) takes as a Luau ModuleScript,
+    /// `<stem>.luau`, into `dir` (created if missing), with the runtime module
+    /// `statepack.luau` beside them: the same reader and writer for Roblox's `buffer`
+    /// library, from the same checked schema (see [`crate::lua_emit`] and `docs/luau.md`).
+    /// Point a Rojo project's folder at `dir`. A construct the Luau backend cannot express
+    /// fails the build with a diagnostic naming it, as a schema error does.
+    pub fn luau(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.luau_dir = Some(dir.into());
+        self
     }
 
     /// Writes the modules to `dir` instead of `OUT_DIR` (created if missing).
@@ -396,6 +409,9 @@ impl Builder {
                             .push(format!("cannot write {}: {e}", out.display()));
                     }
                     g.out_file = Some(out);
+                    if let Some(dir) = &self.luau_dir {
+                        self.write_luau(dir, schema, &g.stem, &mut err);
+                    }
                     done.push(g);
                 }
                 Err(e) => {
@@ -408,6 +424,50 @@ impl Builder {
             Ok(done)
         } else {
             Err(err)
+        }
+    }
+}
+
+impl Builder {
+    /// The Luau module of `schema` into `dir` as `<stem>.luau`, and the runtime module
+    /// beside it; problems are added to `err`.
+    fn write_luau(&self, dir: &Path, schema: &Path, stem: &str, err: &mut BuildError) {
+        use crate::lua_emit::{generate, Target};
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            err.other
+                .push(format!("cannot create {}: {e}", dir.display()));
+            return;
+        }
+        let (rt_name, rt_text) = Target::Luau.runtime();
+        let rt = dir.join(rt_name);
+        if let Err(e) = write_if_changed(&rt, rt_text) {
+            err.other
+                .push(format!("cannot write {}: {e}", rt.display()));
+        }
+        let text = match crate::read_schema_file(schema) {
+            Ok(t) => t,
+            Err(e) => {
+                err.other
+                    .push(format!("cannot read {}: {e}", schema.display()));
+                return;
+            }
+        };
+        let display = schema.display().to_string();
+        match generate(
+            &text,
+            &display,
+            schema,
+            &self.opts.include_paths,
+            Target::Luau,
+        ) {
+            Ok(code) => {
+                let out = dir.join(format!("{stem}.luau"));
+                if let Err(e) = write_if_changed(&out, &code) {
+                    err.other
+                        .push(format!("cannot write {}: {e}", out.display()));
+                }
+            }
+            Err(d) => err.diags.extend(d),
         }
     }
 }
@@ -584,5 +644,43 @@ mod tests {
             "{err}"
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `Builder::luau` writes each schema's Luau ModuleScript and the runtime module beside
+    /// the Rust; a construct the Luau backend refuses fails the build by name.
+    #[test]
+    fn luau_modules_are_written_beside_the_rust() {
+        let dir = temp_dir("luau");
+        let schema = dir.join("hp.ksy");
+        std::fs::write(
+            &schema,
+            "meta:\n  id: hp\n  endian: le\nseq:\n  - id: n\n    type: u1\n  - id: hp\n    type: u2\n    repeat: expr\n    repeat-expr: n\n",
+        )
+        .unwrap();
+        let (out, lua) = (dir.join("out"), dir.join("luau"));
+        Builder::new()
+            .cargo_metadata(false)
+            .out_dir(&out)
+            .luau(&lua)
+            .compile(&[&schema])
+            .unwrap();
+        assert!(out.join("hp.rs").exists());
+        let module = std::fs::read_to_string(lua.join("hp.luau")).unwrap();
+        assert!(module.contains("statepack"), "{module}");
+        assert!(lua.join("statepack.luau").exists());
+        // A 64-bit bit field is more than a Luau number holds exactly: refused by name.
+        std::fs::write(
+            &schema,
+            "meta:\n  id: hp\n  endian: le\nseq:\n  - id: wide\n    type: b64\n",
+        )
+        .unwrap();
+        let err = Builder::new()
+            .cargo_metadata(false)
+            .out_dir(&out)
+            .luau(&lua)
+            .compile(&[&schema])
+            .unwrap_err();
+        assert!(!err.diags.is_empty(), "{err}");
+        assert!(err.to_string().contains("wide"), "{err}");
     }
 }
