@@ -313,6 +313,10 @@ impl<'a> ColumnChunk<'a> {
     }
 }
 
+/// What [`ChunkBuilder::finish`] gives: the directory entries, the bytes after the
+/// directory (offsets counted from the start of the whole chunk), and each entry's values.
+pub type FinishedChunk = (Vec<DirEntry>, Vec<u8>, Vec<ColumnData>);
+
 /// Lays columns out into a chunk body: a directory sorted by id, 4-byte aligned data and the
 /// 4 trailing zero bytes. Empty columns are left out, as the spec asks of writers.
 #[derive(Debug, Default, Clone)]
@@ -371,7 +375,7 @@ impl ChunkBuilder {
     /// bytes).
     ///
     /// Errors: the whole chunk would be longer than 16,777,215 bytes.
-    pub fn finish(mut self) -> Result<(Vec<DirEntry>, Vec<u8>, Vec<ColumnData>), EncodeError> {
+    pub fn finish(mut self) -> Result<FinishedChunk, EncodeError> {
         self.cols.sort_by_key(|c| c.0);
         let dir_end = 4 + 12 * self.cols.len();
         let data_len: usize = self.cols.iter().map(|c| c.3.len().div_ceil(4) * 4).sum();

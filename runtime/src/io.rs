@@ -1366,7 +1366,7 @@ pub fn decode_str(bytes: &[u8], encoding: &'static str, at: u64) -> Result<Strin
                 .collect())
         }
         "UTF-16LE" | "UTF-16BE" => {
-            if bytes.len() % 2 != 0 {
+            if !bytes.len().is_multiple_of(2) {
                 return Err(bad(format!("odd length {} for UTF-16", bytes.len())));
             }
             let units = bytes.chunks_exact(2).map(|c| {
