@@ -278,6 +278,15 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
                     is_float = true;
                     i += 1;
                     digits(&mut i);
+                } else if chars.get(i) == Some(&'.')
+                    && !chars
+                        .get(i + 1)
+                        .is_some_and(|c| c.is_ascii_alphabetic() || *c == '_' || *c == '.')
+                {
+                    // A float written with a trailing dot (`24000.`), as Kaitai Struct
+                    // accepts; `1.to_s` stays a method call on an integer.
+                    is_float = true;
+                    i += 1;
                 }
                 // An exponent: `1e6`, `2.5E-3`.
                 if matches!(chars.get(i), Some('e' | 'E')) {
@@ -500,6 +509,10 @@ impl P {
     }
 
     fn unary(&mut self) -> Result<Expr, String> {
+        // Unary plus: the operand itself (`+5`, `+x`).
+        if self.eat_op("+") {
+            return self.unary();
+        }
         if self.eat_op("-") {
             return Ok(match self.unary()? {
                 Expr::Int(v) => Expr::Int(-v),
@@ -924,5 +937,21 @@ mod tests {
         }
         let deep = "(".repeat(200) + "1" + &")".repeat(200);
         assert!(parse(&deep).is_err());
+    }
+
+    /// A float with a trailing dot and a unary plus parse as Kaitai Struct reads them; a
+    /// method call on an integer literal is still one.
+    #[test]
+    fn trailing_dot_floats_and_unary_plus() {
+        assert_eq!(parse("24000.").unwrap(), Expr::Float(24000.0));
+        assert_eq!(parse("24000. / 2").unwrap(), parse("24000.0 / 2").unwrap());
+        assert_eq!(parse("+5").unwrap(), Expr::Int(5));
+        assert_eq!(parse("-+5").unwrap(), Expr::Int(-5));
+        assert_eq!(parse("+x * 2").unwrap(), parse("x * 2").unwrap());
+        assert_eq!(parse("3 + +4").unwrap(), parse("3 + 4").unwrap());
+        assert!(matches!(
+            parse("1.to_s").unwrap(),
+            Expr::Call(..) | Expr::Attr(..)
+        ));
     }
 }
