@@ -39,6 +39,7 @@ pub struct CbtrackV1 {
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 20.
     pub info: ::std::boxed::Box<ChunkBody>,
+    #[doc(hidden)]
     /// The stored (processed) bytes of `info` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
     #[serde(
         default,
@@ -50,6 +51,7 @@ pub struct CbtrackV1 {
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 27.
     pub features: ::std::boxed::Box<ChunkBody>,
+    #[doc(hidden)]
     /// The stored (processed) bytes of `features` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
     #[serde(
         default,
@@ -61,6 +63,7 @@ pub struct CbtrackV1 {
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 34.
     pub windows: ::std::vec::Vec<Window>,
+    #[doc(hidden)]
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
     /// read, as read: written back under the positional instances (which must agree with
     /// every byte written in sequence and with each other).
@@ -2061,6 +2064,7 @@ pub struct Window {
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 170.
     pub main: ::std::boxed::Box<ChunkBody>,
+    #[doc(hidden)]
     /// The stored (processed) bytes of `main` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
     #[serde(
         default,
@@ -2074,6 +2078,7 @@ pub struct Window {
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 178.
     pub terrain: ::std::option::Option<::std::boxed::Box<ChunkBody>>,
+    #[doc(hidden)]
     /// The stored (processed) bytes of `terrain` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
     #[serde(
         default,
@@ -2472,6 +2477,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Window {
 pub struct ChunkBody {
     /// Schema: `schema/cbtrack_v1.ksy` line 193.
     pub directory: ColumnDirectory,
+    #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
@@ -2481,6 +2487,7 @@ pub struct ChunkBody {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __unread: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.
     #[serde(default)]

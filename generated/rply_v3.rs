@@ -1984,11 +1984,13 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Str16 {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Keyframe {
+    #[doc(hidden)]
     /// Context: the value of `_parent.tick_count` in `keyframe`, given by the field that reads this type; not stored in the data.
     ///
     /// Schema: `schema/rply_v3.ksy` line 86.
     #[serde(rename = "__ctx_parent_tick_count")]
     pub __ctx_parent_tick_count: i128,
+    #[doc(hidden)]
     /// Context: the value of `_parent.op_bytes` in `keyframe`, given by the field that reads this type; not stored in the data.
     ///
     /// Schema: `schema/rply_v3.ksy` line 91.

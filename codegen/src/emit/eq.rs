@@ -1,4 +1,5 @@
-//! `PartialEq` of a generated struct: the schema's members only.
+//! The write-back members of a generated struct kept out of the user's way: `PartialEq`
+//! over the schema's members only, and the `__` members hidden from the documentation.
 //!
 //! A struct may carry members a user never names, which its reader fills so that writing
 //! the value back gives the same bytes (`__`-prefixed: the padding bits after a run of bit
@@ -47,4 +48,19 @@ pub(crate) fn partial_eq(name: &syn::Ident, fields: &[TokenStream]) -> (TokenStr
             }
         },
     )
+}
+
+/// Marks every `__`-prefixed member of `fields` (each `... pub ident: Type`)
+/// `#[doc(hidden)]`: they stay public (a decoded value carries them, and serde names them),
+/// but the generated documentation shows the schema's members only.
+pub(crate) fn hide_kept_members(fields: &mut [TokenStream]) {
+    for f in fields.iter_mut() {
+        let kept = syn::parse::Parser::parse2(syn::Field::parse_named, f.clone())
+            .ok()
+            .and_then(|f| f.ident)
+            .is_some_and(|n| n.to_string().starts_with("__"));
+        if kept {
+            *f = quote!(#[doc(hidden)] #f);
+        }
+    }
 }

@@ -183,6 +183,7 @@ impl Emitter<'_> {
         );
         let derive_default = self.default_derive();
         let (derive_eq, eq_impl) = super::eq::partial_eq(&name, &struct_fields);
+        super::eq::hide_kept_members(&mut struct_fields);
         Some(quote! {
             #doc
             #[derive(Debug, Clone, #derive_default #derive_eq serde::Serialize, serde::Deserialize)]

@@ -40,6 +40,7 @@ pub struct Adversarial {
     /// Schema: `codegen/tests/run/adversarial.ksy` line 23.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub body: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The stored (processed) bytes of `body` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
     #[serde(
         default,
@@ -53,6 +54,7 @@ pub struct Adversarial {
     ///
     /// Schema: `codegen/tests/run/adversarial.ksy` line 31.
     pub node: ::std::option::Option<::std::boxed::Box<Node>>,
+    #[doc(hidden)]
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
     /// read, as read: written back under the positional instances (which must agree with
     /// every byte written in sequence and with each other).

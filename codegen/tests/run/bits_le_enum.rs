@@ -116,6 +116,7 @@ pub struct BitsLeEnum {
     pub mode: Mode,
     /// Schema: `codegen/tests/run/bits_le_enum.ksy` line 8.
     pub level: u8,
+    #[doc(hidden)]
     /// The padding bits before `after` (after bit fields), as read; written back.
     #[serde(default)]
     pub __pad_after: u8,

@@ -24,6 +24,7 @@ pub const SCHEMA_ID: &str = "bits_padding";
 pub struct BitsPadding {
     /// Schema: `codegen/tests/run/bits_padding.ksy` line 4.
     pub flags: u8,
+    #[doc(hidden)]
     /// The padding bits before `byte` (after bit fields), as read; written back.
     #[serde(default)]
     pub __pad_byte: u8,
@@ -33,6 +34,7 @@ pub struct BitsPadding {
     pub inner: ThreeBits,
     /// Schema: `codegen/tests/run/bits_padding.ksy` line 11.
     pub last: u8,
+    #[doc(hidden)]
     /// The bits after the last bit field, up to the end of its byte, as read; written back.
     #[serde(default)]
     pub __end_pad: u8,
@@ -323,6 +325,7 @@ pub fn reflect_roundtrip(
 pub struct ThreeBits {
     /// Schema: `codegen/tests/run/bits_padding.ksy` line 16.
     pub v: u8,
+    #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
@@ -332,6 +335,7 @@ pub struct ThreeBits {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __unread: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.
     #[serde(default)]

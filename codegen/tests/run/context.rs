@@ -1412,16 +1412,19 @@ impl ::statepack_runtime::reflect::ToValue for Header {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Index {
+    #[doc(hidden)]
     /// Context: the value of `_parent.header.count` in `index`, given by the field that reads this type; not stored in the data.
     ///
     /// Schema: `codegen/tests/run/context.ksy` line 57.
     #[serde(rename = "__ctx_parent_header_count")]
     pub __ctx_parent_header_count: i128,
+    #[doc(hidden)]
     /// Context: the value of `_parent.header.name_len` in `index`, given by the field that reads this type; not stored in the data.
     ///
     /// Schema: `codegen/tests/run/context.ksy` line 55.
     #[serde(rename = "__ctx_parent_header_name_len")]
     pub __ctx_parent_header_name_len: i128,
+    #[doc(hidden)]
     /// Context: the value of `_root.sizes` in `index`, given by the field that reads this type; not stored in the data.
     ///
     /// Schema: `codegen/tests/run/context.ksy` line 55.
@@ -1623,11 +1626,13 @@ impl ::statepack_runtime::reflect::ToValue for Index {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Entry {
+    #[doc(hidden)]
     /// Context: the value of `_parent._parent.header.name_len` in `entry`, given by the field that reads this type; not stored in the data.
     ///
     /// Schema: `codegen/tests/run/context.ksy` line 63.
     #[serde(rename = "__ctx_parent_parent_header_name_len")]
     pub __ctx_parent_parent_header_name_len: i128,
+    #[doc(hidden)]
     /// Context: the value of `_root.sizes` in `entry`, given by the field that reads this type; not stored in the data.
     ///
     /// Schema: `codegen/tests/run/context.ksy` line 65.
@@ -1842,6 +1847,7 @@ impl ::statepack_runtime::reflect::ToValue for Entry {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Tagged {
+    #[doc(hidden)]
     /// Context: the value of `_parent.header.name_len` in `tagged`, given by the field that reads this type; not stored in the data.
     ///
     /// Schema: `codegen/tests/run/context.ksy` line 69.
@@ -2082,6 +2088,7 @@ impl ::statepack_runtime::reflect::ToValue for Plain {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Mediator {
+    #[doc(hidden)]
     /// Context: the value of `_parent.sizes` in `mediator`, given by the field that reads this type; not stored in the data.
     ///
     /// Schema: `codegen/tests/run/context.ksy` line 77.
@@ -2223,6 +2230,7 @@ impl ::statepack_runtime::reflect::ToValue for Mediator {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct SizedByParent {
+    #[doc(hidden)]
     /// Context: the value of `_parent.sizes` in `sized_by_parent`, given by the field that reads this type; not stored in the data.
     ///
     /// Schema: `codegen/tests/run/context.ksy` line 82.

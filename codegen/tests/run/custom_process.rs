@@ -30,6 +30,7 @@ pub struct CustomProcess {
     /// Schema: `codegen/tests/run/custom_process.ksy` line 9.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub shifted: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The stored (processed) bytes of `shifted` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
     #[serde(
         default,
@@ -40,6 +41,7 @@ pub struct CustomProcess {
     /// Schema: `codegen/tests/run/custom_process.ksy` line 12.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub framed: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The stored (processed) bytes of `framed` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
     #[serde(
         default,

@@ -24,6 +24,7 @@ pub const SCHEMA_ID: &str = "endian_switch";
 pub struct EndianSwitch {
     /// Schema: `codegen/tests/run/endian_switch.ksy` line 4.
     pub docs: ::std::vec::Vec<Doc>,
+    #[doc(hidden)]
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
     /// read, as read: written back under the positional instances (which must agree with
     /// every byte written in sequence and with each other).
@@ -431,6 +432,7 @@ impl ::statepack_runtime::reflect::ToValue for Doc {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct DocBody {
+    #[doc(hidden)]
     /// Context: the value of `_parent.indicator` in `doc_body`, given by the field that reads this type; not stored in the data.
     ///
     /// Schema: `codegen/tests/run/endian_switch.ksy` line 18.
@@ -723,6 +725,7 @@ impl ::statepack_runtime::reflect::ToValue for DocBody {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct DocBodyInner {
+    #[doc(hidden)]
     /// The byte order of this type's numbers without a suffix (`true`: little-endian), as decided by the `meta.endian` switch of the enclosing type and given by the field that reads this one.
     ///
     /// Schema: `codegen/tests/run/endian_switch.ksy` line 34.

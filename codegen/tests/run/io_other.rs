@@ -24,6 +24,7 @@ pub const SCHEMA_ID: &str = "io_other";
 pub struct IoOther {
     /// Schema: `codegen/tests/run/io_other.ksy` line 5.
     pub blocks: ::std::vec::Vec<Block>,
+    #[doc(hidden)]
     /// For each element of `blocks`, the bytes kept from reading (beyond the value, or as stored before `process`), written back as they were; an element without an entry is written from its value.
     #[serde(
         default,
@@ -33,6 +34,7 @@ pub struct IoOther {
     pub __stored_blocks: ::std::vec::Vec<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/io_other.ksy` line 11.
     pub peek: Peeker,
+    #[doc(hidden)]
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
     /// read, as read: written back under the positional instances (which must agree with
     /// every byte written in sequence and with each other).
@@ -386,6 +388,7 @@ pub fn reflect_roundtrip(
 pub struct Block {
     /// Schema: `codegen/tests/run/io_other.ksy` line 16.
     pub a: u16,
+    #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
@@ -395,6 +398,7 @@ pub struct Block {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __unread: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.
     #[serde(default)]
@@ -507,6 +511,7 @@ impl ::statepack_runtime::reflect::ToValue for Block {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Peeker {
+    #[doc(hidden)]
     /// Context: the value of `_parent.blocks` in `peeker`, given by the field that reads this type; not stored in the data.
     ///
     /// Schema: `codegen/tests/run/io_other.ksy` line 24.

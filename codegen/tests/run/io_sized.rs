@@ -325,6 +325,7 @@ pub struct Two {
     ///
     /// Schema: `codegen/tests/run/io_sized.ksy` line 17.
     pub b: ::std::option::Option<u8>,
+    #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
@@ -334,6 +335,7 @@ pub struct Two {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __unread: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.
     #[serde(default)]

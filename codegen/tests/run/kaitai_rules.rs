@@ -859,6 +859,7 @@ pub fn reflect_roundtrip(
 pub struct U3 {
     /// Schema: `codegen/tests/run/kaitai_rules.ksy` line 31.
     pub a: u8,
+    #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
@@ -868,6 +869,7 @@ pub struct U3 {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __unread: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.
     #[serde(default)]

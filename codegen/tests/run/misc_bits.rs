@@ -128,6 +128,7 @@ pub struct MiscBits {
     pub l2: u8,
     /// Schema: `codegen/tests/run/misc_bits.ksy` line 12.
     pub pet: Animal,
+    #[doc(hidden)]
     /// The bits after the last bit field, up to the end of its byte, as read; written back.
     #[serde(default)]
     pub __end_pad: u8,

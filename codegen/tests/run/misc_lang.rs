@@ -127,6 +127,7 @@ pub struct MiscLang {
     /// Schema: `codegen/tests/run/misc_lang.ksy` line 30.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub chunks: ::std::vec::Vec<::std::vec::Vec<u8>>,
+    #[doc(hidden)]
     /// For each element of `chunks`, the bytes kept from reading (beyond the value, or as stored before `process`), written back as they were; an element without an entry is written from its value.
     #[serde(
         default,

@@ -25,6 +25,7 @@ pub struct MiscProc {
     /// Schema: `codegen/tests/run/misc_proc.ksy` line 4.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub padded: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The bytes `padded` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
     #[serde(
         default,
@@ -35,6 +36,7 @@ pub struct MiscProc {
     /// Schema: `codegen/tests/run/misc_proc.ksy` line 8.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub cut: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The bytes `cut` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
     #[serde(
         default,
@@ -44,6 +46,7 @@ pub struct MiscProc {
     pub __tail_cut: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/misc_proc.ksy` line 13.
     pub wrapped: Wrapper,
+    #[doc(hidden)]
     /// The bytes `wrapped` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
     #[serde(
         default,
@@ -461,6 +464,7 @@ pub struct Wrapper {
     /// Schema: `codegen/tests/run/misc_proc.ksy` line 22.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub value: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
@@ -470,6 +474,7 @@ pub struct Wrapper {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __unread: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.
     #[serde(default)]

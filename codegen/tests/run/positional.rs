@@ -34,6 +34,7 @@ pub struct Positional {
     pub name: ::std::string::String,
     /// Schema: `codegen/tests/run/positional.ksy` line 22.
     pub tail_word: u16,
+    #[doc(hidden)]
     /// Where `tail_word` was read (`pos: _io.size - 2`, from the start of its stream): its writer puts it back there.
     #[serde(default)]
     pub __pos_tail_word: i128,
@@ -41,10 +42,12 @@ pub struct Positional {
     ///
     /// Schema: `codegen/tests/run/positional.ksy` line 27.
     pub never: ::std::option::Option<u8>,
+    #[doc(hidden)]
     /// `_io.pos` and `_io.size` of this value's stream when its `seq` had been read, for
     /// the value instances that use `_io` (`_io.eof` is `pos >= size`).
     #[serde(default)]
     pub __io_end: (i128, i128),
+    #[doc(hidden)]
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
     /// read, as read: written back under the positional instances (which must agree with
     /// every byte written in sequence and with each other).
@@ -611,6 +614,7 @@ pub fn reflect_roundtrip(
 pub struct HeaderObj {
     /// Schema: `codegen/tests/run/positional.ksy` line 34.
     pub count: u8,
+    #[doc(hidden)]
     /// `_io.pos` and `_io.size` of this value's stream when its `seq` had been read, for
     /// the value instances that use `_io` (`_io.eof` is `pos >= size`).
     #[serde(default)]
@@ -730,6 +734,7 @@ pub struct Block {
     pub at_end: ::std::option::Option<u8>,
     /// Schema: `codegen/tests/run/positional.ksy` line 47.
     pub inner: u16,
+    #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
@@ -739,10 +744,12 @@ pub struct Block {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __unread: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.
     #[serde(default)]
     pub __unread_pad: u8,
+    #[doc(hidden)]
     /// `_io.pos` and `_io.size` of this value's stream when its `seq` had been read, for
     /// the value instances that use `_io` (`_io.eof` is `pos >= size`).
     #[serde(default)]

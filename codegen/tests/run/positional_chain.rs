@@ -24,6 +24,7 @@ pub const SCHEMA_ID: &str = "positional_chain";
 pub struct PositionalChain {
     /// Schema: `codegen/tests/run/positional_chain.ksy` line 4.
     pub head: Node,
+    #[doc(hidden)]
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
     /// read, as read: written back under the positional instances (which must agree with
     /// every byte written in sequence and with each other).

@@ -28,6 +28,7 @@ pub struct Processed {
     /// Schema: `codegen/tests/run/processed.ksy` line 7.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub packed: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The stored (processed) bytes of `packed` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
     #[serde(
         default,
@@ -39,6 +40,7 @@ pub struct Processed {
     pub key: u8,
     /// Schema: `codegen/tests/run/processed.ksy` line 12.
     pub hidden: Point,
+    #[doc(hidden)]
     /// The stored (processed) bytes of `hidden` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
     #[serde(
         default,
@@ -49,6 +51,7 @@ pub struct Processed {
     /// Schema: `codegen/tests/run/processed.ksy` line 16.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub spun: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The stored (processed) bytes of `spun` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
     #[serde(
         default,
@@ -498,6 +501,7 @@ pub struct Point {
     pub x: u16,
     /// Schema: `codegen/tests/run/processed.ksy` line 24.
     pub y: u16,
+    #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
@@ -507,6 +511,7 @@ pub struct Point {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __unread: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.
     #[serde(default)]

@@ -31,6 +31,7 @@ pub struct ProcessedPositional {
     pub len: u8,
     /// Schema: `codegen/tests/run/processed_positional.ksy` line 12.
     pub chunk: Chunk,
+    #[doc(hidden)]
     /// The stored (processed) bytes of `chunk` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
     #[serde(
         default,
@@ -38,6 +39,7 @@ pub struct ProcessedPositional {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __stored_chunk: ::std::option::Option<::std::vec::Vec<u8>>,
+    #[doc(hidden)]
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
     /// read, as read: written back under the positional instances (which must agree with
     /// every byte written in sequence and with each other).
@@ -340,6 +342,7 @@ pub struct Chunk {
     pub ofs: u8,
     /// Schema: `codegen/tests/run/processed_positional.ksy` line 22.
     pub at_ofs: u8,
+    #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
@@ -349,6 +352,7 @@ pub struct Chunk {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __unread: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.
     #[serde(default)]

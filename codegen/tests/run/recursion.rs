@@ -26,11 +26,13 @@ pub const SCHEMA_ID: &str = "recursion";
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Recursion {
+    #[doc(hidden)]
     /// Context: the value of `_root.tag` in `recursion`, given by the field that reads this type; not stored in the data.
     ///
     /// Schema: `codegen/tests/run/recursion.ksy` line 18.
     #[serde(rename = "__ctx_root_tag")]
     pub __ctx_root_tag: ::std::option::Option<i128>,
+    #[doc(hidden)]
     /// Context: the value of `_parent.tag` in `recursion`, given by the field that reads this type; not stored in the data.
     ///
     /// Schema: `codegen/tests/run/recursion.ksy` line 20.

@@ -517,6 +517,7 @@ pub fn reflect_roundtrip(
 pub struct One {
     /// Schema: `codegen/tests/run/switch_sized.ksy` line 19.
     pub x: u8,
+    #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
@@ -526,6 +527,7 @@ pub struct One {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __unread: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.
     #[serde(default)]

@@ -24,6 +24,7 @@ pub const SCHEMA_ID: &str = "terminators";
 pub struct Terminators {
     /// Schema: `codegen/tests/run/terminators.ksy` line 5.
     pub name: ::std::string::String,
+    #[doc(hidden)]
     /// The bytes `name` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
     #[serde(
         default,
@@ -33,6 +34,7 @@ pub struct Terminators {
     pub __tail_name: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/terminators.ksy` line 8.
     pub padded: ::std::string::String,
+    #[doc(hidden)]
     /// The bytes `padded` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
     #[serde(
         default,
@@ -42,6 +44,7 @@ pub struct Terminators {
     pub __tail_padded: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/terminators.ksy` line 12.
     pub fixed: ::std::string::String,
+    #[doc(hidden)]
     /// The bytes `fixed` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
     #[serde(
         default,
@@ -54,6 +57,7 @@ pub struct Terminators {
     /// Schema: `codegen/tests/run/terminators.ksy` line 20.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub kept: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The bytes `kept` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
     #[serde(
         default,
@@ -63,6 +67,7 @@ pub struct Terminators {
     pub __tail_kept: ::std::option::Option<::std::vec::Vec<u8>>,
     /// Schema: `codegen/tests/run/terminators.ksy` line 23.
     pub framed: Pair,
+    #[doc(hidden)]
     /// The bytes `framed` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
     #[serde(
         default,
@@ -73,6 +78,7 @@ pub struct Terminators {
     /// Schema: `codegen/tests/run/terminators.ksy` line 26.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub rest: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The bytes `rest` took beyond its value when read (terminator, bytes after it, padding), written back as they were; `None` writes the terminator and padding the schema gives.
     #[serde(
         default,
@@ -694,6 +700,7 @@ pub fn reflect_roundtrip(
 pub struct Pair {
     /// Schema: `codegen/tests/run/terminators.ksy` line 32.
     pub a: u8,
+    #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
@@ -703,6 +710,7 @@ pub struct Pair {
         with = "::statepack_runtime::bytes_json"
     )]
     pub __unread: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
     /// The bits after this value's last bit field, up to the end of that byte, when the
     /// value ends inside a byte of its sized field; written back.
     #[serde(default)]
