@@ -256,7 +256,10 @@ impl Checker<'_> {
                         ),
                         Some(def) => {
                             let (lo, hi) = int_range(*bytes, *signed);
-                            for v in &def.values {
+                            // As for bit fields: Kaitai Struct lets one enum serve fields of
+                            // several widths (a value a field cannot hold is never read there,
+                            // and its writer refuses it); strict rules do not.
+                            for v in def.values.iter().filter(|_| f.strict) {
                                 if v.value < lo || v.value > hi {
                                     self.err(f.pos_of("enum"), &format!("{}.enum", f.key_path), format!("enum value {} = {} does not fit the field's type", v.name, v.value), "use a wider integer type for the field, or change the enum");
                                 }

@@ -205,3 +205,35 @@ fn number_switch_cases_are_written() {
     let e = interp::encode(&s, &g).unwrap_err();
     assert!(e.starts_with("v: 70000 does not fit"), "{e}");
 }
+
+/// One enum may serve a `u1` and a `u2` field although one of its values does not fit the
+/// `u1` (Kaitai Struct allows it): the value reads in the `u2` field, and writing it into
+/// the `u1` field is refused by name. Under `-sp-strict` the schema is refused.
+#[test]
+fn one_enum_serves_fields_of_two_widths() {
+    let text = "meta:\n  id: e2\n  endian: le\nseq:\n  - id: a\n    type: u1\n    enum: kind\n  - id: b\n    type: u2\n    enum: kind\nenums:\n  kind:\n    1: one\n    300: big\n";
+    let s = schema(text);
+    let v = interp::decode(&s, &[1, 0x2c, 0x01]).unwrap();
+    let shown = format!("{:?}", v.members);
+    assert!(shown.contains("one") && shown.contains("big"), "{shown}");
+    assert!(statepack_codegen::generate(text, "e2.ksy").is_ok());
+    let g = |a: &str| {
+        interp::Given::Map(vec![
+            ("a".into(), interp::Given::Str(a.into())),
+            ("b".into(), interp::Given::Str("big".into())),
+        ])
+    };
+    assert_eq!(
+        interp::encode(&s, &g("one")).unwrap().0,
+        vec![1, 0x2c, 0x01]
+    );
+    let e = interp::encode(&s, &g("big")).unwrap_err();
+    assert!(e.starts_with("a: 300 does not fit"), "{e}");
+    let strict = text.replace("  endian: le\n", "  endian: le\n  -sp-strict: true\n");
+    let d = statepack_codegen::generate(&strict, "e2.ksy").unwrap_err();
+    assert!(
+        statepack_codegen::render(&d).contains("does not fit the field's type"),
+        "{}",
+        statepack_codegen::render(&d)
+    );
+}

@@ -1,5 +1,6 @@
 meta:
   id: enum_does_not_fit
+  -sp-strict: true
 seq:
   - id: kind
     type: u1
