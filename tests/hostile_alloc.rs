@@ -510,15 +510,6 @@ fn the_classic_bombs_are_within_the_bound() {
                 u_full.total,
                 b.limit(bytes.len())
             );
-            let (traced_ok, u_traced) = measure(|| (f.decode_traced)(&bytes).0.is_ok());
-            eprintln!(
-                "{}: {name}: traced {} peak {} total {} ({:.1} per input byte)",
-                f.title,
-                if traced_ok { "ok" } else { "error" },
-                u_traced.peak,
-                u_traced.total,
-                u_traced.peak as f64 / bytes.len() as f64
-            );
             check_format(f, &[(name, bytes)], &mut worst);
         }
         worst.report(&format!("{} bombs", f.title));
