@@ -56,6 +56,25 @@ impl<'s> Frame<'s> {
         }
     }
 
+    /// Records the byte order decided for this value: `decided` (this type's own
+    /// `meta.endian` switch, see [`decide_endian`]) becomes the `__is_le` its nested types
+    /// are given, and [`Frame::is_le`] is that order, or the one inherited through the
+    /// type's own hidden `__is_le` param.
+    pub fn settle_endian(&mut self, decided: Option<bool>) {
+        if let Some(le) = decided {
+            self.params
+                .push((crate::endian::IS_LE, Some(DynValue::Bool(le))));
+        }
+        self.is_le = self
+            .params
+            .iter()
+            .find(|(k, _)| *k == crate::endian::IS_LE)
+            .and_then(|(_, v)| match v {
+                Some(DynValue::Bool(b)) => Some(*b),
+                _ => None,
+            });
+    }
+
     /// `endian` with [`Endian::Computed`] replaced by the order decided for this value.
     /// Errors: a computed order where no switch decided one.
     pub fn order(&self, endian: Endian) -> Result<Endian, String> {
@@ -414,4 +433,24 @@ pub(crate) fn fixed_size(s: &Schema, name: &str, depth: usize) -> Option<usize> 
         return None;
     }
     Some(bits / 8)
+}
+
+/// The byte order a type's `meta.endian` switch selects (`true`: little-endian), for the
+/// reader and the writer alike: the first case whose key equals the `switch-on` value, else
+/// `_`. Errors: no case names the value and there is no `_` (Kaitai Struct's undecided
+/// endianness), or an expression cannot be evaluated (the message names it).
+pub(crate) fn decide_endian(sc: &Scope<'_>, sw: &crate::ir::EndianSwitch) -> R<bool> {
+    let v = eval(&sw.on.expr, sc).map_err(|m| format!("in `{}`: {m}", sw.on.src))?;
+    for (k, order) in &sw.cases {
+        let kv = eval(&k.expr, sc).map_err(|m| format!("in `{}`: {m}", k.src))?;
+        if equal(&v, &kv).map_err(|m| format!("in `{}`: {m}", k.src))? {
+            return Ok(*order == Endian::Le);
+        }
+    }
+    sw.default.map(|o| o == Endian::Le).ok_or_else(|| {
+        format!(
+            "undecided byte order: `meta.endian` switch-on `{}` is {v}, which no case names",
+            sw.on.src
+        )
+    })
 }

@@ -96,6 +96,14 @@ pub struct BitSpan {
 }
 
 impl DynStruct {
+    /// The [`DynStruct::bit_spans`] of member `i` (the member's own, then its elements'),
+    /// found by binary search: the list is in member order, then element order.
+    pub fn bit_spans_of(&self, i: usize) -> &[BitSpan] {
+        let lo = self.bit_spans.partition_point(|b| b.member < i);
+        let hi = self.bit_spans.partition_point(|b| b.member <= i);
+        &self.bit_spans[lo..hi]
+    }
+
     /// A stream's `pos`, `size` and `eof` as a value (`x._io`).
     pub(crate) fn io_view(io: eval::IoState) -> DynStruct {
         let members = vec![

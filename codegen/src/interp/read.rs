@@ -330,26 +330,18 @@ impl<'s> Interp<'s> {
         let type_start = r.offset();
         // `meta.endian` as a switch: the order is decided before anything is read, and
         // given to nested types through their hidden `__is_le` param.
-        if let Some(sw) = &t.endian_switch {
-            let le = match self.decide_endian(r, &frame, sw) {
-                Ok(le) => le,
-                Err(e) => {
-                    self.keep_failed_type(t, &mut frame, &mut Vec::new(), None);
-                    return Err(e);
-                }
-            };
-            frame
-                .params
-                .push((crate::endian::IS_LE, Some(DynValue::Bool(le))));
-        }
-        frame.is_le = frame
-            .params
-            .iter()
-            .find(|(k, _)| *k == crate::endian::IS_LE)
-            .and_then(|(_, v)| match v {
-                Some(DynValue::Bool(b)) => Some(*b),
-                _ => None,
-            });
+        let decided = t.endian_switch.as_ref().map(|sw| {
+            let sc = self.scope(&frame, r, None);
+            eval::decide_endian(&sc, sw).map_err(|m| semantic(r.offset(), m))
+        });
+        let decided = match decided.transpose() {
+            Ok(d) => d,
+            Err(e) => {
+                self.keep_failed_type(t, &mut frame, &mut Vec::new(), None);
+                return Err(e);
+            }
+        };
+        frame.settle_endian(decided);
         let mut elem_spans = Vec::with_capacity(t.fields.len());
         let mut bit_spans = Vec::new();
         let mut unaligned = false;
@@ -516,33 +508,6 @@ impl<'s> Interp<'s> {
             io,
             names: intern_names(&names),
         })
-    }
-
-    /// The byte order a type's `meta.endian` switch selects (`true`: little-endian): the
-    /// first case whose key equals the `switch-on` value, else `_`. Errors: no case names
-    /// the value and there is no `_` (Kaitai Struct's undecided endianness), or the
-    /// expression cannot be evaluated.
-    fn decide_endian(&self, r: &ByteReader<'_>, frame: &Frame<'_>, sw: &EndianSwitch) -> D<bool> {
-        let at = r.offset();
-        let sc = self.scope(frame, r, None);
-        let v = ex(eval(&sw.on.expr, &sc), &sw.on, at)?;
-        for (k, order) in &sw.cases {
-            let kv = ex(eval(&k.expr, &sc), k, at)?;
-            if ex(eval::equal(&v, &kv), k, at)? {
-                return Ok(*order == Endian::Le);
-            }
-        }
-        match sw.default {
-            Some(order) => Ok(order == Endian::Le),
-            None => Err(semantic(
-                at,
-                format!(
-                    "undecided byte order: `meta.endian` switch-on `{}` is {}, which no case names",
-                    sw.on.src,
-                    show(&v)
-                ),
-            )),
-        }
     }
 
     /// One field: its position (positional instances), repetition and elements, with the

@@ -106,21 +106,13 @@ fn write_type(
     let mut frame = Frame::new(t, params);
     // `meta.endian` as a switch: decided from the same values the reader decides it from
     // (params and `_parent`/`_root` paths, given before this type is written).
-    if let Some(sw) = &t.endian_switch {
-        let sc = Scope::plain(s, &frame, None);
-        let le = decide_endian(&sc, sw).map_err(|m| format!("{at}: {m}"))?;
-        frame
-            .params
-            .push((crate::endian::IS_LE, Some(DynValue::Bool(le))));
-    }
-    frame.is_le = frame
-        .params
-        .iter()
-        .find(|(k, _)| *k == crate::endian::IS_LE)
-        .and_then(|(_, v)| match v {
-            Some(DynValue::Bool(b)) => Some(*b),
-            _ => None,
-        });
+    let decided = t
+        .endian_switch
+        .as_ref()
+        .map(|sw| super::eval::decide_endian(&Scope::plain(s, &frame, None), sw))
+        .transpose()
+        .map_err(|m| format!("{at}: {m}"))?;
+    frame.settle_endian(decided);
     let start = w.len();
     let mut unaligned = false;
     for f in &t.fields {
@@ -634,25 +626,6 @@ fn write_number(
 /// Writes integer `raw` in `bytes` bytes (two's complement when `signed`) in byte order
 /// `endian` (not [`Endian::Computed`]: the caller resolves it). Errors: `raw` out of the
 /// type's range, named by `fp`.
-/// The byte order a `meta.endian` switch selects (`true`: little-endian), as the reader
-/// decides it. Errors: no case names the value and there is no `_`, or the expression
-/// cannot be evaluated.
-fn decide_endian(sc: &Scope<'_>, sw: &crate::ir::EndianSwitch) -> W<bool> {
-    let v = eval(&sw.on.expr, sc).map_err(|m| format!("in `{}`: {m}", sw.on.src))?;
-    for (k, order) in &sw.cases {
-        let kv = eval(&k.expr, sc).map_err(|m| format!("in `{}`: {m}", k.src))?;
-        if super::eval::equal(&v, &kv).map_err(|m| format!("in `{}`: {m}", k.src))? {
-            return Ok(*order == Endian::Le);
-        }
-    }
-    sw.default.map(|o| o == Endian::Le).ok_or_else(|| {
-        format!(
-            "undecided byte order: `meta.endian` switch-on `{}` gives a value no case names",
-            sw.on.src
-        )
-    })
-}
-
 fn put_int(
     w: &mut ByteWriter,
     raw: i128,

@@ -224,36 +224,26 @@ fn print_struct(out: &mut impl Write, s: &DynStruct, depth: usize, max: usize) -
     for (i, (name, v)) in s.members.iter().enumerate() {
         let span = s.spans.get(i).copied().flatten();
         let elems = s.elem_spans.get(i).map(Vec::as_slice).unwrap_or(&[]);
-        // `bit_spans` is in member order, then element order.
-        let lo = s.bit_spans.partition_point(|b| b.member < i);
-        let hi = s.bit_spans.partition_point(|b| b.member <= i);
-        let bits = &s.bit_spans[lo..hi];
+        let bits = s.bit_spans_of(i);
         match bits.iter().find(|b| b.element.is_none()) {
             Some(b) => bit_line(out, name, v, (b.start, b.end), depth, max)?,
-            None => print_member(out, name, v, span, elems, &bits, depth, max)?,
+            None => print_member(out, name, v, span, elems, bits, depth, max)?,
         }
     }
     Ok(())
 }
 
-/// A bit field's line, as `inspect` shows the built-in formats' bit fields: the bytes it
-/// touches, its size in bits (`3 b`) and its bit range.
+/// A bit field's line, as `inspect` shows the built-in formats' bit fields
+/// ([`crate::tree::bit_line`]).
 fn bit_line(
     out: &mut impl Write,
     name: &str,
     v: &DynValue,
-    (a, b): (u64, u64),
+    bits: (u64, u64),
     depth: usize,
     max: usize,
 ) -> io::Result<()> {
-    let indent = "  ".repeat(depth);
-    let (first, last) = (a / 8, b.div_ceil(8).max(a / 8));
-    writeln!(
-        out,
-        "{first:>8}..{last:<8} {:>6} b  {indent}{name} = {}  (bits {a}..{b})",
-        b - a,
-        leaf_text(v, max)
-    )
+    crate::tree::bit_line(out, bits, depth, name, &format!(" = {}", leaf_text(v, max)))
 }
 
 #[allow(clippy::too_many_arguments)]

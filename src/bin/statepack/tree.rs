@@ -56,18 +56,32 @@ pub fn line(
         None => String::new(),
     };
     if start_bit != start * 8 || end_bit != end * 8 {
-        // A bit field: the bytes it touches, its size in bits (`b`) and its bit range.
-        let (first, last) = (start_bit / 8, end_bit.div_ceil(8).max(start_bit / 8));
-        return writeln!(
-            out,
-            "{first:>8}..{last:<8} {:>6} b  {indent}{name}{value}  (bits {start_bit}..{end_bit})",
-            end_bit - start_bit
-        );
+        return bit_line(out, (start_bit, end_bit), depth, name, &value);
     }
     writeln!(
         out,
         "{start:>8}..{end:<8} {:>6} B  {indent}{name}{value}",
         end - start
+    )
+}
+
+/// A bit field's tree line: the bytes it touches, its size in bits (`3 b`), its name
+/// indented by `depth`, `value` (` = ...` or empty) and its bit range (`(bits 122..125)`),
+/// so a bit field never shows an empty byte range. Bits count from the start of the
+/// field's stream.
+pub fn bit_line(
+    out: &mut dyn Write,
+    (start_bit, end_bit): (u64, u64),
+    depth: usize,
+    name: &str,
+    value: &str,
+) -> io::Result<()> {
+    let indent = "  ".repeat(depth);
+    let (first, last) = (start_bit / 8, end_bit.div_ceil(8).max(start_bit / 8));
+    writeln!(
+        out,
+        "{first:>8}..{last:<8} {:>6} b  {indent}{name}{value}  (bits {start_bit}..{end_bit})",
+        end_bit - start_bit
     )
 }
 

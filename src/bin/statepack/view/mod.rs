@@ -148,11 +148,7 @@ fn walk_struct(b: &mut Builder, s: &statepack_codegen::interp::DynStruct, parent
         let span = s.spans.get(i).copied().flatten();
         let elems = s.elem_spans.get(i).map(Vec::as_slice).unwrap_or(&[]);
         let (start, end) = span.unwrap_or((parent_start, parent_start));
-        // Bit fields get their exact bits, so the hex view highlights them (`bit_spans` is
-        // in member order, then element order).
-        let lo = s.bit_spans.partition_point(|b| b.member < i);
-        let hi = s.bit_spans.partition_point(|b| b.member <= i);
-        let bits = &s.bit_spans[lo..hi];
+        let bits = s.bit_spans_of(i);
         let (start_bit, end_bit) = bits
             .iter()
             .find(|b| b.element.is_none())
