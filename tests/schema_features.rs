@@ -1836,3 +1836,149 @@ fn a_value_built_plainly_round_trips_equal() {
     let again = Kept::decode(&other.encode().unwrap()).unwrap();
     assert_eq!(again, other);
 }
+
+// ---------------------------------------------------------------------------------------
+// modular-bitfield views: `tests/schemas/fat_dir_entry.ksy` (a FAT short-name directory
+// entry), whose attribute byte, DOS times and DOS dates are least-significant-bit-first runs.
+
+mod fat_dir_entry_view {
+    use super::fat_dir_entry::{bitfield, Attributes, DosDate, DosTime, FatDirEntry, Month};
+    use super::*;
+    use statepack_runtime::io::ByteReader;
+
+    fn read_time(word: u16) -> Result<DosTime, DecodeError> {
+        DosTime::read_from(&mut ByteReader::new(&word.to_le_bytes()))
+    }
+
+    /// Every 16-bit word: the view's fields are the FAT specification's bit ranges of the
+    /// little-endian word, the generated reader agrees with them where the word is a valid
+    /// time, and converting the view fails exactly where the reader does, with its error.
+    #[test]
+    fn dos_time_view_matches_the_reader_on_every_word() {
+        let mut valid = 0;
+        for word in 0..=u16::MAX {
+            let view = bitfield::DosTime::from_bytes(word.to_le_bytes());
+            assert_eq!(view.second_halves(), (word & 0x1f) as u8);
+            assert_eq!(view.minutes(), ((word >> 5) & 0x3f) as u8);
+            assert_eq!(view.hours(), (word >> 11) as u8);
+            let read = read_time(word);
+            let converted = DosTime::try_from(view);
+            match (&read, &converted) {
+                (Ok(a), Ok(b)) => {
+                    valid += 1;
+                    assert_eq!(a, b);
+                    assert_eq!(
+                        (a.second_halves, a.minutes, a.hours),
+                        (view.second_halves(), view.minutes(), view.hours())
+                    );
+                    assert_eq!(bitfield::DosTime::try_from(a).unwrap(), view);
+                }
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                _ => panic!("word {word:#06x}: reader {read:?}, view {converted:?}"),
+            }
+        }
+        // 30 second values × 60 minutes × 24 hours.
+        assert_eq!(valid, 30 * 60 * 24);
+    }
+
+    /// Every byte: the attribute flags are its bits from the lowest up.
+    #[test]
+    fn attribute_view_is_the_byte_lowest_bit_first() {
+        for byte in 0..=u8::MAX {
+            let view = bitfield::Attributes::from_bytes([byte]);
+            let a = Attributes::try_from(view).unwrap();
+            let flags = [
+                a.read_only,
+                a.hidden,
+                a.system,
+                a.volume_label,
+                a.subdirectory,
+                a.archive,
+                a.device,
+                a.reserved,
+            ];
+            for (i, f) in flags.into_iter().enumerate() {
+                assert_eq!(f, byte >> i & 1 == 1, "byte {byte:#04x} bit {i}");
+            }
+            assert_eq!(view.subdirectory(), a.subdirectory);
+            assert_eq!(
+                bitfield::Attributes::try_from(&a).unwrap().into_bytes(),
+                [byte]
+            );
+        }
+    }
+
+    /// An entry built as a struct literal, its time and date set through the views, written
+    /// and read again; the packed words are the FAT specification's.
+    #[test]
+    fn entry_built_through_views_round_trips() {
+        let time = bitfield::DosTime::new()
+            .with_hours(14)
+            .with_minutes(35)
+            .with_second_halves(11);
+        let date = bitfield::DosDate::new()
+            .with_day(5)
+            .with_month(12)
+            .with_years_since_1980(46);
+        let entry = FatDirEntry {
+            name: "README  ".into(),
+            ext: "TXT".into(),
+            attr: Attributes {
+                archive: true,
+                ..Default::default()
+            },
+            write_time: DosTime::try_from(time).unwrap(),
+            write_date: DosDate::try_from(date).unwrap(),
+            create_date: DosDate {
+                day: 1,
+                month: Month::January,
+                ..Default::default()
+            },
+            access_date: DosDate {
+                day: 1,
+                ..Default::default()
+            },
+            file_size: 1234,
+            ..Default::default()
+        };
+        assert_eq!(entry.write_date.month, Month::December);
+        let bytes = entry.encode().unwrap();
+        assert_eq!(bytes.len(), 32);
+        assert_eq!(bytes[11], 0x20, "archive is bit 5 of the attribute byte");
+        assert_eq!(bytes[22..24], [0x6b, 0x74], "14:35:22 is the word 0x746b");
+        assert_eq!(bytes[24..26], [0x85, 0x5d], "2026-12-05 is the word 0x5d85");
+        let back = FatDirEntry::decode(&bytes).unwrap();
+        assert_eq!(back, entry);
+        let view = bitfield::DosTime::try_from(&back.write_time).unwrap();
+        assert_eq!(
+            (view.hours(), view.minutes(), view.second_halves()),
+            (14, 35, 11)
+        );
+    }
+
+    /// What does not fit refuses to convert, named: a value too wide for its bits (writer),
+    /// a value the schema's `valid` rule refuses (both directions), an unlisted month.
+    #[test]
+    fn conversions_refuse_what_does_not_fit() {
+        let too_wide = DosTime {
+            hours: 40,
+            ..Default::default()
+        };
+        let e = bitfield::DosTime::try_from(&too_wide).unwrap_err();
+        assert_eq!(e.path.to_string(), "hours", "{e}");
+        let not_valid = DosTime {
+            hours: 24,
+            ..Default::default()
+        };
+        let e = bitfield::DosTime::try_from(&not_valid).unwrap_err();
+        assert_eq!(e.path.to_string(), "hours", "{e}");
+        let e = DosTime::try_from(bitfield::DosTime::new().with_hours(31)).unwrap_err();
+        assert_eq!((e.path.to_string().as_str(), e.offset), ("hours", 1), "{e}");
+        let e = DosDate::try_from(bitfield::DosDate::new().with_month(3)).unwrap_err();
+        assert_eq!((e.path.to_string().as_str(), e.offset), ("day", 0), "{e}");
+        let d = DosDate::try_from(bitfield::DosDate::new().with_day(9).with_month(13)).unwrap();
+        assert_eq!(d.month, Month::Unlisted(13));
+        // The builder's checked setter refuses what the bits cannot hold.
+        assert!(bitfield::DosTime::new().with_hours_checked(32).is_err());
+    }
+}

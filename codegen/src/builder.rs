@@ -201,6 +201,15 @@ impl Builder {
         self
     }
 
+    /// Emits a modular-bitfield struct (`bitfield::<Type>`, converted with `TryFrom` both
+    /// ways) for every type whose `seq` is a run of `bit-endian: le` bit fields filling whole
+    /// bytes (default `false`; the crate needs a direct dependency on `modular-bitfield` 0.13,
+    /// whose macro names its own crate).
+    pub fn modular_bitfield(mut self, on: bool) -> Self {
+        self.opts.modular_bitfield = on;
+        self
+    }
+
     /// Whether to print `cargo:rerun-if-changed` and `cargo:warning` lines (default `true`;
     /// turn off when calling the builder outside a build script).
     pub fn cargo_metadata(mut self, on: bool) -> Self {

@@ -44,6 +44,11 @@ pub struct Options {
     /// `read_bits(&BitSlice<u8, Msb0>)` and `to_bits()` for every type with bit fields
     /// (default `false`). Needs the runtime feature `bitvec`.
     pub bitvec: bool,
+    /// A modular-bitfield struct (`bitfield::<Type>`, with `TryFrom` both ways) for every type
+    /// whose `seq` is a run of `bit-endian: le` bit fields filling whole bytes (default
+    /// `false`). The crate compiling the generated code depends on `modular-bitfield` itself
+    /// (0.13): its macro names its crate by absolute path.
+    pub modular_bitfield: bool,
 }
 
 impl Default for Options {
@@ -57,18 +62,20 @@ impl Default for Options {
             binrw: false,
             deku: false,
             bitvec: false,
+            modular_bitfield: false,
         }
     }
 }
 
 impl Options {
-    /// The defaults with every library impl on (binrw, deku, bitvec): what statepack's own
-    /// build and `statepack-codegen` on the command line use.
+    /// The defaults with every library impl on (binrw, deku, bitvec, modular-bitfield): what
+    /// statepack's own build and `statepack-codegen --interop` on the command line use.
     pub fn all() -> Self {
         Options {
             binrw: true,
             deku: true,
             bitvec: true,
+            modular_bitfield: true,
             ..Options::default()
         }
     }

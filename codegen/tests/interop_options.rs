@@ -140,3 +140,104 @@ fn params_become_binrw_args() {
     assert!(block.contains("type Args<'__a> = (i128,);"), "{block}");
     assert!(block.contains("Self::read_from(__r, __a0)"), "{block}");
 }
+
+/// Which types get a modular-bitfield view: only runs of `bit-endian: le` bit fields that
+/// fill whole bytes, with nothing else in the `seq`.
+#[test]
+fn modular_bitfield_views_only_whole_byte_lsb_first_runs() {
+    const LE: &str = r#"
+meta:
+  id: views
+  bit-endian: le
+seq:
+  - id: flags
+    type: flags
+  - id: word
+    type: word
+  - id: odd
+    type: odd
+  - id: mixed
+    type: mixed
+  - id: cond
+    type: cond
+  - id: msb
+    type: msb
+types:
+  flags:
+    seq:
+      - id: a
+        type: b1
+      - id: type
+        type: b7
+  word:
+    seq:
+      - id: lo
+        type: b5
+        enum: kind
+      - id: hi
+        type: b11
+        -sp-offset-binary: true
+  odd:
+    seq:
+      - id: x
+        type: b3
+  mixed:
+    seq:
+      - id: x
+        type: b8
+      - id: y
+        type: u1
+  cond:
+    seq:
+      - id: x
+        type: b4
+      - id: y
+        type: b4
+        if: x == 1
+  msb:
+    meta:
+      bit-endian: be
+    seq:
+      - id: x
+        type: b8
+enums:
+  kind:
+    1: one
+"#;
+    let gen = |opts: &Options| {
+        let code = generate_with(LE, "views.ksy", Path::new("views.ksy"), opts)
+            .unwrap_or_else(|d| panic!("{}", statepack_codegen::render(&d)));
+        code.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    assert!(!gen(&Options::default()).contains("modular_bitfield"));
+    let code = gen(&Options {
+        modular_bitfield: true,
+        ..Options::default()
+    });
+    for t in ["Flags", "Word"] {
+        assert!(
+            code.contains(&format!("pub struct {t} {{ /// `")),
+            "view of {t}"
+        );
+        assert!(
+            code.contains(&format!("TryFrom<&{t}> for bitfield::{t}")),
+            "{t} to view"
+        );
+        assert!(
+            code.contains(&format!("TryFrom<bitfield::{t}> for {t}")),
+            "view to {t}"
+        );
+    }
+    // A keyword member gets a trailing `_` (modular-bitfield prefixes it with `set_`).
+    assert!(code.contains("pub type_: ::modular_bitfield::specifiers::B7"));
+    assert!(code.contains("pub a: bool"));
+    // The stored codes of an enum and of an offset-binary field.
+    assert!(code.contains("pub lo: ::modular_bitfield::specifiers::B5"));
+    assert!(code.contains("pub hi: ::modular_bitfield::specifiers::B11"));
+    for t in ["Views", "Odd", "Mixed", "Cond", "Msb"] {
+        assert!(
+            !code.contains(&format!("for bitfield::{t} ")),
+            "no view of {t}"
+        );
+    }
+}

@@ -237,3 +237,24 @@ fn one_enum_serves_fields_of_two_widths() {
         statepack_codegen::render(&d)
     );
 }
+
+#[test]
+fn valid_on_bit_fields_is_checked_at_the_fields_first_byte() {
+    // A DOS time: seconds / 2, minutes, hours, least significant bit first in a u16 LE.
+    let s = schema(
+        "meta:\n  id: dos_time\n  bit-endian: le\nseq:\n  - id: second_halves\n    type: b5\n    valid:\n      max: 29\n  - id: minutes\n    type: b6\n    valid:\n      max: 59\n  - id: hours\n    type: b5\n    valid:\n      max: 23\n",
+    );
+    let v = interp::decode(&s, &[0x6b, 0x74]).unwrap();
+    assert_eq!(v.get("hours"), Some(&DynValue::Int(14)));
+    assert_eq!(v.get("minutes"), Some(&DynValue::Int(35)));
+    let e = interp::decode(&s, &[0x00, 0xf8]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "hours (byte offset 1): value 31 is not valid: must be at most 23"
+    );
+    let e = interp::decode(&s, &[0xe0, 0x07]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "minutes (byte offset 0): value 63 is not valid: must be at most 59"
+    );
+}

@@ -510,3 +510,36 @@ fn reserved_word_field_names() {
     assert_eq!(encode(&host, &module, &t).unwrap().unwrap(), bytes);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `valid` on bit fields: the Luau reader refuses at the same field and byte (the byte
+/// holding the field's first bit) as the interpreter and the generated Rust.
+#[test]
+fn valid_on_bit_fields_names_the_first_byte() {
+    let dir = std::env::temp_dir().join(format!("luau-gen-bitvalid-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("dos_time.ksy");
+    std::fs::write(
+        &path,
+        "meta:\n  id: dos_time\n  bit-endian: le\nseq:\n  - id: second_halves\n    type: b5\n    valid:\n      max: 29\n  - id: minutes\n    type: b6\n    valid:\n      max: 59\n  - id: hours\n    type: b5\n    valid:\n      max: 23\n",
+    )
+    .unwrap();
+    let (schema, code) = generate(&path, &[]).unwrap();
+    let host = LuauHost::new().unwrap();
+    let Value::Table(module) = host.load_module("dos_time", &code).unwrap() else {
+        panic!("no table")
+    };
+    let t = decode(&host, &module, &[0x6b, 0x74]).unwrap().unwrap();
+    let rust = statepack_codegen::interp::decode(&schema, &[0x6b, 0x74]).unwrap();
+    statepack_codegen::interp::compare(&rust, &tree::convert(&schema, "dos_time", &t).unwrap())
+        .unwrap();
+    for bad in [[0x00u8, 0xf8], [0xe0, 0x07], [0x1e, 0x00]] {
+        let rust = statepack_codegen::interp::decode(&schema, &bad).unwrap_err();
+        let (path, offset, _, msg) = decode(&host, &module, &bad).unwrap().unwrap_err();
+        assert_eq!(
+            (path.as_str(), offset),
+            (rust.path.to_string().as_str(), rust.offset),
+            "{msg} vs {rust}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -468,6 +468,7 @@ impl Emitter<'_> {
             || !matches!(
                 f.kind,
                 FieldKind::Int { .. }
+                    | FieldKind::Bits { .. }
                     | FieldKind::Float { .. }
                     | FieldKind::Str { .. }
                     | FieldKind::Bytes(_)
@@ -477,7 +478,7 @@ impl Emitter<'_> {
                 self.err(
                     f.pos_of("valid"),
                     &format!("{}.valid", f.key_path),
-                    "`valid` is supported on integer, float, enum, string and byte fields (and their lists)",
+                    "`valid` is supported on integer, bit, float, enum, string and byte fields (and their lists)",
                     "move the rule to the element type's field, or drop it",
                 );
             }

@@ -1133,6 +1133,7 @@ impl Emitter<'_> {
             // Only expressions are typed with this emitter; no type is emitted.
             whole_types: HashSet::new(),
             positional: self.positional,
+            bitfield_views: Vec::new(),
         };
         let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
         if let Some(c) = &i.cond {

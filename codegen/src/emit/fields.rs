@@ -340,7 +340,11 @@ impl Emitter<'_> {
                     }
                 }
             }).unwrap_or_default();
-            let el_at = if valid_r.is_some() {
+            let el_at = if valid_r.is_some() && matches!(f.kind, FieldKind::Bits { .. }) {
+                // The byte holding the field's first bit (a partly read byte counts as read
+                // in `offset()`).
+                quote!(let __el_at = __r.bit_offset() / 8;)
+            } else if valid_r.is_some() {
                 quote!(let __el_at = __r.offset();)
             } else {
                 quote!()

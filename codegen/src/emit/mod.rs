@@ -38,6 +38,7 @@ mod exact_len;
 mod expr;
 mod fields;
 mod io_of;
+mod modbits;
 mod num_switch;
 mod positional;
 mod proc;
@@ -151,6 +152,9 @@ pub(crate) struct Emitter<'s> {
     whole_types: HashSet<String>,
     /// Whether any type of the schema has a positional instance (computed once).
     positional: bool,
+    /// The modular-bitfield views of the types emitted so far (option
+    /// [`crate::Options::modular_bitfield`]), for the module's `bitfield` submodule.
+    bitfield_views: Vec<TokenStream>,
 }
 
 /// What the emission of one type collects, field by field: the struct's members, the
@@ -242,6 +246,7 @@ impl<'s> Emitter<'s> {
                 .types
                 .iter()
                 .any(|t| t.fields.iter().any(|f| f.at.is_some())),
+            bitfield_views: Vec::new(),
         }
     }
 
@@ -352,6 +357,7 @@ impl<'s> Emitter<'s> {
                 items.push(reflect::root_fns(t));
             }
         }
+        items.push(modbits::module(&self.bitfield_views));
         items.push(crate::columns::emit(&self.s.column_sets, &self.s.file));
         // Opaque types: a local name for the external type, whose `OpaqueType` methods the
         // generated calls (`read_from`, `write_to`, `encoded_len`, `MIN_LEN`) reach.

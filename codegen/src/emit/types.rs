@@ -175,6 +175,15 @@ impl Emitter<'_> {
                 aligned_end: is_root || !unaligned || phase == Some(0),
             },
         );
+        let bitfield_conv = match modbits::view(t, &name) {
+            Some((decl, conv))
+                if self.opts.modular_bitfield && !self.unread_types.contains(&t.name) =>
+            {
+                self.bitfield_views.push(decl);
+                conv
+            }
+            _ => TokenStream::new(),
+        };
         let root_api = Self::root_api(t, &name, is_root);
         let (read_inline, read_body, read_fields) = Self::reader_bodies(
             slow_reads.as_deref(),
@@ -226,6 +235,7 @@ impl Emitter<'_> {
             #root_api
             #reflect
             #interop
+            #bitfield_conv
             #(#extra_items)*
         })
     }

@@ -711,7 +711,13 @@ impl<'s> Interp<'s> {
         f: &Field,
         index: Option<usize>,
     ) -> D<DynValue> {
-        let el_at = r.offset();
+        // A bit field's rule names the byte holding its first bit (`offset()` counts a
+        // partly read byte as read), as the generated readers do.
+        let el_at = if matches!(f.kind, FieldKind::Bits { .. }) {
+            r.bit_offset() / 8
+        } else {
+            r.offset()
+        };
         let v = if f.recursive.is_empty() {
             self.read_elem(r, frame, f, index)?
         } else {

@@ -585,7 +585,10 @@ impl<'a> Emitter<'a> {
         let mut o = String::new();
         let i0 = ind(d);
         let needs_at = f.valid.is_some() || self.enum_checked(f).is_some();
-        if needs_at {
+        if needs_at && matches!(f.kind, FieldKind::Bits { .. }) {
+            // The byte holding the field's first bit, as the Rust reader names it.
+            let _ = writeln!(o, "{i0}local at = {r}.pos - math.ceil({r}.nbits / 8)");
+        } else if needs_at {
             let _ = writeln!(o, "{i0}local at = {r}.pos");
         }
         o.push_str(&self.read_elem(t, f, r, dst, fname, index, d)?);
