@@ -23,7 +23,6 @@ pub(crate) fn names_and_refs(s: &Schema) -> Vec<Diag> {
     let mut c = Checker {
         s,
         diags: Vec::new(),
-        open_enums: crate::shape::open_enums(s),
     };
     c.refs();
     c.diags
@@ -37,7 +36,6 @@ pub(crate) fn layout(s: &Schema, opts: &crate::Options) -> (HashMap<String, usiz
     let mut c = Checker {
         s,
         diags: Vec::new(),
-        open_enums: HashSet::new(),
     };
     let (lens, cycles) = crate::sizes::min_lens(s);
     for (name, pos) in cycles {
@@ -72,8 +70,6 @@ pub(crate) fn layout(s: &Schema, opts: &crate::Options) -> (HashMap<String, usiz
 struct Checker<'s> {
     s: &'s Schema,
     diags: Vec<Diag>,
-    /// See [`crate::shape::open_enums`].
-    open_enums: HashSet<String>,
 }
 
 impl Checker<'_> {
@@ -303,12 +299,11 @@ impl Checker<'_> {
         }
     }
 
-    /// Names that the generated code cannot use for its own items: `Self` is a keyword, and
-    /// the others are names every generated module uses unqualified (`Result<Self, _>`,
-    /// `Default::default()`, `AsRef::<str>`, the tracer parameter `T`).
+    /// Names that the generated code cannot use for its own items
+    /// (`names::RESERVED_ITEMS`): `resolve` gives every other type and enum a distinct name,
+    /// so only a root type (`meta.id`) can still have one.
     fn rust_names(&mut self) {
-        const RESERVED: &[&str] = &["Self", "Result", "Default", "AsRef", "T"];
-        let reserved = |name: &str| RESERVED.contains(&camel(name).as_str());
+        let reserved = |name: &str| crate::names::RESERVED_ITEMS.contains(&camel(name).as_str());
         for t in &self.s.types {
             if reserved(&t.name) {
                 let kp = if t.key_path.is_empty() {
@@ -383,39 +378,8 @@ impl Checker<'_> {
                     "rename the enum",
                 );
             }
-            let mut seen: HashMap<String, &str> = HashMap::new();
-            for v in &e.values {
-                let vp = format!("enums.{}.{}", e.name, v.value);
-                let rust = camel(&v.name);
-                if rust == "Unlisted" && self.open_enums.contains(&e.name) {
-                    self.err(
-                        v.pos,
-                        &vp,
-                        format!("enum value `{}` would become `Unlisted`, the variant that holds unknown integers", v.name),
-                        "rename the value, or set `-sp-strict: true` on the fields that use the enum (closed enums have no `Unlisted`)",
-                    );
-                } else if rust == "Self" {
-                    self.err(
-                        v.pos,
-                        &vp,
-                        format!(
-                            "enum value `{}` would become `Self`, a Rust keyword",
-                            v.name
-                        ),
-                        "rename the value",
-                    );
-                } else if let Some(first) = seen.insert(rust.clone(), &v.name) {
-                    self.err(
-                        v.pos,
-                        &vp,
-                        format!(
-                            "enum values `{first}` and `{}` both become the Rust variant `{rust}`",
-                            v.name
-                        ),
-                        "rename one of the values",
-                    );
-                }
-            }
+            // Values whose Rust variants would clash get distinct names
+            // (`names::variant_names`).
         }
     }
 }

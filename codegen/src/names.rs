@@ -29,6 +29,77 @@ pub fn camel(snake: &str) -> String {
     out
 }
 
+/// Names every generated module uses for its own items, unqualified (`Result<Self, _>`,
+/// `Default::default()`, `AsRef::<str>`, the tracer parameter `T`), and the keyword `Self`:
+/// a schema type or enum whose CamelCase name is one of them gets another (see
+/// `resolve`).
+pub const RESERVED_ITEMS: &[&str] = &["Self", "Result", "Default", "AsRef", "T"];
+
+/// The Rust variant names of an enum's values, in order: each value's CamelCase name, except
+/// that a value whose CamelCase name an earlier value already has, or that is in `reserved`
+/// (`Self`; `Unlisted` in an open enum), keeps its underscores (`x1` → `X1`, then `x_1` →
+/// `X_1`), then gets a trailing `_` (`unlisted` → `Unlisted_`), then `_2`, `_3` … while it
+/// still clashes. The enum then carries `#[allow(non_camel_case_types)]`.
+pub fn variant_names<'a>(
+    values: impl IntoIterator<Item = &'a str>,
+    reserved: &[&str],
+) -> Vec<String> {
+    let mut used: std::collections::HashSet<String> =
+        reserved.iter().map(|r| r.to_string()).collect();
+    let mut out = Vec::new();
+    for v in values {
+        let mut name = camel(v);
+        if used.contains(&name) {
+            let kept: String = {
+                // CamelCase with the schema name's underscores kept: `x_1` → `X_1`.
+                let mut k = String::new();
+                for (i, part) in v.split('_').enumerate() {
+                    if i > 0 {
+                        k.push('_');
+                    }
+                    let mut c = part.chars();
+                    if let Some(f) = c.next() {
+                        k.extend(f.to_uppercase());
+                        k.push_str(c.as_str());
+                    }
+                }
+                if k.is_empty() || k.starts_with(|c: char| c.is_ascii_digit() || c == '_') {
+                    k.insert(0, 'T');
+                }
+                k
+            };
+            name = kept.clone();
+            if used.contains(&name) {
+                name = format!("{kept}_");
+            }
+            let mut n = 2;
+            while used.contains(&name) {
+                name = format!("{kept}_{n}");
+                n += 1;
+            }
+        }
+        used.insert(name.clone());
+        out.push(name);
+    }
+    out
+}
+
+/// The Rust variant of value `value` among `values` (see [`variant_names`]); the plain
+/// CamelCase name when `value` is not among them.
+pub fn variant_ident<'a>(
+    values: impl IntoIterator<Item = &'a str>,
+    reserved: &[&str],
+    value: &str,
+) -> Ident {
+    let values: Vec<&str> = values.into_iter().collect();
+    let names = variant_names(values.iter().copied(), reserved);
+    let name = values
+        .iter()
+        .position(|v| *v == value)
+        .map_or_else(|| camel(value), |i| names[i].clone());
+    Ident::new(&name, Span::call_site())
+}
+
 /// A type or variant identifier from a snake_case schema name.
 pub fn type_ident(snake: &str) -> Ident {
     Ident::new(&camel(snake), Span::call_site())

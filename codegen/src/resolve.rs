@@ -15,16 +15,62 @@ use std::collections::{HashMap, HashSet};
 
 /// Gives nested definitions unique names and resolves every reference in `s`.
 pub(crate) fn resolve(s: &mut Schema) {
-    let mut used: HashSet<String> = HashSet::new();
-    for t in &s.types {
-        if t.scope.len() <= 1 {
-            used.insert(camel(&t.name));
-        }
+    // Rust names: the root keeps its own; a top-level type or enum whose CamelCase name is
+    // taken (by the root, an earlier top-level type, any top-level type for an enum, an
+    // earlier enum, or a name the generated code reserves) gets `_type` or `_enum`, then
+    // `_2`, `_3` … (`vec3` then `vec_3` → `Vec3`, `Vec3Type`; type and enum `frame` →
+    // `Frame`, `FrameEnum`). A name written twice is left alone for the check stage to report.
+    let mut used: HashSet<String> = crate::names::RESERVED_ITEMS
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    let mut owner: HashMap<String, String> = HashMap::new();
+    if let Some(root) = s.types.first() {
+        used.insert(camel(&root.name));
+        owner.insert(camel(&root.name), root.name.clone());
     }
-    for e in &s.enums {
-        if e.scope.is_empty() {
-            used.insert(camel(&e.name));
+    let distinct = |name: &str,
+                    suffix: &str,
+                    used: &mut HashSet<String>,
+                    owner: &mut HashMap<String, String>|
+     -> String {
+        let c = camel(name);
+        if !used.contains(&c) || owner.get(&c).is_some_and(|o| o == name) {
+            used.insert(c.clone());
+            owner.insert(c, name.to_owned());
+            return name.to_owned();
         }
+        let base = format!("{name}_{suffix}");
+        let mut cand = base.clone();
+        let mut n = 2;
+        while used.contains(&camel(&cand)) {
+            cand = format!("{base}_{n}");
+            n += 1;
+        }
+        used.insert(camel(&cand));
+        owner.insert(camel(&cand), cand.clone());
+        cand
+    };
+    for t in s.types.iter_mut().skip(1).filter(|t| t.scope.len() == 1) {
+        t.name = distinct(&t.name, "type", &mut used, &mut owner);
+    }
+    // Every top-level type is placed before an enum takes a name.
+    for e in s.enums.iter_mut().filter(|e| e.scope.is_empty()) {
+        let c = camel(&e.name);
+        e.name = if owner.get(&c).is_some_and(|o| *o == e.name) {
+            // An enum named like a type: distinct, not a duplicate.
+            let base = format!("{}_enum", e.name);
+            let mut cand = base.clone();
+            let mut n = 2;
+            while used.contains(&camel(&cand)) {
+                cand = format!("{base}_{n}");
+                n += 1;
+            }
+            used.insert(camel(&cand));
+            cand
+        } else {
+            distinct(&e.name, "enum", &mut used, &mut owner)
+        };
     }
     let unique = |base: String, used: &mut HashSet<String>| -> String {
         let mut name = base.clone();

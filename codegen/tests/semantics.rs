@@ -88,6 +88,10 @@ mod params;
 mod positional;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/name_clashes.rs"]
+mod name_clashes;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/positional_chain.rs"]
 mod positional_chain;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -1618,4 +1622,46 @@ fn switched_byte_order_and_foreign_streams_survive_damaged_input() {
             );
         }
     }
+}
+
+/// Names that would clash in Rust are given distinct ones (docs/schema-language.md, "Rust
+/// names"): the schema reads and writes with all of them, and the dynamic view and enum
+/// names keep the names as written.
+#[test]
+fn clashing_rust_names_become_distinct() {
+    use name_clashes::{Axis, FrameEnum, NameClashes, ResultType, SelfType, Vec3, Vec3Type};
+    let bytes = [1u8, 2, 3, 4, 5, 6, 1, 1];
+    let v = NameClashes::decode(&bytes).unwrap();
+    assert_eq!(v.a, Vec3 { x: 1 });
+    assert_eq!(v.b, Vec3Type { x: 0x0302 });
+    assert_eq!(v.f.tick, 4);
+    assert_eq!(v.r, ResultType { code: 5 });
+    assert_eq!(v.s, SelfType { me: 6 });
+    assert_eq!(v.axis, Axis::X_1);
+    assert_eq!(v.kind, FrameEnum::Delta);
+    assert!(v.is_x_1());
+    assert_eq!(v.axis.name(), "x_1");
+    assert_eq!(Axis::X1.name(), "x1");
+    assert_eq!(v.encode().unwrap(), bytes);
+    // `self` and `unlisted` as listed values; an unknown integer is still `Unlisted(n)`.
+    let mut b = bytes;
+    b[6] = 2;
+    assert_eq!(NameClashes::decode(&b).unwrap().axis, Axis::Self_);
+    b[6] = 3;
+    let v = NameClashes::decode(&b).unwrap();
+    assert_eq!(
+        (v.axis, v.axis.listed_name()),
+        (Axis::Unlisted_, Some("unlisted"))
+    );
+    assert!(v.is_unlisted());
+    b[6] = 9;
+    let v = NameClashes::decode(&b).unwrap();
+    assert_eq!((v.axis, v.axis.listed_name()), (Axis::Unlisted(9), None));
+    assert!(!v.is_unlisted());
+    assert_eq!(v.encode().unwrap(), b);
+    let root = name_clashes::reflect_decode(&bytes).unwrap();
+    assert_eq!(
+        root.member("b").unwrap().as_struct().unwrap().schema_type(),
+        "vec_3"
+    );
 }

@@ -6,6 +6,12 @@ use super::*;
 impl Emitter<'_> {
     pub(super) fn emit_enum(&self, e: &EnumDef) -> TokenStream {
         let name = type_ident(&e.name);
+        let vnames = crate::names::variant_names(
+            e.values.iter().map(|v| v.name.as_str()),
+            self.reserved_variants(&e.name),
+        );
+        let vid = |i: usize| proc_macro2::Ident::new(&vnames[i], proc_macro2::Span::call_site());
+        let kept_underscores = vnames.iter().any(|n| n.contains('_'));
         let doc = self.doc_for(
             None,
             e.pos,
@@ -26,7 +32,7 @@ impl Emitter<'_> {
             .iter()
             .enumerate()
             .map(|(i, v)| {
-                let vi = type_ident(&v.name);
+                let vi = vid(i);
                 // The first value listed is the enum's `Default`.
                 let default = if i == 0 { quote!(#[default]) } else { quote!() };
                 let ren = &v.name;
@@ -58,18 +64,18 @@ impl Emitter<'_> {
         } else {
             (quote!(Default,), quote!())
         };
-        let to_arms = e.values.iter().map(|v| {
-            let vi = type_ident(&v.name);
+        let to_arms = e.values.iter().enumerate().map(|(i, v)| {
+            let vi = vid(i);
             let l = Literal::i128_unsuffixed(v.value);
             quote! { #name::#vi => #l }
         });
-        let from_arms = e.values.iter().map(|v| {
-            let vi = type_ident(&v.name);
+        let from_arms = e.values.iter().enumerate().map(|(i, v)| {
+            let vi = vid(i);
             let l = Literal::i128_unsuffixed(v.value);
             quote! { #l => Some(#name::#vi) }
         });
-        let name_arms = e.values.iter().map(|v| {
-            let vi = type_ident(&v.name);
+        let name_arms = e.values.iter().enumerate().map(|(i, v)| {
+            let vi = vid(i);
             let n = &v.name;
             quote! { #name::#vi => #n }
         });
@@ -98,9 +104,16 @@ impl Emitter<'_> {
         } else {
             (quote!(), quote!(), quote!(), quote!())
         };
+        // Values whose CamelCase names clash keep their underscores (`names::variant_names`).
+        let camel_allow = if kept_underscores {
+            quote!(#[allow(non_camel_case_types)])
+        } else {
+            quote!()
+        };
         quote! {
             #doc
             #[derive(Debug, Clone, Copy, #derive_default PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+            #camel_allow
             pub enum #name { #(#variants,)* #unlisted_variant }
             #manual_default
             impl #name {

@@ -209,7 +209,12 @@ impl Emitter<'_> {
                         "use one of the names listed under the enum",
                     );
                 }
-                let (t, vi) = (type_ident(en), type_ident(v));
+                let vi = crate::names::variant_ident(
+                    def.values.iter().map(|x| x.name.as_str()),
+                    self.reserved_variants(en),
+                    v,
+                );
+                let t = type_ident(en);
                 (quote!(#t::#vi), Ty::Enum(en.clone()))
             }
             _ => unreachable!("dispatched by the caller"),

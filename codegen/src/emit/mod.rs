@@ -309,6 +309,16 @@ impl<'s> Emitter<'s> {
         self
     }
 
+    /// The variant names enum `e`'s values cannot take: `Self`, and `Unlisted` when the
+    /// enum keeps unknown integers (see `names::variant_names`).
+    pub(crate) fn reserved_variants(&self, e: &str) -> &'static [&'static str] {
+        if self.open_enums.contains(e) {
+            &["Self", "Unlisted"]
+        } else {
+            &["Self"]
+        }
+    }
+
     /// The schema being emitted.
     pub(crate) fn schema(&self) -> &'s Schema {
         self.s

@@ -1,0 +1,5 @@
+meta:
+  id: default
+seq:
+  - id: a
+    type: u1
