@@ -93,6 +93,9 @@ pub struct TypeDef {
     /// `meta.endian` of its own: it takes the decided byte order from the field reading it
     /// (a hidden param `__is_le`, added by `crate::endian`).
     pub endian_inherited: bool,
+    /// `to-string`: a string expression over the type's members that describes a value
+    /// (the generated Rust type's `Display`).
+    pub to_string: Option<SrcExpr>,
 }
 
 /// One entry of a type's `params`.

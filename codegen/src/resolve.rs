@@ -195,6 +195,9 @@ pub(crate) fn resolve(s: &mut Schema) {
                 rewrite_enum_refs(&mut c.expr, &en, &ty);
             }
         }
+        if let Some(e) = &mut t.to_string {
+            rewrite_enum_refs(&mut e.expr, &en, &ty);
+        }
     }
 }
 

@@ -88,6 +88,10 @@ mod params;
 mod positional;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/described.rs"]
+mod described;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/name_clashes.rs"]
 mod name_clashes;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -1664,4 +1668,22 @@ fn clashing_rust_names_become_distinct() {
         root.member("b").unwrap().as_struct().unwrap().schema_type(),
         "vec_3"
     );
+}
+
+/// `to-string` becomes `Display`: on the root, on a nested type, with value instances in
+/// the expression, and an expression that fails at run time written as `<to-string: …>`.
+#[test]
+fn to_string_is_display() {
+    let mut bytes = vec![192u8, 168, 1, 20, 0x1f, 0x90, 2];
+    bytes.extend_from_slice(b"administrator\0\x01");
+    bytes.extend_from_slice(b"staff\0\x02");
+    let v = described::Described::decode(&bytes).unwrap();
+    assert_eq!(v.to_string(), "port 8080, 2 names");
+    assert_eq!(v.addr.to_string(), "192.168.1.20");
+    assert_eq!(v.names[0].to_string(), "user administrator 9");
+    // `substring(0, 9)` of a 5-character string fails: the message, not a panic.
+    let s = v.names[1].to_string();
+    assert!(s.starts_with("<to-string: ") && s.ends_with('>'), "{s}");
+    // Width and alignment apply.
+    assert_eq!(format!("{:>14}|", v.addr), "  192.168.1.20|");
 }

@@ -47,6 +47,7 @@ mod proc_term;
 mod reflect;
 mod root_type;
 mod runs;
+mod to_string;
 mod types;
 mod value_instances;
 use crate::num_type::{case_number, looks_like_number_type};

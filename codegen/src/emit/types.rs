@@ -164,6 +164,7 @@ impl Emitter<'_> {
         );
         self.cur_field.replace(None);
         let (inst_methods, inst_members) = self.emit_instances(t, &derived)?;
+        let display = self.emit_to_string(t, &derived, &name)?;
         let reflect = reflect::type_impls(t, &derived, &inst_members);
         let interop = binrw::impls(
             &self.opts,
@@ -236,6 +237,7 @@ impl Emitter<'_> {
             #reflect
             #interop
             #bitfield_conv
+            #display
             #(#extra_items)*
         })
     }

@@ -10,42 +10,7 @@ impl Emitter<'_> {
         t: &TypeDef,
         derived: &HashMap<String, Derived>,
     ) -> Option<(Vec<TokenStream>, Vec<(String, TokenStream)>)> {
-        let mut binds = Vec::new();
-        let mut scope = Scope {
-            vars: Vec::new(),
-            ctx: Ctx::Method,
-        };
-        for p in &t.params {
-            let id = field_ident(&p.id);
-            let (_, ty) = param_rust_ty(&p.kind);
-            let ty = if p.optional {
-                Ty::Opt(Box::new(ty))
-            } else {
-                ty
-            };
-            binds.push(match ty {
-                Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
-                _ => quote!(let #id = &self.#id;),
-            });
-            scope.vars.push((p.id.clone(), ty));
-        }
-        for f in &t.fields {
-            let id = field_ident(&f.id);
-            if let Some(d) = derived.get(&f.id) {
-                let v = reflect::derived_value(t, d);
-                binds.push(quote!(let #id: i128 = #v;));
-                scope.vars.push((f.id.clone(), Ty::Int));
-            } else if matches!(f.kind, FieldKind::Contents(_)) {
-                continue;
-            } else {
-                let ty = self.field_ty(f);
-                binds.push(match ty {
-                    Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
-                    _ => quote!(let #id = &self.#id;),
-                });
-                scope.vars.push((f.id.clone(), ty));
-            }
-        }
+        let (binds, scope) = self.method_scope(t, derived);
         let reserved = [
             "read_from",
             "write_to",
@@ -250,5 +215,52 @@ impl Emitter<'_> {
         }
         self.in_method.set(false);
         Some((methods, members))
+    }
+
+    /// The locals a method of `t` starts with (`let x = self.x;` for every param and field,
+    /// derived counts computed) and the scope its expressions see: what value instances
+    /// and `to-string` are compiled in.
+    pub(super) fn method_scope(
+        &self,
+        t: &TypeDef,
+        derived: &HashMap<String, Derived>,
+    ) -> (Vec<TokenStream>, Scope) {
+        let mut binds = Vec::new();
+        let mut scope = Scope {
+            vars: Vec::new(),
+            ctx: Ctx::Method,
+        };
+        for p in &t.params {
+            let id = field_ident(&p.id);
+            let (_, ty) = param_rust_ty(&p.kind);
+            let ty = if p.optional {
+                Ty::Opt(Box::new(ty))
+            } else {
+                ty
+            };
+            binds.push(match ty {
+                Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
+                _ => quote!(let #id = &self.#id;),
+            });
+            scope.vars.push((p.id.clone(), ty));
+        }
+        for f in &t.fields {
+            let id = field_ident(&f.id);
+            if let Some(d) = derived.get(&f.id) {
+                let v = reflect::derived_value(t, d);
+                binds.push(quote!(let #id: i128 = #v;));
+                scope.vars.push((f.id.clone(), Ty::Int));
+            } else if matches!(f.kind, FieldKind::Contents(_)) {
+                continue;
+            } else {
+                let ty = self.field_ty(f);
+                binds.push(match ty {
+                    Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
+                    _ => quote!(let #id = &self.#id;),
+                });
+                scope.vars.push((f.id.clone(), ty));
+            }
+        }
+        (binds, scope)
     }
 }

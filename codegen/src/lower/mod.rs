@@ -33,6 +33,7 @@ pub const TOP_KEYS: &[&str] = &[
     "enums",
     "instances",
     "params",
+    "to-string",
 ];
 /// Extension keys allowed at the top level of a schema.
 pub const TOP_SP_KEYS: &[&str] = &["-sp-column-sets"];
@@ -46,6 +47,7 @@ pub const TYPE_KEYS: &[&str] = &[
     "types",
     "enums",
     "params",
+    "to-string",
 ];
 /// Keys allowed in a value instance.
 pub const INSTANCE_KEYS: &[&str] = &["value", "if", "enum", "doc", "doc-ref"];
@@ -129,6 +131,7 @@ impl<'a> Lower<'a> {
         let mut root_positional = Vec::new();
         let mut imports = Vec::new();
         let mut root_params = Vec::new();
+        let mut root_to_string = None;
         let mut opaque_types = false;
         let mut root_endian_switch = None;
         // Set when `meta` or its `id` is present but wrong (already reported).
@@ -247,6 +250,7 @@ impl<'a> Lower<'a> {
                     root_instances = self.instances(v, "instances", &mut root_positional)
                 }
                 "params" => root_params = self.params(v, "params"),
+                "to-string" => root_to_string = self.src_expr(v, "to-string"),
                 t if t.starts_with('-') && !t.starts_with("-sp-") => {}
                 _ => self.unknown_key(k, "", TOP_KEYS, TOP_SP_KEYS),
             }
@@ -278,6 +282,7 @@ impl<'a> Lower<'a> {
             params: root_params,
             endian_switch: root_endian_switch,
             endian_inherited: false,
+            to_string: root_to_string,
         }];
         all.extend(types);
         Some(Schema {
@@ -427,6 +432,7 @@ impl<'a> Lower<'a> {
         let mut instances = Vec::new();
         let mut positional = Vec::new();
         let mut params = Vec::new();
+        let mut to_string = None;
         let at = types.len();
         for (k, v) in m {
             match k.text.as_str() {
@@ -436,6 +442,7 @@ impl<'a> Lower<'a> {
                     instances = self.instances(v, &format!("{kp}.instances"), &mut positional)
                 }
                 "doc" => doc = self.scalar(v, &format!("{kp}.doc")).map(str::to_owned),
+                "to-string" => to_string = self.src_expr(v, &format!("{kp}.to-string")),
                 "doc-ref" | "meta" => {}
                 "types" => {
                     let np = format!("{kp}.types");
@@ -475,6 +482,7 @@ impl<'a> Lower<'a> {
                 params,
                 endian_switch,
                 endian_inherited,
+                to_string,
             },
         );
     }
