@@ -88,6 +88,10 @@ mod params;
 mod positional;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/valid_user.rs"]
+mod valid_user;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/described.rs"]
 mod described;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -1686,4 +1690,45 @@ fn to_string_is_display() {
     assert!(s.starts_with("<to-string: ") && s.ends_with('>'), "{s}");
     // Width and alignment apply.
     assert_eq!(format!("{:>14}|", v.addr), "  192.168.1.20|");
+}
+
+/// `valid: {expr: …}` on user-type fields (and on each element of a list of them): checked
+/// after the value is read, before it is written, naming the field (and element) and the
+/// byte where the value starts; the interpreter agrees.
+#[test]
+fn valid_on_user_types() {
+    use valid_user::{Header, Item, ValidUser};
+    let bytes = [2u8, 3, 0xaa, 0xbb, 0xcc, 7, 9];
+    let v = ValidUser::decode(&bytes).unwrap();
+    assert_eq!(v.head, Header { version: 2, len: 3 });
+    assert_eq!(v.encode().unwrap(), bytes);
+    let s = statepack_codegen::load_checked(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/run/valid_user.ksy"
+        ))
+        .unwrap(),
+        "valid_user.ksy",
+        Path::new("valid_user.ksy"),
+        &[],
+    )
+    .unwrap();
+    for (bad, path, offset) in [
+        (vec![3u8, 3, 0xaa, 0xbb, 0xcc, 7, 9], "head", 0),
+        (vec![2u8, 9, 0, 0, 0, 0, 0, 0, 0, 0, 7, 9], "head", 0),
+        (vec![2u8, 3, 0xaa, 0xbb, 0xcc, 7, 0], "items[1]", 6),
+    ] {
+        let e = ValidUser::decode(&bad).unwrap_err();
+        assert_eq!(
+            (e.path.to_string().as_str(), e.offset),
+            (path, offset),
+            "{e}"
+        );
+        let i = statepack_codegen::interp::decode(&s, &bad).unwrap_err();
+        assert_eq!(i.to_string(), e.to_string());
+    }
+    let mut w = v.clone();
+    w.items[0] = Item { x: 0 };
+    let e = w.encode().unwrap_err();
+    assert_eq!(e.path.to_string(), "items[0]", "{e}");
 }

@@ -464,6 +464,8 @@ impl Emitter<'_> {
         // A switch of number types is checked on its number (a switch that selected no case
         // fails the check).
         let number_switch = self.number_switch_ty(&self.field_ty(&bare));
+        // A user type is checked by an expression over it (`valid: {expr: _.len > 0}`).
+        let user_expr = matches!(f.kind, FieldKind::User { .. }) && matches!(v, Valid::Expr(_));
         if f.varint
             || !matches!(
                 f.kind,
@@ -473,13 +475,25 @@ impl Emitter<'_> {
                     | FieldKind::Str { .. }
                     | FieldKind::Bytes(_)
             ) && number_switch.is_none()
+                && !user_expr
         {
             if side == Side::Read {
+                let (msg, hint) = if matches!(f.kind, FieldKind::User { .. }) {
+                    (
+                        "`valid` on a user-type field takes the form `expr` (`valid: {expr: _.version == 2}`)",
+                        "write the rule as an expression over `_`, or move it to the type's own field",
+                    )
+                } else {
+                    (
+                        "`valid` is supported on integer, bit, float, enum, string, byte and user-type fields (and their lists)",
+                        "move the rule to the element type's field, or drop it",
+                    )
+                };
                 self.err(
                     f.pos_of("valid"),
                     &format!("{}.valid", f.key_path),
-                    "`valid` is supported on integer, bit, float, enum, string and byte fields (and their lists)",
-                    "move the rule to the element type's field, or drop it",
+                    msg,
+                    hint,
                 );
             }
             return None;

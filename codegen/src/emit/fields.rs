@@ -331,12 +331,13 @@ impl Emitter<'_> {
         } else {
             quote!(.in_index(__i))
         };
+        let shown = shown_value(self.s, f);
         let one_read = |wrap: &TokenStream| -> TokenStream {
             let check = valid_r.clone().map(|c| quote! {
                 {
                     let __v = &__v;
                     if !(#c) {
-                        return Err(::statepack_runtime::io::DecodeError::new(__el_at, ::statepack_runtime::io::DecodeErrorKind::NotValid { value: format!("{:?}", __v), rule: #rule_id }) #idx .in_field(#fid));
+                        return Err(::statepack_runtime::io::DecodeError::new(__el_at, ::statepack_runtime::io::DecodeErrorKind::NotValid { value: #shown, rule: #rule_id }) #idx .in_field(#fid));
                     }
                 }
             }).unwrap_or_default();
@@ -688,9 +689,10 @@ impl Emitter<'_> {
             Some(v) => Some(self.valid_check(v, f, &wscope, Side::Write)?),
             None => None,
         };
+        let shown = shown_value(self.s, f);
         let wcheck = valid_w.map(|c| quote! {
             if !(#c) {
-                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: #rule_id }));
+                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: #shown, rule: #rule_id }));
             }
         }).unwrap_or_default();
         let one_write = quote! { #wcheck #elem_write; Ok(()) };
@@ -846,5 +848,20 @@ impl Emitter<'_> {
             });
         }
         exact.field(self.s, &self.whole_types, f, &id, is_derived, lens.last());
+    }
+}
+
+/// The value a `valid` error shows: the value itself (`Debug`), or for a user type its
+/// schema name (`a \`header\``), as the interpreter shows it.
+fn shown_value(s: &Schema, f: &Field) -> TokenStream {
+    match &f.kind {
+        FieldKind::User { name, .. } => {
+            let written = s
+                .type_def(name)
+                .map_or(name.as_str(), |t| t.schema_name.as_str());
+            let text = format!("a `{written}`");
+            quote!(::std::string::String::from(#text))
+        }
+        _ => quote!(format!("{:?}", __v)),
     }
 }

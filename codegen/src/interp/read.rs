@@ -1288,6 +1288,7 @@ fn show(v: &DynValue) -> String {
             Some(n) => format!("{}::{n}", e.enum_name),
             None => e.value.to_string(),
         },
+        DynValue::Struct(s) => format!("a `{}`", s.type_name),
         other => other.kind().to_owned(),
     }
 }
