@@ -1,6 +1,6 @@
 //! CBTK v1: files from the real fixtures and the allocation bombs.
 
-use super::NamedFile;
+use super::{NamedFile, Rng};
 use statepack::formats::cbtrack::{build_chunk, CbtkHead, WindowEntry};
 use statepack::sim::cbtrack_match::MatchSpec;
 use statepack_runtime::cbtk_columns::{deflate, ChunkBuilder};
@@ -118,6 +118,27 @@ fn chunk_with(f: impl FnOnce(&mut ChunkBuilder)) -> Vec<u8> {
     deflate(&build_chunk(b).unwrap(), 9)
 }
 
+/// zlib of `body` (a decompressed chunk) followed by an unknown u8 column (id 250) of
+/// random bytes, as few as make the chunk inflate to at most 63.5 times its length: the
+/// most memory a chunk within the format's ratio limit can claim from its compressible part.
+fn near_ratio(b: ChunkBuilder, body_len_hint: usize) -> Vec<u8> {
+    let mut rng = Rng::new(0xb0b);
+    let noise = rng.bytes(body_len_hint);
+    // Random bytes are stored about one for one: n of them keep the ratio near 63.5.
+    let mut n = body_len_hint / 256;
+    loop {
+        let mut with = b.clone();
+        with.put::<u8>(250, "noise", &noise[..n.min(noise.len())])
+            .unwrap();
+        let body = build_chunk(with).unwrap();
+        let z = deflate(&body, 9);
+        if 2 * body.len() <= 127 * z.len() {
+            return z;
+        }
+        n += n / 64 + 16;
+    }
+}
+
 /// Counts at their maximum over tiny buffers, a chunk that inflates past the spec's limit,
 /// and the largest decodes made of the smallest elements (a u8 column that makes one entry
 /// per byte, compressed 1000 to 1 by zlib).
@@ -210,6 +231,68 @@ pub fn bombs() -> Vec<NamedFile> {
             &empty_chunk(),
             &empty_chunk(),
         ),
+    ));
+    // At the ratio limit: the most each kind of element can claim from chunks that
+    // inflate to at most 64 times their length.
+    out.push((
+        "200,000 units of 8 bytes, main chunk at the ratio limit".into(),
+        file(&empty_chunk(), &empty_chunk(), &{
+            let n = 200_000;
+            let mut b = ChunkBuilder::new();
+            b.put::<u16>(8, "transform_count", &vec![1; n]).unwrap();
+            b.put::<u16>(9, "status_count", &vec![1; n]).unwrap();
+            b.put::<u16>(16, "time", &vec![0; n]).unwrap();
+            b.put::<u16>(32, "time", &vec![0; n]).unwrap();
+            near_ratio(b, 8 * n)
+        }),
+    ));
+    out.push((
+        "200,000 projectiles of 4 bytes, main chunk at the ratio limit".into(),
+        file(&empty_chunk(), &empty_chunk(), &{
+            let n = 200_000;
+            let mut b = ChunkBuilder::new();
+            b.put::<u16>(87, "key_count", &vec![1; n]).unwrap();
+            b.put::<u16>(88, "time", &vec![0; n]).unwrap();
+            near_ratio(b, 4 * n)
+        }),
+    ));
+    out.push((
+        "400,000 strings of length 0, info chunk at the ratio limit".into(),
+        file(
+            &{
+                let mut b = ChunkBuilder::new();
+                b.put::<u16>(162, "lens", &vec![0; 400_000]).unwrap();
+                near_ratio(b, 800_000)
+            },
+            &empty_chunk(),
+            &empty_chunk(),
+        ),
+    ));
+    out.push((
+        "65,000 directory entries of unknown type at the ratio limit".into(),
+        file(&empty_chunk(), &empty_chunk(), &{
+            let entries = 65_000u32;
+            let mut body = entries.to_le_bytes().to_vec();
+            for id in 0..entries {
+                body.extend_from_slice(&(id as u16 + 400).to_le_bytes());
+                body.extend_from_slice(&7u16.to_le_bytes());
+                body.extend_from_slice(&0u32.to_le_bytes());
+                body.extend_from_slice(&0u32.to_le_bytes());
+            }
+            // Random bytes after the directory bring the ratio to the limit.
+            let mut rng = Rng::new(0xd1);
+            let mut noise = body.len() / 63;
+            loop {
+                let mut b = body.clone();
+                b.extend(rng.bytes(noise / 4 * 4));
+                b.extend_from_slice(&[0; 4]);
+                let z = deflate(&b, 9);
+                if 2 * b.len() <= 127 * z.len() {
+                    break z;
+                }
+                noise += noise / 32 + 64;
+            }
+        }),
     ));
     out.push((
         "1,000,000 strings of length 0".into(),

@@ -29,6 +29,9 @@ pub struct Info {
     pub game_params: Vec<String>,
 }
 
+/// The most teams an info chunk may list: team ids are u8 (column 172), so 256.
+pub const MAX_TEAMS: usize = 256;
+
 /// One team of the info chunk.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TeamInfo {
@@ -89,8 +92,8 @@ fn put_strings(v: &[String]) -> Result<(Vec<u16>, Vec<u8>), EncodeError> {
 impl Info {
     /// Reads the info chunk's column set.
     ///
-    /// Errors: a string list whose lengths run past its bytes, text that is not UTF-8, or
-    /// posed piece counts that run past the names.
+    /// Errors: more than [`MAX_TEAMS`] teams, a string list whose lengths run past its
+    /// bytes, text that is not UTF-8, or posed piece counts that run past the names.
     pub fn from_columns(c: &raw::InfoColumns) -> Result<Self, DecodeError> {
         let pieces = strings(&c.piece_lens, &c.piece_bytes, "piece_names")?;
         let mut posed = Vec::new();
@@ -106,6 +109,16 @@ impl Info {
             };
             posed.push((d, names.to_vec()));
             at += n;
+        }
+        if c.team_ids.len() > MAX_TEAMS {
+            return Err(semantic(
+                fpath(&[PathSeg::Field("team_ids")]),
+                0,
+                format!(
+                    "{} teams; team ids are u8, so a track has at most {MAX_TEAMS}",
+                    c.team_ids.len()
+                ),
+            ));
         }
         let sides = strings(&c.side_lens, &c.side_bytes, "side_names")?;
         let leaders = strings(&c.leader_lens, &c.leader_bytes, "leader_names")?;

@@ -125,13 +125,7 @@ impl<'a> Track<'a> {
         at: u64,
     ) -> Result<Vec<u8>, DecodeError> {
         let z = self.chunk_bytes(block, len, path.clone(), at)?;
-        cbtk_columns::inflate(z, LUA_MAX as usize).map_err(|m| {
-            semantic(
-                path,
-                block as u64 * 64,
-                format!("chunk does not decompress: {m}"),
-            )
-        })
+        inflate_chunk(z).map_err(|m| semantic(path, block as u64 * 64, m))
     }
 
     /// The decompressed bytes of the info chunk.
@@ -259,6 +253,248 @@ impl<'a> Track<'a> {
     }
 }
 
+/// The most a chunk may inflate to per stored byte: 64. The largest ratio of a chunk of a
+/// real track measured is 28.0 (a main chunk of a crowd imported from motion capture, whose
+/// pose offsets are all zero); the spec's recordings average 3.6 and 8.5. A writer whose
+/// chunk would pass it stores that chunk less compressed ([`writer::FileWriter`] falls back
+/// to zlib level 1, then to stored blocks), so every chunk can meet it.
+pub const MAX_CHUNK_RATIO: usize = 64;
+
+/// The most a chunk of `stored_len` bytes may inflate to: [`MAX_CHUNK_RATIO`] times its
+/// length, and never more than the spec's 16,777,215 bytes.
+pub fn chunk_limit(stored_len: usize) -> usize {
+    MAX_CHUNK_RATIO
+        .saturating_mul(stored_len)
+        .min(LUA_MAX as usize)
+}
+
+/// Inflates one chunk's stored bytes within [`chunk_limit`], stopping before more memory
+/// is taken.
+///
+/// Errors: a message saying which limit the chunk passes, or why it does not decompress.
+pub fn inflate_chunk(z: &[u8]) -> Result<Vec<u8>, String> {
+    let limit = chunk_limit(z.len());
+    cbtk_columns::inflate(z, limit).map_err(|m| {
+        if m.starts_with("decompresses to more than") {
+            if limit < LUA_MAX as usize {
+                format!(
+                    "chunk inflates to more than {limit} bytes, {MAX_CHUNK_RATIO} times its {} stored bytes (a chunk may inflate to at most {MAX_CHUNK_RATIO} times its length)",
+                    z.len()
+                )
+            } else {
+                format!("chunk inflates to more than {limit} bytes, the spec's limit")
+            }
+        } else {
+            format!("chunk does not decompress: {m}")
+        }
+    })
+}
+
+/// The limits the schema's root type ([`CbtrackV1`], the raw layer) is read within: checked
+/// on the file's bytes before the raw layer reads them, since that layer keeps every
+/// chunk's bytes, inflated bytes and column values at once.
+///
+/// - every chunk the root type reads (`info`, `features`, `windows[k].main` and `.terrain`)
+///   inflates to at most [`chunk_limit`] of its stored bytes;
+/// - all of them together, counted once per window that names them, to at most
+///   [`MAX_CHUNK_RATIO`] times the file's length (chunks that do not share bytes always do;
+///   windows that share a chunk would inflate it once each);
+/// - in each, the columns of known types do not share bytes ([`check_columns_apart`]).
+///
+/// Anything else that is wrong (a header that does not read, a chunk outside the file or
+/// not decompressing, a directory past the chunk) is left to the raw layer, which names it.
+/// Memory: one inflate state, a 32 KiB buffer, one chunk's directory and 12 bytes per
+/// directory entry; the chunks' other bytes are counted, not kept.
+///
+/// Errors: the chunk (its path in the raw layer, its file offset) and the limit it passes.
+pub fn check_raw_limits(bytes: &[u8]) -> Result<(), DecodeError> {
+    let Ok(head) = CbtkHead::read_from(&mut ByteReader::new(bytes)) else {
+        return Ok(());
+    };
+    let mut refs: Vec<(u32, u32, FieldPath)> = vec![
+        (
+            head.info_block,
+            head.info_len,
+            fpath(&[PathSeg::Field("info")]),
+        ),
+        (
+            head.features_block,
+            head.features_len,
+            fpath(&[PathSeg::Field("features")]),
+        ),
+    ];
+    for (k, e) in head.index.iter().enumerate() {
+        let w = |f| {
+            fpath(&[
+                PathSeg::Field("windows"),
+                PathSeg::Index(k),
+                PathSeg::Field(f),
+            ])
+        };
+        refs.push((e.main_block, e.main_len, w("main")));
+        if e.terrain_len != 0 {
+            refs.push((e.terrain_block, e.terrain_len, w("terrain")));
+        }
+    }
+    let total = (MAX_CHUNK_RATIO as u64).saturating_mul(bytes.len() as u64);
+    let mut used = 0u64;
+    let mut d = flate2::Decompress::new(true);
+    let mut buf = vec![0u8; 32 << 10];
+    for (block, len, path) in refs {
+        let start = block as u64 * 64;
+        let Some(z) = usize::try_from(start)
+            .ok()
+            .and_then(|s| bytes.get(s..s.checked_add(len as usize)?))
+        else {
+            continue;
+        };
+        let limit = chunk_limit(z.len());
+        let left = usize::try_from(total - used).unwrap_or(usize::MAX);
+        let (n, dir) = match directory_of(z, limit.min(left), &mut d, &mut buf) {
+            Ok(x) => x,
+            Err(false) => continue,
+            Err(true) if limit <= left => {
+                return Err(semantic(
+                    path,
+                    start,
+                    format!(
+                        "chunk inflates to more than {limit} bytes from {} stored bytes (a chunk may inflate to at most {MAX_CHUNK_RATIO} times its length, and to 16,777,215 bytes)",
+                        z.len()
+                    ),
+                ))
+            }
+            Err(true) => {
+                return Err(semantic(
+                    path,
+                    start,
+                    format!(
+                        "the chunks, as the windows name them, inflate to more than {total} bytes, {MAX_CHUNK_RATIO} times the file's {} bytes (do windows share a chunk?)",
+                        bytes.len()
+                    ),
+                ))
+            }
+        };
+        used += n as u64;
+        check_entries_apart(&dir, n).map_err(|e| located(e, &path))?;
+    }
+    Ok(())
+}
+
+/// Inflates a chunk without keeping it, 32 KiB at a time, stopping past `limit` bytes:
+/// `Ok` with the inflated length and the directory's bytes (its count and entries, as far as
+/// the chunk has them), `Err(true)` past `limit`, `Err(false)` for a stream that does not
+/// decompress (the reader that keeps the bytes says why).
+fn directory_of(
+    z: &[u8],
+    limit: usize,
+    d: &mut flate2::Decompress,
+    buf: &mut [u8],
+) -> Result<(usize, Vec<u8>), bool> {
+    use flate2::{FlushDecompress, Status};
+    d.reset(true);
+    let mut dir = Vec::new();
+    let mut want = 4usize;
+    loop {
+        let (i0, o0) = (d.total_in(), d.total_out());
+        let st = d
+            .decompress(&z[i0 as usize..], buf, FlushDecompress::Finish)
+            .map_err(|_| false)?;
+        let got = (d.total_out() - o0) as usize;
+        let out = d.total_out() as usize;
+        if out > limit {
+            return Err(true);
+        }
+        let mut from = 0;
+        while dir.len() < want && from < got {
+            let take = (want - dir.len()).min(got - from);
+            dir.extend_from_slice(&buf[from..from + take]);
+            from += take;
+            if dir.len() == 4 && want == 4 {
+                let n = u32::from_le_bytes([dir[0], dir[1], dir[2], dir[3]]) as usize;
+                // Entries past the chunk's end are the reader's to name: keep what fits.
+                want = 4usize.saturating_add(n.saturating_mul(12)).min(limit);
+            }
+        }
+        match st {
+            Status::StreamEnd => return Ok((out, dir)),
+            _ if d.total_in() == i0 && d.total_out() == o0 => return Err(false),
+            _ => {}
+        }
+    }
+}
+
+/// `e` (from inside a chunk) under the chunk's path `path` (`windows[2].main`).
+fn located(e: DecodeError, path: &FieldPath) -> DecodeError {
+    let segs: Vec<PathSeg> = path.segments().cloned().collect();
+    segs.into_iter().rev().fold(e, |e, s| match s {
+        PathSeg::Field(f) => e.in_field(f),
+        PathSeg::Index(i) => e.in_index(i),
+    })
+}
+
+/// The columns of known types (1 to 6) listed in a decompressed chunk's directory do not
+/// share bytes: a writer lays each column out on its own, and a directory whose entries
+/// point at the same bytes would make a reader hold them once per entry. Entries whose
+/// columns do not fit the chunk, and a directory that does not, are left to the reader that
+/// reads them (it names them).
+///
+/// Errors: the later entry of the first two found to share bytes, at its directory offset.
+pub fn check_columns_apart(body: &[u8]) -> Result<(), DecodeError> {
+    check_entries_apart(body, body.len())
+}
+
+/// [`check_columns_apart`] on a chunk's directory bytes `dir` (its count, then as many of
+/// its entries as the chunk holds) for a chunk of `len` bytes.
+fn check_entries_apart(dir: &[u8], len: usize) -> Result<(), DecodeError> {
+    let Some(n) = dir
+        .get(0..4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    else {
+        return Ok(());
+    };
+    let n = n as usize;
+    if n > (len - 4) / 12 || dir.len() < 4 + 12 * n {
+        return Ok(());
+    }
+    let mut ranges: Vec<(u32, u32, u32)> = Vec::with_capacity(n);
+    for i in 0..n {
+        let e = &dir[4 + 12 * i..16 + 12 * i];
+        let code = u16::from_le_bytes([e[2], e[3]]);
+        let width: u64 = match code {
+            1 => 1,
+            2 | 3 => 2,
+            4..=6 => 4,
+            _ => continue,
+        };
+        let offset = u32::from_le_bytes([e[4], e[5], e[6], e[7]]);
+        let count = u32::from_le_bytes([e[8], e[9], e[10], e[11]]);
+        let end = offset as u64 + width * count as u64;
+        if count == 0 || end > len as u64 {
+            continue;
+        }
+        ranges.push((offset, end as u32, i as u32));
+    }
+    ranges.sort_unstable();
+    for w in ranges.windows(2) {
+        let ((s0, e0, i0), (s1, e1, i1)) = (w[0], w[1]);
+        if s1 < e0 {
+            let i = i0.max(i1) as usize;
+            return Err(semantic(
+                fpath(&[
+                    PathSeg::Field("directory"),
+                    PathSeg::Field("columns"),
+                    PathSeg::Index(i),
+                ]),
+                4 + 12 * i as u64,
+                format!(
+                    "columns {i0} ({s0}..{e0}) and {i1} ({s1}..{e1}) share bytes; every column has bytes of its own"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Every chunk lies in the chunk area and no two chunks share a byte: each is its own zlib
 /// stream (so each stored byte is inflated once).
 fn check_chunk_ranges(raw: &CbtkHead, area: u64, len: u64) -> Result<(), DecodeError> {
@@ -349,11 +585,13 @@ pub fn windows_for(first: u32, last: u32, len: u32) -> u64 {
 }
 
 /// Reads a decompressed chunk with the generated raw layer (the directory, and through each
-/// entry's positional instances the values of its column) and checks it.
+/// entry's positional instances the values of its column) and checks it; the columns may
+/// not share bytes ([`check_columns_apart`], checked first).
 ///
 /// Errors: the directory or a column does not fit the bytes (the generated reader's error,
 /// under `directory`), or a rule of `ColumnChunk::new` is broken.
 pub fn parse_chunk(bytes: &[u8]) -> Result<ColumnChunk<'_>, DecodeError> {
+    check_columns_apart(bytes)?;
     let mut r = ByteReader::new(bytes);
     let dir = raw::ColumnDirectory::read_from(&mut r).map_err(|e| e.in_field("directory"))?;
     let mut entries = Vec::with_capacity(dir.columns.len());
