@@ -178,10 +178,15 @@ pub fn bombs() -> Vec<NamedFile> {
             }),
         ),
     ));
-    // many windows pointing at one chunk that inflates to 1 MB (the schema's root type reads
-    // a chunk once per instance: the reader's processed budget stops it)
-    let mut h = header(4000, 3_999_000);
-    let main = chunk_with(|b| b.put::<u8>(200, "unknown", &vec![0; 1_000_000]).unwrap());
+    // many windows pointing at one chunk that inflates to 1 MB, 64 times its length (the
+    // schema's root type reads a chunk once per window naming it: the limit on all chunks
+    // together stops it)
+    let mut h = header(4000, 4_000_000);
+    let main = {
+        let mut b = ChunkBuilder::new();
+        b.put::<u8>(200, "unknown", &vec![0; 1_000_000]).unwrap();
+        near_ratio(b, 1_000_000)
+    };
     let head = 96 + 16 * h.index.len();
     let mut area = vec![0u8; (64 - head % 64) % 64];
     let block = ((head + area.len()) / 64) as u32;
@@ -197,9 +202,9 @@ pub fn bombs() -> Vec<NamedFile> {
     let mut bytes = head_bytes(&h);
     bytes.extend_from_slice(&area);
     out.push(("4,000 windows sharing one chunk".into(), bytes));
-    // 10,000 directory entries over the same 1 MB column: each entry reads its column
-    // through a positional instance, so without the reader's instance-bytes budget this is
-    // 10 GB of values from a few kilobytes
+    // 10,000 directory entries over the same 100 KB column, the chunk at the ratio limit:
+    // each entry reads its column through a positional instance, so this would be 1 GB of
+    // values from a few kilobytes; columns may not share bytes
     let entries = 10_000u32;
     let dir_end = 4 + 12 * entries;
     let mut body = entries.to_le_bytes().to_vec();
@@ -207,12 +212,32 @@ pub fn bombs() -> Vec<NamedFile> {
         body.extend_from_slice(&(id as u16 + 1).to_le_bytes());
         body.extend_from_slice(&1u16.to_le_bytes());
         body.extend_from_slice(&dir_end.to_le_bytes());
-        body.extend_from_slice(&1_000_000u32.to_le_bytes());
+        body.extend_from_slice(&100_000u32.to_le_bytes());
     }
-    body.extend(std::iter::repeat_n(0u8, 1_000_004));
+    body.extend(std::iter::repeat_n(0u8, 100_000));
+    let mut rng = Rng::new(0xd2);
+    let mut noise = 0;
+    let z = loop {
+        let mut b = body.clone();
+        b.extend(rng.bytes(noise));
+        b.extend_from_slice(&[0; 4]);
+        let z = deflate(&b, 9);
+        if 2 * b.len() <= 127 * z.len() {
+            break z;
+        }
+        noise += 256;
+    };
     out.push((
-        "10,000 directory entries over one 1 MB column".into(),
-        file(&empty_chunk(), &empty_chunk(), &deflate(&body, 9)),
+        "10,000 directory entries over one 100 KB column".into(),
+        file(&empty_chunk(), &empty_chunk(), &z),
+    ));
+    out.push((
+        "257 teams".into(),
+        file(
+            &chunk_with(|b| b.put::<u8>(172, "team_ids", &[0; 257]).unwrap()),
+            &empty_chunk(),
+            &empty_chunk(),
+        ),
     ));
     // the largest valid decodes per byte: one feature per byte of a u8 column, one team per
     // byte of the team id column, one terrain-free window of one unit

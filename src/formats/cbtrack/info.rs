@@ -152,9 +152,15 @@ impl Info {
 
     /// The info chunk's column set.
     ///
-    /// Errors: a string longer than 65,535 bytes, a count above 65,535 or a value above
-    /// 16,777,215.
+    /// Errors: more than [`MAX_TEAMS`] teams, a string longer than 65,535 bytes, a count above
+    /// 65,535 or a value above 16,777,215.
     pub fn to_columns(&self) -> Result<raw::InfoColumns, EncodeError> {
+        if self.teams.len() > MAX_TEAMS {
+            return Err(enc(format!(
+                "{} teams; team ids are u8, so a track has at most {MAX_TEAMS}",
+                self.teams.len()
+            )));
+        }
         let mut c = raw::InfoColumns::default();
         (c.text_lens, c.text_bytes) = put_strings(&self.texts)?;
         (c.unit_def_lens, c.unit_def_bytes) = put_strings(&self.unit_defs)?;

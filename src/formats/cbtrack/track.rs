@@ -783,3 +783,147 @@ impl Header {
         (self.resource_tolerance as f64).max(self.resource_fraction as f64 * sample.abs())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use statepack_runtime::cbtk_columns::{deflate, ChunkBuilder};
+
+    /// A one-window track whose main chunk is `body`, written by [`writer::FileWriter`]
+    /// (which keeps every chunk within the ratio), and the same track with the main chunk
+    /// compressed at level 9 whatever its ratio (the main chunk is the file's last).
+    fn track_with_main(body: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let params = writer::FileParams {
+            first_frame: 0,
+            last_frame: 900,
+            window_length: 900,
+            ..writer::FileParams::default()
+        };
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut fw = writer::FileWriter::new(&mut out, params, &Info::default(), &[]).unwrap();
+        fw.push_window(body, None).unwrap();
+        fw.finish(0, 0).unwrap();
+        let written = out.into_inner();
+        let t = Track::open(&written).unwrap();
+        let main_block = t.raw.index[0].main_block;
+        let z = deflate(body, 9);
+        let mut level9 = written[..main_block as usize * 64].to_vec();
+        level9.extend_from_slice(&z);
+        let at = t.raw.header_size as usize + 4;
+        level9[at..at + 4].copy_from_slice(&(z.len() as u32).to_le_bytes());
+        (written, level9)
+    }
+
+    fn body_of(zeros: usize, noise: usize) -> Vec<u8> {
+        let mut b = ChunkBuilder::new();
+        b.put::<u8>(200, "zeros", &vec![0; zeros]).unwrap();
+        let mut x = 1u32;
+        let random: Vec<u8> = (0..noise)
+            .map(|_| {
+                x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                (x >> 24) as u8
+            })
+            .collect();
+        b.put::<u8>(201, "noise", &random).unwrap();
+        build_chunk(b).unwrap()
+    }
+
+    /// A chunk may inflate to at most 64 times its length: past it every reader refuses the
+    /// chunk by name (the raw layer's path, the index field for the format module), and the
+    /// writer stores such a chunk less compressed so that its track reads.
+    #[test]
+    fn a_chunk_inflates_to_at_most_64_times_its_length() {
+        let body = body_of(1_000_000, 0);
+        let z9 = deflate(&body, 9);
+        assert!(
+            body.len() > 64 * z9.len(),
+            "level 9 compresses zeros past the limit"
+        );
+        let e = inflate_chunk(&z9).unwrap_err();
+        assert!(e.contains("64 times its"), "{e}");
+        let (written, level9) = track_with_main(&body);
+        // Written: within the ratio, and it reads.
+        let t = Track::open(&written).unwrap();
+        let main_len = t.raw.index[0].main_len as usize;
+        assert!(
+            body.len() <= 64 * main_len,
+            "{} from {main_len}",
+            body.len()
+        );
+        decode_all(&written).unwrap();
+        check_raw_limits(&written).unwrap();
+        assert!((crate::formats::cbtrack::FORMAT.decode_raw)(&written).is_ok());
+        // At level 9: refused by the full decode, the raw entry points and the track.
+        let full = decode_all(&level9).unwrap_err().to_string();
+        assert!(
+            full.starts_with("head.index[0].main_block") && full.contains("64 times"),
+            "{full}"
+        );
+        let raw = (crate::formats::cbtrack::FORMAT.decode_raw)(&level9)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            raw.starts_with("windows[0].main (byte offset") && raw.contains("at most 64 times"),
+            "{raw}"
+        );
+        assert!(Track::open(&level9).unwrap().window(0).is_err());
+        // Just within the ratio: reads at level 9.
+        let mut noise = 1_000_000 / 80;
+        let within = loop {
+            let b = body_of(1_000_000, noise);
+            if b.len() <= 64 * deflate(&b, 9).len() {
+                break b;
+            }
+            noise += 1_000;
+        };
+        let (_, level9) = track_with_main(&within);
+        decode_all(&level9).unwrap();
+        check_raw_limits(&level9).unwrap();
+    }
+
+    /// Columns of known types may not share bytes; unknown types read nothing and may.
+    #[test]
+    fn columns_that_share_bytes_are_refused() {
+        let mut b = ChunkBuilder::new();
+        b.put::<u16>(1, "a", &[1, 2, 3, 4]).unwrap();
+        b.put::<u16>(3, "b", &[5, 6, 7, 8]).unwrap();
+        let mut body = build_chunk(b).unwrap();
+        check_columns_apart(&body).unwrap();
+        parse_chunk(&body).unwrap();
+        // Point the second entry at the first one's bytes.
+        let first = body[8..12].to_vec();
+        body[20..24].copy_from_slice(&first);
+        let e = parse_chunk(&body).map(|_| ()).unwrap_err().to_string();
+        assert!(
+            e.starts_with("directory.columns[1] (byte offset 16)") && e.contains("share bytes"),
+            "{e}"
+        );
+        // An entry of an unknown type there reads nothing: no overlap.
+        body[18..20].copy_from_slice(&9u16.to_le_bytes());
+        check_columns_apart(&body).unwrap();
+    }
+
+    /// Team ids are u8: an info chunk lists at most 256 teams, and the writer refuses more.
+    #[test]
+    fn at_most_256_teams() {
+        let mut info = Info {
+            teams: vec![TeamInfo::default(); MAX_TEAMS],
+            ..Info::default()
+        };
+        let c = info.to_columns().unwrap();
+        assert_eq!(Info::from_columns(&c).unwrap().teams.len(), MAX_TEAMS);
+        let mut c = c;
+        c.team_ids.push(0);
+        let e = Info::from_columns(&c).unwrap_err().to_string();
+        assert!(
+            e.starts_with("team_ids") && e.contains("at most 256"),
+            "{e}"
+        );
+        info.teams.push(TeamInfo::default());
+        assert!(info
+            .to_columns()
+            .unwrap_err()
+            .to_string()
+            .contains("at most 256"));
+    }
+}
