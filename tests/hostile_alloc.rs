@@ -115,7 +115,7 @@ const WSNAP: Bound = Bound {
 ///
 /// A track's chunks are zlib streams. A chunk may inflate to at most 64 times its stored
 /// length ([`MAX_CHUNK_RATIO`](statepack::formats::cbtrack::MAX_CHUNK_RATIO); real tracks
-/// reach 28), the chunks as the windows name them together to at most 64 times the file
+/// reach 41), the chunks as the windows name them together to at most 64 times the file
 /// (windows that share a chunk would make the raw layer inflate it once each), and the
 /// columns of a chunk may not share bytes; the raw entry points check all three before the
 /// raw layer reads the file, and the format module as it inflates each chunk. So a decode
