@@ -1,10 +1,10 @@
 //! Allocation bound: decoding any input, with `decode_raw` or `decode_full`, allocates at most
 //! `K × input length + C` bytes, for every format in [`statepack::formats::FORMATS`].
 //!
-//! A counting global allocator wraps `System` and adds up the bytes requested by the thread
-//! under measurement: the peak of live bytes and the total of every allocation (a `realloc`
-//! counts its new size in full, and for the peak the old block is freed only after the new one
-//! is counted, as when the allocator copies). Measurements take a lock, so they run one at a
+//! A counting global allocator (`tests/common/counting_alloc.rs`) wraps `System` and adds up
+//! the bytes requested by the thread under measurement: the peak of live bytes and the total
+//! of every allocation (a `realloc` counts its new size in full, and for the peak the old
+//! block is freed only after the new one is counted, as when the allocator copies). Measurements take a lock, so they run one at a
 //! time whatever the test threads, and allocations of other threads are not counted.
 //! The bound is asserted on the total, which is never below the peak.
 //!
@@ -21,10 +21,6 @@ mod hostile_formats;
 
 use hostile_formats::{inputs, plug, NamedFile, Rng};
 use statepack::formats::{FormatSpec, FORMATS};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::Mutex;
 
 // ---------------------------------------------------------------------------------------
 // The bounds
@@ -206,96 +202,12 @@ fn bound(f: &FormatSpec) -> Bound {
 }
 
 // ---------------------------------------------------------------------------------------
-// The counting allocator
+// The counting allocator (shared with `tests/cli_memory_inspect.rs`)
 
-struct Counting;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-static TOTAL: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    /// True on the thread under measurement, while it is measured.
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-
-fn counting() -> bool {
-    COUNTING.try_with(Cell::get).unwrap_or(false)
-}
-
-fn grow(n: usize) {
-    let live = LIVE.fetch_add(n, Relaxed) + n;
-    PEAK.fetch_max(live, Relaxed);
-    TOTAL.fetch_add(n, Relaxed);
-}
-
-fn shrink(n: usize) {
-    let _ = LIVE.fetch_update(Relaxed, Relaxed, |l| Some(l.saturating_sub(n)));
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; the counters only observe.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() && counting() {
-            grow(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() && counting() {
-            grow(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        if counting() {
-            shrink(layout.size());
-        }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() && counting() {
-            grow(new_size);
-            shrink(layout.size());
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// Held while measuring: one measurement at a time.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-/// Bytes allocated by one measured call.
-#[derive(Debug, Clone, Copy)]
-struct Usage {
-    peak: usize,
-    total: usize,
-}
-
-/// Runs `f` (which must drop what it allocates) and counts its allocations.
-fn measure<R>(f: impl FnOnce() -> R) -> (R, Usage) {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    LIVE.store(0, Relaxed);
-    PEAK.store(0, Relaxed);
-    TOTAL.store(0, Relaxed);
-    COUNTING.with(|c| c.set(true));
-    let r = f();
-    COUNTING.with(|c| c.set(false));
-    let usage = Usage {
-        peak: PEAK.load(Relaxed),
-        total: TOTAL.load(Relaxed),
-    };
-    (r, usage)
-}
+use counting_alloc::{measure, Usage};
 
 // ---------------------------------------------------------------------------------------
 // Checks
