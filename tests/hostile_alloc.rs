@@ -650,6 +650,10 @@ fn nested_zlib_bomb_is_refused_within_the_files_budget() {
 fn traced_decode_is_within_64_bytes_per_input_byte_over_the_raw_decode() {
     use statepack::formats::trace::{trace_budget, NOT_KEPT};
     use statepack_runtime::io::TraceNode;
+    /// Nodes in a tree.
+    fn nodes(t: &TraceNode) -> usize {
+        1 + t.children.iter().map(nodes).sum::<usize>()
+    }
     /// Markers in a tree, and the fields they say were not kept.
     fn cut(t: &TraceNode) -> (usize, u64) {
         let own = (t.name == NOT_KEPT && t.children.is_empty())
@@ -676,14 +680,14 @@ fn traced_decode_is_within_64_bytes_per_input_byte_over_the_raw_decode() {
             .collect();
         for (name, bytes) in (plug(f).bombs)().into_iter().chain(inputs(f)) {
             let (raw_ok, raw) = measure(|| (f.decode_raw)(&bytes).is_ok());
-            let ((ok, markers, not_kept), traced) = measure(|| {
+            let ((ok, markers, not_kept, kept), traced) = measure(|| {
                 let (r, t) = (f.decode_traced)(&bytes);
                 let (m, n) = cut(&t);
-                (r.is_ok(), m, n)
+                (r.is_ok(), m, n, nodes(&t))
             });
             let over = traced.total.saturating_sub(raw.total);
             eprintln!(
-                "{}: {name} ({} bytes): raw total {}, traced total {} ({} over the raw decode, {:.1} per input byte); {markers} marker(s), {not_kept} field(s) not kept",
+                "{}: {name} ({} bytes): raw total {}, traced total {} ({} over the raw decode, {:.1} per input byte); {kept} node(s) kept, {markers} marker(s), {not_kept} field(s) not kept",
                 f.title,
                 bytes.len(),
                 raw.total,
