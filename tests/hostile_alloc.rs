@@ -107,7 +107,7 @@ const WSNAP: Bound = Bound {
     c: 4096,
 };
 
-/// CBTK v1: `K = 3 600`, `C = 256 KiB`.
+/// CBTK v1: `K = 1 800`, `C = 256 KiB`.
 ///
 /// A track's chunks are zlib streams. A chunk may inflate to at most 64 times its stored
 /// length ([`MAX_CHUNK_RATIO`](statepack::formats::cbtrack::MAX_CHUNK_RATIO); real tracks
@@ -120,20 +120,21 @@ const WSNAP: Bound = Bound {
 /// The full decode keeps the most. It inflates one chunk at a time (its buffer grows by
 /// doubling: 2 per inflated byte), reads the columns (1), copies them into the column sets
 /// (1) and builds the keys. The smallest unit takes 8 inflated bytes (its transform and
-/// status key counts, one time value each) and costs 437 bytes in all: a 136-byte `Unit`,
-/// its two keys, the temporary curves and the columns: 54.6 per inflated byte, so 3 496 per
-/// input byte at the ratio limit. Everything else costs less per inflated byte: a
-/// projectile (4 bytes, 136 in all: 34), an empty string (2 bytes, a 24-byte `String`), a
-/// feature (1 byte of a u8 column, 36 bytes), a pose or team track; a `TeamInfo` (56 bytes
-/// per byte of the u8 team id column) would be the worst, and team ids are u8, so a track
-/// has at most 256 teams. The raw layer keeps every chunk at once, with a 160-byte entry per
-/// 12-byte directory entry (13.3 per inflated byte) and copies of the stored, inflated and
-/// column bytes: about 1 100 per input byte at most. `K` rounds 3 496 plus the stored bytes
-/// up: the bomb of 200 000 units reaches 3 345 (93%). `C` covers the inflate states (about
-/// 43 KiB each, one for the check of the raw limits and one per chunk read), a 32 KiB
-/// buffer, 256 teams, and the error values.
+/// status key counts, one time value each) and costs 219 bytes in all: a 136-byte `Unit`,
+/// its two keys, their times and the columns: 27.4 per inflated byte, so 1 751 per input
+/// byte at the ratio limit. Everything else costs less per inflated byte: a projectile
+/// (4 bytes, 91 in all: 22.7), an empty string (2 bytes, 32: 16.2), a feature (8 bytes: its
+/// first and last frame columns are required, 70 in all: 8.7), a pose, target or team
+/// track, a queue key, a terrain row (at most about 17, from their sizes); a `TeamInfo` (56 bytes per byte of
+/// the u8 team id column) would be the worst, and team ids are u8, so a track has at most
+/// 256 teams. The raw layer keeps every chunk at once, with a 160-byte entry per 12-byte
+/// directory entry (13.3 per inflated byte) and copies of the stored, inflated and column
+/// bytes: about 1 100 per input byte at most. `K` rounds 1 751 plus the stored bytes up: the
+/// bomb of 200 000 units reaches 1 676 (93%). `C` covers the inflate states (about 43 KiB
+/// each, one for the check of the raw limits and one per chunk read), a 32 KiB buffer, 256
+/// teams, and the error values.
 const CBTRACK: Bound = Bound {
-    num: 3_600,
+    num: 1_800,
     den: 1,
     c: 256 * 1024,
 };
@@ -755,6 +756,7 @@ fn cbtrack_bombs_meet_the_rule_they_are_made_for() {
         ),
         ("10,000 directory entries", "share bytes", "share bytes"),
         ("257 teams", "", "at most 256"),
+        ("3 features without their frames", "", "first_frame"),
         ("1,000,000 features", "at most 64 times", "64 times"),
         ("4,000,000 teams", "at most 64 times", "64 times"),
         ("1,000,000 strings", "at most 64 times", "64 times"),

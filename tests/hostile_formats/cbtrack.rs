@@ -272,6 +272,28 @@ pub fn bombs() -> Vec<NamedFile> {
         }),
     ));
     out.push((
+        "3 features without their frames".into(),
+        file(
+            &empty_chunk(),
+            &chunk_with(|b| b.put::<u8>(131, "flags", &[0; 3]).unwrap()),
+            &empty_chunk(),
+        ),
+    ));
+    out.push((
+        "100,000 features of 8 bytes, features chunk at the ratio limit".into(),
+        file(
+            &empty_chunk(),
+            &{
+                let n = 100_000;
+                let mut b = ChunkBuilder::new();
+                b.put::<u32>(132, "first_frame", &vec![0; n]).unwrap();
+                b.put::<u32>(133, "last_frame", &vec![0; n]).unwrap();
+                near_ratio(b, 8 * n)
+            },
+            &empty_chunk(),
+        ),
+    ));
+    out.push((
         "200,000 projectiles of 4 bytes, main chunk at the ratio limit".into(),
         file(&empty_chunk(), &empty_chunk(), &{
             let n = 200_000;

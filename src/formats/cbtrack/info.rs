@@ -50,7 +50,9 @@ pub struct TeamInfo {
 }
 
 fn strings(lens: &[u16], bytes: &[u8], what: &'static str) -> Result<Vec<String>, DecodeError> {
-    let mut out = Vec::with_capacity(lens.len().min(bytes.len() + 1));
+    // One string per length value: the lengths are a column already in memory (2 bytes
+    // each), so the list is sized by them once rather than grown.
+    let mut out = Vec::with_capacity(lens.len());
     let mut at = 0usize;
     for (i, &l) in lens.iter().enumerate() {
         let end = at + l as usize;
@@ -244,7 +246,8 @@ pub(super) fn check_lens(
 impl Feature {
     /// Reads the features chunk's column set.
     ///
-    /// Errors: columns of one entry each that disagree in length.
+    /// Errors: columns of one entry each that disagree in length, or features without their
+    /// first and last frame columns.
     pub fn from_columns(c: &raw::FeaturesColumns) -> Result<Vec<Self>, DecodeError> {
         let lens = [
             ("feature_id", c.feature_id.len()),
@@ -263,6 +266,23 @@ impl Feature {
         ];
         let n = lens.iter().map(|l| l.1).max().unwrap_or(0);
         check_lens("features", n, &lens)?;
+        // A feature is the frames it exists on (`first <= f <= last`), and a writer lists
+        // every column that has values: without them a count could claim a 36-byte
+        // feature per byte of a u8 column.
+        for (name, len) in [
+            ("first_frame", c.first_frame.len()),
+            ("last_frame", c.last_frame.len()),
+        ] {
+            if len != n {
+                return Err(semantic(
+                    fpath(&[PathSeg::Field("features"), PathSeg::Field(name)]),
+                    0,
+                    format!(
+                        "{n} features without their `{name}` column (a feature needs its first and last frame)"
+                    ),
+                ));
+            }
+        }
         Ok((0..n)
             .map(|i| Feature {
                 feature_id: at_or(&c.feature_id, i),
