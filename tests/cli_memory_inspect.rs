@@ -5,51 +5,22 @@
 //! nothing, so a zlib chunk that inflates to millions of column values costs its raw
 //! decode, not a line end per value.
 //!
-//! The decodes' peak is counted in this process (a counting global allocator); the
+//! The decodes' peak is counted in this process (the counting global allocator of
+//! `tests/common/counting_alloc.rs`); the
 //! command's peak is its largest resident set (`wait4`'s rusage), less the resident set of
 //! `inspect` of the format's smallest sample file (the process, its code and its buffers).
 
 mod hostile_formats;
 
 use statepack::formats::FORMATS;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-struct Counting;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is passed to `System` unchanged; only counters are updated.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let now = LIVE.fetch_add(l.size(), Relaxed) + l.size();
-        PEAK.fetch_max(now, Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size(), Relaxed);
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        let now = LIVE.fetch_add(new, Relaxed) + new;
-        PEAK.fetch_max(now, Relaxed);
-        let r = unsafe { System.realloc(p, l, new) };
-        LIVE.fetch_sub(l.size(), Relaxed);
-        r
-    }
-}
-
-#[global_allocator]
-static A: Counting = Counting;
-
-/// Peak live heap bytes above the starting level while `f` runs.
+/// Peak live heap bytes of this thread while `f` runs.
 fn heap_peak(f: impl FnOnce()) -> usize {
-    let base = LIVE.load(Relaxed);
-    PEAK.store(base, Relaxed);
-    f();
-    PEAK.load(Relaxed).saturating_sub(base)
+    counting_alloc::measure(f).1.peak
 }
 
 /// Runs `statepack args` and gives its exit code and largest resident set in bytes.

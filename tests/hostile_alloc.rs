@@ -1,10 +1,10 @@
 //! Allocation bound: decoding any input, with `decode_raw` or `decode_full`, allocates at most
 //! `K × input length + C` bytes, for every format in [`statepack::formats::FORMATS`].
 //!
-//! A counting global allocator wraps `System` and adds up the bytes requested by the thread
-//! under measurement: the peak of live bytes and the total of every allocation (a `realloc`
-//! counts its new size in full, and for the peak the old block is freed only after the new one
-//! is counted, as when the allocator copies). Measurements take a lock, so they run one at a
+//! A counting global allocator (`tests/common/counting_alloc.rs`) wraps `System` and adds up
+//! the bytes requested by the thread under measurement: the peak of live bytes and the total
+//! of every allocation (a `realloc` counts its new size in full, and for the peak the old
+//! block is freed only after the new one is counted, as when the allocator copies). Measurements take a lock, so they run one at a
 //! time whatever the test threads, and allocations of other threads are not counted.
 //! The bound is asserted on the total, which is never below the peak.
 //!
@@ -21,10 +21,6 @@ mod hostile_formats;
 
 use hostile_formats::{inputs, plug, NamedFile, Rng};
 use statepack::formats::{FormatSpec, FORMATS};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::Mutex;
 
 // ---------------------------------------------------------------------------------------
 // The bounds
@@ -111,32 +107,34 @@ const WSNAP: Bound = Bound {
     c: 4096,
 };
 
-/// CBTK v1: `K = 61 000`, `C = 256 KiB`.
+/// CBTK v1: `K = 1 800`, `C = 256 KiB`.
 ///
-/// The raw layer (the schema's root type) reads every chunk through positional instances
-/// and keeps them all: each chunk's stored bytes, its inflated bytes (the chunk's `__unread`)
-/// and its columns' values, which the reader's instance-bytes budget holds to 16 times the
-/// inflated bytes plus 64 KiB even where directory entries overlap; the processed budget holds
-/// the inflated bytes of all chunks together to 1 032 per input byte plus 64 KiB even where
-/// windows share a chunk (bombs `10,000 directory entries over one 1 MB column` and
-/// `4,000 windows sharing one chunk`). That is at most about 1 032 x (1 + 16 + 2) per input
-/// byte, below the full decode's bound. Decoding in full
-/// inflates one chunk at a time and drops it before the next. zlib can expand data at most
-/// about 1 032 to 1 (a 258-byte match in a couple of bits), so a chunk of `n` bytes inflates to
-/// at most 1 032 n, and the output buffer grows by doubling (at most twice that in total).
-/// The reader refuses chunks that share bytes, so every stored byte is inflated once.
-/// The decoded chunk's columns take at most as many bytes as the chunk, and the semantic
-/// structs built from them take at most 56 bytes per stored byte: a `TeamInfo` (56 bytes)
-/// per byte of the u8 team id column is the worst (a `Feature`, 40 bytes per byte of a u8
-/// column, is next). Every unit, track and key needs a count or a time value of its own
-/// (the reader refuses keys without a time column, units without a transform and a status
-/// key, tracks without a key), so counts cannot claim memory without bytes. That is
-/// 1 032 x (2 + 1 + 56) + 1 = 60 889 per input byte; `K` rounds up. The bomb of 4 000 000
-/// teams (4 MB of zeros in about 3.9 KB) reaches about 56 600. `C` covers one zlib
-/// inflate state (about 43 KiB with its window, allocated per chunk, and every chunk has
-/// at least its 16-byte index entry or header field) and the error values.
+/// A track's chunks are zlib streams. A chunk may inflate to at most 64 times its stored
+/// length ([`MAX_CHUNK_RATIO`](statepack::formats::cbtrack::MAX_CHUNK_RATIO); real tracks
+/// reach 41), the chunks as the windows name them together to at most 64 times the file
+/// (windows that share a chunk would make the raw layer inflate it once each), and the
+/// columns of a chunk may not share bytes; the raw entry points check all three before the
+/// raw layer reads the file, and the format module as it inflates each chunk. So a decode
+/// allocates at most 64 times what it keeps per inflated byte, plus the stored bytes.
+///
+/// The full decode keeps the most. It inflates one chunk at a time (its buffer grows by
+/// doubling: 2 per inflated byte), reads the columns (1), copies them into the column sets
+/// (1) and builds the keys. The smallest unit takes 8 inflated bytes (its transform and
+/// status key counts, one time value each) and costs 219 bytes in all: a 136-byte `Unit`,
+/// its two keys, their times and the columns: 27.4 per inflated byte, so 1 751 per input
+/// byte at the ratio limit. Everything else costs less per inflated byte: a projectile
+/// (4 bytes, 91 in all: 22.7), an empty string (2 bytes, 32: 16.2), a feature (8 bytes: its
+/// first and last frame columns are required, 70 in all: 8.7), a pose, target or team
+/// track, a queue key, a terrain row (at most about 17, from their sizes); a `TeamInfo` (56 bytes per byte of
+/// the u8 team id column) would be the worst, and team ids are u8, so a track has at most
+/// 256 teams. The raw layer keeps every chunk at once, with a 160-byte entry per 12-byte
+/// directory entry (13.3 per inflated byte) and copies of the stored, inflated and column
+/// bytes: about 1 100 per input byte at most. `K` rounds 1 751 plus the stored bytes up: the
+/// bomb of 200 000 units reaches 1 676 (93%). `C` covers the inflate states (about 43 KiB
+/// each, one for the check of the raw limits and one per chunk read), a 32 KiB buffer, 256
+/// teams, and the error values.
 const CBTRACK: Bound = Bound {
-    num: 61_000,
+    num: 1_800,
     den: 1,
     c: 256 * 1024,
 };
@@ -205,96 +203,12 @@ fn bound(f: &FormatSpec) -> Bound {
 }
 
 // ---------------------------------------------------------------------------------------
-// The counting allocator
+// The counting allocator (shared with `tests/cli_memory_inspect.rs`)
 
-struct Counting;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-static TOTAL: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    /// True on the thread under measurement, while it is measured.
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-
-fn counting() -> bool {
-    COUNTING.try_with(Cell::get).unwrap_or(false)
-}
-
-fn grow(n: usize) {
-    let live = LIVE.fetch_add(n, Relaxed) + n;
-    PEAK.fetch_max(live, Relaxed);
-    TOTAL.fetch_add(n, Relaxed);
-}
-
-fn shrink(n: usize) {
-    let _ = LIVE.fetch_update(Relaxed, Relaxed, |l| Some(l.saturating_sub(n)));
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; the counters only observe.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() && counting() {
-            grow(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() && counting() {
-            grow(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        if counting() {
-            shrink(layout.size());
-        }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() && counting() {
-            grow(new_size);
-            shrink(layout.size());
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// Held while measuring: one measurement at a time.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-/// Bytes allocated by one measured call.
-#[derive(Debug, Clone, Copy)]
-struct Usage {
-    peak: usize,
-    total: usize,
-}
-
-/// Runs `f` (which must drop what it allocates) and counts its allocations.
-fn measure<R>(f: impl FnOnce() -> R) -> (R, Usage) {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    LIVE.store(0, Relaxed);
-    PEAK.store(0, Relaxed);
-    TOTAL.store(0, Relaxed);
-    COUNTING.with(|c| c.set(true));
-    let r = f();
-    COUNTING.with(|c| c.set(false));
-    let usage = Usage {
-        peak: PEAK.load(Relaxed),
-        total: TOTAL.load(Relaxed),
-    };
-    (r, usage)
-}
+use counting_alloc::{measure, Usage};
 
 // ---------------------------------------------------------------------------------------
 // Checks
@@ -726,4 +640,148 @@ fn nested_zlib_bomb_is_refused_within_the_files_budget() {
         assert!(v.is_ok(), "{name}: a small nested file: {v:?}");
     }
     worst.report("nested zlib");
+}
+
+/// The traced decode ([`FormatSpec::decode_traced`]) keeps a tree of at most
+/// [`trace_budget`] bytes: on every bomb, sample and fixture file of every format it
+/// allocates at most what the raw decode of the same file allocates plus 64 bytes per input
+/// byte plus `TRACE_C`; past the budget the tree ends in markers counting the fields not kept,
+/// and the result is the raw decode's. Every sample's tree is whole.
+#[test]
+fn traced_decode_is_within_64_bytes_per_input_byte_over_the_raw_decode() {
+    use statepack::formats::trace::{trace_budget, NOT_KEPT};
+    use statepack_runtime::io::TraceNode;
+    /// Nodes in a tree.
+    fn nodes(t: &TraceNode) -> usize {
+        1 + t.children.iter().map(nodes).sum::<usize>()
+    }
+    /// Markers in a tree, and the fields they say were not kept.
+    fn cut(t: &TraceNode) -> (usize, u64) {
+        let own = (t.name == NOT_KEPT && t.children.is_empty())
+            .then(|| {
+                t.value
+                    .as_deref()
+                    .and_then(|v| v.split(' ').next()?.parse::<u64>().ok())
+            })
+            .flatten();
+        t.children
+            .iter()
+            .map(cut)
+            .fold((usize::from(own.is_some()), own.unwrap_or(0)), |a, b| {
+                (a.0 + b.0, a.1 + b.1)
+            })
+    }
+    const TRACE_C: usize = 25 << 20;
+    let mut most = (0f64, String::new());
+    let mut cut_files = 0;
+    for f in FORMATS {
+        let samples: Vec<String> = (f.samples)()
+            .into_iter()
+            .map(|(n, _)| format!("sample {n}"))
+            .collect();
+        for (name, bytes) in (plug(f).bombs)().into_iter().chain(inputs(f)) {
+            let (raw_ok, raw) = measure(|| (f.decode_raw)(&bytes).is_ok());
+            let ((ok, markers, not_kept, kept), traced) = measure(|| {
+                let (r, t) = (f.decode_traced)(&bytes);
+                let (m, n) = cut(&t);
+                (r.is_ok(), m, n, nodes(&t))
+            });
+            let over = traced.total.saturating_sub(raw.total);
+            eprintln!(
+                "{}: {name} ({} bytes): raw total {}, traced total {} ({} over the raw decode, {:.1} per input byte); {kept} node(s) kept, {markers} marker(s), {not_kept} field(s) not kept",
+                f.title,
+                bytes.len(),
+                raw.total,
+                traced.total,
+                over,
+                over as f64 / bytes.len().max(1) as f64
+            );
+            assert_eq!(
+                ok, raw_ok,
+                "{}: {name}: traced and raw decode disagree",
+                f.title
+            );
+            assert!(
+                traced.total <= raw.total + 64 * bytes.len() + TRACE_C,
+                "{}: {name}: the traced decode allocates {} bytes, {over} over the raw decode's {}, for {} input bytes",
+                f.title,
+                traced.total,
+                raw.total,
+                bytes.len()
+            );
+            if samples.contains(&name) {
+                assert_eq!(markers, 0, "{}: {name}: a sample's tree is cut", f.title);
+            }
+            if markers > 0 {
+                cut_files += 1;
+                assert!(not_kept > 0, "{name}: a marker counts what it stands for");
+            }
+            let r = over as f64 / bytes.len().max(1) as f64;
+            if bytes.len() > 4096 && r > most.0 {
+                most = (r, format!("{} {name}", f.title));
+            }
+        }
+    }
+    eprintln!(
+        "traced decode: most over the raw decode per input byte (files over 4 KiB): {:.1} ({}); {cut_files} tree(s) cut; budget for 1 MB: {}",
+        most.0,
+        most.1,
+        trace_budget(1 << 20)
+    );
+    // The CBTK bombs whose windows inflate one chunk over and over read more fields than
+    // the budget keeps: some tree is cut.
+    assert!(cut_files > 0);
+}
+
+/// Each CBTK bomb is refused, or reads, for the reason its name gives: the ratio limit, the
+/// limit on all chunks together, columns that share bytes, the team limit, the count
+/// checks; those at the ratio limit read.
+#[test]
+fn cbtrack_bombs_meet_the_rule_they_are_made_for() {
+    let f = statepack::formats::by_name("cbtrack").expect("cbtrack is registered");
+    let expect: &[(&str, &str, &str)] = &[
+        ("16,777,215 windows", "head", "head"),
+        ("header size 65,535", "head", "head"),
+        ("4,294,967,295 columns", "count", "count"),
+        (
+            "main chunk inflating past",
+            "at most 64 times its length",
+            "64 times",
+        ),
+        ("60,000 units x 65,535 keys", "at most 64 times", "64 times"),
+        (
+            "4,000 windows sharing one chunk",
+            "do windows share a chunk",
+            "overlaps",
+        ),
+        ("10,000 directory entries", "share bytes", "share bytes"),
+        ("257 teams", "", "at most 256"),
+        ("3 features without their frames", "", "first_frame"),
+        ("1,000,000 features", "at most 64 times", "64 times"),
+        ("4,000,000 teams", "at most 64 times", "64 times"),
+        ("1,000,000 strings", "at most 64 times", "64 times"),
+        ("at the ratio limit", "", ""),
+    ];
+    let bombs = (plug(f).bombs)();
+    for (key, raw_want, full_want) in expect {
+        let (name, bytes) = bombs
+            .iter()
+            .find(|(n, _)| n.contains(key))
+            .unwrap_or_else(|| panic!("no bomb `{key}`"));
+        for (what, want, r) in [
+            ("raw", raw_want, (f.decode_raw)(bytes)),
+            ("full", full_want, (f.decode_full)(bytes)),
+        ] {
+            match r {
+                Ok(()) => assert!(want.is_empty(), "{name}: {what} decode reads it"),
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(
+                        !want.is_empty() && e.contains(want),
+                        "{name}: {what} decode: {e}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -16,6 +16,7 @@ use statepack_runtime::io::{DecodeError, TraceNode};
 
 pub mod events;
 pub mod json;
+pub mod trace;
 
 pub mod anim_clip;
 pub mod cbtrack;
@@ -41,7 +42,10 @@ pub struct FormatSpec {
     pub detect: fn(&[u8]) -> bool,
     /// Raw decode (the generated layer only). Errors name the field path and byte offset.
     pub decode_raw: fn(&[u8]) -> Result<(), DecodeError>,
-    /// Raw decode recording every field's byte range and value, as `inspect` prints it.
+    /// Raw decode recording every field's byte range and value, as `inspect` prints it, in a
+    /// tree of at most [`trace::trace_budget`] bytes: past it the tree is cut, with a
+    /// [`trace::NOT_KEPT`] marker counting the fields read but not kept (the result is the
+    /// decode's own either way).
     pub decode_traced: fn(&[u8]) -> TracedDecode,
     /// Raw decode sending every field to an event sink (what `inspect` prints as it reads,
     /// without a tree in memory); the result and the offset where reading stopped.
@@ -82,6 +86,15 @@ pub trait Format: RootType + Serialize + DeserializeOwned {
     ///
     /// Errors: the first rule broken, naming the field path and byte offset.
     fn decode_full(bytes: &[u8]) -> Result<(), DecodeError>;
+    /// Limits the raw layer is read within that its schema does not say, checked on the
+    /// whole input before the raw layer reads it (by every raw entry point: raw, traced and
+    /// streamed decode, re-encode). None unless a format has some.
+    ///
+    /// Errors: the limit passed, naming the field path and byte offset.
+    fn check_raw_limits(bytes: &[u8]) -> Result<(), DecodeError> {
+        let _ = bytes;
+        Ok(())
+    }
     /// Sample files built in code; see [`FormatSpec::samples`].
     fn samples() -> Vec<(String, Vec<u8>)>;
 }
@@ -111,11 +124,18 @@ impl FormatSpec {
 }
 
 fn decode_raw<F: Format>(bytes: &[u8]) -> Result<(), DecodeError> {
+    F::check_raw_limits(bytes)?;
     F::decode_root(bytes).map(|_| ())
 }
 
 fn decode_traced<F: Format>(bytes: &[u8]) -> TracedDecode {
-    let (r, t) = F::decode_root_traced(bytes);
+    if let Err(e) = F::check_raw_limits(bytes) {
+        return (
+            Err(e),
+            trace::TreeBuilder::new(F::SCHEMA_ID, bytes.len()).finish(0),
+        );
+    }
+    let (r, t) = trace::decode_budgeted::<F>(bytes);
     (r.map(|_| ()), t)
 }
 
@@ -123,11 +143,16 @@ fn decode_events<F: Format>(
     bytes: &[u8],
     tracer: events::SinkTracer<'_>,
 ) -> (Result<(), DecodeError>, u64) {
+    if let Err(e) = F::check_raw_limits(bytes) {
+        let at = e.offset;
+        return (Err(e), at);
+    }
     let (r, end) = F::decode_root_with(bytes, tracer);
     (r.map(|_| ()), end)
 }
 
 fn reencode<F: Format>(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    F::check_raw_limits(bytes).map_err(|e| e.to_string())?;
     let raw = F::decode_root(bytes).map_err(|e| e.to_string())?;
     raw.encode_root().map_err(|e| e.to_string())
 }

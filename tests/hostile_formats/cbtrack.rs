@@ -1,6 +1,6 @@
 //! CBTK v1: files from the real fixtures and the allocation bombs.
 
-use super::NamedFile;
+use super::{NamedFile, Rng};
 use statepack::formats::cbtrack::{build_chunk, CbtkHead, WindowEntry};
 use statepack::sim::cbtrack_match::MatchSpec;
 use statepack_runtime::cbtk_columns::{deflate, ChunkBuilder};
@@ -118,6 +118,27 @@ fn chunk_with(f: impl FnOnce(&mut ChunkBuilder)) -> Vec<u8> {
     deflate(&build_chunk(b).unwrap(), 9)
 }
 
+/// zlib of `body` (a decompressed chunk) followed by an unknown u8 column (id 250) of
+/// random bytes, as few as make the chunk inflate to at most 63.5 times its length: the
+/// most memory a chunk within the format's ratio limit can claim from its compressible part.
+fn near_ratio(b: ChunkBuilder, body_len_hint: usize) -> Vec<u8> {
+    let mut rng = Rng::new(0xb0b);
+    let noise = rng.bytes(body_len_hint);
+    // Random bytes are stored about one for one: n of them keep the ratio near 63.5.
+    let mut n = body_len_hint / 256;
+    loop {
+        let mut with = b.clone();
+        with.put::<u8>(250, "noise", &noise[..n.min(noise.len())])
+            .unwrap();
+        let body = build_chunk(with).unwrap();
+        let z = deflate(&body, 9);
+        if 2 * body.len() <= 127 * z.len() {
+            return z;
+        }
+        n += n / 64 + 16;
+    }
+}
+
 /// Counts at their maximum over tiny buffers, a chunk that inflates past the spec's limit,
 /// and the largest decodes made of the smallest elements (a u8 column that makes one entry
 /// per byte, compressed 1000 to 1 by zlib).
@@ -157,10 +178,15 @@ pub fn bombs() -> Vec<NamedFile> {
             }),
         ),
     ));
-    // many windows pointing at one chunk that inflates to 1 MB (the schema's root type reads
-    // a chunk once per instance: the reader's processed budget stops it)
-    let mut h = header(4000, 3_999_000);
-    let main = chunk_with(|b| b.put::<u8>(200, "unknown", &vec![0; 1_000_000]).unwrap());
+    // many windows pointing at one chunk that inflates to 1 MB, 64 times its length (the
+    // schema's root type reads a chunk once per window naming it: the limit on all chunks
+    // together stops it)
+    let mut h = header(4000, 4_000_000);
+    let main = {
+        let mut b = ChunkBuilder::new();
+        b.put::<u8>(200, "unknown", &vec![0; 1_000_000]).unwrap();
+        near_ratio(b, 1_000_000)
+    };
     let head = 96 + 16 * h.index.len();
     let mut area = vec![0u8; (64 - head % 64) % 64];
     let block = ((head + area.len()) / 64) as u32;
@@ -176,9 +202,9 @@ pub fn bombs() -> Vec<NamedFile> {
     let mut bytes = head_bytes(&h);
     bytes.extend_from_slice(&area);
     out.push(("4,000 windows sharing one chunk".into(), bytes));
-    // 10,000 directory entries over the same 1 MB column: each entry reads its column
-    // through a positional instance, so without the reader's instance-bytes budget this is
-    // 10 GB of values from a few kilobytes
+    // 10,000 directory entries over the same 100 KB column, the chunk at the ratio limit:
+    // each entry reads its column through a positional instance, so this would be 1 GB of
+    // values from a few kilobytes; columns may not share bytes
     let entries = 10_000u32;
     let dir_end = 4 + 12 * entries;
     let mut body = entries.to_le_bytes().to_vec();
@@ -186,12 +212,32 @@ pub fn bombs() -> Vec<NamedFile> {
         body.extend_from_slice(&(id as u16 + 1).to_le_bytes());
         body.extend_from_slice(&1u16.to_le_bytes());
         body.extend_from_slice(&dir_end.to_le_bytes());
-        body.extend_from_slice(&1_000_000u32.to_le_bytes());
+        body.extend_from_slice(&100_000u32.to_le_bytes());
     }
-    body.extend(std::iter::repeat_n(0u8, 1_000_004));
+    body.extend(std::iter::repeat_n(0u8, 100_000));
+    let mut rng = Rng::new(0xd2);
+    let mut noise = 0;
+    let z = loop {
+        let mut b = body.clone();
+        b.extend(rng.bytes(noise));
+        b.extend_from_slice(&[0; 4]);
+        let z = deflate(&b, 9);
+        if 2 * b.len() <= 127 * z.len() {
+            break z;
+        }
+        noise += 256;
+    };
     out.push((
-        "10,000 directory entries over one 1 MB column".into(),
-        file(&empty_chunk(), &empty_chunk(), &deflate(&body, 9)),
+        "10,000 directory entries over one 100 KB column".into(),
+        file(&empty_chunk(), &empty_chunk(), &z),
+    ));
+    out.push((
+        "257 teams".into(),
+        file(
+            &chunk_with(|b| b.put::<u8>(172, "team_ids", &[0; 257]).unwrap()),
+            &empty_chunk(),
+            &empty_chunk(),
+        ),
     ));
     // the largest valid decodes per byte: one feature per byte of a u8 column, one team per
     // byte of the team id column, one terrain-free window of one unit
@@ -210,6 +256,90 @@ pub fn bombs() -> Vec<NamedFile> {
             &empty_chunk(),
             &empty_chunk(),
         ),
+    ));
+    // At the ratio limit: the most each kind of element can claim from chunks that
+    // inflate to at most 64 times their length.
+    out.push((
+        "200,000 units of 8 bytes, main chunk at the ratio limit".into(),
+        file(&empty_chunk(), &empty_chunk(), &{
+            let n = 200_000;
+            let mut b = ChunkBuilder::new();
+            b.put::<u16>(8, "transform_count", &vec![1; n]).unwrap();
+            b.put::<u16>(9, "status_count", &vec![1; n]).unwrap();
+            b.put::<u16>(16, "time", &vec![0; n]).unwrap();
+            b.put::<u16>(32, "time", &vec![0; n]).unwrap();
+            near_ratio(b, 8 * n)
+        }),
+    ));
+    out.push((
+        "3 features without their frames".into(),
+        file(
+            &empty_chunk(),
+            &chunk_with(|b| b.put::<u8>(131, "flags", &[0; 3]).unwrap()),
+            &empty_chunk(),
+        ),
+    ));
+    out.push((
+        "100,000 features of 8 bytes, features chunk at the ratio limit".into(),
+        file(
+            &empty_chunk(),
+            &{
+                let n = 100_000;
+                let mut b = ChunkBuilder::new();
+                b.put::<u32>(132, "first_frame", &vec![0; n]).unwrap();
+                b.put::<u32>(133, "last_frame", &vec![0; n]).unwrap();
+                near_ratio(b, 8 * n)
+            },
+            &empty_chunk(),
+        ),
+    ));
+    out.push((
+        "200,000 projectiles of 4 bytes, main chunk at the ratio limit".into(),
+        file(&empty_chunk(), &empty_chunk(), &{
+            let n = 200_000;
+            let mut b = ChunkBuilder::new();
+            b.put::<u16>(87, "key_count", &vec![1; n]).unwrap();
+            b.put::<u16>(88, "time", &vec![0; n]).unwrap();
+            near_ratio(b, 4 * n)
+        }),
+    ));
+    out.push((
+        "400,000 strings of length 0, info chunk at the ratio limit".into(),
+        file(
+            &{
+                let mut b = ChunkBuilder::new();
+                b.put::<u16>(162, "lens", &vec![0; 400_000]).unwrap();
+                near_ratio(b, 800_000)
+            },
+            &empty_chunk(),
+            &empty_chunk(),
+        ),
+    ));
+    out.push((
+        "65,000 directory entries of unknown type at the ratio limit".into(),
+        file(&empty_chunk(), &empty_chunk(), &{
+            let entries = 65_000u32;
+            let mut body = entries.to_le_bytes().to_vec();
+            for id in 0..entries {
+                body.extend_from_slice(&(id as u16 + 400).to_le_bytes());
+                body.extend_from_slice(&7u16.to_le_bytes());
+                body.extend_from_slice(&0u32.to_le_bytes());
+                body.extend_from_slice(&0u32.to_le_bytes());
+            }
+            // Random bytes after the directory bring the ratio to the limit.
+            let mut rng = Rng::new(0xd1);
+            let mut noise = body.len() / 63;
+            loop {
+                let mut b = body.clone();
+                b.extend(rng.bytes(noise / 4 * 4));
+                b.extend_from_slice(&[0; 4]);
+                let z = deflate(&b, 9);
+                if 2 * b.len() <= 127 * z.len() {
+                    break z;
+                }
+                noise += noise / 32 + 64;
+            }
+        }),
     ));
     out.push((
         "1,000,000 strings of length 0".into(),

@@ -29,6 +29,9 @@ pub struct Info {
     pub game_params: Vec<String>,
 }
 
+/// The most teams an info chunk may list: team ids are u8 (column 172), so 256.
+pub const MAX_TEAMS: usize = 256;
+
 /// One team of the info chunk.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TeamInfo {
@@ -47,7 +50,9 @@ pub struct TeamInfo {
 }
 
 fn strings(lens: &[u16], bytes: &[u8], what: &'static str) -> Result<Vec<String>, DecodeError> {
-    let mut out = Vec::with_capacity(lens.len().min(bytes.len() + 1));
+    // One string per length value: the lengths are a column already in memory (2 bytes
+    // each), so the list is sized by them once rather than grown.
+    let mut out = Vec::with_capacity(lens.len());
     let mut at = 0usize;
     for (i, &l) in lens.iter().enumerate() {
         let end = at + l as usize;
@@ -89,8 +94,8 @@ fn put_strings(v: &[String]) -> Result<(Vec<u16>, Vec<u8>), EncodeError> {
 impl Info {
     /// Reads the info chunk's column set.
     ///
-    /// Errors: a string list whose lengths run past its bytes, text that is not UTF-8, or
-    /// posed piece counts that run past the names.
+    /// Errors: more than [`MAX_TEAMS`] teams, a string list whose lengths run past its
+    /// bytes, text that is not UTF-8, or posed piece counts that run past the names.
     pub fn from_columns(c: &raw::InfoColumns) -> Result<Self, DecodeError> {
         let pieces = strings(&c.piece_lens, &c.piece_bytes, "piece_names")?;
         let mut posed = Vec::new();
@@ -106,6 +111,16 @@ impl Info {
             };
             posed.push((d, names.to_vec()));
             at += n;
+        }
+        if c.team_ids.len() > MAX_TEAMS {
+            return Err(semantic(
+                fpath(&[PathSeg::Field("team_ids")]),
+                0,
+                format!(
+                    "{} teams; team ids are u8, so a track has at most {MAX_TEAMS}",
+                    c.team_ids.len()
+                ),
+            ));
         }
         let sides = strings(&c.side_lens, &c.side_bytes, "side_names")?;
         let leaders = strings(&c.leader_lens, &c.leader_bytes, "leader_names")?;
@@ -139,9 +154,15 @@ impl Info {
 
     /// The info chunk's column set.
     ///
-    /// Errors: a string longer than 65,535 bytes, a count above 65,535 or a value above
-    /// 16,777,215.
+    /// Errors: more than [`MAX_TEAMS`] teams, a string longer than 65,535 bytes, a count above
+    /// 65,535 or a value above 16,777,215.
     pub fn to_columns(&self) -> Result<raw::InfoColumns, EncodeError> {
+        if self.teams.len() > MAX_TEAMS {
+            return Err(enc(format!(
+                "{} teams; team ids are u8, so a track has at most {MAX_TEAMS}",
+                self.teams.len()
+            )));
+        }
         let mut c = raw::InfoColumns::default();
         (c.text_lens, c.text_bytes) = put_strings(&self.texts)?;
         (c.unit_def_lens, c.unit_def_bytes) = put_strings(&self.unit_defs)?;
@@ -225,7 +246,8 @@ pub(super) fn check_lens(
 impl Feature {
     /// Reads the features chunk's column set.
     ///
-    /// Errors: columns of one entry each that disagree in length.
+    /// Errors: columns of one entry each that disagree in length, or features without their
+    /// first and last frame columns.
     pub fn from_columns(c: &raw::FeaturesColumns) -> Result<Vec<Self>, DecodeError> {
         let lens = [
             ("feature_id", c.feature_id.len()),
@@ -244,6 +266,23 @@ impl Feature {
         ];
         let n = lens.iter().map(|l| l.1).max().unwrap_or(0);
         check_lens("features", n, &lens)?;
+        // A feature is the frames it exists on (`first <= f <= last`), and a writer lists
+        // every column that has values: without them a count could claim a 36-byte
+        // feature per byte of a u8 column.
+        for (name, len) in [
+            ("first_frame", c.first_frame.len()),
+            ("last_frame", c.last_frame.len()),
+        ] {
+            if len != n {
+                return Err(semantic(
+                    fpath(&[PathSeg::Field("features"), PathSeg::Field(name)]),
+                    0,
+                    format!(
+                        "{n} features without their `{name}` column (a feature needs its first and last frame)"
+                    ),
+                ));
+            }
+        }
         Ok((0..n)
             .map(|i| Feature {
                 feature_id: at_or(&c.feature_id, i),

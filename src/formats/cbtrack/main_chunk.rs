@@ -458,50 +458,62 @@ impl MainWindow {
             }
         };
         for i in 0..nu {
-            need(
-                cnt16(&u.transform_count, i) >= 1,
-                "units",
-                "transform_count",
-                &format!("unit {i} has no transform key (every unit has at least one)"),
-            )?;
-            need(
-                cnt16(&u.status_count, i) >= 1,
-                "units",
-                "status_count",
-                &format!("unit {i} has no status key (every unit has at least one)"),
-            )?;
+            if cnt16(&u.transform_count, i) == 0 {
+                need(
+                    false,
+                    "units",
+                    "transform_count",
+                    &format!("unit {i} has no transform key (every unit has at least one)"),
+                )?;
+            }
+            if cnt16(&u.status_count, i) == 0 {
+                need(
+                    false,
+                    "units",
+                    "status_count",
+                    &format!("unit {i} has no status key (every unit has at least one)"),
+                )?;
+            }
         }
         for i in 0..ng {
-            need(
-                cnt16(&g.key_count, i) >= 1,
-                "target_tracks",
-                "key_count",
-                &format!("target track {i} has no key"),
-            )?;
+            if cnt16(&g.key_count, i) == 0 {
+                need(
+                    false,
+                    "target_tracks",
+                    "key_count",
+                    &format!("target track {i} has no key"),
+                )?;
+            }
         }
         for i in 0..np {
-            need(
-                cnt16(&p.key_count, i) >= 1,
-                "pose_tracks",
-                "key_count",
-                &format!("pose track {i} has no key"),
-            )?;
+            if cnt16(&p.key_count, i) == 0 {
+                need(
+                    false,
+                    "pose_tracks",
+                    "key_count",
+                    &format!("pose track {i} has no key"),
+                )?;
+            }
         }
         for i in 0..nj {
-            need(
-                cnt16(&j.key_count, i) >= 1,
-                "projectiles",
-                "key_count",
-                &format!("projectile {i} has no key"),
-            )?;
+            if cnt16(&j.key_count, i) == 0 {
+                need(
+                    false,
+                    "projectiles",
+                    "key_count",
+                    &format!("projectile {i} has no key"),
+                )?;
+            }
         }
         for i in 0..nn {
-            need(
-                cnt16(&nc.key_count, i) >= 1,
-                "team_numbers",
-                "key_count",
-                &format!("team number track {i} has no key"),
-            )?;
+            if cnt16(&nc.key_count, i) == 0 {
+                need(
+                    false,
+                    "team_numbers",
+                    "key_count",
+                    &format!("team number track {i} has no key"),
+                )?;
+            }
         }
         need(
             nt == 0 || t.time.len() == nt,

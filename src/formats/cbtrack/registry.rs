@@ -115,6 +115,9 @@ impl crate::formats::Format for CbtrackV1 {
     fn decode_full(b: &[u8]) -> Result<(), DecodeError> {
         decode_all(b)
     }
+    fn check_raw_limits(b: &[u8]) -> Result<(), DecodeError> {
+        super::check_raw_limits(b)
+    }
     fn samples() -> Vec<(String, Vec<u8>)> {
         vec![
             ("worked_example.cbtrack".into(), worked_example_file()),

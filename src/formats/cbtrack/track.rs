@@ -125,13 +125,7 @@ impl<'a> Track<'a> {
         at: u64,
     ) -> Result<Vec<u8>, DecodeError> {
         let z = self.chunk_bytes(block, len, path.clone(), at)?;
-        cbtk_columns::inflate(z, LUA_MAX as usize).map_err(|m| {
-            semantic(
-                path,
-                block as u64 * 64,
-                format!("chunk does not decompress: {m}"),
-            )
-        })
+        inflate_chunk(z).map_err(|m| semantic(path, block as u64 * 64, m))
     }
 
     /// The decompressed bytes of the info chunk.
@@ -259,6 +253,249 @@ impl<'a> Track<'a> {
     }
 }
 
+/// The most a chunk may inflate to per stored byte: 64. The largest ratio of a chunk of a
+/// real track measured is 41.0 (a main chunk of the glTF fox imported as a crowd: a walk in
+/// place whose pose offsets are all zero; the CMU walk's chunks reach 15.8, Cesium Man's
+/// 25.2); the spec's recordings average 3.6 and 8.5 over their main chunks. A writer whose
+/// chunk would pass it stores that chunk less compressed ([`writer::FileWriter`] falls back
+/// to zlib level 1, then to stored blocks), so every chunk can meet it.
+pub const MAX_CHUNK_RATIO: usize = 64;
+
+/// The most a chunk of `stored_len` bytes may inflate to: [`MAX_CHUNK_RATIO`] times its
+/// length, and never more than the spec's 16,777,215 bytes.
+pub fn chunk_limit(stored_len: usize) -> usize {
+    MAX_CHUNK_RATIO
+        .saturating_mul(stored_len)
+        .min(LUA_MAX as usize)
+}
+
+/// Inflates one chunk's stored bytes within [`chunk_limit`], stopping before more memory
+/// is taken.
+///
+/// Errors: a message saying which limit the chunk passes, or why it does not decompress.
+pub fn inflate_chunk(z: &[u8]) -> Result<Vec<u8>, String> {
+    let limit = chunk_limit(z.len());
+    cbtk_columns::inflate(z, limit).map_err(|m| {
+        if m.starts_with("decompresses to more than") {
+            if limit < LUA_MAX as usize {
+                format!(
+                    "chunk inflates to more than {limit} bytes, {MAX_CHUNK_RATIO} times its {} stored bytes (a chunk may inflate to at most {MAX_CHUNK_RATIO} times its length)",
+                    z.len()
+                )
+            } else {
+                format!("chunk inflates to more than {limit} bytes, the spec's limit")
+            }
+        } else {
+            format!("chunk does not decompress: {m}")
+        }
+    })
+}
+
+/// The limits the schema's root type ([`CbtrackV1`], the raw layer) is read within: checked
+/// on the file's bytes before the raw layer reads them, since that layer keeps every
+/// chunk's bytes, inflated bytes and column values at once.
+///
+/// - every chunk the root type reads (`info`, `features`, `windows[k].main` and `.terrain`)
+///   inflates to at most [`chunk_limit`] of its stored bytes;
+/// - all of them together, counted once per window that names them, to at most
+///   [`MAX_CHUNK_RATIO`] times the file's length (chunks that do not share bytes always do;
+///   windows that share a chunk would inflate it once each);
+/// - in each, the columns of known types do not share bytes ([`check_columns_apart`]).
+///
+/// Anything else that is wrong (a header that does not read, a chunk outside the file or
+/// not decompressing, a directory past the chunk) is left to the raw layer, which names it.
+/// Memory: one inflate state, a 32 KiB buffer, one chunk's directory and 12 bytes per
+/// directory entry; the chunks' other bytes are counted, not kept.
+///
+/// Errors: the chunk (its path in the raw layer, its file offset) and the limit it passes.
+pub fn check_raw_limits(bytes: &[u8]) -> Result<(), DecodeError> {
+    let Ok(head) = CbtkHead::read_from(&mut ByteReader::new(bytes)) else {
+        return Ok(());
+    };
+    let mut refs: Vec<(u32, u32, FieldPath)> = vec![
+        (
+            head.info_block,
+            head.info_len,
+            fpath(&[PathSeg::Field("info")]),
+        ),
+        (
+            head.features_block,
+            head.features_len,
+            fpath(&[PathSeg::Field("features")]),
+        ),
+    ];
+    for (k, e) in head.index.iter().enumerate() {
+        let w = |f| {
+            fpath(&[
+                PathSeg::Field("windows"),
+                PathSeg::Index(k),
+                PathSeg::Field(f),
+            ])
+        };
+        refs.push((e.main_block, e.main_len, w("main")));
+        if e.terrain_len != 0 {
+            refs.push((e.terrain_block, e.terrain_len, w("terrain")));
+        }
+    }
+    let total = (MAX_CHUNK_RATIO as u64).saturating_mul(bytes.len() as u64);
+    let mut used = 0u64;
+    let mut d = flate2::Decompress::new(true);
+    let mut buf = vec![0u8; 32 << 10];
+    for (block, len, path) in refs {
+        let start = block as u64 * 64;
+        let Some(z) = usize::try_from(start)
+            .ok()
+            .and_then(|s| bytes.get(s..s.checked_add(len as usize)?))
+        else {
+            continue;
+        };
+        let limit = chunk_limit(z.len());
+        let left = usize::try_from(total - used).unwrap_or(usize::MAX);
+        let (n, dir) = match directory_of(z, limit.min(left), &mut d, &mut buf) {
+            Ok(x) => x,
+            Err(false) => continue,
+            Err(true) if limit <= left => {
+                return Err(semantic(
+                    path,
+                    start,
+                    format!(
+                        "chunk inflates to more than {limit} bytes from {} stored bytes (a chunk may inflate to at most {MAX_CHUNK_RATIO} times its length, and to 16,777,215 bytes)",
+                        z.len()
+                    ),
+                ))
+            }
+            Err(true) => {
+                return Err(semantic(
+                    path,
+                    start,
+                    format!(
+                        "the chunks, as the windows name them, inflate to more than {total} bytes, {MAX_CHUNK_RATIO} times the file's {} bytes (do windows share a chunk?)",
+                        bytes.len()
+                    ),
+                ))
+            }
+        };
+        used += n as u64;
+        check_entries_apart(&dir, n).map_err(|e| located(e, &path))?;
+    }
+    Ok(())
+}
+
+/// Inflates a chunk without keeping it, 32 KiB at a time, stopping past `limit` bytes:
+/// `Ok` with the inflated length and the directory's bytes (its count and entries, as far as
+/// the chunk has them), `Err(true)` past `limit`, `Err(false)` for a stream that does not
+/// decompress (the reader that keeps the bytes says why).
+fn directory_of(
+    z: &[u8],
+    limit: usize,
+    d: &mut flate2::Decompress,
+    buf: &mut [u8],
+) -> Result<(usize, Vec<u8>), bool> {
+    use flate2::{FlushDecompress, Status};
+    d.reset(true);
+    let mut dir = Vec::new();
+    let mut want = 4usize;
+    loop {
+        let (i0, o0) = (d.total_in(), d.total_out());
+        let st = d
+            .decompress(&z[i0 as usize..], buf, FlushDecompress::Finish)
+            .map_err(|_| false)?;
+        let got = (d.total_out() - o0) as usize;
+        let out = d.total_out() as usize;
+        if out > limit {
+            return Err(true);
+        }
+        let mut from = 0;
+        while dir.len() < want && from < got {
+            let take = (want - dir.len()).min(got - from);
+            dir.extend_from_slice(&buf[from..from + take]);
+            from += take;
+            if dir.len() == 4 && want == 4 {
+                let n = u32::from_le_bytes([dir[0], dir[1], dir[2], dir[3]]) as usize;
+                // Entries past the chunk's end are the reader's to name: keep what fits.
+                want = 4usize.saturating_add(n.saturating_mul(12)).min(limit);
+            }
+        }
+        match st {
+            Status::StreamEnd => return Ok((out, dir)),
+            _ if d.total_in() == i0 && d.total_out() == o0 => return Err(false),
+            _ => {}
+        }
+    }
+}
+
+/// `e` (from inside a chunk) under the chunk's path `path` (`windows[2].main`).
+fn located(e: DecodeError, path: &FieldPath) -> DecodeError {
+    let segs: Vec<PathSeg> = path.segments().cloned().collect();
+    segs.into_iter().rev().fold(e, |e, s| match s {
+        PathSeg::Field(f) => e.in_field(f),
+        PathSeg::Index(i) => e.in_index(i),
+    })
+}
+
+/// The columns of known types (1 to 6) listed in a decompressed chunk's directory do not
+/// share bytes: a writer lays each column out on its own, and a directory whose entries
+/// point at the same bytes would make a reader hold them once per entry. Entries whose
+/// columns do not fit the chunk, and a directory that does not, are left to the reader that
+/// reads them (it names them).
+///
+/// Errors: the later entry of the first two found to share bytes, at its directory offset.
+pub fn check_columns_apart(body: &[u8]) -> Result<(), DecodeError> {
+    check_entries_apart(body, body.len())
+}
+
+/// [`check_columns_apart`] on a chunk's directory bytes `dir` (its count, then as many of
+/// its entries as the chunk holds) for a chunk of `len` bytes.
+fn check_entries_apart(dir: &[u8], len: usize) -> Result<(), DecodeError> {
+    let Some(n) = dir
+        .get(0..4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    else {
+        return Ok(());
+    };
+    let n = n as usize;
+    if n > (len - 4) / 12 || dir.len() < 4 + 12 * n {
+        return Ok(());
+    }
+    let mut ranges: Vec<(u32, u32, u32)> = Vec::with_capacity(n);
+    for i in 0..n {
+        let e = &dir[4 + 12 * i..16 + 12 * i];
+        let code = u16::from_le_bytes([e[2], e[3]]);
+        let width: u64 = match code {
+            1 => 1,
+            2 | 3 => 2,
+            4..=6 => 4,
+            _ => continue,
+        };
+        let offset = u32::from_le_bytes([e[4], e[5], e[6], e[7]]);
+        let count = u32::from_le_bytes([e[8], e[9], e[10], e[11]]);
+        let end = offset as u64 + width * count as u64;
+        if count == 0 || end > len as u64 {
+            continue;
+        }
+        ranges.push((offset, end as u32, i as u32));
+    }
+    ranges.sort_unstable();
+    for w in ranges.windows(2) {
+        let ((s0, e0, i0), (s1, e1, i1)) = (w[0], w[1]);
+        if s1 < e0 {
+            let i = i0.max(i1) as usize;
+            return Err(semantic(
+                fpath(&[
+                    PathSeg::Field("directory"),
+                    PathSeg::Field("columns"),
+                    PathSeg::Index(i),
+                ]),
+                4 + 12 * i as u64,
+                format!(
+                    "columns {i0} ({s0}..{e0}) and {i1} ({s1}..{e1}) share bytes; every column has bytes of its own"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Every chunk lies in the chunk area and no two chunks share a byte: each is its own zlib
 /// stream (so each stored byte is inflated once).
 fn check_chunk_ranges(raw: &CbtkHead, area: u64, len: u64) -> Result<(), DecodeError> {
@@ -349,11 +586,13 @@ pub fn windows_for(first: u32, last: u32, len: u32) -> u64 {
 }
 
 /// Reads a decompressed chunk with the generated raw layer (the directory, and through each
-/// entry's positional instances the values of its column) and checks it.
+/// entry's positional instances the values of its column) and checks it; the columns may
+/// not share bytes ([`check_columns_apart`], checked first).
 ///
 /// Errors: the directory or a column does not fit the bytes (the generated reader's error,
 /// under `directory`), or a rule of `ColumnChunk::new` is broken.
 pub fn parse_chunk(bytes: &[u8]) -> Result<ColumnChunk<'_>, DecodeError> {
+    check_columns_apart(bytes)?;
     let mut r = ByteReader::new(bytes);
     let dir = raw::ColumnDirectory::read_from(&mut r).map_err(|e| e.in_field("directory"))?;
     let mut entries = Vec::with_capacity(dir.columns.len());
@@ -543,5 +782,149 @@ impl Header {
     /// `max(resource tolerance, resource fraction x |sample|)`.
     pub fn value_allowance(&self, sample: f64) -> f64 {
         (self.resource_tolerance as f64).max(self.resource_fraction as f64 * sample.abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use statepack_runtime::cbtk_columns::{deflate, ChunkBuilder};
+
+    /// A one-window track whose main chunk is `body`, written by [`writer::FileWriter`]
+    /// (which keeps every chunk within the ratio), and the same track with the main chunk
+    /// compressed at level 9 whatever its ratio (the main chunk is the file's last).
+    fn track_with_main(body: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let params = writer::FileParams {
+            first_frame: 0,
+            last_frame: 900,
+            window_length: 900,
+            ..writer::FileParams::default()
+        };
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut fw = writer::FileWriter::new(&mut out, params, &Info::default(), &[]).unwrap();
+        fw.push_window(body, None).unwrap();
+        fw.finish(0, 0).unwrap();
+        let written = out.into_inner();
+        let t = Track::open(&written).unwrap();
+        let main_block = t.raw.index[0].main_block;
+        let z = deflate(body, 9);
+        let mut level9 = written[..main_block as usize * 64].to_vec();
+        level9.extend_from_slice(&z);
+        let at = t.raw.header_size as usize + 4;
+        level9[at..at + 4].copy_from_slice(&(z.len() as u32).to_le_bytes());
+        (written, level9)
+    }
+
+    fn body_of(zeros: usize, noise: usize) -> Vec<u8> {
+        let mut b = ChunkBuilder::new();
+        b.put::<u8>(200, "zeros", &vec![0; zeros]).unwrap();
+        let mut x = 1u32;
+        let random: Vec<u8> = (0..noise)
+            .map(|_| {
+                x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                (x >> 24) as u8
+            })
+            .collect();
+        b.put::<u8>(201, "noise", &random).unwrap();
+        build_chunk(b).unwrap()
+    }
+
+    /// A chunk may inflate to at most 64 times its length: past it every reader refuses the
+    /// chunk by name (the raw layer's path, the index field for the format module), and the
+    /// writer stores such a chunk less compressed so that its track reads.
+    #[test]
+    fn a_chunk_inflates_to_at_most_64_times_its_length() {
+        let body = body_of(1_000_000, 0);
+        let z9 = deflate(&body, 9);
+        assert!(
+            body.len() > 64 * z9.len(),
+            "level 9 compresses zeros past the limit"
+        );
+        let e = inflate_chunk(&z9).unwrap_err();
+        assert!(e.contains("64 times its"), "{e}");
+        let (written, level9) = track_with_main(&body);
+        // Written: within the ratio, and it reads.
+        let t = Track::open(&written).unwrap();
+        let main_len = t.raw.index[0].main_len as usize;
+        assert!(
+            body.len() <= 64 * main_len,
+            "{} from {main_len}",
+            body.len()
+        );
+        decode_all(&written).unwrap();
+        check_raw_limits(&written).unwrap();
+        assert!((crate::formats::cbtrack::FORMAT.decode_raw)(&written).is_ok());
+        // At level 9: refused by the full decode, the raw entry points and the track.
+        let full = decode_all(&level9).unwrap_err().to_string();
+        assert!(
+            full.starts_with("head.index[0].main_block") && full.contains("64 times"),
+            "{full}"
+        );
+        let raw = (crate::formats::cbtrack::FORMAT.decode_raw)(&level9)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            raw.starts_with("windows[0].main (byte offset") && raw.contains("at most 64 times"),
+            "{raw}"
+        );
+        assert!(Track::open(&level9).unwrap().window(0).is_err());
+        // Just within the ratio: reads at level 9.
+        let mut noise = 1_000_000 / 80;
+        let within = loop {
+            let b = body_of(1_000_000, noise);
+            if b.len() <= 64 * deflate(&b, 9).len() {
+                break b;
+            }
+            noise += 1_000;
+        };
+        let (_, level9) = track_with_main(&within);
+        decode_all(&level9).unwrap();
+        check_raw_limits(&level9).unwrap();
+    }
+
+    /// Columns of known types may not share bytes; unknown types read nothing and may.
+    #[test]
+    fn columns_that_share_bytes_are_refused() {
+        let mut b = ChunkBuilder::new();
+        b.put::<u16>(1, "a", &[1, 2, 3, 4]).unwrap();
+        b.put::<u16>(3, "b", &[5, 6, 7, 8]).unwrap();
+        let mut body = build_chunk(b).unwrap();
+        check_columns_apart(&body).unwrap();
+        parse_chunk(&body).unwrap();
+        // Point the second entry at the first one's bytes.
+        let first = body[8..12].to_vec();
+        body[20..24].copy_from_slice(&first);
+        let e = parse_chunk(&body).map(|_| ()).unwrap_err().to_string();
+        assert!(
+            e.starts_with("directory.columns[1] (byte offset 16)") && e.contains("share bytes"),
+            "{e}"
+        );
+        // An entry of an unknown type there reads nothing: no overlap.
+        body[18..20].copy_from_slice(&9u16.to_le_bytes());
+        check_columns_apart(&body).unwrap();
+    }
+
+    /// Team ids are u8: an info chunk lists at most 256 teams, and the writer refuses more.
+    #[test]
+    fn at_most_256_teams() {
+        let mut info = Info {
+            teams: vec![TeamInfo::default(); MAX_TEAMS],
+            ..Info::default()
+        };
+        let c = info.to_columns().unwrap();
+        assert_eq!(Info::from_columns(&c).unwrap().teams.len(), MAX_TEAMS);
+        let mut c = c;
+        c.team_ids.push(0);
+        let e = Info::from_columns(&c).unwrap_err().to_string();
+        assert!(
+            e.starts_with("team_ids") && e.contains("at most 256"),
+            "{e}"
+        );
+        info.teams.push(TeamInfo::default());
+        assert!(info
+            .to_columns()
+            .unwrap_err()
+            .to_string()
+            .contains("at most 256"));
     }
 }

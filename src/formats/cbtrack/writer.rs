@@ -204,7 +204,8 @@ impl<'w, W: Write + Seek> FileWriter<'w, W> {
         Ok(w)
     }
 
-    /// Compresses and writes one chunk on the next block; returns (block, length).
+    /// Compresses and writes one chunk on the next block ([`compress_within_ratio`]);
+    /// returns (block, length).
     fn chunk(&mut self, body: &[u8]) -> Result<(u32, u32), WriteError> {
         if body.len() > LUA_MAX as usize {
             return Err(WriteError::Encode(enc(format!(
@@ -212,7 +213,7 @@ impl<'w, W: Write + Seek> FileWriter<'w, W> {
                 body.len()
             ))));
         }
-        let z = deflate(body, self.params.zlib_level);
+        let z = compress_within_ratio(body, self.params.zlib_level);
         let pad = (64 - self.pos % 64) % 64;
         self.out.write_all(&vec![0u8; pad as usize])?;
         self.pos += pad;
@@ -2027,3 +2028,16 @@ fn edge_keys<K: Clone>(
 }
 
 use statepack_runtime::quant::lerp;
+
+/// `body` as a zlib stream that inflates to at most [`super::MAX_CHUNK_RATIO`] times its own
+/// length, as readers require: at `level`, else at level 1, else in stored blocks (which
+/// never inflate to more than their length).
+pub fn compress_within_ratio(body: &[u8], level: u32) -> Vec<u8> {
+    for l in [level, 1, 0] {
+        let z = deflate(body, l);
+        if body.len() <= super::chunk_limit(z.len()) {
+            return z;
+        }
+    }
+    deflate(body, 0)
+}
