@@ -88,6 +88,10 @@ mod params;
 mod positional;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/mixed_switch.rs"]
+mod mixed_switch;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/valid_user.rs"]
 mod valid_user;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -1731,4 +1735,45 @@ fn valid_on_user_types() {
     w.items[0] = Item { x: 0 };
     let e = w.encode().unwrap_err();
     assert_eq!(e.path.to_string(), "items[0]", "{e}");
+}
+
+/// A switch mixing number types and user types: each case is a variant holding its number
+/// or its struct, read, written back byte for byte, and seen the same way by the
+/// interpreter (`interp_formats`-style member comparison).
+#[test]
+fn switch_mixing_numbers_and_user_types() {
+    use mixed_switch::{MixedSwitch, Point, TaggedBody};
+    let mut bytes = vec![1u8, 0x78, 0x56, 0x34, 0x12];
+    bytes.extend_from_slice(&[2, 0xfe, 0xff, 0x03, 0x00]);
+    bytes.push(3);
+    bytes.extend_from_slice(&1.5f64.to_le_bytes());
+    bytes.extend_from_slice(&[4, 0xff, 0x9c]);
+    bytes.push(9);
+    let v = MixedSwitch::decode(&bytes).unwrap();
+    let bodies: Vec<&TaggedBody> = v.values.iter().map(|t| &t.body).collect();
+    assert_eq!(bodies[0], &TaggedBody::U4le(0x1234_5678));
+    assert_eq!(bodies[1], &TaggedBody::Point(Point { x: -2, y: 3 }));
+    assert_eq!(bodies[2], &TaggedBody::F8le(1.5));
+    assert_eq!(bodies[3], &TaggedBody::S2be(-100));
+    assert!(matches!(bodies[4], TaggedBody::Empty(_)));
+    assert_eq!(v.encode().unwrap(), bytes);
+    // A case that does not match the tag is refused on write.
+    let mut w = v.clone();
+    w.values[0].body = TaggedBody::F8le(2.0);
+    assert!(w.encode().is_err());
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/run/mixed_switch.ksy"
+    ))
+    .unwrap();
+    let s = statepack_codegen::load_checked(
+        &text,
+        "mixed_switch.ksy",
+        Path::new("mixed_switch.ksy"),
+        &[],
+    )
+    .unwrap();
+    let dynv = statepack_codegen::interp::decode(&s, &bytes).unwrap();
+    statepack_codegen::interp::compare(&dynv, &*mixed_switch::reflect_decode(&bytes).unwrap())
+        .unwrap();
 }

@@ -543,3 +543,23 @@ fn valid_on_bit_fields_names_the_first_byte() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A switch mixing number-type and user-type cases reads to the interpreter's values and
+/// writes back byte for byte.
+#[test]
+fn mixed_number_and_user_switch() {
+    let path = repo_root().join("codegen/tests/run/mixed_switch.ksy");
+    let (schema, code) = generate(&path, &[]).unwrap();
+    let host = LuauHost::new().unwrap();
+    let Value::Table(module) = host.load_module("mixed_switch", &code).unwrap() else {
+        panic!("no table")
+    };
+    let mut bytes = vec![1u8, 0x78, 0x56, 0x34, 0x12, 2, 0xfe, 0xff, 3, 0, 3];
+    bytes.extend_from_slice(&1.5f64.to_le_bytes());
+    bytes.extend_from_slice(&[4, 0xff, 0x9c, 9]);
+    let t = decode(&host, &module, &bytes).unwrap().unwrap();
+    let rust = statepack_codegen::interp::decode(&schema, &bytes).unwrap();
+    statepack_codegen::interp::compare(&rust, &tree::convert(&schema, "mixed_switch", &t).unwrap())
+        .unwrap();
+    assert_eq!(encode(&host, &module, &t).unwrap().unwrap(), bytes);
+}

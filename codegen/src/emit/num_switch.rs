@@ -3,7 +3,8 @@
 //! value selects. The Rust member is the switch enum with one variant per number type
 //! (`U1(u8)`, `U2le(u16)`, ...), so the writer knows which width to write and checks that
 //! it is the one the switch value selects; in expressions and in the dynamic view the field
-//! is the number itself. A switch mixing number and user types is refused in `lower`.
+//! is the number itself. A switch mixing number and user types has the same variants for
+//! its number cases, and is not a number in expressions.
 
 use super::{int_ty, read_method, write_method, Emitter, Ty};
 use crate::ir::*;

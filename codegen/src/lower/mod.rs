@@ -1507,12 +1507,11 @@ impl<'a> Lower<'a> {
             .chain(default.iter())
             .filter(|n| crate::num_type::case_number(n).is_some())
             .count();
-        if numbers > 0 {
-            let all = cases.len() + usize::from(default.is_some());
-            if numbers < all {
-                self.err(tnode.pos, &tp, "a switch mixes number types and user types", "give every case a number type, or every case a user type (wrap the number in a type)");
-                return None;
-            }
+        let all = cases.len() + usize::from(default.is_some());
+        // A switch may mix number types and user types (`cases: {1: u4, 2: point}`): each
+        // case is a variant of the field's switch enum. Only a switch of numbers alone is a
+        // number in expressions.
+        if numbers == all {
             if size.is_some() {
                 self.err(
                     tnode.pos,
