@@ -1,16 +1,22 @@
 //! Lua-family backends over the checked IR: `--target luau` (readers and writers for
-//! Roblox's Luau, on the `buffer` library).
+//! Roblox's Luau, on the `buffer` library) and `--target lua51` (readers for Lua 5.1, by
+//! arithmetic, with an optional 32-bit-float profile).
 //!
 //! A backend here only consumes the schema [`crate::load_checked`] gives (loaded, imports
 //! resolved, `_parent`/`_root` lowered to context params, every check of the Rust generator
 //! passed); it never reads YAML. What a backend cannot express is refused with a
 //! [`Diag`] naming the construct (file:line:col, key path, hint), never emitted as code that
-//! reads something else. The module layout, number rules and limits are in `docs/luau.md`.
+//! reads something else. The module layout, number rules and limits are in `docs/luau.md`
+//! and `docs/lua.md`.
 
 pub mod expr;
+mod lua51;
 mod luau;
 
+pub use lua51::{f32_profile, Lua51Options};
+
 use crate::diag::Diag;
+use crate::ir::Endian;
 use std::path::{Path, PathBuf};
 
 /// A Lua-family target of the generator.
@@ -19,13 +25,18 @@ pub enum Target {
     /// Luau (Roblox): one ModuleScript per schema, `.luau`, requiring the runtime module
     /// `statepack` ([`LUAU_RUNTIME`]) beside it.
     Luau,
+    /// Lua 5.1 (engines such as Recoil): one reader module per schema, `.lua`, a function of
+    /// the runtime `statepack51.lua` ([`LUA51_RUNTIME`]), with its options.
+    Lua51(Lua51Options),
 }
 
 impl Target {
-    /// The target named on the command line (`luau`).
+    /// The target named on the command line (`luau`, `lua51`; the options at their
+    /// defaults).
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "luau" => Some(Target::Luau),
+            "lua51" => Some(Target::Lua51(Lua51Options::default())),
             _ => None,
         }
     }
@@ -34,6 +45,7 @@ impl Target {
     pub fn extension(self) -> &'static str {
         match self {
             Target::Luau => "luau",
+            Target::Lua51(_) => "lua",
         }
     }
 
@@ -41,6 +53,7 @@ impl Target {
     pub fn runtime(self) -> (&'static str, &'static str) {
         match self {
             Target::Luau => ("statepack.luau", LUAU_RUNTIME),
+            Target::Lua51(_) => ("statepack51.lua", LUA51_RUNTIME),
         }
     }
 }
@@ -48,6 +61,10 @@ impl Target {
 /// The Luau runtime module the generated modules require (`lua/luau/statepack.luau` of the
 /// repository).
 pub const LUAU_RUNTIME: &str = include_str!("../../../lua/luau/statepack.luau");
+
+/// The Lua 5.1 runtime module the generated Lua 5.1 modules are given
+/// (`lua/lua51/statepack51.lua` of the repository).
+pub const LUA51_RUNTIME: &str = include_str!("../../../lua/lua51/statepack51.lua");
 
 /// Generates the module for one schema's text. `file` names it in diagnostics and in the
 /// header; imports are looked up from `path` and then `include_paths`. Errors: the schema's
@@ -62,6 +79,7 @@ pub fn generate(
     let schema = crate::load_checked(text, file, path, include_paths)?;
     match target {
         Target::Luau => luau::emit(&schema),
+        Target::Lua51(opts) => lua51::emit(&schema, opts),
     }
 }
 
@@ -111,6 +129,72 @@ pub fn generate_dir(
     } else {
         Err(crate::render(&diags))
     }
+}
+
+/// `n` tabs.
+pub(super) fn ind(n: usize) -> String {
+    "\t".repeat(n)
+}
+
+/// `S.enter(c, seg)` and `S.leave(c)` of generated code written as the table operations
+/// they are.
+pub(super) fn inline_path_ops(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    for line in code.split_inclusive('\n') {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        let trimmed = body.trim_end();
+        if let Some(args) = trimmed
+            .strip_prefix("S.enter(")
+            .and_then(|a| a.strip_suffix(')'))
+        {
+            if let Some((c, seg)) = args.split_once(", ") {
+                if !c.contains(['(', ')', ' ']) && !seg.contains(['(', ')']) {
+                    out.push_str(&format!("{indent}{c}.path[#{c}.path + 1] = {seg}\n"));
+                    continue;
+                }
+            }
+        }
+        if let Some(c) = trimmed
+            .strip_prefix("S.leave(")
+            .and_then(|a| a.strip_suffix(')'))
+        {
+            if !c.contains(['(', ')', ' ', ',']) {
+                out.push_str(&format!("{indent}{c}.path[#{c}.path] = nil\n"));
+                continue;
+            }
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// A table key: `name = ` or `["end"] = ` for reserved words.
+pub(super) fn lua_key(name: &str) -> String {
+    let d = expr::dot("", name);
+    match d.strip_prefix('.') {
+        Some(n) => n.to_owned(),
+        None => d,
+    }
+}
+
+type R<T> = Result<T, String>;
+
+/// The runtime's read function for an integer (`u8`, `s16le`, `u32be`, ...).
+pub(super) fn int_call(bytes: u8, signed: bool, endian: Endian) -> R<String> {
+    let e = match endian {
+        Endian::Le => "le",
+        Endian::Be => "be",
+        Endian::Computed => {
+            return Err("an integer whose byte order is decided while reading".into())
+        }
+    };
+    let k = if signed { "s" } else { "u" };
+    Ok(if bytes == 1 {
+        format!("{k}8")
+    } else {
+        format!("{k}{}{e}", u32::from(bytes) * 8)
+    })
 }
 
 #[cfg(test)]
