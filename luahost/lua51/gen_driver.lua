@@ -70,13 +70,24 @@ local function ser(v, out, depth)
 end
 
 local modules = {}
+-- The module of `path` (loaded once); a module that does not load raises its error when
+-- used, so one bad module fails its own jobs only.
 local function module(path)
   local m = modules[path]
   if m == nil then
-    m = assert(loadfile(path))()(SP)
+    local chunk, why = loadfile(path)
+    if chunk == nil then
+      m = { err = "module does not load: " .. tostring(why) }
+    else
+      local ok, v = pcall(function() return chunk()(SP) end)
+      if ok then m = { mod = v } else m = { err = "module does not run: " .. tostring(v) } end
+    end
     modules[path] = m
   end
-  return m
+  if m.err ~= nil then
+    error(m.err, 0)
+  end
+  return m.mod
 end
 
 local function slurp(path)
@@ -88,7 +99,6 @@ end
 
 for line in io.lines(arg[1]) do
   local mpath, input, side, output, mode = string.match(line, "^([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)$")
-  local M = module(mpath)
   if side ~= "-" then
     VFS_STANDIN.load_inflated(side)
   end
@@ -97,6 +107,7 @@ for line in io.lines(arg[1]) do
   SP.checked = 0
   local data = slurp(input)
   local ok, v = pcall(function()
+    local M = module(mpath)
     local k = string.match(mode, "^window:(%d+)")
     if k ~= nil then
       local calls = 0

@@ -1136,6 +1136,13 @@ impl<'s> Profile<'s> {
     }
 
     fn member(&self, t: &'s TypeDef, name: &str) -> Val<'s> {
+        let counts = crate::derive::counts_and_lengths(t);
+        if counting(self.s, t, &counts, name) {
+            return Val::Num(Bound {
+                max: F32_EXACT,
+                tz: 0,
+            });
+        }
         if let Some(f) = t.fields.iter().find(|f| f.id == name) {
             if let FieldKind::User { name, .. } = &f.kind {
                 return self.s.type_def(name).map_or(Val::Other, Val::Type);
@@ -1253,7 +1260,13 @@ pub fn f32_profile(s: &Schema) -> Vec<Diag> {
         diags: Vec::new(),
     };
     for t in &s.types {
+        let counts = crate::derive::counts_and_lengths(t);
         for f in &t.fields {
+            if counting(s, t, &counts, &f.id) {
+                // A count derived on write carries no `valid`; the reader refuses a count
+                // whose elements cannot fit in the bytes left before it reads the list.
+                continue;
+            }
             let wide = match &f.kind {
                 FieldKind::Int { bytes, .. } => *bytes >= 4,
                 FieldKind::Bits { width, .. } => *width > 24,
@@ -1325,6 +1338,29 @@ pub fn f32_profile(s: &Schema) -> Vec<Diag> {
         }
     }
     p.diags
+}
+
+/// Field `id` of `t` only counts a later list whose elements take at least one byte each
+/// (a count the writer derives): the reader checks it against the bytes left before the
+/// list is read (`S.checkCount`), so a count it uses is below the stream's length.
+fn counting(
+    s: &Schema,
+    t: &TypeDef,
+    counts: &HashMap<String, crate::derive::Derived>,
+    id: &str,
+) -> bool {
+    let Some(crate::derive::Derived::Count(list)) = counts.get(id) else {
+        return false;
+    };
+    let min = crate::sizes::min_lens(s).0;
+    t.fields.iter().any(|g| {
+        g.id == *list
+            && match &g.kind {
+                FieldKind::User { name, .. } => min.get(name).copied().unwrap_or(0) >= 1,
+                FieldKind::Int { .. } | FieldKind::Float { .. } => true,
+                _ => false,
+            }
+    })
 }
 
 fn kind_name(f: &Field) -> String {
