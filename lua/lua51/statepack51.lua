@@ -778,7 +778,8 @@ end
 --- Moves to byte `pos` of the stream (counted from its start).
 function G.seekRel(r, pos, field)
   if type(pos) ~= "number" or pos < 0 or r.base + pos > r.limit then
-    G.fail(r, field, "eof", "position " .. tostring(pos) .. " lies past the end of the stream (" .. (r.limit - r.base) .. " bytes)")
+    -- named at the end of the stream, as the Rust reader names a seek past it
+    G.failAt(r, r.limit, field, "eof", "input ends early: position " .. tostring(pos) .. " lies past the end of the stream (" .. (r.limit - r.base) .. " bytes)")
   end
   r.pos = N(r.base + pos)
   r.bits = 0

@@ -178,6 +178,9 @@ fn member(s: &Schema, k: &Kind, v: LuaValue, path: &str, depth: usize) -> Result
         },
         Kind::Bytes => match &v {
             LuaValue::String(x) => Member::Bytes(x.as_bytes().to_vec()),
+            // A user type read through `process: zlib`: bytes in Luau (kept as stored), the
+            // value read from the inflated bytes in Lua 5.1.
+            LuaValue::Table(_) => return member(s, &Kind::Any, v, path, depth),
             _ => return bad("bytes", &v),
         },
         Kind::Enum(e) => {

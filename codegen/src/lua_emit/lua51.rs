@@ -368,7 +368,10 @@ impl<'a> Emitter<'a> {
             }
             Repeat::Expr(e) => {
                 let (n, _) = self.ex(t, e, leaked, None, None)?;
-                if let Some((call, w)) = column_type(f) {
+                // A short fixed array (a literal count of 1 to 32) is read element by element,
+                // as the Rust reader reads it: a short input names the element.
+                let literal = matches!(e.expr, Expr::Int(1..=32));
+                if let Some((call, w)) = column_type(f).filter(|_| !literal) {
                     // A column: one call for the whole list, then the range check.
                     let _ = writeln!(
                         o,
