@@ -713,4 +713,41 @@ mod tests {
         assert!(!err.diags.is_empty(), "{err}");
         assert!(err.to_string().contains("wide"), "{err}");
     }
+
+    /// `Builder::lua51` writes each schema's Lua 5.1 reader and the runtime beside the Rust;
+    /// with the 32-bit-float profile, a u4 without a bound fails the build by name.
+    #[test]
+    fn lua51_modules_are_written_beside_the_rust() {
+        let dir = temp_dir("lua51");
+        let schema = dir.join("hp.ksy");
+        std::fs::write(
+            &schema,
+            "meta:\n  id: hp\n  endian: le\nseq:\n  - id: n\n    type: u1\n  - id: hp\n    type: u2\n    repeat: expr\n    repeat-expr: n\n  - id: total\n    type: u4\n",
+        )
+        .unwrap();
+        let (out, lua) = (dir.join("out"), dir.join("lua51"));
+        Builder::new()
+            .cargo_metadata(false)
+            .out_dir(&out)
+            .lua51(&lua)
+            .compile(&[&schema])
+            .unwrap();
+        assert!(out.join("hp.rs").exists());
+        let module = std::fs::read_to_string(lua.join("hp.lua")).unwrap();
+        assert!(
+            module.contains("S.column(r, N(v.n), \"u16le\", \"hp\")"),
+            "{module}"
+        );
+        assert!(lua.join("statepack51.lua").exists());
+        let err = Builder::new()
+            .cargo_metadata(false)
+            .out_dir(&out)
+            .lua51(&lua)
+            .lua51_f32_profile(true)
+            .compile(&[&schema])
+            .unwrap_err();
+        assert_eq!(err.diags.len(), 1, "{err}");
+        assert!(err.to_string().contains("`total` (u4)"), "{err}");
+        assert!(err.to_string().contains("hp.ksy:11:5"), "{err}");
+    }
 }

@@ -686,6 +686,7 @@ impl<'a> Emitter<'a> {
     }
 
     /// `sub` read as user type `tn` into `dst`, with the path entered and the strict end check.
+    #[allow(clippy::too_many_arguments)]
     fn read_in(
         &self,
         sub: &str,
@@ -1283,7 +1284,7 @@ pub fn f32_profile(s: &Schema) -> Vec<Diag> {
                 }
                 FieldKind::Switch { cases, default, .. } => {
                     let wide_case = cases.iter().map(|(_, n)| n).chain(default.iter()).any(|n| {
-                        crate::sem::number_type(n).is_some_and(|x| x.0 >= 4 && !x.2 || x.0 == 8)
+                        crate::sem::number_type(n).is_some_and(|x| (x.0 >= 4 && !x.2) || x.0 == 8)
                     });
                     if wide_case {
                         p.refuse(

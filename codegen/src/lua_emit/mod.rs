@@ -238,4 +238,48 @@ mod tests {
         // A schema the Rust generator refuses is refused here with its diagnostics.
         assert!(luau("meta:\n  id: rec\nseq:\n  - id: a\n    type: nope\n").is_err());
     }
+
+    fn lua51(text: &str, f32_profile: bool) -> Result<String, Vec<Diag>> {
+        let t = Target::Lua51(Lua51Options { f32_profile });
+        generate(text, "t.ksy", Path::new("t.ksy"), &[], t)
+    }
+
+    #[test]
+    fn lua51_reads_columns_and_conditionals_without_luau_syntax() {
+        let code = lua51("meta:\n  id: rec\n  endian: le\nseq:\n  - id: n\n    type: u2\n  - id: xs\n    type: s2\n    repeat: expr\n    repeat-expr: n\n  - id: f\n    type: u1\n    if: n > 1\ninstances:\n  pick:\n    value: 'n > 2 ? xs[0] & 255 : 7'\n", false).unwrap();
+        assert!(code.contains("return function(SP)"), "{code}");
+        assert!(
+            code.contains("S.column(r, N(v.n), \"s16le\", \"xs\")"),
+            "{code}"
+        );
+        assert!(
+            code.contains("((((v.n > 2)) and {S.band(S.at(v.xs, 0), 255)} or {7})[1])"),
+            "{code}"
+        );
+        assert!(!code.contains("bit32"), "{code}");
+        assert!(!code.contains("+="), "{code}");
+        assert!(code.contains("function M.open(src, inflate)"), "{code}");
+    }
+
+    #[test]
+    fn f32_profile_names_the_field_and_where_it_is() {
+        // A u4 without a bound, and a position that can exceed 2^24.
+        let text = "meta:\n  id: rec\n  endian: le\nseq:\n  - id: big\n    type: u4\n  - id: block\n    type: u4\n    valid:\n      max: 16777215\ninstances:\n  ok:\n    pos: block * 64\n    type: u1\n  bad:\n    pos: block * 3\n    type: u1\n";
+        let d = lua51(text, true).unwrap_err();
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert!(d[0].message.contains("`big` (u4)"), "{}", d[0].message);
+        assert_eq!((d[0].pos.line, d[0].pos.col), (5, 5));
+        assert_eq!(d[0].key_path, "seq[0]");
+        assert!(
+            d[1].message.contains("position of `bad`"),
+            "{}",
+            d[1].message
+        );
+        assert!(d[1].message.contains("block * 3"), "{}", d[1].message);
+        assert!(!d[1].hint.is_empty());
+        // Without the profile the same schema generates.
+        assert!(lua51(text, false).is_ok());
+        // A counted list's count, derived on write, passes: the reader bounds it.
+        assert!(lua51("meta:\n  id: rec\n  endian: le\nseq:\n  - id: n\n    type: u4\n  - id: xs\n    type: u2\n    repeat: expr\n    repeat-expr: n\n", true).is_ok());
+    }
 }
