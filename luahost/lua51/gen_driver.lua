@@ -4,8 +4,8 @@
 -- mode: "decode" (M.decode), "open" (M.open, then every deferred instance read), each with
 -- "+vfs" (columns through the VFS.Unpack* stand-ins) or "+plain" (arithmetic only), and
 -- "+check" (the 32-bit float number checks on); "window:<k>" (CBTK: M.open, the header, then
--- window k's main chunk with every column read; the value is { head, main, inflates }, the
--- number of inflate calls made).
+-- window k's main chunk with every column read; the value is { head, main, inflates,
+-- vfs_calls }: the number of inflate calls and of VFS.Unpack* calls made for the window).
 -- Each output file is a Luau chunk the Rust side evaluates:
 --   return { ok = true, value = <the value read>, checked = <numbers checked> }
 --   return { ok = false, path = ..., offset = ..., kind = ..., message = ... }
@@ -117,8 +117,9 @@ for line in io.lines(arg[1]) do
       end
       local track = M.open(SP.from_string(data), inflate)
       local head = track.head
+      local before = VFS_STANDIN.calls
       local main = SP.G.force(track.windows[tonumber(k) + 1].main)
-      return { head = head, main = main, inflates = calls }
+      return { head = head, main = main, inflates = calls, vfs_calls = VFS_STANDIN.calls - before }
     end
     if string.find(mode, "open", 1, true) == 1 then
       return SP.G.force(M.open(SP.from_string(data), VFS.ZlibDecompress))

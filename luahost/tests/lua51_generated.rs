@@ -22,7 +22,7 @@
 
 mod common;
 
-use mlua::{Lua, Table, Value};
+use mlua::{Lua, Table};
 use statepack_codegen::ir::Schema;
 use statepack_codegen::lua_emit::{self, Lua51Options, Target};
 use statepack_luahost::{lua51, repo_root, tree};
@@ -324,7 +324,7 @@ fn format_samples_read_like_rust() {
         assert!(!list.is_empty(), "{name}: no sample files");
         let mut push = |bytes: Vec<u8>, what: String, n: usize| {
             let inflated = cbtk.then(|| cbtk_side_file(&bytes));
-            let mode = if n % 2 == 0 {
+            let mode = if n.is_multiple_of(2) {
                 "decode+vfs"
             } else {
                 "decode+plain"
@@ -380,7 +380,7 @@ fn format_samples_read_like_rust() {
 /// A CBTK track opened with `M.open` (positional instances deferred) under the 32-bit
 /// float checks: the header and index read, one window's main chunk inflated through the
 /// function passed and its columns read, all equal to the Rust values, with one inflate
-/// call only.
+/// call only, and with the engine's VFS one `VFS.Unpack*` call per column.
 #[test]
 fn cbtk_window_through_generated_reader() {
     let Some(lua) = lua51::interpreter("cbtk_window_through_generated_reader") else {
@@ -406,14 +406,14 @@ fn cbtk_window_through_generated_reader() {
                     inflated: Some(cbtk_side_file(&bytes)),
                     mode: format!("window:{k}{mode}+check"),
                 });
-                meta.push((name.clone(), bytes.clone(), k));
+                meta.push((name.clone(), bytes.clone(), k, mode));
             }
         }
     }
     let vm = Lua::new();
     let got = run_jobs(&lua, &vm, &dir, &jobs);
     let (mut windows_read, mut columns, mut checked) = (0, 0, 0u64);
-    for ((name, bytes, k), g) in meta.iter().zip(&got) {
+    for ((name, bytes, k, mode), g) in meta.iter().zip(&got) {
         let rust = statepack_codegen::interp::decode(&schema, bytes).unwrap();
         let Got::Value(t, n) = g else {
             let Got::Error { message, .. } = g else {
@@ -448,8 +448,24 @@ fn cbtk_window_through_generated_reader() {
         let dir_t: Table = main.get("directory").unwrap();
         let cols: Table = dir_t.get("columns").unwrap();
         columns += cols.raw_len();
+        // One VFS.Unpack* call per column of a known type with values (none through the
+        // arithmetic path).
+        let mut with_values = 0.0;
+        for c in cols.sequence_values::<Table>() {
+            let c = c.unwrap();
+            let (code, count): (f64, f64) = (c.get("type_code").unwrap(), c.get("count").unwrap());
+            if (1.0..=6.0).contains(&code) && count > 0.0 {
+                with_values += 1.0;
+            }
+        }
+        let vfs_calls: f64 = t.get("vfs_calls").unwrap();
+        let want = if mode.contains("+vfs") {
+            with_values
+        } else {
+            0.0
+        };
+        assert_eq!(vfs_calls, want, "{name} window {k} {mode}: VFS calls");
         windows_read += 1;
-        let _ = Value::Nil;
     }
     let _ = std::fs::remove_dir_all(&dir);
     assert!(checked > 1000, "{checked} numbers checked");
