@@ -362,7 +362,17 @@ function G.reader(src, inflate, lazy)
   local r = { src = src, s = "", sbase = 0, pos = 0, limit = N(src.size), base = 0, path = {},
     bits = 0, nbits = 0, inflate = inflate, lazy = lazy and true or false }
   r.root = r
+  r.grp = G.group(r.limit)
+  -- processed fields of the whole file may produce 65,536 bytes plus 1,032 per input byte
+  r.processed = { used = 0, total = 65536 + 1032 * r.limit }
   return r
+end
+
+--- The budgets of positional instances over one byte buffer (the file, or an inflated
+--- chunk), as the Rust reader keeps them: at most 1,024 + 16 per byte instance reads, their
+--- bytes at most 65,536 + 16 per byte in all, nested at most 64 deep.
+function G.group(len)
+  return { len = len, reads = 0, bytes = 0, depth = 0 }
 end
 
 -- Makes bytes pos .. pos + n - 1 of the stream available in r.s (the caller checked the
@@ -736,6 +746,7 @@ end
 
 local function child(r, fields)
   fields.root = r.root or r
+  fields.grp = fields.grp or r.grp
   fields.bits = 0
   fields.nbits = 0
   return fields
@@ -759,7 +770,8 @@ end
 
 --- A stream over the bytes of a string (processed or terminated field), sharing r's path.
 function G.subOver(r, s)
-  return child(r, { src = nil, s = s, sbase = 0, pos = 0, limit = #s, base = 0, path = r.path })
+  return child(r, { src = nil, s = s, sbase = 0, pos = 0, limit = #s, base = 0, path = r.path,
+    grp = G.group(#s) })
 end
 
 --- A second cursor on r's stream (for a positional instance), with a copy of the path.
@@ -778,12 +790,44 @@ end
 --- Moves to byte `pos` of the stream (counted from its start).
 function G.seekRel(r, pos, field)
   if type(pos) ~= "number" or pos < 0 or r.base + pos > r.limit then
-    -- named at the end of the stream, as the Rust reader names a seek past it
-    G.failAt(r, r.limit, field, "eof", "input ends early: position " .. tostring(pos) .. " lies past the end of the stream (" .. (r.limit - r.base) .. " bytes)")
+    -- named at the end of the stream (its start for a negative position), as the Rust
+    -- reader names a seek outside it
+    local at = r.limit
+    if type(pos) == "number" and pos < 0 then at = r.base end
+    G.failAt(r, at, field, "eof", "input ends early: position " .. tostring(pos) .. " lies past the end of the stream (" .. (r.limit - r.base) .. " bytes)")
   end
   r.pos = N(r.base + pos)
   r.bits = 0
   r.nbits = 0
+end
+
+--- Starts reading a positional instance at the cursor's position (after G.seekRel):
+--- refuses it, at that position, past the buffer's budgets (see G.group); returns where it
+--- starts, for G.leaveInstance.
+function G.enterInstance(r, field)
+  local g = r.grp
+  local at = r.pos
+  if g.depth >= 64 then
+    G.failAt(r, at, field, "semantic", "positional instances nest more than 64 deep (does one point back at itself?)")
+  end
+  if g.bytes > 65536 + 16 * g.len then
+    G.failAt(r, at, field, "semantic", "positional instances read more than " .. (65536 + 16 * g.len)
+      .. " bytes of an input of " .. g.len .. " byte(s) (do they overlap?)")
+  end
+  g.reads = g.reads + 1
+  if g.reads > 1024 + 16 * g.len then
+    G.failAt(r, at, field, "semantic", "more than " .. (1024 + 16 * g.len) .. " positional instance reads for an input of "
+      .. g.len .. " byte(s) (do instances point back at each other?)")
+  end
+  g.depth = g.depth + 1
+  return at
+end
+
+--- Ends a positional instance started at byte `at`: counts the bytes it read.
+function G.leaveInstance(r, at)
+  local g = r.grp
+  if r.pos > at then g.bytes = g.bytes + (r.pos - at) end
+  g.depth = g.depth - 1
 end
 
 --- A sized type must read its whole size (strict rules).
@@ -825,6 +869,14 @@ function G.inflate(r, z, at, field)
     G.failAt(r, at, field, "process", "chunk does not decompress: " .. tostring(out))
   end
   N(#out)
+  local p = (r.root or r).processed
+  if p ~= nil then
+    p.used = p.used + #out
+    if p.used > p.total then
+      G.failAt(r, at, field, "semantic", "processed fields produced more than " .. p.total
+        .. " bytes for one file, its budget of 65,536 plus 1,032 per input byte")
+    end
+  end
   return out
 end
 

@@ -155,7 +155,11 @@ fn cbtk_side_file(bytes: &[u8]) -> Vec<u8> {
         }
     }
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (block, len) in chunks {
+        if !seen.insert((block, len)) {
+            continue;
+        }
         let at = block as usize * 64;
         let Some(z) = bytes.get(at..at + len as usize) else {
             continue;
@@ -475,6 +479,124 @@ fn cbtk_window_through_generated_reader() {
         windows_read,
     );
     common::report("CBTK columns read by generated Lua 5.1", columns);
+}
+
+/// A CBTK file of `windows` windows whose main chunks are all the zlib stream of `main`
+/// (an inflated chunk body); the info and features chunks hold no columns.
+fn cbtk_file(windows: u32, main: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let z = |body: &[u8]| {
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(body).unwrap();
+        e.finish().unwrap()
+    };
+    let (empty, main) = (z(&[0; 8]), z(main));
+    let index_end = 96 + 16 * windows as usize;
+    let block = |at: usize| at.div_ceil(64);
+    let info = block(index_end);
+    let features = block(info * 64 + empty.len());
+    let mb = block(features * 64 + empty.len());
+    let mut h = Vec::new();
+    h.extend(b"CBTK");
+    for v in [1u16, 96, 4, 30] {
+        h.extend(v.to_le_bytes());
+    }
+    for v in [0u32, 10, 1000, windows] {
+        h.extend(v.to_le_bytes());
+    }
+    h.extend(0.5f32.to_le_bytes());
+    h.extend([3, 11, 12, 1]);
+    let lens = [empty.len(), empty.len()];
+    for (b, l) in [(info, lens[0]), (features, lens[1])] {
+        h.extend((b as u32).to_le_bytes());
+        h.extend((l as u32).to_le_bytes());
+    }
+    h.extend([0u8; 12]);
+    h.extend([0u8; 16]);
+    h.extend(0.5f32.to_le_bytes());
+    h.extend(0f32.to_le_bytes());
+    h.extend([0u8; 8]);
+    assert_eq!(h.len(), 96);
+    for _ in 0..windows {
+        for v in [mb as u32, main.len() as u32, 0, 0] {
+            h.extend(v.to_le_bytes());
+        }
+    }
+    for (b, bytes) in [(info, &empty), (features, &empty), (mb, &main)] {
+        h.resize(b * 64, 0);
+        h.extend(bytes.iter());
+    }
+    h
+}
+
+/// Hostile CBTK files refused by the generated Lua 5.1 where and as the Rust reader refuses
+/// them: counts beyond what the bytes hold, a chunk outside the file, and directory entries
+/// whose columns overlap (the positional instances' byte budget, 65,536 plus 16 per byte of
+/// the chunk, stops them as it stops the Rust reader).
+#[test]
+fn cbtk_hostile_files_refused_like_rust() {
+    let Some(lua) = lua51::interpreter("cbtk_hostile_files_refused_like_rust") else {
+        return;
+    };
+    let dir = scratch_dir("hostile");
+    let path = repo_root().join("schema").join("cbtrack_v1.ksy");
+    let (schema, code) = generate(&path, Lua51Options { f32_profile: true }).unwrap();
+    let module = dir.join("cbtrack_v1.lua");
+    std::fs::write(&module, code).unwrap();
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let good = cbtk_file(1, &[0; 8]);
+    let mut h = good[..96].to_vec();
+    h[24..28].copy_from_slice(&16_777_215u32.to_le_bytes());
+    files.push(("16,777,215 windows in a 96-byte header".into(), h));
+    let mut body = vec![0xff; 4];
+    body.extend([0; 12]);
+    files.push((
+        "4,294,967,295 columns in a 16-byte chunk".into(),
+        cbtk_file(1, &body),
+    ));
+    let mut far = good.clone();
+    far[96..100].copy_from_slice(&1_000_000u32.to_le_bytes());
+    files.push(("a main chunk past the end of the file".into(), far));
+    let (entries, column) = (2_000u32, 100_000u32);
+    let dir_end = 4 + 12 * entries;
+    let mut body = entries.to_le_bytes().to_vec();
+    for id in 0..entries {
+        body.extend((id as u16 + 1).to_le_bytes());
+        body.extend(1u16.to_le_bytes());
+        body.extend(dir_end.to_le_bytes());
+        body.extend(column.to_le_bytes());
+    }
+    body.extend(std::iter::repeat_n(0u8, column as usize + 4));
+    files.push((
+        "2,000 directory entries over one 100,000-byte column".into(),
+        cbtk_file(1, &body),
+    ));
+    let jobs: Vec<Job> = files
+        .iter()
+        .map(|(_, bytes)| Job {
+            module: module.clone(),
+            input: bytes.clone(),
+            inflated: Some(cbtk_side_file(bytes)),
+            mode: "decode+vfs".into(),
+        })
+        .collect();
+    let vm = Lua::new();
+    let got = run_jobs(&lua, &vm, &dir, &jobs);
+    for ((what, bytes), g) in files.iter().zip(&got) {
+        assert!(
+            statepack_codegen::interp::decode(&schema, bytes).is_err(),
+            "{what}: Rust reads it"
+        );
+        same_as_rust(&schema, bytes, g, what);
+        if let Got::Error { message, .. } = g {
+            println!("  {what}: {message}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    common::report(
+        "hostile CBTK files refused by generated Lua 5.1 at Rust's path and offset",
+        files.len(),
+    );
 }
 
 // ---------------------------------------------------------------- Kaitai's suite

@@ -328,13 +328,17 @@ impl<'a> Emitter<'a> {
             let src = if at.whole { "S.rootOf" } else { "S.view" };
             let _ = writeln!(
                 o,
-                "{}local {io} = {src}({base})\n{}S.seekRel({io}, N({pos}), {fname})",
+                "{}local {io} = {src}({base})\n{}S.seekRel({io}, N({pos}), {fname})\n{}local {io}_at = S.enterInstance({io}, {fname})",
+                ind(depth),
                 ind(depth),
                 ind(depth)
             );
             reader = io;
         }
         o.push_str(&self.read_repeat(t, f, &reader, &target, &fname, depth)?);
+        if f.at.is_some() {
+            let _ = writeln!(o, "{}S.leaveInstance({reader}, {reader}_at)", ind(depth));
+        }
         if f.cond.is_some() {
             o.push_str("\tend\n");
         }
