@@ -599,6 +599,33 @@ fn cbtk_hostile_files_refused_like_rust() {
     );
 }
 
+/// The CBTK reader checked in beside the sampler (`lua/lua51/cbtrack_v1.lua`, which
+/// `cbtk_sample.lua` reads tracks with) is what `--target lua51 --f32-profile` makes of
+/// `schema/cbtrack_v1.ksy` today. `STATEPACK_UPDATE_LUA=1` rewrites it.
+#[test]
+fn checked_in_cbtk_module_is_fresh() {
+    let path = repo_root().join("schema").join("cbtrack_v1.ksy");
+    let text = statepack_codegen::read_schema_file(&path).unwrap();
+    let code = lua_emit::generate(
+        &text,
+        "schema/cbtrack_v1.ksy",
+        &path,
+        &[],
+        Target::Lua51(Lua51Options { f32_profile: true }),
+    )
+    .unwrap_or_else(|d| panic!("{}", statepack_codegen::render(&d)));
+    let out = statepack_luahost::lua51_dir().join("cbtrack_v1.lua");
+    if std::env::var("STATEPACK_UPDATE_LUA").as_deref() == Ok("1") {
+        std::fs::write(&out, &code).unwrap();
+    }
+    let have = std::fs::read_to_string(&out).unwrap_or_default();
+    assert!(
+        have == code,
+        "{} is stale; refresh it with STATEPACK_UPDATE_LUA=1 cargo test -p statepack-luahost --test lua51_generated checked_in",
+        out.display()
+    );
+}
+
 // ---------------------------------------------------------------- Kaitai's suite
 
 fn suite_dir() -> Option<PathBuf> {
