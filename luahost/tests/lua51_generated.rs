@@ -178,16 +178,38 @@ fn cbtk_side_file(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-/// CBTK tracks written by statepack's writer: the small match, and one with more units and
-/// windows.
+/// CBTK tracks written by statepack's writer: the small match, one with more units and
+/// windows, and (when the fixture is there) a crowd of 2 characters walking the CMU walk's
+/// first 4 bones over 100 frames.
 fn cbtk_tracks() -> Vec<(String, Vec<u8>)> {
     use statepack::sim::cbtrack_match::MatchSpec;
     let mut larger = MatchSpec::small();
     larger.units = 12;
     larger.frames = 400;
     larger.window_length = 128;
+    let mut specs = vec![
+        ("small".to_string(), MatchSpec::small()),
+        ("larger".to_string(), larger),
+    ];
+    if let Some(path) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
+    {
+        use statepack_runtime::motion::{Clip, Skeleton};
+        let clip = statepack_runtime::motion::load_motion_file(&path).expect("read the walk");
+        let bones = 4;
+        let skeleton = Skeleton::new(clip.skeleton.bones()[..bones].to_vec()).expect("a prefix");
+        let rows = clip
+            .frames
+            .iter()
+            .take(120)
+            .map(|r| r[..bones].to_vec())
+            .collect();
+        let clip = Clip::new(clip.name.clone(), skeleton, clip.frame_time_s, rows).expect("a cut");
+        let mut spec = MatchSpec::crowd(clip, 2, 100);
+        spec.window_length = 40;
+        specs.push(("cmu-131-01-walk crowd".to_string(), spec));
+    }
     let mut out = Vec::new();
-    for (name, spec) in [("small", MatchSpec::small()), ("larger", larger)] {
+    for (name, spec) in specs {
         let mut w = std::io::Cursor::new(Vec::new());
         spec.write(&mut w, |_, _| {}).unwrap();
         out.push((format!("{name}.cbtrack"), w.into_inner()));
@@ -328,7 +350,9 @@ fn format_samples_read_like_rust() {
         assert!(!list.is_empty(), "{name}: no sample files");
         let mut push = |bytes: Vec<u8>, what: String, n: usize| {
             let inflated = cbtk.then(|| cbtk_side_file(&bytes));
-            let mode = if n.is_multiple_of(2) {
+            let mode = if n == usize::MAX {
+                "open+vfs"
+            } else if n.is_multiple_of(2) {
                 "decode+vfs"
             } else {
                 "decode+plain"
@@ -343,6 +367,12 @@ fn format_samples_read_like_rust() {
         };
         for (file, bytes) in list {
             push(bytes.clone(), format!("{name}/{file}"), 0);
+            // M.open: positional instances read when used (the driver reads them all).
+            push(
+                bytes.clone(),
+                format!("{name}/{file} opened lazily"),
+                usize::MAX,
+            );
             let step = (bytes.len() / 23).max(1);
             for (n, cut) in (0..bytes.len()).step_by(step).enumerate() {
                 push(
