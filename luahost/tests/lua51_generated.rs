@@ -511,6 +511,64 @@ fn cbtk_window_through_generated_reader() {
     common::report("CBTK columns read by generated Lua 5.1", columns);
 }
 
+/// The flashback RPLY replays (made by the reference Luau codec, not by statepack): the
+/// generated Lua 5.1 reads each to the Rust reader's values, or both refuse it at the same
+/// field path and byte offset.
+#[test]
+fn flashback_replays_read_like_rust() {
+    let Some(fixtures) = statepack_runtime::fixtures::fixture_for_test("flashback-rply") else {
+        return;
+    };
+    let Some(lua) = lua51::interpreter("flashback_replays_read_like_rust") else {
+        return;
+    };
+    let dir = scratch_dir("flashback");
+    let path = repo_root().join("schema").join("rply_v3.ksy");
+    let (schema, code) = generate(&path, Lua51Options::default()).unwrap();
+    let module = dir.join("rply_v3.lua");
+    std::fs::write(&module, code).unwrap();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&fixtures)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "rply"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no .rply in {}", fixtures.display());
+    let inputs: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    let jobs: Vec<Job> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, b)| Job {
+            module: module.clone(),
+            input: b.clone(),
+            inflated: None,
+            mode: if i.is_multiple_of(2) {
+                "decode+vfs"
+            } else {
+                "decode+plain"
+            }
+            .into(),
+        })
+        .collect();
+    let vm = Lua::new();
+    let got = run_jobs(&lua, &vm, &dir, &jobs);
+    let (mut read, mut refused) = (0, 0);
+    for ((f, bytes), g) in files.iter().zip(&inputs).zip(&got) {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        same_as_rust(&schema, bytes, g, &name);
+        match g {
+            Got::Value(..) => read += 1,
+            Got::Error { .. } => refused += 1,
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    common::report("flashback replays read by generated Lua 5.1", read);
+    common::report(
+        "flashback replays refused by generated Lua 5.1 at Rust's path and offset",
+        refused,
+    );
+}
+
 /// A CBTK file of `windows` windows whose main chunks are all the zlib stream of `main`
 /// (an inflated chunk body); the info and features chunks hold no columns.
 fn cbtk_file(windows: u32, main: &[u8]) -> Vec<u8> {
