@@ -224,8 +224,12 @@ impl Scope<'_> {
         Ok(match e {
             Expr::Int(i) => {
                 if i.abs() > EXACT {
+                    let lua = match self.dialect {
+                        Dialect::Luau => "Luau",
+                        Dialect::Lua51 => "Lua 5.1",
+                    };
                     return Err(format!(
-                        "integer literal {i} is beyond 2^53, which a Luau number cannot hold exactly"
+                        "integer literal {i} is beyond 2^53, which a {lua} number cannot hold exactly"
                     ));
                 }
                 (format!("{i}"), Kind::Int)
