@@ -16,7 +16,11 @@ pub const SCHEMA_ID: &str = "cbtrack_v1";
 /// instances: the info and features chunks, and each window's main chunk and terrain chunk.
 /// A decompressed chunk is a column directory whose entries point at typed columns. Bytes
 /// between chunks (zero padding) are kept and written back. Positions are in position steps,
-/// frames are simulation frames; see docs/formats/cbtrack.md.
+/// frames are simulation frames; see docs/formats/cbtrack.md. No stored integer exceeds
+/// 16,777,215 in magnitude (the engine's Lua numbers are 32-bit floats): every u4 and s4
+/// says so with a `valid` range, but for the two counts derived on write (`num_windows`,
+/// `num_columns`), which the reader bounds by the bytes their lists take; so the schema
+/// passes the Lua 5.1 backend's 32-bit-float profile (docs/lua.md).
 ///
 /// The root type of the schema.
 ///
@@ -33,11 +37,11 @@ pub const SCHEMA_ID: &str = "cbtrack_v1";
 pub struct CbtrackV1 {
     /// Header and window index.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 16.
+    /// Schema: `schema/cbtrack_v1.ksy` line 20.
     pub head: CbtkHead,
     /// The info chunk (names, teams, the map), at block `head.info_block`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 20.
+    /// Schema: `schema/cbtrack_v1.ksy` line 24.
     pub info: ::std::boxed::Box<ChunkBody>,
     #[doc(hidden)]
     /// The stored (processed) bytes of `info` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
@@ -49,7 +53,7 @@ pub struct CbtrackV1 {
     pub __stored_info: ::std::option::Option<::std::vec::Vec<u8>>,
     /// The features chunk, at block `head.features_block`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 27.
+    /// Schema: `schema/cbtrack_v1.ksy` line 31.
     pub features: ::std::boxed::Box<ChunkBody>,
     #[doc(hidden)]
     /// The stored (processed) bytes of `features` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
@@ -61,7 +65,7 @@ pub struct CbtrackV1 {
     pub __stored_features: ::std::option::Option<::std::vec::Vec<u8>>,
     /// One entry per window of the index, holding the window's main and terrain chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 34.
+    /// Schema: `schema/cbtrack_v1.ksy` line 38.
     pub windows: ::std::vec::Vec<Window>,
     #[doc(hidden)]
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
@@ -648,7 +652,7 @@ pub fn reflect_roundtrip(
 /// The 96-byte header (or longer: the stated header size is a minimum) and the window
 /// index: everything a reader needs before it touches a chunk.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 41.
+/// Schema: `schema/cbtrack_v1.ksy` line 45.
 #[derive(
     Debug,
     Clone,
@@ -662,121 +666,121 @@ pub fn reflect_roundtrip(
 pub struct CbtkHead {
     /// Format version; only 1 is known.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 49.
+    /// Schema: `schema/cbtrack_v1.ksy` line 53.
     pub format_version: u16,
     /// Header size in bytes, at least 96; the index starts here.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 53.
+    /// Schema: `schema/cbtrack_v1.ksy` line 57.
     pub header_size: u16,
     /// Recorder version (what a reader depends on; see the spec's table).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 59.
+    /// Schema: `schema/cbtrack_v1.ksy` line 63.
     pub recorder_version: u16,
     /// Simulation frames per second (the engine's GAME_SPEED is 30).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 62.
+    /// Schema: `schema/cbtrack_v1.ksy` line 66.
     pub frames_per_second: u16,
     /// First frame recorded.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 65.
+    /// Schema: `schema/cbtrack_v1.ksy` line 69.
     pub first_frame: u32,
     /// Last frame recorded.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 68.
+    /// Schema: `schema/cbtrack_v1.ksy` line 74.
     pub last_frame: u32,
     /// Window length in frames, 1 to 65,535.
     ///
     /// Unit: frame.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 71.
+    /// Schema: `schema/cbtrack_v1.ksy` line 79.
     pub window_length: u32,
     /// Tolerance in elmos that every recorded sample is within.
     ///
     /// Unit: elmo.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 81.
+    /// Schema: `schema/cbtrack_v1.ksy` line 89.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub tolerance: f32,
     /// The position step is 1 / 2^position_shift elmo.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 85.
+    /// Schema: `schema/cbtrack_v1.ksy` line 93.
     pub position_shift: u8,
     /// The velocity step is 1 / 2^velocity_shift elmo per frame.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 88.
+    /// Schema: `schema/cbtrack_v1.ksy` line 96.
     pub velocity_shift: u8,
     /// Rotation bits, 8 to 16.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 91.
+    /// Schema: `schema/cbtrack_v1.ksy` line 99.
     pub rotation_bits: u8,
     /// Frames between the recorder's unit samples; for information only.
     ///
     /// Unit: frame.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 97.
+    /// Schema: `schema/cbtrack_v1.ksy` line 105.
     pub sample_interval: u8,
     /// Block number of the info chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 101.
+    /// Schema: `schema/cbtrack_v1.ksy` line 109.
     pub info_block: u32,
     /// Length of the info chunk in bytes.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 104.
+    /// Schema: `schema/cbtrack_v1.ksy` line 114.
     pub info_len: u32,
     /// Block number of the features chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 108.
+    /// Schema: `schema/cbtrack_v1.ksy` line 120.
     pub features_block: u32,
     /// Length of the features chunk in bytes.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 111.
+    /// Schema: `schema/cbtrack_v1.ksy` line 125.
     pub features_len: u32,
     /// Number of units in the match.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 115.
+    /// Schema: `schema/cbtrack_v1.ksy` line 131.
     pub num_units: u32,
     /// Number of projectiles in the match.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 118.
+    /// Schema: `schema/cbtrack_v1.ksy` line 136.
     pub num_projectiles: u32,
     /// Number of features in the match.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 121.
+    /// Schema: `schema/cbtrack_v1.ksy` line 141.
     pub num_features: u32,
     /// The replay's game id, copied from the replay header.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 124.
+    /// Schema: `schema/cbtrack_v1.ksy` line 146.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub game_id: ::std::vec::Vec<u8>,
     /// Resource tolerance (0 before recorder version 4).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 127.
+    /// Schema: `schema/cbtrack_v1.ksy` line 149.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub resource_tolerance: f32,
     /// Resource fraction (0 before recorder version 4).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 130.
+    /// Schema: `schema/cbtrack_v1.ksy` line 152.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub resource_fraction: f32,
     /// Reserved, zero when written.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 133.
+    /// Schema: `schema/cbtrack_v1.ksy` line 155.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub reserved: ::std::vec::Vec<u8>,
     /// Header fields after byte 96 that a later writer may add; kept as bytes.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 136.
+    /// Schema: `schema/cbtrack_v1.ksy` line 158.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub header_extra: ::std::vec::Vec<u8>,
     /// One entry per window, in order.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 139.
+    /// Schema: `schema/cbtrack_v1.ksy` line 161.
     pub index: ::std::vec::Vec<WindowEntry>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -843,26 +847,14 @@ impl CbtkHead {
             __r.leave(Some(&__v));
             __v
         };
-        let (
-            recorder_version,
-            frames_per_second,
-            first_frame,
-            last_frame,
-        ): (u16, u16, u32, u32) = 'run: {
+        let (recorder_version, frames_per_second): (u16, u16) = 'run: {
             'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
                     break 'fast;
                 };
                 let recorder_version = u16::from_le_bytes([__b[0], __b[1]]);
                 let frames_per_second = u16::from_le_bytes([__b[2], __b[3]]);
-                let first_frame = u32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                let last_frame = u32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
-                break 'run (
-                    recorder_version,
-                    frames_per_second,
-                    first_frame,
-                    last_frame,
-                );
+                break 'run (recorder_version, frames_per_second);
             }
             ::statepack_runtime::io::unlikely();
             __r.enter(::statepack_runtime::io::PathSeg::Field("recorder_version"));
@@ -879,21 +871,53 @@ impl CbtkHead {
                 __r.leave(Some(&__v));
                 __v
             };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("first_frame"));
-            let first_frame: u32 = {
-                let __v: u32 = { __r.read_u32le() }
-                    .map_err(|e| e.in_field("first_frame"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("last_frame"));
-            let last_frame: u32 = {
-                let __v: u32 = { __r.read_u32le() }
-                    .map_err(|e| e.in_field("last_frame"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (recorder_version, frames_per_second, first_frame, last_frame)
+            (recorder_version, frames_per_second)
+        };
+        let __rule_first_frame: &'static str = "must be at most 16777215";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("first_frame"));
+        let first_frame: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("first_frame"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_first_frame,
+                                },
+                            )
+                            .in_field("first_frame"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let __rule_last_frame: &'static str = "must be at most 16777215";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("last_frame"));
+        let last_frame: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("last_frame"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_last_frame,
+                                },
+                            )
+                            .in_field("last_frame"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
         };
         let __rule_window_length: &'static str = "must be in 1..=65535";
         __r.enter(::statepack_runtime::io::PathSeg::Field("window_length"));
@@ -989,125 +1013,174 @@ impl CbtkHead {
             __r.leave(Some(&__v));
             __v
         };
-        let (
-            sample_interval,
-            info_block,
-            info_len,
-            features_block,
-            features_len,
-            num_units,
-            num_projectiles,
-            num_features,
-        ): (u8, u32, u32, u32, u32, u32, u32, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<29>() else {
-                    break 'fast;
-                };
-                let sample_interval = u8::from_le_bytes([__b[0]]);
-                let info_block = u32::from_le_bytes([__b[1], __b[2], __b[3], __b[4]]);
-                let info_len = u32::from_le_bytes([__b[5], __b[6], __b[7], __b[8]]);
-                let features_block = u32::from_le_bytes([
-                    __b[9],
-                    __b[10],
-                    __b[11],
-                    __b[12],
-                ]);
-                let features_len = u32::from_le_bytes([
-                    __b[13],
-                    __b[14],
-                    __b[15],
-                    __b[16],
-                ]);
-                let num_units = u32::from_le_bytes([__b[17], __b[18], __b[19], __b[20]]);
-                let num_projectiles = u32::from_le_bytes([
-                    __b[21],
-                    __b[22],
-                    __b[23],
-                    __b[24],
-                ]);
-                let num_features = u32::from_le_bytes([
-                    __b[25],
-                    __b[26],
-                    __b[27],
-                    __b[28],
-                ]);
-                break 'run (
-                    sample_interval,
-                    info_block,
-                    info_len,
-                    features_block,
-                    features_len,
-                    num_units,
-                    num_projectiles,
-                    num_features,
-                );
+        __r.enter(::statepack_runtime::io::PathSeg::Field("sample_interval"));
+        let sample_interval: u8 = {
+            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("sample_interval"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
+        let __rule_info_block: &'static str = "must be at most 16777215";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("info_block"));
+        let info_block: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("info_block"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_info_block,
+                                },
+                            )
+                            .in_field("info_block"),
+                    );
+                }
             }
-            ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("sample_interval"));
-            let sample_interval: u8 = {
-                let __v: u8 = { __r.read_u8() }
-                    .map_err(|e| e.in_field("sample_interval"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("info_block"));
-            let info_block: u32 = {
-                let __v: u32 = { __r.read_u32le() }
-                    .map_err(|e| e.in_field("info_block"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("info_len"));
-            let info_len: u32 = {
-                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("info_len"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("features_block"));
-            let features_block: u32 = {
-                let __v: u32 = { __r.read_u32le() }
-                    .map_err(|e| e.in_field("features_block"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("features_len"));
-            let features_len: u32 = {
-                let __v: u32 = { __r.read_u32le() }
-                    .map_err(|e| e.in_field("features_len"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("num_units"));
-            let num_units: u32 = {
-                let __v: u32 = { __r.read_u32le() }
-                    .map_err(|e| e.in_field("num_units"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("num_projectiles"));
-            let num_projectiles: u32 = {
-                let __v: u32 = { __r.read_u32le() }
-                    .map_err(|e| e.in_field("num_projectiles"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("num_features"));
-            let num_features: u32 = {
-                let __v: u32 = { __r.read_u32le() }
-                    .map_err(|e| e.in_field("num_features"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (
-                sample_interval,
-                info_block,
-                info_len,
-                features_block,
-                features_len,
-                num_units,
-                num_projectiles,
-                num_features,
-            )
+            __r.leave(Some(&__v));
+            __v
+        };
+        let __rule_info_len: &'static str = "must be at most 16777215";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("info_len"));
+        let info_len: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("info_len"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_info_len,
+                                },
+                            )
+                            .in_field("info_len"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let __rule_features_block: &'static str = "must be at most 16777215";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("features_block"));
+        let features_block: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }
+                .map_err(|e| e.in_field("features_block"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_features_block,
+                                },
+                            )
+                            .in_field("features_block"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let __rule_features_len: &'static str = "must be at most 16777215";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("features_len"));
+        let features_len: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("features_len"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_features_len,
+                                },
+                            )
+                            .in_field("features_len"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let __rule_num_units: &'static str = "must be at most 16777215";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("num_units"));
+        let num_units: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("num_units"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_num_units,
+                                },
+                            )
+                            .in_field("num_units"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let __rule_num_projectiles: &'static str = "must be at most 16777215";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("num_projectiles"));
+        let num_projectiles: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }
+                .map_err(|e| e.in_field("num_projectiles"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_num_projectiles,
+                                },
+                            )
+                            .in_field("num_projectiles"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let __rule_num_features: &'static str = "must be at most 16777215";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("num_features"));
+        let num_features: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("num_features"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_num_features,
+                                },
+                            )
+                            .in_field("num_features"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("game_id"));
         let game_id: ::std::vec::Vec<u8> = {
@@ -1307,12 +1380,50 @@ impl CbtkHead {
                 })?;
         }
         {
-            let mut __b = [0u8; 12];
+            let mut __b = [0u8; 4];
             __b[0..2].copy_from_slice(&(self.recorder_version).to_le_bytes());
             __b[2..4].copy_from_slice(&(self.frames_per_second).to_le_bytes());
-            __b[4..8].copy_from_slice(&(self.first_frame).to_le_bytes());
-            __b[8..12].copy_from_slice(&(self.last_frame).to_le_bytes());
             __w.write_bytes(&__b);
+        }
+        let __rule_first_frame: &'static str = "must be at most 16777215";
+        {
+            let __val = &self.first_frame;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_first_frame,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("first_frame")
+                })?;
+        }
+        let __rule_last_frame: &'static str = "must be at most 16777215";
+        {
+            let __val = &self.last_frame;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_last_frame,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("last_frame")
+                })?;
         }
         let __rule_window_length: &'static str = "must be in 1..=65535";
         {
@@ -1363,16 +1474,155 @@ impl CbtkHead {
                 })?;
         }
         {
-            let mut __b = [0u8; 29];
-            __b[0..1].copy_from_slice(&(self.sample_interval).to_le_bytes());
-            __b[1..5].copy_from_slice(&(self.info_block).to_le_bytes());
-            __b[5..9].copy_from_slice(&(self.info_len).to_le_bytes());
-            __b[9..13].copy_from_slice(&(self.features_block).to_le_bytes());
-            __b[13..17].copy_from_slice(&(self.features_len).to_le_bytes());
-            __b[17..21].copy_from_slice(&(self.num_units).to_le_bytes());
-            __b[21..25].copy_from_slice(&(self.num_projectiles).to_le_bytes());
-            __b[25..29].copy_from_slice(&(self.num_features).to_le_bytes());
-            __w.write_bytes(&__b);
+            let __val = &self.sample_interval;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                __w.write_u8(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("sample_interval")
+                })?;
+        }
+        let __rule_info_block: &'static str = "must be at most 16777215";
+        {
+            let __val = &self.info_block;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_info_block,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("info_block")
+                })?;
+        }
+        let __rule_info_len: &'static str = "must be at most 16777215";
+        {
+            let __val = &self.info_len;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_info_len,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("info_len")
+                })?;
+        }
+        let __rule_features_block: &'static str = "must be at most 16777215";
+        {
+            let __val = &self.features_block;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_features_block,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("features_block")
+                })?;
+        }
+        let __rule_features_len: &'static str = "must be at most 16777215";
+        {
+            let __val = &self.features_len;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_features_len,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("features_len")
+                })?;
+        }
+        let __rule_num_units: &'static str = "must be at most 16777215";
+        {
+            let __val = &self.num_units;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_num_units,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("num_units")
+                })?;
+        }
+        let __rule_num_projectiles: &'static str = "must be at most 16777215";
+        {
+            let __val = &self.num_projectiles;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_num_projectiles,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("num_projectiles")
+                })?;
+        }
+        let __rule_num_features: &'static str = "must be at most 16777215";
+        {
+            let __val = &self.num_features;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_num_features,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("num_features")
+                })?;
         }
         {
             let __val = &self.game_id;
@@ -1804,7 +2054,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for CbtkHead {
 }
 /// Where one window's chunks are.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 144.
+/// Schema: `schema/cbtrack_v1.ksy` line 166.
 #[derive(
     Debug,
     Clone,
@@ -1818,23 +2068,23 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for CbtkHead {
 pub struct WindowEntry {
     /// Block number of the main chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 147.
+    /// Schema: `schema/cbtrack_v1.ksy` line 169.
     pub main_block: u32,
     /// Length of the main chunk in bytes.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 150.
+    /// Schema: `schema/cbtrack_v1.ksy` line 174.
     pub main_len: u32,
     /// Block number of the terrain chunk, or 0.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 154.
+    /// Schema: `schema/cbtrack_v1.ksy` line 180.
     pub terrain_block: u32,
     /// Length of the terrain chunk in bytes, 0 when no terrain changed.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 157.
+    /// Schema: `schema/cbtrack_v1.ksy` line 185.
     pub terrain_len: u32,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1848,56 +2098,98 @@ impl WindowEntry {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let (main_block, main_len, terrain_block, terrain_len): (u32, u32, u32, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
-                    break 'fast;
-                };
-                let main_block = u32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let main_len = u32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                let terrain_block = u32::from_le_bytes([
-                    __b[8],
-                    __b[9],
-                    __b[10],
-                    __b[11],
-                ]);
-                let terrain_len = u32::from_le_bytes([
-                    __b[12],
-                    __b[13],
-                    __b[14],
-                    __b[15],
-                ]);
-                break 'run (main_block, main_len, terrain_block, terrain_len);
+        let __rule_main_block: &'static str = "must be at most 16777215";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("main_block"));
+        let main_block: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("main_block"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_main_block,
+                                },
+                            )
+                            .in_field("main_block"),
+                    );
+                }
             }
-            ::statepack_runtime::io::unlikely();
-            __r.enter(::statepack_runtime::io::PathSeg::Field("main_block"));
-            let main_block: u32 = {
-                let __v: u32 = { __r.read_u32le() }
-                    .map_err(|e| e.in_field("main_block"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("main_len"));
-            let main_len: u32 = {
-                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("main_len"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("terrain_block"));
-            let terrain_block: u32 = {
-                let __v: u32 = { __r.read_u32le() }
-                    .map_err(|e| e.in_field("terrain_block"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("terrain_len"));
-            let terrain_len: u32 = {
-                let __v: u32 = { __r.read_u32le() }
-                    .map_err(|e| e.in_field("terrain_len"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (main_block, main_len, terrain_block, terrain_len)
+            __r.leave(Some(&__v));
+            __v
+        };
+        let __rule_main_len: &'static str = "must be at most 16777215";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("main_len"));
+        let main_len: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("main_len"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_main_len,
+                                },
+                            )
+                            .in_field("main_len"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let __rule_terrain_block: &'static str = "must be at most 16777215";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("terrain_block"));
+        let terrain_block: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }
+                .map_err(|e| e.in_field("terrain_block"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_terrain_block,
+                                },
+                            )
+                            .in_field("terrain_block"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let __rule_terrain_len: &'static str = "must be at most 16777215";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("terrain_len"));
+        let terrain_len: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("terrain_len"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_terrain_len,
+                                },
+                            )
+                            .in_field("terrain_len"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
         };
         Ok(Self {
             main_block,
@@ -1923,13 +2215,85 @@ impl WindowEntry {
         let main_len = self.main_len;
         let terrain_block = self.terrain_block;
         let terrain_len = self.terrain_len;
+        let __rule_main_block: &'static str = "must be at most 16777215";
         {
-            let mut __b = [0u8; 16];
-            __b[0..4].copy_from_slice(&(self.main_block).to_le_bytes());
-            __b[4..8].copy_from_slice(&(self.main_len).to_le_bytes());
-            __b[8..12].copy_from_slice(&(self.terrain_block).to_le_bytes());
-            __b[12..16].copy_from_slice(&(self.terrain_len).to_le_bytes());
-            __w.write_bytes(&__b);
+            let __val = &self.main_block;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_main_block,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("main_block")
+                })?;
+        }
+        let __rule_main_len: &'static str = "must be at most 16777215";
+        {
+            let __val = &self.main_len;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_main_len,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("main_len")
+                })?;
+        }
+        let __rule_terrain_block: &'static str = "must be at most 16777215";
+        {
+            let __val = &self.terrain_block;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_terrain_block,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("terrain_block")
+                })?;
+        }
+        let __rule_terrain_len: &'static str = "must be at most 16777215";
+        {
+            let __val = &self.terrain_len;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_terrain_len,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("terrain_len")
+                })?;
         }
         Ok(())
     }
@@ -2042,7 +2406,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for WindowEntry {
 /// One window's chunks, found through its entry of the index (a zero-length type: it
 /// only holds the two positional instances).
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 161.
+/// Schema: `schema/cbtrack_v1.ksy` line 191.
 #[derive(
     Debug,
     Clone,
@@ -2057,12 +2421,12 @@ pub struct Window {
     ///
     /// Parameter `entry`: given by the field that reads this type, not stored in the data.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 166.
+    /// Schema: `schema/cbtrack_v1.ksy` line 196.
     #[serde(rename = "entry")]
     pub entry: WindowEntry,
     /// The main chunk (units, keys, projectiles, team numbers).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 170.
+    /// Schema: `schema/cbtrack_v1.ksy` line 200.
     pub main: ::std::boxed::Box<ChunkBody>,
     #[doc(hidden)]
     /// The stored (processed) bytes of `main` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
@@ -2076,7 +2440,7 @@ pub struct Window {
     ///
     /// Present only when `entry.terrain_len != 0`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 178.
+    /// Schema: `schema/cbtrack_v1.ksy` line 208.
     pub terrain: ::std::option::Option<::std::boxed::Box<ChunkBody>>,
     #[doc(hidden)]
     /// The stored (processed) bytes of `terrain` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
@@ -2464,7 +2828,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Window {
 /// (each 4-byte aligned, offsets from the start of the decompressed chunk), then 4 zero
 /// bytes. The bytes after the directory are read through the entries and kept.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 187.
+/// Schema: `schema/cbtrack_v1.ksy` line 217.
 #[derive(
     Debug,
     Clone,
@@ -2475,7 +2839,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Window {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct ChunkBody {
-    /// Schema: `schema/cbtrack_v1.ksy` line 193.
+    /// Schema: `schema/cbtrack_v1.ksy` line 223.
     pub directory: ColumnDirectory,
     #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
@@ -2639,7 +3003,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ChunkBody {
 }
 /// The column count and one 12-byte entry per column, in rising order of id.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 195.
+/// Schema: `schema/cbtrack_v1.ksy` line 225.
 #[derive(
     Debug,
     Clone,
@@ -2651,7 +3015,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ChunkBody {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct ColumnDirectory {
-    /// Schema: `schema/cbtrack_v1.ksy` line 201.
+    /// Schema: `schema/cbtrack_v1.ksy` line 231.
     pub columns: ::std::vec::Vec<ColumnEntry>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2836,7 +3200,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ColumnDirectory {
 }
 /// One directory entry.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 205.
+/// Schema: `schema/cbtrack_v1.ksy` line 235.
 #[derive(
     Debug,
     Clone,
@@ -2850,57 +3214,57 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ColumnDirectory {
 pub struct ColumnEntry {
     /// Column id.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 208.
+    /// Schema: `schema/cbtrack_v1.ksy` line 238.
     pub id: u16,
     /// 1 u8, 2 u16, 3 s16, 4 u32, 5 s32, 6 f32; a reader skips other codes.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 211.
+    /// Schema: `schema/cbtrack_v1.ksy` line 241.
     pub type_code: u16,
     /// Offset of the column's data from the start of the decompressed chunk.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 214.
+    /// Schema: `schema/cbtrack_v1.ksy` line 244.
     pub offset: u32,
     /// Number of values.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 218.
+    /// Schema: `schema/cbtrack_v1.ksy` line 250.
     pub count: u32,
     /// The column's values when its type code is 1 (u8).
     ///
     /// Present only when `type_code == 1`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 222.
+    /// Schema: `schema/cbtrack_v1.ksy` line 256.
     pub u1_values: ::std::option::Option<::std::vec::Vec<u8>>,
     /// The column's values when its type code is 2 (u16).
     ///
     /// Present only when `type_code == 2`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 229.
+    /// Schema: `schema/cbtrack_v1.ksy` line 263.
     pub u2_values: ::std::option::Option<::std::vec::Vec<u16>>,
     /// The column's values when its type code is 3 (s16).
     ///
     /// Present only when `type_code == 3`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 236.
+    /// Schema: `schema/cbtrack_v1.ksy` line 270.
     pub s2_values: ::std::option::Option<::std::vec::Vec<i16>>,
     /// The column's values when its type code is 4 (u32).
     ///
     /// Present only when `type_code == 4`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 243.
+    /// Schema: `schema/cbtrack_v1.ksy` line 277.
     pub u4_values: ::std::option::Option<::std::vec::Vec<u32>>,
     /// The column's values when its type code is 5 (s32).
     ///
     /// Present only when `type_code == 5`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 250.
+    /// Schema: `schema/cbtrack_v1.ksy` line 286.
     pub s4_values: ::std::option::Option<::std::vec::Vec<i32>>,
     /// The column's values when its type code is 6 (f32).
     ///
     /// Present only when `type_code == 6`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 257.
+    /// Schema: `schema/cbtrack_v1.ksy` line 296.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub f4_values: ::std::option::Option<::std::vec::Vec<f32>>,
 }
@@ -2915,16 +3279,14 @@ impl ColumnEntry {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let (id, type_code, offset, count): (u16, u16, u32, u32) = 'run: {
+        let (id, type_code): (u16, u16) = 'run: {
             'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
                     break 'fast;
                 };
                 let id = u16::from_le_bytes([__b[0], __b[1]]);
                 let type_code = u16::from_le_bytes([__b[2], __b[3]]);
-                let offset = u32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                let count = u32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
-                break 'run (id, type_code, offset, count);
+                break 'run (id, type_code);
             }
             ::statepack_runtime::io::unlikely();
             __r.enter(::statepack_runtime::io::PathSeg::Field("id"));
@@ -2940,19 +3302,53 @@ impl ColumnEntry {
                 __r.leave(Some(&__v));
                 __v
             };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("offset"));
-            let offset: u32 = {
-                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("offset"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
-            let count: u32 = {
-                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("count"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            (id, type_code, offset, count)
+            (id, type_code)
+        };
+        let __rule_offset: &'static str = "must be at most 16777215";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("offset"));
+        let offset: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("offset"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_offset,
+                                },
+                            )
+                            .in_field("offset"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
+        };
+        let __rule_count: &'static str = "must be at most 16777215";
+        __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
+        let count: u32 = {
+            let __el_at = __r.offset();
+            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("count"))?;
+            {
+                let __v = &__v;
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::DecodeError::new(
+                                __el_at,
+                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                    value: format!("{:?}", __v),
+                                    rule: __rule_count,
+                                },
+                            )
+                            .in_field("count"),
+                    );
+                }
+            }
+            __r.leave(Some(&__v));
+            __v
         };
         let u1_values: ::std::option::Option<::std::vec::Vec<u8>> = if (type_code
             as i128) == 1_i128
@@ -3065,6 +3461,7 @@ impl ColumnEntry {
         } else {
             None
         };
+        let __rule_u4_values: &'static str = "must be at most 16777215";
         let u4_values: ::std::option::Option<::std::vec::Vec<u32>> = if (type_code
             as i128) == 4_i128
         {
@@ -3085,8 +3482,25 @@ impl ColumnEntry {
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
+                                    let __el_at = __r.offset();
                                     let __v: u32 = { __r.read_u32le() }
                                         .map_err(|e| e.in_index(__i).in_field("u4_values"))?;
+                                    {
+                                        let __v = &__v;
+                                        if (*__v as i128) > 16777215_i128 {
+                                            return Err(
+                                                ::statepack_runtime::io::DecodeError::new(
+                                                        __el_at,
+                                                        ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                                            value: format!("{:?}", __v),
+                                                            rule: __rule_u4_values,
+                                                        },
+                                                    )
+                                                    .in_index(__i)
+                                                    .in_field("u4_values"),
+                                            );
+                                        }
+                                    }
                                     __r.leave(Some(&__v));
                                     __v
                                 });
@@ -3102,6 +3516,7 @@ impl ColumnEntry {
         } else {
             None
         };
+        let __rule_s4_values: &'static str = "must be in -16777215..=16777215";
         let s4_values: ::std::option::Option<::std::vec::Vec<i32>> = if (type_code
             as i128) == 5_i128
         {
@@ -3122,8 +3537,27 @@ impl ColumnEntry {
                             __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
                             __list
                                 .push({
+                                    let __el_at = __r.offset();
                                     let __v: i32 = { __r.read_i32le() }
                                         .map_err(|e| e.in_index(__i).in_field("s4_values"))?;
+                                    {
+                                        let __v = &__v;
+                                        if !(((*__v as i128) >= (-16777215_i128))
+                                            && ((*__v as i128) <= 16777215_i128))
+                                        {
+                                            return Err(
+                                                ::statepack_runtime::io::DecodeError::new(
+                                                        __el_at,
+                                                        ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                                            value: format!("{:?}", __v),
+                                                            rule: __rule_s4_values,
+                                                        },
+                                                    )
+                                                    .in_index(__i)
+                                                    .in_field("s4_values"),
+                                            );
+                                        }
+                                    }
                                     __r.leave(Some(&__v));
                                     __v
                                 });
@@ -3213,12 +3647,48 @@ impl ColumnEntry {
         let s4_values = &self.s4_values;
         let f4_values = &self.f4_values;
         {
-            let mut __b = [0u8; 12];
+            let mut __b = [0u8; 4];
             __b[0..2].copy_from_slice(&(self.id).to_le_bytes());
             __b[2..4].copy_from_slice(&(self.type_code).to_le_bytes());
-            __b[4..8].copy_from_slice(&(self.offset).to_le_bytes());
-            __b[8..12].copy_from_slice(&(self.count).to_le_bytes());
             __w.write_bytes(&__b);
+        }
+        let __rule_offset: &'static str = "must be at most 16777215";
+        {
+            let __val = &self.offset;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_offset,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                    e.in_field("offset")
+                })?;
+        }
+        let __rule_count: &'static str = "must be at most 16777215";
+        {
+            let __val = &self.count;
+            let __v = __val;
+            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                if (*__v as i128) > 16777215_i128 {
+                    return Err(
+                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                            value: format!("{:?}", __v),
+                            rule: __rule_count,
+                        }),
+                    );
+                }
+                __w.write_u32le(*__v);
+                Ok(())
+            })()
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("count"))?;
         }
         {
             let __pos: i128 = offset as i128;
@@ -3362,6 +3832,7 @@ impl ColumnEntry {
                 .map_err(|e| e.in_field("u4_values"))?;
             {
                 let __w = &mut __tw;
+                let __rule_u4_values: &'static str = "must be at most 16777215";
                 match (((type_code as i128) == 4_i128), &self.u4_values) {
                     (true, Some(__val)) => {
                         if (__val.len() as i128) != (count as i128) {
@@ -3376,6 +3847,14 @@ impl ColumnEntry {
                         for (__i, __v) in __val.iter().enumerate() {
                             let __before = __w.bit_len();
                             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                if (*__v as i128) > 16777215_i128 {
+                                    return Err(
+                                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                                            value: format!("{:?}", __v),
+                                            rule: __rule_u4_values,
+                                        }),
+                                    );
+                                }
                                 __w.write_u32le(*__v);
                                 Ok(())
                             })()
@@ -3407,6 +3886,7 @@ impl ColumnEntry {
                 .map_err(|e| e.in_field("s4_values"))?;
             {
                 let __w = &mut __tw;
+                let __rule_s4_values: &'static str = "must be in -16777215..=16777215";
                 match (((type_code as i128) == 5_i128), &self.s4_values) {
                     (true, Some(__val)) => {
                         if (__val.len() as i128) != (count as i128) {
@@ -3421,6 +3901,16 @@ impl ColumnEntry {
                         for (__i, __v) in __val.iter().enumerate() {
                             let __before = __w.bit_len();
                             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                if !(((*__v as i128) >= (-16777215_i128))
+                                    && ((*__v as i128) <= 16777215_i128))
+                                {
+                                    return Err(
+                                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                                            value: format!("{:?}", __v),
+                                            rule: __rule_s4_values,
+                                        }),
+                                    );
+                                }
                                 __w.write_i32le(*__v);
                                 Ok(())
                             })()
@@ -3697,7 +4187,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ColumnEntry {
 ///
 /// Column set `info`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 265.
+/// Schema: `schema/cbtrack_v1.ksy` line 304.
 #[derive(
     Debug,
     Clone,
@@ -3711,111 +4201,111 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for ColumnEntry {
 pub struct InfoColumns {
     /// Track text lengths in bytes: engine version, game, map, writing program.
     ///
-    /// Column 160, u16 (schema line 268).
+    /// Column 160, u16 (schema line 307).
     pub text_lens: ::std::vec::Vec<u16>,
     /// Track text bytes, end to end (UTF-8).
     ///
-    /// Column 161, u8 (schema line 272).
+    /// Column 161, u8 (schema line 311).
     pub text_bytes: ::std::vec::Vec<u8>,
     /// Unit definition name lengths.
     ///
-    /// Column 162, u16 (schema line 276).
+    /// Column 162, u16 (schema line 315).
     pub unit_def_lens: ::std::vec::Vec<u16>,
     /// Unit definition names, end to end.
     ///
-    /// Column 163, u8 (schema line 280).
+    /// Column 163, u8 (schema line 319).
     pub unit_def_bytes: ::std::vec::Vec<u8>,
     /// Weapon definition name lengths.
     ///
-    /// Column 164, u16 (schema line 284).
+    /// Column 164, u16 (schema line 323).
     pub weapon_def_lens: ::std::vec::Vec<u16>,
     /// Weapon definition names, end to end.
     ///
-    /// Column 165, u8 (schema line 288).
+    /// Column 165, u8 (schema line 327).
     pub weapon_def_bytes: ::std::vec::Vec<u8>,
     /// Feature definition name lengths.
     ///
-    /// Column 166, u16 (schema line 292).
+    /// Column 166, u16 (schema line 331).
     pub feature_def_lens: ::std::vec::Vec<u16>,
     /// Feature definition names, end to end.
     ///
-    /// Column 167, u8 (schema line 296).
+    /// Column 167, u8 (schema line 335).
     pub feature_def_bytes: ::std::vec::Vec<u8>,
     /// For each unit definition with posed pieces, its index in the unit definition names.
     ///
-    /// Column 168, u16 (schema line 300).
+    /// Column 168, u16 (schema line 339).
     pub posed_defs: ::std::vec::Vec<u16>,
     /// For each of those, how many posed piece names it has.
     ///
-    /// Column 169, u16 (schema line 304).
+    /// Column 169, u16 (schema line 343).
     pub posed_counts: ::std::vec::Vec<u16>,
     /// Posed piece name lengths, grouped in the order of column 168.
     ///
-    /// Column 170, u16 (schema line 308).
+    /// Column 170, u16 (schema line 347).
     pub piece_lens: ::std::vec::Vec<u16>,
     /// Posed piece names, end to end.
     ///
-    /// Column 171, u8 (schema line 312).
+    /// Column 171, u8 (schema line 351).
     pub piece_bytes: ::std::vec::Vec<u8>,
     /// Team id.
     ///
-    /// Column 172, u8 (schema line 316).
+    /// Column 172, u8 (schema line 355).
     pub team_ids: ::std::vec::Vec<u8>,
     /// Ally team of each team.
     ///
-    /// Column 173, u8 (schema line 320).
+    /// Column 173, u8 (schema line 359).
     pub team_allies: ::std::vec::Vec<u8>,
     /// Team flags; bit 0 set for an AI team.
     ///
-    /// Column 174, u8 (schema line 324).
+    /// Column 174, u8 (schema line 363).
     pub team_flags: ::std::vec::Vec<u8>,
     /// Red, green, blue of each team.
     ///
-    /// Column 175, u8 (schema line 328).
+    /// Column 175, u8 (schema line 367).
     pub team_colours: ::std::vec::Vec<u8>,
     /// Side name lengths.
     ///
-    /// Column 176, u16 (schema line 332).
+    /// Column 176, u16 (schema line 371).
     pub side_lens: ::std::vec::Vec<u16>,
     /// Side names, end to end.
     ///
-    /// Column 177, u8 (schema line 336).
+    /// Column 177, u8 (schema line 375).
     pub side_bytes: ::std::vec::Vec<u8>,
     /// Leader name lengths.
     ///
-    /// Column 178, u16 (schema line 340).
+    /// Column 178, u16 (schema line 379).
     pub leader_lens: ::std::vec::Vec<u16>,
     /// Leader names, end to end.
     ///
-    /// Column 179, u8 (schema line 344).
+    /// Column 179, u8 (schema line 383).
     pub leader_bytes: ::std::vec::Vec<u8>,
     /// Two values: the map size along x and z in elmos.
     ///
-    /// Column 180, u32 (schema line 348).
+    /// Column 180, u32 (schema line 387).
     pub map_size: ::std::vec::Vec<u32>,
     /// For each unit definition, footprint across the unit in elmos.
     ///
-    /// Column 181, u16 (schema line 352).
+    /// Column 181, u16 (schema line 391).
     pub footprint_x: ::std::vec::Vec<u16>,
     /// For each unit definition, footprint along the facing in elmos.
     ///
-    /// Column 182, u16 (schema line 356).
+    /// Column 182, u16 (schema line 395).
     pub footprint_z: ::std::vec::Vec<u16>,
     /// Team rules parameter name lengths.
     ///
-    /// Column 183, u16 (schema line 360).
+    /// Column 183, u16 (schema line 399).
     pub team_param_lens: ::std::vec::Vec<u16>,
     /// Team rules parameter names, end to end.
     ///
-    /// Column 184, u8 (schema line 364).
+    /// Column 184, u8 (schema line 403).
     pub team_param_bytes: ::std::vec::Vec<u8>,
     /// Game rules parameter name lengths.
     ///
-    /// Column 185, u16 (schema line 368).
+    /// Column 185, u16 (schema line 407).
     pub game_param_lens: ::std::vec::Vec<u16>,
     /// Game rules parameter names, end to end.
     ///
-    /// Column 186, u8 (schema line 372).
+    /// Column 186, u8 (schema line 411).
     pub game_param_bytes: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -3927,7 +4417,7 @@ impl InfoColumns {
 ///
 /// Column set `features`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 376.
+/// Schema: `schema/cbtrack_v1.ksy` line 415.
 #[derive(
     Debug,
     Clone,
@@ -3941,55 +4431,55 @@ impl InfoColumns {
 pub struct FeaturesColumns {
     /// The engine's feature id.
     ///
-    /// Column 128, u16 (schema line 379).
+    /// Column 128, u16 (schema line 418).
     pub feature_id: ::std::vec::Vec<u16>,
     /// Feature definition (index in the info chunk).
     ///
-    /// Column 129, u16 (schema line 383).
+    /// Column 129, u16 (schema line 422).
     pub def: ::std::vec::Vec<u16>,
     /// Team, 255 for none.
     ///
-    /// Column 130, u8 (schema line 387).
+    /// Column 130, u8 (schema line 426).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: there before the first frame. Bit 1: still there after the last.
     ///
-    /// Column 131, u8 (schema line 391).
+    /// Column 131, u8 (schema line 430).
     pub flags: ::std::vec::Vec<u8>,
     /// First frame it exists.
     ///
-    /// Column 132, u32 (schema line 395).
+    /// Column 132, u32 (schema line 434).
     pub first_frame: ::std::vec::Vec<u32>,
     /// Last frame it exists.
     ///
-    /// Column 133, u32 (schema line 399).
+    /// Column 133, u32 (schema line 438).
     pub last_frame: ::std::vec::Vec<u32>,
     /// Position x in position steps, plain.
     ///
-    /// Column 134, s32 (schema line 403).
+    /// Column 134, s32 (schema line 442).
     pub x: ::std::vec::Vec<i32>,
     /// Position y in position steps, plain.
     ///
-    /// Column 135, s32 (schema line 407).
+    /// Column 135, s32 (schema line 446).
     pub y: ::std::vec::Vec<i32>,
     /// Position z in position steps, plain.
     ///
-    /// Column 136, s32 (schema line 411).
+    /// Column 136, s32 (schema line 450).
     pub z: ::std::vec::Vec<i32>,
     /// Rotation: dropped component, 0 to 3 for x, y, z, w.
     ///
-    /// Column 137, u8 (schema line 415).
+    /// Column 137, u8 (schema line 454).
     pub rot_dropped: ::std::vec::Vec<u8>,
     /// Rotation: first kept component, two's complement of n, plain.
     ///
-    /// Column 138, u16 (schema line 419).
+    /// Column 138, u16 (schema line 458).
     pub rot_a: ::std::vec::Vec<u16>,
     /// Rotation: second kept component, plain.
     ///
-    /// Column 139, u16 (schema line 423).
+    /// Column 139, u16 (schema line 462).
     pub rot_b: ::std::vec::Vec<u16>,
     /// Rotation: third kept component, plain.
     ///
-    /// Column 140, u16 (schema line 427).
+    /// Column 140, u16 (schema line 466).
     pub rot_c: ::std::vec::Vec<u16>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4059,7 +4549,7 @@ impl FeaturesColumns {
 ///
 /// Column set `units`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 431.
+/// Schema: `schema/cbtrack_v1.ksy` line 470.
 #[derive(
     Debug,
     Clone,
@@ -4073,51 +4563,51 @@ impl FeaturesColumns {
 pub struct UnitsColumns {
     /// The engine's unit id.
     ///
-    /// Column 1, u16 (schema line 434).
+    /// Column 1, u16 (schema line 473).
     pub unit_id: ::std::vec::Vec<u16>,
     /// Serial number, from 0 in order of first appearance in the match.
     ///
-    /// Column 2, u32 (schema line 438).
+    /// Column 2, u32 (schema line 477).
     pub serial: ::std::vec::Vec<u32>,
     /// Unit definition.
     ///
-    /// Column 3, u16 (schema line 442).
+    /// Column 3, u16 (schema line 481).
     pub def: ::std::vec::Vec<u16>,
     /// Team.
     ///
-    /// Column 4, u8 (schema line 446).
+    /// Column 4, u8 (schema line 485).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: existed before this window. Bit 1: exists after it.
     ///
-    /// Column 5, u8 (schema line 450).
+    /// Column 5, u8 (schema line 489).
     pub flags: ::std::vec::Vec<u8>,
     /// Offset of the first frame in the window at which it exists.
     ///
-    /// Column 6, u16 (schema line 454).
+    /// Column 6, u16 (schema line 493).
     pub first: ::std::vec::Vec<u16>,
     /// Offset of the last frame in the window at which it exists.
     ///
-    /// Column 7, u16 (schema line 458).
+    /// Column 7, u16 (schema line 497).
     pub last: ::std::vec::Vec<u16>,
     /// Number of transform keys.
     ///
-    /// Column 8, u16 (schema line 462).
+    /// Column 8, u16 (schema line 501).
     pub transform_count: ::std::vec::Vec<u16>,
     /// Number of status keys.
     ///
-    /// Column 9, u16 (schema line 466).
+    /// Column 9, u16 (schema line 505).
     pub status_count: ::std::vec::Vec<u16>,
     /// Number of target tracks.
     ///
-    /// Column 10, u8 (schema line 470).
+    /// Column 10, u8 (schema line 509).
     pub target_track_count: ::std::vec::Vec<u8>,
     /// Number of pose tracks.
     ///
-    /// Column 11, u16 (schema line 474).
+    /// Column 11, u16 (schema line 513).
     pub pose_track_count: ::std::vec::Vec<u16>,
     /// Number of build queue keys.
     ///
-    /// Column 12, u16 (schema line 478).
+    /// Column 12, u16 (schema line 517).
     pub queue_count: ::std::vec::Vec<u16>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4184,7 +4674,7 @@ impl UnitsColumns {
 ///
 /// Column set `transform_keys`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 482.
+/// Schema: `schema/cbtrack_v1.ksy` line 521.
 #[derive(
     Debug,
     Clone,
@@ -4198,47 +4688,47 @@ impl UnitsColumns {
 pub struct TransformKeysColumns {
     /// Frames since the previous key of the unit (the first: since the window start).
     ///
-    /// Column 16, u16 (schema line 485).
+    /// Column 16, u16 (schema line 524).
     pub time: ::std::vec::Vec<u16>,
     /// Position x, difference with an escape (position steps).
     ///
-    /// Column 17, s16 (schema line 489).
+    /// Column 17, s16 (schema line 528).
     pub x: ::std::vec::Vec<i16>,
     /// Position y, difference with an escape.
     ///
-    /// Column 18, s16 (schema line 493).
+    /// Column 18, s16 (schema line 532).
     pub y: ::std::vec::Vec<i16>,
     /// Position z, difference with an escape.
     ///
-    /// Column 19, s16 (schema line 497).
+    /// Column 19, s16 (schema line 536).
     pub z: ::std::vec::Vec<i16>,
     /// Wide values of x.
     ///
-    /// Column 20, s32 (schema line 501).
+    /// Column 20, s32 (schema line 540).
     pub x_wide: ::std::vec::Vec<i32>,
     /// Wide values of y.
     ///
-    /// Column 21, s32 (schema line 505).
+    /// Column 21, s32 (schema line 544).
     pub y_wide: ::std::vec::Vec<i32>,
     /// Wide values of z.
     ///
-    /// Column 22, s32 (schema line 509).
+    /// Column 22, s32 (schema line 548).
     pub z_wide: ::std::vec::Vec<i32>,
     /// Rotation: dropped component, 0 to 3 for x, y, z, w.
     ///
-    /// Column 23, u8 (schema line 513).
+    /// Column 23, u8 (schema line 552).
     pub rot_dropped: ::std::vec::Vec<u8>,
     /// Rotation: first kept component, wrapping difference, signed.
     ///
-    /// Column 24, u16 (schema line 517).
+    /// Column 24, u16 (schema line 556).
     pub rot_a: ::std::vec::Vec<u16>,
     /// Rotation: second kept component, wrapping difference, signed.
     ///
-    /// Column 25, u16 (schema line 521).
+    /// Column 25, u16 (schema line 560).
     pub rot_b: ::std::vec::Vec<u16>,
     /// Rotation: third kept component, wrapping difference, signed.
     ///
-    /// Column 26, u16 (schema line 525).
+    /// Column 26, u16 (schema line 564).
     pub rot_c: ::std::vec::Vec<u16>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4302,7 +4792,7 @@ impl TransformKeysColumns {
 ///
 /// Column set `status_keys`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 529.
+/// Schema: `schema/cbtrack_v1.ksy` line 568.
 #[derive(
     Debug,
     Clone,
@@ -4316,19 +4806,19 @@ impl TransformKeysColumns {
 pub struct StatusKeysColumns {
     /// Frames since the previous status key of the unit.
     ///
-    /// Column 32, u16 (schema line 532).
+    /// Column 32, u16 (schema line 571).
     pub time: ::std::vec::Vec<u16>,
     /// Health fraction, 65,535 for full; wrapping difference.
     ///
-    /// Column 33, u16 (schema line 536).
+    /// Column 33, u16 (schema line 575).
     pub health: ::std::vec::Vec<u16>,
     /// Build progress, 65,535 for complete; wrapping difference.
     ///
-    /// Column 34, u16 (schema line 540).
+    /// Column 34, u16 (schema line 579).
     pub build: ::std::vec::Vec<u16>,
     /// Flags, plain; bit 0: switched on.
     ///
-    /// Column 35, u8 (schema line 544).
+    /// Column 35, u8 (schema line 583).
     pub flags: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4371,7 +4861,7 @@ impl StatusKeysColumns {
 ///
 /// Column set `target_tracks`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 548.
+/// Schema: `schema/cbtrack_v1.ksy` line 587.
 #[derive(
     Debug,
     Clone,
@@ -4385,39 +4875,39 @@ impl StatusKeysColumns {
 pub struct TargetTracksColumns {
     /// For each track, the weapon number from 1, 0 for builder work.
     ///
-    /// Column 40, u8 (schema line 551).
+    /// Column 40, u8 (schema line 590).
     pub weapon: ::std::vec::Vec<u8>,
     /// For each track, its number of keys.
     ///
-    /// Column 41, u16 (schema line 555).
+    /// Column 41, u16 (schema line 594).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 42, u16 (schema line 559).
+    /// Column 42, u16 (schema line 598).
     pub time: ::std::vec::Vec<u16>,
     /// Kind of target.
     ///
-    /// Column 43, u8 (schema line 563).
+    /// Column 43, u8 (schema line 602).
     pub kind: ::std::vec::Vec<u8>,
     /// Reference, 0 when the kind has none.
     ///
-    /// Column 44, u32 (schema line 567).
+    /// Column 44, u32 (schema line 606).
     pub reference: ::std::vec::Vec<u32>,
     /// Build power in use, 255 for full; 0 for a weapon.
     ///
-    /// Column 45, u8 (schema line 571).
+    /// Column 45, u8 (schema line 610).
     pub power: ::std::vec::Vec<u8>,
     /// Position x in position steps, plain; one per key of kind 128 or more.
     ///
-    /// Column 46, s32 (schema line 575).
+    /// Column 46, s32 (schema line 614).
     pub x: ::std::vec::Vec<i32>,
     /// Position y.
     ///
-    /// Column 47, s32 (schema line 579).
+    /// Column 47, s32 (schema line 618).
     pub y: ::std::vec::Vec<i32>,
     /// Position z.
     ///
-    /// Column 48, s32 (schema line 583).
+    /// Column 48, s32 (schema line 622).
     pub z: ::std::vec::Vec<i32>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4475,7 +4965,7 @@ impl TargetTracksColumns {
 ///
 /// Column set `pose_tracks`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 587.
+/// Schema: `schema/cbtrack_v1.ksy` line 626.
 #[derive(
     Debug,
     Clone,
@@ -4489,63 +4979,63 @@ impl TargetTracksColumns {
 pub struct PoseTracksColumns {
     /// For each track, the piece: index into the posed piece names of the unit's definition.
     ///
-    /// Column 56, u16 (schema line 590).
+    /// Column 56, u16 (schema line 629).
     pub piece: ::std::vec::Vec<u16>,
     /// For each track, its number of keys.
     ///
-    /// Column 57, u16 (schema line 594).
+    /// Column 57, u16 (schema line 633).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 58, u16 (schema line 598).
+    /// Column 58, u16 (schema line 637).
     pub time: ::std::vec::Vec<u16>,
     /// Angle about x in 65,536ths of a turn, difference with an escape.
     ///
-    /// Column 59, s16 (schema line 602).
+    /// Column 59, s16 (schema line 641).
     pub ax: ::std::vec::Vec<i16>,
     /// Angle about y, difference with an escape.
     ///
-    /// Column 60, s16 (schema line 606).
+    /// Column 60, s16 (schema line 645).
     pub ay: ::std::vec::Vec<i16>,
     /// Angle about z, difference with an escape.
     ///
-    /// Column 61, s16 (schema line 610).
+    /// Column 61, s16 (schema line 649).
     pub az: ::std::vec::Vec<i16>,
     /// Wide values of the angle about x.
     ///
-    /// Column 62, s32 (schema line 614).
+    /// Column 62, s32 (schema line 653).
     pub ax_wide: ::std::vec::Vec<i32>,
     /// Wide values of the angle about y.
     ///
-    /// Column 63, s32 (schema line 618).
+    /// Column 63, s32 (schema line 657).
     pub ay_wide: ::std::vec::Vec<i32>,
     /// Wide values of the angle about z.
     ///
-    /// Column 64, s32 (schema line 622).
+    /// Column 64, s32 (schema line 661).
     pub az_wide: ::std::vec::Vec<i32>,
     /// Offset x from the rest position in position steps, difference with an escape.
     ///
-    /// Column 65, s16 (schema line 626).
+    /// Column 65, s16 (schema line 665).
     pub ox: ::std::vec::Vec<i16>,
     /// Offset y, difference with an escape.
     ///
-    /// Column 66, s16 (schema line 630).
+    /// Column 66, s16 (schema line 669).
     pub oy: ::std::vec::Vec<i16>,
     /// Offset z, difference with an escape.
     ///
-    /// Column 67, s16 (schema line 634).
+    /// Column 67, s16 (schema line 673).
     pub oz: ::std::vec::Vec<i16>,
     /// Wide values of offset x.
     ///
-    /// Column 68, s32 (schema line 638).
+    /// Column 68, s32 (schema line 677).
     pub ox_wide: ::std::vec::Vec<i32>,
     /// Wide values of offset y.
     ///
-    /// Column 69, s32 (schema line 642).
+    /// Column 69, s32 (schema line 681).
     pub oy_wide: ::std::vec::Vec<i32>,
     /// Wide values of offset z.
     ///
-    /// Column 70, s32 (schema line 646).
+    /// Column 70, s32 (schema line 685).
     pub oz_wide: ::std::vec::Vec<i32>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4621,7 +5111,7 @@ impl PoseTracksColumns {
 ///
 /// Column set `build_queue`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 650.
+/// Schema: `schema/cbtrack_v1.ksy` line 689.
 #[derive(
     Debug,
     Clone,
@@ -4635,27 +5125,27 @@ impl PoseTracksColumns {
 pub struct BuildQueueColumns {
     /// Frames since the previous queue key of the unit.
     ///
-    /// Column 72, u16 (schema line 653).
+    /// Column 72, u16 (schema line 692).
     pub time: ::std::vec::Vec<u16>,
     /// For each key, the number of items in the queue.
     ///
-    /// Column 73, u8 (schema line 657).
+    /// Column 73, u8 (schema line 696).
     pub item_count: ::std::vec::Vec<u8>,
     /// For each item, the unit definition.
     ///
-    /// Column 74, u16 (schema line 661).
+    /// Column 74, u16 (schema line 700).
     pub def: ::std::vec::Vec<u16>,
     /// For each item, position x in position steps, plain.
     ///
-    /// Column 75, s32 (schema line 665).
+    /// Column 75, s32 (schema line 704).
     pub x: ::std::vec::Vec<i32>,
     /// For each item, position z in position steps, plain.
     ///
-    /// Column 76, s32 (schema line 669).
+    /// Column 76, s32 (schema line 708).
     pub z: ::std::vec::Vec<i32>,
     /// For each item, the facing, 0 to 3.
     ///
-    /// Column 77, u8 (schema line 673).
+    /// Column 77, u8 (schema line 712).
     pub facing: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4704,7 +5194,7 @@ impl BuildQueueColumns {
 ///
 /// Column set `projectiles`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 677.
+/// Schema: `schema/cbtrack_v1.ksy` line 716.
 #[derive(
     Debug,
     Clone,
@@ -4718,87 +5208,87 @@ impl BuildQueueColumns {
 pub struct ProjectilesColumns {
     /// Serial number, from 0 in order of first appearance in the match.
     ///
-    /// Column 80, u32 (schema line 680).
+    /// Column 80, u32 (schema line 719).
     pub serial: ::std::vec::Vec<u32>,
     /// Weapon definition, 65,535 for none (debris).
     ///
-    /// Column 81, u16 (schema line 684).
+    /// Column 81, u16 (schema line 723).
     pub weapon: ::std::vec::Vec<u16>,
     /// Team, 255 for none.
     ///
-    /// Column 82, u8 (schema line 688).
+    /// Column 82, u8 (schema line 727).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: existed before this window. Bit 1: exists after it.
     ///
-    /// Column 83, u8 (schema line 692).
+    /// Column 83, u8 (schema line 731).
     pub flags: ::std::vec::Vec<u8>,
     /// The unit that fired it, index in this window's units, or 65,535.
     ///
-    /// Column 84, u16 (schema line 696).
+    /// Column 84, u16 (schema line 735).
     pub owner: ::std::vec::Vec<u16>,
     /// Offset of the first frame in the window at which it exists.
     ///
-    /// Column 85, u16 (schema line 700).
+    /// Column 85, u16 (schema line 739).
     pub first: ::std::vec::Vec<u16>,
     /// Offset of the last frame in the window at which it exists.
     ///
-    /// Column 86, u16 (schema line 704).
+    /// Column 86, u16 (schema line 743).
     pub last: ::std::vec::Vec<u16>,
     /// Number of keys.
     ///
-    /// Column 87, u16 (schema line 708).
+    /// Column 87, u16 (schema line 747).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the projectile.
     ///
-    /// Column 88, u16 (schema line 712).
+    /// Column 88, u16 (schema line 751).
     pub time: ::std::vec::Vec<u16>,
     /// Position x, difference with an escape (position steps).
     ///
-    /// Column 89, s16 (schema line 716).
+    /// Column 89, s16 (schema line 755).
     pub x: ::std::vec::Vec<i16>,
     /// Position y, difference with an escape.
     ///
-    /// Column 90, s16 (schema line 720).
+    /// Column 90, s16 (schema line 759).
     pub y: ::std::vec::Vec<i16>,
     /// Position z, difference with an escape.
     ///
-    /// Column 91, s16 (schema line 724).
+    /// Column 91, s16 (schema line 763).
     pub z: ::std::vec::Vec<i16>,
     /// Wide values of x.
     ///
-    /// Column 92, s32 (schema line 728).
+    /// Column 92, s32 (schema line 767).
     pub x_wide: ::std::vec::Vec<i32>,
     /// Wide values of y.
     ///
-    /// Column 93, s32 (schema line 732).
+    /// Column 93, s32 (schema line 771).
     pub y_wide: ::std::vec::Vec<i32>,
     /// Wide values of z.
     ///
-    /// Column 94, s32 (schema line 736).
+    /// Column 94, s32 (schema line 775).
     pub z_wide: ::std::vec::Vec<i32>,
     /// Velocity x, difference with an escape (velocity steps).
     ///
-    /// Column 95, s16 (schema line 740).
+    /// Column 95, s16 (schema line 779).
     pub vx: ::std::vec::Vec<i16>,
     /// Velocity y, difference with an escape.
     ///
-    /// Column 96, s16 (schema line 744).
+    /// Column 96, s16 (schema line 783).
     pub vy: ::std::vec::Vec<i16>,
     /// Velocity z, difference with an escape.
     ///
-    /// Column 97, s16 (schema line 748).
+    /// Column 97, s16 (schema line 787).
     pub vz: ::std::vec::Vec<i16>,
     /// Wide values of velocity x.
     ///
-    /// Column 98, s32 (schema line 752).
+    /// Column 98, s32 (schema line 791).
     pub vx_wide: ::std::vec::Vec<i32>,
     /// Wide values of velocity y.
     ///
-    /// Column 99, s32 (schema line 756).
+    /// Column 99, s32 (schema line 795).
     pub vy_wide: ::std::vec::Vec<i32>,
     /// Wide values of velocity z.
     ///
-    /// Column 100, s32 (schema line 760).
+    /// Column 100, s32 (schema line 799).
     pub vz_wide: ::std::vec::Vec<i32>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4892,7 +5382,7 @@ impl ProjectilesColumns {
 ///
 /// Column set `team_numbers`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 764.
+/// Schema: `schema/cbtrack_v1.ksy` line 803.
 #[derive(
     Debug,
     Clone,
@@ -4906,23 +5396,23 @@ impl ProjectilesColumns {
 pub struct TeamNumbersColumns {
     /// For each track, the team id, 255 for the game's own.
     ///
-    /// Column 104, u8 (schema line 767).
+    /// Column 104, u8 (schema line 806).
     pub team: ::std::vec::Vec<u8>,
     /// For each track, the code of the number.
     ///
-    /// Column 105, u16 (schema line 771).
+    /// Column 105, u16 (schema line 810).
     pub code: ::std::vec::Vec<u16>,
     /// For each track, its number of keys.
     ///
-    /// Column 106, u16 (schema line 775).
+    /// Column 106, u16 (schema line 814).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 107, u16 (schema line 779).
+    /// Column 107, u16 (schema line 818).
     pub time: ::std::vec::Vec<u16>,
     /// Value, plain f32.
     ///
-    /// Column 108, f32 (schema line 783).
+    /// Column 108, f32 (schema line 822).
     pub value: ::std::vec::Vec<f32>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4968,7 +5458,7 @@ impl TeamNumbersColumns {
 ///
 /// Column set `terrain_rows`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 787.
+/// Schema: `schema/cbtrack_v1.ksy` line 826.
 #[derive(
     Debug,
     Clone,
@@ -4982,23 +5472,23 @@ impl TeamNumbersColumns {
 pub struct TerrainRowsColumns {
     /// Frames since the previous row (the first: since the window start).
     ///
-    /// Column 112, u16 (schema line 790).
+    /// Column 112, u16 (schema line 829).
     pub time: ::std::vec::Vec<u16>,
     /// Heightmap x, wrapping difference from the previous row.
     ///
-    /// Column 113, u16 (schema line 794).
+    /// Column 113, u16 (schema line 833).
     pub x: ::std::vec::Vec<u16>,
     /// Heightmap z, wrapping difference from the previous row.
     ///
-    /// Column 114, u16 (schema line 798).
+    /// Column 114, u16 (schema line 837).
     pub z: ::std::vec::Vec<u16>,
     /// Height before in position steps, difference from the previous row's height before.
     ///
-    /// Column 115, s32 (schema line 802).
+    /// Column 115, s32 (schema line 841).
     pub before: ::std::vec::Vec<i32>,
     /// Height after minus height before; never 0.
     ///
-    /// Column 116, s32 (schema line 806).
+    /// Column 116, s32 (schema line 845).
     pub change: ::std::vec::Vec<i32>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -11,7 +11,11 @@ doc: |
   instances: the info and features chunks, and each window's main chunk and terrain chunk.
   A decompressed chunk is a column directory whose entries point at typed columns. Bytes
   between chunks (zero padding) are kept and written back. Positions are in position steps,
-  frames are simulation frames; see docs/formats/cbtrack.md.
+  frames are simulation frames; see docs/formats/cbtrack.md. No stored integer exceeds
+  16,777,215 in magnitude (the engine's Lua numbers are 32-bit floats): every u4 and s4
+  says so with a `valid` range, but for the two counts derived on write (`num_windows`,
+  `num_columns`), which the reader bounds by the bytes their lists take; so the schema
+  passes the Lua 5.1 backend's 32-bit-float profile (docs/lua.md).
 seq:
   - id: head
     type: cbtk_head
@@ -64,9 +68,13 @@ types:
         doc: Simulation frames per second (the engine's GAME_SPEED is 30).
       - id: first_frame
         type: u4
+        valid:
+          max: 16777215
         doc: First frame recorded.
       - id: last_frame
         type: u4
+        valid:
+          max: 16777215
         doc: Last frame recorded.
       - id: window_length
         type: u4
@@ -100,26 +108,40 @@ types:
         doc: Frames between the recorder's unit samples; for information only.
       - id: info_block
         type: u4
+        valid:
+          max: 16777215
         doc: Block number of the info chunk.
       - id: info_len
         type: u4
+        valid:
+          max: 16777215
         -sp-units: byte
         doc: Length of the info chunk in bytes.
       - id: features_block
         type: u4
+        valid:
+          max: 16777215
         doc: Block number of the features chunk.
       - id: features_len
         type: u4
+        valid:
+          max: 16777215
         -sp-units: byte
         doc: Length of the features chunk in bytes.
       - id: num_units
         type: u4
+        valid:
+          max: 16777215
         doc: Number of units in the match.
       - id: num_projectiles
         type: u4
+        valid:
+          max: 16777215
         doc: Number of projectiles in the match.
       - id: num_features
         type: u4
+        valid:
+          max: 16777215
         doc: Number of features in the match.
       - id: game_id
         size: 16
@@ -146,16 +168,24 @@ types:
     seq:
       - id: main_block
         type: u4
+        valid:
+          max: 16777215
         doc: Block number of the main chunk.
       - id: main_len
         type: u4
+        valid:
+          max: 16777215
         -sp-units: byte
         doc: Length of the main chunk in bytes.
       - id: terrain_block
         type: u4
+        valid:
+          max: 16777215
         doc: Block number of the terrain chunk, or 0.
       - id: terrain_len
         type: u4
+        valid:
+          max: 16777215
         -sp-units: byte
         doc: Length of the terrain chunk in bytes, 0 when no terrain changed.
   window:
@@ -213,10 +243,14 @@ types:
         doc: 1 u8, 2 u16, 3 s16, 4 u32, 5 s32, 6 f32; a reader skips other codes.
       - id: offset
         type: u4
+        valid:
+          max: 16777215
         -sp-units: byte
         doc: Offset of the column's data from the start of the decompressed chunk.
       - id: count
         type: u4
+        valid:
+          max: 16777215
         doc: Number of values.
     instances:
       u1_values:
@@ -243,6 +277,8 @@ types:
       u4_values:
         pos: offset
         type: u4
+        valid:
+          max: 16777215
         repeat: expr
         repeat-expr: count
         if: type_code == 4
@@ -250,6 +286,9 @@ types:
       s4_values:
         pos: offset
         type: s4
+        valid:
+          min: -16777215
+          max: 16777215
         repeat: expr
         repeat-expr: count
         if: type_code == 5

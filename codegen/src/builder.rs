@@ -42,6 +42,8 @@ pub struct Builder {
     out_dir: Option<PathBuf>,
     cargo_metadata: bool,
     luau_dir: Option<PathBuf>,
+    lua51_dir: Option<PathBuf>,
+    lua51_opts: crate::lua_emit::Lua51Options,
 }
 
 impl Default for Builder {
@@ -119,6 +121,8 @@ impl Builder {
             out_dir: None,
             cargo_metadata: true,
             luau_dir: None,
+            lua51_dir: None,
+            lua51_opts: crate::lua_emit::Lua51Options::default(),
         }
     }
 
@@ -130,6 +134,26 @@ impl Builder {
     /// fails the build with a diagnostic naming it, as a schema error does.
     pub fn luau(mut self, dir: impl Into<PathBuf>) -> Self {
         self.luau_dir = Some(dir.into());
+        self
+    }
+
+    /// Also writes every schema [`compile`](Builder::compile) takes as a Lua 5.1 reader module,
+    /// `<stem>.lua`, into `dir` (created if missing), with the runtime module
+    /// `statepack51.lua` beside them: readers for engines whose Lua is 5.1 (the Recoil
+    /// engine), by arithmetic, fetching bytes through a function the caller passes (see
+    /// [`crate::lua_emit`] and `docs/lua.md`). A construct the Lua 5.1 backend cannot
+    /// express fails the build with a diagnostic naming it.
+    pub fn lua51(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.lua51_dir = Some(dir.into());
+        self
+    }
+
+    /// Holds the Lua 5.1 modules ([`lua51`](Builder::lua51)) to the 32-bit-float profile:
+    /// a schema letting any integer value, position, size or count exceed 2^24 fails the
+    /// build with a diagnostic naming the field and where it is written
+    /// ([`crate::lua_emit::f32_profile`]). Off by default.
+    pub fn lua51_f32_profile(mut self, on: bool) -> Self {
+        self.lua51_opts.f32_profile = on;
         self
     }
 
@@ -419,7 +443,12 @@ impl Builder {
                     }
                     g.out_file = Some(out);
                     if let Some(dir) = &self.luau_dir {
-                        self.write_luau(dir, schema, &g.stem, &mut err);
+                        let t = crate::lua_emit::Target::Luau;
+                        self.write_lua(dir, schema, &g.stem, t, &mut err);
+                    }
+                    if let Some(dir) = &self.lua51_dir {
+                        let t = crate::lua_emit::Target::Lua51(self.lua51_opts);
+                        self.write_lua(dir, schema, &g.stem, t, &mut err);
                     }
                     done.push(g);
                 }
@@ -438,16 +467,23 @@ impl Builder {
 }
 
 impl Builder {
-    /// The Luau module of `schema` into `dir` as `<stem>.luau`, and the runtime module
-    /// beside it; problems are added to `err`.
-    fn write_luau(&self, dir: &Path, schema: &Path, stem: &str, err: &mut BuildError) {
-        use crate::lua_emit::{generate, Target};
+    /// The Luau or Lua 5.1 module of `schema` into `dir` as `<stem>.<ext>`, and the runtime
+    /// module beside it; problems are added to `err`.
+    fn write_lua(
+        &self,
+        dir: &Path,
+        schema: &Path,
+        stem: &str,
+        target: crate::lua_emit::Target,
+        err: &mut BuildError,
+    ) {
+        use crate::lua_emit::generate;
         if let Err(e) = std::fs::create_dir_all(dir) {
             err.other
                 .push(format!("cannot create {}: {e}", dir.display()));
             return;
         }
-        let (rt_name, rt_text) = Target::Luau.runtime();
+        let (rt_name, rt_text) = target.runtime();
         let rt = dir.join(rt_name);
         if let Err(e) = write_if_changed(&rt, rt_text) {
             err.other
@@ -462,15 +498,9 @@ impl Builder {
             }
         };
         let display = schema.display().to_string();
-        match generate(
-            &text,
-            &display,
-            schema,
-            &self.opts.include_paths,
-            Target::Luau,
-        ) {
+        match generate(&text, &display, schema, &self.opts.include_paths, target) {
             Ok(code) => {
-                let out = dir.join(format!("{stem}.luau"));
+                let out = dir.join(format!("{stem}.{}", target.extension()));
                 if let Err(e) = write_if_changed(&out, &code) {
                     err.other
                         .push(format!("cannot write {}: {e}", out.display()));
@@ -691,5 +721,42 @@ mod tests {
             .unwrap_err();
         assert!(!err.diags.is_empty(), "{err}");
         assert!(err.to_string().contains("wide"), "{err}");
+    }
+
+    /// `Builder::lua51` writes each schema's Lua 5.1 reader and the runtime beside the Rust;
+    /// with the 32-bit-float profile, a u4 without a bound fails the build by name.
+    #[test]
+    fn lua51_modules_are_written_beside_the_rust() {
+        let dir = temp_dir("lua51");
+        let schema = dir.join("hp.ksy");
+        std::fs::write(
+            &schema,
+            "meta:\n  id: hp\n  endian: le\nseq:\n  - id: n\n    type: u1\n  - id: hp\n    type: u2\n    repeat: expr\n    repeat-expr: n\n  - id: total\n    type: u4\n",
+        )
+        .unwrap();
+        let (out, lua) = (dir.join("out"), dir.join("lua51"));
+        Builder::new()
+            .cargo_metadata(false)
+            .out_dir(&out)
+            .lua51(&lua)
+            .compile(&[&schema])
+            .unwrap();
+        assert!(out.join("hp.rs").exists());
+        let module = std::fs::read_to_string(lua.join("hp.lua")).unwrap();
+        assert!(
+            module.contains("S.column(r, N(v.n), \"u16le\", \"hp\")"),
+            "{module}"
+        );
+        assert!(lua.join("statepack51.lua").exists());
+        let err = Builder::new()
+            .cargo_metadata(false)
+            .out_dir(&out)
+            .lua51(&lua)
+            .lua51_f32_profile(true)
+            .compile(&[&schema])
+            .unwrap_err();
+        assert_eq!(err.diags.len(), 1, "{err}");
+        assert!(err.to_string().contains("`total` (u4)"), "{err}");
+        assert!(err.to_string().contains("hp.ksy:11:5"), "{err}");
     }
 }

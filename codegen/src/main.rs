@@ -7,6 +7,9 @@
 //!
 //! `statepack-codegen --target luau SCHEMA_DIR OUT_DIR`: generates every schema as a Luau
 //! ModuleScript (`<stem>.luau`) plus the runtime module `statepack.luau` (see docs/luau.md).
+//! `statepack-codegen --target lua51 [--f32-profile] SCHEMA_DIR OUT_DIR`: every schema as a
+//! Lua 5.1 reader module (`<stem>.lua`) plus the runtime `statepack51.lua` (docs/lua.md);
+//! `--f32-profile` refuses any integer a 32-bit float would not hold (beyond 2^24).
 //!
 //! `statepack-codegen check FILE.ksy...`: checks each schema (loads, resolves and generates it
 //! without writing anything) and prints one line per file: `FILE: ok`, or `FILE: refused`
@@ -59,15 +62,25 @@ fn main() -> ExitCode {
     }
     let mut args = args;
     if args.first().map(String::as_str) == Some("--target") {
-        let Some(target) = args
-            .get(1)
-            .and_then(|t| statepack_codegen::lua_emit::Target::from_name(t))
-        else {
-            eprintln!("usage: statepack-codegen --target luau SCHEMA_DIR OUT_DIR (targets: luau)");
+        use statepack_codegen::lua_emit::Target;
+        let Some(mut target) = args.get(1).and_then(|t| Target::from_name(t)) else {
+            eprintln!("usage: statepack-codegen --target luau|lua51 SCHEMA_DIR OUT_DIR (targets: luau, lua51)");
             return ExitCode::from(2);
         };
+        if args.get(2).map(String::as_str) == Some("--f32-profile") {
+            match &mut target {
+                Target::Lua51(o) => o.f32_profile = true,
+                Target::Luau => {
+                    eprintln!("--f32-profile applies to --target lua51 only");
+                    return ExitCode::from(2);
+                }
+            }
+            args.remove(2);
+        }
         if args.len() != 4 {
-            eprintln!("usage: statepack-codegen --target luau SCHEMA_DIR OUT_DIR");
+            eprintln!(
+                "usage: statepack-codegen --target luau|lua51 [--f32-profile] SCHEMA_DIR OUT_DIR"
+            );
             return ExitCode::from(2);
         }
         let (src, out) = (Path::new(&args[2]), Path::new(&args[3]));
@@ -94,7 +107,7 @@ fn main() -> ExitCode {
         args.remove(0);
     }
     if args.len() != 2 {
-        eprintln!("usage: statepack-codegen [--interop] SCHEMA_DIR OUT_DIR\n       statepack-codegen --target luau SCHEMA_DIR OUT_DIR\n       statepack-codegen check FILE.ksy...\n  e.g. cargo run -p statepack-codegen -- --interop schema generated\n       cargo run -p statepack-codegen -- codegen/tests/run codegen/tests/run");
+        eprintln!("usage: statepack-codegen [--interop] SCHEMA_DIR OUT_DIR\n       statepack-codegen --target luau|lua51 [--f32-profile] SCHEMA_DIR OUT_DIR\n       statepack-codegen check FILE.ksy...\n  e.g. cargo run -p statepack-codegen -- --interop schema generated\n       cargo run -p statepack-codegen -- codegen/tests/run codegen/tests/run");
         return ExitCode::from(2);
     }
     let (src, out) = (Path::new(&args[0]), Path::new(&args[1]));

@@ -2,19 +2,22 @@
 -- main chunk and read its unit and transform-key columns, and sample where every unit is at
 -- a frame (position in elmos, rotation as a unit quaternion).
 --
--- Usage (the module is a function of the runtime, so it runs under require or VFS.Include):
---   local SP = VFS.Include("LuaUI/Widgets/statepack/statepack51.lua")
---   local Cbtk = VFS.Include("LuaUI/Widgets/statepack/cbtk_sample.lua")(SP)
+-- Usage (the module is a function of the runtime and of the CBTK reader generated from
+-- schema/cbtrack_v1.ksy, cbtrack_v1.lua beside it, so it runs under require or VFS.Include):
+--   local dir = "LuaUI/Widgets/statepack/"
+--   local SP = VFS.Include(dir .. "statepack51.lua")
+--   local Cbtk = VFS.Include(dir .. "cbtk_sample.lua")(SP, VFS.Include(dir .. "cbtrack_v1.lua")(SP))
 --   local data = VFS.LoadFile("tracks/match.cbtrack")
 --   local track = Cbtk.open(SP.from_string(data), VFS.ZlibDecompress)
 --   local units = Cbtk.sample_units(track, 1234.5)
+-- With `require`, the second argument may be left out: require("cbtrack_v1") is used.
 --
 -- `inflate(zstring)` turns one zlib stream (RFC 1950) into its bytes and raises a Lua error
 -- on a bad stream; VFS.ZlibDecompress is that function in the engine.
 --
--- Layout read (schema cbtrack_v1): a header of at least 96 bytes, then 16 bytes per window
--- (main block, main length, terrain block, terrain length, each u32); a chunk starts at block
--- number x 64. Main chunk columns used: units 1 (unit id), 2 (serial), 3 (definition), 4
+-- Layout (schema cbtrack_v1, read by the generated module): a header of at least 96
+-- bytes, then 16 bytes per window (main block, main length, terrain block, terrain length,
+-- each u32); a chunk starts at block number x 64. Main chunk columns used: units 1 (unit id), 2 (serial), 3 (definition), 4
 -- (team), 6 and 7 (first and last offset), 8 (transform key count); transform keys 16
 -- (time), 17-19 (position, difference with an escape), 20-22 (wide values), 23 (dropped
 -- component), 24-26 (kept components, wrapping difference, signed). A column that is not
@@ -28,61 +31,36 @@
 -- Numbers: every whole number computed goes through SP.n (checked against 2^24 when
 -- SP.check_f32 is set). Block offsets above 2^24 are multiples of 64 and stay exact.
 
-return function(SP)
+return function(SP, Gen)
+  -- The layout reader generated from schema/cbtrack_v1.ksy (`--target lua51
+  -- --f32-profile`, checked in beside this file as cbtrack_v1.lua), given the same runtime.
+  if Gen == nil and require ~= nil then
+    Gen = require("cbtrack_v1")(SP)
+  end
+  assert(Gen ~= nil, "cbtk_sample.lua needs the generated module: (SP, VFS.Include(dir .. \"cbtrack_v1.lua\")(SP))")
   local N = SP.n
+  local G = SP.G
   local Cbtk = {}
   local ESCAPE = -32768
   local FRAC_1_SQRT_2 = math.sqrt(0.5)
+  local VALUES = { [1] = "u1_values", [2] = "u2_values", [3] = "s2_values", [4] = "u4_values",
+    [5] = "s4_values", [6] = "f4_values" }
 
-  --- Opens a track: reads the header and the window index (nothing else).
+  --- Opens a track: reads the header and the window index (nothing else) with the generated
+  --- reader; its chunks are positional instances, read when a window is asked for.
   function Cbtk.open(src, inflate)
-    local r = SP.reader(src, 1, 96, "head")
-    SP.contents(r, "CBTK", "magic")
+    local r = G.reader(src, inflate, true)
+    local raw = Gen.CbtrackV1.read(r)
     local h = {}
-    h.format_version = SP.u16le(r, "format_version")
-    if h.format_version ~= 1 then
-      SP.fail("head.format_version", 4, "value " .. h.format_version .. " is not valid: 1")
+    for k, v in pairs(raw.head) do
+      h[k] = v
     end
-    h.header_size = SP.u16le(r, "header_size")
-    if h.header_size < 96 then
-      SP.fail("head.header_size", 6, "value " .. h.header_size .. " is not valid: at least 96")
-    end
-    h.recorder_version = SP.u16le(r, "recorder_version")
-    h.frames_per_second = SP.u16le(r, "frames_per_second")
-    h.first_frame = SP.u32le(r, "first_frame")
-    h.last_frame = SP.u32le(r, "last_frame")
-    h.window_length = SP.u32le(r, "window_length")
-    if h.window_length < 1 or h.window_length > 65535 then
-      SP.fail("head.window_length", 20, "value " .. h.window_length .. " is not valid: 1 to 65535")
-    end
-    h.num_windows = SP.u32le(r, "num_windows")
-    h.tolerance = SP.f32le(r, "tolerance")
-    h.position_shift = SP.u8(r, "position_shift")
-    h.velocity_shift = SP.u8(r, "velocity_shift")
-    h.rotation_bits = SP.u8(r, "rotation_bits")
-    if h.rotation_bits < 8 or h.rotation_bits > 16 then
-      SP.fail("head.rotation_bits", 34, "value " .. h.rotation_bits .. " is not valid: 8 to 16")
-    end
-    h.sample_interval = SP.u8(r, "sample_interval")
     h.pos_step = 1 / 2 ^ h.position_shift
-    local want = N(16 * h.num_windows)
-    local is = src.fetch(h.header_size + 1, want)
-    if #is < want then
-      SP.fail("head.index", h.header_size, "count " .. h.num_windows .. " needs at least " .. want
-        .. " byte(s) but only " .. #is .. " left")
-    end
-    local ir = SP.string_reader(is, h.header_size, "head.index")
     local index = {}
     for k = 0, h.num_windows - 1 do
-      ir.path = "head.index[" .. k .. "]"
-      index[k] = {
-        main_block = SP.u32le(ir, "main_block"),
-        main_len = SP.u32le(ir, "main_len"),
-        terrain_block = SP.u32le(ir, "terrain_block"),
-        terrain_len = SP.u32le(ir, "terrain_len"),
-      }
+      index[k] = raw.head.index[k + 1]
     end
-    return { src = src, inflate = inflate, header = h, index = index, cache = {} }
+    return { src = src, inflate = inflate, r = r, header = h, index = index, cache = {} }
   end
 
   --- The window holding `frame`: floor((frame - first) / length), the last window past the
@@ -98,12 +76,14 @@ return function(SP)
     return k
   end
 
-  local function col(chunk, dir, id, path)
+  -- The values of column `id` of a chunk's directory (nil when the chunk has no such
+  -- column, or one of a type code a reader skips): one VFS.Unpack* call in the engine.
+  local function col(dir, id)
     local e = dir[id]
-    if e == nil then
+    if e == nil or VALUES[e.type_code] == nil then
       return nil
     end
-    return SP.column(chunk, e.offset, e.count, e.code, path .. "[" .. id .. "]")
+    return e[VALUES[e.type_code]]
   end
 
   --- Reads window k (0-based): inflates its main chunk and decodes its units with their
@@ -111,7 +91,6 @@ return function(SP)
   function Cbtk.window(track, k)
     local h = track.header
     local e = track.index[k]
-    local path = "windows[" .. k .. "].main"
     if e == nil then
       SP.fail("windows[" .. k .. "]", 0, "no window " .. k .. " in a track of " .. h.num_windows)
     end
@@ -121,24 +100,32 @@ return function(SP)
     local ipath = "head.index[" .. k .. "].main_block"
     local iat = N(h.header_size + 16 * k)
     local at = N(e.main_block * 64)
-    local z = track.src.fetch(at + 1, e.main_len)
-    if #z < e.main_len or e.main_len == 0 then
+    if e.main_len == 0 or at + e.main_len > track.src.size then
       SP.fail(ipath, iat, "main chunk of " .. e.main_len .. " byte(s) at byte " .. at .. " lies outside the file")
     end
-    local ok, chunk = pcall(track.inflate, z)
+    -- The generated reader's window (its main chunk deferred) at the path `windows[k]`.
+    local wr = G.view(track.r)
+    wr.path = { "windows", k }
+    local w = Gen.Window.read(wr, e)
+    local ok, main = pcall(function() return w.main end)
     if not ok then
-      SP.fail(ipath, at, "chunk does not decompress: " .. tostring(chunk))
+      if SP.is_error(main) and main.kind == "process" and main.path == "windows[" .. k .. "].main" then
+        SP.fail(ipath, at, main.message)
+      end
+      error(main, 0)
     end
-    N(#chunk)
-    local dir = SP.directory(chunk, path .. ".directory")
-    local cp = path .. ".columns"
-    local uid, serial, def, team = col(chunk, dir, 1, cp), col(chunk, dir, 2, cp), col(chunk, dir, 3, cp), col(chunk, dir, 4, cp)
-    local first, last, tcount = col(chunk, dir, 6, cp), col(chunk, dir, 7, cp), col(chunk, dir, 8, cp)
-    local time = col(chunk, dir, 16, cp)
-    local nx, ny, nz = col(chunk, dir, 17, cp), col(chunk, dir, 18, cp), col(chunk, dir, 19, cp)
-    local wx, wy, wz = col(chunk, dir, 20, cp) or {}, col(chunk, dir, 21, cp) or {}, col(chunk, dir, 22, cp) or {}
-    local rd = col(chunk, dir, 23, cp)
-    local ra, rb, rc = col(chunk, dir, 24, cp), col(chunk, dir, 25, cp), col(chunk, dir, 26, cp)
+    local dir = {}
+    for _, c in ipairs(main.directory.columns) do
+      dir[c.id] = c
+    end
+    local cp = "windows[" .. k .. "].main.columns"
+    local uid, serial, def, team = col(dir, 1), col(dir, 2), col(dir, 3), col(dir, 4)
+    local first, last, tcount = col(dir, 6), col(dir, 7), col(dir, 8)
+    local time = col(dir, 16)
+    local nx, ny, nz = col(dir, 17), col(dir, 18), col(dir, 19)
+    local wx, wy, wz = col(dir, 20) or {}, col(dir, 21) or {}, col(dir, 22) or {}
+    local rd = col(dir, 23)
+    local ra, rb, rc = col(dir, 24), col(dir, 25), col(dir, 26)
     local nu = 0
     for _, c in ipairs({ uid or {}, serial or {}, def or {}, team or {}, first or {}, last or {}, tcount or {} }) do
       if #c > nu then nu = #c end

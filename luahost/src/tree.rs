@@ -6,6 +6,11 @@
 //! A Luau value is a table keyed by field name with `__type` naming its user type; the
 //! schema's checked IR says what each member is (an integer, an enum, text or bytes, a
 //! list...), as [`statepack_codegen::lua_emit::expr`] gives it to the generator.
+//!
+//! A value read by a generated Lua 5.1 module (in a `lua5.1` child process) comes here
+//! through the same Luau VM: the test driver prints it as a Luau table constructor, which the
+//! test evaluates; a user type read through `process: zlib` is then a table (Lua 5.1
+//! inflates it), where the Luau module keeps the stored bytes.
 
 use mlua::{Table, Value as LuaValue};
 use statepack_codegen::ir::{Schema, TypeDef};
@@ -178,6 +183,9 @@ fn member(s: &Schema, k: &Kind, v: LuaValue, path: &str, depth: usize) -> Result
         },
         Kind::Bytes => match &v {
             LuaValue::String(x) => Member::Bytes(x.as_bytes().to_vec()),
+            // A user type read through `process: zlib`: bytes in Luau (kept as stored), the
+            // value read from the inflated bytes in Lua 5.1.
+            LuaValue::Table(_) => return member(s, &Kind::Any, v, path, depth),
             _ => return bad("bytes", &v),
         },
         Kind::Enum(e) => {

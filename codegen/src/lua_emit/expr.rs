@@ -1,5 +1,5 @@
-//! Expressions of the checked IR compiled to Luau source, with the kind of value each one
-//! gives. The operators follow the table "One semantics" of `docs/schema-language.md`;
+//! Expressions of the checked IR compiled to Luau or Lua 5.1 source ([`Dialect`]), with the
+//! kind of value each one gives. The operators follow the table "One semantics" of `docs/schema-language.md`;
 //! where Luau's own operator differs (integer division and remainder by zero, bitwise
 //! operators on integers wider than 32 bits, shifts, `.to_i` of a float), the generated code
 //! calls a helper of the runtime module (`lua/luau/statepack.luau`, section "Expression
@@ -135,8 +135,33 @@ pub fn lua_str(bytes: &[u8]) -> String {
     out
 }
 
+/// The Lua dialect an expression is written in: they differ in the conditional expression
+/// (Luau's `if c then x else y`; in Lua 5.1 `((c) and {x} or {y})[1]`, which keeps a `nil`
+/// or `false` result and evaluates one side only) and in Luau's `bit32` library, which Lua
+/// 5.1 lacks (its runtime's `S.band` works by arithmetic).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// Roblox's Luau.
+    #[default]
+    Luau,
+    /// Lua 5.1 (no bit operators, no `if` expression).
+    Lua51,
+}
+
+impl Dialect {
+    /// The conditional expression `c ? x : y`.
+    pub fn ite(self, c: &str, x: &str, y: &str) -> String {
+        match self {
+            Dialect::Luau => format!("(if {c} then {x} else {y})"),
+            Dialect::Lua51 => format!("((({c}) and {{{x}}} or {{{y}}})[1])"),
+        }
+    }
+}
+
 /// Where an expression is compiled: the type it belongs to and the names it may use.
 pub struct Scope<'a> {
+    /// The dialect written.
+    pub dialect: Dialect,
     /// The schema.
     pub s: &'a Schema,
     /// The type whose fields, params and instances names mean.
@@ -199,8 +224,12 @@ impl Scope<'_> {
         Ok(match e {
             Expr::Int(i) => {
                 if i.abs() > EXACT {
+                    let lua = match self.dialect {
+                        Dialect::Luau => "Luau",
+                        Dialect::Lua51 => "Lua 5.1",
+                    };
                     return Err(format!(
-                        "integer literal {i} is beyond 2^53, which a Luau number cannot hold exactly"
+                        "integer literal {i} is beyond 2^53, which a {lua} number cannot hold exactly"
                     ));
                 }
                 (format!("{i}"), Kind::Int)
@@ -256,7 +285,7 @@ impl Scope<'_> {
                 } else {
                     ka
                 };
-                (format!("(if {c} then {x} else {y})"), k)
+                (self.dialect.ite(&c, &x, &y), k)
             }
             Expr::Attr(a, name) => self.attr(a, name)?,
             Expr::Call(a, name, args) => {
@@ -392,7 +421,7 @@ impl Scope<'_> {
             let x = match &i.cond {
                 Some(c) => {
                     let (c, _) = self.compile(&c.expr)?;
-                    format!("(if {c} then {x} else nil)")
+                    self.dialect.ite(&c, &x, "nil")
                 }
                 None => x,
             };
@@ -422,7 +451,7 @@ impl Scope<'_> {
         let (x, k) = self.compile(a)?;
         Ok(match (name, &k) {
             ("to_i", Kind::Float) => (format!("S.toInt({x})"), Kind::Int),
-            ("to_i", Kind::Bool) => (format!("(if {x} then 1 else 0)"), Kind::Int),
+            ("to_i", Kind::Bool) => (self.dialect.ite(&x, "1", "0"), Kind::Int),
             ("to_i", Kind::Str) => (format!("S.strToInt({x}, 10)"), Kind::Int),
             ("to_i", _) if k.is_num() => (x, Kind::Int),
             ("to_s", Kind::Int) => (format!("S.intToStr({x})"), Kind::Str),
@@ -498,7 +527,7 @@ impl Scope<'_> {
             BinOp::BitOr if bools => (format!("({x} or {y})"), Kind::Bool),
             BinOp::BitXor if bools => (format!("({x} ~= {y})"), Kind::Bool),
             // With a mask of 0..2^32 (a literal), the low 32 bits decide: Luau's fast `bit32`.
-            BinOp::BitAnd if is_mask(a) || is_mask(b) => {
+            BinOp::BitAnd if self.dialect == Dialect::Luau && (is_mask(a) || is_mask(b)) => {
                 (format!("bit32.band({x}, {y})"), Kind::Int)
             }
             BinOp::BitAnd => (format!("S.band({x}, {y})"), Kind::Int),
@@ -520,6 +549,7 @@ pub fn instance_kind(s: &Schema, t: &TypeDef, i: &crate::ir::Instance) -> R<Kind
         return Ok(Kind::Enum(e.clone()));
     }
     let mut sc = Scope {
+        dialect: Dialect::Luau,
         s,
         t,
         this: "v",

@@ -10,6 +10,7 @@
 //! are derived on write (and stored into the value written).
 
 use super::expr::{dot, elem_kind, field_kind, lua_str, param_kind, param_local, Kind, Scope};
+use super::{ind, inline_path_ops, int_call, lua_key};
 use crate::diag::Diag;
 use crate::ir::{
     Endian, Field, FieldKind, ProcArg, Process, Repeat, Schema, Size, SrcExpr, TermSpec, TypeDef,
@@ -51,10 +52,6 @@ fn ty(name: &str) -> String {
 }
 
 const HINT: &str = "this construct is not supported by `--target luau` yet; read the file with the Rust reader, or change the schema";
-
-fn ind(n: usize) -> String {
-    "\t".repeat(n)
-}
 
 impl<'a> Emitter<'a> {
     fn diag(&mut self, pos: crate::diag::Pos, key_path: &str, msg: String) {
@@ -198,6 +195,7 @@ impl<'a> Emitter<'a> {
 
     fn scope(&self, t: &'a TypeDef, io: &'a str) -> Scope<'a> {
         Scope {
+            dialect: super::expr::Dialect::Luau,
             s: self.s,
             t,
             this: "v",
@@ -1617,65 +1615,6 @@ fn fast_call(f: &Field) -> &'static str {
         FieldKind::Float { bytes: 4, .. } => "readf32",
         _ => "readf64",
     }
-}
-
-/// `S.enter(c, seg)` and `S.leave(c)` of generated code written as the table operations
-/// they are.
-fn inline_path_ops(code: &str) -> String {
-    let mut out = String::with_capacity(code.len());
-    for line in code.split_inclusive('\n') {
-        let body = line.trim_start();
-        let indent = &line[..line.len() - body.len()];
-        let trimmed = body.trim_end();
-        if let Some(args) = trimmed
-            .strip_prefix("S.enter(")
-            .and_then(|a| a.strip_suffix(')'))
-        {
-            if let Some((c, seg)) = args.split_once(", ") {
-                if !c.contains(['(', ')', ' ']) && !seg.contains(['(', ')']) {
-                    out.push_str(&format!("{indent}{c}.path[#{c}.path + 1] = {seg}\n"));
-                    continue;
-                }
-            }
-        }
-        if let Some(c) = trimmed
-            .strip_prefix("S.leave(")
-            .and_then(|a| a.strip_suffix(')'))
-        {
-            if !c.contains(['(', ')', ' ', ',']) {
-                out.push_str(&format!("{indent}{c}.path[#{c}.path] = nil\n"));
-                continue;
-            }
-        }
-        out.push_str(line);
-    }
-    out
-}
-
-/// A table key: `name = ` or `["end"] = ` for reserved words.
-fn lua_key(name: &str) -> String {
-    let d = dot("", name);
-    match d.strip_prefix('.') {
-        Some(n) => n.to_owned(),
-        None => d,
-    }
-}
-
-/// The runtime's read function for an integer.
-fn int_call(bytes: u8, signed: bool, endian: Endian) -> R<String> {
-    let e = match endian {
-        Endian::Le => "le",
-        Endian::Be => "be",
-        Endian::Computed => {
-            return Err("an integer whose byte order is decided while reading".into())
-        }
-    };
-    let k = if signed { "s" } else { "u" };
-    Ok(if bytes == 1 {
-        format!("{k}8")
-    } else {
-        format!("{k}{}{e}", u32::from(bytes) * 8)
-    })
 }
 
 /// The writer function matching a read function name (`u16le` -> `writeU16le`).

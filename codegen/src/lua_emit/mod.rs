@@ -1,16 +1,22 @@
 //! Lua-family backends over the checked IR: `--target luau` (readers and writers for
-//! Roblox's Luau, on the `buffer` library).
+//! Roblox's Luau, on the `buffer` library) and `--target lua51` (readers for Lua 5.1, by
+//! arithmetic, with an optional 32-bit-float profile).
 //!
 //! A backend here only consumes the schema [`crate::load_checked`] gives (loaded, imports
 //! resolved, `_parent`/`_root` lowered to context params, every check of the Rust generator
 //! passed); it never reads YAML. What a backend cannot express is refused with a
 //! [`Diag`] naming the construct (file:line:col, key path, hint), never emitted as code that
-//! reads something else. The module layout, number rules and limits are in `docs/luau.md`.
+//! reads something else. The module layout, number rules and limits are in `docs/luau.md`
+//! and `docs/lua.md`.
 
 pub mod expr;
+mod lua51;
 mod luau;
 
+pub use lua51::{f32_profile, Lua51Options};
+
 use crate::diag::Diag;
+use crate::ir::Endian;
 use std::path::{Path, PathBuf};
 
 /// A Lua-family target of the generator.
@@ -19,13 +25,18 @@ pub enum Target {
     /// Luau (Roblox): one ModuleScript per schema, `.luau`, requiring the runtime module
     /// `statepack` ([`LUAU_RUNTIME`]) beside it.
     Luau,
+    /// Lua 5.1 (engines such as Recoil): one reader module per schema, `.lua`, a function of
+    /// the runtime `statepack51.lua` ([`LUA51_RUNTIME`]), with its options.
+    Lua51(Lua51Options),
 }
 
 impl Target {
-    /// The target named on the command line (`luau`).
+    /// The target named on the command line (`luau`, `lua51`; the options at their
+    /// defaults).
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "luau" => Some(Target::Luau),
+            "lua51" => Some(Target::Lua51(Lua51Options::default())),
             _ => None,
         }
     }
@@ -34,6 +45,7 @@ impl Target {
     pub fn extension(self) -> &'static str {
         match self {
             Target::Luau => "luau",
+            Target::Lua51(_) => "lua",
         }
     }
 
@@ -41,6 +53,7 @@ impl Target {
     pub fn runtime(self) -> (&'static str, &'static str) {
         match self {
             Target::Luau => ("statepack.luau", LUAU_RUNTIME),
+            Target::Lua51(_) => ("statepack51.lua", LUA51_RUNTIME),
         }
     }
 }
@@ -48,6 +61,10 @@ impl Target {
 /// The Luau runtime module the generated modules require (`lua/luau/statepack.luau` of the
 /// repository).
 pub const LUAU_RUNTIME: &str = include_str!("../../../lua/luau/statepack.luau");
+
+/// The Lua 5.1 runtime module the generated Lua 5.1 modules are given
+/// (`lua/lua51/statepack51.lua` of the repository).
+pub const LUA51_RUNTIME: &str = include_str!("../../../lua/lua51/statepack51.lua");
 
 /// Generates the module for one schema's text. `file` names it in diagnostics and in the
 /// header; imports are looked up from `path` and then `include_paths`. Errors: the schema's
@@ -62,6 +79,7 @@ pub fn generate(
     let schema = crate::load_checked(text, file, path, include_paths)?;
     match target {
         Target::Luau => luau::emit(&schema),
+        Target::Lua51(opts) => lua51::emit(&schema, opts),
     }
 }
 
@@ -113,6 +131,72 @@ pub fn generate_dir(
     }
 }
 
+/// `n` tabs.
+pub(super) fn ind(n: usize) -> String {
+    "\t".repeat(n)
+}
+
+/// `S.enter(c, seg)` and `S.leave(c)` of generated code written as the table operations
+/// they are.
+pub(super) fn inline_path_ops(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    for line in code.split_inclusive('\n') {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        let trimmed = body.trim_end();
+        if let Some(args) = trimmed
+            .strip_prefix("S.enter(")
+            .and_then(|a| a.strip_suffix(')'))
+        {
+            if let Some((c, seg)) = args.split_once(", ") {
+                if !c.contains(['(', ')', ' ']) && !seg.contains(['(', ')']) {
+                    out.push_str(&format!("{indent}{c}.path[#{c}.path + 1] = {seg}\n"));
+                    continue;
+                }
+            }
+        }
+        if let Some(c) = trimmed
+            .strip_prefix("S.leave(")
+            .and_then(|a| a.strip_suffix(')'))
+        {
+            if !c.contains(['(', ')', ' ', ',']) {
+                out.push_str(&format!("{indent}{c}.path[#{c}.path] = nil\n"));
+                continue;
+            }
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// A table key: `name = ` or `["end"] = ` for reserved words.
+pub(super) fn lua_key(name: &str) -> String {
+    let d = expr::dot("", name);
+    match d.strip_prefix('.') {
+        Some(n) => n.to_owned(),
+        None => d,
+    }
+}
+
+type R<T> = Result<T, String>;
+
+/// The runtime's read function for an integer (`u8`, `s16le`, `u32be`, ...).
+pub(super) fn int_call(bytes: u8, signed: bool, endian: Endian) -> R<String> {
+    let e = match endian {
+        Endian::Le => "le",
+        Endian::Be => "be",
+        Endian::Computed => {
+            return Err("an integer whose byte order is decided while reading".into())
+        }
+    };
+    let k = if signed { "s" } else { "u" };
+    Ok(if bytes == 1 {
+        format!("{k}8")
+    } else {
+        format!("{k}{}{e}", u32::from(bytes) * 8)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,5 +237,49 @@ mod tests {
         );
         // A schema the Rust generator refuses is refused here with its diagnostics.
         assert!(luau("meta:\n  id: rec\nseq:\n  - id: a\n    type: nope\n").is_err());
+    }
+
+    fn lua51(text: &str, f32_profile: bool) -> Result<String, Vec<Diag>> {
+        let t = Target::Lua51(Lua51Options { f32_profile });
+        generate(text, "t.ksy", Path::new("t.ksy"), &[], t)
+    }
+
+    #[test]
+    fn lua51_reads_columns_and_conditionals_without_luau_syntax() {
+        let code = lua51("meta:\n  id: rec\n  endian: le\nseq:\n  - id: n\n    type: u2\n  - id: xs\n    type: s2\n    repeat: expr\n    repeat-expr: n\n  - id: f\n    type: u1\n    if: n > 1\ninstances:\n  pick:\n    value: 'n > 2 ? xs[0] & 255 : 7'\n", false).unwrap();
+        assert!(code.contains("return function(SP)"), "{code}");
+        assert!(
+            code.contains("S.column(r, N(v.n), \"s16le\", \"xs\")"),
+            "{code}"
+        );
+        assert!(
+            code.contains("((((v.n > 2)) and {S.band(S.at(v.xs, 0), 255)} or {7})[1])"),
+            "{code}"
+        );
+        assert!(!code.contains("bit32"), "{code}");
+        assert!(!code.contains("+="), "{code}");
+        assert!(code.contains("function M.open(src, inflate)"), "{code}");
+    }
+
+    #[test]
+    fn f32_profile_names_the_field_and_where_it_is() {
+        // A u4 without a bound, and a position that can exceed 2^24.
+        let text = "meta:\n  id: rec\n  endian: le\nseq:\n  - id: big\n    type: u4\n  - id: block\n    type: u4\n    valid:\n      max: 16777215\ninstances:\n  ok:\n    pos: block * 64\n    type: u1\n  bad:\n    pos: block * 3\n    type: u1\n";
+        let d = lua51(text, true).unwrap_err();
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert!(d[0].message.contains("`big` (u4)"), "{}", d[0].message);
+        assert_eq!((d[0].pos.line, d[0].pos.col), (5, 5));
+        assert_eq!(d[0].key_path, "seq[0]");
+        assert!(
+            d[1].message.contains("position of `bad`"),
+            "{}",
+            d[1].message
+        );
+        assert!(d[1].message.contains("block * 3"), "{}", d[1].message);
+        assert!(!d[1].hint.is_empty());
+        // Without the profile the same schema generates.
+        assert!(lua51(text, false).is_ok());
+        // A counted list's count, derived on write, passes: the reader bounds it.
+        assert!(lua51("meta:\n  id: rec\n  endian: le\nseq:\n  - id: n\n    type: u4\n  - id: xs\n    type: u2\n    repeat: expr\n    repeat-expr: n\n", true).is_ok());
     }
 }
