@@ -1555,33 +1555,11 @@ impl RplyHead {
                 let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
-                        if __v.__ctx_parent_tick_count != (tick_count as i128) {
-                            return Err(
-                                ::statepack_runtime::io::EncodeError::new(
-                                    ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                        format!(
-                                            "param `{}` of the value is {:?} but the schema gives {:?}",
-                                            "_parent.tick_count", __v.__ctx_parent_tick_count,
-                                            tick_count as i128
-                                        ),
-                                    ),
-                                ),
-                            );
-                        }
-                        if __v.__ctx_parent_op_bytes != (op_bytes as i128) {
-                            return Err(
-                                ::statepack_runtime::io::EncodeError::new(
-                                    ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                        format!(
-                                            "param `{}` of the value is {:?} but the schema gives {:?}",
-                                            "_parent.op_bytes", __v.__ctx_parent_op_bytes, op_bytes as
-                                            i128
-                                        ),
-                                    ),
-                                ),
-                            );
-                        }
-                        __v.write_to(__w)?;
+                        __v.write_with_context(
+                            __w,
+                            tick_count as i128,
+                            op_bytes as i128,
+                        )?;
                     };
                     Ok(())
                 })()
@@ -2084,7 +2062,24 @@ impl Keyframe {
             offset,
         })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(
+            __w,
+            self.__ctx_parent_tick_count,
+            self.__ctx_parent_op_bytes,
+        )
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -2093,12 +2088,12 @@ impl Keyframe {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_parent_tick_count: i128,
+        __ctx_parent_op_bytes: i128,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_parent_tick_count = self.__ctx_parent_tick_count;
-        let __ctx_parent_op_bytes = self.__ctx_parent_op_bytes;
         let tick = self.tick;
         let offset = self.offset;
         let __rule_tick: &'static str = "must be at most _parent.tick_count";

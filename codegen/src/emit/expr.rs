@@ -1034,32 +1034,48 @@ impl Emitter<'_> {
         Some(out)
     }
 
-    /// The writer's check that value `v` of type `tn`, written by field `f`, holds the
-    /// params the schema gives it there.
-    pub(super) fn param_checks(
+    /// The write of value `v` of type `tn` by field `f` into writer `w`: the check that `v`
+    /// holds the params written in the schema that it is given there (they are members of
+    /// the API: a differing one is refused), and the call of its writer (an expression of
+    /// type `Result<(), EncodeError>`), which is given the values of its context params
+    /// (`_parent`/`_root` paths) as computed here, so that its own `__ctx_…` members are
+    /// not used on write.
+    pub(super) fn child_write(
         &mut self,
         f: &Field,
         tn: &str,
         scope: &Scope,
         kp: &str,
         v: TokenStream,
-    ) -> Option<TokenStream> {
+        w: TokenStream,
+    ) -> Option<(TokenStream, TokenStream)> {
         let args = self.param_args(f, tn, scope, kp)?;
         let params = self
             .s
             .type_def(tn)
             .map(|td| td.params.clone())
             .unwrap_or_default();
-        let checks = params.iter().zip(args).map(|(p, a)| {
+        let mut checks = Vec::new();
+        let mut ctx = Vec::new();
+        for (p, a) in params.iter().zip(args) {
+            if p.context.is_some() {
+                ctx.push(if ctx_by_value(p) { a } else { quote!(&(#a)) });
+                continue;
+            }
             let pi = field_ident(&p.id);
-            let pn = p.context.clone().unwrap_or_else(|| p.id.clone());
-            quote! {
+            let pn = &p.id;
+            checks.push(quote! {
                 if #v.#pi != #a {
                     return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!("param `{}` of the value is {:?} but the schema gives {:?}", #pn, #v.#pi, #a))));
                 }
-            }
-        });
-        Some(quote!(#(#checks)*))
+            });
+        }
+        let call = if ctx.is_empty() {
+            quote!(#v.write_to(#w))
+        } else {
+            quote!(#v.write_with_context(#w #(, #ctx)*))
+        };
+        Some((quote!(#(#checks)*), call))
     }
 
     /// The fixed encoded size in bytes of a number type or a user type (`sizeof<...>`), if it

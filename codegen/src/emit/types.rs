@@ -31,6 +31,8 @@ impl Emitter<'_> {
             extra_items,
             param_args,
             param_tys,
+            ctx_write_args,
+            ctx_members,
             unaligned,
             phase,
             pos_writes,
@@ -181,6 +183,42 @@ impl Emitter<'_> {
             (&reads, &push_reads, &post_read_checks, &ctor),
             whole_fallback,
         );
+        let writer = if ctx_write_args.is_empty() {
+            quote! {
+                #[doc = " Writes this value; counts, lengths and sums are derived from the data."]
+                #[doc = ""]
+                #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value."]
+                #[allow(unused_variables, clippy::redundant_closure_call, clippy::needless_borrow, clippy::let_unit_value)]
+                pub fn write_to(&self, __w: &mut ::statepack_runtime::io::ByteWriter) -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    #(#write_pre)*
+                    #(#writes)*
+                    Ok(())
+                }
+            }
+        } else {
+            quote! {
+                #[doc = " Writes this value on its own, with its `__ctx_` members as the values of its"]
+                #[doc = " `_parent`/`_root` paths (the enclosing type's writer gives them instead, see"]
+                #[doc = " [`Self::write_with_context`]); counts, lengths and sums are derived from the data."]
+                #[doc = ""]
+                #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value."]
+                pub fn write_to(&self, __w: &mut ::statepack_runtime::io::ByteWriter) -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    self.write_with_context(__w #(, #ctx_members)*)
+                }
+
+                #[doc = " Writes this value with the values of its `_parent`/`_root` paths (its context"]
+                #[doc = " params, in the order of its `__ctx_` members) as the enclosing type computes them"]
+                #[doc = " from the value being written; the `__ctx_` members are not used."]
+                #[doc = ""]
+                #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value."]
+                #[allow(unused_variables, clippy::redundant_closure_call, clippy::needless_borrow, clippy::let_unit_value)]
+                pub fn write_with_context(&self, __w: &mut ::statepack_runtime::io::ByteWriter #(, #ctx_write_args)*) -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    #(#write_pre)*
+                    #(#writes)*
+                    Ok(())
+                }
+            }
+        };
         let derive_default = self.default_derive();
         let (derive_eq, eq_impl) = super::eq::partial_eq(&name, &struct_fields);
         super::eq::hide_kept_members(&mut struct_fields);
@@ -204,15 +242,7 @@ impl Emitter<'_> {
                 }
                 #read_fields
 
-                #[doc = " Writes this value; counts, lengths and sums are derived from the data."]
-                #[doc = ""]
-                #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value."]
-                #[allow(unused_variables, clippy::redundant_closure_call, clippy::needless_borrow, clippy::let_unit_value)]
-                pub fn write_to(&self, __w: &mut ::statepack_runtime::io::ByteWriter) -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    #(#write_pre)*
-                    #(#writes)*
-                    Ok(())
-                }
+                #writer
 
                 #[doc = " The number of bytes [`Self::write_to`] writes."]
                 #len_doc
@@ -259,6 +289,18 @@ impl Emitter<'_> {
                 }
             })
             .collect();
+        // At the top level a recursive root's `_parent`/`_root` paths have no value.
+        let top_ctx: Vec<TokenStream> = t
+            .params
+            .iter()
+            .filter(|p| p.context.is_some())
+            .map(|_| quote!(&::std::option::Option::None))
+            .collect();
+        let top_write = if top_ctx.is_empty() {
+            quote!(self.write_to(&mut w))
+        } else {
+            quote!(self.write_with_context(&mut w #(, #top_ctx)*))
+        };
         let params_doc = if root_params.is_empty() {
             quote!()
         } else {
@@ -295,7 +337,7 @@ impl Emitter<'_> {
                     #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit its stored type or breaks a schema rule."]
                     pub fn encode(&self) -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
                         let mut w = ::statepack_runtime::io::ByteWriter::with_capacity(self.encoded_len());
-                        self.write_to(&mut w)?;
+                        #top_write?;
                         Ok(w.into_bytes())
                     }
                 }
@@ -413,6 +455,8 @@ impl Emitter<'_> {
             wscope,
             param_args,
             param_tys,
+            ctx_write_args,
+            ctx_members,
             ..
         } = p;
         // A root type with `params` (a schema for others to import, as in Kaitai) takes them
@@ -456,10 +500,21 @@ impl Emitter<'_> {
             param_args.push(quote!(#id: #rty));
             param_tys.push(rty.clone());
             rscope.vars.push((p.id.clone(), ty.clone()));
-            write_pre.push(match ty {
-                Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
-                _ => quote!(let #id = &self.#id;),
-            });
+            if p.context.is_some() {
+                // Context params are arguments of the writer (see `child_write`).
+                if ctx_by_value(p) {
+                    ctx_write_args.push(quote!(#id: #rty));
+                    ctx_members.push(quote!(self.#id));
+                } else {
+                    ctx_write_args.push(quote!(#id: &#rty));
+                    ctx_members.push(quote!(&self.#id));
+                }
+            } else {
+                write_pre.push(match ty {
+                    Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
+                    _ => quote!(let #id = &self.#id;),
+                });
+            }
             wscope.vars.push((p.id.clone(), ty));
         }
         // `meta.endian` as a switch: the byte order is decided before anything is read.

@@ -49,6 +49,7 @@ impl Emitter<'_> {
         let reserved = [
             "read_from",
             "write_to",
+            "write_with_context",
             "encoded_len",
             "decode",
             "decode_traced",

@@ -548,51 +548,15 @@ impl Context {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if __v.__ctx_parent_header_count != (header.count as i128) {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(
-                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                    format!(
-                                        "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "_parent.header.count", __v.__ctx_parent_header_count,
-                                        header.count as i128
-                                    ),
-                                ),
-                            ),
-                        );
-                    }
-                    if __v.__ctx_parent_header_name_len != (header.name_len as i128) {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(
-                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                    format!(
-                                        "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "_parent.header.name_len", __v.__ctx_parent_header_name_len,
-                                        header.name_len as i128
-                                    ),
-                                ),
-                            ),
-                        );
-                    }
-                    if __v.__ctx_root_sizes
-                        != sizes
+                    __v.write_with_context(
+                        __w,
+                        header.count as i128,
+                        header.name_len as i128,
+                        &(sizes
                             .iter()
                             .map(|__x| (*__x) as i128)
-                            .collect::<::std::vec::Vec<i128>>()
-                    {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(
-                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                    format!(
-                                        "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "_root.sizes", __v.__ctx_root_sizes, sizes.iter().map(| __x
-                                        | (* __x) as i128).collect:: < ::std::vec::Vec < i128 > > ()
-                                    ),
-                                ),
-                            ),
-                        );
-                    }
-                    __v.write_to(__w)?;
+                            .collect::<::std::vec::Vec<i128>>()),
+                    )?;
                 };
                 Ok(())
             })()
@@ -623,22 +587,7 @@ impl Context {
                                     }),
                                 );
                             }
-                            if __x.__ctx_parent_header_name_len
-                                != (header.name_len as i128)
-                            {
-                                return Err(
-                                    ::statepack_runtime::io::EncodeError::new(
-                                        ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                            format!(
-                                                "param `{}` of the value is {:?} but the schema gives {:?}",
-                                                "_parent.header.name_len", __x.__ctx_parent_header_name_len,
-                                                header.name_len as i128
-                                            ),
-                                        ),
-                                    ),
-                                );
-                            }
-                            __x.write_to(__w)?;
+                            __x.write_with_context(__w, header.name_len as i128)?;
                         }
                         ContextBody::Plain(__x) => {
                             if __sw != 2_i128 {
@@ -672,26 +621,13 @@ impl Context {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if __v.__ctx_parent_sizes
-                        != sizes
+                    __v.write_with_context(
+                        __w,
+                        &(sizes
                             .iter()
                             .map(|__x| (*__x) as i128)
-                            .collect::<::std::vec::Vec<i128>>()
-                    {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(
-                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                    format!(
-                                        "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "_parent.sizes", __v.__ctx_parent_sizes, sizes.iter().map(|
-                                        __x | (* __x) as i128).collect:: < ::std::vec::Vec < i128 >
-                                        > ()
-                                    ),
-                                ),
-                            ),
-                        );
-                    }
-                    __v.write_to(__w)?;
+                            .collect::<::std::vec::Vec<i128>>()),
+                    )?;
                 };
                 Ok(())
             })()
@@ -1493,7 +1429,25 @@ impl Index {
             entries,
         })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(
+            __w,
+            self.__ctx_parent_header_count,
+            self.__ctx_parent_header_name_len,
+            &self.__ctx_root_sizes,
+        )
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -1502,13 +1456,13 @@ impl Index {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_parent_header_count: i128,
+        __ctx_parent_header_name_len: i128,
+        __ctx_root_sizes: &::std::vec::Vec<i128>,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_parent_header_count = self.__ctx_parent_header_count;
-        let __ctx_parent_header_name_len = self.__ctx_parent_header_name_len;
-        let __ctx_root_sizes = &self.__ctx_root_sizes;
         let entries = &self.entries;
         {
             let __val = &self.entries;
@@ -1526,42 +1480,14 @@ impl Index {
                 let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
-                        if __v.__ctx_parent_parent_header_name_len
-                            != (__ctx_parent_header_name_len as i128)
-                        {
-                            return Err(
-                                ::statepack_runtime::io::EncodeError::new(
-                                    ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                        format!(
-                                            "param `{}` of the value is {:?} but the schema gives {:?}",
-                                            "_parent._parent.header.name_len", __v
-                                            .__ctx_parent_parent_header_name_len,
-                                            __ctx_parent_header_name_len as i128
-                                        ),
-                                    ),
-                                ),
-                            );
-                        }
-                        if __v.__ctx_root_sizes
-                            != __ctx_root_sizes
+                        __v.write_with_context(
+                            __w,
+                            __ctx_parent_header_name_len as i128,
+                            &(__ctx_root_sizes
                                 .iter()
                                 .map(|__x| (*__x) as i128)
-                                .collect::<::std::vec::Vec<i128>>()
-                        {
-                            return Err(
-                                ::statepack_runtime::io::EncodeError::new(
-                                    ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                        format!(
-                                            "param `{}` of the value is {:?} but the schema gives {:?}",
-                                            "_root.sizes", __v.__ctx_root_sizes, __ctx_root_sizes.iter()
-                                            .map(| __x | (* __x) as i128).collect:: < ::std::vec::Vec <
-                                            i128 > > ()
-                                        ),
-                                    ),
-                                ),
-                            );
-                        }
-                        __v.write_to(__w)?;
+                                .collect::<::std::vec::Vec<i128>>()),
+                        )?;
                     };
                     Ok(())
                 })()
@@ -1703,7 +1629,24 @@ impl Entry {
             extra,
         })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(
+            __w,
+            self.__ctx_parent_parent_header_name_len,
+            &self.__ctx_root_sizes,
+        )
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -1712,13 +1655,12 @@ impl Entry {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_parent_parent_header_name_len: i128,
+        __ctx_root_sizes: &::std::vec::Vec<i128>,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_parent_parent_header_name_len = self
-            .__ctx_parent_parent_header_name_len;
-        let __ctx_root_sizes = &self.__ctx_root_sizes;
         let name = &self.name;
         let extra = &self.extra;
         {
@@ -1890,7 +1832,20 @@ impl Tagged {
             tag,
         })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(__w, self.__ctx_parent_header_name_len)
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -1899,11 +1854,11 @@ impl Tagged {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_parent_header_name_len: i128,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_parent_header_name_len = self.__ctx_parent_header_name_len;
         let tag = &self.tag;
         {
             let __val = &self.tag;
@@ -2133,7 +2088,20 @@ impl Mediator {
         };
         Ok(Self { __ctx_parent_sizes, child })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(__w, &self.__ctx_parent_sizes)
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -2142,37 +2110,24 @@ impl Mediator {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_parent_sizes: &::std::vec::Vec<i128>,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_parent_sizes = &self.__ctx_parent_sizes;
         let child = &self.child;
         {
             let __val = &self.child;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if __v.__ctx_parent_sizes
-                        != __ctx_parent_sizes
+                    __v.write_with_context(
+                        __w,
+                        &(__ctx_parent_sizes
                             .iter()
                             .map(|__x| (*__x) as i128)
-                            .collect::<::std::vec::Vec<i128>>()
-                    {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(
-                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                    format!(
-                                        "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "_parent.sizes", __v.__ctx_parent_sizes, __ctx_parent_sizes
-                                        .iter().map(| __x | (* __x) as i128).collect:: <
-                                        ::std::vec::Vec < i128 > > ()
-                                    ),
-                                ),
-                            ),
-                        );
-                    }
-                    __v.write_to(__w)?;
+                            .collect::<::std::vec::Vec<i128>>()),
+                    )?;
                 };
                 Ok(())
             })()
@@ -2278,7 +2233,20 @@ impl SizedByParent {
         };
         Ok(Self { __ctx_parent_sizes, data })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(__w, &self.__ctx_parent_sizes)
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -2287,11 +2255,11 @@ impl SizedByParent {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_parent_sizes: &::std::vec::Vec<i128>,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_parent_sizes = &self.__ctx_parent_sizes;
         let data = &self.data;
         {
             let __val = &self.data;

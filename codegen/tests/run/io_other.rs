@@ -225,19 +225,7 @@ impl IoOther {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if __v.__ctx_parent_blocks != blocks.to_vec() {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(
-                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                    format!(
-                                        "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "_parent.blocks", __v.__ctx_parent_blocks, blocks.to_vec()
-                                    ),
-                                ),
-                            ),
-                        );
-                    }
-                    __v.write_to(__w)?;
+                    __v.write_with_context(__w, &(blocks.to_vec()))?;
                 };
                 Ok(())
             })()
@@ -631,7 +619,20 @@ impl Peeker {
             second_a,
         })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(__w, &self.__ctx_parent_blocks)
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -640,11 +641,11 @@ impl Peeker {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_parent_blocks: &::std::vec::Vec<Block>,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_parent_blocks = &self.__ctx_parent_blocks;
         let tag = self.tag;
         let first_rest = self.first_rest;
         let second_a = self.second_a;
