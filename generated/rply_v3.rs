@@ -2011,7 +2011,7 @@ impl Keyframe {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tick"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > (__ctx_parent_tick_count as i128) {
+                if (*__v as i128) > __ctx_parent_tick_count {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
                                 __el_at,
@@ -2037,7 +2037,7 @@ impl Keyframe {
                 if !{
                     let __elem = *__v;
                     let _ = __elem;
-                    ((__elem as i128) <= (__ctx_parent_op_bytes as i128))
+                    ((__elem as i128) <= __ctx_parent_op_bytes)
                         && (((tick as i128) != 0_i128) || ((__elem as i128) == 0_i128))
                 } {
                     return Err(
@@ -2101,7 +2101,7 @@ impl Keyframe {
             let __val = &self.tick;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                if (*__v as i128) > (__ctx_parent_tick_count as i128) {
+                if (*__v as i128) > __ctx_parent_tick_count {
                     return Err(
                         ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
                             value: format!("{:?}", __v),
@@ -2122,7 +2122,7 @@ impl Keyframe {
                 if !{
                     let __elem = *__v;
                     let _ = __elem;
-                    ((__elem as i128) <= (__ctx_parent_op_bytes as i128))
+                    ((__elem as i128) <= __ctx_parent_op_bytes)
                         && (((tick as i128) != 0_i128) || ((__elem as i128) == 0_i128))
                 } {
                     return Err(
@@ -2265,7 +2265,7 @@ impl OpStream {
         __r.enter(::statepack_runtime::io::PathSeg::Field("ops"));
         let ops: ::std::vec::Vec<Op> = {
             let __l = {
-                let mut __list = ::std::vec::Vec::with_capacity(__r.remaining() / 1);
+                let mut __list = ::std::vec::Vec::with_capacity(__r.remaining());
                 while !__r.is_eof() {
                     let __i = __list.len();
                     let __before = __r.bit_offset();

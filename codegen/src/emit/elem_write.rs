@@ -357,18 +357,22 @@ impl Emitter<'_> {
                             put
                         };
                         let all = &all_tests;
-                        let selects = if tests.is_empty() {
-                            if all.is_empty() { quote!(true) } else { quote!(!(#(#all)||*)) }
+                        // When the switch value does not select this variant.
+                        let rejects = if tests.is_empty() {
+                            if all.is_empty() { None } else { Some(quote!(#(#all)||*)) }
                         } else if is_default {
-                            quote!((#(#tests)||*) || !(#(#all)||*))
+                            Some(quote!(!(#(#tests)||*) && (#(#all)||*)))
                         } else {
-                            quote!(#(#tests)||*)
+                            Some(quote!(!(#(#tests)||*)))
                         };
+                        let reject = rejects.map(|r| quote! {
+                            if #r {
+                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: #name }));
+                            }
+                        });
                         quote! {
                             #en::#vi(__x) => {
-                                if !(#selects) {
-                                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: #name }));
-                                }
+                                #reject
                                 #pchecks
                                 #put
                             }
@@ -527,7 +531,7 @@ impl Emitter<'_> {
             Valid::Eq(e) => cmp(self, e, quote!(==))?,
             Valid::InEnum => match &ty {
                 // A closed enum refuses unlisted values while reading already.
-                Ty::Enum(e) if self.open_enums.contains(e) => quote!(#val.listed_name().is_some()),
+                Ty::Enum(e) if self.open_enums.contains(e) => quote!(#val.is_listed()),
                 Ty::Enum(_) => quote!(true),
                 _ => {
                     if side == Side::Read {

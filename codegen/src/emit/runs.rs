@@ -195,6 +195,9 @@ impl Emitter<'_> {
         if min == 0 {
             return quote!(::std::vec::Vec::new());
         }
+        if min == 1 {
+            return quote!(::std::vec::Vec::with_capacity(__r.remaining()));
+        }
         let m = lit(min);
         quote!(::std::vec::Vec::with_capacity(__r.remaining() / #m))
     }
@@ -427,8 +430,15 @@ fn byte_run_read(run: &[Member], tail: &TokenStream) -> TokenStream {
             };
         }
     }
+    // A run of many members leaves their types to their reads (a tuple type of that many
+    // members is one long annotation).
+    let ann = if run.len() > 8 {
+        quote!()
+    } else {
+        quote!(: #tys)
+    };
     quote! {
-        let #names: #tys = 'run: {
+        let #names #ann = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<#n>() else { break 'fast; };
                 #(#body)*

@@ -219,6 +219,7 @@ impl Emitter<'_> {
                 }
             }
         };
+        let schema_allows = schema_lint_allows(t);
         let derive_default = self.default_derive();
         let (derive_eq, eq_impl) = super::eq::partial_eq(&name, &struct_fields);
         super::eq::hide_kept_members(&mut struct_fields);
@@ -228,6 +229,7 @@ impl Emitter<'_> {
             pub struct #name { #(#struct_fields,)* }
             #eq_impl
 
+            #schema_allows
             impl #name {
                 #[doc = " The smallest number of bytes this type can take; list counts are checked against it before anything is allocated."]
                 pub const MIN_LEN: usize = #min_len;
@@ -565,5 +567,49 @@ impl Emitter<'_> {
             }
         }
         Some(())
+    }
+}
+
+/// The clippy lints that are about what the schema's author chose, not about the generated
+/// code: a member named as a placeholder (`foo`, `baz`, `quux`: clippy's
+/// `disallowed_names`, for the locals the reader and writer bind per member) and a float
+/// literal close to a constant such as pi (`approx_constant`: the schema's literal is kept
+/// as written). Allowed on the type's impl only where the type has such a name or literal.
+fn schema_lint_allows(t: &TypeDef) -> TokenStream {
+    const PLACEHOLDERS: [&str; 3] = ["foo", "baz", "quux"];
+    let named = |n: &str| PLACEHOLDERS.contains(&n);
+    let mut lints = Vec::new();
+    if t.fields.iter().any(|f| named(&f.id))
+        || t.params.iter().any(|p| named(&p.id))
+        || t.instances.iter().any(|i| named(&i.id))
+    {
+        lints.push(quote!(clippy::disallowed_names));
+    }
+    let mut copy = t.clone();
+    if crate::context::type_exprs(&mut copy)
+        .iter()
+        .any(|(e, _)| has_float_literal(&e.expr))
+    {
+        lints.push(quote!(clippy::approx_constant));
+    }
+    if lints.is_empty() {
+        quote!()
+    } else {
+        quote!(#[allow(#(#lints),*)])
+    }
+}
+
+/// Whether `e` holds a float literal.
+fn has_float_literal(e: &Expr) -> bool {
+    match e {
+        Expr::Float(_) => true,
+        Expr::Unary(_, a) | Expr::Attr(a, _) | Expr::Cast(a, _) => has_float_literal(a),
+        Expr::Binary(_, a, b) | Expr::Index(a, b) => has_float_literal(a) || has_float_literal(b),
+        Expr::Ternary(c, a, b) => {
+            has_float_literal(c) || has_float_literal(a) || has_float_literal(b)
+        }
+        Expr::Call(a, _, args) => has_float_literal(a) || args.iter().any(has_float_literal),
+        Expr::List(items) => items.iter().any(has_float_literal),
+        _ => false,
     }
 }

@@ -665,11 +665,11 @@ impl Context {
                             ),
                         );
                     }
-                    if __v.lens
-                        != sizes
+                    if __v.lens[..]
+                        != (sizes
                             .iter()
                             .map(|__x| (*__x) as i128)
-                            .collect::<::std::vec::Vec<i128>>()
+                            .collect::<::std::vec::Vec<i128>>())[..]
                     {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(
@@ -728,7 +728,7 @@ impl Context {
                             __x.write_to(__w)?;
                         }
                         ContextPicked::Plain(__x) => {
-                            if !!(__sw == 1_i128 || __sw == 3_i128) {
+                            if __sw == 1_i128 || __sw == 3_i128 {
                                 return Err(
                                     ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch {
                                         selected: __sw.to_string(),
@@ -1082,9 +1082,7 @@ impl Counted {
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("data"));
         let data: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized(n as i128).map(|b| b.to_vec())
-            }
+            let __v: ::std::vec::Vec<u8> = { __r.take_sized(n).map(|b| b.to_vec()) }
                 .map_err(|e| e.in_field("data"))?;
             __r.leave(Some(&__v));
             __v
@@ -1111,10 +1109,10 @@ impl Counted {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (n as i128) {
+                    if (__v.len() as i128) != n {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(n as i128).unwrap_or(u64::MAX),
+                                expected: u64::try_from(n).unwrap_or(u64::MAX),
                                 found: __v.len(),
                             }),
                         );
@@ -1394,7 +1392,7 @@ impl Index {
         let entries: ::std::vec::Vec<Entry> = {
             let __l = {
                 let __n = __r
-                    .check_count(__ctx_parent_header_count as i128, Entry::MIN_LEN)
+                    .check_count(__ctx_parent_header_count, Entry::MIN_LEN)
                     .map_err(|e| e.in_field("entries"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
                 while __list.len() < __n {
@@ -1405,11 +1403,8 @@ impl Index {
                             let __v: Entry = {
                                 Entry::read_from(
                                     __r,
-                                    __ctx_parent_header_name_len as i128,
-                                    __ctx_root_sizes
-                                        .iter()
-                                        .map(|__x| (*__x) as i128)
-                                        .collect::<::std::vec::Vec<i128>>(),
+                                    __ctx_parent_header_name_len,
+                                    __ctx_root_sizes.clone(),
                                 )
                             }
                                 .map_err(|e| e.in_index(__i).in_field("entries"))?;
@@ -1466,10 +1461,10 @@ impl Index {
         let entries = &self.entries;
         {
             let __val = &self.entries;
-            if (__val.len() as i128) != (__ctx_parent_header_count as i128) {
+            if (__val.len() as i128) != __ctx_parent_header_count {
                 return Err(
                     ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
-                            expected: u64::try_from(__ctx_parent_header_count as i128)
+                            expected: u64::try_from(__ctx_parent_header_count)
                                 .unwrap_or(u64::MAX),
                             found: __val.len(),
                         })
@@ -1482,11 +1477,8 @@ impl Index {
                     {
                         __v.write_with_context(
                             __w,
-                            __ctx_parent_header_name_len as i128,
-                            &(__ctx_root_sizes
-                                .iter()
-                                .map(|__x| (*__x) as i128)
-                                .collect::<::std::vec::Vec<i128>>()),
+                            __ctx_parent_header_name_len,
+                            __ctx_root_sizes,
                         )?;
                     };
                     Ok(())
@@ -1595,7 +1587,7 @@ impl Entry {
             let __v: ::std::string::String = {
                 {
                     let __at = __r.offset();
-                    __r.take_sized(__ctx_parent_parent_header_name_len as i128)
+                    __r.take_sized(__ctx_parent_parent_header_name_len)
                         .and_then(|b| ::statepack_runtime::io::decode_str(
                             b,
                             "ASCII",
@@ -1676,14 +1668,10 @@ impl Entry {
                             }),
                         );
                     }
-                    if (__v.len() as i128)
-                        != (__ctx_parent_parent_header_name_len as i128)
-                    {
+                    if (__v.len() as i128) != __ctx_parent_parent_header_name_len {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(
-                                        __ctx_parent_parent_header_name_len as i128,
-                                    )
+                                expected: u64::try_from(__ctx_parent_parent_header_name_len)
                                     .unwrap_or(u64::MAX),
                                 found: __v.len(),
                             }),
@@ -1821,7 +1809,7 @@ impl Tagged {
         __r.enter(::statepack_runtime::io::PathSeg::Field("tag"));
         let tag: ::std::vec::Vec<u8> = {
             let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized(__ctx_parent_header_name_len as i128).map(|b| b.to_vec())
+                __r.take_sized(__ctx_parent_header_name_len).map(|b| b.to_vec())
             }
                 .map_err(|e| e.in_field("tag"))?;
             __r.leave(Some(&__v));
@@ -1865,12 +1853,10 @@ impl Tagged {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (__ctx_parent_header_name_len as i128) {
+                    if (__v.len() as i128) != __ctx_parent_header_name_len {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(
-                                        __ctx_parent_header_name_len as i128,
-                                    )
+                                expected: u64::try_from(__ctx_parent_header_name_len)
                                     .unwrap_or(u64::MAX),
                                 found: __v.len(),
                             }),
@@ -2074,13 +2060,7 @@ impl Mediator {
         __r.enter(::statepack_runtime::io::PathSeg::Field("child"));
         let child: SizedByParent = {
             let __v: SizedByParent = {
-                SizedByParent::read_from(
-                    __r,
-                    __ctx_parent_sizes
-                        .iter()
-                        .map(|__x| (*__x) as i128)
-                        .collect::<::std::vec::Vec<i128>>(),
-                )
+                SizedByParent::read_from(__r, __ctx_parent_sizes.clone())
             }
                 .map_err(|e| e.in_field("child"))?;
             __r.leave::<()>(None);
@@ -2121,13 +2101,7 @@ impl Mediator {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    __v.write_with_context(
-                        __w,
-                        &(__ctx_parent_sizes
-                            .iter()
-                            .map(|__x| (*__x) as i128)
-                            .collect::<::std::vec::Vec<i128>>()),
-                    )?;
+                    __v.write_with_context(__w, __ctx_parent_sizes)?;
                 };
                 Ok(())
             })()
@@ -2569,12 +2543,9 @@ impl Holder {
         let head = &self.head;
         let lens = &self.lens;
         let first = &self.first;
-        ::std::result::Result::Ok(
-            (head.count as i128)
-                .wrapping_add(
-                    *::statepack_runtime::io::expr_at(&lens[..], 1_i128)? as i128,
-                ),
-        )
+        let __v: i128 = (head.count as i128)
+            .wrapping_add(*::statepack_runtime::io::expr_at(&lens[..], 1_i128)? as i128);
+        ::std::result::Result::Ok(__v)
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

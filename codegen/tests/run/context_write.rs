@@ -144,10 +144,10 @@ impl ContextWrite {
                     let __at = __r.offset();
                     match __r.take_sized(3_i128) {
                         Ok(__s) => {
-                            let __key = [(85_i128 & 0xff) as u8];
+                            let __key: &[u8] = &[85u8];
                             __stored_packed = ::std::option::Option::Some(__s.to_vec());
                             ::statepack_runtime::io::unprocess_within(
-                                    ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                                    ::statepack_runtime::io::Processor::Xor(__key),
                                     __s,
                                     __at,
                                     __r.processed_room(),
@@ -173,23 +173,26 @@ impl ContextWrite {
                                         __r.add_processed(__sub.processed_used());
                                         __res
                                     } else {
-                                        let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                &__d,
-                                                __r.relay(),
+                                        let (__res, __used) = {
+                                            let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                    &__d,
+                                                    __r.relay(),
+                                                )
+                                                .sharing(__share);
+                                            #[allow(unused_mut)]
+                                            let mut __v = Tagged::read_from(
+                                                &mut __sub,
+                                                header.name_len as i128,
+                                            )?;
+                                            (
+                                                {
+                                                    __v.__unread_pad = __sub.align_to_byte_keep();
+                                                    __v.__unread = __sub.take_rest().to_vec();
+                                                    Ok(__v)
+                                                },
+                                                __sub.processed_used(),
                                             )
-                                            .sharing(__share);
-                                        #[allow(unused_mut)]
-                                        let mut __v = Tagged::read_from(
-                                            &mut __sub,
-                                            header.name_len as i128,
-                                        )?;
-                                        let __res = {
-                                            __v.__unread_pad = __sub.align_to_byte_keep();
-                                            __v.__unread = __sub.take_rest().to_vec();
-                                            Ok(__v)
                                         };
-                                        let __used = __sub.processed_used();
-                                        ::std::mem::drop(__sub);
                                         __r.add_processed(__used);
                                         __res
                                     }
@@ -301,10 +304,10 @@ impl ContextWrite {
                     let __at = __r.offset();
                     match __r.take_sized(3_i128) {
                         Ok(__s) => {
-                            let __key = [(85_i128 & 0xff) as u8];
+                            let __key: &[u8] = &[85u8];
                             __stored_packed = ::std::option::Option::Some(__s.to_vec());
                             ::statepack_runtime::io::unprocess_within(
-                                    ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                                    ::statepack_runtime::io::Processor::Xor(__key),
                                     __s,
                                     __at,
                                     __r.processed_room(),
@@ -330,23 +333,26 @@ impl ContextWrite {
                                         __r.add_processed(__sub.processed_used());
                                         __res
                                     } else {
-                                        let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                &__d,
-                                                __r.relay(),
+                                        let (__res, __used) = {
+                                            let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                    &__d,
+                                                    __r.relay(),
+                                                )
+                                                .sharing(__share);
+                                            #[allow(unused_mut)]
+                                            let mut __v = Tagged::read_from(
+                                                &mut __sub,
+                                                header.name_len as i128,
+                                            )?;
+                                            (
+                                                {
+                                                    __v.__unread_pad = __sub.align_to_byte_keep();
+                                                    __v.__unread = __sub.take_rest().to_vec();
+                                                    Ok(__v)
+                                                },
+                                                __sub.processed_used(),
                                             )
-                                            .sharing(__share);
-                                        #[allow(unused_mut)]
-                                        let mut __v = Tagged::read_from(
-                                            &mut __sub,
-                                            header.name_len as i128,
-                                        )?;
-                                        let __res = {
-                                            __v.__unread_pad = __sub.align_to_byte_keep();
-                                            __v.__unread = __sub.take_rest().to_vec();
-                                            Ok(__v)
                                         };
-                                        let __used = __sub.processed_used();
-                                        ::std::mem::drop(__sub);
                                         __r.add_processed(__used);
                                         __res
                                     }
@@ -458,10 +464,10 @@ impl ContextWrite {
                     let __at = __r.offset();
                     match __r.take_sized(3_i128) {
                         Ok(__s) => {
-                            let __key = [(85_i128 & 0xff) as u8];
+                            let __key: &[u8] = &[85u8];
                             __stored_packed = ::std::option::Option::Some(__s.to_vec());
                             ::statepack_runtime::io::unprocess_within(
-                                    ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                                    ::statepack_runtime::io::Processor::Xor(__key),
                                     __s,
                                     __at,
                                     __r.processed_room(),
@@ -487,23 +493,26 @@ impl ContextWrite {
                                         __r.add_processed(__sub.processed_used());
                                         __res
                                     } else {
-                                        let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                &__d,
-                                                __r.relay(),
+                                        let (__res, __used) = {
+                                            let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                    &__d,
+                                                    __r.relay(),
+                                                )
+                                                .sharing(__share);
+                                            #[allow(unused_mut)]
+                                            let mut __v = Tagged::read_from(
+                                                &mut __sub,
+                                                header.name_len as i128,
+                                            )?;
+                                            (
+                                                {
+                                                    __v.__unread_pad = __sub.align_to_byte_keep();
+                                                    __v.__unread = __sub.take_rest().to_vec();
+                                                    Ok(__v)
+                                                },
+                                                __sub.processed_used(),
                                             )
-                                            .sharing(__share);
-                                        #[allow(unused_mut)]
-                                        let mut __v = Tagged::read_from(
-                                            &mut __sub,
-                                            header.name_len as i128,
-                                        )?;
-                                        let __res = {
-                                            __v.__unread_pad = __sub.align_to_byte_keep();
-                                            __v.__unread = __sub.take_rest().to_vec();
-                                            Ok(__v)
                                         };
-                                        let __used = __sub.processed_used();
-                                        ::std::mem::drop(__sub);
                                         __r.add_processed(__used);
                                         __res
                                     }
@@ -648,9 +657,9 @@ impl ContextWrite {
                     __v.write_with_context(&mut __sw, header.name_len as i128)?;
                     let __d = __sw.into_stream_bytes(__w)?;
                     let __s = {
-                        let __key = [(85_i128 & 0xff) as u8];
+                        let __key: &[u8] = &[85u8];
                         ::statepack_runtime::io::reprocess(
-                            ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                            ::statepack_runtime::io::Processor::Xor(__key),
                             &__d,
                             self.__stored_packed.as_deref(),
                         )
@@ -1114,7 +1123,7 @@ impl Index {
         let entries: ::std::vec::Vec<Entry> = {
             let __l = {
                 let __n = __r
-                    .check_count(__ctx_parent_header_count as i128, Entry::MIN_LEN)
+                    .check_count(__ctx_parent_header_count, Entry::MIN_LEN)
                     .map_err(|e| e.in_field("entries"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
                 while __list.len() < __n {
@@ -1125,12 +1134,9 @@ impl Index {
                             let __v: Entry = {
                                 Entry::read_from(
                                     __r,
-                                    __ctx_parent_header_name_len as i128,
-                                    __ctx_root_sizes
-                                        .iter()
-                                        .map(|__x| (*__x) as i128)
-                                        .collect::<::std::vec::Vec<i128>>(),
-                                    __ctx_root_header_flags as i128,
+                                    __ctx_parent_header_name_len,
+                                    __ctx_root_sizes.clone(),
+                                    __ctx_root_header_flags,
                                 )
                             }
                                 .map_err(|e| e.in_index(__i).in_field("entries"))?;
@@ -1190,10 +1196,10 @@ impl Index {
         let entries = &self.entries;
         {
             let __val = &self.entries;
-            if (__val.len() as i128) != (__ctx_parent_header_count as i128) {
+            if (__val.len() as i128) != __ctx_parent_header_count {
                 return Err(
                     ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
-                            expected: u64::try_from(__ctx_parent_header_count as i128)
+                            expected: u64::try_from(__ctx_parent_header_count)
                                 .unwrap_or(u64::MAX),
                             found: __val.len(),
                         })
@@ -1206,12 +1212,9 @@ impl Index {
                     {
                         __v.write_with_context(
                             __w,
-                            __ctx_parent_header_name_len as i128,
-                            &(__ctx_root_sizes
-                                .iter()
-                                .map(|__x| (*__x) as i128)
-                                .collect::<::std::vec::Vec<i128>>()),
-                            __ctx_root_header_flags as i128,
+                            __ctx_parent_header_name_len,
+                            __ctx_root_sizes,
+                            __ctx_root_header_flags,
                         )?;
                     };
                     Ok(())
@@ -1329,7 +1332,7 @@ impl Entry {
             let __v: ::std::string::String = {
                 {
                     let __at = __r.offset();
-                    __r.take_sized(__ctx_parent_parent_header_name_len as i128)
+                    __r.take_sized(__ctx_parent_parent_header_name_len)
                         .and_then(|b| ::statepack_runtime::io::decode_str(
                             b,
                             "ASCII",
@@ -1358,7 +1361,7 @@ impl Entry {
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("deep"));
         let deep: Deep = {
-            let __v: Deep = { Deep::read_from(__r, __ctx_root_header_flags as i128) }
+            let __v: Deep = { Deep::read_from(__r, __ctx_root_header_flags) }
                 .map_err(|e| e.in_field("deep"))?;
             __r.leave::<()>(None);
             __v
@@ -1422,14 +1425,10 @@ impl Entry {
                             }),
                         );
                     }
-                    if (__v.len() as i128)
-                        != (__ctx_parent_parent_header_name_len as i128)
-                    {
+                    if (__v.len() as i128) != __ctx_parent_parent_header_name_len {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(
-                                        __ctx_parent_parent_header_name_len as i128,
-                                    )
+                                expected: u64::try_from(__ctx_parent_parent_header_name_len)
                                     .unwrap_or(u64::MAX),
                                 found: __v.len(),
                             }),
@@ -1480,7 +1479,7 @@ impl Entry {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    __v.write_with_context(__w, __ctx_root_header_flags as i128)?;
+                    __v.write_with_context(__w, __ctx_root_header_flags)?;
                 };
                 Ok(())
             })()
@@ -1584,9 +1583,7 @@ impl Deep {
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
         __ctx_root_header_flags: i128,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let mark: ::std::option::Option<u8> = if (__ctx_root_header_flags as i128)
-            == 1_i128
-        {
+        let mark: ::std::option::Option<u8> = if __ctx_root_header_flags == 1_i128 {
             __r.enter(::statepack_runtime::io::PathSeg::Field("mark"));
             Some({
                 let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("mark"))?;
@@ -1629,7 +1626,7 @@ impl Deep {
         __ctx_root_header_flags: i128,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let mark = &self.mark;
-        match (((__ctx_root_header_flags as i128) == 1_i128), &self.mark) {
+        match ((__ctx_root_header_flags == 1_i128), &self.mark) {
             (true, Some(__val)) => {
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
@@ -1754,7 +1751,7 @@ impl Tagged {
         __r.enter(::statepack_runtime::io::PathSeg::Field("tag"));
         let tag: ::std::vec::Vec<u8> = {
             let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized(__ctx_parent_header_name_len as i128).map(|b| b.to_vec())
+                __r.take_sized(__ctx_parent_header_name_len).map(|b| b.to_vec())
             }
                 .map_err(|e| e.in_field("tag"))?;
             __r.leave(Some(&__v));
@@ -1800,12 +1797,10 @@ impl Tagged {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (__ctx_parent_header_name_len as i128) {
+                    if (__v.len() as i128) != __ctx_parent_header_name_len {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(
-                                        __ctx_parent_header_name_len as i128,
-                                    )
+                                expected: u64::try_from(__ctx_parent_header_name_len)
                                     .unwrap_or(u64::MAX),
                                 found: __v.len(),
                             }),

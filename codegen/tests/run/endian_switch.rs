@@ -888,7 +888,7 @@ impl Flagged {
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
         flag: i128,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let __order: ::std::option::Option<bool> = if (flag as i128) == 1_i128 {
+        let __order: ::std::option::Option<bool> = if flag == 1_i128 {
             ::std::option::Option::Some(false)
         } else {
             ::std::option::Option::None
@@ -917,7 +917,7 @@ impl Flagged {
         __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let flag = self.flag;
-        let __order: ::std::option::Option<bool> = if (flag as i128) == 1_i128 {
+        let __order: ::std::option::Option<bool> = if flag == 1_i128 {
             ::std::option::Option::Some(false)
         } else {
             ::std::option::Option::None

@@ -81,10 +81,10 @@ impl IoOther {
                                     let __at = __r.offset();
                                     match __r.take_sized(3_i128) {
                                         Ok(__s) => {
-                                            let __key = [((__r.io_pos()) & 0xff) as u8];
+                                            let __key: &[u8] = &[((__r.io_pos()) & 0xff) as u8];
                                             __stored_blocks.push(__s.to_vec());
                                             ::statepack_runtime::io::unprocess_within(
-                                                    ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                                                    ::statepack_runtime::io::Processor::Xor(__key),
                                                     __s,
                                                     __at,
                                                     __r.processed_room(),
@@ -107,20 +107,23 @@ impl IoOther {
                                                         __r.add_processed(__sub.processed_used());
                                                         __res
                                                     } else {
-                                                        let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                                &__d,
-                                                                __r.relay(),
+                                                        let (__res, __used) = {
+                                                            let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                                    &__d,
+                                                                    __r.relay(),
+                                                                )
+                                                                .sharing(__share);
+                                                            #[allow(unused_mut)]
+                                                            let mut __v = Block::read_from(&mut __sub)?;
+                                                            (
+                                                                {
+                                                                    __v.__unread_pad = __sub.align_to_byte_keep();
+                                                                    __v.__unread = __sub.take_rest().to_vec();
+                                                                    Ok(__v)
+                                                                },
+                                                                __sub.processed_used(),
                                                             )
-                                                            .sharing(__share);
-                                                        #[allow(unused_mut)]
-                                                        let mut __v = Block::read_from(&mut __sub)?;
-                                                        let __res = {
-                                                            __v.__unread_pad = __sub.align_to_byte_keep();
-                                                            __v.__unread = __sub.take_rest().to_vec();
-                                                            Ok(__v)
                                                         };
-                                                        let __used = __sub.processed_used();
-                                                        ::std::mem::drop(__sub);
                                                         __r.add_processed(__used);
                                                         __res
                                                     }
@@ -191,9 +194,9 @@ impl IoOther {
                         let __s = {
                             let __w = &__w
                                 .pos_after(usize::try_from(3_i128).unwrap_or(0));
-                            let __key = [((__w.io_pos()) & 0xff) as u8];
+                            let __key: &[u8] = &[((__w.io_pos()) & 0xff) as u8];
                             ::statepack_runtime::io::reprocess(
-                                ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                                ::statepack_runtime::io::Processor::Xor(__key),
                                 &__d,
                                 self.__stored_blocks.get(__i).map(|__t| __t.as_slice()),
                             )

@@ -255,28 +255,25 @@ impl Recursion {
         let __ctx_parent_tag = &self.__ctx_parent_tag;
         let tag = self.tag;
         let next = &self.next;
-        ::std::result::Result::Ok(
-            if (tag as i128) == 0_i128 {
-                ::std::option::Option::Some(
-                    *(match &__ctx_parent_tag {
-                        ::std::option::Option::Some(__o) => {
-                            ::std::result::Result::Ok(__o)
-                        }
-                        ::std::option::Option::None => {
-                            ::std::result::Result::Err(
-                                ::statepack_runtime::io::ExprError(
-                                    ::std::string::String::from(
-                                        "`__ctx_parent_tag` is absent (its `if` is false)",
-                                    ),
+        let __v: ::std::option::Option<i128> = if (tag as i128) == 0_i128 {
+            ::std::option::Option::Some(
+                *(match &__ctx_parent_tag {
+                    ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o),
+                    ::std::option::Option::None => {
+                        ::std::result::Result::Err(
+                            ::statepack_runtime::io::ExprError(
+                                ::std::string::String::from(
+                                    "`__ctx_parent_tag` is absent (its `if` is false)",
                                 ),
-                            )
-                        }
-                    })? as i128,
-                )
-            } else {
-                ::std::option::Option::None
-            },
-        )
+                            ),
+                        )
+                    }
+                })?,
+            )
+        } else {
+            ::std::option::Option::None
+        };
+        ::std::result::Result::Ok(__v)
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
