@@ -3723,38 +3723,40 @@ impl OpXform {
             __v
         };
         let pos: ::std::option::Option<[f32; 3]> = 'run: {
-            if !(((mask as i128) & 1_i128) != 0_i128) {
+            if ((mask as i128) & 1_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                        break 'fast;
+                    };
+                    let pos = [
+                        f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
+                        f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
+                        f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
+                    ];
+                    break 'run Some(pos);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
-                    break 'fast;
-                };
-                let pos = [
-                    f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
-                    f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
-                    f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
-                ];
-                break 'run Some(pos);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
             return Self::read_fields(__r);
         };
         let rot: ::std::option::Option<[i16; 3]> = 'run: {
-            if !(((mask as i128) & 2_i128) != 0_i128) {
+            if ((mask as i128) & 2_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let rot = [
+                        i16::from_le_bytes([__b[0], __b[1]]),
+                        i16::from_le_bytes([__b[2], __b[3]]),
+                        i16::from_le_bytes([__b[4], __b[5]]),
+                    ];
+                    break 'run Some(rot);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let rot = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run Some(rot);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -3827,19 +3829,20 @@ impl OpXform {
             __v
         };
         let pos: ::std::option::Option<[f32; 3]> = 'run: {
-            if !(((mask as i128) & 1_i128) != 0_i128) {
+            if ((mask as i128) & 1_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                        break 'fast;
+                    };
+                    let pos = [
+                        f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
+                        f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
+                        f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
+                    ];
+                    break 'run Some(pos);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
-                    break 'fast;
-                };
-                let pos = [
-                    f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
-                    f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
-                    f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
-                ];
-                break 'run Some(pos);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -3847,19 +3850,20 @@ impl OpXform {
             return Ok(());
         };
         let rot: ::std::option::Option<[i16; 3]> = 'run: {
-            if !(((mask as i128) & 2_i128) != 0_i128) {
+            if ((mask as i128) & 2_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let rot = [
+                        i16::from_le_bytes([__b[0], __b[1]]),
+                        i16::from_le_bytes([__b[2], __b[3]]),
+                        i16::from_le_bytes([__b[4], __b[5]]),
+                    ];
+                    break 'run Some(rot);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let rot = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run Some(rot);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -7150,38 +7154,40 @@ impl OpXformD {
             __v
         };
         let pos8: ::std::option::Option<[i8; 3]> = 'run: {
-            if !(((mask as i128) & 1_i128) != 0_i128) {
+            if ((mask as i128) & 1_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                        break 'fast;
+                    };
+                    let pos8 = [
+                        i8::from_le_bytes([__b[0]]),
+                        i8::from_le_bytes([__b[1]]),
+                        i8::from_le_bytes([__b[2]]),
+                    ];
+                    break 'run Some(pos8);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let pos8 = [
-                    i8::from_le_bytes([__b[0]]),
-                    i8::from_le_bytes([__b[1]]),
-                    i8::from_le_bytes([__b[2]]),
-                ];
-                break 'run Some(pos8);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
             return Self::read_fields(__r);
         };
         let pos16: ::std::option::Option<[i16; 3]> = 'run: {
-            if !(((mask as i128) & 2_i128) != 0_i128) {
+            if ((mask as i128) & 2_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let pos16 = [
+                        i16::from_le_bytes([__b[0], __b[1]]),
+                        i16::from_le_bytes([__b[2], __b[3]]),
+                        i16::from_le_bytes([__b[4], __b[5]]),
+                    ];
+                    break 'run Some(pos16);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let pos16 = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run Some(pos16);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -7198,19 +7204,20 @@ impl OpXformD {
             None
         };
         let rot: ::std::option::Option<[i8; 3]> = 'run: {
-            if !(((mask as i128) & 8_i128) != 0_i128) {
+            if ((mask as i128) & 8_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                        break 'fast;
+                    };
+                    let rot = [
+                        i8::from_le_bytes([__b[0]]),
+                        i8::from_le_bytes([__b[1]]),
+                        i8::from_le_bytes([__b[2]]),
+                    ];
+                    break 'run Some(rot);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let rot = [
-                    i8::from_le_bytes([__b[0]]),
-                    i8::from_le_bytes([__b[1]]),
-                    i8::from_le_bytes([__b[2]]),
-                ];
-                break 'run Some(rot);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -7286,19 +7293,20 @@ impl OpXformD {
             __v
         };
         let pos8: ::std::option::Option<[i8; 3]> = 'run: {
-            if !(((mask as i128) & 1_i128) != 0_i128) {
+            if ((mask as i128) & 1_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                        break 'fast;
+                    };
+                    let pos8 = [
+                        i8::from_le_bytes([__b[0]]),
+                        i8::from_le_bytes([__b[1]]),
+                        i8::from_le_bytes([__b[2]]),
+                    ];
+                    break 'run Some(pos8);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let pos8 = [
-                    i8::from_le_bytes([__b[0]]),
-                    i8::from_le_bytes([__b[1]]),
-                    i8::from_le_bytes([__b[2]]),
-                ];
-                break 'run Some(pos8);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -7306,19 +7314,20 @@ impl OpXformD {
             return Ok(());
         };
         let pos16: ::std::option::Option<[i16; 3]> = 'run: {
-            if !(((mask as i128) & 2_i128) != 0_i128) {
+            if ((mask as i128) & 2_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let pos16 = [
+                        i16::from_le_bytes([__b[0], __b[1]]),
+                        i16::from_le_bytes([__b[2], __b[3]]),
+                        i16::from_le_bytes([__b[4], __b[5]]),
+                    ];
+                    break 'run Some(pos16);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let pos16 = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run Some(pos16);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -7336,19 +7345,20 @@ impl OpXformD {
             None
         };
         let rot: ::std::option::Option<[i8; 3]> = 'run: {
-            if !(((mask as i128) & 8_i128) != 0_i128) {
+            if ((mask as i128) & 8_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                        break 'fast;
+                    };
+                    let rot = [
+                        i8::from_le_bytes([__b[0]]),
+                        i8::from_le_bytes([__b[1]]),
+                        i8::from_le_bytes([__b[2]]),
+                    ];
+                    break 'run Some(rot);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let rot = [
-                    i8::from_le_bytes([__b[0]]),
-                    i8::from_le_bytes([__b[1]]),
-                    i8::from_le_bytes([__b[2]]),
-                ];
-                break 'run Some(rot);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -12541,20 +12551,21 @@ impl Decal {
             __v
         };
         let tiling: ::std::option::Option<[f32; 4]> = 'run: {
-            if (is_texture as i128) != 1_i128 {
+            if (is_texture as i128) == 1_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
+                        break 'fast;
+                    };
+                    let tiling = [
+                        f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
+                        f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
+                        f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
+                        f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
+                    ];
+                    break 'run Some(tiling);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
-                    break 'fast;
-                };
-                let tiling = [
-                    f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
-                    f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
-                    f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
-                    f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
-                ];
-                break 'run Some(tiling);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -12640,20 +12651,21 @@ impl Decal {
             __v
         };
         let tiling: ::std::option::Option<[f32; 4]> = 'run: {
-            if (is_texture as i128) != 1_i128 {
+            if (is_texture as i128) == 1_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
+                        break 'fast;
+                    };
+                    let tiling = [
+                        f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
+                        f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
+                        f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
+                        f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
+                    ];
+                    break 'run Some(tiling);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
-                    break 'fast;
-                };
-                let tiling = [
-                    f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
-                    f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
-                    f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
-                    f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
-                ];
-                break 'run Some(tiling);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);

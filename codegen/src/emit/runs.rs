@@ -415,14 +415,15 @@ fn byte_run_read(run: &[Member], tail: &TokenStream) -> TokenStream {
             let id = &m.id;
             return quote! {
                 let #names: #tys = 'run: {
-                    if !(#c) {
+                    if #c {
+                        'fast: {
+                            let ::std::option::Option::Some(__b) = __r.take_run::<#n>() else { break 'fast; };
+                            #(#body)*
+                            #(#ats)*
+                            break 'run Some(#id);
+                        }
+                    } else {
                         break 'run None;
-                    }
-                    'fast: {
-                        let ::std::option::Option::Some(__b) = __r.take_run::<#n>() else { break 'fast; };
-                        #(#body)*
-                        #(#ats)*
-                        break 'run Some(#id);
                     }
                     ::statepack_runtime::io::unlikely();
                     #tail
