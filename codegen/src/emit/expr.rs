@@ -1063,7 +1063,14 @@ impl Emitter<'_> {
                 .zip(args)
                 .map(|(p, a)| match a {
                     // The reader's param is owned here: a copy of the value.
-                    Arg::Direct(id) if ctx_by_value(p) => quote!(#id),
+                    Arg::Direct(id)
+                        if matches!(
+                            param_rust_ty(&p.kind).1,
+                            Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool
+                        ) =>
+                    {
+                        quote!(#id)
+                    }
                     Arg::Direct(id) => quote!(#id.clone()),
                     Arg::Value(v) => v,
                 })
