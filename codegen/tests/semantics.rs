@@ -84,6 +84,10 @@ mod context;
 mod context_write;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/context_measured.rs"]
+mod context_measured;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/params.rs"]
 mod params;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -1315,6 +1319,31 @@ fn values_built_plainly_write_their_parent_and_root_paths() {
         .for_each(|en| en.deep.mark = None);
     let bytes = off.encode().unwrap();
     assert_eq!(ContextWrite::decode(&bytes).unwrap(), off);
+}
+
+/// `run/context_measured.ksy`: a type measured by writing (a Latin-1 string) whose layout
+/// depends on `_parent.n`, in a field whose size the parent derives from that measure.
+#[test]
+fn a_length_measured_with_stale_context_members_is_refused_not_written() {
+    use context_measured::*;
+    let mut v = ContextMeasured {
+        n: 3,
+        body: Body {
+            name: "ab".into(),
+            data: vec![1, 2, 3],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    // Measured with `__ctx_parent_n` 0 the body is shorter than what its writer writes:
+    // refused, never a size byte that disagrees with the body.
+    let e = v.encode().unwrap_err().to_string();
+    assert!(e.contains("body") && e.contains("__ctx_"), "{e}");
+    // With the member set (as decoding sets it) the value encodes and reads back.
+    v.body.__ctx_parent_n = 3;
+    let bytes = v.encode().unwrap();
+    assert_eq!(bytes, [3, 6, b'a', b'b', 0, 1, 2, 3]);
+    assert_eq!(ContextMeasured::decode(&bytes).unwrap(), v);
 }
 
 #[test]

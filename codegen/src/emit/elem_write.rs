@@ -255,8 +255,26 @@ impl Emitter<'_> {
                     Some(s) => self.size_check(f, s, scope, &kp, quote!(__v.encoded_len()))?,
                     None => quote!(),
                 };
-                let (pchecks, call) =
+                let (pchecks, mut call) =
                     self.child_write(f, name, scope, &kp, quote!(__v), quote!(__w))?;
+                let has_ctx = self
+                    .s
+                    .type_def(name)
+                    .is_some_and(|t| t.params.iter().any(|p| p.context.is_some()));
+                if size.is_some() && has_ctx {
+                    // The size was checked against `encoded_len`, which measures with the
+                    // value's `__ctx_` members where it measures by writing: what was
+                    // written with the paths' values must have that length.
+                    call = quote!({
+                        let __at = __w.len();
+                        #call?;
+                        let __len = __v.encoded_len();
+                        if __w.len() - __at != __len {
+                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!("the value wrote {} byte(s) but measured {} with its `__ctx_` members: set them to the values of its `_parent`/`_root` paths", __w.len() - __at, __len))));
+                        }
+                        ::std::result::Result::<(), ::statepack_runtime::io::EncodeError>::Ok(())
+                    });
+                }
                 if size.is_some() && self.type_needs_io(name) {
                     // The value's positional instances are placed in its own substream.
                     quote!({ #check #pchecks let __io = __w.push_io(); #call?; __w.pop_io(__io); })
