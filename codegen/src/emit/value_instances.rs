@@ -216,10 +216,8 @@ impl Emitter<'_> {
             };
             let mi = field_ident(&inst.id);
             // An instance that is a param or field as it is: its member.
-            let body = match bound
-                .iter()
-                .find(|n| body.to_string() == field_ident(n).to_string())
-            {
+            let text = body.to_string();
+            let body = match bound.iter().find(|n| field_ident(n) == text) {
                 Some(n) => {
                     let id = field_ident(n);
                     quote!(self.#id)
