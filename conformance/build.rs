@@ -117,10 +117,8 @@ fn main() {
          pub const SUITE_DIR: Option<&str> = {suite_const};\n\
          /// Where the build looked for the suite, for the skip message.\n\
          pub const SUITE_LOOKED_AT: &str = {looked_at:?};\n\
-         /// The generated modules (only their reflection entry points are used here). The\n\
-         /// suite's schemas exercise every corner of the language, so clippy's style lints\n\
-         /// are not checked on them; rustc's are, as in any crate.\n\
-         #[allow(clippy::all)]\n\
+         /// The generated modules (only their reflection entry points are used here), checked\n\
+         /// by rustc and clippy like any user's crate.\n\
          mod suite_modules {{\n{modules}}}\n\
          /// Every schema of the suite's `formats/` with what the generator made of it.\n\
          pub static SCHEMAS: &[SchemaEntry] = &[\n{table}];\n"

@@ -1977,7 +1977,7 @@ impl FixedPointTrack {
                 let __val = &self.width;
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 5u32)?;
+                    __w.write_bits_be(u64::from(*__v), 5u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -2455,7 +2455,7 @@ impl AnimatedTrack {
                 let __val = &self.index_bits;
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 5u32)?;
+                    __w.write_bits_be(u64::from(*__v), 5u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {

@@ -142,20 +142,23 @@ impl CbtrackV1 {
                                             __r.add_processed(__sub.processed_used());
                                             __res
                                         } else {
-                                            let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                    &__d,
-                                                    __r.relay(),
+                                            let (__res, __used) = {
+                                                let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                        &__d,
+                                                        __r.relay(),
+                                                    )
+                                                    .sharing(__share);
+                                                #[allow(unused_mut)]
+                                                let mut __v = ChunkBody::read_from(&mut __sub)?;
+                                                (
+                                                    {
+                                                        __v.__unread_pad = __sub.align_to_byte_keep();
+                                                        __v.__unread = __sub.take_rest().to_vec();
+                                                        Ok(__v)
+                                                    },
+                                                    __sub.processed_used(),
                                                 )
-                                                .sharing(__share);
-                                            #[allow(unused_mut)]
-                                            let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                            let __res = {
-                                                __v.__unread_pad = __sub.align_to_byte_keep();
-                                                __v.__unread = __sub.take_rest().to_vec();
-                                                Ok(__v)
                                             };
-                                            let __used = __sub.processed_used();
-                                            ::std::mem::drop(__sub);
                                             __r.add_processed(__used);
                                             __res
                                         }
@@ -213,20 +216,23 @@ impl CbtrackV1 {
                                             __r.add_processed(__sub.processed_used());
                                             __res
                                         } else {
-                                            let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                    &__d,
-                                                    __r.relay(),
+                                            let (__res, __used) = {
+                                                let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                        &__d,
+                                                        __r.relay(),
+                                                    )
+                                                    .sharing(__share);
+                                                #[allow(unused_mut)]
+                                                let mut __v = ChunkBody::read_from(&mut __sub)?;
+                                                (
+                                                    {
+                                                        __v.__unread_pad = __sub.align_to_byte_keep();
+                                                        __v.__unread = __sub.take_rest().to_vec();
+                                                        Ok(__v)
+                                                    },
+                                                    __sub.processed_used(),
                                                 )
-                                                .sharing(__share);
-                                            #[allow(unused_mut)]
-                                            let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                            let __res = {
-                                                __v.__unread_pad = __sub.align_to_byte_keep();
-                                                __v.__unread = __sub.take_rest().to_vec();
-                                                Ok(__v)
                                             };
-                                            let __used = __sub.processed_used();
-                                            ::std::mem::drop(__sub);
                                             __r.add_processed(__used);
                                             __res
                                         }
@@ -2507,20 +2513,23 @@ impl Window {
                                             __r.add_processed(__sub.processed_used());
                                             __res
                                         } else {
-                                            let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                    &__d,
-                                                    __r.relay(),
+                                            let (__res, __used) = {
+                                                let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                        &__d,
+                                                        __r.relay(),
+                                                    )
+                                                    .sharing(__share);
+                                                #[allow(unused_mut)]
+                                                let mut __v = ChunkBody::read_from(&mut __sub)?;
+                                                (
+                                                    {
+                                                        __v.__unread_pad = __sub.align_to_byte_keep();
+                                                        __v.__unread = __sub.take_rest().to_vec();
+                                                        Ok(__v)
+                                                    },
+                                                    __sub.processed_used(),
                                                 )
-                                                .sharing(__share);
-                                            #[allow(unused_mut)]
-                                            let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                            let __res = {
-                                                __v.__unread_pad = __sub.align_to_byte_keep();
-                                                __v.__unread = __sub.take_rest().to_vec();
-                                                Ok(__v)
                                             };
-                                            let __used = __sub.processed_used();
-                                            ::std::mem::drop(__sub);
                                             __r.add_processed(__used);
                                             __res
                                         }
@@ -2581,20 +2590,23 @@ impl Window {
                                                 __r.add_processed(__sub.processed_used());
                                                 __res
                                             } else {
-                                                let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                        &__d,
-                                                        __r.relay(),
+                                                let (__res, __used) = {
+                                                    let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                            &__d,
+                                                            __r.relay(),
+                                                        )
+                                                        .sharing(__share);
+                                                    #[allow(unused_mut)]
+                                                    let mut __v = ChunkBody::read_from(&mut __sub)?;
+                                                    (
+                                                        {
+                                                            __v.__unread_pad = __sub.align_to_byte_keep();
+                                                            __v.__unread = __sub.take_rest().to_vec();
+                                                            Ok(__v)
+                                                        },
+                                                        __sub.processed_used(),
                                                     )
-                                                    .sharing(__share);
-                                                #[allow(unused_mut)]
-                                                let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                                let __res = {
-                                                    __v.__unread_pad = __sub.align_to_byte_keep();
-                                                    __v.__unread = __sub.take_rest().to_vec();
-                                                    Ok(__v)
                                                 };
-                                                let __used = __sub.processed_used();
-                                                ::std::mem::drop(__sub);
                                                 __r.add_processed(__used);
                                                 __res
                                             }

@@ -1555,33 +1555,11 @@ impl RplyHead {
                 let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
-                        if __v.__ctx_parent_tick_count != (tick_count as i128) {
-                            return Err(
-                                ::statepack_runtime::io::EncodeError::new(
-                                    ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                        format!(
-                                            "param `{}` of the value is {:?} but the schema gives {:?}",
-                                            "_parent.tick_count", __v.__ctx_parent_tick_count,
-                                            tick_count as i128
-                                        ),
-                                    ),
-                                ),
-                            );
-                        }
-                        if __v.__ctx_parent_op_bytes != (op_bytes as i128) {
-                            return Err(
-                                ::statepack_runtime::io::EncodeError::new(
-                                    ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                        format!(
-                                            "param `{}` of the value is {:?} but the schema gives {:?}",
-                                            "_parent.op_bytes", __v.__ctx_parent_op_bytes, op_bytes as
-                                            i128
-                                        ),
-                                    ),
-                                ),
-                            );
-                        }
-                        __v.write_to(__w)?;
+                        __v.write_with_context(
+                            __w,
+                            tick_count as i128,
+                            op_bytes as i128,
+                        )?;
                     };
                     Ok(())
                 })()
@@ -2033,7 +2011,7 @@ impl Keyframe {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tick"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > (__ctx_parent_tick_count as i128) {
+                if (*__v as i128) > __ctx_parent_tick_count {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
                                 __el_at,
@@ -2059,7 +2037,7 @@ impl Keyframe {
                 if !{
                     let __elem = *__v;
                     let _ = __elem;
-                    ((__elem as i128) <= (__ctx_parent_op_bytes as i128))
+                    ((__elem as i128) <= __ctx_parent_op_bytes)
                         && (((tick as i128) != 0_i128) || ((__elem as i128) == 0_i128))
                 } {
                     return Err(
@@ -2084,7 +2062,24 @@ impl Keyframe {
             offset,
         })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(
+            __w,
+            self.__ctx_parent_tick_count,
+            self.__ctx_parent_op_bytes,
+        )
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -2093,12 +2088,12 @@ impl Keyframe {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_parent_tick_count: i128,
+        __ctx_parent_op_bytes: i128,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_parent_tick_count = self.__ctx_parent_tick_count;
-        let __ctx_parent_op_bytes = self.__ctx_parent_op_bytes;
         let tick = self.tick;
         let offset = self.offset;
         let __rule_tick: &'static str = "must be at most _parent.tick_count";
@@ -2106,7 +2101,7 @@ impl Keyframe {
             let __val = &self.tick;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                if (*__v as i128) > (__ctx_parent_tick_count as i128) {
+                if (*__v as i128) > __ctx_parent_tick_count {
                     return Err(
                         ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
                             value: format!("{:?}", __v),
@@ -2127,7 +2122,7 @@ impl Keyframe {
                 if !{
                     let __elem = *__v;
                     let _ = __elem;
-                    ((__elem as i128) <= (__ctx_parent_op_bytes as i128))
+                    ((__elem as i128) <= __ctx_parent_op_bytes)
                         && (((tick as i128) != 0_i128) || ((__elem as i128) == 0_i128))
                 } {
                     return Err(
@@ -2270,7 +2265,7 @@ impl OpStream {
         __r.enter(::statepack_runtime::io::PathSeg::Field("ops"));
         let ops: ::std::vec::Vec<Op> = {
             let __l = {
-                let mut __list = ::std::vec::Vec::with_capacity(__r.remaining() / 1);
+                let mut __list = ::std::vec::Vec::with_capacity(__r.remaining());
                 while !__r.is_eof() {
                     let __i = __list.len();
                     let __before = __r.bit_offset();
@@ -3728,38 +3723,40 @@ impl OpXform {
             __v
         };
         let pos: ::std::option::Option<[f32; 3]> = 'run: {
-            if !(((mask as i128) & 1_i128) != 0_i128) {
+            if ((mask as i128) & 1_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                        break 'fast;
+                    };
+                    let pos = [
+                        f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
+                        f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
+                        f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
+                    ];
+                    break 'run Some(pos);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
-                    break 'fast;
-                };
-                let pos = [
-                    f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
-                    f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
-                    f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
-                ];
-                break 'run Some(pos);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
             return Self::read_fields(__r);
         };
         let rot: ::std::option::Option<[i16; 3]> = 'run: {
-            if !(((mask as i128) & 2_i128) != 0_i128) {
+            if ((mask as i128) & 2_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let rot = [
+                        i16::from_le_bytes([__b[0], __b[1]]),
+                        i16::from_le_bytes([__b[2], __b[3]]),
+                        i16::from_le_bytes([__b[4], __b[5]]),
+                    ];
+                    break 'run Some(rot);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let rot = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run Some(rot);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -3832,19 +3829,20 @@ impl OpXform {
             __v
         };
         let pos: ::std::option::Option<[f32; 3]> = 'run: {
-            if !(((mask as i128) & 1_i128) != 0_i128) {
+            if ((mask as i128) & 1_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                        break 'fast;
+                    };
+                    let pos = [
+                        f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
+                        f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
+                        f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
+                    ];
+                    break 'run Some(pos);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
-                    break 'fast;
-                };
-                let pos = [
-                    f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
-                    f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
-                    f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
-                ];
-                break 'run Some(pos);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -3852,19 +3850,20 @@ impl OpXform {
             return Ok(());
         };
         let rot: ::std::option::Option<[i16; 3]> = 'run: {
-            if !(((mask as i128) & 2_i128) != 0_i128) {
+            if ((mask as i128) & 2_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let rot = [
+                        i16::from_le_bytes([__b[0], __b[1]]),
+                        i16::from_le_bytes([__b[2], __b[3]]),
+                        i16::from_le_bytes([__b[4], __b[5]]),
+                    ];
+                    break 'run Some(rot);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let rot = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run Some(rot);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -7155,38 +7154,40 @@ impl OpXformD {
             __v
         };
         let pos8: ::std::option::Option<[i8; 3]> = 'run: {
-            if !(((mask as i128) & 1_i128) != 0_i128) {
+            if ((mask as i128) & 1_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                        break 'fast;
+                    };
+                    let pos8 = [
+                        i8::from_le_bytes([__b[0]]),
+                        i8::from_le_bytes([__b[1]]),
+                        i8::from_le_bytes([__b[2]]),
+                    ];
+                    break 'run Some(pos8);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let pos8 = [
-                    i8::from_le_bytes([__b[0]]),
-                    i8::from_le_bytes([__b[1]]),
-                    i8::from_le_bytes([__b[2]]),
-                ];
-                break 'run Some(pos8);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
             return Self::read_fields(__r);
         };
         let pos16: ::std::option::Option<[i16; 3]> = 'run: {
-            if !(((mask as i128) & 2_i128) != 0_i128) {
+            if ((mask as i128) & 2_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let pos16 = [
+                        i16::from_le_bytes([__b[0], __b[1]]),
+                        i16::from_le_bytes([__b[2], __b[3]]),
+                        i16::from_le_bytes([__b[4], __b[5]]),
+                    ];
+                    break 'run Some(pos16);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let pos16 = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run Some(pos16);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -7203,19 +7204,20 @@ impl OpXformD {
             None
         };
         let rot: ::std::option::Option<[i8; 3]> = 'run: {
-            if !(((mask as i128) & 8_i128) != 0_i128) {
+            if ((mask as i128) & 8_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                        break 'fast;
+                    };
+                    let rot = [
+                        i8::from_le_bytes([__b[0]]),
+                        i8::from_le_bytes([__b[1]]),
+                        i8::from_le_bytes([__b[2]]),
+                    ];
+                    break 'run Some(rot);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let rot = [
-                    i8::from_le_bytes([__b[0]]),
-                    i8::from_le_bytes([__b[1]]),
-                    i8::from_le_bytes([__b[2]]),
-                ];
-                break 'run Some(rot);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -7291,19 +7293,20 @@ impl OpXformD {
             __v
         };
         let pos8: ::std::option::Option<[i8; 3]> = 'run: {
-            if !(((mask as i128) & 1_i128) != 0_i128) {
+            if ((mask as i128) & 1_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                        break 'fast;
+                    };
+                    let pos8 = [
+                        i8::from_le_bytes([__b[0]]),
+                        i8::from_le_bytes([__b[1]]),
+                        i8::from_le_bytes([__b[2]]),
+                    ];
+                    break 'run Some(pos8);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let pos8 = [
-                    i8::from_le_bytes([__b[0]]),
-                    i8::from_le_bytes([__b[1]]),
-                    i8::from_le_bytes([__b[2]]),
-                ];
-                break 'run Some(pos8);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -7311,19 +7314,20 @@ impl OpXformD {
             return Ok(());
         };
         let pos16: ::std::option::Option<[i16; 3]> = 'run: {
-            if !(((mask as i128) & 2_i128) != 0_i128) {
+            if ((mask as i128) & 2_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let pos16 = [
+                        i16::from_le_bytes([__b[0], __b[1]]),
+                        i16::from_le_bytes([__b[2], __b[3]]),
+                        i16::from_le_bytes([__b[4], __b[5]]),
+                    ];
+                    break 'run Some(pos16);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let pos16 = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run Some(pos16);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -7341,19 +7345,20 @@ impl OpXformD {
             None
         };
         let rot: ::std::option::Option<[i8; 3]> = 'run: {
-            if !(((mask as i128) & 8_i128) != 0_i128) {
+            if ((mask as i128) & 8_i128) != 0_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                        break 'fast;
+                    };
+                    let rot = [
+                        i8::from_le_bytes([__b[0]]),
+                        i8::from_le_bytes([__b[1]]),
+                        i8::from_le_bytes([__b[2]]),
+                    ];
+                    break 'run Some(rot);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let rot = [
-                    i8::from_le_bytes([__b[0]]),
-                    i8::from_le_bytes([__b[1]]),
-                    i8::from_le_bytes([__b[2]]),
-                ];
-                break 'run Some(rot);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -12546,20 +12551,21 @@ impl Decal {
             __v
         };
         let tiling: ::std::option::Option<[f32; 4]> = 'run: {
-            if (is_texture as i128) != 1_i128 {
+            if (is_texture as i128) == 1_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
+                        break 'fast;
+                    };
+                    let tiling = [
+                        f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
+                        f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
+                        f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
+                        f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
+                    ];
+                    break 'run Some(tiling);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
-                    break 'fast;
-                };
-                let tiling = [
-                    f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
-                    f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
-                    f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
-                    f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
-                ];
-                break 'run Some(tiling);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -12645,20 +12651,21 @@ impl Decal {
             __v
         };
         let tiling: ::std::option::Option<[f32; 4]> = 'run: {
-            if (is_texture as i128) != 1_i128 {
+            if (is_texture as i128) == 1_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
+                        break 'fast;
+                    };
+                    let tiling = [
+                        f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
+                        f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
+                        f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
+                        f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
+                    ];
+                    break 'run Some(tiling);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
-                    break 'fast;
-                };
-                let tiling = [
-                    f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
-                    f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
-                    f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
-                    f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
-                ];
-                break 'run Some(tiling);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);

@@ -1081,38 +1081,40 @@ impl Frame {
             None
         };
         let pos_delta: ::std::option::Option<[i16; 3]> = 'run: {
-            if !((kind != FrameKind::Absolute) && ((kind.to_i() & 1_i128) != 0_i128)) {
+            if (kind != FrameKind::Absolute) && ((kind.to_i() & 1_i128) != 0_i128) {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let pos_delta = [
+                        i16::from_le_bytes([__b[0], __b[1]]),
+                        i16::from_le_bytes([__b[2], __b[3]]),
+                        i16::from_le_bytes([__b[4], __b[5]]),
+                    ];
+                    break 'run Some(pos_delta);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let pos_delta = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run Some(pos_delta);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
             return Self::read_fields(__r);
         };
         let rot_delta: ::std::option::Option<[i16; 3]> = 'run: {
-            if !((kind != FrameKind::Absolute) && ((kind.to_i() & 2_i128) != 0_i128)) {
+            if (kind != FrameKind::Absolute) && ((kind.to_i() & 2_i128) != 0_i128) {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let rot_delta = [
+                        i16::from_le_bytes([__b[0], __b[1]]),
+                        i16::from_le_bytes([__b[2], __b[3]]),
+                        i16::from_le_bytes([__b[4], __b[5]]),
+                    ];
+                    break 'run Some(rot_delta);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let rot_delta = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run Some(rot_delta);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -1173,19 +1175,20 @@ impl Frame {
             None
         };
         let pos_delta: ::std::option::Option<[i16; 3]> = 'run: {
-            if !((kind != FrameKind::Absolute) && ((kind.to_i() & 1_i128) != 0_i128)) {
+            if (kind != FrameKind::Absolute) && ((kind.to_i() & 1_i128) != 0_i128) {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let pos_delta = [
+                        i16::from_le_bytes([__b[0], __b[1]]),
+                        i16::from_le_bytes([__b[2], __b[3]]),
+                        i16::from_le_bytes([__b[4], __b[5]]),
+                    ];
+                    break 'run Some(pos_delta);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let pos_delta = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run Some(pos_delta);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -1193,19 +1196,20 @@ impl Frame {
             return Ok(());
         };
         let rot_delta: ::std::option::Option<[i16; 3]> = 'run: {
-            if !((kind != FrameKind::Absolute) && ((kind.to_i() & 2_i128) != 0_i128)) {
+            if (kind != FrameKind::Absolute) && ((kind.to_i() & 2_i128) != 0_i128) {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let rot_delta = [
+                        i16::from_le_bytes([__b[0], __b[1]]),
+                        i16::from_le_bytes([__b[2], __b[3]]),
+                        i16::from_le_bytes([__b[4], __b[5]]),
+                    ];
+                    break 'run Some(rot_delta);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let rot_delta = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run Some(rot_delta);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);

@@ -3712,20 +3712,21 @@ impl RotationF32 {
             return Self::read_fields(__r);
         };
         let constant_q: ::std::option::Option<[f32; 4]> = 'run: {
-            if (num_keys as i128) != 1_i128 {
+            if (num_keys as i128) == 1_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
+                        break 'fast;
+                    };
+                    let constant_q = [
+                        f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
+                        f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
+                        f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
+                        f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
+                    ];
+                    break 'run Some(constant_q);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
-                    break 'fast;
-                };
-                let constant_q = [
-                    f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
-                    f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
-                    f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
-                    f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
-                ];
-                break 'run Some(constant_q);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);
@@ -3792,20 +3793,21 @@ impl RotationF32 {
             return Ok(());
         };
         let constant_q: ::std::option::Option<[f32; 4]> = 'run: {
-            if (num_keys as i128) != 1_i128 {
+            if (num_keys as i128) == 1_i128 {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
+                        break 'fast;
+                    };
+                    let constant_q = [
+                        f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
+                        f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
+                        f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
+                        f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
+                    ];
+                    break 'run Some(constant_q);
+                }
+            } else {
                 break 'run None;
-            }
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
-                    break 'fast;
-                };
-                let constant_q = [
-                    f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
-                    f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
-                    f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
-                    f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
-                ];
-                break 'run Some(constant_q);
             }
             ::statepack_runtime::io::unlikely();
             __r.reset_to(__mark);

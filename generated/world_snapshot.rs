@@ -3277,7 +3277,7 @@ impl EntityBlob {
             (true, Some(__val)) => {
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 16u32)?;
+                    __w.write_bits_be(u64::from(*__v), 16u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -3324,7 +3324,7 @@ impl EntityBlob {
             (true, Some(__val)) => {
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 16u32)?;
+                    __w.write_bits_be(u64::from(*__v), 16u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -3479,7 +3479,7 @@ impl EntityBlob {
                 let __val = &self.rot_dropped;
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 2u32)?;
+                    __w.write_bits_be(u64::from(*__v), 2u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -3490,7 +3490,7 @@ impl EntityBlob {
                 let __val = &self.rot_a;
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 10u32)?;
+                    __w.write_bits_be(u64::from(*__v), 10u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -3501,7 +3501,7 @@ impl EntityBlob {
                 let __val = &self.rot_b;
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 10u32)?;
+                    __w.write_bits_be(u64::from(*__v), 10u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -3512,7 +3512,7 @@ impl EntityBlob {
                 let __val = &self.rot_c;
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 10u32)?;
+                    __w.write_bits_be(u64::from(*__v), 10u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -3686,7 +3686,7 @@ impl EntityBlob {
             (true, Some(__val)) => {
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 8u32)?;
+                    __w.write_bits_be(u64::from(*__v), 8u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -3709,7 +3709,7 @@ impl EntityBlob {
             (true, Some(__val)) => {
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 16u32)?;
+                    __w.write_bits_be(u64::from(*__v), 16u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -3732,7 +3732,7 @@ impl EntityBlob {
             (true, Some(__val)) => {
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 8u32)?;
+                    __w.write_bits_be(u64::from(*__v), 8u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -3755,7 +3755,7 @@ impl EntityBlob {
             (true, Some(__val)) => {
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 16u32)?;
+                    __w.write_bits_be(u64::from(*__v), 16u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -3778,7 +3778,7 @@ impl EntityBlob {
             (true, Some(__val)) => {
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 16u32)?;
+                    __w.write_bits_be(u64::from(*__v), 16u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -3830,7 +3830,7 @@ impl EntityBlob {
                 let __val = &self.damage_level;
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 3u32)?;
+                    __w.write_bits_be(u64::from(*__v), 3u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -3841,7 +3841,7 @@ impl EntityBlob {
                 let __val = &self.engine_fail_flags;
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 5u32)?;
+                    __w.write_bits_be(u64::from(*__v), 5u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -3852,7 +3852,7 @@ impl EntityBlob {
                 let __val = &self.throttle_pct;
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 7u32)?;
+                    __w.write_bits_be(u64::from(*__v), 7u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -3863,7 +3863,7 @@ impl EntityBlob {
                 let __val = &self.fuel_pct;
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 7u32)?;
+                    __w.write_bits_be(u64::from(*__v), 7u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -4849,7 +4849,7 @@ impl Despawn {
         __r.enter(::statepack_runtime::io::PathSeg::Field("entities"));
         let entities: ::std::vec::Vec<EntityRef> = {
             let __l = {
-                let mut __list = ::std::vec::Vec::with_capacity(__r.remaining() / 1);
+                let mut __list = ::std::vec::Vec::with_capacity(__r.remaining());
                 while !__r.is_eof() {
                     let __i = __list.len();
                     let __before = __r.bit_offset();

@@ -118,7 +118,7 @@ fn rewrite(
 }
 
 /// Every expression of a type, with the key path it belongs to.
-fn type_exprs(t: &mut TypeDef) -> Vec<(&mut SrcExpr, String)> {
+pub(crate) fn type_exprs(t: &mut TypeDef) -> Vec<(&mut SrcExpr, String)> {
     let mut out: Vec<(&mut SrcExpr, String)> = Vec::new();
     for f in &mut t.fields {
         let kp = f.key_path.clone();

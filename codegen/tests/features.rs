@@ -284,7 +284,7 @@ fn switch_on_enum_and_integer_with_default() {
     // The default variant is right when no other case's key matches.
     has(
         &write,
-        "if !!(__sw == Kind::Point.to_i() || __sw == Kind::Line.to_i())",
+        "if __sw == Kind::Point.to_i() || __sw == Kind::Line.to_i() {",
     );
 
     // Nested types: a line is two points; a switch takes its smallest case.
@@ -451,7 +451,7 @@ fn contents_and_valid_rules() {
         "::statepack_runtime::io::mod_floor(__elem as i128, 2_i128)",
     );
     // An integer bound on a float field is compared as a float.
-    has(&read, "((*__v as f64) >= (0_i128 as f64))");
+    has(&read, "((*__v as f64) >= 0f64)");
     has(
         &read,
         "AsRef::<str>::as_ref(&(*__v)) != AsRef::<str>::as_ref(&\"abc\")",

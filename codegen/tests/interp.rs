@@ -258,3 +258,52 @@ fn valid_on_bit_fields_is_checked_at_the_fields_first_byte() {
         "minutes (byte offset 0): value 63 is not valid: must be at most 59"
     );
 }
+
+/// `_parent` and `_root` paths at every depth (`run/context_write.ksy`): the writer computes
+/// each path from the value being written, which names the schema's fields only.
+#[test]
+fn parent_and_root_paths_are_computed_on_write() {
+    let s = statepack_codegen::load_checked(
+        include_str!("run/context_write.ksy"),
+        "context_write.ksy",
+        std::path::Path::new("context_write.ksy"),
+        &[],
+    )
+    .unwrap_or_else(|d| panic!("{}", statepack_codegen::render(&d)));
+    let map =
+        |v: Vec<(&str, Given)>| Given::Map(v.into_iter().map(|(k, g)| (k.to_owned(), g)).collect());
+    let entry = |name: &str, extra: &str, mark: i128| {
+        map(vec![
+            ("name", Given::Str(name.into())),
+            ("extra", Given::Str(extra.into())),
+            ("deep", map(vec![("mark", Given::Int(mark))])),
+        ])
+    };
+    let given = map(vec![
+        (
+            "header",
+            map(vec![
+                ("count", Given::Int(2)),
+                ("name_len", Given::Int(3)),
+                ("flags", Given::Int(1)),
+            ]),
+        ),
+        ("sizes", Given::List(vec![Given::Int(2), Given::Int(1)])),
+        (
+            "index",
+            map(vec![(
+                "entries",
+                Given::List(vec![entry("abc", "10", 0x20), entry("def", "11", 0x21)]),
+            )]),
+        ),
+        ("kind", Given::Int(1)),
+        ("body", map(vec![("tag", Given::Str("070809".into()))])),
+        ("packed", map(vec![("tag", Given::Str("010203".into()))])),
+    ]);
+    let (bytes, _) = interp::encode(&s, &given).unwrap();
+    let mut want = vec![2, 3, 1, 2, 1];
+    want.extend(b"abc\x10\x20def\x11\x21");
+    want.extend([1, 7, 8, 9, 1 ^ 0x55, 2 ^ 0x55, 3 ^ 0x55]);
+    assert_eq!(bytes, want);
+    interp::decode(&s, &bytes).unwrap();
+}

@@ -80,6 +80,14 @@ mod recursion;
 mod context;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/context_write.rs"]
+mod context_write;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/context_measured.rs"]
+mod context_measured;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/params.rs"]
 mod params;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -1232,32 +1240,126 @@ fn parent_and_root_paths_reach_the_enclosing_types_fields() {
 }
 
 #[test]
-fn writer_gives_parent_paths_from_the_value_and_refuses_stale_ones() {
+fn writer_gives_parent_paths_from_the_value_being_written() {
     let v = context::Context::decode(&context_bytes()).unwrap();
     // The writer computes `_parent.header.name_len` from the value being written: a changed
-    // header with entries built for the old one is refused, naming the path and the field.
+    // header with entries built for the old one is refused by the entries' own size check,
+    // naming the field.
     let mut bad = v.clone();
     bad.header.name_len = 4;
     let e = bad.encode().unwrap_err().to_string();
-    assert!(e.contains("_parent.header.name_len"), "{e}");
-    assert!(e.contains("index"), "{e}");
-    // Consistent context members write the new layout.
+    assert!(e.contains("index.entries[0].name"), "{e}");
+    // Children consistent with the new header write the new layout; their `__ctx_` members
+    // (still those of the old header) are not used on write.
     let mut good = v.clone();
     good.header.name_len = 2;
-    good.index.__ctx_parent_header_name_len = 2;
     for en in &mut good.index.entries {
-        en.__ctx_parent_parent_header_name_len = 2;
         en.name.truncate(2);
     }
     if let context::ContextBody::Tagged(t) = &mut good.body {
-        t.__ctx_parent_header_name_len = 2;
         t.tag.truncate(2);
     }
     good.holder.head.name_len = 2;
     let out = good.encode().unwrap();
     let back = context::Context::decode(&out).unwrap();
-    assert_eq!(back, good);
+    assert_eq!(back, good, "`PartialEq` leaves the `__ctx_` members out");
     assert_eq!(back.index.entries[1].name, "de");
+    assert_eq!(back.index.__ctx_parent_header_name_len, 2, "filled on read");
+    assert_eq!(good.index.__ctx_parent_header_name_len, 3, "left as it was");
+}
+
+/// `run/context_write.ksy`: header (count 2, name_len 3, flags 1), sizes [2, 1], two entries
+/// (a 3-byte name, sizes[1] = 1 extra byte, a mark present because flags is 1), kind 1 with a
+/// 3-byte tag, and a 3-byte tag stored XORed with 0x55.
+fn context_write_bytes() -> Vec<u8> {
+    let mut b = vec![2, 3, 1, 2, 1];
+    b.extend(b"abc\x10\x20def\x11\x21");
+    b.extend([1, 7, 8, 9, 1 ^ 0x55, 2 ^ 0x55, 3 ^ 0x55]);
+    b
+}
+
+#[test]
+#[allow(clippy::needless_update)] // every level as a user writes it, hidden members or not
+fn values_built_plainly_write_their_parent_and_root_paths() {
+    use context_write::*;
+    let entry = |name: &str, extra: u8, mark: u8| Entry {
+        name: name.into(),
+        extra: vec![extra],
+        deep: Deep {
+            mark: Some(mark),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let built = ContextWrite {
+        header: Header {
+            count: 2,
+            name_len: 3,
+            flags: 1,
+            ..Default::default()
+        },
+        sizes: [2, 1],
+        index: Index {
+            entries: vec![entry("abc", 0x10, 0x20), entry("def", 0x11, 0x21)],
+            ..Default::default()
+        },
+        kind: 1,
+        body: ContextWriteBody::Tagged(Tagged {
+            tag: vec![7, 8, 9],
+            ..Default::default()
+        }),
+        packed: Tagged {
+            tag: vec![1, 2, 3],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    // Every `__ctx_` member is 0 or empty here: the writer does not use them.
+    assert_eq!(built.index.entries[0].deep.__ctx_root_header_flags, 0);
+    let bytes = built.encode().unwrap();
+    assert_eq!(bytes, context_write_bytes());
+    let back = ContextWrite::decode(&bytes).unwrap();
+    assert_eq!(back, built, "decode(encode(x)) == x");
+    // On read the members hold the paths' values.
+    assert_eq!(back.index.entries[1].deep.__ctx_root_header_flags, 1);
+    assert_eq!(back.index.entries[1].__ctx_root_sizes, [2, 1]);
+    assert_eq!(back.packed.__ctx_parent_header_name_len, 3);
+    // The schema's rules still hold for the values given: a mark with flags 0 is refused.
+    let mut off = built.clone();
+    off.header.flags = 0;
+    let e = off.encode().unwrap_err().to_string();
+    assert!(e.contains("index.entries[0].deep.mark"), "{e}");
+    off.index
+        .entries
+        .iter_mut()
+        .for_each(|en| en.deep.mark = None);
+    let bytes = off.encode().unwrap();
+    assert_eq!(ContextWrite::decode(&bytes).unwrap(), off);
+}
+
+/// `run/context_measured.ksy`: a type measured by writing (a Latin-1 string) whose layout
+/// depends on `_parent.n`, in a field whose size the parent derives from that measure.
+#[test]
+fn a_length_measured_with_stale_context_members_is_refused_not_written() {
+    use context_measured::*;
+    let mut v = ContextMeasured {
+        n: 3,
+        body: Body {
+            name: "ab".into(),
+            data: vec![1, 2, 3],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    // Measured with `__ctx_parent_n` 0 the body is shorter than what its writer writes:
+    // refused, never a size byte that disagrees with the body.
+    let e = v.encode().unwrap_err().to_string();
+    assert!(e.contains("body") && e.contains("__ctx_"), "{e}");
+    // With the member set (as decoding sets it) the value encodes and reads back.
+    v.body.__ctx_parent_n = 3;
+    let bytes = v.encode().unwrap();
+    assert_eq!(bytes, [3, 6, b'a', b'b', 0, 1, 2, 3]);
+    assert_eq!(ContextMeasured::decode(&bytes).unwrap(), v);
 }
 
 #[test]
@@ -1499,14 +1601,12 @@ fn meta_endian_switch_decides_the_byte_order_when_the_type_starts() {
     let out = w.encode().unwrap();
     assert_eq!(&out[6..10], &[4, 3, 2, 1]);
     assert_eq!(&out[20..24], &[1, 2, 3, 4]);
-    // A nested value holding another order than its reader gives is refused.
+    // A nested value is written in the order its writer is given, whatever its `__is_le`
+    // member holds (a value built with `..Default::default()` holds `false`).
     let mut w = v.clone();
     w.docs[1].body.inner.__is_le = true;
-    let e = w.encode().unwrap_err().to_string();
-    assert!(
-        e.contains("docs[1].body.inner") && e.contains("__is_le"),
-        "{e}"
-    );
+    w.docs[0].body.inner.__is_le = false;
+    assert_eq!(w.encode().unwrap(), ENDIAN_DOCS);
 
     // No case names `XX` and there is no `_`: Kaitai's UndecidedEndiannessError.
     let mut bad = ENDIAN_DOCS;

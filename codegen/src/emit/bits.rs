@@ -31,6 +31,8 @@ pub(crate) fn bits_read(width: u8, offset_binary: bool, le: bool) -> TokenStream
     };
     match (width, offset_binary) {
         (1, false) => quote!(__r.#m(1).map(|__b| __b != 0)),
+        // The reader's `u64` is the field's type.
+        (33.., false) => quote!(__r.#m(#w)),
         (_, false) => quote!(__r.#m(#w).map(|__b| __b as #ty)),
         (_, true) => {
             quote!(__r.#m(#w).map(|__b| ::statepack_runtime::bits::from_offset_binary(__b, #w) as #ty))
@@ -48,7 +50,8 @@ pub(crate) fn bits_write(width: u8, offset_binary: bool, le: bool) -> TokenStrea
     };
     match (width, offset_binary) {
         (1, false) => quote!(__w.#m(u64::from(*__v), 1)?),
-        (_, false) => quote!(__w.#m(*__v as u64, #w)?),
+        (33.., false) => quote!(__w.#m(*__v, #w)?),
+        (_, false) => quote!(__w.#m(u64::from(*__v), #w)?),
         (_, true) => quote! {{
             let __code = ::statepack_runtime::bits::to_offset_binary(*__v as i64, #w).map_err(|_| ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::OutOfRange { value: __v.to_string(), ty: "this offset-binary bit field" }))?;
             __w.#m(__code, #w)?

@@ -303,12 +303,13 @@ impl Emitter<'_> {
                                     __r.add_processed(__sub.processed_used());
                                     __res
                                 } else {
-                                    let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(&__d, __r.relay()).sharing(__share);
-                                    #[allow(unused_mut)]
-                                    let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
-                                    let __res = #finish;
-                                    let __used = __sub.processed_used();
-                                    ::std::mem::drop(__sub);
+                                    // The sub-reader borrows `__r`'s tracer until the block ends.
+                                    let (__res, __used) = {
+                                        let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(&__d, __r.relay()).sharing(__share);
+                                        #[allow(unused_mut)]
+                                        let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
+                                        (#finish, __sub.processed_used())
+                                    };
                                     __r.add_processed(__used);
                                     __res
                                 }

@@ -106,11 +106,16 @@ impl Emitter<'_> {
                 };
                 let check = self.size_check(f, &size, scope, &kp, quote!(__s.len()))?;
                 let value = match &f.kind {
-                    FieldKind::User { .. } => quote! {
-                        let mut __sw = ::statepack_runtime::io::ByteWriter::new();
-                        __v.write_to(&mut __sw)?;
-                        let __d = __sw.into_stream_bytes(__w)?;
-                    },
+                    FieldKind::User { name, .. } => {
+                        let (checks, call) =
+                            self.child_write(f, name, scope, &kp, quote!(__v), quote!(&mut __sw))?;
+                        quote! {
+                            #checks
+                            let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                            #call?;
+                            let __d = __sw.into_stream_bytes(__w)?;
+                        }
+                    }
                     _ => quote!(let __d: &[u8] = &__v[..];),
                 };
                 let process = quote! {
@@ -125,7 +130,7 @@ impl Emitter<'_> {
                     __w.write_bytes(&__s);
                 })
             }
-            FieldKind::User { size, .. } if f.term.is_some() => {
+            FieldKind::User { size, name } if f.term.is_some() => {
                 let n = match size {
                     Some(s @ Size::Expr(_)) => {
                         let v = self.size_value(s, scope, &kp)??;
@@ -140,9 +145,12 @@ impl Emitter<'_> {
                 } else {
                     quote!(self.#tail.get(__i).map(|__t| __t.as_slice()))
                 };
+                let (checks, call) =
+                    self.child_write(f, name, scope, &kp, quote!(__v), quote!(&mut __sw))?;
                 quote!({
+                    #checks
                     let mut __sw = ::statepack_runtime::io::ByteWriter::new();
-                    __v.write_to(&mut __sw)?;
+                    #call?;
                     let __d = __sw.into_stream_bytes(__w)?;
                     __w.write_terminated(&__d, #tail, #n, #term)?;
                 })
@@ -247,12 +255,31 @@ impl Emitter<'_> {
                     Some(s) => self.size_check(f, s, scope, &kp, quote!(__v.encoded_len()))?,
                     None => quote!(),
                 };
-                let pchecks = self.param_checks(f, name, scope, &kp, quote!(__v))?;
+                let (pchecks, mut call) =
+                    self.child_write(f, name, scope, &kp, quote!(__v), quote!(__w))?;
+                let has_ctx = self
+                    .s
+                    .type_def(name)
+                    .is_some_and(|t| t.params.iter().any(|p| p.context.is_some()));
+                if size.is_some() && has_ctx {
+                    // The size was checked against `encoded_len`, which measures with the
+                    // value's `__ctx_` members where it measures by writing: what was
+                    // written with the paths' values must have that length.
+                    call = quote!({
+                        let __at = __w.len();
+                        #call?;
+                        let __len = __v.encoded_len();
+                        if __w.len() - __at != __len {
+                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!("the value wrote {} byte(s) but measured {} with its `__ctx_` members: set them to the values of its `_parent`/`_root` paths", __w.len() - __at, __len))));
+                        }
+                        ::std::result::Result::<(), ::statepack_runtime::io::EncodeError>::Ok(())
+                    });
+                }
                 if size.is_some() && self.type_needs_io(name) {
                     // The value's positional instances are placed in its own substream.
-                    quote!({ #check #pchecks let __io = __w.push_io(); __v.write_to(__w)?; __w.pop_io(__io); })
+                    quote!({ #check #pchecks let __io = __w.push_io(); #call?; __w.pop_io(__io); })
                 } else {
-                    quote!({ #check #pchecks __v.write_to(__w)?; })
+                    quote!({ #check #pchecks #call?; })
                 }
             }
             _ => unreachable!("dispatched by the caller"),
@@ -311,12 +338,14 @@ impl Emitter<'_> {
                         });
                     }
                     all_tests.extend(tests.clone());
-                    let pchecks = if case_number(tn).is_some() {
-                        quote!()
+                    let (pchecks, put) = if case_number(tn).is_some() {
+                        (quote!(), self.case_write(tn))
                     } else {
-                        self.param_checks(f, tn, scope, &kp, quote!(__x))?
+                        let (checks, call) =
+                            self.child_write(f, tn, scope, &kp, quote!(__x), quote!(__w))?;
+                        (checks, quote!(#call?;))
                     };
-                    arms.push((vi.clone(), tests, is_default, pchecks, self.case_write(tn)));
+                    arms.push((vi.clone(), tests, is_default, pchecks, put));
                 }
                 // A case type with positional instances or `_io` gets its own stream start.
                 let own_io = match &f.kind {
@@ -346,18 +375,22 @@ impl Emitter<'_> {
                             put
                         };
                         let all = &all_tests;
-                        let selects = if tests.is_empty() {
-                            if all.is_empty() { quote!(true) } else { quote!(!(#(#all)||*)) }
+                        // When the switch value does not select this variant.
+                        let rejects = if tests.is_empty() {
+                            if all.is_empty() { None } else { Some(quote!(#(#all)||*)) }
                         } else if is_default {
-                            quote!((#(#tests)||*) || !(#(#all)||*))
+                            Some(quote!(!(#(#tests)||*) && (#(#all)||*)))
                         } else {
-                            quote!(#(#tests)||*)
+                            Some(quote!(!(#(#tests)||*)))
                         };
+                        let reject = rejects.map(|r| quote! {
+                            if #r {
+                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: #name }));
+                            }
+                        });
                         quote! {
                             #en::#vi(__x) => {
-                                if !(#selects) {
-                                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: #name }));
-                                }
+                                #reject
                                 #pchecks
                                 #put
                             }
@@ -531,7 +564,7 @@ impl Emitter<'_> {
             Valid::Eq(e) => cmp(self, e, quote!(==))?,
             Valid::InEnum => match &ty {
                 // A closed enum refuses unlisted values while reading already.
-                Ty::Enum(e) if self.open_enums.contains(e) => quote!(#val.listed_name().is_some()),
+                Ty::Enum(e) if self.open_enums.contains(e) => quote!(#val.is_listed()),
                 Ty::Enum(_) => quote!(true),
                 _ => {
                     if side == Side::Read {

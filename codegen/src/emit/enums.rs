@@ -99,6 +99,10 @@ impl Emitter<'_> {
                     pub const fn listed_name(self) -> Option<&'static str> {
                         match self { Self::Unlisted(_) => None, other => Some(other.name()) }
                     }
+                    #[doc = " Whether the value is one the schema lists (not `Unlisted`)."]
+                    pub const fn is_listed(self) -> bool {
+                        !matches!(self, Self::Unlisted(_))
+                    }
                 },
             )
         } else {

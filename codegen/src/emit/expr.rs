@@ -85,7 +85,7 @@ impl Emitter<'_> {
         let (ts, ty) = self.expr(e, scope, kp)?;
         if ty == want || (want == Ty::Float && ty == Ty::Int) {
             Some(if want == Ty::Float && ty == Ty::Int {
-                quote!((#ts as f64))
+                int_to_f64(ts, &e.expr)
             } else {
                 ts
             })
@@ -178,16 +178,22 @@ impl Emitter<'_> {
                 } else {
                     field_ident(n)
                 };
+                // A param is an `i128` or `f64` already.
+                let wide = self.is_param(n);
                 match ty {
+                    Ty::Int | Ty::Float if wide => (quote!(#id), ty.clone()),
                     Ty::Int => (quote!((#id as i128)), Ty::Int),
                     Ty::Float => (quote!((#id as f64)), Ty::Float),
                     Ty::Opt(inner) => {
                         let msg = format!("`{n}` is absent (its `if` is false)");
                         self.fallible.set(true);
-                        elem_value(
-                            quote!((match &#id { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
-                            (**inner).clone(),
-                        )
+                        let reference = quote!((match &#id { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q);
+                        match &**inner {
+                            Ty::Int | Ty::Float if wide => {
+                                (quote!((*#reference)), (**inner).clone())
+                            }
+                            _ => elem_value(reference, (**inner).clone()),
+                        }
                     }
                     t => match self.number_switch_ty(t) {
                         // A switch of number types is its number.
@@ -323,7 +329,10 @@ impl Emitter<'_> {
                         };
                         elem_value(r, elem)
                     }
-                    ("size", Ty::List(_) | Ty::Bytes) | ("length", Ty::Bytes) => (quote!((#ts.len() as i128)), Ty::Int),
+                    ("size", Ty::List(_) | Ty::Bytes) | ("length", Ty::Bytes) => {
+                        let ts = unborrowed(ts);
+                        (quote!((#ts.len() as i128)), Ty::Int)
+                    }
                     ("length", Ty::Str) => (quote!((#ts.chars().count() as i128)), Ty::Int),
                     // Kaitai Struct's compiler refuses `.length` on a list: keep schemas it accepts.
                     ("length", Ty::List(_)) => return bad(format!("`.length` does not apply to {} (Kaitai Struct counts a list with `.size`)", ty_name(&ty)), "use `.size` for the number of elements"),
@@ -540,10 +549,16 @@ impl Emitter<'_> {
                 };
                 if let (Ty::List(e), "bytes") = (&ty, target.as_str()) {
                     if **e == Ty::Int {
-                        // `[a, b].as<bytes>`: every element must be a byte value.
+                        // `[a, b].as<bytes>`: every element must be a byte value (a list
+                        // literal's elements are `i128` already).
                         self.fallible.set(true);
+                        let elem = if matches!(**inner, Expr::List(_)) {
+                            quote!(*__b)
+                        } else {
+                            quote!((*__b as i128))
+                        };
                         return Ok((
-                            quote!((#ts).iter().map(|__b| u8::try_from(*__b as i128).map_err(|_| ::statepack_runtime::io::ExprError(::std::format!("{} is not a byte value (0..=255)", __b)))).collect::<::std::result::Result<::std::vec::Vec<u8>, _>>() #q),
+                            quote!((#ts).iter().map(|__b| u8::try_from(#elem).map_err(|_| ::statepack_runtime::io::ExprError(::std::format!("{} is not a byte value (0..=255)", __b)))).collect::<::std::result::Result<::std::vec::Vec<u8>, _>>() #q),
                             Ty::Bytes,
                         ));
                     }
@@ -589,7 +604,13 @@ impl Emitter<'_> {
             Expr::Unary(op, inner) => {
                 let (ts, ty) = self.ex(inner, scope)?;
                 match (op, &ty) {
-                    (UnOp::Not, Ty::Bool) => (quote!((!#ts)), Ty::Bool),
+                    // A constant condition is folded (`not true` is `false`).
+                    (UnOp::Not, Ty::Bool) => {
+                        match const_bool(e).or_else(|| const_ts(&ts).map(|b| !b)) {
+                            Some(v) => (quote!(#v), Ty::Bool),
+                            None => (quote!((!#ts)), Ty::Bool),
+                        }
+                    }
                     (UnOp::Neg, Ty::Int) => (quote!(#ts.wrapping_neg()), Ty::Int),
                     (UnOp::Neg, Ty::Float) => (quote!((-#ts)), Ty::Float),
                     (UnOp::BitNot, Ty::Int) => (quote!((!#ts)), Ty::Int),
@@ -601,10 +622,10 @@ impl Emitter<'_> {
                     }
                 }
             }
-            Expr::Ternary(c, a, b) => {
-                let (c, ct) = self.ex(c, scope)?;
-                let (a, at) = self.ex(a, scope)?;
-                let (b, bt) = self.ex(b, scope)?;
+            Expr::Ternary(ce, ae, be) => {
+                let (c, ct) = self.ex(ce, scope)?;
+                let (a, at) = self.ex(ae, scope)?;
+                let (b, bt) = self.ex(be, scope)?;
                 if ct != Ty::Bool {
                     return bad(
                         "the condition of `? :` is not a condition".into(),
@@ -621,6 +642,16 @@ impl Emitter<'_> {
                         "make both branches the same type",
                     );
                 }
+                // Constant conditions and branches are folded: `c ? true : false` is `c`.
+                let k = |e: &Expr, ts: &TokenStream| const_bool(e).or_else(|| const_ts(ts));
+                match (k(ce, &c), k(ae, &a), k(be, &b)) {
+                    (Some(true), ..) => return Ok((a, at)),
+                    (Some(false), ..) => return Ok((b, bt)),
+                    (None, Some(x), Some(y)) if x == y => return Ok((quote!(#x), Ty::Bool)),
+                    (None, Some(true), Some(false)) => return Ok((c, Ty::Bool)),
+                    (None, Some(false), Some(true)) => return Ok((quote!((!#c)), Ty::Bool)),
+                    _ => {}
+                }
                 // Branches may be a borrowed field and an owned computed value: strings and
                 // bytes are made owned on both sides so the two have one Rust type.
                 let (a, b) = match at {
@@ -634,14 +665,9 @@ impl Emitter<'_> {
                     ),
                     // Lists of numbers widen to `i128` / `f64` elements (a `u2` field and a
                     // literal then agree); others are copied.
-                    Ty::List(ref e) if **e == Ty::Int => (
-                        quote!((#a).iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()),
-                        quote!((#b).iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()),
-                    ),
-                    Ty::List(ref e) if **e == Ty::Float => (
-                        quote!((#a).iter().map(|__e| *__e as f64).collect::<::std::vec::Vec<f64>>()),
-                        quote!((#b).iter().map(|__e| *__e as f64).collect::<::std::vec::Vec<f64>>()),
-                    ),
+                    Ty::List(ref e) if matches!(**e, Ty::Int | Ty::Float) => {
+                        (self.wide_list(a, ae, e), self.wide_list(b, be, e))
+                    }
                     Ty::List(_) => (quote!((#a)[..].to_vec()), quote!((#b)[..].to_vec())),
                     _ => (a, b),
                 };
@@ -665,11 +691,11 @@ impl Emitter<'_> {
                 let (mut at, mut aty) = self.ex(a, scope)?;
                 let (mut bt, mut bty) = self.ex(b, scope)?;
                 if aty == Ty::Int && bty == Ty::Float {
-                    at = quote!((#at as f64));
+                    at = int_to_f64(at, a);
                     aty = Ty::Float;
                 }
                 if aty == Ty::Float && bty == Ty::Int {
-                    bt = quote!((#bt as f64));
+                    bt = int_to_f64(bt, b);
                     bty = Ty::Float;
                 }
                 match op {
@@ -683,6 +709,20 @@ impl Emitter<'_> {
                                 ),
                                 "compare values first, e.g. `(flags & 1) != 0 and n > 0`",
                             );
+                        }
+                        // `x < y or x > y` is `x != y`.
+                        if let (
+                            BinOp::Or,
+                            Expr::Binary(BinOp::Lt, x1, y1),
+                            Expr::Binary(BinOp::Gt, x2, y2),
+                        ) = (op, &**a, &**b)
+                        {
+                            if x1 == x2 && y1 == y2 {
+                                return self.ex_binary(
+                                    &Expr::Binary(BinOp::Ne, x1.clone(), y1.clone()),
+                                    scope,
+                                );
+                            }
                         }
                         if *op == BinOp::And {
                             (quote!((#at && #bt)), Ty::Bool)
@@ -704,6 +744,52 @@ impl Emitter<'_> {
                         };
                         if !ok {
                             return bad(format!("cannot compare {} with {} this way", ty_name(&aty), ty_name(&bty)), "compare an enum with a value of the same enum (`kind == frame_kind::absolute`), or use `.to_i`");
+                        }
+                        // Constants are folded: `x == true` is `x`, `x != true` is `!x`, and
+                        // two integer literals compare here.
+                        if at.to_string() == bt.to_string()
+                            && aty != Ty::Float
+                            && !at.to_string().contains('?')
+                        {
+                            // The same value on both sides (literals, or instances that are
+                            // literals).
+                            let v = matches!(op, BinOp::Eq | BinOp::Le | BinOp::Ge);
+                            return Ok((quote!(#v), Ty::Bool));
+                        }
+                        if matches!(op, BinOp::Eq | BinOp::Ne) && aty == Ty::Bool {
+                            let eq = *op == BinOp::Eq;
+                            let k =
+                                |e: &Expr, ts: &TokenStream| const_bool(e).or_else(|| const_ts(ts));
+                            match (k(a, &at), k(b, &bt)) {
+                                (Some(x), Some(y)) => {
+                                    let v = (x == y) == eq;
+                                    return Ok((quote!(#v), Ty::Bool));
+                                }
+                                (Some(k), None) => {
+                                    return Ok((
+                                        if k == eq { bt } else { quote!((!#bt)) },
+                                        Ty::Bool,
+                                    ))
+                                }
+                                (None, Some(k)) => {
+                                    return Ok((
+                                        if k == eq { at } else { quote!((!#at)) },
+                                        Ty::Bool,
+                                    ))
+                                }
+                                _ => {}
+                            }
+                        }
+                        if let (Expr::Int(x), Expr::Int(y)) = (&**a, &**b) {
+                            let v = match op {
+                                BinOp::Eq => x == y,
+                                BinOp::Ne => x != y,
+                                BinOp::Lt => x < y,
+                                BinOp::Le => x <= y,
+                                BinOp::Gt => x > y,
+                                _ => x >= y,
+                            };
+                            return Ok((quote!(#v), Ty::Bool));
                         }
                         if aty == Ty::Str {
                             at = quote!(AsRef::<str>::as_ref(&#at));
@@ -975,6 +1061,45 @@ impl Emitter<'_> {
             .type_def(tn)
             .map(|t| t.params.clone())
             .unwrap_or_default();
+        let args = self.args_of(f, tn, scope, kp)?;
+        Some(
+            params
+                .iter()
+                .zip(args)
+                .map(|(p, a)| match a {
+                    // The reader's param is owned here: a copy of the value.
+                    Arg::Direct(id)
+                        if matches!(
+                            param_rust_ty(&p.kind).1,
+                            Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool
+                        ) =>
+                    {
+                        quote!(#id)
+                    }
+                    Arg::Direct(id) => quote!(#id.clone()),
+                    Arg::Value(v) => v,
+                })
+                .collect(),
+        )
+    }
+
+    /// A param of the type being emitted passed on unchanged as the argument for param `p`
+    /// (same kind, both optional or neither): its name, used as it is.
+    fn direct_param(&self, a: &SrcExpr, p: &Param) -> Option<proc_macro2::Ident> {
+        let Expr::Name(n) = &a.expr else { return None };
+        let t = self.s.type_def(&self.cur_type.borrow())?;
+        let q = t.params.iter().find(|q| &q.id == n)?;
+        (q.kind == p.kind && q.optional == p.optional).then(|| field_ident(n))
+    }
+
+    /// The arguments of field `f` for the `params` of type `tn`, as `param_args` but with a
+    /// param passed on unchanged kept as its name.
+    fn args_of(&mut self, f: &Field, tn: &str, scope: &Scope, kp: &str) -> Option<Vec<Arg>> {
+        let params = self
+            .s
+            .type_def(tn)
+            .map(|t| t.params.clone())
+            .unwrap_or_default();
         let explicit: Vec<Option<SrcExpr>> = match &f.kind {
             FieldKind::User { .. } => f.args.iter().cloned().map(Some).collect(),
             _ => f
@@ -1006,9 +1131,13 @@ impl Emitter<'_> {
         for (p, a) in params.iter().zip(&all) {
             let (rty, want) = param_rust_ty(&p.kind);
             let Some(a) = a else {
-                out.push(quote!(::std::option::Option::<#rty>::None));
+                out.push(Arg::Value(quote!(::std::option::Option::<#rty>::None)));
                 continue;
             };
+            if let Some(id) = self.direct_param(a, p) {
+                out.push(Arg::Direct(id));
+                continue;
+            }
             let (ts, ty) = self.expr(a, scope, &format!("{kp}.type"))?;
             let ok = ty == want || (want == Ty::Float && ty == Ty::Int);
             if !ok {
@@ -1029,42 +1158,123 @@ impl Emitter<'_> {
                 );
                 return None;
             }
-            let v = convert_arg(ts, &want);
-            out.push(if p.optional {
+            // A float argument is an `f64` already, a list literal a list of `i128` or `f64`.
+            let v = if ty == Ty::Float
+                || matches!(ty, Ty::List(_)) && ty == want && self.is_wide_list(&a.expr, 0)
+            {
+                ts
+            } else {
+                convert_arg(ts, &want)
+            };
+            out.push(Arg::Value(if p.optional {
                 quote!(::std::option::Option::Some(#v))
             } else {
                 v
-            });
+            }));
         }
         Some(out)
     }
 
-    /// The writer's check that value `v` of type `tn`, written by field `f`, holds the
-    /// params the schema gives it there.
-    pub(super) fn param_checks(
+    /// The list value `ts` (compiled from `e`, elements of type `elem`) as a list of `i128`
+    /// or `f64`: a list literal or a param is one already.
+    pub(super) fn wide_list(&self, ts: TokenStream, e: &Expr, elem: &Ty) -> TokenStream {
+        match (self.is_wide_list(e, 0), elem) {
+            (true, _) => quote!((#ts).to_vec()),
+            (false, Ty::Float) => {
+                quote!((#ts).iter().map(|__e| *__e as f64).collect::<::std::vec::Vec<f64>>())
+            }
+            _ => quote!((#ts).iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()),
+        }
+    }
+
+    /// Whether the list expression `e` compiles to a list of `i128` or `f64`: a list
+    /// literal, a param, a list cast or a value instance of one.
+    fn is_wide_list(&self, e: &Expr, depth: usize) -> bool {
+        match e {
+            Expr::List(_) => true,
+            Expr::Cast(inner, t) if t.ends_with("[]") => self.is_wide_list(inner, depth),
+            Expr::Name(n) if self.is_param(n) => true,
+            Expr::Name(n) if depth < 16 => self
+                .cur_instances
+                .iter()
+                .find(|i| &i.id == n)
+                .is_some_and(|i| self.is_wide_list(&i.value.expr, depth + 1)),
+            _ => false,
+        }
+    }
+
+    /// Whether `n` names a param of the type being emitted (held as `i128`, `f64`, ...) or
+    /// an `f8` field (an `f64`): a number that needs no widening.
+    fn is_param(&self, n: &str) -> bool {
+        self.s.type_def(&self.cur_type.borrow()).is_some_and(|t| {
+            t.params.iter().any(|p| p.id == n)
+                || t.fields
+                    .iter()
+                    .any(|f| f.id == n && matches!(f.kind, FieldKind::Float { bytes: 8, .. }))
+        })
+    }
+
+    /// The write of value `v` of type `tn` by field `f` into writer `w`: the check that `v`
+    /// holds the params written in the schema that it is given there (they are members of
+    /// the API: a differing one is refused), and the call of its writer (an expression of
+    /// type `Result<(), EncodeError>`), which is given the values of its context params
+    /// (`_parent`/`_root` paths) as computed here, so that its own `__ctx_…` members are
+    /// not used on write.
+    pub(super) fn child_write(
         &mut self,
         f: &Field,
         tn: &str,
         scope: &Scope,
         kp: &str,
         v: TokenStream,
-    ) -> Option<TokenStream> {
-        let args = self.param_args(f, tn, scope, kp)?;
+        w: TokenStream,
+    ) -> Option<(TokenStream, TokenStream)> {
+        let args = self.args_of(f, tn, scope, kp)?;
         let params = self
             .s
             .type_def(tn)
             .map(|td| td.params.clone())
             .unwrap_or_default();
-        let checks = params.iter().zip(args).map(|(p, a)| {
+        let mut checks = Vec::new();
+        let mut ctx = Vec::new();
+        for (p, a) in params.iter().zip(args) {
+            // In the writer a param is a copy or a reference (`let n = &self.n;`).
+            let a = match a {
+                Arg::Direct(id) if p.context.is_some() || ctx_by_value(p) => {
+                    if p.context.is_some() {
+                        ctx.push(quote!(#id));
+                        continue;
+                    }
+                    quote!(#id)
+                }
+                Arg::Direct(id) => quote!((*#id)),
+                Arg::Value(a) if p.context.is_some() => {
+                    ctx.push(if ctx_by_value(p) { a } else { quote!(&(#a)) });
+                    continue;
+                }
+                Arg::Value(a) => a,
+            };
             let pi = field_ident(&p.id);
-            let pn = p.context.clone().unwrap_or_else(|| p.id.clone());
-            quote! {
-                if #v.#pi != #a {
+            let pn = &p.id;
+            let differs = match const_ts(&a) {
+                Some(true) => quote!(!#v.#pi),
+                Some(false) => quote!(#v.#pi),
+                // Lists compare as slices (a list built here is not kept).
+                None if matches!(p.kind, ParamKind::List(_)) => quote!(#v.#pi[..] != (#a)[..]),
+                None => quote!(#v.#pi != #a),
+            };
+            checks.push(quote! {
+                if #differs {
                     return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!("param `{}` of the value is {:?} but the schema gives {:?}", #pn, #v.#pi, #a))));
                 }
-            }
-        });
-        Some(quote!(#(#checks)*))
+            });
+        }
+        let call = if ctx.is_empty() {
+            quote!(#v.write_to(#w))
+        } else {
+            quote!(#v.write_with_context(#w #(, #ctx)*))
+        };
+        Some((quote!(#(#checks)*), call))
     }
 
     /// The fixed encoded size in bytes of a number type or a user type (`sizeof<...>`), if it
@@ -1241,4 +1451,67 @@ impl Emitter<'_> {
         let ei = type_ident(e);
         Ok((quote!(#ei::from_i_open(#ts)), Ty::Enum(e.to_owned())))
     }
+}
+
+/// An argument for a param: a param of the enclosing type passed on unchanged (its name), or
+/// a computed value of the param's member type.
+enum Arg {
+    Direct(proc_macro2::Ident),
+    Value(TokenStream),
+}
+
+/// The value of `e` when it is a constant condition (`true`, `not false`, ...).
+fn const_bool(e: &Expr) -> Option<bool> {
+    match e {
+        Expr::Bool(b) => Some(*b),
+        Expr::Unary(UnOp::Not, x) => const_bool(x).map(|b| !b),
+        _ => None,
+    }
+}
+
+/// The integer expression `ts` (compiled from `e`) as an `f64`: a literal is written as a
+/// float literal.
+fn int_to_f64(ts: TokenStream, e: &Expr) -> TokenStream {
+    match e {
+        Expr::Int(v) => {
+            let l = Literal::f64_suffixed(*v as f64);
+            quote!(#l)
+        }
+        _ => quote!((#ts as f64)),
+    }
+}
+
+/// The value of the compiled condition `ts` when it is a literal `true` or `false` (an
+/// instance whose value is a literal, inlined).
+fn const_ts(ts: &TokenStream) -> Option<bool> {
+    match ts
+        .to_string()
+        .trim_matches(|c| c == '(' || c == ')' || c == ' ')
+    {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+/// A member access `(&x.f)` as the place `(x.f)` (a method call borrows it itself); any
+/// other expression as it is.
+fn unborrowed(ts: TokenStream) -> TokenStream {
+    use proc_macro2::{Delimiter, Group, TokenTree};
+    let mut it = ts.clone().into_iter();
+    if let (Some(TokenTree::Group(g)), None) = (it.next(), it.next()) {
+        if g.delimiter() == Delimiter::Parenthesis {
+            let mut inner = g.stream().into_iter();
+            if let Some(TokenTree::Punct(p)) = inner.next() {
+                if p.as_char() == '&' {
+                    let rest: TokenStream = inner.collect();
+                    let starts_with_amp = matches!(rest.clone().into_iter().next(), Some(TokenTree::Punct(q)) if q.as_char() == '&');
+                    if !starts_with_amp {
+                        return TokenTree::Group(Group::new(Delimiter::Parenthesis, rest)).into();
+                    }
+                }
+            }
+        }
+    }
+    ts
 }

@@ -565,17 +565,20 @@ impl Emitter<'_> {
                             }
                             __list
                         }},
-                        None => quote! {{
-                            let __n = #check #wrap_field;
-                            let mut __list = ::std::vec::Vec::with_capacity(__n);
-                            // The list's length is the element index: one counter.
-                            while __list.len() < __n {
-                                let __i = __list.len();
-                                __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                                __list.push(#body);
-                            }
-                            __list
-                        }},
+                        None => {
+                            let push_body = push_of(f, &body);
+                            quote! {{
+                                let __n = #check #wrap_field;
+                                let mut __list = ::std::vec::Vec::with_capacity(__n);
+                                // The list's length is the element index: one counter.
+                                while __list.len() < __n {
+                                    let __i = __list.len();
+                                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                    #push_body
+                                }
+                                __list
+                            }}
+                        }
                     }
                 }
             }
@@ -601,7 +604,7 @@ impl Emitter<'_> {
                         #ti::read_push(__r, &mut __list) #wrap_idx;
                         __r.leave::<()>(None);
                     },
-                    None => quote!(__list.push(#body);),
+                    None => push_of(f, &body),
                 };
                 quote! {{
                     let mut __list = #open;
@@ -863,5 +866,15 @@ fn shown_value(s: &Schema, f: &Field) -> TokenStream {
             quote!(::std::string::String::from(#text))
         }
         _ => quote!(format!("{:?}", __v)),
+    }
+}
+
+/// Appends the element `body` reads to `__list`: a `contents` element (`()`) is checked,
+/// then `()` is appended.
+fn push_of(f: &Field, body: &TokenStream) -> TokenStream {
+    if matches!(f.kind, FieldKind::Contents(_)) {
+        quote!(#body; __list.push(());)
+    } else {
+        quote!(__list.push(#body);)
     }
 }

@@ -178,6 +178,9 @@ struct TypeParts {
     /// writer's own expressions); the parent's writer checks them against its arguments.
     param_args: Vec<TokenStream>,
     param_tys: Vec<TokenStream>,
+    /// Context params: the writer's arguments for them, and the members `write_to` gives.
+    ctx_write_args: Vec<TokenStream>,
+    ctx_members: Vec<TokenStream>,
     /// After a bit field: a field that is not one starts on the next byte.
     unaligned: bool,
     /// The bit phase (bits past the last byte boundary) where it is known statically.
@@ -211,6 +214,8 @@ impl TypeParts {
             },
             param_args: Vec::new(),
             param_tys: Vec::new(),
+            ctx_write_args: Vec::new(),
+            ctx_members: Vec::new(),
             unaligned: false,
             phase: Some(0),
             pos_writes: Vec::new(),
@@ -519,6 +524,16 @@ fn param_rust_ty(k: &ParamKind) -> (TokenStream, Ty) {
             (quote!(::std::vec::Vec<#r>), Ty::List(Box::new(t)))
         }
     }
+}
+
+/// Whether the writer takes the value of context param `p` by value (numbers, conditions,
+/// enums) rather than by reference.
+fn ctx_by_value(p: &Param) -> bool {
+    !p.optional
+        && matches!(
+            param_rust_ty(&p.kind).1,
+            Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool
+        )
 }
 
 /// An argument `ts` (an expression value of type `want`) as the member type of a param of

@@ -24,7 +24,14 @@ impl Emitter<'_> {
             Process::Xor(ProcArg::Expr(e)) => {
                 let (ts, ty) = self.expr(e, scope, &kp)?;
                 let setup = match ty {
-                    Ty::Int => quote!(let __key = [((#ts) & 0xff) as u8];),
+                    Ty::Int => match &e.expr {
+                        // A literal key is its byte.
+                        Expr::Int(v) => {
+                            let b = Literal::u8_suffixed((*v & 0xff) as u8);
+                            quote!(let __key: &[u8] = &[#b];)
+                        }
+                        _ => quote!(let __key: &[u8] = &[((#ts) & 0xff) as u8];),
+                    },
                     Ty::Bytes => quote!(let __key: &[u8] = AsRef::<[u8]>::as_ref(&#ts);),
                     other => {
                         self.err(
@@ -38,7 +45,7 @@ impl Emitter<'_> {
                 };
                 (
                     setup,
-                    quote!(::statepack_runtime::io::Processor::Xor(&__key[..])),
+                    quote!(::statepack_runtime::io::Processor::Xor(__key)),
                 )
             }
             Process::Rol(e) | Process::Ror(e) => {

@@ -102,11 +102,16 @@ impl Emitter<'_> {
             quote!(self.#tail.get(__i).map(|__t| __t.as_slice()))
         };
         let value = match &f.kind {
-            FieldKind::User { .. } => quote! {
-                let mut __sw = ::statepack_runtime::io::ByteWriter::new();
-                __v.write_to(&mut __sw)?;
-                let __d = __sw.into_stream_bytes(__w)?;
-            },
+            FieldKind::User { name, .. } => {
+                let (checks, call) =
+                    self.child_write(f, name, scope, &kp, quote!(__v), quote!(&mut __sw))?;
+                quote! {
+                    #checks
+                    let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                    #call?;
+                    let __d = __sw.into_stream_bytes(__w)?;
+                }
+            }
             _ => quote!(let __d: &[u8] = &__v[..];),
         };
         Some(quote!({

@@ -195,6 +195,9 @@ impl Emitter<'_> {
         if min == 0 {
             return quote!(::std::vec::Vec::new());
         }
+        if min == 1 {
+            return quote!(::std::vec::Vec::with_capacity(__r.remaining()));
+        }
         let m = lit(min);
         quote!(::std::vec::Vec::with_capacity(__r.remaining() / #m))
     }
@@ -412,14 +415,15 @@ fn byte_run_read(run: &[Member], tail: &TokenStream) -> TokenStream {
             let id = &m.id;
             return quote! {
                 let #names: #tys = 'run: {
-                    if !(#c) {
+                    if #c {
+                        'fast: {
+                            let ::std::option::Option::Some(__b) = __r.take_run::<#n>() else { break 'fast; };
+                            #(#body)*
+                            #(#ats)*
+                            break 'run Some(#id);
+                        }
+                    } else {
                         break 'run None;
-                    }
-                    'fast: {
-                        let ::std::option::Option::Some(__b) = __r.take_run::<#n>() else { break 'fast; };
-                        #(#body)*
-                        #(#ats)*
-                        break 'run Some(#id);
                     }
                     ::statepack_runtime::io::unlikely();
                     #tail
@@ -427,8 +431,15 @@ fn byte_run_read(run: &[Member], tail: &TokenStream) -> TokenStream {
             };
         }
     }
+    // A run of many members leaves their types to their reads (a tuple type of that many
+    // members is one long annotation).
+    let ann = if run.len() > 8 {
+        quote!()
+    } else {
+        quote!(: #tys)
+    };
     quote! {
-        let #names: #tys = 'run: {
+        let #names #ann = 'run: {
             'fast: {
                 let ::std::option::Option::Some(__b) = __r.take_run::<#n>() else { break 'fast; };
                 #(#body)*

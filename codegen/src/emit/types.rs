@@ -31,6 +31,8 @@ impl Emitter<'_> {
             extra_items,
             param_args,
             param_tys,
+            ctx_write_args,
+            ctx_members,
             unaligned,
             phase,
             pos_writes,
@@ -191,6 +193,43 @@ impl Emitter<'_> {
             (&reads, &push_reads, &post_read_checks, &ctor),
             whole_fallback,
         );
+        let writer = if ctx_write_args.is_empty() {
+            quote! {
+                #[doc = " Writes this value; counts, lengths and sums are derived from the data."]
+                #[doc = ""]
+                #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value."]
+                #[allow(unused_variables, clippy::redundant_closure_call, clippy::needless_borrow, clippy::let_unit_value)]
+                pub fn write_to(&self, __w: &mut ::statepack_runtime::io::ByteWriter) -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    #(#write_pre)*
+                    #(#writes)*
+                    Ok(())
+                }
+            }
+        } else {
+            quote! {
+                #[doc = " Writes this value on its own, with its `__ctx_` members as the values of its"]
+                #[doc = " `_parent`/`_root` paths (the enclosing type's writer gives them instead, see"]
+                #[doc = " [`Self::write_with_context`]); counts, lengths and sums are derived from the data."]
+                #[doc = ""]
+                #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value."]
+                pub fn write_to(&self, __w: &mut ::statepack_runtime::io::ByteWriter) -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    self.write_with_context(__w #(, #ctx_members)*)
+                }
+
+                #[doc = " Writes this value with the values of its `_parent`/`_root` paths (its context"]
+                #[doc = " params, in the order of its `__ctx_` members) as the enclosing type computes them"]
+                #[doc = " from the value being written; the `__ctx_` members are not used."]
+                #[doc = ""]
+                #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value."]
+                #[allow(unused_variables, clippy::redundant_closure_call, clippy::needless_borrow, clippy::let_unit_value)]
+                pub fn write_with_context(&self, __w: &mut ::statepack_runtime::io::ByteWriter #(, #ctx_write_args)*) -> Result<(), ::statepack_runtime::io::EncodeError> {
+                    #(#write_pre)*
+                    #(#writes)*
+                    Ok(())
+                }
+            }
+        };
+        let schema_allows = schema_lint_allows(t);
         let derive_default = self.default_derive();
         let (derive_eq, eq_impl) = super::eq::partial_eq(&name, &struct_fields);
         super::eq::hide_kept_members(&mut struct_fields);
@@ -200,6 +239,7 @@ impl Emitter<'_> {
             pub struct #name { #(#struct_fields,)* }
             #eq_impl
 
+            #schema_allows
             impl #name {
                 #[doc = " The smallest number of bytes this type can take; list counts are checked against it before anything is allocated."]
                 pub const MIN_LEN: usize = #min_len;
@@ -214,15 +254,7 @@ impl Emitter<'_> {
                 }
                 #read_fields
 
-                #[doc = " Writes this value; counts, lengths and sums are derived from the data."]
-                #[doc = ""]
-                #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value."]
-                #[allow(unused_variables, clippy::redundant_closure_call, clippy::needless_borrow, clippy::let_unit_value)]
-                pub fn write_to(&self, __w: &mut ::statepack_runtime::io::ByteWriter) -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    #(#write_pre)*
-                    #(#writes)*
-                    Ok(())
-                }
+                #writer
 
                 #[doc = " The number of bytes [`Self::write_to`] writes."]
                 #len_doc
@@ -271,6 +303,18 @@ impl Emitter<'_> {
                 }
             })
             .collect();
+        // At the top level a recursive root's `_parent`/`_root` paths have no value.
+        let top_ctx: Vec<TokenStream> = t
+            .params
+            .iter()
+            .filter(|p| p.context.is_some())
+            .map(|_| quote!(&::std::option::Option::None))
+            .collect();
+        let top_write = if top_ctx.is_empty() {
+            quote!(self.write_to(&mut w))
+        } else {
+            quote!(self.write_with_context(&mut w #(, #top_ctx)*))
+        };
         let params_doc = if root_params.is_empty() {
             quote!()
         } else {
@@ -307,7 +351,7 @@ impl Emitter<'_> {
                     #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit its stored type or breaks a schema rule."]
                     pub fn encode(&self) -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
                         let mut w = ::statepack_runtime::io::ByteWriter::with_capacity(self.encoded_len());
-                        self.write_to(&mut w)?;
+                        #top_write?;
                         Ok(w.into_bytes())
                     }
                 }
@@ -425,6 +469,8 @@ impl Emitter<'_> {
             wscope,
             param_args,
             param_tys,
+            ctx_write_args,
+            ctx_members,
             ..
         } = p;
         // A root type with `params` (a schema for others to import, as in Kaitai) takes them
@@ -468,10 +514,21 @@ impl Emitter<'_> {
             param_args.push(quote!(#id: #rty));
             param_tys.push(rty.clone());
             rscope.vars.push((p.id.clone(), ty.clone()));
-            write_pre.push(match ty {
-                Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
-                _ => quote!(let #id = &self.#id;),
-            });
+            if p.context.is_some() {
+                // Context params are arguments of the writer (see `child_write`).
+                if ctx_by_value(p) {
+                    ctx_write_args.push(quote!(#id: #rty));
+                    ctx_members.push(quote!(self.#id));
+                } else {
+                    ctx_write_args.push(quote!(#id: &#rty));
+                    ctx_members.push(quote!(&self.#id));
+                }
+            } else {
+                write_pre.push(match ty {
+                    Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = self.#id;),
+                    _ => quote!(let #id = &self.#id;),
+                });
+            }
             wscope.vars.push((p.id.clone(), ty));
         }
         // `meta.endian` as a switch: the byte order is decided before anything is read.
@@ -522,5 +579,49 @@ impl Emitter<'_> {
             }
         }
         Some(())
+    }
+}
+
+/// The clippy lints that are about what the schema's author chose, not about the generated
+/// code: a member named as a placeholder (`foo`, `baz`, `quux`: clippy's
+/// `disallowed_names`, for the locals the reader and writer bind per member) and a float
+/// literal close to a constant such as pi (`approx_constant`: the schema's literal is kept
+/// as written). Allowed on the type's impl only where the type has such a name or literal.
+fn schema_lint_allows(t: &TypeDef) -> TokenStream {
+    const PLACEHOLDERS: [&str; 3] = ["foo", "baz", "quux"];
+    let named = |n: &str| PLACEHOLDERS.contains(&n);
+    let mut lints = Vec::new();
+    if t.fields.iter().any(|f| named(&f.id))
+        || t.params.iter().any(|p| named(&p.id))
+        || t.instances.iter().any(|i| named(&i.id))
+    {
+        lints.push(quote!(clippy::disallowed_names));
+    }
+    let mut copy = t.clone();
+    if crate::context::type_exprs(&mut copy)
+        .iter()
+        .any(|(e, _)| has_float_literal(&e.expr))
+    {
+        lints.push(quote!(clippy::approx_constant));
+    }
+    if lints.is_empty() {
+        quote!()
+    } else {
+        quote!(#[allow(#(#lints),*)])
+    }
+}
+
+/// Whether `e` holds a float literal.
+fn has_float_literal(e: &Expr) -> bool {
+    match e {
+        Expr::Float(_) => true,
+        Expr::Unary(_, a) | Expr::Attr(a, _) | Expr::Cast(a, _) => has_float_literal(a),
+        Expr::Binary(_, a, b) | Expr::Index(a, b) => has_float_literal(a) || has_float_literal(b),
+        Expr::Ternary(c, a, b) => {
+            has_float_literal(c) || has_float_literal(a) || has_float_literal(b)
+        }
+        Expr::Call(a, _, args) => has_float_literal(a) || args.iter().any(has_float_literal),
+        Expr::List(items) => items.iter().any(has_float_literal),
+        _ => false,
     }
 }

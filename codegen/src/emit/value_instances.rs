@@ -11,9 +11,17 @@ impl Emitter<'_> {
         derived: &HashMap<String, Derived>,
     ) -> Option<(Vec<TokenStream>, Vec<(String, TokenStream)>)> {
         let (binds, scope) = self.method_scope(t, derived);
+        // The names bound above (a body that is one of them is its member).
+        let bound: Vec<String> = scope
+            .vars
+            .iter()
+            .map(|(n, _)| n.clone())
+            .filter(|n| !derived.contains_key(n))
+            .collect();
         let reserved = [
             "read_from",
             "write_to",
+            "write_with_context",
             "encoded_len",
             "decode",
             "decode_traced",
@@ -129,9 +137,15 @@ impl Emitter<'_> {
                             )),
                         ),
                     };
+                    let body = match &**e {
+                        Ty::Int | Ty::Float => self.wide_list(ts, &inst.value.expr, e),
+                        _ => {
+                            quote!((#ts).iter().map(|__e| #conv).collect::<::std::vec::Vec<#ety>>())
+                        }
+                    };
                     (
                         quote!(::std::vec::Vec<#ety>),
-                        quote!((#ts).iter().map(|__e| #conv).collect::<::std::vec::Vec<#ety>>()),
+                        body,
                         quote!(::statepack_runtime::reflect::Value::List(__x.iter().map(|__e| #item).collect())),
                     )
                 }
@@ -166,6 +180,15 @@ impl Emitter<'_> {
                 }
             };
             let mi = field_ident(&inst.id);
+            // An instance that is a param or field as it is: its member.
+            let text = body.to_string();
+            let body = match bound.iter().find(|n| field_ident(n) == text) {
+                Some(n) => {
+                    let id = field_ident(n);
+                    quote!(self.#id)
+                }
+                None => body,
+            };
             let base_reflect = reflect.clone();
             let (rty, body, reflect) = match &inst.cond {
                 None => (rty, body, quote!({ let __x = self.#mi(); #reflect })),
@@ -183,7 +206,7 @@ impl Emitter<'_> {
             let (rty, body, reflect) = if self.fallible.replace(false) {
                 (
                     quote!(::std::result::Result<#rty, ::statepack_runtime::io::ExprError>),
-                    quote!(::std::result::Result::Ok(#body)),
+                    quote!(let __v: #rty = #body; ::std::result::Result::Ok(__v)),
                     if inst.cond.is_some() {
                         quote!(match self.#mi() { ::std::result::Result::Ok(::std::option::Option::Some(__x)) => #base_reflect, _ => ::statepack_runtime::reflect::Value::Null })
                     } else {

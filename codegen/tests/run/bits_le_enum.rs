@@ -64,6 +64,10 @@ impl Mode {
             other => Some(other.name()),
         }
     }
+    /// Whether the value is one the schema lists (not `Unlisted`).
+    pub const fn is_listed(self) -> bool {
+        !matches!(self, Self::Unlisted(_))
+    }
     /// The value stored as `v`, or `None` when `v` is not in the enum.
     #[inline]
     pub const fn from_i(v: i128) -> Option<Self> {
@@ -233,7 +237,7 @@ impl BitsLeEnum {
             let __val = &self.level;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_le(*__v as u64, 5u32)?;
+                __w.write_bits_le(u64::from(*__v), 5u32)?;
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("level"))?;
@@ -516,7 +520,7 @@ impl BeBits {
                 let __val = &self.hi;
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 4u32)?;
+                    __w.write_bits_be(u64::from(*__v), 4u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -527,7 +531,7 @@ impl BeBits {
                 let __val = &self.lo;
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 4u32)?;
+                    __w.write_bits_be(u64::from(*__v), 4u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {

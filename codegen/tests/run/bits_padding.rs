@@ -137,7 +137,7 @@ impl BitsPadding {
             let __val = &self.flags;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 3u32)?;
+                __w.write_bits_be(u64::from(*__v), 3u32)?;
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("flags"))?;
@@ -179,7 +179,7 @@ impl BitsPadding {
             let __val = &self.last;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 2u32)?;
+                __w.write_bits_be(u64::from(*__v), 2u32)?;
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("last"))?;
@@ -401,7 +401,7 @@ impl ThreeBits {
             let __val = &self.v;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_be(*__v as u64, 3u32)?;
+                __w.write_bits_be(u64::from(*__v), 3u32)?;
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("v"))?;

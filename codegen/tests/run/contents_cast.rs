@@ -67,13 +67,7 @@ impl ContentsCast {
         __r.enter(::statepack_runtime::io::PathSeg::Field("given"));
         let given: TakesList = {
             let __v: TakesList = {
-                TakesList::read_from(
-                    __r,
-                    (::std::vec::Vec::from([7_i128, 300_i128]))
-                        .iter()
-                        .map(|__x| (*__x) as i128)
-                        .collect::<::std::vec::Vec<i128>>(),
-                )
+                TakesList::read_from(__r, ::std::vec::Vec::from([7_i128, 300_i128]))
             }
                 .map_err(|e| e.in_field("given"))?;
             __r.leave::<()>(None);
@@ -147,20 +141,13 @@ impl ContentsCast {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if __v.nums
-                        != (::std::vec::Vec::from([7_i128, 300_i128]))
-                            .iter()
-                            .map(|__x| (*__x) as i128)
-                            .collect::<::std::vec::Vec<i128>>()
-                    {
+                    if __v.nums[..] != (::std::vec::Vec::from([7_i128, 300_i128]))[..] {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(
                                 ::statepack_runtime::io::EncodeErrorKind::Semantic(
                                     format!(
                                         "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "nums", __v.nums, (::std::vec::Vec::from([7_i128,
-                                        300_i128])).iter().map(| __x | (* __x) as i128).collect:: <
-                                        ::std::vec::Vec < i128 > > ()
+                                        "nums", __v.nums, ::std::vec::Vec::from([7_i128, 300_i128])
                                     ),
                                 ),
                             ),

@@ -548,51 +548,15 @@ impl Context {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if __v.__ctx_parent_header_count != (header.count as i128) {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(
-                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                    format!(
-                                        "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "_parent.header.count", __v.__ctx_parent_header_count,
-                                        header.count as i128
-                                    ),
-                                ),
-                            ),
-                        );
-                    }
-                    if __v.__ctx_parent_header_name_len != (header.name_len as i128) {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(
-                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                    format!(
-                                        "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "_parent.header.name_len", __v.__ctx_parent_header_name_len,
-                                        header.name_len as i128
-                                    ),
-                                ),
-                            ),
-                        );
-                    }
-                    if __v.__ctx_root_sizes
-                        != sizes
+                    __v.write_with_context(
+                        __w,
+                        header.count as i128,
+                        header.name_len as i128,
+                        &(sizes
                             .iter()
                             .map(|__x| (*__x) as i128)
-                            .collect::<::std::vec::Vec<i128>>()
-                    {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(
-                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                    format!(
-                                        "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "_root.sizes", __v.__ctx_root_sizes, sizes.iter().map(| __x
-                                        | (* __x) as i128).collect:: < ::std::vec::Vec < i128 > > ()
-                                    ),
-                                ),
-                            ),
-                        );
-                    }
-                    __v.write_to(__w)?;
+                            .collect::<::std::vec::Vec<i128>>()),
+                    )?;
                 };
                 Ok(())
             })()
@@ -623,22 +587,7 @@ impl Context {
                                     }),
                                 );
                             }
-                            if __x.__ctx_parent_header_name_len
-                                != (header.name_len as i128)
-                            {
-                                return Err(
-                                    ::statepack_runtime::io::EncodeError::new(
-                                        ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                            format!(
-                                                "param `{}` of the value is {:?} but the schema gives {:?}",
-                                                "_parent.header.name_len", __x.__ctx_parent_header_name_len,
-                                                header.name_len as i128
-                                            ),
-                                        ),
-                                    ),
-                                );
-                            }
-                            __x.write_to(__w)?;
+                            __x.write_with_context(__w, header.name_len as i128)?;
                         }
                         ContextBody::Plain(__x) => {
                             if __sw != 2_i128 {
@@ -672,26 +621,13 @@ impl Context {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if __v.__ctx_parent_sizes
-                        != sizes
+                    __v.write_with_context(
+                        __w,
+                        &(sizes
                             .iter()
                             .map(|__x| (*__x) as i128)
-                            .collect::<::std::vec::Vec<i128>>()
-                    {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(
-                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                    format!(
-                                        "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "_parent.sizes", __v.__ctx_parent_sizes, sizes.iter().map(|
-                                        __x | (* __x) as i128).collect:: < ::std::vec::Vec < i128 >
-                                        > ()
-                                    ),
-                                ),
-                            ),
-                        );
-                    }
-                    __v.write_to(__w)?;
+                            .collect::<::std::vec::Vec<i128>>()),
+                    )?;
                 };
                 Ok(())
             })()
@@ -729,11 +665,11 @@ impl Context {
                             ),
                         );
                     }
-                    if __v.lens
-                        != sizes
+                    if __v.lens[..]
+                        != (sizes
                             .iter()
                             .map(|__x| (*__x) as i128)
-                            .collect::<::std::vec::Vec<i128>>()
+                            .collect::<::std::vec::Vec<i128>>())[..]
                     {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(
@@ -792,7 +728,7 @@ impl Context {
                             __x.write_to(__w)?;
                         }
                         ContextPicked::Plain(__x) => {
-                            if !!(__sw == 1_i128 || __sw == 3_i128) {
+                            if __sw == 1_i128 || __sw == 3_i128 {
                                 return Err(
                                     ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch {
                                         selected: __sw.to_string(),
@@ -1146,9 +1082,7 @@ impl Counted {
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("data"));
         let data: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized(n as i128).map(|b| b.to_vec())
-            }
+            let __v: ::std::vec::Vec<u8> = { __r.take_sized(n).map(|b| b.to_vec()) }
                 .map_err(|e| e.in_field("data"))?;
             __r.leave(Some(&__v));
             __v
@@ -1175,10 +1109,10 @@ impl Counted {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (n as i128) {
+                    if (__v.len() as i128) != n {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(n as i128).unwrap_or(u64::MAX),
+                                expected: u64::try_from(n).unwrap_or(u64::MAX),
                                 found: __v.len(),
                             }),
                         );
@@ -1458,7 +1392,7 @@ impl Index {
         let entries: ::std::vec::Vec<Entry> = {
             let __l = {
                 let __n = __r
-                    .check_count(__ctx_parent_header_count as i128, Entry::MIN_LEN)
+                    .check_count(__ctx_parent_header_count, Entry::MIN_LEN)
                     .map_err(|e| e.in_field("entries"))?;
                 let mut __list = ::std::vec::Vec::with_capacity(__n);
                 while __list.len() < __n {
@@ -1469,11 +1403,8 @@ impl Index {
                             let __v: Entry = {
                                 Entry::read_from(
                                     __r,
-                                    __ctx_parent_header_name_len as i128,
-                                    __ctx_root_sizes
-                                        .iter()
-                                        .map(|__x| (*__x) as i128)
-                                        .collect::<::std::vec::Vec<i128>>(),
+                                    __ctx_parent_header_name_len,
+                                    __ctx_root_sizes.clone(),
                                 )
                             }
                                 .map_err(|e| e.in_index(__i).in_field("entries"))?;
@@ -1493,7 +1424,25 @@ impl Index {
             entries,
         })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(
+            __w,
+            self.__ctx_parent_header_count,
+            self.__ctx_parent_header_name_len,
+            &self.__ctx_root_sizes,
+        )
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -1502,20 +1451,20 @@ impl Index {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_parent_header_count: i128,
+        __ctx_parent_header_name_len: i128,
+        __ctx_root_sizes: &::std::vec::Vec<i128>,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_parent_header_count = self.__ctx_parent_header_count;
-        let __ctx_parent_header_name_len = self.__ctx_parent_header_name_len;
-        let __ctx_root_sizes = &self.__ctx_root_sizes;
         let entries = &self.entries;
         {
             let __val = &self.entries;
-            if (__val.len() as i128) != (__ctx_parent_header_count as i128) {
+            if (__val.len() as i128) != __ctx_parent_header_count {
                 return Err(
                     ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
-                            expected: u64::try_from(__ctx_parent_header_count as i128)
+                            expected: u64::try_from(__ctx_parent_header_count)
                                 .unwrap_or(u64::MAX),
                             found: __val.len(),
                         })
@@ -1526,42 +1475,11 @@ impl Index {
                 let __before = __w.bit_len();
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                     {
-                        if __v.__ctx_parent_parent_header_name_len
-                            != (__ctx_parent_header_name_len as i128)
-                        {
-                            return Err(
-                                ::statepack_runtime::io::EncodeError::new(
-                                    ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                        format!(
-                                            "param `{}` of the value is {:?} but the schema gives {:?}",
-                                            "_parent._parent.header.name_len", __v
-                                            .__ctx_parent_parent_header_name_len,
-                                            __ctx_parent_header_name_len as i128
-                                        ),
-                                    ),
-                                ),
-                            );
-                        }
-                        if __v.__ctx_root_sizes
-                            != __ctx_root_sizes
-                                .iter()
-                                .map(|__x| (*__x) as i128)
-                                .collect::<::std::vec::Vec<i128>>()
-                        {
-                            return Err(
-                                ::statepack_runtime::io::EncodeError::new(
-                                    ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                        format!(
-                                            "param `{}` of the value is {:?} but the schema gives {:?}",
-                                            "_root.sizes", __v.__ctx_root_sizes, __ctx_root_sizes.iter()
-                                            .map(| __x | (* __x) as i128).collect:: < ::std::vec::Vec <
-                                            i128 > > ()
-                                        ),
-                                    ),
-                                ),
-                            );
-                        }
-                        __v.write_to(__w)?;
+                        __v.write_with_context(
+                            __w,
+                            __ctx_parent_header_name_len,
+                            __ctx_root_sizes,
+                        )?;
                     };
                     Ok(())
                 })()
@@ -1669,7 +1587,7 @@ impl Entry {
             let __v: ::std::string::String = {
                 {
                     let __at = __r.offset();
-                    __r.take_sized(__ctx_parent_parent_header_name_len as i128)
+                    __r.take_sized(__ctx_parent_parent_header_name_len)
                         .and_then(|b| ::statepack_runtime::io::decode_str(
                             b,
                             "ASCII",
@@ -1703,7 +1621,24 @@ impl Entry {
             extra,
         })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(
+            __w,
+            self.__ctx_parent_parent_header_name_len,
+            &self.__ctx_root_sizes,
+        )
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -1712,13 +1647,12 @@ impl Entry {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_parent_parent_header_name_len: i128,
+        __ctx_root_sizes: &::std::vec::Vec<i128>,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_parent_parent_header_name_len = self
-            .__ctx_parent_parent_header_name_len;
-        let __ctx_root_sizes = &self.__ctx_root_sizes;
         let name = &self.name;
         let extra = &self.extra;
         {
@@ -1734,14 +1668,10 @@ impl Entry {
                             }),
                         );
                     }
-                    if (__v.len() as i128)
-                        != (__ctx_parent_parent_header_name_len as i128)
-                    {
+                    if (__v.len() as i128) != __ctx_parent_parent_header_name_len {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(
-                                        __ctx_parent_parent_header_name_len as i128,
-                                    )
+                                expected: u64::try_from(__ctx_parent_parent_header_name_len)
                                     .unwrap_or(u64::MAX),
                                 found: __v.len(),
                             }),
@@ -1879,7 +1809,7 @@ impl Tagged {
         __r.enter(::statepack_runtime::io::PathSeg::Field("tag"));
         let tag: ::std::vec::Vec<u8> = {
             let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized(__ctx_parent_header_name_len as i128).map(|b| b.to_vec())
+                __r.take_sized(__ctx_parent_header_name_len).map(|b| b.to_vec())
             }
                 .map_err(|e| e.in_field("tag"))?;
             __r.leave(Some(&__v));
@@ -1890,7 +1820,20 @@ impl Tagged {
             tag,
         })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(__w, self.__ctx_parent_header_name_len)
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -1899,23 +1842,21 @@ impl Tagged {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_parent_header_name_len: i128,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_parent_header_name_len = self.__ctx_parent_header_name_len;
         let tag = &self.tag;
         {
             let __val = &self.tag;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (__ctx_parent_header_name_len as i128) {
+                    if (__v.len() as i128) != __ctx_parent_header_name_len {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(
-                                        __ctx_parent_header_name_len as i128,
-                                    )
+                                expected: u64::try_from(__ctx_parent_header_name_len)
                                     .unwrap_or(u64::MAX),
                                 found: __v.len(),
                             }),
@@ -2119,13 +2060,7 @@ impl Mediator {
         __r.enter(::statepack_runtime::io::PathSeg::Field("child"));
         let child: SizedByParent = {
             let __v: SizedByParent = {
-                SizedByParent::read_from(
-                    __r,
-                    __ctx_parent_sizes
-                        .iter()
-                        .map(|__x| (*__x) as i128)
-                        .collect::<::std::vec::Vec<i128>>(),
-                )
+                SizedByParent::read_from(__r, __ctx_parent_sizes.clone())
             }
                 .map_err(|e| e.in_field("child"))?;
             __r.leave::<()>(None);
@@ -2133,7 +2068,20 @@ impl Mediator {
         };
         Ok(Self { __ctx_parent_sizes, child })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(__w, &self.__ctx_parent_sizes)
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -2142,37 +2090,18 @@ impl Mediator {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_parent_sizes: &::std::vec::Vec<i128>,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_parent_sizes = &self.__ctx_parent_sizes;
         let child = &self.child;
         {
             let __val = &self.child;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if __v.__ctx_parent_sizes
-                        != __ctx_parent_sizes
-                            .iter()
-                            .map(|__x| (*__x) as i128)
-                            .collect::<::std::vec::Vec<i128>>()
-                    {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(
-                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                    format!(
-                                        "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "_parent.sizes", __v.__ctx_parent_sizes, __ctx_parent_sizes
-                                        .iter().map(| __x | (* __x) as i128).collect:: <
-                                        ::std::vec::Vec < i128 > > ()
-                                    ),
-                                ),
-                            ),
-                        );
-                    }
-                    __v.write_to(__w)?;
+                    __v.write_with_context(__w, __ctx_parent_sizes)?;
                 };
                 Ok(())
             })()
@@ -2278,7 +2207,20 @@ impl SizedByParent {
         };
         Ok(Self { __ctx_parent_sizes, data })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(__w, &self.__ctx_parent_sizes)
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -2287,11 +2229,11 @@ impl SizedByParent {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_parent_sizes: &::std::vec::Vec<i128>,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_parent_sizes = &self.__ctx_parent_sizes;
         let data = &self.data;
         {
             let __val = &self.data;
@@ -2601,12 +2543,9 @@ impl Holder {
         let head = &self.head;
         let lens = &self.lens;
         let first = &self.first;
-        ::std::result::Result::Ok(
-            (head.count as i128)
-                .wrapping_add(
-                    *::statepack_runtime::io::expr_at(&lens[..], 1_i128)? as i128,
-                ),
-        )
+        let __v: i128 = (head.count as i128)
+            .wrapping_add(*::statepack_runtime::io::expr_at(&lens[..], 1_i128)? as i128);
+        ::std::result::Result::Ok(__v)
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -200,9 +200,11 @@ impl DataOperands {
         let parts = self.parts;
         let shift = self.shift;
         let piece = &self.piece;
-        ::std::result::Result::Ok(
-            ::statepack_runtime::io::expr_div_floor(total as i128, parts as i128)?,
-        )
+        let __v: i128 = ::statepack_runtime::io::expr_div_floor(
+            total as i128,
+            parts as i128,
+        )?;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `total % parts` (computed from the fields, never stored).
     ///
@@ -215,9 +217,11 @@ impl DataOperands {
         let parts = self.parts;
         let shift = self.shift;
         let piece = &self.piece;
-        ::std::result::Result::Ok(
-            ::statepack_runtime::io::expr_mod_floor(total as i128, parts as i128)?,
-        )
+        let __v: i128 = ::statepack_runtime::io::expr_mod_floor(
+            total as i128,
+            parts as i128,
+        )?;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `total << shift` (computed from the fields, never stored).
     ///
@@ -230,9 +234,12 @@ impl DataOperands {
         let parts = self.parts;
         let shift = self.shift;
         let piece = &self.piece;
-        ::std::result::Result::Ok(
-            ::statepack_runtime::io::expr_shift(total as i128, shift as i128, true)?,
-        )
+        let __v: i128 = ::statepack_runtime::io::expr_shift(
+            total as i128,
+            shift as i128,
+            true,
+        )?;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `total >> shift` (computed from the fields, never stored).
     ///
@@ -245,9 +252,12 @@ impl DataOperands {
         let parts = self.parts;
         let shift = self.shift;
         let piece = &self.piece;
-        ::std::result::Result::Ok(
-            ::statepack_runtime::io::expr_shift(total as i128, shift as i128, false)?,
-        )
+        let __v: i128 = ::statepack_runtime::io::expr_shift(
+            total as i128,
+            shift as i128,
+            false,
+        )?;
+        ::std::result::Result::Ok(__v)
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -351,22 +351,10 @@ impl Doc {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if __v.__ctx_parent_indicator
-                        != AsRef::<[u8]>::as_ref(&indicator).to_vec()
-                    {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(
-                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                    format!(
-                                        "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "_parent.indicator", __v.__ctx_parent_indicator, AsRef:: <
-                                        [u8] > ::as_ref(& indicator).to_vec()
-                                    ),
-                                ),
-                            ),
-                        );
-                    }
-                    __v.write_to(__w)?;
+                    __v.write_with_context(
+                        __w,
+                        &(AsRef::<[u8]>::as_ref(&indicator).to_vec()),
+                    )?;
                 };
                 Ok(())
             })()
@@ -541,7 +529,20 @@ impl DocBody {
             at_two,
         })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(__w, &self.__ctx_parent_indicator)
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -550,11 +551,11 @@ impl DocBody {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_parent_indicator: &::std::vec::Vec<u8>,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_parent_indicator = &self.__ctx_parent_indicator;
         let __order: ::std::option::Option<bool> = if AsRef::<
             [u8],
         >::as_ref(&__ctx_parent_indicator)
@@ -612,20 +613,7 @@ impl DocBody {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if __v.__is_le != __is_le {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(
-                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                    format!(
-                                        "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "__is_le (the byte order decided by the enclosing type)",
-                                        __v.__is_le, __is_le
-                                    ),
-                                ),
-                            ),
-                        );
-                    }
-                    __v.write_to(__w)?;
+                    __v.write_with_context(__w, __is_le)?;
                 };
                 Ok(())
             })()
@@ -772,7 +760,20 @@ impl DocBodyInner {
         };
         Ok(Self { __is_le, value, ratio })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(__w, self.__is_le)
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -781,11 +782,11 @@ impl DocBodyInner {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __is_le: bool,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __is_le = self.__is_le;
         let value = self.value;
         let ratio = self.ratio;
         {
@@ -887,7 +888,7 @@ impl Flagged {
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
         flag: i128,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let __order: ::std::option::Option<bool> = if (flag as i128) == 1_i128 {
+        let __order: ::std::option::Option<bool> = if flag == 1_i128 {
             ::std::option::Option::Some(false)
         } else {
             ::std::option::Option::None
@@ -916,7 +917,7 @@ impl Flagged {
         __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let flag = self.flag;
-        let __order: ::std::option::Option<bool> = if (flag as i128) == 1_i128 {
+        let __order: ::std::option::Option<bool> = if flag == 1_i128 {
             ::std::option::Option::Some(false)
         } else {
             ::std::option::Option::None

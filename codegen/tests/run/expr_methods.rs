@@ -486,9 +486,8 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            *::statepack_runtime::io::expr_at(&words[..], 1_i128)? as i128,
-        )
+        let __v: i128 = *::statepack_runtime::io::expr_at(&words[..], 1_i128)? as i128;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `words.first` (computed from the fields, never stored).
     ///
@@ -505,9 +504,8 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            *::statepack_runtime::io::expr_at(&words[..], 0)? as i128,
-        )
+        let __v: i128 = *::statepack_runtime::io::expr_at(&words[..], 0)? as i128;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `words.last` (computed from the fields, never stored).
     ///
@@ -524,9 +522,8 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            *::statepack_runtime::io::expr_last(&words[..])? as i128,
-        )
+        let __v: i128 = *::statepack_runtime::io::expr_last(&words[..])? as i128;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `words.min` (computed from the fields, never stored).
     ///
@@ -543,9 +540,9 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            *::statepack_runtime::io::expr_extreme(&words[..], false)? as i128,
-        )
+        let __v: i128 = *::statepack_runtime::io::expr_extreme(&words[..], false)?
+            as i128;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `words.max` (computed from the fields, never stored).
     ///
@@ -562,9 +559,9 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            *::statepack_runtime::io::expr_extreme(&words[..], true)? as i128,
-        )
+        let __v: i128 = *::statepack_runtime::io::expr_extreme(&words[..], true)?
+            as i128;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `raw.max` (computed from the fields, never stored).
     ///
@@ -581,9 +578,8 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            *::statepack_runtime::io::expr_extreme(&raw[..], true)? as i128,
-        )
+        let __v: i128 = *::statepack_runtime::io::expr_extreme(&raw[..], true)? as i128;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `raw[n - 1]` (computed from the fields, never stored).
     ///
@@ -600,12 +596,11 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            *::statepack_runtime::io::expr_at(
-                &raw[..],
-                (n as i128).wrapping_sub(1_i128),
-            )? as i128,
-        )
+        let __v: i128 = *::statepack_runtime::io::expr_at(
+            &raw[..],
+            (n as i128).wrapping_sub(1_i128),
+        )? as i128;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `raw.to_s("ASCII")` (computed from the fields, never stored).
     ///
@@ -625,18 +620,17 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            ::std::string::String::from(
-                AsRef::<
-                    str,
-                >::as_ref(
-                    &::statepack_runtime::io::expr_bytes_to_s(
-                        AsRef::<[u8]>::as_ref(&raw),
-                        "ASCII",
-                    )?,
-                ),
+        let __v: ::std::string::String = ::std::string::String::from(
+            AsRef::<
+                str,
+            >::as_ref(
+                &::statepack_runtime::io::expr_bytes_to_s(
+                    AsRef::<[u8]>::as_ref(&raw),
+                    "ASCII",
+                )?,
             ),
-        )
+        );
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `digits.substring(1, 3)` (computed from the fields, never stored).
     ///
@@ -656,19 +650,18 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            ::std::string::String::from(
-                AsRef::<
-                    str,
-                >::as_ref(
-                    &::statepack_runtime::io::expr_substring(
-                        AsRef::<str>::as_ref(&digits),
-                        1_i128,
-                        3_i128,
-                    )?,
-                ),
+        let __v: ::std::string::String = ::std::string::String::from(
+            AsRef::<
+                str,
+            >::as_ref(
+                &::statepack_runtime::io::expr_substring(
+                    AsRef::<str>::as_ref(&digits),
+                    1_i128,
+                    3_i128,
+                )?,
             ),
-        )
+        );
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `digits.to_i(16)` (computed from the fields, never stored).
     ///
@@ -685,12 +678,11 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            ::statepack_runtime::io::expr_str_to_i(
-                AsRef::<str>::as_ref(&digits),
-                16_i128,
-            )?,
-        )
+        let __v: i128 = ::statepack_runtime::io::expr_str_to_i(
+            AsRef::<str>::as_ref(&digits),
+            16_i128,
+        )?;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `digits.to_i` (computed from the fields, never stored).
     ///
@@ -707,9 +699,11 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            ::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&digits), 10)?,
-        )
+        let __v: i128 = ::statepack_runtime::io::expr_str_to_i(
+            AsRef::<str>::as_ref(&digits),
+            10,
+        )?;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `[10, 20, 1000]` (computed from the fields, never stored).
     ///
@@ -724,10 +718,7 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        (::std::vec::Vec::from([10_i128, 20_i128, 1000_i128]))
-            .iter()
-            .map(|__e| *__e as i128)
-            .collect::<::std::vec::Vec<i128>>()
+        (::std::vec::Vec::from([10_i128, 20_i128, 1000_i128])).to_vec()
     }
     /// Value instance: `list[n]` (computed from the fields, never stored).
     ///
@@ -744,12 +735,11 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            *::statepack_runtime::io::expr_at(
-                &(::std::vec::Vec::from([10_i128, 20_i128, 1000_i128]))[..],
-                n as i128,
-            )? as i128,
-        )
+        let __v: i128 = *::statepack_runtime::io::expr_at(
+            &(::std::vec::Vec::from([10_i128, 20_i128, 1000_i128]))[..],
+            n as i128,
+        )? as i128;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `["un", "deux"]` (computed from the fields, never stored).
     ///
@@ -817,9 +807,8 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            ::statepack_runtime::io::expr_at(&blocks[..], 1_i128)?.b as i128,
-        )
+        let __v: i128 = ::statepack_runtime::io::expr_at(&blocks[..], 1_i128)?.b as i128;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `blocks[0].whole` (computed from the fields, never stored).
     ///
@@ -836,9 +825,8 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            ::statepack_runtime::io::expr_at(&blocks[..], 0_i128)?.whole(),
-        )
+        let __v: i128 = ::statepack_runtime::io::expr_at(&blocks[..], 0_i128)?.whole();
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `ops[0].body.as<block>` (computed from the fields, never stored).
     ///
@@ -855,25 +843,24 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            ::std::convert::identity::<
-                &Block,
-            >(
-                (match &(&::statepack_runtime::io::expr_at(&ops[..], 0_i128)?.body) {
-                    OpBody::Block(__c) => ::std::result::Result::Ok(__c),
-                    #[allow(unreachable_patterns)]
-                    _ => {
-                        ::std::result::Result::Err(
-                            ::statepack_runtime::io::ExprError(
-                                ::std::string::String::from(
-                                    "`op.body` does not hold a `block`",
-                                ),
+        let __v: &Block = ::std::convert::identity::<
+            &Block,
+        >(
+            (match &(&::statepack_runtime::io::expr_at(&ops[..], 0_i128)?.body) {
+                OpBody::Block(__c) => ::std::result::Result::Ok(__c),
+                #[allow(unreachable_patterns)]
+                _ => {
+                    ::std::result::Result::Err(
+                        ::statepack_runtime::io::ExprError(
+                            ::std::string::String::from(
+                                "`op.body` does not hold a `block`",
                             ),
-                        )
-                    }
-                })?,
-            ),
-        )
+                        ),
+                    )
+                }
+            })?,
+        );
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `ops[0].body.as<block>.a` (computed from the fields, never stored).
     ///
@@ -890,22 +877,21 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            (match &(&::statepack_runtime::io::expr_at(&ops[..], 0_i128)?.body) {
-                OpBody::Block(__c) => ::std::result::Result::Ok(__c),
-                #[allow(unreachable_patterns)]
-                _ => {
-                    ::std::result::Result::Err(
-                        ::statepack_runtime::io::ExprError(
-                            ::std::string::String::from(
-                                "`op.body` does not hold a `block`",
-                            ),
-                        ),
-                    )
-                }
-            })?
-                .a as i128,
-        )
+        let __v: i128 = (match &(&::statepack_runtime::io::expr_at(&ops[..], 0_i128)?
+            .body)
+        {
+            OpBody::Block(__c) => ::std::result::Result::Ok(__c),
+            #[allow(unreachable_patterns)]
+            _ => {
+                ::std::result::Result::Err(
+                    ::statepack_runtime::io::ExprError(
+                        ::std::string::String::from("`op.body` does not hold a `block`"),
+                    ),
+                )
+            }
+        })?
+            .a as i128;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `ops[1].body.as<op::word>.w` (computed from the fields, never stored).
     ///
@@ -922,22 +908,23 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            (match &(&::statepack_runtime::io::expr_at(&ops[..], 1_i128)?.body) {
-                OpBody::OpWord(__c) => ::std::result::Result::Ok(__c),
-                #[allow(unreachable_patterns)]
-                _ => {
-                    ::std::result::Result::Err(
-                        ::statepack_runtime::io::ExprError(
-                            ::std::string::String::from(
-                                "`op.body` does not hold a `op_word`",
-                            ),
+        let __v: i128 = (match &(&::statepack_runtime::io::expr_at(&ops[..], 1_i128)?
+            .body)
+        {
+            OpBody::OpWord(__c) => ::std::result::Result::Ok(__c),
+            #[allow(unreachable_patterns)]
+            _ => {
+                ::std::result::Result::Err(
+                    ::statepack_runtime::io::ExprError(
+                        ::std::string::String::from(
+                            "`op.body` does not hold a `op_word`",
                         ),
-                    )
-                }
-            })?
-                .w as i128,
-        )
+                    ),
+                )
+            }
+        })?
+            .w as i128;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `ops[1].body.as<block>.a` (computed from the fields, never stored).
     ///
@@ -954,22 +941,21 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            (match &(&::statepack_runtime::io::expr_at(&ops[..], 1_i128)?.body) {
-                OpBody::Block(__c) => ::std::result::Result::Ok(__c),
-                #[allow(unreachable_patterns)]
-                _ => {
-                    ::std::result::Result::Err(
-                        ::statepack_runtime::io::ExprError(
-                            ::std::string::String::from(
-                                "`op.body` does not hold a `block`",
-                            ),
-                        ),
-                    )
-                }
-            })?
-                .a as i128,
-        )
+        let __v: i128 = (match &(&::statepack_runtime::io::expr_at(&ops[..], 1_i128)?
+            .body)
+        {
+            OpBody::Block(__c) => ::std::result::Result::Ok(__c),
+            #[allow(unreachable_patterns)]
+            _ => {
+                ::std::result::Result::Err(
+                    ::statepack_runtime::io::ExprError(
+                        ::std::string::String::from("`op.body` does not hold a `block`"),
+                    ),
+                )
+            }
+        })?
+            .a as i128;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `n > 5 ? raw : [0x5a, 0x5b]` (computed from the fields, never stored).
     ///
@@ -1055,20 +1041,19 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            (if (n as i128) > 1_i128 {
-                ::std::result::Result::Ok((n as i128).wrapping_mul(100_i128))
-            } else {
-                ::std::result::Result::Err(
-                    ::statepack_runtime::io::ExprError(
-                        ::std::string::String::from(
-                            "instance `big_n` has no value (its `if` is false)",
-                        ),
+        let __v: i128 = (if (n as i128) > 1_i128 {
+            ::std::result::Result::Ok((n as i128).wrapping_mul(100_i128))
+        } else {
+            ::std::result::Result::Err(
+                ::statepack_runtime::io::ExprError(
+                    ::std::string::String::from(
+                        "instance `big_n` has no value (its `if` is false)",
                     ),
-                )
-            })?
-                .wrapping_add(1_i128),
-        )
+                ),
+            )
+        })?
+            .wrapping_add(1_i128);
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `tail + 1` (computed from the fields, never stored).
     ///
@@ -1085,21 +1070,20 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            (*(match &tail {
-                ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o),
-                ::std::option::Option::None => {
-                    ::std::result::Result::Err(
-                        ::statepack_runtime::io::ExprError(
-                            ::std::string::String::from(
-                                "`tail` is absent (its `if` is false)",
-                            ),
+        let __v: i128 = (*(match &tail {
+            ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o),
+            ::std::option::Option::None => {
+                ::std::result::Result::Err(
+                    ::statepack_runtime::io::ExprError(
+                        ::std::string::String::from(
+                            "`tail` is absent (its `if` is false)",
                         ),
-                    )
-                }
-            })? as i128)
-                .wrapping_add(1_i128),
-        )
+                    ),
+                )
+            }
+        })? as i128)
+            .wrapping_add(1_i128);
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `tail_block.b` (computed from the fields, never stored).
     ///
@@ -1116,21 +1100,20 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            (match &tail_block {
-                ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o),
-                ::std::option::Option::None => {
-                    ::std::result::Result::Err(
-                        ::statepack_runtime::io::ExprError(
-                            ::std::string::String::from(
-                                "`tail_block` is absent (its `if` is false)",
-                            ),
+        let __v: i128 = (match &tail_block {
+            ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o),
+            ::std::option::Option::None => {
+                ::std::result::Result::Err(
+                    ::statepack_runtime::io::ExprError(
+                        ::std::string::String::from(
+                            "`tail_block` is absent (its `if` is false)",
                         ),
-                    )
-                }
-            })?
-                .b as i128,
-        )
+                    ),
+                )
+            }
+        })?
+            .b as i128;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `n > 1 ? words : [1000, 2000]` (computed from the fields, never stored).
     ///
@@ -1148,10 +1131,7 @@ impl ExprMethods {
         (if (n as i128) > 1_i128 {
             words.iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()
         } else {
-            (::std::vec::Vec::from([1000_i128, 2000_i128]))
-                .iter()
-                .map(|__e| *__e as i128)
-                .collect::<::std::vec::Vec<i128>>()
+            (::std::vec::Vec::from([1000_i128, 2000_i128])).to_vec()
         })
             .iter()
             .map(|__e| *__e as i128)
@@ -1172,21 +1152,14 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        ::std::result::Result::Ok(
-            *::statepack_runtime::io::expr_last(
-                &(if (n as i128) > 1_i128 {
-                    words
-                        .iter()
-                        .map(|__e| *__e as i128)
-                        .collect::<::std::vec::Vec<i128>>()
-                } else {
-                    (::std::vec::Vec::from([1000_i128, 2000_i128]))
-                        .iter()
-                        .map(|__e| *__e as i128)
-                        .collect::<::std::vec::Vec<i128>>()
-                })[..],
-            )? as i128,
-        )
+        let __v: i128 = *::statepack_runtime::io::expr_last(
+            &(if (n as i128) > 1_i128 {
+                words.iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()
+            } else {
+                (::std::vec::Vec::from([1000_i128, 2000_i128])).to_vec()
+            })[..],
+        )? as i128;
+        ::std::result::Result::Ok(__v)
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -64,6 +64,10 @@ impl ImportsLibKind {
             other => Some(other.name()),
         }
     }
+    /// Whether the value is one the schema lists (not `Unlisted`).
+    pub const fn is_listed(self) -> bool {
+        !matches!(self, Self::Unlisted(_))
+    }
     /// The value stored as `v`, or `None` when `v` is not in the enum.
     #[inline]
     pub const fn from_i(v: i128) -> Option<Self> {
@@ -757,9 +761,7 @@ impl SizedBlob {
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("data"));
         let data: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized(len as i128).map(|b| b.to_vec())
-            }
+            let __v: ::std::vec::Vec<u8> = { __r.take_sized(len).map(|b| b.to_vec()) }
                 .map_err(|e| e.in_field("data"))?;
             __r.leave(Some(&__v));
             __v
@@ -786,10 +788,10 @@ impl SizedBlob {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (len as i128) {
+                    if (__v.len() as i128) != len {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(len as i128).unwrap_or(u64::MAX),
+                                expected: u64::try_from(len).unwrap_or(u64::MAX),
                                 found: __v.len(),
                             }),
                         );

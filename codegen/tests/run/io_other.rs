@@ -81,10 +81,10 @@ impl IoOther {
                                     let __at = __r.offset();
                                     match __r.take_sized(3_i128) {
                                         Ok(__s) => {
-                                            let __key = [((__r.io_pos()) & 0xff) as u8];
+                                            let __key: &[u8] = &[((__r.io_pos()) & 0xff) as u8];
                                             __stored_blocks.push(__s.to_vec());
                                             ::statepack_runtime::io::unprocess_within(
-                                                    ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                                                    ::statepack_runtime::io::Processor::Xor(__key),
                                                     __s,
                                                     __at,
                                                     __r.processed_room(),
@@ -107,20 +107,23 @@ impl IoOther {
                                                         __r.add_processed(__sub.processed_used());
                                                         __res
                                                     } else {
-                                                        let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                                &__d,
-                                                                __r.relay(),
+                                                        let (__res, __used) = {
+                                                            let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                                    &__d,
+                                                                    __r.relay(),
+                                                                )
+                                                                .sharing(__share);
+                                                            #[allow(unused_mut)]
+                                                            let mut __v = Block::read_from(&mut __sub)?;
+                                                            (
+                                                                {
+                                                                    __v.__unread_pad = __sub.align_to_byte_keep();
+                                                                    __v.__unread = __sub.take_rest().to_vec();
+                                                                    Ok(__v)
+                                                                },
+                                                                __sub.processed_used(),
                                                             )
-                                                            .sharing(__share);
-                                                        #[allow(unused_mut)]
-                                                        let mut __v = Block::read_from(&mut __sub)?;
-                                                        let __res = {
-                                                            __v.__unread_pad = __sub.align_to_byte_keep();
-                                                            __v.__unread = __sub.take_rest().to_vec();
-                                                            Ok(__v)
                                                         };
-                                                        let __used = __sub.processed_used();
-                                                        ::std::mem::drop(__sub);
                                                         __r.add_processed(__used);
                                                         __res
                                                     }
@@ -191,9 +194,9 @@ impl IoOther {
                         let __s = {
                             let __w = &__w
                                 .pos_after(usize::try_from(3_i128).unwrap_or(0));
-                            let __key = [((__w.io_pos()) & 0xff) as u8];
+                            let __key: &[u8] = &[((__w.io_pos()) & 0xff) as u8];
                             ::statepack_runtime::io::reprocess(
-                                ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                                ::statepack_runtime::io::Processor::Xor(__key),
                                 &__d,
                                 self.__stored_blocks.get(__i).map(|__t| __t.as_slice()),
                             )
@@ -225,19 +228,7 @@ impl IoOther {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if __v.__ctx_parent_blocks != blocks.to_vec() {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(
-                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                    format!(
-                                        "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "_parent.blocks", __v.__ctx_parent_blocks, blocks.to_vec()
-                                    ),
-                                ),
-                            ),
-                        );
-                    }
-                    __v.write_to(__w)?;
+                    __v.write_with_context(__w, &(blocks.to_vec()))?;
                 };
                 Ok(())
             })()
@@ -631,7 +622,20 @@ impl Peeker {
             second_a,
         })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(__w, &self.__ctx_parent_blocks)
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -640,11 +644,11 @@ impl Peeker {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_parent_blocks: &::std::vec::Vec<Block>,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_parent_blocks = &self.__ctx_parent_blocks;
         let tag = self.tag;
         let first_rest = self.first_rest;
         let second_a = self.second_a;

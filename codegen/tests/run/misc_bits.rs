@@ -68,6 +68,10 @@ impl Animal {
             other => Some(other.name()),
         }
     }
+    /// Whether the value is one the schema lists (not `Unlisted`).
+    pub const fn is_listed(self) -> bool {
+        !matches!(self, Self::Unlisted(_))
+    }
     /// The value stored as `v`, or `None` when `v` is not in the enum.
     #[inline]
     pub const fn from_i(v: i128) -> Option<Self> {
@@ -372,7 +376,7 @@ impl MiscBits {
                 let __val = &self.hi;
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 3u32)?;
+                    __w.write_bits_be(u64::from(*__v), 3u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -383,7 +387,7 @@ impl MiscBits {
                 let __val = &self.lo;
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 5u32)?;
+                    __w.write_bits_be(u64::from(*__v), 5u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
@@ -395,7 +399,7 @@ impl MiscBits {
             let __val = &self.l1;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_le(*__v as u64, 4u32)?;
+                __w.write_bits_le(u64::from(*__v), 4u32)?;
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("l1"))?;
@@ -404,7 +408,7 @@ impl MiscBits {
             let __val = &self.l2;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                __w.write_bits_le(*__v as u64, 4u32)?;
+                __w.write_bits_le(u64::from(*__v), 4u32)?;
                 Ok(())
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("l2"))?;

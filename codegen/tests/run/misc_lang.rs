@@ -64,6 +64,10 @@ impl Animal {
             other => Some(other.name()),
         }
     }
+    /// Whether the value is one the schema lists (not `Unlisted`).
+    pub const fn is_listed(self) -> bool {
+        !matches!(self, Self::Unlisted(_))
+    }
     /// The value stored as `v`, or `None` when `v` is not in the enum.
     #[inline]
     pub const fn from_i(v: i128) -> Option<Self> {
@@ -258,7 +262,7 @@ impl MiscLang {
                 .map_err(|e| e.in_field("kind"))?;
             {
                 let __v = &__v;
-                if !(*__v).listed_name().is_some() {
+                if !(*__v).is_listed() {
                     return Err(
                         ::statepack_runtime::io::DecodeError::new(
                                 __el_at,
@@ -532,7 +536,7 @@ impl MiscLang {
             let __val = &self.kind;
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                if !(*__v).listed_name().is_some() {
+                if !(*__v).is_listed() {
                     return Err(
                         ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
                             value: format!("{:?}", __v),
@@ -713,22 +717,21 @@ impl MiscLang {
         let kind = self.kind;
         let recs = &self.recs;
         let chunks = &self.chunks;
-        ::std::result::Result::Ok(
-            AsRef::<
-                [u8],
-            >::as_ref(
-                    &(::std::vec::Vec::from([kind.to_i(), 255_i128]))
-                        .iter()
-                        .map(|__b| {
-                            u8::try_from(*__b as i128)
-                                .map_err(|_| ::statepack_runtime::io::ExprError(
-                                    ::std::format!("{} is not a byte value (0..=255)", __b),
-                                ))
-                        })
-                        .collect::<::std::result::Result<::std::vec::Vec<u8>, _>>()?,
-                )
-                .to_vec(),
-        )
+        let __v: ::std::vec::Vec<u8> = AsRef::<
+            [u8],
+        >::as_ref(
+                &(::std::vec::Vec::from([kind.to_i(), 255_i128]))
+                    .iter()
+                    .map(|__b| {
+                        u8::try_from(*__b)
+                            .map_err(|_| ::statepack_runtime::io::ExprError(
+                                ::std::format!("{} is not a byte value (0..=255)", __b),
+                            ))
+                    })
+                    .collect::<::std::result::Result<::std::vec::Vec<u8>, _>>()?,
+            )
+            .to_vec();
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `recs` (computed from the fields, never stored).
     ///
@@ -756,9 +759,8 @@ impl MiscLang {
         let kind = self.kind;
         let recs = &self.recs;
         let chunks = &self.chunks;
-        ::std::result::Result::Ok(
-            ::statepack_runtime::io::expr_at(&recs[..], 0)?.marker as i128,
-        )
+        let __v: i128 = ::statepack_runtime::io::expr_at(&recs[..], 0)?.marker as i128;
+        ::std::result::Result::Ok(__v)
     }
     /// Value instance: `recs[0].marker._sizeof` (computed from the fields, never stored).
     ///

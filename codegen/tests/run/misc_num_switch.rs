@@ -266,7 +266,7 @@ impl MiscNumSwitch {
                             __w.write_u8(*__x);
                         }
                         MiscNumSwitchChecked::U2be(__x) => {
-                            if !(__sw != 1_i128) {
+                            if __sw == 1_i128 {
                                 return Err(
                                     ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch {
                                         selected: __sw.to_string(),
@@ -330,7 +330,8 @@ impl MiscNumSwitch {
         let len = &self.len;
         let body = &self.body;
         let checked = &self.checked;
-        ::std::result::Result::Ok(len.value()?.wrapping_add(1_i128))
+        let __v: i128 = len.value()?.wrapping_add(1_i128);
+        ::std::result::Result::Ok(__v)
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

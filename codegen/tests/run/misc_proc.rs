@@ -80,7 +80,7 @@ impl MiscProc {
             let __v: ::std::vec::Vec<u8> = {
                 {
                     let __at = __r.offset();
-                    let __key = [(21_i128 & 0xff) as u8];
+                    let __key: &[u8] = &[21u8];
                     match __r
                         .read_terminated(
                             ::std::option::Option::Some(6_i128),
@@ -97,7 +97,7 @@ impl MiscProc {
                         Ok((__val, __tl)) => {
                             __tail_padded = ::std::option::Option::Some(__tl.to_vec());
                             ::statepack_runtime::io::unprocess(
-                                ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                                ::statepack_runtime::io::Processor::Xor(__key),
                                 __val,
                                 __at,
                             )
@@ -116,7 +116,7 @@ impl MiscProc {
             let __v: ::std::vec::Vec<u8> = {
                 {
                     let __at = __r.offset();
-                    let __key = [(21_i128 & 0xff) as u8];
+                    let __key: &[u8] = &[21u8];
                     match __r
                         .read_terminated(
                             ::std::option::Option::Some(6_i128),
@@ -133,7 +133,7 @@ impl MiscProc {
                         Ok((__val, __tl)) => {
                             __tail_cut = ::std::option::Option::Some(__tl.to_vec());
                             ::statepack_runtime::io::unprocess(
-                                ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                                ::statepack_runtime::io::Processor::Xor(__key),
                                 __val,
                                 __at,
                             )
@@ -234,10 +234,10 @@ impl MiscProc {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    let __key = [(21_i128 & 0xff) as u8];
+                    let __key: &[u8] = &[21u8];
                     let __d: &[u8] = &__v[..];
                     let __s = ::statepack_runtime::io::reprocess(
-                        ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                        ::statepack_runtime::io::Processor::Xor(__key),
                         &__d,
                         ::std::option::Option::None,
                     );
@@ -266,10 +266,10 @@ impl MiscProc {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    let __key = [(21_i128 & 0xff) as u8];
+                    let __key: &[u8] = &[21u8];
                     let __d: &[u8] = &__v[..];
                     let __s = ::statepack_runtime::io::reprocess(
-                        ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                        ::statepack_runtime::io::Processor::Xor(__key),
                         &__d,
                         ::std::option::Option::None,
                     );

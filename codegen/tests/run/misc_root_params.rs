@@ -56,9 +56,7 @@ impl MiscRootParams {
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
         let body: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized(len as i128).map(|b| b.to_vec())
-            }
+            let __v: ::std::vec::Vec<u8> = { __r.take_sized(len).map(|b| b.to_vec()) }
                 .map_err(|e| e.in_field("body"))?;
             __r.leave(Some(&__v));
             __v
@@ -102,10 +100,10 @@ impl MiscRootParams {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (len as i128) {
+                    if (__v.len() as i128) != len {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(len as i128).unwrap_or(u64::MAX),
+                                expected: u64::try_from(len).unwrap_or(u64::MAX),
                                 found: __v.len(),
                             }),
                         );

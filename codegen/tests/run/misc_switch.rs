@@ -40,7 +40,7 @@ impl MiscSwitch {
         __r.enter(::statepack_runtime::io::PathSeg::Field("items"));
         let items: ::std::vec::Vec<Item> = {
             let __l = {
-                let mut __list = ::std::vec::Vec::with_capacity(__r.remaining() / 1);
+                let mut __list = ::std::vec::Vec::with_capacity(__r.remaining());
                 while !__r.is_eof() {
                     let __i = __list.len();
                     let __before = __r.bit_offset();

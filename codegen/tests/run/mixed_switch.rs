@@ -44,7 +44,7 @@ impl MixedSwitch {
         __r.enter(::statepack_runtime::io::PathSeg::Field("values"));
         let values: ::std::vec::Vec<Tagged> = {
             let __l = {
-                let mut __list = ::std::vec::Vec::with_capacity(__r.remaining() / 1);
+                let mut __list = ::std::vec::Vec::with_capacity(__r.remaining());
                 while !__r.is_eof() {
                     let __i = __list.len();
                     let __before = __r.bit_offset();
@@ -401,8 +401,8 @@ impl Tagged {
                             __w.write_i16be(*__x);
                         }
                         TaggedBody::Empty(__x) => {
-                            if !!(__sw == 1_i128 || __sw == 2_i128 || __sw == 3_i128
-                                || __sw == 4_i128)
+                            if __sw == 1_i128 || __sw == 2_i128 || __sw == 3_i128
+                                || __sw == 4_i128
                             {
                                 return Err(
                                     ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch {

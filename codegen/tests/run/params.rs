@@ -64,6 +64,10 @@ impl Animal {
             other => Some(other.name()),
         }
     }
+    /// Whether the value is one the schema lists (not `Unlisted`).
+    pub const fn is_listed(self) -> bool {
+        !matches!(self, Self::Unlisted(_))
+    }
     /// The value stored as `v`, or `None` when `v` is not in the enum.
     #[inline]
     pub const fn from_i(v: i128) -> Option<Self> {
@@ -698,9 +702,7 @@ impl Chunk {
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("data"));
         let data: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized(size as i128).map(|b| b.to_vec())
-            }
+            let __v: ::std::vec::Vec<u8> = { __r.take_sized(size).map(|b| b.to_vec()) }
                 .map_err(|e| e.in_field("data"))?;
             __r.leave(Some(&__v));
             __v
@@ -729,10 +731,10 @@ impl Chunk {
             let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (size as i128) {
+                    if (__v.len() as i128) != size {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(size as i128).unwrap_or(u64::MAX),
+                                expected: u64::try_from(size).unwrap_or(u64::MAX),
                                 found: __v.len(),
                             }),
                         );
@@ -777,7 +779,7 @@ impl Chunk {
         let who = self.who;
         let label = &self.label;
         let data = &self.data;
-        (size as i128).wrapping_mul(2_i128)
+        size.wrapping_mul(2_i128)
     }
     /// Value instance: `label + "!"` (computed from the fields, never stored).
     ///

@@ -128,10 +128,10 @@ impl Processed {
                     let __at = __r.offset();
                     match __r.take_sized(4_i128) {
                         Ok(__s) => {
-                            let __key = [((key as i128) & 0xff) as u8];
+                            let __key: &[u8] = &[((key as i128) & 0xff) as u8];
                             __stored_hidden = ::std::option::Option::Some(__s.to_vec());
                             ::statepack_runtime::io::unprocess_within(
-                                    ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                                    ::statepack_runtime::io::Processor::Xor(__key),
                                     __s,
                                     __at,
                                     __r.processed_room(),
@@ -154,20 +154,23 @@ impl Processed {
                                         __r.add_processed(__sub.processed_used());
                                         __res
                                     } else {
-                                        let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                &__d,
-                                                __r.relay(),
+                                        let (__res, __used) = {
+                                            let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                    &__d,
+                                                    __r.relay(),
+                                                )
+                                                .sharing(__share);
+                                            #[allow(unused_mut)]
+                                            let mut __v = Point::read_from(&mut __sub)?;
+                                            (
+                                                {
+                                                    __v.__unread_pad = __sub.align_to_byte_keep();
+                                                    __v.__unread = __sub.take_rest().to_vec();
+                                                    Ok(__v)
+                                                },
+                                                __sub.processed_used(),
                                             )
-                                            .sharing(__share);
-                                        #[allow(unused_mut)]
-                                        let mut __v = Point::read_from(&mut __sub)?;
-                                        let __res = {
-                                            __v.__unread_pad = __sub.align_to_byte_keep();
-                                            __v.__unread = __sub.take_rest().to_vec();
-                                            Ok(__v)
                                         };
-                                        let __used = __sub.processed_used();
-                                        ::std::mem::drop(__sub);
                                         __r.add_processed(__used);
                                         __res
                                     }
@@ -306,9 +309,9 @@ impl Processed {
                     __v.write_to(&mut __sw)?;
                     let __d = __sw.into_stream_bytes(__w)?;
                     let __s = {
-                        let __key = [((key as i128) & 0xff) as u8];
+                        let __key: &[u8] = &[((key as i128) & 0xff) as u8];
                         ::statepack_runtime::io::reprocess(
-                            ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                            ::statepack_runtime::io::Processor::Xor(__key),
                             &__d,
                             self.__stored_hidden.as_deref(),
                         )

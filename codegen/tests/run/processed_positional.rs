@@ -82,10 +82,10 @@ impl ProcessedPositional {
                     let __at = __r.offset();
                     match __r.take_sized(len as i128) {
                         Ok(__s) => {
-                            let __key = [(90_i128 & 0xff) as u8];
+                            let __key: &[u8] = &[90u8];
                             __stored_chunk = ::std::option::Option::Some(__s.to_vec());
                             ::statepack_runtime::io::unprocess_within(
-                                    ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                                    ::statepack_runtime::io::Processor::Xor(__key),
                                     __s,
                                     __at,
                                     __r.processed_room(),
@@ -108,20 +108,23 @@ impl ProcessedPositional {
                                         __r.add_processed(__sub.processed_used());
                                         __res
                                     } else {
-                                        let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                &__d,
-                                                __r.relay(),
+                                        let (__res, __used) = {
+                                            let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
+                                                    &__d,
+                                                    __r.relay(),
+                                                )
+                                                .sharing(__share);
+                                            #[allow(unused_mut)]
+                                            let mut __v = Chunk::read_from(&mut __sub)?;
+                                            (
+                                                {
+                                                    __v.__unread_pad = __sub.align_to_byte_keep();
+                                                    __v.__unread = __sub.take_rest().to_vec();
+                                                    Ok(__v)
+                                                },
+                                                __sub.processed_used(),
                                             )
-                                            .sharing(__share);
-                                        #[allow(unused_mut)]
-                                        let mut __v = Chunk::read_from(&mut __sub)?;
-                                        let __res = {
-                                            __v.__unread_pad = __sub.align_to_byte_keep();
-                                            __v.__unread = __sub.take_rest().to_vec();
-                                            Ok(__v)
                                         };
-                                        let __used = __sub.processed_used();
-                                        ::std::mem::drop(__sub);
                                         __r.add_processed(__used);
                                         __res
                                     }
@@ -176,9 +179,9 @@ impl ProcessedPositional {
                     __v.write_to(&mut __sw)?;
                     let __d = __sw.into_stream_bytes(__w)?;
                     let __s = {
-                        let __key = [(90_i128 & 0xff) as u8];
+                        let __key: &[u8] = &[90u8];
                         ::statepack_runtime::io::reprocess(
-                            ::statepack_runtime::io::Processor::Xor(&__key[..]),
+                            ::statepack_runtime::io::Processor::Xor(__key),
                             &__d,
                             self.__stored_chunk.as_deref(),
                         )

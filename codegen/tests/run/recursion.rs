@@ -113,7 +113,20 @@ impl Recursion {
             next,
         })
     }
-    /// Writes this value; counts, lengths and sums are derived from the data.
+    /// Writes this value on its own, with its `__ctx_` members as the values of its
+    /// `_parent`/`_root` paths (the enclosing type's writer gives them instead, see
+    /// [`Self::write_with_context`]); counts, lengths and sums are derived from the data.
+    ///
+    /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
+    pub fn write_to(
+        &self,
+        __w: &mut ::statepack_runtime::io::ByteWriter,
+    ) -> Result<(), ::statepack_runtime::io::EncodeError> {
+        self.write_with_context(__w, &self.__ctx_root_tag, &self.__ctx_parent_tag)
+    }
+    /// Writes this value with the values of its `_parent`/`_root` paths (its context
+    /// params, in the order of its `__ctx_` members) as the enclosing type computes them
+    /// from the value being written; the `__ctx_` members are not used.
     ///
     /// Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value.
     #[allow(
@@ -122,12 +135,12 @@ impl Recursion {
         clippy::needless_borrow,
         clippy::let_unit_value
     )]
-    pub fn write_to(
+    pub fn write_with_context(
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
+        __ctx_root_tag: &::std::option::Option<i128>,
+        __ctx_parent_tag: &::std::option::Option<i128>,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let __ctx_root_tag = &self.__ctx_root_tag;
-        let __ctx_parent_tag = &self.__ctx_parent_tag;
         let tag = self.tag;
         let next = &self.next;
         {
@@ -155,44 +168,16 @@ impl Recursion {
                                     }),
                                 );
                             }
-                            if __x.__ctx_root_tag
-                                != ::std::option::Option::Some(
+                            __x.write_with_context(
+                                __w,
+                                &(::std::option::Option::Some(
                                     match &__ctx_root_tag {
                                         ::std::option::Option::Some(__o) => *__o,
                                         ::std::option::Option::None => tag as i128,
                                     },
-                                )
-                            {
-                                return Err(
-                                    ::statepack_runtime::io::EncodeError::new(
-                                        ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                            format!(
-                                                "param `{}` of the value is {:?} but the schema gives {:?}",
-                                                "_root.tag", __x.__ctx_root_tag,
-                                                ::std::option::Option::Some(match & __ctx_root_tag {
-                                                ::std::option::Option::Some(__o) => * __o,
-                                                ::std::option::Option::None => tag as i128 })
-                                            ),
-                                        ),
-                                    ),
-                                );
-                            }
-                            if __x.__ctx_parent_tag
-                                != ::std::option::Option::Some(tag as i128)
-                            {
-                                return Err(
-                                    ::statepack_runtime::io::EncodeError::new(
-                                        ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                            format!(
-                                                "param `{}` of the value is {:?} but the schema gives {:?}",
-                                                "_parent.tag", __x.__ctx_parent_tag,
-                                                ::std::option::Option::Some(tag as i128)
-                                            ),
-                                        ),
-                                    ),
-                                );
-                            }
-                            __x.write_to(__w)?;
+                                )),
+                                &(::std::option::Option::Some(tag as i128)),
+                            )?;
                         }
                         RecursionNext::Leaf(__x) => {
                             if __sw != 0_i128 {
@@ -270,28 +255,25 @@ impl Recursion {
         let __ctx_parent_tag = &self.__ctx_parent_tag;
         let tag = self.tag;
         let next = &self.next;
-        ::std::result::Result::Ok(
-            if (tag as i128) == 0_i128 {
-                ::std::option::Option::Some(
-                    *(match &__ctx_parent_tag {
-                        ::std::option::Option::Some(__o) => {
-                            ::std::result::Result::Ok(__o)
-                        }
-                        ::std::option::Option::None => {
-                            ::std::result::Result::Err(
-                                ::statepack_runtime::io::ExprError(
-                                    ::std::string::String::from(
-                                        "`__ctx_parent_tag` is absent (its `if` is false)",
-                                    ),
+        let __v: ::std::option::Option<i128> = if (tag as i128) == 0_i128 {
+            ::std::option::Option::Some(
+                *(match &__ctx_parent_tag {
+                    ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o),
+                    ::std::option::Option::None => {
+                        ::std::result::Result::Err(
+                            ::statepack_runtime::io::ExprError(
+                                ::std::string::String::from(
+                                    "`__ctx_parent_tag` is absent (its `if` is false)",
                                 ),
-                            )
-                        }
-                    })? as i128,
-                )
-            } else {
-                ::std::option::Option::None
-            },
-        )
+                            ),
+                        )
+                    }
+                })?,
+            )
+        } else {
+            ::std::option::Option::None
+        };
+        ::std::result::Result::Ok(__v)
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -342,7 +324,11 @@ impl Recursion {
         let mut w = ::statepack_runtime::io::ByteWriter::with_capacity(
             self.encoded_len(),
         );
-        self.write_to(&mut w)?;
+        self.write_with_context(
+            &mut w,
+            &::std::option::Option::None,
+            &::std::option::Option::None,
+        )?;
         Ok(w.into_bytes())
     }
 }

@@ -64,6 +64,10 @@ impl Kind {
             other => Some(other.name()),
         }
     }
+    /// Whether the value is one the schema lists (not `Unlisted`).
+    pub const fn is_listed(self) -> bool {
+        !matches!(self, Self::Unlisted(_))
+    }
     /// The value stored as `v`, or `None` when `v` is not in the enum.
     #[inline]
     pub const fn from_i(v: i128) -> Option<Self> {
@@ -952,7 +956,7 @@ impl Item {
                 let __val = &self.rest;
                 let __v = __val;
                 (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                    __w.write_bits_be(*__v as u64, 7u32)?;
+                    __w.write_bits_be(u64::from(*__v), 7u32)?;
                     Ok(())
                 })()
                     .map_err(|e: ::statepack_runtime::io::EncodeError| {
