@@ -26,7 +26,6 @@ pub const SCHEMA_ID: &str = "cbtrack_v1";
 ///
 /// Schema: `schema/cbtrack_v1.ksy` line 1.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -84,6 +83,18 @@ impl ::core::cmp::PartialEq for CbtrackV1 {
     fn eq(&self, other: &Self) -> bool {
         self.head == other.head && self.info == other.info
             && self.features == other.features && self.windows == other.windows
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for CbtrackV1 {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("CbtrackV1")
+            .field("head", &self.head)
+            .field("info", &self.info)
+            .field("features", &self.features)
+            .field("windows", &self.windows)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2414,7 +2425,6 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for WindowEntry {
 ///
 /// Schema: `schema/cbtrack_v1.ksy` line 191.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -2463,6 +2473,17 @@ impl ::core::cmp::PartialEq for Window {
     fn eq(&self, other: &Self) -> bool {
         self.entry == other.entry && self.main == other.main
             && self.terrain == other.terrain
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Window {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Window")
+            .field("entry", &self.entry)
+            .field("main", &self.main)
+            .field("terrain", &self.terrain)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2842,7 +2863,6 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Window {
 ///
 /// Schema: `schema/cbtrack_v1.ksy` line 217.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -2874,6 +2894,15 @@ impl ::core::cmp::PartialEq for ChunkBody {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.directory == other.directory
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for ChunkBody {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("ChunkBody")
+            .field("directory", &self.directory)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

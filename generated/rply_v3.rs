@@ -1953,7 +1953,6 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Str16 {
 ///
 /// Schema: `schema/rply_v3.ksy` line 80.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -1989,6 +1988,16 @@ impl ::core::cmp::PartialEq for Keyframe {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.tick == other.tick && self.offset == other.offset
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Keyframe {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Keyframe")
+            .field("tick", &self.tick)
+            .field("offset", &self.offset)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

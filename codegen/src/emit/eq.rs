@@ -1,5 +1,6 @@
 //! The write-back members of a generated struct kept out of the user's way: `PartialEq`
-//! over the schema's members only, and the `__` members hidden from the documentation.
+//! and `Debug` over the schema's members only, and the `__` members hidden from the
+//! documentation.
 //!
 //! A struct may carry members a user never names, which its reader fills so that writing
 //! the value back gives the same bytes (`__`-prefixed: the padding bits after a run of bit
@@ -63,4 +64,47 @@ pub(crate) fn hide_kept_members(fields: &mut [TokenStream]) {
             *f = quote!(#[doc(hidden)] #f);
         }
     }
+}
+
+/// For a struct named `name` with `fields`: the `Debug` to put in its derive list (`Debug,`),
+/// or nothing and a written impl showing the members whose names do not start with `__`
+/// (and `..` for the others, as `finish_non_exhaustive` writes), when it has such members.
+pub(crate) fn debug(name: &syn::Ident, fields: &[TokenStream]) -> (TokenStream, TokenStream) {
+    let names: Vec<syn::Ident> = fields
+        .iter()
+        .filter_map(|f| {
+            syn::parse::Parser::parse2(syn::Field::parse_named, f.clone())
+                .ok()
+                .and_then(|f| f.ident)
+        })
+        .collect();
+    if names.len() != fields.len() || !names.iter().any(|n| n.to_string().starts_with("__")) {
+        return (quote!(Debug,), quote!());
+    }
+    let shown: Vec<&syn::Ident> = names
+        .iter()
+        .filter(|n| !n.to_string().starts_with("__"))
+        .collect();
+    let labels: Vec<String> = shown
+        .iter()
+        .map(|n| {
+            let t = n.to_string();
+            t.strip_prefix("r#").map_or(t.clone(), str::to_owned)
+        })
+        .collect();
+    let text = name.to_string();
+    let doc = " The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.";
+    (
+        quote!(),
+        quote! {
+            impl ::core::fmt::Debug for #name {
+                #[doc = #doc]
+                fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    __f.debug_struct(#text)
+                        #(.field(#labels, &self.#shown))*
+                        .finish_non_exhaustive()
+                }
+            }
+        },
+    )
 }

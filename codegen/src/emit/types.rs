@@ -232,12 +232,14 @@ impl Emitter<'_> {
         let schema_allows = schema_lint_allows(t);
         let derive_default = self.default_derive();
         let (derive_eq, eq_impl) = super::eq::partial_eq(&name, &struct_fields);
+        let (derive_debug, debug_impl) = super::eq::debug(&name, &struct_fields);
         super::eq::hide_kept_members(&mut struct_fields);
         Some(quote! {
             #doc
-            #[derive(Debug, Clone, #derive_default #derive_eq serde::Serialize, serde::Deserialize)]
+            #[derive(#derive_debug Clone, #derive_default #derive_eq serde::Serialize, serde::Deserialize)]
             pub struct #name { #(#struct_fields,)* }
             #eq_impl
+            #debug_impl
 
             #schema_allows
             impl #name {

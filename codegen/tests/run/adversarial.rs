@@ -20,7 +20,6 @@ pub const SCHEMA_ID: &str = "adversarial";
 ///
 /// Schema: `codegen/tests/run/adversarial.ksy` line 1.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -73,6 +72,21 @@ impl ::core::cmp::PartialEq for Adversarial {
             && self.tree == other.tree && self.body_len == other.body_len
             && self.body == other.body && self.until_zero == other.until_zero
             && self.node == other.node
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Adversarial {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Adversarial")
+            .field("empties", &self.empties)
+            .field("node_ofs", &self.node_ofs)
+            .field("tree", &self.tree)
+            .field("body_len", &self.body_len)
+            .field("body", &self.body)
+            .field("until_zero", &self.until_zero)
+            .field("node", &self.node)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

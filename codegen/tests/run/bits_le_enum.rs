@@ -107,7 +107,6 @@ impl ::statepack_runtime::reflect::ToValue for Mode {
 ///
 /// Schema: `codegen/tests/run/bits_le_enum.ksy` line 1.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -135,6 +134,18 @@ impl ::core::cmp::PartialEq for BitsLeEnum {
     fn eq(&self, other: &Self) -> bool {
         self.mode == other.mode && self.level == other.level && self.after == other.after
             && self.inner == other.inner
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for BitsLeEnum {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("BitsLeEnum")
+            .field("mode", &self.mode)
+            .field("level", &self.level)
+            .field("after", &self.after)
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

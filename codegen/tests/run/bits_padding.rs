@@ -13,7 +13,6 @@ pub const SCHEMA_ID: &str = "bits_padding";
 ///
 /// Schema: `codegen/tests/run/bits_padding.ksy` line 1.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -45,6 +44,18 @@ impl ::core::cmp::PartialEq for BitsPadding {
     fn eq(&self, other: &Self) -> bool {
         self.flags == other.flags && self.byte == other.byte && self.inner == other.inner
             && self.last == other.last
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for BitsPadding {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("BitsPadding")
+            .field("flags", &self.flags)
+            .field("byte", &self.byte)
+            .field("inner", &self.inner)
+            .field("last", &self.last)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -314,7 +325,6 @@ pub fn reflect_roundtrip(
 }
 /// Schema: `codegen/tests/run/bits_padding.ksy` line 14.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -346,6 +356,13 @@ impl ::core::cmp::PartialEq for ThreeBits {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.v == other.v
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for ThreeBits {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("ThreeBits").field("v", &self.v).finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -16,7 +16,6 @@ pub const SCHEMA_ID: &str = "context_write";
 ///
 /// Schema: `codegen/tests/run/context_write.ksy` line 1.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -53,6 +52,20 @@ impl ::core::cmp::PartialEq for ContextWrite {
         self.header == other.header && self.sizes == other.sizes
             && self.index == other.index && self.kind == other.kind
             && self.body == other.body && self.packed == other.packed
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for ContextWrite {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("ContextWrite")
+            .field("header", &self.header)
+            .field("sizes", &self.sizes)
+            .field("index", &self.index)
+            .field("kind", &self.kind)
+            .field("body", &self.body)
+            .field("packed", &self.packed)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1061,7 +1074,6 @@ impl ::statepack_runtime::reflect::ToValue for Header {
 }
 /// Schema: `codegen/tests/run/context_write.ksy` line 37.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -1102,6 +1114,13 @@ impl ::core::cmp::PartialEq for Index {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.entries == other.entries
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Index {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Index").field("entries", &self.entries).finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1271,7 +1290,6 @@ impl ::statepack_runtime::reflect::ToValue for Index {
 }
 /// Schema: `codegen/tests/run/context_write.ksy` line 43.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -1311,6 +1329,17 @@ impl ::core::cmp::PartialEq for Entry {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name && self.extra == other.extra && self.deep == other.deep
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Entry {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Entry")
+            .field("name", &self.name)
+            .field("extra", &self.extra)
+            .field("deep", &self.deep)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1544,7 +1573,6 @@ impl ::statepack_runtime::reflect::ToValue for Entry {
 }
 /// Schema: `codegen/tests/run/context_write.ksy` line 53.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -1569,6 +1597,13 @@ impl ::core::cmp::PartialEq for Deep {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.mark == other.mark
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Deep {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Deep").field("mark", &self.mark).finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1695,7 +1730,6 @@ impl ::statepack_runtime::reflect::ToValue for Deep {
 }
 /// Schema: `codegen/tests/run/context_write.ksy` line 58.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -1734,6 +1768,13 @@ impl ::core::cmp::PartialEq for Tagged {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.tag == other.tag
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Tagged {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Tagged").field("tag", &self.tag).finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -16,7 +16,6 @@ pub const SCHEMA_ID: &str = "custom_process";
 ///
 /// Schema: `codegen/tests/run/custom_process.ksy` line 1.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -56,6 +55,17 @@ impl ::core::cmp::PartialEq for CustomProcess {
     fn eq(&self, other: &Self) -> bool {
         self.key == other.key && self.shifted == other.shifted
             && self.framed == other.framed
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for CustomProcess {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("CustomProcess")
+            .field("key", &self.key)
+            .field("shifted", &self.shifted)
+            .field("framed", &self.framed)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

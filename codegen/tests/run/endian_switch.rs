@@ -13,7 +13,6 @@ pub const SCHEMA_ID: &str = "endian_switch";
 ///
 /// Schema: `codegen/tests/run/endian_switch.ksy` line 1.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -40,6 +39,15 @@ impl ::core::cmp::PartialEq for EndianSwitch {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.docs == other.docs
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for EndianSwitch {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("EndianSwitch")
+            .field("docs", &self.docs)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -411,7 +419,6 @@ impl ::statepack_runtime::reflect::ToValue for Doc {
 }
 /// Schema: `codegen/tests/run/endian_switch.ksy` line 15.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -441,6 +448,18 @@ impl ::core::cmp::PartialEq for DocBody {
     fn eq(&self, other: &Self) -> bool {
         self.len == other.len && self.fixed_be == other.fixed_be
             && self.inner == other.inner && self.at_two == other.at_two
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for DocBody {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("DocBody")
+            .field("len", &self.len)
+            .field("fixed_be", &self.fixed_be)
+            .field("inner", &self.inner)
+            .field("at_two", &self.at_two)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -704,7 +723,6 @@ impl ::statepack_runtime::reflect::ToValue for DocBody {
 }
 /// Schema: `codegen/tests/run/endian_switch.ksy` line 34.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -730,6 +748,16 @@ impl ::core::cmp::PartialEq for DocBodyInner {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.value == other.value && self.ratio == other.ratio
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for DocBodyInner {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("DocBodyInner")
+            .field("value", &self.value)
+            .field("ratio", &self.ratio)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

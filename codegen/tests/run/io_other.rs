@@ -13,7 +13,6 @@ pub const SCHEMA_ID: &str = "io_other";
 ///
 /// Schema: `codegen/tests/run/io_other.ksy` line 1.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -50,6 +49,16 @@ impl ::core::cmp::PartialEq for IoOther {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.blocks == other.blocks && self.peek == other.peek
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for IoOther {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("IoOther")
+            .field("blocks", &self.blocks)
+            .field("peek", &self.peek)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -368,7 +377,6 @@ pub fn reflect_roundtrip(
 }
 /// Schema: `codegen/tests/run/io_other.ksy` line 14.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -400,6 +408,13 @@ impl ::core::cmp::PartialEq for Block {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.a == other.a
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Block {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Block").field("a", &self.a).finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -493,7 +508,6 @@ impl ::statepack_runtime::reflect::ToValue for Block {
 }
 /// Schema: `codegen/tests/run/io_other.ksy` line 18.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -521,6 +535,17 @@ impl ::core::cmp::PartialEq for Peeker {
     fn eq(&self, other: &Self) -> bool {
         self.tag == other.tag && self.first_rest == other.first_rest
             && self.second_a == other.second_a
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Peeker {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Peeker")
+            .field("tag", &self.tag)
+            .field("first_rest", &self.first_rest)
+            .field("second_a", &self.second_a)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

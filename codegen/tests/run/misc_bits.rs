@@ -113,7 +113,6 @@ impl ::statepack_runtime::reflect::ToValue for Animal {
 ///
 /// Schema: `codegen/tests/run/misc_bits.ksy` line 1.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -143,6 +142,19 @@ impl ::core::cmp::PartialEq for MiscBits {
     fn eq(&self, other: &Self) -> bool {
         self.hi == other.hi && self.lo == other.lo && self.l1 == other.l1
             && self.l2 == other.l2 && self.pet == other.pet
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for MiscBits {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("MiscBits")
+            .field("hi", &self.hi)
+            .field("lo", &self.lo)
+            .field("l1", &self.l1)
+            .field("l2", &self.l2)
+            .field("pet", &self.pet)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -107,7 +107,6 @@ impl ::statepack_runtime::reflect::ToValue for Animal {
 ///
 /// Schema: `codegen/tests/run/misc_lang.ksy` line 1.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -147,6 +146,20 @@ impl ::core::cmp::PartialEq for MiscLang {
         self.magic == other.magic && self.tag == other.tag && self.name == other.name
             && self.kind == other.kind && self.recs == other.recs
             && self.chunks == other.chunks
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for MiscLang {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("MiscLang")
+            .field("magic", &self.magic)
+            .field("tag", &self.tag)
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("recs", &self.recs)
+            .field("chunks", &self.chunks)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -13,7 +13,6 @@ pub const SCHEMA_ID: &str = "misc_proc";
 ///
 /// Schema: `codegen/tests/run/misc_proc.ksy` line 1.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -61,6 +60,17 @@ impl ::core::cmp::PartialEq for MiscProc {
     fn eq(&self, other: &Self) -> bool {
         self.padded == other.padded && self.cut == other.cut
             && self.wrapped == other.wrapped
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for MiscProc {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("MiscProc")
+            .field("padded", &self.padded)
+            .field("cut", &self.cut)
+            .field("wrapped", &self.wrapped)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -452,7 +462,6 @@ pub fn reflect_roundtrip(
 }
 /// Schema: `codegen/tests/run/misc_proc.ksy` line 20.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -485,6 +494,13 @@ impl ::core::cmp::PartialEq for Wrapper {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.value == other.value
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Wrapper {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Wrapper").field("value", &self.value).finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

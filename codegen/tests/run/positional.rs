@@ -13,7 +13,6 @@ pub const SCHEMA_ID: &str = "positional";
 ///
 /// Schema: `codegen/tests/run/positional.ksy` line 1.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -66,6 +65,21 @@ impl ::core::cmp::PartialEq for Positional {
             && self.numbers == other.numbers && self.block == other.block
             && self.name == other.name && self.tail_word == other.tail_word
             && self.never == other.never
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Positional {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Positional")
+            .field("ofs_name", &self.ofs_name)
+            .field("header", &self.header)
+            .field("numbers", &self.numbers)
+            .field("block", &self.block)
+            .field("name", &self.name)
+            .field("tail_word", &self.tail_word)
+            .field("never", &self.never)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -603,7 +617,6 @@ pub fn reflect_roundtrip(
 }
 /// Schema: `codegen/tests/run/positional.ksy` line 32.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -625,6 +638,13 @@ impl ::core::cmp::PartialEq for HeaderObj {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.count == other.count
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for HeaderObj {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("HeaderObj").field("count", &self.count).finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -713,7 +733,6 @@ impl ::statepack_runtime::reflect::ToValue for HeaderObj {
 }
 /// Schema: `codegen/tests/run/positional.ksy` line 36.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -761,6 +780,18 @@ impl ::core::cmp::PartialEq for Block {
     fn eq(&self, other: &Self) -> bool {
         self.a == other.a && self.rest_len == other.rest_len
             && self.at_end == other.at_end && self.inner == other.inner
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Block {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Block")
+            .field("a", &self.a)
+            .field("rest_len", &self.rest_len)
+            .field("at_end", &self.at_end)
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

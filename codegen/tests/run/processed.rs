@@ -14,7 +14,6 @@ pub const SCHEMA_ID: &str = "processed";
 ///
 /// Schema: `codegen/tests/run/processed.ksy` line 1.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -67,6 +66,19 @@ impl ::core::cmp::PartialEq for Processed {
         self.len_packed == other.len_packed && self.packed == other.packed
             && self.key == other.key && self.hidden == other.hidden
             && self.spun == other.spun
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Processed {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Processed")
+            .field("len_packed", &self.len_packed)
+            .field("packed", &self.packed)
+            .field("key", &self.key)
+            .field("hidden", &self.hidden)
+            .field("spun", &self.spun)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -491,7 +503,6 @@ pub fn reflect_roundtrip(
 }
 /// Schema: `codegen/tests/run/processed.ksy` line 20.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -525,6 +536,16 @@ impl ::core::cmp::PartialEq for Point {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.x == other.x && self.y == other.y
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Point {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Point")
+            .field("x", &self.x)
+            .field("y", &self.y)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

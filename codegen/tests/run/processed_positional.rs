@@ -18,7 +18,6 @@ pub const SCHEMA_ID: &str = "processed_positional";
 ///
 /// Schema: `codegen/tests/run/processed_positional.ksy` line 1.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -55,6 +54,16 @@ impl ::core::cmp::PartialEq for ProcessedPositional {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.len == other.len && self.chunk == other.chunk
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for ProcessedPositional {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("ProcessedPositional")
+            .field("len", &self.len)
+            .field("chunk", &self.chunk)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -332,7 +341,6 @@ pub fn reflect_roundtrip(
 }
 /// Schema: `codegen/tests/run/processed_positional.ksy` line 17.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -366,6 +374,16 @@ impl ::core::cmp::PartialEq for Chunk {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.ofs == other.ofs && self.at_ofs == other.at_ofs
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Chunk {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Chunk")
+            .field("ofs", &self.ofs)
+            .field("at_ofs", &self.at_ofs)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -13,7 +13,6 @@ pub const SCHEMA_ID: &str = "terminators";
 ///
 /// Schema: `codegen/tests/run/terminators.ksy` line 1.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -95,6 +94,21 @@ impl ::core::cmp::PartialEq for Terminators {
             && self.fixed == other.fixed && self.words == other.words
             && self.kept == other.kept && self.framed == other.framed
             && self.rest == other.rest
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Terminators {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Terminators")
+            .field("name", &self.name)
+            .field("padded", &self.padded)
+            .field("fixed", &self.fixed)
+            .field("words", &self.words)
+            .field("kept", &self.kept)
+            .field("framed", &self.framed)
+            .field("rest", &self.rest)
+            .finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -689,7 +703,6 @@ pub fn reflect_roundtrip(
 }
 /// Schema: `codegen/tests/run/terminators.ksy` line 30.
 #[derive(
-    Debug,
     Clone,
     Default,
     ::statepack_runtime::serde::Serialize,
@@ -721,6 +734,13 @@ impl ::core::cmp::PartialEq for Pair {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.a == other.a
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ::core::fmt::Debug for Pair {
+    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
+    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        __f.debug_struct("Pair").field("a", &self.a).finish_non_exhaustive()
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
