@@ -110,6 +110,15 @@ impl<'a> Emitter<'a> {
                 by_val.join(", ")
             );
         }
+        // A local per enum's names table: a read's check is one upvalue index, not three.
+        for en in &s.enums {
+            let _ = writeln!(
+                o,
+                "local {} = {}",
+                enum_names_local(&en.name),
+                dot("M.enumNames", &en.name)
+            );
+        }
         o.push('\n');
         // Type annotations and tables.
         for t in &s.types {
@@ -237,11 +246,12 @@ impl<'a> Emitter<'a> {
             .collect();
         let _ = writeln!(
             o,
-            "--- Reads one `{}` at the reader's position. Errors name the field path and byte offset.\nfunction {}.read(r: S.Reader{params}): {}\n\tlocal v = {{ __type = {} }}\n\tlocal __start = r.pos",
+            "--- Reads one `{}` at the reader's position. Errors name the field path and byte offset.\nfunction {}.read(r: S.Reader{params}): {}\n\tlocal v = {{ __type = {}{} }}\n\tlocal __start = r.pos",
             t.schema_name,
             ty(&t.name),
             camel(&t.name),
-            lua_str(t.name.as_bytes())
+            lua_str(t.name.as_bytes()),
+            value_keys(t)
         );
         if let Some(sw) = &t.endian_switch {
             match self.decide_endian(t, sw, "r", false) {
@@ -280,9 +290,8 @@ impl<'a> Emitter<'a> {
                     if let Some(en) = self.enum_checked(g) {
                         let _ = writeln!(
                             o,
-                            "\t\tif {}[{}] == nil then\n\t\t\tS.failAt(r, p + {off}, {}, \"enum\", `{{{}}} is not a value of enum {en}`)\n\t\tend",
-                            dot("M.enumNames", &en),
-                            dot("v", &g.id),
+                            "\t\tif {} then\n\t\t\tS.failAt(r, p + {off}, {}, \"enum\", `{{{}}} is not a value of enum {en}`)\n\t\tend",
+                            self.not_in_enum(&en, &dot("v", &g.id)),
                             lua_str(g.id.as_bytes()),
                             dot("v", &g.id)
                         );
@@ -321,10 +330,10 @@ impl<'a> Emitter<'a> {
             if let Some((list, field, _)) = &f.sum_of {
                 let _ = writeln!(
                     o,
-                    "\tif {0} ~= nil and {1} ~= nil and S.sumOf({1}, {2}) ~= {0} then\n\t\tS.failAt(r, r.pos, {3}, \"semantic\", `{4} is {{{0}}} but the sum of {5}.{6} is {{S.sumOf({1}, {2})}}`)\n\tend",
+                    "\tif {0} ~= nil and {1} ~= nil then\n\t\tlocal sum = 0\n\t\tfor _, e in {1} do\n\t\t\tsum += {2} or 0\n\t\tend\n\t\tif sum ~= {0} then\n\t\t\tS.failAt(r, r.pos, {3}, \"semantic\", `{4} is {{{0}}} but the sum of {5}.{6} is {{sum}}`)\n\t\tend\n\tend",
                     dot("v", &f.id),
                     dot("v", list),
-                    lua_str(field.as_bytes()),
+                    dot("e", field),
                     lua_str(f.id.as_bytes()),
                     f.id,
                     list,
@@ -593,8 +602,8 @@ impl<'a> Emitter<'a> {
         if let Some(en) = self.enum_checked(f) {
             let _ = writeln!(
                 o,
-                "{i0}if {}[{dst}] == nil then\n{i0}\tS.failAt({r}, at, {fname}, \"enum\", `{{{dst}}} is not a value of enum {en}`)\n{i0}end",
-                dot("M.enumNames", &en)
+                "{i0}if {} then\n{i0}\tS.failAt({r}, at, {fname}, \"enum\", `{{{dst}}} is not a value of enum {en}`)\n{i0}end",
+                self.not_in_enum(&en, &dst)
             );
         }
         if let Some(rule) = &f.valid {
@@ -630,9 +639,7 @@ impl<'a> Emitter<'a> {
                     conds.push(x);
                 }
                 Valid::InEnum => match &k {
-                    Kind::Enum(en) => {
-                        conds.push(format!("{}[{ev}] ~= nil", dot("M.enumNames", en)))
-                    }
+                    Kind::Enum(en) => conds.push(format!("{}[{ev}] ~= nil", enum_names_local(en))),
                     _ => return Err("`valid: in-enum` on a field without an enum".into()),
                 },
             }
@@ -649,6 +656,31 @@ impl<'a> Emitter<'a> {
     }
 
     /// The enum whose unknown values are errors on this field (strict rules), if any.
+    /// The test that the integer `x` is not a value of enum `en`: a range test when the
+    /// values are the whole numbers lo..=hi, else a look-up in the enum's names table.
+    fn not_in_enum(&self, en: &str, x: &str) -> String {
+        let vals: Option<Vec<i128>> = self
+            .s
+            .enums
+            .iter()
+            .find(|e| e.name == en)
+            .map(|e| e.values.iter().map(|v| v.value).collect());
+        if let Some(mut vals) = vals {
+            vals.sort_unstable();
+            vals.dedup();
+            if let (Some(&lo), Some(&hi)) = (vals.first(), vals.last()) {
+                let exact = super::expr::EXACT;
+                if lo.abs() <= exact
+                    && hi.abs() <= exact
+                    && (hi - lo) as u128 + 1 == vals.len() as u128
+                {
+                    return format!("{x} < {lo} or {x} > {hi}");
+                }
+            }
+        }
+        format!("{}[{x}] == nil", enum_names_local(en))
+    }
+
     fn enum_checked(&self, f: &Field) -> Option<String> {
         if !f.strict {
             return None;
@@ -1624,4 +1656,33 @@ fn write_name(read: &str) -> String {
         Some(f) => format!("write{}{}", f.to_ascii_uppercase(), c.as_str()),
         None => String::new(),
     }
+}
+
+/// The module-level local holding `M.enumNames.<name>` (an enum name is a schema identifier).
+fn enum_names_local(name: &str) -> String {
+    format!("__enum_{name}")
+}
+
+/// The members a type's value may hold, as `, name = nil` entries of its table constructor:
+/// the table is made with its keys in place (no growth while the fields are read).
+fn value_keys(t: &TypeDef) -> String {
+    let mut seen = std::collections::HashSet::new();
+    let mut o = String::new();
+    let names = t
+        .fields
+        .iter()
+        .map(|f| f.id.as_str())
+        .chain(
+            t.params
+                .iter()
+                .filter(|p| p.context.is_none())
+                .map(|p| p.id.as_str()),
+        )
+        .chain(std::iter::once("__sizeof"));
+    for n in names {
+        if n != "__type" && seen.insert(n) {
+            let _ = write!(o, ", {} = nil", lua_key(n));
+        }
+    }
+    o
 }
