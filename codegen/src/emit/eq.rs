@@ -108,3 +108,16 @@ pub(crate) fn debug(name: &syn::Ident, fields: &[TokenStream]) -> (TokenStream, 
         },
     )
 }
+
+/// The `PartialEq` and `Debug` of a struct named `name` with `fields` (see [`partial_eq`],
+/// [`debug`]), then its `__` members marked hidden ([`hide_kept_members`]).
+#[allow(clippy::type_complexity)]
+pub(crate) fn kept_out(
+    name: &syn::Ident,
+    fields: &mut [TokenStream],
+) -> ((TokenStream, TokenStream), (TokenStream, TokenStream)) {
+    let eq = partial_eq(name, fields);
+    let dbg = debug(name, fields);
+    hide_kept_members(fields);
+    (eq, dbg)
+}

@@ -688,16 +688,8 @@ impl Emitter<'_> {
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         Ok(match e {
             Expr::Binary(op, a, b) => {
-                let (mut at, mut aty) = self.ex(a, scope)?;
-                let (mut bt, mut bty) = self.ex(b, scope)?;
-                if aty == Ty::Int && bty == Ty::Float {
-                    at = int_to_f64(at, a);
-                    aty = Ty::Float;
-                }
-                if aty == Ty::Float && bty == Ty::Int {
-                    bt = int_to_f64(bt, b);
-                    bty = Ty::Float;
-                }
+                let (mut at, aty, mut bt, bty) =
+                    promote(self.ex(a, scope)?, a, self.ex(b, scope)?, b);
                 match op {
                     BinOp::And | BinOp::Or => {
                         if aty != Ty::Bool || bty != Ty::Bool {
@@ -1514,4 +1506,19 @@ fn unborrowed(ts: TokenStream) -> TokenStream {
         }
     }
     ts
+}
+
+/// The operands of a binary operator, an integer beside a float made a float (as Kaitai
+/// Struct's arithmetic does).
+fn promote(
+    (at, aty): (TokenStream, Ty),
+    a: &Expr,
+    (bt, bty): (TokenStream, Ty),
+    b: &Expr,
+) -> (TokenStream, Ty, TokenStream, Ty) {
+    match (&aty, &bty) {
+        (Ty::Int, Ty::Float) => (int_to_f64(at, a), Ty::Float, bt, bty),
+        (Ty::Float, Ty::Int) => (at, aty, int_to_f64(bt, b), Ty::Float),
+        _ => (at, aty, bt, bty),
+    }
 }

@@ -42,25 +42,13 @@ impl Emitter<'_> {
         } = p;
 
         if self.unread_types.contains(&t.name) {
-            struct_fields.push(quote! {
-                #[doc = " Bytes at the end of the sized field holding this value that its fields did not"]
-                #[doc = " read (Kaitai Struct skips them). Written back after the fields; empty when the"]
-                #[doc = " value filled its size or is not in a sized field."]
-                #[serde(default, skip_serializing_if = "Vec::is_empty", with = "::statepack_runtime::bytes_json")]
-                pub __unread: ::std::vec::Vec<u8>
-            });
-            struct_fields.push(quote! {
-                #[doc = " The bits after this value's last bit field, up to the end of that byte, when the"]
-                #[doc = " value ends inside a byte of its sized field; written back."]
-                #[serde(default)]
-                pub __unread_pad: u8
-            });
-            ctor.push(quote!(__unread: ::std::vec::Vec::new()));
-            ctor.push(quote!(__unread_pad: 0));
-            writes.push(quote!(__w.align_to_byte_with(self.__unread_pad);));
-            writes.push(quote!(__w.write_bytes(&self.__unread);));
-            lens.push(quote!(self.__unread.len()));
-            exact.aligned_bytes(quote!(self.__unread.len()));
+            unread_members(
+                &mut struct_fields,
+                &mut ctor,
+                &mut writes,
+                &mut lens,
+                &mut exact,
+            );
         }
         // Under Kaitai's rules a type may end inside a byte: the enclosing type goes on from
         // that bit (a bit field) or from the next byte (anything else), as Kaitai Struct's
@@ -178,15 +166,7 @@ impl Emitter<'_> {
                 aligned_end: is_root || !unaligned || phase == Some(0),
             },
         );
-        let bitfield_conv = match modbits::view(t, &name) {
-            Some((decl, conv))
-                if self.opts.modular_bitfield && !self.unread_types.contains(&t.name) =>
-            {
-                self.bitfield_views.push(decl);
-                conv
-            }
-            _ => TokenStream::new(),
-        };
+        let bitfield_conv = self.bitfield_view(t, &name);
         let root_api = Self::root_api(t, &name, is_root);
         let (read_inline, read_body, read_fields) = Self::reader_bodies(
             slow_reads.as_deref(),
@@ -231,9 +211,8 @@ impl Emitter<'_> {
         };
         let schema_allows = schema_lint_allows(t);
         let derive_default = self.default_derive();
-        let (derive_eq, eq_impl) = super::eq::partial_eq(&name, &struct_fields);
-        let (derive_debug, debug_impl) = super::eq::debug(&name, &struct_fields);
-        super::eq::hide_kept_members(&mut struct_fields);
+        let ((derive_eq, eq_impl), (derive_debug, debug_impl)) =
+            super::eq::kept_out(&name, &mut struct_fields);
         Some(quote! {
             #doc
             #[derive(#derive_debug Clone, #derive_default #derive_eq serde::Serialize, serde::Deserialize)]
@@ -626,4 +605,50 @@ fn has_float_literal(e: &Expr) -> bool {
         Expr::List(items) => items.iter().any(has_float_literal),
         _ => false,
     }
+}
+
+impl Emitter<'_> {
+    /// The conversions of `t`'s modular-bitfield view (option `modular_bitfield`), its
+    /// declaration kept for the module's `bitfield` submodule; nothing when it has none.
+    fn bitfield_view(&mut self, t: &TypeDef, name: &proc_macro2::Ident) -> TokenStream {
+        match modbits::view(t, name) {
+            Some((decl, conv))
+                if self.opts.modular_bitfield && !self.unread_types.contains(&t.name) =>
+            {
+                self.bitfield_views.push(decl);
+                conv
+            }
+            _ => TokenStream::new(),
+        }
+    }
+}
+
+/// The members, constructor entries, writes and length terms of the bytes a type read in a
+/// sized field keeps unread (`__unread`, `__unread_pad`; see `shape::unread_types`).
+fn unread_members(
+    struct_fields: &mut Vec<TokenStream>,
+    ctor: &mut Vec<TokenStream>,
+    writes: &mut Vec<TokenStream>,
+    lens: &mut Vec<TokenStream>,
+    exact: &mut exact_len::Exact,
+) {
+    struct_fields.push(quote! {
+            #[doc = " Bytes at the end of the sized field holding this value that its fields did not"]
+            #[doc = " read (Kaitai Struct skips them). Written back after the fields; empty when the"]
+            #[doc = " value filled its size or is not in a sized field."]
+            #[serde(default, skip_serializing_if = "Vec::is_empty", with = "::statepack_runtime::bytes_json")]
+            pub __unread: ::std::vec::Vec<u8>
+        });
+    struct_fields.push(quote! {
+        #[doc = " The bits after this value's last bit field, up to the end of that byte, when the"]
+        #[doc = " value ends inside a byte of its sized field; written back."]
+        #[serde(default)]
+        pub __unread_pad: u8
+    });
+    ctor.push(quote!(__unread: ::std::vec::Vec::new()));
+    ctor.push(quote!(__unread_pad: 0));
+    writes.push(quote!(__w.align_to_byte_with(self.__unread_pad);));
+    writes.push(quote!(__w.write_bytes(&self.__unread);));
+    lens.push(quote!(self.__unread.len()));
+    exact.aligned_bytes(quote!(self.__unread.len()));
 }
