@@ -13,6 +13,19 @@ use crate::ir::*;
 use crate::names::camel;
 use std::collections::{HashMap, HashSet};
 
+/// `base`, or `base_2`, `base_3` … : the first whose CamelCase name is not in `used`, which
+/// then takes it.
+fn free_name(base: String, used: &mut HashSet<String>) -> String {
+    let mut name = base.clone();
+    let mut n = 2;
+    while used.contains(&camel(&name)) {
+        name = format!("{base}_{n}");
+        n += 1;
+    }
+    used.insert(camel(&name));
+    name
+}
+
 /// Gives nested definitions unique names and resolves every reference in `s`.
 pub(crate) fn resolve(s: &mut Schema) {
     // Rust names: the root keeps its own; a top-level type or enum whose CamelCase name is
@@ -40,14 +53,7 @@ pub(crate) fn resolve(s: &mut Schema) {
             owner.insert(c, name.to_owned());
             return name.to_owned();
         }
-        let base = format!("{name}_{suffix}");
-        let mut cand = base.clone();
-        let mut n = 2;
-        while used.contains(&camel(&cand)) {
-            cand = format!("{base}_{n}");
-            n += 1;
-        }
-        used.insert(camel(&cand));
+        let cand = free_name(format!("{name}_{suffix}"), used);
         owner.insert(camel(&cand), cand.clone());
         cand
     };
@@ -59,34 +65,16 @@ pub(crate) fn resolve(s: &mut Schema) {
         let c = camel(&e.name);
         e.name = if owner.get(&c).is_some_and(|o| *o == e.name) {
             // An enum named like a type: distinct, not a duplicate.
-            let base = format!("{}_enum", e.name);
-            let mut cand = base.clone();
-            let mut n = 2;
-            while used.contains(&camel(&cand)) {
-                cand = format!("{base}_{n}");
-                n += 1;
-            }
-            used.insert(camel(&cand));
-            cand
+            free_name(format!("{}_enum", e.name), &mut used)
         } else {
             distinct(&e.name, "enum", &mut used, &mut owner)
         };
     }
-    let unique = |base: String, used: &mut HashSet<String>| -> String {
-        let mut name = base.clone();
-        let mut n = 2;
-        while used.contains(&camel(&name)) {
-            name = format!("{base}_{n}");
-            n += 1;
-        }
-        used.insert(camel(&name));
-        name
-    };
     for t in s.types.iter_mut().filter(|t| t.scope.len() > 1) {
-        t.name = unique(t.scope.join("_"), &mut used);
+        t.name = free_name(t.scope.join("_"), &mut used);
     }
     for e in s.enums.iter_mut().filter(|e| !e.scope.is_empty()) {
-        e.name = unique(
+        e.name = free_name(
             format!("{}_{}", e.scope.join("_"), e.schema_name),
             &mut used,
         );
