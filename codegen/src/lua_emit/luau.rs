@@ -1015,27 +1015,7 @@ impl<'a> Emitter<'a> {
                 }
             }
             FieldKind::Str { size, encoding } => {
-                if !matches!(
-                    *encoding,
-                    "UTF-8" | "ASCII" | "UTF-16LE" | "UTF-16BE" | "ISO-8859-1"
-                ) {
-                    return Err(format!(
-                        "text in {encoding} (this backend reads UTF-8, ASCII, UTF-16 and ISO-8859-1)"
-                    ));
-                }
-                let wide = encoding.starts_with("UTF-16");
-                let term = f.term.or(if size.is_none() {
-                    Some(TermSpec {
-                        terminator: Some(0),
-                        include: false,
-                        consume: true,
-                        eos_error: true,
-                        pad_right: None,
-                        width: if wide { 2 } else { 1 },
-                    })
-                } else {
-                    None
-                });
+                let term = super::text_term(f, size.is_none(), encoding)?;
                 let n = self.size_expr(t, size.as_ref(), r, index)?;
                 let at = self.fresh("at");
                 let _ = writeln!(o, "{i0}local {at} = {r}.pos");

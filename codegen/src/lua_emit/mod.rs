@@ -131,6 +131,32 @@ pub fn generate_dir(
     }
 }
 
+/// The terminator rule of a text field `f` (`strz` when it has no size, else its own
+/// `terminator`/`pad-right`, if any), or the error for an encoding the Lua runtimes do not
+/// read (they read UTF-8, ASCII, UTF-16 and ISO-8859-1).
+pub(super) fn text_term(
+    f: &crate::ir::Field,
+    sizeless: bool,
+    encoding: &str,
+) -> Result<Option<crate::ir::TermSpec>, String> {
+    if !matches!(
+        encoding,
+        "UTF-8" | "ASCII" | "UTF-16LE" | "UTF-16BE" | "ISO-8859-1"
+    ) {
+        return Err(format!(
+            "text in {encoding} (this backend reads UTF-8, ASCII, UTF-16 and ISO-8859-1)"
+        ));
+    }
+    Ok(f.term.or(sizeless.then(|| crate::ir::TermSpec {
+        terminator: Some(0),
+        include: false,
+        consume: true,
+        eos_error: true,
+        pad_right: None,
+        width: if encoding.starts_with("UTF-16") { 2 } else { 1 },
+    })))
+}
+
 /// `n` tabs.
 pub(super) fn ind(n: usize) -> String {
     "\t".repeat(n)
