@@ -153,7 +153,10 @@ pub enum DecodeErrorKind {
 
 /// A decode failure: what ([`DecodeErrorKind`]), where in the data ([`FieldPath`]) and at which
 /// byte offset from the start of the input.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// `{:?}` prints the same message as `{}` (so a `main` returning `Result<_, Box<dyn Error>>`
+/// shows `Error: path (byte offset N): what`); `{:#?}` prints the members one by one.
+#[derive(Clone, PartialEq)]
 pub struct DecodeError {
     /// The field the error belongs to, outermost first.
     pub path: FieldPath,
@@ -207,6 +210,20 @@ impl fmt::Display for DecodeError {
 }
 
 impl std::error::Error for DecodeError {}
+
+impl fmt::Debug for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if f.alternate() {
+            f.debug_struct("DecodeError")
+                .field("path", &self.path)
+                .field("offset", &self.offset)
+                .field("kind", &self.kind)
+                .finish()
+        } else {
+            fmt::Display::fmt(self, f)
+        }
+    }
+}
 
 /// What went wrong while encoding, without the where (see [`EncodeError`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -274,7 +291,9 @@ pub enum EncodeErrorKind {
 
 /// An encode failure: what ([`EncodeErrorKind`]) and for which field ([`FieldPath`]).
 /// Writers never wrap or truncate a value that does not fit; they return this instead.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// `{:?}` prints the same message as `{}`; `{:#?}` prints the members one by one.
+#[derive(Clone, PartialEq)]
 pub struct EncodeError {
     /// The field the error belongs to, outermost first.
     pub path: FieldPath,
@@ -320,6 +339,19 @@ impl fmt::Display for EncodeError {
 }
 
 impl std::error::Error for EncodeError {}
+
+impl fmt::Debug for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if f.alternate() {
+            f.debug_struct("EncodeError")
+                .field("path", &self.path)
+                .field("kind", &self.kind)
+                .finish()
+        } else {
+            fmt::Display::fmt(self, f)
+        }
+    }
+}
 
 /// Prints bytes as quoted text when every byte is printable ASCII, else as spaced hex.
 pub fn show_bytes(bytes: &[u8]) -> String {
@@ -2285,6 +2317,23 @@ pub fn fit<T: TryFrom<i128>>(value: i128, ty: &'static str) -> Result<T, EncodeE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_of_errors_is_their_message() {
+        let d = DecodeError::new(18, DecodeErrorKind::Semantic("bad tick".into()))
+            .in_field("tick_count")
+            .in_field("head");
+        // What `main` returning `Box<dyn Error>` prints after "Error: ".
+        let boxed: Box<dyn std::error::Error> = Box::new(d.clone());
+        assert_eq!(format!("{boxed:?}"), "head.tick_count (byte offset 18): bad tick");
+        assert_eq!(format!("{d:?}"), d.to_string());
+        let long = format!("{d:#?}");
+        assert!(long.starts_with("DecodeError {") && long.contains("offset: 18"), "{long}");
+        let e = EncodeError::new(EncodeErrorKind::OutOfRange { value: "300".into(), ty: "u8" })
+            .in_field("count");
+        assert_eq!(format!("{e:?}"), "count: 300 does not fit in u8");
+        assert!(format!("{e:#?}").starts_with("EncodeError {"));
+    }
 
     #[test]
     fn division_floors_like_kaitai() {
