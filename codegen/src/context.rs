@@ -556,12 +556,16 @@ fn context_param_types(
             let mut found: Option<(ParamKind, String)> = None;
             let mut optional = false;
             let mut sites = 0usize;
+            let mut other_files = 0usize;
             for (pi, p) in s.types.iter().enumerate() {
                 for (fi, f) in p.fields.iter().enumerate() {
                     let Some((_, args)) = f.ctx_args.iter().find(|(n, _)| *n == s.types[ci].name)
                     else {
                         continue;
                     };
+                    if p.file != s.types[ci].file {
+                        other_files += 1;
+                    }
                     let Some(arg) = args.get(j) else { continue };
                     sites += 1;
                     let Some(arg) = arg else {
@@ -592,6 +596,12 @@ fn context_param_types(
                     }
                 }
             }
+            if !c.root && !optional && sites > 0 && other_files == sites {
+                // `_parent` is typed within the type's own schema file, as Kaitai Struct does.
+                let t = &s.types[ci];
+                diags.push(Diag::new(&t.file, u.pos, &u.key_path, format!("`{}` in `{}` has no type: the parent of `{}` is unknown in its own schema file (no field of that file reads the type; {other_files} field(s) of other schemas do, but a type's `_parent` is known only from the file that defines it)", c.text(), t.schema_name, t.schema_name), format!("read the type from a field of {}, or pass the value as a param", t.file)));
+                continue;
+            }
             if found.is_none() && sites > 0 && !optional {
                 // Reported for each reading field above.
                 continue;
@@ -612,7 +622,7 @@ fn context_param_types(
             }
             let Some((k, _)) = found else {
                 if !optional {
-                    diags.push(Diag::new(&file, u.pos, &u.key_path, format!("`{}` in `{}` has no type: no field reads `{}`, so nothing says what its `_parent` is", c.text(), s.types[ci].schema_name, s.types[ci].schema_name), "read the type from a field, or do not use `_parent` in it"));
+                    diags.push(Diag::new(&s.types[ci].file, u.pos, &u.key_path, format!("`{}` in `{}` has no type: the parent of `{}` is unknown, since no field reads it", c.text(), s.types[ci].schema_name, s.types[ci].schema_name), "read the type from a field, or do not use `_parent` in it"));
                     continue;
                 }
                 diags.push(Diag::new(&file, u.pos, &u.key_path, format!("`{}` in `{}` has no value: every field reading the type has `parent: false`", c.text(), s.types[ci].schema_name), "drop `parent: false`, or do not use `_parent` in the type"));
@@ -833,7 +843,10 @@ fn kind_of(
                 return kind_of(s, ti, None, &i.value.expr, memo, depth + 1)
                     .map_err(|m| format!("value instance `{n}` of `{}`: {m}", t.schema_name));
             }
-            Err(format!("`{}` has no field or param `{n}`", t.schema_name))
+            Err(format!(
+                "`{}` has no member `{n}` (no field, instance or param of that name)",
+                t.schema_name
+            ))
         }
         Expr::Attr(inner, a) => {
             let k = kind_of(s, ti, before, inner, memo, depth + 1)?;

@@ -326,7 +326,12 @@ fn lower_one(text: &str, file: &str) -> Result<ir::Schema, Vec<Diag>> {
     let mut lower = lower::Lower::new(file);
     let schema = lower.schema(&root);
     match schema {
-        Some(s) if lower.diags.is_empty() => Ok(s),
+        Some(mut s) if lower.diags.is_empty() => {
+            for t in &mut s.types {
+                t.file = file.to_owned();
+            }
+            Ok(s)
+        }
         _ => {
             let mut d = lower.diags;
             d.sort_by_key(|x| x.pos);

@@ -2325,12 +2325,21 @@ mod tests {
             .in_field("head");
         // What `main` returning `Box<dyn Error>` prints after "Error: ".
         let boxed: Box<dyn std::error::Error> = Box::new(d.clone());
-        assert_eq!(format!("{boxed:?}"), "head.tick_count (byte offset 18): bad tick");
+        assert_eq!(
+            format!("{boxed:?}"),
+            "head.tick_count (byte offset 18): bad tick"
+        );
         assert_eq!(format!("{d:?}"), d.to_string());
         let long = format!("{d:#?}");
-        assert!(long.starts_with("DecodeError {") && long.contains("offset: 18"), "{long}");
-        let e = EncodeError::new(EncodeErrorKind::OutOfRange { value: "300".into(), ty: "u8" })
-            .in_field("count");
+        assert!(
+            long.starts_with("DecodeError {") && long.contains("offset: 18"),
+            "{long}"
+        );
+        let e = EncodeError::new(EncodeErrorKind::OutOfRange {
+            value: "300".into(),
+            ty: "u8",
+        })
+        .in_field("count");
         assert_eq!(format!("{e:?}"), "count: 300 does not fit in u8");
         assert!(format!("{e:#?}").starts_with("EncodeError {"));
     }

@@ -114,6 +114,25 @@ mod state;
 use state::is_ident;
 pub(crate) use state::Lower;
 
+/// Why the text of a case key `text` is not a key: it does not parse (the parser's words), it
+/// names something (`AHEM` is not even a valid name; `ahem` is unknown, since keys are
+/// constants), or it is an expression of another kind. `what` names the switch in the message
+/// (`a switch type`, `meta.endian`).
+pub(super) fn bad_case_key(text: &str, what: &str) -> String {
+    match expr::parse(text) {
+        Err(e) => format!("cannot parse the case key `{text}` of {what}: {e}"),
+        Ok(Expr::Name(n)) if !is_ident(&n) => format!(
+            "case key `{text}` is not a valid name (a name is lower-case letters, digits and `_`, starting with a letter) and not a literal"
+        ),
+        Ok(Expr::Name(_)) => format!(
+            "case key `{text}` is an unknown name: the keys of {what} are constants (an integer, an enum value, a string, a byte array or a condition)"
+        ),
+        Ok(_) => format!(
+            "case key `{text}` is not an integer, an enum value, a string, a byte array or a condition literal"
+        ),
+    }
+}
+
 impl<'a> Lower<'a> {
     /// Lowers a whole schema.
     pub fn schema(&mut self, root: &Node) -> Option<Schema> {
@@ -274,6 +293,7 @@ impl<'a> Lower<'a> {
             name: id.clone(),
             schema_name: id.clone(),
             scope: Vec::new(),
+            file: String::new(),
             doc: root_doc,
             pos: root.pos,
             key_path: String::new(),
@@ -474,6 +494,7 @@ impl<'a> Lower<'a> {
                 name: key.text.clone(),
                 schema_name: key.text.clone(),
                 scope,
+                file: String::new(),
                 doc,
                 pos: key.pos,
                 key_path: kp,
@@ -852,7 +873,11 @@ impl<'a> Lower<'a> {
                 self.err(
                     item.pos,
                     &format!("{ip}.id"),
-                    format!("`{id}` is not a valid, unique param name"),
+                    if is_ident(&id) {
+                        format!("duplicate param `{id}`: another param of this type already has that name")
+                    } else {
+                        format!("`{id}` is not a valid param name")
+                    },
                     "params are lower_snake_case and distinct",
                 );
                 continue;
@@ -1433,7 +1458,7 @@ impl<'a> Lower<'a> {
                                             continue;
                                         }
                                         _ => {
-                                            self.err(cv.pos, &cp, format!("`{tn}` has `(` without a closing `)` at the end"), "write `name(arg1, arg2)`");
+                                            self.err(cv.pos, &cp, format!("cannot parse the type `{tn}`: expected `)` to close its arguments"), "write `name(arg1, arg2)`");
                                             continue;
                                         }
                                     };
@@ -1469,7 +1494,7 @@ impl<'a> Lower<'a> {
                                 Ok(e @ (Expr::Int(_) | Expr::EnumRef(_, _) | Expr::Str(_) | Expr::Bool(_))) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
                                 // A byte-array literal (`'[0x49]'`) for a switch on bytes.
                                 Ok(Expr::List(items)) if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v))) => cases.push((SrcExpr { expr: Expr::List(items), src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
-                                _ => self.err(ck.pos, &cp, format!("case key `{}` is not an integer, an enum value, a string, a byte array or a condition literal", ck.text), "case keys are integer literals, `enum_name::value`, string literals (`'\"abc\"'`), byte arrays (`'[0x49]'`), `true`/`false`, or `_` for the default"),
+                                _ => self.err(ck.pos, &cp, bad_case_key(&ck.text, "a switch type"), "case keys are integer literals, `enum_name::value`, string literals (`'\"abc\"'`), byte arrays (`'[0x49]'`), `true`/`false`, or `_` for the default"),
                             }
                         }
                     }
@@ -1552,7 +1577,7 @@ impl<'a> Lower<'a> {
                 self.err(
                     tnode.pos,
                     &tp,
-                    format!("`{t}` has `(` without a closing `)` at the end"),
+                    format!("cannot parse the type `{t}`: expected `)` to close its arguments"),
                     "write `type: name(arg1, arg2)`",
                 );
                 return None;
