@@ -1880,3 +1880,39 @@ fn switch_mixing_numbers_and_user_types() {
     statepack_codegen::interp::compare(&dynv, &*mixed_switch::reflect_decode(&bytes).unwrap())
         .unwrap();
 }
+
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/instance_no_pos.rs"]
+mod instance_no_pos;
+
+/// An instance without `pos` is read where the `seq` left the stream, and written there.
+#[test]
+fn instance_without_pos_reads_where_the_seq_ends() {
+    use instance_no_pos::{InstanceNoPos, Trailer};
+    let bytes = [2, 0xaa, 0xbb, b'E', b'N', b'D', 0x34, 0x12];
+    let v = InstanceNoPos::decode(&bytes).unwrap();
+    assert_eq!(v.body, [0xaa, 0xbb]);
+    assert_eq!(v.trailer.crc, 0x1234);
+    assert_eq!(v.encode().unwrap(), bytes);
+    // Built plainly: the trailer goes after the body, wherever that ends now.
+    let built = InstanceNoPos {
+        body: vec![1, 2, 3],
+        trailer: Box::new(Trailer { crc: 7 }),
+        ..Default::default()
+    };
+    let out = built.encode().unwrap();
+    assert_eq!(out, [3, 1, 2, 3, b'E', b'N', b'D', 7, 0]);
+    assert_eq!(InstanceNoPos::decode(&out).unwrap(), built);
+    // Cut inside the trailer: the error names it and where it starts.
+    let e = InstanceNoPos::decode(&bytes[..7]).unwrap_err();
+    assert_eq!(e.path.to_string(), "trailer.crc", "{e}");
+    // A second instance without `pos` in one type is refused.
+    let two = "meta:\n  id: two\nseq:\n  - id: a\n    type: u1\ninstances:\n  b:\n    type: u1\n  c:\n    type: u1\n";
+    let shown =
+        statepack_codegen::render(&statepack_codegen::generate(two, "two.ksy").unwrap_err());
+    assert!(
+        shown.contains("a second instance without `pos` in one type (the first is `b`)"),
+        "{shown}"
+    );
+}

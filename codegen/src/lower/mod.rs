@@ -638,6 +638,7 @@ impl<'a> Lower<'a> {
             return Vec::new();
         };
         let mut out: Vec<Instance> = Vec::new();
+        let mut no_pos: Option<&Key> = None;
         for (k, v) in m {
             let ip = format!("{kp}.{}", k.text);
             if !is_ident(&k.text) {
@@ -658,6 +659,20 @@ impl<'a> Lower<'a> {
                     .iter()
                     .any(|(k, _)| POSITIONAL_KEYS.contains(&k.text.as_str()))
             {
+                if get("pos").is_none() {
+                    // Kaitai Struct reads a second instance without `pos` where the first one's
+                    // read ended, if it is used after it: the value depends on the order of use.
+                    if let Some(first) = no_pos {
+                        self.err(
+                            k.pos,
+                            &ip,
+                            format!("a second instance without `pos` in one type (the first is `{}`)", first.text),
+                            "give every instance but one a `pos` (`pos: _io.pos` reads where the `seq` ends)",
+                        );
+                        continue;
+                    }
+                    no_pos = Some(k);
+                }
                 if let Some(f) = lower_positional(self, k, v, im, &ip) {
                     positional.push(f);
                 }
@@ -1943,16 +1958,26 @@ pub(crate) fn lower_positional(
     ip: &str,
 ) -> Option<Field> {
     let get = |name: &str| entries.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
-    let Some(pos_node) = get("pos") else {
-        lw.err(
-            node.pos,
-            ip,
-            "a positional instance needs `pos`",
-            "add `pos: <expression>` (the byte offset in the stream, from its start)",
-        );
-        return None;
+    let pos = match get("pos") {
+        Some(pos_node) => lw.src_expr(pos_node, &format!("{ip}.pos"))?,
+        // Without `pos` the instance is read where its stream is when it is read (Kaitai
+        // Struct reads it at the stream's position at first use; statepack reads instances
+        // at their first use or after the `seq`, so the two agree): `pos: _io.pos`.
+        None if get("io").is_none() => SrcExpr {
+            expr: Expr::Attr(Box::new(Expr::Name("_io".into())), "pos".into()),
+            src: "_io.pos".into(),
+            pos: node.pos,
+        },
+        None => {
+            lw.err(
+                node.pos,
+                ip,
+                "an instance with `io` needs `pos`",
+                "add `pos: <expression>` (the byte offset in that stream, from its start)",
+            );
+            return None;
+        }
     };
-    let pos = lw.src_expr(pos_node, &format!("{ip}.pos"))?;
     let mut io_of = None;
     let whole = match get("io") {
         None => false,
