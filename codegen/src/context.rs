@@ -221,11 +221,24 @@ fn attr_chain(head: Expr, steps: &[String]) -> Expr {
         .fold(head, |e, st| Expr::Attr(Box::new(e), st.clone()))
 }
 
+/// Whether type `i` is the root type of its schema file: the importing schema's root (type 0)
+/// or an imported schema's root (the type of another file directly under its schema id).
+fn is_file_root(s: &Schema, i: usize) -> bool {
+    i == 0 || (s.types[i].file != s.types[0].file && s.types[i].scope.len() == 1)
+}
+
+/// The root type of the schema file that defines type `i` (see [`is_file_root`]).
+fn file_root_of(s: &Schema, i: usize) -> usize {
+    (0..s.types.len())
+        .find(|&r| is_file_root(s, r) && s.types[r].file == s.types[i].file)
+        .unwrap_or(0)
+}
+
 /// The argument a field of type `pi` gives for chain `c` of the type it reads; `None` when
 /// `parent: false` leaves nothing to give.
-fn site_arg(c: &Chain, pi: usize, f: &Field, root_recursive: bool) -> Option<Expr> {
+fn site_arg(c: &Chain, f: &Field, reader_is_root: bool) -> Option<Expr> {
     if c.root {
-        return Some(if pi == 0 && !root_recursive {
+        return Some(if reader_is_root {
             attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..])
         } else {
             attr_chain(Expr::Name("_root".into()), &c.steps)
@@ -402,11 +415,23 @@ fn mark_recursive(s: &mut Schema) {
 /// its chains with their param ids and first uses; `None` when a path cannot be lowered
 /// (reported in `diags`).
 fn context_chains(s: &mut Schema, diags: &mut Vec<Diag>) -> Option<Vec<Vec<(Chain, String, Use)>>> {
-    let root_name = s.types.first().map(|t| t.name.clone()).unwrap_or_default();
-    let root_recursive = s
-        .types
-        .iter()
-        .any(|t| t.fields.iter().any(|f| read_types(f).contains(&root_name)));
+    // `_root` is the root type of the schema file that defines the type (as in Kaitai
+    // Struct: an imported schema's types see its own root): the importing schema's root,
+    // or an imported schema's root type (the one of its file directly under the schema id).
+    let file_root: Vec<bool> = (0..s.types.len()).map(|i| is_file_root(s, i)).collect();
+    // A file's root that a type of the same file reads holds a `_root` of its own only at
+    // the top: such a root takes `_root.x` from its reader, or its own `x` when it is the top.
+    let root_recursive: Vec<bool> = (0..s.types.len())
+        .map(|ri| {
+            file_root[ri]
+                && s.types.iter().any(|t| {
+                    t.file == s.types[ri].file
+                        && t.fields
+                            .iter()
+                            .any(|f| read_types(f).contains(&s.types[ri].name))
+                })
+        })
+        .collect();
     let file = s.file.clone();
     // Per type: chain -> param id, and where it was first used.
     let mut chains: Vec<Vec<(Chain, String, Use)>> = vec![Vec::new(); s.types.len()];
@@ -423,15 +448,15 @@ fn context_chains(s: &mut Schema, diags: &mut Vec<Diag>) -> Option<Vec<Vec<(Chai
                 let mut err = None;
                 let r = rewrite(&mut e.expr, &snapshot, &mut |c: Chain| {
                     let own = attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..]);
-                    if c.root && ti == 0 && !root_recursive {
+                    if c.root && file_root[ti] && !root_recursive[ti] {
                         return Ok(own);
                     }
-                    if !c.root && ti == 0 && !root_recursive {
+                    if !c.root && ti == 0 && !root_recursive[0] {
                         return Err("the root type has no `_parent`".into());
                     }
                     // In a recursive root type, `_root.x` is the top level's `x`: given by
                     // the reading field, or the type's own `x` at the top level.
-                    let in_root = c.root && ti == 0;
+                    let in_root = c.root && file_root[ti];
                     let wrap = move |id: String| {
                         if in_root {
                             Expr::Call(
@@ -511,10 +536,22 @@ fn context_chains(s: &mut Schema, diags: &mut Vec<Diag>) -> Option<Vec<Vec<(Chai
                         .iter()
                         .find(|(n, _)| *n == tn)
                         .map_or(0, |(_, a)| a.len());
+                    if s.types[pi].file != s.types[ci].file {
+                        if let Some((c, _, u)) = chains[ci][done..].iter().find(|(c, _, _)| c.root)
+                        {
+                            // `_root` here would be the reader's root, of another file.
+                            diags.push(Diag::new(&s.types[ci].file, u.pos, &u.key_path, format!(
+                                "`{}` in `{}` is the root of {}, but `{}` of {} reads the type directly",
+                                c.text(), s.types[ci].schema_name, s.types[ci].file, f.key_path, s.types[pi].file
+                            ), format!("read `{}` through the root type of its schema, or pass the value as a param", s.types[ci].schema_name)));
+                            return None;
+                        }
+                    }
+                    let reader_is_root = file_root[pi] && !root_recursive[pi];
                     let todo: Vec<Option<SrcExpr>> = chains[ci][done..]
                         .iter()
                         .map(|(c, _, _)| {
-                            site_arg(c, pi, f, root_recursive).map(|expr| SrcExpr {
+                            site_arg(c, f, reader_is_root).map(|expr| SrcExpr {
                                 src: expr.to_string(),
                                 expr,
                                 pos: f.pos_of("type"),
@@ -609,7 +646,7 @@ fn context_param_types(
             if found.is_none() && !optional && c.root {
                 // No field reads the type: `_root` still has one type.
                 let e = attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..]);
-                match kind_of(s, 0, None, &e, kinds, 0) {
+                match kind_of(s, file_root_of(s, ci), None, &e, kinds, 0) {
                     Ok(k) => found = Some((k, String::new())),
                     Err(m) => diags.push(Diag::new(
                         &file,

@@ -1916,3 +1916,33 @@ fn instance_without_pos_reads_where_the_seq_ends() {
         "{shown}"
     );
 }
+
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/root_of_import.rs"]
+mod root_of_import;
+
+/// `_root` in an imported schema's types is that schema's root, not the importer's.
+#[test]
+fn root_in_an_imported_schema_is_its_own_root() {
+    use root_of_import::RootOfImport;
+    // The importer's `width` is 9; the library's root says 3.
+    let bytes = [9, 2, 3, 1, 2, 3, 4, 5, 6];
+    let v = RootOfImport::decode(&bytes).unwrap();
+    assert_eq!(v.width, 9);
+    assert_eq!(v.lib.width, 3);
+    assert_eq!(v.lib.items.len(), 2);
+    assert_eq!(v.lib.items[1].data, [4, 5, 6]);
+    assert_eq!(v.encode().unwrap(), bytes);
+    // Read directly by the importer, the library's type would see the importer's root.
+    let direct = "meta:\n  id: direct\n  imports:\n    - imported/root_lib\nseq:\n  - id: width\n    type: u1\n  - id: one\n    type: root_lib::item\n";
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run/direct.ksy");
+    let shown = statepack_codegen::render(
+        &statepack_codegen::generate_at(direct, "direct.ksy", &path).unwrap_err(),
+    );
+    assert!(
+        shown.contains("`_root.width` in `item` is the root of")
+            && shown.contains("reads the type directly"),
+        "{shown}"
+    );
+}
