@@ -61,6 +61,8 @@ pub struct Schema {
     pub opaque_types: bool,
     /// The opaque type names used by fields (filled when names are resolved).
     pub opaque: Vec<String>,
+    /// Warnings of this file and its imports: accepted, but worth a look (unknown encodings).
+    pub warnings: Vec<crate::diag::Diag>,
 }
 
 /// One user type (a `seq` of fields).

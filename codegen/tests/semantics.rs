@@ -1946,3 +1946,42 @@ fn root_in_an_imported_schema_is_its_own_root() {
         "{shown}"
     );
 }
+
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/unknown_encoding.rs"]
+mod unknown_encoding;
+
+/// An unknown encoding is a warning when generating, and an error only where the field is
+/// read or written.
+#[test]
+fn unknown_encoding_fails_where_the_field_is_met() {
+    use unknown_encoding::UnknownEncoding;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run/unknown_encoding.ksy");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let s = statepack_codegen::load_schema_at(&text, "unknown_encoding.ksy", &path).unwrap();
+    let shown = statepack_codegen::render(&s.warnings);
+    assert!(
+        shown.contains("unknown_encoding.ksy:17:15: warning: unknown encoding `x-legacy-charset`")
+            && shown.ends_with("1 warning(s)\n"),
+        "{shown}"
+    );
+    // Without the field the file reads and writes.
+    let v = UnknownEncoding::decode(&[1, b'a', 0]).unwrap();
+    assert_eq!(v.name, "a");
+    assert_eq!(v.encode().unwrap(), [1, b'a', 0]);
+    // With it, reading fails at the field.
+    let e = UnknownEncoding::decode(&[1, b'a', 1, b'x', b'y']).unwrap_err();
+    assert_eq!(e.path.to_string(), "legacy");
+    assert_eq!(e.offset, 3);
+    assert!(e.to_string().contains("unknown encoding"), "{e}");
+    // And writing it fails naming the field.
+    let w = UnknownEncoding {
+        name: "a".into(),
+        has_legacy: 1,
+        legacy: Some("xy".into()),
+        ..Default::default()
+    };
+    let e = w.encode().unwrap_err();
+    assert_eq!(e.path.to_string(), "legacy", "{e}");
+}

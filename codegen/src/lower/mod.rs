@@ -317,6 +317,7 @@ impl<'a> Lower<'a> {
             imports,
             opaque_types,
             opaque: Vec::new(),
+            warnings: Vec::new(),
         })
     }
 
@@ -358,13 +359,17 @@ impl<'a> Lower<'a> {
             "GBK" | "GB2312" => "GBK",
             "BIG5" => "Big5",
             _ => {
-                self.err(
+                // As in Kaitai Struct: accepted with a warning; the generated reader and
+                // writer refuse the field when they meet it (`BadString`, "unknown
+                // encoding"), and a schema that never reaches it reads the rest.
+                self.warnings.push(crate::diag::Diag::warn(
+                    self.file,
                     pos,
                     kp,
-                    format!("encoding `{s}` is not supported"),
+                    format!("unknown encoding `{s}`: reading or writing this text fails"),
                     "use UTF-8, ASCII, UTF-16LE/BE, ISO-8859-x, windows-125x, SJIS, IBM437, KOI8-R/U, EUC-JP, EUC-KR, GBK or Big5",
-                );
-                return None;
+                ));
+                crate::sem::intern(s)
             }
         })
     }
