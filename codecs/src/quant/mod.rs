@@ -8,8 +8,8 @@
 //! - [`half`]: one IEEE 754 binary16 codec whose rounding (ties to even or away from zero)
 //!   and overflow rule (refuse or saturate) are parameters, so each format keeps its bytes.
 //! - [`round_clamped`], [`quantize_symmetric`] / [`dequantize_symmetric`] and
-//!   [`quantize_scaled`]: scalar fixed point;
-//!   offset binary is [`crate::bits::to_offset_binary`] (bit fields use it too).
+//!   [`quantize_scaled`]: scalar fixed point; offset binary is the runtime's
+//!   `statepack_runtime::bits::to_offset_binary` (bit fields use it too).
 //! - [`angle_between_rad`]: the one rotation error metric, in radians; the study's own
 //!   `2 acos |a·b|` is [`angle_between_acos_rad`] beside it.
 //! - [`quantize_range`] / [`dequantize_range`]: unsigned fixed point over a per-track range
