@@ -55,9 +55,12 @@ mod generated_support;
 #[cfg(any(feature = "binrw", feature = "deku", feature = "bitvec"))]
 pub mod interop;
 pub mod io;
+pub mod limits;
 pub mod positional;
 pub mod process;
 pub mod reflect;
+#[cfg(feature = "zlib")]
+pub mod zlib;
 
 pub use generated_support::GENERATED_CODE_INTERFACE;
 

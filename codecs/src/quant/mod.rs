@@ -100,7 +100,7 @@ pub fn dequantize_symmetric(code: i32, max: f64, bits: u32) -> f64 {
 /// Used by the animation clips' per-track widths and the study's 16-bit scalar keys.
 #[inline]
 pub fn quantize_range(v: f64, lo: f64, extent: f64, max_code: f64) -> u64 {
-    if !(extent > 0.0) {
+    if extent.is_nan() || extent <= 0.0 {
         return 0;
     }
     round_clamped((v - lo) / extent * max_code, 0.0, max_code) as u64
