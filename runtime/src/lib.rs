@@ -15,7 +15,7 @@
 //!   tools that work on every schema).
 //! - [`process`]: custom processors (`process: name(args)`) and opaque external types,
 //!   written in Rust for generated code to call.
-//! - [`format`]: `RootType`, the whole-file decode and encode of every generated root type.
+//! - [`format`](mod@format): `RootType`, the whole-file decode and encode of every generated root type.
 //! - `bytes_json` (feature `serde`): the JSON form of byte fields in serde derives.
 //! - `interop` (features `binrw`, `deku`, `bitvec`): what generated binrw / deku / bitvec
 //!   impls call; the features also re-export those crates as `statepack_runtime::binrw`,
@@ -33,7 +33,7 @@
 //!
 //! | feature | adds | dependencies |
 //! |---|---|---|
-//! | `serde` | serde derives on generated types, through the re-export [`serde`](crate::serde); `bytes_json`, `io::float_json` | serde, hex |
+//! | `serde` | serde derives on generated types, through the re-export [`serde`]; `bytes_json`, `io::float_json` | serde, hex |
 //! | `zlib` | `process: zlib` fields, `cbtk_columns::deflate` and `cbtk_columns::inflate` | flate2 (pure Rust) |
 //! | `binrw`, `deku`, `bitvec` | `interop` and the re-export of the crate of that name (`deku` implies `bitvec`) | that crate |
 //!
