@@ -347,3 +347,62 @@ fn changed_instances_are_laid_out_or_refused_as_in_rust() {
     );
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
+
+/// CBTK tracks written by statepack (`schema/cbtrack_v1.ksy`: the info, features and window
+/// chunks are positional instances, at block offsets the header and window index give): the
+/// Luau module reads them (zlib chunks kept as stored bytes) and writes them back to the
+/// bytes the generated Rust writer writes, which are the track's own.
+#[test]
+fn cbtk_tracks_round_trip_through_luau() {
+    use statepack::formats::cbtrack::CbtrackV1;
+    use statepack::sim::cbtrack_match::MatchSpec;
+    let path = repo_root().join("schema/cbtrack_v1.ksy");
+    let text = statepack_codegen::read_schema_file(&path).unwrap();
+    let (_, host, module) = load(&text, &path).unwrap();
+    let small = MatchSpec::small();
+    let mut larger = MatchSpec::small();
+    larger.units = 24;
+    larger.frames = 900;
+    larger.window_length = 128;
+    let mut tracks = 0;
+    for spec in [small, larger] {
+        let mut out = std::io::Cursor::new(Vec::new());
+        spec.write(&mut out, |_, _| {}).unwrap();
+        let bytes = out.into_inner();
+        let decoded = CbtrackV1::decode(&bytes).unwrap();
+        let windows = decoded.head.index.len();
+        let rust = decoded.encode().unwrap();
+        let (_, luau) = round_trip(&host, &module, &bytes, "");
+        let luau = luau.unwrap_or_else(|e| panic!("Luau write: {e}"));
+        assert!(
+            luau == rust,
+            "Luau wrote {} byte(s), Rust {}",
+            luau.len(),
+            rust.len()
+        );
+        assert!(luau == bytes, "the track's own bytes");
+        // The second window's main chunk moved onto the first one's: refused, naming both.
+        assert!(windows >= 2, "{windows} window(s)");
+        let (_, e) = round_trip(
+            &host,
+            &module,
+            &bytes,
+            "v.head.index[2].main_block = v.head.index[1].main_block",
+        );
+        let e = e.unwrap_err();
+        assert!(
+            e.contains("`types.window.instances.main` overlaps `types.window.instances.main`"),
+            "{e}"
+        );
+        let mut moved = decoded.clone();
+        moved.head.index[1].main_block = moved.head.index[0].main_block;
+        moved.windows[1].entry.main_block = moved.head.index[0].main_block;
+        let r = moved.encode().unwrap_err().to_string();
+        assert!(r.contains(&e), "Rust `{r}` vs Luau `{e}`");
+        tracks += 1;
+    }
+    common::report(
+        "CBTK tracks read and written back by generated Luau",
+        tracks,
+    );
+}
