@@ -1230,6 +1230,15 @@ impl<'a> Emitter<'a> {
         Ok(x)
     }
 
+    /// A `size` on write: `nil` (the value's own length decides) when it uses the stream's
+    /// size or end (`_io.size - _io.pos - 2`), which a writer does not know.
+    fn wsize(&mut self, t: &'a TypeDef, e: &SrcExpr, index: Option<&'a str>) -> R<String> {
+        match self.wex(t, e, None, index) {
+            Err(_) if crate::instances::uses_io(&e.expr) => Ok("nil".into()),
+            other => other,
+        }
+    }
+
     /// How a field's value is derived on write from a later field, if it is.
     /// The derivation and the field it comes from (`None` for a `-sp-sum-of`).
     fn derived(&self, t: &TypeDef, f: &Field) -> Option<(String, Option<String>)> {
@@ -1454,7 +1463,7 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(o, "{i0}{}.write(w, {val}{args})", ty(tn));
         } else if matches!(f.process, Some(Process::Zlib)) {
             let n = match size {
-                Some(Size::Expr(e)) => self.wex(t, e, None, index)?,
+                Some(Size::Expr(e)) => self.wsize(t, e, index)?,
                 _ => "nil".into(),
             };
             let _ = writeln!(o, "{i0}S.writeBytes(w, {val}, nil, {n})");
@@ -1480,7 +1489,7 @@ impl<'a> Emitter<'a> {
                 let _ = writeln!(o, "{i0}{up}");
             }
             let n = match size {
-                Some(Size::Expr(e)) => self.wex(t, e, None, index)?,
+                Some(Size::Expr(e)) => self.wsize(t, e, index)?,
                 _ => "nil".into(),
             };
             match &f.term {
@@ -1585,7 +1594,7 @@ impl<'a> Emitter<'a> {
                     _ => None,
                 });
                 let n = match size {
-                    Some(Size::Expr(e)) => self.wex(t, e, None, index)?,
+                    Some(Size::Expr(e)) => self.wsize(t, e, index)?,
                     _ => "nil".into(),
                 };
                 let mut v = val.to_owned();
