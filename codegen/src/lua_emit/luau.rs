@@ -886,7 +886,10 @@ impl<'a> Emitter<'a> {
             if strict {
                 let _ = writeln!(o, "{i0}S.finishSub({sub})");
             } else {
-                let _ = writeln!(o, "{i0}S.keepUnread({sub}, {dst})");
+                let _ = writeln!(
+                    o,
+                    "{i0}if {sub}.pos < {sub}.limit then S.keepUnread({sub}, {dst}) end"
+                );
             }
             if enter {
                 let _ = writeln!(o, "{i0}S.leave({sub})");
@@ -915,7 +918,10 @@ impl<'a> Emitter<'a> {
             if strict {
                 let _ = writeln!(o, "{i0}S.finishSub({sub})");
             } else {
-                let _ = writeln!(o, "{i0}S.keepUnread({sub}, {dst})");
+                let _ = writeln!(
+                    o,
+                    "{i0}if {sub}.pos < {sub}.limit then S.keepUnread({sub}, {dst}) end"
+                );
             }
             if enter {
                 let _ = writeln!(o, "{i0}S.leave({sub})");
@@ -952,7 +958,10 @@ impl<'a> Emitter<'a> {
                 if strict {
                     let _ = writeln!(o, "{i0}S.finishSub({sub})");
                 } else {
-                    let _ = writeln!(o, "{i0}S.keepUnread({sub}, {dst})");
+                    let _ = writeln!(
+                        o,
+                        "{i0}if {sub}.pos < {sub}.limit then S.keepUnread({sub}, {dst}) end"
+                    );
                 }
                 if enter {
                     let _ = writeln!(o, "{i0}S.leave({sub})");
