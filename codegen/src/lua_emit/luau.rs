@@ -178,7 +178,7 @@ impl<'a> Emitter<'a> {
             camel(&t.name)
         );
         if self.is_positional_root(t) {
-            o.push_str("\t--- The bytes after the last `seq` field up to the furthest byte a positional instance\n\t--- read, as read; written back under the instances (which must agree with them).\n\t__beyond: string?,\n");
+            o.push_str("\t--- The bytes after the last `seq` field up to the furthest byte a positional instance\n\t--- read, as read; written back after the `seq`, under the instances (which replace them).\n\t__beyond: string?,\n");
         }
         for f in &t.fields {
             if let Some(k) = kept_pos(f) {
