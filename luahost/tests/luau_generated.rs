@@ -437,6 +437,9 @@ fn run_kst(suite: &Path, kst_path: &Path) -> Outcome {
 /// The fewest suite tests the generated Luau must pass (a regression below fails the test).
 const LUAU_SUITE_FLOOR: usize = 267;
 
+/// The fewest of them the generated Luau must also write back (a regression below fails).
+const LUAU_WRITTEN_FLOOR: usize = 199;
+
 #[test]
 fn kaitai_suite_through_generated_luau() {
     let Some(suite) = suite_dir() else {
@@ -482,6 +485,10 @@ fn kaitai_suite_through_generated_luau() {
     assert!(
         pass >= LUAU_SUITE_FLOOR,
         "only {pass} suite tests pass through generated Luau (at least {LUAU_SUITE_FLOOR} did)"
+    );
+    assert!(
+        written >= LUAU_WRITTEN_FLOOR,
+        "only {written} suite tests are written back by generated Luau (at least {LUAU_WRITTEN_FLOOR} were)"
     );
 }
 

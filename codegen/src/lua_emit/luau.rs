@@ -174,10 +174,21 @@ impl<'a> Emitter<'a> {
         }
         let _ = writeln!(
             o,
-            "export type {} = {{\n\t__type: string,\n\t__sizeof: number,",
+            "export type {} = {{\n\t__type: string,\n\t__sizeof: number,\n\t--- Bytes of a sized field after this value's `seq` (lenient rules), written back after it.\n\t__unread: string?,",
             camel(&t.name)
         );
+        if self.is_positional_root(t) {
+            o.push_str("\t--- The bytes after the last `seq` field up to the furthest byte a positional instance\n\t--- read, as read; written back after the `seq`, under the instances (which replace them).\n\t__beyond: string?,\n");
+        }
         for f in &t.fields {
+            if let Some(k) = kept_pos(f) {
+                let _ = writeln!(
+                    o,
+                    "\t--- Where `{}` was read (`pos: {}`, from the start of its stream): written back there.\n\t{k}: number?,",
+                    f.id,
+                    f.at.as_ref().map(|a| a.pos.src.as_str()).unwrap_or("")
+                );
+            }
             let k = field_kind(self.s, f);
             let opt = if f.cond.is_some() || matches!(f.kind, FieldKind::Switch { .. }) {
                 "?"
@@ -341,6 +352,11 @@ impl<'a> Emitter<'a> {
                 );
             }
         }
+        if self.is_positional_root(t) {
+            // The bytes after the seq up to the furthest byte a positional instance read
+            // belong to the root: kept, and written back under the instances.
+            let _ = writeln!(o, "\tv.__beyond = S.takeBeyond(r)");
+        }
         let _ = writeln!(o, "\tv.__sizeof = r.pos - __start");
         for p in t.params.iter().filter(|p| p.context.is_none()) {
             let _ = writeln!(o, "\t{} = {}", dot("v", &p.id), param_local(&p.id));
@@ -432,6 +448,15 @@ impl<'a> Emitter<'a> {
             let (pos, _) = self.ex(t, &at.pos, "r", None, None)?;
             let io = self.fresh("io");
             let src = if at.whole { "S.rootOf(r)" } else { "S.view(r)" };
+            // A `pos` computed from the stream (`_io.size - 8`) is kept: the writer, which
+            // does not know the stream's size, puts the instance back there.
+            let pos = match kept_pos(f) {
+                Some(k) => {
+                    let _ = writeln!(o, "{}{} = {pos}", ind(depth), dot("v", &k));
+                    dot("v", &k)
+                }
+                None => pos,
+            };
             let _ = writeln!(
                 o,
                 "{}local {io} = {src}\n{}S.seekRel({io}, {pos}, {fname})",
@@ -442,6 +467,9 @@ impl<'a> Emitter<'a> {
         }
         let body = self.read_repeat(t, f, &reader, &target, &fname, depth)?;
         o.push_str(&body);
+        if f.at.is_some() {
+            let _ = writeln!(o, "{}S.leaveInstance({reader})", ind(depth));
+        }
         if f.cond.is_some() {
             o.push_str("\tend\n");
         }
@@ -857,6 +885,11 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(o, "{i0}{dst} = {}.read({sub}{args})", ty(tn));
             if strict {
                 let _ = writeln!(o, "{i0}S.finishSub({sub})");
+            } else {
+                let _ = writeln!(
+                    o,
+                    "{i0}if {sub}.pos < {sub}.limit then S.keepUnread({sub}, {dst}) end"
+                );
             }
             if enter {
                 let _ = writeln!(o, "{i0}S.leave({sub})");
@@ -884,6 +917,11 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(o, "{i0}{dst} = {}.read({sub}{args})", ty(tn));
             if strict {
                 let _ = writeln!(o, "{i0}S.finishSub({sub})");
+            } else {
+                let _ = writeln!(
+                    o,
+                    "{i0}if {sub}.pos < {sub}.limit then S.keepUnread({sub}, {dst}) end"
+                );
             }
             if enter {
                 let _ = writeln!(o, "{i0}S.leave({sub})");
@@ -919,6 +957,11 @@ impl<'a> Emitter<'a> {
                 let _ = writeln!(o, "{i0}{dst} = {}.read({sub}{args})", ty(tn));
                 if strict {
                     let _ = writeln!(o, "{i0}S.finishSub({sub})");
+                } else {
+                    let _ = writeln!(
+                        o,
+                        "{i0}if {sub}.pos < {sub}.limit then S.keepUnread({sub}, {dst}) end"
+                    );
                 }
                 if enter {
                     let _ = writeln!(o, "{i0}S.leave({sub})");
@@ -1158,6 +1201,10 @@ impl<'a> Emitter<'a> {
                 }
             }
         }
+        if problem.is_none() && self.is_positional_root(t) {
+            // The root's stream ends here: its kept bytes, then the queued instances.
+            body.push_str("\tS.layOut(w, v.__beyond)\n");
+        }
         match problem {
             None => o.push_str(&body),
             Some(m) => {
@@ -1181,6 +1228,8 @@ impl<'a> Emitter<'a> {
         index: Option<&'a str>,
     ) -> R<String> {
         let (x, _) = self.ex(t, e, "__noio", elem, index)?;
+        // `_io.pos` while writing: the bytes written in the writer's stream so far.
+        let x = x.replace("(__noio.pos - __noio.base)", "S.writerPos(w)");
         if x.contains("__noio") || x.contains("__start") {
             return Err(format!(
                 "`{}` uses the stream (`_io`, `_sizeof`), which a writer does not know",
@@ -1188,6 +1237,15 @@ impl<'a> Emitter<'a> {
             ));
         }
         Ok(x)
+    }
+
+    /// A `size` on write: `nil` (the value's own length decides) when it uses the stream's
+    /// size or end (`_io.size - _io.pos - 2`), which a writer does not know.
+    fn wsize(&mut self, t: &'a TypeDef, e: &SrcExpr, index: Option<&'a str>) -> R<String> {
+        match self.wex(t, e, None, index) {
+            Err(_) if crate::instances::uses_io(&e.expr) => Ok("nil".into()),
+            other => other,
+        }
     }
 
     /// How a field's value is derived on write from a later field, if it is.
@@ -1233,16 +1291,59 @@ impl<'a> Emitter<'a> {
         None
     }
 
-    fn write_field(&mut self, t: &'a TypeDef, f: &'a Field) -> R<String> {
-        if f.at.is_some() {
-            return Err("a positional instance (`pos`)".into());
+    /// A positional instance's write: opened with a writer of its own (`w` inside), closed
+    /// by queueing it for its position (laid out when the stream is finished).
+    fn positional_write(
+        &mut self,
+        t: &'a TypeDef,
+        f: &'a Field,
+        at: &'a crate::ir::Positional,
+        d: usize,
+    ) -> R<(String, String)> {
+        if at.io_of.is_some() {
+            return Err("a positional instance in another value's stream (`io: X._io`)".into());
         }
+        let pos = if let Some(k) = kept_pos(f) {
+            dot("v", &k)
+        } else if is_stream_position(&at.pos.expr) {
+            "S.writerPos(w)".to_string()
+        } else {
+            self.wex(t, &at.pos, None, None)?
+        };
+        let i0 = ind(d);
+        let iw = self.fresh("iw");
+        let fname = lua_str(f.id.as_bytes());
+        Ok((
+            format!(
+                "{i0}local {iw} = S.instanceWriter(w, {pos}, {}, {fname})\n{i0}do\n{i0}\tlocal w = {iw}\n",
+                at.whole
+            ),
+            format!(
+                "{i0}end\n{i0}S.place(w, {iw}, {})\n",
+                lua_str(f.key_path.as_bytes())
+            ),
+        ))
+    }
+
+    fn write_field(&mut self, t: &'a TypeDef, f: &'a Field) -> R<String> {
         let mut o = String::new();
         let fname = lua_str(f.id.as_bytes());
         let mut d = 1;
         if let Some(c) = &f.cond {
-            let c = self.wex(t, c, None, None)?;
+            let c = if crate::instances::uses_io(&c.expr) {
+                // `_io.size`, `_io.eof` are not known while writing: the value decides.
+                format!("{} ~= nil", dot("v", &f.id))
+            } else {
+                self.wex(t, c, None, None)?
+            };
             let _ = writeln!(o, "\tif {c} then");
+            d += 1;
+        }
+        let mut close = None;
+        if let Some(at) = &f.at {
+            let (open, end) = self.positional_write(t, f, at, d)?;
+            o.push_str(&open);
+            close = Some(end);
             d += 1;
         }
         let i0 = ind(d);
@@ -1302,10 +1403,27 @@ impl<'a> Emitter<'a> {
                 }
             }
         }
+        if let Some(end) = close {
+            o.push_str(&end);
+        }
         if f.cond.is_some() {
             o.push_str("\tend\n");
         }
         Ok(o)
+    }
+
+    /// Whether `t` is the root type of a schema with positional instances: its reader keeps
+    /// `__beyond` and its writer lays the instances out.
+    fn is_positional_root(&self, t: &TypeDef) -> bool {
+        std::ptr::eq(t, &self.s.types[0]) && self.has_positional()
+    }
+
+    /// Whether any type of the schema has a positional instance.
+    fn has_positional(&self) -> bool {
+        self.s
+            .types
+            .iter()
+            .any(|t| t.fields.iter().any(|f| f.at.is_some()))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1347,11 +1465,14 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(o, "{i0}S.enter(w, {fname})");
         }
         let plain = size.is_none() && f.term.is_none() && f.process.is_none();
-        if plain || matches!(size, Some(Size::Eos)) && f.process.is_none() && f.term.is_none() {
+        // `size-eos` is a substream of its own where the reader makes one (lenient rules).
+        let eos_plain =
+            matches!(size, Some(Size::Eos)) && f.process.is_none() && f.term.is_none() && f.strict;
+        if plain || eos_plain {
             let _ = writeln!(o, "{i0}{}.write(w, {val}{args})", ty(tn));
         } else if matches!(f.process, Some(Process::Zlib)) {
             let n = match size {
-                Some(Size::Expr(e)) => self.wex(t, e, None, index)?,
+                Some(Size::Expr(e)) => self.wsize(t, e, index)?,
                 _ => "nil".into(),
             };
             let _ = writeln!(o, "{i0}S.writeBytes(w, {val}, nil, {n})");
@@ -1359,15 +1480,25 @@ impl<'a> Emitter<'a> {
             let sub = self.fresh("sub");
             let _ = writeln!(
                 o,
-                "{i0}local {sub} = S.writer()\n{i0}{sub}.path = w.path\n{i0}{}.write({sub}, {val}{args})\n{i0}local {sub}s = buffer.tostring(S.finish({sub}))",
+                "{i0}local {sub} = S.writer()\n{i0}{sub}.path = w.path\n{i0}{sub}.root = w.root or w\n{i0}{}.write({sub}, {val}{args})\n{i0}S.writeUnread({sub}, {val})",
                 ty(tn)
             );
+            if f.process.is_some() || f.term.is_some() {
+                // Transformed bytes: the substream's instances are laid out in it first.
+                let _ = writeln!(o, "{i0}local {sub}s = S.streamBytes({sub})");
+            } else {
+                // A sized substream: its instances move to this stream, where it is written.
+                let _ = writeln!(
+                    o,
+                    "{i0}S.adopt(w, {sub})\n{i0}local {sub}s = buffer.tostring(S.finish({sub}))"
+                );
+            }
             let up = self.unprocess(t, f, &format!("{sub}s"), "__noio", index, true)?;
             if !up.is_empty() {
                 let _ = writeln!(o, "{i0}{up}");
             }
             let n = match size {
-                Some(Size::Expr(e)) => self.wex(t, e, None, index)?,
+                Some(Size::Expr(e)) => self.wsize(t, e, index)?,
                 _ => "nil".into(),
             };
             match &f.term {
@@ -1472,7 +1603,7 @@ impl<'a> Emitter<'a> {
                     _ => None,
                 });
                 let n = match size {
-                    Some(Size::Expr(e)) => self.wex(t, e, None, index)?,
+                    Some(Size::Expr(e)) => self.wsize(t, e, index)?,
                     _ => "nil".into(),
                 };
                 let mut v = val.to_owned();
@@ -1665,4 +1796,27 @@ fn value_keys(t: &TypeDef) -> String {
         }
     }
     o
+}
+
+/// The member keeping where a positional instance was read, when its `pos` is computed from
+/// the stream (`_io.size - 8`), which a writer does not know: `__pos_<name>`. `pos: _io.pos`
+/// (also an instance without `pos`) is the writer's own position and needs none.
+fn kept_pos(f: &Field) -> Option<String> {
+    let at = f.at.as_ref()?;
+    if at.io_of.is_some()
+        || !crate::instances::uses_io(&at.pos.expr)
+        || is_stream_position(&at.pos.expr)
+    {
+        return None;
+    }
+    Some(match f.id.strip_prefix('_') {
+        Some(rest) => format!("__pos_{rest}_"),
+        None => format!("__pos_{}", f.id),
+    })
+}
+
+/// Whether `e` is exactly `_io.pos`.
+fn is_stream_position(e: &crate::expr::Expr) -> bool {
+    use crate::expr::Expr;
+    matches!(e, Expr::Attr(a, p) if p == "pos" && matches!(&**a, Expr::Name(n) if n == "_io"))
 }
