@@ -159,137 +159,22 @@ impl AnimClip {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
-        let magic: () = {
-            let __v: () = { __r.expect(b"SPAC") }.map_err(|e| e.in_field("magic"))?;
-            __r.leave(Some(b"SPAC"));
-            __v
-        };
-        let __rule_version: &'static str = "must equal 2";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
-        let version: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) != 2_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_version,
-                                },
-                            )
-                            .in_field("version"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
-        let flags: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let __rule_num_frames: &'static str = "must be at least 1";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
-        let num_frames: u16 = {
-            let __el_at = __r.offset();
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_frames"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) < 1_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_num_frames,
-                                },
-                            )
-                            .in_field("num_frames"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let (sample_rate, num_bones): (f32, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let sample_rate = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let num_bones = u16::from_le_bytes([__b[4], __b[5]]);
-                break 'run (sample_rate, num_bones);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("bones"));
-        let bones: ::std::vec::Vec<BoneTracks> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_bones as i128, BoneTracks::MIN_LEN)
-                    .map_err(|e| e.in_field("bones"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    BoneTracks::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("bones"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("len_bits"));
-        let len_bits: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("len_bits"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("bits"));
-        let bits: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized(len_bits as i128).map(|b| b.to_vec())
-            }
-                .map_err(|e| e.in_field("bits"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self {
-            version,
-            flags,
-            num_frames,
-            sample_rate,
-            bones,
-            bits,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
         let magic: () = {
@@ -350,18 +235,39 @@ impl AnimClip {
             __v
         };
         let (sample_rate, num_bones): (f32, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let sample_rate = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let num_bones = u16::from_le_bytes([__b[4], __b[5]]);
-                break 'run (sample_rate, num_bones);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let sample_rate = f32::from_le_bytes([
+                        __b[0],
+                        __b[1],
+                        __b[2],
+                        __b[3],
+                    ]);
+                    let num_bones = u16::from_le_bytes([__b[4], __b[5]]);
+                    break 'run (sample_rate, num_bones);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("sample_rate"));
+            let sample_rate: f32 = {
+                let __v: f32 = { __r.read_f32le() }
+                    .map_err(|e| e.in_field("sample_rate"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
+            let num_bones: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_bones"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (sample_rate, num_bones)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("bones"));
         let bones: ::std::vec::Vec<BoneTracks> = {
@@ -373,7 +279,7 @@ impl AnimClip {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    BoneTracks::read_push(__r, &mut __list)
+                    BoneTracks::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("bones"))?;
                     __r.leave::<()>(None);
                 }
@@ -397,136 +303,25 @@ impl AnimClip {
             __r.leave(Some(&__v));
             __v
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 version,
                 flags,
                 num_frames,
                 sample_rate,
                 bones,
                 bits,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
-        let magic: () = {
-            let __v: () = { __r.expect(b"SPAC") }.map_err(|e| e.in_field("magic"))?;
-            __r.leave(Some(b"SPAC"));
-            __v
-        };
-        let __rule_version: &'static str = "must equal 2";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
-        let version: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) != 2_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_version,
-                                },
-                            )
-                            .in_field("version"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
-        let flags: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let __rule_num_frames: &'static str = "must be at least 1";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
-        let num_frames: u16 = {
-            let __el_at = __r.offset();
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_frames"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) < 1_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_num_frames,
-                                },
-                            )
-                            .in_field("num_frames"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("sample_rate"));
-        let sample_rate: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("sample_rate"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
-        let num_bones: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_bones"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("bones"));
-        let bones: ::std::vec::Vec<BoneTracks> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_bones as i128, BoneTracks::MIN_LEN)
-                    .map_err(|e| e.in_field("bones"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    BoneTracks::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("bones"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("len_bits"));
-        let len_bits: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("len_bits"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("bits"));
-        let bits: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized(len_bits as i128).map(|b| b.to_vec())
-            }
-                .map_err(|e| e.in_field("bits"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self {
-            version,
-            flags,
-            num_frames,
-            sample_rate,
-            bones,
-            bits,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -933,9 +728,26 @@ impl BoneTracks {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("rotation"));
         let rotation: Track = {
             let __v: Track = { Track::read_from(__r) }
@@ -956,22 +768,13 @@ impl BoneTracks {
             __r.leave::<()>(None);
             __v
         };
-        Ok(Self {
-            rotation,
-            translation,
-            scale,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(
+            __put(Self {
+                rotation,
+                translation,
+                scale,
+            }),
+        )
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1153,9 +956,26 @@ impl Track {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
         let kind: TrackKind = {
             let __v: TrackKind = {
@@ -1217,18 +1037,7 @@ impl Track {
             __r.leave::<()>(None);
             __v
         };
-        Ok(Self { kind, body })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { kind, body }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1481,21 +1290,27 @@ impl DefaultTrack {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        Ok(Self {})
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Ok(__put(Self {}))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1613,9 +1428,26 @@ impl ConstantTrack {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("num_components"));
         let num_components: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("num_components"))?;
@@ -1645,18 +1477,7 @@ impl ConstantTrack {
             __r.leave::<()>(None);
             __l
         };
-        Ok(Self { values })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { values }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1834,55 +1655,49 @@ impl FixedPointTrack {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (four_components, width): (bool, u8) = if __r.has_run_bits(6u64) {
-            let four_components = __r.take_run_bits_be(1) != 0;
-            let width = __r.take_run_bits_be(5u32) as u8;
-            (four_components, width)
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.align_to_byte().map_err(|e| e.in_field("shift"))?;
-        __r.enter(::statepack_runtime::io::PathSeg::Field("shift"));
-        let shift: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("shift"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self {
-            four_components,
-            width,
-            shift,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
-        let (four_components, width): (bool, u8) = if __r.has_run_bits(6u64) {
-            let four_components = __r.take_run_bits_be(1) != 0;
-            let width = __r.take_run_bits_be(5u32) as u8;
+        let (four_components, width): (bool, u8) = 'run: {
+            if !__SLOW && T::SILENT {
+                if __r.has_run_bits(6u64) {
+                    let four_components = __r.take_run_bits_be(1) != 0;
+                    let width = __r.take_run_bits_be(5u32) as u8;
+                    break 'run (four_components, width);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
+            }
+            __r.enter(::statepack_runtime::io::PathSeg::Field("four_components"));
+            let four_components: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("four_components"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("width"));
+            let width: u8 = {
+                let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("width"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
             (four_components, width)
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
         };
         __r.align_to_byte().map_err(|e| e.in_field("shift"))?;
         __r.enter(::statepack_runtime::io::PathSeg::Field("shift"));
@@ -1891,47 +1706,22 @@ impl FixedPointTrack {
             __r.leave(Some(&__v));
             __v
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 four_components,
                 width,
                 shift,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("four_components"));
-        let four_components: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("four_components"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("width"));
-        let width: u8 = {
-            let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("width"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.align_to_byte().map_err(|e| e.in_field("shift"))?;
-        __r.enter(::statepack_runtime::io::PathSeg::Field("shift"));
-        let shift: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("shift"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self {
-            four_components,
-            width,
-            shift,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -2213,85 +2003,57 @@ impl AnimatedTrack {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (four_components, delta, index_bits): (bool, bool, u8) = if __r
-            .has_run_bits(7u64)
-        {
-            let four_components = __r.take_run_bits_be(1) != 0;
-            let delta = __r.take_run_bits_be(1) != 0;
-            let index_bits = __r.take_run_bits_be(5u32) as u8;
-            (four_components, delta, index_bits)
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.align_to_byte().map_err(|e| e.in_field("num_keys"))?;
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
-        let num_keys: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("components"));
-        let components: ::std::vec::Vec<Component> = {
-            let __l = {
-                let __n = __r
-                    .check_count(
-                        if four_components { 4_i128 } else { 3_i128 },
-                        Component::MIN_LEN,
-                    )
-                    .map_err(|e| e.in_field("components"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Component::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("components"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self {
-            four_components,
-            delta,
-            index_bits,
-            num_keys,
-            components,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
-        let (four_components, delta, index_bits): (bool, bool, u8) = if __r
-            .has_run_bits(7u64)
-        {
-            let four_components = __r.take_run_bits_be(1) != 0;
-            let delta = __r.take_run_bits_be(1) != 0;
-            let index_bits = __r.take_run_bits_be(5u32) as u8;
+        let (four_components, delta, index_bits): (bool, bool, u8) = 'run: {
+            if !__SLOW && T::SILENT {
+                if __r.has_run_bits(7u64) {
+                    let four_components = __r.take_run_bits_be(1) != 0;
+                    let delta = __r.take_run_bits_be(1) != 0;
+                    let index_bits = __r.take_run_bits_be(5u32) as u8;
+                    break 'run (four_components, delta, index_bits);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
+            }
+            __r.enter(::statepack_runtime::io::PathSeg::Field("four_components"));
+            let four_components: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("four_components"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("delta"));
+            let delta: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("delta"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("index_bits"));
+            let index_bits: u8 = {
+                let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("index_bits"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
             (four_components, delta, index_bits)
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
         };
         __r.align_to_byte().map_err(|e| e.in_field("num_keys"))?;
         __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
@@ -2313,7 +2075,7 @@ impl AnimatedTrack {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Component::read_push(__r, &mut __list)
+                    Component::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("components"))?;
                     __r.leave::<()>(None);
                 }
@@ -2322,80 +2084,24 @@ impl AnimatedTrack {
             __r.leave::<()>(None);
             __l
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 four_components,
                 delta,
                 index_bits,
                 num_keys,
                 components,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("four_components"));
-        let four_components: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("four_components"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("delta"));
-        let delta: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("delta"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("index_bits"));
-        let index_bits: u8 = {
-            let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("index_bits"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.align_to_byte().map_err(|e| e.in_field("num_keys"))?;
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
-        let num_keys: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("components"));
-        let components: ::std::vec::Vec<Component> = {
-            let __l = {
-                let __n = __r
-                    .check_count(
-                        if four_components { 4_i128 } else { 3_i128 },
-                        Component::MIN_LEN,
-                    )
-                    .map_err(|e| e.in_field("components"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Component::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("components"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self {
-            four_components,
-            delta,
-            index_bits,
-            num_keys,
-            components,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -2727,84 +2433,68 @@ impl Component {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (bits, lo, extent): (u8, u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
-                    break 'fast;
-                };
-                let bits = u8::from_le_bytes([__b[0]]);
-                let lo = u16::from_le_bytes([__b[1], __b[2]]);
-                let extent = u16::from_le_bytes([__b[3], __b[4]]);
-                break 'run (bits, lo, extent);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { bits, lo, extent })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (bits, lo, extent): (u8, u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
-                    break 'fast;
-                };
-                let bits = u8::from_le_bytes([__b[0]]);
-                let lo = u16::from_le_bytes([__b[1], __b[2]]);
-                let extent = u16::from_le_bytes([__b[3], __b[4]]);
-                break 'run (bits, lo, extent);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
+                        break 'fast;
+                    };
+                    let bits = u8::from_le_bytes([__b[0]]);
+                    let lo = u16::from_le_bytes([__b[1], __b[2]]);
+                    let extent = u16::from_le_bytes([__b[3], __b[4]]);
+                    break 'run (bits, lo, extent);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("bits"));
+            let bits: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("bits"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("lo"));
+            let lo: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("lo"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("extent"));
+            let extent: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("extent"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (bits, lo, extent)
         };
-        __out.push(Self { bits, lo, extent });
-        Ok(())
+        Ok(__put(Self { bits, lo, extent }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("bits"));
-        let bits: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("bits"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("lo"));
-        let lo: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("lo"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("extent"));
-        let extent: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("extent"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { bits, lo, extent })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

@@ -865,15 +865,17 @@ impl CbtkHead {
             __v
         };
         let (recorder_version, frames_per_second): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let recorder_version = u16::from_le_bytes([__b[0], __b[1]]);
-                let frames_per_second = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (recorder_version, frames_per_second);
+            if T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                        break 'fast;
+                    };
+                    let recorder_version = u16::from_le_bytes([__b[0], __b[1]]);
+                    let frames_per_second = u16::from_le_bytes([__b[2], __b[3]]);
+                    break 'run (recorder_version, frames_per_second);
+                }
+                ::statepack_runtime::io::unlikely();
             }
-            ::statepack_runtime::io::unlikely();
             __r.enter(::statepack_runtime::io::PathSeg::Field("recorder_version"));
             let recorder_version: u16 = {
                 let __v: u16 = { __r.read_u16le() }
@@ -966,17 +968,24 @@ impl CbtkHead {
             position_shift,
             velocity_shift,
         ): (u32, f32, u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<10>() else {
-                    break 'fast;
-                };
-                let num_windows = u32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let tolerance = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                let position_shift = u8::from_le_bytes([__b[8]]);
-                let velocity_shift = u8::from_le_bytes([__b[9]]);
-                break 'run (num_windows, tolerance, position_shift, velocity_shift);
+            if T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<10>() else {
+                        break 'fast;
+                    };
+                    let num_windows = u32::from_le_bytes([
+                        __b[0],
+                        __b[1],
+                        __b[2],
+                        __b[3],
+                    ]);
+                    let tolerance = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                    let position_shift = u8::from_le_bytes([__b[8]]);
+                    let velocity_shift = u8::from_le_bytes([__b[9]]);
+                    break 'run (num_windows, tolerance, position_shift, velocity_shift);
+                }
+                ::statepack_runtime::io::unlikely();
             }
-            ::statepack_runtime::io::unlikely();
             __r.enter(::statepack_runtime::io::PathSeg::Field("num_windows"));
             let num_windows: u32 = {
                 let __v: u32 = { __r.read_u32le() }
@@ -1209,25 +1218,27 @@ impl CbtkHead {
             __v
         };
         let (resource_tolerance, resource_fraction): (f32, f32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
-                    break 'fast;
-                };
-                let resource_tolerance = f32::from_le_bytes([
-                    __b[0],
-                    __b[1],
-                    __b[2],
-                    __b[3],
-                ]);
-                let resource_fraction = f32::from_le_bytes([
-                    __b[4],
-                    __b[5],
-                    __b[6],
-                    __b[7],
-                ]);
-                break 'run (resource_tolerance, resource_fraction);
+            if T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
+                        break 'fast;
+                    };
+                    let resource_tolerance = f32::from_le_bytes([
+                        __b[0],
+                        __b[1],
+                        __b[2],
+                        __b[3],
+                    ]);
+                    let resource_fraction = f32::from_le_bytes([
+                        __b[4],
+                        __b[5],
+                        __b[6],
+                        __b[7],
+                    ]);
+                    break 'run (resource_tolerance, resource_fraction);
+                }
+                ::statepack_runtime::io::unlikely();
             }
-            ::statepack_runtime::io::unlikely();
             __r.enter(::statepack_runtime::io::PathSeg::Field("resource_tolerance"));
             let resource_tolerance: f32 = {
                 let __v: f32 = { __r.read_f32le() }
@@ -3321,15 +3332,17 @@ impl ColumnEntry {
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         let (id, type_code): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let id = u16::from_le_bytes([__b[0], __b[1]]);
-                let type_code = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (id, type_code);
+            if T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                        break 'fast;
+                    };
+                    let id = u16::from_le_bytes([__b[0], __b[1]]);
+                    let type_code = u16::from_le_bytes([__b[2], __b[3]]);
+                    break 'run (id, type_code);
+                }
+                ::statepack_runtime::io::unlikely();
             }
-            ::statepack_runtime::io::unlikely();
             __r.enter(::statepack_runtime::io::PathSeg::Field("id"));
             let id: u16 = {
                 let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id"))?;

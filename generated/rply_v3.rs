@@ -705,9 +705,26 @@ impl RplyV3 {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("head"));
         let head: RplyHead = {
             let __v: RplyHead = { RplyHead::read_from(__r) }
@@ -729,18 +746,7 @@ impl RplyV3 {
             __r.leave::<()>(None);
             __v
         };
-        Ok(Self { head, ops })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { head, ops }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1038,159 +1044,22 @@ impl RplyHead {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
-        let magic: () = {
-            let __v: () = { __r.expect(b"RPLY") }.map_err(|e| e.in_field("magic"))?;
-            __r.leave(Some(b"RPLY"));
-            __v
-        };
-        let __rule_version: &'static str = "must equal 3";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
-        let version: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) != 3_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_version,
-                                },
-                            )
-                            .in_field("version"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let (
-            tick_rate,
-            place_version,
-            start_unix,
-            tick_count,
-            string_count,
-            keyframe_count,
-            op_bytes,
-        ): (u8, u32, f64, u32, u16, u16, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<25>() else {
-                    break 'fast;
-                };
-                let tick_rate = u8::from_le_bytes([__b[0]]);
-                let place_version = u32::from_le_bytes([__b[1], __b[2], __b[3], __b[4]]);
-                let start_unix = f64::from_le_bytes([
-                    __b[5],
-                    __b[6],
-                    __b[7],
-                    __b[8],
-                    __b[9],
-                    __b[10],
-                    __b[11],
-                    __b[12],
-                ]);
-                let tick_count = u32::from_le_bytes([
-                    __b[13],
-                    __b[14],
-                    __b[15],
-                    __b[16],
-                ]);
-                let string_count = u16::from_le_bytes([__b[17], __b[18]]);
-                let keyframe_count = u16::from_le_bytes([__b[19], __b[20]]);
-                let op_bytes = u32::from_le_bytes([__b[21], __b[22], __b[23], __b[24]]);
-                break 'run (
-                    tick_rate,
-                    place_version,
-                    start_unix,
-                    tick_count,
-                    string_count,
-                    keyframe_count,
-                    op_bytes,
-                );
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("strings"));
-        let strings: ::std::vec::Vec<Str16> = {
-            let __l = {
-                let __n = __r
-                    .check_count(string_count as i128, Str16::MIN_LEN)
-                    .map_err(|e| e.in_field("strings"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Str16::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("strings"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("keyframes"));
-        let keyframes: ::std::vec::Vec<Keyframe> = {
-            let __l = {
-                let __n = __r
-                    .check_count(keyframe_count as i128, Keyframe::MIN_LEN)
-                    .map_err(|e| e.in_field("keyframes"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Keyframe = {
-                                Keyframe::read_from(
-                                    __r,
-                                    tick_count as i128,
-                                    op_bytes as i128,
-                                )
-                            }
-                                .map_err(|e| e.in_index(__i).in_field("keyframes"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self {
-            version,
-            tick_rate,
-            place_version,
-            start_unix,
-            tick_count,
-            op_bytes,
-            strings,
-            keyframes,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
         let magic: () = {
@@ -1230,45 +1099,112 @@ impl RplyHead {
             keyframe_count,
             op_bytes,
         ): (u8, u32, f64, u32, u16, u16, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<25>() else {
-                    break 'fast;
-                };
-                let tick_rate = u8::from_le_bytes([__b[0]]);
-                let place_version = u32::from_le_bytes([__b[1], __b[2], __b[3], __b[4]]);
-                let start_unix = f64::from_le_bytes([
-                    __b[5],
-                    __b[6],
-                    __b[7],
-                    __b[8],
-                    __b[9],
-                    __b[10],
-                    __b[11],
-                    __b[12],
-                ]);
-                let tick_count = u32::from_le_bytes([
-                    __b[13],
-                    __b[14],
-                    __b[15],
-                    __b[16],
-                ]);
-                let string_count = u16::from_le_bytes([__b[17], __b[18]]);
-                let keyframe_count = u16::from_le_bytes([__b[19], __b[20]]);
-                let op_bytes = u32::from_le_bytes([__b[21], __b[22], __b[23], __b[24]]);
-                break 'run (
-                    tick_rate,
-                    place_version,
-                    start_unix,
-                    tick_count,
-                    string_count,
-                    keyframe_count,
-                    op_bytes,
-                );
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<25>() else {
+                        break 'fast;
+                    };
+                    let tick_rate = u8::from_le_bytes([__b[0]]);
+                    let place_version = u32::from_le_bytes([
+                        __b[1],
+                        __b[2],
+                        __b[3],
+                        __b[4],
+                    ]);
+                    let start_unix = f64::from_le_bytes([
+                        __b[5],
+                        __b[6],
+                        __b[7],
+                        __b[8],
+                        __b[9],
+                        __b[10],
+                        __b[11],
+                        __b[12],
+                    ]);
+                    let tick_count = u32::from_le_bytes([
+                        __b[13],
+                        __b[14],
+                        __b[15],
+                        __b[16],
+                    ]);
+                    let string_count = u16::from_le_bytes([__b[17], __b[18]]);
+                    let keyframe_count = u16::from_le_bytes([__b[19], __b[20]]);
+                    let op_bytes = u32::from_le_bytes([
+                        __b[21],
+                        __b[22],
+                        __b[23],
+                        __b[24],
+                    ]);
+                    break 'run (
+                        tick_rate,
+                        place_version,
+                        start_unix,
+                        tick_count,
+                        string_count,
+                        keyframe_count,
+                        op_bytes,
+                    );
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tick_rate"));
+            let tick_rate: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("tick_rate"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("place_version"));
+            let place_version: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("place_version"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("start_unix"));
+            let start_unix: f64 = {
+                let __v: f64 = { __r.read_f64le() }
+                    .map_err(|e| e.in_field("start_unix"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tick_count"));
+            let tick_count: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("tick_count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("string_count"));
+            let string_count: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("string_count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("keyframe_count"));
+            let keyframe_count: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("keyframe_count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("op_bytes"));
+            let op_bytes: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("op_bytes"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (
+                tick_rate,
+                place_version,
+                start_unix,
+                tick_count,
+                string_count,
+                keyframe_count,
+                op_bytes,
+            )
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("strings"));
         let strings: ::std::vec::Vec<Str16> = {
@@ -1280,7 +1216,7 @@ impl RplyHead {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Str16::read_push(__r, &mut __list)
+                    Str16::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("strings"))?;
                     __r.leave::<()>(None);
                 }
@@ -1318,8 +1254,8 @@ impl RplyHead {
             __r.leave::<()>(None);
             __l
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 version,
                 tick_rate,
                 place_version,
@@ -1328,147 +1264,17 @@ impl RplyHead {
                 op_bytes,
                 strings,
                 keyframes,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
-        let magic: () = {
-            let __v: () = { __r.expect(b"RPLY") }.map_err(|e| e.in_field("magic"))?;
-            __r.leave(Some(b"RPLY"));
-            __v
-        };
-        let __rule_version: &'static str = "must equal 3";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
-        let version: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) != 3_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_version,
-                                },
-                            )
-                            .in_field("version"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tick_rate"));
-        let tick_rate: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("tick_rate"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("place_version"));
-        let place_version: u32 = {
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("place_version"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("start_unix"));
-        let start_unix: f64 = {
-            let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("start_unix"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tick_count"));
-        let tick_count: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tick_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("string_count"));
-        let string_count: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("string_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("keyframe_count"));
-        let keyframe_count: u16 = {
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("keyframe_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("op_bytes"));
-        let op_bytes: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("op_bytes"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("strings"));
-        let strings: ::std::vec::Vec<Str16> = {
-            let __l = {
-                let __n = __r
-                    .check_count(string_count as i128, Str16::MIN_LEN)
-                    .map_err(|e| e.in_field("strings"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Str16::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("strings"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("keyframes"));
-        let keyframes: ::std::vec::Vec<Keyframe> = {
-            let __l = {
-                let __n = __r
-                    .check_count(keyframe_count as i128, Keyframe::MIN_LEN)
-                    .map_err(|e| e.in_field("keyframes"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Keyframe = {
-                                Keyframe::read_from(
-                                    __r,
-                                    tick_count as i128,
-                                    op_bytes as i128,
-                                )
-                            }
-                                .map_err(|e| e.in_index(__i).in_field("keyframes"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self {
-            version,
-            tick_rate,
-            place_version,
-            start_unix,
-            tick_count,
-            op_bytes,
-            strings,
-            keyframes,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1771,9 +1577,26 @@ impl Str16 {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("len_value"));
         let len_value: u16 = {
             let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("len_value"))?;
@@ -1797,18 +1620,7 @@ impl Str16 {
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { value })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { value }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -2268,9 +2080,26 @@ impl OpStream {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("ops"));
         let ops: ::std::vec::Vec<Op> = {
             let __l = {
@@ -2279,7 +2108,7 @@ impl OpStream {
                     let __i = __list.len();
                     let __before = __r.bit_offset();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Op::read_push(__r, &mut __list)
+                    Op::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("ops"))?;
                     __r.leave::<()>(None);
                     if __r.bit_offset() == __before {
@@ -2301,18 +2130,7 @@ impl OpStream {
             __r.leave::<()>(None);
             __l
         };
-        Ok(Self { ops })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { ops }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -2471,9 +2289,26 @@ impl Op {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("opcode"));
         let opcode: Opcode = {
             let __v: Opcode = {
@@ -2553,18 +2388,7 @@ impl Op {
             __r.leave::<()>(None);
             __v
         };
-        Ok(Self { opcode, body })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { opcode, body }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -2968,27 +2792,33 @@ impl OpTick {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("tick"));
         let tick: u32 = {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tick"))?;
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { tick })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { tick }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -3119,21 +2949,27 @@ impl OpTickNext {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        Ok(Self {})
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Ok(__put(Self {}))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -3264,99 +3100,77 @@ impl OpSpawn {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (entity_id, descriptor_str, parent_entity_id): (u16, u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
-                let descriptor_str = u16::from_le_bytes([__b[2], __b[3]]);
-                let parent_entity_id = u16::from_le_bytes([__b[4], __b[5]]);
-                break 'run (entity_id, descriptor_str, parent_entity_id);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self {
-            entity_id,
-            descriptor_str,
-            parent_entity_id,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (entity_id, descriptor_str, parent_entity_id): (u16, u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
-                let descriptor_str = u16::from_le_bytes([__b[2], __b[3]]);
-                let parent_entity_id = u16::from_le_bytes([__b[4], __b[5]]);
-                break 'run (entity_id, descriptor_str, parent_entity_id);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                    let descriptor_str = u16::from_le_bytes([__b[2], __b[3]]);
+                    let parent_entity_id = u16::from_le_bytes([__b[4], __b[5]]);
+                    break 'run (entity_id, descriptor_str, parent_entity_id);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+            let entity_id: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("entity_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("descriptor_str"));
+            let descriptor_str: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("descriptor_str"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("parent_entity_id"));
+            let parent_entity_id: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("parent_entity_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (entity_id, descriptor_str, parent_entity_id)
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 entity_id,
                 descriptor_str,
                 parent_entity_id,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-        let entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("descriptor_str"));
-        let descriptor_str: u16 = {
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("descriptor_str"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("parent_entity_id"));
-        let parent_entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("parent_entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self {
-            entity_id,
-            descriptor_str,
-            parent_entity_id,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -3510,27 +3324,33 @@ impl OpDespawn {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
         let entity_id: u16 = {
             let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { entity_id })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { entity_id }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -3693,115 +3513,22 @@ impl OpXform {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-        let entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let __rule_mask: &'static str = "must satisfy (_ & 0xf8) == 0 and (_ & 6) != 6";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("mask"));
-        let mask: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("mask"))?;
-            {
-                let __v = &__v;
-                if !{
-                    let __elem = *__v;
-                    let _ = __elem;
-                    (((__elem as i128) & 248_i128) == 0_i128)
-                        && (((__elem as i128) & 6_i128) != 6_i128)
-                } {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_mask,
-                                },
-                            )
-                            .in_field("mask"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let pos: ::std::option::Option<[f32; 3]> = 'run: {
-            if ((mask as i128) & 1_i128) != 0_i128 {
-                'fast: {
-                    let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
-                        break 'fast;
-                    };
-                    let pos = [
-                        f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
-                        f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
-                        f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
-                    ];
-                    break 'run Some(pos);
-                }
-            } else {
-                break 'run None;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let rot: ::std::option::Option<[i16; 3]> = 'run: {
-            if ((mask as i128) & 2_i128) != 0_i128 {
-                'fast: {
-                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                        break 'fast;
-                    };
-                    let rot = [
-                        i16::from_le_bytes([__b[0], __b[1]]),
-                        i16::from_le_bytes([__b[2], __b[3]]),
-                        i16::from_le_bytes([__b[4], __b[5]]),
-                    ];
-                    break 'run Some(rot);
-                }
-            } else {
-                break 'run None;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let yaw: ::std::option::Option<i16> = if ((mask as i128) & 4_i128) != 0_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("yaw"));
-            Some({
-                let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("yaw"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            entity_id,
-            mask,
-            pos,
-            rot,
-            yaw,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
         let entity_id: u16 = {
@@ -3838,7 +3565,10 @@ impl OpXform {
             __v
         };
         let pos: ::std::option::Option<[f32; 3]> = 'run: {
-            if ((mask as i128) & 1_i128) != 0_i128 {
+            if !(((mask as i128) & 1_i128) != 0_i128) {
+                break 'run None;
+            }
+            if !__SLOW && T::SILENT {
                 'fast: {
                     let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
                         break 'fast;
@@ -3850,16 +3580,41 @@ impl OpXform {
                     ];
                     break 'run Some(pos);
                 }
-            } else {
-                break 'run None;
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            let pos: ::std::option::Option<[f32; 3]> = if ((mask as i128) & 1_i128)
+                != 0_i128
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("pos"));
+                Some({
+                    let __l = {
+                        let mut __a: [f32; 3] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: f32 = { __r.read_f32le() }
+                                    .map_err(|e| e.in_index(__i).in_field("pos"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            pos
         };
         let rot: ::std::option::Option<[i16; 3]> = 'run: {
-            if ((mask as i128) & 2_i128) != 0_i128 {
+            if !(((mask as i128) & 2_i128) != 0_i128) {
+                break 'run None;
+            }
+            if !__SLOW && T::SILENT {
                 'fast: {
                     let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
                         break 'fast;
@@ -3871,13 +3626,35 @@ impl OpXform {
                     ];
                     break 'run Some(rot);
                 }
-            } else {
-                break 'run None;
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            let rot: ::std::option::Option<[i16; 3]> = if ((mask as i128) & 2_i128)
+                != 0_i128
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
+                Some({
+                    let __l = {
+                        let mut __a: [i16; 3] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: i16 = { __r.read_i16le() }
+                                    .map_err(|e| e.in_index(__i).in_field("rot"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            rot
         };
         let yaw: ::std::option::Option<i16> = if ((mask as i128) & 4_i128) != 0_i128 {
             __r.enter(::statepack_runtime::io::PathSeg::Field("yaw"));
@@ -3889,120 +3666,24 @@ impl OpXform {
         } else {
             None
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 entity_id,
                 mask,
                 pos,
                 rot,
                 yaw,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-        let entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let __rule_mask: &'static str = "must satisfy (_ & 0xf8) == 0 and (_ & 6) != 6";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("mask"));
-        let mask: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("mask"))?;
-            {
-                let __v = &__v;
-                if !{
-                    let __elem = *__v;
-                    let _ = __elem;
-                    (((__elem as i128) & 248_i128) == 0_i128)
-                        && (((__elem as i128) & 6_i128) != 6_i128)
-                } {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_mask,
-                                },
-                            )
-                            .in_field("mask"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let pos: ::std::option::Option<[f32; 3]> = if ((mask as i128) & 1_i128) != 0_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("pos"));
-            Some({
-                let __l = {
-                    let mut __a: [f32; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: f32 = { __r.read_f32le() }
-                                .map_err(|e| e.in_index(__i).in_field("pos"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        let rot: ::std::option::Option<[i16; 3]> = if ((mask as i128) & 2_i128) != 0_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
-            Some({
-                let __l = {
-                    let mut __a: [i16; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: i16 = { __r.read_i16le() }
-                                .map_err(|e| e.in_index(__i).in_field("rot"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        let yaw: ::std::option::Option<i16> = if ((mask as i128) & 4_i128) != 0_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("yaw"));
-            Some({
-                let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("yaw"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            entity_id,
-            mask,
-            pos,
-            rot,
-            yaw,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -4326,107 +4007,90 @@ impl OpProp {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (entity_id, name_str, type_tag): (u16, u16, PropType) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
-                    break 'fast;
-                };
-                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
-                let name_str = u16::from_le_bytes([__b[2], __b[3]]);
-                let ::std::option::Option::Some(type_tag) = PropType::from_i(
-                    u8::from_le_bytes([__b[4]]) as i128,
-                ) else {
-                    {
-                        __r.rewind_run(5);
-                        break 'fast;
-                    }
-                };
-                break 'run (entity_id, name_str, type_tag);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-        let value: OpPropValue = {
-            let __v: OpPropValue = {
-                {
-                    let __sw: i128 = type_tag.to_i();
-                    if __sw == PropType::Bool.to_i() {
-                        PropBool::read_from(__r).map(OpPropValue::PropBool)
-                    } else if __sw == PropType::Number.to_i() {
-                        PropNumber::read_from(__r).map(OpPropValue::PropNumber)
-                    } else if __sw == PropType::String.to_i()
-                        || __sw == PropType::Enum.to_i()
-                    {
-                        PropStrRef::read_from(__r).map(OpPropValue::PropStrRef)
-                    } else if __sw == PropType::Color3.to_i() {
-                        Color3::read_from(__r).map(OpPropValue::Color3)
-                    } else if __sw == PropType::Vector3.to_i() {
-                        Vec3::read_from(__r).map(OpPropValue::Vec3)
-                    } else {
-                        Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                __r.offset(),
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: __sw.to_string(),
-                                    rule: "must select one of the switch cases",
-                                },
-                            ),
-                        )
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("value"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self {
-            entity_id,
-            name_str,
-            type_tag,
-            value,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (entity_id, name_str, type_tag): (u16, u16, PropType) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
-                    break 'fast;
-                };
-                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
-                let name_str = u16::from_le_bytes([__b[2], __b[3]]);
-                let ::std::option::Option::Some(type_tag) = PropType::from_i(
-                    u8::from_le_bytes([__b[4]]) as i128,
-                ) else {
-                    {
-                        __r.rewind_run(5);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
                         break 'fast;
-                    }
-                };
-                break 'run (entity_id, name_str, type_tag);
+                    };
+                    let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                    let name_str = u16::from_le_bytes([__b[2], __b[3]]);
+                    let ::std::option::Option::Some(type_tag) = PropType::from_i(
+                        u8::from_le_bytes([__b[4]]) as i128,
+                    ) else {
+                        {
+                            __r.rewind_run(5);
+                            break 'fast;
+                        }
+                    };
+                    break 'run (entity_id, name_str, type_tag);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+            let entity_id: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("entity_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("name_str"));
+            let name_str: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("name_str"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("type_tag"));
+            let type_tag: PropType = {
+                let __v: PropType = {
+                    {
+                        let __at = __r.offset();
+                        match __r.read_u8() {
+                            Ok(__raw) => {
+                                PropType::from_i(__raw as i128)
+                                    .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                        __at,
+                                        ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                            enum_name: "prop_type",
+                                            value: __raw as i128,
+                                        },
+                                    ))
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                }
+                    .map_err(|e| e.in_field("type_tag"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            (entity_id, name_str, type_tag)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
         let value: OpPropValue = {
@@ -4462,105 +4126,23 @@ impl OpProp {
             __r.leave::<()>(None);
             __v
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 entity_id,
                 name_str,
                 type_tag,
                 value,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-        let entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("name_str"));
-        let name_str: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("name_str"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("type_tag"));
-        let type_tag: PropType = {
-            let __v: PropType = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            PropType::from_i(__raw as i128)
-                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                    __at,
-                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "prop_type",
-                                        value: __raw as i128,
-                                    },
-                                ))
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("type_tag"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-        let value: OpPropValue = {
-            let __v: OpPropValue = {
-                {
-                    let __sw: i128 = type_tag.to_i();
-                    if __sw == PropType::Bool.to_i() {
-                        PropBool::read_from(__r).map(OpPropValue::PropBool)
-                    } else if __sw == PropType::Number.to_i() {
-                        PropNumber::read_from(__r).map(OpPropValue::PropNumber)
-                    } else if __sw == PropType::String.to_i()
-                        || __sw == PropType::Enum.to_i()
-                    {
-                        PropStrRef::read_from(__r).map(OpPropValue::PropStrRef)
-                    } else if __sw == PropType::Color3.to_i() {
-                        Color3::read_from(__r).map(OpPropValue::Color3)
-                    } else if __sw == PropType::Vector3.to_i() {
-                        Vec3::read_from(__r).map(OpPropValue::Vec3)
-                    } else {
-                        Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                __r.offset(),
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: __sw.to_string(),
-                                    rule: "must select one of the switch cases",
-                                },
-                            ),
-                        )
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("value"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self {
-            entity_id,
-            name_str,
-            type_tag,
-            value,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -4850,9 +4432,26 @@ impl PropBool {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __rule_value: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
         let value: u8 = {
@@ -4876,18 +4475,7 @@ impl PropBool {
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { value })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { value }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -5031,27 +4619,33 @@ impl PropNumber {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
         let value: f64 = {
             let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("value"))?;
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { value })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { value }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -5185,27 +4779,33 @@ impl PropStrRef {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("str_id"));
         let str_id: u16 = {
             let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("str_id"))?;
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { str_id })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { str_id }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -5349,84 +4949,68 @@ impl Color3 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (r, g, b): (u8, u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let r = u8::from_le_bytes([__b[0]]);
-                let g = u8::from_le_bytes([__b[1]]);
-                let b = u8::from_le_bytes([__b[2]]);
-                break 'run (r, g, b);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { r, g, b })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (r, g, b): (u8, u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let r = u8::from_le_bytes([__b[0]]);
-                let g = u8::from_le_bytes([__b[1]]);
-                let b = u8::from_le_bytes([__b[2]]);
-                break 'run (r, g, b);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                        break 'fast;
+                    };
+                    let r = u8::from_le_bytes([__b[0]]);
+                    let g = u8::from_le_bytes([__b[1]]);
+                    let b = u8::from_le_bytes([__b[2]]);
+                    break 'run (r, g, b);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("r"));
+            let r: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("r"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("g"));
+            let g: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("g"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("b"));
+            let b: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("b"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (r, g, b)
         };
-        __out.push(Self { r, g, b });
-        Ok(())
+        Ok(__put(Self { r, g, b }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("r"));
-        let r: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("r"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("g"));
-        let g: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("g"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("b"));
-        let b: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("b"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { r, g, b })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -5587,84 +5171,68 @@ impl Vec3 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (x, y, z): (f32, f32, f32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
-                    break 'fast;
-                };
-                let x = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let y = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                let z = f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
-                break 'run (x, y, z);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { x, y, z })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (x, y, z): (f32, f32, f32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
-                    break 'fast;
-                };
-                let x = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let y = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                let z = f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
-                break 'run (x, y, z);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                        break 'fast;
+                    };
+                    let x = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                    let y = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                    let z = f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
+                    break 'run (x, y, z);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
+            let x: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+            let y: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("z"));
+            let z: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("z"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (x, y, z)
         };
-        __out.push(Self { x, y, z });
-        Ok(())
+        Ok(__put(Self { x, y, z }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
-        let x: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
-        let y: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("z"));
-        let z: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("z"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { x, y, z })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -5836,119 +5404,92 @@ impl OpAnimPlay {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (entity_id, anim_id_str, handle, fade, speed): (u16, u16, u8, u8, i16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
-                    break 'fast;
-                };
-                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
-                let anim_id_str = u16::from_le_bytes([__b[2], __b[3]]);
-                let handle = u8::from_le_bytes([__b[4]]);
-                let fade = u8::from_le_bytes([__b[5]]);
-                let speed = i16::from_le_bytes([__b[6], __b[7]]);
-                break 'run (entity_id, anim_id_str, handle, fade, speed);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self {
-            entity_id,
-            anim_id_str,
-            handle,
-            fade,
-            speed,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (entity_id, anim_id_str, handle, fade, speed): (u16, u16, u8, u8, i16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
-                    break 'fast;
-                };
-                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
-                let anim_id_str = u16::from_le_bytes([__b[2], __b[3]]);
-                let handle = u8::from_le_bytes([__b[4]]);
-                let fade = u8::from_le_bytes([__b[5]]);
-                let speed = i16::from_le_bytes([__b[6], __b[7]]);
-                break 'run (entity_id, anim_id_str, handle, fade, speed);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
+                        break 'fast;
+                    };
+                    let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                    let anim_id_str = u16::from_le_bytes([__b[2], __b[3]]);
+                    let handle = u8::from_le_bytes([__b[4]]);
+                    let fade = u8::from_le_bytes([__b[5]]);
+                    let speed = i16::from_le_bytes([__b[6], __b[7]]);
+                    break 'run (entity_id, anim_id_str, handle, fade, speed);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+            let entity_id: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("entity_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("anim_id_str"));
+            let anim_id_str: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("anim_id_str"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
+            let handle: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("fade"));
+            let fade: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("fade"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("speed"));
+            let speed: i16 = {
+                let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("speed"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (entity_id, anim_id_str, handle, fade, speed)
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 entity_id,
                 anim_id_str,
                 handle,
                 fade,
                 speed,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-        let entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("anim_id_str"));
-        let anim_id_str: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("anim_id_str"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
-        let handle: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("fade"));
-        let fade: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("fade"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("speed"));
-        let speed: i16 = {
-            let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("speed"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self {
-            entity_id,
-            anim_id_str,
-            handle,
-            fade,
-            speed,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -6128,84 +5669,69 @@ impl OpAnimStop {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (entity_id, handle, fade): (u16, u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
-                let handle = u8::from_le_bytes([__b[2]]);
-                let fade = u8::from_le_bytes([__b[3]]);
-                break 'run (entity_id, handle, fade);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { entity_id, handle, fade })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (entity_id, handle, fade): (u16, u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
-                let handle = u8::from_le_bytes([__b[2]]);
-                let fade = u8::from_le_bytes([__b[3]]);
-                break 'run (entity_id, handle, fade);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                        break 'fast;
+                    };
+                    let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                    let handle = u8::from_le_bytes([__b[2]]);
+                    let fade = u8::from_le_bytes([__b[3]]);
+                    break 'run (entity_id, handle, fade);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+            let entity_id: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("entity_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
+            let handle: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("fade"));
+            let fade: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("fade"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (entity_id, handle, fade)
         };
-        __out.push(Self { entity_id, handle, fade });
-        Ok(())
+        Ok(__put(Self { entity_id, handle, fade }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-        let entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
-        let handle: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("fade"));
-        let fade: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("fade"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { entity_id, handle, fade })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -6365,84 +5891,69 @@ impl OpAnimSpeed {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (entity_id, handle, speed): (u16, u8, i16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
-                    break 'fast;
-                };
-                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
-                let handle = u8::from_le_bytes([__b[2]]);
-                let speed = i16::from_le_bytes([__b[3], __b[4]]);
-                break 'run (entity_id, handle, speed);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { entity_id, handle, speed })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (entity_id, handle, speed): (u16, u8, i16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
-                    break 'fast;
-                };
-                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
-                let handle = u8::from_le_bytes([__b[2]]);
-                let speed = i16::from_le_bytes([__b[3], __b[4]]);
-                break 'run (entity_id, handle, speed);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
+                        break 'fast;
+                    };
+                    let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                    let handle = u8::from_le_bytes([__b[2]]);
+                    let speed = i16::from_le_bytes([__b[3], __b[4]]);
+                    break 'run (entity_id, handle, speed);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+            let entity_id: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("entity_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
+            let handle: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("speed"));
+            let speed: i16 = {
+                let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("speed"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (entity_id, handle, speed)
         };
-        __out.push(Self { entity_id, handle, speed });
-        Ok(())
+        Ok(__put(Self { entity_id, handle, speed }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-        let entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("handle"));
-        let handle: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("handle"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("speed"));
-        let speed: i16 = {
-            let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("speed"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { entity_id, handle, speed })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -6600,76 +6111,62 @@ impl OpEvent {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (name_str, payload_str): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let name_str = u16::from_le_bytes([__b[0], __b[1]]);
-                let payload_str = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (name_str, payload_str);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { name_str, payload_str })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (name_str, payload_str): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let name_str = u16::from_le_bytes([__b[0], __b[1]]);
-                let payload_str = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (name_str, payload_str);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                        break 'fast;
+                    };
+                    let name_str = u16::from_le_bytes([__b[0], __b[1]]);
+                    let payload_str = u16::from_le_bytes([__b[2], __b[3]]);
+                    break 'run (name_str, payload_str);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("name_str"));
+            let name_str: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("name_str"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("payload_str"));
+            let payload_str: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("payload_str"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (name_str, payload_str)
         };
-        __out.push(Self { name_str, payload_str });
-        Ok(())
+        Ok(__put(Self { name_str, payload_str }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("name_str"));
-        let name_str: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("name_str"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("payload_str"));
-        let payload_str: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("payload_str"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { name_str, payload_str })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -6816,61 +6313,51 @@ impl OpCustom {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (channel_str, byte_len): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let channel_str = u16::from_le_bytes([__b[0], __b[1]]);
-                let byte_len = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (channel_str, byte_len);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("data"));
-        let data: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized(byte_len as i128).map(|b| b.to_vec())
-            }
-                .map_err(|e| e.in_field("data"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { channel_str, data })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (channel_str, byte_len): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let channel_str = u16::from_le_bytes([__b[0], __b[1]]);
-                let byte_len = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (channel_str, byte_len);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                        break 'fast;
+                    };
+                    let channel_str = u16::from_le_bytes([__b[0], __b[1]]);
+                    let byte_len = u16::from_le_bytes([__b[2], __b[3]]);
+                    break 'run (channel_str, byte_len);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("channel_str"));
+            let channel_str: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("channel_str"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("byte_len"));
+            let byte_len: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("byte_len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (channel_str, byte_len)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("data"));
         let data: ::std::vec::Vec<u8> = {
@@ -6881,38 +6368,16 @@ impl OpCustom {
             __r.leave(Some(&__v));
             __v
         };
-        __out.push(Self { channel_str, data });
-        Ok(())
+        Ok(__put(Self { channel_str, data }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("channel_str"));
-        let channel_str: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("channel_str"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("byte_len"));
-        let byte_len: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("byte_len"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("data"));
-        let data: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                __r.take_sized(byte_len as i128).map(|b| b.to_vec())
-            }
-                .map_err(|e| e.in_field("data"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { channel_str, data })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -7113,148 +6578,22 @@ impl OpXformD {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("id_byte"));
-        let id_byte: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("id_byte"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let id_wide: ::std::option::Option<u16> = if (id_byte as i128) == 255_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("id_wide"));
-            Some({
-                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id_wide"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let __rule_mask: &'static str = "must satisfy (_ & 0xf0) == 0 and (_ & 3) != 3 and (_ & 12) != 12";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("mask"));
-        let mask: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("mask"))?;
-            {
-                let __v = &__v;
-                if !{
-                    let __elem = *__v;
-                    let _ = __elem;
-                    ((((__elem as i128) & 240_i128) == 0_i128)
-                        && (((__elem as i128) & 3_i128) != 3_i128))
-                        && (((__elem as i128) & 12_i128) != 12_i128)
-                } {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_mask,
-                                },
-                            )
-                            .in_field("mask"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let pos8: ::std::option::Option<[i8; 3]> = 'run: {
-            if ((mask as i128) & 1_i128) != 0_i128 {
-                'fast: {
-                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                        break 'fast;
-                    };
-                    let pos8 = [
-                        i8::from_le_bytes([__b[0]]),
-                        i8::from_le_bytes([__b[1]]),
-                        i8::from_le_bytes([__b[2]]),
-                    ];
-                    break 'run Some(pos8);
-                }
-            } else {
-                break 'run None;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let pos16: ::std::option::Option<[i16; 3]> = 'run: {
-            if ((mask as i128) & 2_i128) != 0_i128 {
-                'fast: {
-                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                        break 'fast;
-                    };
-                    let pos16 = [
-                        i16::from_le_bytes([__b[0], __b[1]]),
-                        i16::from_le_bytes([__b[2], __b[3]]),
-                        i16::from_le_bytes([__b[4], __b[5]]),
-                    ];
-                    break 'run Some(pos16);
-                }
-            } else {
-                break 'run None;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let yaw: ::std::option::Option<i8> = if ((mask as i128) & 4_i128) != 0_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("yaw"));
-            Some({
-                let __v: i8 = { __r.read_i8() }.map_err(|e| e.in_field("yaw"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let rot: ::std::option::Option<[i8; 3]> = 'run: {
-            if ((mask as i128) & 8_i128) != 0_i128 {
-                'fast: {
-                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                        break 'fast;
-                    };
-                    let rot = [
-                        i8::from_le_bytes([__b[0]]),
-                        i8::from_le_bytes([__b[1]]),
-                        i8::from_le_bytes([__b[2]]),
-                    ];
-                    break 'run Some(rot);
-                }
-            } else {
-                break 'run None;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self {
-            id_byte,
-            id_wide,
-            mask,
-            pos8,
-            pos16,
-            yaw,
-            rot,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("id_byte"));
         let id_byte: u8 = {
@@ -7302,7 +6641,10 @@ impl OpXformD {
             __v
         };
         let pos8: ::std::option::Option<[i8; 3]> = 'run: {
-            if ((mask as i128) & 1_i128) != 0_i128 {
+            if !(((mask as i128) & 1_i128) != 0_i128) {
+                break 'run None;
+            }
+            if !__SLOW && T::SILENT {
                 'fast: {
                     let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
                         break 'fast;
@@ -7314,16 +6656,41 @@ impl OpXformD {
                     ];
                     break 'run Some(pos8);
                 }
-            } else {
-                break 'run None;
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            let pos8: ::std::option::Option<[i8; 3]> = if ((mask as i128) & 1_i128)
+                != 0_i128
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("pos8"));
+                Some({
+                    let __l = {
+                        let mut __a: [i8; 3] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: i8 = { __r.read_i8() }
+                                    .map_err(|e| e.in_index(__i).in_field("pos8"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            pos8
         };
         let pos16: ::std::option::Option<[i16; 3]> = 'run: {
-            if ((mask as i128) & 2_i128) != 0_i128 {
+            if !(((mask as i128) & 2_i128) != 0_i128) {
+                break 'run None;
+            }
+            if !__SLOW && T::SILENT {
                 'fast: {
                     let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
                         break 'fast;
@@ -7335,13 +6702,35 @@ impl OpXformD {
                     ];
                     break 'run Some(pos16);
                 }
-            } else {
-                break 'run None;
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            let pos16: ::std::option::Option<[i16; 3]> = if ((mask as i128) & 2_i128)
+                != 0_i128
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("pos16"));
+                Some({
+                    let __l = {
+                        let mut __a: [i16; 3] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: i16 = { __r.read_i16le() }
+                                    .map_err(|e| e.in_index(__i).in_field("pos16"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            pos16
         };
         let yaw: ::std::option::Option<i8> = if ((mask as i128) & 4_i128) != 0_i128 {
             __r.enter(::statepack_runtime::io::PathSeg::Field("yaw"));
@@ -7354,7 +6743,10 @@ impl OpXformD {
             None
         };
         let rot: ::std::option::Option<[i8; 3]> = 'run: {
-            if ((mask as i128) & 8_i128) != 0_i128 {
+            if !(((mask as i128) & 8_i128) != 0_i128) {
+                break 'run None;
+            }
+            if !__SLOW && T::SILENT {
                 'fast: {
                     let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
                         break 'fast;
@@ -7366,16 +6758,38 @@ impl OpXformD {
                     ];
                     break 'run Some(rot);
                 }
-            } else {
-                break 'run None;
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            let rot: ::std::option::Option<[i8; 3]> = if ((mask as i128) & 8_i128)
+                != 0_i128
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
+                Some({
+                    let __l = {
+                        let mut __a: [i8; 3] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: i8 = { __r.read_i8() }
+                                    .map_err(|e| e.in_index(__i).in_field("rot"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            rot
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 id_byte,
                 id_wide,
                 mask,
@@ -7383,150 +6797,17 @@ impl OpXformD {
                 pos16,
                 yaw,
                 rot,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("id_byte"));
-        let id_byte: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("id_byte"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let id_wide: ::std::option::Option<u16> = if (id_byte as i128) == 255_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("id_wide"));
-            Some({
-                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id_wide"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let __rule_mask: &'static str = "must satisfy (_ & 0xf0) == 0 and (_ & 3) != 3 and (_ & 12) != 12";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("mask"));
-        let mask: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("mask"))?;
-            {
-                let __v = &__v;
-                if !{
-                    let __elem = *__v;
-                    let _ = __elem;
-                    ((((__elem as i128) & 240_i128) == 0_i128)
-                        && (((__elem as i128) & 3_i128) != 3_i128))
-                        && (((__elem as i128) & 12_i128) != 12_i128)
-                } {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_mask,
-                                },
-                            )
-                            .in_field("mask"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let pos8: ::std::option::Option<[i8; 3]> = if ((mask as i128) & 1_i128) != 0_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("pos8"));
-            Some({
-                let __l = {
-                    let mut __a: [i8; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: i8 = { __r.read_i8() }
-                                .map_err(|e| e.in_index(__i).in_field("pos8"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        let pos16: ::std::option::Option<[i16; 3]> = if ((mask as i128) & 2_i128)
-            != 0_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("pos16"));
-            Some({
-                let __l = {
-                    let mut __a: [i16; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: i16 = { __r.read_i16le() }
-                                .map_err(|e| e.in_index(__i).in_field("pos16"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        let yaw: ::std::option::Option<i8> = if ((mask as i128) & 4_i128) != 0_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("yaw"));
-            Some({
-                let __v: i8 = { __r.read_i8() }.map_err(|e| e.in_field("yaw"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let rot: ::std::option::Option<[i8; 3]> = if ((mask as i128) & 8_i128) != 0_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
-            Some({
-                let __l = {
-                    let mut __a: [i8; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: i8 = { __r.read_i8() }
-                                .map_err(|e| e.in_index(__i).in_field("rot"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            id_byte,
-            id_wide,
-            mask,
-            pos8,
-            pos16,
-            yaw,
-            rot,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -7936,67 +7217,51 @@ impl OpSnapshot {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (entity_id, byte_len): (u16, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
-                let byte_len = u32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
-                break 'run (entity_id, byte_len);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("snapshot"));
-        let snapshot: ::std::boxed::Box<Snapshot> = {
-            let __v: ::std::boxed::Box<Snapshot> = {
-                __r.push_limit(byte_len as i128)
-                    .and_then(|__old| {
-                        let __v = Snapshot::read_from(__r)?;
-                        __r.pop_limit(__old)?;
-                        Ok(__v)
-                    })
-                    .map(::std::boxed::Box::new)
-            }
-                .map_err(|e| e.in_field("snapshot"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self { entity_id, snapshot })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (entity_id, byte_len): (u16, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
-                let byte_len = u32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
-                break 'run (entity_id, byte_len);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let entity_id = u16::from_le_bytes([__b[0], __b[1]]);
+                    let byte_len = u32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
+                    break 'run (entity_id, byte_len);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
+            let entity_id: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("entity_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("byte_len"));
+            let byte_len: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("byte_len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (entity_id, byte_len)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("snapshot"));
         let snapshot: ::std::boxed::Box<Snapshot> = {
@@ -8013,44 +7278,16 @@ impl OpSnapshot {
             __r.leave::<()>(None);
             __v
         };
-        __out.push(Self { entity_id, snapshot });
-        Ok(())
+        Ok(__put(Self { entity_id, snapshot }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_id"));
-        let entity_id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("entity_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("byte_len"));
-        let byte_len: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("byte_len"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("snapshot"));
-        let snapshot: ::std::boxed::Box<Snapshot> = {
-            let __v: ::std::boxed::Box<Snapshot> = {
-                __r.push_limit(byte_len as i128)
-                    .and_then(|__old| {
-                        let __v = Snapshot::read_from(__r)?;
-                        __r.pop_limit(__old)?;
-                        Ok(__v)
-                    })
-                    .map(::std::boxed::Box::new)
-            }
-                .map_err(|e| e.in_field("snapshot"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self { entity_id, snapshot })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -8254,9 +7491,26 @@ impl Snapshot {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __rule_version: &'static str = "must equal 10";
         __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
         let version: u8 = {
@@ -8339,7 +7593,7 @@ impl Snapshot {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Str16::read_push(__r, &mut __list)
+                    Str16::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("union_keys"))?;
                     __r.leave::<()>(None);
                 }
@@ -8364,7 +7618,7 @@ impl Snapshot {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Str16::read_push(__r, &mut __list)
+                    Str16::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("mesh_ids"))?;
                     __r.leave::<()>(None);
                 }
@@ -8399,7 +7653,7 @@ impl Snapshot {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Part::read_push(__r, &mut __list)
+                    Part::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("parts"))?;
                     __r.leave::<()>(None);
                 }
@@ -8424,7 +7678,7 @@ impl Snapshot {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Joint::read_push(__r, &mut __list)
+                    Joint::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("joints"))?;
                     __r.leave::<()>(None);
                 }
@@ -8433,29 +7687,20 @@ impl Snapshot {
             __r.leave::<()>(None);
             __l
         };
-        Ok(Self {
-            version,
-            is_model,
-            name,
-            source_key,
-            root_path,
-            union_keys,
-            mesh_ids,
-            rig,
-            parts,
-            joints,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(
+            __put(Self {
+                version,
+                is_model,
+                name,
+                source_key,
+                root_path,
+                union_keys,
+                mesh_ids,
+                rig,
+                parts,
+                joints,
+            }),
+        )
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -8947,9 +8192,26 @@ impl Rig {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __rule_has_humanoid: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("has_humanoid"));
         let has_humanoid: u8 = {
@@ -8986,18 +8248,7 @@ impl Rig {
         } else {
             None
         };
-        Ok(Self { has_humanoid, humanoid })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { has_humanoid, humanoid }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -9197,9 +8448,26 @@ impl Humanoid {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("rig_type"));
         let rig_type: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("rig_type"))?;
@@ -9261,7 +8529,7 @@ impl Humanoid {
                     while __list.len() < __n {
                         let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        Color3::read_push(__r, &mut __list)
+                        Color3::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                             .map_err(|e| e.in_index(__i).in_field("body_colors"))?;
                         __r.leave::<()>(None);
                     }
@@ -9289,7 +8557,12 @@ impl Humanoid {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    CharacterMesh::read_push(__r, &mut __list)
+                    CharacterMesh::read_into::<
+                        _,
+                        _,
+                        _,
+                        false,
+                    >(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("char_meshes"))?;
                     __r.leave::<()>(None);
                 }
@@ -9298,26 +8571,17 @@ impl Humanoid {
             __r.leave::<()>(None);
             __l
         };
-        Ok(Self {
-            rig_type,
-            shirt,
-            pants,
-            shirt_graphic,
-            has_body_colors,
-            body_colors,
-            char_meshes,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(
+            __put(Self {
+                rig_type,
+                shirt,
+                pants,
+                shirt_graphic,
+                has_body_colors,
+                body_colors,
+                char_meshes,
+            }),
+        )
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -9680,77 +8944,22 @@ impl CharacterMesh {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (
-            body_part,
-            mesh_id,
-            base_texture_id,
-            overlay_texture_id,
-        ): (u8, f64, f64, f64) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<25>() else {
-                    break 'fast;
-                };
-                let body_part = u8::from_le_bytes([__b[0]]);
-                let mesh_id = f64::from_le_bytes([
-                    __b[1],
-                    __b[2],
-                    __b[3],
-                    __b[4],
-                    __b[5],
-                    __b[6],
-                    __b[7],
-                    __b[8],
-                ]);
-                let base_texture_id = f64::from_le_bytes([
-                    __b[9],
-                    __b[10],
-                    __b[11],
-                    __b[12],
-                    __b[13],
-                    __b[14],
-                    __b[15],
-                    __b[16],
-                ]);
-                let overlay_texture_id = f64::from_le_bytes([
-                    __b[17],
-                    __b[18],
-                    __b[19],
-                    __b[20],
-                    __b[21],
-                    __b[22],
-                    __b[23],
-                    __b[24],
-                ]);
-                break 'run (body_part, mesh_id, base_texture_id, overlay_texture_id);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self {
-            body_part,
-            mesh_id,
-            base_texture_id,
-            overlay_texture_id,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (
             body_part,
@@ -9758,96 +8967,93 @@ impl CharacterMesh {
             base_texture_id,
             overlay_texture_id,
         ): (u8, f64, f64, f64) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<25>() else {
-                    break 'fast;
-                };
-                let body_part = u8::from_le_bytes([__b[0]]);
-                let mesh_id = f64::from_le_bytes([
-                    __b[1],
-                    __b[2],
-                    __b[3],
-                    __b[4],
-                    __b[5],
-                    __b[6],
-                    __b[7],
-                    __b[8],
-                ]);
-                let base_texture_id = f64::from_le_bytes([
-                    __b[9],
-                    __b[10],
-                    __b[11],
-                    __b[12],
-                    __b[13],
-                    __b[14],
-                    __b[15],
-                    __b[16],
-                ]);
-                let overlay_texture_id = f64::from_le_bytes([
-                    __b[17],
-                    __b[18],
-                    __b[19],
-                    __b[20],
-                    __b[21],
-                    __b[22],
-                    __b[23],
-                    __b[24],
-                ]);
-                break 'run (body_part, mesh_id, base_texture_id, overlay_texture_id);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<25>() else {
+                        break 'fast;
+                    };
+                    let body_part = u8::from_le_bytes([__b[0]]);
+                    let mesh_id = f64::from_le_bytes([
+                        __b[1],
+                        __b[2],
+                        __b[3],
+                        __b[4],
+                        __b[5],
+                        __b[6],
+                        __b[7],
+                        __b[8],
+                    ]);
+                    let base_texture_id = f64::from_le_bytes([
+                        __b[9],
+                        __b[10],
+                        __b[11],
+                        __b[12],
+                        __b[13],
+                        __b[14],
+                        __b[15],
+                        __b[16],
+                    ]);
+                    let overlay_texture_id = f64::from_le_bytes([
+                        __b[17],
+                        __b[18],
+                        __b[19],
+                        __b[20],
+                        __b[21],
+                        __b[22],
+                        __b[23],
+                        __b[24],
+                    ]);
+                    break 'run (body_part, mesh_id, base_texture_id, overlay_texture_id);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("body_part"));
+            let body_part: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("body_part"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("mesh_id"));
+            let mesh_id: f64 = {
+                let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("mesh_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("base_texture_id"));
+            let base_texture_id: f64 = {
+                let __v: f64 = { __r.read_f64le() }
+                    .map_err(|e| e.in_field("base_texture_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("overlay_texture_id"));
+            let overlay_texture_id: f64 = {
+                let __v: f64 = { __r.read_f64le() }
+                    .map_err(|e| e.in_field("overlay_texture_id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (body_part, mesh_id, base_texture_id, overlay_texture_id)
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 body_part,
                 mesh_id,
                 base_texture_id,
                 overlay_texture_id,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body_part"));
-        let body_part: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("body_part"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("mesh_id"));
-        let mesh_id: f64 = {
-            let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("mesh_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("base_texture_id"));
-        let base_texture_id: f64 = {
-            let __v: f64 = { __r.read_f64le() }
-                .map_err(|e| e.in_field("base_texture_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("overlay_texture_id"));
-        let overlay_texture_id: f64 = {
-            let __v: f64 = { __r.read_f64le() }
-                .map_err(|e| e.in_field("overlay_texture_id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self {
-            body_part,
-            mesh_id,
-            base_texture_id,
-            overlay_texture_id,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -10085,299 +9291,22 @@ impl Part {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: PartKind = {
-            let __v: PartKind = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            PartKind::from_i(__raw as i128)
-                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                    __at,
-                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "part_kind",
-                                        value: __raw as i128,
-                                    },
-                                ))
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        let union_key_index: ::std::option::Option<u16> = if kind == PartKind::Union {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("union_key_index"));
-            Some({
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("union_key_index"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("name"));
-        let name: Str16 = {
-            let __v: Str16 = { Str16::read_from(__r) }.map_err(|e| e.in_field("name"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("parent_path"));
-        let parent_path: Str16 = {
-            let __v: Str16 = { Str16::read_from(__r) }
-                .map_err(|e| e.in_field("parent_path"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("offset"));
-        let offset: Vec3 = {
-            let __v: Vec3 = { Vec3::read_from(__r) }.map_err(|e| e.in_field("offset"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        let rot: [i16; 3] = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let rot = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run rot;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("size"));
-        let size: Vec3 = {
-            let __v: Vec3 = { Vec3::read_from(__r) }.map_err(|e| e.in_field("size"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("color"));
-        let color: Color3 = {
-            let __v: Color3 = { Color3::read_from(__r) }
-                .map_err(|e| e.in_field("color"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        let (
-            material,
-            transparency,
-            reflectance,
-            shape,
-            surfaces,
-        ): (u16, u8, u8, u8, [u8; 6]) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
-                    break 'fast;
-                };
-                let material = u16::from_le_bytes([__b[0], __b[1]]);
-                let transparency = u8::from_le_bytes([__b[2]]);
-                let reflectance = u8::from_le_bytes([__b[3]]);
-                let shape = u8::from_le_bytes([__b[4]]);
-                let surfaces = [
-                    u8::from_le_bytes([__b[5]]),
-                    u8::from_le_bytes([__b[6]]),
-                    u8::from_le_bytes([__b[7]]),
-                    u8::from_le_bytes([__b[8]]),
-                    u8::from_le_bytes([__b[9]]),
-                    u8::from_le_bytes([__b[10]]),
-                ];
-                break 'run (material, transparency, reflectance, shape, surfaces);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let mesh: ::std::option::Option<MeshPartInfo> = if kind == PartKind::MeshPart {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("mesh"));
-            Some({
-                let __v: MeshPartInfo = { MeshPartInfo::read_from(__r) }
-                    .map_err(|e| e.in_field("mesh"))?;
-                __r.leave::<()>(None);
-                __v
-            })
-        } else {
-            None
-        };
-        let __rule_has_special_mesh: &'static str = "must be at most 1";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("has_special_mesh"));
-        let has_special_mesh: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("has_special_mesh"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) > 1_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_has_special_mesh,
-                                },
-                            )
-                            .in_field("has_special_mesh"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let special_mesh: ::std::option::Option<SpecialMesh> = if (has_special_mesh
-            as i128) == 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("special_mesh"));
-            Some({
-                let __v: SpecialMesh = { SpecialMesh::read_from(__r) }
-                    .map_err(|e| e.in_field("special_mesh"))?;
-                __r.leave::<()>(None);
-                __v
-            })
-        } else {
-            None
-        };
-        let __rule_has_surface_appearance: &'static str = "must be at most 1";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("has_surface_appearance"));
-        let has_surface_appearance: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }
-                .map_err(|e| e.in_field("has_surface_appearance"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) > 1_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_has_surface_appearance,
-                                },
-                            )
-                            .in_field("has_surface_appearance"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let surface_appearance: ::std::option::Option<SurfaceAppearance> = if (has_surface_appearance
-            as i128) == 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("surface_appearance"));
-            Some({
-                let __v: SurfaceAppearance = { SurfaceAppearance::read_from(__r) }
-                    .map_err(|e| e.in_field("surface_appearance"))?;
-                __r.leave::<()>(None);
-                __v
-            })
-        } else {
-            None
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("decal_count"));
-        let decal_count: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("decal_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("decals"));
-        let decals: ::std::vec::Vec<Decal> = {
-            let __l = {
-                let __n = __r
-                    .check_count(decal_count as i128, Decal::MIN_LEN)
-                    .map_err(|e| e.in_field("decals"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Decal::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("decals"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("effect_count"));
-        let effect_count: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("effect_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("effects"));
-        let effects: ::std::vec::Vec<Effect> = {
-            let __l = {
-                let __n = __r
-                    .check_count(effect_count as i128, Effect::MIN_LEN)
-                    .map_err(|e| e.in_field("effects"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Effect::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("effects"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self {
-            kind,
-            union_key_index,
-            name,
-            parent_path,
-            offset,
-            rot,
-            size,
-            color,
-            material,
-            transparency,
-            reflectance,
-            shape,
-            surfaces,
-            mesh,
-            has_special_mesh,
-            special_mesh,
-            has_surface_appearance,
-            surface_appearance,
-            decals,
-            effects,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
         let kind: PartKind = {
@@ -10441,21 +9370,41 @@ impl Part {
             __v
         };
         let rot: [i16; 3] = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let rot = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run rot;
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let rot = [
+                        i16::from_le_bytes([__b[0], __b[1]]),
+                        i16::from_le_bytes([__b[2], __b[3]]),
+                        i16::from_le_bytes([__b[4], __b[5]]),
+                    ];
+                    break 'run rot;
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
+            let rot: [i16; 3] = {
+                let __l = {
+                    let mut __a: [i16; 3] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: i16 = { __r.read_i16le() }
+                                .map_err(|e| e.in_index(__i).in_field("rot"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            };
+            rot
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("size"));
         let size: Vec3 = {
@@ -10477,28 +9426,72 @@ impl Part {
             shape,
             surfaces,
         ): (u16, u8, u8, u8, [u8; 6]) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
-                    break 'fast;
-                };
-                let material = u16::from_le_bytes([__b[0], __b[1]]);
-                let transparency = u8::from_le_bytes([__b[2]]);
-                let reflectance = u8::from_le_bytes([__b[3]]);
-                let shape = u8::from_le_bytes([__b[4]]);
-                let surfaces = [
-                    u8::from_le_bytes([__b[5]]),
-                    u8::from_le_bytes([__b[6]]),
-                    u8::from_le_bytes([__b[7]]),
-                    u8::from_le_bytes([__b[8]]),
-                    u8::from_le_bytes([__b[9]]),
-                    u8::from_le_bytes([__b[10]]),
-                ];
-                break 'run (material, transparency, reflectance, shape, surfaces);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
+                        break 'fast;
+                    };
+                    let material = u16::from_le_bytes([__b[0], __b[1]]);
+                    let transparency = u8::from_le_bytes([__b[2]]);
+                    let reflectance = u8::from_le_bytes([__b[3]]);
+                    let shape = u8::from_le_bytes([__b[4]]);
+                    let surfaces = [
+                        u8::from_le_bytes([__b[5]]),
+                        u8::from_le_bytes([__b[6]]),
+                        u8::from_le_bytes([__b[7]]),
+                        u8::from_le_bytes([__b[8]]),
+                        u8::from_le_bytes([__b[9]]),
+                        u8::from_le_bytes([__b[10]]),
+                    ];
+                    break 'run (material, transparency, reflectance, shape, surfaces);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("material"));
+            let material: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("material"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("transparency"));
+            let transparency: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("transparency"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("reflectance"));
+            let reflectance: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("reflectance"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("shape"));
+            let shape: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("shape"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("surfaces"));
+            let surfaces: [u8; 6] = {
+                let __l = {
+                    let mut __a: [u8; 6] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: u8 = { __r.read_u8() }
+                                .map_err(|e| e.in_index(__i).in_field("surfaces"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            };
+            (material, transparency, reflectance, shape, surfaces)
         };
         let mesh: ::std::option::Option<MeshPartInfo> = if kind == PartKind::MeshPart {
             __r.enter(::statepack_runtime::io::PathSeg::Field("mesh"));
@@ -10600,7 +9593,7 @@ impl Part {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Decal::read_push(__r, &mut __list)
+                    Decal::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("decals"))?;
                     __r.leave::<()>(None);
                 }
@@ -10625,7 +9618,7 @@ impl Part {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Effect::read_push(__r, &mut __list)
+                    Effect::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("effects"))?;
                     __r.leave::<()>(None);
                 }
@@ -10634,8 +9627,8 @@ impl Part {
             __r.leave::<()>(None);
             __l
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 kind,
                 union_key_index,
                 name,
@@ -10656,306 +9649,17 @@ impl Part {
                 surface_appearance,
                 decals,
                 effects,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: PartKind = {
-            let __v: PartKind = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            PartKind::from_i(__raw as i128)
-                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                    __at,
-                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "part_kind",
-                                        value: __raw as i128,
-                                    },
-                                ))
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        let union_key_index: ::std::option::Option<u16> = if kind == PartKind::Union {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("union_key_index"));
-            Some({
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("union_key_index"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("name"));
-        let name: Str16 = {
-            let __v: Str16 = { Str16::read_from(__r) }.map_err(|e| e.in_field("name"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("parent_path"));
-        let parent_path: Str16 = {
-            let __v: Str16 = { Str16::read_from(__r) }
-                .map_err(|e| e.in_field("parent_path"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("offset"));
-        let offset: Vec3 = {
-            let __v: Vec3 = { Vec3::read_from(__r) }.map_err(|e| e.in_field("offset"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
-        let rot: [i16; 3] = {
-            let __l = {
-                let mut __a: [i16; 3] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: i16 = { __r.read_i16le() }
-                            .map_err(|e| e.in_index(__i).in_field("rot"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("size"));
-        let size: Vec3 = {
-            let __v: Vec3 = { Vec3::read_from(__r) }.map_err(|e| e.in_field("size"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("color"));
-        let color: Color3 = {
-            let __v: Color3 = { Color3::read_from(__r) }
-                .map_err(|e| e.in_field("color"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("material"));
-        let material: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("material"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("transparency"));
-        let transparency: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("transparency"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("reflectance"));
-        let reflectance: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("reflectance"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("shape"));
-        let shape: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("shape"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("surfaces"));
-        let surfaces: [u8; 6] = {
-            let __l = {
-                let mut __a: [u8; 6] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: u8 = { __r.read_u8() }
-                            .map_err(|e| e.in_index(__i).in_field("surfaces"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        let mesh: ::std::option::Option<MeshPartInfo> = if kind == PartKind::MeshPart {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("mesh"));
-            Some({
-                let __v: MeshPartInfo = { MeshPartInfo::read_from(__r) }
-                    .map_err(|e| e.in_field("mesh"))?;
-                __r.leave::<()>(None);
-                __v
-            })
-        } else {
-            None
-        };
-        let __rule_has_special_mesh: &'static str = "must be at most 1";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("has_special_mesh"));
-        let has_special_mesh: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("has_special_mesh"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) > 1_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_has_special_mesh,
-                                },
-                            )
-                            .in_field("has_special_mesh"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let special_mesh: ::std::option::Option<SpecialMesh> = if (has_special_mesh
-            as i128) == 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("special_mesh"));
-            Some({
-                let __v: SpecialMesh = { SpecialMesh::read_from(__r) }
-                    .map_err(|e| e.in_field("special_mesh"))?;
-                __r.leave::<()>(None);
-                __v
-            })
-        } else {
-            None
-        };
-        let __rule_has_surface_appearance: &'static str = "must be at most 1";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("has_surface_appearance"));
-        let has_surface_appearance: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }
-                .map_err(|e| e.in_field("has_surface_appearance"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) > 1_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_has_surface_appearance,
-                                },
-                            )
-                            .in_field("has_surface_appearance"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let surface_appearance: ::std::option::Option<SurfaceAppearance> = if (has_surface_appearance
-            as i128) == 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("surface_appearance"));
-            Some({
-                let __v: SurfaceAppearance = { SurfaceAppearance::read_from(__r) }
-                    .map_err(|e| e.in_field("surface_appearance"))?;
-                __r.leave::<()>(None);
-                __v
-            })
-        } else {
-            None
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("decal_count"));
-        let decal_count: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("decal_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("decals"));
-        let decals: ::std::vec::Vec<Decal> = {
-            let __l = {
-                let __n = __r
-                    .check_count(decal_count as i128, Decal::MIN_LEN)
-                    .map_err(|e| e.in_field("decals"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Decal::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("decals"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("effect_count"));
-        let effect_count: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("effect_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("effects"));
-        let effects: ::std::vec::Vec<Effect> = {
-            let __l = {
-                let __n = __r
-                    .check_count(effect_count as i128, Effect::MIN_LEN)
-                    .map_err(|e| e.in_field("effects"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Effect::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("effects"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self {
-            kind,
-            union_key_index,
-            name,
-            parent_path,
-            offset,
-            rot,
-            size,
-            color,
-            material,
-            transparency,
-            reflectance,
-            shape,
-            surfaces,
-            mesh,
-            has_special_mesh,
-            special_mesh,
-            has_surface_appearance,
-            surface_appearance,
-            decals,
-            effects,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -11613,9 +10317,26 @@ impl MeshPartInfo {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("mesh_id"));
         let mesh_id: Str16 = {
             let __v: Str16 = { Str16::read_from(__r) }
@@ -11637,22 +10358,13 @@ impl MeshPartInfo {
             __r.leave::<()>(None);
             __v
         };
-        Ok(Self {
-            mesh_id,
-            texture_id,
-            mesh_size,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(
+            __put(Self {
+                mesh_id,
+                texture_id,
+                mesh_size,
+            }),
+        )
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -11846,9 +10558,26 @@ impl SpecialMesh {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("mesh_type"));
         let mesh_type: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("mesh_type"))?;
@@ -11888,25 +10617,16 @@ impl SpecialMesh {
             __r.leave::<()>(None);
             __v
         };
-        Ok(Self {
-            mesh_type,
-            mesh_id,
-            texture_id,
-            scale,
-            offset,
-            vertex_color,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(
+            __put(Self {
+                mesh_type,
+                mesh_id,
+                texture_id,
+                scale,
+                offset,
+                vertex_color,
+            }),
+        )
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -12162,9 +10882,26 @@ impl SurfaceAppearance {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("color_map"));
         let color_map: Str16 = {
             let __v: Str16 = { Str16::read_from(__r) }
@@ -12206,25 +10943,16 @@ impl SurfaceAppearance {
             __r.leave::<()>(None);
             __v
         };
-        Ok(Self {
-            color_map,
-            normal_map,
-            metalness_map,
-            roughness_map,
-            alpha_mode,
-            color,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(
+            __put(Self {
+                color_map,
+                normal_map,
+                metalness_map,
+                roughness_map,
+                alpha_mode,
+                color,
+            }),
+        )
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -12500,109 +11228,22 @@ impl Decal {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let __rule_is_texture: &'static str = "must be at most 1";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("is_texture"));
-        let is_texture: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("is_texture"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) > 1_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_is_texture,
-                                },
-                            )
-                            .in_field("is_texture"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("face"));
-        let face: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("face"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("texture"));
-        let texture: Str16 = {
-            let __v: Str16 = { Str16::read_from(__r) }
-                .map_err(|e| e.in_field("texture"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("transparency"));
-        let transparency: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("transparency"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("color"));
-        let color: Color3 = {
-            let __v: Color3 = { Color3::read_from(__r) }
-                .map_err(|e| e.in_field("color"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("z_index"));
-        let z_index: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("z_index"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let tiling: ::std::option::Option<[f32; 4]> = 'run: {
-            if (is_texture as i128) == 1_i128 {
-                'fast: {
-                    let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
-                        break 'fast;
-                    };
-                    let tiling = [
-                        f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
-                        f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
-                        f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
-                        f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
-                    ];
-                    break 'run Some(tiling);
-                }
-            } else {
-                break 'run None;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self {
-            is_texture,
-            face,
-            texture,
-            transparency,
-            color,
-            z_index,
-            tiling,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let __rule_is_texture: &'static str = "must be at most 1";
         __r.enter(::statepack_runtime::io::PathSeg::Field("is_texture"));
@@ -12660,7 +11301,10 @@ impl Decal {
             __v
         };
         let tiling: ::std::option::Option<[f32; 4]> = 'run: {
-            if (is_texture as i128) == 1_i128 {
+            if (is_texture as i128) != 1_i128 {
+                break 'run None;
+            }
+            if !__SLOW && T::SILENT {
                 'fast: {
                     let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
                         break 'fast;
@@ -12673,16 +11317,38 @@ impl Decal {
                     ];
                     break 'run Some(tiling);
                 }
-            } else {
-                break 'run None;
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            let tiling: ::std::option::Option<[f32; 4]> = if (is_texture as i128)
+                == 1_i128
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("tiling"));
+                Some({
+                    let __l = {
+                        let mut __a: [f32; 4] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: f32 = { __r.read_f32le() }
+                                    .map_err(|e| e.in_index(__i).in_field("tiling"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            tiling
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 is_texture,
                 face,
                 texture,
@@ -12690,102 +11356,17 @@ impl Decal {
                 color,
                 z_index,
                 tiling,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        let __rule_is_texture: &'static str = "must be at most 1";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("is_texture"));
-        let is_texture: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("is_texture"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) > 1_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_is_texture,
-                                },
-                            )
-                            .in_field("is_texture"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("face"));
-        let face: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("face"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("texture"));
-        let texture: Str16 = {
-            let __v: Str16 = { Str16::read_from(__r) }
-                .map_err(|e| e.in_field("texture"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("transparency"));
-        let transparency: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("transparency"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("color"));
-        let color: Color3 = {
-            let __v: Color3 = { Color3::read_from(__r) }
-                .map_err(|e| e.in_field("color"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("z_index"));
-        let z_index: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("z_index"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let tiling: ::std::option::Option<[f32; 4]> = if (is_texture as i128) == 1_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("tiling"));
-            Some({
-                let __l = {
-                    let mut __a: [f32; 4] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: f32 = { __r.read_f32le() }
-                                .map_err(|e| e.in_index(__i).in_field("tiling"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            is_texture,
-            face,
-            texture,
-            transparency,
-            color,
-            z_index,
-            tiling,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -13097,102 +11678,82 @@ impl Effect {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (class, parent_index): (EffectClass, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let ::std::option::Option::Some(class) = EffectClass::from_i(
-                    u8::from_le_bytes([__b[0]]) as i128,
-                ) else {
-                    {
-                        __r.rewind_run(2);
-                        break 'fast;
-                    }
-                };
-                let parent_index = u8::from_le_bytes([__b[1]]);
-                break 'run (class, parent_index);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("name"));
-        let name: Str16 = {
-            let __v: Str16 = { Str16::read_from(__r) }.map_err(|e| e.in_field("name"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("prop_count"));
-        let prop_count: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("prop_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("props"));
-        let props: ::std::vec::Vec<EffectProp> = {
-            let __l = {
-                let __n = __r
-                    .check_count(prop_count as i128, EffectProp::MIN_LEN)
-                    .map_err(|e| e.in_field("props"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    EffectProp::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("props"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self {
-            class,
-            parent_index,
-            name,
-            props,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (class, parent_index): (EffectClass, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let ::std::option::Option::Some(class) = EffectClass::from_i(
-                    u8::from_le_bytes([__b[0]]) as i128,
-                ) else {
-                    {
-                        __r.rewind_run(2);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
                         break 'fast;
-                    }
-                };
-                let parent_index = u8::from_le_bytes([__b[1]]);
-                break 'run (class, parent_index);
+                    };
+                    let ::std::option::Option::Some(class) = EffectClass::from_i(
+                        u8::from_le_bytes([__b[0]]) as i128,
+                    ) else {
+                        {
+                            __r.rewind_run(2);
+                            break 'fast;
+                        }
+                    };
+                    let parent_index = u8::from_le_bytes([__b[1]]);
+                    break 'run (class, parent_index);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("class"));
+            let class: EffectClass = {
+                let __v: EffectClass = {
+                    {
+                        let __at = __r.offset();
+                        match __r.read_u8() {
+                            Ok(__raw) => {
+                                EffectClass::from_i(__raw as i128)
+                                    .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                        __at,
+                                        ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                            enum_name: "effect_class",
+                                            value: __raw as i128,
+                                        },
+                                    ))
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                }
+                    .map_err(|e| e.in_field("class"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("parent_index"));
+            let parent_index: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("parent_index"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (class, parent_index)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("name"));
         let name: Str16 = {
@@ -13216,7 +11777,7 @@ impl Effect {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    EffectProp::read_push(__r, &mut __list)
+                    EffectProp::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("props"))?;
                     __r.leave::<()>(None);
                 }
@@ -13225,96 +11786,23 @@ impl Effect {
             __r.leave::<()>(None);
             __l
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 class,
                 parent_index,
                 name,
                 props,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("class"));
-        let class: EffectClass = {
-            let __v: EffectClass = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            EffectClass::from_i(__raw as i128)
-                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                    __at,
-                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "effect_class",
-                                        value: __raw as i128,
-                                    },
-                                ))
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("class"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("parent_index"));
-        let parent_index: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("parent_index"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("name"));
-        let name: Str16 = {
-            let __v: Str16 = { Str16::read_from(__r) }.map_err(|e| e.in_field("name"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("prop_count"));
-        let prop_count: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("prop_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("props"));
-        let props: ::std::vec::Vec<EffectProp> = {
-            let __l = {
-                let __n = __r
-                    .check_count(prop_count as i128, EffectProp::MIN_LEN)
-                    .map_err(|e| e.in_field("props"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    EffectProp::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("props"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self {
-            class,
-            parent_index,
-            name,
-            props,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -13530,110 +12018,82 @@ impl EffectProp {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (prop_index, tag): (u8, ValueTag) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let prop_index = u8::from_le_bytes([__b[0]]);
-                let ::std::option::Option::Some(tag) = ValueTag::from_i(
-                    u8::from_le_bytes([__b[1]]) as i128,
-                ) else {
-                    {
-                        __r.rewind_run(2);
-                        break 'fast;
-                    }
-                };
-                break 'run (prop_index, tag);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-        let value: EffectPropValue = {
-            let __v: EffectPropValue = {
-                {
-                    let __sw: i128 = tag.to_i();
-                    if __sw == ValueTag::Bool.to_i() {
-                        PropBool::read_from(__r).map(EffectPropValue::PropBool)
-                    } else if __sw == ValueTag::Number.to_i() {
-                        F32Value::read_from(__r).map(EffectPropValue::F32Value)
-                    } else if __sw == ValueTag::String.to_i()
-                        || __sw == ValueTag::EnumName.to_i()
-                        || __sw == ValueTag::AttachmentRef.to_i()
-                    {
-                        Str16::read_from(__r).map(EffectPropValue::Str16)
-                    } else if __sw == ValueTag::Color3.to_i() {
-                        Color3::read_from(__r).map(EffectPropValue::Color3)
-                    } else if __sw == ValueTag::Vector3.to_i() {
-                        Vec3::read_from(__r).map(EffectPropValue::Vec3)
-                    } else if __sw == ValueTag::Vector2.to_i()
-                        || __sw == ValueTag::NumberRange.to_i()
-                    {
-                        Vec2::read_from(__r).map(EffectPropValue::Vec2)
-                    } else if __sw == ValueTag::NumberSequence.to_i() {
-                        NumberSequence::read_from(__r)
-                            .map(EffectPropValue::NumberSequence)
-                    } else if __sw == ValueTag::ColorSequence.to_i() {
-                        ColorSequence::read_from(__r).map(EffectPropValue::ColorSequence)
-                    } else {
-                        Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                __r.offset(),
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: __sw.to_string(),
-                                    rule: "must select one of the switch cases",
-                                },
-                            ),
-                        )
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("value"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self { prop_index, tag, value })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (prop_index, tag): (u8, ValueTag) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let prop_index = u8::from_le_bytes([__b[0]]);
-                let ::std::option::Option::Some(tag) = ValueTag::from_i(
-                    u8::from_le_bytes([__b[1]]) as i128,
-                ) else {
-                    {
-                        __r.rewind_run(2);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
                         break 'fast;
-                    }
-                };
-                break 'run (prop_index, tag);
+                    };
+                    let prop_index = u8::from_le_bytes([__b[0]]);
+                    let ::std::option::Option::Some(tag) = ValueTag::from_i(
+                        u8::from_le_bytes([__b[1]]) as i128,
+                    ) else {
+                        {
+                            __r.rewind_run(2);
+                            break 'fast;
+                        }
+                    };
+                    break 'run (prop_index, tag);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("prop_index"));
+            let prop_index: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("prop_index"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tag"));
+            let tag: ValueTag = {
+                let __v: ValueTag = {
+                    {
+                        let __at = __r.offset();
+                        match __r.read_u8() {
+                            Ok(__raw) => {
+                                ValueTag::from_i(__raw as i128)
+                                    .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                        __at,
+                                        ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                            enum_name: "value_tag",
+                                            value: __raw as i128,
+                                        },
+                                    ))
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                }
+                    .map_err(|e| e.in_field("tag"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            (prop_index, tag)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
         let value: EffectPropValue = {
@@ -13679,98 +12139,16 @@ impl EffectProp {
             __r.leave::<()>(None);
             __v
         };
-        __out.push(Self { prop_index, tag, value });
-        Ok(())
+        Ok(__put(Self { prop_index, tag, value }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("prop_index"));
-        let prop_index: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("prop_index"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tag"));
-        let tag: ValueTag = {
-            let __v: ValueTag = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            ValueTag::from_i(__raw as i128)
-                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                    __at,
-                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "value_tag",
-                                        value: __raw as i128,
-                                    },
-                                ))
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("tag"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-        let value: EffectPropValue = {
-            let __v: EffectPropValue = {
-                {
-                    let __sw: i128 = tag.to_i();
-                    if __sw == ValueTag::Bool.to_i() {
-                        PropBool::read_from(__r).map(EffectPropValue::PropBool)
-                    } else if __sw == ValueTag::Number.to_i() {
-                        F32Value::read_from(__r).map(EffectPropValue::F32Value)
-                    } else if __sw == ValueTag::String.to_i()
-                        || __sw == ValueTag::EnumName.to_i()
-                        || __sw == ValueTag::AttachmentRef.to_i()
-                    {
-                        Str16::read_from(__r).map(EffectPropValue::Str16)
-                    } else if __sw == ValueTag::Color3.to_i() {
-                        Color3::read_from(__r).map(EffectPropValue::Color3)
-                    } else if __sw == ValueTag::Vector3.to_i() {
-                        Vec3::read_from(__r).map(EffectPropValue::Vec3)
-                    } else if __sw == ValueTag::Vector2.to_i()
-                        || __sw == ValueTag::NumberRange.to_i()
-                    {
-                        Vec2::read_from(__r).map(EffectPropValue::Vec2)
-                    } else if __sw == ValueTag::NumberSequence.to_i() {
-                        NumberSequence::read_from(__r)
-                            .map(EffectPropValue::NumberSequence)
-                    } else if __sw == ValueTag::ColorSequence.to_i() {
-                        ColorSequence::read_from(__r).map(EffectPropValue::ColorSequence)
-                    } else {
-                        Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                __r.offset(),
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: __sw.to_string(),
-                                    rule: "must select one of the switch cases",
-                                },
-                            ),
-                        )
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("value"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self { prop_index, tag, value })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -14102,27 +12480,33 @@ impl F32Value {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
         let value: f32 = {
             let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("value"))?;
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { value })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { value }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -14264,76 +12648,61 @@ impl Vec2 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (x, y): (f32, f32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
-                    break 'fast;
-                };
-                let x = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let y = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                break 'run (x, y);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { x, y })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (x, y): (f32, f32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
-                    break 'fast;
-                };
-                let x = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let y = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                break 'run (x, y);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<8>() else {
+                        break 'fast;
+                    };
+                    let x = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                    let y = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                    break 'run (x, y);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
+            let x: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+            let y: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (x, y)
         };
-        __out.push(Self { x, y });
-        Ok(())
+        Ok(__put(Self { x, y }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
-        let x: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
-        let y: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { x, y })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -14473,9 +12842,26 @@ impl NumberSequence {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
         let count: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("count"))?;
@@ -14492,7 +12878,7 @@ impl NumberSequence {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    NumberKey::read_push(__r, &mut __list)
+                    NumberKey::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("keys"))?;
                     __r.leave::<()>(None);
                 }
@@ -14501,18 +12887,7 @@ impl NumberSequence {
             __r.leave::<()>(None);
             __l
         };
-        Ok(Self { keys })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { keys }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -14683,84 +13058,73 @@ impl NumberKey {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (time, value, envelope): (f32, f32, f32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
-                    break 'fast;
-                };
-                let time = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let value = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                let envelope = f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
-                break 'run (time, value, envelope);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { time, value, envelope })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (time, value, envelope): (f32, f32, f32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
-                    break 'fast;
-                };
-                let time = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let value = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                let envelope = f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
-                break 'run (time, value, envelope);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
+                        break 'fast;
+                    };
+                    let time = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                    let value = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                    let envelope = f32::from_le_bytes([
+                        __b[8],
+                        __b[9],
+                        __b[10],
+                        __b[11],
+                    ]);
+                    break 'run (time, value, envelope);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("time"));
+            let time: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("time"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+            let value: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("value"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("envelope"));
+            let envelope: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("envelope"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (time, value, envelope)
         };
-        __out.push(Self { time, value, envelope });
-        Ok(())
+        Ok(__put(Self { time, value, envelope }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("time"));
-        let time: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("time"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-        let value: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("value"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("envelope"));
-        let envelope: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("envelope"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { time, value, envelope })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -14910,9 +13274,26 @@ impl ColorSequence {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
         let count: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("count"))?;
@@ -14929,7 +13310,7 @@ impl ColorSequence {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    ColorKey::read_push(__r, &mut __list)
+                    ColorKey::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("keys"))?;
                     __r.leave::<()>(None);
                 }
@@ -14938,18 +13319,7 @@ impl ColorSequence {
             __r.leave::<()>(None);
             __l
         };
-        Ok(Self { keys })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { keys }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -15112,9 +13482,26 @@ impl ColorKey {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("time"));
         let time: f32 = {
             let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("time"))?;
@@ -15128,18 +13515,7 @@ impl ColorKey {
             __r.leave::<()>(None);
             __v
         };
-        Ok(Self { time, color })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { time, color }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -15301,9 +13677,26 @@ impl Joint {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
         let kind: JointKind = {
             let __v: JointKind = {
@@ -15377,23 +13770,14 @@ impl Joint {
             __r.leave::<()>(None);
             __v
         };
-        Ok(Self {
-            kind,
-            name,
-            holder_index,
-            body,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(
+            __put(Self {
+                kind,
+                name,
+                holder_index,
+                body,
+            }),
+        )
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -15671,69 +14055,52 @@ impl JointCframes {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (part0_index, part1_index): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let part0_index = u16::from_le_bytes([__b[0], __b[1]]);
-                let part1_index = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (part0_index, part1_index);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("c0"));
-        let c0: Cframe = {
-            let __v: Cframe = { Cframe::read_from(__r) }.map_err(|e| e.in_field("c0"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("c1"));
-        let c1: Cframe = {
-            let __v: Cframe = { Cframe::read_from(__r) }.map_err(|e| e.in_field("c1"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self {
-            part0_index,
-            part1_index,
-            c0,
-            c1,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (part0_index, part1_index): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let part0_index = u16::from_le_bytes([__b[0], __b[1]]);
-                let part1_index = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (part0_index, part1_index);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                        break 'fast;
+                    };
+                    let part0_index = u16::from_le_bytes([__b[0], __b[1]]);
+                    let part1_index = u16::from_le_bytes([__b[2], __b[3]]);
+                    break 'run (part0_index, part1_index);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("part0_index"));
+            let part0_index: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("part0_index"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("part1_index"));
+            let part1_index: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("part1_index"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (part0_index, part1_index)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("c0"));
         let c0: Cframe = {
@@ -15747,52 +14114,23 @@ impl JointCframes {
             __r.leave::<()>(None);
             __v
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 part0_index,
                 part1_index,
                 c0,
                 c1,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("part0_index"));
-        let part0_index: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("part0_index"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("part1_index"));
-        let part1_index: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("part1_index"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("c0"));
-        let c0: Cframe = {
-            let __v: Cframe = { Cframe::read_from(__r) }.map_err(|e| e.in_field("c0"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("c1"));
-        let c1: Cframe = {
-            let __v: Cframe = { Cframe::read_from(__r) }.map_err(|e| e.in_field("c1"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self {
-            part0_index,
-            part1_index,
-            c0,
-            c1,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -15978,9 +14316,26 @@ impl JointAttachments {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("part0_index"));
         let part0_index: u16 = {
             let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("part0_index"))?;
@@ -16007,23 +14362,14 @@ impl JointAttachments {
             __r.leave::<()>(None);
             __v
         };
-        Ok(Self {
-            part0_index,
-            attachment0_name,
-            part1_index,
-            attachment1_name,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(
+            __put(Self {
+                part0_index,
+                attachment0_name,
+                part1_index,
+                attachment1_name,
+            }),
+        )
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -16237,47 +14583,22 @@ impl Cframe {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pos"));
-        let pos: Vec3 = {
-            let __v: Vec3 = { Vec3::read_from(__r) }.map_err(|e| e.in_field("pos"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        let rot: [i16; 3] = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let rot = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run rot;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { pos, rot })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("pos"));
         let pos: Vec3 = {
@@ -16286,57 +14607,52 @@ impl Cframe {
             __v
         };
         let rot: [i16; 3] = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let rot = [
-                    i16::from_le_bytes([__b[0], __b[1]]),
-                    i16::from_le_bytes([__b[2], __b[3]]),
-                    i16::from_le_bytes([__b[4], __b[5]]),
-                ];
-                break 'run rot;
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let rot = [
+                        i16::from_le_bytes([__b[0], __b[1]]),
+                        i16::from_le_bytes([__b[2], __b[3]]),
+                        i16::from_le_bytes([__b[4], __b[5]]),
+                    ];
+                    break 'run rot;
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
+            let rot: [i16; 3] = {
+                let __l = {
+                    let mut __a: [i16; 3] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: i16 = { __r.read_i16le() }
+                                .map_err(|e| e.in_index(__i).in_field("rot"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            };
+            rot
         };
-        __out.push(Self { pos, rot });
-        Ok(())
+        Ok(__put(Self { pos, rot }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pos"));
-        let pos: Vec3 = {
-            let __v: Vec3 = { Vec3::read_from(__r) }.map_err(|e| e.in_field("pos"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rot"));
-        let rot: [i16; 3] = {
-            let __l = {
-                let mut __a: [i16; 3] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: i16 = { __r.read_i16le() }
-                            .map_err(|e| e.in_index(__i).in_field("rot"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self { pos, rot })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

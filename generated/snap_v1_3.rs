@@ -132,83 +132,58 @@ impl SnapV13 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (version, num_recordings): ((), u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<9>() else {
-                    break 'fast;
-                };
-                if __b[0..8] != b"SNAPV1.3"[..] {
-                    {
-                        __r.rewind_run(9);
-                        break 'fast;
-                    }
-                }
-                let version = ();
-                let num_recordings = u8::from_le_bytes([__b[8]]);
-                break 'run (version, num_recordings);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("recordings"));
-        let recordings: ::std::vec::Vec<Recording> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_recordings as i128, Recording::MIN_LEN)
-                    .map_err(|e| e.in_field("recordings"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Recording::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("recordings"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self { recordings })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (version, num_recordings): ((), u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<9>() else {
-                    break 'fast;
-                };
-                if __b[0..8] != b"SNAPV1.3"[..] {
-                    {
-                        __r.rewind_run(9);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<9>() else {
                         break 'fast;
+                    };
+                    if __b[0..8] != b"SNAPV1.3"[..] {
+                        {
+                            __r.rewind_run(9);
+                            break 'fast;
+                        }
                     }
+                    let version = ();
+                    let num_recordings = u8::from_le_bytes([__b[8]]);
+                    break 'run (version, num_recordings);
                 }
-                let version = ();
-                let num_recordings = u8::from_le_bytes([__b[8]]);
-                break 'run (version, num_recordings);
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
+            let version: () = {
+                let __v: () = { __r.expect(b"SNAPV1.3") }
+                    .map_err(|e| e.in_field("version"))?;
+                __r.leave(Some(b"SNAPV1.3"));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_recordings"));
+            let num_recordings: u8 = {
+                let __v: u8 = { __r.read_u8() }
+                    .map_err(|e| e.in_field("num_recordings"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (version, num_recordings)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("recordings"));
         let recordings: ::std::vec::Vec<Recording> = {
@@ -220,7 +195,7 @@ impl SnapV13 {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Recording::read_push(__r, &mut __list)
+                    Recording::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("recordings"))?;
                     __r.leave::<()>(None);
                 }
@@ -229,49 +204,16 @@ impl SnapV13 {
             __r.leave::<()>(None);
             __l
         };
-        __out.push(Self { recordings });
-        Ok(())
+        Ok(__put(Self { recordings }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
-        let version: () = {
-            let __v: () = { __r.expect(b"SNAPV1.3") }
-                .map_err(|e| e.in_field("version"))?;
-            __r.leave(Some(b"SNAPV1.3"));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_recordings"));
-        let num_recordings: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("num_recordings"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("recordings"));
-        let recordings: ::std::vec::Vec<Recording> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_recordings as i128, Recording::MIN_LEN)
-                    .map_err(|e| e.in_field("recordings"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Recording::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("recordings"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self { recordings })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -535,101 +477,22 @@ impl Recording {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("len_map_name"));
-        let len_map_name: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len_map_name"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("map_name"));
-        let map_name: ::std::string::String = {
-            let __v: ::std::string::String = {
-                {
-                    let __at = __r.offset();
-                    __r.take_sized(len_map_name as i128)
-                        .and_then(|b| ::statepack_runtime::io::decode_str(
-                            b,
-                            "UTF-8",
-                            __at,
-                        ))
-                }
-            }
-                .map_err(|e| e.in_field("map_name"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let (num_frames, total_duration_ms, __at_total_duration_ms): (u16, u32, u64) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let num_frames = u16::from_le_bytes([__b[0], __b[1]]);
-                let total_duration_ms = u32::from_le_bytes([
-                    __b[2],
-                    __b[3],
-                    __b[4],
-                    __b[5],
-                ]);
-                let __at_total_duration_ms = __r.offset() - 4;
-                break 'run (num_frames, total_duration_ms, __at_total_duration_ms);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("frames"));
-        let frames: ::std::vec::Vec<Frame> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_frames as i128, Frame::MIN_LEN)
-                    .map_err(|e| e.in_field("frames"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Frame::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("frames"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        let __sum: u64 = frames.iter().map(|__e| __e.dt_ms as u64).sum();
-        if (__sum as i128) != total_duration_ms as i128 {
-            return Err(
-                ::statepack_runtime::io::DecodeError::new(
-                        __at_total_duration_ms,
-                        ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                            format!(
-                                "{} stored, but the frames[].dt_ms values sum to {}",
-                                total_duration_ms, __sum
-                            ),
-                        ),
-                    )
-                    .in_field("total_duration_ms"),
-            );
-        }
-        Ok(Self { map_name, frames })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("len_map_name"));
         let len_map_name: u8 = {
@@ -655,24 +518,41 @@ impl Recording {
             __v
         };
         let (num_frames, total_duration_ms, __at_total_duration_ms): (u16, u32, u64) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let num_frames = u16::from_le_bytes([__b[0], __b[1]]);
-                let total_duration_ms = u32::from_le_bytes([
-                    __b[2],
-                    __b[3],
-                    __b[4],
-                    __b[5],
-                ]);
-                let __at_total_duration_ms = __r.offset() - 4;
-                break 'run (num_frames, total_duration_ms, __at_total_duration_ms);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let num_frames = u16::from_le_bytes([__b[0], __b[1]]);
+                    let total_duration_ms = u32::from_le_bytes([
+                        __b[2],
+                        __b[3],
+                        __b[4],
+                        __b[5],
+                    ]);
+                    let __at_total_duration_ms = __r.offset() - 4;
+                    break 'run (num_frames, total_duration_ms, __at_total_duration_ms);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
+            let num_frames: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_frames"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            let __at_total_duration_ms = __r.offset();
+            __r.enter(::statepack_runtime::io::PathSeg::Field("total_duration_ms"));
+            let total_duration_ms: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("total_duration_ms"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (num_frames, total_duration_ms, __at_total_duration_ms)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("frames"));
         let frames: ::std::vec::Vec<Frame> = {
@@ -684,7 +564,7 @@ impl Recording {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Frame::read_push(__r, &mut __list)
+                    Frame::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("frames"))?;
                     __r.leave::<()>(None);
                 }
@@ -708,88 +588,16 @@ impl Recording {
                     .in_field("total_duration_ms"),
             );
         }
-        __out.push(Self { map_name, frames });
-        Ok(())
+        Ok(__put(Self { map_name, frames }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("len_map_name"));
-        let len_map_name: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len_map_name"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("map_name"));
-        let map_name: ::std::string::String = {
-            let __v: ::std::string::String = {
-                {
-                    let __at = __r.offset();
-                    __r.take_sized(len_map_name as i128)
-                        .and_then(|b| ::statepack_runtime::io::decode_str(
-                            b,
-                            "UTF-8",
-                            __at,
-                        ))
-                }
-            }
-                .map_err(|e| e.in_field("map_name"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
-        let num_frames: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_frames"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let __at_total_duration_ms = __r.offset();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("total_duration_ms"));
-        let total_duration_ms: u32 = {
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("total_duration_ms"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("frames"));
-        let frames: ::std::vec::Vec<Frame> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_frames as i128, Frame::MIN_LEN)
-                    .map_err(|e| e.in_field("frames"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Frame::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("frames"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        let __sum: u64 = frames.iter().map(|__e| __e.dt_ms as u64).sum();
-        if (__sum as i128) != total_duration_ms as i128 {
-            return Err(
-                ::statepack_runtime::io::DecodeError::new(
-                        __at_total_duration_ms,
-                        ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                            format!(
-                                "{} stored, but the frames[].dt_ms values sum to {}",
-                                total_duration_ms, __sum
-                            ),
-                        ),
-                    )
-                    .in_field("total_duration_ms"),
-            );
-        }
-        Ok(Self { map_name, frames })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1045,123 +853,82 @@ impl Frame {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (kind, dt_ms): (FrameKind, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let ::std::option::Option::Some(kind) = FrameKind::from_i(
-                    u8::from_le_bytes([__b[0]]) as i128,
-                ) else {
-                    {
-                        __r.rewind_run(3);
-                        break 'fast;
-                    }
-                };
-                let dt_ms = u16::from_le_bytes([__b[1], __b[2]]);
-                break 'run (kind, dt_ms);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let cframe: ::std::option::Option<Cframe> = if kind == FrameKind::Absolute {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("cframe"));
-            Some({
-                let __v: Cframe = { Cframe::read_from(__r) }
-                    .map_err(|e| e.in_field("cframe"))?;
-                __r.leave::<()>(None);
-                __v
-            })
-        } else {
-            None
-        };
-        let pos_delta: ::std::option::Option<[i16; 3]> = 'run: {
-            if (kind != FrameKind::Absolute) && ((kind.to_i() & 1_i128) != 0_i128) {
-                'fast: {
-                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                        break 'fast;
-                    };
-                    let pos_delta = [
-                        i16::from_le_bytes([__b[0], __b[1]]),
-                        i16::from_le_bytes([__b[2], __b[3]]),
-                        i16::from_le_bytes([__b[4], __b[5]]),
-                    ];
-                    break 'run Some(pos_delta);
-                }
-            } else {
-                break 'run None;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let rot_delta: ::std::option::Option<[i16; 3]> = 'run: {
-            if (kind != FrameKind::Absolute) && ((kind.to_i() & 2_i128) != 0_i128) {
-                'fast: {
-                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                        break 'fast;
-                    };
-                    let rot_delta = [
-                        i16::from_le_bytes([__b[0], __b[1]]),
-                        i16::from_le_bytes([__b[2], __b[3]]),
-                        i16::from_le_bytes([__b[4], __b[5]]),
-                    ];
-                    break 'run Some(rot_delta);
-                }
-            } else {
-                break 'run None;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self {
-            kind,
-            dt_ms,
-            cframe,
-            pos_delta,
-            rot_delta,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (kind, dt_ms): (FrameKind, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let ::std::option::Option::Some(kind) = FrameKind::from_i(
-                    u8::from_le_bytes([__b[0]]) as i128,
-                ) else {
-                    {
-                        __r.rewind_run(3);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
                         break 'fast;
-                    }
-                };
-                let dt_ms = u16::from_le_bytes([__b[1], __b[2]]);
-                break 'run (kind, dt_ms);
+                    };
+                    let ::std::option::Option::Some(kind) = FrameKind::from_i(
+                        u8::from_le_bytes([__b[0]]) as i128,
+                    ) else {
+                        {
+                            __r.rewind_run(3);
+                            break 'fast;
+                        }
+                    };
+                    let dt_ms = u16::from_le_bytes([__b[1], __b[2]]);
+                    break 'run (kind, dt_ms);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
+            let kind: FrameKind = {
+                let __v: FrameKind = {
+                    {
+                        let __at = __r.offset();
+                        match __r.read_u8() {
+                            Ok(__raw) => {
+                                FrameKind::from_i(__raw as i128)
+                                    .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                        __at,
+                                        ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                            enum_name: "frame_kind",
+                                            value: __raw as i128,
+                                        },
+                                    ))
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                }
+                    .map_err(|e| e.in_field("kind"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("dt_ms"));
+            let dt_ms: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("dt_ms"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (kind, dt_ms)
         };
         let cframe: ::std::option::Option<Cframe> = if kind == FrameKind::Absolute {
             __r.enter(::statepack_runtime::io::PathSeg::Field("cframe"));
@@ -1175,7 +942,10 @@ impl Frame {
             None
         };
         let pos_delta: ::std::option::Option<[i16; 3]> = 'run: {
-            if (kind != FrameKind::Absolute) && ((kind.to_i() & 1_i128) != 0_i128) {
+            if !((kind != FrameKind::Absolute) && ((kind.to_i() & 1_i128) != 0_i128)) {
+                break 'run None;
+            }
+            if !__SLOW && T::SILENT {
                 'fast: {
                     let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
                         break 'fast;
@@ -1187,16 +957,41 @@ impl Frame {
                     ];
                     break 'run Some(pos_delta);
                 }
-            } else {
-                break 'run None;
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            let pos_delta: ::std::option::Option<[i16; 3]> = if (kind
+                != FrameKind::Absolute) && ((kind.to_i() & 1_i128) != 0_i128)
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("pos_delta"));
+                Some({
+                    let __l = {
+                        let mut __a: [i16; 3] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: i16 = { __r.read_i16le() }
+                                    .map_err(|e| e.in_index(__i).in_field("pos_delta"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            pos_delta
         };
         let rot_delta: ::std::option::Option<[i16; 3]> = 'run: {
-            if (kind != FrameKind::Absolute) && ((kind.to_i() & 2_i128) != 0_i128) {
+            if !((kind != FrameKind::Absolute) && ((kind.to_i() & 2_i128) != 0_i128)) {
+                break 'run None;
+            }
+            if !__SLOW && T::SILENT {
                 'fast: {
                     let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
                         break 'fast;
@@ -1208,134 +1003,54 @@ impl Frame {
                     ];
                     break 'run Some(rot_delta);
                 }
-            } else {
-                break 'run None;
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            let rot_delta: ::std::option::Option<[i16; 3]> = if (kind
+                != FrameKind::Absolute) && ((kind.to_i() & 2_i128) != 0_i128)
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("rot_delta"));
+                Some({
+                    let __l = {
+                        let mut __a: [i16; 3] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: i16 = { __r.read_i16le() }
+                                    .map_err(|e| e.in_index(__i).in_field("rot_delta"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            rot_delta
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 kind,
                 dt_ms,
                 cframe,
                 pos_delta,
                 rot_delta,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: FrameKind = {
-            let __v: FrameKind = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            FrameKind::from_i(__raw as i128)
-                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                    __at,
-                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "frame_kind",
-                                        value: __raw as i128,
-                                    },
-                                ))
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("dt_ms"));
-        let dt_ms: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("dt_ms"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let cframe: ::std::option::Option<Cframe> = if kind == FrameKind::Absolute {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("cframe"));
-            Some({
-                let __v: Cframe = { Cframe::read_from(__r) }
-                    .map_err(|e| e.in_field("cframe"))?;
-                __r.leave::<()>(None);
-                __v
-            })
-        } else {
-            None
-        };
-        let pos_delta: ::std::option::Option<[i16; 3]> = if (kind != FrameKind::Absolute)
-            && ((kind.to_i() & 1_i128) != 0_i128)
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("pos_delta"));
-            Some({
-                let __l = {
-                    let mut __a: [i16; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: i16 = { __r.read_i16le() }
-                                .map_err(|e| e.in_index(__i).in_field("pos_delta"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        let rot_delta: ::std::option::Option<[i16; 3]> = if (kind != FrameKind::Absolute)
-            && ((kind.to_i() & 2_i128) != 0_i128)
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("rot_delta"));
-            Some({
-                let __l = {
-                    let mut __a: [i16; 3] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: i16 = { __r.read_i16le() }
-                                .map_err(|e| e.in_index(__i).in_field("rot_delta"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            kind,
-            dt_ms,
-            cframe,
-            pos_delta,
-            rot_delta,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1658,112 +1373,91 @@ impl Cframe {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (x, y, z_bits, q): (f32, f32, u32, [i16; 3]) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<18>() else {
-                    break 'fast;
-                };
-                let x = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let y = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                let z_bits = u32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
-                let q = [
-                    i16::from_le_bytes([__b[12], __b[13]]),
-                    i16::from_le_bytes([__b[14], __b[15]]),
-                    i16::from_le_bytes([__b[16], __b[17]]),
-                ];
-                break 'run (x, y, z_bits, q);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { x, y, z_bits, q })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (x, y, z_bits, q): (f32, f32, u32, [i16; 3]) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<18>() else {
-                    break 'fast;
-                };
-                let x = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let y = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
-                let z_bits = u32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
-                let q = [
-                    i16::from_le_bytes([__b[12], __b[13]]),
-                    i16::from_le_bytes([__b[14], __b[15]]),
-                    i16::from_le_bytes([__b[16], __b[17]]),
-                ];
-                break 'run (x, y, z_bits, q);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<18>() else {
+                        break 'fast;
+                    };
+                    let x = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                    let y = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+                    let z_bits = u32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]);
+                    let q = [
+                        i16::from_le_bytes([__b[12], __b[13]]),
+                        i16::from_le_bytes([__b[14], __b[15]]),
+                        i16::from_le_bytes([__b[16], __b[17]]),
+                    ];
+                    break 'run (x, y, z_bits, q);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
+            let x: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+            let y: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("z_bits"));
+            let z_bits: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("z_bits"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("q"));
+            let q: [i16; 3] = {
+                let __l = {
+                    let mut __a: [i16; 3] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: i16 = { __r.read_i16le() }
+                                .map_err(|e| e.in_index(__i).in_field("q"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            };
+            (x, y, z_bits, q)
         };
-        __out.push(Self { x, y, z_bits, q });
-        Ok(())
+        Ok(__put(Self { x, y, z_bits, q }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
-        let x: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("x"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
-        let y: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("y"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("z_bits"));
-        let z_bits: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("z_bits"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("q"));
-        let q: [i16; 3] = {
-            let __l = {
-                let mut __a: [i16; 3] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: i16 = { __r.read_i16le() }
-                            .map_err(|e| e.in_index(__i).in_field("q"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self { x, y, z_bits, q })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

@@ -129,106 +129,88 @@ impl StudyTracks {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (magic, layout): ((), TrackLayout) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
-                    break 'fast;
-                };
-                if __b[0..4] != b"STRK"[..] {
-                    {
-                        __r.rewind_run(5);
-                        break 'fast;
-                    }
-                }
-                let magic = ();
-                let ::std::option::Option::Some(layout) = TrackLayout::from_i(
-                    u8::from_le_bytes([__b[4]]) as i128,
-                ) else {
-                    {
-                        __r.rewind_run(5);
-                        break 'fast;
-                    }
-                };
-                break 'run (magic, layout);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: StudyTracksBody = {
-            let __v: StudyTracksBody = {
-                {
-                    let __sw: i128 = layout.to_i();
-                    if __sw == TrackLayout::Raw.to_i() {
-                        RawBody::read_from(__r).map(StudyTracksBody::RawBody)
-                    } else if __sw == TrackLayout::FloatKeys.to_i() {
-                        FloatBody::read_from(__r).map(StudyTracksBody::FloatBody)
-                    } else if __sw == TrackLayout::QuantizedKeys.to_i() {
-                        QuantizedBody::read_from(__r).map(StudyTracksBody::QuantizedBody)
-                    } else {
-                        Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                __r.offset(),
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: __sw.to_string(),
-                                    rule: "must select one of the switch cases",
-                                },
-                            ),
-                        )
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self { layout, body })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (magic, layout): ((), TrackLayout) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
-                    break 'fast;
-                };
-                if __b[0..4] != b"STRK"[..] {
-                    {
-                        __r.rewind_run(5);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<5>() else {
                         break 'fast;
+                    };
+                    if __b[0..4] != b"STRK"[..] {
+                        {
+                            __r.rewind_run(5);
+                            break 'fast;
+                        }
+                    }
+                    let magic = ();
+                    let ::std::option::Option::Some(layout) = TrackLayout::from_i(
+                        u8::from_le_bytes([__b[4]]) as i128,
+                    ) else {
+                        {
+                            __r.rewind_run(5);
+                            break 'fast;
+                        }
+                    };
+                    break 'run (magic, layout);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
+            }
+            __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
+            let magic: () = {
+                let __v: () = { __r.expect(b"STRK") }.map_err(|e| e.in_field("magic"))?;
+                __r.leave(Some(b"STRK"));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("layout"));
+            let layout: TrackLayout = {
+                let __v: TrackLayout = {
+                    {
+                        let __at = __r.offset();
+                        match __r.read_u8() {
+                            Ok(__raw) => {
+                                TrackLayout::from_i(__raw as i128)
+                                    .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                        __at,
+                                        ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                            enum_name: "track_layout",
+                                            value: __raw as i128,
+                                        },
+                                    ))
+                            }
+                            Err(e) => Err(e),
+                        }
                     }
                 }
-                let magic = ();
-                let ::std::option::Option::Some(layout) = TrackLayout::from_i(
-                    u8::from_le_bytes([__b[4]]) as i128,
-                ) else {
-                    {
-                        __r.rewind_run(5);
-                        break 'fast;
-                    }
-                };
-                break 'run (magic, layout);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+                    .map_err(|e| e.in_field("layout"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            (magic, layout)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
         let body: StudyTracksBody = {
@@ -258,82 +240,16 @@ impl StudyTracks {
             __r.leave::<()>(None);
             __v
         };
-        __out.push(Self { layout, body });
-        Ok(())
+        Ok(__put(Self { layout, body }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
-        let magic: () = {
-            let __v: () = { __r.expect(b"STRK") }.map_err(|e| e.in_field("magic"))?;
-            __r.leave(Some(b"STRK"));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("layout"));
-        let layout: TrackLayout = {
-            let __v: TrackLayout = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            TrackLayout::from_i(__raw as i128)
-                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                    __at,
-                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "track_layout",
-                                        value: __raw as i128,
-                                    },
-                                ))
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("layout"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: StudyTracksBody = {
-            let __v: StudyTracksBody = {
-                {
-                    let __sw: i128 = layout.to_i();
-                    if __sw == TrackLayout::Raw.to_i() {
-                        RawBody::read_from(__r).map(StudyTracksBody::RawBody)
-                    } else if __sw == TrackLayout::FloatKeys.to_i() {
-                        FloatBody::read_from(__r).map(StudyTracksBody::FloatBody)
-                    } else if __sw == TrackLayout::QuantizedKeys.to_i() {
-                        QuantizedBody::read_from(__r).map(StudyTracksBody::QuantizedBody)
-                    } else {
-                        Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                __r.offset(),
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: __sw.to_string(),
-                                    rule: "must select one of the switch cases",
-                                },
-                            ),
-                        )
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self { layout, body })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -694,93 +610,73 @@ impl RawBody {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (flags, fps, num_frames, num_bones, reserved): (u8, u16, u16, u16, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
-                    break 'fast;
-                };
-                let flags = u8::from_le_bytes([__b[0]]);
-                let fps = u16::from_le_bytes([__b[1], __b[2]]);
-                let num_frames = u16::from_le_bytes([__b[3], __b[4]]);
-                let num_bones = u16::from_le_bytes([__b[5], __b[6]]);
-                let reserved = u32::from_le_bytes([__b[7], __b[8], __b[9], __b[10]]);
-                break 'run (flags, fps, num_frames, num_bones, reserved);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("values"));
-        let values: ::std::vec::Vec<f32> = {
-            let __l = {
-                let __n = __r
-                    .check_count(
-                        (num_frames as i128)
-                            .wrapping_mul(num_bones as i128)
-                            .wrapping_mul(10_i128),
-                        4,
-                    )
-                    .map_err(|e| e.in_field("values"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: f32 = { __r.read_f32le() }
-                                .map_err(|e| e.in_index(__i).in_field("values"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        });
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self {
-            flags,
-            fps,
-            num_frames,
-            num_bones,
-            reserved,
-            values,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (flags, fps, num_frames, num_bones, reserved): (u8, u16, u16, u16, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
-                    break 'fast;
-                };
-                let flags = u8::from_le_bytes([__b[0]]);
-                let fps = u16::from_le_bytes([__b[1], __b[2]]);
-                let num_frames = u16::from_le_bytes([__b[3], __b[4]]);
-                let num_bones = u16::from_le_bytes([__b[5], __b[6]]);
-                let reserved = u32::from_le_bytes([__b[7], __b[8], __b[9], __b[10]]);
-                break 'run (flags, fps, num_frames, num_bones, reserved);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
+                        break 'fast;
+                    };
+                    let flags = u8::from_le_bytes([__b[0]]);
+                    let fps = u16::from_le_bytes([__b[1], __b[2]]);
+                    let num_frames = u16::from_le_bytes([__b[3], __b[4]]);
+                    let num_bones = u16::from_le_bytes([__b[5], __b[6]]);
+                    let reserved = u32::from_le_bytes([__b[7], __b[8], __b[9], __b[10]]);
+                    break 'run (flags, fps, num_frames, num_bones, reserved);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
+            let flags: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("fps"));
+            let fps: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("fps"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
+            let num_frames: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_frames"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
+            let num_bones: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_bones"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("reserved"));
+            let reserved: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("reserved"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (flags, fps, num_frames, num_bones, reserved)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("values"));
         let values: ::std::vec::Vec<f32> = {
@@ -810,90 +706,25 @@ impl RawBody {
             __r.leave::<()>(None);
             __l
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 flags,
                 fps,
                 num_frames,
                 num_bones,
                 reserved,
                 values,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
-        let flags: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("fps"));
-        let fps: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("fps"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
-        let num_frames: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_frames"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
-        let num_bones: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_bones"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("reserved"));
-        let reserved: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("reserved"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("values"));
-        let values: ::std::vec::Vec<f32> = {
-            let __l = {
-                let __n = __r
-                    .check_count(
-                        (num_frames as i128)
-                            .wrapping_mul(num_bones as i128)
-                            .wrapping_mul(10_i128),
-                        4,
-                    )
-                    .map_err(|e| e.in_field("values"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: f32 = { __r.read_f32le() }
-                                .map_err(|e| e.in_index(__i).in_field("values"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        });
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self {
-            flags,
-            fps,
-            num_frames,
-            num_bones,
-            reserved,
-            values,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1131,101 +962,22 @@ impl FloatBody {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (
-            flags,
-            fps,
-            num_frames,
-            num_bones,
-            num_scalars,
-            num_rotations,
-        ): (u8, u16, u16, u16, u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
-                    break 'fast;
-                };
-                let flags = u8::from_le_bytes([__b[0]]);
-                let fps = u16::from_le_bytes([__b[1], __b[2]]);
-                let num_frames = u16::from_le_bytes([__b[3], __b[4]]);
-                let num_bones = u16::from_le_bytes([__b[5], __b[6]]);
-                let num_scalars = u16::from_le_bytes([__b[7], __b[8]]);
-                let num_rotations = u16::from_le_bytes([__b[9], __b[10]]);
-                break 'run (
-                    flags,
-                    fps,
-                    num_frames,
-                    num_bones,
-                    num_scalars,
-                    num_rotations,
-                );
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("scalars"));
-        let scalars: ::std::vec::Vec<ScalarF32> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_scalars as i128, ScalarF32::MIN_LEN)
-                    .map_err(|e| e.in_field("scalars"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    ScalarF32::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("scalars"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rotations"));
-        let rotations: ::std::vec::Vec<RotationF32> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_rotations as i128, RotationF32::MIN_LEN)
-                    .map_err(|e| e.in_field("rotations"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    RotationF32::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("rotations"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self {
-            flags,
-            fps,
-            num_frames,
-            num_bones,
-            scalars,
-            rotations,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (
             flags,
@@ -1235,29 +987,71 @@ impl FloatBody {
             num_scalars,
             num_rotations,
         ): (u8, u16, u16, u16, u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
-                    break 'fast;
-                };
-                let flags = u8::from_le_bytes([__b[0]]);
-                let fps = u16::from_le_bytes([__b[1], __b[2]]);
-                let num_frames = u16::from_le_bytes([__b[3], __b[4]]);
-                let num_bones = u16::from_le_bytes([__b[5], __b[6]]);
-                let num_scalars = u16::from_le_bytes([__b[7], __b[8]]);
-                let num_rotations = u16::from_le_bytes([__b[9], __b[10]]);
-                break 'run (
-                    flags,
-                    fps,
-                    num_frames,
-                    num_bones,
-                    num_scalars,
-                    num_rotations,
-                );
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
+                        break 'fast;
+                    };
+                    let flags = u8::from_le_bytes([__b[0]]);
+                    let fps = u16::from_le_bytes([__b[1], __b[2]]);
+                    let num_frames = u16::from_le_bytes([__b[3], __b[4]]);
+                    let num_bones = u16::from_le_bytes([__b[5], __b[6]]);
+                    let num_scalars = u16::from_le_bytes([__b[7], __b[8]]);
+                    let num_rotations = u16::from_le_bytes([__b[9], __b[10]]);
+                    break 'run (
+                        flags,
+                        fps,
+                        num_frames,
+                        num_bones,
+                        num_scalars,
+                        num_rotations,
+                    );
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
+            let flags: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("fps"));
+            let fps: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("fps"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
+            let num_frames: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_frames"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
+            let num_bones: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_bones"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_scalars"));
+            let num_scalars: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_scalars"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_rotations"));
+            let num_rotations: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_rotations"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (flags, fps, num_frames, num_bones, num_scalars, num_rotations)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("scalars"));
         let scalars: ::std::vec::Vec<ScalarF32> = {
@@ -1269,7 +1063,7 @@ impl FloatBody {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    ScalarF32::read_push(__r, &mut __list)
+                    ScalarF32::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("scalars"))?;
                     __r.leave::<()>(None);
                 }
@@ -1288,7 +1082,7 @@ impl FloatBody {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    RotationF32::read_push(__r, &mut __list)
+                    RotationF32::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("rotations"))?;
                     __r.leave::<()>(None);
                 }
@@ -1297,107 +1091,25 @@ impl FloatBody {
             __r.leave::<()>(None);
             __l
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 flags,
                 fps,
                 num_frames,
                 num_bones,
                 scalars,
                 rotations,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
-        let flags: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("fps"));
-        let fps: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("fps"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
-        let num_frames: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_frames"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
-        let num_bones: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_bones"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_scalars"));
-        let num_scalars: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_scalars"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_rotations"));
-        let num_rotations: u16 = {
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("num_rotations"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("scalars"));
-        let scalars: ::std::vec::Vec<ScalarF32> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_scalars as i128, ScalarF32::MIN_LEN)
-                    .map_err(|e| e.in_field("scalars"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    ScalarF32::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("scalars"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rotations"));
-        let rotations: ::std::vec::Vec<RotationF32> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_rotations as i128, RotationF32::MIN_LEN)
-                    .map_err(|e| e.in_field("rotations"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    RotationF32::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("rotations"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self {
-            flags,
-            fps,
-            num_frames,
-            num_bones,
-            scalars,
-            rotations,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1670,101 +1382,22 @@ impl QuantizedBody {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (
-            flags,
-            fps,
-            num_frames,
-            num_bones,
-            num_scalars,
-            num_rotations,
-        ): (u8, u16, u16, u16, u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
-                    break 'fast;
-                };
-                let flags = u8::from_le_bytes([__b[0]]);
-                let fps = u16::from_le_bytes([__b[1], __b[2]]);
-                let num_frames = u16::from_le_bytes([__b[3], __b[4]]);
-                let num_bones = u16::from_le_bytes([__b[5], __b[6]]);
-                let num_scalars = u16::from_le_bytes([__b[7], __b[8]]);
-                let num_rotations = u16::from_le_bytes([__b[9], __b[10]]);
-                break 'run (
-                    flags,
-                    fps,
-                    num_frames,
-                    num_bones,
-                    num_scalars,
-                    num_rotations,
-                );
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("scalars"));
-        let scalars: ::std::vec::Vec<ScalarQ> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_scalars as i128, ScalarQ::MIN_LEN)
-                    .map_err(|e| e.in_field("scalars"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    ScalarQ::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("scalars"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rotations"));
-        let rotations: ::std::vec::Vec<RotationPacked> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_rotations as i128, RotationPacked::MIN_LEN)
-                    .map_err(|e| e.in_field("rotations"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    RotationPacked::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("rotations"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self {
-            flags,
-            fps,
-            num_frames,
-            num_bones,
-            scalars,
-            rotations,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (
             flags,
@@ -1774,29 +1407,71 @@ impl QuantizedBody {
             num_scalars,
             num_rotations,
         ): (u8, u16, u16, u16, u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
-                    break 'fast;
-                };
-                let flags = u8::from_le_bytes([__b[0]]);
-                let fps = u16::from_le_bytes([__b[1], __b[2]]);
-                let num_frames = u16::from_le_bytes([__b[3], __b[4]]);
-                let num_bones = u16::from_le_bytes([__b[5], __b[6]]);
-                let num_scalars = u16::from_le_bytes([__b[7], __b[8]]);
-                let num_rotations = u16::from_le_bytes([__b[9], __b[10]]);
-                break 'run (
-                    flags,
-                    fps,
-                    num_frames,
-                    num_bones,
-                    num_scalars,
-                    num_rotations,
-                );
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<11>() else {
+                        break 'fast;
+                    };
+                    let flags = u8::from_le_bytes([__b[0]]);
+                    let fps = u16::from_le_bytes([__b[1], __b[2]]);
+                    let num_frames = u16::from_le_bytes([__b[3], __b[4]]);
+                    let num_bones = u16::from_le_bytes([__b[5], __b[6]]);
+                    let num_scalars = u16::from_le_bytes([__b[7], __b[8]]);
+                    let num_rotations = u16::from_le_bytes([__b[9], __b[10]]);
+                    break 'run (
+                        flags,
+                        fps,
+                        num_frames,
+                        num_bones,
+                        num_scalars,
+                        num_rotations,
+                    );
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
+            let flags: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("fps"));
+            let fps: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("fps"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
+            let num_frames: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_frames"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
+            let num_bones: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_bones"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_scalars"));
+            let num_scalars: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_scalars"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_rotations"));
+            let num_rotations: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("num_rotations"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (flags, fps, num_frames, num_bones, num_scalars, num_rotations)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("scalars"));
         let scalars: ::std::vec::Vec<ScalarQ> = {
@@ -1808,7 +1483,7 @@ impl QuantizedBody {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    ScalarQ::read_push(__r, &mut __list)
+                    ScalarQ::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("scalars"))?;
                     __r.leave::<()>(None);
                 }
@@ -1827,7 +1502,12 @@ impl QuantizedBody {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    RotationPacked::read_push(__r, &mut __list)
+                    RotationPacked::read_into::<
+                        _,
+                        _,
+                        _,
+                        false,
+                    >(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("rotations"))?;
                     __r.leave::<()>(None);
                 }
@@ -1836,107 +1516,25 @@ impl QuantizedBody {
             __r.leave::<()>(None);
             __l
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 flags,
                 fps,
                 num_frames,
                 num_bones,
                 scalars,
                 rotations,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
-        let flags: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("fps"));
-        let fps: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("fps"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_frames"));
-        let num_frames: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_frames"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_bones"));
-        let num_bones: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_bones"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_scalars"));
-        let num_scalars: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_scalars"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_rotations"));
-        let num_rotations: u16 = {
-            let __v: u16 = { __r.read_u16le() }
-                .map_err(|e| e.in_field("num_rotations"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("scalars"));
-        let scalars: ::std::vec::Vec<ScalarQ> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_scalars as i128, ScalarQ::MIN_LEN)
-                    .map_err(|e| e.in_field("scalars"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    ScalarQ::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("scalars"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rotations"));
-        let rotations: ::std::vec::Vec<RotationPacked> = {
-            let __l = {
-                let __n = __r
-                    .check_count(num_rotations as i128, RotationPacked::MIN_LEN)
-                    .map_err(|e| e.in_field("rotations"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    RotationPacked::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("rotations"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self {
-            flags,
-            fps,
-            num_frames,
-            num_bones,
-            scalars,
-            rotations,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -2206,94 +1804,50 @@ impl ScalarF32 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (id, num_keys): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let id = u16::from_le_bytes([__b[0], __b[1]]);
-                let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (id, num_keys);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let constant_value: ::std::option::Option<f32> = if (num_keys as i128) == 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("constant_value"));
-            Some({
-                let __v: f32 = { __r.read_f32le() }
-                    .map_err(|e| e.in_field("constant_value"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let keys: ::std::option::Option<::std::vec::Vec<KeyF32>> = if (num_keys as i128)
-            != 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("keys"));
-            Some({
-                let __l = {
-                    let __n = __r
-                        .check_count(num_keys as i128, KeyF32::MIN_LEN)
-                        .map_err(|e| e.in_field("keys"))?;
-                    let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    while __list.len() < __n {
-                        let __i = __list.len();
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        KeyF32::read_push(__r, &mut __list)
-                            .map_err(|e| e.in_index(__i).in_field("keys"))?;
-                        __r.leave::<()>(None);
-                    }
-                    __list
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            id,
-            num_keys,
-            constant_value,
-            keys,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (id, num_keys): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let id = u16::from_le_bytes([__b[0], __b[1]]);
-                let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (id, num_keys);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                        break 'fast;
+                    };
+                    let id = u16::from_le_bytes([__b[0], __b[1]]);
+                    let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
+                    break 'run (id, num_keys);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("id"));
+            let id: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
+            let num_keys: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (id, num_keys)
         };
         let constant_value: ::std::option::Option<f32> = if (num_keys as i128) == 1_i128
         {
@@ -2320,7 +1874,7 @@ impl ScalarF32 {
                     while __list.len() < __n {
                         let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        KeyF32::read_push(__r, &mut __list)
+                        KeyF32::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                             .map_err(|e| e.in_index(__i).in_field("keys"))?;
                         __r.leave::<()>(None);
                     }
@@ -2332,77 +1886,23 @@ impl ScalarF32 {
         } else {
             None
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 id,
                 num_keys,
                 constant_value,
                 keys,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("id"));
-        let id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
-        let num_keys: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let constant_value: ::std::option::Option<f32> = if (num_keys as i128) == 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("constant_value"));
-            Some({
-                let __v: f32 = { __r.read_f32le() }
-                    .map_err(|e| e.in_field("constant_value"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let keys: ::std::option::Option<::std::vec::Vec<KeyF32>> = if (num_keys as i128)
-            != 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("keys"));
-            Some({
-                let __l = {
-                    let __n = __r
-                        .check_count(num_keys as i128, KeyF32::MIN_LEN)
-                        .map_err(|e| e.in_field("keys"))?;
-                    let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    while __list.len() < __n {
-                        let __i = __list.len();
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        KeyF32::read_push(__r, &mut __list)
-                            .map_err(|e| e.in_index(__i).in_field("keys"))?;
-                        __r.leave::<()>(None);
-                    }
-                    __list
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            id,
-            num_keys,
-            constant_value,
-            keys,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -2648,76 +2148,61 @@ impl KeyF32 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (frame, value): (u16, f32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let frame = u16::from_le_bytes([__b[0], __b[1]]);
-                let value = f32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
-                break 'run (frame, value);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { frame, value })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (frame, value): (u16, f32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let frame = u16::from_le_bytes([__b[0], __b[1]]);
-                let value = f32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
-                break 'run (frame, value);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let frame = u16::from_le_bytes([__b[0], __b[1]]);
+                    let value = f32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
+                    break 'run (frame, value);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
+            let frame: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+            let value: f32 = {
+                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("value"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (frame, value)
         };
-        __out.push(Self { frame, value });
-        Ok(())
+        Ok(__put(Self { frame, value }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
-        let frame: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-        let value: f32 = {
-            let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("value"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { frame, value })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -2892,115 +2377,50 @@ impl ScalarQ {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (id, num_keys): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let id = u16::from_le_bytes([__b[0], __b[1]]);
-                let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (id, num_keys);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let constant_half: ::std::option::Option<u16> = if (num_keys as i128) == 1_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("constant_half"));
-            Some({
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("constant_half"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let lo: ::std::option::Option<f32> = if (num_keys as i128) != 1_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("lo"));
-            Some({
-                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("lo"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let range: ::std::option::Option<f32> = if (num_keys as i128) != 1_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("range"));
-            Some({
-                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("range"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let keys: ::std::option::Option<::std::vec::Vec<KeyQ>> = if (num_keys as i128)
-            != 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("keys"));
-            Some({
-                let __l = {
-                    let __n = __r
-                        .check_count(num_keys as i128, KeyQ::MIN_LEN)
-                        .map_err(|e| e.in_field("keys"))?;
-                    let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    while __list.len() < __n {
-                        let __i = __list.len();
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        KeyQ::read_push(__r, &mut __list)
-                            .map_err(|e| e.in_index(__i).in_field("keys"))?;
-                        __r.leave::<()>(None);
-                    }
-                    __list
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            id,
-            num_keys,
-            constant_half,
-            lo,
-            range,
-            keys,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (id, num_keys): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let id = u16::from_le_bytes([__b[0], __b[1]]);
-                let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (id, num_keys);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                        break 'fast;
+                    };
+                    let id = u16::from_le_bytes([__b[0], __b[1]]);
+                    let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
+                    break 'run (id, num_keys);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("id"));
+            let id: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
+            let num_keys: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (id, num_keys)
         };
         let constant_half: ::std::option::Option<u16> = if (num_keys as i128) == 1_i128 {
             __r.enter(::statepack_runtime::io::PathSeg::Field("constant_half"));
@@ -3046,7 +2466,7 @@ impl ScalarQ {
                     while __list.len() < __n {
                         let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        KeyQ::read_push(__r, &mut __list)
+                        KeyQ::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                             .map_err(|e| e.in_index(__i).in_field("keys"))?;
                         __r.leave::<()>(None);
                     }
@@ -3058,100 +2478,25 @@ impl ScalarQ {
         } else {
             None
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 id,
                 num_keys,
                 constant_half,
                 lo,
                 range,
                 keys,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("id"));
-        let id: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("id"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
-        let num_keys: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let constant_half: ::std::option::Option<u16> = if (num_keys as i128) == 1_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("constant_half"));
-            Some({
-                let __v: u16 = { __r.read_u16le() }
-                    .map_err(|e| e.in_field("constant_half"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let lo: ::std::option::Option<f32> = if (num_keys as i128) != 1_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("lo"));
-            Some({
-                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("lo"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let range: ::std::option::Option<f32> = if (num_keys as i128) != 1_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("range"));
-            Some({
-                let __v: f32 = { __r.read_f32le() }.map_err(|e| e.in_field("range"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let keys: ::std::option::Option<::std::vec::Vec<KeyQ>> = if (num_keys as i128)
-            != 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("keys"));
-            Some({
-                let __l = {
-                    let __n = __r
-                        .check_count(num_keys as i128, KeyQ::MIN_LEN)
-                        .map_err(|e| e.in_field("keys"))?;
-                    let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    while __list.len() < __n {
-                        let __i = __list.len();
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        KeyQ::read_push(__r, &mut __list)
-                            .map_err(|e| e.in_index(__i).in_field("keys"))?;
-                        __r.leave::<()>(None);
-                    }
-                    __list
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            id,
-            num_keys,
-            constant_half,
-            lo,
-            range,
-            keys,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -3464,76 +2809,61 @@ impl KeyQ {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (frame, value): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let frame = u16::from_le_bytes([__b[0], __b[1]]);
-                let value = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (frame, value);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { frame, value })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (frame, value): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let frame = u16::from_le_bytes([__b[0], __b[1]]);
-                let value = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (frame, value);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                        break 'fast;
+                    };
+                    let frame = u16::from_le_bytes([__b[0], __b[1]]);
+                    let value = u16::from_le_bytes([__b[2], __b[3]]);
+                    break 'run (frame, value);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
+            let frame: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+            let value: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("value"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (frame, value)
         };
-        __out.push(Self { frame, value });
-        Ok(())
+        Ok(__put(Self { frame, value }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
-        let frame: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-        let value: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("value"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { frame, value })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -3694,106 +3024,56 @@ impl RotationF32 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (bone, num_keys): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let bone = u16::from_le_bytes([__b[0], __b[1]]);
-                let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (bone, num_keys);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let constant_q: ::std::option::Option<[f32; 4]> = 'run: {
-            if (num_keys as i128) == 1_i128 {
-                'fast: {
-                    let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
-                        break 'fast;
-                    };
-                    let constant_q = [
-                        f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
-                        f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
-                        f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
-                        f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
-                    ];
-                    break 'run Some(constant_q);
-                }
-            } else {
-                break 'run None;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let keys: ::std::option::Option<::std::vec::Vec<KeyRotF32>> = if (num_keys
-            as i128) != 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("keys"));
-            Some({
-                let __l = {
-                    let __n = __r
-                        .check_count(num_keys as i128, KeyRotF32::MIN_LEN)
-                        .map_err(|e| e.in_field("keys"))?;
-                    let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    while __list.len() < __n {
-                        let __i = __list.len();
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        KeyRotF32::read_push(__r, &mut __list)
-                            .map_err(|e| e.in_index(__i).in_field("keys"))?;
-                        __r.leave::<()>(None);
-                    }
-                    __list
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            bone,
-            num_keys,
-            constant_q,
-            keys,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (bone, num_keys): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let bone = u16::from_le_bytes([__b[0], __b[1]]);
-                let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (bone, num_keys);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                        break 'fast;
+                    };
+                    let bone = u16::from_le_bytes([__b[0], __b[1]]);
+                    let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
+                    break 'run (bone, num_keys);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("bone"));
+            let bone: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("bone"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
+            let num_keys: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (bone, num_keys)
         };
         let constant_q: ::std::option::Option<[f32; 4]> = 'run: {
-            if (num_keys as i128) == 1_i128 {
+            if (num_keys as i128) != 1_i128 {
+                break 'run None;
+            }
+            if !__SLOW && T::SILENT {
                 'fast: {
                     let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
                         break 'fast;
@@ -3806,13 +3086,35 @@ impl RotationF32 {
                     ];
                     break 'run Some(constant_q);
                 }
-            } else {
-                break 'run None;
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            let constant_q: ::std::option::Option<[f32; 4]> = if (num_keys as i128)
+                == 1_i128
+            {
+                __r.enter(::statepack_runtime::io::PathSeg::Field("constant_q"));
+                Some({
+                    let __l = {
+                        let mut __a: [f32; 4] = Default::default();
+                        for (__i, __slot) in __a.iter_mut().enumerate() {
+                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            *__slot = {
+                                let __v: f32 = { __r.read_f32le() }
+                                    .map_err(|e| e.in_index(__i).in_field("constant_q"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                        }
+                        __a
+                    };
+                    __r.leave::<()>(None);
+                    __l
+                })
+            } else {
+                None
+            };
+            constant_q
         };
         let keys: ::std::option::Option<::std::vec::Vec<KeyRotF32>> = if (num_keys
             as i128) != 1_i128
@@ -3827,7 +3129,12 @@ impl RotationF32 {
                     while __list.len() < __n {
                         let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        KeyRotF32::read_push(__r, &mut __list)
+                        KeyRotF32::read_into::<
+                            _,
+                            _,
+                            _,
+                            false,
+                        >(__r, |__v| __list.push(__v))
                             .map_err(|e| e.in_index(__i).in_field("keys"))?;
                         __r.leave::<()>(None);
                     }
@@ -3839,88 +3146,23 @@ impl RotationF32 {
         } else {
             None
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 bone,
                 num_keys,
                 constant_q,
                 keys,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("bone"));
-        let bone: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("bone"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
-        let num_keys: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let constant_q: ::std::option::Option<[f32; 4]> = if (num_keys as i128) == 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("constant_q"));
-            Some({
-                let __l = {
-                    let mut __a: [f32; 4] = Default::default();
-                    for (__i, __slot) in __a.iter_mut().enumerate() {
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        *__slot = {
-                            let __v: f32 = { __r.read_f32le() }
-                                .map_err(|e| e.in_index(__i).in_field("constant_q"))?;
-                            __r.leave(Some(&__v));
-                            __v
-                        };
-                    }
-                    __a
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        let keys: ::std::option::Option<::std::vec::Vec<KeyRotF32>> = if (num_keys
-            as i128) != 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("keys"));
-            Some({
-                let __l = {
-                    let __n = __r
-                        .check_count(num_keys as i128, KeyRotF32::MIN_LEN)
-                        .map_err(|e| e.in_field("keys"))?;
-                    let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    while __list.len() < __n {
-                        let __i = __list.len();
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        KeyRotF32::read_push(__r, &mut __list)
-                            .map_err(|e| e.in_index(__i).in_field("keys"))?;
-                        __r.leave::<()>(None);
-                    }
-                    __list
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            bone,
-            num_keys,
-            constant_q,
-            keys,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -4184,98 +3426,78 @@ impl KeyRotF32 {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (frame, q): (u16, [f32; 4]) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<18>() else {
-                    break 'fast;
-                };
-                let frame = u16::from_le_bytes([__b[0], __b[1]]);
-                let q = [
-                    f32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]),
-                    f32::from_le_bytes([__b[6], __b[7], __b[8], __b[9]]),
-                    f32::from_le_bytes([__b[10], __b[11], __b[12], __b[13]]),
-                    f32::from_le_bytes([__b[14], __b[15], __b[16], __b[17]]),
-                ];
-                break 'run (frame, q);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { frame, q })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (frame, q): (u16, [f32; 4]) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<18>() else {
-                    break 'fast;
-                };
-                let frame = u16::from_le_bytes([__b[0], __b[1]]);
-                let q = [
-                    f32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]),
-                    f32::from_le_bytes([__b[6], __b[7], __b[8], __b[9]]),
-                    f32::from_le_bytes([__b[10], __b[11], __b[12], __b[13]]),
-                    f32::from_le_bytes([__b[14], __b[15], __b[16], __b[17]]),
-                ];
-                break 'run (frame, q);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<18>() else {
+                        break 'fast;
+                    };
+                    let frame = u16::from_le_bytes([__b[0], __b[1]]);
+                    let q = [
+                        f32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]),
+                        f32::from_le_bytes([__b[6], __b[7], __b[8], __b[9]]),
+                        f32::from_le_bytes([__b[10], __b[11], __b[12], __b[13]]),
+                        f32::from_le_bytes([__b[14], __b[15], __b[16], __b[17]]),
+                    ];
+                    break 'run (frame, q);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
+            let frame: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("q"));
+            let q: [f32; 4] = {
+                let __l = {
+                    let mut __a: [f32; 4] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: f32 = { __r.read_f32le() }
+                                .map_err(|e| e.in_index(__i).in_field("q"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            };
+            (frame, q)
         };
-        __out.push(Self { frame, q });
-        Ok(())
+        Ok(__put(Self { frame, q }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
-        let frame: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("q"));
-        let q: [f32; 4] = {
-            let __l = {
-                let mut __a: [f32; 4] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: f32 = { __r.read_f32le() }
-                            .map_err(|e| e.in_index(__i).in_field("q"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self { frame, q })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -4441,94 +3663,50 @@ impl RotationPacked {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (bone, num_keys): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let bone = u16::from_le_bytes([__b[0], __b[1]]);
-                let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (bone, num_keys);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let constant_packed: ::std::option::Option<u32> = if (num_keys as i128) == 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("constant_packed"));
-            Some({
-                let __v: u32 = { __r.read_u32le() }
-                    .map_err(|e| e.in_field("constant_packed"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let keys: ::std::option::Option<::std::vec::Vec<KeyRotPacked>> = if (num_keys
-            as i128) != 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("keys"));
-            Some({
-                let __l = {
-                    let __n = __r
-                        .check_count(num_keys as i128, KeyRotPacked::MIN_LEN)
-                        .map_err(|e| e.in_field("keys"))?;
-                    let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    while __list.len() < __n {
-                        let __i = __list.len();
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        KeyRotPacked::read_push(__r, &mut __list)
-                            .map_err(|e| e.in_index(__i).in_field("keys"))?;
-                        __r.leave::<()>(None);
-                    }
-                    __list
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            bone,
-            num_keys,
-            constant_packed,
-            keys,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (bone, num_keys): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let bone = u16::from_le_bytes([__b[0], __b[1]]);
-                let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (bone, num_keys);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                        break 'fast;
+                    };
+                    let bone = u16::from_le_bytes([__b[0], __b[1]]);
+                    let num_keys = u16::from_le_bytes([__b[2], __b[3]]);
+                    break 'run (bone, num_keys);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("bone"));
+            let bone: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("bone"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
+            let num_keys: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (bone, num_keys)
         };
         let constant_packed: ::std::option::Option<u32> = if (num_keys as i128) == 1_i128
         {
@@ -4555,7 +3733,12 @@ impl RotationPacked {
                     while __list.len() < __n {
                         let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        KeyRotPacked::read_push(__r, &mut __list)
+                        KeyRotPacked::read_into::<
+                            _,
+                            _,
+                            _,
+                            false,
+                        >(__r, |__v| __list.push(__v))
                             .map_err(|e| e.in_index(__i).in_field("keys"))?;
                         __r.leave::<()>(None);
                     }
@@ -4567,77 +3750,23 @@ impl RotationPacked {
         } else {
             None
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 bone,
                 num_keys,
                 constant_packed,
                 keys,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("bone"));
-        let bone: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("bone"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("num_keys"));
-        let num_keys: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("num_keys"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let constant_packed: ::std::option::Option<u32> = if (num_keys as i128) == 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("constant_packed"));
-            Some({
-                let __v: u32 = { __r.read_u32le() }
-                    .map_err(|e| e.in_field("constant_packed"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let keys: ::std::option::Option<::std::vec::Vec<KeyRotPacked>> = if (num_keys
-            as i128) != 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("keys"));
-            Some({
-                let __l = {
-                    let __n = __r
-                        .check_count(num_keys as i128, KeyRotPacked::MIN_LEN)
-                        .map_err(|e| e.in_field("keys"))?;
-                    let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    while __list.len() < __n {
-                        let __i = __list.len();
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        KeyRotPacked::read_push(__r, &mut __list)
-                            .map_err(|e| e.in_index(__i).in_field("keys"))?;
-                        __r.leave::<()>(None);
-                    }
-                    __list
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            bone,
-            num_keys,
-            constant_packed,
-            keys,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -4884,76 +4013,61 @@ impl KeyRotPacked {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (frame, packed): (u16, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let frame = u16::from_le_bytes([__b[0], __b[1]]);
-                let packed = u32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
-                break 'run (frame, packed);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { frame, packed })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (frame, packed): (u16, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let frame = u16::from_le_bytes([__b[0], __b[1]]);
-                let packed = u32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
-                break 'run (frame, packed);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let frame = u16::from_le_bytes([__b[0], __b[1]]);
+                    let packed = u32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
+                    break 'run (frame, packed);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
+            let frame: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("packed"));
+            let packed: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("packed"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (frame, packed)
         };
-        __out.push(Self { frame, packed });
-        Ok(())
+        Ok(__put(Self { frame, packed }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("frame"));
-        let frame: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("frame"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("packed"));
-        let packed: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("packed"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { frame, packed })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

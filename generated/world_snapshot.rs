@@ -102,186 +102,22 @@ impl WorldSnapshot {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("msg_type"));
-        let msg_type: () = {
-            let __v: () = { __r.expect(b"W") }.map_err(|e| e.in_field("msg_type"))?;
-            __r.leave(Some(b"W"));
-            __v
-        };
-        let __rule_flags: &'static str = "must be at most 1";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
-        let flags: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) > 1_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_flags,
-                                },
-                            )
-                            .in_field("flags"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        let (
-            origin_count,
-            tick,
-            record_count,
-            bitstream_bytes,
-            tlv_bytes,
-            uncompressed_bytes,
-        ): (u16, u32, u32, u32, u32, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<22>() else {
-                    break 'fast;
-                };
-                let origin_count = u16::from_le_bytes([__b[0], __b[1]]);
-                let tick = u32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
-                let record_count = u32::from_le_bytes([__b[6], __b[7], __b[8], __b[9]]);
-                let bitstream_bytes = u32::from_le_bytes([
-                    __b[10],
-                    __b[11],
-                    __b[12],
-                    __b[13],
-                ]);
-                let tlv_bytes = u32::from_le_bytes([__b[14], __b[15], __b[16], __b[17]]);
-                let uncompressed_bytes = u32::from_le_bytes([
-                    __b[18],
-                    __b[19],
-                    __b[20],
-                    __b[21],
-                ]);
-                break 'run (
-                    origin_count,
-                    tick,
-                    record_count,
-                    bitstream_bytes,
-                    tlv_bytes,
-                    uncompressed_bytes,
-                );
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let origins: ::std::option::Option<::std::vec::Vec<Origin>> = if (flags as i128)
-            == 0_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("origins"));
-            Some({
-                let __l = {
-                    let __n = __r
-                        .check_count(origin_count as i128, Origin::MIN_LEN)
-                        .map_err(|e| e.in_field("origins"))?;
-                    let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    while __list.len() < __n {
-                        let __i = __list.len();
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        Origin::read_push(__r, &mut __list)
-                            .map_err(|e| e.in_index(__i).in_field("origins"))?;
-                        __r.leave::<()>(None);
-                    }
-                    __list
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        let records: ::std::option::Option<RecordStream> = if (flags as i128) == 0_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("records"));
-            Some({
-                let __v: RecordStream = {
-                    __r.push_limit(bitstream_bytes as i128)
-                        .and_then(|__old| {
-                            let __v = RecordStream::read_from(__r)?;
-                            __r.pop_limit(__old)?;
-                            Ok(__v)
-                        })
-                }
-                    .map_err(|e| e.in_field("records"))?;
-                __r.leave::<()>(None);
-                __v
-            })
-        } else {
-            None
-        };
-        let tlvs: ::std::option::Option<TlvBlock> = if (flags as i128) == 0_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("tlvs"));
-            Some({
-                let __v: TlvBlock = {
-                    __r.push_limit(tlv_bytes as i128)
-                        .and_then(|__old| {
-                            let __v = TlvBlock::read_from(__r)?;
-                            __r.pop_limit(__old)?;
-                            Ok(__v)
-                        })
-                }
-                    .map_err(|e| e.in_field("tlvs"))?;
-                __r.leave::<()>(None);
-                __v
-            })
-        } else {
-            None
-        };
-        let zstd_body: ::std::option::Option<::std::vec::Vec<u8>> = if (flags as i128)
-            == 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("zstd_body"));
-            Some({
-                let __v: ::std::vec::Vec<u8> = {
-                    Ok::<
-                        _,
-                        ::statepack_runtime::io::DecodeError,
-                    >(__r.take_rest().to_vec())
-                }
-                    .map_err(|e| e.in_field("zstd_body"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            flags,
-            origin_count,
-            tick,
-            record_count,
-            bitstream_bytes,
-            tlv_bytes,
-            uncompressed_bytes,
-            origins,
-            records,
-            tlvs,
-            zstd_body,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("msg_type"));
         let msg_type: () = {
@@ -320,39 +156,99 @@ impl WorldSnapshot {
             tlv_bytes,
             uncompressed_bytes,
         ): (u16, u32, u32, u32, u32, u32) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<22>() else {
-                    break 'fast;
-                };
-                let origin_count = u16::from_le_bytes([__b[0], __b[1]]);
-                let tick = u32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
-                let record_count = u32::from_le_bytes([__b[6], __b[7], __b[8], __b[9]]);
-                let bitstream_bytes = u32::from_le_bytes([
-                    __b[10],
-                    __b[11],
-                    __b[12],
-                    __b[13],
-                ]);
-                let tlv_bytes = u32::from_le_bytes([__b[14], __b[15], __b[16], __b[17]]);
-                let uncompressed_bytes = u32::from_le_bytes([
-                    __b[18],
-                    __b[19],
-                    __b[20],
-                    __b[21],
-                ]);
-                break 'run (
-                    origin_count,
-                    tick,
-                    record_count,
-                    bitstream_bytes,
-                    tlv_bytes,
-                    uncompressed_bytes,
-                );
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<22>() else {
+                        break 'fast;
+                    };
+                    let origin_count = u16::from_le_bytes([__b[0], __b[1]]);
+                    let tick = u32::from_le_bytes([__b[2], __b[3], __b[4], __b[5]]);
+                    let record_count = u32::from_le_bytes([
+                        __b[6],
+                        __b[7],
+                        __b[8],
+                        __b[9],
+                    ]);
+                    let bitstream_bytes = u32::from_le_bytes([
+                        __b[10],
+                        __b[11],
+                        __b[12],
+                        __b[13],
+                    ]);
+                    let tlv_bytes = u32::from_le_bytes([
+                        __b[14],
+                        __b[15],
+                        __b[16],
+                        __b[17],
+                    ]);
+                    let uncompressed_bytes = u32::from_le_bytes([
+                        __b[18],
+                        __b[19],
+                        __b[20],
+                        __b[21],
+                    ]);
+                    break 'run (
+                        origin_count,
+                        tick,
+                        record_count,
+                        bitstream_bytes,
+                        tlv_bytes,
+                        uncompressed_bytes,
+                    );
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("origin_count"));
+            let origin_count: u16 = {
+                let __v: u16 = { __r.read_u16le() }
+                    .map_err(|e| e.in_field("origin_count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tick"));
+            let tick: u32 = {
+                let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tick"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("record_count"));
+            let record_count: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("record_count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("bitstream_bytes"));
+            let bitstream_bytes: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("bitstream_bytes"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tlv_bytes"));
+            let tlv_bytes: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("tlv_bytes"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("uncompressed_bytes"));
+            let uncompressed_bytes: u32 = {
+                let __v: u32 = { __r.read_u32le() }
+                    .map_err(|e| e.in_field("uncompressed_bytes"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (
+                origin_count,
+                tick,
+                record_count,
+                bitstream_bytes,
+                tlv_bytes,
+                uncompressed_bytes,
+            )
         };
         let origins: ::std::option::Option<::std::vec::Vec<Origin>> = if (flags as i128)
             == 0_i128
@@ -367,7 +263,7 @@ impl WorldSnapshot {
                     while __list.len() < __n {
                         let __i = __list.len();
                         __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        Origin::read_push(__r, &mut __list)
+                        Origin::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                             .map_err(|e| e.in_index(__i).in_field("origins"))?;
                         __r.leave::<()>(None);
                     }
@@ -433,8 +329,8 @@ impl WorldSnapshot {
         } else {
             None
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 flags,
                 origin_count,
                 tick,
@@ -446,175 +342,17 @@ impl WorldSnapshot {
                 records,
                 tlvs,
                 zstd_body,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("msg_type"));
-        let msg_type: () = {
-            let __v: () = { __r.expect(b"W") }.map_err(|e| e.in_field("msg_type"))?;
-            __r.leave(Some(b"W"));
-            __v
-        };
-        let __rule_flags: &'static str = "must be at most 1";
-        __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
-        let flags: u8 = {
-            let __el_at = __r.offset();
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
-            {
-                let __v = &__v;
-                if (*__v as i128) > 1_i128 {
-                    return Err(
-                        ::statepack_runtime::io::DecodeError::new(
-                                __el_at,
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: format!("{:?}", __v),
-                                    rule: __rule_flags,
-                                },
-                            )
-                            .in_field("flags"),
-                    );
-                }
-            }
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("origin_count"));
-        let origin_count: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("origin_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tick"));
-        let tick: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tick"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("record_count"));
-        let record_count: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("record_count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("bitstream_bytes"));
-        let bitstream_bytes: u32 = {
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("bitstream_bytes"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tlv_bytes"));
-        let tlv_bytes: u32 = {
-            let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tlv_bytes"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("uncompressed_bytes"));
-        let uncompressed_bytes: u32 = {
-            let __v: u32 = { __r.read_u32le() }
-                .map_err(|e| e.in_field("uncompressed_bytes"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let origins: ::std::option::Option<::std::vec::Vec<Origin>> = if (flags as i128)
-            == 0_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("origins"));
-            Some({
-                let __l = {
-                    let __n = __r
-                        .check_count(origin_count as i128, Origin::MIN_LEN)
-                        .map_err(|e| e.in_field("origins"))?;
-                    let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    while __list.len() < __n {
-                        let __i = __list.len();
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        Origin::read_push(__r, &mut __list)
-                            .map_err(|e| e.in_index(__i).in_field("origins"))?;
-                        __r.leave::<()>(None);
-                    }
-                    __list
-                };
-                __r.leave::<()>(None);
-                __l
-            })
-        } else {
-            None
-        };
-        let records: ::std::option::Option<RecordStream> = if (flags as i128) == 0_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("records"));
-            Some({
-                let __v: RecordStream = {
-                    __r.push_limit(bitstream_bytes as i128)
-                        .and_then(|__old| {
-                            let __v = RecordStream::read_from(__r)?;
-                            __r.pop_limit(__old)?;
-                            Ok(__v)
-                        })
-                }
-                    .map_err(|e| e.in_field("records"))?;
-                __r.leave::<()>(None);
-                __v
-            })
-        } else {
-            None
-        };
-        let tlvs: ::std::option::Option<TlvBlock> = if (flags as i128) == 0_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("tlvs"));
-            Some({
-                let __v: TlvBlock = {
-                    __r.push_limit(tlv_bytes as i128)
-                        .and_then(|__old| {
-                            let __v = TlvBlock::read_from(__r)?;
-                            __r.pop_limit(__old)?;
-                            Ok(__v)
-                        })
-                }
-                    .map_err(|e| e.in_field("tlvs"))?;
-                __r.leave::<()>(None);
-                __v
-            })
-        } else {
-            None
-        };
-        let zstd_body: ::std::option::Option<::std::vec::Vec<u8>> = if (flags as i128)
-            == 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("zstd_body"));
-            Some({
-                let __v: ::std::vec::Vec<u8> = {
-                    Ok::<
-                        _,
-                        ::statepack_runtime::io::DecodeError,
-                    >(__r.take_rest().to_vec())
-                }
-                    .map_err(|e| e.in_field("zstd_body"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            flags,
-            origin_count,
-            tick,
-            record_count,
-            bitstream_bytes,
-            tlv_bytes,
-            uncompressed_bytes,
-            origins,
-            records,
-            tlvs,
-            zstd_body,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1147,138 +885,95 @@ impl Origin {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (x, y, z): (f64, f64, f64) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<24>() else {
-                    break 'fast;
-                };
-                let x = f64::from_le_bytes([
-                    __b[0],
-                    __b[1],
-                    __b[2],
-                    __b[3],
-                    __b[4],
-                    __b[5],
-                    __b[6],
-                    __b[7],
-                ]);
-                let y = f64::from_le_bytes([
-                    __b[8],
-                    __b[9],
-                    __b[10],
-                    __b[11],
-                    __b[12],
-                    __b[13],
-                    __b[14],
-                    __b[15],
-                ]);
-                let z = f64::from_le_bytes([
-                    __b[16],
-                    __b[17],
-                    __b[18],
-                    __b[19],
-                    __b[20],
-                    __b[21],
-                    __b[22],
-                    __b[23],
-                ]);
-                break 'run (x, y, z);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { x, y, z })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (x, y, z): (f64, f64, f64) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<24>() else {
-                    break 'fast;
-                };
-                let x = f64::from_le_bytes([
-                    __b[0],
-                    __b[1],
-                    __b[2],
-                    __b[3],
-                    __b[4],
-                    __b[5],
-                    __b[6],
-                    __b[7],
-                ]);
-                let y = f64::from_le_bytes([
-                    __b[8],
-                    __b[9],
-                    __b[10],
-                    __b[11],
-                    __b[12],
-                    __b[13],
-                    __b[14],
-                    __b[15],
-                ]);
-                let z = f64::from_le_bytes([
-                    __b[16],
-                    __b[17],
-                    __b[18],
-                    __b[19],
-                    __b[20],
-                    __b[21],
-                    __b[22],
-                    __b[23],
-                ]);
-                break 'run (x, y, z);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<24>() else {
+                        break 'fast;
+                    };
+                    let x = f64::from_le_bytes([
+                        __b[0],
+                        __b[1],
+                        __b[2],
+                        __b[3],
+                        __b[4],
+                        __b[5],
+                        __b[6],
+                        __b[7],
+                    ]);
+                    let y = f64::from_le_bytes([
+                        __b[8],
+                        __b[9],
+                        __b[10],
+                        __b[11],
+                        __b[12],
+                        __b[13],
+                        __b[14],
+                        __b[15],
+                    ]);
+                    let z = f64::from_le_bytes([
+                        __b[16],
+                        __b[17],
+                        __b[18],
+                        __b[19],
+                        __b[20],
+                        __b[21],
+                        __b[22],
+                        __b[23],
+                    ]);
+                    break 'run (x, y, z);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
+            let x: f64 = {
+                let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("x"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+            let y: f64 = {
+                let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("y"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("z"));
+            let z: f64 = {
+                let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("z"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (x, y, z)
         };
-        __out.push(Self { x, y, z });
-        Ok(())
+        Ok(__put(Self { x, y, z }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
-        let x: f64 = {
-            let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("x"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
-        let y: f64 = {
-            let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("y"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("z"));
-        let z: f64 = {
-            let __v: f64 = { __r.read_f64le() }.map_err(|e| e.in_field("z"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { x, y, z })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1428,9 +1123,26 @@ impl RecordStream {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("records"));
         let records: ::std::vec::Vec<EntityRecord> = {
             let __l = {
@@ -1439,7 +1151,12 @@ impl RecordStream {
                     let __i = __list.len();
                     let __before = __r.bit_offset();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    EntityRecord::read_push(__r, &mut __list)
+                    EntityRecord::read_into::<
+                        _,
+                        _,
+                        _,
+                        false,
+                    >(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("records"))?;
                     __r.leave::<()>(None);
                     if __r.bit_offset() == __before {
@@ -1461,18 +1178,7 @@ impl RecordStream {
             __r.leave::<()>(None);
             __l
         };
-        Ok(Self { records })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { records }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1638,49 +1344,63 @@ impl EntityRecord {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let origin_index: u64 = 'run: {
-            if let ::std::option::Option::Some(__v) = __r.take_varint() {
-                break 'run __v;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("blob"));
-        let blob: EntityBlob = {
-            let __v: EntityBlob = { EntityBlob::read_from(__r) }
-                .map_err(|e| e.in_field("blob"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self { origin_index, blob })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let origin_index: u64 = 'run: {
-            if let ::std::option::Option::Some(__v) = __r.take_varint() {
-                break 'run __v;
+            if !__SLOW && T::SILENT {
+                if let ::std::option::Option::Some(__v) = __r.take_varint() {
+                    break 'run __v;
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("origin_index"));
+            let origin_index: u64 = {
+                let __start = __r.offset();
+                let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
+                let mut __i = 0usize;
+                let __value: u64 = loop {
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    let __g: u8 = __r
+                        .read_u8()
+                        .map_err(|e| e.in_index(__i).in_field("origin_index"))?;
+                    __r.leave(Some(&__g));
+                    match __leb.push(__g) {
+                        Ok(Some(__v)) => break __v,
+                        Ok(None) => __i += 1,
+                        Err(__fault) => {
+                            return Err(
+                                ::statepack_runtime::io::DecodeError::new(
+                                        __start,
+                                        ::statepack_runtime::io::DecodeErrorKind::Semantic(
+                                            __fault.to_string(),
+                                        ),
+                                    )
+                                    .in_field("origin_index"),
+                            );
+                        }
+                    }
+                };
+                __r.leave::<()>(None);
+                __value
+            };
+            origin_index
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("blob"));
         let blob: EntityBlob = {
@@ -1689,54 +1409,16 @@ impl EntityRecord {
             __r.leave::<()>(None);
             __v
         };
-        __out.push(Self { origin_index, blob });
-        Ok(())
+        Ok(__put(Self { origin_index, blob }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("origin_index"));
-        let origin_index: u64 = {
-            let __start = __r.offset();
-            let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
-            let mut __i = 0usize;
-            let __value: u64 = loop {
-                __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                let __g: u8 = __r
-                    .read_u8()
-                    .map_err(|e| e.in_index(__i).in_field("origin_index"))?;
-                __r.leave(Some(&__g));
-                match __leb.push(__g) {
-                    Ok(Some(__v)) => break __v,
-                    Ok(None) => __i += 1,
-                    Err(__fault) => {
-                        return Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                    __start,
-                                    ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                        __fault.to_string(),
-                                    ),
-                                )
-                                .in_field("origin_index"),
-                        );
-                    }
-                }
-            };
-            __r.leave::<()>(None);
-            __value
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("blob"));
-        let blob: EntityBlob = {
-            let __v: EntityBlob = { EntityBlob::read_from(__r) }
-                .map_err(|e| e.in_field("blob"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self { origin_index, blob })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -2008,382 +1690,98 @@ impl EntityBlob {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let entity_index: u64 = 'run: {
-            if let ::std::option::Option::Some(__v) = __r.take_varint() {
-                break 'run __v;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let (full, gen_present, omega_present): (bool, bool, bool) = if __r
-            .has_run_bits(3u64)
-        {
-            let full = __r.take_run_bits_be(1) != 0;
-            let gen_present = __r.take_run_bits_be(1) != 0;
-            let omega_present = __r.take_run_bits_be(1) != 0;
-            (full, gen_present, omega_present)
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let generation: ::std::option::Option<u16> = if gen_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("generation"));
-            Some({
-                let __v: u16 = { __r.read_bits_be(16u32).map(|__b| __b as u16) }
-                    .map_err(|e| e.in_field("generation"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let type_index: ::std::option::Option<u64> = if full {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("type_index"));
-            Some({
-                let __start = __r.offset();
-                let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
-                let mut __i = 0usize;
-                let __value: u64 = loop {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    let __g: u8 = __r
-                        .read_bits_be(8)
-                        .map(|__b| __b as u8)
-                        .map_err(|e| e.in_index(__i).in_field("type_index"))?;
-                    __r.leave(Some(&__g));
-                    match __leb.push(__g) {
-                        Ok(Some(__v)) => break __v,
-                        Ok(None) => __i += 1,
-                        Err(__fault) => {
-                            return Err(
-                                ::statepack_runtime::io::DecodeError::new(
-                                        __start,
-                                        ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                            __fault.to_string(),
-                                        ),
-                                    )
-                                    .in_field("type_index"),
-                            );
-                        }
-                    }
-                };
-                __r.leave::<()>(None);
-                __value
-            })
-        } else {
-            None
-        };
-        let faction_index: ::std::option::Option<u16> = if full {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("faction_index"));
-            Some({
-                let __v: u16 = { __r.read_bits_be(16u32).map(|__b| __b as u16) }
-                    .map_err(|e| e.in_field("faction_index"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let (
-            pos_x,
-            pos_y,
-            pos_z,
-            rot_dropped,
-            rot_a,
-            rot_b,
-            rot_c,
-            vel_x,
-            vel_y,
-            vel_z,
-        ): (i32, i32, i32, u8, u16, u16, u16, i32, i32, i32) = if __r
-            .has_run_bits(152u64)
-        {
-            let pos_x = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(22u32),
-                22u32,
-            ) as i32;
-            let pos_y = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(22u32),
-                22u32,
-            ) as i32;
-            let pos_z = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(22u32),
-                22u32,
-            ) as i32;
-            let rot_dropped = __r.take_run_bits_be(2u32) as u8;
-            let rot_a = __r.take_run_bits_be(10u32) as u16;
-            let rot_b = __r.take_run_bits_be(10u32) as u16;
-            let rot_c = __r.take_run_bits_be(10u32) as u16;
-            let vel_x = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(18u32),
-                18u32,
-            ) as i32;
-            let vel_y = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(18u32),
-                18u32,
-            ) as i32;
-            let vel_z = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(18u32),
-                18u32,
-            ) as i32;
-            (pos_x, pos_y, pos_z, rot_dropped, rot_a, rot_b, rot_c, vel_x, vel_y, vel_z)
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let omega_x: ::std::option::Option<i16> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("omega_x"));
-            Some({
-                let __v: i16 = {
-                    __r.read_bits_be(12u32)
-                        .map(|__b| {
-                            ::statepack_runtime::bits::from_offset_binary(__b, 12u32)
-                                as i16
-                        })
-                }
-                    .map_err(|e| e.in_field("omega_x"))?;
-                __r.leave(
-                    Some(
-                        &::statepack_runtime::io::TraceValue::Coded {
-                            value: __v as i128,
-                            code: ::statepack_runtime::bits::to_offset_binary(
-                                    __v as i64,
-                                    12u32,
-                                )
-                                .unwrap_or(0),
-                            encoding: "offset binary",
-                        },
-                    ),
-                );
-                __v
-            })
-        } else {
-            None
-        };
-        let omega_y: ::std::option::Option<i16> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("omega_y"));
-            Some({
-                let __v: i16 = {
-                    __r.read_bits_be(12u32)
-                        .map(|__b| {
-                            ::statepack_runtime::bits::from_offset_binary(__b, 12u32)
-                                as i16
-                        })
-                }
-                    .map_err(|e| e.in_field("omega_y"))?;
-                __r.leave(
-                    Some(
-                        &::statepack_runtime::io::TraceValue::Coded {
-                            value: __v as i128,
-                            code: ::statepack_runtime::bits::to_offset_binary(
-                                    __v as i64,
-                                    12u32,
-                                )
-                                .unwrap_or(0),
-                            encoding: "offset binary",
-                        },
-                    ),
-                );
-                __v
-            })
-        } else {
-            None
-        };
-        let omega_z: ::std::option::Option<i16> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("omega_z"));
-            Some({
-                let __v: i16 = {
-                    __r.read_bits_be(12u32)
-                        .map(|__b| {
-                            ::statepack_runtime::bits::from_offset_binary(__b, 12u32)
-                                as i16
-                        })
-                }
-                    .map_err(|e| e.in_field("omega_z"))?;
-                __r.leave(
-                    Some(
-                        &::statepack_runtime::io::TraceValue::Coded {
-                            value: __v as i128,
-                            code: ::statepack_runtime::bits::to_offset_binary(
-                                    __v as i64,
-                                    12u32,
-                                )
-                                .unwrap_or(0),
-                            encoding: "offset binary",
-                        },
-                    ),
-                );
-                __v
-            })
-        } else {
-            None
-        };
-        let selected_station: ::std::option::Option<u8> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("selected_station"));
-            Some({
-                let __v: u8 = { __r.read_bits_be(8u32).map(|__b| __b as u8) }
-                    .map_err(|e| e.in_field("selected_station"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let station_rounds: ::std::option::Option<u16> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("station_rounds"));
-            Some({
-                let __v: u16 = { __r.read_bits_be(16u32).map(|__b| __b as u16) }
-                    .map_err(|e| e.in_field("station_rounds"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let weapon_flags: ::std::option::Option<u8> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("weapon_flags"));
-            Some({
-                let __v: u8 = { __r.read_bits_be(8u32).map(|__b| __b as u8) }
-                    .map_err(|e| e.in_field("weapon_flags"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let payload_mass_kg: ::std::option::Option<u16> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("payload_mass_kg"));
-            Some({
-                let __v: u16 = { __r.read_bits_be(16u32).map(|__b| __b as u16) }
-                    .map_err(|e| e.in_field("payload_mass_kg"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let payload_cd0: ::std::option::Option<u16> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("payload_cd0"));
-            Some({
-                let __v: u16 = { __r.read_bits_be(16u32).map(|__b| __b as u16) }
-                    .map_err(|e| e.in_field("payload_cd0"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let (
-            damage_level,
-            engine_fail_flags,
-            throttle_pct,
-            fuel_pct,
-            ab_engaged,
-            player_owned,
-        ): (u8, u8, u8, u8, bool, bool) = if __r.has_run_bits(24u64) {
-            let damage_level = __r.take_run_bits_be(3u32) as u8;
-            let engine_fail_flags = __r.take_run_bits_be(5u32) as u8;
-            let throttle_pct = __r.take_run_bits_be(7u32) as u8;
-            let fuel_pct = __r.take_run_bits_be(7u32) as u8;
-            let ab_engaged = __r.take_run_bits_be(1) != 0;
-            let player_owned = __r.take_run_bits_be(1) != 0;
-            (
-                damage_level,
-                engine_fail_flags,
-                throttle_pct,
-                fuel_pct,
-                ab_engaged,
-                player_owned,
-            )
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.align_to_byte().map_err(|e| e.in_field("align"))?;
-        __r.enter(::statepack_runtime::io::PathSeg::Field("align"));
-        let align: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = { __r.take_sized(0_i128).map(|b| b.to_vec()) }
-                .map_err(|e| e.in_field("align"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self {
-            entity_index,
-            full,
-            gen_present,
-            omega_present,
-            generation,
-            type_index,
-            faction_index,
-            pos_x,
-            pos_y,
-            pos_z,
-            rot_dropped,
-            rot_a,
-            rot_b,
-            rot_c,
-            vel_x,
-            vel_y,
-            vel_z,
-            omega_x,
-            omega_y,
-            omega_z,
-            selected_station,
-            station_rounds,
-            weapon_flags,
-            payload_mass_kg,
-            payload_cd0,
-            damage_level,
-            engine_fail_flags,
-            throttle_pct,
-            fuel_pct,
-            ab_engaged,
-            player_owned,
-            align,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let entity_index: u64 = 'run: {
-            if let ::std::option::Option::Some(__v) = __r.take_varint() {
-                break 'run __v;
+            if !__SLOW && T::SILENT {
+                if let ::std::option::Option::Some(__v) = __r.take_varint() {
+                    break 'run __v;
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_index"));
+            let entity_index: u64 = {
+                let __start = __r.offset();
+                let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
+                let mut __i = 0usize;
+                let __value: u64 = loop {
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    let __g: u8 = __r
+                        .read_u8()
+                        .map_err(|e| e.in_index(__i).in_field("entity_index"))?;
+                    __r.leave(Some(&__g));
+                    match __leb.push(__g) {
+                        Ok(Some(__v)) => break __v,
+                        Ok(None) => __i += 1,
+                        Err(__fault) => {
+                            return Err(
+                                ::statepack_runtime::io::DecodeError::new(
+                                        __start,
+                                        ::statepack_runtime::io::DecodeErrorKind::Semantic(
+                                            __fault.to_string(),
+                                        ),
+                                    )
+                                    .in_field("entity_index"),
+                            );
+                        }
+                    }
+                };
+                __r.leave::<()>(None);
+                __value
+            };
+            entity_index
         };
-        let (full, gen_present, omega_present): (bool, bool, bool) = if __r
-            .has_run_bits(3u64)
-        {
-            let full = __r.take_run_bits_be(1) != 0;
-            let gen_present = __r.take_run_bits_be(1) != 0;
-            let omega_present = __r.take_run_bits_be(1) != 0;
+        let (full, gen_present, omega_present): (bool, bool, bool) = 'run: {
+            if !__SLOW && T::SILENT {
+                if __r.has_run_bits(3u64) {
+                    let full = __r.take_run_bits_be(1) != 0;
+                    let gen_present = __r.take_run_bits_be(1) != 0;
+                    let omega_present = __r.take_run_bits_be(1) != 0;
+                    break 'run (full, gen_present, omega_present);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
+            }
+            __r.enter(::statepack_runtime::io::PathSeg::Field("full"));
+            let full: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("full"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("gen_present"));
+            let gen_present: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("gen_present"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("omega_present"));
+            let omega_present: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("omega_present"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
             (full, gen_present, omega_present)
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
         };
         let generation: ::std::option::Option<u16> = if gen_present {
             __r.enter(::statepack_runtime::io::PathSeg::Field("generation"));
@@ -2453,43 +1851,233 @@ impl EntityBlob {
             vel_x,
             vel_y,
             vel_z,
-        ): (i32, i32, i32, u8, u16, u16, u16, i32, i32, i32) = if __r
-            .has_run_bits(152u64)
-        {
-            let pos_x = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(22u32),
-                22u32,
-            ) as i32;
-            let pos_y = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(22u32),
-                22u32,
-            ) as i32;
-            let pos_z = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(22u32),
-                22u32,
-            ) as i32;
-            let rot_dropped = __r.take_run_bits_be(2u32) as u8;
-            let rot_a = __r.take_run_bits_be(10u32) as u16;
-            let rot_b = __r.take_run_bits_be(10u32) as u16;
-            let rot_c = __r.take_run_bits_be(10u32) as u16;
-            let vel_x = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(18u32),
-                18u32,
-            ) as i32;
-            let vel_y = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(18u32),
-                18u32,
-            ) as i32;
-            let vel_z = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(18u32),
-                18u32,
-            ) as i32;
+        ): (i32, i32, i32, u8, u16, u16, u16, i32, i32, i32) = 'run: {
+            if !__SLOW && T::SILENT {
+                if __r.has_run_bits(152u64) {
+                    let pos_x = ::statepack_runtime::bits::from_offset_binary(
+                        __r.take_run_bits_be(22u32),
+                        22u32,
+                    ) as i32;
+                    let pos_y = ::statepack_runtime::bits::from_offset_binary(
+                        __r.take_run_bits_be(22u32),
+                        22u32,
+                    ) as i32;
+                    let pos_z = ::statepack_runtime::bits::from_offset_binary(
+                        __r.take_run_bits_be(22u32),
+                        22u32,
+                    ) as i32;
+                    let rot_dropped = __r.take_run_bits_be(2u32) as u8;
+                    let rot_a = __r.take_run_bits_be(10u32) as u16;
+                    let rot_b = __r.take_run_bits_be(10u32) as u16;
+                    let rot_c = __r.take_run_bits_be(10u32) as u16;
+                    let vel_x = ::statepack_runtime::bits::from_offset_binary(
+                        __r.take_run_bits_be(18u32),
+                        18u32,
+                    ) as i32;
+                    let vel_y = ::statepack_runtime::bits::from_offset_binary(
+                        __r.take_run_bits_be(18u32),
+                        18u32,
+                    ) as i32;
+                    let vel_z = ::statepack_runtime::bits::from_offset_binary(
+                        __r.take_run_bits_be(18u32),
+                        18u32,
+                    ) as i32;
+                    break 'run (
+                        pos_x,
+                        pos_y,
+                        pos_z,
+                        rot_dropped,
+                        rot_a,
+                        rot_b,
+                        rot_c,
+                        vel_x,
+                        vel_y,
+                        vel_z,
+                    );
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
+            }
+            __r.enter(::statepack_runtime::io::PathSeg::Field("pos_x"));
+            let pos_x: i32 = {
+                let __v: i32 = {
+                    __r.read_bits_be(22u32)
+                        .map(|__b| {
+                            ::statepack_runtime::bits::from_offset_binary(__b, 22u32)
+                                as i32
+                        })
+                }
+                    .map_err(|e| e.in_field("pos_x"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    22u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("pos_y"));
+            let pos_y: i32 = {
+                let __v: i32 = {
+                    __r.read_bits_be(22u32)
+                        .map(|__b| {
+                            ::statepack_runtime::bits::from_offset_binary(__b, 22u32)
+                                as i32
+                        })
+                }
+                    .map_err(|e| e.in_field("pos_y"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    22u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("pos_z"));
+            let pos_z: i32 = {
+                let __v: i32 = {
+                    __r.read_bits_be(22u32)
+                        .map(|__b| {
+                            ::statepack_runtime::bits::from_offset_binary(__b, 22u32)
+                                as i32
+                        })
+                }
+                    .map_err(|e| e.in_field("pos_z"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    22u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rot_dropped"));
+            let rot_dropped: u8 = {
+                let __v: u8 = { __r.read_bits_be(2u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("rot_dropped"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rot_a"));
+            let rot_a: u16 = {
+                let __v: u16 = { __r.read_bits_be(10u32).map(|__b| __b as u16) }
+                    .map_err(|e| e.in_field("rot_a"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rot_b"));
+            let rot_b: u16 = {
+                let __v: u16 = { __r.read_bits_be(10u32).map(|__b| __b as u16) }
+                    .map_err(|e| e.in_field("rot_b"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rot_c"));
+            let rot_c: u16 = {
+                let __v: u16 = { __r.read_bits_be(10u32).map(|__b| __b as u16) }
+                    .map_err(|e| e.in_field("rot_c"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("vel_x"));
+            let vel_x: i32 = {
+                let __v: i32 = {
+                    __r.read_bits_be(18u32)
+                        .map(|__b| {
+                            ::statepack_runtime::bits::from_offset_binary(__b, 18u32)
+                                as i32
+                        })
+                }
+                    .map_err(|e| e.in_field("vel_x"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    18u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("vel_y"));
+            let vel_y: i32 = {
+                let __v: i32 = {
+                    __r.read_bits_be(18u32)
+                        .map(|__b| {
+                            ::statepack_runtime::bits::from_offset_binary(__b, 18u32)
+                                as i32
+                        })
+                }
+                    .map_err(|e| e.in_field("vel_y"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    18u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("vel_z"));
+            let vel_z: i32 = {
+                let __v: i32 = {
+                    __r.read_bits_be(18u32)
+                        .map(|__b| {
+                            ::statepack_runtime::bits::from_offset_binary(__b, 18u32)
+                                as i32
+                        })
+                }
+                    .map_err(|e| e.in_field("vel_z"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Coded {
+                            value: __v as i128,
+                            code: ::statepack_runtime::bits::to_offset_binary(
+                                    __v as i64,
+                                    18u32,
+                                )
+                                .unwrap_or(0),
+                            encoding: "offset binary",
+                        },
+                    ),
+                );
+                __v
+            };
             (pos_x, pos_y, pos_z, rot_dropped, rot_a, rot_b, rot_c, vel_x, vel_y, vel_z)
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
         };
         let omega_x: ::std::option::Option<i16> = if omega_present {
             __r.enter(::statepack_runtime::io::PathSeg::Field("omega_x"));
@@ -2640,13 +2228,70 @@ impl EntityBlob {
             fuel_pct,
             ab_engaged,
             player_owned,
-        ): (u8, u8, u8, u8, bool, bool) = if __r.has_run_bits(24u64) {
-            let damage_level = __r.take_run_bits_be(3u32) as u8;
-            let engine_fail_flags = __r.take_run_bits_be(5u32) as u8;
-            let throttle_pct = __r.take_run_bits_be(7u32) as u8;
-            let fuel_pct = __r.take_run_bits_be(7u32) as u8;
-            let ab_engaged = __r.take_run_bits_be(1) != 0;
-            let player_owned = __r.take_run_bits_be(1) != 0;
+        ): (u8, u8, u8, u8, bool, bool) = 'run: {
+            if !__SLOW && T::SILENT {
+                if __r.has_run_bits(24u64) {
+                    let damage_level = __r.take_run_bits_be(3u32) as u8;
+                    let engine_fail_flags = __r.take_run_bits_be(5u32) as u8;
+                    let throttle_pct = __r.take_run_bits_be(7u32) as u8;
+                    let fuel_pct = __r.take_run_bits_be(7u32) as u8;
+                    let ab_engaged = __r.take_run_bits_be(1) != 0;
+                    let player_owned = __r.take_run_bits_be(1) != 0;
+                    break 'run (
+                        damage_level,
+                        engine_fail_flags,
+                        throttle_pct,
+                        fuel_pct,
+                        ab_engaged,
+                        player_owned,
+                    );
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
+            }
+            __r.enter(::statepack_runtime::io::PathSeg::Field("damage_level"));
+            let damage_level: u8 = {
+                let __v: u8 = { __r.read_bits_be(3u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("damage_level"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("engine_fail_flags"));
+            let engine_fail_flags: u8 = {
+                let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("engine_fail_flags"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("throttle_pct"));
+            let throttle_pct: u8 = {
+                let __v: u8 = { __r.read_bits_be(7u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("throttle_pct"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("fuel_pct"));
+            let fuel_pct: u8 = {
+                let __v: u8 = { __r.read_bits_be(7u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("fuel_pct"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("ab_engaged"));
+            let ab_engaged: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("ab_engaged"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("player_owned"));
+            let player_owned: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("player_owned"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
             (
                 damage_level,
                 engine_fail_flags,
@@ -2655,11 +2300,6 @@ impl EntityBlob {
                 ab_engaged,
                 player_owned,
             )
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
         };
         __r.align_to_byte().map_err(|e| e.in_field("align"))?;
         __r.enter(::statepack_runtime::io::PathSeg::Field("align"));
@@ -2669,8 +2309,8 @@ impl EntityBlob {
             __r.leave(Some(&__v));
             __v
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 entity_index,
                 full,
                 gen_present,
@@ -2703,522 +2343,17 @@ impl EntityBlob {
                 ab_engaged,
                 player_owned,
                 align,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_index"));
-        let entity_index: u64 = {
-            let __start = __r.offset();
-            let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
-            let mut __i = 0usize;
-            let __value: u64 = loop {
-                __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                let __g: u8 = __r
-                    .read_u8()
-                    .map_err(|e| e.in_index(__i).in_field("entity_index"))?;
-                __r.leave(Some(&__g));
-                match __leb.push(__g) {
-                    Ok(Some(__v)) => break __v,
-                    Ok(None) => __i += 1,
-                    Err(__fault) => {
-                        return Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                    __start,
-                                    ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                        __fault.to_string(),
-                                    ),
-                                )
-                                .in_field("entity_index"),
-                        );
-                    }
-                }
-            };
-            __r.leave::<()>(None);
-            __value
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("full"));
-        let full: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("full"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("gen_present"));
-        let gen_present: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("gen_present"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("omega_present"));
-        let omega_present: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("omega_present"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let generation: ::std::option::Option<u16> = if gen_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("generation"));
-            Some({
-                let __v: u16 = { __r.read_bits_be(16u32).map(|__b| __b as u16) }
-                    .map_err(|e| e.in_field("generation"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let type_index: ::std::option::Option<u64> = if full {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("type_index"));
-            Some({
-                let __start = __r.offset();
-                let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
-                let mut __i = 0usize;
-                let __value: u64 = loop {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    let __g: u8 = __r
-                        .read_bits_be(8)
-                        .map(|__b| __b as u8)
-                        .map_err(|e| e.in_index(__i).in_field("type_index"))?;
-                    __r.leave(Some(&__g));
-                    match __leb.push(__g) {
-                        Ok(Some(__v)) => break __v,
-                        Ok(None) => __i += 1,
-                        Err(__fault) => {
-                            return Err(
-                                ::statepack_runtime::io::DecodeError::new(
-                                        __start,
-                                        ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                            __fault.to_string(),
-                                        ),
-                                    )
-                                    .in_field("type_index"),
-                            );
-                        }
-                    }
-                };
-                __r.leave::<()>(None);
-                __value
-            })
-        } else {
-            None
-        };
-        let faction_index: ::std::option::Option<u16> = if full {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("faction_index"));
-            Some({
-                let __v: u16 = { __r.read_bits_be(16u32).map(|__b| __b as u16) }
-                    .map_err(|e| e.in_field("faction_index"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pos_x"));
-        let pos_x: i32 = {
-            let __v: i32 = {
-                __r.read_bits_be(22u32)
-                    .map(|__b| {
-                        ::statepack_runtime::bits::from_offset_binary(__b, 22u32) as i32
-                    })
-            }
-                .map_err(|e| e.in_field("pos_x"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Coded {
-                        value: __v as i128,
-                        code: ::statepack_runtime::bits::to_offset_binary(
-                                __v as i64,
-                                22u32,
-                            )
-                            .unwrap_or(0),
-                        encoding: "offset binary",
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pos_y"));
-        let pos_y: i32 = {
-            let __v: i32 = {
-                __r.read_bits_be(22u32)
-                    .map(|__b| {
-                        ::statepack_runtime::bits::from_offset_binary(__b, 22u32) as i32
-                    })
-            }
-                .map_err(|e| e.in_field("pos_y"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Coded {
-                        value: __v as i128,
-                        code: ::statepack_runtime::bits::to_offset_binary(
-                                __v as i64,
-                                22u32,
-                            )
-                            .unwrap_or(0),
-                        encoding: "offset binary",
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pos_z"));
-        let pos_z: i32 = {
-            let __v: i32 = {
-                __r.read_bits_be(22u32)
-                    .map(|__b| {
-                        ::statepack_runtime::bits::from_offset_binary(__b, 22u32) as i32
-                    })
-            }
-                .map_err(|e| e.in_field("pos_z"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Coded {
-                        value: __v as i128,
-                        code: ::statepack_runtime::bits::to_offset_binary(
-                                __v as i64,
-                                22u32,
-                            )
-                            .unwrap_or(0),
-                        encoding: "offset binary",
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rot_dropped"));
-        let rot_dropped: u8 = {
-            let __v: u8 = { __r.read_bits_be(2u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("rot_dropped"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rot_a"));
-        let rot_a: u16 = {
-            let __v: u16 = { __r.read_bits_be(10u32).map(|__b| __b as u16) }
-                .map_err(|e| e.in_field("rot_a"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rot_b"));
-        let rot_b: u16 = {
-            let __v: u16 = { __r.read_bits_be(10u32).map(|__b| __b as u16) }
-                .map_err(|e| e.in_field("rot_b"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rot_c"));
-        let rot_c: u16 = {
-            let __v: u16 = { __r.read_bits_be(10u32).map(|__b| __b as u16) }
-                .map_err(|e| e.in_field("rot_c"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("vel_x"));
-        let vel_x: i32 = {
-            let __v: i32 = {
-                __r.read_bits_be(18u32)
-                    .map(|__b| {
-                        ::statepack_runtime::bits::from_offset_binary(__b, 18u32) as i32
-                    })
-            }
-                .map_err(|e| e.in_field("vel_x"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Coded {
-                        value: __v as i128,
-                        code: ::statepack_runtime::bits::to_offset_binary(
-                                __v as i64,
-                                18u32,
-                            )
-                            .unwrap_or(0),
-                        encoding: "offset binary",
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("vel_y"));
-        let vel_y: i32 = {
-            let __v: i32 = {
-                __r.read_bits_be(18u32)
-                    .map(|__b| {
-                        ::statepack_runtime::bits::from_offset_binary(__b, 18u32) as i32
-                    })
-            }
-                .map_err(|e| e.in_field("vel_y"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Coded {
-                        value: __v as i128,
-                        code: ::statepack_runtime::bits::to_offset_binary(
-                                __v as i64,
-                                18u32,
-                            )
-                            .unwrap_or(0),
-                        encoding: "offset binary",
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("vel_z"));
-        let vel_z: i32 = {
-            let __v: i32 = {
-                __r.read_bits_be(18u32)
-                    .map(|__b| {
-                        ::statepack_runtime::bits::from_offset_binary(__b, 18u32) as i32
-                    })
-            }
-                .map_err(|e| e.in_field("vel_z"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Coded {
-                        value: __v as i128,
-                        code: ::statepack_runtime::bits::to_offset_binary(
-                                __v as i64,
-                                18u32,
-                            )
-                            .unwrap_or(0),
-                        encoding: "offset binary",
-                    },
-                ),
-            );
-            __v
-        };
-        let omega_x: ::std::option::Option<i16> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("omega_x"));
-            Some({
-                let __v: i16 = {
-                    __r.read_bits_be(12u32)
-                        .map(|__b| {
-                            ::statepack_runtime::bits::from_offset_binary(__b, 12u32)
-                                as i16
-                        })
-                }
-                    .map_err(|e| e.in_field("omega_x"))?;
-                __r.leave(
-                    Some(
-                        &::statepack_runtime::io::TraceValue::Coded {
-                            value: __v as i128,
-                            code: ::statepack_runtime::bits::to_offset_binary(
-                                    __v as i64,
-                                    12u32,
-                                )
-                                .unwrap_or(0),
-                            encoding: "offset binary",
-                        },
-                    ),
-                );
-                __v
-            })
-        } else {
-            None
-        };
-        let omega_y: ::std::option::Option<i16> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("omega_y"));
-            Some({
-                let __v: i16 = {
-                    __r.read_bits_be(12u32)
-                        .map(|__b| {
-                            ::statepack_runtime::bits::from_offset_binary(__b, 12u32)
-                                as i16
-                        })
-                }
-                    .map_err(|e| e.in_field("omega_y"))?;
-                __r.leave(
-                    Some(
-                        &::statepack_runtime::io::TraceValue::Coded {
-                            value: __v as i128,
-                            code: ::statepack_runtime::bits::to_offset_binary(
-                                    __v as i64,
-                                    12u32,
-                                )
-                                .unwrap_or(0),
-                            encoding: "offset binary",
-                        },
-                    ),
-                );
-                __v
-            })
-        } else {
-            None
-        };
-        let omega_z: ::std::option::Option<i16> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("omega_z"));
-            Some({
-                let __v: i16 = {
-                    __r.read_bits_be(12u32)
-                        .map(|__b| {
-                            ::statepack_runtime::bits::from_offset_binary(__b, 12u32)
-                                as i16
-                        })
-                }
-                    .map_err(|e| e.in_field("omega_z"))?;
-                __r.leave(
-                    Some(
-                        &::statepack_runtime::io::TraceValue::Coded {
-                            value: __v as i128,
-                            code: ::statepack_runtime::bits::to_offset_binary(
-                                    __v as i64,
-                                    12u32,
-                                )
-                                .unwrap_or(0),
-                            encoding: "offset binary",
-                        },
-                    ),
-                );
-                __v
-            })
-        } else {
-            None
-        };
-        let selected_station: ::std::option::Option<u8> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("selected_station"));
-            Some({
-                let __v: u8 = { __r.read_bits_be(8u32).map(|__b| __b as u8) }
-                    .map_err(|e| e.in_field("selected_station"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let station_rounds: ::std::option::Option<u16> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("station_rounds"));
-            Some({
-                let __v: u16 = { __r.read_bits_be(16u32).map(|__b| __b as u16) }
-                    .map_err(|e| e.in_field("station_rounds"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let weapon_flags: ::std::option::Option<u8> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("weapon_flags"));
-            Some({
-                let __v: u8 = { __r.read_bits_be(8u32).map(|__b| __b as u8) }
-                    .map_err(|e| e.in_field("weapon_flags"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let payload_mass_kg: ::std::option::Option<u16> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("payload_mass_kg"));
-            Some({
-                let __v: u16 = { __r.read_bits_be(16u32).map(|__b| __b as u16) }
-                    .map_err(|e| e.in_field("payload_mass_kg"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let payload_cd0: ::std::option::Option<u16> = if omega_present {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("payload_cd0"));
-            Some({
-                let __v: u16 = { __r.read_bits_be(16u32).map(|__b| __b as u16) }
-                    .map_err(|e| e.in_field("payload_cd0"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("damage_level"));
-        let damage_level: u8 = {
-            let __v: u8 = { __r.read_bits_be(3u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("damage_level"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("engine_fail_flags"));
-        let engine_fail_flags: u8 = {
-            let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("engine_fail_flags"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("throttle_pct"));
-        let throttle_pct: u8 = {
-            let __v: u8 = { __r.read_bits_be(7u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("throttle_pct"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("fuel_pct"));
-        let fuel_pct: u8 = {
-            let __v: u8 = { __r.read_bits_be(7u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("fuel_pct"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("ab_engaged"));
-        let ab_engaged: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("ab_engaged"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("player_owned"));
-        let player_owned: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("player_owned"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.align_to_byte().map_err(|e| e.in_field("align"))?;
-        __r.enter(::statepack_runtime::io::PathSeg::Field("align"));
-        let align: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = { __r.take_sized(0_i128).map(|b| b.to_vec()) }
-                .map_err(|e| e.in_field("align"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self {
-            entity_index,
-            full,
-            gen_present,
-            omega_present,
-            generation,
-            type_index,
-            faction_index,
-            pos_x,
-            pos_y,
-            pos_z,
-            rot_dropped,
-            rot_a,
-            rot_b,
-            rot_c,
-            vel_x,
-            vel_y,
-            vel_z,
-            omega_x,
-            omega_y,
-            omega_z,
-            selected_station,
-            station_rounds,
-            weapon_flags,
-            payload_mass_kg,
-            payload_cd0,
-            damage_level,
-            engine_fail_flags,
-            throttle_pct,
-            fuel_pct,
-            ab_engaged,
-            player_owned,
-            align,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -4209,9 +3344,26 @@ impl TlvBlock {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("entries"));
         let entries: ::std::vec::Vec<Tlv> = {
             let __l = {
@@ -4220,7 +3372,7 @@ impl TlvBlock {
                     let __i = __list.len();
                     let __before = __r.bit_offset();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Tlv::read_push(__r, &mut __list)
+                    Tlv::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("entries"))?;
                     __r.leave::<()>(None);
                     if __r.bit_offset() == __before {
@@ -4242,18 +3394,7 @@ impl TlvBlock {
             __r.leave::<()>(None);
             __l
         };
-        Ok(Self { entries })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { entries }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -4425,90 +3566,50 @@ impl Tlv {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (tlv_type, len): (u8, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let tlv_type = u8::from_le_bytes([__b[0]]);
-                let len = u16::from_le_bytes([__b[1], __b[2]]);
-                break 'run (tlv_type, len);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        let despawn: ::std::option::Option<Despawn> = if (tlv_type as i128) == 1_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("despawn"));
-            Some({
-                let __v: Despawn = {
-                    __r.push_limit(len as i128)
-                        .and_then(|__old| {
-                            let __v = Despawn::read_from(__r)?;
-                            __r.pop_limit(__old)?;
-                            Ok(__v)
-                        })
-                }
-                    .map_err(|e| e.in_field("despawn"))?;
-                __r.leave::<()>(None);
-                __v
-            })
-        } else {
-            None
-        };
-        let value: ::std::option::Option<::std::vec::Vec<u8>> = if (tlv_type as i128)
-            != 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-            Some({
-                let __v: ::std::vec::Vec<u8> = {
-                    __r.take_sized(len as i128).map(|b| b.to_vec())
-                }
-                    .map_err(|e| e.in_field("value"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            tlv_type,
-            len,
-            despawn,
-            value,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (tlv_type, len): (u8, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let tlv_type = u8::from_le_bytes([__b[0]]);
-                let len = u16::from_le_bytes([__b[1], __b[2]]);
-                break 'run (tlv_type, len);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                        break 'fast;
+                    };
+                    let tlv_type = u8::from_le_bytes([__b[0]]);
+                    let len = u16::from_le_bytes([__b[1], __b[2]]);
+                    break 'run (tlv_type, len);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("tlv_type"));
+            let tlv_type: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("tlv_type"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("len"));
+            let len: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (tlv_type, len)
         };
         let despawn: ::std::option::Option<Despawn> = if (tlv_type as i128) == 1_i128 {
             __r.enter(::statepack_runtime::io::PathSeg::Field("despawn"));
@@ -4543,73 +3644,23 @@ impl Tlv {
         } else {
             None
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 tlv_type,
                 len,
                 despawn,
                 value,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tlv_type"));
-        let tlv_type: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("tlv_type"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("len"));
-        let len: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("len"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let despawn: ::std::option::Option<Despawn> = if (tlv_type as i128) == 1_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("despawn"));
-            Some({
-                let __v: Despawn = {
-                    __r.push_limit(len as i128)
-                        .and_then(|__old| {
-                            let __v = Despawn::read_from(__r)?;
-                            __r.pop_limit(__old)?;
-                            Ok(__v)
-                        })
-                }
-                    .map_err(|e| e.in_field("despawn"))?;
-                __r.leave::<()>(None);
-                __v
-            })
-        } else {
-            None
-        };
-        let value: ::std::option::Option<::std::vec::Vec<u8>> = if (tlv_type as i128)
-            != 1_i128
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-            Some({
-                let __v: ::std::vec::Vec<u8> = {
-                    __r.take_sized(len as i128).map(|b| b.to_vec())
-                }
-                    .map_err(|e| e.in_field("value"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            tlv_type,
-            len,
-            despawn,
-            value,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -4843,9 +3894,26 @@ impl Despawn {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("entities"));
         let entities: ::std::vec::Vec<EntityRef> = {
             let __l = {
@@ -4854,7 +3922,7 @@ impl Despawn {
                     let __i = __list.len();
                     let __before = __r.bit_offset();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    EntityRef::read_push(__r, &mut __list)
+                    EntityRef::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("entities"))?;
                     __r.leave::<()>(None);
                     if __r.bit_offset() == __before {
@@ -4876,18 +3944,7 @@ impl Despawn {
             __r.leave::<()>(None);
             __l
         };
-        Ok(Self { entities })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { entities }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -5044,84 +4101,74 @@ impl EntityRef {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let entity_index: u64 = 'run: {
-            if let ::std::option::Option::Some(__v) = __r.take_varint() {
-                break 'run __v;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { entity_index })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let entity_index: u64 = 'run: {
-            if let ::std::option::Option::Some(__v) = __r.take_varint() {
-                break 'run __v;
+            if !__SLOW && T::SILENT {
+                if let ::std::option::Option::Some(__v) = __r.take_varint() {
+                    break 'run __v;
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("entity_index"));
+            let entity_index: u64 = {
+                let __start = __r.offset();
+                let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
+                let mut __i = 0usize;
+                let __value: u64 = loop {
+                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                    let __g: u8 = __r
+                        .read_u8()
+                        .map_err(|e| e.in_index(__i).in_field("entity_index"))?;
+                    __r.leave(Some(&__g));
+                    match __leb.push(__g) {
+                        Ok(Some(__v)) => break __v,
+                        Ok(None) => __i += 1,
+                        Err(__fault) => {
+                            return Err(
+                                ::statepack_runtime::io::DecodeError::new(
+                                        __start,
+                                        ::statepack_runtime::io::DecodeErrorKind::Semantic(
+                                            __fault.to_string(),
+                                        ),
+                                    )
+                                    .in_field("entity_index"),
+                            );
+                        }
+                    }
+                };
+                __r.leave::<()>(None);
+                __value
+            };
+            entity_index
         };
-        __out.push(Self { entity_index });
-        Ok(())
+        Ok(__put(Self { entity_index }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("entity_index"));
-        let entity_index: u64 = {
-            let __start = __r.offset();
-            let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
-            let mut __i = 0usize;
-            let __value: u64 = loop {
-                __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                let __g: u8 = __r
-                    .read_u8()
-                    .map_err(|e| e.in_index(__i).in_field("entity_index"))?;
-                __r.leave(Some(&__g));
-                match __leb.push(__g) {
-                    Ok(Some(__v)) => break __v,
-                    Ok(None) => __i += 1,
-                    Err(__fault) => {
-                        return Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                    __start,
-                                    ::statepack_runtime::io::DecodeErrorKind::Semantic(
-                                        __fault.to_string(),
-                                    ),
-                                )
-                                .in_field("entity_index"),
-                        );
-                    }
-                }
-            };
-            __r.leave::<()>(None);
-            __value
-        };
-        Ok(Self { entity_index })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

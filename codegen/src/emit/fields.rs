@@ -509,7 +509,7 @@ impl Emitter<'_> {
     }
 
     /// The reader of list field `f` (`repeat: expr`, `eos` or `until`): a fixed array, a list
-    /// read in place with its element type's `read_push`, or elements read by `one_read`
+    /// read in place with its element type's `read_into`, or elements read by `one_read`
     /// (given the error wrapping of a field and of an element, `wraps`). `has_valid`: the
     /// elements are checked against a `valid` rule.
     fn list_read(
@@ -560,7 +560,7 @@ impl Emitter<'_> {
                             while __list.len() < __n {
                                 let __i = __list.len();
                                 __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                                #ti::read_push(__r, &mut __list) #wrap_idx;
+                                #ti::read_into::<_, _, _, false>(__r, |__v| __list.push(__v)) #wrap_idx;
                                 __r.leave::<()>(None);
                             }
                             __list
@@ -601,7 +601,7 @@ impl Emitter<'_> {
                 // the list, as for a counted list.
                 let push = match self.in_place_elem(f, has_valid) {
                     Some(ti) => quote! {
-                        #ti::read_push(__r, &mut __list) #wrap_idx;
+                        #ti::read_into::<_, _, _, false>(__r, |__v| __list.push(__v)) #wrap_idx;
                         __r.leave::<()>(None);
                     },
                     None => push_of(f, &body),

@@ -690,15 +690,17 @@ impl Node {
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         let (next_ofs, value): (u16, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let next_ofs = u16::from_le_bytes([__b[0], __b[1]]);
-                let value = u8::from_le_bytes([__b[2]]);
-                break 'run (next_ofs, value);
+            if T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                        break 'fast;
+                    };
+                    let next_ofs = u16::from_le_bytes([__b[0], __b[1]]);
+                    let value = u8::from_le_bytes([__b[2]]);
+                    break 'run (next_ofs, value);
+                }
+                ::statepack_runtime::io::unlikely();
             }
-            ::statepack_runtime::io::unlikely();
             __r.enter(::statepack_runtime::io::PathSeg::Field("next_ofs"));
             let next_ofs: u16 = {
                 let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("next_ofs"))?;

@@ -156,9 +156,26 @@ impl BitsLeEnum {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("mode"));
         let mode: Mode = {
             let __v: Mode = {
@@ -196,24 +213,15 @@ impl BitsLeEnum {
             __r.leave::<()>(None);
             __v
         };
-        Ok(Self {
-            mode,
-            level,
-            __pad_after,
-            after,
-            inner,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(
+            __put(Self {
+                mode,
+                level,
+                __pad_after,
+                after,
+                inner,
+            }),
+        )
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -430,70 +438,60 @@ impl BeBits {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (hi, lo): (u8, u8) = if __r.has_run_bits(8u64) {
-            let hi = __r.take_run_bits_be(4u32) as u8;
-            let lo = __r.take_run_bits_be(4u32) as u8;
-            (hi, lo)
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { hi, lo })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
-        let (hi, lo): (u8, u8) = if __r.has_run_bits(8u64) {
-            let hi = __r.take_run_bits_be(4u32) as u8;
-            let lo = __r.take_run_bits_be(4u32) as u8;
+        let (hi, lo): (u8, u8) = 'run: {
+            if !__SLOW && T::SILENT {
+                if __r.has_run_bits(8u64) {
+                    let hi = __r.take_run_bits_be(4u32) as u8;
+                    let lo = __r.take_run_bits_be(4u32) as u8;
+                    break 'run (hi, lo);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
+            }
+            __r.enter(::statepack_runtime::io::PathSeg::Field("hi"));
+            let hi: u8 = {
+                let __v: u8 = { __r.read_bits_be(4u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("hi"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("lo"));
+            let lo: u8 = {
+                let __v: u8 = { __r.read_bits_be(4u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("lo"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
             (hi, lo)
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
         };
-        __out.push(Self { hi, lo });
-        Ok(())
+        Ok(__put(Self { hi, lo }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("hi"));
-        let hi: u8 = {
-            let __v: u8 = { __r.read_bits_be(4u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("hi"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("lo"));
-        let lo: u8 = {
-            let __v: u8 = { __r.read_bits_be(4u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("lo"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { hi, lo })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

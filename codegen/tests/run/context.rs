@@ -57,160 +57,22 @@ impl Context {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("header"));
-        let header: Header = {
-            let __v: Header = { Header::read_from(__r) }
-                .map_err(|e| e.in_field("header"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        let sizes: [u8; 2] = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let sizes = [u8::from_le_bytes([__b[0]]), u8::from_le_bytes([__b[1]])];
-                break 'run sizes;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("index"));
-        let index: Index = {
-            let __v: Index = {
-                Index::read_from(
-                    __r,
-                    header.count as i128,
-                    header.name_len as i128,
-                    sizes
-                        .iter()
-                        .map(|__x| (*__x) as i128)
-                        .collect::<::std::vec::Vec<i128>>(),
-                )
-            }
-                .map_err(|e| e.in_field("index"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("kind"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: ContextBody = {
-            let __v: ContextBody = {
-                {
-                    let __sw: i128 = kind as i128;
-                    if __sw == 1_i128 {
-                        Tagged::read_from(__r, header.name_len as i128)
-                            .map(ContextBody::Tagged)
-                    } else if __sw == 2_i128 {
-                        Plain::read_from(__r).map(ContextBody::Plain)
-                    } else {
-                        Ok::<
-                            _,
-                            ::statepack_runtime::io::DecodeError,
-                        >(ContextBody::NoCase)
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("mediator"));
-        let mediator: Mediator = {
-            let __v: Mediator = {
-                Mediator::read_from(
-                    __r,
-                    sizes
-                        .iter()
-                        .map(|__x| (*__x) as i128)
-                        .collect::<::std::vec::Vec<i128>>(),
-                )
-            }
-                .map_err(|e| e.in_field("mediator"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("orphan"));
-        let orphan: Orphan = {
-            let __v: Orphan = { Orphan::read_from(__r) }
-                .map_err(|e| e.in_field("orphan"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("holder"));
-        let holder: Holder = {
-            let __v: Holder = {
-                Holder::read_from(
-                    __r,
-                    header.clone(),
-                    sizes
-                        .iter()
-                        .map(|__x| (*__x) as i128)
-                        .collect::<::std::vec::Vec<i128>>(),
-                )
-            }
-                .map_err(|e| e.in_field("holder"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("picked"));
-        let picked: ContextPicked = {
-            let __v: ContextPicked = {
-                {
-                    let __sw: i128 = kind as i128;
-                    if __sw == 1_i128 || __sw == 3_i128 {
-                        Counted::read_from(
-                                __r,
-                                *::statepack_runtime::io::expr_at(&sizes[..], 0_i128)
-                                    .map_err(|__e| {
-                                        __e.decode_at(__r.offset()).in_field("picked")
-                                    })? as i128,
-                            )
-                            .map(ContextPicked::Counted)
-                    } else {
-                        Plain::read_from(__r).map(ContextPicked::Plain)
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("picked"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self {
-            header,
-            sizes,
-            index,
-            kind,
-            body,
-            mediator,
-            orphan,
-            holder,
-            picked,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("header"));
         let header: Header = {
@@ -220,17 +82,40 @@ impl Context {
             __v
         };
         let sizes: [u8; 2] = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let sizes = [u8::from_le_bytes([__b[0]]), u8::from_le_bytes([__b[1]])];
-                break 'run sizes;
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                        break 'fast;
+                    };
+                    let sizes = [
+                        u8::from_le_bytes([__b[0]]),
+                        u8::from_le_bytes([__b[1]]),
+                    ];
+                    break 'run sizes;
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("sizes"));
+            let sizes: [u8; 2] = {
+                let __l = {
+                    let mut __a: [u8; 2] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: u8 = { __r.read_u8() }
+                                .map_err(|e| e.in_index(__i).in_field("sizes"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            };
+            sizes
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("index"));
         let index: Index = {
@@ -338,8 +223,8 @@ impl Context {
             __r.leave::<()>(None);
             __v
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 header,
                 sizes,
                 index,
@@ -349,158 +234,17 @@ impl Context {
                 orphan,
                 holder,
                 picked,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("header"));
-        let header: Header = {
-            let __v: Header = { Header::read_from(__r) }
-                .map_err(|e| e.in_field("header"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("sizes"));
-        let sizes: [u8; 2] = {
-            let __l = {
-                let mut __a: [u8; 2] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: u8 = { __r.read_u8() }
-                            .map_err(|e| e.in_index(__i).in_field("sizes"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("index"));
-        let index: Index = {
-            let __v: Index = {
-                Index::read_from(
-                    __r,
-                    header.count as i128,
-                    header.name_len as i128,
-                    sizes
-                        .iter()
-                        .map(|__x| (*__x) as i128)
-                        .collect::<::std::vec::Vec<i128>>(),
-                )
-            }
-                .map_err(|e| e.in_field("index"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("kind"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: ContextBody = {
-            let __v: ContextBody = {
-                {
-                    let __sw: i128 = kind as i128;
-                    if __sw == 1_i128 {
-                        Tagged::read_from(__r, header.name_len as i128)
-                            .map(ContextBody::Tagged)
-                    } else if __sw == 2_i128 {
-                        Plain::read_from(__r).map(ContextBody::Plain)
-                    } else {
-                        Ok::<
-                            _,
-                            ::statepack_runtime::io::DecodeError,
-                        >(ContextBody::NoCase)
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("mediator"));
-        let mediator: Mediator = {
-            let __v: Mediator = {
-                Mediator::read_from(
-                    __r,
-                    sizes
-                        .iter()
-                        .map(|__x| (*__x) as i128)
-                        .collect::<::std::vec::Vec<i128>>(),
-                )
-            }
-                .map_err(|e| e.in_field("mediator"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("orphan"));
-        let orphan: Orphan = {
-            let __v: Orphan = { Orphan::read_from(__r) }
-                .map_err(|e| e.in_field("orphan"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("holder"));
-        let holder: Holder = {
-            let __v: Holder = {
-                Holder::read_from(
-                    __r,
-                    header.clone(),
-                    sizes
-                        .iter()
-                        .map(|__x| (*__x) as i128)
-                        .collect::<::std::vec::Vec<i128>>(),
-                )
-            }
-                .map_err(|e| e.in_field("holder"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("picked"));
-        let picked: ContextPicked = {
-            let __v: ContextPicked = {
-                {
-                    let __sw: i128 = kind as i128;
-                    if __sw == 1_i128 || __sw == 3_i128 {
-                        Counted::read_from(
-                                __r,
-                                *::statepack_runtime::io::expr_at(&sizes[..], 0_i128)
-                                    .map_err(|__e| {
-                                        __e.decode_at(__r.offset()).in_field("picked")
-                                    })? as i128,
-                            )
-                            .map(ContextPicked::Counted)
-                    } else {
-                        Plain::read_from(__r).map(ContextPicked::Plain)
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("picked"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self {
-            header,
-            sizes,
-            index,
-            kind,
-            body,
-            mediator,
-            orphan,
-            holder,
-            picked,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1194,76 +938,61 @@ impl Header {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (count, name_len): (u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let count = u8::from_le_bytes([__b[0]]);
-                let name_len = u8::from_le_bytes([__b[1]]);
-                break 'run (count, name_len);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { count, name_len })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (count, name_len): (u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let count = u8::from_le_bytes([__b[0]]);
-                let name_len = u8::from_le_bytes([__b[1]]);
-                break 'run (count, name_len);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                        break 'fast;
+                    };
+                    let count = u8::from_le_bytes([__b[0]]);
+                    let name_len = u8::from_le_bytes([__b[1]]);
+                    break 'run (count, name_len);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
+            let count: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("name_len"));
+            let name_len: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("name_len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (count, name_len)
         };
-        __out.push(Self { count, name_len });
-        Ok(())
+        Ok(__put(Self { count, name_len }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
-        let count: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("name_len"));
-        let name_len: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("name_len"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { count, name_len })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1953,27 +1682,33 @@ impl Plain {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("byte"));
         let byte: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("byte"))?;
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { byte })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { byte }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -2368,27 +2103,33 @@ impl Orphan {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("byte"));
         let byte: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("byte"))?;
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { byte })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { byte }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

@@ -80,168 +80,22 @@ impl ContextWrite {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("header"));
-        let header: Header = {
-            let __v: Header = { Header::read_from(__r) }
-                .map_err(|e| e.in_field("header"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        let sizes: [u8; 2] = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let sizes = [u8::from_le_bytes([__b[0]]), u8::from_le_bytes([__b[1]])];
-                break 'run sizes;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("index"));
-        let index: Index = {
-            let __v: Index = {
-                Index::read_from(
-                    __r,
-                    header.count as i128,
-                    header.name_len as i128,
-                    sizes
-                        .iter()
-                        .map(|__x| (*__x) as i128)
-                        .collect::<::std::vec::Vec<i128>>(),
-                    header.flags as i128,
-                )
-            }
-                .map_err(|e| e.in_field("index"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("kind"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: ContextWriteBody = {
-            let __v: ContextWriteBody = {
-                {
-                    let __sw: i128 = kind as i128;
-                    if __sw == 1_i128 {
-                        Tagged::read_from(__r, header.name_len as i128)
-                            .map(ContextWriteBody::Tagged)
-                    } else if __sw == 2_i128 {
-                        Plain::read_from(__r).map(ContextWriteBody::Plain)
-                    } else {
-                        Ok::<
-                            _,
-                            ::statepack_runtime::io::DecodeError,
-                        >(ContextWriteBody::NoCase)
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        let mut __stored_packed: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
-        __r.enter(::statepack_runtime::io::PathSeg::Field("packed"));
-        let packed: Tagged = {
-            let __v: Tagged = {
-                {
-                    let __at = __r.offset();
-                    match __r.take_sized(3_i128) {
-                        Ok(__s) => {
-                            let __key: &[u8] = &[85u8];
-                            __stored_packed = ::std::option::Option::Some(__s.to_vec());
-                            ::statepack_runtime::io::unprocess_within(
-                                    ::statepack_runtime::io::Processor::Xor(__key),
-                                    __s,
-                                    __at,
-                                    __r.processed_room(),
-                                )
-                                .and_then(|__d| {
-                                    __r.charge_processed(__d.len(), __at)?;
-                                    let __share = __r.processed_share();
-                                    if <T as ::statepack_runtime::io::Tracer>::SILENT {
-                                        let mut __sub = ::statepack_runtime::io::ByteReader::new(
-                                                &__d,
-                                            )
-                                            .sharing(__share);
-                                        #[allow(unused_mut)]
-                                        let mut __v = Tagged::read_from(
-                                            &mut __sub,
-                                            header.name_len as i128,
-                                        )?;
-                                        let __res = {
-                                            __v.__unread_pad = __sub.align_to_byte_keep();
-                                            __v.__unread = __sub.take_rest().to_vec();
-                                            Ok(__v)
-                                        };
-                                        __r.add_processed(__sub.processed_used());
-                                        __res
-                                    } else {
-                                        let (__res, __used) = {
-                                            let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                    &__d,
-                                                    __r.relay(),
-                                                )
-                                                .sharing(__share);
-                                            #[allow(unused_mut)]
-                                            let mut __v = Tagged::read_from(
-                                                &mut __sub,
-                                                header.name_len as i128,
-                                            )?;
-                                            (
-                                                {
-                                                    __v.__unread_pad = __sub.align_to_byte_keep();
-                                                    __v.__unread = __sub.take_rest().to_vec();
-                                                    Ok(__v)
-                                                },
-                                                __sub.processed_used(),
-                                            )
-                                        };
-                                        __r.add_processed(__used);
-                                        __res
-                                    }
-                                })
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("packed"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self {
-            header,
-            sizes,
-            index,
-            kind,
-            body,
-            packed,
-            __stored_packed,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("header"));
         let header: Header = {
@@ -251,17 +105,40 @@ impl ContextWrite {
             __v
         };
         let sizes: [u8; 2] = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let sizes = [u8::from_le_bytes([__b[0]]), u8::from_le_bytes([__b[1]])];
-                break 'run sizes;
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                        break 'fast;
+                    };
+                    let sizes = [
+                        u8::from_le_bytes([__b[0]]),
+                        u8::from_le_bytes([__b[1]]),
+                    ];
+                    break 'run sizes;
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("sizes"));
+            let sizes: [u8; 2] = {
+                let __l = {
+                    let mut __a: [u8; 2] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: u8 = { __r.read_u8() }
+                                .map_err(|e| e.in_index(__i).in_field("sizes"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            };
+            sizes
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("index"));
         let index: Index = {
@@ -379,8 +256,8 @@ impl ContextWrite {
             __r.leave::<()>(None);
             __v
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 header,
                 sizes,
                 index,
@@ -388,166 +265,17 @@ impl ContextWrite {
                 body,
                 packed,
                 __stored_packed,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("header"));
-        let header: Header = {
-            let __v: Header = { Header::read_from(__r) }
-                .map_err(|e| e.in_field("header"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("sizes"));
-        let sizes: [u8; 2] = {
-            let __l = {
-                let mut __a: [u8; 2] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: u8 = { __r.read_u8() }
-                            .map_err(|e| e.in_index(__i).in_field("sizes"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("index"));
-        let index: Index = {
-            let __v: Index = {
-                Index::read_from(
-                    __r,
-                    header.count as i128,
-                    header.name_len as i128,
-                    sizes
-                        .iter()
-                        .map(|__x| (*__x) as i128)
-                        .collect::<::std::vec::Vec<i128>>(),
-                    header.flags as i128,
-                )
-            }
-                .map_err(|e| e.in_field("index"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("kind"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: ContextWriteBody = {
-            let __v: ContextWriteBody = {
-                {
-                    let __sw: i128 = kind as i128;
-                    if __sw == 1_i128 {
-                        Tagged::read_from(__r, header.name_len as i128)
-                            .map(ContextWriteBody::Tagged)
-                    } else if __sw == 2_i128 {
-                        Plain::read_from(__r).map(ContextWriteBody::Plain)
-                    } else {
-                        Ok::<
-                            _,
-                            ::statepack_runtime::io::DecodeError,
-                        >(ContextWriteBody::NoCase)
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        let mut __stored_packed: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
-        __r.enter(::statepack_runtime::io::PathSeg::Field("packed"));
-        let packed: Tagged = {
-            let __v: Tagged = {
-                {
-                    let __at = __r.offset();
-                    match __r.take_sized(3_i128) {
-                        Ok(__s) => {
-                            let __key: &[u8] = &[85u8];
-                            __stored_packed = ::std::option::Option::Some(__s.to_vec());
-                            ::statepack_runtime::io::unprocess_within(
-                                    ::statepack_runtime::io::Processor::Xor(__key),
-                                    __s,
-                                    __at,
-                                    __r.processed_room(),
-                                )
-                                .and_then(|__d| {
-                                    __r.charge_processed(__d.len(), __at)?;
-                                    let __share = __r.processed_share();
-                                    if <T as ::statepack_runtime::io::Tracer>::SILENT {
-                                        let mut __sub = ::statepack_runtime::io::ByteReader::new(
-                                                &__d,
-                                            )
-                                            .sharing(__share);
-                                        #[allow(unused_mut)]
-                                        let mut __v = Tagged::read_from(
-                                            &mut __sub,
-                                            header.name_len as i128,
-                                        )?;
-                                        let __res = {
-                                            __v.__unread_pad = __sub.align_to_byte_keep();
-                                            __v.__unread = __sub.take_rest().to_vec();
-                                            Ok(__v)
-                                        };
-                                        __r.add_processed(__sub.processed_used());
-                                        __res
-                                    } else {
-                                        let (__res, __used) = {
-                                            let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(
-                                                    &__d,
-                                                    __r.relay(),
-                                                )
-                                                .sharing(__share);
-                                            #[allow(unused_mut)]
-                                            let mut __v = Tagged::read_from(
-                                                &mut __sub,
-                                                header.name_len as i128,
-                                            )?;
-                                            (
-                                                {
-                                                    __v.__unread_pad = __sub.align_to_byte_keep();
-                                                    __v.__unread = __sub.take_rest().to_vec();
-                                                    Ok(__v)
-                                                },
-                                                __sub.processed_used(),
-                                            )
-                                        };
-                                        __r.add_processed(__used);
-                                        __res
-                                    }
-                                })
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("packed"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self {
-            header,
-            sizes,
-            index,
-            kind,
-            body,
-            packed,
-            __stored_packed,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -913,84 +641,68 @@ impl Header {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (count, name_len, flags): (u8, u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let count = u8::from_le_bytes([__b[0]]);
-                let name_len = u8::from_le_bytes([__b[1]]);
-                let flags = u8::from_le_bytes([__b[2]]);
-                break 'run (count, name_len, flags);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { count, name_len, flags })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (count, name_len, flags): (u8, u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let count = u8::from_le_bytes([__b[0]]);
-                let name_len = u8::from_le_bytes([__b[1]]);
-                let flags = u8::from_le_bytes([__b[2]]);
-                break 'run (count, name_len, flags);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                        break 'fast;
+                    };
+                    let count = u8::from_le_bytes([__b[0]]);
+                    let name_len = u8::from_le_bytes([__b[1]]);
+                    let flags = u8::from_le_bytes([__b[2]]);
+                    break 'run (count, name_len, flags);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
+            let count: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("name_len"));
+            let name_len: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("name_len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
+            let flags: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (count, name_len, flags)
         };
-        __out.push(Self { count, name_len, flags });
-        Ok(())
+        Ok(__put(Self { count, name_len, flags }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
-        let count: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("name_len"));
-        let name_len: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("name_len"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("flags"));
-        let flags: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { count, name_len, flags })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1919,27 +1631,33 @@ impl Plain {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("byte"));
         let byte: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("byte"))?;
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { byte })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { byte }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

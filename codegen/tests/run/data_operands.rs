@@ -48,16 +48,18 @@ impl DataOperands {
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         let (total, parts, shift): (i32, u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
-                    break 'fast;
-                };
-                let total = i32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
-                let parts = u8::from_le_bytes([__b[4]]);
-                let shift = u8::from_le_bytes([__b[5]]);
-                break 'run (total, parts, shift);
+            if T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
+                        break 'fast;
+                    };
+                    let total = i32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+                    let parts = u8::from_le_bytes([__b[4]]);
+                    let shift = u8::from_le_bytes([__b[5]]);
+                    break 'run (total, parts, shift);
+                }
+                ::statepack_runtime::io::unlikely();
             }
-            ::statepack_runtime::io::unlikely();
             __r.enter(::statepack_runtime::io::PathSeg::Field("total"));
             let total: i32 = {
                 let __v: i32 = { __r.read_i32le() }.map_err(|e| e.in_field("total"))?;

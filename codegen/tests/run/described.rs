@@ -139,68 +139,22 @@ impl Described {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("addr"));
-        let addr: Ipv4Addr = {
-            let __v: Ipv4Addr = { Ipv4Addr::read_from(__r) }
-                .map_err(|e| e.in_field("addr"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        let (port, count): (u16, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let port = u16::from_be_bytes([__b[0], __b[1]]);
-                let count = u8::from_le_bytes([__b[2]]);
-                break 'run (port, count);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("names"));
-        let names: ::std::vec::Vec<Name> = {
-            let __l = {
-                let __n = __r
-                    .check_count(count as i128, Name::MIN_LEN)
-                    .map_err(|e| e.in_field("names"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Name = { Name::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("names"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self { addr, port, names })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("addr"));
         let addr: Ipv4Addr = {
@@ -210,18 +164,32 @@ impl Described {
             __v
         };
         let (port, count): (u16, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let port = u16::from_be_bytes([__b[0], __b[1]]);
-                let count = u8::from_le_bytes([__b[2]]);
-                break 'run (port, count);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                        break 'fast;
+                    };
+                    let port = u16::from_be_bytes([__b[0], __b[1]]);
+                    let count = u8::from_le_bytes([__b[2]]);
+                    break 'run (port, count);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("port"));
+            let port: u16 = {
+                let __v: u16 = { __r.read_u16be() }.map_err(|e| e.in_field("port"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
+            let count: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("count"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (port, count)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("names"));
         let names: ::std::vec::Vec<Name> = {
@@ -246,59 +214,16 @@ impl Described {
             __r.leave::<()>(None);
             __l
         };
-        __out.push(Self { addr, port, names });
-        Ok(())
+        Ok(__put(Self { addr, port, names }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("addr"));
-        let addr: Ipv4Addr = {
-            let __v: Ipv4Addr = { Ipv4Addr::read_from(__r) }
-                .map_err(|e| e.in_field("addr"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("port"));
-        let port: u16 = {
-            let __v: u16 = { __r.read_u16be() }.map_err(|e| e.in_field("port"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("count"));
-        let count: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("count"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("names"));
-        let names: ::std::vec::Vec<Name> = {
-            let __l = {
-                let __n = __r
-                    .check_count(count as i128, Name::MIN_LEN)
-                    .map_err(|e| e.in_field("names"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Name = { Name::read_from(__r) }
-                                .map_err(|e| e.in_index(__i).in_field("names"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self { addr, port, names })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -550,90 +475,71 @@ impl Ipv4Addr {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let octets: [u8; 4] = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let octets = [
-                    u8::from_le_bytes([__b[0]]),
-                    u8::from_le_bytes([__b[1]]),
-                    u8::from_le_bytes([__b[2]]),
-                    u8::from_le_bytes([__b[3]]),
-                ];
-                break 'run octets;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { octets })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let octets: [u8; 4] = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let octets = [
-                    u8::from_le_bytes([__b[0]]),
-                    u8::from_le_bytes([__b[1]]),
-                    u8::from_le_bytes([__b[2]]),
-                    u8::from_le_bytes([__b[3]]),
-                ];
-                break 'run octets;
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                        break 'fast;
+                    };
+                    let octets = [
+                        u8::from_le_bytes([__b[0]]),
+                        u8::from_le_bytes([__b[1]]),
+                        u8::from_le_bytes([__b[2]]),
+                        u8::from_le_bytes([__b[3]]),
+                    ];
+                    break 'run octets;
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("octets"));
+            let octets: [u8; 4] = {
+                let __l = {
+                    let mut __a: [u8; 4] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: u8 = { __r.read_u8() }
+                                .map_err(|e| e.in_index(__i).in_field("octets"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            };
+            octets
         };
-        __out.push(Self { octets });
-        Ok(())
+        Ok(__put(Self { octets }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("octets"));
-        let octets: [u8; 4] = {
-            let __l = {
-                let mut __a: [u8; 4] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: u8 = { __r.read_u8() }
-                            .map_err(|e| e.in_index(__i).in_field("octets"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self { octets })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

@@ -409,63 +409,62 @@ impl ImportsLib {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (kind, value): (ImportsLibKind, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let kind = ImportsLibKind::from_i_open(
-                    u8::from_le_bytes([__b[0]]) as i128,
-                );
-                let value = u16::from_be_bytes([__b[1], __b[2]]);
-                break 'run (kind, value);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("extra"));
-        let extra: ImportsLibMore = {
-            let __v: ImportsLibMore = { ImportsLibMore::read_from(__r) }
-                .map_err(|e| e.in_field("extra"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self { kind, value, extra })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (kind, value): (ImportsLibKind, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                let kind = ImportsLibKind::from_i_open(
-                    u8::from_le_bytes([__b[0]]) as i128,
-                );
-                let value = u16::from_be_bytes([__b[1], __b[2]]);
-                break 'run (kind, value);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
+                        break 'fast;
+                    };
+                    let kind = ImportsLibKind::from_i_open(
+                        u8::from_le_bytes([__b[0]]) as i128,
+                    );
+                    let value = u16::from_be_bytes([__b[1], __b[2]]);
+                    break 'run (kind, value);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
+            let kind: ImportsLibKind = {
+                let __v: ImportsLibKind = {
+                    __r.read_u8().map(|__raw| ImportsLibKind::from_i_open(__raw as i128))
+                }
+                    .map_err(|e| e.in_field("kind"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
+            let value: u16 = {
+                let __v: u16 = { __r.read_u16be() }.map_err(|e| e.in_field("value"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (kind, value)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("extra"));
         let extra: ImportsLibMore = {
@@ -474,46 +473,16 @@ impl ImportsLib {
             __r.leave::<()>(None);
             __v
         };
-        __out.push(Self { kind, value, extra });
-        Ok(())
+        Ok(__put(Self { kind, value, extra }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: ImportsLibKind = {
-            let __v: ImportsLibKind = {
-                __r.read_u8().map(|__raw| ImportsLibKind::from_i_open(__raw as i128))
-            }
-                .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
-        let value: u16 = {
-            let __v: u16 = { __r.read_u16be() }.map_err(|e| e.in_field("value"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("extra"));
-        let extra: ImportsLibMore = {
-            let __v: ImportsLibMore = { ImportsLibMore::read_from(__r) }
-                .map_err(|e| e.in_field("extra"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        Ok(Self { kind, value, extra })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -640,27 +609,33 @@ impl ImportsLibMore {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("flag"));
         let flag: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flag"))?;
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { flag })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { flag }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

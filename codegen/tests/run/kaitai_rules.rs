@@ -146,115 +146,22 @@ impl KaitaiRules {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("neg"));
-        let neg: i32 = {
-            let __v: i32 = { __r.read_i32le() }.map_err(|e| e.in_field("neg"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let floors: ::std::option::Option<u8> = if ((::statepack_runtime::io::div_floor(
-            neg as i128,
-            13_i128,
-        ) == (-4073_i128))
-            && (::statepack_runtime::io::mod_floor(neg as i128, 13_i128) == 2_i128))
-            && (::statepack_runtime::io::div_floor(7_i128, -2_i128) == (-4_i128))
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("floors"));
-            Some({
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("floors"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("len_body"));
-        let len_body: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len_body"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: U3 = {
-            let __v: U3 = {
-                __r.push_limit(len_body as i128)
-                    .and_then(|__old| {
-                        let mut __v = U3::read_from(__r)?;
-                        let (__pad, __rest) = __r.pop_limit_skip(__old)?;
-                        __v.__unread_pad = __pad;
-                        __v.__unread = __rest.to_vec();
-                        Ok(__v)
-                    })
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        let (kind, pick): (Animal, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let kind = Animal::from_i_open(u8::from_le_bytes([__b[0]]) as i128);
-                let pick = u8::from_le_bytes([__b[1]]);
-                break 'run (kind, pick);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("choice"));
-        let choice: KaitaiRulesChoice = {
-            let __v: KaitaiRulesChoice = {
-                {
-                    let __sw: i128 = pick as i128;
-                    if __sw == 1_i128 {
-                        U3::read_from(__r).map(KaitaiRulesChoice::U3)
-                    } else {
-                        Ok::<
-                            _,
-                            ::statepack_runtime::io::DecodeError,
-                        >(KaitaiRulesChoice::NoCase)
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("choice"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tail"));
-        let tail: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("tail"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self {
-            neg,
-            floors,
-            body,
-            kind,
-            pick,
-            choice,
-            tail,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("neg"));
         let neg: i32 = {
@@ -301,18 +208,42 @@ impl KaitaiRules {
             __v
         };
         let (kind, pick): (Animal, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let kind = Animal::from_i_open(u8::from_le_bytes([__b[0]]) as i128);
-                let pick = u8::from_le_bytes([__b[1]]);
-                break 'run (kind, pick);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                        break 'fast;
+                    };
+                    let kind = Animal::from_i_open(u8::from_le_bytes([__b[0]]) as i128);
+                    let pick = u8::from_le_bytes([__b[1]]);
+                    break 'run (kind, pick);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
+            let kind: Animal = {
+                let __v: Animal = {
+                    __r.read_u8().map(|__raw| Animal::from_i_open(__raw as i128))
+                }
+                    .map_err(|e| e.in_field("kind"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("pick"));
+            let pick: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("pick"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (kind, pick)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("choice"));
         let choice: KaitaiRulesChoice = {
@@ -339,8 +270,8 @@ impl KaitaiRules {
             __r.leave(Some(&__v));
             __v
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 neg,
                 floors,
                 body,
@@ -348,116 +279,17 @@ impl KaitaiRules {
                 pick,
                 choice,
                 tail,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("neg"));
-        let neg: i32 = {
-            let __v: i32 = { __r.read_i32le() }.map_err(|e| e.in_field("neg"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        let floors: ::std::option::Option<u8> = if ((::statepack_runtime::io::div_floor(
-            neg as i128,
-            13_i128,
-        ) == (-4073_i128))
-            && (::statepack_runtime::io::mod_floor(neg as i128, 13_i128) == 2_i128))
-            && (::statepack_runtime::io::div_floor(7_i128, -2_i128) == (-4_i128))
-        {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("floors"));
-            Some({
-                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("floors"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("len_body"));
-        let len_body: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len_body"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: U3 = {
-            let __v: U3 = {
-                __r.push_limit(len_body as i128)
-                    .and_then(|__old| {
-                        let mut __v = U3::read_from(__r)?;
-                        let (__pad, __rest) = __r.pop_limit_skip(__old)?;
-                        __v.__unread_pad = __pad;
-                        __v.__unread = __rest.to_vec();
-                        Ok(__v)
-                    })
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: Animal = {
-            let __v: Animal = {
-                __r.read_u8().map(|__raw| Animal::from_i_open(__raw as i128))
-            }
-                .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pick"));
-        let pick: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("pick"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("choice"));
-        let choice: KaitaiRulesChoice = {
-            let __v: KaitaiRulesChoice = {
-                {
-                    let __sw: i128 = pick as i128;
-                    if __sw == 1_i128 {
-                        U3::read_from(__r).map(KaitaiRulesChoice::U3)
-                    } else {
-                        Ok::<
-                            _,
-                            ::statepack_runtime::io::DecodeError,
-                        >(KaitaiRulesChoice::NoCase)
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("choice"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tail"));
-        let tail: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("tail"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self {
-            neg,
-            floors,
-            body,
-            kind,
-            pick,
-            choice,
-            tail,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -900,31 +732,39 @@ impl U3 {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("a"));
         let a: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("a"))?;
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self {
-            a,
-            __unread: ::std::vec::Vec::new(),
-            __unread_pad: 0,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(
+            __put(Self {
+                a,
+                __unread: ::std::vec::Vec::new(),
+                __unread_pad: 0,
+            }),
+        )
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

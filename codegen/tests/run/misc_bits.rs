@@ -169,82 +169,49 @@ impl MiscBits {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (hi, lo): (u8, u8) = if __r.has_run_bits(8u64) {
-            let hi = __r.take_run_bits_be(3u32) as u8;
-            let lo = __r.take_run_bits_be(5u32) as u8;
-            (hi, lo)
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("l1"));
-        let l1: u8 = {
-            let __v: u8 = { __r.read_bits_le(4u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("l1"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("l2"));
-        let l2: u8 = {
-            let __v: u8 = { __r.read_bits_le(4u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("l2"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pet"));
-        let pet: Animal = {
-            let __v: Animal = {
-                __r.read_bits_be(1u32).map(|__raw| Animal::from_i_open(__raw as i128))
-            }
-                .map_err(|e| e.in_field("pet"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        let __end_pad: u8 = __r.align_to_byte_keep();
-        Ok(Self {
-            hi,
-            lo,
-            l1,
-            l2,
-            pet,
-            __end_pad,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
-        let (hi, lo): (u8, u8) = if __r.has_run_bits(8u64) {
-            let hi = __r.take_run_bits_be(3u32) as u8;
-            let lo = __r.take_run_bits_be(5u32) as u8;
+        let (hi, lo): (u8, u8) = 'run: {
+            if !__SLOW && T::SILENT {
+                if __r.has_run_bits(8u64) {
+                    let hi = __r.take_run_bits_be(3u32) as u8;
+                    let lo = __r.take_run_bits_be(5u32) as u8;
+                    break 'run (hi, lo);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
+            }
+            __r.enter(::statepack_runtime::io::PathSeg::Field("hi"));
+            let hi: u8 = {
+                let __v: u8 = { __r.read_bits_be(3u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("hi"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("lo"));
+            let lo: u8 = {
+                let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("lo"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
             (hi, lo)
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("l1"));
         let l1: u8 = {
@@ -277,77 +244,25 @@ impl MiscBits {
             __v
         };
         let __end_pad: u8 = __r.align_to_byte_keep();
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 hi,
                 lo,
                 l1,
                 l2,
                 pet,
                 __end_pad,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("hi"));
-        let hi: u8 = {
-            let __v: u8 = { __r.read_bits_be(3u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("hi"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("lo"));
-        let lo: u8 = {
-            let __v: u8 = { __r.read_bits_be(5u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("lo"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("l1"));
-        let l1: u8 = {
-            let __v: u8 = { __r.read_bits_le(4u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("l1"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("l2"));
-        let l2: u8 = {
-            let __v: u8 = { __r.read_bits_le(4u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("l2"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pet"));
-        let pet: Animal = {
-            let __v: Animal = {
-                __r.read_bits_be(1u32).map(|__raw| Animal::from_i_open(__raw as i128))
-            }
-                .map_err(|e| e.in_field("pet"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        let __end_pad: u8 = __r.align_to_byte_keep();
-        Ok(Self {
-            hi,
-            lo,
-            l1,
-            l2,
-            pet,
-            __end_pad,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

@@ -81,9 +81,26 @@ impl MiscProc {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let mut __tail_padded: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
         __r.enter(::statepack_runtime::io::PathSeg::Field("padded"));
         let padded: ::std::vec::Vec<u8> = {
@@ -203,25 +220,16 @@ impl MiscProc {
             __r.leave::<()>(None);
             __v
         };
-        Ok(Self {
-            padded,
-            __tail_padded,
-            cut,
-            __tail_cut,
-            wrapped,
-            __tail_wrapped,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(
+            __put(Self {
+                padded,
+                __tail_padded,
+                cut,
+                __tail_cut,
+                wrapped,
+                __tail_wrapped,
+            }),
+        )
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -511,9 +519,26 @@ impl Wrapper {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("value"));
         let value: ::std::vec::Vec<u8> = {
             let __v: ::std::vec::Vec<u8> = {
@@ -523,22 +548,13 @@ impl Wrapper {
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self {
-            value,
-            __unread: ::std::vec::Vec::new(),
-            __unread_pad: 0,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(
+            __put(Self {
+                value,
+                __unread: ::std::vec::Vec::new(),
+                __unread_pad: 0,
+            }),
+        )
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

@@ -138,96 +138,60 @@ impl Params {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (len, kind): (u8, Animal) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let len = u8::from_le_bytes([__b[0]]);
-                let kind = Animal::from_i_open(u8::from_le_bytes([__b[1]]) as i128);
-                break 'run (len, kind);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: Chunk = {
-            let __v: Chunk = {
-                Chunk::read_from(
-                    __r,
-                    len as i128,
-                    kind,
-                    ::std::string::String::from(AsRef::<str>::as_ref(&"tag")),
-                )
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pairs"));
-        let pairs: ::std::vec::Vec<Chunk> = {
-            let __l = {
-                let __n = __r
-                    .check_count(2_i128, Chunk::MIN_LEN)
-                    .map_err(|e| e.in_field("pairs"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Chunk = {
-                                Chunk::read_from(
-                                    __r,
-                                    2_i128,
-                                    Animal::Dog,
-                                    ::std::string::String::from(AsRef::<str>::as_ref(&"p")),
-                                )
-                            }
-                                .map_err(|e| e.in_index(__i).in_field("pairs"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self { len, kind, body, pairs })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (len, kind): (u8, Animal) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let len = u8::from_le_bytes([__b[0]]);
-                let kind = Animal::from_i_open(u8::from_le_bytes([__b[1]]) as i128);
-                break 'run (len, kind);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                        break 'fast;
+                    };
+                    let len = u8::from_le_bytes([__b[0]]);
+                    let kind = Animal::from_i_open(u8::from_le_bytes([__b[1]]) as i128);
+                    break 'run (len, kind);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("len"));
+            let len: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
+            let kind: Animal = {
+                let __v: Animal = {
+                    __r.read_u8().map(|__raw| Animal::from_i_open(__raw as i128))
+                }
+                    .map_err(|e| e.in_field("kind"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            (len, kind)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
         let body: Chunk = {
@@ -273,83 +237,16 @@ impl Params {
             __r.leave::<()>(None);
             __l
         };
-        __out.push(Self { len, kind, body, pairs });
-        Ok(())
+        Ok(__put(Self { len, kind, body, pairs }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("len"));
-        let len: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: Animal = {
-            let __v: Animal = {
-                __r.read_u8().map(|__raw| Animal::from_i_open(__raw as i128))
-            }
-                .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: Chunk = {
-            let __v: Chunk = {
-                Chunk::read_from(
-                    __r,
-                    len as i128,
-                    kind,
-                    ::std::string::String::from(AsRef::<str>::as_ref(&"tag")),
-                )
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pairs"));
-        let pairs: ::std::vec::Vec<Chunk> = {
-            let __l = {
-                let __n = __r
-                    .check_count(2_i128, Chunk::MIN_LEN)
-                    .map_err(|e| e.in_field("pairs"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    __list
-                        .push({
-                            let __v: Chunk = {
-                                Chunk::read_from(
-                                    __r,
-                                    2_i128,
-                                    Animal::Dog,
-                                    ::std::string::String::from(AsRef::<str>::as_ref(&"p")),
-                                )
-                            }
-                                .map_err(|e| e.in_index(__i).in_field("pairs"))?;
-                            __r.leave::<()>(None);
-                            __v
-                        });
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self { len, kind, body, pairs })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

@@ -257,15 +257,17 @@ impl Node {
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         let (next_at, value): (u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let next_at = u8::from_le_bytes([__b[0]]);
-                let value = u8::from_le_bytes([__b[1]]);
-                break 'run (next_at, value);
+            if T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                        break 'fast;
+                    };
+                    let next_at = u8::from_le_bytes([__b[0]]);
+                    let value = u8::from_le_bytes([__b[1]]);
+                    break 'run (next_at, value);
+                }
+                ::statepack_runtime::io::unlikely();
             }
-            ::statepack_runtime::io::unlikely();
             __r.enter(::statepack_runtime::io::PathSeg::Field("next_at"));
             let next_at: u8 = {
                 let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("next_at"))?;

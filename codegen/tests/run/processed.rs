@@ -89,9 +89,26 @@ impl Processed {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("len_packed"));
         let len_packed: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len_packed"))?;
@@ -224,27 +241,18 @@ impl Processed {
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self {
-            len_packed,
-            packed,
-            __stored_packed,
-            key,
-            hidden,
-            __stored_hidden,
-            spun,
-            __stored_spun,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(
+            __put(Self {
+                len_packed,
+                packed,
+                __stored_packed,
+                key,
+                hidden,
+                __stored_hidden,
+                spun,
+                __stored_spun,
+            }),
+        )
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -560,92 +568,68 @@ impl Point {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (x, y): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let x = u16::from_le_bytes([__b[0], __b[1]]);
-                let y = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (x, y);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self {
-            x,
-            y,
-            __unread: ::std::vec::Vec::new(),
-            __unread_pad: 0,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (x, y): (u16, u16) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
-                    break 'fast;
-                };
-                let x = u16::from_le_bytes([__b[0], __b[1]]);
-                let y = u16::from_le_bytes([__b[2], __b[3]]);
-                break 'run (x, y);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<4>() else {
+                        break 'fast;
+                    };
+                    let x = u16::from_le_bytes([__b[0], __b[1]]);
+                    let y = u16::from_le_bytes([__b[2], __b[3]]);
+                    break 'run (x, y);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
+            let x: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("x"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
+            let y: u16 = {
+                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("y"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (x, y)
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 x,
                 y,
                 __unread: ::std::vec::Vec::new(),
                 __unread_pad: 0,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
-        let x: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("x"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("y"));
-        let y: u16 = {
-            let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("y"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self {
-            x,
-            y,
-            __unread: ::std::vec::Vec::new(),
-            __unread_pad: 0,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

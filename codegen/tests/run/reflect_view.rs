@@ -142,146 +142,56 @@ impl ReflectView {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (magic, n): ((), u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                if __b[0..2] != b"RV"[..] {
-                    {
-                        __r.rewind_run(3);
-                        break 'fast;
-                    }
-                }
-                let magic = ();
-                let n = u8::from_le_bytes([__b[2]]);
-                break 'run (magic, n);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("items"));
-        let items: ::std::vec::Vec<Item> = {
-            let __l = {
-                let __n = __r
-                    .check_count(n as i128, Item::MIN_LEN)
-                    .map_err(|e| e.in_field("items"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Item::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("items"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: Kind = {
-            let __v: Kind = {
-                __r.read_u8().map(|__raw| Kind::from_i_open(__raw as i128))
-            }
-                .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: ReflectViewBody = {
-            let __v: ReflectViewBody = {
-                {
-                    let __sw: i128 = kind.to_i();
-                    if __sw == Kind::Point.to_i() {
-                        Point::read_from(__r).map(ReflectViewBody::Point)
-                    } else {
-                        Ok::<
-                            _,
-                            ::statepack_runtime::io::DecodeError,
-                        >(ReflectViewBody::NoCase)
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        let extra: ::std::option::Option<u16> = if (n as i128) > 1_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("extra"));
-            Some({
-                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("extra"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        let raw: [u8; 2] = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let raw = [u8::from_le_bytes([__b[0]]), u8::from_le_bytes([__b[1]])];
-                break 'run raw;
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self {
-            items,
-            kind,
-            body,
-            extra,
-            raw,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (magic, n): ((), u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
-                    break 'fast;
-                };
-                if __b[0..2] != b"RV"[..] {
-                    {
-                        __r.rewind_run(3);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
                         break 'fast;
+                    };
+                    if __b[0..2] != b"RV"[..] {
+                        {
+                            __r.rewind_run(3);
+                            break 'fast;
+                        }
                     }
+                    let magic = ();
+                    let n = u8::from_le_bytes([__b[2]]);
+                    break 'run (magic, n);
                 }
-                let magic = ();
-                let n = u8::from_le_bytes([__b[2]]);
-                break 'run (magic, n);
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
+            let magic: () = {
+                let __v: () = { __r.expect(b"RV") }.map_err(|e| e.in_field("magic"))?;
+                __r.leave(Some(b"RV"));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("n"));
+            let n: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("n"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (magic, n)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("items"));
         let items: ::std::vec::Vec<Item> = {
@@ -293,7 +203,7 @@ impl ReflectView {
                 while __list.len() < __n {
                     let __i = __list.len();
                     __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Item::read_push(__r, &mut __list)
+                    Item::read_into::<_, _, _, false>(__r, |__v| __list.push(__v))
                         .map_err(|e| e.in_index(__i).in_field("items"))?;
                     __r.leave::<()>(None);
                 }
@@ -348,136 +258,56 @@ impl ReflectView {
             None
         };
         let raw: [u8; 2] = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let raw = [u8::from_le_bytes([__b[0]]), u8::from_le_bytes([__b[1]])];
-                break 'run raw;
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                        break 'fast;
+                    };
+                    let raw = [u8::from_le_bytes([__b[0]]), u8::from_le_bytes([__b[1]])];
+                    break 'run raw;
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("raw"));
+            let raw: [u8; 2] = {
+                let __l = {
+                    let mut __a: [u8; 2] = Default::default();
+                    for (__i, __slot) in __a.iter_mut().enumerate() {
+                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        *__slot = {
+                            let __v: u8 = { __r.read_u8() }
+                                .map_err(|e| e.in_index(__i).in_field("raw"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                    }
+                    __a
+                };
+                __r.leave::<()>(None);
+                __l
+            };
+            raw
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 items,
                 kind,
                 body,
                 extra,
                 raw,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("magic"));
-        let magic: () = {
-            let __v: () = { __r.expect(b"RV") }.map_err(|e| e.in_field("magic"))?;
-            __r.leave(Some(b"RV"));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("n"));
-        let n: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("n"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("items"));
-        let items: ::std::vec::Vec<Item> = {
-            let __l = {
-                let __n = __r
-                    .check_count(n as i128, Item::MIN_LEN)
-                    .map_err(|e| e.in_field("items"))?;
-                let mut __list = ::std::vec::Vec::with_capacity(__n);
-                while __list.len() < __n {
-                    let __i = __list.len();
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    Item::read_push(__r, &mut __list)
-                        .map_err(|e| e.in_index(__i).in_field("items"))?;
-                    __r.leave::<()>(None);
-                }
-                __list
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: Kind = {
-            let __v: Kind = {
-                __r.read_u8().map(|__raw| Kind::from_i_open(__raw as i128))
-            }
-                .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: ReflectViewBody = {
-            let __v: ReflectViewBody = {
-                {
-                    let __sw: i128 = kind.to_i();
-                    if __sw == Kind::Point.to_i() {
-                        Point::read_from(__r).map(ReflectViewBody::Point)
-                    } else {
-                        Ok::<
-                            _,
-                            ::statepack_runtime::io::DecodeError,
-                        >(ReflectViewBody::NoCase)
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        let extra: ::std::option::Option<u16> = if (n as i128) > 1_i128 {
-            __r.enter(::statepack_runtime::io::PathSeg::Field("extra"));
-            Some({
-                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("extra"))?;
-                __r.leave(Some(&__v));
-                __v
-            })
-        } else {
-            None
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("raw"));
-        let raw: [u8; 2] = {
-            let __l = {
-                let mut __a: [u8; 2] = Default::default();
-                for (__i, __slot) in __a.iter_mut().enumerate() {
-                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                    *__slot = {
-                        let __v: u8 = { __r.read_u8() }
-                            .map_err(|e| e.in_index(__i).in_field("raw"))?;
-                        __r.leave(Some(&__v));
-                        __v
-                    };
-                }
-                __a
-            };
-            __r.leave::<()>(None);
-            __l
-        };
-        Ok(Self {
-            items,
-            kind,
-            body,
-            extra,
-            raw,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -848,70 +678,60 @@ impl Item {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (flag, rest): (bool, u8) = if __r.has_run_bits(8u64) {
-            let flag = __r.take_run_bits_be(1) != 0;
-            let rest = __r.take_run_bits_be(7u32) as u8;
-            (flag, rest)
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { flag, rest })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
-        let (flag, rest): (bool, u8) = if __r.has_run_bits(8u64) {
-            let flag = __r.take_run_bits_be(1) != 0;
-            let rest = __r.take_run_bits_be(7u32) as u8;
+        let (flag, rest): (bool, u8) = 'run: {
+            if !__SLOW && T::SILENT {
+                if __r.has_run_bits(8u64) {
+                    let flag = __r.take_run_bits_be(1) != 0;
+                    let rest = __r.take_run_bits_be(7u32) as u8;
+                    break 'run (flag, rest);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
+            }
+            __r.enter(::statepack_runtime::io::PathSeg::Field("flag"));
+            let flag: bool = {
+                let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
+                    .map_err(|e| e.in_field("flag"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("rest"));
+            let rest: u8 = {
+                let __v: u8 = { __r.read_bits_be(7u32).map(|__b| __b as u8) }
+                    .map_err(|e| e.in_field("rest"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
             (flag, rest)
-        } else {
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
         };
-        __out.push(Self { flag, rest });
-        Ok(())
+        Ok(__put(Self { flag, rest }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("flag"));
-        let flag: bool = {
-            let __v: bool = { __r.read_bits_be(1).map(|__b| __b != 0) }
-                .map_err(|e| e.in_field("flag"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("rest"));
-        let rest: u8 = {
-            let __v: u8 = { __r.read_bits_be(7u32).map(|__b| __b as u8) }
-                .map_err(|e| e.in_field("rest"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { flag, rest })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -1025,27 +845,33 @@ impl Point {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
         let x: i16 = {
             let __v: i16 = { __r.read_i16le() }.map_err(|e| e.in_field("x"))?;
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { x })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { x }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

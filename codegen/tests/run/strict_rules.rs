@@ -199,111 +199,22 @@ impl StrictRules {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        __r.enter(::statepack_runtime::io::PathSeg::Field("len_body"));
-        let len_body: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len_body"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: Inner = {
-            let __v: Inner = {
-                __r.push_limit(len_body as i128)
-                    .and_then(|__old| {
-                        let __v = Inner::read_from(__r)?;
-                        __r.pop_limit(__old)?;
-                        Ok(__v)
-                    })
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        let (kind, pick): (Animal, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let ::std::option::Option::Some(kind) = Animal::from_i(
-                    u8::from_le_bytes([__b[0]]) as i128,
-                ) else {
-                    {
-                        __r.rewind_run(2);
-                        break 'fast;
-                    }
-                };
-                let pick = u8::from_le_bytes([__b[1]]);
-                break 'run (kind, pick);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("choice"));
-        let choice: StrictRulesChoice = {
-            let __v: StrictRulesChoice = {
-                {
-                    let __sw: i128 = pick as i128;
-                    if __sw == 1_i128 {
-                        Inner::read_from(__r).map(StrictRulesChoice::Inner)
-                    } else {
-                        Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                __r.offset(),
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: __sw.to_string(),
-                                    rule: "must select one of the switch cases",
-                                },
-                            ),
-                        )
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("choice"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("loose"));
-        let loose: Bird = {
-            let __v: Bird = {
-                __r.read_u8().map(|__raw| Bird::from_i_open(__raw as i128))
-            }
-                .map_err(|e| e.in_field("loose"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        Ok(Self {
-            body,
-            kind,
-            pick,
-            choice,
-            loose,
-        })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         __r.enter(::statepack_runtime::io::PathSeg::Field("len_body"));
         let len_body: u8 = {
@@ -326,25 +237,64 @@ impl StrictRules {
             __v
         };
         let (kind, pick): (Animal, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let ::std::option::Option::Some(kind) = Animal::from_i(
-                    u8::from_le_bytes([__b[0]]) as i128,
-                ) else {
-                    {
-                        __r.rewind_run(2);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
                         break 'fast;
-                    }
-                };
-                let pick = u8::from_le_bytes([__b[1]]);
-                break 'run (kind, pick);
+                    };
+                    let ::std::option::Option::Some(kind) = Animal::from_i(
+                        u8::from_le_bytes([__b[0]]) as i128,
+                    ) else {
+                        {
+                            __r.rewind_run(2);
+                            break 'fast;
+                        }
+                    };
+                    let pick = u8::from_le_bytes([__b[1]]);
+                    break 'run (kind, pick);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
+            let kind: Animal = {
+                let __v: Animal = {
+                    {
+                        let __at = __r.offset();
+                        match __r.read_u8() {
+                            Ok(__raw) => {
+                                Animal::from_i(__raw as i128)
+                                    .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
+                                        __at,
+                                        ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
+                                            enum_name: "animal",
+                                            value: __raw as i128,
+                                        },
+                                    ))
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                }
+                    .map_err(|e| e.in_field("kind"))?;
+                __r.leave(
+                    Some(
+                        &::statepack_runtime::io::TraceValue::Enum {
+                            name: __v.name(),
+                            value: __v.to_i(),
+                        },
+                    ),
+                );
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("pick"));
+            let pick: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("pick"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (kind, pick)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("choice"));
         let choice: StrictRulesChoice = {
@@ -386,127 +336,24 @@ impl StrictRules {
             );
             __v
         };
-        __out
-            .push(Self {
+        Ok(
+            __put(Self {
                 body,
                 kind,
                 pick,
                 choice,
                 loose,
-            });
-        Ok(())
+            }),
+        )
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("len_body"));
-        let len_body: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len_body"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: Inner = {
-            let __v: Inner = {
-                __r.push_limit(len_body as i128)
-                    .and_then(|__old| {
-                        let __v = Inner::read_from(__r)?;
-                        __r.pop_limit(__old)?;
-                        Ok(__v)
-                    })
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("kind"));
-        let kind: Animal = {
-            let __v: Animal = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            Animal::from_i(__raw as i128)
-                                .ok_or_else(|| ::statepack_runtime::io::DecodeError::new(
-                                    __at,
-                                    ::statepack_runtime::io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "animal",
-                                        value: __raw as i128,
-                                    },
-                                ))
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("pick"));
-        let pick: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("pick"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("choice"));
-        let choice: StrictRulesChoice = {
-            let __v: StrictRulesChoice = {
-                {
-                    let __sw: i128 = pick as i128;
-                    if __sw == 1_i128 {
-                        Inner::read_from(__r).map(StrictRulesChoice::Inner)
-                    } else {
-                        Err(
-                            ::statepack_runtime::io::DecodeError::new(
-                                __r.offset(),
-                                ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                    value: __sw.to_string(),
-                                    rule: "must select one of the switch cases",
-                                },
-                            ),
-                        )
-                    }
-                }
-            }
-                .map_err(|e| e.in_field("choice"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("loose"));
-        let loose: Bird = {
-            let __v: Bird = {
-                __r.read_u8().map(|__raw| Bird::from_i_open(__raw as i128))
-            }
-                .map_err(|e| e.in_field("loose"))?;
-            __r.leave(
-                Some(
-                    &::statepack_runtime::io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
-            __v
-        };
-        Ok(Self {
-            body,
-            kind,
-            pick,
-            choice,
-            loose,
-        })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -838,27 +685,33 @@ impl Inner {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("a"));
         let a: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("a"))?;
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { a })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { a }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

@@ -42,89 +42,50 @@ impl SwitchSized {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (code, len_body): (u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let code = u8::from_le_bytes([__b[0]]);
-                let len_body = u8::from_le_bytes([__b[1]]);
-                break 'run (code, len_body);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: SwitchSizedBody = {
-            let __v: SwitchSizedBody = {
-                __r.push_limit(len_body as i128)
-                    .and_then(|__old| {
-                        let mut __v = {
-                            let __sw: i128 = code as i128;
-                            if __sw == 1_i128 {
-                                One::read_from(__r).map(SwitchSizedBody::One)
-                            } else {
-                                Ok::<
-                                    _,
-                                    ::statepack_runtime::io::DecodeError,
-                                >(SwitchSizedBody::NoCase(__r.take_rest().to_vec()))
-                            }
-                        }?;
-                        let (__pad, __rest) = __r.pop_limit_skip(__old)?;
-                        match &mut __v {
-                            SwitchSizedBody::One(__x) => {
-                                __x.__unread_pad = __pad;
-                                __x.__unread = __rest.to_vec();
-                            }
-                            SwitchSizedBody::NoCase(_) => {}
-                        }
-                        Ok(__v)
-                    })
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tail"));
-        let tail: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("tail"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { code, body, tail })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (code, len_body): (u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let code = u8::from_le_bytes([__b[0]]);
-                let len_body = u8::from_le_bytes([__b[1]]);
-                break 'run (code, len_body);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                        break 'fast;
+                    };
+                    let code = u8::from_le_bytes([__b[0]]);
+                    let len_body = u8::from_le_bytes([__b[1]]);
+                    break 'run (code, len_body);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("code"));
+            let code: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("code"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("len_body"));
+            let len_body: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len_body"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (code, len_body)
         };
         __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
         let body: SwitchSizedBody = {
@@ -163,66 +124,16 @@ impl SwitchSized {
             __r.leave(Some(&__v));
             __v
         };
-        __out.push(Self { code, body, tail });
-        Ok(())
+        Ok(__put(Self { code, body, tail }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("code"));
-        let code: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("code"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("len_body"));
-        let len_body: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len_body"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
-        let body: SwitchSizedBody = {
-            let __v: SwitchSizedBody = {
-                __r.push_limit(len_body as i128)
-                    .and_then(|__old| {
-                        let mut __v = {
-                            let __sw: i128 = code as i128;
-                            if __sw == 1_i128 {
-                                One::read_from(__r).map(SwitchSizedBody::One)
-                            } else {
-                                Ok::<
-                                    _,
-                                    ::statepack_runtime::io::DecodeError,
-                                >(SwitchSizedBody::NoCase(__r.take_rest().to_vec()))
-                            }
-                        }?;
-                        let (__pad, __rest) = __r.pop_limit_skip(__old)?;
-                        match &mut __v {
-                            SwitchSizedBody::One(__x) => {
-                                __x.__unread_pad = __pad;
-                                __x.__unread = __rest.to_vec();
-                            }
-                            SwitchSizedBody::NoCase(_) => {}
-                        }
-                        Ok(__v)
-                    })
-            }
-                .map_err(|e| e.in_field("body"))?;
-            __r.leave::<()>(None);
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("tail"));
-        let tail: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("tail"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { code, body, tail })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -554,31 +465,39 @@ impl One {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
         let x: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("x"))?;
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self {
-            x,
-            __unread: ::std::vec::Vec::new(),
-            __unread_pad: 0,
-        })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(
+            __put(Self {
+                x,
+                __unread: ::std::vec::Vec::new(),
+                __unread_pad: 0,
+            }),
+        )
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///

@@ -39,9 +39,26 @@ impl ValidUser {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __rule_head: &'static str = "must satisfy _.version == 2 and _.len <= 8";
         __r.enter(::statepack_runtime::io::PathSeg::Field("head"));
         let head: Header = {
@@ -125,18 +142,7 @@ impl ValidUser {
             __r.leave::<()>(None);
             __l
         };
-        Ok(Self { head, body, items })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { head, body, items }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -413,76 +419,61 @@ impl Header {
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            return Self::read_fields(__r);
-        }
-        let __mark = __r.mark();
-        let (version, len): (u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let version = u8::from_le_bytes([__b[0]]);
-                let len = u8::from_le_bytes([__b[1]]);
-                break 'run (version, len);
-            }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
-        };
-        Ok(Self { version, len })
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
     }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
     ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
     #[inline(always)]
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        if !T::SILENT {
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        }
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         let __mark = __r.mark();
         let (version, len): (u8, u8) = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
-                    break 'fast;
-                };
-                let version = u8::from_le_bytes([__b[0]]);
-                let len = u8::from_le_bytes([__b[1]]);
-                break 'run (version, len);
+            if !__SLOW && T::SILENT {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<2>() else {
+                        break 'fast;
+                    };
+                    let version = u8::from_le_bytes([__b[0]]);
+                    let len = u8::from_le_bytes([__b[1]]);
+                    break 'run (version, len);
+                }
+                ::statepack_runtime::io::unlikely();
+                __r.reset_to(__mark);
+                return Self::read_cold(__r, __put);
             }
-            ::statepack_runtime::io::unlikely();
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
+            __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
+            let version: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            __r.enter(::statepack_runtime::io::PathSeg::Field("len"));
+            let len: u8 = {
+                let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len"))?;
+                __r.leave(Some(&__v));
+                __v
+            };
+            (version, len)
         };
-        __out.push(Self { version, len });
-        Ok(())
+        Ok(__put(Self { version, len }))
     }
-    /// Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset.
+    /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
     #[inline(never)]
-    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-    fn read_fields<T: ::statepack_runtime::io::Tracer>(
+    fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-    ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-        __r.enter(::statepack_runtime::io::PathSeg::Field("version"));
-        let version: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        __r.enter(::statepack_runtime::io::PathSeg::Field("len"));
-        let len: u8 = {
-            let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("len"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
-        Ok(Self { version, len })
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, __R, __F, true>(__r, __put)
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
@@ -577,27 +568,33 @@ impl Item {
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
     #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    #[inline(always)]
     pub fn read_from<T: ::statepack_runtime::io::Tracer>(
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+        Self::read_into::<T, Self, _, false>(__r, |__v| __v)
+    }
+    /// Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run.
+    ///
+    /// Errors: as [`Self::read_from`]; `__put` is not called then.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+    pub fn read_into<
+        T: ::statepack_runtime::io::Tracer,
+        __R,
+        __F: FnOnce(Self) -> __R,
+        const __SLOW: bool,
+    >(
+        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
+        __put: __F,
+    ) -> Result<__R, ::statepack_runtime::io::DecodeError> {
         __r.enter(::statepack_runtime::io::PathSeg::Field("x"));
         let x: u8 = {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("x"))?;
             __r.leave(Some(&__v));
             __v
         };
-        Ok(Self { x })
-    }
-    /// Reads one value (as [`Self::read_from`]) and appends it to `__out`.
-    ///
-    /// Errors: as [`Self::read_from`]; nothing is appended then.
-    #[inline]
-    pub fn read_push<T: ::statepack_runtime::io::Tracer>(
-        __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
-        __out: &mut ::std::vec::Vec<Self>,
-    ) -> Result<(), ::statepack_runtime::io::DecodeError> {
-        __out.push(Self::read_from(__r)?);
-        Ok(())
+        Ok(__put(Self { x }))
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
     ///
