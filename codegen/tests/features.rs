@@ -545,7 +545,7 @@ fn conditions_names_docs_and_sums() {
     has(&read, "stored, but the parts[].size_bytes values sum to");
 
     let write = item_in_impl(&f, "Conditions", "write_to");
-    has(&write, "PresenceMismatch");
+    has(&write, "EncodeError::presence(\"extra_ms\"");
     has(
         &write,
         "self.parts.iter().map(|__e| __e.size_bytes as i128).sum::<i128>()",
