@@ -99,6 +99,40 @@ fn single_try(code: &TokenStream) -> Option<TokenStream> {
     (!call.is_empty() && !semis && infallible(&call)).then_some(call)
 }
 
+/// The statement binding field `f` as `id: field_ty`: its one `leaf` call, or its trace entry
+/// and `read_value`; under its condition `cond`, if any.
+fn read_stmt(
+    f: &Field,
+    (id, field_ty): (&proc_macro2::Ident, &TokenStream),
+    cond: Option<&TokenStream>,
+    leaf: Option<TokenStream>,
+    read_value: TokenStream,
+) -> TokenStream {
+    let fid = &f.id;
+    // A positional instance (not `io: value._io`) is entered at its position, inside
+    // `instances::emit_read`, so its trace node starts where its bytes do.
+    let enter = if f.at.as_ref().is_some_and(|a| a.io_of.is_none()) {
+        quote!()
+    } else {
+        quote!(__r.enter(::statepack_runtime::io::PathSeg::Field(#fid));)
+    };
+    match (cond, leaf) {
+        (Some(c), Some(leaf)) => quote! {
+            let #id: #field_ty = if #c { Some(#leaf) } else { None };
+        },
+        (None, Some(leaf)) => quote! {
+            let #id: #field_ty = #leaf;
+        },
+        (Some(c), None) => quote! {
+            let #id: #field_ty = if #c { #enter Some(#read_value) } else { None };
+        },
+        (None, None) => quote! {
+            #enter
+            let #id: #field_ty = #read_value;
+        },
+    }
+}
+
 /// True when `code` names `ident` anywhere.
 fn mentions(code: &TokenStream, ident: &str) -> bool {
     code.clone().into_iter().any(|t| match t {
@@ -447,13 +481,6 @@ impl Emitter<'_> {
                 quote!(let mut #tail: ::std::vec::Vec<::std::vec::Vec<u8>> = ::std::vec::Vec::new();)
             }
         };
-        // A positional instance (not `io: value._io`) is entered at its position, inside
-        // `instances::emit_read`, so its trace node starts where its bytes do.
-        let enter = if f.at.as_ref().is_some_and(|a| a.io_of.is_none()) {
-            quote!()
-        } else {
-            quote!(__r.enter(::statepack_runtime::io::PathSeg::Field(#fid));)
-        };
         // A number, string or byte array read in one call, without checks: one `leaf` call
         // enters, reads, names the field in an error and leaves with the value.
         let leaf = (matches!(f.repeat, Repeat::None)
@@ -463,21 +490,7 @@ impl Emitter<'_> {
             && leave.to_string() == quote!(__r.leave(Some(&__v));).to_string()
             && infallible(&elem_read))
         .then(|| quote!(__r.leaf(#fid, |__r| #elem_read)?));
-        let read_stmt = match (&cond_r, leaf) {
-            (Some(c), Some(leaf)) => quote! {
-                let #id: #field_ty = if #c { Some(#leaf) } else { None };
-            },
-            (None, Some(leaf)) => quote! {
-                let #id: #field_ty = #leaf;
-            },
-            (Some(c), None) => quote! {
-                let #id: #field_ty = if #c { #enter Some(#read_value) } else { None };
-            },
-            (None, None) => quote! {
-                #enter
-                let #id: #field_ty = #read_value;
-            },
-        };
+        let read_stmt = read_stmt(f, (id, field_ty), cond_r.as_ref(), leaf, read_value);
         // The field's start offset is kept only where an error after the read needs it.
         let keep_at = matches!(derived.get(&f.id), Some(Derived::Sum(..)));
         let at_stmt = if keep_at {
