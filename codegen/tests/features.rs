@@ -72,16 +72,15 @@ fn variants(file: &File, name: &str) -> Vec<String> {
 }
 
 /// The compact tokens of `impl ty { fn method }` or `impl ty { const method }`. For
-/// `read_from` of a type whose fixed runs fall back to `read_fields` (the field-by-field
-/// reader, out of line), both functions.
+/// `read_from` of a type whose reader body is `read_into` (a plain type), both functions.
 fn item_in_impl(file: &File, ty: &str, method: &str) -> String {
     for item in &file.items {
         let Item::Impl(imp) = item else { continue };
         if tokens(&imp.self_ty) != ty {
             continue;
         }
-        let slow = imp.items.iter().find_map(|it| match it {
-            ImplItem::Fn(f) if method == "read_from" && f.sig.ident == "read_fields" => {
+        let body = imp.items.iter().find_map(|it| match it {
+            ImplItem::Fn(f) if method == "read_from" && f.sig.ident == "read_into" => {
                 Some(tokens(f))
             }
             _ => None,
@@ -89,7 +88,7 @@ fn item_in_impl(file: &File, ty: &str, method: &str) -> String {
         for it in &imp.items {
             match it {
                 ImplItem::Fn(f) if f.sig.ident == method => {
-                    return tokens(f) + &slow.clone().unwrap_or_default();
+                    return tokens(f) + &body.clone().unwrap_or_default();
                 }
                 ImplItem::Const(c) if c.ident == method => return tokens(&c.expr),
                 _ => {}
@@ -546,7 +545,7 @@ fn conditions_names_docs_and_sums() {
     has(&read, "stored, but the parts[].size_bytes values sum to");
 
     let write = item_in_impl(&f, "Conditions", "write_to");
-    has(&write, "PresenceMismatch");
+    has(&write, "EncodeError::presence(\"extra_ms\"");
     has(
         &write,
         "self.parts.iter().map(|__e| __e.size_bytes as i128).sum::<i128>()",

@@ -317,6 +317,24 @@ impl EncodeError {
         Self { path, kind }
     }
 
+    /// The error of an optional field `name` whose presence (`present`) does not match its
+    /// `if` condition `condition` (`holds`: its value for the other fields): a
+    /// [`EncodeErrorKind::PresenceMismatch`] in field `name`.
+    #[cold]
+    pub fn presence(
+        name: &'static str,
+        condition: &'static str,
+        holds: bool,
+        present: bool,
+    ) -> Self {
+        Self::new(EncodeErrorKind::PresenceMismatch {
+            state: if present { "present" } else { "absent" },
+            condition,
+            holds,
+        })
+        .in_field(name)
+    }
+
     /// Adds the enclosing field name as the new outermost path segment.
     #[cold]
     pub fn in_field(mut self, name: &'static str) -> Self {
@@ -997,6 +1015,22 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         } else {
             self.tracer.leave_at(at, bit, None);
         }
+    }
+
+    /// Reads field `name` with `read` and traces it as one leaf with its value (enter, read,
+    /// leave): the field-by-field read of a number, string or byte array in generated code.
+    ///
+    /// Errors: `read`'s error, with `name` added to its field path.
+    #[inline(always)]
+    pub fn leaf<V: TraceLeaf>(
+        &mut self,
+        name: &'static str,
+        read: impl FnOnce(&mut Self) -> Result<V, DecodeError>,
+    ) -> Result<V, DecodeError> {
+        self.enter(PathSeg::Field(name));
+        let v = read(self).map_err(|e| e.in_field(name))?;
+        self.leave(Some(&v));
+        Ok(v)
     }
 
     #[cold]

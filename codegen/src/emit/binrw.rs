@@ -7,8 +7,9 @@
 //! `::statepack_runtime::bitvec`), so the user's crate turns on the runtime's features of the
 //! same names and needs no direct dependency. Which types get what:
 //!
-//! - `BinRead`/`BinWrite` (+ `ReadEndian`/`WriteEndian`, so `T::read(&mut stream)` works):
-//!   every type that ends on a byte boundary (all of them, except a type under Kaitai's rules
+//! - `BinRead`/`BinWrite` (+ `ReadEndian`/`WriteEndian`, so `T::read(&mut stream)` works;
+//!   through the runtime's `binrw_impls!` for a type without `params`): every type that ends
+//!   on a byte boundary (all of them, except a type under Kaitai's rules
 //!   whose bit fields may end inside a byte). `Args` are the type's `params` as a tuple, `()`
 //!   without params. binrw's endian argument is not used: the schema fixes the byte order.
 //! - `DekuReader`/`DekuWriter` for the context `()` and for `deku::ctx::Endian` (which a
@@ -69,6 +70,14 @@ fn reader_fn(names: &[Ident]) -> TokenStream {
 
 fn binrw_impls(t: &TypeShape<'_>) -> TokenStream {
     let name = t.name;
+    if t.params.is_empty() {
+        // The runtime's macro writes the same four impls for a type without params.
+        return if t.has_bits {
+            quote!(::statepack_runtime::binrw_impls!(#name, bits);)
+        } else {
+            quote!(::statepack_runtime::binrw_impls!(#name);)
+        };
+    }
     let (args_ty, args_pat, names) = param_tuple(t);
     let rf = reader_fn(&names);
     let args_name = if t.params.is_empty() {

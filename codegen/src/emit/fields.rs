@@ -64,6 +64,84 @@ fn trace_leave(f: &Field, is_leaf: bool) -> TokenStream {
     }
 }
 
+/// True when the statements `code` can neither fail nor leave early (no `?`, no `return`,
+/// no `break`): they need no closure around them to name their field in an error.
+fn infallible(code: &TokenStream) -> bool {
+    code.clone().into_iter().all(|t| match t {
+        proc_macro2::TokenTree::Punct(p) => p.as_char() != '?',
+        proc_macro2::TokenTree::Ident(i) => i != "return" && i != "break" && i != "continue",
+        proc_macro2::TokenTree::Group(g) => infallible(&g.stream()),
+        proc_macro2::TokenTree::Literal(_) => true,
+    })
+}
+
+/// The call `x` when the statements `code` are one `x?` (in braces or not, with or without
+/// a `;`) and `x` itself cannot fail or leave early: its error can be mapped in place.
+fn single_try(code: &TokenStream) -> Option<TokenStream> {
+    let mut toks: Vec<proc_macro2::TokenTree> = code.clone().into_iter().collect();
+    if let [proc_macro2::TokenTree::Group(g)] = toks.as_slice() {
+        if g.delimiter() == proc_macro2::Delimiter::Brace {
+            toks = g.stream().into_iter().collect();
+        }
+    }
+    if matches!(toks.last(), Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == ';') {
+        toks.pop();
+    }
+    if !matches!(toks.last(), Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == '?') {
+        return None;
+    }
+    toks.pop();
+    let call: TokenStream = toks.into_iter().collect();
+    let semis = call
+        .clone()
+        .into_iter()
+        .any(|t| matches!(t, proc_macro2::TokenTree::Punct(ref p) if p.as_char() == ';'));
+    (!call.is_empty() && !semis && infallible(&call)).then_some(call)
+}
+
+/// The statement binding field `f` as `id: field_ty`: its one `leaf` call, or its trace entry
+/// and `read_value`; under its condition `cond`, if any.
+fn read_stmt(
+    f: &Field,
+    (id, field_ty): (&proc_macro2::Ident, &TokenStream),
+    cond: Option<&TokenStream>,
+    leaf: Option<TokenStream>,
+    read_value: TokenStream,
+) -> TokenStream {
+    let fid = &f.id;
+    // A positional instance (not `io: value._io`) is entered at its position, inside
+    // `instances::emit_read`, so its trace node starts where its bytes do.
+    let enter = if f.at.as_ref().is_some_and(|a| a.io_of.is_none()) {
+        quote!()
+    } else {
+        quote!(__r.enter(::statepack_runtime::io::PathSeg::Field(#fid));)
+    };
+    match (cond, leaf) {
+        (Some(c), Some(leaf)) => quote! {
+            let #id: #field_ty = if #c { Some(#leaf) } else { None };
+        },
+        (None, Some(leaf)) => quote! {
+            let #id: #field_ty = #leaf;
+        },
+        (Some(c), None) => quote! {
+            let #id: #field_ty = if #c { #enter Some(#read_value) } else { None };
+        },
+        (None, None) => quote! {
+            #enter
+            let #id: #field_ty = #read_value;
+        },
+    }
+}
+
+/// True when `code` names `ident` anywhere.
+fn mentions(code: &TokenStream, ident: &str) -> bool {
+    code.clone().into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == ident,
+        proc_macro2::TokenTree::Group(g) => mentions(&g.stream(), ident),
+        _ => false,
+    })
+}
+
 impl Emitter<'_> {
     /// One field of `t`: its member, its read, its write and its length.
     pub(super) fn emit_field(
@@ -403,22 +481,16 @@ impl Emitter<'_> {
                 quote!(let mut #tail: ::std::vec::Vec<::std::vec::Vec<u8>> = ::std::vec::Vec::new();)
             }
         };
-        // A positional instance (not `io: value._io`) is entered at its position, inside
-        // `instances::emit_read`, so its trace node starts where its bytes do.
-        let enter = if f.at.as_ref().is_some_and(|a| a.io_of.is_none()) {
-            quote!()
-        } else {
-            quote!(__r.enter(::statepack_runtime::io::PathSeg::Field(#fid));)
-        };
-        let read_stmt = match &cond_r {
-            Some(c) => quote! {
-                let #id: #field_ty = if #c { #enter Some(#read_value) } else { None };
-            },
-            None => quote! {
-                #enter
-                let #id: #field_ty = #read_value;
-            },
-        };
+        // A number, string or byte array read in one call, without checks: one `leaf` call
+        // enters, reads, names the field in an error and leaves with the value.
+        let leaf = (matches!(f.repeat, Repeat::None)
+            && !f.varint
+            && f.at.is_none()
+            && valid_r.is_none()
+            && leave.to_string() == quote!(__r.leave(Some(&__v));).to_string()
+            && infallible(&elem_read))
+        .then(|| quote!(__r.leaf(#fid, |__r| #elem_read)?));
+        let read_stmt = read_stmt(f, (id, field_ty), cond_r.as_ref(), leaf, read_value);
         // The field's start offset is kept only where an error after the read needs it.
         let keep_at = matches!(derived.get(&f.id), Some(Derived::Sum(..)));
         let at_stmt = if keep_at {
@@ -509,7 +581,7 @@ impl Emitter<'_> {
     }
 
     /// The reader of list field `f` (`repeat: expr`, `eos` or `until`): a fixed array, a list
-    /// read in place with its element type's `read_push`, or elements read by `one_read`
+    /// read in place with its element type's `read_into`, or elements read by `one_read`
     /// (given the error wrapping of a field and of an element, `wraps`). `has_valid`: the
     /// elements are checked against a `valid` rule.
     fn list_read(
@@ -560,7 +632,7 @@ impl Emitter<'_> {
                             while __list.len() < __n {
                                 let __i = __list.len();
                                 __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                                #ti::read_push(__r, &mut __list) #wrap_idx;
+                                #ti::read_into::<_, _, _, false>(__r, |__v| __list.push(__v)) #wrap_idx;
                                 __r.leave::<()>(None);
                             }
                             __list
@@ -601,7 +673,7 @@ impl Emitter<'_> {
                 // the list, as for a counted list.
                 let push = match self.in_place_elem(f, has_valid) {
                     Some(ti) => quote! {
-                        #ti::read_push(__r, &mut __list) #wrap_idx;
+                        #ti::read_into::<_, _, _, false>(__r, |__v| __list.push(__v)) #wrap_idx;
                         __r.leave::<()>(None);
                     },
                     None => push_of(f, &body),
@@ -693,6 +765,7 @@ impl Emitter<'_> {
             None => None,
         };
         let shown = shown_value(self.s, f);
+        let valid_w_none = valid_w.is_none();
         let wcheck = valid_w.map(|c| quote! {
             if !(#c) {
                 return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: #shown, rule: #rule_id }));
@@ -709,9 +782,21 @@ impl Emitter<'_> {
                     (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #put; Ok(()) })() #wrap_w_field;
                 }
             }
-            Repeat::None => quote! {
+            // A write that cannot fail needs no closure to name the field in its error.
+            Repeat::None if valid_w_none && infallible(&elem_write) => quote! {
                 let __v = __val;
-                (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #one_write })() #wrap_w_field;
+                #elem_write;
+            },
+            Repeat::None => match single_try(&elem_write).filter(|_| valid_w_none) {
+                // One fallible call: its error is named without a closure.
+                Some(call) => quote! {
+                    let __v = __val;
+                    #call #wrap_w_field;
+                },
+                None => quote! {
+                    let __v = __val;
+                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #one_write })() #wrap_w_field;
+                },
             },
             rep => {
                 let count_check = match rep {
@@ -753,21 +838,41 @@ impl Emitter<'_> {
                 };
                 // A reader stops a `repeat: eos` list at an element that takes no bytes, so
                 // such an element could not be read back: refuse it.
-                let empty_check = if matches!(rep, Repeat::Eos) {
-                    quote! {
-                        if __w.bit_len() == __before {
-                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic("an element of a `repeat: eos` list encodes to no bytes, so it could not be read back".into())).in_index(__i).in_field(#fid));
-                        }
-                    }
+                let (before, empty_check) = if matches!(rep, Repeat::Eos) {
+                    (
+                        quote!(let __before = __w.bit_len();),
+                        quote! {
+                            if __w.bit_len() == __before {
+                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic("an element of a `repeat: eos` list encodes to no bytes, so it could not be read back".into())).in_index(__i).in_field(#fid));
+                            }
+                        },
+                    )
                 } else {
-                    quote! { let _ = __before; }
+                    (quote!(), quote!())
+                };
+                let plain = valid_w_none && infallible(&elem_write);
+                let single = single_try(&elem_write).filter(|_| valid_w_none);
+                let put = if plain {
+                    quote!(#elem_write;)
+                } else if let Some(call) = single {
+                    quote!(#call #wrap_w_idx;)
+                } else {
+                    quote! {
+                        (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #one_write })() #wrap_w_idx;
+                    }
+                };
+                let each = if plain && !matches!(rep, Repeat::Eos) && !mentions(&elem_write, "__i")
+                {
+                    quote!(__v in __val.iter())
+                } else {
+                    quote!((__i, __v) in __val.iter().enumerate())
                 };
                 quote! {
                     #count_check
                     #until_check
-                    for (__i, __v) in __val.iter().enumerate() {
-                        let __before = __w.bit_len();
-                        (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #one_write })() #wrap_w_idx;
+                    for #each {
+                        #before
+                        #put
                         #empty_check
                     }
                 }
@@ -786,7 +891,7 @@ impl Emitter<'_> {
                 match (#c, &#src) {
                     (true, Some(__val)) => { #body_write }
                     (false, None) => {}
-                    (__holds, __opt) => return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::PresenceMismatch { state: if __opt.is_some() { "present" } else { "absent" }, condition: #cond_src, holds: __holds }).in_field(#fid)),
+                    (__holds, __opt) => return Err(::statepack_runtime::io::EncodeError::presence(#fid, #cond_src, __holds, __opt.is_some())),
                 }
             },
             (None, _) => quote! {

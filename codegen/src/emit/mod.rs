@@ -257,7 +257,7 @@ impl<'s> Emitter<'s> {
     }
 
     /// The element type of a list field `f` that is read straight into the list with its
-    /// `read_push`: a plain user type (see `plain_reader`) without size, arguments, checks
+    /// `read_into`: a plain user type (see `plain_reader`) without size, arguments, checks
     /// (`has_valid`), recursion, processing or terminator.
     fn in_place_elem(&self, f: &Field, has_valid: bool) -> Option<proc_macro2::Ident> {
         match &f.kind {
@@ -278,7 +278,8 @@ impl<'s> Emitter<'s> {
 
     /// A type read without params, instances, positions or a computed byte order, in a
     /// schema without positional fields: its fixed runs fall back to reading the whole value
-    /// again field by field (`read_fields`), and lists of it are read in place (`read_push`).
+    /// again through the same body with its fixed runs off (`read_cold`), and lists of it are read
+    /// in place (`read_into`).
     fn plain_reader(&self, t: &TypeDef) -> bool {
         t.params.is_empty()
             && t.instances.is_empty()

@@ -304,18 +304,21 @@ fn fast_read(m: &Member, v: &ByteVal, off: usize, fail: &TokenStream) -> TokenSt
     }
 }
 
+/// How a fused run falls back when its fast read does not apply or fails.
+pub(super) struct RunFallback {
+    /// When the fast read is tried (`T::SILENT`: never while a tracer records each field).
+    pub guard: TokenStream,
+    /// Statements run when the fast read fails, before the run's field-by-field code: empty
+    /// (the run's fields are read one by one in place) or diverging (the whole value is read
+    /// again from its start by the type's out-of-line reader).
+    pub on_fail: TokenStream,
+}
+
 /// Replaces the statements of every worthwhile run in `reads` by one that reads the run in
-/// one step and keeps the field-by-field statements as its fallback.
-///
-/// With `fallback` (a diverging statement), a failed run does not read its own fields one by
-/// one: it runs `fallback`, which reads the whole value again field by field from its start
-/// (out of line), and the fused reader holds no field-by-field code. Returns the number of
-/// runs fused.
-pub(super) fn fuse_reads(
-    reads: &mut [TokenStream],
-    members: &[Member],
-    fallback: Option<&TokenStream>,
-) -> usize {
+/// one step where `fb.guard` holds, and keeps the field-by-field statements after it: the
+/// tracer's path, and the path of a failed fast read unless `fb.on_fail` diverges. Returns
+/// the number of runs fused.
+pub(super) fn fuse_reads(reads: &mut [TokenStream], members: &[Member], fb: &RunFallback) -> usize {
     let mut fused = 0;
     for run in runs(members) {
         if !worth_it(run) {
@@ -327,24 +330,24 @@ pub(super) fn fuse_reads(
             .iter()
             .map(|m| std::mem::take(&mut reads[m.stmt]))
             .collect();
-        // The field-by-field statements and the names they bind, or the diverging fallback.
         let (names, _) = bound(run);
         let names = tuple(&names);
-        let tail = match fallback {
-            Some(f) => f.clone(),
-            None => quote!(#(#slow)* #names),
-        };
+        let tail = quote!(#(#slow)* #names);
         reads[first] = match &run[0].unit {
-            Unit::Bytes(_) => byte_run_read(run, &tail),
-            Unit::Bits(_) => bit_run_read(run, &tail),
+            Unit::Bytes(_) => byte_run_read(run, &tail, fb),
+            Unit::Bits(_) => bit_run_read(run, &tail, fb),
             Unit::Varint => {
                 let id = &run[0].id;
+                let RunFallback { guard, on_fail } = fb;
                 quote! {
                     let #id: u64 = 'run: {
-                        if let ::std::option::Option::Some(__v) = __r.take_varint() {
-                            break 'run __v;
+                        if #guard {
+                            if let ::std::option::Option::Some(__v) = __r.take_varint() {
+                                break 'run __v;
+                            }
+                            ::statepack_runtime::io::unlikely();
+                            #on_fail
                         }
-                        ::statepack_runtime::io::unlikely();
                         #tail
                     };
                 }
@@ -382,7 +385,8 @@ fn bound(run: &[Member]) -> (Vec<TokenStream>, Vec<TokenStream>) {
     (names, tys)
 }
 
-fn byte_run_read(run: &[Member], tail: &TokenStream) -> TokenStream {
+fn byte_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenStream {
+    let RunFallback { guard, on_fail } = fb;
     let total: usize = run
         .iter()
         .map(|m| match &m.unit {
@@ -415,17 +419,19 @@ fn byte_run_read(run: &[Member], tail: &TokenStream) -> TokenStream {
             let id = &m.id;
             return quote! {
                 let #names: #tys = 'run: {
-                    if #c {
+                    if !(#c) {
+                        break 'run None;
+                    }
+                    if #guard {
                         'fast: {
                             let ::std::option::Option::Some(__b) = __r.take_run::<#n>() else { break 'fast; };
                             #(#body)*
                             #(#ats)*
                             break 'run Some(#id);
                         }
-                    } else {
-                        break 'run None;
+                        ::statepack_runtime::io::unlikely();
+                        #on_fail
                     }
-                    ::statepack_runtime::io::unlikely();
                     #tail
                 };
             };
@@ -440,13 +446,16 @@ fn byte_run_read(run: &[Member], tail: &TokenStream) -> TokenStream {
     };
     quote! {
         let #names #ann = 'run: {
-            'fast: {
-                let ::std::option::Option::Some(__b) = __r.take_run::<#n>() else { break 'fast; };
-                #(#body)*
-                #(#ats)*
-                break 'run #names;
+            if #guard {
+                'fast: {
+                    let ::std::option::Option::Some(__b) = __r.take_run::<#n>() else { break 'fast; };
+                    #(#body)*
+                    #(#ats)*
+                    break 'run #names;
+                }
+                ::statepack_runtime::io::unlikely();
+                #on_fail
             }
-            ::statepack_runtime::io::unlikely();
             #tail
         };
     }
@@ -464,7 +473,8 @@ fn bit_read_value(b: &BitVal) -> TokenStream {
     }
 }
 
-fn bit_run_read(run: &[Member], tail: &TokenStream) -> TokenStream {
+fn bit_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenStream {
+    let RunFallback { guard, on_fail } = fb;
     let mut total: u64 = 0;
     let mut body = Vec::new();
     for m in run {
@@ -480,11 +490,15 @@ fn bit_run_read(run: &[Member], tail: &TokenStream) -> TokenStream {
     let (names, tys) = bound(run);
     let (names, tys) = (tuple(&names), tuple(&tys));
     quote! {
-        let #names: #tys = if __r.has_run_bits(#total) {
-            #(#body)*
-            #names
-        } else {
-            ::statepack_runtime::io::unlikely();
+        let #names: #tys = 'run: {
+            if #guard {
+                if __r.has_run_bits(#total) {
+                    #(#body)*
+                    break 'run #names;
+                }
+                ::statepack_runtime::io::unlikely();
+                #on_fail
+            }
             #tail
         };
     }

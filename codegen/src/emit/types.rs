@@ -81,32 +81,28 @@ impl Emitter<'_> {
                 crate::bits::unaligned_end_hint(),
             );
         }
-        // A plain type (no params, instances, positions or computed byte order) whose fixed
-        // runs fail reads itself again from its first byte, field by field, in an
-        // out-of-line function: the fused reader then holds no field-by-field code.
+        // A plain type (no params, instances, positions or computed byte order) has one
+        // reader body, `read_into`: a fixed run that fails reads the whole value again from
+        // its first byte through the same body with its fast reads off (`read_cold`, out of
+        // line), so the inlined fast reader holds no field-by-field code. Another type's
+        // failed run reads its own fields one by one in place. Either way a tracer takes the
+        // field-by-field statements (the guard folds away for the silent reader).
         let whole_fallback = self.plain_reader(t);
-        let slow_reads = whole_fallback.then(|| reads.clone());
-        // The same reader appending the value to a list (`read_push`): the value is stored
-        // straight into the list instead of travelling in a `Result`.
-        let mut push_reads = reads.clone();
-        let fallback = quote! {
-            __r.reset_to(__mark);
-            return Self::read_fields(__r);
+        let fb = if whole_fallback {
+            runs::RunFallback {
+                guard: quote!(!__SLOW && T::SILENT),
+                on_fail: quote! {
+                    __r.reset_to(__mark);
+                    return Self::read_cold(__r, __put);
+                },
+            }
+        } else {
+            runs::RunFallback {
+                guard: quote!(T::SILENT),
+                on_fail: quote!(),
+            }
         };
-        let push_fallback = quote! {
-            __r.reset_to(__mark);
-            __out.push(Self::read_fields(__r)?);
-            return Ok(());
-        };
-        let fused = runs::fuse_reads(
-            &mut reads,
-            &read_runs,
-            slow_reads.as_ref().map(|_| &fallback),
-        );
-        if whole_fallback {
-            runs::fuse_reads(&mut push_reads, &read_runs, Some(&push_fallback));
-        }
-        let slow_reads = slow_reads.filter(|_| fused > 0);
+        let fused = runs::fuse_reads(&mut reads, &read_runs, &fb);
         runs::fuse_writes(&mut writes, &write_runs);
         writes.extend(pos_writes);
         if let Some((read, member, item)) = positional::io_end_member(t, self.member_io) {
@@ -168,10 +164,10 @@ impl Emitter<'_> {
         );
         let bitfield_conv = self.bitfield_view(t, &name);
         let root_api = Self::root_api(t, &name, is_root);
-        let (read_inline, read_body, read_fields) = Self::reader_bodies(
-            slow_reads.as_deref(),
-            (&reads, &push_reads, &post_read_checks, &ctor),
+        let (read_inline, read_body, read_into) = Self::reader_bodies(
+            (&reads, &post_read_checks, &ctor),
             whole_fallback,
+            fused > 0,
         );
         let writer = if ctx_write_args.is_empty() {
             quote! {
@@ -233,7 +229,7 @@ impl Emitter<'_> {
                 pub fn read_from<T: ::statepack_runtime::io::Tracer>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T> #(, #param_args)*) -> Result<Self, ::statepack_runtime::io::DecodeError> {
                     #read_body
                 }
-                #read_fields
+                #read_into
 
                 #writer
 
@@ -344,93 +340,65 @@ impl Emitter<'_> {
         root_api
     }
 
-    /// The body of `read_from` and the items beside it: with the statements of a fast reader
-    /// whose fixed runs fall back to reading field by field (`slow_reads`), an inlined
-    /// `read_from`, `read_push` and the out-of-line `read_fields`; else the plain reader and,
-    /// for a `whole_fallback` type, `read_push`. `parts`: the reader's statements, those of
-    /// `read_push`, the checks after the fields and the constructor's entries.
-    #[allow(clippy::type_complexity)]
+    /// The body of `read_from` and the items beside it. For a `whole_fallback` type,
+    /// `read_from` calls `read_into`, the one reader body, which hands the value to a closure
+    /// (lists push it straight into the list: returning it through a `Result` made LLVM
+    /// build it in a stack slot and copy it, measured 2x slower in the SNAP decode bench),
+    /// and, when it has fused runs (`fused`), `read_cold`, the same body out of line with the
+    /// fast reads off. Else `read_from` holds the statements. `parts`: the reader's
+    /// statements, the checks after the fields and the constructor's entries.
     pub(super) fn reader_bodies(
-        slow_reads: Option<&[TokenStream]>,
-        parts: (
-            &[TokenStream],
-            &[TokenStream],
-            &[TokenStream],
-            &[TokenStream],
-        ),
+        parts: (&[TokenStream], &[TokenStream], &[TokenStream]),
         whole_fallback: bool,
+        fused: bool,
     ) -> (TokenStream, TokenStream, TokenStream) {
-        let (reads, push_reads, post_read_checks, ctor) = parts;
-        // The fast reader is small and called from the enclosing reader and its fallback:
-        // inlining it keeps an element read inside its list loop (a call per element
-        // returns it through memory; measured 2x slower in the SNAP decode bench).
-        let read_inline = if slow_reads.is_some() {
-            quote!(#[inline(always)])
+        let (reads, post_read_checks, ctor) = parts;
+        if !whole_fallback {
+            let body = quote! {
+                #(#reads)*
+                #(#post_read_checks)*
+                Ok(Self { #(#ctor,)* })
+            };
+            return (quote!(), body, quote!());
+        }
+        let cold = if fused {
+            quote! {
+                #[doc = " [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte."]
+                #[cold]
+                #[inline(never)]
+                fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T>, __put: __F) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+                    Self::read_into::<T, __R, __F, true>(__r, __put)
+                }
+            }
         } else {
             quote!()
         };
-        let (read_body, read_fields) = match slow_reads {
-            Some(slow) => (
-                quote! {
-                    if !T::SILENT {
-                        return Self::read_fields(__r);
-                    }
-                    let __mark = __r.mark();
-                    #(#reads)*
-                    #(#post_read_checks)*
-                    Ok(Self { #(#ctor,)* })
-                },
-                quote! {
-                    #[doc = " Reads one value (as [`Self::read_from`]) and appends it to `__out`."]
-                    #[doc = ""]
-                    #[doc = " Errors: as [`Self::read_from`]; nothing is appended then."]
-                    #[inline(always)]
-                    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-                    pub fn read_push<T: ::statepack_runtime::io::Tracer>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T>, __out: &mut ::std::vec::Vec<Self>) -> Result<(), ::statepack_runtime::io::DecodeError> {
-                        if !T::SILENT {
-                            __out.push(Self::read_fields(__r)?);
-                            return Ok(());
-                        }
-                        let __mark = __r.mark();
-                        #(#push_reads)*
-                        #(#post_read_checks)*
-                        __out.push(Self { #(#ctor,)* });
-                        Ok(())
-                    }
-                    #[doc = " Reads one value field by field (the tracer's path, and the fallback of [`Self::read_from`] when a fixed run fails): every error names its field and offset."]
-                    #[cold]
-                    #[inline(never)]
-                    #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-                    fn read_fields<T: ::statepack_runtime::io::Tracer>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T>) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-                        #(#slow)*
-                        #(#post_read_checks)*
-                        Ok(Self { #(#ctor,)* })
-                    }
-                },
-            ),
-            None => (
-                quote! {
-                    #(#reads)*
-                    #(#post_read_checks)*
-                    Ok(Self { #(#ctor,)* })
-                },
-                if whole_fallback {
-                    quote! {
-                        #[doc = " Reads one value (as [`Self::read_from`]) and appends it to `__out`."]
-                        #[doc = ""]
-                        #[doc = " Errors: as [`Self::read_from`]; nothing is appended then."]
-                        #[inline]
-                        pub fn read_push<T: ::statepack_runtime::io::Tracer>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T>, __out: &mut ::std::vec::Vec<Self>) -> Result<(), ::statepack_runtime::io::DecodeError> {
-                            __out.push(Self::read_from(__r)?);
-                            Ok(())
-                        }
-                    }
-                } else {
-                    quote!()
-                },
-            ),
+        let mark = if fused {
+            quote!(let __mark = __r.mark();)
+        } else {
+            quote!()
         };
-        (read_inline, read_body, read_fields)
+        // The fast reader is small and called from the enclosing reader's list loops:
+        // inlining it keeps an element read inside its loop.
+        let into = quote! {
+            #[doc = " Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run."]
+            #[doc = ""]
+            #[doc = " Errors: as [`Self::read_from`]; `__put` is not called then."]
+            #[inline(always)]
+            #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+            pub fn read_into<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R, const __SLOW: bool>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T>, __put: __F) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+                #mark
+                #(#reads)*
+                #(#post_read_checks)*
+                Ok(__put(Self { #(#ctor,)* }))
+            }
+            #cold
+        };
+        (
+            quote!(#[inline(always)]),
+            quote!(Self::read_into::<T, Self, _, false>(__r, |__v| __v)),
+            into,
+        )
     }
 
     /// The params of `t` (members, reader arguments, scope entries), its `meta.endian` switch

@@ -81,3 +81,51 @@ where
     writer.write_all(&w.into_bytes())?;
     Ok(())
 }
+
+/// The binrw impls of a generated type without `params`: `BinRead` through [`read`] and
+/// the type's `read_from`, `BinWrite` through [`write()`] and its `write_to`, and
+/// `ReadEndian`/`WriteEndian` as `EndianKind::None` (the schema fixes the byte order of every
+/// number, binrw's `endian` argument is not used). `binrw_impls!(Type)` starts the writer's
+/// buffer at `Type::encoded_len()`; `binrw_impls!(Type, bits)` (a type with bit fields,
+/// whose length is counted by writing) at zero.
+///
+/// Errors: as [`read`] and [`write()`].
+#[doc(hidden)]
+#[macro_export]
+macro_rules! binrw_impls {
+    ($name:ident) => {
+        $crate::binrw_impls!(@impls $name, |v: &$name| v.encoded_len());
+    };
+    ($name:ident, bits) => {
+        $crate::binrw_impls!(@impls $name, |_v: &$name| 0);
+    };
+    (@impls $name:ident, $cap:expr) => {
+        impl $crate::binrw::BinRead for $name {
+            type Args<'__a> = ();
+            fn read_options<__R: ::std::io::Read + ::std::io::Seek>(
+                reader: &mut __R,
+                _endian: $crate::binrw::Endian,
+                _args: Self::Args<'_>,
+            ) -> $crate::binrw::BinResult<Self> {
+                $crate::interop::binrw::read(reader, Self::read_from)
+            }
+        }
+        impl $crate::binrw::meta::ReadEndian for $name {
+            const ENDIAN: $crate::binrw::meta::EndianKind = $crate::binrw::meta::EndianKind::None;
+        }
+        impl $crate::binrw::BinWrite for $name {
+            type Args<'__a> = ();
+            fn write_options<__W: ::std::io::Write + ::std::io::Seek>(
+                &self,
+                writer: &mut __W,
+                _endian: $crate::binrw::Endian,
+                _args: Self::Args<'_>,
+            ) -> $crate::binrw::BinResult<()> {
+                $crate::interop::binrw::write(writer, ($cap)(self), |__w| self.write_to(__w))
+            }
+        }
+        impl $crate::binrw::meta::WriteEndian for $name {
+            const ENDIAN: $crate::binrw::meta::EndianKind = $crate::binrw::meta::EndianKind::None;
+        }
+    };
+}
