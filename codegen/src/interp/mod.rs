@@ -21,10 +21,13 @@
 //! read into a wrong value.
 
 mod eval;
+mod keep;
 mod read;
+mod stream;
 mod write;
 
 pub use read::{decode, decode_partial};
+pub use stream::{stream, Label, MemberKind, Sink, StreamError};
 pub use write::{encode, from_given, Given};
 
 use statepack_runtime::reflect::{Reflect, Value};

@@ -5,6 +5,8 @@
 //! then in `STATEPACK_KSY_PATH`); a schema the generator would refuse prints its diagnostics
 //! (file:line:column, key path, hint) and the command fails.
 
+mod sinks;
+
 use anyhow::{bail, Context, Result};
 use serde_json::{Map, Value as Json};
 use statepack_codegen::interp::{self, BitSpan, DynStruct, DynValue};
@@ -30,15 +32,86 @@ pub fn load(path: &Path) -> Result<statepack_codegen::ir::Schema> {
     Ok(schema)
 }
 
-/// Reads `bytes` with the schema's root type. Errors: the decode error with the field path
-/// and the byte offset.
-pub fn read(
+/// Reads `bytes` with the schema's root type through `sink`, keeping only what the schema's
+/// expressions need. Errors: the decode error with the field path and the byte offset, or
+/// the sink's.
+fn stream(
     schema: &statepack_codegen::ir::Schema,
     bytes: &[u8],
     file: &Path,
+    sink: &mut (dyn interp::Sink + Send),
 ) -> Result<DynStruct> {
-    interp::decode(schema, bytes)
-        .map_err(|e| anyhow::anyhow!("{} is not a valid {} file: {e}", file.display(), schema.id))
+    interp::stream(schema, bytes, sink).map_err(|e| match e {
+        interp::StreamError::Decode(e) => {
+            anyhow::anyhow!("{} is not a valid {} file: {e}", file.display(), schema.id)
+        }
+        interp::StreamError::Output(e) => anyhow::Error::new(e),
+    })
+}
+
+/// Runs `f` on a buffered standard output; a closed pipe (`| head`) is not an error.
+fn to_stdout(f: impl FnOnce(&mut io::BufWriter<io::Stdout>) -> Result<()>) -> Result<()> {
+    let mut out = io::BufWriter::new(io::stdout());
+    let res = f(&mut out).and_then(|()| Ok(out.flush()?));
+    match res {
+        Err(e)
+            if e.downcast_ref::<io::Error>()
+                .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// `decode --schema`: checks that `bytes` read with the schema (nothing is printed for a
+/// file that does not), notes on standard error the bytes no field reads, then reads them
+/// again writing the JSON ([`to_json`]'s, in the layout of `statepack::formats::json`) to
+/// standard output as each value is read. Memory: what the schema's expressions keep
+/// (`statepack_codegen::interp::stream`), not a tree of the file nor its JSON text.
+pub fn decode_json(
+    schema: &statepack_codegen::ir::Schema,
+    bytes: &[u8],
+    file: &Path,
+) -> Result<()> {
+    let root = stream(schema, bytes, file, &mut sinks::Nothing)?;
+    if let Some(note) = trailing_note(&root, bytes.len()) {
+        eprintln!("note: {note}");
+    }
+    drop(root);
+    to_stdout(|out| {
+        let mut json = sinks::Json::new(out, schema);
+        stream(schema, bytes, file, &mut json)?;
+        json.finish()?;
+        Ok(())
+    })
+}
+
+/// `inspect --schema`: the header line, the tree ([`print`]'s lines) and the note on bytes
+/// no field reads, printed as the file is read (twice: once for the byte range of each
+/// line of a user type or list, once to print). Nothing is printed for a file that does
+/// not read. `max_items`: elements shown per list and bytes per byte array (0: all).
+pub fn inspect(
+    schema: &statepack_codegen::ir::Schema,
+    bytes: &[u8],
+    file: &Path,
+    header: &str,
+    max_items: usize,
+) -> Result<()> {
+    let mut first = sinks::Inspect::<io::Sink>::recording(max_items);
+    let root = stream(schema, bytes, file, &mut first)?;
+    let note = trailing_note(&root, bytes.len());
+    drop(root);
+    to_stdout(|out| {
+        writeln!(out, "{header}")?;
+        let mut tree = first.printing(&mut *out);
+        stream(schema, bytes, file, &mut tree)?;
+        drop(tree);
+        if let Some(note) = note {
+            writeln!(out, "{note}")?;
+        }
+        Ok(())
+    })
 }
 
 /// A value as JSON: structs as objects of their `seq` fields (positional instances among
@@ -106,36 +179,6 @@ fn struct_json_of(s: &DynStruct, schema: &statepack_codegen::ir::Schema, instanc
         }
     }
     Json::Object(m)
-}
-
-/// A value serialised as [`to_json`] gives it, with the members of every struct in schema
-/// order (a `serde_json::Value` object would sort them).
-pub struct Ordered<'a>(pub &'a DynValue, pub &'a statepack_codegen::ir::Schema);
-
-impl serde::Serialize for Ordered<'_> {
-    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self.0 {
-            DynValue::List(items) => {
-                let mut seq = ser.serialize_seq(Some(items.len()))?;
-                for x in items {
-                    seq.serialize_element(&Ordered(x, self.1))?;
-                }
-                seq.end()
-            }
-            DynValue::Struct(st) => {
-                let seq = shown_members(st, self.1, true);
-                let mut map = ser.serialize_map(None)?;
-                for (k, v) in &st.members {
-                    if seq.contains(k) {
-                        map.serialize_entry(k, &Ordered(v, self.1))?;
-                    }
-                }
-                map.end()
-            }
-            leaf => to_json(leaf, self.1).serialize(ser),
-        }
-    }
 }
 
 /// The members of `s` that `decode --schema` shows: its `seq` fields (positional instances
@@ -207,19 +250,12 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// Prints the value as a tree: each member with its byte range and size (fields read in a
-/// stream of their own, after `process` or inside a terminated field, count from that
-/// stream's start), leaves with their value; at most `max_items` elements of a list and
-/// `max_items` bytes of a byte array are shown (0: everything), as for the built-in formats.
-pub fn print(out: &mut impl Write, s: &DynStruct, max_items: usize) -> io::Result<()> {
-    let max = if max_items == 0 {
-        usize::MAX
-    } else {
-        max_items
-    };
-    print_struct(out, s, 0, max)
-}
-
+/// A user type's members as a tree: each member with its byte range and size (fields read
+/// in a stream of their own, after `process` or inside a terminated field, count from that
+/// stream's start), leaves with their value; at most `max` elements of a list and `max`
+/// bytes of a byte array are shown, as for the built-in formats. `inspect --schema` prints
+/// what it reads as it reads it ([`sinks::Inspect`]); this prints the values it is handed
+/// whole (value instances and params, which may be user types and lists).
 fn print_struct(out: &mut impl Write, s: &DynStruct, depth: usize, max: usize) -> io::Result<()> {
     for (i, (name, v)) in s.members.iter().enumerate() {
         let span = s.spans.get(i).copied().flatten();
