@@ -513,8 +513,9 @@ fn run(cli: Cli) -> Result<()> {
             let sch = schema_cmd::load(&schema)?;
             let text = std::fs::read_to_string(&input)
                 .with_context(|| format!("cannot read {}", input.display()))?;
-            let value: serde_json::Value = serde_json::from_str(&text)
+            let value = schema_cmd::parse_given(&text)
                 .with_context(|| format!("{} is not JSON", input.display()))?;
+            drop(text);
             let bytes = schema_cmd::encode(&sch, &value).with_context(|| {
                 format!(
                     "{} cannot be written with {}",

@@ -5,6 +5,7 @@
 //! then in `STATEPACK_KSY_PATH`); a schema the generator would refuse prints its diagnostics
 //! (file:line:column, key path, hint) and the command fails.
 
+mod given;
 mod sinks;
 
 use anyhow::{bail, Context, Result};
@@ -200,52 +201,6 @@ fn shown_members<'s>(
         .unwrap_or_default()
 }
 
-/// Checks the value instances the JSON gives (as `decode --schema` prints them) against
-/// those the bytes written read back to: an instance is computed from the fields, so a
-/// value given for it must be the one computed. Errors: the path of the first instance
-/// whose given value differs, with both values.
-fn check_given_instances(
-    given: &Json,
-    back: &DynValue,
-    schema: &statepack_codegen::ir::Schema,
-    path: &str,
-) -> Result<()> {
-    match (given, back) {
-        (Json::Object(m), DynValue::Struct(s)) => {
-            let instances: Vec<&str> = schema
-                .types
-                .iter()
-                .find(|t| t.schema_name == s.type_name)
-                .map(|t| t.instances.iter().map(|i| i.id.as_str()).collect())
-                .unwrap_or_default();
-            for (k, v) in &s.members {
-                let Some(g) = m.get(*k) else { continue };
-                let p = if path.is_empty() {
-                    (*k).to_owned()
-                } else {
-                    format!("{path}.{k}")
-                };
-                if instances.contains(k) {
-                    let computed = to_json(v, schema);
-                    if &computed != g {
-                        bail!("{p}: a value instance, computed from the fields as {computed}, but the JSON gives {g}");
-                    }
-                } else {
-                    check_given_instances(g, v, schema, &p)?;
-                }
-            }
-            Ok(())
-        }
-        (Json::Array(a), DynValue::List(items)) => {
-            for (i, (g, v)) in a.iter().zip(items).enumerate() {
-                check_given_instances(g, v, schema, &format!("{path}[{i}]"))?;
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
-}
-
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -352,77 +307,30 @@ fn leaf_text(v: &DynValue, max: usize) -> String {
     }
 }
 
-fn given(j: &Json) -> interp::Given {
-    use interp::Given;
-    match j {
-        Json::Null => Given::Null,
-        Json::Bool(b) => Given::Bool(*b),
-        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Given::Int(i128::from(i)),
-            (_, Some(u)) => Given::Int(i128::from(u)),
-            _ => Given::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Json::String(s) => Given::Str(s.clone()),
-        Json::Array(a) => Given::List(a.iter().map(given).collect()),
-        Json::Object(m) => Given::Map(m.iter().map(|(k, v)| (k.clone(), given(v))).collect()),
-    }
+/// Reads `encode --schema`'s JSON text into the value to write (see [`given::parse`]).
+/// Errors: serde_json's, with line and column.
+pub fn parse_given(text: &str) -> Result<interp::Given> {
+    Ok(given::parse(text)?)
 }
 
-/// Writes the JSON (as `decode --schema` prints it) with the schema, then reads the bytes
-/// back and refuses them unless they give the same fields. Errors: the writer's message
-/// naming the field path, or the first field that reads back differently.
-pub fn encode(schema: &statepack_codegen::ir::Schema, json: &Json) -> Result<Vec<u8>> {
-    let (bytes, written) =
-        interp::encode(schema, &given(json)).map_err(|m| anyhow::anyhow!("{m}"))?;
+/// Writes the value (JSON as `decode --schema` prints it) with the schema, then reads the
+/// bytes back and refuses them unless they give the same fields and the value instances
+/// given are the ones computed. Errors: the writer's message naming the field path, or the
+/// first field that reads back differently.
+pub fn encode(schema: &statepack_codegen::ir::Schema, value: &interp::Given) -> Result<Vec<u8>> {
+    let (bytes, written) = interp::encode(schema, value).map_err(|m| anyhow::anyhow!("{m}"))?;
     let back = interp::decode(schema, &bytes)
         .map_err(|e| anyhow::anyhow!("the bytes written do not read back: {e}"))?;
-    let (a, b) = (seq_json(&written, schema), seq_json(&back, schema));
-    if a != b {
-        let diff = first_difference(&a, &b, "");
+    let (written, back) = (
+        DynValue::Struct(std::sync::Arc::new(written)),
+        DynValue::Struct(std::sync::Arc::new(back)),
+    );
+    if let Some(diff) = given::first_difference(&written, &back, schema, "") {
         bail!("the bytes written read back to a different value at {diff} (a length, count or size that does not match the data it describes?)");
     }
-    check_given_instances(
-        json,
-        &DynValue::Struct(std::sync::Arc::new(back)),
-        schema,
-        "",
-    )?;
+    drop(written);
+    given::check_instances(value, &back, schema, "")?;
     Ok(bytes)
-}
-
-/// `s` as a JSON object of its `seq` fields (`decode --schema`'s object without value instances) (what a writer writes), for comparing
-/// what was written with what reads back.
-fn seq_json(s: &DynStruct, schema: &statepack_codegen::ir::Schema) -> Json {
-    struct_json_of(s, schema, false)
-}
-
-fn first_difference(a: &Json, b: &Json, path: &str) -> String {
-    match (a, b) {
-        (Json::Object(x), Json::Object(y)) => {
-            for (k, v) in x {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                match y.get(k) {
-                    Some(w) if w == v => {}
-                    Some(w) => return first_difference(v, w, &p),
-                    None => return format!("{p} (missing on reading back)"),
-                }
-            }
-            format!("{path} (extra members on reading back)")
-        }
-        (Json::Array(x), Json::Array(y)) if x.len() == y.len() => {
-            for (i, (v, w)) in x.iter().zip(y).enumerate() {
-                if v != w {
-                    return first_difference(v, w, &format!("{path}[{i}]"));
-                }
-            }
-            path.to_owned()
-        }
-        _ => format!("{path}: written {a}, read back {b}"),
-    }
 }
 
 /// A note when bytes follow everything the schema read: the root type's `seq` and every
