@@ -1,4 +1,4 @@
-//! Which values the streaming reader ([`super::stream`]) keeps once they are written to the
+//! Which values the streaming reader ([`super::stream()`]) keeps once they are written to the
 //! sink: an analysis over every expression of the schema.
 //!
 //! A `seq` field (or positional instance) of a type is kept when an expression could read it

@@ -64,8 +64,19 @@ pub fn decode_partial(schema: &Schema, bytes: &[u8]) -> (Option<DynStruct>, Opti
     }
 }
 
-/// [`super::stream`]: [`run`] with a sink, which takes every value as it is read.
-pub(crate) fn run_streaming<'o>(
+/// Reads the root type of `schema` from `bytes` as [`decode`] does (same values, same
+/// errors), handing every value to `sink` as it is read instead of building the tree (the
+/// order of the events: [`super::Sink`]).
+///
+/// Returns the root as kept: only the members some expression can still read
+/// ([`super::keep`]), with [`DynStruct::read_extent`] (one past the furthest byte read) as
+/// `decode` gives it. Memory: the values kept, the value being read (a byte array or a
+/// processed field's bytes whole, a list's elements one at a time when nothing keeps the
+/// list), and the sink's own.
+///
+/// Errors: [`StreamError::Decode`] with the field path and byte offset (the sink has then
+/// seen the values read before the error), [`StreamError::Output`] when the sink fails.
+pub fn stream<'o>(
     schema: &'o Schema,
     bytes: &[u8],
     sink: &'o mut (dyn Sink + Send),
@@ -152,7 +163,7 @@ fn run_with<'o>(schema: &'o Schema, bytes: &[u8], keep: bool, out: Option<Out<'o
     })
 }
 
-/// The sink of a streaming read ([`super::stream`]) and what the reader keeps for it.
+/// The sink of a streaming read ([`super::stream()`]) and what the reader keeps for it.
 pub(crate) struct Out<'o> {
     sink: RefCell<&'o mut (dyn Sink + Send)>,
     /// Which fields are kept once written.
@@ -185,7 +196,7 @@ pub(crate) struct Interp<'s> {
     /// Set by [`decode_partial`]: the partial value of the innermost failing read, handed up
     /// and wrapped by each enclosing read as the error passes through it.
     partial: Option<RefCell<Option<Partial>>>,
-    /// The sink of a streaming read ([`super::stream`]), `None` for a read into a tree.
+    /// The sink of a streaming read ([`super::stream()`]), `None` for a read into a tree.
     out: Option<Out<'s>>,
 }
 
@@ -246,7 +257,7 @@ impl<'s> Interp<'s> {
     }
 
     /// Hands an event to the sink of a streaming read (nothing without one). Errors: the
-    /// sink's, kept for [`run_streaming`], as a decode error that ends the read.
+    /// sink's, kept for [`stream`], as a decode error that ends the read.
     fn emit(&self, f: impl FnOnce(&mut dyn Sink) -> std::io::Result<()>) -> D<()> {
         let Some(o) = &self.out else {
             return Ok(());
@@ -287,7 +298,7 @@ impl<'s> Interp<'s> {
             }
             _ => None,
         };
-        let res = self.read_field(r, frame, f, keep != Keep::Drop);
+        let res = self.read_field(r, frame, f, keep);
         if let Some(o) = whole {
             o.whole.set(o.whole.get() - 1);
         }
@@ -628,7 +639,7 @@ impl<'s> Interp<'s> {
         r: &mut ByteReader<'_>,
         frame: &Frame<'_>,
         f: &Field,
-        keep: bool,
+        keep: Keep,
     ) -> D<Read> {
         if let Some((at, io)) = f.at.as_ref().and_then(|a| Some((a, a.io_of.as_ref()?))) {
             // `io: X._io`: read from the substream `X` was read from (kept with `X`).
@@ -695,13 +706,14 @@ impl<'s> Interp<'s> {
     }
 
     /// A field's value: one element, or a list (handed to the sink of a streaming read
-    /// element by element, and kept only with `keep`: a dropped list is given back empty).
+    /// element by element; a list the plan drops is given back empty, one it keeps as a
+    /// value without its elements' spans and bits, which only a value kept whole shows).
     fn read_repeat(
         &self,
         r: &mut ByteReader<'_>,
         frame: &Frame<'_>,
         f: &Field,
-        keep: bool,
+        keep: Keep,
     ) -> D<Repeated> {
         if f.varint {
             return Ok((self.read_varint(r, f)?, Vec::new(), Vec::new()));
@@ -1341,6 +1353,8 @@ impl<'s> Interp<'s> {
 /// `repeat-until`).
 struct ElemList {
     keep: bool,
+    /// Keep each element's span and bits too.
+    spans_too: bool,
     len: usize,
     items: Vec<DynValue>,
     spans: Vec<(u64, u64)>,
@@ -1351,13 +1365,14 @@ struct ElemList {
 impl ElemList {
     /// An empty list, with room for `n` elements when it is kept (`n` was checked against
     /// the bytes left).
-    fn new(keep: bool, n: usize) -> Self {
-        let room = if keep { n } else { 0 };
+    fn new(keep: Keep, n: usize) -> Self {
+        let room = if keep == Keep::Drop { 0 } else { n };
         ElemList {
-            keep,
+            keep: keep != Keep::Drop,
+            spans_too: keep == Keep::Whole,
             len: 0,
             items: Vec::with_capacity(room),
-            spans: Vec::with_capacity(room),
+            spans: Vec::with_capacity(if keep == Keep::Whole { room } else { 0 }),
             bits: Vec::new(),
             last: None,
         }
@@ -1367,8 +1382,10 @@ impl ElemList {
         self.len += 1;
         if self.keep {
             self.items.push(v);
-            self.spans.push(span);
-            self.bits.extend(bits);
+            if self.spans_too {
+                self.spans.push(span);
+                self.bits.extend(bits);
+            }
         } else {
             self.last = Some(v);
         }

@@ -1,4 +1,5 @@
-//! The interpreter as a streaming reader: every value is handed to a [`Sink`] as it is read,
+//! The interpreter as a streaming reader ([`super::stream()`]): every value is handed to a
+//! [`Sink`] as it is read,
 //! and only what a later expression can reach is kept ([`super::keep`]), so memory follows
 //! what the schema's expressions need, not the size of the file.
 //!
@@ -11,7 +12,7 @@
 //! `close_struct`) or a list ([`Sink::open_list`], each element as a [`Label::Element`] key
 //! and its value, [`Sink::close_list`]).
 
-use super::{DynStruct, DynValue};
+use super::DynValue;
 use statepack_runtime::io::DecodeError;
 use std::io;
 
@@ -36,7 +37,7 @@ pub enum MemberKind {
     Instance,
 }
 
-/// Where the values of a streaming read go ([`stream`]). Every method may fail with the
+/// Where the values of a streaming read go ([`super::stream()`]). Every method may fail with the
 /// output's error, which ends the read ([`StreamError::Output`]).
 pub trait Sink {
     /// The next value's label.
@@ -85,29 +86,10 @@ impl std::fmt::Display for StreamError {
 
 impl std::error::Error for StreamError {}
 
-/// Reads the root type of `schema` from `bytes` as [`super::decode`] does (same values, same
-/// errors), handing every value to `sink` as it is read instead of building the tree.
-///
-/// Returns the root as kept: only the members some expression can still read
-/// ([`super::keep`]), with [`DynStruct::read_extent`] (one past the furthest byte read) as
-/// `decode` gives it. Memory: the values kept, the value being read (a byte array or a
-/// processed field's bytes whole, a list's elements one at a time when nothing keeps the
-/// list), and the sink's own.
-///
-/// Errors: [`StreamError::Decode`] with the field path and byte offset (the sink has then
-/// seen the values read before the error), [`StreamError::Output`] when the sink fails.
-pub fn stream(
-    schema: &crate::ir::Schema,
-    bytes: &[u8],
-    sink: &mut (dyn Sink + Send),
-) -> Result<DynStruct, StreamError> {
-    super::read::run_streaming(schema, bytes, sink)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{stream, Label, MemberKind, Sink};
-    use crate::interp::{decode, DynValue};
+    use super::{Label, MemberKind, Sink};
+    use crate::interp::{decode, stream, DynValue};
     use std::io;
 
     /// Every event as a line of text.
