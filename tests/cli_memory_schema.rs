@@ -72,6 +72,8 @@ struct Ran {
 }
 
 /// Runs `statepack args`, standard output to `stdout` (or nowhere), and measures it alone.
+// The child is reaped by `wait4`, which gives its own resource usage; `Child::wait` would not.
+#[allow(clippy::zombie_processes)]
 fn run(dir: &Path, args: &[&std::ffi::OsStr], stdout: Option<&Path>) -> Ran {
     let err_path = dir.join("stderr.txt");
     let err = std::fs::File::create(&err_path).unwrap();

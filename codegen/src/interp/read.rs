@@ -22,6 +22,9 @@ type Read = (
     Vec<(u64, u64)>,
 );
 
+/// Where [`Interp::read_member`] adds a member's element spans and bits.
+type MemberLists<'a> = (&'a mut Vec<Vec<(u64, u64)>>, &'a mut Vec<BitSpan>);
+
 /// A list as read: the value, each element's span, each element's bits (bit-field lists).
 type Repeated = (DynValue, Vec<(u64, u64)>, Vec<(u64, u64)>);
 
@@ -535,7 +538,7 @@ impl<'s> Interp<'s> {
         frame: &mut Frame<'_>,
         (i, f): (usize, &Field),
         unaligned: &mut bool,
-        (elem_spans, bit_spans): (&mut Vec<Vec<(u64, u64)>>, &mut Vec<BitSpan>),
+        (elem_spans, bit_spans): MemberLists<'_>,
     ) -> D<()> {
         let fid = intern(&f.id);
         let bit_field = crate::bits::is_bit_field(f);
@@ -770,8 +773,9 @@ impl<'s> Interp<'s> {
                 }
             };
             let span = (start, r.offset());
-            let bits = (bit_list && (before % 8 != 0 || r.bit_offset() % 8 != 0))
-                .then_some((before, r.bit_offset()));
+            let bits = (bit_list
+                && !(before.is_multiple_of(8) && r.bit_offset().is_multiple_of(8)))
+            .then_some((before, r.bit_offset()));
             match &v {
                 DynValue::Struct(_) => self.emit(|s| s.close_struct(Some(span)))?,
                 leaf => self.emit(|s| s.leaf(leaf, Some(span), bits))?,

@@ -189,10 +189,22 @@ fn shown_members<'s>(
     schema: &'s statepack_codegen::ir::Schema,
     instances: bool,
 ) -> Vec<&'s str> {
-    schema
-        .types
-        .iter()
-        .find(|t| t.schema_name == s.type_name)
+    // Nested types of different parents may share a schema name (`a::foo`, `b::foo`): the
+    // type is the one of that name whose members the value has most of.
+    let has = |t: &&statepack_codegen::ir::TypeDef| {
+        let names = t.fields.iter().map(|f| f.id.as_str());
+        let names = names.chain(t.instances.iter().map(|i| i.id.as_str()));
+        names.filter(|n| s.get(n).is_some()).count()
+    };
+    let same_name = schema.types.iter().filter(|t| t.schema_name == s.type_name);
+    let mut best: Option<(&statepack_codegen::ir::TypeDef, usize)> = None;
+    for t in same_name {
+        let n = has(&t);
+        if best.is_none_or(|(_, m)| n > m) {
+            best = Some((t, n));
+        }
+    }
+    best.map(|(t, _)| t)
         .map(|t| {
             let fields = t.fields.iter().map(|f| f.id.as_str());
             let values = t.instances.iter().filter(|_| instances);
