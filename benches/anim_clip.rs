@@ -14,15 +14,15 @@
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use glam::{Quat, Vec3};
 use statepack::formats::anim_clip;
-use statepack_runtime::anim::{Decoder, Metric, Pose32};
-use statepack_runtime::motion::Clip;
+use statepack_codecs::anim::{Decoder, Metric, Pose32};
+use statepack_codecs::motion::Clip;
 
 fn load(rel: &str) -> Option<Clip> {
-    let Ok(path) = statepack_runtime::fixtures::fixture_path(rel) else {
+    let Ok(path) = statepack_fixtures::fixture_path(rel) else {
         eprintln!("skipped: fixture {rel} not found");
         return None;
     };
-    Some(statepack_runtime::motion::load_motion_file(&path).expect("read the clip"))
+    Some(statepack_codecs::motion::load_motion_file(&path).expect("read the clip"))
 }
 
 fn bench_clip(c: &mut Criterion, name: &str, clip: &Clip) {

@@ -13,8 +13,8 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use statepack::formats::cbtrack::{MainWindow, Track};
 use statepack::sim::cbtrack_match::MatchSpec;
+use statepack_codecs::motion::walk::study_walk_clip;
 use statepack_runtime::cbtk_columns::inflate;
-use statepack_runtime::motion::walk::study_walk_clip;
 
 fn spec() -> MatchSpec {
     let mut s = MatchSpec::crowd(study_walk_clip(), 16, 1800);

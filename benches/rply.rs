@@ -25,12 +25,12 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use glam::{DQuat, DVec3};
 use statepack::formats::rply::{Player, Recorder, RecorderOptions, RplyV3};
 use statepack::sim::rply_crowd::{record_crowd, CrowdOptions, RootTrack};
-use statepack_runtime::motion::Clip;
+use statepack_codecs::motion::Clip;
 
 fn clip() -> Clip {
-    match statepack_runtime::fixtures::fixture_path("motion/cmu-131-01-walk.bvh") {
-        Ok(p) => statepack_runtime::motion::load_motion_file(&p).expect("read the walk"),
-        Err(_) => statepack_runtime::motion::walk::study_walk_clip(),
+    match statepack_fixtures::fixture_path("motion/cmu-131-01-walk.bvh") {
+        Ok(p) => statepack_codecs::motion::load_motion_file(&p).expect("read the walk"),
+        Err(_) => statepack_codecs::motion::walk::study_walk_clip(),
     }
 }
 
@@ -168,7 +168,7 @@ fn bench_rply(c: &mut Criterion) {
                 for v in [p.x, p.y, p.z] {
                     out.extend_from_slice(&(v as f32).to_le_bytes());
                 }
-                for c in statepack_runtime::rply_xform::quantize_axis_angle(q) {
+                for c in statepack_codecs::rply_xform::quantize_axis_angle(q) {
                     out.extend_from_slice(&c.to_le_bytes());
                 }
             }

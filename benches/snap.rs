@@ -493,7 +493,7 @@ fn keys_binrw(f: &binrw_reference::File) -> Vec<(String, Vec<FrameKey>)> {
 
 /// The demo's SNAP file, built in code.
 fn demo_file() -> Vec<u8> {
-    let clip = statepack_runtime::motion::walk::study_walk_clip();
+    let clip = statepack_codecs::motion::walk::study_walk_clip();
     snap::import_clip(&clip, snap::DEFAULT_STUDS_PER_METRE)
         .expect("the study walk imports")
         .finish()

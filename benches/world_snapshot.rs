@@ -45,8 +45,8 @@ use statepack::sim::wsnap_swarm as sim;
 /// The hand-written codec of the same records: the baseline of every group.
 #[path = "common/wsnap_handcoded.rs"]
 mod handcoded;
+use statepack_codecs::netquant as nq;
 use statepack_runtime::bits::BitWriter;
-use statepack_runtime::netquant as nq;
 
 /// The delta record without origin index as a deku derive: the same bits, MSB first.
 mod dk {

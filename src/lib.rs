@@ -3,8 +3,11 @@
 //!
 //! - [`generated`]: raw types generated from `schema/*.ksy` (read + write, lossless).
 //! - [`formats`]: one module per format, the semantic API over the raw types.
-//! - `statepack_runtime` (re-exported as [`runtime`]): quantization, delta chains, curves,
-//!   motion input and the byte I/O the generated code uses.
+//! - [`sim`]: simulations and reports built on the format APIs.
+//! - `statepack_runtime` (re-exported as [`runtime`]): what the generated code calls (byte and
+//!   bit I/O, errors, the dynamic view).
+//! - `statepack_codecs` (re-exported as [`codecs`]): quantization, delta chains, curves,
+//!   thinning, motion input, the animation clip codec.
 //!
 //! Features (all on by default): `binrw`, `deku`, `bitvec`. With them the generated types
 //! also implement binrw's `BinRead`/`BinWrite` (every byte-aligned type), deku's
@@ -18,4 +21,5 @@
 pub mod formats;
 pub mod generated;
 pub mod sim;
+pub use statepack_codecs as codecs;
 pub use statepack_runtime as runtime;

@@ -4,8 +4,8 @@
 //! the track's path.
 
 use statepack::formats::anim_clip::{self, compress, read, AnimClip};
-use statepack_runtime::anim::{world_error, Decoder, Interp, Metric, Pose32};
-use statepack_runtime::motion::{walk::study_walk_clip, Clip, Skeleton};
+use statepack_codecs::anim::{world_error, Decoder, Interp, Metric, Pose32};
+use statepack_codecs::motion::{walk::study_walk_clip, Clip, Skeleton};
 
 fn walk(frames: usize) -> Clip {
     let mut c = study_walk_clip();
@@ -14,8 +14,8 @@ fn walk(frames: usize) -> Clip {
 }
 
 fn cmu_cut() -> Option<Clip> {
-    let p = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")?;
-    let c = statepack_runtime::motion::load_motion_file(&p).expect("read");
+    let p = statepack_fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")?;
+    let c = statepack_codecs::motion::load_motion_file(&p).expect("read");
     let sk = Skeleton::new(c.skeleton.bones()[..12].to_vec()).expect("prefix");
     let rows = c
         .frames
@@ -221,7 +221,7 @@ fn version_1_clips_are_refused_naming_their_version() {
 #[test]
 fn constants_are_stored_as_fixed_point_when_that_is_exact_and_smaller() {
     use statepack::generated::anim_clip::TrackBody;
-    use statepack_runtime::anim::{constant_layout, BoneTracks, EncodedClip, Track};
+    use statepack_codecs::anim::{constant_layout, BoneTracks, EncodedClip, Track};
     // 0.25, −0.5, 3 are multiples of 2^-2: codes 2, 3, 24 (zigzag of 1, −2, 12), 5 bits.
     assert_eq!(
         constant_layout(&[0.25, -0.5, 3.0]),
@@ -312,11 +312,10 @@ fn short_cuts_take_at_most_85_percent_of_acl() {
     }
     // One-second cuts of the CMU walk (no ACL figure for them): printed, and checked against
     // the tolerance and a tenth of raw float32.
-    let Some(p) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
-    else {
+    let Some(p) = statepack_fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") else {
         return;
     };
-    let walk = statepack_runtime::motion::load_motion_file(&p).expect("read");
+    let walk = statepack_codecs::motion::load_motion_file(&p).expect("read");
     let mut w60 = walk.clone();
     w60.frames = walk.frames.iter().step_by(2).take(60).cloned().collect();
     w60.frame_time_s *= 2.0;
@@ -354,7 +353,7 @@ fn short_cuts_take_at_most_85_percent_of_acl() {
 
 #[test]
 fn writers_refuse_what_does_not_fit() {
-    use statepack_runtime::anim::{AnimatedTrack, BoneTracks, EncodedClip, Track};
+    use statepack_codecs::anim::{AnimatedTrack, BoneTracks, EncodedClip, Track};
     let track = |frames: Vec<u16>, bits: Vec<u8>| AnimatedTrack {
         comps: 3,
         q: vec![0; frames.len() * 3],

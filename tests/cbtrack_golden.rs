@@ -3,8 +3,8 @@
 //! and what zlib level 9 gives against the spec's 194 bytes.
 
 use statepack::formats::cbtrack::{self, writer, MainWindow, Player, Track};
+use statepack_codecs::smallest3;
 use statepack_runtime::cbtk_columns::{adler32, deflate, inflate};
-use statepack_runtime::smallest3;
 
 /// The spec's hex dump of the example chunk before compression ("Worked example").
 const EXAMPLE_HEX: &[&str] = &[

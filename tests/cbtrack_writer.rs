@@ -382,7 +382,7 @@ fn piece_angles_follow_the_engine_order_and_stay_continuous() {
     let a = [0.3, -1.2, 2.0];
     let q = angles_rotation(a);
     let b = piece_angles(q, None);
-    assert!(statepack_runtime::smallest3::angle_between(angles_rotation(b), q) < 1e-9);
+    assert!(statepack_codecs::smallest3::angle_between(angles_rotation(b), q) < 1e-9);
     // a spin keeps counting turns
     let mut prev = None;
     let mut last = 0.0;

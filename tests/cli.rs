@@ -112,7 +112,7 @@ fn demo_without_arguments_prints_the_table() {
 
 #[test]
 fn demo_on_the_cmu_walk() {
-    let Some(bvh) = statepack_runtime::fixtures::fixture_for_test(BVH) else {
+    let Some(bvh) = statepack_fixtures::fixture_for_test(BVH) else {
         return;
     };
     let dir = TempDir::new("demo-bvh");
@@ -123,7 +123,7 @@ fn demo_on_the_cmu_walk() {
 
 #[test]
 fn import_inspect_decode_encode_verify_sample() {
-    let Some(bvh) = statepack_runtime::fixtures::fixture_for_test(BVH) else {
+    let Some(bvh) = statepack_fixtures::fixture_for_test(BVH) else {
         return;
     };
     let bvh = bvh.to_str().unwrap();
@@ -136,7 +136,7 @@ fn import_inspect_decode_encode_verify_sample() {
     assert_eq!(x[8], 31);
     assert!(out.contains(&format!("({} bytes)", x.len())), "{out}");
     // The file is what the library writes for the same input.
-    let clip = statepack_runtime::motion::load_motion_file(Path::new(bvh)).unwrap();
+    let clip = statepack_codecs::motion::load_motion_file(Path::new(bvh)).unwrap();
     let lib = statepack::formats::snap::import_clip(
         &clip,
         statepack::formats::snap::DEFAULT_STUDS_PER_METRE,
@@ -323,7 +323,7 @@ fn decode_output_encodes_back_for_non_finite_floats() {
 /// imported at another scale than the one `verify` is given.
 #[test]
 fn verify_fails_outside_the_bounds() {
-    let Some(bvh) = statepack_runtime::fixtures::fixture_for_test(BVH) else {
+    let Some(bvh) = statepack_fixtures::fixture_for_test(BVH) else {
         return;
     };
     let bvh = bvh.to_str().unwrap();
@@ -389,7 +389,7 @@ fn encode_refuses_a_delta_first_frame() {
 /// RPLY v3 through the CLI: import, inspect, decode/encode byte-identical, verify, sample.
 #[test]
 fn rply_import_inspect_decode_encode_verify_sample() {
-    let Some(bvh) = statepack_runtime::fixtures::fixture_for_test(BVH) else {
+    let Some(bvh) = statepack_fixtures::fixture_for_test(BVH) else {
         return;
     };
     let bvh = bvh.to_str().unwrap();
@@ -452,7 +452,7 @@ fn rply_import_inspect_decode_encode_verify_sample() {
 /// CBTK: import a small crowd from the CMU walk, then inspect, decode/encode, sample, verify.
 #[test]
 fn cbtrack_import_sample_verify() {
-    let Some(bvh) = statepack_runtime::fixtures::fixture_for_test(BVH) else {
+    let Some(bvh) = statepack_fixtures::fixture_for_test(BVH) else {
         return;
     };
     let bvh = bvh.to_str().unwrap();
@@ -636,7 +636,7 @@ fn world_snapshot_write_inspect_decode_encode_and_sim() {
 /// animation formats.
 #[test]
 fn clip_commands() {
-    let Some(walk) = statepack_runtime::fixtures::fixture_for_test("study/study-walk.json") else {
+    let Some(walk) = statepack_fixtures::fixture_for_test("study/study-walk.json") else {
         return;
     };
     let walk = walk.to_str().expect("a UTF-8 path").to_owned();
@@ -1169,7 +1169,7 @@ fn bad_numbers_are_argument_errors() {
 /// walk, 1e9 studs per metre put a frame of `LeftHip` 448 studs off).
 #[test]
 fn import_refuses_a_scale_its_verify_would_reject() {
-    let Some(bvh) = statepack_runtime::fixtures::fixture_for_test(BVH) else {
+    let Some(bvh) = statepack_fixtures::fixture_for_test(BVH) else {
         return;
     };
     let dir = TempDir::new("scale");

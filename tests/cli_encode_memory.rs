@@ -12,7 +12,7 @@
 //! test before it runs the tool).
 
 use statepack::sim::cbtrack_match::MatchSpec;
-use statepack_runtime::motion::walk::study_walk_clip;
+use statepack_codecs::motion::walk::study_walk_clip;
 use std::process::{Command, Stdio};
 
 /// The largest resident set of any child waited for so far, in bytes.

@@ -19,9 +19,9 @@
 use glam::{Quat, Vec3};
 use statepack::formats::snap::{self, DecodedRecording, Recorder, Sample, SnapError};
 use statepack::generated::snap_v1_3::{FrameKind, SnapV13};
+use statepack_codecs::quant::angle_between_rad;
+use statepack_codecs::snap_delta::{chain_pos_error_bound, CHAIN_ROT_ERROR_BOUND_RAD};
 use statepack_runtime::io::{EncodeError, EncodeErrorKind};
-use statepack_runtime::quant::angle_between_rad;
-use statepack_runtime::snap_delta::{chain_pos_error_bound, CHAIN_ROT_ERROR_BOUND_RAD};
 
 /// A sample `dt_ms` after the previous one.
 fn sample(dt_ms: u32, pos_studs: Vec3, rot: Quat) -> Sample {

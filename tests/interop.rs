@@ -11,10 +11,10 @@ use statepack::formats::snap::{self, SnapV13};
 use statepack::formats::world_snapshot::{self as ws, BlobKind};
 use statepack::generated::snap_v1_3::{Frame, Recording};
 use statepack::generated::world_snapshot::EntityBlob;
+use statepack_codecs::netquant as nq;
 use statepack_runtime::bitvec::prelude::{BitVec, Msb0};
 use statepack_runtime::bitvec::view::BitView;
 use statepack_runtime::io::{ByteWriter, DecodeError, DecodeErrorKind, EncodeError};
-use statepack_runtime::netquant as nq;
 
 include!(concat!(env!("OUT_DIR"), "/test_schemas/mod.rs"));
 

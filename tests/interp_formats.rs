@@ -232,7 +232,7 @@ fn interpreter_reads_every_sample_as_the_generated_code() {
 
 #[test]
 fn interpreter_reads_the_real_rply_files_as_the_generated_code() {
-    let Some(dir) = statepack_runtime::fixtures::fixture_for_test("flashback-rply") else {
+    let Some(dir) = statepack_fixtures::fixture_for_test("flashback-rply") else {
         return;
     };
     let s = schema("rply_v3");

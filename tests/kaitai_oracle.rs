@@ -592,11 +592,10 @@ fn corpus(f: &FormatSpec) -> Vec<(String, Vec<u8>)> {
 /// full XFORM), and raw files with special floats in every f32/f64 field the op stream has.
 fn rply_extras() -> Vec<(String, Vec<u8>)> {
     use statepack::sim::rply_crowd::{record_crowd, CrowdOptions};
-    use statepack_runtime::rply_xform::Thresholds;
+    use statepack_codecs::rply_xform::Thresholds;
     let mut out = Vec::new();
-    if let Some(path) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
-    {
-        let clip = statepack_runtime::motion::load_motion_file(&path).expect("read the walk");
+    if let Some(path) = statepack_fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") {
+        let clip = statepack_codecs::motion::load_motion_file(&path).expect("read the walk");
         let mut opts = CrowdOptions {
             characters: 4,
             ticks: 300,
@@ -652,15 +651,14 @@ fn rply_extras() -> Vec<(String, Vec<u8>)> {
 fn cbtrack_extras() -> Vec<(String, Vec<u8>)> {
     use statepack::formats::cbtrack;
     let mut out = Vec::new();
-    if let Some(path) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
-    {
+    if let Some(path) = statepack_fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") {
         let text = std::fs::read_to_string(&path).expect("read the BVH fixture");
-        let mut clip = statepack_runtime::motion::bvh::parse_bvh(&text).expect("parse the BVH");
+        let mut clip = statepack_codecs::motion::bvh::parse_bvh(&text).expect("parse the BVH");
         clip.frames.truncate(150);
-        let sk = statepack_runtime::motion::Skeleton::new(clip.skeleton.bones()[..5].to_vec())
+        let sk = statepack_codecs::motion::Skeleton::new(clip.skeleton.bones()[..5].to_vec())
             .expect("a prefix");
         let frames = clip.frames.iter().map(|r| r[..5].to_vec()).collect();
-        let clip = statepack_runtime::motion::Clip::new("walk", sk, clip.frame_time_s, frames)
+        let clip = statepack_codecs::motion::Clip::new("walk", sk, clip.frame_time_s, frames)
             .expect("a cut");
         let mut spec = statepack::sim::cbtrack_match::MatchSpec::crowd(clip, 3, 150);
         spec.window_length = 50;
@@ -684,17 +682,17 @@ fn cbtrack_extras() -> Vec<(String, Vec<u8>)> {
 /// shell (plain and delta-coded values both appear).
 fn anim_clip_extras() -> Vec<(String, Vec<u8>)> {
     use statepack::formats::anim_clip::compress;
-    use statepack_runtime::anim::Metric;
+    use statepack_codecs::anim::Metric;
     let mut out = Vec::new();
-    if let Some(p) = statepack_runtime::fixtures::fixture_for_test("motion/fox.glb") {
+    if let Some(p) = statepack_fixtures::fixture_for_test("motion/fox.glb") {
         let bytes = std::fs::read(&p).expect("read the fox");
-        let opts = statepack_runtime::motion::gltf::GltfOptions {
+        let opts = statepack_codecs::motion::gltf::GltfOptions {
             animation: Some("Walk".into()),
             metres_per_unit: 0.01,
             fps: None,
         };
         let clip =
-            statepack_runtime::motion::gltf::parse_gltf(&bytes, None, &opts).expect("fox walk");
+            statepack_codecs::motion::gltf::parse_gltf(&bytes, None, &opts).expect("fox walk");
         let c = compress(
             &clip,
             Metric {
@@ -706,8 +704,8 @@ fn anim_clip_extras() -> Vec<(String, Vec<u8>)> {
         .expect("compress");
         out.push(("fox-walk-7mm".to_owned(), c.bytes));
     }
-    if let Some(p) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") {
-        let mut clip = statepack_runtime::motion::load_motion_file(&p).expect("read the walk");
+    if let Some(p) = statepack_fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") {
+        let mut clip = statepack_codecs::motion::load_motion_file(&p).expect("read the walk");
         clip.frames.truncate(120);
         for (name, m) in [
             (
@@ -738,15 +736,14 @@ fn anim_clip_extras() -> Vec<(String, Vec<u8>)> {
 /// quantised cubic keys at 1 mm), and the jump raw.
 fn study_tracks_extras() -> Vec<(String, Vec<u8>)> {
     use statepack::formats::study_tracks::{encode_plan, encode_raw};
-    use statepack_runtime::keyframe::{plan, PlanOptions};
+    use statepack_codecs::keyframe::{plan, PlanOptions};
     let mut out = Vec::new();
     for name in ["walk", "jump", "mocap"] {
-        let Some(path) =
-            statepack_runtime::fixtures::fixture_for_test(&format!("study/study-{name}.json"))
+        let Some(path) = statepack_fixtures::fixture_for_test(&format!("study/study-{name}.json"))
         else {
             continue;
         };
-        let clip = statepack_runtime::motion::load_motion_file(&path).expect("read a study clip");
+        let clip = statepack_codecs::motion::load_motion_file(&path).expect("read a study clip");
         for (label, cubic, quant) in [("linear", false, false), ("quantized-cubic", true, true)] {
             let bytes = encode_plan(&plan(&clip, PlanOptions::at_mm(1.0, cubic, quant)))
                 .expect("encode a study clip");
@@ -762,10 +759,9 @@ fn study_tracks_extras() -> Vec<(String, Vec<u8>)> {
 fn snap_extras() -> Vec<(String, Vec<u8>)> {
     use statepack::formats::snap;
     let mut out = Vec::new();
-    if let Some(path) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
-    {
+    if let Some(path) = statepack_fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") {
         let text = std::fs::read_to_string(&path).expect("read the BVH fixture");
-        let mut clip = statepack_runtime::motion::bvh::parse_bvh(&text).expect("parse the BVH");
+        let mut clip = statepack_codecs::motion::bvh::parse_bvh(&text).expect("parse the BVH");
         clip.frames.truncate(240);
         let bytes = snap::import_clip(&clip, snap::DEFAULT_STUDS_PER_METRE)
             .and_then(|r| r.finish())

@@ -7,7 +7,7 @@
 use glam::{DQuat, DVec3};
 use serde_json::Value;
 use statepack::formats::rply::{Recorder, RecorderOptions};
-use statepack_runtime::fixtures::fixture_for_test;
+use statepack_fixtures::fixture_for_test;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -83,8 +83,7 @@ fn tiny_replay_plays_back() {
     assert_eq!(&*e.descriptor, "part:Block");
     assert_eq!(e.xform.pos, Some(DVec3::new(1.25, 2.0, 3.0)));
     p.seek(4).unwrap();
-    let yaw =
-        statepack_runtime::rply_xform::yaw_of(p.state().entities[&1].xform.shown_rot.unwrap());
+    let yaw = statepack_codecs::rply_xform::yaw_of(p.state().entities[&1].xform.shown_rot.unwrap());
     assert!((yaw - (16384.0 * std::f64::consts::PI / 32767.0 + 6.0 / 64.0)).abs() < 1e-9);
 }
 
@@ -425,7 +424,7 @@ fn chunked_storage_round_trip() {
     assert!(e.to_string().contains("CRC-32"), "{e}");
     // Default chunk size: 3 MiB.
     assert_eq!(
-        statepack_runtime::chunk::DEFAULT_CHUNK_BYTES,
+        statepack_codecs::chunk::DEFAULT_CHUNK_BYTES,
         3 * 1024 * 1024
     );
 }
@@ -503,7 +502,7 @@ fn u16_limits_are_errors() {
 /// read.
 #[test]
 fn half_turn_codes_of_each_sign_survive_decode_and_encode() {
-    use statepack_runtime::rply_xform::{dequantize_axis_angle, dequantize_yaw, yaw_rotation};
+    use statepack_codecs::rply_xform::{dequantize_axis_angle, dequantize_yaw, yaw_rotation};
     let codes: [[i16; 3]; 6] = [
         [32767, 0, 0],
         [-32767, 0, 0],

@@ -22,7 +22,7 @@
 use glam::{DQuat, DVec3};
 use statepack::formats::rply::{self, Player, PropValue, RplyV3};
 use statepack::generated::rply_v3 as raw;
-use statepack_runtime::rply_xform::{
+use statepack_codecs::rply_xform::{
     dequantize_axis_angle, dequantize_yaw, is_upright, quantize_axis_angle, quantize_yaw,
     rotation_from_delta, wrap_angle, yaw_of,
 };
@@ -270,7 +270,7 @@ impl FbRecorder {
             }
             (false, _, Some(lr)) => {
                 let v =
-                    statepack_runtime::rply_xform::axis_angle_vector(lr.conjugate() * rot) * 128.0;
+                    statepack_codecs::rply_xform::axis_angle_vector(lr.conjugate() * rot) * 128.0;
                 r = v.round();
                 if r != DVec3::ZERO {
                     if !(fits(r.x) && fits(r.y) && fits(r.z)) {
@@ -680,7 +680,7 @@ fn agree_with_reference_rules(bytes: &[u8]) {
             }
             if let (Some(a), Some(b)) = (e.xform.shown_rot, rot) {
                 assert!(
-                    statepack_runtime::quant::angle_between_rad(a, *b) < 1e-9,
+                    statepack_codecs::quant::angle_between_rad(a, *b) < 1e-9,
                     "tick {t} entity {id}"
                 );
             }
@@ -734,7 +734,7 @@ fn reference_shaped_replay_reads_correctly() {
                 continue;
             };
             worst.0 = worst.0.max((e.xform.pos.unwrap() - pos).length());
-            worst.1 = worst.1.max(statepack_runtime::quant::angle_between_rad(
+            worst.1 = worst.1.max(statepack_codecs::quant::angle_between_rad(
                 e.xform.shown_rot.unwrap(),
                 rot,
             ));

@@ -16,8 +16,8 @@ use glam::{DQuat, DVec3};
 use serde_json::Value;
 use statepack::formats::rply::{self, Player, PropValue, State};
 use statepack::generated::rply_v3 as raw;
-use statepack_runtime::fixtures::fixture_for_test;
-use statepack_runtime::quant::angle_between_rad;
+use statepack_codecs::quant::angle_between_rad;
+use statepack_fixtures::fixture_for_test;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -36,7 +36,7 @@ const PROXY_POS_STUDS: f64 = 1e-3;
 /// rotation deltas are 1/128 rad per axis-angle component, computed by the reference against
 /// the unquantized base (2e-4 rad off after a full sample).
 const TRUTH_POS_STUDS: f64 = 1.0 / 32.0 + 1e-5;
-const TRUTH_ROT_RAD: f64 = 1.0 / 64.0 + statepack_runtime::rply_xform::UPRIGHT_MAX_TILT_RAD;
+const TRUTH_ROT_RAD: f64 = 1.0 / 64.0 + statepack_codecs::rply_xform::UPRIGHT_MAX_TILT_RAD;
 
 struct Ref {
     bytes: Vec<u8>,

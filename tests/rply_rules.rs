@@ -566,8 +566,7 @@ fn statepack(args: &[&std::ffi::OsStr]) -> (bool, String, String) {
 /// walker.
 #[test]
 fn verify_against_the_source_motion() {
-    let Some(bvh) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
-    else {
+    let Some(bvh) = statepack_fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") else {
         return;
     };
     let dir = write_temp("unused", b"").parent().unwrap().to_path_buf();

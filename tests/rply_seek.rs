@@ -5,8 +5,8 @@
 use glam::{DQuat, DVec3};
 use proptest::prelude::*;
 use statepack::formats::rply::{self, Player, PropValue, Recorder, RecorderOptions, State};
-use statepack_runtime::quant::angle_between_rad;
-use statepack_runtime::rply_xform::Thresholds;
+use statepack_codecs::quant::angle_between_rad;
+use statepack_codecs::rply_xform::Thresholds;
 
 /// Every tick's state, playing from the start.
 fn play_all(bytes: &[u8]) -> Vec<State> {

@@ -1,5 +1,5 @@
 //! SNAP v1.3 spec facts with their exact numbers and bytes, checked through the generated raw
-//! layer, the runtime quantizers and the recorder.
+//! layer, the quantizers of statepack-codecs and the recorder.
 // The spec example's decimal digits are kept as printed, beyond f32 precision.
 #![allow(clippy::excessive_precision)]
 
@@ -9,12 +9,12 @@ use common::*;
 use glam::{DQuat, Quat, Vec3};
 use statepack::formats::snap::{self, Recorder, Sample};
 use statepack::generated::snap_v1_3::{Cframe, Frame, FrameKind, SnapV13};
-use statepack_runtime::io::{ByteWriter, TraceNode};
-use statepack_runtime::quant::angle_between_rad;
-use statepack_runtime::snap_delta::{chain_pos_error_bound, CHAIN_ROT_ERROR_BOUND_RAD};
-use statepack_runtime::snap_quant::{
+use statepack_codecs::quant::angle_between_rad;
+use statepack_codecs::snap_delta::{chain_pos_error_bound, CHAIN_ROT_ERROR_BOUND_RAD};
+use statepack_codecs::snap_quant::{
     compress_cframe, decompress_cframe, z_index_error_bound, CFRAME_ROT_ERROR_BOUND_RAD,
 };
+use statepack_runtime::io::{ByteWriter, TraceNode};
 
 /// The spec's example position, studs.
 const EXAMPLE_POS: [f32; 3] = [-86.98088, 447.52756, -216.12019];
@@ -458,7 +458,7 @@ fn rotation_over_0_2_rad_forces_absolute() {
     )
     .unwrap();
     let c = rec.raw().recordings[0].frames[0].cframe.clone().unwrap();
-    let (_, prev) = decompress_cframe(&statepack_runtime::snap_quant::PackedCFrame {
+    let (_, prev) = decompress_cframe(&statepack_codecs::snap_quant::PackedCFrame {
         x: c.x,
         y: c.y,
         z_bits: c.z_bits,

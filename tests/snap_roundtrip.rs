@@ -8,10 +8,10 @@ use glam::{DQuat, DVec3, Quat, Vec3};
 use proptest::prelude::*;
 use statepack::formats::snap::{self, Recorder, Sample};
 use statepack::generated::snap_v1_3::{Cframe, Frame, FrameKind, Recording, SnapV13};
-use statepack_runtime::motion::Clip;
-use statepack_runtime::quant::angle_between_rad;
-use statepack_runtime::snap_delta::{chain_pos_error_bound, CHAIN_ROT_ERROR_BOUND_RAD};
-use statepack_runtime::snap_quant::unit_rotation;
+use statepack_codecs::motion::Clip;
+use statepack_codecs::quant::angle_between_rad;
+use statepack_codecs::snap_delta::{chain_pos_error_bound, CHAIN_ROT_ERROR_BOUND_RAD};
+use statepack_codecs::snap_quant::unit_rotation;
 
 // ---------------------------------------------------------------------------------------
 // Raw layer
@@ -440,17 +440,16 @@ fn import_and_verify(clip: &Clip) {
 
 #[test]
 fn cmu_walk_fixture_round_trips_within_bounds() {
-    let Some(path) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
-    else {
+    let Some(path) = statepack_fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") else {
         return;
     };
-    let clip = statepack_runtime::motion::load_motion_file(&path).unwrap();
+    let clip = statepack_codecs::motion::load_motion_file(&path).unwrap();
     assert!(clip.frame_count() > 60);
     import_and_verify(&clip);
 }
 
 #[test]
 fn study_walk_round_trips_within_bounds() {
-    let clip = statepack_runtime::motion::walk::study_walk_clip();
+    let clip = statepack_codecs::motion::walk::study_walk_clip();
     import_and_verify(&clip);
 }

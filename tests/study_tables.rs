@@ -6,7 +6,7 @@
 //! docs/formats/study_tracks.md); the study's own gzip figures are listed next to ours.
 
 use statepack::sim::study_report::{load_study_clips, study_report, StudyReport};
-use statepack_runtime::fixtures::fixture_for_test;
+use statepack_fixtures::fixture_for_test;
 use std::sync::OnceLock;
 
 fn report() -> Option<&'static StudyReport> {
@@ -218,7 +218,7 @@ fn record_type_split_and_jump_histogram() {
 #[test]
 fn raw_layout_refuses_non_finite_values() {
     use statepack::formats::study_tracks::{encode_raw, read, HEADER_LEN};
-    let mut clip = statepack_runtime::motion::study_walk_clip();
+    let mut clip = statepack_codecs::motion::study_walk_clip();
     clip.frames.truncate(3);
     let good = encode_raw(&clip).expect("a finite clip encodes");
     read(&good).expect("and reads");

@@ -4,11 +4,11 @@
 //! and the key lookups name the key at or before the frame.
 
 use statepack::formats::study_tracks::{self, DecodedTracks};
-use statepack_runtime::keyframe::{plan, PlanOptions, ScalarKind};
+use statepack_codecs::keyframe::{plan, PlanOptions, ScalarKind};
 
 /// The study's walk (40 frames, built in code) in every layout.
 fn files() -> Vec<(String, DecodedTracks)> {
-    let mut clip = statepack_runtime::motion::walk::study_walk_clip();
+    let mut clip = statepack_codecs::motion::walk::study_walk_clip();
     clip.frames.truncate(40);
     let mut out = vec![(
         "raw".to_owned(),
@@ -102,7 +102,7 @@ fn key_lookups_name_the_key_at_or_before_the_frame() {
 /// stored, so a caller drawing them stays in proportion to the file.
 #[test]
 fn stored_bones_are_the_bones_records_name() {
-    let mut clip = statepack_runtime::motion::walk::study_walk_clip();
+    let mut clip = statepack_codecs::motion::walk::study_walk_clip();
     clip.frames.truncate(10);
     let b = study_tracks::encode_plan(&plan(&clip, PlanOptions::at_mm(1.0, false, false))).unwrap();
     let t = study_tracks::read(&b).unwrap();

@@ -33,7 +33,7 @@ fn despawn_file() -> Vec<u8> {
 }
 
 fn crowd_file() -> Vec<u8> {
-    let clip = statepack::runtime::motion::walk::study_walk_clip();
+    let clip = statepack::codecs::motion::walk::study_walk_clip();
     let opts = statepack::sim::rply_crowd::CrowdOptions {
         characters: 20,
         ticks: 3000,

@@ -11,8 +11,8 @@ use statepack::formats::world_snapshot::{
     EncodedEntity, EntityState, RecordView, SnapshotWriter,
 };
 use statepack::generated::world_snapshot::WorldSnapshot;
+use statepack_codecs::netquant as nq;
 use statepack_runtime::bits::{BitReader, BitWriter};
-use statepack_runtime::netquant as nq;
 
 /// The hand-written codec the benches use as their baseline, included here to cross-check
 /// the generated reader and writer (this test uses only part of it).
@@ -283,8 +283,7 @@ fn errors_after_decode_are_within_the_documented_bounds() {
         );
         let q = s.orientation.normalize();
         assert!(
-            statepack_runtime::quant::angle_between_rad(d.orientation, q)
-                <= nq::ROT_ERROR_BOUND_RAD
+            statepack_codecs::quant::angle_between_rad(d.orientation, q) <= nq::ROT_ERROR_BOUND_RAD
         );
         let l = d.loadout.unwrap();
         assert!((l.payload_mass_kg - s.loadout.payload_mass_kg).abs() <= 0.5);

@@ -288,7 +288,15 @@ impl Builder {
         let opts = &self.opts;
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut read = Vec::new();
-            let code = crate::generate_in(&text, &display, schema, opts, &mut read);
+            let mut warnings = Vec::new();
+            let code = crate::generate_in(&text, &display, schema, opts, &mut read, &mut warnings);
+            if self.cargo_metadata {
+                for w in &warnings {
+                    for line in w.to_string().lines().filter(|l| !l.is_empty()) {
+                        println!("cargo:warning={line}");
+                    }
+                }
+            }
             (code, read)
         }));
         match run {

@@ -322,17 +322,25 @@ impl Checker<'_> {
                     "rename the type",
                 );
             }
-            let mut members: HashMap<String, &str> = HashMap::new();
+            let mut members: HashMap<String, &Field> = HashMap::new();
             for f in &t.fields {
                 let rust = field_ident(&f.id).to_string();
-                if let Some(first) = members.insert(rust.clone(), &f.id) {
+                if let Some(first) = members.insert(rust.clone(), f) {
+                    let msg = if first.id == f.id {
+                        format!(
+                            "duplicate id `{}`: `{}` already has that name",
+                            f.id, first.key_path
+                        )
+                    } else {
+                        format!(
+                            "fields `{}` and `{}` both become the Rust member `{rust}`",
+                            first.id, f.id
+                        )
+                    };
                     self.err(
                         f.pos_of("id"),
                         &format!("{}.id", f.key_path),
-                        format!(
-                            "fields `{first}` and `{}` both become the Rust member `{rust}`",
-                            f.id
-                        ),
+                        msg,
                         "rename one of the fields",
                     );
                 }

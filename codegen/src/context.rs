@@ -221,11 +221,24 @@ fn attr_chain(head: Expr, steps: &[String]) -> Expr {
         .fold(head, |e, st| Expr::Attr(Box::new(e), st.clone()))
 }
 
+/// Whether type `i` is the root type of its schema file: the importing schema's root (type 0)
+/// or an imported schema's root (the type of another file directly under its schema id).
+fn is_file_root(s: &Schema, i: usize) -> bool {
+    i == 0 || (s.types[i].file != s.types[0].file && s.types[i].scope.len() == 1)
+}
+
+/// The root type of the schema file that defines type `i` (see [`is_file_root`]).
+fn file_root_of(s: &Schema, i: usize) -> usize {
+    (0..s.types.len())
+        .find(|&r| is_file_root(s, r) && s.types[r].file == s.types[i].file)
+        .unwrap_or(0)
+}
+
 /// The argument a field of type `pi` gives for chain `c` of the type it reads; `None` when
 /// `parent: false` leaves nothing to give.
-fn site_arg(c: &Chain, pi: usize, f: &Field, root_recursive: bool) -> Option<Expr> {
+fn site_arg(c: &Chain, f: &Field, reader_is_root: bool) -> Option<Expr> {
     if c.root {
-        return Some(if pi == 0 && !root_recursive {
+        return Some(if reader_is_root {
             attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..])
         } else {
             attr_chain(Expr::Name("_root".into()), &c.steps)
@@ -402,11 +415,23 @@ fn mark_recursive(s: &mut Schema) {
 /// its chains with their param ids and first uses; `None` when a path cannot be lowered
 /// (reported in `diags`).
 fn context_chains(s: &mut Schema, diags: &mut Vec<Diag>) -> Option<Vec<Vec<(Chain, String, Use)>>> {
-    let root_name = s.types.first().map(|t| t.name.clone()).unwrap_or_default();
-    let root_recursive = s
-        .types
-        .iter()
-        .any(|t| t.fields.iter().any(|f| read_types(f).contains(&root_name)));
+    // `_root` is the root type of the schema file that defines the type (as in Kaitai
+    // Struct: an imported schema's types see its own root): the importing schema's root,
+    // or an imported schema's root type (the one of its file directly under the schema id).
+    let file_root: Vec<bool> = (0..s.types.len()).map(|i| is_file_root(s, i)).collect();
+    // A file's root that a type of the same file reads holds a `_root` of its own only at
+    // the top: such a root takes `_root.x` from its reader, or its own `x` when it is the top.
+    let root_recursive: Vec<bool> = (0..s.types.len())
+        .map(|ri| {
+            file_root[ri]
+                && s.types.iter().any(|t| {
+                    t.file == s.types[ri].file
+                        && t.fields
+                            .iter()
+                            .any(|f| read_types(f).contains(&s.types[ri].name))
+                })
+        })
+        .collect();
     let file = s.file.clone();
     // Per type: chain -> param id, and where it was first used.
     let mut chains: Vec<Vec<(Chain, String, Use)>> = vec![Vec::new(); s.types.len()];
@@ -423,15 +448,15 @@ fn context_chains(s: &mut Schema, diags: &mut Vec<Diag>) -> Option<Vec<Vec<(Chai
                 let mut err = None;
                 let r = rewrite(&mut e.expr, &snapshot, &mut |c: Chain| {
                     let own = attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..]);
-                    if c.root && ti == 0 && !root_recursive {
+                    if c.root && file_root[ti] && !root_recursive[ti] {
                         return Ok(own);
                     }
-                    if !c.root && ti == 0 && !root_recursive {
+                    if !c.root && ti == 0 && !root_recursive[0] {
                         return Err("the root type has no `_parent`".into());
                     }
                     // In a recursive root type, `_root.x` is the top level's `x`: given by
                     // the reading field, or the type's own `x` at the top level.
-                    let in_root = c.root && ti == 0;
+                    let in_root = c.root && file_root[ti];
                     let wrap = move |id: String| {
                         if in_root {
                             Expr::Call(
@@ -511,10 +536,22 @@ fn context_chains(s: &mut Schema, diags: &mut Vec<Diag>) -> Option<Vec<Vec<(Chai
                         .iter()
                         .find(|(n, _)| *n == tn)
                         .map_or(0, |(_, a)| a.len());
+                    if s.types[pi].file != s.types[ci].file {
+                        if let Some((c, _, u)) = chains[ci][done..].iter().find(|(c, _, _)| c.root)
+                        {
+                            // `_root` here would be the reader's root, of another file.
+                            diags.push(Diag::new(&s.types[ci].file, u.pos, &u.key_path, format!(
+                                "`{}` in `{}` is the root of {}, but `{}` of {} reads the type directly",
+                                c.text(), s.types[ci].schema_name, s.types[ci].file, f.key_path, s.types[pi].file
+                            ), format!("read `{}` through the root type of its schema, or pass the value as a param", s.types[ci].schema_name)));
+                            return None;
+                        }
+                    }
+                    let reader_is_root = file_root[pi] && !root_recursive[pi];
                     let todo: Vec<Option<SrcExpr>> = chains[ci][done..]
                         .iter()
                         .map(|(c, _, _)| {
-                            site_arg(c, pi, f, root_recursive).map(|expr| SrcExpr {
+                            site_arg(c, f, reader_is_root).map(|expr| SrcExpr {
                                 src: expr.to_string(),
                                 expr,
                                 pos: f.pos_of("type"),
@@ -556,12 +593,16 @@ fn context_param_types(
             let mut found: Option<(ParamKind, String)> = None;
             let mut optional = false;
             let mut sites = 0usize;
+            let mut other_files = 0usize;
             for (pi, p) in s.types.iter().enumerate() {
                 for (fi, f) in p.fields.iter().enumerate() {
                     let Some((_, args)) = f.ctx_args.iter().find(|(n, _)| *n == s.types[ci].name)
                     else {
                         continue;
                     };
+                    if p.file != s.types[ci].file {
+                        other_files += 1;
+                    }
                     let Some(arg) = args.get(j) else { continue };
                     sites += 1;
                     let Some(arg) = arg else {
@@ -592,6 +633,12 @@ fn context_param_types(
                     }
                 }
             }
+            if !c.root && !optional && sites > 0 && other_files == sites {
+                // `_parent` is typed within the type's own schema file, as Kaitai Struct does.
+                let t = &s.types[ci];
+                diags.push(Diag::new(&t.file, u.pos, &u.key_path, format!("`{}` in `{}` has no type: the parent of `{}` is unknown in its own schema file (no field of that file reads the type; {other_files} field(s) of other schemas do, but a type's `_parent` is known only from the file that defines it)", c.text(), t.schema_name, t.schema_name), format!("read the type from a field of {}, or pass the value as a param", t.file)));
+                continue;
+            }
             if found.is_none() && sites > 0 && !optional {
                 // Reported for each reading field above.
                 continue;
@@ -599,7 +646,7 @@ fn context_param_types(
             if found.is_none() && !optional && c.root {
                 // No field reads the type: `_root` still has one type.
                 let e = attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..]);
-                match kind_of(s, 0, None, &e, kinds, 0) {
+                match kind_of(s, file_root_of(s, ci), None, &e, kinds, 0) {
                     Ok(k) => found = Some((k, String::new())),
                     Err(m) => diags.push(Diag::new(
                         &file,
@@ -612,7 +659,7 @@ fn context_param_types(
             }
             let Some((k, _)) = found else {
                 if !optional {
-                    diags.push(Diag::new(&file, u.pos, &u.key_path, format!("`{}` in `{}` has no type: no field reads `{}`, so nothing says what its `_parent` is", c.text(), s.types[ci].schema_name, s.types[ci].schema_name), "read the type from a field, or do not use `_parent` in it"));
+                    diags.push(Diag::new(&s.types[ci].file, u.pos, &u.key_path, format!("`{}` in `{}` has no type: the parent of `{}` is unknown, since no field reads it", c.text(), s.types[ci].schema_name, s.types[ci].schema_name), "read the type from a field, or do not use `_parent` in it"));
                     continue;
                 }
                 diags.push(Diag::new(&file, u.pos, &u.key_path, format!("`{}` in `{}` has no value: every field reading the type has `parent: false`", c.text(), s.types[ci].schema_name), "drop `parent: false`, or do not use `_parent` in the type"));
@@ -833,7 +880,10 @@ fn kind_of(
                 return kind_of(s, ti, None, &i.value.expr, memo, depth + 1)
                     .map_err(|m| format!("value instance `{n}` of `{}`: {m}", t.schema_name));
             }
-            Err(format!("`{}` has no field or param `{n}`", t.schema_name))
+            Err(format!(
+                "`{}` has no member `{n}` (no field, instance or param of that name)",
+                t.schema_name
+            ))
         }
         Expr::Attr(inner, a) => {
             let k = kind_of(s, ti, before, inner, memo, depth + 1)?;

@@ -28,6 +28,9 @@ pub struct Diag {
     /// A second place the problem involves (the first definition of a name defined twice,
     /// the other side of a conflict), printed as a `note:` line.
     pub related: Option<Related>,
+    /// A warning rather than an error: the schema is accepted (an encoding the generator does
+    /// not know, which the reader refuses when it meets the field, as Kaitai Struct's do).
+    pub warning: bool,
 }
 
 /// The second place of a two-place diagnostic ("first defined here").
@@ -57,6 +60,21 @@ impl Diag {
             message: message.into(),
             hint: hint.into(),
             related: None,
+            warning: false,
+        }
+    }
+
+    /// A new warning (see [`Diag::warning`]).
+    pub fn warn(
+        file: &str,
+        pos: Pos,
+        key_path: &str,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Self {
+        Self {
+            warning: true,
+            ..Self::new(file, pos, key_path, message, hint)
         }
     }
 
@@ -75,8 +93,12 @@ impl fmt::Display for Diag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}:{}:{}: error: {}",
-            self.file, self.pos.line, self.pos.col, self.message
+            "{}:{}:{}: {}: {}",
+            self.file,
+            self.pos.line,
+            self.pos.col,
+            if self.warning { "warning" } else { "error" },
+            self.message
         )?;
         if !self.key_path.is_empty() {
             write!(f, "\n  at: {}", self.key_path)?;
@@ -99,6 +121,11 @@ pub fn render(diags: &[Diag]) -> String {
         out.push_str(&d.to_string());
         out.push_str("\n\n");
     }
-    out.push_str(&format!("{} error(s)\n", diags.len()));
+    let warnings = diags.iter().filter(|d| d.warning).count();
+    if warnings == diags.len() && warnings > 0 {
+        out.push_str(&format!("{warnings} warning(s)\n"));
+    } else {
+        out.push_str(&format!("{} error(s)\n", diags.len() - warnings));
+    }
     out
 }

@@ -61,6 +61,8 @@ pub struct Schema {
     pub opaque_types: bool,
     /// The opaque type names used by fields (filled when names are resolved).
     pub opaque: Vec<String>,
+    /// Warnings of this file and its imports: accepted, but worth a look (unknown encodings).
+    pub warnings: Vec<crate::diag::Diag>,
 }
 
 /// One user type (a `seq` of fields).
@@ -75,6 +77,10 @@ pub struct TypeDef {
     /// Written names of the enclosing types and this one, from the top level
     /// (`["outer", "inner"]`); empty for the root type. References resolve innermost-out.
     pub scope: Vec<String>,
+    /// The schema file that defines the type, as diagnostics name it (the importing
+    /// schema's or an imported one's). `_parent` is typed within this file, as in Kaitai
+    /// Struct: only fields of types of the same file say what a type's parent is.
+    pub file: String,
     /// `doc`, if any.
     pub doc: Option<String>,
     /// Where the type is defined.

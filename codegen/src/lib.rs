@@ -289,6 +289,7 @@ fn load_schema_in(
                 found.parent().map(Path::to_path_buf).unwrap_or_default(),
                 shown,
             ));
+            main.warnings.append(&mut imp.warnings);
             for mut t in imp.types {
                 let mut scope = vec![imp.id.clone()];
                 if !t.scope.is_empty() {
@@ -326,7 +327,13 @@ fn lower_one(text: &str, file: &str) -> Result<ir::Schema, Vec<Diag>> {
     let mut lower = lower::Lower::new(file);
     let schema = lower.schema(&root);
     match schema {
-        Some(s) if lower.diags.is_empty() => Ok(s),
+        Some(mut s) if lower.diags.is_empty() => {
+            for t in &mut s.types {
+                t.file = file.to_owned();
+            }
+            s.warnings = lower.warnings;
+            Ok(s)
+        }
         _ => {
             let mut d = lower.diags;
             d.sort_by_key(|x| x.pos);
@@ -356,7 +363,7 @@ pub fn generate_with(
     path: &Path,
     options: &Options,
 ) -> Result<String, Vec<Diag>> {
-    generate_in(text, file, path, options, &mut Vec::new())
+    generate_in(text, file, path, options, &mut Vec::new(), &mut Vec::new())
 }
 
 /// [`generate_with`], adding every imported file read to `read` (also when it fails).
@@ -366,8 +373,10 @@ fn generate_in(
     path: &Path,
     opts: &Options,
     read: &mut Vec<PathBuf>,
+    warnings: &mut Vec<Diag>,
 ) -> Result<String, Vec<Diag>> {
     let schema = load_schema_in(text, file, path, &opts.include_paths, read)?;
+    warnings.extend(schema.warnings.iter().cloned());
     let tokens = emit::Emitter::new(&schema).with_options(opts).emit()?;
     let mut syntax: syn::File = match syn::parse2(tokens) {
         Ok(f) => f,

@@ -13,7 +13,8 @@
 //!
 //! `statepack-codegen check FILE.ksy...`: checks each schema (loads, resolves and generates it
 //! without writing anything) and prints one line per file: `FILE: ok`, or `FILE: refused`
-//! followed by its diagnostics. Exits 1 when any file is refused.
+//! followed by its diagnostics; an accepted file's warnings (an unknown encoding) follow its
+//! `ok`. Exits 1 when any file is refused.
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -29,7 +30,18 @@ fn check(files: &[String]) -> ExitCode {
             }
         };
         match statepack_codegen::generate(&text, f) {
-            Ok(_) => println!("{f}: ok"),
+            Ok(_) => {
+                println!("{f}: ok");
+                let path = std::path::Path::new(f);
+                let warnings = statepack_codegen::load_schema_at(&text, f, path)
+                    .map(|s| s.warnings)
+                    .unwrap_or_default();
+                if !warnings.is_empty() {
+                    for line in statepack_codegen::render(&warnings).lines() {
+                        println!("  {line}");
+                    }
+                }
+            }
             Err(d) => {
                 refused += 1;
                 println!("{f}: refused");

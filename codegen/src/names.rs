@@ -13,6 +13,19 @@ const KEYWORDS: &[&str] = &[
 /// Keywords that cannot be raw identifiers; a trailing `_` is added instead.
 const NOT_RAW: &[&str] = &["self", "Self", "super", "crate"];
 
+/// Whether `name` can be a name in an expression: a Kaitai Struct identifier (`[a-z][a-z0-9_]*`)
+/// or one of the special names that start with `_` (`_io`, `_parent`, `_index`, `_`).
+pub fn is_schema_name(name: &str) -> bool {
+    let mut c = name.chars();
+    match c.next() {
+        Some('_') => true,
+        Some(f) if f.is_ascii_lowercase() => {
+            c.all(|x| x.is_ascii_lowercase() || x.is_ascii_digit() || x == '_')
+        }
+        _ => false,
+    }
+}
+
 /// `snap_v1_3` -> `SnapV13`, `frame_kind` -> `FrameKind`.
 pub fn camel(snake: &str) -> String {
     let mut out = String::new();

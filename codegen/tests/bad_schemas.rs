@@ -38,7 +38,14 @@ fn rendered(stem: &str) -> Result<String, String> {
     let path = bad_dir().join(format!("{stem}.ksy"));
     let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read: {e}"))?;
     let display = format!("codegen/tests/bad/{stem}.ksy");
-    match statepack_codegen::generate(&text, &display) {
+    // Imports are found next to the schema, and shown relative to the repository as the
+    // schema itself is: the tests of this file run from the repository's root.
+    static ROOT: std::sync::Once = std::sync::Once::new();
+    ROOT.call_once(|| {
+        std::env::set_current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+            .expect("the repository root")
+    });
+    match statepack_codegen::generate_at(&text, &display, Path::new(&display)) {
         Ok(_) => Err("the generator accepted this schema".into()),
         Err(diags) if diags.is_empty() => Err("the generator failed with no diagnostic".into()),
         Err(diags) => Ok(statepack_codegen::render(&diags)),

@@ -1384,7 +1384,10 @@ fn parent_in_the_root_type_and_in_an_unread_type_are_refused() {
     let unread = "meta:\n  id: u\nseq:\n  - id: a\n    type: u1\ntypes:\n  lone:\n    seq:\n      - id: b\n        size: _parent.a\n";
     let shown =
         statepack_codegen::render(&statepack_codegen::generate(unread, "u.ksy").unwrap_err());
-    assert!(shown.contains("no field reads `lone`"), "{shown}");
+    assert!(
+        shown.contains("the parent of `lone` is unknown, since no field reads it"),
+        "{shown}"
+    );
 }
 
 /// Bytes of `run/recursion.ksy` with `depth` levels of `tag` 1 before the leaf, whose tree
@@ -1876,4 +1879,109 @@ fn switch_mixing_numbers_and_user_types() {
     let dynv = statepack_codegen::interp::decode(&s, &bytes).unwrap();
     statepack_codegen::interp::compare(&dynv, &*mixed_switch::reflect_decode(&bytes).unwrap())
         .unwrap();
+}
+
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/instance_no_pos.rs"]
+mod instance_no_pos;
+
+/// An instance without `pos` is read where the `seq` left the stream, and written there.
+#[test]
+fn instance_without_pos_reads_where_the_seq_ends() {
+    use instance_no_pos::{InstanceNoPos, Trailer};
+    let bytes = [2, 0xaa, 0xbb, b'E', b'N', b'D', 0x34, 0x12];
+    let v = InstanceNoPos::decode(&bytes).unwrap();
+    assert_eq!(v.body, [0xaa, 0xbb]);
+    assert_eq!(v.trailer.crc, 0x1234);
+    assert_eq!(v.encode().unwrap(), bytes);
+    // Built plainly: the trailer goes after the body, wherever that ends now.
+    let built = InstanceNoPos {
+        body: vec![1, 2, 3],
+        trailer: Box::new(Trailer { crc: 7 }),
+        ..Default::default()
+    };
+    let out = built.encode().unwrap();
+    assert_eq!(out, [3, 1, 2, 3, b'E', b'N', b'D', 7, 0]);
+    assert_eq!(InstanceNoPos::decode(&out).unwrap(), built);
+    // Cut inside the trailer: the error names it and where it starts.
+    let e = InstanceNoPos::decode(&bytes[..7]).unwrap_err();
+    assert_eq!(e.path.to_string(), "trailer.crc", "{e}");
+    // A second instance without `pos` in one type is refused.
+    let two = "meta:\n  id: two\nseq:\n  - id: a\n    type: u1\ninstances:\n  b:\n    type: u1\n  c:\n    type: u1\n";
+    let shown =
+        statepack_codegen::render(&statepack_codegen::generate(two, "two.ksy").unwrap_err());
+    assert!(
+        shown.contains("a second instance without `pos` in one type (the first is `b`)"),
+        "{shown}"
+    );
+}
+
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/root_of_import.rs"]
+mod root_of_import;
+
+/// `_root` in an imported schema's types is that schema's root, not the importer's.
+#[test]
+fn root_in_an_imported_schema_is_its_own_root() {
+    use root_of_import::RootOfImport;
+    // The importer's `width` is 9; the library's root says 3.
+    let bytes = [9, 2, 3, 1, 2, 3, 4, 5, 6];
+    let v = RootOfImport::decode(&bytes).unwrap();
+    assert_eq!(v.width, 9);
+    assert_eq!(v.lib.width, 3);
+    assert_eq!(v.lib.items.len(), 2);
+    assert_eq!(v.lib.items[1].data, [4, 5, 6]);
+    assert_eq!(v.encode().unwrap(), bytes);
+    // Read directly by the importer, the library's type would see the importer's root.
+    let direct = "meta:\n  id: direct\n  imports:\n    - imported/root_lib\nseq:\n  - id: width\n    type: u1\n  - id: one\n    type: root_lib::item\n";
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run/direct.ksy");
+    let shown = statepack_codegen::render(
+        &statepack_codegen::generate_at(direct, "direct.ksy", &path).unwrap_err(),
+    );
+    assert!(
+        shown.contains("`_root.width` in `item` is the root of")
+            && shown.contains("reads the type directly"),
+        "{shown}"
+    );
+}
+
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/unknown_encoding.rs"]
+mod unknown_encoding;
+
+/// An unknown encoding is a warning when generating, and an error only where the field is
+/// read or written.
+#[test]
+fn unknown_encoding_fails_where_the_field_is_met() {
+    use unknown_encoding::UnknownEncoding;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run/unknown_encoding.ksy");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let s = statepack_codegen::load_schema_at(&text, "unknown_encoding.ksy", &path).unwrap();
+    let shown = statepack_codegen::render(&s.warnings);
+    assert!(
+        shown.contains("unknown_encoding.ksy:17:15: warning: unknown encoding `x-legacy-charset`")
+            && shown.ends_with("1 warning(s)\n"),
+        "{shown}"
+    );
+    // Without the field the file reads and writes.
+    let v = UnknownEncoding::decode(&[1, b'a', 0]).unwrap();
+    assert_eq!(v.name, "a");
+    assert_eq!(v.encode().unwrap(), [1, b'a', 0]);
+    // With it, reading fails at the field.
+    let e = UnknownEncoding::decode(&[1, b'a', 1, b'x', b'y']).unwrap_err();
+    assert_eq!(e.path.to_string(), "legacy");
+    assert_eq!(e.offset, 3);
+    assert!(e.to_string().contains("unknown encoding"), "{e}");
+    // And writing it fails naming the field.
+    let w = UnknownEncoding {
+        name: "a".into(),
+        has_legacy: 1,
+        legacy: Some("xy".into()),
+        ..Default::default()
+    };
+    let e = w.encode().unwrap_err();
+    assert_eq!(e.path.to_string(), "legacy", "{e}");
 }

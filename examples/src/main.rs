@@ -2,6 +2,12 @@
 //! checks that it is the same, and prints it; then shows the error a damaged file gives.
 //!
 //! `statepack-example [FILE]` (default: `game.gsav` in the system's temporary folder).
+//!
+//! What it uses of statepack is in `statepack_runtime`, the crate generated code calls:
+//! `include_schema!` here, and the errors of `decode` and `encode`
+//! (`statepack_runtime::io::DecodeError`, `EncodeError`) through the generated types.
+//! statepack's own format math would be `statepack_codecs::…`, a dependency this crate does
+//! not need (see `Cargo.toml`).
 
 statepack_runtime::include_schema!(mod game_save);
 

@@ -191,10 +191,9 @@ fn cbtk_tracks() -> Vec<(String, Vec<u8>)> {
         ("small".to_string(), MatchSpec::small()),
         ("larger".to_string(), larger),
     ];
-    if let Some(path) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
-    {
-        use statepack_runtime::motion::{Clip, Skeleton};
-        let clip = statepack_runtime::motion::load_motion_file(&path).expect("read the walk");
+    if let Some(path) = statepack_fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") {
+        use statepack_codecs::motion::{Clip, Skeleton};
+        let clip = statepack_codecs::motion::load_motion_file(&path).expect("read the walk");
         let bones = 4;
         let skeleton = Skeleton::new(clip.skeleton.bones()[..bones].to_vec()).expect("a prefix");
         let rows = clip
@@ -516,7 +515,7 @@ fn cbtk_window_through_generated_reader() {
 /// field path and byte offset.
 #[test]
 fn flashback_replays_read_like_rust() {
-    let Some(fixtures) = statepack_runtime::fixtures::fixture_for_test("flashback-rply") else {
+    let Some(fixtures) = statepack_fixtures::fixture_for_test("flashback-rply") else {
         return;
     };
     let Some(lua) = lua51::interpreter("flashback_replays_read_like_rust") else {

@@ -211,7 +211,7 @@ fn format_samples_read_and_write_like_rust() {
 /// both refuse it at the same field path and byte offset.
 #[test]
 fn flashback_replays_read_like_rust() {
-    let Some(dir) = statepack_runtime::fixtures::fixture_for_test("flashback-rply") else {
+    let Some(dir) = statepack_fixtures::fixture_for_test("flashback-rply") else {
         return;
     };
     let path = repo_root().join("schema").join("rply_v3.ksy");

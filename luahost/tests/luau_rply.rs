@@ -1,5 +1,5 @@
 //! RPLY v3 XFORM in Luau (`lua/luau/rply_xform.luau`) against the Rust runtime
-//! (`statepack_runtime::rply_xform`) on the same inputs: the yaw and axis-angle quantizers,
+//! (`statepack_codecs::rply_xform`) on the same inputs: the yaw and axis-angle quantizers,
 //! their inverses, the player's state replaying the Rust encoder's steps, and the Luau
 //! closed-loop encoder emitting the Rust encoder's steps on the same paths.
 //!
@@ -12,8 +12,8 @@ mod common;
 use common::{report, Rng};
 use glam::{DQuat, DVec3};
 use mlua::{Function, Table, Value};
+use statepack_codecs::rply_xform::*;
 use statepack_luahost::LuauHost;
-use statepack_runtime::rply_xform::*;
 
 fn num(v: Value) -> f64 {
     match v {

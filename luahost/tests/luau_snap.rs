@@ -10,14 +10,14 @@ use common::{report, Rng};
 use glam::{Quat, Vec3};
 use mlua::{Buffer, Function, Table, Value};
 use statepack::formats::snap;
-use statepack_luahost::LuauHost;
-use statepack_runtime::quant::angle_between_rad;
-use statepack_runtime::snap_delta::{
+use statepack_codecs::quant::angle_between_rad;
+use statepack_codecs::snap_delta::{
     chain_pos_error_bound, SnapChainEncoder, SnapStep, CHAIN_ROT_ERROR_BOUND_RAD,
 };
-use statepack_runtime::snap_quant::{
+use statepack_codecs::snap_quant::{
     compress_cframe, decompress_rotation, PackedCFrame, CFRAME_ROT_ERROR_BOUND_RAD,
 };
+use statepack_luahost::LuauHost;
 
 fn num(v: Value) -> f64 {
     match v {

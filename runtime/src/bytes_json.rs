@@ -36,7 +36,7 @@ pub fn deserialize<'de, T: BytesJson, D: Deserializer<'de>>(d: D) -> Result<T, D
 /// Decodes a hex string into bytes. Errors: odd length or a non-hex character, named with its
 /// place.
 pub fn from_hex(s: &str) -> Result<Vec<u8>, String> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(format!(
             "a hex string needs two digits per byte, found {} digits",
             s.len()

@@ -153,7 +153,10 @@ pub enum DecodeErrorKind {
 
 /// A decode failure: what ([`DecodeErrorKind`]), where in the data ([`FieldPath`]) and at which
 /// byte offset from the start of the input.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// `{:?}` prints the same message as `{}` (so a `main` returning `Result<_, Box<dyn Error>>`
+/// shows `Error: path (byte offset N): what`); `{:#?}` prints the members one by one.
+#[derive(Clone, PartialEq)]
 pub struct DecodeError {
     /// The field the error belongs to, outermost first.
     pub path: FieldPath,
@@ -207,6 +210,20 @@ impl fmt::Display for DecodeError {
 }
 
 impl std::error::Error for DecodeError {}
+
+impl fmt::Debug for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if f.alternate() {
+            f.debug_struct("DecodeError")
+                .field("path", &self.path)
+                .field("offset", &self.offset)
+                .field("kind", &self.kind)
+                .finish()
+        } else {
+            fmt::Display::fmt(self, f)
+        }
+    }
+}
 
 /// What went wrong while encoding, without the where (see [`EncodeError`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -274,7 +291,9 @@ pub enum EncodeErrorKind {
 
 /// An encode failure: what ([`EncodeErrorKind`]) and for which field ([`FieldPath`]).
 /// Writers never wrap or truncate a value that does not fit; they return this instead.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// `{:?}` prints the same message as `{}`; `{:#?}` prints the members one by one.
+#[derive(Clone, PartialEq)]
 pub struct EncodeError {
     /// The field the error belongs to, outermost first.
     pub path: FieldPath,
@@ -320,6 +339,19 @@ impl fmt::Display for EncodeError {
 }
 
 impl std::error::Error for EncodeError {}
+
+impl fmt::Debug for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if f.alternate() {
+            f.debug_struct("EncodeError")
+                .field("path", &self.path)
+                .field("kind", &self.kind)
+                .finish()
+        } else {
+            fmt::Display::fmt(self, f)
+        }
+    }
+}
 
 /// Prints bytes as quoted text when every byte is printable ASCII, else as spaced hex.
 pub fn show_bytes(bytes: &[u8]) -> String {
@@ -742,7 +774,7 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     /// `crate::positional`).
     pub(crate) processed: u64,
     /// The processed-bytes budget of the whole file
-    /// ([`crate::positional::processed_budget`] of the outermost input), which a reader of
+    /// ([`crate::limits::processed_budget`] of the outermost input), which a reader of
     /// processed bytes shares with the reader it was made by.
     pub(crate) processed_total: u64,
     /// Bytes already produced by the readers this one was made by (0 for the outermost).
@@ -787,7 +819,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             inst_reads: 0,
             inst_bytes: 0,
             processed: 0,
-            processed_total: crate::positional::processed_budget(buf.len()),
+            processed_total: crate::limits::processed_budget(buf.len()),
             processed_base: 0,
             tracer,
         }
@@ -1522,11 +1554,9 @@ pub fn unprocess(p: Processor<'_>, stored: &[u8], at: u64) -> Result<Vec<u8>, De
     let _ = at;
     Ok(match p {
         #[cfg(feature = "zlib")]
-        Processor::Zlib => {
-            crate::cbtk_columns::inflate(stored, zlib_limit(stored.len())).map_err(|e| {
-                DecodeError::new(at, DecodeErrorKind::Semantic(format!("process zlib: {e}")))
-            })?
-        }
+        Processor::Zlib => crate::zlib::inflate(stored, zlib_limit(stored.len())).map_err(|e| {
+            DecodeError::new(at, DecodeErrorKind::Semantic(format!("process zlib: {e}")))
+        })?,
         Processor::Xor(key) => xor_all(stored, key),
         Processor::Rol(n) => rotate_all(stored, n),
         Processor::Ror(n) => rotate_all(stored, n.wrapping_neg()),
@@ -1549,7 +1579,7 @@ pub fn unprocess_within(
     if let Processor::Zlib = p {
         let room = usize::try_from(room).unwrap_or(usize::MAX);
         if room < zlib_limit(stored.len()) {
-            return crate::cbtk_columns::inflate(stored, room).map_err(|e| {
+            return crate::zlib::inflate(stored, room).map_err(|e| {
                 let m = if e.starts_with("decompresses to more than") {
                     format!(
                         "processed fields produced more than the {room} byte(s) left of the file's budget of 65,536 plus 1,032 per input byte (nested compression, or stored bytes shared by many instances?)"
@@ -1581,7 +1611,7 @@ pub fn reprocess<'v>(
     }
     Cow::Owned(match p {
         #[cfg(feature = "zlib")]
-        Processor::Zlib => crate::cbtk_columns::deflate(value, 6),
+        Processor::Zlib => crate::zlib::deflate(value, 6),
         Processor::Xor(key) => xor_all(value, key),
         Processor::Rol(n) => rotate_all(value, n.wrapping_neg()),
         Processor::Ror(n) => rotate_all(value, n),
@@ -1685,6 +1715,19 @@ fn bit_field_out_of_range(value: u64) -> EncodeError {
     })
 }
 
+/// One positional instance, encoded and waiting to be laid out (`crate::positional` lays
+/// it out).
+#[derive(Debug, Clone)]
+pub(crate) struct Placement {
+    /// Absolute offset in the output.
+    pub(crate) at: usize,
+    pub(crate) bytes: Vec<u8>,
+    /// The instance's key path in the schema (`types.entry.instances.name`).
+    pub(crate) what: &'static str,
+    /// An instance of the whole output (`io: _root._io`), whose `at` stays absolute.
+    pub(crate) whole: bool,
+}
+
 /// A growable output buffer, used by every generated writer.
 #[derive(Debug, Clone, Default)]
 pub struct ByteWriter {
@@ -1693,7 +1736,7 @@ pub struct ByteWriter {
     /// and positional instances.
     pub(crate) start: usize,
     /// Positional instances waiting to be laid out (see `crate::positional`).
-    pub(crate) placed: Vec<crate::positional::Placement>,
+    pub(crate) placed: Vec<Placement>,
     /// Where this writer's first byte goes in the whole output (non-zero for a positional
     /// instance encoded on its own); `start` and placements are absolute.
     pub(crate) origin: usize,
@@ -2285,6 +2328,32 @@ pub fn fit<T: TryFrom<i128>>(value: i128, ty: &'static str) -> Result<T, EncodeE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_of_errors_is_their_message() {
+        let d = DecodeError::new(18, DecodeErrorKind::Semantic("bad tick".into()))
+            .in_field("tick_count")
+            .in_field("head");
+        // What `main` returning `Box<dyn Error>` prints after "Error: ".
+        let boxed: Box<dyn std::error::Error> = Box::new(d.clone());
+        assert_eq!(
+            format!("{boxed:?}"),
+            "head.tick_count (byte offset 18): bad tick"
+        );
+        assert_eq!(format!("{d:?}"), d.to_string());
+        let long = format!("{d:#?}");
+        assert!(
+            long.starts_with("DecodeError {") && long.contains("offset: 18"),
+            "{long}"
+        );
+        let e = EncodeError::new(EncodeErrorKind::OutOfRange {
+            value: "300".into(),
+            ty: "u8",
+        })
+        .in_field("count");
+        assert_eq!(format!("{e:?}"), "count: 300 does not fit in u8");
+        assert!(format!("{e:#?}").starts_with("EncodeError {"));
+    }
 
     #[test]
     fn division_floors_like_kaitai() {

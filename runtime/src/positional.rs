@@ -17,41 +17,13 @@
 //! at most [`instance_budget`] of them.
 
 use crate::io::{
-    ByteReader, ByteWriter, DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, Tracer,
+    ByteReader, ByteWriter, DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, Placement,
+    Tracer,
 };
 
-/// How deep positional instances may nest (an instance whose type has an instance whose
-/// type has one, ...). Deeper is refused as `Semantic`, so that a chain of positions in
-/// hostile data ends with an error rather than a stack overflow.
-pub const MAX_INSTANCE_DEPTH: u32 = 64;
-
-/// How many positional instances one decode may read: 1 024 plus 16 per input byte. Instances
-/// that point back at each other through two or more members would otherwise be read an
-/// exponential number of times within [`MAX_INSTANCE_DEPTH`]; past the budget the reader
-/// returns a `Semantic` error.
-pub fn instance_budget(input_len: usize) -> u64 {
-    1024 + 16 * input_len as u64
-}
-
-/// How many bytes the positional instances of one reader may read in all: 65,536 plus 16 per
-/// byte of the reader's input. Instances that overlap (many entries of a directory pointing
-/// at the same bytes) would otherwise turn a small input into any amount of memory; data whose
-/// instances each read their own bytes reads every byte once. Past the budget the next
-/// instance read is a `Semantic` error.
-pub fn instance_bytes_budget(input_len: usize) -> u64 {
-    65_536 + 16 * input_len as u64
-}
-
-/// How many bytes the processed fields of one file may produce in all (the sum of what every
-/// `process` decompresses or transforms to, processed fields inside processed bytes
-/// included): 65,536 plus 1,032 per byte of the file, zlib's largest ratio. The reader of a
-/// processed field's bytes shares the budget of the reader that made it
-/// ([`ByteReader::sharing`]), so nested `process: zlib` cannot multiply it, and a
-/// processed field whose stored bytes are shared by many positional instances is charged once
-/// per instance. Past it the read is a `Semantic` error.
-pub fn processed_budget(input_len: usize) -> u64 {
-    65_536 + 1032 * input_len as u64
-}
+pub use crate::limits::{
+    instance_budget, instance_bytes_budget, processed_budget, MAX_INSTANCE_DEPTH,
+};
 
 /// A reader's share of its file's processed-bytes budget ([`processed_budget`]), handed to
 /// the reader of a processed field's bytes.
@@ -248,18 +220,6 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             &[]
         }
     }
-}
-
-/// One positional instance, encoded and waiting to be laid out.
-#[derive(Debug, Clone)]
-pub struct Placement {
-    /// Absolute offset in the output.
-    at: usize,
-    bytes: Vec<u8>,
-    /// The instance's key path in the schema (`types.entry.instances.name`).
-    what: &'static str,
-    /// An instance of the whole output (`io: _root._io`), whose `at` stays absolute.
-    pub(crate) whole: bool,
 }
 
 impl ByteWriter {

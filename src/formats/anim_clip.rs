@@ -1,5 +1,5 @@
 //! statepack's animation clip container (`schema/anim_clip.ksy`, `docs/formats/anim_clip.md`):
-//! the bytes of a [`statepack_runtime::anim::EncodedClip`], with the bit stream packed and
+//! the bytes of a [`statepack_codecs::anim::EncodedClip`], with the bit stream packed and
 //! unpacked here.
 //!
 //! [`compress`] encodes a clip within a world-space tolerance and verifies the tolerance again
@@ -7,15 +7,15 @@
 //! which [`Decoder`] samples poses.
 
 use crate::generated::anim_clip as raw;
-use statepack_runtime::anim::{
+use statepack_codecs::anim::{
     self, f16_from_bits, f16_to_bits, world_error, AnimatedTrack, BoneTracks, Decoder,
     EncodeReport, EncodedClip, Interp, Metric, Track,
 };
+use statepack_codecs::motion::Clip;
 use statepack_runtime::bits::lsb::{LsbReader, LsbWriter};
 use statepack_runtime::io::{
     DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, FieldPath, PathSeg,
 };
-use statepack_runtime::motion::Clip;
 
 pub use raw::AnimClip;
 
@@ -542,7 +542,7 @@ impl crate::formats::Format for AnimClip {
 /// Sample files built in code: the first 40 frames of the study's walk (generated in code)
 /// at 1 mm joint error (linear and cubic), and at 0.5 mm on a 3 cm shell.
 pub fn sample_files() -> Vec<(String, Vec<u8>)> {
-    let mut clip = statepack_runtime::motion::walk::study_walk_clip();
+    let mut clip = statepack_codecs::motion::walk::study_walk_clip();
     clip.frames.truncate(40);
     let mut out = Vec::new();
     for (name, metric, interp) in [

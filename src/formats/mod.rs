@@ -1,5 +1,5 @@
 //! One module per format: the semantic API (recorders, readers, players) over the generated
-//! raw types and the runtime's quantizers and delta chains.
+//! raw types and statepack-codecs' quantizers and delta chains.
 //!
 //! [`FORMATS`] lists every format with the same few entry points, so tools and checks that
 //! apply to all formats (the CLI's `inspect`/`decode`, the Kaitai oracle, fuzzing, truncation

@@ -3,7 +3,7 @@
 //! - [`Recorder`]: samples (dt in ms, position in studs, rotation) to bytes. Frame 0 and every
 //!   60th frame are absolute, other frames are deltas unless the motion is too large for the
 //!   delta encoding; deltas are computed against what the decoder reconstructs (closed loop,
-//!   [`statepack_runtime::snap_delta::SnapChainEncoder`]), so error never accumulates.
+//!   [`statepack_codecs::snap_delta::SnapChainEncoder`]), so error never accumulates.
 //! - [`read`]: bytes to decoded recordings, with every check of the spec (version header,
 //!   explicit recording count, first frame absolute, known frame bitfields, total duration
 //!   equal to the sum of dt, UTF-8 map names), each failing with the field path and byte
@@ -17,13 +17,13 @@
 
 use crate::generated::snap_v1_3 as raw;
 use glam::{DQuat, Quat, Vec3};
+use statepack_codecs::motion::Clip;
+use statepack_codecs::quant::angle_between_rad;
+use statepack_codecs::snap_delta::{ChainError, SnapChainDecoder, SnapChainEncoder, SnapStep};
+use statepack_codecs::snap_quant::PackedCFrame;
 use statepack_runtime::io::{
     DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, FieldPath, PathSeg,
 };
-use statepack_runtime::motion::Clip;
-use statepack_runtime::quant::angle_between_rad;
-use statepack_runtime::snap_delta::{ChainError, SnapChainDecoder, SnapChainEncoder, SnapStep};
-use statepack_runtime::snap_quant::PackedCFrame;
 
 pub use raw::{Cframe, Frame, FrameKind, Recording, SnapV13};
 
@@ -195,7 +195,7 @@ impl Recorder {
             match step {
                 SnapStep::Absolute(_) => {
                     stats.absolute += 1;
-                    if i % statepack_runtime::snap_delta::KEYFRAME_INTERVAL as usize != 0 {
+                    if i % statepack_codecs::snap_delta::KEYFRAME_INTERVAL as usize != 0 {
                         stats.forced_absolute += 1;
                     }
                 }
@@ -282,8 +282,8 @@ impl DecodedRecording {
             1.0
         };
         Some((
-            statepack_runtime::curve::lerp(a.pos_studs, b.pos_studs, u),
-            statepack_runtime::curve::nlerp(a.rot, b.rot, u),
+            statepack_codecs::curve::lerp(a.pos_studs, b.pos_studs, u),
+            statepack_codecs::curve::nlerp(a.rot, b.rot, u),
         ))
     }
 }
@@ -439,11 +439,11 @@ pub struct RecordingError {
     /// Largest angle between decoded and source rotations, in degrees.
     pub max_rot_error_deg: f64,
     /// Largest allowed position error over this recording's positions, in studs
-    /// ([`statepack_runtime::snap_delta::chain_pos_error_bound`], which grows with the distance from
+    /// ([`statepack_codecs::snap_delta::chain_pos_error_bound`], which grows with the distance from
     /// the origin).
     pub pos_bound_studs: f64,
     /// Frames whose position error exceeds the bound at that frame's own position, or whose
-    /// rotation error exceeds [`statepack_runtime::snap_delta::CHAIN_ROT_ERROR_BOUND_RAD`].
+    /// rotation error exceeds [`statepack_codecs::snap_delta::CHAIN_ROT_ERROR_BOUND_RAD`].
     pub frames_over_bound: usize,
 }
 
@@ -457,7 +457,7 @@ pub fn verify_against_clip(
 ) -> Result<Vec<RecordingError>, SnapError> {
     let n = clip.frame_count();
     let poses: Vec<_> = (0..n).map(|f| clip.world_pose(f)).collect();
-    let rot_bound_deg = statepack_runtime::snap_delta::CHAIN_ROT_ERROR_BOUND_RAD.to_degrees();
+    let rot_bound_deg = statepack_codecs::snap_delta::CHAIN_ROT_ERROR_BOUND_RAD.to_degrees();
     let mut out = Vec::with_capacity(decoded.len());
     for rec in decoded {
         let b = clip
@@ -490,7 +490,7 @@ pub fn verify_against_clip(
             let src_rot: DQuat = poses[f][b].rotation;
             let dp = (frame.pos_studs.as_dvec3() - src_pos).length();
             let dr = angle_between_rad(frame.rot.as_dquat(), src_rot).to_degrees();
-            let bound = statepack_runtime::snap_delta::chain_pos_error_bound(src_pos.as_vec3());
+            let bound = statepack_codecs::snap_delta::chain_pos_error_bound(src_pos.as_vec3());
             e.max_pos_error_studs = e.max_pos_error_studs.max(dp);
             e.max_rot_error_deg = e.max_rot_error_deg.max(dr);
             e.pos_bound_studs = e.pos_bound_studs.max(bound);
@@ -571,7 +571,7 @@ pub fn sample_files() -> Vec<(String, Vec<u8>)> {
         }
     }
     if let Ok(rec) = import_clip(
-        &statepack_runtime::motion::walk::study_walk_clip(),
+        &statepack_codecs::motion::walk::study_walk_clip(),
         DEFAULT_STUDS_PER_METRE,
     ) {
         if let Ok(b) = rec.finish() {

@@ -1,6 +1,6 @@
 //! The keyframe track container of the animation keyframe-compression study
 //! (`schema/study_tracks.ksy`, `docs/formats/study_tracks.md`): writing a
-//! [`statepack_runtime::keyframe::Plan`] or a raw clip, and reading a file back into tracks that
+//! [`statepack_codecs::keyframe::Plan`] or a raw clip, and reading a file back into tracks that
 //! can be sampled at any frame.
 //!
 //! Layout decisions where the study is silent (each pinned by a test in
@@ -16,15 +16,15 @@
 //!   increasing bone order (so none appears twice), as the study writes them.
 
 use crate::generated::study_tracks as raw;
-use statepack_runtime::io::{
-    DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, FieldPath, PathSeg,
-};
-use statepack_runtime::keyframe::{
+use statepack_codecs::keyframe::{
     dequantize_quat, qnorm, quantize_quat, reconstruct, reconstruct_quat, Plan, Quat4, ScalarKind,
     SmallestThree,
 };
-use statepack_runtime::motion::{Clip, LocalTransform};
-use statepack_runtime::quant::half;
+use statepack_codecs::motion::{Clip, LocalTransform};
+use statepack_codecs::quant::half;
+use statepack_runtime::io::{
+    DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, FieldPath, PathSeg,
+};
 
 pub use raw::{StudyTracks, StudyTracksBody, TrackLayout};
 
@@ -60,7 +60,7 @@ fn fps_u16(frame_time_s: f64) -> Result<u16, EncodeError> {
 }
 
 /// Converts to IEEE 754 binary16 bits, rounding to nearest with ties to even
-/// ([`statepack_runtime::quant::half::STUDY`]).
+/// ([`statepack_codecs::quant::half::STUDY`]).
 ///
 /// # Errors
 ///
@@ -939,8 +939,8 @@ impl crate::formats::Format for StudyTracks {
 /// Sample files built in code from the first 24 frames of the study's walk (generated in
 /// code, no fixture needed): raw, float32 linear keys at 1 mm, quantised cubic keys at 1 mm.
 pub fn sample_files() -> Vec<(String, Vec<u8>)> {
-    use statepack_runtime::keyframe::{plan, PlanOptions};
-    let mut clip = statepack_runtime::motion::walk::study_walk_clip();
+    use statepack_codecs::keyframe::{plan, PlanOptions};
+    let mut clip = statepack_codecs::motion::walk::study_walk_clip();
     clip.frames.truncate(24);
     let mut out = Vec::new();
     if let Ok(b) = encode_raw(&clip) {

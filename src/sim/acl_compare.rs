@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use statepack_runtime::anim::Metric;
-use statepack_runtime::motion::{self, Clip};
+use statepack_codecs::anim::Metric;
+use statepack_codecs::motion::{self, Clip};
 
 /// One clip of the comparison: label, preparation, metric, ACL's bytes and error.
 pub struct AclRow {
@@ -23,7 +23,7 @@ pub struct AclRow {
 }
 
 fn fixture(rel: &str) -> Result<PathBuf, String> {
-    statepack_runtime::fixtures::fixture_path(rel).map_err(|e| e.to_string())
+    statepack_fixtures::fixture_path(rel).map_err(|e| e.to_string())
 }
 
 fn load(path: &Path) -> Result<Clip, String> {

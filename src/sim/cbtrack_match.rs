@@ -12,9 +12,9 @@
 use crate::formats::cbtrack::writer::*;
 use crate::formats::cbtrack::*;
 use glam::{DQuat, DVec3};
+use statepack_codecs::motion::{Clip, LocalTransform};
+use statepack_codecs::smallest3;
 use statepack_runtime::io::DecodeError;
-use statepack_runtime::motion::{Clip, LocalTransform};
-use statepack_runtime::smallest3;
 
 /// Gravity on projectiles, elmos per frame squared.
 pub const GRAVITY: f64 = 0.12;

@@ -14,9 +14,9 @@ use crate::formats::rply::{
     Player, Recorder, RecorderOptions, RecorderStats, RigBuilder, RplyError,
 };
 use glam::{DQuat, DVec3};
-use statepack_runtime::motion::{forward_kinematics, Clip};
-use statepack_runtime::quant::angle_between_rad;
-use statepack_runtime::rply_xform::Thresholds;
+use statepack_codecs::motion::{forward_kinematics, Clip};
+use statepack_codecs::quant::angle_between_rad;
+use statepack_codecs::rply_xform::Thresholds;
 
 /// Settings of a crowd recording.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -344,7 +344,7 @@ pub fn verify_against_clip(
     let pos_bound_studs = th.pos_threshold_studs + 1e-6;
     let rot_bound_rad = th
         .rot_threshold_rad
-        .max(statepack_runtime::rply_xform::UPRIGHT_MAX_TILT_RAD)
+        .max(statepack_codecs::rply_xform::UPRIGHT_MAX_TILT_RAD)
         .max(1.0 / 128.0)
         + 1e-6;
     let mut check = SourceCheck {

@@ -2,14 +2,14 @@
 //! (`specs/animation-keyframe-compression.txt`), computed by this implementation from the
 //! study's clips: what `statepack clip study` prints and `tests/study_tables.rs` pins.
 //!
-//! Sizes come from the real writer ([`crate::formats::study_tracks`]), errors from the runtime's
-//! pipeline ([`statepack_runtime::keyframe`]), gzip sizes from flate2 at level 6.
+//! Sizes come from the real writer ([`crate::formats::study_tracks`]), errors from the codecs'
+//! pipeline ([`statepack_codecs::keyframe`]), gzip sizes from flate2 at level 6.
 
 use std::fmt::Write as _;
 
+use statepack_codecs::keyframe::{fk_error, gzip_len, mm_to_deg, plan, Plan, PlanOptions};
+use statepack_codecs::motion::{Clip, MotionError};
 use statepack_runtime::io::EncodeError;
-use statepack_runtime::keyframe::{fk_error, gzip_len, mm_to_deg, plan, Plan, PlanOptions};
-use statepack_runtime::motion::{Clip, MotionError};
 
 use crate::formats::study_tracks::{encode_plan, encode_raw, record_bytes};
 
@@ -65,7 +65,7 @@ impl ClipTable {
     /// Clip length in seconds as the study counts it, frames / fps (3.00 s for the walk's
     /// 180 frames at 60 fps), so that its B/s and keys per second match the study's; the
     /// CLI's own commands count from the first frame to the last
-    /// (`statepack_runtime::motion::Clip::duration_s`, 2.983 s).
+    /// (`statepack_codecs::motion::Clip::duration_s`, 2.983 s).
     pub fn seconds(&self) -> f64 {
         self.frames as f64 / self.fps
     }
@@ -127,9 +127,9 @@ pub fn load_study_clips() -> Result<Vec<Clip>, String> {
     ["walk", "jump", "mocap"]
         .iter()
         .map(|n| {
-            let path = statepack_runtime::fixtures::fixture_path(&format!("study/study-{n}.json"))
+            let path = statepack_fixtures::fixture_path(&format!("study/study-{n}.json"))
                 .map_err(|e| e.to_string())?;
-            statepack_runtime::motion::load_motion_file(&path)
+            statepack_codecs::motion::load_motion_file(&path)
                 .map_err(|e: MotionError| e.to_string())
         })
         .collect()

@@ -36,7 +36,7 @@ use crate::formats::world_snapshot::{
 };
 use glam::{DQuat, DVec3};
 use serde::Serialize;
-use statepack_runtime::netquant as nq;
+use statepack_codecs::netquant as nq;
 use std::collections::HashMap;
 
 /// Simulation settings.
@@ -310,7 +310,7 @@ pub fn run_with_progress(
                     .worst_pos_err_m
                     .max(e.position_m.distance(truth.position_m));
                 let q = truth.orientation.normalize();
-                let ang = statepack_runtime::quant::angle_between_rad(e.orientation, q);
+                let ang = statepack_codecs::quant::angle_between_rad(e.orientation, q);
                 rep.worst_rot_err_rad = rep.worst_rot_err_rad.max(ang);
                 rep.worst_vel_err_mps = rep
                     .worst_vel_err_mps

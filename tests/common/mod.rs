@@ -78,7 +78,7 @@ pub fn small_raw_file() -> SnapV13 {
 
 /// The demo's file: the study walk (generated in code) imported at the default scale.
 pub fn demo_file() -> Vec<u8> {
-    let clip = statepack_runtime::motion::walk::study_walk_clip();
+    let clip = statepack_codecs::motion::walk::study_walk_clip();
     snap::import_clip(&clip, snap::DEFAULT_STUDS_PER_METRE)
         .expect("import the study walk")
         .finish()

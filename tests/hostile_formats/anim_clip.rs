@@ -3,17 +3,16 @@
 
 use super::NamedFile;
 use statepack::formats::anim_clip::{compress, MAGIC, VERSION};
-use statepack_runtime::anim::{Interp, Metric};
-use statepack_runtime::motion::{Clip, Skeleton};
+use statepack_codecs::anim::{Interp, Metric};
+use statepack_codecs::motion::{Clip, Skeleton};
 
 /// The first 6 bones of `motion/cmu-131-01-walk.bvh` over 60 frames, at 1 mm (linear) and
 /// at 0.5 mm on a 3 cm shell (cubic).
 pub fn fixture_files() -> Vec<NamedFile> {
-    let Some(path) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
-    else {
+    let Some(path) = statepack_fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") else {
         return Vec::new();
     };
-    let clip = statepack_runtime::motion::load_motion_file(&path).expect("read the walk");
+    let clip = statepack_codecs::motion::load_motion_file(&path).expect("read the walk");
     let skeleton = Skeleton::new(clip.skeleton.bones()[..6].to_vec()).expect("a prefix");
     let rows = clip
         .frames

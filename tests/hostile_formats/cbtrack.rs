@@ -3,8 +3,8 @@
 use super::{NamedFile, Rng};
 use statepack::formats::cbtrack::{build_chunk, CbtkHead, WindowEntry};
 use statepack::sim::cbtrack_match::MatchSpec;
+use statepack_codecs::motion::{Clip, Skeleton};
 use statepack_runtime::cbtk_columns::{deflate, ChunkBuilder};
-use statepack_runtime::motion::{Clip, Skeleton};
 
 /// The first `bones` bones and `frames` frames of `clip`.
 fn cut(clip: &Clip, bones: usize, frames: usize) -> Clip {
@@ -21,11 +21,10 @@ fn cut(clip: &Clip, bones: usize, frames: usize) -> Clip {
 /// A crowd of 2 characters from the CMU walk (`motion/cmu-131-01-walk.bvh`, its first 4
 /// bones and 120 frames) over 100 frames in windows of 40.
 pub fn fixture_files() -> Vec<NamedFile> {
-    let Some(path) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
-    else {
+    let Some(path) = statepack_fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") else {
         return Vec::new();
     };
-    let clip = statepack_runtime::motion::load_motion_file(&path).expect("read the walk");
+    let clip = statepack_codecs::motion::load_motion_file(&path).expect("read the walk");
     let mut spec = MatchSpec::crowd(cut(&clip, 4, 120), 2, 100);
     spec.window_length = 40;
     spec.fire_every = 30;

@@ -141,7 +141,7 @@ pub mod rply;
 pub mod snap {
     use super::NamedFile;
     use statepack::formats::snap::{import_clip, DEFAULT_STUDS_PER_METRE, VERSION_HEADER};
-    use statepack_runtime::motion::{Clip, Skeleton};
+    use statepack_codecs::motion::{Clip, Skeleton};
 
     /// The first `bones` bones of `clip` (a valid skeleton: parents come first) and every
     /// `step`-th of its first `frames` frames.
@@ -167,12 +167,10 @@ pub mod snap {
     /// 120 fps): the first 3 bones over 90 frames (smooth motion, past the keyframe at frame 60),
     /// and 3 bones at every 10th frame (12 fps, larger steps, so more absolute frames).
     pub fn fixture_files() -> Vec<NamedFile> {
-        let Some(path) =
-            statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
-        else {
+        let Some(path) = statepack_fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") else {
             return Vec::new();
         };
-        let clip = statepack_runtime::motion::load_motion_file(&path).expect("read the walk");
+        let clip = statepack_codecs::motion::load_motion_file(&path).expect("read the walk");
         [
             ("cmu-131-01-walk 3 bones x 90 frames", cut(&clip, 3, 90, 1)),
             (

@@ -5,11 +5,10 @@ use statepack::sim::rply_crowd::{record_crowd, CrowdOptions};
 
 /// Two walkers for 120 ticks of the CMU walk (keyframes every 50 ticks).
 pub fn fixture_files() -> Vec<NamedFile> {
-    let Some(path) = statepack_runtime::fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh")
-    else {
+    let Some(path) = statepack_fixtures::fixture_for_test("motion/cmu-131-01-walk.bvh") else {
         return Vec::new();
     };
-    let clip = statepack_runtime::motion::load_motion_file(&path).expect("read the walk");
+    let clip = statepack_codecs::motion::load_motion_file(&path).expect("read the walk");
     let opts = CrowdOptions {
         characters: 2,
         ticks: 120,

@@ -3,15 +3,15 @@
 
 use super::NamedFile;
 use statepack::formats::study_tracks::{encode_plan, encode_raw, MAGIC};
-use statepack_runtime::keyframe::{plan, PlanOptions};
+use statepack_codecs::keyframe::{plan, PlanOptions};
 
 /// The first 30 frames of `study/study-walk.json` as float32 linear keys and quantised cubic
 /// keys at 1 mm, and the first 4 frames raw.
 pub fn fixture_files() -> Vec<NamedFile> {
-    let Some(path) = statepack_runtime::fixtures::fixture_for_test("study/study-walk.json") else {
+    let Some(path) = statepack_fixtures::fixture_for_test("study/study-walk.json") else {
         return Vec::new();
     };
-    let mut clip = statepack_runtime::motion::load_motion_file(&path).expect("read the walk");
+    let mut clip = statepack_codecs::motion::load_motion_file(&path).expect("read the walk");
     clip.frames.truncate(30);
     let mut out = Vec::new();
     for (name, cubic, quant) in [

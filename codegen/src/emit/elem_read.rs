@@ -500,7 +500,7 @@ impl Emitter<'_> {
                                 k.pos,
                                 &format!("{kp}.type.cases"),
                                 format!(
-                                    "case key `{}` is {} but the switch value is {}",
+                                    "case key `{}` is {}, which cannot be compared with the switch value ({})",
                                     k.src,
                                     ty_name(&kty),
                                     ty_name(&sty)

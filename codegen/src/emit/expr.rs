@@ -168,7 +168,7 @@ impl Emitter<'_> {
             }
             Expr::Name(n) => {
                 let Some(ty) = scope.get(n) else {
-                    return bad(format!("`{n}` is not a field read before this point"), "expressions may use fields that come earlier in the same type (and `_` where allowed), params, and the enclosing types through `_parent.x` / `_root.x`");
+                    return bad(if crate::names::is_schema_name(n) { format!("`{n}` is not a field read before this point") } else { format!("`{n}` is not a valid name (a name is lower-case letters, digits and `_`, starting with a letter or `_`)") }, "expressions may use fields that come earlier in the same type (and `_` where allowed), params, and the enclosing types through `_parent.x` / `_root.x`");
                 };
                 let id = if n == "_" {
                     temp("elem")
@@ -336,7 +336,7 @@ impl Emitter<'_> {
                     ("length", Ty::Str) => (quote!((#ts.chars().count() as i128)), Ty::Int),
                     // Kaitai Struct's compiler refuses `.length` on a list: keep schemas it accepts.
                     ("length", Ty::List(_)) => return bad(format!("`.length` does not apply to {} (Kaitai Struct counts a list with `.size`)", ty_name(&ty)), "use `.size` for the number of elements"),
-                    _ => return bad(format!("`.{attr}` does not apply to {}", ty_name(&ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
+                    _ => return bad(format!("`.{attr}` is not a method or member of {}", ty_name(&ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
                 }
             }
             _ => unreachable!("dispatched by the caller"),
@@ -511,7 +511,7 @@ impl Emitter<'_> {
                     }
                     _ => {
                         let shown: Vec<String> = tys.iter().map(|t| ty_name(t)).collect();
-                        return bad(format!("`.{m}({})` does not apply to {}", shown.join(", "), ty_name(&ty)), "supported: `.substring(from, to)` and `.to_i(radix)` on strings, `.to_s(encoding)` on bytes");
+                        return bad(format!("`.{m}({})` is not a method of {}", shown.join(", "), ty_name(&ty)), "supported: `.substring(from, to)` and `.to_i(radix)` on strings, `.to_s(encoding)` on bytes");
                     }
                 }
             }
@@ -530,7 +530,20 @@ impl Emitter<'_> {
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         Ok(match e {
             Expr::Cast(inner, target) => {
-                let (ts, ty) = self.ex(inner, scope)?;
+                let (ts, ty) = match self.ex(inner, scope) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        // Both wrong: the unknown type is named first, as Kaitai Struct does.
+                        let base = target.trim_end_matches("[]");
+                        let known = matches!(base, "bytes" | "str")
+                            || looks_like_number_type(base)
+                            || self.s.type_def(base).is_some();
+                        if known {
+                            return Err(e);
+                        }
+                        return bad(format!("unknown type `{base}` in `.as<{target}>`"), "`.as<>` takes a type of this schema or its imports, a number type, `bytes` or `str`");
+                    }
+                };
                 // A list cast (`.as<u2[]>`) is accepted where each element has that type.
                 let (mut elem_ty, mut elem_target) = (&ty, target.as_str());
                 while let (Ty::List(e), Some(t)) = (elem_ty, elem_target.strip_suffix("[]")) {

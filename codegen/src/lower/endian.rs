@@ -81,20 +81,11 @@ pub(crate) fn parse(lw: &mut Lower<'_>, node: &Node, kp: &str) -> Option<EndianS
                                 order,
                             ))
                         }
-                        Ok(Expr::Name(n)) => {
-                            lw.err(
-                                ck.pos,
-                                &cp,
-                                format!("case key `{n}` is an unknown name: the keys of `meta.endian` are literals (an integer, an enum value, a string, a byte array or a condition)"),
-                                "write the value the switch-on expression is compared with, e.g. `'[0x4d, 0x4d]': be`",
-                            );
-                            ok = false;
-                        }
                         _ => {
                             lw.err(
                                 ck.pos,
                                 &cp,
-                                format!("case key `{}` is not an integer, an enum value, a string, a byte array or a condition literal", ck.text),
+                                super::bad_case_key(&ck.text, "`meta.endian`"),
                                 "case keys of `meta.endian` are literals as in a switch type (`'[0x4d, 0x4d]'`, `1`, `kind::big`), or `_`",
                             );
                             ok = false;

@@ -114,6 +114,25 @@ mod state;
 use state::is_ident;
 pub(crate) use state::Lower;
 
+/// Why the text of a case key `text` is not a key: it does not parse (the parser's words), it
+/// names something (`AHEM` is not even a valid name; `ahem` is unknown, since keys are
+/// constants), or it is an expression of another kind. `what` names the switch in the message
+/// (`a switch type`, `meta.endian`).
+pub(super) fn bad_case_key(text: &str, what: &str) -> String {
+    match expr::parse(text) {
+        Err(e) => format!("cannot parse the case key `{text}` of {what}: {e}"),
+        Ok(Expr::Name(n)) if !is_ident(&n) => format!(
+            "case key `{text}` is not a valid name (a name is lower-case letters, digits and `_`, starting with a letter) and not a literal"
+        ),
+        Ok(Expr::Name(_)) => format!(
+            "case key `{text}` is an unknown name: the keys of {what} are constants (an integer, an enum value, a string, a byte array or a condition)"
+        ),
+        Ok(_) => format!(
+            "case key `{text}` is not an integer, an enum value, a string, a byte array or a condition literal"
+        ),
+    }
+}
+
 impl<'a> Lower<'a> {
     /// Lowers a whole schema.
     pub fn schema(&mut self, root: &Node) -> Option<Schema> {
@@ -274,6 +293,7 @@ impl<'a> Lower<'a> {
             name: id.clone(),
             schema_name: id.clone(),
             scope: Vec::new(),
+            file: String::new(),
             doc: root_doc,
             pos: root.pos,
             key_path: String::new(),
@@ -297,6 +317,7 @@ impl<'a> Lower<'a> {
             imports,
             opaque_types,
             opaque: Vec::new(),
+            warnings: Vec::new(),
         })
     }
 
@@ -338,13 +359,17 @@ impl<'a> Lower<'a> {
             "GBK" | "GB2312" => "GBK",
             "BIG5" => "Big5",
             _ => {
-                self.err(
+                // As in Kaitai Struct: accepted with a warning; the generated reader and
+                // writer refuse the field when they meet it (`BadString`, "unknown
+                // encoding"), and a schema that never reaches it reads the rest.
+                self.warnings.push(crate::diag::Diag::warn(
+                    self.file,
                     pos,
                     kp,
-                    format!("encoding `{s}` is not supported"),
+                    format!("unknown encoding `{s}`: reading or writing this text fails"),
                     "use UTF-8, ASCII, UTF-16LE/BE, ISO-8859-x, windows-125x, SJIS, IBM437, KOI8-R/U, EUC-JP, EUC-KR, GBK or Big5",
-                );
-                return None;
+                ));
+                crate::sem::intern(s)
             }
         })
     }
@@ -474,6 +499,7 @@ impl<'a> Lower<'a> {
                 name: key.text.clone(),
                 schema_name: key.text.clone(),
                 scope,
+                file: String::new(),
                 doc,
                 pos: key.pos,
                 key_path: kp,
@@ -617,6 +643,7 @@ impl<'a> Lower<'a> {
             return Vec::new();
         };
         let mut out: Vec<Instance> = Vec::new();
+        let mut no_pos: Option<&Key> = None;
         for (k, v) in m {
             let ip = format!("{kp}.{}", k.text);
             if !is_ident(&k.text) {
@@ -637,6 +664,20 @@ impl<'a> Lower<'a> {
                     .iter()
                     .any(|(k, _)| POSITIONAL_KEYS.contains(&k.text.as_str()))
             {
+                if get("pos").is_none() {
+                    // Kaitai Struct reads a second instance without `pos` where the first one's
+                    // read ended, if it is used after it: the value depends on the order of use.
+                    if let Some(first) = no_pos {
+                        self.err(
+                            k.pos,
+                            &ip,
+                            format!("a second instance without `pos` in one type (the first is `{}`)", first.text),
+                            "give every instance but one a `pos` (`pos: _io.pos` reads where the `seq` ends)",
+                        );
+                        continue;
+                    }
+                    no_pos = Some(k);
+                }
                 if let Some(f) = lower_positional(self, k, v, im, &ip) {
                     positional.push(f);
                 }
@@ -852,7 +893,11 @@ impl<'a> Lower<'a> {
                 self.err(
                     item.pos,
                     &format!("{ip}.id"),
-                    format!("`{id}` is not a valid, unique param name"),
+                    if is_ident(&id) {
+                        format!("duplicate param `{id}`: another param of this type already has that name")
+                    } else {
+                        format!("`{id}` is not a valid param name")
+                    },
                     "params are lower_snake_case and distinct",
                 );
                 continue;
@@ -1433,7 +1478,7 @@ impl<'a> Lower<'a> {
                                             continue;
                                         }
                                         _ => {
-                                            self.err(cv.pos, &cp, format!("`{tn}` has `(` without a closing `)` at the end"), "write `name(arg1, arg2)`");
+                                            self.err(cv.pos, &cp, format!("cannot parse the type `{tn}`: expected `)` to close its arguments"), "write `name(arg1, arg2)`");
                                             continue;
                                         }
                                     };
@@ -1469,7 +1514,7 @@ impl<'a> Lower<'a> {
                                 Ok(e @ (Expr::Int(_) | Expr::EnumRef(_, _) | Expr::Str(_) | Expr::Bool(_))) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
                                 // A byte-array literal (`'[0x49]'`) for a switch on bytes.
                                 Ok(Expr::List(items)) if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v))) => cases.push((SrcExpr { expr: Expr::List(items), src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
-                                _ => self.err(ck.pos, &cp, format!("case key `{}` is not an integer, an enum value, a string, a byte array or a condition literal", ck.text), "case keys are integer literals, `enum_name::value`, string literals (`'\"abc\"'`), byte arrays (`'[0x49]'`), `true`/`false`, or `_` for the default"),
+                                _ => self.err(ck.pos, &cp, bad_case_key(&ck.text, "a switch type"), "case keys are integer literals, `enum_name::value`, string literals (`'\"abc\"'`), byte arrays (`'[0x49]'`), `true`/`false`, or `_` for the default"),
                             }
                         }
                     }
@@ -1552,7 +1597,7 @@ impl<'a> Lower<'a> {
                 self.err(
                     tnode.pos,
                     &tp,
-                    format!("`{t}` has `(` without a closing `)` at the end"),
+                    format!("cannot parse the type `{t}`: expected `)` to close its arguments"),
                     "write `type: name(arg1, arg2)`",
                 );
                 return None;
@@ -1918,16 +1963,26 @@ pub(crate) fn lower_positional(
     ip: &str,
 ) -> Option<Field> {
     let get = |name: &str| entries.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
-    let Some(pos_node) = get("pos") else {
-        lw.err(
-            node.pos,
-            ip,
-            "a positional instance needs `pos`",
-            "add `pos: <expression>` (the byte offset in the stream, from its start)",
-        );
-        return None;
+    let pos = match get("pos") {
+        Some(pos_node) => lw.src_expr(pos_node, &format!("{ip}.pos"))?,
+        // Without `pos` the instance is read where its stream is when it is read (Kaitai
+        // Struct reads it at the stream's position at first use; statepack reads instances
+        // at their first use or after the `seq`, so the two agree): `pos: _io.pos`.
+        None if get("io").is_none() => SrcExpr {
+            expr: Expr::Attr(Box::new(Expr::Name("_io".into())), "pos".into()),
+            src: "_io.pos".into(),
+            pos: node.pos,
+        },
+        None => {
+            lw.err(
+                node.pos,
+                ip,
+                "an instance with `io` needs `pos`",
+                "add `pos: <expression>` (the byte offset in that stream, from its start)",
+            );
+            return None;
+        }
     };
-    let pos = lw.src_expr(pos_node, &format!("{ip}.pos"))?;
     let mut io_of = None;
     let whole = match get("io") {
         None => false,

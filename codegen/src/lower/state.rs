@@ -23,6 +23,8 @@ const NOT_YET: &[(&str, &str)] = &[
 pub(crate) struct Lower<'a> {
     pub file: &'a str,
     pub diags: Vec<Diag>,
+    /// Warnings: what is accepted but deserves a look (see [`Diag::warning`]).
+    pub warnings: Vec<Diag>,
     pub(super) default_encoding: Option<&'static str>,
     pub(super) default_endian: Option<Endian>,
     /// `meta.-sp-strict`: the default of every field's `-sp-strict`.
@@ -65,6 +67,7 @@ impl<'a> Lower<'a> {
         Self {
             file,
             diags: Vec::new(),
+            warnings: Vec::new(),
             default_encoding: None,
             default_endian: None,
             strict: false,

@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 use clap::Args;
-use statepack::runtime::motion;
+use statepack::codecs::motion;
 
 /// A finite number (NaN and infinities refused).
 pub fn finite(s: &str) -> Result<f64, String> {

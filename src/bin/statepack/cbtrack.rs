@@ -2,10 +2,10 @@
 //! against the recording, the scale run, and the demo row.
 
 use anyhow::{bail, Context, Result};
+use statepack::codecs::motion::Clip;
 use statepack::formats::cbtrack::writer::{SectionBytes, Stats};
 use statepack::formats::cbtrack::{self, Player, Track};
 use statepack::runtime::cbtk_columns::{deflate, ChunkBuilder};
-use statepack::runtime::motion::Clip;
 use statepack::sim::cbtrack_match::MatchSpec;
 use std::path::Path;
 use std::time::Instant;

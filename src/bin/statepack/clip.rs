@@ -4,10 +4,10 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use statepack::codecs::anim::{Interp, Metric};
+use statepack::codecs::keyframe::{fk_error, gzip_len, plan, PlanOptions};
+use statepack::codecs::motion::Clip;
 use statepack::formats::{anim_clip, study_tracks};
-use statepack::runtime::anim::{Interp, Metric};
-use statepack::runtime::keyframe::{fk_error, gzip_len, plan, PlanOptions};
-use statepack::runtime::motion::Clip;
 use statepack::sim::{acl_compare, study_report};
 use std::path::{Path, PathBuf};
 
@@ -208,7 +208,7 @@ pub fn inspect_content(
     bytes: &[u8],
     max_items: usize,
 ) -> std::io::Result<()> {
-    use statepack::runtime::anim::Track;
+    use statepack::codecs::anim::Track;
     let Ok(c) = anim_clip::read(bytes) else {
         return Ok(());
     };
@@ -298,9 +298,9 @@ fn compress(
     let secs = t0.elapsed().as_secs_f64();
     std::fs::write(out, &c.bytes).with_context(|| format!("cannot write {}", out.display()))?;
     let back = anim_clip::read(&c.bytes)?;
-    let frames = statepack::runtime::anim::Decoder::new(&back).decompress();
-    let joint = statepack::runtime::anim::world_error(clip, &frames, 0.0);
-    let shell3 = statepack::runtime::anim::world_error(clip, &frames, 0.03);
+    let frames = statepack::codecs::anim::Decoder::new(&back).decompress();
+    let joint = statepack::codecs::anim::world_error(clip, &frames, 0.0);
+    let shell3 = statepack::codecs::anim::world_error(clip, &frames, 0.03);
     println!(
         "{}: {} bones, {} frames at {:.3} fps, {:.3} s from the first frame to the last",
         path.display(),
@@ -326,7 +326,7 @@ fn compress(
         if shell_cm > 0.0 { format!(" on a {shell_cm} cm shell") } else { " on joints".into() }
     );
     let measured = if shell_cm > 0.0 {
-        statepack::runtime::anim::world_error(clip, &frames, metric.shell_m)
+        statepack::codecs::anim::world_error(clip, &frames, metric.shell_m)
     } else {
         joint
     };
@@ -424,8 +424,8 @@ fn versus_acl() -> Result<()> {
     for r in acl_compare::rows().map_err(anyhow::Error::msg)? {
         let c = anim_clip::compress(&r.clip, r.metric, None).map_err(anyhow::Error::msg)?;
         let frames =
-            statepack::runtime::anim::Decoder::new(&anim_clip::read(&c.bytes)?).decompress();
-        let joint = statepack::runtime::anim::world_error(&r.clip, &frames, 0.0);
+            statepack::codecs::anim::Decoder::new(&anim_clip::read(&c.bytes)?).decompress();
+        let joint = statepack::codecs::anim::world_error(&r.clip, &frames, 0.0);
         let ours = if r.metric.shell_m > 0.0 {
             format!(
                 "{:.3} mm shell ({:.3} mm joint)",
@@ -544,7 +544,7 @@ pub fn demo_rows(clip: &Clip, progress: &Progress) -> Result<()> {
         )
         .map_err(anyhow::Error::msg)?;
         let frames =
-            statepack::runtime::anim::Decoder::new(&anim_clip::read(&c.bytes)?).decompress();
+            statepack::codecs::anim::Decoder::new(&anim_clip::read(&c.bytes)?).decompress();
         let from_file = Clip {
             frames,
             ..clip.clone()

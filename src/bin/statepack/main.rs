@@ -8,10 +8,10 @@ mod progress;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use statepack::codecs::motion::{self, Clip};
 use statepack::formats::{self, FormatSpec};
 #[cfg(test)]
 use statepack::runtime::io::TraceNode;
-use statepack::runtime::motion::{self, Clip};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -656,7 +656,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             let path = match motion {
                 Some(p) => p,
-                None => statepack::runtime::fixtures::fixture_path("motion/cmu-131-01-walk.bvh")
+                None => statepack_fixtures::fixture_path("motion/cmu-131-01-walk.bvh")
                     .map_err(|e| anyhow::anyhow!("{e}"))?,
             };
             let clip = load_motion(&path, &unit)?;
@@ -665,7 +665,7 @@ fn run(cli: Cli) -> Result<()> {
                 ticks: ticks.round() as u32,
                 tick_rate,
                 keyframe_every,
-                thresholds: statepack::runtime::rply_xform::Thresholds {
+                thresholds: statepack::codecs::rply_xform::Thresholds {
                     pos_threshold_studs: pos_threshold,
                     rot_threshold_rad: rot_threshold_deg.to_radians(),
                 },
@@ -822,7 +822,7 @@ fn demo(
         stats.forced_absolute,
         stats.delta,
         bound_p,
-        statepack::runtime::snap_delta::CHAIN_ROT_ERROR_BOUND_RAD.to_degrees()
+        statepack::codecs::snap_delta::CHAIN_ROT_ERROR_BOUND_RAD.to_degrees()
     ));
     snap::check_bounds(&errs)?;
     p.println("SNAP verified: every frame of every recording is within the documented bounds");

@@ -2,9 +2,9 @@
 //! measurement (`rply-crowd`).
 
 use anyhow::{bail, Context, Result};
+use statepack::codecs::motion::Clip;
+use statepack::codecs::rply_xform::Thresholds;
 use statepack::formats::rply::{self, Player, RplyV3};
-use statepack::runtime::motion::Clip;
-use statepack::runtime::rply_xform::Thresholds;
 use statepack::sim::rply_crowd::{
     crowd_errors, record_crowd, verify_against_clip, Crowd, CrowdOptions,
 };

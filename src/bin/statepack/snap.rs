@@ -2,8 +2,8 @@
 //! for snapshot recordings (one recording per joint, positions in studs, times in ms).
 
 use anyhow::{bail, Context, Result};
+use statepack::codecs::motion::Clip;
 use statepack::formats::snap;
-use statepack::runtime::motion::Clip;
 use std::io::Write;
 use std::path::Path;
 

@@ -16,15 +16,15 @@
 use crate::generated::cbtrack_v1 as raw;
 use glam::{DQuat, DVec3};
 use serde::{Deserialize, Serialize};
+use statepack_codecs::curve::{hermite, hermite_velocity, nlerp_d};
+use statepack_codecs::smallest3;
 use statepack_runtime::cbtk_columns::{
     self, time_decode, wrap_decode, ColumnChunk, ColumnData, DirEntry, EscapeDecoder, LUA_MAX,
 };
-use statepack_runtime::curve::{hermite, hermite_velocity, nlerp_d};
 use statepack_runtime::io::{
     ByteReader, ByteWriter, DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, FieldPath,
     PathSeg,
 };
-use statepack_runtime::smallest3;
 
 mod info;
 mod main_chunk;

@@ -135,7 +135,7 @@ pub fn bracket(offsets: impl Fn(usize) -> u32, n: usize, t: f64) -> (usize, usiz
     (lo - 1, lo, (t - a) / (b - a))
 }
 
-use statepack_runtime::quant::lerp;
+use statepack_codecs::quant::lerp;
 
 fn step_before(offsets: impl Fn(usize) -> u32, n: usize, t: f64) -> Option<usize> {
     let (i, _, _) = bracket(&offsets, n, t);

@@ -14,9 +14,9 @@
 
 use super::*;
 use glam::{DMat3, DQuat, DVec3};
+use statepack_codecs::smallest3;
+use statepack_codecs::thin::select_keys;
 use statepack_runtime::cbtk_columns::{deflate, LUA_MAX};
-use statepack_runtime::smallest3;
-use statepack_runtime::thin::select_keys;
 use std::collections::HashMap;
 use std::io::{Seek, SeekFrom, Write};
 
@@ -2027,7 +2027,7 @@ fn edge_keys<K: Clone>(
     }
 }
 
-use statepack_runtime::quant::lerp;
+use statepack_codecs::quant::lerp;
 
 /// `body` as a zlib stream that inflates to at most [`super::MAX_CHUNK_RATIO`] times its own
 /// length, as readers require: at `level`, else at level 1, else in stored blocks (which

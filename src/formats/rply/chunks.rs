@@ -2,7 +2,7 @@
 
 use super::*;
 
-use statepack_runtime::chunk::{self, ChunkMeta};
+use statepack_codecs::chunk::{self, ChunkMeta};
 
 /// Splits a replay into storage chunks keyed `<key>/1..n` (at most `chunk_bytes` each;
 /// [`chunk::DEFAULT_CHUNK_BYTES`] is 3 MiB) plus the meta record for `<key>/meta` as JSON

@@ -18,10 +18,10 @@
 //!   is an idle tail, a `tick_count` past the op stream's last marker (the reference
 //!   recorder writes nothing for idle ticks), at no cost per idle tick.
 //! - [`save_chunks`] / [`load_chunks`]: storage in 3 MiB chunks with a checksummed meta
-//!   record ([`statepack_runtime::chunk`]).
+//!   record ([`statepack_codecs::chunk`]).
 //!
 //! The byte layout is `schema/rply_v3.ksy`; the quantizers and the delta chain are
-//! [`statepack_runtime::rply_xform`]. The decisions taken where the spec is silent, where
+//! [`statepack_codecs::rply_xform`]. The decisions taken where the spec is silent, where
 //! the reference implementation (Flashback) fixes a convention, and where this code differs
 //! from it are listed in `docs/formats/rply.md`.
 //!
@@ -46,7 +46,7 @@ pub use registry::FORMAT;
 pub use rig::RigBuilder;
 
 use crate::generated::rply_v3 as raw;
-use statepack_runtime::chunk::ChunkError;
+use statepack_codecs::chunk::ChunkError;
 use statepack_runtime::io::{DecodeError, EncodeError};
 use std::sync::Arc;
 

@@ -3,8 +3,8 @@
 
 use super::*;
 use glam::{DQuat, DVec3};
+use statepack_codecs::rply_xform::{RotBase, XformError, XformState, XformStep};
 use statepack_runtime::io::{ByteReader, DecodeError, DecodeErrorKind, FieldPath, PathSeg};
-use statepack_runtime::rply_xform::{RotBase, XformError, XformState, XformStep};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -196,7 +196,7 @@ impl State {
                     "spawn_tick": e.spawn_tick,
                     "position_studs": e.xform.pos.map(|p| [f(p.x), f(p.y), f(p.z)]),
                     "rotation_xyzw": e.xform.shown_rot.map(|q| [f(q.x), f(q.y), f(q.z), f(q.w)]),
-                    "yaw_only": matches!(e.xform.base, statepack_runtime::rply_xform::RotBase::Yaw(_)),
+                    "yaw_only": matches!(e.xform.base, statepack_codecs::rply_xform::RotBase::Yaw(_)),
                     "props": props,
                     "animations": e.anims.iter().map(|(h, a)| json!({
                         "handle": h, "anim_id": &*a.anim_id, "fade_s": f(a.fade_s),

@@ -3,8 +3,8 @@
 
 use super::*;
 use glam::{DQuat, DVec3};
+use statepack_codecs::rply_xform::{Thresholds, XformEncoder, XformStep};
 use statepack_runtime::io::ByteWriter;
-use statepack_runtime::rply_xform::{Thresholds, XformEncoder, XformStep};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Recorder settings.

@@ -76,7 +76,7 @@ impl RigBuilder {
             name: s16(name),
             parent_path: s16(""),
             offset: v3(offset),
-            rot: statepack_runtime::rply_xform::quantize_axis_angle(rot),
+            rot: statepack_codecs::rply_xform::quantize_axis_angle(rot),
             size: v3(size),
             color: raw::Color3 {
                 r: color[0],
@@ -111,7 +111,7 @@ impl RigBuilder {
     ) {
         let cf = |(p, q): (DVec3, DQuat)| raw::Cframe {
             pos: v3(p),
-            rot: statepack_runtime::rply_xform::quantize_axis_angle(q),
+            rot: statepack_codecs::rply_xform::quantize_axis_angle(q),
         };
         self.snap.joints.push(raw::Joint {
             kind: raw::JointKind::Motor6d,

@@ -438,7 +438,7 @@ pub fn sample_files() -> Vec<(String, Vec<u8>)> {
     if let Ok(b) = every_op_file() {
         out.push(("every-op".to_owned(), b));
     }
-    let clip = statepack_runtime::motion::walk::study_walk_clip();
+    let clip = statepack_codecs::motion::walk::study_walk_clip();
     let opts = crate::sim::rply_crowd::CrowdOptions {
         characters: 4,
         ticks: 200,

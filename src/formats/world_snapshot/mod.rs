@@ -21,9 +21,9 @@ use crate::generated::world_snapshot::{
 };
 use glam::{DQuat, DVec3};
 use serde::{Deserialize, Serialize};
+use statepack_codecs::netquant as nq;
 use statepack_runtime::bits::leb128_len;
 use statepack_runtime::io::{ByteReader, ByteWriter, DecodeError, DecodeErrorKind};
-use statepack_runtime::netquant as nq;
 
 pub mod assembler;
 pub mod client;
@@ -142,7 +142,7 @@ impl BlobKind {
 
 /// The blob (generated type [`EntityBlob`]: the record without its origin index) of `state`
 /// quantized against `origin` (normally [`nq::origin_for_pos`] of its position). Never fails:
-/// every value is clamped first (see [`statepack_runtime::netquant`]). A full kind always
+/// every value is clamped first (see [`statepack_codecs::netquant`]). A full kind always
 /// carries the generation.
 pub fn blob_of(state: &EntityState, origin: DVec3, kind: BlobKind) -> EntityBlob {
     let p = nq::quantize_offset(state.position_m, origin);

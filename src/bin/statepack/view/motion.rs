@@ -9,11 +9,11 @@
 
 use super::structure::{Index, Ref};
 use serde_json::{json, Value as Json};
+use statepack::codecs::anim::{Decoder, Pose32};
 use statepack::formats::events::{SinkTracer, TraceEvent};
 use statepack::formats::{
     anim_clip, cbtrack, rply, snap, study_tracks, world_snapshot as ws, FormatSpec,
 };
-use statepack::runtime::anim::{Decoder, Pose32};
 use statepack::runtime::io::{PathSeg, TraceValue};
 use std::cell::RefCell;
 
@@ -607,7 +607,7 @@ fn study_key(
     b: usize,
     f: usize,
 ) -> (Option<Vec<PathSeg>>, String) {
-    use statepack::runtime::keyframe::ScalarKind;
+    use statepack::codecs::keyframe::ScalarKind;
     let field = |s: &'static str| PathSeg::Field(s);
     let record = |list: &'static str, i: usize, k: Option<usize>| {
         let mut p = vec![field("body"), field(list), PathSeg::Index(i)];

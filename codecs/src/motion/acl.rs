@@ -429,7 +429,7 @@ tracks = [
 
     #[test]
     fn reads_the_cmu_fixture() {
-        if let Some(p) = crate::fixtures::fixture_for_test("motion/cmu-104-30.acl.sjson") {
+        if let Some(p) = statepack_fixtures::fixture_for_test("motion/cmu-104-30.acl.sjson") {
             let c = crate::motion::load_motion_file(&p).unwrap();
             assert_eq!(c.skeleton.len(), 44);
             assert_eq!(c.frame_count(), 273);

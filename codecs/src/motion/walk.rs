@@ -190,8 +190,8 @@ pub fn study_walk_clip() -> Clip {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::fixture_for_test;
     use crate::motion::study::parse_study_json;
+    use statepack_fixtures::fixture_for_test;
 
     #[test]
     fn shape_and_units() {

@@ -285,7 +285,7 @@ fn quaternion(value: &Value, bone: usize, frame: usize) -> Result<DQuat> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::fixture_for_test;
+    use statepack_fixtures::fixture_for_test;
 
     const SMALL: &str = r#"{
       "name": "tiny", "fps": 30, "frames": 2,

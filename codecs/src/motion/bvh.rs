@@ -431,7 +431,7 @@ pub fn parse_bvh(text: &str) -> Result<Clip, MotionError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::fixture_for_test;
+    use statepack_fixtures::fixture_for_test;
     use std::f64::consts::FRAC_PI_2;
 
     const SMALL: &str = "HIERARCHY

@@ -8,8 +8,8 @@
 //! - [`half`]: one IEEE 754 binary16 codec whose rounding (ties to even or away from zero)
 //!   and overflow rule (refuse or saturate) are parameters, so each format keeps its bytes.
 //! - [`round_clamped`], [`quantize_symmetric`] / [`dequantize_symmetric`] and
-//!   [`quantize_scaled`]: scalar fixed point;
-//!   offset binary is [`crate::bits::to_offset_binary`] (bit fields use it too).
+//!   [`quantize_scaled`]: scalar fixed point; offset binary is the runtime's
+//!   `statepack_runtime::bits::to_offset_binary` (bit fields use it too).
 //! - [`angle_between_rad`]: the one rotation error metric, in radians; the study's own
 //!   `2 acos |a·b|` is [`angle_between_acos_rad`] beside it.
 //! - [`quantize_range`] / [`dequantize_range`]: unsigned fixed point over a per-track range
@@ -100,7 +100,7 @@ pub fn dequantize_symmetric(code: i32, max: f64, bits: u32) -> f64 {
 /// Used by the animation clips' per-track widths and the study's 16-bit scalar keys.
 #[inline]
 pub fn quantize_range(v: f64, lo: f64, extent: f64, max_code: f64) -> u64 {
-    if !(extent > 0.0) {
+    if extent.is_nan() || extent <= 0.0 {
         return 0;
     }
     round_clamped((v - lo) / extent * max_code, 0.0, max_code) as u64

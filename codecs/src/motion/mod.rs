@@ -838,7 +838,7 @@ mod tests {
 
     #[test]
     fn load_motion_file_dispatches_on_fixtures() {
-        use crate::fixtures::fixture_for_test;
+        use statepack_fixtures::fixture_for_test;
         if let Some(path) = fixture_for_test("motion/cmu-131-01-walk.bvh") {
             let clip = load_motion_file(&path).unwrap();
             assert_eq!(clip.name, "cmu-131-01-walk");

@@ -91,8 +91,8 @@ const CHUNK: usize = 8;
 
 const GROUPS: [Out; 4] = [Out::Rot3, Out::Rot4, Out::Translation, Out::Scale];
 
-/// A decoder: every track unpacked into flat key arrays (see the [module
-/// documentation](self)), sampled at any time.
+/// A decoder: every track unpacked into flat key arrays (the layout is described at the top
+/// of `codecs/src/anim/decode.rs`), sampled at any time.
 ///
 /// [`Decoder::sample`] reaches each track's segment through its bucket table in constant
 /// time; [`Decoder::sample_cursor`] starts from the segment of the previous call, for

@@ -446,7 +446,7 @@ mod tests {
 
     #[test]
     fn reads_the_fixtures() {
-        use crate::fixtures::fixture_for_test;
+        use statepack_fixtures::fixture_for_test;
         if let Some(p) = fixture_for_test("motion/fox.glb") {
             let bytes = std::fs::read(&p).unwrap();
             assert_eq!(animation_names(&bytes).unwrap(), ["Survey", "Walk", "Run"]);

@@ -1,6 +1,0 @@
-meta:
-  id: encoding_unsupported
-  encoding: EBCDIC
-seq:
-  - id: a
-    type: u1
