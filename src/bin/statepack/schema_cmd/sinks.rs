@@ -284,7 +284,7 @@ pub struct Inspect<W: Write> {
     next: (usize, usize),
     open: Vec<Level>,
     /// The name of the next value and whether it is shown.
-    name: Option<(String, bool)>,
+    name: Option<(Label, bool)>,
 }
 
 impl<W: Write> Inspect<W> {
@@ -323,9 +323,13 @@ impl<W: Write> Inspect<W> {
         self.open.last().map_or(0, |l| l.depth)
     }
 
-    /// The name of the value that starts, and whether it is shown.
-    fn take_name(&mut self) -> (String, bool) {
-        self.name.take().unwrap_or_default()
+    /// The name of the value that starts (made only for a line that is printed), and
+    /// whether it is shown.
+    fn take_name(&mut self) -> (Name, bool) {
+        match self.name.take() {
+            Some((label, shown)) => (Name(label), shown),
+            None => (Name(Label::Member("", MemberKind::Field)), false),
+        }
     }
 
     /// A line for a user type or list that starts: its slot, and its range and count when
@@ -353,6 +357,18 @@ impl<W: Write> Inspect<W> {
     }
 }
 
+/// A line's name: a member's, or `[i]` for a list element.
+struct Name(Label);
+
+impl std::fmt::Display for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Label::Member(n, _) => f.write_str(n),
+            Label::Element(i) => write!(f, "[{i}]"),
+        }
+    }
+}
+
 fn range_text((a, b): (u64, u64)) -> String {
     format!("{a:>8}..{b:<8} {:>6} B", b.saturating_sub(a))
 }
@@ -361,8 +377,8 @@ impl<W: Write> Sink for Inspect<W> {
     fn key(&mut self, label: Label) -> io::Result<()> {
         let parent_shown = self.open.last().is_none_or(|l| l.shown);
         self.name = Some(match label {
-            Label::Member(n, _) => (n.to_owned(), parent_shown),
-            Label::Element(i) => (format!("[{i}]"), parent_shown && i < self.max),
+            Label::Member(..) => (label, parent_shown),
+            Label::Element(i) => (label, parent_shown && i < self.max),
         });
         Ok(())
     }
@@ -456,7 +472,9 @@ impl<W: Write> Sink for Inspect<W> {
         };
         let text = leaf_text(v, self.max);
         match bits {
-            Some(b) => crate::tree::bit_line(out, b, depth, &name, &format!(" = {text}")),
+            Some(b) => {
+                crate::tree::bit_line(out, b, depth, &name.to_string(), &format!(" = {text}"))
+            }
             None => {
                 let indent = "  ".repeat(depth);
                 let range = match span {
@@ -472,7 +490,9 @@ impl<W: Write> Sink for Inspect<W> {
         let depth = self.depth();
         let (name, shown) = self.take_name();
         match (self.out.as_mut(), shown) {
-            (Some(out), true) => print_member(out, &name, v, None, &[], &[], depth, self.max),
+            (Some(out), true) => {
+                print_member(out, &name.to_string(), v, None, &[], &[], depth, self.max)
+            }
             _ => Ok(()),
         }
     }
