@@ -1,10 +1,13 @@
 //! The interpreter (`statepack_codegen::interp`, behind `--schema`) against the generated
 //! readers on every sample of the six built-in formats, the real RPLY files of the fixtures
 //! (`flashback-rply/*.rply`) and truncations of the samples: both must read the same dynamic
-//! tree, member by member, or fail at the same byte offset.
+//! tree, member by member, or fail at the same byte offset. The interpreter's streaming read
+//! (`interp::stream`, behind `decode --schema` and `inspect --schema`) must hand over, in
+//! reading order, exactly the values and spans of the interpreter's tree, or the same error.
 //! Without the fixtures the fixture part prints why it skipped (it fails under `CI=true`).
 
 use statepack::formats::FORMATS;
+use statepack_codegen::interp::{DynStruct, DynValue, Label, Sink, StreamError};
 use statepack_runtime::io::DecodeError;
 use statepack_runtime::reflect::Reflect;
 use std::path::Path;
@@ -54,7 +57,9 @@ fn agree(
         .find(|(n, _)| *n == stem)
         .map(|(_, f)| *f)
         .ok_or_else(|| format!("no generated module for {stem}"))?;
-    match (decode(bytes), statepack_codegen::interp::decode(s, bytes)) {
+    let tree = statepack_codegen::interp::decode(s, bytes);
+    streams_as_the_tree(s, bytes, &tree).map_err(|d| format!("{stem} {name}: {d}"))?;
+    match (decode(bytes), tree) {
         (Ok(g), Ok(i)) => statepack_codegen::interp::compare(g.as_ref(), &i)
             .map_err(|d| format!("{stem} {name}: trees differ at {d}")),
         (Err(g), Err(i)) if g.offset == i.offset => Ok(()),
@@ -62,6 +67,143 @@ fn agree(
             "{stem} {name}: generated {:?}, interpreter {:?}",
             g.err().map(|e| e.to_string()),
             i.err().map(|e| e.to_string())
+        )),
+    }
+}
+
+/// The events of a streaming read, one line each.
+#[derive(Default)]
+struct Log(Vec<String>);
+
+impl Sink for Log {
+    fn key(&mut self, label: Label) -> std::io::Result<()> {
+        self.0.push(match label {
+            Label::Member(n, _) => format!("key {n}"),
+            Label::Element(i) => format!("key [{i}]"),
+        });
+        Ok(())
+    }
+    fn open_struct(&mut self, t: &'static str) -> std::io::Result<()> {
+        self.0.push(format!("struct {t}"));
+        Ok(())
+    }
+    fn close_struct(&mut self, span: Option<(u64, u64)>) -> std::io::Result<()> {
+        self.0.push(format!("end {span:?}"));
+        Ok(())
+    }
+    fn open_list(&mut self) -> std::io::Result<()> {
+        self.0.push("list".into());
+        Ok(())
+    }
+    fn close_list(&mut self, span: (u64, u64), count: usize) -> std::io::Result<()> {
+        self.0.push(format!("end list {span:?} {count}"));
+        Ok(())
+    }
+    fn leaf(
+        &mut self,
+        v: &DynValue,
+        span: Option<(u64, u64)>,
+        bits: Option<(u64, u64)>,
+    ) -> std::io::Result<()> {
+        self.0.push(format!("{v} {span:?} {bits:?}"));
+        Ok(())
+    }
+    fn value(&mut self, v: &DynValue) -> std::io::Result<()> {
+        self.0.push(format!("= {v}"));
+        Ok(())
+    }
+}
+
+/// The events a streaming read of `s` gives (with `fields` `seq` fields), as [`Log`] writes
+/// them, from the tree `decode` read.
+fn events_of(
+    schema: &statepack_codegen::ir::Schema,
+    s: &DynStruct,
+    span: Option<(u64, u64)>,
+    out: &mut Vec<String>,
+) {
+    out.push(format!("struct {}", s.type_name));
+    let fields = schema
+        .types
+        .iter()
+        .find(|t| t.schema_name == s.type_name)
+        .map_or(0, |t| t.fields.len());
+    for (i, (name, v)) in s.members.iter().enumerate() {
+        out.push(format!("key {name}"));
+        if i >= fields {
+            out.push(format!("= {v}"));
+            continue;
+        }
+        let span_i = s.spans[i];
+        let bits = s.bit_spans_of(i);
+        match v {
+            DynValue::Struct(inner) => events_of(schema, inner, span_i, out),
+            DynValue::List(items) => {
+                out.push("list".into());
+                for (j, x) in items.iter().enumerate() {
+                    out.push(format!("key [{j}]"));
+                    let e = s.elem_spans[i].get(j).copied();
+                    match x {
+                        DynValue::Struct(inner) => events_of(schema, inner, e, out),
+                        leaf => {
+                            let b = bits
+                                .iter()
+                                .find(|b| b.element == Some(j))
+                                .map(|b| (b.start, b.end));
+                            out.push(format!("{leaf} {e:?} {b:?}"));
+                        }
+                    }
+                }
+                let (a, b) = span_i.unwrap_or_default();
+                out.push(format!("end list {:?} {}", (a, b), items.len()));
+            }
+            leaf => {
+                let b = bits
+                    .iter()
+                    .find(|b| b.element.is_none())
+                    .map(|b| (b.start, b.end));
+                out.push(format!("{leaf} {span_i:?} {b:?}"));
+            }
+        }
+    }
+    out.push(format!("end {span:?}"));
+}
+
+/// The streaming read of `bytes` hands over the values and spans of `tree`, in order, or
+/// fails with its error.
+fn streams_as_the_tree(
+    s: &statepack_codegen::ir::Schema,
+    bytes: &[u8],
+    tree: &Result<DynStruct, DecodeError>,
+) -> Result<(), String> {
+    let mut log = Log::default();
+    let streamed = statepack_codegen::interp::stream(s, bytes, &mut log);
+    match (streamed, tree) {
+        (Ok(kept), Ok(t)) => {
+            let mut want = Vec::new();
+            events_of(s, t, None, &mut want);
+            if let Some(i) = (0..want.len().max(log.0.len())).find(|&i| want.get(i) != log.0.get(i))
+            {
+                return Err(format!(
+                    "streamed event {i} is {:?}, the tree gives {:?}",
+                    log.0.get(i),
+                    want.get(i)
+                ));
+            }
+            if kept.read_extent() != t.read_extent() {
+                return Err(format!(
+                    "streamed extent {} vs {}",
+                    kept.read_extent(),
+                    t.read_extent()
+                ));
+            }
+            Ok(())
+        }
+        (Err(StreamError::Decode(a)), Err(b)) if a.to_string() == b.to_string() => Ok(()),
+        (a, b) => Err(format!(
+            "streamed {:?}, tree {:?}",
+            a.map(|_| ()).map_err(|e| e.to_string()),
+            b.as_ref().map(|_| ()).map_err(|e| e.to_string())
         )),
     }
 }

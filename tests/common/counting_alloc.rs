@@ -12,7 +12,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
 struct Counting;
@@ -26,8 +26,11 @@ thread_local! {
     static COUNTING: Cell<bool> = const { Cell::new(false) };
 }
 
+/// True while [`measure_all_threads`] measures: every thread's allocations count.
+static ALL_THREADS: AtomicBool = AtomicBool::new(false);
+
 fn counting() -> bool {
-    COUNTING.try_with(Cell::get).unwrap_or(false)
+    ALL_THREADS.load(Relaxed) || COUNTING.try_with(Cell::get).unwrap_or(false)
 }
 
 fn grow(n: usize) {
@@ -99,6 +102,24 @@ pub fn measure<R>(f: impl FnOnce() -> R) -> (R, Usage) {
     COUNTING.with(|c| c.set(true));
     let r = f();
     COUNTING.with(|c| c.set(false));
+    let usage = Usage {
+        peak: PEAK.load(Relaxed),
+        total: TOTAL.load(Relaxed),
+    };
+    (r, usage)
+}
+
+/// [`measure`], counting the allocations of every thread of the process while `f` runs (the
+/// threads `f` starts included). Only for a test file with a single test: any other test
+/// running meanwhile would be counted too.
+pub fn measure_all_threads<R>(f: impl FnOnce() -> R) -> (R, Usage) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    LIVE.store(0, Relaxed);
+    PEAK.store(0, Relaxed);
+    TOTAL.store(0, Relaxed);
+    ALL_THREADS.store(true, Relaxed);
+    let r = f();
+    ALL_THREADS.store(false, Relaxed);
     let usage = Usage {
         peak: PEAK.load(Relaxed),
         total: TOTAL.load(Relaxed),

@@ -12,6 +12,11 @@
 //! dynamic view answers for (`seq` fields, params written in the schema, value instances),
 //! so the tools that evaluate expressions on generated types work on it unchanged.
 //!
+//! [`stream()`] reads the same way without building the tree: each value goes to a [`Sink`]
+//! as it is read (the CLI's JSON writer, its tree printer), and only what a later expression
+//! can still read is kept (the analysis of `keep.rs`), so `decode --schema` and `inspect
+//! --schema` hold what the schema's expressions need, not a tree of the file.
+//!
 //! [`encode`] writes a tree back (every `seq` field in schema order, from the values given),
 //! and [`DynValue`] trees can be built from JSON-like input with [`from_given`].
 //!
@@ -21,10 +26,13 @@
 //! read into a wrong value.
 
 mod eval;
+mod keep;
 mod read;
+mod stream;
 mod write;
 
-pub use read::{decode, decode_partial};
+pub use read::{decode, decode_partial, stream};
+pub use stream::{Label, MemberKind, Sink, StreamError};
 pub use write::{encode, from_given, Given};
 
 use statepack_runtime::reflect::{Reflect, Value};

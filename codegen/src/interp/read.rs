@@ -2,10 +2,12 @@
 //! `read_from` does (see the module docs of [`super`]).
 
 use super::eval::{self, enum_value, eval, eval_bool, eval_int, Frame, IoState, Scope};
+use super::keep::{Keep, Plan};
+use super::stream::{Label, MemberKind, Sink, StreamError};
 use super::{intern, intern_names, unsupported, BitSpan, DynStruct, DynValue};
 use crate::ir::*;
 use statepack_runtime::io::{ByteReader, DecodeError, DecodeErrorKind, Processor, Term};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -19,6 +21,9 @@ type Read = (
     Vec<(u64, u64)>,
     Vec<(u64, u64)>,
 );
+
+/// Where [`Interp::read_member`] adds a member's element spans and bits.
+type MemberLists<'a> = (&'a mut Vec<Vec<(u64, u64)>>, &'a mut Vec<BitSpan>);
 
 /// A list as read: the value, each element's span, each element's bits (bit-field lists).
 type Repeated = (DynValue, Vec<(u64, u64)>, Vec<(u64, u64)>);
@@ -62,39 +67,64 @@ pub fn decode_partial(schema: &Schema, bytes: &[u8]) -> (Option<DynStruct>, Opti
     }
 }
 
+/// Reads the root type of `schema` from `bytes` as [`decode`] does (same values, same
+/// errors), handing every value to `sink` as it is read instead of building the tree (the
+/// order of the events: [`super::Sink`]).
+///
+/// Returns the root as kept: only the members some expression can still read
+/// ([`super::keep`]), with [`DynStruct::read_extent`] (one past the furthest byte read) as
+/// `decode` gives it. Memory: the values kept, the value being read (a byte array or a
+/// processed field's bytes whole, a list's elements one at a time when nothing keeps the
+/// list), and the sink's own.
+///
+/// Errors: [`StreamError::Decode`] with the field path and byte offset (the sink has then
+/// seen the values read before the error), [`StreamError::Output`] when the sink fails.
+pub fn stream<'o>(
+    schema: &'o Schema,
+    bytes: &[u8],
+    sink: &'o mut (dyn Sink + Send),
+) -> Result<DynStruct, StreamError> {
+    let out = Out {
+        sink: RefCell::new(sink),
+        plan: Plan::new(schema),
+        whole: Cell::new(0),
+        failed: RefCell::new(None),
+    };
+    let (res, _, out) = run_with(schema, bytes, false, Some(out));
+    if let Some(e) = out.and_then(|o| o.failed.into_inner()) {
+        return Err(StreamError::Output(e));
+    }
+    res.map_err(StreamError::Decode)
+}
+
 /// [`decode`], keeping what was read before an error when `keep` is set.
 fn run(schema: &Schema, bytes: &[u8], keep: bool) -> (D<DynStruct>, Option<DynStruct>) {
+    let (res, partial, _) = run_with(schema, bytes, keep, None);
+    (res, partial)
+}
+
+/// The result of a read, what was read before an error, and the sink given back.
+type Ran<'o> = (D<DynStruct>, Option<DynStruct>, Option<Out<'o>>);
+
+/// [`run`], giving the sink back.
+fn run_with<'o>(schema: &'o Schema, bytes: &[u8], keep: bool, out: Option<Out<'o>>) -> Ran<'o> {
+    let refused = |m: String| DecodeError::new(0, DecodeErrorKind::Semantic(m));
     if let Some(why) = unsupported(schema) {
-        return (
-            Err(DecodeError::new(
-                0,
-                DecodeErrorKind::Semantic(format!("not supported by the interpreter: {why}")),
-            )),
-            None,
-        );
+        let e = refused(format!("not supported by the interpreter: {why}"));
+        return (Err(e), None, out);
     }
     let Some(root) = schema.types.first() else {
-        return (
-            Err(DecodeError::new(
-                0,
-                DecodeErrorKind::Semantic("the schema has no types".into()),
-            )),
-            None,
-        );
+        return (Err(refused("the schema has no types".into())), None, out);
     };
     if root.params.iter().any(|p| p.context.is_none()) {
-        return (
-            Err(DecodeError::new(
-                0,
-                DecodeErrorKind::Semantic(format!(
-                    "the root type `{}` takes params, which a plain decode cannot give",
-                    root.name
-                )),
-            )),
-            None,
-        );
+        let e = refused(format!(
+            "the root type `{}` takes params, which a plain decode cannot give",
+            root.name
+        ));
+        return (Err(e), None, out);
     }
     let mut it = Interp::new(schema);
+    it.out = out;
     if keep {
         it.partial = Some(RefCell::new(None));
     }
@@ -104,10 +134,13 @@ fn run(schema: &Schema, bytes: &[u8], keep: bool) -> (D<DynStruct>, Option<DynSt
             .spawn_scoped(scope, move || {
                 let mut r = ByteReader::new(bytes);
                 let params = root.params.iter().map(|p| (intern(&p.id), None)).collect();
-                match it.read_type(&mut r, root, params) {
+                let res = it
+                    .read_type(&mut r, root, params)
+                    .and_then(|v| it.emit(|s| s.close_struct(None)).map(|()| v));
+                match res {
                     Ok(mut v) => {
                         v.extent = r.furthest_read() as u64;
-                        (Ok(v), None)
+                        (Ok(v), None, it.out)
                     }
                     Err(e) => {
                         let partial = match it.take_partial().map(|p| p.value) {
@@ -116,31 +149,32 @@ fn run(schema: &Schema, bytes: &[u8], keep: bool) -> (D<DynStruct>, Option<DynSt
                             }
                             _ => None,
                         };
-                        (Err(e), partial)
+                        (Err(e), partial, it.out)
                     }
                 }
             });
         match worker {
             Ok(h) => h.join().unwrap_or_else(|_| {
-                (
-                    Err(DecodeError::new(
-                        0,
-                        DecodeErrorKind::Semantic("the interpreter failed unexpectedly".into()),
-                    )),
-                    None,
-                )
+                let e = refused("the interpreter failed unexpectedly".into());
+                (Err(e), None, None)
             }),
-            Err(e) => (
-                Err(DecodeError::new(
-                    0,
-                    DecodeErrorKind::Semantic(format!(
-                        "cannot start the interpreter's thread: {e}"
-                    )),
-                )),
-                None,
-            ),
+            Err(e) => {
+                let e = refused(format!("cannot start the interpreter's thread: {e}"));
+                (Err(e), None, None)
+            }
         }
     })
+}
+
+/// The sink of a streaming read ([`super::stream()`]) and what the reader keeps for it.
+pub(crate) struct Out<'o> {
+    sink: RefCell<&'o mut (dyn Sink + Send)>,
+    /// Which fields are kept once written.
+    plan: Plan,
+    /// Fields being read that are kept whole ([`Keep::Whole`]): inside them nothing is dropped.
+    whole: Cell<u32>,
+    /// The sink's error, which ended the read.
+    failed: RefCell<Option<std::io::Error>>,
 }
 
 /// What was read of a value whose reading failed (see [`decode_partial`]).
@@ -165,6 +199,8 @@ pub(crate) struct Interp<'s> {
     /// Set by [`decode_partial`]: the partial value of the innermost failing read, handed up
     /// and wrapped by each enclosing read as the error passes through it.
     partial: Option<RefCell<Option<Partial>>>,
+    /// The sink of a streaming read ([`super::stream()`]), `None` for a read into a tree.
+    out: Option<Out<'s>>,
 }
 
 fn semantic(at: u64, msg: String) -> DecodeError {
@@ -219,7 +255,57 @@ impl<'s> Interp<'s> {
             open_enums,
             min_lens,
             partial: None,
+            out: None,
         }
+    }
+
+    /// Hands an event to the sink of a streaming read (nothing without one). Errors: the
+    /// sink's, kept for [`stream`], as a decode error that ends the read.
+    fn emit(&self, f: impl FnOnce(&mut dyn Sink) -> std::io::Result<()>) -> D<()> {
+        let Some(o) = &self.out else {
+            return Ok(());
+        };
+        let res = {
+            let mut sink = o.sink.borrow_mut();
+            f(&mut **sink)
+        };
+        res.map_err(|e| {
+            let m = semantic(0, format!("cannot write the output: {e}"));
+            *o.failed.borrow_mut() = Some(e);
+            m
+        })
+    }
+
+    /// What a streaming read keeps of field `i` of `t` once it is written to the sink
+    /// (everything in a read into a tree, or inside a field kept whole).
+    fn keeps(&self, t: &TypeDef, i: usize) -> Keep {
+        match &self.out {
+            Some(o) if o.whole.get() == 0 => o.plan.of(t, i),
+            _ => Keep::Whole,
+        }
+    }
+
+    /// Reads field `f`, the `i`th of `t`, with what is inside it kept whole when the plan
+    /// keeps the field whole.
+    fn read_field_kept(
+        &self,
+        r: &mut ByteReader<'_>,
+        frame: &Frame<'_>,
+        f: &Field,
+        keep: Keep,
+    ) -> D<Read> {
+        let whole = match &self.out {
+            Some(o) if keep == Keep::Whole => {
+                o.whole.set(o.whole.get() + 1);
+                Some(o)
+            }
+            _ => None,
+        };
+        let res = self.read_field(r, frame, f, keep);
+        if let Some(o) = whole {
+            o.whole.set(o.whole.get() - 1);
+        }
+        res
     }
 
     /// Hands `p` up to the enclosing read (only when partial trees are kept).
@@ -328,6 +414,7 @@ impl<'s> Interp<'s> {
     ) -> D<DynStruct> {
         let mut frame = Frame::new(t, params);
         let type_start = r.offset();
+        self.emit(|s| s.open_struct(intern(&t.schema_name)))?;
         // `meta.endian` as a switch: the order is decided before anything is read, and
         // given to nested types through their hidden `__is_le` param.
         let decided = t.endian_switch.as_ref().map(|sw| {
@@ -345,83 +432,9 @@ impl<'s> Interp<'s> {
         let mut elem_spans = Vec::with_capacity(t.fields.len());
         let mut bit_spans = Vec::new();
         let mut unaligned = false;
-        for f in &t.fields {
-            let fid = intern(&f.id);
-            let bit_field = crate::bits::is_bit_field(f);
-            if f.at.is_none() {
-                if unaligned && !bit_field {
-                    if f.strict {
-                        if let Err(e) = r.align_to_byte() {
-                            self.keep_failed_type(t, &mut frame, &mut elem_spans, None);
-                            return Err(e.in_field(fid));
-                        }
-                    } else {
-                        r.align_to_byte_keep();
-                    }
-                }
-                unaligned = bit_field;
-            }
-            let start = r.offset();
-            let start_bit = r.bit_offset();
-            let present = match &f.cond {
-                Some(c) => {
-                    let res = {
-                        let sc = self.scope(&frame, r, None);
-                        ex(eval_bool(&c.expr, &sc), c, start)
-                    };
-                    match res {
-                        Ok(p) => p,
-                        Err(e) => {
-                            self.keep_failed_type(t, &mut frame, &mut elem_spans, None);
-                            return Err(e.in_field(fid));
-                        }
-                    }
-                }
-                None => true,
-            };
-            let (v, span, elems) = if present {
-                // Whatever an earlier read handed up is not part of this field.
-                self.take_partial();
-                let (v, span, elems, ebits) = match self.read_field(r, &frame, f) {
-                    Ok(x) => x,
-                    Err(e) => {
-                        let failing = Some((fid, start, r.offset()));
-                        self.keep_failed_type(t, &mut frame, &mut elem_spans, failing);
-                        return Err(e.in_field(fid));
-                    }
-                };
-                let end_bit = r.bit_offset();
-                let member = frame.fields.len();
-                let unaligned = |(a, b): (u64, u64)| a % 8 != 0 || b % 8 != 0;
-                if bit_field
-                    && ebits.is_empty()
-                    && f.at.is_none()
-                    && unaligned((start_bit, end_bit))
-                {
-                    bit_spans.push(BitSpan {
-                        member,
-                        element: None,
-                        start: start_bit,
-                        end: end_bit,
-                    });
-                }
-                for (k, &(a, b)) in ebits.iter().enumerate() {
-                    if unaligned((a, b)) {
-                        bit_spans.push(BitSpan {
-                            member,
-                            element: Some(k),
-                            start: a,
-                            end: b,
-                        });
-                    }
-                }
-                (v, span.or(Some((start, r.offset()))), elems)
-            } else {
-                (DynValue::Null, None, Vec::new())
-            };
-            frame.spans.push(span);
-            elem_spans.push(elems);
-            frame.fields.push((fid, v));
+        for (i, f) in t.fields.iter().enumerate() {
+            let lists = (&mut elem_spans, &mut bit_spans);
+            self.read_member(r, t, &mut frame, (i, f), &mut unaligned, lists)?;
         }
         // `-sp-sum-of`: the stored sum must be the sum over the list.
         for f in &t.fields {
@@ -480,8 +493,11 @@ impl<'s> Interp<'s> {
         let mut hidden = Vec::new();
         for (p, (k, v)) in t.params.iter().zip(params) {
             if p.context.is_none() {
+                let v = v.unwrap_or(DynValue::Null);
+                self.emit(|s| s.key(Label::Member(k, MemberKind::Param)))?;
+                self.emit(|s| s.value(&v))?;
                 names.push(k);
-                members.push((k, v.unwrap_or(DynValue::Null)));
+                members.push((k, v));
                 spans.push(None);
                 elem_spans.push(Vec::new());
             } else {
@@ -490,6 +506,8 @@ impl<'s> Interp<'s> {
         }
         for (inst, v) in t.instances.iter().zip(inst_values) {
             let k = intern(&inst.id);
+            self.emit(|s| s.key(Label::Member(k, MemberKind::Instance)))?;
+            self.emit(|s| s.value(&v))?;
             names.push(k);
             members.push((k, v));
             spans.push(None);
@@ -510,10 +528,122 @@ impl<'s> Interp<'s> {
         })
     }
 
+    /// One member of `t` (field `i`, `f`): aligned as the generated reader aligns it, its
+    /// `if`, its value, handed to the sink of a streaming read and kept (in `frame`, with its
+    /// element spans and bits in `lists`) unless the streaming plan drops it.
+    fn read_member(
+        &self,
+        r: &mut ByteReader<'_>,
+        t: &TypeDef,
+        frame: &mut Frame<'_>,
+        (i, f): (usize, &Field),
+        unaligned: &mut bool,
+        (elem_spans, bit_spans): MemberLists<'_>,
+    ) -> D<()> {
+        let fid = intern(&f.id);
+        let bit_field = crate::bits::is_bit_field(f);
+        if f.at.is_none() {
+            if *unaligned && !bit_field {
+                if f.strict {
+                    if let Err(e) = r.align_to_byte() {
+                        self.keep_failed_type(t, frame, elem_spans, None);
+                        return Err(e.in_field(fid));
+                    }
+                } else {
+                    r.align_to_byte_keep();
+                }
+            }
+            *unaligned = bit_field;
+        }
+        let start = r.offset();
+        let start_bit = r.bit_offset();
+        let present = match &f.cond {
+            Some(c) => {
+                let res = {
+                    let sc = self.scope(frame, r, None);
+                    ex(eval_bool(&c.expr, &sc), c, start)
+                };
+                match res {
+                    Ok(p) => p,
+                    Err(e) => {
+                        self.keep_failed_type(t, frame, elem_spans, None);
+                        return Err(e.in_field(fid));
+                    }
+                }
+            }
+            None => true,
+        };
+        self.emit(|s| s.key(Label::Member(fid, MemberKind::Field)))?;
+        let keep = self.keeps(t, i);
+        if !present {
+            self.emit(|s| s.leaf(&DynValue::Null, None, None))?;
+            if keep != Keep::Drop {
+                frame.spans.push(None);
+                elem_spans.push(Vec::new());
+                frame.fields.push((fid, DynValue::Null));
+            }
+            return Ok(());
+        }
+        // Whatever an earlier read handed up is not part of this field.
+        self.take_partial();
+        let (v, span, elems, ebits) = match self.read_field_kept(r, frame, f, keep) {
+            Ok(x) => x,
+            Err(e) => {
+                let failing = Some((fid, start, r.offset()));
+                self.keep_failed_type(t, frame, elem_spans, failing);
+                return Err(e.in_field(fid));
+            }
+        };
+        let end_bit = r.bit_offset();
+        let unaligned = |(a, b): (u64, u64)| a % 8 != 0 || b % 8 != 0;
+        let own_bits =
+            (bit_field && ebits.is_empty() && f.at.is_none() && unaligned((start_bit, end_bit)))
+                .then_some((start_bit, end_bit));
+        let span = span.or(Some((start, r.offset())));
+        match &v {
+            DynValue::Struct(_) => self.emit(|s| s.close_struct(span))?,
+            // A list was handed over element by element as it was read.
+            DynValue::List(_) => {}
+            leaf => self.emit(|s| s.leaf(leaf, span, own_bits))?,
+        }
+        if keep == Keep::Drop {
+            return Ok(());
+        }
+        let member = frame.fields.len();
+        if let Some((start, end)) = own_bits {
+            bit_spans.push(BitSpan {
+                member,
+                element: None,
+                start,
+                end,
+            });
+        }
+        for (k, &(a, b)) in ebits.iter().enumerate() {
+            if unaligned((a, b)) {
+                bit_spans.push(BitSpan {
+                    member,
+                    element: Some(k),
+                    start: a,
+                    end: b,
+                });
+            }
+        }
+        frame.spans.push(span);
+        elem_spans.push(elems);
+        frame.fields.push((fid, v));
+        Ok(())
+    }
+
     /// One field: its position (positional instances), repetition and elements, with the
     /// span of a positional instance and the span of each element of a list. Errors carry
     /// the index of a failing element; the caller adds the field's name.
-    fn read_field(&self, r: &mut ByteReader<'_>, frame: &Frame<'_>, f: &Field) -> D<Read> {
+    fn read_field(
+        &self,
+        r: &mut ByteReader<'_>,
+        frame: &Frame<'_>,
+        f: &Field,
+        keep: Keep,
+    ) -> D<Read> {
         if let Some((at, io)) = f.at.as_ref().and_then(|a| Some((a, a.io_of.as_ref()?))) {
             // `io: X._io`: read from the substream `X` was read from (kept with `X`).
             let stream = {
@@ -540,7 +670,7 @@ impl<'s> Interp<'s> {
             let mut sub = ByteReader::new(&stream).sharing(r.processed_share());
             let saved = sub.enter_instance(pos, false)?;
             let start = sub.offset();
-            let v = self.read_repeat(&mut sub, frame, f);
+            let v = self.read_repeat(&mut sub, frame, f, keep);
             let end = sub.offset();
             sub.leave_instance(saved);
             r.add_processed(sub.processed_used());
@@ -554,7 +684,7 @@ impl<'s> Interp<'s> {
             };
             let saved = r.enter_instance(pos, at.whole)?;
             let start = r.offset();
-            let v = self.read_repeat(r, frame, f);
+            let v = self.read_repeat(r, frame, f, keep);
             let end = r.offset();
             r.leave_instance(saved);
             if v.is_err() && self.partial.is_some() {
@@ -574,19 +704,25 @@ impl<'s> Interp<'s> {
             let (v, elems, bits) = v?;
             return Ok((v, Some((start, end)), elems, bits));
         }
-        let (v, elems, bits) = self.read_repeat(r, frame, f)?;
+        let (v, elems, bits) = self.read_repeat(r, frame, f, keep)?;
         Ok((v, None, elems, bits))
     }
 
-    fn read_repeat(&self, r: &mut ByteReader<'_>, frame: &Frame<'_>, f: &Field) -> D<Repeated> {
+    /// A field's value: one element, or a list (handed to the sink of a streaming read
+    /// element by element; a list the plan drops is given back empty, one it keeps as a
+    /// value without its elements' spans and bits, which only a value kept whole shows).
+    fn read_repeat(
+        &self,
+        r: &mut ByteReader<'_>,
+        frame: &Frame<'_>,
+        f: &Field,
+        keep: Keep,
+    ) -> D<Repeated> {
         if f.varint {
             return Ok((self.read_varint(r, f)?, Vec::new(), Vec::new()));
         }
-        let mut spans = Vec::new();
-        let bit_list = matches!(f.kind, FieldKind::Bits { .. });
-        let mut bits = Vec::new();
-        match &f.repeat {
-            Repeat::None => Ok((self.read_checked(r, frame, f, None)?, spans, bits)),
+        let count = match &f.repeat {
+            Repeat::None => return Ok((self.read_checked(r, frame, f, None)?, vec![], vec![])),
             Repeat::Expr(e) => {
                 let count = {
                     let sc = self.scope(frame, r, None);
@@ -604,73 +740,65 @@ impl<'s> Interp<'s> {
                         crate::expr::Expr::Int(1..=32)
                     )
                 );
-                let n = match &f.kind {
+                Some(match &f.kind {
                     _ if fixed => count as usize,
                     FieldKind::Bits { width, .. } => {
                         r.check_count_bits(count, u32::from(*width))?
                     }
                     _ => r.check_count(count, self.min_len(f))?,
-                };
-                let mut list = Vec::with_capacity(n);
-                spans.reserve(n);
-                for i in 0..n {
-                    let start = r.offset();
-                    let start_bit = r.bit_offset();
-                    self.take_partial();
-                    match self.read_checked(r, frame, f, Some(i)) {
-                        Ok(v) => list.push(v),
-                        Err(e) => {
-                            self.keep_failed_list(list, spans, start, r.offset());
-                            return Err(e.in_index(i));
-                        }
-                    }
-                    spans.push((start, r.offset()));
-                    if bit_list {
-                        bits.push((start_bit, r.bit_offset()));
-                    }
-                }
-                Ok((DynValue::List(list), spans, bits))
+                })
             }
-            Repeat::Eos | Repeat::Until(_) => {
-                let mut list = Vec::new();
-                loop {
-                    if matches!(f.repeat, Repeat::Eos) && r.is_eof() {
-                        break;
-                    }
-                    let i = list.len();
-                    let before = r.bit_offset();
-                    let start = r.offset();
-                    self.take_partial();
-                    let v = match self.read_checked(r, frame, f, Some(i)) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            self.keep_failed_list(list, spans, start, r.offset());
-                            return Err(e.in_index(i));
-                        }
-                    };
-                    list.push(v);
-                    spans.push((start, r.offset()));
-                    if bit_list {
-                        bits.push((before, r.bit_offset()));
-                    }
-                    if let Repeat::Until(u) = &f.repeat {
-                        let mut sc = self.scope(frame, r, Some(i as i128));
-                        sc.elem = list.last();
-                        if ex(eval_bool(&u.expr, &sc), u, r.offset()).map_err(|e| e.in_index(i))? {
-                            break;
-                        }
-                    }
-                    if r.bit_offset() == before {
-                        return Err(semantic(
-                            r.offset(),
-                            "a repeated element took no bytes, so the list would never end".into(),
-                        )
-                        .in_index(i));
-                    }
+            Repeat::Eos | Repeat::Until(_) => None,
+        };
+        let list_start = r.offset();
+        self.emit(|s| s.open_list())?;
+        let mut list = ElemList::new(keep, count.unwrap_or(0));
+        let bit_list = matches!(f.kind, FieldKind::Bits { .. });
+        loop {
+            let i = list.len;
+            match count {
+                Some(n) if i >= n => break,
+                None if matches!(f.repeat, Repeat::Eos) && r.is_eof() => break,
+                _ => {}
+            }
+            let before = r.bit_offset();
+            let start = r.offset();
+            self.take_partial();
+            self.emit(|s| s.key(Label::Element(i)))?;
+            let v = match self.read_checked(r, frame, f, Some(i)) {
+                Ok(v) => v,
+                Err(e) => {
+                    self.keep_failed_list(list.items, list.spans, start, r.offset());
+                    return Err(e.in_index(i));
                 }
-                Ok((DynValue::List(list), spans, bits))
+            };
+            let span = (start, r.offset());
+            let bits = (bit_list
+                && !(before.is_multiple_of(8) && r.bit_offset().is_multiple_of(8)))
+            .then_some((before, r.bit_offset()));
+            match &v {
+                DynValue::Struct(_) => self.emit(|s| s.close_struct(Some(span)))?,
+                leaf => self.emit(|s| s.leaf(leaf, Some(span), bits))?,
+            }
+            list.push(v, span, bit_list.then_some((before, r.bit_offset())));
+            if let Repeat::Until(u) = &f.repeat {
+                let mut sc = self.scope(frame, r, Some(i as i128));
+                sc.elem = list.last();
+                if ex(eval_bool(&u.expr, &sc), u, r.offset()).map_err(|e| e.in_index(i))? {
+                    break;
+                }
+            }
+            if count.is_none() && r.bit_offset() == before {
+                return Err(semantic(
+                    r.offset(),
+                    "a repeated element took no bytes, so the list would never end".into(),
+                )
+                .in_index(i));
             }
         }
+        let n = list.len;
+        self.emit(|s| s.close_list((list_start, r.offset()), n))?;
+        Ok((DynValue::List(list.items), list.spans, list.bits))
     }
 
     /// The smallest number of bytes one element of `f` can take (for the count check, as
@@ -1221,6 +1349,59 @@ impl<'s> Interp<'s> {
             }
         }
         Ok(v)
+    }
+}
+
+/// The elements of a list being read: all of them (with their spans, and bits for a list
+/// of bit fields) when the list is kept, else only the count and the last element (`_` of
+/// `repeat-until`).
+struct ElemList {
+    keep: bool,
+    /// Keep each element's span and bits too.
+    spans_too: bool,
+    len: usize,
+    items: Vec<DynValue>,
+    spans: Vec<(u64, u64)>,
+    bits: Vec<(u64, u64)>,
+    last: Option<DynValue>,
+}
+
+impl ElemList {
+    /// An empty list, with room for `n` elements when it is kept (`n` was checked against
+    /// the bytes left).
+    fn new(keep: Keep, n: usize) -> Self {
+        let room = if keep == Keep::Drop { 0 } else { n };
+        ElemList {
+            keep: keep != Keep::Drop,
+            spans_too: keep == Keep::Whole,
+            len: 0,
+            items: Vec::with_capacity(room),
+            spans: Vec::with_capacity(if keep == Keep::Whole { room } else { 0 }),
+            bits: Vec::new(),
+            last: None,
+        }
+    }
+
+    fn push(&mut self, v: DynValue, span: (u64, u64), bits: Option<(u64, u64)>) {
+        self.len += 1;
+        if self.keep {
+            self.items.push(v);
+            if self.spans_too {
+                self.spans.push(span);
+                self.bits.extend(bits);
+            }
+        } else {
+            self.last = Some(v);
+        }
+    }
+
+    /// The element read last.
+    fn last(&self) -> Option<&DynValue> {
+        if self.keep {
+            self.items.last()
+        } else {
+            self.last.as_ref()
+        }
     }
 }
 

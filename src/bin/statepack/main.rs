@@ -427,22 +427,14 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let sch = schema_cmd::load(&schema)?;
             let bytes = read_file(&file)?;
-            let root = schema_cmd::read(&sch, &bytes, &file)?;
-            emit_stdout(|out| {
-                writeln!(
-                    out,
-                    "{} ({} bytes, schema {}: {})",
-                    file.display(),
-                    bytes.len(),
-                    schema.display(),
-                    sch.id
-                )?;
-                schema_cmd::print(out, &root, max_items)?;
-                if let Some(note) = schema_cmd::trailing_note(&root, bytes.len()) {
-                    writeln!(out, "{note}")?;
-                }
-                Ok(())
-            })
+            let header = format!(
+                "{} ({} bytes, schema {}: {})",
+                file.display(),
+                bytes.len(),
+                schema.display(),
+                sch.id
+            );
+            schema_cmd::inspect(&sch, &bytes, &file, &header, max_items)
         }
         Cmd::Inspect {
             file, max_items, ..
@@ -487,14 +479,9 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let sch = schema_cmd::load(&schema)?;
             let bytes = read_file(&file)?;
-            let root = schema_cmd::read(&sch, &bytes, &file)?;
-            if let Some(note) = schema_cmd::trailing_note(&root, bytes.len()) {
-                eprintln!("note: {note}");
-            }
-            let root = statepack_codegen::interp::DynValue::Struct(std::sync::Arc::new(root));
-            // Streamed as it is serialized, arrays of numbers 16 to a line (as the built-in
-            // formats' JSON).
-            emit_stdout(|out| formats::json::write_pretty(out, &schema_cmd::Ordered(&root, &sch)))
+            // Checked, then written as it is read (arrays of numbers 16 to a line, as the
+            // built-in formats' JSON): no tree of the file is held.
+            schema_cmd::decode_json(&sch, &bytes, &file)
         }
         Cmd::Decode { file, offsets, .. } => {
             let bytes = read_file(&file)?;
@@ -526,8 +513,9 @@ fn run(cli: Cli) -> Result<()> {
             let sch = schema_cmd::load(&schema)?;
             let text = std::fs::read_to_string(&input)
                 .with_context(|| format!("cannot read {}", input.display()))?;
-            let value: serde_json::Value = serde_json::from_str(&text)
+            let value = schema_cmd::parse_given(&text)
                 .with_context(|| format!("{} is not JSON", input.display()))?;
+            drop(text);
             let bytes = schema_cmd::encode(&sch, &value).with_context(|| {
                 format!(
                     "{} cannot be written with {}",

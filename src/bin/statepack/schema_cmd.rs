@@ -5,6 +5,9 @@
 //! then in `STATEPACK_KSY_PATH`); a schema the generator would refuse prints its diagnostics
 //! (file:line:column, key path, hint) and the command fails.
 
+mod given;
+mod sinks;
+
 use anyhow::{bail, Context, Result};
 use serde_json::{Map, Value as Json};
 use statepack_codegen::interp::{self, BitSpan, DynStruct, DynValue};
@@ -30,15 +33,86 @@ pub fn load(path: &Path) -> Result<statepack_codegen::ir::Schema> {
     Ok(schema)
 }
 
-/// Reads `bytes` with the schema's root type. Errors: the decode error with the field path
-/// and the byte offset.
-pub fn read(
+/// Reads `bytes` with the schema's root type through `sink`, keeping only what the schema's
+/// expressions need. Errors: the decode error with the field path and the byte offset, or
+/// the sink's.
+fn stream(
     schema: &statepack_codegen::ir::Schema,
     bytes: &[u8],
     file: &Path,
+    sink: &mut (dyn interp::Sink + Send),
 ) -> Result<DynStruct> {
-    interp::decode(schema, bytes)
-        .map_err(|e| anyhow::anyhow!("{} is not a valid {} file: {e}", file.display(), schema.id))
+    interp::stream(schema, bytes, sink).map_err(|e| match e {
+        interp::StreamError::Decode(e) => {
+            anyhow::anyhow!("{} is not a valid {} file: {e}", file.display(), schema.id)
+        }
+        interp::StreamError::Output(e) => anyhow::Error::new(e),
+    })
+}
+
+/// Runs `f` on a buffered standard output; a closed pipe (`| head`) is not an error.
+fn to_stdout(f: impl FnOnce(&mut io::BufWriter<io::Stdout>) -> Result<()>) -> Result<()> {
+    let mut out = io::BufWriter::new(io::stdout());
+    let res = f(&mut out).and_then(|()| Ok(out.flush()?));
+    match res {
+        Err(e)
+            if e.downcast_ref::<io::Error>()
+                .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// `decode --schema`: checks that `bytes` read with the schema (nothing is printed for a
+/// file that does not), notes on standard error the bytes no field reads, then reads them
+/// again writing the JSON ([`to_json`]'s, in the layout of `statepack::formats::json`) to
+/// standard output as each value is read. Memory: what the schema's expressions keep
+/// (`statepack_codegen::interp::stream`), not a tree of the file nor its JSON text.
+pub fn decode_json(
+    schema: &statepack_codegen::ir::Schema,
+    bytes: &[u8],
+    file: &Path,
+) -> Result<()> {
+    let root = stream(schema, bytes, file, &mut sinks::Nothing)?;
+    if let Some(note) = trailing_note(&root, bytes.len()) {
+        eprintln!("note: {note}");
+    }
+    drop(root);
+    to_stdout(|out| {
+        let mut json = sinks::Json::new(out, schema);
+        stream(schema, bytes, file, &mut json)?;
+        json.finish()?;
+        Ok(())
+    })
+}
+
+/// `inspect --schema`: the header line, the tree ([`print`]'s lines) and the note on bytes
+/// no field reads, printed as the file is read (twice: once for the byte range of each
+/// line of a user type or list, once to print). Nothing is printed for a file that does
+/// not read. `max_items`: elements shown per list and bytes per byte array (0: all).
+pub fn inspect(
+    schema: &statepack_codegen::ir::Schema,
+    bytes: &[u8],
+    file: &Path,
+    header: &str,
+    max_items: usize,
+) -> Result<()> {
+    let mut first = sinks::Inspect::<io::Sink>::recording(max_items);
+    let root = stream(schema, bytes, file, &mut first)?;
+    let note = trailing_note(&root, bytes.len());
+    drop(root);
+    to_stdout(|out| {
+        writeln!(out, "{header}")?;
+        let mut tree = first.printing(&mut *out);
+        stream(schema, bytes, file, &mut tree)?;
+        drop(tree);
+        if let Some(note) = note {
+            writeln!(out, "{note}")?;
+        }
+        Ok(())
+    })
 }
 
 /// A value as JSON: structs as objects of their `seq` fields (positional instances among
@@ -108,36 +182,6 @@ fn struct_json_of(s: &DynStruct, schema: &statepack_codegen::ir::Schema, instanc
     Json::Object(m)
 }
 
-/// A value serialised as [`to_json`] gives it, with the members of every struct in schema
-/// order (a `serde_json::Value` object would sort them).
-pub struct Ordered<'a>(pub &'a DynValue, pub &'a statepack_codegen::ir::Schema);
-
-impl serde::Serialize for Ordered<'_> {
-    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self.0 {
-            DynValue::List(items) => {
-                let mut seq = ser.serialize_seq(Some(items.len()))?;
-                for x in items {
-                    seq.serialize_element(&Ordered(x, self.1))?;
-                }
-                seq.end()
-            }
-            DynValue::Struct(st) => {
-                let seq = shown_members(st, self.1, true);
-                let mut map = ser.serialize_map(None)?;
-                for (k, v) in &st.members {
-                    if seq.contains(k) {
-                        map.serialize_entry(k, &Ordered(v, self.1))?;
-                    }
-                }
-                map.end()
-            }
-            leaf => to_json(leaf, self.1).serialize(ser),
-        }
-    }
-}
-
 /// The members of `s` that `decode --schema` shows: its `seq` fields (positional instances
 /// among them) and, with `instances`, its value instances.
 fn shown_members<'s>(
@@ -145,10 +189,22 @@ fn shown_members<'s>(
     schema: &'s statepack_codegen::ir::Schema,
     instances: bool,
 ) -> Vec<&'s str> {
-    schema
-        .types
-        .iter()
-        .find(|t| t.schema_name == s.type_name)
+    // Nested types of different parents may share a schema name (`a::foo`, `b::foo`): the
+    // type is the one of that name whose members the value has most of.
+    let has = |t: &&statepack_codegen::ir::TypeDef| {
+        let names = t.fields.iter().map(|f| f.id.as_str());
+        let names = names.chain(t.instances.iter().map(|i| i.id.as_str()));
+        names.filter(|n| s.get(n).is_some()).count()
+    };
+    let same_name = schema.types.iter().filter(|t| t.schema_name == s.type_name);
+    let mut best: Option<(&statepack_codegen::ir::TypeDef, usize)> = None;
+    for t in same_name {
+        let n = has(&t);
+        if best.is_none_or(|(_, m)| n > m) {
+            best = Some((t, n));
+        }
+    }
+    best.map(|(t, _)| t)
         .map(|t| {
             let fields = t.fields.iter().map(|f| f.id.as_str());
             let values = t.instances.iter().filter(|_| instances);
@@ -157,69 +213,16 @@ fn shown_members<'s>(
         .unwrap_or_default()
 }
 
-/// Checks the value instances the JSON gives (as `decode --schema` prints them) against
-/// those the bytes written read back to: an instance is computed from the fields, so a
-/// value given for it must be the one computed. Errors: the path of the first instance
-/// whose given value differs, with both values.
-fn check_given_instances(
-    given: &Json,
-    back: &DynValue,
-    schema: &statepack_codegen::ir::Schema,
-    path: &str,
-) -> Result<()> {
-    match (given, back) {
-        (Json::Object(m), DynValue::Struct(s)) => {
-            let instances: Vec<&str> = schema
-                .types
-                .iter()
-                .find(|t| t.schema_name == s.type_name)
-                .map(|t| t.instances.iter().map(|i| i.id.as_str()).collect())
-                .unwrap_or_default();
-            for (k, v) in &s.members {
-                let Some(g) = m.get(*k) else { continue };
-                let p = if path.is_empty() {
-                    (*k).to_owned()
-                } else {
-                    format!("{path}.{k}")
-                };
-                if instances.contains(k) {
-                    let computed = to_json(v, schema);
-                    if &computed != g {
-                        bail!("{p}: a value instance, computed from the fields as {computed}, but the JSON gives {g}");
-                    }
-                } else {
-                    check_given_instances(g, v, schema, &p)?;
-                }
-            }
-            Ok(())
-        }
-        (Json::Array(a), DynValue::List(items)) => {
-            for (i, (g, v)) in a.iter().zip(items).enumerate() {
-                check_given_instances(g, v, schema, &format!("{path}[{i}]"))?;
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
-}
-
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// Prints the value as a tree: each member with its byte range and size (fields read in a
-/// stream of their own, after `process` or inside a terminated field, count from that
-/// stream's start), leaves with their value; at most `max_items` elements of a list and
-/// `max_items` bytes of a byte array are shown (0: everything), as for the built-in formats.
-pub fn print(out: &mut impl Write, s: &DynStruct, max_items: usize) -> io::Result<()> {
-    let max = if max_items == 0 {
-        usize::MAX
-    } else {
-        max_items
-    };
-    print_struct(out, s, 0, max)
-}
-
+/// A user type's members as a tree: each member with its byte range and size (fields read
+/// in a stream of their own, after `process` or inside a terminated field, count from that
+/// stream's start), leaves with their value; at most `max` elements of a list and `max`
+/// bytes of a byte array are shown, as for the built-in formats. `inspect --schema` prints
+/// what it reads as it reads it ([`sinks::Inspect`]); this prints the values it is handed
+/// whole (value instances and params, which may be user types and lists).
 fn print_struct(out: &mut impl Write, s: &DynStruct, depth: usize, max: usize) -> io::Result<()> {
     for (i, (name, v)) in s.members.iter().enumerate() {
         let span = s.spans.get(i).copied().flatten();
@@ -316,77 +319,30 @@ fn leaf_text(v: &DynValue, max: usize) -> String {
     }
 }
 
-fn given(j: &Json) -> interp::Given {
-    use interp::Given;
-    match j {
-        Json::Null => Given::Null,
-        Json::Bool(b) => Given::Bool(*b),
-        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Given::Int(i128::from(i)),
-            (_, Some(u)) => Given::Int(i128::from(u)),
-            _ => Given::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Json::String(s) => Given::Str(s.clone()),
-        Json::Array(a) => Given::List(a.iter().map(given).collect()),
-        Json::Object(m) => Given::Map(m.iter().map(|(k, v)| (k.clone(), given(v))).collect()),
-    }
+/// Reads `encode --schema`'s JSON text into the value to write (see [`given::parse`]).
+/// Errors: serde_json's, with line and column.
+pub fn parse_given(text: &str) -> Result<interp::Given> {
+    Ok(given::parse(text)?)
 }
 
-/// Writes the JSON (as `decode --schema` prints it) with the schema, then reads the bytes
-/// back and refuses them unless they give the same fields. Errors: the writer's message
-/// naming the field path, or the first field that reads back differently.
-pub fn encode(schema: &statepack_codegen::ir::Schema, json: &Json) -> Result<Vec<u8>> {
-    let (bytes, written) =
-        interp::encode(schema, &given(json)).map_err(|m| anyhow::anyhow!("{m}"))?;
+/// Writes the value (JSON as `decode --schema` prints it) with the schema, then reads the
+/// bytes back and refuses them unless they give the same fields and the value instances
+/// given are the ones computed. Errors: the writer's message naming the field path, or the
+/// first field that reads back differently.
+pub fn encode(schema: &statepack_codegen::ir::Schema, value: &interp::Given) -> Result<Vec<u8>> {
+    let (bytes, written) = interp::encode(schema, value).map_err(|m| anyhow::anyhow!("{m}"))?;
     let back = interp::decode(schema, &bytes)
         .map_err(|e| anyhow::anyhow!("the bytes written do not read back: {e}"))?;
-    let (a, b) = (seq_json(&written, schema), seq_json(&back, schema));
-    if a != b {
-        let diff = first_difference(&a, &b, "");
+    let (written, back) = (
+        DynValue::Struct(std::sync::Arc::new(written)),
+        DynValue::Struct(std::sync::Arc::new(back)),
+    );
+    if let Some(diff) = given::first_difference(&written, &back, schema, "") {
         bail!("the bytes written read back to a different value at {diff} (a length, count or size that does not match the data it describes?)");
     }
-    check_given_instances(
-        json,
-        &DynValue::Struct(std::sync::Arc::new(back)),
-        schema,
-        "",
-    )?;
+    drop(written);
+    given::check_instances(value, &back, schema, "")?;
     Ok(bytes)
-}
-
-/// `s` as a JSON object of its `seq` fields (`decode --schema`'s object without value instances) (what a writer writes), for comparing
-/// what was written with what reads back.
-fn seq_json(s: &DynStruct, schema: &statepack_codegen::ir::Schema) -> Json {
-    struct_json_of(s, schema, false)
-}
-
-fn first_difference(a: &Json, b: &Json, path: &str) -> String {
-    match (a, b) {
-        (Json::Object(x), Json::Object(y)) => {
-            for (k, v) in x {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                match y.get(k) {
-                    Some(w) if w == v => {}
-                    Some(w) => return first_difference(v, w, &p),
-                    None => return format!("{p} (missing on reading back)"),
-                }
-            }
-            format!("{path} (extra members on reading back)")
-        }
-        (Json::Array(x), Json::Array(y)) if x.len() == y.len() => {
-            for (i, (v, w)) in x.iter().zip(y).enumerate() {
-                if v != w {
-                    return first_difference(v, w, &format!("{path}[{i}]"));
-                }
-            }
-            path.to_owned()
-        }
-        _ => format!("{path}: written {a}, read back {b}"),
-    }
 }
 
 /// A note when bytes follow everything the schema read: the root type's `seq` and every
