@@ -174,7 +174,7 @@ impl<'a> Emitter<'a> {
         }
         let _ = writeln!(
             o,
-            "export type {} = {{\n\t__type: string,\n\t__sizeof: number,\n\t--- Bytes of a sized field after this value's `seq` (lenient rules), written back after it.\n\t__unread: string?,",
+            "export type {} = {{\n\t__type: string,\n\t__sizeof: number,\n\t--- Bytes of a sized field after this value's `seq` (lenient rules), written back after it.\n\t__unread: string?,\n\t--- Padding bits dropped before a byte-aligned field after bit fields (lenient rules), by\n\t--- field name (`__end`: after the root's last field; `__unread`: at the end of a sized\n\t--- field's bytes), as read; written back. Absent means zero bits.\n\t__pads: {{ [string]: number }}?,",
             camel(&t.name)
         );
         if self.is_positional_root(t) {
@@ -278,6 +278,14 @@ impl<'a> Emitter<'a> {
                 let bit_field = crate::bits::is_bit_field(f);
                 if unaligned && !bit_field && f.strict {
                     let _ = writeln!(o, "\tS.alignStrict(r, {})", lua_str(f.id.as_bytes()));
+                } else if unaligned && !bit_field {
+                    // Lenient rules: the padding bits before a byte-aligned field may be
+                    // anything; kept in `__pads` and written back.
+                    let _ = writeln!(
+                        o,
+                        "\tif r.nbits ~= 0 then S.keepPad(r, v, {}) end",
+                        lua_str(f.id.as_bytes())
+                    );
                 }
                 unaligned = bit_field;
             }
@@ -351,6 +359,10 @@ impl<'a> Emitter<'a> {
                     field
                 );
             }
+        }
+        if unaligned && !self.s.strict && std::ptr::eq(t, &self.s.types[0]) {
+            // The root ends inside a byte: the bits after its last bit field are kept.
+            let _ = writeln!(o, "\tif r.nbits ~= 0 then S.keepPad(r, v, \"__end\") end");
         }
         if self.is_positional_root(t) {
             // The bytes after the seq up to the furthest byte a positional instance read
@@ -888,7 +900,7 @@ impl<'a> Emitter<'a> {
             } else {
                 let _ = writeln!(
                     o,
-                    "{i0}if {sub}.pos < {sub}.limit then S.keepUnread({sub}, {dst}) end"
+                    "{i0}if {sub}.pos < {sub}.limit or {sub}.nbits ~= 0 then S.keepUnread({sub}, {dst}) end"
                 );
             }
             if enter {
@@ -920,7 +932,7 @@ impl<'a> Emitter<'a> {
             } else {
                 let _ = writeln!(
                     o,
-                    "{i0}if {sub}.pos < {sub}.limit then S.keepUnread({sub}, {dst}) end"
+                    "{i0}if {sub}.pos < {sub}.limit or {sub}.nbits ~= 0 then S.keepUnread({sub}, {dst}) end"
                 );
             }
             if enter {
@@ -960,7 +972,7 @@ impl<'a> Emitter<'a> {
                 } else {
                     let _ = writeln!(
                         o,
-                        "{i0}if {sub}.pos < {sub}.limit then S.keepUnread({sub}, {dst}) end"
+                        "{i0}if {sub}.pos < {sub}.limit or {sub}.nbits ~= 0 then S.keepUnread({sub}, {dst}) end"
                     );
                 }
                 if enter {
@@ -1157,6 +1169,12 @@ impl<'a> Emitter<'a> {
                 }
                 if size.is_some() && f.strict {
                     let _ = writeln!(o, "{i0}\tS.finishSub({rr})");
+                } else if size.is_some() {
+                    // Lenient rules: what a user-type case left unread is kept for its writer.
+                    let _ = writeln!(
+                        o,
+                        "{i0}\tif {rr}.pos < {rr}.limit or {rr}.nbits ~= 0 then S.keepUnread({rr}, {dst}) end"
+                    );
                 }
                 let _ = writeln!(o, "{i0}end");
             }
@@ -1188,7 +1206,20 @@ impl<'a> Emitter<'a> {
                 Err(m) => problem = Some(format!("{}: {m}", sw.key_path)),
             }
         }
+        let mut unaligned = false;
         for f in &t.fields {
+            if f.at.is_none() {
+                let bit_field = crate::bits::is_bit_field(f);
+                if unaligned && !bit_field && !f.strict {
+                    // The padding bits the reader kept before this field (zero if none).
+                    let _ = writeln!(
+                        body,
+                        "\tif w.nbits ~= 0 then S.alignPad(w, v, {}) end",
+                        lua_str(f.id.as_bytes())
+                    );
+                }
+                unaligned = bit_field;
+            }
             match self.write_field(t, f) {
                 Ok(code) => {
                     body.push_str("\tdo\n");
@@ -1200,6 +1231,9 @@ impl<'a> Emitter<'a> {
                     break;
                 }
             }
+        }
+        if problem.is_none() && unaligned && !self.s.strict && std::ptr::eq(t, &self.s.types[0]) {
+            body.push_str("\tif w.nbits ~= 0 then S.alignPad(w, v, \"__end\") end\n");
         }
         if problem.is_none() && self.is_positional_root(t) {
             // The root's stream ends here: its kept bytes, then the queued instances.
@@ -1652,65 +1686,126 @@ impl<'a> Emitter<'a> {
                     d,
                 )?);
             }
-            FieldKind::Switch {
-                on,
-                cases,
-                default,
-                size,
-            } => {
-                if size.is_some() {
-                    return Err("a switch read in a sized substream".into());
-                }
-                let sel = self.wex(t, on, None, index)?;
-                let _ = writeln!(o, "{i0}do\n{i0}\tlocal on = {sel}");
-                let mut first = true;
-                let case_code = |this: &mut Self, tn: &str| -> R<String> {
-                    if let Some((bytes, signed, float, e)) = crate::sem::number_type(tn) {
-                        let e = e.or(this.s.endian).unwrap_or(Endian::Le);
-                        let call = if float {
-                            format!(
-                                "writeF{}{}",
-                                u32::from(bytes) * 8,
-                                if e == Endian::Be { "be" } else { "le" }
-                            )
-                        } else {
-                            write_name(&int_call(bytes, signed, e)?)
-                        };
-                        return Ok(format!("{}S.{call}(w, {val}, {fname})\n", ind(d + 2)));
-                    }
-                    let explicit: &'a [SrcExpr] = f
-                        .switch_args
-                        .iter()
-                        .find(|(n, _)| n == tn)
-                        .map(|(_, a)| a.as_slice())
-                        .unwrap_or(&[]);
-                    this.write_user(t, f, tn, None, val, fname, index, explicit, d + 2)
-                };
-                for (k, tn) in cases {
-                    let kx = self.wex(t, k, None, index)?;
-                    let _ = writeln!(
-                        o,
-                        "{i0}\t{} on == {kx} then",
-                        if first { "if" } else { "elseif" }
-                    );
-                    first = false;
-                    o.push_str(&case_code(self, tn)?);
-                }
-                let fallback = match default {
-                    Some(tn) => case_code(self, tn)?,
-                    None => format!(
-                        "{}if {val} ~= nil then S.fail(w, {fname}, \"valid\", `{{S.show(on)}} selects no case, but a value is given`) end\n",
-                        ind(d + 2)
-                    ),
-                };
-                if first {
-                    o.push_str(&fallback);
-                } else {
-                    let _ = write!(o, "{i0}\telse\n{fallback}{i0}\tend\n");
-                }
-                let _ = writeln!(o, "{i0}end");
-            }
+            FieldKind::Switch { .. } => o.push_str(&self.write_switch(t, f, val, fname, index, d)?),
         }
+        Ok(o)
+    }
+
+    /// A switch's write: the case the selector picks, as its reader reads it. In a sized
+    /// substream (`size` beside `switch-on`) the case is written into a writer of its own (a
+    /// user type's unread bytes after it, as read), whose instances move to `w` and whose
+    /// bytes are padded with zero bytes to the size (under strict rules they must fill it).
+    fn write_switch(
+        &mut self,
+        t: &'a TypeDef,
+        f: &'a Field,
+        val: &str,
+        fname: &str,
+        index: Option<&'a str>,
+        d: usize,
+    ) -> R<String> {
+        let FieldKind::Switch {
+            on,
+            cases,
+            default,
+            size,
+        } = &f.kind
+        else {
+            return Err("not a switch".into());
+        };
+        let i0 = ind(d);
+        let mut o = String::new();
+        let sel = self.wex(t, on, None, index)?;
+        let _ = writeln!(o, "{i0}do\n{i0}\tlocal on = {sel}");
+        // In a sized substream the cases are written one level deeper, into `w` = the
+        // substream's writer.
+        let (cd, sub) = match size {
+            Some(_) => {
+                let sub = self.fresh("sub");
+                let _ = writeln!(
+                    o,
+                    "{i0}\tlocal {sub} = S.writer()\n{i0}\t{sub}.path = w.path\n{i0}\t{sub}.root = w.root or w\n{i0}\tdo\n{i0}\t\tlocal w = {sub}"
+                );
+                (d + 1, Some(sub))
+            }
+            None => (d, None),
+        };
+        let ic = ind(cd);
+        let mut first = true;
+        let sized = size.is_some();
+        let case_code = |this: &mut Self, tn: &str| -> R<String> {
+            if let Some((bytes, signed, float, e)) = crate::sem::number_type(tn) {
+                let e = e.or(this.s.endian).unwrap_or(Endian::Le);
+                let call = if float {
+                    format!(
+                        "writeF{}{}",
+                        u32::from(bytes) * 8,
+                        if e == Endian::Be { "be" } else { "le" }
+                    )
+                } else {
+                    write_name(&int_call(bytes, signed, e)?)
+                };
+                return Ok(format!("{}S.{call}(w, {val}, {fname})\n", ind(cd + 2)));
+            }
+            let explicit: &'a [SrcExpr] = f
+                .switch_args
+                .iter()
+                .find(|(n, _)| n == tn)
+                .map(|(_, a)| a.as_slice())
+                .unwrap_or(&[]);
+            let mut code = this.write_user(t, f, tn, None, val, fname, index, explicit, cd + 2)?;
+            if sized && !f.strict {
+                // The bytes of the substream the reader left unread after the value.
+                let _ = writeln!(code, "{}S.writeUnread(w, {val})", ind(cd + 2));
+            }
+            Ok(code)
+        };
+        for (k, tn) in cases {
+            let kx = self.wex(t, k, None, index)?;
+            let _ = writeln!(
+                o,
+                "{ic}\t{} on == {kx} then",
+                if first { "if" } else { "elseif" }
+            );
+            first = false;
+            o.push_str(&case_code(self, tn)?);
+        }
+        let fallback = match default {
+            Some(tn) => case_code(self, tn)?,
+            // No case under lenient rules: the substream's bytes, as the reader kept them.
+            None if sized && !f.strict => format!(
+                "{}if {val} ~= nil then S.writeBytes(w, {val}, {fname}) end\n",
+                ind(cd + 2)
+            ),
+            None => format!(
+                "{}if {val} ~= nil then S.fail(w, {fname}, \"valid\", `{{S.show(on)}} selects no case, but a value is given`) end\n",
+                ind(cd + 2)
+            ),
+        };
+        if first {
+            o.push_str(&fallback);
+        } else {
+            let _ = write!(o, "{ic}\telse\n{fallback}{ic}\tend\n");
+        }
+        if let (Some(sub), Some(Size::Expr(e))) = (&sub, size) {
+            let n = self.wsize(t, e, index)?;
+            let put = if f.strict {
+                format!("S.writeBytes(w, {sub}s, {fname}, {n})")
+            } else {
+                format!("S.writePadded(w, {sub}s, {n}, {fname})")
+            };
+            let _ = writeln!(
+                o,
+                "{i0}\tend\n{i0}\tS.adopt(w, {sub})\n{i0}\tlocal {sub}s = buffer.tostring(S.finish({sub}))\n{i0}\t{put}"
+            );
+        } else if let Some(sub) = &sub {
+            // `size-eos`: the substream's bytes, as they are.
+            let _ = writeln!(
+                o,
+                "{i0}\tend\n{i0}\tS.adopt(w, {sub})\n{i0}\tS.writeBytes(w, buffer.tostring(S.finish({sub})), {fname})"
+            );
+        }
+        let _ = writeln!(o, "{i0}end");
         Ok(o)
     }
 }
