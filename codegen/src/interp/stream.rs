@@ -66,6 +66,41 @@ pub trait Sink {
     fn value(&mut self, v: &DynValue) -> io::Result<()>;
 }
 
+/// A [`Sink`] that takes every value and keeps none: a streaming read that only checks the
+/// input, in the memory the schema's expressions keep (what `decode --schema` runs before
+/// it prints anything, so nothing is printed for a file it refuses).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Discard;
+
+impl Sink for Discard {
+    fn key(&mut self, _: Label) -> io::Result<()> {
+        Ok(())
+    }
+    fn open_struct(&mut self, _: &'static str) -> io::Result<()> {
+        Ok(())
+    }
+    fn close_struct(&mut self, _: Option<(u64, u64)>) -> io::Result<()> {
+        Ok(())
+    }
+    fn open_list(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn close_list(&mut self, _: (u64, u64), _: usize) -> io::Result<()> {
+        Ok(())
+    }
+    fn leaf(
+        &mut self,
+        _: &DynValue,
+        _: Option<(u64, u64)>,
+        _: Option<(u64, u64)>,
+    ) -> io::Result<()> {
+        Ok(())
+    }
+    fn value(&mut self, _: &DynValue) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Why a streaming read stopped.
 #[derive(Debug)]
 pub enum StreamError {

@@ -75,7 +75,7 @@ pub fn decode_json(
     bytes: &[u8],
     file: &Path,
 ) -> Result<()> {
-    let root = stream(schema, bytes, file, &mut sinks::Nothing)?;
+    let root = stream(schema, bytes, file, &mut statepack_codegen::interp::Discard)?;
     if let Some(note) = trailing_note(&root, bytes.len()) {
         eprintln!("note: {note}");
     }

@@ -10,7 +10,6 @@
 //!   a user type or a list shows its byte range (and a list its count) before its members,
 //!   which are read after it, so `inspect` reads twice: the first pass records the range of
 //!   every such line it will print (16 bytes a line, 8 more for a list), the second prints.
-//! - [`Nothing`] takes every value and keeps none (the check before `decode` prints).
 
 use super::{int_json, leaf_text, print_member, shown_members};
 use serde_json::ser::Formatter;
@@ -22,37 +21,6 @@ use std::io::{self, Write};
 /// Hex digits per chunk of a byte array written as a JSON string.
 const HEX_CHUNK: usize = 1 << 15;
 
-/// A sink that keeps nothing.
-pub struct Nothing;
-
-impl Sink for Nothing {
-    fn key(&mut self, _: Label) -> io::Result<()> {
-        Ok(())
-    }
-    fn open_struct(&mut self, _: &'static str) -> io::Result<()> {
-        Ok(())
-    }
-    fn close_struct(&mut self, _: Option<(u64, u64)>) -> io::Result<()> {
-        Ok(())
-    }
-    fn open_list(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-    fn close_list(&mut self, _: (u64, u64), _: usize) -> io::Result<()> {
-        Ok(())
-    }
-    fn leaf(
-        &mut self,
-        _: &DynValue,
-        _: Option<(u64, u64)>,
-        _: Option<(u64, u64)>,
-    ) -> io::Result<()> {
-        Ok(())
-    }
-    fn value(&mut self, _: &DynValue) -> io::Result<()> {
-        Ok(())
-    }
-}
 
 /// An open object (`true`: it has a member) or array, in [`Json`].
 #[derive(Debug, Clone, Copy)]
