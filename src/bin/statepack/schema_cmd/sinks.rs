@@ -21,7 +21,6 @@ use std::io::{self, Write};
 /// Hex digits per chunk of a byte array written as a JSON string.
 const HEX_CHUNK: usize = 1 << 15;
 
-
 /// An open object (`true`: it has a member) or array, in [`Json`].
 #[derive(Debug, Clone, Copy)]
 enum Open {
