@@ -204,6 +204,19 @@ pub(crate) fn merge(seq: Vec<Field>, positional: Vec<Field>, values: &[Instance]
     out
 }
 
+/// Whether `e` is exactly `_io.pos` (also what an instance without `pos` lowers to): a
+/// position a writer knows, since it writes the instance where the reader read it.
+pub(crate) fn is_stream_position(e: &Expr) -> bool {
+    matches!(e, Expr::Attr(a, p) if p == "pos" && matches!(&**a, Expr::Name(n) if n == "_io"))
+}
+
+/// Whether the reader keeps where it read positional instance `at` (member `__pos_<name>`),
+/// for its writer to put it back there: its `pos` is computed from its own stream
+/// (`_io.size - 8`), which is not complete while writing. Every backend follows this rule.
+pub(crate) fn keeps_read_pos(at: &crate::ir::Positional) -> bool {
+    at.io_of.is_none() && uses_io(&at.pos.expr) && !is_stream_position(&at.pos.expr)
+}
+
 /// True when `e` uses `_io` (then a positional instance's writer uses the position it was
 /// read at, kept in the value).
 pub(crate) fn uses_io(e: &Expr) -> bool {

@@ -3,7 +3,7 @@
 //! `crate::instances` for the order they are read in and what uses `_io`).
 
 use super::{Emitter, Scope, Ty};
-use crate::instances::{keeps_io_end, uses_io};
+use crate::instances::{keeps_io_end, keeps_read_pos, uses_io};
 use crate::ir::{Field, Positional};
 use crate::names::temp_for;
 use proc_macro2::TokenStream;
@@ -76,7 +76,7 @@ pub(crate) fn emit_read(
     }
     let pos = em.expect_ty(&at.pos, scope, &format!("{}.pos", f.key_path), Ty::Int)?;
     let whole = at.whole;
-    if uses_io(&at.pos.expr) && !is_stream_position(&at.pos.expr) {
+    if keeps_read_pos(at) {
         let kept = temp_for("pos", &f.id);
         let doc = format!(
             " Where `{}` was read (`pos: {}`, from the start of its stream): its writer puts it back there.",
@@ -118,13 +118,6 @@ pub(crate) fn emit_read(
     }
 }
 
-/// Whether `pos` is `_io.pos` (also what an instance without `pos` reads at): the writer knows
-/// that position when it writes the instance where the reader read it, so nothing is kept.
-fn is_stream_position(e: &crate::expr::Expr) -> bool {
-    use crate::expr::Expr;
-    matches!(e, Expr::Attr(a, p) if p == "pos" && matches!(&**a, Expr::Name(n) if n == "_io"))
-}
-
 /// Wraps a positional instance's write (`stmt`, as for a `seq` field): encode it on its own
 /// and queue it for its position (`ByteWriter::instance_writer`, `ByteWriter::place`).
 pub(crate) fn emit_write(
@@ -139,7 +132,7 @@ pub(crate) fn emit_write(
         return super::io_of::emit_write(em, f, at, io, scope, stmt);
     }
     let whole = at.whole;
-    let pos = if uses_io(&at.pos.expr) && !is_stream_position(&at.pos.expr) {
+    let pos = if keeps_read_pos(at) {
         let kept = temp_for("pos", &f.id);
         quote!(self.#kept)
     } else {

@@ -1339,7 +1339,7 @@ impl<'a> Emitter<'a> {
         }
         let pos = if let Some(k) = kept_pos(f) {
             dot("v", &k)
-        } else if is_stream_position(&at.pos.expr) {
+        } else if crate::instances::is_stream_position(&at.pos.expr) {
             "S.writerPos(w)".to_string()
         } else {
             self.wex(t, &at.pos, None, None)?
@@ -1897,21 +1897,11 @@ fn value_keys(t: &TypeDef) -> String {
 /// the stream (`_io.size - 8`), which a writer does not know: `__pos_<name>`. `pos: _io.pos`
 /// (also an instance without `pos`) is the writer's own position and needs none.
 fn kept_pos(f: &Field) -> Option<String> {
-    let at = f.at.as_ref()?;
-    if at.io_of.is_some()
-        || !crate::instances::uses_io(&at.pos.expr)
-        || is_stream_position(&at.pos.expr)
-    {
+    if !crate::instances::keeps_read_pos(f.at.as_ref()?) {
         return None;
     }
     Some(match f.id.strip_prefix('_') {
         Some(rest) => format!("__pos_{rest}_"),
         None => format!("__pos_{}", f.id),
     })
-}
-
-/// Whether `e` is exactly `_io.pos`.
-fn is_stream_position(e: &crate::expr::Expr) -> bool {
-    use crate::expr::Expr;
-    matches!(e, Expr::Attr(a, p) if p == "pos" && matches!(&**a, Expr::Name(n) if n == "_io"))
 }
