@@ -1285,26 +1285,13 @@ impl Emitter<'_> {
     /// The fixed encoded size in bytes of a number type or a user type (`sizeof<...>`), if it
     /// has one: every field unconditional, of fixed size and count, whole bytes in total.
     pub(super) fn fixed_size_of(&self, name: &str) -> Option<usize> {
-        let number = match name {
-            "u1" | "s1" => Some(1),
-            "u2" | "s2" => Some(2),
-            "u4" | "s4" | "f4" => Some(4),
-            "u8" | "s8" | "f8" => Some(8),
-            _ => None,
-        };
-        if number.is_some() {
-            return number;
-        }
-        let b = type_bits(self.s, name, 0)?;
-        (b % 8 == 0).then_some(b / 8)
+        crate::typed::fixed_size_of(self.s, name)
     }
 
     /// The fixed encoded size in bytes of field `fid` of type `tn` (`x._sizeof`): a number,
     /// a literal `size`, or a user type of fixed size, times a literal repeat count.
     pub(super) fn fixed_field_size(&self, tn: &str, fid: &str) -> Option<usize> {
-        let f = self.s.type_def(tn)?.fields.iter().find(|f| f.id == fid)?;
-        let b = field_bits(self.s, f, 0)?;
-        (b % 8 == 0).then_some(b / 8)
+        crate::typed::fixed_field_size(self.s, tn, fid)
     }
 
     /// The type of value instance `i` of type `t` (for member access from outside).

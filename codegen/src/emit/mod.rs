@@ -3,7 +3,9 @@
 //! type `decode`, `decode_traced` and `encode`. It runs the check stage (`crate::check`)
 //! first; what it reports itself it finds while typing expressions and emitting fields (an
 //! expression that does not type, a `valid` rule or processor argument of the wrong type, a
-//! type that may end inside a byte).
+//! type that may end inside a byte): the problems `crate::typed` reports, in the same words,
+//! for the loaders that run no backend (`load_checked`; the bad-schema tests hold the two to
+//! the same diagnostics). Expression types (`Ty`) are the typed stage's.
 //!
 //! Generated readers go through `statepack_runtime::io::ByteReader` (bounds-checked, count
 //! guard before any allocation, field-path errors); writers go through `ByteWriter` and derive
@@ -22,7 +24,6 @@ use crate::diag::{Diag, Pos};
 use crate::expr::{BinOp, Expr, UnOp};
 use crate::ir::*;
 use crate::names::{camel, doc_attrs, field_ident, temp, temp_for, type_ident};
-use crate::sizes::{field_bits, type_bits};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::{HashMap, HashSet};
@@ -53,23 +54,7 @@ mod value_instances;
 use crate::num_type::{case_number, looks_like_number_type};
 use crate::shape::has_no_case;
 
-/// The type of an expression or a field as seen by expressions.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Ty {
-    Int,
-    Float,
-    Bool,
-    Str,
-    Bytes,
-    Enum(String),
-    List(Box<Ty>),
-    User(String),
-    /// The body of switch field `.1` of type `.0`.
-    Switch(String, String),
-    /// A conditional field (`if`) holding the given type: usable in value instances only,
-    /// where its absence is an `ExprError`.
-    Opt(Box<Ty>),
-}
+pub(crate) use crate::typed::{ty_name, Ty};
 
 /// Read or write: where expression names come from.
 #[derive(Clone, Copy, PartialEq)]
@@ -583,21 +568,6 @@ fn bind_elem(ty: &Ty, reference: TokenStream) -> TokenStream {
             quote! { let #el = *#reference; let _ = #el; }
         }
         _ => quote! { let #el = #reference; let _ = #el; },
-    }
-}
-
-pub(crate) fn ty_name(t: &Ty) -> String {
-    match t {
-        Ty::Int => "an integer".into(),
-        Ty::Float => "a float".into(),
-        Ty::Bool => "a condition".into(),
-        Ty::Str => "a string".into(),
-        Ty::Bytes => "bytes".into(),
-        Ty::Enum(e) => format!("a `{e}` value"),
-        Ty::List(_) => "a list".into(),
-        Ty::User(u) => format!("a `{u}`"),
-        Ty::Switch(..) => "a switch value".into(),
-        Ty::Opt(_) => "a conditional field".into(),
     }
 }
 
