@@ -7,51 +7,7 @@ use super::*;
 
 impl Emitter<'_> {
     pub(super) fn field_ty(&self, f: &Field) -> Ty {
-        let inner = self.field_ty_present(f);
-        if f.cond.is_some() {
-            return Ty::Opt(Box::new(inner));
-        }
-        inner
-    }
-
-    /// The type of a field's value when it is present.
-    pub(super) fn field_ty_present(&self, f: &Field) -> Ty {
-        if f.varint {
-            return Ty::Int;
-        }
-        let base = match &f.kind {
-            FieldKind::Bits {
-                enum_name: Some(e), ..
-            } => Ty::Enum(e.clone()),
-            FieldKind::Bits {
-                width: 1,
-                offset_binary: false,
-                ..
-            } => Ty::Bool,
-            FieldKind::Bits { .. } => Ty::Int,
-            FieldKind::Int {
-                enum_name: Some(e), ..
-            } => Ty::Enum(e.clone()),
-            FieldKind::Int { .. } => Ty::Int,
-            FieldKind::Float { .. } => Ty::Float,
-            FieldKind::Bytes(_) | FieldKind::Contents(_) => Ty::Bytes,
-            FieldKind::Str { .. } => Ty::Str,
-            FieldKind::User { name, .. } => Ty::User(name.clone()),
-            FieldKind::Switch { .. } => {
-                let owner = self
-                    .s
-                    .types
-                    .iter()
-                    .find(|t| t.fields.iter().any(|g| g.key_path == f.key_path))
-                    .map(|t| t.name.clone())
-                    .unwrap_or_default();
-                Ty::Switch(owner, f.id.clone())
-            }
-        };
-        match f.repeat {
-            Repeat::None => base,
-            _ => Ty::List(Box::new(base)),
-        }
+        crate::typed::field_ty(self.s, f)
     }
 
     pub(crate) fn expr(

@@ -118,72 +118,12 @@ impl<'s> Typer<'s> {
 
     /// The type of field `f`'s value as expressions see it (`Opt` with `if`).
     pub fn field_ty(&self, f: &Field) -> Ty {
-        let inner = self.field_ty_present(f);
-        if f.cond.is_some() {
-            return Ty::Opt(Box::new(inner));
-        }
-        inner
+        field_ty(self.s, f)
     }
 
-    /// The type of a field's value when it is present.
-    pub fn field_ty_present(&self, f: &Field) -> Ty {
-        if f.varint {
-            return Ty::Int;
-        }
-        let base = match &f.kind {
-            FieldKind::Bits {
-                enum_name: Some(e), ..
-            }
-            | FieldKind::Int {
-                enum_name: Some(e), ..
-            } => Ty::Enum(e.clone()),
-            FieldKind::Bits {
-                width: 1,
-                offset_binary: false,
-                ..
-            } => Ty::Bool,
-            FieldKind::Bits { .. } | FieldKind::Int { .. } => Ty::Int,
-            FieldKind::Float { .. } => Ty::Float,
-            FieldKind::Bytes(_) | FieldKind::Contents(_) => Ty::Bytes,
-            FieldKind::Str { .. } => Ty::Str,
-            FieldKind::User { name, .. } => Ty::User(name.clone()),
-            FieldKind::Switch { .. } => {
-                let owner = self
-                    .s
-                    .types
-                    .iter()
-                    .find(|t| t.fields.iter().any(|g| g.key_path == f.key_path))
-                    .map(|t| t.name.clone())
-                    .unwrap_or_default();
-                Ty::Switch(owner, f.id.clone())
-            }
-        };
-        match f.repeat {
-            Repeat::None => base,
-            _ => Ty::List(Box::new(base)),
-        }
-    }
-
-    /// The number type of a switch whose cases are all number types (`Int`, or `Float` when
-    /// one is a float).
+    /// The number type of a switch whose cases are all number types.
     pub fn number_switch_ty(&self, ty: &Ty) -> Option<Ty> {
-        let Ty::Switch(owner, fid) = ty else {
-            return None;
-        };
-        let f = self
-            .s
-            .type_def(owner)?
-            .fields
-            .iter()
-            .find(|g| &g.id == fid)?;
-        let FieldKind::Switch { cases, default, .. } = &f.kind else {
-            return None;
-        };
-        let mut float = false;
-        for n in cases.iter().map(|(_, n)| n).chain(default.iter()) {
-            float |= case_number(n)?.2;
-        }
-        Some(if float { Ty::Float } else { Ty::Int })
+        number_switch_ty(self.s, ty)
     }
 
     /// Types `e` in `scope`.
@@ -921,4 +861,69 @@ pub(crate) fn switch_types(f: &Field) -> Vec<String> {
         }
     }
     out
+}
+
+/// The type of field `f`'s value as expressions see it: `Opt` of its present type with `if`.
+pub(crate) fn field_ty(s: &Schema, f: &Field) -> Ty {
+    let inner = field_ty_present(s, f);
+    if f.cond.is_some() {
+        return Ty::Opt(Box::new(inner));
+    }
+    inner
+}
+
+/// The type of a field's value when it is present: a list for a repeated field; the body of
+/// a switch (`Ty::Switch`) named by the type that holds the field.
+fn field_ty_present(s: &Schema, f: &Field) -> Ty {
+    if f.varint {
+        return Ty::Int;
+    }
+    let base = match &f.kind {
+        FieldKind::Bits {
+            enum_name: Some(e), ..
+        }
+        | FieldKind::Int {
+            enum_name: Some(e), ..
+        } => Ty::Enum(e.clone()),
+        FieldKind::Bits {
+            width: 1,
+            offset_binary: false,
+            ..
+        } => Ty::Bool,
+        FieldKind::Bits { .. } | FieldKind::Int { .. } => Ty::Int,
+        FieldKind::Float { .. } => Ty::Float,
+        FieldKind::Bytes(_) | FieldKind::Contents(_) => Ty::Bytes,
+        FieldKind::Str { .. } => Ty::Str,
+        FieldKind::User { name, .. } => Ty::User(name.clone()),
+        FieldKind::Switch { .. } => {
+            let owner = s
+                .types
+                .iter()
+                .find(|t| t.fields.iter().any(|g| g.key_path == f.key_path))
+                .map(|t| t.name.clone())
+                .unwrap_or_default();
+            Ty::Switch(owner, f.id.clone())
+        }
+    };
+    match f.repeat {
+        Repeat::None => base,
+        _ => Ty::List(Box::new(base)),
+    }
+}
+
+/// The number type of a switch whose cases are all number types (`Int`, or `Float` when one
+/// is a float); `None` for any other type.
+pub(crate) fn number_switch_ty(s: &Schema, ty: &Ty) -> Option<Ty> {
+    let Ty::Switch(owner, fid) = ty else {
+        return None;
+    };
+    let f = s.type_def(owner)?.fields.iter().find(|g| &g.id == fid)?;
+    let FieldKind::Switch { cases, default, .. } = &f.kind else {
+        return None;
+    };
+    let mut float = false;
+    for n in cases.iter().map(|(_, n)| n).chain(default.iter()) {
+        float |= case_number(n)?.2;
+    }
+    Some(if float { Ty::Float } else { Ty::Int })
 }
