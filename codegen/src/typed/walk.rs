@@ -15,6 +15,12 @@ use std::collections::HashMap;
 /// Returns the typed expressions and the problems found, type by type.
 pub(super) fn walk(s: &Schema, opts: &crate::Options) -> (TypedSchema, Vec<Diag>) {
     let open = crate::shape::open_enums(s);
+    // Types by name, looked up once per argument list (the first of a name, as
+    // `Schema::type_def` finds).
+    let mut by_name: HashMap<&str, &TypeDef> = HashMap::new();
+    for t in &s.types {
+        by_name.entry(t.name.as_str()).or_insert(t);
+    }
     let mut diags = Vec::new();
     let mut out = TypedSchema::default();
     for t in &s.types {
@@ -24,6 +30,7 @@ pub(super) fn walk(s: &Schema, opts: &crate::Options) -> (TypedSchema, Vec<Diag>
             t,
             typer: Typer::new(s, &open, t),
             derived: crate::derive::derived(s, t, &mut Vec::new()),
+            by_name: &by_name,
             diags: &mut diags,
             out: &mut out.exprs,
         };
@@ -103,6 +110,7 @@ struct TypeWalk<'a, 's> {
     t: &'s TypeDef,
     typer: Typer<'s>,
     derived: HashMap<String, Derived>,
+    by_name: &'a HashMap<&'s str, &'s TypeDef>,
     diags: &'a mut Vec<Diag>,
     out: &'a mut Vec<Typed>,
 }
@@ -667,7 +675,7 @@ impl TypeWalk<'_, '_> {
     /// params' paths), each of its param's type; a param of this type passed on unchanged is
     /// taken as it is.
     fn args(&mut self, f: &Field, tn: &str, scope: &Scope, kp: &str) -> Option<()> {
-        let params: &[Param] = self.s.type_def(tn).map_or(&[], |t| &t.params);
+        let params: &[Param] = self.by_name.get(tn).map_or(&[], |t| &t.params);
         let explicit: Vec<Option<SrcExpr>> = match &f.kind {
             FieldKind::User { .. } => f.args.iter().cloned().map(Some).collect(),
             _ => f
