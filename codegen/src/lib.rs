@@ -184,9 +184,21 @@ pub fn load_checked(
     path: &Path,
     include_paths: &[PathBuf],
 ) -> Result<ir::Schema, Vec<Diag>> {
+    load_typed(text, file, path, include_paths).map(|(schema, _)| schema)
+}
+
+/// As [`load_checked`], also giving the check stage's typed expressions: every expression of
+/// the schema typed once, in its scope ([`typed::TypedSchema`]), for a backend to consume.
+/// Errors: as [`load_checked`].
+pub fn load_typed(
+    text: &str,
+    file: &str,
+    path: &Path,
+    include_paths: &[PathBuf],
+) -> Result<(ir::Schema, typed::TypedSchema), Vec<Diag>> {
     let schema = load_schema_in(text, file, path, include_paths, &mut Vec::new())?;
-    typed::check(&schema, &Options::default())?;
-    Ok(schema)
+    let typed = typed::check(&schema, &Options::default())?;
+    Ok((schema, typed))
 }
 
 /// The import search path: `first`, then the directories of [`IMPORT_PATH_VAR`].

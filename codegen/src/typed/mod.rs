@@ -214,6 +214,18 @@ pub struct TypedSchema {
     pub exprs: Vec<Typed>,
 }
 
+impl TypedSchema {
+    /// The typed tree of the expression at `key_path` (`seq[2].size`, `instances.x.value`,
+    /// as in diagnostics) of type `type_name`, as evaluated on `side`; `None` when there is
+    /// none (a key without an expression, or one the side does not evaluate).
+    pub fn get(&self, type_name: &str, key_path: &str, side: Side) -> Option<&TExpr> {
+        self.exprs
+            .iter()
+            .find(|x| x.type_name == type_name && x.key_path == key_path && x.side == side)
+            .map(|x| &x.expr)
+    }
+}
+
 /// The whole check stage over a loaded schema: names and references, layout (with the build's
 /// `opts`: custom processor and opaque type paths), then every expression typed. Returns the
 /// typed expressions, or every problem found, sorted by position.
@@ -249,11 +261,8 @@ mod tests {
     }
 
     fn find<'a>(t: &'a TypedSchema, kp: &str, side: Side) -> &'a TExpr {
-        &t.exprs
-            .iter()
-            .find(|x| x.key_path == kp && x.side == side)
+        t.get("rec", kp, side)
             .unwrap_or_else(|| panic!("no typed `{kp}` on {side:?} in {:#?}", t.exprs))
-            .expr
     }
 
     const SCHEMA: &str = "meta: {id: rec, endian: le}\nseq:\n  - id: n\n    type: u1\n  - id: body\n    size: n * 2\n  - id: flag\n    type: u1\n    if: n > 3\ninstances:\n  half:\n    value: n / 2.0\n  kind:\n    value: 'body.size > 0 ? \"some\" : \"none\"'\n";
