@@ -1,11 +1,11 @@
 //! The Rust backend: emits, for every schema type, a struct with a reader (`read_from`), a
 //! writer (`write_to`), `encoded_len` and `MIN_LEN`; for every enum a Rust enum; for the root
 //! type `decode`, `decode_traced` and `encode`. It runs the check stage (`crate::check`)
-//! first; what it reports itself it finds while typing expressions and emitting fields (an
-//! expression that does not type, a `valid` rule or processor argument of the wrong type, a
-//! type that may end inside a byte): the problems `crate::typed` reports, in the same words,
-//! for the loaders that run no backend (`load_checked`; the bad-schema tests hold the two to
-//! the same diagnostics). Expression types (`Ty`) are the typed stage's.
+//! first; what it reports itself it finds while emitting fields (an expression that does
+//! not type, found by the typed stage's typer, which `expr` compiles from; a `valid` rule or
+//! processor argument of the wrong type, a type that may end inside a byte): the problems
+//! `crate::typed` reports, in the same words, for the loaders that run no backend
+//! (`load_checked`; the bad-schema tests hold the two to the same diagnostics).
 //!
 //! Generated readers go through `statepack_runtime::io::ByteReader` (bounds-checked, count
 //! guard before any allocation, field-path errors); writers go through `ByteWriter` and derive
@@ -51,7 +51,7 @@ mod runs;
 mod to_string;
 mod types;
 mod value_instances;
-use crate::num_type::{case_number, looks_like_number_type};
+use crate::num_type::case_number;
 use crate::shape::has_no_case;
 
 pub(crate) use crate::typed::{ty_name, Ty};

@@ -26,7 +26,8 @@ use crate::ir::{ParamKind, Schema};
 mod typer;
 mod walk;
 
-pub(crate) use typer::{field_ty, fixed_field_size, fixed_size_of, number_switch_ty};
+pub(crate) use typer::{field_ty, number_switch_ty};
+pub(crate) use typer::{Scope as TypeScope, Typer};
 pub(crate) use walk::unsized_readers;
 
 /// The type of an expression, or of a field as expressions see it.

@@ -354,25 +354,27 @@ impl<'s> Typer<'s> {
         let mut parts = Vec::new();
         let mut elem: Option<Ty> = None;
         for x in items {
-            let mut v = self.ty(x, scope)?;
-            if v.ty == Ty::Int && elem == Some(Ty::Float) {
-                v.ty = Ty::Float;
-            }
-            if v.ty == Ty::Float && elem == Some(Ty::Int) {
+            let v = self.ty(x, scope)?;
+            // An integer after a float is a float (the element keeps its own type).
+            let xty = match v.ty {
+                Ty::Int if elem == Some(Ty::Float) => Ty::Float,
+                ref t => t.clone(),
+            };
+            if xty == Ty::Float && elem == Some(Ty::Int) {
                 return bad("a list literal mixes integers and floats; write the integers as floats (`1.0`)".into(), "give every element the same type");
             }
             match &elem {
-                Some(e) if *e != v.ty => {
+                Some(e) if *e != xty => {
                     return bad(
-                        format!("a list literal mixes {} and {}", ty_name(e), ty_name(&v.ty)),
+                        format!("a list literal mixes {} and {}", ty_name(e), ty_name(&xty)),
                         "give every element the same type",
                     )
                 }
-                _ => elem = Some(v.ty.clone()),
+                _ => elem = Some(xty.clone()),
             }
-            if !matches!(v.ty, Ty::Str | Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_)) {
+            if !matches!(xty, Ty::Str | Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_)) {
                 return bad(
-                    format!("list literals of {} are not supported", ty_name(&v.ty)),
+                    format!("list literals of {} are not supported", ty_name(&xty)),
                     "list numbers, strings, conditions or enum values",
                 );
             }
