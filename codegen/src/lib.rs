@@ -70,8 +70,8 @@
 //! the scope where the reader or the writer evaluates it, into a typed expression tree and
 //! reports every expression that does not type ([`typed::check`] is the whole check stage);
 //! analyses of the IR (`derive`, `sizes`, `shape`, `bits`, `instances`) serve the checks and
-//! the emitter alike; `emit` compiles the expressions from their typed trees and emits Rust
-//! with `quote!` (its `reflect` part the dynamic view); `tidy`
+//! the emitter alike; `emit` runs the check stage, compiles the expressions from its typed
+//! trees and emits Rust with `quote!` (its `reflect` part the dynamic view); `tidy`
 //! removes what would be warnings in the user's crate (redundant parentheses, casts of
 //! literals) and applies the [`Options`]; prettyplease formats the result. Every problem
 //! found is collected as a [`Diag`] with file:line:column, the key path in the schema and a

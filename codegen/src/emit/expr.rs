@@ -1,7 +1,8 @@
-//! The expression compiler: every expression is typed by the check stage's typer
-//! (`crate::typed`) in its scope (the fields read before it, params, `_`, `_index`, value
-//! instances, `_parent`/`_root` paths), whose problems are the ones reported, and compiled to
-//! Rust from the typed tree: each part's type is its node's. Also the arguments of params
+//! The expression compiler: compiles every expression to Rust from the typed tree the check
+//! stage (`crate::typed`) made of it in its scope (the fields read before it, params, `_`,
+//! `_index`, value instances, `_parent`/`_root` paths): each part's type is its node's. An
+//! expression the stage did not keep (the value instance of another type, typed for its
+//! member access) is typed here with the stage's typer. Also the arguments of params
 //! (converted to the params' member types) and the writes of user-type values.
 
 use super::*;
@@ -19,7 +20,7 @@ impl Emitter<'_> {
         kp: &str,
     ) -> Option<(TokenStream, Ty)> {
         let outer = self.fallible.replace(false);
-        let r = self.ex(&e.expr, scope);
+        let r = self.ex_stored(e, scope, kp);
         // A failing form in a seq field's expression reports through the reader or writer;
         // only a value instance's own method changes its return type for it.
         self.fallible
@@ -84,6 +85,32 @@ impl Emitter<'_> {
         };
         let te = typer.ty(e, &tscope)?;
         self.cx(e, &te, scope)
+    }
+
+    /// `e` at key path `kp` compiled from the check stage's typed tree of it, or typed here
+    /// (with the same typer) where the stage kept none.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn ex_stored(
+        &self,
+        e: &SrcExpr,
+        scope: &Scope,
+        kp: &str,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
+        let side = match scope.ctx {
+            Ctx::Read => crate::typed::Side::Read,
+            Ctx::Write => crate::typed::Side::Write,
+            Ctx::Method => crate::typed::Side::Value,
+        };
+        let tn = self.cur_type.borrow().clone();
+        match self.typed.at(&tn, kp, side, e) {
+            // A value instance's `enum:` is applied by its method.
+            Some(TExpr {
+                node: Node::AsEnum(inner, _),
+                ..
+            }) => self.cx(&e.expr, inner, scope),
+            Some(te) => self.cx(&e.expr, te, scope),
+            None => self.ex(&e.expr, scope),
+        }
     }
 
     /// Compiles `e`, typed as `te`: each part's type is its node's in the typed tree.
@@ -1144,6 +1171,7 @@ impl Emitter<'_> {
             whole_types: HashSet::new(),
             positional: self.positional,
             bitfield_views: Vec::new(),
+            typed: crate::typed::TypedSchema::default(),
         };
         let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
         if let Some(c) = &i.cond {

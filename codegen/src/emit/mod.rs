@@ -1,11 +1,12 @@
 //! The Rust backend: emits, for every schema type, a struct with a reader (`read_from`), a
 //! writer (`write_to`), `encoded_len` and `MIN_LEN`; for every enum a Rust enum; for the root
-//! type `decode`, `decode_traced` and `encode`. It runs the check stage (`crate::check`)
-//! first; what it reports itself it finds while emitting fields (an expression that does
-//! not type, found by the typed stage's typer, which `expr` compiles from; a `valid` rule or
-//! processor argument of the wrong type, a type that may end inside a byte): the problems
-//! `crate::typed` reports, in the same words, for the loaders that run no backend
-//! (`load_checked`; the bad-schema tests hold the two to the same diagnostics).
+//! type `decode`, `decode_traced` and `encode`. It runs the whole check stage first
+//! (`crate::typed::check`: names, references, layout, every expression typed) and reports
+//! its problems; it then compiles every expression from the typed tree the stage made of it.
+//! The checks it still makes while emitting fields (an expression that does not type, a
+//! `valid` rule or processor argument of the wrong type, a type that may end inside a byte)
+//! are the stage's, made again where the code needs them; they find nothing in a schema the
+//! stage accepts.
 //!
 //! Generated readers go through `statepack_runtime::io::ByteReader` (bounds-checked, count
 //! guard before any allocation, field-path errors); writers go through `ByteWriter` and derive
@@ -141,6 +142,8 @@ pub(crate) struct Emitter<'s> {
     /// The modular-bitfield views of the types emitted so far (option
     /// [`crate::Options::modular_bitfield`]), for the module's `bitfield` submodule.
     bitfield_views: Vec<TokenStream>,
+    /// The check stage's typed expressions, which `expr` compiles from.
+    typed: crate::typed::TypedSchema,
 }
 
 /// What the emission of one type collects, field by field: the struct's members, the
@@ -238,6 +241,7 @@ impl<'s> Emitter<'s> {
                 .iter()
                 .any(|t| t.fields.iter().any(|f| f.at.is_some())),
             bitfield_views: Vec::new(),
+            typed: crate::typed::TypedSchema::default(),
         }
     }
 
@@ -339,13 +343,10 @@ impl<'s> Emitter<'s> {
 
     /// Emits the whole schema, or returns the diagnostics.
     pub fn emit(mut self) -> Result<TokenStream, Vec<Diag>> {
-        self.diags = crate::check::names_and_refs(self.s);
-        if !self.diags.is_empty() {
-            return Err(self.diags);
-        }
-        let (min_len, diags) = crate::check::layout(self.s, &self.opts);
+        // The check stage: every problem of the schema, and its typed expressions.
+        let (typed, min_len) = crate::typed::check_with_lens(self.s, &self.opts)?;
+        self.typed = typed;
         self.min_len = min_len;
-        self.diags = diags;
         let mut items = Vec::new();
         for e in &self.s.enums {
             items.push(self.emit_enum(e));

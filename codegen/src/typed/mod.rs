@@ -19,9 +19,10 @@
 //! Layout: this file holds the types and the stage's entry; `typer` types one expression;
 //! `walk` walks the schema's types, fields and instances.
 
-use crate::diag::Diag;
+use crate::diag::{Diag, Pos};
 use crate::expr::{BinOp, UnOp};
-use crate::ir::{ParamKind, Schema};
+use crate::ir::{ParamKind, Schema, SrcExpr};
+use std::collections::HashMap;
 
 mod typer;
 mod walk;
@@ -87,7 +88,7 @@ pub fn param_ty(k: &ParamKind) -> Ty {
 }
 
 /// Where an expression is evaluated: what `_io` means there.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum Side {
     /// While reading the type (`_io` is the stream being read).
     Read,
@@ -203,9 +204,16 @@ pub struct Typed {
     pub key_path: String,
     /// Where it is evaluated.
     pub side: Side,
+    /// Where the expression is in the schema.
+    pub pos: Pos,
+    /// Its text (several expressions may start at one place: the arguments of a processor).
+    pub src: String,
     /// The typed tree.
     pub expr: TExpr,
 }
+
+/// The index key of a typed expression: type, key path, side, line and column, text.
+type Key = (String, String, Side, (usize, usize), String);
 
 /// Every expression of a schema, typed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -213,6 +221,8 @@ pub struct TypedSchema {
     /// The typed expressions, type by type in schema order, in the order the reader and the
     /// writer of each type evaluate them.
     pub exprs: Vec<Typed>,
+    /// `exprs` by type, key path, side, position and text (the first of each).
+    index: HashMap<Key, usize>,
 }
 
 impl TypedSchema {
@@ -225,21 +235,58 @@ impl TypedSchema {
             .find(|x| x.type_name == type_name && x.key_path == key_path && x.side == side)
             .map(|x| &x.expr)
     }
+
+    /// The typed tree of expression `e` under `key_path` of type `type_name`, as evaluated
+    /// on `side` (one key path may hold several expressions: `valid` bounds, the arguments
+    /// of a type or a processor, the keys of a switch).
+    pub fn at(&self, type_name: &str, key_path: &str, side: Side, e: &SrcExpr) -> Option<&TExpr> {
+        let k = (
+            type_name.to_owned(),
+            key_path.to_owned(),
+            side,
+            (e.pos.line, e.pos.col),
+            e.src.clone(),
+        );
+        self.index.get(&k).map(|&i| &self.exprs[i].expr)
+    }
+
+    fn indexed(mut self) -> Self {
+        for (i, x) in self.exprs.iter().enumerate() {
+            let k = (
+                x.type_name.clone(),
+                x.key_path.clone(),
+                x.side,
+                (x.pos.line, x.pos.col),
+                x.src.clone(),
+            );
+            self.index.entry(k).or_insert(i);
+        }
+        self
+    }
 }
 
 /// The whole check stage over a loaded schema: names and references, layout (with the build's
 /// `opts`: custom processor and opaque type paths), then every expression typed. Returns the
 /// typed expressions, or every problem found, sorted by position.
 pub fn check(s: &Schema, opts: &crate::Options) -> Result<TypedSchema, Vec<Diag>> {
+    check_with_lens(s, opts).map(|(typed, _)| typed)
+}
+
+/// As [`check`], also giving the minimum encoded length of every type in bytes (what the
+/// layout check computes).
+pub(crate) fn check_with_lens(
+    s: &Schema,
+    opts: &crate::Options,
+) -> Result<(TypedSchema, HashMap<String, usize>), Vec<Diag>> {
     let d = crate::check::names_and_refs(s);
     if !d.is_empty() {
         return Err(d);
     }
-    let (_, mut diags) = crate::check::layout(s, opts);
+    let (lens, mut diags) = crate::check::layout(s, opts);
     let (typed, more) = walk::walk(s, opts);
     diags.extend(more);
     if diags.is_empty() {
-        Ok(typed)
+        Ok((typed.indexed(), lens))
     } else {
         diags.sort_by_key(|x| x.pos);
         Err(diags)

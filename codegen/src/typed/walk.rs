@@ -130,6 +130,8 @@ impl TypeWalk<'_, '_> {
                     type_name: self.t.name.clone(),
                     key_path: kp.to_owned(),
                     side: scope.side,
+                    pos: e.pos,
+                    src: e.src.clone(),
                     expr: x,
                 });
                 Some(ty)
@@ -975,6 +977,8 @@ impl TypeWalk<'_, '_> {
                 type_name: t.name.clone(),
                 key_path: format!("{kp}.value"),
                 side: Side::Value,
+                pos: inst.value.pos,
+                src: inst.value.src.clone(),
                 expr: v,
             });
             if let Some(c) = &inst.cond {
@@ -1002,6 +1006,8 @@ impl TypeWalk<'_, '_> {
                     type_name: t.name.clone(),
                     key_path: kp,
                     side: Side::Value,
+                    pos: e.pos,
+                    src: e.src.clone(),
                     expr: v,
                 });
                 Some(())
