@@ -3,9 +3,9 @@
 //! is typed): names that would clash as Rust items, references to types and enums that do
 //! not exist, arguments to types without `params`, enum values that do not fit their field,
 //! types that contain themselves, `-sp-sum-of` fields that cannot be derived, column-set
-//! names, opaque-type paths. The Rust emitter runs it before anything else; the interpreter's
-//! loader (`load_checked`) runs the same checks, so both refuse a schema with the same
-//! diagnostics.
+//! names, opaque-type paths. `crate::typed::check` runs it before it types the expressions;
+//! the Rust emitter and the interpreter's loader (`load_checked`) both run that, so both
+//! refuse a schema with the same diagnostics.
 
 use crate::diag::{Diag, Pos};
 use crate::ir::*;

@@ -66,9 +66,12 @@
 //! unique names and resolves every type and enum reference with Kaitai Struct's scoping;
 //! `context` and `endian` add the params that carry `_parent`/`_root` paths and a decided
 //! byte order; `check` refuses clashing Rust names, unknown references, types that contain
-//! themselves and sums that cannot be derived; analyses of the IR (`derive`, `sizes`,
-//! `shape`, `bits`, `instances`) serve the checks and the emitter alike; `emit` types every
-//! expression and emits Rust with `quote!` (its `reflect` part the dynamic view); `tidy`
+//! themselves and sums that cannot be derived; [`typed`] types every expression once, in
+//! the scope where the reader or the writer evaluates it, into a typed expression tree and
+//! reports every expression that does not type ([`typed::check`] is the whole check stage);
+//! analyses of the IR (`derive`, `sizes`, `shape`, `bits`, `instances`) serve the checks and
+//! the emitter alike; `emit` runs the check stage, compiles the expressions from its typed
+//! trees and emits Rust with `quote!` (its `reflect` part the dynamic view); `tidy`
 //! removes what would be warnings in the user's crate (redundant parentheses, casts of
 //! literals) and applies the [`Options`]; prettyplease formats the result. Every problem
 //! found is collected as a [`Diag`] with file:line:column, the key path in the schema and a
@@ -105,6 +108,7 @@ pub mod sem;
 mod shape;
 mod sizes;
 mod tidy;
+pub mod typed;
 mod version;
 pub mod yaml;
 
@@ -170,20 +174,31 @@ pub fn load_schema_at(text: &str, file: &str, path: &Path) -> Result<ir::Schema,
 }
 
 /// Loads a schema for the interpreter ([`interp`]) and tools: as [`load_schema_at`], searching
-/// `include_paths` before [`IMPORT_PATH_VAR`], then runs every check the generator makes
-/// before it emits code (the check stage's names, references and layout, then the typing of
-/// every expression, which the Rust emitter does; its code is discarded), so a schema the
-/// generator refuses is refused here with the same diagnostics. Errors: every problem found,
-/// as [`Diag`]s with file:line:column.
+/// `include_paths` before [`IMPORT_PATH_VAR`], then runs the check stage ([`typed::check`]:
+/// names, references and layout, then the typing of every expression) and no backend, so a
+/// schema the generator refuses is refused here with the same diagnostics. Errors: every
+/// problem found, as [`Diag`]s with file:line:column.
 pub fn load_checked(
     text: &str,
     file: &str,
     path: &Path,
     include_paths: &[PathBuf],
 ) -> Result<ir::Schema, Vec<Diag>> {
+    load_typed(text, file, path, include_paths).map(|(schema, _)| schema)
+}
+
+/// As [`load_checked`], also giving the check stage's typed expressions: every expression of
+/// the schema typed once, in its scope ([`typed::TypedSchema`]), for a backend to consume.
+/// Errors: as [`load_checked`].
+pub fn load_typed(
+    text: &str,
+    file: &str,
+    path: &Path,
+    include_paths: &[PathBuf],
+) -> Result<(ir::Schema, typed::TypedSchema), Vec<Diag>> {
     let schema = load_schema_in(text, file, path, include_paths, &mut Vec::new())?;
-    emit::Emitter::new(&schema).emit()?;
-    Ok(schema)
+    let typed = typed::check(&schema, &Options::default())?;
+    Ok((schema, typed))
 }
 
 /// The import search path: `first`, then the directories of [`IMPORT_PATH_VAR`].

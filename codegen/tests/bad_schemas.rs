@@ -126,3 +126,43 @@ fn every_golden_is_a_distinct_diagnostic() {
         seen.push((stem, first));
     }
 }
+
+/// The check stage alone (`load_checked`, which runs no backend: what the interpreter and the
+/// CLI's `--schema` load with) refuses every bad schema with exactly the generator's golden
+/// diagnostics.
+#[test]
+fn the_check_stage_refuses_every_bad_schema_as_the_generator_does() {
+    let stems = stems("ksy");
+    assert!(
+        !stems.is_empty(),
+        "no bad schemas in {}",
+        bad_dir().display()
+    );
+    // Run from the repository's root, as `rendered` does, so that imports resolve alike.
+    let _ = rendered(stems.iter().next().unwrap());
+    let mut failures = Vec::new();
+    for stem in &stems {
+        let display = format!("codegen/tests/bad/{stem}.ksy");
+        let text = std::fs::read_to_string(bad_dir().join(format!("{stem}.ksy"))).unwrap();
+        let got = match statepack_codegen::load_checked(&text, &display, Path::new(&display), &[]) {
+            Ok(_) => {
+                failures.push(format!("{stem}.ksy: the check stage accepted it"));
+                continue;
+            }
+            Err(d) => statepack_codegen::render(&d),
+        };
+        let want = std::fs::read_to_string(bad_dir().join(format!("{stem}.stderr"))).unwrap();
+        if got != want {
+            failures.push(format!(
+                "{stem}.ksy: the check stage differs from {stem}.stderr\n--- expected\n{want}--- got\n{got}"
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} bad schemas are refused otherwise by the check stage:\n\n{}",
+        failures.len(),
+        stems.len(),
+        failures.join("\n\n")
+    );
+}

@@ -1,57 +1,16 @@
-//! The expression compiler: types every expression of the schema in its scope (the fields
-//! read before it, params, `_`, `_index`, value instances, `_parent`/`_root` paths) and
-//! compiles it to Rust, reporting an expression that does not type or names what is not
-//! there.
+//! The expression compiler: compiles every expression to Rust from the typed tree the check
+//! stage (`crate::typed`) made of it in its scope (the fields read before it, params, `_`,
+//! `_index`, value instances, `_parent`/`_root` paths): each part's type is its node's. An
+//! expression the stage did not keep (the value instance of another type, typed for its
+//! member access) is typed here with the stage's typer. Also the arguments of params
+//! (converted to the params' member types) and the writes of user-type values.
 
 use super::*;
+use crate::typed::{Node, TExpr};
 
 impl Emitter<'_> {
     pub(super) fn field_ty(&self, f: &Field) -> Ty {
-        let inner = self.field_ty_present(f);
-        if f.cond.is_some() {
-            return Ty::Opt(Box::new(inner));
-        }
-        inner
-    }
-
-    /// The type of a field's value when it is present.
-    pub(super) fn field_ty_present(&self, f: &Field) -> Ty {
-        if f.varint {
-            return Ty::Int;
-        }
-        let base = match &f.kind {
-            FieldKind::Bits {
-                enum_name: Some(e), ..
-            } => Ty::Enum(e.clone()),
-            FieldKind::Bits {
-                width: 1,
-                offset_binary: false,
-                ..
-            } => Ty::Bool,
-            FieldKind::Bits { .. } => Ty::Int,
-            FieldKind::Int {
-                enum_name: Some(e), ..
-            } => Ty::Enum(e.clone()),
-            FieldKind::Int { .. } => Ty::Int,
-            FieldKind::Float { .. } => Ty::Float,
-            FieldKind::Bytes(_) | FieldKind::Contents(_) => Ty::Bytes,
-            FieldKind::Str { .. } => Ty::Str,
-            FieldKind::User { name, .. } => Ty::User(name.clone()),
-            FieldKind::Switch { .. } => {
-                let owner = self
-                    .s
-                    .types
-                    .iter()
-                    .find(|t| t.fields.iter().any(|g| g.key_path == f.key_path))
-                    .map(|t| t.name.clone())
-                    .unwrap_or_default();
-                Ty::Switch(owner, f.id.clone())
-            }
-        };
-        match f.repeat {
-            Repeat::None => base,
-            _ => Ty::List(Box::new(base)),
-        }
+        crate::typed::field_ty(self.s, f)
     }
 
     pub(crate) fn expr(
@@ -61,7 +20,7 @@ impl Emitter<'_> {
         kp: &str,
     ) -> Option<(TokenStream, Ty)> {
         let outer = self.fallible.replace(false);
-        let r = self.ex(&e.expr, scope);
+        let r = self.ex_stored(e, scope, kp);
         // A failing form in a seq field's expression reports through the reader or writer;
         // only a value instance's own method changes its return type for it.
         self.fallible
@@ -99,10 +58,67 @@ impl Emitter<'_> {
         }
     }
 
+    /// Types `e` in `scope` with the check stage's typer (`crate::typed`: the one typing of
+    /// an expression, whose problems are the ones reported) and compiles it from the typed
+    /// tree.
     #[allow(clippy::type_complexity)]
     pub(super) fn ex(
         &self,
         e: &Expr,
+        scope: &Scope,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
+        let typer = crate::typed::Typer {
+            s: self.s,
+            open_enums: &self.open_enums,
+            cur_type: self.cur_type.borrow().clone(),
+            cur_instances: &self.cur_instances,
+            inlining: std::cell::RefCell::new(self.inlining.borrow().clone()),
+        };
+        let side = match scope.ctx {
+            Ctx::Read => crate::typed::Side::Read,
+            Ctx::Write => crate::typed::Side::Write,
+            Ctx::Method => crate::typed::Side::Value,
+        };
+        let tscope = crate::typed::TypeScope {
+            vars: scope.vars.clone(),
+            side,
+        };
+        let te = typer.ty(e, &tscope)?;
+        self.cx(e, &te, scope)
+    }
+
+    /// `e` at key path `kp` compiled from the check stage's typed tree of it, or typed here
+    /// (with the same typer) where the stage kept none.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn ex_stored(
+        &self,
+        e: &SrcExpr,
+        scope: &Scope,
+        kp: &str,
+    ) -> Result<(TokenStream, Ty), (String, String)> {
+        let side = match scope.ctx {
+            Ctx::Read => crate::typed::Side::Read,
+            Ctx::Write => crate::typed::Side::Write,
+            Ctx::Method => crate::typed::Side::Value,
+        };
+        let tn = self.cur_type.borrow().clone();
+        match self.typed.at(&tn, kp, side, e) {
+            // A value instance's `enum:` is applied by its method.
+            Some(TExpr {
+                node: Node::AsEnum(inner, _),
+                ..
+            }) => self.cx(&e.expr, inner, scope),
+            Some(te) => self.cx(&e.expr, te, scope),
+            None => self.ex(&e.expr, scope),
+        }
+    }
+
+    /// Compiles `e`, typed as `te`: each part's type is its node's in the typed tree.
+    #[allow(clippy::type_complexity)]
+    fn cx(
+        &self,
+        e: &Expr,
+        te: &TExpr,
         scope: &Scope,
     ) -> Result<(TokenStream, Ty), (String, String)> {
         match e {
@@ -112,14 +128,14 @@ impl Emitter<'_> {
             | Expr::Null
             | Expr::Str(_)
             | Expr::Name(_)
-            | Expr::EnumRef(..) => self.ex_leaf(e, scope),
-            Expr::Attr(..) => self.ex_attr(e, scope),
-            Expr::Index(..) | Expr::List(_) => self.ex_index_list(e, scope),
-            Expr::Call(..) => self.ex_call(e, scope),
+            | Expr::EnumRef(..) => self.ex_leaf(e, te, scope),
+            Expr::Attr(..) => self.ex_attr(e, te, scope),
+            Expr::Index(..) | Expr::List(_) => self.ex_index_list(e, te, scope),
+            Expr::Call(..) => self.ex_call(e, te, scope),
             Expr::Cast(..) | Expr::SizeOf(_) | Expr::Unary(..) | Expr::Ternary(..) => {
-                self.ex_cast_unary_ternary(e, scope)
+                self.ex_cast_unary_ternary(e, te, scope)
             }
-            Expr::Binary(..) => self.ex_binary(e, scope),
+            Expr::Binary(..) => self.ex_binary(e, te, scope),
         }
     }
 
@@ -129,6 +145,7 @@ impl Emitter<'_> {
     pub(super) fn ex_leaf(
         &self,
         e: &Expr,
+        te: &TExpr,
         scope: &Scope,
     ) -> Result<(TokenStream, Ty), (String, String)> {
         let bad = |m: String, h: &str| Err((m, h.to_owned()));
@@ -153,19 +170,10 @@ impl Emitter<'_> {
             Expr::Name(n)
                 if scope.get(n).is_none() && self.cur_instances.iter().any(|i| &i.id == n) =>
             {
-                return self.inline_instance(n, scope);
+                return self.inline_instance(n, te, scope);
             }
-            Expr::Name(n) if n == "_sizeof" && scope.get(n).is_none() => {
-                // Kaitai Struct's `_sizeof` is static: the fixed size of the type.
-                let tn = self.cur_type.borrow().clone();
-                match self.fixed_size_of(&tn) {
-                    Some(v) => {
-                        let l = Literal::i128_unsuffixed(v as i128);
-                        (quote!((#l as i128)), Ty::Int)
-                    }
-                    None => return bad(format!("unable to derive `_sizeof` of type `{tn}`: it has no fixed size"), "`_sizeof` needs a type whose fields are all unconditional with fixed sizes and counts"),
-                }
-            }
+            // Kaitai Struct's `_sizeof` is static: the fixed size of the type.
+            Expr::Name(n) if n == "_sizeof" && scope.get(n).is_none() => size_lit(te)?,
             Expr::Name(n) => {
                 let Some(ty) = scope.get(n) else {
                     return bad(if crate::names::is_schema_name(n) { format!("`{n}` is not a field read before this point") } else { format!("`{n}` is not a valid name (a name is lower-case letters, digits and `_`, starting with a letter or `_`)") }, "expressions may use fields that come earlier in the same type (and `_` where allowed), params, and the enclosing types through `_parent.x` / `_root.x`");
@@ -209,12 +217,6 @@ impl Emitter<'_> {
                 let Some(def) = self.s.enum_def(en) else {
                     return bad(format!("unknown enum `{en}`"), "name an enum from `enums`");
                 };
-                if !def.values.iter().any(|x| &x.name == v) {
-                    return bad(
-                        format!("`{v}` is not a value of `{en}`"),
-                        "use one of the names listed under the enum",
-                    );
-                }
                 let vi = crate::names::variant_ident(
                     def.values.iter().map(|x| x.name.as_str()),
                     self.reserved_variants(en),
@@ -233,41 +235,14 @@ impl Emitter<'_> {
     pub(super) fn ex_attr(
         &self,
         e: &Expr,
+        te: &TExpr,
         scope: &Scope,
     ) -> Result<(TokenStream, Ty), (String, String)> {
         let bad = |m: String, h: &str| Err((m, h.to_owned()));
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         Ok(match e {
-            Expr::Attr(inner, attr) if attr == "_sizeof" => {
-                // `field._sizeof`: the static size of that field (its `size`, or its type's).
-                let owner = match &**inner {
-                    Expr::Name(n) if scope.get(n).is_some() => {
-                        Some((self.cur_type.borrow().clone(), n.clone()))
-                    }
-                    Expr::Attr(obj, m) => {
-                        // Only the object's type matters: the size is known without reading
-                        // it, so an index in `obj` cannot make this fail.
-                        let before = self.fallible.get();
-                        let obj_ty = self.ex(obj, scope)?.1;
-                        self.fallible.set(before);
-                        match obj_ty {
-                            Ty::User(tn) => Some((tn, m.clone())),
-                            _ => None,
-                        }
-                    }
-                    _ => None,
-                };
-                let size = owner
-                    .as_ref()
-                    .and_then(|(tn, fid)| self.fixed_field_size(tn, fid));
-                match size {
-                    Some(v) => {
-                        let l = Literal::i128_unsuffixed(v as i128);
-                        (quote!((#l as i128)), Ty::Int)
-                    }
-                    None => return bad(format!("unable to derive the sizeof of `{inner}`: it has no fixed size"), "`x._sizeof` needs a field of fixed size (a number, a literal `size`, or a type of fixed size)"),
-                }
-            }
+            // `field._sizeof`: the static size of that field (its `size`, or its type's).
+            Expr::Attr(_, attr) if attr == "_sizeof" => size_lit(te)?,
             Expr::Attr(inner, attr)
                 if matches!(&**inner, Expr::Name(n) if n == "_io")
                     && scope.get("_io").is_none() =>
@@ -280,20 +255,14 @@ impl Emitter<'_> {
             {
                 // `value._io.pos`: the stream of a user-type value, as it was when the value
                 // had been read.
-                let Expr::Attr(inner, _) = &**io else {
-                    unreachable!()
+                let (Expr::Attr(inner, _), Node::MemberIo(of, _)) = (&**io, &te.node) else {
+                    return Err(mismatch(e));
                 };
-                let (ts, ty) = self.ex(inner, scope)?;
-                if !matches!(ty, Ty::User(_)) {
-                    return bad(
-                        format!("`._io` applies to a user-type value, not {}", ty_name(&ty)),
-                        "use `_io` for this type's own stream",
-                    );
-                }
+                let (ts, _) = self.cx(inner, of, scope)?;
                 return Ok(positional::member_io(ts, attr));
             }
             Expr::Attr(inner, attr) => {
-                let (ts, ty) = self.ex(inner, scope)?;
+                let (ts, ty) = self.cx(inner, first_child(e, te)?, scope)?;
                 if let Ty::User(tn) = &ty {
                     return self.member_of(&ts, tn, attr, scope);
                 }
@@ -348,30 +317,18 @@ impl Emitter<'_> {
     pub(super) fn ex_index_list(
         &self,
         e: &Expr,
+        te: &TExpr,
         scope: &Scope,
     ) -> Result<(TokenStream, Ty), (String, String)> {
-        let bad = |m: String, h: &str| Err((m, h.to_owned()));
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         Ok(match e {
             Expr::Index(list, index) => {
-                let (ts, ty) = self.ex(list, scope)?;
-                let (it, ity) = self.ex(index, scope)?;
-                let elem = match &ty {
-                    Ty::List(e) => (**e).clone(),
-                    Ty::Bytes => Ty::Int,
-                    _ => {
-                        return bad(
-                            format!("`[]` does not apply to {}", ty_name(&ty)),
-                            "index a list or a byte array",
-                        )
-                    }
+                let Node::Index(lt, itx) = &te.node else {
+                    return Err(mismatch(e));
                 };
-                if ity != Ty::Int {
-                    return bad(
-                        format!("the index is {}, not an integer", ty_name(&ity)),
-                        "index with an integer expression",
-                    );
-                }
+                let (ts, _) = self.cx(list, lt, scope)?;
+                let (it, _) = self.cx(index, itx, scope)?;
+                let elem = te.ty.clone();
                 self.fallible.set(true);
                 elem_value(
                     quote!(::statepack_runtime::io::expr_at(&(#ts)[..], #it) #q),
@@ -390,51 +347,22 @@ impl Emitter<'_> {
                     });
                     return Ok((quote!(::std::vec::Vec::<u8>::from([#(#lits),*])), Ty::Bytes));
                 }
+                let (Node::List(typed), Ty::List(elem)) = (&te.node, &te.ty) else {
+                    return Err(mismatch(e));
+                };
                 let mut parts = Vec::new();
-                let mut elem: Option<Ty> = None;
-                for x in items {
-                    let (mut xt, mut xty) = self.ex(x, scope)?;
-                    if xty == Ty::Int && elem == Some(Ty::Float) {
+                for (x, tx) in items.iter().zip(typed) {
+                    let (mut xt, xty) = self.cx(x, tx, scope)?;
+                    // An integer among floats is a float.
+                    if xty == Ty::Int && **elem == Ty::Float {
                         xt = quote!((#xt as f64));
-                        xty = Ty::Float;
                     }
-                    if xty == Ty::Float && elem == Some(Ty::Int) {
-                        return bad("a list literal mixes integers and floats; write the integers as floats (`1.0`)".into(), "give every element the same type");
-                    }
-                    match &elem {
-                        Some(e) if *e != xty => {
-                            return bad(
-                                format!(
-                                    "a list literal mixes {} and {}",
-                                    ty_name(e),
-                                    ty_name(&xty)
-                                ),
-                                "give every element the same type",
-                            )
-                        }
-                        _ => elem = Some(xty.clone()),
-                    }
-                    parts.push(match xty {
+                    parts.push(match **elem {
                         Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#xt))),
-                        Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_) => xt,
-                        other => {
-                            return bad(
-                                format!("list literals of {} are not supported", ty_name(&other)),
-                                "list numbers, strings, conditions or enum values",
-                            )
-                        }
+                        _ => xt,
                     });
                 }
-                let Some(elem) = elem else {
-                    return bad(
-                        "an empty list literal has no element type".into(),
-                        "give at least one element",
-                    );
-                };
-                (
-                    quote!(::std::vec::Vec::from([#(#parts),*])),
-                    Ty::List(Box::new(elem)),
-                )
+                (quote!(::std::vec::Vec::from([#(#parts),*])), te.ty.clone())
             }
             // `crate::context`: a context param of a recursive root type, or (at the top
             // level, where it is absent) the root's own value.
@@ -447,6 +375,7 @@ impl Emitter<'_> {
     pub(super) fn ex_call(
         &self,
         e: &Expr,
+        te: &TExpr,
         scope: &Scope,
     ) -> Result<(TokenStream, Ty), (String, String)> {
         let bad = |m: String, h: &str| Err((m, h.to_owned()));
@@ -456,16 +385,10 @@ impl Emitter<'_> {
                 let Expr::Name(pn) = &**inner else {
                     return bad("internal: `__or_self` on a non-name".into(), "");
                 };
-                let Some(Ty::Opt(pty)) = scope.get(pn).cloned() else {
-                    return bad(
-                        format!("internal: `{pn}` is not an optional context param"),
-                        "",
-                    );
+                let Node::OrSelf(_, tf) = &te.node else {
+                    return Err(mismatch(e));
                 };
-                let (fb, fty) = self.ex(&args[0], scope)?;
-                if fty != *pty || !matches!(fty, Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_)) {
-                    return bad(format!("`_root` paths of a recursive root type must give a number, condition or enum, not {}", ty_name(&fty)), "use `_root.<number field>`");
-                }
+                let (fb, fty) = self.cx(&args[0], tf, scope)?;
                 let id = field_ident(pn);
                 (
                     quote!((match &#id { ::std::option::Option::Some(__o) => *__o, ::std::option::Option::None => #fb })),
@@ -473,10 +396,16 @@ impl Emitter<'_> {
                 )
             }
             Expr::Call(inner, m, args) => {
-                let (ts, ty) = self.ex(inner, scope)?;
+                let Node::Method {
+                    of, args: targs, ..
+                } = &te.node
+                else {
+                    return Err(mismatch(e));
+                };
+                let (ts, ty) = self.cx(inner, of, scope)?;
                 let mut vals = Vec::new();
-                for a in args {
-                    vals.push(self.ex(a, scope)?);
+                for (a, ta) in args.iter().zip(targs) {
+                    vals.push(self.cx(a, ta, scope)?);
                 }
                 let tys: Vec<&Ty> = vals.iter().map(|(_, t)| t).collect();
                 match (m.as_str(), &ty, tys.as_slice()) {
@@ -524,42 +453,16 @@ impl Emitter<'_> {
     pub(super) fn ex_cast_unary_ternary(
         &self,
         e: &Expr,
+        te: &TExpr,
         scope: &Scope,
     ) -> Result<(TokenStream, Ty), (String, String)> {
-        let bad = |m: String, h: &str| Err((m, h.to_owned()));
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         Ok(match e {
             Expr::Cast(inner, target) => {
-                let (ts, ty) = match self.ex(inner, scope) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        // Both wrong: the unknown type is named first, as Kaitai Struct does.
-                        let base = target.trim_end_matches("[]");
-                        let known = matches!(base, "bytes" | "str")
-                            || looks_like_number_type(base)
-                            || self.s.type_def(base).is_some();
-                        if known {
-                            return Err(e);
-                        }
-                        return bad(format!("unknown type `{base}` in `.as<{target}>`"), "`.as<>` takes a type of this schema or its imports, a number type, `bytes` or `str`");
-                    }
+                let Node::Cast(tin, _) = &te.node else {
+                    return Err(mismatch(e));
                 };
-                // A list cast (`.as<u2[]>`) is accepted where each element has that type.
-                let (mut elem_ty, mut elem_target) = (&ty, target.as_str());
-                while let (Ty::List(e), Some(t)) = (elem_ty, elem_target.strip_suffix("[]")) {
-                    (elem_ty, elem_target) = (&**e, t);
-                }
-                let same = match (elem_ty, elem_target) {
-                    (_, t) if t.ends_with("[]") => false,
-                    (Ty::Bytes, "bytes") | (Ty::Str, "str") => true,
-                    (Ty::Int, t) => looks_like_number_type(t) && !t.starts_with('f'),
-                    (Ty::Float, "f4" | "f8") => true,
-                    (Ty::User(tn), t) => match (self.s.type_def(tn), self.s.type_def(t)) {
-                        (Some(a), Some(b)) => std::ptr::eq(a, b),
-                        _ => false,
-                    },
-                    _ => false,
-                };
+                let (ts, ty) = self.cx(inner, tin, scope)?;
                 if let (Ty::List(e), "bytes") = (&ty, target.as_str()) {
                     if **e == Ty::Int {
                         // `[a, b].as<bytes>`: every element must be a byte value (a list
@@ -597,25 +500,14 @@ impl Emitter<'_> {
                         }
                     }
                 }
-                if !same {
-                    return bad(format!("`.as<{target}>` cannot make {} into `{target}`", ty_name(&ty)), "`.as<>` is supported where the value already has that type (a number type for integers, the same user type)");
-                }
                 (ts, ty)
             }
-            Expr::SizeOf(target) => match self.fixed_size_of(target) {
-                Some(n) => {
-                    let l = Literal::i128_unsuffixed(n as i128);
-                    (quote!((#l as i128)), Ty::Int)
-                }
-                None => {
-                    return bad(
-                        format!("`sizeof<{target}>` needs a type of one fixed size"),
-                        "name a number type or a user type whose fields all have fixed sizes",
-                    )
-                }
-            },
+            Expr::SizeOf(_) => size_lit(te)?,
             Expr::Unary(op, inner) => {
-                let (ts, ty) = self.ex(inner, scope)?;
+                let Node::Unary(_, tin) = &te.node else {
+                    return Err(mismatch(e));
+                };
+                let (ts, ty) = self.cx(inner, tin, scope)?;
                 match (op, &ty) {
                     // A constant condition is folded (`not true` is `false`).
                     (UnOp::Not, Ty::Bool) => {
@@ -627,34 +519,16 @@ impl Emitter<'_> {
                     (UnOp::Neg, Ty::Int) => (quote!(#ts.wrapping_neg()), Ty::Int),
                     (UnOp::Neg, Ty::Float) => (quote!((-#ts)), Ty::Float),
                     (UnOp::BitNot, Ty::Int) => (quote!((!#ts)), Ty::Int),
-                    _ => {
-                        return bad(
-                            format!("this operator does not apply to {}", ty_name(&ty)),
-                            "`not` takes a condition; `-` and `~` take numbers",
-                        )
-                    }
+                    _ => return Err(mismatch(e)),
                 }
             }
             Expr::Ternary(ce, ae, be) => {
-                let (c, ct) = self.ex(ce, scope)?;
-                let (a, at) = self.ex(ae, scope)?;
-                let (b, bt) = self.ex(be, scope)?;
-                if ct != Ty::Bool {
-                    return bad(
-                        "the condition of `? :` is not a condition".into(),
-                        "write a comparison before `?`",
-                    );
-                }
-                if at != bt {
-                    return bad(
-                        format!(
-                            "the branches of `? :` differ ({} and {})",
-                            ty_name(&at),
-                            ty_name(&bt)
-                        ),
-                        "make both branches the same type",
-                    );
-                }
+                let Node::Ternary(tc, ta, tb) = &te.node else {
+                    return Err(mismatch(e));
+                };
+                let (c, _) = self.cx(ce, tc, scope)?;
+                let (a, at) = self.cx(ae, ta, scope)?;
+                let (b, bt) = self.cx(be, tb, scope)?;
                 // Constant conditions and branches are folded: `c ? true : false` is `c`.
                 let k = |e: &Expr, ts: &TokenStream| const_bool(e).or_else(|| const_ts(ts));
                 match (k(ce, &c), k(ae, &a), k(be, &b)) {
@@ -695,26 +569,19 @@ impl Emitter<'_> {
     pub(super) fn ex_binary(
         &self,
         e: &Expr,
+        te: &TExpr,
         scope: &Scope,
     ) -> Result<(TokenStream, Ty), (String, String)> {
-        let bad = |m: String, h: &str| Err((m, h.to_owned()));
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         Ok(match e {
             Expr::Binary(op, a, b) => {
+                let Node::Binary(_, ta, tb) = &te.node else {
+                    return Err(mismatch(e));
+                };
                 let (mut at, aty, mut bt, bty) =
-                    promote(self.ex(a, scope)?, a, self.ex(b, scope)?, b);
+                    promote(self.cx(a, ta, scope)?, a, self.cx(b, tb, scope)?, b);
                 match op {
                     BinOp::And | BinOp::Or => {
-                        if aty != Ty::Bool || bty != Ty::Bool {
-                            return bad(
-                                format!(
-                                    "`and`/`or` need conditions, found {} and {}",
-                                    ty_name(&aty),
-                                    ty_name(&bty)
-                                ),
-                                "compare values first, e.g. `(flags & 1) != 0 and n > 0`",
-                            );
-                        }
                         // `x < y or x > y` is `x != y`.
                         if let (
                             BinOp::Or,
@@ -722,9 +589,16 @@ impl Emitter<'_> {
                             Expr::Binary(BinOp::Gt, x2, y2),
                         ) = (op, &**a, &**b)
                         {
-                            if x1 == x2 && y1 == y2 {
+                            if let (true, Node::Binary(_, tx, ty)) =
+                                (x1 == x2 && y1 == y2, &ta.node)
+                            {
+                                let ne = TExpr {
+                                    ty: Ty::Bool,
+                                    node: Node::Binary(BinOp::Ne, tx.clone(), ty.clone()),
+                                };
                                 return self.ex_binary(
                                     &Expr::Binary(BinOp::Ne, x1.clone(), y1.clone()),
+                                    &ne,
                                     scope,
                                 );
                             }
@@ -736,20 +610,8 @@ impl Emitter<'_> {
                         }
                     }
                     _ if op.is_comparison() => {
-                        let ordered = !matches!(op, BinOp::Eq | BinOp::Ne);
-                        let ok = match (&aty, &bty) {
-                            (Ty::Int, Ty::Int) | (Ty::Float, Ty::Float) => true,
-                            (Ty::Enum(x), Ty::Enum(y)) => x == y && !ordered,
-                            // Strings order by code point, as Kaitai's Python target does.
-                            (Ty::Str, Ty::Str) => true,
-                            (Ty::Bool, Ty::Bool) => !ordered,
-                            // Bytes compare element by element as unsigned bytes, like Kaitai.
-                            (Ty::Bytes, Ty::Bytes) => true,
-                            _ => false,
-                        };
-                        if !ok {
-                            return bad(format!("cannot compare {} with {} this way", ty_name(&aty), ty_name(&bty)), "compare an enum with a value of the same enum (`kind == frame_kind::absolute`), or use `.to_i`");
-                        }
+                        // Strings order by code point, as Kaitai's Python target does; bytes
+                        // compare element by element as unsigned bytes, like Kaitai.
                         // Constants are folded: `x == true` is `x`, `x != true` is `!x`, and
                         // two integer literals compare here.
                         if at.to_string() == bt.to_string()
@@ -844,16 +706,6 @@ impl Emitter<'_> {
                                 Ty::Str,
                             ));
                         }
-                        if aty != Ty::Int || bty != Ty::Int {
-                            return bad(
-                                format!(
-                                    "arithmetic needs integers, found {} and {}",
-                                    ty_name(&aty),
-                                    ty_name(&bty)
-                                ),
-                                "use `.to_i` on enum values",
-                            );
-                        }
                         let lit = match &**b {
                             Expr::Int(v) => Some(*v),
                             Expr::Unary(UnOp::Neg, x) => match &**x {
@@ -886,12 +738,7 @@ impl Emitter<'_> {
                                             )
                                         }
                                     }
-                                    Some(_) => {
-                                        return bad(
-                                            "division by the constant 0".into(),
-                                            "divide by a non-zero number",
-                                        )
-                                    }
+                                    Some(_) => return Err(mismatch(e)),
                                     // A divisor from the data: zero is an error when the
                                     // expression is evaluated, never a wrong value.
                                     None => {
@@ -914,12 +761,7 @@ impl Emitter<'_> {
                                         (quote!(#at.wrapping_shr(#n)), Ty::Int)
                                     }
                                 }
-                                Some(_) => {
-                                    return bad(
-                                        "a constant shift must be 0..63".into(),
-                                        "shift by 0 to 63 bits, e.g. `flags >> 2`",
-                                    )
-                                }
+                                Some(_) => return Err(mismatch(e)),
                                 // A shift amount from the data: outside 0..=63 it is an
                                 // error when the expression is evaluated.
                                 None => {
@@ -1282,31 +1124,6 @@ impl Emitter<'_> {
         Some((quote!(#(#checks)*), call))
     }
 
-    /// The fixed encoded size in bytes of a number type or a user type (`sizeof<...>`), if it
-    /// has one: every field unconditional, of fixed size and count, whole bytes in total.
-    pub(super) fn fixed_size_of(&self, name: &str) -> Option<usize> {
-        let number = match name {
-            "u1" | "s1" => Some(1),
-            "u2" | "s2" => Some(2),
-            "u4" | "s4" | "f4" => Some(4),
-            "u8" | "s8" | "f8" => Some(8),
-            _ => None,
-        };
-        if number.is_some() {
-            return number;
-        }
-        let b = type_bits(self.s, name, 0)?;
-        (b % 8 == 0).then_some(b / 8)
-    }
-
-    /// The fixed encoded size in bytes of field `fid` of type `tn` (`x._sizeof`): a number,
-    /// a literal `size`, or a user type of fixed size, times a literal repeat count.
-    pub(super) fn fixed_field_size(&self, tn: &str, fid: &str) -> Option<usize> {
-        let f = self.s.type_def(tn)?.fields.iter().find(|f| f.id == fid)?;
-        let b = field_bits(self.s, f, 0)?;
-        (b % 8 == 0).then_some(b / 8)
-    }
-
     /// The type of value instance `i` of type `t` (for member access from outside).
     #[allow(clippy::type_complexity)]
     pub(super) fn instance_ty(
@@ -1354,6 +1171,7 @@ impl Emitter<'_> {
             whole_types: HashSet::new(),
             positional: self.positional,
             bitfield_views: Vec::new(),
+            typed: crate::typed::TypedSchema::default(),
         };
         let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
         if let Some(c) = &i.cond {
@@ -1371,53 +1189,33 @@ impl Emitter<'_> {
     pub(super) fn inline_instance(
         &self,
         n: &str,
+        te: &TExpr,
         scope: &Scope,
     ) -> Result<(TokenStream, Ty), (String, String)> {
-        let Some(inst) = self.cur_instances.iter().find(|i| i.id == n) else {
+        let (Some(inst), Node::Instance { value, cond, .. }) =
+            (self.cur_instances.iter().find(|i| i.id == n), &te.node)
+        else {
             return Err((format!("`{n}` is not an instance"), String::new()));
         };
-        let outermost = {
-            let mut stack = self.inlining.borrow_mut();
-            if stack.iter().any(|x| x == n) {
-                let chain: Vec<&str> = stack
-                    .iter()
-                    .map(String::as_str)
-                    .skip_while(|x| *x != n)
-                    .chain([n])
-                    .collect();
-                return Err((
-                    format!("instance `{n}` depends on itself ({})", chain.join(" -> ")),
-                    "compute the value from fields, not from itself".into(),
-                ));
-            }
-            stack.push(n.to_owned());
-            stack.len() == 1
+        // With `enum:`, the typed value is the integer seen as the enum.
+        let tv = match (&inst.enum_name, &value.node) {
+            (Some(_), Node::AsEnum(inner, _)) => &**inner,
+            _ => &**value,
         };
-        let r = self.ex(&inst.value.expr, scope);
+        self.inlining.borrow_mut().push(n.to_owned());
+        let r = self.cx(&inst.value.expr, tv, scope);
         self.inlining.borrow_mut().pop();
-        let (ts, ty) = r.map_err(|(m, h)| {
-            if outermost && !m.contains("depends on itself") {
-                (format!("in instance `{n}` (`{}`): {m}", inst.value.src), h)
-            } else {
-                (m, h)
-            }
-        })?;
+        let (ts, ty) = r?;
         let (ts, ty) = match &inst.enum_name {
             None => (ts, ty),
             Some(e) => self.int_as_enum(e, ts, &ty)?,
         };
-        let Some(c) = &inst.cond else {
+        let (Some(c), Some(tc)) = (&inst.cond, cond) else {
             return Ok((ts, ty));
         };
         // A conditional instance used by another value instance: its value when its
         // condition holds, else an error of the using instance.
-        let (ct, cty) = self.ex(&c.expr, scope)?;
-        if cty != Ty::Bool {
-            return Err((
-                format!("the `if` of instance `{n}` is not a condition"),
-                "write a comparison".into(),
-            ));
-        }
+        let (ct, _) = self.cx(&c.expr, tc, scope)?;
         let msg = format!("instance `{n}` has no value (its `if` is false)");
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         self.fallible.set(true);
@@ -1533,5 +1331,40 @@ fn promote(
         (Ty::Int, Ty::Float) => (int_to_f64(at, a), Ty::Float, bt, bty),
         (Ty::Float, Ty::Int) => (at, aty, int_to_f64(bt, b), Ty::Float),
         _ => (at, aty, bt, bty),
+    }
+}
+
+/// The problem of a typed tree that does not match its expression (the typer and the
+/// compiler disagree about its shape; never expected).
+fn mismatch(e: &Expr) -> (String, String) {
+    (
+        format!("internal: the typed tree of `{e}` does not match it"),
+        "report this schema; the generator should have refused it with a clear message".into(),
+    )
+}
+
+/// A size the typed tree has computed (`_sizeof`, `x._sizeof`, `sizeof<t>`) as an integer
+/// literal.
+#[allow(clippy::type_complexity)]
+fn size_lit(te: &TExpr) -> Result<(TokenStream, Ty), (String, String)> {
+    match te.node {
+        Node::Size(v) => {
+            let l = Literal::i128_unsuffixed(v as i128);
+            Ok((quote!((#l as i128)), Ty::Int))
+        }
+        _ => Err((
+            "internal: a size without its value in the typed tree".into(),
+            String::new(),
+        )),
+    }
+}
+
+/// The value a member, property or method applies to, in the typed tree of `a.b`.
+fn first_child<'t>(e: &Expr, te: &'t TExpr) -> Result<&'t TExpr, (String, String)> {
+    match &te.node {
+        Node::Method { of, .. } | Node::Member { of, .. } | Node::MemberInstance { of, .. } => {
+            Ok(of)
+        }
+        _ => Err(mismatch(e)),
     }
 }

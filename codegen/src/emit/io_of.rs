@@ -14,36 +14,10 @@
 //! Struct, which statepack does not keep: `io:` of such a type is refused.
 
 use super::{Emitter, Scope, Ty};
-use crate::ir::{Field, FieldKind, Positional, Schema, SrcExpr};
+use crate::ir::{Field, Positional, SrcExpr};
+use crate::typed::unsized_readers;
 use proc_macro2::TokenStream;
 use quote::quote;
-
-/// The fields of `s` that read type `tn` without a substream of their own (no `size`,
-/// `size-eos` or `process`): their values share the parent's stream.
-fn unsized_readers<'s>(s: &'s Schema, tn: &str) -> Vec<&'s Field> {
-    let mut out = Vec::new();
-    for t in &s.types {
-        for f in &t.fields {
-            let (reads, sized) = match &f.kind {
-                FieldKind::User { name, size } => (name == tn, size.is_some()),
-                FieldKind::Switch {
-                    cases,
-                    default,
-                    size,
-                    ..
-                } => (
-                    cases.iter().any(|(_, n)| n == tn) || default.as_deref() == Some(tn),
-                    size.is_some(),
-                ),
-                _ => (false, false),
-            };
-            if reads && !sized && f.process.is_none() {
-                out.push(f);
-            }
-        }
-    }
-    out
-}
 
 /// The value named by `io` as code in `scope` with its user type, or the problem (reported).
 fn value_of(em: &mut Emitter<'_>, f: &Field, io: &SrcExpr, scope: &Scope) -> Option<TokenStream> {

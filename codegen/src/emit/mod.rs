@@ -1,9 +1,12 @@
 //! The Rust backend: emits, for every schema type, a struct with a reader (`read_from`), a
 //! writer (`write_to`), `encoded_len` and `MIN_LEN`; for every enum a Rust enum; for the root
-//! type `decode`, `decode_traced` and `encode`. It runs the check stage (`crate::check`)
-//! first; what it reports itself it finds while typing expressions and emitting fields (an
-//! expression that does not type, a `valid` rule or processor argument of the wrong type, a
-//! type that may end inside a byte).
+//! type `decode`, `decode_traced` and `encode`. It runs the whole check stage first
+//! (`crate::typed::check`: names, references, layout, every expression typed) and reports
+//! its problems; it then compiles every expression from the typed tree the stage made of it.
+//! The checks it still makes while emitting fields (an expression that does not type, a
+//! `valid` rule or processor argument of the wrong type, a type that may end inside a byte)
+//! are the stage's, made again where the code needs them; they find nothing in a schema the
+//! stage accepts.
 //!
 //! Generated readers go through `statepack_runtime::io::ByteReader` (bounds-checked, count
 //! guard before any allocation, field-path errors); writers go through `ByteWriter` and derive
@@ -22,7 +25,6 @@ use crate::diag::{Diag, Pos};
 use crate::expr::{BinOp, Expr, UnOp};
 use crate::ir::*;
 use crate::names::{camel, doc_attrs, field_ident, temp, temp_for, type_ident};
-use crate::sizes::{field_bits, type_bits};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::{HashMap, HashSet};
@@ -50,26 +52,10 @@ mod runs;
 mod to_string;
 mod types;
 mod value_instances;
-use crate::num_type::{case_number, looks_like_number_type};
+use crate::num_type::case_number;
 use crate::shape::has_no_case;
 
-/// The type of an expression or a field as seen by expressions.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Ty {
-    Int,
-    Float,
-    Bool,
-    Str,
-    Bytes,
-    Enum(String),
-    List(Box<Ty>),
-    User(String),
-    /// The body of switch field `.1` of type `.0`.
-    Switch(String, String),
-    /// A conditional field (`if`) holding the given type: usable in value instances only,
-    /// where its absence is an `ExprError`.
-    Opt(Box<Ty>),
-}
+pub(crate) use crate::typed::{ty_name, Ty};
 
 /// Read or write: where expression names come from.
 #[derive(Clone, Copy, PartialEq)]
@@ -156,6 +142,8 @@ pub(crate) struct Emitter<'s> {
     /// The modular-bitfield views of the types emitted so far (option
     /// [`crate::Options::modular_bitfield`]), for the module's `bitfield` submodule.
     bitfield_views: Vec<TokenStream>,
+    /// The check stage's typed expressions, which `expr` compiles from.
+    typed: crate::typed::TypedSchema,
 }
 
 /// What the emission of one type collects, field by field: the struct's members, the
@@ -253,6 +241,7 @@ impl<'s> Emitter<'s> {
                 .iter()
                 .any(|t| t.fields.iter().any(|f| f.at.is_some())),
             bitfield_views: Vec::new(),
+            typed: crate::typed::TypedSchema::default(),
         }
     }
 
@@ -354,13 +343,10 @@ impl<'s> Emitter<'s> {
 
     /// Emits the whole schema, or returns the diagnostics.
     pub fn emit(mut self) -> Result<TokenStream, Vec<Diag>> {
-        self.diags = crate::check::names_and_refs(self.s);
-        if !self.diags.is_empty() {
-            return Err(self.diags);
-        }
-        let (min_len, diags) = crate::check::layout(self.s, &self.opts);
+        // The check stage: every problem of the schema, and its typed expressions.
+        let (typed, min_len) = crate::typed::check_with_lens(self.s, &self.opts)?;
+        self.typed = typed;
         self.min_len = min_len;
-        self.diags = diags;
         let mut items = Vec::new();
         for e in &self.s.enums {
             items.push(self.emit_enum(e));
@@ -583,21 +569,6 @@ fn bind_elem(ty: &Ty, reference: TokenStream) -> TokenStream {
             quote! { let #el = *#reference; let _ = #el; }
         }
         _ => quote! { let #el = #reference; let _ = #el; },
-    }
-}
-
-pub(crate) fn ty_name(t: &Ty) -> String {
-    match t {
-        Ty::Int => "an integer".into(),
-        Ty::Float => "a float".into(),
-        Ty::Bool => "a condition".into(),
-        Ty::Str => "a string".into(),
-        Ty::Bytes => "bytes".into(),
-        Ty::Enum(e) => format!("a `{e}` value"),
-        Ty::List(_) => "a list".into(),
-        Ty::User(u) => format!("a `{u}`"),
-        Ty::Switch(..) => "a switch value".into(),
-        Ty::Opt(_) => "a conditional field".into(),
     }
 }
 

@@ -70,23 +70,7 @@ impl Emitter<'_> {
     /// For a switch field whose cases are number types: the type its value has in
     /// expressions (an integer, or a float when any case is one).
     pub(super) fn number_switch_ty(&self, ty: &Ty) -> Option<Ty> {
-        let Ty::Switch(owner, fid) = ty else {
-            return None;
-        };
-        let f = self
-            .s
-            .type_def(owner)?
-            .fields
-            .iter()
-            .find(|g| &g.id == fid)?;
-        let FieldKind::Switch { cases, default, .. } = &f.kind else {
-            return None;
-        };
-        let mut float = false;
-        for n in cases.iter().map(|(_, n)| n).chain(default.iter()) {
-            float |= case_number(n)?.2;
-        }
-        Some(if float { Ty::Float } else { Ty::Int })
+        crate::typed::number_switch_ty(self.s, ty)
     }
 
     /// The methods of a number switch's enum: `value()`, the number as `i128` (or `f64`),

@@ -27,7 +27,7 @@ impl Emitter<'_> {
         let (binds, scope) = self.method_scope(t, derived);
         self.in_method.set(true);
         self.fallible.set(false);
-        let compiled = self.ex(&e.expr, &scope);
+        let compiled = self.ex_stored(e, &scope, &kp);
         let fallible = self.fallible.replace(false);
         self.in_method.set(false);
         let ts = match compiled {

@@ -46,7 +46,7 @@ impl Emitter<'_> {
             self.in_method.set(true);
             self.fallible.set(false);
             let (ts, ty) = match self
-                .ex(&inst.value.expr, &scope)
+                .ex_stored(&inst.value, &scope, &format!("{kp}.value"))
                 .and_then(|(ts, ty)| match &inst.enum_name {
                     None => Ok((ts, ty)),
                     Some(e) => self.int_as_enum(e, ts, &ty),
