@@ -15,6 +15,9 @@ pub(crate) enum Derived {
     Count(String),
     /// Encoded byte length of a sized field.
     Bytes(String),
+    /// Length of the stored bytes of a sized processed field: what the writer produces from
+    /// the value (the kept stored bytes while they still give it).
+    Stored(String),
     /// Sum of an integer field over a list's elements.
     Sum(String, String),
 }
@@ -61,7 +64,7 @@ pub(crate) fn counts_and_lengths(t: &TypeDef) -> HashMap<String, Derived> {
         let size = match &g.kind {
             // A terminated or padded field's size is checked, not derived, and so is a
             // string's in a character set other than UTF-8 and ASCII.
-            _ if g.term.is_some() || g.process.is_some() => None,
+            _ if g.term.is_some() => None,
             FieldKind::Str { encoding, .. } if !plain_encoding(encoding) => None,
             FieldKind::Bytes(Size::Expr(e)) => Some(e),
             FieldKind::Str {
@@ -86,10 +89,34 @@ pub(crate) fn counts_and_lengths(t: &TypeDef) -> HashMap<String, Derived> {
             Repeat::None,
         ) = (size, &g.repeat)
         {
-            consider(n, Derived::Bytes(g.id.clone()), &mut out);
+            match &g.process {
+                None => consider(n, Derived::Bytes(g.id.clone()), &mut out),
+                Some(_) if derivable_process(g, n) => {
+                    consider(n, Derived::Stored(g.id.clone()), &mut out)
+                }
+                Some(_) => {}
+            }
         }
     }
     out
+}
+
+/// Whether the writer can produce the stored bytes of processed field `g` before it writes
+/// the length field `len`: a built-in processor (`zlib`, `xor`, `rol`, `ror`; one written in
+/// Rust makes what its own code makes), on raw bytes or a user type of the `seq`, whose
+/// arguments use neither `_io` (not known before the bytes are placed) nor `len` itself.
+fn derivable_process(g: &Field, len: &str) -> bool {
+    let args: Vec<&SrcExpr> = match &g.process {
+        Some(Process::Zlib) | Some(Process::Xor(ProcArg::Bytes(_))) => Vec::new(),
+        Some(Process::Xor(ProcArg::Expr(e)) | Process::Rol(e) | Process::Ror(e)) => vec![e],
+        _ => return false,
+    };
+    g.at.is_none()
+        && matches!(g.kind, FieldKind::Bytes(_) | FieldKind::User { .. })
+        && args.iter().all(|e| {
+            let names = crate::instances::expr_names(&e.expr);
+            !names.contains("_io") && !names.contains(len)
+        })
 }
 
 /// Adds the `-sp-sum-of` fields of `t` to `out`, reporting the ones that cannot be derived.

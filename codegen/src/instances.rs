@@ -217,6 +217,13 @@ pub(crate) fn keeps_read_pos(at: &crate::ir::Positional) -> bool {
     at.io_of.is_none() && uses_io(&at.pos.expr) && !is_stream_position(&at.pos.expr)
 }
 
+/// The names `e` uses (fields, params, instances, `_io`, `_parent`, `_root`, ...).
+pub(crate) fn expr_names(e: &Expr) -> HashSet<String> {
+    let mut n = HashSet::new();
+    names(e, &mut n);
+    n
+}
+
 /// True when `e` uses `_io` (then a positional instance's writer uses the position it was
 /// read at, kept in the value).
 pub(crate) fn uses_io(e: &Expr) -> bool {

@@ -2046,6 +2046,24 @@ impl ByteWriter {
         Ok(self.into_bytes())
     }
 
+    /// Overwrites bytes written earlier, from byte `at` (a [`Self::len`] taken before they
+    /// were written): a field whose value is known only once later fields are written (a
+    /// length derived from a processed field's stored bytes).
+    ///
+    /// Errors: the range was not written yet (`Semantic`).
+    pub fn patch_bytes(&mut self, at: usize, b: &[u8]) -> Result<(), EncodeError> {
+        match self.buf.get_mut(at..at.saturating_add(b.len())) {
+            Some(dst) if at.checked_add(b.len()).is_some() => {
+                dst.copy_from_slice(b);
+                Ok(())
+            }
+            _ => Err(EncodeError::new(EncodeErrorKind::Semantic(format!(
+                "bytes {at}..{} are patched before they are written",
+                at.saturating_add(b.len())
+            )))),
+        }
+    }
+
     /// The bytes written so far.
     pub fn as_bytes(&self) -> &[u8] {
         &self.buf

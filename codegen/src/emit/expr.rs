@@ -970,6 +970,10 @@ impl Emitter<'_> {
                             quote!((#ts.#li.len() as i128))
                         }
                     }
+                    Derived::Stored(l) => {
+                        let m = temp_for("produced_len", l);
+                        quote!((#ts.#m()))
+                    }
                     Derived::Sum(..) => {
                         return Err((
                             format!("`{attr}` of `{tn}` is a derived sum"),

@@ -752,10 +752,25 @@ impl Emitter<'_> {
             write_pre.push(bind);
             wscope.vars.push((f.id.clone(), ty));
         }
+        // A `zlib` field whose size the writer derives: its stored bytes are produced before
+        // anything is written (the length field comes first) and written here as they are.
+        let produced = derived.iter().find_map(|(len, d)| match d {
+            Derived::Stored(target) if target == &f.id => t.fields.iter().find(|g| &g.id == len),
+            _ => None,
+        });
+        if let Some(len) = produced {
+            write_pre.push(self.produced_pre(f, len, &wscope)?);
+        }
         if repeated {
             wscope.vars.push(("_index".into(), Ty::Int));
         }
-        let elem_write = self.elem_write(t, f, &wscope);
+        let elem_write = match produced {
+            Some(_) => {
+                let bytes = temp_for("produced", &f.id);
+                Some(quote!(__w.write_bytes(&#bytes)))
+            }
+            None => self.elem_write(t, f, &wscope),
+        };
         if repeated {
             wscope.vars.pop();
         }
