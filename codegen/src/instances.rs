@@ -25,12 +25,19 @@ pub(crate) fn plain_value(e: &Expr) -> bool {
 
 /// Every name an expression uses (`a.b` gives `a`).
 fn names(e: &Expr, out: &mut HashSet<String>) {
+    visit(e, &mut |e| {
+        if let Expr::Name(n) = e {
+            out.insert(n.clone());
+        }
+    });
+}
+
+/// Calls `f` on `e` and on every expression inside it.
+pub(crate) fn visit(e: &Expr, f: &mut impl FnMut(&Expr)) {
     let mut todo = vec![e];
     while let Some(e) = todo.pop() {
+        f(e);
         match e {
-            Expr::Name(n) => {
-                out.insert(n.clone());
-            }
             Expr::Cast(a, _) | Expr::Unary(_, a) | Expr::Attr(a, _) => todo.push(a),
             Expr::Index(a, b) | Expr::Binary(_, a, b) => {
                 todo.push(a);
@@ -46,7 +53,8 @@ fn names(e: &Expr, out: &mut HashSet<String>) {
                 todo.push(a);
                 todo.push(b);
             }
-            Expr::Int(_)
+            Expr::Name(_)
+            | Expr::Int(_)
             | Expr::Float(_)
             | Expr::Str(_)
             | Expr::Bool(_)

@@ -1760,6 +1760,9 @@ pub(crate) struct Placement {
     pub(crate) what: &'static str,
     /// An instance of the whole output (`io: _root._io`), whose `at` stays absolute.
     pub(crate) whole: bool,
+    /// Placed by the writer itself ([`ByteWriter::derive_position`]): it may start after
+    /// the end of the output, the bytes between being zero (padding the writer chose).
+    pub(crate) derived: bool,
 }
 
 /// A growable output buffer, used by every generated writer.

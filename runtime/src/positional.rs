@@ -269,7 +269,18 @@ impl ByteWriter {
     /// Queues the positional instance written into `value` (made by
     /// [`ByteWriter::instance_writer`]) with the instances it queued itself; `what` is the
     /// instance's key path in the schema, named when it overlaps other bytes.
-    pub fn place(&mut self, mut value: ByteWriter, what: &'static str) {
+    pub fn place(&mut self, value: ByteWriter, what: &'static str) {
+        self.queue(value, what, false);
+    }
+
+    /// As [`ByteWriter::place`], for an instance at a position the writer chose
+    /// ([`ByteWriter::derive_position`]): the bytes between the end of the output and the
+    /// instance, if any, are zero.
+    pub fn place_derived(&mut self, value: ByteWriter, what: &'static str) {
+        self.queue(value, what, true);
+    }
+
+    fn queue(&mut self, mut value: ByteWriter, what: &'static str, derived: bool) {
         let at = value.origin;
         let whole = value.whole;
         let mut inner = std::mem::take(&mut value.placed);
@@ -279,9 +290,61 @@ impl ByteWriter {
             bytes,
             what,
             whole,
+            derived,
         });
         self.placed.append(&mut inner);
     }
+    /// Where the writer places a positional instance of `len` bytes whose position it derives
+    /// (`pos: ofs_index`, `pos: block * 64`): the position in the stream being written, from
+    /// its start, of the form `offset + step × n` (n ≥ 0). A decoded value keeps the place it
+    /// was read at (`kept`: position and the bytes read there) while its bytes still fit
+    /// there (`len` at most those bytes); otherwise (a value built by hand, or one that grew)
+    /// it goes at the first such position at or after everything written so far: the bytes
+    /// written in sequence, `reserved` bytes after them (the bytes the root type keeps after
+    /// its `seq`, which other instances may keep their places in) and every instance queued
+    /// so far.
+    ///
+    /// Errors: `OutOfRange` when `step` is not positive or the position does not fit.
+    pub fn derive_position(
+        &self,
+        kept: Option<(i128, u64)>,
+        len: usize,
+        step: i128,
+        offset: i128,
+        reserved: usize,
+    ) -> Result<i128, EncodeError> {
+        let bad = |v: String| {
+            EncodeError::new(EncodeErrorKind::OutOfRange {
+                value: v,
+                ty: "a position in the stream",
+            })
+        };
+        if step <= 0 {
+            return Err(bad(format!("a step of {step}")));
+        }
+        if let Some((at, read)) = kept {
+            if u64::try_from(len).is_ok_and(|n| n <= read) {
+                return Ok(at);
+            }
+        }
+        let here = self.origin + self.len() + reserved;
+        let end = self
+            .placed
+            .iter()
+            .filter(|p| !p.whole)
+            .map(|p| p.at + p.bytes.len())
+            .fold(here, usize::max);
+        let end = end.saturating_sub(self.start) as i128;
+        let from = end.max(offset) - offset;
+        let n = from
+            .checked_add(step - 1)
+            .map(|x| x / step)
+            .ok_or_else(|| bad(end.to_string()))?;
+        n.checked_mul(step)
+            .and_then(|x| x.checked_add(offset))
+            .ok_or_else(|| bad(end.to_string()))
+    }
+
     /// Lays out every queued positional instance (called by the root type at its end, after
     /// `kept`, the bytes its reader found after its `seq` up to the furthest instance, was
     /// written), in order of position. Bytes before `kept` and bytes of an earlier instance
@@ -307,6 +370,10 @@ impl ByteWriter {
         // placement's index + 1.
         let mut owner: Vec<u32> = vec![0; self.buf.len() - seq_end];
         for (k, p) in placed.iter().enumerate() {
+            if p.derived && p.at > self.buf.len() {
+                self.buf.resize(p.at, 0);
+                owner.resize(p.at - seq_end, 0);
+            }
             if p.at > self.buf.len() {
                 return Err(EncodeError::new(EncodeErrorKind::Semantic(format!(
                     "positional instance `{}` starts at byte offset {}, after the end of the output ({} bytes): the bytes between are not known",
@@ -486,6 +553,7 @@ impl ByteWriter {
             bytes: value.into_bytes(),
             what,
             whole: false,
+            derived: false,
         });
         for p in all {
             let found = stream.get(p.at..p.at.saturating_add(p.bytes.len()));

@@ -923,7 +923,20 @@ impl Emitter<'_> {
             )?);
             return Some(false);
         }
-        writes.push(quote! { #rule_const #write_stmt });
+        // A member a placed positional instance derives: where it is written is kept, and
+        // the instance's writer writes the derived number over it.
+        let places = t.fields.iter().any(|g| {
+            g.at.is_some() && positional::placed(self, g).is_some_and(|p| p.holder == f.id)
+        });
+        let run_unit = if places {
+            let at = positional::member_at(&f.id);
+            write_pre.push(quote!(let mut #at: usize = 0;));
+            writes.push(quote! { #at = __w.len(); #rule_const #write_stmt });
+            None
+        } else {
+            writes.push(quote! { #rule_const #write_stmt });
+            run_unit
+        };
         if let Some(unit) = run_unit {
             write_runs.push(runs::Member {
                 stmt: writes.len() - 1,

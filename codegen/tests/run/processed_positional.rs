@@ -349,6 +349,10 @@ pub struct Chunk {
     /// Schema: `codegen/tests/run/processed_positional.ksy` line 22.
     pub at_ofs: u8,
     #[doc(hidden)]
+    /// Where `at_ofs` was read (`pos: ofs`, from the start of its stream) and the bytes it took there: its writer keeps it there while it still fits, and derives the position otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub __pos_at_ofs: ::std::option::Option<(i128, u64)>,
+    #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
@@ -393,23 +397,30 @@ impl Chunk {
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         let ofs: u8 = __r.leaf("ofs", |__r| __r.read_u8())?;
+        let mut __pos_at_ofs: ::std::option::Option<(i128, u64)> = ::std::option::Option::None;
         let at_ofs: u8 = {
             let __p: i128 = ofs as i128;
             let __saved = __r
                 .enter_instance(__p, false)
                 .map_err(|e| e.in_field("at_ofs"))?;
+            let __from = __r.offset();
             __r.enter(::statepack_runtime::io::PathSeg::Field("at_ofs"));
             let __pv = {
                 let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("at_ofs"))?;
                 __r.leave(Some(&__v));
                 __v
             };
+            __pos_at_ofs = ::std::option::Option::Some((
+                __p,
+                __r.offset().saturating_sub(__from),
+            ));
             __r.leave_instance(__saved);
             __pv
         };
         Ok(Self {
             ofs,
             at_ofs,
+            __pos_at_ofs,
             __unread: ::std::vec::Vec::new(),
             __unread_pad: 0,
         })
@@ -428,7 +439,9 @@ impl Chunk {
         __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let ofs = self.ofs;
+        let mut __placed_at_ofs: usize = 0;
         let at_ofs = self.at_ofs;
+        __placed_at_ofs = __w.len();
         {
             let __val = &self.ofs;
             let __v = __val;
@@ -437,7 +450,27 @@ impl Chunk {
         __w.align_to_byte_with(self.__unread_pad);
         __w.write_bytes(&self.__unread);
         {
-            let __pos: i128 = ofs as i128;
+            let __len: usize = {
+                let mut __tw = __w
+                    .instance_writer(0, false)
+                    .map_err(|e| e.in_field("at_ofs"))?;
+                {
+                    let __w = &mut __tw;
+                    {
+                        let __val = &self.at_ofs;
+                        let __v = __val;
+                        __w.write_u8(*__v);
+                    }
+                }
+                __tw.len()
+            };
+            let __pos: i128 = __w
+                .derive_position(self.__pos_at_ofs, __len, 1i128, 0i128, 0)
+                .map_err(|e| e.in_field("at_ofs"))?;
+            let __n: u8 = ::statepack_runtime::io::fit((__pos - 0i128) / 1i128, "u8")
+                .map_err(|e| e.in_field("ofs"))?;
+            __w.patch_bytes(__placed_at_ofs + 0, &__n.to_le_bytes())
+                .map_err(|e| e.in_field("ofs"))?;
             let mut __tw = __w
                 .instance_writer(__pos, false)
                 .map_err(|e| e.in_field("at_ofs"))?;
@@ -449,7 +482,7 @@ impl Chunk {
                     __w.write_u8(*__v);
                 }
             }
-            __w.place(__tw, "types.chunk.instances.at_ofs");
+            __w.place_derived(__tw, "types.chunk.instances.at_ofs");
         }
         Ok(())
     }
