@@ -16,8 +16,9 @@ pub(crate) enum Derived {
     /// Encoded byte length of a sized field.
     Bytes(String),
     /// Length of the stored bytes of a sized processed field: what the writer produces from
-    /// the value (the kept stored bytes while they still give it).
-    Stored(String),
+    /// the value (the kept stored bytes while they still give it), plus the `i128` (`4` for
+    /// `size: len_body - 4`, `-4` for `size: len_body + 4`, 0 for `size: len_body`).
+    Stored(String, i128),
     /// Sum of an integer field over a list's elements.
     Sum(String, String),
 }
@@ -81,24 +82,34 @@ pub(crate) fn counts_and_lengths(t: &TypeDef) -> HashMap<String, Derived> {
             } => Some(e),
             _ => None,
         };
-        if let (
-            Some(SrcExpr {
-                expr: Expr::Name(n),
-                ..
-            }),
-            Repeat::None,
-        ) = (size, &g.repeat)
-        {
-            match &g.process {
-                None => consider(n, Derived::Bytes(g.id.clone()), &mut out),
-                Some(_) if derivable_process(g, n) => {
-                    consider(n, Derived::Stored(g.id.clone()), &mut out)
+        if let (Some(e), Repeat::None) = (size, &g.repeat) {
+            match (&g.process, &e.expr, name_plus(&e.expr)) {
+                (None, Expr::Name(n), _) => consider(n, Derived::Bytes(g.id.clone()), &mut out),
+                (Some(_), _, Some((n, k))) if derivable_process(g, &n) => {
+                    consider(&n, Derived::Stored(g.id.clone(), -k), &mut out)
                 }
-                Some(_) => {}
+                _ => {}
             }
         }
     }
     out
+}
+
+/// `n`, `n + k`, `k + n` or `n - k` (`k` a literal) as (n, the literal added).
+fn name_plus(e: &Expr) -> Option<(String, i128)> {
+    use crate::expr::BinOp;
+    match e {
+        Expr::Name(n) => Some((n.clone(), 0)),
+        Expr::Binary(BinOp::Add, a, b) => match (&**a, &**b) {
+            (Expr::Name(n), Expr::Int(k)) | (Expr::Int(k), Expr::Name(n)) => Some((n.clone(), *k)),
+            _ => None,
+        },
+        Expr::Binary(BinOp::Sub, a, b) => match (&**a, &**b) {
+            (Expr::Name(n), Expr::Int(k)) => Some((n.clone(), k.checked_neg()?)),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Whether the writer can produce the stored bytes of processed field `g` before it writes

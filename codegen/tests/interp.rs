@@ -371,3 +371,24 @@ fn processed_sizes_left_out_are_derived_on_write() {
         "{e}"
     );
 }
+
+/// `size: len_chunk - 4` over `zlib`: left out, `len_chunk` is the stored length plus 4.
+#[test]
+fn processed_sizes_with_an_offset_are_derived_on_write() {
+    let s = schema(
+        "meta:\n  id: o\n  endian: be\nseq:\n  - id: len_chunk\n    type: u2\n  - id: body\n    size: len_chunk - 4\n    process: zlib\n  - id: check\n    type: u4\n",
+    );
+    let g = Given::Map(vec![
+        ("body".into(), Given::Str("00010203040506070809".into())),
+        ("check".into(), Given::Int(7)),
+    ]);
+    let (bytes, _) = interp::encode(&s, &g).unwrap();
+    let z = statepack_runtime::cbtk_columns::deflate(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 6);
+    assert_eq!(&bytes[..2], &((z.len() + 4) as u16).to_be_bytes());
+    let v = interp::decode(&s, &bytes).unwrap();
+    assert_eq!(
+        v.get("len_chunk"),
+        Some(&DynValue::Int(z.len() as i128 + 4))
+    );
+    assert_eq!(v.get("check"), Some(&DynValue::Int(7)));
+}

@@ -120,6 +120,10 @@ mod positional_chain;
 mod processed;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/processed_len.rs"]
+mod processed_len;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/reflect_view.rs"]
 mod reflect_view;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -546,6 +550,34 @@ fn processed_sizes_are_derived_for_a_value_built_by_hand() {
     };
     let e = e.to_string();
     assert!(e.contains("len_packed") && e.contains("u8"), "{e}");
+}
+
+#[test]
+fn processed_sizes_with_an_offset_are_derived() {
+    let v = processed_len::ProcessedLen {
+        body: b"a chunk body, compressed by the writer".to_vec(),
+        check: 0xdead_beef,
+        tail: vec![1, 2, 3],
+        ..Default::default()
+    };
+    let out = v.encode().unwrap();
+    let z = statepack_runtime::cbtk_columns::deflate(&v.body, 6);
+    // `len_chunk` counts the body and the check; `len_tail` two bytes fewer than the tail.
+    assert_eq!(u16::from_be_bytes([out[0], out[1]]) as usize, z.len() + 4);
+    assert_eq!(out[2 + z.len() + 4], 1);
+    let back = processed_len::ProcessedLen::decode(&out).unwrap();
+    assert_eq!(back, v);
+    assert_eq!(back.encode().unwrap(), out);
+    use statepack_runtime::reflect::{Reflect, Value};
+    assert!(matches!(back.member("len_chunk"), Some(Value::Int(n)) if n == z.len() as i128 + 4));
+    assert!(matches!(back.member("len_tail"), Some(Value::Int(1))));
+    // A tail of one byte would need `len_tail` = -1: refused, naming it.
+    let short = processed_len::ProcessedLen { tail: vec![9], ..v };
+    let Err(e) = short.encode() else {
+        panic!("a tail shorter than its offset is written")
+    };
+    let e = e.to_string();
+    assert!(e.contains("len_tail") && e.contains("-1"), "{e}");
 }
 
 #[test]

@@ -970,7 +970,7 @@ impl Emitter<'_> {
                             quote!((#ts.#li.len() as i128))
                         }
                     }
-                    Derived::Stored(l) => {
+                    Derived::Stored(l, _) => {
                         let m = temp_for("produced_len", l);
                         quote!((#ts.#m()))
                     }

@@ -752,10 +752,12 @@ impl Emitter<'_> {
             write_pre.push(bind);
             wscope.vars.push((f.id.clone(), ty));
         }
-        // A `zlib` field whose size the writer derives: its stored bytes are produced before
-        // anything is written (the length field comes first) and written here as they are.
+        // A processed field whose size the writer derives: its stored bytes are produced
+        // before anything is written (the length field comes first) and written here.
         let produced = derived.iter().find_map(|(len, d)| match d {
-            Derived::Stored(target) if target == &f.id => t.fields.iter().find(|g| &g.id == len),
+            Derived::Stored(target, adj) if target == &f.id => {
+                t.fields.iter().find(|g| &g.id == len).map(|g| (g, *adj))
+            }
             _ => None,
         });
         if let Some(len) = produced {
@@ -923,19 +925,17 @@ impl Emitter<'_> {
             )?);
             return Some(false);
         }
-        // A member a placed positional instance derives: where it is written is kept, and
-        // the instance's writer writes the derived number over it.
-        let places = t.fields.iter().any(|g| {
-            g.at.is_some() && positional::placed(self, g).is_some_and(|p| p.holder == f.id)
-        });
-        let run_unit = if places {
-            let at = positional::member_at(&f.id);
-            write_pre.push(quote!(let mut #at: usize = 0;));
-            writes.push(quote! { #at = __w.len(); #rule_const #write_stmt });
-            None
-        } else {
-            writes.push(quote! { #rule_const #write_stmt });
-            run_unit
+        let stmt = quote! { #rule_const #write_stmt };
+        let run_unit = match positional::holder_write(self, t, f, stmt.clone()) {
+            Some((decl, stmt)) => {
+                write_pre.push(decl);
+                writes.push(stmt);
+                None
+            }
+            None => {
+                writes.push(stmt);
+                run_unit
+            }
         };
         if let Some(unit) = run_unit {
             write_runs.push(runs::Member {

@@ -202,6 +202,30 @@ pub(crate) fn member_at(member: &str) -> proc_macro2::Ident {
     temp_for("placed_at", member)
 }
 
+/// For a `seq` field whose bytes hold the number a placed instance derives (the member, or
+/// the user-type field holding it): the declaration of the variable keeping where it is
+/// written and its write statement `stmt` taking that offset first; the instance's writer
+/// writes the number over it. `None` for any other field.
+pub(crate) fn holder_write(
+    em: &Emitter<'_>,
+    t: &crate::ir::TypeDef,
+    f: &Field,
+    stmt: TokenStream,
+) -> Option<(TokenStream, TokenStream)> {
+    let holds = t
+        .fields
+        .iter()
+        .any(|g| g.at.is_some() && placed(em, g).is_some_and(|p| p.holder == f.id));
+    if !holds {
+        return None;
+    }
+    let at = member_at(&f.id);
+    Some((
+        quote!(let mut #at: usize = 0;),
+        quote! { #at = __w.len(); #stmt },
+    ))
+}
+
 /// The write of a positional instance the writer places itself: encode it once to measure
 /// it, choose its position (`ByteWriter::derive_position`), write the member it derives
 /// from over the bytes written for it, then encode it at that position and queue it.

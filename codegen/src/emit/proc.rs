@@ -116,15 +116,16 @@ impl Emitter<'_> {
     /// For a processed field whose size the writer derives ([`Derived::Stored`]), the writer's
     /// statements (run before anything is written, once the fields the processor's arguments
     /// use are bound) that produce its stored bytes into `__produced_<field>` and bind the
-    /// length field `len` to their length: the kept stored bytes while they still give the
-    /// value, else the value processed anew. Errors name the
+    /// length field `len` to their length plus `adj` (`4` for `size: len - 4`): the kept
+    /// stored bytes while they still give the value, else the value processed anew. Errors name the
     /// processed field, and the length field when the length does not fit its type.
     pub(super) fn produced_pre(
         &mut self,
         f: &Field,
-        len: &Field,
+        (len, adj): (&Field, i128),
         scope: &Scope,
     ) -> Option<TokenStream> {
+        let adj = plus(adj);
         let FieldKind::Int { bytes, signed, .. } = &len.kind else {
             return None;
         };
@@ -158,7 +159,7 @@ impl Emitter<'_> {
                 #setup
                 Ok(::statepack_runtime::io::reprocess(#proc_, &__d, self.#stored.as_deref()).into_owned())
             })().map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field(#fid))?;
-            let #lid: #rty = ::statepack_runtime::io::fit(#produced.len() as i128, #tyname).map_err(|e| e.in_field(#lfid))?;
+            let #lid: #rty = ::statepack_runtime::io::fit(#produced.len() as i128 #adj, #tyname).map_err(|e| e.in_field(#lfid))?;
         })
     }
 
@@ -175,21 +176,22 @@ impl Emitter<'_> {
     ) -> TokenStream {
         let name = type_ident(&t.name);
         let mut methods = Vec::new();
-        let mut targets: Vec<&String> = derived
+        let mut targets: Vec<(&String, i128)> = derived
             .values()
             .filter_map(|d| match d {
-                Derived::Stored(target) => Some(target),
+                Derived::Stored(target, adj) => Some((target, *adj)),
                 _ => None,
             })
             .collect();
         targets.sort();
-        for target in targets {
+        for (target, adj) in targets {
             let Some(f) = t.fields.iter().find(|g| &g.id == target) else {
                 continue;
             };
             let id = field_ident(&f.id);
             let stored = temp_for("stored", &f.id);
             let method = temp_for("produced_len", &f.id);
+            let adj = plus(adj);
             let doc = format!(
                 " The length of the stored (processed) bytes of `{}`, as the writer derives it.",
                 f.id
@@ -213,7 +215,7 @@ impl Emitter<'_> {
                 #[doc(hidden)]
                 pub fn #method(&self) -> i128 {
                     #value
-                    #len as i128
+                    #len as i128 #adj
                 }
             });
         }
@@ -225,5 +227,15 @@ impl Emitter<'_> {
                 #(#methods)*
             }
         }
+    }
+}
+
+/// `+ adj` or `- |adj|` (nothing for 0).
+fn plus(adj: i128) -> TokenStream {
+    let a = Literal::i128_suffixed(adj.unsigned_abs() as i128);
+    match adj {
+        0 => quote!(),
+        1.. => quote!(+ #a),
+        _ => quote!(- #a),
     }
 }

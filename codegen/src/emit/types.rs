@@ -498,7 +498,7 @@ impl Emitter<'_> {
                 let FieldKind::Int { bytes, signed, .. } = &f.kind else {
                     continue;
                 };
-                if let Derived::Stored(_) = d {
+                if let Derived::Stored(..) = d {
                     // Bound where its processed field's stored bytes are produced, once the
                     // fields the processor may use are bound (see `produced_pre`).
                     wscope.vars.push((f.id.clone(), Ty::Int));
@@ -528,7 +528,7 @@ impl Emitter<'_> {
                         let fi = field_ident(field);
                         quote!(self.#l.iter().map(|__e| __e.#fi as i128).sum::<i128>())
                     }
-                    Derived::Stored(_) => continue,
+                    Derived::Stored(..) => continue,
                 };
                 write_pre.push(quote! {
                     let #id: #rty = ::statepack_runtime::io::fit(#value, #tyname).map_err(|e| e.in_field(#fid))?;

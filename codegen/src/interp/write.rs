@@ -150,8 +150,8 @@ fn write_type(
             frame.fields.push((intern(&f.id), DynValue::Null));
             continue;
         }
-        if let (None, Some(Derived::Stored(target))) = (g, derived.get(&f.id)) {
-            pending.push(hold_length(w, &frame, f, target, &fp)?);
+        if let (None, Some(Derived::Stored(target, adj))) = (g, derived.get(&f.id)) {
+            pending.push(hold_length(w, &frame, f, (target, *adj), &fp)?);
             frame.fields.push((intern(&f.id), DynValue::Int(0)));
             continue;
         }
@@ -167,7 +167,7 @@ fn write_type(
                 // Written without its size, which the stored bytes then give.
                 let at = w.len();
                 let v = write_field(s, w, &frame, &without_size(f), &g, &fp, depth, None)?;
-                let n = (w.len() - at) as i128;
+                let n = (w.len() - at) as i128 + p.adj;
                 let len = p.len;
                 p.settle(w, n)?;
                 if let Some(slot) = frame.fields.iter_mut().find(|(k, _)| *k == len) {
@@ -202,6 +202,8 @@ fn write_type(
 struct Pending {
     len: &'static str,
     target: String,
+    /// Added to the stored length (`4` for `size: len - 4`).
+    adj: i128,
     at: usize,
     bytes: u8,
     signed: bool,
@@ -209,12 +211,13 @@ struct Pending {
     fp: String,
 }
 
-/// Holds the place of length field `f` (of processed field `target`), as [`Pending`].
+/// Holds the place of length field `f` (of processed field `target`, its value the stored
+/// length plus `adj`), as [`Pending`].
 fn hold_length(
     w: &mut ByteWriter,
     frame: &Frame<'_>,
     f: &Field,
-    target: &str,
+    (target, adj): (&str, i128),
     fp: &str,
 ) -> W<Pending> {
     let FieldKind::Int {
@@ -233,6 +236,7 @@ fn hold_length(
     Ok(Pending {
         len: intern(&f.id),
         target: target.to_owned(),
+        adj,
         at,
         bytes: *bytes,
         signed: *signed,
@@ -242,7 +246,7 @@ fn hold_length(
 }
 
 impl Pending {
-    /// Writes `n` (the stored length) in the place held. Errors: `n` does not fit the
+    /// Writes `n` (the stored length plus `adj`) in the place held. Errors: `n` does not fit the
     /// length field's type, named by its path.
     fn settle(self, w: &mut ByteWriter, n: i128) -> W<()> {
         let mut b = ByteWriter::new();
