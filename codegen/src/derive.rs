@@ -347,7 +347,7 @@ fn member_of_holder(s: &Schema, t: &TypeDef, h: &str, m: &str) -> Option<(Field,
     for g in ht.fields[..i].iter().filter(|g| g.at.is_none()) {
         bits = bits.checked_add(crate::sizes::field_bits(s, g, 0)?)?;
     }
-    (bits % 8 == 0).then(|| (mf.clone(), bits / 8))
+    bits.is_multiple_of(8).then(|| (mf.clone(), bits / 8))
 }
 
 /// `m`, `m * k`, `k * m`, `m + k`, `k + m`, `m - k` as (m's path, step, offset); `m` a name

@@ -252,11 +252,24 @@ fn placed_write(em: &Emitter<'_>, f: &Field, p: &Placed, stmt: TokenStream) -> O
     let what = f.key_path.as_str();
     let kept = temp_for("pos", &f.id);
     let at = member_at(&p.holder);
-    let within = proc_macro2::Literal::usize_unsuffixed(p.within);
+    let within = match p.within {
+        0 => quote!(),
+        n => {
+            let n = proc_macro2::Literal::usize_unsuffixed(n);
+            quote!(+ #n)
+        }
+    };
     let (step, offset) = (
         proc_macro2::Literal::i128_suffixed(p.step),
         proc_macro2::Literal::i128_suffixed(p.offset),
     );
+    // The number: `(position - offset) / step`, without the parts that do nothing.
+    let number = match (p.offset, p.step) {
+        (0, 1) => quote!(__pos),
+        (0, _) => quote!(__pos / #step),
+        (_, 1) => quote!(__pos - #offset),
+        _ => quote!((__pos - #offset) / #step),
+    };
     let is_root = em.s.types.first().is_some_and(|r| r.name == tn);
     let reserved = if is_root {
         quote!(self.__beyond.len())
@@ -274,8 +287,8 @@ fn placed_write(em: &Emitter<'_>, f: &Field, p: &Placed, stmt: TokenStream) -> O
                 __tw.len()
             };
             let __pos: i128 = __w.derive_position(self.#kept, __len, #step, #offset, #reserved).map_err(|e| e.in_field(#fid))?;
-            let __n: #rty = ::statepack_runtime::io::fit((__pos - #offset) / #step, #tyname).map_err(|e| e.in_field(#mid))?;
-            __w.patch_bytes(#at + #within, &__n.#to_bytes()).map_err(|e| e.in_field(#mid))?;
+            let __n: #rty = ::statepack_runtime::io::fit(#number, #tyname).map_err(|e| e.in_field(#mid))?;
+            __w.patch_bytes(#at #within, &__n.#to_bytes()).map_err(|e| e.in_field(#mid))?;
             let mut __tw = __w.instance_writer(__pos, false).map_err(|e| e.in_field(#fid))?;
             {
                 let __w = &mut __tw;

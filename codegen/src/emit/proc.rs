@@ -200,13 +200,14 @@ impl Emitter<'_> {
                 FieldKind::User { .. } => quote! {
                     let mut __sw = ::statepack_runtime::io::ByteWriter::new();
                     let _ = self.#id.write_to(&mut __sw);
-                    let __d = __sw.into_stream_bytes(&mut ::statepack_runtime::io::ByteWriter::new()).unwrap_or_default();
+                    let __bytes = __sw.into_stream_bytes(&mut ::statepack_runtime::io::ByteWriter::new()).unwrap_or_default();
+                    let __d: &[u8] = &__bytes;
                 },
                 _ => quote!(let __d: &[u8] = &self.#id[..];),
             };
             let len = match f.process {
                 Some(Process::Zlib) => quote! {
-                    ::statepack_runtime::io::reprocess(::statepack_runtime::io::Processor::Zlib, &__d, self.#stored.as_deref()).len()
+                    ::statepack_runtime::io::reprocess(::statepack_runtime::io::Processor::Zlib, __d, self.#stored.as_deref()).len()
                 },
                 _ => quote!(__d.len()),
             };

@@ -331,9 +331,9 @@ impl Placed {
                     self.__beyond.len(),
                 )
                 .map_err(|e| e.in_field("index"))?;
-            let __n: u32 = ::statepack_runtime::io::fit((__pos - 0i128) / 1i128, "u32")
+            let __n: u32 = ::statepack_runtime::io::fit(__pos, "u32")
                 .map_err(|e| e.in_field("ofs_index"))?;
-            __w.patch_bytes(__placed_at_ofs_index + 0, &__n.to_le_bytes())
+            __w.patch_bytes(__placed_at_ofs_index, &__n.to_le_bytes())
                 .map_err(|e| e.in_field("ofs_index"))?;
             let mut __tw = __w
                 .instance_writer(__pos, false)
@@ -393,9 +393,9 @@ impl Placed {
                     self.__beyond.len(),
                 )
                 .map_err(|e| e.in_field("blob"))?;
-            let __n: u16 = ::statepack_runtime::io::fit((__pos - 0i128) / 16i128, "u16")
+            let __n: u16 = ::statepack_runtime::io::fit(__pos / 16i128, "u16")
                 .map_err(|e| e.in_field("blob_block"))?;
-            __w.patch_bytes(__placed_at_blob_block + 0, &__n.to_be_bytes())
+            __w.patch_bytes(__placed_at_blob_block, &__n.to_be_bytes())
                 .map_err(|e| e.in_field("blob_block"))?;
             let mut __tw = __w
                 .instance_writer(__pos, false)

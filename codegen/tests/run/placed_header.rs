@@ -216,7 +216,7 @@ impl PlacedHeader {
                     self.__beyond.len(),
                 )
                 .map_err(|e| e.in_field("directory"))?;
-            let __n: u32 = ::statepack_runtime::io::fit((__pos - 0i128) / 1i128, "u32")
+            let __n: u32 = ::statepack_runtime::io::fit(__pos, "u32")
                 .map_err(|e| e.in_field("head.ofs_dir"))?;
             __w.patch_bytes(__placed_at_head + 8, &__n.to_le_bytes())
                 .map_err(|e| e.in_field("head.ofs_dir"))?;

@@ -466,7 +466,7 @@ impl Processed {
         let __d: &[u8] = &self.packed[..];
         ::statepack_runtime::io::reprocess(
                 ::statepack_runtime::io::Processor::Zlib,
-                &__d,
+                __d,
                 self.__stored_packed.as_deref(),
             )
             .len() as i128

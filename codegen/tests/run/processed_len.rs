@@ -389,7 +389,7 @@ impl ProcessedLen {
         let __d: &[u8] = &self.body[..];
         ::statepack_runtime::io::reprocess(
                 ::statepack_runtime::io::Processor::Zlib,
-                &__d,
+                __d,
                 self.__stored_body.as_deref(),
             )
             .len() as i128 + 4i128

@@ -299,9 +299,10 @@ impl ProcessedPositional {
     pub fn __produced_len_chunk(&self) -> i128 {
         let mut __sw = ::statepack_runtime::io::ByteWriter::new();
         let _ = self.chunk.write_to(&mut __sw);
-        let __d = __sw
+        let __bytes = __sw
             .into_stream_bytes(&mut ::statepack_runtime::io::ByteWriter::new())
             .unwrap_or_default();
+        let __d: &[u8] = &__bytes;
         __d.len() as i128
     }
 }
@@ -467,9 +468,9 @@ impl Chunk {
             let __pos: i128 = __w
                 .derive_position(self.__pos_at_ofs, __len, 1i128, 0i128, 0)
                 .map_err(|e| e.in_field("at_ofs"))?;
-            let __n: u8 = ::statepack_runtime::io::fit((__pos - 0i128) / 1i128, "u8")
+            let __n: u8 = ::statepack_runtime::io::fit(__pos, "u8")
                 .map_err(|e| e.in_field("ofs"))?;
-            __w.patch_bytes(__placed_at_ofs + 0, &__n.to_le_bytes())
+            __w.patch_bytes(__placed_at_ofs, &__n.to_le_bytes())
                 .map_err(|e| e.in_field("ofs"))?;
             let mut __tw = __w
                 .instance_writer(__pos, false)
