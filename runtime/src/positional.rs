@@ -294,21 +294,22 @@ impl ByteWriter {
         });
         self.placed.append(&mut inner);
     }
-    /// Where the writer places a positional instance of `len` bytes whose position it derives
-    /// (`pos: ofs_index`, `pos: block * 64`): the position in the stream being written, from
-    /// its start, of the form `offset + step × n` (n ≥ 0). A decoded value keeps the place it
-    /// was read at (`kept`: position and the bytes read there) while its bytes still fit
-    /// there (`len` at most those bytes); otherwise (a value built by hand, or one that grew)
-    /// it goes at the first such position at or after everything written so far: the bytes
-    /// written in sequence, `reserved` bytes after them (the bytes the root type keeps after
-    /// its `seq`, which other instances may keep their places in) and every instance queued
-    /// so far.
+    /// Where the writer places a positional instance (its encoded `bytes`) whose position it
+    /// derives (`pos: ofs_index`, `pos: block * 64`): the position in the stream being
+    /// written, from its start, of the form `offset + step × n` (n ≥ 0). A decoded value keeps
+    /// the place it was read at (`kept`: position and the number of bytes read there) while
+    /// that place is still free and its bytes still fit there: no more bytes than were read,
+    /// and none that differ from those of an instance queued so far over the same place.
+    /// Otherwise (a value built by hand, or one that grew or was overtaken) it goes at the
+    /// first such position at or after everything written so far: the bytes written in
+    /// sequence, `reserved` bytes after them (the bytes the root type keeps after its `seq`,
+    /// which other instances may keep their places in) and every instance queued so far.
     ///
     /// Errors: `OutOfRange` when `step` is not positive or the position does not fit.
     pub fn derive_position(
         &self,
         kept: Option<(i128, u64)>,
-        len: usize,
+        bytes: &[u8],
         step: i128,
         offset: i128,
         reserved: usize,
@@ -323,7 +324,11 @@ impl ByteWriter {
             return Err(bad(format!("a step of {step}")));
         }
         if let Some((at, read)) = kept {
-            if u64::try_from(len).is_ok_and(|n| n <= read) {
+            let fits = u64::try_from(bytes.len()).is_ok_and(|n| n <= read);
+            let abs = usize::try_from(at)
+                .ok()
+                .and_then(|a| a.checked_add(self.start));
+            if abs.is_some_and(|a| fits && self.is_free(a, bytes)) {
                 return Ok(at);
             }
         }
@@ -343,6 +348,23 @@ impl ByteWriter {
         n.checked_mul(step)
             .and_then(|x| x.checked_add(offset))
             .ok_or_else(|| bad(end.to_string()))
+    }
+
+    /// Whether `bytes` at absolute offset `at` agree with every instance queued so far that
+    /// they overlap. (Bytes written in sequence are not asked: there an instance may lie over
+    /// bytes its type keeps, such as the unread tail of a lenient sized type, and the lay-out
+    /// refuses it, naming both, when they differ.)
+    fn is_free(&self, at: usize, bytes: &[u8]) -> bool {
+        let end = at.saturating_add(bytes.len());
+        let agrees = |from: usize, other: &[u8]| {
+            let lo = at.max(from);
+            let hi = end.min(from.saturating_add(other.len()));
+            lo >= hi || bytes[lo - at..hi - at] == other[lo - from..hi - from]
+        };
+        self.placed
+            .iter()
+            .filter(|p| !p.whole)
+            .all(|p| agrees(p.at, &p.bytes))
     }
 
     /// Lays out every queued positional instance (called by the root type at its end, after
@@ -485,6 +507,43 @@ mod tests {
         w.place(i, "instances.late");
         w.lay_out_positional(&[1, 2, 3]).unwrap();
         assert_eq!(w.into_bytes(), [7, 1, 2, 9]);
+    }
+
+    #[test]
+    fn derived_positions_keep_their_place_or_follow_everything() {
+        let mut w = ByteWriter::new();
+        w.write_bytes(&[1, 2, 3, 4, 5]);
+        // Built by hand: after the 5 bytes written, on the step from the offset.
+        assert_eq!(w.derive_position(None, &[9; 4], 1, 0, 0).unwrap(), 5);
+        assert_eq!(w.derive_position(None, &[9; 4], 4, 0, 0).unwrap(), 8);
+        assert_eq!(w.derive_position(None, &[9; 4], 1, 16, 0).unwrap(), 16);
+        assert_eq!(w.derive_position(None, &[9; 4], 8, 2, 0).unwrap(), 10);
+        // After the kept bytes (`reserved`) and the instances queued so far.
+        assert_eq!(w.derive_position(None, &[9], 1, 0, 3).unwrap(), 8);
+        let mut i = w.instance_writer(6, false).unwrap();
+        i.write_bytes(&[8, 8, 8]);
+        w.place_derived(i, "instances.a");
+        assert_eq!(w.derive_position(None, &[9], 1, 0, 0).unwrap(), 9);
+        // Decoded: kept while no longer than read and agreeing with the queued instance.
+        assert_eq!(
+            w.derive_position(Some((6, 3)), &[8, 8], 1, 0, 0).unwrap(),
+            6
+        );
+        assert_eq!(
+            w.derive_position(Some((6, 1)), &[8, 8], 1, 0, 0).unwrap(),
+            9
+        );
+        assert_eq!(
+            w.derive_position(Some((6, 3)), &[7, 7], 1, 0, 0).unwrap(),
+            9
+        );
+        assert!(w.derive_position(None, &[9], 0, 0, 0).is_err());
+        // The gap before a derived instance is zero.
+        let mut i = w.instance_writer(12, false).unwrap();
+        i.write_u8(6);
+        w.place_derived(i, "instances.b");
+        w.lay_out_positional(&[]).unwrap();
+        assert_eq!(w.into_bytes(), [1, 2, 3, 4, 5, 0, 8, 8, 8, 0, 0, 0, 6]);
     }
 }
 

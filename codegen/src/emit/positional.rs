@@ -226,8 +226,8 @@ pub(crate) fn holder_write(
     ))
 }
 
-/// The write of a positional instance the writer places itself: encode it once to measure
-/// it, choose its position (`ByteWriter::derive_position`), write the member it derives
+/// The write of a positional instance the writer places itself: encode it once to see its
+/// bytes, choose its position (`ByteWriter::derive_position`), write the member it derives
 /// from over the bytes written for it, then encode it at that position and queue it.
 fn placed_write(em: &Emitter<'_>, f: &Field, p: &Placed, stmt: TokenStream) -> Option<TokenStream> {
     let tn = em.cur_type.borrow().clone();
@@ -278,15 +278,15 @@ fn placed_write(em: &Emitter<'_>, f: &Field, p: &Placed, stmt: TokenStream) -> O
     };
     Some(quote! {
         {
-            let __len: usize = {
+            let __probe = {
                 let mut __tw = __w.instance_writer(0, false).map_err(|e| e.in_field(#fid))?;
                 {
                     let __w = &mut __tw;
                     #stmt
                 }
-                __tw.len()
+                __tw
             };
-            let __pos: i128 = __w.derive_position(self.#kept, __len, #step, #offset, #reserved).map_err(|e| e.in_field(#fid))?;
+            let __pos: i128 = __w.derive_position(self.#kept, __probe.as_bytes(), #step, #offset, #reserved).map_err(|e| e.in_field(#fid))?;
             let __n: #rty = ::statepack_runtime::io::fit(#number, #tyname).map_err(|e| e.in_field(#mid))?;
             __w.patch_bytes(#at #within, &__n.#to_bytes()).map_err(|e| e.in_field(#mid))?;
             let mut __tw = __w.instance_writer(__pos, false).map_err(|e| e.in_field(#fid))?;

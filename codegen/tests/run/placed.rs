@@ -304,7 +304,7 @@ impl Placed {
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("title"))?;
         }
         {
-            let __len: usize = {
+            let __probe = {
                 let mut __tw = __w
                     .instance_writer(0, false)
                     .map_err(|e| e.in_field("index"))?;
@@ -320,12 +320,12 @@ impl Placed {
                         }
                     }
                 }
-                __tw.len()
+                __tw
             };
             let __pos: i128 = __w
                 .derive_position(
                     self.__pos_index,
-                    __len,
+                    __probe.as_bytes(),
                     1i128,
                     0i128,
                     self.__beyond.len(),
@@ -353,7 +353,7 @@ impl Placed {
             __w.place_derived(__tw, "instances.index");
         }
         {
-            let __len: usize = {
+            let __probe = {
                 let mut __tw = __w
                     .instance_writer(0, false)
                     .map_err(|e| e.in_field("blob"))?;
@@ -382,12 +382,12 @@ impl Placed {
                             })?;
                     }
                 }
-                __tw.len()
+                __tw
             };
             let __pos: i128 = __w
                 .derive_position(
                     self.__pos_blob,
-                    __len,
+                    __probe.as_bytes(),
                     16i128,
                     0i128,
                     self.__beyond.len(),

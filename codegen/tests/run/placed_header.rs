@@ -179,7 +179,7 @@ impl PlacedHeader {
                 })?;
         }
         {
-            let __len: usize = {
+            let __probe = {
                 let mut __tw = __w
                     .instance_writer(0, false)
                     .map_err(|e| e.in_field("directory"))?;
@@ -205,12 +205,12 @@ impl PlacedHeader {
                         }
                     }
                 }
-                __tw.len()
+                __tw
             };
             let __pos: i128 = __w
                 .derive_position(
                     self.__pos_directory,
-                    __len,
+                    __probe.as_bytes(),
                     1i128,
                     0i128,
                     self.__beyond.len(),

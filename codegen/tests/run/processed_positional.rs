@@ -451,7 +451,7 @@ impl Chunk {
         __w.align_to_byte_with(self.__unread_pad);
         __w.write_bytes(&self.__unread);
         {
-            let __len: usize = {
+            let __probe = {
                 let mut __tw = __w
                     .instance_writer(0, false)
                     .map_err(|e| e.in_field("at_ofs"))?;
@@ -463,10 +463,10 @@ impl Chunk {
                         __w.write_u8(*__v);
                     }
                 }
-                __tw.len()
+                __tw
             };
             let __pos: i128 = __w
-                .derive_position(self.__pos_at_ofs, __len, 1i128, 0i128, 0)
+                .derive_position(self.__pos_at_ofs, __probe.as_bytes(), 1i128, 0i128, 0)
                 .map_err(|e| e.in_field("at_ofs"))?;
             let __n: u8 = ::statepack_runtime::io::fit(__pos, "u8")
                 .map_err(|e| e.in_field("ofs"))?;
