@@ -15,6 +15,10 @@ pub(crate) enum Derived {
     Count(String),
     /// Encoded byte length of a sized field.
     Bytes(String),
+    /// Length of the stored bytes of a sized processed field: what the writer produces from
+    /// the value (the kept stored bytes while they still give it), plus the `i128` (`4` for
+    /// `size: len_body - 4`, `-4` for `size: len_body + 4`, 0 for `size: len_body`).
+    Stored(String, i128),
     /// Sum of an integer field over a list's elements.
     Sum(String, String),
 }
@@ -61,7 +65,7 @@ pub(crate) fn counts_and_lengths(t: &TypeDef) -> HashMap<String, Derived> {
         let size = match &g.kind {
             // A terminated or padded field's size is checked, not derived, and so is a
             // string's in a character set other than UTF-8 and ASCII.
-            _ if g.term.is_some() || g.process.is_some() => None,
+            _ if g.term.is_some() => None,
             FieldKind::Str { encoding, .. } if !plain_encoding(encoding) => None,
             FieldKind::Bytes(Size::Expr(e)) => Some(e),
             FieldKind::Str {
@@ -78,18 +82,52 @@ pub(crate) fn counts_and_lengths(t: &TypeDef) -> HashMap<String, Derived> {
             } => Some(e),
             _ => None,
         };
-        if let (
-            Some(SrcExpr {
-                expr: Expr::Name(n),
-                ..
-            }),
-            Repeat::None,
-        ) = (size, &g.repeat)
-        {
-            consider(n, Derived::Bytes(g.id.clone()), &mut out);
+        if let (Some(e), Repeat::None) = (size, &g.repeat) {
+            match (&g.process, &e.expr, name_plus(&e.expr)) {
+                (None, Expr::Name(n), _) => consider(n, Derived::Bytes(g.id.clone()), &mut out),
+                (Some(_), _, Some((n, k))) if derivable_process(g, &n) => {
+                    consider(&n, Derived::Stored(g.id.clone(), -k), &mut out)
+                }
+                _ => {}
+            }
         }
     }
     out
+}
+
+/// `n`, `n + k`, `k + n` or `n - k` (`k` a literal) as (n, the literal added).
+fn name_plus(e: &Expr) -> Option<(String, i128)> {
+    use crate::expr::BinOp;
+    match e {
+        Expr::Name(n) => Some((n.clone(), 0)),
+        Expr::Binary(BinOp::Add, a, b) => match (&**a, &**b) {
+            (Expr::Name(n), Expr::Int(k)) | (Expr::Int(k), Expr::Name(n)) => Some((n.clone(), *k)),
+            _ => None,
+        },
+        Expr::Binary(BinOp::Sub, a, b) => match (&**a, &**b) {
+            (Expr::Name(n), Expr::Int(k)) => Some((n.clone(), k.checked_neg()?)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether the writer can produce the stored bytes of processed field `g` before it writes
+/// the length field `len`: a built-in processor (`zlib`, `xor`, `rol`, `ror`; one written in
+/// Rust makes what its own code makes), on raw bytes or a user type of the `seq`, whose
+/// arguments use neither `_io` (not known before the bytes are placed) nor `len` itself.
+fn derivable_process(g: &Field, len: &str) -> bool {
+    let args: Vec<&SrcExpr> = match &g.process {
+        Some(Process::Zlib) | Some(Process::Xor(ProcArg::Bytes(_))) => Vec::new(),
+        Some(Process::Xor(ProcArg::Expr(e)) | Process::Rol(e) | Process::Ror(e)) => vec![e],
+        _ => return false,
+    };
+    g.at.is_none()
+        && matches!(g.kind, FieldKind::Bytes(_) | FieldKind::User { .. })
+        && args.iter().all(|e| {
+            let names = crate::instances::expr_names(&e.expr);
+            !names.contains("_io") && !names.contains(len)
+        })
 }
 
 /// Adds the `-sp-sum-of` fields of `t` to `out`, reporting the ones that cannot be derived.
@@ -164,4 +202,189 @@ fn sums(s: &Schema, t: &TypeDef, out: &mut HashMap<String, Derived>, diags: &mut
 /// A string encoding whose byte length is known from its text alone (UTF-8 and ASCII).
 pub(crate) fn plain_encoding(e: &str) -> bool {
     e == "UTF-8" || e == "ASCII"
+}
+
+/// How the writer places a positional instance whose `pos` is an integer member of the same
+/// type (`pos: ofs_index`, `pos: block * 64`, `pos: ofs + 16`) or of a user-type field of it
+/// (`pos: head.ofs_index`): `pos = member × step + offset`.
+#[derive(Debug, Clone)]
+pub(crate) struct Placed {
+    /// The `seq` field of the type written where the number goes: the member itself, or the
+    /// user-type field holding it.
+    pub holder: String,
+    /// The member's path for messages (`ofs_index`, `head.ofs_index`).
+    pub path: String,
+    /// The member's field (in the type of `holder` for a path).
+    pub member: Field,
+    /// The member's byte offset in the bytes of `holder` (0 for a member of the type).
+    pub within: usize,
+    /// The multiplier (`64` in `block * 64`; 1 without one): positions are multiples of it
+    /// from `offset`, the alignment of a position the writer chooses.
+    pub step: i128,
+    /// The literal added (`16` in `ofs + 16`, `-4` in `ofs - 4`; 0 without one).
+    pub offset: i128,
+}
+
+/// The positional instances of `t` that the writer places itself, by instance id: `pos` is
+/// `m`, `m * k`, `k * m`, `m + k`, `k + m` or `m - k` (`k` a literal, a positive one for `*`),
+/// `m` a plain integer field of the `seq` (no `enum`, `if`, `repeat`, `valid`, not derived,
+/// a fixed byte order) that no other expression of the type uses, or such a field of a
+/// user-type `seq` field (`head.ofs_index`: unconditional, unrepeated, unprocessed, its type's
+/// fields before the member of fixed size and none of its expressions using the member);
+/// the instance has no `if` and reads from the type's own stream (no `io`).
+pub(crate) fn placed_instances(s: &Schema, t: &TypeDef) -> HashMap<String, Placed> {
+    let uses = path_uses(t);
+    let mut out = HashMap::new();
+    for f in &t.fields {
+        let Some(at) = &f.at else {
+            continue;
+        };
+        if at.whole || at.io_of.is_some() || f.cond.is_some() {
+            continue;
+        }
+        let Some((path, step, offset)) = linear(&at.pos.expr) else {
+            continue;
+        };
+        if uses.get(&path.join(".")) != Some(&1) {
+            continue;
+        }
+        let found = match path.as_slice() {
+            [m] => t
+                .fields
+                .iter()
+                .find(|g| &g.id == m && g.at.is_none())
+                .filter(|g| plain_member(t, g))
+                .map(|g| (m.clone(), g.clone(), 0)),
+            [h, m] => member_of_holder(s, t, h, m).map(|(g, within)| (h.clone(), g, within)),
+            _ => None,
+        };
+        if let Some((holder, member, within)) = found {
+            out.insert(
+                f.id.clone(),
+                Placed {
+                    holder,
+                    path: path.join("."),
+                    member,
+                    within,
+                    step,
+                    offset,
+                },
+            );
+        }
+    }
+    out
+}
+
+/// How many expressions of `t` use each name and each `a.b` path.
+fn path_uses(t: &TypeDef) -> HashMap<String, usize> {
+    let mut uses: HashMap<String, usize> = HashMap::new();
+    let mut count = |e: &Expr| {
+        let mut seen = std::collections::HashSet::new();
+        crate::instances::visit(e, &mut |x| match x {
+            Expr::Name(n) => {
+                seen.insert(n.clone());
+            }
+            Expr::Attr(a, b) => {
+                if let Expr::Name(n) = &**a {
+                    seen.insert(format!("{n}.{b}"));
+                }
+            }
+            _ => {}
+        });
+        for n in seen {
+            *uses.entry(n).or_default() += 1;
+        }
+    };
+    let mut copy = t.clone();
+    for (e, _) in crate::context::type_exprs(&mut copy) {
+        count(&e.expr);
+    }
+    for f in &t.fields {
+        if let Some(at) = &f.at {
+            count(&at.pos.expr);
+        }
+    }
+    uses
+}
+
+/// A plain integer field of `t`'s `seq` that the writer may write as it chooses.
+fn plain_member(t: &TypeDef, m: &Field) -> bool {
+    matches!(
+        m.kind,
+        FieldKind::Int {
+            enum_name: None,
+            endian: Endian::Le | Endian::Be,
+            ..
+        }
+    ) && matches!(m.repeat, Repeat::None)
+        && m.at.is_none()
+        && m.cond.is_none()
+        && m.valid.is_none()
+        && m.sum_of.is_none()
+        && !m.varint
+        && !counts_and_lengths(t).contains_key(&m.id)
+}
+
+/// Member `m` of the user-type `seq` field `h` of `t`, with its byte offset in `h`'s bytes.
+fn member_of_holder(s: &Schema, t: &TypeDef, h: &str, m: &str) -> Option<(Field, usize)> {
+    let hf = t.fields.iter().find(|g| g.id == h && g.at.is_none())?;
+    let FieldKind::User { name, .. } = &hf.kind else {
+        return None;
+    };
+    if hf.cond.is_some() || hf.process.is_some() || hf.term.is_some() {
+        return None;
+    }
+    if !matches!(hf.repeat, Repeat::None) {
+        return None;
+    }
+    let ht = s.type_def(name)?;
+    let i = ht.fields.iter().position(|g| g.id == m)?;
+    let mf = &ht.fields[i];
+    if !plain_member(ht, mf) || path_uses(ht).contains_key(m) {
+        return None;
+    }
+    let mut bits = 0usize;
+    for g in ht.fields[..i].iter().filter(|g| g.at.is_none()) {
+        bits = bits.checked_add(crate::sizes::field_bits(s, g, 0)?)?;
+    }
+    bits.is_multiple_of(8).then(|| (mf.clone(), bits / 8))
+}
+
+/// `m`, `m * k`, `k * m`, `m + k`, `k + m`, `m - k` as (m's path, step, offset); `m` a name
+/// or `a.b`.
+fn linear(e: &Expr) -> Option<(Vec<String>, i128, i128)> {
+    use crate::expr::BinOp;
+    let name = |e: &Expr| match e {
+        Expr::Name(n) if !n.starts_with('_') => Some(vec![n.clone()]),
+        Expr::Attr(a, b) => match &**a {
+            Expr::Name(n) if !n.starts_with('_') => Some(vec![n.clone(), b.clone()]),
+            _ => None,
+        },
+        _ => None,
+    };
+    let int = |e: &Expr| match e {
+        Expr::Int(k) => Some(*k),
+        _ => None,
+    };
+    if let Some(n) = name(e) {
+        return Some((n, 1, 0));
+    }
+    let Expr::Binary(op, a, b) = e else {
+        return None;
+    };
+    match op {
+        BinOp::Mul => {
+            let (n, k) = match (name(a), int(b), name(b), int(a)) {
+                (Some(n), Some(k), _, _) | (_, _, Some(n), Some(k)) => (n, k),
+                _ => return None,
+            };
+            (k > 0).then_some((n, k, 0))
+        }
+        BinOp::Add => match (name(a), int(b), name(b), int(a)) {
+            (Some(n), Some(k), _, _) | (_, _, Some(n), Some(k)) => Some((n, 1, k)),
+            _ => None,
+        },
+        BinOp::Sub => Some((name(a)?, 1, -int(b)?)),
+        _ => None,
+    }
 }

@@ -25,12 +25,19 @@ pub(crate) fn plain_value(e: &Expr) -> bool {
 
 /// Every name an expression uses (`a.b` gives `a`).
 fn names(e: &Expr, out: &mut HashSet<String>) {
+    visit(e, &mut |e| {
+        if let Expr::Name(n) = e {
+            out.insert(n.clone());
+        }
+    });
+}
+
+/// Calls `f` on `e` and on every expression inside it.
+pub(crate) fn visit(e: &Expr, f: &mut impl FnMut(&Expr)) {
     let mut todo = vec![e];
     while let Some(e) = todo.pop() {
+        f(e);
         match e {
-            Expr::Name(n) => {
-                out.insert(n.clone());
-            }
             Expr::Cast(a, _) | Expr::Unary(_, a) | Expr::Attr(a, _) => todo.push(a),
             Expr::Index(a, b) | Expr::Binary(_, a, b) => {
                 todo.push(a);
@@ -46,7 +53,8 @@ fn names(e: &Expr, out: &mut HashSet<String>) {
                 todo.push(a);
                 todo.push(b);
             }
-            Expr::Int(_)
+            Expr::Name(_)
+            | Expr::Int(_)
             | Expr::Float(_)
             | Expr::Str(_)
             | Expr::Bool(_)
@@ -215,6 +223,13 @@ pub(crate) fn is_stream_position(e: &Expr) -> bool {
 /// (`_io.size - 8`), which is not complete while writing. Every backend follows this rule.
 pub(crate) fn keeps_read_pos(at: &crate::ir::Positional) -> bool {
     at.io_of.is_none() && uses_io(&at.pos.expr) && !is_stream_position(&at.pos.expr)
+}
+
+/// The names `e` uses (fields, params, instances, `_io`, `_parent`, `_root`, ...).
+pub(crate) fn expr_names(e: &Expr) -> HashSet<String> {
+    let mut n = HashSet::new();
+    names(e, &mut n);
+    n
 }
 
 /// True when `e` uses `_io` (then a positional instance's writer uses the position it was

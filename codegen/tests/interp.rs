@@ -307,3 +307,88 @@ fn parent_and_root_paths_are_computed_on_write() {
     assert_eq!(bytes, want);
     interp::decode(&s, &bytes).unwrap();
 }
+
+/// The size of a processed field left out of the JSON is the length of the stored bytes the
+/// writer produced (`zlib` on bytes and on a user type, `xor`); given, it is checked; a
+/// length its field cannot hold is refused by name.
+#[test]
+fn processed_sizes_left_out_are_derived_on_write() {
+    let s = schema(
+        "meta:\n  id: z\n  endian: be\nseq:\n  - id: len_body\n    type: u2\n  - id: tag\n    type: u1\n  - id: body\n    size: len_body\n    process: zlib\n  - id: len_head\n    type: u1\n  - id: head\n    size: len_head\n    type: point\n    process: zlib\n  - id: len_mask\n    type: u1\n  - id: mask\n    size: len_mask\n    process: xor(tag)\ntypes:\n  point:\n    seq:\n      - id: x\n        type: u4\n      - id: y\n        type: u4\n",
+    );
+    let text = "a body compressed by the writer, ".repeat(4);
+    let point = Given::Map(vec![
+        ("x".into(), Given::Int(7)),
+        ("y".into(), Given::Int(9)),
+    ]);
+    let given = |len_body: Option<i128>, body: &str| {
+        let mut m = Vec::new();
+        if let Some(n) = len_body {
+            m.push(("len_body".into(), Given::Int(n)));
+        }
+        m.extend([
+            ("tag".into(), Given::Int(0x5a)),
+            ("body".into(), Given::Str(body.into())),
+            ("head".into(), point.clone()),
+            ("mask".into(), Given::Str("0102030405".into())),
+        ]);
+        Given::Map(m)
+    };
+    let hex: String = text.bytes().map(|b| format!("{b:02x}")).collect();
+    let (bytes, _) = interp::encode(&s, &given(None, &hex)).unwrap();
+    let z = statepack_runtime::cbtk_columns::deflate(text.as_bytes(), 6);
+    assert_eq!(&bytes[..2], &(z.len() as u16).to_be_bytes());
+    assert_eq!(&bytes[3..3 + z.len()], &z[..]);
+    let v = interp::decode(&s, &bytes).unwrap();
+    assert_eq!(v.get("len_body"), Some(&DynValue::Int(z.len() as i128)));
+    assert_eq!(
+        v.get("body"),
+        Some(&DynValue::Bytes(text.as_bytes().to_vec()))
+    );
+    assert_eq!(v.get("len_mask"), Some(&DynValue::Int(5)));
+    let DynValue::Struct(head) = v.get("head").unwrap() else {
+        panic!("head is a struct")
+    };
+    assert_eq!(head.get("y"), Some(&DynValue::Int(9)));
+    // Given, the length is checked against the stored bytes.
+    let e = interp::encode(&s, &given(Some(3), &hex)).unwrap_err();
+    assert!(e.starts_with("body: the processed value takes"), "{e}");
+    // Too long a stream for `len_body` (a u2) is refused, naming it.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let noise: String = (0..70_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            format!("{:02x}", x >> 56)
+        })
+        .collect();
+    let Err(e) = interp::encode(&s, &given(None, &noise)) else {
+        panic!("70,000 random bytes fit a u2 length once compressed")
+    };
+    assert!(
+        e.starts_with("len_body: ") && e.contains("does not fit in 0..=65535"),
+        "{e}"
+    );
+}
+
+/// `size: len_chunk - 4` over `zlib`: left out, `len_chunk` is the stored length plus 4.
+#[test]
+fn processed_sizes_with_an_offset_are_derived_on_write() {
+    let s = schema(
+        "meta:\n  id: o\n  endian: be\nseq:\n  - id: len_chunk\n    type: u2\n  - id: body\n    size: len_chunk - 4\n    process: zlib\n  - id: check\n    type: u4\n",
+    );
+    let g = Given::Map(vec![
+        ("body".into(), Given::Str("00010203040506070809".into())),
+        ("check".into(), Given::Int(7)),
+    ]);
+    let (bytes, _) = interp::encode(&s, &g).unwrap();
+    let z = statepack_runtime::cbtk_columns::deflate(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 6);
+    assert_eq!(&bytes[..2], &((z.len() + 4) as u16).to_be_bytes());
+    let v = interp::decode(&s, &bytes).unwrap();
+    assert_eq!(
+        v.get("len_chunk"),
+        Some(&DynValue::Int(z.len() as i128 + 4))
+    );
+    assert_eq!(v.get("check"), Some(&DynValue::Int(7)));
+}

@@ -120,6 +120,10 @@ mod positional_chain;
 mod processed;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/processed_len.rs"]
+mod processed_len;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/reflect_view.rs"]
 mod reflect_view;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -492,16 +496,88 @@ fn process_zlib_xor_rol_read_and_write_back() {
     let back = processed::Processed::decode(&out).unwrap();
     assert_eq!(back.hidden.x, 7);
     assert_eq!(back.spun, [0x01, 0x80]);
-    // The size of a processed field is stored, not derived: a new text needs its new size.
+    // The size of a processed field is derived: a new text is compressed anew and
+    // `len_packed` written as the length of that stream.
     let mut w = v.clone();
     w.packed = b"other text".to_vec();
-    let e = w.encode().unwrap_err().to_string();
-    assert!(e.contains("packed"), "{e}");
-    w.__stored_packed = None;
+    let out = w.encode().unwrap();
     let z2 = statepack_runtime::cbtk_columns::deflate(b"other text", 6);
-    w.len_packed = z2.len() as u8;
-    let back = processed::Processed::decode(&w.encode().unwrap()).unwrap();
+    assert_eq!(out[0] as usize, z2.len());
+    assert_eq!(&out[1..1 + z2.len()], &z2[..]);
+    let back = processed::Processed::decode(&out).unwrap();
     assert_eq!(back.packed, b"other text");
+    assert_eq!(back, w);
+    // The dynamic view shows the derived length: the kept stream's while it gives the value.
+    use statepack_runtime::reflect::{Reflect, Value};
+    assert!(matches!(v.member("len_packed"), Some(Value::Int(n)) if n == z.len() as i128));
+    assert!(matches!(back.member("len_packed"), Some(Value::Int(n)) if n == z2.len() as i128));
+}
+
+#[test]
+fn processed_sizes_are_derived_for_a_value_built_by_hand() {
+    let v = processed::Processed {
+        packed: b"a value built by hand, compressed by the writer".repeat(3),
+        key: 0x21,
+        hidden: processed::Point {
+            x: 5,
+            y: 6,
+            ..Default::default()
+        },
+        spun: vec![1, 2],
+        ..Default::default()
+    };
+    let out = v.encode().unwrap();
+    let back = processed::Processed::decode(&out).unwrap();
+    assert_eq!(back, v);
+    assert_eq!(
+        back.encode().unwrap(),
+        out,
+        "decode then encode is byte-identical"
+    );
+    // A stream longer than `len_packed` (a u1) can say is refused, naming the length field.
+    let mut big = v.clone();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    big.packed = (0..4000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 56) as u8
+        })
+        .collect();
+    let Err(e) = big.encode() else {
+        panic!("4,000 random bytes fit a u1 length once compressed")
+    };
+    let e = e.to_string();
+    assert!(e.contains("len_packed") && e.contains("u8"), "{e}");
+}
+
+#[test]
+fn processed_sizes_with_an_offset_are_derived() {
+    let v = processed_len::ProcessedLen {
+        body: b"a chunk body, compressed by the writer".to_vec(),
+        check: 0xdead_beef,
+        tail: vec![1, 2, 3],
+        ..Default::default()
+    };
+    let out = v.encode().unwrap();
+    let z = statepack_runtime::cbtk_columns::deflate(&v.body, 6);
+    // `len_chunk` counts the body and the check; `len_tail` two bytes fewer than the tail.
+    assert_eq!(u16::from_be_bytes([out[0], out[1]]) as usize, z.len() + 4);
+    assert_eq!(out[2 + z.len() + 4], 1);
+    let back = processed_len::ProcessedLen::decode(&out).unwrap();
+    assert_eq!(back, v);
+    assert_eq!(back.encode().unwrap(), out);
+    use statepack_runtime::reflect::{Reflect, Value};
+    assert!(matches!(back.member("len_chunk"), Some(Value::Int(n)) if n == z.len() as i128 + 4));
+    assert!(matches!(back.member("len_tail"), Some(Value::Int(1))));
+    // A tail of one byte would need `len_tail` = -1: refused, naming it.
+    let short = processed_len::ProcessedLen { tail: vec![9], ..v };
+    let Err(e) = short.encode() else {
+        panic!("a tail shorter than its offset is written")
+    };
+    let e = e.to_string();
+    assert!(e.contains("len_tail") && e.contains("-1"), "{e}");
 }
 
 #[test]

@@ -1760,6 +1760,9 @@ pub(crate) struct Placement {
     pub(crate) what: &'static str,
     /// An instance of the whole output (`io: _root._io`), whose `at` stays absolute.
     pub(crate) whole: bool,
+    /// Placed by the writer itself ([`ByteWriter::derive_position`]): it may start after
+    /// the end of the output, the bytes between being zero (padding the writer chose).
+    pub(crate) derived: bool,
 }
 
 /// A growable output buffer, used by every generated writer.
@@ -2044,6 +2047,24 @@ impl ByteWriter {
             self.lay_out_positional(&[])?;
         }
         Ok(self.into_bytes())
+    }
+
+    /// Overwrites bytes written earlier, from byte `at` (a [`Self::len`] taken before they
+    /// were written): a field whose value is known only once later fields are written (a
+    /// length derived from a processed field's stored bytes).
+    ///
+    /// Errors: the range was not written yet (`Semantic`).
+    pub fn patch_bytes(&mut self, at: usize, b: &[u8]) -> Result<(), EncodeError> {
+        match self.buf.get_mut(at..at.saturating_add(b.len())) {
+            Some(dst) if at.checked_add(b.len()).is_some() => {
+                dst.copy_from_slice(b);
+                Ok(())
+            }
+            _ => Err(EncodeError::new(EncodeErrorKind::Semantic(format!(
+                "bytes {at}..{} are patched before they are written",
+                at.saturating_add(b.len())
+            )))),
+        }
     }
 
     /// The bytes written so far.

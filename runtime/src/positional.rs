@@ -269,7 +269,18 @@ impl ByteWriter {
     /// Queues the positional instance written into `value` (made by
     /// [`ByteWriter::instance_writer`]) with the instances it queued itself; `what` is the
     /// instance's key path in the schema, named when it overlaps other bytes.
-    pub fn place(&mut self, mut value: ByteWriter, what: &'static str) {
+    pub fn place(&mut self, value: ByteWriter, what: &'static str) {
+        self.queue(value, what, false);
+    }
+
+    /// As [`ByteWriter::place`], for an instance at a position the writer chose
+    /// ([`ByteWriter::derive_position`]): the bytes between the end of the output and the
+    /// instance, if any, are zero.
+    pub fn place_derived(&mut self, value: ByteWriter, what: &'static str) {
+        self.queue(value, what, true);
+    }
+
+    fn queue(&mut self, mut value: ByteWriter, what: &'static str, derived: bool) {
         let at = value.origin;
         let whole = value.whole;
         let mut inner = std::mem::take(&mut value.placed);
@@ -279,9 +290,83 @@ impl ByteWriter {
             bytes,
             what,
             whole,
+            derived,
         });
         self.placed.append(&mut inner);
     }
+    /// Where the writer places a positional instance (its encoded `bytes`) whose position it
+    /// derives (`pos: ofs_index`, `pos: block * 64`): the position in the stream being
+    /// written, from its start, of the form `offset + step × n` (n ≥ 0). A decoded value keeps
+    /// the place it was read at (`kept`: position and the number of bytes read there) while
+    /// that place is still free and its bytes still fit there: no more bytes than were read,
+    /// and none that differ from those of an instance queued so far over the same place.
+    /// Otherwise (a value built by hand, or one that grew or was overtaken) it goes at the
+    /// first such position at or after everything written so far: the bytes written in
+    /// sequence, `reserved` bytes after them (the bytes the root type keeps after its `seq`,
+    /// which other instances may keep their places in) and every instance queued so far.
+    ///
+    /// Errors: `OutOfRange` when `step` is not positive or the position does not fit.
+    pub fn derive_position(
+        &self,
+        kept: Option<(i128, u64)>,
+        bytes: &[u8],
+        step: i128,
+        offset: i128,
+        reserved: usize,
+    ) -> Result<i128, EncodeError> {
+        let bad = |v: String| {
+            EncodeError::new(EncodeErrorKind::OutOfRange {
+                value: v,
+                ty: "a position in the stream",
+            })
+        };
+        if step <= 0 {
+            return Err(bad(format!("a step of {step}")));
+        }
+        if let Some((at, read)) = kept {
+            let fits = u64::try_from(bytes.len()).is_ok_and(|n| n <= read);
+            let abs = usize::try_from(at)
+                .ok()
+                .and_then(|a| a.checked_add(self.start));
+            if abs.is_some_and(|a| fits && self.is_free(a, bytes)) {
+                return Ok(at);
+            }
+        }
+        let here = self.origin + self.len() + reserved;
+        let end = self
+            .placed
+            .iter()
+            .filter(|p| !p.whole)
+            .map(|p| p.at + p.bytes.len())
+            .fold(here, usize::max);
+        let end = end.saturating_sub(self.start) as i128;
+        let from = end.max(offset) - offset;
+        let n = from
+            .checked_add(step - 1)
+            .map(|x| x / step)
+            .ok_or_else(|| bad(end.to_string()))?;
+        n.checked_mul(step)
+            .and_then(|x| x.checked_add(offset))
+            .ok_or_else(|| bad(end.to_string()))
+    }
+
+    /// Whether `bytes` at absolute offset `at` agree with every instance queued so far that
+    /// they overlap. (Bytes written in sequence are not asked: there an instance may lie over
+    /// bytes its type keeps, such as the unread tail of a lenient sized type, and the lay-out
+    /// refuses it, naming both, when they differ.)
+    fn is_free(&self, at: usize, bytes: &[u8]) -> bool {
+        let end = at.saturating_add(bytes.len());
+        let agrees = |from: usize, other: &[u8]| {
+            let lo = at.max(from);
+            let hi = end.min(from.saturating_add(other.len()));
+            lo >= hi || bytes[lo - at..hi - at] == other[lo - from..hi - from]
+        };
+        self.placed
+            .iter()
+            .filter(|p| !p.whole)
+            .all(|p| agrees(p.at, &p.bytes))
+    }
+
     /// Lays out every queued positional instance (called by the root type at its end, after
     /// `kept`, the bytes its reader found after its `seq` up to the furthest instance, was
     /// written), in order of position. Bytes before `kept` and bytes of an earlier instance
@@ -307,6 +392,10 @@ impl ByteWriter {
         // placement's index + 1.
         let mut owner: Vec<u32> = vec![0; self.buf.len() - seq_end];
         for (k, p) in placed.iter().enumerate() {
+            if p.derived && p.at > self.buf.len() {
+                self.buf.resize(p.at, 0);
+                owner.resize(p.at - seq_end, 0);
+            }
             if p.at > self.buf.len() {
                 return Err(EncodeError::new(EncodeErrorKind::Semantic(format!(
                     "positional instance `{}` starts at byte offset {}, after the end of the output ({} bytes): the bytes between are not known",
@@ -419,6 +508,43 @@ mod tests {
         w.lay_out_positional(&[1, 2, 3]).unwrap();
         assert_eq!(w.into_bytes(), [7, 1, 2, 9]);
     }
+
+    #[test]
+    fn derived_positions_keep_their_place_or_follow_everything() {
+        let mut w = ByteWriter::new();
+        w.write_bytes(&[1, 2, 3, 4, 5]);
+        // Built by hand: after the 5 bytes written, on the step from the offset.
+        assert_eq!(w.derive_position(None, &[9; 4], 1, 0, 0).unwrap(), 5);
+        assert_eq!(w.derive_position(None, &[9; 4], 4, 0, 0).unwrap(), 8);
+        assert_eq!(w.derive_position(None, &[9; 4], 1, 16, 0).unwrap(), 16);
+        assert_eq!(w.derive_position(None, &[9; 4], 8, 2, 0).unwrap(), 10);
+        // After the kept bytes (`reserved`) and the instances queued so far.
+        assert_eq!(w.derive_position(None, &[9], 1, 0, 3).unwrap(), 8);
+        let mut i = w.instance_writer(6, false).unwrap();
+        i.write_bytes(&[8, 8, 8]);
+        w.place_derived(i, "instances.a");
+        assert_eq!(w.derive_position(None, &[9], 1, 0, 0).unwrap(), 9);
+        // Decoded: kept while no longer than read and agreeing with the queued instance.
+        assert_eq!(
+            w.derive_position(Some((6, 3)), &[8, 8], 1, 0, 0).unwrap(),
+            6
+        );
+        assert_eq!(
+            w.derive_position(Some((6, 1)), &[8, 8], 1, 0, 0).unwrap(),
+            9
+        );
+        assert_eq!(
+            w.derive_position(Some((6, 3)), &[7, 7], 1, 0, 0).unwrap(),
+            9
+        );
+        assert!(w.derive_position(None, &[9], 0, 0, 0).is_err());
+        // The gap before a derived instance is zero.
+        let mut i = w.instance_writer(12, false).unwrap();
+        i.write_u8(6);
+        w.place_derived(i, "instances.b");
+        w.lay_out_positional(&[]).unwrap();
+        assert_eq!(w.into_bytes(), [1, 2, 3, 4, 5, 0, 8, 8, 8, 0, 0, 0, 6]);
+    }
 }
 
 /// Positional instances with `io: value._io`: read from, and checked against, the substream a
@@ -486,6 +612,7 @@ impl ByteWriter {
             bytes: value.into_bytes(),
             what,
             whole: false,
+            derived: false,
         });
         for p in all {
             let found = stream.get(p.at..p.at.saturating_add(p.bytes.len()));

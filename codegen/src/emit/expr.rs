@@ -812,6 +812,10 @@ impl Emitter<'_> {
                             quote!((#ts.#li.len() as i128))
                         }
                     }
+                    Derived::Stored(l, _) => {
+                        let m = temp_for("produced_len", l);
+                        quote!((#ts.#m()))
+                    }
                     Derived::Sum(..) => {
                         return Err((
                             format!("`{attr}` of `{tn}` is a derived sum"),

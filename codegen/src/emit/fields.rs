@@ -752,10 +752,27 @@ impl Emitter<'_> {
             write_pre.push(bind);
             wscope.vars.push((f.id.clone(), ty));
         }
+        // A processed field whose size the writer derives: its stored bytes are produced
+        // before anything is written (the length field comes first) and written here.
+        let produced = derived.iter().find_map(|(len, d)| match d {
+            Derived::Stored(target, adj) if target == &f.id => {
+                t.fields.iter().find(|g| &g.id == len).map(|g| (g, *adj))
+            }
+            _ => None,
+        });
+        if let Some(len) = produced {
+            write_pre.push(self.produced_pre(f, len, &wscope)?);
+        }
         if repeated {
             wscope.vars.push(("_index".into(), Ty::Int));
         }
-        let elem_write = self.elem_write(t, f, &wscope);
+        let elem_write = match produced {
+            Some(_) => {
+                let bytes = temp_for("produced", &f.id);
+                Some(quote!(__w.write_bytes(&#bytes)))
+            }
+            None => self.elem_write(t, f, &wscope),
+        };
         if repeated {
             wscope.vars.pop();
         }
@@ -908,7 +925,18 @@ impl Emitter<'_> {
             )?);
             return Some(false);
         }
-        writes.push(quote! { #rule_const #write_stmt });
+        let stmt = quote! { #rule_const #write_stmt };
+        let run_unit = match positional::holder_write(self, t, f, stmt.clone()) {
+            Some((decl, stmt)) => {
+                write_pre.push(decl);
+                writes.push(stmt);
+                None
+            }
+            None => {
+                writes.push(stmt);
+                run_unit
+            }
+        };
         if let Some(unit) = run_unit {
             write_runs.push(runs::Member {
                 stmt: writes.len() - 1,

@@ -111,3 +111,132 @@ impl Emitter<'_> {
         }
     }
 }
+
+impl Emitter<'_> {
+    /// For a processed field whose size the writer derives ([`Derived::Stored`]), the writer's
+    /// statements (run before anything is written, once the fields the processor's arguments
+    /// use are bound) that produce its stored bytes into `__produced_<field>` and bind the
+    /// length field `len` to their length plus `adj` (`4` for `size: len - 4`): the kept
+    /// stored bytes while they still give the value, else the value processed anew. Errors name the
+    /// processed field, and the length field when the length does not fit its type.
+    pub(super) fn produced_pre(
+        &mut self,
+        f: &Field,
+        (len, adj): (&Field, i128),
+        scope: &Scope,
+    ) -> Option<TokenStream> {
+        let adj = plus(adj);
+        let FieldKind::Int { bytes, signed, .. } = &len.kind else {
+            return None;
+        };
+        let kp = f.key_path.clone();
+        let id = field_ident(&f.id);
+        let fid = &f.id;
+        let lid = field_ident(&len.id);
+        let lfid = &len.id;
+        let rty = int_ty(*bytes, *signed);
+        let tyname = int_ty_name(*bytes, *signed);
+        let produced = temp_for("produced", &f.id);
+        let stored = temp_for("stored", &f.id);
+        let (setup, proc_) = self.processor(f, scope)?;
+        let value = match &f.kind {
+            FieldKind::User { name, .. } => {
+                let (checks, call) =
+                    self.child_write(f, name, scope, &kp, quote!(__v), quote!(&mut __sw))?;
+                quote! {
+                    #checks
+                    let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                    #call?;
+                    let __d = __sw.into_stream_bytes(__w)?;
+                }
+            }
+            _ => quote!(let __d: &[u8] = &__v[..];),
+        };
+        Some(quote! {
+            let #produced: ::std::vec::Vec<u8> = (|| -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
+                let __v = &self.#id;
+                #value
+                #setup
+                Ok(::statepack_runtime::io::reprocess(#proc_, &__d, self.#stored.as_deref()).into_owned())
+            })().map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field(#fid))?;
+            let #lid: #rty = ::statepack_runtime::io::fit(#produced.len() as i128 #adj, #tyname).map_err(|e| e.in_field(#lfid))?;
+        })
+    }
+
+    /// For a type with processed fields whose sizes the writer derives, hidden methods giving
+    /// each length as the writer derives it (`__produced_len_<field>`), for the dynamic view,
+    /// value instances and other types' expressions: the length of the kept stored bytes
+    /// while they still give the value, else of the value compressed anew (`zlib`) or of the
+    /// value's own bytes (`xor`, `rol`, `ror` keep the length). A user-type value that cannot
+    /// be written (its own writer fails) counts what it wrote up to the error; the writer
+    /// itself reports that error.
+    pub(super) fn produced_len_methods(
+        t: &TypeDef,
+        derived: &HashMap<String, Derived>,
+    ) -> TokenStream {
+        let name = type_ident(&t.name);
+        let mut methods = Vec::new();
+        let mut targets: Vec<(&String, i128)> = derived
+            .values()
+            .filter_map(|d| match d {
+                Derived::Stored(target, adj) => Some((target, *adj)),
+                _ => None,
+            })
+            .collect();
+        targets.sort();
+        for (target, adj) in targets {
+            let Some(f) = t.fields.iter().find(|g| &g.id == target) else {
+                continue;
+            };
+            let id = field_ident(&f.id);
+            let stored = temp_for("stored", &f.id);
+            let method = temp_for("produced_len", &f.id);
+            let adj = plus(adj);
+            let doc = format!(
+                " The length of the stored (processed) bytes of `{}`, as the writer derives it.",
+                f.id
+            );
+            let value = match &f.kind {
+                FieldKind::User { .. } => quote! {
+                    let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                    let _ = self.#id.write_to(&mut __sw);
+                    let __bytes = __sw.into_stream_bytes(&mut ::statepack_runtime::io::ByteWriter::new()).unwrap_or_default();
+                    let __d: &[u8] = &__bytes;
+                },
+                _ => quote!(let __d: &[u8] = &self.#id[..];),
+            };
+            let len = match f.process {
+                Some(Process::Zlib) => quote! {
+                    ::statepack_runtime::io::reprocess(::statepack_runtime::io::Processor::Zlib, __d, self.#stored.as_deref()).len()
+                },
+                _ => quote!(__d.len()),
+            };
+            methods.push(quote! {
+                #[doc = #doc]
+                #[doc(hidden)]
+                pub fn #method(&self) -> i128 {
+                    #value
+                    #len as i128 #adj
+                }
+            });
+        }
+        if methods.is_empty() {
+            return quote!();
+        }
+        quote! {
+            impl #name {
+                #(#methods)*
+            }
+        }
+    }
+}
+
+/// `+ adj` or `- |adj|` (nothing for 0).
+fn plus(adj: i128) -> TokenStream {
+    let a = Literal::i128_suffixed(adj.unsigned_abs() as i128);
+    match adj {
+        0 => quote!(),
+        1.. => quote!(+ #a),
+        _ => quote!(- #a),
+    }
+}

@@ -137,6 +137,10 @@ pub(crate) fn derived_value(t: &TypeDef, d: &Derived) -> TokenStream {
             let fi = field_ident(field);
             quote!(self.#l.iter().map(|__e| __e.#fi as i128).sum::<i128>())
         }
+        Derived::Stored(target, _) => {
+            let m = crate::names::temp_for("produced_len", target);
+            quote!(self.#m())
+        }
     }
 }
 

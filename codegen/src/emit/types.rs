@@ -152,6 +152,7 @@ impl Emitter<'_> {
         let (inst_methods, inst_members) = self.emit_instances(t, &derived)?;
         let display = self.emit_to_string(t, &derived, &name)?;
         let reflect = reflect::type_impls(t, &derived, &inst_members);
+        let produced_lens = Self::produced_len_methods(t, &derived);
         let interop = binrw::impls(
             &self.opts,
             &binrw::TypeShape {
@@ -247,6 +248,7 @@ impl Emitter<'_> {
             #interop
             #bitfield_conv
             #display
+            #produced_lens
             #(#extra_items)*
         })
     }
@@ -496,6 +498,12 @@ impl Emitter<'_> {
                 let FieldKind::Int { bytes, signed, .. } = &f.kind else {
                     continue;
                 };
+                if let Derived::Stored(..) = d {
+                    // Bound where its processed field's stored bytes are produced, once the
+                    // fields the processor may use are bound (see `produced_pre`).
+                    wscope.vars.push((f.id.clone(), Ty::Int));
+                    continue;
+                }
                 let id = field_ident(&f.id);
                 let rty = int_ty(*bytes, *signed);
                 let tyname = int_ty_name(*bytes, *signed);
@@ -520,6 +528,7 @@ impl Emitter<'_> {
                         let fi = field_ident(field);
                         quote!(self.#l.iter().map(|__e| __e.#fi as i128).sum::<i128>())
                     }
+                    Derived::Stored(..) => continue,
                 };
                 write_pre.push(quote! {
                     let #id: #rty = ::statepack_runtime::io::fit(#value, #tyname).map_err(|e| e.in_field(#fid))?;

@@ -4,13 +4,16 @@
 //! What is derived: `contents` (may be left out; when given it must be the schema's bytes),
 //! the terminator of a terminated field and the padding of a sized one (`pad-right`, or the
 //! terminator, or zero bytes up to the size), the padding bits before a byte-aligned field
-//! after bit fields (zero). What must be given: every other field whose `if` holds (counts
-//! and lengths included: they are fields like any other), as `decode --schema` prints them.
+//! after bit fields (zero), and a processed field's size left out of the JSON when the
+//! generated writer derives it (the length of the stored bytes, written in its place once
+//! they are produced). What must be given: every other field whose `if` holds (counts and
+//! lengths included: they are fields like any other), as `decode --schema` prints them.
 //! A field whose `if` is false must be left out or `null`. The caller re-reads the result to
 //! check it ([`super::decode`]); positional instances are refused.
 
 use super::eval::{enum_value, eval, eval_bool, eval_int, Frame, Scope};
 use super::{intern, DynStruct, DynValue};
+use crate::derive::Derived;
 use crate::ir::*;
 use statepack_runtime::io::{ByteWriter, Processor};
 use std::sync::Arc;
@@ -115,6 +118,8 @@ fn write_type(
     frame.settle_endian(decided);
     let start = w.len();
     let mut unaligned = false;
+    let derived = crate::derive::counts_and_lengths(t);
+    let mut pending: Vec<Pending> = Vec::new();
     for f in &t.fields {
         let fp = join(path, &f.id);
         if f.at.is_some() {
@@ -145,13 +150,33 @@ fn write_type(
             frame.fields.push((intern(&f.id), DynValue::Null));
             continue;
         }
+        if let (None, Some(Derived::Stored(target, adj))) = (g, derived.get(&f.id)) {
+            pending.push(hold_length(w, &frame, f, (target, *adj), &fp)?);
+            frame.fields.push((intern(&f.id), DynValue::Int(0)));
+            continue;
+        }
         let g = match (g, &f.kind) {
             (Some(g), _) => g.clone(),
             (None, FieldKind::Contents(c)) => Given::Str(hex(c)),
             (None, _) => return Err(format!("{fp}: missing")),
         };
         let left = room.map(|n| n.saturating_sub(w.len() - start));
-        let v = write_field(s, w, &frame, f, &g, &fp, depth, left)?;
+        let v = match pending.iter().position(|p| p.target == f.id) {
+            Some(i) => {
+                let p = pending.swap_remove(i);
+                // Written without its size, which the stored bytes then give.
+                let at = w.len();
+                let v = write_field(s, w, &frame, &without_size(f), &g, &fp, depth, None)?;
+                let n = (w.len() - at) as i128 + p.adj;
+                let len = p.len;
+                p.settle(w, n)?;
+                if let Some(slot) = frame.fields.iter_mut().find(|(k, _)| *k == len) {
+                    slot.1 = DynValue::Int(n);
+                }
+                v
+            }
+            None => write_field(s, w, &frame, f, &g, &fp, depth, left)?,
+        };
         frame.fields.push((intern(&f.id), v));
     }
     let size = (w.len() - start) as u64;
@@ -170,6 +195,77 @@ fn write_type(
         io: None,
         names: super::intern_names(&names),
     })
+}
+
+/// A length field left out of the JSON whose value is the length of a later processed
+/// field's stored bytes: zero bytes are written in its place, patched once they are known.
+struct Pending {
+    len: &'static str,
+    target: String,
+    /// Added to the stored length (`4` for `size: len - 4`).
+    adj: i128,
+    at: usize,
+    bytes: u8,
+    signed: bool,
+    endian: Endian,
+    fp: String,
+}
+
+/// Holds the place of length field `f` (of processed field `target`, its value the stored
+/// length plus `adj`), as [`Pending`].
+fn hold_length(
+    w: &mut ByteWriter,
+    frame: &Frame<'_>,
+    f: &Field,
+    (target, adj): (&str, i128),
+    fp: &str,
+) -> W<Pending> {
+    let FieldKind::Int {
+        bytes,
+        signed,
+        endian,
+        ..
+    } = &f.kind
+    else {
+        return Err(format!("{fp}: a derived length that is not an integer"));
+    };
+    let endian = frame.order(*endian).map_err(|m| format!("{fp}: {m}"))?;
+    w.align_to_byte();
+    let at = w.len();
+    w.write_bytes(&vec![0u8; usize::from(*bytes)]);
+    Ok(Pending {
+        len: intern(&f.id),
+        target: target.to_owned(),
+        adj,
+        at,
+        bytes: *bytes,
+        signed: *signed,
+        endian,
+        fp: fp.to_owned(),
+    })
+}
+
+impl Pending {
+    /// Writes `n` (the stored length plus `adj`) in the place held. Errors: `n` does not fit the
+    /// length field's type, named by its path.
+    fn settle(self, w: &mut ByteWriter, n: i128) -> W<()> {
+        let mut b = ByteWriter::new();
+        put_int(&mut b, n, self.bytes, self.signed, self.endian, &self.fp)?;
+        w.patch_bytes(self.at, b.as_bytes())
+            .map_err(|e| format!("{}: {e}", self.fp))
+    }
+}
+
+/// `f` with its size taken away (`size-eos` in an unbounded stream): a processed field whose
+/// size is the length of what it writes.
+fn without_size(f: &Field) -> Field {
+    let mut g = f.clone();
+    match &mut g.kind {
+        FieldKind::Bytes(size) => *size = Size::Eos,
+        FieldKind::User { size, .. } => *size = Some(Size::Eos),
+        _ => {}
+    }
+    g
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -34,8 +34,6 @@ pub struct Adversarial {
     pub node_ofs: u16,
     /// Schema: `codegen/tests/run/adversarial.ksy` line 19.
     pub tree: Tree,
-    /// Schema: `codegen/tests/run/adversarial.ksy` line 21.
-    pub body_len: u8,
     /// Schema: `codegen/tests/run/adversarial.ksy` line 23.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub body: ::std::vec::Vec<u8>,
@@ -69,9 +67,8 @@ impl ::core::cmp::PartialEq for Adversarial {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
         self.empties == other.empties && self.node_ofs == other.node_ofs
-            && self.tree == other.tree && self.body_len == other.body_len
-            && self.body == other.body && self.until_zero == other.until_zero
-            && self.node == other.node
+            && self.tree == other.tree && self.body == other.body
+            && self.until_zero == other.until_zero && self.node == other.node
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -82,7 +79,6 @@ impl ::core::fmt::Debug for Adversarial {
             .field("empties", &self.empties)
             .field("node_ofs", &self.node_ofs)
             .field("tree", &self.tree)
-            .field("body_len", &self.body_len)
             .field("body", &self.body)
             .field("until_zero", &self.until_zero)
             .field("node", &self.node)
@@ -229,7 +225,6 @@ impl Adversarial {
             empties,
             node_ofs,
             tree,
-            body_len,
             body,
             __stored_body,
             until_zero,
@@ -255,8 +250,28 @@ impl Adversarial {
         let empties = &self.empties;
         let node_ofs = self.node_ofs;
         let tree = &self.tree;
-        let body_len = self.body_len;
         let body = &self.body;
+        let __produced_body: ::std::vec::Vec<u8> = (|| -> Result<
+            ::std::vec::Vec<u8>,
+            ::statepack_runtime::io::EncodeError,
+        > {
+            let __v = &self.body;
+            let __d: &[u8] = &__v[..];
+            Ok(
+                ::statepack_runtime::io::reprocess(
+                        ::statepack_runtime::io::Processor::Zlib,
+                        &__d,
+                        self.__stored_body.as_deref(),
+                    )
+                    .into_owned(),
+            )
+        })()
+            .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("body"))?;
+        let body_len: u8 = ::statepack_runtime::io::fit(
+                __produced_body.len() as i128,
+                "u8",
+            )
+            .map_err(|e| e.in_field("body_len"))?;
         let until_zero = &self.until_zero;
         let node = &self.node;
         {
@@ -285,35 +300,14 @@ impl Adversarial {
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("tree"))?;
         }
         {
-            let __val = &self.body_len;
+            let __val = &body_len;
             let __v = __val;
             __w.write_u8(*__v);
         }
         {
             let __val = &self.body;
             let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                {
-                    let __d: &[u8] = &__v[..];
-                    let __s = ::statepack_runtime::io::reprocess(
-                        ::statepack_runtime::io::Processor::Zlib,
-                        &__d,
-                        self.__stored_body.as_deref(),
-                    );
-                    if (__s.len() as i128) != (body_len as i128) {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(body_len as i128)
-                                    .unwrap_or(u64::MAX),
-                                found: __s.len(),
-                            }),
-                        );
-                    }
-                    __w.write_bytes(&__s);
-                };
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("body"))?;
+            __w.write_bytes(&__produced_body);
         }
         {
             let __val = &self.until_zero;
@@ -468,7 +462,11 @@ impl ::statepack_runtime::reflect::Reflect for Adversarial {
             }
             "node_ofs" => ::std::option::Option::Some(self.node_ofs.to_value()),
             "tree" => ::std::option::Option::Some(self.tree.to_value()),
-            "body_len" => ::std::option::Option::Some(self.body_len.to_value()),
+            "body_len" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.__produced_len_body()),
+                )
+            }
             "body" => ::std::option::Option::Some(self.body.to_value()),
             "until_zero" => {
                 ::std::option::Option::Some(
@@ -498,6 +496,20 @@ impl ::statepack_runtime::reflect::Reflect for Adversarial {
 impl ::statepack_runtime::reflect::ToValue for Adversarial {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl Adversarial {
+    /// The length of the stored (processed) bytes of `body`, as the writer derives it.
+    #[doc(hidden)]
+    pub fn __produced_len_body(&self) -> i128 {
+        let __d: &[u8] = &self.body[..];
+        ::statepack_runtime::io::reprocess(
+                ::statepack_runtime::io::Processor::Zlib,
+                __d,
+                self.__stored_body.as_deref(),
+            )
+            .len() as i128
     }
 }
 /// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after

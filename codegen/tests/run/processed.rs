@@ -22,8 +22,6 @@ pub const SCHEMA_ID: &str = "processed";
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct Processed {
-    /// Schema: `codegen/tests/run/processed.ksy` line 5.
-    pub len_packed: u8,
     /// Schema: `codegen/tests/run/processed.ksy` line 7.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub packed: ::std::vec::Vec<u8>,
@@ -63,9 +61,8 @@ pub struct Processed {
 impl ::core::cmp::PartialEq for Processed {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
-        self.len_packed == other.len_packed && self.packed == other.packed
-            && self.key == other.key && self.hidden == other.hidden
-            && self.spun == other.spun
+        self.packed == other.packed && self.key == other.key
+            && self.hidden == other.hidden && self.spun == other.spun
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -73,7 +70,6 @@ impl ::core::fmt::Debug for Processed {
     /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
     fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         __f.debug_struct("Processed")
-            .field("len_packed", &self.len_packed)
             .field("packed", &self.packed)
             .field("key", &self.key)
             .field("hidden", &self.hidden)
@@ -233,7 +229,6 @@ impl Processed {
         };
         Ok(
             __put(Self {
-                len_packed,
                 packed,
                 __stored_packed,
                 key,
@@ -257,43 +252,40 @@ impl Processed {
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let len_packed = self.len_packed;
         let packed = &self.packed;
+        let __produced_packed: ::std::vec::Vec<u8> = (|| -> Result<
+            ::std::vec::Vec<u8>,
+            ::statepack_runtime::io::EncodeError,
+        > {
+            let __v = &self.packed;
+            let __d: &[u8] = &__v[..];
+            Ok(
+                ::statepack_runtime::io::reprocess(
+                        ::statepack_runtime::io::Processor::Zlib,
+                        &__d,
+                        self.__stored_packed.as_deref(),
+                    )
+                    .into_owned(),
+            )
+        })()
+            .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("packed"))?;
+        let len_packed: u8 = ::statepack_runtime::io::fit(
+                __produced_packed.len() as i128,
+                "u8",
+            )
+            .map_err(|e| e.in_field("len_packed"))?;
         let key = self.key;
         let hidden = &self.hidden;
         let spun = &self.spun;
         {
-            let __val = &self.len_packed;
+            let __val = &len_packed;
             let __v = __val;
             __w.write_u8(*__v);
         }
         {
             let __val = &self.packed;
             let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                {
-                    let __d: &[u8] = &__v[..];
-                    let __s = ::statepack_runtime::io::reprocess(
-                        ::statepack_runtime::io::Processor::Zlib,
-                        &__d,
-                        self.__stored_packed.as_deref(),
-                    );
-                    if (__s.len() as i128) != (len_packed as i128) {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(len_packed as i128)
-                                    .unwrap_or(u64::MAX),
-                                found: __s.len(),
-                            }),
-                        );
-                    }
-                    __w.write_bytes(&__s);
-                };
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                    e.in_field("packed")
-                })?;
+            __w.write_bytes(&__produced_packed);
         }
         {
             let __val = &self.key;
@@ -442,7 +434,13 @@ impl ::statepack_runtime::reflect::Reflect for Processed {
     ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
         use ::statepack_runtime::reflect::ToValue as _;
         match name {
-            "len_packed" => ::std::option::Option::Some(self.len_packed.to_value()),
+            "len_packed" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(
+                        self.__produced_len_packed(),
+                    ),
+                )
+            }
             "packed" => ::std::option::Option::Some(self.packed.to_value()),
             "key" => ::std::option::Option::Some(self.key.to_value()),
             "hidden" => ::std::option::Option::Some(self.hidden.to_value()),
@@ -458,6 +456,20 @@ impl ::statepack_runtime::reflect::Reflect for Processed {
 impl ::statepack_runtime::reflect::ToValue for Processed {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl Processed {
+    /// The length of the stored (processed) bytes of `packed`, as the writer derives it.
+    #[doc(hidden)]
+    pub fn __produced_len_packed(&self) -> i128 {
+        let __d: &[u8] = &self.packed[..];
+        ::statepack_runtime::io::reprocess(
+                ::statepack_runtime::io::Processor::Zlib,
+                __d,
+                self.__stored_packed.as_deref(),
+            )
+            .len() as i128
     }
 }
 /// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after

@@ -26,8 +26,6 @@ pub const SCHEMA_ID: &str = "processed_positional";
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct ProcessedPositional {
-    /// Schema: `codegen/tests/run/processed_positional.ksy` line 10.
-    pub len: u8,
     /// Schema: `codegen/tests/run/processed_positional.ksy` line 12.
     pub chunk: Chunk,
     #[doc(hidden)]
@@ -53,7 +51,7 @@ pub struct ProcessedPositional {
 impl ::core::cmp::PartialEq for ProcessedPositional {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
     fn eq(&self, other: &Self) -> bool {
-        self.len == other.len && self.chunk == other.chunk
+        self.chunk == other.chunk
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -61,7 +59,6 @@ impl ::core::fmt::Debug for ProcessedPositional {
     /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
     fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         __f.debug_struct("ProcessedPositional")
-            .field("len", &self.len)
             .field("chunk", &self.chunk)
             .finish_non_exhaustive()
     }
@@ -144,7 +141,6 @@ impl ProcessedPositional {
         };
         let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();
         Ok(Self {
-            len,
             chunk,
             __stored_chunk,
             __beyond,
@@ -163,46 +159,37 @@ impl ProcessedPositional {
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let len = self.len;
         let chunk = &self.chunk;
+        let __produced_chunk: ::std::vec::Vec<u8> = (|| -> Result<
+            ::std::vec::Vec<u8>,
+            ::statepack_runtime::io::EncodeError,
+        > {
+            let __v = &self.chunk;
+            let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+            __v.write_to(&mut __sw)?;
+            let __d = __sw.into_stream_bytes(__w)?;
+            let __key: &[u8] = &[90u8];
+            Ok(
+                ::statepack_runtime::io::reprocess(
+                        ::statepack_runtime::io::Processor::Xor(__key),
+                        &__d,
+                        self.__stored_chunk.as_deref(),
+                    )
+                    .into_owned(),
+            )
+        })()
+            .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("chunk"))?;
+        let len: u8 = ::statepack_runtime::io::fit(__produced_chunk.len() as i128, "u8")
+            .map_err(|e| e.in_field("len"))?;
         {
-            let __val = &self.len;
+            let __val = &len;
             let __v = __val;
             __w.write_u8(*__v);
         }
         {
             let __val = &self.chunk;
             let __v = __val;
-            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                {
-                    let mut __sw = ::statepack_runtime::io::ByteWriter::new();
-                    __v.write_to(&mut __sw)?;
-                    let __d = __sw.into_stream_bytes(__w)?;
-                    let __s = {
-                        let __key: &[u8] = &[90u8];
-                        ::statepack_runtime::io::reprocess(
-                            ::statepack_runtime::io::Processor::Xor(__key),
-                            &__d,
-                            self.__stored_chunk.as_deref(),
-                        )
-                    };
-                    if (__s.len() as i128) != (len as i128) {
-                        {
-                            let mut __probe = ::statepack_runtime::io::ByteWriter::new();
-                            __v.write_to(&mut __probe)?;
-                        }
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(len as i128).unwrap_or(u64::MAX),
-                                found: __s.len(),
-                            }),
-                        );
-                    }
-                    __w.write_bytes(&__s);
-                };
-                Ok(())
-            })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("chunk"))?;
+            __w.write_bytes(&__produced_chunk);
         }
         __w.lay_out_positional(&self.__beyond)?;
         Ok(())
@@ -286,7 +273,11 @@ impl ::statepack_runtime::reflect::Reflect for ProcessedPositional {
     ) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
         use ::statepack_runtime::reflect::ToValue as _;
         match name {
-            "len" => ::std::option::Option::Some(self.len.to_value()),
+            "len" => {
+                ::std::option::Option::Some(
+                    ::statepack_runtime::reflect::Value::Int(self.__produced_len_chunk()),
+                )
+            }
             "chunk" => ::std::option::Option::Some(self.chunk.to_value()),
             _ => ::std::option::Option::None,
         }
@@ -299,6 +290,20 @@ impl ::statepack_runtime::reflect::Reflect for ProcessedPositional {
 impl ::statepack_runtime::reflect::ToValue for ProcessedPositional {
     fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
         ::statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
+impl ProcessedPositional {
+    /// The length of the stored (processed) bytes of `chunk`, as the writer derives it.
+    #[doc(hidden)]
+    pub fn __produced_len_chunk(&self) -> i128 {
+        let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+        let _ = self.chunk.write_to(&mut __sw);
+        let __bytes = __sw
+            .into_stream_bytes(&mut ::statepack_runtime::io::ByteWriter::new())
+            .unwrap_or_default();
+        let __d: &[u8] = &__bytes;
+        __d.len() as i128
     }
 }
 /// Decodes the root type at the start of `bytes` as Kaitai Struct reads a file: bytes after
@@ -345,6 +350,10 @@ pub struct Chunk {
     /// Schema: `codegen/tests/run/processed_positional.ksy` line 22.
     pub at_ofs: u8,
     #[doc(hidden)]
+    /// Where `at_ofs` was read (`pos: ofs`, from the start of its stream) and the bytes it took there: its writer keeps it there while it still fits, and derives the position otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub __pos_at_ofs: ::std::option::Option<(i128, u64)>,
+    #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
     /// value filled its size or is not in a sized field.
@@ -389,23 +398,30 @@ impl Chunk {
         __r: &mut ::statepack_runtime::io::ByteReader<'_, T>,
     ) -> Result<Self, ::statepack_runtime::io::DecodeError> {
         let ofs: u8 = __r.leaf("ofs", |__r| __r.read_u8())?;
+        let mut __pos_at_ofs: ::std::option::Option<(i128, u64)> = ::std::option::Option::None;
         let at_ofs: u8 = {
             let __p: i128 = ofs as i128;
             let __saved = __r
                 .enter_instance(__p, false)
                 .map_err(|e| e.in_field("at_ofs"))?;
+            let __from = __r.offset();
             __r.enter(::statepack_runtime::io::PathSeg::Field("at_ofs"));
             let __pv = {
                 let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("at_ofs"))?;
                 __r.leave(Some(&__v));
                 __v
             };
+            __pos_at_ofs = ::std::option::Option::Some((
+                __p,
+                __r.offset().saturating_sub(__from),
+            ));
             __r.leave_instance(__saved);
             __pv
         };
         Ok(Self {
             ofs,
             at_ofs,
+            __pos_at_ofs,
             __unread: ::std::vec::Vec::new(),
             __unread_pad: 0,
         })
@@ -424,7 +440,9 @@ impl Chunk {
         __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let ofs = self.ofs;
+        let mut __placed_at_ofs: usize = 0;
         let at_ofs = self.at_ofs;
+        __placed_at_ofs = __w.len();
         {
             let __val = &self.ofs;
             let __v = __val;
@@ -433,7 +451,27 @@ impl Chunk {
         __w.align_to_byte_with(self.__unread_pad);
         __w.write_bytes(&self.__unread);
         {
-            let __pos: i128 = ofs as i128;
+            let __probe = {
+                let mut __tw = __w
+                    .instance_writer(0, false)
+                    .map_err(|e| e.in_field("at_ofs"))?;
+                {
+                    let __w = &mut __tw;
+                    {
+                        let __val = &self.at_ofs;
+                        let __v = __val;
+                        __w.write_u8(*__v);
+                    }
+                }
+                __tw
+            };
+            let __pos: i128 = __w
+                .derive_position(self.__pos_at_ofs, __probe.as_bytes(), 1i128, 0i128, 0)
+                .map_err(|e| e.in_field("at_ofs"))?;
+            let __n: u8 = ::statepack_runtime::io::fit(__pos, "u8")
+                .map_err(|e| e.in_field("ofs"))?;
+            __w.patch_bytes(__placed_at_ofs, &__n.to_le_bytes())
+                .map_err(|e| e.in_field("ofs"))?;
             let mut __tw = __w
                 .instance_writer(__pos, false)
                 .map_err(|e| e.in_field("at_ofs"))?;
@@ -445,7 +483,7 @@ impl Chunk {
                     __w.write_u8(*__v);
                 }
             }
-            __w.place(__tw, "types.chunk.instances.at_ofs");
+            __w.place_derived(__tw, "types.chunk.instances.at_ofs");
         }
         Ok(())
     }
