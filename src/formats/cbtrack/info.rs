@@ -53,6 +53,17 @@ fn strings(lens: &[u16], bytes: &[u8], what: &'static str) -> Result<Vec<String>
     // One string per length value: the lengths are a column already in memory (2 bytes
     // each), so the list is sized by them once rather than grown.
     let mut out = Vec::with_capacity(lens.len());
+    each_string(lens, bytes, what, |s| out.push(s.to_owned()))?;
+    Ok(out)
+}
+
+/// Checks each string of a length column and its bytes column, and hands it to `f`.
+fn each_string<'b>(
+    lens: &[u16],
+    bytes: &'b [u8],
+    what: &'static str,
+    mut f: impl FnMut(&'b str),
+) -> Result<(), DecodeError> {
     let mut at = 0usize;
     for (i, &l) in lens.iter().enumerate() {
         let end = at + l as usize;
@@ -66,7 +77,7 @@ fn strings(lens: &[u16], bytes: &[u8], what: &'static str) -> Result<Vec<String>
                 ),
             ));
         };
-        out.push(String::from_utf8(b.to_vec()).map_err(|e| {
+        f(std::str::from_utf8(b).map_err(|e| {
             semantic(
                 fpath(&[PathSeg::Field(what), PathSeg::Index(i)]),
                 0,
@@ -75,7 +86,26 @@ fn strings(lens: &[u16], bytes: &[u8], what: &'static str) -> Result<Vec<String>
         })?);
         at = end;
     }
-    Ok(out)
+    Ok(())
+}
+
+fn posed_past(i: usize) -> DecodeError {
+    semantic(
+        fpath(&[PathSeg::Field("posed_counts"), PathSeg::Index(i)]),
+        0,
+        "posed piece counts run past the piece names",
+    )
+}
+
+fn check_teams(n: usize) -> Result<(), DecodeError> {
+    if n > MAX_TEAMS {
+        return Err(semantic(
+            fpath(&[PathSeg::Field("team_ids")]),
+            0,
+            format!("{n} teams; team ids are u8, so a track has at most {MAX_TEAMS}"),
+        ));
+    }
+    Ok(())
 }
 
 fn put_strings(v: &[String]) -> Result<(Vec<u16>, Vec<u8>), EncodeError> {
@@ -97,31 +127,52 @@ impl Info {
     /// Errors: more than [`MAX_TEAMS`] teams, a string list whose lengths run past its
     /// bytes, text that is not UTF-8, or posed piece counts that run past the names.
     pub fn from_columns(c: &raw::InfoColumns) -> Result<Self, DecodeError> {
+        Self::from_view(&InfoView::of(c))
+    }
+
+    /// Checks the info chunk's column set as [`Info::from_columns`] reads it, with the same
+    /// errors, keeping no string.
+    pub(crate) fn check_view(c: &InfoView) -> Result<(), DecodeError> {
+        each_string(&c.piece_lens, &c.piece_bytes, "piece_names", drop)?;
+        let pieces = c.piece_lens.len();
+        let mut at = 0usize;
+        for i in 0..c.posed_defs.len() {
+            let n = c.posed_counts.get(i).copied().unwrap_or(0) as usize;
+            if at + n > pieces {
+                return Err(posed_past(i));
+            }
+            at += n;
+        }
+        check_teams(c.team_ids.len())?;
+        for (lens, bytes, what) in [
+            (&c.side_lens, &c.side_bytes, "side_names"),
+            (&c.leader_lens, &c.leader_bytes, "leader_names"),
+            (&c.text_lens, &c.text_bytes, "texts"),
+            (&c.unit_def_lens, &c.unit_def_bytes, "unit_defs"),
+            (&c.weapon_def_lens, &c.weapon_def_bytes, "weapon_defs"),
+            (&c.feature_def_lens, &c.feature_def_bytes, "feature_defs"),
+            (&c.team_param_lens, &c.team_param_bytes, "team_params"),
+            (&c.game_param_lens, &c.game_param_bytes, "game_params"),
+        ] {
+            each_string(lens, bytes, what, drop)?;
+        }
+        Ok(())
+    }
+
+    /// [`Info::from_columns`] from a view.
+    pub(crate) fn from_view(c: &InfoView) -> Result<Self, DecodeError> {
         let pieces = strings(&c.piece_lens, &c.piece_bytes, "piece_names")?;
         let mut posed = Vec::new();
         let mut at = 0usize;
         for (i, &d) in c.posed_defs.iter().enumerate() {
             let n = c.posed_counts.get(i).copied().unwrap_or(0) as usize;
             let Some(names) = pieces.get(at..at + n) else {
-                return Err(semantic(
-                    fpath(&[PathSeg::Field("posed_counts"), PathSeg::Index(i)]),
-                    0,
-                    "posed piece counts run past the piece names",
-                ));
+                return Err(posed_past(i));
             };
             posed.push((d, names.to_vec()));
             at += n;
         }
-        if c.team_ids.len() > MAX_TEAMS {
-            return Err(semantic(
-                fpath(&[PathSeg::Field("team_ids")]),
-                0,
-                format!(
-                    "{} teams; team ids are u8, so a track has at most {MAX_TEAMS}",
-                    c.team_ids.len()
-                ),
-            ));
-        }
+        check_teams(c.team_ids.len())?;
         let sides = strings(&c.side_lens, &c.side_bytes, "side_names")?;
         let leaders = strings(&c.leader_lens, &c.leader_bytes, "leader_names")?;
         let teams = c
@@ -144,9 +195,9 @@ impl Info {
             feature_defs: strings(&c.feature_def_lens, &c.feature_def_bytes, "feature_defs")?,
             posed,
             teams,
-            map_size: c.map_size.clone(),
-            footprint_x: c.footprint_x.clone(),
-            footprint_z: c.footprint_z.clone(),
+            map_size: c.map_size.to_vec(),
+            footprint_x: c.footprint_x.to_vec(),
+            footprint_z: c.footprint_z.to_vec(),
             team_params: strings(&c.team_param_lens, &c.team_param_bytes, "team_params")?,
             game_params: strings(&c.game_param_lens, &c.game_param_bytes, "game_params")?,
         })
@@ -249,6 +300,12 @@ impl Feature {
     /// Errors: columns of one entry each that disagree in length, or features without their
     /// first and last frame columns.
     pub fn from_columns(c: &raw::FeaturesColumns) -> Result<Vec<Self>, DecodeError> {
+        Self::from_view(&FeaturesView::of(c), true)
+    }
+
+    /// [`Feature::from_columns`] from a view; with `keep` false the columns are checked and
+    /// nothing is built (the list comes back empty).
+    pub(crate) fn from_view(c: &FeaturesView, keep: bool) -> Result<Vec<Self>, DecodeError> {
         let lens = [
             ("feature_id", c.feature_id.len()),
             ("def", c.def.len()),
@@ -282,6 +339,9 @@ impl Feature {
                     ),
                 ));
             }
+        }
+        if !keep {
+            return Ok(Vec::new());
         }
         Ok((0..n)
             .map(|i| Feature {
