@@ -470,8 +470,14 @@ pub fn inspect_content(
     )?;
     match t.info() {
         Ok(i) => {
+            // Only the names shown are formatted.
             let q = |v: &[String]| {
-                bounded_inline(&v.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>(), m)
+                let shown = if m == 0 { v.len() } else { m.min(v.len()) };
+                let mut s: Vec<String> = v[..shown].iter().map(|s| format!("{s:?}")).collect();
+                if v.len() > shown {
+                    s.push(format!("... {} more", v.len() - shown));
+                }
+                format!("[{}]", s.join(", "))
             };
             writeln!(out, "    texts = {}", q(&i.texts))?;
             writeln!(
