@@ -468,40 +468,56 @@ pub fn inspect_content(
         "  {}",
         chunk_line("info chunk", t.raw.info_block, t.raw.info_len, info_len)
     )?;
-    match t.info() {
-        Ok(i) => {
-            // Only the names shown are formatted.
-            let q = |v: &[String]| {
-                let shown = if m == 0 { v.len() } else { m.min(v.len()) };
-                let mut s: Vec<String> = v[..shown].iter().map(|s| format!("{s:?}")).collect();
-                if v.len() > shown {
-                    s.push(format!("... {} more", v.len() - shown));
+    // Each list is read as far as it is shown, with its full length beside.
+    match t.info_first(m) {
+        Ok((i, n)) => {
+            let q = |v: &[String], total: usize| {
+                let mut s: Vec<String> = v.iter().map(|s| format!("{s:?}")).collect();
+                if total > v.len() {
+                    s.push(format!("... {} more", total - v.len()));
                 }
                 format!("[{}]", s.join(", "))
             };
-            writeln!(out, "    texts = {}", q(&i.texts))?;
+            let inline = |v: &[u32], total: usize| {
+                let mut s: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+                if total > v.len() {
+                    s.push(format!("... {} more", total - v.len()));
+                }
+                format!("[{}]", s.join(", "))
+            };
+            let inline16 = |v: &[u16], total: usize| {
+                inline(&v.iter().map(|&x| u32::from(x)).collect::<Vec<_>>(), total)
+            };
+            writeln!(out, "    texts = {}", q(&i.texts, n.texts))?;
             writeln!(
                 out,
                 "    unit_defs ({}) = {}",
-                i.unit_defs.len(),
-                q(&i.unit_defs)
+                n.unit_defs,
+                q(&i.unit_defs, n.unit_defs)
             )?;
             writeln!(
                 out,
                 "    weapon_defs ({}) = {}",
-                i.weapon_defs.len(),
-                q(&i.weapon_defs)
+                n.weapon_defs,
+                q(&i.weapon_defs, n.weapon_defs)
             )?;
             writeln!(
                 out,
                 "    feature_defs ({}) = {}",
-                i.feature_defs.len(),
-                q(&i.feature_defs)
+                n.feature_defs,
+                q(&i.feature_defs, n.feature_defs)
             )?;
-            writeln!(out, "    posed ({}):", i.posed.len())?;
-            bounded_list(out, "      ", &i.posed, m, |_, (d, names)| {
-                format!("unit def {d}: pieces {}", q(names))
-            })?;
+            writeln!(out, "    posed ({}):", n.posed)?;
+            for (k, (d, names)) in i.posed.iter().enumerate() {
+                writeln!(
+                    out,
+                    "      [{k}] unit def {d}: pieces {}",
+                    q(names, n.posed_names[k])
+                )?;
+            }
+            if n.posed > i.posed.len() {
+                writeln!(out, "      ... {} more", n.posed - i.posed.len())?;
+            }
             writeln!(out, "    teams ({}):", i.teams.len())?;
             bounded_list(out, "      ", &i.teams, m, |_, tm| {
                 format!(
@@ -512,20 +528,28 @@ pub fn inspect_content(
             writeln!(
                 out,
                 "    map_size (elmos) = {}",
-                bounded_inline(&i.map_size, m)
+                inline(&i.map_size, n.map_size)
             )?;
             writeln!(
                 out,
                 "    footprint_x (elmos) = {}",
-                bounded_inline(&i.footprint_x, m)
+                inline16(&i.footprint_x, n.footprint_x)
             )?;
             writeln!(
                 out,
                 "    footprint_z (elmos) = {}",
-                bounded_inline(&i.footprint_z, m)
+                inline16(&i.footprint_z, n.footprint_z)
             )?;
-            writeln!(out, "    team_params = {}", q(&i.team_params))?;
-            writeln!(out, "    game_params = {}", q(&i.game_params))?;
+            writeln!(
+                out,
+                "    team_params = {}",
+                q(&i.team_params, n.team_params)
+            )?;
+            writeln!(
+                out,
+                "    game_params = {}",
+                q(&i.game_params, n.game_params)
+            )?;
         }
         Err(e) => writeln!(out, "    error: {e}")?,
     }
@@ -539,16 +563,19 @@ pub fn inspect_content(
             None
         )
     )?;
-    match t.features() {
-        Ok(f) => {
-            writeln!(out, "    features ({}):", f.len())?;
-            bounded_list(out, "      ", &f, m, |_, x| {
+    match t.features_first(m) {
+        Ok((count, f)) => {
+            writeln!(out, "    features ({count}):")?;
+            bounded_list(out, "      ", &f, 0, |_, x| {
                 format!(
                     "feature_id {} def {} team {} flags {} frames {}..={} pos {} rot dropped {} codes {:?}",
                     x.feature_id, x.def, x.team, x.flags, x.first_frame, x.last_frame,
                     el(&x.pos), x.rot_dropped, x.rot
                 )
             })?;
+            if count > f.len() {
+                writeln!(out, "      ... {} more", count - f.len())?;
+            }
         }
         Err(e) => writeln!(out, "    error: {e}")?,
     }

@@ -89,6 +89,33 @@ fn each_string<'b>(
     Ok(())
 }
 
+/// The full lengths of the lists of an [`Info`] read cut ([`Track::info_first`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InfoLens {
+    /// Track texts.
+    pub texts: usize,
+    /// Unit definition names.
+    pub unit_defs: usize,
+    /// Weapon definition names.
+    pub weapon_defs: usize,
+    /// Feature definition names.
+    pub feature_defs: usize,
+    /// Posed unit definitions.
+    pub posed: usize,
+    /// Piece names of each posed entry kept.
+    pub posed_names: Vec<usize>,
+    /// Map size values.
+    pub map_size: usize,
+    /// Footprint x values.
+    pub footprint_x: usize,
+    /// Footprint z values.
+    pub footprint_z: usize,
+    /// Team parameters.
+    pub team_params: usize,
+    /// Game parameters.
+    pub game_params: usize,
+}
+
 fn posed_past(i: usize) -> DecodeError {
     semantic(
         fpath(&[PathSeg::Field("posed_counts"), PathSeg::Index(i)]),
@@ -157,6 +184,94 @@ impl Info {
             each_string(lens, bytes, what, drop)?;
         }
         Ok(())
+    }
+
+    /// The info chunk's lists as far as a listing shows them: every column checked as
+    /// [`Info::from_columns`] checks it, then each list cut to its first `max` entries (all
+    /// when `max` is 0; a posed entry's piece names too), with the full lengths beside.
+    pub(crate) fn from_view_first(
+        c: &InfoView,
+        max: usize,
+    ) -> Result<(Self, InfoLens), DecodeError> {
+        Self::check_view(c)?;
+        let cut = |n: usize| if max == 0 { n } else { n.min(max) };
+        let first = |lens: &[u16], bytes: &[u8], n: usize| -> Vec<String> {
+            let mut out = Vec::with_capacity(n);
+            let mut at = 0usize;
+            for &l in &lens[..n] {
+                let end = at + l as usize;
+                out.push(String::from_utf8_lossy(&bytes[at..end]).into_owned());
+                at = end;
+            }
+            out
+        };
+        let list = |lens: &[u16], bytes: &[u8]| first(lens, bytes, cut(lens.len()));
+        // The piece names of the posed entries shown, each cut: the names are read in order
+        // of the entries, so one pass over the lengths finds them.
+        let mut posed = Vec::new();
+        let mut posed_names = Vec::new();
+        let (mut piece, mut byte) = (0usize, 0usize);
+        for i in 0..cut(c.posed_defs.len()) {
+            let n = c.posed_counts.get(i).copied().unwrap_or(0) as usize;
+            let mut names = Vec::with_capacity(cut(n));
+            for k in 0..n {
+                let l = c.piece_lens[piece] as usize;
+                if k < cut(n) {
+                    names
+                        .push(String::from_utf8_lossy(&c.piece_bytes[byte..byte + l]).into_owned());
+                }
+                piece += 1;
+                byte += l;
+            }
+            posed.push((c.posed_defs[i], names));
+            posed_names.push(n);
+        }
+        let teams = c.team_ids.len();
+        let sides = first(&c.side_lens, &c.side_bytes, c.side_lens.len().min(teams));
+        let leaders = first(
+            &c.leader_lens,
+            &c.leader_bytes,
+            c.leader_lens.len().min(teams),
+        );
+        let lens = InfoLens {
+            texts: c.text_lens.len(),
+            unit_defs: c.unit_def_lens.len(),
+            weapon_defs: c.weapon_def_lens.len(),
+            feature_defs: c.feature_def_lens.len(),
+            posed: c.posed_defs.len(),
+            posed_names,
+            map_size: c.map_size.len(),
+            footprint_x: c.footprint_x.len(),
+            footprint_z: c.footprint_z.len(),
+            team_params: c.team_param_lens.len(),
+            game_params: c.game_param_lens.len(),
+        };
+        let info = Self {
+            texts: list(&c.text_lens, &c.text_bytes),
+            unit_defs: list(&c.unit_def_lens, &c.unit_def_bytes),
+            weapon_defs: list(&c.weapon_def_lens, &c.weapon_def_bytes),
+            feature_defs: list(&c.feature_def_lens, &c.feature_def_bytes),
+            posed,
+            teams: c
+                .team_ids
+                .iter()
+                .enumerate()
+                .map(|(i, &id)| TeamInfo {
+                    id,
+                    ally: c.team_allies.get(i).copied().unwrap_or(0),
+                    flags: c.team_flags.get(i).copied().unwrap_or(0),
+                    colour: [0, 1, 2].map(|j| c.team_colours.get(3 * i + j).copied().unwrap_or(0)),
+                    side: sides.get(i).cloned().unwrap_or_default(),
+                    leader: leaders.get(i).cloned().unwrap_or_default(),
+                })
+                .collect(),
+            map_size: c.map_size[..cut(c.map_size.len())].to_vec(),
+            footprint_x: c.footprint_x[..cut(c.footprint_x.len())].to_vec(),
+            footprint_z: c.footprint_z[..cut(c.footprint_z.len())].to_vec(),
+            team_params: list(&c.team_param_lens, &c.team_param_bytes),
+            game_params: list(&c.game_param_lens, &c.game_param_bytes),
+        };
+        Ok((info, lens))
     }
 
     /// [`Info::from_columns`] from a view.
@@ -300,12 +415,15 @@ impl Feature {
     /// Errors: columns of one entry each that disagree in length, or features without their
     /// first and last frame columns.
     pub fn from_columns(c: &raw::FeaturesColumns) -> Result<Vec<Self>, DecodeError> {
-        Self::from_view(&FeaturesView::of(c), true)
+        Self::from_view(&FeaturesView::of(c), usize::MAX).map(|(_, f)| f)
     }
 
-    /// [`Feature::from_columns`] from a view; with `keep` false the columns are checked and
-    /// nothing is built (the list comes back empty).
-    pub(crate) fn from_view(c: &FeaturesView, keep: bool) -> Result<Vec<Self>, DecodeError> {
+    /// [`Feature::from_columns`] from a view: every column checked, the number of features
+    /// and the first `take` of them built (none with `take` 0).
+    pub(crate) fn from_view(
+        c: &FeaturesView,
+        take: usize,
+    ) -> Result<(usize, Vec<Self>), DecodeError> {
         let lens = [
             ("feature_id", c.feature_id.len()),
             ("def", c.def.len()),
@@ -340,26 +458,26 @@ impl Feature {
                 ));
             }
         }
-        if !keep {
-            return Ok(Vec::new());
-        }
-        Ok((0..n)
-            .map(|i| Feature {
-                feature_id: at_or(&c.feature_id, i),
-                def: at_or(&c.def, i),
-                team: at_or(&c.team, i),
-                flags: at_or(&c.flags, i),
-                first_frame: at_or(&c.first_frame, i),
-                last_frame: at_or(&c.last_frame, i),
-                pos: [at_or(&c.x, i), at_or(&c.y, i), at_or(&c.z, i)],
-                rot_dropped: at_or(&c.rot_dropped, i),
-                rot: [
-                    at_or(&c.rot_a, i) as i16,
-                    at_or(&c.rot_b, i) as i16,
-                    at_or(&c.rot_c, i) as i16,
-                ],
-            })
-            .collect())
+        Ok((
+            n,
+            (0..n.min(take))
+                .map(|i| Feature {
+                    feature_id: at_or(&c.feature_id, i),
+                    def: at_or(&c.def, i),
+                    team: at_or(&c.team, i),
+                    flags: at_or(&c.flags, i),
+                    first_frame: at_or(&c.first_frame, i),
+                    last_frame: at_or(&c.last_frame, i),
+                    pos: [at_or(&c.x, i), at_or(&c.y, i), at_or(&c.z, i)],
+                    rot_dropped: at_or(&c.rot_dropped, i),
+                    rot: [
+                        at_or(&c.rot_a, i) as i16,
+                        at_or(&c.rot_b, i) as i16,
+                        at_or(&c.rot_c, i) as i16,
+                    ],
+                })
+                .collect(),
+        ))
     }
 
     /// The features chunk's column set.

@@ -182,7 +182,7 @@ impl<'a> Track<'a> {
     ///
     /// Errors: as for [`Track::info`].
     pub fn features(&self) -> Result<Vec<Feature>, DecodeError> {
-        self.read_features(true)
+        self.read_features(usize::MAX).map(|(_, f)| f)
     }
 
     /// Checks the features chunk as [`Track::features`] reads it, with the same errors,
@@ -190,10 +190,34 @@ impl<'a> Track<'a> {
     ///
     /// Errors: as for [`Track::features`].
     pub fn check_features(&self) -> Result<(), DecodeError> {
-        self.read_features(false).map(drop)
+        self.read_features(0).map(drop)
     }
 
-    fn read_features(&self, keep: bool) -> Result<Vec<Feature>, DecodeError> {
+    /// The features chunk checked as [`Track::features`] reads it, with the same errors: the
+    /// number of features and the first `max` of them (all when `max` is 0), for a listing.
+    /// Memory: the inflated chunk and the features kept.
+    ///
+    /// Errors: as for [`Track::features`].
+    pub fn features_first(&self, max: usize) -> Result<(usize, Vec<Feature>), DecodeError> {
+        self.read_features(if max == 0 { usize::MAX } else { max })
+    }
+
+    /// The info chunk checked as [`Track::info`] reads it, with the same errors, each list cut
+    /// to its first `max` entries (all when `max` is 0), and the lists' full lengths.
+    /// Memory: the inflated chunk and the entries kept.
+    ///
+    /// Errors: as for [`Track::info`].
+    pub fn info_first(&self, max: usize) -> Result<(Info, InfoLens), DecodeError> {
+        let b = self.info_bytes()?;
+        let c = parse_chunk(&b).map_err(|e| in_chunk(e, "info"))?;
+        Info::from_view_first(
+            &InfoView::from_chunk(&c).map_err(|e| in_chunk(e, "info"))?,
+            max,
+        )
+        .map_err(|e| in_chunk(e, "info"))
+    }
+
+    fn read_features(&self, take: usize) -> Result<(usize, Vec<Feature>), DecodeError> {
         let b = self.inflate(
             self.raw.features_block,
             self.raw.features_len,
@@ -203,7 +227,7 @@ impl<'a> Track<'a> {
         let c = parse_chunk(&b).map_err(|e| in_chunk(e, "features"))?;
         Feature::from_view(
             &FeaturesView::from_chunk(&c).map_err(|e| in_chunk(e, "features"))?,
-            keep,
+            take,
         )
         .map_err(|e| in_chunk(e, "features"))
     }
