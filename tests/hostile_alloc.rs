@@ -811,7 +811,7 @@ fn cbtrack_full_check_peaks_within_64_bytes_per_input_byte() {
             bytes.len()
         );
         let per_byte = u.peak as f64 / bytes.len().max(1) as f64;
-        if bytes.len() > 4096 && per_byte > tight.0 {
+        if ok && bytes.len() > 4096 && per_byte > tight.0 {
             tight = (per_byte, name.clone());
         }
         let above = u.peak as i64 - 64 * bytes.len() as i64;
