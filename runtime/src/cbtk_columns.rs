@@ -339,7 +339,7 @@ impl<'a> ColumnChunk<'a> {
             if let Some(size) = code_size(d.code) {
                 let off = d.offset as usize;
                 let end = off + d.count as usize * size;
-                if off % 4 != 0 || off < dir_end || end > data_end {
+                if !off.is_multiple_of(4) || off < dir_end || end > data_end {
                     return None;
                 }
                 let limit = LUA_MAX as i64;
