@@ -49,14 +49,48 @@ fn own_peak() -> u64 {
         .map_or(0, |k| k * 1024)
 }
 
+/// Set to a folder: the test writes the files there, lists them on stdout and ends.
+const WRITE_TO: &str = "STATEPACK_INSPECT_MEM_WRITE_TO";
+
+/// Writes each format's smallest sample as `<format>-sample.bin` and its bombs as
+/// `<format>-<i>.bin` in `dir`, listing each bomb as `bomb<TAB>format<TAB>i<TAB>name`.
+fn write_files(dir: &std::path::Path) {
+    for f in FORMATS {
+        let samples = (f.samples)();
+        let (_, small) = samples.iter().min_by_key(|s| s.1.len()).expect("a sample");
+        std::fs::write(dir.join(format!("{}-sample.bin", f.name)), small).unwrap();
+        drop(samples);
+        for (i, (name, bytes)) in (hostile_formats::plug(f).bombs)().into_iter().enumerate() {
+            std::fs::write(dir.join(format!("{}-{i}.bin", f.name)), &bytes).unwrap();
+            println!("bomb\t{}\t{i}\t{name}", f.name);
+        }
+    }
+}
+
 #[test]
 fn inspect_of_every_bomb_stays_within_its_decodes_and_64_bytes_per_input_byte() {
+    if let Some(dir) = std::env::var_os(WRITE_TO) {
+        write_files(std::path::Path::new(&dir));
+        return;
+    }
     let dir = std::env::temp_dir().join(format!("statepack-inspect-mem-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // A child started from this process reports at least this process's peak resident set
-    // (Linux carries the parent's high-water mark into the child it starts), so the
-    // commands run before anything is decoded here: files first, then the commands, then
-    // the raw decodes this process counts.
+    // (the peak carries over when it starts), so the files are made by another process (this
+    // test, started again with `WRITE_TO` set), the commands run next, and only then are
+    // the raw decodes counted here.
+    let listed = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "inspect_of_every_bomb_stays_within_its_decodes_and_64_bytes_per_input_byte",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(WRITE_TO, &dir)
+        .output()
+        .unwrap();
+    assert!(listed.status.success(), "writing the files failed");
     struct Case {
         title: &'static str,
         name: String,
@@ -66,24 +100,23 @@ fn inspect_of_every_bomb_stays_within_its_decodes_and_64_bytes_per_input_byte() 
         peak: u64,
     }
     let mut cases = Vec::new();
-    for f in FORMATS {
-        let samples = (f.samples)();
-        let (_, small) = samples.iter().min_by_key(|s| s.1.len()).expect("a sample");
-        let sample = dir.join(format!("{}-sample.bin", f.name));
-        std::fs::write(&sample, small).unwrap();
-        drop(samples);
-        for (i, (name, bytes)) in (hostile_formats::plug(f).bombs)().into_iter().enumerate() {
-            let path = dir.join(format!("{}-{i}.bin", f.name));
-            std::fs::write(&path, &bytes).unwrap();
-            cases.push(Case {
-                title: f.title,
-                name,
-                path,
-                len: bytes.len() as u64,
-                fixed: 0,
-                peak: 0,
-            });
-        }
+    for l in String::from_utf8_lossy(&listed.stdout).lines() {
+        let Some(rest) = l.strip_prefix("bomb\t") else {
+            continue;
+        };
+        let mut p = rest.splitn(3, '\t');
+        let (format, i, name) = (p.next().unwrap(), p.next().unwrap(), p.next().unwrap());
+        let f = FORMATS.iter().find(|f| f.name == format).unwrap();
+        let path = dir.join(format!("{format}-{i}.bin"));
+        let len = std::fs::metadata(&path).unwrap().len();
+        cases.push(Case {
+            title: f.title,
+            name: name.to_string(),
+            path,
+            len,
+            fixed: 0,
+            peak: 0,
+        });
     }
     eprintln!(
         "this process's peak before the commands: {} bytes",

@@ -42,6 +42,11 @@ pub trait ColumnValue: Copy + Default {
     fn to_data(values: &[Self]) -> ColumnData;
     /// Appends the value's bytes.
     fn put_le(self, out: &mut Vec<u8>);
+    /// The value stored little-endian in the first [`Self::SIZE`] bytes of `b`.
+    fn read_le(b: &[u8]) -> Self;
+    /// `b` (a whole number of values) seen in place as values, when this target stores
+    /// them as the format does (little-endian) and `b` is aligned for them; `None` otherwise.
+    fn in_place(b: &[u8]) -> Option<&[Self]>;
 }
 
 macro_rules! column_value {
@@ -63,6 +68,23 @@ macro_rules! column_value {
             #[inline]
             fn put_le(self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_le_bytes());
+            }
+            #[inline]
+            fn read_le(b: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(&b[..std::mem::size_of::<$t>()]);
+                <$t>::from_le_bytes(a)
+            }
+            #[inline]
+            fn in_place(b: &[u8]) -> Option<&[Self]> {
+                if cfg!(target_endian = "big") {
+                    return None;
+                }
+                // SAFETY: every bit pattern is a valid value of this type (an integer or an
+                // f32), and `align_to` hands out only the aligned middle part, checked below
+                // to be the whole of `b`.
+                let (head, mid, tail) = unsafe { b.align_to::<$t>() };
+                (head.is_empty() && tail.is_empty()).then_some(mid)
             }
         }
     };
@@ -157,7 +179,10 @@ fn entry_path(i: usize, field: &'static str) -> FieldPath {
 pub struct ColumnChunk<'a> {
     bytes: &'a [u8],
     entries: Vec<DirEntry>,
+    /// The values the raw layer read, one list per entry; empty for a chunk read in place.
     values: Vec<ColumnData>,
+    /// True when the columns are read from `bytes` where they lie ([`ColumnChunk::in_place`]).
+    in_place: bool,
 }
 
 impl<'a> ColumnChunk<'a> {
@@ -269,6 +294,75 @@ impl<'a> ColumnChunk<'a> {
             bytes,
             entries,
             values,
+            in_place: false,
+        })
+    }
+
+    /// The most entries a directory can list: ids are `u16` and strictly rising.
+    pub const MAX_ENTRIES: usize = 1 << 16;
+
+    /// A decompressed chunk whose columns are read where they lie in `bytes`, nothing copied:
+    /// the directory is read here, 12 bytes per entry, and every value the schema's
+    /// `column_entry` would read is checked in place. `Some` only when every rule holds: the
+    /// rules of [`ColumnChunk::new`], the schema's limits (offsets and counts at most
+    /// 16,777,215; `u4` values at most that, `s4` values within plus or minus that), the
+    /// directory and every column of a known type within the chunk, and at most
+    /// [`Self::MAX_ENTRIES`] entries. On `None` the chunk breaks some rule, and the reader
+    /// that keeps the values (the raw layer, then [`ColumnChunk::new`]) names the first.
+    /// Memory: the entries (at most 65,536 of 12 bytes).
+    pub fn in_place(bytes: &'a [u8]) -> Option<Self> {
+        let len = bytes.len();
+        if len > LUA_MAX as usize || len < 8 || bytes[len - 4..] != [0, 0, 0, 0] {
+            return None;
+        }
+        let n = u32::from_le_bytes(bytes[..4].try_into().ok()?) as usize;
+        let dir_end = 4 + 12 * n.min(Self::MAX_ENTRIES + 1);
+        if n > Self::MAX_ENTRIES || dir_end + 4 > len {
+            return None;
+        }
+        let data_end = len - 4;
+        let mut entries = Vec::with_capacity(n);
+        let mut prev: Option<u16> = None;
+        for e in bytes[4..dir_end].chunks_exact(12) {
+            let u16_at = |i: usize| u16::from_le_bytes([e[i], e[i + 1]]);
+            let u32_at = |i: usize| u32::from_le_bytes([e[i], e[i + 1], e[i + 2], e[i + 3]]);
+            let d = DirEntry {
+                id: u16_at(0),
+                code: u16_at(2),
+                offset: u32_at(4),
+                count: u32_at(8),
+            };
+            if prev.is_some_and(|p| d.id <= p) || d.offset > LUA_MAX || d.count > LUA_MAX {
+                return None;
+            }
+            prev = Some(d.id);
+            if let Some(size) = code_size(d.code) {
+                let off = d.offset as usize;
+                let end = off + d.count as usize * size;
+                if !off.is_multiple_of(4) || off < dir_end || end > data_end {
+                    return None;
+                }
+                let limit = LUA_MAX as i64;
+                let fits = match d.code {
+                    4 => bytes[off..end]
+                        .chunks_exact(4)
+                        .all(|b| <u32 as ColumnValue>::read_le(b) <= LUA_MAX),
+                    5 => bytes[off..end]
+                        .chunks_exact(4)
+                        .all(|b| (<i32 as ColumnValue>::read_le(b) as i64).abs() <= limit),
+                    _ => true,
+                };
+                if !fits {
+                    return None;
+                }
+            }
+            entries.push(d);
+        }
+        Some(Self {
+            bytes,
+            entries,
+            values: Vec::new(),
+            in_place: true,
         })
     }
 
@@ -310,9 +404,57 @@ impl<'a> ColumnChunk<'a> {
                 ),
             ));
         }
-        Ok(T::slice(&self.values[i])
-            .map(<[T]>::to_vec)
-            .unwrap_or_default())
+        Ok(self.values_of::<T>(i).into_owned())
+    }
+
+    /// [`ColumnChunk::column`] without a copy where it can: the values of a chunk read in
+    /// place ([`ColumnChunk::in_place`]) are borrowed from its bytes on a little-endian
+    /// target (copied otherwise, and for a chunk whose values the raw layer read).
+    ///
+    /// Errors: as for [`ColumnChunk::column`].
+    pub fn column_ref<T: ColumnValue>(
+        &self,
+        id: u16,
+        path: &'static str,
+    ) -> Result<std::borrow::Cow<'a, [T]>, DecodeError> {
+        let Ok(i) = self.entries.binary_search_by_key(&id, |e| e.id) else {
+            return Ok(std::borrow::Cow::Borrowed(&[]));
+        };
+        let e = self.entries[i];
+        if code_size(e.code).is_none() {
+            return Ok(std::borrow::Cow::Borrowed(&[]));
+        }
+        if e.code != T::CODE {
+            return Err(chunk_err(
+                FieldPath::from_segments([PathSeg::Field(path)]),
+                4 + 12 * i as u64 + 2,
+                format!(
+                    "column {id} has type code {}, the format defines it as type code {}",
+                    e.code,
+                    T::CODE
+                ),
+            ));
+        }
+        Ok(self.values_of::<T>(i))
+    }
+
+    /// The values of entry `i`, whose type code is `T`'s.
+    fn values_of<T: ColumnValue>(&self, i: usize) -> std::borrow::Cow<'a, [T]> {
+        use std::borrow::Cow;
+        if !self.in_place {
+            return Cow::Owned(
+                T::slice(&self.values[i])
+                    .map(<[T]>::to_vec)
+                    .unwrap_or_default(),
+            );
+        }
+        let e = self.entries[i];
+        let off = e.offset as usize;
+        let b = &self.bytes[off..off + e.count as usize * T::SIZE];
+        match T::in_place(b) {
+            Some(v) => Cow::Borrowed(v),
+            None => Cow::Owned(b.chunks_exact(T::SIZE).map(T::read_le).collect()),
+        }
     }
 }
 
@@ -699,6 +841,83 @@ mod tests {
         let mut d5 = dir;
         d5[1].id = 1;
         assert!(ColumnChunk::new(&bytes, d5.clone(), values_of(&bytes, &d5)).is_err());
+    }
+
+    /// A chunk read in place hands out the values the raw layer reads, borrowed; a chunk
+    /// that breaks a rule is not read in place.
+    #[test]
+    fn in_place_reads_what_the_raw_layer_reads() {
+        let mut b = ChunkBuilder::new();
+        b.put::<u16>(1, "c1", &[7983, 1, 65535]).unwrap();
+        b.put::<u8>(2, "c2", &[3, 3, 3]).unwrap();
+        b.put::<i32>(3, "c3", &[-16_777_215, 16_777_215]).unwrap();
+        b.put::<f32>(4, "c4", &[0.5, -2.0]).unwrap();
+        b.put::<i16>(5, "c5", &[-1, ESCAPE]).unwrap();
+        b.put::<u32>(6, "c6", &[16_777_215]).unwrap();
+        let (dir, data, _) = b.finish().unwrap();
+        let mut bytes = (dir.len() as u32).to_le_bytes().to_vec();
+        for e in &dir {
+            bytes.extend_from_slice(&e.id.to_le_bytes());
+            bytes.extend_from_slice(&e.code.to_le_bytes());
+            bytes.extend_from_slice(&e.offset.to_le_bytes());
+            bytes.extend_from_slice(&e.count.to_le_bytes());
+        }
+        bytes.extend_from_slice(&data);
+        let read = ColumnChunk::new(&bytes, dir.clone(), values_of(&bytes, &dir)).unwrap();
+        let here = ColumnChunk::in_place(&bytes).expect("a valid chunk reads in place");
+        assert_eq!(here.entries(), read.entries());
+        assert_eq!(
+            here.column::<u16>(1, "c1").unwrap(),
+            read.column::<u16>(1, "c1").unwrap()
+        );
+        assert_eq!(here.column::<u8>(2, "c2").unwrap(), vec![3, 3, 3]);
+        assert_eq!(
+            *here.column_ref::<i32>(3, "c3").unwrap(),
+            [-16_777_215, 16_777_215]
+        );
+        assert_eq!(*here.column_ref::<f32>(4, "c4").unwrap(), [0.5, -2.0]);
+        assert_eq!(*here.column_ref::<i16>(5, "c5").unwrap(), [-1, ESCAPE]);
+        assert_eq!(*here.column_ref::<u32>(6, "c6").unwrap(), [16_777_215]);
+        assert!(here.column_ref::<u32>(9, "c9").unwrap().is_empty());
+        assert!(here.column_ref::<i16>(1, "c1").is_err());
+        if cfg!(target_endian = "little") && (bytes.as_ptr() as usize) % 4 == 0 {
+            assert!(matches!(
+                here.column_ref::<u16>(1, "c1").unwrap(),
+                std::borrow::Cow::Borrowed(_)
+            ));
+        }
+        // Each broken rule: not read in place (the raw layer names it).
+        let set = |at: usize, v: &[u8]| {
+            let mut b = bytes.clone();
+            b[at..at + v.len()].copy_from_slice(v);
+            b
+        };
+        let u32_col = dir[5].offset as usize;
+        let s32_col = dir[2].offset as usize;
+        for (what, b) in [
+            ("ids not rising", set(4 + 12, &1u16.to_le_bytes())),
+            ("misaligned", set(4 + 4, &(dir[0].offset + 2).to_le_bytes())),
+            ("past the data", set(4 + 12 + 8, &1000u32.to_le_bytes())),
+            (
+                "count over the limit",
+                set(4 + 8, &16_777_216u32.to_le_bytes()),
+            ),
+            (
+                "u4 over the limit",
+                set(u32_col, &16_777_216u32.to_le_bytes()),
+            ),
+            (
+                "s4 under the limit",
+                set(s32_col, &(-16_777_216i32).to_le_bytes()),
+            ),
+            (
+                "more entries than the chunk",
+                set(0, &1000u32.to_le_bytes()),
+            ),
+            ("no trailing zeros", set(bytes.len() - 1, &[1])),
+        ] {
+            assert!(ColumnChunk::in_place(&b).is_none(), "{what}");
+        }
     }
 
     #[test]

@@ -623,19 +623,101 @@ impl MatchSpec {
     ) -> Result<Stats, DecodeError> {
         let t = Track::open(bytes)?;
         let h = t.header();
-        t.info()?;
-        t.features()?;
+        t.check_info()?;
+        t.check_features()?;
         let mut st = Stats::default();
         let n = t.num_windows();
         for k in 0..n {
-            t.terrain(k)?;
-            let w = t.window(k)?;
+            t.check_terrain(k)?;
             let (s, e) = h.window_span(k);
             let input = self.window(s, e);
-            measure(&h, &w, &input, s, e, &mut st);
+            // The window is read one entry at a time and each unit or projectile measured
+            // as it is decoded (nothing of the window is kept), against the recorded
+            // entries of the same serial (the first window entry of a serial, as `measure`).
+            let index = |serials: &mut dyn Iterator<Item = u32>| {
+                let mut m: std::collections::HashMap<u32, Vec<usize>> = Default::default();
+                for (i, serial) in serials.enumerate() {
+                    m.entry(serial).or_default().push(i);
+                }
+                m
+            };
+            let units = index(&mut input.units.iter().map(|u| u.serial));
+            let projectiles = index(&mut input.projectiles.iter().map(|p| p.serial));
+            let mut seen = (
+                std::collections::HashSet::new(),
+                std::collections::HashSet::new(),
+            );
+            t.visit_window(k, |part| match part {
+                WindowPart::Unit(wu) if seen.0.insert(wu.serial) => {
+                    for &i in units.get(&wu.serial).into_iter().flatten() {
+                        measure_unit(&h, wu, &input.units[i], (s, e), &mut st);
+                    }
+                }
+                WindowPart::Projectile(wp) if seen.1.insert(wp.serial) => {
+                    for &i in projectiles.get(&wp.serial).into_iter().flatten() {
+                        measure_projectile(&h, wp, &input.projectiles[i], (s, e), &mut st);
+                    }
+                }
+                _ => {}
+            })?;
             progress(k + 1, n);
         }
         Ok(st)
+    }
+}
+
+/// Measures the samples of recorded unit `u` in `[start, end]` against the track's unit
+/// `wu` (transform and pieces), keeping the worst of each kind in `st`.
+fn measure_unit(h: &Header, wu: &Unit, u: &UnitInput, (start, end): (u32, u32), st: &mut Stats) {
+    let ps = h.pos_step();
+    // a frame on a window edge is measured in both windows and counted in the first
+    let once = |f: u32| u64::from(f < end || end == h.last_frame);
+    for x in u.samples.iter().filter(|x| {
+        x.frame >= start && x.frame <= end && x.frame >= u.first_frame && x.frame <= u.last_frame
+    }) {
+        let (p, q) = wu.transform_at((x.frame - start) as f64, h.rotation_bits);
+        st.unit_samples += once(x.frame);
+        st.worst_unit = st
+            .worst_unit
+            .max((p * ps).distance(x.pos) + u.radius * smallest3::angle_between(q, x.rot));
+    }
+    for pc in &u.pieces {
+        let tr = wu.poses.iter().find(|t| t.piece == pc.piece);
+        for x in pc.samples.iter().filter(|x| {
+            x.frame >= start
+                && x.frame <= end
+                && x.frame >= u.first_frame
+                && x.frame <= u.last_frame
+        }) {
+            let (a, o) = tr.map_or(([0.0; 3], [0.0; 3]), |t| t.at((x.frame - start) as f64));
+            let rot = angles_rotation(a.map(|v| v / COB_PER_RAD));
+            st.piece_samples += once(x.frame);
+            st.worst_piece = st.worst_piece.max(
+                (DVec3::from(o) * ps).distance(x.offset)
+                    + pc.reach * smallest3::angle_between(rot, x.rot),
+            );
+        }
+    }
+}
+
+/// Measures the samples of recorded projectile `p` in `[start, end]` against the track's
+/// projectile `wp`, keeping the worst in `st`.
+fn measure_projectile(
+    h: &Header,
+    wp: &Projectile,
+    p: &ProjectileInput,
+    (start, end): (u32, u32),
+    st: &mut Stats,
+) {
+    let ps = h.pos_step();
+    let once = |f: u32| u64::from(f < end || end == h.last_frame);
+    for x in p.samples.iter().filter(|x| {
+        x.frame >= start && x.frame <= end && x.frame >= p.first_frame && x.frame <= p.last_frame
+    }) {
+        let (pos, vel) = wp.at((x.frame - start) as f64, ps, h.vel_step());
+        st.projectile_samples += once(x.frame);
+        st.worst_projectile = st.worst_projectile.max(pos.distance(x.pos));
+        st.worst_projectile_velocity = st.worst_projectile_velocity.max(vel.distance(x.vel));
     }
 }
 
@@ -649,57 +731,14 @@ pub fn measure(
     end: u32,
     st: &mut Stats,
 ) {
-    let ps = h.pos_step();
-    // a frame on a window edge is measured in both windows and counted in the first
-    let once = |f: u32| u64::from(f < end || end == h.last_frame);
     for u in &input.units {
-        let Some(wu) = w.units.iter().find(|x| x.serial == u.serial) else {
-            continue;
-        };
-        for x in u.samples.iter().filter(|x| {
-            x.frame >= start
-                && x.frame <= end
-                && x.frame >= u.first_frame
-                && x.frame <= u.last_frame
-        }) {
-            let (p, q) = wu.transform_at((x.frame - start) as f64, h.rotation_bits);
-            st.unit_samples += once(x.frame);
-            st.worst_unit = st
-                .worst_unit
-                .max((p * ps).distance(x.pos) + u.radius * smallest3::angle_between(q, x.rot));
-        }
-        for pc in &u.pieces {
-            let tr = wu.poses.iter().find(|t| t.piece == pc.piece);
-            for x in pc.samples.iter().filter(|x| {
-                x.frame >= start
-                    && x.frame <= end
-                    && x.frame >= u.first_frame
-                    && x.frame <= u.last_frame
-            }) {
-                let (a, o) = tr.map_or(([0.0; 3], [0.0; 3]), |t| t.at((x.frame - start) as f64));
-                let rot = angles_rotation(a.map(|v| v / COB_PER_RAD));
-                st.piece_samples += once(x.frame);
-                st.worst_piece = st.worst_piece.max(
-                    (DVec3::from(o) * ps).distance(x.offset)
-                        + pc.reach * smallest3::angle_between(rot, x.rot),
-                );
-            }
+        if let Some(wu) = w.units.iter().find(|x| x.serial == u.serial) {
+            measure_unit(h, wu, u, (start, end), st);
         }
     }
     for p in &input.projectiles {
-        let Some(wp) = w.projectiles.iter().find(|x| x.serial == p.serial) else {
-            continue;
-        };
-        for x in p.samples.iter().filter(|x| {
-            x.frame >= start
-                && x.frame <= end
-                && x.frame >= p.first_frame
-                && x.frame <= p.last_frame
-        }) {
-            let (pos, vel) = wp.at((x.frame - start) as f64, ps, h.vel_step());
-            st.projectile_samples += once(x.frame);
-            st.worst_projectile = st.worst_projectile.max(pos.distance(x.pos));
-            st.worst_projectile_velocity = st.worst_projectile_velocity.max(vel.distance(x.vel));
+        if let Some(wp) = w.projectiles.iter().find(|x| x.serial == p.serial) {
+            measure_projectile(h, wp, p, (start, end), st);
         }
     }
 }

@@ -4,7 +4,7 @@
 use anyhow::{bail, Context, Result};
 use statepack::codecs::motion::Clip;
 use statepack::formats::cbtrack::writer::{SectionBytes, Stats};
-use statepack::formats::cbtrack::{self, Player, Track};
+use statepack::formats::cbtrack::{self, Track};
 use statepack::runtime::cbtk_columns::{deflate, ChunkBuilder};
 use statepack::sim::cbtrack_match::MatchSpec;
 use std::path::Path;
@@ -229,19 +229,16 @@ pub fn import(
 }
 
 /// `sample FILE --at FRAME`: the full state as JSON.
+///
+/// Written as it is read, one unit, projectile or team number track at a time
+/// ([`cbtrack::write_sample`]): the same text as the [`cbtrack::Player`]'s state of the frame.
 pub fn sample(bytes: &[u8], at: f64) -> Result<()> {
-    let mut p = Player::new(bytes)?;
-    let (first, last) = (p.header().first_frame, p.header().last_frame);
+    let h = Track::open(bytes)?.header();
+    let (first, last) = (h.first_frame, h.last_frame);
     if !(f64::from(first)..=f64::from(last)).contains(&at) {
         bail!("--at {at} is outside the track, whose frames run from {first} to {last}");
     }
-    let s = p.sample(at)?;
-    let text = serde_json::to_string_pretty(&s)?;
-    use std::io::Write;
-    match writeln!(std::io::stdout().lock(), "{text}") {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
-    }
+    crate::emit_stdout(|out| cbtrack::write_sample(bytes, at, out))
 }
 
 /// `verify FILE --against MOTION`: every recorded sample against the file. The crowd size and
@@ -471,34 +468,56 @@ pub fn inspect_content(
         "  {}",
         chunk_line("info chunk", t.raw.info_block, t.raw.info_len, info_len)
     )?;
-    match t.info() {
-        Ok(i) => {
-            let q = |v: &[String]| {
-                bounded_inline(&v.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>(), m)
+    // Each list is read as far as it is shown, with its full length beside.
+    match t.info_first(m) {
+        Ok((i, n)) => {
+            let q = |v: &[String], total: usize| {
+                let mut s: Vec<String> = v.iter().map(|s| format!("{s:?}")).collect();
+                if total > v.len() {
+                    s.push(format!("... {} more", total - v.len()));
+                }
+                format!("[{}]", s.join(", "))
             };
-            writeln!(out, "    texts = {}", q(&i.texts))?;
+            let inline = |v: &[u32], total: usize| {
+                let mut s: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+                if total > v.len() {
+                    s.push(format!("... {} more", total - v.len()));
+                }
+                format!("[{}]", s.join(", "))
+            };
+            let inline16 = |v: &[u16], total: usize| {
+                inline(&v.iter().map(|&x| u32::from(x)).collect::<Vec<_>>(), total)
+            };
+            writeln!(out, "    texts = {}", q(&i.texts, n.texts))?;
             writeln!(
                 out,
                 "    unit_defs ({}) = {}",
-                i.unit_defs.len(),
-                q(&i.unit_defs)
+                n.unit_defs,
+                q(&i.unit_defs, n.unit_defs)
             )?;
             writeln!(
                 out,
                 "    weapon_defs ({}) = {}",
-                i.weapon_defs.len(),
-                q(&i.weapon_defs)
+                n.weapon_defs,
+                q(&i.weapon_defs, n.weapon_defs)
             )?;
             writeln!(
                 out,
                 "    feature_defs ({}) = {}",
-                i.feature_defs.len(),
-                q(&i.feature_defs)
+                n.feature_defs,
+                q(&i.feature_defs, n.feature_defs)
             )?;
-            writeln!(out, "    posed ({}):", i.posed.len())?;
-            bounded_list(out, "      ", &i.posed, m, |_, (d, names)| {
-                format!("unit def {d}: pieces {}", q(names))
-            })?;
+            writeln!(out, "    posed ({}):", n.posed)?;
+            for (k, (d, names)) in i.posed.iter().enumerate() {
+                writeln!(
+                    out,
+                    "      [{k}] unit def {d}: pieces {}",
+                    q(names, n.posed_names[k])
+                )?;
+            }
+            if n.posed > i.posed.len() {
+                writeln!(out, "      ... {} more", n.posed - i.posed.len())?;
+            }
             writeln!(out, "    teams ({}):", i.teams.len())?;
             bounded_list(out, "      ", &i.teams, m, |_, tm| {
                 format!(
@@ -509,20 +528,28 @@ pub fn inspect_content(
             writeln!(
                 out,
                 "    map_size (elmos) = {}",
-                bounded_inline(&i.map_size, m)
+                inline(&i.map_size, n.map_size)
             )?;
             writeln!(
                 out,
                 "    footprint_x (elmos) = {}",
-                bounded_inline(&i.footprint_x, m)
+                inline16(&i.footprint_x, n.footprint_x)
             )?;
             writeln!(
                 out,
                 "    footprint_z (elmos) = {}",
-                bounded_inline(&i.footprint_z, m)
+                inline16(&i.footprint_z, n.footprint_z)
             )?;
-            writeln!(out, "    team_params = {}", q(&i.team_params))?;
-            writeln!(out, "    game_params = {}", q(&i.game_params))?;
+            writeln!(
+                out,
+                "    team_params = {}",
+                q(&i.team_params, n.team_params)
+            )?;
+            writeln!(
+                out,
+                "    game_params = {}",
+                q(&i.game_params, n.game_params)
+            )?;
         }
         Err(e) => writeln!(out, "    error: {e}")?,
     }
@@ -536,16 +563,19 @@ pub fn inspect_content(
             None
         )
     )?;
-    match t.features() {
-        Ok(f) => {
-            writeln!(out, "    features ({}):", f.len())?;
-            bounded_list(out, "      ", &f, m, |_, x| {
+    match t.features_first(m) {
+        Ok((count, f)) => {
+            writeln!(out, "    features ({count}):")?;
+            bounded_list(out, "      ", &f, 0, |_, x| {
                 format!(
                     "feature_id {} def {} team {} flags {} frames {}..={} pos {} rot dropped {} codes {:?}",
                     x.feature_id, x.def, x.team, x.flags, x.first_frame, x.last_frame,
                     el(&x.pos), x.rot_dropped, x.rot
                 )
             })?;
+            if count > f.len() {
+                writeln!(out, "      ... {} more", count - f.len())?;
+            }
         }
         Err(e) => writeln!(out, "    error: {e}")?,
     }
@@ -586,137 +616,27 @@ pub fn inspect_content(
                 })?;
             }
         }
-        match t.window(k) {
-            Ok(w) => {
-                writeln!(out, "      units ({}):", w.units.len())?;
-                let shown_u = if m == 0 {
-                    w.units.len()
-                } else {
-                    m.min(w.units.len())
+        drop(inflated);
+        // Checked first (nothing kept), so a window that does not read prints its error
+        // alone; then read again one entry at a time, each printed and dropped.
+        match t.check_window(k) {
+            Ok(()) => {
+                let mut p = WindowPrinter {
+                    out: &mut *out,
+                    m,
+                    start,
+                    el: &el,
+                    seen: [0; 3],
+                    counts: [0; 3],
+                    phase: 0,
+                    res: Ok(()),
                 };
-                for (i, u) in w.units.iter().take(shown_u).enumerate() {
-                    writeln!(
-                        out,
-                        "        [{i}] unit_id {} serial {} def {} team {} flags {} frames {}..={}: {} transform, {} status keys, {} target, {} pose tracks, {} queue keys",
-                        u.unit_id, u.serial, u.def, u.team, u.flags,
-                        start + u.first as u32, start + u.last as u32,
-                        u.transforms.len(), u.status.len(), u.targets.len(), u.poses.len(), u.queue.len()
-                    )?;
-                    writeln!(out, "          transform keys:")?;
-                    bounded_list(out, "            ", &u.transforms, m, |_, x| {
-                        format!(
-                            "frame {} pos {} rot dropped {} codes {:?}",
-                            start + x.offset,
-                            el(&x.pos),
-                            x.rot_dropped,
-                            x.rot
-                        )
-                    })?;
-                    writeln!(out, "          status keys:")?;
-                    bounded_list(out, "            ", &u.status, m, |_, x| {
-                        format!(
-                            "frame {} health {}/65535 build {}/65535 flags {}",
-                            start + x.offset,
-                            x.health,
-                            x.build,
-                            x.flags
-                        )
-                    })?;
-                    if !u.targets.is_empty() {
-                        writeln!(out, "          target tracks:")?;
-                        bounded_list(out, "            ", &u.targets, m, |_, g| {
-                            let keys: Vec<String> = g
-                                .keys
-                                .iter()
-                                .map(|x| {
-                                    format!(
-                                        "frame {} kind {} ref {}{}",
-                                        start + x.offset,
-                                        x.kind,
-                                        x.reference,
-                                        x.pos
-                                            .map(|p| format!(" at {}", el(&p)))
-                                            .unwrap_or_default()
-                                    )
-                                })
-                                .collect();
-                            format!("weapon {}: keys {}", g.weapon, bounded_inline(&keys, m))
-                        })?;
-                    }
-                    if !u.poses.is_empty() {
-                        writeln!(out, "          pose tracks:")?;
-                        bounded_list(out, "            ", &u.poses, m, |_, p| {
-                            let keys: Vec<String> = p
-                                .keys
-                                .iter()
-                                .map(|x| {
-                                    format!(
-                                        "frame {} angles (1/65536 turn) {:?} offsets {}",
-                                        start + x.offset,
-                                        x.angles,
-                                        el(&x.offsets)
-                                    )
-                                })
-                                .collect();
-                            format!(
-                                "piece {} ({} keys): {}",
-                                p.piece,
-                                p.keys.len(),
-                                bounded_inline(&keys, m)
-                            )
-                        })?;
-                    }
-                    if !u.queue.is_empty() {
-                        writeln!(out, "          build queue keys:")?;
-                        bounded_list(out, "            ", &u.queue, m, |_, q| {
-                            let items: Vec<String> = q
-                                .items
-                                .iter()
-                                .map(|x| format!("def {} facing {}", x.def, x.facing))
-                                .collect();
-                            format!(
-                                "frame {} items {}",
-                                start + q.offset,
-                                bounded_inline(&items, m)
-                            )
-                        })?;
-                    }
+                let visited = t.visit_window(k, |part| p.part(part));
+                p.advance(3);
+                p.res?;
+                if let Err(e) = visited {
+                    writeln!(out, "      error: {e}")?;
                 }
-                if w.units.len() > shown_u {
-                    writeln!(out, "        ... {} more", w.units.len() - shown_u)?;
-                }
-                writeln!(out, "      projectiles ({}):", w.projectiles.len())?;
-                bounded_list(out, "        ", &w.projectiles, m, |_, p| {
-                    let keys: Vec<String> = p
-                        .keys
-                        .iter()
-                        .map(|x| format!("frame {} pos {}", start + x.offset, el(&x.pos)))
-                        .collect();
-                    format!(
-                        "serial {} weapon {} team {} owner {} frames {}..={}: keys {}",
-                        p.serial,
-                        p.weapon,
-                        p.team,
-                        p.owner,
-                        start + p.first as u32,
-                        start + p.last as u32,
-                        bounded_inline(&keys, m)
-                    )
-                })?;
-                writeln!(out, "      team numbers ({}):", w.teams.len())?;
-                bounded_list(out, "        ", &w.teams, m, |_, n| {
-                    let keys: Vec<String> = n
-                        .keys
-                        .iter()
-                        .map(|(f, v)| format!("frame {} = {v}", start + f))
-                        .collect();
-                    format!(
-                        "team {} code {}: {}",
-                        n.team,
-                        n.code,
-                        bounded_inline(&keys, m)
-                    )
-                })?;
             }
             Err(e) => writeln!(out, "      error: {e}")?,
         }
@@ -749,6 +669,221 @@ pub fn inspect_content(
         writeln!(out, "    ... {} more", t.num_windows() - shown)?;
     }
     Ok(())
+}
+
+/// Prints a window's entries as [`Track::visit_window`] hands them over, in the layout of a
+/// listed window: the units with their keys, then the projectiles, then the team number
+/// tracks, each list bounded by `m` (0 shows everything) with a count of the rest.
+struct WindowPrinter<'o, 'e> {
+    out: &'o mut dyn std::io::Write,
+    m: usize,
+    start: u32,
+    el: &'e dyn Fn(&[i32; 3]) -> String,
+    /// Entries seen so far: units, projectiles, team number tracks.
+    seen: [usize; 3],
+    /// Entries the window holds, in the same order.
+    counts: [usize; 3],
+    /// The list being printed (0 units, 1 projectiles, 2 team numbers, 3 done).
+    phase: usize,
+    /// The first write error; nothing more is written after it.
+    res: std::io::Result<()>,
+}
+
+impl WindowPrinter<'_, '_> {
+    fn shown(&self, list: usize) -> usize {
+        if self.m == 0 {
+            self.counts[list]
+        } else {
+            self.m.min(self.counts[list])
+        }
+    }
+
+    /// Ends the lists before `to` (their counts of what was not shown) and starts the
+    /// next ones (their headings).
+    fn advance(&mut self, to: usize) {
+        while self.phase < to && self.res.is_ok() {
+            let list = self.phase;
+            let rest = self.counts[list] - self.shown(list);
+            if rest > 0 {
+                self.res = writeln!(self.out, "        ... {rest} more");
+            }
+            self.phase += 1;
+            if self.phase < 3 && self.res.is_ok() {
+                self.res = self.heading(self.phase);
+            }
+        }
+    }
+
+    fn heading(&mut self, list: usize) -> std::io::Result<()> {
+        let n = self.counts[list];
+        match list {
+            0 => writeln!(self.out, "      units ({n}):"),
+            1 => writeln!(self.out, "      projectiles ({n}):"),
+            _ => writeln!(self.out, "      team numbers ({n}):"),
+        }
+    }
+
+    fn part(&mut self, part: cbtrack::WindowPart<'_>) {
+        use cbtrack::WindowPart as P;
+        if self.res.is_err() {
+            return;
+        }
+        let list = match part {
+            P::Counts {
+                units,
+                projectiles,
+                teams,
+            } => {
+                self.counts = [units, projectiles, teams];
+                self.res = self.heading(0);
+                return;
+            }
+            P::Unit(_) => 0,
+            P::Projectile(_) => 1,
+            P::Team(_) => 2,
+        };
+        self.advance(list);
+        let i = self.seen[list];
+        self.seen[list] += 1;
+        if i >= self.shown(list) || self.res.is_err() {
+            return;
+        }
+        self.res = match part {
+            P::Unit(u) => self.unit(i, u),
+            P::Projectile(p) => {
+                let line = self.projectile(p);
+                writeln!(self.out, "        [{i}] {line}")
+            }
+            P::Team(n) => {
+                let line = self.team(n);
+                writeln!(self.out, "        [{i}] {line}")
+            }
+            P::Counts { .. } => Ok(()),
+        };
+    }
+
+    fn unit(&mut self, i: usize, u: &cbtrack::Unit) -> std::io::Result<()> {
+        let (out, m, start, el) = (&mut *self.out, self.m, self.start, self.el);
+        writeln!(
+            out,
+            "        [{i}] unit_id {} serial {} def {} team {} flags {} frames {}..={}: {} transform, {} status keys, {} target, {} pose tracks, {} queue keys",
+            u.unit_id, u.serial, u.def, u.team, u.flags,
+            start + u.first as u32, start + u.last as u32,
+            u.transforms.len(), u.status.len(), u.targets.len(), u.poses.len(), u.queue.len()
+        )?;
+        writeln!(out, "          transform keys:")?;
+        bounded_list(out, "            ", &u.transforms, m, |_, x| {
+            format!(
+                "frame {} pos {} rot dropped {} codes {:?}",
+                start + x.offset,
+                el(&x.pos),
+                x.rot_dropped,
+                x.rot
+            )
+        })?;
+        writeln!(out, "          status keys:")?;
+        bounded_list(out, "            ", &u.status, m, |_, x| {
+            format!(
+                "frame {} health {}/65535 build {}/65535 flags {}",
+                start + x.offset,
+                x.health,
+                x.build,
+                x.flags
+            )
+        })?;
+        if !u.targets.is_empty() {
+            writeln!(out, "          target tracks:")?;
+            bounded_list(out, "            ", &u.targets, m, |_, g| {
+                let keys: Vec<String> = g
+                    .keys
+                    .iter()
+                    .map(|x| {
+                        format!(
+                            "frame {} kind {} ref {}{}",
+                            start + x.offset,
+                            x.kind,
+                            x.reference,
+                            x.pos.map(|p| format!(" at {}", el(&p))).unwrap_or_default()
+                        )
+                    })
+                    .collect();
+                format!("weapon {}: keys {}", g.weapon, bounded_inline(&keys, m))
+            })?;
+        }
+        if !u.poses.is_empty() {
+            writeln!(out, "          pose tracks:")?;
+            bounded_list(out, "            ", &u.poses, m, |_, p| {
+                let keys: Vec<String> = p
+                    .keys
+                    .iter()
+                    .map(|x| {
+                        format!(
+                            "frame {} angles (1/65536 turn) {:?} offsets {}",
+                            start + x.offset,
+                            x.angles,
+                            el(&x.offsets)
+                        )
+                    })
+                    .collect();
+                format!(
+                    "piece {} ({} keys): {}",
+                    p.piece,
+                    p.keys.len(),
+                    bounded_inline(&keys, m)
+                )
+            })?;
+        }
+        if !u.queue.is_empty() {
+            writeln!(out, "          build queue keys:")?;
+            bounded_list(out, "            ", &u.queue, m, |_, q| {
+                let items: Vec<String> = q
+                    .items
+                    .iter()
+                    .map(|x| format!("def {} facing {}", x.def, x.facing))
+                    .collect();
+                format!(
+                    "frame {} items {}",
+                    start + q.offset,
+                    bounded_inline(&items, m)
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    fn projectile(&self, p: &cbtrack::Projectile) -> String {
+        let (m, start, el) = (self.m, self.start, self.el);
+        let keys: Vec<String> = p
+            .keys
+            .iter()
+            .map(|x| format!("frame {} pos {}", start + x.offset, el(&x.pos)))
+            .collect();
+        format!(
+            "serial {} weapon {} team {} owner {} frames {}..={}: keys {}",
+            p.serial,
+            p.weapon,
+            p.team,
+            p.owner,
+            start + p.first as u32,
+            start + p.last as u32,
+            bounded_inline(&keys, m)
+        )
+    }
+
+    fn team(&self, n: &cbtrack::TeamTrack) -> String {
+        let (m, start) = (self.m, self.start);
+        let keys: Vec<String> = n
+            .keys
+            .iter()
+            .map(|(f, v)| format!("frame {} = {v}", start + f))
+            .collect();
+        format!(
+            "team {} code {}: {}",
+            n.team,
+            n.code,
+            bounded_inline(&keys, m)
+        )
+    }
 }
 
 /// Column id and `<set>.<column>` name of every column the schema's column sets know.

@@ -53,6 +53,17 @@ fn strings(lens: &[u16], bytes: &[u8], what: &'static str) -> Result<Vec<String>
     // One string per length value: the lengths are a column already in memory (2 bytes
     // each), so the list is sized by them once rather than grown.
     let mut out = Vec::with_capacity(lens.len());
+    each_string(lens, bytes, what, |s| out.push(s.to_owned()))?;
+    Ok(out)
+}
+
+/// Checks each string of a length column and its bytes column, and hands it to `f`.
+fn each_string<'b>(
+    lens: &[u16],
+    bytes: &'b [u8],
+    what: &'static str,
+    mut f: impl FnMut(&'b str),
+) -> Result<(), DecodeError> {
     let mut at = 0usize;
     for (i, &l) in lens.iter().enumerate() {
         let end = at + l as usize;
@@ -66,7 +77,7 @@ fn strings(lens: &[u16], bytes: &[u8], what: &'static str) -> Result<Vec<String>
                 ),
             ));
         };
-        out.push(String::from_utf8(b.to_vec()).map_err(|e| {
+        f(std::str::from_utf8(b).map_err(|e| {
             semantic(
                 fpath(&[PathSeg::Field(what), PathSeg::Index(i)]),
                 0,
@@ -75,7 +86,53 @@ fn strings(lens: &[u16], bytes: &[u8], what: &'static str) -> Result<Vec<String>
         })?);
         at = end;
     }
-    Ok(out)
+    Ok(())
+}
+
+/// The full lengths of the lists of an [`Info`] read cut ([`Track::info_first`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InfoLens {
+    /// Track texts.
+    pub texts: usize,
+    /// Unit definition names.
+    pub unit_defs: usize,
+    /// Weapon definition names.
+    pub weapon_defs: usize,
+    /// Feature definition names.
+    pub feature_defs: usize,
+    /// Posed unit definitions.
+    pub posed: usize,
+    /// Piece names of each posed entry kept.
+    pub posed_names: Vec<usize>,
+    /// Map size values.
+    pub map_size: usize,
+    /// Footprint x values.
+    pub footprint_x: usize,
+    /// Footprint z values.
+    pub footprint_z: usize,
+    /// Team parameters.
+    pub team_params: usize,
+    /// Game parameters.
+    pub game_params: usize,
+}
+
+fn posed_past(i: usize) -> DecodeError {
+    semantic(
+        fpath(&[PathSeg::Field("posed_counts"), PathSeg::Index(i)]),
+        0,
+        "posed piece counts run past the piece names",
+    )
+}
+
+fn check_teams(n: usize) -> Result<(), DecodeError> {
+    if n > MAX_TEAMS {
+        return Err(semantic(
+            fpath(&[PathSeg::Field("team_ids")]),
+            0,
+            format!("{n} teams; team ids are u8, so a track has at most {MAX_TEAMS}"),
+        ));
+    }
+    Ok(())
 }
 
 fn put_strings(v: &[String]) -> Result<(Vec<u16>, Vec<u8>), EncodeError> {
@@ -97,31 +154,140 @@ impl Info {
     /// Errors: more than [`MAX_TEAMS`] teams, a string list whose lengths run past its
     /// bytes, text that is not UTF-8, or posed piece counts that run past the names.
     pub fn from_columns(c: &raw::InfoColumns) -> Result<Self, DecodeError> {
+        Self::from_view(&InfoView::of(c))
+    }
+
+    /// Checks the info chunk's column set as [`Info::from_columns`] reads it, with the same
+    /// errors, keeping no string.
+    pub(crate) fn check_view(c: &InfoView) -> Result<(), DecodeError> {
+        each_string(&c.piece_lens, &c.piece_bytes, "piece_names", drop)?;
+        let pieces = c.piece_lens.len();
+        let mut at = 0usize;
+        for i in 0..c.posed_defs.len() {
+            let n = c.posed_counts.get(i).copied().unwrap_or(0) as usize;
+            if at + n > pieces {
+                return Err(posed_past(i));
+            }
+            at += n;
+        }
+        check_teams(c.team_ids.len())?;
+        for (lens, bytes, what) in [
+            (&c.side_lens, &c.side_bytes, "side_names"),
+            (&c.leader_lens, &c.leader_bytes, "leader_names"),
+            (&c.text_lens, &c.text_bytes, "texts"),
+            (&c.unit_def_lens, &c.unit_def_bytes, "unit_defs"),
+            (&c.weapon_def_lens, &c.weapon_def_bytes, "weapon_defs"),
+            (&c.feature_def_lens, &c.feature_def_bytes, "feature_defs"),
+            (&c.team_param_lens, &c.team_param_bytes, "team_params"),
+            (&c.game_param_lens, &c.game_param_bytes, "game_params"),
+        ] {
+            each_string(lens, bytes, what, drop)?;
+        }
+        Ok(())
+    }
+
+    /// The info chunk's lists as far as a listing shows them: every column checked as
+    /// [`Info::from_columns`] checks it, then each list cut to its first `max` entries (all
+    /// when `max` is 0; a posed entry's piece names too), with the full lengths beside.
+    pub(crate) fn from_view_first(
+        c: &InfoView,
+        max: usize,
+    ) -> Result<(Self, InfoLens), DecodeError> {
+        Self::check_view(c)?;
+        let cut = |n: usize| if max == 0 { n } else { n.min(max) };
+        let first = |lens: &[u16], bytes: &[u8], n: usize| -> Vec<String> {
+            let mut out = Vec::with_capacity(n);
+            let mut at = 0usize;
+            for &l in &lens[..n] {
+                let end = at + l as usize;
+                out.push(String::from_utf8_lossy(&bytes[at..end]).into_owned());
+                at = end;
+            }
+            out
+        };
+        let list = |lens: &[u16], bytes: &[u8]| first(lens, bytes, cut(lens.len()));
+        // The piece names of the posed entries shown, each cut: the names are read in order
+        // of the entries, so one pass over the lengths finds them.
+        let mut posed = Vec::new();
+        let mut posed_names = Vec::new();
+        let (mut piece, mut byte) = (0usize, 0usize);
+        for i in 0..cut(c.posed_defs.len()) {
+            let n = c.posed_counts.get(i).copied().unwrap_or(0) as usize;
+            let mut names = Vec::with_capacity(cut(n));
+            for k in 0..n {
+                let l = c.piece_lens[piece] as usize;
+                if k < cut(n) {
+                    names
+                        .push(String::from_utf8_lossy(&c.piece_bytes[byte..byte + l]).into_owned());
+                }
+                piece += 1;
+                byte += l;
+            }
+            posed.push((c.posed_defs[i], names));
+            posed_names.push(n);
+        }
+        let teams = c.team_ids.len();
+        let sides = first(&c.side_lens, &c.side_bytes, c.side_lens.len().min(teams));
+        let leaders = first(
+            &c.leader_lens,
+            &c.leader_bytes,
+            c.leader_lens.len().min(teams),
+        );
+        let lens = InfoLens {
+            texts: c.text_lens.len(),
+            unit_defs: c.unit_def_lens.len(),
+            weapon_defs: c.weapon_def_lens.len(),
+            feature_defs: c.feature_def_lens.len(),
+            posed: c.posed_defs.len(),
+            posed_names,
+            map_size: c.map_size.len(),
+            footprint_x: c.footprint_x.len(),
+            footprint_z: c.footprint_z.len(),
+            team_params: c.team_param_lens.len(),
+            game_params: c.game_param_lens.len(),
+        };
+        let info = Self {
+            texts: list(&c.text_lens, &c.text_bytes),
+            unit_defs: list(&c.unit_def_lens, &c.unit_def_bytes),
+            weapon_defs: list(&c.weapon_def_lens, &c.weapon_def_bytes),
+            feature_defs: list(&c.feature_def_lens, &c.feature_def_bytes),
+            posed,
+            teams: c
+                .team_ids
+                .iter()
+                .enumerate()
+                .map(|(i, &id)| TeamInfo {
+                    id,
+                    ally: c.team_allies.get(i).copied().unwrap_or(0),
+                    flags: c.team_flags.get(i).copied().unwrap_or(0),
+                    colour: [0, 1, 2].map(|j| c.team_colours.get(3 * i + j).copied().unwrap_or(0)),
+                    side: sides.get(i).cloned().unwrap_or_default(),
+                    leader: leaders.get(i).cloned().unwrap_or_default(),
+                })
+                .collect(),
+            map_size: c.map_size[..cut(c.map_size.len())].to_vec(),
+            footprint_x: c.footprint_x[..cut(c.footprint_x.len())].to_vec(),
+            footprint_z: c.footprint_z[..cut(c.footprint_z.len())].to_vec(),
+            team_params: list(&c.team_param_lens, &c.team_param_bytes),
+            game_params: list(&c.game_param_lens, &c.game_param_bytes),
+        };
+        Ok((info, lens))
+    }
+
+    /// [`Info::from_columns`] from a view.
+    pub(crate) fn from_view(c: &InfoView) -> Result<Self, DecodeError> {
         let pieces = strings(&c.piece_lens, &c.piece_bytes, "piece_names")?;
         let mut posed = Vec::new();
         let mut at = 0usize;
         for (i, &d) in c.posed_defs.iter().enumerate() {
             let n = c.posed_counts.get(i).copied().unwrap_or(0) as usize;
             let Some(names) = pieces.get(at..at + n) else {
-                return Err(semantic(
-                    fpath(&[PathSeg::Field("posed_counts"), PathSeg::Index(i)]),
-                    0,
-                    "posed piece counts run past the piece names",
-                ));
+                return Err(posed_past(i));
             };
             posed.push((d, names.to_vec()));
             at += n;
         }
-        if c.team_ids.len() > MAX_TEAMS {
-            return Err(semantic(
-                fpath(&[PathSeg::Field("team_ids")]),
-                0,
-                format!(
-                    "{} teams; team ids are u8, so a track has at most {MAX_TEAMS}",
-                    c.team_ids.len()
-                ),
-            ));
-        }
+        check_teams(c.team_ids.len())?;
         let sides = strings(&c.side_lens, &c.side_bytes, "side_names")?;
         let leaders = strings(&c.leader_lens, &c.leader_bytes, "leader_names")?;
         let teams = c
@@ -144,9 +310,9 @@ impl Info {
             feature_defs: strings(&c.feature_def_lens, &c.feature_def_bytes, "feature_defs")?,
             posed,
             teams,
-            map_size: c.map_size.clone(),
-            footprint_x: c.footprint_x.clone(),
-            footprint_z: c.footprint_z.clone(),
+            map_size: c.map_size.to_vec(),
+            footprint_x: c.footprint_x.to_vec(),
+            footprint_z: c.footprint_z.to_vec(),
             team_params: strings(&c.team_param_lens, &c.team_param_bytes, "team_params")?,
             game_params: strings(&c.game_param_lens, &c.game_param_bytes, "game_params")?,
         })
@@ -249,6 +415,15 @@ impl Feature {
     /// Errors: columns of one entry each that disagree in length, or features without their
     /// first and last frame columns.
     pub fn from_columns(c: &raw::FeaturesColumns) -> Result<Vec<Self>, DecodeError> {
+        Self::from_view(&FeaturesView::of(c), usize::MAX).map(|(_, f)| f)
+    }
+
+    /// [`Feature::from_columns`] from a view: every column checked, the number of features
+    /// and the first `take` of them built (none with `take` 0).
+    pub(crate) fn from_view(
+        c: &FeaturesView,
+        take: usize,
+    ) -> Result<(usize, Vec<Self>), DecodeError> {
         let lens = [
             ("feature_id", c.feature_id.len()),
             ("def", c.def.len()),
@@ -283,23 +458,26 @@ impl Feature {
                 ));
             }
         }
-        Ok((0..n)
-            .map(|i| Feature {
-                feature_id: at_or(&c.feature_id, i),
-                def: at_or(&c.def, i),
-                team: at_or(&c.team, i),
-                flags: at_or(&c.flags, i),
-                first_frame: at_or(&c.first_frame, i),
-                last_frame: at_or(&c.last_frame, i),
-                pos: [at_or(&c.x, i), at_or(&c.y, i), at_or(&c.z, i)],
-                rot_dropped: at_or(&c.rot_dropped, i),
-                rot: [
-                    at_or(&c.rot_a, i) as i16,
-                    at_or(&c.rot_b, i) as i16,
-                    at_or(&c.rot_c, i) as i16,
-                ],
-            })
-            .collect())
+        Ok((
+            n,
+            (0..n.min(take))
+                .map(|i| Feature {
+                    feature_id: at_or(&c.feature_id, i),
+                    def: at_or(&c.def, i),
+                    team: at_or(&c.team, i),
+                    flags: at_or(&c.flags, i),
+                    first_frame: at_or(&c.first_frame, i),
+                    last_frame: at_or(&c.last_frame, i),
+                    pos: [at_or(&c.x, i), at_or(&c.y, i), at_or(&c.z, i)],
+                    rot_dropped: at_or(&c.rot_dropped, i),
+                    rot: [
+                        at_or(&c.rot_a, i) as i16,
+                        at_or(&c.rot_b, i) as i16,
+                        at_or(&c.rot_c, i) as i16,
+                    ],
+                })
+                .collect(),
+        ))
     }
 
     /// The features chunk's column set.

@@ -199,6 +199,36 @@ pub struct MainWindow {
     pub teams: Vec<TeamTrack>,
 }
 
+/// One entry of a window's main chunk, as [`MainWindow::visit_chunk`] hands it over.
+#[derive(Debug, Clone, Copy)]
+pub enum WindowPart<'a> {
+    /// The number of units, projectiles and team number tracks, before any of them.
+    Counts {
+        /// Units in the window.
+        units: usize,
+        /// Projectiles in the window.
+        projectiles: usize,
+        /// Team number tracks in the window.
+        teams: usize,
+    },
+    /// A unit with its keys and tracks.
+    Unit(&'a Unit),
+    /// A projectile with its keys.
+    Projectile(&'a Projectile),
+    /// A team number track.
+    Team(&'a TeamTrack),
+}
+
+/// What [`MainWindow::from_columns`] does with each entry it decodes.
+enum Mode<'f> {
+    /// Keeps every entry in the window.
+    Keep,
+    /// Builds nothing (the checks only).
+    Check,
+    /// Hands each entry to the function and keeps none.
+    Visit(&'f mut dyn FnMut(WindowPart<'_>)),
+}
+
 /// Splits `total` keys into curves by `counts`, checking the sum.
 fn check_sum(
     set: &'static str,
@@ -217,16 +247,13 @@ fn check_sum(
     Ok(total)
 }
 
-struct Escape3<'a>(EscapeDecoder<'a>, EscapeDecoder<'a>, EscapeDecoder<'a>);
+/// The three escape curves of a position, velocity, angle or offset; a missing narrow
+/// column reads as zeros (no escapes), with nothing allocated for it.
+struct Escape3<'a>([Option<EscapeDecoder<'a>>; 3]);
 
 impl<'a> Escape3<'a> {
-    fn new(n: [&'a [i16]; 3], w: [&'a [i32]; 3], total: usize, zeros: &'a [i16]) -> Self {
-        let pick = |s: &'a [i16]| if s.is_empty() { &zeros[..total] } else { s };
-        Self(
-            EscapeDecoder::new(pick(n[0]), w[0]),
-            EscapeDecoder::new(pick(n[1]), w[1]),
-            EscapeDecoder::new(pick(n[2]), w[2]),
-        )
+    fn new(n: [&'a [i16]; 3], w: [&'a [i32]; 3]) -> Self {
+        Self([0, 1, 2].map(|i| (!n[i].is_empty()).then(|| EscapeDecoder::new(n[i], w[i]))))
     }
     fn curve(
         &mut self,
@@ -234,12 +261,16 @@ impl<'a> Escape3<'a> {
         set: &'static str,
         out: &mut [Vec<i32>; 3],
     ) -> Result<(), DecodeError> {
-        for (d, o) in [&mut self.0, &mut self.1, &mut self.2]
-            .into_iter()
-            .zip(out.iter_mut())
-        {
-            d.curve(k, o)
-                .map_err(|m| semantic(fpath(&[PathSeg::Field(set)]), 0, m))?;
+        for (d, o) in self.0.iter_mut().zip(out.iter_mut()) {
+            match d {
+                Some(d) => d
+                    .curve(k, o)
+                    .map_err(|m| semantic(fpath(&[PathSeg::Field(set)]), 0, m))?,
+                None => {
+                    o.clear();
+                    o.resize(k, 0);
+                }
+            }
         }
         Ok(())
     }
@@ -266,6 +297,7 @@ fn times(col: &[u16], at: usize, k: usize) -> Vec<u32> {
 
 impl MainWindow {
     /// Decodes a main chunk's bytes (decompressed) for window `index` spanning `start..=end`.
+    /// The columns are read where they lie in `bytes` ([`parse_chunk`]).
     ///
     /// Errors: the directory or a column set is bad, per-entry columns disagree in length, key
     /// columns do not match the counts, or an escape has no wide value.
@@ -275,32 +307,75 @@ impl MainWindow {
         start: u32,
         end: u32,
     ) -> Result<Self, DecodeError> {
-        let c = parse_chunk(bytes)?;
-        let u = raw::UnitsColumns::from_chunk(&c)?;
-        let t = raw::TransformKeysColumns::from_chunk(&c)?;
-        let s = raw::StatusKeysColumns::from_chunk(&c)?;
-        let g = raw::TargetTracksColumns::from_chunk(&c)?;
-        let p = raw::PoseTracksColumns::from_chunk(&c)?;
-        let q = raw::BuildQueueColumns::from_chunk(&c)?;
-        let j = raw::ProjectilesColumns::from_chunk(&c)?;
-        let n = raw::TeamNumbersColumns::from_chunk(&c)?;
-        Self::from_columns(&u, &t, &s, &g, &p, &q, &j, &n, index, start, end)
+        Self::read_chunk(bytes, index, start, end, &mut Mode::Keep)
     }
 
-    #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
-    fn from_columns(
-        u: &raw::UnitsColumns,
-        t: &raw::TransformKeysColumns,
-        s: &raw::StatusKeysColumns,
-        g: &raw::TargetTracksColumns,
-        p: &raw::PoseTracksColumns,
-        q: &raw::BuildQueueColumns,
-        j: &raw::ProjectilesColumns,
-        nc: &raw::TeamNumbersColumns,
+    /// Checks a main chunk's bytes (decompressed) as [`MainWindow::from_chunk`] reads them,
+    /// with the same errors, keeping nothing: one unit, track or projectile at a time is
+    /// decoded and dropped, so memory is the chunk and one curve (at most 65,535 keys).
+    ///
+    /// Errors: as for [`MainWindow::from_chunk`].
+    pub fn check_chunk(
+        bytes: &[u8],
         index: usize,
         start: u32,
         end: u32,
+    ) -> Result<(), DecodeError> {
+        Self::read_chunk(bytes, index, start, end, &mut Mode::Check).map(drop)
+    }
+
+    /// Reads a main chunk's bytes (decompressed) as [`MainWindow::from_chunk`] does, with the
+    /// same errors, handing each entry to `f` as it is decoded and keeping none: first the
+    /// counts, then every unit, every projectile and every team number track in stored
+    /// order. Memory: the chunk and one entry.
+    ///
+    /// Errors: as for [`MainWindow::from_chunk`]; `f` has seen the entries before the error.
+    pub fn visit_chunk(
+        bytes: &[u8],
+        index: usize,
+        start: u32,
+        end: u32,
+        mut f: impl FnMut(WindowPart<'_>),
+    ) -> Result<(), DecodeError> {
+        Self::read_chunk(bytes, index, start, end, &mut Mode::Visit(&mut f)).map(drop)
+    }
+
+    fn read_chunk(
+        bytes: &[u8],
+        index: usize,
+        start: u32,
+        end: u32,
+        mode: &mut Mode<'_>,
     ) -> Result<Self, DecodeError> {
+        let c = parse_chunk(bytes)?;
+        let u = UnitsView::from_chunk(&c)?;
+        let t = TransformKeysView::from_chunk(&c)?;
+        let s = StatusKeysView::from_chunk(&c)?;
+        let g = TargetTracksView::from_chunk(&c)?;
+        let p = PoseTracksView::from_chunk(&c)?;
+        let q = BuildQueueView::from_chunk(&c)?;
+        let j = ProjectilesView::from_chunk(&c)?;
+        let n = TeamNumbersView::from_chunk(&c)?;
+        Self::from_columns(&u, &t, &s, &g, &p, &q, &j, &n, (index, start, end), mode)
+    }
+
+    /// The window from its column sets; unless `mode` keeps them, every entry is decoded (so
+    /// every error is found) and dropped, and the window comes back empty.
+    #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
+    fn from_columns(
+        u: &UnitsView,
+        t: &TransformKeysView,
+        s: &StatusKeysView,
+        g: &TargetTracksView,
+        p: &PoseTracksView,
+        q: &BuildQueueView,
+        j: &ProjectilesView,
+        nc: &TeamNumbersView,
+        (index, start, end): (usize, u32, u32),
+        mode: &mut Mode<'_>,
+    ) -> Result<Self, DecodeError> {
+        let keep = matches!(mode, Mode::Keep);
+        let build = !matches!(mode, Mode::Check);
         let ulens = [
             ("unit_id", u.unit_id.len()),
             ("serial", u.serial.len()),
@@ -564,31 +639,22 @@ impl MainWindow {
             "keys without their time column",
         )?;
 
-        let zeros = vec![0i16; nt.max(npk).max(njk)];
-        let mut tpos = Escape3::new(
-            [&t.x, &t.y, &t.z],
-            [&t.x_wide, &t.y_wide, &t.z_wide],
-            nt,
-            &zeros,
-        );
-        let mut pang = Escape3::new(
-            [&p.ax, &p.ay, &p.az],
-            [&p.ax_wide, &p.ay_wide, &p.az_wide],
-            npk,
-            &zeros,
-        );
-        let mut poff = Escape3::new(
-            [&p.ox, &p.oy, &p.oz],
-            [&p.ox_wide, &p.oy_wide, &p.oz_wide],
-            npk,
-            &zeros,
-        );
+        if let Mode::Visit(f) = mode {
+            f(WindowPart::Counts {
+                units: nu,
+                projectiles: nj,
+                teams: nn,
+            });
+        }
+        let mut tpos = Escape3::new([&t.x, &t.y, &t.z], [&t.x_wide, &t.y_wide, &t.z_wide]);
+        let mut pang = Escape3::new([&p.ax, &p.ay, &p.az], [&p.ax_wide, &p.ay_wide, &p.az_wide]);
+        let mut poff = Escape3::new([&p.ox, &p.oy, &p.oz], [&p.ox_wide, &p.oy_wide, &p.oz_wide]);
         let mut v3 = [Vec::new(), Vec::new(), Vec::new()];
         let mut w3 = [Vec::new(), Vec::new(), Vec::new()];
         let mut r3 = [Vec::new(), Vec::new(), Vec::new()];
         let (mut ti, mut si, mut gi, mut gki, mut gpi, mut pi, mut pki, mut qi, mut qii) =
             (0, 0, 0, 0, 0, 0, 0, 0, 0);
-        let mut units = Vec::with_capacity(nu);
+        let mut units = Vec::with_capacity(if keep { nu } else { 0 });
         for i in 0..nu {
             let k = cnt16(&u.transform_count, i);
             tpos.curve(k, "transform_keys", &mut v3)?;
@@ -627,7 +693,7 @@ impl MainWindow {
                 .collect();
             si += k;
             let k = u.target_track_count.get(i).copied().unwrap_or(0) as usize;
-            let mut targets = Vec::with_capacity(k);
+            let mut targets = Vec::with_capacity(if build { k } else { 0 });
             for _ in 0..k {
                 let kk = cnt16(&g.key_count, gi);
                 let tt = times(&g.time, gki, kk);
@@ -656,22 +722,29 @@ impl MainWindow {
                         pos,
                     });
                 }
-                targets.push(TargetTrack {
-                    weapon: at_or(&g.weapon, gi),
-                    keys,
-                });
+                if build {
+                    targets.push(TargetTrack {
+                        weapon: at_or(&g.weapon, gi),
+                        keys,
+                    });
+                }
                 gi += 1;
                 gki += kk;
             }
             let k = cnt16(&u.pose_track_count, i);
-            let mut poses = Vec::with_capacity(k);
+            let mut poses = Vec::with_capacity(if build { k } else { 0 });
             for _ in 0..k {
                 let kk = cnt16(&p.key_count, pi);
                 pang.curve(kk, "pose_tracks", &mut v3)?;
                 poff.curve(kk, "pose_tracks", &mut w3)?;
                 let tt = times(&p.time, pki, kk);
+                pi += 1;
+                pki += kk;
+                if !build {
+                    continue;
+                }
                 poses.push(PoseTrack {
-                    piece: at_or(&p.piece, pi),
+                    piece: at_or(&p.piece, pi - 1),
                     keys: (0..kk)
                         .map(|x| PoseKey {
                             offset: tt[x],
@@ -680,14 +753,16 @@ impl MainWindow {
                         })
                         .collect(),
                 });
-                pi += 1;
-                pki += kk;
             }
             let k = cnt16(&u.queue_count, i);
             let qt = times(&q.time, qi, k);
-            let mut queue = Vec::with_capacity(k);
+            let mut queue = Vec::with_capacity(if build { k } else { 0 });
             for (x, &off) in qt.iter().enumerate() {
                 let m = q.item_count.get(qi + x).copied().unwrap_or(0) as usize;
+                if !build {
+                    qii += m;
+                    continue;
+                }
                 let items = (0..m)
                     .map(|y| QueueItem {
                         def: at_or(&q.def, qii + y),
@@ -700,7 +775,10 @@ impl MainWindow {
                 queue.push(QueueKey { offset: off, items });
             }
             qi += k;
-            units.push(Unit {
+            if !build {
+                continue;
+            }
+            let unit = Unit {
                 unit_id: at_or(&u.unit_id, i),
                 serial: at_or(&u.serial, i),
                 def: at_or(&u.def, i),
@@ -713,28 +791,26 @@ impl MainWindow {
                 targets,
                 poses,
                 queue,
-            });
+            };
+            match mode {
+                Mode::Visit(f) => f(WindowPart::Unit(&unit)),
+                _ => units.push(unit),
+            }
         }
-        let mut ppos = Escape3::new(
-            [&j.x, &j.y, &j.z],
-            [&j.x_wide, &j.y_wide, &j.z_wide],
-            njk,
-            &zeros,
-        );
-        let mut pvel = Escape3::new(
-            [&j.vx, &j.vy, &j.vz],
-            [&j.vx_wide, &j.vy_wide, &j.vz_wide],
-            njk,
-            &zeros,
-        );
+        let mut ppos = Escape3::new([&j.x, &j.y, &j.z], [&j.x_wide, &j.y_wide, &j.z_wide]);
+        let mut pvel = Escape3::new([&j.vx, &j.vy, &j.vz], [&j.vx_wide, &j.vy_wide, &j.vz_wide]);
         let mut ji = 0;
-        let mut projectiles = Vec::with_capacity(nj);
+        let mut projectiles = Vec::with_capacity(if keep { nj } else { 0 });
         for i in 0..nj {
             let k = cnt16(&j.key_count, i);
             ppos.curve(k, "projectiles", &mut v3)?;
             pvel.curve(k, "projectiles", &mut w3)?;
             let tt = times(&j.time, ji, k);
-            projectiles.push(Projectile {
+            ji += k;
+            if !build {
+                continue;
+            }
+            let projectile = Projectile {
                 serial: at_or(&j.serial, i),
                 weapon: at_or(&j.weapon, i),
                 team: at_or(&j.team, i),
@@ -749,20 +825,31 @@ impl MainWindow {
                         vel: [w3[0][x], w3[1][x], w3[2][x]],
                     })
                     .collect(),
-            });
-            ji += k;
+            };
+            match mode {
+                Mode::Visit(f) => f(WindowPart::Projectile(&projectile)),
+                _ => projectiles.push(projectile),
+            }
         }
-        let mut teams = Vec::with_capacity(nn);
+        let mut teams = Vec::with_capacity(if keep { nn } else { 0 });
         let mut ki = 0;
         for i in 0..nn {
             let k = cnt16(&nc.key_count, i);
+            if !build {
+                ki += k;
+                continue;
+            }
             let tt = times(&nc.time, ki, k);
-            teams.push(TeamTrack {
+            let track = TeamTrack {
                 team: at_or(&nc.team, i),
                 code: at_or(&nc.code, i),
                 keys: (0..k).map(|x| (tt[x], at_or(&nc.value, ki + x))).collect(),
-            });
+            };
             ki += k;
+            match mode {
+                Mode::Visit(f) => f(WindowPart::Team(&track)),
+                _ => teams.push(track),
+            }
         }
         Ok(Self {
             index,
@@ -1072,6 +1159,11 @@ impl TerrainRow {
     ///
     /// Errors: columns that disagree in length.
     pub fn from_columns(c: &raw::TerrainRowsColumns, start: u32) -> Result<Vec<Self>, DecodeError> {
+        Self::from_view(&TerrainRowsView::of(c), start)
+    }
+
+    /// The column lengths of a terrain chunk agree (all a check of the rows needs).
+    pub(crate) fn check_view(c: &TerrainRowsView) -> Result<usize, DecodeError> {
         let lens = [
             ("time", c.time.len()),
             ("x", c.x.len()),
@@ -1081,6 +1173,12 @@ impl TerrainRow {
         ];
         let n = lens.iter().map(|l| l.1).max().unwrap_or(0);
         check_lens("terrain_rows", n, &lens)?;
+        Ok(n)
+    }
+
+    /// [`TerrainRow::from_columns`] from a view.
+    pub(crate) fn from_view(c: &TerrainRowsView, start: u32) -> Result<Vec<Self>, DecodeError> {
+        let n = Self::check_view(c)?;
         let (mut f, mut x, mut z, mut h) = (start as u64, 0u16, 0u16, 0i64);
         Ok((0..n)
             .map(|i| {

@@ -27,17 +27,21 @@ use statepack_runtime::io::{
 };
 
 mod info;
+mod json;
 mod main_chunk;
 mod registry;
 mod sampling;
 mod track;
+mod views;
 pub mod writer;
 
 pub use info::*;
+pub use json::{write_json, write_sample};
 pub use main_chunk::*;
 pub use registry::*;
 pub use sampling::*;
 pub use track::*;
+use views::*;
 
 pub use raw::{CbtkHead, CbtrackV1, WindowEntry};
 

@@ -3,17 +3,20 @@
 use super::*;
 
 /// Full decode: header and index, info and features chunks, every window's main and terrain
-/// chunk. Each window is decoded and dropped before the next, so memory stays within one
-/// window.
+/// chunk, each checked as [`Track::info`], [`Track::features`], [`Track::window`] and
+/// [`Track::terrain`] read it, with their errors, and nothing kept: one chunk is inflated
+/// at a time, its columns are read where they lie, and every entry is decoded and dropped
+/// ([`Track::check_window`] and the other checks). Memory: the header and index, one
+/// inflated chunk (at most 64 times its stored bytes and 16,777,215 bytes) and one curve.
 ///
 /// Errors: the first problem found.
 pub fn decode_all(bytes: &[u8]) -> Result<(), DecodeError> {
     let t = Track::open(bytes)?;
-    t.info()?;
-    t.features()?;
+    t.check_info()?;
+    t.check_features()?;
     for k in 0..t.num_windows() {
-        t.window(k)?;
-        t.terrain(k)?;
+        t.check_window(k)?;
+        t.check_terrain(k)?;
     }
     Ok(())
 }
@@ -102,8 +105,12 @@ pub fn with_header_extra(bytes: &[u8], blocks: u32, fill: u8) -> Result<Vec<u8>,
     Ok(out)
 }
 
-/// The registry entry.
-pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec::of::<CbtrackV1>();
+/// The registry entry: the shared entry points, with the JSON of `statepack decode` written
+/// one chunk at a time ([`write_json`]).
+pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
+    write_json,
+    ..crate::formats::FormatSpec::of::<CbtrackV1>()
+};
 
 /// CBTK v1's own parts of its registry entry; the rest is shared ([`crate::formats::FormatSpec::of`]).
 impl crate::formats::Format for CbtrackV1 {

@@ -259,108 +259,122 @@ impl MainWindow {
     }
 }
 
+impl Unit {
+    /// The unit's state at `t` frames from its window's first frame (it must exist then):
+    /// transform, status, targets, pieces and build queue, positions in elmos.
+    pub fn state_at(&self, h: &Header, t: f64) -> UnitState {
+        let u = self;
+        let ps = h.pos_step();
+        let (p, q) = u.transform_at(t, h.rotation_bits);
+        let (hp, bp, flags) = u.status_at(t);
+        let targets = u
+            .targets
+            .iter()
+            .filter_map(|tr| {
+                let i = step_before(|x| tr.keys[x].offset, tr.keys.len(), t)?;
+                let k = tr.keys[i];
+                if (k.offset as f64) > t {
+                    return None;
+                }
+                let known = matches!(k.kind, 0 | 1 | 2 | 4 | 16..=20 | 128 | 129);
+                Some(TargetState {
+                    weapon: tr.weapon,
+                    kind: if known { k.kind } else { 0 },
+                    reference: if known { k.reference } else { 0 },
+                    power: k.power,
+                    pos_elmos: if known {
+                        k.pos.map(|p| p.map(|v| v as f64 * ps))
+                    } else {
+                        None
+                    },
+                })
+            })
+            .collect();
+        let pieces = u
+            .poses
+            .iter()
+            .map(|tr| {
+                let (a, o) = tr.at(t);
+                PieceState {
+                    piece: tr.piece,
+                    angles: a,
+                    offsets_elmos: o.map(|v| v * ps),
+                }
+            })
+            .collect();
+        let queue = step_before(|x| u.queue[x].offset, u.queue.len(), t)
+            .filter(|&i| u.queue[i].offset as f64 <= t)
+            .map(|i| u.queue[i].items.clone())
+            .unwrap_or_default();
+        let front = smallest3::front(q);
+        UnitState {
+            serial: u.serial,
+            unit_id: u.unit_id,
+            def: u.def,
+            team: u.team,
+            pos_elmos: (p * ps).to_array(),
+            rot: [q.x, q.y, q.z, q.w],
+            front: front.to_array(),
+            health: hp / 65535.0,
+            build: bp / 65535.0,
+            flags,
+            targets,
+            pieces,
+            queue,
+        }
+    }
+}
+
+impl Projectile {
+    /// The projectile's state at `t` frames from its window's first frame (it must exist
+    /// then): position and velocity in elmos and elmos per frame.
+    pub fn state_at(&self, h: &Header, t: f64) -> ProjectileState {
+        let p = self;
+        let (ps, vs) = (h.pos_step(), h.vel_step());
+        let (pos, vel) = p.at(t, ps, vs);
+        ProjectileState {
+            serial: p.serial,
+            weapon: p.weapon,
+            team: p.team,
+            owner: p.owner,
+            pos_elmos: pos.to_array(),
+            vel_elmos_per_frame: vel.to_array(),
+        }
+    }
+}
+
+impl TeamTrack {
+    /// The track's value at `t` frames from its window's first frame.
+    pub fn value_at(&self, t: f64) -> TeamValue {
+        TeamValue {
+            team: self.team,
+            code: self.code,
+            value: self.at(t),
+        }
+    }
+}
+
 impl MainWindow {
     /// The state at absolute `frame` (which must be in this window) from this window alone.
     /// Terrain and features are left empty (see [`Player`]).
     pub fn sample(&self, h: &Header, frame: f64) -> FrameState {
         let t = frame - self.start as f64;
-        let ps = h.pos_step();
-        let vs = h.vel_step();
-        let units = self
-            .units
-            .iter()
-            .filter(|u| u.exists_at(t))
-            .map(|u| {
-                let (p, q) = u.transform_at(t, h.rotation_bits);
-                let (hp, bp, flags) = u.status_at(t);
-                let targets = u
-                    .targets
-                    .iter()
-                    .filter_map(|tr| {
-                        let i = step_before(|x| tr.keys[x].offset, tr.keys.len(), t)?;
-                        let k = tr.keys[i];
-                        if (k.offset as f64) > t {
-                            return None;
-                        }
-                        let known = matches!(k.kind, 0 | 1 | 2 | 4 | 16..=20 | 128 | 129);
-                        Some(TargetState {
-                            weapon: tr.weapon,
-                            kind: if known { k.kind } else { 0 },
-                            reference: if known { k.reference } else { 0 },
-                            power: k.power,
-                            pos_elmos: if known {
-                                k.pos.map(|p| p.map(|v| v as f64 * ps))
-                            } else {
-                                None
-                            },
-                        })
-                    })
-                    .collect();
-                let pieces = u
-                    .poses
-                    .iter()
-                    .map(|tr| {
-                        let (a, o) = tr.at(t);
-                        PieceState {
-                            piece: tr.piece,
-                            angles: a,
-                            offsets_elmos: o.map(|v| v * ps),
-                        }
-                    })
-                    .collect();
-                let queue = step_before(|x| u.queue[x].offset, u.queue.len(), t)
-                    .filter(|&i| u.queue[i].offset as f64 <= t)
-                    .map(|i| u.queue[i].items.clone())
-                    .unwrap_or_default();
-                let front = smallest3::front(q);
-                UnitState {
-                    serial: u.serial,
-                    unit_id: u.unit_id,
-                    def: u.def,
-                    team: u.team,
-                    pos_elmos: (p * ps).to_array(),
-                    rot: [q.x, q.y, q.z, q.w],
-                    front: front.to_array(),
-                    health: hp / 65535.0,
-                    build: bp / 65535.0,
-                    flags,
-                    targets,
-                    pieces,
-                    queue,
-                }
-            })
-            .collect();
-        let projectiles = self
-            .projectiles
-            .iter()
-            .filter(|p| p.exists_at(t))
-            .map(|p| {
-                let (pos, vel) = p.at(t, ps, vs);
-                ProjectileState {
-                    serial: p.serial,
-                    weapon: p.weapon,
-                    team: p.team,
-                    owner: p.owner,
-                    pos_elmos: pos.to_array(),
-                    vel_elmos_per_frame: vel.to_array(),
-                }
-            })
-            .collect();
-        let teams = self
-            .teams
-            .iter()
-            .map(|tr| TeamValue {
-                team: tr.team,
-                code: tr.code,
-                value: tr.at(t),
-            })
-            .collect();
         FrameState {
             frame,
             window: self.index,
-            units,
-            projectiles,
-            teams,
+            units: self
+                .units
+                .iter()
+                .filter(|u| u.exists_at(t))
+                .map(|u| u.state_at(h, t))
+                .collect(),
+            projectiles: self
+                .projectiles
+                .iter()
+                .filter(|p| p.exists_at(t))
+                .map(|p| p.state_at(h, t))
+                .collect(),
+            teams: self.teams.iter().map(|tr| tr.value_at(t)).collect(),
             features: Vec::new(),
             terrain: Vec::new(),
         }

@@ -115,6 +115,23 @@ impl<'a> Track<'a> {
         Ok(&self.bytes[start as usize..end as usize])
     }
 
+    /// The file's bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The stored (compressed) bytes of the chunk at `block` with `len` bytes.
+    ///
+    /// Errors: the chunk is outside the chunk area.
+    pub fn stored(&self, block: u32, len: u32) -> Result<&'a [u8], DecodeError> {
+        self.chunk_bytes(
+            block,
+            len,
+            fpath(&[PathSeg::Field("head"), PathSeg::Field("index")]),
+            self.raw.header_size as u64,
+        )
+    }
+
     /// Inflates a chunk and checks its directory. Offsets in errors are file offsets of the
     /// chunk's first byte (a chunk's own offsets are given in the message).
     fn inflate(
@@ -125,7 +142,7 @@ impl<'a> Track<'a> {
         at: u64,
     ) -> Result<Vec<u8>, DecodeError> {
         let z = self.chunk_bytes(block, len, path.clone(), at)?;
-        inflate_chunk(z).map_err(|m| semantic(path, block as u64 * 64, m))
+        inflate_chunk_exact(z).map_err(|m| semantic(path, block as u64 * 64, m))
     }
 
     /// The decompressed bytes of the info chunk.
@@ -146,7 +163,18 @@ impl<'a> Track<'a> {
     pub fn info(&self) -> Result<Info, DecodeError> {
         let b = self.info_bytes()?;
         let c = parse_chunk(&b).map_err(|e| in_chunk(e, "info"))?;
-        Info::from_columns(&raw::InfoColumns::from_chunk(&c).map_err(|e| in_chunk(e, "info"))?)
+        Info::from_view(&InfoView::from_chunk(&c).map_err(|e| in_chunk(e, "info"))?)
+            .map_err(|e| in_chunk(e, "info"))
+    }
+
+    /// Checks the info chunk as [`Track::info`] reads it, with the same errors, keeping
+    /// nothing: memory is the inflated chunk.
+    ///
+    /// Errors: as for [`Track::info`].
+    pub fn check_info(&self) -> Result<(), DecodeError> {
+        let b = self.info_bytes()?;
+        let c = parse_chunk(&b).map_err(|e| in_chunk(e, "info"))?;
+        Info::check_view(&InfoView::from_chunk(&c).map_err(|e| in_chunk(e, "info"))?)
             .map_err(|e| in_chunk(e, "info"))
     }
 
@@ -154,6 +182,42 @@ impl<'a> Track<'a> {
     ///
     /// Errors: as for [`Track::info`].
     pub fn features(&self) -> Result<Vec<Feature>, DecodeError> {
+        self.read_features(usize::MAX).map(|(_, f)| f)
+    }
+
+    /// Checks the features chunk as [`Track::features`] reads it, with the same errors,
+    /// keeping nothing: memory is the inflated chunk.
+    ///
+    /// Errors: as for [`Track::features`].
+    pub fn check_features(&self) -> Result<(), DecodeError> {
+        self.read_features(0).map(drop)
+    }
+
+    /// The features chunk checked as [`Track::features`] reads it, with the same errors: the
+    /// number of features and the first `max` of them (all when `max` is 0), for a listing.
+    /// Memory: the inflated chunk and the features kept.
+    ///
+    /// Errors: as for [`Track::features`].
+    pub fn features_first(&self, max: usize) -> Result<(usize, Vec<Feature>), DecodeError> {
+        self.read_features(if max == 0 { usize::MAX } else { max })
+    }
+
+    /// The info chunk checked as [`Track::info`] reads it, with the same errors, each list cut
+    /// to its first `max` entries (all when `max` is 0), and the lists' full lengths.
+    /// Memory: the inflated chunk and the entries kept.
+    ///
+    /// Errors: as for [`Track::info`].
+    pub fn info_first(&self, max: usize) -> Result<(Info, InfoLens), DecodeError> {
+        let b = self.info_bytes()?;
+        let c = parse_chunk(&b).map_err(|e| in_chunk(e, "info"))?;
+        Info::from_view_first(
+            &InfoView::from_chunk(&c).map_err(|e| in_chunk(e, "info"))?,
+            max,
+        )
+        .map_err(|e| in_chunk(e, "info"))
+    }
+
+    fn read_features(&self, take: usize) -> Result<(usize, Vec<Feature>), DecodeError> {
         let b = self.inflate(
             self.raw.features_block,
             self.raw.features_len,
@@ -161,8 +225,9 @@ impl<'a> Track<'a> {
             44,
         )?;
         let c = parse_chunk(&b).map_err(|e| in_chunk(e, "features"))?;
-        Feature::from_columns(
-            &raw::FeaturesColumns::from_chunk(&c).map_err(|e| in_chunk(e, "features"))?,
+        Feature::from_view(
+            &FeaturesView::from_chunk(&c).map_err(|e| in_chunk(e, "features"))?,
+            take,
         )
         .map_err(|e| in_chunk(e, "features"))
     }
@@ -213,11 +278,45 @@ impl<'a> Track<'a> {
         MainWindow::from_chunk(&b, k, start, end).map_err(|e| e.in_index(k).in_field("windows"))
     }
 
+    /// Reads window `k`'s main chunk as [`Track::window`] does, with the same errors, handing
+    /// each entry to `f` as it is decoded ([`MainWindow::visit_chunk`]) and keeping none:
+    /// memory is the inflated chunk and one entry.
+    ///
+    /// Errors: as for [`Track::window`].
+    pub fn visit_window(&self, k: usize, f: impl FnMut(WindowPart<'_>)) -> Result<(), DecodeError> {
+        let b = self.main_bytes(k)?;
+        let (start, end) = self.header().window_span(k);
+        MainWindow::visit_chunk(&b, k, start, end, f).map_err(|e| e.in_index(k).in_field("windows"))
+    }
+
+    /// Checks window `k`'s main chunk as [`Track::window`] reads it, with the same errors,
+    /// keeping nothing ([`MainWindow::check_chunk`]): memory is the inflated chunk and one
+    /// curve.
+    ///
+    /// Errors: as for [`Track::window`].
+    pub fn check_window(&self, k: usize) -> Result<(), DecodeError> {
+        let b = self.main_bytes(k)?;
+        let (start, end) = self.header().window_span(k);
+        MainWindow::check_chunk(&b, k, start, end).map_err(|e| e.in_index(k).in_field("windows"))
+    }
+
     /// Window `k`'s terrain rows (empty when the window has no terrain chunk). Frames in the
     /// rows are absolute.
     ///
     /// Errors: as for [`Track::window`].
     pub fn terrain(&self, k: usize) -> Result<Vec<TerrainRow>, DecodeError> {
+        self.read_terrain(k, true)
+    }
+
+    /// Checks window `k`'s terrain chunk as [`Track::terrain`] reads it, with the same
+    /// errors, keeping nothing: memory is the inflated chunk.
+    ///
+    /// Errors: as for [`Track::terrain`].
+    pub fn check_terrain(&self, k: usize) -> Result<(), DecodeError> {
+        self.read_terrain(k, false).map(drop)
+    }
+
+    fn read_terrain(&self, k: usize, keep: bool) -> Result<Vec<TerrainRow>, DecodeError> {
         let e = self.window_entry(k)?;
         if e.terrain_len == 0 {
             return Ok(Vec::new());
@@ -230,9 +329,13 @@ impl<'a> Track<'a> {
         )?;
         let (start, _) = self.header().window_span(k);
         let c = parse_chunk(&b).map_err(|e| in_chunk(e, "terrain"))?;
-        let cols = raw::TerrainRowsColumns::from_chunk(&c).map_err(|e| in_chunk(e, "terrain"))?;
-        TerrainRow::from_columns(&cols, start)
-            .map_err(|e| in_chunk(e, "terrain").in_index(k).in_field("terrain"))
+        let cols = TerrainRowsView::from_chunk(&c).map_err(|e| in_chunk(e, "terrain"))?;
+        let rows = if keep {
+            TerrainRow::from_view(&cols, start)
+        } else {
+            TerrainRow::check_view(&cols).map(|_| Vec::new())
+        };
+        rows.map_err(|e| in_chunk(e, "terrain").in_index(k).in_field("terrain"))
     }
 
     /// The window holding `frame` (the spec's step 1: `floor((f - first) / length)`, the last
@@ -289,6 +392,35 @@ pub fn inflate_chunk(z: &[u8]) -> Result<Vec<u8>, String> {
             format!("chunk does not decompress: {m}")
         }
     })
+}
+
+/// [`inflate_chunk`] into a buffer of exactly the inflated length: the stream is inflated
+/// once to count its length (32 KiB at a time, nothing kept), then into a buffer of that
+/// size, so no buffer grows past what the chunk holds. A stream that fails either way is
+/// inflated by [`inflate_chunk`], whose error names what is wrong.
+///
+/// Errors: as for [`inflate_chunk`].
+pub fn inflate_chunk_exact(z: &[u8]) -> Result<Vec<u8>, String> {
+    use flate2::{Decompress, FlushDecompress, Status};
+    let limit = chunk_limit(z.len());
+    let mut d = Decompress::new(true);
+    let mut buf = vec![0u8; 32 << 10];
+    let Ok((n, _)) = directory_of(z, limit, &mut d, &mut buf) else {
+        return inflate_chunk(z);
+    };
+    drop(buf);
+    if d.total_in() as usize != z.len() {
+        return inflate_chunk(z);
+    }
+    d.reset(true);
+    let mut out = Vec::with_capacity(n);
+    match d.decompress_vec(z, &mut out, FlushDecompress::Finish) {
+        Ok(Status::StreamEnd) if out.len() == n && d.total_in() as usize == z.len() => Ok(out),
+        _ => {
+            drop(out);
+            inflate_chunk(z)
+        }
+    }
 }
 
 /// The limits the schema's root type ([`CbtrackV1`], the raw layer) is read within: checked
@@ -585,13 +717,25 @@ pub fn windows_for(first: u32, last: u32, len: u32) -> u64 {
     span.div_ceil(len.max(1) as u64).max(1)
 }
 
-/// Reads a decompressed chunk with the generated raw layer (the directory, and through each
-/// entry's positional instances the values of its column) and checks it; the columns may
-/// not share bytes ([`check_columns_apart`], checked first).
+/// Reads a decompressed chunk and checks it, its columns left where they lie in `bytes`
+/// ([`ColumnChunk::in_place`]: nothing is copied, 12 bytes are kept per directory entry);
+/// the columns may not share bytes ([`check_columns_apart`]). A chunk that breaks a rule is
+/// read again with the generated raw layer (the directory, and through each entry's
+/// positional instances the values of its column), whose error names it, so the errors are
+/// the raw layer's.
 ///
-/// Errors: the directory or a column does not fit the bytes (the generated reader's error,
-/// under `directory`), or a rule of `ColumnChunk::new` is broken.
+/// Errors: the columns share bytes, the directory or a column does not fit the bytes (the
+/// generated reader's error, under `directory`), or a rule of `ColumnChunk::new` is broken.
 pub fn parse_chunk(bytes: &[u8]) -> Result<ColumnChunk<'_>, DecodeError> {
+    if let Some(c) = ColumnChunk::in_place(bytes) {
+        check_columns_apart(bytes)?;
+        return Ok(c);
+    }
+    parse_chunk_read(bytes)
+}
+
+/// [`parse_chunk`] through the generated raw layer, which copies every column's values.
+fn parse_chunk_read(bytes: &[u8]) -> Result<ColumnChunk<'_>, DecodeError> {
     check_columns_apart(bytes)?;
     let mut r = ByteReader::new(bytes);
     let dir = raw::ColumnDirectory::read_from(&mut r).map_err(|e| e.in_field("directory"))?;
