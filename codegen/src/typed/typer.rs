@@ -648,7 +648,9 @@ impl<'s> Typer<'s> {
         };
         if let Some(f) = td.fields.iter().find(|f| f.id == attr) {
             match counts_and_lengths(td).get(attr) {
-                Some(Derived::Count(_) | Derived::Bytes(_)) => return Ok(member(Ty::Int)),
+                Some(Derived::Count(_) | Derived::Bytes(_) | Derived::Stored(..)) => {
+                    return Ok(member(Ty::Int))
+                }
                 Some(Derived::Sum(..)) => {
                     return Err((
                         format!("`{attr}` of `{tn}` is a derived sum"),
