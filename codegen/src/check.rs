@@ -1,6 +1,6 @@
 //! The check stage: every problem of a loaded schema that is not a problem of its YAML shape
 //! (those `lower` reports) and not of one expression (those are found where the expression
-//! is typed): a type defined twice, a reserved root name, members of one type that would
+//! is typed): a type defined twice, members of one type that would
 //! clash (every other Rust name is made distinct by `crate::resolve`), references to types
 //! and enums that do not exist, arguments to types without `params`, enum values that do not
 //! fit their field, types that contain themselves, `-sp-sum-of` fields that cannot be
@@ -15,8 +15,8 @@ use crate::num_type::{case_number, looks_like_number_type};
 use crate::shape::has_no_case;
 use std::collections::{HashMap, HashSet};
 
-/// The names and references of `s`: a type defined twice, reserved or clashing Rust names
-/// that `resolve` leaves (see `Checker::rust_names`), unknown types,
+/// The names and references of `s`: a type defined twice, Rust members of a type that
+/// clash (see `Checker::rust_names`), unknown types,
 /// enums and param types, arguments to types without `params`, enum values out of their
 /// field's range, `io: _root._io` under a processed field. Nothing else is checked while
 /// these fail (the later stages look types up by these names). Returns the problems found,
@@ -268,29 +268,11 @@ impl Checker<'_> {
         }
     }
 
-    /// Names that the generated code cannot use for its own items
-    /// (`names::RESERVED_ITEMS`): `resolve` gives every other type and enum a distinct name,
-    /// so only a root type (`meta.id`) can still have one.
+    /// Rust names within one type: fields whose Rust members would clash, and a case type
+    /// that would be a switch's `NoCase` variant. (`resolve` gives every type, enum, switch
+    /// enum and column set a distinct Rust name, reserved names included.)
     fn rust_names(&mut self) {
-        let reserved = |name: &str| crate::names::RESERVED_ITEMS.contains(&camel(name).as_str());
         for t in &self.s.types {
-            if reserved(&t.name) {
-                let kp = if t.key_path.is_empty() {
-                    "meta.id"
-                } else {
-                    &t.key_path
-                };
-                self.err(
-                    t.pos,
-                    kp,
-                    format!(
-                        "type `{}` would become the Rust type `{}`, a name Rust or the generated code already uses",
-                        t.name,
-                        camel(&t.name)
-                    ),
-                    "rename the type",
-                );
-            }
             let mut members: HashMap<String, &Field> = HashMap::new();
             for f in &t.fields {
                 let rust = field_ident(&f.id).to_string();
@@ -326,22 +308,6 @@ impl Checker<'_> {
                     }
                 }
             }
-        }
-        for e in &self.s.enums {
-            if reserved(&e.name) {
-                self.err(
-                    e.pos,
-                    &format!("enums.{}", e.name),
-                    format!(
-                        "enum `{}` would become the Rust type `{}`, a name Rust or the generated code already uses",
-                        e.name,
-                        camel(&e.name)
-                    ),
-                    "rename the enum",
-                );
-            }
-            // Values whose Rust variants would clash get distinct names
-            // (`names::variant_names`).
         }
     }
 }

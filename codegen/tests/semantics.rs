@@ -116,6 +116,10 @@ mod name_clashes;
 mod name_paths;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/default.rs"]
+mod default;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/positional_chain.rs"]
 mod positional_chain;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -2051,4 +2055,23 @@ fn clashing_paths_become_distinct_rust_names() {
         b.get("y"),
         Some(&statepack_codegen::interp::DynValue::Int(0x1234))
     );
+}
+
+/// A root type named `default` becomes `DefaultType` (the generated code uses `Default`
+/// itself), and `type: default` inside it names that type.
+#[test]
+fn a_root_with_a_reserved_rust_name_gets_another() {
+    use default::DefaultType;
+    let bytes = [1u8, 1, 0];
+    let v = DefaultType::decode(&bytes).unwrap();
+    let inner = v.next.as_deref().unwrap();
+    assert_eq!(inner.more, 1);
+    assert_eq!(
+        inner.next.as_deref().map(|n| (n.more, n.next.is_none())),
+        Some((0, true))
+    );
+    assert_eq!(v.encode().unwrap(), bytes);
+    assert_eq!(default::SCHEMA_ID, "default");
+    let root = default::reflect_decode(&bytes).unwrap();
+    assert_eq!(root.schema_type(), "default");
 }
