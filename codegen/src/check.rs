@@ -1,9 +1,10 @@
 //! The check stage: every problem of a loaded schema that is not a problem of its YAML shape
 //! (those `lower` reports) and not of one expression (those are found where the expression
-//! is typed): names that would clash as Rust items, references to types and enums that do
-//! not exist, arguments to types without `params`, enum values that do not fit their field,
-//! types that contain themselves, `-sp-sum-of` fields that cannot be derived, column-set
-//! names, opaque-type paths. `crate::typed::check` runs it before it types the expressions;
+//! is typed): a type defined twice, members of one type that would
+//! clash (every other Rust name is made distinct by `crate::resolve`), references to types
+//! and enums that do not exist, arguments to types without `params`, enum values that do not
+//! fit their field, types that contain themselves, `-sp-sum-of` fields that cannot be
+//! derived, opaque-type paths. `crate::typed::check` runs it before it types the expressions;
 //! the Rust emitter and the interpreter's loader (`load_checked`) both run that, so both
 //! refuse a schema with the same diagnostics.
 
@@ -14,7 +15,8 @@ use crate::num_type::{case_number, looks_like_number_type};
 use crate::shape::has_no_case;
 use std::collections::{HashMap, HashSet};
 
-/// The names and references of `s`: Rust names that clash or are reserved, unknown types,
+/// The names and references of `s`: a type defined twice, Rust members of a type that
+/// clash (see `Checker::rust_names`), unknown types,
 /// enums and param types, arguments to types without `params`, enum values out of their
 /// field's range, `io: _root._io` under a processed field. Nothing else is checked while
 /// these fail (the later stages look types up by these names). Returns the problems found,
@@ -30,7 +32,7 @@ pub(crate) fn names_and_refs(s: &Schema) -> Vec<Diag> {
 
 /// The layout of `s`, once its names and references are sound: the minimum encoded length of
 /// every type (bytes), and the problems found: a type that contains itself without a list or
-/// `if` in between, a `-sp-sum-of` that cannot be derived, column-set names, the Rust paths
+/// `if` in between, a `-sp-sum-of` that cannot be derived, the Rust paths
 /// of opaque types in `opts`.
 pub(crate) fn layout(s: &Schema, opts: &crate::Options) -> (HashMap<String, usize>, Vec<Diag>) {
     let mut c = Checker {
@@ -49,11 +51,6 @@ pub(crate) fn layout(s: &Schema, opts: &crate::Options) -> (HashMap<String, usiz
     for t in &s.types {
         crate::derive::derived(s, t, &mut c.diags);
     }
-    let taken: Vec<String> = (s.types.iter().map(|t| t.name.clone()))
-        .chain(s.enums.iter().map(|e| e.name.clone()))
-        .collect();
-    c.diags
-        .extend(crate::columns::check_names(&s.column_sets, &taken, &s.file));
     for n in &s.opaque {
         if let Err(m) = crate::process::opaque_path(opts, n) {
             c.err(
@@ -134,57 +131,29 @@ impl Checker<'_> {
                 }
             }
         }
-        let mut seen: HashMap<String, (&str, Pos)> = HashMap::new();
+        // `resolve` gives every definition a distinct name; two definitions keep one name
+        // only when they are the same path (an imported schema whose `meta.id` is also the
+        // name of a top-level type here).
+        let mut seen: HashMap<&str, &TypeDef> = HashMap::new();
         for t in &self.s.types {
-            let (msg, first_pos) = match seen.get(&camel(&t.name)) {
-                Some((first, at)) if *first == t.name => (
-                    format!(
-                        "type `{}` is defined twice (the root type takes the name of `meta.id`)",
-                        t.name
-                    ),
-                    *at,
-                ),
-                Some((first, at)) => (
-                    format!(
-                        "types `{first}` and `{}` both become the Rust type `{}`",
-                        t.name,
-                        camel(&t.name)
-                    ),
-                    *at,
-                ),
-                None => {
-                    seen.insert(camel(&t.name), (&t.name, t.pos));
-                    continue;
-                }
+            let Some(first) = seen.get(t.name.as_str()).copied() else {
+                seen.insert(&t.name, t);
+                continue;
             };
             let d = Diag::new(
-                &self.s.file,
-                t.pos,
-                &t.key_path,
-                msg,
-                "rename one of the types",
+                &first.file,
+                first.pos,
+                &first.key_path,
+                format!(
+                    "type `{}` is defined twice: here and as the imported schema of that `meta.id`",
+                    t.name
+                ),
+                "rename the type or the imported schema's `meta.id`",
             )
-            .with_related(&self.s.file, first_pos, "first defined here");
+            .with_related(&t.file, t.pos, "the other definition");
             self.diags.push(d);
         }
         self.rust_names();
-        let mut seen = HashSet::new();
-        for e in &self.s.enums {
-            if !seen.insert(camel(&e.name))
-                || self
-                    .s
-                    .types
-                    .iter()
-                    .any(|t| camel(&t.name) == camel(&e.name))
-            {
-                self.err(
-                    e.pos,
-                    &format!("enums.{}", e.name),
-                    format!("enum `{}` clashes with another type or enum name", e.name),
-                    "rename the enum",
-                );
-            }
-        }
         for t in &self.s.types {
             for f in &t.fields {
                 // `params`: only a plain user-type field passes arguments today.
@@ -299,29 +268,11 @@ impl Checker<'_> {
         }
     }
 
-    /// Names that the generated code cannot use for its own items
-    /// (`names::RESERVED_ITEMS`): `resolve` gives every other type and enum a distinct name,
-    /// so only a root type (`meta.id`) can still have one.
+    /// Rust names within one type: fields whose Rust members would clash, and a case type
+    /// that would be a switch's `NoCase` variant. (`resolve` gives every type, enum, switch
+    /// enum and column set a distinct Rust name, reserved names included.)
     fn rust_names(&mut self) {
-        let reserved = |name: &str| crate::names::RESERVED_ITEMS.contains(&camel(name).as_str());
         for t in &self.s.types {
-            if reserved(&t.name) {
-                let kp = if t.key_path.is_empty() {
-                    "meta.id"
-                } else {
-                    &t.key_path
-                };
-                self.err(
-                    t.pos,
-                    kp,
-                    format!(
-                        "type `{}` would become the Rust type `{}`, a name Rust or the generated code already uses",
-                        t.name,
-                        camel(&t.name)
-                    ),
-                    "rename the type",
-                );
-            }
             let mut members: HashMap<String, &Field> = HashMap::new();
             for f in &t.fields {
                 let rust = field_ident(&f.id).to_string();
@@ -344,9 +295,6 @@ impl Checker<'_> {
                         "rename one of the fields",
                     );
                 }
-                if !matches!(f.kind, FieldKind::Switch { .. }) {
-                    continue;
-                }
                 if let FieldKind::Switch { cases, .. } = &f.kind {
                     if has_no_case(f) {
                         if let Some((_, tn)) = cases.iter().find(|(_, tn)| camel(tn) == "NoCase") {
@@ -359,35 +307,7 @@ impl Checker<'_> {
                         }
                     }
                 }
-                let en = format!("{}{}", camel(&t.name), camel(&f.id));
-                if let Some(other) = self.s.types.iter().find(|o| camel(&o.name) == en) {
-                    self.err(
-                        f.pos_of("type"),
-                        &format!("{}.type", f.key_path),
-                        format!(
-                            "the cases of `{}.{}` become the Rust enum `{en}`, which is also the name of type `{}`",
-                            t.name, f.id, other.name
-                        ),
-                        "rename the field or the type",
-                    );
-                }
             }
-        }
-        for e in &self.s.enums {
-            if reserved(&e.name) {
-                self.err(
-                    e.pos,
-                    &format!("enums.{}", e.name),
-                    format!(
-                        "enum `{}` would become the Rust type `{}`, a name Rust or the generated code already uses",
-                        e.name,
-                        camel(&e.name)
-                    ),
-                    "rename the enum",
-                );
-            }
-            // Values whose Rust variants would clash get distinct names
-            // (`names::variant_names`).
         }
     }
 }

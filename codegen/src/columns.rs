@@ -37,8 +37,11 @@ pub const COLUMN_KEYS: &[&str] = &["id", "column", "type", "doc"];
 /// One column set of a schema.
 #[derive(Debug, Clone)]
 pub struct ColumnSet {
-    /// The set's name (snake_case); the struct is its CamelCase plus `Columns`.
+    /// The set's name (snake_case), as written.
     pub name: String,
+    /// Snake-case name of the generated struct (its CamelCase is the Rust name):
+    /// `<name>_columns`, made distinct from every other Rust item by `crate::resolve`.
+    pub rust_name: String,
     /// `doc`, if any.
     pub doc: Option<String>,
     /// Where the set is defined.
@@ -130,6 +133,7 @@ pub fn lower(node: &Node, file: &str, diags: &mut Vec<Diag>) -> Vec<ColumnSet> {
         };
         let mut set = ColumnSet {
             name: sk.text.clone(),
+            rust_name: format!("{}_columns", sk.text),
             doc: None,
             pos: sk.pos,
             columns: Vec::new(),
@@ -301,28 +305,6 @@ fn lower_column(
     })
 }
 
-/// Diagnostics for column-set names that clash with a type or enum of the schema.
-pub fn check_names(sets: &[ColumnSet], taken: &[String], file: &str) -> Vec<Diag> {
-    let mut out = Vec::new();
-    for s in sets {
-        let name = struct_name(&s.name);
-        if taken.iter().any(|t| crate::names::camel(t) == name) {
-            out.push(Diag::new(
-                file,
-                s.pos,
-                &format!("-sp-column-sets.{}", s.name),
-                format!("column set `{}` would be emitted as `{name}`, which a type or enum already uses", s.name),
-                "rename the column set",
-            ));
-        }
-    }
-    out
-}
-
-fn struct_name(set: &str) -> String {
-    format!("{}Columns", crate::names::camel(set))
-}
-
 /// Rust type of a column's values.
 fn rust_ty(code: u8) -> TokenStream {
     match code {
@@ -349,7 +331,7 @@ fn type_name(code: u8) -> &'static str {
 /// Emits one struct per column set.
 pub fn emit(sets: &[ColumnSet], file: &str) -> TokenStream {
     let items = sets.iter().map(|s| {
-        let name = type_ident(&format!("{}_columns", s.name));
+        let name = type_ident(&s.rust_name);
         let mut text = s.doc.as_deref().map(|d| d.trim().to_owned()).unwrap_or_default();
         if !text.is_empty() {
             text.push_str("\n\n");

@@ -223,6 +223,10 @@ pub struct Field {
     pub value_pos: Vec<(String, Pos)>,
     /// What is stored.
     pub kind: FieldKind,
+    /// For a switch field: the snake-case name of the generated enum of its cases (its
+    /// CamelCase is the Rust name), `<type>_<field>` made distinct from every other Rust item
+    /// by `crate::resolve`; empty for other fields.
+    pub switch_enum: String,
     /// Repetition.
     pub repeat: Repeat,
     /// `if` condition.

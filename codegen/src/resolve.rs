@@ -28,19 +28,27 @@ fn free_name(base: String, used: &mut HashSet<String>) -> String {
 
 /// Gives nested definitions unique names and resolves every reference in `s`.
 pub(crate) fn resolve(s: &mut Schema) {
-    // Rust names: the root keeps its own; a top-level type or enum whose CamelCase name is
+    // Rust names: the root keeps its own, unless the generated code reserves it (`default`
+    // → `DefaultType`); a top-level type or enum whose CamelCase name is
     // taken (by the root, an earlier top-level type, any top-level type for an enum, an
     // earlier enum, or a name the generated code reserves) gets `_type` or `_enum`, then
     // `_2`, `_3` … (`vec3` then `vec_3` → `Vec3`, `Vec3Type`; type and enum `frame` →
-    // `Frame`, `FrameEnum`). A name written twice is left alone for the check stage to report.
+    // `Frame`, `FrameEnum`; a type named like the root `header` → `HeaderType`). Then nested
+    // types and enums take their paths, switch fields' case enums `<type>_<field>` (else
+    // `_switch`, `_2` …) and column sets `<set>_columns` (else `_2` …). Only the same path
+    // defined twice (an imported schema whose `meta.id` is a top-level type here) keeps one
+    // name, for the check stage to report.
     let mut used: HashSet<String> = crate::names::RESERVED_ITEMS
         .iter()
         .map(|n| n.to_string())
         .collect();
     let mut owner: HashMap<String, String> = HashMap::new();
-    if let Some(root) = s.types.first() {
-        used.insert(camel(&root.name));
-        owner.insert(camel(&root.name), root.name.clone());
+    // The root is not the owner of its name: a top-level type named like it is another
+    // definition (`type: header` inside the root names that type, not the root).
+    if let Some(root) = s.types.first_mut() {
+        if !used.insert(camel(&root.name)) {
+            root.name = free_name(format!("{}_type", root.name), &mut used);
+        }
     }
     let distinct = |name: &str,
                     suffix: &str,
@@ -80,6 +88,22 @@ pub(crate) fn resolve(s: &mut Schema) {
         );
     }
 
+    for t in &mut s.types {
+        for f in &mut t.fields {
+            if matches!(f.kind, FieldKind::Switch { .. }) {
+                let base = format!("{}_{}", t.name, f.id);
+                f.switch_enum = if used.insert(camel(&base)) {
+                    base
+                } else {
+                    free_name(format!("{base}_switch"), &mut used)
+                };
+            }
+        }
+    }
+    for c in &mut s.column_sets {
+        c.rust_name = free_name(format!("{}_columns", c.name), &mut used);
+    }
+
     let types: HashMap<Vec<String>, String> = s
         .types
         .iter()
@@ -91,6 +115,7 @@ pub(crate) fn resolve(s: &mut Schema) {
         .map(|e| ((e.scope.clone(), e.schema_name.clone()), e.name.clone()))
         .collect();
     let root_id = s.id.clone();
+    let root_name = types.get(&Vec::new()).cloned();
     let find_type = |scope: &[String], written: &str| -> Option<String> {
         let path: Vec<String> = written.split("::").map(str::to_owned).collect();
         for k in (0..=scope.len()).rev() {
@@ -100,7 +125,9 @@ pub(crate) fn resolve(s: &mut Schema) {
                 return Some(n.clone());
             }
         }
-        (path.len() == 1 && path[0] == root_id).then(|| root_id.clone())
+        (path.len() == 1 && path[0] == root_id)
+            .then(|| root_name.clone())
+            .flatten()
     };
     let find_enum = |scope: &[String], written: &str| -> Option<String> {
         let mut path: Vec<String> = written.split("::").map(str::to_owned).collect();

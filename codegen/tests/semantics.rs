@@ -112,6 +112,14 @@ mod described;
 mod name_clashes;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/name_paths.rs"]
+mod name_paths;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/default.rs"]
+mod default;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/positional_chain.rs"]
 mod positional_chain;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -2060,4 +2068,86 @@ fn unknown_encoding_fails_where_the_field_is_met() {
     };
     let e = w.encode().unwrap_err();
     assert_eq!(e.path.to_string(), "legacy", "{e}");
+}
+
+/// Types `gsm610` and `gsm_610`, an enum `gsm610`, a type named like the root, a switch whose
+/// cases' enum would be named like a nested type and a column set named like a type all get
+/// distinct Rust names (docs/schema-language.md, "Rust names"), read and write, and the
+/// generated code and the interpreter keep the schema's names in JSON and messages.
+#[test]
+fn clashing_paths_become_distinct_rust_names() {
+    use name_paths::{
+        Chunk, ChunkBody, ChunkBodySwitch, Gsm610, Gsm610Enum, Gsm610Type, NamePaths,
+        NamePathsType, SamplesColumns, SamplesColumns2,
+    };
+    let bytes = [7u8, 0x34, 0x12, 49, 1, 0xcd, 0xab, 9, 3];
+    let v = NamePaths::decode(&bytes).unwrap();
+    let want = NamePaths {
+        a: Gsm610 { x: 7 },
+        b: Gsm610Type { y: 0x1234 },
+        codec: Gsm610Enum::FullRate,
+        chunk: Chunk {
+            tag: 1,
+            body: ChunkBodySwitch::ChunkBody(ChunkBody { z: 0xabcd }),
+        },
+        inner: NamePathsType { w: 9 },
+        cols: SamplesColumns { n: 3 },
+    };
+    assert_eq!(v, want);
+    assert_eq!(v.codec.name(), "full_rate");
+    assert_eq!(v.encode().unwrap(), bytes);
+    // The other case of the switch: the type `gsm610` inside the renamed cases' enum.
+    let mut w = want.clone();
+    w.chunk = Chunk {
+        tag: 2,
+        body: ChunkBodySwitch::Gsm610(Gsm610 { x: 5 }),
+    };
+    let out = w.encode().unwrap();
+    assert_eq!(out, [7, 0x34, 0x12, 49, 2, 5, 9, 3]);
+    assert_eq!(NamePaths::decode(&out).unwrap(), w);
+    // The column set whose struct name a type took.
+    assert_eq!(SamplesColumns2::COLUMNS, &[(1u16, 2u8, "level")]);
+    // The dynamic view names types as written.
+    let root = name_paths::reflect_decode(&bytes).unwrap();
+    for (member, ty) in [("a", "gsm610"), ("b", "gsm_610"), ("inner", "name_paths")] {
+        let got = root
+            .member(member)
+            .unwrap()
+            .as_struct()
+            .unwrap()
+            .schema_type();
+        assert_eq!(got, ty, "{member}");
+    }
+    // The interpreter reads the same schema with the same resolved names.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run/name_paths.ksy");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let s = statepack_codegen::load_checked(&text, "name_paths.ksy", &path, &[])
+        .unwrap_or_else(|d| panic!("{}", statepack_codegen::render(&d)));
+    let dv = statepack_codegen::interp::decode(&s, &bytes).unwrap();
+    let Some(statepack_codegen::interp::DynValue::Struct(b)) = dv.get("b") else {
+        panic!("{dv:?}")
+    };
+    assert_eq!(
+        b.get("y"),
+        Some(&statepack_codegen::interp::DynValue::Int(0x1234))
+    );
+}
+
+/// A root type named `default` becomes `DefaultType` (the generated code uses `Default`
+/// itself), and `type: default` inside it names that type.
+#[test]
+fn a_root_with_a_reserved_rust_name_gets_another() {
+    use default::DefaultType;
+    let bytes = [1u8, 1, 0];
+    let v = DefaultType::decode(&bytes).unwrap();
+    let inner = v.next.as_deref().unwrap();
+    assert_eq!(inner.more, 1);
+    assert_eq!(
+        inner.next.as_deref().map(|n| (n.more, n.next.is_none())),
+        Some((0, true))
+    );
+    assert_eq!(v.encode().unwrap(), bytes);
+    assert_eq!(default::SCHEMA_ID, "default");
+    let root = default::reflect_decode(&bytes).unwrap();
+    assert_eq!(root.schema_type(), "default");
 }

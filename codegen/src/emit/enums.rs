@@ -142,8 +142,9 @@ impl Emitter<'_> {
         }
     }
 
-    pub(super) fn switch_enum_name(t: &TypeDef, f: &Field) -> proc_macro2::Ident {
-        format_ident!("{}{}", camel(&t.name), camel(&f.id))
+    /// The Rust enum of switch field `f`'s cases (named by `crate::resolve`).
+    pub(super) fn switch_enum_name(_t: &TypeDef, f: &Field) -> proc_macro2::Ident {
+        crate::names::type_ident(&f.switch_enum)
     }
 
     /// Switch variants: (variant ident, type name, case keys).

@@ -24,7 +24,7 @@ use crate::derive::{counts_and_lengths, plain_encoding, Derived};
 use crate::diag::{Diag, Pos};
 use crate::expr::{BinOp, Expr, UnOp};
 use crate::ir::*;
-use crate::names::{camel, doc_attrs, field_ident, temp, temp_for, type_ident};
+use crate::names::{doc_attrs, field_ident, temp, temp_for, type_ident};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::{HashMap, HashSet};

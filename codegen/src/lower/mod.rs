@@ -1210,6 +1210,7 @@ impl<'a> Lower<'a> {
             key_path: fp.to_owned(),
             value_pos: m.iter().map(|(k, v)| (k.text.clone(), v.pos)).collect(),
             kind,
+            switch_enum: String::new(),
             repeat,
             cond,
             valid,

@@ -1,0 +1,5 @@
+meta:
+  id: wave_header
+seq:
+  - id: magic
+    type: u1

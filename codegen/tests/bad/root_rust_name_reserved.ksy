@@ -1,5 +1,0 @@
-meta:
-  id: default
-seq:
-  - id: a
-    type: u1
