@@ -168,6 +168,7 @@ impl<'a> Emitter<'a> {
             io,
             start: Some("__start"),
             inlining: Vec::new(),
+            field_locals: Vec::new(),
         }
     }
 

@@ -17,7 +17,7 @@ use crate::ir::{
     Valid,
 };
 use crate::names::camel;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 type R<T> = Result<T, String>;
@@ -30,6 +30,18 @@ pub fn emit(s: &Schema) -> Result<String, Vec<Diag>> {
         diags: Vec::new(),
         min_lens: crate::sizes::min_lens(s).0,
         tmp: 0,
+        has_bits: s
+            .types
+            .iter()
+            .any(|t| t.fields.iter().any(crate::bits::is_bit_field)),
+        read_locals: s.types.len() + s.enums.len() <= MAX_MODULE_LOCALS,
+        inline: inlinable(s),
+        inlining: Vec::new(),
+        // Any `_sizeof` in the schema (its expressions, conservatively its text).
+        sizeof_used: format!("{s:?}").contains("_sizeof"),
+        field_locals: Vec::new(),
+        locals_of: None,
+        buf_in_scope: false,
     };
     let out = e.module();
     if e.diags.is_empty() {
@@ -44,7 +56,70 @@ struct Emitter<'a> {
     diags: Vec<Diag>,
     min_lens: HashMap<String, usize>,
     tmp: usize,
+    /// Whether any type has a bit field: without one a reader's `nbits` stays 0, and the
+    /// runs of plain numbers do not test it.
+    has_bits: bool,
+    /// Whether the types' read functions are called through module locals (one upvalue)
+    /// rather than `M.Type.read` (two table look-ups): when the locals fit Luau's limit.
+    read_locals: bool,
+    /// Types whose read is written out where the one field of their type is read, instead
+    /// of a call (see [`inlinable`]).
+    inline: HashSet<String>,
+    /// The types being written out inline, innermost last (a type is never inside itself).
+    inlining: Vec<String>,
+    /// Whether any expression uses `_sizeof`: only then do values carry `__sizeof`.
+    sizeof_used: bool,
+    /// Fields of the type being read whose values are also in locals (`__f_<name>`), read
+    /// in a run of numbers above: later expressions of the type use the local.
+    field_locals: Vec<(String, String)>,
+    /// The type whose body `field_locals` belong to.
+    locals_of: Option<String>,
+    /// Whether `__buf` and `__lim` of reader `r` are locals where the code goes.
+    buf_in_scope: bool,
 }
+
+/// Locals a type's read keeps for the fields of its runs (see `Emitter::field_locals`).
+const MAX_FIELD_LOCALS: usize = 16;
+
+/// How deep types are written out inside each other (each level holds its locals).
+const MAX_INLINE_DEPTH: usize = 4;
+
+/// Types read in one place only (one field or switch case names them), without params,
+/// instances, a byte order decided while reading or positional fields, other than the root:
+/// their read is written out at that place, which saves a call and a table look-up per
+/// value. The module still has their `read` function.
+fn inlinable(s: &Schema) -> HashSet<String> {
+    let mut uses: HashMap<&str, usize> = HashMap::new();
+    for t in &s.types {
+        for f in &t.fields {
+            match &f.kind {
+                FieldKind::User { name, .. } => *uses.entry(name.as_str()).or_default() += 1,
+                FieldKind::Switch { cases, default, .. } => {
+                    for n in cases.iter().map(|(_, n)| n).chain(default.iter()) {
+                        *uses.entry(n.as_str()).or_default() += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    s.types
+        .iter()
+        .skip(1)
+        .filter(|t| {
+            uses.get(t.name.as_str()) == Some(&1)
+                && t.params.is_empty()
+                && t.instances.is_empty()
+                && t.endian_switch.is_none()
+                && t.fields.iter().all(|f| f.at.is_none())
+        })
+        .map(|t| t.name.clone())
+        .collect()
+}
+
+/// Module-level locals the generator allows itself (enum name tables and read functions);
+/// Luau allows 200 per function, the rest of the module's top level uses a few.
+const MAX_MODULE_LOCALS: usize = 180;
 
 /// Luau name of a user type's table.
 fn ty(name: &str) -> String {
@@ -62,6 +137,56 @@ impl<'a> Emitter<'a> {
             format!("--target luau: {msg}"),
             HINT,
         ));
+    }
+
+    /// How generated code calls type `tn`'s read function.
+    fn read_fn(&self, tn: &str) -> String {
+        if self.read_locals {
+            format!("__read{}", camel(tn))
+        } else {
+            format!("{}.read", ty(tn))
+        }
+    }
+
+    /// Whether field `g`'s `valid` rule (if any) may be checked inside a run of numbers,
+    /// where the reader's position moves only at the run's end: a rule that does not use
+    /// the stream (`_io`, `_sizeof`) nor a value instance (which may).
+    fn valid_in_run(&self, t: &TypeDef, g: &Field) -> bool {
+        let Some(rule) = &g.valid else {
+            return true;
+        };
+        let srcs: Vec<&str> = match rule {
+            Valid::Eq(e) | Valid::Expr(e) => vec![e.src.as_str()],
+            Valid::Range(a, b) => a.iter().chain(b.iter()).map(|e| e.src.as_str()).collect(),
+            Valid::AnyOf(l) => l.iter().map(|e| e.src.as_str()).collect(),
+            Valid::InEnum => Vec::new(),
+        };
+        srcs.iter().all(|src| {
+            !src.contains("_io")
+                && !src.contains("_sizeof")
+                && !src
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .any(|w| t.instances.iter().any(|i| i.id == w))
+        })
+    }
+
+    /// The reader's position in bits (`S.bitPos(r)`), or its byte position when no field is
+    /// a bit field (the two then tell the same progress).
+    fn bit_pos(&self, r: &str) -> String {
+        if self.has_bits {
+            format!("S.bitPos({r})")
+        } else {
+            format!("{r}.pos")
+        }
+    }
+
+    /// `r.nbits == 0 and ` where a reader may be inside a byte, else nothing.
+    fn aligned_test(&self, r: &str) -> String {
+        if self.has_bits {
+            format!("{r}.nbits == 0 and ")
+        } else {
+            String::new()
+        }
     }
 
     fn fresh(&mut self, p: &str) -> String {
@@ -127,10 +252,25 @@ impl<'a> Emitter<'a> {
         for t in &s.types {
             let _ = writeln!(o, "{} = {{}}", ty(&t.name));
         }
+        if self.read_locals {
+            // Set once every read function is defined, before any is called.
+            let names: Vec<String> = s.types.iter().map(|t| self.read_fn(&t.name)).collect();
+            let _ = writeln!(
+                o,
+                "-- The read functions, called through these locals (one upvalue each).\nlocal {}",
+                names.join(", ")
+            );
+        }
         o.push('\n');
         for t in &s.types {
             o.push_str(&self.reader(t));
             o.push_str(&self.writer(t));
+        }
+        if self.read_locals {
+            for t in &s.types {
+                let _ = writeln!(o, "{} = {}.read", self.read_fn(&t.name), ty(&t.name));
+            }
+            o.push('\n');
         }
         let root = &s.types[0];
         let params: Vec<String> = root.params.iter().map(|p| param_local(&p.id)).collect();
@@ -174,8 +314,13 @@ impl<'a> Emitter<'a> {
         }
         let _ = writeln!(
             o,
-            "export type {} = {{\n\t__type: string,\n\t__sizeof: number,\n\t--- Bytes of a sized field after this value's `seq` (lenient rules), written back after it.\n\t__unread: string?,\n\t--- Padding bits dropped before a byte-aligned field after bit fields (lenient rules), by\n\t--- field name (`__end`: after the root's last field; `__unread`: at the end of a sized\n\t--- field's bytes), as read; written back. Absent means zero bits.\n\t__pads: {{ [string]: number }}?,",
-            camel(&t.name)
+            "export type {} = {{\n\t__type: string,\n{}\t--- Bytes of a sized field after this value's `seq` (lenient rules), written back after it.\n\t__unread: string?,\n\t--- Padding bits dropped before a byte-aligned field after bit fields (lenient rules), by\n\t--- field name (`__end`: after the root's last field; `__unread`: at the end of a sized\n\t--- field's bytes), as read; written back. Absent means zero bits.\n\t__pads: {{ [string]: number }}?,",
+            camel(&t.name),
+            if self.sizeof_used {
+                "\t--- Bytes the value took in its stream (kept when the schema uses `_sizeof`).\n\t__sizeof: number,\n"
+            } else {
+                ""
+            }
         );
         if self.is_positional_root(t) {
             o.push_str("\t--- The bytes after the last `seq` field up to the furthest byte a positional instance\n\t--- read, as read; written back after the `seq`, under the instances (which replace them).\n\t__beyond: string?,\n");
@@ -225,6 +370,7 @@ impl<'a> Emitter<'a> {
             io,
             start: Some("__start"),
             inlining: Vec::new(),
+            field_locals: Vec::new(),
         }
     }
 
@@ -243,27 +389,141 @@ impl<'a> Emitter<'a> {
             sc.elem_var = var;
         }
         sc.index = index;
+        if self.locals_of.as_deref() == Some(t.name.as_str()) {
+            sc.field_locals = self.field_locals.clone();
+        }
         sc.compile(&e.expr).map_err(|m| format!("`{}`: {m}", e.src))
     }
 
     // ---------------------------------------------------------------- reader
 
     fn reader(&mut self, t: &'a TypeDef) -> String {
-        let mut o = String::new();
         let params: String = t
             .params
             .iter()
             .map(|p| format!(", {}", param_local(&p.id)))
             .collect();
-        let _ = writeln!(
-            o,
-            "--- Reads one `{}` at the reader's position. Errors name the field path and byte offset.\nfunction {}.read(r: S.Reader{params}): {}\n\tlocal v = {{ __type = {}{} }}\n\tlocal __start = r.pos",
+        format!(
+            "--- Reads one `{}` at the reader's position. Errors name the field path and byte offset.\nfunction {}.read(r: S.Reader{params}): {}\n{}\treturn v\nend\n\n",
             t.schema_name,
             ty(&t.name),
             camel(&t.name),
-            lua_str(t.name.as_bytes()),
-            value_keys(t)
+            self.read_body(t)
+        )
+    }
+
+    /// A run of plain little-endian numbers (`run`, fields of `t` at its body's level): one
+    /// check of the bytes left, then reads at constant offsets, each value also kept in a
+    /// local for later expressions (up to [`MAX_FIELD_LOCALS`]); when the run does not fit,
+    /// the field-by-field code names the first field that does not (the same path and
+    /// offset).
+    fn read_run(&mut self, t: &'a TypeDef, run: &[&'a Field]) -> String {
+        let mut o = String::new();
+        let total: u32 = run.iter().filter_map(|g| fast_width(g)).sum();
+        let room = MAX_FIELD_LOCALS.saturating_sub(self.field_locals.len());
+        let locals: Vec<(String, String)> = run
+            .iter()
+            .filter(|g| !self.field_locals.iter().any(|(n, _)| n == &g.id))
+            .take(room)
+            .map(|g| (g.id.clone(), format!("__f_{}", g.id)))
+            .collect();
+        let local_of = |id: &str| locals.iter().find(|(n, _)| n == id).map(|(_, l)| l.clone());
+        if !locals.is_empty() {
+            let names: Vec<&str> = locals.iter().map(|(_, l)| l.as_str()).collect();
+            let _ = writeln!(o, "\tlocal {}", names.join(", "));
+        }
+        let _ = writeln!(
+            o,
+            "\tif {}__lim - r.pos >= {total} then\n\t\tlocal b, p = __buf, r.pos",
+            self.aligned_test("r")
         );
+        let mut off = 0;
+        for g in run {
+            let call = fast_call(g);
+            let dst = dot("v", &g.id);
+            let val = match local_of(&g.id) {
+                Some(l) => {
+                    let _ = writeln!(o, "\t\t{l} = buffer.{call}(b, p + {off})\n\t\t{dst} = {l}");
+                    l
+                }
+                None => {
+                    let _ = writeln!(o, "\t\t{dst} = buffer.{call}(b, p + {off})");
+                    dst.clone()
+                }
+            };
+            if let Some(en) = self.enum_checked(g) {
+                let _ = writeln!(
+                    o,
+                    "\t\tif {} then\n\t\t\tS.failAt(r, p + {off}, {}, \"enum\", `{{{val}}} is not a value of enum {en}`)\n\t\tend",
+                    self.not_in_enum(&en, &val),
+                    lua_str(g.id.as_bytes()),
+                );
+            }
+            if g.valid.is_some() {
+                let at = format!("p + {off}");
+                let fname = lua_str(g.id.as_bytes());
+                match self.valid_check(t, g, "r", &val, &at, &fname, None, 3) {
+                    Ok(code) => {
+                        let _ = write!(o, "\t\tdo\n{code}\t\tend\n");
+                    }
+                    Err(m) => self.diag(g.pos, &g.key_path, m),
+                }
+            }
+            off += fast_width(g).unwrap_or(0);
+        }
+        let _ = writeln!(o, "\t\tr.pos = p + {total}\n\telse");
+        // The field-by-field path (its fields do not take the one-number fast path).
+        let saved_buf = std::mem::replace(&mut self.buf_in_scope, false);
+        for g in run {
+            match self.read_field(t, g) {
+                Ok(code) => {
+                    o.push_str("\tdo\n");
+                    o.push_str(&code);
+                    o.push_str("\tend\n");
+                }
+                Err(m) => self.diag(g.pos, &g.key_path, m),
+            }
+        }
+        self.buf_in_scope = saved_buf;
+        if !locals.is_empty() {
+            let names: Vec<&str> = locals.iter().map(|(_, l)| l.as_str()).collect();
+            let vals: Vec<String> = locals.iter().map(|(n, _)| dot("v", n)).collect();
+            let _ = writeln!(o, "\t\t{} = {}", names.join(", "), vals.join(", "));
+        }
+        o.push_str("\tend\n");
+        self.field_locals.extend(locals);
+        o
+    }
+
+    /// The statements of `t`'s read function before its `return v`, one tab in: they read
+    /// a value of `t` from reader `r` into a new table `v`.
+    fn read_body(&mut self, t: &'a TypeDef) -> String {
+        let saved_locals = std::mem::take(&mut self.field_locals);
+        let saved_of = self.locals_of.replace(t.name.clone());
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "\tlocal v = {{ __type = {}{} }}",
+            lua_str(t.name.as_bytes()),
+            value_keys(t, self.sizeof_used)
+        );
+        if self.sizeof_used {
+            o.push_str("\tlocal __start = r.pos\n");
+        }
+        let saved_buf = self.buf_in_scope;
+        if !self.buf_in_scope
+            && t.fields.iter().any(|f| {
+                f.at.is_none()
+                    && (fast_number_width(f).is_some()
+                        || matches!(&f.kind, FieldKind::User { name, size: None } if self.inline.contains(name))
+                        || matches!(&f.kind, FieldKind::Switch { cases, size: None, .. }
+                            if cases.iter().any(|(_, n)| self.inline.contains(n))))
+            })
+        {
+            // The reader's buffer and end, which its runs of numbers test and read.
+            o.push_str("\tlocal __buf, __lim = r.buf, r.limit\n");
+            self.buf_in_scope = true;
+        }
         if let Some(sw) = &t.endian_switch {
             match self.decide_endian(t, sw, "r", false) {
                 Ok(code) => o.push_str(&code),
@@ -294,41 +554,10 @@ impl<'a> Emitter<'a> {
             // names the first field that does not (the same path and offset).
             let run: Vec<&'a Field> = t.fields[i..]
                 .iter()
-                .take_while(|g| fast_width(g).is_some())
+                .take_while(|g| fast_width(g).is_some() && self.valid_in_run(t, g))
                 .collect();
-            if run.len() >= 2 {
-                let total: u32 = run.iter().filter_map(|g| fast_width(g)).sum();
-                let _ = writeln!(
-                    o,
-                    "\tif r.nbits == 0 and r.limit - r.pos >= {total} then\n\t\tlocal b, p = r.buf, r.pos"
-                );
-                let mut off = 0;
-                for g in &run {
-                    let call = fast_call(g);
-                    let _ = writeln!(o, "\t\t{} = buffer.{call}(b, p + {off})", dot("v", &g.id));
-                    if let Some(en) = self.enum_checked(g) {
-                        let _ = writeln!(
-                            o,
-                            "\t\tif {} then\n\t\t\tS.failAt(r, p + {off}, {}, \"enum\", `{{{}}} is not a value of enum {en}`)\n\t\tend",
-                            self.not_in_enum(&en, &dot("v", &g.id)),
-                            lua_str(g.id.as_bytes()),
-                            dot("v", &g.id)
-                        );
-                    }
-                    off += fast_width(g).unwrap_or(0);
-                }
-                let _ = writeln!(o, "\t\tr.pos = p + {total}\n\telse");
-                for g in &run {
-                    match self.read_field(t, g) {
-                        Ok(code) => {
-                            o.push_str("\tdo\n");
-                            o.push_str(&code);
-                            o.push_str("\tend\n");
-                        }
-                        Err(m) => self.diag(g.pos, &g.key_path, m),
-                    }
-                }
-                o.push_str("\tend\n");
+            if !run.is_empty() {
+                o.push_str(&self.read_run(t, &run));
                 unaligned = false;
                 i += run.len();
                 continue;
@@ -369,7 +598,9 @@ impl<'a> Emitter<'a> {
             // belong to the root: kept, and written back under the instances.
             let _ = writeln!(o, "\tv.__beyond = S.takeBeyond(r)");
         }
-        let _ = writeln!(o, "\tv.__sizeof = r.pos - __start");
+        if self.sizeof_used {
+            let _ = writeln!(o, "\tv.__sizeof = r.pos - __start");
+        }
         for p in t.params.iter().filter(|p| p.context.is_none()) {
             let _ = writeln!(o, "\t{} = {}", dot("v", &p.id), param_local(&p.id));
         }
@@ -394,7 +625,9 @@ impl<'a> Emitter<'a> {
                 Err(m) => self.diag(i.pos, &i.key_path, format!("`{}`: {m}", i.value.src)),
             }
         }
-        o.push_str("\treturn v\nend\n\n");
+        self.field_locals = saved_locals;
+        self.locals_of = saved_of;
+        self.buf_in_scope = saved_buf;
         o
     }
 
@@ -511,7 +744,22 @@ impl<'a> Emitter<'a> {
         let leaked: &'a str = Box::leak(r.to_owned().into_boxed_str());
         match &f.repeat {
             Repeat::None => {
-                o.push_str(&self.read_checked(t, f, leaked, target, fname, None, d)?);
+                let slow = self.read_checked(t, f, leaked, target, fname, None, d)?;
+                match fast_elem_width(f) {
+                    // One plain number (a conditional one; a run takes the others): read
+                    // here when it fits, else by the runtime, which names the field.
+                    Some(w) if r == "r" && self.buf_in_scope && self.enum_checked(f).is_none() => {
+                        let _ = writeln!(
+                            o,
+                            "{i0}if {}__lim - r.pos >= {w} then\n{i0}\t{target} = buffer.{}(__buf, r.pos)\n{i0}\tr.pos += {w}\n{i0}else",
+                            self.aligned_test("r"),
+                            fast_call(f)
+                        );
+                        o.push_str(&slow);
+                        let _ = writeln!(o, "{i0}end");
+                    }
+                    _ => o.push_str(&slow),
+                }
             }
             Repeat::Expr(e) => {
                 let (n, _) = self.ex(t, e, leaked, None, None)?;
@@ -538,9 +786,12 @@ impl<'a> Emitter<'a> {
                         .collect();
                     let _ = writeln!(
                         o,
-                        "{i0}if {r}.nbits == 0 and {r}.limit - {r}.pos >= {0} then\n{i0}\tlocal b, p = {r}.buf, {r}.pos\n{i0}\t{target} = {{ {1} }}\n{i0}\t{r}.pos = p + {0}\n{i0}else",
+                        "{i0}if {2}{3} - {r}.pos >= {0} then\n{i0}\tlocal b, p = {4}, {r}.pos\n{i0}\t{target} = {{ {1} }}\n{i0}\t{r}.pos = p + {0}\n{i0}else",
                         k * w,
-                        items.join(", ")
+                        items.join(", "),
+                        self.aligned_test(r),
+                        if r == "r" && self.buf_in_scope { "__lim".to_owned() } else { format!("{r}.limit") },
+                        if r == "r" && self.buf_in_scope { "__buf".to_owned() } else { format!("{r}.buf") },
                     );
                 }
                 let _ = writeln!(o, "{i0}do\n{i0}\tlocal n = {n}");
@@ -560,7 +811,7 @@ impl<'a> Emitter<'a> {
                 }
                 let _ = writeln!(
                     o,
-                    "{i0}\tlocal list = table.create(n)\n{i0}\tS.enter({r}, {fname})\n{i0}\tS.enter({r}, 0)\n{i0}\tlocal slot = #{r}.path\n{i0}\tfor i = 0, n - 1 do\n{i0}\t\t{r}.path[slot] = i"
+                    "{i0}\tlocal list = table.create(n)\n{i0}\tS.enter({r}, {fname})\n{i0}\tS.enter({r}, 0)\n{i0}\tlocal path = {r}.path\n{i0}\tlocal slot = #path\n{i0}\tfor i = 0, n - 1 do\n{i0}\t\tpath[slot] = i"
                 );
                 o.push_str(&self.read_checked(
                     t,
@@ -580,28 +831,29 @@ impl<'a> Emitter<'a> {
                 }
             }
             Repeat::Eos | Repeat::Until(_) => {
+                // The element's slot of the path is pushed once and set per element.
                 let _ = writeln!(
                     o,
-                    "{i0}do\n{i0}\tlocal list = {{}}\n{i0}\tlocal i = 0\n{i0}\tS.enter({r}, {fname})\n{i0}\twhile {} do\n{i0}\t\tlocal before = S.bitPos({r})\n{i0}\t\tS.enter({r}, i)\n{i0}\t\tlocal e",
-                    if matches!(f.repeat, Repeat::Eos) {
-                        format!("not S.isEof({r})")
-                    } else {
-                        "true".into()
-                    }
+                    "{i0}do\n{i0}\tlocal list = {{}}\n{i0}\tlocal i = 0\n{i0}\tS.enter({r}, {fname})\n{i0}\tS.enter({r}, 0)\n{i0}\tlocal path = {r}.path\n{i0}\tlocal slot = #path\n{i0}\twhile {} do\n{i0}\t\tlocal before = {bit_pos}\n{i0}\t\tpath[slot] = i\n{i0}\t\tlocal e",
+                    match f.repeat {
+                        Repeat::Eos if self.has_bits => format!("not S.isEof({r})"),
+                        // No bit field: the reader is always on a byte boundary.
+                        Repeat::Eos => format!("{r}.pos < {r}.limit"),
+                        _ => "true".into(),
+                    },
+                    bit_pos = self.bit_pos(r),
                 );
                 o.push_str(&self.read_checked(t, f, leaked, "e", "nil", Some("i"), d + 2)?);
                 let _ = writeln!(o, "{i0}\t\tlist[i + 1] = e");
                 if let Repeat::Until(u) = &f.repeat {
                     let k = elem_kind(self.s, f);
                     let (c, _) = self.ex(t, u, leaked, Some((k, "e")), Some("i"))?;
-                    let _ = writeln!(
-                        o,
-                        "{i0}\t\tif {c} then\n{i0}\t\t\tS.leave({r})\n{i0}\t\t\tbreak\n{i0}\t\tend"
-                    );
+                    let _ = writeln!(o, "{i0}\t\tif {c} then\n{i0}\t\t\tbreak\n{i0}\t\tend");
                 }
                 let _ = writeln!(
                     o,
-                    "{i0}\t\tif S.bitPos({r}) == before then\n{i0}\t\t\tS.failAt({r}, {r}.pos, nil, \"semantic\", \"a repeated element took no bytes, so the list would never end\")\n{i0}\t\tend\n{i0}\t\tS.leave({r})\n{i0}\t\ti += 1\n{i0}\tend\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end"
+                    "{i0}\t\tif {bit_pos} == before then\n{i0}\t\t\tS.failAt({r}, {r}.pos, nil, \"semantic\", \"a repeated element took no bytes, so the list would never end\")\n{i0}\t\tend\n{i0}\t\ti += 1\n{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end",
+                    bit_pos = self.bit_pos(r),
                 );
             }
         }
@@ -646,6 +898,28 @@ impl<'a> Emitter<'a> {
                 self.not_in_enum(&en, &dst)
             );
         }
+        if f.valid.is_some() {
+            o.push_str(&self.valid_check(t, f, r, dst, "at", fname, index, d)?);
+        }
+        Ok(o)
+    }
+
+    /// `f`'s `valid` rule checked on the value in `dst`, read at byte offset `at` (an
+    /// expression); nothing when `f` has none.
+    #[allow(clippy::too_many_arguments)]
+    fn valid_check(
+        &mut self,
+        t: &'a TypeDef,
+        f: &'a Field,
+        r: &'a str,
+        dst: &str,
+        at: &str,
+        fname: &str,
+        index: Option<&'a str>,
+        d: usize,
+    ) -> R<String> {
+        let mut o = String::new();
+        let i0 = ind(d);
         if let Some(rule) = &f.valid {
             let k = elem_kind(self.s, f);
             let ev: &'a str = "e_valid";
@@ -686,7 +960,7 @@ impl<'a> Emitter<'a> {
             if !conds.is_empty() {
                 let _ = writeln!(
                     o,
-                    "{i0}if not ({}) then\n{i0}\tS.failAt({r}, at, {fname}, \"valid\", `{{S.show({ev})}} {}`)\n{i0}end",
+                    "{i0}if not ({}) then\n{i0}\tS.failAt({r}, {at}, {fname}, \"valid\", `{{S.show({ev})}} {}`)\n{i0}end",
                     conds.join(" and "),
                     rule.describe().replace('`', "'").replace('{', "(").replace('}', ")")
                 );
@@ -853,6 +1127,41 @@ impl<'a> Emitter<'a> {
     }
 
     /// Reads user type `tn` from reader `r` into `dst` (sized, processed, terminated).
+    /// `dst = <a value of tn read from r>`: a call of its read function, or its read
+    /// written out here in a block of its own (see [`inlinable`]).
+    fn call_read(&mut self, tn: &str, r: &str, args: &str, dst: &str, d: usize) -> String {
+        let i0 = ind(d);
+        let def = self.s.type_def(tn).filter(|_| {
+            args.is_empty()
+                && self.inline.contains(tn)
+                && self.inlining.len() < MAX_INLINE_DEPTH
+                && !self.inlining.iter().any(|n| n == tn)
+        });
+        let Some(t) = def else {
+            return format!("{i0}{dst} = {}({r}{args})\n", self.read_fn(tn));
+        };
+        // The diagnostics of the type are given once, by its read function.
+        let diags = self.diags.len();
+        self.inlining.push(tn.to_owned());
+        // The same reader keeps the same buffer and end; another one has its own.
+        let saved_buf = self.buf_in_scope;
+        self.buf_in_scope &= r == "r";
+        let body = self.read_body(t);
+        self.buf_in_scope = saved_buf;
+        self.inlining.pop();
+        self.diags.truncate(diags);
+        let tmp = self.fresh("val");
+        let mut o = format!("{i0}local {tmp}\n{i0}do\n");
+        if r != "r" {
+            let _ = writeln!(o, "{i0}\tlocal r = {r}");
+        }
+        for line in body.lines() {
+            let _ = writeln!(o, "{i0}{line}");
+        }
+        let _ = write!(o, "{i0}\t{tmp} = v\n{i0}end\n{i0}{dst} = {tmp}\n");
+        o
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn read_user(
         &mut self,
@@ -894,7 +1203,7 @@ impl<'a> Emitter<'a> {
             if enter {
                 let _ = writeln!(o, "{i0}S.enter({sub}, {fname})");
             }
-            let _ = writeln!(o, "{i0}{dst} = {}.read({sub}{args})", ty(tn));
+            let _ = writeln!(o, "{i0}{dst} = {}({sub}{args})", self.read_fn(tn));
             if strict {
                 let _ = writeln!(o, "{i0}S.finishSub({sub})");
             } else {
@@ -926,7 +1235,7 @@ impl<'a> Emitter<'a> {
             if enter {
                 let _ = writeln!(o, "{i0}S.enter({sub}, {fname})");
             }
-            let _ = writeln!(o, "{i0}{dst} = {}.read({sub}{args})", ty(tn));
+            let _ = writeln!(o, "{i0}{dst} = {}({sub}{args})", self.read_fn(tn));
             if strict {
                 let _ = writeln!(o, "{i0}S.finishSub({sub})");
             } else {
@@ -945,7 +1254,7 @@ impl<'a> Emitter<'a> {
                 if enter {
                     let _ = writeln!(o, "{i0}S.enter({r}, {fname})");
                 }
-                let _ = writeln!(o, "{i0}{dst} = {}.read({r}{args})", ty(tn));
+                o.push_str(&self.call_read(tn, r, &args, dst, d));
                 if enter {
                     let _ = writeln!(o, "{i0}S.leave({r})");
                 }
@@ -954,7 +1263,7 @@ impl<'a> Emitter<'a> {
                 if enter {
                     let _ = writeln!(o, "{i0}S.enter({r}, {fname})");
                 }
-                let _ = writeln!(o, "{i0}{dst} = {}.read({r}{args})", ty(tn));
+                o.push_str(&self.call_read(tn, r, &args, dst, d));
                 if enter {
                     let _ = writeln!(o, "{i0}S.leave({r})");
                 }
@@ -966,7 +1275,7 @@ impl<'a> Emitter<'a> {
                 if enter {
                     let _ = writeln!(o, "{i0}S.enter({sub}, {fname})");
                 }
-                let _ = writeln!(o, "{i0}{dst} = {}.read({sub}{args})", ty(tn));
+                let _ = writeln!(o, "{i0}{dst} = {}({sub}{args})", self.read_fn(tn));
                 if strict {
                     let _ = writeln!(o, "{i0}S.finishSub({sub})");
                 } else {
@@ -1107,7 +1416,7 @@ impl<'a> Emitter<'a> {
                 default,
                 size,
             } => {
-                let (sel, _) = self.ex(t, on, r, None, index)?;
+                let (sel, sel_kind) = self.ex(t, on, r, None, index)?;
                 let mut rr: &'a str = r;
                 let _ = writeln!(o, "{i0}do");
                 if let Some(sz) = size {
@@ -1117,7 +1426,6 @@ impl<'a> Emitter<'a> {
                     rr = sub;
                 }
                 let _ = writeln!(o, "{i0}\tlocal on = {sel}");
-                let mut first = true;
                 let case_code = |this: &mut Self, tn: &str| -> R<String> {
                     if let Some((bytes, signed, float, e)) = crate::sem::number_type(tn) {
                         let e = e.or(this.s.endian).unwrap_or(Endian::Le);
@@ -1140,15 +1448,10 @@ impl<'a> Emitter<'a> {
                         .unwrap_or(&[]);
                     this.read_user(t, f, tn, None, rr, dst, fname, index, explicit, d + 2)
                 };
+                let mut arms = Vec::new();
                 for (k, tn) in cases {
                     let (kx, _) = self.ex(t, k, r, None, index)?;
-                    let _ = writeln!(
-                        o,
-                        "{i0}\t{} on == {kx} then",
-                        if first { "if" } else { "elseif" }
-                    );
-                    first = false;
-                    o.push_str(&case_code(self, tn)?);
+                    arms.push((kx, case_code(self, tn)?));
                 }
                 let fallback = match default {
                     Some(tn) => case_code(self, tn)?,
@@ -1162,9 +1465,19 @@ impl<'a> Emitter<'a> {
                     ),
                     None => format!("{}{dst} = nil\n", ind(d + 2)),
                 };
-                if first {
+                let numeric = matches!(sel_kind, Kind::Int | Kind::Enum(_));
+                if arms.is_empty() {
                     o.push_str(&fallback);
+                } else if let Some(tree) =
+                    case_tree(&arms, &fallback, numeric && default.is_none(), d + 1)
+                {
+                    o.push_str(&tree);
                 } else {
+                    for (j, (kx, code)) in arms.iter().enumerate() {
+                        let kw = if j == 0 { "if" } else { "elseif" };
+                        let _ = writeln!(o, "{i0}\t{kw} on == {kx} then");
+                        o.push_str(code);
+                    }
                     let _ = write!(o, "{i0}\telse\n{fallback}{i0}\tend\n");
                 }
                 if size.is_some() && f.strict {
@@ -1810,6 +2123,47 @@ impl<'a> Emitter<'a> {
     }
 }
 
+/// The cases of a switch over a number as a search tree (`if on < k then ... else ...`)
+/// instead of a chain of `==` tests: taken when there are at least 8 cases, every key is an
+/// integer literal, they differ, and the fallback (no case matches) is small enough to
+/// repeat at each leaf (`small`: no `_` case). A selector that is not a number takes the
+/// fallback, as the chain does. `None` when it does not apply. `d`: the depth of the `if`.
+fn case_tree(arms: &[(String, String)], fallback: &str, small: bool, d: usize) -> Option<String> {
+    if !small || arms.len() < 8 {
+        return None;
+    }
+    let mut keyed: Vec<(i64, &str)> = Vec::new();
+    for (k, code) in arms {
+        keyed.push((k.trim().parse::<i64>().ok()?, code.as_str()));
+    }
+    keyed.sort_by_key(|(k, _)| *k);
+    if keyed.windows(2).any(|w| w[0].0 == w[1].0) {
+        return None;
+    }
+    fn node(keyed: &[(i64, &str)], fallback: &str, d: usize, o: &mut String) {
+        let i0 = ind(d);
+        if keyed.len() <= 3 {
+            for (j, (k, code)) in keyed.iter().enumerate() {
+                let kw = if j == 0 { "if" } else { "elseif" };
+                let _ = write!(o, "{i0}{kw} on == {k} then\n{code}");
+            }
+            let _ = write!(o, "{i0}else\n{fallback}{i0}end\n");
+            return;
+        }
+        let mid = keyed.len() / 2;
+        let _ = writeln!(o, "{i0}if on < {} then", keyed[mid].0);
+        node(&keyed[..mid], fallback, d + 1, o);
+        let _ = writeln!(o, "{i0}else");
+        node(&keyed[mid..], fallback, d + 1, o);
+        let _ = writeln!(o, "{i0}end");
+    }
+    let i0 = ind(d);
+    let mut o = format!("{i0}if type(on) ~= \"number\" then\n{fallback}{i0}else\n");
+    node(&keyed, fallback, d + 1, &mut o);
+    let _ = writeln!(o, "{i0}end");
+    Some(o)
+}
+
 /// The width of a field the reader may read in a run at a constant offset: a plain
 /// little-endian (or one-byte) integer or float, read once, without `if`, `valid`, position
 /// or varint.
@@ -1817,12 +2171,22 @@ fn fast_width(f: &Field) -> Option<u32> {
     if f.at.is_some() || f.cond.is_some() || !matches!(f.repeat, Repeat::None) {
         return None;
     }
-    fast_elem_width(f)
+    fast_number_width(f)
 }
 
-/// As [`fast_width`] for one element of a field (its `repeat` and `if` aside).
+/// As [`fast_width`] for one element of a field (its `repeat` and `if` aside), without a
+/// `valid` rule.
 fn fast_elem_width(f: &Field) -> Option<u32> {
-    if f.valid.is_some() || f.varint || f.process.is_some() {
+    if f.valid.is_some() {
+        return None;
+    }
+    fast_number_width(f)
+}
+
+/// The width of a plain little-endian number (or a byte), its `valid`, `repeat` and `if`
+/// aside.
+fn fast_number_width(f: &Field) -> Option<u32> {
+    if f.varint || f.process.is_some() {
         return None;
     }
     match &f.kind {
@@ -1871,7 +2235,7 @@ fn enum_names_local(name: &str) -> String {
 
 /// The members a type's value may hold, as `, name = nil` entries of its table constructor:
 /// the table is made with its keys in place (no growth while the fields are read).
-fn value_keys(t: &TypeDef) -> String {
+fn value_keys(t: &TypeDef, sizeof: bool) -> String {
     let mut seen = std::collections::HashSet::new();
     let mut o = String::new();
     let names = t
@@ -1884,7 +2248,7 @@ fn value_keys(t: &TypeDef) -> String {
                 .filter(|p| p.context.is_none())
                 .map(|p| p.id.as_str()),
         )
-        .chain(std::iter::once("__sizeof"));
+        .chain(sizeof.then_some("__sizeof"));
     for n in names {
         if n != "__type" && seen.insert(n) {
             let _ = write!(o, ", {} = nil", lua_key(n));
