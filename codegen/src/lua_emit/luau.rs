@@ -42,6 +42,7 @@ pub fn emit(s: &Schema) -> Result<String, Vec<Diag>> {
         field_locals: Vec::new(),
         locals_of: None,
         buf_in_scope: false,
+        pos_local: false,
     };
     let out = e.module();
     if e.diags.is_empty() {
@@ -76,6 +77,9 @@ struct Emitter<'a> {
     locals_of: Option<String>,
     /// Whether `__buf` and `__lim` of reader `r` are locals where the code goes.
     buf_in_scope: bool,
+    /// Whether reader `r`'s position is in the local `__p` where the code goes (`r.pos` is
+    /// behind it: set from `__p` before anything else reads it).
+    pos_local: bool,
 }
 
 /// Locals a type's read keeps for the fields of its runs (see `Emitter::field_locals`).
@@ -161,13 +165,57 @@ impl<'a> Emitter<'a> {
             Valid::AnyOf(l) => l.iter().map(|e| e.src.as_str()).collect(),
             Valid::InEnum => Vec::new(),
         };
-        srcs.iter().all(|src| {
-            !src.contains("_io")
-                && !src.contains("_sizeof")
-                && !src
-                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .any(|w| t.instances.iter().any(|i| i.id == w))
-        })
+        srcs.iter().all(|src| stream_free(t, src))
+    }
+
+    /// Whether field `f` (not in a run) is read with the position in `__p`: a conditional
+    /// plain number or a short fixed array of them (the fast paths of `read_repeat`) whose
+    /// condition does not use the stream, in a schema without bit fields.
+    fn pos_local_item(&self, t: &TypeDef, f: &Field) -> bool {
+        if self.has_bits || f.at.is_some() || !self.buf_in_scope {
+            return false;
+        }
+        if f.cond.as_ref().is_some_and(|c| !stream_free(t, &c.src)) {
+            return false;
+        }
+        match &f.repeat {
+            Repeat::None => fast_elem_width(f).is_some() && self.enum_checked(f).is_none(),
+            Repeat::Expr(e) => {
+                matches!(e.expr, crate::expr::Expr::Int(1..=32))
+                    && fast_elem_width(f).is_some()
+                    && matches!(
+                        f.kind,
+                        FieldKind::Int {
+                            enum_name: None,
+                            ..
+                        } | FieldKind::Float { .. }
+                    )
+            }
+            _ => false,
+        }
+    }
+
+    /// The lines that store `__p` into `r.pos` before a field-by-field read and take it
+    /// back after, at indent `i0` plus one; empty outside a segment that keeps `__p`.
+    fn pos_sync(&self, i0: &str) -> (String, String) {
+        if self.pos_local {
+            (
+                format!("{i0}\tr.pos = __p\n"),
+                format!("{i0}\t__p = r.pos\n"),
+            )
+        } else {
+            (String::new(), String::new())
+        }
+    }
+
+    /// The position of reader `r` in generated code: `__p` inside a segment that keeps it
+    /// there, else `r.pos`.
+    fn pos_of(&self, r: &str) -> String {
+        if self.pos_local && r == "r" {
+            "__p".into()
+        } else {
+            format!("{r}.pos")
+        }
     }
 
     /// The reader's position in bits (`S.bitPos(r)`), or its byte position when no field is
@@ -432,9 +480,10 @@ impl<'a> Emitter<'a> {
             let names: Vec<&str> = locals.iter().map(|(_, l)| l.as_str()).collect();
             let _ = writeln!(o, "\tlocal {}", names.join(", "));
         }
+        let pos = self.pos_of("r");
         let _ = writeln!(
             o,
-            "\tif {}__lim - r.pos >= {total} then\n\t\tlocal b, p = __buf, r.pos",
+            "\tif {}__lim - {pos} >= {total} then\n\t\tlocal b, p = __buf, {pos}",
             self.aligned_test("r")
         );
         let mut off = 0;
@@ -471,9 +520,13 @@ impl<'a> Emitter<'a> {
             }
             off += fast_width(g).unwrap_or(0);
         }
-        let _ = writeln!(o, "\t\tr.pos = p + {total}\n\telse");
+        let _ = writeln!(o, "\t\t{pos} = p + {total}\n\telse");
+        if pos == "__p" {
+            o.push_str("\t\tr.pos = __p\n");
+        }
         // The field-by-field path (its fields do not take the one-number fast path).
         let saved_buf = std::mem::replace(&mut self.buf_in_scope, false);
+        let saved_pos = std::mem::replace(&mut self.pos_local, false);
         for g in run {
             match self.read_field(t, g) {
                 Ok(code) => {
@@ -485,6 +538,10 @@ impl<'a> Emitter<'a> {
             }
         }
         self.buf_in_scope = saved_buf;
+        self.pos_local = saved_pos;
+        if pos == "__p" {
+            o.push_str("\t\t__p = r.pos\n");
+        }
         if !locals.is_empty() {
             let names: Vec<&str> = locals.iter().map(|(_, l)| l.as_str()).collect();
             let vals: Vec<String> = locals.iter().map(|(n, _)| dot("v", n)).collect();
@@ -524,6 +581,16 @@ impl<'a> Emitter<'a> {
             o.push_str("\tlocal __buf, __lim = r.buf, r.limit\n");
             self.buf_in_scope = true;
         }
+        let saved_pos = std::mem::replace(&mut self.pos_local, false);
+        let keeps_pos = !self.has_bits
+            && self.buf_in_scope
+            && t.fields
+                .iter()
+                .any(|f| f.at.is_none() && fast_number_width(f).is_some());
+        if keeps_pos {
+            // The position while plain numbers are read one after another (see `pos_local`).
+            o.push_str("\tlocal __p\n");
+        }
         if let Some(sw) = &t.endian_switch {
             match self.decide_endian(t, sw, "r", false) {
                 Ok(code) => o.push_str(&code),
@@ -556,6 +623,40 @@ impl<'a> Emitter<'a> {
                 .iter()
                 .take_while(|g| fast_width(g).is_some() && self.valid_in_run(t, g))
                 .collect();
+            // Numbers read one after another keep the position in `__p`; anything else
+            // reads and moves `r.pos`.
+            let fast_item = keeps_pos && (!run.is_empty() || self.pos_local_item(t, f));
+            // A conditional field of another kind, whose condition does not use the stream,
+            // stores and takes back the position inside its `if` only (it is often skipped).
+            let cond_only = !fast_item
+                && run.is_empty()
+                && self.pos_local
+                && f.at.is_none()
+                && f.cond.as_ref().is_some_and(|c| stream_free(t, &c.src));
+            if cond_only {
+                self.pos_local = false;
+                match self.read_field(t, f) {
+                    Ok(code) => {
+                        let (head, rest) = code.split_once('\n').unwrap_or((&code, ""));
+                        let body = rest.strip_suffix("\tend\n").unwrap_or(rest);
+                        let _ = write!(
+                            o,
+                            "\tdo\n{head}\n\t\tr.pos = __p\n{body}\t\t__p = r.pos\n\tend\n\tend\n"
+                        );
+                    }
+                    Err(m) => self.diag(f.pos, &f.key_path, m),
+                }
+                self.pos_local = true;
+                i += 1;
+                continue;
+            }
+            if fast_item && !self.pos_local {
+                o.push_str("\t__p = r.pos\n");
+                self.pos_local = true;
+            } else if !fast_item && self.pos_local {
+                o.push_str("\tr.pos = __p\n");
+                self.pos_local = false;
+            }
             if !run.is_empty() {
                 o.push_str(&self.read_run(t, &run));
                 unaligned = false;
@@ -573,6 +674,10 @@ impl<'a> Emitter<'a> {
             }
             i += 1;
         }
+        if self.pos_local {
+            o.push_str("\tr.pos = __p\n");
+        }
+        self.pos_local = saved_pos;
         // -sp-sum-of checks
         for f in &t.fields {
             if let Some((list, field, _)) = &f.sum_of {
@@ -749,14 +854,14 @@ impl<'a> Emitter<'a> {
                     // One plain number (a conditional one; a run takes the others): read
                     // here when it fits, else by the runtime, which names the field.
                     Some(w) if r == "r" && self.buf_in_scope && self.enum_checked(f).is_none() => {
+                        let pos = self.pos_of(r);
+                        let (sync, resync) = self.pos_sync(&i0);
                         let _ = writeln!(
                             o,
-                            "{i0}if {}__lim - r.pos >= {w} then\n{i0}\t{target} = buffer.{}(__buf, r.pos)\n{i0}\tr.pos += {w}\n{i0}else",
+                            "{i0}if {}__lim - {pos} >= {w} then\n{i0}\t{target} = buffer.{}(__buf, {pos})\n{i0}\t{pos} += {w}\n{i0}else\n{sync}{slow}{resync}{i0}end",
                             self.aligned_test("r"),
                             fast_call(f)
                         );
-                        o.push_str(&slow);
-                        let _ = writeln!(o, "{i0}end");
                     }
                     _ => o.push_str(&slow),
                 }
@@ -784,14 +889,16 @@ impl<'a> Emitter<'a> {
                     let items: Vec<String> = (0..k)
                         .map(|j| format!("buffer.{call}(b, p + {})", j * w))
                         .collect();
-                    let _ = writeln!(
+                    let _ = write!(
                         o,
-                        "{i0}if {2}{3} - {r}.pos >= {0} then\n{i0}\tlocal b, p = {4}, {r}.pos\n{i0}\t{target} = {{ {1} }}\n{i0}\t{r}.pos = p + {0}\n{i0}else",
+                        "{i0}if {2}{3} - {5} >= {0} then\n{i0}\tlocal b, p = {4}, {5}\n{i0}\t{target} = {{ {1} }}\n{i0}\t{5} = p + {0}\n{i0}else\n{6}",
                         k * w,
                         items.join(", "),
                         self.aligned_test(r),
                         if r == "r" && self.buf_in_scope { "__lim".to_owned() } else { format!("{r}.limit") },
                         if r == "r" && self.buf_in_scope { "__buf".to_owned() } else { format!("{r}.buf") },
+                        self.pos_of(r),
+                        self.pos_sync(&i0).0,
                     );
                 }
                 let _ = writeln!(o, "{i0}do\n{i0}\tlocal n = {n}");
@@ -827,7 +934,7 @@ impl<'a> Emitter<'a> {
                     "{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end"
                 );
                 if fast.is_some() {
-                    let _ = writeln!(o, "{i0}end");
+                    let _ = writeln!(o, "{}{i0}end", self.pos_sync(&i0).1);
                 }
             }
             Repeat::Eos | Repeat::Until(_) => {
@@ -2121,6 +2228,17 @@ impl<'a> Emitter<'a> {
         let _ = writeln!(o, "{i0}end");
         Ok(o)
     }
+}
+
+/// Whether an expression's text uses neither the stream (`_io`, `_sizeof`) nor a value
+/// instance of `t` (which may): such an expression gives the same value whether or not the
+/// reader's position has been stored back yet.
+fn stream_free(t: &TypeDef, src: &str) -> bool {
+    !src.contains("_io")
+        && !src.contains("_sizeof")
+        && !src
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| t.instances.iter().any(|i| i.id == w))
 }
 
 /// The cases of a switch over a number as a search tree (`if on < k then ... else ...`)
