@@ -370,6 +370,12 @@ impl<'a> Emitter<'a> {
                 ""
             }
         );
+        if t.fields
+            .iter()
+            .any(|f| f.term.is_some() || matches!(f.kind, FieldKind::Str { size: None, .. }))
+        {
+            o.push_str("\t--- The bytes terminated fields had after their values (the terminator, the rest of\n\t--- their size, padding), by field name (a list by element for a repeated field), as\n\t--- read; written back.\n\t__tails: { [string]: any }?,\n");
+        }
         if self.is_positional_root(t) {
             o.push_str("\t--- The bytes after the last `seq` field up to the furthest byte a positional instance\n\t--- read, as read; written back after the `seq`, under the instances (which replace them).\n\t__beyond: string?,\n");
         }
@@ -1295,11 +1301,12 @@ impl<'a> Emitter<'a> {
         let strict = f.strict;
         if let Some(term) = &f.term {
             let n = self.size_expr(t, size, r, index)?;
-            let raw = self.fresh("raw");
+            let (raw, tl) = (self.fresh("raw"), self.fresh("tail"));
             let _ = writeln!(
                 o,
-                "{i0}local {raw} = S.readTerm({r}, {n}, {}, {fname})",
-                self.term_args(term)?
+                "{i0}local {raw}, {tl} = S.readTerm({r}, {n}, {}, {fname})\n{i0}{}",
+                self.term_args(term)?,
+                keep_tail(f, index, &tl)
             );
             let up = self.unprocess(t, f, &raw, r, index, false)?;
             if !up.is_empty() {
@@ -1472,14 +1479,19 @@ impl<'a> Emitter<'a> {
                 let _ = writeln!(o, "{i0}S.contents({r}, {lit}, {fname})\n{i0}{dst} = {lit}");
             }
             FieldKind::Bytes(size) => {
-                let raw = if let Some(term) = &f.term {
-                    let n = self.size_expr(t, Some(size), r, index)?;
-                    format!("S.readTerm({r}, {n}, {}, {fname})", self.term_args(term)?)
+                let n = self.size_expr(t, Some(size), r, index)?;
+                if let Some(term) = &f.term {
+                    // The bytes after the value (terminator, padding) are kept for the writer.
+                    let tl = self.fresh("tail");
+                    let _ = writeln!(
+                        o,
+                        "{i0}local {tl}\n{i0}{dst}, {tl} = S.readTerm({r}, {n}, {}, {fname})\n{i0}{}",
+                        self.term_args(term)?,
+                        keep_tail(f, index, &tl)
+                    );
                 } else {
-                    let n = self.size_expr(t, Some(size), r, index)?;
-                    format!("S.bytes({r}, {n}, {fname})")
-                };
-                let _ = writeln!(o, "{i0}{dst} = {raw}");
+                    let _ = writeln!(o, "{i0}{dst} = S.bytes({r}, {n}, {fname})");
+                }
                 let up = self.unprocess(t, f, dst, r, index, false)?;
                 if !up.is_empty() {
                     let _ = writeln!(o, "{i0}{up}");
@@ -1493,7 +1505,13 @@ impl<'a> Emitter<'a> {
                 let raw = match &term {
                     Some(term) => {
                         let (call, args) = self.term_read(term)?;
-                        format!("S.{call}({r}, {n}, {args}, {fname})")
+                        let (raw, tl) = (self.fresh("raw"), self.fresh("tail"));
+                        let _ = writeln!(
+                            o,
+                            "{i0}local {raw}, {tl} = S.{call}({r}, {n}, {args}, {fname})\n{i0}{}",
+                            keep_tail(f, index, &tl)
+                        );
+                        raw
                     }
                     None => format!("S.bytes({r}, {n}, {fname})"),
                 };
@@ -1959,8 +1977,9 @@ impl<'a> Emitter<'a> {
                 Some(term) => {
                     let _ = writeln!(
                         o,
-                        "{i0}S.writeTerm(w, {sub}s, {n}, {}, nil)",
-                        self.term_args(term)?
+                        "{i0}S.writeTerm(w, {sub}s, {n}, {}, nil, {})",
+                        self.term_args(term)?,
+                        tail_of(f, index)
                     );
                 }
                 None => {
@@ -2075,17 +2094,19 @@ impl<'a> Emitter<'a> {
                     Some(term) if term.width == 2 => {
                         let _ = writeln!(
                             o,
-                            "{i0}S.writeTerm2(w, {v}, {n}, {}, {}, {}, {fname})",
+                            "{i0}S.writeTerm2(w, {v}, {n}, {}, {}, {}, {fname}, {})",
                             term.include,
                             term.consume,
-                            term.pad_right.map_or("nil".to_string(), |b| b.to_string())
+                            term.pad_right.map_or("nil".to_string(), |b| b.to_string()),
+                            tail_of(f, index)
                         );
                     }
                     Some(term) => {
                         let _ = writeln!(
                             o,
-                            "{i0}S.writeTerm(w, {v}, {n}, {}, {fname})",
-                            self.term_args(&term)?
+                            "{i0}S.writeTerm(w, {v}, {n}, {}, {fname}, {})",
+                            self.term_args(&term)?,
+                            tail_of(f, index)
                         );
                     }
                     None => {
@@ -2228,6 +2249,25 @@ impl<'a> Emitter<'a> {
         let _ = writeln!(o, "{i0}end");
         Ok(o)
     }
+}
+
+/// `S.keepTail(...)`: the bytes terminated field `f` had after its value (in `tl`), kept in
+/// the value's `__tails` for the writer (by element for a repeated field, `index`).
+fn keep_tail(f: &Field, index: Option<&str>, tl: &str) -> String {
+    format!(
+        "S.keepTail(v, {}, {}, {tl})",
+        lua_str(f.id.as_bytes()),
+        index.unwrap_or("nil")
+    )
+}
+
+/// `S.tailOf(...)`: the kept bytes after terminated field `f`'s value, for its writer.
+fn tail_of(f: &Field, index: Option<&str>) -> String {
+    format!(
+        "S.tailOf(v, {}, {})",
+        lua_str(f.id.as_bytes()),
+        index.unwrap_or("nil")
+    )
 }
 
 /// Whether an expression's text uses neither the stream (`_io`, `_sizeof`) nor a value
