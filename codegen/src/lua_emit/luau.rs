@@ -10,7 +10,7 @@
 //! are derived on write (and stored into the value written).
 
 use super::expr::{dot, elem_kind, field_kind, lua_str, param_kind, param_local, Kind, Scope};
-use super::{ind, inline_path_ops, int_call, lua_key};
+use super::{case_chain, ind, inline_path_ops, int_call, lua_key};
 use crate::diag::Diag;
 use crate::ir::{
     Endian, Field, FieldKind, ProcArg, Process, Repeat, Schema, Size, SrcExpr, TermSpec, TypeDef,
@@ -760,14 +760,10 @@ impl<'a> Emitter<'a> {
         };
         let on = ex(self, &sw.on)?;
         let mut o = format!("\tlocal p___is_le\n\tdo\n\t\tlocal on = {on}\n");
-        for (i, (k, e)) in sw.cases.iter().enumerate() {
+        let mut arms = Vec::new();
+        for (k, e) in &sw.cases {
             let k = ex(self, k)?;
-            let _ = writeln!(
-                o,
-                "\t\t{} on == {k} then\n\t\t\tp___is_le = {}",
-                if i == 0 { "if" } else { "elseif" },
-                *e == Endian::Le
-            );
+            arms.push((k, format!("\t\t\tp___is_le = {}\n", *e == Endian::Le)));
         }
         let fallback = match sw.default {
             Some(e) => format!("p___is_le = {}", e == Endian::Le),
@@ -775,11 +771,8 @@ impl<'a> Emitter<'a> {
                 "S.fail({c}, nil, \"endian\", `the byte order is undecided: no case of meta.endian matches {{S.show(on)}}`)"
             ),
         };
-        if sw.cases.is_empty() {
-            let _ = writeln!(o, "\t\t{fallback}");
-        } else {
-            let _ = writeln!(o, "\t\telse\n\t\t\t{fallback}\n\t\tend");
-        }
+        let indent = if arms.is_empty() { "\t\t" } else { "\t\t\t" };
+        o.push_str(&case_chain(&arms, &format!("{indent}{fallback}\n"), "\t\t"));
         o.push_str("\tend\n");
         Ok(o)
     }
@@ -1591,19 +1584,11 @@ impl<'a> Emitter<'a> {
                     None => format!("{}{dst} = nil\n", ind(d + 2)),
                 };
                 let numeric = matches!(sel_kind, Kind::Int | Kind::Enum(_));
-                if arms.is_empty() {
-                    o.push_str(&fallback);
-                } else if let Some(tree) =
-                    case_tree(&arms, &fallback, numeric && default.is_none(), d + 1)
+                if let Some(tree) = case_tree(&arms, &fallback, numeric && default.is_none(), d + 1)
                 {
                     o.push_str(&tree);
                 } else {
-                    for (j, (kx, code)) in arms.iter().enumerate() {
-                        let kw = if j == 0 { "if" } else { "elseif" };
-                        let _ = writeln!(o, "{i0}\t{kw} on == {kx} then");
-                        o.push_str(code);
-                    }
-                    let _ = write!(o, "{i0}\telse\n{fallback}{i0}\tend\n");
+                    o.push_str(&case_chain(&arms, &fallback, &format!("{i0}\t")));
                 }
                 if size.is_some() && f.strict {
                     let _ = writeln!(o, "{i0}\tS.finishSub({rr})");
@@ -2172,7 +2157,6 @@ impl<'a> Emitter<'a> {
             None => (d, None),
         };
         let ic = ind(cd);
-        let mut first = true;
         let sized = size.is_some();
         let case_code = |this: &mut Self, tn: &str| -> R<String> {
             if let Some((bytes, signed, float, e)) = crate::sem::number_type(tn) {
@@ -2201,15 +2185,10 @@ impl<'a> Emitter<'a> {
             }
             Ok(code)
         };
+        let mut arms = Vec::new();
         for (k, tn) in cases {
             let kx = self.wex(t, k, None, index)?;
-            let _ = writeln!(
-                o,
-                "{ic}\t{} on == {kx} then",
-                if first { "if" } else { "elseif" }
-            );
-            first = false;
-            o.push_str(&case_code(self, tn)?);
+            arms.push((kx, case_code(self, tn)?));
         }
         let fallback = match default {
             Some(tn) => case_code(self, tn)?,
@@ -2223,11 +2202,7 @@ impl<'a> Emitter<'a> {
                 ind(cd + 2)
             ),
         };
-        if first {
-            o.push_str(&fallback);
-        } else {
-            let _ = write!(o, "{ic}\telse\n{fallback}{ic}\tend\n");
-        }
+        o.push_str(&case_chain(&arms, &fallback, &format!("{ic}\t")));
         if let (Some(sub), Some(Size::Expr(e))) = (&sub, size) {
             let n = self.wsize(t, e, index)?;
             let put = if f.strict {
@@ -2301,11 +2276,11 @@ fn case_tree(arms: &[(String, String)], fallback: &str, small: bool, d: usize) -
     fn node(keyed: &[(i64, &str)], fallback: &str, d: usize, o: &mut String) {
         let i0 = ind(d);
         if keyed.len() <= 3 {
-            for (j, (k, code)) in keyed.iter().enumerate() {
-                let kw = if j == 0 { "if" } else { "elseif" };
-                let _ = write!(o, "{i0}{kw} on == {k} then\n{code}");
-            }
-            let _ = write!(o, "{i0}else\n{fallback}{i0}end\n");
+            let arms: Vec<(String, String)> = keyed
+                .iter()
+                .map(|(k, c)| (k.to_string(), c.to_string()))
+                .collect();
+            o.push_str(&case_chain(&arms, fallback, &i0));
             return;
         }
         let mid = keyed.len() / 2;

@@ -17,6 +17,7 @@ pub use lua51::{f32_profile, Lua51Options};
 
 use crate::diag::Diag;
 use crate::ir::Endian;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// A Lua-family target of the generator.
@@ -155,6 +156,23 @@ pub(super) fn text_term(
         pad_right: None,
         width: if encoding.starts_with("UTF-16") { 2 } else { 1 },
     })))
+}
+
+/// The cases of a switch (`arms`: key expression, code), of either backend, reader's or
+/// writer's, as a chain of
+/// `on == key` tests at indent `i0`, with `fallback` when none matches (only the fallback
+/// when there is no case).
+pub(super) fn case_chain(arms: &[(String, String)], fallback: &str, i0: &str) -> String {
+    if arms.is_empty() {
+        return fallback.to_owned();
+    }
+    let mut o = String::new();
+    for (j, (k, code)) in arms.iter().enumerate() {
+        let kw = if j == 0 { "if" } else { "elseif" };
+        let _ = write!(o, "{i0}{kw} on == {k} then\n{code}");
+    }
+    let _ = write!(o, "{i0}else\n{fallback}{i0}end\n");
+    o
 }
 
 /// `n` tabs.
