@@ -922,17 +922,7 @@ impl<'a> Emitter<'a> {
                 }
                 let _ = writeln!(o, "{i0}\tlocal on = {sel}");
                 let case_code = |this: &mut Self, tn: &str| -> R<String> {
-                    if let Some((bytes, signed, float, e)) = crate::sem::number_type(tn) {
-                        let e = e.or(this.s.endian).unwrap_or(Endian::Le);
-                        let call = if float {
-                            format!(
-                                "f{}{}",
-                                u32::from(bytes) * 8,
-                                if e == Endian::Be { "be" } else { "le" }
-                            )
-                        } else {
-                            int_call(bytes, signed, e)?
-                        };
+                    if let Some(call) = super::number_case_call(tn, this.s.endian)? {
                         return Ok(format!("{}{dst} = S.{call}({rr}, {fname})\n", ind(d + 2)));
                     }
                     let explicit: &'a [SrcExpr] = f

@@ -241,6 +241,25 @@ pub(super) fn int_call(bytes: u8, signed: bool, endian: Endian) -> R<String> {
     })
 }
 
+/// The runtime's read function for a switch case that names a number type (`u2`, `f4be`,
+/// ...), in the schema's default byte order `default` when the name has none (little-endian
+/// without one); `None` for a case that names a user type.
+pub(super) fn number_case_call(tn: &str, default: Option<Endian>) -> R<Option<String>> {
+    let Some((bytes, signed, float, e)) = crate::sem::number_type(tn) else {
+        return Ok(None);
+    };
+    let e = e.or(default).unwrap_or(Endian::Le);
+    Ok(Some(if float {
+        format!(
+            "f{}{}",
+            u32::from(bytes) * 8,
+            if e == Endian::Be { "be" } else { "le" }
+        )
+    } else {
+        int_call(bytes, signed, e)?
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
