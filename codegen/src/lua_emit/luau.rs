@@ -1307,21 +1307,7 @@ impl<'a> Emitter<'a> {
             }
             let sub = self.fresh("sub");
             let _ = writeln!(o, "{i0}local {sub} = S.subOver({r}, {raw})");
-            if enter {
-                let _ = writeln!(o, "{i0}S.enter({sub}, {fname})");
-            }
-            let _ = writeln!(o, "{i0}{dst} = {}({sub}{args})", self.read_fn(tn));
-            if strict {
-                let _ = writeln!(o, "{i0}S.finishSub({sub})");
-            } else {
-                let _ = writeln!(
-                    o,
-                    "{i0}if {sub}.pos < {sub}.limit or {sub}.nbits ~= 0 then S.keepUnread({sub}, {dst}) end"
-                );
-            }
-            if enter {
-                let _ = writeln!(o, "{i0}S.leave({sub})");
-            }
+            o.push_str(&self.read_in_sub(&sub, tn, &args, dst, fname, strict, &i0));
             return Ok(o);
         }
         if f.process.is_some() {
@@ -1339,64 +1325,62 @@ impl<'a> Emitter<'a> {
             let up = self.unprocess(t, f, &raw, r, index, false)?;
             let sub = self.fresh("sub");
             let _ = writeln!(o, "{i0}{up}\n{i0}local {sub} = S.subOver({r}, {raw})");
-            if enter {
-                let _ = writeln!(o, "{i0}S.enter({sub}, {fname})");
-            }
-            let _ = writeln!(o, "{i0}{dst} = {}({sub}{args})", self.read_fn(tn));
-            if strict {
-                let _ = writeln!(o, "{i0}S.finishSub({sub})");
-            } else {
-                let _ = writeln!(
-                    o,
-                    "{i0}if {sub}.pos < {sub}.limit or {sub}.nbits ~= 0 then S.keepUnread({sub}, {dst}) end"
-                );
-            }
-            if enter {
-                let _ = writeln!(o, "{i0}S.leave({sub})");
-            }
+            o.push_str(&self.read_in_sub(&sub, tn, &args, dst, fname, strict, &i0));
             return Ok(o);
         }
         match size {
-            None => {
-                if enter {
-                    let _ = writeln!(o, "{i0}S.enter({r}, {fname})");
-                }
-                o.push_str(&self.call_read(tn, r, &args, dst, d));
-                if enter {
-                    let _ = writeln!(o, "{i0}S.leave({r})");
-                }
-            }
-            Some(Size::Eos) if strict => {
-                if enter {
-                    let _ = writeln!(o, "{i0}S.enter({r}, {fname})");
-                }
-                o.push_str(&self.call_read(tn, r, &args, dst, d));
-                if enter {
-                    let _ = writeln!(o, "{i0}S.leave({r})");
-                }
-            }
-            Some(sz) => {
+            // A substream of the size (a strict `size-eos` value is read in the reader's own
+            // stream, which it must end with).
+            Some(sz) if !(strict && matches!(sz, Size::Eos)) => {
                 let n = self.size_expr(t, Some(sz), r, index)?;
                 let sub = self.fresh("sub");
                 let _ = writeln!(o, "{i0}local {sub} = S.sub({r}, {n}, {fname})");
+                o.push_str(&self.read_in_sub(&sub, tn, &args, dst, fname, strict, &i0));
+            }
+            _ => {
                 if enter {
-                    let _ = writeln!(o, "{i0}S.enter({sub}, {fname})");
+                    let _ = writeln!(o, "{i0}S.enter({r}, {fname})");
                 }
-                let _ = writeln!(o, "{i0}{dst} = {}({sub}{args})", self.read_fn(tn));
-                if strict {
-                    let _ = writeln!(o, "{i0}S.finishSub({sub})");
-                } else {
-                    let _ = writeln!(
-                        o,
-                        "{i0}if {sub}.pos < {sub}.limit or {sub}.nbits ~= 0 then S.keepUnread({sub}, {dst}) end"
-                    );
-                }
+                o.push_str(&self.call_read(tn, r, &args, dst, d));
                 if enter {
-                    let _ = writeln!(o, "{i0}S.leave({sub})");
+                    let _ = writeln!(o, "{i0}S.leave({r})");
                 }
             }
         }
         Ok(o)
+    }
+
+    /// `dst = <a value of tn read from substream sub>`, the path entered (unless `fname` is
+    /// `nil`) and the substream checked to its end (strict rules) or its unread bytes kept.
+    #[allow(clippy::too_many_arguments)]
+    fn read_in_sub(
+        &self,
+        sub: &str,
+        tn: &str,
+        args: &str,
+        dst: &str,
+        fname: &str,
+        strict: bool,
+        i0: &str,
+    ) -> String {
+        let mut o = String::new();
+        let enter = fname != "nil";
+        if enter {
+            let _ = writeln!(o, "{i0}S.enter({sub}, {fname})");
+        }
+        let _ = writeln!(o, "{i0}{dst} = {}({sub}{args})", self.read_fn(tn));
+        if strict {
+            let _ = writeln!(o, "{i0}S.finishSub({sub})");
+        } else {
+            let _ = writeln!(
+                o,
+                "{i0}if {sub}.pos < {sub}.limit or {sub}.nbits ~= 0 then S.keepUnread({sub}, {dst}) end"
+            );
+        }
+        if enter {
+            let _ = writeln!(o, "{i0}S.leave({sub})");
+        }
+        o
     }
 
     #[allow(clippy::too_many_arguments)]
