@@ -937,17 +937,28 @@ impl<'a> Emitter<'a> {
                 }
             }
             Repeat::Eos | Repeat::Until(_) => {
+                // An element that always takes bytes (a number, or a user type read in this
+                // stream whose shortest encoding is not empty) needs no check that the list
+                // moves on.
+                let progresses = self.min_len(f) > 0
+                    && f.term.is_none()
+                    && f.process.is_none()
+                    && !matches!(f.kind, FieldKind::User { size: Some(_), .. });
                 // The element's slot of the path is pushed once and set per element.
                 let _ = writeln!(
                     o,
-                    "{i0}do\n{i0}\tlocal list = {{}}\n{i0}\tlocal i = 0\n{i0}\tS.enter({r}, {fname})\n{i0}\tS.enter({r}, 0)\n{i0}\tlocal path = {r}.path\n{i0}\tlocal slot = #path\n{i0}\twhile {} do\n{i0}\t\tlocal before = {bit_pos}\n{i0}\t\tpath[slot] = i\n{i0}\t\tlocal e",
+                    "{i0}do\n{i0}\tlocal list = {{}}\n{i0}\tlocal i = 0\n{i0}\tS.enter({r}, {fname})\n{i0}\tS.enter({r}, 0)\n{i0}\tlocal path = {r}.path\n{i0}\tlocal slot = #path\n{i0}\twhile {} do\n{before}{i0}\t\tpath[slot] = i\n{i0}\t\tlocal e",
                     match f.repeat {
                         Repeat::Eos if self.has_bits => format!("not S.isEof({r})"),
                         // No bit field: the reader is always on a byte boundary.
                         Repeat::Eos => format!("{r}.pos < {r}.limit"),
                         _ => "true".into(),
                     },
-                    bit_pos = self.bit_pos(r),
+                    before = if progresses {
+                        String::new()
+                    } else {
+                        format!("{i0}\t\tlocal before = {}\n", self.bit_pos(r))
+                    },
                 );
                 o.push_str(&self.read_checked(t, f, leaked, "e", "nil", Some("i"), d + 2)?);
                 let _ = writeln!(o, "{i0}\t\tlist[i + 1] = e");
@@ -958,8 +969,12 @@ impl<'a> Emitter<'a> {
                 }
                 let _ = writeln!(
                     o,
-                    "{i0}\t\tif {bit_pos} == before then\n{i0}\t\t\tS.failAt({r}, {r}.pos, nil, \"semantic\", \"a repeated element took no bytes, so the list would never end\")\n{i0}\t\tend\n{i0}\t\ti += 1\n{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end",
-                    bit_pos = self.bit_pos(r),
+                    "{check}{i0}\t\ti += 1\n{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end",
+                    check = if progresses {
+                        String::new()
+                    } else {
+                        format!("{i0}\t\tif {} == before then\n{i0}\t\t\tS.failAt({r}, {r}.pos, nil, \"semantic\", \"a repeated element took no bytes, so the list would never end\")\n{i0}\t\tend\n", self.bit_pos(r))
+                    },
                 );
             }
         }
