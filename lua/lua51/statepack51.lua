@@ -1160,13 +1160,40 @@ function G.column(r, n, ty, field)
       G.fail(r, field, "eof", "VFS." .. VFS_OF[ty] .. " gave " .. (type(out) == "table" and #out or "nothing") .. " value(s) for " .. n)
     end
   else
+    -- The bytes are in r.s from i on (need made them so): one loop per type.
     out = {}
-    local read = G[ty]
-    local at = r.pos
-    for k = 1, n do
-      out[k] = read(r, field)
+    local s, byte, j = r.s, string.byte, i
+    if ty == "u8" then
+      for k = 1, n do out[k] = byte(s, j); j = j + 1 end
+    elseif ty == "s8" then
+      for k = 1, n do
+        local a = byte(s, j)
+        if a >= 128 then a = a - 256 end
+        out[k] = a
+        j = j + 1
+      end
+    elseif ty == "u16le" then
+      for k = 1, n do
+        local a, b = byte(s, j, j + 1)
+        out[k] = a + b * 256
+        j = j + 2
+      end
+    elseif ty == "s16le" then
+      for k = 1, n do
+        local a, b = byte(s, j, j + 1)
+        local v = a + b * 256
+        if v >= 32768 then v = v - 65536 end
+        out[k] = v
+        j = j + 2
+      end
+    elseif ty == "u32le" then
+      for k = 1, n do out[k] = u32of(byte(s, j, j + 3)); j = j + 4 end
+    elseif ty == "s32le" then
+      for k = 1, n do out[k] = s32of(byte(s, j, j + 3)); j = j + 4 end
+    else
+      local f32 = SP.f32_of_bytes
+      for k = 1, n do out[k] = f32(byte(s, j, j + 3)); j = j + 4 end
     end
-    r.pos = at
   end
   r.pos = r.pos + n * w
   return out

@@ -1,7 +1,14 @@
 //! Decode speed of a generated Luau module against a plain hand-written Luau reader of the
 //! same bytes, in the same sandboxed VM (as Roblox runs scripts): the SNAP file the demo
-//! encodes (the study walk, the largest of `formats::snap::sample_files`). Before timing, both
-//! readers' values are compared with the Rust reader's, member by member.
+//! encodes (the study walk, the largest of `formats::snap::sample_files`), and a 10-minute
+//! RPLY crowd (20 walkers, 9 000 ticks at 15 Hz, as `statepack rply-crowd` records it; the
+//! CMU walk fixture when present, else the built-in study walk). Before timing, both readers'
+//! values are compared with the Rust reader's, member by member. Each module runs in a safe
+//! environment, as a Roblox script does, so `buffer.*` calls take their fast path.
+//!
+//! Before criterion's runs, each pair is also timed alternately (a full collection before
+//! every call), and the minimum and median of each and their ratios printed: on a machine
+//! shared with other work that ratio moves less than two separate criterion runs do.
 //!
 //! `cargo bench -p statepack-luahost --bench luau_decode -- --warm-up-time 1 --measurement-time 3`
 
@@ -79,32 +86,84 @@ return function(buf)
 end
 "#;
 
+/// The hand-written RPLY v3 reader (the whole layout, snapshots included).
+const RPLY_HAND_WRITTEN: &str = include_str!("rply_hand_written.luau");
+
 fn snap_decode(c: &mut Criterion) {
     let (name, bytes) = statepack::formats::snap::sample_files()
         .into_iter()
         .max_by_key(|(_, b)| b.len())
         .expect("SNAP sample files");
-    let path = repo_root().join("schema").join("snap_v1_3.ksy");
+    pair(
+        c,
+        "snap_v1_3",
+        "luau_snap_decode",
+        &name,
+        &bytes,
+        HAND_WRITTEN,
+        100,
+    );
+}
+
+fn rply_decode(c: &mut Criterion) {
+    let clip = match statepack_fixtures::fixture_path("motion/cmu-131-01-walk.bvh") {
+        Ok(p) => statepack_codecs::motion::load_motion_file(&p).expect("read the walk"),
+        Err(_) => statepack_codecs::motion::walk::study_walk_clip(),
+    };
+    let opts = statepack::sim::rply_crowd::CrowdOptions::default();
+    let crowd = statepack::sim::rply_crowd::record_crowd(&clip, &opts).expect("record the crowd");
+    let name = format!(
+        "crowd of {} walkers, {} ticks at {} Hz",
+        opts.characters, opts.ticks, opts.tick_rate
+    );
+    // About 0.3 s a decode: 10 samples.
+    pair(
+        c,
+        "rply_v3",
+        "luau_rply_decode",
+        &name,
+        &crowd.bytes,
+        RPLY_HAND_WRITTEN,
+        10,
+    );
+}
+
+/// Generates `schema/<schema>.ksy`, checks that both readers read `bytes` to the Rust
+/// reader's values, and times both in group `group` with `samples` samples.
+fn pair(
+    c: &mut Criterion,
+    schema_name: &str,
+    group: &str,
+    name: &str,
+    bytes: &[u8],
+    hand_src: &str,
+    samples: usize,
+) {
+    let path = repo_root()
+        .join("schema")
+        .join(format!("{schema_name}.ksy"));
     let text = statepack_codegen::read_schema_file(&path).unwrap();
     let file = path.display().to_string();
     let schema = statepack_codegen::load_checked(&text, &file, &path, &[]).unwrap();
     let code = lua_emit::generate(&text, &file, &path, &[], Target::Luau).unwrap();
     let host = LuauHost::new().unwrap();
-    let Value::Table(module) = host.load_module("snap_v1_3", &code).unwrap() else {
+    let Value::Table(module) = host.load_module(schema_name, &code).unwrap() else {
         panic!("the generated module gave no table")
     };
     let generated: Function = module.get("decode").unwrap();
-    let hand: Function = host.eval("hand_written", HAND_WRITTEN).unwrap();
-    let buf = host.lua.create_buffer(&bytes).unwrap();
-    let rust = statepack_codegen::interp::decode(&schema, &bytes).unwrap();
+    let hand: Function = host.eval("hand_written", hand_src).unwrap();
+    let buf = host.lua.create_buffer(bytes).unwrap();
+    let rust = statepack_codegen::interp::decode(&schema, bytes).unwrap();
     for (what, f) in [("generated", &generated), ("hand_written", &hand)] {
         let t: Table = f.call(buf.clone()).unwrap();
-        let node = tree::convert(&schema, "snap_v1_3", &t).unwrap();
+        let node = tree::convert(&schema, schema_name, &t).unwrap();
         statepack_codegen::interp::compare(&rust, &node)
             .unwrap_or_else(|e| panic!("{what} reads other values than Rust: {e}"));
     }
     println!("input: {name}, {} bytes", bytes.len());
-    let mut g = c.benchmark_group("luau_snap_decode");
+    alternate(&host.lua, group, &generated, &hand, &buf, samples * 2);
+    let mut g = c.benchmark_group(group);
+    g.sample_size(samples);
     g.throughput(Throughput::Bytes(bytes.len() as u64));
     g.bench_function("generated", |b| {
         b.iter(|| generated.call::<Table>(buf.clone()).unwrap())
@@ -115,5 +174,45 @@ fn snap_decode(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, snap_decode);
+/// Both readers timed alternately, `pairs` times, each call after a full collection (so
+/// neither pays for the other's garbage): the minimum and median of each and the ratio of
+/// the generated reader's time to the hand-written one's. On a machine shared with other
+/// work this ratio moves less than two separate criterion runs do.
+fn alternate(
+    lua: &mlua::Lua,
+    group: &str,
+    generated: &Function,
+    hand: &Function,
+    buf: &mlua::Buffer,
+    pairs: usize,
+) {
+    let mut tg = Vec::with_capacity(pairs);
+    let mut th = Vec::with_capacity(pairs);
+    for _ in 0..pairs {
+        for (f, out) in [(generated, &mut tg), (hand, &mut th)] {
+            lua.gc_collect().unwrap();
+            let t0 = std::time::Instant::now();
+            let t: Table = f.call(buf.clone()).unwrap();
+            out.push(t0.elapsed().as_secs_f64());
+            drop(t);
+        }
+    }
+    let stats = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[0], v[v.len() / 2])
+    };
+    let (gmin, gmed) = stats(&mut tg);
+    let (hmin, hmed) = stats(&mut th);
+    println!(
+        "{group}: alternating, {pairs} pairs: generated min {:.3} ms median {:.3} ms, hand-written min {:.3} ms median {:.3} ms; ratio of minimums {:.3}, of medians {:.3}",
+        gmin * 1e3,
+        gmed * 1e3,
+        hmin * 1e3,
+        hmed * 1e3,
+        gmin / hmin,
+        gmed / hmed
+    );
+}
+
+criterion_group!(benches, snap_decode, rply_decode);
 criterion_main!(benches);

@@ -82,6 +82,9 @@ impl LuauHost {
                 v => Ok(v),
             }
         })?;
+        // Also the global `require`: with safe environments (below) a module's imports,
+        // `require` among them, are resolved once against the globals when it is loaded.
+        lua.globals().set("require", require.clone())?;
         let host = Self {
             lua,
             loaded,
@@ -111,6 +114,10 @@ impl LuauHost {
         let env_mt = self.lua.create_table()?;
         env_mt.set("__index", self.lua.globals())?;
         env.set_metatable(Some(env_mt))?;
+        // As a Roblox script's environment (and the sandbox's own proxy of the globals):
+        // imports such as `buffer.readu8` are resolved once and builtins take their fast
+        // path. Without it every `buffer.*` call looks its name up through `__index`.
+        env.set_safeenv(true);
         let module: Value = self
             .lua
             .load(src)
@@ -141,6 +148,7 @@ impl LuauHost {
         let mt = self.lua.create_table()?;
         mt.set("__index", self.lua.globals())?;
         env.set_metatable(Some(mt))?;
+        env.set_safeenv(true);
         self.lua
             .load(src)
             .set_name(name)

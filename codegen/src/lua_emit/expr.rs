@@ -180,6 +180,9 @@ pub struct Scope<'a> {
     pub start: Option<&'a str>,
     /// Instance names being inlined (against cycles).
     pub inlining: Vec<String>,
+    /// Fields of `t` whose values are also in locals (name, local): used instead of
+    /// `this.name`.
+    pub field_locals: Vec<(String, String)>,
 }
 
 /// Lua's reserved words (a field with one of these names is indexed as `v["end"]`).
@@ -407,6 +410,9 @@ impl Scope<'_> {
         }
         let t = self.t;
         if let Some(f) = t.fields.iter().find(|f| f.id == n) {
+            if let Some((_, l)) = self.field_locals.iter().find(|(id, _)| id == n) {
+                return Ok((l.clone(), field_kind(self.s, f)));
+            }
             return Ok((dot(self.this, n), field_kind(self.s, f)));
         }
         if let Some(p) = t.params.iter().find(|p| p.id == n) {
@@ -559,6 +565,7 @@ pub fn instance_kind(s: &Schema, t: &TypeDef, i: &crate::ir::Instance) -> R<Kind
         io: "r",
         start: Some("__start"),
         inlining: vec![i.id.clone()],
+        field_locals: Vec::new(),
     };
     Ok(sc.compile(&i.value.expr)?.1)
 }

@@ -168,6 +168,7 @@ impl<'a> Emitter<'a> {
             io,
             start: Some("__start"),
             inlining: Vec::new(),
+            field_locals: Vec::new(),
         }
     }
 
@@ -283,24 +284,21 @@ impl<'a> Emitter<'a> {
     fn decide_endian(&mut self, t: &'a TypeDef, sw: &'a crate::ir::EndianSwitch) -> R<String> {
         let on = self.ex(t, &sw.on, "r", None, None)?.0;
         let mut o = format!("\tlocal p___is_le\n\tdo\n\t\tlocal on = {on}\n");
-        for (i, (k, e)) in sw.cases.iter().enumerate() {
+        let mut arms = Vec::new();
+        for (k, e) in &sw.cases {
             let k = self.ex(t, k, "r", None, None)?.0;
-            let _ = writeln!(
-                o,
-                "\t\t{} on == {k} then\n\t\t\tp___is_le = {}",
-                if i == 0 { "if" } else { "elseif" },
-                *e == Endian::Le
-            );
+            arms.push((k, format!("\t\t\tp___is_le = {}\n", *e == Endian::Le)));
         }
         let fallback = match sw.default {
             Some(e) => format!("p___is_le = {}", e == Endian::Le),
             None => "S.fail(r, nil, \"endian\", \"the byte order is undecided: no case of meta.endian matches \" .. S.show(on))".to_string(),
         };
-        if sw.cases.is_empty() {
-            let _ = writeln!(o, "\t\t{fallback}");
-        } else {
-            let _ = writeln!(o, "\t\telse\n\t\t\t{fallback}\n\t\tend");
-        }
+        let indent = if arms.is_empty() { "\t\t" } else { "\t\t\t" };
+        o.push_str(&super::case_chain(
+            &arms,
+            &format!("{indent}{fallback}\n"),
+            "\t\t",
+        ));
         o.push_str("\tend\n");
         Ok(o)
     }
@@ -923,19 +921,8 @@ impl<'a> Emitter<'a> {
                     rr = sub;
                 }
                 let _ = writeln!(o, "{i0}\tlocal on = {sel}");
-                let mut first = true;
                 let case_code = |this: &mut Self, tn: &str| -> R<String> {
-                    if let Some((bytes, signed, float, e)) = crate::sem::number_type(tn) {
-                        let e = e.or(this.s.endian).unwrap_or(Endian::Le);
-                        let call = if float {
-                            format!(
-                                "f{}{}",
-                                u32::from(bytes) * 8,
-                                if e == Endian::Be { "be" } else { "le" }
-                            )
-                        } else {
-                            int_call(bytes, signed, e)?
-                        };
+                    if let Some(call) = super::number_case_call(tn, this.s.endian)? {
                         return Ok(format!("{}{dst} = S.{call}({rr}, {fname})\n", ind(d + 2)));
                     }
                     let explicit: &'a [SrcExpr] = f
@@ -946,15 +933,10 @@ impl<'a> Emitter<'a> {
                         .unwrap_or(&[]);
                     this.read_user(t, f, tn, None, rr, dst, fname, index, explicit, d + 2)
                 };
+                let mut arms = Vec::new();
                 for (k, tn) in cases {
                     let (kx, _) = self.ex(t, k, r, None, index)?;
-                    let _ = writeln!(
-                        o,
-                        "{i0}\t{} on == {kx} then",
-                        if first { "if" } else { "elseif" }
-                    );
-                    first = false;
-                    o.push_str(&case_code(self, tn)?);
+                    arms.push((kx, case_code(self, tn)?));
                 }
                 let fallback = match default {
                     Some(tn) => case_code(self, tn)?,
@@ -969,11 +951,7 @@ impl<'a> Emitter<'a> {
                     ),
                     None => format!("{}{dst} = nil\n", ind(d + 2)),
                 };
-                if first {
-                    o.push_str(&fallback);
-                } else {
-                    let _ = write!(o, "{i0}\telse\n{fallback}{i0}\tend\n");
-                }
+                o.push_str(&super::case_chain(&arms, &fallback, &format!("{i0}\t")));
                 if size.is_some() && f.strict {
                     let _ = writeln!(o, "{i0}\tS.finishSub({rr})");
                 }

@@ -10,14 +10,14 @@
 //! are derived on write (and stored into the value written).
 
 use super::expr::{dot, elem_kind, field_kind, lua_str, param_kind, param_local, Kind, Scope};
-use super::{ind, inline_path_ops, int_call, lua_key};
+use super::{case_chain, ind, inline_path_ops, int_call, lua_key};
 use crate::diag::Diag;
 use crate::ir::{
     Endian, Field, FieldKind, ProcArg, Process, Repeat, Schema, Size, SrcExpr, TermSpec, TypeDef,
     Valid,
 };
 use crate::names::camel;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 type R<T> = Result<T, String>;
@@ -30,6 +30,19 @@ pub fn emit(s: &Schema) -> Result<String, Vec<Diag>> {
         diags: Vec::new(),
         min_lens: crate::sizes::min_lens(s).0,
         tmp: 0,
+        has_bits: s
+            .types
+            .iter()
+            .any(|t| t.fields.iter().any(crate::bits::is_bit_field)),
+        read_locals: s.types.len() + s.enums.len() <= MAX_MODULE_LOCALS,
+        inline: inlinable(s),
+        inlining: Vec::new(),
+        // Any `_sizeof` in the schema (its expressions, conservatively its text).
+        sizeof_used: format!("{s:?}").contains("_sizeof"),
+        field_locals: Vec::new(),
+        locals_of: None,
+        buf_in_scope: false,
+        pos_local: false,
     };
     let out = e.module();
     if e.diags.is_empty() {
@@ -44,7 +57,73 @@ struct Emitter<'a> {
     diags: Vec<Diag>,
     min_lens: HashMap<String, usize>,
     tmp: usize,
+    /// Whether any type has a bit field: without one a reader's `nbits` stays 0, and the
+    /// runs of plain numbers do not test it.
+    has_bits: bool,
+    /// Whether the types' read functions are called through module locals (one upvalue)
+    /// rather than `M.Type.read` (two table look-ups): when the locals fit Luau's limit.
+    read_locals: bool,
+    /// Types whose read is written out where the one field of their type is read, instead
+    /// of a call (see [`inlinable`]).
+    inline: HashSet<String>,
+    /// The types being written out inline, innermost last (a type is never inside itself).
+    inlining: Vec<String>,
+    /// Whether any expression uses `_sizeof`: only then do values carry `__sizeof`.
+    sizeof_used: bool,
+    /// Fields of the type being read whose values are also in locals (`__f_<name>`), read
+    /// in a run of numbers above: later expressions of the type use the local.
+    field_locals: Vec<(String, String)>,
+    /// The type whose body `field_locals` belong to.
+    locals_of: Option<String>,
+    /// Whether `__buf` and `__lim` of reader `r` are locals where the code goes.
+    buf_in_scope: bool,
+    /// Whether reader `r`'s position is in the local `__p` where the code goes (`r.pos` is
+    /// behind it: set from `__p` before anything else reads it).
+    pos_local: bool,
 }
+
+/// Locals a type's read keeps for the fields of its runs (see `Emitter::field_locals`).
+const MAX_FIELD_LOCALS: usize = 16;
+
+/// How deep types are written out inside each other (each level holds its locals).
+const MAX_INLINE_DEPTH: usize = 4;
+
+/// Types read in one place only (one field or switch case names them), without params,
+/// instances, a byte order decided while reading or positional fields, other than the root:
+/// their read is written out at that place, which saves a call and a table look-up per
+/// value. The module still has their `read` function.
+fn inlinable(s: &Schema) -> HashSet<String> {
+    let mut uses: HashMap<&str, usize> = HashMap::new();
+    for t in &s.types {
+        for f in &t.fields {
+            match &f.kind {
+                FieldKind::User { name, .. } => *uses.entry(name.as_str()).or_default() += 1,
+                FieldKind::Switch { cases, default, .. } => {
+                    for n in cases.iter().map(|(_, n)| n).chain(default.iter()) {
+                        *uses.entry(n.as_str()).or_default() += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    s.types
+        .iter()
+        .skip(1)
+        .filter(|t| {
+            uses.get(t.name.as_str()) == Some(&1)
+                && t.params.is_empty()
+                && t.instances.is_empty()
+                && t.endian_switch.is_none()
+                && t.fields.iter().all(|f| f.at.is_none())
+        })
+        .map(|t| t.name.clone())
+        .collect()
+}
+
+/// Module-level locals the generator allows itself (enum name tables and read functions);
+/// Luau allows 200 per function, the rest of the module's top level uses a few.
+const MAX_MODULE_LOCALS: usize = 180;
 
 /// Luau name of a user type's table.
 fn ty(name: &str) -> String {
@@ -62,6 +141,100 @@ impl<'a> Emitter<'a> {
             format!("--target luau: {msg}"),
             HINT,
         ));
+    }
+
+    /// How generated code calls type `tn`'s read function.
+    fn read_fn(&self, tn: &str) -> String {
+        if self.read_locals {
+            format!("__read{}", camel(tn))
+        } else {
+            format!("{}.read", ty(tn))
+        }
+    }
+
+    /// Whether field `g`'s `valid` rule (if any) may be checked inside a run of numbers,
+    /// where the reader's position moves only at the run's end: a rule that does not use
+    /// the stream (`_io`, `_sizeof`) nor a value instance (which may).
+    fn valid_in_run(&self, t: &TypeDef, g: &Field) -> bool {
+        let Some(rule) = &g.valid else {
+            return true;
+        };
+        let srcs: Vec<&str> = match rule {
+            Valid::Eq(e) | Valid::Expr(e) => vec![e.src.as_str()],
+            Valid::Range(a, b) => a.iter().chain(b.iter()).map(|e| e.src.as_str()).collect(),
+            Valid::AnyOf(l) => l.iter().map(|e| e.src.as_str()).collect(),
+            Valid::InEnum => Vec::new(),
+        };
+        srcs.iter().all(|src| stream_free(t, src))
+    }
+
+    /// Whether field `f` (not in a run) is read with the position in `__p`: a conditional
+    /// plain number or a short fixed array of them (the fast paths of `read_repeat`) whose
+    /// condition does not use the stream, in a schema without bit fields.
+    fn pos_local_item(&self, t: &TypeDef, f: &Field) -> bool {
+        if self.has_bits || f.at.is_some() || !self.buf_in_scope {
+            return false;
+        }
+        if f.cond.as_ref().is_some_and(|c| !stream_free(t, &c.src)) {
+            return false;
+        }
+        match &f.repeat {
+            Repeat::None => fast_elem_width(f).is_some() && self.enum_checked(f).is_none(),
+            Repeat::Expr(e) => {
+                matches!(e.expr, crate::expr::Expr::Int(1..=32))
+                    && fast_elem_width(f).is_some()
+                    && matches!(
+                        f.kind,
+                        FieldKind::Int {
+                            enum_name: None,
+                            ..
+                        } | FieldKind::Float { .. }
+                    )
+            }
+            _ => false,
+        }
+    }
+
+    /// The lines that store `__p` into `r.pos` before a field-by-field read and take it
+    /// back after, at indent `i0` plus one; empty outside a segment that keeps `__p`.
+    fn pos_sync(&self, i0: &str) -> (String, String) {
+        if self.pos_local {
+            (
+                format!("{i0}\tr.pos = __p\n"),
+                format!("{i0}\t__p = r.pos\n"),
+            )
+        } else {
+            (String::new(), String::new())
+        }
+    }
+
+    /// The position of reader `r` in generated code: `__p` inside a segment that keeps it
+    /// there, else `r.pos`.
+    fn pos_of(&self, r: &str) -> String {
+        if self.pos_local && r == "r" {
+            "__p".into()
+        } else {
+            format!("{r}.pos")
+        }
+    }
+
+    /// The reader's position in bits (`S.bitPos(r)`), or its byte position when no field is
+    /// a bit field (the two then tell the same progress).
+    fn bit_pos(&self, r: &str) -> String {
+        if self.has_bits {
+            format!("S.bitPos({r})")
+        } else {
+            format!("{r}.pos")
+        }
+    }
+
+    /// `r.nbits == 0 and ` where a reader may be inside a byte, else nothing.
+    fn aligned_test(&self, r: &str) -> String {
+        if self.has_bits {
+            format!("{r}.nbits == 0 and ")
+        } else {
+            String::new()
+        }
     }
 
     fn fresh(&mut self, p: &str) -> String {
@@ -127,10 +300,25 @@ impl<'a> Emitter<'a> {
         for t in &s.types {
             let _ = writeln!(o, "{} = {{}}", ty(&t.name));
         }
+        if self.read_locals {
+            // Set once every read function is defined, before any is called.
+            let names: Vec<String> = s.types.iter().map(|t| self.read_fn(&t.name)).collect();
+            let _ = writeln!(
+                o,
+                "-- The read functions, called through these locals (one upvalue each).\nlocal {}",
+                names.join(", ")
+            );
+        }
         o.push('\n');
         for t in &s.types {
             o.push_str(&self.reader(t));
             o.push_str(&self.writer(t));
+        }
+        if self.read_locals {
+            for t in &s.types {
+                let _ = writeln!(o, "{} = {}.read", self.read_fn(&t.name), ty(&t.name));
+            }
+            o.push('\n');
         }
         let root = &s.types[0];
         let params: Vec<String> = root.params.iter().map(|p| param_local(&p.id)).collect();
@@ -174,9 +362,20 @@ impl<'a> Emitter<'a> {
         }
         let _ = writeln!(
             o,
-            "export type {} = {{\n\t__type: string,\n\t__sizeof: number,\n\t--- Bytes of a sized field after this value's `seq` (lenient rules), written back after it.\n\t__unread: string?,\n\t--- Padding bits dropped before a byte-aligned field after bit fields (lenient rules), by\n\t--- field name (`__end`: after the root's last field; `__unread`: at the end of a sized\n\t--- field's bytes), as read; written back. Absent means zero bits.\n\t__pads: {{ [string]: number }}?,",
-            camel(&t.name)
+            "export type {} = {{\n\t__type: string,\n{}\t--- Bytes of a sized field after this value's `seq` (lenient rules), written back after it.\n\t__unread: string?,\n\t--- Padding bits dropped before a byte-aligned field after bit fields (lenient rules), by\n\t--- field name (`__end`: after the root's last field; `__unread`: at the end of a sized\n\t--- field's bytes), as read; written back. Absent means zero bits.\n\t__pads: {{ [string]: number }}?,",
+            camel(&t.name),
+            if self.sizeof_used {
+                "\t--- Bytes the value took in its stream (kept when the schema uses `_sizeof`).\n\t__sizeof: number,\n"
+            } else {
+                ""
+            }
         );
+        if t.fields
+            .iter()
+            .any(|f| f.term.is_some() || matches!(f.kind, FieldKind::Str { size: None, .. }))
+        {
+            o.push_str("\t--- The bytes terminated fields had after their values (the terminator, the rest of\n\t--- their size, padding), by field name (a list by element for a repeated field), as\n\t--- read; written back.\n\t__tails: { [string]: any }?,\n");
+        }
         if self.is_positional_root(t) {
             o.push_str("\t--- The bytes after the last `seq` field up to the furthest byte a positional instance\n\t--- read, as read; written back after the `seq`, under the instances (which replace them).\n\t__beyond: string?,\n");
         }
@@ -225,6 +424,7 @@ impl<'a> Emitter<'a> {
             io,
             start: Some("__start"),
             inlining: Vec::new(),
+            field_locals: Vec::new(),
         }
     }
 
@@ -243,27 +443,160 @@ impl<'a> Emitter<'a> {
             sc.elem_var = var;
         }
         sc.index = index;
+        if self.locals_of.as_deref() == Some(t.name.as_str()) {
+            sc.field_locals = self.field_locals.clone();
+        }
         sc.compile(&e.expr).map_err(|m| format!("`{}`: {m}", e.src))
     }
 
     // ---------------------------------------------------------------- reader
 
     fn reader(&mut self, t: &'a TypeDef) -> String {
-        let mut o = String::new();
         let params: String = t
             .params
             .iter()
             .map(|p| format!(", {}", param_local(&p.id)))
             .collect();
-        let _ = writeln!(
-            o,
-            "--- Reads one `{}` at the reader's position. Errors name the field path and byte offset.\nfunction {}.read(r: S.Reader{params}): {}\n\tlocal v = {{ __type = {}{} }}\n\tlocal __start = r.pos",
+        format!(
+            "--- Reads one `{}` at the reader's position. Errors name the field path and byte offset.\nfunction {}.read(r: S.Reader{params}): {}\n{}\treturn v\nend\n\n",
             t.schema_name,
             ty(&t.name),
             camel(&t.name),
-            lua_str(t.name.as_bytes()),
-            value_keys(t)
+            self.read_body(t)
+        )
+    }
+
+    /// A run of plain little-endian numbers (`run`, fields of `t` at its body's level): one
+    /// check of the bytes left, then reads at constant offsets, each value also kept in a
+    /// local for later expressions (up to [`MAX_FIELD_LOCALS`]); when the run does not fit,
+    /// the field-by-field code names the first field that does not (the same path and
+    /// offset).
+    fn read_run(&mut self, t: &'a TypeDef, run: &[&'a Field]) -> String {
+        let mut o = String::new();
+        let total: u32 = run.iter().filter_map(|g| fast_width(g)).sum();
+        let room = MAX_FIELD_LOCALS.saturating_sub(self.field_locals.len());
+        let locals: Vec<(String, String)> = run
+            .iter()
+            .filter(|g| !self.field_locals.iter().any(|(n, _)| n == &g.id))
+            .take(room)
+            .map(|g| (g.id.clone(), format!("__f_{}", g.id)))
+            .collect();
+        let local_of = |id: &str| locals.iter().find(|(n, _)| n == id).map(|(_, l)| l.clone());
+        if !locals.is_empty() {
+            let names: Vec<&str> = locals.iter().map(|(_, l)| l.as_str()).collect();
+            let _ = writeln!(o, "\tlocal {}", names.join(", "));
+        }
+        let pos = self.pos_of("r");
+        let _ = writeln!(
+            o,
+            "\tif {}__lim - {pos} >= {total} then\n\t\tlocal b, p = __buf, {pos}",
+            self.aligned_test("r")
         );
+        let mut off = 0;
+        for g in run {
+            let call = fast_call(g);
+            let dst = dot("v", &g.id);
+            let val = match local_of(&g.id) {
+                Some(l) => {
+                    let _ = writeln!(o, "\t\t{l} = buffer.{call}(b, p + {off})\n\t\t{dst} = {l}");
+                    l
+                }
+                None => {
+                    let _ = writeln!(o, "\t\t{dst} = buffer.{call}(b, p + {off})");
+                    dst.clone()
+                }
+            };
+            if let Some(en) = self.enum_checked(g) {
+                let _ = writeln!(
+                    o,
+                    "\t\tif {} then\n\t\t\tS.failAt(r, p + {off}, {}, \"enum\", `{{{val}}} is not a value of enum {en}`)\n\t\tend",
+                    self.not_in_enum(&en, &val),
+                    lua_str(g.id.as_bytes()),
+                );
+            }
+            if g.valid.is_some() {
+                let at = format!("p + {off}");
+                let fname = lua_str(g.id.as_bytes());
+                match self.valid_check(t, g, "r", &val, &at, &fname, None, 3) {
+                    Ok(code) => {
+                        let _ = write!(o, "\t\tdo\n{code}\t\tend\n");
+                    }
+                    Err(m) => self.diag(g.pos, &g.key_path, m),
+                }
+            }
+            off += fast_width(g).unwrap_or(0);
+        }
+        let _ = writeln!(o, "\t\t{pos} = p + {total}\n\telse");
+        if pos == "__p" {
+            o.push_str("\t\tr.pos = __p\n");
+        }
+        // The field-by-field path (its fields do not take the one-number fast path).
+        let saved_buf = std::mem::replace(&mut self.buf_in_scope, false);
+        let saved_pos = std::mem::replace(&mut self.pos_local, false);
+        for g in run {
+            match self.read_field(t, g) {
+                Ok(code) => {
+                    o.push_str("\tdo\n");
+                    o.push_str(&code);
+                    o.push_str("\tend\n");
+                }
+                Err(m) => self.diag(g.pos, &g.key_path, m),
+            }
+        }
+        self.buf_in_scope = saved_buf;
+        self.pos_local = saved_pos;
+        if pos == "__p" {
+            o.push_str("\t\t__p = r.pos\n");
+        }
+        if !locals.is_empty() {
+            let names: Vec<&str> = locals.iter().map(|(_, l)| l.as_str()).collect();
+            let vals: Vec<String> = locals.iter().map(|(n, _)| dot("v", n)).collect();
+            let _ = writeln!(o, "\t\t{} = {}", names.join(", "), vals.join(", "));
+        }
+        o.push_str("\tend\n");
+        self.field_locals.extend(locals);
+        o
+    }
+
+    /// The statements of `t`'s read function before its `return v`, one tab in: they read
+    /// a value of `t` from reader `r` into a new table `v`.
+    fn read_body(&mut self, t: &'a TypeDef) -> String {
+        let saved_locals = std::mem::take(&mut self.field_locals);
+        let saved_of = self.locals_of.replace(t.name.clone());
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "\tlocal v = {{ __type = {}{} }}",
+            lua_str(t.name.as_bytes()),
+            value_keys(t, self.sizeof_used)
+        );
+        if self.sizeof_used {
+            o.push_str("\tlocal __start = r.pos\n");
+        }
+        let saved_buf = self.buf_in_scope;
+        if !self.buf_in_scope
+            && t.fields.iter().any(|f| {
+                f.at.is_none()
+                    && (fast_number_width(f).is_some()
+                        || matches!(&f.kind, FieldKind::User { name, size: None } if self.inline.contains(name))
+                        || matches!(&f.kind, FieldKind::Switch { cases, size: None, .. }
+                            if cases.iter().any(|(_, n)| self.inline.contains(n))))
+            })
+        {
+            // The reader's buffer and end, which its runs of numbers test and read.
+            o.push_str("\tlocal __buf, __lim = r.buf, r.limit\n");
+            self.buf_in_scope = true;
+        }
+        let saved_pos = std::mem::replace(&mut self.pos_local, false);
+        let keeps_pos = !self.has_bits
+            && self.buf_in_scope
+            && t.fields
+                .iter()
+                .any(|f| f.at.is_none() && fast_number_width(f).is_some());
+        if keeps_pos {
+            // The position while plain numbers are read one after another (see `pos_local`).
+            o.push_str("\tlocal __p\n");
+        }
         if let Some(sw) = &t.endian_switch {
             match self.decide_endian(t, sw, "r", false) {
                 Ok(code) => o.push_str(&code),
@@ -294,41 +627,44 @@ impl<'a> Emitter<'a> {
             // names the first field that does not (the same path and offset).
             let run: Vec<&'a Field> = t.fields[i..]
                 .iter()
-                .take_while(|g| fast_width(g).is_some())
+                .take_while(|g| fast_width(g).is_some() && self.valid_in_run(t, g))
                 .collect();
-            if run.len() >= 2 {
-                let total: u32 = run.iter().filter_map(|g| fast_width(g)).sum();
-                let _ = writeln!(
-                    o,
-                    "\tif r.nbits == 0 and r.limit - r.pos >= {total} then\n\t\tlocal b, p = r.buf, r.pos"
-                );
-                let mut off = 0;
-                for g in &run {
-                    let call = fast_call(g);
-                    let _ = writeln!(o, "\t\t{} = buffer.{call}(b, p + {off})", dot("v", &g.id));
-                    if let Some(en) = self.enum_checked(g) {
-                        let _ = writeln!(
+            // Numbers read one after another keep the position in `__p`; anything else
+            // reads and moves `r.pos`.
+            let fast_item = keeps_pos && (!run.is_empty() || self.pos_local_item(t, f));
+            // A conditional field of another kind, whose condition does not use the stream,
+            // stores and takes back the position inside its `if` only (it is often skipped).
+            let cond_only = !fast_item
+                && run.is_empty()
+                && self.pos_local
+                && f.at.is_none()
+                && f.cond.as_ref().is_some_and(|c| stream_free(t, &c.src));
+            if cond_only {
+                self.pos_local = false;
+                match self.read_field(t, f) {
+                    Ok(code) => {
+                        let (head, rest) = code.split_once('\n').unwrap_or((&code, ""));
+                        let body = rest.strip_suffix("\tend\n").unwrap_or(rest);
+                        let _ = write!(
                             o,
-                            "\t\tif {} then\n\t\t\tS.failAt(r, p + {off}, {}, \"enum\", `{{{}}} is not a value of enum {en}`)\n\t\tend",
-                            self.not_in_enum(&en, &dot("v", &g.id)),
-                            lua_str(g.id.as_bytes()),
-                            dot("v", &g.id)
+                            "\tdo\n{head}\n\t\tr.pos = __p\n{body}\t\t__p = r.pos\n\tend\n\tend\n"
                         );
                     }
-                    off += fast_width(g).unwrap_or(0);
+                    Err(m) => self.diag(f.pos, &f.key_path, m),
                 }
-                let _ = writeln!(o, "\t\tr.pos = p + {total}\n\telse");
-                for g in &run {
-                    match self.read_field(t, g) {
-                        Ok(code) => {
-                            o.push_str("\tdo\n");
-                            o.push_str(&code);
-                            o.push_str("\tend\n");
-                        }
-                        Err(m) => self.diag(g.pos, &g.key_path, m),
-                    }
-                }
-                o.push_str("\tend\n");
+                self.pos_local = true;
+                i += 1;
+                continue;
+            }
+            if fast_item && !self.pos_local {
+                o.push_str("\t__p = r.pos\n");
+                self.pos_local = true;
+            } else if !fast_item && self.pos_local {
+                o.push_str("\tr.pos = __p\n");
+                self.pos_local = false;
+            }
+            if !run.is_empty() {
+                o.push_str(&self.read_run(t, &run));
                 unaligned = false;
                 i += run.len();
                 continue;
@@ -344,6 +680,10 @@ impl<'a> Emitter<'a> {
             }
             i += 1;
         }
+        if self.pos_local {
+            o.push_str("\tr.pos = __p\n");
+        }
+        self.pos_local = saved_pos;
         // -sp-sum-of checks
         for f in &t.fields {
             if let Some((list, field, _)) = &f.sum_of {
@@ -369,7 +709,9 @@ impl<'a> Emitter<'a> {
             // belong to the root: kept, and written back under the instances.
             let _ = writeln!(o, "\tv.__beyond = S.takeBeyond(r)");
         }
-        let _ = writeln!(o, "\tv.__sizeof = r.pos - __start");
+        if self.sizeof_used {
+            let _ = writeln!(o, "\tv.__sizeof = r.pos - __start");
+        }
         for p in t.params.iter().filter(|p| p.context.is_none()) {
             let _ = writeln!(o, "\t{} = {}", dot("v", &p.id), param_local(&p.id));
         }
@@ -394,7 +736,9 @@ impl<'a> Emitter<'a> {
                 Err(m) => self.diag(i.pos, &i.key_path, format!("`{}`: {m}", i.value.src)),
             }
         }
-        o.push_str("\treturn v\nend\n\n");
+        self.field_locals = saved_locals;
+        self.locals_of = saved_of;
+        self.buf_in_scope = saved_buf;
         o
     }
 
@@ -416,14 +760,10 @@ impl<'a> Emitter<'a> {
         };
         let on = ex(self, &sw.on)?;
         let mut o = format!("\tlocal p___is_le\n\tdo\n\t\tlocal on = {on}\n");
-        for (i, (k, e)) in sw.cases.iter().enumerate() {
+        let mut arms = Vec::new();
+        for (k, e) in &sw.cases {
             let k = ex(self, k)?;
-            let _ = writeln!(
-                o,
-                "\t\t{} on == {k} then\n\t\t\tp___is_le = {}",
-                if i == 0 { "if" } else { "elseif" },
-                *e == Endian::Le
-            );
+            arms.push((k, format!("\t\t\tp___is_le = {}\n", *e == Endian::Le)));
         }
         let fallback = match sw.default {
             Some(e) => format!("p___is_le = {}", e == Endian::Le),
@@ -431,11 +771,8 @@ impl<'a> Emitter<'a> {
                 "S.fail({c}, nil, \"endian\", `the byte order is undecided: no case of meta.endian matches {{S.show(on)}}`)"
             ),
         };
-        if sw.cases.is_empty() {
-            let _ = writeln!(o, "\t\t{fallback}");
-        } else {
-            let _ = writeln!(o, "\t\telse\n\t\t\t{fallback}\n\t\tend");
-        }
+        let indent = if arms.is_empty() { "\t\t" } else { "\t\t\t" };
+        o.push_str(&case_chain(&arms, &format!("{indent}{fallback}\n"), "\t\t"));
         o.push_str("\tend\n");
         Ok(o)
     }
@@ -511,7 +848,22 @@ impl<'a> Emitter<'a> {
         let leaked: &'a str = Box::leak(r.to_owned().into_boxed_str());
         match &f.repeat {
             Repeat::None => {
-                o.push_str(&self.read_checked(t, f, leaked, target, fname, None, d)?);
+                let slow = self.read_checked(t, f, leaked, target, fname, None, d)?;
+                match fast_elem_width(f) {
+                    // One plain number (a conditional one; a run takes the others): read
+                    // here when it fits, else by the runtime, which names the field.
+                    Some(w) if r == "r" && self.buf_in_scope && self.enum_checked(f).is_none() => {
+                        let pos = self.pos_of(r);
+                        let (sync, resync) = self.pos_sync(&i0);
+                        let _ = writeln!(
+                            o,
+                            "{i0}if {}__lim - {pos} >= {w} then\n{i0}\t{target} = buffer.{}(__buf, {pos})\n{i0}\t{pos} += {w}\n{i0}else\n{sync}{slow}{resync}{i0}end",
+                            self.aligned_test("r"),
+                            fast_call(f)
+                        );
+                    }
+                    _ => o.push_str(&slow),
+                }
             }
             Repeat::Expr(e) => {
                 let (n, _) = self.ex(t, e, leaked, None, None)?;
@@ -536,11 +888,16 @@ impl<'a> Emitter<'a> {
                     let items: Vec<String> = (0..k)
                         .map(|j| format!("buffer.{call}(b, p + {})", j * w))
                         .collect();
-                    let _ = writeln!(
+                    let _ = write!(
                         o,
-                        "{i0}if {r}.nbits == 0 and {r}.limit - {r}.pos >= {0} then\n{i0}\tlocal b, p = {r}.buf, {r}.pos\n{i0}\t{target} = {{ {1} }}\n{i0}\t{r}.pos = p + {0}\n{i0}else",
+                        "{i0}if {2}{3} - {5} >= {0} then\n{i0}\tlocal b, p = {4}, {5}\n{i0}\t{target} = {{ {1} }}\n{i0}\t{5} = p + {0}\n{i0}else\n{6}",
                         k * w,
-                        items.join(", ")
+                        items.join(", "),
+                        self.aligned_test(r),
+                        if r == "r" && self.buf_in_scope { "__lim".to_owned() } else { format!("{r}.limit") },
+                        if r == "r" && self.buf_in_scope { "__buf".to_owned() } else { format!("{r}.buf") },
+                        self.pos_of(r),
+                        self.pos_sync(&i0).0,
                     );
                 }
                 let _ = writeln!(o, "{i0}do\n{i0}\tlocal n = {n}");
@@ -560,7 +917,7 @@ impl<'a> Emitter<'a> {
                 }
                 let _ = writeln!(
                     o,
-                    "{i0}\tlocal list = table.create(n)\n{i0}\tS.enter({r}, {fname})\n{i0}\tS.enter({r}, 0)\n{i0}\tlocal slot = #{r}.path\n{i0}\tfor i = 0, n - 1 do\n{i0}\t\t{r}.path[slot] = i"
+                    "{i0}\tlocal list = table.create(n)\n{i0}\tS.enter({r}, {fname})\n{i0}\tS.enter({r}, 0)\n{i0}\tlocal path = {r}.path\n{i0}\tlocal slot = #path\n{i0}\tfor i = 0, n - 1 do\n{i0}\t\tpath[slot] = i"
                 );
                 o.push_str(&self.read_checked(
                     t,
@@ -576,32 +933,48 @@ impl<'a> Emitter<'a> {
                     "{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end"
                 );
                 if fast.is_some() {
-                    let _ = writeln!(o, "{i0}end");
+                    let _ = writeln!(o, "{}{i0}end", self.pos_sync(&i0).1);
                 }
             }
             Repeat::Eos | Repeat::Until(_) => {
+                // An element that always takes bytes (a number, or a user type read in this
+                // stream whose shortest encoding is not empty) needs no check that the list
+                // moves on.
+                let progresses = self.min_len(f) > 0
+                    && f.term.is_none()
+                    && f.process.is_none()
+                    && !matches!(f.kind, FieldKind::User { size: Some(_), .. });
+                // The element's slot of the path is pushed once and set per element.
                 let _ = writeln!(
                     o,
-                    "{i0}do\n{i0}\tlocal list = {{}}\n{i0}\tlocal i = 0\n{i0}\tS.enter({r}, {fname})\n{i0}\twhile {} do\n{i0}\t\tlocal before = S.bitPos({r})\n{i0}\t\tS.enter({r}, i)\n{i0}\t\tlocal e",
-                    if matches!(f.repeat, Repeat::Eos) {
-                        format!("not S.isEof({r})")
+                    "{i0}do\n{i0}\tlocal list = {{}}\n{i0}\tlocal i = 0\n{i0}\tS.enter({r}, {fname})\n{i0}\tS.enter({r}, 0)\n{i0}\tlocal path = {r}.path\n{i0}\tlocal slot = #path\n{i0}\twhile {} do\n{before}{i0}\t\tpath[slot] = i\n{i0}\t\tlocal e",
+                    match f.repeat {
+                        Repeat::Eos if self.has_bits => format!("not S.isEof({r})"),
+                        // No bit field: the reader is always on a byte boundary.
+                        Repeat::Eos => format!("{r}.pos < {r}.limit"),
+                        _ => "true".into(),
+                    },
+                    before = if progresses {
+                        String::new()
                     } else {
-                        "true".into()
-                    }
+                        format!("{i0}\t\tlocal before = {}\n", self.bit_pos(r))
+                    },
                 );
                 o.push_str(&self.read_checked(t, f, leaked, "e", "nil", Some("i"), d + 2)?);
                 let _ = writeln!(o, "{i0}\t\tlist[i + 1] = e");
                 if let Repeat::Until(u) = &f.repeat {
                     let k = elem_kind(self.s, f);
                     let (c, _) = self.ex(t, u, leaked, Some((k, "e")), Some("i"))?;
-                    let _ = writeln!(
-                        o,
-                        "{i0}\t\tif {c} then\n{i0}\t\t\tS.leave({r})\n{i0}\t\t\tbreak\n{i0}\t\tend"
-                    );
+                    let _ = writeln!(o, "{i0}\t\tif {c} then\n{i0}\t\t\tbreak\n{i0}\t\tend");
                 }
                 let _ = writeln!(
                     o,
-                    "{i0}\t\tif S.bitPos({r}) == before then\n{i0}\t\t\tS.failAt({r}, {r}.pos, nil, \"semantic\", \"a repeated element took no bytes, so the list would never end\")\n{i0}\t\tend\n{i0}\t\tS.leave({r})\n{i0}\t\ti += 1\n{i0}\tend\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end"
+                    "{check}{i0}\t\ti += 1\n{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end",
+                    check = if progresses {
+                        String::new()
+                    } else {
+                        format!("{i0}\t\tif {} == before then\n{i0}\t\t\tS.failAt({r}, {r}.pos, nil, \"semantic\", \"a repeated element took no bytes, so the list would never end\")\n{i0}\t\tend\n", self.bit_pos(r))
+                    },
                 );
             }
         }
@@ -646,6 +1019,28 @@ impl<'a> Emitter<'a> {
                 self.not_in_enum(&en, &dst)
             );
         }
+        if f.valid.is_some() {
+            o.push_str(&self.valid_check(t, f, r, dst, "at", fname, index, d)?);
+        }
+        Ok(o)
+    }
+
+    /// `f`'s `valid` rule checked on the value in `dst`, read at byte offset `at` (an
+    /// expression); nothing when `f` has none.
+    #[allow(clippy::too_many_arguments)]
+    fn valid_check(
+        &mut self,
+        t: &'a TypeDef,
+        f: &'a Field,
+        r: &'a str,
+        dst: &str,
+        at: &str,
+        fname: &str,
+        index: Option<&'a str>,
+        d: usize,
+    ) -> R<String> {
+        let mut o = String::new();
+        let i0 = ind(d);
         if let Some(rule) = &f.valid {
             let k = elem_kind(self.s, f);
             let ev: &'a str = "e_valid";
@@ -686,7 +1081,7 @@ impl<'a> Emitter<'a> {
             if !conds.is_empty() {
                 let _ = writeln!(
                     o,
-                    "{i0}if not ({}) then\n{i0}\tS.failAt({r}, at, {fname}, \"valid\", `{{S.show({ev})}} {}`)\n{i0}end",
+                    "{i0}if not ({}) then\n{i0}\tS.failAt({r}, {at}, {fname}, \"valid\", `{{S.show({ev})}} {}`)\n{i0}end",
                     conds.join(" and "),
                     rule.describe().replace('`', "'").replace('{', "(").replace('}', ")")
                 );
@@ -853,6 +1248,41 @@ impl<'a> Emitter<'a> {
     }
 
     /// Reads user type `tn` from reader `r` into `dst` (sized, processed, terminated).
+    /// `dst = <a value of tn read from r>`: a call of its read function, or its read
+    /// written out here in a block of its own (see [`inlinable`]).
+    fn call_read(&mut self, tn: &str, r: &str, args: &str, dst: &str, d: usize) -> String {
+        let i0 = ind(d);
+        let def = self.s.type_def(tn).filter(|_| {
+            args.is_empty()
+                && self.inline.contains(tn)
+                && self.inlining.len() < MAX_INLINE_DEPTH
+                && !self.inlining.iter().any(|n| n == tn)
+        });
+        let Some(t) = def else {
+            return format!("{i0}{dst} = {}({r}{args})\n", self.read_fn(tn));
+        };
+        // The diagnostics of the type are given once, by its read function.
+        let diags = self.diags.len();
+        self.inlining.push(tn.to_owned());
+        // The same reader keeps the same buffer and end; another one has its own.
+        let saved_buf = self.buf_in_scope;
+        self.buf_in_scope &= r == "r";
+        let body = self.read_body(t);
+        self.buf_in_scope = saved_buf;
+        self.inlining.pop();
+        self.diags.truncate(diags);
+        let tmp = self.fresh("val");
+        let mut o = format!("{i0}local {tmp}\n{i0}do\n");
+        if r != "r" {
+            let _ = writeln!(o, "{i0}\tlocal r = {r}");
+        }
+        for line in body.lines() {
+            let _ = writeln!(o, "{i0}{line}");
+        }
+        let _ = write!(o, "{i0}\t{tmp} = v\n{i0}end\n{i0}{dst} = {tmp}\n");
+        o
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn read_user(
         &mut self,
@@ -879,11 +1309,12 @@ impl<'a> Emitter<'a> {
         let strict = f.strict;
         if let Some(term) = &f.term {
             let n = self.size_expr(t, size, r, index)?;
-            let raw = self.fresh("raw");
+            let (raw, tl) = (self.fresh("raw"), self.fresh("tail"));
             let _ = writeln!(
                 o,
-                "{i0}local {raw} = S.readTerm({r}, {n}, {}, {fname})",
-                self.term_args(term)?
+                "{i0}local {raw}, {tl} = S.readTerm({r}, {n}, {}, {fname})\n{i0}{}",
+                self.term_args(term)?,
+                keep_tail(f, index, &tl)
             );
             let up = self.unprocess(t, f, &raw, r, index, false)?;
             if !up.is_empty() {
@@ -891,21 +1322,7 @@ impl<'a> Emitter<'a> {
             }
             let sub = self.fresh("sub");
             let _ = writeln!(o, "{i0}local {sub} = S.subOver({r}, {raw})");
-            if enter {
-                let _ = writeln!(o, "{i0}S.enter({sub}, {fname})");
-            }
-            let _ = writeln!(o, "{i0}{dst} = {}.read({sub}{args})", ty(tn));
-            if strict {
-                let _ = writeln!(o, "{i0}S.finishSub({sub})");
-            } else {
-                let _ = writeln!(
-                    o,
-                    "{i0}if {sub}.pos < {sub}.limit or {sub}.nbits ~= 0 then S.keepUnread({sub}, {dst}) end"
-                );
-            }
-            if enter {
-                let _ = writeln!(o, "{i0}S.leave({sub})");
-            }
+            o.push_str(&self.read_in_sub(&sub, tn, &args, dst, fname, strict, &i0));
             return Ok(o);
         }
         if f.process.is_some() {
@@ -923,64 +1340,62 @@ impl<'a> Emitter<'a> {
             let up = self.unprocess(t, f, &raw, r, index, false)?;
             let sub = self.fresh("sub");
             let _ = writeln!(o, "{i0}{up}\n{i0}local {sub} = S.subOver({r}, {raw})");
-            if enter {
-                let _ = writeln!(o, "{i0}S.enter({sub}, {fname})");
-            }
-            let _ = writeln!(o, "{i0}{dst} = {}.read({sub}{args})", ty(tn));
-            if strict {
-                let _ = writeln!(o, "{i0}S.finishSub({sub})");
-            } else {
-                let _ = writeln!(
-                    o,
-                    "{i0}if {sub}.pos < {sub}.limit or {sub}.nbits ~= 0 then S.keepUnread({sub}, {dst}) end"
-                );
-            }
-            if enter {
-                let _ = writeln!(o, "{i0}S.leave({sub})");
-            }
+            o.push_str(&self.read_in_sub(&sub, tn, &args, dst, fname, strict, &i0));
             return Ok(o);
         }
         match size {
-            None => {
-                if enter {
-                    let _ = writeln!(o, "{i0}S.enter({r}, {fname})");
-                }
-                let _ = writeln!(o, "{i0}{dst} = {}.read({r}{args})", ty(tn));
-                if enter {
-                    let _ = writeln!(o, "{i0}S.leave({r})");
-                }
-            }
-            Some(Size::Eos) if strict => {
-                if enter {
-                    let _ = writeln!(o, "{i0}S.enter({r}, {fname})");
-                }
-                let _ = writeln!(o, "{i0}{dst} = {}.read({r}{args})", ty(tn));
-                if enter {
-                    let _ = writeln!(o, "{i0}S.leave({r})");
-                }
-            }
-            Some(sz) => {
+            // A substream of the size (a strict `size-eos` value is read in the reader's own
+            // stream, which it must end with).
+            Some(sz) if !(strict && matches!(sz, Size::Eos)) => {
                 let n = self.size_expr(t, Some(sz), r, index)?;
                 let sub = self.fresh("sub");
                 let _ = writeln!(o, "{i0}local {sub} = S.sub({r}, {n}, {fname})");
+                o.push_str(&self.read_in_sub(&sub, tn, &args, dst, fname, strict, &i0));
+            }
+            _ => {
                 if enter {
-                    let _ = writeln!(o, "{i0}S.enter({sub}, {fname})");
+                    let _ = writeln!(o, "{i0}S.enter({r}, {fname})");
                 }
-                let _ = writeln!(o, "{i0}{dst} = {}.read({sub}{args})", ty(tn));
-                if strict {
-                    let _ = writeln!(o, "{i0}S.finishSub({sub})");
-                } else {
-                    let _ = writeln!(
-                        o,
-                        "{i0}if {sub}.pos < {sub}.limit or {sub}.nbits ~= 0 then S.keepUnread({sub}, {dst}) end"
-                    );
-                }
+                o.push_str(&self.call_read(tn, r, &args, dst, d));
                 if enter {
-                    let _ = writeln!(o, "{i0}S.leave({sub})");
+                    let _ = writeln!(o, "{i0}S.leave({r})");
                 }
             }
         }
         Ok(o)
+    }
+
+    /// `dst = <a value of tn read from substream sub>`, the path entered (unless `fname` is
+    /// `nil`) and the substream checked to its end (strict rules) or its unread bytes kept.
+    #[allow(clippy::too_many_arguments)]
+    fn read_in_sub(
+        &self,
+        sub: &str,
+        tn: &str,
+        args: &str,
+        dst: &str,
+        fname: &str,
+        strict: bool,
+        i0: &str,
+    ) -> String {
+        let mut o = String::new();
+        let enter = fname != "nil";
+        if enter {
+            let _ = writeln!(o, "{i0}S.enter({sub}, {fname})");
+        }
+        let _ = writeln!(o, "{i0}{dst} = {}({sub}{args})", self.read_fn(tn));
+        if strict {
+            let _ = writeln!(o, "{i0}S.finishSub({sub})");
+        } else {
+            let _ = writeln!(
+                o,
+                "{i0}if {sub}.pos < {sub}.limit or {sub}.nbits ~= 0 then S.keepUnread({sub}, {dst}) end"
+            );
+        }
+        if enter {
+            let _ = writeln!(o, "{i0}S.leave({sub})");
+        }
+        o
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1056,14 +1471,19 @@ impl<'a> Emitter<'a> {
                 let _ = writeln!(o, "{i0}S.contents({r}, {lit}, {fname})\n{i0}{dst} = {lit}");
             }
             FieldKind::Bytes(size) => {
-                let raw = if let Some(term) = &f.term {
-                    let n = self.size_expr(t, Some(size), r, index)?;
-                    format!("S.readTerm({r}, {n}, {}, {fname})", self.term_args(term)?)
+                let n = self.size_expr(t, Some(size), r, index)?;
+                if let Some(term) = &f.term {
+                    // The bytes after the value (terminator, padding) are kept for the writer.
+                    let tl = self.fresh("tail");
+                    let _ = writeln!(
+                        o,
+                        "{i0}local {tl}\n{i0}{dst}, {tl} = S.readTerm({r}, {n}, {}, {fname})\n{i0}{}",
+                        self.term_args(term)?,
+                        keep_tail(f, index, &tl)
+                    );
                 } else {
-                    let n = self.size_expr(t, Some(size), r, index)?;
-                    format!("S.bytes({r}, {n}, {fname})")
-                };
-                let _ = writeln!(o, "{i0}{dst} = {raw}");
+                    let _ = writeln!(o, "{i0}{dst} = S.bytes({r}, {n}, {fname})");
+                }
                 let up = self.unprocess(t, f, dst, r, index, false)?;
                 if !up.is_empty() {
                     let _ = writeln!(o, "{i0}{up}");
@@ -1077,7 +1497,13 @@ impl<'a> Emitter<'a> {
                 let raw = match &term {
                     Some(term) => {
                         let (call, args) = self.term_read(term)?;
-                        format!("S.{call}({r}, {n}, {args}, {fname})")
+                        let (raw, tl) = (self.fresh("raw"), self.fresh("tail"));
+                        let _ = writeln!(
+                            o,
+                            "{i0}local {raw}, {tl} = S.{call}({r}, {n}, {args}, {fname})\n{i0}{}",
+                            keep_tail(f, index, &tl)
+                        );
+                        raw
                     }
                     None => format!("S.bytes({r}, {n}, {fname})"),
                 };
@@ -1107,7 +1533,7 @@ impl<'a> Emitter<'a> {
                 default,
                 size,
             } => {
-                let (sel, _) = self.ex(t, on, r, None, index)?;
+                let (sel, sel_kind) = self.ex(t, on, r, None, index)?;
                 let mut rr: &'a str = r;
                 let _ = writeln!(o, "{i0}do");
                 if let Some(sz) = size {
@@ -1117,19 +1543,8 @@ impl<'a> Emitter<'a> {
                     rr = sub;
                 }
                 let _ = writeln!(o, "{i0}\tlocal on = {sel}");
-                let mut first = true;
                 let case_code = |this: &mut Self, tn: &str| -> R<String> {
-                    if let Some((bytes, signed, float, e)) = crate::sem::number_type(tn) {
-                        let e = e.or(this.s.endian).unwrap_or(Endian::Le);
-                        let call = if float {
-                            format!(
-                                "f{}{}",
-                                u32::from(bytes) * 8,
-                                if e == Endian::Be { "be" } else { "le" }
-                            )
-                        } else {
-                            int_call(bytes, signed, e)?
-                        };
+                    if let Some(call) = super::number_case_call(tn, this.s.endian)? {
                         return Ok(format!("{}{dst} = S.{call}({rr}, {fname})\n", ind(d + 2)));
                     }
                     let explicit: &'a [SrcExpr] = f
@@ -1140,15 +1555,10 @@ impl<'a> Emitter<'a> {
                         .unwrap_or(&[]);
                     this.read_user(t, f, tn, None, rr, dst, fname, index, explicit, d + 2)
                 };
+                let mut arms = Vec::new();
                 for (k, tn) in cases {
                     let (kx, _) = self.ex(t, k, r, None, index)?;
-                    let _ = writeln!(
-                        o,
-                        "{i0}\t{} on == {kx} then",
-                        if first { "if" } else { "elseif" }
-                    );
-                    first = false;
-                    o.push_str(&case_code(self, tn)?);
+                    arms.push((kx, case_code(self, tn)?));
                 }
                 let fallback = match default {
                     Some(tn) => case_code(self, tn)?,
@@ -1162,10 +1572,12 @@ impl<'a> Emitter<'a> {
                     ),
                     None => format!("{}{dst} = nil\n", ind(d + 2)),
                 };
-                if first {
-                    o.push_str(&fallback);
+                let numeric = matches!(sel_kind, Kind::Int | Kind::Enum(_));
+                if let Some(tree) = case_tree(&arms, &fallback, numeric && default.is_none(), d + 1)
+                {
+                    o.push_str(&tree);
                 } else {
-                    let _ = write!(o, "{i0}\telse\n{fallback}{i0}\tend\n");
+                    o.push_str(&case_chain(&arms, &fallback, &format!("{i0}\t")));
                 }
                 if size.is_some() && f.strict {
                     let _ = writeln!(o, "{i0}\tS.finishSub({rr})");
@@ -1539,8 +1951,9 @@ impl<'a> Emitter<'a> {
                 Some(term) => {
                     let _ = writeln!(
                         o,
-                        "{i0}S.writeTerm(w, {sub}s, {n}, {}, nil)",
-                        self.term_args(term)?
+                        "{i0}S.writeTerm(w, {sub}s, {n}, {}, nil, {})",
+                        self.term_args(term)?,
+                        tail_of(f, index)
                     );
                 }
                 None => {
@@ -1655,17 +2068,19 @@ impl<'a> Emitter<'a> {
                     Some(term) if term.width == 2 => {
                         let _ = writeln!(
                             o,
-                            "{i0}S.writeTerm2(w, {v}, {n}, {}, {}, {}, {fname})",
+                            "{i0}S.writeTerm2(w, {v}, {n}, {}, {}, {}, {fname}, {})",
                             term.include,
                             term.consume,
-                            term.pad_right.map_or("nil".to_string(), |b| b.to_string())
+                            term.pad_right.map_or("nil".to_string(), |b| b.to_string()),
+                            tail_of(f, index)
                         );
                     }
                     Some(term) => {
                         let _ = writeln!(
                             o,
-                            "{i0}S.writeTerm(w, {v}, {n}, {}, {fname})",
-                            self.term_args(&term)?
+                            "{i0}S.writeTerm(w, {v}, {n}, {}, {fname}, {})",
+                            self.term_args(&term)?,
+                            tail_of(f, index)
                         );
                     }
                     None => {
@@ -1731,20 +2146,10 @@ impl<'a> Emitter<'a> {
             None => (d, None),
         };
         let ic = ind(cd);
-        let mut first = true;
         let sized = size.is_some();
         let case_code = |this: &mut Self, tn: &str| -> R<String> {
-            if let Some((bytes, signed, float, e)) = crate::sem::number_type(tn) {
-                let e = e.or(this.s.endian).unwrap_or(Endian::Le);
-                let call = if float {
-                    format!(
-                        "writeF{}{}",
-                        u32::from(bytes) * 8,
-                        if e == Endian::Be { "be" } else { "le" }
-                    )
-                } else {
-                    write_name(&int_call(bytes, signed, e)?)
-                };
+            if let Some(call) = super::number_case_call(tn, this.s.endian)? {
+                let call = write_name(&call);
                 return Ok(format!("{}S.{call}(w, {val}, {fname})\n", ind(cd + 2)));
             }
             let explicit: &'a [SrcExpr] = f
@@ -1760,15 +2165,10 @@ impl<'a> Emitter<'a> {
             }
             Ok(code)
         };
+        let mut arms = Vec::new();
         for (k, tn) in cases {
             let kx = self.wex(t, k, None, index)?;
-            let _ = writeln!(
-                o,
-                "{ic}\t{} on == {kx} then",
-                if first { "if" } else { "elseif" }
-            );
-            first = false;
-            o.push_str(&case_code(self, tn)?);
+            arms.push((kx, case_code(self, tn)?));
         }
         let fallback = match default {
             Some(tn) => case_code(self, tn)?,
@@ -1782,11 +2182,7 @@ impl<'a> Emitter<'a> {
                 ind(cd + 2)
             ),
         };
-        if first {
-            o.push_str(&fallback);
-        } else {
-            let _ = write!(o, "{ic}\telse\n{fallback}{ic}\tend\n");
-        }
+        o.push_str(&case_chain(&arms, &fallback, &format!("{ic}\t")));
         if let (Some(sub), Some(Size::Expr(e))) = (&sub, size) {
             let n = self.wsize(t, e, index)?;
             let put = if f.strict {
@@ -1810,6 +2206,77 @@ impl<'a> Emitter<'a> {
     }
 }
 
+/// `S.keepTail(...)`: the bytes terminated field `f` had after its value (in `tl`), kept in
+/// the value's `__tails` for the writer (by element for a repeated field, `index`).
+fn keep_tail(f: &Field, index: Option<&str>, tl: &str) -> String {
+    format!(
+        "S.keepTail(v, {}, {}, {tl})",
+        lua_str(f.id.as_bytes()),
+        index.unwrap_or("nil")
+    )
+}
+
+/// `S.tailOf(...)`: the kept bytes after terminated field `f`'s value, for its writer.
+fn tail_of(f: &Field, index: Option<&str>) -> String {
+    format!(
+        "S.tailOf(v, {}, {})",
+        lua_str(f.id.as_bytes()),
+        index.unwrap_or("nil")
+    )
+}
+
+/// Whether an expression's text uses neither the stream (`_io`, `_sizeof`) nor a value
+/// instance of `t` (which may): such an expression gives the same value whether or not the
+/// reader's position has been stored back yet.
+fn stream_free(t: &TypeDef, src: &str) -> bool {
+    !src.contains("_io")
+        && !src.contains("_sizeof")
+        && !src
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| t.instances.iter().any(|i| i.id == w))
+}
+
+/// The cases of a switch over a number as a search tree (`if on < k then ... else ...`)
+/// instead of a chain of `==` tests: taken when there are at least 8 cases, every key is an
+/// integer literal, they differ, and the fallback (no case matches) is small enough to
+/// repeat at each leaf (`small`: no `_` case). A selector that is not a number takes the
+/// fallback, as the chain does. `None` when it does not apply. `d`: the depth of the `if`.
+fn case_tree(arms: &[(String, String)], fallback: &str, small: bool, d: usize) -> Option<String> {
+    if !small || arms.len() < 8 {
+        return None;
+    }
+    let mut keyed: Vec<(i64, &str)> = Vec::new();
+    for (k, code) in arms {
+        keyed.push((k.trim().parse::<i64>().ok()?, code.as_str()));
+    }
+    keyed.sort_by_key(|(k, _)| *k);
+    if keyed.windows(2).any(|w| w[0].0 == w[1].0) {
+        return None;
+    }
+    fn node(keyed: &[(i64, &str)], fallback: &str, d: usize, o: &mut String) {
+        let i0 = ind(d);
+        if keyed.len() <= 3 {
+            let arms: Vec<(String, String)> = keyed
+                .iter()
+                .map(|(k, c)| (k.to_string(), c.to_string()))
+                .collect();
+            o.push_str(&case_chain(&arms, fallback, &i0));
+            return;
+        }
+        let mid = keyed.len() / 2;
+        let _ = writeln!(o, "{i0}if on < {} then", keyed[mid].0);
+        node(&keyed[..mid], fallback, d + 1, o);
+        let _ = writeln!(o, "{i0}else");
+        node(&keyed[mid..], fallback, d + 1, o);
+        let _ = writeln!(o, "{i0}end");
+    }
+    let i0 = ind(d);
+    let mut o = format!("{i0}if type(on) ~= \"number\" then\n{fallback}{i0}else\n");
+    node(&keyed, fallback, d + 1, &mut o);
+    let _ = writeln!(o, "{i0}end");
+    Some(o)
+}
+
 /// The width of a field the reader may read in a run at a constant offset: a plain
 /// little-endian (or one-byte) integer or float, read once, without `if`, `valid`, position
 /// or varint.
@@ -1817,12 +2284,22 @@ fn fast_width(f: &Field) -> Option<u32> {
     if f.at.is_some() || f.cond.is_some() || !matches!(f.repeat, Repeat::None) {
         return None;
     }
-    fast_elem_width(f)
+    fast_number_width(f)
 }
 
-/// As [`fast_width`] for one element of a field (its `repeat` and `if` aside).
+/// As [`fast_width`] for one element of a field (its `repeat` and `if` aside), without a
+/// `valid` rule.
 fn fast_elem_width(f: &Field) -> Option<u32> {
-    if f.valid.is_some() || f.varint || f.process.is_some() {
+    if f.valid.is_some() {
+        return None;
+    }
+    fast_number_width(f)
+}
+
+/// The width of a plain little-endian number (or a byte), its `valid`, `repeat` and `if`
+/// aside.
+fn fast_number_width(f: &Field) -> Option<u32> {
+    if f.varint || f.process.is_some() {
         return None;
     }
     match &f.kind {
@@ -1871,7 +2348,7 @@ fn enum_names_local(name: &str) -> String {
 
 /// The members a type's value may hold, as `, name = nil` entries of its table constructor:
 /// the table is made with its keys in place (no growth while the fields are read).
-fn value_keys(t: &TypeDef) -> String {
+fn value_keys(t: &TypeDef, sizeof: bool) -> String {
     let mut seen = std::collections::HashSet::new();
     let mut o = String::new();
     let names = t
@@ -1884,7 +2361,7 @@ fn value_keys(t: &TypeDef) -> String {
                 .filter(|p| p.context.is_none())
                 .map(|p| p.id.as_str()),
         )
-        .chain(std::iter::once("__sizeof"));
+        .chain(sizeof.then_some("__sizeof"));
     for n in names {
         if n != "__type" && seen.insert(n) {
             let _ = write!(o, ", {} = nil", lua_key(n));

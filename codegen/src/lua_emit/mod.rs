@@ -17,6 +17,7 @@ pub use lua51::{f32_profile, Lua51Options};
 
 use crate::diag::Diag;
 use crate::ir::Endian;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// A Lua-family target of the generator.
@@ -157,6 +158,23 @@ pub(super) fn text_term(
     })))
 }
 
+/// The cases of a switch (`arms`: key expression, code), of either backend, reader's or
+/// writer's, as a chain of
+/// `on == key` tests at indent `i0`, with `fallback` when none matches (only the fallback
+/// when there is no case).
+pub(super) fn case_chain(arms: &[(String, String)], fallback: &str, i0: &str) -> String {
+    if arms.is_empty() {
+        return fallback.to_owned();
+    }
+    let mut o = String::new();
+    for (j, (k, code)) in arms.iter().enumerate() {
+        let kw = if j == 0 { "if" } else { "elseif" };
+        let _ = write!(o, "{i0}{kw} on == {k} then\n{code}");
+    }
+    let _ = write!(o, "{i0}else\n{fallback}{i0}end\n");
+    o
+}
+
 /// `n` tabs.
 pub(super) fn ind(n: usize) -> String {
     "\t".repeat(n)
@@ -221,6 +239,25 @@ pub(super) fn int_call(bytes: u8, signed: bool, endian: Endian) -> R<String> {
     } else {
         format!("{k}{}{e}", u32::from(bytes) * 8)
     })
+}
+
+/// The runtime's read function for a switch case that names a number type (`u2`, `f4be`,
+/// ...), in the schema's default byte order `default` when the name has none (little-endian
+/// without one); `None` for a case that names a user type.
+pub(super) fn number_case_call(tn: &str, default: Option<Endian>) -> R<Option<String>> {
+    let Some((bytes, signed, float, e)) = crate::sem::number_type(tn) else {
+        return Ok(None);
+    };
+    let e = e.or(default).unwrap_or(Endian::Le);
+    Ok(Some(if float {
+        format!(
+            "f{}{}",
+            u32::from(bytes) * 8,
+            if e == Endian::Be { "be" } else { "le" }
+        )
+    } else {
+        int_call(bytes, signed, e)?
+    }))
 }
 
 #[cfg(test)]
