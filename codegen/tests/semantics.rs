@@ -1422,28 +1422,42 @@ fn values_built_plainly_write_their_parent_and_root_paths() {
 }
 
 /// `run/context_measured.ksy`: a type measured by writing (a Latin-1 string) whose layout
-/// depends on `_parent.n`, in a field whose size the parent derives from that measure.
+/// depends on `_parent.n`, in a field whose size the parent derives from that measure
+/// (`body`) and in one whose size it checks (`tail`).
 #[test]
-fn a_length_measured_with_stale_context_members_is_refused_not_written() {
+fn a_type_with_context_is_measured_with_the_context_it_is_written_with() {
     use context_measured::*;
-    let mut v = ContextMeasured {
-        n: 3,
-        body: Body {
-            name: "ab".into(),
-            data: vec![1, 2, 3],
-            ..Default::default()
-        },
+    let body = Body {
+        name: "ab".into(),
+        data: vec![1, 2, 3],
         ..Default::default()
     };
-    // Measured with `__ctx_parent_n` 0 the body is shorter than what its writer writes:
-    // refused, never a size byte that disagrees with the body.
-    let e = v.encode().unwrap_err().to_string();
-    assert!(e.contains("body") && e.contains("__ctx_"), "{e}");
-    // With the member set (as decoding sets it) the value encodes and reads back.
-    v.body.__ctx_parent_n = 3;
+    // Built plainly: the `__ctx_` copies stay 0, the writer measures with `n`.
+    let mut v = ContextMeasured {
+        n: 3,
+        body: body.clone(),
+        tail_len: 7,
+        tail: body,
+        ..Default::default()
+    };
     let bytes = v.encode().unwrap();
-    assert_eq!(bytes, [3, 6, b'a', b'b', 0, 1, 2, 3]);
+    assert_eq!(
+        bytes,
+        [3, 6, b'a', b'b', 0, 1, 2, 3, 7, b'a', b'b', 0, 1, 2, 3]
+    );
     assert_eq!(ContextMeasured::decode(&bytes).unwrap(), v);
+    // A checked size that disagrees with what the value writes is refused by name.
+    v.tail_len = 5;
+    let e = v.encode().unwrap_err().to_string();
+    assert!(
+        e.starts_with("tail") && e.contains("encoded size 6 does not match the fixed size 4"),
+        "{e}"
+    );
+    // Data that does not fit the context is the child's own error, at its path.
+    v.tail_len = 7;
+    v.body.data = vec![1, 2];
+    let e = v.encode().unwrap_err().to_string();
+    assert!(e.starts_with("body.data"), "{e}");
 }
 
 #[test]

@@ -251,6 +251,13 @@ impl Emitter<'_> {
             }
             FieldKind::Contents(_) => quote!(()),
             FieldKind::User { size, name } => {
+                if let Some(s) = size.as_ref().filter(|_| self.measured_with_context(f)) {
+                    // Measured by writing it with the context its reader is given, not by
+                    // `encoded_len` (which uses the value's own `__ctx_` copies).
+                    let bytes = self.written_with_context(f, scope, quote!(__v))?;
+                    let check = self.written_size_check(s, scope, &kp)?;
+                    return Some(quote!({ let __b = #bytes; #check __w.write_bytes(&__b); }));
+                }
                 let check = match size {
                     Some(s) => self.size_check(f, s, scope, &kp, quote!(__v.encoded_len()))?,
                     None => quote!(),
@@ -429,6 +436,63 @@ impl Emitter<'_> {
                 }}
             }
             _ => unreachable!("dispatched by the caller"),
+        })
+    }
+
+    /// A sized user-type field whose type has context params (`_parent`/`_root` paths),
+    /// read in no substream of its own: the writer measures it by writing it with the
+    /// context the reading type gives, so a value built with `..Default::default()` (its
+    /// `__ctx_` copies at their defaults) is measured right.
+    pub(super) fn measured_with_context(&self, f: &Field) -> bool {
+        let FieldKind::User {
+            size: Some(_),
+            name,
+        } = &f.kind
+        else {
+            return false;
+        };
+        f.process.is_none()
+            && f.term.is_none()
+            && !self.type_needs_io(name)
+            && self
+                .s
+                .type_def(name)
+                .is_some_and(|t| t.params.iter().any(|p| p.context.is_some()))
+    }
+
+    /// An expression giving the bytes of the value `v` of field `f` (see
+    /// [`Self::measured_with_context`]) written with its params checked and its context
+    /// given, as a `Vec<u8>`; `?` inside it returns the child's error.
+    pub(super) fn written_with_context(
+        &mut self,
+        f: &Field,
+        scope: &Scope,
+        v: TokenStream,
+    ) -> Option<TokenStream> {
+        let FieldKind::User { name, .. } = &f.kind else {
+            return None;
+        };
+        let (pchecks, call) = self.child_write(f, name, scope, &f.key_path, v, quote!(&mut __m))?;
+        Some(quote!({
+            #pchecks
+            let mut __m = ::statepack_runtime::io::ByteWriter::new();
+            #call?;
+            __m.into_bytes()
+        }))
+    }
+
+    /// The check of bytes `__b` written for a sized field against its `size`.
+    fn written_size_check(&mut self, size: &Size, scope: &Scope, kp: &str) -> Option<TokenStream> {
+        if matches!(size, Size::Expr(e) if crate::instances::uses_io_end(&e.expr)) {
+            return Some(quote!());
+        }
+        Some(match self.size_value(size, scope, kp)? {
+            None => quote!(),
+            Some(n) => quote! {
+                if (__b.len() as i128) != #n {
+                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch { expected: u64::try_from(#n).unwrap_or(u64::MAX), found: __b.len() }));
+                }
+            },
         })
     }
 

@@ -699,6 +699,84 @@ impl Emitter<'_> {
         })
     }
 
+    /// The write of one element of field `f`. A field whose bytes must be known before
+    /// anything is written (a processed field whose size the writer derives: its stored
+    /// bytes; a sized field of a type with context params whose size it derives: the value
+    /// written with its context) gets them bound in `write_pre`, with the length field, and
+    /// is written from them.
+    fn field_elem_write(
+        &mut self,
+        t: &TypeDef,
+        f: &Field,
+        derived: &HashMap<String, Derived>,
+        repeated: bool,
+        wscope: &mut Scope,
+        write_pre: &mut Vec<TokenStream>,
+    ) -> Option<TokenStream> {
+        // A processed field whose size the writer derives: its stored bytes are produced
+        // before anything is written (the length field comes first) and written here.
+        let produced = derived.iter().find_map(|(len, d)| match d {
+            Derived::Stored(target, adj) if target == &f.id => {
+                t.fields.iter().find(|g| &g.id == len).map(|g| (g, *adj))
+            }
+            _ => None,
+        });
+        if let Some(len) = produced {
+            write_pre.push(self.produced_pre(f, len, wscope)?);
+        }
+        // A sized field of a type with context params whose size the writer derives: it is
+        // written (with its context) before anything is, and its length gives the size.
+        let measured = derived.iter().find_map(|(len, d)| match d {
+            Derived::Bytes(target) if target == &f.id && self.measured_with_context(f) => {
+                t.fields.iter().find(|g| &g.id == len)
+            }
+            _ => None,
+        });
+        if let Some(len) = measured {
+            write_pre.push(self.measured_pre(f, len, wscope)?);
+        }
+        if repeated {
+            wscope.vars.push(("_index".into(), Ty::Int));
+        }
+        let elem_write = match (produced, measured) {
+            (Some(_), _) => {
+                let bytes = temp_for("produced", &f.id);
+                Some(quote!(__w.write_bytes(&#bytes)))
+            }
+            (None, Some(_)) => {
+                let bytes = temp_for("measured", &f.id);
+                Some(quote!(__w.write_bytes(&#bytes)))
+            }
+            (None, None) => self.elem_write(t, f, wscope),
+        };
+        if repeated {
+            wscope.vars.pop();
+        }
+        elem_write
+    }
+
+    /// The bytes of field `f` written with its context (see
+    /// [`Emitter::measured_with_context`]) and the derived length field `len` bound to
+    /// their length, refused by name when it does not fit.
+    fn measured_pre(&mut self, f: &Field, len: &Field, scope: &Scope) -> Option<TokenStream> {
+        let FieldKind::Int { bytes, signed, .. } = &len.kind else {
+            return None;
+        };
+        let (id, fid) = (field_ident(&f.id), &f.id);
+        let (lid, lfid) = (field_ident(&len.id), &len.id);
+        let (rty, tyname) = (int_ty(*bytes, *signed), int_ty_name(*bytes, *signed));
+        let out = temp_for("measured", &f.id);
+        let written = self.written_with_context(f, scope, quote!(__v))?;
+        Some(quote! {
+            let #out: ::std::vec::Vec<u8> = (|| -> ::std::result::Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
+                let __v = &self.#id;
+                Ok(#written)
+            })()
+            .map_err(|e| e.in_field(#fid))?;
+            let #lid: #rty = ::statepack_runtime::io::fit(#out.len() as i128, #tyname).map_err(|e| e.in_field(#lfid))?;
+        })
+    }
+
     /// The writer's statement of field `f`; `false` for a positional instance (queued for its
     /// position, with no length term in the `seq`).
     fn field_write(
@@ -752,31 +830,7 @@ impl Emitter<'_> {
             write_pre.push(bind);
             wscope.vars.push((f.id.clone(), ty));
         }
-        // A processed field whose size the writer derives: its stored bytes are produced
-        // before anything is written (the length field comes first) and written here.
-        let produced = derived.iter().find_map(|(len, d)| match d {
-            Derived::Stored(target, adj) if target == &f.id => {
-                t.fields.iter().find(|g| &g.id == len).map(|g| (g, *adj))
-            }
-            _ => None,
-        });
-        if let Some(len) = produced {
-            write_pre.push(self.produced_pre(f, len, &wscope)?);
-        }
-        if repeated {
-            wscope.vars.push(("_index".into(), Ty::Int));
-        }
-        let elem_write = match produced {
-            Some(_) => {
-                let bytes = temp_for("produced", &f.id);
-                Some(quote!(__w.write_bytes(&#bytes)))
-            }
-            None => self.elem_write(t, f, &wscope),
-        };
-        if repeated {
-            wscope.vars.pop();
-        }
-        let elem_write = elem_write?;
+        let elem_write = self.field_elem_write(t, f, derived, repeated, wscope, write_pre)?;
         let valid_w = match &f.valid {
             Some(v) => Some(self.valid_check(v, f, &wscope, Side::Write)?),
             None => None,

@@ -498,6 +498,19 @@ impl Emitter<'_> {
                 let FieldKind::Int { bytes, signed, .. } = &f.kind else {
                     continue;
                 };
+                let measured = match d {
+                    Derived::Bytes(target) => t
+                        .fields
+                        .iter()
+                        .find(|g| &g.id == target)
+                        .is_some_and(|g| self.measured_with_context(g)),
+                    _ => false,
+                };
+                if measured {
+                    // Bound where its field is measured by writing (see `measured_pre`).
+                    wscope.vars.push((f.id.clone(), Ty::Int));
+                    continue;
+                }
                 if let Derived::Stored(..) = d {
                     // Bound where its processed field's stored bytes are produced, once the
                     // fields the processor may use are bound (see `produced_pre`).

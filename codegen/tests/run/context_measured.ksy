@@ -3,7 +3,8 @@ meta:
   endian: le
 doc: |
   A type measured by writing (a kept terminator) whose layout depends on `_parent`, in a
-  field whose size the parent derives from its length.
+  field whose size the parent derives from its length (`body`), and in one whose size is
+  an expression the writer checks (`tail`).
 seq:
   - id: n
     type: u1
@@ -11,6 +12,11 @@ seq:
     type: u1
   - id: body
     size: len
+    type: body
+  - id: tail_len
+    type: u1
+  - id: tail
+    size: tail_len - 1
     type: body
 types:
   body:

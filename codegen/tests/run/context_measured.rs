@@ -10,7 +10,8 @@ pub const SCHEMA_FILE: &str = "codegen/tests/run/context_measured.ksy";
 #[allow(dead_code)]
 pub const SCHEMA_ID: &str = "context_measured";
 /// A type measured by writing (a kept terminator) whose layout depends on `_parent`, in a
-/// field whose size the parent derives from its length.
+/// field whose size the parent derives from its length (`body`), and in one whose size is
+/// an expression the writer checks (`tail`).
 ///
 /// The root type of the schema.
 ///
@@ -26,15 +27,19 @@ pub const SCHEMA_ID: &str = "context_measured";
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct ContextMeasured {
-    /// Schema: `codegen/tests/run/context_measured.ksy` line 8.
+    /// Schema: `codegen/tests/run/context_measured.ksy` line 9.
     pub n: u8,
-    /// Schema: `codegen/tests/run/context_measured.ksy` line 12.
+    /// Schema: `codegen/tests/run/context_measured.ksy` line 13.
     pub body: Body,
+    /// Schema: `codegen/tests/run/context_measured.ksy` line 16.
+    pub tail_len: u8,
+    /// Schema: `codegen/tests/run/context_measured.ksy` line 18.
+    pub tail: Body,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ContextMeasured {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
-    pub const MIN_LEN: usize = 3;
+    pub const MIN_LEN: usize = 5;
     /// Reads one value at the reader's position.
     ///
     /// Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset.
@@ -94,7 +99,24 @@ impl ContextMeasured {
             __r.leave::<()>(None);
             __v
         };
-        Ok(__put(Self { n, body }))
+        let tail_len: u8 = __r.leaf("tail_len", |__r| __r.read_u8())?;
+        __r.enter(::statepack_runtime::io::PathSeg::Field("tail"));
+        let tail: Body = {
+            let __v: Body = {
+                __r.push_limit((tail_len as i128).wrapping_sub(1_i128))
+                    .and_then(|__old| {
+                        let mut __v = Body::read_from(__r, n as i128)?;
+                        let (__pad, __rest) = __r.pop_limit_skip(__old)?;
+                        __v.__unread_pad = __pad;
+                        __v.__unread = __rest.to_vec();
+                        Ok(__v)
+                    })
+            }
+                .map_err(|e| e.in_field("tail"))?;
+            __r.leave::<()>(None);
+            __v
+        };
+        Ok(__put(Self { n, body, tail_len, tail }))
     }
     /// [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte.
     #[cold]
@@ -118,10 +140,24 @@ impl ContextMeasured {
         &self,
         __w: &mut ::statepack_runtime::io::ByteWriter,
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
-        let len: u8 = ::statepack_runtime::io::fit(self.body.encoded_len() as i128, "u8")
-            .map_err(|e| e.in_field("len"))?;
         let n = self.n;
         let body = &self.body;
+        let __measured_body: ::std::vec::Vec<u8> = (|| -> ::std::result::Result<
+            ::std::vec::Vec<u8>,
+            ::statepack_runtime::io::EncodeError,
+        > {
+            let __v = &self.body;
+            Ok({
+                let mut __m = ::statepack_runtime::io::ByteWriter::new();
+                __v.write_with_context(&mut __m, n as i128)?;
+                __m.into_bytes()
+            })
+        })()
+            .map_err(|e| e.in_field("body"))?;
+        let len: u8 = ::statepack_runtime::io::fit(__measured_body.len() as i128, "u8")
+            .map_err(|e| e.in_field("len"))?;
+        let tail_len = self.tail_len;
+        let tail = &self.tail;
         {
             let mut __b = [0u8; 2];
             __b[0..1].copy_from_slice(&(self.n).to_le_bytes());
@@ -131,45 +167,39 @@ impl ContextMeasured {
         {
             let __val = &self.body;
             let __v = __val;
+            __w.write_bytes(&__measured_body);
+        }
+        {
+            let __val = &self.tail_len;
+            let __v = __val;
+            __w.write_u8(*__v);
+        }
+        {
+            let __val = &self.tail;
+            let __v = __val;
             (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                 {
-                    if (__v.encoded_len() as i128) != (len as i128) {
-                        {
-                            let mut __probe = ::statepack_runtime::io::ByteWriter::new();
-                            __v.write_to(&mut __probe)?;
-                        }
+                    let __b = {
+                        let mut __m = ::statepack_runtime::io::ByteWriter::new();
+                        __v.write_with_context(&mut __m, n as i128)?;
+                        __m.into_bytes()
+                    };
+                    if (__b.len() as i128) != (tail_len as i128).wrapping_sub(1_i128) {
                         return Err(
                             ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch {
-                                expected: u64::try_from(len as i128).unwrap_or(u64::MAX),
-                                found: __v.encoded_len(),
+                                expected: u64::try_from(
+                                        (tail_len as i128).wrapping_sub(1_i128),
+                                    )
+                                    .unwrap_or(u64::MAX),
+                                found: __b.len(),
                             }),
                         );
                     }
-                    {
-                        let __at = __w.len();
-                        __v.write_with_context(__w, n as i128)?;
-                        let __len = __v.encoded_len();
-                        if __w.len() - __at != __len {
-                            return Err(
-                                ::statepack_runtime::io::EncodeError::new(
-                                    ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                        format!(
-                                            "the value wrote {} byte(s) but measured {} with its `__ctx_` members: set them to the values of its `_parent`/`_root` paths",
-                                            __w.len() - __at, __len
-                                        ),
-                                    ),
-                                ),
-                            );
-                        }
-                        ::std::result::Result::<
-                            (),
-                            ::statepack_runtime::io::EncodeError,
-                        >::Ok(())
-                    }?;
+                    __w.write_bytes(&__b);
                 };
                 Ok(())
             })()
-                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("body"))?;
+                .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("tail"))?;
         }
         Ok(())
     }
@@ -186,6 +216,20 @@ impl ContextMeasured {
             } + 1
             + {
                 let __val = &self.body;
+                {
+                    let __v = __val;
+                    __v.encoded_len()
+                }
+            }
+            + {
+                let __val = &self.tail_len;
+                {
+                    let __v = __val;
+                    1
+                }
+            }
+            + {
+                let __val = &self.tail;
                 {
                     let __v = __val;
                     __v.encoded_len()
@@ -272,11 +316,13 @@ impl ::statepack_runtime::reflect::Reflect for ContextMeasured {
                 )
             }
             "body" => ::std::option::Option::Some(self.body.to_value()),
+            "tail_len" => ::std::option::Option::Some(self.tail_len.to_value()),
+            "tail" => ::std::option::Option::Some(self.tail.to_value()),
             _ => ::std::option::Option::None,
         }
     }
     fn member_names(&self) -> &'static [&'static str] {
-        &["n", "len", "body"]
+        &["n", "len", "body", "tail_len", "tail"]
     }
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -314,7 +360,7 @@ pub fn reflect_roundtrip(
     let v = ContextMeasured::read_from(&mut r).map_err(|e| format!("decode: {e}"))?;
     v.encode().map_err(|e| format!("encode: {e}"))
 }
-/// Schema: `codegen/tests/run/context_measured.ksy` line 16.
+/// Schema: `codegen/tests/run/context_measured.ksy` line 22.
 #[derive(
     Clone,
     Default,
@@ -327,12 +373,12 @@ pub struct Body {
     #[doc(hidden)]
     /// Context: the value of `_parent.n` in `body`, given by the field that reads this type; not stored in the data.
     ///
-    /// Schema: `codegen/tests/run/context_measured.ksy` line 22.
+    /// Schema: `codegen/tests/run/context_measured.ksy` line 28.
     #[serde(rename = "__ctx_parent_n")]
     pub __ctx_parent_n: i128,
-    /// Schema: `codegen/tests/run/context_measured.ksy` line 18.
+    /// Schema: `codegen/tests/run/context_measured.ksy` line 24.
     pub name: ::std::string::String,
-    /// Schema: `codegen/tests/run/context_measured.ksy` line 21.
+    /// Schema: `codegen/tests/run/context_measured.ksy` line 27.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub data: ::std::vec::Vec<u8>,
     #[doc(hidden)]
