@@ -6,17 +6,18 @@
 //! fields in the same order with the same generated readers and budgets, and reports the
 //! same events, offsets, values and errors, but keeps nothing between fields: the header
 //! and index are read with the generated [`CbtkHead`] reader, then each chunk (info,
-//! features, each window's main and terrain chunk) is inflated on its own, its directory
-//! read one entry at a time with the generated [`raw::ColumnEntry`] reader (an entry reads
-//! its column's values), and each entry and chunk dropped once its events are out.
+//! features, each window's main and terrain chunk) is inflated on its own and its column
+//! directory read entry by entry, each entry's column values sent to the tracer one at a
+//! time where they lie, as the generated `ColumnDirectory` and `ColumnEntry` readers read
+//! them (same fields, checks, error paths and messages; `tests/hostile_sweeps.rs` compares
+//! the two event streams), and nothing kept once its events are out.
 //!
-//! Memory: the header and index, one inflated chunk (at most 64 times its stored bytes,
-//! checked first by [`check_raw_limits`]) and one column's values (at most the inflated
-//! chunk's bytes), besides what the tracer keeps.
+//! Memory: the header and index and one inflated chunk (at most 64 times its stored bytes,
+//! checked first by [`check_raw_limits`]), besides what the tracer keeps.
 
 use super::*;
 use crate::formats::events::SinkTracer;
-use statepack_runtime::io::{unprocess_within, Processor, Tracer};
+use statepack_runtime::io::{unprocess_within, Processor, TraceLeaf, Tracer};
 
 /// Reads `bytes` as the schema's root type does, sending every field to `tracer`, one chunk
 /// at a time (module docs). Gives the result and the byte offset where reading stopped, as
@@ -130,11 +131,116 @@ fn directory<T: Tracer>(r: &mut ByteReader<'_, T>) -> Result<(), DecodeError> {
         .map_err(|e| e.in_field("columns"))?;
     for i in 0..n {
         r.enter(PathSeg::Index(i));
-        let entry =
-            raw::ColumnEntry::read_from(r).map_err(|e| e.in_index(i).in_field("columns"))?;
-        drop(entry);
+        column_entry(r).map_err(|e| e.in_index(i).in_field("columns"))?;
         r.leave::<()>(None);
     }
     r.leave::<()>(None);
     Ok(())
+}
+
+/// What the Lua profile allows in a stored u4 (`valid: max`) and s4 (`valid: min, max`).
+const U4_RULE: &str = "must be at most 16777215";
+const S4_RULE: &str = "must be in -16777215..=16777215";
+const LUA_MAGNITUDE: i128 = 16_777_215;
+
+/// One directory entry's fields and its column's values (the instance its type code
+/// selects), as the generated `ColumnEntry` reader reads them, each value sent to the
+/// tracer and dropped: nothing of the column is kept.
+fn column_entry<T: Tracer>(r: &mut ByteReader<'_, T>) -> Result<(), DecodeError> {
+    let _id: u16 = r.leaf("id", |r| r.read_u16le())?;
+    let type_code: u16 = r.leaf("type_code", |r| r.read_u16le())?;
+    let in_lua = |v: &u32| i128::from(*v) <= LUA_MAGNITUDE;
+    let offset = value(r, "offset", ByteReader::read_u32le, U4_RULE, in_lua)?;
+    let count = value(r, "count", ByteReader::read_u32le, U4_RULE, in_lua)?;
+    let at = (offset as i128, count as i128);
+    match type_code {
+        1 => values(r, "u1_values", at, 1, ByteReader::read_u8, "", any),
+        2 => values(r, "u2_values", at, 2, ByteReader::read_u16le, "", any),
+        3 => values(r, "s2_values", at, 2, ByteReader::read_i16le, "", any),
+        4 => values(
+            r,
+            "u4_values",
+            at,
+            4,
+            ByteReader::read_u32le,
+            U4_RULE,
+            in_lua,
+        ),
+        5 => values(
+            r,
+            "s4_values",
+            at,
+            4,
+            ByteReader::read_i32le,
+            S4_RULE,
+            |v| i128::from(*v).abs() <= LUA_MAGNITUDE,
+        ),
+        6 => values(r, "f4_values", at, 4, ByteReader::read_f32le, "", any),
+        // A reader skips other codes: the entry has no values.
+        _ => Ok(()),
+    }
+}
+
+/// Any value: a field without a `valid` rule.
+fn any<V>(_: &V) -> bool {
+    true
+}
+
+/// A field `name` read by `read` and checked with `ok` (`rule` names what it breaks).
+fn value<'a, T: Tracer, V: TraceLeaf + std::fmt::Debug>(
+    r: &mut ByteReader<'a, T>,
+    name: &'static str,
+    read: impl Fn(&mut ByteReader<'a, T>) -> Result<V, DecodeError>,
+    rule: &'static str,
+    ok: impl Fn(&V) -> bool,
+) -> Result<V, DecodeError> {
+    r.enter(PathSeg::Field(name));
+    let at = r.offset();
+    let v = read(r).map_err(|e| e.in_field(name))?;
+    if !ok(&v) {
+        return Err(not_valid(at, &v, rule).in_field(name));
+    }
+    r.leave(Some(&v));
+    Ok(v)
+}
+
+/// The `count` values of `size` bytes of the column `name` at byte `offset` of the chunk
+/// (`(offset, count)`), each read by `read`, checked with `ok`, sent and dropped.
+fn values<'a, T: Tracer, V: TraceLeaf + std::fmt::Debug>(
+    r: &mut ByteReader<'a, T>,
+    name: &'static str,
+    (offset, count): (i128, i128),
+    size: usize,
+    read: impl Fn(&mut ByteReader<'a, T>) -> Result<V, DecodeError>,
+    rule: &'static str,
+    ok: impl Fn(&V) -> bool,
+) -> Result<(), DecodeError> {
+    let saved = r
+        .enter_instance(offset, false)
+        .map_err(|e| e.in_field(name))?;
+    r.enter(PathSeg::Field(name));
+    let n = r.check_count(count, size).map_err(|e| e.in_field(name))?;
+    for i in 0..n {
+        r.enter(PathSeg::Index(i));
+        let at = r.offset();
+        let v = read(r).map_err(|e| e.in_index(i).in_field(name))?;
+        if !ok(&v) {
+            return Err(not_valid(at, &v, rule).in_index(i).in_field(name));
+        }
+        r.leave(Some(&v));
+    }
+    r.leave::<()>(None);
+    r.leave_instance(saved);
+    Ok(())
+}
+
+/// The error of a value at byte `at` that breaks its `valid` rule.
+fn not_valid(at: u64, v: &impl std::fmt::Debug, rule: &'static str) -> DecodeError {
+    DecodeError::new(
+        at,
+        DecodeErrorKind::NotValid {
+            value: format!("{v:?}"),
+            rule,
+        },
+    )
 }
