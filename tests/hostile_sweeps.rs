@@ -19,6 +19,9 @@
 //! bytes and at a prime stride in between, about [`STRIDED_POSITIONS`] positions in all. A
 //! prime stride moves the position within the repeated records from one step to the next,
 //! instead of hitting the same field of each.
+//!
+//! CBTK's structure events, read one chunk at a time, are compared with its root type's over
+//! its bombs, its inputs and a cut and a byte change at each swept position of them.
 
 mod hostile_formats;
 
