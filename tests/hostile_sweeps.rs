@@ -21,7 +21,8 @@
 //! instead of hitting the same field of each.
 //!
 //! CBTK's structure events, read one chunk at a time, are compared with its root type's over
-//! its bombs, its inputs and a cut and a byte change at each swept position of them.
+//! its bombs, chunks made to reach each reading of a column, its inputs and a cut and a
+//! byte change at each swept position of them.
 
 mod hostile_formats;
 
@@ -406,6 +407,16 @@ fn cbtrack_events_read_one_chunk_at_a_time_are_the_root_types() {
         files += 1;
         ok += usize::from(check(&|| format!("bomb {name}"), &bytes));
     }
+    // Each reading of a column (every type code, each `valid` rule broken, offsets and
+    // counts past the chunk): the errors must be the same, word for word.
+    let mut errors = 0;
+    for (name, bytes) in hostile_formats::cbtrack::column_cases() {
+        files += 1;
+        let read = check(&|| name.clone(), &bytes);
+        ok += usize::from(read);
+        errors += usize::from(!read);
+    }
+    assert!(errors >= 8, "{errors} column cases refused");
     for (name, bytes) in inputs(f) {
         let mut m = bytes.clone();
         for pos in positions(bytes.len()) {
