@@ -351,10 +351,13 @@ pub fn bombs() -> Vec<NamedFile> {
     out
 }
 
+/// A directory entry's fields: id, type code, offset, count.
+type DirEntryFields = (u16, u16, u32, u32);
+
 /// A compressed chunk body made by hand: the directory of `entries` (id, type code, offset,
 /// count; offsets from the chunk's start, where the directory takes 4 + 12 per entry bytes),
 /// then `data`, then 4 zero bytes. Nothing is checked, so values may break the schema.
-fn raw_chunk(entries: &[(u16, u16, u32, u32)], data: &[u8]) -> Vec<u8> {
+fn raw_chunk(entries: &[DirEntryFields], data: &[u8]) -> Vec<u8> {
     let mut b = (entries.len() as u32).to_le_bytes().to_vec();
     for &(id, code, offset, count) in entries {
         b.extend_from_slice(&id.to_le_bytes());
@@ -373,7 +376,7 @@ fn raw_chunk(entries: &[(u16, u16, u32, u32)], data: &[u8]) -> Vec<u8> {
 pub fn column_cases() -> Vec<NamedFile> {
     let d = |n: u32| 4 + 12 * n;
     let u32s = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-    let cases: Vec<(&str, Vec<(u16, u16, u32, u32)>, Vec<u8>)> = vec![
+    let cases: Vec<(&str, Vec<DirEntryFields>, Vec<u8>)> = vec![
         (
             "every type code",
             (1..=7)
@@ -399,7 +402,11 @@ pub fn column_cases() -> Vec<NamedFile> {
         ("offset 16,777,216", vec![(1, 1, 16_777_216, 0)], vec![]),
         ("count 16,777,216", vec![(1, 1, d(1), 16_777_216)], vec![]),
         ("offset past the chunk", vec![(1, 2, 4000, 1)], vec![]),
-        ("count past the chunk", vec![(1, 6, d(1), 10)], u32s(&[0; 8])),
+        (
+            "count past the chunk",
+            vec![(1, 6, d(1), 10)],
+            u32s(&[0; 8]),
+        ),
         (
             "values cut by the chunk's end",
             vec![(1, 4, d(1) + 6, 1)],
