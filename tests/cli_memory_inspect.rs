@@ -3,12 +3,15 @@
 //! that where `inspect` prints a content summary) plus 64 bytes per input byte: the tree
 //! it prints keeps 8 bytes per printed line, and lines past `--max-items` in a list keep
 //! nothing, so a zlib chunk that inflates to millions of column values costs its raw
-//! decode, not a line end per value.
+//! decode, not a line end per value. CBTK is held tighter, to 64 bytes per input byte and
+//! nothing for its decode: its tree is read one chunk at a time
+//! (`cbtrack::decode_events`), as its full check and content summary are.
 //!
 //! The decodes' peak is counted in this process (the counting global allocator of
 //! `tests/common/counting_alloc.rs`); the
 //! command's peak is its largest resident set (`wait4`'s rusage), less the resident set of
-//! `inspect` of the format's smallest sample file (the process, its code and its buffers).
+//! `inspect` of the format's smallest sample file (the process, its code and its buffers);
+//! each is run three times, the bomb's smallest peak and the sample's largest are kept.
 
 mod hostile_formats;
 
@@ -122,18 +125,27 @@ fn inspect_of_every_bomb_stays_within_its_decodes_and_64_bytes_per_input_byte() 
         "this process's peak before the commands: {} bytes",
         own_peak()
     );
+    // The resident set of one command varies from run to run by up to about 1 MB (seen:
+    // 8.6 to 11.0 MB for files refused at their header): each command runs `RUNS` times,
+    // the sample's largest peak and the bomb's smallest are compared.
+    const RUNS: usize = 3;
     for c in &mut cases {
         let f = FORMATS.iter().find(|f| f.title == c.title).unwrap();
         let sample = dir.join(format!("{}-sample.bin", f.name));
-        let (code, fixed) = run(&["inspect", sample.to_str().unwrap()]);
-        assert_eq!(code, 0, "{}: inspect of its smallest sample", f.title);
-        let (code, peak) = run(&["inspect", c.path.to_str().unwrap()]);
-        assert!(
-            code == 0 || code == 1,
-            "{}: {}: exit {code}",
-            c.title,
-            c.name
-        );
+        let (mut fixed, mut peak) = (0, u64::MAX);
+        for _ in 0..RUNS {
+            let (code, p) = run(&["inspect", sample.to_str().unwrap()]);
+            assert_eq!(code, 0, "{}: inspect of its smallest sample", f.title);
+            fixed = fixed.max(p);
+            let (code, p) = run(&["inspect", c.path.to_str().unwrap()]);
+            assert!(
+                code == 0 || code == 1,
+                "{}: {}: exit {code}",
+                c.title,
+                c.name
+            );
+            peak = peak.min(p);
+        }
         (c.fixed, c.peak) = (fixed, peak);
     }
     for c in &cases {
@@ -151,7 +163,14 @@ fn inspect_of_every_bomb_stays_within_its_decodes_and_64_bytes_per_input_byte() 
         // A resident set counts whole pages and what the allocator keeps after a free: an
         // eighth more covers both; 1 MiB covers the code pages of paths the sample does
         // not take (an error and its message).
-        let bound = c.fixed + (1 << 20) + 2 * raw + raw / 4 + 64 * c.len;
+        // CBTK reads its tree, its full check and its content summary one chunk at a time:
+        // 64 bytes per input byte (one inflated chunk is at most 64 times its stored
+        // bytes) and the same allowance, whatever the root type's decode would hold.
+        let bound = if f.name == "cbtrack" {
+            c.fixed + (1 << 20) + 64 * c.len
+        } else {
+            c.fixed + (1 << 20) + 2 * raw + raw / 4 + 64 * c.len
+        };
         eprintln!(
             "{}: {} ({} bytes): inspect peak {}, decode heap {raw}, bound {bound}",
             c.title, c.name, c.len, c.peak
@@ -159,7 +178,8 @@ fn inspect_of_every_bomb_stays_within_its_decodes_and_64_bytes_per_input_byte() 
         assert!(
             c.peak <= bound,
             "{}: inspect of {} ({} bytes) took {} bytes resident, more than {bound} \
-             (inspect of a sample {} + 1 MiB + 2.25 x decode {raw} + 64 per input byte)",
+             (inspect of a sample {} + 1 MiB + 64 per input byte, + 2.25 x decode {raw} \
+             but for CBTK)",
             c.title,
             c.name,
             c.len,

@@ -350,3 +350,76 @@ pub fn bombs() -> Vec<NamedFile> {
     ));
     out
 }
+
+/// A directory entry's fields: id, type code, offset, count.
+type DirEntryFields = (u16, u16, u32, u32);
+
+/// A compressed chunk body made by hand: the directory of `entries` (id, type code, offset,
+/// count; offsets from the chunk's start, where the directory takes 4 + 12 per entry bytes),
+/// then `data`, then 4 zero bytes. Nothing is checked, so values may break the schema.
+fn raw_chunk(entries: &[DirEntryFields], data: &[u8]) -> Vec<u8> {
+    let mut b = (entries.len() as u32).to_le_bytes().to_vec();
+    for &(id, code, offset, count) in entries {
+        b.extend_from_slice(&id.to_le_bytes());
+        b.extend_from_slice(&code.to_le_bytes());
+        b.extend_from_slice(&offset.to_le_bytes());
+        b.extend_from_slice(&count.to_le_bytes());
+    }
+    b.extend_from_slice(data);
+    b.extend_from_slice(&[0; 4]);
+    deflate(&b, 9)
+}
+
+/// One-window files whose main chunk's directory reaches each reading of a column: every
+/// type code (and an unknown one), values at and past the stored-integer limits, offsets and
+/// counts past the limits or the chunk, for tests that compare readers field by field.
+pub fn column_cases() -> Vec<NamedFile> {
+    let d = |n: u32| 4 + 12 * n;
+    let u32s = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let cases: Vec<(&str, Vec<DirEntryFields>, Vec<u8>)> = vec![
+        (
+            "every type code",
+            (1..=7)
+                .map(|c| (c, c, d(7) + 8 * (u32::from(c) - 1), 2))
+                .collect(),
+            u32s(&[1; 14]),
+        ),
+        (
+            "u4 value 16,777,216",
+            vec![(1, 4, d(1), 2)],
+            u32s(&[16_777_215, 16_777_216]),
+        ),
+        (
+            "s4 value -16,777,216",
+            vec![(1, 5, d(1), 2)],
+            u32s(&[(-16_777_215i32) as u32, (-16_777_216i32) as u32]),
+        ),
+        (
+            "s4 value 16,777,216",
+            vec![(1, 5, d(1), 1)],
+            u32s(&[16_777_216]),
+        ),
+        ("offset 16,777,216", vec![(1, 1, 16_777_216, 0)], vec![]),
+        ("count 16,777,216", vec![(1, 1, d(1), 16_777_216)], vec![]),
+        ("offset past the chunk", vec![(1, 2, 4000, 1)], vec![]),
+        (
+            "count past the chunk",
+            vec![(1, 6, d(1), 10)],
+            u32s(&[0; 8]),
+        ),
+        (
+            "values cut by the chunk's end",
+            vec![(1, 4, d(1) + 6, 1)],
+            u32s(&[7; 1]),
+        ),
+    ];
+    cases
+        .into_iter()
+        .map(|(name, entries, data)| {
+            (
+                format!("main chunk with {name}"),
+                file(&empty_chunk(), &empty_chunk(), &raw_chunk(&entries, &data)),
+            )
+        })
+        .collect()
+}

@@ -12,7 +12,8 @@
 //! `--max-items` the tree's memory follows the lines printed, not the fields read: a zlib
 //! chunk that inflates to millions of column values costs no more than its first values.
 //! `inspect --max-items 0` prints every field and keeps 8 bytes for each. Besides the
-//! tree, `inspect` holds what the format's raw decode holds.
+//! tree, `inspect` holds what the format's `decode_events` holds: the raw decode for most
+//! formats, one chunk at a time for CBTK (`cbtrack::decode_events`).
 
 use statepack::formats::events::{SinkTracer, TraceEvent};
 use statepack::formats::FormatSpec;

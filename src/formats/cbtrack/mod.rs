@@ -26,6 +26,7 @@ use statepack_runtime::io::{
     PathSeg,
 };
 
+mod events;
 mod info;
 mod json;
 mod main_chunk;
@@ -35,6 +36,7 @@ mod track;
 mod views;
 pub mod writer;
 
+pub use events::decode_events;
 pub use info::*;
 pub use json::{write_json, write_sample};
 pub use main_chunk::*;
