@@ -31,6 +31,11 @@ mod processed_positional;
 
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip]
+#[path = "../../codegen/tests/run/io_other.rs"]
+mod io_other;
+
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip]
 #[path = "../../codegen/tests/run/endian_switch.rs"]
 mod endian_switch;
 
@@ -514,5 +519,143 @@ fn lay_out_matches_the_rust_runtime() {
     common::report(
         "random positional lay-outs (bytes or refusal)",
         written + refused,
+    );
+}
+
+/// `M.decode(bytes)` under pcall: the value, or the error's (path, offset).
+fn decode_or_error(
+    host: &LuauHost,
+    module: &Table,
+    bytes: &[u8],
+) -> Result<Table, (String, u64, String)> {
+    let run: Function = host
+        .lua
+        .load("local m, buf = ...\nlocal ok, v = pcall(m.decode, buf)\nif ok then return true, v end\nif type(v) == 'table' and v.path ~= nil then return false, v.path, v.offset, v.message end\nreturn false, '', -1, tostring(v)")
+        .into_function()
+        .unwrap();
+    let buf = host.lua.create_buffer(bytes).unwrap();
+    let (ok, v, off, msg): (bool, Value, Option<f64>, Option<mlua::String>) =
+        run.call((module.clone(), buf)).unwrap();
+    match (ok, v) {
+        (true, Value::Table(t)) => Ok(t),
+        (_, v) => Err((
+            match v {
+                Value::String(s) => s.to_string_lossy(),
+                _ => String::new(),
+            },
+            off.unwrap_or(-1.0) as u64,
+            msg.map(|m| m.to_string_lossy()).unwrap_or_default(),
+        )),
+    }
+}
+
+/// Two 3-byte blocks stored XORed with `_io.pos` after their bytes (3, then 6), then a tag:
+/// `peek.first_rest` reads byte 2 of the first block's substream (the byte the block leaves
+/// unread), `peek.second_a` the second block's first two bytes.
+const IO_OTHER: [u8; 7] = [0x13, 0x23, 0x33, 0x46, 0x56, 0x66, 0x77];
+
+/// `io: X._io` (`codegen/tests/run/io_other.ksy`): the Luau module reads the instances from
+/// the blocks' processed substreams to the interpreter's values, writes the input back as
+/// the generated Rust does, refuses an instance that disagrees with its block's bytes with
+/// Rust's message, and refuses every truncated input at the interpreter's path and offset;
+/// instances that run past their substream are refused at the same path and offset too
+/// (offsets counted from the substream's start).
+#[test]
+fn instances_in_another_values_stream_read_and_write_like_rust() {
+    let path = repo_root().join("codegen/tests/run/io_other.ksy");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (schema, host, module) = load(&text, &path).unwrap();
+    let t = decode_or_error(&host, &module, &IO_OTHER).unwrap();
+    let rust = statepack_codegen::interp::decode(&schema, &IO_OTHER).unwrap();
+    let node = tree::convert(&schema, "io_other", &t).unwrap();
+    statepack_codegen::interp::compare(&rust, &node).unwrap();
+    let peek: Table = t.get("peek").unwrap();
+    assert_eq!(peek.get::<u32>("first_rest").unwrap(), 0x30);
+    assert_eq!(peek.get::<u32>("second_a").unwrap(), 0x5040);
+    let rv = io_other::IoOther::decode(&IO_OTHER).unwrap();
+    let (_, out) = round_trip(&host, &module, &IO_OTHER, "");
+    assert_eq!(out.unwrap(), rv.encode().unwrap(), "Luau vs Rust writer");
+
+    // An instance that disagrees with its block's bytes: the same refusal as Rust's.
+    let (_, e) = round_trip(&host, &module, &IO_OTHER, "v.peek.first_rest = 0x31");
+    let e = e.unwrap_err();
+    let mut w = rv.clone();
+    w.peek.first_rest = 0x31;
+    let r = w.encode().unwrap_err().to_string();
+    assert!(
+        r.contains(&e)
+            && e.contains("differs from the bytes of `_parent.blocks[0]` at byte offset 2"),
+        "Rust `{r}` vs Luau `{e}`"
+    );
+    // The block and the instance changed together agree; the key is applied again.
+    let (_, out) = round_trip(
+        &host,
+        &module,
+        &IO_OTHER,
+        "v.blocks[2].a = 0x0102; v.peek.second_a = 0x0102",
+    );
+    let mut w = rv.clone();
+    w.blocks[1].a = 0x0102;
+    w.peek.__ctx_parent_blocks[1].a = 0x0102;
+    w.peek.second_a = 0x0102;
+    let out = out.unwrap();
+    assert_eq!(out, w.encode().unwrap());
+    assert_eq!(&out[3..5], &[0x02 ^ 6, 0x01 ^ 6]);
+
+    // Every truncation: refused where the interpreter refuses it.
+    let mut cuts = 0;
+    for n in 0..IO_OTHER.len() {
+        let want = statepack_codegen::interp::decode(&schema, &IO_OTHER[..n]).unwrap_err();
+        let (p, off, msg) = decode_or_error(&host, &module, &IO_OTHER[..n]).unwrap_err();
+        assert_eq!(
+            (p.as_str(), off),
+            (want.path.to_string().as_str(), want.offset),
+            "{n} byte(s): Luau `{msg}` vs Rust `{want}`"
+        );
+        cuts += 1;
+    }
+    // Instances that do not fit their substream: a read past its end, a position past it.
+    let dir = std::env::temp_dir().join(format!("luau-io-other-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let variants = [
+        (
+            "pos: 0\n        type: u2",
+            "pos: 0\n        type: u4",
+            "peek.second_a",
+            0,
+        ),
+        (
+            "pos: 2\n        type: u1",
+            "pos: 2\n        type: u2",
+            "peek.first_rest",
+            2,
+        ),
+        (
+            "pos: 2\n        type: u1",
+            "pos: 4\n        type: u1",
+            "peek.first_rest",
+            0,
+        ),
+    ];
+    for (from, to, at, _) in variants {
+        assert!(text.contains(from), "{from}");
+        let vp = dir.join("io_other.ksy");
+        let vtext = text.replace(from, to);
+        std::fs::write(&vp, &vtext).unwrap();
+        let (vschema, vhost, vmodule) = load(&vtext, &vp).unwrap();
+        let want = statepack_codegen::interp::decode(&vschema, &IO_OTHER).unwrap_err();
+        let (p, off, msg) = decode_or_error(&vhost, &vmodule, &IO_OTHER).unwrap_err();
+        assert_eq!(
+            (p.as_str(), off),
+            (want.path.to_string().as_str(), want.offset),
+            "`{to}`: Luau `{msg}` vs Rust `{want}`"
+        );
+        assert_eq!(p, at, "{msg}");
+        cuts += 1;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    common::report(
+        "`io: X._io` inputs read and written as by Rust, refusals at Rust's path and offset",
+        cuts + 3,
     );
 }

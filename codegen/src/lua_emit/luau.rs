@@ -788,12 +788,22 @@ impl<'a> Emitter<'a> {
             depth += 1;
         }
         let mut reader = "r".to_string();
-        if let Some(at) = &f.at {
-            if at.io_of.is_some() {
-                return Err(
-                    "a positional instance read from another value's stream (`io: X._io`)".into(),
-                );
-            }
+        if let Some((at, io)) = f.at.as_ref().and_then(|a| Some((a, a.io_of.as_ref()?))) {
+            // `io: X._io`: a reader over the substream `X` was read from (kept with `X`).
+            self.io_type(t, f, io, false)?;
+            let (x, _) = self.ex(t, io, "r", None, None)?;
+            let rd = self.fresh("io");
+            let leaked: &'a str = Box::leak(rd.clone().into_boxed_str());
+            // `pos` is evaluated on the instance's own stream (`_io` there is the substream).
+            let (pos, _) = self.ex(t, &at.pos, leaked, None, None)?;
+            let _ = writeln!(
+                o,
+                "{0}local {rd} = S.foreignStream(r, {x}, {1}, {fname})\n{0}S.seekRel({rd}, {pos}, {fname})",
+                ind(depth),
+                lua_str(io.src.as_bytes())
+            );
+            reader = rd;
+        } else if let Some(at) = &f.at {
             let (pos, _) = self.ex(t, &at.pos, "r", None, None)?;
             let io = self.fresh("io");
             let src = if at.whole { "S.rootOf(r)" } else { "S.view(r)" };
@@ -1190,6 +1200,35 @@ impl<'a> Emitter<'a> {
         index: Option<&'a str>,
         write: bool,
     ) -> R<String> {
+        let code = self.unprocess_code(t, f, var, r, index, write)?;
+        if !write || !code.contains("__noio") {
+            return Ok(code);
+        }
+        // On write, a processor argument is evaluated where the reader evaluated it: after
+        // the stored bytes (`_io.pos` there is the writer's position plus their length).
+        let code = code.replace(
+            "(__noio.pos - __noio.base)",
+            &format!("(S.writerPos(w) + #{var})"),
+        );
+        if code.contains("__noio") {
+            return Err(
+                "a processor argument uses the stream (`_io.size`, `_io.eof`), which a writer does not know"
+                    .into(),
+            );
+        }
+        Ok(code)
+    }
+
+    /// [`Self::unprocess`]'s code before stream references are resolved for a writer.
+    fn unprocess_code(
+        &mut self,
+        t: &'a TypeDef,
+        f: &'a Field,
+        var: &str,
+        r: &'a str,
+        index: Option<&'a str>,
+        write: bool,
+    ) -> R<String> {
         Ok(match &f.process {
             None | Some(Process::Zlib) => String::new(),
             Some(Process::Xor(ProcArg::Bytes(b))) => {
@@ -1384,6 +1423,10 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(o, "{i0}S.enter({sub}, {fname})");
         }
         let _ = writeln!(o, "{i0}{dst} = {}({sub}{args})", self.read_fn(tn));
+        if self.has_io_of() {
+            // A positional instance may read this substream again (`io: X._io`).
+            let _ = writeln!(o, "{i0}S.keepStream({sub}, {dst})");
+        }
         if strict {
             let _ = writeln!(o, "{i0}S.finishSub({sub})");
         } else {
@@ -1746,8 +1789,8 @@ impl<'a> Emitter<'a> {
         at: &'a crate::ir::Positional,
         d: usize,
     ) -> R<(String, String)> {
-        if at.io_of.is_some() {
-            return Err("a positional instance in another value's stream (`io: X._io`)".into());
+        if let Some(io) = &at.io_of {
+            return self.foreign_write(t, f, at, io, d);
         }
         let pos = if let Some(k) = kept_pos(f) {
             dot("v", &k)
@@ -1766,6 +1809,67 @@ impl<'a> Emitter<'a> {
             ),
             format!(
                 "{i0}end\n{i0}S.place(w, {iw}, {})\n",
+                lua_str(f.key_path.as_bytes())
+            ),
+        ))
+    }
+
+    /// The user type of the value named by `io: X._io` in field `f` of `t`: one type, read
+    /// only in sized fields (a value read in its parent's stream keeps no substream); for a
+    /// writer (`write`), also one without params, whose writer rebuilds the substream.
+    fn io_type(&mut self, t: &'a TypeDef, f: &Field, io: &SrcExpr, write: bool) -> R<String> {
+        let (_, kind) = self.ex(t, io, "r", None, None)?;
+        let tn = match kind {
+            Kind::User(names) if names.len() == 1 => names[0].clone(),
+            _ => {
+                return Err(format!(
+                    "`io: {}._io`: `{}` is not a value of one user type (no stream of its own)",
+                    io.src, io.src
+                ))
+            }
+        };
+        if let Some(g) = crate::typed::unsized_readers(self.s, &tn).first() {
+            return Err(format!(
+                "`io: {}._io` (in `{}`): `{tn}` is also read without a `size` (`{}`), where it has no stream of its own",
+                io.src, f.key_path, g.key_path
+            ));
+        }
+        if write && self.s.type_def(&tn).is_some_and(|d| !d.params.is_empty()) {
+            return Err(format!(
+                "`io: {}._io`: the writer of `{tn}` takes params, which the substream's rebuild does not know",
+                io.src
+            ));
+        }
+        Ok(tn)
+    }
+
+    /// The write of a positional instance in another value's substream (`io: X._io`): `X` is
+    /// written again into a writer of its own (its substream as its reader saw it, with
+    /// what its type left unread), and the instance, written into an instance writer at its
+    /// position, must agree with those bytes (`S.checkInStream`); it is not written anywhere
+    /// else, its bytes being `X`'s.
+    fn foreign_write(
+        &mut self,
+        t: &'a TypeDef,
+        f: &'a Field,
+        at: &'a crate::ir::Positional,
+        io: &'a SrcExpr,
+        d: usize,
+    ) -> R<(String, String)> {
+        let tn = self.io_type(t, f, io, true)?;
+        let x = self.wex(t, io, None, None)?;
+        let pos = self.wex(t, &at.pos, None, None)?;
+        let i0 = ind(d);
+        let (xs, iw) = (self.fresh("xs"), self.fresh("iw"));
+        let fname = lua_str(f.id.as_bytes());
+        let src = lua_str(io.src.as_bytes());
+        Ok((
+            format!(
+                "{i0}local {xs} = S.rebuildStream(w, {x}, {}.write, {src}, {fname})\n{i0}local {iw} = S.instanceWriter(w, {pos}, false, {fname})\n{i0}do\n{i0}\tlocal w = {iw}\n",
+                ty(&tn)
+            ),
+            format!(
+                "{i0}end\n{i0}S.checkInStream(w, {iw}, {xs}, {}, {src}, {fname})\n",
                 lua_str(f.key_path.as_bytes())
             ),
         ))
@@ -1862,6 +1966,16 @@ impl<'a> Emitter<'a> {
     /// `__beyond` and its writer lays the instances out.
     fn is_positional_root(&self, t: &TypeDef) -> bool {
         std::ptr::eq(t, &self.s.types[0]) && self.has_positional()
+    }
+
+    /// Whether any type of the schema has a positional instance in another value's stream
+    /// (`io: X._io`): values read in substreams then keep them (`S.keepStream`).
+    fn has_io_of(&self) -> bool {
+        self.s.types.iter().any(|t| {
+            t.fields
+                .iter()
+                .any(|f| f.at.as_ref().is_some_and(|a| a.io_of.is_some()))
+        })
     }
 
     /// Whether any type of the schema has a positional instance.
