@@ -483,19 +483,11 @@ impl Emitter<'_> {
 
     /// The check of bytes `__b` written for a sized field against its `size`.
     fn written_size_check(&mut self, size: &Size, scope: &Scope, kp: &str) -> Option<TokenStream> {
-        if matches!(size, Size::Expr(e) if crate::instances::uses_io_end(&e.expr)) {
-            return Some(quote!());
-        }
-        Some(match self.size_value(size, scope, kp)? {
-            None => quote!(),
-            Some(n) => quote! {
-                if (__b.len() as i128) != #n {
-                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch { expected: u64::try_from(#n).unwrap_or(u64::MAX), found: __b.len() }));
-                }
-            },
-        })
+        self.size_check_with(size, scope, kp, quote!(__b.len()), quote!())
     }
 
+    /// The check of a field's encoded length `actual` against its `size`; a user-type value
+    /// that does not match is written once more first, so its own error wins.
     pub(super) fn size_check(
         &mut self,
         f: &Field,
@@ -504,31 +496,32 @@ impl Emitter<'_> {
         kp: &str,
         actual: TokenStream,
     ) -> Option<TokenStream> {
-        let derived_here = matches!(
-            size,
-            Size::Expr(SrcExpr {
-                expr: Expr::Name(_),
-                ..
-            })
-        ) && matches!(f.repeat, Repeat::None);
+        let probe = exact_len::probe_on_mismatch(&f.kind);
+        self.size_check_with(size, scope, kp, actual, probe)
+    }
+
+    /// `actual` checked against `size`, running `probe` before the mismatch error.
+    fn size_check_with(
+        &mut self,
+        size: &Size,
+        scope: &Scope,
+        kp: &str,
+        actual: TokenStream,
+        probe: TokenStream,
+    ) -> Option<TokenStream> {
         if matches!(size, Size::Expr(e) if crate::instances::uses_io_end(&e.expr)) {
             // `_io.size` is not known while writing: the value's own length is written.
             return Some(quote!());
         }
-        match self.size_value(size, scope, kp)? {
-            None => Some(quote!()),
-            Some(n) => {
-                // A size given by a derived field always matches; check anything else.
-                let _ = derived_here;
-                let probe = exact_len::probe_on_mismatch(&f.kind);
-                Some(quote! {
-                    if (#actual as i128) != #n {
-                        #probe
-                        return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch { expected: u64::try_from(#n).unwrap_or(u64::MAX), found: #actual }));
-                    }
-                })
-            }
-        }
+        Some(match self.size_value(size, scope, kp)? {
+            None => quote!(),
+            Some(n) => quote! {
+                if (#actual as i128) != #n {
+                    #probe
+                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch { expected: u64::try_from(#n).unwrap_or(u64::MAX), found: #actual }));
+                }
+            },
+        })
     }
 
     pub(super) fn elem_len(&self, f: &Field) -> TokenStream {
