@@ -728,6 +728,106 @@ fn traced_decode_is_within_64_bytes_per_input_byte_over_the_raw_decode() {
     assert!(cut_files > 0);
 }
 
+/// The traced decode's peak (what it holds at once: the decode's own values and the tree)
+/// is at most 64 bytes per input byte plus [`TRACE_PEAK_C`], on every bomb, sample and
+/// fixture file of every format, and on a 2 MB RPLY recording of TICK_NEXT ops, the input
+/// whose raw decode keeps the most per byte (48), large enough that the per-byte part
+/// passes the fixed one. CBTK's is read one chunk at a time (`cbtrack::decode_traced`);
+/// before, it kept every chunk at once (the bombs at the ratio limit peaked at 1,300 bytes
+/// per input byte), and every tree could take 48 bytes per input byte besides the decode
+/// (the TICK_NEXT recording peaked at 217 MB, 104 per input byte).
+#[test]
+fn traced_decode_peaks_within_64_bytes_per_input_byte() {
+    let mut over = Vec::new();
+    let mut most = (0i64, String::new());
+    let mut per_byte = (0f64, String::new());
+    for f in FORMATS {
+        let mut files = (plug(f).bombs)();
+        match f.name {
+            "rply" => files.push((
+                "2,000,000 TICK_NEXT ops".into(),
+                hostile_formats::rply::tick_next_ops(2_000_000),
+            )),
+            "cbtrack" => files.push((
+                "4 windows of 1,900,000 units of 8 bytes, main chunks at the ratio limit".into(),
+                hostile_formats::cbtrack::units_at_ratio_limit_in_windows(1_900_000, 4),
+            )),
+            _ => {}
+        }
+        for (name, bytes) in files.into_iter().chain(inputs(f)) {
+            let (ok, u) = measure(|| (f.decode_traced)(&bytes).0.is_ok());
+            let limit = 64 * bytes.len() + TRACE_PEAK_C;
+            eprintln!(
+                "{} traced: {name} ({} bytes, {}): peak {} ({:.1} per input byte), total {}",
+                f.title,
+                bytes.len(),
+                if ok { "ok" } else { "error" },
+                u.peak,
+                u.peak as f64 / bytes.len().max(1) as f64,
+                u.total
+            );
+            if u.peak > limit {
+                over.push(format!(
+                    "{}: {name}: the traced decode peaks at {} bytes for {} input bytes, over {limit}",
+                    f.title,
+                    u.peak,
+                    bytes.len()
+                ));
+            }
+            let above = u.peak as i64 - 64 * bytes.len() as i64;
+            if most.1.is_empty() || above > most.0 {
+                most = (above, format!("{} {name}", f.title));
+            }
+            let r = u.peak as f64 / bytes.len().max(1) as f64;
+            if bytes.len() > 64 << 10 && r > per_byte.0 {
+                per_byte = (r, format!("{} {name}", f.title));
+            }
+        }
+    }
+    eprintln!(
+        "traced decode: most above 64 x len: {} bytes ({}); most per input byte over 64 KiB: {:.1} ({})",
+        most.0, most.1, per_byte.0, per_byte.1
+    );
+    assert!(over.is_empty(), "{}", over.join("\n"));
+}
+
+/// The fixed part of the traced decode's peak: the tree's fixed 24 MiB (its 48 bytes per
+/// input byte are part of the 64), and for CBTK the inflated chunk when 64 times its stored
+/// bytes would pass what the tree leaves (a chunk inflates to at most 16,777,215 bytes), the
+/// inflate states and the error values.
+const TRACE_PEAK_C: usize = 41 << 20;
+
+/// CBTK's traced decode, read one chunk at a time, gives the root type's tree node for node
+/// (and the same result) on every bomb, sample and fixture file.
+#[test]
+fn cbtrack_traced_tree_is_the_root_types() {
+    use statepack::formats::cbtrack::{self, CbtrackV1};
+    use statepack::formats::trace;
+    let f = statepack::formats::by_name("cbtrack").expect("cbtrack is registered");
+    let mut n = 0;
+    for (name, bytes) in (plug(f).bombs)().into_iter().chain(inputs(f)) {
+        let (got, got_tree) = cbtrack::decode_traced(&bytes);
+        let (want, want_tree) = match cbtrack::check_raw_limits(&bytes) {
+            Err(e) => (
+                Err(e),
+                trace::TreeBuilder::new("cbtrack_v1", bytes.len()).finish(0),
+            ),
+            Ok(()) => {
+                let (r, t) = trace::decode_budgeted::<CbtrackV1>(&bytes);
+                (r.map(|_| ()), t)
+            }
+        };
+        assert_eq!(
+            got.as_ref().map_err(ToString::to_string),
+            want.as_ref().map_err(ToString::to_string),
+            "{name}"
+        );
+        assert!(got_tree == want_tree, "{name}: the trees differ");
+        n += 1;
+    }
+    assert!(n > 10, "{n} files");
+}
+
 /// Each CBTK bomb is refused, or reads, for the reason its name gives: the ratio limit, the
 /// limit on all chunks together, columns that share bytes, the team limit, the count
 /// checks; those at the ratio limit read.
