@@ -17,23 +17,13 @@
 
 mod hostile_formats;
 
-use std::process::{Command, Stdio};
+#[path = "common/process.rs"]
+mod process;
 
 /// Runs `statepack args` and gives its exit code and largest resident set in bytes.
 fn run(args: &[&str]) -> (i32, u64) {
-    let child = Command::new(env!("CARGO_BIN_EXE_statepack"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut status = 0;
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: the pid is our unwaited child; `status` and `u` are valid and writable.
-    let rc = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut u) };
-    assert_eq!(rc, child.id() as libc::pid_t, "wait4 failed");
-    // Linux reports ru_maxrss in KiB.
-    (libc::WEXITSTATUS(status), u.ru_maxrss as u64 * 1024)
+    let r = process::statepack(args);
+    (r.exit(), r.peak)
 }
 
 /// Set to a folder: the test writes the files there, lists them on stdout and ends.
@@ -50,20 +40,13 @@ fn decode_and_sample_of_every_cbtrack_bomb_and_track_stay_within_64_bytes_per_in
     // process: this test, started again with `WRITE_TO` set.
     let dir = std::env::temp_dir().join(format!("statepack-cbtk-mem-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let listed = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "decode_and_sample_of_every_cbtrack_bomb_and_track_stay_within_64_bytes_per_input_byte",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(WRITE_TO, &dir)
-        .output()
-        .unwrap();
-    assert!(listed.status.success(), "writing the files failed");
+    let listed = process::rerun_self(
+        "decode_and_sample_of_every_cbtrack_bomb_and_track_stay_within_64_bytes_per_input_byte",
+        WRITE_TO,
+        &dir,
+    );
     let sample = dir.join("sample.cbtrack");
-    let files: Vec<(String, std::path::PathBuf, u64)> = String::from_utf8_lossy(&listed.stdout)
+    let files: Vec<(String, std::path::PathBuf, u64)> = listed
         .lines()
         .filter_map(|l| {
             let mut p = l.strip_prefix("file\t")?.splitn(3, '\t');
