@@ -250,8 +250,8 @@ fn drawn(s: &str) -> bool {
 }
 
 /// The long commands (`verify X.cbtrack --against`, `import --format cbtrack`, `demo
-/// --input`, `wsnap sim`, `clip compress`, `clip study-compress`, `clip sweep`) draw
-/// progress on a terminal, naming their work, and leave stderr
+/// --input`, `wsnap sim`, `clip compress`, `clip study-compress`, `clip sweep`, `clip
+/// versus-acl`) draw progress on a terminal, naming their work, and leave stderr
 /// empty in a pipe, their stdout the same either way.
 #[test]
 fn progress_on_a_terminal_quiet_in_a_pipe() {
@@ -339,5 +339,17 @@ fn progress_on_a_terminal_quiet_in_a_pipe() {
             drawn(&term) && term.contains(mark),
             "{args:?}: no progress naming `{mark}` on a terminal:\n{term:?}"
         );
+    }
+    // `clip versus-acl` (about 10 s in the test build) reads the fixtures' ACL clips: on a
+    // terminal only, its quiet pipe being the same display as the others'.
+    if statepack_fixtures::fixture_for_test("motion/cmu-104-30.acl.sjson").is_some() {
+        let args = ["clip", "versus-acl"];
+        if let Some((term, success)) = on_terminal(d, &args) {
+            assert!(success, "{args:?} on a terminal: {term}");
+            assert!(
+                drawn(&term) && term.contains("clip versus-acl: "),
+                "{args:?}: no progress on a terminal:\n{term:?}"
+            );
+        }
     }
 }

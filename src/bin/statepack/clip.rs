@@ -431,7 +431,10 @@ fn sweep(clip: &Clip, shell_cm: f64, plot_path: Option<&Path>) -> Result<()> {
 fn versus_acl() -> Result<()> {
     println!("| clip | frames | raw bytes | ACL 2.1 bytes | ACL worst error | statepack bytes | statepack worst error (decoded) | vs ACL | keys |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    for r in acl_compare::rows().map_err(anyhow::Error::msg)? {
+    let progress = Progress::spinner("clip versus-acl: reading the clips");
+    let rows = acl_compare::rows().map_err(anyhow::Error::msg)?;
+    for r in rows {
+        progress.stage(&format!("clip versus-acl: {}", r.label));
         let c = anim_clip::compress(&r.clip, r.metric, None).map_err(anyhow::Error::msg)?;
         let frames =
             statepack::codecs::anim::Decoder::new(&anim_clip::read(&c.bytes)?).decompress();
@@ -445,7 +448,7 @@ fn versus_acl() -> Result<()> {
         } else {
             format!("{:.2} mm joint", joint * 1000.0)
         };
-        println!(
+        progress.println(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | {:+.1}% | {:?} |",
             r.label,
             r.clip.frame_count(),
@@ -456,7 +459,7 @@ fn versus_acl() -> Result<()> {
             ours,
             (c.bytes.len() as f64 / r.acl_bytes as f64 - 1.0) * 100.0,
             c.report.interp
-        );
+        ));
     }
     Ok(())
 }
