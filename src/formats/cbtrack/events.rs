@@ -40,7 +40,7 @@ pub fn decode_events(bytes: &[u8], tracer: SinkTracer<'_>) -> (Result<(), Decode
 /// the chunk limits ([`check_raw_limits`]) gives its error and a tree of the root alone.
 ///
 /// Memory: what [`decode_events`] keeps (the header and index, one inflated chunk: at most
-/// 64 times its stored bytes and 16,777,215 bytes) and the tree (at most 24 MiB plus 48
+/// 64 times its stored bytes and 16,777,215 bytes) and the tree (at most 24 MiB plus 16
 /// bytes per input byte). The root type's traced decode kept every chunk at once besides the
 /// tree (about 1,100 bytes per input byte at most).
 ///
