@@ -1,7 +1,7 @@
 //! `statepack inspect`, `statepack decode` and `decode --offsets` stay within 64 bytes of memory per input byte
 //! on a valid file whose structure has one field per input byte: a world snapshot of 16
 //! despawn lists of 65,535 one-byte entries (1 MiB). `inspect` prints its tree while it reads
-//! and keeps 8 bytes per field; `decode` writes its JSON as it serializes, `--offsets` its
+//! and keeps 8 bytes per field with members (none per value); `decode` writes its JSON as it serializes, `--offsets` its
 //! tree as it reads.
 //!
 //! Peak memory is each command's own largest resident set (`tests/common/process.rs`). The

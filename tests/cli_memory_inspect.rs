@@ -1,7 +1,7 @@
 //! `statepack inspect` of every allocation bomb the tests hold (`tests/hostile_formats`)
 //! stays within what the format's decode needs (raw layer or full check, the larger; twice
 //! that where `inspect` prints a content summary) plus 64 bytes per input byte: the tree
-//! it prints keeps 8 bytes per printed line, and lines past `--max-items` in a list keep
+//! it prints keeps 8 bytes per printed line of a field with members, and lines past `--max-items` in a list keep
 //! nothing, so a zlib chunk that inflates to millions of column values costs its raw
 //! decode, not a line end per value. CBTK is held tighter, to 64 bytes per input byte and
 //! nothing for its decode: its tree is read one chunk at a time
