@@ -1061,6 +1061,46 @@ fn encode_refuses_unknown_keys() {
     );
 }
 
+/// `encode` names a wrong JSON value in JSON's words: the field's path, the JSON type (and
+/// range) expected and the value found, not the Rust type it is read into.
+#[test]
+fn encode_errors_say_the_json_type_expected_and_found() {
+    let dir = TempDir::new("encode-words");
+    let d = &dir.0;
+    ok(d, &["demo", "-o", "w.snap"]);
+    let json = ok(d, &["decode", "w.snap"]);
+    let cases = [
+        (
+            serde_json::json!("x"),
+            "recordings[0].frames[1].dt_ms: expected an integer in 0..=65535, found the string \"x\"",
+        ),
+        (
+            serde_json::json!(70000),
+            "recordings[0].frames[1].dt_ms: 70000 does not fit in 0..=65535",
+        ),
+        (
+            serde_json::json!(1.5),
+            "recordings[0].frames[1].dt_ms: expected an integer in 0..=65535, found the number 1.5",
+        ),
+        (
+            serde_json::json!(null),
+            "recordings[0].frames[1].dt_ms: expected an integer in 0..=65535, found null",
+        ),
+    ];
+    for (value, want) in cases {
+        let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        v["recordings"][0]["frames"][1]["dt_ms"] = value.clone();
+        std::fs::write(dir.path("bad.json"), v.to_string()).unwrap();
+        let o = run(
+            d,
+            &["encode", "--format", "snap", "bad.json", "-o", "x.snap"],
+        );
+        assert_eq!(o.status.code(), Some(1), "{value}");
+        assert!(stderr(&o).contains(want), "{value}: {}", stderr(&o));
+        assert!(!dir.path("x.snap").exists());
+    }
+}
+
 /// NaN, zero and out-of-range arguments are argument errors (exit 2, the option named).
 #[test]
 fn bad_numbers_are_argument_errors() {

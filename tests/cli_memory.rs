@@ -1,16 +1,14 @@
 //! `statepack inspect`, `statepack decode` and `decode --offsets` stay within 64 bytes of memory per input byte
 //! on a valid file whose structure has one field per input byte: a world snapshot of 16
 //! despawn lists of 65,535 one-byte entries (1 MiB). `inspect` prints its tree while it reads
-//! and keeps 8 bytes per field; `decode` writes its JSON as it serializes, `--offsets` its
+//! and keeps 8 bytes per field with members (none per value); `decode` writes its JSON as it serializes, `--offsets` its
 //! tree as it reads.
 //!
-//! Peak memory is the largest resident set of the commands this test runs
-//! (`getrusage(RUSAGE_CHILDREN)`); this file holds one test so no other test's commands
-//! count. The allowance adds the fixed cost of a process that reads nothing (measured here
-//! with `statepack --version`, since the children's peak is a maximum).
+//! Peak memory is each command's own largest resident set (`tests/common/process.rs`). The
+//! allowance adds the fixed cost of a process that reads nothing (measured here with
+//! `statepack --version`).
 
 use statepack::formats::world_snapshot as ws;
-use std::process::{Command, Stdio};
 
 fn despawn_file() -> Vec<u8> {
     let mut tlv = Vec::new();
@@ -30,24 +28,14 @@ fn despawn_file() -> Vec<u8> {
     b
 }
 
-/// The largest resident set of any child waited for so far, in bytes.
-fn children_peak_bytes() -> u64 {
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `u` is a valid, writable rusage; RUSAGE_CHILDREN is a valid `who`.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
-    assert_eq!(rc, 0, "getrusage failed");
-    // Linux reports ru_maxrss in KiB.
-    u.ru_maxrss as u64 * 1024
-}
+#[path = "common/process.rs"]
+mod process;
 
-fn run(args: &[&str]) {
-    let st = Command::new(env!("CARGO_BIN_EXE_statepack"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(st.success(), "statepack {args:?} failed");
+/// Runs `statepack args`, which must succeed, and gives its largest resident set in bytes.
+fn run(args: &[&str]) -> u64 {
+    let r = process::statepack(args);
+    assert_eq!(r.code, Some(0), "statepack {args:?} failed: {}", r.stderr);
+    r.peak
 }
 
 #[test]
@@ -63,8 +51,7 @@ fn inspect_and_decode_stay_within_64_bytes_per_input_byte() {
     std::fs::write(&path, &bytes).unwrap();
     let p = path.to_str().unwrap();
 
-    run(&["--version"]);
-    let fixed = children_peak_bytes();
+    let fixed = run(&["--version"]);
     let budget = fixed + 64 * bytes.len() as u64;
     for args in [
         &["inspect", p][..],
@@ -72,8 +59,7 @@ fn inspect_and_decode_stay_within_64_bytes_per_input_byte() {
         &["decode", p],
         &["decode", "--offsets", p],
     ] {
-        run(args);
-        let peak = children_peak_bytes();
+        let peak = run(args);
         assert!(
             peak <= budget,
             "statepack {args:?}: peak {peak} bytes, more than {budget} ({fixed} for the process, 64 per input byte of {})",

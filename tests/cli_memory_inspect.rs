@@ -1,7 +1,7 @@
 //! `statepack inspect` of every allocation bomb the tests hold (`tests/hostile_formats`)
 //! stays within what the format's decode needs (raw layer or full check, the larger; twice
 //! that where `inspect` prints a content summary) plus 64 bytes per input byte: the tree
-//! it prints keeps 8 bytes per printed line, and lines past `--max-items` in a list keep
+//! it prints keeps 8 bytes per printed line of a field with members, and lines past `--max-items` in a list keep
 //! nothing, so a zlib chunk that inflates to millions of column values costs its raw
 //! decode, not a line end per value. CBTK is held tighter, to 64 bytes per input byte and
 //! nothing for its decode: its tree is read one chunk at a time
@@ -16,7 +16,6 @@
 mod hostile_formats;
 
 use statepack::formats::FORMATS;
-use std::process::{Command, Stdio};
 
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
@@ -26,21 +25,13 @@ fn heap_peak(f: impl FnOnce()) -> usize {
     counting_alloc::measure(f).1.peak
 }
 
+#[path = "common/process.rs"]
+mod process;
+
 /// Runs `statepack args` and gives its exit code and largest resident set in bytes.
 fn run(args: &[&str]) -> (i32, u64) {
-    let child = Command::new(env!("CARGO_BIN_EXE_statepack"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut status = 0;
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: the pid is our unwaited child; `status` and `u` are valid and writable.
-    let rc = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut u) };
-    assert_eq!(rc, child.id() as libc::pid_t, "wait4 failed");
-    // Linux reports ru_maxrss in KiB.
-    (libc::WEXITSTATUS(status), u.ru_maxrss as u64 * 1024)
+    let r = process::statepack(args);
+    (r.exit(), r.peak)
 }
 
 /// This process's own peak resident set (`VmHWM`), in bytes.
@@ -82,18 +73,11 @@ fn inspect_of_every_bomb_stays_within_its_decodes_and_64_bytes_per_input_byte() 
     // (the peak carries over when it starts), so the files are made by another process (this
     // test, started again with `WRITE_TO` set), the commands run next, and only then are
     // the raw decodes counted here.
-    let listed = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "inspect_of_every_bomb_stays_within_its_decodes_and_64_bytes_per_input_byte",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(WRITE_TO, &dir)
-        .output()
-        .unwrap();
-    assert!(listed.status.success(), "writing the files failed");
+    let listed = process::rerun_self(
+        "inspect_of_every_bomb_stays_within_its_decodes_and_64_bytes_per_input_byte",
+        WRITE_TO,
+        &dir,
+    );
     struct Case {
         title: &'static str,
         name: String,
@@ -103,7 +87,7 @@ fn inspect_of_every_bomb_stays_within_its_decodes_and_64_bytes_per_input_byte() 
         peak: u64,
     }
     let mut cases = Vec::new();
-    for l in String::from_utf8_lossy(&listed.stdout).lines() {
+    for l in listed.lines() {
         let Some(rest) = l.strip_prefix("bomb\t") else {
             continue;
         };

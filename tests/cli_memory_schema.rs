@@ -23,9 +23,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
-const EXE: &str = env!("CARGO_BIN_EXE_statepack");
 
 fn zlib(data_len: usize, prefix: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
@@ -63,44 +60,14 @@ fn noise(n: usize) -> Vec<u8> {
         .collect()
 }
 
-/// What one command did: its exit code, its standard error, and its largest resident set
-/// in bytes.
-struct Ran {
-    code: Option<i32>,
-    stderr: String,
-    peak: u64,
-}
+#[path = "common/process.rs"]
+mod process;
+
+use process::Ran;
 
 /// Runs `statepack args`, standard output to `stdout` (or nowhere), and measures it alone.
-// The child is reaped by `wait4`, which gives its own resource usage; `Child::wait` would not.
-#[allow(clippy::zombie_processes)]
-fn run(dir: &Path, args: &[&std::ffi::OsStr], stdout: Option<&Path>) -> Ran {
-    let err_path = dir.join("stderr.txt");
-    let err = std::fs::File::create(&err_path).unwrap();
-    let out = match stdout {
-        Some(p) => Stdio::from(std::fs::File::create(p).unwrap()),
-        None => Stdio::null(),
-    };
-    let child = Command::new(EXE)
-        .args(args)
-        .stdout(out)
-        .stderr(err)
-        .spawn()
-        .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut status: libc::c_int = 0;
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our child, not waited for yet (the `Child` is never waited on);
-    // `status` and `u` are valid and writable.
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut u) };
-    assert_eq!(rc, pid, "wait4 failed");
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    Ran {
-        code,
-        stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
-        // Linux reports ru_maxrss in KiB.
-        peak: u.ru_maxrss as u64 * 1024,
-    }
+fn run(args: &[&std::ffi::OsStr], stdout: Option<&Path>) -> Ran {
+    process::statepack_in(None, args, stdout)
 }
 
 struct Setup {
@@ -115,7 +82,7 @@ impl Setup {
             std::process::id()
         ));
         std::fs::create_dir_all(&dir).unwrap();
-        let r = run(&dir, &["--version".as_ref()], None);
+        let r = run(&["--version".as_ref()], None);
         assert_eq!(r.code, Some(0));
         Setup { dir, base: r.peak }
     }
@@ -139,7 +106,7 @@ impl Setup {
         let mut args: Vec<&std::ffi::OsStr> = vec![cmd.as_ref()];
         args.extend(extra.iter().map(|a| std::ffi::OsStr::new(*a)));
         args.extend(["--schema".as_ref(), schema.as_os_str(), file.as_os_str()]);
-        let r = run(&self.dir, &args, None);
+        let r = run(&args, None);
         assert_eq!(r.code, Some(code), "{cmd} {extra:?}: {}", r.stderr);
         (r.peak.saturating_sub(self.base), r.stderr)
     }
@@ -186,7 +153,7 @@ fn lists_of_one_element_per_input_byte_stay_within_64_bytes_per_byte() {
         schema.as_os_str(),
         file.as_os_str(),
     ];
-    assert_eq!(run(&s.dir, &args, Some(&json)).code, Some(0));
+    assert_eq!(run(&args, Some(&json)).code, Some(0));
     let json_len = std::fs::metadata(&json).unwrap().len();
     let out = s.dir.join("back.bin");
     let args: [&std::ffi::OsStr; 6] = [
@@ -197,7 +164,7 @@ fn lists_of_one_element_per_input_byte_stay_within_64_bytes_per_byte() {
         "--output".as_ref(),
         out.as_os_str(),
     ];
-    let r = run(&s.dir, &args, None);
+    let r = run(&args, None);
     assert_eq!(r.code, Some(0), "encode: {}", r.stderr);
     assert_eq!(
         std::fs::read(&out).unwrap(),

@@ -728,6 +728,106 @@ fn traced_decode_is_within_64_bytes_per_input_byte_over_the_raw_decode() {
     assert!(cut_files > 0);
 }
 
+/// The traced decode's peak (what it holds at once: the decode's own values and the tree)
+/// is at most 64 bytes per input byte plus [`TRACE_PEAK_C`], on every bomb, sample and
+/// fixture file of every format, and on a 2 MB RPLY recording of TICK_NEXT ops, the input
+/// whose raw decode keeps the most per byte (48), large enough that the per-byte part
+/// passes the fixed one. CBTK's is read one chunk at a time (`cbtrack::decode_traced`);
+/// before, it kept every chunk at once (the bombs at the ratio limit peaked at 1,300 bytes
+/// per input byte), and every tree could take 48 bytes per input byte besides the decode
+/// (the TICK_NEXT recording peaked at 217 MB, 104 per input byte).
+#[test]
+fn traced_decode_peaks_within_64_bytes_per_input_byte() {
+    let mut over = Vec::new();
+    let mut most = (0i64, String::new());
+    let mut per_byte = (0f64, String::new());
+    for f in FORMATS {
+        let mut files = (plug(f).bombs)();
+        match f.name {
+            "rply" => files.push((
+                "2,000,000 TICK_NEXT ops".into(),
+                hostile_formats::rply::tick_next_ops(2_000_000),
+            )),
+            "cbtrack" => files.push((
+                "4 windows of 1,900,000 units of 8 bytes, main chunks at the ratio limit".into(),
+                hostile_formats::cbtrack::units_at_ratio_limit_in_windows(1_900_000, 4),
+            )),
+            _ => {}
+        }
+        for (name, bytes) in files.into_iter().chain(inputs(f)) {
+            let (ok, u) = measure(|| (f.decode_traced)(&bytes).0.is_ok());
+            let limit = 64 * bytes.len() + TRACE_PEAK_C;
+            eprintln!(
+                "{} traced: {name} ({} bytes, {}): peak {} ({:.1} per input byte), total {}",
+                f.title,
+                bytes.len(),
+                if ok { "ok" } else { "error" },
+                u.peak,
+                u.peak as f64 / bytes.len().max(1) as f64,
+                u.total
+            );
+            if u.peak > limit {
+                over.push(format!(
+                    "{}: {name}: the traced decode peaks at {} bytes for {} input bytes, over {limit}",
+                    f.title,
+                    u.peak,
+                    bytes.len()
+                ));
+            }
+            let above = u.peak as i64 - 64 * bytes.len() as i64;
+            if most.1.is_empty() || above > most.0 {
+                most = (above, format!("{} {name}", f.title));
+            }
+            let r = u.peak as f64 / bytes.len().max(1) as f64;
+            if bytes.len() > 64 << 10 && r > per_byte.0 {
+                per_byte = (r, format!("{} {name}", f.title));
+            }
+        }
+    }
+    eprintln!(
+        "traced decode: most above 64 x len: {} bytes ({}); most per input byte over 64 KiB: {:.1} ({})",
+        most.0, most.1, per_byte.0, per_byte.1
+    );
+    assert!(over.is_empty(), "{}", over.join("\n"));
+}
+
+/// The fixed part of the traced decode's peak: the tree's fixed 24 MiB (its 48 bytes per
+/// input byte are part of the 64), and for CBTK the inflated chunk when 64 times its stored
+/// bytes would pass what the tree leaves (a chunk inflates to at most 16,777,215 bytes), the
+/// inflate states and the error values.
+const TRACE_PEAK_C: usize = 41 << 20;
+
+/// CBTK's traced decode, read one chunk at a time, gives the root type's tree node for node
+/// (and the same result) on every bomb, sample and fixture file.
+#[test]
+fn cbtrack_traced_tree_is_the_root_types() {
+    use statepack::formats::cbtrack::{self, CbtrackV1};
+    use statepack::formats::trace;
+    let f = statepack::formats::by_name("cbtrack").expect("cbtrack is registered");
+    let mut n = 0;
+    for (name, bytes) in (plug(f).bombs)().into_iter().chain(inputs(f)) {
+        let (got, got_tree) = cbtrack::decode_traced(&bytes);
+        let (want, want_tree) = match cbtrack::check_raw_limits(&bytes) {
+            Err(e) => (
+                Err(e),
+                trace::TreeBuilder::new("cbtrack_v1", bytes.len()).finish(0),
+            ),
+            Ok(()) => {
+                let (r, t) = trace::decode_budgeted::<CbtrackV1>(&bytes);
+                (r.map(|_| ()), t)
+            }
+        };
+        assert_eq!(
+            got.as_ref().map_err(ToString::to_string),
+            want.as_ref().map_err(ToString::to_string),
+            "{name}"
+        );
+        assert!(got_tree == want_tree, "{name}: the trees differ");
+        n += 1;
+    }
+    assert!(n > 10, "{n} files");
+}
+
 /// Each CBTK bomb is refused, or reads, for the reason its name gives: the ratio limit, the
 /// limit on all chunks together, columns that share bytes, the team limit, the count
 /// checks; those at the ratio limit read.
@@ -831,3 +931,139 @@ fn cbtrack_full_check_peaks_within_64_bytes_per_input_byte() {
 /// directory entries (at most 65,536 of 12 bytes, ids being u16), one curve's keys (counts are
 /// u16: at most 65,535 keys, decoded into a few lists of 4-byte values) and the error values.
 const CBTRACK_CHECK_C: usize = 4 << 20;
+
+/// What CBTK's in-memory reads keep: [`Track::window`](statepack::formats::cbtrack::Track::window)
+/// and [`Player::sample`](statepack::formats::cbtrack::Player::sample) build a window's
+/// entries whole (each unit, track, key and projectile as its own value), as do
+/// `Track::info`, `Track::features` and `Track::terrain` for their chunks. An entry is
+/// larger than the bytes it is read from: the smallest unit (8 inflated bytes: one transform
+/// and one status key) takes about 219 bytes in memory, 27.4 per inflated byte, so at the
+/// ratio limit (64 inflated bytes per stored byte) these reads keep up to about 1,751 bytes
+/// per input byte: [`CBTRACK_WINDOW_K`] per input byte plus [`CBTRACK_CHECK_C`], asserted at
+/// the peak of each read over every bomb, sample and fixture file that opens. The commands
+/// do not use them on the tracks they are given (they read one entry at a time; `sample`
+/// and `inspect` read terrain chunks, one at a time).
+///
+/// With `STATEPACK_CBTK_MEASURE` set to a list of track files (separated by `:`), the
+/// test also prints their figures, bound not asserted (for the tables of
+/// docs/robustness.md).
+#[test]
+fn cbtrack_in_memory_reads_are_within_their_bound() {
+    use statepack::formats::cbtrack::{Player, Track};
+    let f = statepack::formats::by_name("cbtrack").expect("cbtrack is registered");
+    /// Peaks of each read of `bytes`: windows, info and features, terrain, player; `None`
+    /// when the file does not open.
+    fn peaks(bytes: &[u8]) -> Option<[usize; 4]> {
+        let t = Track::open(bytes).ok()?;
+        let n = t.num_windows().min(64);
+        let window = (0..n)
+            .map(|k| measure(|| t.window(k).map(drop).is_ok()).1.peak)
+            .max()
+            .unwrap_or(0);
+        let chunks = measure(|| t.info().map(drop).is_ok())
+            .1
+            .peak
+            .max(measure(|| t.features().map(drop).is_ok()).1.peak);
+        let terrain = (0..n)
+            .map(|k| measure(|| t.terrain(k).map(drop).is_ok()).1.peak)
+            .max()
+            .unwrap_or(0);
+        let h = t.header();
+        let player = measure(|| {
+            let Ok(mut p) = Player::new(bytes) else {
+                return false;
+            };
+            (0..n).all(|k| {
+                let (start, _) = h.window_span(k);
+                p.sample(f64::from(start)).is_ok()
+            })
+        })
+        .1
+        .peak;
+        Some([window, chunks, terrain, player])
+    }
+    let names = ["window", "info/features", "terrain", "player"];
+    let mut most = [
+        (0f64, String::new()),
+        (0f64, String::new()),
+        (0f64, String::new()),
+        (0f64, String::new()),
+    ];
+    let mut opened = 0;
+    for (name, bytes) in (plug(f).bombs)().into_iter().chain(inputs(f)) {
+        let Some(p) = peaks(&bytes) else {
+            continue;
+        };
+        opened += 1;
+        let per = |x: usize| x as f64 / bytes.len().max(1) as f64;
+        eprintln!(
+            "CBTK v1 in-memory reads: {name} ({} bytes): peaks per input byte: window {:.1}, info/features {:.1}, terrain {:.1}, player {:.1}",
+            bytes.len(),
+            per(p[0]),
+            per(p[1]),
+            per(p[2]),
+            per(p[3])
+        );
+        for (i, peak) in p.iter().enumerate() {
+            let k = if i == 3 {
+                CBTRACK_PLAYER_K
+            } else {
+                CBTRACK_WINDOW_K
+            };
+            let limit = k * bytes.len() + CBTRACK_CHECK_C;
+            assert!(
+                *peak <= limit,
+                "{name}: {} peaks at {peak} bytes for {} input bytes, over {limit}",
+                names[i],
+                bytes.len()
+            );
+            if bytes.len() > 4096 && per(*peak) > most[i].0 {
+                most[i] = (per(*peak), name.clone());
+            }
+        }
+    }
+    for (i, (r, name)) in most.iter().enumerate() {
+        eprintln!(
+            "CBTK v1 {}: most per input byte (files over 4 KiB) {r:.1} ({name})",
+            names[i]
+        );
+    }
+    assert!(opened > 10, "{opened} files opened");
+    // The bomb of 200,000 smallest units comes near both bounds: they are not loose.
+    assert!(most[0].0 >= 0.75 * CBTRACK_WINDOW_K as f64, "{:?}", most[0]);
+    assert!(most[3].0 >= 0.85 * CBTRACK_PLAYER_K as f64, "{:?}", most[3]);
+    for path in std::env::var("STATEPACK_CBTK_MEASURE")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|p| !p.is_empty())
+    {
+        let bytes = std::fs::read(path).expect("read a track to measure");
+        let len = bytes.len().max(1) as f64;
+        let (_, traced) = measure(|| (f.decode_traced)(&bytes).0.is_ok());
+        let p = peaks(&bytes).expect("a track that opens");
+        eprintln!(
+            "{path} ({} bytes): traced peak {:.1} / total {:.1} per input byte; window {:.1}, info/features {:.1}, terrain {:.1}, player {:.1} per input byte",
+            bytes.len(),
+            traced.peak as f64 / len,
+            traced.total as f64 / len,
+            p[0] as f64 / len,
+            p[1] as f64 / len,
+            p[2] as f64 / len,
+            p[3] as f64 / len
+        );
+    }
+}
+
+/// Bytes per input byte CBTK's in-memory reads of a chunk (`Track::window`, `info`,
+/// `features`, `terrain`) may keep at their peak: 27.4 bytes per inflated byte (the
+/// smallest unit) times the ratio limit of 64 is 1,751 (see
+/// [`cbtrack_in_memory_reads_are_within_their_bound`]; measured at most 1,379, the bomb of
+/// 200,000 units).
+const CBTRACK_WINDOW_K: usize = 1_800;
+
+/// Bytes per input byte the `Player` may keep at its peak while it samples a frame: the
+/// window it holds (1,751 at most) and the frame's state it returns, one state per unit
+/// alive (about 354 bytes for an 8-byte unit, 44 per inflated byte, 2,810 per input byte
+/// at the ratio limit): 4,561, rounded up (measured at most 4,086, the bomb of 200,000
+/// units).
+const CBTRACK_PLAYER_K: usize = 4_600;

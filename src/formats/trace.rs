@@ -15,14 +15,17 @@ use statepack_runtime::io::{DecodeError, PathSeg, TraceNode, TraceValue, Tracer}
 /// Name of the marker node that stands for the fields not kept in a tree cut by the budget.
 pub const NOT_KEPT: &str = "...";
 
-/// Bytes of tree a traced decode of `input_len` bytes may allocate: 24 MiB plus 48 bytes
+/// Bytes of tree a traced decode of `input_len` bytes may allocate: 24 MiB plus 16 bytes
 /// per input byte. What is counted is what the tree allocates: each node's name and value
 /// text, and the lists of children at every size they grow to (a list grows by doubling, so
 /// a node costs from one to four times its own size there); a field read costs about 200 to
 /// 400 bytes in all. 24 MiB keeps every sample file the project builds whole (the largest
-/// tree, of an 82 KB SNAP recording, is 59,584 fields and 13.7 MB).
+/// tree, of an 82 KB SNAP recording, is 59,584 fields and 13.7 MB). 16 bytes per input byte
+/// leave 48 to what the decode itself keeps (the most of any format's raw layer: RPLY's op
+/// list, 48 bytes per op byte), so a traced decode stays within 64 bytes per input byte
+/// plus a fixed part.
 pub fn trace_budget(input_len: usize) -> u64 {
-    (24 << 20) + 48 * input_len as u64
+    (24 << 20) + 16 * input_len as u64
 }
 
 /// A node in the making, with the count of fields read under it but not kept.
@@ -193,7 +196,7 @@ impl TreeBuilder {
                 start_bit: start * 8,
                 end_bit: end * 8,
                 value: Some(format!(
-                    "{dropped} more field(s) read here, not kept: the traced decode keeps a tree of at most 24 MiB plus 48 bytes per input byte"
+                    "{dropped} more field(s) read here, not kept: the traced decode keeps a tree of at most 24 MiB plus 16 bytes per input byte"
                 )),
                 typed: None,
                 children: Vec::new(),
@@ -223,8 +226,16 @@ impl TreeBuilder {
 }
 
 /// The [`Tracer`] a reader is given: it feeds a [`TreeBuilder`] it borrows, and asks for
-/// values only while the builder keeps nodes.
-struct Feed<'b>(&'b mut TreeBuilder);
+/// values only while the builder keeps nodes. For a format whose traced decode is read by
+/// its own reader rather than its root type's (CBTK reads one chunk at a time).
+pub struct Feed<'b>(&'b mut TreeBuilder);
+
+impl<'b> Feed<'b> {
+    /// A tracer that adds every field read to `builder`'s tree.
+    pub fn new(builder: &'b mut TreeBuilder) -> Self {
+        Self(builder)
+    }
+}
 
 impl Tracer for Feed<'_> {
     fn enter(&mut self, seg: PathSeg, offset: u64) {

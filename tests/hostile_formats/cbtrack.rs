@@ -86,9 +86,14 @@ fn head_bytes(h: &CbtkHead) -> Vec<u8> {
 /// A one-window file whose info, features and main chunk are `info`, `features`, `main`
 /// (compressed bodies; features and main first, then info, so small chunks pad least).
 fn file(info: &[u8], features: &[u8], main: &[u8]) -> Vec<u8> {
-    let mut h = header(1, 10);
+    file_of_windows(info, features, &[main])
+}
+
+/// [`file`] with one window per chunk of `mains`, over frames 0..=1000 × (windows − 1) + 10.
+fn file_of_windows(info: &[u8], features: &[u8], mains: &[&[u8]]) -> Vec<u8> {
+    let mut h = header(mains.len(), 1000 * (mains.len() as u32 - 1) + 10);
     let mut area = Vec::new();
-    let base = 96 + 16;
+    let base = 96 + 16 * mains.len();
     let mut place = |z: &[u8]| {
         let pos = base + area.len();
         let pad = (64 - pos % 64) % 64;
@@ -98,9 +103,11 @@ fn file(info: &[u8], features: &[u8], main: &[u8]) -> Vec<u8> {
         (block as u32, z.len() as u32)
     };
     (h.features_block, h.features_len) = place(features);
-    let (b, l) = place(main);
-    h.index[0].main_block = b;
-    h.index[0].main_len = l;
+    for (k, main) in mains.iter().enumerate() {
+        let (b, l) = place(main);
+        h.index[k].main_block = b;
+        h.index[k].main_len = l;
+    }
     (h.info_block, h.info_len) = place(info);
     let mut out = head_bytes(&h);
     out.extend_from_slice(&area);
@@ -120,28 +127,52 @@ fn chunk_with(f: impl FnOnce(&mut ChunkBuilder)) -> Vec<u8> {
 /// zlib of `body` (a decompressed chunk) followed by an unknown u8 column (id 250) of
 /// random bytes, as few as make the chunk inflate to at most 63.5 times its length: the
 /// most memory a chunk within the format's ratio limit can claim from its compressible part.
+///
+/// The noise lengths tried are n = `body_len_hint` / 256, then n + n / 64 + 16 and so on
+/// (up to a sixteenth of the hint);
+/// the first that keeps the ratio is found by bisection (more random bytes only lower the
+/// ratio), with a handful of compressions instead of one per step.
 fn near_ratio(b: ChunkBuilder, body_len_hint: usize) -> Vec<u8> {
     let mut rng = Rng::new(0xb0b);
     let noise = rng.bytes(body_len_hint);
     // Random bytes are stored about one for one: n of them keep the ratio near 63.5.
-    let mut n = body_len_hint / 256;
-    loop {
+    // A sixteenth of the body in random bytes brings any chunk far below the limit.
+    let most = noise.len().min(body_len_hint / 16);
+    let mut steps = vec![body_len_hint / 256];
+    while *steps.last().expect("a first step") < most {
+        let n = *steps.last().expect("a step");
+        steps.push(n + n / 64 + 16);
+    }
+    let try_n = |n: usize| {
         let mut with = b.clone();
         with.put::<u8>(250, "noise", &noise[..n.min(noise.len())])
             .unwrap();
         let body = build_chunk(with).unwrap();
         let z = deflate(&body, 9);
-        if 2 * body.len() <= 127 * z.len() {
-            return z;
+        (2 * body.len() <= 127 * z.len()).then_some(z)
+    };
+    let (mut lo, mut hi) = (0, steps.len() - 1);
+    let mut found = try_n(steps[hi]).expect("a sixteenth of noise keeps the ratio");
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match try_n(steps[mid]) {
+            Some(z) => (hi, found) = (mid, z),
+            None => lo = mid + 1,
         }
-        n += n / 64 + 16;
     }
+    found
 }
 
 /// Counts at their maximum over tiny buffers, a chunk that inflates past the spec's limit,
 /// and the largest decodes made of the smallest elements (a u8 column that makes one entry
-/// per byte, compressed 1000 to 1 by zlib).
+/// per byte, compressed 1000 to 1 by zlib). Made once per test process (they take seconds
+/// to compress) and cloned for each caller.
 pub fn bombs() -> Vec<NamedFile> {
+    static MADE: std::sync::OnceLock<Vec<NamedFile>> = std::sync::OnceLock::new();
+    MADE.get_or_init(make_bombs).clone()
+}
+
+fn make_bombs() -> Vec<NamedFile> {
     let mut out = Vec::new();
     let mut h = head_bytes(&header(0, 0));
     h[24..28].copy_from_slice(&16_777_215u32.to_le_bytes());
@@ -260,15 +291,7 @@ pub fn bombs() -> Vec<NamedFile> {
     // inflate to at most 64 times their length.
     out.push((
         "200,000 units of 8 bytes, main chunk at the ratio limit".into(),
-        file(&empty_chunk(), &empty_chunk(), &{
-            let n = 200_000;
-            let mut b = ChunkBuilder::new();
-            b.put::<u16>(8, "transform_count", &vec![1; n]).unwrap();
-            b.put::<u16>(9, "status_count", &vec![1; n]).unwrap();
-            b.put::<u16>(16, "time", &vec![0; n]).unwrap();
-            b.put::<u16>(32, "time", &vec![0; n]).unwrap();
-            near_ratio(b, 8 * n)
-        }),
+        units_at_ratio_limit(200_000),
     ));
     out.push((
         "3 features without their frames".into(),
@@ -349,6 +372,28 @@ pub fn bombs() -> Vec<NamedFile> {
         ),
     ));
     out
+}
+
+/// A track of one window whose main chunk holds `n` units of 8 bytes (one transform and one
+/// status key each, all zero), at the ratio limit (`near_ratio`): the input whose decodes
+/// keep the most per input byte. Its main chunk inflates to about 8 × `n` bytes, at most
+/// 16,777,215 (n up to about 2,000,000).
+pub fn units_at_ratio_limit(n: usize) -> Vec<u8> {
+    units_at_ratio_limit_in_windows(n, 1)
+}
+
+/// [`units_at_ratio_limit`] in each of `windows` windows (each its own copy of the chunk).
+pub fn units_at_ratio_limit_in_windows(n: usize, windows: usize) -> Vec<u8> {
+    let main = {
+        let mut b = ChunkBuilder::new();
+        b.put::<u16>(8, "transform_count", &vec![1; n]).unwrap();
+        b.put::<u16>(9, "status_count", &vec![1; n]).unwrap();
+        b.put::<u16>(16, "time", &vec![0; n]).unwrap();
+        b.put::<u16>(32, "time", &vec![0; n]).unwrap();
+        near_ratio(b, 8 * n)
+    };
+    let mains = vec![&main[..]; windows];
+    file_of_windows(&empty_chunk(), &empty_chunk(), &mains)
 }
 
 /// A directory entry's fields: id, type code, offset, count.

@@ -83,17 +83,19 @@ pub fn count_bombs() -> Vec<NamedFile> {
     out
 }
 
+/// A recording of `n` TICK_NEXT ops (one byte each) over `n` ticks: the input whose raw
+/// decode keeps the most per input byte of any format (a 48-byte `Op` per op byte).
+pub fn tick_next_ops(n: u32) -> Vec<u8> {
+    file(n, 0, 0, &[], &vec![10u8; n as usize])
+}
+
 /// [`count_bombs`], then the largest inputs made of the smallest elements and the inputs
 /// that would make a careless player copy: 100 000 TICK_NEXT ops; 65 535 empty strings;
 /// 65 535 spawns sharing one 60 000-byte descriptor; 20 000 events sharing one 60 000-byte
 /// JSON payload in one tick; 4 000 keyframes over 4 000 live entities (checkpoints).
 pub fn bombs() -> Vec<NamedFile> {
     let mut out = count_bombs();
-    let ops = vec![10u8; 100_000];
-    out.push((
-        "100 000 TICK_NEXT ops".to_owned(),
-        file(100_000, 0, 0, &[], &ops),
-    ));
+    out.push(("100 000 TICK_NEXT ops".to_owned(), tick_next_ops(100_000)));
     out.push((
         "65 535 empty strings".to_owned(),
         file(0, u16::MAX, 0, &vec![0; 2 * 65_535], &[]),

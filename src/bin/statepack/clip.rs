@@ -293,14 +293,17 @@ fn compress(
         tolerance_m: mm / 1000.0,
         shell_m: shell_cm / 100.0,
     };
+    let progress = Progress::spinner(&format!("clip compress: {}", path.display()));
     let t0 = std::time::Instant::now();
     let c = anim_clip::compress(clip, metric, interp).map_err(anyhow::Error::msg)?;
     let secs = t0.elapsed().as_secs_f64();
     std::fs::write(out, &c.bytes).with_context(|| format!("cannot write {}", out.display()))?;
+    progress.stage(&format!("clip compress: checking {}", out.display()));
     let back = anim_clip::read(&c.bytes)?;
     let frames = statepack::codecs::anim::Decoder::new(&back).decompress();
     let joint = statepack::codecs::anim::world_error(clip, &frames, 0.0);
     let shell3 = statepack::codecs::anim::world_error(clip, &frames, 0.03);
+    drop(progress);
     println!(
         "{}: {} bones, {} frames at {:.3} fps, {:.3} s from the first frame to the last",
         path.display(),
@@ -356,6 +359,10 @@ fn sweep(clip: &Clip, shell_cm: f64, plot_path: Option<&Path>) -> Result<()> {
     }
     let secs = clip.duration_s();
     println!("interp  tol_mm    bytes      B/s  worst_mm");
+    let runs = 2 * SWEEP_TOLERANCES_MM.len() as u64;
+    let progress = Progress::bar(runs, "clip sweep", "compressions");
+    let mut done = 0;
+    progress.set(done, runs);
     #[cfg(feature = "plot")]
     let mut series = Vec::new();
     for (interp, name, _rgb) in [
@@ -369,14 +376,16 @@ fn sweep(clip: &Clip, shell_cm: f64, plot_path: Option<&Path>) -> Result<()> {
                 shell_m: shell_cm / 100.0,
             };
             let c = anim_clip::compress(clip, metric, Some(interp)).map_err(anyhow::Error::msg)?;
-            println!(
+            done += 1;
+            progress.set(done, runs);
+            progress.println(&format!(
                 "{:<7} {:>6} {:>8} {:>8} {:>9.3}",
                 name,
                 mm,
                 c.bytes.len(),
                 bytes_per_s(c.bytes.len(), secs, 0),
                 c.verified_error_m * 1000.0
-            );
+            ));
             pts.push((c.verified_error_m * 1000.0, c.bytes.len() as f64));
         }
         #[cfg(feature = "plot")]
@@ -386,6 +395,7 @@ fn sweep(clip: &Clip, shell_cm: f64, plot_path: Option<&Path>) -> Result<()> {
             points: pts,
         });
     }
+    drop(progress);
     #[cfg(feature = "plot")]
     if let Some(p) = plot_path {
         plot::render_png(
@@ -421,7 +431,10 @@ fn sweep(clip: &Clip, shell_cm: f64, plot_path: Option<&Path>) -> Result<()> {
 fn versus_acl() -> Result<()> {
     println!("| clip | frames | raw bytes | ACL 2.1 bytes | ACL worst error | statepack bytes | statepack worst error (decoded) | vs ACL | keys |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    for r in acl_compare::rows().map_err(anyhow::Error::msg)? {
+    let progress = Progress::spinner("clip versus-acl: reading the clips");
+    let rows = acl_compare::rows().map_err(anyhow::Error::msg)?;
+    for r in rows {
+        progress.stage(&format!("clip versus-acl: {}", r.label));
         let c = anim_clip::compress(&r.clip, r.metric, None).map_err(anyhow::Error::msg)?;
         let frames =
             statepack::codecs::anim::Decoder::new(&anim_clip::read(&c.bytes)?).decompress();
@@ -435,7 +448,7 @@ fn versus_acl() -> Result<()> {
         } else {
             format!("{:.2} mm joint", joint * 1000.0)
         };
-        println!(
+        progress.println(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | {:+.1}% | {:?} |",
             r.label,
             r.clip.frame_count(),
@@ -446,7 +459,7 @@ fn versus_acl() -> Result<()> {
             ours,
             (c.bytes.len() as f64 / r.acl_bytes as f64 - 1.0) * 100.0,
             c.report.interp
-        );
+        ));
     }
     Ok(())
 }
@@ -462,11 +475,13 @@ fn study_compress(
     if !(mm.is_finite() && mm > 0.0) {
         bail!("--tolerance-mm must be a positive number, got {mm}");
     }
+    let progress = Progress::spinner(&format!("clip study-compress: {}", path.display()));
     let clip = clip.clone();
     let raw = study_tracks::encode_raw(&clip)?;
     let p = plan(&clip, PlanOptions::at_mm(mm, cubic, quantize));
     let bytes = study_tracks::encode_plan(&p)?;
     std::fs::write(out, &bytes).with_context(|| format!("cannot write {}", out.display()))?;
+    progress.stage(&format!("clip study-compress: checking {}", out.display()));
     let planned = fk_error(&clip, &p.decoded);
     let decoded = study_tracks::read(&bytes)?;
     let file_clip = Clip {
@@ -474,6 +489,7 @@ fn study_compress(
         ..clip.clone()
     };
     let from_file = fk_error(&clip, &file_clip);
+    drop(progress);
     let secs = clip.duration_s();
     println!(
         "{}: {} bones, {} frames, {:.3} s from the first frame to the last",

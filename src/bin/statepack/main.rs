@@ -2,6 +2,7 @@
 
 mod args;
 mod clip;
+mod json_words;
 #[cfg(feature = "plot")]
 mod plot;
 mod progress;
@@ -547,9 +548,10 @@ fn run(cli: Cli) -> Result<()> {
             // written; it reads the text straight into the raw layer (no `Value` of it).
             let bytes = formats::from_json_text_strict(fmt, &text, &shape).map_err(|e| {
                 anyhow::anyhow!(
-                    "{} is not valid {} raw JSON: {e}",
+                    "{} is not valid {} raw JSON: {}",
                     input.display(),
-                    fmt.title
+                    fmt.title,
+                    json_words::in_json_words(&e)
                 )
             })?;
             std::fs::write(&output, &bytes)

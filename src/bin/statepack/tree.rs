@@ -6,12 +6,14 @@
 //! 16 × `max_items` characters (0 shows everything).
 //!
 //! Memory: a line needs its field's end before its children are printed, so the file is read
-//! twice: the first pass keeps the end of each field that will be printed (8 bytes per
-//! line, whatever the field holds; 16 for inputs of 512 MiB and more), the second prints.
-//! Fields not printed (past `max_items` in a list) keep nothing, so with the default
-//! `--max-items` the tree's memory follows the lines printed, not the fields read: a zlib
-//! chunk that inflates to millions of column values costs no more than its first values.
-//! `inspect --max-items 0` prints every field and keeps 8 bytes for each. Besides the
+//! twice: the first pass keeps the end of each field with children that will be printed (8
+//! bytes per such line, whatever the field holds; 16 for inputs of 512 MiB and more), the
+//! second prints (a leaf's line when it is left, with the end its leave gives). Fields not
+//! printed (past `max_items` in a list) keep nothing, so with the default `--max-items` the
+//! tree's memory follows the lines printed, not the fields read: a zlib chunk that inflates
+//! to millions of column values costs no more than its first values. `inspect --max-items 0`
+//! prints every field and keeps 8 bytes for each list, element or type with members, none
+//! for a value. Besides the
 //! tree, `inspect` holds what the format's `decode_events` holds: the raw decode for most
 //! formats, one chunk at a time for CBTK (`cbtrack::decode_events`).
 
@@ -153,6 +155,14 @@ impl Ends {
             Ends::Large(v) => v.get(i).map(|e| (e[0], e[1])),
         }
     }
+
+    /// Drops the last end (a leaf's, whose line is printed when it is left).
+    fn pop(&mut self) {
+        match self {
+            Ends::Small(v) => drop(v.pop()),
+            Ends::Large(v) => drop(v.pop()),
+        }
+    }
 }
 
 /// The children seen so far of one open field (or of the root), for deciding which lines
@@ -180,7 +190,9 @@ impl Level {
 
 /// A field being printed.
 struct Open {
-    /// Its place in reading order (index into the first pass's ends).
+    /// Its place among the fields whose end pass 1 kept (index into the first pass's ends),
+    /// given when its first child is read (a field with children), or when the decode
+    /// stops inside it; `usize::MAX` until then.
     idx: usize,
     name: String,
     start: (u64, u64),
@@ -203,10 +215,12 @@ pub fn print(
     bytes: &[u8],
     max_items: usize,
 ) -> io::Result<Result<(), DecodeError>> {
-    // Pass 1: where each shown field ends. A field left open by a decode error ends where
-    // its last child ended (or where it started), as in the in-memory tree. Fields that
-    // will not be printed (past `max_items` in a list, or inside such an element) keep no
-    // end, so this pass's memory follows the lines printed, not the fields read.
+    // Pass 1: where each shown field with children ends (a leaf's line is printed when it
+    // is left, with the end its leave gives, so its end is dropped as soon as it is known).
+    // A field left open by a decode error ends where its last child ended (or where it
+    // started), as in the in-memory tree, and keeps its end. Fields that will not be printed
+    // (past `max_items` in a list, or inside such an element) keep no end, so this pass's
+    // memory follows the shown fields with children, not the fields read.
     let mut ends = Ends::for_input(bytes.len());
     let mut root_level = Level::default();
     // (index of the end kept, if shown; shape of its children; last end inside it)
@@ -230,9 +244,13 @@ pub fn print(
             open.push((idx, level, offset, bit));
         }
         TraceEvent::Leave { offset, bit, .. } => {
-            if let Some((i, _, _, _)) = open.pop() {
+            if let Some((i, level, _, _)) = open.pop() {
                 if let Some(i) = i {
-                    ends.set(i, (offset, bit));
+                    if level.children == 0 && i + 1 == ends.len() {
+                        ends.pop();
+                    } else {
+                        ends.set(i, (offset, bit));
+                    }
                 }
                 if let Some(p) = open.last_mut() {
                     (p.2, p.3) = (offset, bit);
@@ -260,14 +278,22 @@ pub fn print(
         max_items,
     )?;
 
-    // Pass 2: print, each line as soon as its end is known from pass 1.
-    let mut next = 0usize;
+    // Pass 2: print, each line as soon as its end is known: from pass 1 for a field with
+    // children (numbered in the same order: when its first child is read, which comes right
+    // after it starts), from its leave for a leaf.
+    let next = std::cell::Cell::new(0usize);
+    let take_next = || {
+        let i = next.get();
+        next.set(i + 1);
+        i
+    };
     let mut stack: Vec<Open> = Vec::new();
     let mut root_children = 0usize;
     let mut root_list = false;
     let mut failed: Option<io::Error> = None;
     let print_open = |o: &mut Open, out: &mut dyn Write| -> io::Result<()> {
         if !o.printed && !o.hidden {
+            o.idx = take_next();
             let end = ends.get(o.idx).unwrap_or(o.start);
             line(
                 out,
@@ -282,12 +308,20 @@ pub fn print(
         o.printed = true;
         Ok(())
     };
-    let close = |o: Open, value: Option<&TraceValue>, out: &mut dyn Write| -> io::Result<()> {
+    // `left`: where the field ended (its leave), `None` when the decode stopped inside it.
+    let close = |o: Open,
+                 value: Option<&TraceValue>,
+                 left: Option<(u64, u64)>,
+                 out: &mut dyn Write|
+     -> io::Result<()> {
         if o.hidden {
             return Ok(());
         }
         if !o.printed {
-            let end = ends.get(o.idx).unwrap_or(o.start);
+            let end = match left {
+                Some(e) => e,
+                None => ends.get(take_next()).unwrap_or(o.start),
+            };
             line(
                 out,
                 (o.start.0, end.0),
@@ -334,7 +368,7 @@ pub fn print(
                         PathSeg::Index(i) => format!("[{i}]"),
                     };
                     stack.push(Open {
-                        idx: next,
+                        idx: usize::MAX,
                         name,
                         start: (offset, bit),
                         depth,
@@ -343,14 +377,10 @@ pub fn print(
                         list: false,
                         hidden,
                     });
-                    // Pass 1 kept ends for shown fields only, in the same order.
-                    if !hidden {
-                        next += 1;
-                    }
                 }
-                TraceEvent::Leave { value, .. } => {
+                TraceEvent::Leave { offset, bit, value } => {
                     if let Some(o) = stack.pop() {
-                        close(o, value.as_ref(), out)?;
+                        close(o, value.as_ref(), Some((offset, bit)), out)?;
                     }
                 }
             }
@@ -366,7 +396,7 @@ pub fn print(
         return Err(e);
     }
     while let Some(o) = stack.pop() {
-        close(o, None, out)?;
+        close(o, None, None, out)?;
     }
     if root_list && max_items != 0 && root_children > max_items {
         more(out, 0, root_children - max_items)?;

@@ -30,6 +30,34 @@ pub fn decode_events(bytes: &[u8], tracer: SinkTracer<'_>) -> (Result<(), Decode
         let at = e.offset;
         return (Err(e), at);
     }
+    read_with(bytes, tracer)
+}
+
+/// The traced decode ([`crate::formats::FormatSpec::decode_traced`]) read one chunk at a
+/// time: the events of [`decode_events`] built into a tree within
+/// [`trace::trace_budget`](crate::formats::trace::trace_budget), the same tree, node for
+/// node, as the root type's traced decode gives (a test compares them). A file that breaks
+/// the chunk limits ([`check_raw_limits`]) gives its error and a tree of the root alone.
+///
+/// Memory: what [`decode_events`] keeps (the header and index, one inflated chunk: at most
+/// 64 times its stored bytes and 16,777,215 bytes) and the tree (at most 24 MiB plus 16
+/// bytes per input byte). The root type's traced decode kept every chunk at once besides the
+/// tree (about 1,100 bytes per input byte at most).
+///
+/// Errors: the raw layer's, with the same field path and byte offset.
+pub fn decode_traced(bytes: &[u8]) -> crate::formats::TracedDecode {
+    use crate::formats::trace::{Feed, TreeBuilder};
+    use statepack_runtime::format::RootType;
+    let mut b = TreeBuilder::new(CbtrackV1::SCHEMA_ID, bytes.len());
+    if let Err(e) = check_raw_limits(bytes) {
+        return (Err(e), b.finish(0));
+    }
+    let (res, end) = read_with(bytes, Feed::new(&mut b));
+    (res, b.finish(end))
+}
+
+/// [`decode_events`] with any tracer, once the chunk limits are checked.
+fn read_with<T: Tracer>(bytes: &[u8], tracer: T) -> (Result<(), DecodeError>, u64) {
     let mut r = ByteReader::with_tracer(bytes, tracer);
     let res = read_root(&mut r).and_then(|()| r.finish());
     (res, r.offset())

@@ -36,7 +36,7 @@ mod track;
 mod views;
 pub mod writer;
 
-pub use events::decode_events;
+pub use events::{decode_events, decode_traced};
 pub use info::*;
 pub use json::{write_json, write_sample};
 pub use main_chunk::*;

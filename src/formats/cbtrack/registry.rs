@@ -106,11 +106,13 @@ pub fn with_header_extra(bytes: &[u8], blocks: u32, fill: u8) -> Result<Vec<u8>,
 }
 
 /// The registry entry: the shared entry points, with the JSON of `statepack decode` written
-/// one chunk at a time ([`write_json`]) and the structure's events read one chunk at a time
-/// ([`decode_events`]: the root type's events, without keeping every chunk).
+/// one chunk at a time ([`write_json`]) and the structure's events and traced tree read one
+/// chunk at a time ([`decode_events`], [`decode_traced`]: the root type's events and tree,
+/// without keeping every chunk).
 pub const FORMAT: crate::formats::FormatSpec = crate::formats::FormatSpec {
     write_json,
     decode_events,
+    decode_traced,
     ..crate::formats::FormatSpec::of::<CbtrackV1>()
 };
 
