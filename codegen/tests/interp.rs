@@ -5,7 +5,7 @@
 use statepack_codegen::interp::{self, DynValue, Given};
 use statepack_runtime::io::DecodeErrorKind;
 
-fn schema(text: &str) -> statepack_codegen::ir::Schema {
+fn schema(text: &str) -> statepack_codegen::typed::Checked {
     statepack_codegen::load_checked(text, "t.ksy", std::path::Path::new("t.ksy"), &[])
         .unwrap_or_else(|d| panic!("{}", statepack_codegen::render(&d)))
 }

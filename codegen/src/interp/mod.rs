@@ -112,28 +112,6 @@ impl DynStruct {
         &self.bit_spans[lo..hi]
     }
 
-    /// A stream's `pos`, `size` and `eof` as a value (`x._io`).
-    pub(crate) fn io_view(io: eval::IoState) -> DynStruct {
-        let members = vec![
-            ("pos", DynValue::Int(io.pos)),
-            ("size", DynValue::Int(io.size)),
-            ("eof", DynValue::Bool(io.eof)),
-        ];
-        DynStruct {
-            type_name: "kaitai_stream",
-            spans: vec![None; members.len()],
-            elem_spans: vec![Vec::new(); members.len()],
-            bit_spans: Vec::new(),
-            stream: None,
-            members,
-            hidden: Vec::new(),
-            size: 0,
-            extent: 0,
-            io: None,
-            names: &["pos", "size", "eof"],
-        }
-    }
-
     /// The bytes the type took in its stream (`_sizeof`), positional instances not counted.
     pub fn size(&self) -> u64 {
         self.size

@@ -179,7 +179,8 @@ mod tests {
     /// dropped; the values are the ones `decode` reads.
     #[test]
     fn values_are_handed_over_in_reading_order_and_only_what_is_read_again_is_kept() {
-        let schema = crate::load_schema(KSY, "demo.ksy").expect("schema");
+        let schema = crate::load_checked(KSY, "demo.ksy", std::path::Path::new("demo.ksy"), &[])
+            .expect("schema");
         let bytes = [2u8, 1, 2, 0xaa, 0xbb, 0xcc, 0x80, 0x01];
         let mut log = Log::default();
         let root = stream(&schema, &bytes, &mut log).expect("reads");
@@ -235,7 +236,8 @@ mod tests {
     /// its own error.
     #[test]
     fn errors_are_decodes_and_the_sinks() {
-        let schema = crate::load_schema(KSY, "demo.ksy").expect("schema");
+        let schema = crate::load_checked(KSY, "demo.ksy", std::path::Path::new("demo.ksy"), &[])
+            .expect("schema");
         let cut = [2u8, 1, 2, 0xaa];
         let want = decode(&schema, &cut).expect_err("cut").to_string();
         match stream(&schema, &cut, &mut Log::default()) {

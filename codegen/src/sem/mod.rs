@@ -14,6 +14,7 @@
 
 mod ops;
 mod reflect_env;
+mod tree;
 mod value;
 mod walk;
 
@@ -22,6 +23,7 @@ pub use ops::{
     unary, R,
 };
 pub use reflect_env::{RefHandle, ReflectEnv};
+pub use tree::{eval as eval_tree, TreeEnv};
 pub use value::{Handle, Val};
 pub use walk::{eval, Env};
 

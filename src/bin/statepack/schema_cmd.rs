@@ -16,7 +16,7 @@ use std::path::Path;
 
 /// Loads and checks the schema at `path`. Errors: the rendered diagnostics of a schema the
 /// generator refuses, or a schema with constructs the interpreter does not cover (named).
-pub fn load(path: &Path) -> Result<statepack_codegen::ir::Schema> {
+pub fn load(path: &Path) -> Result<statepack_codegen::typed::Checked> {
     let text = statepack_codegen::read_schema_file(path)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let shown = path.display().to_string();
@@ -37,7 +37,7 @@ pub fn load(path: &Path) -> Result<statepack_codegen::ir::Schema> {
 /// expressions need. Errors: the decode error with the field path and the byte offset, or
 /// the sink's.
 fn stream(
-    schema: &statepack_codegen::ir::Schema,
+    schema: &statepack_codegen::typed::Checked,
     bytes: &[u8],
     file: &Path,
     sink: &mut (dyn interp::Sink + Send),
@@ -71,7 +71,7 @@ fn to_stdout(f: impl FnOnce(&mut io::BufWriter<io::Stdout>) -> Result<()>) -> Re
 /// standard output as each value is read. Memory: what the schema's expressions keep
 /// (`statepack_codegen::interp::stream`), not a tree of the file nor its JSON text.
 pub fn decode_json(
-    schema: &statepack_codegen::ir::Schema,
+    schema: &statepack_codegen::typed::Checked,
     bytes: &[u8],
     file: &Path,
 ) -> Result<()> {
@@ -93,7 +93,7 @@ pub fn decode_json(
 /// line of a user type or list, once to print). Nothing is printed for a file that does
 /// not read. `max_items`: elements shown per list and bytes per byte array (0: all).
 pub fn inspect(
-    schema: &statepack_codegen::ir::Schema,
+    schema: &statepack_codegen::typed::Checked,
     bytes: &[u8],
     file: &Path,
     header: &str,
@@ -329,7 +329,10 @@ pub fn parse_given(text: &str) -> Result<interp::Given> {
 /// bytes back and refuses them unless they give the same fields and the value instances
 /// given are the ones computed. Errors: the writer's message naming the field path, or the
 /// first field that reads back differently.
-pub fn encode(schema: &statepack_codegen::ir::Schema, value: &interp::Given) -> Result<Vec<u8>> {
+pub fn encode(
+    schema: &statepack_codegen::typed::Checked,
+    value: &interp::Given,
+) -> Result<Vec<u8>> {
     let (bytes, written) = interp::encode(schema, value).map_err(|m| anyhow::anyhow!("{m}"))?;
     let back = interp::decode(schema, &bytes)
         .map_err(|e| anyhow::anyhow!("the bytes written do not read back: {e}"))?;
