@@ -32,7 +32,7 @@ mod stream;
 mod write;
 
 pub use read::{decode, decode_partial, stream};
-pub use stream::{Discard, Label, MemberKind, Sink, StreamError};
+pub use stream::{Check, Discard, InstanceErrors, Label, MemberKind, Sink, StreamError};
 pub use write::{encode, from_given, Given};
 
 use statepack_runtime::reflect::{Reflect, Value};

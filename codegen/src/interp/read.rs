@@ -3,7 +3,7 @@
 
 use super::eval::{self, enum_value, eval, eval_bool, eval_int, Frame, IoState, Scope, Trees};
 use super::keep::{Keep, Plan};
-use super::stream::{Label, MemberKind, Sink, StreamError};
+use super::stream::{InstanceErrors, Label, MemberKind, Sink, StreamError};
 use super::{intern, intern_names, unsupported, BitSpan, DynStruct, DynValue};
 use crate::ir::*;
 use crate::typed::{Checked, Side, TypedSchema};
@@ -86,6 +86,8 @@ pub fn stream<'o>(
     sink: &'o mut (dyn Sink + Send),
 ) -> Result<DynStruct, StreamError> {
     let out = Out {
+        errors: sink.instance_errors(),
+        muted: Cell::new(0),
         sink: RefCell::new(sink),
         plan: Plan::new(&schema.schema),
         whole: Cell::new(0),
@@ -181,6 +183,11 @@ fn run_with<'o>(
 /// The sink of a streaming read ([`super::stream()`]) and what the reader keeps for it.
 pub(crate) struct Out<'o> {
     sink: RefCell<&'o mut (dyn Sink + Send)>,
+    /// What the sink wants done with an instance that fails.
+    errors: InstanceErrors,
+    /// Reads under way whose events are held back (the first read of a positional
+    /// instance with [`InstanceErrors::Show`]).
+    muted: Cell<u32>,
     /// Which fields are kept once written.
     plan: Plan,
     /// Fields being read that are kept whole ([`Keep::Whole`]): inside them nothing is dropped.
@@ -280,6 +287,9 @@ impl<'s> Interp<'s> {
         let Some(o) = &self.out else {
             return Ok(());
         };
+        if o.muted.get() > 0 {
+            return Ok(());
+        }
         let res = {
             let mut sink = o.sink.borrow_mut();
             f(&mut **sink)
@@ -288,6 +298,41 @@ impl<'s> Interp<'s> {
             let m = semantic(0, format!("cannot write the output: {e}"));
             *o.failed.borrow_mut() = Some(e);
             m
+        })
+    }
+
+    /// What this read does with an instance that fails (a read into a tree: as the
+    /// generated dynamic view).
+    fn instance_errors(&self) -> InstanceErrors {
+        self.out
+            .as_ref()
+            .map_or(InstanceErrors::AsGenerated, |o| o.errors)
+    }
+
+    /// With [`InstanceErrors::Show`], reads positional instance `f` once on a copy of the
+    /// reader with the sink's events held back: `Some(error text)` when it fails (the
+    /// caller then shows that instead of reading it), `None` when it reads (or when
+    /// instances are not shown this way).
+    fn probe_instance(
+        &self,
+        r: &ByteReader<'_>,
+        frame: &Frame<'_>,
+        f: &Field,
+        keep: Keep,
+    ) -> Option<String> {
+        let o = self.out.as_ref()?;
+        if f.at.is_none() || o.errors != InstanceErrors::Show {
+            return None;
+        }
+        let mut copy = r.clone();
+        o.muted.set(o.muted.get() + 1);
+        let res = self.read_field_kept(&mut copy, frame, f, keep);
+        o.muted.set(o.muted.get() - 1);
+        let e = res.err()?;
+        Some(if e.path.to_string().is_empty() {
+            format!("byte offset {}: {}", e.offset, e.kind)
+        } else {
+            e.to_string()
         })
     }
 
@@ -494,8 +539,7 @@ impl<'s> Interp<'s> {
                 Some(v) => v.clone(),
                 None => eval::instance_value(self.s, &frame, i, io),
             };
-            // A failing instance shows as null, as in the generated dynamic view.
-            inst_values.push(v.unwrap_or(DynValue::Null));
+            inst_values.push(v);
         }
         let Frame {
             fields,
@@ -521,8 +565,29 @@ impl<'s> Interp<'s> {
         }
         for (inst, v) in t.instances.iter().zip(inst_values) {
             let k = intern(&inst.id);
-            self.emit(|s| s.key(Label::Member(k, MemberKind::Instance)))?;
-            self.emit(|s| s.value(&v))?;
+            let v = match (v, self.instance_errors()) {
+                (Ok(v), _) => {
+                    self.emit(|s| s.key(Label::Member(k, MemberKind::Instance)))?;
+                    self.emit(|s| s.value(&v))?;
+                    v
+                }
+                (Err(m), InstanceErrors::Strict) => {
+                    let m = format!("in `{}`: {m}", inst.value.src);
+                    return Err(semantic(r.offset(), m).in_field(k));
+                }
+                (Err(m), InstanceErrors::Show) => {
+                    let m = format!("in `{}`: {m}", inst.value.src);
+                    self.emit(|s| s.key(Label::Member(k, MemberKind::Instance)))?;
+                    self.emit(|s| s.error(&m))?;
+                    DynValue::Null
+                }
+                // A failing instance shows as null, as in the generated dynamic view.
+                (Err(_), InstanceErrors::AsGenerated) => {
+                    self.emit(|s| s.key(Label::Member(k, MemberKind::Instance)))?;
+                    self.emit(|s| s.value(&DynValue::Null))?;
+                    DynValue::Null
+                }
+            };
             names.push(k);
             members.push((k, v));
             spans.push(None);
@@ -580,6 +645,17 @@ impl<'s> Interp<'s> {
                 };
                 match res {
                     Ok(p) => p,
+                    Err(e) if f.at.is_some() && self.instance_errors() == InstanceErrors::Show => {
+                        let m = format!("byte offset {}: {}", e.offset, e.kind);
+                        self.emit(|s| s.key(Label::Member(fid, MemberKind::Field)))?;
+                        self.emit(|s| s.error(&m))?;
+                        if self.keeps(t, i) != Keep::Drop {
+                            frame.spans.push(None);
+                            elem_spans.push(Vec::new());
+                            frame.fields.push((fid, DynValue::Null));
+                        }
+                        return Ok(());
+                    }
                     Err(e) => {
                         self.keep_failed_type(t, frame, elem_spans, None);
                         return Err(e.in_field(fid));
@@ -601,6 +677,15 @@ impl<'s> Interp<'s> {
         }
         // Whatever an earlier read handed up is not part of this field.
         self.take_partial();
+        if let Some(m) = self.probe_instance(r, frame, f, keep) {
+            self.emit(|s| s.error(&m))?;
+            if keep != Keep::Drop {
+                frame.spans.push(None);
+                elem_spans.push(Vec::new());
+                frame.fields.push((fid, DynValue::Null));
+            }
+            return Ok(());
+        }
         let (v, span, elems, ebits) = match self.read_field_kept(r, frame, f, keep) {
             Ok(x) => x,
             Err(e) => {

@@ -50,6 +50,16 @@ fn stream(
     })
 }
 
+/// What `decode` and `inspect --schema` do with an instance that fails to read: show its
+/// error in place, or with `--strict` fail.
+pub fn instance_errors(strict: bool) -> interp::InstanceErrors {
+    if strict {
+        interp::InstanceErrors::Strict
+    } else {
+        interp::InstanceErrors::Show
+    }
+}
+
 /// Runs `f` on a buffered standard output; a closed pipe (`| head`) is not an error.
 fn to_stdout(f: impl FnOnce(&mut io::BufWriter<io::Stdout>) -> Result<()>) -> Result<()> {
     let mut out = io::BufWriter::new(io::stdout());
@@ -74,14 +84,15 @@ pub fn decode_json(
     schema: &statepack_codegen::typed::Checked,
     bytes: &[u8],
     file: &Path,
+    errors: interp::InstanceErrors,
 ) -> Result<()> {
-    let root = stream(schema, bytes, file, &mut statepack_codegen::interp::Discard)?;
+    let root = stream(schema, bytes, file, &mut interp::Check(errors))?;
     if let Some(note) = trailing_note(&root, bytes.len()) {
         eprintln!("note: {note}");
     }
     drop(root);
     to_stdout(|out| {
-        let mut json = sinks::Json::new(out, schema);
+        let mut json = sinks::Json::new(out, schema, errors);
         stream(schema, bytes, file, &mut json)?;
         json.finish()?;
         Ok(())
@@ -91,15 +102,16 @@ pub fn decode_json(
 /// `inspect --schema`: the header line, the tree ([`print`]'s lines) and the note on bytes
 /// no field reads, printed as the file is read (twice: once for the byte range of each
 /// line of a user type or list, once to print). Nothing is printed for a file that does
-/// not read. `max_items`: elements shown per list and bytes per byte array (0: all).
+/// not read. `max_items`: elements shown per list and bytes per byte array (0: all);
+/// `errors`: what an instance that fails to read does (its error line in place, or fail).
 pub fn inspect(
     schema: &statepack_codegen::typed::Checked,
     bytes: &[u8],
     file: &Path,
     header: &str,
-    max_items: usize,
+    (max_items, errors): (usize, interp::InstanceErrors),
 ) -> Result<()> {
-    let mut first = sinks::Inspect::<io::Sink>::recording(max_items);
+    let mut first = sinks::Inspect::<io::Sink>::recording(max_items, errors);
     let root = stream(schema, bytes, file, &mut first)?;
     let note = trailing_note(&root, bytes.len());
     drop(root);
