@@ -1,7 +1,8 @@
-//! The interpreter's side of expression evaluation: the type being read as an
-//! [`crate::sem::Env`] (fields read so far, params, value instances computed when first
-//! used, `_io`, `_`, `_index`, `_sizeof`). The evaluation itself, with every operator, is
-//! [`crate::sem`]'s, the same that evaluates over generated values.
+//! The interpreter's side of expression evaluation: the check stage's typed tree of each
+//! expression ([`Trees`]) and the type being read as a [`crate::sem::TreeEnv`] (fields read
+//! so far, params, value instances computed when first used and then kept, `_io`, `_`,
+//! `_index`). The evaluation itself, with every operator, is [`crate::sem`]'s
+//! ([`crate::sem::eval_tree`]), over the trees the Rust emitter compiles.
 
 use super::{intern, DynStruct, DynValue};
 use crate::diag::Pos;

@@ -1,8 +1,9 @@
 //! An interpreter of the generator's IR: reads (and writes) any schema's bytes without
 //! generating Rust, into an owned tree of dynamic values.
 //!
-//! [`decode`] takes a loaded schema ([`crate::load_schema_at`], imports resolved, `_parent` and
-//! `_root` already lowered to context params) and the input bytes, and reads the root type
+//! [`decode`] takes a checked schema ([`crate::load_checked`]: imports resolved, `_parent` and
+//! `_root` already lowered to context params, every expression typed by the check stage,
+//! whose trees it evaluates) and the input bytes, and reads the root type
 //! the way the generated reader does: the same [`statepack_runtime::io::ByteReader`], the
 //! same alignment rules for bit fields, the same Kaitai Struct rules for sized types, open
 //! enums and switches without a matching case, the same limits (recursion depth
