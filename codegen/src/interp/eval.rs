@@ -113,6 +113,13 @@ pub(crate) struct Trees<'s> {
     index: HashMap<(&'s str, Side, (usize, usize), &'s str), &'s TExpr>,
     /// The trees found so far, by the expression's address and side ([`Trees::slot`]).
     seen: RefCell<HashMap<u64, (Pos, Arc<TExpr>), BuildHasherDefault<AddrHasher>>>,
+    /// Trees replaced in `seen` (an expression at an address another one had), kept so that
+    /// no tree's text is freed while the interpreter runs: `enums` is keyed by addresses
+    /// inside the trees.
+    retired: RefCell<Vec<Arc<TExpr>>>,
+    /// The value of each enum literal of the trees, by the address of its value name in the
+    /// tree.
+    enums: RefCell<HashMap<u64, EnumValue, BuildHasherDefault<AddrHasher>>>,
 }
 
 /// The hasher of [`Trees::seen`]: its keys are addresses, already spread over the bits
@@ -162,6 +169,8 @@ impl<'s> Trees<'s> {
             open: crate::shape::open_enums(schema),
             index,
             seen: RefCell::new(HashMap::default()),
+            retired: RefCell::new(Vec::new()),
+            enums: RefCell::new(HashMap::default()),
         }
     }
 
@@ -184,7 +193,9 @@ impl<'s> Trees<'s> {
             Some(x) => Arc::new((*x).clone()),
             None => Arc::new(self.type_here(t, e, side)?),
         };
-        self.seen.borrow_mut().insert(key, (e.pos, tree.clone()));
+        if let Some((_, old)) = self.seen.borrow_mut().insert(key, (e.pos, tree.clone())) {
+            self.retired.borrow_mut().push(old);
+        }
         Ok(tree)
     }
 
@@ -408,6 +419,12 @@ impl<'a> sem::TreeEnv<'a> for Scope<'a> {
     }
 
     fn enum_value(&self, en: &str, value: &str) -> R<DynValue> {
+        // `value` is the name in the tree: its address stands for the literal.
+        let trees = self.frame.trees;
+        let key = value.as_ptr() as u64;
+        if let (false, Some(v)) = (value.is_empty(), trees.enums.borrow().get(&key)) {
+            return Ok(DynValue::Enum(*v));
+        }
         let def = self
             .schema
             .enum_def(en)
@@ -417,11 +434,13 @@ impl<'a> sem::TreeEnv<'a> for Scope<'a> {
             .iter()
             .find(|v| v.name == *value)
             .ok_or_else(|| format!("enum `{}` has no value `{value}`", def.schema_name))?;
-        Ok(DynValue::Enum(EnumValue {
+        let v = EnumValue {
             enum_name: intern(&def.schema_name),
             name: Some(intern(&v.name)),
             value: v.value,
-        }))
+        };
+        trees.enums.borrow_mut().insert(key, v);
+        Ok(DynValue::Enum(v))
     }
 
     fn as_enum(&self, en: &str, x: i128) -> R<DynValue> {

@@ -42,7 +42,9 @@ pub trait TreeEnv<'a> {
     /// a member the value does not have.
     fn member(&self, base: Cow<'a, Val<Self::H>>, n: &str) -> R<Cow<'a, Val<Self::H>>>;
 
-    /// The value `value` of enum `enum_name` ([`Node::EnumValue`]). Errors: no such value.
+    /// The value `value` of enum `enum_name` ([`Node::EnumValue`]; both are the strings of
+    /// the tree's node, so an environment whose trees live as long as it may know a literal
+    /// by their address). Errors: no such value.
     fn enum_value(&self, enum_name: &str, value: &str) -> R<Val<Self::H>>;
 
     /// Integer `x` seen as a value of enum `enum_name` (`enum:` on a value instance).
