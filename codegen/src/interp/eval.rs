@@ -101,6 +101,13 @@ impl<'s> Frame<'s> {
     }
 }
 
+/// A typed tree's key: its type, side, line and column, and text (as the check stage keeps
+/// it, without the key path).
+type TreeKey<'s> = (&'s str, Side, (usize, usize), &'s str);
+
+/// A map keyed by addresses ([`AddrHasher`]).
+type ByAddr<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
+
 /// The check stage's typed trees of the schema's expressions, for the interpreter: found
 /// by the type, side, place and text of an expression (the key the stage stores them
 /// under), once per expression, then by its address. An expression the stage keeps no tree
@@ -110,16 +117,16 @@ impl<'s> Frame<'s> {
 pub(crate) struct Trees<'s> {
     schema: &'s Schema,
     open: HashSet<String>,
-    index: HashMap<(&'s str, Side, (usize, usize), &'s str), &'s TExpr>,
+    index: HashMap<TreeKey<'s>, &'s TExpr>,
     /// The trees found so far, by the expression's address and side ([`Trees::slot`]).
-    seen: RefCell<HashMap<u64, (Pos, Arc<TExpr>), BuildHasherDefault<AddrHasher>>>,
+    seen: RefCell<ByAddr<(Pos, Arc<TExpr>)>>,
     /// Trees replaced in `seen` (an expression at an address another one had), kept so that
     /// no tree's text is freed while the interpreter runs: `enums` is keyed by addresses
     /// inside the trees.
     retired: RefCell<Vec<Arc<TExpr>>>,
     /// The value of each enum literal of the trees, by the address of its value name in the
     /// tree.
-    enums: RefCell<HashMap<u64, EnumValue, BuildHasherDefault<AddrHasher>>>,
+    enums: RefCell<ByAddr<EnumValue>>,
 }
 
 /// The hasher of [`Trees::seen`]: its keys are addresses, already spread over the bits
