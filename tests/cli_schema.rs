@@ -412,6 +412,74 @@ fn trailing_note_counts_what_instances_read() {
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
+/// An instance that fails to read (a positional instance past the end, a value instance
+/// dividing by zero) shows its error at its path, in the JSON as `{"__error": "message"}`
+/// and in the tree as an error line, and the rest of the file is shown; with `--strict` the
+/// first one fails the command.
+#[test]
+fn instances_that_fail_show_their_error_unless_strict() {
+    let tmp = std::env::temp_dir().join(format!("statepack-cli-insterr-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let schema = tmp.join("inst.ksy");
+    std::fs::write(
+        &schema,
+        "meta:\n  id: inst\n  endian: le\nseq:\n  - id: n\n    type: u1\n  - id: ofs\n    type: u1\ninstances:\n  far:\n    pos: ofs\n    type: rec\n  near:\n    pos: 0\n    type: u1\n  ratio:\n    value: 10 / n\ntypes:\n  rec:\n    seq:\n      - id: a\n        type: u1\n      - id: b\n        type: u2\n",
+    )
+    .unwrap();
+    let input = tmp.join("in.bin");
+    std::fs::write(&input, [0u8, 4, 7, 8, 9]).unwrap();
+    let args = |cmd: &str, strict: bool| {
+        let mut a: Vec<std::ffi::OsString> = vec![cmd.into()];
+        if strict {
+            a.push("--strict".into());
+        }
+        a.extend([
+            "--schema".into(),
+            schema.clone().into(),
+            input.clone().into(),
+        ]);
+        a
+    };
+    let call = |a: Vec<std::ffi::OsString>| {
+        let refs: Vec<&std::ffi::OsStr> = a.iter().map(|x| x.as_os_str()).collect();
+        run(&refs)
+    };
+    let o = call(args("decode", false));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["n"], 0);
+    assert_eq!(v["near"], 0);
+    let far = v["far"]["__error"].as_str().expect("far shows its error");
+    assert!(far.contains("b (byte offset 5): input ends early"), "{far}");
+    let ratio = v["ratio"]["__error"]
+        .as_str()
+        .expect("ratio shows its error");
+    assert!(ratio.contains("division by zero"), "{ratio}");
+    let o = call(args("inspect", false));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let tree = text(&o.stdout);
+    assert!(
+        tree.contains("far: error: b (byte offset 5): input ends early"),
+        "{tree}"
+    );
+    assert!(tree.contains("near = 0"), "{tree}");
+    assert!(
+        tree.contains("ratio: error: in `10 / n`: division by zero"),
+        "{tree}"
+    );
+    for cmd in ["decode", "inspect"] {
+        let o = call(args(cmd, true));
+        assert_eq!(o.status.code(), Some(1), "{cmd}");
+        assert!(o.stdout.is_empty(), "{cmd}: {}", text(&o.stdout));
+        let err = text(&o.stderr);
+        assert!(
+            err.contains("far.b (byte offset 5): input ends early"),
+            "{cmd}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
 /// What `decode --schema` prints and `encode --schema` takes back, in the words of the docs:
 /// arrays of numbers 16 to a line, an integer an enum does not list as `{"Unlisted": n}`
 /// (read back by `encode`), errors naming the JSON type found, a finite number too large for

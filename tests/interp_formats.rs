@@ -33,7 +33,7 @@ const DECODERS: &[(&str, DecodeFn)] = &[
     ),
 ];
 
-fn schema(stem: &str) -> statepack_codegen::ir::Schema {
+fn schema(stem: &str) -> statepack_codegen::typed::Checked {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("schema")
         .join(format!("{stem}.ksy"));
@@ -48,7 +48,7 @@ fn schema(stem: &str) -> statepack_codegen::ir::Schema {
 /// Both readers on one file: the same tree, or both an error at the same offset.
 fn agree(
     stem: &str,
-    s: &statepack_codegen::ir::Schema,
+    s: &statepack_codegen::typed::Checked,
     name: &str,
     bytes: &[u8],
 ) -> Result<(), String> {
@@ -117,7 +117,7 @@ impl Sink for Log {
 /// The events a streaming read of `s` gives (with `fields` `seq` fields), as [`Log`] writes
 /// them, from the tree `decode` read.
 fn events_of(
-    schema: &statepack_codegen::ir::Schema,
+    schema: &statepack_codegen::typed::Checked,
     s: &DynStruct,
     span: Option<(u64, u64)>,
     out: &mut Vec<String>,
@@ -172,7 +172,7 @@ fn events_of(
 /// The streaming read of `bytes` hands over the values and spans of `tree`, in order, or
 /// fails with its error.
 fn streams_as_the_tree(
-    s: &statepack_codegen::ir::Schema,
+    s: &statepack_codegen::typed::Checked,
     bytes: &[u8],
     tree: &Result<DynStruct, DecodeError>,
 ) -> Result<(), String> {

@@ -87,8 +87,9 @@ impl Sink for Formatting {
     }
 }
 
-fn schema(text: &str, name: &str) -> statepack_codegen::ir::Schema {
-    statepack_codegen::load_schema(text, name).unwrap_or_else(|e| panic!("{name}: {e:?}"))
+fn schema(text: &str, name: &str) -> statepack_codegen::typed::Checked {
+    statepack_codegen::load_checked(text, name, std::path::Path::new(name), &[])
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"))
 }
 
 /// Seeded bytes (xorshift), the same on every run.
@@ -126,7 +127,7 @@ const ZLIB_FIELD: &str = "meta:\n  id: zlib_field\n  endian: le\nseq:\n  - id: l
 /// Streams `bytes` with `schema` and returns the result, the events seen and the peak of
 /// live bytes while it ran.
 fn streamed(
-    schema: &statepack_codegen::ir::Schema,
+    schema: &statepack_codegen::typed::Checked,
     bytes: &[u8],
 ) -> (Result<(), String>, usize, usize) {
     let mut sink = Formatting::default();

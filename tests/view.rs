@@ -552,7 +552,13 @@ fn schema_file_cut_short_shows_the_partial_tree_and_its_error() {
     std::fs::write(&ksy, ksy_text).unwrap();
     // The second element's name has no terminator: the file ends inside it.
     let bytes = b"\x02\x01\x00a\x00\x05\x02\x00bcd";
-    let schema = statepack_codegen::load_schema(ksy_text, "demo.ksy").expect("schema");
+    let schema = statepack_codegen::load_checked(
+        ksy_text,
+        "demo.ksy",
+        std::path::Path::new("demo.ksy"),
+        &[],
+    )
+    .expect("schema");
     let err = statepack_codegen::interp::decode(&schema, bytes).expect_err("cut");
     assert_eq!(err.path.to_string(), "items[1].name");
     assert!(err.offset < bytes.len() as u64, "{err}");

@@ -176,15 +176,17 @@ pub fn load_schema_at(text: &str, file: &str, path: &Path) -> Result<ir::Schema,
 /// Loads a schema for the interpreter ([`interp`]) and tools: as [`load_schema_at`], searching
 /// `include_paths` before [`IMPORT_PATH_VAR`], then runs the check stage ([`typed::check`]:
 /// names, references and layout, then the typing of every expression) and no backend, so a
-/// schema the generator refuses is refused here with the same diagnostics. Errors: every
+/// schema the generator refuses is refused here with the same diagnostics. Gives the schema
+/// with its typed expressions ([`typed::Checked`], which reads as the schema). Errors: every
 /// problem found, as [`Diag`]s with file:line:column.
 pub fn load_checked(
     text: &str,
     file: &str,
     path: &Path,
     include_paths: &[PathBuf],
-) -> Result<ir::Schema, Vec<Diag>> {
-    load_typed(text, file, path, include_paths).map(|(schema, _)| schema)
+) -> Result<typed::Checked, Vec<Diag>> {
+    load_typed(text, file, path, include_paths)
+        .map(|(schema, typed)| typed::Checked { schema, typed })
 }
 
 /// As [`load_checked`], also giving the check stage's typed expressions: every expression of

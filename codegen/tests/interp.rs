@@ -5,7 +5,7 @@
 use statepack_codegen::interp::{self, DynValue, Given};
 use statepack_runtime::io::DecodeErrorKind;
 
-fn schema(text: &str) -> statepack_codegen::ir::Schema {
+fn schema(text: &str) -> statepack_codegen::typed::Checked {
     statepack_codegen::load_checked(text, "t.ksy", std::path::Path::new("t.ksy"), &[])
         .unwrap_or_else(|d| panic!("{}", statepack_codegen::render(&d)))
 }
@@ -391,4 +391,134 @@ fn processed_sizes_with_an_offset_are_derived_on_write() {
         Some(&DynValue::Int(z.len() as i128 + 4))
     );
     assert_eq!(v.get("check"), Some(&DynValue::Int(7)));
+}
+
+/// The interpreter evaluates the check stage's typed trees: `_sizeof` and `x._sizeof` are
+/// the fixed sizes the schema gives, a value instance is computed when an expression first
+/// asks for it (a `size` before the instance is listed), an integer beside a float is
+/// promoted.
+#[test]
+fn expressions_are_evaluated_as_the_check_stage_typed_them() {
+    let s = schema(
+        "meta:\n  id: typed\n  endian: le\nseq:\n  - id: flag\n    type: u1\n  - id: body\n    size: twice\ninstances:\n  mixed:\n    value: 'flag == 1 ? 3 + 0.5 : 2.5'\n  twice:\n    value: flag * 2\n",
+    );
+    let v = interp::decode(&s, &[1, 0xaa, 0xbb]).unwrap();
+    assert_eq!(v.get("mixed"), Some(&DynValue::Float(3.5)));
+    assert_eq!(v.get("twice"), Some(&DynValue::Int(2)));
+    assert_eq!(v.get("body"), Some(&DynValue::Bytes(vec![0xaa, 0xbb])));
+    let v = interp::decode(&s, &[0]).unwrap();
+    assert_eq!(v.get("mixed"), Some(&DynValue::Float(2.5)));
+    assert_eq!(v.get("body"), Some(&DynValue::Bytes(Vec::new())));
+    let fixed = schema(
+        "meta:\n  id: fixed\n  endian: le\nseq:\n  - id: a\n    type: u2\n  - id: b\n    size: 3\ninstances:\n  whole:\n    value: _sizeof\n  part:\n    value: b._sizeof\n",
+    );
+    let v = interp::decode(&fixed, &[1, 2, 3, 4, 5]).unwrap();
+    assert_eq!(v.get("whole"), Some(&DynValue::Int(5)));
+    assert_eq!(v.get("part"), Some(&DynValue::Int(3)));
+}
+
+/// Events of a streaming read, as text.
+#[derive(Default)]
+struct Events {
+    errors: interp::InstanceErrors,
+    log: Vec<String>,
+}
+
+impl interp::Sink for Events {
+    fn instance_errors(&self) -> interp::InstanceErrors {
+        self.errors
+    }
+    fn error(&mut self, message: &str) -> std::io::Result<()> {
+        self.log.push(format!("error {message}"));
+        Ok(())
+    }
+    fn key(&mut self, label: interp::Label) -> std::io::Result<()> {
+        self.log.push(format!("{label:?}"));
+        Ok(())
+    }
+    fn open_struct(&mut self, t: &'static str) -> std::io::Result<()> {
+        self.log.push(format!("open {t}"));
+        Ok(())
+    }
+    fn close_struct(&mut self, _: Option<(u64, u64)>) -> std::io::Result<()> {
+        self.log.push("close".into());
+        Ok(())
+    }
+    fn open_list(&mut self) -> std::io::Result<()> {
+        self.log.push("list".into());
+        Ok(())
+    }
+    fn close_list(&mut self, _: (u64, u64), _: usize) -> std::io::Result<()> {
+        self.log.push("end list".into());
+        Ok(())
+    }
+    fn leaf(
+        &mut self,
+        v: &DynValue,
+        _: Option<(u64, u64)>,
+        _: Option<(u64, u64)>,
+    ) -> std::io::Result<()> {
+        self.log.push(format!("{v}"));
+        Ok(())
+    }
+    fn value(&mut self, v: &DynValue) -> std::io::Result<()> {
+        self.log.push(format!("value {v}"));
+        Ok(())
+    }
+}
+
+/// An instance that fails: shown by its error in place (nothing of what was read of it
+/// before it failed is handed over) with `Show`, null or a failed read as the generated
+/// dynamic view has it by default, a failed read with `Strict`.
+#[test]
+fn failing_instances_are_shown_null_or_fatal_as_the_sink_asks() {
+    let s = schema(
+        "meta:\n  id: inst\n  endian: le\nseq:\n  - id: n\n    type: u1\n  - id: ofs\n    type: u1\ninstances:\n  far:\n    pos: ofs\n    type: rec\n  ratio:\n    value: 10 / n\ntypes:\n  rec:\n    seq:\n      - id: a\n        type: u1\n      - id: b\n        type: u2\n",
+    );
+    let bad = [0u8, 3, 7, 8];
+    let mut shown = Events {
+        errors: interp::InstanceErrors::Show,
+        ..Events::default()
+    };
+    interp::stream(&s, &bad, &mut shown).expect("shown, not failed");
+    let log = shown.log.join(" | ");
+    assert!(
+        log.ends_with("Member(\"far\", Field) | error b (byte offset 4): input ends early: 2 byte(s) needed, 0 left | Member(\"ratio\", Instance) | error in `10 / n`: division by zero (10 / 0) | close"),
+        "{log}"
+    );
+    for errors in [
+        interp::InstanceErrors::AsGenerated,
+        interp::InstanceErrors::Strict,
+    ] {
+        let mut sink = Events {
+            errors,
+            ..Events::default()
+        };
+        let e = interp::stream(&s, &bad, &mut sink).expect_err("fails");
+        assert!(e.to_string().contains("far.b (byte offset 4)"), "{e}");
+    }
+    // A positional instance that reads, and a value instance that fails: null as
+    // generated, the error with `Show`, a failed read with `Strict`.
+    let good = [0u8, 1, 7, 8];
+    let mut as_generated = Events::default();
+    interp::stream(&s, &good, &mut as_generated).expect("reads");
+    let log = as_generated.log.join(" | ");
+    assert!(
+        log.ends_with("Member(\"ratio\", Instance) | value null | close"),
+        "{log}"
+    );
+    let mut strict = Events {
+        errors: interp::InstanceErrors::Strict,
+        ..Events::default()
+    };
+    let e = interp::stream(&s, &good, &mut strict).expect_err("fails");
+    assert!(
+        e.to_string()
+            .starts_with("ratio (byte offset 2): in `10 / n`"),
+        "{e}"
+    );
+    assert_eq!(
+        interp::decode(&s, &good).unwrap().get("ratio"),
+        Some(&DynValue::Null)
+    );
 }

@@ -23,8 +23,8 @@
 mod common;
 
 use mlua::{Lua, Table};
-use statepack_codegen::ir::Schema;
 use statepack_codegen::lua_emit::{self, Lua51Options, Target};
+use statepack_codegen::typed::Checked;
 use statepack_luahost::{lua51, repo_root, tree};
 use statepack_runtime::reflect::{Reflect, Value as RValue};
 use std::io::Read;
@@ -38,7 +38,7 @@ fn scratch_dir(test: &str) -> PathBuf {
 }
 
 /// Loads `path` and generates its Lua 5.1 module with `opts`.
-fn generate(path: &Path, opts: Lua51Options) -> Result<(Schema, String), String> {
+fn generate(path: &Path, opts: Lua51Options) -> Result<(Checked, String), String> {
     let text = statepack_codegen::read_schema_file(path).map_err(|e| e.to_string())?;
     let file = path.display().to_string();
     let schema = statepack_codegen::load_checked(&text, &file, path, &[])
@@ -298,7 +298,7 @@ fn every_format_schema_generates() {
 }
 
 /// The Lua value `got` (root type) against the Rust reader's for `bytes`.
-fn same_as_rust(schema: &Schema, bytes: &[u8], got: &Got, what: &str) {
+fn same_as_rust(schema: &Checked, bytes: &[u8], got: &Got, what: &str) {
     let want = statepack_codegen::interp::decode(schema, bytes);
     match (want, got) {
         (Ok(w), Got::Value(t, _)) => {
@@ -742,7 +742,7 @@ fn kind_matches(exc: &str, kind: &str) -> bool {
 
 /// The asserts of `k` on the value read (or the exception expected): `Ok` when all hold.
 fn check_kst(
-    schema: &Schema,
+    schema: &Checked,
     k: &statepack_conformance::kst::Kst,
     got: &Got,
 ) -> Result<(), String> {

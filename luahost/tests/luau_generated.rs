@@ -10,13 +10,13 @@
 mod common;
 
 use mlua::{Function, Table, Value};
-use statepack_codegen::ir::Schema;
 use statepack_codegen::lua_emit::{self, Target};
+use statepack_codegen::typed::Checked;
 use statepack_luahost::{repo_root, tree, LuauHost};
 use std::path::{Path, PathBuf};
 
 /// Loads and generates `path`; the schema (for the value converter) and the module text.
-fn generate(path: &Path, include: &[PathBuf]) -> Result<(Schema, String), String> {
+fn generate(path: &Path, include: &[PathBuf]) -> Result<(Checked, String), String> {
     let text = statepack_codegen::read_schema_file(path).map_err(|e| e.to_string())?;
     let file = path.display().to_string();
     let schema = statepack_codegen::load_checked(&text, &file, path, include)

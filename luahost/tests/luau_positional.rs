@@ -9,8 +9,8 @@
 mod common;
 
 use mlua::{Function, Table, Value};
-use statepack_codegen::ir::Schema;
 use statepack_codegen::lua_emit::{self, Target};
+use statepack_codegen::typed::Checked;
 use statepack_luahost::{repo_root, tree, LuauHost};
 use std::path::Path;
 
@@ -46,7 +46,7 @@ mod adversarial;
 
 /// Generates the Luau module of the schema text `text` (named `file`); the checked schema
 /// and the module loaded in a fresh VM.
-fn load(text: &str, file: &Path) -> Result<(Schema, LuauHost, Table), String> {
+fn load(text: &str, file: &Path) -> Result<(Checked, LuauHost, Table), String> {
     let name = file.display().to_string();
     let schema = statepack_codegen::load_checked(text, &name, file, &[])
         .map_err(|d| statepack_codegen::render(&d))?;

@@ -1,15 +1,19 @@
-//! The interpreter's side of expression evaluation: the type being read as an
-//! [`crate::sem::Env`] (fields read so far, params, value instances computed when first
-//! used, `_io`, `_`, `_index`, `_sizeof`). The evaluation itself, with every operator, is
-//! [`crate::sem`]'s, the same that evaluates over generated values.
+//! The interpreter's side of expression evaluation: the check stage's typed tree of each
+//! expression ([`Trees`]) and the type being read as a [`crate::sem::TreeEnv`] (fields read
+//! so far, params, value instances computed when first used and then kept, `_io`, `_`,
+//! `_index`). The evaluation itself, with every operator, is [`crate::sem`]'s
+//! ([`crate::sem::eval_tree`]), over the trees the Rust emitter compiles.
 
 use super::{intern, DynStruct, DynValue};
-use crate::expr::Expr;
-use crate::ir::{Endian, FieldKind, Repeat, Schema, Size, TypeDef};
+use crate::diag::Pos;
+use crate::ir::{Endian, Schema, SrcExpr, TypeDef};
 use crate::sem::{self, as_bool, as_int, R};
+use crate::typed::{Side, TExpr, Ty, TypedSchema};
 use statepack_runtime::reflect::EnumValue;
 use std::borrow::Cow;
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 pub(crate) use crate::sem::{binary, equal, number_type};
@@ -25,6 +29,10 @@ pub(crate) struct IoState {
 /// The members of the type being read: `seq` fields read so far, params, value instances
 /// (computed when first used).
 pub(crate) struct Frame<'s> {
+    /// The typed trees of the schema's expressions.
+    pub trees: &'s Trees<'s>,
+    /// The side `seq` expressions are evaluated on (reading or writing the type).
+    pub side: Side,
     pub ty: &'s TypeDef,
     pub fields: Vec<(&'static str, DynValue)>,
     pub params: Vec<(&'static str, Option<DynValue>)>,
@@ -32,8 +40,6 @@ pub(crate) struct Frame<'s> {
     pub busy: Vec<Cell<bool>>,
     /// The bytes each field in `fields` was read from (as `DynStruct::spans`).
     pub spans: Vec<Option<(u64, u64)>>,
-    /// `_sizeof`: the bytes the type took, known once its `seq` is read.
-    pub sizeof: Cell<Option<i128>>,
     /// The byte order a `meta.endian` switch decided for numbers of [`Endian::Computed`]
     /// order (`true`: little-endian): this type's own switch, or the one it inherits
     /// through its hidden `__is_le` param. `None` when no switch decides it.
@@ -41,17 +47,23 @@ pub(crate) struct Frame<'s> {
 }
 
 impl<'s> Frame<'s> {
-    /// The frame of one value of type `ty` about to be read, with its params (name, value;
-    /// `None` for a param not given) and no fields read yet.
-    pub fn new(ty: &'s TypeDef, params: Vec<(&'static str, Option<DynValue>)>) -> Self {
+    /// The frame of one value of type `ty` about to be read (or written, as `side` says),
+    /// with its params (name, value; `None` for a param not given) and no fields read yet.
+    pub fn new(
+        trees: &'s Trees<'s>,
+        side: Side,
+        ty: &'s TypeDef,
+        params: Vec<(&'static str, Option<DynValue>)>,
+    ) -> Self {
         Frame {
+            trees,
+            side,
             ty,
             fields: Vec::with_capacity(ty.fields.len()),
             spans: Vec::with_capacity(ty.fields.len()),
             params,
             inst: ty.instances.iter().map(|_| OnceCell::new()).collect(),
             busy: ty.instances.iter().map(|_| Cell::new(false)).collect(),
-            sizeof: Cell::new(None),
             is_le: None,
         }
     }
@@ -89,17 +101,149 @@ impl<'s> Frame<'s> {
     }
 }
 
-/// Where names resolve: the type being read, `_` and `_index` of a repetition, `_io`.
+/// A typed tree's key: its type, side, line and column, and text (as the check stage keeps
+/// it, without the key path).
+type TreeKey<'s> = (&'s str, Side, (usize, usize), &'s str);
+
+/// A map keyed by addresses ([`AddrHasher`]).
+type ByAddr<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
+
+/// The check stage's typed trees of the schema's expressions, for the interpreter: found
+/// by the type, side, place and text of an expression (the key the stage stores them
+/// under), once per expression, then by its address. An expression the stage keeps no tree
+/// of on that side (a case key of a `meta.endian` switch, compared in one typed test there;
+/// an argument passed on unchanged) is typed here with the stage's own typer, in the scope
+/// of every param and field of its type, as the Rust backend types such expressions.
+pub(crate) struct Trees<'s> {
+    schema: &'s Schema,
+    open: HashSet<String>,
+    index: HashMap<TreeKey<'s>, &'s TExpr>,
+    /// The trees found so far, by the expression's address and side ([`Trees::slot`]).
+    seen: RefCell<ByAddr<(Pos, Arc<TExpr>)>>,
+    /// Trees replaced in `seen` (an expression at an address another one had), kept so that
+    /// no tree's text is freed while the interpreter runs: `enums` is keyed by addresses
+    /// inside the trees.
+    retired: RefCell<Vec<Arc<TExpr>>>,
+    /// The value of each enum literal of the trees, by the address of its value name in the
+    /// tree.
+    enums: RefCell<ByAddr<EnumValue>>,
+}
+
+/// The hasher of [`Trees::seen`]: its keys are addresses, already spread over the bits
+/// (Fibonacci hashing of the one integer written).
+#[derive(Default)]
+pub(crate) struct AddrHasher(u64);
+
+impl std::hash::Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+impl std::ops::Deref for Trees<'_> {
+    type Target = Schema;
+
+    fn deref(&self) -> &Schema {
+        self.schema
+    }
+}
+
+impl<'s> Trees<'s> {
+    /// The trees of `typed` (the check stage's result for `schema`).
+    pub fn new(schema: &'s Schema, typed: &'s TypedSchema) -> Self {
+        let mut index = HashMap::with_capacity(typed.exprs.len());
+        for x in &typed.exprs {
+            let k = (
+                x.type_name.as_str(),
+                x.side,
+                (x.pos.line, x.pos.col),
+                x.src.as_str(),
+            );
+            index.entry(k).or_insert(&x.expr);
+        }
+        Trees {
+            schema,
+            open: crate::shape::open_enums(schema),
+            index,
+            seen: RefCell::new(HashMap::default()),
+            retired: RefCell::new(Vec::new()),
+            enums: RefCell::new(HashMap::default()),
+        }
+    }
+
+    /// The typed tree of `e`, an expression of type `t` evaluated on `side`. Errors: an
+    /// expression the typer refuses (which a checked schema does not have).
+    pub fn get(&self, t: &TypeDef, e: &SrcExpr, side: Side) -> R<Arc<TExpr>> {
+        let key = Self::slot(e, side);
+        if let Some((pos, tree)) = self.seen.borrow().get(&key) {
+            if *pos == e.pos {
+                return Ok(tree.clone());
+            }
+        }
+        let k = (
+            t.name.as_str(),
+            side,
+            (e.pos.line, e.pos.col),
+            e.src.as_str(),
+        );
+        let tree = match self.index.get(&k) {
+            Some(x) => Arc::new((*x).clone()),
+            None => Arc::new(self.type_here(t, e, side)?),
+        };
+        if let Some((_, old)) = self.seen.borrow_mut().insert(key, (e.pos, tree.clone())) {
+            self.retired.borrow_mut().push(old);
+        }
+        Ok(tree)
+    }
+
+    /// The key of `e` on `side` in [`Trees::seen`]: its address (a `SrcExpr` is larger than
+    /// four bytes, so two differ above the two low bits) and the side in those bits.
+    fn slot(e: &SrcExpr, side: Side) -> u64 {
+        let side = match side {
+            Side::Read => 0,
+            Side::Write => 1,
+            Side::Value => 2,
+        };
+        ((std::ptr::from_ref(e) as usize as u64) << 2) | side
+    }
+
+    fn type_here(&self, t: &TypeDef, e: &SrcExpr, side: Side) -> R<TExpr> {
+        let typer = crate::typed::Typer::new(self.schema, &self.open, t);
+        let mut scope = typer.value_scope(t);
+        scope.side = side;
+        scope.vars.push(("_index".to_owned(), Ty::Int));
+        if t.endian_switch.is_some() || t.params.iter().any(|p| p.id == crate::endian::IS_LE) {
+            scope.vars.push((crate::endian::IS_LE.to_owned(), Ty::Bool));
+        }
+        typer
+            .ty(&e.expr, &scope)
+            .map_err(|(m, _)| format!("the expression cannot be typed: {m}"))
+    }
+}
+
+/// Where names resolve: the type being read, `_` and `_index` of a repetition, `_io`, and
+/// the side the expression is evaluated on (which of the check stage's trees applies).
 pub(crate) struct Scope<'a> {
     pub schema: &'a Schema,
     pub frame: &'a Frame<'a>,
     pub elem: Option<&'a DynValue>,
     pub index: Option<i128>,
     pub io: Option<IoState>,
+    pub side: Side,
 }
 
 impl<'a> Scope<'a> {
-    /// A scope over `frame` with no `_`, `_index` or `_io`.
+    /// A scope over `frame` with no `_`, `_index` or `_io`, on the frame's side.
     pub fn plain(schema: &'a Schema, frame: &'a Frame<'a>, io: Option<IoState>) -> Self {
         Scope {
             schema,
@@ -107,10 +251,11 @@ impl<'a> Scope<'a> {
             elem: None,
             index: None,
             io,
+            side: frame.side,
         }
     }
 
-    pub(crate) fn name(&self, n: &str) -> R<Cow<'a, DynValue>> {
+    fn name(&self, n: &str) -> R<Cow<'a, DynValue>> {
         match n {
             "_" => {
                 return self
@@ -123,14 +268,6 @@ impl<'a> Scope<'a> {
                     .index
                     .map(|i| Cow::Owned(DynValue::Int(i)))
                     .ok_or_else(|| "`_index` is used outside a repeated field".to_owned())
-            }
-            "_sizeof" => {
-                return self
-                    .frame
-                    .sizeof
-                    .get()
-                    .map(|n| Cow::Owned(DynValue::Int(n)))
-                    .ok_or_else(|| "`_sizeof` is used before the type is read".to_owned())
             }
             _ => {}
         }
@@ -146,20 +283,8 @@ impl<'a> Scope<'a> {
                 )),
             };
         }
-        if let Some(i) = frame.ty.instances.iter().position(|x| x.id == n) {
-            if let Some(done) = frame.inst[i].get() {
-                return done.as_ref().map(Cow::Borrowed).map_err(Clone::clone);
-            }
-            if frame.busy[i].replace(true) {
-                return Err(format!("instance `{n}` depends on itself"));
-            }
-            let v = instance_value(self.schema, frame, i, self.io);
-            frame.busy[i].set(false);
-            let _ = frame.inst[i].set(v);
-            return match frame.inst[i].get() {
-                Some(r) => r.as_ref().map(Cow::Borrowed).map_err(Clone::clone),
-                None => Err(format!("instance `{n}` has no value")),
-            };
+        if let Some(v) = self.kept_instance(n) {
+            return v;
         }
         if frame.ty.fields.iter().any(|f| f.id == n) {
             return Err(format!("field `{n}` is used before it is read"));
@@ -168,6 +293,25 @@ impl<'a> Scope<'a> {
             "`{n}` names no field, param or instance of `{}`",
             frame.ty.schema_name
         ))
+    }
+
+    /// Value instance `n` of the frame's type: computed when first asked for, then kept.
+    fn kept_instance(&self, n: &str) -> Option<R<Cow<'a, DynValue>>> {
+        let frame: &'a Frame<'a> = self.frame;
+        let i = frame.ty.instances.iter().position(|x| x.id == n)?;
+        if let Some(done) = frame.inst[i].get() {
+            return Some(done.as_ref().map(Cow::Borrowed).map_err(Clone::clone));
+        }
+        if frame.busy[i].replace(true) {
+            return Some(Err(format!("instance `{n}` depends on itself")));
+        }
+        let v = instance_value(self.schema, frame, i, self.io);
+        frame.busy[i].set(false);
+        let _ = frame.inst[i].set(v);
+        Some(match frame.inst[i].get() {
+            Some(r) => r.as_ref().map(Cow::Borrowed).map_err(Clone::clone),
+            None => Err(format!("instance `{n}` has no value")),
+        })
     }
 }
 
@@ -179,13 +323,16 @@ pub(crate) fn instance_value(
     io: Option<IoState>,
 ) -> R<DynValue> {
     let inst = &frame.ty.instances[i];
-    let sc = Scope::plain(schema, frame, io);
+    let sc = Scope {
+        side: Side::Value,
+        ..Scope::plain(schema, frame, io)
+    };
     if let Some(c) = &inst.cond {
-        if !eval_bool(&c.expr, &sc)? {
+        if !eval_bool(c, &sc)? {
             return Ok(DynValue::Null);
         }
     }
-    let v = eval(&inst.value.expr, &sc)?.into_owned();
+    let v = eval(&inst.value, &sc)?.into_owned();
     match (&inst.enum_name, v) {
         (Some(e), DynValue::Int(x)) => enum_value(schema, e, x),
         (Some(e), DynValue::Enum(x)) => enum_value(schema, e, x.value),
@@ -211,18 +358,20 @@ pub(crate) fn enum_value(schema: &Schema, name: &str, x: i128) -> R<DynValue> {
 }
 
 /// Evaluates an expression that must be a boolean.
-pub(crate) fn eval_bool(e: &Expr, sc: &Scope<'_>) -> R<bool> {
+pub(crate) fn eval_bool(e: &SrcExpr, sc: &Scope<'_>) -> R<bool> {
     as_bool(eval(e, sc)?.as_ref())
 }
 
 /// Evaluates an expression that must be an integer (an enum value counts as its integer).
-pub(crate) fn eval_int(e: &Expr, sc: &Scope<'_>) -> R<i128> {
+pub(crate) fn eval_int(e: &SrcExpr, sc: &Scope<'_>) -> R<i128> {
     as_int(eval(e, sc)?.as_ref())
 }
 
-/// The value of `e` in `sc`, by the one evaluator ([`crate::sem::eval`]).
-pub(crate) fn eval<'a>(e: &Expr, sc: &Scope<'a>) -> R<Cow<'a, DynValue>> {
-    sem::eval(e, sc)
+/// The value of `e` in `sc`: the check stage's typed tree of it on the scope's side,
+/// evaluated by the one evaluator ([`crate::sem::eval_tree`]).
+pub(crate) fn eval<'a>(e: &SrcExpr, sc: &Scope<'a>) -> R<Cow<'a, DynValue>> {
+    let tree = sc.frame.trees.get(sc.frame.ty, e, sc.side)?;
+    sem::eval_tree(&tree, sc)
 }
 
 impl sem::Handle for Arc<DynStruct> {
@@ -235,77 +384,54 @@ impl sem::Handle for Arc<DynStruct> {
     }
 }
 
-impl<'a> sem::Env<'a> for Scope<'a> {
+impl<'a> sem::TreeEnv<'a> for Scope<'a> {
     type H = Arc<DynStruct>;
 
-    fn special(&self, e: &Expr) -> Option<R<Cow<'a, DynValue>>> {
-        let own = |v: DynValue| Some(Ok(Cow::Owned(v)));
-        match e {
-            // `field._sizeof`: the bytes the field took (its size, for a sized field).
-            Expr::Attr(base, name)
-                if name == "_sizeof" && !matches!(&**base, Expr::Name(n) if n == "_io") =>
-            {
-                let span = match &**base {
-                    Expr::Name(n) => self
-                        .frame
-                        .fields
-                        .iter()
-                        .position(|(k, _)| *k == n)
-                        .and_then(|i| self.frame.spans.get(i).copied().flatten()),
-                    Expr::Attr(parent, n) => match eval(parent, self) {
-                        Ok(v) => match v.as_ref() {
-                            DynValue::Struct(s) => s
-                                .members
-                                .iter()
-                                .position(|(k, _)| *k == n)
-                                .and_then(|i| s.spans.get(i).copied().flatten()),
-                            _ => None,
-                        },
-                        Err(m) => return Some(Err(m)),
-                    },
-                    _ => None,
-                };
-                span.and_then(|(a, b)| own(DynValue::Int(i128::from(b.saturating_sub(a)))))
-            }
-            Expr::Attr(base, name) if matches!(&**base, Expr::Name(b) if b == "_io") => {
-                let Some(io) = self.io else {
-                    return Some(Err("`_io` has no value here".to_owned()));
-                };
-                match name.as_str() {
-                    "pos" => own(DynValue::Int(io.pos)),
-                    "size" => own(DynValue::Int(io.size)),
-                    "eof" => own(DynValue::Bool(io.eof)),
-                    other => Some(Err(format!("`_io.{other}` is not interpreted"))),
-                }
-            }
-            // A `_root` path of a recursive root type: the value given by the reading field,
-            // or at the top level (where none is given) the root's own.
-            Expr::Call(base, name, args) if name == "__or_self" && args.len() == 1 => {
-                if let Expr::Name(pn) = &**base {
-                    if let Some((_, v)) = self.frame.params.iter().find(|(k, _)| *k == pn) {
-                        return Some(match v {
-                            Some(v) => Ok(Cow::Borrowed(v)),
-                            None => eval(&args[0], self),
-                        });
-                    }
-                }
-                Some(Err(
-                    "`__or_self` on something that is not a context param".to_owned()
-                ))
-            }
-            _ => None,
+    fn var(&self, n: &str) -> R<Cow<'a, DynValue>> {
+        self.name(n)
+    }
+
+    fn instance(&self, n: &str) -> Option<R<Cow<'a, DynValue>>> {
+        self.kept_instance(n)
+    }
+
+    fn io(&self, attr: &str) -> R<DynValue> {
+        let io = self
+            .io
+            .ok_or_else(|| "`_io` has no value here".to_owned())?;
+        match attr {
+            "pos" => Ok(DynValue::Int(io.pos)),
+            "size" => Ok(DynValue::Int(io.size)),
+            "eof" => Ok(DynValue::Bool(io.eof)),
+            other => Err(format!("`_io.{other}` is not interpreted")),
         }
     }
 
-    fn name(&self, n: &str) -> R<Cow<'a, DynValue>> {
-        Scope::name(self, n)
+    fn member_io(&self, of: &DynValue, attr: &str) -> R<DynValue> {
+        let DynValue::Struct(s) = of else {
+            return Err(format!("{} has no `_io`", of.kind()));
+        };
+        let io =
+            s.io.ok_or_else(|| "`_io` of this value is not known".to_owned())?;
+        match attr {
+            "pos" => Ok(DynValue::Int(io.pos)),
+            "size" => Ok(DynValue::Int(io.size)),
+            "eof" => Ok(DynValue::Bool(io.eof)),
+            other => Err(format!("`_io.{other}` is not interpreted")),
+        }
     }
 
     fn member(&self, base: Cow<'a, DynValue>, name: &str) -> R<Cow<'a, DynValue>> {
         attr(base, name)
     }
 
-    fn enum_ref(&self, en: &str, value: &str) -> R<DynValue> {
+    fn enum_value(&self, en: &str, value: &str) -> R<DynValue> {
+        // `value` is the name in the tree: its address stands for the literal.
+        let trees = self.frame.trees;
+        let key = value.as_ptr() as u64;
+        if let (false, Some(v)) = (value.is_empty(), trees.enums.borrow().get(&key)) {
+            return Ok(DynValue::Enum(*v));
+        }
         let def = self
             .schema
             .enum_def(en)
@@ -315,11 +441,26 @@ impl<'a> sem::Env<'a> for Scope<'a> {
             .iter()
             .find(|v| v.name == *value)
             .ok_or_else(|| format!("enum `{}` has no value `{value}`", def.schema_name))?;
-        Ok(DynValue::Enum(EnumValue {
+        let v = EnumValue {
             enum_name: intern(&def.schema_name),
             name: Some(intern(&v.name)),
             value: v.value,
-        }))
+        };
+        trees.enums.borrow_mut().insert(key, v);
+        Ok(DynValue::Enum(v))
+    }
+
+    fn as_enum(&self, en: &str, x: i128) -> R<DynValue> {
+        enum_value(self.schema, en, x)
+    }
+
+    fn context_param(&self, p: &str) -> R<Option<Cow<'a, DynValue>>> {
+        let frame: &'a Frame<'a> = self.frame;
+        match frame.params.iter().find(|(k, _)| *k == p) {
+            Some((_, Some(v))) => Ok(Some(Cow::Borrowed(v))),
+            Some((_, None)) => Ok(None),
+            None => Err(format!("`{p}` is not a context param of this type")),
+        }
     }
 
     /// Casts name types by their unique names (`opcode_strval`); values carry schema names.
@@ -330,30 +471,10 @@ impl<'a> sem::Env<'a> for Scope<'a> {
             None => t.rsplit("::").next().unwrap_or(t).to_owned(),
         }
     }
-
-    fn sizeof_type(&self, t: &str) -> R<i128> {
-        fixed_size(self.schema, t, 0)
-            .map(|n| n as i128)
-            .ok_or_else(|| format!("`sizeof<{t}>`: the type has no fixed size"))
-    }
 }
 
-/// Member `name` of a user-type value: `_sizeof`, `_io`, a member, or a hidden context
-/// param.
+/// Member `name` of a user-type value: a member, or a hidden context param.
 fn attr<'a>(b: Cow<'a, DynValue>, name: &str) -> R<Cow<'a, DynValue>> {
-    if let DynValue::Struct(s) = b.as_ref() {
-        match name {
-            "_sizeof" => return Ok(Cow::Owned(DynValue::Int(i128::from(s.size)))),
-            "_io" => {
-                let io =
-                    s.io.ok_or_else(|| "`_io` of this value is not known".to_owned())?;
-                return Ok(Cow::Owned(DynValue::Struct(Arc::new(
-                    super::DynStruct::io_view(io),
-                ))));
-            }
-            _ => {}
-        }
-    }
     match b {
         Cow::Borrowed(DynValue::Struct(s)) => {
             if let Some(v) = s.get(name) {
@@ -380,69 +501,14 @@ fn attr<'a>(b: Cow<'a, DynValue>, name: &str) -> R<Cow<'a, DynValue>> {
     }
 }
 
-/// The fixed encoded size in bytes of a number type or user type (`sizeof<...>`): every
-/// field unconditional, of a literal size and count, whole bytes in total.
-pub(crate) fn fixed_size(s: &Schema, name: &str, depth: usize) -> Option<usize> {
-    if let Some((bytes, ..)) = number_type(name) {
-        return Some(usize::from(bytes));
-    }
-    if depth > 64 {
-        return None;
-    }
-    let t = s.type_def(name)?;
-    let mut bits: usize = 0;
-    for f in &t.fields {
-        if f.cond.is_some() || f.at.is_some() {
-            return None;
-        }
-        let count = match &f.repeat {
-            Repeat::None => 1,
-            Repeat::Expr(e) => match e.expr {
-                Expr::Int(n) if n >= 0 => usize::try_from(n).ok()?,
-                _ => return None,
-            },
-            _ => return None,
-        };
-        let lit = |sz: &Size| match sz {
-            Size::Expr(e) => match e.expr {
-                Expr::Int(n) if n >= 0 => usize::try_from(n).ok(),
-                _ => None,
-            },
-            _ => None,
-        };
-        let one = match &f.kind {
-            FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
-                usize::from(*bytes) * 8
-            }
-            FieldKind::Bits { width, .. } => usize::from(*width),
-            FieldKind::Contents(c) => c.len() * 8,
-            FieldKind::Bytes(sz) if f.process.is_none() => lit(sz)? * 8,
-            FieldKind::Str { size: Some(sz), .. } => lit(sz)? * 8,
-            FieldKind::User { name, size } => match size {
-                Some(sz) => lit(sz)? * 8,
-                None => fixed_size(s, name, depth + 1)? * 8,
-            },
-            _ => return None,
-        };
-        if !crate::bits::is_bit_field(f) && !bits.is_multiple_of(8) {
-            bits = bits.div_ceil(8) * 8;
-        }
-        bits = bits.checked_add(one.checked_mul(count)?)?;
-    }
-    if !bits.is_multiple_of(8) {
-        return None;
-    }
-    Some(bits / 8)
-}
-
 /// The byte order a type's `meta.endian` switch selects (`true`: little-endian), for the
 /// reader and the writer alike: the first case whose key equals the `switch-on` value, else
 /// `_`. Errors: no case names the value and there is no `_` (Kaitai Struct's undecided
 /// endianness), or an expression cannot be evaluated (the message names it).
 pub(crate) fn decide_endian(sc: &Scope<'_>, sw: &crate::ir::EndianSwitch) -> R<bool> {
-    let v = eval(&sw.on.expr, sc).map_err(|m| format!("in `{}`: {m}", sw.on.src))?;
+    let v = eval(&sw.on, sc).map_err(|m| format!("in `{}`: {m}", sw.on.src))?;
     for (k, order) in &sw.cases {
-        let kv = eval(&k.expr, sc).map_err(|m| format!("in `{}`: {m}", k.src))?;
+        let kv = eval(k, sc).map_err(|m| format!("in `{}`: {m}", k.src))?;
         if equal(&v, &kv).map_err(|m| format!("in `{}`: {m}", k.src))? {
             return Ok(*order == Endian::Le);
         }

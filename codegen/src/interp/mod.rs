@@ -1,8 +1,9 @@
 //! An interpreter of the generator's IR: reads (and writes) any schema's bytes without
 //! generating Rust, into an owned tree of dynamic values.
 //!
-//! [`decode`] takes a loaded schema ([`crate::load_schema_at`], imports resolved, `_parent` and
-//! `_root` already lowered to context params) and the input bytes, and reads the root type
+//! [`decode`] takes a checked schema ([`crate::load_checked`]: imports resolved, `_parent` and
+//! `_root` already lowered to context params, every expression typed by the check stage,
+//! whose trees it evaluates) and the input bytes, and reads the root type
 //! the way the generated reader does: the same [`statepack_runtime::io::ByteReader`], the
 //! same alignment rules for bit fields, the same Kaitai Struct rules for sized types, open
 //! enums and switches without a matching case, the same limits (recursion depth
@@ -32,7 +33,7 @@ mod stream;
 mod write;
 
 pub use read::{decode, decode_partial, stream};
-pub use stream::{Discard, Label, MemberKind, Sink, StreamError};
+pub use stream::{Check, Discard, InstanceErrors, Label, MemberKind, Sink, StreamError};
 pub use write::{encode, from_given, Given};
 
 use statepack_runtime::reflect::{Reflect, Value};
@@ -110,28 +111,6 @@ impl DynStruct {
         let lo = self.bit_spans.partition_point(|b| b.member < i);
         let hi = self.bit_spans.partition_point(|b| b.member <= i);
         &self.bit_spans[lo..hi]
-    }
-
-    /// A stream's `pos`, `size` and `eof` as a value (`x._io`).
-    pub(crate) fn io_view(io: eval::IoState) -> DynStruct {
-        let members = vec![
-            ("pos", DynValue::Int(io.pos)),
-            ("size", DynValue::Int(io.size)),
-            ("eof", DynValue::Bool(io.eof)),
-        ];
-        DynStruct {
-            type_name: "kaitai_stream",
-            spans: vec![None; members.len()],
-            elem_spans: vec![Vec::new(); members.len()],
-            bit_spans: Vec::new(),
-            stream: None,
-            members,
-            hidden: Vec::new(),
-            size: 0,
-            extent: 0,
-            io: None,
-            names: &["pos", "size", "eof"],
-        }
     }
 
     /// The bytes the type took in its stream (`_sizeof`), positional instances not counted.

@@ -1,11 +1,12 @@
 //! The interpreter's reader: one user type at a time, field by field, as the generated
 //! `read_from` does (see the module docs of [`super`]).
 
-use super::eval::{self, enum_value, eval, eval_bool, eval_int, Frame, IoState, Scope};
+use super::eval::{self, enum_value, eval, eval_bool, eval_int, Frame, IoState, Scope, Trees};
 use super::keep::{Keep, Plan};
-use super::stream::{Label, MemberKind, Sink, StreamError};
+use super::stream::{InstanceErrors, Label, MemberKind, Sink, StreamError};
 use super::{intern, intern_names, unsupported, BitSpan, DynStruct, DynValue};
 use crate::ir::*;
+use crate::typed::{Checked, Side, TypedSchema};
 use statepack_runtime::io::{ByteReader, DecodeError, DecodeErrorKind, Processor, Term};
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -40,8 +41,8 @@ const STACK_BYTES: usize = 256 << 20;
 /// byte offset), `Semantic` for an expression that cannot be evaluated, and `Semantic` naming
 /// the construct for a schema the interpreter does not cover ([`super::unsupported`]) or a
 /// root type that takes `params`.
-pub fn decode(schema: &Schema, bytes: &[u8]) -> Result<DynStruct, DecodeError> {
-    run(schema, bytes, false).0
+pub fn decode(schema: &Checked, bytes: &[u8]) -> Result<DynStruct, DecodeError> {
+    run(&schema.schema, &schema.typed, bytes, false).0
 }
 
 /// Reads as [`decode`] does and, when reading fails, also gives what was read before the
@@ -60,8 +61,8 @@ pub fn decode(schema: &Schema, bytes: &[u8]) -> Result<DynStruct, DecodeError> {
 ///
 /// The partial tree is built only on the error path, from values already read, so it takes
 /// no more memory than the values [`decode`] holds when it fails.
-pub fn decode_partial(schema: &Schema, bytes: &[u8]) -> (Option<DynStruct>, Option<DecodeError>) {
-    match run(schema, bytes, true) {
+pub fn decode_partial(schema: &Checked, bytes: &[u8]) -> (Option<DynStruct>, Option<DecodeError>) {
+    match run(&schema.schema, &schema.typed, bytes, true) {
         (Ok(v), _) => (Some(v), None),
         (Err(e), partial) => (partial, Some(e)),
     }
@@ -80,17 +81,19 @@ pub fn decode_partial(schema: &Schema, bytes: &[u8]) -> (Option<DynStruct>, Opti
 /// Errors: [`StreamError::Decode`] with the field path and byte offset (the sink has then
 /// seen the values read before the error), [`StreamError::Output`] when the sink fails.
 pub fn stream<'o>(
-    schema: &'o Schema,
+    schema: &'o Checked,
     bytes: &[u8],
     sink: &'o mut (dyn Sink + Send),
 ) -> Result<DynStruct, StreamError> {
     let out = Out {
+        errors: sink.instance_errors(),
+        muted: Cell::new(0),
         sink: RefCell::new(sink),
-        plan: Plan::new(schema),
+        plan: Plan::new(&schema.schema),
         whole: Cell::new(0),
         failed: RefCell::new(None),
     };
-    let (res, _, out) = run_with(schema, bytes, false, Some(out));
+    let (res, _, out) = run_with(&schema.schema, &schema.typed, bytes, false, Some(out));
     if let Some(e) = out.and_then(|o| o.failed.into_inner()) {
         return Err(StreamError::Output(e));
     }
@@ -98,8 +101,13 @@ pub fn stream<'o>(
 }
 
 /// [`decode`], keeping what was read before an error when `keep` is set.
-fn run(schema: &Schema, bytes: &[u8], keep: bool) -> (D<DynStruct>, Option<DynStruct>) {
-    let (res, partial, _) = run_with(schema, bytes, keep, None);
+fn run(
+    schema: &Schema,
+    typed: &TypedSchema,
+    bytes: &[u8],
+    keep: bool,
+) -> (D<DynStruct>, Option<DynStruct>) {
+    let (res, partial, _) = run_with(schema, typed, bytes, keep, None);
     (res, partial)
 }
 
@@ -107,7 +115,13 @@ fn run(schema: &Schema, bytes: &[u8], keep: bool) -> (D<DynStruct>, Option<DynSt
 type Ran<'o> = (D<DynStruct>, Option<DynStruct>, Option<Out<'o>>);
 
 /// [`run`], giving the sink back.
-fn run_with<'o>(schema: &'o Schema, bytes: &[u8], keep: bool, out: Option<Out<'o>>) -> Ran<'o> {
+fn run_with<'o>(
+    schema: &'o Schema,
+    typed: &'o TypedSchema,
+    bytes: &[u8],
+    keep: bool,
+    out: Option<Out<'o>>,
+) -> Ran<'o> {
     let refused = |m: String| DecodeError::new(0, DecodeErrorKind::Semantic(m));
     if let Some(why) = unsupported(schema) {
         let e = refused(format!("not supported by the interpreter: {why}"));
@@ -123,7 +137,7 @@ fn run_with<'o>(schema: &'o Schema, bytes: &[u8], keep: bool, out: Option<Out<'o
         ));
         return (Err(e), None, out);
     }
-    let mut it = Interp::new(schema);
+    let mut it = Interp::new(schema, typed);
     it.out = out;
     if keep {
         it.partial = Some(RefCell::new(None));
@@ -169,6 +183,11 @@ fn run_with<'o>(schema: &'o Schema, bytes: &[u8], keep: bool, out: Option<Out<'o
 /// The sink of a streaming read ([`super::stream()`]) and what the reader keeps for it.
 pub(crate) struct Out<'o> {
     sink: RefCell<&'o mut (dyn Sink + Send)>,
+    /// What the sink wants done with an instance that fails.
+    errors: InstanceErrors,
+    /// Reads under way whose events are held back (the first read of a positional
+    /// instance with [`InstanceErrors::Show`]).
+    muted: Cell<u32>,
     /// Which fields are kept once written.
     plan: Plan,
     /// Fields being read that are kept whole ([`Keep::Whole`]): inside them nothing is dropped.
@@ -189,6 +208,8 @@ struct Partial {
 
 pub(crate) struct Interp<'s> {
     pub s: &'s Schema,
+    /// The check stage's typed trees of the schema's expressions, which are evaluated.
+    trees: Trees<'s>,
     /// The schema reads a positional instance from another value's substream
     /// (`io: X._io`): values read in a substream of their own keep its bytes.
     keep_streams: bool,
@@ -223,7 +244,7 @@ fn io_of(r: &ByteReader<'_>) -> IoState {
 impl<'s> Interp<'s> {
     /// An interpreter of `s`: the enums that keep unknown values and every type's minimum
     /// size (the generator's own figures, [`crate::sizes::min_lens`]), computed once.
-    pub fn new(s: &'s Schema) -> Self {
+    pub fn new(s: &'s Schema, typed: &'s TypedSchema) -> Self {
         let mut open_enums = HashSet::new();
         for t in &s.types {
             if !s.strict {
@@ -251,6 +272,7 @@ impl<'s> Interp<'s> {
         });
         Interp {
             s,
+            trees: Trees::new(s, typed),
             keep_streams,
             open_enums,
             min_lens,
@@ -265,6 +287,9 @@ impl<'s> Interp<'s> {
         let Some(o) = &self.out else {
             return Ok(());
         };
+        if o.muted.get() > 0 {
+            return Ok(());
+        }
         let res = {
             let mut sink = o.sink.borrow_mut();
             f(&mut **sink)
@@ -273,6 +298,41 @@ impl<'s> Interp<'s> {
             let m = semantic(0, format!("cannot write the output: {e}"));
             *o.failed.borrow_mut() = Some(e);
             m
+        })
+    }
+
+    /// What this read does with an instance that fails (a read into a tree: as the
+    /// generated dynamic view).
+    fn instance_errors(&self) -> InstanceErrors {
+        self.out
+            .as_ref()
+            .map_or(InstanceErrors::AsGenerated, |o| o.errors)
+    }
+
+    /// With [`InstanceErrors::Show`], reads positional instance `f` once on a copy of the
+    /// reader with the sink's events held back: `Some(error text)` when it fails (the
+    /// caller then shows that instead of reading it), `None` when it reads (or when
+    /// instances are not shown this way).
+    fn probe_instance(
+        &self,
+        r: &ByteReader<'_>,
+        frame: &Frame<'_>,
+        f: &Field,
+        keep: Keep,
+    ) -> Option<String> {
+        let o = self.out.as_ref()?;
+        if f.at.is_none() || o.errors != InstanceErrors::Show {
+            return None;
+        }
+        let mut copy = r.clone();
+        o.muted.set(o.muted.get() + 1);
+        let res = self.read_field_kept(&mut copy, frame, f, keep);
+        o.muted.set(o.muted.get() - 1);
+        let e = res.err()?;
+        Some(if e.path.to_string().is_empty() {
+            format!("byte offset {}: {}", e.offset, e.kind)
+        } else {
+            e.to_string()
         })
     }
 
@@ -402,6 +462,7 @@ impl<'s> Interp<'s> {
             elem: None,
             index,
             io: Some(io_of(r)),
+            side: frame.side,
         }
     }
 
@@ -412,7 +473,7 @@ impl<'s> Interp<'s> {
         t: &TypeDef,
         params: Vec<(&'static str, Option<DynValue>)>,
     ) -> D<DynStruct> {
-        let mut frame = Frame::new(t, params);
+        let mut frame = Frame::new(&self.trees, Side::Read, t, params);
         let type_start = r.offset();
         self.emit(|s| s.open_struct(intern(&t.schema_name)))?;
         // `meta.endian` as a switch: the order is decided before anything is read, and
@@ -472,15 +533,13 @@ impl<'s> Interp<'s> {
         }
         let io = Some(io_of(r));
         let size = r.offset().saturating_sub(type_start);
-        frame.sizeof.set(Some(i128::from(size)));
         let mut inst_values = Vec::with_capacity(t.instances.len());
         for i in 0..t.instances.len() {
             let v = match frame.inst[i].get() {
                 Some(v) => v.clone(),
                 None => eval::instance_value(self.s, &frame, i, io),
             };
-            // A failing instance shows as null, as in the generated dynamic view.
-            inst_values.push(v.unwrap_or(DynValue::Null));
+            inst_values.push(v);
         }
         let Frame {
             fields,
@@ -506,8 +565,29 @@ impl<'s> Interp<'s> {
         }
         for (inst, v) in t.instances.iter().zip(inst_values) {
             let k = intern(&inst.id);
-            self.emit(|s| s.key(Label::Member(k, MemberKind::Instance)))?;
-            self.emit(|s| s.value(&v))?;
+            let v = match (v, self.instance_errors()) {
+                (Ok(v), _) => {
+                    self.emit(|s| s.key(Label::Member(k, MemberKind::Instance)))?;
+                    self.emit(|s| s.value(&v))?;
+                    v
+                }
+                (Err(m), InstanceErrors::Strict) => {
+                    let m = format!("in `{}`: {m}", inst.value.src);
+                    return Err(semantic(r.offset(), m).in_field(k));
+                }
+                (Err(m), InstanceErrors::Show) => {
+                    let m = format!("in `{}`: {m}", inst.value.src);
+                    self.emit(|s| s.key(Label::Member(k, MemberKind::Instance)))?;
+                    self.emit(|s| s.error(&m))?;
+                    DynValue::Null
+                }
+                // A failing instance shows as null, as in the generated dynamic view.
+                (Err(_), InstanceErrors::AsGenerated) => {
+                    self.emit(|s| s.key(Label::Member(k, MemberKind::Instance)))?;
+                    self.emit(|s| s.value(&DynValue::Null))?;
+                    DynValue::Null
+                }
+            };
             names.push(k);
             members.push((k, v));
             spans.push(None);
@@ -561,10 +641,21 @@ impl<'s> Interp<'s> {
             Some(c) => {
                 let res = {
                     let sc = self.scope(frame, r, None);
-                    ex(eval_bool(&c.expr, &sc), c, start)
+                    ex(eval_bool(c, &sc), c, start)
                 };
                 match res {
                     Ok(p) => p,
+                    Err(e) if f.at.is_some() && self.instance_errors() == InstanceErrors::Show => {
+                        let m = format!("byte offset {}: {}", e.offset, e.kind);
+                        self.emit(|s| s.key(Label::Member(fid, MemberKind::Field)))?;
+                        self.emit(|s| s.error(&m))?;
+                        if self.keeps(t, i) != Keep::Drop {
+                            frame.spans.push(None);
+                            elem_spans.push(Vec::new());
+                            frame.fields.push((fid, DynValue::Null));
+                        }
+                        return Ok(());
+                    }
                     Err(e) => {
                         self.keep_failed_type(t, frame, elem_spans, None);
                         return Err(e.in_field(fid));
@@ -586,6 +677,15 @@ impl<'s> Interp<'s> {
         }
         // Whatever an earlier read handed up is not part of this field.
         self.take_partial();
+        if let Some(m) = self.probe_instance(r, frame, f, keep) {
+            self.emit(|s| s.error(&m))?;
+            if keep != Keep::Drop {
+                frame.spans.push(None);
+                elem_spans.push(Vec::new());
+                frame.fields.push((fid, DynValue::Null));
+            }
+            return Ok(());
+        }
         let (v, span, elems, ebits) = match self.read_field_kept(r, frame, f, keep) {
             Ok(x) => x,
             Err(e) => {
@@ -648,7 +748,7 @@ impl<'s> Interp<'s> {
             // `io: X._io`: read from the substream `X` was read from (kept with `X`).
             let stream = {
                 let sc = self.scope(frame, r, None);
-                match ex(eval(&io.expr, &sc), io, r.offset())?.as_ref() {
+                match ex(eval(io, &sc), io, r.offset())?.as_ref() {
                     DynValue::Struct(x) => x.stream.clone().ok_or_else(|| {
                         semantic(
                             r.offset(),
@@ -665,7 +765,7 @@ impl<'s> Interp<'s> {
             };
             let pos = {
                 let sc = self.scope(frame, r, None);
-                ex(eval_int(&at.pos.expr, &sc), &at.pos, r.offset())?
+                ex(eval_int(&at.pos, &sc), &at.pos, r.offset())?
             };
             let mut sub = ByteReader::new(&stream).sharing(r.processed_share());
             let saved = sub.enter_instance(pos, false)?;
@@ -680,7 +780,7 @@ impl<'s> Interp<'s> {
         if let Some(at) = &f.at {
             let pos = {
                 let sc = self.scope(frame, r, None);
-                ex(eval_int(&at.pos.expr, &sc), &at.pos, r.offset())?
+                ex(eval_int(&at.pos, &sc), &at.pos, r.offset())?
             };
             let saved = r.enter_instance(pos, at.whole)?;
             let start = r.offset();
@@ -726,7 +826,7 @@ impl<'s> Interp<'s> {
             Repeat::Expr(e) => {
                 let count = {
                     let sc = self.scope(frame, r, None);
-                    ex(eval_int(&e.expr, &sc), e, r.offset())?
+                    ex(eval_int(e, &sc), e, r.offset())?
                 };
                 // A literal count of 1 to 32 plain numbers is a fixed array in the generated
                 // code, read element by element without a count check.
@@ -784,7 +884,7 @@ impl<'s> Interp<'s> {
             if let Repeat::Until(u) = &f.repeat {
                 let mut sc = self.scope(frame, r, Some(i as i128));
                 sc.elem = list.last();
-                if ex(eval_bool(&u.expr, &sc), u, r.offset()).map_err(|e| e.in_index(i))? {
+                if ex(eval_bool(u, &sc), u, r.offset()).map_err(|e| e.in_index(i))? {
                     break;
                 }
             }
@@ -859,14 +959,14 @@ impl<'s> Interp<'s> {
             sc.elem = Some(&v);
             let ok = match rule {
                 Valid::Eq(e) => {
-                    let want = ex(eval(&e.expr, &sc), e, el_at)?;
+                    let want = ex(eval(e, &sc), e, el_at)?;
                     ex(eval::equal(&v, &want), e, el_at)?
                 }
                 Valid::Range(lo, hi) => {
                     let mut ok = true;
                     for (b, lower) in [(lo, true), (hi, false)] {
                         if let Some(b) = b {
-                            let bound = ex(eval(&b.expr, &sc), b, el_at)?;
+                            let bound = ex(eval(b, &sc), b, el_at)?;
                             let op = if lower {
                                 crate::expr::BinOp::Ge
                             } else {
@@ -883,7 +983,7 @@ impl<'s> Interp<'s> {
                 Valid::AnyOf(list) => {
                     let mut ok = false;
                     for e in list {
-                        let x = ex(eval(&e.expr, &sc), e, el_at)?;
+                        let x = ex(eval(e, &sc), e, el_at)?;
                         if ex(eval::equal(&v, &x), e, el_at)? {
                             ok = true;
                             break;
@@ -891,7 +991,7 @@ impl<'s> Interp<'s> {
                     }
                     ok
                 }
-                Valid::Expr(e) => ex(eval_bool(&e.expr, &sc), e, el_at)?,
+                Valid::Expr(e) => ex(eval_bool(e, &sc), e, el_at)?,
                 Valid::InEnum => matches!(&v, DynValue::Enum(x) if x.name.is_some()),
             };
             if !ok {
@@ -923,7 +1023,7 @@ impl<'s> Interp<'s> {
         Ok(match size {
             Some(Size::Expr(e)) => {
                 let sc = self.scope(frame, r, index.map(|i| i as i128));
-                Some(ex(eval_int(&e.expr, &sc), e, r.offset())?)
+                Some(ex(eval_int(e, &sc), e, r.offset())?)
             }
             Some(Size::Eos) => Some(r.remaining() as i128),
             Some(Size::Terminator) | None => None,
@@ -1116,9 +1216,9 @@ impl<'s> Interp<'s> {
         let mut chosen: Option<&str> = None;
         {
             let sc = self.scope(frame, r, index.map(|i| i as i128));
-            let v = ex(eval(&on.expr, &sc), on, at)?;
+            let v = ex(eval(on, &sc), on, at)?;
             for (k, tn) in cases {
-                let kv = ex(eval(&k.expr, &sc), k, at)?;
+                let kv = ex(eval(k, &sc), k, at)?;
                 if ex(eval::equal(&v, &kv), k, at)? {
                     chosen = Some(tn);
                     break;
@@ -1243,7 +1343,7 @@ impl<'s> Interp<'s> {
             Some(Process::Zlib) => Processor::Zlib,
             Some(Process::Xor(ProcArg::Bytes(b))) => Processor::Xor(b),
             Some(Process::Xor(ProcArg::Expr(e))) => {
-                key = match ex(eval(&e.expr, &sc), e, at)?.into_owned() {
+                key = match ex(eval(e, &sc), e, at)?.into_owned() {
                     DynValue::Int(i) => vec![i as u8],
                     DynValue::Bytes(b) => b,
                     other => {
@@ -1259,8 +1359,8 @@ impl<'s> Interp<'s> {
                 };
                 Processor::Xor(&key)
             }
-            Some(Process::Rol(e)) => Processor::Rol(ex(eval_int(&e.expr, &sc), e, at)?),
-            Some(Process::Ror(e)) => Processor::Ror(ex(eval_int(&e.expr, &sc), e, at)?),
+            Some(Process::Rol(e)) => Processor::Rol(ex(eval_int(e, &sc), e, at)?),
+            Some(Process::Ror(e)) => Processor::Ror(ex(eval_int(e, &sc), e, at)?),
             Some(Process::Custom { name, .. }) => {
                 return Err(semantic(
                     at,
@@ -1314,7 +1414,7 @@ impl<'s> Interp<'s> {
             let v = match given.get(i).copied().flatten() {
                 None => None,
                 Some(e) => {
-                    let v = ex(eval(&e.expr, &sc), e, at)?.into_owned();
+                    let v = ex(eval(e, &sc), e, at)?.into_owned();
                     Some(match (&p.kind, v) {
                         (ParamKind::Float, DynValue::Int(x)) => DynValue::Float(x as f64),
                         (ParamKind::Int, DynValue::Bool(b)) => DynValue::Int(i128::from(b)),
@@ -1490,7 +1590,8 @@ mod tests {
     /// the one `decode` gives.
     #[test]
     fn partial_tree_stops_at_the_failing_field() {
-        let schema = crate::load_schema(KSY, "demo.ksy").expect("schema");
+        let schema = crate::load_checked(KSY, "demo.ksy", std::path::Path::new("demo.ksy"), &[])
+            .expect("schema");
         let bytes = *b"\x02\x01\x00a\x00\x05\x02\x00bc\x00";
         let want = decode(&schema, &bytes).expect_err("cut");
         let (tree, err) = decode_partial(&schema, &bytes);
@@ -1518,7 +1619,8 @@ mod tests {
     /// tree `decode` gives and no error.
     #[test]
     fn partial_tree_keeps_a_refused_value_and_whole_files_match() {
-        let schema = crate::load_schema(KSY, "demo.ksy").expect("schema");
+        let schema = crate::load_checked(KSY, "demo.ksy", std::path::Path::new("demo.ksy"), &[])
+            .expect("schema");
         let (tree, err) = decode_partial(&schema, b"\x01\x07\x00\x00\x0c\x00\x00");
         assert_eq!(err.expect("refused").path.to_string(), "items[0].level");
         let root = tree.expect("tree");

@@ -37,9 +37,39 @@ pub enum MemberKind {
     Instance,
 }
 
+/// What a streaming read does with an instance (positional or value) that fails: an
+/// instance is read or computed when something asks for it, and the output listing it asks
+/// for every one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InstanceErrors {
+    /// As the generated type's dynamic view and [`super::decode`]: a value instance that
+    /// cannot be computed is null, a positional instance that cannot be read fails the read.
+    #[default]
+    AsGenerated,
+    /// Each instance that fails is handed to the sink as its error ([`Sink::error`], after
+    /// its key, in place of its value; it is null in the tree kept) and the read goes on, as
+    /// Kaitai Struct's tools show a failing instance. A positional instance is read once
+    /// with the output held back, so that nothing of a value that then fails is handed over.
+    Show,
+    /// The first instance that fails, positional or value, fails the read.
+    Strict,
+}
+
 /// Where the values of a streaming read go ([`super::stream()`]). Every method may fail with the
 /// output's error, which ends the read ([`StreamError::Output`]).
 pub trait Sink {
+    /// What the read does with an instance that fails (by default
+    /// [`InstanceErrors::AsGenerated`]).
+    fn instance_errors(&self) -> InstanceErrors {
+        InstanceErrors::AsGenerated
+    }
+    /// The error of an instance that failed, in place of its value (after its key; only
+    /// with [`InstanceErrors::Show`]): the message names the path inside the instance and
+    /// the byte offset where reading stopped, or the expression that could not be computed.
+    fn error(&mut self, message: &str) -> io::Result<()> {
+        let _ = message;
+        Ok(())
+    }
     /// The next value's label.
     fn key(&mut self, label: Label) -> io::Result<()>;
     /// A user type starts: its members follow.
@@ -69,8 +99,48 @@ pub trait Sink {
 /// A [`Sink`] that takes every value and keeps none: a streaming read that only checks the
 /// input, in the memory the schema's expressions keep (what `decode --schema` runs before
 /// it prints anything, so nothing is printed for a file it refuses).
+///
+/// `Discard` reads as [`super::decode`] does ([`InstanceErrors::AsGenerated`]); [`Check`] with
+/// the instance errors a printing pass will use.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Discard;
+
+/// A [`Discard`] that handles failing instances as its [`InstanceErrors`] say: the checking
+/// pass before a printing sink of the same setting.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Check(pub InstanceErrors);
+
+impl Sink for Check {
+    fn instance_errors(&self) -> InstanceErrors {
+        self.0
+    }
+    fn key(&mut self, _: Label) -> io::Result<()> {
+        Ok(())
+    }
+    fn open_struct(&mut self, _: &'static str) -> io::Result<()> {
+        Ok(())
+    }
+    fn close_struct(&mut self, _: Option<(u64, u64)>) -> io::Result<()> {
+        Ok(())
+    }
+    fn open_list(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn close_list(&mut self, _: (u64, u64), _: usize) -> io::Result<()> {
+        Ok(())
+    }
+    fn leaf(
+        &mut self,
+        _: &DynValue,
+        _: Option<(u64, u64)>,
+        _: Option<(u64, u64)>,
+    ) -> io::Result<()> {
+        Ok(())
+    }
+    fn value(&mut self, _: &DynValue) -> io::Result<()> {
+        Ok(())
+    }
+}
 
 impl Sink for Discard {
     fn key(&mut self, _: Label) -> io::Result<()> {
@@ -179,7 +249,8 @@ mod tests {
     /// dropped; the values are the ones `decode` reads.
     #[test]
     fn values_are_handed_over_in_reading_order_and_only_what_is_read_again_is_kept() {
-        let schema = crate::load_schema(KSY, "demo.ksy").expect("schema");
+        let schema = crate::load_checked(KSY, "demo.ksy", std::path::Path::new("demo.ksy"), &[])
+            .expect("schema");
         let bytes = [2u8, 1, 2, 0xaa, 0xbb, 0xcc, 0x80, 0x01];
         let mut log = Log::default();
         let root = stream(&schema, &bytes, &mut log).expect("reads");
@@ -235,7 +306,8 @@ mod tests {
     /// its own error.
     #[test]
     fn errors_are_decodes_and_the_sinks() {
-        let schema = crate::load_schema(KSY, "demo.ksy").expect("schema");
+        let schema = crate::load_checked(KSY, "demo.ksy", std::path::Path::new("demo.ksy"), &[])
+            .expect("schema");
         let cut = [2u8, 1, 2, 0xaa];
         let want = decode(&schema, &cut).expect_err("cut").to_string();
         match stream(&schema, &cut, &mut Log::default()) {

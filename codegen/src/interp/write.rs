@@ -11,10 +11,11 @@
 //! A field whose `if` is false must be left out or `null`. The caller re-reads the result to
 //! check it ([`super::decode`]); positional instances are refused.
 
-use super::eval::{enum_value, eval, eval_bool, eval_int, Frame, Scope};
+use super::eval::{enum_value, eval, eval_bool, eval_int, Frame, Scope, Trees};
 use super::{intern, DynStruct, DynValue};
 use crate::derive::Derived;
 use crate::ir::*;
+use crate::typed::{Checked, Side};
 use statepack_runtime::io::{ByteWriter, Processor};
 use std::sync::Arc;
 
@@ -45,7 +46,7 @@ type W<T> = Result<T, String>;
 /// Errors: a message naming the field path: a missing or unknown key, a value of the wrong
 /// kind or out of its type's range, a list whose length or a value whose size does not fit,
 /// a construct `encode` does not cover.
-pub fn encode(schema: &Schema, given: &Given) -> W<(Vec<u8>, DynStruct)> {
+pub fn encode(schema: &Checked, given: &Given) -> W<(Vec<u8>, DynStruct)> {
     if let Some(why) = super::unsupported(schema) {
         return Err(format!("not supported by the interpreter: {why}"));
     }
@@ -55,13 +56,14 @@ pub fn encode(schema: &Schema, given: &Given) -> W<(Vec<u8>, DynStruct)> {
     }
     let mut w = ByteWriter::new();
     let params = root.params.iter().map(|p| (intern(&p.id), None)).collect();
-    let v = write_type(schema, &mut w, root, given, params, "", 0, None)?;
+    let trees = Trees::new(&schema.schema, &schema.typed);
+    let v = write_type(&trees, &mut w, root, given, params, "", 0, None)?;
     w.align_to_byte();
     Ok((w.into_bytes(), v))
 }
 
 /// As [`encode`], only building the value (no bytes).
-pub fn from_given(schema: &Schema, given: &Given) -> W<DynStruct> {
+pub fn from_given(schema: &Checked, given: &Given) -> W<DynStruct> {
     encode(schema, given).map(|(_, v)| v)
 }
 
@@ -75,7 +77,7 @@ fn join(path: &str, name: &str) -> String {
 
 #[allow(clippy::too_many_arguments)]
 fn write_type(
-    s: &Schema,
+    s: &Trees<'_>,
     w: &mut ByteWriter,
     t: &TypeDef,
     given: &Given,
@@ -106,7 +108,7 @@ fn write_type(
             ));
         }
     }
-    let mut frame = Frame::new(t, params);
+    let mut frame = Frame::new(s, Side::Write, t, params);
     // `meta.endian` as a switch: decided from the same values the reader decides it from
     // (params and `_parent`/`_root` paths, given before this type is written).
     let decided = t
@@ -139,7 +141,7 @@ fn write_type(
             Some(c) if c.src.contains("_io") => !matches!(g, None | Some(Given::Null)),
             Some(c) => {
                 let sc = Scope::plain(s, &frame, None);
-                eval_bool(&c.expr, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", c.src))?
+                eval_bool(c, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", c.src))?
             }
             None => true,
         };
@@ -270,7 +272,7 @@ fn without_size(f: &Field) -> Field {
 
 #[allow(clippy::too_many_arguments)]
 fn write_field(
-    s: &Schema,
+    s: &Trees<'_>,
     w: &mut ByteWriter,
     frame: &Frame<'_>,
     f: &Field,
@@ -309,7 +311,7 @@ fn write_field(
             // name, rather than found when the bytes read back differently.
             if let Repeat::Expr(e) = &f.repeat {
                 let sc = Scope::plain(s, frame, None);
-                if let Ok(n) = eval_int(&e.expr, &sc) {
+                if let Ok(n) = eval_int(e, &sc) {
                     if n != items.len() as i128 {
                         return Err(format!(
                             "{fp}: {} element(s) given, but the count `{}` is {n}",
@@ -437,7 +439,7 @@ fn enum_given(s: &Schema, e: &str, g: &Given, fp: &str) -> W<(i128, DynValue)> {
 
 #[allow(clippy::too_many_arguments)]
 fn write_elem(
-    s: &Schema,
+    s: &Trees<'_>,
     w: &mut ByteWriter,
     frame: &Frame<'_>,
     f: &Field,
@@ -453,9 +455,9 @@ fn write_elem(
         elem: None,
         index: index.map(|i| i as i128),
         io: None,
+        side: Side::Write,
     };
-    let ev_int =
-        |e: &SrcExpr| eval_int(&e.expr, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", e.src));
+    let ev_int = |e: &SrcExpr| eval_int(e, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", e.src));
     let size_of = |sz: Option<&Size>| -> W<Option<usize>> {
         match sz {
             Some(Size::Expr(e)) => {
@@ -521,10 +523,7 @@ fn write_elem(
                 Some(Process::Zlib) => Processor::Zlib,
                 Some(Process::Xor(ProcArg::Bytes(b))) => Processor::Xor(b),
                 Some(Process::Xor(ProcArg::Expr(e))) => {
-                    key = match eval(&e.expr, &sc)
-                        .map_err(|m| format!("{fp}: {m}"))?
-                        .into_owned()
-                    {
+                    key = match eval(e, &sc).map_err(|m| format!("{fp}: {m}"))?.into_owned() {
                         DynValue::Int(i) => vec![i as u8],
                         DynValue::Bytes(b) => b,
                         other => return Err(format!("{fp}: xor key is {}", other.kind())),
@@ -601,10 +600,10 @@ fn write_elem(
             default,
             size,
         } => {
-            let v = eval(&on.expr, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", on.src))?;
+            let v = eval(on, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", on.src))?;
             let mut chosen = None;
             for (k, tn) in cases {
-                let kv = eval(&k.expr, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", k.src))?;
+                let kv = eval(k, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", k.src))?;
                 if super::eval::equal(&v, &kv).map_err(|m| format!("{fp}: {m}"))? {
                     chosen = Some(tn.clone());
                     break;
@@ -653,7 +652,7 @@ fn write_elem(
 
 /// Writes one element of an integer, float or bit field from `g`, as `write_elem`.
 fn write_number(
-    s: &Schema,
+    s: &Trees<'_>,
     w: &mut ByteWriter,
     frame: &Frame<'_>,
     f: &Field,
@@ -851,7 +850,7 @@ fn put_sized(
 
 /// The params a nested type is written with, as on read.
 fn args(
-    s: &Schema,
+    s: &Trees<'_>,
     sc: &Scope<'_>,
     f: &Field,
     tn: &str,
@@ -877,7 +876,7 @@ fn args(
         let v = match given.get(i).copied().flatten() {
             None => None,
             Some(e) => {
-                let v = eval(&e.expr, sc)
+                let v = eval(e, sc)
                     .map_err(|m| format!("{fp}: in `{}`: {m}", e.src))?
                     .into_owned();
                 Some(match (&p.kind, v) {

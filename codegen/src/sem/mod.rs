@@ -1,11 +1,14 @@
 //! One semantics for the expression language, shared by every backend that evaluates
 //! expressions instead of compiling them.
 //!
-//! [`eval`] walks an expression; what a name means is the business of an [`Env`] (the
-//! interpreter's type being read, or [`ReflectEnv`] over any value seen through
-//! [`statepack_runtime::reflect::Reflect`], which is how the conformance runner and other
-//! tools evaluate Kaitai Struct expressions over generated values); every operator, method
-//! and cast is a function of [`ops`], written once. The generated Rust computes the same
+//! [`eval_tree`] walks a typed expression tree of the check stage (`crate::typed`), the
+//! trees the Rust emitter compiles; what a name means is the business of a [`TreeEnv`]
+//! (the interpreter's type being read). [`eval`] walks an untyped expression with an
+//! [`Env`]: [`ReflectEnv`] over any value seen through
+//! [`statepack_runtime::reflect::Reflect`], which is how the conformance runner evaluates
+//! a Kaitai Struct `.kst` assert (an expression outside any schema, so never typed by the
+//! check stage) over generated values. Every operator, method and cast is a function of
+//! [`ops`], written once, which both walks call. The generated Rust computes the same
 //! values: where an operation can fail or needs more than one Rust operator, both call the
 //! same `statepack_runtime::io` helper. The rules, operator by operator, are the table
 //! "One semantics" in `docs/schema-language.md`; `tests/expr_semantics.rs` of the
@@ -14,6 +17,7 @@
 
 mod ops;
 mod reflect_env;
+mod tree;
 mod value;
 mod walk;
 
@@ -22,6 +26,7 @@ pub use ops::{
     unary, R,
 };
 pub use reflect_env::{RefHandle, ReflectEnv};
+pub use tree::{eval as eval_tree, TreeEnv};
 pub use value::{Handle, Val};
 pub use walk::{eval, Env};
 

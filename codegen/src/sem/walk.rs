@@ -1,5 +1,6 @@
-//! The one evaluator of the expression language: a walk over [`Expr`] that leaves name
-//! resolution to its [`Env`] and every operator to [`super::ops`].
+//! The walk over an untyped [`Expr`] (a Kaitai Struct `.kst` assert, which no schema
+//! types): name resolution is its [`Env`]'s, every operator [`super::ops`]'s, as in the
+//! walk over typed trees ([`super::eval_tree`]).
 
 use super::ops::{self, as_bool, as_int, R};
 use super::value::{Handle, Val};
@@ -7,20 +8,13 @@ use crate::expr::{BinOp, Expr};
 use statepack_runtime::io as rt;
 use std::borrow::Cow;
 
-/// Where names resolve: what a backend supplies to the evaluator.
-///
-/// The interpreter's environment is the type being read (fields read so far, params,
-/// instances, `_io`, `_`, `_index`); the environment over a value seen through
-/// [`statepack_runtime::reflect::Reflect`] is that value's members.
+/// Where the names of an untyped expression resolve: the environment over a value seen
+/// through [`statepack_runtime::reflect::Reflect`] ([`super::ReflectEnv`]) is that value's
+/// members. (Schema expressions are typed by the check stage and evaluated by
+/// [`super::eval_tree`].)
 pub trait Env<'a> {
     /// The backend's user-type value.
     type H: Handle + 'a;
-
-    /// A construct the backend evaluates itself, looked up before the walker evaluates `e`
-    /// (the interpreter's `_io.pos`, `field._sizeof`): `None` lets the walker go on.
-    fn special(&self, _e: &Expr) -> Option<R<Cow<'a, Val<Self::H>>>> {
-        None
-    }
 
     /// The value of a bare name (`len_body`, `_root`, `_index`). Errors: a name that has no
     /// value here, with what exists.
@@ -47,9 +41,6 @@ pub trait Env<'a> {
 /// The value of `e` in `env`. Errors: a message saying what could not be evaluated (an
 /// unknown name, an operator that does not apply, a zero divisor, an index out of range).
 pub fn eval<'a, E: Env<'a>>(e: &Expr, env: &E) -> R<Cow<'a, Val<E::H>>> {
-    if let Some(v) = env.special(e) {
-        return v;
-    }
     let own = |v: Val<E::H>| -> R<Cow<'a, Val<E::H>>> { Ok(Cow::Owned(v)) };
     match e {
         Expr::Int(v) => own(Val::Int(*v)),

@@ -265,6 +265,25 @@ impl TypedSchema {
     }
 }
 
+/// A schema that passed the check stage: the loaded schema and every expression of it
+/// typed, what a backend that evaluates expressions (the interpreter) consumes. It reads as
+/// the schema (`Deref`).
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// The loaded schema.
+    pub schema: Schema,
+    /// Its expressions, typed.
+    pub typed: TypedSchema,
+}
+
+impl std::ops::Deref for Checked {
+    type Target = Schema;
+
+    fn deref(&self) -> &Schema {
+        &self.schema
+    }
+}
+
 /// The whole check stage over a loaded schema: names and references, layout (with the build's
 /// `opts`: custom processor and opaque type paths), then every expression typed. Returns the
 /// typed expressions, or every problem found, sorted by position.

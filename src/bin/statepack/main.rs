@@ -167,6 +167,10 @@ enum Cmd {
         /// built-in format.
         #[arg(long)]
         schema: Option<PathBuf>,
+        /// With --schema: an instance that fails to read fails the command (by default it
+        /// shows its error in place and the rest of the file is shown).
+        #[arg(long, requires = "schema")]
+        strict: bool,
     },
     /// Print a file's raw layer as JSON (exactly what is stored; counts and lengths are implied).
     Decode {
@@ -177,9 +181,14 @@ enum Cmd {
         #[arg(long)]
         offsets: bool,
         /// Read the file with this schema (any .ksy the generator accepts) instead of a
-        /// built-in format: JSON of every `seq` field, byte arrays as hex strings.
+        /// built-in format: JSON of every `seq` field and instance, byte arrays as hex
+        /// strings.
         #[arg(long, conflicts_with = "offsets")]
         schema: Option<PathBuf>,
+        /// With --schema: an instance that fails to read fails the command (by default it
+        /// is shown as `{"__error": "message"}` and the rest of the file is shown).
+        #[arg(long, requires = "schema")]
+        strict: bool,
     },
     /// Write a file from the JSON that `decode` prints (byte-identical to the decoded file).
     Encode {
@@ -425,6 +434,7 @@ fn run(cli: Cli) -> Result<()> {
             file,
             max_items,
             schema: Some(schema),
+            strict,
         } => {
             let sch = schema_cmd::load(&schema)?;
             let bytes = read_file(&file)?;
@@ -435,7 +445,8 @@ fn run(cli: Cli) -> Result<()> {
                 schema.display(),
                 sch.id
             );
-            schema_cmd::inspect(&sch, &bytes, &file, &header, max_items)
+            let errors = schema_cmd::instance_errors(strict);
+            schema_cmd::inspect(&sch, &bytes, &file, &header, (max_items, errors))
         }
         Cmd::Inspect {
             file, max_items, ..
@@ -476,13 +487,14 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Decode {
             file,
             schema: Some(schema),
+            strict,
             ..
         } => {
             let sch = schema_cmd::load(&schema)?;
             let bytes = read_file(&file)?;
             // Checked, then written as it is read (arrays of numbers 16 to a line, as the
             // built-in formats' JSON): no tree of the file is held.
-            schema_cmd::decode_json(&sch, &bytes, &file)
+            schema_cmd::decode_json(&sch, &bytes, &file, schema_cmd::instance_errors(strict))
         }
         Cmd::Decode { file, offsets, .. } => {
             let bytes = read_file(&file)?;

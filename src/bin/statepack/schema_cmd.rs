@@ -16,7 +16,7 @@ use std::path::Path;
 
 /// Loads and checks the schema at `path`. Errors: the rendered diagnostics of a schema the
 /// generator refuses, or a schema with constructs the interpreter does not cover (named).
-pub fn load(path: &Path) -> Result<statepack_codegen::ir::Schema> {
+pub fn load(path: &Path) -> Result<statepack_codegen::typed::Checked> {
     let text = statepack_codegen::read_schema_file(path)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let shown = path.display().to_string();
@@ -37,7 +37,7 @@ pub fn load(path: &Path) -> Result<statepack_codegen::ir::Schema> {
 /// expressions need. Errors: the decode error with the field path and the byte offset, or
 /// the sink's.
 fn stream(
-    schema: &statepack_codegen::ir::Schema,
+    schema: &statepack_codegen::typed::Checked,
     bytes: &[u8],
     file: &Path,
     sink: &mut (dyn interp::Sink + Send),
@@ -48,6 +48,16 @@ fn stream(
         }
         interp::StreamError::Output(e) => anyhow::Error::new(e),
     })
+}
+
+/// What `decode` and `inspect --schema` do with an instance that fails to read: show its
+/// error in place, or with `--strict` fail.
+pub fn instance_errors(strict: bool) -> interp::InstanceErrors {
+    if strict {
+        interp::InstanceErrors::Strict
+    } else {
+        interp::InstanceErrors::Show
+    }
 }
 
 /// Runs `f` on a buffered standard output; a closed pipe (`| head`) is not an error.
@@ -71,17 +81,18 @@ fn to_stdout(f: impl FnOnce(&mut io::BufWriter<io::Stdout>) -> Result<()>) -> Re
 /// standard output as each value is read. Memory: what the schema's expressions keep
 /// (`statepack_codegen::interp::stream`), not a tree of the file nor its JSON text.
 pub fn decode_json(
-    schema: &statepack_codegen::ir::Schema,
+    schema: &statepack_codegen::typed::Checked,
     bytes: &[u8],
     file: &Path,
+    errors: interp::InstanceErrors,
 ) -> Result<()> {
-    let root = stream(schema, bytes, file, &mut statepack_codegen::interp::Discard)?;
+    let root = stream(schema, bytes, file, &mut interp::Check(errors))?;
     if let Some(note) = trailing_note(&root, bytes.len()) {
         eprintln!("note: {note}");
     }
     drop(root);
     to_stdout(|out| {
-        let mut json = sinks::Json::new(out, schema);
+        let mut json = sinks::Json::new(out, schema, errors);
         stream(schema, bytes, file, &mut json)?;
         json.finish()?;
         Ok(())
@@ -91,15 +102,16 @@ pub fn decode_json(
 /// `inspect --schema`: the header line, the tree ([`print`]'s lines) and the note on bytes
 /// no field reads, printed as the file is read (twice: once for the byte range of each
 /// line of a user type or list, once to print). Nothing is printed for a file that does
-/// not read. `max_items`: elements shown per list and bytes per byte array (0: all).
+/// not read. `max_items`: elements shown per list and bytes per byte array (0: all);
+/// `errors`: what an instance that fails to read does (its error line in place, or fail).
 pub fn inspect(
-    schema: &statepack_codegen::ir::Schema,
+    schema: &statepack_codegen::typed::Checked,
     bytes: &[u8],
     file: &Path,
     header: &str,
-    max_items: usize,
+    (max_items, errors): (usize, interp::InstanceErrors),
 ) -> Result<()> {
-    let mut first = sinks::Inspect::<io::Sink>::recording(max_items);
+    let mut first = sinks::Inspect::<io::Sink>::recording(max_items, errors);
     let root = stream(schema, bytes, file, &mut first)?;
     let note = trailing_note(&root, bytes.len());
     drop(root);
@@ -329,7 +341,10 @@ pub fn parse_given(text: &str) -> Result<interp::Given> {
 /// bytes back and refuses them unless they give the same fields and the value instances
 /// given are the ones computed. Errors: the writer's message naming the field path, or the
 /// first field that reads back differently.
-pub fn encode(schema: &statepack_codegen::ir::Schema, value: &interp::Given) -> Result<Vec<u8>> {
+pub fn encode(
+    schema: &statepack_codegen::typed::Checked,
+    value: &interp::Given,
+) -> Result<Vec<u8>> {
     let (bytes, written) = interp::encode(schema, value).map_err(|m| anyhow::anyhow!("{m}"))?;
     let back = interp::decode(schema, &bytes)
         .map_err(|e| anyhow::anyhow!("the bytes written do not read back: {e}"))?;

@@ -14,7 +14,7 @@
 use super::{int_json, leaf_text, print_member, shown_members};
 use serde_json::ser::Formatter;
 use statepack::formats::json::Layout;
-use statepack_codegen::interp::{DynValue, Label, MemberKind, Sink};
+use statepack_codegen::interp::{DynValue, InstanceErrors, Label, MemberKind, Sink};
 use statepack_codegen::ir::Schema;
 use std::io::{self, Write};
 
@@ -36,17 +36,21 @@ pub struct Json<'s, W: Write> {
     open: Vec<Open>,
     /// The next value is a param's, which the JSON does not show.
     skip: bool,
+    /// What an instance that fails to read does.
+    errors: InstanceErrors,
 }
 
 impl<'s, W: Write> Json<'s, W> {
-    /// A writer of `schema`'s values to `w`.
-    pub fn new(w: W, schema: &'s Schema) -> Self {
+    /// A writer of `schema`'s values to `w`; an instance that fails to read is written as
+    /// `{"__error": "message"}` with [`InstanceErrors::Show`].
+    pub fn new(w: W, schema: &'s Schema, errors: InstanceErrors) -> Self {
         Json {
             w,
             fmt: Layout::default(),
             schema,
             open: Vec::new(),
             skip: false,
+            errors,
         }
     }
 
@@ -160,6 +164,19 @@ impl<'s, W: Write> Json<'s, W> {
 }
 
 impl<W: Write> Sink for Json<'_, W> {
+    fn instance_errors(&self) -> InstanceErrors {
+        self.errors
+    }
+
+    fn error(&mut self, message: &str) -> io::Result<()> {
+        self.fmt.begin_object(&mut self.w)?;
+        self.object_key(true, "__error")?;
+        self.string(message)?;
+        self.fmt.end_object_value(&mut self.w)?;
+        self.fmt.end_object(&mut self.w)?;
+        self.end_value()
+    }
+
     fn key(&mut self, label: Label) -> io::Result<()> {
         match label {
             Label::Member(_, MemberKind::Param) => {
@@ -252,12 +269,16 @@ pub struct Inspect<W: Write> {
     open: Vec<Level>,
     /// The name of the next value and whether it is shown.
     name: Option<(Label, bool)>,
+    /// What an instance that fails to read does.
+    errors: InstanceErrors,
 }
 
 impl<W: Write> Inspect<W> {
     /// The first pass: records where each line of a user type or list ends. `max_items`:
     /// elements shown per list (0: all).
-    pub fn recording(max_items: usize) -> Self {
+    /// `errors`: what an instance that fails to read does (with [`InstanceErrors::Show`], a
+    /// line with its error in its place).
+    pub fn recording(max_items: usize, errors: InstanceErrors) -> Self {
         Inspect {
             out: None,
             max: if max_items == 0 {
@@ -270,6 +291,7 @@ impl<W: Write> Inspect<W> {
             next: (0, 0),
             open: Vec::new(),
             name: None,
+            errors,
         }
     }
 
@@ -283,6 +305,7 @@ impl<W: Write> Inspect<W> {
             next: (0, 0),
             open: Vec::new(),
             name: None,
+            errors: self.errors,
         }
     }
 
@@ -341,6 +364,22 @@ fn range_text((a, b): (u64, u64)) -> String {
 }
 
 impl<W: Write> Sink for Inspect<W> {
+    fn instance_errors(&self) -> InstanceErrors {
+        self.errors
+    }
+
+    fn error(&mut self, message: &str) -> io::Result<()> {
+        let depth = self.depth();
+        let (name, shown) = self.take_name();
+        match (self.out.as_mut(), shown) {
+            (Some(out), true) => {
+                let indent = "  ".repeat(depth);
+                writeln!(out, "{:>26}  {indent}{name}: error: {message}", "")
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn key(&mut self, label: Label) -> io::Result<()> {
         let parent_shown = self.open.last().is_none_or(|l| l.shown);
         self.name = Some(match label {

@@ -114,7 +114,7 @@ pub fn load(args: &ViewArgs) -> Result<Doc> {
 /// not read shows the tree read before the error ([`statepack_codegen::interp::decode_partial`]),
 /// the failing field marked and shown as not read.
 #[cfg(feature = "schema")]
-fn schema_index(sch: &statepack_codegen::ir::Schema, bytes: &[u8]) -> Index {
+fn schema_index(sch: &statepack_codegen::typed::Checked, bytes: &[u8]) -> Index {
     use statepack::runtime::io::PathSeg;
     let mut b = Builder::new(&sch.id, usize::MAX, false);
     let (tree, err) = statepack_codegen::interp::decode_partial(sch, bytes);
