@@ -65,7 +65,7 @@ pub struct CbtrackV1 {
     /// One entry per window of the index, holding the window's main and terrain chunk.
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 38.
-    pub windows: ::std::vec::Vec<Window>,
+    pub windows: ::statepack_runtime::lazy::Lazy<::std::vec::Vec<Window>>,
     #[doc(hidden)]
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
     /// read, as read: written back under the positional instances (which must agree with
@@ -261,50 +261,65 @@ impl CbtrackV1 {
             __r.leave_instance(__saved);
             __pv
         };
-        let windows: ::std::vec::Vec<Window> = {
-            let __p: i128 = 0_i128;
-            let __saved = __r
-                .enter_instance(__p, false)
-                .map_err(|e| e.in_field("windows"))?;
-            __r.enter(::statepack_runtime::io::PathSeg::Field("windows"));
-            let __pv = {
-                let __l = {
-                    let __n = __r
-                        .check_count(head.index.len() as i128, Window::MIN_LEN)
-                        .map_err(|e| e.in_field("windows"))?;
-                    let mut __list = ::std::vec::Vec::with_capacity(__n);
-                    while __list.len() < __n {
-                        let __i = __list.len();
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                        __list
-                            .push({
-                                let __v: Window = {
-                                    Window::read_from(
-                                        __r,
-                                        (::statepack_runtime::io::expr_at(
-                                                &(&head.index)[..],
-                                                __i as i128,
-                                            )
-                                            .map_err(|__e| {
-                                                __e.decode_at(__r.offset()).in_field("windows")
-                                            })?)
-                                            .clone(),
-                                    )
+        let windows: ::statepack_runtime::lazy::Lazy<::std::vec::Vec<Window>> = {
+            let __lazy_at = __r.lazy_at();
+            let head = ::std::clone::Clone::clone(&head);
+            ::statepack_runtime::lazy::Lazy::pending(
+                __lazy_at,
+                move |
+                    __r: &mut ::statepack_runtime::io::ByteReader<'_>,
+                | -> ::std::result::Result<
+                    ::std::vec::Vec<Window>,
+                    ::statepack_runtime::io::DecodeError,
+                > {
+                    let windows: ::std::vec::Vec<Window> = {
+                        let __p: i128 = 0_i128;
+                        let __saved = __r
+                            .enter_instance(__p, false)
+                            .map_err(|e| e.in_field("windows"))?;
+                        __r.enter(::statepack_runtime::io::PathSeg::Field("windows"));
+                        let __pv = {
+                            let __l = {
+                                let __n = __r
+                                    .check_count(head.index.len() as i128, Window::MIN_LEN)
+                                    .map_err(|e| e.in_field("windows"))?;
+                                let mut __list = ::std::vec::Vec::with_capacity(__n);
+                                while __list.len() < __n {
+                                    let __i = __list.len();
+                                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                    __list
+                                        .push({
+                                            let __v: Window = {
+                                                Window::read_from(
+                                                    __r,
+                                                    (::statepack_runtime::io::expr_at(
+                                                            &(&head.index)[..],
+                                                            __i as i128,
+                                                        )
+                                                        .map_err(|__e| {
+                                                            __e.decode_at(__r.offset()).in_field("windows")
+                                                        })?)
+                                                        .clone(),
+                                                )
+                                            }
+                                                .map_err(|e| e.in_index(__i).in_field("windows"))?;
+                                            __r.leave::<()>(None);
+                                            __v
+                                        });
                                 }
-                                    .map_err(|e| e.in_index(__i).in_field("windows"))?;
-                                __r.leave::<()>(None);
-                                __v
-                            });
-                    }
-                    __list
-                };
-                __r.leave::<()>(None);
-                __l
-            };
-            __r.leave_instance(__saved);
-            __pv
+                                __list
+                            };
+                            __r.leave::<()>(None);
+                            __l
+                        };
+                        __r.leave_instance(__saved);
+                        __pv
+                    };
+                    ::std::result::Result::Ok(windows)
+                },
+            )
         };
-        let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();
+        let __beyond: ::std::vec::Vec<u8> = __r.take_lazy_tail().to_vec();
         Ok(Self {
             head,
             info,
@@ -331,7 +346,7 @@ impl CbtrackV1 {
         let head = &self.head;
         let info = &self.info;
         let features = &self.features;
-        let windows = &self.windows;
+        let windows = self.windows.get().ok();
         {
             let __val = &self.head;
             let __v = __val;
@@ -426,61 +441,63 @@ impl CbtrackV1 {
             }
             __w.place(__tw, "instances.features");
         }
-        {
-            let __pos: i128 = 0_i128;
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("windows"))?;
+        if let ::std::option::Option::Some(windows) = windows {
             {
-                let __w = &mut __tw;
+                let __pos: i128 = 0_i128;
+                let mut __tw = __w
+                    .instance_writer(__pos, false)
+                    .map_err(|e| e.in_field("windows"))?;
                 {
-                    let __val = &self.windows;
-                    if (__val.len() as i128) != (head.index.len() as i128) {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
-                                    expected: u64::try_from(head.index.len() as i128)
-                                        .unwrap_or(u64::MAX),
-                                    found: __val.len(),
-                                })
-                                .in_field("windows"),
-                        );
-                    }
-                    for (__i, __v) in __val.iter().enumerate() {
-                        (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                            {
-                                if __v.entry
-                                    != (::statepack_runtime::io::expr_at(
-                                            &(&head.index)[..],
-                                            __i as i128,
-                                        )
-                                        .map_err(::statepack_runtime::io::ExprError::encode)?)
-                                        .clone()
+                    let __w = &mut __tw;
+                    {
+                        let __val = &(*windows);
+                        if (__val.len() as i128) != (head.index.len() as i128) {
+                            return Err(
+                                ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                                        expected: u64::try_from(head.index.len() as i128)
+                                            .unwrap_or(u64::MAX),
+                                        found: __val.len(),
+                                    })
+                                    .in_field("windows"),
+                            );
+                        }
+                        for (__i, __v) in __val.iter().enumerate() {
+                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
                                 {
-                                    return Err(
-                                        ::statepack_runtime::io::EncodeError::new(
-                                            ::statepack_runtime::io::EncodeErrorKind::Semantic(
-                                                format!(
-                                                    "param `{}` of the value is {:?} but the schema gives {:?}",
-                                                    "entry", __v.entry, (::statepack_runtime::io::expr_at(& (&
-                                                    head.index) [..], __i as i128)
-                                                    .map_err(::statepack_runtime::io::ExprError::encode) ?)
-                                                    .clone()
+                                    if __v.entry
+                                        != (::statepack_runtime::io::expr_at(
+                                                &(&head.index)[..],
+                                                __i as i128,
+                                            )
+                                            .map_err(::statepack_runtime::io::ExprError::encode)?)
+                                            .clone()
+                                    {
+                                        return Err(
+                                            ::statepack_runtime::io::EncodeError::new(
+                                                ::statepack_runtime::io::EncodeErrorKind::Semantic(
+                                                    format!(
+                                                        "param `{}` of the value is {:?} but the schema gives {:?}",
+                                                        "entry", __v.entry, (::statepack_runtime::io::expr_at(& (&
+                                                        head.index) [..], __i as i128)
+                                                        .map_err(::statepack_runtime::io::ExprError::encode) ?)
+                                                        .clone()
+                                                    ),
                                                 ),
                                             ),
-                                        ),
-                                    );
-                                }
-                                __v.write_to(__w)?;
-                            };
-                            Ok(())
-                        })()
-                            .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                                e.in_index(__i).in_field("windows")
-                            })?;
+                                        );
+                                    }
+                                    __v.write_to(__w)?;
+                                };
+                                Ok(())
+                            })()
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_index(__i).in_field("windows")
+                                })?;
+                        }
                     }
                 }
+                __w.place(__tw, "instances.windows");
             }
-            __w.place(__tw, "instances.windows");
         }
         __w.lay_out_positional(&self.__beyond)?;
         Ok(())
@@ -569,9 +586,16 @@ impl ::statepack_runtime::reflect::Reflect for CbtrackV1 {
             "features" => ::std::option::Option::Some(self.features.to_value()),
             "windows" => {
                 ::std::option::Option::Some(
-                    ::statepack_runtime::reflect::Value::List(
-                        self.windows.iter().map(|__e| __e.to_value()).collect(),
-                    ),
+                    match self.windows.get() {
+                        ::std::result::Result::Ok(__x) => {
+                            ::statepack_runtime::reflect::Value::List(
+                                __x.iter().map(|__e| __e.to_value()).collect(),
+                            )
+                        }
+                        ::std::result::Result::Err(__e) => {
+                            ::statepack_runtime::reflect::Value::Error(__e)
+                        }
+                    },
                 )
             }
             _ => ::std::option::Option::None,
@@ -2972,38 +2996,50 @@ pub struct ColumnEntry {
     /// Present only when `type_code == 1`.
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 256.
-    pub u1_values: ::std::option::Option<::std::vec::Vec<u8>>,
+    pub u1_values: ::statepack_runtime::lazy::Lazy<
+        ::std::option::Option<::std::vec::Vec<u8>>,
+    >,
     /// The column's values when its type code is 2 (u16).
     ///
     /// Present only when `type_code == 2`.
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 263.
-    pub u2_values: ::std::option::Option<::std::vec::Vec<u16>>,
+    pub u2_values: ::statepack_runtime::lazy::Lazy<
+        ::std::option::Option<::std::vec::Vec<u16>>,
+    >,
     /// The column's values when its type code is 3 (s16).
     ///
     /// Present only when `type_code == 3`.
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 270.
-    pub s2_values: ::std::option::Option<::std::vec::Vec<i16>>,
+    pub s2_values: ::statepack_runtime::lazy::Lazy<
+        ::std::option::Option<::std::vec::Vec<i16>>,
+    >,
     /// The column's values when its type code is 4 (u32).
     ///
     /// Present only when `type_code == 4`.
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 277.
-    pub u4_values: ::std::option::Option<::std::vec::Vec<u32>>,
+    pub u4_values: ::statepack_runtime::lazy::Lazy<
+        ::std::option::Option<::std::vec::Vec<u32>>,
+    >,
     /// The column's values when its type code is 5 (s32).
     ///
     /// Present only when `type_code == 5`.
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 286.
-    pub s4_values: ::std::option::Option<::std::vec::Vec<i32>>,
+    pub s4_values: ::statepack_runtime::lazy::Lazy<
+        ::std::option::Option<::std::vec::Vec<i32>>,
+    >,
     /// The column's values when its type code is 6 (f32).
     ///
     /// Present only when `type_code == 6`.
     ///
     /// Schema: `schema/cbtrack_v1.ksy` line 296.
     #[serde(with = "::statepack_runtime::io::float_json")]
-    pub f4_values: ::std::option::Option<::std::vec::Vec<f32>>,
+    pub f4_values: ::statepack_runtime::lazy::Lazy<
+        ::std::option::Option<::std::vec::Vec<f32>>,
+    >,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ColumnEntry {
@@ -3078,265 +3114,391 @@ impl ColumnEntry {
             __r.leave(Some(&__v));
             __v
         };
-        let u1_values: ::std::option::Option<::std::vec::Vec<u8>> = if (type_code
-            as i128) == 1_i128
-        {
-            Some({
-                let __p: i128 = offset as i128;
-                let __saved = __r
-                    .enter_instance(__p, false)
-                    .map_err(|e| e.in_field("u1_values"))?;
-                __r.enter(::statepack_runtime::io::PathSeg::Field("u1_values"));
-                let __pv = {
-                    let __l = {
-                        let __n = __r
-                            .check_count(count as i128, 1)
-                            .map_err(|e| e.in_field("u1_values"))?;
-                        let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        while __list.len() < __n {
-                            let __i = __list.len();
-                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                            __list
-                                .push({
-                                    let __v: u8 = { __r.read_u8() }
-                                        .map_err(|e| e.in_index(__i).in_field("u1_values"))?;
-                                    __r.leave(Some(&__v));
-                                    __v
-                                });
-                        }
-                        __list
-                    };
-                    __r.leave::<()>(None);
-                    __l
-                };
-                __r.leave_instance(__saved);
-                __pv
-            })
-        } else {
-            None
-        };
-        let u2_values: ::std::option::Option<::std::vec::Vec<u16>> = if (type_code
-            as i128) == 2_i128
-        {
-            Some({
-                let __p: i128 = offset as i128;
-                let __saved = __r
-                    .enter_instance(__p, false)
-                    .map_err(|e| e.in_field("u2_values"))?;
-                __r.enter(::statepack_runtime::io::PathSeg::Field("u2_values"));
-                let __pv = {
-                    let __l = {
-                        let __n = __r
-                            .check_count(count as i128, 2)
-                            .map_err(|e| e.in_field("u2_values"))?;
-                        let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        while __list.len() < __n {
-                            let __i = __list.len();
-                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                            __list
-                                .push({
-                                    let __v: u16 = { __r.read_u16le() }
-                                        .map_err(|e| e.in_index(__i).in_field("u2_values"))?;
-                                    __r.leave(Some(&__v));
-                                    __v
-                                });
-                        }
-                        __list
-                    };
-                    __r.leave::<()>(None);
-                    __l
-                };
-                __r.leave_instance(__saved);
-                __pv
-            })
-        } else {
-            None
-        };
-        let s2_values: ::std::option::Option<::std::vec::Vec<i16>> = if (type_code
-            as i128) == 3_i128
-        {
-            Some({
-                let __p: i128 = offset as i128;
-                let __saved = __r
-                    .enter_instance(__p, false)
-                    .map_err(|e| e.in_field("s2_values"))?;
-                __r.enter(::statepack_runtime::io::PathSeg::Field("s2_values"));
-                let __pv = {
-                    let __l = {
-                        let __n = __r
-                            .check_count(count as i128, 2)
-                            .map_err(|e| e.in_field("s2_values"))?;
-                        let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        while __list.len() < __n {
-                            let __i = __list.len();
-                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                            __list
-                                .push({
-                                    let __v: i16 = { __r.read_i16le() }
-                                        .map_err(|e| e.in_index(__i).in_field("s2_values"))?;
-                                    __r.leave(Some(&__v));
-                                    __v
-                                });
-                        }
-                        __list
-                    };
-                    __r.leave::<()>(None);
-                    __l
-                };
-                __r.leave_instance(__saved);
-                __pv
-            })
-        } else {
-            None
-        };
-        let __rule_u4_values: &'static str = "must be at most 16777215";
-        let u4_values: ::std::option::Option<::std::vec::Vec<u32>> = if (type_code
-            as i128) == 4_i128
-        {
-            Some({
-                let __p: i128 = offset as i128;
-                let __saved = __r
-                    .enter_instance(__p, false)
-                    .map_err(|e| e.in_field("u4_values"))?;
-                __r.enter(::statepack_runtime::io::PathSeg::Field("u4_values"));
-                let __pv = {
-                    let __l = {
-                        let __n = __r
-                            .check_count(count as i128, 4)
-                            .map_err(|e| e.in_field("u4_values"))?;
-                        let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        while __list.len() < __n {
-                            let __i = __list.len();
-                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                            __list
-                                .push({
-                                    let __el_at = __r.offset();
-                                    let __v: u32 = { __r.read_u32le() }
-                                        .map_err(|e| e.in_index(__i).in_field("u4_values"))?;
-                                    {
-                                        let __v = &__v;
-                                        if (*__v as i128) > 16777215_i128 {
-                                            return Err(
-                                                ::statepack_runtime::io::DecodeError::new(
-                                                        __el_at,
-                                                        ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                                            value: format!("{:?}", __v),
-                                                            rule: __rule_u4_values,
-                                                        },
-                                                    )
-                                                    .in_index(__i)
-                                                    .in_field("u4_values"),
-                                            );
-                                        }
+        let u1_values: ::statepack_runtime::lazy::Lazy<
+            ::std::option::Option<::std::vec::Vec<u8>>,
+        > = {
+            let __lazy_at = __r.lazy_at();
+            let type_code = ::std::clone::Clone::clone(&type_code);
+            let offset = ::std::clone::Clone::clone(&offset);
+            let count = ::std::clone::Clone::clone(&count);
+            ::statepack_runtime::lazy::Lazy::pending(
+                __lazy_at,
+                move |
+                    __r: &mut ::statepack_runtime::io::ByteReader<'_>,
+                | -> ::std::result::Result<
+                    ::std::option::Option<::std::vec::Vec<u8>>,
+                    ::statepack_runtime::io::DecodeError,
+                > {
+                    let u1_values: ::std::option::Option<::std::vec::Vec<u8>> = if (type_code
+                        as i128) == 1_i128
+                    {
+                        Some({
+                            let __p: i128 = offset as i128;
+                            let __saved = __r
+                                .enter_instance(__p, false)
+                                .map_err(|e| e.in_field("u1_values"))?;
+                            __r.enter(
+                                ::statepack_runtime::io::PathSeg::Field("u1_values"),
+                            );
+                            let __pv = {
+                                let __l = {
+                                    let __n = __r
+                                        .check_count(count as i128, 1)
+                                        .map_err(|e| e.in_field("u1_values"))?;
+                                    let mut __list = ::std::vec::Vec::with_capacity(__n);
+                                    while __list.len() < __n {
+                                        let __i = __list.len();
+                                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                        __list
+                                            .push({
+                                                let __v: u8 = { __r.read_u8() }
+                                                    .map_err(|e| e.in_index(__i).in_field("u1_values"))?;
+                                                __r.leave(Some(&__v));
+                                                __v
+                                            });
                                     }
-                                    __r.leave(Some(&__v));
-                                    __v
-                                });
-                        }
-                        __list
+                                    __list
+                                };
+                                __r.leave::<()>(None);
+                                __l
+                            };
+                            __r.leave_instance(__saved);
+                            __pv
+                        })
+                    } else {
+                        None
                     };
-                    __r.leave::<()>(None);
-                    __l
-                };
-                __r.leave_instance(__saved);
-                __pv
-            })
-        } else {
-            None
+                    ::std::result::Result::Ok(u1_values)
+                },
+            )
         };
-        let __rule_s4_values: &'static str = "must be in -16777215..=16777215";
-        let s4_values: ::std::option::Option<::std::vec::Vec<i32>> = if (type_code
-            as i128) == 5_i128
-        {
-            Some({
-                let __p: i128 = offset as i128;
-                let __saved = __r
-                    .enter_instance(__p, false)
-                    .map_err(|e| e.in_field("s4_values"))?;
-                __r.enter(::statepack_runtime::io::PathSeg::Field("s4_values"));
-                let __pv = {
-                    let __l = {
-                        let __n = __r
-                            .check_count(count as i128, 4)
-                            .map_err(|e| e.in_field("s4_values"))?;
-                        let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        while __list.len() < __n {
-                            let __i = __list.len();
-                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                            __list
-                                .push({
-                                    let __el_at = __r.offset();
-                                    let __v: i32 = { __r.read_i32le() }
-                                        .map_err(|e| e.in_index(__i).in_field("s4_values"))?;
-                                    {
-                                        let __v = &__v;
-                                        if !(((*__v as i128) >= (-16777215_i128))
-                                            && ((*__v as i128) <= 16777215_i128))
-                                        {
-                                            return Err(
-                                                ::statepack_runtime::io::DecodeError::new(
-                                                        __el_at,
-                                                        ::statepack_runtime::io::DecodeErrorKind::NotValid {
-                                                            value: format!("{:?}", __v),
-                                                            rule: __rule_s4_values,
-                                                        },
-                                                    )
-                                                    .in_index(__i)
-                                                    .in_field("s4_values"),
-                                            );
-                                        }
+        let u2_values: ::statepack_runtime::lazy::Lazy<
+            ::std::option::Option<::std::vec::Vec<u16>>,
+        > = {
+            let __lazy_at = __r.lazy_at();
+            let type_code = ::std::clone::Clone::clone(&type_code);
+            let offset = ::std::clone::Clone::clone(&offset);
+            let count = ::std::clone::Clone::clone(&count);
+            ::statepack_runtime::lazy::Lazy::pending(
+                __lazy_at,
+                move |
+                    __r: &mut ::statepack_runtime::io::ByteReader<'_>,
+                | -> ::std::result::Result<
+                    ::std::option::Option<::std::vec::Vec<u16>>,
+                    ::statepack_runtime::io::DecodeError,
+                > {
+                    let u2_values: ::std::option::Option<::std::vec::Vec<u16>> = if (type_code
+                        as i128) == 2_i128
+                    {
+                        Some({
+                            let __p: i128 = offset as i128;
+                            let __saved = __r
+                                .enter_instance(__p, false)
+                                .map_err(|e| e.in_field("u2_values"))?;
+                            __r.enter(
+                                ::statepack_runtime::io::PathSeg::Field("u2_values"),
+                            );
+                            let __pv = {
+                                let __l = {
+                                    let __n = __r
+                                        .check_count(count as i128, 2)
+                                        .map_err(|e| e.in_field("u2_values"))?;
+                                    let mut __list = ::std::vec::Vec::with_capacity(__n);
+                                    while __list.len() < __n {
+                                        let __i = __list.len();
+                                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                        __list
+                                            .push({
+                                                let __v: u16 = { __r.read_u16le() }
+                                                    .map_err(|e| e.in_index(__i).in_field("u2_values"))?;
+                                                __r.leave(Some(&__v));
+                                                __v
+                                            });
                                     }
-                                    __r.leave(Some(&__v));
-                                    __v
-                                });
-                        }
-                        __list
+                                    __list
+                                };
+                                __r.leave::<()>(None);
+                                __l
+                            };
+                            __r.leave_instance(__saved);
+                            __pv
+                        })
+                    } else {
+                        None
                     };
-                    __r.leave::<()>(None);
-                    __l
-                };
-                __r.leave_instance(__saved);
-                __pv
-            })
-        } else {
-            None
+                    ::std::result::Result::Ok(u2_values)
+                },
+            )
         };
-        let f4_values: ::std::option::Option<::std::vec::Vec<f32>> = if (type_code
-            as i128) == 6_i128
-        {
-            Some({
-                let __p: i128 = offset as i128;
-                let __saved = __r
-                    .enter_instance(__p, false)
-                    .map_err(|e| e.in_field("f4_values"))?;
-                __r.enter(::statepack_runtime::io::PathSeg::Field("f4_values"));
-                let __pv = {
-                    let __l = {
-                        let __n = __r
-                            .check_count(count as i128, 4)
-                            .map_err(|e| e.in_field("f4_values"))?;
-                        let mut __list = ::std::vec::Vec::with_capacity(__n);
-                        while __list.len() < __n {
-                            let __i = __list.len();
-                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
-                            __list
-                                .push({
-                                    let __v: f32 = { __r.read_f32le() }
-                                        .map_err(|e| e.in_index(__i).in_field("f4_values"))?;
-                                    __r.leave(Some(&__v));
-                                    __v
-                                });
-                        }
-                        __list
+        let s2_values: ::statepack_runtime::lazy::Lazy<
+            ::std::option::Option<::std::vec::Vec<i16>>,
+        > = {
+            let __lazy_at = __r.lazy_at();
+            let type_code = ::std::clone::Clone::clone(&type_code);
+            let offset = ::std::clone::Clone::clone(&offset);
+            let count = ::std::clone::Clone::clone(&count);
+            ::statepack_runtime::lazy::Lazy::pending(
+                __lazy_at,
+                move |
+                    __r: &mut ::statepack_runtime::io::ByteReader<'_>,
+                | -> ::std::result::Result<
+                    ::std::option::Option<::std::vec::Vec<i16>>,
+                    ::statepack_runtime::io::DecodeError,
+                > {
+                    let s2_values: ::std::option::Option<::std::vec::Vec<i16>> = if (type_code
+                        as i128) == 3_i128
+                    {
+                        Some({
+                            let __p: i128 = offset as i128;
+                            let __saved = __r
+                                .enter_instance(__p, false)
+                                .map_err(|e| e.in_field("s2_values"))?;
+                            __r.enter(
+                                ::statepack_runtime::io::PathSeg::Field("s2_values"),
+                            );
+                            let __pv = {
+                                let __l = {
+                                    let __n = __r
+                                        .check_count(count as i128, 2)
+                                        .map_err(|e| e.in_field("s2_values"))?;
+                                    let mut __list = ::std::vec::Vec::with_capacity(__n);
+                                    while __list.len() < __n {
+                                        let __i = __list.len();
+                                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                        __list
+                                            .push({
+                                                let __v: i16 = { __r.read_i16le() }
+                                                    .map_err(|e| e.in_index(__i).in_field("s2_values"))?;
+                                                __r.leave(Some(&__v));
+                                                __v
+                                            });
+                                    }
+                                    __list
+                                };
+                                __r.leave::<()>(None);
+                                __l
+                            };
+                            __r.leave_instance(__saved);
+                            __pv
+                        })
+                    } else {
+                        None
                     };
-                    __r.leave::<()>(None);
-                    __l
-                };
-                __r.leave_instance(__saved);
-                __pv
-            })
-        } else {
-            None
+                    ::std::result::Result::Ok(s2_values)
+                },
+            )
+        };
+        let u4_values: ::statepack_runtime::lazy::Lazy<
+            ::std::option::Option<::std::vec::Vec<u32>>,
+        > = {
+            let __lazy_at = __r.lazy_at();
+            let type_code = ::std::clone::Clone::clone(&type_code);
+            let offset = ::std::clone::Clone::clone(&offset);
+            let count = ::std::clone::Clone::clone(&count);
+            ::statepack_runtime::lazy::Lazy::pending(
+                __lazy_at,
+                move |
+                    __r: &mut ::statepack_runtime::io::ByteReader<'_>,
+                | -> ::std::result::Result<
+                    ::std::option::Option<::std::vec::Vec<u32>>,
+                    ::statepack_runtime::io::DecodeError,
+                > {
+                    let __rule_u4_values: &'static str = "must be at most 16777215";
+                    let u4_values: ::std::option::Option<::std::vec::Vec<u32>> = if (type_code
+                        as i128) == 4_i128
+                    {
+                        Some({
+                            let __p: i128 = offset as i128;
+                            let __saved = __r
+                                .enter_instance(__p, false)
+                                .map_err(|e| e.in_field("u4_values"))?;
+                            __r.enter(
+                                ::statepack_runtime::io::PathSeg::Field("u4_values"),
+                            );
+                            let __pv = {
+                                let __l = {
+                                    let __n = __r
+                                        .check_count(count as i128, 4)
+                                        .map_err(|e| e.in_field("u4_values"))?;
+                                    let mut __list = ::std::vec::Vec::with_capacity(__n);
+                                    while __list.len() < __n {
+                                        let __i = __list.len();
+                                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                        __list
+                                            .push({
+                                                let __el_at = __r.offset();
+                                                let __v: u32 = { __r.read_u32le() }
+                                                    .map_err(|e| e.in_index(__i).in_field("u4_values"))?;
+                                                {
+                                                    let __v = &__v;
+                                                    if (*__v as i128) > 16777215_i128 {
+                                                        return Err(
+                                                            ::statepack_runtime::io::DecodeError::new(
+                                                                    __el_at,
+                                                                    ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                                                        value: format!("{:?}", __v),
+                                                                        rule: __rule_u4_values,
+                                                                    },
+                                                                )
+                                                                .in_index(__i)
+                                                                .in_field("u4_values"),
+                                                        );
+                                                    }
+                                                }
+                                                __r.leave(Some(&__v));
+                                                __v
+                                            });
+                                    }
+                                    __list
+                                };
+                                __r.leave::<()>(None);
+                                __l
+                            };
+                            __r.leave_instance(__saved);
+                            __pv
+                        })
+                    } else {
+                        None
+                    };
+                    ::std::result::Result::Ok(u4_values)
+                },
+            )
+        };
+        let s4_values: ::statepack_runtime::lazy::Lazy<
+            ::std::option::Option<::std::vec::Vec<i32>>,
+        > = {
+            let __lazy_at = __r.lazy_at();
+            let type_code = ::std::clone::Clone::clone(&type_code);
+            let offset = ::std::clone::Clone::clone(&offset);
+            let count = ::std::clone::Clone::clone(&count);
+            ::statepack_runtime::lazy::Lazy::pending(
+                __lazy_at,
+                move |
+                    __r: &mut ::statepack_runtime::io::ByteReader<'_>,
+                | -> ::std::result::Result<
+                    ::std::option::Option<::std::vec::Vec<i32>>,
+                    ::statepack_runtime::io::DecodeError,
+                > {
+                    let __rule_s4_values: &'static str = "must be in -16777215..=16777215";
+                    let s4_values: ::std::option::Option<::std::vec::Vec<i32>> = if (type_code
+                        as i128) == 5_i128
+                    {
+                        Some({
+                            let __p: i128 = offset as i128;
+                            let __saved = __r
+                                .enter_instance(__p, false)
+                                .map_err(|e| e.in_field("s4_values"))?;
+                            __r.enter(
+                                ::statepack_runtime::io::PathSeg::Field("s4_values"),
+                            );
+                            let __pv = {
+                                let __l = {
+                                    let __n = __r
+                                        .check_count(count as i128, 4)
+                                        .map_err(|e| e.in_field("s4_values"))?;
+                                    let mut __list = ::std::vec::Vec::with_capacity(__n);
+                                    while __list.len() < __n {
+                                        let __i = __list.len();
+                                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                        __list
+                                            .push({
+                                                let __el_at = __r.offset();
+                                                let __v: i32 = { __r.read_i32le() }
+                                                    .map_err(|e| e.in_index(__i).in_field("s4_values"))?;
+                                                {
+                                                    let __v = &__v;
+                                                    if !(((*__v as i128) >= (-16777215_i128))
+                                                        && ((*__v as i128) <= 16777215_i128))
+                                                    {
+                                                        return Err(
+                                                            ::statepack_runtime::io::DecodeError::new(
+                                                                    __el_at,
+                                                                    ::statepack_runtime::io::DecodeErrorKind::NotValid {
+                                                                        value: format!("{:?}", __v),
+                                                                        rule: __rule_s4_values,
+                                                                    },
+                                                                )
+                                                                .in_index(__i)
+                                                                .in_field("s4_values"),
+                                                        );
+                                                    }
+                                                }
+                                                __r.leave(Some(&__v));
+                                                __v
+                                            });
+                                    }
+                                    __list
+                                };
+                                __r.leave::<()>(None);
+                                __l
+                            };
+                            __r.leave_instance(__saved);
+                            __pv
+                        })
+                    } else {
+                        None
+                    };
+                    ::std::result::Result::Ok(s4_values)
+                },
+            )
+        };
+        let f4_values: ::statepack_runtime::lazy::Lazy<
+            ::std::option::Option<::std::vec::Vec<f32>>,
+        > = {
+            let __lazy_at = __r.lazy_at();
+            let type_code = ::std::clone::Clone::clone(&type_code);
+            let offset = ::std::clone::Clone::clone(&offset);
+            let count = ::std::clone::Clone::clone(&count);
+            ::statepack_runtime::lazy::Lazy::pending(
+                __lazy_at,
+                move |
+                    __r: &mut ::statepack_runtime::io::ByteReader<'_>,
+                | -> ::std::result::Result<
+                    ::std::option::Option<::std::vec::Vec<f32>>,
+                    ::statepack_runtime::io::DecodeError,
+                > {
+                    let f4_values: ::std::option::Option<::std::vec::Vec<f32>> = if (type_code
+                        as i128) == 6_i128
+                    {
+                        Some({
+                            let __p: i128 = offset as i128;
+                            let __saved = __r
+                                .enter_instance(__p, false)
+                                .map_err(|e| e.in_field("f4_values"))?;
+                            __r.enter(
+                                ::statepack_runtime::io::PathSeg::Field("f4_values"),
+                            );
+                            let __pv = {
+                                let __l = {
+                                    let __n = __r
+                                        .check_count(count as i128, 4)
+                                        .map_err(|e| e.in_field("f4_values"))?;
+                                    let mut __list = ::std::vec::Vec::with_capacity(__n);
+                                    while __list.len() < __n {
+                                        let __i = __list.len();
+                                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                        __list
+                                            .push({
+                                                let __v: f32 = { __r.read_f32le() }
+                                                    .map_err(|e| e.in_index(__i).in_field("f4_values"))?;
+                                                __r.leave(Some(&__v));
+                                                __v
+                                            });
+                                    }
+                                    __list
+                                };
+                                __r.leave::<()>(None);
+                                __l
+                            };
+                            __r.leave_instance(__saved);
+                            __pv
+                        })
+                    } else {
+                        None
+                    };
+                    ::std::result::Result::Ok(f4_values)
+                },
+            )
         };
         Ok(Self {
             id,
@@ -3368,12 +3530,12 @@ impl ColumnEntry {
         let type_code = self.type_code;
         let offset = self.offset;
         let count = self.count;
-        let u1_values = &self.u1_values;
-        let u2_values = &self.u2_values;
-        let s2_values = &self.s2_values;
-        let u4_values = &self.u4_values;
-        let s4_values = &self.s4_values;
-        let f4_values = &self.f4_values;
+        let u1_values = self.u1_values.get().ok();
+        let u2_values = self.u2_values.get().ok();
+        let s2_values = self.s2_values.get().ok();
+        let u4_values = self.u4_values.get().ok();
+        let s4_values = self.s4_values.get().ok();
+        let f4_values = self.f4_values.get().ok();
         {
             let mut __b = [0u8; 4];
             __b[0..2].copy_from_slice(&(self.id).to_le_bytes());
@@ -3418,259 +3580,271 @@ impl ColumnEntry {
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("count"))?;
         }
-        {
-            let __pos: i128 = offset as i128;
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("u1_values"))?;
+        if let ::std::option::Option::Some(u1_values) = u1_values {
             {
-                let __w = &mut __tw;
-                match (((type_code as i128) == 1_i128), &self.u1_values) {
-                    (true, Some(__val)) => {
-                        if (__val.len() as i128) != (count as i128) {
+                let __pos: i128 = offset as i128;
+                let mut __tw = __w
+                    .instance_writer(__pos, false)
+                    .map_err(|e| e.in_field("u1_values"))?;
+                {
+                    let __w = &mut __tw;
+                    match (((type_code as i128) == 1_i128), &(*u1_values)) {
+                        (true, Some(__val)) => {
+                            if (__val.len() as i128) != (count as i128) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                                            expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
+                                            found: __val.len(),
+                                        })
+                                        .in_field("u1_values"),
+                                );
+                            }
+                            for __v in __val.iter() {
+                                __w.write_u8(*__v);
+                            }
+                        }
+                        (false, None) => {}
+                        (__holds, __opt) => {
                             return Err(
-                                ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
-                                        expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
-                                        found: __val.len(),
-                                    })
-                                    .in_field("u1_values"),
+                                ::statepack_runtime::io::EncodeError::presence(
+                                    "u1_values",
+                                    "type_code == 1",
+                                    __holds,
+                                    __opt.is_some(),
+                                ),
                             );
                         }
-                        for __v in __val.iter() {
-                            __w.write_u8(*__v);
-                        }
-                    }
-                    (false, None) => {}
-                    (__holds, __opt) => {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::presence(
-                                "u1_values",
-                                "type_code == 1",
-                                __holds,
-                                __opt.is_some(),
-                            ),
-                        );
                     }
                 }
+                __w.place(__tw, "types.column_entry.instances.u1_values");
             }
-            __w.place(__tw, "types.column_entry.instances.u1_values");
         }
-        {
-            let __pos: i128 = offset as i128;
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("u2_values"))?;
+        if let ::std::option::Option::Some(u2_values) = u2_values {
             {
-                let __w = &mut __tw;
-                match (((type_code as i128) == 2_i128), &self.u2_values) {
-                    (true, Some(__val)) => {
-                        if (__val.len() as i128) != (count as i128) {
+                let __pos: i128 = offset as i128;
+                let mut __tw = __w
+                    .instance_writer(__pos, false)
+                    .map_err(|e| e.in_field("u2_values"))?;
+                {
+                    let __w = &mut __tw;
+                    match (((type_code as i128) == 2_i128), &(*u2_values)) {
+                        (true, Some(__val)) => {
+                            if (__val.len() as i128) != (count as i128) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                                            expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
+                                            found: __val.len(),
+                                        })
+                                        .in_field("u2_values"),
+                                );
+                            }
+                            for __v in __val.iter() {
+                                __w.write_u16le(*__v);
+                            }
+                        }
+                        (false, None) => {}
+                        (__holds, __opt) => {
                             return Err(
-                                ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
-                                        expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
-                                        found: __val.len(),
-                                    })
-                                    .in_field("u2_values"),
+                                ::statepack_runtime::io::EncodeError::presence(
+                                    "u2_values",
+                                    "type_code == 2",
+                                    __holds,
+                                    __opt.is_some(),
+                                ),
                             );
                         }
-                        for __v in __val.iter() {
-                            __w.write_u16le(*__v);
-                        }
-                    }
-                    (false, None) => {}
-                    (__holds, __opt) => {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::presence(
-                                "u2_values",
-                                "type_code == 2",
-                                __holds,
-                                __opt.is_some(),
-                            ),
-                        );
                     }
                 }
+                __w.place(__tw, "types.column_entry.instances.u2_values");
             }
-            __w.place(__tw, "types.column_entry.instances.u2_values");
         }
-        {
-            let __pos: i128 = offset as i128;
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("s2_values"))?;
+        if let ::std::option::Option::Some(s2_values) = s2_values {
             {
-                let __w = &mut __tw;
-                match (((type_code as i128) == 3_i128), &self.s2_values) {
-                    (true, Some(__val)) => {
-                        if (__val.len() as i128) != (count as i128) {
+                let __pos: i128 = offset as i128;
+                let mut __tw = __w
+                    .instance_writer(__pos, false)
+                    .map_err(|e| e.in_field("s2_values"))?;
+                {
+                    let __w = &mut __tw;
+                    match (((type_code as i128) == 3_i128), &(*s2_values)) {
+                        (true, Some(__val)) => {
+                            if (__val.len() as i128) != (count as i128) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                                            expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
+                                            found: __val.len(),
+                                        })
+                                        .in_field("s2_values"),
+                                );
+                            }
+                            for __v in __val.iter() {
+                                __w.write_i16le(*__v);
+                            }
+                        }
+                        (false, None) => {}
+                        (__holds, __opt) => {
                             return Err(
-                                ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
-                                        expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
-                                        found: __val.len(),
-                                    })
-                                    .in_field("s2_values"),
+                                ::statepack_runtime::io::EncodeError::presence(
+                                    "s2_values",
+                                    "type_code == 3",
+                                    __holds,
+                                    __opt.is_some(),
+                                ),
                             );
                         }
-                        for __v in __val.iter() {
-                            __w.write_i16le(*__v);
-                        }
-                    }
-                    (false, None) => {}
-                    (__holds, __opt) => {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::presence(
-                                "s2_values",
-                                "type_code == 3",
-                                __holds,
-                                __opt.is_some(),
-                            ),
-                        );
                     }
                 }
+                __w.place(__tw, "types.column_entry.instances.s2_values");
             }
-            __w.place(__tw, "types.column_entry.instances.s2_values");
         }
-        {
-            let __pos: i128 = offset as i128;
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("u4_values"))?;
+        if let ::std::option::Option::Some(u4_values) = u4_values {
             {
-                let __w = &mut __tw;
-                let __rule_u4_values: &'static str = "must be at most 16777215";
-                match (((type_code as i128) == 4_i128), &self.u4_values) {
-                    (true, Some(__val)) => {
-                        if (__val.len() as i128) != (count as i128) {
+                let __pos: i128 = offset as i128;
+                let mut __tw = __w
+                    .instance_writer(__pos, false)
+                    .map_err(|e| e.in_field("u4_values"))?;
+                {
+                    let __w = &mut __tw;
+                    let __rule_u4_values: &'static str = "must be at most 16777215";
+                    match (((type_code as i128) == 4_i128), &(*u4_values)) {
+                        (true, Some(__val)) => {
+                            if (__val.len() as i128) != (count as i128) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                                            expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
+                                            found: __val.len(),
+                                        })
+                                        .in_field("u4_values"),
+                                );
+                            }
+                            for (__i, __v) in __val.iter().enumerate() {
+                                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                    if (*__v as i128) > 16777215_i128 {
+                                        return Err(
+                                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                                                value: format!("{:?}", __v),
+                                                rule: __rule_u4_values,
+                                            }),
+                                        );
+                                    }
+                                    __w.write_u32le(*__v);
+                                    Ok(())
+                                })()
+                                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                        e.in_index(__i).in_field("u4_values")
+                                    })?;
+                            }
+                        }
+                        (false, None) => {}
+                        (__holds, __opt) => {
                             return Err(
-                                ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
-                                        expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
-                                        found: __val.len(),
-                                    })
-                                    .in_field("u4_values"),
+                                ::statepack_runtime::io::EncodeError::presence(
+                                    "u4_values",
+                                    "type_code == 4",
+                                    __holds,
+                                    __opt.is_some(),
+                                ),
                             );
                         }
-                        for (__i, __v) in __val.iter().enumerate() {
-                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                                if (*__v as i128) > 16777215_i128 {
-                                    return Err(
-                                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
-                                            value: format!("{:?}", __v),
-                                            rule: __rule_u4_values,
-                                        }),
-                                    );
-                                }
-                                __w.write_u32le(*__v);
-                                Ok(())
-                            })()
-                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                                    e.in_index(__i).in_field("u4_values")
-                                })?;
-                        }
-                    }
-                    (false, None) => {}
-                    (__holds, __opt) => {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::presence(
-                                "u4_values",
-                                "type_code == 4",
-                                __holds,
-                                __opt.is_some(),
-                            ),
-                        );
                     }
                 }
+                __w.place(__tw, "types.column_entry.instances.u4_values");
             }
-            __w.place(__tw, "types.column_entry.instances.u4_values");
         }
-        {
-            let __pos: i128 = offset as i128;
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("s4_values"))?;
+        if let ::std::option::Option::Some(s4_values) = s4_values {
             {
-                let __w = &mut __tw;
-                let __rule_s4_values: &'static str = "must be in -16777215..=16777215";
-                match (((type_code as i128) == 5_i128), &self.s4_values) {
-                    (true, Some(__val)) => {
-                        if (__val.len() as i128) != (count as i128) {
+                let __pos: i128 = offset as i128;
+                let mut __tw = __w
+                    .instance_writer(__pos, false)
+                    .map_err(|e| e.in_field("s4_values"))?;
+                {
+                    let __w = &mut __tw;
+                    let __rule_s4_values: &'static str = "must be in -16777215..=16777215";
+                    match (((type_code as i128) == 5_i128), &(*s4_values)) {
+                        (true, Some(__val)) => {
+                            if (__val.len() as i128) != (count as i128) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                                            expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
+                                            found: __val.len(),
+                                        })
+                                        .in_field("s4_values"),
+                                );
+                            }
+                            for (__i, __v) in __val.iter().enumerate() {
+                                (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                                    if !(((*__v as i128) >= (-16777215_i128))
+                                        && ((*__v as i128) <= 16777215_i128))
+                                    {
+                                        return Err(
+                                            ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                                                value: format!("{:?}", __v),
+                                                rule: __rule_s4_values,
+                                            }),
+                                        );
+                                    }
+                                    __w.write_i32le(*__v);
+                                    Ok(())
+                                })()
+                                    .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                        e.in_index(__i).in_field("s4_values")
+                                    })?;
+                            }
+                        }
+                        (false, None) => {}
+                        (__holds, __opt) => {
                             return Err(
-                                ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
-                                        expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
-                                        found: __val.len(),
-                                    })
-                                    .in_field("s4_values"),
+                                ::statepack_runtime::io::EncodeError::presence(
+                                    "s4_values",
+                                    "type_code == 5",
+                                    __holds,
+                                    __opt.is_some(),
+                                ),
                             );
                         }
-                        for (__i, __v) in __val.iter().enumerate() {
-                            (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                                if !(((*__v as i128) >= (-16777215_i128))
-                                    && ((*__v as i128) <= 16777215_i128))
-                                {
-                                    return Err(
-                                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
-                                            value: format!("{:?}", __v),
-                                            rule: __rule_s4_values,
-                                        }),
-                                    );
-                                }
-                                __w.write_i32le(*__v);
-                                Ok(())
-                            })()
-                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                                    e.in_index(__i).in_field("s4_values")
-                                })?;
-                        }
-                    }
-                    (false, None) => {}
-                    (__holds, __opt) => {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::presence(
-                                "s4_values",
-                                "type_code == 5",
-                                __holds,
-                                __opt.is_some(),
-                            ),
-                        );
                     }
                 }
+                __w.place(__tw, "types.column_entry.instances.s4_values");
             }
-            __w.place(__tw, "types.column_entry.instances.s4_values");
         }
-        {
-            let __pos: i128 = offset as i128;
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("f4_values"))?;
+        if let ::std::option::Option::Some(f4_values) = f4_values {
             {
-                let __w = &mut __tw;
-                match (((type_code as i128) == 6_i128), &self.f4_values) {
-                    (true, Some(__val)) => {
-                        if (__val.len() as i128) != (count as i128) {
+                let __pos: i128 = offset as i128;
+                let mut __tw = __w
+                    .instance_writer(__pos, false)
+                    .map_err(|e| e.in_field("f4_values"))?;
+                {
+                    let __w = &mut __tw;
+                    match (((type_code as i128) == 6_i128), &(*f4_values)) {
+                        (true, Some(__val)) => {
+                            if (__val.len() as i128) != (count as i128) {
+                                return Err(
+                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
+                                            expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
+                                            found: __val.len(),
+                                        })
+                                        .in_field("f4_values"),
+                                );
+                            }
+                            for __v in __val.iter() {
+                                __w.write_f32le(*__v);
+                            }
+                        }
+                        (false, None) => {}
+                        (__holds, __opt) => {
                             return Err(
-                                ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch {
-                                        expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
-                                        found: __val.len(),
-                                    })
-                                    .in_field("f4_values"),
+                                ::statepack_runtime::io::EncodeError::presence(
+                                    "f4_values",
+                                    "type_code == 6",
+                                    __holds,
+                                    __opt.is_some(),
+                                ),
                             );
                         }
-                        for __v in __val.iter() {
-                            __w.write_f32le(*__v);
-                        }
-                    }
-                    (false, None) => {}
-                    (__holds, __opt) => {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::presence(
-                                "f4_values",
-                                "type_code == 6",
-                                __holds,
-                                __opt.is_some(),
-                            ),
-                        );
                     }
                 }
+                __w.place(__tw, "types.column_entry.instances.f4_values");
             }
-            __w.place(__tw, "types.column_entry.instances.f4_values");
         }
         Ok(())
     }
@@ -3726,84 +3900,126 @@ impl ::statepack_runtime::reflect::Reflect for ColumnEntry {
             "count" => ::std::option::Option::Some(self.count.to_value()),
             "u1_values" => {
                 ::std::option::Option::Some(
-                    match &self.u1_values {
-                        ::std::option::Option::Some(__l) => {
-                            ::statepack_runtime::reflect::Value::List(
-                                __l.iter().map(|__e| __e.to_value()).collect(),
-                            )
+                    match self.u1_values.get() {
+                        ::std::result::Result::Ok(__x) => {
+                            match __x {
+                                ::std::option::Option::Some(__l) => {
+                                    ::statepack_runtime::reflect::Value::List(
+                                        __l.iter().map(|__e| __e.to_value()).collect(),
+                                    )
+                                }
+                                ::std::option::Option::None => {
+                                    ::statepack_runtime::reflect::Value::Null
+                                }
+                            }
                         }
-                        ::std::option::Option::None => {
-                            ::statepack_runtime::reflect::Value::Null
+                        ::std::result::Result::Err(__e) => {
+                            ::statepack_runtime::reflect::Value::Error(__e)
                         }
                     },
                 )
             }
             "u2_values" => {
                 ::std::option::Option::Some(
-                    match &self.u2_values {
-                        ::std::option::Option::Some(__l) => {
-                            ::statepack_runtime::reflect::Value::List(
-                                __l.iter().map(|__e| __e.to_value()).collect(),
-                            )
+                    match self.u2_values.get() {
+                        ::std::result::Result::Ok(__x) => {
+                            match __x {
+                                ::std::option::Option::Some(__l) => {
+                                    ::statepack_runtime::reflect::Value::List(
+                                        __l.iter().map(|__e| __e.to_value()).collect(),
+                                    )
+                                }
+                                ::std::option::Option::None => {
+                                    ::statepack_runtime::reflect::Value::Null
+                                }
+                            }
                         }
-                        ::std::option::Option::None => {
-                            ::statepack_runtime::reflect::Value::Null
+                        ::std::result::Result::Err(__e) => {
+                            ::statepack_runtime::reflect::Value::Error(__e)
                         }
                     },
                 )
             }
             "s2_values" => {
                 ::std::option::Option::Some(
-                    match &self.s2_values {
-                        ::std::option::Option::Some(__l) => {
-                            ::statepack_runtime::reflect::Value::List(
-                                __l.iter().map(|__e| __e.to_value()).collect(),
-                            )
+                    match self.s2_values.get() {
+                        ::std::result::Result::Ok(__x) => {
+                            match __x {
+                                ::std::option::Option::Some(__l) => {
+                                    ::statepack_runtime::reflect::Value::List(
+                                        __l.iter().map(|__e| __e.to_value()).collect(),
+                                    )
+                                }
+                                ::std::option::Option::None => {
+                                    ::statepack_runtime::reflect::Value::Null
+                                }
+                            }
                         }
-                        ::std::option::Option::None => {
-                            ::statepack_runtime::reflect::Value::Null
+                        ::std::result::Result::Err(__e) => {
+                            ::statepack_runtime::reflect::Value::Error(__e)
                         }
                     },
                 )
             }
             "u4_values" => {
                 ::std::option::Option::Some(
-                    match &self.u4_values {
-                        ::std::option::Option::Some(__l) => {
-                            ::statepack_runtime::reflect::Value::List(
-                                __l.iter().map(|__e| __e.to_value()).collect(),
-                            )
+                    match self.u4_values.get() {
+                        ::std::result::Result::Ok(__x) => {
+                            match __x {
+                                ::std::option::Option::Some(__l) => {
+                                    ::statepack_runtime::reflect::Value::List(
+                                        __l.iter().map(|__e| __e.to_value()).collect(),
+                                    )
+                                }
+                                ::std::option::Option::None => {
+                                    ::statepack_runtime::reflect::Value::Null
+                                }
+                            }
                         }
-                        ::std::option::Option::None => {
-                            ::statepack_runtime::reflect::Value::Null
+                        ::std::result::Result::Err(__e) => {
+                            ::statepack_runtime::reflect::Value::Error(__e)
                         }
                     },
                 )
             }
             "s4_values" => {
                 ::std::option::Option::Some(
-                    match &self.s4_values {
-                        ::std::option::Option::Some(__l) => {
-                            ::statepack_runtime::reflect::Value::List(
-                                __l.iter().map(|__e| __e.to_value()).collect(),
-                            )
+                    match self.s4_values.get() {
+                        ::std::result::Result::Ok(__x) => {
+                            match __x {
+                                ::std::option::Option::Some(__l) => {
+                                    ::statepack_runtime::reflect::Value::List(
+                                        __l.iter().map(|__e| __e.to_value()).collect(),
+                                    )
+                                }
+                                ::std::option::Option::None => {
+                                    ::statepack_runtime::reflect::Value::Null
+                                }
+                            }
                         }
-                        ::std::option::Option::None => {
-                            ::statepack_runtime::reflect::Value::Null
+                        ::std::result::Result::Err(__e) => {
+                            ::statepack_runtime::reflect::Value::Error(__e)
                         }
                     },
                 )
             }
             "f4_values" => {
                 ::std::option::Option::Some(
-                    match &self.f4_values {
-                        ::std::option::Option::Some(__l) => {
-                            ::statepack_runtime::reflect::Value::List(
-                                __l.iter().map(|__e| __e.to_value()).collect(),
-                            )
+                    match self.f4_values.get() {
+                        ::std::result::Result::Ok(__x) => {
+                            match __x {
+                                ::std::option::Option::Some(__l) => {
+                                    ::statepack_runtime::reflect::Value::List(
+                                        __l.iter().map(|__e| __e.to_value()).collect(),
+                                    )
+                                }
+                                ::std::option::Option::None => {
+                                    ::statepack_runtime::reflect::Value::Null
+                                }
+                            }
                         }
-                        ::std::option::Option::None => {
-                            ::statepack_runtime::reflect::Value::Null
+                        ::std::result::Result::Err(__e) => {
+                            ::statepack_runtime::reflect::Value::Error(__e)
                         }
                     },
                 )

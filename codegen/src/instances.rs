@@ -375,3 +375,88 @@ pub(crate) fn whole_io_under<'s>(
     }
     None
 }
+
+/// Every name and every member name (`b` of `a.b`) the expressions of the schema use.
+pub(crate) fn schema_refs(s: &crate::ir::Schema) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for t in &s.types {
+        let mut copy = t.clone();
+        for (e, _) in crate::context::type_exprs(&mut copy) {
+            visit(&e.expr, &mut |x| match x {
+                Expr::Name(n) | Expr::Attr(_, n) => {
+                    out.insert(n.clone());
+                }
+                _ => {}
+            });
+        }
+    }
+    out
+}
+
+/// The positional instances of `t` read on first use rather than by the type's reader
+/// (members `statepack_runtime::lazy::Lazy<T>`, see `emit::lazy`): those that no expression
+/// of the schema names (so no `seq` field, value instance, other instance or `to-string`
+/// needs them while reading or describing a value) and whose read keeps nothing beside the
+/// value: not `io: value._io`, not placed by the writer (`__pos_<name>` with the bytes
+/// taken), no position kept for the writer (`pos` over `_io`), no terminator or stored bytes
+/// kept (`process`, terminated types), not a count, size or sum the writer derives. The
+/// others are read by the type's reader in the order [`merge`] gives.
+pub(crate) fn lazy_instances(
+    s: &crate::ir::Schema,
+    t: &crate::ir::TypeDef,
+    refs: &HashSet<String>,
+) -> HashSet<String> {
+    let placed = crate::derive::placed_instances(s, t);
+    let derived = crate::derive::derived(s, t, &mut Vec::new());
+    let targets: HashSet<&str> = derived
+        .iter()
+        .flat_map(|(k, d)| {
+            let v = match d {
+                crate::derive::Derived::Count(l)
+                | crate::derive::Derived::Bytes(l)
+                | crate::derive::Derived::Stored(l, _)
+                | crate::derive::Derived::Sum(l, _) => l.as_str(),
+            };
+            [k.as_str(), v]
+        })
+        .collect();
+    t.fields
+        .iter()
+        .filter(|f| {
+            f.at.as_ref().is_some_and(|at| {
+                at.io_of.is_none()
+                    && !keeps_read_pos(at)
+                    && !placed.contains_key(&f.id)
+                    && f.term.is_none()
+                    && f.process.is_none()
+                    && !refs.contains(&f.id)
+                    && !targets.contains(f.id.as_str())
+            })
+        })
+        .map(|f| f.id.clone())
+        .collect()
+}
+
+/// The names of `t`'s fields and params that the read of field `f` uses (its expressions,
+/// the value instances they name, its arguments): the values a lazy read captures.
+pub(crate) fn read_captures(t: &crate::ir::TypeDef, f: &Field) -> Vec<String> {
+    let mut used = field_names(f, &t.instances);
+    for (_, args) in &f.switch_args {
+        for a in args {
+            names(&a.expr, &mut used);
+        }
+    }
+    for (_, args) in &f.ctx_args {
+        for a in args.iter().flatten() {
+            names(&a.expr, &mut used);
+        }
+    }
+    t.fields
+        .iter()
+        .filter(|g| g.id != f.id)
+        .map(|g| &g.id)
+        .chain(t.params.iter().map(|p| &p.id))
+        .filter(|n| used.contains(*n))
+        .cloned()
+        .collect()
+}

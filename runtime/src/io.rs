@@ -783,7 +783,7 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     /// The furthest byte any positional instance read reached (absolute).
     pub(crate) pos_hi: usize,
     /// Nesting of recursive types entered ([`ByteReader::enter_recursion`]).
-    depth: u16,
+    pub(crate) depth: u16,
     /// Positional instances read so far (bounded, see `crate::positional`).
     pub(crate) inst_reads: u64,
     /// Bytes read by positional instances so far (bounded, see `crate::positional`).
@@ -797,6 +797,9 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     pub(crate) processed_total: u64,
     /// Bytes already produced by the readers this one was made by (0 for the outermost).
     pub(crate) processed_base: u64,
+    /// The copy of `buf` that lazy positional instances read from (made by the first
+    /// [`ByteReader::lazy_at`], see `crate::lazy`).
+    pub(crate) lazy_input: Option<std::sync::Arc<crate::lazy::LazyInput>>,
     /// The tracer told about every field (see [`Tracer`]).
     pub tracer: T,
 }
@@ -839,6 +842,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             processed: 0,
             processed_total: crate::limits::processed_budget(buf.len()),
             processed_base: 0,
+            lazy_input: None,
             tracer,
         }
     }
