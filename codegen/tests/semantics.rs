@@ -1275,9 +1275,9 @@ fn positional_instances_follow_a_chain_and_refuse_a_loop() {
     };
     assert!(e.to_string().contains("nest more than 64 deep"), "{e}");
     assert_eq!(e.path.to_string(), "next", "{e}");
-    // The writer reads what it writes: the same error.
-    let w = v.encode().unwrap_err().to_string();
-    assert!(w.contains("nest more than 64 deep"), "{w}");
+    // The writer writes the nodes it can read (the one past the bound is left out, its
+    // bytes kept by the root): byte-identical.
+    assert_eq!(v.encode().unwrap(), [2, 10, 2, 20]);
 }
 
 #[test]
