@@ -378,11 +378,7 @@ impl Emitter<'_> {
         };
         let cond_w = match &f.cond {
             // `_io.eof` / `_io.size` are not known while writing: presence decides.
-            Some(c) if crate::instances::uses_io_end(&c.expr) => Some(if self.is_lazy(f) {
-                quote!(#id.is_some())
-            } else {
-                quote!(self.#id.is_some())
-            }),
+            Some(c) if crate::instances::uses_io_end(&c.expr) => Some(self.presence(f, id)),
             Some(c) => Some(self.expect_ty(c, &wscope, &format!("{kp}.if"), Ty::Bool)?),
             None => None,
         };
@@ -507,22 +503,8 @@ impl Emitter<'_> {
         } else {
             quote!()
         };
-        if self.is_lazy(f) {
-            reads.push(super::lazy::read_stmt(
-                t,
-                f,
-                id,
-                field_ty,
-                quote!(#rule_const #read_stmt),
-            ));
-        } else {
-            reads.push(quote! {
-                #at_stmt
-                #rule_const
-                #tail_decl
-                #read_stmt
-            });
-        }
+        let stmt = quote!(#at_stmt #rule_const #tail_decl #read_stmt);
+        reads.push(self.lazy_read(t, f, id, field_ty, stmt));
         let run_unit = self
             .run_unit(f)
             .filter(|_| !(is_contents && f.cond.is_some()));

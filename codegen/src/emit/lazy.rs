@@ -18,6 +18,44 @@ impl Emitter<'_> {
     pub(super) fn is_lazy(&self, f: &Field) -> bool {
         f.at.is_some() && self.cur_lazy.contains(&f.id)
     }
+
+    /// The reader's statement `stmt` of field `f` (binding `id: field_ty`), kept for the
+    /// first use when `f` is a lazy instance (see [`read_stmt`]).
+    pub(super) fn lazy_read(
+        &self,
+        t: &TypeDef,
+        f: &Field,
+        id: &proc_macro2::Ident,
+        field_ty: &TokenStream,
+        stmt: TokenStream,
+    ) -> TokenStream {
+        if self.is_lazy(f) {
+            read_stmt(t, f, id, field_ty, stmt)
+        } else {
+            stmt
+        }
+    }
+
+    /// The writer's test that optional member `id` of field `f` is present (the writer's
+    /// binding of a lazy instance, [`write_bind`], else the member).
+    pub(super) fn presence(&self, f: &Field, id: &proc_macro2::Ident) -> TokenStream {
+        if self.is_lazy(f) {
+            quote!(#id.is_some())
+        } else {
+            quote!(self.#id.is_some())
+        }
+    }
+
+    /// The reader's method taking the root type's bytes after its `seq` (`__beyond`): with
+    /// instances read on first use, how far they reach is not known yet, so the root read
+    /// at the top keeps every byte after its `seq` (`ByteReader::take_lazy_tail`).
+    pub(super) fn beyond_read(&self) -> TokenStream {
+        if self.any_lazy {
+            quote!(take_lazy_tail)
+        } else {
+            quote!(take_positional_tail)
+        }
+    }
 }
 
 /// The member type of a lazy instance whose value has type `field_ty`.
@@ -28,7 +66,7 @@ pub(super) fn member_ty(field_ty: &TokenStream) -> TokenStream {
 /// The reader's statement binding lazy instance `f` of `t` as `id`: the stream as it is now
 /// and `read` (the statements binding `id: field_ty` as the type's reader would), run on
 /// first use with copies of the fields and params the read uses.
-pub(super) fn read_stmt(
+fn read_stmt(
     t: &TypeDef,
     f: &Field,
     id: &proc_macro2::Ident,

@@ -114,13 +114,7 @@ impl Emitter<'_> {
         if is_root && self.has_positional() {
             // The bytes after the seq up to the furthest positional instance belong to the
             // root: kept and written back under the instances, which the root lays out last.
-            // With instances read on first use, how far they reach is not known yet: the
-            // root read at the top keeps every byte after its `seq`.
-            let tail = if self.any_lazy {
-                quote!(take_lazy_tail)
-            } else {
-                quote!(take_positional_tail)
-            };
+            let tail = self.beyond_read();
             reads.push(quote!(let __beyond: ::std::vec::Vec<u8> = __r.#tail().to_vec();));
             struct_fields.push(quote! {
                 #[doc = " The bytes after the last `seq` field up to the furthest byte a positional instance"]
