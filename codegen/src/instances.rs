@@ -460,3 +460,113 @@ pub(crate) fn read_captures(t: &crate::ir::TypeDef, f: &Field) -> Vec<String> {
         .cloned()
         .collect()
 }
+
+/// The user types field `f` reads (its type, or its switch's case types).
+fn read_types(f: &Field) -> Vec<&str> {
+    match &f.kind {
+        crate::ir::FieldKind::User { name, .. } => vec![name.as_str()],
+        crate::ir::FieldKind::Switch { cases, default, .. } => cases
+            .iter()
+            .map(|(_, c)| c.as_str())
+            .chain(default.iter().map(String::as_str))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The members `m` that the expressions of type `t` reach as `<head>.m` (`head` is `_root`
+/// or `_parent`).
+fn path_members(t: &crate::ir::TypeDef, head: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut copy = t.clone();
+    for (e, _) in crate::context::type_exprs(&mut copy) {
+        visit(&e.expr, &mut |x| {
+            if let Expr::Attr(a, m) = x {
+                if matches!(&**a, Expr::Name(n) if n == head) {
+                    out.insert(m.clone());
+                }
+            }
+        });
+    }
+    out
+}
+
+/// Positional instances that other types name through `_root.x` or `_parent.x` are read
+/// before the first field of their type that reads a type naming them (for `_root`, that
+/// reads it directly or through the types it reads), where Kaitai Struct's lazy reader
+/// would read them on that first use: provided the instance's own expressions use only
+/// fields read before that field, and its position does not use `_io` (which would then be
+/// another position). Otherwise the order stays, and the path is refused by
+/// `crate::context` as a path to a field read later.
+pub(crate) fn hoist_for_paths(s: &mut crate::ir::Schema) {
+    let roots: Vec<HashSet<String>> = s.types.iter().map(|t| path_members(t, "_root")).collect();
+    let parents: Vec<HashSet<String>> =
+        s.types.iter().map(|t| path_members(t, "_parent")).collect();
+    let index: std::collections::HashMap<String, usize> = s
+        .types
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.clone(), i))
+        .collect();
+    // The types each type reads, directly or not (itself included).
+    let reach: Vec<HashSet<usize>> = (0..s.types.len())
+        .map(|i| {
+            let mut seen = HashSet::from([i]);
+            let mut todo = vec![i];
+            while let Some(k) = todo.pop() {
+                for f in &s.types[k].fields {
+                    for n in read_types(f) {
+                        if let Some(&j) = index.get(n) {
+                            if seen.insert(j) {
+                                todo.push(j);
+                            }
+                        }
+                    }
+                }
+            }
+            seen
+        })
+        .collect();
+    for ti in 0..s.types.len() {
+        let mut moves = Vec::new();
+        let t = &s.types[ti];
+        for (pi, p) in t.fields.iter().enumerate() {
+            let Some(at) = &p.at else { continue };
+            if uses_io(&at.pos.expr) || at.io_of.is_some() {
+                continue;
+            }
+            // The first field before `p` that reads a type naming `p` by such a path.
+            let first = t.fields[..pi].iter().position(|f| {
+                read_types(f)
+                    .iter()
+                    .filter_map(|n| index.get(*n))
+                    .any(|&j| {
+                        parents[j].contains(&p.id)
+                            || (ti == 0 && reach[j].iter().any(|&k| roots[k].contains(&p.id)))
+                    })
+            });
+            let Some(b) = first else { continue };
+            let used = field_names(p, &t.instances);
+            if t.fields[b..]
+                .iter()
+                .any(|g| g.id != p.id && used.contains(&g.id))
+            {
+                continue;
+            }
+            moves.push((p.id.clone(), t.fields[b].id.clone()));
+        }
+        // Each goes just before its reader, in document order among those before one field.
+        let fields = &mut s.types[ti].fields;
+        for (id, reader) in moves {
+            let (Some(from), Some(_)) = (
+                fields.iter().position(|f| f.id == id),
+                fields.iter().position(|f| f.id == reader),
+            ) else {
+                continue;
+            };
+            let f = fields.remove(from);
+            let to = fields.iter().position(|f| f.id == reader).unwrap_or(from);
+            fields.insert(to, f);
+        }
+    }
+}

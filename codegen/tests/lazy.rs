@@ -153,3 +153,38 @@ fn reads_on_access_keep_the_inputs_budget_of_bytes() {
     );
     assert_eq!(read, 235, "{e}");
 }
+
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/forward_paths.rs"]
+mod forward_paths;
+
+#[test]
+fn an_instance_named_by_a_path_from_an_earlier_type_is_read_at_that_use() {
+    let bytes = [
+        11, // ofs_names
+        1, 0xa1, 0xa2, 0xa3, // entry: names[1] is "xyz", so 3 bytes
+        0, 0xb1, 0xb2, // entry: names[0] is "ab", so 2 bytes
+        18, 7, 8, // box: trailer at 18 says 2 items
+        b'a', b'b', 0, b'x', b'y', b'z', 0, // names
+        2, // trailer
+    ];
+    let v = forward_paths::ForwardPaths::decode(&bytes).unwrap();
+    assert_eq!(v.names, ["ab", "xyz"]);
+    assert_eq!(v.entries[0].body, [0xa1, 0xa2, 0xa3]);
+    assert_eq!(v.entries[1].body, [0xb1, 0xb2]);
+    assert_eq!(
+        (v.r#box.trailer, v.r#box.child.items.as_slice()),
+        (2, &[7u8, 8][..])
+    );
+    assert_eq!(v.encode().unwrap(), bytes, "byte-identical");
+}
+
+#[test]
+fn a_path_to_an_instance_whose_position_is_read_later_is_still_refused() {
+    // `names` would be read at `entries`' first use, but its position is read after them.
+    let text = "meta:\n  id: later\nseq:\n  - id: entries\n    type: entry\n  - id: ofs_names\n    type: u1\ninstances:\n  names:\n    pos: ofs_names\n    type: u1\ntypes:\n  entry:\n    seq:\n      - id: body\n        size: _root.names\n";
+    let e = statepack_codegen::generate(text, "later.ksy").unwrap_err();
+    let shown = statepack_codegen::render(&e);
+    assert!(shown.contains("is read after `entries`"), "{shown}");
+}
