@@ -397,7 +397,7 @@ pub(crate) fn schema_refs(s: &crate::ir::Schema) -> HashSet<String> {
 /// (members `statepack_runtime::lazy::Lazy<T>`, see `emit::lazy`): those that no expression
 /// of the schema names (so no `seq` field, value instance, other instance or `to-string`
 /// needs them while reading or describing a value) and whose read keeps nothing beside the
-/// value: not `io: value._io`, not placed by the writer (`__pos_<name>` with the bytes
+/// value: not `-sp-lazy: false`, not `io: value._io`, not placed by the writer (`__pos_<name>` with the bytes
 /// taken), no position kept for the writer (`pos` over `_io`), no terminator or stored bytes
 /// kept (`process`, terminated types), not a count, size or sum the writer derives. The
 /// others are read by the type's reader in the order [`merge`] gives.
@@ -424,7 +424,8 @@ pub(crate) fn lazy_instances(
         .iter()
         .filter(|f| {
             f.at.as_ref().is_some_and(|at| {
-                at.io_of.is_none()
+                at.lazy
+                    && at.io_of.is_none()
                     && !keeps_read_pos(at)
                     && !placed.contains_key(&f.id)
                     && f.term.is_none()

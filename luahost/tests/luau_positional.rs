@@ -401,7 +401,7 @@ fn cbtk_tracks_round_trip_through_luau() {
         );
         let mut moved = decoded.clone();
         moved.head.index[1].main_block = moved.head.index[0].main_block;
-        moved.windows.get_mut().unwrap()[1].entry.main_block = moved.head.index[0].main_block;
+        moved.windows[1].entry.main_block = moved.head.index[0].main_block;
         let r = moved.encode().unwrap_err().to_string();
         assert!(r.contains(&e), "Rust `{r}` vs Luau `{e}`");
         tracks += 1;

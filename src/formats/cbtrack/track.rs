@@ -741,37 +741,43 @@ fn parse_chunk_read(bytes: &[u8]) -> Result<ColumnChunk<'_>, DecodeError> {
     let dir = raw::ColumnDirectory::read_from(&mut r).map_err(|e| e.in_field("directory"))?;
     let mut entries = Vec::with_capacity(dir.columns.len());
     let mut values = Vec::with_capacity(dir.columns.len());
-    for (i, c) in dir.columns.into_iter().enumerate() {
+    for c in dir.columns {
         entries.push(DirEntry {
             id: c.id,
             code: c.type_code,
             offset: c.offset,
             count: c.count,
         });
-        values.push(
-            column_data(c).map_err(|e| e.in_index(i).in_field("columns").in_field("directory"))?,
-        );
+        values.push(column_data(c));
     }
     ColumnChunk::new(bytes, entries, values)
 }
 
-/// The values of one directory entry, read by the generated reader (at most one of its
-/// `*_values` instances is present: the one its type code selects; each is read here, when
-/// asked for).
-///
-/// Errors: the column's values cannot be read (past the end of the chunk, a value out of
-/// its range), with the instance's path and the byte offset.
-fn column_data(c: raw::ColumnEntry) -> Result<ColumnData, DecodeError> {
+/// The values the generated reader read for one directory entry (at most one of its
+/// `*_values` instances is present: the one its type code selects).
+fn column_data(c: raw::ColumnEntry) -> ColumnData {
     use ColumnData as D;
-    Ok(match c.type_code {
-        1 => c.u1_values.into_inner()?.map_or(D::Other, D::U8),
-        2 => c.u2_values.into_inner()?.map_or(D::Other, D::U16),
-        3 => c.s2_values.into_inner()?.map_or(D::Other, D::I16),
-        4 => c.u4_values.into_inner()?.map_or(D::Other, D::U32),
-        5 => c.s4_values.into_inner()?.map_or(D::Other, D::I32),
-        6 => c.f4_values.into_inner()?.map_or(D::Other, D::F32),
+    match c {
+        raw::ColumnEntry {
+            u1_values: Some(v), ..
+        } => D::U8(v),
+        raw::ColumnEntry {
+            u2_values: Some(v), ..
+        } => D::U16(v),
+        raw::ColumnEntry {
+            s2_values: Some(v), ..
+        } => D::I16(v),
+        raw::ColumnEntry {
+            u4_values: Some(v), ..
+        } => D::U32(v),
+        raw::ColumnEntry {
+            s4_values: Some(v), ..
+        } => D::I32(v),
+        raw::ColumnEntry {
+            f4_values: Some(v), ..
+        } => D::F32(v),
         _ => D::Other,
-    })
+    }
 }
 
 /// Lays out a chunk body (directory, data, 4 zero bytes) from a builder: the builder places
@@ -805,20 +811,20 @@ fn column_entry(e: &DirEntry, v: ColumnData) -> raw::ColumnEntry {
         type_code: e.code,
         offset: e.offset,
         count: e.count,
-        u1_values: None.into(),
-        u2_values: None.into(),
-        s2_values: None.into(),
-        u4_values: None.into(),
-        s4_values: None.into(),
-        f4_values: None.into(),
+        u1_values: None,
+        u2_values: None,
+        s2_values: None,
+        u4_values: None,
+        s4_values: None,
+        f4_values: None,
     };
     match v {
-        ColumnData::U8(v) => c.u1_values.set(Some(v)),
-        ColumnData::U16(v) => c.u2_values.set(Some(v)),
-        ColumnData::I16(v) => c.s2_values.set(Some(v)),
-        ColumnData::U32(v) => c.u4_values.set(Some(v)),
-        ColumnData::I32(v) => c.s4_values.set(Some(v)),
-        ColumnData::F32(v) => c.f4_values.set(Some(v)),
+        ColumnData::U8(v) => c.u1_values = Some(v),
+        ColumnData::U16(v) => c.u2_values = Some(v),
+        ColumnData::I16(v) => c.s2_values = Some(v),
+        ColumnData::U32(v) => c.u4_values = Some(v),
+        ColumnData::I32(v) => c.s4_values = Some(v),
+        ColumnData::F32(v) => c.f4_values = Some(v),
         ColumnData::Other => {}
     }
     c
