@@ -20,7 +20,7 @@
 //! A value built by hand is [`Lazy::new`] (or `Lazy::from(value)`, or `Default`); it holds no
 //! stream. `Clone` keeps the value read or the read still to do (both clones share the
 //! bytes); `PartialEq` compares the values (reading both; two failed reads are equal when
-//! their errors are); `Debug` shows the value, or `<not readable: error>`; serde writes the
+//! their errors are), and so do `Eq` and `Hash` where `T` has them; `Debug` shows the value, or `<not readable: error>`; serde writes the
 //! value (a failed read is a serialization error) and reads a value as [`Lazy::new`].
 
 use crate::io::{ByteReader, DecodeError, NoTrace};
@@ -242,6 +242,24 @@ impl<T: PartialEq> PartialEq for Lazy<T> {
             (Ok(a), Ok(b)) => a == b,
             (Err(a), Err(b)) => a == b,
             _ => false,
+        }
+    }
+}
+
+impl<T: Eq> Eq for Lazy<T> {}
+
+impl<T: std::hash::Hash> std::hash::Hash for Lazy<T> {
+    /// Hashes the value (read now if needed), or the error's text: equal values hash alike.
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        match self.get() {
+            Ok(v) => {
+                0u8.hash(h);
+                v.hash(h);
+            }
+            Err(e) => {
+                1u8.hash(h);
+                e.to_string().hash(h);
+            }
         }
     }
 }
