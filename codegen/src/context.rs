@@ -338,8 +338,6 @@ fn components(reads: &HashMap<String, Vec<String>>) -> HashMap<&str, usize> {
 /// Lowers `_parent` / `_root` paths to context params and gives `struct` params their type.
 /// Errors: see the module docs.
 pub fn lower(s: &mut Schema) -> Vec<Diag> {
-    // Instances named by `_root.x` / `_parent.x` paths are read before their first use.
-    crate::instances::hoist_for_paths(s);
     let mut diags = Vec::new();
     mark_opaque(s);
     mark_recursive(s);

@@ -285,7 +285,7 @@ pub struct Positional {
     /// without the `._io`.
     pub io_of: Option<SrcExpr>,
     /// `-sp-lazy` (default `true`): the instance may be read on first use when nothing names
-    /// it (see `crate::instances::lazy_instances`); `false` has the type's reader read it.
+    /// it (see `crate::lazy::lazy_instances`); `false` has the type's reader read it.
     pub lazy: bool,
 }
 

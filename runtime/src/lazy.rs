@@ -23,39 +23,11 @@
 //! their errors are), and so do `Eq` and `Hash` where `T` has them; `Debug` shows the value, or `<not readable: error>`; serde writes the
 //! value (a failed read is a serialization error) and reads a value as [`Lazy::new`].
 
-use crate::io::{ByteReader, DecodeError, NoTrace};
+use crate::io::{ByteReader, DecodeError, LazyInput, NoTrace};
 use crate::positional::ProcessedShare;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
-
-/// The bytes a reader reads, copied once for the lazy instances read from them, with the
-/// budgets used so far by the reads from them (during decode, and on access; shared by every
-/// instance of the input). Each count is the largest any reader reported: reads on access
-/// one after the other add up, as during decode.
-pub struct LazyInput {
-    bytes: Box<[u8]>,
-    reads: AtomicU64,
-    read_bytes: AtomicU64,
-    processed: AtomicU64,
-}
-
-impl LazyInput {
-    pub(crate) fn new(bytes: &[u8]) -> Self {
-        Self {
-            bytes: bytes.into(),
-            reads: AtomicU64::new(0),
-            read_bytes: AtomicU64::new(0),
-            processed: AtomicU64::new(0),
-        }
-    }
-}
-
-impl fmt::Debug for LazyInput {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "LazyInput({} byte(s))", self.bytes.len())
-    }
-}
 
 /// Where a lazy instance's read starts: the stream of the type holding it as its reader was
 /// after the type's `seq` (bounds, position, nesting of positional instances, the budgets

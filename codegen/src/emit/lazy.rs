@@ -2,7 +2,7 @@
 //! type, the reader's statement that keeps the stream and the read for later, and the
 //! writer's binding that reads the instance before writing it.
 //!
-//! Which instances are read this way is decided by `crate::instances::lazy_instances`; the
+//! Which instances are read this way is decided by `crate::lazy::lazy_instances`; the
 //! read itself is the code of an instance read by its type's reader, moved into a closure
 //! that captures copies of the fields and params it uses (the reader's locals of the same
 //! names), so the same statements run at `__r`, a reader of the kept stream.
@@ -73,7 +73,7 @@ fn read_stmt(
     field_ty: &TokenStream,
     read: TokenStream,
 ) -> TokenStream {
-    let caps: Vec<proc_macro2::Ident> = crate::instances::read_captures(t, f)
+    let caps: Vec<proc_macro2::Ident> = crate::lazy::read_captures(t, f)
         .iter()
         .map(|n| field_ident(n))
         .collect();

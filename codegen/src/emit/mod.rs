@@ -250,13 +250,13 @@ impl<'s> Emitter<'s> {
                 .any(|t| t.fields.iter().any(|f| f.at.is_some())),
             bitfield_views: Vec::new(),
             typed: crate::typed::TypedSchema::default(),
-            refs: crate::instances::schema_refs(s),
+            refs: crate::lazy::schema_refs(s),
             cur_lazy: HashSet::new(),
             any_lazy: {
-                let refs = crate::instances::schema_refs(s);
+                let refs = crate::lazy::schema_refs(s);
                 s.types
                     .iter()
-                    .any(|t| !crate::instances::lazy_instances(s, t, &refs).is_empty())
+                    .any(|t| !crate::lazy::lazy_instances(s, t, &refs).is_empty())
             },
         }
     }

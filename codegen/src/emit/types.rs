@@ -6,7 +6,7 @@ use super::*;
 impl Emitter<'_> {
     pub(super) fn emit_type(&mut self, t: &TypeDef, is_root: bool) -> Option<TokenStream> {
         self.cur_instances = t.instances.clone();
-        self.cur_lazy = crate::instances::lazy_instances(self.s, t, &self.refs);
+        self.cur_lazy = crate::lazy::lazy_instances(self.s, t, &self.refs);
         *self.cur_type.borrow_mut() = t.name.clone();
         let derived = self.derived(t);
         let name = type_ident(&t.name);
