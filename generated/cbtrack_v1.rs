@@ -620,7 +620,7 @@ pub fn reflect_roundtrip(
 /// The 96-byte header (or longer: the stated header size is a minimum) and the window
 /// index: everything a reader needs before it touches a chunk.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 45.
+/// Schema: `schema/cbtrack_v1.ksy` line 48.
 #[derive(
     Debug,
     Clone,
@@ -634,121 +634,121 @@ pub fn reflect_roundtrip(
 pub struct CbtkHead {
     /// Format version; only 1 is known.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 53.
+    /// Schema: `schema/cbtrack_v1.ksy` line 56.
     pub format_version: u16,
     /// Header size in bytes, at least 96; the index starts here.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 57.
+    /// Schema: `schema/cbtrack_v1.ksy` line 60.
     pub header_size: u16,
     /// Recorder version (what a reader depends on; see the spec's table).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 63.
+    /// Schema: `schema/cbtrack_v1.ksy` line 66.
     pub recorder_version: u16,
     /// Simulation frames per second (the engine's GAME_SPEED is 30).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 66.
+    /// Schema: `schema/cbtrack_v1.ksy` line 69.
     pub frames_per_second: u16,
     /// First frame recorded.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 69.
+    /// Schema: `schema/cbtrack_v1.ksy` line 72.
     pub first_frame: u32,
     /// Last frame recorded.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 74.
+    /// Schema: `schema/cbtrack_v1.ksy` line 77.
     pub last_frame: u32,
     /// Window length in frames, 1 to 65,535.
     ///
     /// Unit: frame.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 79.
+    /// Schema: `schema/cbtrack_v1.ksy` line 82.
     pub window_length: u32,
     /// Tolerance in elmos that every recorded sample is within.
     ///
     /// Unit: elmo.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 89.
+    /// Schema: `schema/cbtrack_v1.ksy` line 92.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub tolerance: f32,
     /// The position step is 1 / 2^position_shift elmo.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 93.
+    /// Schema: `schema/cbtrack_v1.ksy` line 96.
     pub position_shift: u8,
     /// The velocity step is 1 / 2^velocity_shift elmo per frame.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 96.
+    /// Schema: `schema/cbtrack_v1.ksy` line 99.
     pub velocity_shift: u8,
     /// Rotation bits, 8 to 16.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 99.
+    /// Schema: `schema/cbtrack_v1.ksy` line 102.
     pub rotation_bits: u8,
     /// Frames between the recorder's unit samples; for information only.
     ///
     /// Unit: frame.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 105.
+    /// Schema: `schema/cbtrack_v1.ksy` line 108.
     pub sample_interval: u8,
     /// Block number of the info chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 109.
+    /// Schema: `schema/cbtrack_v1.ksy` line 112.
     pub info_block: u32,
     /// Length of the info chunk in bytes.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 114.
+    /// Schema: `schema/cbtrack_v1.ksy` line 117.
     pub info_len: u32,
     /// Block number of the features chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 120.
+    /// Schema: `schema/cbtrack_v1.ksy` line 123.
     pub features_block: u32,
     /// Length of the features chunk in bytes.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 125.
+    /// Schema: `schema/cbtrack_v1.ksy` line 128.
     pub features_len: u32,
     /// Number of units in the match.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 131.
+    /// Schema: `schema/cbtrack_v1.ksy` line 134.
     pub num_units: u32,
     /// Number of projectiles in the match.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 136.
+    /// Schema: `schema/cbtrack_v1.ksy` line 139.
     pub num_projectiles: u32,
     /// Number of features in the match.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 141.
+    /// Schema: `schema/cbtrack_v1.ksy` line 144.
     pub num_features: u32,
     /// The replay's game id, copied from the replay header.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 146.
+    /// Schema: `schema/cbtrack_v1.ksy` line 149.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub game_id: ::std::vec::Vec<u8>,
     /// Resource tolerance (0 before recorder version 4).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 149.
+    /// Schema: `schema/cbtrack_v1.ksy` line 152.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub resource_tolerance: f32,
     /// Resource fraction (0 before recorder version 4).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 152.
+    /// Schema: `schema/cbtrack_v1.ksy` line 155.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub resource_fraction: f32,
     /// Reserved, zero when written.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 155.
+    /// Schema: `schema/cbtrack_v1.ksy` line 158.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub reserved: ::std::vec::Vec<u8>,
     /// Header fields after byte 96 that a later writer may add; kept as bytes.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 158.
+    /// Schema: `schema/cbtrack_v1.ksy` line 161.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub header_extra: ::std::vec::Vec<u8>,
     /// One entry per window, in order.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 161.
+    /// Schema: `schema/cbtrack_v1.ksy` line 164.
     pub index: ::std::vec::Vec<WindowEntry>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -1916,7 +1916,7 @@ impl ::statepack_runtime::reflect::ToValue for CbtkHead {
 ::statepack_runtime::binrw_impls!(CbtkHead);
 /// Where one window's chunks are.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 166.
+/// Schema: `schema/cbtrack_v1.ksy` line 169.
 #[derive(
     Debug,
     Clone,
@@ -1930,23 +1930,23 @@ impl ::statepack_runtime::reflect::ToValue for CbtkHead {
 pub struct WindowEntry {
     /// Block number of the main chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 169.
+    /// Schema: `schema/cbtrack_v1.ksy` line 172.
     pub main_block: u32,
     /// Length of the main chunk in bytes.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 174.
+    /// Schema: `schema/cbtrack_v1.ksy` line 177.
     pub main_len: u32,
     /// Block number of the terrain chunk, or 0.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 180.
+    /// Schema: `schema/cbtrack_v1.ksy` line 183.
     pub terrain_block: u32,
     /// Length of the terrain chunk in bytes, 0 when no terrain changed.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 185.
+    /// Schema: `schema/cbtrack_v1.ksy` line 188.
     pub terrain_len: u32,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2226,7 +2226,7 @@ impl ::statepack_runtime::reflect::ToValue for WindowEntry {
 /// One window's chunks, found through its entry of the index (a zero-length type: it
 /// only holds the two positional instances).
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 191.
+/// Schema: `schema/cbtrack_v1.ksy` line 194.
 #[derive(
     Clone,
     Default,
@@ -2240,12 +2240,12 @@ pub struct Window {
     ///
     /// Parameter `entry`: given by the field that reads this type, not stored in the data.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 196.
+    /// Schema: `schema/cbtrack_v1.ksy` line 199.
     #[serde(rename = "entry")]
     pub entry: WindowEntry,
     /// The main chunk (units, keys, projectiles, team numbers).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 200.
+    /// Schema: `schema/cbtrack_v1.ksy` line 203.
     pub main: ::std::boxed::Box<ChunkBody>,
     #[doc(hidden)]
     /// The stored (processed) bytes of `main` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
@@ -2259,7 +2259,7 @@ pub struct Window {
     ///
     /// Present only when `entry.terrain_len != 0`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 208.
+    /// Schema: `schema/cbtrack_v1.ksy` line 211.
     pub terrain: ::std::option::Option<::std::boxed::Box<ChunkBody>>,
     #[doc(hidden)]
     /// The stored (processed) bytes of `terrain` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
@@ -2664,7 +2664,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Window {
 /// (each 4-byte aligned, offsets from the start of the decompressed chunk), then 4 zero
 /// bytes. The bytes after the directory are read through the entries and kept.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 217.
+/// Schema: `schema/cbtrack_v1.ksy` line 220.
 #[derive(
     Clone,
     Default,
@@ -2674,7 +2674,7 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Window {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct ChunkBody {
-    /// Schema: `schema/cbtrack_v1.ksy` line 223.
+    /// Schema: `schema/cbtrack_v1.ksy` line 226.
     pub directory: ColumnDirectory,
     #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
@@ -2800,7 +2800,7 @@ impl ::statepack_runtime::reflect::ToValue for ChunkBody {
 ::statepack_runtime::binrw_impls!(ChunkBody);
 /// The column count and one 12-byte entry per column, in rising order of id.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 225.
+/// Schema: `schema/cbtrack_v1.ksy` line 228.
 #[derive(
     Debug,
     Clone,
@@ -2812,7 +2812,7 @@ impl ::statepack_runtime::reflect::ToValue for ChunkBody {
 #[serde(crate = "::statepack_runtime::serde")]
 #[allow(dead_code)]
 pub struct ColumnDirectory {
-    /// Schema: `schema/cbtrack_v1.ksy` line 231.
+    /// Schema: `schema/cbtrack_v1.ksy` line 234.
     pub columns: ::std::vec::Vec<ColumnEntry>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -2937,7 +2937,7 @@ impl ::statepack_runtime::reflect::ToValue for ColumnDirectory {
 ::statepack_runtime::binrw_impls!(ColumnDirectory);
 /// One directory entry.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 235.
+/// Schema: `schema/cbtrack_v1.ksy` line 238.
 #[derive(
     Debug,
     Clone,
@@ -2951,57 +2951,57 @@ impl ::statepack_runtime::reflect::ToValue for ColumnDirectory {
 pub struct ColumnEntry {
     /// Column id.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 238.
+    /// Schema: `schema/cbtrack_v1.ksy` line 241.
     pub id: u16,
     /// 1 u8, 2 u16, 3 s16, 4 u32, 5 s32, 6 f32; a reader skips other codes.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 241.
+    /// Schema: `schema/cbtrack_v1.ksy` line 244.
     pub type_code: u16,
     /// Offset of the column's data from the start of the decompressed chunk.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 244.
+    /// Schema: `schema/cbtrack_v1.ksy` line 247.
     pub offset: u32,
     /// Number of values.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 250.
+    /// Schema: `schema/cbtrack_v1.ksy` line 253.
     pub count: u32,
     /// The column's values when its type code is 1 (u8).
     ///
     /// Present only when `type_code == 1`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 256.
+    /// Schema: `schema/cbtrack_v1.ksy` line 259.
     pub u1_values: ::std::option::Option<::std::vec::Vec<u8>>,
     /// The column's values when its type code is 2 (u16).
     ///
     /// Present only when `type_code == 2`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 263.
+    /// Schema: `schema/cbtrack_v1.ksy` line 267.
     pub u2_values: ::std::option::Option<::std::vec::Vec<u16>>,
     /// The column's values when its type code is 3 (s16).
     ///
     /// Present only when `type_code == 3`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 270.
+    /// Schema: `schema/cbtrack_v1.ksy` line 275.
     pub s2_values: ::std::option::Option<::std::vec::Vec<i16>>,
     /// The column's values when its type code is 4 (u32).
     ///
     /// Present only when `type_code == 4`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 277.
+    /// Schema: `schema/cbtrack_v1.ksy` line 283.
     pub u4_values: ::std::option::Option<::std::vec::Vec<u32>>,
     /// The column's values when its type code is 5 (s32).
     ///
     /// Present only when `type_code == 5`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 286.
+    /// Schema: `schema/cbtrack_v1.ksy` line 293.
     pub s4_values: ::std::option::Option<::std::vec::Vec<i32>>,
     /// The column's values when its type code is 6 (f32).
     ///
     /// Present only when `type_code == 6`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 296.
+    /// Schema: `schema/cbtrack_v1.ksy` line 304.
     #[serde(with = "::statepack_runtime::io::float_json")]
     pub f4_values: ::std::option::Option<::std::vec::Vec<f32>>,
 }
@@ -3837,7 +3837,7 @@ impl ::statepack_runtime::reflect::ToValue for ColumnEntry {
 ///
 /// Column set `info`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 304.
+/// Schema: `schema/cbtrack_v1.ksy` line 313.
 #[derive(
     Debug,
     Clone,
@@ -3851,111 +3851,111 @@ impl ::statepack_runtime::reflect::ToValue for ColumnEntry {
 pub struct InfoColumns {
     /// Track text lengths in bytes: engine version, game, map, writing program.
     ///
-    /// Column 160, u16 (schema line 307).
+    /// Column 160, u16 (schema line 316).
     pub text_lens: ::std::vec::Vec<u16>,
     /// Track text bytes, end to end (UTF-8).
     ///
-    /// Column 161, u8 (schema line 311).
+    /// Column 161, u8 (schema line 320).
     pub text_bytes: ::std::vec::Vec<u8>,
     /// Unit definition name lengths.
     ///
-    /// Column 162, u16 (schema line 315).
+    /// Column 162, u16 (schema line 324).
     pub unit_def_lens: ::std::vec::Vec<u16>,
     /// Unit definition names, end to end.
     ///
-    /// Column 163, u8 (schema line 319).
+    /// Column 163, u8 (schema line 328).
     pub unit_def_bytes: ::std::vec::Vec<u8>,
     /// Weapon definition name lengths.
     ///
-    /// Column 164, u16 (schema line 323).
+    /// Column 164, u16 (schema line 332).
     pub weapon_def_lens: ::std::vec::Vec<u16>,
     /// Weapon definition names, end to end.
     ///
-    /// Column 165, u8 (schema line 327).
+    /// Column 165, u8 (schema line 336).
     pub weapon_def_bytes: ::std::vec::Vec<u8>,
     /// Feature definition name lengths.
     ///
-    /// Column 166, u16 (schema line 331).
+    /// Column 166, u16 (schema line 340).
     pub feature_def_lens: ::std::vec::Vec<u16>,
     /// Feature definition names, end to end.
     ///
-    /// Column 167, u8 (schema line 335).
+    /// Column 167, u8 (schema line 344).
     pub feature_def_bytes: ::std::vec::Vec<u8>,
     /// For each unit definition with posed pieces, its index in the unit definition names.
     ///
-    /// Column 168, u16 (schema line 339).
+    /// Column 168, u16 (schema line 348).
     pub posed_defs: ::std::vec::Vec<u16>,
     /// For each of those, how many posed piece names it has.
     ///
-    /// Column 169, u16 (schema line 343).
+    /// Column 169, u16 (schema line 352).
     pub posed_counts: ::std::vec::Vec<u16>,
     /// Posed piece name lengths, grouped in the order of column 168.
     ///
-    /// Column 170, u16 (schema line 347).
+    /// Column 170, u16 (schema line 356).
     pub piece_lens: ::std::vec::Vec<u16>,
     /// Posed piece names, end to end.
     ///
-    /// Column 171, u8 (schema line 351).
+    /// Column 171, u8 (schema line 360).
     pub piece_bytes: ::std::vec::Vec<u8>,
     /// Team id.
     ///
-    /// Column 172, u8 (schema line 355).
+    /// Column 172, u8 (schema line 364).
     pub team_ids: ::std::vec::Vec<u8>,
     /// Ally team of each team.
     ///
-    /// Column 173, u8 (schema line 359).
+    /// Column 173, u8 (schema line 368).
     pub team_allies: ::std::vec::Vec<u8>,
     /// Team flags; bit 0 set for an AI team.
     ///
-    /// Column 174, u8 (schema line 363).
+    /// Column 174, u8 (schema line 372).
     pub team_flags: ::std::vec::Vec<u8>,
     /// Red, green, blue of each team.
     ///
-    /// Column 175, u8 (schema line 367).
+    /// Column 175, u8 (schema line 376).
     pub team_colours: ::std::vec::Vec<u8>,
     /// Side name lengths.
     ///
-    /// Column 176, u16 (schema line 371).
+    /// Column 176, u16 (schema line 380).
     pub side_lens: ::std::vec::Vec<u16>,
     /// Side names, end to end.
     ///
-    /// Column 177, u8 (schema line 375).
+    /// Column 177, u8 (schema line 384).
     pub side_bytes: ::std::vec::Vec<u8>,
     /// Leader name lengths.
     ///
-    /// Column 178, u16 (schema line 379).
+    /// Column 178, u16 (schema line 388).
     pub leader_lens: ::std::vec::Vec<u16>,
     /// Leader names, end to end.
     ///
-    /// Column 179, u8 (schema line 383).
+    /// Column 179, u8 (schema line 392).
     pub leader_bytes: ::std::vec::Vec<u8>,
     /// Two values: the map size along x and z in elmos.
     ///
-    /// Column 180, u32 (schema line 387).
+    /// Column 180, u32 (schema line 396).
     pub map_size: ::std::vec::Vec<u32>,
     /// For each unit definition, footprint across the unit in elmos.
     ///
-    /// Column 181, u16 (schema line 391).
+    /// Column 181, u16 (schema line 400).
     pub footprint_x: ::std::vec::Vec<u16>,
     /// For each unit definition, footprint along the facing in elmos.
     ///
-    /// Column 182, u16 (schema line 395).
+    /// Column 182, u16 (schema line 404).
     pub footprint_z: ::std::vec::Vec<u16>,
     /// Team rules parameter name lengths.
     ///
-    /// Column 183, u16 (schema line 399).
+    /// Column 183, u16 (schema line 408).
     pub team_param_lens: ::std::vec::Vec<u16>,
     /// Team rules parameter names, end to end.
     ///
-    /// Column 184, u8 (schema line 403).
+    /// Column 184, u8 (schema line 412).
     pub team_param_bytes: ::std::vec::Vec<u8>,
     /// Game rules parameter name lengths.
     ///
-    /// Column 185, u16 (schema line 407).
+    /// Column 185, u16 (schema line 416).
     pub game_param_lens: ::std::vec::Vec<u16>,
     /// Game rules parameter names, end to end.
     ///
-    /// Column 186, u8 (schema line 411).
+    /// Column 186, u8 (schema line 420).
     pub game_param_bytes: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4067,7 +4067,7 @@ impl InfoColumns {
 ///
 /// Column set `features`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 415.
+/// Schema: `schema/cbtrack_v1.ksy` line 424.
 #[derive(
     Debug,
     Clone,
@@ -4081,55 +4081,55 @@ impl InfoColumns {
 pub struct FeaturesColumns {
     /// The engine's feature id.
     ///
-    /// Column 128, u16 (schema line 418).
+    /// Column 128, u16 (schema line 427).
     pub feature_id: ::std::vec::Vec<u16>,
     /// Feature definition (index in the info chunk).
     ///
-    /// Column 129, u16 (schema line 422).
+    /// Column 129, u16 (schema line 431).
     pub def: ::std::vec::Vec<u16>,
     /// Team, 255 for none.
     ///
-    /// Column 130, u8 (schema line 426).
+    /// Column 130, u8 (schema line 435).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: there before the first frame. Bit 1: still there after the last.
     ///
-    /// Column 131, u8 (schema line 430).
+    /// Column 131, u8 (schema line 439).
     pub flags: ::std::vec::Vec<u8>,
     /// First frame it exists.
     ///
-    /// Column 132, u32 (schema line 434).
+    /// Column 132, u32 (schema line 443).
     pub first_frame: ::std::vec::Vec<u32>,
     /// Last frame it exists.
     ///
-    /// Column 133, u32 (schema line 438).
+    /// Column 133, u32 (schema line 447).
     pub last_frame: ::std::vec::Vec<u32>,
     /// Position x in position steps, plain.
     ///
-    /// Column 134, s32 (schema line 442).
+    /// Column 134, s32 (schema line 451).
     pub x: ::std::vec::Vec<i32>,
     /// Position y in position steps, plain.
     ///
-    /// Column 135, s32 (schema line 446).
+    /// Column 135, s32 (schema line 455).
     pub y: ::std::vec::Vec<i32>,
     /// Position z in position steps, plain.
     ///
-    /// Column 136, s32 (schema line 450).
+    /// Column 136, s32 (schema line 459).
     pub z: ::std::vec::Vec<i32>,
     /// Rotation: dropped component, 0 to 3 for x, y, z, w.
     ///
-    /// Column 137, u8 (schema line 454).
+    /// Column 137, u8 (schema line 463).
     pub rot_dropped: ::std::vec::Vec<u8>,
     /// Rotation: first kept component, two's complement of n, plain.
     ///
-    /// Column 138, u16 (schema line 458).
+    /// Column 138, u16 (schema line 467).
     pub rot_a: ::std::vec::Vec<u16>,
     /// Rotation: second kept component, plain.
     ///
-    /// Column 139, u16 (schema line 462).
+    /// Column 139, u16 (schema line 471).
     pub rot_b: ::std::vec::Vec<u16>,
     /// Rotation: third kept component, plain.
     ///
-    /// Column 140, u16 (schema line 466).
+    /// Column 140, u16 (schema line 475).
     pub rot_c: ::std::vec::Vec<u16>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4199,7 +4199,7 @@ impl FeaturesColumns {
 ///
 /// Column set `units`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 470.
+/// Schema: `schema/cbtrack_v1.ksy` line 479.
 #[derive(
     Debug,
     Clone,
@@ -4213,51 +4213,51 @@ impl FeaturesColumns {
 pub struct UnitsColumns {
     /// The engine's unit id.
     ///
-    /// Column 1, u16 (schema line 473).
+    /// Column 1, u16 (schema line 482).
     pub unit_id: ::std::vec::Vec<u16>,
     /// Serial number, from 0 in order of first appearance in the match.
     ///
-    /// Column 2, u32 (schema line 477).
+    /// Column 2, u32 (schema line 486).
     pub serial: ::std::vec::Vec<u32>,
     /// Unit definition.
     ///
-    /// Column 3, u16 (schema line 481).
+    /// Column 3, u16 (schema line 490).
     pub def: ::std::vec::Vec<u16>,
     /// Team.
     ///
-    /// Column 4, u8 (schema line 485).
+    /// Column 4, u8 (schema line 494).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: existed before this window. Bit 1: exists after it.
     ///
-    /// Column 5, u8 (schema line 489).
+    /// Column 5, u8 (schema line 498).
     pub flags: ::std::vec::Vec<u8>,
     /// Offset of the first frame in the window at which it exists.
     ///
-    /// Column 6, u16 (schema line 493).
+    /// Column 6, u16 (schema line 502).
     pub first: ::std::vec::Vec<u16>,
     /// Offset of the last frame in the window at which it exists.
     ///
-    /// Column 7, u16 (schema line 497).
+    /// Column 7, u16 (schema line 506).
     pub last: ::std::vec::Vec<u16>,
     /// Number of transform keys.
     ///
-    /// Column 8, u16 (schema line 501).
+    /// Column 8, u16 (schema line 510).
     pub transform_count: ::std::vec::Vec<u16>,
     /// Number of status keys.
     ///
-    /// Column 9, u16 (schema line 505).
+    /// Column 9, u16 (schema line 514).
     pub status_count: ::std::vec::Vec<u16>,
     /// Number of target tracks.
     ///
-    /// Column 10, u8 (schema line 509).
+    /// Column 10, u8 (schema line 518).
     pub target_track_count: ::std::vec::Vec<u8>,
     /// Number of pose tracks.
     ///
-    /// Column 11, u16 (schema line 513).
+    /// Column 11, u16 (schema line 522).
     pub pose_track_count: ::std::vec::Vec<u16>,
     /// Number of build queue keys.
     ///
-    /// Column 12, u16 (schema line 517).
+    /// Column 12, u16 (schema line 526).
     pub queue_count: ::std::vec::Vec<u16>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4324,7 +4324,7 @@ impl UnitsColumns {
 ///
 /// Column set `transform_keys`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 521.
+/// Schema: `schema/cbtrack_v1.ksy` line 530.
 #[derive(
     Debug,
     Clone,
@@ -4338,47 +4338,47 @@ impl UnitsColumns {
 pub struct TransformKeysColumns {
     /// Frames since the previous key of the unit (the first: since the window start).
     ///
-    /// Column 16, u16 (schema line 524).
+    /// Column 16, u16 (schema line 533).
     pub time: ::std::vec::Vec<u16>,
     /// Position x, difference with an escape (position steps).
     ///
-    /// Column 17, s16 (schema line 528).
+    /// Column 17, s16 (schema line 537).
     pub x: ::std::vec::Vec<i16>,
     /// Position y, difference with an escape.
     ///
-    /// Column 18, s16 (schema line 532).
+    /// Column 18, s16 (schema line 541).
     pub y: ::std::vec::Vec<i16>,
     /// Position z, difference with an escape.
     ///
-    /// Column 19, s16 (schema line 536).
+    /// Column 19, s16 (schema line 545).
     pub z: ::std::vec::Vec<i16>,
     /// Wide values of x.
     ///
-    /// Column 20, s32 (schema line 540).
+    /// Column 20, s32 (schema line 549).
     pub x_wide: ::std::vec::Vec<i32>,
     /// Wide values of y.
     ///
-    /// Column 21, s32 (schema line 544).
+    /// Column 21, s32 (schema line 553).
     pub y_wide: ::std::vec::Vec<i32>,
     /// Wide values of z.
     ///
-    /// Column 22, s32 (schema line 548).
+    /// Column 22, s32 (schema line 557).
     pub z_wide: ::std::vec::Vec<i32>,
     /// Rotation: dropped component, 0 to 3 for x, y, z, w.
     ///
-    /// Column 23, u8 (schema line 552).
+    /// Column 23, u8 (schema line 561).
     pub rot_dropped: ::std::vec::Vec<u8>,
     /// Rotation: first kept component, wrapping difference, signed.
     ///
-    /// Column 24, u16 (schema line 556).
+    /// Column 24, u16 (schema line 565).
     pub rot_a: ::std::vec::Vec<u16>,
     /// Rotation: second kept component, wrapping difference, signed.
     ///
-    /// Column 25, u16 (schema line 560).
+    /// Column 25, u16 (schema line 569).
     pub rot_b: ::std::vec::Vec<u16>,
     /// Rotation: third kept component, wrapping difference, signed.
     ///
-    /// Column 26, u16 (schema line 564).
+    /// Column 26, u16 (schema line 573).
     pub rot_c: ::std::vec::Vec<u16>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4442,7 +4442,7 @@ impl TransformKeysColumns {
 ///
 /// Column set `status_keys`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 568.
+/// Schema: `schema/cbtrack_v1.ksy` line 577.
 #[derive(
     Debug,
     Clone,
@@ -4456,19 +4456,19 @@ impl TransformKeysColumns {
 pub struct StatusKeysColumns {
     /// Frames since the previous status key of the unit.
     ///
-    /// Column 32, u16 (schema line 571).
+    /// Column 32, u16 (schema line 580).
     pub time: ::std::vec::Vec<u16>,
     /// Health fraction, 65,535 for full; wrapping difference.
     ///
-    /// Column 33, u16 (schema line 575).
+    /// Column 33, u16 (schema line 584).
     pub health: ::std::vec::Vec<u16>,
     /// Build progress, 65,535 for complete; wrapping difference.
     ///
-    /// Column 34, u16 (schema line 579).
+    /// Column 34, u16 (schema line 588).
     pub build: ::std::vec::Vec<u16>,
     /// Flags, plain; bit 0: switched on.
     ///
-    /// Column 35, u8 (schema line 583).
+    /// Column 35, u8 (schema line 592).
     pub flags: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4511,7 +4511,7 @@ impl StatusKeysColumns {
 ///
 /// Column set `target_tracks`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 587.
+/// Schema: `schema/cbtrack_v1.ksy` line 596.
 #[derive(
     Debug,
     Clone,
@@ -4525,39 +4525,39 @@ impl StatusKeysColumns {
 pub struct TargetTracksColumns {
     /// For each track, the weapon number from 1, 0 for builder work.
     ///
-    /// Column 40, u8 (schema line 590).
+    /// Column 40, u8 (schema line 599).
     pub weapon: ::std::vec::Vec<u8>,
     /// For each track, its number of keys.
     ///
-    /// Column 41, u16 (schema line 594).
+    /// Column 41, u16 (schema line 603).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 42, u16 (schema line 598).
+    /// Column 42, u16 (schema line 607).
     pub time: ::std::vec::Vec<u16>,
     /// Kind of target.
     ///
-    /// Column 43, u8 (schema line 602).
+    /// Column 43, u8 (schema line 611).
     pub kind: ::std::vec::Vec<u8>,
     /// Reference, 0 when the kind has none.
     ///
-    /// Column 44, u32 (schema line 606).
+    /// Column 44, u32 (schema line 615).
     pub reference: ::std::vec::Vec<u32>,
     /// Build power in use, 255 for full; 0 for a weapon.
     ///
-    /// Column 45, u8 (schema line 610).
+    /// Column 45, u8 (schema line 619).
     pub power: ::std::vec::Vec<u8>,
     /// Position x in position steps, plain; one per key of kind 128 or more.
     ///
-    /// Column 46, s32 (schema line 614).
+    /// Column 46, s32 (schema line 623).
     pub x: ::std::vec::Vec<i32>,
     /// Position y.
     ///
-    /// Column 47, s32 (schema line 618).
+    /// Column 47, s32 (schema line 627).
     pub y: ::std::vec::Vec<i32>,
     /// Position z.
     ///
-    /// Column 48, s32 (schema line 622).
+    /// Column 48, s32 (schema line 631).
     pub z: ::std::vec::Vec<i32>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4615,7 +4615,7 @@ impl TargetTracksColumns {
 ///
 /// Column set `pose_tracks`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 626.
+/// Schema: `schema/cbtrack_v1.ksy` line 635.
 #[derive(
     Debug,
     Clone,
@@ -4629,63 +4629,63 @@ impl TargetTracksColumns {
 pub struct PoseTracksColumns {
     /// For each track, the piece: index into the posed piece names of the unit's definition.
     ///
-    /// Column 56, u16 (schema line 629).
+    /// Column 56, u16 (schema line 638).
     pub piece: ::std::vec::Vec<u16>,
     /// For each track, its number of keys.
     ///
-    /// Column 57, u16 (schema line 633).
+    /// Column 57, u16 (schema line 642).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 58, u16 (schema line 637).
+    /// Column 58, u16 (schema line 646).
     pub time: ::std::vec::Vec<u16>,
     /// Angle about x in 65,536ths of a turn, difference with an escape.
     ///
-    /// Column 59, s16 (schema line 641).
+    /// Column 59, s16 (schema line 650).
     pub ax: ::std::vec::Vec<i16>,
     /// Angle about y, difference with an escape.
     ///
-    /// Column 60, s16 (schema line 645).
+    /// Column 60, s16 (schema line 654).
     pub ay: ::std::vec::Vec<i16>,
     /// Angle about z, difference with an escape.
     ///
-    /// Column 61, s16 (schema line 649).
+    /// Column 61, s16 (schema line 658).
     pub az: ::std::vec::Vec<i16>,
     /// Wide values of the angle about x.
     ///
-    /// Column 62, s32 (schema line 653).
+    /// Column 62, s32 (schema line 662).
     pub ax_wide: ::std::vec::Vec<i32>,
     /// Wide values of the angle about y.
     ///
-    /// Column 63, s32 (schema line 657).
+    /// Column 63, s32 (schema line 666).
     pub ay_wide: ::std::vec::Vec<i32>,
     /// Wide values of the angle about z.
     ///
-    /// Column 64, s32 (schema line 661).
+    /// Column 64, s32 (schema line 670).
     pub az_wide: ::std::vec::Vec<i32>,
     /// Offset x from the rest position in position steps, difference with an escape.
     ///
-    /// Column 65, s16 (schema line 665).
+    /// Column 65, s16 (schema line 674).
     pub ox: ::std::vec::Vec<i16>,
     /// Offset y, difference with an escape.
     ///
-    /// Column 66, s16 (schema line 669).
+    /// Column 66, s16 (schema line 678).
     pub oy: ::std::vec::Vec<i16>,
     /// Offset z, difference with an escape.
     ///
-    /// Column 67, s16 (schema line 673).
+    /// Column 67, s16 (schema line 682).
     pub oz: ::std::vec::Vec<i16>,
     /// Wide values of offset x.
     ///
-    /// Column 68, s32 (schema line 677).
+    /// Column 68, s32 (schema line 686).
     pub ox_wide: ::std::vec::Vec<i32>,
     /// Wide values of offset y.
     ///
-    /// Column 69, s32 (schema line 681).
+    /// Column 69, s32 (schema line 690).
     pub oy_wide: ::std::vec::Vec<i32>,
     /// Wide values of offset z.
     ///
-    /// Column 70, s32 (schema line 685).
+    /// Column 70, s32 (schema line 694).
     pub oz_wide: ::std::vec::Vec<i32>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4761,7 +4761,7 @@ impl PoseTracksColumns {
 ///
 /// Column set `build_queue`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 689.
+/// Schema: `schema/cbtrack_v1.ksy` line 698.
 #[derive(
     Debug,
     Clone,
@@ -4775,27 +4775,27 @@ impl PoseTracksColumns {
 pub struct BuildQueueColumns {
     /// Frames since the previous queue key of the unit.
     ///
-    /// Column 72, u16 (schema line 692).
+    /// Column 72, u16 (schema line 701).
     pub time: ::std::vec::Vec<u16>,
     /// For each key, the number of items in the queue.
     ///
-    /// Column 73, u8 (schema line 696).
+    /// Column 73, u8 (schema line 705).
     pub item_count: ::std::vec::Vec<u8>,
     /// For each item, the unit definition.
     ///
-    /// Column 74, u16 (schema line 700).
+    /// Column 74, u16 (schema line 709).
     pub def: ::std::vec::Vec<u16>,
     /// For each item, position x in position steps, plain.
     ///
-    /// Column 75, s32 (schema line 704).
+    /// Column 75, s32 (schema line 713).
     pub x: ::std::vec::Vec<i32>,
     /// For each item, position z in position steps, plain.
     ///
-    /// Column 76, s32 (schema line 708).
+    /// Column 76, s32 (schema line 717).
     pub z: ::std::vec::Vec<i32>,
     /// For each item, the facing, 0 to 3.
     ///
-    /// Column 77, u8 (schema line 712).
+    /// Column 77, u8 (schema line 721).
     pub facing: ::std::vec::Vec<u8>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -4844,7 +4844,7 @@ impl BuildQueueColumns {
 ///
 /// Column set `projectiles`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 716.
+/// Schema: `schema/cbtrack_v1.ksy` line 725.
 #[derive(
     Debug,
     Clone,
@@ -4858,87 +4858,87 @@ impl BuildQueueColumns {
 pub struct ProjectilesColumns {
     /// Serial number, from 0 in order of first appearance in the match.
     ///
-    /// Column 80, u32 (schema line 719).
+    /// Column 80, u32 (schema line 728).
     pub serial: ::std::vec::Vec<u32>,
     /// Weapon definition, 65,535 for none (debris).
     ///
-    /// Column 81, u16 (schema line 723).
+    /// Column 81, u16 (schema line 732).
     pub weapon: ::std::vec::Vec<u16>,
     /// Team, 255 for none.
     ///
-    /// Column 82, u8 (schema line 727).
+    /// Column 82, u8 (schema line 736).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: existed before this window. Bit 1: exists after it.
     ///
-    /// Column 83, u8 (schema line 731).
+    /// Column 83, u8 (schema line 740).
     pub flags: ::std::vec::Vec<u8>,
     /// The unit that fired it, index in this window's units, or 65,535.
     ///
-    /// Column 84, u16 (schema line 735).
+    /// Column 84, u16 (schema line 744).
     pub owner: ::std::vec::Vec<u16>,
     /// Offset of the first frame in the window at which it exists.
     ///
-    /// Column 85, u16 (schema line 739).
+    /// Column 85, u16 (schema line 748).
     pub first: ::std::vec::Vec<u16>,
     /// Offset of the last frame in the window at which it exists.
     ///
-    /// Column 86, u16 (schema line 743).
+    /// Column 86, u16 (schema line 752).
     pub last: ::std::vec::Vec<u16>,
     /// Number of keys.
     ///
-    /// Column 87, u16 (schema line 747).
+    /// Column 87, u16 (schema line 756).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the projectile.
     ///
-    /// Column 88, u16 (schema line 751).
+    /// Column 88, u16 (schema line 760).
     pub time: ::std::vec::Vec<u16>,
     /// Position x, difference with an escape (position steps).
     ///
-    /// Column 89, s16 (schema line 755).
+    /// Column 89, s16 (schema line 764).
     pub x: ::std::vec::Vec<i16>,
     /// Position y, difference with an escape.
     ///
-    /// Column 90, s16 (schema line 759).
+    /// Column 90, s16 (schema line 768).
     pub y: ::std::vec::Vec<i16>,
     /// Position z, difference with an escape.
     ///
-    /// Column 91, s16 (schema line 763).
+    /// Column 91, s16 (schema line 772).
     pub z: ::std::vec::Vec<i16>,
     /// Wide values of x.
     ///
-    /// Column 92, s32 (schema line 767).
+    /// Column 92, s32 (schema line 776).
     pub x_wide: ::std::vec::Vec<i32>,
     /// Wide values of y.
     ///
-    /// Column 93, s32 (schema line 771).
+    /// Column 93, s32 (schema line 780).
     pub y_wide: ::std::vec::Vec<i32>,
     /// Wide values of z.
     ///
-    /// Column 94, s32 (schema line 775).
+    /// Column 94, s32 (schema line 784).
     pub z_wide: ::std::vec::Vec<i32>,
     /// Velocity x, difference with an escape (velocity steps).
     ///
-    /// Column 95, s16 (schema line 779).
+    /// Column 95, s16 (schema line 788).
     pub vx: ::std::vec::Vec<i16>,
     /// Velocity y, difference with an escape.
     ///
-    /// Column 96, s16 (schema line 783).
+    /// Column 96, s16 (schema line 792).
     pub vy: ::std::vec::Vec<i16>,
     /// Velocity z, difference with an escape.
     ///
-    /// Column 97, s16 (schema line 787).
+    /// Column 97, s16 (schema line 796).
     pub vz: ::std::vec::Vec<i16>,
     /// Wide values of velocity x.
     ///
-    /// Column 98, s32 (schema line 791).
+    /// Column 98, s32 (schema line 800).
     pub vx_wide: ::std::vec::Vec<i32>,
     /// Wide values of velocity y.
     ///
-    /// Column 99, s32 (schema line 795).
+    /// Column 99, s32 (schema line 804).
     pub vy_wide: ::std::vec::Vec<i32>,
     /// Wide values of velocity z.
     ///
-    /// Column 100, s32 (schema line 799).
+    /// Column 100, s32 (schema line 808).
     pub vz_wide: ::std::vec::Vec<i32>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -5032,7 +5032,7 @@ impl ProjectilesColumns {
 ///
 /// Column set `team_numbers`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 803.
+/// Schema: `schema/cbtrack_v1.ksy` line 812.
 #[derive(
     Debug,
     Clone,
@@ -5046,23 +5046,23 @@ impl ProjectilesColumns {
 pub struct TeamNumbersColumns {
     /// For each track, the team id, 255 for the game's own.
     ///
-    /// Column 104, u8 (schema line 806).
+    /// Column 104, u8 (schema line 815).
     pub team: ::std::vec::Vec<u8>,
     /// For each track, the code of the number.
     ///
-    /// Column 105, u16 (schema line 810).
+    /// Column 105, u16 (schema line 819).
     pub code: ::std::vec::Vec<u16>,
     /// For each track, its number of keys.
     ///
-    /// Column 106, u16 (schema line 814).
+    /// Column 106, u16 (schema line 823).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 107, u16 (schema line 818).
+    /// Column 107, u16 (schema line 827).
     pub time: ::std::vec::Vec<u16>,
     /// Value, plain f32.
     ///
-    /// Column 108, f32 (schema line 822).
+    /// Column 108, f32 (schema line 831).
     pub value: ::std::vec::Vec<f32>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
@@ -5108,7 +5108,7 @@ impl TeamNumbersColumns {
 ///
 /// Column set `terrain_rows`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 826.
+/// Schema: `schema/cbtrack_v1.ksy` line 835.
 #[derive(
     Debug,
     Clone,
@@ -5122,23 +5122,23 @@ impl TeamNumbersColumns {
 pub struct TerrainRowsColumns {
     /// Frames since the previous row (the first: since the window start).
     ///
-    /// Column 112, u16 (schema line 829).
+    /// Column 112, u16 (schema line 838).
     pub time: ::std::vec::Vec<u16>,
     /// Heightmap x, wrapping difference from the previous row.
     ///
-    /// Column 113, u16 (schema line 833).
+    /// Column 113, u16 (schema line 842).
     pub x: ::std::vec::Vec<u16>,
     /// Heightmap z, wrapping difference from the previous row.
     ///
-    /// Column 114, u16 (schema line 837).
+    /// Column 114, u16 (schema line 846).
     pub z: ::std::vec::Vec<u16>,
     /// Height before in position steps, difference from the previous row's height before.
     ///
-    /// Column 115, s32 (schema line 841).
+    /// Column 115, s32 (schema line 850).
     pub before: ::std::vec::Vec<i32>,
     /// Height after minus height before; never 0.
     ///
-    /// Column 116, s32 (schema line 845).
+    /// Column 116, s32 (schema line 854).
     pub change: ::std::vec::Vec<i32>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]

@@ -40,6 +40,9 @@ instances:
     type: window(head.index[_index])
     repeat: expr
     repeat-expr: head.num_windows
+    # Read with the header (not on first use), as the column values below: a decode checks
+    # every chunk, and its traced structure (inspect, decode --offsets) holds them all.
+    -sp-lazy: false
     doc: One entry per window of the index, holding the window's main and terrain chunk.
 types:
   cbtk_head:
@@ -260,6 +263,7 @@ types:
         repeat-expr: count
         if: type_code == 1
         doc: The column's values when its type code is 1 (u8).
+        -sp-lazy: false
       u2_values:
         pos: offset
         type: u2
@@ -267,6 +271,7 @@ types:
         repeat-expr: count
         if: type_code == 2
         doc: The column's values when its type code is 2 (u16).
+        -sp-lazy: false
       s2_values:
         pos: offset
         type: s2
@@ -274,6 +279,7 @@ types:
         repeat-expr: count
         if: type_code == 3
         doc: The column's values when its type code is 3 (s16).
+        -sp-lazy: false
       u4_values:
         pos: offset
         type: u4
@@ -283,6 +289,7 @@ types:
         repeat-expr: count
         if: type_code == 4
         doc: The column's values when its type code is 4 (u32).
+        -sp-lazy: false
       s4_values:
         pos: offset
         type: s4
@@ -293,6 +300,7 @@ types:
         repeat-expr: count
         if: type_code == 5
         doc: The column's values when its type code is 5 (s32).
+        -sp-lazy: false
       f4_values:
         pos: offset
         type: f4
@@ -300,6 +308,7 @@ types:
         repeat-expr: count
         if: type_code == 6
         doc: The column's values when its type code is 6 (f32).
+        -sp-lazy: false
 -sp-column-sets:
   info:
     doc: "Info chunk: names, teams and the map (read once)."

@@ -1,11 +1,12 @@
 //! Positional instances (`instances` with `pos`): lowered to fields that carry
-//! [`Field::at`], read eagerly by the type's reader and laid out by its writer.
+//! [`Field::at`], read by the type's reader (or on first use, see `crate::lazy`) and laid
+//! out by its writer.
 //!
-//! Kaitai Struct reads a positional instance lazily, the first time it is used, and caches
-//! it. statepack's generated types are plain data (`serde`, `PartialEq`, no reader kept
-//! inside), so the reader reads each positional instance once, eagerly: just before the first
+//! Kaitai Struct reads a positional instance the first time it is used, and keeps it. An
+//! instance that an expression uses is read by the type's reader, once: just before the first
 //! `seq` field whose expressions use it (directly or through a value instance or another
-//! positional instance), else after the last `seq` field. [`merge`] decides that order.
+//! positional instance), else after the last `seq` field. [`merge`] decides that order; the
+//! instances no expression names are read on first use instead (`crate::lazy`).
 
 use crate::expr::Expr;
 use crate::ir::{Field, Instance};
@@ -24,7 +25,7 @@ pub(crate) fn plain_value(e: &Expr) -> bool {
 }
 
 /// Every name an expression uses (`a.b` gives `a`).
-fn names(e: &Expr, out: &mut HashSet<String>) {
+pub(crate) fn names(e: &Expr, out: &mut HashSet<String>) {
     visit(e, &mut |e| {
         if let Expr::Name(n) = e {
             out.insert(n.clone());
@@ -67,7 +68,7 @@ pub(crate) fn visit(e: &Expr, f: &mut impl FnMut(&Expr)) {
 
 /// The names a field's expressions use, with the names used by the value instances they
 /// name (followed transitively).
-fn field_names(f: &Field, values: &[Instance]) -> HashSet<String> {
+pub(crate) fn field_names(f: &Field, values: &[Instance]) -> HashSet<String> {
     let mut out = HashSet::new();
     let mut g = f.clone();
     crate::resolve::for_each_expr(&mut g, &mut |e| names(e, &mut out));

@@ -284,6 +284,9 @@ pub struct Positional {
     /// substream `X` was read from, rebuilt from `X` (see `emit::io_of`). `X` is kept here
     /// without the `._io`.
     pub io_of: Option<SrcExpr>,
+    /// `-sp-lazy` (default `true`): the instance may be read on first use when nothing names
+    /// it (see `crate::lazy::lazy_instances`); `false` has the type's reader read it.
+    pub lazy: bool,
 }
 
 /// The `parent` key of a field that reads a user type.

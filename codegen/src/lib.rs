@@ -97,6 +97,7 @@ pub mod expr;
 mod instances;
 pub mod interp;
 pub mod ir;
+mod lazy;
 mod lower;
 pub mod lua_emit;
 mod names;
@@ -327,6 +328,8 @@ fn load_schema_in(
         return Err(diags);
     }
     resolve::resolve(&mut main);
+    // Instances named by `_root.x` / `_parent.x` paths are read before their first use.
+    lazy::hoist_for_paths(&mut main);
     let d = context::lower(&mut main);
     if !d.is_empty() {
         return Err(d);

@@ -295,7 +295,7 @@ fn changed_instances_are_laid_out_or_refused_as_in_rust() {
     let (_, host, module) = load(&text, &path).unwrap();
     // Written at their positions, the gap byte kept.
     let out = same_change(&host, &module, "v.name = 'yo'; v.tail_word = 0x0102", |v| {
-        v.name = "yo".into();
+        v.name.set("yo".into());
         v.tail_word = 0x0102;
     })
     .unwrap();
@@ -307,7 +307,7 @@ fn changed_instances_are_laid_out_or_refused_as_in_rust() {
     assert_eq!(out, want);
     // `name` moved onto `header` (both at 12), with other bytes.
     let e = same_change(&host, &module, "v.name = 'yo'; v.ofs_name = 12", |v| {
-        v.name = "yo".into();
+        v.name.set("yo".into());
         v.ofs_name = 12;
     })
     .unwrap_err();
@@ -317,7 +317,7 @@ fn changed_instances_are_laid_out_or_refused_as_in_rust() {
     );
     // An instance over bytes the seq wrote must agree with them.
     let e = same_change(&host, &module, "v.block.inner = 0x5555", |v| {
-        v.block.inner = 0x5555
+        *v.block.inner.get_mut().unwrap() = 0x5555
     })
     .unwrap_err();
     assert!(

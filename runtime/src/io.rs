@@ -759,6 +759,34 @@ pub struct BitRun {
     n: u32,
 }
 
+/// The bytes a reader reads, copied once for the positional instances read on first use
+/// (`crate::lazy`), with the budgets used so far by the reads from them (during decode, and
+/// on access; shared by every instance of the input). Each count is the largest any reader
+/// reported: reads on access one after the other add up, as during decode.
+pub struct LazyInput {
+    pub(crate) bytes: Box<[u8]>,
+    pub(crate) reads: std::sync::atomic::AtomicU64,
+    pub(crate) read_bytes: std::sync::atomic::AtomicU64,
+    pub(crate) processed: std::sync::atomic::AtomicU64,
+}
+
+impl LazyInput {
+    pub(crate) fn new(bytes: &[u8]) -> Self {
+        Self {
+            bytes: bytes.into(),
+            reads: std::sync::atomic::AtomicU64::new(0),
+            read_bytes: std::sync::atomic::AtomicU64::new(0),
+            processed: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+}
+
+impl fmt::Debug for LazyInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "LazyInput({} byte(s))", self.bytes.len())
+    }
+}
+
 /// A bounds-checked cursor over a byte slice, used by every generated reader.
 ///
 /// Offsets are absolute from the start of the input. A sized field (KS `size` on a user type)
@@ -783,7 +811,7 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     /// The furthest byte any positional instance read reached (absolute).
     pub(crate) pos_hi: usize,
     /// Nesting of recursive types entered ([`ByteReader::enter_recursion`]).
-    depth: u16,
+    pub(crate) depth: u16,
     /// Positional instances read so far (bounded, see `crate::positional`).
     pub(crate) inst_reads: u64,
     /// Bytes read by positional instances so far (bounded, see `crate::positional`).
@@ -797,6 +825,9 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     pub(crate) processed_total: u64,
     /// Bytes already produced by the readers this one was made by (0 for the outermost).
     pub(crate) processed_base: u64,
+    /// The copy of `buf` that lazy positional instances read from (made by the first
+    /// [`ByteReader::lazy_at`], see `crate::lazy`).
+    pub(crate) lazy_input: Option<std::sync::Arc<LazyInput>>,
     /// The tracer told about every field (see [`Tracer`]).
     pub tracer: T,
 }
@@ -839,6 +870,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             processed: 0,
             processed_total: crate::limits::processed_budget(buf.len()),
             processed_base: 0,
+            lazy_input: None,
             tracer,
         }
     }

@@ -55,6 +55,7 @@ mod generated_support;
 #[cfg(any(feature = "binrw", feature = "deku", feature = "bitvec"))]
 pub mod interop;
 pub mod io;
+pub mod lazy;
 pub mod limits;
 pub mod positional;
 pub mod process;

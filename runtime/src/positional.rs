@@ -30,7 +30,7 @@ pub use crate::limits::{
 #[derive(Debug, Clone, Copy)]
 pub struct ProcessedShare {
     total: u64,
-    base: u64,
+    pub(crate) base: u64,
 }
 
 /// The reader's state before a positional instance was read, given back to
@@ -205,6 +205,21 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     /// instance (absolute offset, one past the last byte).
     pub fn furthest_read(&self) -> usize {
         self.pos.max(self.pos_hi)
+    }
+
+    /// At the end of the root type's `seq`, in a schema with positional instances read on
+    /// first use (`crate::lazy`), whose reach is not known yet: for the root read at the top
+    /// (no instance or recursive type being read), every byte left in its stream, consumed (the
+    /// root keeps them, and its writer puts them back under its instances); elsewhere as
+    /// [`ByteReader::take_positional_tail`].
+    pub fn take_lazy_tail(&mut self) -> &'a [u8] {
+        if self.inst_depth == 0 && self.depth == 0 && self.nbits == 0 {
+            let s = &self.buf[self.pos..self.end];
+            self.pos = self.end;
+            s
+        } else {
+            self.take_positional_tail()
+        }
     }
 
     /// Takes the bytes from the reader's position to the furthest byte a positional instance

@@ -41,6 +41,9 @@ pub enum Value<'a> {
     Struct(&'a dyn Reflect),
     /// A user type computed on demand (for example a parsed instance that is not stored).
     Owned(Rc<dyn Reflect + 'a>),
+    /// A positional instance read on first use ([`crate::lazy::Lazy`]) whose read failed:
+    /// its error, naming the instance's path and the byte offset.
+    Error(crate::io::DecodeError),
 }
 
 /// A value of an enum, by schema names.

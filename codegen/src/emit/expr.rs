@@ -1176,6 +1176,9 @@ impl Emitter<'_> {
             positional: self.positional,
             bitfield_views: Vec::new(),
             typed: crate::typed::TypedSchema::default(),
+            refs: HashSet::new(),
+            cur_lazy: HashSet::new(),
+            any_lazy: self.any_lazy,
         };
         let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
         if let Some(c) = &i.cond {

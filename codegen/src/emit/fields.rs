@@ -305,7 +305,12 @@ impl Emitter<'_> {
                 }
                 _ => quote!(),
             };
-            struct_fields.push(quote! { #doc #ser #float_json pub #id: #field_ty });
+            let member_ty = if self.is_lazy(f) {
+                super::lazy::member_ty(field_ty)
+            } else {
+                field_ty.clone()
+            };
+            struct_fields.push(quote! { #doc #ser #float_json pub #id: #member_ty });
             ctor.push(quote!(#id));
             if let Some(prefix) = hidden_prefix(f) {
                 let tail = temp_for(prefix, &f.id);
@@ -373,7 +378,7 @@ impl Emitter<'_> {
         };
         let cond_w = match &f.cond {
             // `_io.eof` / `_io.size` are not known while writing: presence decides.
-            Some(c) if crate::instances::uses_io_end(&c.expr) => Some(quote!(self.#id.is_some())),
+            Some(c) if crate::instances::uses_io_end(&c.expr) => Some(self.presence(f, id)),
             Some(c) => Some(self.expect_ty(c, &wscope, &format!("{kp}.if"), Ty::Bool)?),
             None => None,
         };
@@ -498,12 +503,8 @@ impl Emitter<'_> {
         } else {
             quote!()
         };
-        reads.push(quote! {
-            #at_stmt
-            #rule_const
-            #tail_decl
-            #read_stmt
-        });
+        let stmt = quote!(#at_stmt #rule_const #tail_decl #read_stmt);
+        reads.push(self.lazy_read(t, f, id, field_ty, stmt));
         let run_unit = self
             .run_unit(f)
             .filter(|_| !(is_contents && f.cond.is_some()));
@@ -814,18 +815,24 @@ impl Emitter<'_> {
             run_unit,
         } = r;
         // --- write
-        let src = if is_derived {
+        let mut lazy_wrap = None;
+        let mut src = if is_derived {
             quote!(#id)
         } else {
             quote!(self.#id)
         };
         if !is_derived && !is_contents {
             let ty = self.field_ty(f);
-            let bind = match (&ty, &f.kind) {
-                (Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool, _) => {
-                    quote!(let #id = self.#id;)
-                }
-                _ => quote!(let #id = &self.#id;),
+            let by_value = matches!(ty, Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool);
+            let bind = if self.is_lazy(f) {
+                let (bind, value, wrap) = super::lazy::write_bind(id, by_value);
+                src = value;
+                lazy_wrap = Some(wrap);
+                bind
+            } else if by_value {
+                quote!(let #id = self.#id;)
+            } else {
+                quote!(let #id = &self.#id;)
             };
             write_pre.push(bind);
             wscope.vars.push((f.id.clone(), ty));
@@ -970,13 +977,12 @@ impl Emitter<'_> {
             },
         };
         if let Some(at) = &f.at {
-            pos_writes.push(positional::emit_write(
-                self,
-                f,
-                at,
-                &wscope,
-                quote! { #rule_const #write_stmt },
-            )?);
+            let w =
+                positional::emit_write(self, f, at, &wscope, quote! { #rule_const #write_stmt })?;
+            pos_writes.push(match lazy_wrap {
+                Some(wrap) => wrap(w),
+                None => w,
+            });
             return Some(false);
         }
         let stmt = quote! { #rule_const #write_stmt };

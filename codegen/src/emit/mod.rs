@@ -40,6 +40,7 @@ mod exact_len;
 mod expr;
 mod fields;
 mod io_of;
+mod lazy;
 mod modbits;
 mod num_switch;
 mod positional;
@@ -144,6 +145,13 @@ pub(crate) struct Emitter<'s> {
     bitfield_views: Vec<TokenStream>,
     /// The check stage's typed expressions, which `expr` compiles from.
     typed: crate::typed::TypedSchema,
+    /// Every name and member name the schema's expressions use (computed once), and the
+    /// positional instances of the type being emitted read on first use (see `lazy`).
+    refs: HashSet<String>,
+    cur_lazy: HashSet<String>,
+    /// Whether any type of the schema has a lazy positional instance (the root then keeps
+    /// every byte after its `seq`, see `ByteReader::take_lazy_tail`).
+    any_lazy: bool,
 }
 
 /// What the emission of one type collects, field by field: the struct's members, the
@@ -242,6 +250,14 @@ impl<'s> Emitter<'s> {
                 .any(|t| t.fields.iter().any(|f| f.at.is_some())),
             bitfield_views: Vec::new(),
             typed: crate::typed::TypedSchema::default(),
+            refs: crate::lazy::schema_refs(s),
+            cur_lazy: HashSet::new(),
+            any_lazy: {
+                let refs = crate::lazy::schema_refs(s);
+                s.types
+                    .iter()
+                    .any(|t| !crate::lazy::lazy_instances(s, t, &refs).is_empty())
+            },
         }
     }
 

@@ -29,11 +29,13 @@ pub(crate) fn top_args(t: &TypeDef) -> Vec<TokenStream> {
 /// `t` (not a struct member) to what it is derived from.
 ///
 /// `instances` are the value instances' names and the expressions giving their `Value`
-/// (built by the emitter, which knows their types).
+/// (built by the emitter, which knows their types). `lazy` names the positional instances
+/// read on first use: asking for one reads it, and a failed read is `Value::Error`.
 pub(crate) fn type_impls(
     t: &TypeDef,
     derived: &HashMap<String, Derived>,
     instances: &[(String, TokenStream)],
+    lazy: &std::collections::HashSet<String>,
 ) -> TokenStream {
     let name = type_ident(&t.name);
     let schema_name = &t.schema_name;
@@ -42,7 +44,11 @@ pub(crate) fn type_impls(
     for f in &t.fields {
         let key = f.id.as_str();
         names.push(key.to_owned());
-        let value = member_value(t, f, derived);
+        let value = if lazy.contains(&f.id) {
+            lazy_value(f)
+        } else {
+            member_value(t, f, derived)
+        };
         arms.push(quote!(#key => ::std::option::Option::Some(#value)));
     }
     // Params written in the schema are members too (Kaitai Struct exposes them); context
@@ -112,6 +118,28 @@ fn member_value(t: &TypeDef, f: &Field, derived: &HashMap<String, Derived>) -> T
             ::std::option::Option::None => ::statepack_runtime::reflect::Value::Null,
         }),
     }
+}
+
+/// The `Value` of lazy positional instance `f` of `self` (read now if needed).
+fn lazy_value(f: &Field) -> TokenStream {
+    let id = field_ident(&f.id);
+    let repeated = !matches!(f.repeat, Repeat::None) && !f.varint;
+    let of_value = match (repeated, f.cond.is_some()) {
+        (false, _) => quote!(__x.to_value()),
+        (true, false) => quote!(::statepack_runtime::reflect::Value::List(
+            __x.iter().map(|__e| __e.to_value()).collect()
+        )),
+        (true, true) => quote!(match __x {
+            ::std::option::Option::Some(__l) => ::statepack_runtime::reflect::Value::List(
+                __l.iter().map(|__e| __e.to_value()).collect()
+            ),
+            ::std::option::Option::None => ::statepack_runtime::reflect::Value::Null,
+        }),
+    };
+    quote!(match self.#id.get() {
+        ::std::result::Result::Ok(__x) => #of_value,
+        ::std::result::Result::Err(__e) => ::statepack_runtime::reflect::Value::Error(__e),
+    })
 }
 
 /// A derived field's value (`i128`) computed from `self`, as the writer derives it.

@@ -6,6 +6,7 @@ use super::*;
 impl Emitter<'_> {
     pub(super) fn emit_type(&mut self, t: &TypeDef, is_root: bool) -> Option<TokenStream> {
         self.cur_instances = t.instances.clone();
+        self.cur_lazy = crate::lazy::lazy_instances(self.s, t, &self.refs);
         *self.cur_type.borrow_mut() = t.name.clone();
         let derived = self.derived(t);
         let name = type_ident(&t.name);
@@ -113,9 +114,8 @@ impl Emitter<'_> {
         if is_root && self.has_positional() {
             // The bytes after the seq up to the furthest positional instance belong to the
             // root: kept and written back under the instances, which the root lays out last.
-            reads.push(
-                quote!(let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();),
-            );
+            let tail = self.beyond_read();
+            reads.push(quote!(let __beyond: ::std::vec::Vec<u8> = __r.#tail().to_vec();));
             struct_fields.push(quote! {
                 #[doc = " The bytes after the last `seq` field up to the furthest byte a positional instance"]
                 #[doc = " read, as read: written back under the positional instances (which must agree with"]
@@ -151,7 +151,7 @@ impl Emitter<'_> {
         self.cur_field.replace(None);
         let (inst_methods, inst_members) = self.emit_instances(t, &derived)?;
         let display = self.emit_to_string(t, &derived, &name)?;
-        let reflect = reflect::type_impls(t, &derived, &inst_members);
+        let reflect = reflect::type_impls(t, &derived, &inst_members, &self.cur_lazy);
         let produced_lens = Self::produced_len_methods(t, &derived);
         let interop = binrw::impls(
             &self.opts,

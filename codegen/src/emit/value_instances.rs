@@ -273,7 +273,8 @@ impl Emitter<'_> {
                 let v = reflect::derived_value(t, d);
                 binds.push(quote!(let #id: i128 = #v;));
                 scope.vars.push((f.id.clone(), Ty::Int));
-            } else if matches!(f.kind, FieldKind::Contents(_)) {
+            } else if matches!(f.kind, FieldKind::Contents(_)) || self.is_lazy(f) {
+                // A lazy positional instance is one no expression names.
                 continue;
             } else {
                 let ty = self.field_ty(f);

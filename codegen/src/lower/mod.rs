@@ -2018,6 +2018,11 @@ pub(crate) fn lower_positional(
             }
         }
     };
+    // `-sp-lazy: false`: read by the type's reader even when nothing names it.
+    let lazy = match get("-sp-lazy") {
+        Some(v) => lw.boolean(v, &format!("{ip}.-sp-lazy"))?,
+        None => true,
+    };
     // The instance reads like a `seq` entry with its name as `id` (without `pos` and `io`).
     let mut m: Vec<(Key, Node)> = vec![(
         Key {
@@ -2035,7 +2040,7 @@ pub(crate) fn lower_positional(
     m.extend(
         entries
             .iter()
-            .filter(|(k, _)| k.text != "pos" && k.text != "io" && k.text != "id")
+            .filter(|(k, _)| !["pos", "io", "id", "-sp-lazy"].contains(&k.text.as_str()))
             .cloned(),
     );
     let synthetic = Node {
@@ -2049,6 +2054,11 @@ pub(crate) fn lower_positional(
     if matches!(f.kind, FieldKind::User { .. }) && matches!(f.repeat, Repeat::None) {
         f.boxed = true;
     }
-    f.at = Some(Box::new(Positional { pos, whole, io_of }));
+    f.at = Some(Box::new(Positional {
+        pos,
+        whole,
+        io_of,
+        lazy,
+    }));
     Some(f)
 }

@@ -186,8 +186,8 @@ fn scalar<'a>(v: Value<'_>) -> V<'a> {
         Value::Str(s) => Val::Str(s.into_owned()),
         Value::Bytes(b) => Val::Bytes(b.into_owned()),
         Value::Enum(e) => Val::Enum(e),
-        // Lists and user types are lifted by the callers.
-        Value::List(_) | Value::Struct(_) | Value::Owned(_) => Val::Null,
+        // Lists and user types are lifted by the callers; a failed read is an error there.
+        Value::List(_) | Value::Struct(_) | Value::Owned(_) | Value::Error(_) => Val::Null,
     }
 }
 
@@ -202,6 +202,7 @@ fn no_member(s: &dyn Reflect, name: &str) -> String {
 fn member_of<'a>(h: &RefHandle<'a>, name: &str) -> R<V<'a>> {
     match h {
         RefHandle::Borrowed(r) => match r.member(name) {
+            Some(Value::Error(e)) => Err(e.to_string()),
             Some(v) => Ok(lift_borrowed(v)),
             None => Err(no_member(*r, name)),
         },
@@ -209,6 +210,7 @@ fn member_of<'a>(h: &RefHandle<'a>, name: &str) -> R<V<'a>> {
             let mut p = path.clone();
             p.push(StepOf(Step::Member(name.to_owned())));
             walk(root.as_ref(), path, |r| match r.member(name) {
+                Some(Value::Error(e)) => Err(e.to_string()),
                 Some(v) => Ok(lift_owned(v, root, &p)),
                 None => Err(no_member(r, name)),
             })
@@ -231,6 +233,7 @@ impl<'a> Env<'a> for ReflectEnv<'a> {
             ));
         };
         match root.member(n) {
+            Some(Value::Error(e)) => Err(e.to_string()),
             Some(v) => Ok(Cow::Owned(lift_borrowed(v))),
             // At the top, `_root` is the value itself. Deeper down (`a._root`) only what the
             // type answers counts: an imported type read at the top has none.

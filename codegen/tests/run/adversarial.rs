@@ -50,7 +50,9 @@ pub struct Adversarial {
     /// Present only when `node_ofs != 0xffff`.
     ///
     /// Schema: `codegen/tests/run/adversarial.ksy` line 31.
-    pub node: ::std::option::Option<::std::boxed::Box<Node>>,
+    pub node: ::statepack_runtime::lazy::Lazy<
+        ::std::option::Option<::std::boxed::Box<Node>>,
+    >,
     #[doc(hidden)]
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
     /// read, as read: written back under the positional instances (which must agree with
@@ -197,30 +199,47 @@ impl Adversarial {
             __r.leave::<()>(None);
             __l
         };
-        let node: ::std::option::Option<::std::boxed::Box<Node>> = if (node_ofs as i128)
-            != 65535_i128
-        {
-            Some({
-                let __p: i128 = node_ofs as i128;
-                let __saved = __r
-                    .enter_instance(__p, false)
-                    .map_err(|e| e.in_field("node"))?;
-                __r.enter(::statepack_runtime::io::PathSeg::Field("node"));
-                let __pv = {
-                    let __v: ::std::boxed::Box<Node> = {
-                        Node::read_from(__r).map(::std::boxed::Box::new)
-                    }
-                        .map_err(|e| e.in_field("node"))?;
-                    __r.leave::<()>(None);
-                    __v
-                };
-                __r.leave_instance(__saved);
-                __pv
-            })
-        } else {
-            None
+        let node: ::statepack_runtime::lazy::Lazy<
+            ::std::option::Option<::std::boxed::Box<Node>>,
+        > = {
+            let __lazy_at = __r.lazy_at();
+            let node_ofs = ::std::clone::Clone::clone(&node_ofs);
+            ::statepack_runtime::lazy::Lazy::pending(
+                __lazy_at,
+                move |
+                    __r: &mut ::statepack_runtime::io::ByteReader<'_>,
+                | -> ::std::result::Result<
+                    ::std::option::Option<::std::boxed::Box<Node>>,
+                    ::statepack_runtime::io::DecodeError,
+                > {
+                    let node: ::std::option::Option<::std::boxed::Box<Node>> = if (node_ofs
+                        as i128) != 65535_i128
+                    {
+                        Some({
+                            let __p: i128 = node_ofs as i128;
+                            let __saved = __r
+                                .enter_instance(__p, false)
+                                .map_err(|e| e.in_field("node"))?;
+                            __r.enter(::statepack_runtime::io::PathSeg::Field("node"));
+                            let __pv = {
+                                let __v: ::std::boxed::Box<Node> = {
+                                    Node::read_from(__r).map(::std::boxed::Box::new)
+                                }
+                                    .map_err(|e| e.in_field("node"))?;
+                                __r.leave::<()>(None);
+                                __v
+                            };
+                            __r.leave_instance(__saved);
+                            __pv
+                        })
+                    } else {
+                        None
+                    };
+                    ::std::result::Result::Ok(node)
+                },
+            )
         };
-        let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();
+        let __beyond: ::std::vec::Vec<u8> = __r.take_lazy_tail().to_vec();
         Ok(Self {
             empties,
             node_ofs,
@@ -273,7 +292,7 @@ impl Adversarial {
             )
             .map_err(|e| e.in_field("body_len"))?;
         let until_zero = &self.until_zero;
-        let node = &self.node;
+        let node = self.node.get().ok();
         {
             let __val = &count;
             let __v = __val;
@@ -336,35 +355,37 @@ impl Adversarial {
                 __w.write_u8(*__v);
             }
         }
-        {
-            let __pos: i128 = node_ofs as i128;
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("node"))?;
+        if let ::std::option::Option::Some(node) = node {
             {
-                let __w = &mut __tw;
-                match (((node_ofs as i128) != 65535_i128), &self.node) {
-                    (true, Some(__val)) => {
-                        let __v = __val;
-                        __v.write_to(__w)
-                            .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                                e.in_field("node")
-                            })?;
-                    }
-                    (false, None) => {}
-                    (__holds, __opt) => {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::presence(
-                                "node",
-                                "node_ofs != 0xffff",
-                                __holds,
-                                __opt.is_some(),
-                            ),
-                        );
+                let __pos: i128 = node_ofs as i128;
+                let mut __tw = __w
+                    .instance_writer(__pos, false)
+                    .map_err(|e| e.in_field("node"))?;
+                {
+                    let __w = &mut __tw;
+                    match (((node_ofs as i128) != 65535_i128), &(*node)) {
+                        (true, Some(__val)) => {
+                            let __v = __val;
+                            __v.write_to(__w)
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_field("node")
+                                })?;
+                        }
+                        (false, None) => {}
+                        (__holds, __opt) => {
+                            return Err(
+                                ::statepack_runtime::io::EncodeError::presence(
+                                    "node",
+                                    "node_ofs != 0xffff",
+                                    __holds,
+                                    __opt.is_some(),
+                                ),
+                            );
+                        }
                     }
                 }
+                __w.place(__tw, "instances.node");
             }
-            __w.place(__tw, "instances.node");
         }
         __w.lay_out_positional(&self.__beyond)?;
         Ok(())
@@ -475,7 +496,16 @@ impl ::statepack_runtime::reflect::Reflect for Adversarial {
                     ),
                 )
             }
-            "node" => ::std::option::Option::Some(self.node.to_value()),
+            "node" => {
+                ::std::option::Option::Some(
+                    match self.node.get() {
+                        ::std::result::Result::Ok(__x) => __x.to_value(),
+                        ::std::result::Result::Err(__e) => {
+                            ::statepack_runtime::reflect::Value::Error(__e)
+                        }
+                    },
+                )
+            }
             _ => ::std::option::Option::None,
         }
     }
@@ -632,7 +662,9 @@ pub struct Node {
     /// Present only when `next_ofs != 0`.
     ///
     /// Schema: `codegen/tests/run/adversarial.ksy` line 45.
-    pub next: ::std::option::Option<::std::boxed::Box<Node>>,
+    pub next: ::statepack_runtime::lazy::Lazy<
+        ::std::option::Option<::std::boxed::Box<Node>>,
+    >,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl Node {
@@ -661,33 +693,50 @@ impl Node {
             let value: u8 = __r.leaf("value", |__r| __r.read_u8())?;
             (next_ofs, value)
         };
-        let next: ::std::option::Option<::std::boxed::Box<Node>> = if (next_ofs as i128)
-            != 0_i128
-        {
-            Some({
-                let __p: i128 = next_ofs as i128;
-                let __saved = __r
-                    .enter_instance(__p, false)
-                    .map_err(|e| e.in_field("next"))?;
-                __r.enter(::statepack_runtime::io::PathSeg::Field("next"));
-                let __pv = {
-                    let __v: ::std::boxed::Box<Node> = {
-                        __r.enter_recursion()
-                            .and_then(|()| {
-                                let __v = Node::read_from(__r).map(::std::boxed::Box::new);
-                                __r.leave_recursion();
+        let next: ::statepack_runtime::lazy::Lazy<
+            ::std::option::Option<::std::boxed::Box<Node>>,
+        > = {
+            let __lazy_at = __r.lazy_at();
+            let next_ofs = ::std::clone::Clone::clone(&next_ofs);
+            ::statepack_runtime::lazy::Lazy::pending(
+                __lazy_at,
+                move |
+                    __r: &mut ::statepack_runtime::io::ByteReader<'_>,
+                | -> ::std::result::Result<
+                    ::std::option::Option<::std::boxed::Box<Node>>,
+                    ::statepack_runtime::io::DecodeError,
+                > {
+                    let next: ::std::option::Option<::std::boxed::Box<Node>> = if (next_ofs
+                        as i128) != 0_i128
+                    {
+                        Some({
+                            let __p: i128 = next_ofs as i128;
+                            let __saved = __r
+                                .enter_instance(__p, false)
+                                .map_err(|e| e.in_field("next"))?;
+                            __r.enter(::statepack_runtime::io::PathSeg::Field("next"));
+                            let __pv = {
+                                let __v: ::std::boxed::Box<Node> = {
+                                    __r.enter_recursion()
+                                        .and_then(|()| {
+                                            let __v = Node::read_from(__r).map(::std::boxed::Box::new);
+                                            __r.leave_recursion();
+                                            __v
+                                        })
+                                }
+                                    .map_err(|e| e.in_field("next"))?;
+                                __r.leave::<()>(None);
                                 __v
-                            })
-                    }
-                        .map_err(|e| e.in_field("next"))?;
-                    __r.leave::<()>(None);
-                    __v
-                };
-                __r.leave_instance(__saved);
-                __pv
-            })
-        } else {
-            None
+                            };
+                            __r.leave_instance(__saved);
+                            __pv
+                        })
+                    } else {
+                        None
+                    };
+                    ::std::result::Result::Ok(next)
+                },
+            )
         };
         Ok(Self { next_ofs, value, next })
     }
@@ -706,42 +755,44 @@ impl Node {
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let next_ofs = self.next_ofs;
         let value = self.value;
-        let next = &self.next;
+        let next = self.next.get().ok();
         {
             let mut __b = [0u8; 3];
             __b[0..2].copy_from_slice(&(self.next_ofs).to_le_bytes());
             __b[2..3].copy_from_slice(&(self.value).to_le_bytes());
             __w.write_bytes(&__b);
         }
-        {
-            let __pos: i128 = next_ofs as i128;
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("next"))?;
+        if let ::std::option::Option::Some(next) = next {
             {
-                let __w = &mut __tw;
-                match (((next_ofs as i128) != 0_i128), &self.next) {
-                    (true, Some(__val)) => {
-                        let __v = __val;
-                        __v.write_to(__w)
-                            .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                                e.in_field("next")
-                            })?;
-                    }
-                    (false, None) => {}
-                    (__holds, __opt) => {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::presence(
-                                "next",
-                                "next_ofs != 0",
-                                __holds,
-                                __opt.is_some(),
-                            ),
-                        );
+                let __pos: i128 = next_ofs as i128;
+                let mut __tw = __w
+                    .instance_writer(__pos, false)
+                    .map_err(|e| e.in_field("next"))?;
+                {
+                    let __w = &mut __tw;
+                    match (((next_ofs as i128) != 0_i128), &(*next)) {
+                        (true, Some(__val)) => {
+                            let __v = __val;
+                            __v.write_to(__w)
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_field("next")
+                                })?;
+                        }
+                        (false, None) => {}
+                        (__holds, __opt) => {
+                            return Err(
+                                ::statepack_runtime::io::EncodeError::presence(
+                                    "next",
+                                    "next_ofs != 0",
+                                    __holds,
+                                    __opt.is_some(),
+                                ),
+                            );
+                        }
                     }
                 }
+                __w.place(__tw, "types.node.instances.next");
             }
-            __w.place(__tw, "types.node.instances.next");
         }
         Ok(())
     }
@@ -779,7 +830,16 @@ impl ::statepack_runtime::reflect::Reflect for Node {
         match name {
             "next_ofs" => ::std::option::Option::Some(self.next_ofs.to_value()),
             "value" => ::std::option::Option::Some(self.value.to_value()),
-            "next" => ::std::option::Option::Some(self.next.to_value()),
+            "next" => {
+                ::std::option::Option::Some(
+                    match self.next.get() {
+                        ::std::result::Result::Ok(__x) => __x.to_value(),
+                        ::std::result::Result::Err(__e) => {
+                            ::statepack_runtime::reflect::Value::Error(__e)
+                        }
+                    },
+                )
+            }
             _ => ::std::option::Option::None,
         }
     }

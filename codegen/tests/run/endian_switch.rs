@@ -95,7 +95,7 @@ impl EndianSwitch {
             __r.leave::<()>(None);
             __l
         };
-        let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();
+        let __beyond: ::std::vec::Vec<u8> = __r.take_lazy_tail().to_vec();
         Ok(Self { docs, __beyond })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
@@ -422,7 +422,7 @@ pub struct DocBody {
     /// Schema: `codegen/tests/run/endian_switch.ksy` line 27.
     pub inner: DocBodyInner,
     /// Schema: `codegen/tests/run/endian_switch.ksy` line 30.
-    pub at_two: u16,
+    pub at_two: ::statepack_runtime::lazy::Lazy<u16>,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl ::core::cmp::PartialEq for DocBody {
@@ -498,22 +498,33 @@ impl DocBody {
             __r.leave::<()>(None);
             __v
         };
-        let at_two: u16 = {
-            let __p: i128 = 2_i128;
-            let __saved = __r
-                .enter_instance(__p, false)
-                .map_err(|e| e.in_field("at_two"))?;
-            __r.enter(::statepack_runtime::io::PathSeg::Field("at_two"));
-            let __pv = {
-                let __v: u16 = {
-                    if __is_le { __r.read_u16le() } else { __r.read_u16be() }
-                }
-                    .map_err(|e| e.in_field("at_two"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.leave_instance(__saved);
-            __pv
+        let at_two: ::statepack_runtime::lazy::Lazy<u16> = {
+            let __lazy_at = __r.lazy_at();
+            ::statepack_runtime::lazy::Lazy::pending(
+                __lazy_at,
+                move |
+                    __r: &mut ::statepack_runtime::io::ByteReader<'_>,
+                | -> ::std::result::Result<u16, ::statepack_runtime::io::DecodeError> {
+                    let at_two: u16 = {
+                        let __p: i128 = 2_i128;
+                        let __saved = __r
+                            .enter_instance(__p, false)
+                            .map_err(|e| e.in_field("at_two"))?;
+                        __r.enter(::statepack_runtime::io::PathSeg::Field("at_two"));
+                        let __pv = {
+                            let __v: u16 = {
+                                if __is_le { __r.read_u16le() } else { __r.read_u16be() }
+                            }
+                                .map_err(|e| e.in_field("at_two"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                        __r.leave_instance(__saved);
+                        __pv
+                    };
+                    ::std::result::Result::Ok(at_two)
+                },
+            )
         };
         Ok(Self {
             __ctx_parent_indicator,
@@ -581,7 +592,7 @@ impl DocBody {
         let len = self.len;
         let fixed_be = self.fixed_be;
         let inner = &self.inner;
-        let at_two = self.at_two;
+        let at_two = self.at_two.get().ok();
         {
             let __val = &self.len;
             let __v = __val;
@@ -598,24 +609,27 @@ impl DocBody {
             __v.write_with_context(__w, __is_le)
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("inner"))?;
         }
-        {
-            let __pos: i128 = 2_i128;
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("at_two"))?;
+        if let ::std::option::Option::Some(at_two) = at_two {
+            let at_two = *at_two;
             {
-                let __w = &mut __tw;
+                let __pos: i128 = 2_i128;
+                let mut __tw = __w
+                    .instance_writer(__pos, false)
+                    .map_err(|e| e.in_field("at_two"))?;
                 {
-                    let __val = &self.at_two;
-                    let __v = __val;
-                    (if __is_le {
-                        __w.write_u16le(*__v)
-                    } else {
-                        __w.write_u16be(*__v)
-                    });
+                    let __w = &mut __tw;
+                    {
+                        let __val = &at_two;
+                        let __v = __val;
+                        (if __is_le {
+                            __w.write_u16le(*__v)
+                        } else {
+                            __w.write_u16be(*__v)
+                        });
+                    }
                 }
+                __w.place(__tw, "types.doc.types.body.instances.at_two");
             }
-            __w.place(__tw, "types.doc.types.body.instances.at_two");
         }
         Ok(())
     }
@@ -661,7 +675,16 @@ impl ::statepack_runtime::reflect::Reflect for DocBody {
             "len" => ::std::option::Option::Some(self.len.to_value()),
             "fixed_be" => ::std::option::Option::Some(self.fixed_be.to_value()),
             "inner" => ::std::option::Option::Some(self.inner.to_value()),
-            "at_two" => ::std::option::Option::Some(self.at_two.to_value()),
+            "at_two" => {
+                ::std::option::Option::Some(
+                    match self.at_two.get() {
+                        ::std::result::Result::Ok(__x) => __x.to_value(),
+                        ::std::result::Result::Err(__e) => {
+                            ::statepack_runtime::reflect::Value::Error(__e)
+                        }
+                    },
+                )
+            }
             _ => ::std::option::Option::None,
         }
     }

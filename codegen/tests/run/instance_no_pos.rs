@@ -25,7 +25,7 @@ pub struct InstanceNoPos {
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub body: ::std::vec::Vec<u8>,
     /// Schema: `codegen/tests/run/instance_no_pos.ksy` line 12.
-    pub trailer: ::std::boxed::Box<Trailer>,
+    pub trailer: ::statepack_runtime::lazy::Lazy<::std::boxed::Box<Trailer>>,
     #[doc(hidden)]
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
     /// read, as read: written back under the positional instances (which must agree with
@@ -68,24 +68,38 @@ impl InstanceNoPos {
         let len_body: u8 = __r.leaf("len_body", |__r| __r.read_u8())?;
         let body: ::std::vec::Vec<u8> = __r
             .leaf("body", |__r| __r.take_sized(len_body as i128).map(|b| b.to_vec()))?;
-        let trailer: ::std::boxed::Box<Trailer> = {
-            let __p: i128 = __r.io_pos();
-            let __saved = __r
-                .enter_instance(__p, false)
-                .map_err(|e| e.in_field("trailer"))?;
-            __r.enter(::statepack_runtime::io::PathSeg::Field("trailer"));
-            let __pv = {
-                let __v: ::std::boxed::Box<Trailer> = {
-                    Trailer::read_from(__r).map(::std::boxed::Box::new)
-                }
-                    .map_err(|e| e.in_field("trailer"))?;
-                __r.leave::<()>(None);
-                __v
-            };
-            __r.leave_instance(__saved);
-            __pv
+        let trailer: ::statepack_runtime::lazy::Lazy<::std::boxed::Box<Trailer>> = {
+            let __lazy_at = __r.lazy_at();
+            ::statepack_runtime::lazy::Lazy::pending(
+                __lazy_at,
+                move |
+                    __r: &mut ::statepack_runtime::io::ByteReader<'_>,
+                | -> ::std::result::Result<
+                    ::std::boxed::Box<Trailer>,
+                    ::statepack_runtime::io::DecodeError,
+                > {
+                    let trailer: ::std::boxed::Box<Trailer> = {
+                        let __p: i128 = __r.io_pos();
+                        let __saved = __r
+                            .enter_instance(__p, false)
+                            .map_err(|e| e.in_field("trailer"))?;
+                        __r.enter(::statepack_runtime::io::PathSeg::Field("trailer"));
+                        let __pv = {
+                            let __v: ::std::boxed::Box<Trailer> = {
+                                Trailer::read_from(__r).map(::std::boxed::Box::new)
+                            }
+                                .map_err(|e| e.in_field("trailer"))?;
+                            __r.leave::<()>(None);
+                            __v
+                        };
+                        __r.leave_instance(__saved);
+                        __pv
+                    };
+                    ::std::result::Result::Ok(trailer)
+                },
+            )
         };
-        let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();
+        let __beyond: ::std::vec::Vec<u8> = __r.take_lazy_tail().to_vec();
         Ok(Self { body, trailer, __beyond })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
@@ -104,7 +118,7 @@ impl InstanceNoPos {
         let len_body: u8 = ::statepack_runtime::io::fit(self.body.len() as i128, "u8")
             .map_err(|e| e.in_field("len_body"))?;
         let body = &self.body;
-        let trailer = &self.trailer;
+        let trailer = self.trailer.get().ok();
         {
             let __val = &len_body;
             let __v = __val;
@@ -130,23 +144,25 @@ impl InstanceNoPos {
             })()
                 .map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field("body"))?;
         }
-        {
-            let __pos: i128 = __w.io_pos();
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("trailer"))?;
+        if let ::std::option::Option::Some(trailer) = trailer {
             {
-                let __w = &mut __tw;
+                let __pos: i128 = __w.io_pos();
+                let mut __tw = __w
+                    .instance_writer(__pos, false)
+                    .map_err(|e| e.in_field("trailer"))?;
                 {
-                    let __val = &self.trailer;
-                    let __v = __val;
-                    __v.write_to(__w)
-                        .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                            e.in_field("trailer")
-                        })?;
+                    let __w = &mut __tw;
+                    {
+                        let __val = &(*trailer);
+                        let __v = __val;
+                        __v.write_to(__w)
+                            .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                e.in_field("trailer")
+                            })?;
+                    }
                 }
+                __w.place(__tw, "instances.trailer");
             }
-            __w.place(__tw, "instances.trailer");
         }
         __w.lay_out_positional(&self.__beyond)?;
         Ok(())
@@ -240,7 +256,16 @@ impl ::statepack_runtime::reflect::Reflect for InstanceNoPos {
                 )
             }
             "body" => ::std::option::Option::Some(self.body.to_value()),
-            "trailer" => ::std::option::Option::Some(self.trailer.to_value()),
+            "trailer" => {
+                ::std::option::Option::Some(
+                    match self.trailer.get() {
+                        ::std::result::Result::Ok(__x) => __x.to_value(),
+                        ::std::result::Result::Err(__e) => {
+                            ::statepack_runtime::reflect::Value::Error(__e)
+                        }
+                    },
+                )
+            }
             _ => ::std::option::Option::None,
         }
     }

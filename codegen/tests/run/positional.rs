@@ -30,7 +30,7 @@ pub struct Positional {
     /// Schema: `codegen/tests/run/positional.ksy` line 11.
     pub block: Block,
     /// Schema: `codegen/tests/run/positional.ksy` line 18.
-    pub name: ::std::string::String,
+    pub name: ::statepack_runtime::lazy::Lazy<::std::string::String>,
     /// Schema: `codegen/tests/run/positional.ksy` line 22.
     pub tail_word: u16,
     #[doc(hidden)]
@@ -40,7 +40,7 @@ pub struct Positional {
     /// Present only when `ofs_name == 0xff`.
     ///
     /// Schema: `codegen/tests/run/positional.ksy` line 27.
-    pub never: ::std::option::Option<u8>,
+    pub never: ::statepack_runtime::lazy::Lazy<::std::option::Option<u8>>,
     #[doc(hidden)]
     /// `_io.pos` and `_io.size` of this value's stream when its `seq` had been read, for
     /// the value instances that use `_io` (`_io.eof` is `pos >= size`).
@@ -150,30 +150,45 @@ impl Positional {
             __r.leave::<()>(None);
             __v
         };
-        let name: ::std::string::String = {
-            let __p: i128 = ofs_name as i128;
-            let __saved = __r
-                .enter_instance(__p, false)
-                .map_err(|e| e.in_field("name"))?;
-            __r.enter(::statepack_runtime::io::PathSeg::Field("name"));
-            let __pv = {
-                let __v: ::std::string::String = {
-                    {
-                        let __at = __r.offset();
-                        __r.take_until(0)
-                            .and_then(|b| ::statepack_runtime::io::decode_str(
-                                b,
-                                "ASCII",
-                                __at,
-                            ))
-                    }
-                }
-                    .map_err(|e| e.in_field("name"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.leave_instance(__saved);
-            __pv
+        let name: ::statepack_runtime::lazy::Lazy<::std::string::String> = {
+            let __lazy_at = __r.lazy_at();
+            let ofs_name = ::std::clone::Clone::clone(&ofs_name);
+            ::statepack_runtime::lazy::Lazy::pending(
+                __lazy_at,
+                move |
+                    __r: &mut ::statepack_runtime::io::ByteReader<'_>,
+                | -> ::std::result::Result<
+                    ::std::string::String,
+                    ::statepack_runtime::io::DecodeError,
+                > {
+                    let name: ::std::string::String = {
+                        let __p: i128 = ofs_name as i128;
+                        let __saved = __r
+                            .enter_instance(__p, false)
+                            .map_err(|e| e.in_field("name"))?;
+                        __r.enter(::statepack_runtime::io::PathSeg::Field("name"));
+                        let __pv = {
+                            let __v: ::std::string::String = {
+                                {
+                                    let __at = __r.offset();
+                                    __r.take_until(0)
+                                        .and_then(|b| ::statepack_runtime::io::decode_str(
+                                            b,
+                                            "ASCII",
+                                            __at,
+                                        ))
+                                }
+                            }
+                                .map_err(|e| e.in_field("name"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                        __r.leave_instance(__saved);
+                        __pv
+                    };
+                    ::std::result::Result::Ok(name)
+                },
+            )
         };
         let mut __pos_tail_word: i128 = 0;
         let tail_word: u16 = {
@@ -192,26 +207,44 @@ impl Positional {
             __r.leave_instance(__saved);
             __pv
         };
-        let never: ::std::option::Option<u8> = if (ofs_name as i128) == 255_i128 {
-            Some({
-                let __p: i128 = 100000_i128;
-                let __saved = __r
-                    .enter_instance(__p, false)
-                    .map_err(|e| e.in_field("never"))?;
-                __r.enter(::statepack_runtime::io::PathSeg::Field("never"));
-                let __pv = {
-                    let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("never"))?;
-                    __r.leave(Some(&__v));
-                    __v
-                };
-                __r.leave_instance(__saved);
-                __pv
-            })
-        } else {
-            None
+        let never: ::statepack_runtime::lazy::Lazy<::std::option::Option<u8>> = {
+            let __lazy_at = __r.lazy_at();
+            let ofs_name = ::std::clone::Clone::clone(&ofs_name);
+            ::statepack_runtime::lazy::Lazy::pending(
+                __lazy_at,
+                move |
+                    __r: &mut ::statepack_runtime::io::ByteReader<'_>,
+                | -> ::std::result::Result<
+                    ::std::option::Option<u8>,
+                    ::statepack_runtime::io::DecodeError,
+                > {
+                    let never: ::std::option::Option<u8> = if (ofs_name as i128)
+                        == 255_i128
+                    {
+                        Some({
+                            let __p: i128 = 100000_i128;
+                            let __saved = __r
+                                .enter_instance(__p, false)
+                                .map_err(|e| e.in_field("never"))?;
+                            __r.enter(::statepack_runtime::io::PathSeg::Field("never"));
+                            let __pv = {
+                                let __v: u8 = { __r.read_u8() }
+                                    .map_err(|e| e.in_field("never"))?;
+                                __r.leave(Some(&__v));
+                                __v
+                            };
+                            __r.leave_instance(__saved);
+                            __pv
+                        })
+                    } else {
+                        None
+                    };
+                    ::std::result::Result::Ok(never)
+                },
+            )
         };
         let __io_end: (i128, i128) = (__r.io_pos(), __r.io_size());
-        let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();
+        let __beyond: ::std::vec::Vec<u8> = __r.take_lazy_tail().to_vec();
         Ok(Self {
             ofs_name,
             header,
@@ -242,9 +275,9 @@ impl Positional {
         let header = &self.header;
         let numbers = &self.numbers;
         let block = &self.block;
-        let name = &self.name;
+        let name = self.name.get().ok();
         let tail_word = self.tail_word;
-        let never = &self.never;
+        let never = self.never.get().ok();
         {
             let __val = &self.ofs_name;
             let __v = __val;
@@ -309,45 +342,47 @@ impl Positional {
             }
             __w.place(__tw, "instances.header");
         }
-        {
-            let __pos: i128 = ofs_name as i128;
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("name"))?;
+        if let ::std::option::Option::Some(name) = name {
             {
-                let __w = &mut __tw;
+                let __pos: i128 = ofs_name as i128;
+                let mut __tw = __w
+                    .instance_writer(__pos, false)
+                    .map_err(|e| e.in_field("name"))?;
                 {
-                    let __val = &self.name;
-                    let __v = __val;
-                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
-                        {
-                            if !__v.is_ascii() {
-                                return Err(
-                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
-                                        value: format!("{:?}", __v),
-                                        rule: "must be ASCII",
-                                    }),
-                                );
-                            }
-                            if __v.as_bytes().contains(&0) {
-                                return Err(
-                                    ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
-                                        value: format!("{:?}", __v),
-                                        rule: "a zero-terminated string cannot contain a zero byte",
-                                    }),
-                                );
-                            }
-                            __w.write_bytes(__v.as_bytes());
-                            __w.write_u8(0);
-                        };
-                        Ok(())
-                    })()
-                        .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                            e.in_field("name")
-                        })?;
+                    let __w = &mut __tw;
+                    {
+                        let __val = &(*name);
+                        let __v = __val;
+                        (|| -> Result<(), ::statepack_runtime::io::EncodeError> {
+                            {
+                                if !__v.is_ascii() {
+                                    return Err(
+                                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                                            value: format!("{:?}", __v),
+                                            rule: "must be ASCII",
+                                        }),
+                                    );
+                                }
+                                if __v.as_bytes().contains(&0) {
+                                    return Err(
+                                        ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid {
+                                            value: format!("{:?}", __v),
+                                            rule: "a zero-terminated string cannot contain a zero byte",
+                                        }),
+                                    );
+                                }
+                                __w.write_bytes(__v.as_bytes());
+                                __w.write_u8(0);
+                            };
+                            Ok(())
+                        })()
+                            .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                e.in_field("name")
+                            })?;
+                    }
                 }
+                __w.place(__tw, "instances.name");
             }
-            __w.place(__tw, "instances.name");
         }
         {
             let __pos: i128 = self.__pos_tail_word;
@@ -364,32 +399,34 @@ impl Positional {
             }
             __w.place(__tw, "instances.tail_word");
         }
-        {
-            let __pos: i128 = 100000_i128;
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("never"))?;
+        if let ::std::option::Option::Some(never) = never {
             {
-                let __w = &mut __tw;
-                match (((ofs_name as i128) == 255_i128), &self.never) {
-                    (true, Some(__val)) => {
-                        let __v = __val;
-                        __w.write_u8(*__v);
-                    }
-                    (false, None) => {}
-                    (__holds, __opt) => {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::presence(
-                                "never",
-                                "ofs_name == 0xff",
-                                __holds,
-                                __opt.is_some(),
-                            ),
-                        );
+                let __pos: i128 = 100000_i128;
+                let mut __tw = __w
+                    .instance_writer(__pos, false)
+                    .map_err(|e| e.in_field("never"))?;
+                {
+                    let __w = &mut __tw;
+                    match (((ofs_name as i128) == 255_i128), &(*never)) {
+                        (true, Some(__val)) => {
+                            let __v = __val;
+                            __w.write_u8(*__v);
+                        }
+                        (false, None) => {}
+                        (__holds, __opt) => {
+                            return Err(
+                                ::statepack_runtime::io::EncodeError::presence(
+                                    "never",
+                                    "ofs_name == 0xff",
+                                    __holds,
+                                    __opt.is_some(),
+                                ),
+                            );
+                        }
                     }
                 }
+                __w.place(__tw, "instances.never");
             }
-            __w.place(__tw, "instances.never");
         }
         __w.lay_out_positional(&self.__beyond)?;
         Ok(())
@@ -426,9 +463,7 @@ impl Positional {
         let header = &self.header;
         let numbers = &self.numbers;
         let block = &self.block;
-        let name = &self.name;
         let tail_word = self.tail_word;
-        let never = &self.never;
         block
             .__io_end
             .0
@@ -519,9 +554,27 @@ impl ::statepack_runtime::reflect::Reflect for Positional {
                 )
             }
             "block" => ::std::option::Option::Some(self.block.to_value()),
-            "name" => ::std::option::Option::Some(self.name.to_value()),
+            "name" => {
+                ::std::option::Option::Some(
+                    match self.name.get() {
+                        ::std::result::Result::Ok(__x) => __x.to_value(),
+                        ::std::result::Result::Err(__e) => {
+                            ::statepack_runtime::reflect::Value::Error(__e)
+                        }
+                    },
+                )
+            }
             "tail_word" => ::std::option::Option::Some(self.tail_word.to_value()),
-            "never" => ::std::option::Option::Some(self.never.to_value()),
+            "never" => {
+                ::std::option::Option::Some(
+                    match self.never.get() {
+                        ::std::result::Result::Ok(__x) => __x.to_value(),
+                        ::std::result::Result::Err(__e) => {
+                            ::statepack_runtime::reflect::Value::Error(__e)
+                        }
+                    },
+                )
+            }
             "block_io" => {
                 ::std::option::Option::Some({
                     let __x = self.block_io();
@@ -707,7 +760,7 @@ pub struct Block {
     /// Schema: `codegen/tests/run/positional.ksy` line 43.
     pub at_end: ::std::option::Option<u8>,
     /// Schema: `codegen/tests/run/positional.ksy` line 47.
-    pub inner: u16,
+    pub inner: ::statepack_runtime::lazy::Lazy<u16>,
     #[doc(hidden)]
     /// Bytes at the end of the sized field holding this value that its fields did not
     /// read (Kaitai Struct skips them). Written back after the fields; empty when the
@@ -771,19 +824,31 @@ impl Block {
         } else {
             None
         };
-        let inner: u16 = {
-            let __p: i128 = 4_i128;
-            let __saved = __r
-                .enter_instance(__p, false)
-                .map_err(|e| e.in_field("inner"))?;
-            __r.enter(::statepack_runtime::io::PathSeg::Field("inner"));
-            let __pv = {
-                let __v: u16 = { __r.read_u16le() }.map_err(|e| e.in_field("inner"))?;
-                __r.leave(Some(&__v));
-                __v
-            };
-            __r.leave_instance(__saved);
-            __pv
+        let inner: ::statepack_runtime::lazy::Lazy<u16> = {
+            let __lazy_at = __r.lazy_at();
+            ::statepack_runtime::lazy::Lazy::pending(
+                __lazy_at,
+                move |
+                    __r: &mut ::statepack_runtime::io::ByteReader<'_>,
+                | -> ::std::result::Result<u16, ::statepack_runtime::io::DecodeError> {
+                    let inner: u16 = {
+                        let __p: i128 = 4_i128;
+                        let __saved = __r
+                            .enter_instance(__p, false)
+                            .map_err(|e| e.in_field("inner"))?;
+                        __r.enter(::statepack_runtime::io::PathSeg::Field("inner"));
+                        let __pv = {
+                            let __v: u16 = { __r.read_u16le() }
+                                .map_err(|e| e.in_field("inner"))?;
+                            __r.leave(Some(&__v));
+                            __v
+                        };
+                        __r.leave_instance(__saved);
+                        __pv
+                    };
+                    ::std::result::Result::Ok(inner)
+                },
+            )
         };
         let __io_end: (i128, i128) = (__r.io_pos(), __r.io_size());
         Ok(Self {
@@ -812,7 +877,7 @@ impl Block {
         let a = self.a;
         let rest_len = &self.rest_len;
         let at_end = &self.at_end;
-        let inner = self.inner;
+        let inner = self.inner.get().ok();
         {
             let __val = &self.a;
             let __v = __val;
@@ -854,20 +919,23 @@ impl Block {
         }
         __w.align_to_byte_with(self.__unread_pad);
         __w.write_bytes(&self.__unread);
-        {
-            let __pos: i128 = 4_i128;
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("inner"))?;
+        if let ::std::option::Option::Some(inner) = inner {
+            let inner = *inner;
             {
-                let __w = &mut __tw;
+                let __pos: i128 = 4_i128;
+                let mut __tw = __w
+                    .instance_writer(__pos, false)
+                    .map_err(|e| e.in_field("inner"))?;
                 {
-                    let __val = &self.inner;
-                    let __v = __val;
-                    __w.write_u16le(*__v);
+                    let __w = &mut __tw;
+                    {
+                        let __val = &inner;
+                        let __v = __val;
+                        __w.write_u16le(*__v);
+                    }
                 }
+                __w.place(__tw, "types.block.instances.inner");
             }
-            __w.place(__tw, "types.block.instances.inner");
         }
         Ok(())
     }
@@ -919,7 +987,16 @@ impl ::statepack_runtime::reflect::Reflect for Block {
             "a" => ::std::option::Option::Some(self.a.to_value()),
             "rest_len" => ::std::option::Option::Some(self.rest_len.to_value()),
             "at_end" => ::std::option::Option::Some(self.at_end.to_value()),
-            "inner" => ::std::option::Option::Some(self.inner.to_value()),
+            "inner" => {
+                ::std::option::Option::Some(
+                    match self.inner.get() {
+                        ::std::result::Result::Ok(__x) => __x.to_value(),
+                        ::std::result::Result::Err(__e) => {
+                            ::statepack_runtime::reflect::Value::Error(__e)
+                        }
+                    },
+                )
+            }
             _ => ::std::option::Option::None,
         }
     }

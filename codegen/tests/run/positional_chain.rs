@@ -67,7 +67,7 @@ impl PositionalChain {
             __r.leave::<()>(None);
             __v
         };
-        let __beyond: ::std::vec::Vec<u8> = __r.take_positional_tail().to_vec();
+        let __beyond: ::std::vec::Vec<u8> = __r.take_lazy_tail().to_vec();
         Ok(Self { head, __beyond })
     }
     /// Writes this value; counts, lengths and sums are derived from the data.
@@ -238,7 +238,9 @@ pub struct Node {
     /// Present only when `next_at != 0`.
     ///
     /// Schema: `codegen/tests/run/positional_chain.ksy` line 14.
-    pub next: ::std::option::Option<::std::boxed::Box<Node>>,
+    pub next: ::statepack_runtime::lazy::Lazy<
+        ::std::option::Option<::std::boxed::Box<Node>>,
+    >,
 }
 #[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]
 impl Node {
@@ -267,33 +269,50 @@ impl Node {
             let value: u8 = __r.leaf("value", |__r| __r.read_u8())?;
             (next_at, value)
         };
-        let next: ::std::option::Option<::std::boxed::Box<Node>> = if (next_at as i128)
-            != 0_i128
-        {
-            Some({
-                let __p: i128 = next_at as i128;
-                let __saved = __r
-                    .enter_instance(__p, false)
-                    .map_err(|e| e.in_field("next"))?;
-                __r.enter(::statepack_runtime::io::PathSeg::Field("next"));
-                let __pv = {
-                    let __v: ::std::boxed::Box<Node> = {
-                        __r.enter_recursion()
-                            .and_then(|()| {
-                                let __v = Node::read_from(__r).map(::std::boxed::Box::new);
-                                __r.leave_recursion();
+        let next: ::statepack_runtime::lazy::Lazy<
+            ::std::option::Option<::std::boxed::Box<Node>>,
+        > = {
+            let __lazy_at = __r.lazy_at();
+            let next_at = ::std::clone::Clone::clone(&next_at);
+            ::statepack_runtime::lazy::Lazy::pending(
+                __lazy_at,
+                move |
+                    __r: &mut ::statepack_runtime::io::ByteReader<'_>,
+                | -> ::std::result::Result<
+                    ::std::option::Option<::std::boxed::Box<Node>>,
+                    ::statepack_runtime::io::DecodeError,
+                > {
+                    let next: ::std::option::Option<::std::boxed::Box<Node>> = if (next_at
+                        as i128) != 0_i128
+                    {
+                        Some({
+                            let __p: i128 = next_at as i128;
+                            let __saved = __r
+                                .enter_instance(__p, false)
+                                .map_err(|e| e.in_field("next"))?;
+                            __r.enter(::statepack_runtime::io::PathSeg::Field("next"));
+                            let __pv = {
+                                let __v: ::std::boxed::Box<Node> = {
+                                    __r.enter_recursion()
+                                        .and_then(|()| {
+                                            let __v = Node::read_from(__r).map(::std::boxed::Box::new);
+                                            __r.leave_recursion();
+                                            __v
+                                        })
+                                }
+                                    .map_err(|e| e.in_field("next"))?;
+                                __r.leave::<()>(None);
                                 __v
-                            })
-                    }
-                        .map_err(|e| e.in_field("next"))?;
-                    __r.leave::<()>(None);
-                    __v
-                };
-                __r.leave_instance(__saved);
-                __pv
-            })
-        } else {
-            None
+                            };
+                            __r.leave_instance(__saved);
+                            __pv
+                        })
+                    } else {
+                        None
+                    };
+                    ::std::result::Result::Ok(next)
+                },
+            )
         };
         Ok(Self { next_at, value, next })
     }
@@ -312,42 +331,44 @@ impl Node {
     ) -> Result<(), ::statepack_runtime::io::EncodeError> {
         let next_at = self.next_at;
         let value = self.value;
-        let next = &self.next;
+        let next = self.next.get().ok();
         {
             let mut __b = [0u8; 2];
             __b[0..1].copy_from_slice(&(self.next_at).to_le_bytes());
             __b[1..2].copy_from_slice(&(self.value).to_le_bytes());
             __w.write_bytes(&__b);
         }
-        {
-            let __pos: i128 = next_at as i128;
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("next"))?;
+        if let ::std::option::Option::Some(next) = next {
             {
-                let __w = &mut __tw;
-                match (((next_at as i128) != 0_i128), &self.next) {
-                    (true, Some(__val)) => {
-                        let __v = __val;
-                        __v.write_to(__w)
-                            .map_err(|e: ::statepack_runtime::io::EncodeError| {
-                                e.in_field("next")
-                            })?;
-                    }
-                    (false, None) => {}
-                    (__holds, __opt) => {
-                        return Err(
-                            ::statepack_runtime::io::EncodeError::presence(
-                                "next",
-                                "next_at != 0",
-                                __holds,
-                                __opt.is_some(),
-                            ),
-                        );
+                let __pos: i128 = next_at as i128;
+                let mut __tw = __w
+                    .instance_writer(__pos, false)
+                    .map_err(|e| e.in_field("next"))?;
+                {
+                    let __w = &mut __tw;
+                    match (((next_at as i128) != 0_i128), &(*next)) {
+                        (true, Some(__val)) => {
+                            let __v = __val;
+                            __v.write_to(__w)
+                                .map_err(|e: ::statepack_runtime::io::EncodeError| {
+                                    e.in_field("next")
+                                })?;
+                        }
+                        (false, None) => {}
+                        (__holds, __opt) => {
+                            return Err(
+                                ::statepack_runtime::io::EncodeError::presence(
+                                    "next",
+                                    "next_at != 0",
+                                    __holds,
+                                    __opt.is_some(),
+                                ),
+                            );
+                        }
                     }
                 }
+                __w.place(__tw, "types.node.instances.next");
             }
-            __w.place(__tw, "types.node.instances.next");
         }
         Ok(())
     }
@@ -385,7 +406,16 @@ impl ::statepack_runtime::reflect::Reflect for Node {
         match name {
             "next_at" => ::std::option::Option::Some(self.next_at.to_value()),
             "value" => ::std::option::Option::Some(self.value.to_value()),
-            "next" => ::std::option::Option::Some(self.next.to_value()),
+            "next" => {
+                ::std::option::Option::Some(
+                    match self.next.get() {
+                        ::std::result::Result::Ok(__x) => __x.to_value(),
+                        ::std::result::Result::Err(__e) => {
+                            ::statepack_runtime::reflect::Value::Error(__e)
+                        }
+                    },
+                )
+            }
             _ => ::std::option::Option::None,
         }
     }
